@@ -1,0 +1,34 @@
+# Two commands set everything up: `make preview` and `make test` (both create .venv on first use).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: preview test unit integration bench policy clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip==25.3
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+preview: $(STAMP)
+	$(BIN)/accelstack preview --all
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m 'not integration and not bench'
+
+integration: $(STAMP)
+	$(BIN)/python -m pytest -m integration
+
+bench: $(STAMP)
+	$(BIN)/python -m pytest -m bench -p no:xdist tests/bench
+
+policy: $(STAMP)
+	$(BIN)/accelstack policy --all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,16 @@
+"""The Pulumi program: read stack config -> spec -> build one stack. Nothing else."""
+
+import pulumi
+
+from accelstack.spec import SpecError, parse_spec
+from accelstack.spec.loader import TOP_KEYS
+from components import build_stack
+
+config = pulumi.Config("accelstack")
+raw = {key: value for key in TOP_KEYS if (value := config.get_object(key)) is not None}
+try:
+    spec = parse_spec(raw, pulumi.get_stack())
+except SpecError as error:
+    # RunError prints the message without a traceback, before any resource is registered.
+    raise pulumi.RunError("invalid accelstack config:\n" + str(error)) from None
+build_stack(spec)

@@ -1,0 +1,249 @@
+"""Typed models of a stack's `accelstack:*` config (the spec layer: pure, no Pulumi).
+
+YAML keys are camelCase (as in Pulumi stack files); Python attributes are snake_case.
+Field-level checks live here; rules that need a cloud's constraint tables live in
+`accelstack.spec.validators` so they can be listed, tested and reported one by one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+Cloud = Literal["aws", "azure", "gcp", "oci", "vultr"]
+Workload = Literal["training", "serving"]
+Capacity = Literal["on-demand", "spot", "capacity-block"]
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+
+
+class Model(BaseModel):
+    """Base for every spec model: camelCase keys, unknown keys rejected, values frozen."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        str_strip_whitespace=True,
+    )
+
+
+class Account(Model):
+    """Where this stack deploys: an AWS account id, Azure subscription, GCP project or OCI compartment."""
+
+    id: str = Field(min_length=1)
+    region: str = Field(min_length=1)
+    deploy_role: str | None = None
+
+
+class Separation(Model):
+    """Both sides' accounts. They must be disjoint so training can never consume serving's quota."""
+
+    training_accounts: list[str] = Field(min_length=1)
+    serving_accounts: list[str] = Field(min_length=1)
+    allowed_regions: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> Separation:
+        shared = sorted(set(self.training_accounts) & set(self.serving_accounts))
+        if shared:
+            raise ValueError(
+                f"trainingAccounts and servingAccounts must be disjoint; both list {', '.join(shared)}"
+            )
+        return self
+
+
+class NetworkSpec(Model):
+    """Either a new VPC (vpcCidr) or an existing VPC and subnet(s)."""
+
+    vpc_cidr: str | None = "10.20.0.0/16"
+    vpc_id: str | None = None
+    subnet_id: str | None = None
+    # Serving spreads replicas over subnets in several AZs; training lives in one.
+    subnet_ids: list[str] | None = None
+    availability_zone: str | None = None
+
+    @field_validator("vpc_cidr")
+    @classmethod
+    def _cidr(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            net = ipaddress.ip_network(value, strict=True)
+        except ValueError as exc:
+            raise ValueError(f"not a valid network CIDR ({exc})") from None
+        if net.version != 4:
+            raise ValueError("must be an IPv4 CIDR")
+        # AWS: a VPC's primary CIDR block is between /16 and /28.
+        if not 16 <= net.prefixlen <= 28:
+            raise ValueError(f"prefix /{net.prefixlen} is outside the allowed /16 to /28")
+        return value
+
+    @model_validator(mode="after")
+    def _existing_or_new(self) -> NetworkSpec:
+        if self.vpc_id and not (self.subnet_id or self.subnet_ids):
+            raise ValueError("vpcId needs subnetId (training) or subnetIds (serving)")
+        if (self.subnet_id or self.subnet_ids) and not self.vpc_id:
+            raise ValueError("subnetId/subnetIds need vpcId")
+        return self
+
+    @property
+    def existing(self) -> bool:
+        return self.vpc_id is not None
+
+
+class Nodes(Model):
+    instance_type: str
+    count: int = Field(ge=1, le=10_000)
+    capacity: Capacity = "on-demand"
+    reservation_id: str | None = None
+
+
+class DatasetStore(Model):
+    uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    create: bool = True
+
+
+class LustreSpec(Model):
+    deployment_type: str = "PERSISTENT_2"
+    capacity_gib: int = Field(default=4800, ge=1, alias="capacityGiB")
+    throughput_per_tib: int | None = Field(default=250, alias="throughputPerTiB")
+    import_path: str = "/datasets"
+    mount_path: str = "/fsx"
+
+    @field_validator("import_path", "mount_path")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must be an absolute path starting with /")
+        return value
+
+
+class CheckpointStore(Model):
+    uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    path: str = "/fsx/checkpoints"
+    create: bool = True
+
+
+class TrainingStorage(Model):
+    datasets: DatasetStore
+    lustre: LustreSpec | None = LustreSpec()
+    checkpoints: CheckpointStore | None = None
+
+
+class Partition(Model):
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,30}$")
+    max_time: str = "UNLIMITED"
+    default: bool = False
+    # Fraction of the node group this partition spans; every partition spans all nodes by default.
+    features: list[str] = Field(default_factory=list)
+
+
+class HeadNode(Model):
+    instance_type: str = "m7i.2xlarge"
+
+
+class SchedulerSpec(Model):
+    kind: Literal["slurm", "managed", "none"] = "slurm"
+    head_node: HeadNode = HeadNode()
+    partitions: list[Partition] = Field(default_factory=lambda: [Partition(name="gpu", default=True)])
+
+
+class TrainingSpec(Model):
+    nodes: Nodes
+    storage: TrainingStorage
+    network: NetworkSpec = NetworkSpec()
+    scheduler: SchedulerSpec = SchedulerSpec()
+    # Serving accounts allowed to read model artifacts from the checkpoint bucket's artifact prefix.
+    artifact_readers: list[str] = Field(default_factory=list)
+    artifact_prefix: str = "models/"
+
+
+class LoraAdapter(Model):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+    uri: str
+    rank: int = Field(default=16, ge=1, le=512)
+
+
+class ModelSpec(Model):
+    name: str = Field(min_length=1)
+    weights_uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    # A preset name from the planner's architecture table, or explicit parameters.
+    preset: str | None = None
+    parameters_billion: float | None = Field(default=None, gt=0)
+    precision: Precision = "bf16"
+    context_length: int = Field(default=8192, ge=128, le=2_000_000)
+    adapters: list[LoraAdapter] = Field(default_factory=list)
+
+
+class Replicas(Model):
+    instance_type: str
+    min: int = Field(default=1, ge=0, le=1000)
+    max: int = Field(default=4, ge=1, le=1000)
+    capacity: Capacity = "on-demand"
+    # Tensor-parallel degree; defaults to every GPU on the instance.
+    tensor_parallel: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Replicas:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+        return self
+
+
+class LoadBalancerSpec(Model):
+    certificate_arn: str
+    health_path: str = "/health"
+    port: int = Field(default=8000, ge=1, le=65535)
+    access_logs: bool = True
+
+
+class AdmissionPolicy(Model):
+    max_depth: int = Field(default=10_000, ge=1)
+    # SQS retention bounds: 60 s to 14 days.
+    ttl_seconds: int = Field(default=300, ge=60, le=1_209_600)
+    # WAF rate-based rule: requests per client IP per evaluation window (minimum 10).
+    per_client_rate: int = Field(default=2000, ge=10, le=2_000_000_000)
+    rate_window_seconds: Literal[60, 120, 300, 600] = 300
+    max_receive_count: int = Field(default=3, ge=1, le=1000)
+
+
+class LatencySlo(Model):
+    target_seconds: float = Field(default=2.0, gt=0)
+    service_seconds: float = Field(default=0.5, gt=0)
+
+
+class ServingSpec(Model):
+    model: ModelSpec
+    replicas: Replicas
+    load_balancer: LoadBalancerSpec
+    admission: AdmissionPolicy = AdmissionPolicy()
+    slo: LatencySlo = LatencySlo()
+    network: NetworkSpec = NetworkSpec(vpc_cidr="10.30.0.0/16")
+    # Training account's bucket holding the model artifacts (read-only from serving).
+    artifact_account: str | None = None
+
+
+class StackSpec(Model):
+    """One stack: one cloud, one workload, one account."""
+
+    stack: str = Field(default="dev", pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
+    cloud: Cloud
+    workload: Workload
+    account: Account
+    separation: Separation
+    training: TrainingSpec | None = None
+    serving: ServingSpec | None = None
+
+    @model_validator(mode="after")
+    def _workload_block(self) -> StackSpec:
+        block = getattr(self, self.workload)
+        other = "serving" if self.workload == "training" else "training"
+        if block is None:
+            raise ValueError(f"workload is {self.workload!r} but accelstack:{self.workload} is missing")
+        if getattr(self, other) is not None:
+            raise ValueError(f"workload is {self.workload!r}; remove accelstack:{other} (one workload per stack)")
+        return self

@@ -1,0 +1,1 @@
+"""Cloud constraint tables: dated data with their sources, no logic."""

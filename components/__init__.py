@@ -1,0 +1,22 @@
+"""Pulumi components, one folder per cloud, plus cloud-neutral generators (pure functions).
+
+`build_stack(spec)` is the one entry the program calls; each cloud implements the same
+`CloudStack` interface (SkyPilot-style: one class per cloud behind one interface).
+"""
+
+from __future__ import annotations
+
+from accelstack.spec import StackSpec
+from components.base import CloudStack
+
+
+def cloud_stack(spec: StackSpec) -> CloudStack:
+    if spec.cloud == "aws":
+        from components.aws import AwsStack
+
+        return AwsStack(spec)
+    raise NotImplementedError(f"cloud {spec.cloud!r} has no components yet")
+
+
+def build_stack(spec: StackSpec) -> None:
+    cloud_stack(spec).build()
