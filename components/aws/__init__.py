@@ -1,0 +1,27 @@
+"""AWS: the training cluster and the serving service, each in its own account."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.aws.provider import aws_provider
+from components.base import CloudStack
+
+
+class AwsStack(CloudStack):
+    def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
+        root = pulumi.ComponentResource(f"accelstack:aws:{kind}", self.spec.stack)
+        provider = aws_provider(self.spec, self.digest, root)
+        return root, pulumi.ResourceOptions(parent=root, provider=provider)
+
+    def build_training(self) -> None:
+        from components.aws.training import TrainingCluster
+
+        root, opts = self._root("TrainingStack")
+        TrainingCluster(self.spec, self.digest, opts)
+
+    def build_serving(self) -> None:
+        from components.aws.serving import ServingService
+
+        root, opts = self._root("ServingStack")
+        ServingService(self.spec, self.digest, opts)

@@ -1,0 +1,37 @@
+"""The stack's one explicit AWS provider: pinned to the stack's account, region and deploy role."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from accelstack.spec import StackSpec
+
+
+def stack_tags(spec: StackSpec, digest: str) -> dict[str, str]:
+    """Tags every resource carries (through the provider's default_tags, and explicitly where a
+    resource type ignores default tags, e.g. launch-template tag specifications)."""
+    return {
+        "accelstack:workload": spec.workload,
+        "accelstack:stack": spec.stack,
+        "accelstack:config-digest": digest,
+    }
+
+
+def aws_provider(spec: StackSpec, digest: str, parent: pulumi.Resource) -> aws.Provider:
+    """Refuses to touch any account but the stack's (`allowed_account_ids`), assumes the deploy role
+    when one is given, and stamps the stack's tags on every resource that supports tags."""
+    account = spec.account
+    assume_roles = (
+        [aws.ProviderAssumeRoleArgs(role_arn=account.deploy_role, session_name=f"accelstack-{spec.stack}")]
+        if account.deploy_role
+        else None
+    )
+    return aws.Provider(
+        f"{spec.stack}-aws",
+        region=account.region,
+        allowed_account_ids=[account.id],
+        assume_roles=assume_roles,
+        default_tags=aws.ProviderDefaultTagsArgs(tags=stack_tags(spec, digest)),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
