@@ -1,0 +1,44 @@
+"""What the training pieces hand each other: the contract between network/storage, compute and scheduler.
+
+Kept in one small module so `training.py` (compute) and `scheduler.py` (Slurm head node / AWS Batch)
+can be written against it independently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pulumi
+
+
+@dataclass
+class TrainingHandles:
+    """Built by TrainingCluster before compute and scheduler exist."""
+
+    vpc_id: pulumi.Output[str]
+    subnet_id: pulumi.Output[str]  # the ONE cluster subnet (EFA and cluster placement need one AZ)
+    availability_zone: pulumi.Output[str]
+    cluster_security_group_id: pulumi.Output[str]  # all traffic only from itself (EFA requirement)
+    placement_group_name: pulumi.Output[str]
+    instance_role_name: pulumi.Output[str]
+    instance_profile_arn: pulumi.Output[str]
+    kms_key_arn: pulumi.Output[str]
+    dataset_bucket: pulumi.Output[str]
+    checkpoint_bucket: pulumi.Output[str] | None
+    lustre_dns_name: pulumi.Output[str] | None
+    lustre_mount_name: pulumi.Output[str] | None
+    # Builds an EFA launch template (all EFA interfaces, IMDSv2, encrypted EBS, no public IP) for a
+    # given raw (not base64) user-data text; the managed scheduler (Batch) uses it for its compute env.
+    make_launch_template: Callable[[str, pulumi.Input[str]], object] | None = None
+
+
+@dataclass
+class SchedulerResult:
+    """What a scheduler gives back to the compute group."""
+
+    # Raw cloud-init text for compute nodes (the compute launch template base64-encodes it).
+    compute_user_data: pulumi.Input[str] | None = None
+    # False when the scheduler runs the compute fleet itself (AWS Batch): no auto scaling group then.
+    needs_compute_group: bool = True
+    outputs: dict[str, pulumi.Input] = field(default_factory=dict)
