@@ -1,0 +1,178 @@
+"""Helpers every command shares: finding the project, resolving STACK arguments, printing problems.
+
+Exit codes (all commands): 0 ok, 1 the run failed (e.g. the program raised for a non-config
+reason, or a policy denied), 2 bad input or config (unknown stack, invalid YAML/values, bad --set).
+A user's mistake is never shown as a traceback: raise `CliError` (or let `SpecError` reach
+`run_guarded`) and it becomes lines on stderr plus an exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+
+from accelstack.spec.problems import Problem, SpecError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_CONFIG = 2
+
+PROJECT_FILE = "Pulumi.yaml"
+STACKS_DIR = "stacks"
+
+# Reusable typer parameter declarations, so every command spells STACK/--all/--set/--project-dir alike.
+StacksArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="STACK...",
+        help="Stack name (`aws-training` = stacks/Pulumi.aws-training.yaml) or path to a stack file.",
+        show_default=False,
+    ),
+]
+AllOpt = Annotated[bool, typer.Option("--all", help="Every stacks/Pulumi.*.yaml of the project.")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="PATH=VALUE",
+        help="Override a config value, e.g. --set training.nodes.count=64 (value read as YAML). Repeatable.",
+        show_default=False,
+    ),
+]
+ProjectDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--project-dir",
+        help="Directory holding Pulumi.yaml (default: found from the current directory upward).",
+        file_okay=False,
+        show_default=False,
+    ),
+]
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as its lines on stderr, then exit with `code`."""
+
+    def __init__(self, lines: str | Iterable[str], code: int = EXIT_CONFIG):
+        self.lines = [lines] if isinstance(lines, str) else list(lines)
+        self.code = code
+        super().__init__("\n".join(self.lines))
+
+
+def out() -> Console:
+    """Console on stdout. Created per call so it follows a swapped sys.stdout (tests, redirection);
+    rich drops colours and ANSI codes by itself when stdout is not a terminal."""
+    return Console(file=sys.stdout)
+
+
+def err() -> Console:
+    return Console(file=sys.stderr)
+
+
+def echo_lines(lines: Iterable[str], *, stderr: bool = False, style: str | None = None) -> None:
+    """One line each, never wrapped (scripts grep them), no markup interpretation of user text."""
+    console = err() if stderr else out()
+    for line in lines:
+        console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def problem_lines(stack: str, problems: Iterable[Problem]) -> list[str]:
+    """`STACK: path.to.field: message` (warnings carry `warning:` after the path)."""
+    return [f"{stack}: {problem}" for problem in problems]
+
+
+def print_problems(stack: str, problems: Iterable[Problem], *, stderr: bool = True) -> None:
+    problems = list(problems)
+    errors = [p for p in problems if p.level.value == "error"]
+    warnings = [p for p in problems if p.level.value != "error"]
+    if errors:
+        echo_lines(problem_lines(stack, errors), stderr=stderr, style="red")
+    if warnings:
+        echo_lines(problem_lines(stack, warnings), stderr=stderr, style="yellow")
+
+
+def find_project_dir(project_dir: Path | None = None) -> Path:
+    """The directory holding Pulumi.yaml: `project_dir` if given, else the cwd or its nearest parent."""
+    if project_dir is not None:
+        project_dir = project_dir.expanduser().resolve()
+        if not (project_dir / PROJECT_FILE).is_file():
+            raise CliError(f"--project-dir {project_dir}: no {PROJECT_FILE} there")
+        return project_dir
+    here = Path.cwd().resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / PROJECT_FILE).is_file():
+            return candidate
+    raise CliError(f"no {PROJECT_FILE} in {here} or its parents; run inside the project or pass --project-dir")
+
+
+def stack_files(project_dir: Path) -> list[Path]:
+    return sorted((project_dir / STACKS_DIR).glob("Pulumi.*.yaml"))
+
+
+def available_stacks(project_dir: Path) -> list[str]:
+    from accelstack.spec.loader import stack_name_of
+
+    return [stack_name_of(path) for path in stack_files(project_dir)]
+
+
+def resolve_stack(name_or_path: str, project_dir: Path) -> Path:
+    """`aws-training` -> <project>/stacks/Pulumi.aws-training.yaml; a path to an existing file as is."""
+    by_name = project_dir / STACKS_DIR / f"Pulumi.{name_or_path}.yaml"
+    if by_name.is_file():
+        return by_name
+    as_path = Path(name_or_path).expanduser()
+    if as_path.is_file():
+        return as_path.resolve()
+    available = ", ".join(available_stacks(project_dir)) or f"none (no {STACKS_DIR}/Pulumi.*.yaml)"
+    raise CliError(f"{name_or_path}: no such stack; available: {available}")
+
+
+def resolve_stacks(names: list[str] | None, all_stacks: bool, project_dir: Path | None) -> tuple[Path, list[Path]]:
+    """(project dir, stack files) for a command's STACK... / --all arguments; CliError (exit 2) otherwise.
+
+    Unknown names are all reported at once, each with the list of available stacks.
+    """
+    root = find_project_dir(project_dir)
+    names = list(names or [])
+    if all_stacks and names:
+        raise CliError("give STACK names or --all, not both")
+    if all_stacks:
+        files = stack_files(root)
+        if not files:
+            raise CliError(f"--all: no {STACKS_DIR}/Pulumi.*.yaml in {root}")
+        return root, files
+    if not names:
+        available = ", ".join(available_stacks(root)) or "none"
+        raise CliError(f"no STACK given (or --all); available: {available}")
+    files, missing = [], []
+    for name in names:
+        try:
+            path = resolve_stack(name, root)
+        except CliError as error:
+            missing.extend(error.lines)
+            continue
+        if path not in files:
+            files.append(path)
+    if missing:
+        raise CliError(missing)
+    return root, files
+
+
+T = TypeVar("T")
+
+
+def run_guarded(body: Callable[[], T]) -> T:
+    """Run a command body; CliError/SpecError become stderr lines and an exit code, never a traceback."""
+    try:
+        return body()
+    except CliError as error:
+        echo_lines(error.lines, stderr=True, style="red")
+        raise typer.Exit(error.code) from None
+    except SpecError as error:
+        print_problems("config", error.problems)
+        raise typer.Exit(EXIT_CONFIG) from None
