@@ -106,14 +106,19 @@ class MockCloud(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list | None]:
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"accountId": self.account_id, "arn": f"arn:aws:iam::{self.account_id}:root", "userId": "mock"}, None
+            return {"accountId": self.account_id, "arn": f"arn:aws:iam::{self.account_id}:root", "userId": "mock"}, []
         if args.token == "aws:index/getRegion:getRegion":
-            return {"name": self.region, "region": self.region}, None
+            return {"name": self.region, "region": self.region}, []
         if args.token == "aws:index/getPartition:getPartition":
-            return {"partition": "aws", "dnsSuffix": "amazonaws.com"}, None
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com"}, []
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            return {"names": [f"{self.region}{z}" for z in "abc"], "zoneIds": ["use1-az1", "use1-az2", "use1-az4"]}, None
-        return {}, None
+            return {"names": [f"{self.region}{z}" for z in "abc"], "zoneIds": ["use1-az1", "use1-az2", "use1-az4"]}, []
+        if args.token == "aws:ec2/getSubnet:getSubnet":
+            zone = args.args.get("availabilityZone") or f"{self.region}a"
+            subnet = args.args.get("id") or "subnet-mock"
+            return {"id": subnet, "availabilityZone": zone, "vpcId": "vpc-mock", "cidrBlock": "10.0.0.0/20"}, []
+        # failures must be a list: MockMonitor iterates it (None raises TypeError on any invoke).
+        return {}, []
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):

@@ -1,28 +1,220 @@
-"""AWS constraint tables. Checked 2026-12-02 against the AWS documentation named beside each table."""
+"""AWS constraint tables. Checked 2026-12-02 against the AWS documentation named beside each table.
+
+Data only: the rules that read these tables live in `accelstack.spec.aws_rules`. When AWS changes a
+limit, change the table (and its date), not the rule.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+CHECKED = "2026-12-02"
+
+
+# --- EC2 accelerated instances ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class InstanceType:
     name: str
     accelerator: str  # e.g. "H100"
-    accelerators: int  # GPUs (or Trainium chips) per instance
+    accelerators: int  # GPUs (or Trainium / Inferentia chips) per instance
     accelerator_memory_gib: int  # per accelerator
     efa_interfaces: int  # maximum EFA interfaces = network cards that take one (0: no EFA)
     vcpus: int
     memory_gib: int
+    network_cards: int = 1  # EC2 `maximumNetworkCards`; EFA-capable multi-card types take one EFA per card
+    capacity_blocks: bool = False  # offered as EC2 Capacity Blocks for ML
+    vendor: str = "nvidia"  # "nvidia", "aws-trainium", "aws-inferentia" (picks the driver/runtime stack)
+
+    @property
+    def family(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def efa_supported(self) -> bool:
+        return self.efa_interfaces > 0
+
+    @property
+    def accelerator_memory_total_gib(self) -> int:
+        return self.accelerators * self.accelerator_memory_gib
 
 
-# Source: Amazon EC2 accelerated computing instance specifications and
-# "Maximum network interfaces" / "Supported instance types" in the EFA user guide.
+def _sizes(
+    family: str,
+    accelerator: str,
+    memory_per_accelerator: int,
+    rows: tuple[tuple[str, int, int, int, int], ...],
+    vendor: str = "nvidia",
+) -> tuple[InstanceType, ...]:
+    """(size, accelerators, vcpus, memory GiB, EFA interfaces) rows of one single-network-card family."""
+    return tuple(
+        InstanceType(f"{family}.{size}", accelerator, count, memory_per_accelerator, efa, vcpus, mem, vendor=vendor)
+        for size, count, vcpus, mem, efa in rows
+    )
+
+
+# Sources: "Amazon EC2 instance types - Accelerated computing" specifications (GPU count and memory,
+# vCPU, memory, network cards), EFA user guide "Supported instance types" and "Maximize network
+# bandwidth on instances with multiple network cards" (one EFA per network card: p5/p5e 32, p5en 16,
+# p6-b200 8, p4d/p4de 4, trn1 8, trn1n 16), and the Capacity Blocks for ML "Supported instance types"
+# list (p4d, p4de, p5, p5e, p5en, p6-b200, trn1.32xlarge). g5/g6/g6e: EFA on 8xlarge and larger,
+# one network card; the 1-GPU sizes below 8xlarge have no EFA.
+_G_ROWS = (
+    # size, accelerators, vcpus, memory GiB (g5/g6), EFA
+    ("xlarge", 1, 4, 16, 0),
+    ("2xlarge", 1, 8, 32, 0),
+    ("4xlarge", 1, 16, 64, 0),
+    ("8xlarge", 1, 32, 128, 1),
+    ("12xlarge", 4, 48, 192, 1),
+    ("16xlarge", 1, 64, 256, 1),
+    ("24xlarge", 4, 96, 384, 1),
+    ("48xlarge", 8, 192, 768, 1),
+)
+# g6e has twice the host memory of g5/g6 at every size.
+_G6E_ROWS = tuple((size, gpus, vcpus, mem * 2, efa) for size, gpus, vcpus, mem, efa in _G_ROWS)
+
 ACCELERATED_INSTANCES: dict[str, InstanceType] = {
     i.name: i
     for i in (
-        InstanceType("p5.48xlarge", "H100", 8, 80, 32, 192, 2048),
-        InstanceType("p4d.24xlarge", "A100", 8, 40, 4, 96, 1152),
-        InstanceType("g5.xlarge", "A10G", 1, 24, 0, 4, 16),
+        # NVIDIA Blackwell / Hopper / Ampere training instances (multi-card EFA).
+        InstanceType("p6-b200.48xlarge", "B200", 8, 179, 8, 192, 2048, network_cards=8, capacity_blocks=True),
+        InstanceType("p5en.48xlarge", "H200", 8, 141, 16, 192, 2048, network_cards=16, capacity_blocks=True),
+        InstanceType("p5e.48xlarge", "H200", 8, 141, 32, 192, 2048, network_cards=32, capacity_blocks=True),
+        InstanceType("p5.48xlarge", "H100", 8, 80, 32, 192, 2048, network_cards=32, capacity_blocks=True),
+        InstanceType("p4de.24xlarge", "A100", 8, 80, 4, 96, 1152, network_cards=4, capacity_blocks=True),
+        InstanceType("p4d.24xlarge", "A100", 8, 40, 4, 96, 1152, network_cards=4, capacity_blocks=True),
+        # AWS Trainium.
+        InstanceType("trn1.2xlarge", "Trainium", 1, 32, 0, 8, 32, vendor="aws-trainium"),
+        InstanceType(
+            "trn1.32xlarge", "Trainium", 16, 32, 8, 128, 512, network_cards=8, capacity_blocks=True, vendor="aws-trainium"
+        ),
+        InstanceType("trn1n.32xlarge", "Trainium", 16, 32, 16, 128, 512, network_cards=16, vendor="aws-trainium"),
+        # AWS Inferentia2 (serving; no EFA).
+        InstanceType("inf2.xlarge", "Inferentia2", 1, 32, 0, 4, 16, vendor="aws-inferentia"),
+        InstanceType("inf2.8xlarge", "Inferentia2", 1, 32, 0, 32, 128, vendor="aws-inferentia"),
+        InstanceType("inf2.24xlarge", "Inferentia2", 6, 32, 0, 96, 384, vendor="aws-inferentia"),
+        InstanceType("inf2.48xlarge", "Inferentia2", 12, 32, 0, 192, 768, vendor="aws-inferentia"),
+        # NVIDIA A10G / L4 / L40S (serving and small fine-tuning).
+        *_sizes("g5", "A10G", 24, _G_ROWS),
+        *_sizes("g6", "L4", 24, _G_ROWS),
+        *_sizes("g6e", "L40S", 48, _G6E_ROWS),
     )
 }
+
+# Families where on-demand capacity for more than a handful of instances is rarely available without
+# a reservation (AWS steers these to Capacity Blocks / ODCRs).
+SCARCE_FAMILIES = ("p5", "p5e", "p5en", "p6-b200")
+SCARCE_ON_DEMAND_COUNT = 16  # at or above this many on-demand instances, warn
+
+
+# --- EC2 Capacity Blocks for ML -----------------------------------------------------------------
+
+# Source: EC2 User Guide "Capacity Blocks for ML" (instance count 1 to 64 per block; the block is
+# delivered as a capacity reservation whose id is `cr-` + 17 hex digits) and API_CapacityReservation.
+CAPACITY_BLOCK_MIN_INSTANCES = 1
+CAPACITY_BLOCK_MAX_INSTANCES = 64
+CAPACITY_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
+CAPACITY_BLOCK_INSTANCES = tuple(name for name, itype in ACCELERATED_INSTANCES.items() if itype.capacity_blocks)
+
+# Spot fleets of this many tightly coupled nodes see an interruption somewhere most days.
+SPOT_LARGE_COUNT = 64
+
+
+# --- FSx for Lustre -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LustreDeploymentType:
+    name: str
+    # StorageCapacity: `first_steps` are allowed as-is; above them, multiples of `increment_gib`.
+    first_steps_gib: tuple[int, ...]
+    increment_gib: int
+    throughput_tiers: tuple[int, ...]  # PerUnitStorageThroughput MB/s/TiB; () = not settable
+    default_throughput: int | None  # what accelstack uses when throughputPerTiB is not given
+    data_repository_associations: bool  # CreateDataRepositoryAssociation (link S3 to a directory)
+    legacy_import_path: bool  # CreateFileSystem ImportPath (links S3 at the file system root only)
+    persistent: bool  # data replicated and file servers replaced on failure
+
+    def capacity_allowed(self, gib: int) -> bool:
+        return gib in self.first_steps_gib or (gib > 0 and gib % self.increment_gib == 0)
+
+    def capacity_rule(self) -> str:
+        steps = ", ".join(str(s) for s in self.first_steps_gib)
+        return f"{steps} or a multiple of {self.increment_gib} GiB"
+
+
+# Sources: FSx API Reference CreateFileSystem `StorageCapacity` (SCRATCH_1: 1200, 2400, then
+# increments of 3600 GiB; SCRATCH_2, PERSISTENT_1 and PERSISTENT_2 on SSD: 1200 GiB, then increments
+# of 2400 GiB) and `PerUnitStorageThroughput` (PERSISTENT_1 SSD: 50, 100, 200; PERSISTENT_2 SSD: 125,
+# 250, 500, 1000; not accepted for scratch); FSx for Lustre User Guide "Linking your file system to
+# an Amazon S3 bucket" (DRAs on every 2.12/2.15 file system except SCRATCH_1) and CreateFileSystem
+# `ImportPath` (not supported for PERSISTENT_2). Only the SSD storage type is modelled.
+LUSTRE_DEPLOYMENT_TYPES: dict[str, LustreDeploymentType] = {
+    d.name: d
+    for d in (
+        LustreDeploymentType("SCRATCH_1", (1200, 2400), 3600, (), None, False, True, False),
+        LustreDeploymentType("SCRATCH_2", (1200,), 2400, (), None, True, True, False),
+        LustreDeploymentType("PERSISTENT_1", (1200,), 2400, (50, 100, 200), 200, True, True, True),
+        LustreDeploymentType("PERSISTENT_2", (1200,), 2400, (125, 250, 500, 1000), 250, True, False, True),
+    )
+}
+# Source: FSx for Lustre User Guide "Service quotas": default total Lustre storage per account and
+# Region. It is a soft quota (raise it in Service Quotas), so exceeding it is a warning.
+LUSTRE_DEFAULT_QUOTA_GIB = 100_800
+
+
+# --- S3 -----------------------------------------------------------------------------------------
+
+# Source: S3 User Guide "General purpose bucket naming rules".
+S3_BUCKET_MIN_LENGTH = 3
+S3_BUCKET_MAX_LENGTH = 63
+S3_BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
+S3_BUCKET_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+S3_BUCKET_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+IPV4_LIKE = re.compile(r"^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$")
+
+
+# --- Accounts, Regions, IAM ---------------------------------------------------------------------
+
+# Source: AWS Account Management reference "View account identifiers" (12 digits).
+ACCOUNT_ID = re.compile(r"^\d{12}$")
+
+# Source: AWS General Reference "AWS Regions" / `aws ec2 describe-regions --all-regions`.
+REGION_NAME = re.compile(r"^[a-z]{2,4}(-[a-z]+)+-\d{1,2}$")
+REGIONS: dict[str, str] = {  # region -> ARN partition
+    **{
+        r: "aws"
+        for r in (
+            "us-east-1", "us-east-2", "us-west-1", "us-west-2",
+            "af-south-1",
+            "ap-east-1", "ap-east-2", "ap-south-1", "ap-south-2",
+            "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
+            "ap-southeast-1", "ap-southeast-2", "ap-southeast-3", "ap-southeast-4",
+            "ap-southeast-5", "ap-southeast-6", "ap-southeast-7",
+            "ca-central-1", "ca-west-1",
+            "eu-central-1", "eu-central-2", "eu-west-1", "eu-west-2", "eu-west-3",
+            "eu-south-1", "eu-south-2", "eu-north-1",
+            "il-central-1", "me-south-1", "me-central-1", "mx-central-1", "sa-east-1",
+        )
+    },
+    "cn-north-1": "aws-cn",
+    "cn-northwest-1": "aws-cn",
+    "us-gov-east-1": "aws-us-gov",
+    "us-gov-west-1": "aws-us-gov",
+}  # fmt: skip
+
+# Source: IAM User Guide "IAM identifiers" (ARN format) and "IAM and AWS STS quotas" (role names are
+# 1-64 of [A-Za-z0-9+=,.@_-]; paths are / or /segment/.../).
+IAM_ROLE_ARN = re.compile(
+    r"^arn:(?P<partition>aws|aws-cn|aws-us-gov):iam::(?P<account>\d{12}):role"
+    r"(?P<path>/(?:[\x21-\x7e]+/)?)(?P<name>[\w+=,.@-]{1,64})$"
+)
+
+
+# --- VPC ----------------------------------------------------------------------------------------
+
+# The training network carves one large private cluster subnet plus small public/endpoint subnets
+# out of vpcCidr; below /22 there is no room for them (AWS reserves 5 addresses per subnet too).
+VPC_MAX_PREFIX = 22
