@@ -1,0 +1,239 @@
+"""VPC pieces. Training: one private cluster subnet in ONE AZ (EFA and cluster placement groups
+cannot span AZs), NAT egress, S3 gateway endpoint, SSM interface endpoints, and the EFA
+security group. Serving appends its own network class below.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from accelstack.spec.models import NetworkSpec
+
+# AWS subnet sizes: /16 (largest) to /28 (smallest).
+SMALLEST_SUBNET_PREFIX = 28
+CLUSTER_SUBNET_PREFIX = 20  # 4091 usable addresses: every EFA interface (not EFA-only) takes one
+
+# Session Manager without public IPs or NAT dependency (AWS: "Create VPC endpoints for Systems Manager").
+SSM_ENDPOINT_SERVICES = ("ssm", "ssmmessages", "ec2messages")
+
+
+@dataclass(frozen=True)
+class TrainingSubnets:
+    cluster: str  # private, where nodes, Lustre and the interface endpoints live
+    public: str  # tiny, holds only the NAT gateway
+
+
+def carve_training_subnets(vpc_cidr: str) -> TrainingSubnets:
+    """The cluster subnet is the first /20 of the VPC (or its first half if the VPC is smaller than
+    a /19); the NAT subnet is the VPC's last /28, so the two never overlap and the cluster subnet
+    keeps the largest aligned block."""
+    vpc = ipaddress.ip_network(vpc_cidr, strict=True)
+    if vpc.prefixlen > SMALLEST_SUBNET_PREFIX - 1:
+        raise ValueError(
+            f"training.network.vpcCidr {vpc_cidr} is too small: it must hold a cluster subnet and a "
+            f"/28 NAT subnet, so its prefix must be /{SMALLEST_SUBNET_PREFIX - 1} or larger (e.g. /16)"
+        )
+    cluster_prefix = max(CLUSTER_SUBNET_PREFIX, vpc.prefixlen + 1)
+    cluster = next(vpc.subnets(new_prefix=cluster_prefix))
+    last_block_start = vpc.broadcast_address - (2 ** (32 - SMALLEST_SUBNET_PREFIX) - 1)
+    public = ipaddress.ip_network(f"{last_block_start}/{SMALLEST_SUBNET_PREFIX}")
+    return TrainingSubnets(cluster=str(cluster), public=str(public))
+
+
+class TrainingNetwork(pulumi.ComponentResource):
+    """Either a new VPC, or the cluster security group inside an existing VPC/subnet.
+
+    Outputs: vpc_id, subnet_id, availability_zone, security_group_id (the EFA group: all traffic
+    from and to itself, egress anywhere, nothing from the internet).
+    """
+
+    vpc_id: pulumi.Output[str]
+    subnet_id: pulumi.Output[str]
+    availability_zone: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
+
+    def __init__(self, name: str, network: NetworkSpec, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("accelstack:aws:TrainingNetwork", name, None, opts)
+        self._name = name
+        self._child = pulumi.ResourceOptions(parent=self)
+        if network.existing:
+            self._use_existing(network)
+        else:
+            self._create(network)
+        self.security_group_id = self._cluster_security_group()
+        if not network.existing:
+            self._ssm_endpoints()
+        self.register_outputs(
+            {
+                "vpcId": self.vpc_id,
+                "subnetId": self.subnet_id,
+                "availabilityZone": self.availability_zone,
+                "securityGroupId": self.security_group_id,
+            }
+        )
+
+    def _use_existing(self, network: NetworkSpec) -> None:
+        # Existing networks are the operator's: create nothing in them but our security group.
+        self.vpc_id = pulumi.Output.from_input(network.vpc_id)
+        self.subnet_id = pulumi.Output.from_input(network.subnet_id)
+        if network.availability_zone:
+            self.availability_zone = pulumi.Output.from_input(network.availability_zone)
+        else:
+            subnet = aws.ec2.get_subnet_output(id=network.subnet_id, opts=pulumi.InvokeOutputOptions(parent=self))
+            self.availability_zone = subnet.availability_zone
+
+    def _create(self, network: NetworkSpec) -> None:
+        name, child = self._name, self._child
+        assert network.vpc_cidr is not None
+        subnets = carve_training_subnets(network.vpc_cidr)
+        if network.availability_zone:
+            zone: pulumi.Input[str] = network.availability_zone
+        else:
+            zones = aws.get_availability_zones_output(state="available", opts=pulumi.InvokeOutputOptions(parent=self))
+            zone = zones.names[0]
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=network.vpc_cidr,
+            # Interface endpoints' private DNS and FSx DNS names need both.
+            enable_dns_support=True,
+            enable_dns_hostnames=True,
+            tags={"Name": f"{name}-vpc"},
+            opts=child,
+        )
+        cluster_subnet = aws.ec2.Subnet(
+            f"{name}-cluster",
+            vpc_id=vpc.id,
+            cidr_block=subnets.cluster,
+            availability_zone=zone,
+            map_public_ip_on_launch=False,
+            tags={"Name": f"{name}-cluster"},
+            opts=child,
+        )
+        public_subnet = aws.ec2.Subnet(
+            f"{name}-nat",
+            vpc_id=vpc.id,
+            cidr_block=subnets.public,
+            availability_zone=zone,
+            map_public_ip_on_launch=False,  # only the NAT gateway's Elastic IP is public
+            tags={"Name": f"{name}-nat"},
+            opts=child,
+        )
+        gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{name}-igw"}, opts=child)
+        public_routes = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=gateway.id)],
+            tags={"Name": f"{name}-public"},
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-public", subnet_id=public_subnet.id, route_table_id=public_routes.id, opts=child
+        )
+        # Nodes pull packages and containers through NAT (as ParallelCluster does); no node gets a public IP.
+        nat_ip = aws.ec2.Eip(f"{name}-nat", domain="vpc", tags={"Name": f"{name}-nat"}, opts=child)
+        nat = aws.ec2.NatGateway(
+            f"{name}-nat",
+            subnet_id=public_subnet.id,
+            allocation_id=nat_ip.id,
+            tags={"Name": f"{name}-nat"},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
+        )
+        cluster_routes = aws.ec2.RouteTable(
+            f"{name}-cluster",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+            tags={"Name": f"{name}-cluster"},
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-cluster", subnet_id=cluster_subnet.id, route_table_id=cluster_routes.id, opts=child
+        )
+        # Dataset staging (Lustre <-> S3) and checkpoint uploads go straight to S3, not through NAT
+        # (no NAT data-processing charge per GB).
+        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        self._region = region.region
+        aws.ec2.VpcEndpoint(
+            f"{name}-s3",
+            vpc_id=vpc.id,
+            service_name=region.region.apply(lambda r: f"com.amazonaws.{r}.s3"),
+            vpc_endpoint_type="Gateway",
+            route_table_ids=[cluster_routes.id],
+            tags={"Name": f"{name}-s3"},
+            opts=child,
+        )
+        self.vpc_id = vpc.id
+        self.subnet_id = cluster_subnet.id
+        self.availability_zone = cluster_subnet.availability_zone
+        self._vpc_cidr = network.vpc_cidr
+
+    def _cluster_security_group(self) -> pulumi.Output[str]:
+        name, child = self._name, self._child
+        group = aws.ec2.SecurityGroup(
+            f"{name}-cluster",
+            vpc_id=self.vpc_id,
+            description="accelstack training cluster: all traffic within the group (EFA, NCCL, Lustre); no inbound from outside",
+            tags={"Name": f"{name}-cluster"},
+            opts=child,
+        )
+        # EFA's OS-bypass traffic needs BOTH a self-referencing inbound and outbound all-traffic rule.
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-cluster-from-self",
+            security_group_id=group.id,
+            ip_protocol="-1",
+            referenced_security_group_id=group.id,
+            description="all traffic from cluster members (EFA, NCCL, Slurm, Lustre 988/1018-1023)",
+            opts=child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-cluster-to-self",
+            security_group_id=group.id,
+            ip_protocol="-1",
+            referenced_security_group_id=group.id,
+            description="all traffic to cluster members (EFA requirement)",
+            opts=child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-cluster-egress",
+            security_group_id=group.id,
+            ip_protocol="-1",
+            cidr_ipv4="0.0.0.0/0",
+            description="packages, containers, AWS APIs (through NAT and VPC endpoints)",
+            opts=child,
+        )
+        return group.id
+
+    def _ssm_endpoints(self) -> None:
+        name, child = self._name, self._child
+        endpoint_group = aws.ec2.SecurityGroup(
+            f"{name}-endpoints",
+            vpc_id=self.vpc_id,
+            description="accelstack interface endpoints: HTTPS from the cluster security group only",
+            tags={"Name": f"{name}-endpoints"},
+            opts=child,
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-endpoints-https",
+            security_group_id=endpoint_group.id,
+            ip_protocol="tcp",
+            from_port=443,
+            to_port=443,
+            referenced_security_group_id=self.security_group_id,
+            description="HTTPS from cluster nodes",
+            opts=child,
+        )
+        for service in SSM_ENDPOINT_SERVICES:
+            aws.ec2.VpcEndpoint(
+                f"{name}-{service}",
+                vpc_id=self.vpc_id,
+                service_name=self._region.apply(lambda r, s=service: f"com.amazonaws.{r}.{s}"),
+                vpc_endpoint_type="Interface",
+                private_dns_enabled=True,
+                subnet_ids=[self.subnet_id],
+                security_group_ids=[endpoint_group.id],
+                tags={"Name": f"{name}-{service}"},
+                opts=child,
+            )
