@@ -110,9 +110,23 @@ class DatasetStore(Model):
 class LustreSpec(Model):
     deployment_type: str = "PERSISTENT_2"
     capacity_gib: int = Field(default=4800, ge=1, alias="capacityGiB")
+    # Default depends on deploymentType (PERSISTENT_2: 250, PERSISTENT_1: 200, scratch: none).
     throughput_per_tib: int | None = Field(default=250, alias="throughputPerTiB")
     import_path: str = "/datasets"
     mount_path: str = "/fsx"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_throughput(cls, data: object) -> object:
+        # Scratch file systems reject PerUnitStorageThroughput, so the default must follow the type.
+        if isinstance(data, dict) and not {"throughputPerTiB", "throughput_per_tib"} & data.keys():
+            from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
+
+            kind = data.get("deploymentType", data.get("deployment_type", "PERSISTENT_2"))
+            known = LUSTRE_DEPLOYMENT_TYPES.get(kind.strip()) if isinstance(kind, str) else None
+            if known is not None:
+                data = {**data, "throughputPerTiB": known.default_throughput}
+        return data
 
     @field_validator("import_path", "mount_path")
     @classmethod
@@ -127,6 +141,13 @@ class CheckpointStore(Model):
     path: str = "/fsx/checkpoints"
     create: bool = True
 
+    @field_validator("path")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must be an absolute path starting with /")
+        return value
+
 
 class TrainingStorage(Model):
     datasets: DatasetStore
@@ -140,6 +161,17 @@ class Partition(Model):
     default: bool = False
     # Fraction of the node group this partition spans; every partition spans all nodes by default.
     features: list[str] = Field(default_factory=list)
+
+    @field_validator("max_time", mode="before")
+    @classmethod
+    def _quoted_time(cls, value: object) -> object:
+        # YAML 1.1 reads an unquoted 01:00:00 as the base-60 integer 3600: refuse to guess.
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise ValueError(
+                "write maxTime as a quoted string (e.g. \"01:00:00\", or \"90\" for 90 minutes); "
+                "YAML reads unquoted H:MM:SS as a base-60 number"
+            )
+        return value
 
 
 class HeadNode(Model):
