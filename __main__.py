@@ -7,7 +7,7 @@ from accelstack.spec.loader import TOP_KEYS
 from components import build_stack
 
 config = pulumi.Config("accelstack")
-raw = {key: value for key in TOP_KEYS if (value := config.get_object(key)) is not None}
+raw = {key: value for key in TOP_KEYS if (value := config.get(key)) is not None}
 try:
     spec = parse_spec(raw, pulumi.get_stack())
 except SpecError as error:
