@@ -1,0 +1,156 @@
+"""Offline preview of one stack: validate its config, run the real program under mocks in a
+subprocess, and return what it registered plus the `pulumi stack export` document.
+
+Python API (used by the CLI and by the policy/report commands):
+    result = preview_stack(Path("stacks/Pulumi.aws-training.yaml"), overrides=["training.nodes.count=8"])
+    result.resources   # list[Registration], registration order (Stack first)
+    result.export      # {"version": 3, "deployment": {...}}, secrets redacted
+    result.seconds     # wall time of the preview (config + subprocess)
+Raises `SpecError` when the config is invalid (nothing is run) and `PreviewError` when the program
+fails (`.kind` "config" for pulumi.RunError, "program" otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelstack.engine.capture import Capture, Registration, config_for_pulumi
+from accelstack.engine.export import deployment_v3
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file, stack_name_of
+from accelstack.spec.problems import Problem
+from accelstack.spec.models import StackSpec
+
+PROJECT = "accelstack"
+PROGRAM = "__main__.py"
+PROJECT_FILE = "Pulumi.yaml"
+WORKER_TIMEOUT_SECONDS = 600
+
+
+class PreviewError(Exception):
+    """The program failed under mocks (after its config validated)."""
+
+    def __init__(self, stack: str, kind: str, message: str, traceback: str = ""):
+        self.stack = stack
+        self.kind = kind  # "config" (the program refused its input) or "program" (a bug or a crash)
+        self.message = message
+        self.traceback = traceback
+        super().__init__(f"{stack}: {message}")
+
+
+@dataclass
+class PreviewResult:
+    stack: str
+    stack_file: Path
+    spec: StackSpec
+    resources: list[Registration]
+    stack_outputs: dict[str, Any]
+    export: dict[str, Any]
+    seconds: float
+    warnings: list[Problem] = field(default_factory=list)
+    peak_rss_kib: int = 0
+
+    @property
+    def capture(self) -> Capture:
+        return Capture(
+            project=PROJECT, stack=self.stack, preview=True, resources=self.resources, stack_outputs=self.stack_outputs
+        )
+
+    @property
+    def custom_count(self) -> int:
+        return sum(1 for r in self.resources if r.custom)
+
+
+def find_project_dir(start: Path) -> Path:
+    for candidate in (start, *start.parents):
+        if (candidate / PROJECT_FILE).is_file():
+            return candidate
+    raise FileNotFoundError(f"no {PROJECT_FILE} in {start} or its parents")
+
+
+def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """(raw accelstack config with overrides, the full Pulumi config map the program sees)."""
+    import yaml
+
+    raw = apply_overrides(read_stack_file(stack_file), overrides or [])
+    config = config_for_pulumi(raw)
+    # Other namespaces (aws:region, ...) reach the program too, as `pulumi preview` would pass them.
+    document = yaml.safe_load(stack_file.read_text()) or {}
+    for key, value in (document.get("config") or {}).items():
+        key = str(key)
+        if not key.startswith(f"{PROJECT}:") and ":" in key and not isinstance(value, dict | list):
+            config.setdefault(key, "" if value is None else str(value).lower() if isinstance(value, bool) else str(value))
+    return raw, config
+
+
+def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[str, Any]:
+    completed = subprocess.run(
+        [python or sys.executable, "-m", "accelstack.engine.worker"],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=WORKER_TIMEOUT_SECONDS,
+        check=False,
+    )
+    try:
+        return json.loads(completed.stdout)
+    except json.JSONDecodeError:
+        return {
+            "ok": False,
+            "error": {
+                "kind": "program",
+                "message": f"preview worker exited with code {completed.returncode}",
+                "traceback": completed.stderr[-8000:],
+            },
+        }
+
+
+def preview_stack(
+    stack_file: Path,
+    overrides: list[str] | None = None,
+    project_dir: Path | None = None,
+    *,
+    stack: str | None = None,
+) -> PreviewResult:
+    """Validate `stack_file` (+ `--set` overrides), then preview the project's program for it."""
+    from accelstack.spec.loader import spec_warnings
+
+    started = time.perf_counter()
+    stack_file = Path(stack_file).resolve()
+    stack = stack or stack_name_of(stack_file)
+    root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
+    raw, config = stack_config(stack_file, overrides)
+    spec = parse_spec(raw, stack)  # SpecError: nothing is run
+    request = {
+        "main": str(root / PROGRAM),
+        "project_dir": str(root),
+        "config": config,
+        "stack": stack,
+        "project": PROJECT,
+        "preview": True,
+    }
+    result = run_worker(request)
+    if not result.get("ok"):
+        error = result.get("error") or {}
+        raise PreviewError(stack, error.get("kind", "program"), error.get("message", "failed"), error.get("traceback", ""))
+    resources = [Registration(**data) for data in result["resources"]]
+    capture = Capture(PROJECT, stack, True, resources, result.get("stack_outputs", {}))
+    export = deployment_v3(capture)
+    # Same order as the export: the Stack first.
+    resources.sort(key=lambda r: r.type != "pulumi:pulumi:Stack")
+    return PreviewResult(
+        stack=stack,
+        stack_file=stack_file,
+        spec=spec,
+        resources=resources,
+        stack_outputs=capture.stack_outputs,
+        export=export,
+        seconds=time.perf_counter() - started,
+        warnings=spec_warnings(spec),
+        peak_rss_kib=int(result.get("peak_rss_kib", 0)),
+    )

@@ -1,0 +1,75 @@
+"""One preview in its own process: `python -m accelstack.engine.worker < request.json > result.json`.
+
+Pulumi's runtime keeps global state (settings, config, the root resource) and the program imports
+`components.*` from the project dir, so each stack gets a fresh interpreter: stacks never leak into
+each other. Request: {"main", "project_dir", "config", "stack", "project", "preview"}. Result:
+{"ok", "seconds", "peak_rss_kib", "resources", "stack_outputs", "error": {"kind", "message",
+"traceback"} | null}; kind "config" for pulumi.RunError (the program refused its input), "program"
+for anything else. The program's own prints go to stderr so stdout carries only the result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+def _registration_json(registration: Any) -> dict[str, Any]:
+    data = dataclasses.asdict(registration)
+    data.pop("request", None)  # a protobuf; everything in it is in the other fields
+    return data
+
+
+def run_request(request: dict[str, Any]) -> dict[str, Any]:
+    import pulumi
+
+    from accelstack.engine.capture import capture
+
+    project_dir = Path(request["project_dir"]).resolve()
+    # As the Pulumi CLI runs a Python program: cwd = project dir, project dir importable.
+    os.chdir(project_dir)
+    sys.path.insert(0, str(project_dir))
+    started = time.perf_counter()
+    result: dict[str, Any] = {"ok": False, "resources": [], "stack_outputs": {}, "error": None}
+    try:
+        captured = capture(
+            Path(request["main"]),
+            request["config"],
+            project=request.get("project", "accelstack"),
+            stack=request["stack"],
+            preview=request.get("preview", True),
+        )
+    except pulumi.RunError as error:
+        result["error"] = {"kind": "config", "message": str(error), "traceback": ""}
+    except Exception as error:  # noqa: BLE001 - reported to the user, with the traceback kept for --debug
+        message = f"{type(error).__name__}: {error}"
+        result["error"] = {"kind": "program", "message": message, "traceback": traceback.format_exc()}
+    else:
+        result["ok"] = True
+        result["resources"] = [_registration_json(r) for r in captured.resources]
+        result["stack_outputs"] = captured.stack_outputs
+    result["seconds"] = time.perf_counter() - started
+    result["peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return result
+
+
+def main() -> int:
+    request = json.load(sys.stdin)
+    result_stream = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):
+        result = run_request(request)
+    json.dump(result, result_stream)
+    result_stream.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
