@@ -218,6 +218,14 @@ class Replicas(Model):
     capacity: Capacity = "on-demand"
     # Tensor-parallel degree; defaults to every GPU on the instance.
     tensor_parallel: int | None = Field(default=None, ge=1)
+    # Stopped, pre-initialised instances kept beside the group; None: sized from cold start and max.
+    warm_pool: int | None = Field(default=None, ge=0, le=1000)
+    # AMI id, or `resolve:ssm:<parameter>` (resolved by EC2 at launch): AWS Deep Learning Base GPU AMI.
+    image_id: str = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    # OpenAI-compatible inference server container.
+    server_image: str = "vllm/vllm-openai:v0.6.6"
+    # Measured seconds from launch to ready; None: estimated from weights size.
+    cold_start_seconds: int | None = Field(default=None, ge=30, le=7200)
 
     @model_validator(mode="after")
     def _bounds(self) -> Replicas:
