@@ -1,22 +1,411 @@
-"""AWS rules: what EC2, FSx, S3 and ELB would reject at create time, checked before anything exists."""
+"""AWS rules: what EC2, FSx, S3 and IAM would reject at create time, checked before anything exists.
+
+One small function per rule; each docstring names the AWS documentation it mirrors. The limits
+themselves are data in `accelstack.spec.tables.aws`.
+"""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 
 from accelstack.spec.models import StackSpec
-from accelstack.spec.problems import Problem
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.tables import aws as tables
-from accelstack.spec.validators import rule
+from accelstack.spec.validators import bucket_of, rule
+
+
+def _aws(spec: StackSpec) -> bool:
+    return spec.cloud == "aws"
+
+
+def _aws_training(spec: StackSpec) -> bool:
+    return spec.cloud == "aws" and spec.training is not None
+
+
+# --- accounts, regions, IAM ---------------------------------------------------------------------
+
+
+@rule
+def account_id_format(spec: StackSpec) -> Iterator[Problem]:
+    """AWS account ids are exactly 12 digits (Account Management reference, "View account identifiers").
+    Quote them in YAML: an unquoted id with a leading zero is read as a number."""
+    if _aws(spec) and not tables.ACCOUNT_ID.match(spec.account.id):
+        yield Problem("account.id", f"{spec.account.id!r} is not an AWS account id (12 digits, quoted in YAML)")
+
+
+@rule
+def separation_account_ids_format(spec: StackSpec) -> Iterator[Problem]:
+    """Every account named in `separation` is a 12-digit AWS account id."""
+    if not _aws(spec):
+        return
+    for key, accounts in (
+        ("trainingAccounts", spec.separation.training_accounts),
+        ("servingAccounts", spec.separation.serving_accounts),
+    ):
+        for index, account in enumerate(accounts):
+            if not tables.ACCOUNT_ID.match(account):
+                yield Problem(f"separation.{key}.{index}", f"{account!r} is not an AWS account id (12 digits)")
+
+
+@rule
+def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
+    """Model artifacts are shared read-only with serving accounts only (the separation contract)."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    serving = spec.separation.serving_accounts
+    for index, account in enumerate(spec.training.artifact_readers):
+        path = f"training.artifactReaders.{index}"
+        if not tables.ACCOUNT_ID.match(account):
+            yield Problem(path, f"{account!r} is not an AWS account id (12 digits)")
+        elif account not in serving:
+            yield Problem(path, f"{account} is not one of separation.servingAccounts ({', '.join(serving)})")
+
+
+def _region_problem(region: str) -> tuple[str, Level] | None:
+    if not tables.REGION_NAME.match(region):
+        return f"{region!r} is not an AWS Region name (e.g. us-east-1)", Level.ERROR
+    if region not in tables.REGIONS:
+        return (
+            f"{region!r} is not in accelstack's Region table (checked {tables.CHECKED}); "
+            "check the spelling, or ignore this if the Region is newer",
+            Level.WARNING,
+        )
+    return None
+
+
+@rule
+def region_name(spec: StackSpec) -> Iterator[Problem]:
+    """Region names follow `area-direction-N` and must be a Region AWS has (General Reference, "AWS Regions")."""
+    if not _aws(spec):
+        return
+    found = _region_problem(spec.account.region)
+    if found:
+        yield Problem("account.region", *found)
+    for index, region in enumerate(spec.separation.allowed_regions or []):
+        found = _region_problem(region)
+        if found:
+            yield Problem(f"separation.allowedRegions.{index}", *found)
+
+
+@rule
+def deploy_role_arn(spec: StackSpec) -> Iterator[Problem]:
+    """deployRole is an IAM role ARN (IAM User Guide, "IAM identifiers") in the stack's own account
+    and the Region's partition; assuming a role elsewhere would deploy into the wrong account."""
+    role = spec.account.deploy_role
+    if not _aws(spec) or role is None:
+        return
+    match = tables.IAM_ROLE_ARN.match(role)
+    if match is None:
+        yield Problem(
+            "account.deployRole",
+            f"{role!r} is not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<name>)",
+        )
+        return
+    if match["account"] != spec.account.id:
+        yield Problem(
+            "account.deployRole",
+            f"role is in account {match['account']}, but the stack deploys to account.id {spec.account.id}",
+        )
+    partition = tables.REGIONS.get(spec.account.region)
+    if partition and match["partition"] != partition:
+        yield Problem(
+            "account.deployRole",
+            f"ARN partition {match['partition']!r} does not match {spec.account.region} (partition {partition!r})",
+        )
+
+
+# --- EC2 instances, EFA, capacity ---------------------------------------------------------------
 
 
 @rule
 def training_instance_known(spec: StackSpec) -> Iterator[Problem]:
-    if spec.cloud != "aws" or spec.training is None:
+    """Only instance types in the accelerated-instance table are sized and wired (EFA, drivers)."""
+    if not _aws_training(spec):
         return
+    assert spec.training is not None
     itype = spec.training.nodes.instance_type
     if itype not in tables.ACCELERATED_INSTANCES:
         yield Problem(
             "training.nodes.instanceType",
             f"{itype!r} is not a supported accelerated instance type; allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
+        )
+
+
+@rule
+def multi_node_needs_efa(spec: StackSpec) -> Iterator[Problem]:
+    """Tightly coupled multi-node training needs EFA (EFA user guide, "Supported instance types"):
+    NCCL over plain TCP is an order of magnitude slower."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    nodes = spec.training.nodes
+    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
+    if itype is not None and nodes.count > 1 and not itype.efa_supported:
+        with_efa = [name for name, known in tables.ACCELERATED_INSTANCES.items() if known.efa_supported]
+        yield Problem(
+            "training.nodes.instanceType",
+            f"{itype.name} has no EFA, so {nodes.count} nodes cannot train together efficiently; "
+            f"use count: 1 or an EFA instance type: {', '.join(with_efa)}",
+        )
+
+
+@rule
+def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
+    """Capacity Blocks are consumed through their capacity reservation id, `cr-` + 17 hex digits
+    (EC2 User Guide, "Capacity Blocks for ML")."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    nodes = spec.training.nodes
+    if nodes.reservation_id is not None and not tables.CAPACITY_RESERVATION_ID.match(nodes.reservation_id):
+        yield Problem(
+            "training.nodes.reservationId",
+            f"{nodes.reservation_id!r} is not a capacity reservation id (cr- followed by 17 hex digits)",
+        )
+    if nodes.capacity == "capacity-block" and nodes.reservation_id is None:
+        yield Problem(
+            "training.nodes.reservationId",
+            "capacity: capacity-block needs the Capacity Block's reservation id (cr-...)",
+        )
+    if nodes.capacity != "capacity-block" and nodes.reservation_id is not None:
+        yield Problem(
+            "training.nodes.reservationId",
+            f"is only used with capacity: capacity-block (capacity is {nodes.capacity!r}); remove it or set capacity",
+        )
+
+
+@rule
+def capacity_block_instance_type(spec: StackSpec) -> Iterator[Problem]:
+    """Capacity Blocks are sold for a fixed list of instance types (EC2 User Guide, "Capacity Blocks
+    for ML", supported instance types)."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    nodes = spec.training.nodes
+    if nodes.capacity == "capacity-block" and nodes.instance_type in tables.ACCELERATED_INSTANCES:
+        if nodes.instance_type not in tables.CAPACITY_BLOCK_INSTANCES:
+            yield Problem(
+                "training.nodes.instanceType",
+                f"{nodes.instance_type} is not offered as a Capacity Block; allowed: "
+                f"{', '.join(tables.CAPACITY_BLOCK_INSTANCES)}",
+            )
+
+
+@rule
+def capacity_block_count(spec: StackSpec) -> Iterator[Problem]:
+    """A Capacity Block holds 1 to 64 instances (EC2 User Guide, "Capacity Blocks for ML")."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    nodes = spec.training.nodes
+    if nodes.capacity == "capacity-block" and nodes.count > tables.CAPACITY_BLOCK_MAX_INSTANCES:
+        yield Problem(
+            "training.nodes.count",
+            f"{nodes.count} is more than a Capacity Block holds; allowed: "
+            f"{tables.CAPACITY_BLOCK_MIN_INSTANCES} to {tables.CAPACITY_BLOCK_MAX_INSTANCES}",
+        )
+
+
+@rule
+def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
+    """Large on-demand requests for the newest GPU families usually fail with
+    InsufficientInstanceCapacity; AWS sells them as Capacity Blocks (EC2 User Guide, "Capacity Blocks for ML")."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    nodes = spec.training.nodes
+    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
+    if (
+        itype is not None
+        and itype.family in tables.SCARCE_FAMILIES
+        and nodes.capacity == "on-demand"
+        and nodes.count >= tables.SCARCE_ON_DEMAND_COUNT
+    ):
+        yield Problem(
+            "training.nodes.count",
+            f"{nodes.count} on-demand {itype.name} without a capacity reservation: insufficient capacity is "
+            "likely; consider capacity: capacity-block with a reservationId",
+            Level.WARNING,
+        )
+
+
+# --- FSx for Lustre -----------------------------------------------------------------------------
+
+
+def _lustre(spec: StackSpec):  # -> tuple[LustreSpec, LustreDeploymentType] | None
+    if not _aws_training(spec):
+        return None
+    assert spec.training is not None
+    lustre = spec.training.storage.lustre
+    if lustre is None:
+        return None
+    kind = tables.LUSTRE_DEPLOYMENT_TYPES.get(lustre.deployment_type)
+    return (lustre, kind) if kind is not None else None
+
+
+@rule
+def lustre_deployment_type(spec: StackSpec) -> Iterator[Problem]:
+    """FSx CreateFileSystem `LustreConfiguration.DeploymentType` values."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    lustre = spec.training.storage.lustre
+    if lustre is not None and lustre.deployment_type not in tables.LUSTRE_DEPLOYMENT_TYPES:
+        yield Problem(
+            "training.storage.lustre.deploymentType",
+            f"{lustre.deployment_type!r} is not an FSx for Lustre deployment type; allowed: "
+            f"{', '.join(tables.LUSTRE_DEPLOYMENT_TYPES)}",
+        )
+
+
+@rule
+def lustre_capacity_step(spec: StackSpec) -> Iterator[Problem]:
+    """FSx CreateFileSystem `StorageCapacity`: fixed steps per deployment type."""
+    found = _lustre(spec)
+    if found is None:
+        return
+    lustre, kind = found
+    if not kind.capacity_allowed(lustre.capacity_gib):
+        yield Problem(
+            "training.storage.lustre.capacityGiB",
+            f"{lustre.capacity_gib} GiB is not a valid {kind.name} size; allowed: {kind.capacity_rule()}",
+        )
+    elif lustre.capacity_gib > tables.LUSTRE_DEFAULT_QUOTA_GIB:
+        yield Problem(
+            "training.storage.lustre.capacityGiB",
+            f"{lustre.capacity_gib} GiB is above the default FSx for Lustre storage quota "
+            f"({tables.LUSTRE_DEFAULT_QUOTA_GIB} GiB per account and Region); request an increase first",
+            Level.WARNING,
+        )
+
+
+@rule
+def lustre_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
+    """FSx CreateFileSystem `PerUnitStorageThroughput`: persistent types take a fixed tier,
+    scratch types take none."""
+    found = _lustre(spec)
+    if found is None:
+        return
+    lustre, kind = found
+    path = "training.storage.lustre.throughputPerTiB"
+    tiers = ", ".join(str(t) for t in kind.throughput_tiers)
+    if not kind.throughput_tiers:
+        if lustre.throughput_per_tib is not None:
+            yield Problem(path, f"{kind.name} has no throughput tiers (scratch throughput is fixed); remove it")
+    elif lustre.throughput_per_tib is None:
+        yield Problem(path, f"{kind.name} needs a throughput tier in MB/s/TiB; allowed: {tiers}")
+    elif lustre.throughput_per_tib not in kind.throughput_tiers:
+        yield Problem(
+            path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {kind.name} tier; allowed: {tiers}"
+        )
+
+
+@rule
+def lustre_dataset_link(spec: StackSpec) -> Iterator[Problem]:
+    """Linking S3 to a directory needs a data repository association, which SCRATCH_1 lacks; it can
+    only import at the file system root (FSx for Lustre User Guide, "Linking your file system to an
+    Amazon S3 bucket")."""
+    found = _lustre(spec)
+    if found is None:
+        return
+    lustre, kind = found
+    if not kind.data_repository_associations and lustre.import_path.rstrip("/") != "":
+        yield Problem(
+            "training.storage.lustre.importPath",
+            f"{kind.name} cannot link the dataset bucket to {lustre.import_path} (no data repository "
+            "associations); set importPath: / or use SCRATCH_2 or PERSISTENT_2",
+        )
+
+
+# --- S3 -----------------------------------------------------------------------------------------
+
+
+def bucket_name_problem(name: str) -> str | None:
+    """None if `name` is a valid general purpose bucket name (S3 User Guide, "General purpose bucket
+    naming rules"), else why not."""
+    if not tables.S3_BUCKET_MIN_LENGTH <= len(name) <= tables.S3_BUCKET_MAX_LENGTH:
+        return f"must be {tables.S3_BUCKET_MIN_LENGTH} to {tables.S3_BUCKET_MAX_LENGTH} characters long"
+    if not tables.S3_BUCKET_CHARS.match(name):
+        return (
+            "may contain only lowercase letters, digits, dots and hyphens, and must begin and end "
+            "with a letter or digit"
+        )
+    if ".." in name:
+        return "must not contain two adjacent dots"
+    if tables.IPV4_LIKE.match(name):
+        return "must not be formatted as an IP address"
+    for prefix in tables.S3_BUCKET_RESERVED_PREFIXES:
+        if name.startswith(prefix):
+            return f"must not start with the reserved prefix {prefix!r}"
+    for suffix in tables.S3_BUCKET_RESERVED_SUFFIXES:
+        if name.endswith(suffix):
+            return f"must not end with the reserved suffix {suffix!r}"
+    return None
+
+
+def _s3_uris(spec: StackSpec) -> Iterator[tuple[str, str]]:
+    """(config path, uri) of every object-store URI in the spec."""
+    if spec.training is not None:
+        yield "training.storage.datasets.uri", spec.training.storage.datasets.uri
+        if spec.training.storage.checkpoints is not None:
+            yield "training.storage.checkpoints.uri", spec.training.storage.checkpoints.uri
+    if spec.serving is not None:
+        yield "serving.model.weightsUri", spec.serving.model.weights_uri
+        for index, adapter in enumerate(spec.serving.model.adapters):
+            yield f"serving.model.adapters.{index}.uri", adapter.uri
+
+
+@rule
+def training_storage_is_s3(spec: StackSpec) -> Iterator[Problem]:
+    """On AWS, datasets and checkpoints live in S3 buckets this stack creates or links to FSx."""
+    if not _aws_training(spec):
+        return
+    for path, uri in _s3_uris(spec):
+        if path.startswith("training.") and not uri.startswith("s3://"):
+            yield Problem(path, f"{uri!r}: on aws this must be an s3:// URI")
+
+
+@rule
+def s3_bucket_names(spec: StackSpec) -> Iterator[Problem]:
+    """Bucket names in s3:// URIs obey the S3 naming rules (S3 User Guide, "General purpose bucket naming rules")."""
+    if not _aws(spec):
+        return
+    for path, uri in _s3_uris(spec):
+        if not uri.startswith("s3://"):
+            continue
+        name = bucket_of(uri)
+        problem = bucket_name_problem(name)
+        if problem:
+            yield Problem(path, f"bucket name {name!r} {problem}")
+        elif "." in name:
+            yield Problem(
+                path,
+                f"bucket name {name!r} contains dots: virtual-hosted HTTPS and Transfer Acceleration do not "
+                "work with it; prefer hyphens",
+                Level.WARNING,
+            )
+
+
+# --- VPC ----------------------------------------------------------------------------------------
+
+
+@rule
+def training_vpc_has_room(spec: StackSpec) -> Iterator[Problem]:
+    """A new training VPC must hold the cluster subnet (nodes, their ENIs and the Lustre servers'
+    ENIs) plus the public/NAT subnet; AWS also reserves 5 addresses per subnet (VPC User Guide,
+    "Subnet CIDR blocks")."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    network = spec.training.network
+    if network.existing or network.vpc_cidr is None:
+        return
+    prefix = ipaddress.ip_network(network.vpc_cidr).prefixlen
+    if prefix > tables.VPC_MAX_PREFIX:
+        yield Problem(
+            "training.network.vpcCidr",
+            f"/{prefix} is too small for the cluster subnet plus the NAT subnet; use a /{tables.VPC_MAX_PREFIX} "
+            "or larger block (e.g. 10.20.0.0/16)",
         )

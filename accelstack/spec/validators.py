@@ -7,7 +7,12 @@ unwise. Add a rule by decorating it with `@rule`; `run_validators` runs them all
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import posixpath
+import re
 from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit
 
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Level, Problem
@@ -62,5 +67,155 @@ def region_allowed(spec: StackSpec) -> Iterator[Problem]:
         yield Problem("account.region", f"{spec.account.region!r} is not allowed; allowed: {', '.join(allowed)}")
 
 
-# Cloud-specific rules register themselves on import.
+def bucket_of(uri: str) -> str:
+    """`s3://bucket/prefix` -> `bucket` (the models already require scheme://host[/path])."""
+    return urlsplit(uri).netloc
+
+
+def path_within(path: str, root: str) -> bool:
+    """True if POSIX `path` is `root` or below it (`/fsx/ckpt` is within `/fsx`, `/fsx2` is not)."""
+    path, root = posixpath.normpath(path), posixpath.normpath(root)
+    return root == "/" or path == root or path.startswith(root + "/")
+
+
+@rule
+def dataset_and_checkpoint_buckets_differ(spec: StackSpec) -> Iterator[Problem]:
+    """Checkpoints get their own bucket: its lifecycle, versioning and cross-account readers differ
+    from the dataset's, and FSx links a bucket to a file system only once."""
+    if spec.training is None or spec.training.storage.checkpoints is None:
+        return
+    storage = spec.training.storage
+    if bucket_of(storage.checkpoints.uri) == bucket_of(storage.datasets.uri):
+        yield Problem(
+            "training.storage.checkpoints.uri",
+            f"uses the dataset bucket {bucket_of(storage.datasets.uri)!r}; checkpoints need their own bucket",
+        )
+
+
+@rule
+def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
+    """Checkpoint shards are written by every node, so the path must be on the shared file system."""
+    if spec.training is None or spec.training.storage.checkpoints is None:
+        return
+    storage = spec.training.storage
+    path = storage.checkpoints.path
+    if storage.lustre is None:
+        yield Problem(
+            "training.storage.checkpoints.path",
+            f"{path} is node-local because there is no Lustre file system (training.storage.lustre); "
+            "ranks cannot read each other's shards on restart, and jobs must upload to the bucket themselves",
+            Level.WARNING,
+        )
+        return
+    mount = storage.lustre.mount_path
+    if not path_within(path, mount):
+        yield Problem(
+            "training.storage.checkpoints.path",
+            f"{path} is not under the Lustre mount path {mount}; use e.g. {posixpath.join(mount, 'checkpoints')}",
+        )
+        return
+    if posixpath.normpath(storage.lustre.import_path) == "/":
+        return  # the whole file system is the dataset link; nothing to keep apart
+    dataset_dir = posixpath.join(mount, storage.lustre.import_path.lstrip("/"))
+    if path_within(path, dataset_dir):
+        yield Problem(
+            "training.storage.checkpoints.path",
+            f"{path} is inside the dataset directory {dataset_dir} (lustre.importPath {storage.lustre.import_path}),"
+            " which is linked to the dataset bucket; keep checkpoints beside it, not in it",
+            Level.WARNING,
+        )
+
+
+# Slurm accepts these for a partition's MaxTime (slurm.conf(5), "MaxTime"; sbatch(1), "--time").
+SLURM_UNLIMITED = ("UNLIMITED", "INFINITE")
+_SLURM_TIME = re.compile(
+    r"^(?:(?P<minutes>\d+)"  # minutes
+    r"|(?P<m>\d+):(?P<s>\d{1,2})"  # minutes:seconds
+    r"|(?P<h>\d+):(?P<hm>\d{1,2}):(?P<hs>\d{1,2})"  # hours:minutes:seconds
+    r"|(?P<d>\d+)-(?P<dh>\d{1,2})(?::(?P<dm>\d{1,2})(?::(?P<ds>\d{1,2}))?)?"  # days-hours[:minutes[:seconds]]
+    r")$"
+)
+SLURM_TIME_FORMATS = "UNLIMITED, MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
+
+
+def slurm_time_problem(text: str) -> str | None:
+    """None if `text` is a valid Slurm time limit, else why not."""
+    if text.upper() in SLURM_UNLIMITED:
+        return None
+    match = _SLURM_TIME.match(text)
+    if match is None:
+        return f"{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS}"
+    parts = match.groupdict()
+    for key in ("s", "hm", "hs", "dm", "ds"):
+        if parts[key] is not None and int(parts[key]) > 59:
+            return f"{text!r}: minutes and seconds must be 0-59"
+    if parts["dh"] is not None and int(parts["dh"]) > 23:
+        return f"{text!r}: hours after the day count must be 0-23"
+    return None
+
+
+@rule
+def partition_names_unique(spec: StackSpec) -> Iterator[Problem]:
+    """slurm.conf rejects two PartitionName lines with one name."""
+    if spec.training is None:
+        return
+    seen: set[str] = set()
+    for index, partition in enumerate(spec.training.scheduler.partitions):
+        if partition.name in seen:
+            yield Problem(f"training.scheduler.partitions.{index}.name", f"duplicate partition name {partition.name!r}")
+        seen.add(partition.name)
+
+
+@rule
+def exactly_one_default_partition(spec: StackSpec) -> Iterator[Problem]:
+    """Slurm routes jobs without -p to the Default=YES partition; two defaults is ambiguous, none
+    makes every `sbatch` without -p fail."""
+    if spec.training is None or spec.training.scheduler.kind != "slurm":
+        return
+    partitions = spec.training.scheduler.partitions
+    defaults = [p.name for p in partitions if p.default]
+    if not partitions:
+        yield Problem("training.scheduler.partitions", "slurm needs at least one partition")
+    elif len(defaults) != 1:
+        found = f"{len(defaults)} ({', '.join(defaults)})" if defaults else "none"
+        yield Problem(
+            "training.scheduler.partitions",
+            f"exactly one partition must have default: true; found {found}",
+        )
+
+
+@rule
+def partition_max_time_format(spec: StackSpec) -> Iterator[Problem]:
+    """MaxTime uses Slurm's time syntax (slurm.conf(5))."""
+    if spec.training is None:
+        return
+    for index, partition in enumerate(spec.training.scheduler.partitions):
+        problem = slurm_time_problem(partition.max_time)
+        if problem:
+            yield Problem(f"training.scheduler.partitions.{index}.maxTime", problem)
+
+
+SPOT_LARGE_COUNT = 64
+
+
+@rule
+def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
+    """A synchronous job stops when any node is reclaimed; with many spot nodes that is frequent."""
+    if spec.training is None:
+        return
+    nodes = spec.training.nodes
+    if nodes.capacity == "spot" and nodes.count > SPOT_LARGE_COUNT:
+        yield Problem(
+            "training.nodes.count",
+            f"{nodes.count} spot nodes: one interruption stops the whole job, and with more than "
+            f"{SPOT_LARGE_COUNT} nodes interruptions are frequent; checkpoint often or use capacity-block",
+            Level.WARNING,
+        )
+
+
+# Cloud-specific rules register themselves on import. The serving rules module is being written
+# alongside; import it once it exists.
 from accelstack.spec import aws_rules  # noqa: E402,F401
+
+if importlib.util.find_spec("accelstack.spec.aws_serving_rules") is not None:
+    importlib.import_module("accelstack.spec.aws_serving_rules")
