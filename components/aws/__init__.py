@@ -18,7 +18,9 @@ class AwsStack(CloudStack):
         from components.aws.training import TrainingCluster
 
         root, opts = self._root("TrainingStack")
-        TrainingCluster(self.spec, self.digest, opts)
+        cluster = TrainingCluster(self.spec, self.digest, opts)
+        for key, value in cluster.outputs.items():
+            pulumi.export(key, value)
 
     def build_serving(self) -> None:
         from components.aws.serving import ServingService

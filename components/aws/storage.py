@@ -142,3 +142,285 @@ class SecureBucket(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[access_block, ownership]),
         )
         self.register_outputs({"bucket": self.name_out, "arn": self.arn})
+
+
+# ---------------------------------------------------------------------------------------------
+# Training storage: the stack's KMS key, datasets + checkpoints buckets, FSx for Lustre.
+# ---------------------------------------------------------------------------------------------
+
+# Data repository associations (per-path links with import AND export policies) exist only on
+# PERSISTENT_2; older deployment types link one bucket with import_path/export_path.
+DRA_DEPLOYMENT_TYPES = frozenset({"PERSISTENT_2"})
+PERSISTENT_DEPLOYMENT_TYPES = frozenset({"PERSISTENT_1", "PERSISTENT_2"})
+LUSTRE_VERSION = "2.15"  # supported by every deployment type; AWS recommends it for new file systems
+DATASET_IMPORT_EVENTS = ("NEW", "CHANGED", "DELETED")
+# Never DELETED: deleting a checkpoint on Lustre (e.g. rotation) must not delete it in S3.
+CHECKPOINT_EXPORT_EVENTS = ("NEW", "CHANGED")
+CHECKPOINT_IMPORT_EVENTS = ("NEW", "CHANGED", "DELETED")
+
+
+def parse_s3_uri(uri: str, config_path: str) -> tuple[str, str]:
+    """`s3://bucket/some/prefix` -> ("bucket", "some/prefix")."""
+    scheme, sep, rest = uri.partition("://")
+    if scheme != "s3" or not sep or not rest.split("/", 1)[0]:
+        raise ValueError(f"{config_path}: {uri!r} is not an S3 URI; expected s3://bucket[/prefix]")
+    bucket, _, prefix = rest.partition("/")
+    return bucket, prefix.strip("/")
+
+
+def lustre_relative_path(path: str, mount_path: str, config_path: str) -> str:
+    """A node path under the Lustre mount (`/fsx/checkpoints`) -> the file system path (`/checkpoints`)."""
+    mount = mount_path.rstrip("/") or "/"
+    if mount != "/" and not (path == mount or path.startswith(mount + "/")):
+        raise ValueError(f"{config_path}: {path!r} must be under the Lustre mount path {mount_path!r}")
+    relative = "/" + path[len(mount) :].strip("/") if mount != "/" else "/" + path.strip("/")
+    if relative == "/":
+        raise ValueError(f"{config_path}: {path!r} is the Lustre root; use a subdirectory such as {mount}/checkpoints")
+    return relative
+
+
+def dra_paths_overlap(first: str, second: str) -> bool:
+    """FSx rejects a DRA whose file system path is the same as, or nested in, another's."""
+    a, b = first.rstrip("/") + "/", second.rstrip("/") + "/"
+    return a.startswith(b) or b.startswith(a)
+
+
+def kms_key_policy(account_id: str, region: str, artifact_readers: Sequence[str]) -> dict[str, Any]:
+    """Key policy: the account administers the key through IAM; EBS (Auto Scaling launches) and S3
+    (FSx data repository links, bucket keys) may use it on behalf of principals in this account,
+    like the AWS managed aws/ebs and aws/s3 keys; artifact-reader accounts may only decrypt through S3."""
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "AccountAdministersKeyThroughIam",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
+            "Action": "kms:*",
+            "Resource": "*",
+        },
+        {
+            # The Auto Scaling and FSx service-linked roles cannot be named before they exist.
+            "Sid": "UseThroughEbsAndS3InThisAccount",
+            "Effect": "Allow",
+            "Principal": {"AWS": "*"},
+            "Action": [
+                "kms:Encrypt",
+                "kms:Decrypt",
+                "kms:ReEncrypt*",
+                "kms:GenerateDataKey*",
+                "kms:CreateGrant",
+                "kms:DescribeKey",
+            ],
+            "Resource": "*",
+            "Condition": {
+                "StringEquals": {
+                    "kms:CallerAccount": account_id,
+                    "kms:ViaService": [f"ec2.{region}.amazonaws.com", f"s3.{region}.amazonaws.com"],
+                }
+            },
+        },
+    ]
+    if artifact_readers:
+        statements.append(
+            {
+                "Sid": "ArtifactReadersDecryptThroughS3",
+                "Effect": "Allow",
+                "Principal": {"AWS": [f"arn:aws:iam::{reader}:root" for reader in artifact_readers]},
+                "Action": ["kms:Decrypt", "kms:DescribeKey"],
+                "Resource": "*",
+                "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+            }
+        )
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+def artifact_reader_statements(bucket_arn: str, prefix: str, readers: Sequence[str]) -> list[dict[str, Any]]:
+    """Read-only, prefix-limited access for serving accounts; nothing here grants write or delete."""
+    if not readers:
+        return []
+    principals = {"AWS": [f"arn:aws:iam::{reader}:root" for reader in readers]}
+    key_prefix = prefix.lstrip("/")
+    return [
+        {
+            "Sid": "ArtifactReadersGetObjects",
+            "Effect": "Allow",
+            "Principal": principals,
+            "Action": "s3:GetObject",
+            "Resource": f"{bucket_arn}/{key_prefix}*",
+        },
+        {
+            "Sid": "ArtifactReadersListPrefix",
+            "Effect": "Allow",
+            "Principal": principals,
+            "Action": "s3:ListBucket",
+            "Resource": bucket_arn,
+            "Condition": {"StringLike": {"s3:prefix": [f"{key_prefix}*"]}},
+        },
+    ]
+
+
+class TrainingStorage(pulumi.ComponentResource):
+    """The stack key, datasets/checkpoints buckets and the Lustre file system staging them.
+
+    Outputs: kms_key_arn, dataset_bucket(_arn), checkpoint_bucket(_arn) (None without
+    checkpoints), lustre_dns_name / lustre_mount_name (None without Lustre).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        spec: Any,  # StackSpec (training workload)
+        *,
+        subnet_id: pulumi.Input[str],
+        security_group_id: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("accelstack:aws:TrainingStorage", name, None, opts)
+        training = spec.training
+        storage = training.storage
+        child = pulumi.ResourceOptions(parent=self)
+
+        policy = kms_key_policy(spec.account.id, spec.account.region, training.artifact_readers)
+        self.kms_key = aws.kms.Key(
+            f"{name}-key",
+            description=f"accelstack {spec.stack}: datasets, checkpoints, Lustre and EBS volumes",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=json.dumps(policy),
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
+        )
+        aws.kms.Alias(f"{name}-key", name=f"alias/accelstack/{spec.stack}", target_key_id=self.kms_key.key_id, opts=child)
+        self.kms_key_arn: pulumi.Output[str] = self.kms_key.arn
+
+        datasets_bucket, datasets_prefix = parse_s3_uri(storage.datasets.uri, "training.storage.datasets.uri")
+        if storage.datasets.create:
+            datasets = SecureBucket(
+                f"{name}-datasets", kms_key_arn=self.kms_key_arn, bucket_name=datasets_bucket, opts=child
+            )
+            self.dataset_bucket: pulumi.Output[str] = datasets.name_out
+            self.dataset_bucket_arn: pulumi.Output[str] = datasets.arn
+        else:
+            # The operator's existing bucket: referenced by name, never managed (or deleted) here.
+            self.dataset_bucket = pulumi.Output.from_input(datasets_bucket)
+            self.dataset_bucket_arn = pulumi.Output.from_input(f"arn:aws:s3:::{datasets_bucket}")
+
+        self.checkpoint_bucket: pulumi.Output[str] | None = None
+        self.checkpoint_bucket_arn: pulumi.Output[str] | None = None
+        checkpoints = storage.checkpoints
+        if checkpoints is not None:
+            checkpoint_bucket, _ = parse_s3_uri(checkpoints.uri, "training.storage.checkpoints.uri")
+            if checkpoints.create:
+                readers, prefix = list(training.artifact_readers), training.artifact_prefix
+                bucket = SecureBucket(
+                    f"{name}-checkpoints",
+                    kms_key_arn=self.kms_key_arn,
+                    bucket_name=checkpoint_bucket,
+                    policy_statements=lambda arn: arn.apply(lambda a: artifact_reader_statements(a, prefix, readers)),
+                    opts=child,
+                )
+                self.checkpoint_bucket = bucket.name_out
+                self.checkpoint_bucket_arn = bucket.arn
+            else:
+                if training.artifact_readers:
+                    pulumi.log.warn(
+                        "training.artifactReaders: the checkpoints bucket is not created by this stack "
+                        "(training.storage.checkpoints.create=false); grant read access in its own policy",
+                        resource=self,
+                    )
+                self.checkpoint_bucket = pulumi.Output.from_input(checkpoint_bucket)
+                self.checkpoint_bucket_arn = pulumi.Output.from_input(f"arn:aws:s3:::{checkpoint_bucket}")
+
+        self.lustre_dns_name: pulumi.Output[str] | None = None
+        self.lustre_mount_name: pulumi.Output[str] | None = None
+        self.lustre_id: pulumi.Output[str] | None = None
+        if storage.lustre is not None:
+            self._lustre(name, spec, subnet_id, security_group_id)
+
+        self.register_outputs(
+            {
+                "kmsKeyArn": self.kms_key_arn,
+                "datasetBucket": self.dataset_bucket,
+                "checkpointBucket": self.checkpoint_bucket,
+                "lustreDnsName": self.lustre_dns_name,
+                "lustreMountName": self.lustre_mount_name,
+            }
+        )
+
+    def _lustre(self, name: str, spec: Any, subnet_id: pulumi.Input[str], security_group_id: pulumi.Input[str]) -> None:
+        storage = spec.training.storage
+        lustre = storage.lustre
+        child = pulumi.ResourceOptions(parent=self)
+        deployment = lustre.deployment_type
+        use_dra = deployment in DRA_DEPLOYMENT_TYPES
+        datasets_uri = storage.datasets.uri.rstrip("/")
+        legacy_link: dict[str, Any] = {}
+        if not use_dra:
+            # Legacy link: the whole datasets bucket at the file system root; export goes back to
+            # the same bucket (AWS requires it), so checkpoints are NOT exported on these types.
+            legacy_link = {"import_path": datasets_uri, "auto_import_policy": "NEW_CHANGED_DELETED"}
+            if storage.checkpoints is not None:
+                pulumi.log.warn(
+                    f"training.storage.lustre.deploymentType: {deployment} cannot link the checkpoints bucket "
+                    "(data repository associations need PERSISTENT_2); checkpoints will not be exported to S3",
+                    resource=self,
+                )
+        file_system = aws.fsx.LustreFileSystem(
+            f"{name}-lustre",
+            deployment_type=deployment,
+            storage_capacity=lustre.capacity_gib,
+            per_unit_storage_throughput=(
+                lustre.throughput_per_tib if deployment in PERSISTENT_DEPLOYMENT_TYPES else None
+            ),
+            subnet_ids=subnet_id,  # one subnet: a Lustre file system lives in one AZ, next to the nodes
+            security_group_ids=[security_group_id],
+            kms_key_id=self.kms_key_arn if deployment in PERSISTENT_DEPLOYMENT_TYPES else None,
+            file_system_type_version=LUSTRE_VERSION,
+            data_compression_type="LZ4",
+            tags={"Name": f"{name}-lustre"},
+            **legacy_link,
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
+        )
+        self.lustre_id = file_system.id
+        self.lustre_dns_name = file_system.dns_name
+        self.lustre_mount_name = file_system.mount_name
+        if not use_dra:
+            return
+        aws.fsx.DataRepositoryAssociation(
+            f"{name}-datasets",
+            file_system_id=file_system.id,
+            file_system_path=lustre.import_path,
+            data_repository_path=datasets_uri,
+            # Lists every object's metadata at creation so jobs see the full dataset at once
+            # (contents are lazy-loaded on first read).
+            batch_import_meta_data_on_create=True,
+            s3=aws.fsx.DataRepositoryAssociationS3Args(
+                auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
+                    events=list(DATASET_IMPORT_EVENTS)
+                ),
+            ),
+            opts=child,
+        )
+        checkpoints = storage.checkpoints
+        if checkpoints is None:
+            return
+        checkpoint_path = lustre_relative_path(checkpoints.path, lustre.mount_path, "training.storage.checkpoints.path")
+        if dra_paths_overlap(checkpoint_path, lustre.import_path):
+            raise ValueError(
+                f"training.storage.checkpoints.path {checkpoints.path!r} overlaps training.storage.lustre.importPath "
+                f"{lustre.import_path!r}; data repository associations need disjoint paths"
+            )
+        aws.fsx.DataRepositoryAssociation(
+            f"{name}-checkpoints",
+            file_system_id=file_system.id,
+            file_system_path=checkpoint_path,
+            data_repository_path=checkpoints.uri.rstrip("/"),
+            s3=aws.fsx.DataRepositoryAssociationS3Args(
+                auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(
+                    events=list(CHECKPOINT_EXPORT_EVENTS)
+                ),
+                # Resuming on a fresh file system sees checkpoints already in S3.
+                auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
+                    events=list(CHECKPOINT_IMPORT_EVENTS)
+                ),
+            ),
+            opts=child,
+        )

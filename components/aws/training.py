@@ -1,0 +1,360 @@
+"""The training cluster: network + storage + an EFA node group in one cluster placement group.
+
+The node group is ONE auto scaling group of fixed size, so the resource graph is the same for 4
+or 4000 nodes (no per-node resources); a scheduler (Slurm / AWS Batch, `components.aws.scheduler`)
+plugs in through `TrainingHandles` and may replace the group or its user data.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import importlib.util
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import yaml
+
+from accelstack.spec import StackSpec
+from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
+from components.aws.handles import SchedulerResult, TrainingHandles
+from components.aws.network import TrainingNetwork
+from components.aws.provider import stack_tags
+from components.aws.storage import TrainingStorage
+
+# AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
+# by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id.
+DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs' root device name
+ROOT_VOLUME_GIB = 512  # containers, CUDA caches and local scratch
+# Hop limit 2: containers (enroot/Pyxis, Docker bridge) sit one hop further from IMDS than the host.
+IMDS_HOP_LIMIT = 2
+SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+LUSTRE_MOUNT_OPTIONS = "noatime,flock"
+
+
+@dataclass(frozen=True)
+class NetworkInterface:
+    network_card_index: int
+    device_index: int
+    interface_type: str | None  # "efa", "efa-only", or None for a plain ENA interface
+
+
+def efa_network_interfaces(instance_type: str) -> list[NetworkInterface]:
+    """Every EFA interface the instance type supports, one per network card.
+
+    Card 0 carries the primary interface (device 0, type "efa": IP traffic + EFA); every other card
+    gets an "efa-only" interface at device index 1 (no IP address, so thousands of nodes do not
+    exhaust the subnet), as in the EFA user guide's "maximize network bandwidth" setup for p5.
+    """
+    itype = ACCELERATED_INSTANCES.get(instance_type)
+    if itype is None:
+        raise ValueError(
+            f"training.nodes.instanceType: {instance_type!r} is not a supported accelerated instance type; "
+            f"allowed: {', '.join(ACCELERATED_INSTANCES)}"
+        )
+    if itype.efa_interfaces == 0:
+        return [NetworkInterface(0, 0, None)]
+    return [NetworkInterface(0, 0, "efa")] + [
+        NetworkInterface(card, 1, "efa-only") for card in range(1, itype.efa_interfaces)
+    ]
+
+
+def instance_policy_document(
+    dataset_bucket_arn: str, checkpoint_bucket_arn: str | None, kms_key_arn: str
+) -> dict[str, Any]:
+    """What nodes may do beyond SSM: read datasets, read/write (never delete) checkpoints, and use
+    the stack key for them. Scoped to the stack's own bucket and key ARNs; no wildcard resources."""
+    buckets = [dataset_bucket_arn] + ([checkpoint_bucket_arn] if checkpoint_bucket_arn else [])
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "ListStackBuckets",
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket", "s3:GetBucketLocation"],
+            "Resource": buckets,
+        },
+        {
+            "Sid": "ReadDatasets",
+            "Effect": "Allow",
+            "Action": ["s3:GetObject"],
+            "Resource": [f"{dataset_bucket_arn}/*"],
+        },
+    ]
+    if checkpoint_bucket_arn:
+        statements.append(
+            {
+                "Sid": "ReadWriteCheckpoints",
+                "Effect": "Allow",
+                "Action": [
+                    "s3:GetObject",
+                    "s3:PutObject",
+                    "s3:AbortMultipartUpload",
+                    "s3:ListMultipartUploadParts",
+                ],
+                "Resource": [f"{checkpoint_bucket_arn}/*"],
+            }
+        )
+    statements.append(
+        {
+            "Sid": "UseStackKey",
+            "Effect": "Allow",
+            "Action": ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"],
+            "Resource": [kms_key_arn],
+        }
+    )
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+EC2_ASSUME_ROLE_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+}
+
+
+def lustre_client_cloud_config(dns_name: str, mount_name: str, mount_path: str) -> str:
+    """Minimal cloud-init for nodes without a scheduler: install the Lustre client if the AMI lacks
+    it (FSx's Ubuntu repository, kernel-matched modules) and mount the file system."""
+    source = f"{dns_name}@tcp:/{mount_name}"
+    install = (
+        "command -v mount.lustre >/dev/null || { "
+        "wget -qO- https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc "
+        "| gpg --dearmor > /usr/share/keyrings/fsx-ubuntu-public-key.gpg && "
+        'echo "deb [signed-by=/usr/share/keyrings/fsx-ubuntu-public-key.gpg] '
+        'https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu $(lsb_release -cs) main" '
+        "> /etc/apt/sources.list.d/fsxlustreclientrepo.list && "
+        'apt-get update && apt-get install -y "lustre-client-modules-$(uname -r)"; }'
+    )
+    config = {
+        "mounts": [[source, mount_path, "lustre", f"{LUSTRE_MOUNT_OPTIONS},_netdev", "0", "0"]],
+        "runcmd": [
+            ["bash", "-c", install],
+            ["mkdir", "-p", mount_path],
+            ["mount", "-t", "lustre", "-o", LUSTRE_MOUNT_OPTIONS, source, mount_path],
+        ],
+    }
+    return "#cloud-config\n" + yaml.safe_dump(config, sort_keys=False, width=1000)
+
+
+def market_options(
+    capacity: str, reservation_id: str | None
+) -> tuple[aws.ec2.LaunchTemplateInstanceMarketOptionsArgs | None, aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None]:
+    """Launch-template market settings for on-demand (none), spot, or an EC2 Capacity Block."""
+    if capacity == "spot":
+        return (
+            aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+                market_type="spot",
+                spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(
+                    instance_interruption_behavior="terminate",
+                    spot_instance_type="one-time",
+                ),
+            ),
+            None,
+        )
+    if capacity == "capacity-block":
+        if not reservation_id:
+            raise ValueError("training.nodes.reservationId: required when training.nodes.capacity is capacity-block")
+        return (
+            aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block"),
+            aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+                capacity_reservation_target=(
+                    aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                        capacity_reservation_id=reservation_id
+                    )
+                ),
+            ),
+        )
+    return None, None
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _scheduler_module():
+    """`components.aws.scheduler` if it exists (written separately); errors inside it propagate."""
+    if importlib.util.find_spec("components.aws.scheduler") is None:
+        return None
+    return importlib.import_module("components.aws.scheduler")
+
+
+class TrainingCluster(pulumi.ComponentResource):
+    """The training stack's main component. `outputs` holds what the stack exports."""
+
+    def __init__(self, spec: StackSpec, digest: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("accelstack:aws:TrainingCluster", spec.stack, None, opts)
+        assert spec.training is not None
+        training = spec.training
+        self.spec, self.digest = spec, digest
+        name = spec.stack
+        child = pulumi.ResourceOptions(parent=self)
+        interfaces = efa_network_interfaces(training.nodes.instance_type)  # fail before any resource
+        self._markets = market_options(training.nodes.capacity, training.nodes.reservation_id)
+
+        self.network = TrainingNetwork(f"{name}-net", training.network, opts=child)
+        self.storage = TrainingStorage(
+            f"{name}-storage",
+            spec,
+            subnet_id=self.network.subnet_id,
+            security_group_id=self.network.security_group_id,
+            opts=child,
+        )
+        self.placement_group = aws.ec2.PlacementGroup(
+            f"{name}-nodes",
+            strategy="cluster",  # one spine: lowest latency between EFA nodes
+            opts=child,
+        )
+        self.role = aws.iam.Role(
+            f"{name}-node",
+            assume_role_policy=json.dumps(EC2_ASSUME_ROLE_POLICY),
+            description=f"accelstack {name}: training nodes",
+            opts=child,
+        )
+        aws.iam.RolePolicyAttachment(f"{name}-node-ssm", role=self.role.name, policy_arn=SSM_MANAGED_POLICY, opts=child)
+        storage = self.storage
+        checkpoint_arn = storage.checkpoint_bucket_arn or pulumi.Output.from_input("")
+        aws.iam.RolePolicy(
+            f"{name}-node-storage",
+            role=self.role.id,
+            policy=pulumi.Output.all(storage.dataset_bucket_arn, checkpoint_arn, storage.kms_key_arn).apply(
+                lambda arns: json.dumps(instance_policy_document(arns[0], arns[1] or None, arns[2]))
+            ),
+            opts=child,
+        )
+        self.instance_profile = aws.iam.InstanceProfile(f"{name}-node", role=self.role.name, opts=child)
+        self._interfaces = interfaces
+
+        handles = TrainingHandles(
+            vpc_id=self.network.vpc_id,
+            subnet_id=self.network.subnet_id,
+            availability_zone=self.network.availability_zone,
+            cluster_security_group_id=self.network.security_group_id,
+            placement_group_name=self.placement_group.name,
+            instance_role_name=self.role.name,
+            instance_profile_arn=self.instance_profile.arn,
+            kms_key_arn=storage.kms_key_arn,
+            dataset_bucket=storage.dataset_bucket,
+            checkpoint_bucket=storage.checkpoint_bucket,
+            lustre_dns_name=storage.lustre_dns_name,
+            lustre_mount_name=storage.lustre_mount_name,
+            make_launch_template=self.make_launch_template,
+        )
+        result = SchedulerResult()
+        scheduler = _scheduler_module() if training.scheduler.kind != "none" else None
+        if scheduler is not None:
+            result = scheduler.build_scheduler(spec, digest, handles, child)
+
+        self.group: aws.autoscaling.Group | None = None
+        if result.needs_compute_group:
+            user_data = result.compute_user_data if result.compute_user_data is not None else self._default_user_data()
+            template = self.make_launch_template(f"{name}-nodes", user_data)
+            self.group = self._node_group(name, template)
+
+        self.outputs: dict[str, pulumi.Input[Any]] = {
+            "configDigest": digest,
+            "account": spec.account.id,
+            "region": spec.account.region,
+            "vpcId": self.network.vpc_id,
+            "subnetId": self.network.subnet_id,
+            "availabilityZone": self.network.availability_zone,
+            "placementGroup": self.placement_group.name,
+            "datasetBucket": storage.dataset_bucket,
+            "kmsKeyArn": storage.kms_key_arn,
+            "efaInterfacesPerNode": sum(1 for i in interfaces if i.interface_type),
+        }
+        if storage.checkpoint_bucket is not None:
+            self.outputs["checkpointBucket"] = storage.checkpoint_bucket
+        if storage.lustre_dns_name is not None:
+            self.outputs["lustreDnsName"] = storage.lustre_dns_name
+            self.outputs["lustreMountName"] = storage.lustre_mount_name
+        if self.group is not None:
+            self.outputs["nodeGroup"] = self.group.name
+        self.outputs.update(result.outputs)
+        self.register_outputs(self.outputs)
+
+    def _default_user_data(self) -> pulumi.Input[str]:
+        storage = self.storage
+        lustre = self.spec.training.storage.lustre  # type: ignore[union-attr]
+        if storage.lustre_dns_name is None or lustre is None:
+            return "#cloud-config\n{}\n"
+        return pulumi.Output.all(storage.lustre_dns_name, storage.lustre_mount_name).apply(
+            lambda values: lustre_client_cloud_config(values[0], values[1], lustre.mount_path)
+        )
+
+    def make_launch_template(self, name: str, user_data: pulumi.Input[str]) -> aws.ec2.LaunchTemplate:
+        """An EFA launch template (every EFA interface, IMDSv2, encrypted gp3 root, no public IP) for
+        raw cloud-init `user_data`; shared with schedulers that launch nodes themselves."""
+        nodes = self.spec.training.nodes  # type: ignore[union-attr]
+        market, reservation = self._markets
+        security_groups = [self.network.security_group_id]
+        tags = {**stack_tags(self.spec, self.digest), "Name": name}
+        interfaces = [
+            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                network_card_index=interface.network_card_index,
+                device_index=interface.device_index,
+                interface_type=interface.interface_type,
+                security_groups=security_groups,
+                delete_on_termination="true",
+                # Only the primary interface could carry one; say "no" explicitly.
+                associate_public_ip_address="false" if interface.device_index == 0 else None,
+            )
+            for interface in self._interfaces
+        ]
+        return aws.ec2.LaunchTemplate(
+            name,
+            image_id=DEFAULT_IMAGE,
+            instance_type=nodes.instance_type,
+            ebs_optimized="true",
+            iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=self.instance_profile.arn),
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",  # IMDSv2 only
+                http_put_response_hop_limit=IMDS_HOP_LIMIT,
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=ROOT_DEVICE,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_type="gp3",
+                        volume_size=ROOT_VOLUME_GIB,
+                        encrypted="true",
+                        kms_key_id=self.storage.kms_key_arn,
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            network_interfaces=interfaces,
+            placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
+            instance_market_options=market,
+            capacity_reservation_specification=reservation,
+            user_data=pulumi.Output.from_input(user_data).apply(_b64),
+            # Default tags do not reach instances, volumes or interfaces launched from a template.
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            update_default_version=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _node_group(self, name: str, template: aws.ec2.LaunchTemplate) -> aws.autoscaling.Group:
+        nodes = self.spec.training.nodes  # type: ignore[union-attr]
+        return aws.autoscaling.Group(
+            f"{name}-nodes",
+            # Fixed size: a training job wants exactly `count` nodes; the group only replaces failed ones.
+            min_size=nodes.count,
+            max_size=nodes.count,
+            desired_capacity=nodes.count,
+            vpc_zone_identifiers=[self.network.subnet_id],
+            placement_group=self.placement_group.id,
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version="$Latest"),
+            health_check_type="EC2",
+            health_check_grace_period=600,
+            # Spot: launch a replacement when EC2 signals elevated interruption risk.
+            capacity_rebalance=nodes.capacity == "spot",
+            # Large GPU fleets fill over minutes to hours; do not block the deployment on it.
+            wait_for_capacity_timeout="0",
+            opts=pulumi.ResourceOptions(parent=self),
+        )
