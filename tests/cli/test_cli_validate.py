@@ -1,0 +1,183 @@
+"""`accelstack validate`: bad input is one line per problem naming its config path, exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from accelstack.cli import app
+
+
+def invoke(runner, project: Path, *args: str):
+    return runner.invoke(app, ["validate", "--project-dir", str(project), *args])
+
+
+def problem_lines(result, stack: str = "alpha") -> list[str]:
+    return [line for line in result.output.splitlines() if line.startswith(f"{stack}: ")]
+
+
+def write_stack(project: Path, name: str, text: str) -> None:
+    (project / "stacks" / f"Pulumi.{name}.yaml").write_text(text)
+
+
+def edited_alpha(project: Path, edit) -> None:
+    path = project / "stacks" / "Pulumi.alpha.yaml"
+    document = yaml.safe_load(path.read_text())
+    edit(document["config"])
+    path.write_text(yaml.safe_dump(document))
+
+
+def test_valid_stack_is_ok(runner, project):
+    result = invoke(runner, project, "alpha")
+    assert result.exit_code == 0, result.output
+    assert "alpha: ok" in result.output
+
+
+def test_help_lists_every_discovered_command(runner):
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "validate" in result.output and "preview" in result.output
+
+
+def test_yaml_syntax_error_names_file_and_line(runner, project):
+    write_stack(project, "alpha", "config:\n  accelstack:cloud: aws\n  accelstack:training: {nodes: [\n")
+    result = invoke(runner, project, "alpha")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    [line] = problem_lines(result)
+    assert "Pulumi.alpha.yaml" in line and "not valid YAML" in line and "line" in line
+
+
+def test_unknown_key_names_its_path(runner, project):
+    edited_alpha(project, lambda c: c["accelstack:training"]["nodes"].update(gpusPerNode=8))
+    result = invoke(runner, project, "alpha")
+    assert result.exit_code == 2
+    assert problem_lines(result) == ["alpha: training.nodes.gpusPerNode: unknown key"]
+
+
+def test_unknown_top_level_key(runner, project):
+    edited_alpha(project, lambda c: c.update({"accelstack:trainng": {}}))
+    result = invoke(runner, project, "alpha")
+    assert result.exit_code == 2
+    [line] = problem_lines(result)
+    assert line.startswith("alpha: accelstack:trainng: unknown key; allowed:") and "training" in line
+
+
+def test_wrong_type_names_its_path(runner, project):
+    edited_alpha(project, lambda c: c["accelstack:training"]["nodes"].update(count="many"))
+    result = invoke(runner, project, "alpha")
+    assert result.exit_code == 2
+    [line] = problem_lines(result)
+    assert line.startswith("alpha: training.nodes.count: ")
+
+
+def test_out_of_range_names_its_path_and_bound(runner, project):
+    result = invoke(runner, project, "alpha", "--set", "training.nodes.count=0")
+    assert result.exit_code == 2
+    [line] = problem_lines(result)
+    assert line.startswith("alpha: training.nodes.count: ") and "1" in line
+
+
+def test_every_problem_gets_its_own_line(runner, project):
+    result = invoke(
+        runner, project, "alpha", "--set", "training.nodes.count=0", "--set", "training.nodes.bogus=1"
+    )
+    assert result.exit_code == 2
+    paths = sorted(line.split(": ")[1] for line in problem_lines(result))
+    assert paths == ["training.nodes.bogus", "training.nodes.count"]
+
+
+def test_bad_set_syntax(runner, project):
+    result = invoke(runner, project, "alpha", "--set", "training.nodes.count")
+    assert result.exit_code == 2
+    assert "--set: expected path=value" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_set_below_a_scalar(runner, project):
+    result = invoke(runner, project, "alpha", "--set", "cloud.region=x")
+    assert result.exit_code == 2
+    assert "alpha: cloud: is not a mapping" in result.output
+
+
+def test_set_overrides_are_applied(runner, project):
+    assert invoke(runner, project, "alpha", "--set", "training.nodes.count=64").exit_code == 0
+    assert invoke(runner, project, "alpha", "--set", "training.nodes.count=100000").exit_code == 2
+
+
+def test_unknown_stack_lists_available_ones(runner, project):
+    write_stack(project, "beta", (project / "stacks" / "Pulumi.alpha.yaml").read_text())
+    result = invoke(runner, project, "nope", "alpha")
+    assert result.exit_code == 2
+    assert "nope: no such stack; available: alpha, beta" in result.output
+    assert "alpha: ok" not in result.output  # nothing is checked until every name resolves
+
+
+def test_stack_given_as_path(runner, project, tmp_path):
+    other = tmp_path / "elsewhere.yaml"
+    other.write_text((project / "stacks" / "Pulumi.alpha.yaml").read_text())
+    result = invoke(runner, project, str(other))
+    assert result.exit_code == 0
+    assert "elsewhere: ok" in result.output
+
+
+def test_all_validates_every_stack_and_reports_each(runner, project):
+    write_stack(project, "beta", "config:\n  accelstack:cloud: aws\n")
+    result = invoke(runner, project, "--all")
+    assert result.exit_code == 2
+    assert "alpha: ok" in result.output
+    assert any(line.startswith("beta: ") for line in result.output.splitlines())
+
+
+def test_no_project_found(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["validate", "alpha"])
+    assert result.exit_code == 2
+    assert "no Pulumi.yaml" in result.output
+
+
+def test_project_found_from_a_subdirectory(runner, project, monkeypatch):
+    monkeypatch.chdir(project / "stacks")
+    result = runner.invoke(app, ["validate", "alpha"])
+    assert result.exit_code == 0, result.output
+
+
+PATHS = st.sampled_from(
+    [
+        "cloud",
+        "workload",
+        "account.id",
+        "account.region",
+        "training.nodes.count",
+        "training.nodes.instanceType",
+        "training.nodes.capacity",
+        "training.storage.lustre.capacityGiB",
+        "training.storage.lustre.deploymentType",
+        "training.storage.datasets.uri",
+        "training.network.vpcCidr",
+        "training.scheduler.partitions",
+        "separation.servingAccounts",
+        "serving",
+        "nope.deeper.still",
+    ]
+)
+VALUES = st.one_of(
+    st.text(max_size=20),
+    st.integers(min_value=-(10**12), max_value=10**12).map(str),
+    st.sampled_from(["", "null", "[]", "{}", "[1, 2", "{a: 1}", "- x", "!!binary x", "*ref", "&a b", "1e400", ":"]),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=PATHS, value=VALUES)
+def test_random_set_values_never_crash(runner, project, path, value):
+    result = invoke(runner, project, "alpha", "--set", f"{path}={value}")
+    assert result.exit_code in (0, 2), result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    if result.exit_code == 2:
+        assert all(re.match(r"^alpha: \S", line) for line in result.output.splitlines() if line.strip())
