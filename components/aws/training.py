@@ -128,11 +128,19 @@ def lustre_client_cloud_config(dns_name: str, mount_name: str, mount_path: str) 
         'apt-get update && apt-get install -y "lustre-client-modules-$(uname -r)"; }'
     )
     config = {
-        "mounts": [[source, mount_path, "lustre", f"{LUSTRE_MOUNT_OPTIONS},_netdev", "0", "0"]],
+        # fstab (not cloud-init's `mounts` module, which runs before the client is installed) so
+        # systemd remounts after a reboot; runcmd mounts it now.
+        "write_files": [
+            {
+                "path": "/etc/fstab",
+                "append": True,
+                "content": f"{source} {mount_path} lustre {LUSTRE_MOUNT_OPTIONS},_netdev 0 0\n",
+            }
+        ],
         "runcmd": [
             ["bash", "-c", install],
             ["mkdir", "-p", mount_path],
-            ["mount", "-t", "lustre", "-o", LUSTRE_MOUNT_OPTIONS, source, mount_path],
+            ["mount", mount_path],
         ],
     }
     return "#cloud-config\n" + yaml.safe_dump(config, sort_keys=False, width=1000)

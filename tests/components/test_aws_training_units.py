@@ -1,0 +1,178 @@
+"""Pure pieces of the AWS training components: subnet carving, EFA interfaces, policies, cloud-init."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components.aws.network import carve_training_subnets
+from components.aws.storage import (
+    artifact_reader_statements,
+    bucket_policy_document,
+    dra_paths_overlap,
+    kms_key_policy,
+    lustre_relative_path,
+    parse_s3_uri,
+)
+from components.aws.training import (
+    efa_network_interfaces,
+    instance_policy_document,
+    lustre_client_cloud_config,
+    market_options,
+)
+
+
+@st.composite
+def vpc_cidrs(draw) -> str:
+    prefix = draw(st.integers(min_value=16, max_value=27))
+    address = draw(st.integers(min_value=0, max_value=2**32 - 1))
+    return str(ipaddress.ip_network((address, prefix), strict=False))
+
+
+@given(vpc_cidrs())
+def test_carved_subnets_fit_the_vpc_and_never_overlap(cidr: str) -> None:
+    vpc = ipaddress.ip_network(cidr)
+    subnets = carve_training_subnets(cidr)
+    cluster, public = ipaddress.ip_network(subnets.cluster), ipaddress.ip_network(subnets.public)
+    assert cluster.subnet_of(vpc) and public.subnet_of(vpc)
+    assert not cluster.overlaps(public)
+    assert cluster.prefixlen == max(20, vpc.prefixlen + 1)
+    assert public.prefixlen == 28  # AWS's smallest subnet
+
+
+def test_default_vpc_gets_a_slash_20_cluster_subnet() -> None:
+    subnets = carve_training_subnets("10.20.0.0/16")
+    assert subnets.cluster == "10.20.0.0/20"
+    assert subnets.public == "10.20.255.240/28"
+
+
+def test_vpc_too_small_for_two_subnets_names_the_config_path() -> None:
+    with pytest.raises(ValueError, match=r"training\.network\.vpcCidr"):
+        carve_training_subnets("10.0.0.0/28")
+
+
+@pytest.mark.parametrize(("instance_type", "efa"), [("p5.48xlarge", 32), ("p4d.24xlarge", 4)])
+def test_every_network_card_gets_one_efa_interface(instance_type: str, efa: int) -> None:
+    interfaces = efa_network_interfaces(instance_type)
+    assert len(interfaces) == efa
+    assert len({i.network_card_index for i in interfaces}) == efa
+    primary, *others = interfaces
+    assert (primary.network_card_index, primary.device_index, primary.interface_type) == (0, 0, "efa")
+    assert all(i.device_index == 1 and i.interface_type == "efa-only" for i in others)
+
+
+def test_instance_without_efa_gets_one_plain_interface() -> None:
+    [interface] = efa_network_interfaces("g5.xlarge")
+    assert interface.interface_type is None and interface.device_index == 0
+
+
+def test_unknown_instance_type_lists_allowed_ones() -> None:
+    with pytest.raises(ValueError, match=r"training\.nodes\.instanceType.*p5\.48xlarge"):
+        efa_network_interfaces("p9.mega")
+
+
+def _s3_statements(document: dict) -> list[dict]:
+    def actions(statement: dict) -> list[str]:
+        value = statement["Action"]
+        return [value] if isinstance(value, str) else value
+
+    return [s for s in document["Statement"] if any(a.startswith("s3:") for a in actions(s))]
+
+
+def test_instance_policy_is_scoped_to_stack_buckets_and_never_deletes() -> None:
+    document = instance_policy_document("arn:aws:s3:::d", "arn:aws:s3:::c", "arn:aws:kms:us-east-1:1:key/k")
+    for statement in document["Statement"]:
+        resources = statement["Resource"]
+        assert "*" not in resources
+        assert all(r.startswith(("arn:aws:s3:::d", "arn:aws:s3:::c", "arn:aws:kms:")) for r in resources)
+        assert "s3:*" not in statement["Action"]
+        assert "s3:DeleteObject" not in statement["Action"]
+    writes = [s for s in _s3_statements(document) if "s3:PutObject" in s["Action"]]
+    assert [w["Resource"] for w in writes] == [["arn:aws:s3:::c/*"]]  # datasets are read-only
+
+
+def test_instance_policy_without_checkpoints_grants_no_writes() -> None:
+    document = instance_policy_document("arn:aws:s3:::d", None, "arn:aws:kms:us-east-1:1:key/k")
+    assert not any("s3:PutObject" in s["Action"] for s in document["Statement"])
+
+
+def test_artifact_readers_get_prefix_limited_read_only_access() -> None:
+    statements = artifact_reader_statements("arn:aws:s3:::ckpt", "models/", ["222222222222"])
+    assert {a for s in statements for a in [s["Action"]]} == {"s3:GetObject", "s3:ListBucket"}
+    get, listing = statements
+    assert get["Resource"] == "arn:aws:s3:::ckpt/models/*"
+    assert get["Principal"] == {"AWS": ["arn:aws:iam::222222222222:root"]}
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["models/*"]}}
+    assert artifact_reader_statements("arn:aws:s3:::ckpt", "models/", []) == []
+
+
+def test_key_policy_lets_readers_decrypt_only_through_s3() -> None:
+    policy = kms_key_policy("111111111111", "us-east-1", ["222222222222"])
+    [reader] = [s for s in policy["Statement"] if s["Sid"] == "ArtifactReadersDecryptThroughS3"]
+    assert reader["Action"] == ["kms:Decrypt", "kms:DescribeKey"]
+    assert reader["Condition"] == {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
+    wide = [s for s in policy["Statement"] if s["Principal"] == {"AWS": "*"}]
+    assert all(s["Condition"]["StringEquals"]["kms:CallerAccount"] == "111111111111" for s in wide)
+
+
+def test_bucket_policy_always_denies_plain_http() -> None:
+    import json
+
+    document = json.loads(bucket_policy_document("arn:aws:s3:::b", [{"Sid": "x"}]))
+    deny = document["Statement"][0]
+    assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert deny["Resource"] == ["arn:aws:s3:::b", "arn:aws:s3:::b/*"]
+    assert document["Statement"][1] == {"Sid": "x"}
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [("s3://bucket", ("bucket", "")), ("s3://bucket/a/b/", ("bucket", "a/b"))],
+)
+def test_parse_s3_uri(uri: str, expected: tuple[str, str]) -> None:
+    assert parse_s3_uri(uri, "x") == expected
+
+
+def test_non_s3_uri_names_the_config_path() -> None:
+    with pytest.raises(ValueError, match=r"training\.storage\.datasets\.uri"):
+        parse_s3_uri("gs://bucket", "training.storage.datasets.uri")
+
+
+def test_checkpoint_path_is_made_relative_to_the_lustre_mount() -> None:
+    assert lustre_relative_path("/fsx/checkpoints", "/fsx", "p") == "/checkpoints"
+    assert lustre_relative_path("/fsx/a/b/", "/fsx/", "p") == "/a/b"
+    with pytest.raises(ValueError, match="under the Lustre mount"):
+        lustre_relative_path("/scratch/ckpt", "/fsx", "training.storage.checkpoints.path")
+    with pytest.raises(ValueError, match="Lustre root"):
+        lustre_relative_path("/fsx", "/fsx", "training.storage.checkpoints.path")
+
+
+def test_dra_paths_overlap_when_nested() -> None:
+    assert dra_paths_overlap("/datasets", "/datasets/ckpt")
+    assert dra_paths_overlap("/data", "/data")
+    assert not dra_paths_overlap("/data", "/datasets")
+
+
+def test_lustre_cloud_config_mounts_with_flock_and_noatime() -> None:
+    text = lustre_client_cloud_config("fs-1.fsx.us-east-1.amazonaws.com", "abcdefgh", "/fsx")
+    assert text.startswith("#cloud-config\n")
+    config = yaml.safe_load(text)
+    [fstab] = config["write_files"]
+    assert fstab["path"] == "/etc/fstab" and fstab["append"] is True
+    source, path, fstype, options, *_ = fstab["content"].split()
+    assert (source, path, fstype) == ("fs-1.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh", "/fsx", "lustre")
+    assert {"noatime", "flock"} <= set(options.split(","))
+    assert config["runcmd"][-1] == ["mount", "/fsx"]
+
+
+def test_capacity_block_needs_a_reservation() -> None:
+    with pytest.raises(ValueError, match=r"training\.nodes\.reservationId"):
+        market_options("capacity-block", None)
+    market, reservation = market_options("capacity-block", "cr-0123")
+    assert market.market_type == "capacity-block"
+    assert reservation.capacity_reservation_target.capacity_reservation_id == "cr-0123"
+    assert market_options("on-demand", None) == (None, None)
