@@ -64,6 +64,8 @@ class NetworkSpec(Model):
     subnet_id: str | None = None
     # Serving spreads replicas over subnets in several AZs; training lives in one.
     subnet_ids: list[str] | None = None
+    # Serving in an existing VPC: the public subnets (>= 2 AZs) that hold only the load balancer.
+    public_subnet_ids: list[str] | None = None
     availability_zone: str | None = None
 
     @field_validator("vpc_cidr")
