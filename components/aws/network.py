@@ -237,3 +237,131 @@ class TrainingNetwork(pulumi.ComponentResource):
                 tags={"Name": f"{name}-{service}"},
                 opts=child,
             )
+
+
+# --- Serving --------------------------------------------------------------------------------------
+
+SERVING_ZONES = 2  # an ALB needs two AZs; replicas spread over the same two
+
+
+@dataclass(frozen=True)
+class ServingSubnets:
+    private: tuple[str, ...]  # replicas, one per AZ
+    public: tuple[str, ...]  # load balancer nodes and NAT gateways only, one per AZ
+
+
+def carve_serving_subnets(vpc_cidr: str, zones: int = SERVING_ZONES) -> ServingSubnets:
+    """The VPC splits into 2 x zones equal blocks: private subnets first, public after. A /24 VPC
+    still gives /26 public subnets, above the ALB's /27 minimum."""
+    vpc = ipaddress.ip_network(vpc_cidr, strict=True)
+    extra_bits = (2 * zones - 1).bit_length()
+    if vpc.prefixlen + extra_bits > 27:
+        raise ValueError(f"serving.network.vpcCidr {vpc_cidr} is too small for {2 * zones} subnets of /27 or larger")
+    blocks = [str(b) for b in vpc.subnets(prefixlen_diff=extra_bits)]
+    return ServingSubnets(private=tuple(blocks[:zones]), public=tuple(blocks[zones : 2 * zones]))
+
+
+class ServingNetwork(pulumi.ComponentResource):
+    """Public subnets for the internet-facing ALB only; replicas in private subnets across AZs with
+    NAT egress (one gateway per AZ: serving is always on, an AZ outage must not cut the others off)
+    and an S3 gateway endpoint (weights come from S3 without NAT charges). No placement group, no EFA:
+    replicas are independent.
+
+    Outputs: vpc_id, private_subnet_ids, public_subnet_ids.
+    """
+
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids: list[pulumi.Output[str]]
+    public_subnet_ids: list[pulumi.Output[str]]
+
+    def __init__(self, name: str, network: NetworkSpec, region: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("accelstack:aws:ServingNetwork", name, None, opts)
+        if network.existing:
+            # Existing networks are the operator's: nothing is created in them here.
+            self.vpc_id = pulumi.Output.from_input(network.vpc_id)
+            self.private_subnet_ids = [pulumi.Output.from_input(s) for s in network.subnet_ids or []]
+            self.public_subnet_ids = [pulumi.Output.from_input(s) for s in network.public_subnet_ids or []]
+        else:
+            self._create(name, network, region)
+        self.register_outputs(
+            {"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids, "publicSubnetIds": self.public_subnet_ids}
+        )
+
+    def _create(self, name: str, network: NetworkSpec, region: str) -> None:
+        child = pulumi.ResourceOptions(parent=self)
+        assert network.vpc_cidr is not None
+        subnets = carve_serving_subnets(network.vpc_cidr)
+        zones = aws.get_availability_zones_output(state="available", opts=pulumi.InvokeOutputOptions(parent=self))
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=network.vpc_cidr,
+            enable_dns_support=True,
+            enable_dns_hostnames=True,
+            tags={"Name": f"{name}-vpc"},
+            opts=child,
+        )
+        gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{name}-igw"}, opts=child)
+        public_routes = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=gateway.id)],
+            tags={"Name": f"{name}-public"},
+            opts=child,
+        )
+        self.public_subnet_ids, self.private_subnet_ids = [], []
+        private_route_ids = []
+        for index, (public_cidr, private_cidr) in enumerate(zip(subnets.public, subnets.private)):
+            zone = zones.names[index]
+            suffix = chr(ord("a") + index)
+            public = aws.ec2.Subnet(
+                f"{name}-public-{suffix}",
+                vpc_id=vpc.id,
+                cidr_block=public_cidr,
+                availability_zone=zone,
+                map_public_ip_on_launch=False,  # the ALB and NAT get their addresses explicitly
+                tags={"Name": f"{name}-public-{suffix}"},
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{suffix}", subnet_id=public.id, route_table_id=public_routes.id, opts=child
+            )
+            nat_ip = aws.ec2.Eip(f"{name}-nat-{suffix}", domain="vpc", tags={"Name": f"{name}-nat-{suffix}"}, opts=child)
+            nat = aws.ec2.NatGateway(
+                f"{name}-nat-{suffix}",
+                subnet_id=public.id,
+                allocation_id=nat_ip.id,
+                tags={"Name": f"{name}-nat-{suffix}"},
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
+            )
+            private = aws.ec2.Subnet(
+                f"{name}-private-{suffix}",
+                vpc_id=vpc.id,
+                cidr_block=private_cidr,
+                availability_zone=zone,
+                map_public_ip_on_launch=False,
+                tags={"Name": f"{name}-private-{suffix}"},
+                opts=child,
+            )
+            private_routes = aws.ec2.RouteTable(
+                f"{name}-private-{suffix}",
+                vpc_id=vpc.id,
+                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+                tags={"Name": f"{name}-private-{suffix}"},
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{suffix}", subnet_id=private.id, route_table_id=private_routes.id, opts=child
+            )
+            self.public_subnet_ids.append(public.id)
+            self.private_subnet_ids.append(private.id)
+            private_route_ids.append(private_routes.id)
+        aws.ec2.VpcEndpoint(
+            f"{name}-s3",
+            vpc_id=vpc.id,
+            service_name=f"com.amazonaws.{region}.s3",
+            vpc_endpoint_type="Gateway",
+            route_table_ids=private_route_ids,
+            tags={"Name": f"{name}-s3"},
+            opts=child,
+        )
+        self.vpc_id = vpc.id
