@@ -32,9 +32,13 @@ def stack_name_of(path: Path) -> str:
 def read_stack_file(path: Path) -> dict[str, Any]:
     """The `accelstack:*` keys of a Pulumi stack file, namespace stripped."""
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SpecError([Problem(str(path), f"cannot read stack file: {exc.strerror}")]) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError([Problem(str(path), f"not UTF-8 text (byte {exc.start})")]) from None
+    except RecursionError:
+        raise SpecError([Problem(str(path), "not valid YAML: nested too deeply")]) from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""
