@@ -8,6 +8,7 @@ A user's mistake is never shown as a traceback: raise `CliError` (or let `SpecEr
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -64,26 +65,42 @@ class CliError(Exception):
         super().__init__("\n".join(self.lines))
 
 
+PIPED_WIDTH = 160  # rich assumes 80 columns off a terminal; type tokens and resource names need more
+
+
+def _console(stream) -> Console:
+    """Created per call so it follows a swapped sys.stdout (tests, redirection). Rich drops colours
+    and ANSI codes by itself when the stream is not a terminal."""
+    console = Console(file=stream)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(file=stream, width=PIPED_WIDTH)
+    return console
+
+
 def out() -> Console:
-    """Console on stdout. Created per call so it follows a swapped sys.stdout (tests, redirection);
-    rich drops colours and ANSI codes by itself when stdout is not a terminal."""
-    return Console(file=sys.stdout)
+    return _console(sys.stdout)
 
 
 def err() -> Console:
-    return Console(file=sys.stderr)
+    return _console(sys.stderr)
 
 
 def echo_lines(lines: Iterable[str], *, stderr: bool = False, style: str | None = None) -> None:
     """One line each, never wrapped (scripts grep them), no markup interpretation of user text."""
     console = err() if stderr else out()
     for line in lines:
-        console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
+        console.print(printable(line), style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def printable(text: str) -> str:
+    """Escape control characters (newlines, NEL, ESC, ...) a user's value may carry into a message:
+    each problem must stay on one line and must not drive the terminal."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def problem_lines(stack: str, problems: Iterable[Problem]) -> list[str]:
     """`STACK: path.to.field: message` (warnings carry `warning:` after the path)."""
-    return [f"{stack}: {problem}" for problem in problems]
+    return [printable(f"{stack}: {problem}") for problem in problems]
 
 
 def print_problems(stack: str, problems: Iterable[Problem], *, stderr: bool = True) -> None:

@@ -104,6 +104,13 @@ def test_set_below_a_scalar(runner, project):
     assert "alpha: cloud: is not a mapping" in result.output
 
 
+def test_control_characters_in_values_stay_escaped_on_one_line(runner, project):
+    result = invoke(runner, project, "alpha", "--set", "account.id=\x1b[31mred\x85x\nnext")
+    assert result.exit_code == 2
+    assert "\x1b" not in result.output and "\x85" not in result.output
+    assert all(line.startswith("alpha: account.id: ") for line in result.output.splitlines())
+
+
 def test_set_overrides_are_applied(runner, project):
     assert invoke(runner, project, "alpha", "--set", "training.nodes.count=64").exit_code == 0
     assert invoke(runner, project, "alpha", "--set", "training.nodes.count=100000").exit_code == 2
