@@ -31,12 +31,26 @@ class Model(BaseModel):
     )
 
 
+def _quoted_account_ids(value: object) -> object:
+    """Unquoted YAML account ids become numbers and lose leading zeros (or turn octal): refuse them."""
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool):
+            raise ValueError(f"quote account ids in YAML (\"{item}\"): unquoted, leading zeros are lost")
+    return value
+
+
 class Account(Model):
     """Where this stack deploys: an AWS account id, Azure subscription, GCP project or OCI compartment."""
 
     id: str = Field(min_length=1)
     region: str = Field(min_length=1)
     deploy_role: str | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _quoted(cls, value: object) -> object:
+        return _quoted_account_ids(value)
 
 
 class Separation(Model):
@@ -45,6 +59,11 @@ class Separation(Model):
     training_accounts: list[str] = Field(min_length=1)
     serving_accounts: list[str] = Field(min_length=1)
     allowed_regions: list[str] | None = None
+
+    @field_validator("training_accounts", "serving_accounts", mode="before")
+    @classmethod
+    def _quoted(cls, value: object) -> object:
+        return _quoted_account_ids(value)
 
     @model_validator(mode="after")
     def _disjoint(self) -> Separation:

@@ -89,6 +89,9 @@ PARTS = "training.scheduler.partitions"
 INVALID = {
     # accounts, regions, IAM
     "account-short": ({"account.id": "12345"}, "account.id", E, "12 digits"),
+    "account-unquoted": ({"account.id": 111111111111}, "account.id", E, "quote account ids in YAML"),
+    "serving-accounts-unquoted": ({"separation.servingAccounts": [222222222222]}, "separation.servingAccounts", E,
+                                  "quote account ids"),
     "account-letters": ({"account.id": "11111111111a"}, "account.id", E, "not an AWS account id"),
     "region-format": ({"account.region": "us-east"}, "account.region", E, "not an AWS Region name"),
     "region-uppercase": ({"account.region": "US-EAST-1"}, "account.region", E, "not an AWS Region name"),
