@@ -1,0 +1,159 @@
+"""`accelstack advise`: walk the decision list in order and stop at the first honest answer.
+
+1. Managed model API - if you do not need weights you control, renting tokens beats running GPUs.
+2. Parameter-efficient tuning on one machine - LoRA on one accelerator node fits most adaptation
+   jobs: the frozen base model is sharded over the node's GPUs and only the adapter trains.
+3. Serving only - you already have the weights; deploy a serving stack.
+4. Distributed training - the job is too big for one node within the time you allow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from accelstack.planner.architectures import Architecture
+from accelstack.planner.hardware import GIB, device
+from accelstack.planner.kv_cache import bytes_per_element, lora_bytes
+from accelstack.planner.pricing import PriceBook, default_book
+from accelstack.planner.serving import fits
+
+DEFAULT_MAX_DAYS = 3.0
+DEFAULT_MFU = 0.40
+# LoRA training FLOPs per token ~ 4N: forward (2N) plus backward through frozen weights for the
+# activation gradients (2N); no weight-gradient matmuls for the base (Hu et al. 2021 report ~25%
+# faster training than full fine-tuning on GPT-3; 4N vs 6N is the usual first-order estimate).
+LORA_FLOPS_PER_PARAM_TOKEN = 4
+FULL_FLOPS_PER_PARAM_TOKEN = 6
+# Activations, adapter gradients and allocator slack on top of the frozen weights (assumption).
+LORA_MEMORY_FACTOR = 1.3
+ONE_NODE_CANDIDATES = (
+    "g6e.xlarge", "g6e.12xlarge", "g6e.48xlarge", "g5.48xlarge", "g6.48xlarge",
+    "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge",
+)  # fmt: skip
+SERVING_CANDIDATES = (
+    "g6.xlarge", "g5.xlarge", "g6e.xlarge", "g6.12xlarge", "g5.12xlarge", "g6e.12xlarge",
+    "g6e.48xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge",
+)  # fmt: skip
+DISTRIBUTED_INSTANCE = "p5.48xlarge"
+
+
+@dataclass(frozen=True)
+class Step:
+    question: str
+    answer: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Advice:
+    outcome: str  # managed-model-api | peft-one-machine | serving-only | distributed-training
+    summary: str
+    stacks: tuple[str, ...]
+    steps: tuple[Step, ...]
+    details: dict[str, object] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _hours(arch: Architecture, tokens: float, instance_type: str, nodes: int, flops_per: int, mfu: float) -> float:
+    dev = device(instance_type)
+    return flops_per * arch.compute_params * tokens / (nodes * dev.count * dev.peak_tflops * 1e12 * mfu) / 3600
+
+
+def _lora_fits(arch: Architecture, instance_type: str, precision: str, rank: int) -> bool:
+    dev = device(instance_type)
+    need = arch.params * bytes_per_element(precision) * LORA_MEMORY_FACTOR + lora_bytes(arch, rank, precision="fp32") * 4
+    return need <= dev.count * dev.visible_gib * GIB * 0.9
+
+
+def cheapest_serving_instance(arch: Architecture, precision: str, context_length: int, prices: PriceBook) -> dict | None:
+    best = None
+    for itype in SERVING_CANDIDATES:
+        result = fits(arch, precision, itype, context_length=context_length)
+        if not result.fits or itype not in prices.on_demand_hourly:
+            continue
+        price = prices.hourly(itype)
+        if best is None or price < best["hourly_usd"]:
+            best = {"instance_type": itype, "hourly_usd": price, "max_concurrent_sequences": result.max_concurrent_sequences}
+    return best
+
+
+def advise(
+    *,
+    custom_weights: bool,
+    need_train: bool,
+    model: Architecture | None = None,
+    data_tokens: float = 0.0,
+    max_days: float = DEFAULT_MAX_DAYS,
+    precision: str = "bf16",
+    lora_rank: int = 16,
+    context_length: int = 8192,
+    mfu: float = DEFAULT_MFU,
+    prices: PriceBook | None = None,
+) -> Advice:
+    prices = prices or default_book()
+    steps: list[Step] = []
+    if not custom_weights:
+        steps.append(Step("Do you need weights you control (private data, fine-tuning, residency)?", "no",
+                          "a managed model API (e.g. Amazon Bedrock) serves a hosted model per token with no fleet"))
+        return Advice("managed-model-api", "Use a managed model API; no accelstack stack is needed.", (), tuple(steps))
+    steps.append(Step("Do you need weights you control?", "yes", "self-hosting is justified"))
+    if model is None:
+        raise ValueError("--model is required once you need your own weights (a preset or a custom architecture)")
+    serving = cheapest_serving_instance(model, precision, context_length, prices)
+    details: dict[str, object] = {"model": model.name, "serving": serving}
+
+    if need_train:
+        if data_tokens <= 0:
+            raise ValueError("--data-tokens must be > 0 when --need-train is given")
+        options = []
+        for itype in ONE_NODE_CANDIDATES:
+            if not _lora_fits(model, itype, precision, lora_rank):
+                continue
+            hours = _hours(model, data_tokens, itype, 1, LORA_FLOPS_PER_PARAM_TOKEN, mfu)
+            if hours > max_days * 24 or itype not in prices.on_demand_hourly:
+                continue
+            options.append({"instance_type": itype, "hours": round(hours, 2),
+                            "spot_usd": round(hours * prices.hourly(itype, "spot"), 2)})
+        if options:
+            best = min(options, key=lambda o: o["spot_usd"])
+            details["finetune"] = best
+            steps.append(Step(
+                f"Does LoRA on one node finish {data_tokens:.3g} tokens within {max_days:g} days?", "yes",
+                f"{best['instance_type']}: ~{best['hours']} h, ~${best['spot_usd']} on spot with checkpoints to S3",
+            ))
+            return Advice(
+                "peft-one-machine",
+                f"Parameter-efficient tuning (LoRA) of {model.name} on one {best['instance_type']}, then serve it.",
+                ("aws-finetune", "aws-serving"),
+                tuple(steps),
+                details,
+            )
+        steps.append(Step("Does LoRA on one node finish in time?", "no",
+                          f"no single node fits {model.name} and finishes {data_tokens:.3g} tokens in {max_days:g} days"))
+    else:
+        steps.append(Step("Do you need to train?", "no", "you already have the weights"))
+        if serving is None:
+            raise ValueError(f"{model.name} at {precision} does not fit any single serving instance type")
+        return Advice(
+            "serving-only",
+            f"Serve {model.name} on {serving['instance_type']} (cheapest instance type that fits).",
+            ("aws-serving",),
+            tuple(steps),
+            details,
+        )
+    per_node_hours = _hours(model, data_tokens, DISTRIBUTED_INSTANCE, 1, FULL_FLOPS_PER_PARAM_TOKEN, mfu)
+    nodes = max(2, math.ceil(per_node_hours / (max_days * 24)))
+    details["training"] = {"instance_type": DISTRIBUTED_INSTANCE, "nodes": nodes,
+                           "hours": round(per_node_hours / nodes, 2)}
+    steps.append(Step("Distributed training", "yes",
+                      f"{nodes} x {DISTRIBUTED_INSTANCE} finish in ~{per_node_hours / nodes:.1f} h at {mfu:.0%} MFU"))
+    return Advice(
+        "distributed-training",
+        f"Distributed training of {model.name} on {nodes} x {DISTRIBUTED_INSTANCE}, then serve it.",
+        ("aws-training", "aws-serving"),
+        tuple(steps),
+        details,
+    )

@@ -1,0 +1,77 @@
+"""AWS prices, us-east-1, USD. Data only; `accelstack.planner.pricing` reads and overrides it.
+
+CHECKED is the date this table was last compared with the sources; prices change (AWS cut P4/P5
+on-demand prices by up to 45% on 2025-06-05), so `accelstack cost --prices FILE` replaces any entry.
+
+Sources:
+- EC2 On-Demand: https://aws.amazon.com/ec2/pricing/on-demand/ (Linux, us-east-1), and the AWS
+  announcement "up to 45% price reduction for Amazon EC2 NVIDIA GPU-accelerated instances"
+  (2025-06-05) for p4d/p4de/p5/p5en. p5e.48xlarge is sold mainly as Capacity Blocks; its entry
+  is the p5en price (same H200 GPUs), marked as an estimate.
+- FSx for Lustre: https://aws.amazon.com/fsx/lustre/pricing/ (SSD, per GB-month of provisioned capacity).
+- S3 Standard: https://aws.amazon.com/s3/pricing/ (first 50 TB / month).
+- Spot discount: AWS advertises "up to 90%" off; GPU instances observed on the Spot pricing history
+  mostly at 55-70% off, so 60% is the default. An assumption: override it with --spot-discount.
+"""
+
+from __future__ import annotations
+
+CHECKED = "2026-12-02"
+REGION = "us-east-1"
+CURRENCY = "USD"
+
+ON_DEMAND_HOURLY: dict[str, float] = {
+    "p5.48xlarge": 55.04,
+    "p5en.48xlarge": 63.296,
+    "p5e.48xlarge": 63.296,
+    "p4de.24xlarge": 27.447,
+    "p4d.24xlarge": 21.958,
+    "g5.xlarge": 1.006,
+    "g5.2xlarge": 1.212,
+    "g5.4xlarge": 1.624,
+    "g5.8xlarge": 2.448,
+    "g5.12xlarge": 5.672,
+    "g5.16xlarge": 4.096,
+    "g5.24xlarge": 8.144,
+    "g5.48xlarge": 16.288,
+    "g6.xlarge": 0.8048,
+    "g6.2xlarge": 0.9776,
+    "g6.4xlarge": 1.3232,
+    "g6.8xlarge": 2.0144,
+    "g6.12xlarge": 4.6016,
+    "g6.16xlarge": 3.3968,
+    "g6.24xlarge": 6.6752,
+    "g6.48xlarge": 13.3504,
+    "g6e.xlarge": 1.861,
+    "g6e.2xlarge": 2.24208,
+    "g6e.4xlarge": 3.00424,
+    "g6e.8xlarge": 4.52856,
+    "g6e.12xlarge": 10.49264,
+    "g6e.16xlarge": 7.57719,
+    "g6e.24xlarge": 15.06559,
+    "g6e.48xlarge": 30.13118,
+    "trn1.2xlarge": 1.34375,
+    "trn1.32xlarge": 21.50,
+    "trn1n.32xlarge": 24.78,
+    "inf2.xlarge": 0.7582,
+    "inf2.8xlarge": 1.9679,
+    "inf2.24xlarge": 6.4906,
+    "inf2.48xlarge": 12.9813,
+    # Head nodes and other CPU instances the stacks create.
+    "m7i.2xlarge": 0.4032,
+    "m7i.xlarge": 0.2016,
+}
+ESTIMATES = ("p5e.48xlarge",)
+
+# FSx for Lustre SSD, $/GB-month, by (deployment type, throughput MB/s/TiB; None = not settable).
+LUSTRE_GB_MONTH: dict[tuple[str, int | None], float] = {
+    ("PERSISTENT_2", 125): 0.145,
+    ("PERSISTENT_2", 250): 0.210,
+    ("PERSISTENT_2", 500): 0.340,
+    ("PERSISTENT_2", 1000): 0.600,
+    ("SCRATCH_2", None): 0.140,
+}
+
+S3_STANDARD_GB_MONTH = 0.023
+EBS_GP3_GB_MONTH = 0.08
+DEFAULT_SPOT_DISCOUNT = 0.60
