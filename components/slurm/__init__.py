@@ -1,0 +1,376 @@
+"""Cloud-neutral Slurm generation: slurm.conf, gres.conf, cgroup.conf, node cloud-init, spot watcher.
+
+Pure functions: a validated `StackSpec` plus plain strings in, text out (Jinja2 templates in
+`templates/`). Values only known at deploy time (head address, Lustre DNS, the secret holding the
+munge key, the state volume) come in a `DeployValues`; `DeployValues.placeholders()` renders them as
+`${NAME}` for `accelstack render`, and the cloud components fill them from Pulumi outputs.
+
+Design (valid for Slurm 22.05 to 24.x):
+- Compute nodes are dynamic (`slurmd -Z --conf "..."`) and configless (`--conf-server`): slurm.conf
+  names no compute node, partitions take nodes through `NodeSet ... Feature=`; resizing the node
+  group never regenerates anything.
+- The munge key is never rendered: nodes run `munge_key_command` at boot (AWS: Secrets Manager with
+  the instance role) and write it 0400 owned by munge.
+- Spot: `JobRequeue=1` requeues batch jobs of nodes that fail; the node-side watcher turns the
+  2-minute notice into drain + checkpoint signal + requeue (see templates/spot-watcher.sh.j2).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+import yaml
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from accelstack.spec.models import StackSpec, TrainingSpec
+from accelstack.spec.tables.aws import ACCELERATED_INSTANCES, InstanceType
+
+SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
+SRUN_PORT_RANGE = (60001, 63000)
+SLURM_USER = "slurm"
+STATE_SAVE_LOCATION = "/var/spool/slurmctld"
+SLURMD_SPOOL_DIR = "/var/spool/slurmd"
+LOG_DIR = "/var/log/slurm"
+RUN_DIR = "/run"
+# ParallelCluster's default: schedulable memory is 95% of the EC2 figure, leaving the OS its share
+# (a node that reports less than RealMemory is refused as "Low RealMemory").
+SCHEDULABLE_MEMORY_FRACTION = 0.95
+SLURMD_TIMEOUT_SECONDS = 180
+KILL_WAIT_SECONDS = 30
+# Spot notice to termination is 120 s: signal at once, requeue after 90 s (requeue sends SIGTERM and
+# waits KillWait, 30 s), so the job is gone before the instance is.
+CHECKPOINT_GRACE_SECONDS = 90
+CHECKPOINT_SIGNAL = "USR1"
+WATCHER_POLL_SECONDS = 5
+LUSTRE_MOUNT_OPTIONS = "noatime,flock"
+# Every compute node carries this feature; partitions without features select nodes by it.
+NODE_FEATURE = "compute"
+
+WATCHER_PATH = "/usr/local/sbin/accelstack-spot-watcher"
+HEAD_SETUP_PATH = "/usr/local/sbin/accelstack-head-setup"
+COMPUTE_SETUP_PATH = "/usr/local/sbin/accelstack-compute-setup"
+
+_env = Environment(
+    loader=PackageLoader("components.slurm", "templates"),
+    undefined=StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,  # noqa: S701 - config files and shell, not HTML
+)
+
+
+@dataclass(frozen=True)
+class DeployValues:
+    """What only exists once the cloud resources do. Defaults are the `${NAME}` placeholders."""
+
+    head_address: str = "${HEAD_ADDRESS}"
+    lustre_dns_name: str = "${LUSTRE_DNS}"
+    lustre_mount_name: str = "${LUSTRE_MOUNT_NAME}"
+    # Shell command printing the raw munge key on stdout, run as root on the node at boot.
+    munge_key_command: str = "${MUNGE_KEY_COMMAND}"
+    # Block device of the head node's slurmctld state volume.
+    state_device: str = "${STATE_VOLUME_DEVICE}"
+
+    @classmethod
+    def placeholders(cls) -> DeployValues:
+        return cls()
+
+
+def aws_munge_key_command(secret_id: str, region: str) -> str:
+    """Secrets Manager with the instance's role; the key is stored as SecretBinary (base64 in the CLI)."""
+    return (
+        f"aws secretsmanager get-secret-value --region {shlex.quote(region)} --secret-id {shlex.quote(secret_id)} "
+        "--query SecretBinary --output text | base64 -d"
+    )
+
+
+def aws_ebs_device(volume_id: str) -> str:
+    """Nitro instances expose EBS volumes as NVMe; udev names them by volume id (without the dash)."""
+    return f"/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_{volume_id.replace('-', '')}"
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    name: str
+    feature: str
+
+
+@dataclass(frozen=True)
+class PartitionLine:
+    name: str
+    nodes: str
+    max_time: str
+    default: bool
+
+
+@dataclass(frozen=True)
+class ClusterLayout:
+    """Everything the templates need that follows from the spec alone."""
+
+    cluster_name: str
+    head_hostname: str
+    instance_type: str
+    accelerator: InstanceType | None
+    node_features: tuple[str, ...]
+    nodesets: tuple[NodeSet, ...]
+    partitions: tuple[PartitionLine, ...]
+    max_node_count: int
+    spot: bool
+    lustre_mount_path: str | None
+    checkpoints_path: str | None
+
+
+def _training(spec: StackSpec) -> TrainingSpec:
+    if spec.training is None:
+        raise ValueError(f"stack {spec.stack} is a {spec.workload} stack; Slurm needs accelstack:training")
+    return spec.training
+
+
+def _feature_name(text: str) -> str:
+    """Slurm feature names: letters, digits, `_` and `-` are safe everywhere (`.` and `,` are not)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", text).lower()
+
+
+def gpu_type(itype: InstanceType | None) -> str | None:
+    """The `Type=` of the gpu generic resource (`h100`), or None for non-NVIDIA accelerators."""
+    if itype is None or itype.vendor != "nvidia" or itype.accelerators < 1:
+        return None
+    return _feature_name(itype.accelerator)
+
+
+def layout(spec: StackSpec) -> ClusterLayout:
+    training = _training(spec)
+    itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
+    base = [NODE_FEATURE, _feature_name(training.nodes.instance_type.split(".", 1)[0])]
+    if itype is not None:
+        base.append(_feature_name(itype.accelerator))
+    partition_features = [_feature_name(f) for p in training.scheduler.partitions for f in p.features]
+    node_features = tuple(dict.fromkeys(base + partition_features))
+
+    nodesets: dict[str, NodeSet] = {}
+    partitions = []
+    for partition in training.scheduler.partitions:
+        features = [_feature_name(f) for f in partition.features] or [NODE_FEATURE]
+        names = []
+        for feature in features:
+            nodeset = nodesets.setdefault(feature, NodeSet(f"ns_{feature.replace('-', '_')}", feature))
+            names.append(nodeset.name)
+        partitions.append(PartitionLine(partition.name, ",".join(names), partition.max_time, partition.default))
+    if partitions and not any(p.default for p in partitions):
+        first = partitions[0]
+        partitions[0] = PartitionLine(first.name, first.nodes, first.max_time, True)
+
+    lustre = training.storage.lustre
+    checkpoints = training.storage.checkpoints
+    checkpoints_path = None
+    if lustre is not None and checkpoints is not None and checkpoints.path.startswith(lustre.mount_path.rstrip("/") + "/"):
+        checkpoints_path = checkpoints.path
+    return ClusterLayout(
+        cluster_name=spec.stack,
+        head_hostname=f"{spec.stack}-head",
+        instance_type=training.nodes.instance_type,
+        accelerator=itype,
+        node_features=node_features,
+        nodesets=tuple(nodesets.values()),
+        partitions=tuple(partitions),
+        # One replacement generation: a lost node's record stays (DOWN) until deleted.
+        max_node_count=2 * training.nodes.count,
+        spot=training.nodes.capacity == "spot",
+        lustre_mount_path=lustre.mount_path if lustre is not None else None,
+        checkpoints_path=checkpoints_path,
+    )
+
+
+def _render(template: str, **values: object) -> str:
+    return _env.get_template(template).render(**values)
+
+
+def slurm_conf(spec: StackSpec, digest: str = "-") -> str:
+    plan = layout(spec)
+    return _render(
+        "slurm.conf.j2",
+        cluster_name=plan.cluster_name,
+        digest=digest,
+        head_hostname=plan.head_hostname,
+        slurmctld_port=SLURMCTLD_PORT,
+        slurmd_port=SLURMD_PORT,
+        srun_port_range=f"{SRUN_PORT_RANGE[0]}-{SRUN_PORT_RANGE[1]}",
+        slurm_user=SLURM_USER,
+        state_save_location=STATE_SAVE_LOCATION,
+        slurmd_spool_dir=SLURMD_SPOOL_DIR,
+        run_dir=RUN_DIR,
+        log_dir=LOG_DIR,
+        max_node_count=plan.max_node_count,
+        slurmd_timeout=SLURMD_TIMEOUT_SECONDS,
+        kill_wait=KILL_WAIT_SECONDS,
+        nodesets=plan.nodesets,
+        partitions=plan.partitions,
+    )
+
+
+def gres_conf(spec: StackSpec) -> str:
+    plan = layout(spec)
+    itype = plan.accelerator
+    return _render(
+        "gres.conf.j2",
+        cluster_name=plan.cluster_name,
+        instance_type=plan.instance_type,
+        accelerators=itype.accelerators if itype else 0,
+        accelerator=itype.accelerator if itype else "unknown",
+        gpu_type=gpu_type(itype),
+    )
+
+
+def cgroup_conf(spec: StackSpec) -> str:
+    return _render("cgroup.conf.j2", cluster_name=layout(spec).cluster_name)
+
+
+def dynamic_node_conf(spec: StackSpec) -> str:
+    """The `--conf` of `slurmd -Z`: features, GPUs and schedulable memory. CPUs and topology are left
+    to slurmd's own detection (`slurmd -C`): overriding CPUs alone would flatten sockets and cores."""
+    plan = layout(spec)
+    parts = [f"Feature={','.join(plan.node_features)}"]
+    itype = plan.accelerator
+    kind = gpu_type(itype)
+    if itype is not None and kind is not None:
+        parts.append(f"Gres=gpu:{kind}:{itype.accelerators}")
+    if itype is not None:
+        parts.append(f"RealMemory={int(itype.memory_gib * 1024 * SCHEDULABLE_MEMORY_FRACTION)}")
+    return " ".join(parts)
+
+
+def slurmd_command(spec: StackSpec, head_address: str, node_addr: str = "$NODE_ADDR") -> str:
+    """The compute node's slurmd command line (systemd ExecStart syntax: double quotes group)."""
+    conf = f"NodeAddr={node_addr} {dynamic_node_conf(spec)}"
+    return f'/usr/sbin/slurmd -D -s -Z --conf-server {head_address}:{SLURMCTLD_PORT} --conf "{conf}"'
+
+
+def spot_watcher_script(spec: StackSpec) -> str:
+    return _render(
+        "spot-watcher.sh.j2",
+        cluster_name=layout(spec).cluster_name,
+        poll_seconds=WATCHER_POLL_SECONDS,
+        grace_seconds=CHECKPOINT_GRACE_SECONDS,
+        checkpoint_signal=CHECKPOINT_SIGNAL,
+    )
+
+
+def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] | None:
+    if plan.lustre_mount_path is None:
+        return None
+    return {
+        "source": f"{values.lustre_dns_name}@tcp:/{values.lustre_mount_name}",
+        "mount_path": plan.lustre_mount_path,
+        "options": LUSTRE_MOUNT_OPTIONS,
+        "checkpoints_path": plan.checkpoints_path or "",
+    }
+
+
+def _common_values(spec: StackSpec, values: DeployValues) -> dict[str, object]:
+    plan = layout(spec)
+    return {
+        "cluster_name": plan.cluster_name,
+        "head_hostname": plan.head_hostname,
+        "munge_key_command": values.munge_key_command,
+        "lustre": _lustre_values(plan, values),
+        "slurm_user": SLURM_USER,
+    }
+
+
+class _LiteralDumper(yaml.SafeDumper):
+    """Multi-line strings (the files we write) as YAML literal blocks: readable in the rendered output."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_LiteralDumper.add_representer(str, _str_representer)
+
+
+def _cloud_config(doc: dict[str, object]) -> str:
+    return "#cloud-config\n" + yaml.dump(doc, Dumper=_LiteralDumper, sort_keys=False, width=1000)
+
+
+def _file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:
+    return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+
+
+def head_setup_script(spec: StackSpec, values: DeployValues) -> str:
+    return _render(
+        "head-setup.sh.j2",
+        **_common_values(spec, values),
+        state_device=values.state_device,
+        state_save_location=STATE_SAVE_LOCATION,
+    )
+
+
+def compute_setup_script(spec: StackSpec, values: DeployValues) -> str:
+    plan = layout(spec)
+    return _render(
+        "compute-setup.sh.j2",
+        **_common_values(spec, values),
+        head_address=values.head_address,
+        slurmd_command=slurmd_command(spec, plan.head_hostname),
+        spot=plan.spot,
+    )
+
+
+def head_cloud_init(spec: StackSpec, values: DeployValues, digest: str = "-") -> str:
+    """The head node: hostname = SlurmctldHost, slurm.conf/gres.conf/cgroup.conf, slurmctld."""
+    plan = layout(spec)
+    doc = {
+        "hostname": plan.head_hostname,
+        "preserve_hostname": False,
+        "manage_etc_hosts": True,
+        "package_update": True,
+        "packages": ["munge", "slurmctld", "slurm-client", "curl"],
+        "write_files": [
+            _file("/etc/slurm/slurm.conf", slurm_conf(spec, digest)),
+            _file("/etc/slurm/gres.conf", gres_conf(spec)),
+            _file("/etc/slurm/cgroup.conf", cgroup_conf(spec)),
+            _file(
+                "/etc/systemd/system/slurmctld.service.d/accelstack.conf",
+                _render("slurmctld-override.conf.j2", state_save_location=STATE_SAVE_LOCATION),
+            ),
+            _file(HEAD_SETUP_PATH, head_setup_script(spec, values), "0755"),
+        ],
+        "runcmd": [[HEAD_SETUP_PATH]],
+    }
+    return _cloud_config(doc)
+
+
+def compute_cloud_init(spec: StackSpec, values: DeployValues) -> str:
+    """Compute nodes: munge, Lustre, slurmd as a configless dynamic node, the spot watcher."""
+    doc = {
+        "package_update": True,
+        "packages": ["munge", "slurmd", "slurm-client", "curl"],
+        "write_files": [
+            _file(WATCHER_PATH, spot_watcher_script(spec), "0755"),
+            _file(
+                "/etc/systemd/system/accelstack-spot-watcher.service",
+                _render("spot-watcher.service.j2", watcher_path=WATCHER_PATH),
+            ),
+            _file(COMPUTE_SETUP_PATH, compute_setup_script(spec, values), "0755"),
+        ],
+        "runcmd": [[COMPUTE_SETUP_PATH]],
+    }
+    return _cloud_config(doc)
+
+
+def render_all(spec: StackSpec, values: DeployValues | None = None, digest: str = "-") -> dict[str, str]:
+    """Every node artifact by file name, as `accelstack render` writes them."""
+    values = values or DeployValues.placeholders()
+    return {
+        "slurm.conf": slurm_conf(spec, digest),
+        "gres.conf": gres_conf(spec),
+        "cgroup.conf": cgroup_conf(spec),
+        "head.cloud-init.yaml": head_cloud_init(spec, values, digest),
+        "compute.cloud-init.yaml": compute_cloud_init(spec, values),
+        "spot-watcher.sh": spot_watcher_script(spec),
+    }
