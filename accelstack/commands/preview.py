@@ -158,6 +158,8 @@ def preview_command(
             if isinstance(outcome, PreviewError):
                 kind = "refused its config" if outcome.kind == "config" else "failed"
                 echo_lines([f"{name}: program {kind}:", *outcome.message.splitlines()], stderr=True, style="red")
+                if debug and outcome.log.strip():
+                    echo_lines([f"{name}: program output:", *outcome.log.rstrip().splitlines()], stderr=True)
                 if debug and outcome.traceback:
                     echo_lines(outcome.traceback.rstrip().splitlines(), stderr=True)
                 code = max(code, EXIT_CONFIG if outcome.kind == "config" else EXIT_FAILED)

@@ -35,8 +35,9 @@ WORKER_TIMEOUT_SECONDS = 600
 class PreviewError(Exception):
     """The program failed under mocks (after its config validated)."""
 
-    def __init__(self, stack: str, kind: str, message: str, traceback: str = ""):
+    def __init__(self, stack: str, kind: str, message: str, traceback: str = "", log: str = ""):
         self.stack = stack
+        self.log = log  # what the program printed (stdout and stderr), for --debug
         self.kind = kind  # "config" (the program refused its input) or "program" (a bug or a crash)
         self.message = message
         self.traceback = traceback
@@ -98,7 +99,9 @@ def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[st
         check=False,
     )
     try:
-        return json.loads(completed.stdout)
+        result = json.loads(completed.stdout)
+        result["log"] = completed.stderr
+        return result
     except json.JSONDecodeError:
         return {
             "ok": False,
@@ -107,6 +110,7 @@ def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[st
                 "message": f"preview worker exited with code {completed.returncode}",
                 "traceback": completed.stderr[-8000:],
             },
+            "log": completed.stderr,
         }
 
 
@@ -137,7 +141,13 @@ def preview_stack(
     result = run_worker(request)
     if not result.get("ok"):
         error = result.get("error") or {}
-        raise PreviewError(stack, error.get("kind", "program"), error.get("message", "failed"), error.get("traceback", ""))
+        raise PreviewError(
+            stack,
+            error.get("kind", "program"),
+            error.get("message", "failed"),
+            error.get("traceback", ""),
+            result.get("log", ""),
+        )
     resources = [Registration(**data) for data in result["resources"]]
     capture = Capture(PROJECT, stack, True, resources, result.get("stack_outputs", {}))
     export = deployment_v3(capture)

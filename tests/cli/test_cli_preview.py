@@ -105,6 +105,7 @@ def test_program_refusal_exits_2_and_crash_exits_1(runner, fixture_project):
     assert "Traceback" not in crashed.output
     debug = runner.invoke(app, ["preview", "crashy", "--debug", "--project-dir", str(fixture_project)])
     assert "Traceback" in debug.output
+    assert "fixture program running for crashy" in debug.output  # the program's own prints, kept apart
 
 
 def test_unknown_stack(runner, fixture_project):
