@@ -86,6 +86,9 @@ class MockCloud(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         outputs = dict(args.inputs)
         resource_id = f"{args.name}-id"
+        if args.typ == "aws:s3/bucket:Bucket":
+            # S3 bucket ARNs have no region or account: policies match on this exact form.
+            outputs.setdefault("arn", f"arn:aws:s3:::{args.inputs.get('bucket', args.name)}")
         if args.typ.startswith("aws:"):
             service = args.typ.split(":")[1]
             outputs.setdefault("arn", f"arn:aws:{service}:{self.region}:{self.account_id}:{args.name}")

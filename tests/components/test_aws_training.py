@@ -1,0 +1,381 @@
+"""The real program (`__main__.py`) on the example training stack, captured under mocks.
+
+Each assertion is something an operator relies on: every EFA interface is attached, nothing is
+reachable from the internet, stateful resources are protected and encrypted with the stack key,
+checkpoint deletions never propagate to S3, and the resource graph does not grow with node count.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+
+from accelstack.engine.capture import Capture, MockCloud, Registration, capture, config_for_pulumi
+from accelstack.spec.loader import apply_overrides, read_stack_file
+
+REPO = Path(__file__).resolve().parents[2]
+MAIN = REPO / "__main__.py"
+EXAMPLE = REPO / "stacks" / "Pulumi.aws-training.yaml"
+STACK = "aws-training"
+NO_SCHEDULER = "training.scheduler.kind=none"
+
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+GROUP = "aws:autoscaling/group:Group"
+DRA = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+BUCKET = "aws:s3/bucket:Bucket"
+KEY = "aws:kms/key:Key"
+
+
+class RecordingCloud(MockCloud):
+    """MockCloud that also remembers which provider each invoke (data-source lookup) went to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.invokes: list[tuple[str, str]] = []
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        self.invokes.append((args.token, args.provider))
+        return super().call(args)
+
+
+@lru_cache(maxsize=None)
+def run(*overrides: str) -> tuple[Capture, RecordingCloud]:
+    raw = apply_overrides(read_stack_file(EXAMPLE), list(overrides))
+    cloud = RecordingCloud()
+    return capture(MAIN, config_for_pulumi(raw), stack=STACK, mocks=cloud), cloud
+
+
+def stack(*overrides: str) -> Capture:
+    return run(*overrides)[0]
+
+
+def node_template(cap: Capture) -> Registration:
+    [template] = [r for r in cap.by_type(LAUNCH_TEMPLATE) if r.name == f"{STACK}-nodes"]
+    return template
+
+
+def by_name(cap: Capture, type_token: str, name: str) -> Registration:
+    [found] = [r for r in cap.by_type(type_token) if r.name == name]
+    return found
+
+
+def output_of(cap: Capture, urn: str, key: str):
+    [resource] = [r for r in cap.resources if r.urn == urn]
+    return resource.outputs[key]
+
+
+def provider_urn(cap: Capture) -> str:
+    [provider] = [r for r in cap.resources if r.type == "pulumi:providers:aws"]
+    return provider.urn
+
+
+# --- account separation: one explicit provider for everything ---------------------------------
+
+
+@pytest.mark.parametrize("overrides", [(), (NO_SCHEDULER,)])
+def test_every_resource_uses_the_stack_provider_and_lives_under_the_stack(overrides) -> None:
+    cap = stack(*overrides)
+    urn = provider_urn(cap)
+    custom = [r for r in cap.resources if r.custom and not r.is_provider]
+    assert len(custom) > 30
+    strays = [r.name for r in custom if r.provider.rsplit("::", 1)[0] != urn]
+    assert strays == []
+    [root] = [r for r in cap.resources if r.type == "accelstack:aws:TrainingStack"]
+    parents = {r.urn: r.parent for r in cap.resources}
+    for resource in cap.resources:
+        if resource.type == "pulumi:pulumi:Stack" or resource is root:
+            continue
+        chain, node = [], resource.urn
+        while node and node != root.urn:
+            chain.append(node)
+            node = parents.get(node, "")
+        assert node == root.urn, f"{resource.name} is not under the stack component"
+
+
+def test_lookups_go_through_the_stack_provider() -> None:
+    cap, cloud = run()
+    urn = provider_urn(cap)
+    assert cloud.invokes, "expected the AZ and region lookups"
+    assert all(provider.startswith(urn + "::") for _, provider in cloud.invokes)
+
+
+def test_provider_pins_account_region_role_and_tags() -> None:
+    [provider] = [r for r in stack().resources if r.is_provider]
+    inputs = provider.inputs
+    assert json.loads(inputs["allowedAccountIds"]) == ["111111111111"]
+    assert inputs["region"] == "us-east-1"
+    assert json.loads(inputs["assumeRoles"])[0]["roleArn"] == "arn:aws:iam::111111111111:role/accelstack-deploy"
+    tags = json.loads(inputs["defaultTags"])["tags"]
+    assert tags["accelstack:stack"] == STACK and tags["accelstack:workload"] == "training"
+    assert tags["accelstack:config-digest"] == stack().stack_outputs["configDigest"]
+
+
+# --- EFA, placement, network isolation --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("instance_type", "efa"), [("p5.48xlarge", 32), ("p4d.24xlarge", 4)])
+def test_launch_template_attaches_every_efa_interface(instance_type: str, efa: int) -> None:
+    cap = stack(NO_SCHEDULER, f"training.nodes.instanceType={instance_type}")
+    interfaces = node_template(cap).inputs["networkInterfaces"]
+    assert len(interfaces) == efa
+    cards = [int(i.get("networkCardIndex", 0)) for i in interfaces]
+    assert sorted(cards) == list(range(efa))  # unique, one per network card
+    primary = next(i for i in interfaces if int(i.get("networkCardIndex", 0)) == 0)
+    assert primary["interfaceType"] == "efa" and int(primary.get("deviceIndex", 0)) == 0
+    others = [i for i in interfaces if i is not primary]
+    assert all(i["interfaceType"] == "efa-only" and int(i["deviceIndex"]) == 1 for i in others)
+    assert cap.stack_outputs["efaInterfacesPerNode"] == efa
+
+
+def test_nodes_share_one_cluster_placement_group_in_one_subnet() -> None:
+    cap = stack(NO_SCHEDULER)
+    group = cap.one("aws:ec2/placementGroup:PlacementGroup")
+    assert group.inputs["strategy"] == "cluster"
+    asg = cap.one(GROUP)
+    assert asg.inputs["placementGroup"] == group.id
+    [subnet] = asg.inputs["vpcZoneIdentifiers"]
+    assert subnet == by_name(cap, "aws:ec2/subnet:Subnet", f"{STACK}-net-cluster").id
+    template = node_template(cap)
+    assert "groupName" in template.inputs["placement"]  # unknown at preview: the group's generated name
+    assert group.urn in template.property_dependencies["placement"]
+
+
+def test_cluster_security_group_admits_only_itself() -> None:
+    cap = stack()
+    group = by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster")
+    assert "ingress" not in group.inputs and "egress" not in group.inputs  # rules are separate resources
+    ingress = [r for r in cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")]
+    egress = [r for r in cap.by_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")]
+    cluster_in = [r.inputs for r in ingress if r.inputs["securityGroupId"] == group.id]
+    cluster_out = [r.inputs for r in egress if r.inputs["securityGroupId"] == group.id]
+    # Exactly one ingress rule: all protocols from the group itself.
+    assert [(r["ipProtocol"], r.get("referencedSecurityGroupId"), r.get("cidrIpv4")) for r in cluster_in] == [
+        ("-1", group.id, None)
+    ]
+    assert {(r["ipProtocol"], r.get("referencedSecurityGroupId"), r.get("cidrIpv4")) for r in cluster_out} == {
+        ("-1", group.id, None),  # EFA needs the self-referencing egress too
+        ("-1", None, "0.0.0.0/0"),
+    }
+    assert not any(r.inputs.get("cidrIpv4") == "0.0.0.0/0" or r.inputs.get("cidrIpv6") == "::/0" for r in ingress)
+    assert not any("cidrIpv4" in r.inputs for r in ingress)
+
+
+def test_nodes_have_no_public_ip_and_imdsv2_only() -> None:
+    cap = stack(NO_SCHEDULER)
+    template = node_template(cap).inputs
+    assert template["metadataOptions"]["httpTokens"] == "required"
+    assert 1 <= template["metadataOptions"]["httpPutResponseHopLimit"] <= 2
+    interfaces = template["networkInterfaces"]
+    assert all(i.get("associatePublicIpAddress") in (None, "false") for i in interfaces)
+    assert interfaces[0]["associatePublicIpAddress"] == "false"
+    assert all(not s.inputs.get("mapPublicIpOnLaunch") for s in cap.by_type("aws:ec2/subnet:Subnet"))
+
+
+def test_new_vpc_has_nat_egress_s3_gateway_and_ssm_endpoints_in_one_az() -> None:
+    cap = stack()
+    vpc = cap.one("aws:ec2/vpc:Vpc").inputs
+    assert vpc["enableDnsSupport"] and vpc["enableDnsHostnames"] and vpc["cidrBlock"] == "10.20.0.0/16"
+    subnets = {s.name: s.inputs for s in cap.by_type("aws:ec2/subnet:Subnet")}
+    assert subnets[f"{STACK}-net-cluster"]["cidrBlock"] == "10.20.0.0/20"
+    assert len({s["availabilityZone"] for s in subnets.values()}) == 1
+    endpoints = {e.inputs["serviceName"]: e.inputs for e in cap.by_type("aws:ec2/vpcEndpoint:VpcEndpoint")}
+    assert set(endpoints) == {f"com.amazonaws.us-east-1.{s}" for s in ("s3", "ssm", "ssmmessages", "ec2messages")}
+    cluster_routes = by_name(cap, "aws:ec2/routeTable:RouteTable", f"{STACK}-net-cluster")
+    s3 = endpoints["com.amazonaws.us-east-1.s3"]
+    assert s3["vpcEndpointType"] == "Gateway" and s3["routeTableIds"] == [cluster_routes.id]
+    [default_route] = cluster_routes.inputs["routes"]
+    assert default_route["natGatewayId"] == cap.one("aws:ec2/natGateway:NatGateway").id
+    ssm = endpoints["com.amazonaws.us-east-1.ssm"]
+    assert ssm["privateDnsEnabled"] is True
+    assert ssm["subnetIds"] == [by_name(cap, "aws:ec2/subnet:Subnet", f"{STACK}-net-cluster").id]
+
+
+def test_existing_vpc_is_used_as_is() -> None:
+    cap = stack(NO_SCHEDULER, "training.network={vpcId: vpc-0abc, subnetId: subnet-0def}")
+    created = {r.type for r in cap.resources}
+    for token in ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway", "aws:ec2/vpcEndpoint:VpcEndpoint"):
+        assert token not in created
+    assert by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster").inputs["vpcId"] == "vpc-0abc"
+    assert cap.one(GROUP).inputs["vpcZoneIdentifiers"] == ["subnet-0def"]
+    assert cap.one(LUSTRE).inputs["subnetIds"] == "subnet-0def"
+    assert cap.stack_outputs["availabilityZone"] == "us-east-1a"  # from the subnet lookup
+
+
+# --- storage: encryption, protection, staging -------------------------------------------------
+
+
+def test_stateful_resources_are_protected() -> None:
+    cap = stack()
+    protected = [cap.one(KEY), cap.one(LUSTRE), *cap.by_type(BUCKET)]
+    assert len(cap.by_type(BUCKET)) == 2
+    assert all(r.protect for r in protected), [r.name for r in protected if not r.protect]
+
+
+def test_buckets_are_private_versioned_and_encrypted_with_the_stack_key() -> None:
+    cap = stack()
+    key = cap.one(KEY)
+    assert key.inputs["enableKeyRotation"] is True
+    key_arn = key.outputs.get("arn") or output_of(cap, key.urn, "arn")
+    for bucket in cap.by_type(BUCKET):
+        def config(token: str, bucket_id: str = bucket.id) -> dict:
+            [found] = [r.inputs for r in cap.by_type(token) if r.inputs["bucket"] == bucket_id]
+            return found
+
+        assert config("aws:s3/bucketVersioning:BucketVersioning")["versioningConfiguration"]["status"] == "Enabled"
+        [rule] = config("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")["rules"]
+        assert rule["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "aws:kms", "kmsMasterKeyId": key_arn}
+        assert rule["bucketKeyEnabled"] is True
+        block = config("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
+        assert all(block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"))
+        ownership = config("aws:s3/bucketOwnershipControls:BucketOwnershipControls")
+        assert ownership["rule"]["objectOwnership"] == "BucketOwnerEnforced"
+        [lifecycle] = config("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")["rules"]
+        assert lifecycle["abortIncompleteMultipartUpload"]["daysAfterInitiation"] >= 1
+        statements = json.loads(config("aws:s3/bucketPolicy:BucketPolicy")["policy"])["Statement"]
+        assert any(
+            s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} for s in statements
+        )
+    lustre = cap.one(LUSTRE).inputs
+    assert lustre["kmsKeyId"] == key_arn
+    [root] = node_template(stack(NO_SCHEDULER)).inputs["blockDeviceMappings"]
+    assert root["ebs"]["encrypted"] == "true" and root["ebs"]["volumeType"] == "gp3" and root["ebs"]["kmsKeyId"]
+
+
+def test_lustre_settings() -> None:
+    lustre = stack().one(LUSTRE).inputs
+    assert lustre["deploymentType"] == "PERSISTENT_2"
+    assert lustre["storageCapacity"] == 4800 and lustre["perUnitStorageThroughput"] == 250
+    assert lustre["fileSystemTypeVersion"] == "2.15" and lustre["dataCompressionType"] == "LZ4"
+    assert "importPath" not in lustre  # PERSISTENT_2 links buckets through DRAs
+
+
+def test_datasets_are_imported_and_checkpoints_exported_without_deletes() -> None:
+    cap = stack()
+    associations = {r.inputs["fileSystemPath"]: r.inputs for r in cap.by_type(DRA)}
+    assert set(associations) == {"/datasets", "/checkpoints"}
+    datasets = associations["/datasets"]
+    assert datasets["dataRepositoryPath"] == "s3://acme-train-datasets"
+    assert datasets["batchImportMetaDataOnCreate"] is True
+    assert sorted(datasets["s3"]["autoImportPolicy"]["events"]) == ["CHANGED", "DELETED", "NEW"]
+    assert "autoExportPolicy" not in datasets["s3"]
+    checkpoints = associations["/checkpoints"]
+    assert checkpoints["dataRepositoryPath"] == "s3://acme-train-checkpoints"
+    assert sorted(checkpoints["s3"]["autoExportPolicy"]["events"]) == ["CHANGED", "NEW"]  # never DELETED
+    assert "NEW" in checkpoints["s3"]["autoImportPolicy"]["events"]
+
+
+def test_existing_datasets_bucket_is_referenced_not_created() -> None:
+    cap = stack("training.storage.datasets.create=false")
+    assert [b.inputs["bucket"] for b in cap.by_type(BUCKET)] == ["acme-train-checkpoints"]
+    [datasets] = [r.inputs for r in cap.by_type(DRA) if r.inputs["fileSystemPath"] == "/datasets"]
+    assert datasets["dataRepositoryPath"] == "s3://acme-train-datasets"
+    policy = json.loads(cap.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    assert any("arn:aws:s3:::acme-train-datasets/*" in s["Resource"] for s in policy["Statement"])
+
+
+def test_scratch_file_system_uses_the_legacy_import_path() -> None:
+    cap = stack("training.storage.lustre.deploymentType=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null")
+    lustre = cap.one(LUSTRE).inputs
+    assert lustre["importPath"] == "s3://acme-train-datasets"
+    assert "perUnitStorageThroughput" not in lustre and "kmsKeyId" not in lustre
+    assert cap.by_type(DRA) == []
+
+
+def test_serving_accounts_read_artifacts_only() -> None:
+    cap = stack()
+    [checkpoints] = [b for b in cap.by_type(BUCKET) if b.inputs["bucket"] == "acme-train-checkpoints"]
+    [policy] = [p for p in cap.by_type("aws:s3/bucketPolicy:BucketPolicy") if p.inputs["bucket"] == checkpoints.id]
+    statements = json.loads(policy.inputs["policy"])["Statement"]
+    readers = [s for s in statements if s["Effect"] == "Allow"]
+    assert {s["Action"] for s in readers} == {"s3:GetObject", "s3:ListBucket"}
+    assert all(s["Principal"] == {"AWS": ["arn:aws:iam::222222222222:root"]} for s in readers)
+    get = next(s for s in readers if s["Action"] == "s3:GetObject")
+    assert get["Resource"].endswith("/models/*")
+    key_policy = json.loads(cap.one(KEY).inputs["policy"])
+    [decrypt] = [s for s in key_policy["Statement"] if s.get("Principal") == {"AWS": ["arn:aws:iam::222222222222:root"]}]
+    assert "kms:Encrypt" not in decrypt["Action"] and decrypt["Condition"]["StringEquals"]["kms:ViaService"].startswith("s3.")
+
+
+# --- compute ----------------------------------------------------------------------------------
+
+
+def test_instance_role_is_least_privilege() -> None:
+    cap = stack()
+    attachment = cap.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    assert attachment.inputs["policyArn"].endswith("/AmazonSSMManagedInstanceCore")
+    for role_policy in cap.by_type("aws:iam/rolePolicy:RolePolicy"):
+        for statement in json.loads(role_policy.inputs["policy"])["Statement"]:
+            actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+            resources = [statement["Resource"]] if isinstance(statement["Resource"], str) else statement["Resource"]
+            assert "s3:*" not in actions and "*" not in actions
+            if any(a.startswith("s3:") for a in actions):
+                assert "*" not in resources
+                assert all(r.startswith("arn:aws:s3:::acme-train-") for r in resources), resources
+    node_role = by_name(cap, "aws:iam/role:Role", f"{STACK}-node")
+    assume = json.loads(node_role.inputs["assumeRolePolicy"])
+    assert [s["Principal"] for s in assume["Statement"]] == [{"Service": "ec2.amazonaws.com"}]
+
+
+@pytest.mark.parametrize("count", [4, 64])
+def test_node_group_is_fixed_size_and_replaces_unhealthy_nodes(count: int) -> None:
+    asg = stack(NO_SCHEDULER, f"training.nodes.count={count}").one(GROUP).inputs
+    assert asg["minSize"] == asg["maxSize"] == asg["desiredCapacity"] == count
+    assert asg["healthCheckType"] == "EC2"
+    assert "suspendedProcesses" not in asg  # ReplaceUnhealthy stays on
+    assert asg.get("capacityRebalance") is False
+
+
+def test_spot_nodes_use_spot_market_and_capacity_rebalance() -> None:
+    cap = stack(NO_SCHEDULER, "training.nodes.capacity=spot")
+    assert node_template(cap).inputs["instanceMarketOptions"]["marketType"] == "spot"
+    assert cap.one(GROUP).inputs["capacityRebalance"] is True
+
+
+def test_capacity_block_targets_the_reservation() -> None:
+    cap = stack(NO_SCHEDULER, "training.nodes.capacity=capacity-block", "training.nodes.reservationId=cr-0123456789abcdef0")
+    template = node_template(cap).inputs
+    assert template["instanceMarketOptions"]["marketType"] == "capacity-block"
+    target = template["capacityReservationSpecification"]["capacityReservationTarget"]
+    assert target["capacityReservationId"] == "cr-0123456789abcdef0"
+
+
+def test_on_demand_has_no_market_options() -> None:
+    template = node_template(stack(NO_SCHEDULER)).inputs
+    assert "instanceMarketOptions" not in template and "capacityReservationSpecification" not in template
+
+
+def test_resource_graph_does_not_grow_with_node_count() -> None:
+    small = Counter(r.type for r in stack("training.nodes.count=4").resources)
+    large = Counter(r.type for r in stack("training.nodes.count=4000").resources)
+    assert small == large
+
+
+def test_without_scheduler_nodes_mount_lustre_from_cloud_init() -> None:
+    cap = stack(NO_SCHEDULER)
+    text = base64.b64decode(node_template(cap).inputs["userData"]).decode()
+    assert text.startswith("#cloud-config\n")
+    config = yaml.safe_load(text)
+    source, path, fstype, options, *_ = config["write_files"][0]["content"].split()
+    lustre = cap.one(LUSTRE)
+    assert source == f"{lustre.outputs.get('dnsName') or output_of(cap, lustre.urn, 'dnsName')}@tcp:/abcdefgh"
+    assert (path, fstype) == ("/fsx", "lustre") and {"noatime", "flock"} <= set(options.split(","))
+
+
+def test_stack_outputs_name_what_operators_need() -> None:
+    outputs = stack(NO_SCHEDULER).stack_outputs
+    for key in (
+        "lustreDnsName", "lustreMountName", "datasetBucket", "checkpointBucket",
+        "nodeGroup", "placementGroup", "configDigest", "account",
+    ):
+        assert key in outputs, key
+    assert outputs["datasetBucket"] == "acme-train-datasets"
+    assert outputs["checkpointBucket"] == "acme-train-checkpoints"
+    assert outputs["account"] == "111111111111"

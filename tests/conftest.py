@@ -1,0 +1,10 @@
+"""Shared test setup (keep small: several areas add fixtures here)."""
+
+import sys
+from pathlib import Path
+
+# The program's `__main__.py` does `from components import build_stack`; make the repo's own
+# `components` package (not the editable install's namespace shim, nor tests/components) win.
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
