@@ -129,7 +129,10 @@ def test_piped_output_is_plain(fixture_project):
     assert plain.returncode == 0, plain.stderr
     assert "\x1b[" not in plain.stdout and "\x1b[" not in plain.stderr
     assert SUMMARY.search(plain.stdout)
-    coloured = run_cli(args, {"TERM": "xterm-256color", "FORCE_COLOR": "1"})
+    # Same consoles, forced to colour (validate: cheaper than a second preview).
+    coloured = run_cli(
+        ["validate", "alpha", "--project-dir", str(fixture_project)], {"TERM": "xterm-256color", "FORCE_COLOR": "1"}
+    )
     assert "\x1b[" in coloured.stdout
 
 
