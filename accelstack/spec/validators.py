@@ -62,6 +62,7 @@ def stack_account_is_on_its_side(spec: StackSpec) -> Iterator[Problem]:
 
 @rule
 def region_allowed(spec: StackSpec) -> Iterator[Problem]:
+    """The organisation's Region allowlist (separation.allowedRegions), e.g. for data residency."""
     allowed = spec.separation.allowed_regions
     if allowed and spec.account.region not in allowed:
         yield Problem("account.region", f"{spec.account.region!r} is not allowed; allowed: {', '.join(allowed)}")

@@ -3,6 +3,7 @@ config paths, never a traceback."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,12 @@ from accelstack.spec import StackSpec, parse_spec, spec_warnings
 from accelstack.spec.loader import apply_overrides, read_stack_file
 from accelstack.spec.problems import SpecError
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# ~200 examples keep the unit suite fast; ACCELSTACK_FUZZ_EXAMPLES=5000 for a longer hunt.
+FUZZ = settings(
+    max_examples=int(os.environ.get("ACCELSTACK_FUZZ_EXAMPLES", "200")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 BASE = training_raw()
 

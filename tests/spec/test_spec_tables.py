@@ -91,3 +91,11 @@ def test_id_and_arn_patterns():
     assert not tables.IAM_ROLE_ARN.match("arn:aws:iam::123456789012:role/")
     assert not tables.IAM_ROLE_ARN.match("arn:aws:sts::123456789012:assumed-role/x/y")
     assert all(tables.REGION_NAME.match(region) for region in tables.REGIONS)
+
+
+def test_every_rule_is_documented():
+    from accelstack.spec import aws_rules, validators
+
+    own = [r for r in validators.RULES if r.__module__ in (validators.__name__, aws_rules.__name__)]
+    assert len(own) >= 25
+    assert [r.__name__ for r in own if not (r.__doc__ or "").strip()] == []
