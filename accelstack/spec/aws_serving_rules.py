@@ -1,0 +1,338 @@
+"""AWS serving rules: what ELB, ACM, SQS, EC2 and the inference server would reject, or what would
+break the service's promise (answers while someone waits), checked before anything exists.
+
+The GPU-memory estimate here is deliberately small (weights + one full-context KV cache + runtime
+reserve); `accelstack.planner` owns the full sizing model and is used when it is importable.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from accelstack.spec.models import ServingSpec, StackSpec
+from accelstack.spec.problems import Level, Problem
+from accelstack.spec.tables import aws as tables
+from accelstack.spec.validators import rule
+
+# Bytes per parameter (and per KV-cache element) at each serving precision.
+PRECISION_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+
+# vLLM reserves this fraction of each GPU's memory for weights + KV cache (`--gpu-memory-utilization`
+# default 0.9); the rest is CUDA context, activations and CUDA graphs.
+GPU_MEMORY_UTILIZATION = 0.9
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """What the KV cache size depends on (per token: 2 x layers x kv_heads x head_dim x bytes)."""
+
+    parameters_billion: float
+    layers: int
+    kv_heads: int
+    head_dim: int
+
+
+# Source: the models' published config.json (num_hidden_layers, num_key_value_heads, head_dim).
+ARCHITECTURES: dict[str, Architecture] = {
+    "llama-3-8b": Architecture(8.03, 32, 8, 128),
+    "llama-3-70b": Architecture(70.6, 80, 8, 128),
+    "llama-3.1-8b": Architecture(8.03, 32, 8, 128),
+    "llama-3.1-70b": Architecture(70.6, 80, 8, 128),
+    "llama-3.1-405b": Architecture(405.9, 126, 8, 128),
+    "mistral-7b": Architecture(7.25, 32, 8, 128),
+    "mixtral-8x7b": Architecture(46.7, 32, 8, 128),
+    "qwen2.5-7b": Architecture(7.62, 28, 4, 128),
+    "qwen2.5-72b": Architecture(72.7, 80, 8, 128),
+}
+
+_SIZE_IN_NAME = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z0-9])")
+
+
+def architecture_of(model_name: str, preset: str | None) -> Architecture | None:
+    """Preset first, then the model name (`meta-llama/Llama-3.1-8B-Instruct` -> llama-3.1-8b)."""
+    for candidate in (preset, model_name):
+        if not candidate:
+            continue
+        key = candidate.lower().rsplit("/", 1)[-1].removeprefix("meta-")
+        for name, arch in sorted(ARCHITECTURES.items(), key=lambda item: -len(item[0])):
+            if key == name or key.startswith(name + "-"):
+                return arch
+    return None
+
+
+def parameters_billion_of(spec: ServingSpec) -> float | None:
+    model = spec.model
+    if model.parameters_billion:
+        return model.parameters_billion
+    arch = architecture_of(model.name, model.preset)
+    if arch:
+        return arch.parameters_billion
+    match = _SIZE_IN_NAME.search(model.name.lower())
+    return float(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class MemoryNeed:
+    weights_gb: float
+    kv_gb: float | None  # one full-context sequence; None when the architecture is unknown
+
+    @property
+    def total_gb(self) -> float:
+        return self.weights_gb + (self.kv_gb or 0.0)
+
+
+def memory_need(spec: ServingSpec) -> MemoryNeed | None:
+    """GPU memory the model needs to serve at least one full-context request at its precision."""
+    params = parameters_billion_of(spec)
+    if params is None:
+        return None
+    width = PRECISION_BYTES[spec.model.precision]
+    weights_gb = params * width
+    arch = architecture_of(spec.model.name, spec.model.preset)
+    kv_gb = None
+    if arch:
+        # KV stays at 16 bits unless the weights are fp8 (vLLM --kv-cache-dtype auto follows the model).
+        kv_width = 1 if spec.model.precision == "fp8" else 2
+        per_token = 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_width
+        kv_gb = per_token * spec.model.context_length / 1e9
+    return MemoryNeed(weights_gb, kv_gb)
+
+
+def _serving(spec: StackSpec) -> ServingSpec | None:
+    return spec.serving if spec.cloud == "aws" and spec.serving is not None else None
+
+
+@rule
+def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
+    """The model (weights + KV cache for one full-context request) must fit in the GPUs it is
+    sharded over, at the fraction of memory the server may use."""
+    serving = _serving(spec)
+    if serving is None:
+        return
+    replicas, model = serving.replicas, serving.model
+    path = "serving.replicas.instanceType"
+    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    if itype is None:
+        yield Problem(
+            path,
+            f"{replicas.instance_type!r} is not a supported accelerated instance type; "
+            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
+        )
+        return
+    shards = replicas.tensor_parallel or itype.accelerators
+    if shards > itype.accelerators:
+        yield Problem(
+            "serving.replicas.tensorParallel",
+            f"{shards} exceeds the {itype.accelerators} {itype.accelerator} GPU(s) of {itype.name}",
+        )
+        return
+    need = memory_need(serving)
+    if need is None:
+        yield Problem(
+            "serving.model.parametersBillion",
+            f"cannot tell the size of {model.name!r}; set parametersBillion (or a known preset) so the "
+            "GPU memory check can run",
+            Level.WARNING,
+        )
+        return
+    usable_gb = shards * itype.accelerator_memory_gib * GIB / 1e9 * GPU_MEMORY_UTILIZATION
+    kv_text = f" + {need.kv_gb:.1f} GB KV cache for one {model.context_length}-token request" if need.kv_gb else " + KV cache"
+    if need.total_gb > usable_gb:
+        yield Problem(
+            path,
+            f"{model.name} at {model.precision} needs ~{need.weights_gb:.0f} GB weights{kv_text}; "
+            f"{itype.name} gives {shards} x {itype.accelerator_memory_gib} GiB {itype.accelerator} "
+            f"(~{usable_gb:.0f} GB usable at {GPU_MEMORY_UTILIZATION:.0%}); choose a larger instance, "
+            "a lower precision (fp8/int4) or a shorter contextLength",
+        )
+
+
+@rule
+def serving_on_demand_only(spec: StackSpec) -> Iterator[Problem]:
+    """A service answers while someone waits: a two-minute spot notice or a capacity block's end
+    date drops requests in flight, and warm pools cannot hold spot instances."""
+    serving = _serving(spec)
+    if serving is None or serving.replicas.capacity == "on-demand":
+        return
+    yield Problem(
+        "serving.replicas.capacity",
+        f"{serving.replicas.capacity!r} is not allowed for serving (interruptible or time-boxed capacity "
+        "drops requests in flight, and Auto Scaling warm pools cannot hold spot instances); allowed: on-demand",
+    )
+
+
+# Source: ACM API reference "CertificateArn" pattern and IAM "ARN format".
+ACM_CERTIFICATE_ARN = re.compile(
+    r"^arn:(?P<partition>aws|aws-cn|aws-us-gov):acm:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):"
+    r"certificate/(?P<id>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$"
+)
+
+
+@rule
+def certificate_arn_valid(spec: StackSpec) -> Iterator[Problem]:
+    """An ALB listener takes an ACM certificate from its own Region."""
+    serving = _serving(spec)
+    if serving is None:
+        return
+    path = "serving.loadBalancer.certificateArn"
+    arn = serving.load_balancer.certificate_arn
+    match = ACM_CERTIFICATE_ARN.match(arn)
+    if match is None:
+        yield Problem(path, f"{arn!r} is not an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<uuid>)")
+        return
+    if match["region"] != spec.account.region:
+        yield Problem(
+            path,
+            f"certificate is in {match['region']} but the load balancer is in {spec.account.region}; "
+            "an ALB can only use an ACM certificate from its own Region",
+        )
+
+
+@rule
+def health_path_absolute(spec: StackSpec) -> Iterator[Problem]:
+    serving = _serving(spec)
+    if serving is None:
+        return
+    path = serving.load_balancer.health_path
+    if not path.startswith("/") or len(path) > 1024:
+        yield Problem("serving.loadBalancer.healthPath", f"{path!r} must start with / (ELB health check path, at most 1024 characters)")
+
+
+@rule
+def queue_drains_within_ttl(spec: StackSpec) -> Iterator[Problem]:
+    """A full queue must drain before its messages expire, and the SLO must fit in the TTL."""
+    serving = _serving(spec)
+    if serving is None:
+        return
+    admission, slo, replicas = serving.admission, serving.slo, serving.replicas
+    if slo.target_seconds > admission.ttl_seconds:
+        yield Problem(
+            "serving.slo.targetSeconds",
+            f"{slo.target_seconds:g} s exceeds the request TTL admission.ttlSeconds={admission.ttl_seconds}: "
+            "requests expire before the latency target allows them to be served",
+        )
+    if slo.target_seconds < slo.service_seconds:
+        yield Problem(
+            "serving.slo.targetSeconds",
+            f"{slo.target_seconds:g} s is below the per-request service time {slo.service_seconds:g} s: "
+            "every request misses the target even with an empty queue",
+        )
+    drain_seconds = admission.max_depth * slo.service_seconds / replicas.max
+    if drain_seconds > admission.ttl_seconds:
+        yield Problem(
+            "serving.admission.maxDepth",
+            f"{admission.max_depth} queued requests take ~{drain_seconds:.0f} s to drain at "
+            f"{replicas.max} replicas x {slo.service_seconds:g} s each, longer than the TTL of "
+            f"{admission.ttl_seconds} s: the tail expires unserved; lower maxDepth to "
+            f"<= {math.floor(admission.ttl_seconds * replicas.max / slo.service_seconds)} or raise replicas.max",
+            Level.WARNING,
+        )
+
+
+@rule
+def model_artifacts_on_s3(spec: StackSpec) -> Iterator[Problem]:
+    """Replicas pull weights and adapters from S3 (the training account's artifact prefix)."""
+    serving = _serving(spec)
+    if serving is None:
+        return
+    uris = [("serving.model.weightsUri", serving.model.weights_uri)]
+    uris += [(f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)]
+    for path, uri in uris:
+        parts = urlsplit(uri)
+        if parts.scheme != "s3":
+            yield Problem(path, f"{uri!r}: on AWS model artifacts are read from S3; allowed scheme: s3://")
+        elif not parts.path.strip("/"):
+            yield Problem(
+                path,
+                f"{uri!r} names a whole bucket; point at the artifact prefix (e.g. s3://bucket/models/name/) "
+                "so the read grant can be limited to it",
+            )
+    names = [a.name for a in serving.model.adapters]
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            yield Problem(f"serving.model.adapters.{index}.name", f"duplicate adapter name {name!r}")
+
+
+@rule
+def artifact_account_is_training(spec: StackSpec) -> Iterator[Problem]:
+    """Serving reads artifacts from a training account, never from another serving account."""
+    serving = _serving(spec)
+    if serving is None:
+        return
+    training = spec.separation.training_accounts
+    if serving.artifact_account is None:
+        yield Problem(
+            "serving.artifactAccount",
+            "not set: the model is assumed to live in this account; set it to the training account "
+            f"({', '.join(training)}) that owns the checkpoint bucket to scope the cross-account read",
+            Level.WARNING,
+        )
+    elif serving.artifact_account not in training:
+        yield Problem(
+            "serving.artifactAccount",
+            f"{serving.artifact_account} is not one of separation.trainingAccounts ({', '.join(training)})",
+        )
+
+
+# Subnets carved from a new serving VPC: one public and one private per AZ.
+SERVING_ZONES = 2
+SERVING_SUBNET_PREFIX = 20
+SERVING_MAX_VPC_PREFIX = 24  # 4 subnets of /26 still fit
+
+
+@rule
+def serving_network_spans_zones(spec: StackSpec) -> Iterator[Problem]:
+    """An ALB needs subnets in at least two AZs, and replicas spread over them survive an AZ loss."""
+    serving = _serving(spec)
+    if serving is None:
+        return
+    network = serving.network
+    if network.subnet_id:
+        yield Problem(
+            "serving.network.subnetId",
+            f"serving needs private subnets in at least {SERVING_ZONES} AZs; use subnetIds (a list)",
+        )
+    if network.subnet_ids is not None and len(set(network.subnet_ids)) < SERVING_ZONES:
+        yield Problem(
+            "serving.network.subnetIds",
+            f"{len(set(network.subnet_ids))} subnet(s) given; serving needs private subnets in at least {SERVING_ZONES} AZs",
+        )
+    if network.vpc_id is not None and len(set(network.public_subnet_ids or [])) < SERVING_ZONES:
+        yield Problem(
+            "serving.network.publicSubnetIds",
+            f"an existing VPC needs public subnets in at least {SERVING_ZONES} AZs for the internet-facing load balancer",
+        )
+    if network.availability_zone:
+        yield Problem(
+            "serving.network.availabilityZone",
+            f"pins serving to one AZ; replicas and the load balancer need at least {SERVING_ZONES}",
+        )
+    if network.vpc_id is None and network.vpc_cidr:
+        prefix = int(network.vpc_cidr.split("/")[1])
+        if prefix > SERVING_MAX_VPC_PREFIX:
+            yield Problem(
+                "serving.network.vpcCidr",
+                f"/{prefix} is too small for {2 * SERVING_ZONES} subnets (public + private per AZ); "
+                f"use /{SERVING_MAX_VPC_PREFIX} or larger (e.g. /16)",
+            )
+
+
+@rule
+def warm_pool_within_group(spec: StackSpec) -> Iterator[Problem]:
+    serving = _serving(spec)
+    if serving is None or serving.replicas.warm_pool is None:
+        return
+    replicas = serving.replicas
+    headroom = replicas.max - replicas.min
+    if replicas.warm_pool > headroom:
+        yield Problem(
+            "serving.replicas.warmPool",
+            f"{replicas.warm_pool} warm instances but the group can only grow by max - min = {headroom}; "
+            "the extra stopped instances are never used (their EBS volumes are still billed)",
+            Level.WARNING,
+        )

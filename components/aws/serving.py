@@ -1,0 +1,987 @@
+"""The AWS serving service: ALB (HTTPS only, WAF rate limit per client) -> replicas in private
+subnets, an SQS admission queue the replicas drain, and an Auto Scaling group that scales on
+backlog per instance with a warm pool of stopped, pre-pulled replicas.
+
+Sizing (cold start, warm pool, health-check timing, backlog target) is pure and lives in
+`ServingPlan`, so it can be tested and reported without Pulumi.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import shlex
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import pulumi
+import pulumi_aws as aws
+
+from accelstack.spec import StackSpec
+from accelstack.spec.aws_serving_rules import memory_need
+from accelstack.spec.models import ServingSpec
+from accelstack.spec.tables import aws as tables
+from components.aws.network import ServingNetwork
+from components.aws.provider import stack_tags
+from components.aws.storage import SecureBucket
+
+# --- Sizing -------------------------------------------------------------------------------------
+
+# Cold-start model (seconds, GB/s) for a GPU replica launched from the Deep Learning AMI. Measured
+# orders of magnitude, not promises: set replicas.coldStartSeconds once you have a measurement.
+BOOT_SECONDS = 60  # EC2 launch, DLAMI boot, NVIDIA driver load
+IMAGE_PULL_SECONDS = 90  # inference server container (~10 GB) through NAT
+S3_DOWNLOAD_GBPS = 0.5  # `aws s3 sync` of safetensors shards from the artifact prefix
+EBS_READ_GBPS = 1.0  # gp3 at 1000 MiB/s (what the launch template provisions)
+SERVER_WARMUP_SECONDS = 60  # vLLM memory profiling and CUDA graph capture
+WARM_BOOT_SECONDS = 45  # start of a stopped warm-pool instance
+
+# Health check: an instance is in service after HEALTHY_THRESHOLD good answers; a replica busy with a
+# long batch must not be failed by one slow answer, hence a few consecutive misses.
+HEALTHY_THRESHOLD = 2
+UNHEALTHY_THRESHOLD = 3
+
+# Alarm when the oldest request has used this fraction of its TTL: the queue is about to drop work.
+AGE_ALARM_TTL_FRACTION = 0.8
+
+ROOT_DEVICE = "/dev/sda1"  # Ubuntu DLAMI root device
+MODEL_DIR = "/opt/accelstack/models"
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    weights_gb: float
+    cold_start_seconds: int  # new instance -> ready (pulls image and weights)
+    warm_start_seconds: int  # stopped warm-pool instance -> ready (image and weights on EBS)
+    health_check_grace_seconds: int
+    health_check_interval_seconds: int
+    health_check_timeout_seconds: int
+    warm_pool_size: int
+    backlog_per_instance_target: float
+    visibility_timeout_seconds: int
+    age_alarm_seconds: int
+    deregistration_delay_seconds: int
+    idle_timeout_seconds: int
+    root_volume_gib: int
+    tensor_parallel: int
+
+
+def plan_serving(serving: ServingSpec) -> ServingPlan:
+    need = memory_need(serving)
+    weights_gb = need.weights_gb if need else 0.0
+    adapters_gb = 0.5 * len(serving.model.adapters)  # LoRA adapters are tens to hundreds of MB
+    estimated_cold = (
+        BOOT_SECONDS
+        + IMAGE_PULL_SECONDS
+        + (weights_gb + adapters_gb) / S3_DOWNLOAD_GBPS
+        + weights_gb / EBS_READ_GBPS
+        + SERVER_WARMUP_SECONDS
+    )
+    cold = serving.replicas.cold_start_seconds or math.ceil(estimated_cold)
+    warm = math.ceil(WARM_BOOT_SECONDS + weights_gb / EBS_READ_GBPS + SERVER_WARMUP_SECONDS)
+    warm = min(warm, cold)
+    # Check often enough that a ready replica gets traffic within ~5% of its cold start.
+    interval = min(30, max(5, math.ceil(cold * 0.05 / HEALTHY_THRESHOLD)))
+    admission, slo, replicas = serving.admission, serving.slo, serving.replicas
+    backlog_target = slo.target_seconds / slo.service_seconds
+    if replicas.warm_pool is not None:
+        warm_pool = replicas.warm_pool
+    else:
+        # Enough pre-initialised replicas to clear a full admission queue before its TTL, beyond what
+        # runs at min: those are the scale-outs that cannot wait a full cold start.
+        need_for_full_queue = math.ceil(admission.max_depth * slo.service_seconds / admission.ttl_seconds)
+        headroom = replicas.max - replicas.min
+        warm_pool = min(headroom, max(1, need_for_full_queue - replicas.min)) if headroom else 0
+    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
+    return ServingPlan(
+        weights_gb=weights_gb,
+        cold_start_seconds=cold,
+        warm_start_seconds=warm,
+        # ELB health checks count only after the server could be up; the lifecycle hook holds the
+        # instance out of service until then anyway, this stops the ASG replacing a slow starter.
+        health_check_grace_seconds=math.ceil(cold * 1.25),
+        health_check_interval_seconds=interval,
+        health_check_timeout_seconds=max(2, min(interval - 1, 10)),
+        warm_pool_size=warm_pool,
+        backlog_per_instance_target=round(backlog_target, 3),
+        # A message stays invisible while a replica serves it; a crashed replica's message returns
+        # after this (and counts towards maxReceiveCount).
+        visibility_timeout_seconds=min(43_200, max(30, math.ceil(slo.service_seconds * 6))),
+        age_alarm_seconds=math.floor(admission.ttl_seconds * AGE_ALARM_TTL_FRACTION),
+        # Let in-flight generations finish before a replica leaves the target group.
+        deregistration_delay_seconds=min(3600, max(30, math.ceil(slo.target_seconds * 3))),
+        idle_timeout_seconds=min(4000, max(60, math.ceil(slo.target_seconds * 4))),
+        root_volume_gib=max(200, math.ceil(100 + 1.5 * (weights_gb + adapters_gb) * 1e9 / 1024**3)),
+        tensor_parallel=tensor_parallel,
+    )
+
+
+# --- ELB access-log delivery ----------------------------------------------------------------------
+
+# Source: ELB User Guide "Enable access logs for your Application Load Balancer", step 2 (checked
+# 2026-12-02): Regions available before August 2022 deliver logs as the regional ELB account; newer
+# Regions use the logdelivery.elasticloadbalancing.amazonaws.com service principal (granted always).
+ELB_LOG_ACCOUNTS: dict[str, str] = {
+    "us-east-1": "127311923021", "us-east-2": "033677994240", "us-west-1": "027434742980",
+    "us-west-2": "797873946194", "af-south-1": "098369216593", "ap-east-1": "754344448648",
+    "ap-southeast-3": "589379963580", "ap-south-1": "718504428378", "ap-northeast-3": "383597477331",
+    "ap-northeast-2": "600734575887", "ap-southeast-1": "114774131450", "ap-southeast-2": "783225319266",
+    "ap-northeast-1": "582318560864", "ca-central-1": "985666609251", "eu-central-1": "054676820928",
+    "eu-west-1": "156460612806", "eu-west-2": "652711504416", "eu-south-1": "635631232127",
+    "eu-west-3": "009996457667", "eu-north-1": "897822967062", "me-south-1": "076674570225",
+    "sa-east-1": "507241528517", "us-gov-west-1": "048591011584", "us-gov-east-1": "190560391635",
+    "cn-north-1": "638102146993", "cn-northwest-1": "037604701340",
+}  # fmt: skip
+ACCESS_LOG_PREFIX = "alb"
+
+
+def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, partition: str) -> list[dict[str, Any]]:
+    objects = f"{bucket_arn}/{ACCESS_LOG_PREFIX}/AWSLogs/{account_id}/*"
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "ElbLogDelivery",
+            "Effect": "Allow",
+            "Principal": {"Service": "logdelivery.elasticloadbalancing.amazonaws.com"},
+            "Action": "s3:PutObject",
+            "Resource": objects,
+        }
+    ]
+    if region in ELB_LOG_ACCOUNTS:
+        statements.append(
+            {
+                "Sid": "ElbLogDeliveryLegacyRegion",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{partition}:iam::{ELB_LOG_ACCOUNTS[region]}:root"},
+                "Action": "s3:PutObject",
+                "Resource": objects,
+            }
+        )
+    return statements
+
+
+# --- Cross-account model read -----------------------------------------------------------------------
+
+
+def s3_location(uri: str) -> tuple[str, str]:
+    """`s3://bucket/models/x/` -> ("bucket", "models/x/")."""
+    parts = urlsplit(uri)
+    return parts.netloc, parts.path.lstrip("/")
+
+
+def model_read_policy(serving: ServingSpec, region: str, account_id: str, partition: str) -> dict[str, Any]:
+    """Read-only access to exactly the model's and adapters' prefixes: GetObject below each prefix,
+    ListBucket limited to it, and KMS decrypt only through S3 (the training account's key)."""
+    locations = sorted({s3_location(u) for u in [serving.model.weights_uri, *(a.uri for a in serving.model.adapters)]})
+    key_account = serving.artifact_account or account_id
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "ReadModelArtifacts",
+            "Effect": "Allow",
+            "Action": ["s3:GetObject"],
+            "Resource": [f"arn:{partition}:s3:::{bucket}/{prefix}*" for bucket, prefix in locations],
+        }
+    ]
+    for index, bucket in enumerate(sorted({bucket for bucket, _ in locations})):
+        statements.append(
+            {
+                "Sid": f"ListModelPrefix{index}",
+                "Effect": "Allow",
+                "Action": ["s3:ListBucket"],
+                "Resource": f"arn:{partition}:s3:::{bucket}",
+                "Condition": {"StringLike": {"s3:prefix": [f"{p}*" for b, p in locations if b == bucket]}},
+            }
+        )
+    statements.append(
+        {
+            "Sid": "DecryptModelArtifactsViaS3",
+            "Effect": "Allow",
+            "Action": ["kms:Decrypt"],
+            "Resource": f"arn:{partition}:kms:{region}:{key_account}:key/*",
+            "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+        }
+    )
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+# --- Replica boot ---------------------------------------------------------------------------------
+
+
+def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
+    """vLLM OpenAI-compatible server flags: one base model, every LoRA adapter served beside it."""
+    model = serving.model
+    args = [
+        "--model", f"/models/base",
+        "--served-model-name", model.name,
+        "--port", str(serving.load_balancer.port),
+        "--max-model-len", str(model.context_length),
+        "--tensor-parallel-size", str(plan.tensor_parallel),
+    ]  # fmt: skip
+    dtype = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}.get(model.precision)
+    if dtype:
+        args += ["--dtype", dtype]
+    elif model.precision == "fp8":
+        args += ["--quantization", "fp8"]  # dynamic FP8 on Ada/Hopper; pre-quantized checkpoints load as-is
+    # int8/int4: the checkpoint itself is quantized (AWQ/GPTQ); vLLM reads the method from its config.
+    if model.adapters:
+        args += [
+            "--enable-lora",
+            "--max-loras", str(len(model.adapters)),
+            "--max-lora-rank", str(max(a.rank for a in model.adapters)),
+            "--lora-modules", *(f"{a.name}=/models/adapters/{a.name}" for a in model.adapters),
+        ]  # fmt: skip
+    return args
+
+
+QUEUE_WORKER = r'''
+import json, os, time, urllib.request
+import boto3
+
+sqs = boto3.client("sqs", region_name=os.environ["AWS_REGION"])
+requests_url, responses_url = os.environ["REQUEST_QUEUE_URL"], os.environ["RESPONSE_QUEUE_URL"]
+server = f"http://127.0.0.1:{os.environ['SERVER_PORT']}"
+ttl = int(os.environ["TTL_SECONDS"])
+while True:
+    batch = sqs.receive_message(QueueUrl=requests_url, MaxNumberOfMessages=1, WaitTimeSeconds=20,
+                                AttributeNames=["SentTimestamp"], MessageAttributeNames=["All"])
+    for message in batch.get("Messages", []):
+        sent = int(message["Attributes"]["SentTimestamp"]) / 1000
+        attrs = message.get("MessageAttributes", {})
+        path = attrs.get("path", {}).get("StringValue", "/v1/chat/completions")
+        if time.time() - sent <= ttl:  # past its TTL nobody waits for the answer any more
+            req = urllib.request.Request(server + path, data=message["Body"].encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=ttl) as response:  # errors: message returns, then DLQ
+                sqs.send_message(QueueUrl=responses_url, MessageBody=response.read().decode(),
+                                 MessageAttributes={"request-id": {"DataType": "String",
+                                                                   "StringValue": message["MessageId"]}})
+        sqs.delete_message(QueueUrl=requests_url, ReceiptHandle=message["ReceiptHandle"])
+'''
+
+
+def replica_user_data(
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    region: str,
+    group_name: str,
+    hook_name: str,
+    request_queue_url: str,
+    response_queue_url: str,
+) -> str:
+    """Cloud-init script. It installs a boot unit that runs on EVERY boot, because warm-pool
+    instances boot twice: once to prepare (pull image and weights onto EBS, then stop) and again
+    when they enter service (start the server). Each boot completes the launch lifecycle hook only
+    when its job is done, so an instance never goes to the pool or into service half-prepared."""
+    model = serving.model
+    syncs = [f"aws s3 sync --only-show-errors {shlex.quote(model.weights_uri)} {MODEL_DIR}/base"]
+    syncs += [
+        f"aws s3 sync --only-show-errors {shlex.quote(a.uri)} {MODEL_DIR}/adapters/{a.name}" for a in model.adapters
+    ]
+    server = " ".join(shlex.quote(a) for a in server_arguments(serving, plan))
+    image = shlex.quote(serving.replicas.server_image)
+    port = serving.load_balancer.port
+    health = shlex.quote(serving.load_balancer.health_path)
+    sync_block = "\n".join(f"  {line}" for line in syncs)
+    return f"""#!/bin/bash
+set -euo pipefail
+mkdir -p /opt/accelstack {MODEL_DIR}
+cat > /opt/accelstack/queue_worker.py <<'PY'
+{QUEUE_WORKER.strip()}
+PY
+cat > /etc/systemd/system/accelstack-inference.service <<'UNIT'
+[Unit]
+Description=accelstack inference server ({model.name})
+After=docker.service
+Requires=docker.service
+[Service]
+Restart=always
+ExecStartPre=-/usr/bin/docker rm -f inference
+ExecStart=/usr/bin/docker run --name inference --gpus all --network host --ipc host -v {MODEL_DIR}:/models:ro {image} {server}
+[Install]
+WantedBy=multi-user.target
+UNIT
+cat > /etc/systemd/system/accelstack-queue-worker.service <<'UNIT'
+[Unit]
+Description=accelstack admission-queue worker
+After=accelstack-inference.service
+[Service]
+Restart=always
+Environment=AWS_REGION={region} REQUEST_QUEUE_URL={request_queue_url} RESPONSE_QUEUE_URL={response_queue_url} SERVER_PORT={port} TTL_SECONDS={serving.admission.ttl_seconds}
+ExecStart=/usr/bin/python3 /opt/accelstack/queue_worker.py
+UNIT
+cat > /opt/accelstack/boot.sh <<'BOOT'
+#!/bin/bash
+set -euo pipefail
+imds() {{
+  local token
+  token=$(curl -sfX PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
+  curl -sf -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/meta-data/$1"
+}}
+complete() {{
+  aws autoscaling complete-lifecycle-action --region {region} --auto-scaling-group-name {group_name} \\
+    --lifecycle-hook-name {hook_name} --instance-id "$(imds instance-id)" --lifecycle-action-result "$1" || true
+}}
+trap 'complete ABANDON' ERR
+if [ ! -f {MODEL_DIR}/.complete ]; then
+  # Weights live on the encrypted EBS root volume: instance-store NVMe is wiped when a warm-pool
+  # instance stops, EBS keeps the download across the stop.
+{sync_block}
+  docker pull {image}
+  touch {MODEL_DIR}/.complete
+fi
+state=$(imds autoscaling/target-lifecycle-state || echo InService)
+if [[ "$state" == Warmed:* ]]; then
+  complete CONTINUE  # prepared: the group stops the instance into the warm pool
+  exit 0
+fi
+python3 -c 'import boto3' 2>/dev/null || python3 -m pip install --quiet boto3
+systemctl start accelstack-inference.service
+until curl -sf http://127.0.0.1:{port}{health} >/dev/null; do sleep 5; done
+systemctl start accelstack-queue-worker.service
+complete CONTINUE
+BOOT
+chmod +x /opt/accelstack/boot.sh
+cat > /etc/systemd/system/accelstack-boot.service <<'UNIT'
+[Unit]
+Description=accelstack replica boot (prepare or serve)
+After=network-online.target docker.service
+Wants=network-online.target
+[Service]
+Type=oneshot
+ExecStart=/opt/accelstack/boot.sh
+[Install]
+WantedBy=multi-user.target
+UNIT
+systemctl daemon-reload
+systemctl enable accelstack-boot.service
+systemctl start --no-block accelstack-boot.service
+"""
+
+
+# --- The component ----------------------------------------------------------------------------------
+
+GROUP_METRICS = [
+    "GroupInServiceInstances",  # the denominator of backlog per instance
+    "GroupDesiredCapacity",
+    "GroupPendingInstances",
+    "GroupTotalInstances",
+    "GroupMinSize",
+    "GroupMaxSize",
+    "WarmPoolWarmedCapacity",
+    "WarmPoolPendingCapacity",
+    "WarmPoolDesiredCapacity",
+]
+TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+READY_HOOK = "replica-ready"
+
+
+class ServingService(pulumi.ComponentResource):
+    def __init__(self, spec: StackSpec, digest: str, opts: pulumi.ResourceOptions):
+        super().__init__("accelstack:aws:ServingService", spec.stack, None, opts)
+        assert spec.serving is not None
+        self.spec, self.serving = spec, spec.serving
+        self.plan = plan_serving(spec.serving)
+        self.region = spec.account.region
+        self.account_id = spec.account.id
+        self.partition = tables.REGIONS.get(self.region, "aws")
+        self.tags = stack_tags(spec, digest)
+        name = spec.stack
+        self.child = pulumi.ResourceOptions(parent=self)
+
+        self.network = ServingNetwork(f"{name}-net", self.serving.network, self.region, opts=self.child)
+        self.key = self._kms_key(name)
+        self.queues = self._queues(name)
+        self.alb_sg, self.replica_sg = self._security_groups(name)
+        self.load_balancer, self.target_group = self._load_balancer(name)
+        self._waf(name)
+        self.group = self._replica_group(name)
+        self._scaling(name)
+        self._alarms(name)
+
+        endpoint = self.load_balancer.dns_name.apply(lambda dns: f"https://{dns}")
+        outputs = {
+            "endpoint": endpoint,
+            "requestQueueUrl": self.queues["requests"].url,
+            "responseQueueUrl": self.queues["responses"].url,
+            "deadLetterQueueUrl": self.queues["dead-letters"].url,
+            "replicaGroupName": self.group.name,
+            "coldStartSeconds": self.plan.cold_start_seconds,
+            "warmPoolSize": self.plan.warm_pool_size,
+            "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
+        }
+        for key, value in outputs.items():
+            pulumi.export(key, value)
+        self.register_outputs(outputs)
+
+    # KMS: EBS volumes and queues. The Auto Scaling service-linked role must be able to use the key,
+    # or instances with encrypted volumes fail to launch (EC2 Auto Scaling "Required KMS key policy").
+    def _kms_key(self, name: str) -> aws.kms.Key:
+        root = f"arn:{self.partition}:iam::{self.account_id}:root"
+        asg_role = f"arn:{self.partition}:iam::{self.account_id}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
+        policy = {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Sid": "AccountAdmin", "Effect": "Allow", "Principal": {"AWS": root}, "Action": "kms:*", "Resource": "*"},
+                {
+                    "Sid": "AutoScalingUseForEbs",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": asg_role},
+                    "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
+                    "Resource": "*",
+                },
+                {
+                    "Sid": "AutoScalingGrantsForEbs",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": asg_role},
+                    "Action": "kms:CreateGrant",
+                    "Resource": "*",
+                    "Condition": {"Bool": {"kms:GrantIsForAWSResource": "true"}},
+                },
+            ],
+        }
+        key = aws.kms.Key(
+            f"{name}-key",
+            description=f"accelstack serving {name}: replica volumes and admission queues",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=json.dumps(policy),
+            opts=self.child,
+        )
+        aws.kms.Alias(f"{name}-key", name=f"alias/accelstack-{name}-serving", target_key_id=key.key_id, opts=self.child)
+        return key
+
+    def _queues(self, name: str) -> dict[str, aws.sqs.Queue]:
+        admission, plan = self.serving.admission, self.plan
+        encryption = {"kms_master_key_id": self.key.arn, "kms_data_key_reuse_period_seconds": 300}
+        dead_letters = aws.sqs.Queue(
+            f"{name}-dead-letters",
+            message_retention_seconds=1_209_600,  # 14 days, the maximum: time to inspect failures
+            **encryption,
+            opts=self.child,
+        )
+        requests = aws.sqs.Queue(
+            f"{name}-requests",
+            message_retention_seconds=admission.ttl_seconds,  # the request TTL: SQS drops expired requests
+            visibility_timeout_seconds=plan.visibility_timeout_seconds,
+            receive_wait_time_seconds=20,  # long polling
+            redrive_policy=dead_letters.arn.apply(
+                lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": admission.max_receive_count})
+            ),
+            tags={
+                # Producers enforce admission before SendMessage; the policy travels with the queue.
+                "accelstack:max-depth": str(admission.max_depth),
+                "accelstack:ttl-seconds": str(admission.ttl_seconds),
+            },
+            **encryption,
+            opts=self.child,
+        )
+        aws.sqs.RedriveAllowPolicy(
+            f"{name}-dead-letters",
+            queue_url=dead_letters.url,
+            redrive_allow_policy=requests.arn.apply(
+                lambda arn: json.dumps({"redrivePermission": "byQueue", "sourceQueueArns": [arn]})
+            ),
+            opts=self.child,
+        )
+        responses = aws.sqs.Queue(
+            f"{name}-responses",
+            message_retention_seconds=max(60, admission.ttl_seconds),
+            receive_wait_time_seconds=20,
+            **encryption,
+            opts=self.child,
+        )
+        return {"requests": requests, "responses": responses, "dead-letters": dead_letters}
+
+    def _security_groups(self, name: str) -> tuple[aws.ec2.SecurityGroup, aws.ec2.SecurityGroup]:
+        port = self.serving.load_balancer.port
+        alb_sg = aws.ec2.SecurityGroup(
+            f"{name}-alb",
+            vpc_id=self.network.vpc_id,
+            description="accelstack serving load balancer: HTTPS (and HTTP for the redirect) from anywhere",
+            tags={"Name": f"{name}-alb"},
+            opts=self.child,
+        )
+        replica_sg = aws.ec2.SecurityGroup(
+            f"{name}-replicas",
+            vpc_id=self.network.vpc_id,
+            description="accelstack serving replicas: the inference port from the load balancer only",
+            tags={"Name": f"{name}-replicas"},
+            opts=self.child,
+        )
+        for listen_port in (443, 80):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-alb-in-{listen_port}",
+                security_group_id=alb_sg.id,
+                ip_protocol="tcp",
+                from_port=listen_port,
+                to_port=listen_port,
+                cidr_ipv4="0.0.0.0/0",
+                description="HTTPS clients" if listen_port == 443 else "HTTP, redirected to HTTPS",
+                opts=self.child,
+            )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-alb-to-replicas",
+            security_group_id=alb_sg.id,
+            ip_protocol="tcp",
+            from_port=port,
+            to_port=port,
+            referenced_security_group_id=replica_sg.id,
+            description="requests and health checks to replicas",
+            opts=self.child,
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-replicas-from-alb",
+            security_group_id=replica_sg.id,
+            ip_protocol="tcp",
+            from_port=port,
+            to_port=port,
+            referenced_security_group_id=alb_sg.id,
+            description="inference server port from the load balancer only",
+            opts=self.child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-replicas-egress",
+            security_group_id=replica_sg.id,
+            ip_protocol="-1",
+            cidr_ipv4="0.0.0.0/0",
+            description="S3 (endpoint), SQS, container registry (NAT)",
+            opts=self.child,
+        )
+        return alb_sg, replica_sg
+
+    def _access_log_bucket(self, name: str) -> SecureBucket:
+        account, region, partition = self.account_id, self.region, self.partition
+        # ALB log delivery supports SSE-S3 only (not SSE-KMS), so this one bucket is AES256.
+        return SecureBucket(
+            f"{name}-alb-logs",
+            kms_key_arn=None,
+            sse_algorithm="AES256",
+            policy_statements=lambda arn: arn.apply(
+                lambda a: elb_log_delivery_statements(a, account, region, partition)
+            ),
+            opts=self.child,
+        )
+
+    def _load_balancer(self, name: str) -> tuple[aws.lb.LoadBalancer, aws.lb.TargetGroup]:
+        lb_spec, plan = self.serving.load_balancer, self.plan
+        access_logs = None
+        depends_on: list[pulumi.Resource] = []
+        if lb_spec.access_logs:
+            logs = self._access_log_bucket(name)
+            access_logs = aws.lb.LoadBalancerAccessLogsArgs(bucket=logs.name_out, prefix=ACCESS_LOG_PREFIX, enabled=True)
+            depends_on = [logs.policy]  # ELB tests write access when logging is enabled
+        alb = aws.lb.LoadBalancer(
+            f"{name}-alb",
+            load_balancer_type="application",
+            internal=False,
+            subnets=self.network.public_subnet_ids,
+            security_groups=[self.alb_sg.id],
+            drop_invalid_header_fields=True,
+            enable_deletion_protection=True,
+            idle_timeout=plan.idle_timeout_seconds,
+            access_logs=access_logs,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+        )
+        target_group = aws.lb.TargetGroup(
+            f"{name}-replicas",
+            port=lb_spec.port,
+            protocol="HTTP",
+            target_type="instance",
+            vpc_id=self.network.vpc_id,
+            # Generations vary from milliseconds to minutes: route to the replica with fewest in flight.
+            load_balancing_algorithm_type="least_outstanding_requests",
+            deregistration_delay=plan.deregistration_delay_seconds,
+            health_check=aws.lb.TargetGroupHealthCheckArgs(
+                enabled=True,
+                path=lb_spec.health_path,
+                port="traffic-port",
+                protocol="HTTP",
+                matcher="200",
+                interval=plan.health_check_interval_seconds,
+                timeout=plan.health_check_timeout_seconds,
+                healthy_threshold=HEALTHY_THRESHOLD,
+                unhealthy_threshold=UNHEALTHY_THRESHOLD,
+            ),
+            opts=self.child,
+        )
+        aws.lb.Listener(
+            f"{name}-https",
+            load_balancer_arn=alb.arn,
+            port=443,
+            protocol="HTTPS",
+            ssl_policy=TLS_POLICY,
+            certificate_arn=lb_spec.certificate_arn,
+            default_actions=[aws.lb.ListenerDefaultActionArgs(type="forward", target_group_arn=target_group.arn)],
+            opts=self.child,
+        )
+        aws.lb.Listener(
+            f"{name}-http-redirect",
+            load_balancer_arn=alb.arn,
+            port=80,
+            protocol="HTTP",
+            default_actions=[
+                aws.lb.ListenerDefaultActionArgs(
+                    type="redirect",
+                    redirect=aws.lb.ListenerDefaultActionRedirectArgs(protocol="HTTPS", port="443", status_code="HTTP_301"),
+                )
+            ],
+            opts=self.child,
+        )
+        return alb, target_group
+
+    def _waf(self, name: str) -> None:
+        admission = self.serving.admission
+        metric = name.replace("-", "")
+
+        def visibility(suffix: str) -> aws.wafv2.WebAclVisibilityConfigArgs:
+            return aws.wafv2.WebAclVisibilityConfigArgs(
+                cloudwatch_metrics_enabled=True, metric_name=f"{metric}{suffix}", sampled_requests_enabled=True
+            )
+
+        # Only the per-client rate rule: AWS managed rule groups such as the common rule set block
+        # request bodies over 8 KB, which long prompts routinely exceed.
+        acl = aws.wafv2.WebAcl(
+            f"{name}-edge",
+            scope="REGIONAL",
+            description="accelstack serving edge admission: per-client request rate",
+            default_action=aws.wafv2.WebAclDefaultActionArgs(allow=aws.wafv2.WebAclDefaultActionAllowArgs()),
+            rules=[
+                aws.wafv2.WebAclRuleArgs(
+                    name="rate-per-client-ip",
+                    priority=0,
+                    action=aws.wafv2.WebAclRuleActionArgs(block=aws.wafv2.WebAclRuleActionBlockArgs()),
+                    statement=aws.wafv2.WebAclRuleStatementArgs(
+                        rate_based_statement=aws.wafv2.WebAclRuleStatementRateBasedStatementArgs(
+                            aggregate_key_type="IP",
+                            limit=admission.per_client_rate,
+                            evaluation_window_sec=admission.rate_window_seconds,
+                        )
+                    ),
+                    visibility_config=visibility("RatePerClient"),
+                )
+            ],
+            visibility_config=visibility("Edge"),
+            opts=self.child,
+        )
+        aws.wafv2.WebAclAssociation(
+            f"{name}-edge", resource_arn=self.load_balancer.arn, web_acl_arn=acl.arn, opts=self.child
+        )
+
+    def _replica_role(self, name: str, group_name: str) -> aws.iam.InstanceProfile:
+        partition, region, account = self.partition, self.region, self.account_id
+        role = aws.iam.Role(
+            f"{name}-replica",
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                    ],
+                }
+            ),
+            description="accelstack serving replica: read the model prefix, drain the admission queue",
+            opts=self.child,
+        )
+        for policy in ("AmazonSSMManagedInstanceCore", "CloudWatchAgentServerPolicy"):
+            aws.iam.RolePolicyAttachment(
+                f"{name}-replica-{policy}",
+                role=role.name,
+                policy_arn=f"arn:{partition}:iam::aws:policy/{policy}",
+                opts=self.child,
+            )
+        aws.iam.RolePolicy(
+            f"{name}-replica-model-read",
+            role=role.id,
+            policy=json.dumps(model_read_policy(self.serving, region, account, partition)),
+            opts=self.child,
+        )
+        queues = self.queues
+        queue_policy = pulumi.Output.all(
+            queues["requests"].arn, queues["responses"].arn, self.key.arn
+        ).apply(
+            lambda arns: json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "DrainRequests",
+                            "Effect": "Allow",
+                            "Action": [
+                                "sqs:ReceiveMessage",
+                                "sqs:DeleteMessage",
+                                "sqs:ChangeMessageVisibility",
+                                "sqs:GetQueueAttributes",
+                            ],
+                            "Resource": arns[0],
+                        },
+                        {"Sid": "SendResponses", "Effect": "Allow", "Action": ["sqs:SendMessage"], "Resource": arns[1]},
+                        {
+                            "Sid": "QueueEncryption",
+                            "Effect": "Allow",
+                            "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+                            "Resource": arns[2],
+                        },
+                        {
+                            "Sid": "CompleteOwnLaunchHook",
+                            "Effect": "Allow",
+                            "Action": ["autoscaling:CompleteLifecycleAction"],
+                            "Resource": f"arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:*:autoScalingGroupName/{group_name}",
+                        },
+                    ],
+                }
+            )
+        )
+        aws.iam.RolePolicy(f"{name}-replica-queues", role=role.id, policy=queue_policy, opts=self.child)
+        return aws.iam.InstanceProfile(f"{name}-replica", role=role.name, opts=self.child)
+
+    def _replica_group(self, name: str) -> aws.autoscaling.Group:
+        serving, plan = self.serving, self.plan
+        replicas = serving.replicas
+        # Fixed name: the boot script and the IAM grant for the lifecycle hook need it before the group exists.
+        group_name = f"accelstack-{name}-replicas"
+        profile = self._replica_role(name, group_name)
+        user_data = pulumi.Output.all(self.queues["requests"].url, self.queues["responses"].url).apply(
+            lambda urls: base64.b64encode(
+                replica_user_data(
+                    serving,
+                    plan,
+                    region=self.region,
+                    group_name=group_name,
+                    hook_name=READY_HOOK,
+                    request_queue_url=urls[0],
+                    response_queue_url=urls[1],
+                ).encode()
+            ).decode()
+        )
+        tag_specs = [
+            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags={**self.tags, "Name": f"{name}-replica"})
+            for kind in ("instance", "volume", "network-interface")
+        ]
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-replica",
+            image_id=replicas.image_id,
+            instance_type=replicas.instance_type,
+            iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",  # IMDSv2 only
+                http_put_response_hop_limit=1,  # the server container runs with host networking
+            ),
+            network_interfaces=[
+                aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                    device_index=0,
+                    associate_public_ip_address="false",
+                    security_groups=[self.replica_sg.id],
+                    delete_on_termination="true",
+                )
+            ],
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=ROOT_DEVICE,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_type="gp3",
+                        volume_size=plan.root_volume_gib,
+                        # Weight loading reads from here: 1000 MiB/s needs >= 4000 IOPS (gp3 0.25 MiB/s per IOPS).
+                        throughput=1000,
+                        iops=4000,
+                        encrypted="true",
+                        kms_key_id=self.key.arn,
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            monitoring=aws.ec2.LaunchTemplateMonitoringArgs(enabled=True),
+            ebs_optimized="true",
+            user_data=user_data,
+            tag_specifications=tag_specs,
+            update_default_version=True,
+            opts=self.child,
+        )
+        return aws.autoscaling.Group(
+            f"{name}-replicas",
+            name=group_name,
+            min_size=replicas.min,
+            max_size=replicas.max,
+            vpc_zone_identifiers=self.network.private_subnet_ids,
+            # On-demand only: no mixed-instances policy, no spot market options anywhere.
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=template.latest_version),
+            target_group_arns=[self.target_group.arn],
+            health_check_type="ELB",
+            health_check_grace_period=plan.health_check_grace_seconds,
+            # Scaling ignores a new instance's metrics until it could be serving (most come from the pool).
+            default_instance_warmup=plan.warm_start_seconds,
+            enabled_metrics=GROUP_METRICS,
+            metrics_granularity="1Minute",
+            initial_lifecycle_hooks=[
+                aws.autoscaling.GroupInitialLifecycleHookArgs(
+                    name=READY_HOOK,
+                    lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
+                    heartbeat_timeout=min(7200, math.ceil(plan.cold_start_seconds * 1.5)),
+                    default_result="ABANDON",  # a replica that never gets ready is replaced, not served
+                )
+            ],
+            warm_pool=aws.autoscaling.GroupWarmPoolArgs(
+                pool_state="Stopped",  # pay for EBS only; image and weights stay on the volume
+                min_size=plan.warm_pool_size,
+                max_group_prepared_capacity=replicas.min + plan.warm_pool_size,
+                instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=True),
+            ),
+            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
+                strategy="Rolling",
+                preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
+                    # Launch the new model's replica before retiring an old one: capacity never dips.
+                    min_healthy_percentage=100,
+                    max_healthy_percentage=200,
+                    instance_warmup=str(plan.cold_start_seconds),
+                    skip_matching=True,
+                    auto_rollback=True,
+                ),
+            ),
+            wait_for_capacity_timeout=f"{math.ceil(plan.health_check_grace_seconds * 2 / 60)}m",
+            tags=[aws.autoscaling.GroupTagArgs(key="Name", value=f"{name}-replica", propagate_at_launch=True)],
+            opts=self.child,
+        )
+
+    def _scaling(self, name: str) -> None:
+        group, queue = self.group, self.queues["requests"]
+        Metric = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricArgs
+        Stat = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
+        StatMetric = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricArgs
+        Dim = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricDimensionArgs
+        # Backlog per instance, exactly as "Scaling policy based on Amazon SQS" / "Create a target
+        # tracking scaling policy using metric math" (EC2 Auto Scaling User Guide) define it; the
+        # target is the backlog one replica can clear within the latency SLO.
+        aws.autoscaling.Policy(
+            f"{name}-backlog-per-instance",
+            autoscaling_group_name=group.name,
+            policy_type="TargetTrackingScaling",
+            target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
+                target_value=self.plan.backlog_per_instance_target,
+                customized_metric_specification=aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs(
+                    metrics=[
+                        Metric(
+                            id="m1",
+                            label="Get the queue size (the number of messages waiting to be processed)",
+                            metric_stat=Stat(
+                                metric=StatMetric(
+                                    metric_name="ApproximateNumberOfMessagesVisible",
+                                    namespace="AWS/SQS",
+                                    dimensions=[Dim(name="QueueName", value=queue.name)],
+                                ),
+                                stat="Sum",
+                            ),
+                            return_data=False,
+                        ),
+                        Metric(
+                            id="m2",
+                            label="Get the group size (the number of InService instances)",
+                            metric_stat=Stat(
+                                metric=StatMetric(
+                                    metric_name="GroupInServiceInstances",
+                                    namespace="AWS/AutoScaling",
+                                    dimensions=[Dim(name="AutoScalingGroupName", value=group.name)],
+                                ),
+                                stat="Average",
+                            ),
+                            return_data=False,
+                        ),
+                        Metric(id="e1", label="Calculate the backlog per instance", expression="m1 / m2", return_data=True),
+                    ]
+                ),
+            ),
+            opts=self.child,
+        )
+        if self.serving.replicas.min > 0:
+            return
+        # At zero instances m1 / m2 has no value and target tracking cannot act: a step policy on the
+        # raw queue depth starts the first replica. The alarm fires only while none is in service, so
+        # it never fights target tracking.
+        from_zero = aws.autoscaling.Policy(
+            f"{name}-scale-from-zero",
+            autoscaling_group_name=group.name,
+            policy_type="StepScaling",
+            adjustment_type="ChangeInCapacity",
+            step_adjustments=[aws.autoscaling.PolicyStepAdjustmentArgs(scaling_adjustment=1, metric_interval_lower_bound="0")],
+            opts=self.child,
+        )
+        aws.cloudwatch.MetricAlarm(
+            f"{name}-queue-waiting-at-zero",
+            alarm_description="requests are queued and no replica is in service: start one",
+            comparison_operator="GreaterThanOrEqualToThreshold",
+            threshold=1,
+            evaluation_periods=1,
+            treat_missing_data="notBreaching",
+            metric_queries=[
+                aws.cloudwatch.MetricAlarmMetricQueryArgs(
+                    id="depth",
+                    metric=aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
+                        metric_name="ApproximateNumberOfMessagesVisible",
+                        namespace="AWS/SQS",
+                        dimensions={"QueueName": queue.name},
+                        period=60,
+                        stat="Maximum",
+                    ),
+                ),
+                aws.cloudwatch.MetricAlarmMetricQueryArgs(
+                    id="inservice",
+                    metric=aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
+                        metric_name="GroupInServiceInstances",
+                        namespace="AWS/AutoScaling",
+                        dimensions={"AutoScalingGroupName": group.name},
+                        period=60,
+                        stat="Maximum",
+                    ),
+                ),
+                aws.cloudwatch.MetricAlarmMetricQueryArgs(
+                    id="waiting",
+                    expression="IF(depth > 0 AND inservice == 0, 1, 0)",
+                    label="Queue depth > 0 with no replica in service",
+                    return_data=True,
+                ),
+            ],
+            alarm_actions=[from_zero.arn],
+            opts=self.child,
+        )
+
+    def _alarms(self, name: str) -> None:
+        admission, plan = self.serving.admission, self.plan
+        requests, dead_letters = self.queues["requests"], self.queues["dead-letters"]
+
+        def queue_alarm(suffix: str, queue: aws.sqs.Queue, metric: str, threshold: float, stat: str, text: str) -> None:
+            aws.cloudwatch.MetricAlarm(
+                f"{name}-{suffix}",
+                alarm_description=text,
+                namespace="AWS/SQS",
+                metric_name=metric,
+                dimensions={"QueueName": queue.name},
+                statistic=stat,
+                period=60,
+                evaluation_periods=1,
+                comparison_operator="GreaterThanOrEqualToThreshold",
+                threshold=threshold,
+                treat_missing_data="notBreaching",
+                opts=self.child,
+            )
+
+        queue_alarm(
+            "queue-age",
+            requests,
+            "ApproximateAgeOfOldestMessage",
+            plan.age_alarm_seconds,
+            "Maximum",
+            f"oldest request has waited {AGE_ALARM_TTL_FRACTION:.0%} of its {admission.ttl_seconds} s TTL",
+        )
+        queue_alarm(
+            "queue-depth",
+            requests,
+            "ApproximateNumberOfMessagesVisible",
+            admission.max_depth,
+            "Maximum",
+            f"admission queue at its maximum depth ({admission.max_depth}): new requests are being refused",
+        )
+        queue_alarm(
+            "dead-letters", dead_letters, "ApproximateNumberOfMessagesVisible", 1, "Maximum", "requests failed maxReceiveCount times"
+        )
