@@ -35,15 +35,13 @@ def bucket_policy_document(bucket_arn: str, extra_statements: Sequence[dict[str,
 
 
 class SecureBucket(pulumi.ComponentResource):
-    """A private, KMS-encrypted, TLS-only S3 bucket.
+    """A private, encrypted, TLS-only S3 bucket.
 
-    `bucket_name` fixes the bucket's name (e.g. from a `s3://name` URI); without it Pulumi
-    auto-names it from `name`. `kms_key_arn` None means SSE-S3 is NOT used: a KMS key is required
-    because every stateful bucket in accelstack is encrypted with the stack's customer key.
-    `policy_statements` is a hook receiving the bucket ARN and returning extra policy statements
-    (e.g. cross-account read for model artifacts); the TLS-only deny is always present.
-    Access logs buckets need SSE-S3 (the log delivery service cannot use a KMS key), hence
-    `sse_algorithm`.
+    `bucket_name` fixes the bucket's name (e.g. from an `s3://name` URI); without it Pulumi
+    auto-names it from `name`. SSE-KMS with `kms_key_arn` (the stack's customer key) is the
+    default; pass `sse_algorithm="AES256"` (and no key) only where AWS cannot use a KMS key, e.g.
+    ALB access logs. `policy_statements` is a hook receiving the bucket ARN and returning extra
+    policy statements (e.g. cross-account artifact reads); the TLS-only deny is always present.
     """
 
     bucket: aws.s3.Bucket

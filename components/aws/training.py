@@ -222,7 +222,11 @@ class TrainingCluster(pulumi.ComponentResource):
         )
         aws.iam.RolePolicyAttachment(f"{name}-node-ssm", role=self.role.name, policy_arn=SSM_MANAGED_POLICY, opts=child)
         storage = self.storage
-        checkpoint_arn = storage.checkpoint_bucket_arn or pulumi.Output.from_input("")
+        checkpoint_arn = (
+            storage.checkpoint_bucket_arn
+            if storage.checkpoint_bucket_arn is not None
+            else pulumi.Output.from_input("")
+        )
         aws.iam.RolePolicy(
             f"{name}-node-storage",
             role=self.role.id,

@@ -379,3 +379,19 @@ def test_stack_outputs_name_what_operators_need() -> None:
     assert outputs["datasetBucket"] == "acme-train-datasets"
     assert outputs["checkpointBucket"] == "acme-train-checkpoints"
     assert outputs["account"] == "111111111111"
+
+
+def test_without_lustre_there_is_no_file_system_and_no_mount() -> None:
+    cap = stack(NO_SCHEDULER, "training.storage.lustre=null")
+    assert cap.by_type(LUSTRE) == [] and cap.by_type(DRA) == []
+    text = base64.b64decode(node_template(cap).inputs["userData"]).decode()
+    assert "lustre" not in text
+    assert "lustreDnsName" not in cap.stack_outputs
+
+
+def test_without_checkpoints_nodes_get_no_write_access() -> None:
+    cap = stack(NO_SCHEDULER, "training.storage.checkpoints=null")
+    assert [b.inputs["bucket"] for b in cap.by_type(BUCKET)] == ["acme-train-datasets"]
+    assert [r.inputs["fileSystemPath"] for r in cap.by_type(DRA)] == ["/datasets"]
+    policy = json.loads(cap.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    assert not any("s3:PutObject" in s["Action"] for s in policy["Statement"])

@@ -176,3 +176,16 @@ def test_capacity_block_needs_a_reservation() -> None:
     assert market.market_type == "capacity-block"
     assert reservation.capacity_reservation_target.capacity_reservation_id == "cr-0123"
     assert market_options("on-demand", None) == (None, None)
+
+
+@pytest.mark.integration
+def test_lustre_cloud_config_passes_cloud_init_schema(tmp_path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("cloud-init") is None:
+        pytest.skip("cloud-init is not installed")
+    path = tmp_path / "user-data"
+    path.write_text(lustre_client_cloud_config("fs-1.fsx.us-east-1.amazonaws.com", "abcdefgh", "/fsx"))
+    result = subprocess.run(["cloud-init", "schema", "-c", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
