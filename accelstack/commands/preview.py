@@ -39,8 +39,8 @@ JsonOpt = Annotated[
         "--json",
         metavar="OUT",
         help="Write the result as a `pulumi stack export` (v3) document, secrets redacted. One stack: OUT is "
-        "the file (or an existing directory, receiving <stack>.json). Several stacks: OUT is a directory "
-        "(created if needed) with one <stack>.json each.",
+        "the file (or an existing directory, receiving STACK.json). Several stacks: OUT is a directory "
+        "(created if needed) with one STACK.json each.",
         show_default=False,
     ),
 ]
@@ -118,11 +118,12 @@ def preview_command(
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Stacks previewed at once.")] = 2,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback when a program fails.")] = False,
 ) -> None:
-    """Preview STACK... (no STACK: every stack) offline: config is validated first (exit 2, nothing run,
-    on any problem); then the real program runs under Pulumi mocks in its own process per stack.
+    """Preview stacks offline: the real program under Pulumi mocks, no cloud credentials.
 
-    Prints each stack's resource tree, a count per type and `STACK: N resources (M custom) in X.XXs`.
-    Exit 0 ok, 2 config problems (also when the program refuses its config), 1 the program failed.
+    STACK... defaults to every stack. Config is validated first: on any problem nothing runs (exit 2).
+    Then each stack's program runs in its own process; prints its resource tree, a count per type and
+    `STACK: N resources (M custom) in X.XXs`. Exit 0 ok, 2 config problems (also when the program
+    refuses its config with pulumi.RunError), 1 the program failed.
     """
 
     def body() -> int:

@@ -26,7 +26,7 @@ def validate_command(
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
 ) -> None:
-    """Check stack config against the spec and the cloud's constraint tables (nothing is run).
+    """Check stack config against the spec and the cloud's constraint tables (nothing runs).
 
     Prints `STACK: ok` (and `STACK: path: warning: ...` lines), or one line per problem
     `STACK: path.to.field: message` on stderr and exits 2.

@@ -90,14 +90,19 @@ def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[st
 
 
 def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[str, Any]:
-    completed = subprocess.run(
-        [python or sys.executable, "-m", "accelstack.engine.worker"],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        timeout=WORKER_TIMEOUT_SECONDS,
-        check=False,
-    )
+    try:
+        completed = subprocess.run(
+            [python or sys.executable, "-m", "accelstack.engine.worker"],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=WORKER_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as expired:
+        message = f"preview did not finish within {WORKER_TIMEOUT_SECONDS}s"
+        log = expired.stderr.decode(errors="replace") if isinstance(expired.stderr, bytes) else expired.stderr or ""
+        return {"ok": False, "error": {"kind": "program", "message": message, "traceback": ""}, "log": log}
     try:
         result = json.loads(completed.stdout)
         result["log"] = completed.stderr
