@@ -1,0 +1,276 @@
+"""`accelstack size serving|checkpoint|lustre`: the planner's numbers for a model, job or file system.
+
+Pure arithmetic (no stack, no Pulumi). `--json` prints one JSON document; otherwise a table.
+Bad flag values exit 2 with a message naming the flag.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.table import Table
+
+from accelstack.commands.common import EXIT_FAILED, CliError, out, run_guarded
+from accelstack.planner import checkpoint as ck
+from accelstack.planner import cold_start, lustre, serving
+from accelstack.planner.architectures import Architecture, custom, get_preset, preset_names
+from accelstack.planner.hardware import GIB
+from accelstack.planner.kv_cache import BYTES_PER_ELEMENT
+from accelstack.planner.pricing import PriceBook, load_book
+
+T = TypeVar("T")
+
+size_app = typer.Typer(
+    name="size",
+    help="Size serving replicas and KV cache, checkpoint intervals, or a Lustre file system.",
+    no_args_is_help=True,
+)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", help=f"Architecture preset: {', '.join(preset_names())} (or give --layers ... for a custom one)."),
+]
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option("--prices", help="YAML/JSON file overriding prices (onDemandHourly, spotDiscount, lustreGbMonth, s3GbMonth).",
+                 dir_okay=False, show_default=False),
+]  # fmt: skip
+
+
+def planner_call(flag_hint: str, func: Callable[[], T]) -> T:
+    """Run planner code; its ValueErrors are the user's bad input: exit 2 naming the flags."""
+    try:
+        return func()
+    except ValueError as exc:
+        raise CliError(f"{flag_hint}: {exc}") from None
+
+
+def check_choice(flag: str, value: str, allowed: list[str] | tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise CliError(f"{flag} {value!r}: allowed: {', '.join(allowed)}")
+    return value
+
+
+def book(prices: Path | None, spot_discount: float | None = None) -> PriceBook:
+    return planner_call("--prices/--spot-discount", lambda: load_book(prices, spot_discount=spot_discount))
+
+
+def emit(title: str, data: dict[str, Any], as_json: bool, rows: list[tuple[str, str]] | None = None) -> None:
+    """JSON (machine-readable, every field) or a two-column table (the fields a person reads)."""
+    if as_json:
+        out().print_json(json.dumps(data, default=str))
+        return
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    for key, value in rows if rows is not None else [(k, str(v)) for k, v in data.items()]:
+        table.add_row(key, value)
+    out().print(table)
+
+
+def resolve_model(
+    model: str | None,
+    layers: int | None,
+    hidden: int | None,
+    heads: int | None,
+    kv_heads: int | None,
+    params_b: float | None,
+    head_dim: int | None = None,
+) -> Architecture:
+    if model:
+        return planner_call("--model", lambda: get_preset(model))
+    given = {"--layers": layers, "--hidden": hidden, "--heads": heads, "--params-b": params_b}
+    missing = [flag for flag, value in given.items() if value is None]
+    if missing:
+        raise CliError(f"give --model PRESET, or a custom architecture (missing {', '.join(missing)}); "
+                       f"presets: {', '.join(preset_names())}")  # fmt: skip
+    return planner_call(
+        "--layers/--hidden/--heads/--kv-heads",
+        lambda: custom(layers, hidden, heads, kv_heads, params_b, head_dim),  # type: ignore[arg-type]
+    )
+
+
+# Custom-architecture flags, shared by the commands that take a model.
+LayersOpt = Annotated[int | None, typer.Option("--layers", min=1, help="Custom: num_hidden_layers.")]
+HiddenOpt = Annotated[int | None, typer.Option("--hidden", min=1, help="Custom: hidden_size.")]
+HeadsOpt = Annotated[int | None, typer.Option("--heads", min=1, help="Custom: num_attention_heads.")]
+KvHeadsOpt = Annotated[int | None, typer.Option("--kv-heads", min=1, help="Custom: num_key_value_heads (default: --heads).")]
+HeadDimOpt = Annotated[int | None, typer.Option("--head-dim", min=1, help="Custom: head_dim (default hidden/heads).")]
+ParamsOpt = Annotated[float | None, typer.Option("--params-b", min=0.001, help="Custom: parameters, billions.")]
+PRECISIONS = list(BYTES_PER_ELEMENT)
+
+
+@size_app.command("serving")
+def size_serving(
+    instance_type: Annotated[str, typer.Option("--instance-type", help="Replica instance type, e.g. g6e.12xlarge.")],
+    model: ModelOpt = None,
+    precision: Annotated[str, typer.Option(help=f"Weights precision: {', '.join(PRECISIONS)}.")] = "bf16",
+    kv_precision: Annotated[str | None, typer.Option(help="KV cache precision (default: --precision); fp8 doubles blocks.")] = None,
+    tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor parallel degree (default: all accelerators).")] = None,
+    context: Annotated[int, typer.Option("--context", min=1, help="Context length per sequence, tokens.")] = 8192,
+    gpu_memory_utilization: Annotated[float, typer.Option(min=0.05, max=1.0, help="vLLM gpu_memory_utilization.")] = 0.9,
+    lora_rank: Annotated[int, typer.Option(min=0, help="Resident LoRA adapters' rank.")] = 0,
+    lora_adapters: Annotated[int, typer.Option(min=0, help="Resident LoRA adapters (vLLM max_loras).")] = 0,
+    rps: Annotated[float, typer.Option("--rps", min=0, help="Peak requests per second.")] = 0.0,
+    tokens_per_request: Annotated[float, typer.Option(min=1, help="Prompt + output tokens per request.")] = 1000,
+    replica_tokens_per_second: Annotated[float, typer.Option(min=1, help="Measured tokens/s one replica sustains.")] = 2500,
+    latency_slo: Annotated[float, typer.Option(min=0.001, help="Longest acceptable latency, s (SQS backlog target).")] = 10.0,
+    service_seconds: Annotated[float | None, typer.Option(min=0.001, help="Average processing time per request, s.")] = None,
+    replicas_min: Annotated[int, typer.Option(min=0)] = 1,
+    replicas_max: Annotated[int, typer.Option(min=1)] = 4,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    head_dim: HeadDimOpt = None,
+    params_b: ParamsOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """KV cache blocks and concurrency per replica, replicas for a load, queue backlog target, cold start.
+
+    Exits 1 when the model does not fit the instance (the table says why), 2 on bad flags.
+    """
+
+    def body() -> None:
+        check_choice("--precision", precision, PRECISIONS)
+        if kv_precision is not None:
+            check_choice("--kv-precision", kv_precision, PRECISIONS)
+        if replicas_min > replicas_max:
+            raise CliError(f"--replicas-min ({replicas_min}) must not exceed --replicas-max ({replicas_max})")
+        arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b, head_dim)
+        fit = planner_call("--instance-type/--tp", lambda: serving.fits(
+            arch, precision, instance_type, tp, context_length=context, kv_precision=kv_precision,
+            gpu_memory_utilization=gpu_memory_utilization))  # fmt: skip
+        kv = fit.kv
+        if lora_adapters and lora_rank:
+            from accelstack.planner.kv_cache import plan_for_instance
+
+            kv = plan_for_instance(arch, instance_type, tp=fit.tp, precision=precision, kv_precision=kv_precision,
+                                   context_length=context, gpu_memory_utilization=gpu_memory_utilization,
+                                   lora_rank=lora_rank, lora_adapters=lora_adapters)  # fmt: skip
+        service = service_seconds or tokens_per_request / replica_tokens_per_second
+        concurrency = max(1, kv.max_concurrent_sequences)
+        replicas = serving.replicas_for_load(rps, tokens_per_request, replica_tokens_per_second,
+                                             service_seconds=service, max_concurrency_per_replica=concurrency)
+        backlog = serving.backlog_target_from_slo(latency_slo, service, concurrency)
+        start = cold_start.serving_defaults(arch, precision, replicas_min=replicas_min, replicas_max=replicas_max)
+        data = {
+            "model": arch.name, "modelSource": arch.source, "instanceType": instance_type, "fits": kv.fits,
+            "reason": fit.reason, "kv": kv.as_dict(), "replicas": replicas.as_dict(),
+            "backlogPerReplica": backlog, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
+        }  # fmt: skip
+        rows = [
+            ("model", f"{arch.name} ({arch.source})"),
+            ("instance", f"{instance_type}, tp={kv.tp}, {precision} weights, {kv_precision or precision} KV cache"),
+            ("fits", fit.reason),
+            ("memory per GPU", f"{kv.budget_bytes / GIB:.2f} GiB usable = weights {kv.weights_bytes / GIB:.2f} + "
+                               f"activations {kv.activation_bytes / GIB:.2f} + runtime {kv.runtime_overhead_bytes / GIB:.2f}"
+                               f" + LoRA {kv.lora_bytes / GIB:.2f} + KV {max(kv.kv_cache_bytes, 0) / GIB:.2f}"),
+            ("KV per token", f"{kv.kv_bytes_per_token / 1024:.0f} KiB per GPU"),
+            ("blocks (16 tokens)", f"{kv.blocks} = {kv.tokens} tokens"),
+            ("concurrency", f"{kv.max_concurrency}x at {context} tokens ({kv.max_concurrent_sequences} full sequences)"),
+            ("replicas", f"{replicas.replicas} for {rps:g} req/s x {tokens_per_request:g} tokens "
+                         f"(throughput bound {replicas.throughput_replicas}, concurrency bound {replicas.concurrency_replicas})"),
+            ("backlog per replica", f"{backlog} (AWS SQS method: {latency_slo:g} s / {service:.3g} s x {concurrency})"),
+            ("cold start", f"{start.total_seconds:.0f} s -> warm pool {start.warm_pool_size}, "
+                           f"health check grace {start.health_check_grace_seconds} s"),
+        ]  # fmt: skip
+        emit("accelstack size serving", data, as_json, rows)
+        if not kv.fits:
+            raise typer.Exit(EXIT_FAILED)  # scripts can test "does it fit" by the exit code
+
+    run_guarded(body)
+
+
+@size_app.command("checkpoint")
+def size_checkpoint(
+    nodes: Annotated[int, typer.Option("--nodes", min=1, help="Nodes in the job.")],
+    model: ModelOpt = None,
+    state_gb: Annotated[float | None, typer.Option(min=0.001, help="Checkpoint size, GB (default: from --model).")] = None,
+    mode: Annotated[str, typer.Option(help="full (Adam state, 14 B/param) or lora (adapter only).")] = "full",
+    lora_rank: Annotated[int, typer.Option(min=1)] = 16,
+    write_mbps: Annotated[float | None, typer.Option(min=1, help="File system write throughput, MB/s.")] = None,
+    lustre_capacity_gib: Annotated[int | None, typer.Option(min=1, help="Derive throughput from a Lustre file system.")] = None,
+    throughput_per_tib: Annotated[int, typer.Option(min=1, help="With --lustre-capacity-gib: MB/s/TiB.")] = 250,
+    capacity: Annotated[str, typer.Option(help="on-demand, spot or capacity-block.")] = "on-demand",
+    interruptions_per_month: Annotated[float, typer.Option(min=0, help="Spot interruptions per node per month.")] = ck.DEFAULT_SPOT_INTERRUPTIONS_PER_MONTH,
+    node_mtbf_hours: Annotated[float, typer.Option(min=1, help="Hardware MTBF per node, h (Llama 3 report).")] = round(ck.LLAMA3_NODE_MTBF_HOURS, 1),
+    restart_seconds: Annotated[float, typer.Option(min=0)] = ck.DEFAULT_RESTART_SECONDS,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    params_b: ParamsOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Young and Daly checkpoint intervals, write time and expected overhead for a job."""
+
+    def body() -> None:
+        check_choice("--capacity", capacity, ["on-demand", "spot", "capacity-block"])
+        check_choice("--mode", mode, ["full", "lora"])
+        if state_gb is not None:
+            state = state_gb * 1e9
+        else:
+            arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
+            state = ck.training_state_bytes(arch, mode, lora_rank)
+        if write_mbps is not None:
+            throughput = write_mbps
+        elif lustre_capacity_gib is not None:
+            throughput = lustre_capacity_gib / 1024 * throughput_per_tib
+        else:
+            raise CliError("give --write-mbps or --lustre-capacity-gib (with --throughput-per-tib)")
+        result = planner_call("--state-gb/--write-mbps", lambda: ck.plan(
+            state, throughput, nodes, capacity, restart_seconds=restart_seconds, node_mtbf_hours=node_mtbf_hours,
+            spot_interruptions_per_month=interruptions_per_month))  # fmt: skip
+        rows = [
+            ("checkpoint", f"{result.state_gb:g} GB at {throughput:g} MB/s -> {result.write_seconds:g} s"),
+            ("job MTBF", f"{result.job_mtbf_hours:g} h ({nodes} x {capacity} nodes)"),
+            ("Young interval", f"{result.young_interval_minutes:g} min"),
+            ("Daly interval", f"{result.daly_interval_minutes:g} min"),
+            ("expected overhead", f"{result.overhead_fraction:.2%} (writes, lost work, {restart_seconds:g} s restarts)"),
+            ("sources", "; ".join(result.sources)),
+        ]
+        emit("accelstack size checkpoint", result.as_dict(), as_json, rows)
+
+    run_guarded(body)
+
+
+@size_app.command("lustre")
+def size_lustre(
+    dataset_gib: Annotated[float, typer.Option(min=0, help="Dataset staged on Lustre, GiB.")],
+    checkpoint_gib: Annotated[float, typer.Option(min=0, help="One checkpoint, GiB.")],
+    write_target_seconds: Annotated[float, typer.Option(min=1, help="Write one checkpoint within this many seconds.")] = 300,
+    deployment_type: Annotated[list[str] | None, typer.Option(help="Candidates (repeatable); default PERSISTENT_2.")] = None,
+    retained_checkpoints: Annotated[int, typer.Option(min=0)] = lustre.DEFAULT_RETAINED_CHECKPOINTS,
+    prices: PricesOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Cheapest FSx for Lustre capacity and throughput tier for a dataset and a checkpoint target."""
+
+    def body() -> None:
+        types = tuple(deployment_type or ["PERSISTENT_2"])
+        result = planner_call("--deployment-type", lambda: lustre.size(
+            dataset_gib, checkpoint_gib, write_target_seconds, deployment_types=types,
+            retained_checkpoints=retained_checkpoints, prices=book(prices)))  # fmt: skip
+        best = result.best
+        rows = [
+            ("needs", f"{result.needed_capacity_gib:.0f} GiB, {result.needed_throughput_mbps:.0f} MB/s"),
+            ("choose", f"{best.deployment_type} {best.capacity_gib} GiB at {best.throughput_per_tib or 'baseline'} MB/s/TiB"),
+            ("throughput", f"{best.throughput_mbps:g} MB/s -> checkpoint in {best.checkpoint_write_seconds:g} s"),
+            ("cost", f"${best.monthly_usd:,.2f}/month"),
+            *[(f"alternative", f"{a.deployment_type} {a.capacity_gib} GiB @ {a.throughput_per_tib}: ${a.monthly_usd:,.2f}/month")
+              for a in result.alternatives],
+            ("prices", result.price_source),
+        ]  # fmt: skip
+        emit("accelstack size lustre", result.as_dict(), as_json, rows)
+
+    run_guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(size_app, name="size")
