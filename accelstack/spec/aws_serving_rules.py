@@ -1,8 +1,8 @@
 """AWS serving rules: what ELB, ACM, SQS, EC2 and the inference server would reject, or what would
 break the service's promise (answers while someone waits), checked before anything exists.
 
-The GPU-memory estimate here is deliberately small (weights + one full-context KV cache + runtime
-reserve); `accelstack.planner` owns the full sizing model and is used when it is importable.
+GPU memory fit comes from `accelstack.planner` (imported lazily: the planner sits above the spec
+layer); without a known architecture only the weights are checked.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from accelstack.spec.models import ServingSpec, StackSpec
@@ -27,41 +26,24 @@ GPU_MEMORY_UTILIZATION = 0.9
 GIB = 1024**3
 
 
-@dataclass(frozen=True)
-class Architecture:
-    """What the KV cache size depends on (per token: 2 x layers x kv_heads x head_dim x bytes)."""
-
-    parameters_billion: float
-    layers: int
-    kv_heads: int
-    head_dim: int
-
-
-# Source: the models' published config.json (num_hidden_layers, num_key_value_heads, head_dim).
-ARCHITECTURES: dict[str, Architecture] = {
-    "llama-3-8b": Architecture(8.03, 32, 8, 128),
-    "llama-3-70b": Architecture(70.6, 80, 8, 128),
-    "llama-3.1-8b": Architecture(8.03, 32, 8, 128),
-    "llama-3.1-70b": Architecture(70.6, 80, 8, 128),
-    "llama-3.1-405b": Architecture(405.9, 126, 8, 128),
-    "mistral-7b": Architecture(7.25, 32, 8, 128),
-    "mixtral-8x7b": Architecture(46.7, 32, 8, 128),
-    "qwen2.5-7b": Architecture(7.62, 28, 4, 128),
-    "qwen2.5-72b": Architecture(72.7, 80, 8, 128),
-}
-
 _SIZE_IN_NAME = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z0-9])")
 
 
-def architecture_of(model_name: str, preset: str | None) -> Architecture | None:
-    """Preset first, then the model name (`meta-llama/Llama-3.1-8B-Instruct` -> llama-3.1-8b)."""
+def architecture_of(model_name: str, preset: str | None):  # -> planner Architecture | None
+    """The planner's preset for `preset`, else for the model name
+    (`meta-llama/Llama-3.1-8B-Instruct` -> llama-3.1-8b). None if unknown or no planner."""
+    try:
+        from accelstack.planner.architectures import get_preset, preset_names
+    except ImportError:  # the planner is optional for the spec layer
+        return None
+    names = sorted(preset_names(), key=len, reverse=True)
     for candidate in (preset, model_name):
         if not candidate:
             continue
         key = candidate.lower().rsplit("/", 1)[-1].removeprefix("meta-")
-        for name, arch in sorted(ARCHITECTURES.items(), key=lambda item: -len(item[0])):
+        for name in names:
             if key == name or key.startswith(name + "-"):
-                return arch
+                return get_preset(name)
     return None
 
 
@@ -71,36 +53,15 @@ def parameters_billion_of(spec: ServingSpec) -> float | None:
         return model.parameters_billion
     arch = architecture_of(model.name, model.preset)
     if arch:
-        return arch.parameters_billion
+        return arch.params_billion
     match = _SIZE_IN_NAME.search(model.name.lower())
     return float(match.group(1)) if match else None
 
 
-@dataclass(frozen=True)
-class MemoryNeed:
-    weights_gb: float
-    kv_gb: float | None  # one full-context sequence; None when the architecture is unknown
-
-    @property
-    def total_gb(self) -> float:
-        return self.weights_gb + (self.kv_gb or 0.0)
-
-
-def memory_need(spec: ServingSpec) -> MemoryNeed | None:
-    """GPU memory the model needs to serve at least one full-context request at its precision."""
+def weights_gb(spec: ServingSpec) -> float | None:
+    """Weights size in GB (1e9 bytes) at the serving precision."""
     params = parameters_billion_of(spec)
-    if params is None:
-        return None
-    width = PRECISION_BYTES[spec.model.precision]
-    weights_gb = params * width
-    arch = architecture_of(spec.model.name, spec.model.preset)
-    kv_gb = None
-    if arch:
-        # KV stays at 16 bits unless the weights are fp8 (vLLM --kv-cache-dtype auto follows the model).
-        kv_width = 1 if spec.model.precision == "fp8" else 2
-        per_token = 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_width
-        kv_gb = per_token * spec.model.context_length / 1e9
-    return MemoryNeed(weights_gb, kv_gb)
+    return None if params is None else params * PRECISION_BYTES[spec.model.precision]
 
 
 def _serving(spec: StackSpec) -> ServingSpec | None:
@@ -109,8 +70,8 @@ def _serving(spec: StackSpec) -> ServingSpec | None:
 
 @rule
 def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
-    """The model (weights + KV cache for one full-context request) must fit in the GPUs it is
-    sharded over, at the fraction of memory the server may use."""
+    """The model (weights, activations and KV cache for one full-context request) must fit in the
+    GPUs it is sharded over, at the fraction of memory the server may use (planner `fits`)."""
     serving = _serving(spec)
     if serving is None:
         return
@@ -131,8 +92,19 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
             f"{shards} exceeds the {itype.accelerators} {itype.accelerator} GPU(s) of {itype.name}",
         )
         return
-    need = memory_need(serving)
-    if need is None:
+    has = f"{itype.name} has {itype.accelerators} x {itype.accelerator_memory_gib} GiB {itype.accelerator}"
+    advice = "choose a larger instance, a lower precision (fp8/int4) or a shorter contextLength"
+    arch = architecture_of(model.name, model.preset)
+    if arch is not None:
+        from accelstack.planner.serving import fits
+
+        result = fits(arch, model.precision, itype.name, shards, context_length=model.context_length)
+        if not result.fits:
+            weights = weights_gb(serving) or 0.0
+            yield Problem(path, f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV: {result.reason}; {has}; {advice}")
+        return
+    weights = weights_gb(serving)
+    if weights is None:
         yield Problem(
             "serving.model.parametersBillion",
             f"cannot tell the size of {model.name!r}; set parametersBillion (or a known preset) so the "
@@ -140,15 +112,13 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
             Level.WARNING,
         )
         return
+    # Unknown architecture: the weights alone must fit (the KV cache cannot be sized without it).
     usable_gb = shards * itype.accelerator_memory_gib * GIB / 1e9 * GPU_MEMORY_UTILIZATION
-    kv_text = f" + {need.kv_gb:.1f} GB KV cache for one {model.context_length}-token request" if need.kv_gb else " + KV cache"
-    if need.total_gb > usable_gb:
+    if weights > usable_gb:
         yield Problem(
             path,
-            f"{model.name} at {model.precision} needs ~{need.weights_gb:.0f} GB weights{kv_text}; "
-            f"{itype.name} gives {shards} x {itype.accelerator_memory_gib} GiB {itype.accelerator} "
-            f"(~{usable_gb:.0f} GB usable at {GPU_MEMORY_UTILIZATION:.0%}); choose a larger instance, "
-            "a lower precision (fp8/int4) or a shorter contextLength",
+            f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV; {has} "
+            f"(~{usable_gb:.0f} GB usable at {GPU_MEMORY_UTILIZATION:.0%}); {advice}",
         )
 
 

@@ -20,7 +20,9 @@ import pulumi
 import pulumi_aws as aws
 
 from accelstack.spec import StackSpec
-from accelstack.spec.aws_serving_rules import memory_need
+from accelstack.planner.cold_start import serving_defaults
+from accelstack.planner.serving import backlog_per_instance
+from accelstack.spec.aws_serving_rules import architecture_of, weights_gb as model_weights_gb
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 from components.aws.network import ServingNetwork
@@ -29,11 +31,8 @@ from components.aws.storage import SecureBucket
 
 # --- Sizing -------------------------------------------------------------------------------------
 
-# Cold-start model (seconds, GB/s) for a GPU replica launched from the Deep Learning AMI. Measured
-# orders of magnitude, not promises: set replicas.coldStartSeconds once you have a measurement.
-BOOT_SECONDS = 60  # EC2 launch, DLAMI boot, NVIDIA driver load
-IMAGE_PULL_SECONDS = 90  # inference server container (~10 GB) through NAT
-S3_DOWNLOAD_GBPS = 0.5  # `aws s3 sync` of safetensors shards from the artifact prefix
+# Cold start of a NEW instance comes from `accelstack.planner.cold_start`. A warm-pool instance here
+# keeps image and weights on its EBS volume, so it only boots, reads weights and starts the server.
 EBS_READ_GBPS = 1.0  # gp3 at 1000 MiB/s (what the launch template provisions)
 SERVER_WARMUP_SECONDS = 60  # vLLM memory profiling and CUDA graph capture
 WARM_BOOT_SECONDS = 45  # start of a stopped warm-pool instance
@@ -59,7 +58,7 @@ class ServingPlan:
     health_check_interval_seconds: int
     health_check_timeout_seconds: int
     warm_pool_size: int
-    backlog_per_instance_target: float
+    backlog_per_instance_target: int
     visibility_timeout_seconds: int
     age_alarm_seconds: int
     deregistration_delay_seconds: int
@@ -69,31 +68,32 @@ class ServingPlan:
 
 
 def plan_serving(serving: ServingSpec) -> ServingPlan:
-    need = memory_need(serving)
-    weights_gb = need.weights_gb if need else 0.0
-    adapters_gb = 0.5 * len(serving.model.adapters)  # LoRA adapters are tens to hundreds of MB
-    estimated_cold = (
-        BOOT_SECONDS
-        + IMAGE_PULL_SECONDS
-        + (weights_gb + adapters_gb) / S3_DOWNLOAD_GBPS
-        + weights_gb / EBS_READ_GBPS
-        + SERVER_WARMUP_SECONDS
+    admission, slo, replicas, model = serving.admission, serving.slo, serving.replicas, serving.model
+    weights_gb = model_weights_gb(serving) or 0.0
+    adapters_gb = 0.5 * len(model.adapters)  # LoRA adapters are tens to hundreds of MB
+    defaults = serving_defaults(
+        architecture_of(model.name, model.preset),
+        model.precision,
+        params_billion=model.parameters_billion,
+        replicas_min=replicas.min,
+        replicas_max=replicas.max,
     )
-    cold = serving.replicas.cold_start_seconds or math.ceil(estimated_cold)
-    warm = math.ceil(WARM_BOOT_SECONDS + weights_gb / EBS_READ_GBPS + SERVER_WARMUP_SECONDS)
-    warm = min(warm, cold)
+    cold = replicas.cold_start_seconds or math.ceil(defaults.total_seconds)
+    warm = min(cold, math.ceil(WARM_BOOT_SECONDS + weights_gb / EBS_READ_GBPS + SERVER_WARMUP_SECONDS))
     # Check often enough that a ready replica gets traffic within ~5% of its cold start.
     interval = min(30, max(5, math.ceil(cold * 0.05 / HEALTHY_THRESHOLD)))
-    admission, slo, replicas = serving.admission, serving.slo, serving.replicas
-    backlog_target = slo.target_seconds / slo.service_seconds
+    backlog_target = backlog_per_instance(slo.target_seconds, slo.service_seconds)  # AWS: latency / service time
+    headroom = replicas.max - replicas.min
     if replicas.warm_pool is not None:
         warm_pool = replicas.warm_pool
+    elif headroom == 0:
+        warm_pool = 0
     else:
-        # Enough pre-initialised replicas to clear a full admission queue before its TTL, beyond what
-        # runs at min: those are the scale-outs that cannot wait a full cold start.
-        need_for_full_queue = math.ceil(admission.max_depth * slo.service_seconds / admission.ttl_seconds)
-        headroom = replicas.max - replicas.min
-        warm_pool = min(headroom, max(1, need_for_full_queue - replicas.min)) if headroom else 0
+        # The larger of: the planner's expected growth during one cold start (min -> max over the
+        # morning ramp), and the replicas needed to clear a FULL admission queue before its TTL beyond
+        # those running at min (a burst cannot wait a cold start). Never more than the headroom.
+        burst = math.ceil(admission.max_depth * slo.service_seconds / admission.ttl_seconds) - replicas.min
+        warm_pool = min(headroom, max(1, defaults.warm_pool_size, burst))
     itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
     tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
     return ServingPlan(
@@ -102,11 +102,11 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
         warm_start_seconds=warm,
         # ELB health checks count only after the server could be up; the lifecycle hook holds the
         # instance out of service until then anyway, this stops the ASG replacing a slow starter.
-        health_check_grace_seconds=math.ceil(cold * 1.25),
+        health_check_grace_seconds=defaults.health_check_grace_seconds if not replicas.cold_start_seconds else math.ceil(cold * 1.25),
         health_check_interval_seconds=interval,
         health_check_timeout_seconds=max(2, min(interval - 1, 10)),
         warm_pool_size=warm_pool,
-        backlog_per_instance_target=round(backlog_target, 3),
+        backlog_per_instance_target=backlog_target,
         # A message stays invisible while a replica serves it; a crashed replica's message returns
         # after this (and counts towards maxReceiveCount).
         visibility_timeout_seconds=min(43_200, max(30, math.ceil(slo.service_seconds * 6))),
@@ -253,7 +253,8 @@ while True:
         if time.time() - sent <= ttl:  # past its TTL nobody waits for the answer any more
             req = urllib.request.Request(server + path, data=message["Body"].encode(),
                                          headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(req, timeout=ttl) as response:  # errors: message returns, then DLQ
+            # Give up before the message becomes visible again; errors return it, then to the DLQ.
+            with urllib.request.urlopen(req, timeout=int(os.environ["VISIBILITY_TIMEOUT"]) - 5) as response:
                 sqs.send_message(QueueUrl=responses_url, MessageBody=response.read().decode(),
                                  MessageAttributes={"request-id": {"DataType": "String",
                                                                    "StringValue": message["MessageId"]}})
@@ -309,7 +310,7 @@ Description=accelstack admission-queue worker
 After=accelstack-inference.service
 [Service]
 Restart=always
-Environment=AWS_REGION={region} REQUEST_QUEUE_URL={request_queue_url} RESPONSE_QUEUE_URL={response_queue_url} SERVER_PORT={port} TTL_SECONDS={serving.admission.ttl_seconds}
+Environment=AWS_REGION={region} REQUEST_QUEUE_URL={request_queue_url} RESPONSE_QUEUE_URL={response_queue_url} SERVER_PORT={port} TTL_SECONDS={serving.admission.ttl_seconds} VISIBILITY_TIMEOUT={plan.visibility_timeout_seconds}
 ExecStart=/usr/bin/python3 /opt/accelstack/queue_worker.py
 UNIT
 cat > /opt/accelstack/boot.sh <<'BOOT'
