@@ -7,8 +7,6 @@ unwise. Add a rule by decorating it with `@rule`; `run_validators` runs them all
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import posixpath
 import re
 from collections.abc import Callable, Iterator
@@ -214,9 +212,5 @@ def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-# Cloud-specific rules register themselves on import. The serving rules module is being written
-# alongside; import it once it exists.
-from accelstack.spec import aws_rules  # noqa: E402,F401
-
-if importlib.util.find_spec("accelstack.spec.aws_serving_rules") is not None:
-    importlib.import_module("accelstack.spec.aws_serving_rules")
+# Cloud-specific rules register themselves on import.
+from accelstack.spec import aws_rules, aws_serving_rules  # noqa: E402,F401
