@@ -1,0 +1,450 @@
+"""Run accelstack's policy packs offline, through pulumi-policy's own analyzer servicer.
+
+The Pulumi CLI starts each pack (`policies/<pack>/__main__.py`), calls `GetAnalyzerInfo`, then
+`Configure` with every policy's resolved enforcement level and config, `Analyze` once per resource
+(its inputs, options and provider) and `AnalyzeStack` once (every resource's outputs, parents and
+dependencies). We do the same in-process: the pack's `__main__.py` runs with `PolicyPack` swapped for
+a recorder (so no gRPC server starts), its arguments build pulumi-policy's `_PolicyAnalyzerServicer`,
+and the requests are built from a `pulumi stack export` (v3) document. Unknown values (preview) keep
+Pulumi's sentinels, so a policy touching one gets pulumi-policy's advisory "can't run during
+preview" diagnostic, exactly as under the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import runpy
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from google.protobuf import struct_pb2
+from pulumi.runtime import proto
+
+import policies
+import pulumi_policy
+from pulumi_policy import EnforcementLevel
+from pulumi_policy.policy import _PolicyAnalyzerServicer
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+SIG_KEY = "4dabf18193072939515e22adb298388d"
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+STACK_TYPE = "pulumi:pulumi:Stack"
+PACKS_DIR = Path(policies.__file__).resolve().parent
+PACKS = ("separation", "guardrails")
+_POLICY_PACK_NAME = re.compile(r"^[a-zA-Z0-9-_.]{1,100}$")
+
+LEVELS = {
+    "advisory": EnforcementLevel.ADVISORY,
+    "mandatory": EnforcementLevel.MANDATORY,
+    "remediate": EnforcementLevel.REMEDIATE,
+    "disabled": EnforcementLevel.DISABLED,
+}
+_TO_PROTO = {
+    EnforcementLevel.ADVISORY: proto.ADVISORY,
+    EnforcementLevel.MANDATORY: proto.MANDATORY,
+    EnforcementLevel.REMEDIATE: proto.REMEDIATE,
+    EnforcementLevel.DISABLED: proto.DISABLED,
+}
+_FROM_PROTO = {proto.ADVISORY: "advisory", proto.MANDATORY: "mandatory", proto.REMEDIATE: "remediate", proto.DISABLED: "disabled"}
+
+
+class PolicyInputError(ValueError):
+    """Bad input for the runner (not an export document, invalid policy config): exit 2."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One violation, as `pulumi preview` prints it: pack, policy, level, resource URN, message."""
+
+    pack: str
+    policy: str
+    level: str  # "mandatory" | "advisory"
+    urn: str
+    message: str
+
+    @property
+    def mandatory(self) -> bool:
+        return self.level == "mandatory"
+
+    def line(self) -> str:
+        return f"{self.pack}/{self.policy} [{self.level}] {self.urn or '(stack)'}: {self.message}"
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass
+class LoadedPack:
+    """What a pack's `__main__.py` passed to `PolicyPack(...)`, plus its PulumiPolicy.yaml version."""
+
+    directory: Path
+    name: str
+    version: str
+    policies: list[Any]
+    enforcement_level: EnforcementLevel
+    initial_config: dict[str, Any] | None
+    description: str | None
+
+    def servicer(self) -> _PolicyAnalyzerServicer:
+        return _PolicyAnalyzerServicer(
+            self.name, self.version, self.policies, self.enforcement_level, self.initial_config, self.description
+        )
+
+
+_load_lock = threading.Lock()
+_loaded: dict[Path, LoadedPack] = {}
+
+
+def load_pack(directory: Path | str) -> LoadedPack:
+    """Execute the pack's `__main__.py` as the CLI would, recording its `PolicyPack(...)` call."""
+    directory = Path(directory).resolve()
+    with _load_lock:
+        if directory in _loaded:
+            return _loaded[directory]
+        recorded: dict[str, Any] = {}
+
+        class RecordingPolicyPack:
+            def __init__(self, name, policies, enforcement_level=None, initial_config=None, description=None, **_):
+                recorded.update(
+                    name=name,
+                    policies=policies,
+                    enforcement_level=enforcement_level,
+                    initial_config=initial_config,
+                    description=description,
+                )
+
+        real = pulumi_policy.PolicyPack
+        pulumi_policy.PolicyPack = RecordingPolicyPack  # type: ignore[misc]
+        try:
+            runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
+        finally:
+            pulumi_policy.PolicyPack = real  # type: ignore[misc]
+        if not recorded:
+            raise PolicyInputError(f"{directory}/__main__.py never calls PolicyPack(...)")
+        _check_pack(recorded)
+        meta = yaml.safe_load((directory / "PulumiPolicy.yaml").read_text()) or {}
+        pack = LoadedPack(
+            directory=directory,
+            name=recorded["name"],
+            version=str(meta.get("version") or "0.0.1"),
+            policies=list(recorded["policies"]),
+            enforcement_level=recorded["enforcement_level"] or EnforcementLevel.ADVISORY,
+            initial_config=recorded["initial_config"],
+            description=recorded["description"] or meta.get("description"),
+        )
+        _loaded[directory] = pack
+        return pack
+
+
+def _check_pack(recorded: Mapping[str, Any]) -> None:
+    """The checks PolicyPack.__init__ makes before serving, and the CLI's unique-name check."""
+    name, policy_list = recorded["name"], recorded["policies"]
+    if not isinstance(name, str) or not _POLICY_PACK_NAME.match(name):
+        raise PolicyInputError(f"invalid policy pack name {name!r}")
+    if not policy_list or not all(isinstance(p, pulumi_policy.policy.Policy) for p in policy_list):
+        raise PolicyInputError(f"pack {name}: policies must be a non-empty list of Policy")
+    names = [p.name for p in policy_list]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise PolicyInputError(f"pack {name}: duplicate policy names {', '.join(duplicates)}")
+
+
+def default_packs() -> list[LoadedPack]:
+    return [load_pack(PACKS_DIR / name) for name in PACKS]
+
+
+# --- config: the CLI's resolution (schema defaults < pack initial config < user config) ---------
+
+
+def _json_type_ok(value: Any, schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    checks = {
+        "string": lambda v: isinstance(v, str),
+        "array": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, dict),
+        "boolean": lambda v: isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    }
+    if kind in checks and not checks[kind](value):
+        return False
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    if kind == "array" and "items" in schema:
+        return all(_json_type_ok(item, schema["items"]) for item in value)
+    return True
+
+
+def _validate_config(pack: str, policy: Any, properties: Mapping[str, Any]) -> None:
+    schema = policy.config_schema
+    declared = schema.properties if schema is not None else {}
+    for key, value in properties.items():
+        if key not in declared:
+            raise PolicyInputError(f"{pack}/{policy.name}: unknown config property {key!r}; allowed: {', '.join(declared) or 'none'}")
+        if not _json_type_ok(value, declared[key]):
+            allowed = declared[key].get("enum") or declared[key].get("type")
+            raise PolicyInputError(f"{pack}/{policy.name}: config {key}={value!r} is invalid; expected {allowed}")
+    for key in (schema.required or []) if schema is not None else []:
+        if key not in properties:
+            raise PolicyInputError(f"{pack}/{policy.name}: config property {key!r} is required")
+
+
+def _split(entry: Any) -> tuple[EnforcementLevel | None, dict[str, Any]]:
+    """A config entry is a level ("mandatory") or {"enforcementLevel": ..., other properties}."""
+    if entry is None:
+        return None, {}
+    if isinstance(entry, EnforcementLevel):
+        return entry, {}
+    if isinstance(entry, str):
+        if entry not in LEVELS:
+            raise PolicyInputError(f"enforcement level {entry!r}; allowed: {', '.join(LEVELS)}")
+        return LEVELS[entry], {}
+    if isinstance(entry, Mapping):
+        props = {k: v for k, v in entry.items() if k != "enforcementLevel"}
+        level, _ = _split(entry.get("enforcementLevel"))
+        return level, props
+    raise PolicyInputError(f"policy config entry {entry!r} is neither a level nor an object")
+
+
+def configure_request(
+    pack: LoadedPack, user_config: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None
+) -> Any:
+    """The ConfigureAnalyzerRequest the CLI would send: every policy with its resolved level and config.
+
+    `user_config` is the `--policy-pack-config` document ({"all": level, policy: level | {...}});
+    `context` (accounts, regions, workload) goes to every policy whose schema declares those keys,
+    below anything the user set explicitly.
+    """
+    user_config = dict(user_config or {})
+    all_level, _ = _split(user_config.get("all"))
+    request = proto.ConfigureAnalyzerRequest()
+    for policy in pack.policies:
+        declared = policy.config_schema.properties if policy.config_schema is not None else {}
+        properties = {k: s["default"] for k, s in declared.items() if isinstance(s, Mapping) and "default" in s}
+        properties.update({k: v for k, v in (context or {}).items() if k in declared and v is not None})
+        initial_level, initial_props = _split((pack.initial_config or {}).get(policy.name))
+        user_level, user_props = _split(user_config.get(policy.name))
+        properties.update(initial_props)
+        properties.update(user_props)
+        _validate_config(pack.name, policy, properties)
+        level = user_level or all_level or initial_level or policy.enforcement_level or pack.enforcement_level
+        entry = proto.PolicyConfig(enforcementLevel=_TO_PROTO[level])
+        entry.properties.update(properties)
+        request.policyConfig[policy.name].CopyFrom(entry)
+    return request
+
+
+# --- requests from a stack export ---------------------------------------------------------------
+
+
+def _wire(value: Any) -> Any:
+    """State-form secrets ({sig, plaintext|ciphertext}) to wire form ({sig, value}); a secret we cannot
+    read (ciphertext, or redacted by accelstack's export) becomes an unknown, like a preview value."""
+    if isinstance(value, dict):
+        if value.get(SIG_KEY) == SECRET_SIG:
+            if "value" in value:
+                return {SIG_KEY: SECRET_SIG, "value": _wire(value["value"])}
+            if "plaintext" in value:
+                try:
+                    return {SIG_KEY: SECRET_SIG, "value": _wire(json.loads(value["plaintext"]))}
+                except (TypeError, json.JSONDecodeError):
+                    pass
+            return {SIG_KEY: SECRET_SIG, "value": UNKNOWN}
+        return {key: _wire(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_wire(item) for item in value]
+    return value
+
+
+def _struct(props: Mapping[str, Any] | None) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(_wire(dict(props or {})))
+    return struct
+
+
+def _name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def _type_of_urn(urn: str) -> str:
+    """`urn:pulumi:stack::project::parent$pulumi:providers:aws::name` -> `pulumi:providers:aws`."""
+    parts = urn.split("::")
+    return parts[2].rsplit("$", 1)[-1] if len(parts) >= 4 else ""
+
+
+def _options(entry: Mapping[str, Any]) -> Any:
+    dbr = entry.get("deleteBeforeReplace")
+    return proto.AnalyzerResourceOptions(
+        protect=bool(entry.get("protect")),
+        ignoreChanges=list(entry.get("ignoreChanges") or []),
+        deleteBeforeReplace=bool(dbr),
+        deleteBeforeReplaceDefined=dbr is not None,
+        additionalSecretOutputs=list(entry.get("additionalSecretOutputs") or []),
+        parent=entry.get("parent") or "",
+    )
+
+
+def _provider(entry: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]]) -> Any | None:
+    reference = entry.get("provider")
+    if not reference:
+        return None
+    urn = reference.rsplit("::", 1)[0]
+    target = by_urn.get(urn, {})
+    provider_type = target.get("type") or _type_of_urn(urn)
+    return proto.AnalyzerProviderResource(
+        type=provider_type, properties=_struct(target.get("inputs")), urn=urn, name=_name(urn)
+    )
+
+
+def export_resources(document: Any) -> list[dict[str, Any]]:
+    """The resources of a `pulumi stack export` v3 document (or of its bare `deployment`)."""
+    if not isinstance(document, Mapping):
+        raise PolicyInputError("not a stack export: expected a JSON object")
+    deployment = document.get("deployment", document)
+    resources = deployment.get("resources") if isinstance(deployment, Mapping) else None
+    if not isinstance(resources, list):
+        raise PolicyInputError("not a stack export: no deployment.resources list")
+    for index, entry in enumerate(resources):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("urn"), str) or not isinstance(entry.get("type"), str):
+            raise PolicyInputError(f"deployment.resources[{index}]: each resource needs a urn and a type")
+    return [dict(entry) for entry in resources]
+
+
+def analyze_requests(resources: list[dict[str, Any]]) -> list[Any]:
+    """One AnalyzeRequest per resource: its inputs, options and provider (what `Analyze` sees)."""
+    by_urn = {r["urn"]: r for r in resources}
+    requests = []
+    for entry in resources:
+        request = proto.AnalyzeRequest(
+            type=entry["type"],
+            properties=_struct(entry.get("inputs")),
+            urn=entry["urn"],
+            name=_name(entry["urn"]),
+            options=_options(entry),
+        )
+        provider = _provider(entry, by_urn)
+        if provider is not None:
+            request.provider.CopyFrom(provider)
+        requests.append(request)
+    return requests
+
+
+def analyze_stack_request(resources: list[dict[str, Any]]) -> Any:
+    """The AnalyzeStackRequest: every resource's outputs (the stack's final state), parent and
+    dependencies, as the engine sends it after the plan."""
+    by_urn = {r["urn"]: r for r in resources}
+    request = proto.AnalyzeStackRequest()
+    for entry in resources:
+        item = proto.AnalyzerResource(
+            type=entry["type"],
+            properties=_struct(entry.get("outputs") or entry.get("inputs")),
+            urn=entry["urn"],
+            name=_name(entry["urn"]),
+            options=_options(entry),
+            parent=entry.get("parent") or "",
+            dependencies=list(entry.get("dependencies") or []),
+        )
+        provider = _provider(entry, by_urn)
+        if provider is not None:
+            item.provider.CopyFrom(provider)
+        for key, urns in (entry.get("propertyDependencies") or {}).items():
+            item.propertyDependencies[key].CopyFrom(proto.AnalyzerPropertyDependencies(urns=list(urns)))
+        request.resources.append(item)
+    return request
+
+
+def _verdicts(pack: LoadedPack, response: Any, urn: str = "") -> list[Verdict]:
+    found = []
+    for diagnostic in response.diagnostics:
+        message = diagnostic.message
+        # pulumi-policy prefixes the policy's description; the CLI prints both, we keep the specific part.
+        if diagnostic.description and message.startswith(diagnostic.description + "\n"):
+            message = message[len(diagnostic.description) + 1 :]
+        found.append(
+            Verdict(
+                pack=diagnostic.policyPackName or pack.name,
+                policy=diagnostic.policyName,
+                level=_FROM_PROTO.get(diagnostic.enforcementLevel, "advisory"),
+                urn=diagnostic.urn or urn,
+                message=message,
+            )
+        )
+    return found
+
+
+def run_packs(
+    document: Any,
+    *,
+    packs: Iterable[LoadedPack] | None = None,
+    config: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> list[Verdict]:
+    """Every violation the packs report for an export document (Analyze per resource, then AnalyzeStack)."""
+    resources = export_resources(document)
+    analyze = analyze_requests(resources)
+    stack = analyze_stack_request(resources)
+    verdicts: list[Verdict] = []
+    for pack in packs if packs is not None else default_packs():
+        servicer = pack.servicer()
+        servicer.Configure(configure_request(pack, config, context), None)
+        for request in analyze:
+            verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)
+        verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))
+    return verdicts
+
+
+def context_from_spec(spec: Any) -> dict[str, Any]:
+    """Policy context from a validated StackSpec: its side, both sides' accounts, allowed regions."""
+    if spec is None:
+        return {}
+    separation = spec.separation
+    return {
+        "workload": spec.workload,
+        "trainingAccounts": list(separation.training_accounts),
+        "servingAccounts": list(separation.serving_accounts),
+        "allowedRegions": list(separation.allowed_regions) if separation.allowed_regions else None,
+    }
+
+
+def policy_verdicts(export_doc: Any, spec: Any = None, config: Mapping[str, Any] | None = None) -> list[Verdict]:
+    """Verdicts of both packs for one stack's export (what `accelstack preview` shows)."""
+    return run_packs(export_doc, config=config, context=context_from_spec(spec))
+
+
+def pack_config(pack: LoadedPack, spec: Any) -> dict[str, dict[str, Any]]:
+    """A `--policy-pack-config` document for the Pulumi CLI carrying the stack's context."""
+    context = {k: v for k, v in context_from_spec(spec).items() if v is not None}
+    document: dict[str, dict[str, Any]] = {}
+    for policy in pack.policies:
+        declared = policy.config_schema.properties if policy.config_schema is not None else {}
+        values = {k: v for k, v in context.items() if k in declared}
+        if values:
+            document[policy.name] = values
+    return document
+
+
+def stack_name_of_export(document: Any) -> str | None:
+    """The accelstack stack an export belongs to: its provider's accelstack:stack tag, else the Stack URN."""
+    try:
+        resources = export_resources(document)
+    except PolicyInputError:
+        return None
+    for entry in resources:
+        if entry["type"].startswith("pulumi:providers:"):
+            tags = entry.get("inputs", {}).get("defaultTags")
+            try:
+                tags = json.loads(tags) if isinstance(tags, str) else tags
+            except json.JSONDecodeError:
+                continue
+            name = ((tags or {}).get("tags") or {}).get("accelstack:stack")
+            if name:
+                return str(name)
+    for entry in resources:
+        if entry["type"] == STACK_TYPE:
+            return entry["urn"].split("::")[0].rsplit(":", 1)[-1]
+    return None

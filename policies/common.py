@@ -1,0 +1,318 @@
+"""What both packs share: reading provider facts, policy documents and config, and wrapping small
+check functions as pulumi-policy policies.
+
+Resource properties arrive from the engine as pulumi-policy proxies: touching a value that is unknown
+during preview raises `UnknownValueError`, which pulumi-policy turns into an advisory "can't run during
+preview" diagnostic. So checks read only the fields they need (`.get`, never `in` on a proxy).
+Provider inputs arrive camelCase with every non-string value JSON-encoded (`allowedAccountIds` is
+'["111111111111"]', `assumeRoles` a JSON list of {roleArn, ...}, `defaultTags` '{"tags": {...}}').
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ResourceValidationPolicy,
+    StackValidationPolicy,
+)
+
+TAG_WORKLOAD = "accelstack:workload"
+TAG_STACK = "accelstack:stack"
+TAG_DIGEST = "accelstack:config-digest"
+REQUIRED_TAGS = (TAG_WORKLOAD, TAG_STACK, TAG_DIGEST)
+WORKLOADS = ("training", "serving")
+
+PROVIDER_PREFIX = "pulumi:providers:"
+# Packages whose resources live in a cloud account (and so must go through the stack's own provider).
+CLOUD_PACKAGES = frozenset({"aws", "aws-native", "azure", "azure-native", "gcp", "google-native", "oci", "vultr"})
+AWS_ACCOUNT = re.compile(r"^\d{12}$")
+
+# Config every policy that needs the stack's context accepts (`--policy-pack-config` / `accelstack policy`).
+CONTEXT_SCHEMA: dict[str, dict[str, Any]] = {
+    "workload": {"type": "string", "enum": list(WORKLOADS), "description": "Overrides the provider's accelstack:workload tag."},
+    "trainingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Training side's accounts."},
+    "servingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Serving side's accounts."},
+    "allowedRegions": {"type": "array", "items": {"type": "string"}, "description": "Regions a stack may use."},
+}
+
+
+def package_of(type_token: str) -> str:
+    return type_token.split(":", 1)[0]
+
+
+def is_provider_type(type_token: str) -> bool:
+    return type_token.startswith(PROVIDER_PREFIX)
+
+
+def is_cloud_type(type_token: str) -> bool:
+    return package_of(type_token) in CLOUD_PACKAGES
+
+
+def decode(value: Any) -> Any:
+    """Provider inputs and policy documents travel as JSON strings; anything else is returned as is."""
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str) or isinstance(value, Mapping):
+        return [value]
+    if isinstance(value, Sequence):
+        return list(value)
+    return [value]
+
+
+def account_of_arn(arn: Any) -> str | None:
+    """`arn:aws:iam::111111111111:role/x` -> 111111111111 (None for anything else)."""
+    if isinstance(arn, str) and arn.startswith("arn:"):
+        parts = arn.split(":")
+        if len(parts) > 4 and parts[4]:
+            return parts[4]
+    return None
+
+
+def urn_name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+@dataclass(frozen=True)
+class ProviderFacts:
+    """What a provider pins: accounts (allowedAccountIds and assumed roles), region, default tags."""
+
+    urn: str
+    name: str
+    package: str
+    region: str | None
+    allowed_accounts: tuple[str, ...]
+    role_accounts: tuple[str, ...]
+    default_tags: Mapping[str, str]
+
+    @property
+    def is_default(self) -> bool:
+        # The engine names the providers it creates for resources without one `default` / `default_7_51_1`.
+        return self.name == "default" or self.name.startswith("default_")
+
+    @property
+    def accounts(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.allowed_accounts + self.role_accounts))
+
+    @property
+    def workload(self) -> str | None:
+        value = self.default_tags.get(TAG_WORKLOAD)
+        return value if isinstance(value, str) else None
+
+
+def provider_facts(type_token: str, props: Mapping[str, Any], urn: str = "", name: str = "") -> ProviderFacts:
+    package = type_token[len(PROVIDER_PREFIX) :] if is_provider_type(type_token) else package_of(type_token)
+    allowed = [str(a) for a in as_list(decode(props.get("allowedAccountIds")))]
+    roles = as_list(decode(props.get("assumeRoles"))) + as_list(decode(props.get("assumeRole")))
+    role_accounts = [a for role in roles if isinstance(role, Mapping) and (a := account_of_arn(role.get("roleArn")))]
+    tags_block = decode(props.get("defaultTags"))
+    tags = tags_block.get("tags") if isinstance(tags_block, Mapping) else None
+    region = props.get("region")
+    return ProviderFacts(
+        urn=urn,
+        name=name or urn_name(urn),
+        package=package,
+        region=region if isinstance(region, str) else None,
+        allowed_accounts=tuple(allowed),
+        role_accounts=tuple(role_accounts),
+        default_tags={str(k): str(v) for k, v in (tags or {}).items()},
+    )
+
+
+@dataclass
+class Context:
+    """The stack's side and both sides' accounts: from policy config, else the provider's tags."""
+
+    workload: str | None
+    training_accounts: frozenset[str]
+    serving_accounts: frozenset[str]
+    allowed_regions: tuple[str, ...] | None
+    config: Mapping[str, Any]
+    provider: ProviderFacts | None = None
+    providers: list[ProviderFacts] = field(default_factory=list)
+
+    def accounts(self, workload: str | None) -> frozenset[str]:
+        if workload == "training":
+            return self.training_accounts
+        if workload == "serving":
+            return self.serving_accounts
+        return frozenset()
+
+    @property
+    def other(self) -> str | None:
+        return {"training": "serving", "serving": "training"}.get(self.workload or "")
+
+    @property
+    def other_accounts(self) -> frozenset[str]:
+        return self.accounts(self.other)
+
+    @property
+    def workload_accounts(self) -> frozenset[str]:
+        return self.accounts(self.workload)
+
+
+def make_context(config: Mapping[str, Any] | None, providers: Iterable[ProviderFacts]) -> Context:
+    config = dict(config or {})
+    providers = list(providers)
+    workload = config.get("workload")
+    if workload not in WORKLOADS:
+        tagged = [p.workload for p in providers if p.workload in WORKLOADS]
+        workload = tagged[0] if tagged else None
+    regions = config.get("allowedRegions")
+    return Context(
+        workload=workload,
+        training_accounts=frozenset(str(a) for a in config.get("trainingAccounts") or []),
+        serving_accounts=frozenset(str(a) for a in config.get("servingAccounts") or []),
+        allowed_regions=tuple(regions) if regions else None,
+        config=config,
+        provider=providers[0] if len(providers) == 1 else None,
+        providers=providers,
+    )
+
+
+# --- IAM / resource policy documents -------------------------------------------------------------
+
+
+def statements(document: Any) -> list[Mapping[str, Any]]:
+    doc = decode(document)
+    if not isinstance(doc, Mapping):
+        return []
+    return [s for s in as_list(doc.get("Statement")) if isinstance(s, Mapping)]
+
+
+def actions_of(statement: Mapping[str, Any]) -> list[str]:
+    return [str(a) for a in as_list(statement.get("Action"))]
+
+
+def resources_of(statement: Mapping[str, Any]) -> list[str]:
+    return [str(r) for r in as_list(statement.get("Resource"))]
+
+
+def aws_principals(statement: Mapping[str, Any]) -> list[str]:
+    """`"*"`, account ids and ARNs named by a statement's Principal (services are not accounts)."""
+    principal = statement.get("Principal")
+    if principal is None:
+        return []
+    if isinstance(principal, str):
+        return [principal]
+    if isinstance(principal, Mapping):
+        return [str(p) for p in as_list(principal.get("AWS"))]
+    return []
+
+
+def principal_account(principal: str) -> str | None:
+    if AWS_ACCOUNT.match(principal):
+        return principal
+    return account_of_arn(principal)
+
+
+def is_allow(statement: Mapping[str, Any]) -> bool:
+    return statement.get("Effect", "Allow") == "Allow"
+
+
+# --- wrapping checks as policies -----------------------------------------------------------------
+
+# A resource check gets the pulumi-policy args (resource_type, props, urn, name, opts, provider) and
+# the context; it yields violation messages. A stack check gets every resource and yields (urn, message).
+ResourceCheck = Callable[[Any, Context], Iterable[str]]
+StackCheck = Callable[[Sequence[Any], Context], Iterable[tuple[str, str]]]
+
+
+def _schema(extra: Mapping[str, Mapping[str, Any]] | None) -> PolicyConfigSchema:
+    return PolicyConfigSchema(properties={**CONTEXT_SCHEMA, **(extra or {})})
+
+
+def resource_policy(
+    name: str,
+    description: str,
+    check: ResourceCheck,
+    *,
+    types: Iterable[str] | None = None,
+    config: Mapping[str, Mapping[str, Any]] | None = None,
+    level: EnforcementLevel = EnforcementLevel.MANDATORY,
+) -> ResourceValidationPolicy:
+    type_set = frozenset(types) if types is not None else None
+
+    def validate(args: Any, report_violation: Callable[..., None]) -> None:
+        if type_set is not None and args.resource_type not in type_set:
+            return
+        providers = []
+        if is_provider_type(args.resource_type):
+            providers = [provider_facts(args.resource_type, args.props, args.urn, args.name)]
+        elif args.provider is not None:
+            providers = [provider_facts(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)]
+        for message in check(args, make_context(args.get_config(), providers)):
+            report_violation(message)
+
+    policy = ResourceValidationPolicy(
+        name=name, description=description, validate=validate, enforcement_level=level, config_schema=_schema(config)
+    )
+    policy.check = check  # the pure function, for readers and tests
+    return policy
+
+
+def stack_policy(
+    name: str,
+    description: str,
+    check: StackCheck,
+    *,
+    config: Mapping[str, Mapping[str, Any]] | None = None,
+    level: EnforcementLevel = EnforcementLevel.MANDATORY,
+) -> StackValidationPolicy:
+    def validate(args: Any, report_violation: Callable[..., None]) -> None:
+        providers = [
+            provider_facts(r.resource_type, r.props, r.urn, r.name)
+            for r in args.resources
+            if is_provider_type(r.resource_type) and is_cloud_type(r.resource_type[len(PROVIDER_PREFIX) :])
+        ]
+        for urn, message in check(args.resources, make_context(args.get_config(), providers)):
+            report_violation(message, urn)
+
+    policy = StackValidationPolicy(
+        name=name, description=description, validate=validate, enforcement_level=level, config_schema=_schema(config)
+    )
+    policy.check = check
+    return policy
+
+
+# --- cross-resource links (stack policies) -------------------------------------------------------
+
+
+def refers_to(resource: Any, prop: str, target: Any, *, keys: Sequence[str] = ("id", "bucket", "arn", "name")) -> bool:
+    """True when `resource.prop` points at `target`: through the engine's property dependencies (known
+    even when ids are unknown during preview), else by value (an id, name or ARN of the target)."""
+    deps = getattr(resource, "property_dependencies", None) or {}
+    if any(getattr(d, "urn", None) == target.urn for d in deps.get(prop, [])):
+        return True
+    value = resource.props.get(prop)
+    if value is None:
+        return False
+    candidates = {target.props.get(k) for k in keys} - {None, ""}
+    values = set(as_list(value)) if not isinstance(value, str) else {value}
+    return bool(values & candidates)
+
+
+def of_type(resources: Iterable[Any], *types: str) -> list[Any]:
+    return [r for r in resources if r.resource_type in types]
+
+
+def truthy(value: Any) -> bool:
+    """Bools arrive as bools from programs but as strings in some nested blocks (launch templates)."""
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    return bool(value)

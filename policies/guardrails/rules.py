@@ -1,0 +1,630 @@
+"""Guardrails pack: encryption, no public exposure, IMDSv2, least privilege, protected state, and the
+scaling/capacity rules that keep a GPU fleet safe and affordable.
+
+Each check names the trusted rule it mirrors (Checkov CKV_AWS_xx, Trivy AVD-AWS-xxxx, an AWS doc) or
+says it is ours. Checks that link resources (a bucket and its encryption/versioning/public-access
+resources, an autoscaling group and its scaling policies) are stack policies: they follow the engine's
+property dependencies, which are known even while ids are not. Checks whose inputs are usually unknown
+during preview (policy documents, user data built from other resources' outputs) are repeated as
+stack policies (`*-final`) on the stack's final state so they still bind on `up`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pulumi_policy import EnforcementLevel
+
+from policies.common import (
+    Context,
+    actions_of,
+    as_list,
+    aws_principals,
+    decode,
+    is_allow,
+    of_type,
+    refers_to,
+    resource_policy,
+    resources_of,
+    stack_policy,
+    statements,
+    truthy,
+    urn_name,
+)
+
+PACK_NAME = "accelstack-guardrails"
+PACK_DESCRIPTION = "Encryption, no public exposure, IMDSv2, least privilege, protected state, safe scaling."
+
+BUCKET = "aws:s3/bucket:Bucket"
+BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+BUCKET_PAB = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+BUCKET_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
+BUCKET_ACL = "aws:s3/bucketAcl:BucketAcl"
+BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+QUEUE = "aws:sqs/queue:Queue"
+QUEUE_REDRIVE = "aws:sqs/redrivePolicy:RedrivePolicy"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+INSTANCE = "aws:ec2/instance:Instance"
+VOLUME = "aws:ebs/volume:Volume"
+SUBNET = "aws:ec2/subnet:Subnet"
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+LOAD_BALANCERS = ("aws:lb/loadBalancer:LoadBalancer", "aws:alb/loadBalancer:LoadBalancer")
+LISTENERS = ("aws:lb/listener:Listener", "aws:alb/listener:Listener")
+ASG = "aws:autoscaling/group:Group"
+SCALING_POLICY = "aws:autoscaling/policy:Policy"
+METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+SPOT_TYPES = ("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "aws:ec2/spotFleetRequest:SpotFleetRequest")
+IAM_DOCUMENT_TYPES = {
+    "aws:iam/policy:Policy": "policy",
+    "aws:iam/rolePolicy:RolePolicy": "policy",
+    "aws:iam/userPolicy:UserPolicy": "policy",
+    "aws:iam/groupPolicy:GroupPolicy": "policy",
+}
+IAM_ATTACHMENT_TYPES = (
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+    "aws:iam/userPolicyAttachment:UserPolicyAttachment",
+    "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
+    "aws:iam/policyAttachment:PolicyAttachment",
+)
+ADMIN_POLICIES = ("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::aws:policy/PowerUserAccess")
+STATEFUL_TYPES = {
+    BUCKET: "bucket",
+    LUSTRE: "Lustre file system",
+    "aws:kms/key:Key": "KMS key",
+    "aws:efs/fileSystem:FileSystem": "EFS file system",
+    "aws:dynamodb/table:Table": "DynamoDB table",
+    "aws:rds/cluster:Cluster": "RDS cluster",
+    "aws:rds/instance:Instance": "RDS instance",
+}
+INTERNET = ("0.0.0.0/0", "::/0")
+HTTPS_PORT, HTTP_PORT = 443, 80
+# TLS 1.0/1.1 ELB security policies (Trivy AVD-AWS-0047's outdated list).
+OUTDATED_TLS_POLICIES = (
+    "ELBSecurityPolicy-2015-05",
+    "ELBSecurityPolicy-2016-08",
+    "ELBSecurityPolicy-TLS-1-0-2015-04",
+    "ELBSecurityPolicy-TLS-1-1-2017-01",
+)
+QUEUE_METRIC = re.compile(r"ApproximateNumberOfMessages|Backlog|QueueDepth", re.IGNORECASE)
+CPU_METRIC = re.compile(r"CPUUtilization", re.IGNORECASE)
+
+CONFIG = {
+    "checkpointPattern": {
+        "type": "string",
+        "default": "checkpoint",
+        "description": "Regex on a bucket's resource or bucket name marking the checkpoint location.",
+    },
+    "versionedBucketPattern": {
+        "type": "string",
+        "default": "checkpoint|artifact|model",
+        "description": "Regex on a bucket's resource or bucket name: buckets that must be versioned.",
+    },
+}
+
+SECRET_PATTERNS = (
+    (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"), "an AWS access key id"),
+    (re.compile(r"aws_secret_access_key\s*[=:]\s*['\"]?[A-Za-z0-9/+=]{40}", re.IGNORECASE), "an AWS secret access key"),
+    (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"), "a private key"),
+)
+LONG_LITERAL = re.compile(r"[A-Za-z0-9+/=]{40,}")
+KEY_FILES = re.compile(r"/etc/munge/munge\.key|jwt_hs256\.key|slurm\.key")
+
+
+def _name(resource: Any) -> str:
+    return resource.name or urn_name(resource.urn)
+
+
+# --- encryption at rest --------------------------------------------------------------------------
+
+
+def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
+    """Data at rest is encrypted: S3 SSE rules name an algorithm (Checkov CKV_AWS_19, Trivy AVD-AWS-0088),
+    persistent Lustre uses a customer KMS key (https://docs.aws.amazon.com/fsx/latest/LustreGuide/encryption-at-rest.html),
+    SQS queues use SSE (Checkov CKV_AWS_27, Trivy AVD-AWS-0096), EBS volumes and launch-template / instance
+    disks are encrypted (Checkov CKV_AWS_3 / CKV_AWS_8, Trivy AVD-AWS-0026 / AVD-AWS-0131)."""
+    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    if kind == BUCKET_SSE:
+        rules = as_list(props.get("rules"))
+        algorithms = [((r.get("applyServerSideEncryptionByDefault") or {}).get("sseAlgorithm")) for r in rules]
+        if not any(algorithms):
+            yield f"{name}: no default encryption algorithm (aws:kms, aws:kms:dsse or AES256)"
+    elif kind == LUSTRE:
+        deployment = str(props.get("deploymentType") or "")
+        # SCRATCH file systems are always encrypted with an AWS-owned key and cannot take kmsKeyId.
+        if not deployment.startswith("SCRATCH") and not props.get("kmsKeyId"):
+            yield f"Lustre file system {name} has no kmsKeyId: encrypt it with the stack's customer KMS key"
+    elif kind == QUEUE:
+        if not truthy(props.get("sqsManagedSseEnabled")) and not props.get("kmsMasterKeyId"):
+            yield f"queue {name} is not encrypted: set sqsManagedSseEnabled or kmsMasterKeyId"
+    elif kind == VOLUME:
+        if not truthy(props.get("encrypted")):
+            yield f"EBS volume {name} is not encrypted"
+    elif kind == LAUNCH_TEMPLATE:
+        for mapping in as_list(props.get("blockDeviceMappings")):
+            ebs = mapping.get("ebs")
+            if ebs is not None and not truthy(ebs.get("encrypted")):
+                yield f"launch template {name}: EBS volume {mapping.get('deviceName')} is not encrypted"
+    elif kind == INSTANCE:
+        disks = [props.get("rootBlockDevice")] + as_list(props.get("ebsBlockDevices"))
+        for disk in disks:
+            if disk is not None and not truthy(disk.get("encrypted")):
+                yield f"instance {name}: EBS volume {disk.get('deviceName', 'root')} is not encrypted"
+
+
+def check_bucket_encryption(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Every bucket has a server-side encryption configuration (Checkov CKV_AWS_145 / CKV_AWS_19,
+    Trivy AVD-AWS-0088/AVD-AWS-0132)."""
+    configs = of_type(resources, BUCKET_SSE)
+    for bucket in of_type(resources, BUCKET):
+        inline = bucket.props.get("serverSideEncryptionConfigurations")
+        if not inline and not any(refers_to(c, "bucket", bucket) for c in configs):
+            yield bucket.urn, f"bucket {_name(bucket)} has no server-side encryption configuration"
+
+
+# --- public exposure -----------------------------------------------------------------------------
+
+PUBLIC_ACLS = ("public-read", "public-read-write", "authenticated-read")
+PAB_FLAGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+
+
+def check_no_public_buckets(resource: Any, ctx: Context) -> Iterable[str]:
+    """No public bucket: all four public access block flags (Checkov CKV_AWS_53/54/55/56, Trivy
+    AVD-AWS-0086/0087/0091/0093), no public ACL (CKV_AWS_20, AVD-AWS-0092), no policy granting `*`
+    without a condition (CKV_AWS_70)."""
+    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    if kind == BUCKET_PAB:
+        off = [flag for flag in PAB_FLAGS if not truthy(props.get(flag))]
+        if off:
+            yield f"public access block {name} leaves {', '.join(off)} off; all four must be true"
+    elif kind in (BUCKET_ACL, BUCKET):
+        acl = props.get("acl")
+        if acl in PUBLIC_ACLS:
+            yield f"{name} uses the public ACL {acl}"
+    elif kind == BUCKET_POLICY:
+        for statement in statements(props.get("policy")):
+            if is_allow(statement) and "*" in aws_principals(statement) and not statement.get("Condition"):
+                yield f"bucket policy {name} allows {', '.join(actions_of(statement))} to everyone (Principal *)"
+
+
+def check_bucket_public_access_block(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Every bucket has its own public access block (Checkov CKV2_AWS_6, Trivy AVD-AWS-0094)."""
+    blocks = of_type(resources, BUCKET_PAB)
+    for bucket in of_type(resources, BUCKET):
+        if not any(refers_to(b, "bucket", bucket) for b in blocks):
+            yield bucket.urn, f"bucket {_name(bucket)} has no public access block"
+
+
+def _port_range(rule: Any, low_key: str = "fromPort", high_key: str = "toPort") -> tuple[int, int] | None:
+    low, high = rule.get(low_key), rule.get(high_key)
+    if low is None or high is None:
+        return None
+    return int(low), int(high)
+
+
+def _internet_rules(resource: Any) -> list[tuple[str, tuple[int, int] | None, str]]:
+    """(protocol, port range, source) of every ingress rule open to the internet."""
+    kind, props = resource.resource_type, resource.props
+    found = []
+    if kind == SECURITY_GROUP:
+        for rule in as_list(props.get("ingress")):
+            sources = as_list(rule.get("cidrBlocks")) + as_list(rule.get("ipv6CidrBlocks"))
+            for source in sources:
+                if source in INTERNET:
+                    found.append((str(rule.get("protocol")), _port_range(rule), source))
+    elif kind == SG_INGRESS:
+        for key in ("cidrIpv4", "cidrIpv6"):
+            if props.get(key) in INTERNET:
+                found.append((str(props.get("ipProtocol")), _port_range(props), props.get(key)))
+    elif kind == SG_RULE and props.get("type") == "ingress":
+        for source in as_list(props.get("cidrBlocks")) + as_list(props.get("ipv6CidrBlocks")):
+            if source in INTERNET:
+                found.append((str(props.get("protocol")), _port_range(props), source))
+    return found
+
+
+def _web_port(protocol: str, ports: tuple[int, int] | None) -> bool:
+    return protocol in ("tcp", "6") and ports in ((HTTPS_PORT, HTTPS_PORT), (HTTP_PORT, HTTP_PORT))
+
+
+def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
+    """No ingress from the internet (0.0.0.0/0, ::/0), except HTTPS (and HTTP, which only redirects) to the
+    serving load balancer. Self-referencing rules (EFA) are not internet ingress. Mirrors Trivy
+    AVD-AWS-0107 and Checkov CKV_AWS_24/25/260 (we allow 80 for the HTTPS redirect only)."""
+    for protocol, ports, source in _internet_rules(resource):
+        if ctx.workload == "serving" and _web_port(protocol, ports):
+            continue
+        shown = "all ports" if protocol == "-1" or ports is None else f"{protocol} {ports[0]}-{ports[1]}"
+        yield f"{_name(resource)} allows ingress from {source} on {shown}; only the serving load balancer's 443/80 may be public"
+
+
+def check_ingress_only_to_load_balancer(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Internet-facing web ports open only on a security group attached to an internet-facing load
+    balancer (never on replica or node groups). Ours (Trivy AVD-AWS-0107 permits none at all)."""
+    groups = of_type(resources, SECURITY_GROUP)
+    public_lbs = [lb for lb in of_type(resources, *LOAD_BALANCERS) if not truthy(lb.props.get("internal"))]
+    for resource in resources:
+        if not _internet_rules(resource):
+            continue
+        if resource.resource_type == SECURITY_GROUP:
+            owners = [resource]
+        else:
+            owners = [g for g in groups if refers_to(resource, "securityGroupId", g, keys=("id",))]
+        for group in owners:
+            if not any(refers_to(lb, "securityGroups", group, keys=("id",)) for lb in public_lbs):
+                yield resource.urn, (
+                    f"{_name(resource)} opens security group {_name(group)} to the internet, "
+                    "but no internet-facing load balancer uses that group"
+                )
+
+
+def check_no_public_ip(resource: Any, ctx: Context) -> Iterable[str]:
+    """Nodes get no public IP: launch-template interfaces and instances (Checkov CKV_AWS_88, Trivy
+    AVD-AWS-0009), subnets do not map public IPs on launch (Checkov CKV_AWS_130, Trivy AVD-AWS-0164)."""
+    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    if kind == LAUNCH_TEMPLATE:
+        for interface in as_list(props.get("networkInterfaces")):
+            if truthy(interface.get("associatePublicIpAddress")):
+                yield f"launch template {name} gives interface {interface.get('deviceIndex', 0)} a public IP"
+    elif kind == INSTANCE and truthy(props.get("associatePublicIpAddress")):
+        yield f"instance {name} gets a public IP"
+    elif kind == SUBNET and truthy(props.get("mapPublicIpOnLaunch")):
+        yield f"subnet {name} maps public IPs on launch"
+
+
+def check_imdsv2(resource: Any, ctx: Context) -> Iterable[str]:
+    """IMDSv2 only (httpTokens required): Checkov CKV_AWS_79, Trivy AVD-AWS-0028 / AVD-AWS-0130."""
+    if resource.resource_type in (LAUNCH_TEMPLATE, INSTANCE):
+        options = resource.props.get("metadataOptions") or {}
+        if options.get("httpTokens") != "required":
+            yield f"{_name(resource)} does not require IMDSv2 (metadataOptions.httpTokens must be 'required')"
+
+
+# --- user data -----------------------------------------------------------------------------------
+
+
+def decode_user_data(value: Any, *, base64_encoded: bool) -> str:
+    """Launch templates carry base64 (maybe of gzip); instances carry text or userDataBase64."""
+    if not isinstance(value, str):
+        return ""
+    raw: bytes = value.encode()
+    if base64_encoded:
+        try:
+            raw = base64.b64decode(value, validate=False)
+        except (binascii.Error, ValueError):
+            raw = value.encode()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except OSError:
+            pass
+    return raw.decode("utf-8", errors="replace")
+
+
+def secrets_in(text: str) -> list[str]:
+    """What key-like material a user-data text embeds (kinds, never the values)."""
+    found = [what for pattern, what in SECRET_PATTERNS if pattern.search(text)]
+    # Cluster keys (munge, Slurm JWT) must be fetched at boot (Secrets Manager/SSM), never inlined.
+    blocks = re.split(r"\n\s*-\s+(?=\w+:)", text)
+    for block in blocks:
+        if KEY_FILES.search(block) and (re.search(r"^\s*content:\s*\S", block, re.MULTILINE) or LONG_LITERAL.search(block)):
+            found.append(f"the content of {KEY_FILES.search(block).group(0)}")
+    return list(dict.fromkeys(found))
+
+
+def _user_data(resource: Any) -> str:
+    props = resource.props
+    if resource.resource_type == LAUNCH_TEMPLATE:
+        return decode_user_data(props.get("userData"), base64_encoded=True)
+    if resource.resource_type == INSTANCE:
+        return decode_user_data(props.get("userData"), base64_encoded=False) + decode_user_data(
+            props.get("userDataBase64"), base64_encoded=True
+        )
+    return ""
+
+
+def check_no_secrets_in_user_data(resource: Any, ctx: Context) -> Iterable[str]:
+    """No secrets in user data (it is readable by anyone with ec2:DescribeInstanceAttribute and from
+    IMDS): Checkov CKV_AWS_46, Trivy AVD-AWS-0029 / AVD-AWS-0129."""
+    if resource.resource_type in (LAUNCH_TEMPLATE, INSTANCE):
+        for what in secrets_in(_user_data(resource)):
+            yield f"{_name(resource)} user data embeds {what}; fetch it at boot from Secrets Manager or SSM"
+
+
+def check_no_secrets_in_user_data_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Stack-level repeat of `no-secrets-in-user-data` (user data is often unknown during preview)."""
+    for resource in of_type(resources, LAUNCH_TEMPLATE, INSTANCE):
+        for message in check_no_secrets_in_user_data(resource, ctx):
+            yield resource.urn, message
+
+
+# --- IAM -----------------------------------------------------------------------------------------
+
+
+def _documents(resource: Any) -> list[Any]:
+    prop = IAM_DOCUMENT_TYPES.get(resource.resource_type)
+    if prop is not None:
+        return [resource.props.get(prop)]
+    if resource.resource_type == "aws:iam/role:Role":
+        return [p.get("policy") for p in as_list(resource.props.get("inlinePolicies"))]
+    return []
+
+
+def check_iam_least_privilege(resource: Any, ctx: Context) -> Iterable[str]:
+    """Least privilege: no `*` action, no service-wide wildcard (`s3:*`) on every resource, no
+    AdministratorAccess/PowerUserAccess attachment. Checkov CKV_AWS_1/CKV_AWS_62/CKV_AWS_63/CKV_AWS_289,
+    Trivy AVD-AWS-0057, CKV_AWS_274."""
+    name = _name(resource)
+    if resource.resource_type in IAM_ATTACHMENT_TYPES:
+        arn = resource.props.get("policyArn")
+        if arn in ADMIN_POLICIES:
+            yield f"{name} attaches {arn}"
+        return
+    for document in _documents(resource):
+        for statement in statements(document):
+            if not is_allow(statement):
+                continue
+            actions = actions_of(statement)
+            everything = "*" in resources_of(statement)
+            if any(a in ("*", "*:*") for a in actions):
+                yield f"{name} allows every action ('*')"
+            elif everything and (wild := [a for a in actions if a.endswith(":*")]):
+                yield f"{name} allows {', '.join(wild)} on every resource ('*'); name the resources"
+
+
+def check_iam_least_privilege_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Stack-level repeat of `iam-least-privilege` (policy documents are often built from unknown ARNs)."""
+    for resource in resources:
+        if resource.resource_type in IAM_DOCUMENT_TYPES or resource.resource_type in IAM_ATTACHMENT_TYPES or (
+            resource.resource_type == "aws:iam/role:Role"
+        ):
+            for message in check_iam_least_privilege(resource, ctx):
+                yield resource.urn, message
+
+
+# --- state ---------------------------------------------------------------------------------------
+
+
+def check_protect_stateful(resource: Any, ctx: Context) -> Iterable[str]:
+    """Stateful resources (datasets, checkpoints, model artifacts, Lustre, KMS keys) are `protect`ed so
+    `pulumi destroy` or a replace cannot delete them. Ours (Pulumi's protect option)."""
+    what = STATEFUL_TYPES.get(resource.resource_type)
+    if what is not None and not resource.opts.protect:
+        yield f"{what} {_name(resource)} is not protected (set protect=True)"
+
+
+def _matches(pattern: str, bucket: Any) -> bool:
+    names = [urn_name(bucket.urn), str(bucket.props.get("bucket") or "")]
+    return any(re.search(pattern, n, re.IGNORECASE) for n in names)
+
+
+def check_bucket_versioning(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Checkpoint and artifact buckets are versioned (an overwritten checkpoint is recoverable):
+    Checkov CKV_AWS_21, Trivy AVD-AWS-0090."""
+    pattern = ctx.config.get("versionedBucketPattern") or CONFIG["versionedBucketPattern"]["default"]
+    versionings = of_type(resources, BUCKET_VERSIONING)
+    for bucket in of_type(resources, BUCKET):
+        if not _matches(pattern, bucket):
+            continue
+        linked = [v for v in versionings if refers_to(v, "bucket", bucket)]
+        enabled = [v for v in linked if (v.props.get("versioningConfiguration") or {}).get("status") == "Enabled"]
+        if not enabled:
+            state = "suspended" if linked else "off"
+            yield bucket.urn, f"bucket {_name(bucket)} holds checkpoints/artifacts but versioning is {state}"
+
+
+def check_queue_dlq(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Every queue has a dead-letter queue, or is one: poison requests must not loop forever.
+    AWS SQS best practices (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html); ours."""
+    queues = of_type(resources, QUEUE)
+    redrives = of_type(resources, QUEUE_REDRIVE)
+    for queue in queues:
+        policy = decode(queue.props.get("redrivePolicy"))
+        if isinstance(policy, Mapping) and policy.get("deadLetterTargetArn"):
+            continue
+        if any(refers_to(r, "queueUrl", queue, keys=("url", "id")) for r in redrives):
+            continue
+        is_dlq = any(q is not queue and refers_to(q, "redrivePolicy", queue, keys=()) for q in queues) or any(
+            _targets(q, queue) for q in queues if q is not queue
+        )
+        if not is_dlq:
+            yield queue.urn, f"queue {_name(queue)} has no dead-letter queue (redrivePolicy.deadLetterTargetArn)"
+
+
+def _targets(source: Any, queue: Any) -> bool:
+    policy = decode(source.props.get("redrivePolicy"))
+    arn = queue.props.get("arn")
+    return isinstance(policy, Mapping) and arn is not None and policy.get("deadLetterTargetArn") == arn
+
+
+# --- serving front door --------------------------------------------------------------------------
+
+
+def check_https_listeners(resource: Any, ctx: Context) -> Iterable[str]:
+    """Listeners speak HTTPS with a TLS 1.2+ policy; an HTTP listener only redirects to HTTPS.
+    Checkov CKV_AWS_2 / CKV_AWS_103, Trivy AVD-AWS-0054 / AVD-AWS-0047."""
+    if resource.resource_type not in LISTENERS:
+        return
+    props, name = resource.props, _name(resource)
+    protocol = props.get("protocol")
+    if protocol == "HTTP":
+        actions = as_list(props.get("defaultActions"))
+        redirects = [a for a in actions if a.get("type") == "redirect" and (a.get("redirect") or {}).get("protocol") == "HTTPS"]
+        if not actions or len(redirects) != len(actions):
+            yield f"HTTP listener {name} must only redirect to HTTPS"
+    elif protocol in ("HTTPS", "TLS"):
+        policy = props.get("sslPolicy")
+        if policy in OUTDATED_TLS_POLICIES:
+            yield f"listener {name} uses {policy}, which allows TLS < 1.2"
+    elif protocol is not None:
+        yield f"listener {name} uses {protocol}; use HTTPS (or an HTTP -> HTTPS redirect)"
+
+
+def check_lb_deletion_protection(resource: Any, ctx: Context) -> Iterable[str]:
+    """Serving (and any internet-facing) load balancers have deletion protection: Checkov CKV_AWS_150."""
+    if resource.resource_type not in LOAD_BALANCERS:
+        return
+    public = not truthy(resource.props.get("internal"))
+    if (ctx.workload == "serving" or public) and not truthy(resource.props.get("enableDeletionProtection")):
+        yield f"load balancer {_name(resource)} has no deletion protection (enableDeletionProtection)"
+
+
+# --- capacity and scaling ------------------------------------------------------------------------
+
+
+def spot_usage(resource: Any) -> str | None:
+    """Why a resource runs on spot capacity, or None."""
+    kind, props = resource.resource_type, resource.props
+    if kind in SPOT_TYPES:
+        return "is a spot request"
+    if kind in (LAUNCH_TEMPLATE, INSTANCE):
+        market = props.get("instanceMarketOptions") or {}
+        if market.get("marketType") == "spot":
+            return "requests spot instances (instanceMarketOptions.marketType)"
+    if kind == ASG:
+        mixed = props.get("mixedInstancesPolicy") or {}
+        distribution = mixed.get("instancesDistribution") if mixed else None
+        if distribution is not None:
+            on_demand = distribution.get("onDemandPercentageAboveBaseCapacity")
+            if on_demand is not None and int(on_demand) < 100:
+                return f"runs {100 - int(on_demand)}% spot above its on-demand base"
+    if kind == "aws:batch/computeEnvironment:ComputeEnvironment":
+        compute = props.get("computeResources") or {}
+        if compute.get("type") in ("SPOT", "FARGATE_SPOT"):
+            return "is a spot compute environment"
+    return None
+
+
+def check_no_spot_serving(resource: Any, ctx: Context) -> Iterable[str]:
+    """Serving replicas never run on spot: a reclaimed replica drops in-flight requests and the
+    queue-depth scaler cannot replace it in time. Ours."""
+    if ctx.workload == "serving" and (why := spot_usage(resource)):
+        yield f"{_name(resource)} {why}; serving replica groups must be on-demand (or capacity blocks)"
+
+
+def check_spot_training_checkpoints(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Spot training only with a checkpoint location: a reclaimed node must not lose the run. Ours
+    (AWS guidance for spot training: https://docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training.html)."""
+    if ctx.workload != "training":
+        return
+    pattern = ctx.config.get("checkpointPattern") or CONFIG["checkpointPattern"]["default"]
+    if any(_matches(pattern, b) for b in of_type(resources, BUCKET)):
+        return
+    for resource in resources:
+        if why := spot_usage(resource):
+            yield resource.urn, (
+                f"{_name(resource)} {why} but the stack has no checkpoint bucket; "
+                "set training.storage.checkpoints or use on-demand capacity"
+            )
+
+
+def _metrics_of_policy(policy: Any) -> list[tuple[str, str]]:
+    """(namespace, metric name) pairs a scaling policy tracks."""
+    config = policy.props.get("targetTrackingConfiguration") or {}
+    found = []
+    predefined = (config.get("predefinedMetricSpecification") or {}).get("predefinedMetricType") if config else None
+    if predefined:
+        found.append(("predefined", str(predefined)))
+    custom = config.get("customizedMetricSpecification") if config else None
+    if custom:
+        if custom.get("metricName"):
+            found.append((str(custom.get("namespace")), str(custom.get("metricName"))))
+        for metric in as_list(custom.get("metrics")):
+            stat = (metric.get("metricStat") or {}).get("metric") or {}
+            if stat.get("metricName"):
+                found.append((str(stat.get("namespace")), str(stat.get("metricName"))))
+    return found
+
+
+def _metrics_of_alarm(alarm: Any) -> list[tuple[str, str]]:
+    found = []
+    if alarm.props.get("metricName"):
+        found.append((str(alarm.props.get("namespace")), str(alarm.props.get("metricName"))))
+    for query in as_list(alarm.props.get("metricQueries")):
+        metric = query.get("metric") or {}
+        if metric.get("metricName"):
+            found.append((str(metric.get("namespace")), str(metric.get("metricName"))))
+    return found
+
+
+def _is_queue_metric(namespace: str, metric: str) -> bool:
+    return namespace == "AWS/SQS" or bool(QUEUE_METRIC.search(metric))
+
+
+def _is_cpu_metric(namespace: str, metric: str) -> bool:
+    return metric == "ASGAverageCPUUtilization" or bool(CPU_METRIC.search(metric))
+
+
+def check_serving_scales_on_queue_depth(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Serving replica groups scale on the admission queue's depth and never on CPU: GPU inference is
+    bound by the GPU, so CPU stays low while requests queue up. Ours (AWS: scaling based on Amazon SQS,
+    https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html)."""
+    if ctx.workload != "serving":
+        return
+    policies = of_type(resources, SCALING_POLICY)
+    alarms = of_type(resources, METRIC_ALARM)
+    for group in of_type(resources, ASG):
+        linked = [p for p in policies if refers_to(p, "autoscalingGroupName", group, keys=("name", "id"))]
+        metrics: list[tuple[str, str, str]] = []
+        for policy in linked:
+            metrics += [(_name(policy), ns, m) for ns, m in _metrics_of_policy(policy)]
+            for alarm in alarms:
+                if refers_to(alarm, "alarmActions", policy, keys=("arn",)):
+                    metrics += [(_name(alarm), ns, m) for ns, m in _metrics_of_alarm(alarm)]
+        cpu = sorted({who for who, ns, m in metrics if _is_cpu_metric(ns, m)})
+        if cpu:
+            yield group.urn, f"replica group {_name(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
+        elif not any(_is_queue_metric(ns, m) for _, ns, m in metrics):
+            yield group.urn, (
+                f"replica group {_name(group)} has no scaling policy on the admission queue's depth "
+                "(AWS/SQS ApproximateNumberOfMessagesVisible or a backlog-per-replica metric)"
+            )
+
+
+POLICIES = [
+    resource_policy("encryption-at-rest", "Data at rest is encrypted.", check_encryption_at_rest),
+    stack_policy("bucket-encryption", "Every bucket has default encryption.", check_bucket_encryption),
+    resource_policy("no-public-buckets", "No bucket is public.", check_no_public_buckets),
+    stack_policy("bucket-public-access-block", "Every bucket has a public access block.", check_bucket_public_access_block),
+    resource_policy("no-internet-ingress", "No ingress from the internet but the serving HTTPS entry.", check_no_internet_ingress),
+    stack_policy(
+        "internet-ingress-only-to-load-balancer",
+        "Only an internet-facing load balancer's security group is open to the internet.",
+        check_ingress_only_to_load_balancer,
+    ),
+    resource_policy("no-public-ip-on-nodes", "Nodes and subnets get no public IPs.", check_no_public_ip),
+    resource_policy("imdsv2-required", "Instances require IMDSv2.", check_imdsv2),
+    resource_policy("no-secrets-in-user-data", "User data embeds no secrets.", check_no_secrets_in_user_data),
+    stack_policy(
+        "no-secrets-in-user-data-final", "User data embeds no secrets (final state).", check_no_secrets_in_user_data_final
+    ),
+    resource_policy("iam-least-privilege", "IAM policies grant least privilege.", check_iam_least_privilege),
+    stack_policy(
+        "iam-least-privilege-final", "IAM policies grant least privilege (final state).", check_iam_least_privilege_final
+    ),
+    resource_policy("protect-stateful", "Stateful resources are protected.", check_protect_stateful),
+    stack_policy("bucket-versioning", "Checkpoint and artifact buckets are versioned.", check_bucket_versioning, config=CONFIG),
+    stack_policy("queue-dlq", "Every queue has a dead-letter queue.", check_queue_dlq),
+    resource_policy("https-listeners", "Listeners are HTTPS-only.", check_https_listeners),
+    resource_policy("lb-deletion-protection", "Serving load balancers have deletion protection.", check_lb_deletion_protection),
+    resource_policy("no-spot-serving", "Serving replicas never run on spot.", check_no_spot_serving),
+    stack_policy(
+        "spot-training-needs-checkpoints",
+        "Spot training only with a checkpoint location.",
+        check_spot_training_checkpoints,
+        config=CONFIG,
+    ),
+    stack_policy(
+        "serving-scales-on-queue-depth",
+        "Serving scales on queue depth, never on CPU.",
+        check_serving_scales_on_queue_depth,
+    ),
+]
+ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY

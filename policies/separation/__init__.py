@@ -1,0 +1,1 @@
+"""The separation policy pack (rules in `rules.py`; `__main__.py` serves them to the Pulumi CLI)."""
