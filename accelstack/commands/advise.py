@@ -1,0 +1,85 @@
+"""`accelstack advise`: managed model API -> LoRA on one machine -> serving only -> distributed training.
+
+Walks the list in order, stops at the first honest answer, and prints which stacks to create.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from accelstack.commands.common import CliError, echo_lines, run_guarded
+from accelstack.commands.size import (
+    HeadsOpt,
+    HiddenOpt,
+    JsonFlag,
+    KvHeadsOpt,
+    LayersOpt,
+    ModelOpt,
+    ParamsOpt,
+    PRECISIONS,
+    PricesOpt,
+    book,
+    check_choice,
+    emit,
+    planner_call,
+    resolve_model,
+)
+from accelstack.planner.advisor import DEFAULT_MAX_DAYS, advise
+
+EXAMPLE_STACKS = {
+    "aws-finetune": "one spot GPU node, no Lustre, checkpoints to S3 (stacks/Pulumi.aws-finetune.yaml)",
+    "aws-serving": "ALB + SQS admission + replica group with warm pool (stacks/Pulumi.aws-serving.yaml)",
+    "aws-training": "EFA cluster, Lustre from S3, Slurm (stacks/Pulumi.aws-training.yaml)",
+}
+
+
+def advise_command(
+    custom_weights: Annotated[
+        bool,
+        typer.Option("--custom-weights/--no-custom-weights",
+                     help="Do you need weights you control (private data, fine-tuning, data residency)?"),
+    ],  # fmt: skip
+    need_train: Annotated[bool, typer.Option("--need-train/--no-need-train", help="Must the weights be trained or tuned?")] = False,
+    model: ModelOpt = None,
+    data_tokens: Annotated[float, typer.Option("--data-tokens", min=0, help="Training tokens (dataset tokens x epochs).")] = 0.0,
+    max_days: Annotated[float, typer.Option("--max-days", min=0.01, help="Longest acceptable training time, days.")] = DEFAULT_MAX_DAYS,
+    precision: Annotated[str, typer.Option(help="Weights precision for fit checks.")] = "bf16",
+    context: Annotated[int, typer.Option("--context", min=1, help="Serving context length.")] = 8192,
+    prices: PricesOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    params_b: ParamsOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Decide what to build: a managed model API, LoRA on one machine, serving only, or distributed training."""
+
+    def body() -> None:
+        check_choice("--precision", precision, PRECISIONS)
+        arch = None
+        if custom_weights:
+            if model is None and layers is None:
+                raise CliError("--custom-weights needs --model PRESET (or --layers/--hidden/--heads/--params-b)")
+            arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
+        advice = planner_call("--need-train/--data-tokens", lambda: advise(
+            custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
+            max_days=max_days, precision=precision, context_length=context, prices=book(prices)))  # fmt: skip
+        if as_json:
+            emit("", advice.as_dict(), True)
+            return
+        lines = [f"{i}. {s.question} {s.answer}: {s.why}" for i, s in enumerate(advice.steps, 1)]
+        lines += ["", f"=> {advice.summary}"]
+        if advice.stacks:
+            lines.append("Create these stacks (copy the example, then edit accounts, buckets and sizes):")
+            lines += [f"  {name}: {EXAMPLE_STACKS.get(name, '')}" for name in advice.stacks]
+            lines.append(f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}")
+        echo_lines(lines)
+
+    run_guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("advise")(advise_command)
