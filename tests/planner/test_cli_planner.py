@@ -1,0 +1,92 @@
+"""`accelstack size|cost|advise` through the real typer app, and the aws-finetune example stack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from accelstack.cli import app
+from accelstack.spec.loader import load_stack
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(REPO)
+    runner = CliRunner()
+    return lambda *args: runner.invoke(app, list(args))
+
+
+def test_size_serving_json(run) -> None:
+    result = run("size", "serving", "--model", "llama-3.1-70b", "--instance-type", "p5.48xlarge",
+                 "--kv-precision", "fp8", "--rps", "5", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["fits"] and data["kv"]["tp"] == 8
+    assert data["kv"]["kv_bytes_per_token"] == 2 * 80 * 1 * 128 * 1  # 8 KV heads / tp 8, fp8
+    assert data["replicas"]["replicas"] >= 1 and data["coldStart"]["health_check_grace_seconds"] > 0
+
+
+def test_size_serving_that_does_not_fit_exits_1_and_says_why(run) -> None:
+    result = run("size", "serving", "--model", "llama-3.1-70b", "--instance-type", "g6e.xlarge")
+    assert result.exit_code == 1
+    assert "needs" in result.output and "g6e.xlarge" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["size", "serving", "--model", "gpt-9", "--instance-type", "p5.48xlarge"], "allowed: "),
+        (["size", "serving", "--model", "llama-2-7b", "--instance-type", "p9.huge"], "unknown instance type"),
+        (["size", "serving", "--model", "llama-2-7b", "--instance-type", "g6.xlarge", "--precision", "fp5"], "--precision"),
+        (["size", "serving", "--instance-type", "g6.xlarge"], "--model"),
+        (["size", "checkpoint", "--nodes", "4", "--state-gb", "100"], "--write-mbps"),
+        (["size", "lustre", "--dataset-gib", "10", "--checkpoint-gib", "1", "--deployment-type", "FOO"], "allowed"),
+        (["advise", "--custom-weights", "--need-train", "--model", "llama-3.1-8b"], "--data-tokens"),
+    ],
+)
+def test_bad_flags_exit_2_with_a_clear_message(run, args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_size_checkpoint_and_lustre(run) -> None:
+    result = run("size", "checkpoint", "--nodes", "1", "--state-gb", "300", "--write-mbps", "1000", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["write_seconds"] == 300
+    lustre = run("size", "lustre", "--dataset-gib", "4000", "--checkpoint-gib", "1000", "--write-target-seconds", "120")
+    assert lustre.exit_code == 0 and "9600" in lustre.output
+
+
+def test_cost_all_stacks(run) -> None:
+    result = run("cost", "--all", "--json")
+    assert result.exit_code == 0, result.output
+    stacks = json.loads(result.output)["stacks"]
+    assert {"aws-training", "aws-serving", "aws-finetune"} <= set(stacks)
+    assert stacks["aws-finetune"]["capacity"] == "spot"
+    # On-demand 4 x p5 for a 730 h month dominates the one spot node.
+    assert stacks["aws-training"]["totalUsd"] > 10 * stacks["aws-finetune"]["totalUsd"]
+    assert stacks["aws-serving"]["serving"]["lifetime_usd"] == pytest.approx(stacks["aws-serving"]["monthlyUsd"] * 24, rel=1e-3)
+    assert run("cost", "no-such-stack").exit_code == 2
+
+
+def test_advise_points_at_the_finetune_stack(run) -> None:
+    result = run("advise", "--custom-weights", "--need-train", "--model", "llama-3.1-8b", "--data-tokens", "5e7")
+    assert result.exit_code == 0, result.output
+    assert "aws-finetune" in result.output and "aws-serving" in result.output
+    managed = run("advise", "--no-custom-weights", "--json")
+    assert json.loads(managed.output)["outcome"] == "managed-model-api"
+
+
+def test_finetune_example_stack_is_one_spot_node_without_lustre() -> None:
+    spec = load_stack(REPO / "stacks" / "Pulumi.aws-finetune.yaml")
+    training = spec.training
+    assert training is not None
+    assert training.nodes.count == 1 and training.nodes.capacity == "spot"
+    assert training.storage.lustre is None
+    assert training.storage.checkpoints is not None and training.storage.checkpoints.uri.startswith("s3://")
