@@ -1,0 +1,314 @@
+"""The real program (`__main__.py`) on the example serving stack, captured under mocks.
+
+What an operator relies on: HTTPS only at the edge, a WAF rate limit per client, health checks
+that respect cold start, a dead-letter queue behind the admission queue, scaling on backlog per
+instance exactly as AWS documents it (never on CPU), a sized warm pool of on-demand replicas, and
+a model grant that can only read the training account's artifact prefix.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
+from accelstack.spec import load_stack
+from accelstack.spec.loader import apply_overrides, read_stack_file
+from components.aws.serving import plan_serving
+
+REPO = Path(__file__).resolve().parents[2]
+MAIN = REPO / "__main__.py"
+EXAMPLE = REPO / "stacks" / "Pulumi.aws-serving.yaml"
+STACK = "aws-serving"
+
+GROUP = "aws:autoscaling/group:Group"
+POLICY = "aws:autoscaling/policy:Policy"
+ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+LISTENER = "aws:lb/listener:Listener"
+QUEUE = "aws:sqs/queue:Queue"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+
+
+@lru_cache(maxsize=None)
+def run(*overrides: str) -> Capture:
+    raw = apply_overrides(read_stack_file(EXAMPLE), list(overrides))
+    return capture(MAIN, config_for_pulumi(raw), stack=STACK)
+
+
+def named(cap: Capture, type_token: str, suffix: str) -> Registration:
+    found = [r for r in cap.by_type(type_token) if r.name.endswith(suffix)]
+    assert len(found) == 1, f"{type_token} *{suffix}: {[r.name for r in cap.by_type(type_token)]}"
+    return found[0]
+
+
+def plan():
+    return plan_serving(load_stack(EXAMPLE).serving)
+
+
+def test_https_listener_with_tls13_and_http_only_redirects():
+    cap = run()
+    https = named(cap, LISTENER, "-https").inputs
+    assert https["protocol"] == "HTTPS" and https["port"] == 443
+    assert https["sslPolicy"] == "ELBSecurityPolicy-TLS13-1-2-2021-06"
+    assert https["certificateArn"] == load_stack(EXAMPLE).serving.load_balancer.certificate_arn
+    assert https["defaultActions"][0]["type"] == "forward"
+    http = named(cap, LISTENER, "-http-redirect").inputs
+    assert http["protocol"] == "HTTP" and http["port"] == 80
+    (action,) = http["defaultActions"]
+    assert action["type"] == "redirect"
+    assert action["redirect"] == {"protocol": "HTTPS", "port": "443", "statusCode": "HTTP_301"}
+    # Nothing but the two listeners: no plain-HTTP forward anywhere.
+    assert len(cap.by_type(LISTENER)) == 2
+
+
+def test_alb_is_internet_facing_hardened_and_logs_to_sse_s3_bucket():
+    cap = run()
+    alb = cap.one("aws:lb/loadBalancer:LoadBalancer").inputs
+    assert alb["internal"] is False and alb["loadBalancerType"] == "application"
+    assert alb["dropInvalidHeaderFields"] is True and alb["enableDeletionProtection"] is True
+    assert alb["accessLogs"]["enabled"] is True and alb["accessLogs"]["prefix"] == "alb"
+    (bucket,) = cap.by_type("aws:s3/bucket:Bucket")
+    assert bucket.protect and alb["accessLogs"]["bucket"] == bucket.name
+    sse = cap.one("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs
+    # ALB log delivery supports SSE-S3 only.
+    assert sse["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
+    policy = json.loads(cap.one("aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])
+    writers = {json.dumps(s["Principal"]) for s in policy["Statement"] if s["Effect"] == "Allow"}
+    assert '{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}' in writers
+    assert '{"AWS": "arn:aws:iam::127311923021:root"}' in writers  # us-east-1 predates August 2022
+    for statement in policy["Statement"]:
+        if statement["Effect"] == "Allow":
+            assert statement["Action"] == "s3:PutObject"
+            assert statement["Resource"].endswith("/alb/AWSLogs/222222222222/*")
+
+
+def test_security_groups_only_alb_reaches_replicas():
+    cap = run()
+    alb_sg = named(cap, "aws:ec2/securityGroup:SecurityGroup", "-alb")
+    replica_sg = named(cap, "aws:ec2/securityGroup:SecurityGroup", "-replicas")
+    ingress = cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    public = sorted(r.inputs["fromPort"] for r in ingress if r.inputs.get("cidrIpv4") == "0.0.0.0/0")
+    assert public == [80, 443]
+    (to_replicas,) = [r for r in ingress if r.name.endswith("replicas-from-alb")]
+    assert to_replicas.inputs["fromPort"] == to_replicas.inputs["toPort"] == 8000
+    assert to_replicas.inputs["referencedSecurityGroupId"] == alb_sg.outputs.get("id", f"{alb_sg.name}-id")
+    replica_rules = [r for r in ingress if r.inputs["securityGroupId"] == f"{replica_sg.name}-id"]
+    assert replica_rules == [to_replicas]
+
+
+def test_health_check_on_readiness_path_with_cold_start_timing():
+    cap = run()
+    expected = plan()
+    check = cap.one("aws:lb/targetGroup:TargetGroup").inputs["healthCheck"]
+    assert check["path"] == "/health" and check["port"] == "traffic-port" and check["matcher"] == "200"
+    assert check["interval"] == expected.health_check_interval_seconds
+    assert check["timeout"] < check["interval"]
+    assert check["healthyThreshold"] == 2 and check["unhealthyThreshold"] == 3
+    group = cap.one(GROUP).inputs
+    assert group["healthCheckType"] == "ELB"
+    assert group["healthCheckGracePeriod"] == expected.health_check_grace_seconds
+    assert expected.health_check_grace_seconds >= expected.cold_start_seconds
+    (hook,) = group["initialLifecycleHooks"]
+    assert hook["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"
+    assert hook["heartbeatTimeout"] >= expected.cold_start_seconds
+
+
+def test_waf_rate_rule_per_client_ip_from_admission_policy():
+    cap = run("serving.admission.perClientRate=250", "serving.admission.rateWindowSeconds=120")
+    acl = cap.one("aws:wafv2/webAcl:WebAcl")
+    assert acl.inputs["scope"] == "REGIONAL"
+    (rule,) = acl.inputs["rules"]
+    rate = rule["statement"]["rateBasedStatement"]
+    assert rate == {"aggregateKeyType": "IP", "limit": 250, "evaluationWindowSec": 120}
+    assert "block" in rule["action"]
+    association = cap.one("aws:wafv2/webAclAssociation:WebAclAssociation").inputs
+    alb = cap.one("aws:lb/loadBalancer:LoadBalancer")
+    assert association["resourceArn"] == alb.outputs["arn"]
+    assert association["webAclArn"] == acl.outputs["arn"]
+
+
+def test_admission_queue_ttl_encryption_and_dead_letter_wiring():
+    cap = run()
+    requests = named(cap, QUEUE, "-requests")
+    dead = named(cap, QUEUE, "-dead-letters")
+    redrive = json.loads(requests.inputs["redrivePolicy"])
+    assert redrive == {"deadLetterTargetArn": dead.outputs["arn"], "maxReceiveCount": 3}
+    assert requests.inputs["messageRetentionSeconds"] == 300  # the request TTL
+    assert requests.inputs["visibilityTimeoutSeconds"] == plan().visibility_timeout_seconds
+    key_arn = cap.one("aws:kms/key:Key").outputs["arn"]
+    for queue in cap.by_type(QUEUE):
+        assert queue.inputs["kmsMasterKeyId"] == key_arn
+    allow = json.loads(cap.one("aws:sqs/redriveAllowPolicy:RedriveAllowPolicy").inputs["redriveAllowPolicy"])
+    assert allow == {"redrivePermission": "byQueue", "sourceQueueArns": [requests.outputs["arn"]]}
+
+
+def test_queue_age_and_depth_alarms():
+    cap = run()
+    age = named(cap, ALARM, "-queue-age").inputs
+    assert age["metricName"] == "ApproximateAgeOfOldestMessage" and age["namespace"] == "AWS/SQS"
+    assert age["threshold"] == 240  # 80% of the 300 s TTL
+    assert age["dimensions"] == {"QueueName": named(cap, QUEUE, "-requests").outputs["name"]}
+    depth = named(cap, ALARM, "-queue-depth").inputs
+    assert depth["metricName"] == "ApproximateNumberOfMessagesVisible" and depth["threshold"] == 2000
+    assert depth["comparisonOperator"] == "GreaterThanOrEqualToThreshold"
+
+
+def test_backlog_per_instance_metric_math_exactly_as_aws_documents():
+    cap = run()
+    (policy,) = cap.by_type(POLICY)
+    assert policy.inputs["policyType"] == "TargetTrackingScaling"
+    tracking = policy.inputs["targetTrackingConfiguration"]
+    assert tracking["targetValue"] == 10  # 10 s latency target / 1 s per request
+    m1, m2, e1 = tracking["customizedMetricSpecification"]["metrics"]
+    queue_name = named(cap, QUEUE, "-requests").outputs["name"]
+    group_name = cap.one(GROUP).inputs["name"]
+    assert m1["id"] == "m1" and m1["returnData"] is False
+    assert m1["metricStat"]["metric"] == {
+        "metricName": "ApproximateNumberOfMessagesVisible",
+        "namespace": "AWS/SQS",
+        "dimensions": [{"name": "QueueName", "value": queue_name}],
+    }
+    assert m1["metricStat"]["stat"] == "Sum"
+    assert m2["id"] == "m2" and m2["returnData"] is False
+    assert m2["metricStat"]["metric"] == {
+        "metricName": "GroupInServiceInstances",
+        "namespace": "AWS/AutoScaling",
+        "dimensions": [{"name": "AutoScalingGroupName", "value": group_name}],
+    }
+    assert m2["metricStat"]["stat"] == "Average"
+    assert e1["id"] == "e1" and e1["expression"] == "m1 / m2" and e1["returnData"] is True
+    # The denominator only exists if the group publishes its metrics.
+    assert "GroupInServiceInstances" in cap.one(GROUP).inputs["enabledMetrics"]
+
+
+def test_no_cpu_based_scaling_anywhere():
+    for cap in (run(), run("serving.replicas.min=0")):
+        text = json.dumps([r.inputs for r in cap.by_type(POLICY) + cap.by_type(ALARM)])
+        assert "ASGAverageCPUUtilization" not in text and "CPUUtilization" not in text
+        for policy in cap.by_type(POLICY):
+            assert "predefinedMetricSpecification" not in policy.inputs.get("targetTrackingConfiguration", {})
+
+
+def test_scale_from_zero_step_policy_only_when_min_is_zero():
+    assert [p.inputs["policyType"] for p in run().by_type(POLICY)] == ["TargetTrackingScaling"]
+    cap = run("serving.replicas.min=0")
+    step = named(cap, POLICY, "-scale-from-zero")
+    assert step.inputs["policyType"] == "StepScaling"
+    assert step.inputs["stepAdjustments"] == [{"scalingAdjustment": 1, "metricIntervalLowerBound": "0"}]
+    alarm = named(cap, ALARM, "-queue-waiting-at-zero").inputs
+    assert alarm["alarmActions"] == [step.outputs["arn"]]
+    queries = {q["id"]: q for q in alarm["metricQueries"]}
+    assert queries["depth"]["metric"]["metricName"] == "ApproximateNumberOfMessagesVisible"
+    assert queries["inservice"]["metric"]["metricName"] == "GroupInServiceInstances"
+    assert queries["waiting"]["expression"] == "IF(depth > 0 AND inservice == 0, 1, 0)"
+    assert alarm["threshold"] == 1
+
+
+def test_warm_pool_present_sized_and_reused():
+    cap = run()
+    group = cap.one(GROUP).inputs
+    pool = group["warmPool"]
+    expected = plan().warm_pool_size
+    assert 1 <= expected <= 8 - 1
+    assert pool["poolState"] == "Stopped" and pool["minSize"] == expected
+    assert pool["maxGroupPreparedCapacity"] == 1 + expected
+    assert pool["instanceReusePolicy"] == {"reuseOnScaleIn": True}
+    pinned = run("serving.replicas.warmPool=2").one(GROUP).inputs["warmPool"]
+    assert pinned["minSize"] == 2
+
+
+def test_replicas_on_demand_only_across_two_private_azs_with_rolling_refresh():
+    cap = run()
+    group = cap.one(GROUP).inputs
+    assert "mixedInstancesPolicy" not in group
+    template = cap.one("aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert "instanceMarketOptions" not in template
+    assert len(group["vpcZoneIdentifiers"]) == 2
+    private = {f"{r.name}-id": r.inputs["availabilityZone"] for r in cap.by_type("aws:ec2/subnet:Subnet") if "-private-" in r.name}
+    assert set(group["vpcZoneIdentifiers"]) == set(private) and len(set(private.values())) == 2
+    assert group["minSize"] == 1 and group["maxSize"] == 8
+    assert group["targetGroupArns"] == [cap.one("aws:lb/targetGroup:TargetGroup").outputs["arn"]]
+    refresh = group["instanceRefresh"]
+    assert refresh["strategy"] == "Rolling"
+    assert refresh["preferences"]["minHealthyPercentage"] == 100
+    assert not cap.by_type("aws:ec2/placementGroup:PlacementGroup")
+
+
+def test_launch_template_imdsv2_encrypted_no_public_ip():
+    cap = run()
+    template = cap.one("aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert template["metadataOptions"]["httpTokens"] == "required"
+    (nic,) = template["networkInterfaces"]
+    assert nic["associatePublicIpAddress"] == "false"
+    assert "interfaceType" not in nic  # no EFA for independent replicas
+    (disk,) = template["blockDeviceMappings"]
+    assert disk["ebs"]["encrypted"] == "true" and disk["ebs"]["volumeType"] == "gp3"
+    assert disk["ebs"]["kmsKeyId"] == cap.one("aws:kms/key:Key").outputs["arn"]
+    assert template["instanceType"] == "g6e.xlarge"
+    assert template["imageId"].startswith("resolve:ssm:/aws/service/deeplearning/")
+
+
+def test_user_data_serves_base_model_with_every_lora_adapter():
+    cap = run()
+    script = base64.b64decode(cap.one("aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]).decode()
+    assert "aws s3 sync --only-show-errors s3://acme-train-checkpoints/models/llama-3.1-8b-instruct/" in script
+    assert "--enable-lora" in script
+    assert "--lora-modules acme-support=/models/adapters/acme-support globex-legal=/models/adapters/globex-legal" in script
+    assert "--max-lora-rank 32" in script and "--dtype bfloat16" in script and "--max-model-len 16384" in script
+    assert "autoscaling/target-lifecycle-state" in script  # warm-pool boots prepare, then stop
+    assert script.count("docker run") == 1  # one deployment for all adapters
+
+
+def test_cross_account_model_grant_is_read_only_and_scoped_to_prefix():
+    cap = run()
+    policy = json.loads(named(cap, ROLE_POLICY, "-model-read").inputs["policy"])
+    actions = {a for s in policy["Statement"] for a in s["Action"]}
+    assert actions == {"s3:GetObject", "s3:ListBucket", "kms:Decrypt"}
+    by_sid = {s["Sid"]: s for s in policy["Statement"]}
+    assert by_sid["ReadModelArtifacts"]["Resource"] == [
+        "arn:aws:s3:::acme-train-checkpoints/models/adapters/acme-support/*",
+        "arn:aws:s3:::acme-train-checkpoints/models/adapters/globex-legal/*",
+        "arn:aws:s3:::acme-train-checkpoints/models/llama-3.1-8b-instruct/*",
+    ]
+    (listing,) = [s for s in policy["Statement"] if s["Action"] == ["s3:ListBucket"]]
+    assert listing["Resource"] == "arn:aws:s3:::acme-train-checkpoints"
+    assert "models/llama-3.1-8b-instruct/*" in listing["Condition"]["StringLike"]["s3:prefix"]
+    decrypt = by_sid["DecryptModelArtifactsViaS3"]
+    assert decrypt["Resource"] == "arn:aws:kms:us-east-1:111111111111:key/*"
+    assert decrypt["Condition"] == {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
+    # Nothing anywhere in the serving stack can write to, or delete from, the training bucket.
+    statements = [s for r in cap.by_type(ROLE_POLICY) for s in json.loads(r.inputs["policy"])["Statement"]]
+    touching_training = [s for s in statements if "acme-train-checkpoints" in json.dumps(s)]
+    assert touching_training
+    for statement in touching_training:
+        for verb in ("s3:Put", "s3:Delete", "s3:*", "s3:Abort", "s3:Restore", "s3:Replicate"):
+            assert verb not in json.dumps(statement["Action"])
+
+
+def test_every_custom_resource_on_the_serving_provider():
+    cap = run()
+    (provider,) = [r for r in cap.resources if r.is_provider]
+    assert "222222222222" in provider.inputs["allowedAccountIds"]
+    assert "111111111111" not in provider.inputs["allowedAccountIds"]
+    reference = f"{provider.urn}::{provider.id}"
+    custom = [r for r in cap.resources if r.custom and not r.is_provider]
+    assert len(custom) > 40
+    assert {r.provider for r in custom} == {reference}
+
+
+def test_stack_outputs():
+    outputs = run().stack_outputs
+    assert outputs["endpoint"].startswith("https://")
+    assert outputs["replicaGroupName"] == "accelstack-aws-serving-replicas"
+    assert outputs["backlogPerInstanceTarget"] == 10
+
+
+@pytest.mark.parametrize("override", ["serving.loadBalancer.accessLogs=false"])
+def test_access_logs_can_be_disabled(override):
+    cap = run(override)
+    assert not cap.by_type("aws:s3/bucket:Bucket")
+    assert "accessLogs" not in cap.one("aws:lb/loadBalancer:LoadBalancer").inputs
