@@ -263,7 +263,7 @@ def size_lustre(
             ("choose", f"{best.deployment_type} {best.capacity_gib} GiB at {best.throughput_per_tib or 'baseline'} MB/s/TiB"),
             ("throughput", f"{best.throughput_mbps:g} MB/s -> checkpoint in {best.checkpoint_write_seconds:g} s"),
             ("cost", f"${best.monthly_usd:,.2f}/month"),
-            *[(f"alternative", f"{a.deployment_type} {a.capacity_gib} GiB @ {a.throughput_per_tib}: ${a.monthly_usd:,.2f}/month")
+            *[("alternative", f"{a.deployment_type} {a.capacity_gib} GiB @ {a.throughput_per_tib}: ${a.monthly_usd:,.2f}/month")
               for a in result.alternatives],
             ("prices", result.price_source),
         ]  # fmt: skip
