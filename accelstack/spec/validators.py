@@ -99,6 +99,8 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
     storage = spec.training.storage
     path = storage.checkpoints.path
     if storage.lustre is None:
+        if spec.training.nodes.count == 1:
+            return  # one node: its local disk is the only reader, and the bucket is the durable copy
         yield Problem(
             "training.storage.checkpoints.path",
             f"{path} is node-local because there is no Lustre file system (training.storage.lustre); "
