@@ -1,0 +1,58 @@
+"""Pure parts of the serving component: subnet carving, sizing plan, log-delivery grants."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import pytest
+
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from components.aws.network import carve_serving_subnets
+from components.aws.serving import elb_log_delivery_statements, plan_serving
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
+
+
+def serving(*overrides: str):
+    return parse_spec(apply_overrides(read_stack_file(EXAMPLE), list(overrides)), "aws-serving").serving
+
+
+@pytest.mark.parametrize("cidr", ["10.30.0.0/16", "10.0.0.0/20", "192.168.1.0/24"])
+def test_serving_subnets_are_disjoint_inside_the_vpc_and_big_enough_for_an_alb(cidr):
+    vpc = ipaddress.ip_network(cidr)
+    carved = carve_serving_subnets(cidr)
+    nets = [ipaddress.ip_network(s) for s in (*carved.private, *carved.public)]
+    assert len(carved.private) == len(carved.public) == 2
+    assert all(n.subnet_of(vpc) for n in nets)
+    assert all(not a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1 :])
+    assert all(n.prefixlen <= 27 for n in nets)  # ALB subnets need /27 or larger
+
+
+def test_too_small_vpc_is_refused_with_its_config_path():
+    with pytest.raises(ValueError, match="serving.network.vpcCidr"):
+        carve_serving_subnets("10.0.0.0/28")
+
+
+def test_plan_derives_from_slo_admission_and_cold_start():
+    plan = plan_serving(serving())
+    assert plan.backlog_per_instance_target == 10  # 10 s target / 1 s per request
+    assert plan.health_check_grace_seconds >= plan.cold_start_seconds > plan.warm_start_seconds
+    # 2000 queued x 1 s / 300 s TTL = 7 replicas needed, 1 already running at min.
+    assert plan.warm_pool_size == 6
+    assert plan.age_alarm_seconds == 240
+
+
+def test_measured_cold_start_overrides_the_estimate():
+    plan = plan_serving(serving("serving.replicas.coldStartSeconds=900"))
+    assert plan.cold_start_seconds == 900 and plan.health_check_grace_seconds == 1125
+
+
+def test_warm_pool_never_exceeds_headroom_and_is_empty_without_one():
+    assert plan_serving(serving("serving.replicas.min=3", "serving.replicas.max=4")).warm_pool_size == 1
+    assert plan_serving(serving("serving.replicas.min=4", "serving.replicas.max=4")).warm_pool_size == 0
+
+
+def test_new_regions_get_only_the_log_delivery_service_principal():
+    statements = elb_log_delivery_statements("arn:aws:s3:::logs", "222222222222", "ap-southeast-5", "aws")
+    assert [s["Principal"] for s in statements] == [{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}]
