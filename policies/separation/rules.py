@@ -48,6 +48,27 @@ TRAINING_ONLY = {
 EFA_INTERFACE_TYPES = ("efa", "efa-only")
 READ_ACTION_PREFIXES = ("s3:Get", "s3:List")
 
+# AWS-owned accounts that deliver ALB/ELB access logs into a bucket (legacy regions use an account
+# principal instead of the logdelivery.elasticloadbalancing.amazonaws.com service principal).
+# Source: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html
+# (as of 2025-06).
+ELB_LOG_DELIVERY_ACCOUNTS = frozenset({
+    "127311923021", "033677994240", "027434742980", "797873946194",  # us-east-1/2, us-west-1/2
+    "098369216593", "754344448648", "718504428378", "383597477331",  # af-south-1, ap-east-1, ap-south-1, ap-northeast-3
+    "600734575887", "114774131450", "783225319266", "582318560864",  # ap-northeast-2, ap-southeast-1/2, ap-northeast-1
+    "985666609251", "054676820928", "156460612806", "652711504416",  # ca-central-1, eu-central-1, eu-west-1/2
+    "635631232127", "009996457667", "897822967062", "076674570225",  # eu-south-1, eu-west-3, eu-north-1, me-south-1
+    "507241528517", "048591011584", "190560391635", "638102146993",  # sa-east-1, us-gov-west-1/east-1, cn-north-1
+    "037604701340",  # cn-northwest-1
+})
+CONFIG = {
+    "trustedAccounts": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Extra accounts (neither side's) a grant may name, e.g. a log archive account.",
+    },
+}
+
 
 def _account_problems(provider_name: str, accounts: Sequence[str], ctx: Context) -> Iterable[str]:
     if ctx.workload is None:
@@ -164,18 +185,20 @@ def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
     is granted to an account outside both sides.
 
     Mirrors Checkov CKV_AWS_70 / Trivy AVD-AWS-0093 in spirit (no broad grants); the read-only direction
-    is ours. KMS keys may grant kms:Decrypt/DescribeKey so serving can read SSE-KMS objects.
+    is ours. KMS keys may grant kms:Decrypt/DescribeKey so serving can read SSE-KMS objects. AWS's own
+    ELB log-delivery accounts and configured `trustedAccounts` are neither side but allowed.
     """
     prop = GRANT_TYPES.get(resource.resource_type)
     if prop is None or ctx.workload is None:
         return
     own = ctx.workload_accounts | ({ctx.provider.accounts[0]} if ctx.provider and ctx.provider.accounts else set())
+    trusted = ELB_LOG_DELIVERY_ACCOUNTS | frozenset(ctx.config.get("trustedAccounts") or [])
     for statement in statements(resource.props.get(prop)):
         if not is_allow(statement):
             continue
         for principal in aws_principals(statement):
             account = principal_account(principal)
-            if account is None or account in own:
+            if account is None or account in own or (account in trusted and account not in ctx.other_accounts):
                 continue
             if account in ctx.other_accounts:
                 if prop == "assumeRolePolicy":
@@ -281,11 +304,13 @@ POLICIES = [
         "Cross-account grants only let serving read training's artifacts.",
         check_cross_account_grants,
         types=list(GRANT_TYPES),
+        config=CONFIG,
     ),
     stack_policy(
         "cross-account-read-only-final",
         "Cross-account grants only let serving read training's artifacts (final state).",
         check_cross_account_grants_final,
+        config=CONFIG,
     ),
     resource_policy(
         "workload-tags", "Resources carry the workload and config-digest tags.", check_workload_tags

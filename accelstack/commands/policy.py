@@ -1,0 +1,224 @@
+"""`accelstack policy [STACK... | --all | --file EXPORT.json]`: run both policy packs offline.
+
+Same packs and semantics as `pulumi preview --policy-pack policies/separation --policy-pack
+policies/guardrails` (enforcement levels, config, unknown values advisory during preview), on a
+stack previewed under mocks or on a `pulumi stack export` / `accelstack preview --json` document.
+Exit 0 when no mandatory policy is violated, 1 when one is, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from accelstack.commands.common import (
+    EXIT_CONFIG,
+    EXIT_FAILED,
+    EXIT_OK,
+    AllOpt,
+    CliError,
+    ProjectDirOpt,
+    SetOpt,
+    StacksArg,
+    echo_lines,
+    find_project_dir,
+    print_problems,
+    resolve_stack,
+    resolve_stacks,
+    run_guarded,
+)
+from accelstack.spec.loader import load_stack, stack_name_of
+from accelstack.spec.problems import SpecError
+
+FileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--file",
+        metavar="EXPORT.json",
+        help="A `pulumi stack export` (v3) or `accelstack preview --json` document instead of STACK.",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout, for machines.")]
+PolicyConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--policy-config",
+        metavar="CONFIG.json",
+        help='Policy config as for `pulumi --policy-pack-config`: {"all": "advisory", "<policy>": level | {...}}.',
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+EmitConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--emit-config",
+        metavar="PACK",
+        help="Print the `--policy-pack-config` JSON carrying STACK's accounts/regions for PACK "
+        "(separation or guardrails), for the Pulumi CLI; nothing is run.",
+        show_default=False,
+    ),
+]
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as error:
+        raise CliError(f"{what} {path}: cannot read: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise CliError(f"{what} {path}: not valid JSON (line {error.lineno}): {error.msg}") from None
+
+
+def exports_in(document: Any) -> list[tuple[str | None, dict[str, Any]]]:
+    """(stack name if stated, export) pairs: a v3 export, {"export": ...}, or a list / {"stacks": [...]} of them."""
+    if isinstance(document, list):
+        return [pair for item in document for pair in exports_in(item)]
+    if not isinstance(document, dict):
+        return []
+    if "deployment" in document or "resources" in document:
+        return [(None, document)]
+    if isinstance(document.get("export"), dict):
+        return [(document.get("stack"), document["export"])]
+    if isinstance(document.get("stacks"), list):
+        return exports_in(document["stacks"])
+    return []
+
+
+def _context_spec(name: str | None, project_dir: Path | None, overrides: list[str]) -> Any:
+    """The stack file's spec for an export's stack, when the project has it (accounts, regions)."""
+    if not name:
+        return None
+    try:
+        root = find_project_dir(project_dir)
+        return load_stack(resolve_stack(name, root), overrides)
+    except (CliError, SpecError):
+        echo_lines([f"{name}: no valid stacks/Pulumi.{name}.yaml here; account checks use --policy-config only"], stderr=True)
+        return None
+
+
+def policy_command(
+    stacks: StacksArg = None,
+    all_stacks: AllOpt = False,
+    file: FileOpt = None,
+    json_output: JsonOpt = False,
+    overrides: SetOpt = None,
+    policy_config: PolicyConfigOpt = None,
+    emit_config: EmitConfigOpt = None,
+    project_dir: ProjectDirOpt = None,
+) -> None:
+    """Run the separation and guardrails policy packs offline (pulumi-policy's own analyzer).
+
+    Prints one line per violation `STACK: PACK/POLICY [LEVEL] URN: message`, then a summary per
+    stack. Exit 1 if any mandatory policy is violated, 2 on bad input, 0 otherwise.
+    """
+    from accelstack.engine import policy_runner
+
+    def body() -> int:
+        config = _read_json(policy_config, "--policy-config") if policy_config else None
+        if config is not None and not isinstance(config, dict):
+            raise CliError(f"--policy-config {policy_config}: expected a JSON object keyed by policy name")
+        if emit_config is not None:
+            return _emit_config(emit_config, stacks, all_stacks, overrides or [], project_dir)
+        runs: list[tuple[str, dict[str, Any], Any]] = []  # (stack, export, spec)
+        failed_input = failed_run = False
+        if file is not None:
+            if stacks or all_stacks:
+                raise CliError("give STACK names, --all or --file, not several")
+            found = exports_in(_read_json(file, "--file"))
+            if not found:
+                raise CliError(f"--file {file}: not a stack export (no deployment.resources)")
+            for stated, export in found:
+                try:
+                    policy_runner.export_resources(export)
+                except policy_runner.PolicyInputError as error:
+                    raise CliError(f"--file {file}: {error}") from None
+                name = stated or policy_runner.stack_name_of_export(export) or file.stem
+                runs.append((name, export, _context_spec(name, project_dir, overrides or [])))
+        else:
+            from accelstack.engine.preview import PreviewError, preview_stack
+
+            root, files = resolve_stacks(stacks, all_stacks, project_dir)
+            for path in files:
+                name = stack_name_of(path)
+                try:
+                    result = preview_stack(path, overrides or [], root)
+                except SpecError as error:
+                    print_problems(name, error.problems)
+                    failed_input = True
+                    continue
+                except PreviewError as error:
+                    echo_lines([f"{name}: preview failed: {error.message}"], stderr=True, style="red")
+                    failed_input |= error.kind == "config"
+                    failed_run |= error.kind != "config"
+                    continue
+                runs.append((name, result.export, result.spec))
+        report = []
+        for name, export, spec in runs:
+            try:
+                verdicts = policy_runner.policy_verdicts(export, spec, config)
+            except policy_runner.PolicyInputError as error:
+                raise CliError(f"{name}: {error}") from None
+            report.append((name, verdicts))
+        mandatory = any(v.mandatory for _, verdicts in report for v in verdicts)
+        if json_output:
+            _print_json(report, ok=not (mandatory or failed_input or failed_run))
+        else:
+            _print_text(report)
+        if failed_input:
+            return EXIT_CONFIG
+        return EXIT_FAILED if mandatory or failed_run else EXIT_OK
+
+    raise typer.Exit(run_guarded(body))
+
+
+def _emit_config(pack: str, stacks: list[str] | None, all_stacks: bool, overrides: list[str], project_dir: Path | None) -> int:
+    from accelstack.engine import policy_runner
+
+    if pack not in policy_runner.PACKS:
+        raise CliError(f"--emit-config {pack}: no such pack; allowed: {', '.join(policy_runner.PACKS)}")
+    _, files = resolve_stacks(stacks, all_stacks, project_dir)
+    if len(files) != 1:
+        raise CliError("--emit-config takes exactly one STACK")
+    spec = load_stack(files[0], overrides)
+    loaded = policy_runner.load_pack(policy_runner.PACKS_DIR / pack)
+    sys.stdout.write(json.dumps(policy_runner.pack_config(loaded, spec), indent=2) + "\n")
+    return EXIT_OK
+
+
+def _print_text(report: list[tuple[str, list[Any]]]) -> None:
+    for name, verdicts in report:
+        mandatory = [v for v in verdicts if v.mandatory]
+        advisory = [v for v in verdicts if not v.mandatory]
+        echo_lines([f"{name}: {v.line()}" for v in mandatory], style="red")
+        echo_lines([f"{name}: {v.line()}" for v in advisory], style="yellow")
+        if mandatory:
+            echo_lines([f"{name}: FAILED: {len(mandatory)} mandatory, {len(advisory)} advisory violation(s)"], style="red")
+        else:
+            echo_lines([f"{name}: ok (no mandatory violations; {len(advisory)} advisory)"], style="green")
+
+
+def _print_json(report: list[tuple[str, list[Any]]], *, ok: bool) -> None:
+    document = {
+        "ok": ok,
+        "stacks": [
+            {
+                "stack": name,
+                "mandatory": sum(1 for v in verdicts if v.mandatory),
+                "advisory": sum(1 for v in verdicts if not v.mandatory),
+                "verdicts": [v.to_json() for v in verdicts],
+            }
+            for name, verdicts in report
+        ],
+    }
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("policy")(policy_command)
