@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import email
 import gzip
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import yaml
 from pulumi_policy import EnforcementLevel
 
 from policies.common import (
@@ -272,7 +274,7 @@ def check_no_public_ip(resource: Any, ctx: Context) -> Iterable[str]:
     if kind == LAUNCH_TEMPLATE:
         for interface in as_list(props.get("networkInterfaces")):
             if truthy(interface.get("associatePublicIpAddress")):
-                yield f"launch template {name} gives interface {interface.get('deviceIndex', 0)} a public IP"
+                yield f"launch template {name} gives interface {int(interface.get('deviceIndex') or 0)} a public IP"
     elif kind == INSTANCE and truthy(props.get("associatePublicIpAddress")):
         yield f"instance {name} gets a public IP"
     elif kind == SUBNET and truthy(props.get("mapPublicIpOnLaunch")):
@@ -308,14 +310,44 @@ def decode_user_data(value: Any, *, base64_encoded: bool) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+def _parts(text: str) -> list[str]:
+    """The documents of a user-data text: MIME multipart parts (cloud-init) or the text itself."""
+    if text.lstrip().startswith(("Content-Type: multipart", "MIME-Version")):
+        message = email.message_from_string(text)
+        parts = []
+        for part in message.walk():
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                parts.append(payload.decode("utf-8", errors="replace"))
+        return parts
+    return [text]
+
+
+def _inlined_key_files(document: str) -> list[str]:
+    found = []
+    if document.lstrip().startswith("#cloud-config"):
+        try:
+            config = yaml.safe_load(document)
+        except yaml.YAMLError:
+            config = None
+        for entry in (config or {}).get("write_files") or [] if isinstance(config, dict) else []:
+            path = str(entry.get("path", "")) if isinstance(entry, dict) else ""
+            if KEY_FILES.search(path) and entry.get("content"):
+                found.append(path)
+    # Shell: a line that writes a key file from a literal (echo <base64> | base64 -d > munge.key).
+    for line in document.splitlines():
+        match = KEY_FILES.search(line)
+        if match and LONG_LITERAL.search(line.replace(match.group(0), "")):
+            found.append(match.group(0))
+    return found
+
+
 def secrets_in(text: str) -> list[str]:
     """What key-like material a user-data text embeds (kinds, never the values)."""
     found = [what for pattern, what in SECRET_PATTERNS if pattern.search(text)]
     # Cluster keys (munge, Slurm JWT) must be fetched at boot (Secrets Manager/SSM), never inlined.
-    blocks = re.split(r"\n\s*-\s+(?=\w+:)", text)
-    for block in blocks:
-        if KEY_FILES.search(block) and (re.search(r"^\s*content:\s*\S", block, re.MULTILINE) or LONG_LITERAL.search(block)):
-            found.append(f"the content of {KEY_FILES.search(block).group(0)}")
+    for document in _parts(text):
+        found += [f"the content of {path}" for path in _inlined_key_files(document)]
     return list(dict.fromkeys(found))
 
 
