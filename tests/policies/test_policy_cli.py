@@ -1,0 +1,122 @@
+"""`accelstack policy`: --file exports, exit codes, --json, and the separation failures a user must see."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from accelstack.cli import app
+from policy_baseline import SERVING_ACCOUNT, context_for, serving_export, training_export
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["policy", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def write(tmp_path: Path, doc: object, name: str = "export.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def provider(doc: dict) -> dict:
+    return next(r for r in doc["deployment"]["resources"] if r["type"] == "pulumi:providers:aws")
+
+
+def test_file_export_passes_with_exit_0(tmp_path: Path) -> None:
+    code, out, _ = run("--file", write(tmp_path, training_export()), "--project-dir", str(REPO))
+    assert code == 0, out
+    assert "aws-training: ok (no mandatory violations" in out
+
+
+def test_serving_load_balancer_in_training_account_fails_clearly(tmp_path: Path) -> None:
+    doc = training_export()
+    doc["deployment"]["resources"].append({
+        "urn": "urn:pulumi:aws-training::accelstack::aws:lb/loadBalancer:LoadBalancer::inference", "custom": True,
+        "id": "lb", "type": "aws:lb/loadBalancer:LoadBalancer",
+        "inputs": {"internal": False, "loadBalancerType": "application", "enableDeletionProtection": True},
+        "outputs": {}, "provider": f"{provider(doc)['urn']}::{provider(doc)['id']}", "protect": False,
+    })
+    code, out, _ = run("--file", write(tmp_path, doc), "--project-dir", str(REPO))
+    assert code == 1
+    assert (
+        "accelstack-separation/workload-resource-kinds [mandatory] "
+        "urn:pulumi:aws-training::accelstack::aws:lb/loadBalancer:LoadBalancer::inference: "
+        "internet-facing load balancer inference in a training stack: serving load balancers belong in the serving account"
+    ) in out
+    assert "FAILED: 1 mandatory" in out
+
+
+def test_provider_pointing_at_the_other_sides_account_fails_clearly(tmp_path: Path) -> None:
+    doc = training_export()
+    provider(doc)["inputs"]["allowedAccountIds"] = json.dumps([SERVING_ACCOUNT])
+    # The account sets come from the project's stacks/Pulumi.aws-training.yaml (the export's accelstack:stack tag).
+    code, out, _ = run("--file", write(tmp_path, doc), "--project-dir", str(REPO))
+    assert code == 1
+    assert "provider aws-training-aws targets account 222222222222, which is a serving account" in out
+
+
+def test_json_output_for_machines(tmp_path: Path) -> None:
+    doc = serving_export()
+    next(r for r in doc["deployment"]["resources"] if r["urn"].endswith("::alb") and "loadBalancer" in r["type"])[
+        "inputs"]["enableDeletionProtection"] = False
+    code, out, _ = run("--file", write(tmp_path, {"stack": "aws-serving", "export": doc}), "--json",
+                       "--project-dir", str(REPO))
+    assert code == 1
+    report = json.loads(out)
+    assert report["ok"] is False
+    (stack,) = report["stacks"]
+    assert stack["stack"] == "aws-serving" and stack["mandatory"] == 1
+    assert stack["verdicts"][0] == {
+        "pack": "accelstack-guardrails", "policy": "lb-deletion-protection", "level": "mandatory",
+        "urn": "urn:pulumi:aws-serving::accelstack::aws:lb/loadBalancer:LoadBalancer::alb",
+        "message": "load balancer alb has no deletion protection (enableDeletionProtection)",
+    }
+
+
+def test_policy_config_file_downgrades_a_policy(tmp_path: Path) -> None:
+    doc = serving_export()
+    next(r for r in doc["deployment"]["resources"] if r["urn"].endswith("::alb") and "loadBalancer" in r["type"])[
+        "inputs"]["enableDeletionProtection"] = False
+    config = write(tmp_path, {"lb-deletion-protection": "advisory"}, "config.json")
+    code, out, _ = run("--file", write(tmp_path, doc), "--policy-config", config, "--project-dir", str(REPO))
+    assert code == 0 and "[advisory]" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"version": 3}', "not a stack export"),
+        ('{"deployment": {"resources": [{"type": "x"}]}}', "each resource needs a urn and a type"),
+    ],
+)
+def test_bad_export_is_exit_2(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    code, _, err = run("--file", str(path))
+    assert code == 2 and message in err
+
+
+def test_bad_policy_config_is_exit_2(tmp_path: Path) -> None:
+    config = write(tmp_path, {"provider-account": {"trainingAccounts": "1"}}, "config.json")
+    code, _, err = run("--file", write(tmp_path, training_export()), "--policy-config", config, "--project-dir", str(REPO))
+    assert code == 2 and "trainingAccounts" in err
+
+
+def test_emit_config_carries_the_stack_accounts() -> None:
+    code, out, _ = run("aws-training", "--emit-config", "separation", "--project-dir", str(REPO))
+    assert code == 0
+    config = json.loads(out)
+    assert config["provider-account"]["workload"] == "training"
+    assert "222222222222" in config["provider-account"]["servingAccounts"]
+
+
+def test_context_for_is_the_stack_files_separation() -> None:
+    assert context_for("training")["servingAccounts"] == [SERVING_ACCOUNT]
