@@ -1,0 +1,444 @@
+"""The generated Slurm artifacts against real Slurm, munge and cloud-init (Debian packages).
+
+A test-only overlay (`loopback_slurm_conf`, `loopback_node_conf`) adapts what cannot exist here:
+host names and ports become 127.0.0.1 and free high ports, paths move to a temp dir, SlurmUser is
+root, and munge's socket is the test's own (`AuthInfo`). The dynamic node definition loses its
+`Gres=` (no GPUs here; gres.conf is not installed either) and its `RealMemory` becomes this
+machine's; everything else (partitions, NodeSets, features, JobRequeue, select/cgroup plugins,
+cgroup.conf) is exactly what the generator wrote. slurmd reads the overlaid file with `-f` rather
+than fetching it configless: Slurm 22.05's slurmd has no `--authinfo`, so a configless fetch can
+only use munge's system socket, which a test must not take over.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from components.slurm import (
+    DeployValues,
+    aws_ebs_device,
+    aws_munge_key_command,
+    cgroup_conf,
+    compute_cloud_init,
+    dynamic_node_conf,
+    head_cloud_init,
+    layout,
+    slurm_conf,
+    spot_watcher_script,
+)
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+STACK_FILE = REPO / "stacks" / "Pulumi.aws-training.yaml"
+BINARIES = ("slurmctld", "slurmd", "munged", "sinfo", "srun", "sbatch", "scontrol", "squeue", "cloud-init", "curl")
+MISSING = [name for name in BINARIES if shutil.which(name) is None]
+NODE = "acc-node-1"
+
+
+def spec_for(*overrides: str):
+    return parse_spec(apply_overrides(read_stack_file(STACK_FILE), list(overrides)), "aws-training")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def local_memory_mib() -> int:
+    total_kib = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+    return max(256, total_kib // 1024 // 4)
+
+
+@dataclass
+class Loopback:
+    root: Path
+    munge_socket: Path
+    ctld_port: int
+    slurmd_port: int
+    srun_ports: tuple[int, int]
+
+
+def loopback_slurm_conf(generated: str, loop: Loopback) -> str:
+    """Rewrites only host names, ports, paths and users; every other line stays as generated."""
+    host = socket.gethostname().split(".")[0]
+    replace = {
+        "SlurmctldHost": f"{host}(127.0.0.1)",
+        "SlurmctldPort": str(loop.ctld_port),
+        "SlurmdPort": str(loop.slurmd_port),
+        "SrunPortRange": f"{loop.srun_ports[0]}-{loop.srun_ports[1]}",
+        "SlurmUser": "root",
+        "StateSaveLocation": str(loop.root / "state"),
+        "SlurmdSpoolDir": str(loop.root / "spool"),
+        "SlurmctldPidFile": str(loop.root / "slurmctld.pid"),
+        "SlurmdPidFile": str(loop.root / "slurmd.pid"),
+        "SlurmctldLogFile": str(loop.root / "slurmctld.log"),
+        "SlurmdLogFile": str(loop.root / "slurmd.log"),
+    }
+    lines = []
+    for line in generated.splitlines():
+        key = line.split("=", 1)[0]
+        lines.append(f"{key}={replace[key]}" if key in replace and not line.startswith("#") else line)
+    lines.append(f"AuthInfo=socket={loop.munge_socket}")
+    return "\n".join(lines) + "\n"
+
+
+def loopback_node_conf(generated: str) -> str:
+    """No GPUs here: drop Gres; RealMemory is this machine's; the node is reached on loopback."""
+    parts = [p for p in generated.split() if not p.startswith(("Gres=", "RealMemory="))]
+    return " ".join(["NodeAddr=127.0.0.1", *parts, f"RealMemory={local_memory_mib()}"])
+
+
+def start(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    # Own session = own process group, so the finalizer can end it and all its children.
+    return subprocess.Popen(
+        args, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env, start_new_session=True
+    )
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def wait_for(what: str, check, timeout: float = 30.0, interval: float = 0.3):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+class Cluster:
+    def __init__(self, root: Path, spec):
+        self.root = root
+        self.spec = spec
+        self.loop = Loopback(
+            root=root,
+            munge_socket=root / "munge" / "munge.socket",
+            ctld_port=free_port(),
+            slurmd_port=free_port(),
+            srun_ports=(free_port(), 0),
+        )
+        self.loop.srun_ports = (self.loop.srun_ports[0], self.loop.srun_ports[0] + 50)
+        self.conf = root / "etc" / "slurm.conf"
+        self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
+        self.procs: list[subprocess.Popen] = []
+        self.slurmd: subprocess.Popen | None = None
+        self.node_conf = loopback_node_conf(dynamic_node_conf(spec))
+
+    def setup(self) -> None:
+        for sub in ("munge", "etc", "state", "spool", "jobs"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        (self.root / "munge").chmod(0o700)
+        key = self.root / "munge" / "munge.key"
+        subprocess.run(["dd", "if=/dev/urandom", f"of={key}", "bs=1024", "count=1"], check=True, capture_output=True)
+        key.chmod(0o400)
+        munge = self.root / "munge"
+        self.procs.append(
+            start(
+                ["munged", "-F", "--force", f"--socket={self.loop.munge_socket}", f"--key-file={key}",
+                 f"--pid-file={munge / 'munged.pid'}", f"--log-file={munge / 'munged.log'}",
+                 f"--seed-file={munge / 'munged.seed'}"],
+                self.root / "munged.out",
+            )
+        )
+        wait_for("munged socket", self.loop.munge_socket.exists, 10)
+        self.conf.write_text(loopback_slurm_conf(slurm_conf(self.spec), self.loop))
+        # cgroup.conf is read from beside slurm.conf, unchanged.
+        (self.root / "etc" / "cgroup.conf").write_text(cgroup_conf(self.spec))
+        self.procs.append(start(["slurmctld", "-D", "-i", "-f", str(self.conf)], self.root / "slurmctld.out", self.env))
+        wait_for("slurmctld to answer", lambda: self.run(["scontrol", "ping"], check=False).returncode == 0, 30)
+
+    def start_node(self) -> None:
+        if self.slurmd is not None and self.slurmd.poll() is None:
+            return
+        self.slurmd = start(
+            ["slurmd", "-D", "-Z", "-N", NODE, "-f", str(self.conf), "--conf", self.node_conf],
+            self.root / "slurmd.out",
+            self.env,
+        )
+        self.procs.append(self.slurmd)
+
+    def kill_node(self) -> None:
+        """The instance vanishes: slurmd and every job process on it die with no goodbye."""
+        if self.slurmd is not None:
+            stop(self.slurmd, signal.SIGKILL)
+        for pid in self._step_daemons():
+            for victim in [*_descendants(pid), pid]:
+                try:
+                    os.kill(victim, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def _step_daemons(self) -> list[int]:
+        """slurmstepd processes of this cluster: slurmd detaches them from its process group, so they
+        are found by the SLURM_CONF they inherited."""
+        mine = f"SLURM_CONF={self.conf}".encode()
+        pids = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                if proc.joinpath("comm").read_text().strip() == "slurmstepd" and mine in proc.joinpath(
+                    "environ"
+                ).read_bytes().split(b"\0"):
+                    pids.append(int(proc.name))
+            except OSError:
+                continue
+        return pids
+
+    def run(self, args: list[str], check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(args, env=self.env, capture_output=True, text=True, check=check, timeout=timeout)
+
+    def node_state(self) -> str:
+        out = self.run(["sinfo", "-h", "-N", "-n", NODE, "-o", "%T"], check=False).stdout.split()
+        return out[0] if out else ""
+
+    def node_record(self) -> dict[str, str]:
+        text = self.run(["scontrol", "show", "node", "-o", NODE], check=False).stdout
+        return dict(re.findall(r"(\w+)=(\S*)", text))
+
+    def job(self, job_id: str) -> dict[str, str]:
+        text = self.run(["scontrol", "show", "job", "-o", job_id]).stdout
+        return dict(re.findall(r"(\w+)=(\S*)", text))
+
+    def ready_node(self) -> None:
+        """slurmd running, node IDLE, no jobs left from an earlier test."""
+        self.run(["scancel", "--quiet", "-u", "root"], check=False)
+        self.start_node()
+        state = wait_for("node registration", lambda: self.node_state(), 30)
+        if "drain" in state or "down" in state:
+            self.run(["scontrol", "update", f"nodename={NODE}", "state=RESUME"])
+        try:
+            wait_for("node idle", lambda: self.node_record().get("State", "").startswith("IDLE"), 30)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\n{self.run(['scontrol', 'show', 'node', NODE]).stdout}") from None
+
+    def teardown(self) -> None:
+        self.run(["scancel", "--quiet", "-u", "root"], check=False, timeout=10)
+        self.kill_node()
+        for proc in reversed(self.procs):
+            stop(proc)
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                ppid = int(proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(proc.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[Cluster]:
+    if MISSING:
+        pytest.skip(f"needs Debian's slurm-wlm, munge, cloud-init and curl on PATH; missing: {', '.join(MISSING)}")
+    if os.geteuid() != 0:
+        pytest.skip("runs slurmd (which manages job processes and cgroups) as root; CI runs as root")
+    started = time.monotonic()
+    cluster = Cluster(tmp_path_factory.mktemp("slurm"), spec_for("training.nodes.capacity=spot"))
+    try:
+        cluster.setup()
+        yield cluster
+    finally:
+        cluster.teardown()
+        print(f"\nslurm cluster fixture lifetime: {time.monotonic() - started:.1f}s")
+
+
+# --- cloud-init --------------------------------------------------------------------------------
+
+
+FILLED = DeployValues(
+    head_address="10.20.0.10",
+    lustre_dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
+    lustre_mount_name="abcdefgh",
+    munge_key_command=aws_munge_key_command(
+        "arn:aws:secretsmanager:us-east-1:111111111111:secret:aws-training-munge-AbCdEf", "us-east-1"
+    ),
+    state_device=aws_ebs_device("vol-0123456789abcdef0"),
+)
+
+
+@pytest.mark.skipif(shutil.which("cloud-init") is None, reason="needs Debian's cloud-init on PATH")
+@pytest.mark.parametrize("capacity", ["on-demand", "spot"])
+@pytest.mark.parametrize("values", [DeployValues.placeholders(), FILLED], ids=["placeholders", "deployed"])
+@pytest.mark.parametrize("role", ["head", "compute"])
+def test_cloud_init_schema_accepts_every_user_data_document(tmp_path, role, values, capacity):
+    spec = spec_for(f"training.nodes.capacity={capacity}")
+    text = head_cloud_init(spec, values) if role == "head" else compute_cloud_init(spec, values)
+    path = tmp_path / f"{role}.yaml"
+    path.write_text(text)
+    result = subprocess.run(["cloud-init", "schema", "--config-file", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Valid cloud-config" in result.stdout
+
+
+@pytest.mark.skipif(shutil.which("cloud-init") is None, reason="needs Debian's cloud-init on PATH")
+def test_cloud_init_schema_rejects_a_broken_document(tmp_path):
+    """Guards the check above: the schema command does fail on a bad document."""
+    path = tmp_path / "bad.yaml"
+    path.write_text("#cloud-config\npackages: 3\n")
+    assert subprocess.run(["cloud-init", "schema", "--config-file", str(path)], capture_output=True).returncode != 0
+
+
+# --- slurmctld, dynamic slurmd, jobs -----------------------------------------------------------
+
+
+def test_slurmctld_accepts_generated_conf_and_dynamic_node_joins_every_partition(cluster):
+    cluster.ready_node()
+    partitions = cluster.run(["sinfo", "-h", "-o", "%P %a %l %N"]).stdout.split("\n")
+    rows = {line.split()[0]: line.split()[1:] for line in partitions if line.strip()}
+    assert rows == {
+        "gpu*": ["up", "7-00:00:00", NODE],
+        "debug": ["up", "1:00:00", NODE],
+    }
+    node = cluster.run(["scontrol", "show", "node", NODE]).stdout
+    assert "DYNAMIC_NORM" in node
+    assert f"AvailableFeatures={','.join(layout(cluster.spec).node_features)}" in node
+
+
+def test_srun_runs_a_job_on_the_dynamic_node(cluster):
+    cluster.ready_node()
+    result = cluster.run(["srun", "-p", "debug", "-N1", "-t", "1", "bash", "-c", "echo ran-on-$SLURMD_NODENAME"])
+    assert result.stdout.strip() == f"ran-on-{NODE}"
+
+
+JOB = """#!/bin/bash
+#SBATCH -p gpu
+#SBATCH -N 1
+#SBATCH -o {out}/%j.out
+# A training loop's checkpoint hook: write a checkpoint when Slurm says the node is going.
+trap 'touch {out}/checkpointed.$SLURM_JOB_ID' USR1
+echo "started restart=${{SLURM_RESTART_COUNT:-0}}"
+for _ in $(seq 1 600); do sleep 1; done
+"""
+
+
+def submit(cluster: Cluster) -> str:
+    script = cluster.root / "jobs" / "train.sh"
+    script.write_text(JOB.format(out=cluster.root / "jobs"))
+    job_id = cluster.run(["sbatch", "--parsable", str(script)]).stdout.strip().split(";")[0]
+    wait_for(f"job {job_id} running", lambda: cluster.job(job_id).get("JobState") == "RUNNING", 30)
+    # The batch shell must have installed its trap before anything signals it.
+    wait_for("job output", lambda: (cluster.root / "jobs" / f"{job_id}.out").exists(), 15)
+    return job_id
+
+
+class FakeImds:
+    """IMDSv2 on 127.0.0.1: PUT token, then the spot notice only for requests carrying it."""
+
+    TOKEN = "test-token"
+
+    def __init__(self, notice: dict[str, str]):
+        token, body = self.TOKEN, json.dumps(notice).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_PUT(self):  # noqa: N802
+                ok = self.path == "/latest/api/token" and self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
+                self.send_response(200 if ok else 400)
+                self.end_headers()
+                if ok:
+                    self.wfile.write(token.encode())
+
+            def do_GET(self):  # noqa: N802
+                if self.headers.get("X-aws-ec2-metadata-token") != token:
+                    self.send_response(401)
+                    self.end_headers()
+                    return
+                found = self.path == "/latest/meta-data/spot/instance-action"
+                self.send_response(200 if found else 404)
+                self.end_headers()
+                if found:
+                    self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeImds:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_spot_notice_drains_node_signals_checkpoint_and_requeues_job(cluster):
+    cluster.ready_node()
+    job_id = submit(cluster)
+    watcher = cluster.root / "spot-watcher.sh"
+    watcher.write_text(spot_watcher_script(cluster.spec))
+    watcher.chmod(0o755)
+    notice = {"action": "terminate", "time": "2026-12-02T10:30:00Z"}
+    with FakeImds(notice) as imds:
+        env = {**cluster.env, "IMDS_ENDPOINT": imds.url, "NODE_NAME": NODE, "POLL_SECONDS": "1", "GRACE_SECONDS": "5"}
+        result = subprocess.run([str(watcher)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    # Drained with the notice in the reason: nothing new lands on a node about to vanish.
+    reason = cluster.run(["sinfo", "-h", "-R", "-n", NODE, "-o", "%E"]).stdout.strip()
+    assert reason == "spot interruption notice: terminate at 2026-12-02T10:30:00Z"
+    assert "drain" in cluster.node_state()
+    # The job got its checkpoint cue, then went back to the queue instead of failing.
+    assert (cluster.root / "jobs" / f"checkpointed.{job_id}").exists()
+    job = wait_for("requeued job pending", lambda: (j := cluster.job(job_id))["JobState"] == "PENDING" and j, 20)
+    assert int(job["Restarts"]) >= 1
+    # Then the instance goes away: the job stays queued for the replacement node.
+    cluster.kill_node()
+    cluster.run(["scontrol", "update", f"nodename={NODE}", "state=DOWN", "reason=instance terminated"])
+    job = cluster.job(job_id)
+    assert job["JobState"] == "PENDING"
+    assert int(job["Restarts"]) >= 1
+
+
+def test_node_lost_without_notice_requeues_batch_job(cluster):
+    """No notice (hardware failure, or the watcher never ran): when slurmctld marks the node DOWN
+    (after SlurmdTimeout; done here at once with the same state change), JobRequeue=1 requeues."""
+    cluster.ready_node()
+    job_id = submit(cluster)
+    cluster.kill_node()
+    cluster.run(["scontrol", "update", f"nodename={NODE}", "state=DOWN", "reason=not responding"])
+    job = wait_for("requeue", lambda: (j := cluster.job(job_id))["JobState"] != "RUNNING" and j, 20)
+    assert job["JobState"] == "PENDING", job  # not FAILED / NODE_FAIL
+    assert int(job["Restarts"]) >= 1
