@@ -90,8 +90,9 @@ class MockCloud(pulumi.runtime.Mocks):
             # S3 bucket ARNs have no region or account: policies match on this exact form.
             outputs.setdefault("arn", f"arn:aws:s3:::{args.inputs.get('bucket', args.name)}")
         if args.typ.startswith("aws:"):
-            service = args.typ.split(":")[1]
-            outputs.setdefault("arn", f"arn:aws:{service}:{self.region}:{self.account_id}:{args.name}")
+            service = args.typ.split(":")[1].split("/")[0]  # "aws:sqs/queue:Queue" -> "sqs"
+            region = "" if service == "iam" else self.region  # IAM ARNs are global
+            outputs.setdefault("arn", f"arn:aws:{service}:{region}:{self.account_id}:{args.name}")
         if args.typ == "aws:fsx/lustreFileSystem:LustreFileSystem":
             outputs.setdefault("dnsName", f"fs-{args.name}.fsx.{self.region}.amazonaws.com")
             outputs.setdefault("mountName", "abcdefgh")

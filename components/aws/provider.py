@@ -18,6 +18,14 @@ def stack_tags(spec: StackSpec, digest: str) -> dict[str, str]:
     }
 
 
+def group_tags(tags: dict[str, str], name: str) -> list[aws.autoscaling.GroupTagArgs]:
+    """Auto Scaling groups ignore the provider's default tags: they list the stack's tags themselves."""
+    return [
+        aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True)
+        for k, v in {"Name": name, **tags}.items()
+    ]
+
+
 def aws_provider(spec: StackSpec, digest: str, parent: pulumi.Resource) -> aws.Provider:
     """Refuses to touch any account but the stack's (`allowed_account_ids`), assumes the deploy role
     when one is given, and stamps the stack's tags on every resource that supports tags."""

@@ -26,7 +26,7 @@ from accelstack.spec.aws_serving_rules import architecture_of, weights_gb as mod
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 from components.aws.network import ServingNetwork
-from components.aws.provider import stack_tags
+from components.aws.provider import group_tags, stack_tags
 from components.aws.storage import SecureBucket
 
 # --- Sizing -------------------------------------------------------------------------------------
@@ -449,7 +449,8 @@ class ServingService(pulumi.ComponentResource):
             enable_key_rotation=True,
             deletion_window_in_days=30,
             policy=json.dumps(policy),
-            opts=self.child,
+            # Encrypts replica volumes (weights) and queued requests: deleting it loses them.
+            opts=pulumi.ResourceOptions.merge(self.child, pulumi.ResourceOptions(protect=True)),
         )
         aws.kms.Alias(f"{name}-key", name=f"alias/accelstack-{name}-serving", target_key_id=key.key_id, opts=self.child)
         return key
@@ -479,19 +480,23 @@ class ServingService(pulumi.ComponentResource):
             **encryption,
             opts=self.child,
         )
-        aws.sqs.RedriveAllowPolicy(
-            f"{name}-dead-letters",
-            queue_url=dead_letters.url,
-            redrive_allow_policy=requests.arn.apply(
-                lambda arn: json.dumps({"redrivePermission": "byQueue", "sourceQueueArns": [arn]})
-            ),
-            opts=self.child,
-        )
         responses = aws.sqs.Queue(
             f"{name}-responses",
             message_retention_seconds=max(60, admission.ttl_seconds),
             receive_wait_time_seconds=20,
+            # A response a client keeps failing to process is kept for inspection, not redelivered forever.
+            redrive_policy=dead_letters.arn.apply(
+                lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": admission.max_receive_count})
+            ),
             **encryption,
+            opts=self.child,
+        )
+        aws.sqs.RedriveAllowPolicy(
+            f"{name}-dead-letters",
+            queue_url=dead_letters.url,
+            redrive_allow_policy=pulumi.Output.all(requests.arn, responses.arn).apply(
+                lambda arns: json.dumps({"redrivePermission": "byQueue", "sourceQueueArns": list(arns)})
+            ),
             opts=self.child,
         )
         return {"requests": requests, "responses": responses, "dead-letters": dead_letters}
@@ -842,7 +847,7 @@ class ServingService(pulumi.ComponentResource):
                 ),
             ),
             wait_for_capacity_timeout=f"{math.ceil(plan.health_check_grace_seconds * 2 / 60)}m",
-            tags=[aws.autoscaling.GroupTagArgs(key="Name", value=f"{name}-replica", propagate_at_launch=True)],
+            tags=group_tags(self.tags, f"{name}-replica"),
             opts=self.child,
         )
 

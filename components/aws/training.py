@@ -22,7 +22,7 @@ from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
 from components.aws.handles import SchedulerResult, TrainingHandles
 from components.aws.network import TrainingNetwork
-from components.aws.provider import stack_tags
+from components.aws.provider import group_tags, stack_tags
 from components.aws.storage import TrainingStorage
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
@@ -368,5 +368,6 @@ class TrainingCluster(pulumi.ComponentResource):
             capacity_rebalance=nodes.capacity == "spot",
             # Large GPU fleets fill over minutes to hours; do not block the deployment on it.
             wait_for_capacity_timeout="0",
+            tags=group_tags(stack_tags(self.spec, self.digest), f"{name}-node"),
             opts=pulumi.ResourceOptions(parent=self),
         )

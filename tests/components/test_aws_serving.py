@@ -143,7 +143,10 @@ def test_admission_queue_ttl_encryption_and_dead_letter_wiring():
     for queue in cap.by_type(QUEUE):
         assert queue.inputs["kmsMasterKeyId"] == key_arn
     allow = json.loads(cap.one("aws:sqs/redriveAllowPolicy:RedriveAllowPolicy").inputs["redriveAllowPolicy"])
-    assert allow == {"redrivePermission": "byQueue", "sourceQueueArns": [requests.outputs["arn"]]}
+    responses = named(cap, QUEUE, "-responses")
+    assert json.loads(responses.inputs["redrivePolicy"])["deadLetterTargetArn"] == dead.outputs["arn"]
+    # Only our own queues may move messages into the dead-letter queue.
+    assert allow == {"redrivePermission": "byQueue", "sourceQueueArns": [requests.outputs["arn"], responses.outputs["arn"]]}
 
 
 def test_queue_age_and_depth_alarms():
