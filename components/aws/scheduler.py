@@ -1,0 +1,388 @@
+"""Training schedulers on AWS: Slurm (head node + dynamic compute nodes) or AWS Batch (managed).
+
+`build_scheduler` is called by TrainingCluster with the handles of the network, storage and IAM it
+built (see `handles.py`). Slurm: a head node with a fixed private address and its slurmctld state on
+a protected encrypted volume, the munge key as a Pulumi secret in Secrets Manager (readable only by
+the cluster's instance role), Slurm ports opened only between the head and the cluster security
+group, and the compute cloud-init (from `components.slurm`). Managed: an AWS Batch multi-node
+parallel compute environment in the cluster subnet and placement group, on the EFA launch template.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_random as random
+
+from accelstack.spec import StackSpec
+from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
+from components import slurm
+from components.aws.handles import SchedulerResult, TrainingHandles
+
+# Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
+# Ubuntu 22.04's 21.08 lacks `slurmd -Z`). The compute image must be a 24.04 image too.
+HEAD_IMAGE = "resolve:ssm:/aws/service/canonical/ubuntu/server/24.04/stable/current/{arch}/hvm/ebs-gp3/ami-id"
+COMPUTE_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
+HEAD_ROOT_GIB = 100
+STATE_VOLUME_GIB = 50
+STATE_DEVICE_NAME = "/dev/sdf"
+MUNGE_KEY_BYTES = 128  # munged needs >= 32; mungekey's default is 1024 bits
+# The head takes a fixed address near the top of the cluster subnet, so replacing it (for a config
+# change) keeps the address the compute nodes were given.
+HEAD_ADDRESS_FROM_TOP = 6
+LUSTRE_PORTS = ((988, 988), (1018, 1023))
+# AWS Batch: ECS-optimized GPU image (has the ECS agent Batch needs); EFA and Lustre come from the
+# launch template and user data.
+BATCH_IMAGE_TYPE = "ECS_AL2_NVIDIA"
+
+
+def head_address(subnet_cidr: str) -> str:
+    network = ipaddress.ip_network(subnet_cidr)
+    # AWS reserves the last address of every subnet (and the first four).
+    return str(network.broadcast_address - HEAD_ADDRESS_FROM_TOP)
+
+
+def head_arch(instance_type: str) -> str:
+    """Graviton families carry a `g` right after the generation (m7g, c7gn, r8gd)."""
+    return "arm64" if re.match(r"^[a-z]+\d+g", instance_type) else "amd64"
+
+
+def secret_read_policy(secret_arn: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "ReadMungeKey",
+                    "Effect": "Allow",
+                    "Action": ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+                    "Resource": [secret_arn],
+                }
+            ],
+        }
+    )
+
+
+def build_scheduler(
+    spec: StackSpec, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions
+) -> SchedulerResult:
+    assert spec.training is not None
+    kind = spec.training.scheduler.kind
+    if kind == "slurm":
+        return SlurmCluster(spec, digest, handles, opts).result
+    if kind == "managed":
+        return BatchScheduler(spec, digest, handles, opts).result
+    return SchedulerResult()
+
+
+class SlurmCluster(pulumi.ComponentResource):
+    def __init__(self, spec: StackSpec, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions):
+        super().__init__("accelstack:aws:SlurmCluster", f"{spec.stack}-slurm", None, opts)
+        training = spec.training
+        assert training is not None
+        name = spec.stack
+        child = pulumi.ResourceOptions(parent=self)
+        region = spec.account.region
+
+        # The key: random bytes kept in state as a secret (stable across `up`s), stored in Secrets
+        # Manager under the stack key; nodes read it at boot with their role. Never in user data.
+        key = random.RandomBytes(f"{name}-munge-key", length=MUNGE_KEY_BYTES, opts=child)
+        self.secret = aws.secretsmanager.Secret(
+            f"{name}-munge-key",
+            description=f"accelstack {name}: Slurm munge key (read by the cluster's instance role at boot)",
+            kms_key_id=handles.kms_key_arn,
+            recovery_window_in_days=7,
+            opts=child,
+        )
+        aws.secretsmanager.SecretVersion(
+            f"{name}-munge-key",
+            secret_id=self.secret.id,
+            secret_binary=pulumi.Output.secret(key.base64),
+            opts=pulumi.ResourceOptions(parent=self, additional_secret_outputs=["secretBinary"]),
+        )
+        aws.iam.RolePolicy(
+            f"{name}-read-munge-key",
+            role=handles.instance_role_name,
+            policy=self.secret.arn.apply(secret_read_policy),
+            opts=child,
+        )
+
+        self.head_sg = self._security_groups(name, handles, child)
+
+        self.state_volume = aws.ebs.Volume(
+            f"{name}-slurmctld-state",
+            availability_zone=handles.availability_zone,
+            size=STATE_VOLUME_GIB,
+            type="gp3",
+            encrypted=True,
+            kms_key_id=handles.kms_key_arn,
+            tags={"Name": f"{name}-slurmctld-state"},
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
+        )
+        subnet = aws.ec2.get_subnet_output(id=handles.subnet_id, opts=pulumi.InvokeOptions(parent=self))
+        address = subnet.cidr_block.apply(head_address)
+        munge_command = self.secret.arn.apply(lambda arn: slurm.aws_munge_key_command(arn, region))
+        lustre_dns = handles.lustre_dns_name or pulumi.Output.from_input("")
+        lustre_mount = handles.lustre_mount_name or pulumi.Output.from_input("")
+
+        head_user_data = pulumi.Output.all(munge_command, self.state_volume.id, lustre_dns, lustre_mount).apply(
+            lambda v: slurm.head_cloud_init(
+                spec,
+                slurm.DeployValues(
+                    head_address="",
+                    munge_key_command=v[0],
+                    state_device=slurm.aws_ebs_device(v[1]),
+                    lustre_dns_name=v[2],
+                    lustre_mount_name=v[3],
+                ),
+                digest,
+            )
+        )
+        self.head = aws.ec2.Instance(
+            f"{name}-head",
+            ami=HEAD_IMAGE.format(arch=head_arch(training.scheduler.head_node.instance_type)),
+            instance_type=training.scheduler.head_node.instance_type,
+            subnet_id=handles.subnet_id,
+            private_ip=address,
+            associate_public_ip_address=False,
+            vpc_security_group_ids=[self.head_sg.id],
+            iam_instance_profile=pulumi.Output.from_input(handles.instance_profile_arn).apply(
+                lambda arn: arn.rsplit("/", 1)[-1]  # the instance takes the profile's name
+            ),
+            metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=1
+            ),
+            root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+                volume_type="gp3", volume_size=HEAD_ROOT_GIB, encrypted=True, kms_key_id=handles.kms_key_arn
+            ),
+            user_data=head_user_data,
+            # slurm.conf lives in user data: a config change rebuilds the head; its state is on the
+            # volume and its address is fixed, so nothing else changes.
+            user_data_replace_on_change=True,
+            tags={"Name": f"{name}-head", "accelstack:role": "slurm-head"},
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),  # the fixed address
+        )
+        aws.ec2.VolumeAttachment(
+            f"{name}-slurmctld-state",
+            device_name=STATE_DEVICE_NAME,
+            volume_id=self.state_volume.id,
+            instance_id=self.head.id,
+            opts=child,
+        )
+
+        compute_user_data = pulumi.Output.all(self.head.private_ip, munge_command, lustre_dns, lustre_mount).apply(
+            lambda v: slurm.compute_cloud_init(
+                spec,
+                slurm.DeployValues(
+                    head_address=v[0], munge_key_command=v[1], lustre_dns_name=v[2], lustre_mount_name=v[3]
+                ),
+            )
+        )
+        outputs: dict[str, pulumi.Input] = {
+            "scheduler": "slurm",
+            "slurmHeadAddress": self.head.private_ip,
+            "slurmHeadInstance": self.head.id,
+            "mungeKeySecretArn": self.secret.arn,
+        }
+        self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs)
+        self.register_outputs({"headAddress": self.head.private_ip, "mungeKeySecretArn": self.secret.arn})
+
+    def _security_groups(
+        self, name: str, handles: TrainingHandles, child: pulumi.ResourceOptions
+    ) -> aws.ec2.SecurityGroup:
+        """The head gets its own group: slurmctld and srun reachable only from the cluster group; the
+        cluster group lets the head reach slurmd, srun's tasks and Lustre."""
+        head_sg = aws.ec2.SecurityGroup(
+            f"{name}-head",
+            vpc_id=handles.vpc_id,
+            description=f"accelstack {name}: Slurm head node",
+            tags={"Name": f"{name}-head"},
+            opts=child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-head-egress",
+            security_group_id=head_sg.id,
+            ip_protocol="-1",
+            cidr_ipv4="0.0.0.0/0",
+            description="package mirrors, Secrets Manager, SSM",
+            opts=child,
+        )
+        srun = slurm.SRUN_PORT_RANGE
+        to_head = [("slurmctld", slurm.SLURMCTLD_PORT, slurm.SLURMCTLD_PORT), ("srun", *srun)]
+        to_head += [(f"lustre-{low}", low, high) for low, high in LUSTRE_PORTS]
+        for label, low, high in to_head:
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-head-from-cluster-{label}",
+                security_group_id=head_sg.id,
+                referenced_security_group_id=handles.cluster_security_group_id,
+                ip_protocol="tcp",
+                from_port=low,
+                to_port=high,
+                description=f"{label} from the cluster nodes",
+                opts=child,
+            )
+        to_cluster = [("slurmd", slurm.SLURMD_PORT, slurm.SLURMD_PORT), ("srun", *srun)]
+        to_cluster += [(f"lustre-{low}", low, high) for low, high in LUSTRE_PORTS]
+        for label, low, high in to_cluster:
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-cluster-from-head-{label}",
+                security_group_id=handles.cluster_security_group_id,
+                referenced_security_group_id=head_sg.id,
+                ip_protocol="tcp",
+                from_port=low,
+                to_port=high,
+                description=f"{label} from the Slurm head node",
+                opts=child,
+            )
+        return head_sg
+
+
+def batch_user_data(cloud_config: str) -> str:
+    """AWS Batch only takes launch-template user data as MIME multi-part."""
+    message = MIMEMultipart(boundary="==ACCELSTACK==")
+    message.attach(MIMEText(cloud_config, "cloud-config"))
+    return message.as_string()
+
+
+def batch_cloud_config(mount_path: str | None, dns_name: str, mount_name: str, checkpoints: str | None) -> str:
+    """Amazon Linux (the ECS GPU image): Lustre client from its repositories, mounted where jobs expect it."""
+    if mount_path is None:
+        return "#cloud-config\n{}\n"
+    source = f"{dns_name}@tcp:/{mount_name}"
+    commands = [
+        "amazon-linux-extras install -y lustre || dnf install -y lustre-client",
+        f"mkdir -p {mount_path}",
+        f"mount -t lustre -o {slurm.LUSTRE_MOUNT_OPTIONS} {source} {mount_path}",
+    ]
+    if checkpoints:
+        commands.append(f"install -d -m 1777 {checkpoints}")
+    return "#cloud-config\n" + json.dumps({"runcmd": [["bash", "-c", c] for c in commands]}, indent=1) + "\n"
+
+
+def multinode_job_properties(spec: StackSpec, image: str = "public.ecr.aws/docker/library/ubuntu:24.04") -> dict:
+    """Node properties of the multi-node training template: every node gets all the instance's GPUs
+    and the Lustre mount as a host volume (checkpoints included)."""
+    training = spec.training
+    assert training is not None
+    itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
+    resources = []
+    if itype is not None:
+        resources.append({"type": "VCPU", "value": str(max(1, itype.vcpus - 4))})
+        resources.append({"type": "MEMORY", "value": str(int(itype.memory_gib * 1024 * 0.9))})
+        if itype.vendor == "nvidia":
+            resources.append({"type": "GPU", "value": str(itype.accelerators)})
+    lustre = training.storage.lustre
+    volumes, mounts = [], []
+    if lustre is not None:
+        volumes.append({"name": "lustre", "host": {"sourcePath": lustre.mount_path}})
+        mounts.append({"sourceVolume": "lustre", "containerPath": lustre.mount_path, "readOnly": False})
+    container = {
+        "image": image,
+        "command": ["bash", "-c", "echo replace with your training command; sleep 60"],
+        "resourceRequirements": resources,
+        "volumes": volumes,
+        "mountPoints": mounts,
+        # EFA devices and huge shared memory for NCCL.
+        "linuxParameters": {"sharedMemorySize": 65536, "devices": [{"hostPath": "/dev/infiniband/uverbs0"}]},
+        "ulimits": [{"name": "memlock", "softLimit": -1, "hardLimit": -1}],
+        "privileged": False,
+    }
+    return {
+        "numNodes": training.nodes.count,
+        "mainNode": 0,
+        "nodeRangeProperties": [{"targetNodes": f"0:{training.nodes.count - 1}", "container": container}],
+    }
+
+
+class BatchScheduler(pulumi.ComponentResource):
+    def __init__(self, spec: StackSpec, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions):
+        super().__init__("accelstack:aws:BatchScheduler", f"{spec.stack}-batch", None, opts)
+        training = spec.training
+        assert training is not None and handles.make_launch_template is not None
+        name = spec.stack
+        child = pulumi.ResourceOptions(parent=self)
+        itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
+        vcpus = itype.vcpus if itype else 1
+
+        # Batch's EC2 instances join ECS: the cluster's instance role also needs the ECS agent's policy.
+        aws.iam.RolePolicyAttachment(
+            f"{name}-batch-ecs-instance",
+            role=handles.instance_role_name,
+            policy_arn="arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
+            opts=child,
+        )
+        lustre = training.storage.lustre
+        checkpoints = training.storage.checkpoints
+        lustre_dns = handles.lustre_dns_name or pulumi.Output.from_input("")
+        lustre_mount = handles.lustre_mount_name or pulumi.Output.from_input("")
+        user_data = pulumi.Output.all(lustre_dns, lustre_mount).apply(
+            lambda v: batch_user_data(
+                batch_cloud_config(
+                    lustre.mount_path if lustre else None, v[0], v[1], checkpoints.path if checkpoints else None
+                )
+            )
+        )
+        template = handles.make_launch_template(f"{name}-batch", user_data)
+        self.compute_environment = aws.batch.ComputeEnvironment(
+            f"{name}-batch",
+            type="MANAGED",
+            # No service_role: Batch uses its service-linked role (AWSServiceRoleForBatch).
+            compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
+                type="EC2" if training.nodes.capacity != "spot" else "SPOT",
+                # Multi-node parallel jobs do not support SPOT_CAPACITY_OPTIMIZED; BEST_FIT_PROGRESSIVE
+                # keeps to the one instance type and placement group.
+                allocation_strategy="BEST_FIT_PROGRESSIVE",
+                min_vcpus=0,
+                max_vcpus=training.nodes.count * vcpus,
+                instance_types=[training.nodes.instance_type],
+                subnets=[handles.subnet_id],
+                security_group_ids=[handles.cluster_security_group_id],
+                placement_group=handles.placement_group_name,
+                instance_role=handles.instance_profile_arn,
+                launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
+                    launch_template_id=template.id, version=template.latest_version.apply(str)
+                ),
+                ec2_configurations=[
+                    aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(image_type=BATCH_IMAGE_TYPE)
+                ],
+            ),
+            opts=child,
+        )
+        self.queue = aws.batch.JobQueue(
+            f"{name}-training",
+            priority=1,
+            state="ENABLED",
+            compute_environment_orders=[
+                aws.batch.JobQueueComputeEnvironmentOrderArgs(order=1, compute_environment=self.compute_environment.arn)
+            ],
+            opts=child,
+        )
+        self.job_definition = aws.batch.JobDefinition(
+            f"{name}-multinode",
+            type="multinode",
+            node_properties=json.dumps(multinode_job_properties(spec)),
+            # A lost node fails the whole multi-node job; retry it (from its checkpoint) on infrastructure
+            # failures, not on the job's own errors.
+            retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(
+                attempts=3,
+                evaluate_on_exits=[
+                    aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(on_status_reason="Host EC2*", action="RETRY"),
+                    aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(on_reason="*", action="EXIT"),
+                ],
+            ),
+            opts=child,
+        )
+        outputs: dict[str, pulumi.Input] = {
+            "scheduler": "aws-batch",
+            "batchJobQueue": self.queue.arn,
+            "batchJobDefinition": self.job_definition.arn,
+            "batchComputeEnvironment": self.compute_environment.arn,
+        }
+        self.result = SchedulerResult(needs_compute_group=False, outputs=outputs)
+        self.register_outputs(outputs)
