@@ -2,8 +2,8 @@
 subnets, an SQS admission queue the replicas drain, and an Auto Scaling group that scales on
 backlog per instance with a warm pool of stopped, pre-pulled replicas.
 
-Sizing (cold start, warm pool, health-check timing, backlog target) is pure and lives in
-`ServingPlan`, so it can be tested and reported without Pulumi.
+Sizing (cold start, warm pool, health-check timing, backlog target) is pure and lives in the planner
+(`accelstack.planner.serving_plan.ServingPlan`), so it can be tested and reported without Pulumi.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import base64
 import json
 import math
 import shlex
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,103 +19,23 @@ import pulumi
 import pulumi_aws as aws
 
 from accelstack.spec import StackSpec
-from accelstack.planner.cold_start import serving_defaults
-from accelstack.planner.serving import backlog_per_instance
-from accelstack.spec.aws_serving_rules import architecture_of, weights_gb as model_weights_gb
+from accelstack.planner.serving_plan import (
+    AGE_ALARM_TTL_FRACTION,
+    HEALTHY_THRESHOLD,
+    UNHEALTHY_THRESHOLD,
+    ServingPlan,
+    plan_serving,
+)
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 from components.aws.network import ServingNetwork
 from components.aws.provider import group_tags, stack_tags
 from components.aws.storage import SecureBucket
 
-# --- Sizing -------------------------------------------------------------------------------------
-
-# Cold start of a NEW instance comes from `accelstack.planner.cold_start`. A warm-pool instance here
-# keeps image and weights on its EBS volume, so it only boots, reads weights and starts the server.
-EBS_READ_GBPS = 1.0  # gp3 at 1000 MiB/s (what the launch template provisions)
-SERVER_WARMUP_SECONDS = 60  # vLLM memory profiling and CUDA graph capture
-WARM_BOOT_SECONDS = 45  # start of a stopped warm-pool instance
-
-# Health check: an instance is in service after HEALTHY_THRESHOLD good answers; a replica busy with a
-# long batch must not be failed by one slow answer, hence a few consecutive misses.
-HEALTHY_THRESHOLD = 2
-UNHEALTHY_THRESHOLD = 3
-
-# Alarm when the oldest request has used this fraction of its TTL: the queue is about to drop work.
-AGE_ALARM_TTL_FRACTION = 0.8
-
+# Sizing (cold start, warm pool, health-check timing, backlog target, timeouts) is pure planner code,
+# shared with `accelstack preview`'s derived-defaults table so both always show the same numbers.
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu DLAMI root device
 MODEL_DIR = "/opt/accelstack/models"
-
-
-@dataclass(frozen=True)
-class ServingPlan:
-    weights_gb: float
-    cold_start_seconds: int  # new instance -> ready (pulls image and weights)
-    warm_start_seconds: int  # stopped warm-pool instance -> ready (image and weights on EBS)
-    health_check_grace_seconds: int
-    health_check_interval_seconds: int
-    health_check_timeout_seconds: int
-    warm_pool_size: int
-    backlog_per_instance_target: int
-    visibility_timeout_seconds: int
-    age_alarm_seconds: int
-    deregistration_delay_seconds: int
-    idle_timeout_seconds: int
-    root_volume_gib: int
-    tensor_parallel: int
-
-
-def plan_serving(serving: ServingSpec) -> ServingPlan:
-    admission, slo, replicas, model = serving.admission, serving.slo, serving.replicas, serving.model
-    weights_gb = model_weights_gb(serving) or 0.0
-    adapters_gb = 0.5 * len(model.adapters)  # LoRA adapters are tens to hundreds of MB
-    defaults = serving_defaults(
-        architecture_of(model.name, model.preset),
-        model.precision,
-        params_billion=model.parameters_billion,
-        replicas_min=replicas.min,
-        replicas_max=replicas.max,
-    )
-    cold = replicas.cold_start_seconds or math.ceil(defaults.total_seconds)
-    warm = min(cold, math.ceil(WARM_BOOT_SECONDS + weights_gb / EBS_READ_GBPS + SERVER_WARMUP_SECONDS))
-    # Check often enough that a ready replica gets traffic within ~5% of its cold start.
-    interval = min(30, max(5, math.ceil(cold * 0.05 / HEALTHY_THRESHOLD)))
-    backlog_target = backlog_per_instance(slo.target_seconds, slo.service_seconds)  # AWS: latency / service time
-    headroom = replicas.max - replicas.min
-    if replicas.warm_pool is not None:
-        warm_pool = replicas.warm_pool
-    elif headroom == 0:
-        warm_pool = 0
-    else:
-        # The larger of: the planner's expected growth during one cold start (min -> max over the
-        # morning ramp), and the replicas needed to clear a FULL admission queue before its TTL beyond
-        # those running at min (a burst cannot wait a cold start). Never more than the headroom.
-        burst = math.ceil(admission.max_depth * slo.service_seconds / admission.ttl_seconds) - replicas.min
-        warm_pool = min(headroom, max(1, defaults.warm_pool_size, burst))
-    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
-    tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
-    return ServingPlan(
-        weights_gb=weights_gb,
-        cold_start_seconds=cold,
-        warm_start_seconds=warm,
-        # ELB health checks count only after the server could be up; the lifecycle hook holds the
-        # instance out of service until then anyway, this stops the ASG replacing a slow starter.
-        health_check_grace_seconds=defaults.health_check_grace_seconds if not replicas.cold_start_seconds else math.ceil(cold * 1.25),
-        health_check_interval_seconds=interval,
-        health_check_timeout_seconds=max(2, min(interval - 1, 10)),
-        warm_pool_size=warm_pool,
-        backlog_per_instance_target=backlog_target,
-        # A message stays invisible while a replica serves it; a crashed replica's message returns
-        # after this (and counts towards maxReceiveCount).
-        visibility_timeout_seconds=min(43_200, max(30, math.ceil(slo.service_seconds * 6))),
-        age_alarm_seconds=math.floor(admission.ttl_seconds * AGE_ALARM_TTL_FRACTION),
-        # Let in-flight generations finish before a replica leaves the target group.
-        deregistration_delay_seconds=min(3600, max(30, math.ceil(slo.target_seconds * 3))),
-        idle_timeout_seconds=min(4000, max(60, math.ceil(slo.target_seconds * 4))),
-        root_volume_gib=max(200, math.ceil(100 + 1.5 * (weights_gb + adapters_gb) * 1e9 / 1024**3)),
-        tensor_parallel=tensor_parallel,
-    )
 
 
 # --- ELB access-log delivery ----------------------------------------------------------------------
@@ -825,7 +744,7 @@ class ServingService(pulumi.ComponentResource):
                 aws.autoscaling.GroupInitialLifecycleHookArgs(
                     name=READY_HOOK,
                     lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
-                    heartbeat_timeout=min(7200, math.ceil(plan.cold_start_seconds * 1.5)),
+                    heartbeat_timeout=plan.lifecycle_heartbeat_seconds,
                     default_result="ABANDON",  # a replica that never gets ready is replaced, not served
                 )
             ],

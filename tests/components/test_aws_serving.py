@@ -18,7 +18,7 @@ import pytest
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
 from accelstack.spec import load_stack
 from accelstack.spec.loader import apply_overrides, read_stack_file
-from components.aws.serving import plan_serving
+from accelstack.planner.serving_plan import plan_serving
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"

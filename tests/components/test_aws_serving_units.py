@@ -9,7 +9,8 @@ import pytest
 
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from components.aws.network import carve_serving_subnets
-from components.aws.serving import elb_log_delivery_statements, plan_serving
+from accelstack.planner.serving_plan import plan_serving
+from components.aws.serving import elb_log_delivery_statements
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
 

@@ -1,0 +1,122 @@
+"""The serving stack's sizing from its spec: cold start, warm pool, health-check timing, backlog
+target, queue timeouts, volume size. Pure (no Pulumi): `components.aws.serving` builds resources
+from `plan_serving(...)`, and `accelstack.planner.defaults` reports the same numbers with their sources.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from accelstack.planner.cold_start import ColdStart, serving_defaults
+from accelstack.planner.serving import backlog_per_instance
+from accelstack.spec.aws_serving_rules import architecture_of, weights_gb as model_weights_gb
+from accelstack.spec.models import ServingSpec
+from accelstack.spec.tables import aws as tables
+
+# Cold start of a NEW instance comes from `accelstack.planner.cold_start`. A warm-pool instance
+# keeps image and weights on its EBS volume, so it only boots, reads weights and starts the server.
+EBS_READ_GBPS = 1.0  # gp3 at 1000 MiB/s (what the launch template provisions)
+SERVER_WARMUP_SECONDS = 60  # vLLM memory profiling and CUDA graph capture
+WARM_BOOT_SECONDS = 45  # start of a stopped warm-pool instance
+
+# Health check: an instance is in service after HEALTHY_THRESHOLD good answers; a replica busy with a
+# long batch must not be failed by one slow answer, hence a few consecutive misses.
+HEALTHY_THRESHOLD = 2
+UNHEALTHY_THRESHOLD = 3
+# Check often enough that a ready replica gets traffic within this fraction of its cold start.
+HEALTH_CHECK_FRACTION_OF_COLD_START = 0.05
+HEALTH_CHECK_INTERVAL_BOUNDS = (5, 30)  # ALB target group limits are 5..300 s; 30 s keeps failover quick
+MEASURED_GRACE_MARGIN = 1.25  # grace over a measured cold start (same margin as the planner's estimate)
+LIFECYCLE_HEARTBEAT_MARGIN = 1.5  # the launch hook waits this much longer than a cold start, then abandons
+VISIBILITY_TIMEOUT_SERVICE_MULTIPLE = 6  # a message stays hidden for several service times before retry
+DEREGISTRATION_SLO_MULTIPLE = 3  # in-flight generations finish before a replica leaves the target group
+IDLE_TIMEOUT_SLO_MULTIPLE = 4  # ALB keeps a slow streaming answer's connection open
+
+# Alarm when the oldest request has used this fraction of its TTL: the queue is about to drop work.
+AGE_ALARM_TTL_FRACTION = 0.8
+LORA_ADAPTER_GB = 0.5  # LoRA adapters are tens to hundreds of MB
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    weights_gb: float
+    cold_start_seconds: int  # new instance -> ready (pulls image and weights)
+    warm_start_seconds: int  # stopped warm-pool instance -> ready (image and weights on EBS)
+    health_check_grace_seconds: int
+    health_check_interval_seconds: int
+    health_check_timeout_seconds: int
+    warm_pool_size: int
+    backlog_per_instance_target: int
+    visibility_timeout_seconds: int
+    age_alarm_seconds: int
+    deregistration_delay_seconds: int
+    idle_timeout_seconds: int
+    root_volume_gib: int
+    tensor_parallel: int
+    lifecycle_heartbeat_seconds: int
+    # Why: the planner's cold-start breakdown, and the two warm-pool candidates (before the cap).
+    estimate: ColdStart
+    warm_pool_growth: int  # replicas added during one cold start on the min -> max ramp
+    warm_pool_burst: int  # replicas beyond min needed to drain a full admission queue within its TTL
+
+
+def plan_serving(serving: ServingSpec) -> ServingPlan:
+    admission, slo, replicas, model = serving.admission, serving.slo, serving.replicas, serving.model
+    weights_gb = model_weights_gb(serving) or 0.0
+    adapters_gb = LORA_ADAPTER_GB * len(model.adapters)
+    defaults = serving_defaults(
+        architecture_of(model.name, model.preset),
+        model.precision,
+        params_billion=model.parameters_billion,
+        replicas_min=replicas.min,
+        replicas_max=replicas.max,
+    )
+    cold = replicas.cold_start_seconds or math.ceil(defaults.total_seconds)
+    warm = min(cold, math.ceil(WARM_BOOT_SECONDS + weights_gb / EBS_READ_GBPS + SERVER_WARMUP_SECONDS))
+    low, high = HEALTH_CHECK_INTERVAL_BOUNDS
+    interval = min(high, max(low, math.ceil(cold * HEALTH_CHECK_FRACTION_OF_COLD_START / HEALTHY_THRESHOLD)))
+    backlog_target = backlog_per_instance(slo.target_seconds, slo.service_seconds)  # AWS: latency / service time
+    headroom = replicas.max - replicas.min
+    # The larger of: the planner's expected growth during one cold start (min -> max over the
+    # morning ramp), and the replicas needed to clear a FULL admission queue before its TTL beyond
+    # those running at min (a burst cannot wait a cold start). Never more than the headroom.
+    burst = math.ceil(admission.max_depth * slo.service_seconds / admission.ttl_seconds) - replicas.min
+    if replicas.warm_pool is not None:
+        warm_pool = replicas.warm_pool
+    elif headroom == 0:
+        warm_pool = 0
+    else:
+        warm_pool = min(headroom, max(1, defaults.warm_pool_size, burst))
+    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
+    return ServingPlan(
+        weights_gb=weights_gb,
+        cold_start_seconds=cold,
+        warm_start_seconds=warm,
+        # ELB health checks count only after the server could be up; the lifecycle hook holds the
+        # instance out of service until then anyway, this stops the ASG replacing a slow starter.
+        health_check_grace_seconds=(
+            defaults.health_check_grace_seconds
+            if not replicas.cold_start_seconds
+            else math.ceil(cold * MEASURED_GRACE_MARGIN)
+        ),
+        health_check_interval_seconds=interval,
+        health_check_timeout_seconds=max(2, min(interval - 1, 10)),
+        warm_pool_size=warm_pool,
+        backlog_per_instance_target=backlog_target,
+        # A message stays invisible while a replica serves it; a crashed replica's message returns
+        # after this (and counts towards maxReceiveCount).
+        visibility_timeout_seconds=min(
+            43_200, max(30, math.ceil(slo.service_seconds * VISIBILITY_TIMEOUT_SERVICE_MULTIPLE))
+        ),
+        age_alarm_seconds=math.floor(admission.ttl_seconds * AGE_ALARM_TTL_FRACTION),
+        deregistration_delay_seconds=min(3600, max(30, math.ceil(slo.target_seconds * DEREGISTRATION_SLO_MULTIPLE))),
+        idle_timeout_seconds=min(4000, max(60, math.ceil(slo.target_seconds * IDLE_TIMEOUT_SLO_MULTIPLE))),
+        root_volume_gib=max(200, math.ceil(100 + 1.5 * (weights_gb + adapters_gb) * 1e9 / 1024**3)),
+        tensor_parallel=tensor_parallel,
+        lifecycle_heartbeat_seconds=min(7200, math.ceil(cold * LIFECYCLE_HEARTBEAT_MARGIN)),
+        estimate=defaults,
+        warm_pool_growth=defaults.warm_pool_size,
+        warm_pool_burst=burst,
+    )
