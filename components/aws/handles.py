@@ -28,9 +28,9 @@ class TrainingHandles:
     checkpoint_bucket: pulumi.Output[str] | None
     lustre_dns_name: pulumi.Output[str] | None
     lustre_mount_name: pulumi.Output[str] | None
-    # Builds an EFA launch template (all EFA interfaces, IMDSv2, encrypted EBS, no public IP) for a
-    # given raw (not base64) user-data text; the managed scheduler (Batch) uses it for its compute env.
-    make_launch_template: Callable[[str, pulumi.Input[str]], object] | None = None
+    # Builds an EFA launch template (all EFA interfaces, IMDSv2, encrypted EBS, no public IP):
+    # (name, raw user data, optional image id); the managed scheduler (Batch) uses it for its compute env.
+    make_launch_template: Callable[..., object] | None = None
 
 
 @dataclass

@@ -26,9 +26,8 @@ from components import slurm
 from components.aws.handles import SchedulerResult, TrainingHandles
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
-# Ubuntu 22.04's 21.08 lacks `slurmd -Z`). The compute image must be a 24.04 image too.
+# Ubuntu 22.04's 21.08 lacks `slurmd -Z`). Compute nodes use training.NODE_IMAGE, a 24.04 image too.
 HEAD_IMAGE = "resolve:ssm:/aws/service/canonical/ubuntu/server/24.04/stable/current/{arch}/hvm/ebs-gp3/ami-id"
-COMPUTE_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
 HEAD_ROOT_GIB = 100
 STATE_VOLUME_GIB = 50
 STATE_DEVICE_NAME = "/dev/sdf"
@@ -40,6 +39,8 @@ LUSTRE_PORTS = ((988, 988), (1018, 1023))
 # AWS Batch: ECS-optimized GPU image (has the ECS agent Batch needs); EFA and Lustre come from the
 # launch template and user data.
 BATCH_IMAGE_TYPE = "ECS_AL2_NVIDIA"
+# An image in the launch template wins over image_type, so the template carries the ECS GPU image itself.
+BATCH_IMAGE = "resolve:ssm:/aws/service/ecs/optimized-ami/amazon-linux-2/gpu/recommended/image_id"
 
 
 def head_address(subnet_cidr: str) -> str:
@@ -92,7 +93,14 @@ class SlurmCluster(pulumi.ComponentResource):
 
         # The key: random bytes kept in state as a secret (stable across `up`s), stored in Secrets
         # Manager under the stack key; nodes read it at boot with their role. Never in user data.
-        key = random.RandomBytes(f"{name}-munge-key", length=MUNGE_KEY_BYTES, opts=child)
+        # Default providers are disabled for the project, so randomness gets an explicit provider too
+        # (it makes no cloud calls: no account to pin).
+        randomness = random.Provider(f"{name}-random", opts=child)
+        key = random.RandomBytes(
+            f"{name}-munge-key",
+            length=MUNGE_KEY_BYTES,
+            opts=pulumi.ResourceOptions(parent=self, provider=randomness),
+        )
         self.secret = aws.secretsmanager.Secret(
             f"{name}-munge-key",
             description=f"accelstack {name}: Slurm munge key (read by the cluster's instance role at boot)",
@@ -328,7 +336,7 @@ class BatchScheduler(pulumi.ComponentResource):
                 )
             )
         )
-        template = handles.make_launch_template(f"{name}-batch", user_data)
+        template = handles.make_launch_template(f"{name}-batch", user_data, BATCH_IMAGE)
         self.compute_environment = aws.batch.ComputeEnvironment(
             f"{name}-batch",
             type="MANAGED",

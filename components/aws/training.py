@@ -27,7 +27,9 @@ from components.aws.storage import TrainingStorage
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
 # by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id.
-DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+# Deep Learning Base OSS AMI (NVIDIA driver, EFA installer, Lustre client) on Ubuntu 24.04, whose apt Slurm
+# 23.11 matches the head node's and supports dynamic nodes (`slurmd -Z`; 22.04's 21.08 does not).
+NODE_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs' root device name
 ROOT_VOLUME_GIB = 512  # containers, CUDA caches and local scratch
 # Hop limit 2: containers (enroot/Pyxis, Docker bridge) sit one hop further from IMDS than the host.
@@ -295,9 +297,11 @@ class TrainingCluster(pulumi.ComponentResource):
             lambda values: lustre_client_cloud_config(values[0], values[1], lustre.mount_path)
         )
 
-    def make_launch_template(self, name: str, user_data: pulumi.Input[str]) -> aws.ec2.LaunchTemplate:
+    def make_launch_template(
+        self, name: str, user_data: pulumi.Input[str], image_id: str = NODE_IMAGE
+    ) -> aws.ec2.LaunchTemplate:
         """An EFA launch template (every EFA interface, IMDSv2, encrypted gp3 root, no public IP) for
-        raw cloud-init `user_data`; shared with schedulers that launch nodes themselves."""
+        raw `user_data`; shared with schedulers that launch nodes themselves (on their own image)."""
         nodes = self.spec.training.nodes  # type: ignore[union-attr]
         market, reservation = self._markets
         security_groups = [self.network.security_group_id]
@@ -316,7 +320,7 @@ class TrainingCluster(pulumi.ComponentResource):
         ]
         return aws.ec2.LaunchTemplate(
             name,
-            image_id=DEFAULT_IMAGE,
+            image_id=image_id,
             instance_type=nodes.instance_type,
             ebs_optimized="true",
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=self.instance_profile.arn),

@@ -16,6 +16,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel
 
 from policies.common import (
+    CLOUD_PACKAGES,
     REQUIRED_TAGS,
     TAG_WORKLOAD,
     WORKLOADS,
@@ -137,7 +138,9 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
     if not ctx.allowed_regions:
         return
     if is_provider_type(resource.resource_type):
-        region, what = (ctx.provider.region if ctx.provider else None), f"provider {resource.name}"
+        if ctx.provider is None or ctx.provider.package not in CLOUD_PACKAGES:
+            return  # e.g. pulumi-random: makes no cloud calls, has no region
+        region, what = ctx.provider.region, f"provider {resource.name}"
         if region is None:
             yield f"{what} sets no region; allowed: {', '.join(ctx.allowed_regions)}"
             return

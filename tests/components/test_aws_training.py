@@ -86,8 +86,11 @@ def test_every_resource_uses_the_stack_provider_and_lives_under_the_stack(overri
     urn = provider_urn(cap)
     custom = [r for r in cap.resources if r.custom and not r.is_provider]
     assert len(custom) > 30
-    strays = [r.name for r in custom if r.provider.rsplit("::", 1)[0] != urn]
+    strays = [r.name for r in custom if r.type.startswith("aws:") and r.provider.rsplit("::", 1)[0] != urn]
     assert strays == []
+    # Other packages (the munge key's randomness) use explicit providers too: default providers are off.
+    providers = {r.urn for r in cap.resources if r.is_provider}
+    assert all(r.provider.rsplit("::", 1)[0] in providers for r in custom)
     [root] = [r for r in cap.resources if r.type == "accelstack:aws:TrainingStack"]
     parents = {r.urn: r.parent for r in cap.resources}
     for resource in cap.resources:
@@ -108,7 +111,7 @@ def test_lookups_go_through_the_stack_provider() -> None:
 
 
 def test_provider_pins_account_region_role_and_tags() -> None:
-    [provider] = [r for r in stack().resources if r.is_provider]
+    [provider] = stack().by_type("pulumi:providers:aws")
     inputs = provider.inputs
     assert json.loads(inputs["allowedAccountIds"]) == ["111111111111"]
     assert inputs["region"] == "us-east-1"
@@ -149,7 +152,7 @@ def test_nodes_share_one_cluster_placement_group_in_one_subnet() -> None:
 
 
 def test_cluster_security_group_admits_only_itself() -> None:
-    cap = stack()
+    cap = stack(NO_SCHEDULER)
     group = by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster")
     assert "ingress" not in group.inputs and "egress" not in group.inputs  # rules are separate resources
     ingress = [r for r in cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")]
@@ -166,6 +169,17 @@ def test_cluster_security_group_admits_only_itself() -> None:
     }
     assert not any(r.inputs.get("cidrIpv4") == "0.0.0.0/0" or r.inputs.get("cidrIpv6") == "::/0" for r in ingress)
     assert not any("cidrIpv4" in r.inputs for r in ingress)
+
+
+def test_slurm_head_reaches_the_cluster_only_on_named_tcp_ports() -> None:
+    cap = stack()
+    cluster = by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster")
+    ingress = cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    extra = [r.inputs for r in ingress if r.inputs["securityGroupId"] == cluster.id
+             and r.inputs.get("referencedSecurityGroupId") != cluster.id]
+    assert extra, "the head node must reach slurmd and the srun ports"
+    assert all(r["ipProtocol"] == "tcp" and r.get("fromPort") and r.get("toPort") for r in extra)
+    assert not any("cidrIpv4" in r.inputs or "cidrIpv6" in r.inputs for r in ingress)
 
 
 def test_nodes_have_no_public_ip_and_imdsv2_only() -> None:
@@ -277,7 +291,7 @@ def test_existing_datasets_bucket_is_referenced_not_created() -> None:
     assert [b.inputs["bucket"] for b in cap.by_type(BUCKET)] == ["acme-train-checkpoints"]
     [datasets] = [r.inputs for r in cap.by_type(DRA) if r.inputs["fileSystemPath"] == "/datasets"]
     assert datasets["dataRepositoryPath"] == "s3://acme-train-datasets"
-    policy = json.loads(cap.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    policy = json.loads(by_name(cap, "aws:iam/rolePolicy:RolePolicy", f"{STACK}-node-storage").inputs["policy"])
     assert any("arn:aws:s3:::acme-train-datasets/*" in s["Resource"] for s in policy["Statement"])
 
 
