@@ -32,7 +32,11 @@ def test_every_aws_resource_names_the_stack_provider(result):
     resources = result.export["deployment"]["resources"]
     providers = {f"{r['urn']}::{r['id']}" for r in resources if r["type"] == "pulumi:providers:aws"}
     assert len(providers) == 1
-    managed = [r for r in resources if r["custom"] and not r["type"].startswith("pulumi:providers:")]
+    managed = [r for r in resources if r["custom"] and r["type"].startswith("aws:")]
     assert managed, "the training stack registers AWS resources"
     missing = [r["urn"] for r in managed if r.get("provider") not in providers]
     assert missing == []
+    # Resources of other packages (the munge key's randomness) use an explicit provider as well.
+    all_providers = {f"{r['urn']}::{r['id']}" for r in resources if r["type"].startswith("pulumi:providers:")}
+    custom = [r for r in resources if r["custom"] and not r["type"].startswith("pulumi:providers:")]
+    assert [r["urn"] for r in custom if r.get("provider") not in all_providers] == []
