@@ -73,19 +73,30 @@ def parse_override(text: str) -> tuple[str, Any]:
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply `--set` overrides; a numeric key indexes a list (`training.scheduler.partitions.0.maxTime`)."""
     result = copy.deepcopy(raw)
     for text in overrides:
         path, value = parse_override(text)
         keys = path.split(".")
         node: Any = result
-        for depth, key in enumerate(keys[:-1]):
-            child = node.get(key) if isinstance(node, dict) else None
-            if child is None:
-                child = node[key] = {}
-            if not isinstance(child, dict):
-                raise SpecError([Problem(".".join(keys[: depth + 1]), "is not a mapping; cannot --set below it")])
-            node = child
-        node[keys[-1]] = value
+        for depth, key in enumerate(keys):
+            where = ".".join(keys[: depth + 1])
+            last = depth == len(keys) - 1
+            if isinstance(node, list):
+                if not key.isdigit() or int(key) >= len(node):
+                    raise SpecError([Problem(where, f"is not an index of this list; allowed: 0 to {len(node) - 1}")])
+                index: Any = int(key)
+            elif isinstance(node, dict):
+                index = key
+                if not last and node.get(key) is None:
+                    node[key] = {}
+            else:
+                parent = ".".join(keys[:depth])
+                raise SpecError([Problem(parent, "is not a mapping or list; cannot --set below it")])
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
     return result
 
 
