@@ -31,6 +31,8 @@ class TrainingHandles:
     # Builds an EFA launch template (all EFA interfaces, IMDSv2, encrypted EBS, no public IP):
     # (name, raw user data, optional image id); the managed scheduler (Batch) uses it for its compute env.
     make_launch_template: Callable[..., object] | None = None
+    # Daly's checkpoint interval for this cluster (`accelstack.planner.training_plan`), for job defaults.
+    checkpoint_interval_seconds: int | None = None
 
 
 @dataclass

@@ -18,6 +18,7 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
+from accelstack.planner.training_plan import plan_training
 from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
 from components.aws.handles import SchedulerResult, TrainingHandles
@@ -36,6 +37,10 @@ ROOT_VOLUME_GIB = 512  # containers, CUDA caches and local scratch
 IMDS_HOP_LIMIT = 2
 SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 LUSTRE_MOUNT_OPTIONS = "noatime,flock"
+# Planner defaults for jobs on the nodes (KEY=value: a systemd EnvironmentFile, or `set -a; . FILE`);
+# login shells get it through profile.d.
+NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
+NODE_ENVIRONMENT_PROFILE = "/etc/profile.d/accelstack-training.sh"
 
 
 @dataclass(frozen=True)
@@ -116,9 +121,35 @@ EC2_ASSUME_ROLE_POLICY = {
 }
 
 
-def lustre_client_cloud_config(dns_name: str, mount_name: str, mount_path: str) -> str:
+def node_environment(checkpoint_interval_seconds: int, checkpoint_dir: str | None) -> dict[str, str]:
+    """What training jobs on a node read: the planner's checkpoint interval and where checkpoints go."""
+    environment = {"ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(int(checkpoint_interval_seconds))}
+    if checkpoint_dir:
+        environment["ACCELSTACK_CHECKPOINT_DIR"] = checkpoint_dir
+    return environment
+
+
+def environment_files(environment: dict[str, str]) -> list[dict[str, Any]]:
+    """cloud-init write_files entries: the environment file and a profile.d script exporting it."""
+    body = "".join(f"{key}={value}\n" for key, value in environment.items())
+    profile = f"set -a\n. {NODE_ENVIRONMENT_FILE}\nset +a\n"
+    return [
+        {"path": NODE_ENVIRONMENT_FILE, "permissions": "0644", "content": body},
+        {"path": NODE_ENVIRONMENT_PROFILE, "permissions": "0644", "content": profile},
+    ]
+
+
+def environment_cloud_config(environment: dict[str, str]) -> str:
+    """Cloud-init for nodes without a scheduler or Lustre: only the jobs' environment."""
+    return "#cloud-config\n" + yaml.safe_dump({"write_files": environment_files(environment)}, sort_keys=False, width=1000)
+
+
+def lustre_client_cloud_config(
+    dns_name: str, mount_name: str, mount_path: str, environment: dict[str, str] | None = None
+) -> str:
     """Minimal cloud-init for nodes without a scheduler: install the Lustre client if the AMI lacks
-    it (FSx's Ubuntu repository, kernel-matched modules) and mount the file system."""
+    it (FSx's Ubuntu repository, kernel-matched modules) and mount the file system; with
+    `environment`, also write the jobs' environment file (after the fstab entry)."""
     source = f"{dns_name}@tcp:/{mount_name}"
     install = (
         "command -v mount.lustre >/dev/null || { "
@@ -145,6 +176,8 @@ def lustre_client_cloud_config(dns_name: str, mount_name: str, mount_path: str) 
             ["mount", mount_path],
         ],
     }
+    if environment:
+        config["write_files"] += environment_files(environment)
     return "#cloud-config\n" + yaml.safe_dump(config, sort_keys=False, width=1000)
 
 
@@ -201,6 +234,8 @@ class TrainingCluster(pulumi.ComponentResource):
         name = spec.stack
         child = pulumi.ResourceOptions(parent=self)
         interfaces = efa_network_interfaces(training.nodes.instance_type)  # fail before any resource
+        # Daly's optimum for this cluster's size, capacity and checkpoint storage (planner default).
+        self.checkpoint_interval_seconds = plan_training(training).interval_seconds
         self._markets = market_options(training.nodes.capacity, training.nodes.reservation_id)
 
         self.network = TrainingNetwork(f"{name}-net", training.network, opts=child)
@@ -254,6 +289,7 @@ class TrainingCluster(pulumi.ComponentResource):
             lustre_dns_name=storage.lustre_dns_name,
             lustre_mount_name=storage.lustre_mount_name,
             make_launch_template=self.make_launch_template,
+            checkpoint_interval_seconds=self.checkpoint_interval_seconds,
         )
         result = SchedulerResult()
         scheduler = _scheduler_module() if training.scheduler.kind != "none" else None
@@ -277,6 +313,7 @@ class TrainingCluster(pulumi.ComponentResource):
             "datasetBucket": storage.dataset_bucket,
             "kmsKeyArn": storage.kms_key_arn,
             "efaInterfacesPerNode": sum(1 for i in interfaces if i.interface_type),
+            "checkpointIntervalSeconds": self.checkpoint_interval_seconds,
         }
         if storage.checkpoint_bucket is not None:
             self.outputs["checkpointBucket"] = storage.checkpoint_bucket
@@ -290,11 +327,13 @@ class TrainingCluster(pulumi.ComponentResource):
 
     def _default_user_data(self) -> pulumi.Input[str]:
         storage = self.storage
-        lustre = self.spec.training.storage.lustre  # type: ignore[union-attr]
+        training_storage = self.spec.training.storage  # type: ignore[union-attr]
+        lustre, checkpoints = training_storage.lustre, training_storage.checkpoints
+        environment = node_environment(self.checkpoint_interval_seconds, checkpoints.path if checkpoints else None)
         if storage.lustre_dns_name is None or lustre is None:
-            return "#cloud-config\n{}\n"
+            return environment_cloud_config(environment)
         return pulumi.Output.all(storage.lustre_dns_name, storage.lustre_mount_name).apply(
-            lambda values: lustre_client_cloud_config(values[0], values[1], lustre.mount_path)
+            lambda values: lustre_client_cloud_config(values[0], values[1], lustre.mount_path, environment)
         )
 
     def make_launch_template(

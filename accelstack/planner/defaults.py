@@ -1,0 +1,225 @@
+"""Every number a stack gets from the planner rather than from its stack file, and where it came from.
+
+`derived_defaults(spec)` reads the same plans the components build from (`serving_plan.plan_serving`,
+`training_plan.plan_training`), so what `accelstack preview` prints is what the resources receive.
+Each entry names what it fills: a config path (`serving.replicas.warmPool`), a resource property
+(`aws-serving-replicas (Group) healthCheckGracePeriod`), a stack output, an estimate the others rest
+on, or a check of the configured value (`training.storage.lustre`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from accelstack.planner import checkpoint as ck
+from accelstack.planner import cold_start as cs
+from accelstack.planner import serving_plan as sp
+from accelstack.planner import training_plan as tp
+from accelstack.planner.pricing import PriceBook
+from accelstack.spec.models import ServingSpec, StackSpec, TrainingSpec
+from accelstack.spec.tables import aws as tables
+
+Kind = Literal["config", "resource", "output", "estimate", "check"]
+FROM_STACK_FILE = "set in the stack file"
+
+
+@dataclass(frozen=True)
+class DerivedDefault:
+    path: str  # config path, stack output name, estimate name, or "<resource name>.<property>"
+    value: int | float | str
+    unit: str
+    source: str  # the planner function and the inputs/assumptions it used
+    kind: Kind = "config"
+    resource_type: str | None = None  # for kind "resource": the Pulumi type token it lands in
+    ok: bool = True  # False: a check the configured value fails
+
+    @property
+    def target(self) -> str:
+        """What a person reads in the table's first column."""
+        if self.kind == "resource" and self.resource_type:
+            name, _, prop = self.path.partition(".")
+            return f"{name} ({self.resource_type.rsplit(':', 1)[-1]}) {prop}"
+        if self.kind == "output":
+            return f"output {self.path}"
+        return self.path
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "target": self.target}
+
+
+def derived_defaults(spec: StackSpec, *, prices: PriceBook | None = None) -> list[DerivedDefault]:
+    """The planner-derived values of `spec`'s stack, each with its source (pure; no Pulumi)."""
+    if spec.serving is not None:
+        return serving_defaults(spec.stack, spec.serving)
+    if spec.training is not None:
+        return training_defaults(spec.stack, spec.training, prices=prices)
+    return []
+
+
+def _resource(type_token: str, name: str, prop: str, value: int | float, unit: str, source: str) -> DerivedDefault:
+    return DerivedDefault(f"{name}.{prop}", value, unit, source, "resource", type_token)
+
+
+def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
+    plan = sp.plan_serving(serving)
+    replicas, slo, admission = serving.replicas, serving.slo, serving.admission
+    est = plan.estimate
+    cold = plan.cold_start_seconds
+    estimated_weights_gb = est.weights_seconds * cs.DEFAULT_WEIGHTS_MBPS / 1000
+    measured = replicas.cold_start_seconds is not None
+    cold_source = (
+        f"{FROM_STACK_FILE} (measured)"
+        if measured
+        else (
+            f"planner.cold_start: boot {est.boot_seconds:g} s + image {cs.DEFAULT_IMAGE_GB:g} GB at "
+            f"{cs.DEFAULT_IMAGE_PULL_MBPS:g} MB/s ({est.image_seconds:g} s) + weights {estimated_weights_gb:.1f} GB "
+            f"({serving.model.precision}) at {cs.DEFAULT_WEIGHTS_MBPS:g} MB/s ({est.weights_seconds:g} s) + server "
+            f"start {est.server_start_seconds:g} s = {est.total_seconds:g} s, rounded up"
+        )
+    )
+    headroom = replicas.max - replicas.min
+    if replicas.warm_pool is not None:
+        pool_source = FROM_STACK_FILE
+    elif headroom == 0:
+        pool_source = "serving_plan: replicas.min = replicas.max, no room to grow into"
+    else:
+        pool_source = (
+            f"serving_plan: max(1, growth during one {cold} s cold start on a {replicas.min}->{replicas.max} "
+            f"ramp over 1 h = {plan.warm_pool_growth}, full-queue burst ceil({admission.max_depth} x "
+            f"{slo.service_seconds:g} s / {admission.ttl_seconds} s TTL) - min {replicas.min} = {plan.warm_pool_burst}), "
+            f"at most max - min = {headroom}"
+        )
+    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    tp_source = (
+        FROM_STACK_FILE
+        if replicas.tensor_parallel is not None
+        else f"every accelerator of {replicas.instance_type}"
+        + (f" ({itype.accelerators} x {itype.accelerator})" if itype else " (unknown type: 1)")
+    )
+    grace_source = (
+        f"measured cold start {cold} s x {sp.MEASURED_GRACE_MARGIN:g}"
+        if measured
+        else f"planner.cold_start: estimated cold start {est.total_seconds:g} s x {cs.GRACE_MARGIN:g}, up to a multiple of 10 s"
+    )
+    group, target_group = "aws:autoscaling/group:Group", "aws:lb/targetGroup:TargetGroup"
+    low, high = sp.HEALTH_CHECK_INTERVAL_BOUNDS
+    return [
+        DerivedDefault("serving.replicas.coldStartSeconds", cold, "s", cold_source),
+        DerivedDefault("serving.replicas.warmPool", plan.warm_pool_size, "replicas", pool_source),
+        DerivedDefault("serving.replicas.tensorParallel", plan.tensor_parallel, "GPUs", tp_source),
+        _resource(group, f"{stack}-replicas", "healthCheckGracePeriod", plan.health_check_grace_seconds, "s", grace_source),
+        _resource(
+            group, f"{stack}-replicas", "defaultInstanceWarmup", plan.warm_start_seconds, "s",
+            f"serving_plan: warm-pool start = boot {sp.WARM_BOOT_SECONDS} s + weights {plan.weights_gb:.1f} GB at "
+            f"{sp.EBS_READ_GBPS:g} GB/s from EBS + server warm-up {sp.SERVER_WARMUP_SECONDS} s, at most the cold start",
+        ),
+        _resource(
+            group, f"{stack}-replicas", "initialLifecycleHooks[0].heartbeatTimeout", plan.lifecycle_heartbeat_seconds, "s",
+            f"serving_plan: cold start {cold} s x {sp.LIFECYCLE_HEARTBEAT_MARGIN:g} (at most 7200 s), then the launch is abandoned",
+        ),
+        _resource(
+            target_group, f"{stack}-replicas", "healthCheck.interval", plan.health_check_interval_seconds, "s",
+            f"serving_plan: cold start {cold} s x {sp.HEALTH_CHECK_FRACTION_OF_COLD_START:.0%} / healthy threshold "
+            f"{sp.HEALTHY_THRESHOLD}, within {low}..{high} s",
+        ),
+        _resource(
+            target_group, f"{stack}-replicas", "healthCheck.timeout", plan.health_check_timeout_seconds, "s",
+            "serving_plan: interval - 1, within 2..10 s",
+        ),
+        _resource(
+            target_group, f"{stack}-replicas", "deregistrationDelay", plan.deregistration_delay_seconds, "s",
+            f"serving_plan: latency SLO {slo.target_seconds:g} s x {sp.DEREGISTRATION_SLO_MULTIPLE}, within 30..3600 s",
+        ),
+        _resource(
+            "aws:lb/loadBalancer:LoadBalancer", f"{stack}-alb", "idleTimeout", plan.idle_timeout_seconds, "s",
+            f"serving_plan: latency SLO {slo.target_seconds:g} s x {sp.IDLE_TIMEOUT_SLO_MULTIPLE}, within 60..4000 s",
+        ),
+        _resource(
+            "aws:autoscaling/policy:Policy", f"{stack}-backlog-per-instance", "targetTrackingConfiguration.targetValue",
+            plan.backlog_per_instance_target, "messages/replica",
+            f"planner.serving.backlog_per_instance (AWS SQS scaling method): latency SLO {slo.target_seconds:g} s / "
+            f"service time {slo.service_seconds:g} s",
+        ),
+        _resource(
+            "aws:sqs/queue:Queue", f"{stack}-requests", "visibilityTimeoutSeconds", plan.visibility_timeout_seconds, "s",
+            f"serving_plan: service time {slo.service_seconds:g} s x {sp.VISIBILITY_TIMEOUT_SERVICE_MULTIPLE}, within 30..43200 s",
+        ),
+        _resource(
+            "aws:cloudwatch/metricAlarm:MetricAlarm", f"{stack}-queue-age", "threshold", plan.age_alarm_seconds, "s",
+            f"serving_plan: {sp.AGE_ALARM_TTL_FRACTION:.0%} of the {admission.ttl_seconds} s admission TTL",
+        ),
+        _resource(
+            "aws:ec2/launchTemplate:LaunchTemplate", f"{stack}-replica", "blockDeviceMappings[0].ebs.volumeSize",
+            plan.root_volume_gib, "GiB",
+            f"serving_plan: 100 GiB + 1.5 x (weights {plan.weights_gb:.1f} GB + {len(serving.model.adapters)} adapter(s) x "
+            f"{sp.LORA_ADAPTER_GB:g} GB), at least 200 GiB",
+        ),
+    ]  # fmt: skip
+
+
+def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook | None = None) -> list[DerivedDefault]:
+    plan = tp.plan_training(training, prices=prices)
+    write, nodes = plan.write, training.nodes
+    mtbf_hours = plan.mtbf_seconds / 3600
+    spot = (
+        f" + spot interruptions {ck.DEFAULT_SPOT_INTERRUPTIONS_PER_MONTH:.0%}/month per node (Spot Instance Advisor top bucket)"
+        if nodes.capacity == "spot"
+        else ""
+    )
+    rows = [
+        DerivedDefault(
+            "checkpoint size", round(write.state_bytes / 1e9, 1), "GB",
+            f"planner.training_plan: {write.state_basis}; the spec names no model", "estimate",
+        ),
+        DerivedDefault(
+            "checkpoint write time", round(write.seconds, 1), "s",
+            f"planner.training_plan: {write.state_bytes / 1e9:.1f} GB / {write.write_mbps:g} MB/s ({write.write_basis})",
+            "estimate",
+        ),
+        DerivedDefault(
+            "job MTBF", round(mtbf_hours, 1), "h",
+            f"planner.checkpoint.job_mtbf_hours: {nodes.count} {nodes.capacity} node(s), node MTBF "
+            f"{ck.LLAMA3_NODE_MTBF_HOURS:.0f} h (Llama 3 report s3.3.4){spot}",
+            "estimate",
+        ),
+        DerivedDefault(
+            "checkpointIntervalSeconds", plan.interval_seconds, "s",
+            f"planner.checkpoint.daly_interval (Daly 2006): write {write.seconds:.0f} s, job MTBF {mtbf_hours:.0f} h; "
+            f"expected checkpoint + rework overhead {plan.checkpoint.overhead_fraction:.1%}",
+            "output",
+        ),
+    ]  # fmt: skip
+    check = plan.lustre
+    if check is not None:
+        cheaper = check.cheaper_option
+        best = check.cheapest
+        best_text = (
+            f"{best.deployment_type} {best.capacity_gib} GiB at {best.throughput_per_tib or 'baseline'} MB/s/TiB "
+            f"({best.checkpoint_write_seconds:g} s, ${best.monthly_usd:,.0f}/month)"
+        )
+        price = f"${check.monthly_usd:,.0f}/month" if check.monthly_usd is not None else "no known price"
+        configured = (
+            f"planner.lustre: {check.capacity_gib} GiB x {check.throughput_per_tib or 'baseline'} MB/s/TiB = "
+            f"{check.throughput_mbps:g} MB/s ({price}) writes a checkpoint in {check.write_seconds:g} s"
+        )
+        if not check.meets_target:
+            verdict = f"misses the {check.target_seconds:g} s target; cheapest that meets it: {best_text}"
+        elif cheaper is not None:
+            verdict = f"within the {check.target_seconds:g} s target; cheaper and still within it: {best_text}"
+        else:
+            verdict = f"within the {check.target_seconds:g} s target; no cheaper {check.deployment_type} option holds the same data"
+        rows.append(
+            DerivedDefault(
+                "training.storage.lustre", check.write_seconds, "s per checkpoint",
+                f"{configured}: {verdict} (dataset assumed {check.assumed_dataset_gib:g} GiB: the capacity less "
+                f"retained checkpoints and headroom)",
+                "check", ok=check.meets_target,
+            )
+        )  # fmt: skip
+    return rows
+
+
+def checkpoint_interval_seconds(training: TrainingSpec) -> int:
+    """Daly's interval for the stack (what the training component exports and writes to the nodes)."""
+    return tp.plan_training(training).interval_seconds
