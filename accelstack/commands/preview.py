@@ -1,12 +1,14 @@
-"""`accelstack preview`: validate, then run the real program under Pulumi mocks, one subprocess per stack."""
+"""`accelstack preview`: validate, then run the real program under Pulumi mocks, one subprocess per stack;
+show each stack's resources, the planner-derived defaults (with their sources) and the policy verdicts."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -30,6 +32,7 @@ from accelstack.commands.common import (
 )
 from accelstack.engine.export import STACK_TYPE
 from accelstack.engine.preview import PreviewError, PreviewResult, preview_stack
+from accelstack.planner.defaults import DerivedDefault, derived_defaults
 from accelstack.spec.loader import load_stack, stack_name_of
 from accelstack.spec.problems import SpecError
 
@@ -40,10 +43,104 @@ JsonOpt = Annotated[
         metavar="OUT",
         help="Write the result as a `pulumi stack export` (v3) document, secrets redacted. One stack: OUT is "
         "the file (or an existing directory, receiving STACK.json). Several stacks: OUT is a directory "
-        "(created if needed) with one STACK.json each.",
+        "(created if needed) with one STACK.json each. Beside `version` and `deployment`, a top-level "
+        "`accelstack` object (ignored by `pulumi stack import`) holds `derivedDefaults` and `policy` "
+        "(`ran`, `passed`, `mandatory`, `advisory`, `verdicts`: pack, policy, level, urn, message).",
         show_default=False,
     ),
 ]
+PolicyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--policy/--no-policy",
+        help="Run the separation and guardrails policy packs on each stack (as `accelstack policy`); "
+        "a mandatory violation makes preview exit 1. --no-policy skips them.",
+    ),
+]
+DefaultsOpt = Annotated[
+    bool,
+    typer.Option("--defaults/--no-defaults", help="Show the planner-derived defaults and where each came from."),
+]
+
+
+@dataclass
+class StackReport:
+    """What preview shows for one stack beyond its resources."""
+
+    defaults: list[DerivedDefault] = field(default_factory=list)
+    defaults_error: str | None = None
+    policy_ran: bool = False
+    verdicts: list[Any] = field(default_factory=list)  # policy_runner.Verdict
+    policies_total: int = 0
+    policy_error: str | None = None
+
+    @property
+    def mandatory(self) -> int:
+        return sum(1 for v in self.verdicts if v.mandatory)
+
+    @property
+    def passed(self) -> int:
+        return self.policies_total - len({(v.pack, v.policy) for v in self.verdicts})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "derivedDefaults": [d.as_dict() for d in self.defaults],
+            "policy": {
+                "ran": self.policy_ran,
+                "passed": self.passed if self.policy_ran else 0,
+                "mandatory": self.mandatory,
+                "advisory": len(self.verdicts) - self.mandatory,
+                "verdicts": [v.to_json() for v in self.verdicts],
+                **({"error": self.policy_error} if self.policy_error else {}),
+            },
+        }
+
+
+def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
+    report = StackReport()
+    try:
+        report.defaults = derived_defaults(result.spec)
+    except ValueError as error:  # the planner cannot size this spec: say so, the preview itself stands
+        report.defaults_error = str(error)
+    if policy:
+        from accelstack.engine import policy_runner  # pulumi-policy is heavy: only when asked
+
+        try:
+            report.verdicts = policy_runner.policy_verdicts(result.export, result.spec)
+            report.policies_total = sum(len(pack.policies) for pack in policy_runner.default_packs())
+            report.policy_ran = True
+        except policy_runner.PolicyInputError as error:
+            report.policy_error = str(error)
+    return report
+
+
+def defaults_table(stack: str, defaults: list[DerivedDefault]) -> Table:
+    table = Table(title=f"{stack}: derived defaults", title_justify="left")
+    table.add_column("applies to", no_wrap=True)  # whole, so it can be grepped
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("source", ratio=1, overflow="fold")
+    for item in defaults:
+        value = Text(f"{item.value:g} {item.unit}" if isinstance(item.value, int | float) else f"{item.value} {item.unit}")
+        if not item.ok:
+            value.stylize("bold yellow")
+        table.add_row(item.target, value, Text(item.source, style="" if item.ok else "yellow"))
+    return table
+
+
+def policy_lines(stack: str, report: StackReport) -> list[tuple[str, str]]:
+    """(line, style) pairs: one per verdict, then the tally."""
+    if report.policy_error:
+        return [(f"{stack}: policies could not run: {report.policy_error}", "red")]
+    lines = [(f"{stack}: {v.line()}", "red" if v.mandatory else "yellow") for v in report.verdicts]
+    advisory = len(report.verdicts) - report.mandatory
+    if not report.verdicts:
+        lines.append((f"{stack}: policies: {report.passed} passed, 0 violations", "green"))
+    else:
+        style = "red" if report.mandatory else "yellow"
+        lines.append(
+            (f"{stack}: policies: {report.passed} passed, {report.mandatory} mandatory and {advisory} advisory violation(s)", style)
+        )
+    return lines
 
 
 def resource_tree(result: PreviewResult) -> Tree:
@@ -96,7 +193,9 @@ def summary_line(result: PreviewResult) -> str:
     return f"{result.stack}: {len(result.resources)} resources ({result.custom_count} custom) in {result.seconds:.2f}s"
 
 
-def write_exports(results: list[PreviewResult], destination: Path, several: bool) -> list[Path]:
+def write_exports(
+    results: list[PreviewResult], destination: Path, several: bool, reports: dict[str, StackReport] | None = None
+) -> list[Path]:
     if several or destination.is_dir():
         destination.mkdir(parents=True, exist_ok=True)
         targets = [(destination / f"{result.stack}.json", result) for result in results]
@@ -104,7 +203,10 @@ def write_exports(results: list[PreviewResult], destination: Path, several: bool
         destination.parent.mkdir(parents=True, exist_ok=True)
         targets = [(destination, result) for result in results]
     for path, result in targets:
-        path.write_text(json.dumps(result.export, indent=2) + "\n")
+        document = dict(result.export)
+        if reports and result.stack in reports:
+            document["accelstack"] = {"stack": result.stack, **reports[result.stack].to_json()}
+        path.write_text(json.dumps(document, indent=2) + "\n")
     return [path for path, _ in targets]
 
 
@@ -115,15 +217,21 @@ def preview_command(
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
     tree: Annotated[bool, typer.Option("--tree/--no-tree", help="Show the resource tree and type counts.")] = True,
+    policy: PolicyOpt = True,
+    defaults: DefaultsOpt = True,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Stacks previewed at once.")] = 2,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback when a program fails.")] = False,
 ) -> None:
     """Preview stacks offline: the real program under Pulumi mocks, no cloud credentials.
 
     STACK... defaults to every stack. Config is validated first: on any problem nothing runs (exit 2).
-    Then each stack's program runs in its own process; prints its resource tree, a count per type and
-    `STACK: N resources (M custom) in X.XXs`. Exit 0 ok, 2 config problems (also when the program
-    refuses its config with pulumi.RunError), 1 the program failed.
+    Then each stack's program runs in its own process; prints its resource tree, a count per type, the
+    derived defaults (what the planner filled in: config path or resource property, value, source),
+    the policy verdicts of both packs (`STACK: PACK/POLICY [LEVEL] URN: message`, or `STACK: policies:
+    N passed, 0 violations`) and `STACK: N resources (M custom) in X.XXs`.
+
+    Exit 0 ok, 1 a mandatory policy is violated or the program failed, 2 config problems (also when
+    the program refuses its config with pulumi.RunError). `--no-policy` skips the policy packs.
     """
 
     def body() -> int:
@@ -150,6 +258,7 @@ def preview_command(
         code = EXIT_OK
         console = out()
         results: list[PreviewResult] = []
+        reports: dict[str, StackReport] = {}
         for path, outcome in zip(files, outcomes, strict=True):
             name = stack_name_of(path)
             if isinstance(outcome, SpecError):
@@ -166,14 +275,24 @@ def preview_command(
                 code = max(code, EXIT_CONFIG if outcome.kind == "config" else EXIT_FAILED)
                 continue
             results.append(outcome)
+            report = reports[outcome.stack] = stack_report(outcome, policy=policy)
             if tree:
                 console.print(resource_tree(outcome))
                 console.print(type_table(outcome))
+            if defaults and report.defaults:
+                console.print(defaults_table(name, report.defaults))
+            if report.defaults_error:
+                echo_lines([f"{name}: no derived defaults: {report.defaults_error}"], style="yellow")
             print_problems(name, outcome.warnings, stderr=False)
+            if policy:
+                for line, style in policy_lines(name, report):
+                    echo_lines([line], style=style)
+                if report.mandatory or report.policy_error:
+                    code = max(code, EXIT_FAILED)
             echo_lines([summary_line(outcome)], style="bold green")
         if json_out is not None and results:
             try:
-                written = write_exports(results, json_out, several=len(files) > 1)
+                written = write_exports(results, json_out, several=len(files) > 1, reports=reports)
             except OSError as error:
                 raise CliError(f"--json {json_out}: {error.strerror or error}", EXIT_FAILED) from None
             echo_lines([f"wrote {path}" for path in written], stderr=True)

@@ -100,7 +100,7 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
     grace_source = (
         f"measured cold start {cold} s x {sp.MEASURED_GRACE_MARGIN:g}"
         if measured
-        else f"planner.cold_start: estimated cold start {est.total_seconds:g} s x {cs.GRACE_MARGIN:g}, up to a multiple of 10 s"
+        else f"planner.cold_start: estimated cold start {est.total_seconds:g} s x {cs.GRACE_MARGIN:g}, rounded up to a multiple of 10 s"
     )
     group, target_group = "aws:autoscaling/group:Group", "aws:lb/targetGroup:TargetGroup"
     low, high = sp.HEALTH_CHECK_INTERVAL_BOUNDS
@@ -174,7 +174,7 @@ def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook |
         ),
         DerivedDefault(
             "checkpoint write time", round(write.seconds, 1), "s",
-            f"planner.training_plan: {write.state_bytes / 1e9:.1f} GB / {write.write_mbps:g} MB/s ({write.write_basis})",
+            f"planner.training_plan: {write.state_bytes / 1e9:.1f} GB / {write.write_mbps:.0f} MB/s ({write.write_basis})",
             "estimate",
         ),
         DerivedDefault(

@@ -19,10 +19,12 @@ SUMMARY = re.compile(r"^(\S+): (\d+) resources \((\d+) custom\) in \d+\.\d\ds$",
 
 @pytest.fixture(scope="module")
 def two_stacks(fixture_project, tmp_path_factory):
-    """One invocation previewing alpha and beta, exports in a directory (shared by several tests)."""
+    """One invocation previewing alpha and beta, exports in a directory (shared by several tests).
+    The fixture program is a toy that breaks guardrails on purpose: policies are tested in
+    test_cli_preview_policy.py, so they are skipped here."""
     out = tmp_path_factory.mktemp("exports") / "out"
     result = CliRunner().invoke(
-        app, ["preview", "alpha", "beta", "--project-dir", str(fixture_project), "--json", str(out)]
+        app, ["preview", "alpha", "beta", "--project-dir", str(fixture_project), "--json", str(out), "--no-policy"]
     )
     return result, out
 
@@ -73,7 +75,7 @@ def test_secret_never_written_or_printed(two_stacks):
 def test_single_stack_json_is_a_file(runner, fixture_project, tmp_path):
     out = tmp_path / "nested" / "alpha-export.json"
     result = runner.invoke(
-        app, ["preview", "alpha", "--project-dir", str(fixture_project), "--json", str(out), "--no-tree"]
+        app, ["preview", "alpha", "--project-dir", str(fixture_project), "--json", str(out), "--no-tree", "--no-policy"]
     )
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["deployment"]["resources"][0]["urn"].endswith("accelstack-alpha")
@@ -125,9 +127,9 @@ def test_piped_output_is_plain(fixture_project):
     """Piped to a file or another program: no ANSI escape codes; FORCE_COLOR proves the check can fail."""
     args = ["preview", "alpha", "--project-dir", str(fixture_project)]
     plain = run_cli(args, {"TERM": "xterm-256color"})
-    assert plain.returncode == 0, plain.stderr
+    assert plain.returncode == 1, plain.stderr  # the fixture's mandatory policy violations (red lines)
     assert "\x1b[" not in plain.stdout and "\x1b[" not in plain.stderr
-    assert SUMMARY.search(plain.stdout)
+    assert SUMMARY.search(plain.stdout) and "[mandatory]" in plain.stdout
     # Same consoles, forced to colour (validate: cheaper than a second preview).
     coloured = run_cli(
         ["validate", "alpha", "--project-dir", str(fixture_project)], {"TERM": "xterm-256color", "FORCE_COLOR": "1"}

@@ -1,0 +1,126 @@
+"""`accelstack preview` shows the policy verdicts and the planner-derived defaults of each stack."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from accelstack.cli import app
+from accelstack.engine.export import integrity_problems
+from accelstack.planner import checkpoint as ck
+from accelstack.planner.training_plan import plan_training
+from accelstack.spec import load_stack
+
+REPO = Path(__file__).resolve().parents[2]
+
+SHIPPED = ("aws-finetune", "aws-serving", "aws-training")
+ENCRYPTION_VERDICT = (
+    "alpha: accelstack-guardrails/bucket-encryption [mandatory] "
+    "urn:pulumi:alpha::accelstack::fixture:cluster:Cluster$aws:s3/bucket:Bucket::checkpoints: "
+    "bucket checkpoints has no server-side encryption configuration"
+)
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """Every shipped stack previewed once, policies on, exports in a directory."""
+    out = tmp_path_factory.mktemp("shipped")
+    result = CliRunner().invoke(
+        app, ["preview", "--all", "--project-dir", str(REPO), "--no-tree", "--json", str(out)]
+    )
+    return result, {name: json.loads((out / f"{name}.json").read_text()) for name in SHIPPED}
+
+
+def test_a_mandatory_violation_is_printed_and_exits_1(runner, fixture_project, tmp_path):
+    out = tmp_path / "alpha.json"
+    result = runner.invoke(app, ["preview", "alpha", "--project-dir", str(fixture_project), "--json", str(out)])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert ENCRYPTION_VERDICT in lines
+    assert "alpha: policies: 24 passed, 4 mandatory and 0 advisory violation(s)" in lines
+    assert re.search(r"^alpha: 8 resources \(5 custom\)", result.output, re.MULTILINE)  # the preview still reports
+    policy = json.loads(out.read_text())["accelstack"]["policy"]
+    assert policy["ran"] and policy["mandatory"] == 4 and policy["advisory"] == 0
+    assert {
+        "pack": "accelstack-guardrails",
+        "policy": "bucket-encryption",
+        "level": "mandatory",
+        "urn": "urn:pulumi:alpha::accelstack::fixture:cluster:Cluster$aws:s3/bucket:Bucket::checkpoints",
+        "message": "bucket checkpoints has no server-side encryption configuration",
+    } in policy["verdicts"]
+
+
+def test_no_policy_skips_the_packs(runner, fixture_project):
+    result = runner.invoke(app, ["preview", "alpha", "--project-dir", str(fixture_project), "--no-tree", "--no-policy"])
+    assert result.exit_code == 0, result.output
+    assert "policies:" not in result.output and "[mandatory]" not in result.output
+
+
+def test_help_documents_the_policy_exit_code_and_switch(runner):
+    result = runner.invoke(app, ["preview", "--help"], env={"COLUMNS": "200"})
+    assert "--no-policy" in result.output
+    assert "1 a mandatory policy is violated" in result.output
+
+
+def test_shipped_stacks_have_no_violations(shipped):
+    result, exports = shipped
+    assert result.exit_code == 0, result.output
+    for name in SHIPPED:
+        assert re.search(rf"^{name}: policies: \d+ passed, 0 violations$", result.output, re.MULTILINE), name
+        policy = exports[name]["accelstack"]["policy"]
+        assert policy["ran"] and policy["verdicts"] == [] and policy["passed"] > 20
+    assert "[mandatory]" not in result.output and "[advisory]" not in result.output
+
+
+def test_exports_stay_importable_with_the_accelstack_section(shipped):
+    _, exports = shipped
+    for name, document in exports.items():
+        assert document["version"] == 3 and integrity_problems(document) == []
+        assert document["accelstack"]["stack"] == name
+
+
+def row(output: str, stack: str, target: str) -> str:
+    """The derived-defaults table row whose first column is `target` in `stack`'s table, its wrapped
+    cells joined back into one line per column."""
+    lines = output.split(f"{stack}: derived defaults", 1)[1].splitlines()
+    for index, line in enumerate(lines):
+        cells = [cell.strip() for cell in line.strip().strip("│").split("│")]
+        if cells[0] != target:
+            continue
+        for more in lines[index + 1 :]:
+            extra = [cell.strip() for cell in more.strip().strip("│").split("│")]
+            if len(extra) != len(cells) or extra[0]:
+                break  # the next row, or the table's bottom border
+            cells = [f"{a} {b}".strip() for a, b in zip(cells, extra)]
+        return " | ".join(cells)
+    raise AssertionError(f"no row {target!r} in {stack}'s derived defaults")
+
+
+def test_preview_shows_derived_defaults_with_sources(shipped):
+    result, exports = shipped
+    output = result.output
+    warm = row(output, "aws-serving", "serving.replicas.warmPool")
+    assert "6 replicas" in warm and "full-queue burst" in warm
+    assert "300 s" in row(output, "aws-serving", "aws-serving-replicas (Group) healthCheckGracePeriod")
+    interval = plan_training(load_stack(REPO / "stacks" / "Pulumi.aws-training.yaml").training).interval_seconds
+    line = row(output, "aws-training", "output checkpointIntervalSeconds")
+    assert f"{interval} s" in line and "Daly 2006" in line
+    # The Lustre check flags the example's file system: 4800 GiB at 250 MB/s/TiB needs ~586 s per checkpoint.
+    assert "misses the 300 s target" in output
+    machine = {d["target"]: d for d in exports["aws-training"]["accelstack"]["derivedDefaults"]}
+    assert machine["output checkpointIntervalSeconds"]["value"] == interval
+    assert machine["training.storage.lustre"]["ok"] is False
+
+
+def test_exported_interval_is_the_planners_daly_interval(shipped):
+    """The stack output the component registers equals Daly's interval for the stack's own numbers."""
+    _, exports = shipped
+    [stack] = [r for r in exports["aws-finetune"]["deployment"]["resources"] if r["type"] == "pulumi:pulumi:Stack"]
+    # One spot g6e.12xlarge (4 x 48 GiB), checkpoints to S3 at the assumed 1000 MB/s per node.
+    delta = 0.25 * 4 * 48 * 2**30 / 1000e6
+    mtbf = ck.job_mtbf_hours(1, "spot") * 3600
+    assert stack["outputs"]["checkpointIntervalSeconds"] == int(ck.daly_interval(delta, mtbf))
