@@ -26,36 +26,26 @@ from accelstack.commands.common import (
     run_guarded,
 )
 from accelstack.commands.size import PricesOpt, book, emit, planner_call
-from accelstack.planner import checkpoint as ck
 from accelstack.planner import cost as costs
-from accelstack.planner.hardware import device
 from accelstack.planner.pricing import PriceBook
+from accelstack.planner.training_plan import ASSUMED_STATE_FRACTION_OF_HBM, plan_training
 from accelstack.spec.loader import load_stack, stack_name_of
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import SpecError
 
-# Without a model in a training spec, a checkpoint is assumed to be a quarter of the cluster's
-# accelerator memory (sharded model + optimizer state rarely exceeds it); say so in the output.
-ASSUMED_STATE_FRACTION_OF_HBM = 0.25
-# S3 write throughput per node for checkpoints without Lustre (multipart uploads; assumption).
-S3_WRITE_MBPS_PER_NODE = 1000.0
+# Checkpoint size, write rate and interval come from `accelstack.planner.training_plan`, the same
+# numbers the training component exports and `accelstack preview` shows.
 
 
 def training_estimate(spec: StackSpec, hours: float, prices: PriceBook, dataset_gb: float) -> dict[str, Any]:
     training = spec.training
     assert training is not None
     nodes = training.nodes
-    dev = device(nodes.instance_type)
     lustre = training.storage.lustre
-    state = nodes.count * dev.count * dev.nominal_gib * 2**30 * ASSUMED_STATE_FRACTION_OF_HBM
-    if lustre is not None:
-        per_tib = lustre.throughput_per_tib or 200
-        write_mbps = lustre.capacity_gib / 1024 * per_tib
-        lustre_monthly = lustre.capacity_gib * prices.lustre(lustre.deployment_type, lustre.throughput_per_tib)
-    else:
-        write_mbps = nodes.count * S3_WRITE_MBPS_PER_NODE
-        lustre_monthly = 0.0
-    checkpoint = ck.plan(state, write_mbps, nodes.count, nodes.capacity)
+    lustre_monthly = (
+        lustre.capacity_gib * prices.lustre(lustre.deployment_type, lustre.throughput_per_tib) if lustre is not None else 0.0
+    )
+    checkpoint = plan_training(training, prices=prices).checkpoint
     result = costs.training_cost(
         nodes.instance_type, nodes.count, hours, capacity=nodes.capacity,
         overhead_fraction=checkpoint.overhead_fraction, lustre_monthly_usd=lustre_monthly,
