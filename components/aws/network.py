@@ -44,6 +44,116 @@ def carve_training_subnets(vpc_cidr: str) -> TrainingSubnets:
     return TrainingSubnets(cluster=str(cluster), public=str(public))
 
 
+@dataclass(frozen=True)
+class ZoneSubnets:
+    """One AZ's public/private subnet pair and the logical names of what is built for it (the names
+    are given, not derived: training and serving have deployed names, and renaming replaces)."""
+
+    zone: pulumi.Input[str]
+    public_cidr: str
+    private_cidr: str
+    public_name: str  # the public subnet
+    public_association_name: str  # its association with the shared public route table
+    nat_name: str  # the Elastic IP and the NAT gateway in the public subnet
+    private_name: str  # the private subnet, its route table (default route via this zone's NAT) and association
+
+
+@dataclass(frozen=True)
+class NatVpc:
+    vpc_id: pulumi.Output[str]
+    public_subnet_ids: list[pulumi.Output[str]]
+    private_subnet_ids: list[pulumi.Output[str]]
+    private_subnet_zones: list[pulumi.Output[str]]
+
+
+def create_nat_vpc(
+    parent: pulumi.Resource, name: str, vpc_cidr: str, pairs: list[ZoneSubnets], region: pulumi.Input[str]
+) -> NatVpc:
+    """A new VPC with an internet gateway, one public/private subnet pair per zone, a NAT gateway per
+    zone (an AZ outage must not cut the other zones' egress) and an S3 gateway endpoint on every
+    private route table: data to and from S3 (datasets, checkpoints, weights) skips NAT and its
+    per-GB charge. No subnet maps public IPs: only the NAT gateways (and an ALB) get addresses."""
+    child = pulumi.ResourceOptions(parent=parent)
+    vpc = aws.ec2.Vpc(
+        f"{name}-vpc",
+        cidr_block=vpc_cidr,
+        # Interface endpoints' private DNS and FSx DNS names need both.
+        enable_dns_support=True,
+        enable_dns_hostnames=True,
+        tags={"Name": f"{name}-vpc"},
+        opts=child,
+    )
+    gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{name}-igw"}, opts=child)
+    public_routes = aws.ec2.RouteTable(
+        f"{name}-public",
+        vpc_id=vpc.id,
+        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=gateway.id)],
+        tags={"Name": f"{name}-public"},
+        opts=child,
+    )
+    public_ids: list[pulumi.Output[str]] = []
+    private_subnets: list[aws.ec2.Subnet] = []
+    private_route_ids: list[pulumi.Output[str]] = []
+    for pair in pairs:
+        public = aws.ec2.Subnet(
+            pair.public_name,
+            vpc_id=vpc.id,
+            cidr_block=pair.public_cidr,
+            availability_zone=pair.zone,
+            map_public_ip_on_launch=False,  # the NAT (and ALB) get their addresses explicitly
+            tags={"Name": pair.public_name},
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(
+            pair.public_association_name, subnet_id=public.id, route_table_id=public_routes.id, opts=child
+        )
+        nat_ip = aws.ec2.Eip(pair.nat_name, domain="vpc", tags={"Name": pair.nat_name}, opts=child)
+        nat = aws.ec2.NatGateway(
+            pair.nat_name,
+            subnet_id=public.id,
+            allocation_id=nat_ip.id,
+            tags={"Name": pair.nat_name},
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[gateway]),
+        )
+        private = aws.ec2.Subnet(
+            pair.private_name,
+            vpc_id=vpc.id,
+            cidr_block=pair.private_cidr,
+            availability_zone=pair.zone,
+            map_public_ip_on_launch=False,
+            tags={"Name": pair.private_name},
+            opts=child,
+        )
+        private_routes = aws.ec2.RouteTable(
+            pair.private_name,
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+            tags={"Name": pair.private_name},
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(
+            pair.private_name, subnet_id=private.id, route_table_id=private_routes.id, opts=child
+        )
+        public_ids.append(public.id)
+        private_subnets.append(private)
+        private_route_ids.append(private_routes.id)
+    aws.ec2.VpcEndpoint(
+        f"{name}-s3",
+        vpc_id=vpc.id,
+        service_name=pulumi.Output.from_input(region).apply(lambda r: f"com.amazonaws.{r}.s3"),
+        vpc_endpoint_type="Gateway",
+        route_table_ids=private_route_ids,
+        tags={"Name": f"{name}-s3"},
+        opts=child,
+    )
+    return NatVpc(
+        vpc_id=vpc.id,
+        public_subnet_ids=public_ids,
+        private_subnet_ids=[s.id for s in private_subnets],
+        private_subnet_zones=[s.availability_zone for s in private_subnets],
+    )
+
+
 class TrainingNetwork(pulumi.ComponentResource):
     """Either a new VPC, or the cluster security group inside an existing VPC/subnet.
 
@@ -87,7 +197,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             self.availability_zone = subnet.availability_zone
 
     def _create(self, network: NetworkSpec) -> None:
-        name, child = self._name, self._child
+        name = self._name
         assert network.vpc_cidr is not None
         subnets = carve_training_subnets(network.vpc_cidr)
         if network.availability_zone:
@@ -95,79 +205,23 @@ class TrainingNetwork(pulumi.ComponentResource):
         else:
             zones = aws.get_availability_zones_output(state="available", opts=pulumi.InvokeOutputOptions(parent=self))
             zone = zones.names[0]
-        vpc = aws.ec2.Vpc(
-            f"{name}-vpc",
-            cidr_block=network.vpc_cidr,
-            # Interface endpoints' private DNS and FSx DNS names need both.
-            enable_dns_support=True,
-            enable_dns_hostnames=True,
-            tags={"Name": f"{name}-vpc"},
-            opts=child,
-        )
-        cluster_subnet = aws.ec2.Subnet(
-            f"{name}-cluster",
-            vpc_id=vpc.id,
-            cidr_block=subnets.cluster,
-            availability_zone=zone,
-            map_public_ip_on_launch=False,
-            tags={"Name": f"{name}-cluster"},
-            opts=child,
-        )
-        public_subnet = aws.ec2.Subnet(
-            f"{name}-nat",
-            vpc_id=vpc.id,
-            cidr_block=subnets.public,
-            availability_zone=zone,
-            map_public_ip_on_launch=False,  # only the NAT gateway's Elastic IP is public
-            tags={"Name": f"{name}-nat"},
-            opts=child,
-        )
-        gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{name}-igw"}, opts=child)
-        public_routes = aws.ec2.RouteTable(
-            f"{name}-public",
-            vpc_id=vpc.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=gateway.id)],
-            tags={"Name": f"{name}-public"},
-            opts=child,
-        )
-        aws.ec2.RouteTableAssociation(
-            f"{name}-public", subnet_id=public_subnet.id, route_table_id=public_routes.id, opts=child
-        )
-        # Nodes pull packages and containers through NAT (as ParallelCluster does); no node gets a public IP.
-        nat_ip = aws.ec2.Eip(f"{name}-nat", domain="vpc", tags={"Name": f"{name}-nat"}, opts=child)
-        nat = aws.ec2.NatGateway(
-            f"{name}-nat",
-            subnet_id=public_subnet.id,
-            allocation_id=nat_ip.id,
-            tags={"Name": f"{name}-nat"},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
-        )
-        cluster_routes = aws.ec2.RouteTable(
-            f"{name}-cluster",
-            vpc_id=vpc.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
-            tags={"Name": f"{name}-cluster"},
-            opts=child,
-        )
-        aws.ec2.RouteTableAssociation(
-            f"{name}-cluster", subnet_id=cluster_subnet.id, route_table_id=cluster_routes.id, opts=child
-        )
-        # Dataset staging (Lustre <-> S3) and checkpoint uploads go straight to S3, not through NAT
-        # (no NAT data-processing charge per GB).
+        # Dataset staging (Lustre <-> S3) and checkpoint uploads go straight to S3, not through NAT;
+        # nodes pull packages and containers through NAT (as ParallelCluster does), no node gets a public IP.
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self))
         self._region = region.region
-        aws.ec2.VpcEndpoint(
-            f"{name}-s3",
-            vpc_id=vpc.id,
-            service_name=region.region.apply(lambda r: f"com.amazonaws.{r}.s3"),
-            vpc_endpoint_type="Gateway",
-            route_table_ids=[cluster_routes.id],
-            tags={"Name": f"{name}-s3"},
-            opts=child,
+        pair = ZoneSubnets(
+            zone=zone,
+            public_cidr=subnets.public,
+            private_cidr=subnets.cluster,
+            public_name=f"{name}-nat",
+            public_association_name=f"{name}-public",
+            nat_name=f"{name}-nat",
+            private_name=f"{name}-cluster",
         )
-        self.vpc_id = vpc.id
-        self.subnet_id = cluster_subnet.id
-        self.availability_zone = cluster_subnet.availability_zone
+        vpc = create_nat_vpc(self, name, network.vpc_cidr, [pair], region.region)
+        self.vpc_id = vpc.vpc_id
+        self.subnet_id = vpc.private_subnet_ids[0]
+        self.availability_zone = vpc.private_subnet_zones[0]
         self._vpc_cidr = network.vpc_cidr
 
     def _cluster_security_group(self) -> pulumi.Output[str]:
@@ -288,80 +342,24 @@ class ServingNetwork(pulumi.ComponentResource):
         )
 
     def _create(self, name: str, network: NetworkSpec, region: str) -> None:
-        child = pulumi.ResourceOptions(parent=self)
         assert network.vpc_cidr is not None
         subnets = carve_serving_subnets(network.vpc_cidr)
         zones = aws.get_availability_zones_output(state="available", opts=pulumi.InvokeOutputOptions(parent=self))
-        vpc = aws.ec2.Vpc(
-            f"{name}-vpc",
-            cidr_block=network.vpc_cidr,
-            enable_dns_support=True,
-            enable_dns_hostnames=True,
-            tags={"Name": f"{name}-vpc"},
-            opts=child,
-        )
-        gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{name}-igw"}, opts=child)
-        public_routes = aws.ec2.RouteTable(
-            f"{name}-public",
-            vpc_id=vpc.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=gateway.id)],
-            tags={"Name": f"{name}-public"},
-            opts=child,
-        )
-        self.public_subnet_ids, self.private_subnet_ids = [], []
-        private_route_ids = []
+        pairs = []
         for index, (public_cidr, private_cidr) in enumerate(zip(subnets.public, subnets.private)):
-            zone = zones.names[index]
             suffix = chr(ord("a") + index)
-            public = aws.ec2.Subnet(
-                f"{name}-public-{suffix}",
-                vpc_id=vpc.id,
-                cidr_block=public_cidr,
-                availability_zone=zone,
-                map_public_ip_on_launch=False,  # the ALB and NAT get their addresses explicitly
-                tags={"Name": f"{name}-public-{suffix}"},
-                opts=child,
+            pairs.append(
+                ZoneSubnets(
+                    zone=zones.names[index],
+                    public_cidr=public_cidr,
+                    private_cidr=private_cidr,
+                    public_name=f"{name}-public-{suffix}",
+                    public_association_name=f"{name}-public-{suffix}",
+                    nat_name=f"{name}-nat-{suffix}",
+                    private_name=f"{name}-private-{suffix}",
+                )
             )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-public-{suffix}", subnet_id=public.id, route_table_id=public_routes.id, opts=child
-            )
-            nat_ip = aws.ec2.Eip(f"{name}-nat-{suffix}", domain="vpc", tags={"Name": f"{name}-nat-{suffix}"}, opts=child)
-            nat = aws.ec2.NatGateway(
-                f"{name}-nat-{suffix}",
-                subnet_id=public.id,
-                allocation_id=nat_ip.id,
-                tags={"Name": f"{name}-nat-{suffix}"},
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
-            )
-            private = aws.ec2.Subnet(
-                f"{name}-private-{suffix}",
-                vpc_id=vpc.id,
-                cidr_block=private_cidr,
-                availability_zone=zone,
-                map_public_ip_on_launch=False,
-                tags={"Name": f"{name}-private-{suffix}"},
-                opts=child,
-            )
-            private_routes = aws.ec2.RouteTable(
-                f"{name}-private-{suffix}",
-                vpc_id=vpc.id,
-                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
-                tags={"Name": f"{name}-private-{suffix}"},
-                opts=child,
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-private-{suffix}", subnet_id=private.id, route_table_id=private_routes.id, opts=child
-            )
-            self.public_subnet_ids.append(public.id)
-            self.private_subnet_ids.append(private.id)
-            private_route_ids.append(private_routes.id)
-        aws.ec2.VpcEndpoint(
-            f"{name}-s3",
-            vpc_id=vpc.id,
-            service_name=f"com.amazonaws.{region}.s3",
-            vpc_endpoint_type="Gateway",
-            route_table_ids=private_route_ids,
-            tags={"Name": f"{name}-s3"},
-            opts=child,
-        )
-        self.vpc_id = vpc.id
+        vpc = create_nat_vpc(self, name, network.vpc_cidr, pairs, region)
+        self.vpc_id = vpc.vpc_id
+        self.public_subnet_ids = vpc.public_subnet_ids
+        self.private_subnet_ids = vpc.private_subnet_ids

@@ -1,0 +1,86 @@
+"""The new VPCs both stacks build (one shared construction: components.aws.network.create_nat_vpc),
+captured from the real program on the shipped stacks under mocks.
+
+What an operator relies on: private subnets reach the internet only through a NAT gateway in
+their own AZ (an AZ outage must not cut another zone's egress), public subnets route to the
+internet gateway, and S3 traffic from every private subnet takes the gateway endpoint, not NAT.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from accelstack.engine.capture import Capture, capture, config_for_pulumi
+from accelstack.spec.loader import read_stack_file
+
+REPO = Path(__file__).resolve().parents[2]
+MAIN = REPO / "__main__.py"
+
+SUBNET = "aws:ec2/subnet:Subnet"
+ROUTES = "aws:ec2/routeTable:RouteTable"
+ASSOCIATION = "aws:ec2/routeTableAssociation:RouteTableAssociation"
+NAT = "aws:ec2/natGateway:NatGateway"
+EIP = "aws:ec2/eip:Eip"
+GATEWAY = "aws:ec2/internetGateway:InternetGateway"
+ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
+
+
+@lru_cache(maxsize=None)
+def run(stack: str) -> Capture:
+    raw = read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml")
+    return capture(MAIN, config_for_pulumi(raw), stack=stack)
+
+
+def egress_by_subnet(cap: Capture) -> dict[str, dict]:
+    """Subnet name -> its route table's default route (as the program wrote it)."""
+    tables = {t.id: t for t in cap.by_type(ROUTES)}
+    subnets = {s.id: s for s in cap.by_type(SUBNET)}
+    routes = {}
+    for association in cap.by_type(ASSOCIATION):
+        subnet = subnets[association.inputs["subnetId"]]
+        [default] = tables[association.inputs["routeTableId"]].inputs["routes"]
+        assert default["cidrBlock"] == "0.0.0.0/0"
+        routes[subnet.name] = default
+    return routes
+
+
+def check_nat_vpc(cap: Capture, private: list[str], public: list[str]) -> None:
+    subnets = {s.name: s for s in cap.by_type(SUBNET)}
+    routes = egress_by_subnet(cap)
+    assert set(routes) == set(private) | set(public), "every subnet has exactly one route table"
+    gateway = cap.one(GATEWAY)
+    nats = {n.id: n for n in cap.by_type(NAT)}
+    assert len(nats) == len(private) == len(cap.by_type(EIP))
+    for name in public:
+        assert routes[name].get("gatewayId") == gateway.id
+    nat_subnets = set()
+    for name in private:
+        nat = nats[routes[name]["natGatewayId"]]
+        nat_subnet = next(s for s in subnets.values() if s.id == nat.inputs["subnetId"])
+        assert nat_subnet.name in public
+        assert nat_subnet.inputs["availabilityZone"] == subnets[name].inputs["availabilityZone"]
+        nat_subnets.add(nat_subnet.name)
+    assert nat_subnets == set(public), "one NAT gateway per zone"
+    [s3] = [e.inputs for e in cap.by_type(ENDPOINT) if e.inputs["serviceName"] == "com.amazonaws.us-east-1.s3"]
+    private_tables = {t.id for t in cap.by_type(ROUTES) if t.inputs["routes"][0].get("natGatewayId")}
+    assert s3["vpcEndpointType"] == "Gateway" and set(s3["routeTableIds"]) == private_tables
+    assert not any(s.inputs.get("mapPublicIpOnLaunch") for s in subnets.values())
+
+
+def test_serving_vpc_gives_each_zone_its_own_nat_and_the_s3_endpoint() -> None:
+    cap = run("aws-serving")
+    check_nat_vpc(
+        cap,
+        private=["aws-serving-net-private-a", "aws-serving-net-private-b"],
+        public=["aws-serving-net-public-a", "aws-serving-net-public-b"],
+    )
+    zones = {s.inputs["availabilityZone"] for s in cap.by_type(SUBNET)}
+    assert len(zones) == 2
+
+
+def test_training_vpc_is_one_zone_with_the_nat_in_the_small_public_subnet() -> None:
+    cap = run("aws-training")
+    check_nat_vpc(cap, private=["aws-training-net-cluster"], public=["aws-training-net-nat"])
+    subnets = {s.name: s.inputs for s in cap.by_type(SUBNET)}
+    assert subnets["aws-training-net-nat"]["cidrBlock"].endswith("/28")
