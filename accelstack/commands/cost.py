@@ -28,16 +28,29 @@ from accelstack.commands.common import (
 from accelstack.commands.size import PricesOpt, book, emit, planner_call
 from accelstack.planner import cost as costs
 from accelstack.planner.pricing import PriceBook
-from accelstack.planner.training_plan import ASSUMED_STATE_FRACTION_OF_HBM, plan_training
+from accelstack.planner.hardware import GIB
+from accelstack.planner.training_plan import plan_training
 from accelstack.spec.loader import load_stack, stack_name_of
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import SpecError
 
 # Checkpoint size, write rate and interval come from `accelstack.planner.training_plan`, the same
 # numbers the training component exports and `accelstack preview` shows.
+DEFAULT_DATASET_GB = 1000.0  # S3 dataset size when neither --dataset-gb nor training.storage.datasets.sizeGiB gives one
 
 
-def training_estimate(spec: StackSpec, hours: float, prices: PriceBook, dataset_gb: float) -> dict[str, Any]:
+def dataset_gb_of(spec: StackSpec, given: float | None) -> tuple[float, str]:
+    """The dataset's size in GB and where it came from: --dataset-gb, the stack file, or the default."""
+    if given is not None:
+        return given, "--dataset-gb"
+    assert spec.training is not None
+    size_gib = spec.training.storage.datasets.size_gib
+    if size_gib is not None:
+        return round(size_gib * GIB / 1e9, 1), "training.storage.datasets.sizeGiB"
+    return DEFAULT_DATASET_GB, "assumed (set training.storage.datasets.sizeGiB or --dataset-gb)"
+
+
+def training_estimate(spec: StackSpec, hours: float, prices: PriceBook, dataset_gb: float | None = None) -> dict[str, Any]:
     training = spec.training
     assert training is not None
     nodes = training.nodes
@@ -45,7 +58,9 @@ def training_estimate(spec: StackSpec, hours: float, prices: PriceBook, dataset_
     lustre_monthly = (
         lustre.capacity_gib * prices.lustre(lustre.deployment_type, lustre.throughput_per_tib) if lustre is not None else 0.0
     )
-    checkpoint = plan_training(training, prices=prices).checkpoint
+    plan = plan_training(training, prices=prices)
+    checkpoint = plan.checkpoint
+    dataset_gb, dataset_source = dataset_gb_of(spec, dataset_gb)
     result = costs.training_cost(
         nodes.instance_type, nodes.count, hours, capacity=nodes.capacity,
         overhead_fraction=checkpoint.overhead_fraction, lustre_monthly_usd=lustre_monthly,
@@ -61,7 +76,9 @@ def training_estimate(spec: StackSpec, hours: float, prices: PriceBook, dataset_
         "nodes": nodes.count,
         "capacity": nodes.capacity,
         "hours": hours,
-        "checkpoint": {**checkpoint.as_dict(), "assumed_state": f"{ASSUMED_STATE_FRACTION_OF_HBM:.0%} of cluster HBM"},
+        "checkpoint": {**checkpoint.as_dict(), "state_basis": plan.write.state_basis, "state_assumed": plan.write.state_assumed},
+        "datasetGb": dataset_gb,
+        "datasetSource": dataset_source,
         "training": result.as_dict(),
         "headNodeUsd": round(head, 2),
         "totalUsd": round(total, 2),
@@ -97,7 +114,7 @@ def cost_command(
     project_dir: ProjectDirOpt = None,
     hours: Annotated[float, typer.Option("--hours", min=0, help="Training: failure-free wall hours of the job/cluster.")] = costs.HOURS_PER_MONTH,
     months: Annotated[float, typer.Option("--months", min=0, help="Serving: lifetime in months.")] = 24.0,
-    dataset_gb: Annotated[float, typer.Option("--dataset-gb", min=0, help="Training: dataset kept in S3, GB.")] = 1000.0,
+    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", min=0, help="Training: dataset kept in S3, GB (default: training.storage.datasets.sizeGiB, else 1000).")] = None,
     prices: PricesOpt = None,
     spot_discount: Annotated[float | None, typer.Option("--spot-discount", min=0, max=0.99, help="Override the spot discount (0.6 = 60% off).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,

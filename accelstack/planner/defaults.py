@@ -14,6 +14,7 @@ from typing import Literal
 
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cold_start as cs
+from accelstack.planner import lustre as lustre_sizing
 from accelstack.planner import serving_plan as sp
 from accelstack.planner import training_plan as tp
 from accelstack.planner.pricing import PriceBook
@@ -108,6 +109,10 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
         DerivedDefault("serving.replicas.coldStartSeconds", cold, "s", cold_source),
         DerivedDefault("serving.replicas.warmPool", plan.warm_pool_size, "replicas", pool_source),
         DerivedDefault("serving.replicas.tensorParallel", plan.tensor_parallel, "GPUs", tp_source),
+        DerivedDefault(
+            "replica concurrency", plan.concurrency, "requests in flight",
+            f"queue worker WORKER_CONCURRENCY, {plan.concurrency_basis}", "estimate",
+        ),  # fmt: skip
         _resource(group, f"{stack}-replicas", "healthCheckGracePeriod", plan.health_check_grace_seconds, "s", grace_source),
         _resource(
             group, f"{stack}-replicas", "defaultInstanceWarmup", plan.warm_start_seconds, "s",
@@ -138,8 +143,9 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
         _resource(
             "aws:autoscaling/policy:Policy", f"{stack}-backlog-per-instance", "targetTrackingConfiguration.targetValue",
             plan.backlog_per_instance_target, "messages/replica",
-            f"planner.serving.backlog_per_instance (AWS SQS scaling method): latency SLO {slo.target_seconds:g} s / "
-            f"service time {slo.service_seconds:g} s",
+            f"planner.serving.backlog_target_from_slo (AWS SQS scaling method): latency SLO {slo.target_seconds:g} s / "
+            f"service time {slo.service_seconds:g} s x {plan.concurrency} requests in flight per replica (the queue "
+            "worker's concurrency: a replica batches them, so it clears that many per service time)",
         ),
         _resource(
             "aws:sqs/queue:Queue", f"{stack}-requests", "visibilityTimeoutSeconds", plan.visibility_timeout_seconds, "s",
@@ -167,10 +173,11 @@ def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook |
         if nodes.capacity == "spot"
         else ""
     )
+    # `state_basis` starts with "assumed:" and says how to make it exact when the spec names no model.
+    size_source = write.state_basis if write.state_assumed else f"exact: {write.state_basis}"
     rows = [
         DerivedDefault(
-            "checkpoint size", round(write.state_bytes / 1e9, 1), "GB",
-            f"planner.training_plan: {write.state_basis}; the spec names no model", "estimate",
+            "checkpoint size", round(write.state_bytes / 1e9, 1), "GB", f"planner.training_plan: {size_source}", "estimate",
         ),
         DerivedDefault(
             "checkpoint write time", round(write.seconds, 1), "s",
@@ -190,34 +197,50 @@ def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook |
             "output",
         ),
     ]  # fmt: skip
-    check = plan.lustre
-    if check is not None:
-        cheaper = check.cheaper_option
-        best = check.cheapest
-        best_text = (
-            f"{best.deployment_type} {best.capacity_gib} GiB at {best.throughput_per_tib or 'baseline'} MB/s/TiB "
-            f"({best.checkpoint_write_seconds:g} s, ${best.monthly_usd:,.0f}/month)"
-        )
-        price = f"${check.monthly_usd:,.0f}/month" if check.monthly_usd is not None else "no known price"
-        configured = (
-            f"planner.lustre: {check.capacity_gib} GiB x {check.throughput_per_tib or 'baseline'} MB/s/TiB = "
-            f"{check.throughput_mbps:g} MB/s ({price}) writes a checkpoint in {check.write_seconds:g} s"
-        )
-        if not check.meets_target:
-            verdict = f"misses the {check.target_seconds:g} s target; cheapest that meets it: {best_text}"
-        elif cheaper is not None:
-            verdict = f"within the {check.target_seconds:g} s target; cheaper and still within it: {best_text}"
-        else:
-            verdict = f"within the {check.target_seconds:g} s target; no cheaper {check.deployment_type} option holds the same data"
-        rows.append(
-            DerivedDefault(
-                "training.storage.lustre", check.write_seconds, "s per checkpoint",
-                f"{configured}: {verdict} (dataset assumed {check.assumed_dataset_gib:g} GiB: the capacity less "
-                f"retained checkpoints and headroom)",
-                "check", ok=check.meets_target,
-            )
-        )  # fmt: skip
+    if plan.lustre is not None:
+        rows.append(_lustre_row(plan.lustre))
     return rows
+
+
+def _lustre_row(check: tp.LustreCheck) -> DerivedDefault:
+    """The configured file system against the data it must hold and the checkpoint write target."""
+    tier = check.throughput_per_tib or "baseline"
+    price = f"${check.monthly_usd:,.0f}/month" if check.monthly_usd is not None else "no known price"
+    configured = (
+        f"planner.lustre: {check.capacity_gib} GiB x {tier} MB/s/TiB = {check.throughput_mbps:g} MB/s ({price}) "
+        f"writes a {check.checkpoint_gib:g} GiB checkpoint in {check.write_seconds:g} s"
+    )
+    target = f"the {check.target_seconds:g} s target ({check.target_basis})"
+    best = check.cheapest
+    best_text = (
+        f"{best.deployment_type} {best.capacity_gib} GiB at {best.throughput_per_tib or 'baseline'} MB/s/TiB "
+        f"({best.checkpoint_write_seconds:g} s, ${best.monthly_usd:,.0f}/month)"
+        if best is not None
+        else "none priced"
+    )
+    if not check.meets_target:
+        verdict = f"misses {target}; cheapest that meets it: {best_text}"
+    elif check.cheaper_option is not None:
+        verdict = f"within {target}; cheaper and still within it: {best_text}"
+    else:
+        verdict = f"within {target}; no cheaper {check.deployment_type} option holds the same data"
+    if check.dataset_assumed:
+        data = (
+            f"dataset assumed {check.dataset_gib:g} GiB: the capacity less {check.retained_checkpoints} retained "
+            "checkpoint(s) and headroom; set training.storage.datasets.sizeGiB to make this exact"
+        )
+    else:
+        data = f"dataset {check.dataset_gib:g} GiB (training.storage.datasets.sizeGiB)"
+    if check.required_gib is not None:
+        holds = "holds" if check.holds_data else "cannot hold"
+        data += (
+            f"; {holds} the stated data + {lustre_sizing.DEFAULT_HEADROOM:.0%} headroom = {check.required_gib:g} GiB"
+            + ("" if check.holds_data else f" (smallest valid size {check.minimum_capacity_gib} GiB)")
+        )
+    return DerivedDefault(
+        "training.storage.lustre", check.write_seconds, "s per checkpoint", f"{configured}: {verdict} ({data})",
+        "check", ok=check.meets_target and check.holds_data,
+    )  # fmt: skip
 
 
 def checkpoint_interval_seconds(training: TrainingSpec) -> int:

@@ -1,5 +1,5 @@
-"""The serving stack's sizing from its spec: cold start, warm pool, health-check timing, backlog
-target, queue timeouts, volume size. Pure (no Pulumi): `components.aws.serving` builds resources
+"""The serving stack's sizing from its spec: cold start, warm pool, health-check timing, replica
+concurrency and the backlog target it implies, queue timeouts, volume size. Pure (no Pulumi): `components.aws.serving` builds resources
 from `plan_serving(...)`, and `accelstack.planner.defaults` reports the same numbers with their sources.
 """
 
@@ -9,7 +9,8 @@ import math
 from dataclasses import dataclass
 
 from accelstack.planner.cold_start import ColdStart, serving_defaults
-from accelstack.planner.serving import backlog_per_instance
+from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
+from accelstack.planner.serving import backlog_target_from_slo
 from accelstack.spec.aws_serving_rules import architecture_of, weights_gb as model_weights_gb
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
@@ -37,6 +38,61 @@ IDLE_TIMEOUT_SLO_MULTIPLE = 4  # ALB keeps a slow streaming answer's connection 
 AGE_ALARM_TTL_FRACTION = 0.8
 LORA_ADAPTER_GB = 0.5  # LoRA adapters are tens to hundreds of MB
 
+# Requests the replica's queue worker keeps in flight: the full-context sequences the KV cache holds
+# (planner.kv_cache, as vLLM counts them), never more than vLLM's max_num_seqs, beyond which the
+# server only queues them internally while their messages stay hidden from other replicas.
+WORKER_CONCURRENCY_CAP = DEFAULT_MAX_NUM_SEQS
+# Without an architecture the KV cache cannot be sized; a modest batch that any GPU holding the
+# weights serves (a preset in serving.model.preset replaces it with the planner's figure).
+UNKNOWN_ARCHITECTURE_CONCURRENCY = 8
+# On SIGTERM the worker stops receiving and lets in-flight generations finish this long at most
+# (EC2 does not wait long on a terminating instance); the rest are released to other replicas.
+WORKER_DRAIN_CAP_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class ReplicaConcurrency:
+    sequences: int  # what the queue worker keeps in flight (and the backlog target multiplies by)
+    kv_sequences: int | None  # the planner's full-context sequences before the cap; None: unknown model
+    basis: str  # where the number comes from, for `accelstack preview`
+
+
+def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaConcurrency:
+    """Concurrent full-context sequences one replica serves: the KV-cache blocks left after weights,
+    activations and the resident LoRA adapters (vLLM's accounting), at the model's context length."""
+    model, replicas = serving.model, serving.replicas
+    arch = architecture_of(model.name, model.preset)
+    if arch is None:
+        return ReplicaConcurrency(
+            UNKNOWN_ARCHITECTURE_CONCURRENCY,
+            None,
+            f"assumed {UNKNOWN_ARCHITECTURE_CONCURRENCY}: {model.name!r} has no known architecture, so its KV cache "
+            "cannot be sized (set serving.model.preset)",
+        )
+    lora_rank = max((a.rank for a in model.adapters), default=0)
+    try:
+        kv = plan_for_instance(
+            arch,
+            replicas.instance_type,
+            tp=tensor_parallel,
+            precision=model.precision,
+            context_length=model.context_length,
+            lora_rank=lora_rank,
+            lora_adapters=len(model.adapters),
+        )
+    except ValueError as error:  # unknown instance type or tp: the spec validators report it
+        return ReplicaConcurrency(1, None, f"1: {error}")
+    sequences = min(WORKER_CONCURRENCY_CAP, max(1, kv.max_concurrent_sequences))
+    lora = f" + {len(model.adapters)} LoRA adapter(s) of rank <= {lora_rank}" if model.adapters else ""
+    capped = f", capped at vLLM max_num_seqs {WORKER_CONCURRENCY_CAP}" if sequences < kv.max_concurrent_sequences else ""
+    return ReplicaConcurrency(
+        sequences,
+        kv.max_concurrent_sequences,
+        f"planner.kv_cache: {kv.blocks} blocks x {DEFAULT_BLOCK_SIZE} tokens / {model.context_length}-token "
+        f"context = {kv.max_concurrent_sequences} full sequences on {replicas.instance_type} (tp={tensor_parallel}, "
+        f"{arch.name} {model.precision}{lora}){capped}",
+    )
+
 
 @dataclass(frozen=True)
 class ServingPlan:
@@ -55,10 +111,16 @@ class ServingPlan:
     root_volume_gib: int
     tensor_parallel: int
     lifecycle_heartbeat_seconds: int
+    # The queue worker: requests in flight per replica, longest generation it waits for (visibility
+    # is extended meanwhile), and how long in-flight requests may finish after SIGTERM.
+    concurrency: int
+    generation_timeout_seconds: int
+    worker_drain_seconds: int
     # Why: the planner's cold-start breakdown, and the two warm-pool candidates (before the cap).
     estimate: ColdStart
     warm_pool_growth: int  # replicas added during one cold start on the min -> max ramp
     warm_pool_burst: int  # replicas beyond min needed to drain a full admission queue within its TTL
+    concurrency_basis: str
 
 
 def plan_serving(serving: ServingSpec) -> ServingPlan:
@@ -76,7 +138,14 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
     warm = min(cold, math.ceil(WARM_BOOT_SECONDS + weights_gb / EBS_READ_GBPS + SERVER_WARMUP_SECONDS))
     low, high = HEALTH_CHECK_INTERVAL_BOUNDS
     interval = min(high, max(low, math.ceil(cold * HEALTH_CHECK_FRACTION_OF_COLD_START / HEALTHY_THRESHOLD)))
-    backlog_target = backlog_per_instance(slo.target_seconds, slo.service_seconds)  # AWS: latency / service time
+    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
+    concurrency = replica_concurrency(serving, tensor_parallel)
+    # AWS: latency / service time per message; a replica serves `concurrency` messages per service
+    # time (continuous batching), so it can hold that many times more and still meet the SLO.
+    backlog_target = backlog_target_from_slo(slo.target_seconds, slo.service_seconds, concurrency.sequences)
+    idle_timeout = min(4000, max(60, math.ceil(slo.target_seconds * IDLE_TIMEOUT_SLO_MULTIPLE)))
+    deregistration_delay = min(3600, max(30, math.ceil(slo.target_seconds * DEREGISTRATION_SLO_MULTIPLE)))
     headroom = replicas.max - replicas.min
     # The larger of: the planner's expected growth during one cold start (min -> max over the
     # morning ramp), and the replicas needed to clear a FULL admission queue before its TTL beyond
@@ -88,8 +157,6 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
         warm_pool = 0
     else:
         warm_pool = min(headroom, max(1, defaults.warm_pool_size, burst))
-    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
-    tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
     return ServingPlan(
         weights_gb=weights_gb,
         cold_start_seconds=cold,
@@ -111,12 +178,18 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
             43_200, max(30, math.ceil(slo.service_seconds * VISIBILITY_TIMEOUT_SERVICE_MULTIPLE))
         ),
         age_alarm_seconds=math.floor(admission.ttl_seconds * AGE_ALARM_TTL_FRACTION),
-        deregistration_delay_seconds=min(3600, max(30, math.ceil(slo.target_seconds * DEREGISTRATION_SLO_MULTIPLE))),
-        idle_timeout_seconds=min(4000, max(60, math.ceil(slo.target_seconds * IDLE_TIMEOUT_SLO_MULTIPLE))),
+        deregistration_delay_seconds=deregistration_delay,
+        idle_timeout_seconds=idle_timeout,
         root_volume_gib=max(200, math.ceil(100 + 1.5 * (weights_gb + adapters_gb) * 1e9 / 1024**3)),
         tensor_parallel=tensor_parallel,
         lifecycle_heartbeat_seconds=min(7200, math.ceil(cold * LIFECYCLE_HEARTBEAT_MARGIN)),
+        concurrency=concurrency.sequences,
+        # A queued generation may run as long as the load balancer keeps a synchronous one open.
+        generation_timeout_seconds=idle_timeout,
+        # In-flight generations get what the load balancer gives them on deregistration, within the cap.
+        worker_drain_seconds=min(WORKER_DRAIN_CAP_SECONDS, deregistration_delay),
         estimate=defaults,
         warm_pool_growth=defaults.warm_pool_size,
         warm_pool_burst=burst,
+        concurrency_basis=concurrency.basis,
     )

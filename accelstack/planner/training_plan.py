@@ -1,7 +1,28 @@
 """The training stack's checkpoint numbers from its spec: how big a checkpoint is, how fast it is
-written, how often to write it (Daly), and whether the configured Lustre file system writes one in
-time (and whether a cheaper tier would). Pure (no Pulumi): `components.aws.training` exports the
-interval, `accelstack cost` prices the overhead, and `accelstack preview` shows where it came from.
+written, how often to write it (Daly), and whether the configured Lustre file system holds the data
+and writes a checkpoint in time (and whether a cheaper option would). Pure (no Pulumi):
+`components.aws.training` exports the interval, `accelstack cost` prices the overhead, `accelstack
+validate` reports the Lustre check (`accelstack.spec.validators`), and `accelstack preview` shows
+where every number came from.
+
+Checkpoint size, from first principles, when `training.model` names the model:
+
+- Full fine-tuning or pre-training with Adam in mixed precision. ZeRO (Rajbhandari, Rasley, Ruwase,
+  He, "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models", SC20, arXiv:1910.02054,
+  section 3.1) counts the model states as 2 bytes/param of fp16 parameters + 2 of fp16 gradients +
+  K = 12 of optimizer state (fp32 parameter copy 4, momentum 4, variance 4): 16 bytes/param. A
+  checkpoint holds all of that except the gradients, 14 bytes/param: gradients are zeroed and
+  recomputed from the weights and the next batch at every step, so a restart never needs them, and
+  the savers people use write only module + optimizer state (DeepSpeed `save_checkpoint`, Megatron-LM
+  distributed checkpoints, PyTorch DCP `get_state_dict(model, optimizer)`). The 16-bit weights could
+  be rederived from the fp32 master copy, but those savers write both, so both are counted.
+- LoRA: the frozen base weights are not saved (they are reloaded from the model's source); only the
+  adapter matrices (rank r on the q/k/v/o/gate/up/down projections of every layer) and their own
+  mixed-precision Adam state, at the same 14 bytes per adapter parameter
+  (`accelstack.planner.checkpoint.training_state_bytes`, which `accelstack size checkpoint` uses too).
+
+With no model, a checkpoint is assumed to be a quarter of the cluster's accelerator memory, and every
+report says so.
 """
 
 from __future__ import annotations
@@ -11,19 +32,45 @@ from dataclasses import dataclass
 
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import lustre as lustre_sizing
+from accelstack.planner.architectures import get_preset
 from accelstack.planner.hardware import GIB, device
 from accelstack.planner.pricing import PriceBook, default_book
 from accelstack.spec.models import TrainingSpec
+from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
 
-# A training spec names no model, so a checkpoint is assumed to be a quarter of the cluster's
-# accelerator memory (sharded weights + optimizer state rarely exceed it); every report says so.
+# ZeRO section 3.1: mixed-precision Adam's model states, bytes per parameter.
+MIXED_PRECISION_ADAM_BYTES_PER_PARAM: dict[str, int] = {
+    "16-bit weights": 2,
+    "16-bit gradients": 2,
+    "fp32 master weights": 4,
+    "Adam momentum (fp32)": 4,
+    "Adam variance (fp32)": 4,
+}
+# What a resumable checkpoint keeps: everything but the gradients (see the module docstring).
+CHECKPOINTED_STATE = ("16-bit weights", "fp32 master weights", "Adam momentum (fp32)", "Adam variance (fp32)")
+CHECKPOINT_BYTES_PER_PARAM = sum(MIXED_PRECISION_ADAM_BYTES_PER_PARAM[k] for k in CHECKPOINTED_STATE)
+assert CHECKPOINT_BYTES_PER_PARAM == ck.FULL_STATE_BYTES_PER_PARAM  # one number for `size checkpoint` and stacks
+ZERO_SOURCE = "Rajbhandari et al. 2020 (ZeRO) s3.1"
+
+# No model in the spec: a checkpoint is assumed to be a quarter of the cluster's accelerator memory
+# (sharded weights + optimizer state rarely exceed it); every report says so.
 ASSUMED_STATE_FRACTION_OF_HBM = 0.25
+MAKE_EXACT = "set training.model to make this exact"
 # Checkpoints not on Lustre go to S3 (or node-local disk) at this rate per node (parallel multipart
 # uploads; an assumption, stated wherever it is used).
 S3_WRITE_MBPS_PER_NODE = 1000.0
 # A synchronous save stalls every GPU: aim to write one within 5 minutes (`accelstack size lustre`'s
-# default target too).
+# default target too); `training.storage.checkpoints.writeTargetSeconds` overrides it.
 CHECKPOINT_WRITE_TARGET_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class CheckpointState:
+    """The size of one checkpoint and what it rests on; `assumed` when the spec names no model."""
+
+    bytes: float
+    basis: str
+    assumed: bool
 
 
 @dataclass(frozen=True)
@@ -35,6 +82,7 @@ class CheckpointWrite:
     write_mbps: float
     write_basis: str
     via: str  # "lustre" | "s3" | "local"
+    state_assumed: bool = False
 
     @property
     def seconds(self) -> float:
@@ -42,8 +90,18 @@ class CheckpointWrite:
 
 
 @dataclass(frozen=True)
+class TierOption:
+    """One throughput tier at the configured capacity."""
+
+    throughput_per_tib: int
+    throughput_mbps: float
+    write_seconds: float
+    monthly_usd: float | None  # None: no price known for this tier
+
+
+@dataclass(frozen=True)
 class LustreCheck:
-    """Does the configured file system write a checkpoint within the target, and at what cost?"""
+    """Does the configured file system hold the data and write a checkpoint within the target, and at what cost?"""
 
     deployment_type: str
     capacity_gib: int
@@ -51,17 +109,32 @@ class LustreCheck:
     throughput_mbps: float
     write_seconds: float
     target_seconds: float
+    target_basis: str
     monthly_usd: float | None  # None: no price known for this tier
-    assumed_dataset_gib: float  # what the configured capacity holds besides the retained checkpoints
-    cheapest: lustre_sizing.LustreOption  # cheapest same-type option holding the same data within the target
+    dataset_gib: float  # given (training.storage.datasets.sizeGiB), or assumed to fill the capacity
+    dataset_assumed: bool
+    checkpoint_gib: float
+    checkpoint_assumed: bool
+    retained_checkpoints: int  # checkpoints kept on Lustre (0 when they are written elsewhere)
+    # What the stated sizes need, with headroom; None when neither the dataset nor the checkpoint size is known.
+    required_gib: float | None
+    minimum_capacity_gib: int | None  # smallest valid step holding `required_gib`
+    faster_tier: TierOption | None  # lowest tier at this capacity that meets the target
+    cheapest: lustre_sizing.LustreOption | None  # cheapest same-type option holding the same data within the target
 
     @property
     def meets_target(self) -> bool:
         return self.write_seconds <= self.target_seconds
 
     @property
+    def holds_data(self) -> bool:
+        return self.required_gib is None or self.capacity_gib >= self.required_gib
+
+    @property
     def cheaper_option(self) -> lustre_sizing.LustreOption | None:
         """The cheapest option meeting the target, when it costs less than the configured one (or that has no price)."""
+        if self.cheapest is None:
+            return None
         if self.monthly_usd is None or self.cheapest.monthly_usd < self.monthly_usd - 0.005:
             return self.cheapest
         return None
@@ -76,15 +149,43 @@ class TrainingPlan:
     lustre: LustreCheck | None
 
 
-def checkpoint_write(training: TrainingSpec) -> CheckpointWrite:
+def checkpoint_state(training: TrainingSpec) -> CheckpointState:
+    """Checkpoint size from `training.model` (exact), else the HBM assumption. ValueError: unknown preset/instance."""
+    model = training.model
+    if model is not None and model.checkpoint_gib is not None:
+        return CheckpointState(model.checkpoint_gib * GIB, f"training.model.checkpointGiB {model.checkpoint_gib:g} GiB", False)
+    if model is not None:
+        arch = get_preset(model.preset) if model.preset else None
+        name = arch.name if arch else f"{model.parameters_billion:g} B-parameter model"
+        if model.method == "lora":
+            assert arch is not None  # the spec requires a preset for LoRA
+            state = ck.training_state_bytes(arch, "lora", model.lora_rank)
+            adapter_params = state / ck.FULL_STATE_BYTES_PER_PARAM
+            basis = (
+                f"{name} LoRA rank {model.lora_rank}: {adapter_params / 1e6:.1f} M adapter params (q/k/v/o/gate/up/down x "
+                f"{arch.layers} layers) x {ck.FULL_STATE_BYTES_PER_PARAM} B/param (adapter + its Adam state; base weights not saved)"
+            )
+            return CheckpointState(state, basis, False)
+        params = arch.params if arch else (model.parameters_billion or 0) * 1e9
+        parts = " + ".join(f"{k} {MIXED_PRECISION_ADAM_BYTES_PER_PARAM[k]}" for k in CHECKPOINTED_STATE)
+        basis = (
+            f"{name} full: {params / 1e9:g} B params x {CHECKPOINT_BYTES_PER_PARAM} B/param ({parts}; "
+            f"{ZERO_SOURCE} less gradients)"
+        )
+        return CheckpointState(params * CHECKPOINT_BYTES_PER_PARAM, basis, False)
     nodes = training.nodes
     dev = device(nodes.instance_type)
     hbm_gib = nodes.count * dev.count * dev.nominal_gib
-    state = hbm_gib * GIB * ASSUMED_STATE_FRACTION_OF_HBM
-    state_basis = (
-        f"{ASSUMED_STATE_FRACTION_OF_HBM:.0%} of cluster HBM ({nodes.count} x {dev.count} x {dev.nominal_gib:g} GiB "
-        f"{dev.accelerator})"
+    basis = (
+        f"assumed: {ASSUMED_STATE_FRACTION_OF_HBM:.0%} of cluster HBM ({nodes.count} x {dev.count} x "
+        f"{dev.nominal_gib:g} GiB {dev.accelerator}); {MAKE_EXACT}"
     )
+    return CheckpointState(hbm_gib * GIB * ASSUMED_STATE_FRACTION_OF_HBM, basis, True)
+
+
+def checkpoint_write(training: TrainingSpec) -> CheckpointWrite:
+    state = checkpoint_state(training)
+    nodes = training.nodes
     lustre = training.storage.lustre
     checkpoints = training.storage.checkpoints
     on_lustre = lustre is not None and (
@@ -95,51 +196,95 @@ def checkpoint_write(training: TrainingSpec) -> CheckpointWrite:
         per_tib = lustre.throughput_per_tib or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
         mbps = lustre.capacity_gib / 1024 * per_tib
         basis = f"Lustre {lustre.deployment_type} {lustre.capacity_gib} GiB x {per_tib} MB/s/TiB"
-        return CheckpointWrite(state, state_basis, mbps, basis, "lustre")
+        return CheckpointWrite(state.bytes, state.basis, mbps, basis, "lustre", state.assumed)
     mbps = nodes.count * S3_WRITE_MBPS_PER_NODE
     where, via = ("S3", "s3") if checkpoints is not None else ("node-local disk", "local")
     basis = f"{where} at an assumed {S3_WRITE_MBPS_PER_NODE:g} MB/s per node x {nodes.count}"
-    return CheckpointWrite(state, state_basis, mbps, basis, via)
+    return CheckpointWrite(state.bytes, state.basis, mbps, basis, via, state.assumed)
+
+
+def write_target(training: TrainingSpec) -> tuple[float, str]:
+    """The checkpoint write target in seconds and where it comes from."""
+    checkpoints = training.storage.checkpoints
+    if checkpoints is not None and checkpoints.write_target_seconds is not None:
+        return checkpoints.write_target_seconds, "training.storage.checkpoints.writeTargetSeconds"
+    return CHECKPOINT_WRITE_TARGET_SECONDS, "the planner's default target"
+
+
+def _monthly(prices: PriceBook, deployment_type: str, capacity_gib: int, tier: int | None) -> float | None:
+    try:
+        return round(capacity_gib * prices.lustre(deployment_type, tier), 2)
+    except ValueError:
+        return None
 
 
 def lustre_check(
     training: TrainingSpec,
     write: CheckpointWrite,
     *,
-    target_seconds: float = CHECKPOINT_WRITE_TARGET_SECONDS,
+    target_seconds: float | None = None,
     prices: PriceBook | None = None,
 ) -> LustreCheck | None:
+    """None without Lustre or for a deployment type the tables do not know (a spec rule reports that)."""
     lustre = training.storage.lustre
-    if lustre is None:
+    if lustre is None or lustre.deployment_type not in LUSTRE_DEPLOYMENT_TYPES:
         return None
+    dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.deployment_type]
     prices = prices or default_book()
+    configured_target, target_basis = write_target(training)
+    if target_seconds is None:
+        target_seconds = configured_target
+    else:
+        target_basis = "given"
     per_tib = lustre.throughput_per_tib or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
     throughput = lustre.capacity_gib / 1024 * per_tib
     checkpoint_gib = write.state_bytes / GIB
-    # The spec has no dataset size: assume the configured capacity was chosen to hold the dataset,
-    # the retained checkpoints and the planner's headroom, so a suggestion holds the same data.
-    dataset_gib = max(
-        0.0,
-        lustre.capacity_gib / (1 + lustre_sizing.DEFAULT_HEADROOM)
-        - checkpoint_gib * lustre_sizing.DEFAULT_RETAINED_CHECKPOINTS,
-    )
+    retained = lustre_sizing.DEFAULT_RETAINED_CHECKPOINTS if write.via == "lustre" else 0
+    headroom = 1 + lustre_sizing.DEFAULT_HEADROOM
+    size_gib = training.storage.datasets.size_gib
+    if size_gib is not None:
+        dataset_gib, dataset_assumed = float(size_gib), False
+    else:
+        # No dataset size: assume the configured capacity was chosen to hold the dataset, the
+        # retained checkpoints and the planner's headroom, so a suggestion holds the same data.
+        dataset_gib = max(0.0, lustre.capacity_gib / headroom - checkpoint_gib * retained)
+        dataset_assumed = True
+    # The capacity requirement counts only what the stack file states, never a guess.
+    known = ([] if dataset_assumed else [dataset_gib]) + ([checkpoint_gib * retained] if retained and not write.state_assumed else [])
+    required = sum(known) * headroom if known else None
+    minimum = lustre_sizing.next_allowed_capacity(dtype, required) if required else None
+    faster = None
+    for tier in sorted(t for t in dtype.throughput_tiers if t > (lustre.throughput_per_tib or 0)):
+        mbps = lustre.capacity_gib / 1024 * tier
+        seconds = checkpoint_gib * GIB / 1e6 / mbps
+        if seconds <= target_seconds:
+            faster = TierOption(tier, round(mbps, 1), round(seconds, 1), _monthly(prices, dtype.name, lustre.capacity_gib, tier))
+            break
     try:
-        monthly: float | None = round(lustre.capacity_gib * prices.lustre(lustre.deployment_type, lustre.throughput_per_tib), 2)
+        cheapest: lustre_sizing.LustreOption | None = lustre_sizing.size(
+            dataset_gib, checkpoint_gib, target_seconds, deployment_types=(dtype.name,),
+            retained_checkpoints=retained, prices=prices,
+        ).best  # fmt: skip
     except ValueError:
-        monthly = None
-    best = lustre_sizing.size(
-        dataset_gib, checkpoint_gib, target_seconds, deployment_types=(lustre.deployment_type,), prices=prices
-    ).best
+        cheapest = None  # no priced tier for this deployment type
     return LustreCheck(
-        lustre.deployment_type,
-        lustre.capacity_gib,
-        lustre.throughput_per_tib,
-        round(throughput, 1),
-        round(checkpoint_gib * GIB / 1e6 / throughput, 1),
-        target_seconds,
-        monthly,
-        round(dataset_gib, 1),
-        best,
+        deployment_type=dtype.name,
+        capacity_gib=lustre.capacity_gib,
+        throughput_per_tib=lustre.throughput_per_tib,
+        throughput_mbps=round(throughput, 1),
+        write_seconds=round(checkpoint_gib * GIB / 1e6 / throughput, 1),
+        target_seconds=target_seconds,
+        target_basis=target_basis,
+        monthly_usd=_monthly(prices, dtype.name, lustre.capacity_gib, lustre.throughput_per_tib),
+        dataset_gib=round(dataset_gib, 1),
+        dataset_assumed=dataset_assumed,
+        checkpoint_gib=round(checkpoint_gib, 1),
+        checkpoint_assumed=write.state_assumed,
+        retained_checkpoints=retained,
+        required_gib=round(required, 1) if required is not None else None,
+        minimum_capacity_gib=minimum,
+        faster_tier=faster,
+        cheapest=cheapest,
     )
 
 

@@ -126,6 +126,8 @@ class Nodes(Model):
 class DatasetStore(Model):
     uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
     create: bool = True
+    # What Lustre must hold besides checkpoints; None: the planner assumes capacityGiB was sized for it.
+    size_gib: float | None = Field(default=None, gt=0, alias="sizeGiB")
 
 
 class LustreSpec(Model):
@@ -161,6 +163,9 @@ class CheckpointStore(Model):
     uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
     path: str = "/fsx/checkpoints"
     create: bool = True
+    # A synchronous save stalls every GPU until written; None: the planner's 300 s. Raise it for
+    # asynchronous checkpointing, where the write overlaps training.
+    write_target_seconds: float | None = Field(default=None, gt=0, le=86_400)
 
     @field_validator("path")
     @classmethod
@@ -205,9 +210,36 @@ class SchedulerSpec(Model):
     partitions: list[Partition] = Field(default_factory=lambda: [Partition(name="gpu", default=True)])
 
 
+class TrainingModel(Model):
+    """What is trained, so the planner sizes checkpoints from it instead of guessing from GPU memory.
+
+    Give a `preset` (a name from `accelstack.planner.architectures`, checked by a rule), or
+    `parametersBillion`, or state `checkpointGiB` outright (it wins over the estimate).
+    """
+
+    preset: str | None = None
+    parameters_billion: float | None = Field(default=None, gt=0, le=100_000)
+    method: Literal["full", "lora"] = "full"
+    lora_rank: int = Field(default=16, ge=1, le=512)
+    checkpoint_gib: float | None = Field(default=None, gt=0, alias="checkpointGiB")
+
+    @model_validator(mode="after")
+    def _sized(self) -> TrainingModel:
+        if self.checkpoint_gib is not None:
+            return self
+        if self.preset is None and self.parameters_billion is None:
+            raise ValueError("set preset, parametersBillion or checkpointGiB")
+        if self.preset is not None and self.parameters_billion is not None:
+            raise ValueError("set preset or parametersBillion, not both")
+        if self.method == "lora" and self.preset is None:
+            raise ValueError("method lora needs a preset (adapter shapes come from the architecture) or checkpointGiB")
+        return self
+
+
 class TrainingSpec(Model):
     nodes: Nodes
     storage: TrainingStorage
+    model: TrainingModel | None = None
     network: NetworkSpec = NetworkSpec()
     scheduler: SchedulerSpec = SchedulerSpec()
     # Serving accounts allowed to read model artifacts from the checkpoint bucket's artifact prefix.

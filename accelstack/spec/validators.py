@@ -214,5 +214,98 @@ def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
+@rule
+def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
+    """training.model.preset names one of the planner's architecture presets (it sizes the checkpoint)."""
+    if spec.training is None or spec.training.model is None or spec.training.model.preset is None:
+        return
+    from accelstack.planner.architectures import get_preset  # the planner is pure; imported only here
+
+    try:
+        get_preset(spec.training.model.preset)
+    except ValueError as exc:
+        yield Problem("training.model.preset", str(exc))
+
+
+def _lustre_check(spec: StackSpec):  # -> training_plan.LustreCheck | None
+    """The planner's Lustre check for a training stack, or None when another rule already rejects its inputs."""
+    training = spec.training
+    if training is None or training.storage.lustre is None:
+        return None
+    from accelstack.planner import training_plan as tp
+    from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
+
+    lustre = training.storage.lustre
+    kind = LUSTRE_DEPLOYMENT_TYPES.get(lustre.deployment_type)
+    if kind is None or (kind.throughput_tiers and lustre.throughput_per_tib not in kind.throughput_tiers):
+        return None  # lustre_deployment_type / lustre_throughput_tier report it
+    try:
+        return tp.lustre_check(training, tp.checkpoint_write(training))
+    except ValueError:
+        return None  # unknown preset or instance type: their own rules report it
+
+
+@rule
+def lustre_holds_dataset_and_checkpoints(spec: StackSpec) -> Iterator[Problem]:
+    """Lustre must hold the stated dataset (datasets.sizeGiB) and the checkpoints kept on it (two of the
+    size training.model gives: the latest and the one being written) with 20% headroom; a full file
+    system fails staging and checkpoint writes mid-job. Only stated sizes count, never the HBM guess."""
+    check = _lustre_check(spec)
+    if check is None or check.holds_data or check.required_gib is None:
+        return
+    from accelstack.planner.lustre import DEFAULT_HEADROOM
+
+    parts = []
+    if not check.dataset_assumed:
+        parts.append(f"the {check.dataset_gib:g} GiB dataset")
+    if check.retained_checkpoints and not check.checkpoint_assumed:
+        parts.append(f"{check.retained_checkpoints} checkpoints of {check.checkpoint_gib:g} GiB")
+    yield Problem(
+        "training.storage.lustre.capacityGiB",
+        f"{check.capacity_gib} GiB cannot hold {' + '.join(parts)} + {DEFAULT_HEADROOM:.0%} headroom = "
+        f"{check.required_gib:g} GiB; the smallest valid {check.deployment_type} size is {check.minimum_capacity_gib} GiB",
+    )
+
+
+def _usd_per_month(delta: float) -> str:
+    return f"{'+' if delta >= 0 else '-'}${abs(delta):,.0f}/month"
+
+
+@rule
+def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
+    """A synchronous checkpoint stalls every GPU while Lustre writes it: warn when the checkpoint of the
+    model in training.model takes longer than the target at the configured throughput, naming the tier
+    that meets it and what it costs. Silent when the checkpoint size is only assumed."""
+    check = _lustre_check(spec)
+    if check is None or check.checkpoint_assumed or check.retained_checkpoints == 0 or check.meets_target:
+        return
+    configured = f"${check.monthly_usd:,.0f}/month" if check.monthly_usd is not None else "no known price"
+    tier = check.throughput_per_tib
+    message = (
+        f"a {check.checkpoint_gib:g} GiB checkpoint takes {check.write_seconds:g} s at {check.capacity_gib} GiB x "
+        f"{tier or 'baseline'} MB/s/TiB = {check.throughput_mbps:g} MB/s ({configured}), over the "
+        f"{check.target_seconds:g} s target ({check.target_basis})"
+    )
+    faster = check.faster_tier
+    if faster is not None:
+        if faster.monthly_usd is not None and check.monthly_usd is not None:
+            cost = f"{_usd_per_month(faster.monthly_usd - check.monthly_usd)} (${faster.monthly_usd:,.0f} vs {configured})"
+        else:
+            cost = "no known price for the difference"
+        message += f"; throughputPerTiB: {faster.throughput_per_tib} writes it in {faster.write_seconds:g} s, {cost}"
+    else:
+        message += f"; no {check.deployment_type} tier at {check.capacity_gib} GiB does"
+    best = check.cheapest
+    if best is not None and (faster is None or faster.monthly_usd is None or best.monthly_usd < faster.monthly_usd - 0.005):
+        delta = f", {_usd_per_month(best.monthly_usd - check.monthly_usd)}" if check.monthly_usd is not None else ""
+        message += (
+            f"; cheapest that holds the same data and meets it: capacityGiB: {best.capacity_gib} at "
+            f"{best.throughput_per_tib or 'baseline'} MB/s/TiB ({best.checkpoint_write_seconds:g} s, "
+            f"${best.monthly_usd:,.0f}/month{delta})"
+        )
+    path = "training.storage.lustre.throughputPerTiB" if tier is not None else "training.storage.lustre.capacityGiB"
+    yield Problem(path, message, Level.WARNING)
+
+
 # Cloud-specific rules register themselves on import.
 from accelstack.spec import aws_rules, aws_serving_rules  # noqa: E402,F401

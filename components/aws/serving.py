@@ -9,9 +9,12 @@ Sizing (cold start, warm pool, health-check timing, backlog target) is pure and 
 from __future__ import annotations
 
 import base64
+import bz2
+import hashlib
 import json
 import math
 import shlex
+from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -154,31 +157,35 @@ def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
     return args
 
 
-QUEUE_WORKER = r'''
-import json, os, time, urllib.request
-import boto3
+# The admission-queue worker is a real module (tested against a local SQS and inference server);
+# it ships verbatim inside the user data, bzip2-compressed and base64-encoded: raw it would push the
+# script past EC2's 16 KB user-data limit. Not gzip: zlib and zlib-ng (Fedora's zlib) compress the
+# same bytes differently, and changed user data means a new launch template version and a rolling
+# instance refresh of the whole fleet; bzip2's output has not changed in over a decade.
+QUEUE_WORKER_SOURCE = resources.files("components.aws.replica").joinpath("queue_worker.py").read_bytes()
+USER_DATA_LIMIT_BYTES = 16_384  # EC2: raw user data, before base64
 
-sqs = boto3.client("sqs", region_name=os.environ["AWS_REGION"])
-requests_url, responses_url = os.environ["REQUEST_QUEUE_URL"], os.environ["RESPONSE_QUEUE_URL"]
-server = f"http://127.0.0.1:{os.environ['SERVER_PORT']}"
-ttl = int(os.environ["TTL_SECONDS"])
-while True:
-    batch = sqs.receive_message(QueueUrl=requests_url, MaxNumberOfMessages=1, WaitTimeSeconds=20,
-                                AttributeNames=["SentTimestamp"], MessageAttributeNames=["All"])
-    for message in batch.get("Messages", []):
-        sent = int(message["Attributes"]["SentTimestamp"]) / 1000
-        attrs = message.get("MessageAttributes", {})
-        path = attrs.get("path", {}).get("StringValue", "/v1/chat/completions")
-        if time.time() - sent <= ttl:  # past its TTL nobody waits for the answer any more
-            req = urllib.request.Request(server + path, data=message["Body"].encode(),
-                                         headers={"Content-Type": "application/json"})
-            # Give up before the message becomes visible again; errors return it, then to the DLQ.
-            with urllib.request.urlopen(req, timeout=int(os.environ["VISIBILITY_TIMEOUT"]) - 5) as response:
-                sqs.send_message(QueueUrl=responses_url, MessageBody=response.read().decode(),
-                                 MessageAttributes={"request-id": {"DataType": "String",
-                                                                   "StringValue": message["MessageId"]}})
-        sqs.delete_message(QueueUrl=requests_url, ReceiptHandle=message["ReceiptHandle"])
-'''
+
+def embedded_worker() -> str:
+    """The worker's source as base64 lines of its bzip2 (deterministic: same source, same text)."""
+    return base64.encodebytes(bz2.compress(QUEUE_WORKER_SOURCE, 9)).decode().rstrip("\n")
+
+
+def worker_environment(
+    serving: ServingSpec, plan: ServingPlan, *, region: str, request_queue_url: str, response_queue_url: str
+) -> dict[str, str]:
+    """What the worker reads (`components.aws.replica.queue_worker.Config.from_env`)."""
+    return {
+        "AWS_REGION": region,
+        "REQUEST_QUEUE_URL": request_queue_url,
+        "RESPONSE_QUEUE_URL": response_queue_url,
+        "SERVER_PORT": str(serving.load_balancer.port),
+        "TTL_SECONDS": str(serving.admission.ttl_seconds),
+        "WORKER_CONCURRENCY": str(plan.concurrency),  # the same N the backlog target is multiplied by
+        "VISIBILITY_TIMEOUT": str(plan.visibility_timeout_seconds),
+        "GENERATION_TIMEOUT_SECONDS": str(plan.generation_timeout_seconds),
+        "DRAIN_SECONDS": str(plan.worker_drain_seconds),
+    }
 
 
 def replica_user_data(
@@ -205,12 +212,21 @@ def replica_user_data(
     port = serving.load_balancer.port
     health = shlex.quote(serving.load_balancer.health_path)
     sync_block = "\n".join(f"  {line}" for line in syncs)
+    env = worker_environment(
+        serving, plan, region=region, request_queue_url=request_queue_url, response_queue_url=response_queue_url
+    )
+    env_lines = "\n".join(f"Environment={key}={value}" for key, value in env.items())
+    # systemd waits for: the last long poll (20 s), the drain, and the release of what is left.
+    stop_timeout = plan.worker_drain_seconds + 30
+    worker_sha256 = hashlib.sha256(QUEUE_WORKER_SOURCE).hexdigest()
     return f"""#!/bin/bash
 set -euo pipefail
 mkdir -p /opt/accelstack {MODEL_DIR}
-cat > /opt/accelstack/queue_worker.py <<'PY'
-{QUEUE_WORKER.strip()}
-PY
+# components/aws/replica/queue_worker.py, sha256 {worker_sha256}
+python3 -c 'import base64, bz2, sys; sys.stdout.buffer.write(bz2.decompress(base64.b64decode(sys.stdin.read())))' \\
+  > /opt/accelstack/queue_worker.py <<'B64'
+{embedded_worker()}
+B64
 cat > /etc/systemd/system/accelstack-inference.service <<'UNIT'
 [Unit]
 Description=accelstack inference server ({model.name})
@@ -229,8 +245,12 @@ Description=accelstack admission-queue worker
 After=accelstack-inference.service
 [Service]
 Restart=always
-Environment=AWS_REGION={region} REQUEST_QUEUE_URL={request_queue_url} RESPONSE_QUEUE_URL={response_queue_url} SERVER_PORT={port} TTL_SECONDS={serving.admission.ttl_seconds} VISIBILITY_TIMEOUT={plan.visibility_timeout_seconds}
+RestartSec=5
+{env_lines}
 ExecStart=/usr/bin/python3 /opt/accelstack/queue_worker.py
+# SIGTERM: stop receiving, finish in-flight requests for DRAIN_SECONDS, release the rest.
+KillSignal=SIGTERM
+TimeoutStopSec={stop_timeout}
 UNIT
 cat > /opt/accelstack/boot.sh <<'BOOT'
 #!/bin/bash

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -165,7 +167,8 @@ def test_backlog_per_instance_metric_math_exactly_as_aws_documents():
     (policy,) = cap.by_type(POLICY)
     assert policy.inputs["policyType"] == "TargetTrackingScaling"
     tracking = policy.inputs["targetTrackingConfiguration"]
-    assert tracking["targetValue"] == 10  # 10 s latency target / 1 s per request
+    # 10 s latency target / 1 s per request x the requests each replica's worker keeps in flight.
+    assert tracking["targetValue"] == plan().backlog_per_instance_target == 10 * plan().concurrency
     m1, m2, e1 = tracking["customizedMetricSpecification"]["metrics"]
     queue_name = named(cap, QUEUE, "-requests").outputs["name"]
     group_name = cap.one(GROUP).inputs["name"]
@@ -255,15 +258,55 @@ def test_launch_template_imdsv2_encrypted_no_public_ip():
     assert template["imageId"].startswith("resolve:ssm:/aws/service/deeplearning/")
 
 
+def user_data(cap: Capture) -> str:
+    return base64.b64decode(cap.one("aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]).decode()
+
+
+def worker_env(script: str) -> dict[str, str]:
+    unit = script.split("accelstack-queue-worker.service <<'UNIT'\n", 1)[1].split("\nUNIT\n", 1)[0]
+    return dict(line.removeprefix("Environment=").split("=", 1) for line in unit.splitlines() if line.startswith("Environment="))
+
+
 def test_user_data_serves_base_model_with_every_lora_adapter():
     cap = run()
-    script = base64.b64decode(cap.one("aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]).decode()
+    script = user_data(cap)
     assert "aws s3 sync --only-show-errors s3://acme-train-checkpoints/models/llama-3.1-8b-instruct/" in script
     assert "--enable-lora" in script
     assert "--lora-modules acme-support=/models/adapters/acme-support globex-legal=/models/adapters/globex-legal" in script
     assert "--max-lora-rank 32" in script and "--dtype bfloat16" in script and "--max-model-len 16384" in script
     assert "autoscaling/target-lifecycle-state" in script  # warm-pool boots prepare, then stop
     assert script.count("docker run") == 1  # one deployment for all adapters
+
+
+def test_worker_runs_the_plans_concurrency_and_the_target_counts_it():
+    """The N requests the queue worker keeps in flight is the N the scaling target is multiplied by:
+    a replica clears N messages per service time, so its backlog target is latency / service x N."""
+    cap = run()
+    env = worker_env(user_data(cap))
+    serving_plan, slo = plan(), load_stack(EXAMPLE).serving.slo
+    assert int(env["WORKER_CONCURRENCY"]) == serving_plan.concurrency > 1
+    (policy,) = cap.by_type(POLICY)
+    target = policy.inputs["targetTrackingConfiguration"]["targetValue"]
+    assert target == slo.target_seconds / slo.service_seconds * int(env["WORKER_CONCURRENCY"])
+    # The queue the worker drains is the one the policy's metric reads, and the TTL is the admission TTL.
+    assert env["REQUEST_QUEUE_URL"] == named(cap, QUEUE, "-requests").outputs["url"]
+    assert env["RESPONSE_QUEUE_URL"] == named(cap, QUEUE, "-responses").outputs["url"]
+    assert int(env["TTL_SECONDS"]) == named(cap, QUEUE, "-requests").inputs["messageRetentionSeconds"]
+    assert int(env["VISIBILITY_TIMEOUT"]) == named(cap, QUEUE, "-requests").inputs["visibilityTimeoutSeconds"]
+
+
+def test_replica_user_data_fits_ec2s_limit_and_ships_the_worker_verbatim(tmp_path):
+    from components.aws.replica import queue_worker
+    from components.aws.serving import USER_DATA_LIMIT_BYTES
+
+    script = user_data(run())
+    assert len(script.encode()) < USER_DATA_LIMIT_BYTES == 16384  # EC2 limit on the raw user data
+    # Run the script's own decoding step (paths moved to tmp): it writes the module byte for byte.
+    start = script.index("python3 -c 'import base64, bz2")
+    end = script.index("\nB64\n", start) + len("\nB64\n")
+    step = script[start:end].replace("python3 ", f"{sys.executable} ", 1).replace("/opt/accelstack", str(tmp_path))
+    subprocess.run(["bash", "-euo", "pipefail", "-c", step], check=True, timeout=30)
+    assert (tmp_path / "queue_worker.py").read_bytes() == Path(queue_worker.__file__).read_bytes()
 
 
 def test_cross_account_model_grant_is_read_only_and_scoped_to_prefix():
@@ -307,7 +350,7 @@ def test_stack_outputs():
     outputs = run().stack_outputs
     assert outputs["endpoint"].startswith("https://")
     assert outputs["replicaGroupName"] == "accelstack-aws-serving-replicas"
-    assert outputs["backlogPerInstanceTarget"] == 10
+    assert outputs["backlogPerInstanceTarget"] == plan().backlog_per_instance_target
 
 
 @pytest.mark.parametrize("override", ["serving.loadBalancer.accessLogs=false"])

@@ -37,7 +37,8 @@ def test_too_small_vpc_is_refused_with_its_config_path():
 
 def test_plan_derives_from_slo_admission_and_cold_start():
     plan = plan_serving(serving())
-    assert plan.backlog_per_instance_target == 10  # 10 s target / 1 s per request
+    # 10 s target / 1 s per request, times the requests a replica serves at once (its KV cache).
+    assert plan.backlog_per_instance_target == 10 * plan.concurrency
     assert plan.health_check_grace_seconds >= plan.cold_start_seconds > plan.warm_start_seconds
     # 2000 queued x 1 s / 300 s TTL = 7 replicas needed, 1 already running at min.
     assert plan.warm_pool_size == 6

@@ -66,7 +66,7 @@ def test_serving_defaults_are_what_the_serving_component_registers():
     assert outputs["coldStartSeconds"] == config["serving.replicas.coldStartSeconds"].value == 233
     assert outputs["warmPoolSize"] == config["serving.replicas.warmPool"].value == 6
     backlog = config["aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"]
-    assert outputs["backlogPerInstanceTarget"] == backlog.value == 10
+    assert outputs["backlogPerInstanceTarget"] == backlog.value == 10 * config["replica concurrency"].value
     [group] = [r for r in cap.by_type("aws:autoscaling/group:Group") if r.name == "aws-serving-replicas"]
     assert group.inputs["warmPool"]["minSize"] == config["serving.replicas.warmPool"].value
 
@@ -89,8 +89,8 @@ def test_serving_sources_name_their_inputs_and_follow_the_stack_file():
 
 
 def test_training_interval_is_dalys_for_the_stacks_own_numbers():
-    # 4 x p5.48xlarge: checkpoint = 25% of 4 x 8 x 80 GiB; Lustre 4800 GiB x 250 MB/s/TiB.
-    delta = 0.25 * 4 * 8 * 80 * 2**30 / (4800 / 1024 * 250 * 1e6)
+    # 4 x p5.48xlarge training llama-3.1-70b (70.554 B params x 14 B/param); Lustre 4800 GiB x 250 MB/s/TiB.
+    delta = 70.554e9 * 14 / (4800 / 1024 * 250 * 1e6)
     mtbf = ck.job_mtbf_hours(4, "on-demand") * 3600
     expected = math.floor(ck.daly_interval(delta, mtbf))
     defaults = by_path(derived_defaults(spec_of("aws-training")))
@@ -125,17 +125,20 @@ def test_spot_and_more_nodes_checkpoint_more_often():
 
 
 def test_lustre_check_flags_a_slow_tier_and_finds_a_cheaper_valid_one():
-    slow = by_path(derived_defaults(spec_of("aws-training")))["training.storage.lustre"]
-    assert slow.kind == "check" and not slow.ok and slow.value == 586.4
-    assert "misses the 300 s target; cheapest that meets it: PERSISTENT_2 4800 GiB at 500 MB/s/TiB" in slow.source
-    fast = by_path(derived_defaults(spec_of("aws-training", "training.storage.lustre.throughputPerTiB=1000")))[
-        "training.storage.lustre"
-    ]
-    assert fast.ok and fast.value < 300
-    assert "cheaper and still within it: PERSISTENT_2 4800 GiB at 500 MB/s/TiB" in fast.source
-    right = by_path(derived_defaults(spec_of("aws-training", "training.storage.lustre.throughputPerTiB=500")))[
-        "training.storage.lustre"
-    ]
+    target = "training.storage.checkpoints.writeTargetSeconds=300"
+
+    def check(*overrides: str) -> DerivedDefault:
+        return by_path(derived_defaults(spec_of("aws-training", target, *overrides)))["training.storage.lustre"]
+
+    # A 919.9 GiB checkpoint at 4800 GiB x 250 MB/s/TiB = 1171.9 MB/s.
+    slow = check()
+    assert slow.kind == "check" and not slow.ok and slow.value == 842.9
+    assert "misses the 300 s target (training.storage.checkpoints.writeTargetSeconds); cheapest that meets it: " \
+        "PERSISTENT_2 7200 GiB at 500 MB/s/TiB (281 s, $2,448/month)" in slow.source
+    fast = check("training.storage.lustre.throughputPerTiB=1000")
+    assert fast.ok and fast.value == 210.7
+    assert "cheaper and still within it: PERSISTENT_2 7200 GiB at 500 MB/s/TiB" in fast.source
+    right = check("training.storage.lustre.capacityGiB=7200", "training.storage.lustre.throughputPerTiB=500")
     assert right.ok and "no cheaper PERSISTENT_2 option" in right.source
 
 

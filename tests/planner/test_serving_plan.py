@@ -1,0 +1,82 @@
+"""The serving plan's replica concurrency (what the queue worker keeps in flight) and the backlog
+target that follows from it: AWS's latency / service time, times the requests a replica batches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelstack.planner import serving_plan as sp
+from accelstack.planner.architectures import get_preset
+from accelstack.planner.defaults import serving_defaults
+from accelstack.planner.kv_cache import plan_for_instance
+from accelstack.planner.serving import backlog_per_instance
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
+
+
+def serving(*overrides: str):
+    return parse_spec(apply_overrides(read_stack_file(EXAMPLE), list(overrides)), "aws-serving").serving
+
+
+def test_example_concurrency_is_the_kv_caches_full_context_sequences_with_its_adapters():
+    # Llama-3.1-8B bf16 on one L40S at 16384 tokens, two adapters resident at rank 32 (--max-loras 2).
+    kv = plan_for_instance(
+        get_preset("llama-3.1-8b"), "g6e.xlarge", precision="bf16", context_length=16384, lora_rank=32, lora_adapters=2
+    )
+    plan = sp.plan_serving(serving())
+    assert plan.concurrency == kv.max_concurrent_sequences == 11
+    assert f"{kv.blocks} blocks" in plan.concurrency_basis and "2 LoRA adapter(s)" in plan.concurrency_basis
+
+
+def test_backlog_target_is_latency_over_service_times_concurrency():
+    plan = sp.plan_serving(serving())
+    assert plan.backlog_per_instance_target == backlog_per_instance(10, 1.0) * plan.concurrency == 110
+    tight = sp.plan_serving(serving("serving.slo.targetSeconds=2", "serving.slo.serviceSeconds=0.5"))
+    assert tight.backlog_per_instance_target == 4 * tight.concurrency
+
+
+def test_shorter_context_and_fp8_serve_more_at_once():
+    base = sp.plan_serving(serving()).concurrency
+    shorter = sp.plan_serving(serving("serving.model.contextLength=4096")).concurrency
+    fp8 = sp.plan_serving(serving("serving.model.precision=fp8")).concurrency
+    assert shorter >= 4 * base - 4  # a quarter of the tokens per sequence (block rounding aside)
+    assert fp8 > base
+
+
+def test_concurrency_is_capped_at_vllms_max_num_seqs():
+    plan = sp.plan_serving(
+        serving("serving.replicas.instanceType=p5.48xlarge", "serving.model.contextLength=512", "serving.model.adapters=[]")
+    )
+    assert plan.concurrency == sp.WORKER_CONCURRENCY_CAP == 256
+    assert "capped at vLLM max_num_seqs 256" in plan.concurrency_basis
+
+
+def test_unknown_architecture_gets_a_stated_assumption():
+    plan = sp.plan_serving(serving("serving.model.name=acme/house-model-13b", "serving.model.parametersBillion=13"))
+    assert plan.concurrency == sp.UNKNOWN_ARCHITECTURE_CONCURRENCY
+    assert "serving.model.preset" in plan.concurrency_basis
+    assert plan.backlog_per_instance_target == 10 * sp.UNKNOWN_ARCHITECTURE_CONCURRENCY
+
+
+def test_worker_timeouts_follow_the_load_balancer():
+    plan = sp.plan_serving(serving())
+    # A queued generation may run as long as a synchronous one; shutdown drains within the cap.
+    assert plan.generation_timeout_seconds == plan.idle_timeout_seconds > plan.visibility_timeout_seconds
+    assert plan.worker_drain_seconds == min(sp.WORKER_DRAIN_CAP_SECONDS, plan.deregistration_delay_seconds)
+    slow = sp.plan_serving(serving("serving.slo.targetSeconds=200", "serving.slo.serviceSeconds=20"))
+    assert slow.worker_drain_seconds == sp.WORKER_DRAIN_CAP_SECONDS
+
+
+@pytest.mark.parametrize("overrides", [(), ("serving.model.contextLength=4096",)])
+def test_preview_reports_the_concurrency_and_its_part_in_the_target(overrides):
+    spec = serving(*overrides)
+    plan = sp.plan_serving(spec)
+    rows = {row.path: row for row in serving_defaults("aws-serving", spec)}
+    assert rows["replica concurrency"].value == plan.concurrency
+    assert rows["replica concurrency"].kind == "estimate"
+    target = rows["aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"]
+    assert target.value == plan.backlog_per_instance_target
+    assert f"latency SLO 10 s / service time 1 s x {plan.concurrency} requests in flight" in target.source
