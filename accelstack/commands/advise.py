@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from accelstack.commands.common import CliError, echo_lines, run_guarded
+from accelstack.commands.common import CliError, echo_lines, guarded
 from accelstack.commands.size import (
     HeadsOpt,
     HiddenOpt,
@@ -35,6 +35,7 @@ EXAMPLE_STACKS = {
 }
 
 
+@guarded
 def advise_command(
     custom_weights: Annotated[
         bool,
@@ -56,29 +57,25 @@ def advise_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Decide what to build: a managed model API, LoRA on one machine, serving only, or distributed training."""
-
-    def body() -> None:
-        check_choice("--precision", precision, PRECISIONS)
-        arch = None
-        if custom_weights:
-            if model is None and layers is None:
-                raise CliError("--custom-weights needs --model PRESET (or --layers/--hidden/--heads/--params-b)")
-            arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
-        advice = planner_call("--need-train/--data-tokens", lambda: advise(
-            custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
-            max_days=max_days, precision=precision, context_length=context, prices=book(prices)))  # fmt: skip
-        if as_json:
-            emit("", advice.as_dict(), True)
-            return
-        lines = [f"{i}. {s.question} {s.answer}: {s.why}" for i, s in enumerate(advice.steps, 1)]
-        lines += ["", f"=> {advice.summary}"]
-        if advice.stacks:
-            lines.append("Create these stacks (copy the example, then edit accounts, buckets and sizes):")
-            lines += [f"  {name}: {EXAMPLE_STACKS.get(name, '')}" for name in advice.stacks]
-            lines.append(f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}")
-        echo_lines(lines)
-
-    run_guarded(body)
+    check_choice("--precision", precision, PRECISIONS)
+    arch = None
+    if custom_weights:
+        if model is None and layers is None:
+            raise CliError("--custom-weights needs --model PRESET (or --layers/--hidden/--heads/--params-b)")
+        arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
+    advice = planner_call("--need-train/--data-tokens", lambda: advise(
+        custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
+        max_days=max_days, precision=precision, context_length=context, prices=book(prices)))  # fmt: skip
+    if as_json:
+        emit("", advice.as_dict(), True)
+        return
+    lines = [f"{i}. {s.question} {s.answer}: {s.why}" for i, s in enumerate(advice.steps, 1)]
+    lines += ["", f"=> {advice.summary}"]
+    if advice.stacks:
+        lines.append("Create these stacks (copy the example, then edit accounts, buckets and sizes):")
+        lines += [f"  {name}: {EXAMPLE_STACKS.get(name, '')}" for name in advice.stacks]
+        lines.append(f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}")
+    echo_lines(lines)
 
 
 def register(app: typer.Typer) -> None:

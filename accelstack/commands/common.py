@@ -3,21 +3,26 @@
 Exit codes (all commands): 0 ok, 1 the run failed (e.g. the program raised for a non-config
 reason, or a policy denied), 2 bad input or config (unknown stack, invalid YAML/values, bad --set).
 A user's mistake is never shown as a traceback: raise `CliError` (or let `SpecError` reach
-`run_guarded`) and it becomes lines on stderr plus an exit code.
+`run_guarded`, which a command gets by decorating its function with `@guarded`) and it becomes
+lines on stderr plus an exit code.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 
 from accelstack.spec.problems import Problem, SpecError
+
+if TYPE_CHECKING:
+    from accelstack.spec.models import StackSpec
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -193,3 +198,35 @@ def run_guarded(body: Callable[[], T]) -> T:
     except SpecError as error:
         print_problems("config", error.problems)
         raise typer.Exit(EXIT_CONFIG) from None
+
+
+def load_specs(files: Iterable[Path], overrides: list[str]) -> Iterator[tuple[str, StackSpec | None]]:
+    """(stack name, spec) per stack file, in order, loaded as they are consumed; a stack whose
+    config has problems has them printed (stderr, `STACK: path: message`) and comes with None."""
+    from accelstack.spec.loader import load_stack, stack_name_of
+
+    for path in files:
+        name = stack_name_of(path)
+        try:
+            spec = load_stack(path, overrides)
+        except SpecError as error:
+            print_problems(name, error.problems)
+            spec = None
+        yield name, spec
+
+
+P = ParamSpec("P")
+
+
+def guarded(command: Callable[P, int | None]) -> Callable[P, None]:
+    """Decorate a command function (below its `app.command` registration): run it under
+    `run_guarded`, and an int it returns becomes the exit code. Typer reads the options from the
+    wrapped signature."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        code = run_guarded(lambda: command(*args, **kwargs))
+        if code is not None:
+            raise typer.Exit(code)
+
+    return wrapper

@@ -26,10 +26,10 @@ from accelstack.commands.common import (
     StacksArg,
     echo_lines,
     find_project_dir,
+    guarded,
     print_problems,
     resolve_stack,
     resolve_stacks,
-    run_guarded,
 )
 from accelstack.spec.loader import load_stack, stack_name_of
 from accelstack.spec.problems import SpecError
@@ -103,6 +103,7 @@ def _context_spec(name: str | None, project_dir: Path | None, overrides: list[st
         return None
 
 
+@guarded
 def policy_command(
     stacks: StacksArg = None,
     all_stacks: AllOpt = False,
@@ -112,7 +113,7 @@ def policy_command(
     policy_config: PolicyConfigOpt = None,
     emit_config: EmitConfigOpt = None,
     project_dir: ProjectDirOpt = None,
-) -> None:
+) -> int:
     """Run the separation and guardrails policy packs offline (pulumi-policy's own analyzer).
 
     Prints one line per violation `STACK: PACK/POLICY [LEVEL] URN: message`, then a summary per
@@ -120,62 +121,59 @@ def policy_command(
     """
     from accelstack.engine import policy_runner
 
-    def body() -> int:
-        config = _read_json(policy_config, "--policy-config") if policy_config else None
-        if config is not None and not isinstance(config, dict):
-            raise CliError(f"--policy-config {policy_config}: expected a JSON object keyed by policy name")
-        if emit_config is not None:
-            return _emit_config(emit_config, stacks, all_stacks, overrides or [], project_dir)
-        runs: list[tuple[str, dict[str, Any], Any]] = []  # (stack, export, spec)
-        failed_input = failed_run = False
-        if file is not None:
-            if stacks or all_stacks:
-                raise CliError("give STACK names, --all or --file, not several")
-            found = exports_in(_read_json(file, "--file"))
-            if not found:
-                raise CliError(f"--file {file}: not a stack export (no deployment.resources)")
-            for stated, export in found:
-                try:
-                    policy_runner.export_resources(export)
-                except policy_runner.PolicyInputError as error:
-                    raise CliError(f"--file {file}: {error}") from None
-                name = stated or policy_runner.stack_name_of_export(export) or file.stem
-                runs.append((name, export, _context_spec(name, project_dir, overrides or [])))
-        else:
-            from accelstack.engine.preview import PreviewError, preview_stack
-
-            root, files = resolve_stacks(stacks, all_stacks, project_dir)
-            for path in files:
-                name = stack_name_of(path)
-                try:
-                    result = preview_stack(path, overrides or [], root)
-                except SpecError as error:
-                    print_problems(name, error.problems)
-                    failed_input = True
-                    continue
-                except PreviewError as error:
-                    echo_lines([f"{name}: preview failed: {error.message}"], stderr=True, style="red")
-                    failed_input |= error.kind == "config"
-                    failed_run |= error.kind != "config"
-                    continue
-                runs.append((name, result.export, result.spec))
-        report = []
-        for name, export, spec in runs:
+    config = _read_json(policy_config, "--policy-config") if policy_config else None
+    if config is not None and not isinstance(config, dict):
+        raise CliError(f"--policy-config {policy_config}: expected a JSON object keyed by policy name")
+    if emit_config is not None:
+        return _emit_config(emit_config, stacks, all_stacks, overrides or [], project_dir)
+    runs: list[tuple[str, dict[str, Any], Any]] = []  # (stack, export, spec)
+    failed_input = failed_run = False
+    if file is not None:
+        if stacks or all_stacks:
+            raise CliError("give STACK names, --all or --file, not several")
+        found = exports_in(_read_json(file, "--file"))
+        if not found:
+            raise CliError(f"--file {file}: not a stack export (no deployment.resources)")
+        for stated, export in found:
             try:
-                verdicts = policy_runner.policy_verdicts(export, spec, config)
+                policy_runner.export_resources(export)
             except policy_runner.PolicyInputError as error:
-                raise CliError(f"{name}: {error}") from None
-            report.append((name, verdicts))
-        mandatory = any(v.mandatory for _, verdicts in report for v in verdicts)
-        if json_output:
-            _print_json(report, ok=not (mandatory or failed_input or failed_run))
-        else:
-            _print_text(report)
-        if failed_input:
-            return EXIT_CONFIG
-        return EXIT_FAILED if mandatory or failed_run else EXIT_OK
+                raise CliError(f"--file {file}: {error}") from None
+            name = stated or policy_runner.stack_name_of_export(export) or file.stem
+            runs.append((name, export, _context_spec(name, project_dir, overrides or [])))
+    else:
+        from accelstack.engine.preview import PreviewError, preview_stack
 
-    raise typer.Exit(run_guarded(body))
+        root, files = resolve_stacks(stacks, all_stacks, project_dir)
+        for path in files:
+            name = stack_name_of(path)
+            try:
+                result = preview_stack(path, overrides or [], root)
+            except SpecError as error:
+                print_problems(name, error.problems)
+                failed_input = True
+                continue
+            except PreviewError as error:
+                echo_lines([f"{name}: preview failed: {error.message}"], stderr=True, style="red")
+                failed_input |= error.kind == "config"
+                failed_run |= error.kind != "config"
+                continue
+            runs.append((name, result.export, result.spec))
+    report = []
+    for name, export, spec in runs:
+        try:
+            verdicts = policy_runner.policy_verdicts(export, spec, config)
+        except policy_runner.PolicyInputError as error:
+            raise CliError(f"{name}: {error}") from None
+        report.append((name, verdicts))
+    mandatory = any(v.mandatory for _, verdicts in report for v in verdicts)
+    if json_output:
+        _print_json(report, ok=not (mandatory or failed_input or failed_run))
+    else:
+        _print_text(report)
+    if failed_input:
+        return EXIT_CONFIG
+    return EXIT_FAILED if mandatory or failed_run else EXIT_OK
 
 
 def _emit_config(pack: str, stacks: list[str] | None, all_stacks: bool, overrides: list[str], project_dir: Path | None) -> int:

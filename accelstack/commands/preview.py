@@ -25,15 +25,16 @@ from accelstack.commands.common import (
     SetOpt,
     StacksArg,
     echo_lines,
+    guarded,
+    load_specs,
     out,
     print_problems,
     resolve_stacks,
-    run_guarded,
 )
 from accelstack.engine.export import STACK_TYPE
 from accelstack.engine.preview import PreviewError, PreviewResult, preview_stack
 from accelstack.planner.defaults import DerivedDefault, derived_defaults
-from accelstack.spec.loader import load_stack, stack_name_of
+from accelstack.spec.loader import stack_name_of
 from accelstack.spec.problems import SpecError
 
 JsonOpt = Annotated[
@@ -210,6 +211,7 @@ def write_exports(
     return [path for path, _ in targets]
 
 
+@guarded
 def preview_command(
     stacks: StacksArg = None,
     all_stacks: AllOpt = False,
@@ -221,7 +223,7 @@ def preview_command(
     defaults: DefaultsOpt = True,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Stacks previewed at once.")] = 2,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback when a program fails.")] = False,
-) -> None:
+) -> int:
     """Preview stacks offline: the real program under Pulumi mocks, no cloud credentials.
 
     STACK... defaults to every stack. Config is validated first: on any problem nothing runs (exit 2).
@@ -233,72 +235,62 @@ def preview_command(
     Exit 0 ok, 1 a mandatory policy is violated or the program failed, 2 config problems (also when
     the program refuses its config with pulumi.RunError). `--no-policy` skips the policy packs.
     """
+    root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir)
+    specs = [spec for _, spec in load_specs(files, overrides or [])]  # prints every stack's problems
+    if None in specs:
+        return EXIT_CONFIG
 
-    def body() -> int:
-        root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir)
-        invalid = False
-        for path in files:
-            try:
-                load_stack(path, overrides or [])
-            except SpecError as error:
-                print_problems(stack_name_of(path), error.problems)
-                invalid = True
-        if invalid:
-            return EXIT_CONFIG
+    def run(path: Path) -> PreviewResult | PreviewError | SpecError:
+        try:
+            return preview_stack(path, overrides or [], root)
+        except (PreviewError, SpecError) as error:
+            return error
 
-        def run(path: Path) -> PreviewResult | PreviewError | SpecError:
-            try:
-                return preview_stack(path, overrides or [], root)
-            except (PreviewError, SpecError) as error:
-                return error
+    with ThreadPoolExecutor(max_workers=min(jobs, len(files))) as pool:
+        outcomes = list(pool.map(run, files))
 
-        with ThreadPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-            outcomes = list(pool.map(run, files))
-
-        code = EXIT_OK
-        console = out()
-        results: list[PreviewResult] = []
-        reports: dict[str, StackReport] = {}
-        for path, outcome in zip(files, outcomes, strict=True):
-            name = stack_name_of(path)
-            if isinstance(outcome, SpecError):
-                print_problems(name, outcome.problems)
-                code = max(code, EXIT_CONFIG)
-                continue
-            if isinstance(outcome, PreviewError):
-                kind = "refused its config" if outcome.kind == "config" else "failed"
-                echo_lines([f"{name}: program {kind}:", *outcome.message.splitlines()], stderr=True, style="red")
-                if debug and outcome.log.strip():
-                    echo_lines([f"{name}: program output:", *outcome.log.rstrip().splitlines()], stderr=True)
-                if debug and outcome.traceback:
-                    echo_lines(outcome.traceback.rstrip().splitlines(), stderr=True)
-                code = max(code, EXIT_CONFIG if outcome.kind == "config" else EXIT_FAILED)
-                continue
-            results.append(outcome)
-            report = reports[outcome.stack] = stack_report(outcome, policy=policy)
-            if tree:
-                console.print(resource_tree(outcome))
-                console.print(type_table(outcome))
-            if defaults and report.defaults:
-                console.print(defaults_table(name, report.defaults))
-            if report.defaults_error:
-                echo_lines([f"{name}: no derived defaults: {report.defaults_error}"], style="yellow")
-            print_problems(name, outcome.warnings, stderr=False)
-            if policy:
-                for line, style in policy_lines(name, report):
-                    echo_lines([line], style=style)
-                if report.mandatory or report.policy_error:
-                    code = max(code, EXIT_FAILED)
-            echo_lines([summary_line(outcome)], style="bold green")
-        if json_out is not None and results:
-            try:
-                written = write_exports(results, json_out, several=len(files) > 1, reports=reports)
-            except OSError as error:
-                raise CliError(f"--json {json_out}: {error.strerror or error}", EXIT_FAILED) from None
-            echo_lines([f"wrote {path}" for path in written], stderr=True)
-        return code
-
-    raise typer.Exit(run_guarded(body))
+    code = EXIT_OK
+    console = out()
+    results: list[PreviewResult] = []
+    reports: dict[str, StackReport] = {}
+    for path, outcome in zip(files, outcomes, strict=True):
+        name = stack_name_of(path)
+        if isinstance(outcome, SpecError):
+            print_problems(name, outcome.problems)
+            code = max(code, EXIT_CONFIG)
+            continue
+        if isinstance(outcome, PreviewError):
+            kind = "refused its config" if outcome.kind == "config" else "failed"
+            echo_lines([f"{name}: program {kind}:", *outcome.message.splitlines()], stderr=True, style="red")
+            if debug and outcome.log.strip():
+                echo_lines([f"{name}: program output:", *outcome.log.rstrip().splitlines()], stderr=True)
+            if debug and outcome.traceback:
+                echo_lines(outcome.traceback.rstrip().splitlines(), stderr=True)
+            code = max(code, EXIT_CONFIG if outcome.kind == "config" else EXIT_FAILED)
+            continue
+        results.append(outcome)
+        report = reports[outcome.stack] = stack_report(outcome, policy=policy)
+        if tree:
+            console.print(resource_tree(outcome))
+            console.print(type_table(outcome))
+        if defaults and report.defaults:
+            console.print(defaults_table(name, report.defaults))
+        if report.defaults_error:
+            echo_lines([f"{name}: no derived defaults: {report.defaults_error}"], style="yellow")
+        print_problems(name, outcome.warnings, stderr=False)
+        if policy:
+            for line, style in policy_lines(name, report):
+                echo_lines([line], style=style)
+            if report.mandatory or report.policy_error:
+                code = max(code, EXIT_FAILED)
+        echo_lines([summary_line(outcome)], style="bold green")
+    if json_out is not None and results:
+        try:
+            written = write_exports(results, json_out, several=len(files) > 1, reports=reports)
+        except OSError as error:
+            raise CliError(f"--json {json_out}: {error.strerror or error}", EXIT_FAILED) from None
+        echo_lines([f"wrote {path}" for path in written], stderr=True)
+    return code
 
 
 def register(app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.table import Table
 
-from accelstack.commands.common import EXIT_FAILED, CliError, out, run_guarded
+from accelstack.commands.common import EXIT_FAILED, CliError, guarded, out
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cold_start, lustre, serving
 from accelstack.planner.architectures import Architecture, custom, get_preset, preset_names
@@ -106,6 +106,7 @@ PRECISIONS = list(BYTES_PER_ELEMENT)
 
 
 @size_app.command("serving")
+@guarded
 def size_serving(
     instance_type: Annotated[str, typer.Option("--instance-type", help="Replica instance type, e.g. g6e.12xlarge.")],
     model: ModelOpt = None,
@@ -135,59 +136,56 @@ def size_serving(
 
     Exits 1 when the model does not fit the instance (the table says why), 2 on bad flags.
     """
+    check_choice("--precision", precision, PRECISIONS)
+    if kv_precision is not None:
+        check_choice("--kv-precision", kv_precision, PRECISIONS)
+    if replicas_min > replicas_max:
+        raise CliError(f"--replicas-min ({replicas_min}) must not exceed --replicas-max ({replicas_max})")
+    arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b, head_dim)
+    fit = planner_call("--instance-type/--tp", lambda: serving.fits(
+        arch, precision, instance_type, tp, context_length=context, kv_precision=kv_precision,
+        gpu_memory_utilization=gpu_memory_utilization))  # fmt: skip
+    kv = fit.kv
+    if lora_adapters and lora_rank:
+        from accelstack.planner.kv_cache import plan_for_instance
 
-    def body() -> None:
-        check_choice("--precision", precision, PRECISIONS)
-        if kv_precision is not None:
-            check_choice("--kv-precision", kv_precision, PRECISIONS)
-        if replicas_min > replicas_max:
-            raise CliError(f"--replicas-min ({replicas_min}) must not exceed --replicas-max ({replicas_max})")
-        arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b, head_dim)
-        fit = planner_call("--instance-type/--tp", lambda: serving.fits(
-            arch, precision, instance_type, tp, context_length=context, kv_precision=kv_precision,
-            gpu_memory_utilization=gpu_memory_utilization))  # fmt: skip
-        kv = fit.kv
-        if lora_adapters and lora_rank:
-            from accelstack.planner.kv_cache import plan_for_instance
-
-            kv = plan_for_instance(arch, instance_type, tp=fit.tp, precision=precision, kv_precision=kv_precision,
-                                   context_length=context, gpu_memory_utilization=gpu_memory_utilization,
-                                   lora_rank=lora_rank, lora_adapters=lora_adapters)  # fmt: skip
-        service = service_seconds or tokens_per_request / replica_tokens_per_second
-        concurrency = max(1, kv.max_concurrent_sequences)
-        replicas = serving.replicas_for_load(rps, tokens_per_request, replica_tokens_per_second,
-                                             service_seconds=service, max_concurrency_per_replica=concurrency)
-        backlog = serving.backlog_target_from_slo(latency_slo, service, concurrency)
-        start = cold_start.serving_defaults(arch, precision, replicas_min=replicas_min, replicas_max=replicas_max)
-        data = {
-            "model": arch.name, "modelSource": arch.source, "instanceType": instance_type, "fits": kv.fits,
-            "reason": fit.reason, "kv": kv.as_dict(), "replicas": replicas.as_dict(),
-            "backlogPerReplica": backlog, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
-        }  # fmt: skip
-        rows = [
-            ("model", f"{arch.name} ({arch.source})"),
-            ("instance", f"{instance_type}, tp={kv.tp}, {precision} weights, {kv_precision or precision} KV cache"),
-            ("fits", fit.reason),
-            ("memory per GPU", f"{kv.budget_bytes / GIB:.2f} GiB usable = weights {kv.weights_bytes / GIB:.2f} + "
-                               f"activations {kv.activation_bytes / GIB:.2f} + runtime {kv.runtime_overhead_bytes / GIB:.2f}"
-                               f" + LoRA {kv.lora_bytes / GIB:.2f} + KV {max(kv.kv_cache_bytes, 0) / GIB:.2f}"),
-            ("KV per token", f"{kv.kv_bytes_per_token / 1024:.0f} KiB per GPU"),
-            ("blocks (16 tokens)", f"{kv.blocks} = {kv.tokens} tokens"),
-            ("concurrency", f"{kv.max_concurrency}x at {context} tokens ({kv.max_concurrent_sequences} full sequences)"),
-            ("replicas", f"{replicas.replicas} for {rps:g} req/s x {tokens_per_request:g} tokens "
-                         f"(throughput bound {replicas.throughput_replicas}, concurrency bound {replicas.concurrency_replicas})"),
-            ("backlog per replica", f"{backlog} (AWS SQS method: {latency_slo:g} s / {service:.3g} s x {concurrency})"),
-            ("cold start", f"{start.total_seconds:.0f} s -> warm pool {start.warm_pool_size}, "
-                           f"health check grace {start.health_check_grace_seconds} s"),
-        ]  # fmt: skip
-        emit("accelstack size serving", data, as_json, rows)
-        if not kv.fits:
-            raise typer.Exit(EXIT_FAILED)  # scripts can test "does it fit" by the exit code
-
-    run_guarded(body)
+        kv = plan_for_instance(arch, instance_type, tp=fit.tp, precision=precision, kv_precision=kv_precision,
+                               context_length=context, gpu_memory_utilization=gpu_memory_utilization,
+                               lora_rank=lora_rank, lora_adapters=lora_adapters)  # fmt: skip
+    service = service_seconds or tokens_per_request / replica_tokens_per_second
+    concurrency = max(1, kv.max_concurrent_sequences)
+    replicas = serving.replicas_for_load(rps, tokens_per_request, replica_tokens_per_second,
+                                         service_seconds=service, max_concurrency_per_replica=concurrency)
+    backlog = serving.backlog_target_from_slo(latency_slo, service, concurrency)
+    start = cold_start.serving_defaults(arch, precision, replicas_min=replicas_min, replicas_max=replicas_max)
+    data = {
+        "model": arch.name, "modelSource": arch.source, "instanceType": instance_type, "fits": kv.fits,
+        "reason": fit.reason, "kv": kv.as_dict(), "replicas": replicas.as_dict(),
+        "backlogPerReplica": backlog, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
+    }  # fmt: skip
+    rows = [
+        ("model", f"{arch.name} ({arch.source})"),
+        ("instance", f"{instance_type}, tp={kv.tp}, {precision} weights, {kv_precision or precision} KV cache"),
+        ("fits", fit.reason),
+        ("memory per GPU", f"{kv.budget_bytes / GIB:.2f} GiB usable = weights {kv.weights_bytes / GIB:.2f} + "
+                           f"activations {kv.activation_bytes / GIB:.2f} + runtime {kv.runtime_overhead_bytes / GIB:.2f}"
+                           f" + LoRA {kv.lora_bytes / GIB:.2f} + KV {max(kv.kv_cache_bytes, 0) / GIB:.2f}"),
+        ("KV per token", f"{kv.kv_bytes_per_token / 1024:.0f} KiB per GPU"),
+        ("blocks (16 tokens)", f"{kv.blocks} = {kv.tokens} tokens"),
+        ("concurrency", f"{kv.max_concurrency}x at {context} tokens ({kv.max_concurrent_sequences} full sequences)"),
+        ("replicas", f"{replicas.replicas} for {rps:g} req/s x {tokens_per_request:g} tokens "
+                     f"(throughput bound {replicas.throughput_replicas}, concurrency bound {replicas.concurrency_replicas})"),
+        ("backlog per replica", f"{backlog} (AWS SQS method: {latency_slo:g} s / {service:.3g} s x {concurrency})"),
+        ("cold start", f"{start.total_seconds:.0f} s -> warm pool {start.warm_pool_size}, "
+                       f"health check grace {start.health_check_grace_seconds} s"),
+    ]  # fmt: skip
+    emit("accelstack size serving", data, as_json, rows)
+    if not kv.fits:
+        raise typer.Exit(EXIT_FAILED)  # scripts can test "does it fit" by the exit code
 
 
 @size_app.command("checkpoint")
+@guarded
 def size_checkpoint(
     nodes: Annotated[int, typer.Option("--nodes", min=1, help="Nodes in the job.")],
     model: ModelOpt = None,
@@ -209,38 +207,35 @@ def size_checkpoint(
     as_json: JsonFlag = False,
 ) -> None:
     """Young and Daly checkpoint intervals, write time and expected overhead for a job."""
-
-    def body() -> None:
-        check_choice("--capacity", capacity, ["on-demand", "spot", "capacity-block"])
-        check_choice("--mode", mode, ["full", "lora"])
-        if state_gb is not None:
-            state = state_gb * 1e9
-        else:
-            arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
-            state = ck.training_state_bytes(arch, mode, lora_rank)
-        if write_mbps is not None:
-            throughput = write_mbps
-        elif lustre_capacity_gib is not None:
-            throughput = lustre_capacity_gib / 1024 * throughput_per_tib
-        else:
-            raise CliError("give --write-mbps or --lustre-capacity-gib (with --throughput-per-tib)")
-        result = planner_call("--state-gb/--write-mbps", lambda: ck.plan(
-            state, throughput, nodes, capacity, restart_seconds=restart_seconds, node_mtbf_hours=node_mtbf_hours,
-            spot_interruptions_per_month=interruptions_per_month))  # fmt: skip
-        rows = [
-            ("checkpoint", f"{result.state_gb:g} GB at {throughput:g} MB/s -> {result.write_seconds:g} s"),
-            ("job MTBF", f"{result.job_mtbf_hours:g} h ({nodes} x {capacity} nodes)"),
-            ("Young interval", f"{result.young_interval_minutes:g} min"),
-            ("Daly interval", f"{result.daly_interval_minutes:g} min"),
-            ("expected overhead", f"{result.overhead_fraction:.2%} (writes, lost work, {restart_seconds:g} s restarts)"),
-            ("sources", "; ".join(result.sources)),
-        ]
-        emit("accelstack size checkpoint", result.as_dict(), as_json, rows)
-
-    run_guarded(body)
+    check_choice("--capacity", capacity, ["on-demand", "spot", "capacity-block"])
+    check_choice("--mode", mode, ["full", "lora"])
+    if state_gb is not None:
+        state = state_gb * 1e9
+    else:
+        arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
+        state = ck.training_state_bytes(arch, mode, lora_rank)
+    if write_mbps is not None:
+        throughput = write_mbps
+    elif lustre_capacity_gib is not None:
+        throughput = lustre_capacity_gib / 1024 * throughput_per_tib
+    else:
+        raise CliError("give --write-mbps or --lustre-capacity-gib (with --throughput-per-tib)")
+    result = planner_call("--state-gb/--write-mbps", lambda: ck.plan(
+        state, throughput, nodes, capacity, restart_seconds=restart_seconds, node_mtbf_hours=node_mtbf_hours,
+        spot_interruptions_per_month=interruptions_per_month))  # fmt: skip
+    rows = [
+        ("checkpoint", f"{result.state_gb:g} GB at {throughput:g} MB/s -> {result.write_seconds:g} s"),
+        ("job MTBF", f"{result.job_mtbf_hours:g} h ({nodes} x {capacity} nodes)"),
+        ("Young interval", f"{result.young_interval_minutes:g} min"),
+        ("Daly interval", f"{result.daly_interval_minutes:g} min"),
+        ("expected overhead", f"{result.overhead_fraction:.2%} (writes, lost work, {restart_seconds:g} s restarts)"),
+        ("sources", "; ".join(result.sources)),
+    ]
+    emit("accelstack size checkpoint", result.as_dict(), as_json, rows)
 
 
 @size_app.command("lustre")
+@guarded
 def size_lustre(
     dataset_gib: Annotated[float, typer.Option(min=0, help="Dataset staged on Lustre, GiB.")],
     checkpoint_gib: Annotated[float, typer.Option(min=0, help="One checkpoint, GiB.")],
@@ -251,25 +246,21 @@ def size_lustre(
     as_json: JsonFlag = False,
 ) -> None:
     """Cheapest FSx for Lustre capacity and throughput tier for a dataset and a checkpoint target."""
-
-    def body() -> None:
-        types = tuple(deployment_type or ["PERSISTENT_2"])
-        result = planner_call("--deployment-type", lambda: lustre.size(
-            dataset_gib, checkpoint_gib, write_target_seconds, deployment_types=types,
-            retained_checkpoints=retained_checkpoints, prices=book(prices)))  # fmt: skip
-        best = result.best
-        rows = [
-            ("needs", f"{result.needed_capacity_gib:.0f} GiB, {result.needed_throughput_mbps:.0f} MB/s"),
-            ("choose", f"{best.deployment_type} {best.capacity_gib} GiB at {best.throughput_per_tib or 'baseline'} MB/s/TiB"),
-            ("throughput", f"{best.throughput_mbps:g} MB/s -> checkpoint in {best.checkpoint_write_seconds:g} s"),
-            ("cost", f"${best.monthly_usd:,.2f}/month"),
-            *[("alternative", f"{a.deployment_type} {a.capacity_gib} GiB @ {a.throughput_per_tib}: ${a.monthly_usd:,.2f}/month")
-              for a in result.alternatives],
-            ("prices", result.price_source),
-        ]  # fmt: skip
-        emit("accelstack size lustre", result.as_dict(), as_json, rows)
-
-    run_guarded(body)
+    types = tuple(deployment_type or ["PERSISTENT_2"])
+    result = planner_call("--deployment-type", lambda: lustre.size(
+        dataset_gib, checkpoint_gib, write_target_seconds, deployment_types=types,
+        retained_checkpoints=retained_checkpoints, prices=book(prices)))  # fmt: skip
+    best = result.best
+    rows = [
+        ("needs", f"{result.needed_capacity_gib:.0f} GiB, {result.needed_throughput_mbps:.0f} MB/s"),
+        ("choose", f"{best.deployment_type} {best.capacity_gib} GiB at {best.throughput_per_tib or 'baseline'} MB/s/TiB"),
+        ("throughput", f"{best.throughput_mbps:g} MB/s -> checkpoint in {best.checkpoint_write_seconds:g} s"),
+        ("cost", f"${best.monthly_usd:,.2f}/month"),
+        *[("alternative", f"{a.deployment_type} {a.capacity_gib} GiB @ {a.throughput_per_tib}: ${a.monthly_usd:,.2f}/month")
+          for a in result.alternatives],
+        ("prices", result.price_source),
+    ]  # fmt: skip
+    emit("accelstack size lustre", result.as_dict(), as_json, rows)
 
 
 def register(app: typer.Typer) -> None:
