@@ -293,6 +293,8 @@ def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
         else:
             cost = "no known price for the difference"
         message += f"; throughputPerTiB: {faster.throughput_per_tib} writes it in {faster.write_seconds:g} s, {cost}"
+    elif tier is None:
+        message += f"; {check.deployment_type} throughput is fixed per TiB, so only more capacity writes faster"
     else:
         message += f"; no {check.deployment_type} tier at {check.capacity_gib} GiB does"
     best = check.cheapest
