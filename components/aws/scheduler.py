@@ -148,6 +148,7 @@ class SlurmCluster(pulumi.ComponentResource):
                     state_device=slurm.aws_ebs_device(v[1]),
                     lustre_dns_name=v[2],
                     lustre_mount_name=v[3],
+                    checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
                 ),
                 digest,
             )
@@ -188,7 +189,12 @@ class SlurmCluster(pulumi.ComponentResource):
             lambda v: slurm.compute_cloud_init(
                 spec,
                 slurm.DeployValues(
-                    head_address=v[0], munge_key_command=v[1], lustre_dns_name=v[2], lustre_mount_name=v[3]
+                    head_address=v[0],
+                    munge_key_command=v[1],
+                    lustre_dns_name=v[2],
+                    lustre_mount_name=v[3],
+                    # TrainingCluster's planner interval: the same number it exports as checkpointIntervalSeconds.
+                    checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
                 ),
             )
         )

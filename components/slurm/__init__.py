@@ -13,6 +13,13 @@ Design (valid for Slurm 22.05 to 24.x):
   the instance role) and write it 0400 owned by munge.
 - Spot: `JobRequeue=1` requeues batch jobs of nodes that fail; the node-side watcher turns the
   2-minute notice into drain + checkpoint signal + requeue (see templates/spot-watcher.sh.j2).
+- Jobs' environment: `/etc/accelstack/training.env` (the planner's checkpoint interval, checkpoint
+  directory and bucket, stack name; the same file and names as nodes without a scheduler get from
+  `components.aws.training`) reaches every Slurm task through `TaskProlog`, and login shells through
+  profile.d.
+- Checkpoints on node-local disk (no Lustre to export them): restored from the bucket before slurmd
+  starts, copied to it by a systemd timer, and once more by the spot watcher in the 2-minute window.
+  Copies never delete in the bucket.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from dataclasses import dataclass
 import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES, InstanceType
 
@@ -48,6 +56,29 @@ WATCHER_POLL_SECONDS = 5
 LUSTRE_MOUNT_OPTIONS = "noatime,flock"
 # Every compute node carries this feature; partitions without features select nodes by it.
 NODE_FEATURE = "compute"
+
+# Checkpoints on node-local disk: the watcher's grace is shorter so the final sync fits the window:
+# poll 5 s + grace 60 s + KillWait 30 s = 95 s, leaving >= 20 s of the 120 s (less a 5 s margin) to
+# upload what the periodic sync has not, usually only the checkpoint written on the signal.
+LOCAL_CHECKPOINT_GRACE_SECONDS = 60
+SPOT_NOTICE_SECONDS = 120
+FINAL_SYNC_MARGIN_SECONDS = 5
+# The watcher stops waiting for requeued jobs to exit this long before the deadline, to sync.
+FINAL_SYNC_MIN_SECONDS = 15
+# Periodic checkpoint sync: half the checkpoint interval, so each checkpoint is in the bucket well
+# before the next one is written; at most 5 minutes, which bounds what a node lost without notice
+# takes with it and keeps the final sync's backlog small; at least 1 minute, because every run lists
+# the whole prefix and checkpoints are minutes apart anyway.
+SYNC_PERIOD_CAP_SECONDS = 300
+SYNC_PERIOD_FLOOR_SECONDS = 60
+RESTORE_ATTEMPTS = 5
+
+# The jobs' environment: the same files as `components.aws.training` writes on nodes without a
+# scheduler (tests keep the paths and variable names equal).
+NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
+NODE_ENVIRONMENT_PROFILE = "/etc/profile.d/accelstack-training.sh"
+TASK_PROLOG_PATH = "/etc/accelstack/slurm-task-prolog.sh"
+CHECKPOINT_SYNC_UNIT = "accelstack-checkpoint-sync"
 
 WATCHER_PATH = "/usr/local/sbin/accelstack-spot-watcher"
 HEAD_SETUP_PATH = "/usr/local/sbin/accelstack-head-setup"
@@ -74,6 +105,9 @@ class DeployValues:
     munge_key_command: str = "${MUNGE_KEY_COMMAND}"
     # Block device of the head node's slurmctld state volume.
     state_device: str = "${STATE_VOLUME_DEVICE}"
+    # The component's checkpoint interval (`TrainingHandles.checkpoint_interval_seconds`); None: the
+    # planner's, computed here with the same function (`plan_training`), so render and deploy agree.
+    checkpoint_interval_seconds: int | None = None
 
     @classmethod
     def placeholders(cls) -> DeployValues:
@@ -121,7 +155,11 @@ class ClusterLayout:
     max_node_count: int
     spot: bool
     lustre_mount_path: str | None
-    checkpoints_path: str | None
+    checkpoints_path: str | None  # checkpoints directory on Lustre (created 1777 at mount)
+    checkpoints_uri: str | None
+    # Checkpoints outside Lustre (node-local disk): synced to `checkpoints_uri` by the node itself.
+    local_checkpoints_path: str | None
+    region: str
 
 
 def _training(spec: StackSpec) -> TrainingSpec:
@@ -166,9 +204,16 @@ def layout(spec: StackSpec) -> ClusterLayout:
 
     lustre = training.storage.lustre
     checkpoints = training.storage.checkpoints
-    checkpoints_path = None
+    checkpoints_path = local_path = None
     if lustre is not None and checkpoints is not None and checkpoints.path.startswith(lustre.mount_path.rstrip("/") + "/"):
         checkpoints_path = checkpoints.path
+    elif checkpoints is not None:
+        if not checkpoints.uri.startswith("s3://"):
+            raise ValueError(
+                f"training.storage.checkpoints.uri: {checkpoints.uri!r}: node-local checkpoints (no Lustre) are "
+                "synced with the AWS CLI; expected s3://bucket[/prefix]"
+            )
+        local_path = checkpoints.path.rstrip("/") or "/"
     return ClusterLayout(
         cluster_name=spec.stack,
         head_hostname=f"{spec.stack}-head",
@@ -182,6 +227,9 @@ def layout(spec: StackSpec) -> ClusterLayout:
         spot=training.nodes.capacity == "spot",
         lustre_mount_path=lustre.mount_path if lustre is not None else None,
         checkpoints_path=checkpoints_path,
+        checkpoints_uri=checkpoints.uri if checkpoints is not None else None,
+        local_checkpoints_path=local_path,
+        region=spec.account.region,
     )
 
 
@@ -207,6 +255,7 @@ def slurm_conf(spec: StackSpec, digest: str = "-") -> str:
         max_node_count=plan.max_node_count,
         slurmd_timeout=SLURMD_TIMEOUT_SECONDS,
         kill_wait=KILL_WAIT_SECONDS,
+        task_prolog=TASK_PROLOG_PATH,
         nodesets=plan.nodesets,
         partitions=plan.partitions,
     )
@@ -249,13 +298,82 @@ def slurmd_command(spec: StackSpec, head_address: str, node_addr: str = "$NODE_A
     return f'/usr/sbin/slurmd -D -s -Z --conf-server {head_address}:{SLURMCTLD_PORT} --conf "{conf}"'
 
 
+def checkpoint_interval_seconds(spec: StackSpec, values: DeployValues | None = None) -> int:
+    """The component's interval when it handed one over, else the planner's (Daly, `plan_training`)."""
+    if values is not None and values.checkpoint_interval_seconds is not None:
+        return int(values.checkpoint_interval_seconds)
+    return plan_training(_training(spec)).interval_seconds
+
+
+def node_environment(spec: StackSpec, interval_seconds: int) -> dict[str, str]:
+    """What every job on the cluster reads: names as in `components.aws.training.node_environment`."""
+    plan = layout(spec)
+    environment = {
+        "ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(int(interval_seconds)),
+    }
+    checkpoints = _training(spec).storage.checkpoints
+    if checkpoints is not None:
+        environment["ACCELSTACK_CHECKPOINT_DIR"] = checkpoints.path
+        environment["ACCELSTACK_CHECKPOINT_URI"] = checkpoints.uri
+    environment["ACCELSTACK_STACK"] = plan.cluster_name
+    return environment
+
+
+def environment_file(environment: dict[str, str]) -> str:
+    """KEY=value lines: a systemd EnvironmentFile, `set -a; . FILE`, and the TaskProlog's input."""
+    return "".join(f"{key}={value}\n" for key, value in environment.items())
+
+
+def environment_profile(env_file: str = NODE_ENVIRONMENT_FILE) -> str:
+    """profile.d: login shells (and so `sbatch`'s default `--export=ALL`) carry the environment."""
+    return f"set -a\n. {env_file}\nset +a\n"
+
+
+def task_prolog_script(env_file: str = NODE_ENVIRONMENT_FILE) -> str:
+    return _render("task-prolog.sh.j2", env_file=env_file)
+
+
+def sync_period_seconds(interval_seconds: int) -> int:
+    """min(interval / 2, 5 min), at least 1 min: see SYNC_PERIOD_* for why."""
+    return max(SYNC_PERIOD_FLOOR_SECONDS, min(int(interval_seconds) // 2, SYNC_PERIOD_CAP_SECONDS))
+
+
+def s3_sync_command(source: str, destination: str, region: str) -> str:
+    """`aws s3 sync` copying new and changed files only; deliberately without the delete option (a checkpoint
+    deleted or lost on the node must never delete the durable copy; the bucket keeps versions too)."""
+    return (
+        f"aws s3 sync {shlex.quote(source)} {shlex.quote(destination)} --region {shlex.quote(region)} "
+        "--no-progress --only-show-errors"
+    )
+
+
+def _dir_uri(uri: str) -> str:
+    return uri.rstrip("/") + "/"
+
+
+def checkpoint_sync_commands(spec: StackSpec) -> tuple[str, str] | None:
+    """(upload, restore) commands for node-local checkpoints; None when Lustre exports them (or none)."""
+    plan = layout(spec)
+    if plan.local_checkpoints_path is None or plan.checkpoints_uri is None:
+        return None
+    local, remote = _dir_uri(plan.local_checkpoints_path), _dir_uri(plan.checkpoints_uri)
+    return s3_sync_command(local, remote, plan.region), s3_sync_command(remote, local, plan.region)
+
+
 def spot_watcher_script(spec: StackSpec) -> str:
+    plan = layout(spec)
+    sync = checkpoint_sync_commands(spec)
     return _render(
         "spot-watcher.sh.j2",
-        cluster_name=layout(spec).cluster_name,
+        cluster_name=plan.cluster_name,
         poll_seconds=WATCHER_POLL_SECONDS,
-        grace_seconds=CHECKPOINT_GRACE_SECONDS,
+        grace_seconds=CHECKPOINT_GRACE_SECONDS if sync is None else LOCAL_CHECKPOINT_GRACE_SECONDS,
         checkpoint_signal=CHECKPOINT_SIGNAL,
+        final_sync=sync[0] if sync else None,
+        checkpoints_uri=plan.checkpoints_uri,
+        notice_seconds=SPOT_NOTICE_SECONDS,
+        margin_seconds=FINAL_SYNC_MARGIN_SECONDS,
+        final_sync_min_seconds=FINAL_SYNC_MIN_SECONDS,
     )
 
 
@@ -312,13 +430,43 @@ def head_setup_script(spec: StackSpec, values: DeployValues) -> str:
 
 def compute_setup_script(spec: StackSpec, values: DeployValues) -> str:
     plan = layout(spec)
+    sync = checkpoint_sync_commands(spec)
     return _render(
         "compute-setup.sh.j2",
         **_common_values(spec, values),
         head_address=values.head_address,
         slurmd_command=slurmd_command(spec, plan.head_hostname),
         spot=plan.spot,
+        restore=sync[1] if sync else None,
+        local_checkpoints_path=plan.local_checkpoints_path,
+        checkpoints_uri=plan.checkpoints_uri,
+        restore_attempts=RESTORE_ATTEMPTS,
+        sync_unit=CHECKPOINT_SYNC_UNIT,
     )
+
+
+def environment_files(spec: StackSpec, values: DeployValues, task_prolog: bool) -> list[dict[str, str]]:
+    files = [
+        _file(NODE_ENVIRONMENT_FILE, environment_file(node_environment(spec, checkpoint_interval_seconds(spec, values)))),
+        _file(NODE_ENVIRONMENT_PROFILE, environment_profile()),
+    ]
+    if task_prolog:
+        files.append(_file(TASK_PROLOG_PATH, task_prolog_script(), "0755"))
+    return files
+
+
+def checkpoint_sync_units(spec: StackSpec, values: DeployValues) -> dict[str, str]:
+    """systemd service + timer copying node-local checkpoints to the bucket; {} when Lustre exports them."""
+    sync = checkpoint_sync_commands(spec)
+    if sync is None:
+        return {}
+    plan = layout(spec)
+    period = sync_period_seconds(checkpoint_interval_seconds(spec, values))
+    common = {"path": plan.local_checkpoints_path, "uri": plan.checkpoints_uri, "unit": CHECKPOINT_SYNC_UNIT}
+    return {
+        f"{CHECKPOINT_SYNC_UNIT}.service": _render("checkpoint-sync.service.j2", **common, command=sync[0]),
+        f"{CHECKPOINT_SYNC_UNIT}.timer": _render("checkpoint-sync.timer.j2", **common, period_seconds=period),
+    }
 
 
 def head_cloud_init(spec: StackSpec, values: DeployValues, digest: str = "-") -> str:
@@ -339,6 +487,8 @@ def head_cloud_init(spec: StackSpec, values: DeployValues, digest: str = "-") ->
                 _render("slurmctld-override.conf.j2", state_save_location=STATE_SAVE_LOCATION),
             ),
             _file(HEAD_SETUP_PATH, head_setup_script(spec, values), "0755"),
+            # Users submit from here: their login shells carry the jobs' environment.
+            *environment_files(spec, values, task_prolog=False),
         ],
         "runcmd": [[HEAD_SETUP_PATH]],
     }
@@ -346,18 +496,23 @@ def head_cloud_init(spec: StackSpec, values: DeployValues, digest: str = "-") ->
 
 
 def compute_cloud_init(spec: StackSpec, values: DeployValues) -> str:
-    """Compute nodes: munge, Lustre, slurmd as a configless dynamic node, the spot watcher."""
-    doc = {
-        "package_update": True,
-        "packages": ["munge", "slurmd", "slurm-client", "curl"],
-        "write_files": [
+    """Compute nodes: munge, Lustre, the jobs' environment (TaskProlog), checkpoint restore and sync
+    without Lustre, slurmd as a configless dynamic node, the spot watcher."""
+    files = [*environment_files(spec, values, task_prolog=True)]
+    if layout(spec).spot:
+        files += [
             _file(WATCHER_PATH, spot_watcher_script(spec), "0755"),
             _file(
                 "/etc/systemd/system/accelstack-spot-watcher.service",
                 _render("spot-watcher.service.j2", watcher_path=WATCHER_PATH),
             ),
-            _file(COMPUTE_SETUP_PATH, compute_setup_script(spec, values), "0755"),
-        ],
+        ]
+    files += [_file(f"/etc/systemd/system/{unit}", text) for unit, text in checkpoint_sync_units(spec, values).items()]
+    files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, values), "0755"))
+    doc = {
+        "package_update": True,
+        "packages": ["munge", "slurmd", "slurm-client", "curl"],
+        "write_files": files,
         "runcmd": [[COMPUTE_SETUP_PATH]],
     }
     return _cloud_config(doc)
@@ -366,11 +521,16 @@ def compute_cloud_init(spec: StackSpec, values: DeployValues) -> str:
 def render_all(spec: StackSpec, values: DeployValues | None = None, digest: str = "-") -> dict[str, str]:
     """Every node artifact by file name, as `accelstack render` writes them."""
     values = values or DeployValues.placeholders()
-    return {
+    artifacts = {
         "slurm.conf": slurm_conf(spec, digest),
         "gres.conf": gres_conf(spec),
         "cgroup.conf": cgroup_conf(spec),
         "head.cloud-init.yaml": head_cloud_init(spec, values, digest),
         "compute.cloud-init.yaml": compute_cloud_init(spec, values),
-        "spot-watcher.sh": spot_watcher_script(spec),
+        "training.env": environment_file(node_environment(spec, checkpoint_interval_seconds(spec, values))),
+        "task-prolog.sh": task_prolog_script(),
     }
+    if layout(spec).spot:
+        artifacts["spot-watcher.sh"] = spot_watcher_script(spec)
+    artifacts.update(checkpoint_sync_units(spec, values))
+    return artifacts

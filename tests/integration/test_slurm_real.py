@@ -4,7 +4,8 @@ A test-only overlay (`loopback_slurm_conf`, `loopback_node_conf`) adapts what ca
 host names and ports become 127.0.0.1 and free high ports, paths move to a temp dir, SlurmUser is
 root, and munge's socket is the test's own (`AuthInfo`). The dynamic node definition loses its
 `Gres=` (no GPUs here; gres.conf is not installed either) and its `RealMemory` becomes this
-machine's; everything else (partitions, NodeSets, features, JobRequeue, select/cgroup plugins,
+machine's; the TaskProlog and the environment file it reads move to the temp dir (same generated
+content); everything else (partitions, NodeSets, features, JobRequeue, select/cgroup plugins,
 cgroup.conf) is exactly what the generator wrote. slurmd reads the overlaid file with `-f` rather
 than fetching it configless: Slurm 22.05's slurmd has no `--authinfo`, so a configless fetch can
 only use munge's system socket, which a test must not take over.
@@ -29,30 +30,42 @@ from pathlib import Path
 import pytest
 
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from accelstack.planner.training_plan import plan_training
 from components.slurm import (
     DeployValues,
     aws_ebs_device,
     aws_munge_key_command,
     cgroup_conf,
+    checkpoint_interval_seconds,
     compute_cloud_init,
     dynamic_node_conf,
+    environment_file,
     head_cloud_init,
     layout,
+    node_environment,
     slurm_conf,
     spot_watcher_script,
+    task_prolog_script,
 )
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 STACK_FILE = REPO / "stacks" / "Pulumi.aws-training.yaml"
+# Every example training stack with a Slurm scheduler (Lustre + on-demand, no Lustre + spot, ...).
+SLURM_STACKS = sorted(
+    path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for path in (REPO / "stacks").glob("Pulumi.*.yaml")
+    if (read_stack_file(path).get("training") or {}).get("scheduler", {}).get("kind") == "slurm"
+)
 BINARIES = ("slurmctld", "slurmd", "munged", "sinfo", "srun", "sbatch", "scontrol", "squeue", "cloud-init", "curl")
 MISSING = [name for name in BINARIES if shutil.which(name) is None]
 NODE = "acc-node-1"
 
 
-def spec_for(*overrides: str):
-    return parse_spec(apply_overrides(read_stack_file(STACK_FILE), list(overrides)), "aws-training")
+def spec_for(*overrides: str, stack: str = "aws-training"):
+    path = STACK_FILE.with_name(f"Pulumi.{stack}.yaml")
+    return parse_spec(apply_overrides(read_stack_file(path), list(overrides)), stack)
 
 
 def free_port() -> int:
@@ -90,6 +103,7 @@ def loopback_slurm_conf(generated: str, loop: Loopback) -> str:
         "SlurmdPidFile": str(loop.root / "slurmd.pid"),
         "SlurmctldLogFile": str(loop.root / "slurmctld.log"),
         "SlurmdLogFile": str(loop.root / "slurmd.log"),
+        "TaskProlog": str(loop.root / "task-prolog.sh"),
     }
     lines = []
     for line in generated.splitlines():
@@ -150,7 +164,9 @@ class Cluster:
         )
         self.loop.srun_ports = (self.loop.srun_ports[0], self.loop.srun_ports[0] + 50)
         self.conf = root / "etc" / "slurm.conf"
-        self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
+        # Nothing ACCELSTACK_* from the test's own environment: jobs must get it from the node.
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("ACCELSTACK_")}
+        self.env["SLURM_CONF"] = str(self.conf)
         self.procs: list[subprocess.Popen] = []
         self.slurmd: subprocess.Popen | None = None
         self.node_conf = loopback_node_conf(dynamic_node_conf(spec))
@@ -175,6 +191,12 @@ class Cluster:
         self.conf.write_text(loopback_slurm_conf(slurm_conf(self.spec), self.loop))
         # cgroup.conf is read from beside slurm.conf, unchanged.
         (self.root / "etc" / "cgroup.conf").write_text(cgroup_conf(self.spec))
+        # The node's environment file and TaskProlog as generated, at test paths.
+        env_file = self.root / "training.env"
+        env_file.write_text(environment_file(node_environment(self.spec, checkpoint_interval_seconds(self.spec))))
+        prolog = self.root / "task-prolog.sh"
+        prolog.write_text(task_prolog_script(str(env_file)))
+        prolog.chmod(0o755)
         self.procs.append(start(["slurmctld", "-D", "-i", "-f", str(self.conf)], self.root / "slurmctld.out", self.env))
         wait_for("slurmctld to answer", lambda: self.run(["scontrol", "ping"], check=False).returncode == 0, 30)
 
@@ -298,11 +320,12 @@ FILLED = DeployValues(
 
 
 @pytest.mark.skipif(shutil.which("cloud-init") is None, reason="needs Debian's cloud-init on PATH")
+@pytest.mark.parametrize("stack", SLURM_STACKS)
 @pytest.mark.parametrize("capacity", ["on-demand", "spot"])
 @pytest.mark.parametrize("values", [DeployValues.placeholders(), FILLED], ids=["placeholders", "deployed"])
 @pytest.mark.parametrize("role", ["head", "compute"])
-def test_cloud_init_schema_accepts_every_user_data_document(tmp_path, role, values, capacity):
-    spec = spec_for(f"training.nodes.capacity={capacity}")
+def test_cloud_init_schema_accepts_every_user_data_document(tmp_path, role, values, capacity, stack):
+    spec = spec_for(f"training.nodes.capacity={capacity}", stack=stack)
     text = head_cloud_init(spec, values) if role == "head" else compute_cloud_init(spec, values)
     path = tmp_path / f"{role}.yaml"
     path.write_text(text)
@@ -442,3 +465,125 @@ def test_node_lost_without_notice_requeues_batch_job(cluster):
     job = wait_for("requeue", lambda: (j := cluster.job(job_id))["JobState"] != "RUNNING" and j, 20)
     assert job["JobState"] == "PENDING", job  # not FAILED / NODE_FAIL
     assert int(job["Restarts"]) >= 1
+
+
+# --- the jobs' environment (TaskProlog) --------------------------------------------------------
+
+
+def test_every_example_slurm_stack_is_covered():
+    """The parametrized checks above cover a Lustre stack and a no-Lustre (node-local checkpoints) one."""
+    assert {"aws-training", "aws-finetune"} <= set(SLURM_STACKS)
+
+
+def test_srun_and_sbatch_jobs_see_the_planners_checkpoint_interval(cluster):
+    cluster.ready_node()
+    interval = plan_training(cluster.spec.training).interval_seconds
+    # srun from a bare environment: the value comes from the node's TaskProlog, not the submitter.
+    result = cluster.run(
+        ["srun", "-p", "debug", "-N1", "-t", "1", "bash", "-c", "echo $ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS"]
+    )
+    assert result.stdout.strip() == str(interval)
+    # A batch script (the batch step's task) sees the whole file.
+    out = cluster.root / "jobs" / "env.out"
+    script = cluster.root / "jobs" / "env.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        'echo "interval=$ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS dir=$ACCELSTACK_CHECKPOINT_DIR '
+        'uri=$ACCELSTACK_CHECKPOINT_URI stack=$ACCELSTACK_STACK"\n'
+    )
+    job_id = cluster.run(["sbatch", "--parsable", "-p", "debug", "-t", "1", "-o", str(out), str(script)]).stdout
+    job_id = job_id.strip().split(";")[0]
+    wait_for(f"job {job_id} completed", lambda: cluster.job(job_id).get("JobState") == "COMPLETED", 30)
+    assert out.read_text().strip() == (
+        f"interval={interval} dir=/fsx/checkpoints uri=s3://acme-train-checkpoints stack=aws-training"
+    )
+
+
+def test_a_value_the_job_sets_itself_wins_over_the_node_default(cluster):
+    cluster.ready_node()
+    result = cluster.run(
+        ["srun", "-p", "debug", "-N1", "-t", "1", "--export=ALL,ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=600",
+         "bash", "-c", "echo $ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS $ACCELSTACK_STACK"]
+    )
+    assert result.stdout.strip() == "600 aws-training"
+
+
+# --- node-local checkpoints: the watcher's final sync ------------------------------------------
+
+
+FAKE_AWS = """#!/bin/bash
+# Test double for the AWS CLI: records its arguments, then takes $FAKE_AWS_SECONDS (never the network).
+printf '%s\\n' "$*" >> {calls}
+sleep "${{FAKE_AWS_SECONDS:-0}}"
+"""
+
+
+def fake_aws(directory: Path) -> Path:
+    calls = directory / "aws-calls.txt"
+    bin_dir = directory / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "aws").write_text(FAKE_AWS.format(calls=calls))
+    (bin_dir / "aws").chmod(0o755)
+    return calls
+
+
+def notice_in(seconds: float) -> dict[str, str]:
+    """A spot notice as EC2 posts it: the instance goes `seconds` from now."""
+    return {"action": "terminate", "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + seconds))}
+
+
+def run_watcher(cluster: Cluster, spec, notice: dict[str, str], bin_dir: Path, **extra: str):
+    watcher = cluster.root / "spot-watcher-local.sh"
+    watcher.write_text(spot_watcher_script(spec))
+    watcher.chmod(0o755)
+    with FakeImds(notice) as imds:
+        env = {
+            **cluster.env,
+            "PATH": f"{bin_dir}:{cluster.env['PATH']}",
+            "IMDS_ENDPOINT": imds.url,
+            "NODE_NAME": NODE,
+            "POLL_SECONDS": "1",
+            "GRACE_SECONDS": "3",
+            **extra,
+        }
+        started = time.monotonic()
+        result = subprocess.run([str(watcher)], env=env, capture_output=True, text=True, timeout=90)
+    return result, time.monotonic() - started
+
+
+def test_spot_notice_without_lustre_requeues_then_syncs_checkpoints_to_the_bucket(cluster, tmp_path):
+    """aws-finetune (one spot node, no Lustre, checkpoints on local disk): after the checkpoint signal and
+    the requeue, the watcher copies the local checkpoints to the bucket with the AWS CLI (a fake here)."""
+    local_spec = spec_for(stack="aws-finetune")
+    assert local_spec.training.storage.lustre is None
+    cluster.ready_node()
+    job_id = submit(cluster)
+    calls = fake_aws(tmp_path)
+    result, _ = run_watcher(cluster, local_spec, notice_in(120), tmp_path / "bin")
+    log = result.stdout
+    assert result.returncode == 0, log + result.stderr
+    assert (cluster.root / "jobs" / f"checkpointed.{job_id}").exists()
+    # Order: signal, requeue, then the final sync (after the job wrote its checkpoint and left).
+    assert log.index(f"job {job_id}: sent USR1") < log.index(f"job {job_id}: requeued") < log.index(
+        "final checkpoint sync to s3://acme-finetune-checkpoints"
+    )
+    assert "final checkpoint sync done" in log
+    [call] = calls.read_text().splitlines()
+    assert call.split()[:4] == ["s3", "sync", "/scratch/checkpoints/", "s3://acme-finetune-checkpoints/"]
+    assert "--delete" not in call
+    job = wait_for("requeued job pending", lambda: (j := cluster.job(job_id))["JobState"] == "PENDING" and j, 20)
+    assert int(job["Restarts"]) >= 1
+
+
+def test_final_sync_is_cut_off_before_the_instance_goes(cluster, tmp_path):
+    """An upload that would outlast the notice is stopped (by `timeout`) 5 s before the notice's time."""
+    cluster.ready_node()
+    calls = fake_aws(tmp_path)
+    result, elapsed = run_watcher(
+        cluster, spec_for(stack="aws-finetune"), notice_in(9), tmp_path / "bin", FAKE_AWS_SECONDS="60"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert calls.read_text().count("s3 sync") == 1
+    assert "final checkpoint sync incomplete" in result.stdout
+    # Ended about 5 s before the instance would (not after the fake upload's 60 s).
+    assert elapsed < 9, result.stdout

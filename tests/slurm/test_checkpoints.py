@@ -1,0 +1,260 @@
+"""Checkpoints on Slurm nodes: the jobs' environment (planner interval, directory, bucket, stack), and
+for stacks without Lustre the restore at boot, the periodic sync and the watcher's final sync."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from accelstack.engine.capture import capture, config_for_pulumi
+from accelstack.planner.training_plan import plan_training
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from components import slurm
+from components.aws import training as aws_training
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = ROOT / "stacks"
+PROGRAM = ROOT / "__main__.py"
+SLURM_STACKS = sorted(
+    path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for path in STACKS.glob("Pulumi.*.yaml")
+    if (read_stack_file(path).get("training") or {}).get("scheduler", {}).get("kind") == "slurm"
+)
+EC2_USER_DATA_LIMIT = 16384  # bytes, raw (AWS: "16 KB, in raw form, before it is base64-encoded")
+
+
+def raw(stack: str, *overrides: str) -> dict:
+    return apply_overrides(read_stack_file(STACKS / f"Pulumi.{stack}.yaml"), list(overrides))
+
+
+def spec_of(stack: str, *overrides: str):
+    return parse_spec(raw(stack, *overrides), stack)
+
+
+def files_of(cloud_init: str) -> dict[str, dict]:
+    return {f["path"]: f for f in yaml.safe_load(cloud_init)["write_files"]}
+
+
+def env_lines(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines())
+
+
+def test_the_examples_cover_lustre_and_node_local_checkpoints():
+    assert {"aws-training", "aws-finetune"} <= set(SLURM_STACKS)
+    assert spec_of("aws-training").training.storage.lustre is not None
+    assert spec_of("aws-finetune").training.storage.lustre is None
+
+
+# --- the jobs' environment ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stack", "directory", "uri"),
+    [
+        ("aws-training", "/fsx/checkpoints", "s3://acme-train-checkpoints"),
+        ("aws-finetune", "/scratch/checkpoints", "s3://acme-finetune-checkpoints"),
+    ],
+)
+def test_head_and_compute_nodes_get_the_planners_interval_and_checkpoint_locations(stack, directory, uri):
+    spec = spec_of(stack)
+    interval = plan_training(spec.training).interval_seconds
+    expected = {
+        "ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(interval),
+        "ACCELSTACK_CHECKPOINT_DIR": directory,
+        "ACCELSTACK_CHECKPOINT_URI": uri,
+        "ACCELSTACK_STACK": stack,
+    }
+    artifacts = slurm.render_all(spec)  # what `accelstack render` writes
+    assert env_lines(artifacts["training.env"]) == expected
+    for role in ("head.cloud-init.yaml", "compute.cloud-init.yaml"):
+        files = files_of(artifacts[role])
+        assert env_lines(files[slurm.NODE_ENVIRONMENT_FILE]["content"]) == expected
+        assert files[slurm.NODE_ENVIRONMENT_FILE]["permissions"] == "0644"  # jobs run as their users
+        assert f". {slurm.NODE_ENVIRONMENT_FILE}" in files[slurm.NODE_ENVIRONMENT_PROFILE]["content"]
+    compute = files_of(artifacts["compute.cloud-init.yaml"])
+    assert compute[slurm.TASK_PROLOG_PATH]["content"] == artifacts["task-prolog.sh"]
+    assert f"TaskProlog={slurm.TASK_PROLOG_PATH}" in artifacts["slurm.conf"].splitlines()
+
+
+def test_an_interval_handed_over_by_the_component_is_the_one_written():
+    spec = spec_of("aws-finetune")
+    values = slurm.DeployValues(checkpoint_interval_seconds=1234)
+    files = files_of(slurm.compute_cloud_init(spec, values))
+    assert "ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=1234\n" in files[slurm.NODE_ENVIRONMENT_FILE]["content"]
+    timer = files[f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.timer"]["content"]
+    assert "OnUnitActiveSec=300" in timer  # min(1234 / 2, 300)
+
+
+def test_same_files_and_names_as_nodes_without_a_scheduler():
+    """Jobs see the same environment with or without Slurm (components.aws.training writes the other)."""
+    assert slurm.NODE_ENVIRONMENT_FILE == aws_training.NODE_ENVIRONMENT_FILE
+    assert slurm.NODE_ENVIRONMENT_PROFILE == aws_training.NODE_ENVIRONMENT_PROFILE
+    spec = spec_of("aws-finetune")
+    checkpoints = spec.training.storage.checkpoints
+    without_scheduler = aws_training.node_environment(4321, checkpoints.path)
+    with_slurm = slurm.node_environment(spec, 4321)
+    assert without_scheduler.items() <= with_slurm.items()
+    assert slurm.environment_profile() == aws_training.environment_files(without_scheduler)[1]["content"]
+
+
+def run_task_prolog(tmp_path: Path, environment: dict[str, str], job_env: dict[str, str]) -> str:
+    env_file = tmp_path / "training.env"
+    env_file.write_text(slurm.environment_file(environment))
+    prolog = tmp_path / "prolog.sh"
+    prolog.write_text(slurm.task_prolog_script(str(env_file)))
+    result = subprocess.run(["bash", str(prolog)], env={"PATH": "/usr/bin:/bin", **job_env}, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_task_prolog_exports_the_file_but_keeps_what_the_job_set(tmp_path):
+    environment = slurm.node_environment(spec_of("aws-finetune"), 3000)
+    out = run_task_prolog(tmp_path, environment, {"ACCELSTACK_CHECKPOINT_DIR": "/mine"})
+    assert out.splitlines() == [
+        "export ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=3000",
+        "export ACCELSTACK_CHECKPOINT_URI=s3://acme-finetune-checkpoints",
+        "export ACCELSTACK_STACK=aws-finetune",
+    ]
+
+
+# --- node-local checkpoints (no Lustre) ----------------------------------------------------------
+
+
+def all_text(spec, values=None) -> str:
+    return "\n".join(slurm.render_all(spec, values).values())
+
+
+def test_without_lustre_nodes_restore_before_slurmd_sync_on_a_timer_and_at_the_notice():
+    spec = spec_of("aws-finetune")
+    artifacts = slurm.render_all(spec)
+    compute = files_of(artifacts["compute.cloud-init.yaml"])
+    setup = compute[slurm.COMPUTE_SETUP_PATH]["content"]
+    restore = "aws s3 sync s3://acme-finetune-checkpoints/ /scratch/checkpoints/ --region us-east-1"
+    assert restore in setup
+    # Called (not only defined) before slurmd starts; the timer starts after the restore.
+    body = setup.split("\nensure_aws_cli\n", 1)[1]
+    assert body.index("\nrestore_checkpoints\n") < body.index("systemctl enable --now slurmd")
+    assert body.index("\nrestore_checkpoints\n") < body.index(f"systemctl enable --now {slurm.CHECKPOINT_SYNC_UNIT}.timer")
+    upload = "aws s3 sync /scratch/checkpoints/ s3://acme-finetune-checkpoints/ --region us-east-1"
+    service = compute[f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.service"]["content"]
+    assert f"ExecStart=/usr/bin/env {upload}" in service
+    assert "Type=oneshot" in service
+    watcher = compute[slurm.WATCHER_PATH]["content"]
+    assert f'timeout -k 2 "$budget" {upload}' in watcher
+    # The final sync comes after the requeue, in the notice handler.
+    handler = watcher.split("handle_notice() {", 1)[1]
+    assert handler.index('scontrol requeue "$job"') < handler.index('final_sync "$deadline"')
+    assert 'GRACE="${GRACE_SECONDS:-60}"' in watcher  # leaves the final sync room in the 2 minutes
+
+
+def test_with_lustre_nothing_syncs_from_the_nodes():
+    spec = spec_of("aws-training", "training.nodes.capacity=spot")
+    text = all_text(spec)
+    assert "aws s3 sync" not in text
+    assert slurm.CHECKPOINT_SYNC_UNIT not in text
+    assert "final_sync" not in slurm.spot_watcher_script(spec)
+    assert 'GRACE="${GRACE_SECONDS:-90}"' in slurm.spot_watcher_script(spec)
+
+
+@pytest.mark.parametrize("stack", SLURM_STACKS)
+@pytest.mark.parametrize("capacity", ["on-demand", "spot"])
+def test_never_delete_towards_the_bucket(stack, capacity):
+    assert "--delete" not in all_text(spec_of(stack, f"training.nodes.capacity={capacity}"))
+
+
+def test_on_demand_nodes_without_lustre_still_restore_and_sync_but_run_no_watcher():
+    compute = files_of(slurm.compute_cloud_init(spec_of("aws-finetune", "training.nodes.capacity=on-demand"), slurm.DeployValues()))
+    assert f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.timer" in compute
+    assert slurm.WATCHER_PATH not in compute
+    assert "restore_checkpoints\n" in compute[slurm.COMPUTE_SETUP_PATH]["content"]
+
+
+@pytest.mark.parametrize(
+    ("interval", "period"),
+    [(30, 60), (119, 60), (200, 100), (600, 300), (3128, 300), (81379, 300)],
+)
+def test_sync_period_is_half_the_interval_between_one_and_five_minutes(interval, period):
+    assert slurm.sync_period_seconds(interval) == period
+
+
+def test_node_role_may_read_and_write_but_not_delete_checkpoints():
+    """What the sync needs from components.aws.training's node policy: list the bucket, get and put
+    (multipart included) objects, use the key; never delete."""
+    policy = aws_training.instance_policy_document(
+        "arn:aws:s3:::d", "arn:aws:s3:::acme-finetune-checkpoints", "arn:aws:kms:us-east-1:1:key/k"
+    )
+    allowed: dict[str, set[str]] = {}
+    for statement in policy["Statement"]:
+        assert statement["Effect"] == "Allow"
+        for resource in statement["Resource"]:
+            allowed.setdefault(resource, set()).update(statement["Action"])
+    assert "s3:ListBucket" in allowed["arn:aws:s3:::acme-finetune-checkpoints"]
+    assert {"s3:GetObject", "s3:PutObject"} <= allowed["arn:aws:s3:::acme-finetune-checkpoints/*"]
+    assert {"kms:Decrypt", "kms:GenerateDataKey"} <= allowed["arn:aws:kms:us-east-1:1:key/k"]
+    assert not any("Delete" in action for actions in allowed.values() for action in actions)
+
+
+# --- EC2's user data limit ---------------------------------------------------------------------
+
+# Deploy-time values as long as real ones get (full ARNs, FSx and volume ids).
+DEPLOYED = slurm.DeployValues(
+    head_address="10.255.255.249",
+    lustre_dns_name="fs-0123456789abcdef0.fsx.ap-southeast-2.amazonaws.com",
+    lustre_mount_name="abcdefgh",
+    munge_key_command=slurm.aws_munge_key_command(
+        "arn:aws:secretsmanager:ap-southeast-2:111111111111:secret:a-long-stack-name-for-training-munge-key-AbCdEf",
+        "ap-southeast-2",
+    ),
+    state_device=slurm.aws_ebs_device("vol-0123456789abcdef0"),
+)
+
+
+@pytest.mark.parametrize("stack", SLURM_STACKS)
+@pytest.mark.parametrize("capacity", ["on-demand", "spot"])
+def test_user_data_fits_ec2s_16_kib_limit(stack, capacity):
+    spec = spec_of(stack, f"training.nodes.capacity={capacity}")
+    for text in (slurm.compute_cloud_init(spec, DEPLOYED), slurm.head_cloud_init(spec, DEPLOYED, "f" * 64)):
+        assert len(text.encode()) < EC2_USER_DATA_LIMIT
+
+
+# --- what the deployed stack carries (Pulumi mocks) --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def finetune_capture():
+    return capture(PROGRAM, config_for_pulumi(raw("aws-finetune")), stack="aws-finetune")
+
+
+def test_deployed_nodes_carry_the_exported_interval_and_the_sync(finetune_capture):
+    cap = finetune_capture
+    interval = int(cap.stack_outputs["checkpointIntervalSeconds"])  # JSON number from the engine
+    assert interval == plan_training(spec_of("aws-finetune").training).interval_seconds
+    [template] = [r for r in cap.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-finetune-nodes"]
+    user_data = base64.b64decode(template.inputs["userData"])
+    assert len(user_data) < EC2_USER_DATA_LIMIT
+    compute = files_of(user_data.decode())
+    env = env_lines(compute[slurm.NODE_ENVIRONMENT_FILE]["content"])
+    assert env["ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS"] == str(interval)
+    assert f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.timer" in compute
+    head = files_of(cap.one("aws:ec2/instance:Instance").inputs["userData"])
+    assert env_lines(head[slurm.NODE_ENVIRONMENT_FILE]["content"]) == env
+    # The deployed documents are what `accelstack render` shows, up to the deploy-time values.
+    assert slurm.render_all(spec_of("aws-finetune"))["training.env"] == compute[slurm.NODE_ENVIRONMENT_FILE]["content"]
+
+
+def test_accelstack_render_writes_what_the_deployed_nodes_get(finetune_capture, tmp_path):
+    from typer.testing import CliRunner
+
+    from accelstack.cli import app
+
+    result = CliRunner().invoke(app, ["render", "aws-finetune", "--out", str(tmp_path), "--project-dir", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    [template] = [r for r in finetune_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-finetune-nodes"]
+    deployed = files_of(base64.b64decode(template.inputs["userData"]).decode())
+    assert (tmp_path / "training.env").read_text() == deployed[slurm.NODE_ENVIRONMENT_FILE]["content"]
+    unit = f"{slurm.CHECKPOINT_SYNC_UNIT}.timer"
+    assert (tmp_path / unit).read_text() == deployed[f"/etc/systemd/system/{unit}"]["content"]
