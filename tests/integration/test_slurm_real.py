@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from accelstack.planner.training_plan import plan_training
@@ -37,6 +38,7 @@ from components.slurm import (
     aws_munge_key_command,
     cgroup_conf,
     checkpoint_interval_seconds,
+    checkpoint_sync_units,
     compute_cloud_init,
     dynamic_node_conf,
     environment_file,
@@ -587,3 +589,52 @@ def test_final_sync_is_cut_off_before_the_instance_goes(cluster, tmp_path):
     assert "final checkpoint sync incomplete" in result.stdout
     # Ended about 5 s before the instance would (not after the fake upload's 60 s).
     assert elapsed < 9, result.stdout
+
+
+# --- node-local checkpoints: restore at boot, systemd units --------------------------------------
+
+
+def test_restore_brings_checkpoints_back_writable_for_the_jobs_users(tmp_path):
+    """The compute setup's restore, as generated (checkpoints path pointed into the temp dir), with a
+    fake AWS CLI that 'downloads' one checkpoint file into the destination it is given."""
+    local = tmp_path / "ckpt"
+    spec = spec_for(f"training.storage.checkpoints.path={local}", stack="aws-finetune")
+    setup = compute_cloud_init(spec, FILLED)
+    script = yaml.safe_load(setup)["write_files"]
+    body = next(f["content"] for f in script if f["path"].endswith("accelstack-compute-setup"))
+    function = body[body.index("restore_checkpoints() {") : body.index("\n}\n", body.index("restore_checkpoints() {")) + 3]
+    calls = tmp_path / "aws-calls.txt"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "aws").write_text(
+        f'#!/bin/bash\nprintf "%s\\n" "$*" >> {calls}\n'
+        'dest="${4%/}"; mkdir -p "$dest/step-100"; echo weights > "$dest/step-100/model.pt"; chmod 0600 "$dest/step-100/model.pt"\n'
+    )
+    (bin_dir / "aws").chmod(0o755)
+    result = subprocess.run(
+        ["bash", "-c", f'set -euo pipefail\nlog() {{ echo "$*"; }}\n{function}\nrestore_checkpoints'],
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    [call] = calls.read_text().splitlines()
+    assert call.split()[:4] == ["s3", "sync", "s3://acme-finetune-checkpoints/", f"{local}/"]
+    assert "--delete" not in call
+    assert (local / "step-100" / "model.pt").read_text() == "weights\n"
+    assert local.stat().st_mode & 0o7777 == 0o1777  # shared like /tmp
+    assert (local / "step-100" / "model.pt").stat().st_mode & 0o666 == 0o666  # jobs may rotate it
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_systemd_accepts_the_checkpoint_sync_units(tmp_path):
+    for unit, text in checkpoint_sync_units(spec_for(stack="aws-finetune"), DeployValues()).items():
+        (tmp_path / unit).write_text(text)
+    units = sorted(str(p) for p in tmp_path.iterdir())
+    assert len(units) == 2
+    result = subprocess.run(
+        ["systemd-analyze", "verify", "--man=no", *units], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    # verify only warns (exit 0) about unknown keys or sections: any output is a finding.
+    assert result.returncode == 0 and not result.stderr.strip() and not result.stdout.strip(), result.stderr

@@ -258,3 +258,20 @@ def test_accelstack_render_writes_what_the_deployed_nodes_get(finetune_capture, 
     assert (tmp_path / "training.env").read_text() == deployed[slurm.NODE_ENVIRONMENT_FILE]["content"]
     unit = f"{slurm.CHECKPOINT_SYNC_UNIT}.timer"
     assert (tmp_path / unit).read_text() == deployed[f"/etc/systemd/system/{unit}"]["content"]
+
+
+@pytest.mark.parametrize("stack", SLURM_STACKS)
+@pytest.mark.parametrize("capacity", ["on-demand", "spot"])
+def test_every_generated_shell_script_parses(stack, capacity, tmp_path):
+    spec = spec_of(stack, f"training.nodes.capacity={capacity}")
+    scripts = {
+        path: entry["content"]
+        for document in (slurm.compute_cloud_init(spec, DEPLOYED), slurm.head_cloud_init(spec, DEPLOYED))
+        for path, entry in files_of(document).items()
+        if entry["content"].startswith("#!/bin/bash")
+    }
+    assert slurm.COMPUTE_SETUP_PATH in scripts and slurm.TASK_PROLOG_PATH in scripts
+    assert (slurm.WATCHER_PATH in scripts) == (capacity == "spot")
+    for path, text in scripts.items():
+        result = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
+        assert result.returncode == 0, f"{path}: {result.stderr}"
