@@ -301,6 +301,24 @@ systemctl start --no-block accelstack-boot.service
 """
 
 
+def user_data_size_problem(serving: ServingSpec, plan: ServingPlan, *, region: str, account_id: str, group_name: str) -> str | None:
+    """The replica user data rendered with the longest queue URLs SQS can give (names <= 80
+    characters) must stay under EC2's limit; each LoRA adapter adds a sync line and a server flag."""
+    longest_url = f"https://sqs.{region}.amazonaws.com/{account_id}/{'q' * 80}"
+    size = len(
+        replica_user_data(
+            serving, plan, region=region, group_name=group_name, hook_name=READY_HOOK,
+            request_queue_url=longest_url, response_queue_url=longest_url,
+        ).encode()
+    )  # fmt: skip
+    if size < USER_DATA_LIMIT_BYTES:
+        return None
+    return (
+        f"serving.model.adapters: {len(serving.model.adapters)} adapter(s) make the replica user data {size} bytes, "
+        f"over EC2's {USER_DATA_LIMIT_BYTES}-byte limit; serve fewer adapters per stack or shorten their names and URIs"
+    )
+
+
 # --- The component ----------------------------------------------------------------------------------
 
 GROUP_METRICS = [
@@ -687,6 +705,10 @@ class ServingService(pulumi.ComponentResource):
         replicas = serving.replicas
         # Fixed name: the boot script and the IAM grant for the lifecycle hook need it before the group exists.
         group_name = f"accelstack-{name}-replicas"
+        # Fail at preview, naming the config, rather than at launch with EC2's bare size error.
+        problem = user_data_size_problem(serving, plan, region=self.region, account_id=self.account_id, group_name=group_name)
+        if problem:
+            raise ValueError(problem)
         profile = self._replica_role(name, group_name)
         user_data = pulumi.Output.all(self.queues["requests"].url, self.queues["responses"].url).apply(
             lambda urls: base64.b64encode(

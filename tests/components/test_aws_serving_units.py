@@ -58,3 +58,23 @@ def test_warm_pool_never_exceeds_headroom_and_is_empty_without_one():
 def test_new_regions_get_only_the_log_delivery_service_principal():
     statements = elb_log_delivery_statements("arn:aws:s3:::logs", "222222222222", "ap-southeast-5", "aws")
     assert [s["Principal"] for s in statements] == [{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}]
+
+
+def test_too_many_adapters_for_ec2s_user_data_limit_fail_naming_the_config():
+    from accelstack.spec.models import LoraAdapter
+    from components.aws.serving import user_data_size_problem
+
+    def problem(adapters: int) -> str | None:
+        base = serving()
+        model = base.model.model_copy(update={"adapters": [
+            LoraAdapter(name=f"customer-{i:03d}", uri=f"s3://acme-train-checkpoints/models/adapters/customer-{i:03d}/")
+            for i in range(adapters)
+        ]})  # fmt: skip
+        spec = base.model_copy(update={"model": model})
+        return user_data_size_problem(
+            spec, plan_serving(spec), region="us-east-1", account_id="222222222222", group_name="accelstack-aws-serving-replicas"
+        )
+
+    assert problem(2) is None and problem(20) is None
+    message = problem(60)
+    assert message is not None and message.startswith("serving.model.adapters: 60 adapter(s)") and "16384-byte" in message
