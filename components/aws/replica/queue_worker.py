@@ -255,12 +255,15 @@ class QueueWorker:
         """Keep in-flight messages hidden while their generations run (ChangeMessageVisibility)."""
         while True:
             time.sleep(self.config.heartbeat_seconds)
-            now = self.clock()
-            with self._slots:
-                due = [(mid, f.receipt_handle) for mid, f in self._in_flight.items() if f.extend_until > now]
-            if due:
-                self._change_visibility(due, self.config.visibility_timeout_seconds)
-                self._count(extensions=len(due))
+            try:
+                now = self.clock()
+                with self._slots:
+                    due = [(mid, f.receipt_handle) for mid, f in self._in_flight.items() if f.extend_until > now]
+                if due:
+                    self._change_visibility(due, self.config.visibility_timeout_seconds)
+                    self._count(extensions=len(due))
+            except Exception:  # noqa: BLE001 - a dead heartbeat would let long generations be served twice
+                log.exception("visibility heartbeat failed; retrying")
 
     def _change_visibility(self, messages: List[Tuple[str, str]], seconds: int) -> None:
         for start in range(0, len(messages), SQS_MAX_BATCH):
