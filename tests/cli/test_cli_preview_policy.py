@@ -29,8 +29,9 @@ ENCRYPTION_VERDICT = (
 def shipped(tmp_path_factory):
     """Every shipped stack previewed once, policies on, exports in a directory."""
     out = tmp_path_factory.mktemp("shipped")
+    # As a user piping the output sees it (160 columns): pytest-xdist workers set COLUMNS=80.
     result = CliRunner().invoke(
-        app, ["preview", "--all", "--project-dir", str(REPO), "--no-tree", "--json", str(out)]
+        app, ["preview", "--all", "--project-dir", str(REPO), "--no-tree", "--json", str(out)], env={"COLUMNS": None}
     )
     return result, {name: json.loads((out / f"{name}.json").read_text()) for name in SHIPPED}
 
