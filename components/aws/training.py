@@ -25,6 +25,13 @@ from components.aws.handles import SchedulerResult, TrainingHandles
 from components.aws.network import TrainingNetwork
 from components.aws.provider import group_tags, stack_tags
 from components.aws.storage import TrainingStorage
+from components.node_environment import (
+    NODE_ENVIRONMENT_FILE,
+    NODE_ENVIRONMENT_PROFILE,
+    environment_file,
+    environment_profile,
+    node_environment,
+)
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
 # by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id.
@@ -39,8 +46,6 @@ SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 LUSTRE_MOUNT_OPTIONS = "noatime,flock"
 # Planner defaults for jobs on the nodes (KEY=value: a systemd EnvironmentFile, or `set -a; . FILE`);
 # login shells get it through profile.d.
-NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
-NODE_ENVIRONMENT_PROFILE = "/etc/profile.d/accelstack-training.sh"
 
 
 @dataclass(frozen=True)
@@ -121,21 +126,11 @@ EC2_ASSUME_ROLE_POLICY = {
 }
 
 
-def node_environment(checkpoint_interval_seconds: int, checkpoint_dir: str | None) -> dict[str, str]:
-    """What training jobs on a node read: the planner's checkpoint interval and where checkpoints go."""
-    environment = {"ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(int(checkpoint_interval_seconds))}
-    if checkpoint_dir:
-        environment["ACCELSTACK_CHECKPOINT_DIR"] = checkpoint_dir
-    return environment
-
-
 def environment_files(environment: dict[str, str]) -> list[dict[str, Any]]:
     """cloud-init write_files entries: the environment file and a profile.d script exporting it."""
-    body = "".join(f"{key}={value}\n" for key, value in environment.items())
-    profile = f"set -a\n. {NODE_ENVIRONMENT_FILE}\nset +a\n"
     return [
-        {"path": NODE_ENVIRONMENT_FILE, "permissions": "0644", "content": body},
-        {"path": NODE_ENVIRONMENT_PROFILE, "permissions": "0644", "content": profile},
+        {"path": NODE_ENVIRONMENT_FILE, "permissions": "0644", "content": environment_file(environment)},
+        {"path": NODE_ENVIRONMENT_PROFILE, "permissions": "0644", "content": environment_profile()},
     ]
 
 
@@ -329,7 +324,7 @@ class TrainingCluster(pulumi.ComponentResource):
         storage = self.storage
         training_storage = self.spec.training.storage  # type: ignore[union-attr]
         lustre, checkpoints = training_storage.lustre, training_storage.checkpoints
-        environment = node_environment(self.checkpoint_interval_seconds, checkpoints.path if checkpoints else None)
+        environment = node_environment(self.spec, self.checkpoint_interval_seconds)
         if storage.lustre_dns_name is None or lustre is None:
             return environment_cloud_config(environment)
         return pulumi.Output.all(storage.lustre_dns_name, storage.lustre_mount_name).apply(

@@ -34,6 +34,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES, InstanceType
+from components.node_environment import (  # noqa: F401 (re-exported: the Slurm artifacts use them)
+    NODE_ENVIRONMENT_FILE,
+    NODE_ENVIRONMENT_PROFILE,
+    environment_file,
+    environment_profile,
+    node_environment,
+)
 
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
@@ -75,8 +82,6 @@ RESTORE_ATTEMPTS = 5
 
 # The jobs' environment: the same files as `components.aws.training` writes on nodes without a
 # scheduler (tests keep the paths and variable names equal).
-NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
-NODE_ENVIRONMENT_PROFILE = "/etc/profile.d/accelstack-training.sh"
 TASK_PROLOG_PATH = "/etc/accelstack/slurm-task-prolog.sh"
 CHECKPOINT_SYNC_UNIT = "accelstack-checkpoint-sync"
 
@@ -303,30 +308,6 @@ def checkpoint_interval_seconds(spec: StackSpec, values: DeployValues | None = N
     if values is not None and values.checkpoint_interval_seconds is not None:
         return int(values.checkpoint_interval_seconds)
     return plan_training(_training(spec)).interval_seconds
-
-
-def node_environment(spec: StackSpec, interval_seconds: int) -> dict[str, str]:
-    """What every job on the cluster reads: names as in `components.aws.training.node_environment`."""
-    plan = layout(spec)
-    environment = {
-        "ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(int(interval_seconds)),
-    }
-    checkpoints = _training(spec).storage.checkpoints
-    if checkpoints is not None:
-        environment["ACCELSTACK_CHECKPOINT_DIR"] = checkpoints.path
-        environment["ACCELSTACK_CHECKPOINT_URI"] = checkpoints.uri
-    environment["ACCELSTACK_STACK"] = plan.cluster_name
-    return environment
-
-
-def environment_file(environment: dict[str, str]) -> str:
-    """KEY=value lines: a systemd EnvironmentFile, `set -a; . FILE`, and the TaskProlog's input."""
-    return "".join(f"{key}={value}\n" for key, value in environment.items())
-
-
-def environment_profile(env_file: str = NODE_ENVIRONMENT_FILE) -> str:
-    """profile.d: login shells (and so `sbatch`'s default `--export=ALL`) carry the environment."""
-    return f"set -a\n. {env_file}\nset +a\n"
 
 
 def task_prolog_script(env_file: str = NODE_ENVIRONMENT_FILE) -> str:

@@ -93,12 +93,10 @@ def test_same_files_and_names_as_nodes_without_a_scheduler():
     """Jobs see the same environment with or without Slurm (components.aws.training writes the other)."""
     assert slurm.NODE_ENVIRONMENT_FILE == aws_training.NODE_ENVIRONMENT_FILE
     assert slurm.NODE_ENVIRONMENT_PROFILE == aws_training.NODE_ENVIRONMENT_PROFILE
-    spec = spec_of("aws-finetune")
-    checkpoints = spec.training.storage.checkpoints
-    without_scheduler = aws_training.node_environment(4321, checkpoints.path)
-    with_slurm = slurm.node_environment(spec, 4321)
-    assert without_scheduler.items() <= with_slurm.items()
-    assert slurm.environment_profile() == aws_training.environment_files(without_scheduler)[1]["content"]
+    environment = slurm.node_environment(spec_of("aws-finetune"), 4321)
+    files = {f["path"]: f["content"] for f in aws_training.environment_files(environment)}
+    assert files[slurm.NODE_ENVIRONMENT_FILE] == slurm.environment_file(environment)
+    assert files[slurm.NODE_ENVIRONMENT_PROFILE] == slurm.environment_profile()
 
 
 def run_task_prolog(tmp_path: Path, environment: dict[str, str], job_env: dict[str, str]) -> str:

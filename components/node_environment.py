@@ -1,0 +1,34 @@
+"""What training jobs on a node read, with or without a scheduler (cloud-neutral, pure).
+
+One file, `/etc/accelstack/training.env` (KEY=value), exported to login shells by a profile.d
+script and, under Slurm, to every task by the TaskProlog: the planner's checkpoint interval, where
+checkpoints go, and the stack's name.
+"""
+
+from __future__ import annotations
+
+from accelstack.spec import StackSpec
+
+NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
+NODE_ENVIRONMENT_PROFILE = "/etc/profile.d/accelstack-training.sh"
+
+
+def node_environment(spec: StackSpec, interval_seconds: int) -> dict[str, str]:
+    assert spec.training is not None
+    environment = {"ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(int(interval_seconds))}
+    checkpoints = spec.training.storage.checkpoints
+    if checkpoints is not None:
+        environment["ACCELSTACK_CHECKPOINT_DIR"] = checkpoints.path
+        environment["ACCELSTACK_CHECKPOINT_URI"] = checkpoints.uri
+    environment["ACCELSTACK_STACK"] = spec.stack
+    return environment
+
+
+def environment_file(environment: dict[str, str]) -> str:
+    """KEY=value lines: a systemd EnvironmentFile, `set -a; . FILE`, and the TaskProlog's input."""
+    return "".join(f"{key}={value}\n" for key, value in environment.items())
+
+
+def environment_profile(env_file: str = NODE_ENVIRONMENT_FILE) -> str:
+    """profile.d: login shells (and so `sbatch`'s default `--export=ALL`) carry the environment."""
+    return f"set -a\n. {env_file}\nset +a\n"
