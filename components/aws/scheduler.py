@@ -228,8 +228,10 @@ class SlurmCluster(pulumi.ComponentResource):
             opts=child,
         )
         srun = slurm.SRUN_PORT_RANGE
+        # Lustre's LNet ports only where there is a Lustre file system to reach.
+        lustre_ports = LUSTRE_PORTS if handles.lustre_dns_name is not None else ()
         to_head = [("slurmctld", slurm.SLURMCTLD_PORT, slurm.SLURMCTLD_PORT), ("srun", *srun)]
-        to_head += [(f"lustre-{low}", low, high) for low, high in LUSTRE_PORTS]
+        to_head += [(f"lustre-{low}", low, high) for low, high in lustre_ports]
         for label, low, high in to_head:
             aws.vpc.SecurityGroupIngressRule(
                 f"{name}-head-from-cluster-{label}",
@@ -242,7 +244,7 @@ class SlurmCluster(pulumi.ComponentResource):
                 opts=child,
             )
         to_cluster = [("slurmd", slurm.SLURMD_PORT, slurm.SLURMD_PORT), ("srun", *srun)]
-        to_cluster += [(f"lustre-{low}", low, high) for low, high in LUSTRE_PORTS]
+        to_cluster += [(f"lustre-{low}", low, high) for low, high in lustre_ports]
         for label, low, high in to_cluster:
             aws.vpc.SecurityGroupIngressRule(
                 f"{name}-cluster-from-head-{label}",

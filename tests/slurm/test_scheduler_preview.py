@@ -91,6 +91,17 @@ def test_slurm_ports_open_only_between_head_and_cluster_groups(slurm_capture):
         assert rule.inputs["referencedSecurityGroupId"]
 
 
+@pytest.mark.parametrize(("lustre", "expected"), [(True, {988, 1018}), (False, set())])
+def test_lustre_ports_open_between_head_and_cluster_only_with_lustre(lustre, expected):
+    cap = slurm_capture_of(() if lustre else ("training.storage.lustre=null", "training.storage.checkpoints.path=/scratch/ckpt"))
+    rules = cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    assert {r.inputs["fromPort"] for r in rules if "-lustre-" in r.name} == expected
+
+
+def slurm_capture_of(overrides):
+    return preview("training.nodes.count=1", *overrides)
+
+
 def test_managed_scheduler_is_batch_multinode_on_the_efa_launch_template():
     cap = preview("training.scheduler.kind=managed")
     assert not cap.by_type("aws:autoscaling/group:Group")
