@@ -20,19 +20,17 @@ from accelstack.commands.common import (
     ProjectDirOpt,
     SetOpt,
     StacksArg,
+    guarded,
+    load_specs,
     out,
-    print_problems,
     resolve_stacks,
-    run_guarded,
 )
 from accelstack.commands.size import PricesOpt, book, emit, planner_call
 from accelstack.planner import cost as costs
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.hardware import GIB
 from accelstack.planner.training_plan import plan_training
-from accelstack.spec.loader import load_stack, stack_name_of
 from accelstack.spec.models import StackSpec
-from accelstack.spec.problems import SpecError
 
 # Checkpoint size, write rate and interval come from `accelstack.planner.training_plan`, the same
 # numbers the training component exports and `accelstack preview` shows.
@@ -107,6 +105,7 @@ def serving_estimate(spec: StackSpec, months: float, prices: PriceBook) -> dict[
     }
 
 
+@guarded
 def cost_command(
     stacks: StacksArg = None,
     all_stacks: AllOpt = False,
@@ -118,50 +117,43 @@ def cost_command(
     prices: PricesOpt = None,
     spot_discount: Annotated[float | None, typer.Option("--spot-discount", min=0, max=0.99, help="Override the spot discount (0.6 = 60% off).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
-) -> None:
+) -> int:
     """Price training and serving stacks from their specs and the dated price table (prices overridable)."""
 
-    def body() -> int:
-        _, files = resolve_stacks(stacks, all_stacks, project_dir)
-        book_ = book(prices, spot_discount)
-        results: dict[str, Any] = {}
-        failed = False
-        for path in files:
-            name = stack_name_of(path)
-            try:
-                spec = load_stack(path, overrides or [])
-            except SpecError as error:
-                print_problems(name, error.problems)
-                failed = True
-                continue
-            if spec.workload == "training":
-                results[name] = planner_call(name, lambda: training_estimate(spec, hours, book_, dataset_gb))
+    _, files = resolve_stacks(stacks, all_stacks, project_dir)
+    book_ = book(prices, spot_discount)
+    results: dict[str, Any] = {}
+    failed = False
+    for name, spec in load_specs(files, overrides or []):
+        if spec is None:
+            failed = True
+            continue
+        if spec.workload == "training":
+            results[name] = planner_call(name, lambda: training_estimate(spec, hours, book_, dataset_gb))
+        else:
+            results[name] = planner_call(name, lambda: serving_estimate(spec, months, book_))
+    if as_json:
+        emit("", {"stacks": results, "priceSource": book_.source()}, True)
+    elif results:
+        table = Table(title="accelstack cost", title_justify="left")
+        for column in ("stack", "what", "capacity", "basis", "per month", "total"):
+            table.add_column(column, justify="right" if column in ("per month", "total") else "left")
+        for name, r in results.items():
+            if r["workload"] == "training":
+                t = r["training"]
+                basis = (f"{t['compute_hours']:g} h x (1 + {t['overhead_fraction']:.1%} ckpt/rework) = "
+                         f"{t['gpu_hours']:g} GPU-h")  # fmt: skip
+                what = f"{r['nodes']} x {r['instanceType']}"
+                monthly = r["monthlyUsdAt24x7"]
             else:
-                results[name] = planner_call(name, lambda: serving_estimate(spec, months, book_))
-        if as_json:
-            emit("", {"stacks": results, "priceSource": book_.source()}, True)
-        elif results:
-            table = Table(title="accelstack cost", title_justify="left")
-            for column in ("stack", "what", "capacity", "basis", "per month", "total"):
-                table.add_column(column, justify="right" if column in ("per month", "total") else "left")
-            for name, r in results.items():
-                if r["workload"] == "training":
-                    t = r["training"]
-                    basis = (f"{t['compute_hours']:g} h x (1 + {t['overhead_fraction']:.1%} ckpt/rework) = "
-                             f"{t['gpu_hours']:g} GPU-h")  # fmt: skip
-                    what = f"{r['nodes']} x {r['instanceType']}"
-                    monthly = r["monthlyUsdAt24x7"]
-                else:
-                    s = r["serving"]
-                    basis = f"{s['replica_hours_per_day']} replica-h/day, {s['lifetime_months']:g} months"
-                    what = f"{r['replicas']} x {r['instanceType']}"
-                    monthly = r["monthlyUsd"]
-                table.add_row(name, what, r["capacity"], basis, f"${monthly:,.0f}", f"${r['totalUsd']:,.0f}")
-            table.caption = book_.source()
-            out().print(table)
-        return EXIT_CONFIG if failed else EXIT_OK
-
-    raise typer.Exit(run_guarded(body))
+                s = r["serving"]
+                basis = f"{s['replica_hours_per_day']} replica-h/day, {s['lifetime_months']:g} months"
+                what = f"{r['replicas']} x {r['instanceType']}"
+                monthly = r["monthlyUsd"]
+            table.add_row(name, what, r["capacity"], basis, f"${monthly:,.0f}", f"${r['totalUsd']:,.0f}")
+        table.caption = book_.source()
+        out().print(table)
+    return EXIT_CONFIG if failed else EXIT_OK
 
 
 def register(app: typer.Typer) -> None:

@@ -14,15 +14,16 @@ from typing import Annotated
 import typer
 
 from accelstack.commands.common import (
+    EXIT_CONFIG,
     EXIT_OK,
     CliError,
     ProjectDirOpt,
     SetOpt,
     echo_lines,
+    guarded,
+    load_specs,
     resolve_stacks,
-    run_guarded,
 )
-from accelstack.spec.loader import load_stack, stack_name_of
 
 PLACEHOLDER_NOTE = (
     "${HEAD_ADDRESS}, ${LUSTRE_DNS}, ${LUSTRE_MOUNT_NAME}, ${MUNGE_KEY_COMMAND} and ${STATE_VOLUME_DEVICE} "
@@ -30,44 +31,42 @@ PLACEHOLDER_NOTE = (
 )
 
 
+@guarded
 def render_command(
     stack: Annotated[str, typer.Argument(metavar="STACK", help="Stack name or path to a stack file.")],
     out: Annotated[Path, typer.Option("--out", help="Directory to write the artifacts to (created).", file_okay=False)],
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
-) -> None:
+) -> int:
     """Write the Slurm configuration and node cloud-init a training stack boots with."""
 
-    def body() -> int:
-        from components.base import config_digest
-        from components.slurm import render_all
+    from components.base import config_digest
+    from components.slurm import render_all
 
-        _, files = resolve_stacks([stack], False, project_dir)
-        path = files[0]
-        name = stack_name_of(path)
-        spec = load_stack(path, overrides or [])
-        if spec.training is None:
-            raise CliError(f"{name}: workload is {spec.workload!r}; render writes training cluster (Slurm) artifacts")
-        if spec.training.scheduler.kind != "slurm":
-            raise CliError(
-                f"{name}: training.scheduler.kind is {spec.training.scheduler.kind!r}; "
-                "render writes Slurm artifacts (kind: slurm)"
-            )
-        artifacts = render_all(spec, digest=config_digest(spec))
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            for filename, text in artifacts.items():
-                target = out / filename
-                target.write_text(text)
-                if filename.endswith(".sh"):
-                    target.chmod(0o755)
-        except OSError as error:
-            raise CliError(f"--out {out}: cannot write ({error.strerror})") from None
-        echo_lines([f"{name}: wrote {out / filename}" for filename in artifacts])
-        echo_lines([f"{name}: {PLACEHOLDER_NOTE}"])
-        return EXIT_OK
-
-    raise typer.Exit(run_guarded(body))
+    _, files = resolve_stacks([stack], False, project_dir)
+    [(name, spec)] = load_specs(files, overrides or [])
+    if spec is None:
+        return EXIT_CONFIG
+    if spec.training is None:
+        raise CliError(f"{name}: workload is {spec.workload!r}; render writes training cluster (Slurm) artifacts")
+    if spec.training.scheduler.kind != "slurm":
+        raise CliError(
+            f"{name}: training.scheduler.kind is {spec.training.scheduler.kind!r}; "
+            "render writes Slurm artifacts (kind: slurm)"
+        )
+    artifacts = render_all(spec, digest=config_digest(spec))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for filename, text in artifacts.items():
+            target = out / filename
+            target.write_text(text)
+            if filename.endswith(".sh"):
+                target.chmod(0o755)
+    except OSError as error:
+        raise CliError(f"--out {out}: cannot write ({error.strerror})") from None
+    echo_lines([f"{name}: wrote {out / filename}" for filename in artifacts])
+    echo_lines([f"{name}: {PLACEHOLDER_NOTE}"])
+    return EXIT_OK
 
 
 def register(app: typer.Typer) -> None:
