@@ -117,9 +117,11 @@ def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
 
 def defaults_table(stack: str, defaults: list[DerivedDefault]) -> Table:
     table = Table(title=f"{stack}: derived defaults", title_justify="left")
-    table.add_column("applies to", no_wrap=True)  # whole, so it can be grepped
+    # Piped output is wide enough to keep each path on one line (grep); a narrow terminal folds it
+    # rather than squeezing the source away.
+    table.add_column("applies to", overflow="fold")
     table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("source", ratio=1, overflow="fold")
+    table.add_column("source", ratio=1, overflow="fold", min_width=28)
     for item in defaults:
         value = Text(f"{item.value:g} {item.unit}" if isinstance(item.value, int | float) else f"{item.value} {item.unit}")
         if not item.ok:
