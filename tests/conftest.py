@@ -1,5 +1,6 @@
 """Shared test setup (keep small: several areas add fixtures here)."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -8,3 +9,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+# CI replays the same examples every run (a red build names a real regression, not a new draw);
+# local runs keep drawing new ones, which is how the fuzzers find bugs.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")

@@ -217,7 +217,7 @@ class TrainingModel(Model):
     `parametersBillion`, or state `checkpointGiB` outright (it wins over the estimate).
     """
 
-    preset: str | None = None
+    preset: str | None = Field(default=None, min_length=1)
     parameters_billion: float | None = Field(default=None, gt=0, le=100_000)
     method: Literal["full", "lora"] = "full"
     lora_rank: int = Field(default=16, ge=1, le=512)
@@ -257,7 +257,7 @@ class ModelSpec(Model):
     name: str = Field(min_length=1)
     weights_uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
     # A preset name from the planner's architecture table, or explicit parameters.
-    preset: str | None = None
+    preset: str | None = Field(default=None, min_length=1)
     parameters_billion: float | None = Field(default=None, gt=0)
     precision: Precision = "bf16"
     context_length: int = Field(default=8192, ge=128, le=2_000_000)

@@ -37,3 +37,17 @@ def test_bad_paths_name_the_path(override: str, path: str, message: str) -> None
         apply_overrides(RAW, [override])
     [problem] = raised.value.problems
     assert problem.path == path and message in problem.message
+
+
+@pytest.mark.parametrize("path", ["training.model.preset", "serving.model.preset"])
+def test_empty_model_preset_is_a_config_error_not_a_crash(path: str) -> None:
+    """Found by the fuzzer: an empty preset reached the planner and crashed it."""
+    from pathlib import Path
+
+    from accelstack.spec import load_stack
+
+    stack = "aws-training" if path.startswith("training") else "aws-serving"
+    stack_file = Path(__file__).resolve().parents[2] / "stacks" / f"Pulumi.{stack}.yaml"
+    with pytest.raises(SpecError) as raised:
+        load_stack(stack_file, [f"{path}="])
+    assert [p.path for p in raised.value.problems] == [path]
