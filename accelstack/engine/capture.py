@@ -117,6 +117,9 @@ class MockCloud(pulumi.runtime.Mocks):
             return {"partition": "aws", "dnsSuffix": "amazonaws.com"}, []
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             return {"names": [f"{self.region}{z}" for z in "abc"], "zoneIds": ["use1-az1", "use1-az2", "use1-az4"]}, []
+        if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            # Every mock AZ offers every instance type (the serving network picks zones that do).
+            return {"locations": [f"{self.region}{z}" for z in "abc"], "locationTypes": ["availability-zone"] * 3}, []
         if args.token == "aws:ec2/getSubnet:getSubnet":
             zone = args.args.get("availabilityZone") or f"{self.region}a"
             subnet = args.args.get("id") or "subnet-mock"

@@ -315,6 +315,41 @@ def carve_serving_subnets(vpc_cidr: str, zones: int = SERVING_ZONES) -> ServingS
     return ServingSubnets(private=tuple(blocks[:zones]), public=tuple(blocks[zones : 2 * zones]))
 
 
+def pick_serving_zones(zone_names: list[str], offered: list[str] | None, instance_type: str | None) -> list[str]:
+    """The first SERVING_ZONES zones (in name order) that offer the replica instance type. GPU types
+    are offered in only some AZs of a region; a replica subnet in a zone without the type leaves the
+    group launching in one zone only, or nowhere."""
+    usable = [zone for zone in zone_names if offered is None or zone in offered]
+    if len(usable) < SERVING_ZONES:
+        raise ValueError(
+            f"serving.replicas.instanceType: {instance_type} is offered in {len(usable)} availability zone(s) of "
+            f"this region ({', '.join(usable) or 'none'}); serving needs {SERVING_ZONES}: choose another instance "
+            "type or region, or bring subnets (serving.network.vpcId/subnetIds)"
+        )
+    return usable[:SERVING_ZONES]
+
+
+def serving_zones(parent: pulumi.Resource, instance_type: str | None) -> pulumi.Output[list[str]]:
+    invoke = pulumi.InvokeOutputOptions(parent=parent)
+    # Availability Zones only: an opted-in Local Zone or Wavelength Zone is also "available", sorts
+    # before the AZs ("us-east-1-bos-1a" < "us-east-1a"), has no ALB and few instance types.
+    zones = aws.get_availability_zones_output(
+        state="available",
+        filters=[aws.GetAvailabilityZonesFilterArgs(name="opt-in-status", values=["opt-in-not-required"])],
+        opts=invoke,
+    )
+    if instance_type is None:
+        return zones.names.apply(lambda names: pick_serving_zones(sorted(names), None, None))
+    offerings = aws.ec2.get_instance_type_offerings_output(
+        location_type="availability-zone",
+        filters=[aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="instance-type", values=[instance_type])],
+        opts=invoke,
+    )
+    return pulumi.Output.all(zones.names, offerings.locations).apply(
+        lambda found: pick_serving_zones(sorted(found[0]), list(found[1] or []), instance_type)
+    )
+
+
 class ServingNetwork(pulumi.ComponentResource):
     """Public subnets for the internet-facing ALB only; replicas in private subnets across AZs with
     NAT egress (one gateway per AZ: serving is always on, an AZ outage must not cut the others off)
@@ -328,7 +363,15 @@ class ServingNetwork(pulumi.ComponentResource):
     private_subnet_ids: list[pulumi.Output[str]]
     public_subnet_ids: list[pulumi.Output[str]]
 
-    def __init__(self, name: str, network: NetworkSpec, region: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        network: NetworkSpec,
+        region: str,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        instance_type: str | None = None,
+    ):
         super().__init__("accelstack:aws:ServingNetwork", name, None, opts)
         if network.existing:
             # Existing networks are the operator's: nothing is created in them here.
@@ -336,21 +379,21 @@ class ServingNetwork(pulumi.ComponentResource):
             self.private_subnet_ids = [pulumi.Output.from_input(s) for s in network.subnet_ids or []]
             self.public_subnet_ids = [pulumi.Output.from_input(s) for s in network.public_subnet_ids or []]
         else:
-            self._create(name, network, region)
+            self._create(name, network, region, instance_type)
         self.register_outputs(
             {"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids, "publicSubnetIds": self.public_subnet_ids}
         )
 
-    def _create(self, name: str, network: NetworkSpec, region: str) -> None:
+    def _create(self, name: str, network: NetworkSpec, region: str, instance_type: str | None) -> None:
         assert network.vpc_cidr is not None
         subnets = carve_serving_subnets(network.vpc_cidr)
-        zones = aws.get_availability_zones_output(state="available", opts=pulumi.InvokeOutputOptions(parent=self))
+        zones = serving_zones(self, instance_type)
         pairs = []
         for index, (public_cidr, private_cidr) in enumerate(zip(subnets.public, subnets.private)):
             suffix = chr(ord("a") + index)
             pairs.append(
                 ZoneSubnets(
-                    zone=zones.names[index],
+                    zone=zones[index],
                     public_cidr=public_cidr,
                     private_cidr=private_cidr,
                     public_name=f"{name}-public-{suffix}",

@@ -349,7 +349,9 @@ class ServingService(pulumi.ComponentResource):
         name = spec.stack
         self.child = pulumi.ResourceOptions(parent=self)
 
-        self.network = ServingNetwork(f"{name}-net", self.serving.network, self.region, opts=self.child)
+        self.network = ServingNetwork(
+            f"{name}-net", self.serving.network, self.region, opts=self.child, instance_type=self.serving.replicas.instance_type
+        )
         self.key = self._kms_key(name)
         self.queues = self._queues(name)
         self.alb_sg, self.replica_sg = self._security_groups(name)

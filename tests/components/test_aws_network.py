@@ -11,8 +11,11 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from accelstack.engine.capture import Capture, capture, config_for_pulumi
+import pytest
+
+from accelstack.engine.capture import Capture, MockCloud, capture, config_for_pulumi
 from accelstack.spec.loader import read_stack_file
+from components.aws.network import pick_serving_zones
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"
@@ -84,3 +87,45 @@ def test_training_vpc_is_one_zone_with_the_nat_in_the_small_public_subnet() -> N
     check_nat_vpc(cap, private=["aws-training-net-cluster"], public=["aws-training-net-nat"])
     subnets = {s.name: s.inputs for s in cap.by_type(SUBNET)}
     assert subnets["aws-training-net-nat"]["cidrBlock"].endswith("/28")
+
+
+class RegionWithLocalZoneAndPatchyGpus(MockCloud):
+    """us-east-1 as an account that opted in to a Local Zone sees it: EC2 lists it among "available"
+    zones (unless filtered to opt-in-not-required) and it sorts before the AZs; the GPU type is not
+    offered in us-east-1a. Answers honour the filters the program sends, as EC2 would."""
+
+    ZONES = {"us-east-1-bos-1a": "opted-in", "us-east-1a": "opt-in-not-required",
+             "us-east-1b": "opt-in-not-required", "us-east-1c": "opt-in-not-required",
+             "us-east-1d": "opt-in-not-required"}  # fmt: skip
+    OFFERED = {"us-east-1-bos-1a", "us-east-1b", "us-east-1d"}
+
+    def __init__(self) -> None:
+        super().__init__(account_id="222222222222")
+        self.offering_filters: list = []
+
+    def call(self, args):
+        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            wanted = {f["name"]: f["values"] for f in args.args.get("filters") or []}
+            names = [z for z, status in self.ZONES.items() if status in wanted.get("opt-in-status", [status])]
+            return {"names": names}, []
+        if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            self.offering_filters.append(args.args)
+            return {"locations": sorted(self.OFFERED)}, []
+        return super().call(args)
+
+
+def test_serving_zones_are_real_azs_that_offer_the_replica_instance_type() -> None:
+    raw = read_stack_file(REPO / "stacks" / "Pulumi.aws-serving.yaml")
+    cloud = RegionWithLocalZoneAndPatchyGpus()
+    cap = capture(MAIN, config_for_pulumi(raw), stack="aws-serving", mocks=cloud)
+    zones = sorted(s.inputs["availabilityZone"] for s in cap.by_type(SUBNET) if "-private-" in s.name)
+    # Not the Local Zone (no ALB there), not us-east-1a (no g6e there): the first two AZs that offer it.
+    assert zones == ["us-east-1b", "us-east-1d"]
+    [query] = cloud.offering_filters
+    assert query["locationType"] == "availability-zone"
+    assert query["filters"] == [{"name": "instance-type", "values": ["g6e.xlarge"]}]
+
+
+def test_too_few_zones_offering_the_instance_type_is_refused_naming_the_config() -> None:
+    with pytest.raises(ValueError, match=r"serving.replicas.instanceType: p5.48xlarge is offered in 1 .*us-east-1b"):
+        pick_serving_zones(["us-east-1a", "us-east-1b", "us-east-1c"], ["us-east-1b"], "p5.48xlarge")
