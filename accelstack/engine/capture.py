@@ -124,6 +124,10 @@ class MockCloud(pulumi.runtime.Mocks):
             zone = args.args.get("availabilityZone") or f"{self.region}a"
             subnet = args.args.get("id") or "subnet-mock"
             return {"id": subnet, "availabilityZone": zone, "vpcId": "vpc-mock", "cidrBlock": "10.0.0.0/20"}, []
+        if args.token == "aws:ssm/getParameter:getParameter":
+            # Public AMI parameters (/aws/service/...): a well-formed image id, as EC2 would resolve it.
+            name = args.args.get("name", "")
+            return {"name": name, "type": "String", "value": "ami-0123456789abcdef0", "arn": f"arn:aws:ssm:{self.region}::parameter{name}"}, []
         # failures must be a list: MockMonitor iterates it (None raises TypeError on any invoke).
         return {}, []
 

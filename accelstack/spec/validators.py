@@ -48,6 +48,18 @@ def spot_needs_checkpoints(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
+def managed_scheduler_is_not_spot(spec: StackSpec) -> Iterator[Problem]:
+    """AWS Batch: "Multi-node parallel jobs aren't supported on Spot Instances" (CreateComputeEnvironment)."""
+    training = spec.training
+    if training and training.scheduler.kind == "managed" and training.nodes.capacity == "spot":
+        yield Problem(
+            "training.nodes.capacity",
+            "spot is not supported with training.scheduler.kind managed (AWS Batch multi-node parallel "
+            "jobs cannot run on Spot); use on-demand or capacity-block, or scheduler kind slurm",
+        )
+
+
+@rule
 def stack_account_is_on_its_side(spec: StackSpec) -> Iterator[Problem]:
     """The stack's account must be one of its workload's accounts in `separation`."""
     side = spec.separation.training_accounts if spec.workload == "training" else spec.separation.serving_accounts

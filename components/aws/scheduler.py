@@ -27,7 +27,8 @@ from components.aws.handles import SchedulerResult, TrainingHandles
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
 # Ubuntu 22.04's 21.08 lacks `slurmd -Z`). Compute nodes use training.NODE_IMAGE, a 24.04 image too.
-HEAD_IMAGE = "resolve:ssm:/aws/service/canonical/ubuntu/server/24.04/stable/current/{arch}/hvm/ebs-gp3/ami-id"
+# Canonical's public SSM parameter, resolved to an AMI id at deploy time (see `head_image_id`).
+HEAD_IMAGE_PARAMETER = "/aws/service/canonical/ubuntu/server/24.04/stable/current/{arch}/hvm/ebs-gp3/ami-id"
 HEAD_ROOT_GIB = 100
 STATE_VOLUME_GIB = 50
 STATE_DEVICE_NAME = "/dev/sdf"
@@ -36,11 +37,11 @@ MUNGE_KEY_BYTES = 128  # munged needs >= 32; mungekey's default is 1024 bits
 # change) keeps the address the compute nodes were given.
 HEAD_ADDRESS_FROM_TOP = 6
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
-# AWS Batch: ECS-optimized GPU image (has the ECS agent Batch needs); EFA and Lustre come from the
-# launch template and user data.
+# AWS Batch: ECS-optimized GPU image (has the ECS agent Batch needs), chosen by Batch from
+# image_type: the launch template carries no image (an image there would win over image_type).
+# EFA and Lustre come from the launch template and user data.
 BATCH_IMAGE_TYPE = "ECS_AL2_NVIDIA"
-# An image in the launch template wins over image_type, so the template carries the ECS GPU image itself.
-BATCH_IMAGE = "resolve:ssm:/aws/service/ecs/optimized-ami/amazon-linux-2/gpu/recommended/image_id"
+BATCH_ROOT_DEVICE = "/dev/xvda"  # Amazon Linux 2's root device name (Ubuntu's is /dev/sda1)
 
 
 def head_address(subnet_cidr: str) -> str:
@@ -52,6 +53,22 @@ def head_address(subnet_cidr: str) -> str:
 def head_arch(instance_type: str) -> str:
     """Graviton families carry a `g` right after the generation (m7g, c7gn, r8gd)."""
     return "arm64" if re.match(r"^[a-z]+\d+g", instance_type) else "amd64"
+
+
+def head_image_id(instance_type: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+    """The head's AMI id, read from Canonical's SSM parameter through the stack's provider.
+
+    Not `resolve:ssm:` in `ami`: an `aws.ec2.Instance` with a root_block_device looks the image up
+    with DescribeImages before launch, which rejects the alias (InvalidAMIID.Malformed), and the
+    instance reads back the real ami-... id, so the alias would force a replacement on every `up`
+    (hashicorp/terraform-provider-aws#43488, #43364)."""
+    parameter = HEAD_IMAGE_PARAMETER.format(arch=head_arch(instance_type))
+    return aws.ssm.get_parameter_output(name=parameter, opts=pulumi.InvokeOptions(parent=parent)).value
+
+
+def efa_device_count(instance_type: str) -> int:
+    itype = ACCELERATED_INSTANCES.get(instance_type)
+    return itype.efa_interfaces if itype is not None else 0
 
 
 def secret_read_policy(secret_arn: str) -> str:
@@ -155,7 +172,7 @@ class SlurmCluster(pulumi.ComponentResource):
         )
         self.head = aws.ec2.Instance(
             f"{name}-head",
-            ami=HEAD_IMAGE.format(arch=head_arch(training.scheduler.head_node.instance_type)),
+            ami=head_image_id(training.scheduler.head_node.instance_type, self),
             instance_type=training.scheduler.head_node.instance_type,
             subnet_id=handles.subnet_id,
             private_ip=address,
@@ -175,13 +192,19 @@ class SlurmCluster(pulumi.ComponentResource):
             # volume and its address is fixed, so nothing else changes.
             user_data_replace_on_change=True,
             tags={"Name": f"{name}-head", "accelstack:role": "slurm-head"},
-            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),  # the fixed address
+            # delete_before_replace: the fixed address. ignore_changes ami: Canonical republishes the
+            # parameter every few weeks and a new image must not rebuild the controller on the next
+            # `up`; roll it deliberately with `pulumi up --replace <head urn>`.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True, ignore_changes=["ami"]),
         )
         aws.ec2.VolumeAttachment(
             f"{name}-slurmctld-state",
             device_name=STATE_DEVICE_NAME,
             volume_id=self.state_volume.id,
             instance_id=self.head.id,
+            # The state file system is mounted: a live detach sits "busy" until the provider times
+            # out. Stopping the head first unmounts it cleanly (the head is being replaced anyway).
+            stop_instance_before_detaching=True,
             opts=child,
         )
 
@@ -281,6 +304,19 @@ def batch_cloud_config(mount_path: str | None, dns_name: str, mount_name: str, c
     return "#cloud-config\n" + json.dumps({"runcmd": [["bash", "-c", c] for c in commands]}, indent=1) + "\n"
 
 
+def efa_devices(instance_type: str) -> list[dict]:
+    """Batch container devices for every EFA of the instance (AWS Batch EFA guide: hostPath and
+    containerPath /dev/infiniband/uverbsN, permissions READ, WRITE, MKNOD)."""
+    return [
+        {
+            "hostPath": f"/dev/infiniband/uverbs{index}",
+            "containerPath": f"/dev/infiniband/uverbs{index}",
+            "permissions": ["READ", "WRITE", "MKNOD"],
+        }
+        for index in range(efa_device_count(instance_type))
+    ]
+
+
 def multinode_job_properties(spec: StackSpec, image: str = "public.ecr.aws/docker/library/ubuntu:24.04") -> dict:
     """Node properties of the multi-node training template: every node gets all the instance's GPUs
     and the Lustre mount as a host volume (checkpoints included)."""
@@ -304,8 +340,9 @@ def multinode_job_properties(spec: StackSpec, image: str = "public.ecr.aws/docke
         "resourceRequirements": resources,
         "volumes": volumes,
         "mountPoints": mounts,
-        # EFA devices and huge shared memory for NCCL.
-        "linuxParameters": {"sharedMemorySize": 65536, "devices": [{"hostPath": "/dev/infiniband/uverbs0"}]},
+        # Every EFA device (one per network card: 32 on p5.48xlarge; mapping only uverbs0 leaves the
+        # job one card's bandwidth) and huge shared memory for NCCL.
+        "linuxParameters": {"sharedMemorySize": 65536, "devices": efa_devices(training.nodes.instance_type)},
         "ulimits": [{"name": "memlock", "softLimit": -1, "hardLimit": -1}],
         "privileged": False,
     }
@@ -325,6 +362,14 @@ class BatchScheduler(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
         vcpus = itype.vcpus if itype else 1
+        if training.nodes.capacity == "spot":
+            # CreateComputeEnvironment: "Multi-node parallel jobs aren't supported on Spot Instances";
+            # a SPOT environment would leave every multi-node job RUNNABLE forever.
+            raise ValueError(
+                "training.nodes.capacity: spot is not supported with training.scheduler.kind managed "
+                "(AWS Batch multi-node parallel jobs cannot run on Spot); use on-demand or capacity-block, "
+                "or scheduler kind slurm"
+            )
 
         # Batch's EC2 instances join ECS: the cluster's instance role also needs the ECS agent's policy.
         aws.iam.RolePolicyAttachment(
@@ -344,21 +389,22 @@ class BatchScheduler(pulumi.ComponentResource):
                 )
             )
         )
-        template = handles.make_launch_template(f"{name}-batch", user_data, BATCH_IMAGE)
+        template = handles.make_launch_template(f"{name}-batch", user_data, None, BATCH_ROOT_DEVICE)
         self.compute_environment = aws.batch.ComputeEnvironment(
             f"{name}-batch",
             type="MANAGED",
             # No service_role: Batch uses its service-linked role (AWSServiceRoleForBatch).
             compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
-                type="EC2" if training.nodes.capacity != "spot" else "SPOT",
-                # Multi-node parallel jobs do not support SPOT_CAPACITY_OPTIMIZED; BEST_FIT_PROGRESSIVE
-                # keeps to the one instance type and placement group.
+                type="EC2",  # multi-node parallel jobs run on EC2 (not Spot) environments only
+                # BEST_FIT_PROGRESSIVE keeps to the one instance type and placement group.
                 allocation_strategy="BEST_FIT_PROGRESSIVE",
                 min_vcpus=0,
                 max_vcpus=training.nodes.count * vcpus,
                 instance_types=[training.nodes.instance_type],
                 subnets=[handles.subnet_id],
-                security_group_ids=[handles.cluster_security_group_id],
+                # No security_group_ids: the launch template's EFA interfaces carry the cluster group,
+                # and Batch refuses both ("Either compute environment Security Groups or Network
+                # Interfaces in Launch template are exclusively allowed").
                 placement_group=handles.placement_group_name,
                 instance_role=handles.instance_profile_arn,
                 launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(

@@ -75,6 +75,20 @@ def efa_network_interfaces(instance_type: str) -> list[NetworkInterface]:
     ]
 
 
+def public_ip_setting(interface: NetworkInterface, interface_count: int) -> str | None:
+    """`associate_public_ip_address` for one launch-template interface.
+
+    EC2 rejects the parameter outright (true OR false) when an instance launches with more than one
+    network interface ("InvalidParameterCombination: The associatePublicIPAddress parameter cannot
+    be specified when launching with multiple network interfaces"), so multi-card EFA templates
+    leave it unset and rely on the private subnet (no MapPublicIpOnLaunch). A single-interface
+    template says "false" explicitly, which also overrides a public subnet's auto-assign.
+    """
+    if interface_count == 1 and interface.device_index == 0:
+        return "false"
+    return None
+
+
 def instance_policy_document(
     dataset_bucket_arn: str, checkpoint_bucket_arn: str | None, kms_key_arn: str
 ) -> dict[str, Any]:
@@ -332,10 +346,16 @@ class TrainingCluster(pulumi.ComponentResource):
         )
 
     def make_launch_template(
-        self, name: str, user_data: pulumi.Input[str], image_id: str = NODE_IMAGE
+        self,
+        name: str,
+        user_data: pulumi.Input[str],
+        image_id: str | None = NODE_IMAGE,
+        root_device: str = ROOT_DEVICE,
     ) -> aws.ec2.LaunchTemplate:
         """An EFA launch template (every EFA interface, IMDSv2, encrypted gp3 root, no public IP) for
-        raw `user_data`; shared with schedulers that launch nodes themselves (on their own image)."""
+        raw `user_data`; shared with schedulers that launch nodes themselves. `image_id=None` leaves
+        the image to the launcher (AWS Batch picks its own); `root_device` must be that image's root
+        device name, or the "root" mapping becomes an extra volume and the real root is not ours."""
         nodes = self.spec.training.nodes  # type: ignore[union-attr]
         market, reservation = self._markets
         security_groups = [self.network.security_group_id]
@@ -347,8 +367,7 @@ class TrainingCluster(pulumi.ComponentResource):
                 interface_type=interface.interface_type,
                 security_groups=security_groups,
                 delete_on_termination="true",
-                # Only the primary interface could carry one; say "no" explicitly.
-                associate_public_ip_address="false" if interface.device_index == 0 else None,
+                associate_public_ip_address=public_ip_setting(interface, len(self._interfaces)),
             )
             for interface in self._interfaces
         ]
@@ -365,7 +384,7 @@ class TrainingCluster(pulumi.ComponentResource):
             ),
             block_device_mappings=[
                 aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name=ROOT_DEVICE,
+                    device_name=root_device,
                     ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
                         volume_type="gp3",
                         volume_size=ROOT_VOLUME_GIB,

@@ -188,9 +188,17 @@ def test_nodes_have_no_public_ip_and_imdsv2_only() -> None:
     assert template["metadataOptions"]["httpTokens"] == "required"
     assert 1 <= template["metadataOptions"]["httpPutResponseHopLimit"] <= 2
     interfaces = template["networkInterfaces"]
-    assert all(i.get("associatePublicIpAddress") in (None, "false") for i in interfaces)
-    assert interfaces[0]["associatePublicIpAddress"] == "false"
+    # 32 interfaces: EC2 rejects associatePublicIpAddress (even "false") with more than one network
+    # interface, so it is absent and the private subnet keeps nodes off the internet.
+    assert len(interfaces) == 32 and not any("associatePublicIpAddress" in i for i in interfaces)
     assert all(not s.inputs.get("mapPublicIpOnLaunch") for s in cap.by_type("aws:ec2/subnet:Subnet"))
+
+
+@pytest.mark.parametrize("instance_type", ["g6e.12xlarge", "g5.xlarge"])
+def test_single_interface_nodes_refuse_a_public_ip_explicitly(instance_type: str) -> None:
+    cap = stack(NO_SCHEDULER, f"training.nodes.instanceType={instance_type}", "training.nodes.count=1")
+    [interface] = node_template(cap).inputs["networkInterfaces"]
+    assert interface["associatePublicIpAddress"] == "false"
 
 
 def test_new_vpc_has_nat_egress_s3_gateway_and_ssm_endpoints_in_one_az() -> None:

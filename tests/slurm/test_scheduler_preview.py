@@ -125,3 +125,88 @@ def test_managed_scheduler_is_batch_multinode_on_the_efa_launch_template():
     assert {"type": "GPU", "value": "8"} in container["resourceRequirements"]
     assert container["mountPoints"] == [{"sourceVolume": "lustre", "containerPath": "/fsx", "readOnly": False}]
     assert cap.one("aws:batch/jobQueue:JobQueue").inputs["state"] == "ENABLED"
+
+
+# --- what a real `pulumi up` would reject or get wrong (review against the AWS/provider docs) -----
+
+
+def test_head_image_is_a_resolved_ami_id_that_never_forces_a_replacement(slurm_capture):
+    # `resolve:ssm:` in an Instance's ami fails with a root_block_device (DescribeImages rejects the
+    # alias) and reads back as ami-..., replacing the head on every `up`.
+    head = slurm_capture.one("aws:ec2/instance:Instance")
+    assert head.inputs["ami"].startswith("ami-")
+    assert "ami" in head.ignore_changes and head.delete_before_replace
+
+
+def test_head_image_lookup_reads_canonicals_parameter_for_the_head_architecture():
+    from accelstack.engine.capture import MockCloud
+
+    class Recording(MockCloud):
+        names: list[str] = []
+
+        def call(self, args):
+            if args.token == "aws:ssm/getParameter:getParameter":
+                self.names.append(args.args["name"])
+            return super().call(args)
+
+    raw = apply_overrides(
+        read_stack_file(ROOT / "stacks" / "Pulumi.aws-training.yaml"), ["training.scheduler.headNode.instanceType=m7g.xlarge"]
+    )
+    cloud = Recording()
+    capture(PROGRAM, config_for_pulumi(raw), stack="aws-training", mocks=cloud)
+    assert cloud.names == ["/aws/service/canonical/ubuntu/server/24.04/stable/current/arm64/hvm/ebs-gp3/ami-id"]
+
+
+def test_state_volume_detaches_only_from_a_stopped_head(slurm_capture):
+    attachment = slurm_capture.one("aws:ec2/volumeAttachment:VolumeAttachment")
+    assert attachment.inputs["stopInstanceBeforeDetaching"] is True
+
+
+@pytest.fixture(scope="module")
+def batch_capture():
+    return preview("training.scheduler.kind=managed")
+
+
+def test_batch_environment_leaves_security_groups_to_the_efa_interfaces(batch_capture):
+    # Batch: "Either compute environment Security Groups or Network Interfaces in Launch template
+    # are exclusively allowed"; the interfaces carry the cluster group.
+    resources = batch_capture.one("aws:batch/computeEnvironment:ComputeEnvironment").inputs["computeResources"]
+    assert "securityGroupIds" not in resources
+    assert resources["type"] == "EC2"
+    template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
+    cluster = next(r for r in batch_capture.by_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-net-cluster"))
+    assert all(i["securityGroups"] == [cluster.id] for i in template.inputs["networkInterfaces"])
+
+
+def test_batch_template_encrypts_the_ecs_images_real_root_and_leaves_the_image_to_batch(batch_capture):
+    template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
+    assert "imageId" not in template.inputs  # Batch picks ECS_AL2_NVIDIA from image_type
+    [root] = template.inputs["blockDeviceMappings"]
+    assert root["deviceName"] == "/dev/xvda"  # Amazon Linux 2 root: /dev/sda1 would be a spare 512 GiB volume
+    assert root["ebs"]["encrypted"] == "true" and root["ebs"]["kmsKeyId"]
+    resources = batch_capture.one("aws:batch/computeEnvironment:ComputeEnvironment").inputs["computeResources"]
+    assert resources["ec2Configurations"] == [{"imageType": "ECS_AL2_NVIDIA"}]
+    names = [r.name for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate")]
+    assert names == ["aws-training-batch"]  # Batch runs the fleet: no node-group template beside it
+
+
+@pytest.mark.parametrize(("instance_type", "efa"), [("p5.48xlarge", 32), ("p4d.24xlarge", 4)])
+def test_batch_jobs_get_every_efa_device(instance_type, efa):
+    cap = preview("training.scheduler.kind=managed", f"training.nodes.instanceType={instance_type}")
+    nodes = json.loads(cap.one("aws:batch/jobDefinition:JobDefinition").inputs["nodeProperties"])
+    devices = nodes["nodeRangeProperties"][0]["container"]["linuxParameters"]["devices"]
+    assert [d["hostPath"] for d in devices] == [f"/dev/infiniband/uverbs{i}" for i in range(efa)]
+    assert all(d["containerPath"] == d["hostPath"] and d["permissions"] == ["READ", "WRITE", "MKNOD"] for d in devices)
+
+
+def test_batch_refuses_spot_because_multinode_jobs_cannot_run_on_it():
+    from accelstack.spec import SpecError, parse_spec
+
+    raw = apply_overrides(
+        read_stack_file(ROOT / "stacks" / "Pulumi.aws-training.yaml"),
+        ["training.scheduler.kind=managed", "training.nodes.capacity=spot"],
+    )
+    with pytest.raises(SpecError, match=r"training\.nodes\.capacity: spot is not supported"):
+        parse_spec(raw, "aws-training")
+    with pytest.raises(Exception, match=r"training\.nodes\.capacity: spot is not supported"):
+        preview("training.scheduler.kind=managed", "training.nodes.capacity=spot")
