@@ -84,6 +84,50 @@ def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, p
     return statements
 
 
+# --- The serving key ------------------------------------------------------------------------------
+
+
+def service_host(service: str, region: str) -> str:
+    """`kms:ViaService` value of a service in a Region (AWS KMS developer guide, kms:ViaService).
+    Not checked for the China partition, whose endpoints end in .amazonaws.com.cn."""
+    return f"{service}.{region}.amazonaws.com"
+
+
+def serving_key_policy(account_id: str, region: str, partition: str) -> dict[str, Any]:
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "AccountAdministersKeyThroughIam",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
+                "Action": "kms:*",
+                "Resource": "*",
+            },
+            {
+                "Sid": "EbsThroughEc2InThisAccount",
+                "Effect": "Allow",
+                "Principal": {"AWS": "*"},
+                "Action": [
+                    "kms:Encrypt",
+                    "kms:Decrypt",
+                    "kms:ReEncrypt*",
+                    "kms:GenerateDataKey*",
+                    "kms:CreateGrant",
+                    "kms:DescribeKey",
+                ],
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {
+                        "kms:CallerAccount": account_id,
+                        "kms:ViaService": service_host("ec2", region),
+                    }
+                },
+            },
+        ],
+    }
+
+
 # --- Cross-account model read -----------------------------------------------------------------------
 
 
@@ -93,7 +137,7 @@ def s3_location(uri: str) -> tuple[str, str]:
     return parts.netloc, parts.path.lstrip("/")
 
 
-def model_read_policy(serving: ServingSpec, region: str, account_id: str, partition: str) -> dict[str, Any]:
+def model_read_policy(serving: ServingSpec, account_id: str, partition: str) -> dict[str, Any]:
     """Read-only access to exactly the model's and adapters' prefixes: GetObject below each prefix,
     ListBucket limited to it, and KMS decrypt only through S3 (the training account's key)."""
     locations = sorted({s3_location(u) for u in [serving.model.weights_uri, *(a.uri for a in serving.model.adapters)]})
@@ -116,13 +160,15 @@ def model_read_policy(serving: ServingSpec, region: str, account_id: str, partit
                 "Condition": {"StringLike": {"s3:prefix": [f"{p}*" for b, p in locations if b == bucket]}},
             }
         )
+    # The artifact bucket (and so its key) may be in another Region than this stack: the spec names
+    # its account, not its Region. S3 calls KMS in the bucket's Region, so any Region, via S3 only.
     statements.append(
         {
             "Sid": "DecryptModelArtifactsViaS3",
             "Effect": "Allow",
             "Action": ["kms:Decrypt"],
-            "Resource": f"arn:{partition}:kms:{region}:{key_account}:key/*",
-            "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+            "Resource": f"arn:{partition}:kms:*:{key_account}:key/*",
+            "Condition": {"StringLike": {"kms:ViaService": service_host("s3", "*")}},
         }
     )
     return {"Version": "2012-10-17", "Statement": statements}
@@ -376,32 +422,14 @@ class ServingService(pulumi.ComponentResource):
             pulumi.export(key, value)
         self.register_outputs(outputs)
 
-    # KMS: EBS volumes and queues. The Auto Scaling service-linked role must be able to use the key,
-    # or instances with encrypted volumes fail to launch (EC2 Auto Scaling "Required KMS key policy").
+    # KMS: EBS volumes and queues. Auto Scaling launches replicas as its service-linked role, which
+    # must be able to use the key or instances with encrypted volumes fail to launch. The role is
+    # not named here: it exists only once the account's first group is created, and KMS refuses a
+    # key policy naming a missing principal (MalformedPolicyDocumentException) -- exactly the case
+    # in a fresh serving account. The statement is the AWS managed aws/ebs key's: any principal of
+    # this account, only through EC2 in this Region (the service-linked role calls KMS via EC2).
     def _kms_key(self, name: str) -> aws.kms.Key:
-        root = f"arn:{self.partition}:iam::{self.account_id}:root"
-        asg_role = f"arn:{self.partition}:iam::{self.account_id}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
-        policy = {
-            "Version": "2012-10-17",
-            "Statement": [
-                {"Sid": "AccountAdmin", "Effect": "Allow", "Principal": {"AWS": root}, "Action": "kms:*", "Resource": "*"},
-                {
-                    "Sid": "AutoScalingUseForEbs",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": asg_role},
-                    "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
-                    "Resource": "*",
-                },
-                {
-                    "Sid": "AutoScalingGrantsForEbs",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": asg_role},
-                    "Action": "kms:CreateGrant",
-                    "Resource": "*",
-                    "Condition": {"Bool": {"kms:GrantIsForAWSResource": "true"}},
-                },
-            ],
-        }
+        policy = serving_key_policy(self.account_id, self.region, self.partition)
         key = aws.kms.Key(
             f"{name}-key",
             description=f"accelstack serving {name}: replica volumes and admission queues",
@@ -660,7 +688,7 @@ class ServingService(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             f"{name}-replica-model-read",
             role=role.id,
-            policy=json.dumps(model_read_policy(self.serving, region, account, partition)),
+            policy=json.dumps(model_read_policy(self.serving, account, partition)),
             opts=self.child,
         )
         queues = self.queues
@@ -776,7 +804,9 @@ class ServingService(pulumi.ComponentResource):
             max_size=replicas.max,
             vpc_zone_identifiers=self.network.private_subnet_ids,
             # On-demand only: no mixed-instances policy, no spot market options anywhere.
-            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=template.latest_version),
+            # A numbered version, not "$Latest": each new template version changes the group, which is
+            # what starts the instance refresh (the str: the group takes the version as a string).
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=template.latest_version.apply(str)),
             target_group_arns=[self.target_group.arn],
             health_check_type="ELB",
             health_check_grace_period=plan.health_check_grace_seconds,
@@ -804,9 +834,15 @@ class ServingService(pulumi.ComponentResource):
                     # Launch the new model's replica before retiring an old one: capacity never dips.
                     min_healthy_percentage=100,
                     max_healthy_percentage=200,
-                    instance_warmup=str(plan.cold_start_seconds),
+                    # No instance_warmup: a replica enters InService only once the launch hook saw it
+                    # serve, and the refresh then waits default_instance_warmup (AWS recommends that
+                    # over a refresh-only override).
                     skip_matching=True,
-                    auto_rollback=True,
+                    # No auto_rollback: EC2 Auto Scaling refuses it when the launch template's image is
+                    # a Systems Manager parameter (the default `resolve:ssm:` DLAMI), and the provider
+                    # updates the group's template before the refresh, so a rollback would redeploy
+                    # the new version anyway (terraform-provider-aws #34189). A replica that never
+                    # gets ready is abandoned by the launch hook and the refresh fails instead.
                 ),
             ),
             wait_for_capacity_timeout=f"{math.ceil(plan.health_check_grace_seconds * 2 / 60)}m",

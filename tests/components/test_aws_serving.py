@@ -133,6 +133,22 @@ def test_waf_rate_rule_per_client_ip_from_admission_policy():
     assert association["webAclArn"] == acl.outputs["arn"]
 
 
+def test_key_policy_lets_auto_scaling_use_the_key_without_naming_its_service_linked_role():
+    """KMS refuses a key policy naming a principal that does not exist, and the Auto Scaling
+    service-linked role exists only after the account's first group: a fresh serving account would
+    fail at the key. EBS use goes through EC2 for any principal of this account (the aws/ebs key's
+    policy), which covers the role once Auto Scaling creates it."""
+    policy = json.loads(run().one("aws:kms/key:Key").inputs["policy"])
+    assert "AWSServiceRoleForAutoScaling" not in json.dumps(policy)
+    named_principals = [p for s in policy["Statement"] for p in [s["Principal"]["AWS"]] if p != "*"]
+    assert named_principals == ["arn:aws:iam::222222222222:root"]
+    (ebs,) = [s for s in policy["Statement"] if s["Principal"]["AWS"] == "*"]
+    assert {"kms:CreateGrant", "kms:GenerateDataKey*", "kms:Decrypt", "kms:ReEncrypt*", "kms:DescribeKey"} <= set(ebs["Action"])
+    assert ebs["Condition"] == {
+        "StringEquals": {"kms:CallerAccount": "222222222222", "kms:ViaService": "ec2.us-east-1.amazonaws.com"}
+    }
+
+
 def test_admission_queue_ttl_encryption_and_dead_letter_wiring():
     cap = run()
     requests = named(cap, QUEUE, "-requests")
@@ -241,7 +257,17 @@ def test_replicas_on_demand_only_across_two_private_azs_with_rolling_refresh():
     refresh = group["instanceRefresh"]
     assert refresh["strategy"] == "Rolling"
     assert refresh["preferences"]["minHealthyPercentage"] == 100
+    assert refresh["preferences"]["maxHealthyPercentage"] == 200  # at most 100 above the minimum
+    # StartInstanceRefresh rejects AutoRollback when the template's image is an SSM parameter, which
+    # the default image is: the first model update would fail at `pulumi up`.
+    assert template_image_is_ssm_parameter(cap) and not refresh["preferences"].get("autoRollback")
+    # The refresh waits the group's default warmup, not a cold start after a replica is already serving.
+    assert "instanceWarmup" not in refresh["preferences"] and group["defaultInstanceWarmup"] == plan().warm_start_seconds
     assert not cap.by_type("aws:ec2/placementGroup:PlacementGroup")
+
+
+def template_image_is_ssm_parameter(cap: Capture) -> bool:
+    return cap.one("aws:ec2/launchTemplate:LaunchTemplate").inputs["imageId"].startswith("resolve:ssm:")
 
 
 def test_launch_template_imdsv2_encrypted_no_public_ip():
@@ -324,8 +350,11 @@ def test_cross_account_model_grant_is_read_only_and_scoped_to_prefix():
     assert listing["Resource"] == "arn:aws:s3:::acme-train-checkpoints"
     assert "models/llama-3.1-8b-instruct/*" in listing["Condition"]["StringLike"]["s3:prefix"]
     decrypt = by_sid["DecryptModelArtifactsViaS3"]
-    assert decrypt["Resource"] == "arn:aws:kms:us-east-1:111111111111:key/*"
-    assert decrypt["Condition"] == {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
+    # Only the training account's keys, only through S3, in whichever Region its bucket is: S3 calls
+    # KMS in the bucket's Region, which the spec does not name (a us-west-2 bucket read from a
+    # us-east-1 stack is denied by a policy pinned to s3.us-east-1).
+    assert decrypt["Resource"] == "arn:aws:kms:*:111111111111:key/*"
+    assert decrypt["Condition"] == {"StringLike": {"kms:ViaService": "s3.*.amazonaws.com"}}
     # Nothing anywhere in the serving stack can write to, or delete from, the training bucket.
     statements = [s for r in cap.by_type(ROLE_POLICY) for s in json.loads(r.inputs["policy"])["Statement"]]
     touching_training = [s for s in statements if "acme-train-checkpoints" in json.dumps(s)]
