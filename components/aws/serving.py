@@ -29,6 +29,7 @@ from accelstack.planner.serving_plan import (
     ServingPlan,
     plan_serving,
 )
+from accelstack.spec.aws_serving_rules import LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 from components.aws.network import ServingNetwork
@@ -566,8 +567,9 @@ class ServingService(pulumi.ComponentResource):
             logs = self._access_log_bucket(name)
             access_logs = aws.lb.LoadBalancerAccessLogsArgs(bucket=logs.name_out, prefix=ACCESS_LOG_PREFIX, enabled=True)
             depends_on = [logs.policy]  # ELB tests write access when logging is enabled
+        # Logical names are the auto-name prefixes; the spec checks they fit ELB's 32 characters.
         alb = aws.lb.LoadBalancer(
-            f"{name}-alb",
+            f"{name}{LOAD_BALANCER_SUFFIX}",
             load_balancer_type="application",
             internal=False,
             subnets=self.network.public_subnet_ids,
@@ -579,7 +581,7 @@ class ServingService(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
         )
         target_group = aws.lb.TargetGroup(
-            f"{name}-replicas",
+            f"{name}{TARGET_GROUP_SUFFIX}",
             port=lb_spec.port,
             protocol="HTTP",
             target_type="instance",

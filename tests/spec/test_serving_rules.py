@@ -83,6 +83,9 @@ def test_example_serving_stack_is_clean():
         ({"serving.network.availabilityZone": "us-east-1a"}, "serving.network.availabilityZone", Level.ERROR, "pins serving to one AZ"),
         ({"serving.network.vpcCidr": "10.30.0.0/26"}, "serving.network.vpcCidr", Level.ERROR, "too small"),
         ({"serving.replicas.warmPool": 20}, "serving.replicas.warmPool", Level.WARNING, "never used"),
+        # ELB names: 32 characters, the target group's is "<stack>-replicas-<7 random>".
+        ({"stack": "acme-llama-serving"}, "stack", Level.ERROR, "at most 15"),
+        ({"stack": "internal"}, "stack", Level.ERROR, "starting with 'internal-'"),
     ],
 )
 def test_bad_serving_config(edits, path, level, fragment):
@@ -99,6 +102,8 @@ def test_bad_serving_config(edits, path, level, fragment):
         {"serving.model.name": "meta-llama/Llama-3.1-70B-Instruct", "serving.replicas.instanceType": "g6e.48xlarge", "serving.model.precision": "fp8"},
         {"serving.model.name": "meta-llama/Llama-3.1-70B-Instruct", "serving.replicas.instanceType": "g6e.12xlarge", "serving.model.precision": "int4"},
         {"serving.replicas.min": 0},
+        {"stack": "acme-llama-prod"},  # 15 characters: "acme-llama-prod-replicas-1234567" is exactly 32
+        {"stack": "internals"},
         {"serving.network": {"vpcId": "vpc-1", "subnetIds": ["subnet-a", "subnet-b"], "publicSubnetIds": ["subnet-p", "subnet-q"]}},
     ],
 )
