@@ -166,6 +166,9 @@ class CheckpointStore(Model):
     # A synchronous save stalls every GPU until written; None: the planner's 300 s. Raise it for
     # asynchronous checkpointing, where the write overlaps training.
     write_target_seconds: float | None = Field(default=None, gt=0, le=86_400)
+    # Days an overwritten or deleted checkpoint version is kept in the (versioned) bucket before it
+    # expires; current versions never expire. S3 lifecycle takes 1 day at least.
+    noncurrent_version_days: int = Field(default=30, ge=1, le=36_500)
 
     @field_validator("path")
     @classmethod

@@ -59,6 +59,25 @@ def managed_scheduler_is_not_spot(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
+NONCURRENT_DAYS_SHORT = 7
+
+
+@rule
+def checkpoint_versions_kept_long_enough(spec: StackSpec) -> Iterator[Problem]:
+    """A checkpoint overwritten or deleted by mistake is recoverable only while its old version lives."""
+    checkpoints = spec.training.storage.checkpoints if spec.training else None
+    if checkpoints is None:
+        return
+    days = checkpoints.noncurrent_version_days
+    if checkpoints.create and days < NONCURRENT_DAYS_SHORT:
+        yield Problem(
+            "training.storage.checkpoints.noncurrentVersionDays",
+            f"{days} day(s): an overwritten or deleted checkpoint is unrecoverable after that; "
+            f"keep old versions at least {NONCURRENT_DAYS_SHORT} days (default 30)",
+            Level.WARNING,
+        )
+
+
 @rule
 def stack_account_is_on_its_side(spec: StackSpec) -> Iterator[Problem]:
     """The stack's account must be one of its workload's accounts in `separation`."""

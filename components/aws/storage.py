@@ -42,6 +42,8 @@ class SecureBucket(pulumi.ComponentResource):
     default; pass `sse_algorithm="AES256"` (and no key) only where AWS cannot use a KMS key, e.g.
     ALB access logs. `policy_statements` is a hook receiving the bucket ARN and returning extra
     policy statements (e.g. cross-account artifact reads); the TLS-only deny is always present.
+    `noncurrent_version_days` (versioned buckets) expires overwritten/deleted versions that many
+    days after they stop being current; current versions never expire.
     """
 
     bucket: aws.s3.Bucket
@@ -56,6 +58,7 @@ class SecureBucket(pulumi.ComponentResource):
         bucket_name: pulumi.Input[str] | None = None,
         versioning: bool = True,
         abort_multipart_days: int = 7,
+        noncurrent_version_days: int | None = None,
         protect: bool = True,
         force_destroy: bool = False,
         policy_statements: PolicyStatements | None = None,
@@ -92,8 +95,11 @@ class SecureBucket(pulumi.ComponentResource):
             rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
             opts=child,
         )
+        if noncurrent_version_days is not None and not versioning:
+            raise ValueError(f"SecureBucket {name}: noncurrent_version_days needs versioning")
+        versioning_config = None
         if versioning:
-            aws.s3.BucketVersioning(
+            versioning_config = aws.s3.BucketVersioning(
                 f"{name}-versioning",
                 bucket=bucket_id,
                 versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
@@ -115,22 +121,45 @@ class SecureBucket(pulumi.ComponentResource):
             ],
             opts=child,
         )
+        rules = [
+            aws.s3.BucketLifecycleConfigurationRuleArgs(
+                id="abort-incomplete-multipart-uploads",
+                status="Enabled",
+                filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
+                abort_incomplete_multipart_upload=(
+                    aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                        days_after_initiation=abort_multipart_days
+                    )
+                ),
+            )
+        ]
+        if noncurrent_version_days is not None:
+            rules.append(
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    # Old versions of rewritten objects (e.g. a `latest` checkpoint) would otherwise
+                    # be kept, and billed, forever. No `expiration.days`: current versions stay.
+                    id="expire-noncurrent-versions",
+                    status="Enabled",
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
+                    noncurrent_version_expiration=(
+                        aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                            noncurrent_days=noncurrent_version_days
+                        )
+                    ),
+                    # Delete markers left with no versions behind them once those expire (a marker
+                    # is not data; this never touches an object's current version).
+                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(
+                        expired_object_delete_marker=True
+                    ),
+                )
+            )
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-lifecycle",
             bucket=bucket_id,
-            rules=[
-                aws.s3.BucketLifecycleConfigurationRuleArgs(
-                    id="abort-incomplete-multipart-uploads",
-                    status="Enabled",
-                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
-                    abort_incomplete_multipart_upload=(
-                        aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
-                            days_after_initiation=abort_multipart_days
-                        )
-                    ),
-                )
-            ],
-            opts=child,
+            rules=rules,
+            # Versioning first: S3 evaluates noncurrent-version rules against the bucket's versioning
+            # state, and the provider docs order the two this way.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[versioning_config] if versioning_config else []),
         )
         extra = policy_statements(self.arn) if policy_statements else []
         self.policy = aws.s3.BucketPolicy(
@@ -312,6 +341,7 @@ class TrainingStorage(pulumi.ComponentResource):
                     f"{name}-checkpoints",
                     kms_key_arn=self.kms_key_arn,
                     bucket_name=checkpoint_bucket,
+                    noncurrent_version_days=checkpoints.noncurrent_version_days,
                     policy_statements=lambda arn: arn.apply(lambda a: artifact_reader_statements(a, prefix, readers)),
                     opts=child,
                 )
@@ -373,6 +403,14 @@ class TrainingStorage(pulumi.ComponentResource):
             kms_key_id=self.kms_key_arn if deployment in PERSISTENT_DEPLOYMENT_TYPES else None,
             file_system_type_version=LUSTRE_VERSION,
             data_compression_type="LZ4",
+            # FSx backs up only persistent file systems NOT linked to S3 ("File system backups
+            # aren't supported on file systems that are linked to an Amazon S3 data repository"), and
+            # ours always is (datasets). Say 0 rather than inherit a default; durability comes from
+            # the versioned buckets the DRAs export to.
+            automatic_backup_retention_days=0 if deployment in PERSISTENT_DEPLOYMENT_TYPES else None,
+            # Import/export failures (a checkpoint that never reached S3) go to CloudWatch Logs
+            # (/aws/fsx/lustre) instead of nowhere (FSx's default is DISABLED).
+            log_configuration=aws.fsx.LustreFileSystemLogConfigurationArgs(level="WARN_ERROR"),
             tags={"Name": f"{name}-lustre"},
             **legacy_link,
             opts=pulumi.ResourceOptions(parent=self, protect=True),

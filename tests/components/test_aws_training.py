@@ -259,8 +259,11 @@ def test_buckets_are_private_versioned_and_encrypted_with_the_stack_key() -> Non
         assert all(block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"))
         ownership = config("aws:s3/bucketOwnershipControls:BucketOwnershipControls")
         assert ownership["rule"]["objectOwnership"] == "BucketOwnerEnforced"
-        [lifecycle] = config("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")["rules"]
-        assert lifecycle["abortIncompleteMultipartUpload"]["daysAfterInitiation"] >= 1
+        lifecycle = config("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")["rules"]
+        [abort] = [r for r in lifecycle if "abortIncompleteMultipartUpload" in r]
+        assert abort["abortIncompleteMultipartUpload"]["daysAfterInitiation"] >= 1
+        # No rule ever expires a current version (expiration.days / date).
+        assert not any({"days", "date"} & set(r.get("expiration", {})) for r in lifecycle)
         statements = json.loads(config("aws:s3/bucketPolicy:BucketPolicy")["policy"])["Statement"]
         assert any(
             s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} for s in statements
@@ -277,6 +280,43 @@ def test_lustre_settings() -> None:
     assert lustre["storageCapacity"] == 4800 and lustre["perUnitStorageThroughput"] == 250
     assert lustre["fileSystemTypeVersion"] == "2.15" and lustre["dataCompressionType"] == "LZ4"
     assert "importPath" not in lustre  # PERSISTENT_2 links buckets through DRAs
+
+
+@pytest.mark.parametrize(("overrides", "backup_days"), [
+    ((), 0),
+    (("training.storage.lustre.deploymentType=PERSISTENT_1", "training.storage.lustre.throughputPerTiB=200",
+      "training.storage.lustre.capacityGiB=4800"), 0),
+    (("training.storage.lustre.deploymentType=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null"), None),
+])
+def test_lustre_linked_to_s3_has_no_backups_but_logs_repository_errors(overrides, backup_days) -> None:
+    # FSx backs up only persistent file systems NOT linked to S3; ours always is. Scratch takes no
+    # backup setting at all.
+    lustre = stack(*overrides).one(LUSTRE).inputs
+    assert lustre.get("automaticBackupRetentionDays") == backup_days
+    assert lustre["logConfiguration"] == {"level": "WARN_ERROR"}
+
+
+def lifecycle_rules(cap: Capture, bucket_name: str) -> list[dict]:
+    [bucket] = [b for b in cap.by_type(BUCKET) if b.inputs["bucket"] == bucket_name]
+    [config] = [r for r in cap.by_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
+                if r.inputs["bucket"] == bucket.id]
+    return config.inputs["rules"], config
+
+
+def test_checkpoint_versions_expire_after_the_window_and_current_ones_never() -> None:
+    cap = stack()
+    rules, config = lifecycle_rules(cap, "acme-train-checkpoints")
+    [expire] = [r for r in rules if "noncurrentVersionExpiration" in r]
+    assert expire["status"] == "Enabled" and expire["filter"] == {"prefix": ""}
+    assert expire["noncurrentVersionExpiration"] == {"noncurrentDays": 30}  # the spec default
+    assert expire["expiration"] == {"expiredObjectDeleteMarker": True}  # markers only, never data
+    versioning = [r for r in cap.by_type("aws:s3/bucketVersioning:BucketVersioning")
+                  if r.inputs["bucket"] == config.inputs["bucket"]]
+    assert versioning[0].urn in config.dependencies  # versioning is on before the rule lands
+    datasets, _ = lifecycle_rules(cap, "acme-train-datasets")
+    assert not any("noncurrentVersionExpiration" in r for r in datasets)  # datasets keep every version
+    custom, _ = lifecycle_rules(stack("training.storage.checkpoints.noncurrentVersionDays=90"), "acme-train-checkpoints")
+    assert [r["noncurrentVersionExpiration"]["noncurrentDays"] for r in custom if "noncurrentVersionExpiration" in r] == [90]
 
 
 def test_datasets_are_imported_and_checkpoints_exported_without_deletes() -> None:

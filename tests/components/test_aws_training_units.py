@@ -189,3 +189,35 @@ def test_lustre_cloud_config_passes_cloud_init_schema(tmp_path) -> None:
     path.write_text(lustre_client_cloud_config("fs-1.fsx.us-east-1.amazonaws.com", "abcdefgh", "/fsx"))
     result = subprocess.run(["cloud-init", "schema", "-c", str(path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- checkpoint version retention: spec bounds and the short-window warning --------------------
+
+
+def _training_raw(**checkpoints):
+    from pathlib import Path
+
+    from accelstack.spec.loader import read_stack_file
+
+    raw = read_stack_file(Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-training.yaml")
+    raw["training"]["storage"]["checkpoints"].update(checkpoints)
+    return raw
+
+
+@pytest.mark.parametrize("days", [0, -1, 40_000])
+def test_noncurrent_version_days_out_of_range_is_an_error_naming_the_path(days: int) -> None:
+    from accelstack.spec import SpecError, parse_spec
+
+    with pytest.raises(SpecError, match=r"training\.storage\.checkpoints\.noncurrentVersionDays"):
+        parse_spec(_training_raw(noncurrentVersionDays=days), "aws-training")
+
+
+@pytest.mark.parametrize(("days", "warned"), [(1, True), (6, True), (7, False), (30, False)])
+def test_short_noncurrent_version_window_warns(days: int, warned: bool) -> None:
+    from accelstack.spec import parse_spec
+    from accelstack.spec.validators import checkpoint_versions_kept_long_enough
+
+    spec = parse_spec(_training_raw(noncurrentVersionDays=days), "aws-training")
+    problems = list(checkpoint_versions_kept_long_enough(spec))
+    assert bool(problems) == warned
+    assert all(p.path == "training.storage.checkpoints.noncurrentVersionDays" and p.level.name == "WARNING" for p in problems)
