@@ -76,6 +76,7 @@ IAM_ATTACHMENT_TYPES = (
     "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
     "aws:iam/policyAttachment:PolicyAttachment",
 )
+AWS_MANAGED_FULL_ACCESS = re.compile(r"^arn:aws[\w-]*:iam::aws:policy/(?:[\w+=,.@-]+/)*[\w+=,.@-]*FullAccess$")
 ADMIN_POLICIES = ("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::aws:policy/PowerUserAccess")
 STATEFUL_TYPES = {
     BUCKET: "bucket",
@@ -88,6 +89,7 @@ STATEFUL_TYPES = {
 }
 INTERNET = ("0.0.0.0/0", "::/0")
 HTTPS_PORT, HTTP_PORT = 443, 80
+KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
 # TLS 1.0/1.1 ELB security policies (Trivy AVD-AWS-0047's outdated list).
 OUTDATED_TLS_POLICIES = (
     "ELBSecurityPolicy-2015-05",
@@ -95,6 +97,8 @@ OUTDATED_TLS_POLICIES = (
     "ELBSecurityPolicy-TLS-1-0-2015-04",
     "ELBSecurityPolicy-TLS-1-1-2017-01",
 )
+# ELB policy names carry their minimum protocol: ...-TLS13-1-2-..., ...-TLS-1-2-..., ...-FS-1-2-...
+TLS12_POLICY = re.compile(r"-(?:TLS13|TLS|FS)-1-[23](?:-|$)")
 QUEUE_METRIC = re.compile(r"ApproximateNumberOfMessages|Backlog|QueueDepth", re.IGNORECASE)
 CPU_METRIC = re.compile(r"CPUUtilization", re.IGNORECASE)
 
@@ -104,6 +108,11 @@ CONFIG = {
         "default": "checkpoint",
         "description": "Regex on a bucket's resource or bucket name marking the checkpoint location.",
     },
+    "kmsBucketPattern": {
+        "type": "string",
+        "default": "checkpoint|artifact|model|dataset",
+        "description": "Regex on a bucket's resource or bucket name: buckets that must use SSE-KMS.",
+    },
     "versionedBucketPattern": {
         "type": "string",
         "default": "checkpoint|artifact|model",
@@ -111,10 +120,18 @@ CONFIG = {
     },
 }
 
+# Shapes from Trivy's built-in secret rules and gitleaks (aws-access-key-id, aws-secret-access-key,
+# private-key, huggingface-access-token, github-pat). The secret key may follow `=`, `:` or a space
+# (`aws configure set aws_secret_access_key ...`).
 SECRET_PATTERNS = (
     (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"), "an AWS access key id"),
-    (re.compile(r"aws_secret_access_key\s*[=:]\s*['\"]?[A-Za-z0-9/+=]{40}", re.IGNORECASE), "an AWS secret access key"),
+    (
+        re.compile(r"aws_?secret_?access_?key['\"]?(?:\s*[=:]\s*|\s+)['\"]?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])", re.IGNORECASE),
+        "an AWS secret access key",
+    ),
     (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"), "a private key"),
+    (re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z]{34}(?![A-Za-z0-9])"), "a Hugging Face access token"),
+    (re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "a GitHub token"),
 )
 LONG_LITERAL = re.compile(r"[A-Za-z0-9+/=]{40,}")
 KEY_FILES = re.compile(r"/etc/munge/munge\.key|jwt_hs256\.key|slurm\.key")
@@ -161,14 +178,32 @@ def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
                 yield f"instance {name}: EBS volume {disk.get('deviceName', 'root')} is not encrypted"
 
 
+def _sse_algorithms(config: Any) -> list[Any]:
+    return [(r.get("applyServerSideEncryptionByDefault") or {}).get("sseAlgorithm") for r in as_list(config.props.get("rules"))]
+
+
 def check_bucket_encryption(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
-    """Every bucket has a server-side encryption configuration (Checkov CKV_AWS_145 / CKV_AWS_19,
-    Trivy AVD-AWS-0088/AVD-AWS-0132)."""
+    """Every bucket has a server-side encryption configuration (Checkov CKV_AWS_19, Trivy
+    AVD-AWS-0088), and buckets holding data (datasets, checkpoints, artifacts: `kmsBucketPattern`) use
+    a KMS key (Checkov CKV_AWS_145, Trivy AVD-AWS-0132): SSE-S3 would drop the key policy that limits
+    who can read them. Log buckets may keep SSE-S3 (ALB access logs only support it)."""
+    pattern = ctx.config.get("kmsBucketPattern") or CONFIG["kmsBucketPattern"]["default"]
     configs = of_type(resources, BUCKET_SSE)
     for bucket in of_type(resources, BUCKET):
         inline = bucket.props.get("serverSideEncryptionConfigurations")
-        if not inline and not any(refers_to(c, "bucket", bucket) for c in configs):
+        linked = [c for c in configs if refers_to(c, "bucket", bucket)]
+        if not inline and not linked:
             yield bucket.urn, f"bucket {_name(bucket)} has no server-side encryption configuration"
+        if not _matches(pattern, bucket):
+            continue
+        for config in linked:
+            # A rule without an algorithm is encryption-at-rest's finding, not a weak algorithm.
+            weak = [a for a in _sse_algorithms(config) if a and a not in KMS_ALGORITHMS]
+            if weak:
+                yield config.urn, (
+                    f"{_name(config)} encrypts data bucket {_name(bucket)} with {', '.join(map(str, weak))}; "
+                    "use aws:kms with the stack's key"
+                )
 
 
 # --- public exposure -----------------------------------------------------------------------------
@@ -389,22 +424,33 @@ def _documents(resource: Any) -> list[Any]:
     return []
 
 
+def _every_resource(resource_arn: str) -> bool:
+    """`*`, or an ARN whose resource part is a bare wildcard (`arn:aws:s3:::*`, `arn:aws:s3:::*/*`)."""
+    if resource_arn == "*":
+        return True
+    parts = resource_arn.split(":", 5)
+    return resource_arn.startswith("arn:") and len(parts) == 6 and parts[5] in ("*", "*/*")
+
+
 def check_iam_least_privilege(resource: Any, ctx: Context) -> Iterable[str]:
-    """Least privilege: no `*` action, no service-wide wildcard (`s3:*`) on every resource, no
-    AdministratorAccess/PowerUserAccess attachment. Checkov CKV_AWS_1/CKV_AWS_62/CKV_AWS_63/CKV_AWS_289,
-    Trivy AVD-AWS-0057, CKV_AWS_274."""
+    """Least privilege: no `*` action, no service-wide wildcard (`s3:*`) on every resource (`*` or
+    `arn:aws:s3:::*`), no AdministratorAccess/PowerUserAccess attachment, no AWS-managed `*FullAccess`
+    policy (each grants `service:*` on `*`, e.g. AmazonS3FullAccess). Checkov
+    CKV_AWS_1/CKV_AWS_62/CKV_AWS_63/CKV_AWS_289, Trivy AVD-AWS-0057, CKV_AWS_274."""
     name = _name(resource)
     if resource.resource_type in IAM_ATTACHMENT_TYPES:
         arn = resource.props.get("policyArn")
         if arn in ADMIN_POLICIES:
             yield f"{name} attaches {arn}"
+        elif isinstance(arn, str) and AWS_MANAGED_FULL_ACCESS.match(arn):
+            yield f"{name} attaches {arn}, which allows a whole service on every resource; write a scoped policy"
         return
     for document in _documents(resource):
         for statement in statements(document):
             if not is_allow(statement):
                 continue
             actions = actions_of(statement)
-            everything = "*" in resources_of(statement)
+            everything = any(_every_resource(r) for r in resources_of(statement))
             if any(a in ("*", "*:*") for a in actions):
                 yield f"{name} allows every action ('*')"
             elif everything and (wild := [a for a in actions if a.endswith(":*")]):
@@ -481,7 +527,10 @@ def _targets(source: Any, queue: Any) -> bool:
 
 def check_https_listeners(resource: Any, ctx: Context) -> Iterable[str]:
     """Listeners speak HTTPS with a TLS 1.2+ policy; an HTTP listener only redirects to HTTPS.
-    Checkov CKV_AWS_2 / CKV_AWS_103, Trivy AVD-AWS-0054 / AVD-AWS-0047."""
+    Checkov CKV_AWS_2 / CKV_AWS_103, Trivy AVD-AWS-0054 / AVD-AWS-0047. The policy must be one whose
+    name states a 1.2+ minimum (`TLS13-1-2-*`, `TLS-1-2-*`, `FS-1-2-*`, `TLS13-1-3-*`): a denylist
+    misses `ELBSecurityPolicy-TLS13-1-0-2021-06` and `ELBSecurityPolicy-FS-2018-06`, which allow TLS 1.0
+    (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/describe-ssl-policies.html)."""
     if resource.resource_type not in LISTENERS:
         return
     props, name = resource.props, _name(resource)
@@ -493,8 +542,10 @@ def check_https_listeners(resource: Any, ctx: Context) -> Iterable[str]:
             yield f"HTTP listener {name} must only redirect to HTTPS"
     elif protocol in ("HTTPS", "TLS"):
         policy = props.get("sslPolicy")
-        if policy in OUTDATED_TLS_POLICIES:
-            yield f"listener {name} uses {policy}, which allows TLS < 1.2"
+        if policy is None:
+            yield f"{protocol} listener {name} names no sslPolicy (the default depends on the API used); name a TLS 1.2+ policy"
+        elif policy in OUTDATED_TLS_POLICIES or not TLS12_POLICY.search(str(policy)):
+            yield f"listener {name} uses {policy}, which allows TLS < 1.2 (use e.g. ELBSecurityPolicy-TLS13-1-2-2021-06)"
     elif protocol is not None:
         yield f"listener {name} uses {protocol}; use HTTPS (or an HTTP -> HTTPS redirect)"
 
@@ -622,7 +673,9 @@ def check_serving_scales_on_queue_depth(resources: Sequence[Any], ctx: Context) 
 
 POLICIES = [
     resource_policy("encryption-at-rest", "Data at rest is encrypted.", check_encryption_at_rest),
-    stack_policy("bucket-encryption", "Every bucket has default encryption.", check_bucket_encryption),
+    stack_policy(
+        "bucket-encryption", "Every bucket has default encryption; data buckets use KMS.", check_bucket_encryption, config=CONFIG
+    ),
     resource_policy("no-public-buckets", "No bucket is public.", check_no_public_buckets),
     stack_policy("bucket-public-access-block", "Every bucket has a public access block.", check_bucket_public_access_block),
     resource_policy("no-internet-ingress", "No ingress from the internet but the serving HTTPS entry.", check_no_internet_ingress),

@@ -188,7 +188,8 @@ def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
     is granted to an account outside both sides.
 
     Mirrors Checkov CKV_AWS_70 / Trivy AVD-AWS-0093 in spirit (no broad grants); the read-only direction
-    is ours. KMS keys may grant kms:Decrypt/DescribeKey so serving can read SSE-KMS objects. AWS's own
+    is ours. A role or key granting Principal `*` without a condition reaches every account (Checkov
+    CKV_AWS_60 for role trust, CKV_AWS_33 for key policies). KMS keys may grant kms:Decrypt/DescribeKey so serving can read SSE-KMS objects. AWS's own
     ELB log-delivery accounts and configured `trustedAccounts` are neither side but allowed.
     """
     prop = GRANT_TYPES.get(resource.resource_type)
@@ -200,6 +201,11 @@ def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
         if not is_allow(statement):
             continue
         for principal in aws_principals(statement):
+            if principal == "*" and resource.resource_type != "aws:s3/bucketPolicy:BucketPolicy":
+                # Every account, so outside both sides. (Public bucket policies are no-public-buckets'.)
+                if not statement.get("Condition"):
+                    yield f"{resource.name} grants every AWS account (Principal *); name the accounts or roles"
+                continue
             account = principal_account(principal)
             if account is None or account in own or (account in trusted and account not in ctx.other_accounts):
                 continue
