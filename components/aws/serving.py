@@ -317,6 +317,8 @@ if [ ! -f {MODEL_DIR}/.complete ]; then
   # instance stops, EBS keeps the download across the stop.
 {sync_block}
   docker pull {image}
+  # The worker's one dependency, installed while preparing: a warm start must not need the network.
+  python3 -c 'import boto3' 2>/dev/null || python3 -m pip install --quiet boto3
   touch {MODEL_DIR}/.complete
 fi
 state=$(imds autoscaling/target-lifecycle-state || echo InService)
@@ -324,7 +326,6 @@ if [[ "$state" == Warmed:* ]]; then
   complete CONTINUE  # prepared: the group stops the instance into the warm pool
   exit 0
 fi
-python3 -c 'import boto3' 2>/dev/null || python3 -m pip install --quiet boto3
 systemctl start accelstack-inference.service
 until curl -sf http://127.0.0.1:{port}{health} >/dev/null; do sleep 5; done
 systemctl start accelstack-queue-worker.service
@@ -380,6 +381,8 @@ GROUP_METRICS = [
     "WarmPoolDesiredCapacity",
 ]
 TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+# CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).
+SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
 READY_HOOK = "replica-ready"
 
 
@@ -944,7 +947,9 @@ class ServingService(pulumi.ComponentResource):
                 ),
                 aws.cloudwatch.MetricAlarmMetricQueryArgs(
                     id="waiting",
-                    expression="IF(depth > 0 AND inservice == 0, 1, 0)",
+                    # FILL: a minute without a group datapoint counts as none in service; bare, the
+                    # expression may have no value then, which notBreaching reads as "no scale-out".
+                    expression=SCALE_FROM_ZERO_EXPRESSION,
                     label="Queue depth > 0 with no replica in service",
                     return_data=True,
                 ),

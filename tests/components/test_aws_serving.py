@@ -226,7 +226,9 @@ def test_scale_from_zero_step_policy_only_when_min_is_zero():
     queries = {q["id"]: q for q in alarm["metricQueries"]}
     assert queries["depth"]["metric"]["metricName"] == "ApproximateNumberOfMessagesVisible"
     assert queries["inservice"]["metric"]["metricName"] == "GroupInServiceInstances"
-    assert queries["waiting"]["expression"] == "IF(depth > 0 AND inservice == 0, 1, 0)"
+    # A minute without a group datapoint must read as "none in service", not make the alarm miss data.
+    assert queries["waiting"]["expression"] == "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
+    assert queries["waiting"]["returnData"] is True and not queries["depth"].get("returnData")
     assert alarm["threshold"] == 1
 
 
@@ -387,3 +389,63 @@ def test_access_logs_can_be_disabled(override):
     cap = run(override)
     assert not cap.by_type("aws:s3/bucket:Bucket")
     assert "accessLogs" not in cap.one("aws:lb/loadBalancer:LoadBalancer").inputs
+
+
+FAKE_COMMAND = """#!/bin/bash
+echo "$(basename "$0") $*" >> "$BOOT_LOG"
+case "$(basename "$0") $*" in
+  "curl -sfX PUT"*) echo token ;;
+  *meta-data/instance-id*) echo i-0123456789abcdef0 ;;
+  *meta-data/autoscaling/target-lifecycle-state*) echo "$TARGET_STATE" ;;
+  "python3 -c"*) exit 1 ;;  # boto3 not installed yet
+esac
+"""
+
+
+def boot_twice_as_a_warm_pool_replica(tmp_path: Path) -> tuple[list[str], list[str]]:
+    """Run the replica's boot script as EC2 would for a warm-pool instance: first start while the
+    group targets Warmed:Stopped, then (after the stop) a start while it targets InService.
+    Commands are fakes that log their arguments; returns each boot's log."""
+    script = user_data(run())
+    boot = script.split("cat > /opt/accelstack/boot.sh <<'BOOT'\n", 1)[1].split("\nBOOT\n", 1)[0]
+    boot = boot.replace("/opt/accelstack/models", str(tmp_path / "models"))
+    (tmp_path / "models").mkdir()
+    (tmp_path / "boot.sh").write_text(boot)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for command in ("aws", "docker", "curl", "systemctl", "python3"):
+        (bin_dir / command).write_text(FAKE_COMMAND)
+        (bin_dir / command).chmod(0o755)
+    logs = []
+    for state in ("Warmed:Stopped", "InService"):
+        log = tmp_path / f"{state.replace(':', '-')}.log"
+        env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "BOOT_LOG": str(log), "TARGET_STATE": state}
+        subprocess.run(["bash", str(tmp_path / "boot.sh")], env=env, check=True, timeout=30)
+        logs.append(log.read_text().splitlines())
+    return logs[0], logs[1]
+
+
+def test_warm_pool_replica_prepares_on_first_start_and_serves_on_the_second(tmp_path):
+    hook = (
+        "aws autoscaling complete-lifecycle-action --region us-east-1 --auto-scaling-group-name "
+        "accelstack-aws-serving-replicas --lifecycle-hook-name replica-ready --instance-id i-0123456789abcdef0 "
+        "--lifecycle-action-result CONTINUE"
+    )
+    prepare, serve = boot_twice_as_a_warm_pool_replica(tmp_path)
+    # First start: weights, image and the worker's dependency onto EBS, then release the hook so the
+    # group stops the instance into the pool; nothing is served.
+    assert [line.split()[:3] for line in prepare if line.startswith("aws s3")] == [["aws", "s3", "sync"]] * 3
+    assert any(line.startswith("docker pull vllm/vllm-openai:") for line in prepare)
+    assert "python3 -m pip install --quiet boto3" in prepare
+    assert not [line for line in prepare if line.startswith("systemctl")]
+    assert prepare[-1] == hook
+    # Second start: nothing downloaded (a warm start must not wait on S3, the registry or PyPI);
+    # server, then health, then worker, then the hook.
+    assert not [line for line in serve if line.startswith(("aws s3", "docker", "python3"))]
+    order = [line for line in serve if line.startswith(("systemctl", "curl -sf http://127.0.0.1", "aws autoscaling"))]
+    assert order == [
+        "systemctl start accelstack-inference.service",
+        "curl -sf http://127.0.0.1:8000/health",
+        "systemctl start accelstack-queue-worker.service",
+        hook,
+    ]
