@@ -231,6 +231,14 @@ def check_no_public_buckets(resource: Any, ctx: Context) -> Iterable[str]:
                 yield f"bucket policy {name} allows {', '.join(actions_of(statement))} to everyone (Principal *)"
 
 
+def check_public_bucket_policies_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Stack-level repeat of `no-public-buckets` for bucket policy documents (built from bucket ARNs,
+    so often unknown during preview); access block flags and ACLs are literals and stay per resource."""
+    for resource in of_type(resources, BUCKET_POLICY):
+        for message in check_no_public_buckets(resource, ctx):
+            yield resource.urn, message
+
+
 def check_bucket_public_access_block(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Every bucket has its own public access block (Checkov CKV2_AWS_6, Trivy AVD-AWS-0094)."""
     blocks = of_type(resources, BUCKET_PAB)
@@ -677,6 +685,9 @@ POLICIES = [
         "bucket-encryption", "Every bucket has default encryption; data buckets use KMS.", check_bucket_encryption, config=CONFIG
     ),
     resource_policy("no-public-buckets", "No bucket is public.", check_no_public_buckets),
+    stack_policy(
+        "no-public-buckets-final", "No bucket policy makes a bucket public (final state).", check_public_bucket_policies_final
+    ),
     stack_policy("bucket-public-access-block", "Every bucket has a public access block.", check_bucket_public_access_block),
     resource_policy("no-internet-ingress", "No ingress from the internet but the serving HTTPS entry.", check_no_internet_ingress),
     stack_policy(

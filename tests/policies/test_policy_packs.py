@@ -18,7 +18,7 @@ from accelstack.engine.policy_runner import PACKS, PACKS_DIR, load_pack
 STACK_POLICIES = {
     "separation": {"disjoint-accounts", "cross-account-read-only-final"},
     "guardrails": {
-        "bucket-encryption", "bucket-public-access-block", "internet-ingress-only-to-load-balancer",
+        "bucket-encryption", "bucket-public-access-block", "no-public-buckets-final", "internet-ingress-only-to-load-balancer",
         "no-secrets-in-user-data-final", "iam-least-privilege-final", "bucket-versioning", "queue-dlq",
         "spot-training-needs-checkpoints", "serving-scales-on-queue-depth",
     },

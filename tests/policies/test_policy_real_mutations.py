@@ -499,3 +499,99 @@ def test_spot_training_without_checkpoints_is_refused_by_the_spec(stack: str) ->
         )
     assert [p.path for p in error.value.problems] == ["training.storage.checkpoints"]
     assert "spot capacity requires a checkpoint location" in str(error.value)
+
+
+# --- unknown values: advisory during preview, bound on `up` by the `-final` stack policies -------
+
+
+def known_export(stack: str) -> tuple[Doc, Any]:
+    """The same stack run with preview=False: the mocks resolve every output, as after `pulumi up`."""
+    from accelstack.engine.capture import Capture, Registration
+    from accelstack.engine.export import deployment_v3
+    from accelstack.engine.preview import PROJECT, PROGRAM, run_worker, stack_config
+    from accelstack.spec.loader import parse_spec
+
+    raw, config = stack_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", [])
+    request = {"main": str(REPO / PROGRAM), "project_dir": str(REPO), "config": config, "stack": stack,
+               "project": PROJECT, "preview": False}
+    result = run_worker(request)
+    assert result["ok"], result.get("error")
+    registrations = [Registration(**data) for data in result["resources"]]
+    export = deployment_v3(Capture(PROJECT, stack, False, registrations, result.get("stack_outputs", {})))
+    return export, parse_spec(raw, stack)
+
+
+def unknown_fields(doc: Doc) -> set[tuple[str, str]]:
+    """(resource, input) pairs holding Pulumi's unknown sentinel, anywhere inside the value."""
+    return {
+        (r["urn"].rsplit("::", 1)[-1], key)
+        for r in doc["deployment"]["resources"]
+        for key, value in (r.get("inputs") or {}).items()
+        if UNKNOWN in json.dumps(value)
+    }
+
+
+@pytest.mark.integration
+def test_known_outputs_and_preview_give_the_same_verdicts() -> None:
+    """Preview leaves some inputs unknown (a role's name, a placement group's name); no rule reads
+    them, so the preview export and the known-outputs export get the same (empty) verdicts."""
+    preview = previewed(TRAINING)
+    known, spec = known_export(TRAINING)
+    assert ("aws-training-nodes", "placement") in unknown_fields(preview.export)
+    assert unknown_fields(known) == set()
+    assert policy_verdicts(preview.export, preview.spec) == policy_verdicts(known, spec) == []
+
+
+@dataclass(frozen=True)
+class Unknowable:
+    """A field that a real first `pulumi preview` cannot know (it is computed from other resources'
+    outputs: propertyDependencies), the per-resource rule reading it, and its `-final` stack twin."""
+
+    id: str
+    name: str
+    type_token: str
+    prop: str
+    violate: Callable[[Any], Any]  # the known (final-state) value, with the mistake in it
+    policy: str
+
+
+UNKNOWABLES = [
+    Unknowable("user-data-with-secret", "aws-training-nodes", LT, "userData",
+               lambda value: base64.b64encode(base64.b64decode(value) + f"\n# AWS_SECRET_ACCESS_KEY={EXAMPLE_SECRET}\n".encode()).decode(),
+               "no-secrets-in-user-data"),
+    Unknowable("node-policy-s3-star", "aws-training-node-storage", ROLE_POLICY, "policy",
+               lambda value: edit_json_string(value, lambda d: d["Statement"].append(ALL_ACTIONS_ON_ALL)),
+               "iam-least-privilege"),
+    Unknowable("checkpoints-policy-public", "aws-training-storage-checkpoints-policy", BUCKET_POLICY, "policy",
+               lambda value: edit_json_string(value, lambda d: d["Statement"][1].update(Principal="*")),
+               "no-public-buckets"),
+    Unknowable("checkpoints-policy-lets-serving-write", "aws-training-storage-checkpoints-policy", BUCKET_POLICY, "policy",
+               lambda value: edit_json_string(value, lambda d: d["Statement"][1].update(Action=["s3:GetObject", "s3:PutObject"])),
+               "cross-account-read-only"),
+]
+
+
+@pytest.mark.parametrize("case", UNKNOWABLES, ids=[u.id for u in UNKNOWABLES])
+def test_stack_policy_catches_what_the_per_resource_pass_cannot_see(case: Unknowable) -> None:
+    """Analyze gets the inputs a first preview has (the field unknown): pulumi-policy reports the rule
+    as advisory "can't run during preview". AnalyzeStack gets the final state (the field known, with the
+    mistake): the `-final` twin reports it MANDATORY on the same resource. With the field unknown on
+    both sides nothing is mandatory: preview cannot decide, `up` does."""
+    result = previewed(TRAINING)
+    doc = copy.deepcopy(result.export)
+    resource = entry(doc, case.name, case.type_token)
+    assert case.prop in resource["propertyDependencies"], "a real preview would know this value"
+    resource["outputs"][case.prop] = case.violate(resource["inputs"][case.prop])
+    resource["inputs"][case.prop] = UNKNOWN
+    verdicts = policy_verdicts(doc, result.spec)
+    on_resource = {(v.policy, v.level) for v in verdicts if v.urn == resource["urn"]}
+    assert {(case.policy, "advisory"), (f"{case.policy}-final", "mandatory")} <= on_resource, [v.line() for v in verdicts]
+    # Every rule reading the unknown field is advisory in the per-resource pass (never a false mandatory).
+    assert not [(p, level) for p, level in on_resource if level == "mandatory" and not p.endswith("-final")], on_resource
+    advisory = next(v for v in verdicts if v.policy == case.policy)
+    assert "can't run" in advisory.message or "unknown" in advisory.message.lower(), advisory.message
+
+    resource["outputs"][case.prop] = UNKNOWN
+    verdicts = policy_verdicts(doc, result.spec)
+    assert not [v for v in verdicts if v.mandatory], [v.line() for v in verdicts]
+    assert (f"{case.policy}-final", "advisory") in {(v.policy, v.level) for v in verdicts}

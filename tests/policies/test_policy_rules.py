@@ -232,7 +232,7 @@ MUTATIONS = [
     Mutation("policy-public", "training",
              set_policy("acme-train-datasets-policy", POLICY, "policy", lambda d: d["Statement"].append(
                  {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::x/*"})),
-             {"no-public-buckets"}, "allows s3:GetObject to everyone"),
+             {"no-public-buckets", "no-public-buckets-final"}, "allows s3:GetObject to everyone"),
     Mutation("ingress-ssh", "serving", set_input("alb-in-443", "IngressRule", "fromPort", 22),
              {"no-internet-ingress"}, "allows ingress from 0.0.0.0/0 on tcp 22-443"),
     Mutation("training-ingress", "training", set_input("cluster-from-self", "IngressRule", "cidrIpv6", "::/0"),
