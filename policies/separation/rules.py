@@ -179,6 +179,7 @@ GRANT_TYPES = {
     "aws:iam/role:Role": "assumeRolePolicy",
     "aws:kms/key:Key": "policy",
     "aws:kms/keyPolicy:KeyPolicy": "policy",
+    "aws:sqs/queuePolicy:QueuePolicy": "policy",
 }
 
 
@@ -189,7 +190,7 @@ def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
 
     Mirrors Checkov CKV_AWS_70 / Trivy AVD-AWS-0093 in spirit (no broad grants); the read-only direction
     is ours. A role or key granting Principal `*` without a condition reaches every account (Checkov
-    CKV_AWS_60 for role trust, CKV_AWS_33 for key policies). KMS keys may grant kms:Decrypt/DescribeKey so serving can read SSE-KMS objects. AWS's own
+    CKV_AWS_60 for role trust, CKV_AWS_33 for key policies, Trivy AVD-AWS-0097's public queue policies). KMS keys may grant kms:Decrypt/DescribeKey so serving can read SSE-KMS objects. AWS's own
     ELB log-delivery accounts and configured `trustedAccounts` are neither side but allowed.
     """
     prop = GRANT_TYPES.get(resource.resource_type)

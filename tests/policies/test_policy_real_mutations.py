@@ -391,6 +391,14 @@ MUTATIONS = [
              set_props("aws-serving-https", LISTENER, sslPolicy="ELBSecurityPolicy-TLS13-1-0-2021-06"), "https-listeners"),
     Mutation("listener-forward-secrecy-tls-1-0", S,
              set_props("aws-serving-https", LISTENER, sslPolicy="ELBSecurityPolicy-FS-2018-06"), "https-listeners"),
+    Mutation("anyone-may-enqueue-requests", S,
+             add(S, "aws:sqs/queuePolicy:QueuePolicy", "aws-serving-requests-policy", {
+                 "queueUrl": "https://sqs.us-east-1.amazonaws.com/222222222222/aws-serving-requests",
+                 "policy": json.dumps({"Version": "2012-10-17", "Statement": [{
+                     "Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage",
+                     "Resource": "arn:aws:sqs:us-east-1:222222222222:aws-serving-requests"}]})},
+                 depends={"queueUrl": ("aws-serving-requests", QUEUE)}),
+             "cross-account-read-only"),
     Mutation("alb-deletion-protection-off", S,
              set_props("aws-serving-alb", LB, enableDeletionProtection=False), "lb-deletion-protection"),
     # --- capacity and scaling ---
