@@ -166,9 +166,17 @@ class TrainingNetwork(pulumi.ComponentResource):
     availability_zone: pulumi.Output[str]
     security_group_id: pulumi.Output[str]
 
-    def __init__(self, name: str, network: NetworkSpec, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        network: NetworkSpec,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        instance_type: str | None = None,
+    ):
         super().__init__("accelstack:aws:TrainingNetwork", name, None, opts)
         self._name = name
+        self._instance_type = instance_type
         self._child = pulumi.ResourceOptions(parent=self)
         if network.existing:
             self._use_existing(network)
@@ -203,8 +211,8 @@ class TrainingNetwork(pulumi.ComponentResource):
         if network.availability_zone:
             zone: pulumi.Input[str] = network.availability_zone
         else:
-            zones = aws.get_availability_zones_output(state="available", opts=pulumi.InvokeOutputOptions(parent=self))
-            zone = zones.names[0]
+            # The first Availability Zone (not a Local Zone) that offers the node type.
+            zone = zones_offering(self, self._instance_type, 1, "training.nodes.instanceType").apply(lambda z: z[0])
         # Dataset staging (Lustre <-> S3) and checkpoint uploads go straight to S3, not through NAT;
         # nodes pull packages and containers through NAT (as ParallelCluster does), no node gets a public IP.
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self))
@@ -315,21 +323,24 @@ def carve_serving_subnets(vpc_cidr: str, zones: int = SERVING_ZONES) -> ServingS
     return ServingSubnets(private=tuple(blocks[:zones]), public=tuple(blocks[zones : 2 * zones]))
 
 
-def pick_serving_zones(zone_names: list[str], offered: list[str] | None, instance_type: str | None) -> list[str]:
-    """The first SERVING_ZONES zones (in name order) that offer the replica instance type. GPU types
-    are offered in only some AZs of a region; a replica subnet in a zone without the type leaves the
-    group launching in one zone only, or nowhere."""
+def pick_zones(
+    zone_names: list[str], offered: list[str] | None, instance_type: str | None, count: int, config_path: str
+) -> list[str]:
+    """The first `count` zones (in name order) that offer the instance type. GPU types are offered in
+    only some AZs of a region; a subnet in a zone without the type leaves a group launching nowhere."""
     usable = [zone for zone in zone_names if offered is None or zone in offered]
-    if len(usable) < SERVING_ZONES:
+    if len(usable) < count:
         raise ValueError(
-            f"serving.replicas.instanceType: {instance_type} is offered in {len(usable)} availability zone(s) of "
-            f"this region ({', '.join(usable) or 'none'}); serving needs {SERVING_ZONES}: choose another instance "
-            "type or region, or bring subnets (serving.network.vpcId/subnetIds)"
+            f"{config_path}: {instance_type} is offered in {len(usable)} availability zone(s) of this region "
+            f"({', '.join(usable) or 'none'}); this stack needs {count}: choose another instance type or region, "
+            "or bring your own subnets (network.vpcId and subnet ids)"
         )
-    return usable[:SERVING_ZONES]
+    return usable[:count]
 
 
-def serving_zones(parent: pulumi.Resource, instance_type: str | None) -> pulumi.Output[list[str]]:
+def zones_offering(
+    parent: pulumi.Resource, instance_type: str | None, count: int, config_path: str
+) -> pulumi.Output[list[str]]:
     invoke = pulumi.InvokeOutputOptions(parent=parent)
     # Availability Zones only: an opted-in Local Zone or Wavelength Zone is also "available", sorts
     # before the AZs ("us-east-1-bos-1a" < "us-east-1a"), has no ALB and few instance types.
@@ -339,14 +350,14 @@ def serving_zones(parent: pulumi.Resource, instance_type: str | None) -> pulumi.
         opts=invoke,
     )
     if instance_type is None:
-        return zones.names.apply(lambda names: pick_serving_zones(sorted(names), None, None))
+        return zones.names.apply(lambda names: pick_zones(sorted(names), None, None, count, config_path))
     offerings = aws.ec2.get_instance_type_offerings_output(
         location_type="availability-zone",
         filters=[aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="instance-type", values=[instance_type])],
         opts=invoke,
     )
     return pulumi.Output.all(zones.names, offerings.locations).apply(
-        lambda found: pick_serving_zones(sorted(found[0]), list(found[1] or []), instance_type)
+        lambda found: pick_zones(sorted(found[0]), list(found[1] or []), instance_type, count, config_path)
     )
 
 
@@ -387,7 +398,7 @@ class ServingNetwork(pulumi.ComponentResource):
     def _create(self, name: str, network: NetworkSpec, region: str, instance_type: str | None) -> None:
         assert network.vpc_cidr is not None
         subnets = carve_serving_subnets(network.vpc_cidr)
-        zones = serving_zones(self, instance_type)
+        zones = zones_offering(self, instance_type, SERVING_ZONES, "serving.replicas.instanceType")
         pairs = []
         for index, (public_cidr, private_cidr) in enumerate(zip(subnets.public, subnets.private)):
             suffix = chr(ord("a") + index)

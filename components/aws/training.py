@@ -247,7 +247,9 @@ class TrainingCluster(pulumi.ComponentResource):
         self.checkpoint_interval_seconds = plan_training(training).interval_seconds
         self._markets = market_options(training.nodes.capacity, training.nodes.reservation_id)
 
-        self.network = TrainingNetwork(f"{name}-net", training.network, opts=child)
+        self.network = TrainingNetwork(
+            f"{name}-net", training.network, opts=child, instance_type=training.nodes.instance_type
+        )
         self.storage = TrainingStorage(
             f"{name}-storage",
             spec,

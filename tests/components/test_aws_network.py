@@ -15,7 +15,7 @@ import pytest
 
 from accelstack.engine.capture import Capture, MockCloud, capture, config_for_pulumi
 from accelstack.spec.loader import read_stack_file
-from components.aws.network import pick_serving_zones
+from components.aws.network import pick_zones
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"
@@ -128,4 +128,15 @@ def test_serving_zones_are_real_azs_that_offer_the_replica_instance_type() -> No
 
 def test_too_few_zones_offering_the_instance_type_is_refused_naming_the_config() -> None:
     with pytest.raises(ValueError, match=r"serving.replicas.instanceType: p5.48xlarge is offered in 1 .*us-east-1b"):
-        pick_serving_zones(["us-east-1a", "us-east-1b", "us-east-1c"], ["us-east-1b"], "p5.48xlarge")
+        pick_zones(["us-east-1a", "us-east-1b", "us-east-1c"], ["us-east-1b"], "p5.48xlarge", 2, "serving.replicas.instanceType")
+
+
+def test_training_cluster_subnet_is_in_the_first_az_that_offers_the_node_type() -> None:
+    raw = read_stack_file(REPO / "stacks" / "Pulumi.aws-training.yaml")
+    cloud = RegionWithLocalZoneAndPatchyGpus()
+    cloud.account_id = "111111111111"
+    cap = capture(MAIN, config_for_pulumi(raw), stack="aws-training", mocks=cloud)
+    [cluster] = [s for s in cap.by_type(SUBNET) if s.name.endswith("-cluster")]
+    # Not the opted-in Local Zone that sorts first, not us-east-1a (no such GPUs there).
+    assert cluster.inputs["availabilityZone"] == "us-east-1b"
+    assert [q["filters"] for q in cloud.offering_filters] == [[{"name": "instance-type", "values": ["p5.48xlarge"]}]]
