@@ -83,6 +83,18 @@ class MockCloud(pulumi.runtime.Mocks):
         self.account_id = account_id
         self.region = region
 
+    @classmethod
+    def for_config(cls, config: dict[str, str]) -> MockCloud:
+        """Answer as the stack's own account and region would (`accelstack:account`), so ARNs in a
+        serving preview name the serving account, not a default."""
+        try:
+            account = json.loads(config.get("accelstack:account", "{}"))
+        except (TypeError, json.JSONDecodeError):
+            account = {}
+        if not isinstance(account, dict):
+            account = {}
+        return cls(account_id=str(account.get("id") or "111111111111"), region=str(account.get("region") or "us-east-1"))
+
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         outputs = dict(args.inputs)
         resource_id = f"{args.name}-id"
@@ -191,7 +203,7 @@ def capture(
     Global Pulumi runtime state is reset before and after, so captures in one process are
     independent; the CLI still runs one subprocess per stack for full isolation.
     """
-    monitor = RecordingMonitor(mocks or MockCloud())
+    monitor = RecordingMonitor(mocks or MockCloud.for_config(config))
     pulumi.runtime.set_all_config(config)
     # set_mocks would register a root Stack of its own; run_in_stack creates the one the CLI would.
     pulumi_settings.ROOT.set("urn:accelstack:placeholder-root")
