@@ -177,7 +177,7 @@ def size_serving(
                      f"(throughput bound {replicas.throughput_replicas}, concurrency bound {replicas.concurrency_replicas})"),
         ("backlog per replica", f"{backlog} (AWS SQS method: {latency_slo:g} s / {service:.3g} s x {concurrency})"),
         ("cold start", f"{start.total_seconds:.0f} s -> warm pool {start.warm_pool_size}, "
-                       f"health check grace {start.health_check_grace_seconds} s"),
+                       f"health check grace {start.health_check_grace_seconds} s without a launch hook"),
     ]  # fmt: skip
     emit("accelstack size serving", data, as_json, rows)
     if not kv.fits:

@@ -99,9 +99,8 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
         + (f" ({itype.accelerators} x {itype.accelerator})" if itype else " (unknown type: 1)")
     )
     grace_source = (
-        f"measured cold start {cold} s x {sp.MEASURED_GRACE_MARGIN:g}"
-        if measured
-        else f"planner.cold_start: estimated cold start {est.total_seconds:g} s x {cs.GRACE_MARGIN:g}, rounded up to a multiple of 10 s"
+        f"serving_plan: (healthy threshold {sp.HEALTHY_THRESHOLD} + 1) x interval {plan.health_check_interval_seconds} s, "
+        f"at least {sp.MIN_GRACE_SECONDS} s; counts from InService, after the launch hook waited out the cold start"
     )
     group, target_group = "aws:autoscaling/group:Group", "aws:lb/targetGroup:TargetGroup"
     low, high = sp.HEALTH_CHECK_INTERVAL_BOUNDS

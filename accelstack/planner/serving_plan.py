@@ -28,7 +28,12 @@ UNHEALTHY_THRESHOLD = 3
 # Check often enough that a ready replica gets traffic within this fraction of its cold start.
 HEALTH_CHECK_FRACTION_OF_COLD_START = 0.05
 HEALTH_CHECK_INTERVAL_BOUNDS = (5, 30)  # ALB target group limits are 5..300 s; 30 s keeps failover quick
-MEASURED_GRACE_MARGIN = 1.25  # grace over a measured cold start (same margin as the planner's estimate)
+# With a launch lifecycle hook the grace period starts only when the hook completes and the instance
+# goes InService (AWS EC2 Auto Scaling guide, "Set the health check grace period"); our boot script
+# completes it once the server answers. So the grace only covers the load balancer's first verdict:
+# HEALTHY_THRESHOLD good checks plus one interval of registration lag, and a replica that breaks
+# later is replaced after minutes, not after a whole cold start.
+MIN_GRACE_SECONDS = 30
 LIFECYCLE_HEARTBEAT_MARGIN = 1.5  # the launch hook waits this much longer than a cold start, then abandons
 VISIBILITY_TIMEOUT_SERVICE_MULTIPLE = 6  # a message stays hidden for several service times before retry
 DEREGISTRATION_SLO_MULTIPLE = 3  # in-flight generations finish before a replica leaves the target group
@@ -161,13 +166,7 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
         weights_gb=weights_gb,
         cold_start_seconds=cold,
         warm_start_seconds=warm,
-        # ELB health checks count only after the server could be up; the lifecycle hook holds the
-        # instance out of service until then anyway, this stops the ASG replacing a slow starter.
-        health_check_grace_seconds=(
-            defaults.health_check_grace_seconds
-            if not replicas.cold_start_seconds
-            else math.ceil(cold * MEASURED_GRACE_MARGIN)
-        ),
+        health_check_grace_seconds=max(MIN_GRACE_SECONDS, (HEALTHY_THRESHOLD + 1) * interval),
         health_check_interval_seconds=interval,
         health_check_timeout_seconds=max(2, min(interval - 1, 10)),
         warm_pool_size=warm_pool,

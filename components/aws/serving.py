@@ -850,7 +850,8 @@ class ServingService(pulumi.ComponentResource):
                     # gets ready is abandoned by the launch hook and the refresh fails instead.
                 ),
             ),
-            wait_for_capacity_timeout=f"{math.ceil(plan.health_check_grace_seconds * 2 / 60)}m",
+            # `up` waits for min replicas: a launch hook's full wait plus the first health verdict.
+            wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + plan.health_check_grace_seconds) / 60)}m",
             tags=group_tags(self.tags, f"{name}-replica"),
             opts=self.child,
         )

@@ -107,7 +107,7 @@ def test_preview_shows_derived_defaults_with_sources(shipped):
     output = result.output
     warm = row(output, "aws-serving", "serving.replicas.warmPool")
     assert "6 replicas" in warm and "full-queue burst" in warm
-    assert "300 s" in row(output, "aws-serving", "aws-serving-replicas (Group) healthCheckGracePeriod")
+    assert "30 s" in row(output, "aws-serving", "aws-serving-replicas (Group) healthCheckGracePeriod")
     interval = plan_training(load_stack(REPO / "stacks" / "Pulumi.aws-training.yaml").training).interval_seconds
     line = row(output, "aws-training", "output checkpointIntervalSeconds")
     assert f"{interval} s" in line and "Daly 2006" in line

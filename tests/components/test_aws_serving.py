@@ -113,8 +113,11 @@ def test_health_check_on_readiness_path_with_cold_start_timing():
     group = cap.one(GROUP).inputs
     assert group["healthCheckType"] == "ELB"
     assert group["healthCheckGracePeriod"] == expected.health_check_grace_seconds
-    assert expected.health_check_grace_seconds >= expected.cold_start_seconds
     (hook,) = group["initialLifecycleHooks"]
+    # The hook, not the grace period, waits out the cold start; the grace covers the first verdict.
+    assert expected.health_check_grace_seconds < expected.cold_start_seconds
+    minutes = int(group["waitForCapacityTimeout"].removesuffix("m"))
+    assert minutes * 60 >= hook["heartbeatTimeout"] + expected.health_check_grace_seconds
     assert hook["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"
     assert hook["heartbeatTimeout"] >= expected.cold_start_seconds
 

@@ -39,7 +39,10 @@ def test_plan_derives_from_slo_admission_and_cold_start():
     plan = plan_serving(serving())
     # 10 s target / 1 s per request, times the requests a replica serves at once (its KV cache).
     assert plan.backlog_per_instance_target == 10 * plan.concurrency
-    assert plan.health_check_grace_seconds >= plan.cold_start_seconds > plan.warm_start_seconds
+    assert plan.cold_start_seconds > plan.warm_start_seconds
+    # The grace counts from InService (after the launch hook): the first health verdict, not a cold start.
+    assert plan.health_check_grace_seconds == max(30, 3 * plan.health_check_interval_seconds)
+    assert plan.health_check_grace_seconds < plan.cold_start_seconds < plan.lifecycle_heartbeat_seconds
     # 2000 queued x 1 s / 300 s TTL = 7 replicas needed, 1 already running at min.
     assert plan.warm_pool_size == 6
     assert plan.age_alarm_seconds == 240
@@ -47,7 +50,7 @@ def test_plan_derives_from_slo_admission_and_cold_start():
 
 def test_measured_cold_start_overrides_the_estimate():
     plan = plan_serving(serving("serving.replicas.coldStartSeconds=900"))
-    assert plan.cold_start_seconds == 900 and plan.health_check_grace_seconds == 1125
+    assert plan.cold_start_seconds == 900 and plan.lifecycle_heartbeat_seconds == 1350
 
 
 def test_warm_pool_never_exceeds_headroom_and_is_empty_without_one():

@@ -85,7 +85,8 @@ def test_serving_sources_name_their_inputs_and_follow_the_stack_file():
     assert measured["serving.replicas.coldStartSeconds"].value == 900
     assert measured["serving.replicas.coldStartSeconds"].source.startswith("set in the stack file")
     assert measured["serving.replicas.warmPool"].value == 2
-    assert measured["aws-serving-replicas.healthCheckGracePeriod"].value == 1125  # 900 x 1.25
+    # A measured 900 s cold start: health checks every ceil(900 x 5% / 2) = 23 s, grace (2 + 1) x 23.
+    assert measured["aws-serving-replicas.healthCheckGracePeriod"].value == 69
 
 
 def test_training_interval_is_dalys_for_the_stacks_own_numbers():
