@@ -209,6 +209,41 @@ def capacity_block_count(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
+def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
+    """A Capacity Block is reserved in ONE Availability Zone and its instances launch only there
+    (EC2 User Guide, "Capacity Blocks for ML"); the cluster subnet must be in that zone, and a new
+    VPC cannot guess it."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    nodes, network = spec.training.nodes, spec.training.network
+    if nodes.capacity == "capacity-block" and not network.existing and not network.availability_zone:
+        yield Problem(
+            "training.network.availabilityZone",
+            "capacity: capacity-block needs the Capacity Block's Availability Zone here (see `aws ec2 "
+            f"describe-capacity-reservations --capacity-reservation-ids {nodes.reservation_id or 'cr-...'}`); "
+            "the cluster subnet is created in it",
+        )
+
+
+@rule
+def managed_scheduler_and_capacity_block(spec: StackSpec) -> Iterator[Problem]:
+    """AWS Batch builds its own launch configuration from ours ("Use Amazon EC2 launch templates with
+    AWS Batch"); whether it keeps a template's capacity-block market options is not documented, so
+    a managed scheduler on a Capacity Block may launch on-demand instances instead."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    if spec.training.scheduler.kind == "managed" and spec.training.nodes.capacity == "capacity-block":
+        yield Problem(
+            "training.scheduler.kind",
+            "managed (AWS Batch) with capacity: capacity-block is unverified: Batch may not launch into the "
+            "block; check the compute environment's instances, or use scheduler kind slurm",
+            Level.WARNING,
+        )
+
+
+@rule
 def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
     """Large on-demand requests for the newest GPU families usually fail with
     InsufficientInstanceCapacity; AWS sells them as Capacity Blocks (EC2 User Guide, "Capacity Blocks for ML")."""

@@ -402,7 +402,12 @@ def test_spot_nodes_use_spot_market_and_capacity_rebalance() -> None:
 
 
 def test_capacity_block_targets_the_reservation() -> None:
-    cap = stack(NO_SCHEDULER, "training.nodes.capacity=capacity-block", "training.nodes.reservationId=cr-0123456789abcdef0")
+    cap = stack(
+        NO_SCHEDULER,
+        "training.nodes.capacity=capacity-block",
+        "training.nodes.reservationId=cr-0123456789abcdef0",
+        "training.network.availabilityZone=us-east-1b",
+    )
     template = node_template(cap).inputs
     assert template["instanceMarketOptions"]["marketType"] == "capacity-block"
     target = template["capacityReservationSpecification"]["capacityReservationTarget"]

@@ -42,13 +42,16 @@ VALID = {
     "persistent2-top-tier": {**UNSIZED, "training.storage.lustre.throughputPerTiB": 1000, "training.storage.lustre.capacityGiB": 1200},
     "persistent2-at-quota": {"training.storage.lustre.capacityGiB": 100_800},
     "capacity-block-64-p5": {
-        "training.nodes": {"instanceType": "p5.48xlarge", "count": 64, "capacity": "capacity-block", "reservationId": CB}
+        "training.nodes": {"instanceType": "p5.48xlarge", "count": 64, "capacity": "capacity-block", "reservationId": CB},
+        "training.network.availabilityZone": "us-east-1b",
     },
     "capacity-block-trn1": {
-        "training.nodes": {"instanceType": "trn1.32xlarge", "count": 8, "capacity": "capacity-block", "reservationId": CB}
+        "training.nodes": {"instanceType": "trn1.32xlarge", "count": 8, "capacity": "capacity-block", "reservationId": CB},
+        "training.network.availabilityZone": "us-east-1b",
     },
     "capacity-block-p6": {
-        "training.nodes": {"instanceType": "p6-b200.48xlarge", "count": 2, "capacity": "capacity-block", "reservationId": CB}
+        "training.nodes": {"instanceType": "p6-b200.48xlarge", "count": 2, "capacity": "capacity-block", "reservationId": CB},
+        "training.network.availabilityZone": "us-east-1b",
     },
     "single-node-without-efa": {"training.nodes": {"instanceType": "g5.xlarge", "count": 1}},
     "multi-node-g6e-efa": {"training.nodes": {"instanceType": "g6e.48xlarge", "count": 4}},
@@ -145,6 +148,11 @@ INVALID = {
                              "reservationId": CB}}, f"{NODES}.count", E, "allowed: 1 to 64"),
     "reservation-on-demand": ({f"{NODES}.reservationId": CB}, f"{NODES}.reservationId", E,
                               "only used with capacity: capacity-block"),
+    "cb-no-zone": ({f"{NODES}.capacity": "capacity-block", f"{NODES}.reservationId": CB},
+                   "training.network.availabilityZone", E, f"describe-capacity-reservations --capacity-reservation-ids {CB}"),
+    "cb-managed-scheduler": ({f"{NODES}.capacity": "capacity-block", f"{NODES}.reservationId": CB,
+                              "training.network.availabilityZone": "us-east-1b", "training.scheduler.kind": "managed"},
+                             "training.scheduler.kind", W, "Batch may not launch into the block"),
     "spot-without-checkpoints": ({f"{NODES}.capacity": "spot", "training.storage.checkpoints": DELETE},
                                  "training.storage.checkpoints", E, "spot capacity requires a checkpoint"),
     "large-spot": ({NODES: {"instanceType": "p4d.24xlarge", "count": 65, "capacity": "spot"}},
