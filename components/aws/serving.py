@@ -32,6 +32,7 @@ from accelstack.planner.serving_plan import (
 from accelstack.spec.aws_serving_rules import LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
+from components.aws.kms import service_host, stack_key_policy
 from components.aws.network import ServingNetwork
 from components.aws.provider import group_tags, stack_tags
 from components.aws.storage import SecureBucket
@@ -88,45 +89,10 @@ def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, p
 # --- The serving key ------------------------------------------------------------------------------
 
 
-def service_host(service: str, region: str) -> str:
-    """`kms:ViaService` value of a service in a Region (AWS KMS developer guide, kms:ViaService).
-    Not checked for the China partition, whose endpoints end in .amazonaws.com.cn."""
-    return f"{service}.{region}.amazonaws.com"
-
-
 def serving_key_policy(account_id: str, region: str, partition: str) -> dict[str, Any]:
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Sid": "AccountAdministersKeyThroughIam",
-                "Effect": "Allow",
-                "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
-                "Action": "kms:*",
-                "Resource": "*",
-            },
-            {
-                "Sid": "EbsThroughEc2InThisAccount",
-                "Effect": "Allow",
-                "Principal": {"AWS": "*"},
-                "Action": [
-                    "kms:Encrypt",
-                    "kms:Decrypt",
-                    "kms:ReEncrypt*",
-                    "kms:GenerateDataKey*",
-                    "kms:CreateGrant",
-                    "kms:DescribeKey",
-                ],
-                "Resource": "*",
-                "Condition": {
-                    "StringEquals": {
-                        "kms:CallerAccount": account_id,
-                        "kms:ViaService": service_host("ec2", region),
-                    }
-                },
-            },
-        ],
-    }
+    """Replica volumes (encrypted EBS launched by Auto Scaling) use the key through EC2; the queues'
+    producers and consumers use it through their IAM permissions."""
+    return stack_key_policy(account_id, region, ["ec2"], sid="EbsThroughEc2InThisAccount", partition=partition)
 
 
 # --- Cross-account model read -----------------------------------------------------------------------

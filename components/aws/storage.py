@@ -14,6 +14,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.kms import service_host, stack_key_policy
+
 # A bucket-policy hook: given the bucket ARN, the extra statements to add beside the TLS-only deny.
 PolicyStatements = Callable[[pulumi.Output[str]], pulumi.Input[Sequence[dict[str, Any]]]]
 
@@ -213,51 +215,25 @@ def dra_paths_overlap(first: str, second: str) -> bool:
 
 
 def kms_key_policy(account_id: str, region: str, artifact_readers: Sequence[str]) -> dict[str, Any]:
-    """Key policy: the account administers the key through IAM; EBS (Auto Scaling launches) and S3
-    (FSx data repository links, bucket keys) may use it on behalf of principals in this account,
-    like the AWS managed aws/ebs and aws/s3 keys; artifact-reader accounts may only decrypt through S3."""
-    statements: list[dict[str, Any]] = [
+    """EBS (Auto Scaling launches) and S3 (FSx data repository links, bucket keys) use the key for
+    principals in this account; artifact-reader accounts may only decrypt through S3."""
+    readers = [
         {
-            "Sid": "AccountAdministersKeyThroughIam",
+            "Sid": "ArtifactReadersDecryptThroughS3",
             "Effect": "Allow",
-            "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
-            "Action": "kms:*",
+            "Principal": {"AWS": [f"arn:aws:iam::{reader}:root" for reader in artifact_readers]},
+            "Action": ["kms:Decrypt", "kms:DescribeKey"],
             "Resource": "*",
-        },
-        {
-            # The Auto Scaling and FSx service-linked roles cannot be named before they exist.
-            "Sid": "UseThroughEbsAndS3InThisAccount",
-            "Effect": "Allow",
-            "Principal": {"AWS": "*"},
-            "Action": [
-                "kms:Encrypt",
-                "kms:Decrypt",
-                "kms:ReEncrypt*",
-                "kms:GenerateDataKey*",
-                "kms:CreateGrant",
-                "kms:DescribeKey",
-            ],
-            "Resource": "*",
-            "Condition": {
-                "StringEquals": {
-                    "kms:CallerAccount": account_id,
-                    "kms:ViaService": [f"ec2.{region}.amazonaws.com", f"s3.{region}.amazonaws.com"],
-                }
-            },
-        },
+            "Condition": {"StringEquals": {"kms:ViaService": service_host("s3", region)}},
+        }
     ]
-    if artifact_readers:
-        statements.append(
-            {
-                "Sid": "ArtifactReadersDecryptThroughS3",
-                "Effect": "Allow",
-                "Principal": {"AWS": [f"arn:aws:iam::{reader}:root" for reader in artifact_readers]},
-                "Action": ["kms:Decrypt", "kms:DescribeKey"],
-                "Resource": "*",
-                "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
-            }
-        )
-    return {"Version": "2012-10-17", "Statement": statements}
+    return stack_key_policy(
+        account_id,
+        region,
+        ["ec2", "s3"],
+        sid="UseThroughEbsAndS3InThisAccount",
+        extra_statements=readers if artifact_readers else (),
+    )
 
 
 def artifact_reader_statements(bucket_arn: str, prefix: str, readers: Sequence[str]) -> list[dict[str, Any]]:
