@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from accelstack.planner.cold_start import ColdStart, serving_defaults
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
+from accelstack.planner.model_size import architecture_of, weights_gb as model_weights_gb
 from accelstack.planner.serving import backlog_target_from_slo
-from accelstack.spec.aws_serving_rules import architecture_of, weights_gb as model_weights_gb
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 

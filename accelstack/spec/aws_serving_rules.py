@@ -1,8 +1,8 @@
 """AWS serving rules: what ELB, ACM, SQS, EC2 and the inference server would reject, or what would
 break the service's promise (answers while someone waits), checked before anything exists.
 
-GPU memory fit comes from `accelstack.planner` (imported lazily: the planner sits above the spec
-layer); without a known architecture only the weights are checked.
+GPU memory fit needs the planner's model sizing, so that rule lives in `accelstack.planner.rules`
+(a rule plug-in: the spec layer never imports the planner).
 """
 
 from __future__ import annotations
@@ -17,70 +17,23 @@ from accelstack.spec.problems import Level, Problem
 from accelstack.spec.tables import aws as tables
 from accelstack.spec.validators import rule
 
-# Bytes per parameter (and per KV-cache element) at each serving precision.
-PRECISION_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-
-# vLLM reserves this fraction of each GPU's memory for weights + KV cache (`--gpu-memory-utilization`
-# default 0.9); the rest is CUDA context, activations and CUDA graphs.
-GPU_MEMORY_UTILIZATION = 0.9
-GIB = 1024**3
-
-
-_SIZE_IN_NAME = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z0-9])")
-
-
-def architecture_of(model_name: str, preset: str | None):  # -> planner Architecture | None
-    """The planner's preset for `preset`, else for the model name
-    (`meta-llama/Llama-3.1-8B-Instruct` -> llama-3.1-8b). None if unknown or no planner."""
-    try:
-        from accelstack.planner.architectures import get_preset, preset_names
-    except ImportError:  # the planner is optional for the spec layer
-        return None
-    names = sorted(preset_names(), key=len, reverse=True)
-    for candidate in (preset, model_name):
-        if not candidate:
-            continue
-        key = candidate.lower().rsplit("/", 1)[-1].removeprefix("meta-")
-        for name in names:
-            if key == name or key.startswith(name + "-"):
-                return get_preset(name)
-    return None
-
-
-def parameters_billion_of(spec: ServingSpec) -> float | None:
-    model = spec.model
-    if model.parameters_billion:
-        return model.parameters_billion
-    arch = architecture_of(model.name, model.preset)
-    if arch:
-        return arch.params_billion
-    match = _SIZE_IN_NAME.search(model.name.lower())
-    return float(match.group(1)) if match else None
-
-
-def weights_gb(spec: ServingSpec) -> float | None:
-    """Weights size in GB (1e9 bytes) at the serving precision."""
-    params = parameters_billion_of(spec)
-    return None if params is None else params * PRECISION_BYTES[spec.model.precision]
-
 
 def _serving(spec: StackSpec) -> ServingSpec | None:
     return spec.serving if spec.cloud == "aws" and spec.serving is not None else None
 
 
 @rule
-def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
-    """The model (weights, activations and KV cache for one full-context request) must fit in the
-    GPUs it is sharded over, at the fraction of memory the server may use (planner `fits`)."""
+def serving_instance_accelerated(spec: StackSpec) -> Iterator[Problem]:
+    """Replicas run on a supported accelerated instance type and shard over at most its GPUs. Whether
+    the model fits in their memory needs the planner's sizing: `accelstack.planner.rules`."""
     serving = _serving(spec)
     if serving is None:
         return
-    replicas, model = serving.replicas, serving.model
-    path = "serving.replicas.instanceType"
+    replicas = serving.replicas
     itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
     if itype is None:
         yield Problem(
-            path,
+            "serving.replicas.instanceType",
             f"{replicas.instance_type!r} is not a supported accelerated instance type; "
             f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
         )
@@ -90,35 +43,6 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
         yield Problem(
             "serving.replicas.tensorParallel",
             f"{shards} exceeds the {itype.accelerators} {itype.accelerator} GPU(s) of {itype.name}",
-        )
-        return
-    has = f"{itype.name} has {itype.accelerators} x {itype.accelerator_memory_gib} GiB {itype.accelerator}"
-    advice = "choose a larger instance, a lower precision (fp8/int4) or a shorter contextLength"
-    arch = architecture_of(model.name, model.preset)
-    if arch is not None:
-        from accelstack.planner.serving import fits
-
-        result = fits(arch, model.precision, itype.name, shards, context_length=model.context_length)
-        if not result.fits:
-            weights = weights_gb(serving) or 0.0
-            yield Problem(path, f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV: {result.reason}; {has}; {advice}")
-        return
-    weights = weights_gb(serving)
-    if weights is None:
-        yield Problem(
-            "serving.model.parametersBillion",
-            f"cannot tell the size of {model.name!r}; set parametersBillion (or a known preset) so the "
-            "GPU memory check can run",
-            Level.WARNING,
-        )
-        return
-    # Unknown architecture: the weights alone must fit (the KV cache cannot be sized without it).
-    usable_gb = shards * itype.accelerator_memory_gib * GIB / 1e9 * GPU_MEMORY_UTILIZATION
-    if weights > usable_gb:
-        yield Problem(
-            path,
-            f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV; {has} "
-            f"(~{usable_gb:.0f} GB usable at {GPU_MEMORY_UTILIZATION:.0%}); {advice}",
         )
 
 

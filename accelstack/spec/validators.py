@@ -2,14 +2,29 @@
 
 A validator receives the parsed StackSpec and yields `Problem(path, message, level)`. ERRORs are
 what the cloud API would reject at create time (or what would lose data); WARNINGs are legal but
-unwise. Add a rule by decorating it with `@rule`; `run_validators` runs them all in order.
+unwise. Add a rule by decorating it with `@rule`; `run_validators` runs them all.
+
+Rule plug-ins. Some rules need the planner's sizing (GPU-memory fit, Lustre capacity and checkpoint
+write time, model presets), but the planner sits above this layer and imports it, so the spec may not
+import the planner back. Those rules live in `accelstack.planner.rules`, which names itself in the
+`accelstack.rules` entry-point group (pyproject.toml). `run_validators` loads that group once per
+process, so the spec asks only "which modules extend me?" and never names one, and any caller (the
+CLI, the Pulumi program, a test importing just `accelstack.spec`) gets the same rules. An explicit
+registration call would need one place every caller passes through, and a test or script importing
+only the spec would silently validate less. Entry points need the package installed (`make` installs
+it editable); with none found, validation fails loudly instead.
+
+Rules run in a fixed order, whatever was imported first: this module's, then `aws_rules`, then
+`aws_serving_rules`, then each plug-in module (by entry-point name), each in source order.
 """
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Callable, Iterator
+from importlib.metadata import entry_points
 from urllib.parse import urlsplit
 
 from accelstack.spec.models import StackSpec
@@ -17,6 +32,7 @@ from accelstack.spec.problems import Level, Problem
 
 Validator = Callable[[StackSpec], Iterator[Problem]]
 RULES: list[Validator] = []
+RULE_PLUGIN_GROUP = "accelstack.rules"
 
 SUPPORTED_CLOUDS = ("aws",)
 
@@ -26,8 +42,37 @@ def rule(func: Validator) -> Validator:
     return func
 
 
+@functools.cache
+def load_rule_plugins() -> tuple[str, ...]:
+    """Import every module in the `accelstack.rules` entry-point group (their `@rule`s register on
+    import) and return their names in load order. Cached: entry points are read once per process."""
+    plugins = sorted(entry_points(group=RULE_PLUGIN_GROUP), key=lambda ep: ep.name)
+    if not plugins:
+        raise RuntimeError(
+            f"no {RULE_PLUGIN_GROUP!r} entry points: accelstack is not installed, so the planner's rules "
+            "(GPU fit, Lustre capacity, model presets) would not run; install it with `make` or "
+            "`pip install -e .`"
+        )
+    for plugin in plugins:
+        plugin.load()
+    return tuple(plugin.module for plugin in plugins)
+
+
+def all_rules() -> list[Validator]:
+    """Every rule, built-in and plug-in, in a fixed order independent of import order."""
+    modules = (__name__, aws_rules.__name__, aws_serving_rules.__name__, *load_rule_plugins())
+    rank = {module: index for index, module in enumerate(modules)}
+
+    def position(func: Validator) -> tuple[int, int]:
+        index = rank.get(func.__module__)
+        # Rules registered from elsewhere (none today) run last, in registration order (sorted is stable).
+        return (len(rank), 0) if index is None else (index, func.__code__.co_firstlineno)
+
+    return sorted(RULES, key=position)
+
+
 def run_validators(spec: StackSpec) -> list[Problem]:
-    return [problem for validator in RULES for problem in validator(spec)]
+    return [problem for validator in all_rules() for problem in validator(spec)]
 
 
 @rule
@@ -243,101 +288,6 @@ def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
             f"{SPOT_LARGE_COUNT} nodes interruptions are frequent; checkpoint often or use capacity-block",
             Level.WARNING,
         )
-
-
-@rule
-def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
-    """training.model.preset names one of the planner's architecture presets (it sizes the checkpoint)."""
-    if spec.training is None or spec.training.model is None or spec.training.model.preset is None:
-        return
-    from accelstack.planner.architectures import get_preset  # the planner is pure; imported only here
-
-    try:
-        get_preset(spec.training.model.preset)
-    except ValueError as exc:
-        yield Problem("training.model.preset", str(exc))
-
-
-def _lustre_check(spec: StackSpec):  # -> training_plan.LustreCheck | None
-    """The planner's Lustre check for a training stack, or None when another rule already rejects its inputs."""
-    training = spec.training
-    if training is None or training.storage.lustre is None:
-        return None
-    from accelstack.planner import training_plan as tp
-    from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
-
-    lustre = training.storage.lustre
-    kind = LUSTRE_DEPLOYMENT_TYPES.get(lustre.deployment_type)
-    if kind is None or (kind.throughput_tiers and lustre.throughput_per_tib not in kind.throughput_tiers):
-        return None  # lustre_deployment_type / lustre_throughput_tier report it
-    try:
-        return tp.lustre_check(training, tp.checkpoint_write(training))
-    except ValueError:
-        return None  # unknown preset or instance type: their own rules report it
-
-
-@rule
-def lustre_holds_dataset_and_checkpoints(spec: StackSpec) -> Iterator[Problem]:
-    """Lustre must hold the stated dataset (datasets.sizeGiB) and the checkpoints kept on it (two of the
-    size training.model gives: the latest and the one being written) with 20% headroom; a full file
-    system fails staging and checkpoint writes mid-job. Only stated sizes count, never the HBM guess."""
-    check = _lustre_check(spec)
-    if check is None or check.holds_data or check.required_gib is None:
-        return
-    from accelstack.planner.lustre import DEFAULT_HEADROOM
-
-    parts = []
-    if not check.dataset_assumed:
-        parts.append(f"the {check.dataset_gib:g} GiB dataset")
-    if check.retained_checkpoints and not check.checkpoint_assumed:
-        parts.append(f"{check.retained_checkpoints} checkpoints of {check.checkpoint_gib:g} GiB")
-    yield Problem(
-        "training.storage.lustre.capacityGiB",
-        f"{check.capacity_gib} GiB cannot hold {' + '.join(parts)} + {DEFAULT_HEADROOM:.0%} headroom = "
-        f"{check.required_gib:g} GiB; the smallest valid {check.deployment_type} size is {check.minimum_capacity_gib} GiB",
-    )
-
-
-def _usd_per_month(delta: float) -> str:
-    return f"{'+' if delta >= 0 else '-'}${abs(delta):,.0f}/month"
-
-
-@rule
-def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
-    """A synchronous checkpoint stalls every GPU while Lustre writes it: warn when the checkpoint of the
-    model in training.model takes longer than the target at the configured throughput, naming the tier
-    that meets it and what it costs. Silent when the checkpoint size is only assumed."""
-    check = _lustre_check(spec)
-    if check is None or check.checkpoint_assumed or check.retained_checkpoints == 0 or check.meets_target:
-        return
-    configured = f"${check.monthly_usd:,.0f}/month" if check.monthly_usd is not None else "no known price"
-    tier = check.throughput_per_tib
-    message = (
-        f"a {check.checkpoint_gib:g} GiB checkpoint takes {check.write_seconds:g} s at {check.capacity_gib} GiB x "
-        f"{tier or 'baseline'} MB/s/TiB = {check.throughput_mbps:g} MB/s ({configured}), over the "
-        f"{check.target_seconds:g} s target ({check.target_basis})"
-    )
-    faster = check.faster_tier
-    if faster is not None:
-        if faster.monthly_usd is not None and check.monthly_usd is not None:
-            cost = f"{_usd_per_month(faster.monthly_usd - check.monthly_usd)} (${faster.monthly_usd:,.0f} vs {configured})"
-        else:
-            cost = "no known price for the difference"
-        message += f"; throughputPerTiB: {faster.throughput_per_tib} writes it in {faster.write_seconds:g} s, {cost}"
-    elif tier is None:
-        message += f"; {check.deployment_type} throughput is fixed per TiB, so only more capacity writes faster"
-    else:
-        message += f"; no {check.deployment_type} tier at {check.capacity_gib} GiB does"
-    best = check.cheapest
-    if best is not None and (faster is None or faster.monthly_usd is None or best.monthly_usd < faster.monthly_usd - 0.005):
-        delta = f", {_usd_per_month(best.monthly_usd - check.monthly_usd)}" if check.monthly_usd is not None else ""
-        message += (
-            f"; cheapest that holds the same data and meets it: capacityGiB: {best.capacity_gib} at "
-            f"{best.throughput_per_tib or 'baseline'} MB/s/TiB ({best.checkpoint_write_seconds:g} s, "
-            f"${best.monthly_usd:,.0f}/month{delta})"
-        )
-    path = "training.storage.lustre.throughputPerTiB" if tier is not None else "training.storage.lustre.capacityGiB"
-    yield Problem(path, message, Level.WARNING)
 
 
 # Cloud-specific rules register themselves on import.

@@ -1,0 +1,155 @@
+"""Spec rules that need the planner's math: model presets, GPU-memory fit, Lustre capacity and
+checkpoint write time. Same `@rule` registry, paths, messages and levels as the spec's own rules.
+
+The spec layer sits below the planner and never imports it. This module is a rule plug-in: it is
+named under the `accelstack.rules` entry-point group in pyproject.toml, and the spec's
+`run_validators` loads that group once (see `accelstack.spec.validators`), so importing only
+`accelstack.spec` still runs these rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from accelstack.planner import training_plan as tp
+from accelstack.planner.architectures import get_preset
+from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION
+from accelstack.planner.lustre import DEFAULT_HEADROOM
+from accelstack.planner.model_size import architecture_of, weights_gb
+from accelstack.planner.serving import fits
+from accelstack.spec.models import StackSpec
+from accelstack.spec.problems import Level, Problem
+from accelstack.spec.tables import aws as tables
+from accelstack.spec.validators import rule
+
+GIB = 1024**3
+
+
+@rule
+def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
+    """training.model.preset names one of the planner's architecture presets (it sizes the checkpoint)."""
+    if spec.training is None or spec.training.model is None or spec.training.model.preset is None:
+        return
+    try:
+        get_preset(spec.training.model.preset)
+    except ValueError as exc:
+        yield Problem("training.model.preset", str(exc))
+
+
+def _lustre_check(spec: StackSpec) -> tp.LustreCheck | None:
+    """The planner's Lustre check for a training stack, or None when another rule already rejects its inputs."""
+    training = spec.training
+    if training is None or training.storage.lustre is None:
+        return None
+    lustre = training.storage.lustre
+    kind = tables.LUSTRE_DEPLOYMENT_TYPES.get(lustre.deployment_type)
+    if kind is None or (kind.throughput_tiers and lustre.throughput_per_tib not in kind.throughput_tiers):
+        return None  # lustre_deployment_type / lustre_throughput_tier report it
+    try:
+        return tp.lustre_check(training, tp.checkpoint_write(training))
+    except ValueError:
+        return None  # unknown preset or instance type: their own rules report it
+
+
+@rule
+def lustre_holds_dataset_and_checkpoints(spec: StackSpec) -> Iterator[Problem]:
+    """Lustre must hold the stated dataset (datasets.sizeGiB) and the checkpoints kept on it (two of the
+    size training.model gives: the latest and the one being written) with 20% headroom; a full file
+    system fails staging and checkpoint writes mid-job. Only stated sizes count, never the HBM guess."""
+    check = _lustre_check(spec)
+    if check is None or check.holds_data or check.required_gib is None:
+        return
+    parts = []
+    if not check.dataset_assumed:
+        parts.append(f"the {check.dataset_gib:g} GiB dataset")
+    if check.retained_checkpoints and not check.checkpoint_assumed:
+        parts.append(f"{check.retained_checkpoints} checkpoints of {check.checkpoint_gib:g} GiB")
+    yield Problem(
+        "training.storage.lustre.capacityGiB",
+        f"{check.capacity_gib} GiB cannot hold {' + '.join(parts)} + {DEFAULT_HEADROOM:.0%} headroom = "
+        f"{check.required_gib:g} GiB; the smallest valid {check.deployment_type} size is {check.minimum_capacity_gib} GiB",
+    )
+
+
+def _usd_per_month(delta: float) -> str:
+    return f"{'+' if delta >= 0 else '-'}${abs(delta):,.0f}/month"
+
+
+@rule
+def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
+    """A synchronous checkpoint stalls every GPU while Lustre writes it: warn when the checkpoint of the
+    model in training.model takes longer than the target at the configured throughput, naming the tier
+    that meets it and what it costs. Silent when the checkpoint size is only assumed."""
+    check = _lustre_check(spec)
+    if check is None or check.checkpoint_assumed or check.retained_checkpoints == 0 or check.meets_target:
+        return
+    configured = f"${check.monthly_usd:,.0f}/month" if check.monthly_usd is not None else "no known price"
+    tier = check.throughput_per_tib
+    message = (
+        f"a {check.checkpoint_gib:g} GiB checkpoint takes {check.write_seconds:g} s at {check.capacity_gib} GiB x "
+        f"{tier or 'baseline'} MB/s/TiB = {check.throughput_mbps:g} MB/s ({configured}), over the "
+        f"{check.target_seconds:g} s target ({check.target_basis})"
+    )
+    faster = check.faster_tier
+    if faster is not None:
+        if faster.monthly_usd is not None and check.monthly_usd is not None:
+            cost = f"{_usd_per_month(faster.monthly_usd - check.monthly_usd)} (${faster.monthly_usd:,.0f} vs {configured})"
+        else:
+            cost = "no known price for the difference"
+        message += f"; throughputPerTiB: {faster.throughput_per_tib} writes it in {faster.write_seconds:g} s, {cost}"
+    elif tier is None:
+        message += f"; {check.deployment_type} throughput is fixed per TiB, so only more capacity writes faster"
+    else:
+        message += f"; no {check.deployment_type} tier at {check.capacity_gib} GiB does"
+    best = check.cheapest
+    if best is not None and (faster is None or faster.monthly_usd is None or best.monthly_usd < faster.monthly_usd - 0.005):
+        delta = f", {_usd_per_month(best.monthly_usd - check.monthly_usd)}" if check.monthly_usd is not None else ""
+        message += (
+            f"; cheapest that holds the same data and meets it: capacityGiB: {best.capacity_gib} at "
+            f"{best.throughput_per_tib or 'baseline'} MB/s/TiB ({best.checkpoint_write_seconds:g} s, "
+            f"${best.monthly_usd:,.0f}/month{delta})"
+        )
+    path = "training.storage.lustre.throughputPerTiB" if tier is not None else "training.storage.lustre.capacityGiB"
+    yield Problem(path, message, Level.WARNING)
+
+
+@rule
+def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
+    """The model (weights, activations and KV cache for one full-context request) must fit in the
+    GPUs it is sharded over, at the fraction of memory the server may use (planner `fits`). Silent
+    when the spec's `serving_instance_accelerated` already rejects the instance type or sharding."""
+    serving = spec.serving if spec.cloud == "aws" else None
+    if serving is None:
+        return
+    replicas, model = serving.replicas, serving.model
+    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    shards = (replicas.tensor_parallel or itype.accelerators) if itype else 0
+    if itype is None or shards > itype.accelerators:
+        return
+    path = "serving.replicas.instanceType"
+    has = f"{itype.name} has {itype.accelerators} x {itype.accelerator_memory_gib} GiB {itype.accelerator}"
+    advice = "choose a larger instance, a lower precision (fp8/int4) or a shorter contextLength"
+    arch = architecture_of(model.name, model.preset)
+    if arch is not None:
+        result = fits(arch, model.precision, itype.name, shards, context_length=model.context_length)
+        if not result.fits:
+            weights = weights_gb(serving) or 0.0
+            yield Problem(path, f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV: {result.reason}; {has}; {advice}")
+        return
+    weights = weights_gb(serving)
+    if weights is None:
+        yield Problem(
+            "serving.model.parametersBillion",
+            f"cannot tell the size of {model.name!r}; set parametersBillion (or a known preset) so the "
+            "GPU memory check can run",
+            Level.WARNING,
+        )
+        return
+    # Unknown architecture: the weights alone must fit (the KV cache cannot be sized without it).
+    usable_gb = shards * itype.accelerator_memory_gib * GIB / 1e9 * DEFAULT_GPU_MEMORY_UTILIZATION
+    if weights > usable_gb:
+        yield Problem(
+            path,
+            f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV; {has} "
+            f"(~{usable_gb:.0f} GB usable at {DEFAULT_GPU_MEMORY_UTILIZATION:.0%}); {advice}",
+        )
