@@ -34,7 +34,7 @@ from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 from components.aws.kms import service_host, stack_key_policy
 from components.aws.network import ServingNetwork
-from components.aws.provider import group_tags, stack_tags
+from components.aws.provider import group_tags, launch_template_tags, stack_tags
 from components.aws.storage import SecureBucket
 
 # Sizing (cold start, warm pool, health-check timing, backlog target, timeouts) is pure planner code,
@@ -725,7 +725,9 @@ class ServingService(pulumi.ComponentResource):
             ).decode()
         )
         tag_specs = [
-            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags={**self.tags, "Name": f"{name}-replica"})
+            aws.ec2.LaunchTemplateTagSpecificationArgs(
+                resource_type=kind, tags=launch_template_tags(self.spec, f"{name}-replica")
+            )
             for kind in ("instance", "volume", "network-interface")
         ]
         template = aws.ec2.LaunchTemplate(

@@ -23,7 +23,7 @@ from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
 from components.aws.handles import SchedulerResult, TrainingHandles
 from components.aws.network import TrainingNetwork
-from components.aws.provider import group_tags, stack_tags
+from components.aws.provider import group_tags, launch_template_tags, stack_tags
 from components.aws.storage import TrainingStorage
 from components.node_environment import (
     NODE_ENVIRONMENT_FILE,
@@ -361,7 +361,7 @@ class TrainingCluster(pulumi.ComponentResource):
         nodes = self.spec.training.nodes  # type: ignore[union-attr]
         market, reservation = self._markets
         security_groups = [self.network.security_group_id]
-        tags = {**stack_tags(self.spec, self.digest), "Name": name}
+        tags = launch_template_tags(self.spec, name)
         interfaces = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 network_card_index=interface.network_card_index,

@@ -18,6 +18,7 @@ from pulumi_policy import EnforcementLevel
 from policies.common import (
     CLOUD_PACKAGES,
     REQUIRED_TAGS,
+    TAG_DIGEST,
     TAG_WORKLOAD,
     WORKLOADS,
     Context,
@@ -285,10 +286,13 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
         if missing:
             yield f"autoscaling group {resource.name} must tag {', '.join(missing)} (default tags do not apply to it)"
     if resource.resource_type == "aws:ec2/launchTemplate:LaunchTemplate":
+        # The digest is not required here: tag specifications belong to a template version, and a
+        # digest in them would roll a serving fleet on every config edit; groups propagate it.
+        stable = [k for k in REQUIRED_TAGS if k != TAG_DIGEST]
         specs = {s.get("resourceType"): _tag_values(s.get("tags")) for s in as_list(resource.props.get("tagSpecifications"))}
         for kind in ("instance", "volume"):
             tags = specs.get(kind, {})
-            missing = [k for k in REQUIRED_TAGS if k in expected and tags.get(k) != expected[k]]
+            missing = [k for k in stable if k in expected and tags.get(k) != expected[k]]
             if missing:
                 yield (
                     f"launch template {resource.name} tagSpecifications[{kind}] lack {', '.join(missing)} "

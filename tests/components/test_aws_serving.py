@@ -452,3 +452,17 @@ def test_warm_pool_replica_prepares_on_first_start_and_serves_on_the_second(tmp_
         "systemctl start accelstack-queue-worker.service",
         hook,
     ]
+
+
+def test_a_config_edit_that_does_not_touch_replicas_does_not_roll_the_fleet() -> None:
+    """A new launch template version starts an instance refresh of every replica; an edge rate limit or
+    queue-depth alarm edit changes the config digest (tags) but must not change the template."""
+    template = "aws:ec2/launchTemplate:LaunchTemplate"
+    base, edited = run(), run("serving.admission.perClientRate=500", "serving.admission.maxDepth=5000")
+    assert named(base, template, "-replica").inputs == named(edited, template, "-replica").inputs
+    # The digest still reaches the instances, through the group's propagated tags.
+    tags = {t["key"]: t for t in named(edited, GROUP, "-replicas").inputs["tags"]}
+    assert tags["accelstack:config-digest"]["propagateAtLaunch"] is True
+    assert tags["accelstack:config-digest"]["value"] != {t["key"]: t for t in named(base, GROUP, "-replicas").inputs["tags"]}[
+        "accelstack:config-digest"
+    ]["value"]
