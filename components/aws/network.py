@@ -56,6 +56,10 @@ class ZoneSubnets:
     public_association_name: str  # its association with the shared public route table
     nat_name: str  # the Elastic IP and the NAT gateway in the public subnet
     private_name: str  # the private subnet, its route table (default route via this zone's NAT) and association
+    # Picked from today's offerings, not named by the operator: keep the first pick. A later pick (another
+    # instance type, an AZ briefly unavailable) would replace the subnets and what lives in them (Lustre,
+    # the Slurm state volume) on an unrelated `pulumi up`.
+    zone_picked: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,9 @@ def create_nat_vpc(
     private_subnets: list[aws.ec2.Subnet] = []
     private_route_ids: list[pulumi.Output[str]] = []
     for pair in pairs:
+        subnet_opts = pulumi.ResourceOptions(
+            parent=parent, ignore_changes=["availabilityZone"] if pair.zone_picked else None
+        )
         public = aws.ec2.Subnet(
             pair.public_name,
             vpc_id=vpc.id,
@@ -102,7 +109,7 @@ def create_nat_vpc(
             availability_zone=pair.zone,
             map_public_ip_on_launch=False,  # the NAT (and ALB) get their addresses explicitly
             tags={"Name": pair.public_name},
-            opts=child,
+            opts=subnet_opts,
         )
         aws.ec2.RouteTableAssociation(
             pair.public_association_name, subnet_id=public.id, route_table_id=public_routes.id, opts=child
@@ -122,7 +129,7 @@ def create_nat_vpc(
             availability_zone=pair.zone,
             map_public_ip_on_launch=False,
             tags={"Name": pair.private_name},
-            opts=child,
+            opts=subnet_opts,
         )
         private_routes = aws.ec2.RouteTable(
             pair.private_name,
@@ -225,6 +232,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             public_association_name=f"{name}-public",
             nat_name=f"{name}-nat",
             private_name=f"{name}-cluster",
+            zone_picked=not network.availability_zone,
         )
         vpc = create_nat_vpc(self, name, network.vpc_cidr, [pair], region.region)
         self.vpc_id = vpc.vpc_id
@@ -411,6 +419,7 @@ class ServingNetwork(pulumi.ComponentResource):
                     public_association_name=f"{name}-public-{suffix}",
                     nat_name=f"{name}-nat-{suffix}",
                     private_name=f"{name}-private-{suffix}",
+                    zone_picked=True,
                 )
             )
         vpc = create_nat_vpc(self, name, network.vpc_cidr, pairs, region)
