@@ -116,7 +116,8 @@ class SlurmCluster(pulumi.ComponentResource):
         key = random.RandomBytes(
             f"{name}-munge-key",
             length=MUNGE_KEY_BYTES,
-            opts=pulumi.ResourceOptions(parent=self, provider=randomness),
+            # A new key would cut every running slurmd and slurmctld off from each other.
+            opts=pulumi.ResourceOptions(parent=self, provider=randomness, protect=True),
         )
         self.secret = aws.secretsmanager.Secret(
             f"{name}-munge-key",

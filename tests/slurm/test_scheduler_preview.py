@@ -48,6 +48,7 @@ def test_munge_key_is_a_secret_in_secrets_manager_readable_only_by_the_node_role
     cap = slurm_capture
     key = cap.one("random:index/randomBytes:RandomBytes")
     assert key.inputs["length"] >= 32
+    assert key.protect  # regenerating it would cut every daemon off from the others
     secret = cap.one("aws:secretsmanager/secret:Secret")
     assert secret.inputs["kmsKeyId"]
     version = cap.one("aws:secretsmanager/secretVersion:SecretVersion")
