@@ -8,8 +8,6 @@ plugs in through `TrainingHandles` and may replace the group or its user data.
 from __future__ import annotations
 
 import base64
-import importlib
-import importlib.util
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +19,10 @@ import yaml
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
-from components.aws.handles import SchedulerResult, TrainingHandles
+from components.aws.handles import TrainingHandles
 from components.aws.network import TrainingNetwork
 from components.aws.provider import group_tags, launch_template_tags, stack_tags
+from components.aws.scheduler import build_scheduler
 from components.aws.storage import TrainingStorage
 from components.node_environment import (
     NODE_ENVIRONMENT_FILE,
@@ -225,13 +224,6 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def _scheduler_module():
-    """`components.aws.scheduler` if it exists (written separately); errors inside it propagate."""
-    if importlib.util.find_spec("components.aws.scheduler") is None:
-        return None
-    return importlib.import_module("components.aws.scheduler")
-
-
 class TrainingCluster(pulumi.ComponentResource):
     """The training stack's main component. `outputs` holds what the stack exports."""
 
@@ -302,10 +294,7 @@ class TrainingCluster(pulumi.ComponentResource):
             make_launch_template=self.make_launch_template,
             checkpoint_interval_seconds=self.checkpoint_interval_seconds,
         )
-        result = SchedulerResult()
-        scheduler = _scheduler_module() if training.scheduler.kind != "none" else None
-        if scheduler is not None:
-            result = scheduler.build_scheduler(spec, digest, handles, child)
+        result = build_scheduler(spec, digest, handles, child)
 
         self.group: aws.autoscaling.Group | None = None
         if result.needs_compute_group:
