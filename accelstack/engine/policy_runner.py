@@ -30,10 +30,9 @@ import pulumi_policy
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-SIG_KEY = "4dabf18193072939515e22adb298388d"
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-STACK_TYPE = "pulumi:pulumi:Stack"
+from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
+from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
+
 PACKS_DIR = Path(policies.__file__).resolve().parent
 PACKS = ("separation", "guardrails")
 _POLICY_PACK_NAME = re.compile(r"^[a-zA-Z0-9-_.]{1,100}$")
@@ -246,7 +245,7 @@ def _wire(value: Any) -> Any:
     """State-form secrets ({sig, plaintext|ciphertext}) to wire form ({sig, value}); a secret we cannot
     read (ciphertext, or redacted by accelstack's export) becomes an unknown, like a preview value."""
     if isinstance(value, dict):
-        if value.get(SIG_KEY) == SECRET_SIG:
+        if is_secret(value):
             if "value" in value:
                 return {SIG_KEY: SECRET_SIG, "value": _wire(value["value"])}
             if "plaintext" in value:
@@ -435,7 +434,7 @@ def stack_name_of_export(document: Any) -> str | None:
     except PolicyInputError:
         return None
     for entry in resources:
-        if entry["type"].startswith("pulumi:providers:"):
+        if entry["type"].startswith(PROVIDER_PREFIX):
             tags = entry.get("inputs", {}).get("defaultTags")
             try:
                 tags = json.loads(tags) if isinstance(tags, str) else tags
