@@ -18,12 +18,16 @@ def stack_tags(spec: StackSpec, digest: str) -> dict[str, str]:
     }
 
 
-def launch_template_tags(spec: StackSpec, name: str) -> dict[str, str]:
-    """Tags for what a launch template starts (instances, volumes, interfaces): the stable stack tags
-    only. Tag specifications are part of a template VERSION, so the config digest here would make
-    every config edit a new version, and the serving group rolls its whole fleet on a new version.
-    Instances still get the digest from their group's propagated tags."""
-    return {"accelstack:workload": spec.workload, "accelstack:stack": spec.stack, "Name": name}
+def launch_template_tag_specifications(spec: StackSpec, name: str) -> list[aws.ec2.LaunchTemplateTagSpecificationArgs]:
+    """Tags for what a launch template starts (instances, volumes, interfaces), which default tags do
+    not reach: the stable stack tags only. Tag specifications are part of a template VERSION, so the
+    config digest here would make every config edit a new version, and the serving group rolls its
+    whole fleet on a new version. Instances still get the digest from their group's propagated tags."""
+    tags = {"accelstack:workload": spec.workload, "accelstack:stack": spec.stack, "Name": name}
+    return [
+        aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
+        for kind in ("instance", "volume", "network-interface")
+    ]
 
 
 def group_tags(tags: dict[str, str], name: str) -> list[aws.autoscaling.GroupTagArgs]:

@@ -34,7 +34,7 @@ from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 from components.aws.kms import service_host, stack_key_policy
 from components.aws.network import ServingNetwork
-from components.aws.provider import group_tags, launch_template_tags, stack_tags
+from components.aws.provider import group_tags, launch_template_tag_specifications, stack_tags
 from components.aws.storage import SecureBucket
 
 # Sizing (cold start, warm pool, health-check timing, backlog target, timeouts) is pure planner code,
@@ -724,12 +724,6 @@ class ServingService(pulumi.ComponentResource):
                 ).encode()
             ).decode()
         )
-        tag_specs = [
-            aws.ec2.LaunchTemplateTagSpecificationArgs(
-                resource_type=kind, tags=launch_template_tags(self.spec, f"{name}-replica")
-            )
-            for kind in ("instance", "volume", "network-interface")
-        ]
         template = aws.ec2.LaunchTemplate(
             f"{name}-replica",
             image_id=replicas.image_id,
@@ -766,7 +760,7 @@ class ServingService(pulumi.ComponentResource):
             monitoring=aws.ec2.LaunchTemplateMonitoringArgs(enabled=True),
             ebs_optimized="true",
             user_data=user_data,
-            tag_specifications=tag_specs,
+            tag_specifications=launch_template_tag_specifications(self.spec, f"{name}-replica"),
             update_default_version=True,
             opts=self.child,
         )

@@ -21,7 +21,7 @@ from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
 from components.aws.handles import TrainingHandles
 from components.aws.network import TrainingNetwork
-from components.aws.provider import group_tags, launch_template_tags, stack_tags
+from components.aws.provider import group_tags, launch_template_tag_specifications, stack_tags
 from components.aws.scheduler import build_scheduler
 from components.aws.storage import TrainingStorage
 from components.node_environment import (
@@ -350,7 +350,6 @@ class TrainingCluster(pulumi.ComponentResource):
         nodes = self.spec.training.nodes  # type: ignore[union-attr]
         market, reservation = self._markets
         security_groups = [self.network.security_group_id]
-        tags = launch_template_tags(self.spec, name)
         interfaces = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 network_card_index=interface.network_card_index,
@@ -390,11 +389,7 @@ class TrainingCluster(pulumi.ComponentResource):
             instance_market_options=market,
             capacity_reservation_specification=reservation,
             user_data=pulumi.Output.from_input(user_data).apply(_b64),
-            # Default tags do not reach instances, volumes or interfaces launched from a template.
-            tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
-                for kind in ("instance", "volume", "network-interface")
-            ],
+            tag_specifications=launch_template_tag_specifications(self.spec, name),
             update_default_version=True,
             opts=pulumi.ResourceOptions(parent=self),
         )
