@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.hardware import GIB, device
-from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION, KvPlan, plan
+from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION, KvPlan, plan_for_instance
 
 # Replicas run below saturation so a burst queues briefly instead of timing out.
 DEFAULT_TARGET_UTILIZATION = 0.7
@@ -115,25 +115,22 @@ def fits(
 
     Used by the serving validator to reject instance types without the GPU memory the model needs.
     """
-    dev = device(instance_type)
-    tp = tp or dev.count
-    if tp > dev.count:
-        raise ValueError(f"tensor parallel {tp} exceeds the {dev.count} accelerator(s) of {instance_type}")
-    kv = plan(
+    kv = plan_for_instance(
         model,
-        dev.visible_gib,
+        instance_type,
         tp=tp,
         precision=precision,
         kv_precision=kv_precision,
         context_length=context_length,
         gpu_memory_utilization=gpu_memory_utilization,
     )
+    tp, accelerator = kv.tp, device(instance_type).accelerator
     usable = kv.budget_bytes / GIB
     weights = kv.weights_bytes / GIB
     if weights >= usable:
         reason = (
             f"{model.name} at {precision} needs {weights:.1f} GiB of weights per GPU (tp={tp}) but "
-            f"{instance_type} offers {usable:.1f} GiB usable per {dev.accelerator}"
+            f"{instance_type} offers {usable:.1f} GiB usable per {accelerator}"
         )
     elif not kv.fits:
         reason = (
