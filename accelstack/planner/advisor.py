@@ -13,13 +13,13 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from accelstack.planner.architectures import Architecture
+from accelstack.planner.cost import DEFAULT_MFU, training_compute_hours
 from accelstack.planner.hardware import GIB, device
 from accelstack.planner.kv_cache import bytes_per_element, lora_bytes
 from accelstack.planner.pricing import PriceBook, default_book
 from accelstack.planner.serving import fits
 
 DEFAULT_MAX_DAYS = 3.0
-DEFAULT_MFU = 0.40
 # LoRA training FLOPs per token ~ 4N: forward (2N) plus backward through frozen weights for the
 # activation gradients (2N); no weight-gradient matmuls for the base (Hu et al. 2021 report ~25%
 # faster training than full fine-tuning on GPT-3; 4N vs 6N is the usual first-order estimate).
@@ -55,11 +55,6 @@ class Advice:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
-
-
-def _hours(arch: Architecture, tokens: float, instance_type: str, nodes: int, flops_per: int, mfu: float) -> float:
-    dev = device(instance_type)
-    return flops_per * arch.compute_params * tokens / (nodes * dev.count * dev.peak_tflops * 1e12 * mfu) / 3600
 
 
 def _lora_fits(arch: Architecture, instance_type: str, precision: str, rank: int) -> bool:
@@ -112,7 +107,9 @@ def advise(
         for itype in ONE_NODE_CANDIDATES:
             if not _lora_fits(model, itype, precision, lora_rank):
                 continue
-            hours = _hours(model, data_tokens, itype, 1, LORA_FLOPS_PER_PARAM_TOKEN, mfu)
+            hours = training_compute_hours(
+                model, data_tokens, itype, 1, mfu, flops_per_param_token=LORA_FLOPS_PER_PARAM_TOKEN
+            )
             if hours > max_days * 24 or itype not in prices.on_demand_hourly:
                 continue
             options.append({"instance_type": itype, "hours": round(hours, 2),
@@ -144,7 +141,9 @@ def advise(
             tuple(steps),
             details,
         )
-    per_node_hours = _hours(model, data_tokens, DISTRIBUTED_INSTANCE, 1, FULL_FLOPS_PER_PARAM_TOKEN, mfu)
+    per_node_hours = training_compute_hours(
+        model, data_tokens, DISTRIBUTED_INSTANCE, 1, mfu, flops_per_param_token=FULL_FLOPS_PER_PARAM_TOKEN
+    )
     nodes = max(2, math.ceil(per_node_hours / (max_days * 24)))
     details["training"] = {"instance_type": DISTRIBUTED_INSTANCE, "nodes": nodes,
                            "hours": round(per_node_hours / nodes, 2)}

@@ -28,15 +28,22 @@ DEFAULT_DAILY_PROFILE: tuple[float, ...] = (
 
 
 def training_compute_hours(
-    arch: Architecture, tokens: float, instance_type: str, nodes: int, mfu: float = DEFAULT_MFU
+    arch: Architecture,
+    tokens: float,
+    instance_type: str,
+    nodes: int,
+    mfu: float = DEFAULT_MFU,
+    *,
+    flops_per_param_token: float = 6,
 ) -> float:
-    """Failure-free hours to train `tokens` tokens: 6 N D / (nodes x accelerators x peak x MFU)."""
+    """Failure-free hours to train `tokens` tokens: 6 N D / (nodes x accelerators x peak x MFU)
+    (LoRA: 4 N D, see `accelstack.planner.advisor`)."""
     dev = device(instance_type)
     if not dev.peak_tflops:
         raise ValueError(f"no peak TFLOPS known for {dev.accelerator}")
     if nodes < 1 or not 0 < mfu <= 1 or tokens < 0:
         raise ValueError("need nodes >= 1, 0 < mfu <= 1, tokens >= 0")
-    flops = 6 * arch.compute_params * tokens
+    flops = flops_per_param_token * arch.compute_params * tokens
     return flops / (nodes * dev.count * dev.peak_tflops * 1e12 * mfu) / 3600
 
 
