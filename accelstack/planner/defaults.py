@@ -240,8 +240,3 @@ def _lustre_row(check: tp.LustreCheck) -> DerivedDefault:
         "training.storage.lustre", check.write_seconds, "s per checkpoint", f"{configured}: {verdict} ({data})",
         "check", ok=check.meets_target and check.holds_data,
     )  # fmt: skip
-
-
-def checkpoint_interval_seconds(training: TrainingSpec) -> int:
-    """Daly's interval for the stack (what the training component exports and writes to the nodes)."""
-    return tp.plan_training(training).interval_seconds

@@ -118,9 +118,6 @@ CAPACITY_BLOCK_MAX_INSTANCES = 64
 CAPACITY_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 CAPACITY_BLOCK_INSTANCES = tuple(name for name, itype in ACCELERATED_INSTANCES.items() if itype.capacity_blocks)
 
-# Spot fleets of this many tightly coupled nodes see an interruption somewhere most days.
-SPOT_LARGE_COUNT = 64
-
 
 # --- FSx for Lustre -----------------------------------------------------------------------------
 
