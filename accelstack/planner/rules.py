@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from accelstack.planner import training_plan as tp
 from accelstack.planner.architectures import get_preset
+from accelstack.planner.hardware import GIB
 from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION
 from accelstack.planner.lustre import DEFAULT_HEADROOM
 from accelstack.planner.model_size import architecture_of, weights_gb
@@ -21,8 +22,6 @@ from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Level, Problem
 from accelstack.spec.tables import aws as tables
 from accelstack.spec.validators import rule
-
-GIB = 1024**3
 
 
 @rule

@@ -37,6 +37,7 @@ from accelstack.planner.hardware import GIB, device
 from accelstack.planner.pricing import PriceBook, default_book
 from accelstack.spec.models import TrainingSpec
 from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
+from accelstack.spec.validators import path_within
 
 # ZeRO section 3.1: mixed-precision Adam's model states, bytes per parameter.
 MIXED_PRECISION_ADAM_BYTES_PER_PARAM: dict[str, int] = {
@@ -188,9 +189,7 @@ def checkpoint_write(training: TrainingSpec) -> CheckpointWrite:
     nodes = training.nodes
     lustre = training.storage.lustre
     checkpoints = training.storage.checkpoints
-    on_lustre = lustre is not None and (
-        checkpoints is None or f"{checkpoints.path.rstrip('/')}/".startswith(f"{lustre.mount_path.rstrip('/')}/")
-    )
+    on_lustre = lustre is not None and (checkpoints is None or path_within(checkpoints.path, lustre.mount_path))
     if on_lustre:
         assert lustre is not None
         per_tib = lustre.throughput_per_tib or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
