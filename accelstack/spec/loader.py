@@ -104,12 +104,6 @@ def _path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "accelstack"
 
 
-def _allowed(error: dict[str, Any]) -> str:
-    ctx = error.get("ctx") or {}
-    expected = ctx.get("expected")
-    return f"; allowed: {expected}" if expected else ""
-
-
 def problems_from_validation(exc: ValidationError) -> list[Problem]:
     problems = []
     for error in exc.errors(include_url=False):
@@ -119,16 +113,18 @@ def problems_from_validation(exc: ValidationError) -> list[Problem]:
             message = "unknown key"
         elif error["type"] == "missing":
             message = "required"
-        allowed = _allowed(error)
-        problems.append(Problem(_path(loc), message if allowed[11:] in message else message + allowed))
+        expected = (error.get("ctx") or {}).get("expected")
+        if expected and str(expected) not in message:
+            message += f"; allowed: {expected}"
+        problems.append(Problem(_path(loc), message))
     return problems
 
 
 def parse_spec(raw: dict[str, Any], stack: str = "dev", *, strict_warnings: bool = False) -> StackSpec:
     """Validate raw config (namespace stripped) into a StackSpec, then run the rule validators.
 
-    Raises SpecError with every ERROR-level problem; WARNING problems are attached to the
-    returned spec's `warnings` via `validate_rules` callers, not raised.
+    Raises SpecError with every ERROR-level problem (and WARNINGs too with `strict_warnings`);
+    `spec_warnings(spec)` lists the WARNINGs, which are not raised.
     """
     from accelstack.spec.validators import run_validators  # tables import models; avoid a cycle
 

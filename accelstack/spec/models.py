@@ -188,7 +188,7 @@ class Partition(Model):
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,30}$")
     max_time: str = "UNLIMITED"
     default: bool = False
-    # Fraction of the node group this partition spans; every partition spans all nodes by default.
+    # Slurm node features this partition selects (Nodes=<feature>); none: every compute node.
     features: list[str] = Field(default_factory=list)
 
     @field_validator("max_time", mode="before")
