@@ -78,6 +78,7 @@ def serving_defaults(
     precision: str = "bf16",
     *,
     params_billion: float | None = None,
+    weights_gb: float | None = None,
     replicas_min: int = 1,
     replicas_max: int = 4,
     ramp_hours: float = 1.0,
@@ -86,8 +87,11 @@ def serving_defaults(
     """The one call serving components make: warm pool size and health-check grace for a model.
 
     Expected scale-out: growing from min to max replicas over `ramp_hours` (the morning ramp).
+    `weights_gb`, when the caller already knows the size, wins over the architecture or parameters.
     """
-    if model is not None:
+    if weights_gb is not None:
+        size = weights_gb
+    elif model is not None:
         size = weights_bytes(model, precision) / 1e9
     elif params_billion:
         from accelstack.planner.kv_cache import bytes_per_element

@@ -136,6 +136,8 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
         architecture_of(model.name, model.preset),
         model.precision,
         params_billion=model.parameters_billion,
+        # One size for the whole plan (it also knows sizes stated only in the model name).
+        weights_gb=weights_gb,
         replicas_min=replicas.min,
         replicas_max=replicas.max,
     )

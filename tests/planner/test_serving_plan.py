@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from accelstack.planner import cold_start
 from accelstack.planner import serving_plan as sp
 from accelstack.planner.architectures import get_preset
 from accelstack.planner.defaults import serving_defaults
@@ -80,3 +81,11 @@ def test_preview_reports_the_concurrency_and_its_part_in_the_target(overrides):
     target = rows["aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"]
     assert target.value == plan.backlog_per_instance_target
     assert f"latency SLO 10 s / service time 1 s x {plan.concurrency} requests in flight" in target.source
+
+
+def test_cold_start_loads_the_same_weights_the_plan_sizes_volumes_for():
+    """A size stated only in the model name (no preset) once gave a 0 s weight load in the cold start
+    while the root volume was sized for 26 GB: one size now feeds both."""
+    plan = sp.plan_serving(serving("serving.model.name=acme/foo-13b", "serving.model.preset=null"))
+    assert plan.weights_gb == pytest.approx(26.0)
+    assert plan.estimate.weights_seconds == pytest.approx(plan.weights_gb * 1000 / cold_start.DEFAULT_WEIGHTS_MBPS)
