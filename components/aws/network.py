@@ -238,7 +238,6 @@ class TrainingNetwork(pulumi.ComponentResource):
         self.vpc_id = vpc.vpc_id
         self.subnet_id = vpc.private_subnet_ids[0]
         self.availability_zone = vpc.private_subnet_zones[0]
-        self._vpc_cidr = network.vpc_cidr
 
     def _cluster_security_group(self) -> pulumi.Output[str]:
         name, child = self._name, self._child

@@ -31,20 +31,18 @@ from components.node_environment import (
     environment_profile,
     node_environment,
 )
+from components.slurm import LUSTRE_MOUNT_OPTIONS
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
-# by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id.
-# Deep Learning Base OSS AMI (NVIDIA driver, EFA installer, Lustre client) on Ubuntu 24.04, whose apt Slurm
-# 23.11 matches the head node's and supports dynamic nodes (`slurmd -Z`; 22.04's 21.08 does not).
+# by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id. Ubuntu
+# 24.04: its apt Slurm 23.11 matches the head node's and supports dynamic nodes (`slurmd -Z`; 22.04's
+# 21.08 does not).
 NODE_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs' root device name
 ROOT_VOLUME_GIB = 512  # containers, CUDA caches and local scratch
 # Hop limit 2: containers (enroot/Pyxis, Docker bridge) sit one hop further from IMDS than the host.
 IMDS_HOP_LIMIT = 2
 SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
-LUSTRE_MOUNT_OPTIONS = "noatime,flock"
-# Planner defaults for jobs on the nodes (KEY=value: a systemd EnvironmentFile, or `set -a; . FILE`);
-# login shells get it through profile.d.
 
 
 @dataclass(frozen=True)

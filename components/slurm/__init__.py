@@ -60,7 +60,7 @@ KILL_WAIT_SECONDS = 30
 CHECKPOINT_GRACE_SECONDS = 90
 CHECKPOINT_SIGNAL = "USR1"
 WATCHER_POLL_SECONDS = 5
-LUSTRE_MOUNT_OPTIONS = "noatime,flock"
+LUSTRE_MOUNT_OPTIONS = "noatime,flock"  # every Lustre client mount: Slurm, plain and Batch nodes
 # Every compute node carries this feature; partitions without features select nodes by it.
 NODE_FEATURE = "compute"
 
