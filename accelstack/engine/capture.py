@@ -101,6 +101,7 @@ class MockCloud(pulumi.runtime.Mocks):
         if args.typ == "aws:s3/bucket:Bucket":
             # S3 bucket ARNs have no region or account: policies match on this exact form.
             outputs.setdefault("arn", f"arn:aws:s3:::{args.inputs.get('bucket', args.name)}")
+            outputs.setdefault("bucket", args.inputs.get("bucket", args.name))
         if args.typ.startswith("aws:"):
             service = args.typ.split(":")[1].split("/")[0]  # "aws:sqs/queue:Queue" -> "sqs"
             region = "" if service == "iam" else self.region  # IAM ARNs are global
@@ -108,8 +109,6 @@ class MockCloud(pulumi.runtime.Mocks):
         if args.typ == "aws:fsx/lustreFileSystem:LustreFileSystem":
             outputs.setdefault("dnsName", f"fs-{args.name}.fsx.{self.region}.amazonaws.com")
             outputs.setdefault("mountName", "abcdefgh")
-        if args.typ == "aws:s3/bucket:Bucket":
-            outputs.setdefault("bucket", args.inputs.get("bucket", args.name))
         if args.typ == "aws:lb/loadBalancer:LoadBalancer":
             outputs.setdefault("dnsName", f"{args.name}.{self.region}.elb.amazonaws.com")
             outputs.setdefault("arnSuffix", f"app/{args.name}/0123456789abcdef")

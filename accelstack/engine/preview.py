@@ -22,9 +22,9 @@ from typing import Any
 
 from accelstack.engine.capture import Capture, Registration, config_for_pulumi
 from accelstack.engine.export import deployment_v3
-from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file, stack_name_of
-from accelstack.spec.problems import Problem
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file, spec_warnings, stack_name_of
 from accelstack.spec.models import StackSpec
+from accelstack.spec.problems import Problem
 
 PROJECT = "accelstack"
 PROGRAM = "__main__.py"
@@ -127,8 +127,6 @@ def preview_stack(
     stack: str | None = None,
 ) -> PreviewResult:
     """Validate `stack_file` (+ `--set` overrides), then preview the project's program for it."""
-    from accelstack.spec.loader import spec_warnings
-
     started = time.perf_counter()
     stack_file = Path(stack_file).resolve()
     stack = stack or stack_name_of(stack_file)
