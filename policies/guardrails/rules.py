@@ -144,6 +144,10 @@ def _name(resource: Any) -> str:
 # --- encryption at rest --------------------------------------------------------------------------
 
 
+def _sse_algorithms(config: Any) -> list[Any]:
+    return [(r.get("applyServerSideEncryptionByDefault") or {}).get("sseAlgorithm") for r in as_list(config.props.get("rules"))]
+
+
 def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
     """Data at rest is encrypted: S3 SSE rules name an algorithm (Checkov CKV_AWS_19, Trivy AVD-AWS-0088),
     persistent Lustre uses a customer KMS key (https://docs.aws.amazon.com/fsx/latest/LustreGuide/encryption-at-rest.html),
@@ -151,9 +155,7 @@ def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
     disks are encrypted (Checkov CKV_AWS_3 / CKV_AWS_8, Trivy AVD-AWS-0026 / AVD-AWS-0131)."""
     kind, props, name = resource.resource_type, resource.props, _name(resource)
     if kind == BUCKET_SSE:
-        rules = as_list(props.get("rules"))
-        algorithms = [((r.get("applyServerSideEncryptionByDefault") or {}).get("sseAlgorithm")) for r in rules]
-        if not any(algorithms):
+        if not any(_sse_algorithms(resource)):
             yield f"{name}: no default encryption algorithm (aws:kms, aws:kms:dsse or AES256)"
     elif kind == LUSTRE:
         deployment = str(props.get("deploymentType") or "")
@@ -176,10 +178,6 @@ def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
         for disk in disks:
             if disk is not None and not truthy(disk.get("encrypted")):
                 yield f"instance {name}: EBS volume {disk.get('deviceName', 'root')} is not encrypted"
-
-
-def _sse_algorithms(config: Any) -> list[Any]:
-    return [(r.get("applyServerSideEncryptionByDefault") or {}).get("sseAlgorithm") for r in as_list(config.props.get("rules"))]
 
 
 def check_bucket_encryption(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
