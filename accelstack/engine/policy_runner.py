@@ -179,9 +179,14 @@ def _json_type_ok(value: Any, schema: Mapping[str, Any]) -> bool:
     return True
 
 
+def _declared(policy: Any) -> Mapping[str, Any]:
+    """The config properties a policy's schema declares (none without a schema)."""
+    return policy.config_schema.properties if policy.config_schema is not None else {}
+
+
 def _validate_config(pack: str, policy: Any, properties: Mapping[str, Any]) -> None:
     schema = policy.config_schema
-    declared = schema.properties if schema is not None else {}
+    declared = _declared(policy)
     for key, value in properties.items():
         if key not in declared:
             raise PolicyInputError(f"{pack}/{policy.name}: unknown config property {key!r}; allowed: {', '.join(declared) or 'none'}")
@@ -223,7 +228,7 @@ def configure_request(
     all_level, _ = _split(user_config.get("all"))
     request = proto.ConfigureAnalyzerRequest()
     for policy in pack.policies:
-        declared = policy.config_schema.properties if policy.config_schema is not None else {}
+        declared = _declared(policy)
         properties = {k: s["default"] for k, s in declared.items() if isinstance(s, Mapping) and "default" in s}
         properties.update({k: v for k, v in (context or {}).items() if k in declared and v is not None})
         initial_level, initial_props = _split((pack.initial_config or {}).get(policy.name))
@@ -420,7 +425,7 @@ def pack_config(pack: LoadedPack, spec: Any) -> dict[str, dict[str, Any]]:
     context = {k: v for k, v in context_from_spec(spec).items() if v is not None}
     document: dict[str, dict[str, Any]] = {}
     for policy in pack.policies:
-        declared = policy.config_schema.properties if policy.config_schema is not None else {}
+        declared = _declared(policy)
         values = {k: v for k, v in context.items() if k in declared}
         if values:
             document[policy.name] = values
