@@ -421,14 +421,15 @@ class ServingService(pulumi.ComponentResource):
             **encryption,
             opts=self.child,
         )
+        redrive = dead_letters.arn.apply(
+            lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": admission.max_receive_count})
+        )
         requests = aws.sqs.Queue(
             f"{name}-requests",
             message_retention_seconds=admission.ttl_seconds,  # the request TTL: SQS drops expired requests
             visibility_timeout_seconds=plan.visibility_timeout_seconds,
             receive_wait_time_seconds=20,  # long polling
-            redrive_policy=dead_letters.arn.apply(
-                lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": admission.max_receive_count})
-            ),
+            redrive_policy=redrive,
             tags={
                 # Producers enforce admission before SendMessage; the policy travels with the queue.
                 "accelstack:max-depth": str(admission.max_depth),
@@ -442,9 +443,7 @@ class ServingService(pulumi.ComponentResource):
             message_retention_seconds=max(60, admission.ttl_seconds),
             receive_wait_time_seconds=20,
             # A response a client keeps failing to process is kept for inspection, not redelivered forever.
-            redrive_policy=dead_letters.arn.apply(
-                lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": admission.max_receive_count})
-            ),
+            redrive_policy=redrive,
             **encryption,
             opts=self.child,
         )
