@@ -11,6 +11,7 @@ with a redacted ciphertext, including outputs the resource declared in additiona
 from __future__ import annotations
 
 import hashlib
+import heapq
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -85,10 +86,40 @@ def _plugins(resources: list[Registration]) -> list[dict[str, str]]:
     ]
 
 
+def deterministic_order(resources: list[Registration]) -> list[Registration]:
+    """Every resource after its parent, provider and dependencies (what `pulumi stack import` checks),
+    ties broken by URN: the program registers asynchronously, so registration order varies between
+    runs, and two exports of the same stack should diff cleanly. The Stack comes first."""
+    by_urn = {r.urn: r for r in resources}
+
+    def needs(r: Registration) -> set[str]:
+        wanted = {r.parent, r.provider.rpartition("::")[0], *r.dependencies}
+        return {urn for urn in wanted if urn in by_urn and urn != r.urn}
+
+    waiting = {r.urn: needs(r) for r in resources}
+    dependents: dict[str, list[str]] = {}
+    for urn, wanted in waiting.items():
+        for needed in wanted:
+            dependents.setdefault(needed, []).append(urn)
+    ready = [(by_urn[u].type != STACK_TYPE, u) for u, wanted in waiting.items() if not wanted]
+    heapq.heapify(ready)
+    ordered: list[Registration] = []
+    while ready:
+        _, urn = heapq.heappop(ready)
+        ordered.append(by_urn[urn])
+        for dependent in dependents.get(urn, []):
+            waiting[dependent].discard(urn)
+            if not waiting[dependent]:
+                heapq.heappush(ready, (by_urn[dependent].type != STACK_TYPE, dependent))
+    # A cycle cannot come from a real program; keep anything left in registration order rather than drop it.
+    placed = {r.urn for r in ordered}
+    return ordered + [r for r in resources if r.urn not in placed]
+
+
 def deployment_v3(capture: Capture, *, time: datetime | None = None) -> dict[str, Any]:
     """The `pulumi stack export` document for a capture (Stack resource first)."""
     engine_version = _package_version("pulumi")
-    stack_first = sorted(capture.resources, key=lambda r: r.type != STACK_TYPE)  # stable: keeps the rest in order
+    stack_first = deterministic_order(capture.resources)
     return {
         "version": 3,
         "deployment": {

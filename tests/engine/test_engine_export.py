@@ -107,3 +107,31 @@ def test_integrity_check_catches_what_import_would_reject(document):
     assert any("parent" in p for p in problems)
     assert any("duplicate URN" in p for p in problems)
     assert any("provider reference id" in p for p in problems)
+
+
+def test_resource_order_does_not_depend_on_registration_order():
+    """The program registers asynchronously, so the capture's order varies between runs; the export
+    must not (two exports of one stack diff cleanly), and must stay import-valid."""
+    import random
+
+    from accelstack.engine.capture import Capture, Registration
+
+    def reg(urn, parent="", provider="", deps=(), type_="test:index:Thing"):
+        return Registration(urn, type_, urn.rsplit("::", 1)[-1], True, parent, provider, list(deps), {}, False,
+                            False, False, [], [], {}, {}, "id")  # fmt: skip
+
+    stack = reg("urn:s::p::pulumi:pulumi:Stack::p-s", type_="pulumi:pulumi:Stack")
+    provider = reg("urn:s::p::pulumi:providers:aws::aws", parent=stack.urn, type_="pulumi:providers:aws")
+    items = [stack, provider] + [
+        reg(f"urn:s::p::test:index:Thing::t{i}", parent=stack.urn, provider=f"{provider.urn}::id",
+            deps=[f"urn:s::p::test:index:Thing::t{i - 1}"] if i % 3 else [])
+        for i in range(12)
+    ]  # fmt: skip
+    orders = set()
+    for seed in range(5):
+        shuffled = items[:]
+        random.Random(seed).shuffle(shuffled)
+        doc = deployment_v3(Capture("p", "s", True, shuffled, {}))
+        assert integrity_problems(doc) == []
+        orders.add(tuple(r["urn"] for r in resources(doc)))
+    assert len(orders) == 1
