@@ -15,11 +15,12 @@ $(STAMP): pyproject.toml
 preview: $(STAMP)
 	$(BIN)/accelstack preview --all
 
+# loadfile: a module's tests share one worker, so module fixtures (the real Slurm cluster) start once.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -m 'not integration and not bench'
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m 'not integration and not bench'
 
 integration: $(STAMP)
 	$(BIN)/python -m pytest -m integration
