@@ -259,11 +259,19 @@ class Cluster:
         """slurmd running, node IDLE, no jobs left from an earlier test."""
         self.run(["scancel", "--quiet", "-u", "root"], check=False)
         self.start_node()
-        state = wait_for("node registration", lambda: self.node_state(), 30)
-        if "drain" in state or "down" in state:
-            self.run(["scontrol", "update", f"nodename={NODE}", "state=RESUME"])
+        wait_for("node registration", lambda: self.node_state(), 30)
+
+        def idle() -> bool:
+            # A node an earlier test drained or downed may still be mid-transition (its slurmd just
+            # re-registering, jobs completing): RESUME is refused then, so retry until it takes.
+            state = self.node_state()
+            if "drain" in state or "down" in state:
+                self.run(["scontrol", "update", f"nodename={NODE}", "state=RESUME"], check=False)
+                return False
+            return self.node_record().get("State", "").startswith("IDLE")
+
         try:
-            wait_for("node idle", lambda: self.node_record().get("State", "").startswith("IDLE"), 30)
+            wait_for("node idle", idle, 30)
         except AssertionError as error:
             raise AssertionError(f"{error}\n{self.run(['scontrol', 'show', 'node', NODE]).stdout}") from None
 
