@@ -196,6 +196,19 @@ def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook |
             "output",
         ),
     ]  # fmt: skip
+    setting = tp.lustre_setting(training)
+    if setting is not None and setting.capacity_derived:
+        rows.append(DerivedDefault(
+            "training.storage.lustre.capacityGiB", setting.capacity_gib, "GiB",
+            f"planner.training_plan.lustre_setting: {setting.basis}",
+        ))  # fmt: skip
+    if setting is not None and setting.tier_derived:
+        rows.append(DerivedDefault(
+            "training.storage.lustre.throughputPerTiB", setting.throughput_per_tib or 0, "MB/s/TiB",
+            "planner.training_plan.lustre_setting: chosen with capacityGiB (row above)"
+            if setting.capacity_derived
+            else f"planner.training_plan.lustre_setting: {setting.basis}",
+        ))  # fmt: skip
     if plan.lustre is not None:
         rows.append(_lustre_row(plan.lustre))
     return rows

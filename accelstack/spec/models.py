@@ -132,24 +132,13 @@ class DatasetStore(Model):
 
 class LustreSpec(Model):
     deployment_type: str = "PERSISTENT_2"
-    capacity_gib: int = Field(default=4800, ge=1, alias="capacityGiB")
-    # Default depends on deploymentType (PERSISTENT_2: 250, PERSISTENT_1: 200, scratch: none).
-    throughput_per_tib: int | None = Field(default=250, alias="throughputPerTiB")
+    # None: the planner derives them (accelstack.planner.training_plan.lustre_setting): the cheapest
+    # valid size and tier holding the dataset + retained checkpoints + headroom and writing one
+    # checkpoint within the target. Scratch types take no tier.
+    capacity_gib: int | None = Field(default=None, ge=1, alias="capacityGiB")
+    throughput_per_tib: int | None = Field(default=None, alias="throughputPerTiB")
     import_path: str = "/datasets"
     mount_path: str = "/fsx"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_throughput(cls, data: object) -> object:
-        # Scratch file systems reject PerUnitStorageThroughput, so the default must follow the type.
-        if isinstance(data, dict) and not {"throughputPerTiB", "throughput_per_tib"} & data.keys():
-            from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
-
-            kind = data.get("deploymentType", data.get("deployment_type", "PERSISTENT_2"))
-            known = LUSTRE_DEPLOYMENT_TYPES.get(kind.strip()) if isinstance(kind, str) else None
-            if known is not None:
-                data = {**data, "throughputPerTiB": known.default_throughput}
-        return data
 
     @field_validator("import_path", "mount_path")
     @classmethod
