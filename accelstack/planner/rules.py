@@ -70,6 +70,28 @@ def lustre_holds_dataset_and_checkpoints(spec: StackSpec) -> Iterator[Problem]:
     )
 
 
+@rule
+def lustre_capacity_derivable(spec: StackSpec) -> Iterator[Problem]:
+    """With capacityGiB omitted the planner sizes Lustre for the data; without datasets.sizeGiB it cannot,
+    and keeps the fixed 4800 GiB of earlier releases (grown for the checkpoints): say so."""
+    training = spec.training
+    lustre = training.storage.lustre if training is not None else None
+    if training is None or lustre is None or lustre.capacity_gib is not None or training.storage.datasets.size_gib is not None:
+        return
+    try:
+        setting = tp.lustre_setting(training)
+    except ValueError:
+        return  # unknown preset or instance type: their own rules report it
+    if setting is None:
+        return
+    yield Problem(
+        "training.storage.datasets.sizeGiB",
+        f"not stated, so training.storage.lustre.capacityGiB cannot be sized for the data and is "
+        f"{setting.capacity_gib} GiB; state the dataset size (GiB) or capacityGiB",
+        Level.WARNING,
+    )
+
+
 def _usd_per_month(delta: float) -> str:
     return f"{'+' if delta >= 0 else '-'}${abs(delta):,.0f}/month"
 
