@@ -18,6 +18,7 @@ from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION
 from accelstack.planner.lustre import DEFAULT_HEADROOM
 from accelstack.planner.model_size import architecture_of, weights_gb
 from accelstack.planner.serving import fits
+from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Level, Problem
 from accelstack.spec.tables import aws as tables
@@ -174,3 +175,63 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
             f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV; {has} "
             f"(~{usable_gb:.0f} GB usable at {DEFAULT_GPU_MEMORY_UTILIZATION:.0%}); {advice}",
         )
+
+
+@rule
+def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
+    """With `serving.load` stated: replicas.max must carry the peak at the target utilization, the
+    latency target must be reachable on the instance, and replicas.min should not exceed what the peak
+    needs (those replicas run every hour). Numbers from `planner.serving.replica_capacity`."""
+    serving = spec.serving if spec.cloud == "aws" else None
+    if serving is None or serving.load is None:
+        return
+    load, replicas, model = serving.load, serving.replicas, serving.model
+    if load.input_tokens + load.output_tokens > model.context_length:
+        yield Problem(
+            "serving.load",
+            f"inputTokens + outputTokens = {load.input_tokens + load.output_tokens} exceed "
+            f"serving.model.contextLength {model.context_length}",
+        )
+        return
+    if architecture_of(model.name, model.preset) is None:
+        yield Problem(
+            "serving.model.preset",
+            f"cannot size replicas for serving.load: {model.name!r} has no known architecture; set a preset",
+            Level.WARNING,
+        )
+        return
+    try:
+        plan = plan_serving(serving).load
+    except ValueError:
+        return  # unknown instance type or model size: their own rules report it
+    if plan is None:
+        return
+    capacity = plan.capacity
+    if not capacity.meets_latency:
+        assert load.latency is not None
+        yield Problem(
+            "serving.load.latency.targetSeconds",
+            f"one request alone takes {capacity.service_seconds:.1f} s on {replicas.instance_type} "
+            f"(prefill {capacity.prefill_seconds:.2f} s + {load.output_tokens} tokens x {capacity.step_seconds * 1000:.1f} ms), "
+            f"over the p{load.latency.percentile:g} target of {load.latency.target_seconds:g} s; choose a faster "
+            f"instance type, a lower precision or fewer output tokens (assumed: {capacity.assumptions()})",
+            Level.WARNING,
+        )
+    if plan.replicas > replicas.max:
+        yield Problem(
+            "serving.replicas.max",
+            f"{replicas.max} {_replicas(replicas.max)} of {replicas.instance_type} carry {plan.carried(replicas.max):.1f} req/s; "
+            f"the stated load of {load.requests_per_second:g} req/s needs {plan.replicas} ({plan.basis()})",
+            Level.WARNING,
+        )
+    elif replicas.min > plan.replicas:
+        yield Problem(
+            "serving.replicas.min",
+            f"{replicas.min} {_replicas(replicas.min)} run at all hours, but the peak of {load.requests_per_second:g} req/s "
+            f"needs {plan.replicas} ({plan.basis()}); lower min to {plan.replicas} or below",
+            Level.WARNING,
+        )
+
+
+def _replicas(count: int) -> str:
+    return "replica" if count == 1 else "replicas"

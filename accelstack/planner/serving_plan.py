@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from accelstack.planner.cold_start import ColdStart, serving_defaults
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
 from accelstack.planner.model_size import architecture_of, weights_gb as model_weights_gb
-from accelstack.planner.serving import backlog_target_from_slo
+from accelstack.planner.serving import LoadPlan, backlog_target_from_slo, replica_capacity, replicas_for_load
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 
@@ -99,6 +99,26 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaCo
     )
 
 
+def load_plan(serving: ServingSpec, tensor_parallel: int, batch: int) -> LoadPlan | None:
+    """Replicas `serving.load` needs, each replica batching what its queue worker keeps in flight;
+    None without a load, or when the architecture or hardware is unknown (rules say which)."""
+    load, model = serving.load, serving.model
+    arch = architecture_of(model.name, model.preset)
+    if load is None or arch is None:
+        return None
+    latency = load.latency
+    try:
+        capacity = replica_capacity(
+            arch, serving.replicas.instance_type, input_tokens=load.input_tokens, output_tokens=load.output_tokens,
+            max_batch=batch, precision=model.precision, tp=tensor_parallel,
+            latency_seconds=latency.target_seconds if latency else None,
+            latency_percentile=latency.percentile if latency else None,
+        )  # fmt: skip
+    except ValueError:
+        return None  # unknown instance type or tp: the spec validators report it
+    return replicas_for_load(load.requests_per_second, capacity)
+
+
 @dataclass(frozen=True)
 class ServingPlan:
     weights_gb: float
@@ -126,6 +146,7 @@ class ServingPlan:
     warm_pool_growth: int  # replicas added during one cold start on the min -> max ramp
     warm_pool_burst: int  # replicas beyond min needed to drain a full admission queue within its TTL
     concurrency_basis: str
+    load: LoadPlan | None = None  # replicas serving.load needs; None without a load
 
 
 def plan_serving(serving: ServingSpec) -> ServingPlan:
@@ -193,4 +214,5 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
         warm_pool_growth=defaults.warm_pool_size,
         warm_pool_burst=burst,
         concurrency_basis=concurrency.basis,
+        load=load_plan(serving, tensor_parallel, concurrency.sequences),
     )

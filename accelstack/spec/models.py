@@ -301,15 +301,46 @@ class LatencySlo(Model):
     service_seconds: float = Field(default=0.5, gt=0)
 
 
+class LatencyTarget(Model):
+    """A latency objective as it is usually stated: the `percentile`-th request latency within targetSeconds."""
+
+    percentile: float = Field(default=95, ge=50, lt=100)
+    target_seconds: float = Field(gt=0, le=3600)
+
+
+class ServingLoad(Model):
+    """The peak load the service must carry; the planner sizes replicas for it and `validate` checks
+    replicas.min/max against it (accelstack.planner.rules.serving_replicas_carry_load)."""
+
+    requests_per_second: float = Field(gt=0, le=1_000_000)
+    input_tokens: int = Field(ge=1, le=2_000_000)  # prompt tokens per request, on average
+    output_tokens: int = Field(ge=1, le=2_000_000)  # generated tokens per request, on average
+    latency: LatencyTarget | None = None
+
+
 class ServingSpec(Model):
     model: ModelSpec
     replicas: Replicas
     load_balancer: LoadBalancerSpec
     admission: AdmissionPolicy = AdmissionPolicy()
+    # Without `slo`, a stated load.latency target is the latency the queue's backlog target keeps.
     slo: LatencySlo = LatencySlo()
+    load: ServingLoad | None = None
     network: NetworkSpec = NetworkSpec(vpc_cidr="10.30.0.0/16")
     # Training account's bucket holding the model artifacts (read-only from serving).
     artifact_account: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _slo_from_load(cls, data: object) -> object:
+        if not isinstance(data, dict) or "slo" in data:
+            return data
+        load = data.get("load")
+        latency = load.get("latency") if isinstance(load, dict) else None
+        target = latency.get("targetSeconds", latency.get("target_seconds")) if isinstance(latency, dict) else None
+        if isinstance(target, (int, float)) and not isinstance(target, bool) and target > 0:
+            return {**data, "slo": {"targetSeconds": target}}
+        return data
 
 
 class StackSpec(Model):
