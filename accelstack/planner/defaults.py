@@ -207,7 +207,7 @@ def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook |
     rows = [
         # GiB, as Lustre capacity and `size lustre` count it; throughput stays in FSx's MB/s (10^6 B/s).
         DerivedDefault(
-            "checkpoint size", round(write.state_bytes / GIB, 1), "GiB", f"planner.training_plan: {size_source}", "estimate",
+            "checkpoint size", round(write.state_bytes / GIB, 2), "GiB", f"planner.training_plan: {size_source}", "estimate",
         ),
         DerivedDefault(
             "checkpoint write time", round(write.seconds, 1), "s",

@@ -164,12 +164,14 @@ class LoadPlan:
         """Requests/s `replicas` carry at the target utilization."""
         return replicas * self.capacity.requests_per_second * self.target_utilization
 
-    def basis(self) -> str:
+    def count_formula(self) -> str:
         return (
             f"ceil({self.requests_per_second:g} req/s / ({self.capacity.requests_per_second:.2f} req/s per replica x "
-            f"{self.target_utilization:.0%} utilization)) = {self.replicas}; {self.capacity.formula()}; "
-            f"assumed: {self.capacity.assumptions()}"
+            f"{self.target_utilization:.0%} utilization)) = {self.replicas}"
         )
+
+    def basis(self) -> str:
+        return f"{self.count_formula()}; {self.capacity.formula()}; assumed: {self.capacity.assumptions()}"
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -269,7 +271,8 @@ def fits(
             f"on {instance_type} (tp={tp}): not one {context_length}-token sequence"
         )
     else:
-        reason = f"fits: {kv.max_concurrent_sequences} concurrent {context_length}-token sequences"
+        count = kv.max_concurrent_sequences
+        reason = f"fits: {count} concurrent {context_length}-token {'sequence' if count == 1 else 'sequences'}"
     return FitResult(
         kv.fits,
         model.name,

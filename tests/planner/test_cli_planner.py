@@ -28,7 +28,7 @@ def test_size_serving_json(run) -> None:
     data = json.loads(result.output)
     assert data["fits"] and data["kv"]["tp"] == 8
     assert data["kv"]["kv_bytes_per_token"] == 2 * 80 * 1 * 128 * 1  # 8 KV heads / tp 8, fp8
-    assert data["replicas"]["replicas"] >= 1 and data["coldStart"]["health_check_grace_seconds"] > 0
+    assert data["load"]["replicas"] >= 1 and data["coldStart"]["health_check_grace_seconds"] > 0
 
 
 def test_size_serving_that_does_not_fit_exits_1_and_says_why(run) -> None:
