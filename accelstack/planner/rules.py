@@ -19,6 +19,7 @@ from accelstack.planner.lustre import DEFAULT_HEADROOM
 from accelstack.planner.model_size import architecture_of, weights_gb
 from accelstack.planner.serving import fits
 from accelstack.planner.serving_plan import plan_serving
+from accelstack.planner.units import counted
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Level, Problem
 from accelstack.spec.tables import aws as tables
@@ -220,18 +221,16 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
     if plan.replicas > replicas.max:
         yield Problem(
             "serving.replicas.max",
-            f"{replicas.max} {_replicas(replicas.max)} of {replicas.instance_type} carry {plan.carried(replicas.max):.1f} req/s; "
+            f"{counted(replicas.max, 'replicas')} of {replicas.instance_type} {'carries' if replicas.max == 1 else 'carry'} "
+            f"{plan.carried(replicas.max):.1f} req/s; "
             f"the stated load of {load.requests_per_second:g} req/s needs {plan.replicas} ({plan.basis()})",
             Level.WARNING,
         )
     elif replicas.min > plan.replicas:
         yield Problem(
             "serving.replicas.min",
-            f"{replicas.min} {_replicas(replicas.min)} run at all hours, but the peak of {load.requests_per_second:g} req/s "
+            f"{counted(replicas.min, 'replicas')} {'runs' if replicas.min == 1 else 'run'} at all hours, but the peak of "
+            f"{load.requests_per_second:g} req/s "
             f"needs {plan.replicas} ({plan.basis()}); lower min to {plan.replicas} or below",
             Level.WARNING,
         )
-
-
-def _replicas(count: int) -> str:
-    return "replica" if count == 1 else "replicas"
