@@ -26,7 +26,7 @@ from accelstack.commands.size import (
     planner_call,
     resolve_model,
 )
-from accelstack.planner.advisor import DEFAULT_MAX_DAYS, advise
+from accelstack.planner.advisor import DEFAULT_MAX_DAYS, Load, advise
 
 EXAMPLE_STACKS = {
     "aws-finetune": "one spot GPU node, no Lustre, checkpoints to S3 (stacks/Pulumi.aws-finetune.yaml)",
@@ -48,6 +48,10 @@ def advise_command(
     max_days: Annotated[float, typer.Option("--max-days", min=0.01, help="Longest acceptable training time, days.")] = DEFAULT_MAX_DAYS,
     precision: Annotated[str, typer.Option(help="Weights precision for fit checks.")] = "bf16",
     context: Annotated[int, typer.Option("--context", min=1, help="Serving context length.")] = 8192,
+    rps: Annotated[float | None, typer.Option("--rps", min=0.001, help="Serving: peak requests per second (sizes replicas and picks the instance type that carries it at least cost).")] = None,
+    input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Serving: prompt tokens per request (with --rps).")] = 1000,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Serving: generated tokens per request (with --rps).")] = 250,
+    latency_p95: Annotated[float | None, typer.Option("--latency-p95", min=0.001, help="Serving: 95th-percentile latency target, s (with --rps).")] = None,
     prices: PricesOpt = None,
     layers: LayersOpt = None,
     hidden: HiddenOpt = None,
@@ -63,9 +67,12 @@ def advise_command(
         if model is None and layers is None:
             raise CliError("--custom-weights needs --model PRESET (or --layers/--hidden/--heads/--params-b)")
         arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
-    advice = planner_call("--need-train/--data-tokens", lambda: advise(
+    if latency_p95 is not None and rps is None:
+        raise CliError("--latency-p95 needs --rps (the load it is a target for)")
+    load = Load(rps, input_tokens, output_tokens, latency_p95) if rps is not None else None
+    advice = planner_call("--need-train/--data-tokens/--rps", lambda: advise(
         custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
-        max_days=max_days, precision=precision, context_length=context, prices=book(prices)))  # fmt: skip
+        max_days=max_days, precision=precision, context_length=context, prices=book(prices), load=load))  # fmt: skip
     if as_json:
         emit("", advice.as_dict(), True)
         return

@@ -9,6 +9,7 @@ For 1000 + 250 tokens one replica serves 1 / (0.1109 s prefill + 250 x 34.11 ms 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,40 @@ def test_size_serving_without_rps_shows_one_replica_not_zero_replicas():
     result = CliRunner().invoke(app, ["size", "serving", "--model", "llama-3.1-8b", "--instance-type", "g6e.xlarge"])
     assert result.exit_code == 0, result.output
     assert "0 req/s" not in result.output and "req/s per replica" in result.output and "give --rps" in result.output
+
+
+def test_advise_with_a_load_picks_least_cost_for_the_load_not_the_cheapest_type():
+    """Without a load: g6.xlarge ($0.8048/h) is the cheapest type llama-3.1-8b fits. With 50 req/s of
+    1000 + 250 tokens at 16384 context it carries 0.04 req/s per replica (batch 1 on 300 GB/s), so it is
+    out; g6e.xlarge needs 64 replicas x $1.861 x 730 h = $86,947/month, p4d.24xlarge 2 x $21.958 x 730 =
+    $32,059/month. The advice is the least monthly cost among all types that fit."""
+    from accelstack.planner.advisor import SERVING_CANDIDATES, Load, advise, cheapest_serving_instance
+    from accelstack.planner.architectures import get_preset
+    from accelstack.planner.pricing import default_book
+
+    arch, prices = get_preset("llama-3.1-8b"), default_book()
+    plain = advise(custom_weights=True, need_train=False, model=arch, context_length=16384)
+    assert plain.details["serving"]["instanceType"] == "g6.xlarge" and "give --rps" in plain.summary
+    load = Load(50, 1000, 250, latency_seconds=10)
+    loaded = advise(custom_weights=True, need_train=False, model=arch, context_length=16384, load=load)
+    best = loaded.details["serving"]
+    assert best["instanceType"] == "p4d.24xlarge" and best["replicas"] == 2
+    assert best["monthlyUsdAtPeak"] == round(2 * 21.958 * 730, 2)
+    assert "2 replicas carry 50 req/s within p95 10 s for $32,059/month at peak" in loaded.summary
+    # Each candidate alone (a price book that prices only it), to see every option's monthly cost.
+    every = [
+        cheapest_serving_instance(arch, "bf16", 16384, replace(prices, on_demand_hourly={t: prices.on_demand_hourly[t]}), load)
+        for t in SERVING_CANDIDATES
+    ]
+    costs = {o["instanceType"]: o["monthlyUsdAtPeak"] for o in every if o is not None}
+    assert costs["g6e.xlarge"] == round(64 * 1.861 * 730, 2) and "g6.xlarge" not in costs
+    assert min(costs, key=costs.get) == "p4d.24xlarge"
+
+
+def test_advise_cli_takes_the_load_and_refuses_a_latency_without_it():
+    runner = CliRunner()
+    ok = runner.invoke(app, ["advise", "--custom-weights", "--model", "llama-3.1-8b", "--context", "16384",
+                             "--rps", "50", "--latency-p95", "10"])  # fmt: skip
+    assert ok.exit_code == 0 and "Serve llama-3.1-8b on p4d.24xlarge (2 replicas carry 50 req/s" in ok.output
+    bad = runner.invoke(app, ["advise", "--custom-weights", "--model", "llama-3.1-8b", "--latency-p95", "10"])
+    assert bad.exit_code == 2 and "--latency-p95 needs --rps" in bad.output
