@@ -39,7 +39,7 @@ ModelOpt = Annotated[
 ]
 PricesOpt = Annotated[
     Path | None,
-    typer.Option("--prices", help="YAML/JSON file overriding prices (onDemandHourly, spotDiscount, lustreGbMonth, s3GbMonth).",
+    typer.Option("--prices", help="YAML/JSON file overriding prices (onDemandHourly, spotDiscount, lustreGbMonth, s3GbMonth, ebsGp3GbMonth).",
                  dir_okay=False, show_default=False),
 ]  # fmt: skip
 

@@ -218,6 +218,16 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
             f"instance type, a lower precision or fewer output tokens (assumed: {capacity.assumptions()})",
             Level.WARNING,
         )
+    stated = serving.slo.service_seconds
+    if not 0.5 <= stated / capacity.service_seconds <= 2:
+        yield Problem(
+            "serving.slo.serviceSeconds",
+            f"{stated:g} s, but a request of the stated load takes ~{capacity.service_seconds:.1f} s on "
+            f"{replicas.instance_type} ({capacity.formula()}); the queue's backlog target (slo.targetSeconds / "
+            f"serviceSeconds x concurrency) assumes the stated time, so scaling reacts "
+            f"{'too late' if stated < capacity.service_seconds else 'too early'}; measure it or set ~{capacity.service_seconds:.1f}",
+            Level.WARNING,
+        )
     if plan.replicas > replicas.max:
         yield Problem(
             "serving.replicas.max",

@@ -18,6 +18,9 @@ from accelstack.spec.tables import aws as tables
 # Cold start of a NEW instance comes from `accelstack.planner.cold_start`. A warm-pool instance
 # keeps image and weights on its EBS volume, so it only boots, reads weights and starts the server.
 EBS_READ_GBPS = 1.0  # gp3 at 1000 MiB/s (what the launch template provisions)
+# The replica root volume (gp3) the launch template provisions; `accelstack cost` prices the same.
+ROOT_VOLUME_THROUGHPUT_MIBPS = 1000
+ROOT_VOLUME_IOPS = 4000
 SERVER_WARMUP_SECONDS = 60  # vLLM memory profiling and CUDA graph capture
 WARM_BOOT_SECONDS = 45  # start of a stopped warm-pool instance
 

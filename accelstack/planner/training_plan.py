@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 
 from accelstack.planner import checkpoint as ck
+from accelstack.planner import cost as costs
 from accelstack.planner import lustre as lustre_sizing
 from accelstack.planner.architectures import get_preset
 from accelstack.planner.hardware import GIB, device
@@ -409,6 +410,35 @@ def lustre_check(
         faster_tier=faster,
         cheapest=cheapest,
     )
+
+
+@dataclass(frozen=True)
+class JobHours:
+    hours: float  # failure-free compute hours
+    basis: str
+
+
+def job_compute_hours(training: TrainingSpec) -> JobHours | None:
+    """Failure-free hours of the job `training.model.trainingTokens` describes: FLOPs / (GPUs x peak x MFU),
+    6 FLOPs per parameter per token (4 for LoRA: no weight gradients for the frozen base), the estimate
+    `accelstack advise` uses. None without trainingTokens or a parameter count."""
+    model, nodes = training.model, training.nodes
+    if model is None or model.training_tokens is None:
+        return None
+    arch = get_preset(model.preset) if model.preset else None
+    params = arch.compute_params if arch else (model.parameters_billion or 0) * 1e9
+    if not params:
+        return None  # checkpointGiB alone says nothing about the compute
+    flops = 4 if model.method == "lora" else 6
+    dev = device(nodes.instance_type)
+    hours = costs.compute_hours(params, model.training_tokens, nodes.instance_type, nodes.count, costs.DEFAULT_MFU,
+                                flops_per_param_token=flops)  # fmt: skip
+    basis = (
+        f"training.model.trainingTokens: {flops} x {params / 1e9:g} B params x {model.training_tokens:.3g} tokens / "
+        f"({nodes.count} x {dev.count} x {dev.peak_tflops:g} TFLOPS {dev.accelerator} x {costs.DEFAULT_MFU:.0%} MFU, "
+        "Llama 3 report s3.3)"
+    )
+    return JobHours(hours, basis)
 
 
 def plan_training(training: TrainingSpec, *, prices: PriceBook | None = None) -> TrainingPlan:

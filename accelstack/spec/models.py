@@ -214,6 +214,9 @@ class TrainingModel(Model):
     method: Literal["full", "lora"] = "full"
     lora_rank: int = Field(default=16, ge=1, le=512)
     checkpoint_gib: float | None = Field(default=None, gt=0, alias="checkpointGiB")
+    # Tokens the job trains on (dataset tokens x epochs): `accelstack cost` prices the job's hours from
+    # it (6 or, for LoRA, 4 FLOPs per parameter per token at 40% MFU); None: a month at 24x7.
+    training_tokens: float | None = Field(default=None, gt=0, le=1e15)
 
     @model_validator(mode="after")
     def _sized(self) -> TrainingModel:

@@ -71,7 +71,7 @@ def test_cost_all_stacks(run) -> None:
     assert stacks["aws-finetune"]["capacity"] == "spot"
     # On-demand 4 x p5 for a 730 h month dominates the one spot node.
     assert stacks["aws-training"]["totalUsd"] > 10 * stacks["aws-finetune"]["totalUsd"]
-    assert stacks["aws-serving"]["serving"]["lifetime_usd"] == pytest.approx(stacks["aws-serving"]["monthlyUsd"] * 24, rel=1e-3)
+    assert stacks["aws-serving"]["serving"]["lifetimeUsd"] == pytest.approx(stacks["aws-serving"]["monthlyUsd"] * 24, rel=1e-3)
     assert run("cost", "no-such-stack").exit_code == 2
 
 
