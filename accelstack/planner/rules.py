@@ -75,16 +75,26 @@ def lustre_holds_dataset_and_checkpoints(spec: StackSpec) -> Iterator[Problem]:
 @rule
 def lustre_capacity_derivable(spec: StackSpec) -> Iterator[Problem]:
     """With capacityGiB omitted the planner sizes Lustre for the data; without datasets.sizeGiB it cannot,
-    and keeps the fixed 4800 GiB of earlier releases (grown for the checkpoints): say so."""
+    and keeps the fixed 4800 GiB of earlier releases (grown for the checkpoints): say so. A derived size
+    above the account's default FSx quota gets the same warning a stated one does."""
     training = spec.training
     lustre = training.storage.lustre if training is not None else None
-    if training is None or lustre is None or lustre.capacity_gib is not None or training.storage.datasets.size_gib is not None:
+    if training is None or lustre is None or lustre.capacity_gib is not None:
         return
     try:
         setting = tp.lustre_setting(training)
     except ValueError:
         return  # unknown preset or instance type: their own rules report it
     if setting is None:
+        return
+    if setting.capacity_gib > tables.LUSTRE_DEFAULT_QUOTA_GIB:
+        yield Problem(
+            "training.storage.lustre.capacityGiB",
+            f"derived {setting.capacity_gib} GiB is above the default FSx for Lustre storage quota "
+            f"({tables.LUSTRE_DEFAULT_QUOTA_GIB} GiB per account and Region); request an increase first",
+            Level.WARNING,
+        )
+    if training.storage.datasets.size_gib is not None:
         return
     yield Problem(
         "training.storage.datasets.sizeGiB",

@@ -133,3 +133,11 @@ def test_day_two_growth_grows_in_place_and_a_shrink_is_refused_not_applied():
     assert "set capacityGiB: 9600" in grown_rows["training.storage.lustre.capacityGiB"].source
     pinned = lustre_registration(*OMITTED, "training.storage.lustre.capacityGiB=9600")  # the advice followed
     assert pinned.inputs["storageCapacity"] == 9600
+
+
+def test_a_derived_size_above_the_fsx_quota_warns_like_a_stated_one():
+    """90000 GiB of data: (90000 + 1839.84) x 1.2 = 110207.8 GiB -> 110400 GiB > the 100800 GiB default quota."""
+    spec = parse_spec(raw_of("training.storage.lustre.capacityGiB=null", "training.storage.datasets.sizeGiB=90000"), "x")
+    assert tp.lustre_setting(spec.training).capacity_gib == 110400
+    [warning] = [w for w in spec_warnings(spec) if w.path == "training.storage.lustre.capacityGiB"]
+    assert warning.message.startswith("derived 110400 GiB is above the default FSx for Lustre storage quota")
