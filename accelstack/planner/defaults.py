@@ -171,7 +171,7 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
         _resource(
             "aws:ec2/launchTemplate:LaunchTemplate", f"{stack}-replica", "blockDeviceMappings[0].ebs.volumeSize",
             plan.root_volume_gib, "GiB",
-            f"serving_plan: 100 GiB + 1.5 x (weights {plan.weights_gb:.1f} GB + {len(serving.model.adapters)} adapter(s) x "
+            f"serving_plan: 100 GiB + 1.5 x (weights {plan.weights_gb:.1f} GB + {counted(len(serving.model.adapters), 'adapters')} x "
             f"{sp.LORA_ADAPTER_GB:g} GB), at least 200 GiB",
         ),
     ]  # fmt: skip
@@ -217,7 +217,7 @@ def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook |
         ),
         DerivedDefault(
             "job MTBF", round(mtbf_hours, 1), "h",
-            f"planner.checkpoint.job_mtbf_hours: {nodes.count} {nodes.capacity} node(s), node MTBF "
+            f"planner.checkpoint.job_mtbf_hours: {counted(nodes.count, 'nodes')} ({nodes.capacity}), node MTBF "
             f"{ck.LLAMA3_NODE_MTBF_HOURS:.0f} h (Llama 3 report s3.3.4){spot}",
             "estimate",
         ),
@@ -271,8 +271,8 @@ def _lustre_row(check: tp.LustreCheck) -> DerivedDefault:
         verdict = f"within {target}; no cheaper {check.deployment_type} option holds the same data"
     if check.dataset_assumed:
         data = (
-            f"dataset assumed {check.dataset_gib:g} GiB: the capacity less {check.retained_checkpoints} retained "
-            "checkpoint(s) and headroom; set training.storage.datasets.sizeGiB to make this exact"
+            f"dataset assumed {check.dataset_gib:g} GiB: the capacity less {counted(check.retained_checkpoints, 'checkpoints')} "
+            "kept on it and headroom; set training.storage.datasets.sizeGiB to make this exact"
         )
     else:
         data = f"dataset {check.dataset_gib:g} GiB (training.storage.datasets.sizeGiB)"

@@ -11,6 +11,8 @@ _PLURALS = {
     "message/replica": "messages/replica",
     "sequence": "sequences",
     "checkpoint": "checkpoints",
+    "adapter": "adapters",
+    "LoRA adapter": "LoRA adapters",
 }
 _SINGULARS = {plural: singular for singular, plural in _PLURALS.items()}
 
