@@ -140,3 +140,16 @@ def test_advise_cli_takes_the_load_and_refuses_a_latency_without_it():
     assert ok.exit_code == 0 and "Serve llama-3.1-8b on p4d.24xlarge (2 replicas carry 50 req/s" in ok.output
     bad = runner.invoke(app, ["advise", "--custom-weights", "--model", "llama-3.1-8b", "--latency-p95", "10"])
     assert bad.exit_code == 2 and "--latency-p95 needs --rps" in bad.output
+
+
+def test_advise_reads_model_context_and_load_from_a_serving_stack():
+    """aws-serving + the 50 req/s load above: the same answer as the flags (p4d.24xlarge, 2 replicas)."""
+    runner = CliRunner()
+    result = runner.invoke(app, ["advise", "--stack", "aws-serving", "--project-dir", str(REPO), "--set",
+                                 load(50, ", latency: {targetSeconds: 10}")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Serve llama-3.1-8b on p4d.24xlarge (2 replicas carry 50 req/s within p95 10 s" in result.output
+    training = runner.invoke(app, ["advise", "--stack", "aws-training", "--project-dir", str(REPO)])
+    assert training.exit_code == 2 and "advise reads serving stacks" in training.output
+    neither = runner.invoke(app, ["advise"])
+    assert neither.exit_code == 2 and "give --custom-weights or --no-custom-weights" in neither.output
