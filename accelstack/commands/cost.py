@@ -43,7 +43,7 @@ from accelstack.spec.models import StackSpec
 # Checkpoint size, write rate and interval come from `accelstack.planner.training_plan`, the same
 # numbers the training component exports and `accelstack preview` shows.
 DEFAULT_DATASET_GB = 1000.0  # S3 dataset size when neither --dataset-gb nor training.storage.datasets.sizeGiB gives one
-PROFILE_BASIS = "business-hours profile (planner.cost.DEFAULT_DAILY_PROFILE, an assumption): ceil(max x share of peak)"
+PROFILE_BASIS = "business-hours profile (planner.cost.DEFAULT_DAILY_PROFILE, an assumption): ceil(peak x share of peak)"
 
 
 def camel_keys(value: Any) -> Any:
@@ -140,18 +140,23 @@ def serving_estimate(spec: StackSpec, months: float, prices: PriceBook) -> dict[
     assert serving is not None
     replicas = serving.replicas
     plan = plan_serving(serving)
+    load = plan.load
+    # The peak hour runs what the stated load needs (within min..max), else max.
+    peak = min(replicas.max, max(replicas.min, load.replicas)) if load is not None else replicas.max
+    peak_basis = (
+        f"peak {peak} = replicas serving.load needs within min..max" if load is not None else f"peak {peak} = replicas.max"
+    )
     result = costs.serving_cost(
-        replicas.instance_type, replicas.min, replicas.max, capacity=replicas.capacity,
+        replicas.instance_type, replicas.min, peak, capacity=replicas.capacity,
         lifetime_months=months, prices=prices, root_volume_gib=plan.root_volume_gib,
         root_volume_iops=ROOT_VOLUME_IOPS, root_volume_mibps=ROOT_VOLUME_THROUGHPUT_MIBPS, warm_pool=plan.warm_pool_size,
     )  # fmt: skip
-    load = plan.load
     return {
         "workload": "serving",
         "instanceType": replicas.instance_type,
         "replicas": f"{replicas.min}..{replicas.max}",
         "capacity": replicas.capacity,
-        "profileBasis": PROFILE_BASIS,
+        "profileBasis": f"{PROFILE_BASIS}; {peak_basis}",
         "rootVolume": f"gp3 {plan.root_volume_gib} GiB, {ROOT_VOLUME_IOPS} IOPS, {ROOT_VOLUME_THROUGHPUT_MIBPS} MiB/s",
         "load": load.as_dict() if load is not None else None,
         "serving": result.as_dict(),
@@ -201,7 +206,7 @@ def serving_table(results: dict[str, Any]) -> Table:
         table.add_row(
             name,
             f"{r['replicas']} x {r['instanceType']} {r['capacity']}",
-            f"{s['replica_hours_per_day']} = sum of replicas by hour 00-23 [{by_hour}]",
+            f"{s['replica_hours_per_day']} = sum of replicas by hour 00-23 [{by_hour}] ({r['profileBasis'].rsplit('; ', 1)[-1]})",
             f"${s['compute_monthly_usd']:,.0f}",
             f"${s['running_volumes_monthly_usd'] + s['warm_pool_monthly_usd']:,.0f} (warm pool of "
             f"{counted(s['warm_pool'], 'replicas')}: ${s['warm_pool_monthly_usd']:,.0f})",

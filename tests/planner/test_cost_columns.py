@@ -89,3 +89,13 @@ def test_table_headers_legend_and_assumptions_beside_the_figures():
     assert "job MTBF 1584 h (node MTBF 6335 h)" in training and "(1172 MB/s: Lustre PERSISTENT_2 4800 GiB" in training
     assert "sum of replicas by hour 00-23 [2 2 2 2 2 2 3 4 6 7 8 8 8 8 8 8 7 6 6 5 4 4 3 3]" in text
     assert "not priced: NAT gateway" in text and "1 node x g6e.12xlarge" in text and "1 nodes" not in text
+
+
+def test_a_stated_load_sets_the_peak_of_the_serving_profile():
+    """5 req/s needs 7 replicas (tests/planner/test_serving_load.py), within 1..8: the profile peaks at 7.
+    ceil(7 x shares) = [2 2 2 2 2 2 3 4 5 6 7 7 7 7 7 7 6 6 5 4 4 3 3 3] = 106 replica-hours/day (118 at max 8)."""
+    load = "serving.load={requestsPerSecond: 5, inputTokens: 1000, outputTokens: 250}"
+    stack = cost_json("aws-serving", "--set", load)["stacks"]["aws-serving"]
+    assert stack["serving"]["replicasByHour"] == [2, 2, 2, 2, 2, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 6, 6, 5, 4, 4, 3, 3, 3]
+    assert stack["serving"]["replicaHoursPerDay"] == 106 and stack["profileBasis"].endswith("peak 7 = replicas serving.load needs within min..max")
+    assert stack["load"]["replicas"] == 7
