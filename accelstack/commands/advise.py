@@ -5,11 +5,20 @@ Walks the list in order, stops at the first honest answer, and prints which stac
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from accelstack.commands.common import CliError, echo_lines, guarded
+from accelstack.commands.common import (
+    CliError,
+    ProjectDirOpt,
+    SetOpt,
+    echo_lines,
+    guarded,
+    load_specs,
+    resolve_stacks,
+)
 from accelstack.commands.size import (
     HeadsOpt,
     HiddenOpt,
@@ -26,7 +35,9 @@ from accelstack.commands.size import (
     planner_call,
     resolve_model,
 )
-from accelstack.planner.advisor import DEFAULT_MAX_DAYS, advise
+from accelstack.planner.advisor import DEFAULT_MAX_DAYS, Load, advise
+from accelstack.planner.model_size import architecture_of
+from accelstack.spec.models import StackSpec
 
 EXAMPLE_STACKS = {
     "aws-finetune": "one spot GPU node, no Lustre, checkpoints to S3 (stacks/Pulumi.aws-finetune.yaml)",
@@ -38,16 +49,24 @@ EXAMPLE_STACKS = {
 @guarded
 def advise_command(
     custom_weights: Annotated[
-        bool,
+        bool | None,
         typer.Option("--custom-weights/--no-custom-weights",
-                     help="Do you need weights you control (private data, fine-tuning, data residency)?"),
-    ],  # fmt: skip
+                     help="Do you need weights you control (private data, fine-tuning, data residency)? "
+                          "Required unless --stack names a serving stack.", show_default=False),
+    ] = None,  # fmt: skip
+    stack: Annotated[str | None, typer.Option("--stack", help="A serving stack: its model, precision, context and serving.load (flags given as well win).")] = None,
+    project_dir: ProjectDirOpt = None,
+    overrides: SetOpt = None,
     need_train: Annotated[bool, typer.Option("--need-train/--no-need-train", help="Must the weights be trained or tuned?")] = False,
     model: ModelOpt = None,
     data_tokens: Annotated[float, typer.Option("--data-tokens", min=0, help="Training tokens (dataset tokens x epochs).")] = 0.0,
     max_days: Annotated[float, typer.Option("--max-days", min=0.01, help="Longest acceptable training time, days.")] = DEFAULT_MAX_DAYS,
     precision: Annotated[str, typer.Option(help="Weights precision for fit checks.")] = "bf16",
     context: Annotated[int, typer.Option("--context", min=1, help="Serving context length.")] = 8192,
+    rps: Annotated[float | None, typer.Option("--rps", min=0.001, help="Serving: peak requests per second (sizes replicas and picks the instance type that carries it at least cost).")] = None,
+    input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Serving: prompt tokens per request (with --rps).")] = 1000,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Serving: generated tokens per request (with --rps).")] = 250,
+    latency_p95: Annotated[float | None, typer.Option("--latency-p95", min=0.001, help="Serving: 95th-percentile latency target, s (with --rps).")] = None,
     prices: PricesOpt = None,
     layers: LayersOpt = None,
     hidden: HiddenOpt = None,
@@ -57,15 +76,32 @@ def advise_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Decide what to build: a managed model API, LoRA on one machine, serving only, or distributed training."""
+    if stack is not None:
+        spec = _serving_spec(stack, project_dir, overrides or [])
+        serving = spec.serving
+        assert serving is not None
+        custom_weights, need_train = True if custom_weights is None else custom_weights, need_train
+        model = model or serving.model.preset or _preset_of(serving.model.name)
+        precision = serving.model.precision if precision == "bf16" else precision
+        context = serving.model.context_length if context == 8192 else context
+        if serving.load is not None and rps is None:
+            rps, input_tokens, output_tokens = serving.load.requests_per_second, serving.load.input_tokens, serving.load.output_tokens
+            latency = serving.load.latency
+            latency_p95 = latency.target_seconds if latency is not None and latency_p95 is None else latency_p95
+    if custom_weights is None:
+        raise CliError("give --custom-weights or --no-custom-weights (or --stack with a serving stack)")
     check_choice("--precision", precision, PRECISIONS)
     arch = None
     if custom_weights:
         if model is None and layers is None:
             raise CliError("--custom-weights needs --model PRESET (or --layers/--hidden/--heads/--params-b)")
         arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
-    advice = planner_call("--need-train/--data-tokens", lambda: advise(
+    if latency_p95 is not None and rps is None:
+        raise CliError("--latency-p95 needs --rps (the load it is a target for)")
+    load = Load(rps, input_tokens, output_tokens, latency_p95) if rps is not None else None
+    advice = planner_call("--need-train/--data-tokens/--rps", lambda: advise(
         custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
-        max_days=max_days, precision=precision, context_length=context, prices=book(prices)))  # fmt: skip
+        max_days=max_days, precision=precision, context_length=context, prices=book(prices), load=load))  # fmt: skip
     if as_json:
         emit("", advice.as_dict(), True)
         return
@@ -76,6 +112,23 @@ def advise_command(
         lines += [f"  {name}: {EXAMPLE_STACKS.get(name, '')}" for name in advice.stacks]
         lines.append(f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}")
     echo_lines(lines)
+
+
+def _serving_spec(stack: str, project_dir: Path | None, overrides: list[str]) -> StackSpec:
+    _, files = resolve_stacks([stack], False, project_dir)
+    [(_, spec)] = list(load_specs(files, overrides))
+    if spec is None:
+        raise CliError(f"--stack {stack}: its config has problems (above)")
+    if spec.serving is None:
+        raise CliError(f"--stack {stack}: a {spec.workload} stack; advise reads serving stacks (model and serving.load)")
+    return spec
+
+
+def _preset_of(model_name: str) -> str:
+    arch = architecture_of(model_name, None)
+    if arch is None:
+        raise CliError(f"--stack: {model_name!r} has no known architecture; set serving.model.preset or give --model")
+    return arch.name
 
 
 def register(app: typer.Typer) -> None:

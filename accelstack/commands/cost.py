@@ -1,8 +1,11 @@
 """`accelstack cost [STACK... | --all]`: price training and serving stacks from their specs.
 
-Training: nodes x hourly price for --hours of wall time (spot discounted), inflated by Daly's expected
-checkpoint and rework overhead, plus Slurm head node, Lustre and S3. Serving: replica-hours from a
-24-hour traffic profile between replicas.min and replicas.max, per month and over --months.
+Training prices a job: its failure-free hours (--hours, else from training.model.trainingTokens, else a
+month at 24x7), inflated by Daly's expected checkpoint and rework overhead, x nodes x hourly price (spot
+discounted), plus the Slurm head node, Lustre and S3 for the job's wall time. Serving prices a month:
+replica-hours from a 24-hour traffic profile between replicas.min and replicas.max, the replicas' root
+volumes and the warm pool's stopped volumes; and a lifetime of --months. Every assumption a figure rests
+on is printed beside it; what is not priced is listed.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic.alias_generators import to_camel
 from rich.table import Table
 
 from accelstack.commands.common import (
@@ -26,15 +30,29 @@ from accelstack.commands.common import (
     resolve_stacks,
 )
 from accelstack.commands.size import PricesOpt, book, emit, planner_call
+from accelstack.planner import checkpoint as ck
 from accelstack.planner import cost as costs
-from accelstack.planner.pricing import PriceBook
 from accelstack.planner.hardware import GIB
-from accelstack.planner.training_plan import plan_training
+from accelstack.planner.prices_aws import NOT_PRICED
+from accelstack.planner.pricing import PriceBook
+from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS, plan_serving
+from accelstack.planner.training_plan import job_compute_hours, lustre_setting, plan_training
+from accelstack.planner.units import counted
 from accelstack.spec.models import StackSpec
 
 # Checkpoint size, write rate and interval come from `accelstack.planner.training_plan`, the same
 # numbers the training component exports and `accelstack preview` shows.
 DEFAULT_DATASET_GB = 1000.0  # S3 dataset size when neither --dataset-gb nor training.storage.datasets.sizeGiB gives one
+PROFILE_BASIS = "business-hours profile (planner.cost.DEFAULT_DAILY_PROFILE, an assumption): ceil(peak x share of peak)"
+
+
+def camel_keys(value: Any) -> Any:
+    """The JSON document with every key camelCase (planner dataclasses are snake_case in Python)."""
+    if isinstance(value, dict):
+        return {to_camel(str(k)) if "_" in str(k) else k: camel_keys(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [camel_keys(v) for v in value]
+    return value
 
 
 def dataset_gb_of(spec: StackSpec, given: float | None) -> tuple[float, str]:
@@ -48,19 +66,33 @@ def dataset_gb_of(spec: StackSpec, given: float | None) -> tuple[float, str]:
     return DEFAULT_DATASET_GB, "assumed (set training.storage.datasets.sizeGiB or --dataset-gb)"
 
 
-def training_estimate(spec: StackSpec, hours: float, prices: PriceBook, dataset_gb: float | None = None) -> dict[str, Any]:
+def job_hours_of(spec: StackSpec, given: float | None) -> tuple[float, str]:
+    """The job's failure-free compute hours and where they came from: --hours, the spec's tokens, or a month."""
+    if given is not None:
+        return given, "--hours"
+    assert spec.training is not None
+    job = job_compute_hours(spec.training)
+    if job is not None:
+        return job.hours, job.basis
+    return costs.HOURS_PER_MONTH, "a month at 24x7 (no job length: set training.model.trainingTokens or --hours)"
+
+
+def training_estimate(
+    spec: StackSpec, hours: float | None, prices: PriceBook, dataset_gb: float | None = None
+) -> dict[str, Any]:
     training = spec.training
     assert training is not None
     nodes = training.nodes
-    lustre = training.storage.lustre
+    setting = lustre_setting(training)
     lustre_monthly = (
-        lustre.capacity_gib * prices.lustre(lustre.deployment_type, lustre.throughput_per_tib) if lustre is not None else 0.0
+        setting.capacity_gib * prices.lustre(setting.deployment_type, setting.throughput_per_tib) if setting is not None else 0.0
     )
     plan = plan_training(training, prices=prices)
     checkpoint = plan.checkpoint
+    compute_hours, hours_source = job_hours_of(spec, hours)
     dataset_gb, dataset_source = dataset_gb_of(spec, dataset_gb)
     result = costs.training_cost(
-        nodes.instance_type, nodes.count, hours, capacity=nodes.capacity,
+        nodes.instance_type, nodes.count, compute_hours, capacity=nodes.capacity,
         overhead_fraction=checkpoint.overhead_fraction, lustre_monthly_usd=lustre_monthly,
         s3_gb=dataset_gb + checkpoint.state_gb * 2, prices=prices,
     )  # fmt: skip
@@ -68,19 +100,37 @@ def training_estimate(spec: StackSpec, hours: float, prices: PriceBook, dataset_
     if training.scheduler.kind == "slurm":
         head = prices.hourly(training.scheduler.head_node.instance_type) * result.wall_hours
     total = result.total_usd + head
+    spot = (
+        f", spot interruptions {ck.DEFAULT_SPOT_INTERRUPTIONS_PER_MONTH:.0%}/month per node and "
+        f"{prices.spot_discount:.0%} off on-demand"
+        if nodes.capacity == "spot"
+        else ""
+    )
+    assumptions = (
+        f"overhead {checkpoint.overhead_fraction:.1%} = Daly 2006 at a {checkpoint.write_seconds:g} s checkpoint write "
+        f"({plan.write.write_mbps:.0f} MB/s: {plan.write.write_basis}), job MTBF {checkpoint.job_mtbf_hours:.0f} h "
+        f"(node MTBF {ck.LLAMA3_NODE_MTBF_HOURS:.0f} h{spot}), {ck.DEFAULT_RESTART_SECONDS:.0f} s restarts"
+    )
     return {
         "workload": "training",
         "instanceType": nodes.instance_type,
         "nodes": nodes.count,
         "capacity": nodes.capacity,
-        "hours": hours,
+        "computeHours": round(compute_hours, 2),
+        "computeHoursSource": hours_source,
+        "assumptions": assumptions,
         "checkpoint": {**checkpoint.as_dict(), "state_basis": plan.write.state_basis, "state_assumed": plan.write.state_assumed},
         "datasetGb": dataset_gb,
         "datasetSource": dataset_source,
         "training": result.as_dict(),
         "headNodeUsd": round(head, 2),
         "totalUsd": round(total, 2),
-        "monthlyUsdAt24x7": round(total / result.wall_hours * costs.HOURS_PER_MONTH, 2) if result.wall_hours else 0.0,
+        # The cluster kept up for a month: nodes (without overhead), head node, Lustre and S3.
+        "monthlyUsdAt24x7": round(
+            (result.hourly_per_node * nodes.count + (head / result.wall_hours if result.wall_hours else 0.0))
+            * costs.HOURS_PER_MONTH + lustre_monthly + (dataset_gb + checkpoint.state_gb * 2) * prices.s3_gb_month, 2,
+        ),  # fmt: skip
+        "notPriced": list(NOT_PRICED),
         "priceSource": prices.source(),
     }
 
@@ -89,20 +139,86 @@ def serving_estimate(spec: StackSpec, months: float, prices: PriceBook) -> dict[
     serving = spec.serving
     assert serving is not None
     replicas = serving.replicas
+    plan = plan_serving(serving)
+    load = plan.load
+    # The peak hour runs what the stated load needs (within min..max), else max.
+    peak = min(replicas.max, max(replicas.min, load.replicas)) if load is not None else replicas.max
+    peak_basis = (
+        f"peak {peak} = replicas serving.load needs within min..max" if load is not None else f"peak {peak} = replicas.max"
+    )
     result = costs.serving_cost(
-        replicas.instance_type, replicas.min, replicas.max, capacity=replicas.capacity,
-        lifetime_months=months, prices=prices,
+        replicas.instance_type, replicas.min, peak, capacity=replicas.capacity,
+        lifetime_months=months, prices=prices, root_volume_gib=plan.root_volume_gib,
+        root_volume_iops=ROOT_VOLUME_IOPS, root_volume_mibps=ROOT_VOLUME_THROUGHPUT_MIBPS, warm_pool=plan.warm_pool_size,
     )  # fmt: skip
     return {
         "workload": "serving",
         "instanceType": replicas.instance_type,
         "replicas": f"{replicas.min}..{replicas.max}",
         "capacity": replicas.capacity,
+        "profileBasis": f"{PROFILE_BASIS}; {peak_basis}",
+        "rootVolume": f"gp3 {plan.root_volume_gib} GiB, {ROOT_VOLUME_IOPS} IOPS, {ROOT_VOLUME_THROUGHPUT_MIBPS} MiB/s",
+        "load": load.as_dict() if load is not None else None,
         "serving": result.as_dict(),
         "totalUsd": result.lifetime_usd,
         "monthlyUsd": result.monthly_usd,
+        "notPriced": list(NOT_PRICED),
         "priceSource": prices.source(),
     }
+
+
+def training_table(results: dict[str, Any]) -> Table:
+    table = Table(title="accelstack cost: training jobs", title_justify="left", caption_justify="left")
+    for column in ("stack", "nodes", "job hours (wall)", "assumptions", "compute", "Lustre + S3", "head node",
+                   "job total", "per month 24x7"):  # fmt: skip
+        table.add_column(column, justify="right" if column[0] in "cLhjp" and column != "assumptions" else "left",
+                         overflow="fold")  # fmt: skip
+    for name, r in results.items():
+        t = r["training"]
+        table.add_row(
+            name,
+            f"{counted(r['nodes'], 'node')} x {r['instanceType']} {r['capacity']}",
+            f"{t['compute_hours']:g} h x (1 + {t['overhead_fraction']:.1%}) = {t['wall_hours']:g} h "
+            f"({t['gpu_hours']:g} GPU-h); hours from {r['computeHoursSource']}",
+            r["assumptions"],
+            f"${t['compute_usd']:,.0f}",
+            f"${t['lustre_usd'] + t['s3_usd']:,.0f}",
+            f"${r['headNodeUsd']:,.0f}",
+            f"${r['totalUsd']:,.0f}",
+            f"${r['monthlyUsdAt24x7']:,.0f}",
+        )
+    table.caption = (
+        "job total = compute (nodes x price x wall hours) + Lustre + S3 + head node for the job's wall hours; "
+        "per month 24x7 = the same cluster kept up for 730 h, without checkpoint overhead"
+    )
+    return table
+
+
+def serving_table(results: dict[str, Any]) -> Table:
+    table = Table(title="accelstack cost: serving", title_justify="left", caption_justify="left")
+    for column in ("stack", "replicas", "replica-hours per day", "compute/month", "volumes/month", "per month",
+                   "lifetime"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("stack", "replicas", "replica-hours per day") else "right",
+                         overflow="fold")  # fmt: skip
+    for name, r in results.items():
+        s = r["serving"]
+        by_hour = " ".join(str(n) for n in s["replicas_by_hour"])
+        table.add_row(
+            name,
+            f"{r['replicas']} x {r['instanceType']} {r['capacity']}",
+            f"{s['replica_hours_per_day']} = sum of replicas by hour 00-23 [{by_hour}] ({r['profileBasis'].rsplit('; ', 1)[-1]})",
+            f"${s['compute_monthly_usd']:,.0f}",
+            f"${s['running_volumes_monthly_usd'] + s['warm_pool_monthly_usd']:,.0f} (warm pool of "
+            f"{counted(s['warm_pool'], 'replicas')}: ${s['warm_pool_monthly_usd']:,.0f})",
+            f"${s['monthly_usd']:,.0f}",
+            f"${s['lifetime_usd']:,.0f} ({s['lifetime_months']:g} months)",
+        )
+    table.caption = (
+        f"replicas by hour: {PROFILE_BASIS}; compute = replica-hours x price x 30.4 days; volumes = each running "
+        "replica's root volume + the stopped warm-pool volumes (gp3 storage, IOPS and throughput); "
+        "per month = both"
+    )
+    return table
 
 
 @guarded
@@ -111,7 +227,7 @@ def cost_command(
     all_stacks: AllOpt = False,
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
-    hours: Annotated[float, typer.Option("--hours", min=0, help="Training: failure-free wall hours of the job/cluster.")] = costs.HOURS_PER_MONTH,
+    hours: Annotated[float | None, typer.Option("--hours", min=0, help="Training: failure-free compute hours of the job (default: from training.model.trainingTokens, else a month at 24x7).")] = None,
     months: Annotated[float, typer.Option("--months", min=0, help="Serving: lifetime in months.")] = 24.0,
     dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", min=0, help="Training: dataset kept in S3, GB (default: training.storage.datasets.sizeGiB, else 1000).")] = None,
     prices: PricesOpt = None,
@@ -133,26 +249,16 @@ def cost_command(
         else:
             results[name] = planner_call(name, lambda: serving_estimate(spec, months, book_))
     if as_json:
-        emit("", {"stacks": results, "priceSource": book_.source()}, True)
+        emit("", camel_keys({"stacks": results, "priceSource": book_.source(), "notPriced": list(NOT_PRICED)}), True)
     elif results:
-        table = Table(title="accelstack cost", title_justify="left")
-        for column in ("stack", "what", "capacity", "basis", "per month", "total"):
-            table.add_column(column, justify="right" if column in ("per month", "total") else "left")
-        for name, r in results.items():
-            if r["workload"] == "training":
-                t = r["training"]
-                basis = (f"{t['compute_hours']:g} h x (1 + {t['overhead_fraction']:.1%} ckpt/rework) = "
-                         f"{t['gpu_hours']:g} GPU-h")  # fmt: skip
-                what = f"{r['nodes']} x {r['instanceType']}"
-                monthly = r["monthlyUsdAt24x7"]
-            else:
-                s = r["serving"]
-                basis = f"{s['replica_hours_per_day']} replica-h/day, {s['lifetime_months']:g} months"
-                what = f"{r['replicas']} x {r['instanceType']}"
-                monthly = r["monthlyUsd"]
-            table.add_row(name, what, r["capacity"], basis, f"${monthly:,.0f}", f"${r['totalUsd']:,.0f}")
-        table.caption = book_.source()
-        out().print(table)
+        console = out()
+        training = {n: r for n, r in results.items() if r["workload"] == "training"}
+        serving = {n: r for n, r in results.items() if r["workload"] == "serving"}
+        if training:
+            console.print(training_table(training))
+        if serving:
+            console.print(serving_table(serving))
+        console.print(f"prices: {book_.source()}; not priced: {', '.join(NOT_PRICED)}")
     return EXIT_CONFIG if failed else EXIT_OK
 
 

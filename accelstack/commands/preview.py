@@ -123,7 +123,7 @@ def defaults_table(stack: str, defaults: list[DerivedDefault]) -> Table:
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("source", ratio=1, overflow="fold", min_width=28)
     for item in defaults:
-        value = Text(f"{item.value:g} {item.unit}" if isinstance(item.value, int | float) else f"{item.value} {item.unit}")
+        value = Text(item.display)
         if not item.ok:
             value.stylize("bold yellow")
         table.add_row(item.target, value, Text(item.source, style="" if item.ok else "yellow"))

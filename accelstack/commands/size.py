@@ -21,6 +21,8 @@ from accelstack.planner.architectures import Architecture, custom, get_preset, p
 from accelstack.planner.hardware import GIB
 from accelstack.planner.kv_cache import BYTES_PER_ELEMENT
 from accelstack.planner.pricing import PriceBook, load_book
+from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP
+from accelstack.planner.units import counted, duration
 
 T = TypeVar("T")
 
@@ -37,7 +39,7 @@ ModelOpt = Annotated[
 ]
 PricesOpt = Annotated[
     Path | None,
-    typer.Option("--prices", help="YAML/JSON file overriding prices (onDemandHourly, spotDiscount, lustreGbMonth, s3GbMonth).",
+    typer.Option("--prices", help="YAML/JSON file overriding prices (onDemandHourly, spotDiscount, lustreGbMonth, s3GbMonth, ebsGp3GbMonth).",
                  dir_okay=False, show_default=False),
 ]  # fmt: skip
 
@@ -117,11 +119,14 @@ def size_serving(
     gpu_memory_utilization: Annotated[float, typer.Option(min=0.05, max=1.0, help="vLLM gpu_memory_utilization.")] = 0.9,
     lora_rank: Annotated[int, typer.Option(min=0, help="Resident LoRA adapters' rank.")] = 0,
     lora_adapters: Annotated[int, typer.Option(min=0, help="Resident LoRA adapters (vLLM max_loras).")] = 0,
-    rps: Annotated[float, typer.Option("--rps", min=0, help="Peak requests per second.")] = 0.0,
-    tokens_per_request: Annotated[float, typer.Option(min=1, help="Prompt + output tokens per request.")] = 1000,
-    replica_tokens_per_second: Annotated[float, typer.Option(min=1, help="Measured tokens/s one replica sustains.")] = 2500,
-    latency_slo: Annotated[float, typer.Option(min=0.001, help="Longest acceptable latency, s (SQS backlog target).")] = 10.0,
-    service_seconds: Annotated[float | None, typer.Option(min=0.001, help="Average processing time per request, s.")] = None,
+    rps: Annotated[float | None, typer.Option("--rps", min=0.001, help="Peak requests per second (default: show one replica's capacity).")] = None,
+    input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Prompt tokens per request.")] = 1000,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Generated tokens per request.")] = 250,
+    latency_target: Annotated[float | None, typer.Option("--latency-target", min=0.001, help="Latency target, s, at --latency-percentile.")] = None,
+    latency_percentile: Annotated[float, typer.Option("--latency-percentile", min=50, max=99.99, help="Percentile the latency target is for.")] = 95,
+    target_utilization: Annotated[float, typer.Option("--target-utilization", min=0.05, max=1.0, help="Replica utilization at peak.")] = serving.DEFAULT_TARGET_UTILIZATION,
+    latency_slo: Annotated[float | None, typer.Option(min=0.001, help="Longest acceptable queue latency, s (SQS backlog target; default --latency-target, else 10).")] = None,
+    service_seconds: Annotated[float | None, typer.Option(min=0.001, help="Average processing time per request, s (default: the estimate).")] = None,
     replicas_min: Annotated[int, typer.Option(min=0)] = 1,
     replicas_max: Annotated[int, typer.Option(min=1)] = 4,
     layers: LayersOpt = None,
@@ -152,15 +157,25 @@ def size_serving(
         kv = plan_for_instance(arch, instance_type, tp=fit.tp, precision=precision, kv_precision=kv_precision,
                                context_length=context, gpu_memory_utilization=gpu_memory_utilization,
                                lora_rank=lora_rank, lora_adapters=lora_adapters)  # fmt: skip
-    service = service_seconds or tokens_per_request / replica_tokens_per_second
-    concurrency = max(1, kv.max_concurrent_sequences)
-    replicas = serving.replicas_for_load(rps, tokens_per_request, replica_tokens_per_second,
-                                         service_seconds=service, max_concurrency_per_replica=concurrency)
-    backlog = serving.backlog_target_from_slo(latency_slo, service, concurrency)
+    if input_tokens + output_tokens > context:
+        raise CliError(f"--input-tokens + --output-tokens ({input_tokens + output_tokens}) exceed --context ({context})")
+    # A replica's queue worker keeps this many requests in flight (planner.serving_plan): the batch.
+    concurrency = min(WORKER_CONCURRENCY_CAP, max(1, kv.max_concurrent_sequences))
+    capacity = planner_call("--instance-type/--tp", lambda: serving.replica_capacity(
+        arch, instance_type, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=concurrency,
+        precision=precision, kv_precision=kv_precision, tp=fit.tp, latency_seconds=latency_target,
+        latency_percentile=latency_percentile if latency_target is not None else None))  # fmt: skip
+    service = service_seconds or capacity.service_seconds
+    slo = latency_slo or latency_target or 10.0
+    backlog = serving.backlog_target_from_slo(slo, service, concurrency)
+    load = serving.replicas_for_load(rps, capacity, target_utilization) if rps is not None else None
     start = cold_start.serving_defaults(arch, precision, replicas_min=replicas_min, replicas_max=replicas_max)
     data = {
         "model": arch.name, "modelSource": arch.source, "instanceType": instance_type, "fits": kv.fits,
-        "reason": fit.reason, "kv": kv.as_dict(), "replicas": replicas.as_dict(),
+        "reason": fit.reason, "kv": kv.as_dict(),
+        "load": load.as_dict() if load is not None else None,
+        "perReplica": {"requestsPerSecond": round(capacity.requests_per_second, 3), "batch": capacity.batch,
+                       "serviceSeconds": round(capacity.service_seconds, 3), "meetsLatency": capacity.meets_latency},
         "backlogPerReplica": backlog, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
     }  # fmt: skip
     rows = [
@@ -172,10 +187,13 @@ def size_serving(
                            f" + LoRA {kv.lora_bytes / GIB:.2f} + KV {max(kv.kv_cache_bytes, 0) / GIB:.2f}"),
         ("KV per token", f"{kv.kv_bytes_per_token / 1024:.0f} KiB per GPU"),
         ("blocks (16 tokens)", f"{kv.blocks} = {kv.tokens} tokens"),
-        ("concurrency", f"{kv.max_concurrency}x at {context} tokens ({kv.max_concurrent_sequences} full sequences)"),
-        ("replicas", f"{replicas.replicas} for {rps:g} req/s x {tokens_per_request:g} tokens "
-                     f"(throughput bound {replicas.throughput_replicas}, concurrency bound {replicas.concurrency_replicas})"),
-        ("backlog per replica", f"{backlog} (AWS SQS method: {latency_slo:g} s / {service:.3g} s x {concurrency})"),
+        ("concurrency", f"{kv.max_concurrency}x at {context} tokens ({counted(kv.max_concurrent_sequences, 'sequence')} "
+                        f"of {context} tokens; the queue worker keeps {concurrency} in flight)"),
+        ("one replica", capacity.formula()),
+        ("replicas", f"{counted(load.replicas, 'replica')} for {rps:g} req/s: {load.count_formula()}" if load is not None
+                     else "give --rps (and --latency-target) for the replicas a load needs"),
+        ("assumed", f"{capacity.assumptions()}; {target_utilization:.0%} target utilization"),
+        ("backlog per replica", f"{backlog} (AWS SQS method: {slo:g} s / {service:.3g} s x {concurrency})"),
         ("cold start", f"{start.total_seconds:.0f} s -> warm pool {start.warm_pool_size}, "
                        f"health check grace {start.health_check_grace_seconds} s without a launch hook"),
     ]  # fmt: skip
@@ -224,10 +242,11 @@ def size_checkpoint(
         state, throughput, nodes, capacity, restart_seconds=restart_seconds, node_mtbf_hours=node_mtbf_hours,
         spot_interruptions_per_month=interruptions_per_month))  # fmt: skip
     rows = [
-        ("checkpoint", f"{result.state_gb:g} GB at {throughput:g} MB/s -> {result.write_seconds:g} s"),
-        ("job MTBF", f"{result.job_mtbf_hours:g} h ({nodes} x {capacity} nodes)"),
-        ("Young interval", f"{result.young_interval_minutes:g} min"),
-        ("Daly interval", f"{result.daly_interval_minutes:g} min"),
+        ("checkpoint", f"{state / GIB:.4g} GiB ({result.state_gb:g} GB) at {throughput:g} MB/s -> {result.write_seconds:g} s"),
+        ("job MTBF", f"{result.job_mtbf_hours:g} h ({nodes} x {capacity} {'node' if nodes == 1 else 'nodes'}; node MTBF "
+                     f"{node_mtbf_hours:g} h" + (f", spot {interruptions_per_month:.0%} interruptions/month per node" if capacity == "spot" else "") + ")"),
+        ("Young interval", duration(result.young_interval_minutes * 60)),
+        ("Daly interval", duration(result.daly_interval_minutes * 60)),
         ("expected overhead", f"{result.overhead_fraction:.2%} (writes, lost work, {restart_seconds:g} s restarts)"),
         ("sources", "; ".join(result.sources)),
     ]

@@ -13,11 +13,12 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from accelstack.planner.architectures import Architecture
-from accelstack.planner.cost import DEFAULT_MFU, training_compute_hours
+from accelstack.planner.cost import DEFAULT_MFU, HOURS_PER_MONTH, training_compute_hours
 from accelstack.planner.hardware import GIB, device
 from accelstack.planner.kv_cache import bytes_per_element, lora_bytes
 from accelstack.planner.pricing import PriceBook, default_book
-from accelstack.planner.serving import fits
+from accelstack.planner.serving import fits, replica_capacity, replicas_for_load
+from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP
 
 DEFAULT_MAX_DAYS = 3.0
 # LoRA training FLOPs per token ~ 4N: forward (2N) plus backward through frozen weights for the
@@ -63,15 +64,46 @@ def _lora_fits(arch: Architecture, instance_type: str, precision: str, rank: int
     return need <= dev.count * dev.visible_gib * GIB * 0.9
 
 
-def cheapest_serving_instance(arch: Architecture, precision: str, context_length: int, prices: PriceBook) -> dict | None:
+@dataclass(frozen=True)
+class Load:
+    """A serving load to size for: peak requests/s, tokens per request, optional latency target."""
+
+    requests_per_second: float
+    input_tokens: int
+    output_tokens: int
+    latency_seconds: float | None = None
+    latency_percentile: float = 95.0
+
+
+def cheapest_serving_instance(
+    arch: Architecture, precision: str, context_length: int, prices: PriceBook, load: Load | None = None
+) -> dict | None:
+    """Without a load: the cheapest instance type the model fits. With one: the type whose replicas carry
+    the load (within the latency target) at the least cost per month at peak (replicas x price x 730 h)."""
     best = None
     for itype in SERVING_CANDIDATES:
         result = fits(arch, precision, itype, context_length=context_length)
         if not result.fits or itype not in prices.on_demand_hourly:
             continue
         price = prices.hourly(itype)
-        if best is None or price < best["hourly_usd"]:
-            best = {"instance_type": itype, "hourly_usd": price, "max_concurrent_sequences": result.max_concurrent_sequences}
+        option: dict[str, object] = {
+            "instanceType": itype, "hourlyUsd": price, "maxConcurrentSequences": result.max_concurrent_sequences,
+        }  # fmt: skip
+        if load is not None:
+            capacity = replica_capacity(
+                arch, itype, input_tokens=load.input_tokens, output_tokens=load.output_tokens,
+                max_batch=min(WORKER_CONCURRENCY_CAP, max(1, result.max_concurrent_sequences)), precision=precision,
+                latency_seconds=load.latency_seconds,
+                latency_percentile=load.latency_percentile if load.latency_seconds is not None else None,
+            )  # fmt: skip
+            if not capacity.meets_latency:
+                continue
+            plan = replicas_for_load(load.requests_per_second, capacity)
+            option.update(replicas=plan.replicas, monthlyUsdAtPeak=round(plan.replicas * price * HOURS_PER_MONTH, 2),
+                          basis=plan.basis())  # fmt: skip
+        rank = option.get("monthlyUsdAtPeak", price)
+        if best is None or rank < best.get("monthlyUsdAtPeak", best["hourlyUsd"]):  # type: ignore[operator]
+            best = option
     return best
 
 
@@ -87,6 +119,7 @@ def advise(
     context_length: int = 8192,
     mfu: float = DEFAULT_MFU,
     prices: PriceBook | None = None,
+    load: Load | None = None,
 ) -> Advice:
     prices = prices or default_book()
     steps: list[Step] = []
@@ -97,7 +130,9 @@ def advise(
     steps.append(Step("Do you need weights you control?", "yes", "self-hosting is justified"))
     if model is None:
         raise ValueError("--model is required once you need your own weights (a preset or a custom architecture)")
-    serving = cheapest_serving_instance(model, precision, context_length, prices)
+    if load is not None and load.input_tokens + load.output_tokens > context_length:
+        raise ValueError(f"input + output tokens ({load.input_tokens + load.output_tokens}) exceed the context ({context_length})")
+    serving = cheapest_serving_instance(model, precision, context_length, prices, load)
     details: dict[str, object] = {"model": model.name, "serving": serving}
 
     if need_train:
@@ -112,18 +147,18 @@ def advise(
             )
             if hours > max_days * 24 or itype not in prices.on_demand_hourly:
                 continue
-            options.append({"instance_type": itype, "hours": round(hours, 2),
-                            "spot_usd": round(hours * prices.hourly(itype, "spot"), 2)})
+            options.append({"instanceType": itype, "hours": round(hours, 2),
+                            "spotUsd": round(hours * prices.hourly(itype, "spot"), 2)})
         if options:
-            best = min(options, key=lambda o: o["spot_usd"])
+            best = min(options, key=lambda o: o["spotUsd"])
             details["finetune"] = best
             steps.append(Step(
                 f"Does LoRA on one node finish {data_tokens:.3g} tokens within {max_days:g} days?", "yes",
-                f"{best['instance_type']}: ~{best['hours']} h, ~${best['spot_usd']} on spot with checkpoints to S3",
+                f"{best['instanceType']}: ~{best['hours']} h, ~${best['spotUsd']} on spot with checkpoints to S3",
             ))
             return Advice(
                 "peft-one-machine",
-                f"Parameter-efficient tuning (LoRA) of {model.name} on one {best['instance_type']}, then serve it.",
+                f"Parameter-efficient tuning (LoRA) of {model.name} on one {best['instanceType']}, then serve it.",
                 ("aws-finetune", "aws-serving"),
                 tuple(steps),
                 details,
@@ -133,10 +168,22 @@ def advise(
     else:
         steps.append(Step("Do you need to train?", "no", "you already have the weights"))
         if serving is None:
-            raise ValueError(f"{model.name} at {precision} does not fit any single serving instance type")
+            within = " and meets the latency target" if load is not None and load.latency_seconds is not None else ""
+            raise ValueError(f"{model.name} at {precision} does not fit{within} on any single serving instance type")
+        if load is None:
+            how = "the cheapest instance type that fits; give --rps/--input-tokens/--output-tokens to size for a load"
+        else:
+            latency = f" within p{load.latency_percentile:g} {load.latency_seconds:g} s" if load.latency_seconds else ""
+            how = (
+                f"{serving['replicas']} {'replica carries' if serving['replicas'] == 1 else 'replicas carry'} "
+                f"{load.requests_per_second:g} req/s{latency} for ${serving['monthlyUsdAtPeak']:,.0f}/month at peak, 24x7: "
+                "the least cost of the types that fit"
+            )
+            steps.append(Step("Which instance type carries the load at least cost?", str(serving["instanceType"]),
+                              str(serving["basis"])))  # fmt: skip
         return Advice(
             "serving-only",
-            f"Serve {model.name} on {serving['instance_type']} (cheapest instance type that fits).",
+            f"Serve {model.name} on {serving['instanceType']} ({how}).",
             ("aws-serving",),
             tuple(steps),
             details,
@@ -145,7 +192,7 @@ def advise(
         model, data_tokens, DISTRIBUTED_INSTANCE, 1, mfu, flops_per_param_token=FULL_FLOPS_PER_PARAM_TOKEN
     )
     nodes = max(2, math.ceil(per_node_hours / (max_days * 24)))
-    details["training"] = {"instance_type": DISTRIBUTED_INSTANCE, "nodes": nodes,
+    details["training"] = {"instanceType": DISTRIBUTED_INSTANCE, "nodes": nodes,
                            "hours": round(per_node_hours / nodes, 2)}
     steps.append(Step("Distributed training", "yes",
                       f"{nodes} x {DISTRIBUTED_INSTANCE} finish in ~{per_node_hours / nodes:.1f} h at {mfu:.0%} MFU"))

@@ -38,12 +38,19 @@ def training_compute_hours(
 ) -> float:
     """Failure-free hours to train `tokens` tokens: 6 N D / (nodes x accelerators x peak x MFU)
     (LoRA: 4 N D, see `accelstack.planner.advisor`)."""
+    return compute_hours(arch.compute_params, tokens, instance_type, nodes, mfu, flops_per_param_token=flops_per_param_token)
+
+
+def compute_hours(
+    params: float, tokens: float, instance_type: str, nodes: int, mfu: float = DEFAULT_MFU, *, flops_per_param_token: float = 6
+) -> float:
+    """`training_compute_hours` for a parameter count (a spec may give parametersBillion, not an architecture)."""
     dev = device(instance_type)
     if not dev.peak_tflops:
         raise ValueError(f"no peak TFLOPS known for {dev.accelerator}")
     if nodes < 1 or not 0 < mfu <= 1 or tokens < 0:
         raise ValueError("need nodes >= 1, 0 < mfu <= 1, tokens >= 0")
-    flops = flops_per_param_token * arch.compute_params * tokens
+    flops = flops_per_param_token * params * tokens
     return flops / (nodes * dev.count * dev.peak_tflops * 1e12 * mfu) / 3600
 
 
@@ -123,7 +130,12 @@ class ServingCost:
     replicas_by_hour: list[int]
     replica_hours_per_day: int
     hourly_per_replica: float
-    monthly_usd: float
+    compute_monthly_usd: float  # replica-hours x price
+    volume_monthly_usd: float  # one replica's root volume (gp3 storage + provisioned IOPS/throughput) per month
+    running_volumes_monthly_usd: float  # root volumes of the running replicas (average over the profile)
+    warm_pool: int
+    warm_pool_monthly_usd: float  # the stopped warm-pool instances' volumes (stopped instances bill only EBS)
+    monthly_usd: float  # all of the above
     lifetime_months: float
     lifetime_usd: float
     price_source: str
@@ -141,18 +153,31 @@ def serving_cost(
     capacity: str = "on-demand",
     lifetime_months: float = 24.0,
     prices: PriceBook | None = None,
+    root_volume_gib: int = 0,
+    root_volume_iops: int = 0,
+    root_volume_mibps: int = 0,
+    warm_pool: int = 0,
 ) -> ServingCost:
     prices = prices or default_book()
     hourly = prices.hourly(instance_type, capacity)
     by_hour = replicas_by_hour(profile, replicas_min, replicas_max)
     per_day = sum(by_hour)
-    monthly = per_day * DAYS_PER_MONTH * hourly
+    compute = per_day * DAYS_PER_MONTH * hourly
+    volume = prices.gp3_volume_monthly(root_volume_gib, root_volume_iops, root_volume_mibps) if root_volume_gib else 0.0
+    running = per_day / 24 * volume  # average replicas running x one volume's month
+    pool = warm_pool * volume
+    monthly = compute + running + pool
     return ServingCost(
         instance_type,
         capacity,
         by_hour,
         per_day,
         round(hourly, 4),
+        round(compute, 2),
+        round(volume, 2),
+        round(running, 2),
+        warm_pool,
+        round(pool, 2),
         round(monthly, 2),
         lifetime_months,
         round(monthly * lifetime_months, 2),

@@ -17,7 +17,9 @@ from accelstack.planner import cold_start as cs
 from accelstack.planner import lustre as lustre_sizing
 from accelstack.planner import serving_plan as sp
 from accelstack.planner import training_plan as tp
+from accelstack.planner.hardware import GIB
 from accelstack.planner.pricing import PriceBook
+from accelstack.planner.units import counted, duration
 from accelstack.spec.models import ServingSpec, StackSpec, TrainingSpec
 from accelstack.spec.tables import aws as tables
 
@@ -36,6 +38,16 @@ class DerivedDefault:
     ok: bool = True  # False: a check the configured value fails
 
     @property
+    def display(self) -> str:
+        """The value as the table prints it: `1 replica`, `2 GPUs`, a long interval also in hours or days."""
+        if not isinstance(self.value, int | float):
+            return f"{self.value} {self.unit}"
+        text = counted(self.value, self.unit)
+        if self.unit == "s" and self.value >= 120:
+            text += f" ({duration(self.value)})"
+        return text
+
+    @property
     def target(self) -> str:
         """What a person reads in the table's first column."""
         if self.kind == "resource" and self.resource_type:
@@ -46,7 +58,7 @@ class DerivedDefault:
         return self.path
 
     def as_dict(self) -> dict[str, object]:
-        return {**asdict(self), "target": self.target}
+        return {**asdict(self), "target": self.target, "display": self.display}
 
 
 def derived_defaults(spec: StackSpec, *, prices: PriceBook | None = None) -> list[DerivedDefault]:
@@ -85,11 +97,12 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
     elif headroom == 0:
         pool_source = "serving_plan: replicas.min = replicas.max, no room to grow into"
     else:
+        burst_replicas = plan.warm_pool_burst + replicas.min
         pool_source = (
-            f"serving_plan: max(1, growth during one {cold} s cold start on a {replicas.min}->{replicas.max} "
-            f"ramp over 1 h = {plan.warm_pool_growth}, full-queue burst ceil({admission.max_depth} x "
-            f"{slo.service_seconds:g} s / {admission.ttl_seconds} s TTL) - min {replicas.min} = {plan.warm_pool_burst}), "
-            f"at most max - min = {headroom}"
+            f"serving_plan: the largest of 1, growth during one {cold} s cold start on a {replicas.min}->{replicas.max} "
+            f"ramp over 1 h ({plan.warm_pool_growth}) and a full-queue burst (ceil({admission.max_depth} x "
+            f"{slo.service_seconds:g} s / {admission.ttl_seconds} s TTL) = {counted(burst_replicas, 'replicas')}, "
+            f"of which {replicas.min} already run: {max(0, plan.warm_pool_burst)} more), at most max - min = {headroom}"
         )
     itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
     tp_source = (
@@ -108,6 +121,7 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
         DerivedDefault("serving.replicas.coldStartSeconds", cold, "s", cold_source),
         DerivedDefault("serving.replicas.warmPool", plan.warm_pool_size, "replicas", pool_source),
         DerivedDefault("serving.replicas.tensorParallel", plan.tensor_parallel, "GPUs", tp_source),
+        *_load_rows(serving, plan),
         DerivedDefault(
             "replica concurrency", plan.concurrency, "requests in flight",
             f"queue worker WORKER_CONCURRENCY, {plan.concurrency_basis}", "estimate",
@@ -157,9 +171,25 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
         _resource(
             "aws:ec2/launchTemplate:LaunchTemplate", f"{stack}-replica", "blockDeviceMappings[0].ebs.volumeSize",
             plan.root_volume_gib, "GiB",
-            f"serving_plan: 100 GiB + 1.5 x (weights {plan.weights_gb:.1f} GB + {len(serving.model.adapters)} adapter(s) x "
+            f"serving_plan: 100 GiB + 1.5 x (weights {plan.weights_gb:.1f} GB + {counted(len(serving.model.adapters), 'adapters')} x "
             f"{sp.LORA_ADAPTER_GB:g} GB), at least 200 GiB",
         ),
+    ]  # fmt: skip
+
+
+def _load_rows(serving: ServingSpec, plan: sp.ServingPlan) -> list[DerivedDefault]:
+    """Replicas the stated load needs, checked against replicas.min..max (validate warns on the same)."""
+    load, replicas = plan.load, serving.replicas
+    if load is None:
+        return []
+    fits = replicas.min <= load.replicas <= replicas.max and load.capacity.meets_latency
+    verdict = f"within min..max {replicas.min}..{replicas.max}" if fits else f"outside min..max {replicas.min}..{replicas.max} or misses the latency target"
+    return [
+        DerivedDefault(
+            "replicas for serving.load", load.replicas, "replicas",
+            f"planner.serving.replica_capacity, batch = the queue worker's concurrency: {load.basis()}; {verdict}",
+            "check", ok=fits,
+        )
     ]  # fmt: skip
 
 
@@ -175,27 +205,43 @@ def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook |
     # `state_basis` starts with "assumed:" and says how to make it exact when the spec names no model.
     size_source = write.state_basis if write.state_assumed else f"exact: {write.state_basis}"
     rows = [
+        # GiB, as Lustre capacity and `size lustre` count it; throughput stays in FSx's MB/s (10^6 B/s).
         DerivedDefault(
-            "checkpoint size", round(write.state_bytes / 1e9, 1), "GB", f"planner.training_plan: {size_source}", "estimate",
+            "checkpoint size", round(write.state_bytes / GIB, 2), "GiB", f"planner.training_plan: {size_source}", "estimate",
         ),
         DerivedDefault(
             "checkpoint write time", round(write.seconds, 1), "s",
-            f"planner.training_plan: {write.state_bytes / 1e9:.1f} GB / {write.write_mbps:.0f} MB/s ({write.write_basis})",
+            f"planner.training_plan: {write.state_bytes / GIB:.1f} GiB ({write.state_bytes / 1e6:,.0f} MB) / "
+            f"{write.write_mbps:.0f} MB/s ({write.write_basis})",
             "estimate",
         ),
         DerivedDefault(
             "job MTBF", round(mtbf_hours, 1), "h",
-            f"planner.checkpoint.job_mtbf_hours: {nodes.count} {nodes.capacity} node(s), node MTBF "
+            f"planner.checkpoint.job_mtbf_hours: {counted(nodes.count, 'nodes')} ({nodes.capacity}), node MTBF "
             f"{ck.LLAMA3_NODE_MTBF_HOURS:.0f} h (Llama 3 report s3.3.4){spot}",
             "estimate",
         ),
         DerivedDefault(
             "checkpointIntervalSeconds", plan.interval_seconds, "s",
-            f"planner.checkpoint.daly_interval (Daly 2006): write {write.seconds:.0f} s, job MTBF {mtbf_hours:.0f} h; "
+            f"planner.checkpoint.daly_interval (Daly 2006): write {write.seconds:.0f} s, job MTBF {mtbf_hours:.0f} h, "
+            f"restart {ck.DEFAULT_RESTART_SECONDS:.0f} s (assumed); "
             f"expected checkpoint + rework overhead {plan.checkpoint.overhead_fraction:.1%}",
             "output",
         ),
     ]  # fmt: skip
+    setting = tp.lustre_setting(training)
+    if setting is not None and setting.capacity_derived:
+        rows.append(DerivedDefault(
+            "training.storage.lustre.capacityGiB", setting.capacity_gib, "GiB",
+            f"planner.training_plan.lustre_setting: {setting.basis}",
+        ))  # fmt: skip
+    if setting is not None and setting.tier_derived:
+        rows.append(DerivedDefault(
+            "training.storage.lustre.throughputPerTiB", setting.throughput_per_tib or 0, "MB/s/TiB",
+            "planner.training_plan.lustre_setting: chosen with capacityGiB (row above)"
+            if setting.capacity_derived
+            else f"planner.training_plan.lustre_setting: {setting.basis}",
+        ))  # fmt: skip
     if plan.lustre is not None:
         rows.append(_lustre_row(plan.lustre))
     return rows
@@ -225,8 +271,8 @@ def _lustre_row(check: tp.LustreCheck) -> DerivedDefault:
         verdict = f"within {target}; no cheaper {check.deployment_type} option holds the same data"
     if check.dataset_assumed:
         data = (
-            f"dataset assumed {check.dataset_gib:g} GiB: the capacity less {check.retained_checkpoints} retained "
-            "checkpoint(s) and headroom; set training.storage.datasets.sizeGiB to make this exact"
+            f"dataset assumed {check.dataset_gib:g} GiB: the capacity less {counted(check.retained_checkpoints, 'checkpoints')} "
+            "kept on it and headroom; set training.storage.datasets.sizeGiB to make this exact"
         )
     else:
         data = f"dataset {check.dataset_gib:g} GiB (training.storage.datasets.sizeGiB)"

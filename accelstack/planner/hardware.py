@@ -34,6 +34,35 @@ PEAK_BF16_TFLOPS: dict[str, float] = {
 }
 
 
+# Memory bandwidth per accelerator, GB/s (vendor data sheets: H100 SXM 3.35 TB/s, H200 4.8 TB/s,
+# A100 40GB SXM 1,555 GB/s and 80GB SXM 2,039 GB/s, L40S 864 GB/s, L4 300 GB/s, A10 600 GB/s, B200
+# 8 TB/s; AWS Trainium and Inferentia2 820 GB/s per chip). Decoding reads every weight once per step,
+# so this bounds a serving replica's tokens/s (`accelstack.planner.serving.replica_capacity`).
+MEMORY_BANDWIDTH_GBPS: dict[str, float] = {
+    "B200": 8000.0,
+    "H200": 4800.0,
+    "H100": 3350.0,
+    "A100": 2039.0,  # 80 GB parts; 40 GB parts below
+    "L40S": 864.0,
+    "L4": 300.0,
+    "A10G": 600.0,
+    "Trainium": 820.0,
+    "Inferentia2": 820.0,
+}
+A100_40GB_BANDWIDTH_GBPS = 1555.0
+
+
+def memory_bandwidth_gbps(instance_type: str) -> float:
+    """One accelerator's memory bandwidth, GB/s; ValueError for an unknown instance type."""
+    itype = instance(instance_type)
+    if itype.accelerator == "A100" and itype.accelerator_memory_gib <= 40:
+        return A100_40GB_BANDWIDTH_GBPS
+    try:
+        return MEMORY_BANDWIDTH_GBPS[itype.accelerator]
+    except KeyError:
+        raise ValueError(f"no memory bandwidth known for {itype.accelerator}") from None
+
+
 @dataclass(frozen=True)
 class Device:
     instance_type: str

@@ -10,6 +10,7 @@ Sources:
   is the p5en price (same H200 GPUs), marked as an estimate.
 - FSx for Lustre: https://aws.amazon.com/fsx/lustre/pricing/ (SSD, per GB-month of provisioned capacity).
 - S3 Standard: https://aws.amazon.com/s3/pricing/ (first 50 TB / month).
+- EBS gp3: https://aws.amazon.com/ebs/pricing/ (serving replicas' root volumes, warm pool included).
 - Spot discount: AWS advertises "up to 90%" off; GPU instances observed on the Spot pricing history
   mostly at 55-70% off, so 60% is the default. An assumption: override it with --spot-discount.
 """
@@ -73,5 +74,16 @@ LUSTRE_GB_MONTH: dict[tuple[str, int | None], float] = {
 }
 
 S3_STANDARD_GB_MONTH = 0.023
+# EBS gp3 (https://aws.amazon.com/ebs/pricing/): storage per GB-month, and provisioned IOPS above 3,000
+# and throughput above 125 MiB/s, per month.
 EBS_GP3_GB_MONTH = 0.08
+EBS_GP3_IOPS_MONTH = 0.005
+EBS_GP3_FREE_IOPS = 3000
+EBS_GP3_MIBPS_MONTH = 0.040
+EBS_GP3_FREE_MIBPS = 125
+# Priced by usage or per request, which a spec does not state: listed by `accelstack cost` as not priced.
+NOT_PRICED = (
+    "NAT gateway (hourly + per GB)", "ALB (hourly + LCU)", "WAF (web ACL, rules, requests)", "SQS requests",
+    "data transfer", "CloudWatch logs and metrics", "KMS requests", "S3 requests",
+)  # fmt: skip
 DEFAULT_SPOT_DISCOUNT = 0.60

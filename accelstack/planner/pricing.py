@@ -6,6 +6,7 @@ Override file (YAML or JSON), every key optional:
     spotDiscount: 0.55
     lustreGbMonth: {PERSISTENT_2/250: 0.20, SCRATCH_2: 0.14}
     s3GbMonth: 0.021
+    ebsGp3GbMonth: 0.08
 """
 
 from __future__ import annotations
@@ -28,6 +29,15 @@ class PriceBook:
     checked: str
     region: str
     overridden: tuple[str, ...] = field(default=())
+    ebs_gp3_gb_month: float = prices_aws.EBS_GP3_GB_MONTH
+
+    def gp3_volume_monthly(self, gib: float, iops: int, throughput_mibps: int) -> float:
+        """One gp3 volume per month: storage plus the IOPS and throughput provisioned above the free baseline."""
+        return (
+            gib * self.ebs_gp3_gb_month
+            + max(0, iops - prices_aws.EBS_GP3_FREE_IOPS) * prices_aws.EBS_GP3_IOPS_MONTH
+            + max(0, throughput_mibps - prices_aws.EBS_GP3_FREE_MIBPS) * prices_aws.EBS_GP3_MIBPS_MONTH
+        )
 
     def hourly(self, instance_type: str, capacity: str = "on-demand") -> float:
         try:
@@ -77,8 +87,8 @@ def load_book(path: Path | None = None, *, spot_discount: float | None = None) -
         except (OSError, yaml.YAMLError) as exc:
             raise ValueError(f"--prices {path}: cannot read ({exc})") from None
         if not isinstance(data, dict):
-            raise ValueError(f"--prices {path}: expected a mapping with onDemandHourly/spotDiscount/lustreGbMonth/s3GbMonth")
-        allowed = {"onDemandHourly", "spotDiscount", "lustreGbMonth", "s3GbMonth"}
+            raise ValueError(f"--prices {path}: expected a mapping with onDemandHourly/spotDiscount/lustreGbMonth/s3GbMonth/ebsGp3GbMonth")
+        allowed = {"onDemandHourly", "spotDiscount", "lustreGbMonth", "s3GbMonth", "ebsGp3GbMonth"}
         unknown = sorted(set(data) - allowed)
         if unknown:
             raise ValueError(f"--prices {path}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
@@ -90,9 +100,12 @@ def load_book(path: Path | None = None, *, spot_discount: float | None = None) -
             }
             s3 = float(data.get("s3GbMonth", book.s3_gb_month))
             spot = float(data.get("spotDiscount", book.spot_discount))
+            ebs = float(data.get("ebsGp3GbMonth", book.ebs_gp3_gb_month))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"--prices {path}: prices must be numbers ({exc})") from None
-        book = replace(book, on_demand_hourly=hourly, lustre_gb_month=lustre, s3_gb_month=s3, spot_discount=spot)
+        book = replace(
+            book, on_demand_hourly=hourly, lustre_gb_month=lustre, s3_gb_month=s3, spot_discount=spot, ebs_gp3_gb_month=ebs
+        )
         changed.append(str(path))
     if spot_discount is not None:
         book = replace(book, spot_discount=spot_discount)

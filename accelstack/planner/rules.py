@@ -18,6 +18,8 @@ from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION
 from accelstack.planner.lustre import DEFAULT_HEADROOM
 from accelstack.planner.model_size import architecture_of, weights_gb
 from accelstack.planner.serving import fits
+from accelstack.planner.serving_plan import plan_serving
+from accelstack.planner.units import counted
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Level, Problem
 from accelstack.spec.tables import aws as tables
@@ -67,6 +69,38 @@ def lustre_holds_dataset_and_checkpoints(spec: StackSpec) -> Iterator[Problem]:
         "training.storage.lustre.capacityGiB",
         f"{check.capacity_gib} GiB cannot hold {' + '.join(parts)} + {DEFAULT_HEADROOM:.0%} headroom = "
         f"{check.required_gib:g} GiB; the smallest valid {check.deployment_type} size is {check.minimum_capacity_gib} GiB",
+    )
+
+
+@rule
+def lustre_capacity_derivable(spec: StackSpec) -> Iterator[Problem]:
+    """With capacityGiB omitted the planner sizes Lustre for the data; without datasets.sizeGiB it cannot,
+    and keeps the fixed 4800 GiB of earlier releases (grown for the checkpoints): say so. A derived size
+    above the account's default FSx quota gets the same warning a stated one does."""
+    training = spec.training
+    lustre = training.storage.lustre if training is not None else None
+    if training is None or lustre is None or lustre.capacity_gib is not None:
+        return
+    try:
+        setting = tp.lustre_setting(training)
+    except ValueError:
+        return  # unknown preset or instance type: their own rules report it
+    if setting is None:
+        return
+    if setting.capacity_gib > tables.LUSTRE_DEFAULT_QUOTA_GIB:
+        yield Problem(
+            "training.storage.lustre.capacityGiB",
+            f"derived {setting.capacity_gib} GiB is above the default FSx for Lustre storage quota "
+            f"({tables.LUSTRE_DEFAULT_QUOTA_GIB} GiB per account and Region); request an increase first",
+            Level.WARNING,
+        )
+    if training.storage.datasets.size_gib is not None:
+        return
+    yield Problem(
+        "training.storage.datasets.sizeGiB",
+        f"not stated, so training.storage.lustre.capacityGiB cannot be sized for the data and is "
+        f"{setting.capacity_gib} GiB; state the dataset size (GiB) or capacityGiB",
+        Level.WARNING,
     )
 
 
@@ -151,4 +185,72 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
             path,
             f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV; {has} "
             f"(~{usable_gb:.0f} GB usable at {DEFAULT_GPU_MEMORY_UTILIZATION:.0%}); {advice}",
+        )
+
+
+@rule
+def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
+    """With `serving.load` stated: replicas.max must carry the peak at the target utilization, the
+    latency target must be reachable on the instance, and replicas.min should not exceed what the peak
+    needs (those replicas run every hour). Numbers from `planner.serving.replica_capacity`."""
+    serving = spec.serving if spec.cloud == "aws" else None
+    if serving is None or serving.load is None:
+        return
+    load, replicas, model = serving.load, serving.replicas, serving.model
+    if load.input_tokens + load.output_tokens > model.context_length:
+        yield Problem(
+            "serving.load",
+            f"inputTokens + outputTokens = {load.input_tokens + load.output_tokens} exceed "
+            f"serving.model.contextLength {model.context_length}",
+        )
+        return
+    if architecture_of(model.name, model.preset) is None:
+        yield Problem(
+            "serving.model.preset",
+            f"cannot size replicas for serving.load: {model.name!r} has no known architecture; set a preset",
+            Level.WARNING,
+        )
+        return
+    try:
+        plan = plan_serving(serving).load
+    except ValueError:
+        return  # unknown instance type or model size: their own rules report it
+    if plan is None:
+        return
+    capacity = plan.capacity
+    if not capacity.meets_latency:
+        assert load.latency is not None
+        yield Problem(
+            "serving.load.latency.targetSeconds",
+            f"one request alone takes {capacity.service_seconds:.1f} s on {replicas.instance_type} "
+            f"(prefill {capacity.prefill_seconds:.2f} s + {load.output_tokens} tokens x {capacity.step_seconds * 1000:.1f} ms), "
+            f"over the p{load.latency.percentile:g} target of {load.latency.target_seconds:g} s; choose a faster "
+            f"instance type, a lower precision or fewer output tokens (assumed: {capacity.assumptions()})",
+            Level.WARNING,
+        )
+    stated = serving.slo.service_seconds
+    if not 0.5 <= stated / capacity.service_seconds <= 2:
+        yield Problem(
+            "serving.slo.serviceSeconds",
+            f"{stated:g} s, but a request of the stated load takes ~{capacity.service_seconds:.1f} s on "
+            f"{replicas.instance_type} ({capacity.formula()}); the queue's backlog target (slo.targetSeconds / "
+            f"serviceSeconds x concurrency) assumes the stated time, so scaling reacts "
+            f"{'too late' if stated < capacity.service_seconds else 'too early'}; measure it or set ~{capacity.service_seconds:.1f}",
+            Level.WARNING,
+        )
+    if plan.replicas > replicas.max:
+        yield Problem(
+            "serving.replicas.max",
+            f"{counted(replicas.max, 'replicas')} of {replicas.instance_type} {'carries' if replicas.max == 1 else 'carry'} "
+            f"{plan.carried(replicas.max):.1f} req/s; "
+            f"the stated load of {load.requests_per_second:g} req/s needs {plan.replicas} ({plan.basis()})",
+            Level.WARNING,
+        )
+    elif replicas.min > plan.replicas:
+        yield Problem(
+            "serving.replicas.min",
+            f"{counted(replicas.min, 'replicas')} {'runs' if replicas.min == 1 else 'run'} at all hours, but the peak of "
+            f"{load.requests_per_second:g} req/s "
+            f"needs {plan.replicas} ({plan.basis()}); lower min to {plan.replicas} or below",
+            Level.WARNING,
         )

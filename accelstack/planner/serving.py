@@ -1,4 +1,4 @@
-"""Replicas for a load, the queue's backlog-per-replica target, and whether a model fits an instance.
+"""Replicas for a load (a memory-bandwidth roofline per replica), the queue's backlog-per-replica target, and whether a model fits an instance.
 
 Backlog target: AWS's method for scaling on an SQS queue ("Scaling policy based on Amazon SQS",
 Amazon EC2 Auto Scaling User Guide): acceptable backlog per instance = longest acceptable latency /
@@ -12,8 +12,14 @@ import math
 from dataclasses import asdict, dataclass
 
 from accelstack.planner.architectures import Architecture
-from accelstack.planner.hardware import GIB, device
-from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION, KvPlan, plan_for_instance
+from accelstack.planner.hardware import GIB, device, memory_bandwidth_gbps
+from accelstack.planner.kv_cache import (
+    DEFAULT_GPU_MEMORY_UTILIZATION,
+    KvPlan,
+    kv_bytes_per_token,
+    plan_for_instance,
+    weights_bytes,
+)
 
 # Replicas run below saturation so a burst queues briefly instead of timing out.
 DEFAULT_TARGET_UTILIZATION = 0.7
@@ -33,50 +39,177 @@ def backlog_target_from_slo(target_seconds: float, service_seconds: float, concu
     return backlog_per_instance(target_seconds, service_seconds) * max(1, concurrency_per_replica)
 
 
+# Decoding one step reads every weight (and each sequence's KV cache) once, so a replica's decode rate
+# is memory-bandwidth bound; serving engines reach about this fraction of the data-sheet bandwidth
+# (an assumption, printed with every replica count; measure yours and state it in the spec's load).
+DECODE_BANDWIDTH_EFFICIENCY = 0.6
+# Prefill is compute bound: 2 FLOPs per parameter per prompt token at this model-FLOPs utilization
+# (the training figure of the Llama 3 report, s3.3, as the assumption).
+PREFILL_MFU = 0.4
+
+
 @dataclass(frozen=True)
-class ReplicaPlan:
+class ReplicaCapacity:
+    """What one replica carries for requests of `input_tokens` + `output_tokens` (a roofline estimate).
+
+    step     = (weights per GPU + batch x KV bytes per token per GPU x mean context) / (bandwidth x efficiency)
+    prefill  = 2 x parameters x input tokens / (tp x peak FLOPS x MFU)
+    service  = prefill + output tokens x step                 (one request's latency at that batch)
+    rate     = 1 / (prefill + output tokens x step / batch)   (prefills run one at a time; decode steps
+                                                                serve the whole batch)
+    The batch is the queue worker's concurrency, cut to the largest that meets the latency target.
+    """
+
+    instance_type: str
+    tp: int
+    input_tokens: int
+    output_tokens: int
+    max_batch: int
+    batch: int
+    bandwidth_gbps: float  # per accelerator, data sheet
+    step_seconds: float
+    prefill_seconds: float
+    service_seconds: float
     requests_per_second: float
-    tokens_per_request: float
-    tokens_per_second_per_replica: float
+    latency_seconds: float | None
+    latency_percentile: float | None
+
+    @property
+    def meets_latency(self) -> bool:
+        return self.latency_seconds is None or self.service_seconds <= self.latency_seconds + 1e-9
+
+    @property
+    def output_tokens_per_second(self) -> float:
+        return self.requests_per_second * self.output_tokens
+
+    def assumptions(self) -> str:
+        latency = (
+            f"; p{self.latency_percentile:g} latency taken as the service time at that batch (fixed token counts; "
+            "queueing kept short by the utilization target)"
+            if self.latency_seconds is not None
+            else ""
+        )
+        return (
+            f"decode at {DECODE_BANDWIDTH_EFFICIENCY:.0%} of {self.bandwidth_gbps:g} GB/s per accelerator, prefill at "
+            f"{PREFILL_MFU:.0%} MFU{latency}"
+        )
+
+    def formula(self) -> str:
+        cut = " (cut from {0} to meet the latency target)".format(self.max_batch) if self.batch < self.max_batch else ""
+        return (
+            f"batch {self.batch}{cut}: step {self.step_seconds * 1000:.1f} ms, prefill {self.prefill_seconds:.2f} s, "
+            f"service {self.service_seconds:.2f} s for {self.input_tokens} + {self.output_tokens} tokens; "
+            f"1 / ({self.prefill_seconds:.3f} + {self.output_tokens} x {self.step_seconds:.4f} / {self.batch}) = "
+            f"{self.requests_per_second:.2f} req/s per replica"
+        )
+
+
+def replica_capacity(
+    arch: Architecture,
+    instance_type: str,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    max_batch: int,
+    precision: str = "bf16",
+    kv_precision: str | None = None,
+    tp: int | None = None,
+    latency_seconds: float | None = None,
+    latency_percentile: float | None = None,
+) -> ReplicaCapacity:
+    """Requests/s one replica serves (see `ReplicaCapacity`); ValueError on unknown hardware or bad sizes."""
+    if input_tokens < 1 or output_tokens < 1 or max_batch < 1:
+        raise ValueError("input and output tokens and the batch must be >= 1")
+    dev = device(instance_type)
+    tp = tp or dev.count
+    bandwidth = memory_bandwidth_gbps(instance_type)
+    if not dev.peak_tflops:
+        raise ValueError(f"no peak TFLOPS known for {dev.accelerator}")
+    effective = bandwidth * 1e9 * DECODE_BANDWIDTH_EFFICIENCY
+    weights = weights_bytes(arch, precision) / tp
+    per_sequence = kv_bytes_per_token(arch, kv_precision or precision, tp) * (input_tokens + output_tokens / 2)
+    prefill = 2 * arch.compute_params * input_tokens / (tp * dev.peak_tflops * 1e12 * PREFILL_MFU)
+
+    def step(batch: int) -> float:
+        return (weights + batch * per_sequence) / effective
+
+    batch = max_batch
+    if latency_seconds is not None:
+        # prefill + output x (weights + b x per_sequence) / effective <= latency, solved for b.
+        largest = ((latency_seconds - prefill) * effective / output_tokens - weights) / per_sequence
+        batch = max(1, min(max_batch, math.floor(largest + 1e-9)))
+    seconds = step(batch)
+    return ReplicaCapacity(
+        instance_type, tp, input_tokens, output_tokens, max_batch, batch, bandwidth, seconds, prefill,
+        prefill + output_tokens * seconds, 1 / (prefill + output_tokens * seconds / batch),
+        latency_seconds, latency_percentile,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """Replicas for a peak load at a target utilization, and the per-replica capacity it rests on."""
+
+    requests_per_second: float
+    capacity: ReplicaCapacity
     target_utilization: float
-    throughput_replicas: int  # replicas so token throughput stays under the target utilization
-    concurrency_replicas: int  # replicas so in-flight requests fit the KV cache (Little's law)
     replicas: int
-    in_flight: float
+
+    @property
+    def in_flight(self) -> float:
+        """Requests in flight at the peak (Little's law: rate x service time)."""
+        return self.requests_per_second * self.capacity.service_seconds
+
+    def carried(self, replicas: int) -> float:
+        """Requests/s `replicas` carry at the target utilization."""
+        return replicas * self.capacity.requests_per_second * self.target_utilization
+
+    def count_formula(self) -> str:
+        return (
+            f"ceil({self.requests_per_second:g} req/s / ({self.capacity.requests_per_second:.2f} req/s per replica x "
+            f"{self.target_utilization:.0%} utilization)) = {self.replicas}"
+        )
+
+    def basis(self) -> str:
+        return f"{self.count_formula()}; {self.capacity.formula()}; assumed: {self.capacity.assumptions()}"
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        return {
+            "requestsPerSecond": self.requests_per_second,
+            "targetUtilization": self.target_utilization,
+            "replicas": self.replicas,
+            "inFlight": round(self.in_flight, 2),
+            "perReplica": {
+                "batch": self.capacity.batch,
+                "maxBatch": self.capacity.max_batch,
+                "stepSeconds": round(self.capacity.step_seconds, 5),
+                "prefillSeconds": round(self.capacity.prefill_seconds, 4),
+                "serviceSeconds": round(self.capacity.service_seconds, 3),
+                "requestsPerSecond": round(self.capacity.requests_per_second, 3),
+                "outputTokensPerSecond": round(self.capacity.output_tokens_per_second, 1),
+                "meetsLatency": self.capacity.meets_latency,
+            },
+            "assumptions": {
+                "decodeBandwidthEfficiency": DECODE_BANDWIDTH_EFFICIENCY,
+                "memoryBandwidthGBps": self.capacity.bandwidth_gbps,
+                "prefillMfu": PREFILL_MFU,
+                "targetUtilization": self.target_utilization,
+            },
+            "basis": self.basis(),
+        }
 
 
 def replicas_for_load(
-    requests_per_second: float,
-    tokens_per_request: float,
-    tokens_per_second_per_replica: float,
-    *,
-    service_seconds: float | None = None,
-    max_concurrency_per_replica: float | None = None,
-    target_utilization: float = DEFAULT_TARGET_UTILIZATION,
-) -> ReplicaPlan:
-    """Replicas = max(token throughput bound, in-flight bound); in flight = rate x service time (Little)."""
-    if requests_per_second < 0 or tokens_per_request <= 0 or tokens_per_second_per_replica <= 0:
-        raise ValueError("need requests/s >= 0 and tokens per request, tokens/s per replica > 0")
+    requests_per_second: float, capacity: ReplicaCapacity, target_utilization: float = DEFAULT_TARGET_UTILIZATION
+) -> LoadPlan:
+    """Replicas = ceil(rate / (per-replica rate x utilization)). The in-flight bound (Little's law) is implied:
+    a replica's rate b / (b x prefill + output x step) never exceeds b / service, so rate x service <= b x replicas."""
+    if requests_per_second < 0:
+        raise ValueError("requests per second must be >= 0")
     if not 0 < target_utilization <= 1:
         raise ValueError("target utilization must be in (0, 1]")
-    demand = requests_per_second * tokens_per_request
-    by_throughput = math.ceil(demand / (tokens_per_second_per_replica * target_utilization) - 1e-9)
-    service = service_seconds if service_seconds is not None else tokens_per_request / tokens_per_second_per_replica
-    in_flight = requests_per_second * service
-    by_concurrency = math.ceil(in_flight / max_concurrency_per_replica - 1e-9) if max_concurrency_per_replica else 0
-    return ReplicaPlan(
-        requests_per_second,
-        tokens_per_request,
-        tokens_per_second_per_replica,
-        target_utilization,
-        by_throughput,
-        by_concurrency,
-        max(1 if requests_per_second > 0 else 0, by_throughput, by_concurrency),
-        round(in_flight, 3),
-    )
+    needed = math.ceil(requests_per_second / (capacity.requests_per_second * target_utilization) - 1e-9)
+    return LoadPlan(requests_per_second, capacity, target_utilization, max(1 if requests_per_second > 0 else 0, needed))
 
 
 @dataclass(frozen=True)
@@ -138,7 +271,8 @@ def fits(
             f"on {instance_type} (tp={tp}): not one {context_length}-token sequence"
         )
     else:
-        reason = f"fits: {kv.max_concurrent_sequences} concurrent {context_length}-token sequences"
+        count = kv.max_concurrent_sequences
+        reason = f"fits: {count} concurrent {context_length}-token {'sequence' if count == 1 else 'sequences'}"
     return FitResult(
         kv.fits,
         model.name,

@@ -11,13 +11,17 @@ from dataclasses import dataclass
 from accelstack.planner.cold_start import ColdStart, serving_defaults
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
 from accelstack.planner.model_size import architecture_of, weights_gb as model_weights_gb
-from accelstack.planner.serving import backlog_target_from_slo
+from accelstack.planner.units import counted
+from accelstack.planner.serving import LoadPlan, backlog_target_from_slo, replica_capacity, replicas_for_load
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 
 # Cold start of a NEW instance comes from `accelstack.planner.cold_start`. A warm-pool instance
 # keeps image and weights on its EBS volume, so it only boots, reads weights and starts the server.
 EBS_READ_GBPS = 1.0  # gp3 at 1000 MiB/s (what the launch template provisions)
+# The replica root volume (gp3) the launch template provisions; `accelstack cost` prices the same.
+ROOT_VOLUME_THROUGHPUT_MIBPS = 1000
+ROOT_VOLUME_IOPS = 4000
 SERVER_WARMUP_SECONDS = 60  # vLLM memory profiling and CUDA graph capture
 WARM_BOOT_SECONDS = 45  # start of a stopped warm-pool instance
 
@@ -88,7 +92,7 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaCo
     except ValueError as error:  # unknown instance type or tp: the spec validators report it
         return ReplicaConcurrency(1, None, f"1: {error}")
     sequences = min(WORKER_CONCURRENCY_CAP, max(1, kv.max_concurrent_sequences))
-    lora = f" + {len(model.adapters)} LoRA adapter(s) of rank <= {lora_rank}" if model.adapters else ""
+    lora = f" + {counted(len(model.adapters), 'LoRA adapters')} of rank <= {lora_rank}" if model.adapters else ""
     capped = f", capped at vLLM max_num_seqs {WORKER_CONCURRENCY_CAP}" if sequences < kv.max_concurrent_sequences else ""
     return ReplicaConcurrency(
         sequences,
@@ -97,6 +101,26 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaCo
         f"context = {kv.max_concurrent_sequences} full sequences on {replicas.instance_type} (tp={tensor_parallel}, "
         f"{arch.name} {model.precision}{lora}){capped}",
     )
+
+
+def load_plan(serving: ServingSpec, tensor_parallel: int, batch: int) -> LoadPlan | None:
+    """Replicas `serving.load` needs, each replica batching what its queue worker keeps in flight;
+    None without a load, or when the architecture or hardware is unknown (rules say which)."""
+    load, model = serving.load, serving.model
+    arch = architecture_of(model.name, model.preset)
+    if load is None or arch is None:
+        return None
+    latency = load.latency
+    try:
+        capacity = replica_capacity(
+            arch, serving.replicas.instance_type, input_tokens=load.input_tokens, output_tokens=load.output_tokens,
+            max_batch=batch, precision=model.precision, tp=tensor_parallel,
+            latency_seconds=latency.target_seconds if latency else None,
+            latency_percentile=latency.percentile if latency else None,
+        )  # fmt: skip
+    except ValueError:
+        return None  # unknown instance type or tp: the spec validators report it
+    return replicas_for_load(load.requests_per_second, capacity)
 
 
 @dataclass(frozen=True)
@@ -126,6 +150,7 @@ class ServingPlan:
     warm_pool_growth: int  # replicas added during one cold start on the min -> max ramp
     warm_pool_burst: int  # replicas beyond min needed to drain a full admission queue within its TTL
     concurrency_basis: str
+    load: LoadPlan | None = None  # replicas serving.load needs; None without a load
 
 
 def plan_serving(serving: ServingSpec) -> ServingPlan:
@@ -193,4 +218,5 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
         warm_pool_growth=defaults.warm_pool_size,
         warm_pool_burst=burst,
         concurrency_basis=concurrency.basis,
+        load=load_plan(serving, tensor_parallel, concurrency.sequences),
     )

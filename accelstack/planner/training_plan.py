@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 
 from accelstack.planner import checkpoint as ck
+from accelstack.planner import cost as costs
 from accelstack.planner import lustre as lustre_sizing
 from accelstack.planner.architectures import get_preset
 from accelstack.planner.hardware import GIB, device
@@ -184,14 +185,137 @@ def checkpoint_state(training: TrainingSpec) -> CheckpointState:
     return CheckpointState(hbm_gib * GIB * ASSUMED_STATE_FRACTION_OF_HBM, basis, True)
 
 
+# Lustre capacity when neither capacityGiB nor datasets.sizeGiB is stated: the fixed default of
+# earlier releases, so a stack that states nothing keeps the file system it was deployed with.
+UNSIZED_DATASET_CAPACITY_GIB = 4800
+
+
+@dataclass(frozen=True)
+class LustreSetting:
+    """The file system the stack gets: stated values as given, omitted ones derived (and how)."""
+
+    deployment_type: str
+    capacity_gib: int
+    throughput_per_tib: int | None
+    capacity_derived: bool
+    tier_derived: bool
+    basis: str  # the formula behind the derived values ("" when both are stated)
+
+    @property
+    def derived(self) -> bool:
+        return self.capacity_derived or self.tier_derived
+
+
+def _checkpoints_on_lustre(training: TrainingSpec) -> bool:
+    lustre, checkpoints = training.storage.lustre, training.storage.checkpoints
+    return lustre is not None and (checkpoints is None or path_within(checkpoints.path, lustre.mount_path))
+
+
+def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
+    """Capacity and tier for `training.storage.lustre`, deriving the omitted ones; None without Lustre
+    or for a deployment type the tables do not know (a spec rule reports that).
+
+    Derived from what Lustre must hold: (dataset + retained checkpoints) x (1 + headroom), and the
+    throughput that writes one checkpoint within the write target; the cheapest valid (capacity, tier)
+    by the default price table (`accelstack.planner.lustre.size`, as `accelstack size lustre` prints).
+    The default table, never a `--prices` override, so `cost` and `pulumi up` agree on what is built.
+    A stated value is kept as it is (the spec rules validate it). ValueError: unknown instance/preset.
+    """
+    lustre = training.storage.lustre
+    if lustre is None or lustre.deployment_type not in LUSTRE_DEPLOYMENT_TYPES:
+        return None
+    dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.deployment_type]
+    capacity, tier = lustre.capacity_gib, lustre.throughput_per_tib
+    if not dtype.throughput_tiers:
+        tier = None  # scratch: fixed baseline throughput (a stated tier is a spec error)
+    derive_capacity = capacity is None
+    derive_tier = tier is None and bool(dtype.throughput_tiers)
+    if not (derive_capacity or derive_tier):
+        return LustreSetting(dtype.name, capacity, tier, False, False, "")  # type: ignore[arg-type]
+    state = checkpoint_state(training)
+    checkpoint_gib = state.bytes / GIB
+    retained = lustre_sizing.DEFAULT_RETAINED_CHECKPOINTS if _checkpoints_on_lustre(training) else 0
+    target, target_basis = write_target(training)
+    headroom = lustre_sizing.DEFAULT_HEADROOM
+    need_mbps = checkpoint_gib * GIB / 1e6 / target if retained else 0.0
+    stated_dataset = training.storage.datasets.size_gib
+    notes = []
+    if stated_dataset is not None:
+        dataset_gib = float(stated_dataset)
+        data = f"dataset {dataset_gib:g} GiB"
+    elif capacity is not None:
+        dataset_gib = max(0.0, capacity / (1 + headroom) - checkpoint_gib * retained)
+        data = f"dataset assumed to fill the stated {capacity} GiB"
+    else:
+        # Nothing says how big the data is: keep the earlier fixed size, grown if the checkpoints need more.
+        dataset_gib = max(0.0, UNSIZED_DATASET_CAPACITY_GIB / (1 + headroom) - checkpoint_gib * retained)
+        data = f"dataset size not stated: room for {dataset_gib:.0f} GiB ({UNSIZED_DATASET_CAPACITY_GIB} GiB in all)"
+        notes.append("set training.storage.datasets.sizeGiB to size it for the data")
+    checkpoints = (
+        f" + {retained} checkpoints x {checkpoint_gib:.1f} GiB{' (assumed)' if state.assumed else ''}" if retained else ""
+    )
+    need_gib = (dataset_gib + checkpoint_gib * retained) * (1 + headroom)
+    holds = f"({data}{checkpoints}) x {1 + headroom:g} headroom = {need_gib:.0f} GiB"
+    writes = f"{checkpoint_gib:.1f} GiB checkpoint within {target:g} s ({target_basis}) = {need_mbps:.0f} MB/s"
+    if derive_capacity and derive_tier:
+        try:
+            best = lustre_sizing.size(
+                dataset_gib, checkpoint_gib if retained else 0.0, target, deployment_types=(dtype.name,),
+                retained_checkpoints=retained,
+            ).best  # fmt: skip
+            capacity, tier = best.capacity_gib, best.throughput_per_tib
+            how = f"cheapest {dtype.name} size and tier by {default_book().source()} (${best.monthly_usd:,.0f}/month)"
+        except ValueError:  # no price for this type's tiers: the smallest size, then the lowest tier
+            capacity, tier = min(
+                (lustre_sizing.next_allowed_capacity(dtype, max(need_gib, need_mbps / t * 1024, 1)), t)
+                for t in dtype.throughput_tiers
+            )
+            how = f"no prices for {dtype.name}: smallest size, then lowest tier"
+    elif derive_capacity:
+        per_tib = tier or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
+        capacity = lustre_sizing.next_allowed_capacity(dtype, max(need_gib, need_mbps / per_tib * 1024, 1))
+        how = f"smallest valid {dtype.name} size at {per_tib} MB/s/TiB"
+    else:
+        assert capacity is not None
+        meeting = [t for t in sorted(dtype.throughput_tiers) if capacity / 1024 * t >= need_mbps]
+        tier = meeting[0] if meeting else max(dtype.throughput_tiers)
+        how = (
+            f"lowest {dtype.name} tier at {capacity} GiB that writes it in time"
+            if meeting
+            else f"no {dtype.name} tier at {capacity} GiB writes it in time: the fastest"
+        )
+    parts = [f"holds {holds}"] if derive_capacity else []
+    if retained:
+        parts.append(f"writes a {writes}")
+    basis = f"{how}; " + "; ".join(parts)
+    if derive_capacity:
+        notes.append(
+            f"FSx cannot shrink: before lowering the stated sizes of a deployed stack, set capacityGiB: {capacity}; "
+            "a smaller derived size would replace this protected file system, which pulumi up refuses"
+        )
+    if notes:
+        basis += ". " + ". ".join(notes)
+    return LustreSetting(dtype.name, capacity, tier, derive_capacity, derive_tier, basis)  # type: ignore[arg-type]
+
+
+def planned_training(training: TrainingSpec) -> TrainingSpec:
+    """`training` with the Lustre capacity and tier the planner derives filled in (what the components build)."""
+    setting = lustre_setting(training)
+    lustre = training.storage.lustre
+    if setting is None or lustre is None or not setting.derived:
+        return training
+    filled = lustre.model_copy(update={"capacity_gib": setting.capacity_gib, "throughput_per_tib": setting.throughput_per_tib})
+    return training.model_copy(update={"storage": training.storage.model_copy(update={"lustre": filled})})
+
+
 def checkpoint_write(training: TrainingSpec) -> CheckpointWrite:
+    training = planned_training(training)
     state = checkpoint_state(training)
     nodes = training.nodes
     lustre = training.storage.lustre
     checkpoints = training.storage.checkpoints
-    on_lustre = lustre is not None and (checkpoints is None or path_within(checkpoints.path, lustre.mount_path))
-    if on_lustre:
-        assert lustre is not None
+    if _checkpoints_on_lustre(training):
+        assert lustre is not None and lustre.capacity_gib is not None
         per_tib = lustre.throughput_per_tib or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
         mbps = lustre.capacity_gib / 1024 * per_tib
         basis = f"Lustre {lustre.deployment_type} {lustre.capacity_gib} GiB x {per_tib} MB/s/TiB"
@@ -225,6 +349,7 @@ def lustre_check(
     prices: PriceBook | None = None,
 ) -> LustreCheck | None:
     """None without Lustre or for a deployment type the tables do not know (a spec rule reports that)."""
+    training = planned_training(training)
     lustre = training.storage.lustre
     if lustre is None or lustre.deployment_type not in LUSTRE_DEPLOYMENT_TYPES:
         return None
@@ -287,8 +412,38 @@ def lustre_check(
     )
 
 
+@dataclass(frozen=True)
+class JobHours:
+    hours: float  # failure-free compute hours
+    basis: str
+
+
+def job_compute_hours(training: TrainingSpec) -> JobHours | None:
+    """Failure-free hours of the job `training.model.trainingTokens` describes: FLOPs / (GPUs x peak x MFU),
+    6 FLOPs per parameter per token (4 for LoRA: no weight gradients for the frozen base), the estimate
+    `accelstack advise` uses. None without trainingTokens or a parameter count."""
+    model, nodes = training.model, training.nodes
+    if model is None or model.training_tokens is None:
+        return None
+    arch = get_preset(model.preset) if model.preset else None
+    params = arch.compute_params if arch else (model.parameters_billion or 0) * 1e9
+    if not params:
+        return None  # checkpointGiB alone says nothing about the compute
+    flops = 4 if model.method == "lora" else 6
+    dev = device(nodes.instance_type)
+    hours = costs.compute_hours(params, model.training_tokens, nodes.instance_type, nodes.count, costs.DEFAULT_MFU,
+                                flops_per_param_token=flops)  # fmt: skip
+    basis = (
+        f"training.model.trainingTokens: {flops} x {params / 1e9:g} B params x {model.training_tokens:.3g} tokens / "
+        f"({nodes.count} x {dev.count} x {dev.peak_tflops:g} TFLOPS {dev.accelerator} x {costs.DEFAULT_MFU:.0%} MFU, "
+        "Llama 3 report s3.3)"
+    )
+    return JobHours(hours, basis)
+
+
 def plan_training(training: TrainingSpec, *, prices: PriceBook | None = None) -> TrainingPlan:
     """Checkpoint interval (Daly 2006) for the stack's nodes, capacity and storage, and the Lustre check."""
+    training = planned_training(training)
     write = checkpoint_write(training)
     nodes = training.nodes
     plan = ck.plan(write.state_bytes, write.write_mbps, nodes.count, nodes.capacity)

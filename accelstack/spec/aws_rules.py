@@ -302,6 +302,8 @@ def lustre_capacity_step(spec: StackSpec) -> Iterator[Problem]:
     if found is None:
         return
     lustre, kind = found
+    if lustre.capacity_gib is None:
+        return  # the planner derives a valid step (accelstack.planner.training_plan.lustre_setting)
     if not kind.capacity_allowed(lustre.capacity_gib):
         yield Problem(
             "training.storage.lustre.capacityGiB",
@@ -330,7 +332,7 @@ def lustre_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
         if lustre.throughput_per_tib is not None:
             yield Problem(path, f"{kind.name} has no throughput tiers (scratch throughput is fixed); remove it")
     elif lustre.throughput_per_tib is None:
-        yield Problem(path, f"{kind.name} needs a throughput tier in MB/s/TiB; allowed: {tiers}")
+        return  # the planner derives the tier (accelstack.planner.training_plan.lustre_setting)
     elif lustre.throughput_per_tib not in kind.throughput_tiers:
         yield Problem(
             path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {kind.name} tier; allowed: {tiers}"

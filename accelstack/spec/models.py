@@ -132,24 +132,13 @@ class DatasetStore(Model):
 
 class LustreSpec(Model):
     deployment_type: str = "PERSISTENT_2"
-    capacity_gib: int = Field(default=4800, ge=1, alias="capacityGiB")
-    # Default depends on deploymentType (PERSISTENT_2: 250, PERSISTENT_1: 200, scratch: none).
-    throughput_per_tib: int | None = Field(default=250, alias="throughputPerTiB")
+    # None: the planner derives them (accelstack.planner.training_plan.lustre_setting): the cheapest
+    # valid size and tier holding the dataset + retained checkpoints + headroom and writing one
+    # checkpoint within the target. Scratch types take no tier.
+    capacity_gib: int | None = Field(default=None, ge=1, alias="capacityGiB")
+    throughput_per_tib: int | None = Field(default=None, alias="throughputPerTiB")
     import_path: str = "/datasets"
     mount_path: str = "/fsx"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_throughput(cls, data: object) -> object:
-        # Scratch file systems reject PerUnitStorageThroughput, so the default must follow the type.
-        if isinstance(data, dict) and not {"throughputPerTiB", "throughput_per_tib"} & data.keys():
-            from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
-
-            kind = data.get("deploymentType", data.get("deployment_type", "PERSISTENT_2"))
-            known = LUSTRE_DEPLOYMENT_TYPES.get(kind.strip()) if isinstance(kind, str) else None
-            if known is not None:
-                data = {**data, "throughputPerTiB": known.default_throughput}
-        return data
 
     @field_validator("import_path", "mount_path")
     @classmethod
@@ -225,6 +214,9 @@ class TrainingModel(Model):
     method: Literal["full", "lora"] = "full"
     lora_rank: int = Field(default=16, ge=1, le=512)
     checkpoint_gib: float | None = Field(default=None, gt=0, alias="checkpointGiB")
+    # Tokens the job trains on (dataset tokens x epochs): `accelstack cost` prices the job's hours from
+    # it (6 or, for LoRA, 4 FLOPs per parameter per token at 40% MFU); None: a month at 24x7.
+    training_tokens: float | None = Field(default=None, gt=0, le=1e15)
 
     @model_validator(mode="after")
     def _sized(self) -> TrainingModel:
@@ -312,15 +304,46 @@ class LatencySlo(Model):
     service_seconds: float = Field(default=0.5, gt=0)
 
 
+class LatencyTarget(Model):
+    """A latency objective as it is usually stated: the `percentile`-th request latency within targetSeconds."""
+
+    percentile: float = Field(default=95, ge=50, lt=100)
+    target_seconds: float = Field(gt=0, le=3600)
+
+
+class ServingLoad(Model):
+    """The peak load the service must carry; the planner sizes replicas for it and `validate` checks
+    replicas.min/max against it (accelstack.planner.rules.serving_replicas_carry_load)."""
+
+    requests_per_second: float = Field(gt=0, le=1_000_000)
+    input_tokens: int = Field(ge=1, le=2_000_000)  # prompt tokens per request, on average
+    output_tokens: int = Field(ge=1, le=2_000_000)  # generated tokens per request, on average
+    latency: LatencyTarget | None = None
+
+
 class ServingSpec(Model):
     model: ModelSpec
     replicas: Replicas
     load_balancer: LoadBalancerSpec
     admission: AdmissionPolicy = AdmissionPolicy()
+    # Without `slo`, a stated load.latency target is the latency the queue's backlog target keeps.
     slo: LatencySlo = LatencySlo()
+    load: ServingLoad | None = None
     network: NetworkSpec = NetworkSpec(vpc_cidr="10.30.0.0/16")
     # Training account's bucket holding the model artifacts (read-only from serving).
     artifact_account: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _slo_from_load(cls, data: object) -> object:
+        if not isinstance(data, dict) or "slo" in data:
+            return data
+        load = data.get("load")
+        latency = load.get("latency") if isinstance(load, dict) else None
+        target = latency.get("targetSeconds", latency.get("target_seconds")) if isinstance(latency, dict) else None
+        if isinstance(target, (int, float)) and not isinstance(target, bool) and target > 0:
+            return {**data, "slo": {"targetSeconds": target}}
+        return data
 
 
 class StackSpec(Model):

@@ -25,6 +25,8 @@ from accelstack.spec import StackSpec
 from accelstack.planner.serving_plan import (
     AGE_ALARM_TTL_FRACTION,
     HEALTHY_THRESHOLD,
+    ROOT_VOLUME_IOPS,
+    ROOT_VOLUME_THROUGHPUT_MIBPS,
     UNHEALTHY_THRESHOLD,
     ServingPlan,
     plan_serving,
@@ -748,8 +750,8 @@ class ServingService(pulumi.ComponentResource):
                         volume_type="gp3",
                         volume_size=plan.root_volume_gib,
                         # Weight loading reads from here: 1000 MiB/s needs >= 4000 IOPS (gp3 0.25 MiB/s per IOPS).
-                        throughput=1000,
-                        iops=4000,
+                        throughput=ROOT_VOLUME_THROUGHPUT_MIBPS,
+                        iops=ROOT_VOLUME_IOPS,
                         encrypted="true",
                         kms_key_id=self.key.arn,
                         delete_on_termination="true",

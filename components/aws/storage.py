@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.planner.training_plan import planned_training
 from components.aws.kms import service_host, stack_key_policy
 
 # A bucket-policy hook: given the bucket ARN, the extra statements to add beside the TLS-only deny.
@@ -350,7 +351,8 @@ class TrainingStorage(pulumi.ComponentResource):
         )
 
     def _lustre(self, name: str, spec: Any, subnet_id: pulumi.Input[str], security_group_id: pulumi.Input[str]) -> None:
-        storage = spec.training.storage
+        # Omitted capacityGiB/throughputPerTiB: the planner's numbers, the same `accelstack preview` shows.
+        storage = planned_training(spec.training).storage
         lustre = storage.lustre
         child = pulumi.ResourceOptions(parent=self)
         deployment = lustre.deployment_type

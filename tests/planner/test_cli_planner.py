@@ -28,7 +28,7 @@ def test_size_serving_json(run) -> None:
     data = json.loads(result.output)
     assert data["fits"] and data["kv"]["tp"] == 8
     assert data["kv"]["kv_bytes_per_token"] == 2 * 80 * 1 * 128 * 1  # 8 KV heads / tp 8, fp8
-    assert data["replicas"]["replicas"] >= 1 and data["coldStart"]["health_check_grace_seconds"] > 0
+    assert data["load"]["replicas"] >= 1 and data["coldStart"]["health_check_grace_seconds"] > 0
 
 
 def test_size_serving_that_does_not_fit_exits_1_and_says_why(run) -> None:
@@ -71,7 +71,7 @@ def test_cost_all_stacks(run) -> None:
     assert stacks["aws-finetune"]["capacity"] == "spot"
     # On-demand 4 x p5 for a 730 h month dominates the one spot node.
     assert stacks["aws-training"]["totalUsd"] > 10 * stacks["aws-finetune"]["totalUsd"]
-    assert stacks["aws-serving"]["serving"]["lifetime_usd"] == pytest.approx(stacks["aws-serving"]["monthlyUsd"] * 24, rel=1e-3)
+    assert stacks["aws-serving"]["serving"]["lifetimeUsd"] == pytest.approx(stacks["aws-serving"]["monthlyUsd"] * 24, rel=1e-3)
     assert run("cost", "no-such-stack").exit_code == 2
 
 

@@ -75,7 +75,7 @@ def test_serving_sources_name_their_inputs_and_follow_the_stack_file():
     estimated = by_path(derived_defaults(spec_of("aws-serving")))
     cold = estimated["serving.replicas.coldStartSeconds"].source
     assert "boot 90 s" in cold and "500 MB/s" in cold and "= 232.1 s" in cold
-    assert "ceil(2000 x 1 s / 300 s TTL) - min 1 = 6" in estimated["serving.replicas.warmPool"].source
+    assert "ceil(2000 x 1 s / 300 s TTL) = 7 replicas, of which 1 already run: 6 more" in estimated["serving.replicas.warmPool"].source
     assert "latency SLO 10 s / service time 1 s" in estimated[
         "aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"
     ].source

@@ -8,7 +8,13 @@ from hypothesis import strategies as st
 
 from accelstack.planner.architectures import get_preset
 from accelstack.planner.cold_start import cold_start, serving_defaults
-from accelstack.planner.serving import backlog_per_instance, backlog_target_from_slo, fits, replicas_for_load
+from accelstack.planner.serving import (
+    backlog_per_instance,
+    backlog_target_from_slo,
+    fits,
+    replica_capacity,
+    replicas_for_load,
+)
 
 
 def test_aws_sqs_backlog_example_exactly() -> None:
@@ -25,20 +31,43 @@ def test_backlog_target_scales_with_replica_concurrency() -> None:
         backlog_per_instance(0, 1)
 
 
-def test_replicas_throughput_and_concurrency_bounds() -> None:
-    # 10 req/s x 500 tokens = 5000 tok/s; 2500 tok/s per replica at 70% -> ceil(2.86) = 3.
-    plan = replicas_for_load(10, 500, 2500)
-    assert plan.throughput_replicas == 3 and plan.replicas == 3
-    # 20 s per request, 10 req/s -> 200 in flight; 32 sequences per replica -> 7 replicas.
-    bound = replicas_for_load(10, 500, 2500, service_seconds=20, max_concurrency_per_replica=32)
-    assert bound.concurrency_replicas == 7 and bound.replicas == 7
-    assert replicas_for_load(0, 500, 2500).replicas == 0
+def test_replica_capacity_worked_by_hand() -> None:
+    """Llama-3.1-8B bf16 (8.03e9 params: 16.06e9 B of weights; KV 2 x 32 layers x 8 heads x 128 x 2 B =
+    131072 B/token) on g6e.xlarge (1 x L40S: 864 GB/s, 362 TFLOPS), 1000 prompt + 250 output tokens:
+    mean context 1000 + 250/2 = 1125 tokens -> 147.456e6 B of KV per sequence; bandwidth 0.6 x 864e9 = 518.4e9 B/s.
+    batch 11: step = (16.06e9 + 11 x 147.456e6) / 518.4e9 = 34.11 ms; prefill = 2 x 8.03e9 x 1000 /
+    (362e12 x 0.4) = 0.1109 s; service = 0.1109 + 250 x 0.03411 = 8.64 s; rate = 1 / (0.1109 + 250 x
+    0.03411 / 11) = 1.129 req/s. 50 req/s at 70%: ceil(50 / (1.129 x 0.7)) = ceil(63.3) = 64 replicas.
+    With a 10 s target the batch may grow only to floor(((10 - 0.1109) x 518.4e9 / 250 - 16.06e9) / 147.456e6)
+    = floor(30.15) = 30, so a worker batch of 64 is cut to 30."""
+    arch = get_preset("llama-3.1-8b")
+    capacity = replica_capacity(arch, "g6e.xlarge", input_tokens=1000, output_tokens=250, max_batch=11)
+    assert capacity.batch == 11 and capacity.meets_latency
+    assert capacity.step_seconds == pytest.approx(0.03411, abs=1e-5)
+    assert capacity.prefill_seconds == pytest.approx(0.1109, abs=1e-4)
+    assert capacity.service_seconds == pytest.approx(8.64, abs=0.01)
+    assert capacity.requests_per_second == pytest.approx(1.129, abs=0.001)
+    load = replicas_for_load(50, capacity)
+    assert load.replicas == 64 and "= 64" in load.basis() and "60% of 864 GB/s" in load.basis()
+    assert load.in_flight == pytest.approx(50 * 8.64, abs=1)
+    assert 63 * 1.129 * 0.7 < 50 <= load.carried(64)
+    cut = replica_capacity(arch, "g6e.xlarge", input_tokens=1000, output_tokens=250, max_batch=64, latency_seconds=10)
+    assert cut.batch == 30 and cut.service_seconds <= 10 and cut.meets_latency
+    assert replicas_for_load(0, capacity).replicas == 0
+
+
+def test_an_unreachable_latency_target_is_reported_not_hidden() -> None:
+    """g6.xlarge (1 x L4, 300 GB/s): one request's 250 tokens alone take 250 x 16.06e9 / (0.6 x 300e9) = 22.3 s."""
+    arch = get_preset("llama-3.1-8b")
+    capacity = replica_capacity(arch, "g6.xlarge", input_tokens=1000, output_tokens=250, max_batch=8, latency_seconds=10)
+    assert capacity.batch == 1 and not capacity.meets_latency and capacity.service_seconds > 22
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.floats(0.1, 100), st.floats(0.1, 100))
-def test_replicas_monotone_in_load(rate: float, extra: float) -> None:
-    assert replicas_for_load(rate + extra, 400, 2000).replicas >= replicas_for_load(rate, 400, 2000).replicas
+@given(st.floats(0.1, 100), st.floats(0.1, 100), st.integers(1, 256))
+def test_replicas_monotone_in_load(rate: float, extra: float, batch: int) -> None:
+    capacity = replica_capacity(get_preset("llama-3.1-8b"), "g6e.xlarge", input_tokens=400, output_tokens=200, max_batch=batch)
+    assert replicas_for_load(rate + extra, capacity).replicas >= replicas_for_load(rate, capacity).replicas
 
 
 def test_fit_rejects_instances_without_the_memory() -> None:

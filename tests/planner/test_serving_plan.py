@@ -29,7 +29,7 @@ def test_example_concurrency_is_the_kv_caches_full_context_sequences_with_its_ad
     )
     plan = sp.plan_serving(serving())
     assert plan.concurrency == kv.max_concurrent_sequences == 11
-    assert f"{kv.blocks} blocks" in plan.concurrency_basis and "2 LoRA adapter(s)" in plan.concurrency_basis
+    assert f"{kv.blocks} blocks" in plan.concurrency_basis and "2 LoRA adapters of rank <= 32" in plan.concurrency_basis
 
 
 def test_backlog_target_is_latency_over_service_times_concurrency():

@@ -88,22 +88,22 @@ def test_unknown_preset_is_a_value_error_listing_the_names():
 def test_derived_defaults_are_exact_when_the_model_is_given():
     training = rows("aws-training")
     size = training["checkpoint size"]
-    assert size.value == 987.8  # GB
+    assert size.value == 919.92  # GiB: 70.554e9 x 14 B / 2^30 (987.8 GB), the unit Lustre sizes are in
     assert size.source.startswith("planner.training_plan: exact: llama-3.1-70b full: 70.554 B params x 14 B/param")
     assert "Rajbhandari et al. 2020 (ZeRO) s3.1" in size.source and "assumed" not in size.source
     lustre = training["training.storage.lustre"]
-    assert lustre.ok and lustre.value == 842.9  # 987.8 GB / (4800/1024 x 250 MB/s)
+    assert lustre.ok and lustre.value == 842.9  # 987.756e9 B / (4800/1024 x 250 MB/s = 1171.9e6 B/s)
     assert "dataset 2000 GiB (training.storage.datasets.sizeGiB)" in lustre.source
     assert "holds the stated data + 20% headroom = 4607.8 GiB" in lustre.source
     assert "within the 900 s target (training.storage.checkpoints.writeTargetSeconds)" in lustre.source
     finetune = rows("aws-finetune")["checkpoint size"]
-    assert finetune.value == 0.6 and finetune.source.startswith("planner.training_plan: exact: llama-3.1-8b LoRA rank 16")
+    assert finetune.value == 0.55 and finetune.source.startswith("planner.training_plan: exact: llama-3.1-8b LoRA rank 16")
 
 
 def test_derived_defaults_say_what_is_assumed_without_a_model_or_dataset():
     training = rows("aws-training", "training.model=null", "training.storage.datasets.sizeGiB=null")
     size = training["checkpoint size"]
-    assert size.value == 687.2  # 25% of 4 x 8 x 80 GiB
+    assert size.value == 640.0  # 25% of 4 x 8 x 80 GiB
     assert size.source == (
         "planner.training_plan: assumed: 25% of cluster HBM (4 x 8 x 80 GiB H100); set training.model to make this exact"
     )

@@ -175,8 +175,6 @@ INVALID = {
                 "allowed: 125, 250, 500, 1000"),
     "p1-tier": ({LUSTRE: {"deploymentType": "PERSISTENT_1", "capacityGiB": 2400, "throughputPerTiB": 250}},
                 f"{LUSTRE}.throughputPerTiB", E, "allowed: 50, 100, 200"),
-    "p2-null-tier": ({f"{LUSTRE}.throughputPerTiB": None}, f"{LUSTRE}.throughputPerTiB", E,
-                     "needs a throughput tier in MB/s/TiB; allowed: 125, 250, 500, 1000"),
     "scratch-tier": ({LUSTRE: {"deploymentType": "SCRATCH_2", "capacityGiB": 1200, "throughputPerTiB": 200}},
                      f"{LUSTRE}.throughputPerTiB", E, "SCRATCH_2 has no throughput tiers"),
     "deployment-type": ({f"{LUSTRE}.deploymentType": "PERSISTENT_3"}, f"{LUSTRE}.deploymentType", E,

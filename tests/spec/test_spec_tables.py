@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from accelstack.spec.models import LustreSpec
 from accelstack.spec.tables import aws as tables
 
 # EFA interfaces = network cards on multi-card instances (EFA user guide); the launch templates
@@ -74,14 +73,6 @@ def test_lustre_s3_linking_by_type():
     kinds = tables.LUSTRE_DEPLOYMENT_TYPES
     assert [k for k, v in kinds.items() if v.data_repository_associations] == ["SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"]
     assert not kinds["PERSISTENT_2"].legacy_import_path
-
-
-@pytest.mark.parametrize(
-    ("kind", "default"), [("PERSISTENT_2", 250), ("PERSISTENT_1", 200), ("SCRATCH_2", None), ("SCRATCH_1", None)]
-)
-def test_lustre_throughput_default_follows_type(kind, default):
-    assert LustreSpec(deploymentType=kind).throughput_per_tib == default
-    assert LustreSpec(deploymentType=kind, throughputPerTiB=500).throughput_per_tib == 500
 
 
 def test_id_and_arn_patterns():

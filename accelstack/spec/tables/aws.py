@@ -129,7 +129,6 @@ class LustreDeploymentType:
     first_steps_gib: tuple[int, ...]
     increment_gib: int
     throughput_tiers: tuple[int, ...]  # PerUnitStorageThroughput MB/s/TiB; () = not settable
-    default_throughput: int | None  # what accelstack uses when throughputPerTiB is not given
     data_repository_associations: bool  # CreateDataRepositoryAssociation (link S3 to a directory)
     legacy_import_path: bool  # CreateFileSystem ImportPath (links S3 at the file system root only)
     persistent: bool  # data replicated and file servers replaced on failure
@@ -151,10 +150,10 @@ class LustreDeploymentType:
 LUSTRE_DEPLOYMENT_TYPES: dict[str, LustreDeploymentType] = {
     d.name: d
     for d in (
-        LustreDeploymentType("SCRATCH_1", (1200, 2400), 3600, (), None, False, True, False),
-        LustreDeploymentType("SCRATCH_2", (1200,), 2400, (), None, True, True, False),
-        LustreDeploymentType("PERSISTENT_1", (1200,), 2400, (50, 100, 200), 200, True, True, True),
-        LustreDeploymentType("PERSISTENT_2", (1200,), 2400, (125, 250, 500, 1000), 250, True, False, True),
+        LustreDeploymentType("SCRATCH_1", (1200, 2400), 3600, (), False, True, False),
+        LustreDeploymentType("SCRATCH_2", (1200,), 2400, (), True, True, False),
+        LustreDeploymentType("PERSISTENT_1", (1200,), 2400, (50, 100, 200), True, True, True),
+        LustreDeploymentType("PERSISTENT_2", (1200,), 2400, (125, 250, 500, 1000), True, False, True),
     )
 }
 # Source: FSx for Lustre User Guide "Service quotas": default total Lustre storage per account and
