@@ -16,11 +16,13 @@ preview: $(STAMP)
 	$(BIN)/accelstack preview --all
 
 # loadfile: a module's tests share one worker, so module fixtures (the real Slurm cluster) start once.
+# --benchmark-disable: the bench tests are deselected here; it stops pytest-benchmark warning that xdist
+# turned it off. Skip reasons are printed (-rs in pyproject's addopts).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --benchmark-disable
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m 'not integration and not bench'
+	$(BIN)/python -m pytest -n 2 --dist loadfile --benchmark-disable -m 'not integration and not bench'
 
 integration: $(STAMP)
 	$(BIN)/python -m pytest -m integration
