@@ -114,6 +114,19 @@ def printable(text: str) -> str:
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
+# Counted units and their singular: `1 replica`, `1 GPU`, but `1 s` stays `1 s`.
+SINGULAR = {
+    "replicas": "replica", "GPUs": "GPU", "nodes": "node", "instances": "instance", "sequences": "sequence",
+    "checkpoints": "checkpoint", "adapters": "adapter", "resources": "resource", "violations": "violation",
+}
+
+
+def quantity(value: float | int, unit: str) -> str:
+    """`value unit`, with a counted unit in the singular for exactly one."""
+    number = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{number} {SINGULAR.get(unit, unit) if value == 1 else unit}".rstrip()
+
+
 def problem_lines(stack: str, problems: Iterable[Problem]) -> list[str]:
     """`STACK: path.to.field: message` (warnings carry `warning:` after the path)."""
     return [printable(f"{stack}: {problem}") for problem in problems]

@@ -3,7 +3,7 @@ subprocess, and return what it registered plus the `pulumi stack export` documen
 
 Python API (used by the CLI and by the policy/report commands):
     result = preview_stack(Path("stacks/Pulumi.aws-training.yaml"), overrides=["training.nodes.count=8"])
-    result.resources   # list[Registration], registration order (Stack first)
+    result.resources   # list[Registration], the export's order (Stack first, then dependencies first)
     result.export      # {"version": 3, "deployment": {...}}, secrets redacted
     result.seconds     # wall time of the preview (config + subprocess)
 Raises `SpecError` when the config is invalid (nothing is run) and `PreviewError` when the program
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from accelstack.engine.capture import Capture, Registration, config_for_pulumi
-from accelstack.engine.export import deployment_v3
+from accelstack.engine.export import deployment_v3, deterministic_order
 from accelstack.engine.replacement import Change, plan_changes
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file, spec_warnings, stack_name_of
 from accelstack.spec.models import StackSpec
@@ -160,8 +160,9 @@ def preview_stack(
     resources = [Registration(**data) for data in result["resources"]]
     capture = Capture(PROJECT, stack, True, resources, result.get("stack_outputs", {}))
     export = deployment_v3(capture)
-    # Same order as the export: the Stack first.
-    resources.sort(key=lambda r: r.type != "pulumi:pulumi:Stack")
+    # Same order as the export (Stack first, then dependencies first, ties by URN): registration
+    # order varies between runs of the same program.
+    resources = deterministic_order(resources)
     return PreviewResult(
         stack=stack,
         stack_file=stack_file,
