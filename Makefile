@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: preview test unit integration bench policy clean
+.PHONY: preview test unit integration bench policy docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ bench: $(STAMP)
 
 policy: $(STAMP)
 	$(BIN)/accelstack policy --all
+
+# The stack file reference and JSON Schema, from the spec models (tests fail when they are stale).
+docs: $(STAMP)
+	$(BIN)/accelstack schema --out docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
