@@ -127,7 +127,9 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": ("bucket", "region"),
     # internal/service/secretsmanager/secret.go, secret_version.go
     "aws:secretsmanager/secret:Secret": ("name", "namePrefix", "region"),
-    "aws:secretsmanager/secretVersion:SecretVersion": ("secretId", "secretString", "secretBinary", "region"),
+    "aws:secretsmanager/secretVersion:SecretVersion": (
+        "secretId", "secretString", "secretBinary", "secretStringWoVersion", "region",
+    ),
     # internal/service/sqs/queue.go, queue_redrive_allow_policy.go
     "aws:sqs/queue:Queue": ("name", "namePrefix", "fifoQueue", "region"),
     "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy": ("queueUrl", "region"),
