@@ -39,7 +39,7 @@ FileOpt = Annotated[
     typer.Option(
         "--file",
         metavar="EXPORT.json",
-        help="A `pulumi stack export` (v3) or `accelstack preview --json` document instead of STACK.",
+        help="A `pulumi stack export` (v3) or `accelstack preview --json` document instead of STACK (`-`: stdin).",
         dir_okay=False,
         show_default=False,
     ),
@@ -69,7 +69,8 @@ EmitConfigOpt = Annotated[
 
 def _read_json(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text())
+        # `-`: stdin, so `accelstack preview --all --json - | accelstack policy --file -` works.
+        return json.loads(sys.stdin.read() if str(path) == "-" else path.read_text())
     except OSError as error:
         raise CliError(f"{what} {path}: cannot read: {error.strerror}") from None
     except json.JSONDecodeError as error:

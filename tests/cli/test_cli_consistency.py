@@ -124,3 +124,14 @@ def test_help_at_80_columns_keeps_every_option_name_whole(name: str, command: cl
 )
 def test_counted_units_agree_in_number(value, unit, text) -> None:
     assert quantity(value, unit) == text
+
+
+def test_preview_json_dash_pipes_into_policy_file_dash(fixture_project) -> None:
+    """`preview ... --json - | policy --file -`: stdout carries one document the policy command reads."""
+    preview = CliRunner().invoke(
+        app, ["preview", "alpha", "beta", "--project-dir", str(fixture_project), "--no-policy", "--json", "-"]
+    )
+    assert preview.exit_code == 0, preview.output
+    policy = CliRunner().invoke(app, ["policy", "--file", "-", "--json"], input=preview.stdout)
+    assert policy.exit_code in (0, 1), policy.output  # the toy fixture breaks guardrails on purpose
+    assert [entry["stack"] for entry in json.loads(policy.stdout)["stacks"]] == ["alpha", "beta"]
