@@ -85,11 +85,15 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
     elif headroom == 0:
         pool_source = "serving_plan: replicas.min = replicas.max, no room to grow into"
     else:
+        drain = f"ceil({admission.max_depth} x {slo.service_seconds:g} s / {admission.ttl_seconds} s TTL)"
+        # A burst the min replicas already cover is stated as such, not as a negative count.
+        burst = (
+            f"{drain} - min {replicas.min} = {plan.warm_pool_burst}" if plan.warm_pool_burst >= 0
+            else f"{drain} = {plan.warm_pool_burst + replicas.min}, within min {replicas.min}"
+        )
         pool_source = (
             f"serving_plan: max(1, growth during one {cold} s cold start on a {replicas.min}->{replicas.max} "
-            f"ramp over 1 h = {plan.warm_pool_growth}, full-queue burst ceil({admission.max_depth} x "
-            f"{slo.service_seconds:g} s / {admission.ttl_seconds} s TTL) - min {replicas.min} = {plan.warm_pool_burst}), "
-            f"at most max - min = {headroom}"
+            f"ramp over 1 h = {plan.warm_pool_growth}, full-queue burst {burst}), at most max - min = {headroom}"
         )
     itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
     tp_source = (
