@@ -49,6 +49,10 @@ def test_more_nodes_update_the_group_in_place_and_leave_data_alone() -> None:
     touched = {change["type"] for change in document["changes"]}
     assert not touched & {LUSTRE, BUCKET, "aws:kms/key:Key", "aws:ebs/volume:Volume"}
     assert "to update" in stderr  # with --json -, the lines go to stderr and stdout is only the document
+    # As the README says: slurm.conf in the head node's user data changes, and userDataReplaceOnChange makes
+    # that a replacement, delete-first (the program asks for it: the head keeps a fixed private address).
+    head = by_name(document, "aws:ec2/instance:Instance")["aws-training-head"]
+    assert head["action"] == "replace" and head["order"] == DELETE_FIRST and head["replacing"] == ["userData"]
 
 
 def test_persistent_2_to_1_replaces_the_protected_lustre_and_is_blocked() -> None:
