@@ -87,11 +87,15 @@ def test_preview_tree_children_are_sorted(fixture_project) -> None:
             assert siblings == sorted(siblings), siblings
 
 
-def test_validate_and_policy_without_stack_take_every_stack(project: Path) -> None:
+def test_validate_and_policy_without_stack_take_every_stack(project: Path, fixture_project: Path) -> None:
     (project / "stacks" / "Pulumi.beta.yaml").write_text((project / "stacks" / "Pulumi.alpha.yaml").read_text())
+    (project / "__main__.py").write_text((fixture_project / "__main__.py").read_text())
     result = CliRunner().invoke(app, ["validate", "--project-dir", str(project)])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[:2] == ["alpha: ok", "beta: ok"]
+    policy = CliRunner().invoke(app, ["policy", "--project-dir", str(project), "--json"])
+    assert policy.exit_code in (0, 1), policy.output  # the toy fixture breaks guardrails on purpose
+    assert [entry["stack"] for entry in json.loads(policy.stdout)["stacks"]] == ["alpha", "beta"]
 
 
 def _commands() -> list[tuple[str, click.Command]]:
