@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: preview test unit integration bench policy clean
+.PHONY: preview test unit integration bench policy docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,11 +16,13 @@ preview: $(STAMP)
 	$(BIN)/accelstack preview --all
 
 # loadfile: a module's tests share one worker, so module fixtures (the real Slurm cluster) start once.
+# --benchmark-disable: the bench tests are deselected here; it stops pytest-benchmark warning that xdist
+# turned it off. Skip reasons are printed (-rs in pyproject's addopts).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --benchmark-disable
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m 'not integration and not bench'
+	$(BIN)/python -m pytest -n 2 --dist loadfile --benchmark-disable -m 'not integration and not bench'
 
 integration: $(STAMP)
 	$(BIN)/python -m pytest -m integration
@@ -30,6 +32,10 @@ bench: $(STAMP)
 
 policy: $(STAMP)
 	$(BIN)/accelstack policy --all
+
+# The stack file reference and JSON Schema, from the spec models (tests fail when they are stale).
+docs: $(STAMP)
+	$(BIN)/accelstack schema --out docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -14,7 +14,7 @@ app = typer.Typer(
     help="GPU training clusters and serving services on Pulumi from one typed spec. Offline: no cloud "
     "credentials, no Pulumi CLI (previews run the real program under Pulumi mocks).",
     no_args_is_help=True,
-    rich_markup_mode="markdown",  # paragraphs reflow; `code` renders as code
+    rich_markup_mode=None,  # click's plain help: wraps to the terminal, never cuts an option name
     add_completion=False,
     # A user's mistake is reported as lines naming the config path; an unexpected error should stay short too.
     pretty_exceptions_show_locals=False,

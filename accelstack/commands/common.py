@@ -10,11 +10,12 @@ lines on stderr plus an exit code.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -47,6 +48,16 @@ SetOpt = Annotated[
         "--set",
         metavar="PATH=VALUE",
         help="Override a config value, e.g. --set training.nodes.count=64 (value read as YAML). Repeatable.",
+        show_default=False,
+    ),
+]
+STDOUT = "-"
+JsonOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--json",
+        metavar="OUT",
+        help="Also write the result as JSON to the file OUT (`-`: stdout, the lines then go to stderr).",
         show_default=False,
     ),
 ]
@@ -103,6 +114,19 @@ def printable(text: str) -> str:
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
+# Counted units and their singular: `1 replica`, `1 GPU`, but `1 s` stays `1 s`.
+SINGULAR = {
+    "replicas": "replica", "GPUs": "GPU", "nodes": "node", "instances": "instance", "sequences": "sequence",
+    "checkpoints": "checkpoint", "adapters": "adapter", "resources": "resource", "violations": "violation",
+}
+
+
+def quantity(value: float | int, unit: str) -> str:
+    """`value unit`, with a counted unit in the singular for exactly one."""
+    number = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{number} {SINGULAR.get(unit, unit) if value == 1 else unit}".rstrip()
+
+
 def problem_lines(stack: str, problems: Iterable[Problem]) -> list[str]:
     """`STACK: path.to.field: message` (warnings carry `warning:` after the path)."""
     return [printable(f"{stack}: {problem}") for problem in problems]
@@ -116,6 +140,27 @@ def print_problems(stack: str, problems: Iterable[Problem], *, stderr: bool = Tr
         echo_lines(problem_lines(stack, errors), stderr=stderr, style="red")
     if warnings:
         echo_lines(problem_lines(stack, warnings), stderr=stderr, style="yellow")
+
+
+def is_stdout(destination: Path | str | None) -> bool:
+    return destination is not None and str(destination) == STDOUT
+
+
+def write_json(document: Any, destination: Path | str) -> None:
+    """`document` as indented JSON to the file `destination`, or to stdout for `-` (no `wrote` line:
+    stdout carries only the document). Keys keep their order: callers build them deterministically."""
+    text = json.dumps(document, indent=2) + "\n"
+    if is_stdout(destination):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    path = Path(destination)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as error:
+        raise CliError(f"--json {path}: {error.strerror or error}", EXIT_FAILED) from None
+    echo_lines([f"wrote {path}"], stderr=True)
 
 
 def find_project_dir(project_dir: Path | None = None) -> Path:

@@ -39,7 +39,7 @@ FileOpt = Annotated[
     typer.Option(
         "--file",
         metavar="EXPORT.json",
-        help="A `pulumi stack export` (v3) or `accelstack preview --json` document instead of STACK.",
+        help="A `pulumi stack export` (v3) or `accelstack preview --json` document instead of STACK (`-`: stdin).",
         dir_okay=False,
         show_default=False,
     ),
@@ -69,7 +69,8 @@ EmitConfigOpt = Annotated[
 
 def _read_json(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text())
+        # `-`: stdin, so `accelstack preview --all --json - | accelstack policy --file -` works.
+        return json.loads(sys.stdin.read() if str(path) == "-" else path.read_text())
     except OSError as error:
         raise CliError(f"{what} {path}: cannot read: {error.strerror}") from None
     except json.JSONDecodeError as error:
@@ -116,6 +117,7 @@ def policy_command(
 ) -> int:
     """Run the separation and guardrails policy packs offline (pulumi-policy's own analyzer).
 
+    STACK... defaults to every stack (unless --file is given).
     Prints one line per violation `STACK: PACK/POLICY [LEVEL] URN: message`, then a summary per
     stack. Exit 1 if any mandatory policy is violated, 2 on bad input, 0 otherwise.
     """
@@ -144,7 +146,7 @@ def policy_command(
     else:
         from accelstack.engine.preview import PreviewError, preview_stack
 
-        root, files = resolve_stacks(stacks, all_stacks, project_dir)
+        root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir)  # default: every stack
         for path in files:
             name = stack_name_of(path)
             try:
@@ -197,7 +199,8 @@ def _print_text(report: list[tuple[str, list[Any]]]) -> None:
         echo_lines([f"{name}: {v.line()}" for v in mandatory], style="red")
         echo_lines([f"{name}: {v.line()}" for v in advisory], style="yellow")
         if mandatory:
-            echo_lines([f"{name}: FAILED: {len(mandatory)} mandatory, {len(advisory)} advisory violation(s)"], style="red")
+            noun = "violation" if len(verdicts) == 1 else "violations"
+            echo_lines([f"{name}: FAILED: {len(mandatory)} mandatory, {len(advisory)} advisory {noun}"], style="red")
         else:
             echo_lines([f"{name}: ok (no mandatory violations; {len(advisory)} advisory)"], style="green")
 

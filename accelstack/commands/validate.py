@@ -29,10 +29,10 @@ def validate_command(
 ) -> int:
     """Check stack config against the spec and the cloud's constraint tables (nothing runs).
 
-    Prints `STACK: ok` (and `STACK: path: warning: ...` lines), or one line per problem
+    STACK... defaults to every stack, as for `preview`. Prints `STACK: ok` (and `STACK: path: warning: ...` lines), or one line per problem
     `STACK: path.to.field: message` on stderr and exits 2.
     """
-    _, files = resolve_stacks(stacks, all_stacks, project_dir)
+    _, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir)
     failed = False
     for name, spec in load_specs(files, overrides or []):
         if spec is None:

@@ -54,21 +54,34 @@ def _outputs(registration: Registration) -> dict[str, Any]:
     return redact(outputs)
 
 
+def sorted_keys(value: Any) -> Any:
+    """Objects with their keys sorted, at every depth (as Go's encoding/json writes a map): the wire
+    struct's field order depends on the registration, and two exports of one stack must diff cleanly."""
+    if isinstance(value, dict):
+        return {key: sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [sorted_keys(item) for item in value]
+    return value
+
+
 def resource_v3(registration: Registration) -> dict[str, Any]:
     is_stack = registration.type == STACK_TYPE
     entry: dict[str, Any] = {"urn": registration.urn, "custom": registration.custom}
     if registration.custom:
         entry["id"] = registration.id
     entry["type"] = registration.type
-    entry["inputs"] = {} if is_stack else redact(registration.inputs)
-    entry["outputs"] = _outputs(registration)
+    entry["inputs"] = {} if is_stack else sorted_keys(redact(registration.inputs))
+    entry["outputs"] = sorted_keys(_outputs(registration))
     if registration.parent and not is_stack:
         entry["parent"] = registration.parent
     entry["protect"] = registration.protect
     if registration.custom and registration.provider:
         entry["provider"] = registration.provider
-    entry["dependencies"] = list(registration.dependencies)
-    entry["propertyDependencies"] = {k: list(v) for k, v in registration.property_dependencies.items() if v}
+    # The engine sees these as sets; the program adds them in whatever order its outputs resolve.
+    entry["dependencies"] = sorted(registration.dependencies)
+    entry["propertyDependencies"] = {
+        key: sorted(urns) for key, urns in sorted(registration.property_dependencies.items()) if urns
+    }
     if registration.additional_secret_outputs:
         entry["additionalSecretOutputs"] = list(registration.additional_secret_outputs)
     if registration.retain_on_delete:

@@ -3,7 +3,7 @@ subprocess, and return what it registered plus the `pulumi stack export` documen
 
 Python API (used by the CLI and by the policy/report commands):
     result = preview_stack(Path("stacks/Pulumi.aws-training.yaml"), overrides=["training.nodes.count=8"])
-    result.resources   # list[Registration], registration order (Stack first)
+    result.resources   # list[Registration], the export's order (Stack first, then dependencies first)
     result.export      # {"version": 3, "deployment": {...}}, secrets redacted
     result.seconds     # wall time of the preview (config + subprocess)
 Raises `SpecError` when the config is invalid (nothing is run) and `PreviewError` when the program
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from accelstack.engine.capture import Capture, Registration, config_for_pulumi
-from accelstack.engine.export import deployment_v3
+from accelstack.engine.export import deployment_v3, deterministic_order
+from accelstack.engine.replacement import Change, plan_changes
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file, spec_warnings, stack_name_of
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Problem
@@ -119,6 +120,20 @@ def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[st
         }
 
 
+def _checked(result: dict[str, Any], stack: str) -> dict[str, Any]:
+    """The worker's result, or PreviewError when the program failed."""
+    if not result.get("ok"):
+        error = result.get("error") or {}
+        raise PreviewError(
+            stack,
+            error.get("kind", "program"),
+            error.get("message", "failed"),
+            error.get("traceback", ""),
+            result.get("log", ""),
+        )
+    return result
+
+
 def preview_stack(
     stack_file: Path,
     overrides: list[str] | None = None,
@@ -141,21 +156,13 @@ def preview_stack(
         "project": PROJECT,
         "preview": True,
     }
-    result = run_worker(request)
-    if not result.get("ok"):
-        error = result.get("error") or {}
-        raise PreviewError(
-            stack,
-            error.get("kind", "program"),
-            error.get("message", "failed"),
-            error.get("traceback", ""),
-            result.get("log", ""),
-        )
+    result = _checked(run_worker(request), stack)
     resources = [Registration(**data) for data in result["resources"]]
     capture = Capture(PROJECT, stack, True, resources, result.get("stack_outputs", {}))
     export = deployment_v3(capture)
-    # Same order as the export: the Stack first.
-    resources.sort(key=lambda r: r.type != "pulumi:pulumi:Stack")
+    # Same order as the export (Stack first, then dependencies first, ties by URN): registration
+    # order varies between runs of the same program.
+    resources = deterministic_order(resources)
     return PreviewResult(
         stack=stack,
         stack_file=stack_file,
@@ -166,4 +173,56 @@ def preview_stack(
         seconds=time.perf_counter() - started,
         warnings=spec_warnings(spec),
         peak_rss_kib=int(result.get("peak_rss_kib", 0)),
+    )
+
+
+@dataclass
+class DiffResult:
+    stack: str
+    stack_file: Path
+    edited_file: Path
+    spec: StackSpec  # the edited spec
+    changes: list[Change]
+    seconds: float
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def diff_stack(
+    stack_file: Path,
+    overrides: list[str] | None = None,
+    project_dir: Path | None = None,
+    *,
+    edited_file: Path | None = None,
+    stack: str | None = None,
+) -> DiffResult:
+    """What `pulumi up` would do to the stack deployed from `stack_file` after the edit: `edited_file`
+    (default: the same file) with the `--set` overrides. Both configs must validate (SpecError)."""
+    started = time.perf_counter()
+    stack_file = Path(stack_file).resolve()
+    edited_file = Path(edited_file).resolve() if edited_file else stack_file
+    stack = stack or stack_name_of(stack_file)
+    root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
+    raw, config = stack_config(stack_file, [])
+    parse_spec(raw, stack)
+    edited_raw, edited_config = stack_config(edited_file, overrides)
+    spec = parse_spec(edited_raw, stack)
+    request = {
+        "main": str(root / PROGRAM),
+        "project_dir": str(root),
+        "config": config,
+        "edited_config": edited_config,
+        "stack": stack,
+        "project": PROJECT,
+    }
+    result = _checked(run_worker(request), stack)
+    deployed = [Registration(**data) for data in result["resources"]]
+    edited = [Registration(**data) for data in result["edited_resources"]]
+    return DiffResult(
+        stack=stack,
+        stack_file=stack_file,
+        edited_file=edited_file,
+        spec=spec,
+        changes=plan_changes(deployed, edited),
+        seconds=time.perf_counter() - started,
+        warnings=spec_warnings(spec),
     )

@@ -2,10 +2,12 @@
 
 Pulumi's runtime keeps global state (settings, config, the root resource) and the program imports
 `components.*` from the project dir, so each stack gets a fresh interpreter: stacks never leak into
-each other. Request: {"main", "project_dir", "config", "stack", "project", "preview"}. Result:
-{"ok", "seconds", "peak_rss_kib", "resources", "stack_outputs", "error": {"kind", "message",
-"traceback"} | null}; kind "config" for pulumi.RunError (the program refused its input), "program"
-for anything else. The program's own prints go to stderr so stdout carries only the result.
+each other. Request: {"main", "project_dir", "config", "stack", "project", "preview"}, plus
+"edited_config" for a diff (the stack is captured as deployed from "config", then again as `pulumi up`
+would see "edited_config": accelstack.engine.replacement). Result: {"ok", "seconds", "peak_rss_kib",
+"resources", "stack_outputs", "error": {"kind", "message", "traceback"} | null}, plus "edited_resources"
+for a diff; kind "config" for pulumi.RunError (the program refused its input), "program" for anything
+else. The program's own prints go to stderr so stdout carries only the result.
 """
 
 from __future__ import annotations
@@ -39,14 +41,26 @@ def run_request(request: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, str(project_dir))
     started = time.perf_counter()
     result: dict[str, Any] = {"ok": False, "resources": [], "stack_outputs": {}, "error": None}
+    edited = None
     try:
-        captured = capture(
-            Path(request["main"]),
-            request["config"],
-            project=request.get("project", "accelstack"),
-            stack=request["stack"],
-            preview=request.get("preview", True),
-        )
+        if "edited_config" in request:
+            from accelstack.engine.replacement import capture_edit
+
+            captured, edited = capture_edit(
+                Path(request["main"]),
+                request["config"],
+                request["edited_config"],
+                stack=request["stack"],
+                project=request.get("project", "accelstack"),
+            )
+        else:
+            captured = capture(
+                Path(request["main"]),
+                request["config"],
+                project=request.get("project", "accelstack"),
+                stack=request["stack"],
+                preview=request.get("preview", True),
+            )
     except pulumi.RunError as error:
         result["error"] = {"kind": "config", "message": str(error), "traceback": ""}
     except Exception as error:  # noqa: BLE001 - reported to the user, with the traceback kept for --debug
@@ -56,6 +70,8 @@ def run_request(request: dict[str, Any]) -> dict[str, Any]:
         result["ok"] = True
         result["resources"] = [_registration_json(r) for r in captured.resources]
         result["stack_outputs"] = captured.stack_outputs
+        if edited is not None:
+            result["edited_resources"] = [_registration_json(r) for r in edited.resources]
     result["seconds"] = time.perf_counter() - started
     result["peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return result

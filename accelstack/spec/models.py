@@ -28,6 +28,8 @@ class Model(BaseModel):
         extra="forbid",
         frozen=True,
         str_strip_whitespace=True,
+        # The string under a field is its description (JSON Schema, docs/spec-reference.md).
+        use_attribute_docstrings=True,
     )
 
 
@@ -44,8 +46,11 @@ class Account(Model):
     """Where this stack deploys: an AWS account id, Azure subscription, GCP project or OCI compartment."""
 
     id: str = Field(min_length=1)
+    """Account id (AWS: 12 digits, quoted in YAML so leading zeros survive). The provider refuses any other account (allowedAccountIds)."""
     region: str = Field(min_length=1)
+    """Region every resource of the stack is created in, e.g. us-east-1 (must be in separation.allowedRegions when that is set)."""
     deploy_role: str | None = None
+    """Role ARN the stack's provider assumes to deploy (during preview too); none: the caller's own credentials."""
 
     @field_validator("id", mode="before")
     @classmethod
@@ -57,8 +62,11 @@ class Separation(Model):
     """Both sides' accounts. They must be disjoint so training can never consume serving's quota."""
 
     training_accounts: list[str] = Field(min_length=1)
+    """Accounts that may hold training stacks (quoted ids)."""
     serving_accounts: list[str] = Field(min_length=1)
+    """Accounts that may hold serving stacks (quoted ids); disjoint from trainingAccounts."""
     allowed_regions: list[str] | None = None
+    """Regions stacks may deploy to; none: any region."""
 
     @field_validator("training_accounts", "serving_accounts", mode="before")
     @classmethod
@@ -79,13 +87,19 @@ class NetworkSpec(Model):
     """Either a new VPC (vpcCidr) or an existing VPC and subnet(s)."""
 
     vpc_cidr: str | None = "10.20.0.0/16"
+    """IPv4 CIDR (/16 to /28) of the VPC the stack creates; ignored when vpcId is given."""
     vpc_id: str | None = None
+    """Bring your own VPC: its id (then subnetId for training, or subnetIds for serving, is required)."""
     subnet_id: str | None = None
+    """Training in an existing VPC: the one subnet holding the cluster (and its placement group, Lustre)."""
     # Serving spreads replicas over subnets in several AZs; training lives in one.
     subnet_ids: list[str] | None = None
+    """Serving in an existing VPC: the private subnets (several AZs) the replicas run in."""
     # Serving in an existing VPC: the public subnets (>= 2 AZs) that hold only the load balancer.
     public_subnet_ids: list[str] | None = None
+    """Serving in an existing VPC: the public subnets (2 AZs or more) that hold only the load balancer."""
     availability_zone: str | None = None
+    """Pin the cluster's AZ (needed with a capacity reservation or Capacity Block); none: the first AZ that offers the instance type."""
 
     @field_validator("vpc_cidr")
     @classmethod
@@ -118,27 +132,39 @@ class NetworkSpec(Model):
 
 class Nodes(Model):
     instance_type: str
+    """Accelerated instance type of the training nodes, e.g. p5.48xlarge (must be in the constraint table; several nodes need EFA)."""
     count: int = Field(ge=1, le=10_000)
+    """Number of training nodes (1 to 10000); all of them in one cluster placement group."""
     capacity: Capacity = "on-demand"
+    """How the nodes are bought: on-demand, spot (needs checkpoints) or capacity-block (needs reservationId and network.availabilityZone)."""
     reservation_id: str | None = None
+    """Capacity reservation or Capacity Block id (cr-...) the nodes launch into."""
 
 
 class DatasetStore(Model):
     uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    """Bucket (and optional prefix) of the training data, e.g. s3://acme-train-datasets; Lustre imports from it."""
     create: bool = True
+    """Create the bucket (true) or use an existing one (false)."""
     # What Lustre must hold besides checkpoints; None: the planner assumes capacityGiB was sized for it.
     size_gib: float | None = Field(default=None, gt=0, alias="sizeGiB")
+    """Size of the data Lustre must hold, GiB; none: capacityGiB is assumed to have been sized for it."""
 
 
 class LustreSpec(Model):
     deployment_type: str = "PERSISTENT_2"
+    """FSx for Lustre deployment type: PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1 (changing it replaces the file system)."""
     # None: the planner derives them (accelstack.planner.training_plan.lustre_setting): the cheapest
     # valid size and tier holding the dataset + retained checkpoints + headroom and writing one
     # checkpoint within the target. Scratch types take no tier.
     capacity_gib: int | None = Field(default=None, ge=1, alias="capacityGiB")
+    """Storage capacity, GiB, in the deployment type's steps (PERSISTENT_2: 1200 or a multiple of 2400); omitted: the planner's cheapest size that holds the data and checkpoints. Grows in place; a shrink replaces."""
     throughput_per_tib: int | None = Field(default=None, alias="throughputPerTiB")
+    """Throughput tier, MB/s per TiB (PERSISTENT_2: 125, 250, 500 or 1000); omitted: the planner's cheapest tier meeting the checkpoint write target; none for scratch."""
     import_path: str = "/datasets"
+    """Directory of the file system the dataset bucket is linked to (absolute)."""
     mount_path: str = "/fsx"
+    """Where nodes mount the file system (absolute)."""
 
     @field_validator("import_path", "mount_path")
     @classmethod
@@ -150,14 +176,19 @@ class LustreSpec(Model):
 
 class CheckpointStore(Model):
     uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    """Versioned, encrypted bucket (and optional prefix) checkpoints are exported to, e.g. s3://acme-train-checkpoints."""
     path: str = "/fsx/checkpoints"
+    """Checkpoint directory on the nodes, under the Lustre mount path; exported to the bucket without propagating deletes."""
     create: bool = True
+    """Create the bucket (true) or use an existing one (false)."""
     # A synchronous save stalls every GPU until written; None: the planner's 300 s. Raise it for
     # asynchronous checkpointing, where the write overlaps training.
     write_target_seconds: float | None = Field(default=None, gt=0, le=86_400)
+    """Longest acceptable synchronous checkpoint write, seconds (sizes the Lustre tier); none: the planner's 300 s. Raise it for asynchronous checkpointing."""
     # Days an overwritten or deleted checkpoint version is kept in the (versioned) bucket before it
     # expires; current versions never expire. S3 lifecycle takes 1 day at least.
     noncurrent_version_days: int = Field(default=30, ge=1, le=36_500)
+    """Days an overwritten or deleted checkpoint version is kept before it expires (current versions never expire; 1 day at least)."""
 
     @field_validator("path")
     @classmethod
@@ -169,16 +200,23 @@ class CheckpointStore(Model):
 
 class TrainingStorage(Model):
     datasets: DatasetStore
+    """Where the training data lives (S3)."""
     lustre: LustreSpec | None = LustreSpec()
+    """The shared FSx for Lustre file system; null: none (one-node fine-tuning reads from S3)."""
     checkpoints: CheckpointStore | None = None
+    """Checkpoint bucket and directory; required for spot capacity."""
 
 
 class Partition(Model):
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,30}$")
+    """Slurm partition name (a letter, then up to 30 letters, digits, _ or -)."""
     max_time: str = "UNLIMITED"
+    """Slurm MaxTime as a quoted string: \"UNLIMITED\", minutes, \"HH:MM:SS\" or \"D-HH:MM:SS\"."""
     default: bool = False
+    """The partition jobs go to when they name none (exactly one should be default)."""
     # Slurm node features this partition selects (Nodes=<feature>); none: every compute node.
     features: list[str] = Field(default_factory=list)
+    """Slurm node features this partition selects; empty: every compute node."""
 
     @field_validator("max_time", mode="before")
     @classmethod
@@ -194,12 +232,16 @@ class Partition(Model):
 
 class HeadNode(Model):
     instance_type: str = "m7i.2xlarge"
+    """Instance type of the Slurm head node (slurmctld), CPU only."""
 
 
 class SchedulerSpec(Model):
     kind: Literal["slurm", "managed", "none"] = "slurm"
+    """slurm (head node + dynamic nodes), managed (AWS Batch multi-node jobs, on-demand only) or none."""
     head_node: HeadNode = HeadNode()
+    """The Slurm head node."""
     partitions: list[Partition] = Field(default_factory=lambda: [Partition(name="gpu", default=True)])
+    """Slurm partitions; default: one `gpu` partition."""
 
 
 class TrainingModel(Model):
@@ -210,13 +252,19 @@ class TrainingModel(Model):
     """
 
     preset: str | None = Field(default=None, min_length=1)
+    """Architecture preset (e.g. llama-3.1-70b; `accelstack size checkpoint --help` lists them): sizes checkpoints exactly."""
     parameters_billion: float | None = Field(default=None, gt=0, le=100_000)
+    """Parameters in billions, when there is no preset."""
     method: Literal["full", "lora"] = "full"
+    """full (weights + Adam state, 14 B/param per checkpoint) or lora (adapter only; needs a preset or checkpointGiB)."""
     lora_rank: int = Field(default=16, ge=1, le=512)
+    """LoRA rank (1 to 512), sizes the adapter checkpoint."""
     checkpoint_gib: float | None = Field(default=None, gt=0, alias="checkpointGiB")
+    """Checkpoint size, GiB, stated outright (wins over the estimate)."""
     # Tokens the job trains on (dataset tokens x epochs): `accelstack cost` prices the job's hours from
     # it (6 or, for LoRA, 4 FLOPs per parameter per token at 40% MFU); None: a month at 24x7.
     training_tokens: float | None = Field(default=None, gt=0, le=1e15)
+    """Tokens the job trains on (dataset tokens x epochs); `accelstack cost` prices the job's hours from it."""
 
     @model_validator(mode="after")
     def _sized(self) -> TrainingModel:
@@ -233,47 +281,73 @@ class TrainingModel(Model):
 
 class TrainingSpec(Model):
     nodes: Nodes
+    """The accelerated nodes."""
     storage: TrainingStorage
+    """Datasets, Lustre and checkpoints."""
     model: TrainingModel | None = None
+    """What is trained, for checkpoint sizing; none: estimated from GPU memory."""
     network: NetworkSpec = NetworkSpec()
+    """New VPC (vpcCidr, default 10.20.0.0/16) or an existing VPC and subnet."""
     scheduler: SchedulerSpec = SchedulerSpec()
+    """Slurm, AWS Batch or none."""
     # Serving accounts allowed to read model artifacts from the checkpoint bucket's artifact prefix.
     artifact_readers: list[str] = Field(default_factory=list)
+    """Serving accounts allowed to read artifactPrefix of the checkpoint bucket (s3:GetObject, kms:Decrypt via S3)."""
     artifact_prefix: str = "models/"
+    """Prefix of the checkpoint bucket that artifactReaders may read (published models)."""
 
 
 class LoraAdapter(Model):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+    """Adapter name clients ask for (lowercase letters, digits, -; up to 63 characters)."""
     uri: str
+    """Where the adapter's weights are, e.g. s3://acme-train-checkpoints/models/adapters/acme/."""
     rank: int = Field(default=16, ge=1, le=512)
+    """LoRA rank (1 to 512); sizes the adapter memory."""
 
 
 class ModelSpec(Model):
     name: str = Field(min_length=1)
+    """Model name the server serves (clients pass it as `model`), e.g. meta-llama/Llama-3.1-8B-Instruct."""
     weights_uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    """Where the weights are, e.g. s3://acme-train-checkpoints/models/llama-3.1-8b/ (read-only from serving)."""
     # A preset name from the planner's architecture table, or explicit parameters.
     preset: str | None = Field(default=None, min_length=1)
+    """Architecture preset (sizes KV cache and concurrency exactly); none: estimated."""
     parameters_billion: float | None = Field(default=None, gt=0)
+    """Parameters in billions, when there is no preset."""
     precision: Precision = "bf16"
+    """Weights precision: fp32, bf16, fp16, fp8, int8 or int4."""
     context_length: int = Field(default=8192, ge=128, le=2_000_000)
+    """Longest sequence (prompt + output) a request may use, tokens."""
     adapters: list[LoraAdapter] = Field(default_factory=list)
+    """LoRA adapters served beside the base model."""
 
 
 class Replicas(Model):
     instance_type: str
+    """Accelerated instance type of the replicas, e.g. g6e.xlarge."""
     min: int = Field(default=1, ge=0, le=1000)
+    """Fewest replicas in service (0 to 1000)."""
     max: int = Field(default=4, ge=1, le=1000)
+    """Most replicas in service (1 to 1000, at least min)."""
     capacity: Capacity = "on-demand"
+    """on-demand (serving refuses spot: an interruption drops requests in flight)."""
     # Tensor-parallel degree; defaults to every GPU on the instance.
     tensor_parallel: int | None = Field(default=None, ge=1)
+    """Tensor-parallel degree; none: every GPU of the instance."""
     # Stopped, pre-initialised instances kept beside the group; None: sized from cold start and max.
     warm_pool: int | None = Field(default=None, ge=0, le=1000)
+    """Stopped, pre-initialised instances kept beside the group; none: sized from the cold start and max."""
     # AMI id, or `resolve:ssm:<parameter>` (resolved by EC2 at launch): AWS Deep Learning Base GPU AMI.
     image_id: str = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    """AMI id, or resolve:ssm:<parameter> resolved by EC2 at launch; default: AWS Deep Learning Base GPU AMI (Ubuntu 22.04)."""
     # OpenAI-compatible inference server container.
     server_image: str = "vllm/vllm-openai:v0.6.6"
+    """OpenAI-compatible inference server container image."""
     # Measured seconds from launch to ready; None: estimated from weights size.
     cold_start_seconds: int | None = Field(default=None, ge=30, le=7200)
+    """Measured seconds from launch to ready (30 to 7200); none: estimated from the weights' size."""
 
     @model_validator(mode="after")
     def _bounds(self) -> Replicas:
@@ -284,31 +358,44 @@ class Replicas(Model):
 
 class LoadBalancerSpec(Model):
     certificate_arn: str
+    """ACM certificate ARN for the HTTPS listener."""
     health_path: str = "/health"
+    """HTTP path the target group health check requests on each replica."""
     port: int = Field(default=8000, ge=1, le=65535)
+    """Port the inference server listens on in each replica."""
     access_logs: bool = True
+    """Write load balancer access logs to an encrypted bucket of the stack."""
 
 
 class AdmissionPolicy(Model):
     max_depth: int = Field(default=10_000, ge=1)
+    """Most requests waiting in the admission queue; beyond it new requests are refused."""
     # SQS retention bounds: 60 s to 14 days.
     ttl_seconds: int = Field(default=300, ge=60, le=1_209_600)
+    """Seconds a request may wait before it expires (SQS retention: 60 s to 14 days)."""
     # WAF rate-based rule: requests per client IP per evaluation window (minimum 10).
     per_client_rate: int = Field(default=2000, ge=10, le=2_000_000_000)
+    """WAF rate limit: requests per client IP per rateWindowSeconds (10 at least)."""
     rate_window_seconds: Literal[60, 120, 300, 600] = 300
+    """WAF rate-limit evaluation window: 60, 120, 300 or 600 seconds."""
     max_receive_count: int = Field(default=3, ge=1, le=1000)
+    """Deliveries of a request before it moves to the dead-letter queue."""
 
 
 class LatencySlo(Model):
     target_seconds: float = Field(default=2.0, gt=0)
+    """Acceptable time a request waits in the queue, seconds (the backlog-per-instance target is this / serviceSeconds x concurrency)."""
     service_seconds: float = Field(default=0.5, gt=0)
+    """Seconds one replica slot takes to serve a request."""
 
 
 class LatencyTarget(Model):
     """A latency objective as it is usually stated: the `percentile`-th request latency within targetSeconds."""
 
     percentile: float = Field(default=95, ge=50, lt=100)
+    """Which request latency the target bounds (95: the 95th percentile), 50 to under 100."""
     target_seconds: float = Field(gt=0, le=3600)
+    """End-to-end latency, seconds, that the percentile must stay within."""
 
 
 class ServingLoad(Model):
@@ -316,22 +403,34 @@ class ServingLoad(Model):
     replicas.min/max against it (accelstack.planner.rules.serving_replicas_carry_load)."""
 
     requests_per_second: float = Field(gt=0, le=1_000_000)
-    input_tokens: int = Field(ge=1, le=2_000_000)  # prompt tokens per request, on average
-    output_tokens: int = Field(ge=1, le=2_000_000)  # generated tokens per request, on average
+    """Peak requests per second."""
+    input_tokens: int = Field(ge=1, le=2_000_000)
+    """Prompt tokens per request, on average."""
+    output_tokens: int = Field(ge=1, le=2_000_000)
+    """Generated tokens per request, on average."""
     latency: LatencyTarget | None = None
+    """Latency objective as a percentile (e.g. p95 within 10 s); without `slo` it sets slo.targetSeconds."""
 
 
 class ServingSpec(Model):
     model: ModelSpec
+    """The model served."""
     replicas: Replicas
+    """The replica group."""
     load_balancer: LoadBalancerSpec
+    """The HTTPS load balancer."""
     admission: AdmissionPolicy = AdmissionPolicy()
+    """The admission queue and the per-client rate limit."""
     # Without `slo`, a stated load.latency target is the latency the queue's backlog target keeps.
     slo: LatencySlo = LatencySlo()
+    """Latency targets that size the scaling target."""
     load: ServingLoad | None = None
+    """The peak load the service must carry (requests/s, tokens per request, latency percentile target)."""
     network: NetworkSpec = NetworkSpec(vpc_cidr="10.30.0.0/16")
+    """New VPC (vpcCidr, default 10.30.0.0/16) or an existing VPC with private and public subnets."""
     # Training account's bucket holding the model artifacts (read-only from serving).
     artifact_account: str | None = None
+    """Training account whose checkpoint bucket holds the model artifacts (its KMS key decrypts them)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -350,12 +449,19 @@ class StackSpec(Model):
     """One stack: one cloud, one workload, one account."""
 
     stack: str = Field(default="dev", pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
+    """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
     cloud: Cloud
+    """Cloud of the stack's components. Only aws has components today; the others are refused."""
     workload: Workload
+    """training or serving: one workload per stack."""
     account: Account
+    """The account and region this stack deploys to."""
     separation: Separation
+    """Training and serving accounts (disjoint) and the allowed regions."""
     training: TrainingSpec | None = None
+    """The training cluster (workload: training)."""
     serving: ServingSpec | None = None
+    """The serving service (workload: serving)."""
 
     @model_validator(mode="after")
     def _workload_block(self) -> StackSpec:

@@ -24,7 +24,9 @@ from typing import Any
 import pulumi
 import pytest
 
-from accelstack.engine.capture import Capture, MockCloud, Registration, capture, config_for_pulumi
+from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
+from accelstack.engine.replacement import ExistingStackCloud as _ExistingStackCloud
+from accelstack.engine.replacement import replacing_changes as _replacing_changes
 from accelstack.spec.loader import apply_overrides, read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,50 +47,8 @@ VPC = "aws:ec2/vpc:Vpc"
 SUBNET = "aws:ec2/subnet:Subnet"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 
-# Inputs whose change makes the provider REPLACE the resource (pulumi-aws 7.x bridges terraform-provider-aws
-# 6.x: a `ForceNew` attribute becomes `willReplaceOnChanges`). The Python SDK docstrings do not carry the
-# flag, so the lists come from the Terraform resource schemas (internal/service/<svc>/<resource>.go
-# `ForceNew: true`, and the registry docs' "Forces new resource"); `region` (new in provider 6 / pulumi-aws 7)
-# replaces every resource. Deliberately left out, because they update in place:
-#   Lustre perUnitStorageThroughput (in place since hashicorp/terraform-provider-aws#34932), storageCapacity
-#   growth (only a shrink replaces: the provider's CustomizeDiff, see SHRINK_REPLACES), logConfiguration,
-#   dataCompressionType, backups; DRA s3 policies and importedFileChunkSize; KMS policy/rotation/description;
-#   EBS size/type/iops/throughput; SQS retention/visibility/redrive/KMS; secret kmsKeyId/description.
-REPLACE_FORCING: dict[str, tuple[str, ...]] = {
-    # internal/service/s3/bucket.go
-    BUCKET: ("bucket", "bucketPrefix", "objectLockEnabled", "region"),
-    # internal/service/s3/bucket_versioning.go, bucket_server_side_encryption_configuration.go
-    VERSIONING: ("bucket", "expectedBucketOwner", "region"),
-    ENCRYPTION: ("bucket", "expectedBucketOwner", "region"),
-    # internal/service/fsx/lustre_file_system.go; fileSystemTypeVersion only replaces on a downgrade (the
-    # SDK docstring), counted as any change here to stay on the safe side.
-    LUSTRE: (
-        "deploymentType", "subnetIds", "securityGroupIds", "kmsKeyId", "storageType", "driveCacheType",
-        "fileSystemTypeVersion", "importPath", "exportPath", "importedFileChunkSize", "backupId",
-        "copyTagsToBackups", "efaEnabled", "region",
-    ),
-    # internal/service/fsx/data_repository_association.go
-    DRA: ("fileSystemId", "fileSystemPath", "dataRepositoryPath", "region"),
-    # internal/service/kms/key.go
-    KEY: ("customerMasterKeySpec", "keyUsage", "customKeyStoreId", "multiRegion", "xksKeyId", "region"),
-    # internal/service/ec2/ebs_volume.go
-    VOLUME: ("availabilityZone", "encrypted", "kmsKeyId", "snapshotId", "outpostArn", "region"),
-    # internal/service/secretsmanager/secret.go, secret_version.go
-    SECRET: ("name", "namePrefix", "region"),
-    SECRET_VERSION: ("secretId", "region"),
-    # terraform-provider-random random_bytes: every argument (length, keepers) replaces.
-    RANDOM_BYTES: ("length", "keepers"),
-    # internal/service/sqs/queue.go
-    QUEUE: ("name", "namePrefix", "fifoQueue", "region"),
-    # Not stateful, but a replacement here replaces what lives in it (Lustre's subnet, the state volume's zone).
-    # internal/service/ec2/vpc_.go, vpc_subnet.go, vpc_security_group.go
-    VPC: ("cidrBlock", "instanceTenancy", "ipv4IpamPoolId", "region"),
-    SUBNET: ("vpcId", "cidrBlock", "availabilityZone", "availabilityZoneId", "outpostArn", "region"),
-    SECURITY_GROUP: ("vpcId", "name", "namePrefix", "description", "region"),
-}
-# A smaller value replaces, a larger one grows in place (lustre_file_system.go CustomizeDiff).
-SHRINK_REPLACES: dict[str, tuple[str, ...]] = {LUSTRE: ("storageCapacity",)}
-
+# The replace-forcing inputs per type (from the provider's schema) live in accelstack.engine.replacement,
+# shared with `accelstack diff`.
 STATEFUL = (BUCKET, VERSIONING, ENCRYPTION, LUSTRE, DRA, KEY, VOLUME, SECRET, SECRET_VERSION, RANDOM_BYTES, QUEUE)
 
 # GPU types are offered in only some AZs of a region, and a newer type in fewer than an older one. This table
@@ -101,43 +61,8 @@ OFFERED_ZONES = {
 }
 
 
-def _replacing_changes(type_token: str, old: dict[str, Any], new: dict[str, Any], ignored: list[str]) -> list[str]:
-    """The replace-forcing inputs that differ between two registrations of one resource."""
-    changed = [
-        prop
-        for prop in REPLACE_FORCING.get(type_token, ())
-        if prop not in ignored and old.get(prop) != new.get(prop)
-    ]
-    for prop in SHRINK_REPLACES.get(type_token, ()):
-        before, after = old.get(prop), new.get(prop)
-        if prop not in ignored and before is not None and after is not None and after < before:
-            changed.append(prop)
-    return changed
-
-
-class ExistingStackCloud(MockCloud):
-    """MockCloud answering as the engine does for a stack that already exists (`previous` = what the
-    first deployment registered, by type and name): ignored properties keep their old values, and a
-    resource whose replace-forcing input changed is a new physical resource (a new id)."""
-
-    def __init__(self, previous: dict[tuple[str, str], tuple[dict, dict, list[str]]] | None = None) -> None:
-        super().__init__()
-        self.previous = previous or {}
-        self.answered: dict[tuple[str, str], tuple[dict, dict]] = {}  # (inputs, outputs) by type and name
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
-        resource_id, outputs = super().new_resource(args)
-        key = (args.typ, args.name)
-        if key in self.previous:
-            old_inputs, old_outputs, ignored = self.previous[key]
-            for prop in ignored:
-                if prop in old_outputs:
-                    outputs[prop] = old_outputs[prop]
-            # Inputs against inputs: an auto-named property (a bucket's name) is absent from both.
-            if _replacing_changes(args.typ, old_inputs, dict(args.inputs), ignored):
-                resource_id = f"{args.name}-replacement-id"
-        self.answered[key] = (dict(args.inputs), outputs)
-        return resource_id, outputs
+class ExistingStackCloud(_ExistingStackCloud):
+    """The package's existing-stack mock cloud, with newer GPU types missing the region's first AZ."""
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list | None]:
         if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
@@ -164,9 +89,7 @@ def deployed(stack: str) -> tuple[Capture, ExistingStackCloud]:
 def updated(stack: str, overrides: tuple[str, ...]) -> Capture:
     """The same stack after the change: the mock cloud remembers what the first deployment created."""
     base, base_cloud = deployed(stack)
-    ignored = {(r.type, r.name): r.ignore_changes for r in base.resources}
-    previous = {key: (inputs, outputs, ignored.get(key, [])) for key, (inputs, outputs) in base_cloud.answered.items()}
-    return _capture(stack, overrides, ExistingStackCloud(previous))
+    return _capture(stack, overrides, ExistingStackCloud(base_cloud.previous_for_edit(base)))
 
 
 def stateful(cap: Capture) -> dict[str, Registration]:

@@ -1,0 +1,198 @@
+"""`accelstack schema --out docs`: the spec reference (docs/spec-reference.md) and a JSON Schema of the stack
+file (docs/accelstack.schema.json, for editors' YAML language server), both generated from the pydantic
+models in accelstack/spec/models.py. `make docs` regenerates them; a test fails when they drift."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from accelstack.commands.common import EXIT_FAILED, EXIT_OK, CliError, echo_lines, guarded
+
+NAMESPACE = "accelstack"
+SCHEMA_FILE = "accelstack.schema.json"
+REFERENCE_FILE = "spec-reference.md"
+GENERATED_NOTE = "Generated from accelstack/spec/models.py by `make docs` (`accelstack schema --out docs`); do not edit."
+
+
+def _without_titles(node: Any) -> Any:
+    """pydantic titles every property after its name ("Instancetype"): noise in an editor's hover."""
+    if isinstance(node, dict):
+        return {key: _without_titles(value) for key, value in node.items() if not (key == "title" and isinstance(value, str))}
+    if isinstance(node, list):
+        return [_without_titles(item) for item in node]
+    return node
+
+
+def stack_file_schema() -> dict[str, Any]:
+    """JSON Schema (2020-12) of a stack file: `config` holds the `accelstack:*` keys (unknown ones are
+    refused, as the loader does) beside other namespaces (`aws:region`, ...), which pass."""
+    from accelstack.spec.loader import TOP_KEYS
+    from accelstack.spec.models import StackSpec
+
+    spec = StackSpec.model_json_schema(by_alias=True)
+    definitions = {name: _without_titles(d) | {"title": name} for name, d in sorted(spec["$defs"].items())}
+    top = _without_titles(spec["properties"])
+    keys = [f"{NAMESPACE}:{key}" for key in TOP_KEYS]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "accelstack stack file (stacks/Pulumi.<stack>.yaml)",
+        "description": f"{spec.get('description', '')} {GENERATED_NOTE}".strip(),
+        "type": "object",
+        "properties": {
+            "config": {
+                "type": "object",
+                "properties": {f"{NAMESPACE}:{key}": top[key] for key in TOP_KEYS},
+                "required": [f"{NAMESPACE}:{key}" for key in spec["required"] if key in TOP_KEYS],
+                # Other namespaces pass; in ours only the known keys.
+                "propertyNames": {"anyOf": [{"enum": keys}, {"not": {"pattern": f"^{NAMESPACE}:"}}]},
+            }
+        },
+        "required": ["config"],
+        "$defs": definitions,
+    }
+
+
+def _target(prop: dict[str, Any], definitions: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], bool, bool]:
+    """(the property with `X | None` unwrapped, the object or item schema with $ref resolved, nullable,
+    is a list). pydantic writes `X | None` as anyOf [X, null]."""
+    nullable = False
+    if "anyOf" in prop:
+        options = [option for option in prop["anyOf"] if option.get("type") != "null"]
+        nullable = len(options) < len(prop["anyOf"])
+        if len(options) == 1:
+            prop = {**{k: v for k, v in prop.items() if k != "anyOf"}, **options[0]}
+    is_list = prop.get("type") == "array"
+    node = prop.get("items", {}) if is_list else prop
+    if "$ref" in node:
+        node = definitions[node["$ref"].rsplit("/", 1)[-1]]
+    return prop, node, nullable, is_list
+
+
+def _type_text(prop: dict[str, Any], definitions: dict[str, Any]) -> str:
+    prop, node, nullable, is_list = _target(prop, definitions)
+    if is_list:
+        text = f"list of {'objects' if 'properties' in node else _scalar(node)}"
+        if "minItems" in prop:
+            text += f" (at least {prop['minItems']})"
+    else:
+        text = "object" if "properties" in node else _scalar(prop)
+    return text + (" or null" if nullable else "")
+
+
+def _scalar(node: dict[str, Any]) -> str:
+    if "enum" in node:
+        return "one of " + ", ".join(f"`{value}`" for value in node["enum"])
+    if "const" in node:
+        return f"`{node['const']}`"
+    text = node.get("type", "any")
+    bounds = []
+    for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
+        if key in node:
+            bounds.append(f"{sign} {node[key]}")
+    if "minLength" in node:
+        bounds.append(f"length >= {node['minLength']}")
+    if "pattern" in node:
+        bounds.append(f"matching `{node['pattern']}`")
+    return text + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def reference_rows(schema: dict[str, Any], node: dict[str, Any], prefix: str) -> list[tuple[str, str, str, str]]:
+    """(key path, type, default or `required`, description) for every key under `node`, depth first."""
+    definitions = schema["$defs"]
+    rows = []
+    required = set(node.get("required", []))
+    for key, prop in node.get("properties", {}).items():
+        path = f"{prefix}.{key}" if prefix else key
+        _, target, _, is_list = _target(prop, definitions)
+        if key in required:
+            default = "required"
+        elif "default" in prop:
+            default = f"`{json.dumps(prop['default'])}`"
+        else:
+            default = "`null`"
+        rows.append((path, _type_text(prop, definitions), default, prop.get("description", "")))
+        if "properties" in target:
+            rows += reference_rows(schema, target, f"{path}[]" if is_list else path)
+    return rows
+
+
+def spec_reference(schema: dict[str, Any]) -> str:
+    config = schema["properties"]["config"]
+    lines = [
+        "# Stack file reference",
+        "",
+        f"<!-- {GENERATED_NOTE} -->",
+        "",
+        "Every key of a stack file's `config:` under the `accelstack:` namespace (YAML keys in camelCase), its",
+        "type, default and meaning. `accelstack validate STACK` checks a file against these models plus one rule",
+        "per cloud constraint (FSx steps, EFA support, ...), which this table does not repeat.",
+        "",
+        "Editors: `docs/accelstack.schema.json` is the same as a JSON Schema. With the YAML language server",
+        "(VS Code's YAML extension, and others) add this first line to a stack file:",
+        "",
+        "```yaml",
+        "# yaml-language-server: $schema=../docs/accelstack.schema.json",
+        "```",
+        "",
+    ]
+    for key, prop in config["properties"].items():
+        _, target, _, _ = _target(prop, schema["$defs"])
+        required = "required" if key in config["required"] else "optional"
+        lines += [f"## `{key}`", "", f"{_cell(prop.get('description', ''))} ({required})", ""]
+        if "properties" not in target:
+            lines += [f"Type: {_type_text(prop, schema['$defs'])}.", ""]
+            continue
+        lines += ["| key | type | default | description |", "| --- | --- | --- | --- |"]
+        for path, type_text, default, description in reference_rows(schema, target, ""):
+            lines.append(f"| `{path}` | {_cell(type_text)} | {_cell(default)} | {_cell(description)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def generated_files() -> dict[str, str]:
+    """File name -> content, as committed under docs/."""
+    schema = stack_file_schema()
+    return {SCHEMA_FILE: json.dumps(schema, indent=2) + "\n", REFERENCE_FILE: spec_reference(schema)}
+
+
+@guarded
+def schema_command(
+    out_dir: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Directory to write into (created if needed).", file_okay=False)
+    ] = Path("docs"),
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 if the files in DIR differ from the models.")
+    ] = False,
+) -> int:
+    """Write the stack file reference (spec-reference.md) and its JSON Schema (accelstack.schema.json),
+    generated from the spec models. Exit 0, or 1 with --check when a file is out of date."""
+    stale = []
+    for name, content in generated_files().items():
+        path = out_dir / name
+        current = path.read_text() if path.is_file() else None
+        if current == content:
+            continue
+        stale.append(path)
+        if not check:
+            try:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                path.write_text(content)
+            except OSError as error:
+                raise CliError(f"--out {out_dir}: {error.strerror or error}", EXIT_FAILED) from None
+            echo_lines([f"wrote {path}"], stderr=True)
+    if check and stale:
+        echo_lines([f"{path}: out of date; run `make docs`" for path in stale], stderr=True, style="red")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def register(app: typer.Typer) -> None:
+    app.command("schema")(schema_command)

@@ -1,0 +1,347 @@
+"""What a config edit does to an existing stack: which resources `pulumi up` would update, replace (and
+in which order) or delete, from the provider's replace-forcing properties.
+
+Two captures of the same program: the stack as deployed, then the edited config under a mock cloud
+that answers as the engine does for a stack that already exists (`ExistingStackCloud`): a property in
+`ignoreChanges` keeps its deployed value, and a resource whose replace-forcing input changed gets a new
+id, so a replacement upstream (a VPC, a subnet) reaches what references it downstream (Lustre's subnet).
+`plan_changes` then compares the two registrations of each URN.
+
+Where the replace-forcing lists come from. pulumi-aws 7.x bridges terraform-provider-aws 6.x, and the
+bridge asks the Terraform schema at diff time (`ForceNew: true` on an SDKv2 attribute, a
+`RequiresReplace()` plan modifier on a plugin-framework one). The installed Python SDK carries neither
+the schema nor the flag (its docstrings only sometimes say "forces new resource"), so the lists are a
+table, one entry per resource type the shipped stacks register, each naming the Terraform source file
+(internal/service/<svc>/<resource>.go). `region` (new in provider 6 / pulumi-aws 7) replaces every AWS
+resource. Deliberately left out, because they update in place: Lustre perUnitStorageThroughput (in
+place since hashicorp/terraform-provider-aws#34932) and storageCapacity growth (a shrink replaces:
+SHRINK_REPLACES), logConfiguration, dataCompressionType, backups; DRA s3 policies; KMS
+policy/rotation/description; EBS size/type/iops/throughput; SQS retention/visibility/redrive/KMS;
+instance type and user data of an instance (stop/start, unless userDataReplaceOnChange); an auto
+scaling group's sizes and launch template; a launch template's contents (a new version).
+
+Replacement order (pulumi-terraform-bridge pkg/tfbridge `Diff` and `nameRequiresDeleteBeforeReplace`):
+create-first, unless the program sets `deleteBeforeReplace`, or it sets the resource's auto-name property
+(`name`, a bucket's `bucket`) itself: the replacement would need the name the old one still holds, so
+the old one is deleted first. A protected resource is never replaced nor deleted: `pulumi up` stops
+with "resource is protected" (https://www.pulumi.com/docs/iac/concepts/options/protect/).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+
+from accelstack.engine.capture import Capture, MockCloud, Registration, capture
+from accelstack.engine.export import redact
+
+PROVIDER_PREFIX = "pulumi:providers:"
+
+# Inputs whose change makes the provider REPLACE the resource (Pulumi property names).
+REPLACE_FORCING: dict[str, tuple[str, ...]] = {
+    # internal/service/autoscaling/group.go, policy.go
+    "aws:autoscaling/group:Group": ("name", "namePrefix", "region"),
+    "aws:autoscaling/policy:Policy": ("autoscalingGroupName", "name", "region"),
+    # internal/service/cloudwatch/metric_alarm.go (alarm_name is Pulumi's `name`)
+    "aws:cloudwatch/metricAlarm:MetricAlarm": ("name", "region"),
+    # internal/service/ec2/ebs_volume.go, ebs_volume_attachment.go
+    "aws:ebs/volume:Volume": ("availabilityZone", "encrypted", "kmsKeyId", "snapshotId", "outpostArn", "region"),
+    "aws:ec2/volumeAttachment:VolumeAttachment": ("deviceName", "instanceId", "volumeId", "region"),
+    # internal/service/ec2/ec2_eip.go
+    "aws:ec2/eip:Eip": (
+        "address", "customerOwnedIpv4Pool", "domain", "ipamPoolId", "networkBorderGroup", "publicIpv4Pool", "region",
+    ),
+    # internal/service/ec2/ec2_instance.go: the block device and network interface blocks hold ForceNew
+    # sub-attributes (device names, encryption, snapshot), counted as the whole block here to stay safe.
+    "aws:ec2/instance:Instance": (
+        "ami", "associatePublicIpAddress", "availabilityZone", "cpuOptions", "ebsBlockDevices",
+        "enclaveOptions", "ephemeralBlockDevices", "hibernation", "hostId", "instanceMarketOptions",
+        "ipv6AddressCount", "ipv6Addresses", "keyName", "launchTemplate", "networkInterfaces", "placementGroup",
+        "placementPartitionNumber", "privateIp", "securityGroups", "subnetId", "region",
+    ),
+    # internal/service/ec2/vpc_internet_gateway.go: vpcId attaches/detaches in place.
+    "aws:ec2/internetGateway:InternetGateway": ("region",),
+    # internal/service/ec2/ec2_launch_template.go: every other change is a new version.
+    "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix", "region"),
+    # internal/service/ec2/vpc_nat_gateway.go
+    "aws:ec2/natGateway:NatGateway": ("allocationId", "connectivityType", "privateIp", "subnetId", "region"),
+    # internal/service/ec2/ec2_placement_group.go
+    "aws:ec2/placementGroup:PlacementGroup": ("name", "namePrefix", "partitionCount", "spreadLevel", "strategy", "region"),
+    # internal/service/ec2/vpc_route_table.go, vpc_route_table_association.go (routeTableId: ReplaceRouteTableAssociation)
+    "aws:ec2/routeTable:RouteTable": ("vpcId", "region"),
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": ("subnetId", "gatewayId", "region"),
+    # internal/service/ec2/vpc_security_group.go, vpc_.go, vpc_subnet.go, vpc_endpoint.go
+    "aws:ec2/securityGroup:SecurityGroup": ("vpcId", "name", "namePrefix", "description", "region"),
+    "aws:ec2/vpc:Vpc": ("cidrBlock", "instanceTenancy", "ipv4IpamPoolId", "region"),
+    "aws:ec2/subnet:Subnet": (
+        "vpcId", "cidrBlock", "availabilityZone", "availabilityZoneId", "ipv6Native", "outpostArn", "region",
+    ),
+    "aws:ec2/vpcEndpoint:VpcEndpoint": (
+        "serviceName", "vpcEndpointType", "vpcId", "serviceRegion", "resourceConfigurationArn", "serviceNetworkArn",
+        "region",
+    ),
+    # internal/service/vpc/security_group_ingress_rule.go (framework, RequiresReplace): the rule's
+    # ports, protocol and CIDR change in place (ModifySecurityGroupRules).
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ("securityGroupId", "region"),
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": ("securityGroupId", "region"),
+    # internal/service/fsx/lustre_file_system.go; fileSystemTypeVersion only replaces on a downgrade (the
+    # SDK docstring), counted as any change here to stay on the safe side.
+    "aws:fsx/lustreFileSystem:LustreFileSystem": (
+        "deploymentType", "subnetIds", "securityGroupIds", "kmsKeyId", "storageType", "driveCacheType",
+        "fileSystemTypeVersion", "importPath", "exportPath", "importedFileChunkSize", "backupId",
+        "copyTagsToBackups", "efaEnabled", "region",
+    ),
+    # internal/service/fsx/data_repository_association.go
+    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": (
+        "fileSystemId", "fileSystemPath", "dataRepositoryPath", "batchImportMetaDataOnCreate", "region",
+    ),
+    # internal/service/iam/instance_profile.go, role.go, role_policy.go, role_policy_attachment.go
+    "aws:iam/instanceProfile:InstanceProfile": ("name", "namePrefix", "path"),
+    "aws:iam/role:Role": ("name", "namePrefix", "path"),
+    "aws:iam/rolePolicy:RolePolicy": ("name", "namePrefix", "role"),
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": ("role", "policyArn"),
+    # internal/service/kms/alias.go (targetKeyId updates in place), key.go
+    "aws:kms/alias:Alias": ("name", "namePrefix", "region"),
+    "aws:kms/key:Key": ("customerMasterKeySpec", "keyUsage", "customKeyStoreId", "multiRegion", "xksKeyId", "region"),
+    # internal/service/elbv2/load_balancer.go, listener.go, target_group.go
+    "aws:lb/loadBalancer:LoadBalancer": (
+        "name", "namePrefix", "internal", "loadBalancerType", "customerOwnedIpv4Pool", "region",
+    ),
+    "aws:lb/listener:Listener": ("loadBalancerArn", "region"),
+    "aws:lb/targetGroup:TargetGroup": (
+        "name", "namePrefix", "port", "protocol", "protocolVersion", "targetType", "vpcId", "ipAddressType", "region",
+    ),
+    # internal/service/s3/bucket.go and the bucket_*.go sub-resources (the bucket they configure)
+    "aws:s3/bucket:Bucket": ("bucket", "bucketPrefix", "objectLockEnabled", "region"),
+    "aws:s3/bucketVersioning:BucketVersioning": ("bucket", "expectedBucketOwner", "region"),
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": (
+        "bucket", "expectedBucketOwner", "region",
+    ),
+    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": ("bucket", "expectedBucketOwner", "region"),
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": ("bucket", "region"),
+    "aws:s3/bucketPolicy:BucketPolicy": ("bucket", "region"),
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": ("bucket", "region"),
+    # internal/service/secretsmanager/secret.go, secret_version.go
+    "aws:secretsmanager/secret:Secret": ("name", "namePrefix", "region"),
+    "aws:secretsmanager/secretVersion:SecretVersion": (
+        "secretId", "secretString", "secretBinary", "secretStringWoVersion", "region",
+    ),
+    # internal/service/sqs/queue.go, queue_redrive_allow_policy.go
+    "aws:sqs/queue:Queue": ("name", "namePrefix", "fifoQueue", "region"),
+    "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy": ("queueUrl", "region"),
+    # internal/service/wafv2/web_acl.go, web_acl_association.go
+    "aws:wafv2/webAcl:WebAcl": ("name", "namePrefix", "scope", "region"),
+    "aws:wafv2/webAclAssociation:WebAclAssociation": ("resourceArn", "webAclArn", "region"),
+    # terraform-provider-random random_bytes: every argument (length, keepers) replaces.
+    "random:index/randomBytes:RandomBytes": ("length", "keepers"),
+    # A provider whose region changes is replaced, and with it every resource it manages
+    # (pulumi-aws DiffConfig).
+    "pulumi:providers:aws": ("region",),
+}
+# A smaller value replaces, a larger one grows in place (lustre_file_system.go CustomizeDiff).
+SHRINK_REPLACES: dict[str, tuple[str, ...]] = {"aws:fsx/lustreFileSystem:LustreFileSystem": ("storageCapacity",)}
+# Replace-forcing only when another input says so: an instance's user data with userDataReplaceOnChange
+# (ec2_instance.go CustomizeDiff; otherwise the instance is stopped and started with the new user data).
+REPLACE_FORCING_WHEN: dict[str, tuple[str, tuple[str, ...]]] = {
+    "aws:ec2/instance:Instance": ("userDataReplaceOnChange", ("userData", "userDataBase64")),
+}
+# The property the provider would fill with an auto-name (pulumi-aws resources.go: `name`, a bucket's `bucket`).
+AUTO_NAME: dict[str, str] = {"aws:s3/bucket:Bucket": "bucket"}
+# Properties that only label a resource: an edit touching nothing else is reported as "tags only".
+TAG_PROPERTIES = frozenset({"tags", "tagSpecifications", "defaultTags"})
+
+CREATE, UPDATE, REPLACE, DELETE, SAME = "create", "update", "replace", "delete", "same"
+CREATE_FIRST, DELETE_FIRST = "create-first", "delete-first"
+
+
+def known_type(type_token: str) -> bool:
+    return type_token in REPLACE_FORCING or type_token == "pulumi:providers:random"
+
+
+def replacing_changes(type_token: str, old: dict[str, Any], new: dict[str, Any], ignored: list[str]) -> list[str]:
+    """The replace-forcing inputs that differ between two registrations of one resource."""
+    changed = [
+        prop for prop in REPLACE_FORCING.get(type_token, ()) if prop not in ignored and old.get(prop) != new.get(prop)
+    ]
+    switch, props = REPLACE_FORCING_WHEN.get(type_token, ("", ()))
+    if new.get(switch) is True:
+        changed += [prop for prop in props if prop not in ignored and old.get(prop) != new.get(prop)]
+    for prop in SHRINK_REPLACES.get(type_token, ()):
+        before, after = old.get(prop), new.get(prop)
+        if prop not in ignored and before is not None and after is not None and after < before:
+            changed.append(prop)
+    return changed
+
+
+def auto_name_property(type_token: str) -> str:
+    return AUTO_NAME.get(type_token, "name")
+
+
+class ExistingStackCloud(MockCloud):
+    """MockCloud answering as the engine does for a stack that already exists (`previous` = what the
+    first deployment registered, by type and name): ignored properties keep their old values, and a
+    resource whose replace-forcing input changed is a new physical resource (a new id)."""
+
+    def __init__(
+        self,
+        previous: dict[tuple[str, str], tuple[dict, dict, list[str]]] | None = None,
+        *,
+        account_id: str = "111111111111",
+        region: str = "us-east-1",
+    ) -> None:
+        super().__init__(account_id=account_id, region=region)
+        self.previous = previous or {}
+        self.answered: dict[tuple[str, str], tuple[dict, dict]] = {}  # (inputs, outputs) by type and name
+
+    @classmethod
+    def for_config(cls, config: dict[str, str], previous: dict | None = None) -> ExistingStackCloud:
+        base = MockCloud.for_config(config)
+        return cls(previous, account_id=base.account_id, region=base.region)
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        resource_id, outputs = super().new_resource(args)
+        key = (args.typ, args.name)
+        if key in self.previous:
+            old_inputs, old_outputs, ignored = self.previous[key]
+            for prop in ignored:
+                if prop in old_outputs:
+                    outputs[prop] = old_outputs[prop]
+            # Inputs against inputs: an auto-named property (a bucket's name) is absent from both.
+            if replacing_changes(args.typ, old_inputs, dict(args.inputs), ignored):
+                resource_id = f"{args.name}-replacement-id"
+        self.answered[key] = (dict(args.inputs), outputs)
+        return resource_id, outputs
+
+    def previous_for_edit(self, deployed: Capture) -> dict[tuple[str, str], tuple[dict, dict, list[str]]]:
+        """What this cloud answered for `deployed`, as the `previous` of the next capture."""
+        ignored = {(r.type, r.name): r.ignore_changes for r in deployed.resources}
+        return {key: (inputs, outputs, ignored.get(key, [])) for key, (inputs, outputs) in self.answered.items()}
+
+
+def capture_edit(
+    program: Path, config: dict[str, str], edited_config: dict[str, str], *, stack: str, project: str = "accelstack"
+) -> tuple[Capture, Capture]:
+    """(the stack as deployed from `config`, the same stack after `pulumi up` with `edited_config`)."""
+    cloud = ExistingStackCloud.for_config(config)
+    deployed = capture(program, config, project=project, stack=stack, mocks=cloud)
+    edited_cloud = ExistingStackCloud.for_config(edited_config, cloud.previous_for_edit(deployed))
+    edited = capture(program, edited_config, project=project, stack=stack, mocks=edited_cloud)
+    return deployed, edited
+
+
+@dataclass
+class Change:
+    """What `pulumi up` does to one resource."""
+
+    urn: str
+    type: str
+    name: str
+    action: str  # create | update | replace | delete | same
+    changed: list[str] = field(default_factory=list)  # input properties that differ
+    replacing: list[str] = field(default_factory=list)  # of those, the replace-forcing ones ("provider" too)
+    order: str | None = None  # replace: create-first | delete-first
+    protect: bool = False
+    retain_on_delete: bool = False
+    known: bool = True  # the replace-forcing properties of this type are tabled
+    before: dict[str, Any] = field(default_factory=dict)  # changed properties: deployed value
+    after: dict[str, Any] = field(default_factory=dict)  # changed properties: edited value
+
+    @property
+    def blocked(self) -> bool:
+        """`pulumi up` refuses to replace or delete a protected resource (and stops)."""
+        return self.protect and self.action in (REPLACE, DELETE)
+
+    @property
+    def tags_only(self) -> bool:
+        return self.action == UPDATE and set(self.changed) <= TAG_PROPERTIES
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"urn": self.urn, "type": self.type, "name": self.name, "action": self.action}
+        if self.changed:
+            document["changed"] = self.changed
+            document["before"] = self.before
+            document["after"] = self.after
+        if self.action == REPLACE:
+            document["replacing"] = self.replacing
+            document["order"] = self.order
+        document["protect"] = self.protect
+        if self.retain_on_delete:
+            document["retainOnDelete"] = True
+        document["blocked"] = self.blocked
+        if not self.known:
+            document["replaceForcingKnown"] = False
+        return document
+
+
+def _replace_order(new: Registration) -> str:
+    explicit_name = auto_name_property(new.type) in new.inputs
+    return DELETE_FIRST if new.delete_before_replace or explicit_name else CREATE_FIRST
+
+
+def plan_changes(deployed: list[Registration], edited: list[Registration]) -> list[Change]:
+    """One Change per URN of either capture (custom resources and providers; components hold no
+    cloud state), sorted by URN."""
+    before = {r.urn: r for r in deployed if r.custom}
+    after = {r.urn: r for r in edited if r.custom}
+    replaced_providers: set[str] = set()
+    changes: dict[str, Change] = {}
+    # Providers first: a replaced provider replaces every resource it manages.
+    for urn in sorted(set(before) | set(after), key=lambda u: (not after.get(u, before.get(u)).is_provider, u)):
+        old, new = before.get(urn), after.get(urn)
+        if old is None:
+            changes[urn] = Change(urn, new.type, new.name, CREATE, protect=new.protect, known=known_type(new.type))
+            continue
+        if new is None:
+            changes[urn] = Change(
+                urn, old.type, old.name, DELETE, protect=old.protect, retain_on_delete=old.retain_on_delete,
+                known=known_type(old.type),
+            )
+            continue
+        changed = sorted(
+            prop for prop in set(old.inputs) | set(new.inputs)
+            if prop not in new.ignore_changes and old.inputs.get(prop) != new.inputs.get(prop)
+        )
+        replacing = replacing_changes(new.type, old.inputs, new.inputs, new.ignore_changes)
+        old_provider, new_provider = old.provider.rpartition("::")[0], new.provider.rpartition("::")[0]
+        if old_provider != new_provider or new_provider in replaced_providers:
+            replacing.append("provider")
+        action = REPLACE if replacing else UPDATE if changed else SAME
+        if action == REPLACE and new.is_provider:
+            replaced_providers.add(urn)
+        changes[urn] = Change(
+            urn, new.type, new.name, action, changed=changed, replacing=replacing,
+            order=_replace_order(new) if action == REPLACE else None,
+            # Protection as deployed is what the engine checks before replacing.
+            protect=old.protect, retain_on_delete=old.retain_on_delete, known=known_type(new.type),
+            # Secrets never leave in clear (the same redaction as the export).
+            before={prop: redact(old.inputs.get(prop)) for prop in changed},
+            after={prop: redact(new.inputs.get(prop)) for prop in changed},
+        )
+    return [changes[urn] for urn in sorted(changes)]
+
+
+def _plain(value: Any) -> Any:
+    """Wire numbers are floats: 4.0 reads as 4."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def short(value: Any, limit: int = 60) -> str | None:
+    """A value for one line of output (JSON), or None when it does not fit in `limit` characters."""
+    text = json.dumps(_plain(value), sort_keys=True)
+    return text if len(text) <= limit else None
+
+
+def change_text(prop: str, before: Any, after: Any, limit: int = 40) -> str:
+    """`prop 4 -> 8`, or `prop` alone when a value is too long to show on one line."""
+    old, new = short(before, limit), short(after, limit)
+    return f"{prop} {old} -> {new}" if old is not None and new is not None else prop
