@@ -74,7 +74,7 @@ def serving_command(
     trace: Annotated[Path | None, typer.Option("--trace", dir_okay=False, help="CSV of `timestamp,tokens` rows (seconds, output tokens) to replay.", show_default=False)] = None,
     pattern: Annotated[str | None, typer.Option("--pattern", help=f"Synthetic Poisson load: {', '.join(workload.PATTERNS)} (default diurnal).", show_default=False)] = None,
     rate: Annotated[float | None, typer.Option("--rate", min=0.001, help="Peak requests/s of --pattern (default: max replicas x concurrency / service time x 70%).", show_default=False)] = None,
-    hours: Annotated[float, typer.Option("--hours", min=0.01, max=24 * 31, help="Simulated hours (a trace: its span unless given).")] = 24.0,
+    hours: Annotated[float | None, typer.Option("--hours", min=0.01, max=24 * 31, help="Simulated hours (default: 24; a trace: its span).", show_default=False)] = None,
     tokens: Annotated[float, typer.Option("--tokens", min=1, help="Mean output tokens per request of --pattern (exponential).")] = workload.DEFAULT_MEAN_TOKENS,
     tokens_per_second: Annotated[float | None, typer.Option("--tokens-per-second", min=0.001, help="Decode rate of one sequence (default: mean tokens / serving.slo.serviceSeconds).", show_default=False)] = None,
     autoscaler: Annotated[str | None, typer.Option("--autoscaler", help=f"{', '.join(autoscalers.AUTOSCALERS)} (default: the cloud's, aws-target-tracking on backlog per instance).", show_default=False)] = None,
@@ -108,11 +108,11 @@ def serving_command(
     serving = spec.serving
     kind = autoscaler or DEFAULT_AUTOSCALER.get(spec.cloud, "aws-target-tracking")
     designs = planner_call(name, lambda: alternatives(serving, prices_, kind) if compare else [design_from_spec(serving, prices_, autoscaler=kind)])
-    horizon = hours * 3600
     if trace is not None:
-        load = planner_call("--trace", lambda: workload.load_trace(trace, horizon=horizon if hours != 24.0 else None))
+        load = planner_call("--trace", lambda: workload.load_trace(trace, horizon=None if hours is None else hours * 3600))
     else:
         peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
+        horizon = (hours if hours is not None else 24.0) * 3600
         load = workload.synthetic(pattern or "diurnal", peak, horizon=horizon, mean_tokens=tokens, seed=seed)
     runs = [Simulation(d, load, tokens_per_second=tokens_per_second, failures_per_replica_day=failures, seed=seed).run() for d in designs]
     summaries = [summarize(run, slo_share) for run in runs]

@@ -91,6 +91,18 @@ class RequestQueue:
         heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
         i = self.next
         while True:
+            # Fast path, most requests: nothing waits and a live slot is free on arrival.
+            if not waiting and not retries:
+                while i < n:
+                    a = arrival[i]
+                    if a >= until:
+                        break
+                    top = slots[0] if slots else None
+                    if top is None or top[0] > a or not alive[top[1]]:
+                        break
+                    heapreplace(slots, (a + service[i], top[1], i))
+                    start[i] = a
+                    i += 1
             a = arrival[i] if i < n else INF
             retry = retries[0][0] < a if retries else False
             if retry:
