@@ -33,6 +33,9 @@ from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import cheapest_meeting_slo, plot, summarize
 from accelstack.spec.models import ServingSpec
 
+# Requests are held in memory (a few dozen bytes each) and cost ~2.5 us each to simulate.
+MAX_REQUESTS = 50_000_000
+
 simulate_app = typer.Typer(
     name="simulate",
     help="Simulate a stack before paying for it: `simulate serving STACK` replays a day of requests.",
@@ -113,6 +116,11 @@ def serving_command(
     else:
         peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
         horizon = (hours if hours is not None else 24.0) * 3600
+        if peak * horizon > MAX_REQUESTS:
+            raise CliError(
+                f"--rate {peak:g} requests/s over {horizon / 3600:g} h is ~{peak * horizon:.3g} requests; one run simulates "
+                f"at most {MAX_REQUESTS:,} (about a minute each 5 million): lower --rate or --hours"
+            )
         load = workload.synthetic(pattern or "diurnal", peak, horizon=horizon, mean_tokens=tokens, seed=seed)
     runs = [Simulation(d, load, tokens_per_second=tokens_per_second, failures_per_replica_day=failures, seed=seed).run() for d in designs]
     summaries = [summarize(run, slo_share) for run in runs]

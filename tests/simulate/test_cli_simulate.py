@@ -47,6 +47,17 @@ def test_set_changes_the_design(run) -> None:
     assert design["replicaHours"]["serving"] >= 2
 
 
+def test_failed_replicas_are_replaced_and_reported(run) -> None:
+    design = as_json(run("aws-serving", *QUICK, "--failures-per-replica-day", "48", "--seed", "1", "--json"))["designs"][0]
+    # One replica for an hour at 2 failures/replica-hour (this seed draws 4): each is replaced from the
+    # warm pool (a replacement launched near the end may still be starting).
+    scaling = design["scaling"]
+    assert scaling["failures"] >= 2 and scaling["events"] == 0
+    assert scaling["failures"] - 1 <= scaling["launchesWarm"] <= scaling["failures"] and scaling["launchesCold"] == 0
+    requests = design["requests"]
+    assert requests["served"] + requests["refused"] + requests["expired"] + requests["deadLettered"] == requests["arrived"]
+
+
 def test_fixed_fleet_cost_is_replicas_times_hours_times_price(run) -> None:
     data = as_json(run("aws-serving", "--hours", "2", "--pattern", "steady", "--rate", "5", "--autoscaler", "fixed", "--json"))
     cost = data["designs"][0]["cost"]
@@ -99,6 +110,7 @@ def test_trace_replay(run, tmp_path: Path) -> None:
         (["aws-nope"], "no such stack"),
         (["aws-serving", "--set", "serving.replicas.min=lots"], "serving.replicas.min"),
         (["aws-serving", *QUICK, "--plot", "/nonexistent/dir/t.png"], "--plot /nonexistent/dir/t.png: cannot write"),
+        (["aws-serving", "--rate", "100000"], "lower --rate or --hours"),
     ],
 )
 def test_bad_input_exits_2_naming_it(run, args: list[str], message: str) -> None:
