@@ -58,25 +58,37 @@ class RequestQueue:
         for _ in range(concurrency):
             heapq.heappush(self.slots, (now, replica, -1))
 
-    def retire(self, replica: int, now: float) -> float:
-        """Stop giving the replica work; returns when its last request in flight finishes."""
+    def retire(self, replica: int, now: float, drain: float) -> float:
+        """Stop giving the replica work (scale-in); returns when it can stop. The queue worker lets
+        requests in flight finish for `drain` seconds, then releases the rest (visibility 0), which
+        other replicas receive at once (components/aws/replica/queue_worker.py)."""
         self.alive[replica] = False
-        return max([now] + [free for free, owner, request in self.slots if owner == replica and request >= 0 and free > now])
+        deadline = now + drain
+        running = [(free, request) for free, owner, request in self.slots if owner == replica and request >= 0 and free > now]
+        if any(free > deadline for free, _ in running):
+            self._take_back(replica, [r for free, r in running if free > deadline], visible_at=deadline, keep_until=deadline)
+        return max([now] + [min(free, deadline) for free, _ in running])
 
     def fail(self, replica: int, now: float) -> int:
         """The replica died: its requests in flight reappear after the visibility timeout."""
         self.alive[replica] = False
         lost = [request for free, owner, request in self.slots if owner == replica and request >= 0 and free > now]
-        self.slots[:] = [entry for entry in self.slots if entry[1] != replica]
+        self._take_back(replica, lost, visible_at=now + self.visibility, keep_until=None)
+        return len(lost)
+
+    def _take_back(self, replica: int, requests: list[int], *, visible_at: float, keep_until: float | None) -> None:
+        """Requests a replica received but will not answer return to the queue at `visible_at`; each
+        receive counts towards the dead-letter queue's maxReceiveCount."""
+        taken = set(requests)
+        self.slots[:] = [e for e in self.slots if e[1] != replica or (keep_until is not None and e[2] not in taken)]
         heapq.heapify(self.slots)
-        for request in lost:
+        for request in requests:
             self.start[request] = -1.0
             self.receives[request] += 1
             if self.receives[request] >= self.max_receives:
                 self.status[request] = DEAD_LETTER
             else:
-                heapq.heappush(self.retries, (now + self.visibility, request))
-        return len(lost)
+                heapq.heappush(self.retries, (visible_at, request))
 
     def _drop_expired_head(self, now: float) -> None:
         waiting, arrival, ttl, status = self.waiting, self.arrival, self.ttl, self.status
@@ -327,7 +339,7 @@ class Simulation:
 
     def _drain(self, replica: Replica, now: float):
         replica.state = DRAINING
-        done = self.queue.retire(replica.id, now)
+        done = self.queue.retire(replica.id, now, self.design.drain_seconds)
         yield self.env.timeout(max(0.0, done - now))
         replica.state = GONE
         self.meter.add(self.env.now, "serving", -1)

@@ -150,3 +150,21 @@ def test_poisson_arrivals_follow_the_rate_profile() -> None:
     first, second = (arrivals < 1000).sum(), (arrivals >= 1000).sum()
     assert first == pytest.approx(5000, rel=0.05) and second == pytest.approx(50_000, rel=0.02)
     assert np.all(np.diff(arrivals) >= 0) and arrivals[-1] < 2000.0
+
+
+def test_scale_in_drains_then_releases_long_generations_to_other_replicas() -> None:
+    """A replica leaving the group finishes what it has in flight for the drain time, then releases the
+    rest, which another replica receives at once (one more receive each)."""
+    from accelstack.simulate.engine import RequestQueue
+
+    queue = RequestQueue(np.array([0.0, 1.0]), np.array([300.0, 50.0]), ttl=3600, max_depth=10, visibility=30, max_receives=3)
+    queue.add_replica(0, 2, 0.0)
+    queue.add_replica(1, 1, 0.0)
+    queue.advance_to(10.0)
+    # Both went to replica 0 (the earliest free slots, ties by replica); replica 1 is idle.
+    assert sorted((owner, request) for _, owner, request in queue.slots if request >= 0) == [(0, 0), (0, 1)]
+    stops_at = queue.retire(0, 10.0, drain=120.0)
+    assert stops_at == pytest.approx(130.0)  # the 50 s one finished at 51 s; the long one is released at 130 s
+    queue.finish()
+    assert queue.receives[0] == 1 and queue.status[0] == 0
+    assert queue.start[0] == pytest.approx(130.0) and queue.start[1] == pytest.approx(1.0)
