@@ -38,6 +38,16 @@ class Observation:
     busy_fraction: float  # requests in flight / (in service x concurrency)
     arrivals_last_minute: int
     warming: bool  # an instance is within its instance warm-up
+    # Received and not yet deleted: in flight on replicas, and those a failed replica holds until
+    # their visibility timeout ends (SQS ApproximateNumberOfMessagesNotVisible).
+    not_visible: int = 0
+
+
+# What each SQS queue metric the scaling policy may name reads in the simulation.
+SQS_METRICS = {
+    "ApproximateNumberOfMessagesVisible": lambda obs: obs.backlog,
+    "ApproximateNumberOfMessagesNotVisible": lambda obs: obs.not_visible,
+}
 
 
 class Policy(Protocol):
@@ -65,6 +75,8 @@ class AwsTargetTracking:
     vcpus: int = 1
     gpus: int = 1
     metric: str = "backlog"
+    # The SQS metrics the deployed policy sums over GroupInServiceInstances (ServingPlan.backlog_metrics).
+    queue_metrics: tuple[str, ...] = ("ApproximateNumberOfMessagesVisible",)
     interval: float = 60.0
     out_datapoints: int = 3
     in_datapoints: int = 15
@@ -79,7 +91,7 @@ class AwsTargetTracking:
         if self.metric == "cpu":
             value = cpu_percent(obs.busy_fraction, self.vcpus, self.gpus)
         else:
-            value = obs.backlog / obs.in_service
+            value = sum(SQS_METRICS[name](obs) for name in self.queue_metrics) / obs.in_service
         self.history.append(value)
         proposed = math.ceil(round(obs.in_service * value / self.target, 9))
         recent = list(self.history)

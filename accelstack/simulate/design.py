@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
+from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION, backlog_target_from_slo
 from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, plan_serving
 from accelstack.planner.pricing import PriceBook
 from accelstack.simulate import autoscalers as scalers
@@ -40,7 +40,7 @@ class Design:
     drain_seconds: float
     slo_target_seconds: float
     service_seconds: float  # mean service time of one request
-    backlog_target: int
+    backlog_target: float
     root_volume_gib: int
     vcpus: int
     gpus: int
@@ -55,15 +55,19 @@ def make_policy(kind: str, *, plan: ServingPlan, serving: ServingSpec, vcpus: in
     """A factory for the autoscaler `kind`, tuned from the plan as the stack would configure it."""
     lo, hi, target = serving.replicas.min, serving.replicas.max, plan.backlog_per_instance_target
     if kind == "aws-target-tracking":
-        return lambda: scalers.AwsTargetTracking(target, lo, hi, plan.warm_start_seconds)
+        # The deployed policy: the plan's target on the plan's metric (components.aws.serving._scaling).
+        return lambda: scalers.AwsTargetTracking(target, lo, hi, plan.warm_start_seconds, queue_metrics=plan.backlog_metrics)
     if kind == "cpu-utilization":
         return lambda: scalers.AwsTargetTracking(
             scalers.DEFAULT_CPU_TARGET_PERCENT, max(1, lo), hi, plan.warm_start_seconds, vcpus=vcpus, gpus=gpus, metric="cpu"
         )
+    # Azure and GCP see the waiting messages only: they scale at the backlog AWS's SQS method allows
+    # (latency / service time x concurrency), the per-instance threshold their own guides describe.
+    waiting = backlog_target_from_slo(serving.slo.target_seconds, serving.slo.service_seconds, plan.concurrency)
     if kind == "azure-autoscale":
-        return lambda: scalers.AzureAutoscale(target, target * AZURE_SCALE_IN_FRACTION, lo, hi)
+        return lambda: scalers.AzureAutoscale(waiting, waiting * AZURE_SCALE_IN_FRACTION, lo, hi)
     if kind == "gcp-autoscaler":
-        return lambda: scalers.GcpAutoscaler(target, lo, hi)
+        return lambda: scalers.GcpAutoscaler(waiting, lo, hi)
     if kind == "request-rate":
         # Target QPS per replica: what one replica clears (concurrency per service time) at the planner's
         # target utilization (planner.serving.replicas_for_load uses the same headroom).

@@ -173,6 +173,11 @@ class RequestQueue:
     def in_flight(self, now: float) -> int:
         return sum(1 for free, _, request in self.slots if request >= 0 and free > now)
 
+    def not_visible(self, now: float) -> int:
+        """Received and not yet deleted: in flight (draining replicas included) and those waiting out
+        a failed replica's visibility timeout -- SQS ApproximateNumberOfMessagesNotVisible."""
+        return self.in_flight(now) + len(self.retries)
+
     def arrived_between(self, t0: float, t1: float) -> int:
         return bisect_left(self.arrival, t1) - bisect_left(self.arrival, t0)
 
@@ -390,6 +395,7 @@ class Simulation:
             busy_fraction=busy / max(1, in_service * self.design.concurrency),
             arrivals_last_minute=self.queue.arrived_between(now - 60.0, now),
             warming=any(r.state == IN_SERVICE and now - r.ready < warmup for r in self.replicas),
+            not_visible=self.queue.not_visible(now),
         )
 
     def _autoscale(self):

@@ -49,11 +49,13 @@ def test_set_changes_the_design(run) -> None:
 
 def test_failed_replicas_are_replaced_and_reported(run) -> None:
     design = as_json(run("aws-serving", *QUICK, "--failures-per-replica-day", "48", "--seed", "1", "--json"))["designs"][0]
-    # One replica for an hour at 2 failures/replica-hour (this seed draws 4): each is replaced from the
-    # warm pool (a replacement launched near the end may still be starting).
+    # One replica for an hour at 2 failures/replica-hour: each is replaced from the warm pool (a
+    # replacement launched near the end may still be starting). The requests a dead replica held wait
+    # out its visibility timeout, so the policy may also add a replica: each scaling event adds at most one.
     scaling = design["scaling"]
-    assert scaling["failures"] >= 2 and scaling["events"] == 0
-    assert scaling["failures"] - 1 <= scaling["launchesWarm"] <= scaling["failures"] and scaling["launchesCold"] == 0
+    assert scaling["failures"] >= 2 and scaling["peakReplicas"] <= 2
+    assert scaling["failures"] - 1 <= scaling["launchesWarm"] <= scaling["failures"] + scaling["events"]
+    assert scaling["launchesCold"] == 0
     requests = design["requests"]
     assert requests["served"] + requests["refused"] + requests["expired"] + requests["deadLettered"] == requests["arrived"]
 
