@@ -38,7 +38,7 @@ def test_backlog_target_is_the_concurrency_at_the_target_utilization_whatever_th
     plan = sp.plan_serving(serving())
     assert plan.concurrency == 11 and plan.backlog_per_instance_target == 7.7
     assert plan.backlog_metrics == ("ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible")
-    for overrides in (("serving.slo.targetSeconds=2", "serving.slo.serviceSeconds=0.5"), ("serving.slo.targetSeconds=600",)):
+    for overrides in (("serving.slo.targetSeconds=2", "serving.slo.serviceSeconds=0.5"), ("serving.slo.targetSeconds=120",)):
         other = sp.plan_serving(serving(*overrides))
         assert other.backlog_per_instance_target == round(0.7 * other.concurrency, 2) < other.concurrency
     # One request at a time still leaves headroom (a target of 1 would mean always busy).
