@@ -60,7 +60,7 @@ class Policy(Protocol):
 class AwsTargetTracking:
     """EC2 Auto Scaling target tracking ("Target tracking scaling policies for Amazon EC2 Auto Scaling",
     EC2 Auto Scaling User Guide). The policy owns two CloudWatch alarms on the 1-minute metric: scale out
-    when 3 consecutive datapoints are above the target, scale in when 15 consecutive are below it;
+    when 3 consecutive datapoints are above the target, scale in when 15 consecutive are 10% below it;
     capacity becomes ceil(current x metric / target), which for backlog per instance (queue depth /
     InService, "Scaling policy based on Amazon SQS") is ceil(depth / target). Instances still launching
     count towards the current capacity, and no scale-in happens while one is within its instance warm-up
@@ -80,6 +80,9 @@ class AwsTargetTracking:
     interval: float = 60.0
     out_datapoints: int = 3
     in_datapoints: int = 15
+    # Scale in only below this fraction of the target: "sufficiently below the target value (typically
+    # more than 10% lower)" (Application Auto Scaling User Guide, "How target tracking scaling works").
+    in_fraction: float = 0.9
     history: deque = field(default_factory=lambda: deque(maxlen=15))
 
     def decide(self, obs: Observation) -> int | None:
@@ -96,7 +99,8 @@ class AwsTargetTracking:
         proposed = math.ceil(round(obs.in_service * value / self.target, 9))
         recent = list(self.history)
         high = len(recent) >= self.out_datapoints and all(v is not None and v > self.target for v in recent[-self.out_datapoints :])
-        low = len(recent) >= self.in_datapoints and all(v is not None and v < self.target for v in recent[-self.in_datapoints :])
+        floor = self.target * self.in_fraction
+        low = len(recent) >= self.in_datapoints and all(v is not None and v < floor for v in recent[-self.in_datapoints :])
         if high and proposed > obs.capacity:
             return min(self.maximum, proposed)
         if low and proposed < obs.capacity and not obs.warming:

@@ -104,10 +104,10 @@ def test_aws_scales_in_to_min_after_fifteen_quiet_datapoints_and_refills_the_poo
     assert scale_in, run.scaling_events
     when, _, to = scale_in[0]
     assert to == serving.replicas.min  # ceil(4 requests/s x 1 s in flight / 7.7), at least min
-    # The 15 one-minute datapoints up to the decision are all below the target ((waiting + in flight) / InService).
+    # The 15 one-minute datapoints up to the decision are all 10% below the target ((waiting + in flight) / InService).
     minute = {round(s.time): s for s in run.samples if round(s.time) % 60 == 0}
     quiet = [minute[round(when) - 60 * k] for k in range(15)]
-    assert all(s.backlog + s.in_flight < plan.backlog_per_instance_target * s.in_service for s in quiet)
+    assert all(s.backlog + s.in_flight < 0.9 * plan.backlog_per_instance_target * s.in_service for s in quiet)
     last = run.samples[-1]
     assert last.in_service == serving.replicas.min and last.pool == plan.warm_pool_size
 
@@ -154,3 +154,22 @@ def test_cpu_scaling_misses_the_slo_that_backlog_scaling_meets_on_a_spike() -> N
     cpu = summarize(Simulation(design_from_spec(serving, default_book(), autoscaler="cpu-utilization"), load).run(), 0.99)
     assert cpu["requests"]["refused"] > 0 and cpu["scaling"]["events"] == 0
     assert backlog["slo"]["attainment"] > cpu["slo"]["attainment"] + 0.2
+
+
+def test_target_tracking_scales_in_only_ten_percent_below_the_target() -> None:
+    """20 instances at 92% of the target: ceil(20 x 0.92) = 19 would still hold the target, but the
+    scale-in alarm waits for 10% below it; at 85%, 15 datapoints scale in to ceil(20 x 0.85) = 17."""
+    policy = AwsTargetTracking(target=100, minimum=1, maximum=30, warmup_seconds=60)
+    assert [policy.decide(obs(1840, 20, 20)) for _ in range(30)] == [None] * 30
+    assert [policy.decide(obs(1700, 20, 20)) for _ in range(15)] == [None] * 14 + [17]
+
+
+def test_deployed_metric_counts_messages_in_flight_and_waiting() -> None:
+    """(Visible + NotVisible) / InService: replicas busy with 30 requests and nothing waiting read 15
+    per instance, over the target of 10; Visible alone would read 0 and scale in."""
+    both = ("ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible")
+    busy = Observation(0.0, 0, 2, 2, 1.0, 0, False, not_visible=30)
+    deployed = AwsTargetTracking(target=10, minimum=1, maximum=10, warmup_seconds=60, queue_metrics=both)
+    assert [deployed.decide(busy) for _ in range(3)] == [None, None, 3]  # ceil(2 x 15 / 10)
+    visible_only = AwsTargetTracking(target=10, minimum=1, maximum=10, warmup_seconds=60)
+    assert [visible_only.decide(busy) for _ in range(15)][-1] == 1
