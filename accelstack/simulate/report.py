@@ -11,15 +11,7 @@ from accelstack.planner import prices_aws
 from accelstack.planner.cost import HOURS_PER_MONTH
 from accelstack.simulate.engine import DEAD_LETTER, EXPIRED, PENDING, REFUSED, Run
 
-# Prices the planner's table does not carry (us-east-1, checked with prices_aws.CHECKED):
-# Application Load Balancer, https://aws.amazon.com/elasticloadbalancing/pricing/ : per hour, and per
-# LCU-hour; an LCU is 25 new connections/s, 3000 active connections/min, 1 GB/h processed or 1000 rule
-# evaluations/s, billed on the largest. SQS standard queue, https://aws.amazon.com/sqs/pricing/ : per
-# million API requests (each 64 KB chunk of a payload is one request).
-ALB_HOURLY = 0.0225
-ALB_LCU_HOURLY = 0.008
-ALB_NEW_CONNECTIONS_PER_LCU = 25.0
-SQS_PER_MILLION_REQUESTS = 0.40
+# ALB and SQS prices are the planner's (prices_aws); what a request costs in API calls is here.
 # Per request: send, receive and delete on the request queue, and the same on the response queue.
 SQS_CALLS_PER_REQUEST = 6
 # Each queue worker long-polls (20 s wait) when idle: 3 receives per replica-minute at most.
@@ -82,10 +74,10 @@ def cost(run: Run) -> dict[str, float]:
     volumes_stopped = replica_hours["pool_stopped"] * volume_hourly
     arrivals = np.asarray(run.queue.arrival)
     per_hour = np.bincount((arrivals // 3600).astype(int), minlength=max(1, int(np.ceil(hours)))) if len(arrivals) else np.zeros(1)
-    lcu_hours = float((per_hour / 3600 / ALB_NEW_CONNECTIONS_PER_LCU).sum())  # new connections dominate
-    load_balancer = hours * ALB_HOURLY + lcu_hours * ALB_LCU_HOURLY
+    lcu_hours = float((per_hour / 3600 / prices_aws.ALB_NEW_CONNECTIONS_PER_LCU).sum())  # new connections dominate
+    load_balancer = hours * prices_aws.ALB_HOURLY + lcu_hours * prices_aws.ALB_LCU_HOURLY
     sqs_calls = len(arrivals) * SQS_CALLS_PER_REQUEST + replica_hours["serving"] * SQS_IDLE_POLLS_PER_REPLICA_HOUR
-    queue = sqs_calls / 1e6 * SQS_PER_MILLION_REQUESTS
+    queue = sqs_calls / 1e6 * prices_aws.SQS_PER_MILLION_REQUESTS
     total = instances + volumes_running + volumes_stopped + load_balancer + queue
     return {
         "instancesUsd": round(instances, 2),

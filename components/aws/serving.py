@@ -834,7 +834,9 @@ class ServingService(pulumi.ComponentResource):
                 id=metric_id,
                 label=f"Get {metric_name} of the request queue",
                 metric_stat=Stat(
-                    metric=StatMetric(metric_name=metric_name, namespace="AWS/SQS", dimensions=[Dim(name="QueueName", value=queue.name)]),
+                    metric=StatMetric(
+                        metric_name=metric_name, namespace="AWS/SQS", dimensions=[Dim(name="QueueName", value=queue.name)]
+                    ),
                     stat="Sum",
                 ),
                 return_data=False,

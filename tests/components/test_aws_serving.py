@@ -194,7 +194,10 @@ def test_backlog_per_instance_metric_math_counts_waiting_and_in_flight_messages(
     group_name = cap.one(GROUP).inputs["name"]
     # Waiting (Visible) and held by a replica's worker (NotVisible): Visible alone reads 0 whenever
     # replicas keep up, and the group scaled in to min and out again all day.
-    for query, metric_id, metric_name in ((visible, "m1", "ApproximateNumberOfMessagesVisible"), (not_visible, "m2", "ApproximateNumberOfMessagesNotVisible")):
+    for query, metric_id, metric_name in (
+        (visible, "m1", "ApproximateNumberOfMessagesVisible"),
+        (not_visible, "m2", "ApproximateNumberOfMessagesNotVisible"),
+    ):
         assert query["id"] == metric_id and query["returnData"] is False
         assert query["metricStat"]["metric"] == {
             "metricName": metric_name,

@@ -37,7 +37,9 @@ def designs(serving):
     stack = design_from_spec(serving, book)
     before = dataclasses.replace(
         plan,
-        backlog_per_instance_target=backlog_target_from_slo(serving.slo.target_seconds, serving.slo.service_seconds, plan.concurrency),
+        backlog_per_instance_target=backlog_target_from_slo(
+            serving.slo.target_seconds, serving.slo.service_seconds, plan.concurrency
+        ),
         backlog_metrics=(VISIBLE,),
     )
     visible_only = stack.with_changes(
