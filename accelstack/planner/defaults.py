@@ -156,9 +156,11 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
         _resource(
             "aws:autoscaling/policy:Policy", f"{stack}-backlog-per-instance", "targetTrackingConfiguration.targetValue",
             plan.backlog_per_instance_target, "messages/replica",
-            f"planner.serving.backlog_target_from_slo (AWS SQS scaling method): latency SLO {slo.target_seconds:g} s / "
-            f"service time {slo.service_seconds:g} s x {plan.concurrency} requests in flight per replica (the queue "
-            "worker's concurrency: a replica batches them, so it clears that many per service time)",
+            f"planner.serving.owned_backlog_target: {plan.concurrency} requests in flight per replica (the queue worker's "
+            f"concurrency) x target utilization {sp.DEFAULT_TARGET_UTILIZATION:.0%}, tracked on ({' + '.join(plan.backlog_metrics)}) "
+            f"/ GroupInServiceInstances; scale-out acts after {sp.SCALE_OUT_ALARM_SECONDS // 60} one-minute datapoints + warm start "
+            f"{plan.warm_start_seconds} s = {sp.SCALE_OUT_ALARM_SECONDS + plan.warm_start_seconds} s, within which load may "
+            f"grow {1 / sp.DEFAULT_TARGET_UTILIZATION:.2f}x before requests wait in the queue",
         ),
         _resource(
             "aws:sqs/queue:Queue", f"{stack}-requests", "visibilityTimeoutSeconds", plan.visibility_timeout_seconds, "s",

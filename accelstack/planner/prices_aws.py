@@ -87,3 +87,13 @@ NOT_PRICED = (
     "data transfer", "CloudWatch logs and metrics", "KMS requests", "S3 requests",
 )  # fmt: skip
 DEFAULT_SPOT_DISCOUNT = 0.60
+
+# Application Load Balancer, https://aws.amazon.com/elasticloadbalancing/pricing/ : per hour, and per
+# LCU-hour; an LCU is 25 new connections/s, 3000 active connections/min, 1 GB/h processed or 1000 rule
+# evaluations/s, billed on the largest dimension.
+ALB_HOURLY = 0.0225
+ALB_LCU_HOURLY = 0.008
+ALB_NEW_CONNECTIONS_PER_LCU = 25.0
+# SQS standard queue, https://aws.amazon.com/sqs/pricing/ : per million API requests (each 64 KB chunk
+# of a payload is one request).
+SQS_PER_MILLION_REQUESTS = 0.40

@@ -12,7 +12,14 @@ from accelstack.planner.cold_start import ColdStart, serving_defaults
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
 from accelstack.planner.model_size import architecture_of, weights_gb as model_weights_gb
 from accelstack.planner.units import counted
-from accelstack.planner.serving import LoadPlan, backlog_target_from_slo, replica_capacity, replicas_for_load
+from accelstack.planner.serving import (
+    DEFAULT_TARGET_UTILIZATION,
+    LoadPlan,
+    backlog_target_from_slo,
+    owned_backlog_target,
+    replica_capacity,
+    replicas_for_load,
+)
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 
@@ -43,6 +50,13 @@ VISIBILITY_TIMEOUT_SERVICE_MULTIPLE = 6  # a message stays hidden for several se
 DEREGISTRATION_SLO_MULTIPLE = 3  # in-flight generations finish before a replica leaves the target group
 IDLE_TIMEOUT_SLO_MULTIPLE = 4  # ALB keeps a slow streaming answer's connection open
 
+# The scaling metric: SQS metrics summed, over GroupInServiceInstances -- the messages each replica
+# owns, waiting (Visible) and being served (NotVisible, hidden while a worker holds them). Visible
+# alone reads 0 whenever replicas keep up, so the group scaled in to min and back out all day.
+BACKLOG_QUEUE_METRICS = ("ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible")
+# Target tracking's scale-out alarm needs 3 one-minute datapoints above the target (EC2 Auto Scaling
+# User Guide, "Target tracking scaling policies"): capacity arrives this long plus a start later.
+SCALE_OUT_ALARM_SECONDS = 3 * 60
 # Alarm when the oldest request has used this fraction of its TTL: the queue is about to drop work.
 AGE_ALARM_TTL_FRACTION = 0.8
 LORA_ADAPTER_GB = 0.5  # LoRA adapters are tens to hundreds of MB
@@ -132,7 +146,7 @@ class ServingPlan:
     health_check_interval_seconds: int
     health_check_timeout_seconds: int
     warm_pool_size: int
-    backlog_per_instance_target: int
+    backlog_per_instance_target: float  # messages per replica, waiting + in flight (BACKLOG_QUEUE_METRICS)
     visibility_timeout_seconds: int
     age_alarm_seconds: int
     deregistration_delay_seconds: int
@@ -151,6 +165,7 @@ class ServingPlan:
     warm_pool_burst: int  # replicas beyond min needed to drain a full admission queue within its TTL
     concurrency_basis: str
     load: LoadPlan | None = None  # replicas serving.load needs; None without a load
+    backlog_metrics: tuple[str, ...] = BACKLOG_QUEUE_METRICS
 
 
 def plan_serving(serving: ServingSpec) -> ServingPlan:
@@ -173,9 +188,8 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
     itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
     tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
     concurrency = replica_concurrency(serving, tensor_parallel)
-    # AWS: latency / service time per message; a replica serves `concurrency` messages per service
-    # time (continuous batching), so it can hold that many times more and still meet the SLO.
-    backlog_target = backlog_target_from_slo(slo.target_seconds, slo.service_seconds, concurrency.sequences)
+    # Messages a replica owns (waiting + in flight) at the target utilization: headroom, not a queue.
+    backlog_target = owned_backlog_target(concurrency.sequences, DEFAULT_TARGET_UTILIZATION)
     idle_timeout = min(4000, max(60, math.ceil(slo.target_seconds * IDLE_TIMEOUT_SLO_MULTIPLE)))
     deregistration_delay = min(3600, max(30, math.ceil(slo.target_seconds * DEREGISTRATION_SLO_MULTIPLE)))
     headroom = replicas.max - replicas.min

@@ -825,9 +825,27 @@ class ServingService(pulumi.ComponentResource):
         Stat = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
         StatMetric = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricArgs
         Dim = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricDimensionArgs
-        # Backlog per instance, exactly as "Scaling policy based on Amazon SQS" / "Create a target
-        # tracking scaling policy using metric math" (EC2 Auto Scaling User Guide) define it; the
-        # target is the backlog one replica can clear within the latency SLO.
+        # Backlog per instance in the shape of "Scaling policy based on Amazon SQS" / "Create a target
+        # tracking scaling policy using metric math" (EC2 Auto Scaling User Guide), but counting the
+        # messages replicas hold (NotVisible) as well as those waiting: Visible alone reads 0 while
+        # replicas keep up, and the group scaled in to min and out again all day. The target is a
+        # replica's concurrency at the target utilization (planner.serving.owned_backlog_target).
+        queue_ids = [f"m{index}" for index in range(1, len(self.plan.backlog_metrics) + 1)]
+        queue_metrics = [
+            Metric(
+                id=metric_id,
+                label=f"Get {metric_name} of the request queue",
+                metric_stat=Stat(
+                    metric=StatMetric(
+                        metric_name=metric_name, namespace="AWS/SQS", dimensions=[Dim(name="QueueName", value=queue.name)]
+                    ),
+                    stat="Sum",
+                ),
+                return_data=False,
+            )
+            for metric_id, metric_name in zip(queue_ids, self.plan.backlog_metrics)
+        ]
+        in_service = f"m{len(queue_ids) + 1}"
         aws.autoscaling.Policy(
             f"{name}-backlog-per-instance",
             autoscaling_group_name=group.name,
@@ -836,21 +854,9 @@ class ServingService(pulumi.ComponentResource):
                 target_value=self.plan.backlog_per_instance_target,
                 customized_metric_specification=aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs(
                     metrics=[
+                        *queue_metrics,
                         Metric(
-                            id="m1",
-                            label="Get the queue size (the number of messages waiting to be processed)",
-                            metric_stat=Stat(
-                                metric=StatMetric(
-                                    metric_name="ApproximateNumberOfMessagesVisible",
-                                    namespace="AWS/SQS",
-                                    dimensions=[Dim(name="QueueName", value=queue.name)],
-                                ),
-                                stat="Sum",
-                            ),
-                            return_data=False,
-                        ),
-                        Metric(
-                            id="m2",
+                            id=in_service,
                             label="Get the group size (the number of InService instances)",
                             metric_stat=Stat(
                                 metric=StatMetric(
@@ -862,7 +868,12 @@ class ServingService(pulumi.ComponentResource):
                             ),
                             return_data=False,
                         ),
-                        Metric(id="e1", label="Calculate the backlog per instance", expression="m1 / m2", return_data=True),
+                        Metric(
+                            id="e1",
+                            label="Calculate the backlog per instance",
+                            expression=f"({' + '.join(queue_ids)}) / {in_service}",
+                            return_data=True,
+                        ),
                     ]
                 ),
             ),
@@ -870,7 +881,7 @@ class ServingService(pulumi.ComponentResource):
         )
         if self.serving.replicas.min > 0:
             return
-        # At zero instances m1 / m2 has no value and target tracking cannot act: a step policy on the
+        # At zero instances the ratio has no value and target tracking cannot act: a step policy on the
         # raw queue depth starts the first replica. The alarm fires only while none is in service, so
         # it never fights target tracking.
         from_zero = aws.autoscaling.Policy(

@@ -20,6 +20,7 @@ import pytest
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
 from accelstack.spec import load_stack
 from accelstack.spec.loader import apply_overrides, read_stack_file
+from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.serving_plan import plan_serving
 
 REPO = Path(__file__).resolve().parents[2]
@@ -181,31 +182,39 @@ def test_queue_age_and_depth_alarms():
     assert depth["comparisonOperator"] == "GreaterThanOrEqualToThreshold"
 
 
-def test_backlog_per_instance_metric_math_exactly_as_aws_documents():
+def test_backlog_per_instance_metric_math_counts_waiting_and_in_flight_messages():
     cap = run()
     (policy,) = cap.by_type(POLICY)
     assert policy.inputs["policyType"] == "TargetTrackingScaling"
     tracking = policy.inputs["targetTrackingConfiguration"]
-    # 10 s latency target / 1 s per request x the requests each replica's worker keeps in flight.
-    assert tracking["targetValue"] == plan().backlog_per_instance_target == 10 * plan().concurrency
-    m1, m2, e1 = tracking["customizedMetricSpecification"]["metrics"]
+    # The requests each replica's worker keeps in flight, at the 70% target utilization.
+    assert tracking["targetValue"] == plan().backlog_per_instance_target == round(0.7 * plan().concurrency, 2)
+    visible, not_visible, in_service, e1 = tracking["customizedMetricSpecification"]["metrics"]
     queue_name = named(cap, QUEUE, "-requests").outputs["name"]
     group_name = cap.one(GROUP).inputs["name"]
-    assert m1["id"] == "m1" and m1["returnData"] is False
-    assert m1["metricStat"]["metric"] == {
-        "metricName": "ApproximateNumberOfMessagesVisible",
-        "namespace": "AWS/SQS",
-        "dimensions": [{"name": "QueueName", "value": queue_name}],
-    }
-    assert m1["metricStat"]["stat"] == "Sum"
-    assert m2["id"] == "m2" and m2["returnData"] is False
-    assert m2["metricStat"]["metric"] == {
+    # Waiting (Visible) and held by a replica's worker (NotVisible): Visible alone reads 0 whenever
+    # replicas keep up, and the group scaled in to min and out again all day.
+    for query, metric_id, metric_name in (
+        (visible, "m1", "ApproximateNumberOfMessagesVisible"),
+        (not_visible, "m2", "ApproximateNumberOfMessagesNotVisible"),
+    ):
+        assert query["id"] == metric_id and query["returnData"] is False
+        assert query["metricStat"]["metric"] == {
+            "metricName": metric_name,
+            "namespace": "AWS/SQS",
+            "dimensions": [{"name": "QueueName", "value": queue_name}],
+        }
+        assert query["metricStat"]["stat"] == "Sum"
+    assert in_service["id"] == "m3" and in_service["returnData"] is False
+    assert in_service["metricStat"]["metric"] == {
         "metricName": "GroupInServiceInstances",
         "namespace": "AWS/AutoScaling",
         "dimensions": [{"name": "AutoScalingGroupName", "value": group_name}],
     }
-    assert m2["metricStat"]["stat"] == "Average"
-    assert e1["id"] == "e1" and e1["expression"] == "m1 / m2" and e1["returnData"] is True
+    assert in_service["metricStat"]["stat"] == "Average"
+    assert e1["id"] == "e1" and e1["expression"] == "(m1 + m2) / m3" and e1["returnData"] is True
+    # Only the expression returns data: target tracking takes exactly one time series.
+    assert [q["returnData"] for q in tracking["customizedMetricSpecification"]["metrics"]] == [False, False, False, True]
     # The denominator only exists if the group publishes its metrics.
     assert "GroupInServiceInstances" in cap.one(GROUP).inputs["enabledMetrics"]
 
@@ -311,14 +320,14 @@ def test_user_data_serves_base_model_with_every_lora_adapter():
 
 def test_worker_runs_the_plans_concurrency_and_the_target_counts_it():
     """The N requests the queue worker keeps in flight is the N the scaling target is multiplied by:
-    a replica clears N messages per service time, so its backlog target is latency / service x N."""
+    the policy counts the messages replicas hold, so its target is N at the target utilization."""
     cap = run()
     env = worker_env(user_data(cap))
-    serving_plan, slo = plan(), load_stack(EXAMPLE).serving.slo
+    serving_plan = plan()
     assert int(env["WORKER_CONCURRENCY"]) == serving_plan.concurrency > 1
     (policy,) = cap.by_type(POLICY)
     target = policy.inputs["targetTrackingConfiguration"]["targetValue"]
-    assert target == slo.target_seconds / slo.service_seconds * int(env["WORKER_CONCURRENCY"])
+    assert target == round(DEFAULT_TARGET_UTILIZATION * int(env["WORKER_CONCURRENCY"]), 2)
     # The queue the worker drains is the one the policy's metric reads, and the TTL is the admission TTL.
     assert env["REQUEST_QUEUE_URL"] == named(cap, QUEUE, "-requests").outputs["url"]
     assert env["RESPONSE_QUEUE_URL"] == named(cap, QUEUE, "-responses").outputs["url"]

@@ -37,8 +37,9 @@ def test_too_small_vpc_is_refused_with_its_config_path():
 
 def test_plan_derives_from_slo_admission_and_cold_start():
     plan = plan_serving(serving())
-    # 10 s target / 1 s per request, times the requests a replica serves at once (its KV cache).
-    assert plan.backlog_per_instance_target == 10 * plan.concurrency
+    # Messages a replica owns (waiting + in flight): the requests it serves at once (its KV cache) at
+    # the 70% target utilization -- below its concurrency, so the policy never parks a replica saturated.
+    assert plan.backlog_per_instance_target == round(0.7 * plan.concurrency, 2) < plan.concurrency
     assert plan.cold_start_seconds > plan.warm_start_seconds
     # The grace counts from InService (after the launch hook): the first health verdict, not a cold start.
     assert plan.health_check_grace_seconds == max(30, 3 * plan.health_check_interval_seconds)

@@ -216,14 +216,18 @@ def test_n_requests_in_flight_answers_carry_the_request_id_and_long_ones_are_not
 def test_expired_requests_are_dropped_and_failures_go_back_then_to_the_dead_letter_queue(
     sqs_endpoint, server, tmp_path
 ):
+    ttl = 3
     queues = Queues(sqs_endpoint, visibility=1, max_receive_count=2)
     for i in range(3):
         queues.send(f"stale-{i}")
-    time.sleep(2.2)  # the stale ones are now past the 2 s TTL (SentTimestamp has 1 ms resolution)
-    queues.send("fresh")
-    queues.send("broken", status=500)
-    worker = start_worker(sqs_endpoint, queues, server, tmp_path, TTL_SECONDS=2)
+    time.sleep(ttl + 0.2)  # the stale ones are now past the TTL (SentTimestamp has 1 ms resolution)
+    worker = start_worker(sqs_endpoint, queues, server, tmp_path, TTL_SECONDS=ttl)
     try:
+        # The worker receives once it has deleted the stale requests: only then are the others sent,
+        # so they get the whole TTL however long the worker took to start (~3 s on a loaded host).
+        wait_for(lambda: queues.depth(queues.requests) == 0, 30, "the stale requests dropped")
+        queues.send("fresh")
+        queues.send("broken", status=500)
         answers: list[dict[str, Any]] = []
         wait_for(lambda: answers.extend(queues.drain(queues.responses)) or len(answers) >= 1, 10, "the fresh answer")
         # Received, failed, visible again after 1 s, received and failed again, then dead-lettered.

@@ -66,7 +66,7 @@ def test_serving_defaults_are_what_the_serving_component_registers():
     assert outputs["coldStartSeconds"] == config["serving.replicas.coldStartSeconds"].value == 233
     assert outputs["warmPoolSize"] == config["serving.replicas.warmPool"].value == 6
     backlog = config["aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"]
-    assert outputs["backlogPerInstanceTarget"] == backlog.value == 10 * config["replica concurrency"].value
+    assert outputs["backlogPerInstanceTarget"] == backlog.value == round(0.7 * config["replica concurrency"].value, 2)
     [group] = [r for r in cap.by_type("aws:autoscaling/group:Group") if r.name == "aws-serving-replicas"]
     assert group.inputs["warmPool"]["minSize"] == config["serving.replicas.warmPool"].value
 
@@ -76,7 +76,7 @@ def test_serving_sources_name_their_inputs_and_follow_the_stack_file():
     cold = estimated["serving.replicas.coldStartSeconds"].source
     assert "boot 90 s" in cold and "500 MB/s" in cold and "= 232.1 s" in cold
     assert "ceil(2000 x 1 s / 300 s TTL) = 7 replicas, of which 1 already run: 6 more" in estimated["serving.replicas.warmPool"].source
-    assert "latency SLO 10 s / service time 1 s" in estimated[
+    assert "11 requests in flight per replica (the queue worker's concurrency) x target utilization 70%" in estimated[
         "aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"
     ].source
     measured = by_path(

@@ -12,7 +12,7 @@ from accelstack.planner import serving_plan as sp
 from accelstack.planner.architectures import get_preset
 from accelstack.planner.defaults import serving_defaults
 from accelstack.planner.kv_cache import plan_for_instance
-from accelstack.planner.serving import backlog_per_instance
+from accelstack.planner.serving import owned_backlog_target
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
@@ -32,11 +32,19 @@ def test_example_concurrency_is_the_kv_caches_full_context_sequences_with_its_ad
     assert f"{kv.blocks} blocks" in plan.concurrency_basis and "2 LoRA adapters of rank <= 32" in plan.concurrency_basis
 
 
-def test_backlog_target_is_latency_over_service_times_concurrency():
+def test_backlog_target_is_the_concurrency_at_the_target_utilization_whatever_the_slo():
+    """The policy counts messages waiting and in flight; a target at or above the concurrency is only
+    reached with every slot busy (AWS's latency / service time x concurrency was 110 here)."""
     plan = sp.plan_serving(serving())
-    assert plan.backlog_per_instance_target == backlog_per_instance(10, 1.0) * plan.concurrency == 110
-    tight = sp.plan_serving(serving("serving.slo.targetSeconds=2", "serving.slo.serviceSeconds=0.5"))
-    assert tight.backlog_per_instance_target == 4 * tight.concurrency
+    assert plan.concurrency == 11 and plan.backlog_per_instance_target == 7.7
+    assert plan.backlog_metrics == ("ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible")
+    for overrides in (("serving.slo.targetSeconds=2", "serving.slo.serviceSeconds=0.5"), ("serving.slo.targetSeconds=120",)):
+        other = sp.plan_serving(serving(*overrides))
+        assert other.backlog_per_instance_target == round(0.7 * other.concurrency, 2) < other.concurrency
+    # One request at a time still leaves headroom (a target of 1 would mean always busy).
+    assert owned_backlog_target(1) == 0.7 and owned_backlog_target(0) == 0.7
+    with pytest.raises(ValueError, match="utilization"):
+        owned_backlog_target(11, utilization=1.2)
 
 
 def test_shorter_context_and_fp8_serve_more_at_once():
@@ -59,7 +67,7 @@ def test_unknown_architecture_gets_a_stated_assumption():
     plan = sp.plan_serving(serving("serving.model.name=acme/house-model-13b", "serving.model.parametersBillion=13"))
     assert plan.concurrency == sp.UNKNOWN_ARCHITECTURE_CONCURRENCY
     assert "serving.model.preset" in plan.concurrency_basis
-    assert plan.backlog_per_instance_target == 10 * sp.UNKNOWN_ARCHITECTURE_CONCURRENCY
+    assert plan.backlog_per_instance_target == round(0.7 * sp.UNKNOWN_ARCHITECTURE_CONCURRENCY, 2)
 
 
 def test_worker_timeouts_follow_the_load_balancer():
@@ -80,7 +88,11 @@ def test_preview_reports_the_concurrency_and_its_part_in_the_target(overrides):
     assert rows["replica concurrency"].kind == "estimate"
     target = rows["aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"]
     assert target.value == plan.backlog_per_instance_target
-    assert f"latency SLO 10 s / service time 1 s x {plan.concurrency} requests in flight" in target.source
+    assert f"{plan.concurrency} requests in flight per replica (the queue worker's concurrency) x target utilization 70%" in target.source
+    # The formula's inputs and what it buys: the metric, and the reaction time the headroom covers.
+    assert "(ApproximateNumberOfMessagesVisible + ApproximateNumberOfMessagesNotVisible) / GroupInServiceInstances" in target.source
+    assert f"warm start {plan.warm_start_seconds} s = {180 + plan.warm_start_seconds} s" in target.source
+    assert "load may grow 1.43x" in target.source
 
 
 def test_cold_start_loads_the_same_weights_the_plan_sizes_volumes_for():

@@ -1,0 +1,167 @@
+"""`accelstack simulate serving STACK`: replay a day of requests against what the stack would deploy.
+
+The design is the stack's spec and plan (`plan_serving`, what the components deploy), so `--set`
+changes the design. Reports requests served/refused/expired, queue wait and latency percentiles,
+SLO attainment, replica-hours and the day's cost; `--compare` runs the alternatives on the same
+requests and names the cheapest that meets the SLO; `--plot FILE` writes the timeline PNG.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from accelstack.commands.common import (
+    EXIT_CONFIG,
+    EXIT_OK,
+    CliError,
+    ProjectDirOpt,
+    SetOpt,
+    guarded,
+    load_specs,
+    out,
+    resolve_stacks,
+)
+from accelstack.commands.size import PricesOpt, book, check_choice, emit, planner_call
+from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
+from accelstack.simulate import autoscalers, workload
+from accelstack.simulate.design import DEFAULT_AUTOSCALER, alternatives, design_from_spec
+from accelstack.simulate.engine import Simulation
+from accelstack.simulate.report import cheapest_meeting_slo, plot, summarize
+from accelstack.spec.models import ServingSpec
+
+# Requests are held in memory (a few dozen bytes each) and cost ~2.5 us each to simulate.
+MAX_REQUESTS = 50_000_000
+
+simulate_app = typer.Typer(
+    name="simulate",
+    help="Simulate a stack before paying for it: `simulate serving STACK` replays a day of requests.",
+    no_args_is_help=True,
+)
+
+
+def default_peak_rps(serving: ServingSpec, concurrency: int) -> float:
+    """The load the design is sized for: max replicas x concurrency per service time, at the planner's
+    target utilization."""
+    return serving.replicas.max * concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
+
+
+def _fmt(value: Any, unit: str = "") -> str:
+    return "-" if value is None else f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
+
+
+def table_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    r, w, lat, slo, h, c = (summary[k] for k in ("requests", "queueWaitSeconds", "latencySeconds", "slo", "replicaHours", "cost"))
+    return [
+        ("autoscaler", summary["autoscaler"]),
+        ("replicas / warm pool", f"{summary['replicas']} / {summary['warmPool']}"),
+        ("served / refused / expired", f"{r['served']:,} / {r['refused']:,} / {r['expired']:,}" + (f" (+{r['deadLettered']} dead-lettered)" if r["deadLettered"] else "")),
+        ("queue wait p50/p95/p99", f"{_fmt(w['p50'])} / {_fmt(w['p95'])} / {_fmt(w['p99'])} s"),
+        ("latency p50/p95/p99", f"{_fmt(lat['p50'])} / {_fmt(lat['p95'])} / {_fmt(lat['p99'])} s"),
+        (f"within {slo['targetSeconds']:g} s SLO", f"{slo['attainment']:.2%} ({'meets' if slo['met'] else 'misses'} {slo['required']:.1%})"),
+        ("replica-h serving / starting", f"{h['serving']:g} / {h['warmStarting']:g} warm + {h['coldStarting']:g} cold"),
+        ("replica-h warm pool", f"{h['warmPoolStopped']:g} stopped + {h['warmPoolPreparing']:g} preparing"),
+        ("launches warm / cold", f"{summary['scaling']['launchesWarm']} / {summary['scaling']['launchesCold']}"),
+        ("cost", f"${c['totalUsd']:,.2f} (instances ${c['instancesUsd']:,.2f}, volumes ${c['volumesRunningUsd'] + c['warmPoolVolumesUsd']:,.2f}, "
+                 f"ALB ${c['loadBalancerUsd']:,.2f}, SQS ${c['queueUsd']:,.2f})"),
+    ]  # fmt: skip
+
+
+@simulate_app.command("serving")
+@guarded
+def serving_command(
+    stack: Annotated[str, typer.Argument(metavar="STACK", help="Serving stack name or stack file.", show_default=False)],
+    trace: Annotated[Path | None, typer.Option("--trace", dir_okay=False, help="CSV of `timestamp,tokens` rows (seconds, output tokens) to replay.", show_default=False)] = None,
+    pattern: Annotated[str | None, typer.Option("--pattern", help=f"Synthetic Poisson load: {', '.join(workload.PATTERNS)} (default diurnal).", show_default=False)] = None,
+    rate: Annotated[float | None, typer.Option("--rate", min=0.001, help="Peak requests/s of --pattern (default: max replicas x concurrency / service time x 70%).", show_default=False)] = None,
+    hours: Annotated[float | None, typer.Option("--hours", min=0.01, max=24 * 31, help="Simulated hours (default: 24; a trace: its span).", show_default=False)] = None,
+    tokens: Annotated[float, typer.Option("--tokens", min=1, help="Mean output tokens per request of --pattern (exponential).")] = workload.DEFAULT_MEAN_TOKENS,
+    tokens_per_second: Annotated[float | None, typer.Option("--tokens-per-second", min=0.001, help="Decode rate of one sequence (default: mean tokens / serving.slo.serviceSeconds).", show_default=False)] = None,
+    autoscaler: Annotated[str | None, typer.Option("--autoscaler", help=f"{', '.join(autoscalers.AUTOSCALERS)} (default: the cloud's, aws-target-tracking on backlog per instance).", show_default=False)] = None,
+    compare: Annotated[bool, typer.Option("--compare", help="Also run: no warm pool, CPU-utilization, request-rate (SkyServe) scaling, a fixed fleet at max.")] = False,
+    slo_share: Annotated[float, typer.Option("--slo-attainment", min=0.0, max=1.0, help="Share of requests that must finish within serving.slo.targetSeconds.")] = 0.99,
+    failures: Annotated[float, typer.Option("--failures-per-replica-day", min=0.0, max=1000.0, help="Replica failures (health-check replacement), per replica per day.")] = 0.0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed of the synthetic load and failures.")] = 0,
+    plot_path: Annotated[Path | None, typer.Option("--plot", dir_okay=False, help="Write the stack design's timeline (PNG) here.", show_default=False)] = None,
+    overrides: SetOpt = None,
+    project_dir: ProjectDirOpt = None,
+    prices: PricesOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> int:
+    """Replay a day of requests against exactly what a serving stack would deploy; report what users see and the cost."""
+
+    if trace is not None and pattern is not None:
+        raise CliError("give --trace FILE or --pattern, not both")
+    if trace is not None and rate is not None:
+        raise CliError("--rate sets a --pattern's peak; a --trace has its own rate")
+    if pattern is not None:
+        check_choice("--pattern", pattern, workload.PATTERNS)
+    if autoscaler is not None:
+        check_choice("--autoscaler", autoscaler, autoscalers.AUTOSCALERS)
+    _, files = resolve_stacks([stack], False, project_dir)
+    prices_ = book(prices)
+    [(name, spec)] = list(load_specs(files, overrides or []))
+    if spec is None:
+        return EXIT_CONFIG
+    if spec.serving is None:
+        raise CliError(f"{name}: workload is {spec.workload}; `simulate serving` needs a serving stack (accelstack:serving)")
+    serving = spec.serving
+    kind = autoscaler or DEFAULT_AUTOSCALER.get(spec.cloud, "aws-target-tracking")
+    designs = planner_call(name, lambda: alternatives(serving, prices_, kind) if compare else [design_from_spec(serving, prices_, autoscaler=kind)])
+    if trace is not None:
+        load = planner_call("--trace", lambda: workload.load_trace(trace, horizon=None if hours is None else hours * 3600))
+    else:
+        peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
+        horizon = (hours if hours is not None else 24.0) * 3600
+        if peak * horizon > MAX_REQUESTS:
+            raise CliError(
+                f"--rate {peak:g} requests/s over {horizon / 3600:g} h is ~{peak * horizon:.3g} requests; one run simulates "
+                f"at most {MAX_REQUESTS:,} (about a minute each 5 million): lower --rate or --hours"
+            )
+        load = workload.synthetic(pattern or "diurnal", peak, horizon=horizon, mean_tokens=tokens, seed=seed)
+    runs = [Simulation(d, load, tokens_per_second=tokens_per_second, failures_per_replica_day=failures, seed=seed).run() for d in designs]
+    summaries = [summarize(run, slo_share) for run in runs]
+    if plot_path is not None:
+        try:
+            plot(runs[0], plot_path, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {load.source}")
+        except OSError as exc:
+            raise CliError(f"--plot {plot_path}: cannot write ({exc.strerror or exc})") from None
+    document: dict[str, Any] = {
+        "stack": name,
+        "workload": {"source": load.source, "requests": len(load.arrivals), "hours": round(load.horizon / 3600, 3),
+                     "meanTokens": round(load.mean_tokens, 1),
+                     "meanRps": round(len(load.arrivals) / load.horizon, 3) if load.horizon else 0.0},
+        "designs": summaries,
+        "priceSource": prices_.source(),
+    }  # fmt: skip
+    if compare:
+        document["recommendation"] = cheapest_meeting_slo(summaries)
+    if plot_path is not None:
+        document["plot"] = str(plot_path)
+    if as_json:
+        emit("", document, True)
+        return EXIT_OK
+    title = f"accelstack simulate serving {name}: {load.source}, {len(load.arrivals):,} requests over {load.horizon / 3600:g} h"
+    if len(summaries) == 1:
+        emit(title, document, False, table_rows(summaries[0]))
+    else:
+        table = Table(title=title, title_justify="left")
+        table.add_column("what", style="bold")
+        for summary in summaries:
+            table.add_column(summary["design"])
+        columns = [dict(table_rows(s)) for s in summaries]
+        for key in columns[0]:
+            table.add_row(key, *(column[key] for column in columns))
+        out().print(table)
+        pick = document["recommendation"]
+        out().print(f"{pick['design']}: {pick['why']}" + (f" (${pick['totalUsd']:,.2f})" if pick["meetsSlo"] else ""), markup=False)
+    if plot_path is not None:
+        out().print(f"timeline: {plot_path}", markup=False)
+    return EXIT_OK
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(simulate_app)

@@ -1,0 +1,137 @@
+"""A serving design to simulate: exactly the numbers the stack deploys (`plan_serving`), its price,
+and the autoscaler, which is the one design choice the spec does not state (the AWS stack deploys
+target tracking on backlog per instance).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION, backlog_target_from_slo
+from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, plan_serving
+from accelstack.planner.pricing import PriceBook
+from accelstack.simulate import autoscalers as scalers
+from accelstack.spec.models import ServingSpec
+from accelstack.spec.tables import aws as tables
+
+DEFAULT_AUTOSCALER = {"aws": "aws-target-tracking", "azure": "azure-autoscale", "gcp": "gcp-autoscaler"}
+AZURE_SCALE_IN_FRACTION = 0.5  # scale-in threshold = this x scale-out threshold (no flapping)
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    instance_type: str
+    hourly_usd: float
+    replicas_min: int
+    replicas_max: int
+    initial_replicas: int
+    warm_pool: int
+    concurrency: int  # requests in flight per replica
+    cold_start_seconds: float
+    warm_start_seconds: float
+    ttl_seconds: float
+    max_depth: int
+    visibility_timeout_seconds: float
+    max_receive_count: int
+    unhealthy_seconds: float  # a broken replica is replaced after this many seconds of failed checks
+    drain_seconds: float
+    slo_target_seconds: float
+    service_seconds: float  # mean service time of one request
+    backlog_target: float
+    root_volume_gib: int
+    vcpus: int
+    gpus: int
+    autoscaler: str
+    policy: Callable[[], scalers.Policy]  # a fresh autoscaler (it keeps state) per run
+
+    def with_changes(self, **changes) -> Design:
+        return dataclasses.replace(self, **changes)
+
+
+def make_policy(kind: str, *, plan: ServingPlan, serving: ServingSpec, vcpus: int, gpus: int, fixed_replicas: int | None = None):
+    """A factory for the autoscaler `kind`, tuned from the plan as the stack would configure it."""
+    lo, hi, target = serving.replicas.min, serving.replicas.max, plan.backlog_per_instance_target
+    if kind == "aws-target-tracking":
+        # The deployed policy: the plan's target on the plan's metric (components.aws.serving._scaling).
+        return lambda: scalers.AwsTargetTracking(target, lo, hi, plan.warm_start_seconds, queue_metrics=plan.backlog_metrics)
+    if kind == "cpu-utilization":
+        return lambda: scalers.AwsTargetTracking(
+            scalers.DEFAULT_CPU_TARGET_PERCENT, max(1, lo), hi, plan.warm_start_seconds, vcpus=vcpus, gpus=gpus, metric="cpu"
+        )
+    # Azure and GCP see the waiting messages only: they scale at the backlog AWS's SQS method allows
+    # (latency / service time x concurrency), the per-instance threshold their own guides describe.
+    waiting = backlog_target_from_slo(serving.slo.target_seconds, serving.slo.service_seconds, plan.concurrency)
+    if kind == "azure-autoscale":
+        return lambda: scalers.AzureAutoscale(waiting, waiting * AZURE_SCALE_IN_FRACTION, lo, hi)
+    if kind == "gcp-autoscaler":
+        return lambda: scalers.GcpAutoscaler(waiting, lo, hi)
+    if kind == "request-rate":
+        # Target QPS per replica: what one replica clears (concurrency per service time) at the planner's
+        # target utilization (planner.serving.replicas_for_load uses the same headroom).
+        qps = plan.concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
+        return lambda: scalers.RequestRate(qps, max(1, lo), hi)
+    if kind == "fixed":
+        return lambda: scalers.Fixed(fixed_replicas if fixed_replicas is not None else hi)
+    raise ValueError(f"--autoscaler {kind!r}: allowed: {', '.join(scalers.AUTOSCALERS)}")
+
+
+def design_from_spec(
+    serving: ServingSpec,
+    prices: PriceBook,
+    *,
+    autoscaler: str = "aws-target-tracking",
+    name: str = "stack design",
+    fixed_replicas: int | None = None,
+) -> Design:
+    """The design the stack deploys: every number from `plan_serving`, the same call the component makes."""
+    plan = plan_serving(serving)
+    replicas = serving.replicas
+    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    vcpus = itype.vcpus if itype else 8
+    gpus = plan.tensor_parallel
+    policy = make_policy(autoscaler, plan=plan, serving=serving, vcpus=vcpus, gpus=gpus, fixed_replicas=fixed_replicas)
+    fixed = autoscaler == "fixed"
+    initial = (fixed_replicas if fixed_replicas is not None else replicas.max) if fixed else replicas.min
+    if autoscaler in ("cpu-utilization", "request-rate"):
+        initial = max(1, initial)  # neither can start the first replica from zero
+    return Design(
+        name=name,
+        instance_type=replicas.instance_type,
+        hourly_usd=prices.hourly(replicas.instance_type, replicas.capacity),
+        replicas_min=initial if fixed else replicas.min,
+        replicas_max=initial if fixed else replicas.max,
+        initial_replicas=initial,
+        warm_pool=0 if fixed else plan.warm_pool_size,
+        concurrency=plan.concurrency,
+        cold_start_seconds=float(plan.cold_start_seconds),
+        warm_start_seconds=float(plan.warm_start_seconds),
+        ttl_seconds=float(serving.admission.ttl_seconds),
+        max_depth=serving.admission.max_depth,
+        visibility_timeout_seconds=float(plan.visibility_timeout_seconds),
+        max_receive_count=serving.admission.max_receive_count,
+        unhealthy_seconds=float(UNHEALTHY_THRESHOLD * plan.health_check_interval_seconds),
+        drain_seconds=float(plan.worker_drain_seconds),
+        slo_target_seconds=serving.slo.target_seconds,
+        service_seconds=serving.slo.service_seconds,
+        backlog_target=plan.backlog_per_instance_target,
+        root_volume_gib=plan.root_volume_gib,
+        vcpus=vcpus,
+        gpus=gpus,
+        autoscaler=autoscaler,
+        policy=policy,
+    )
+
+
+def alternatives(serving: ServingSpec, prices: PriceBook, autoscaler: str) -> list[Design]:
+    """The stack's design and what `--compare` runs against it on the same requests."""
+    base = design_from_spec(serving, prices, autoscaler=autoscaler)
+    return [
+        base,
+        base.with_changes(name="no warm pool", warm_pool=0),
+        design_from_spec(serving, prices, autoscaler="cpu-utilization", name="CPU-utilization scaling (50%)"),
+        design_from_spec(serving, prices, autoscaler="request-rate", name="request-rate scaling (SkyServe)"),
+        design_from_spec(serving, prices, autoscaler="fixed", name=f"fixed fleet at peak ({serving.replicas.max})"),
+    ]

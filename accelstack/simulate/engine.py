@@ -1,0 +1,452 @@
+"""The discrete-event simulation of one serving design against one request stream.
+
+SimPy runs the control plane: replicas launching from the warm pool or cold, becoming ready, failing
+and being replaced after the health checks, draining on scale-in, the warm pool refilling, the
+autoscaler's periodic decisions and the metric samples. Requests are far more numerous (a day at 50/s
+is 4.3 million), so they are not SimPy processes: `RequestQueue` is an exact event loop over arrivals
+and replica slot completions, advanced to the current time before any control event reads or changes
+the fleet. Between control events the fleet is fixed, so nothing is lost by batching.
+
+The admission queue (SQS): first come first served across all replicas' free slots; a request arriving
+when `max_depth` wait is refused; one still waiting `ttl` seconds after it arrived is dropped (the
+queue's retention period); a request on a replica that dies becomes visible again after the visibility
+timeout and goes to the dead-letter queue on its `max_receive_count`-th receive.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import simpy
+
+from accelstack.simulate.autoscalers import Observation
+from accelstack.simulate.design import Design
+from accelstack.simulate.workload import Workload
+
+INF = math.inf
+PENDING, REFUSED, EXPIRED, DEAD_LETTER = 0, 1, 2, 3
+
+
+class RequestQueue:
+    """Requests through the admission queue onto replica slots (one slot = one sequence in flight)."""
+
+    def __init__(self, arrivals: np.ndarray, service: np.ndarray, *, ttl: float, max_depth: int, visibility: float, max_receives: int):
+        self.arrival: list[float] = arrivals.tolist()
+        self.service: list[float] = service.tolist()
+        self.n = len(self.arrival)
+        self.start: list[float] = [-1.0] * self.n
+        self.status = bytearray(self.n)
+        self.receives = bytearray(self.n)
+        self.ttl, self.max_depth, self.visibility, self.max_receives = ttl, max_depth, visibility, max_receives
+        self.next = 0  # next arrival to admit
+        self.waiting: deque[int] = deque()
+        self.retries: list[tuple[float, int]] = []  # (visible again at, request)
+        # (free at, replica, request or -1): a slot's next free time; entries of a retired replica are
+        # dropped when they surface.
+        self.slots: list[tuple[float, int, int]] = []
+        self.alive: list[bool] = []
+
+    def add_replica(self, replica: int, concurrency: int, now: float) -> None:
+        while len(self.alive) <= replica:
+            self.alive.append(False)
+        self.alive[replica] = True
+        for _ in range(concurrency):
+            heapq.heappush(self.slots, (now, replica, -1))
+
+    def retire(self, replica: int, now: float, drain: float) -> float:
+        """Stop giving the replica work (scale-in); returns when it can stop. The queue worker lets
+        requests in flight finish for `drain` seconds, then releases the rest (visibility 0), which
+        other replicas receive at once (components/aws/replica/queue_worker.py)."""
+        self.alive[replica] = False
+        deadline = now + drain
+        running = [(free, request) for free, owner, request in self.slots if owner == replica and request >= 0 and free > now]
+        if any(free > deadline for free, _ in running):
+            self._take_back(replica, [r for free, r in running if free > deadline], visible_at=deadline, keep_until=deadline)
+        return max([now] + [min(free, deadline) for free, _ in running])
+
+    def fail(self, replica: int, now: float) -> int:
+        """The replica died: its requests in flight reappear after the visibility timeout."""
+        self.alive[replica] = False
+        lost = [request for free, owner, request in self.slots if owner == replica and request >= 0 and free > now]
+        self._take_back(replica, lost, visible_at=now + self.visibility, keep_until=None)
+        return len(lost)
+
+    def _take_back(self, replica: int, requests: list[int], *, visible_at: float, keep_until: float | None) -> None:
+        """Requests a replica received but will not answer return to the queue at `visible_at`; each
+        receive counts towards the dead-letter queue's maxReceiveCount."""
+        taken = set(requests)
+        self.slots[:] = [e for e in self.slots if e[1] != replica or (keep_until is not None and e[2] not in taken)]
+        heapq.heapify(self.slots)
+        for request in requests:
+            self.start[request] = -1.0
+            self.receives[request] += 1
+            if self.receives[request] >= self.max_receives:
+                self.status[request] = DEAD_LETTER
+            else:
+                heapq.heappush(self.retries, (visible_at, request))
+
+    def _drop_expired_head(self, now: float) -> None:
+        waiting, arrival, ttl, status = self.waiting, self.arrival, self.ttl, self.status
+        while waiting and arrival[waiting[0]] + ttl <= now:
+            status[waiting.popleft()] = EXPIRED
+
+    def advance_to(self, until: float) -> None:
+        """Process every arrival and slot completion before `until`, in time order."""
+        arrival, service, start, status = self.arrival, self.service, self.start, self.status
+        slots, alive, waiting, retries = self.slots, self.alive, self.waiting, self.retries
+        ttl, max_depth, n = self.ttl, self.max_depth, self.n
+        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
+        i = self.next
+        while True:
+            # Fast path, most requests: nothing waits and a live slot is free on arrival.
+            if not waiting and not retries:
+                while i < n:
+                    a = arrival[i]
+                    if a >= until:
+                        break
+                    top = slots[0] if slots else None
+                    if top is None or top[0] > a or not alive[top[1]]:
+                        break
+                    heapreplace(slots, (a + service[i], top[1], i))
+                    start[i] = a
+                    i += 1
+            a = arrival[i] if i < n else INF
+            retry = retries[0][0] < a if retries else False
+            if retry:
+                a = retries[0][0]
+            if waiting:
+                free = slots[0][0] if slots else INF
+                if free <= a and free < until:
+                    _, replica, _ = heappop(slots)
+                    if not alive[replica]:
+                        continue
+                    while waiting:
+                        j = waiting.popleft()
+                        if arrival[j] + ttl <= free:
+                            status[j] = EXPIRED
+                            continue
+                        start[j] = free
+                        heappush(slots, (free + service[j], replica, j))
+                        break
+                    else:
+                        heappush(slots, (free, replica, -1))
+                    continue
+            if a >= until:
+                break
+            if retry:
+                _, j = heappop(retries)
+                if arrival[j] + ttl <= a:
+                    status[j] = EXPIRED
+                    continue
+                depth_ok = True  # already in the queue: SQS made it visible again
+            else:
+                j = i
+                if waiting and arrival[waiting[0]] + ttl <= a:
+                    self._drop_expired_head(a)
+                depth_ok = len(waiting) < max_depth
+            if not waiting and slots and slots[0][0] <= a:
+                _, replica, _ = slots[0]
+                if not alive[replica]:
+                    heappop(slots)
+                    if retry:
+                        heappush(retries, (a, j))
+                    continue
+                heapreplace(slots, (a + service[j], replica, j))
+                start[j] = a
+            elif depth_ok:
+                waiting.append(j)
+            else:
+                status[j] = REFUSED
+            if not retry:
+                i += 1
+        self.next = i
+
+    def backlog(self, now: float) -> int:
+        self._drop_expired_head(now)
+        return len(self.waiting)
+
+    def in_flight(self, now: float) -> int:
+        return sum(1 for free, _, request in self.slots if request >= 0 and free > now)
+
+    def not_visible(self, now: float) -> int:
+        """Received and not yet deleted: in flight (draining replicas included) and those waiting out
+        a failed replica's visibility timeout -- SQS ApproximateNumberOfMessagesNotVisible."""
+        return self.in_flight(now) + len(self.retries)
+
+    def arrived_between(self, t0: float, t1: float) -> int:
+        return bisect_left(self.arrival, t1) - bisect_left(self.arrival, t0)
+
+    def finish(self) -> None:
+        """After the horizon: serve what is queued with the fleet left running; the rest expires."""
+        self.advance_to(INF)
+        for j in self.waiting:
+            self.status[j] = EXPIRED
+        self.waiting.clear()
+        for _, j in self.retries:
+            self.status[j] = EXPIRED
+        self.retries.clear()
+
+
+# Replica states
+STARTING, IN_SERVICE, FAILED, DRAINING, GONE = range(5)
+
+
+@dataclass
+class Replica:
+    id: int
+    launched: float
+    warm: bool
+    state: int = STARTING
+    ready: float = INF
+
+
+class Meter:
+    """Seconds spent by instances in each billing state (integrated over simulated time)."""
+
+    STATES = ("serving", "starting_warm", "starting_cold", "pool_preparing", "pool_stopped")
+
+    def __init__(self) -> None:
+        self.count = dict.fromkeys(self.STATES, 0)
+        self.seconds = dict.fromkeys(self.STATES, 0.0)
+        self.last = 0.0
+
+    def add(self, now: float, state: str, delta: int) -> None:
+        self.close(now)
+        self.count[state] += delta
+
+    def close(self, now: float) -> None:
+        if now > self.last:
+            for state, count in self.count.items():
+                self.seconds[state] += count * (now - self.last)
+            self.last = now
+
+
+@dataclass
+class Sample:
+    time: float
+    arrivals: int  # since the previous sample
+    backlog: int
+    in_flight: int
+    in_service: int  # replicas InService (warm: serving)
+    starting: int
+    pool: int  # stopped warm-pool instances
+    desired: int
+
+
+@dataclass
+class Run:
+    design: Design
+    workload: Workload
+    queue: RequestQueue
+    meter: Meter
+    samples: list[Sample]
+    scaling_events: list[tuple[float, int, int]]  # (time, old desired, new desired)
+    ready_events: list[tuple[float, bool]]  # (time a replica became ready, from the warm pool?)
+    failures: int
+    sample_seconds: float
+    extra: dict = field(default_factory=dict)
+
+
+class Simulation:
+    def __init__(
+        self,
+        design: Design,
+        workload: Workload,
+        *,
+        tokens_per_second: float | None = None,
+        failures_per_replica_day: float = 0.0,
+        sample_seconds: float = 60.0,
+        seed: int = 0,
+    ):
+        self.design, self.workload = design, workload
+        rate = tokens_per_second or workload.mean_tokens / design.service_seconds
+        self.queue = RequestQueue(
+            workload.arrivals,
+            workload.service_seconds(rate),
+            ttl=design.ttl_seconds,
+            max_depth=design.max_depth,
+            visibility=design.visibility_timeout_seconds,
+            max_receives=design.max_receive_count,
+        )
+        self.env = simpy.Environment()
+        self.meter = Meter()
+        self.policy = design.policy()
+        self.rng = np.random.default_rng(seed + 1)
+        self.failure_rate = failures_per_replica_day / 86_400.0
+        self.sample_seconds = sample_seconds
+        self.replicas: list[Replica] = []
+        self.desired = design.initial_replicas
+        self.pool = design.warm_pool
+        self.pool_preparing = 0
+        self.samples: list[Sample] = []
+        self.scaling_events: list[tuple[float, int, int]] = []
+        self.ready_events: list[tuple[float, bool]] = []
+        self.failures = 0
+        self.meter.add(0.0, "pool_stopped", self.pool)
+        for _ in range(design.initial_replicas):  # `up` waited for these: in service from the start
+            replica = Replica(len(self.replicas), 0.0, False, IN_SERVICE, 0.0)
+            self.replicas.append(replica)
+            self.queue.add_replica(replica.id, design.concurrency, 0.0)
+            self.meter.add(0.0, "serving", 1)
+            self._watch_for_failure(replica)
+
+    # --- fleet ---------------------------------------------------------------------------------
+
+    def count(self, *states: int) -> int:
+        return sum(1 for r in self.replicas if r.state in states)
+
+    def _launch(self, now: float) -> None:
+        warm = self.pool > 0
+        if warm:
+            self.pool -= 1
+            self.meter.add(now, "pool_stopped", -1)
+        replica = Replica(len(self.replicas), now, warm)
+        self.replicas.append(replica)
+        self.meter.add(now, "starting_warm" if warm else "starting_cold", 1)
+        delay = self.design.warm_start_seconds if warm else self.design.cold_start_seconds
+        self.env.process(self._become_ready(replica, delay))
+
+    def _become_ready(self, replica: Replica, delay: float):
+        yield self.env.timeout(delay)
+        if replica.state != STARTING:
+            return
+        now = self.env.now
+        self.queue.advance_to(now)
+        replica.state, replica.ready = IN_SERVICE, now
+        self.meter.add(now, "starting_warm" if replica.warm else "starting_cold", -1)
+        self.meter.add(now, "serving", 1)
+        self.queue.add_replica(replica.id, self.design.concurrency, now)
+        self.ready_events.append((now, replica.warm))
+        self._watch_for_failure(replica)
+
+    def _watch_for_failure(self, replica: Replica) -> None:
+        if self.failure_rate > 0:
+            self.env.process(self._fail_later(replica, float(self.rng.exponential(1 / self.failure_rate))))
+
+    def _fail_later(self, replica: Replica, after: float):
+        yield self.env.timeout(after)
+        if replica.state != IN_SERVICE:
+            return
+        now = self.env.now
+        self.queue.advance_to(now)
+        self.queue.fail(replica.id, now)
+        replica.state = FAILED  # still InService (and billed) until the health checks fail it
+        self.failures += 1
+        yield self.env.timeout(self.design.unhealthy_seconds)
+        self.meter.add(self.env.now, "serving", -1)
+        replica.state = GONE
+        self._reconcile(self.env.now)  # the group replaces it
+
+    def _drain(self, replica: Replica, now: float):
+        replica.state = DRAINING
+        done = self.queue.retire(replica.id, now, self.design.drain_seconds)
+        yield self.env.timeout(max(0.0, done - now))
+        replica.state = GONE
+        self.meter.add(self.env.now, "serving", -1)
+        if self.pool + self.pool_preparing < self.design.warm_pool:  # reuse_on_scale_in: back to the pool
+            self.pool += 1
+            self.meter.add(self.env.now, "pool_stopped", 1)
+
+    def _prepare_pool_instance(self):
+        # A new warm-pool instance runs its full cold start (pull image and weights), then stops.
+        yield self.env.timeout(self.design.cold_start_seconds)
+        self.pool_preparing -= 1
+        self.pool += 1
+        self.meter.add(self.env.now, "pool_preparing", -1)
+        self.meter.add(self.env.now, "pool_stopped", 1)
+
+    def _reconcile(self, now: float) -> None:
+        active = [r for r in self.replicas if r.state in (STARTING, IN_SERVICE, FAILED)]
+        for _ in range(self.desired - len(active)):
+            self._launch(now)
+        excess = len(active) - self.desired
+        if excess > 0:
+            self.queue.advance_to(now)
+            # Launches not yet ready go first, then the newest in service.
+            for replica in sorted(active, key=lambda r: (r.state != STARTING, -r.launched))[:excess]:
+                if replica.state == STARTING:
+                    replica.state = GONE
+                    self.meter.add(now, "starting_warm" if replica.warm else "starting_cold", -1)
+                elif replica.state == IN_SERVICE:
+                    self.env.process(self._drain(replica, now))
+        while self.pool + self.pool_preparing < self.design.warm_pool:
+            self.pool_preparing += 1
+            self.meter.add(now, "pool_preparing", 1)
+            self.env.process(self._prepare_pool_instance())
+        if len(self.replicas) > 64:
+            self.replicas = [r for r in self.replicas if r.state != GONE]
+
+    # --- control loops -------------------------------------------------------------------------
+
+    def observe(self, now: float) -> Observation:
+        in_service = self.count(IN_SERVICE, FAILED)
+        busy = self.queue.in_flight(now)
+        warmup = self.design.warm_start_seconds
+        return Observation(
+            now=now,
+            backlog=self.queue.backlog(now),
+            in_service=in_service,
+            capacity=self.desired,
+            busy_fraction=busy / max(1, in_service * self.design.concurrency),
+            arrivals_last_minute=self.queue.arrived_between(now - 60.0, now),
+            warming=any(r.state == IN_SERVICE and now - r.ready < warmup for r in self.replicas),
+            not_visible=self.queue.not_visible(now),
+        )
+
+    def _autoscale(self):
+        interval = self.policy.interval
+        while True:
+            yield self.env.timeout(interval)
+            now = self.env.now
+            self.queue.advance_to(now)
+            desired = self.policy.decide(self.observe(now))
+            if desired is not None and desired != self.desired:
+                self.scaling_events.append((now, self.desired, desired))
+                self.desired = desired
+                self._reconcile(now)
+
+    def _sample(self):
+        previous = 0.0
+        while True:
+            yield self.env.timeout(self.sample_seconds)
+            now = self.env.now
+            self.queue.advance_to(now)
+            self.samples.append(
+                Sample(
+                    now,
+                    self.queue.arrived_between(previous, now),
+                    self.queue.backlog(now),
+                    self.queue.in_flight(now),
+                    self.count(IN_SERVICE, FAILED, DRAINING),
+                    self.count(STARTING),
+                    self.pool,
+                    self.desired,
+                )
+            )
+            previous = now
+
+    def run(self) -> Run:
+        horizon = self.workload.horizon
+        self._reconcile(0.0)
+        self.env.process(self._autoscale())
+        self.env.process(self._sample())
+        self.env.run(until=horizon)
+        self.queue.advance_to(horizon)
+        self.meter.close(horizon)
+        self.queue.finish()
+        return Run(
+            self.design,
+            self.workload,
+            self.queue,
+            self.meter,
+            self.samples,
+            self.scaling_events,
+            self.ready_events,
+            self.failures,
+            self.sample_seconds,
+        )
