@@ -20,9 +20,9 @@ def warm_pool_source(*overrides: str) -> str:
 def test_a_burst_within_min_is_not_a_negative_count() -> None:
     # ceil(2000 x 1 s / 300 s) = 7 requests' worth of replicas, and 20 already run.
     source = warm_pool_source("serving.replicas.min=20", "serving.replicas.max=32")
-    assert "= 7, within min 20" in source
+    assert "= 7 replicas, of which 20 already run: 0 more" in source
     assert not re.search(r"= -\d", source), source
 
 
-def test_a_burst_beyond_min_keeps_its_subtraction() -> None:
-    assert "- min 1 = 6" in warm_pool_source()
+def test_a_burst_beyond_min_says_how_many_more() -> None:
+    assert "= 7 replicas, of which 1 already run: 6 more" in warm_pool_source()
