@@ -17,6 +17,11 @@ Cloud = Literal["aws", "azure", "gcp", "oci", "vultr"]
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block"]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+# Patterns the loader explains in words (accelstack.spec.loader.PATTERN_HINTS).
+URI_PATTERN = r"^[a-z0-9]+://[^/\s]+(/\S*)?$"
+PARTITION_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
+ADAPTER_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+STACK_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
 
 
 class Model(BaseModel):
@@ -36,7 +41,12 @@ def _quoted_account_ids(value: object) -> object:
     items = value if isinstance(value, list) else [value]
     for item in items:
         if isinstance(item, int) and not isinstance(item, bool):
-            raise ValueError(f"quote account ids in YAML (\"{item}\"): unquoted, leading zeros are lost")
+            written = getattr(item, "written", str(item))  # the text YAML read (accelstack.spec.yaml_input)
+            if written != str(item):
+                raise ValueError(
+                    f'write {written} quoted ("{written}"): unquoted, YAML reads it as the number {int(item)}'
+                )
+            raise ValueError(f'write account ids quoted ("{written}"): unquoted, an id with leading zeros loses them')
     return value
 
 
@@ -124,7 +134,7 @@ class Nodes(Model):
 
 
 class DatasetStore(Model):
-    uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    uri: str = Field(pattern=URI_PATTERN)
     create: bool = True
     # What Lustre must hold besides checkpoints; None: the planner assumes capacityGiB was sized for it.
     size_gib: float | None = Field(default=None, gt=0, alias="sizeGiB")
@@ -160,7 +170,7 @@ class LustreSpec(Model):
 
 
 class CheckpointStore(Model):
-    uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    uri: str = Field(pattern=URI_PATTERN)
     path: str = "/fsx/checkpoints"
     create: bool = True
     # A synchronous save stalls every GPU until written; None: the planner's 300 s. Raise it for
@@ -185,7 +195,7 @@ class TrainingStorage(Model):
 
 
 class Partition(Model):
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,30}$")
+    name: str = Field(pattern=PARTITION_NAME_PATTERN)
     max_time: str = "UNLIMITED"
     default: bool = False
     # Slurm node features this partition selects (Nodes=<feature>); none: every compute node.
@@ -251,14 +261,14 @@ class TrainingSpec(Model):
 
 
 class LoraAdapter(Model):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+    name: str = Field(pattern=ADAPTER_NAME_PATTERN)
     uri: str
     rank: int = Field(default=16, ge=1, le=512)
 
 
 class ModelSpec(Model):
     name: str = Field(min_length=1)
-    weights_uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    weights_uri: str = Field(pattern=URI_PATTERN)
     # A preset name from the planner's architecture table, or explicit parameters.
     preset: str | None = Field(default=None, min_length=1)
     parameters_billion: float | None = Field(default=None, gt=0)
@@ -326,7 +336,7 @@ class ServingSpec(Model):
 class StackSpec(Model):
     """One stack: one cloud, one workload, one account."""
 
-    stack: str = Field(default="dev", pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
+    stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
     cloud: Cloud
     workload: Workload
     account: Account

@@ -56,7 +56,8 @@ def test_unknown_key_names_its_path(runner, project):
     edited_alpha(project, lambda c: c["accelstack:training"]["nodes"].update(gpusPerNode=8))
     result = invoke(runner, project, "alpha")
     assert result.exit_code == 2
-    assert problem_lines(result) == ["alpha: training.nodes.gpusPerNode: unknown key"]
+    [line] = problem_lines(result)
+    assert line.startswith("alpha: training.nodes.gpusPerNode: unknown key; allowed: instanceType, count, ")
 
 
 def test_unknown_top_level_key(runner, project):
@@ -64,7 +65,7 @@ def test_unknown_top_level_key(runner, project):
     result = invoke(runner, project, "alpha")
     assert result.exit_code == 2
     [line] = problem_lines(result)
-    assert line.startswith("alpha: accelstack:trainng: unknown key; allowed:") and "training" in line
+    assert line.startswith("alpha: accelstack:trainng: unknown key (did you mean 'training'?); allowed:")
 
 
 def test_wrong_type_names_its_path(runner, project):

@@ -97,9 +97,9 @@ PARTS = "training.scheduler.partitions"
 INVALID = {
     # accounts, regions, IAM
     "account-short": ({"account.id": "12345"}, "account.id", E, "12 digits"),
-    "account-unquoted": ({"account.id": 111111111111}, "account.id", E, "quote account ids in YAML"),
+    "account-unquoted": ({"account.id": 111111111111}, "account.id", E, "write account ids quoted (\"111111111111\")"),
     "serving-accounts-unquoted": ({"separation.servingAccounts": [222222222222]}, "separation.servingAccounts", E,
-                                  "quote account ids"),
+                                  "write account ids quoted"),
     "account-letters": ({"account.id": "11111111111a"}, "account.id", E, "not an AWS account id"),
     "region-format": ({"account.region": "us-east"}, "account.region", E, "not an AWS Region name"),
     "region-uppercase": ({"account.region": "US-EAST-1"}, "account.region", E, "not an AWS Region name"),
@@ -239,7 +239,7 @@ INVALID = {
                       "must be 0-23"),
     "maxtime-unquoted": ({PARTS: [{"name": "gpu", "default": True, "maxTime": 3600}]}, f"{PARTS}.0.maxTime", E,
                          "quoted string"),
-    "partition-name": ({PARTS: [{"name": "9gpu", "default": True}]}, f"{PARTS}.0.name", E, "should match pattern"),
+    "partition-name": ({PARTS: [{"name": "9gpu", "default": True}]}, f"{PARTS}.0.name", E, "is not a Slurm partition name"),
 }
 
 
