@@ -79,7 +79,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not sep or not path.strip():
         raise SpecError([Problem("--set", f"expected path=value, got {text!r}")])
     try:
-        parsed = load_yaml(value, f"--set {path.strip()}") if value.strip() else ""
+        parsed = load_yaml(value, path.strip(), base_path=path.strip()) if value.strip() else ""
     except YamlSyntaxError:
         parsed = value
     return path.strip(), parsed

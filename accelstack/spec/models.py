@@ -8,14 +8,15 @@ Field-level checks live here; rules that need a cloud's constraint tables live i
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal
+from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 Cloud = Literal["aws", "azure", "gcp", "oci", "vultr"]
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block"]
+MAX_STRING_CHARS = 2048
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 # Patterns the loader explains in words (accelstack.spec.loader.PATTERN_HINTS).
 URI_PATTERN = r"^[a-z0-9]+://[^/\s]+(/\S*)?$"
@@ -33,7 +34,21 @@ class Model(BaseModel):
         extra="forbid",
         frozen=True,
         str_strip_whitespace=True,
+        # NaN and infinity pass every `gt`/`le` bound check or crash the planner's arithmetic later.
+        allow_inf_nan=False,
+        # The longest legitimate value (an S3 URI: 63-character bucket + 1,024-byte key) is ~1.1 KB.
+        str_max_length=MAX_STRING_CHARS,
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, value: object, info: ValidationInfo) -> object:
+        """YAML reads `yes`, `on` and `true` as booleans, which pydantic would take as the number 1."""
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            if annotation in (int, float) or set(get_args(annotation)) & {int, float}:
+                raise ValueError(f"{str(value).lower()} is true/false, not a number")
+        return value
 
 
 def _quoted_account_ids(value: object) -> object:
@@ -137,7 +152,7 @@ class DatasetStore(Model):
     uri: str = Field(pattern=URI_PATTERN)
     create: bool = True
     # What Lustre must hold besides checkpoints; None: the planner assumes capacityGiB was sized for it.
-    size_gib: float | None = Field(default=None, gt=0, alias="sizeGiB")
+    size_gib: float | None = Field(default=None, gt=0, le=100_000_000, alias="sizeGiB")
 
 
 class LustreSpec(Model):
@@ -175,7 +190,7 @@ class CheckpointStore(Model):
     create: bool = True
     # A synchronous save stalls every GPU until written; None: the planner's 300 s. Raise it for
     # asynchronous checkpointing, where the write overlaps training.
-    write_target_seconds: float | None = Field(default=None, gt=0, le=86_400)
+    write_target_seconds: float | None = Field(default=None, ge=1, le=86_400)
     # Days an overwritten or deleted checkpoint version is kept in the (versioned) bucket before it
     # expires; current versions never expire. S3 lifecycle takes 1 day at least.
     noncurrent_version_days: int = Field(default=30, ge=1, le=36_500)
@@ -234,7 +249,7 @@ class TrainingModel(Model):
     parameters_billion: float | None = Field(default=None, gt=0, le=100_000)
     method: Literal["full", "lora"] = "full"
     lora_rank: int = Field(default=16, ge=1, le=512)
-    checkpoint_gib: float | None = Field(default=None, gt=0, alias="checkpointGiB")
+    checkpoint_gib: float | None = Field(default=None, gt=0, le=1_000_000, alias="checkpointGiB")
 
     @model_validator(mode="after")
     def _sized(self) -> TrainingModel:
@@ -271,7 +286,7 @@ class ModelSpec(Model):
     weights_uri: str = Field(pattern=URI_PATTERN)
     # A preset name from the planner's architecture table, or explicit parameters.
     preset: str | None = Field(default=None, min_length=1)
-    parameters_billion: float | None = Field(default=None, gt=0)
+    parameters_billion: float | None = Field(default=None, gt=0, le=100_000)
     precision: Precision = "bf16"
     context_length: int = Field(default=8192, ge=128, le=2_000_000)
     adapters: list[LoraAdapter] = Field(default_factory=list)
@@ -283,7 +298,7 @@ class Replicas(Model):
     max: int = Field(default=4, ge=1, le=1000)
     capacity: Capacity = "on-demand"
     # Tensor-parallel degree; defaults to every GPU on the instance.
-    tensor_parallel: int | None = Field(default=None, ge=1)
+    tensor_parallel: int | None = Field(default=None, ge=1, le=64)
     # Stopped, pre-initialised instances kept beside the group; None: sized from cold start and max.
     warm_pool: int | None = Field(default=None, ge=0, le=1000)
     # AMI id, or `resolve:ssm:<parameter>` (resolved by EC2 at launch): AWS Deep Learning Base GPU AMI.
@@ -308,7 +323,7 @@ class LoadBalancerSpec(Model):
 
 
 class AdmissionPolicy(Model):
-    max_depth: int = Field(default=10_000, ge=1)
+    max_depth: int = Field(default=10_000, ge=1, le=100_000_000)
     # SQS retention bounds: 60 s to 14 days.
     ttl_seconds: int = Field(default=300, ge=60, le=1_209_600)
     # WAF rate-based rule: requests per client IP per evaluation window (minimum 10).
@@ -318,8 +333,8 @@ class AdmissionPolicy(Model):
 
 
 class LatencySlo(Model):
-    target_seconds: float = Field(default=2.0, gt=0)
-    service_seconds: float = Field(default=0.5, gt=0)
+    target_seconds: float = Field(default=2.0, gt=0, le=1_209_600)
+    service_seconds: float = Field(default=0.5, gt=0, le=1_209_600)
 
 
 class ServingSpec(Model):

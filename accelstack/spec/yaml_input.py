@@ -67,9 +67,10 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 class _Checker:
     """Walks the composed node tree once (shared alias targets once) before anything is constructed."""
 
-    def __init__(self, source: str, config_paths: bool):
+    def __init__(self, source: str, config_paths: bool, base_path: str | None):
         self.source = source
         self.config_paths = config_paths
+        self.base_path = base_path
         self.problems: list[Problem] = []
         self.sizes: dict[int, int] = {}  # id(node) -> expanded node count
         self.active: set[int] = set()  # nodes on the current path: an alias back to one is a cycle
@@ -79,6 +80,8 @@ class _Checker:
         if self.config_paths and len(keys) >= 2 and keys[0] == "config":
             head = keys[1].removeprefix("accelstack:")
             return ".".join([head, *keys[2:]])
+        if self.base_path:
+            return ".".join([self.base_path, *keys])
         return ".".join(keys) or self.source
 
     def problem(self, keys: list[str], node: yaml.Node, message: str) -> None:
@@ -147,9 +150,10 @@ def _kind(node: yaml.Node) -> str:
     return names.get(node.tag, "a mapping or list" if not isinstance(node, yaml.ScalarNode) else "not a string")
 
 
-def load_yaml(text: str, source: str, *, config_paths: bool = False) -> Any:
+def load_yaml(text: str, source: str, *, config_paths: bool = False, base_path: str | None = None) -> Any:
     """Parse one YAML document after the checks above; every failure is a SpecError naming `source`
-    (or, with `config_paths`, the `accelstack:` config path of the offending key)."""
+    or the config path of the offending key: with `config_paths` the document is a stack file
+    (`config.accelstack:training.nodes` -> `training.nodes`); a `--set` value sits at `base_path`."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
         raise SpecError([Problem(source, f"is larger than {MAX_DOCUMENT_BYTES // 1024} KiB; a stack's config is a few KB")])
     loader = None
@@ -158,7 +162,7 @@ def load_yaml(text: str, source: str, *, config_paths: bool = False) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        checker = _Checker(source, config_paths)
+        checker = _Checker(source, config_paths, base_path)
         expanded = checker.size(node, [])
         if checker.problems:
             raise SpecError(checker.problems)
