@@ -215,20 +215,58 @@ _SLURM_TIME = re.compile(
 SLURM_TIME_FORMATS = "UNLIMITED, MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
 
 
+# Slurm's time_str2secs (src/common/parse_time.c) adds days*86400 + hours*3600 + minutes*60 + seconds
+# in a C int and time_str2mins rounds up with +59; read_config.c refuses a negative result ("Bad value
+# ... for MaxTime") and slurmctld does not start. So a limit must stay below 2^31 - 60 seconds (~68 years).
+SLURM_MAX_TIME_SECONDS = 2**31 - 1 - 59
+
+
+def slurm_time_seconds(text: str) -> int | None:
+    """Seconds of a Slurm time limit in one of SLURM_TIME_FORMATS (None: UNLIMITED or not a limit)."""
+    match = _SLURM_TIME.match(text)
+    if match is None:
+        return None
+    parts = {key: int(value) for key, value in match.groupdict().items() if value is not None}
+    if "minutes" in parts:
+        return parts["minutes"] * 60
+    if "m" in parts:
+        return parts["m"] * 60 + parts["s"]
+    if "h" in parts:
+        return parts["h"] * 3600 + parts["hm"] * 60 + parts["hs"]
+    return parts["d"] * 86400 + parts["dh"] * 3600 + parts.get("dm", 0) * 60 + parts.get("ds", 0)
+
+
 def slurm_time_problem(text: str) -> str | None:
     """None if `text` is a valid Slurm time limit, else why not."""
     if text.upper() in SLURM_UNLIMITED:
         return None
     match = _SLURM_TIME.match(text)
     if match is None:
-        return f"{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS}"
+        return f"{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS} (e.g. \"7-00:00:00\")"
     parts = match.groupdict()
     for key in ("s", "hm", "hs", "dm", "ds"):
         if parts[key] is not None and int(parts[key]) > 59:
             return f"{text!r}: minutes and seconds must be 0-59"
     if parts["dh"] is not None and int(parts["dh"]) > 23:
         return f"{text!r}: hours after the day count must be 0-23"
+    seconds = slurm_time_seconds(text)
+    assert seconds is not None
+    if seconds > SLURM_MAX_TIME_SECONDS:
+        return (
+            f"{text!r} is longer than Slurm can count ({SLURM_MAX_TIME_SECONDS // 86400} days): slurmctld rejects "
+            "the partition and does not start; use UNLIMITED for no limit"
+        )
+    if seconds == 0:
+        return f"{text!r} is a zero time limit: no job could run in this partition; use UNLIMITED for no limit"
     return None
+
+
+# slurm.conf(5): "PartitionName=DEFAULT" sets defaults for the following lines (compared without case,
+# src/common/read_config.c), so a partition so named is never created and `sbatch` without -p fails.
+SLURM_RESERVED_PARTITION_NAMES = ("DEFAULT",)
+# Constraint expressions (sbatch -C) combine features with these; a feature containing one cannot be
+# selected, and "," separates features in Feature=.
+_SLURM_FEATURE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
 @rule
@@ -259,6 +297,41 @@ def exactly_one_default_partition(spec: StackSpec) -> Iterator[Problem]:
             "training.scheduler.partitions",
             f"exactly one partition must have default: true; found {found}",
         )
+
+
+@rule
+def partition_names_not_reserved(spec: StackSpec) -> Iterator[Problem]:
+    """A partition named DEFAULT (any case) becomes slurm.conf's defaults line and vanishes."""
+    if spec.training is None or spec.training.scheduler.kind != "slurm":
+        return
+    for index, partition in enumerate(spec.training.scheduler.partitions):
+        if partition.name.upper() in SLURM_RESERVED_PARTITION_NAMES:
+            yield Problem(
+                f"training.scheduler.partitions.{index}.name",
+                f"{partition.name!r} is reserved by Slurm (PartitionName=DEFAULT sets defaults; no partition is "
+                "created, so jobs sent to it fail); pick another name, e.g. gpu",
+            )
+
+
+@rule
+def partition_features_valid(spec: StackSpec) -> Iterator[Problem]:
+    """Features are written into `NodeSet ... Feature=` and matched by `sbatch -C`: letters, digits,
+    '_', '-' and '.' only (&, |, !, *, [, ], (, ) and , are constraint operators or separators)."""
+    if spec.training is None or spec.training.scheduler.kind != "slurm":
+        return
+    for index, partition in enumerate(spec.training.scheduler.partitions):
+        seen: set[str] = set()
+        for position, feature in enumerate(partition.features):
+            path = f"training.scheduler.partitions.{index}.features.{position}"
+            if not _SLURM_FEATURE.match(feature):
+                yield Problem(
+                    path,
+                    f"{feature!r} is not a Slurm feature name: a letter or digit, then up to 62 letters, digits, "
+                    "'_', '-' or '.' (e.g. h100, big-mem)",
+                )
+            elif feature.lower() in seen:
+                yield Problem(path, f"duplicate feature {feature!r} in this partition")
+            seen.add(feature.lower())
 
 
 @rule
