@@ -38,6 +38,7 @@ def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
 
 @rule
 def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
+    """The head's and the compute nodes' cloud-init, rendered as the AWS components will, fit in EC2 user data."""
     training = spec.training
     if spec.cloud != "aws" or training is None or training.scheduler.kind != "slurm":
         return
