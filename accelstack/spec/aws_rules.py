@@ -153,8 +153,10 @@ def multi_node_needs_efa(spec: StackSpec) -> Iterator[Problem]:
 
 @rule
 def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
-    """Capacity Blocks are consumed through their capacity reservation id, `cr-` + 17 hex digits
-    (EC2 User Guide, "Capacity Blocks for ML")."""
+    """Reserved capacity is consumed through its capacity reservation id, `cr-` + 17 hex digits: a
+    Capacity Block (EC2 User Guide, "Capacity Blocks for ML") or, with capacity: on-demand, an
+    On-Demand Capacity Reservation ("Use Capacity Reservations"; launches target it by id). Spot
+    Instances cannot launch into a capacity reservation."""
     if not _aws_training(spec):
         return
     assert spec.training is not None
@@ -162,17 +164,19 @@ def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
     if nodes.reservation_id is not None and not tables.CAPACITY_RESERVATION_ID.match(nodes.reservation_id):
         yield Problem(
             "training.nodes.reservationId",
-            f"{nodes.reservation_id!r} is not a capacity reservation id (cr- followed by 17 hex digits)",
+            f"{nodes.reservation_id!r} is not a capacity reservation id (cr- followed by 17 hex digits, "
+            "e.g. cr-0123456789abcdef0)",
         )
     if nodes.capacity == "capacity-block" and nodes.reservation_id is None:
         yield Problem(
             "training.nodes.reservationId",
             "capacity: capacity-block needs the Capacity Block's reservation id (cr-...)",
         )
-    if nodes.capacity != "capacity-block" and nodes.reservation_id is not None:
+    if nodes.capacity == "spot" and nodes.reservation_id is not None:
         yield Problem(
             "training.nodes.reservationId",
-            f"is only used with capacity: capacity-block (capacity is {nodes.capacity!r}); remove it or set capacity",
+            "spot instances cannot launch into a capacity reservation; for an On-Demand Capacity Reservation "
+            "set capacity: on-demand, for a Capacity Block capacity: capacity-block",
         )
 
 
@@ -210,17 +214,19 @@ def capacity_block_count(spec: StackSpec) -> Iterator[Problem]:
 
 @rule
 def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
-    """A Capacity Block is reserved in ONE Availability Zone and its instances launch only there
-    (EC2 User Guide, "Capacity Blocks for ML"); the cluster subnet must be in that zone, and a new
-    VPC cannot guess it."""
+    """A Capacity Block or On-Demand Capacity Reservation is reserved in ONE Availability Zone and its
+    instances launch only there (EC2 User Guide, "Capacity Blocks for ML", "Capacity Reservations");
+    the cluster subnet must be in that zone, and a new VPC cannot guess it."""
     if not _aws_training(spec):
         return
     assert spec.training is not None
     nodes, network = spec.training.nodes, spec.training.network
-    if nodes.capacity == "capacity-block" and not network.existing and not network.availability_zone:
+    reserved = nodes.capacity == "capacity-block" or nodes.reservation_id is not None
+    if reserved and not network.existing and not network.availability_zone:
+        kind = "Capacity Block" if nodes.capacity == "capacity-block" else "capacity reservation"
         yield Problem(
             "training.network.availabilityZone",
-            "capacity: capacity-block needs the Capacity Block's Availability Zone here (see `aws ec2 "
+            f"a {kind} lives in one Availability Zone; name it here (see `aws ec2 "
             f"describe-capacity-reservations --capacity-reservation-ids {nodes.reservation_id or 'cr-...'}`); "
             "the cluster subnet is created in it",
         )
@@ -228,25 +234,39 @@ def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
 
 @rule
 def managed_scheduler_and_capacity_block(spec: StackSpec) -> Iterator[Problem]:
-    """AWS Batch builds its own launch configuration from ours ("Use Amazon EC2 launch templates with
-    AWS Batch"); whether it keeps a template's capacity-block market options is not documented, so
-    a managed scheduler on a Capacity Block may launch on-demand instances instead."""
+    """AWS Batch ignores a launch template's instance market options (AWS Batch User Guide, "Use Amazon
+    EC2 launch templates with AWS Batch": "Instance market options (AWS Batch must control Spot
+    Instance configuration)"), so the capacity-block market type never reaches the instances and the
+    jobs do not run in the purchased block. Whether Batch keeps the template's capacity reservation
+    target for an On-Demand Capacity Reservation is not documented."""
     if not _aws_training(spec):
         return
     assert spec.training is not None
-    if spec.training.scheduler.kind == "managed" and spec.training.nodes.capacity == "capacity-block":
+    nodes = spec.training.nodes
+    if spec.training.scheduler.kind != "managed":
+        return
+    if nodes.capacity == "capacity-block":
         yield Problem(
             "training.scheduler.kind",
-            "managed (AWS Batch) with capacity: capacity-block is unverified: Batch may not launch into the "
-            "block; check the compute environment's instances, or use scheduler kind slurm",
+            "managed (AWS Batch) cannot use capacity: capacity-block: Batch ignores the launch template's "
+            "market options, so jobs would not run in the block; use scheduler kind slurm or none",
+        )
+    elif nodes.reservation_id is not None:
+        yield Problem(
+            "training.nodes.reservationId",
+            "managed (AWS Batch) with an On-Demand Capacity Reservation is unverified: Batch may not keep the "
+            "launch template's reservation target; check the compute environment's instances, or use scheduler "
+            "kind slurm",
             Level.WARNING,
         )
 
 
 @rule
 def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
-    """Large on-demand requests for the newest GPU families usually fail with
-    InsufficientInstanceCapacity; AWS sells them as Capacity Blocks (EC2 User Guide, "Capacity Blocks for ML")."""
+    """Large unreserved requests for the newest GPU families usually fail with
+    InsufficientInstanceCapacity, on-demand and spot alike (spot draws on the same spare capacity,
+    and one cluster placement group must fit every node); AWS sells them as Capacity Blocks (EC2 User
+    Guide, "Capacity Blocks for ML") and On-Demand Capacity Reservations."""
     if not _aws_training(spec):
         return
     assert spec.training is not None
@@ -255,13 +275,15 @@ def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
     if (
         itype is not None
         and itype.family in tables.SCARCE_FAMILIES
-        and nodes.capacity == "on-demand"
+        and nodes.capacity in ("on-demand", "spot")
+        and nodes.reservation_id is None
         and nodes.count >= tables.SCARCE_ON_DEMAND_COUNT
     ):
         yield Problem(
             "training.nodes.count",
-            f"{nodes.count} on-demand {itype.name} without a capacity reservation: insufficient capacity is "
-            "likely; consider capacity: capacity-block with a reservationId",
+            f"{nodes.count} {nodes.capacity} {itype.name} without a capacity reservation: insufficient capacity is "
+            "likely; consider capacity: capacity-block with a reservationId, or an On-Demand Capacity "
+            "Reservation (capacity: on-demand with reservationId)",
             Level.WARNING,
         )
 
