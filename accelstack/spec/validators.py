@@ -203,6 +203,68 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
+# Node paths a mount or checkpoint directory must not be, contain or sit in: the OS's own trees (Filesystem
+# Hierarchy Standard), the home directories, and what the Slurm nodes use (components.slurm: spool, logs,
+# /run). A Lustre mount over /etc or /usr hides the system; over /home, every user's files.
+SYSTEM_PATHS = (
+    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/root", "/run",
+    "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var",
+)  # fmt: skip
+# Paths below which nothing may be mounted or written by us either (the rest of /var, /opt, /srv and
+# /mnt-like places may hold a mount point).
+SYSTEM_TREES = (
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys",
+    "/usr", "/var/lib", "/var/log", "/var/spool", "/var/run",
+)  # fmt: skip
+
+
+def _not_plain(path: str) -> bool:
+    """`..`, `.` or `//` make a path mean something else than it reads (`/fsx/../etc` is /etc)."""
+    parts = path.split("/")
+    return ".." in parts or "." in parts or "//" in path
+
+
+def node_path_problem(path: str) -> str | None:
+    """None if `path` may hold a mount point or accelstack's own directory on a node, else why not."""
+    if "\0" in path or any(ord(c) < 32 for c in path):
+        return f"{path!r} contains control characters"
+    if _not_plain(path):
+        return f"{path!r} is not a plain absolute path; write it as {posixpath.normpath(path)!r} (no '.', '..' or '//')"
+    path = posixpath.normpath(path)  # a trailing '/' is harmless
+    if path == "/" or path in SYSTEM_PATHS:
+        return f"{path} is a system directory; mounting or writing there hides or breaks it (e.g. use /fsx)"
+    for tree in SYSTEM_TREES:
+        if path_within(path, tree):
+            return f"{path} is inside the system directory {tree}; use a directory of its own (e.g. /fsx)"
+    return None
+
+
+@rule
+def node_paths_safe(spec: StackSpec) -> Iterator[Problem]:
+    """The Lustre mount point and the checkpoint directory are created (and mounted) by root on every
+    node at boot: a system directory there breaks the node, `..` makes the path mean something else."""
+    if spec.training is None:
+        return
+    storage = spec.training.storage
+    paths = []
+    if storage.lustre is not None:
+        paths.append(("training.storage.lustre.mountPath", storage.lustre.mount_path))
+    if storage.checkpoints is not None:
+        paths.append(("training.storage.checkpoints.path", storage.checkpoints.path))
+    for config_path, path in paths:
+        problem = node_path_problem(path)
+        if problem:
+            yield Problem(config_path, problem)
+    if storage.lustre is not None:
+        import_path = storage.lustre.import_path
+        if _not_plain(import_path):
+            yield Problem(
+                "training.storage.lustre.importPath",
+                f"{import_path!r} is not a plain path inside the file system; write it as "
+                f"{posixpath.normpath(import_path)!r} (e.g. /datasets)",
+            )
+
+
 # Slurm accepts these for a partition's MaxTime (slurm.conf(5), "MaxTime"; sbatch(1), "--time").
 SLURM_UNLIMITED = ("UNLIMITED", "INFINITE")
 _SLURM_TIME = re.compile(

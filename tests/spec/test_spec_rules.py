@@ -26,19 +26,21 @@ def test_shipped_training_stack_is_valid_without_warnings():
 # The FSx shape cases check what CreateFileSystem accepts, not whether the example's 70B checkpoints
 # and dataset fit (that is tests/spec/test_training_sizing_rules.py), so they drop the stated sizes.
 UNSIZED = {"training.model": DELETE, "training.storage.datasets.sizeGiB": DELETE}
+# accelstack exports checkpoints from Lustre only on PERSISTENT_2; other types are valid without them.
+NO_CHECKPOINTS = {"training.storage.checkpoints": DELETE}
 
 VALID = {
-    "scratch2-smallest": {**UNSIZED, 
+    "scratch2-smallest": {**UNSIZED, **NO_CHECKPOINTS, 
         "training.storage.lustre": {"deploymentType": "SCRATCH_2", "capacityGiB": 1200, "importPath": "/datasets"}
     },
-    "scratch1-root-import": {**UNSIZED, 
+    "scratch1-root-import": {**UNSIZED, **NO_CHECKPOINTS, 
         "training.storage.lustre": {"deploymentType": "SCRATCH_1", "capacityGiB": 3600, "importPath": "/"}
     },
-    "scratch1-2400": {**UNSIZED, "training.storage.lustre": {"deploymentType": "SCRATCH_1", "capacityGiB": 2400, "importPath": "/"}},
-    "persistent1-tier": {**UNSIZED, 
+    "scratch1-2400": {**UNSIZED, **NO_CHECKPOINTS, "training.storage.lustre": {"deploymentType": "SCRATCH_1", "capacityGiB": 2400, "importPath": "/"}},
+    "persistent1-tier": {**UNSIZED, **NO_CHECKPOINTS, 
         "training.storage.lustre": {"deploymentType": "PERSISTENT_1", "capacityGiB": 2400, "throughputPerTiB": 100}
     },
-    "persistent1-default-tier": {**UNSIZED, "training.storage.lustre": {"deploymentType": "PERSISTENT_1", "capacityGiB": 1200}},
+    "persistent1-default-tier": {**UNSIZED, **NO_CHECKPOINTS, "training.storage.lustre": {"deploymentType": "PERSISTENT_1", "capacityGiB": 1200}},
     "persistent2-top-tier": {**UNSIZED, "training.storage.lustre.throughputPerTiB": 1000, "training.storage.lustre.capacityGiB": 1200},
     "persistent2-at-quota": {"training.storage.lustre.capacityGiB": 100_800},
     "capacity-block-64-p5": {
@@ -58,7 +60,7 @@ VALID = {
     "p5-on-demand-15": {"training.nodes.count": 15},
     "spot-with-checkpoints": {"training.nodes": {"instanceType": "p4d.24xlarge", "count": 64, "capacity": "spot"}},
     "vpc-22": {"training.network.vpcCidr": "10.20.0.0/22"},
-    "existing-vpc": {"training.network": {"vpcId": "vpc-0abc", "subnetId": "subnet-0abc"}},
+    "existing-vpc": {"training.network": {"vpcId": "vpc-00000abc", "subnetId": "subnet-00000abc"}},
     "role-with-path": {"account.deployRole": "arn:aws:iam::111111111111:role/platform/accelstack-deploy"},
     "no-deploy-role": {"account.deployRole": DELETE},
     "govcloud": {
@@ -195,7 +197,7 @@ INVALID = {
                       "absolute path"),
     "ckpt-no-lustre": ({LUSTRE: None}, "training.storage.checkpoints.path", W, "node-local"),
     "ckpt-in-dataset-dir": ({"training.storage.checkpoints.path": "/fsx/datasets/ckpt"},
-                            "training.storage.checkpoints.path", W, "inside the dataset directory /fsx/datasets"),
+                            "training.storage.checkpoints.path", E, "overlaps the dataset link at lustre.importPath /datasets"),
     # S3
     "same-bucket": ({"training.storage.checkpoints.uri": "s3://acme-train-datasets/checkpoints/"},
                     "training.storage.checkpoints.uri", E, "uses the dataset bucket 'acme-train-datasets'"),
