@@ -40,5 +40,5 @@ def did_you_mean(value: object, choices: Iterable[str]) -> str:
     exact = folded.get(value.lower())
     if exact is not None and exact != value:
         return f" (did you mean {exact!r}?)"
-    close = difflib.get_close_matches(value.lower(), list(folded), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(value.lower(), list(folded), n=1, cutoff=0.75)
     return f" (did you mean {folded[close[0]]!r}?)" if close and folded[close[0]] != value else ""

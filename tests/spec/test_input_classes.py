@@ -237,3 +237,22 @@ def test_a_misspelt_key_is_one_problem_not_also_a_missing_one():
     assert [str(p) for p in all_problems(raw)] == [
         "training.nodes.instanceTpye: unknown key (did you mean 'instanceType'?)"
     ]
+
+
+# --- models the planner cannot size --------------------------------------------------------------
+
+
+def test_an_unknown_serving_model_validates_with_a_warning_not_a_bare_ok():
+    raw = edited(serving_raw(), {"serving.model.name": "Qwen/Qwen2.5-7B-Instruct"})
+    [(level, message)] = at(all_problems(raw), "serving.model.preset")
+    assert level is W and "'Qwen/Qwen2.5-7B-Instruct' is not a known architecture" in message
+
+
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [(lambda: edited(serving_raw(), {"serving.model.preset": "llama-3.1-8"}), "serving.model.preset"),
+     (lambda: edited(training_raw(), {"training.model.preset": "llama-3.1-7ob"}), "training.model.preset")],
+)  # fmt: skip
+def test_an_unknown_preset_is_an_error_with_a_suggestion(raw, path):
+    [(level, message)] = at(all_problems(raw()), path)
+    assert level is E and "did you mean 'llama-3.1-" in message

@@ -109,6 +109,7 @@ def test_every_rule_registered_once_in_layer_order():
         "lustre_holds_dataset_and_checkpoints",
         "checkpoint_write_within_target",
         "serving_instance_fits_model",
+        "serving_model_architecture_known",
     }
     assert all((r.__doc__ or "").strip() for r in validators.all_rules() if r.__module__ == "accelstack.planner.rules")
 
