@@ -206,7 +206,7 @@ def test_every_numeric_field_is_found():
 
 @pytest.mark.parametrize("path", [p for p, _ in TRAINING_NUMBERS + SERVING_NUMBERS])
 @pytest.mark.parametrize(
-    "value", [math.nan, math.inf, -math.inf, True, "1e400", 10**400, -(10**400)], ids=str
+    "value", [math.nan, math.inf, -math.inf, True, "1e400", 10**400, -(10**400), -1], ids=str
 )
 def test_every_numeric_field_refuses_non_numbers_and_absurd_values(path, value):
     if path in BOUNDED_BY_RULES and isinstance(value, int) and not isinstance(value, bool) and value > 0:
@@ -218,11 +218,12 @@ def test_every_numeric_field_refuses_non_numbers_and_absurd_values(path, value):
 
 
 @pytest.mark.parametrize("path", [p for p, f in TRAINING_NUMBERS + SERVING_NUMBERS if p not in BOUNDED_BY_RULES])
-def test_every_numeric_field_has_an_upper_bound(path):
+def test_every_numeric_field_has_both_bounds(path):
     field = dict(TRAINING_NUMBERS + SERVING_NUMBERS)[path]
-    bounds = [m for m in field.metadata if hasattr(m, "le") or hasattr(m, "lt")]
-    literal = getattr(field.annotation, "__origin__", None) is not None and not bounds
-    assert bounds or literal, f"{path} has no upper bound: a typo like 1e9 passes validation"
+    upper = [m for m in field.metadata if hasattr(m, "le") or hasattr(m, "lt")]
+    lower = [m for m in field.metadata if hasattr(m, "ge") or hasattr(m, "gt")]
+    assert upper, f"{path} has no upper bound: a typo like 1e9 passes validation"
+    assert lower, f"{path} has no lower bound: a negative value passes validation"
 
 
 def test_yaml_booleans_are_not_numbers():
