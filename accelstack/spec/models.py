@@ -16,8 +16,8 @@ from pydantic.alias_generators import to_camel
 Cloud = Literal["aws", "azure", "gcp", "oci", "vultr"]
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block"]
-MAX_STRING_CHARS = 2048
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+MAX_STRING_CHARS = 2048
 # Patterns the loader explains in words (accelstack.spec.loader.PATTERN_HINTS).
 URI_PATTERN = r"^[a-z0-9]+://[^/\s]+(/\S*)?$"
 PARTITION_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
@@ -145,6 +145,7 @@ class Nodes(Model):
     instance_type: str
     count: int = Field(ge=1, le=10_000)
     capacity: Capacity = "on-demand"
+    # cr-...: the Capacity Block (capacity-block) or On-Demand Capacity Reservation (on-demand) to launch into.
     reservation_id: str | None = None
 
 
