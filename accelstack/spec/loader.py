@@ -275,12 +275,16 @@ def load_stack(path: Path, overrides: list[str] | None = None) -> StackSpec:
         raise SpecError(blame_overrides(error.problems, overrides or [])) from None
 
 
+def _clipped(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
 def blame_overrides(problems: list[Problem], overrides: list[str]) -> list[Problem]:
     """Say which problems a `--set` caused: its path is the problem's, or above or below it (min > max
     is reported on `serving.replicas` when `--set serving.replicas.min=40` set it)."""
     blamed = []
     for problem in problems:
-        last = {text.partition("=")[0].strip(): text.strip() for text in overrides}  # a later --set wins
+        last = {text.partition("=")[0].strip(): _clipped(text.strip()) for text in overrides}  # a later --set wins
         causes = [
             text
             for path, text in last.items()

@@ -249,3 +249,11 @@ def test_written_ints_survive_overrides_and_copies():
     raw = apply_overrides({"a": load_yaml("[0x1F, 1_000]", "t")}, ["b=0o17"])
     assert raw["a"] == [31, 1000] and raw["a"][0].written == "0x1F"
     assert yaml.safe_dump(int(raw["a"][1])) == "1000\n...\n"
+
+
+def test_a_megabyte_set_value_is_one_short_line():
+    with pytest.raises(SpecError) as raised:
+        load_stack(TRAINING_STACK, ["training.nodes.instanceType=" + "p" * 1024 * 1024])
+    [line] = [str(p) for p in raised.value.problems]
+    assert line.startswith("training.nodes.instanceType: line 1: value is 1,048,576 characters")
+    assert len(line) < 300
