@@ -222,9 +222,10 @@ class Partition(Model):
     def _quoted_time(cls, value: object) -> object:
         # YAML 1.1 reads an unquoted 01:00:00 as the base-60 integer 3600: refuse to guess.
         if isinstance(value, int) and not isinstance(value, bool):
+            written = getattr(value, "written", str(value))  # the text YAML read (accelstack.spec.yaml_input)
             raise ValueError(
-                "write maxTime as a quoted string (e.g. \"01:00:00\", or \"90\" for 90 minutes); "
-                "YAML reads unquoted H:MM:SS as a base-60 number"
+                f'write maxTime as a quoted string ("{written}"; e.g. "01:00:00", or "90" for 90 minutes); '
+                f"YAML reads unquoted {written} as the number {int(value)}"
             )
         return value
 

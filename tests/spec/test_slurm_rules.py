@@ -105,3 +105,16 @@ def test_the_rule_measures_what_the_component_sends(tmp_path):
     estimate = slurm.head_cloud_init(spec, aws_deploy_values(spec), "0123456789ab")
     assert "PartitionName=p59" in sent
     assert len(sent.encode()) <= len(estimate.encode())
+
+
+def test_an_unquoted_base_60_time_names_what_was_written(tmp_path):
+    from accelstack.spec.loader import load_stack
+    from accelstack.spec.problems import SpecError
+
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(TRAINING_STACK.read_text().replace('maxTime: "01:00:00"', "maxTime: 1:30:00"))
+    with pytest.raises(SpecError) as raised:
+        load_stack(path)
+    [problem] = raised.value.problems
+    assert problem.path == f"{PARTS}.1.maxTime"
+    assert 'quoted string ("1:30:00"' in problem.message and "reads unquoted 1:30:00 as the number 5400" in problem.message
