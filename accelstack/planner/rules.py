@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelstack.planner import training_plan as tp
-from accelstack.planner.architectures import get_preset
+from accelstack.planner.architectures import get_preset, preset_names
 from accelstack.planner.hardware import GIB
 from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION
 from accelstack.planner.lustre import DEFAULT_HEADROOM
@@ -21,7 +21,7 @@ from accelstack.planner.serving import fits
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.planner.units import counted
 from accelstack.spec.models import StackSpec
-from accelstack.spec.problems import Level, Problem
+from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.tables import aws as tables
 from accelstack.spec.validators import rule
 
@@ -31,10 +31,15 @@ def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
     """training.model.preset names one of the planner's architecture presets (it sizes the checkpoint)."""
     if spec.training is None or spec.training.model is None or spec.training.model.preset is None:
         return
+    preset = spec.training.model.preset
     try:
-        get_preset(spec.training.model.preset)
-    except ValueError as exc:
-        yield Problem("training.model.preset", str(exc))
+        get_preset(preset)
+    except ValueError:
+        names = preset_names()
+        yield Problem(
+            "training.model.preset",
+            f"unknown model {preset!r}{did_you_mean(preset, names)}; allowed: {', '.join(names)}",
+        )
 
 
 def _lustre_check(spec: StackSpec) -> tp.LustreCheck | None:
@@ -252,5 +257,33 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
             f"{counted(replicas.min, 'replicas')} {'runs' if replicas.min == 1 else 'run'} at all hours, but the peak of "
             f"{load.requests_per_second:g} req/s "
             f"needs {plan.replicas} ({plan.basis()}); lower min to {plan.replicas} or below",
+            Level.WARNING,
+        )
+
+
+@rule
+def serving_model_architecture_known(spec: StackSpec) -> Iterator[Problem]:
+    """serving.model.preset names a planner preset; a model the planner cannot map to an architecture
+    is sized from its weights alone (KV cache per request and concurrency are assumed), so say so."""
+    serving = spec.serving if spec.cloud == "aws" else None
+    if serving is None:
+        return
+    model = serving.model
+    names = preset_names()
+    if model.preset is not None:
+        try:
+            get_preset(model.preset)
+        except ValueError:
+            yield Problem(
+                "serving.model.preset",
+                f"{model.preset!r} is not a known preset{did_you_mean(model.preset, names)}; allowed: {', '.join(names)}",
+            )
+        return
+    if architecture_of(model.name, None) is None and weights_gb(serving) is not None:
+        yield Problem(
+            "serving.model.preset",
+            f"{model.name!r} is not a known architecture: only its weights are checked against GPU memory; the "
+            "KV cache per request and the concurrency are assumed; set preset to the closest of: "
+            f"{', '.join(names)}",
             Level.WARNING,
         )

@@ -7,12 +7,14 @@ themselves are data in `accelstack.spec.tables.aws`.
 from __future__ import annotations
 
 import ipaddress
+import posixpath
+import re
 from collections.abc import Iterator
 
 from accelstack.spec.models import StackSpec
-from accelstack.spec.problems import Level, Problem
+from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.tables import aws as tables
-from accelstack.spec.validators import bucket_of, rule
+from accelstack.spec.validators import bucket_of, path_within, rule
 
 
 def _aws(spec: StackSpec) -> bool:
@@ -65,10 +67,11 @@ def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
 
 def _region_problem(region: str) -> tuple[str, Level] | None:
     if not tables.REGION_NAME.match(region):
-        return f"{region!r} is not an AWS Region name (e.g. us-east-1)", Level.ERROR
+        hint = did_you_mean(region, tables.REGIONS) or " (e.g. us-east-1)"
+        return f"{region!r} is not an AWS Region name{hint}", Level.ERROR
     if region not in tables.REGIONS:
         return (
-            f"{region!r} is not in accelstack's Region table (checked {tables.CHECKED}); "
+            f"{region!r} is not in accelstack's Region table (checked {tables.CHECKED}){did_you_mean(region, tables.REGIONS)}; "
             "check the spelling, or ignore this if the Region is newer",
             Level.WARNING,
         )
@@ -129,7 +132,8 @@ def training_instance_known(spec: StackSpec) -> Iterator[Problem]:
     if itype not in tables.ACCELERATED_INSTANCES:
         yield Problem(
             "training.nodes.instanceType",
-            f"{itype!r} is not a supported accelerated instance type; allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
+            f"{itype!r} is not a supported accelerated instance type{did_you_mean(itype, tables.ACCELERATED_INSTANCES)}; "
+            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
         )
 
 
@@ -153,8 +157,10 @@ def multi_node_needs_efa(spec: StackSpec) -> Iterator[Problem]:
 
 @rule
 def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
-    """Capacity Blocks are consumed through their capacity reservation id, `cr-` + 17 hex digits
-    (EC2 User Guide, "Capacity Blocks for ML")."""
+    """Reserved capacity is consumed through its capacity reservation id, `cr-` + 17 hex digits: a
+    Capacity Block (EC2 User Guide, "Capacity Blocks for ML") or, with capacity: on-demand, an
+    On-Demand Capacity Reservation ("Use Capacity Reservations"; launches target it by id). Spot
+    Instances cannot launch into a capacity reservation."""
     if not _aws_training(spec):
         return
     assert spec.training is not None
@@ -162,17 +168,19 @@ def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
     if nodes.reservation_id is not None and not tables.CAPACITY_RESERVATION_ID.match(nodes.reservation_id):
         yield Problem(
             "training.nodes.reservationId",
-            f"{nodes.reservation_id!r} is not a capacity reservation id (cr- followed by 17 hex digits)",
+            f"{nodes.reservation_id!r} is not a capacity reservation id (cr- followed by 17 hex digits, "
+            "e.g. cr-0123456789abcdef0)",
         )
     if nodes.capacity == "capacity-block" and nodes.reservation_id is None:
         yield Problem(
             "training.nodes.reservationId",
             "capacity: capacity-block needs the Capacity Block's reservation id (cr-...)",
         )
-    if nodes.capacity != "capacity-block" and nodes.reservation_id is not None:
+    if nodes.capacity == "spot" and nodes.reservation_id is not None:
         yield Problem(
             "training.nodes.reservationId",
-            f"is only used with capacity: capacity-block (capacity is {nodes.capacity!r}); remove it or set capacity",
+            "spot instances cannot launch into a capacity reservation; for an On-Demand Capacity Reservation "
+            "set capacity: on-demand, for a Capacity Block capacity: capacity-block",
         )
 
 
@@ -210,17 +218,19 @@ def capacity_block_count(spec: StackSpec) -> Iterator[Problem]:
 
 @rule
 def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
-    """A Capacity Block is reserved in ONE Availability Zone and its instances launch only there
-    (EC2 User Guide, "Capacity Blocks for ML"); the cluster subnet must be in that zone, and a new
-    VPC cannot guess it."""
+    """A Capacity Block or On-Demand Capacity Reservation is reserved in ONE Availability Zone and its
+    instances launch only there (EC2 User Guide, "Capacity Blocks for ML", "Capacity Reservations");
+    the cluster subnet must be in that zone, and a new VPC cannot guess it."""
     if not _aws_training(spec):
         return
     assert spec.training is not None
     nodes, network = spec.training.nodes, spec.training.network
-    if nodes.capacity == "capacity-block" and not network.existing and not network.availability_zone:
+    reserved = nodes.capacity == "capacity-block" or nodes.reservation_id is not None
+    if reserved and not network.existing and not network.availability_zone:
+        kind = "Capacity Block" if nodes.capacity == "capacity-block" else "capacity reservation"
         yield Problem(
             "training.network.availabilityZone",
-            "capacity: capacity-block needs the Capacity Block's Availability Zone here (see `aws ec2 "
+            f"a {kind} lives in one Availability Zone; name it here (see `aws ec2 "
             f"describe-capacity-reservations --capacity-reservation-ids {nodes.reservation_id or 'cr-...'}`); "
             "the cluster subnet is created in it",
         )
@@ -228,25 +238,39 @@ def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
 
 @rule
 def managed_scheduler_and_capacity_block(spec: StackSpec) -> Iterator[Problem]:
-    """AWS Batch builds its own launch configuration from ours ("Use Amazon EC2 launch templates with
-    AWS Batch"); whether it keeps a template's capacity-block market options is not documented, so
-    a managed scheduler on a Capacity Block may launch on-demand instances instead."""
+    """AWS Batch ignores a launch template's instance market options (AWS Batch User Guide, "Use Amazon
+    EC2 launch templates with AWS Batch": "Instance market options (AWS Batch must control Spot
+    Instance configuration)"), so the capacity-block market type never reaches the instances and the
+    jobs do not run in the purchased block. Whether Batch keeps the template's capacity reservation
+    target for an On-Demand Capacity Reservation is not documented."""
     if not _aws_training(spec):
         return
     assert spec.training is not None
-    if spec.training.scheduler.kind == "managed" and spec.training.nodes.capacity == "capacity-block":
+    nodes = spec.training.nodes
+    if spec.training.scheduler.kind != "managed":
+        return
+    if nodes.capacity == "capacity-block":
         yield Problem(
             "training.scheduler.kind",
-            "managed (AWS Batch) with capacity: capacity-block is unverified: Batch may not launch into the "
-            "block; check the compute environment's instances, or use scheduler kind slurm",
+            "managed (AWS Batch) cannot use capacity: capacity-block: Batch ignores the launch template's "
+            "market options, so jobs would not run in the block; use scheduler kind slurm or none",
+        )
+    elif nodes.reservation_id is not None:
+        yield Problem(
+            "training.nodes.reservationId",
+            "managed (AWS Batch) with an On-Demand Capacity Reservation is unverified: Batch may not keep the "
+            "launch template's reservation target; check the compute environment's instances, or use scheduler "
+            "kind slurm",
             Level.WARNING,
         )
 
 
 @rule
 def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
-    """Large on-demand requests for the newest GPU families usually fail with
-    InsufficientInstanceCapacity; AWS sells them as Capacity Blocks (EC2 User Guide, "Capacity Blocks for ML")."""
+    """Large unreserved requests for the newest GPU families usually fail with
+    InsufficientInstanceCapacity, on-demand and spot alike (spot draws on the same spare capacity,
+    and one cluster placement group must fit every node); AWS sells them as Capacity Blocks (EC2 User
+    Guide, "Capacity Blocks for ML") and On-Demand Capacity Reservations."""
     if not _aws_training(spec):
         return
     assert spec.training is not None
@@ -255,14 +279,35 @@ def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
     if (
         itype is not None
         and itype.family in tables.SCARCE_FAMILIES
-        and nodes.capacity == "on-demand"
+        and nodes.capacity in ("on-demand", "spot")
+        and nodes.reservation_id is None
         and nodes.count >= tables.SCARCE_ON_DEMAND_COUNT
     ):
         yield Problem(
             "training.nodes.count",
-            f"{nodes.count} on-demand {itype.name} without a capacity reservation: insufficient capacity is "
-            "likely; consider capacity: capacity-block with a reservationId",
+            f"{nodes.count} {nodes.capacity} {itype.name} without a capacity reservation: insufficient capacity is "
+            "likely; consider capacity: capacity-block with a reservationId, or an On-Demand Capacity "
+            "Reservation (capacity: on-demand with reservationId)",
             Level.WARNING,
+        )
+
+
+# EC2 instance type names: family (letters, digits, "-" options like p6-b200), ".", size.
+INSTANCE_TYPE_NAME = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+
+
+@rule
+def head_node_instance_type_format(spec: StackSpec) -> Iterator[Problem]:
+    """The Slurm head is a general-purpose instance (any type EC2 has); offline only its shape can be
+    checked, which catches a missing size or a stray character before RunInstances does."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    itype = spec.training.scheduler.head_node.instance_type
+    if spec.training.scheduler.kind == "slurm" and not INSTANCE_TYPE_NAME.match(itype):
+        yield Problem(
+            "training.scheduler.headNode.instanceType",
+            f"{itype!r} is not an EC2 instance type name (family.size, e.g. m7i.2xlarge)",
         )
 
 
@@ -290,7 +335,8 @@ def lustre_deployment_type(spec: StackSpec) -> Iterator[Problem]:
     if lustre is not None and lustre.deployment_type not in tables.LUSTRE_DEPLOYMENT_TYPES:
         yield Problem(
             "training.storage.lustre.deploymentType",
-            f"{lustre.deployment_type!r} is not an FSx for Lustre deployment type; allowed: "
+            f"{lustre.deployment_type!r} is not an FSx for Lustre deployment type"
+            f"{did_you_mean(lustre.deployment_type, tables.LUSTRE_DEPLOYMENT_TYPES)}; allowed: "
             f"{', '.join(tables.LUSTRE_DEPLOYMENT_TYPES)}",
         )
 
@@ -445,4 +491,139 @@ def training_vpc_has_room(spec: StackSpec) -> Iterator[Problem]:
             "training.network.vpcCidr",
             f"/{prefix} is too small for the cluster subnet plus the NAT subnet; use a /{tables.VPC_MAX_PREFIX} "
             "or larger block (e.g. 10.20.0.0/16)",
+        )
+
+
+@rule
+def training_network_is_one_subnet(spec: StackSpec) -> Iterator[Problem]:
+    """Training lives in one subnet: EFA traffic cannot cross Availability Zones and a cluster
+    placement group is in one zone (EFA User Guide, "EFA limitations"; EC2 User Guide, "Placement
+    groups"), so the components take `subnetId`, never a list; a list would leave the cluster with
+    no subnet at all."""
+    if not _aws_training(spec):
+        return
+    assert spec.training is not None
+    network = spec.training.network
+    if network.subnet_ids is not None:
+        example = f" (e.g. subnetId: {network.subnet_ids[0]})" if network.subnet_ids else ""
+        yield Problem(
+            "training.network.subnetIds",
+            "training uses one subnet: EFA and cluster placement groups cannot span Availability Zones; "
+            f"use subnetId{example}",
+        )
+    if network.public_subnet_ids is not None:
+        yield Problem(
+            "training.network.publicSubnetIds",
+            "only serving uses public subnets (for its load balancer); training nodes have no public address: remove it",
+        )
+
+
+def _id_problems(path: str, ids: list[str], pattern, kind: str, example: str) -> Iterator[Problem]:
+    """Format and duplicates of each id in a list (`subnet-...`, account ids)."""
+    seen: dict[str, int] = {}
+    for index, item in enumerate(ids):
+        if not pattern.match(item):
+            yield Problem(f"{path}.{index}", f"{item!r} is not {kind} (e.g. {example})")
+        elif item in seen:
+            yield Problem(f"{path}.{index}", f"duplicate of item {seen[item]} ({item})")
+        seen.setdefault(item, index)
+
+
+@rule
+def network_ids_valid(spec: StackSpec) -> Iterator[Problem]:
+    """VPC and subnet ids are `vpc-`/`subnet-` + 8 or 17 hex digits (EC2 API "Resource IDs"); a
+    subnet listed twice counts once, so it cannot stand in for a second zone."""
+    if not _aws(spec):
+        return
+    side, network = ("training", spec.training.network) if spec.training else ("serving", spec.serving.network)  # type: ignore[union-attr]
+    base = f"{side}.network"
+    if network.vpc_id is not None and not tables.VPC_ID.match(network.vpc_id):
+        yield Problem(f"{base}.vpcId", f"{network.vpc_id!r} is not a VPC id (e.g. vpc-0123456789abcdef0)")
+    if network.subnet_id is not None and not tables.SUBNET_ID.match(network.subnet_id):
+        yield Problem(f"{base}.subnetId", f"{network.subnet_id!r} is not a subnet id (e.g. subnet-0123456789abcdef0)")
+    example = "subnet-0123456789abcdef0"
+    yield from _id_problems(f"{base}.subnetIds", network.subnet_ids or [], tables.SUBNET_ID, "a subnet id", example)
+    yield from _id_problems(
+        f"{base}.publicSubnetIds", network.public_subnet_ids or [], tables.SUBNET_ID, "a subnet id", example
+    )
+    for index, subnet in enumerate(network.public_subnet_ids or []):
+        if subnet in (network.subnet_ids or []):
+            yield Problem(
+                f"{base}.publicSubnetIds.{index}",
+                f"{subnet} is also in subnetIds; replicas belong in private subnets, the load balancer in public ones",
+            )
+
+
+@rule
+def account_lists_have_no_duplicates(spec: StackSpec) -> Iterator[Problem]:
+    """Each account or Region is listed once (a duplicate is usually a typo for another one)."""
+    lists = [
+        ("separation.trainingAccounts", spec.separation.training_accounts),
+        ("separation.servingAccounts", spec.separation.serving_accounts),
+        ("separation.allowedRegions", spec.separation.allowed_regions or []),
+    ]
+    if spec.training is not None:
+        lists.append(("training.artifactReaders", spec.training.artifact_readers))
+    for path, items in lists:
+        seen: dict[str, int] = {}
+        for index, item in enumerate(items):
+            if item in seen:
+                yield Problem(f"{path}.{index}", f"duplicate of item {seen[item]} ({item})")
+            seen.setdefault(item, index)
+
+
+@rule
+def lustre_exports_checkpoints(spec: StackSpec) -> Iterator[Problem]:
+    """Checkpoints on Lustre reach their bucket through a data repository association with automatic
+    export, which accelstack links only on PERSISTENT_2 (components.aws.storage). On other types the
+    bucket named in checkpoints.uri would never receive a checkpoint, and a spot fleet counts on it."""
+    found = _lustre(spec)
+    if found is None:
+        return
+    lustre, kind = found
+    checkpoints = spec.training.storage.checkpoints  # type: ignore[union-attr]
+    if checkpoints is None or not path_within(checkpoints.path, lustre.mount_path):
+        return
+    if kind.name in tables.CHECKPOINT_EXPORT_DEPLOYMENT_TYPES:
+        return
+    spot = spec.training.nodes.capacity == "spot"  # type: ignore[union-attr]
+    yield Problem(
+        "training.storage.lustre.deploymentType",
+        f"{kind.name} cannot export checkpoints: {checkpoints.path} is never copied to {checkpoints.uri} "
+        f"(accelstack links checkpoints to S3 only on {', '.join(tables.CHECKPOINT_EXPORT_DEPLOYMENT_TYPES)})"
+        + ("; spot capacity relies on that copy" if spot else "")
+        + "; use PERSISTENT_2",
+        Level.ERROR if spot else Level.WARNING,
+    )
+
+
+@rule
+def lustre_checkpoint_link_paths(spec: StackSpec) -> Iterator[Problem]:
+    """FSx refuses a data repository association whose file system path is the root, or the same as
+    or nested in another association's (CreateDataRepositoryAssociation `FileSystemPath`): the
+    checkpoints directory must be its own subdirectory, beside the dataset's."""
+    found = _lustre(spec)
+    if found is None:
+        return
+    lustre, kind = found
+    checkpoints = spec.training.storage.checkpoints  # type: ignore[union-attr]
+    if checkpoints is None or kind.name not in tables.CHECKPOINT_EXPORT_DEPLOYMENT_TYPES:
+        return
+    if not path_within(checkpoints.path, lustre.mount_path):
+        return  # checkpoints_on_lustre reports it
+    mount = posixpath.normpath(lustre.mount_path)
+    relative = "/" + posixpath.relpath(posixpath.normpath(checkpoints.path), mount).lstrip(".").strip("/")
+    path = "training.storage.checkpoints.path"
+    if relative == "/":
+        yield Problem(
+            path, f"{checkpoints.path} is the Lustre root; use a subdirectory, e.g. {posixpath.join(mount, 'checkpoints')}"
+        )
+        return
+    dataset = posixpath.normpath(lustre.import_path)
+    if path_within(relative, dataset) or path_within(dataset, relative):
+        yield Problem(
+            path,
+            f"{checkpoints.path} (file system path {relative}) overlaps the dataset link at lustre.importPath "
+            f"{lustre.import_path}; FSx links a directory to one bucket only: keep them side by side, e.g. "
+            f"{posixpath.join(mount, 'checkpoints')} and importPath /datasets",
         )

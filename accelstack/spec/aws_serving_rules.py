@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from accelstack.spec.models import ServingSpec, StackSpec
-from accelstack.spec.problems import Level, Problem
+from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.tables import aws as tables
 from accelstack.spec.validators import rule
 
@@ -34,7 +34,8 @@ def serving_instance_accelerated(spec: StackSpec) -> Iterator[Problem]:
     if itype is None:
         yield Problem(
             "serving.replicas.instanceType",
-            f"{replicas.instance_type!r} is not a supported accelerated instance type; "
+            f"{replicas.instance_type!r} is not a supported accelerated instance type"
+            f"{did_you_mean(replicas.instance_type, tables.ACCELERATED_INSTANCES)}; "
             f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
         )
         return

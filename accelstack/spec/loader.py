@@ -8,17 +8,27 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from accelstack.spec.models import StackSpec
-from accelstack.spec.problems import Level, Problem, SpecError
+from accelstack.spec.models import (
+    ADAPTER_NAME_PATTERN,
+    PARTITION_NAME_PATTERN,
+    STACK_NAME_PATTERN,
+    URI_PATTERN,
+    StackSpec,
+)
+from accelstack.spec.problems import Level, Problem, SpecError, did_you_mean
+from accelstack.spec.yaml_input import YamlSyntaxError, load_yaml
 
 NAMESPACE = "accelstack"
 TOP_KEYS = ("cloud", "workload", "account", "separation", "training", "serving")
+# The AWS provider's Region in the same stack file; accelstack deploys to account.region.
+PROVIDER_REGION_KEY = "aws:region"
 
 
 def stack_name_of(path: Path) -> str:
@@ -31,43 +41,46 @@ def stack_name_of(path: Path) -> str:
 
 def read_stack_file(path: Path) -> dict[str, Any]:
     """The `accelstack:*` keys of a Pulumi stack file, namespace stripped."""
+    return _read_stack_config(path)[0]
+
+
+def _read_stack_config(path: Path) -> tuple[dict[str, Any], str | None]:
+    """(the `accelstack:*` keys, namespace stripped; the file's `aws:region` or None)."""
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError([Problem(str(path), f"cannot read stack file: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:
         raise SpecError([Problem(str(path), f"not UTF-8 text (byte {exc.start})")]) from None
-    except RecursionError:
-        raise SpecError([Problem(str(path), "not valid YAML: nested too deeply")]) from None
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 1})" if where is not None else ""
-        raise SpecError([Problem(str(path), f"not valid YAML{line}: {getattr(exc, 'problem', exc)}")]) from None
+    doc = load_yaml(text, str(path), config_paths=True)
     if not isinstance(doc, dict) or not isinstance(doc.get("config", {}), dict):
         raise SpecError([Problem(str(path), "a stack file is a mapping with a `config:` mapping")])
     raw: dict[str, Any] = {}
     problems = []
-    for key, value in (doc.get("config") or {}).items():
+    config = doc.get("config") or {}
+    for key, value in config.items():
         namespace, _, name = str(key).partition(":")
         if namespace != NAMESPACE:
             continue  # provider and pulumi keys belong to Pulumi
         if name not in TOP_KEYS:
-            problems.append(Problem(f"{NAMESPACE}:{name}", f"unknown key; allowed: {', '.join(TOP_KEYS)}"))
+            problems.append(Problem(f"{NAMESPACE}:{name}", f"unknown key{did_you_mean(name, TOP_KEYS)}; allowed: {', '.join(TOP_KEYS)}"))
             continue
         raw[name] = value
     if problems:
         raise SpecError(problems)
-    return raw
+    region = config.get(PROVIDER_REGION_KEY)
+    return raw, region if isinstance(region, str) else None
 
 
 def parse_override(text: str) -> tuple[str, Any]:
-    """`training.nodes.count=64` -> ("training.nodes.count", 64); the value is read as YAML."""
+    """`training.nodes.count=64` -> ("training.nodes.count", 64); the value is read as YAML (text
+    that is not valid YAML, like `[1, 2`, stays a string), with a stack file's limits."""
     path, sep, value = text.partition("=")
     if not sep or not path.strip():
         raise SpecError([Problem("--set", f"expected path=value, got {text!r}")])
     try:
-        parsed = yaml.safe_load(value) if value.strip() else ""
-    except yaml.YAMLError:
+        parsed = load_yaml(value, path.strip(), base_path=path.strip()) if value.strip() else ""
+    except YamlSyntaxError:
         parsed = value
     return path.strip(), parsed
 
@@ -104,27 +117,113 @@ def _path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "accelstack"
 
 
+# Regex patterns in the models, said in words with an example (a raw regex helps nobody).
+PATTERN_HINTS = {
+    URI_PATTERN: "is not a URI; write scheme://bucket[/prefix], e.g. s3://{example}",
+    PARTITION_NAME_PATTERN: (
+        "is not a Slurm partition name: a letter, then up to 30 letters, digits, '_' or '-' (e.g. gpu, long-runs)"
+    ),
+    ADAPTER_NAME_PATTERN: "is not an adapter name: lowercase letters, digits and '-', at most 63, e.g. support-v2",
+    STACK_NAME_PATTERN: "is not a stack name: lowercase letters, digits and '-', at most 40, e.g. prod-training",
+}
+# Types whose pydantic message does not repeat the value.
+ECHO_INPUT_TYPES = {
+    "int_parsing": "is not a whole number",
+    "int_type": "is not a whole number",
+    "int_from_float": "is not a whole number",
+    "float_parsing": "is not a number",
+    "float_type": "is not a number",
+    "finite_number": "is not a finite number",
+    "bool_parsing": "is not true or false",
+    "bool_type": "is not true or false",
+    "string_type": "is not text",
+    "list_type": "is not a list",
+    "model_type": "is not a mapping",
+    "model_attributes_type": "is not a mapping",
+    "dict_type": "is not a mapping",
+}
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value as the user wrote it, shortened: messages must stay one readable line."""
+    written = getattr(value, "written", None)  # accelstack.spec.yaml_input.WrittenInt
+    text = written if written is not None else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str] | None:
+    """The config keys allowed in the mapping at `loc` (a model's camelCase aliases), or None."""
+    annotation: Any = StackSpec
+    for part in loc:
+        annotation = _model_in(annotation)
+        if annotation is None:
+            return None
+        if isinstance(part, int):
+            continue  # list item: _model_in unwrapped list[...] already
+        fields = {field.alias or name: field for name, field in annotation.model_fields.items()}
+        if part not in fields:
+            return None
+        annotation = fields[part].annotation
+    model = _model_in(annotation)
+    return [field.alias or name for name, field in model.model_fields.items()] if model else None
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model inside `X`, `X | None` or `list[X]`, or None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
 def problems_from_validation(exc: ValidationError) -> list[Problem]:
-    problems = []
-    for error in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    # A misspelt key is reported once, as "unknown key (did you mean ...)", not also as its missing original.
+    suggested: set[tuple[Any, ...]] = set()
+    messages: list[tuple[tuple[Any, ...], str]] = []
+    for error in errors:
         loc = tuple(error["loc"])
+        value = error.get("input")
         message = error["msg"].removeprefix("Value error, ")
+        pattern = (error.get("ctx") or {}).get("pattern")
         if error["type"] == "extra_forbidden":
-            message = "unknown key"
+            allowed = _keys_at(loc[:-1]) or []
+            hint = did_you_mean(str(loc[-1]), allowed)
+            message = f"unknown key{hint}" + (f"; allowed: {', '.join(allowed)}" if allowed and not hint else "")
+            if hint:
+                suggested.add((*loc[:-1], hint.split("'")[1]))
         elif error["type"] == "missing":
             message = "required"
-        expected = (error.get("ctx") or {}).get("expected")
-        if expected and str(expected) not in message:
-            message += f"; allowed: {expected}"
-        problems.append(Problem(_path(loc), message))
-    return problems
+        elif error["type"] == "literal_error":
+            expected = error["ctx"]["expected"]
+            choices = re.findall(r"'([^']*)'", expected) or [part.strip() for part in re.split(r",| or ", expected)]
+            message = f"{_shown(value)} is not allowed{did_you_mean(str(value), choices)}; allowed: {expected}"
+        elif error["type"] == "string_pattern_mismatch" and pattern in PATTERN_HINTS:
+            example = re.sub(r"[^a-z0-9.-]", "-", str(value).lower()).strip("-.")[:40] or "bucket"
+            message = f"{_shown(value)} " + PATTERN_HINTS[pattern].format(example=f"{example}/")
+        elif error["type"] in ECHO_INPUT_TYPES:
+            message = f"{_shown(value)} {ECHO_INPUT_TYPES[error['type']]}"
+        else:
+            expected = (error.get("ctx") or {}).get("expected")
+            if expected and str(expected) not in message:
+                message += f"; allowed: {expected}"
+            if error["type"].startswith(("greater_than", "less_than", "too_long", "too_short", "string_too")):
+                message = f"{_shown(value)}: {message[0].lower()}{message[1:]}"
+        messages.append((loc, message if error["type"] != "missing" else "required"))
+    return [Problem(_path(loc), message) for loc, message in messages if not (message == "required" and loc in suggested)]
 
 
-def parse_spec(raw: dict[str, Any], stack: str = "dev", *, strict_warnings: bool = False) -> StackSpec:
+def parse_spec(
+    raw: dict[str, Any], stack: str = "dev", *, strict_warnings: bool = False, provider_region: str | None = None
+) -> StackSpec:
     """Validate raw config (namespace stripped) into a StackSpec, then run the rule validators.
 
     Raises SpecError with every ERROR-level problem (and WARNINGs too with `strict_warnings`);
-    `spec_warnings(spec)` lists the WARNINGs, which are not raised.
+    `spec_warnings(spec)` lists the WARNINGs, which are not raised. `provider_region` is the stack
+    file's `aws:region`, which must not disagree with account.region.
     """
     from accelstack.spec.validators import run_validators  # tables import models; avoid a cycle
 
@@ -135,6 +234,15 @@ def parse_spec(raw: dict[str, Any], stack: str = "dev", *, strict_warnings: bool
     except ValidationError as exc:
         raise SpecError(problems_from_validation(exc)) from None
     problems = run_validators(spec)
+    if spec.cloud == "aws" and provider_region is not None and provider_region != spec.account.region:
+        problems.append(
+            Problem(
+                "account.region",
+                f"{spec.account.region!r} but the same stack file sets {PROVIDER_REGION_KEY}: {provider_region!r}; "
+                f"accelstack deploys to account.region and ignores {PROVIDER_REGION_KEY}, so make them equal "
+                f"(or remove {PROVIDER_REGION_KEY})",
+            )
+        )
     errors = [p for p in problems if p.level is Level.ERROR or strict_warnings]
     if errors:
         raise SpecError(errors)
@@ -158,5 +266,31 @@ def _decode(value: Any) -> Any:
 
 
 def load_stack(path: Path, overrides: list[str] | None = None) -> StackSpec:
-    raw = apply_overrides(read_stack_file(path), overrides or [])
-    return parse_spec(raw, stack_name_of(path))
+    raw, provider_region = _read_stack_config(path)
+    try:
+        return parse_spec(
+            apply_overrides(raw, overrides or []), stack_name_of(path), provider_region=provider_region
+        )
+    except SpecError as error:
+        raise SpecError(blame_overrides(error.problems, overrides or [])) from None
+
+
+def _clipped(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def blame_overrides(problems: list[Problem], overrides: list[str]) -> list[Problem]:
+    """Say which problems a `--set` caused: its path is the problem's, or above or below it (min > max
+    is reported on `serving.replicas` when `--set serving.replicas.min=40` set it)."""
+    blamed = []
+    for problem in problems:
+        last = {text.partition("=")[0].strip(): _clipped(text.strip()) for text in overrides}  # a later --set wins
+        causes = [
+            text
+            for path, text in last.items()
+            if path and (problem.path == path or problem.path.startswith(path + ".") or path.startswith(problem.path + "."))
+        ]
+        if causes:
+            problem = replace(problem, message=f"{problem.message} (from --set {'; --set '.join(causes)})")
+        blamed.append(problem)
+    return blamed

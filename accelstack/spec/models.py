@@ -8,15 +8,21 @@ Field-level checks live here; rules that need a cloud's constraint tables live i
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal
+from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 Cloud = Literal["aws", "azure", "gcp", "oci", "vultr"]
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block"]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+MAX_STRING_CHARS = 2048
+# Patterns the loader explains in words (accelstack.spec.loader.PATTERN_HINTS).
+URI_PATTERN = r"^[a-z0-9]+://[^/\s]+(/\S*)?$"
+PARTITION_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
+ADAPTER_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+STACK_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
 
 
 class Model(BaseModel):
@@ -30,7 +36,21 @@ class Model(BaseModel):
         str_strip_whitespace=True,
         # The string under a field is its description (JSON Schema, docs/spec-reference.md).
         use_attribute_docstrings=True,
+        # NaN and infinity pass every `gt`/`le` bound check or crash the planner's arithmetic later.
+        allow_inf_nan=False,
+        # The longest legitimate value (an S3 URI: 63-character bucket + 1,024-byte key) is ~1.1 KB.
+        str_max_length=MAX_STRING_CHARS,
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, value: object, info: ValidationInfo) -> object:
+        """YAML reads `yes`, `on` and `true` as booleans, which pydantic would take as the number 1."""
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            if annotation in (int, float) or set(get_args(annotation)) & {int, float}:
+                raise ValueError(f"{str(value).lower()} is true/false, not a number")
+        return value
 
 
 def _quoted_account_ids(value: object) -> object:
@@ -38,7 +58,12 @@ def _quoted_account_ids(value: object) -> object:
     items = value if isinstance(value, list) else [value]
     for item in items:
         if isinstance(item, int) and not isinstance(item, bool):
-            raise ValueError(f"quote account ids in YAML (\"{item}\"): unquoted, leading zeros are lost")
+            written = getattr(item, "written", str(item))  # the text YAML read (accelstack.spec.yaml_input)
+            if written != str(item):
+                raise ValueError(
+                    f'write {written} quoted ("{written}"): unquoted, YAML reads it as the number {int(item)}'
+                )
+            raise ValueError(f'write account ids quoted ("{written}"): unquoted, an id with leading zeros loses them')
     return value
 
 
@@ -138,16 +163,16 @@ class Nodes(Model):
     capacity: Capacity = "on-demand"
     """How the nodes are bought: on-demand, spot (needs checkpoints) or capacity-block (needs reservationId and network.availabilityZone)."""
     reservation_id: str | None = None
-    """Capacity reservation or Capacity Block id (cr-...) the nodes launch into."""
+    """cr-...: the Capacity Block (capacity: capacity-block) or On-Demand Capacity Reservation (capacity: on-demand) the nodes launch into."""
 
 
 class DatasetStore(Model):
-    uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    uri: str = Field(pattern=URI_PATTERN)
     """Bucket (and optional prefix) of the training data, e.g. s3://acme-train-datasets; Lustre imports from it."""
     create: bool = True
     """Create the bucket (true) or use an existing one (false)."""
     # What Lustre must hold besides checkpoints; None: the planner assumes capacityGiB was sized for it.
-    size_gib: float | None = Field(default=None, gt=0, alias="sizeGiB")
+    size_gib: float | None = Field(default=None, gt=0, le=100_000_000, alias="sizeGiB")
     """Size of the data Lustre must hold, GiB; none: capacityGiB is assumed to have been sized for it."""
 
 
@@ -175,7 +200,7 @@ class LustreSpec(Model):
 
 
 class CheckpointStore(Model):
-    uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    uri: str = Field(pattern=URI_PATTERN)
     """Versioned, encrypted bucket (and optional prefix) checkpoints are exported to, e.g. s3://acme-train-checkpoints."""
     path: str = "/fsx/checkpoints"
     """Checkpoint directory on the nodes, under the Lustre mount path; exported to the bucket without propagating deletes."""
@@ -183,7 +208,7 @@ class CheckpointStore(Model):
     """Create the bucket (true) or use an existing one (false)."""
     # A synchronous save stalls every GPU until written; None: the planner's 300 s. Raise it for
     # asynchronous checkpointing, where the write overlaps training.
-    write_target_seconds: float | None = Field(default=None, gt=0, le=86_400)
+    write_target_seconds: float | None = Field(default=None, ge=1, le=86_400)
     """Longest acceptable synchronous checkpoint write, seconds (sizes the Lustre tier); none: the planner's 300 s. Raise it for asynchronous checkpointing."""
     # Days an overwritten or deleted checkpoint version is kept in the (versioned) bucket before it
     # expires; current versions never expire. S3 lifecycle takes 1 day at least.
@@ -208,7 +233,7 @@ class TrainingStorage(Model):
 
 
 class Partition(Model):
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,30}$")
+    name: str = Field(pattern=PARTITION_NAME_PATTERN)
     """Slurm partition name (a letter, then up to 30 letters, digits, _ or -)."""
     max_time: str = "UNLIMITED"
     """Slurm MaxTime as a quoted string: \"UNLIMITED\", minutes, \"HH:MM:SS\" or \"D-HH:MM:SS\"."""
@@ -223,9 +248,10 @@ class Partition(Model):
     def _quoted_time(cls, value: object) -> object:
         # YAML 1.1 reads an unquoted 01:00:00 as the base-60 integer 3600: refuse to guess.
         if isinstance(value, int) and not isinstance(value, bool):
+            written = getattr(value, "written", str(value))  # the text YAML read (accelstack.spec.yaml_input)
             raise ValueError(
-                "write maxTime as a quoted string (e.g. \"01:00:00\", or \"90\" for 90 minutes); "
-                "YAML reads unquoted H:MM:SS as a base-60 number"
+                f'write maxTime as a quoted string ("{written}"; e.g. "01:00:00", or "90" for 90 minutes); '
+                f"YAML reads unquoted {written} as the number {int(value)}"
             )
         return value
 
@@ -259,7 +285,7 @@ class TrainingModel(Model):
     """full (weights + Adam state, 14 B/param per checkpoint) or lora (adapter only; needs a preset or checkpointGiB)."""
     lora_rank: int = Field(default=16, ge=1, le=512)
     """LoRA rank (1 to 512), sizes the adapter checkpoint."""
-    checkpoint_gib: float | None = Field(default=None, gt=0, alias="checkpointGiB")
+    checkpoint_gib: float | None = Field(default=None, gt=0, le=1_000_000, alias="checkpointGiB")
     """Checkpoint size, GiB, stated outright (wins over the estimate)."""
     # Tokens the job trains on (dataset tokens x epochs): `accelstack cost` prices the job's hours from
     # it (6 or, for LoRA, 4 FLOPs per parameter per token at 40% MFU); None: a month at 24x7.
@@ -298,7 +324,7 @@ class TrainingSpec(Model):
 
 
 class LoraAdapter(Model):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+    name: str = Field(pattern=ADAPTER_NAME_PATTERN)
     """Adapter name clients ask for (lowercase letters, digits, -; up to 63 characters)."""
     uri: str
     """Where the adapter's weights are, e.g. s3://acme-train-checkpoints/models/adapters/acme/."""
@@ -309,12 +335,12 @@ class LoraAdapter(Model):
 class ModelSpec(Model):
     name: str = Field(min_length=1)
     """Model name the server serves (clients pass it as `model`), e.g. meta-llama/Llama-3.1-8B-Instruct."""
-    weights_uri: str = Field(pattern=r"^[a-z0-9]+://[^/\s]+(/\S*)?$")
+    weights_uri: str = Field(pattern=URI_PATTERN)
     """Where the weights are, e.g. s3://acme-train-checkpoints/models/llama-3.1-8b/ (read-only from serving)."""
     # A preset name from the planner's architecture table, or explicit parameters.
     preset: str | None = Field(default=None, min_length=1)
     """Architecture preset (sizes KV cache and concurrency exactly); none: estimated."""
-    parameters_billion: float | None = Field(default=None, gt=0)
+    parameters_billion: float | None = Field(default=None, gt=0, le=100_000)
     """Parameters in billions, when there is no preset."""
     precision: Precision = "bf16"
     """Weights precision: fp32, bf16, fp16, fp8, int8 or int4."""
@@ -334,7 +360,7 @@ class Replicas(Model):
     capacity: Capacity = "on-demand"
     """on-demand (serving refuses spot: an interruption drops requests in flight)."""
     # Tensor-parallel degree; defaults to every GPU on the instance.
-    tensor_parallel: int | None = Field(default=None, ge=1)
+    tensor_parallel: int | None = Field(default=None, ge=1, le=64)
     """Tensor-parallel degree; none: every GPU of the instance."""
     # Stopped, pre-initialised instances kept beside the group; None: sized from cold start and max.
     warm_pool: int | None = Field(default=None, ge=0, le=1000)
@@ -368,7 +394,7 @@ class LoadBalancerSpec(Model):
 
 
 class AdmissionPolicy(Model):
-    max_depth: int = Field(default=10_000, ge=1)
+    max_depth: int = Field(default=10_000, ge=1, le=100_000_000)
     """Most requests waiting in the admission queue; beyond it new requests are refused."""
     # SQS retention bounds: 60 s to 14 days.
     ttl_seconds: int = Field(default=300, ge=60, le=1_209_600)
@@ -383,9 +409,9 @@ class AdmissionPolicy(Model):
 
 
 class LatencySlo(Model):
-    target_seconds: float = Field(default=2.0, gt=0)
-    """Acceptable time a request waits in the queue, seconds (the backlog-per-instance target is this / serviceSeconds x concurrency)."""
-    service_seconds: float = Field(default=0.5, gt=0)
+    target_seconds: float = Field(default=2.0, gt=0, le=1_209_600)
+    """Latency a request should see, seconds: the SLO the simulator measures attainment against."""
+    service_seconds: float = Field(default=0.5, gt=0, le=1_209_600)
     """Seconds one replica slot takes to serve a request."""
 
 
@@ -448,7 +474,7 @@ class ServingSpec(Model):
 class StackSpec(Model):
     """One stack: one cloud, one workload, one account."""
 
-    stack: str = Field(default="dev", pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
+    stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
     """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
     cloud: Cloud
     """Cloud of the stack's components. Only aws has components today; the others are refused."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -28,3 +30,15 @@ class SpecError(Exception):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+def did_you_mean(value: object, choices: Iterable[str]) -> str:
+    """` (did you mean 'p5.48xlarge'?)` for the closest choice (difflib, case-insensitive), or ''."""
+    if not isinstance(value, str) or not value:
+        return ""
+    folded = {choice.lower(): choice for choice in choices}
+    exact = folded.get(value.lower())
+    if exact is not None and exact != value:
+        return f" (did you mean {exact!r}?)"
+    close = difflib.get_close_matches(value.lower(), list(folded), n=1, cutoff=0.75)
+    return f" (did you mean {folded[close[0]]!r}?)" if close and folded[close[0]] != value else ""

@@ -203,6 +203,68 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
+# Node paths a mount or checkpoint directory must not be, contain or sit in: the OS's own trees (Filesystem
+# Hierarchy Standard), the home directories, and what the Slurm nodes use (components.slurm: spool, logs,
+# /run). A Lustre mount over /etc or /usr hides the system; over /home, every user's files.
+SYSTEM_PATHS = (
+    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/root", "/run",
+    "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var",
+)  # fmt: skip
+# Paths below which nothing may be mounted or written by us either (the rest of /var, /opt, /srv and
+# /mnt-like places may hold a mount point).
+SYSTEM_TREES = (
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys",
+    "/usr", "/var/lib", "/var/log", "/var/spool", "/var/run",
+)  # fmt: skip
+
+
+def _not_plain(path: str) -> bool:
+    """`..`, `.` or `//` make a path mean something else than it reads (`/fsx/../etc` is /etc)."""
+    parts = path.split("/")
+    return ".." in parts or "." in parts or "//" in path
+
+
+def node_path_problem(path: str) -> str | None:
+    """None if `path` may hold a mount point or accelstack's own directory on a node, else why not."""
+    if "\0" in path or any(ord(c) < 32 for c in path):
+        return f"{path!r} contains control characters"
+    if _not_plain(path):
+        return f"{path!r} is not a plain absolute path; write it as {posixpath.normpath(path)!r} (no '.', '..' or '//')"
+    path = posixpath.normpath(path)  # a trailing '/' is harmless
+    if path == "/" or path in SYSTEM_PATHS:
+        return f"{path} is a system directory; mounting or writing there hides or breaks it (e.g. use /fsx)"
+    for tree in SYSTEM_TREES:
+        if path_within(path, tree):
+            return f"{path} is inside the system directory {tree}; use a directory of its own (e.g. /fsx)"
+    return None
+
+
+@rule
+def node_paths_safe(spec: StackSpec) -> Iterator[Problem]:
+    """The Lustre mount point and the checkpoint directory are created (and mounted) by root on every
+    node at boot: a system directory there breaks the node, `..` makes the path mean something else."""
+    if spec.training is None:
+        return
+    storage = spec.training.storage
+    paths = []
+    if storage.lustre is not None:
+        paths.append(("training.storage.lustre.mountPath", storage.lustre.mount_path))
+    if storage.checkpoints is not None:
+        paths.append(("training.storage.checkpoints.path", storage.checkpoints.path))
+    for config_path, path in paths:
+        problem = node_path_problem(path)
+        if problem:
+            yield Problem(config_path, problem)
+    if storage.lustre is not None:
+        import_path = storage.lustre.import_path
+        if _not_plain(import_path):
+            yield Problem(
+                "training.storage.lustre.importPath",
+                f"{import_path!r} is not a plain path inside the file system; write it as "
+                f"{posixpath.normpath(import_path)!r} (e.g. /datasets)",
+            )
+
+
 # Slurm accepts these for a partition's MaxTime (slurm.conf(5), "MaxTime"; sbatch(1), "--time").
 SLURM_UNLIMITED = ("UNLIMITED", "INFINITE")
 _SLURM_TIME = re.compile(
@@ -215,20 +277,58 @@ _SLURM_TIME = re.compile(
 SLURM_TIME_FORMATS = "UNLIMITED, MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
 
 
+# Slurm's time_str2secs (src/common/parse_time.c) adds days*86400 + hours*3600 + minutes*60 + seconds
+# in a C int and time_str2mins rounds up with +59; read_config.c refuses a negative result ("Bad value
+# ... for MaxTime") and slurmctld does not start. So a limit must stay below 2^31 - 60 seconds (~68 years).
+SLURM_MAX_TIME_SECONDS = 2**31 - 1 - 59
+
+
+def slurm_time_seconds(text: str) -> int | None:
+    """Seconds of a Slurm time limit in one of SLURM_TIME_FORMATS (None: UNLIMITED or not a limit)."""
+    match = _SLURM_TIME.match(text)
+    if match is None:
+        return None
+    parts = {key: int(value) for key, value in match.groupdict().items() if value is not None}
+    if "minutes" in parts:
+        return parts["minutes"] * 60
+    if "m" in parts:
+        return parts["m"] * 60 + parts["s"]
+    if "h" in parts:
+        return parts["h"] * 3600 + parts["hm"] * 60 + parts["hs"]
+    return parts["d"] * 86400 + parts["dh"] * 3600 + parts.get("dm", 0) * 60 + parts.get("ds", 0)
+
+
 def slurm_time_problem(text: str) -> str | None:
     """None if `text` is a valid Slurm time limit, else why not."""
     if text.upper() in SLURM_UNLIMITED:
         return None
     match = _SLURM_TIME.match(text)
     if match is None:
-        return f"{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS}"
+        return f"{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS} (e.g. \"7-00:00:00\")"
     parts = match.groupdict()
     for key in ("s", "hm", "hs", "dm", "ds"):
         if parts[key] is not None and int(parts[key]) > 59:
             return f"{text!r}: minutes and seconds must be 0-59"
     if parts["dh"] is not None and int(parts["dh"]) > 23:
         return f"{text!r}: hours after the day count must be 0-23"
+    seconds = slurm_time_seconds(text)
+    assert seconds is not None
+    if seconds > SLURM_MAX_TIME_SECONDS:
+        return (
+            f"{text!r} is longer than Slurm can count ({SLURM_MAX_TIME_SECONDS // 86400} days): slurmctld rejects "
+            "the partition and does not start; use UNLIMITED for no limit"
+        )
+    if seconds == 0:
+        return f"{text!r} is a zero time limit: no job could run in this partition; use UNLIMITED for no limit"
     return None
+
+
+# slurm.conf(5): "PartitionName=DEFAULT" sets defaults for the following lines (compared without case,
+# src/common/read_config.c), so a partition so named is never created and `sbatch` without -p fails.
+SLURM_RESERVED_PARTITION_NAMES = ("DEFAULT",)
+# Constraint expressions (sbatch -C) combine features with these; a feature containing one cannot be
+# selected, and "," separates features in Feature=.
+_SLURM_FEATURE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
 @rule
@@ -259,6 +359,41 @@ def exactly_one_default_partition(spec: StackSpec) -> Iterator[Problem]:
             "training.scheduler.partitions",
             f"exactly one partition must have default: true; found {found}",
         )
+
+
+@rule
+def partition_names_not_reserved(spec: StackSpec) -> Iterator[Problem]:
+    """A partition named DEFAULT (any case) becomes slurm.conf's defaults line and vanishes."""
+    if spec.training is None or spec.training.scheduler.kind != "slurm":
+        return
+    for index, partition in enumerate(spec.training.scheduler.partitions):
+        if partition.name.upper() in SLURM_RESERVED_PARTITION_NAMES:
+            yield Problem(
+                f"training.scheduler.partitions.{index}.name",
+                f"{partition.name!r} is reserved by Slurm (PartitionName=DEFAULT sets defaults; no partition is "
+                "created, so jobs sent to it fail); pick another name, e.g. gpu",
+            )
+
+
+@rule
+def partition_features_valid(spec: StackSpec) -> Iterator[Problem]:
+    """Features are written into `NodeSet ... Feature=` and matched by `sbatch -C`: letters, digits,
+    '_', '-' and '.' only (&, |, !, *, [, ], (, ) and , are constraint operators or separators)."""
+    if spec.training is None or spec.training.scheduler.kind != "slurm":
+        return
+    for index, partition in enumerate(spec.training.scheduler.partitions):
+        seen: set[str] = set()
+        for position, feature in enumerate(partition.features):
+            path = f"training.scheduler.partitions.{index}.features.{position}"
+            if not _SLURM_FEATURE.match(feature):
+                yield Problem(
+                    path,
+                    f"{feature!r} is not a Slurm feature name: a letter or digit, then up to 62 letters, digits, "
+                    "'_', '-' or '.' (e.g. h100, big-mem)",
+                )
+            elif feature.lower() in seen:
+                yield Problem(path, f"duplicate feature {feature!r} in this partition")
+            seen.add(feature.lower())
 
 
 @rule

@@ -190,7 +190,9 @@ def lustre_client_cloud_config(
 def market_options(
     capacity: str, reservation_id: str | None
 ) -> tuple[aws.ec2.LaunchTemplateInstanceMarketOptionsArgs | None, aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None]:
-    """Launch-template market settings for on-demand (none), spot, or an EC2 Capacity Block."""
+    """Launch-template market settings for on-demand (none), spot, or an EC2 Capacity Block; on-demand
+    with a reservation id targets that On-Demand Capacity Reservation (EC2 User Guide, "Use Capacity
+    Reservations": a targeted launch goes into the named reservation, at on-demand prices)."""
     if capacity == "spot":
         return (
             aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
@@ -213,6 +215,12 @@ def market_options(
                         capacity_reservation_id=reservation_id
                     )
                 ),
+            ),
+        )
+    if reservation_id:
+        return None, aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=reservation_id
             ),
         )
     return None, None

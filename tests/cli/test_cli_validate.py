@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -56,7 +57,8 @@ def test_unknown_key_names_its_path(runner, project):
     edited_alpha(project, lambda c: c["accelstack:training"]["nodes"].update(gpusPerNode=8))
     result = invoke(runner, project, "alpha")
     assert result.exit_code == 2
-    assert problem_lines(result) == ["alpha: training.nodes.gpusPerNode: unknown key"]
+    [line] = problem_lines(result)
+    assert line.startswith("alpha: training.nodes.gpusPerNode: unknown key; allowed: instanceType, count, ")
 
 
 def test_unknown_top_level_key(runner, project):
@@ -64,7 +66,7 @@ def test_unknown_top_level_key(runner, project):
     result = invoke(runner, project, "alpha")
     assert result.exit_code == 2
     [line] = problem_lines(result)
-    assert line.startswith("alpha: accelstack:trainng: unknown key; allowed:") and "training" in line
+    assert line.startswith("alpha: accelstack:trainng: unknown key (did you mean 'training'?); allowed:")
 
 
 def test_wrong_type_names_its_path(runner, project):
@@ -188,3 +190,96 @@ def test_random_set_values_never_crash(runner, project, path, value):
     assert result.exception is None or isinstance(result.exception, SystemExit)
     if result.exit_code == 2:
         assert all(re.match(r"^alpha: \S", line) for line in result.output.splitlines() if line.strip())
+
+
+# --- inputs that used to validate and then break: one line each, config path, exit 2 -----------
+
+
+def only_problem(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    [line] = problem_lines(result)
+    return line
+
+
+def alpha_text(project: Path) -> str:
+    return (project / "stacks" / "Pulumi.alpha.yaml").read_text()
+
+
+def test_duplicate_key_in_a_stack_file(runner, project):
+    text = alpha_text(project).replace("nodes: {instanceType: p5.48xlarge, count: 4}", "nodes: {instanceType: p5.48xlarge, count: 4, count: 64}")
+    write_stack(project, "alpha", text)
+    line = only_problem(invoke(runner, project, "alpha"))
+    assert line.startswith("alpha: training.nodes.count: line ") and "duplicate key" in line
+
+
+def test_alias_bomb_in_a_stack_file(runner, project):
+    bomb = "x0: &x0 [a, a, a, a, a, a, a, a, a, a]\n" + "".join(
+        f"x{i}: &x{i} [{', '.join([f'*x{i - 1}'] * 10)}]\n" for i in range(1, 9)
+    )
+    write_stack(project, "alpha", bomb + alpha_text(project))
+    assert "aliases expand to more than" in only_problem(invoke(runner, project, "alpha"))
+
+
+def test_yaml_boolean_key_in_a_stack_file(runner, project):
+    write_stack(project, "alpha", alpha_text(project).replace("count: 4}", "count: 4, on: 1}"))
+    line = only_problem(invoke(runner, project, "alpha"))
+    assert line.startswith("alpha: training.nodes: line ") and "key 'on' is not a string" in line
+
+
+def test_unquoted_account_id_names_what_was_written(runner, project):
+    write_stack(project, "alpha", alpha_text(project).replace('id: "111111111111"', "id: 011111111111"))
+    result = invoke(runner, project, "alpha")
+    assert result.exit_code == 2
+    assert 'alpha: account.id: write 011111111111 quoted ("011111111111")' in result.output
+
+
+def test_provider_region_disagreeing_with_account_region(runner, project):
+    write_stack(project, "alpha", alpha_text(project).replace("aws:region: us-east-1", "aws:region: eu-west-1"))
+    line = only_problem(invoke(runner, project, "alpha"))
+    assert line.startswith("alpha: account.region: 'us-east-1' but the same stack file sets aws:region: 'eu-west-1'")
+
+
+def test_wrong_type_from_set_echoes_the_value_and_the_set(runner, project):
+    line = only_problem(invoke(runner, project, "alpha", "--set", "training.nodes.count=sixteen"))
+    assert line == "alpha: training.nodes.count: 'sixteen' is not a whole number (from --set training.nodes.count=sixteen)"
+
+
+def test_unknown_key_from_set_suggests_and_names_the_set(runner, project):
+    line = only_problem(invoke(runner, project, "alpha", "--set", "training.nodes.cout=8"))
+    assert line == "alpha: training.nodes.cout: unknown key (did you mean 'count'?) (from --set training.nodes.cout=8)"
+
+
+def test_uri_without_a_scheme_gets_an_example(runner, project):
+    line = only_problem(invoke(runner, project, "alpha", "--set", "training.storage.datasets.uri=newco-llm-datasets"))
+    assert "'newco-llm-datasets' is not a URI; write scheme://bucket[/prefix], e.g. s3://newco-llm-datasets/" in line
+
+
+@pytest.mark.parametrize(
+    ("override", "path"),
+    [
+        ("training.scheduler.partitions=[{name: default, default: true}]", "training.scheduler.partitions.0.name"),
+        ("training.scheduler.partitions=[{name: gpu, default: true, maxTime: '99999-00'}]", "training.scheduler.partitions.0.maxTime"),
+        ("training.storage.lustre.mountPath=/etc", "training.storage.lustre.mountPath"),
+        ("training.network={vpcId: vpc-00000001, subnetIds: [subnet-0000000a, subnet-0000000b]}", "training.network.subnetIds"),
+        ("training.storage.lustre.capacityGiB=.inf", "training.storage.lustre.capacityGiB"),
+        ("training.nodes.count=.nan", "training.nodes.count"),
+        ("training.nodes.count=yes", "training.nodes.count"),
+        ("separation.servingAccounts=['222222222222', '222222222222']", "separation.servingAccounts.1"),
+        ("training.nodes={instanceType: p5.48xlarge, count: 4, capacity: spot, reservationId: cr-0123456789abcdef0}",
+         "training.nodes.reservationId"),
+    ],
+)  # fmt: skip
+def test_hostile_set_values_are_one_line_at_their_path(runner, project, override, path):
+    result = invoke(runner, project, "alpha", "--set", override)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = problem_lines(result)
+    assert any(line.startswith(f"alpha: {path}: ") and "(from --set " in line for line in lines), lines
+
+
+def test_too_many_partitions_for_the_head_nodes_user_data(runner, project):
+    parts = ", ".join(f"{{name: p{i}, maxTime: '7-00:00:00', default: {str(i == 0).lower()}}}" for i in range(150))
+    line = only_problem(invoke(runner, project, "alpha", "--set", f"training.scheduler.partitions=[{parts}]"))
+    assert line.startswith("alpha: training.scheduler.partitions: 150 partitions make the head node's user data")
+    assert "EC2 accepts at most 16,384" in line

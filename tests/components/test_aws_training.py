@@ -221,13 +221,13 @@ def test_new_vpc_has_nat_egress_s3_gateway_and_ssm_endpoints_in_one_az() -> None
 
 
 def test_existing_vpc_is_used_as_is() -> None:
-    cap = stack(NO_SCHEDULER, "training.network={vpcId: vpc-0abc, subnetId: subnet-0def}")
+    cap = stack(NO_SCHEDULER, "training.network={vpcId: vpc-00000abc, subnetId: subnet-00000def}")
     created = {r.type for r in cap.resources}
     for token in ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway", "aws:ec2/vpcEndpoint:VpcEndpoint"):
         assert token not in created
-    assert by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster").inputs["vpcId"] == "vpc-0abc"
-    assert cap.one(GROUP).inputs["vpcZoneIdentifiers"] == ["subnet-0def"]
-    assert cap.one(LUSTRE).inputs["subnetIds"] == "subnet-0def"
+    assert by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster").inputs["vpcId"] == "vpc-00000abc"
+    assert cap.one(GROUP).inputs["vpcZoneIdentifiers"] == ["subnet-00000def"]
+    assert cap.one(LUSTRE).inputs["subnetIds"] == "subnet-00000def"
     assert cap.stack_outputs["availabilityZone"] == "us-east-1a"  # from the subnet lookup
 
 

@@ -100,7 +100,7 @@ def test_every_rule_registered_once_in_layer_order():
     names = [f"{r.__module__}.{r.__name__}" for r in validators.all_rules()]
     assert len(names) == len(set(names))
     modules = [name.rsplit(".", 1)[0] for name in names]
-    layer_order = ["accelstack.spec.validators", "accelstack.spec.aws_rules", "accelstack.spec.aws_serving_rules", "accelstack.planner.rules"]
+    layer_order = ["accelstack.spec.validators", "accelstack.spec.aws_rules", "accelstack.spec.aws_serving_rules", "accelstack.planner.rules", "components.slurm.rules"]
     assert sorted(set(modules), key=layer_order.index) == layer_order
     assert modules == sorted(modules, key=layer_order.index)
     planner_rules = {n.rsplit(".", 1)[1] for n in names if n.startswith("accelstack.planner.")}
@@ -111,6 +111,7 @@ def test_every_rule_registered_once_in_layer_order():
         "serving_instance_fits_model",
         "lustre_capacity_derivable",
         "serving_replicas_carry_load",
+        "serving_model_architecture_known",
     }
     assert all((r.__doc__ or "").strip() for r in validators.all_rules() if r.__module__ == "accelstack.planner.rules")
 
@@ -125,4 +126,4 @@ def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):
     finally:
         monkeypatch.undo()
         validators.load_rule_plugins.cache_clear()
-    assert validators.load_rule_plugins() == ("accelstack.planner.rules",)
+    assert validators.load_rule_plugins() == ("accelstack.planner.rules", "components.slurm.rules")

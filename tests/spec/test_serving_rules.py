@@ -68,18 +68,18 @@ def test_example_serving_stack_is_clean():
         ({"serving.artifactAccount": DELETE}, "serving.artifactAccount", Level.WARNING, "not set"),
         ({"serving.replicas.min": 5, "serving.replicas.max": 2}, "serving.replicas", Level.ERROR, "must not exceed max"),
         (
-            {"serving.network": {"vpcId": "vpc-1", "subnetIds": ["subnet-a"], "publicSubnetIds": ["subnet-p", "subnet-q"]}},
+            {"serving.network": {"vpcId": "vpc-00000001", "subnetIds": ["subnet-0000000a"], "publicSubnetIds": ["subnet-0000000e", "subnet-0000000f"]}},
             "serving.network.subnetIds",
             Level.ERROR,
             "at least 2 AZs",
         ),
         (
-            {"serving.network": {"vpcId": "vpc-1", "subnetIds": ["subnet-a", "subnet-b"]}},
+            {"serving.network": {"vpcId": "vpc-00000001", "subnetIds": ["subnet-0000000a", "subnet-0000000b"]}},
             "serving.network.publicSubnetIds",
             Level.ERROR,
             "public subnets in at least 2 AZs",
         ),
-        ({"serving.network": {"vpcId": "vpc-1", "subnetId": "subnet-a"}}, "serving.network.subnetId", Level.ERROR, "use subnetIds"),
+        ({"serving.network": {"vpcId": "vpc-00000001", "subnetId": "subnet-0000000a"}}, "serving.network.subnetId", Level.ERROR, "use subnetIds"),
         ({"serving.network.availabilityZone": "us-east-1a"}, "serving.network.availabilityZone", Level.ERROR, "pins serving to one AZ"),
         ({"serving.network.vpcCidr": "10.30.0.0/26"}, "serving.network.vpcCidr", Level.ERROR, "too small"),
         ({"serving.replicas.warmPool": 20}, "serving.replicas.warmPool", Level.WARNING, "never used"),
@@ -104,7 +104,7 @@ def test_bad_serving_config(edits, path, level, fragment):
         {"serving.replicas.min": 0},
         {"stack": "acme-llama-prod"},  # 15 characters: "acme-llama-prod-replicas-1234567" is exactly 32
         {"stack": "internals"},
-        {"serving.network": {"vpcId": "vpc-1", "subnetIds": ["subnet-a", "subnet-b"], "publicSubnetIds": ["subnet-p", "subnet-q"]}},
+        {"serving.network": {"vpcId": "vpc-00000001", "subnetIds": ["subnet-0000000a", "subnet-0000000b"], "publicSubnetIds": ["subnet-0000000e", "subnet-0000000f"]}},
     ],
 )
 def test_good_serving_variants_have_no_errors(edits):

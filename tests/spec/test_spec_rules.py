@@ -26,19 +26,21 @@ def test_shipped_training_stack_is_valid_without_warnings():
 # The FSx shape cases check what CreateFileSystem accepts, not whether the example's 70B checkpoints
 # and dataset fit (that is tests/spec/test_training_sizing_rules.py), so they drop the stated sizes.
 UNSIZED = {"training.model": DELETE, "training.storage.datasets.sizeGiB": DELETE}
+# accelstack exports checkpoints from Lustre only on PERSISTENT_2; other types are valid without them.
+NO_CHECKPOINTS = {"training.storage.checkpoints": DELETE}
 
 VALID = {
-    "scratch2-smallest": {**UNSIZED, 
+    "scratch2-smallest": {**UNSIZED, **NO_CHECKPOINTS, 
         "training.storage.lustre": {"deploymentType": "SCRATCH_2", "capacityGiB": 1200, "importPath": "/datasets"}
     },
-    "scratch1-root-import": {**UNSIZED, 
+    "scratch1-root-import": {**UNSIZED, **NO_CHECKPOINTS, 
         "training.storage.lustre": {"deploymentType": "SCRATCH_1", "capacityGiB": 3600, "importPath": "/"}
     },
-    "scratch1-2400": {**UNSIZED, "training.storage.lustre": {"deploymentType": "SCRATCH_1", "capacityGiB": 2400, "importPath": "/"}},
-    "persistent1-tier": {**UNSIZED, 
+    "scratch1-2400": {**UNSIZED, **NO_CHECKPOINTS, "training.storage.lustre": {"deploymentType": "SCRATCH_1", "capacityGiB": 2400, "importPath": "/"}},
+    "persistent1-tier": {**UNSIZED, **NO_CHECKPOINTS, 
         "training.storage.lustre": {"deploymentType": "PERSISTENT_1", "capacityGiB": 2400, "throughputPerTiB": 100}
     },
-    "persistent1-default-tier": {**UNSIZED, "training.storage.lustre": {"deploymentType": "PERSISTENT_1", "capacityGiB": 1200}},
+    "persistent1-default-tier": {**UNSIZED, **NO_CHECKPOINTS, "training.storage.lustre": {"deploymentType": "PERSISTENT_1", "capacityGiB": 1200}},
     "persistent2-top-tier": {**UNSIZED, "training.storage.lustre.throughputPerTiB": 1000, "training.storage.lustre.capacityGiB": 1200},
     "persistent2-at-quota": {"training.storage.lustre.capacityGiB": 100_800},
     "capacity-block-64-p5": {
@@ -58,7 +60,7 @@ VALID = {
     "p5-on-demand-15": {"training.nodes.count": 15},
     "spot-with-checkpoints": {"training.nodes": {"instanceType": "p4d.24xlarge", "count": 64, "capacity": "spot"}},
     "vpc-22": {"training.network.vpcCidr": "10.20.0.0/22"},
-    "existing-vpc": {"training.network": {"vpcId": "vpc-0abc", "subnetId": "subnet-0abc"}},
+    "existing-vpc": {"training.network": {"vpcId": "vpc-00000abc", "subnetId": "subnet-00000abc"}},
     "role-with-path": {"account.deployRole": "arn:aws:iam::111111111111:role/platform/accelstack-deploy"},
     "no-deploy-role": {"account.deployRole": DELETE},
     "govcloud": {
@@ -97,9 +99,9 @@ PARTS = "training.scheduler.partitions"
 INVALID = {
     # accounts, regions, IAM
     "account-short": ({"account.id": "12345"}, "account.id", E, "12 digits"),
-    "account-unquoted": ({"account.id": 111111111111}, "account.id", E, "quote account ids in YAML"),
+    "account-unquoted": ({"account.id": 111111111111}, "account.id", E, "write account ids quoted (\"111111111111\")"),
     "serving-accounts-unquoted": ({"separation.servingAccounts": [222222222222]}, "separation.servingAccounts", E,
-                                  "quote account ids"),
+                                  "write account ids quoted"),
     "account-letters": ({"account.id": "11111111111a"}, "account.id", E, "not an AWS account id"),
     "region-format": ({"account.region": "us-east"}, "account.region", E, "not an AWS Region name"),
     "region-uppercase": ({"account.region": "US-EAST-1"}, "account.region", E, "not an AWS Region name"),
@@ -146,13 +148,15 @@ INVALID = {
                            "not offered as a Capacity Block; allowed: p6-b200.48xlarge"),
     "cb-too-many": ({NODES: {"instanceType": "p5.48xlarge", "count": 65, "capacity": "capacity-block",
                              "reservationId": CB}}, f"{NODES}.count", E, "allowed: 1 to 64"),
-    "reservation-on-demand": ({f"{NODES}.reservationId": CB}, f"{NODES}.reservationId", E,
-                              "only used with capacity: capacity-block"),
+    "reservation-spot": ({f"{NODES}.reservationId": CB, f"{NODES}.capacity": "spot"}, f"{NODES}.reservationId", E,
+                         "spot instances cannot launch into a capacity reservation"),
+    "odcr-no-zone": ({f"{NODES}.reservationId": CB}, "training.network.availabilityZone", E,
+                     "a capacity reservation lives in one Availability Zone"),
     "cb-no-zone": ({f"{NODES}.capacity": "capacity-block", f"{NODES}.reservationId": CB},
                    "training.network.availabilityZone", E, f"describe-capacity-reservations --capacity-reservation-ids {CB}"),
     "cb-managed-scheduler": ({f"{NODES}.capacity": "capacity-block", f"{NODES}.reservationId": CB,
                               "training.network.availabilityZone": "us-east-1b", "training.scheduler.kind": "managed"},
-                             "training.scheduler.kind", W, "Batch may not launch into the block"),
+                             "training.scheduler.kind", E, "Batch ignores the launch template's market options"),
     "spot-without-checkpoints": ({f"{NODES}.capacity": "spot", "training.storage.checkpoints": DELETE},
                                  "training.storage.checkpoints", E, "spot capacity requires a checkpoint"),
     "large-spot": ({NODES: {"instanceType": "p4d.24xlarge", "count": 65, "capacity": "spot"}},
@@ -191,7 +195,7 @@ INVALID = {
                       "absolute path"),
     "ckpt-no-lustre": ({LUSTRE: None}, "training.storage.checkpoints.path", W, "node-local"),
     "ckpt-in-dataset-dir": ({"training.storage.checkpoints.path": "/fsx/datasets/ckpt"},
-                            "training.storage.checkpoints.path", W, "inside the dataset directory /fsx/datasets"),
+                            "training.storage.checkpoints.path", E, "overlaps the dataset link at lustre.importPath /datasets"),
     # S3
     "same-bucket": ({"training.storage.checkpoints.uri": "s3://acme-train-datasets/checkpoints/"},
                     "training.storage.checkpoints.uri", E, "uses the dataset bucket 'acme-train-datasets'"),
@@ -237,7 +241,7 @@ INVALID = {
                       "must be 0-23"),
     "maxtime-unquoted": ({PARTS: [{"name": "gpu", "default": True, "maxTime": 3600}]}, f"{PARTS}.0.maxTime", E,
                          "quoted string"),
-    "partition-name": ({PARTS: [{"name": "9gpu", "default": True}]}, f"{PARTS}.0.name", E, "should match pattern"),
+    "partition-name": ({PARTS: [{"name": "9gpu", "default": True}]}, f"{PARTS}.0.name", E, "is not a Slurm partition name"),
 }
 
 

@@ -50,7 +50,7 @@ INVALID = {
     "bad-method": ({f"{MODEL}.method": "qlora"}, f"{MODEL}.method", E, ["'full' or 'lora'"]),
     "zero-checkpoint": ({f"{MODEL}.checkpointGiB": 0}, f"{MODEL}.checkpointGiB", E, ["greater than 0"]),
     "negative-dataset": ({f"{DATA}.sizeGiB": -5}, f"{DATA}.sizeGiB", E, ["greater than 0"]),
-    "zero-target": ({f"{CKPT}.writeTargetSeconds": 0}, f"{CKPT}.writeTargetSeconds", E, ["greater than 0"]),
+    "zero-target": ({f"{CKPT}.writeTargetSeconds": 0}, f"{CKPT}.writeTargetSeconds", E, ["greater than or equal to 1"]),
     "dataset-too-big": (
         {f"{DATA}.sizeGiB": 2200}, f"{LUSTRE}.capacityGiB", E,
         ["4800 GiB cannot hold the 2200 GiB dataset + 2 checkpoints of 919.9 GiB + 20% headroom = 4847.8 GiB",

@@ -116,6 +116,9 @@ SCARCE_ON_DEMAND_COUNT = 16  # at or above this many on-demand instances, warn
 CAPACITY_BLOCK_MIN_INSTANCES = 1
 CAPACITY_BLOCK_MAX_INSTANCES = 64
 CAPACITY_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
+# Source: EC2 API Reference "Resource IDs": a prefix and 8 (older) or 17 hexadecimal characters.
+VPC_ID = re.compile(r"^vpc-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+SUBNET_ID = re.compile(r"^subnet-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
 CAPACITY_BLOCK_INSTANCES = tuple(name for name, itype in ACCELERATED_INSTANCES.items() if itype.capacity_blocks)
 
 
@@ -159,6 +162,9 @@ LUSTRE_DEPLOYMENT_TYPES: dict[str, LustreDeploymentType] = {
 # Source: FSx for Lustre User Guide "Service quotas": default total Lustre storage per account and
 # Region. It is a soft quota (raise it in Service Quotas), so exceeding it is a warning.
 LUSTRE_DEFAULT_QUOTA_GIB = 100_800
+# Deployment types on which accelstack links the checkpoints directory to its bucket (a data repository
+# association with automatic export; components.aws.storage.DRA_DEPLOYMENT_TYPES, kept equal by a test).
+CHECKPOINT_EXPORT_DEPLOYMENT_TYPES = ("PERSISTENT_2",)
 
 
 # --- S3 -----------------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""Spec rules that need the Slurm generator: whether the nodes' cloud-init fits in EC2 user data.
+
+EC2 refuses user data over 16 KB (EC2 User Guide, "Run commands when you launch an EC2 instance with
+user data input": "User data is limited to 16 KB, in raw form, before it is base64-encoded"), and
+the head node carries slurm.conf, gres.conf, cgroup.conf and its setup script in its user data, so
+enough partitions (or features) make `pulumi up` fail at RunInstances, after the network, Lustre
+and buckets exist. The size is only known by rendering, which the spec layer cannot do (it sits
+below the components), so this module is a rule plug-in in the `accelstack.rules` entry-point group
+(see `accelstack.spec.validators`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from accelstack.spec.models import StackSpec
+from accelstack.spec.problems import Problem
+from accelstack.spec.validators import rule
+from components import slurm
+
+EC2_USER_DATA_MAX_BYTES = 16 * 1024
+
+
+def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
+    """What the AWS components fill in at deploy time, at its longest realistic length, so the size
+    checked here is not below what EC2 will receive (random suffixes as Pulumi and AWS make them)."""
+    region, account = spec.account.region, spec.account.id
+    secret_arn = f"arn:aws-us-gov:secretsmanager:{region}:{account}:secret:{spec.stack}-munge-key-0a1b2c3-AbCdEf"
+    return slurm.DeployValues(
+        head_address="255.255.255.255",
+        lustre_dns_name=f"fs-0123456789abcdef0.fsx.{region}.amazonaws.com.cn",
+        lustre_mount_name="abcdefgh",
+        munge_key_command=slurm.aws_munge_key_command(secret_arn, region),
+        state_device=slurm.aws_ebs_device("vol-0123456789abcdef0"),
+        checkpoint_interval_seconds=86_400,
+    )
+
+
+@rule
+def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
+    """The head's and the compute nodes' cloud-init, rendered as the AWS components will, fit in EC2 user data."""
+    training = spec.training
+    if spec.cloud != "aws" or training is None or training.scheduler.kind != "slurm":
+        return
+    values = aws_deploy_values(spec)
+    try:
+        head = slurm.head_cloud_init(spec, values, "0123456789ab")
+        compute = slurm.compute_cloud_init(spec, values)
+    except ValueError:
+        return  # an input another rule reports (unknown preset, non-S3 checkpoint URI) stops rendering
+    head_bytes = len(head.encode())
+    if head_bytes > EC2_USER_DATA_MAX_BYTES:
+        partitions = training.scheduler.partitions
+        yield Problem(
+            "training.scheduler.partitions",
+            f"{len(partitions)} partitions make the head node's user data (slurm.conf and its setup) "
+            f"{head_bytes:,} bytes; EC2 accepts at most {EC2_USER_DATA_MAX_BYTES:,}, so the head node could not "
+            "launch; use fewer partitions (or features)",
+        )
+    compute_bytes = len(compute.encode())
+    if compute_bytes > EC2_USER_DATA_MAX_BYTES:
+        yield Problem(
+            "training.scheduler",
+            f"the compute nodes' user data is {compute_bytes:,} bytes; EC2 accepts at most "
+            f"{EC2_USER_DATA_MAX_BYTES:,}, so no compute node could launch",
+        )
