@@ -19,17 +19,22 @@ from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_FAILED,
     EXIT_OK,
+    STDOUT,
     AllOpt,
     CliError,
     ProjectDirOpt,
     SetOpt,
     StacksArg,
     echo_lines,
+    err,
     guarded,
+    is_stdout,
     load_specs,
     out,
     print_problems,
+    quantity,
     resolve_stacks,
+    write_json,
 )
 from accelstack.engine.export import STACK_TYPE
 from accelstack.engine.preview import PreviewError, PreviewResult, preview_stack
@@ -44,7 +49,9 @@ JsonOpt = Annotated[
         metavar="OUT",
         help="Write the result as a `pulumi stack export` (v3) document, secrets redacted. One stack: OUT is "
         "the file (or an existing directory, receiving STACK.json). Several stacks: OUT is a directory "
-        "(created if needed) with one STACK.json each. Beside `version` and `deployment`, a top-level "
+        "(created if needed) with one STACK.json each. `-`: stdout (several stacks: "
+        '`{"stacks": [{"stack", "export"}]}`, which `accelstack policy --file` reads), and everything '
+        "else goes to stderr. Beside `version` and `deployment`, a top-level "
         "`accelstack` object (ignored by `pulumi stack import`) holds `derivedDefaults` and `policy` "
         "(`ran`, `passed`, `mandatory`, `advisory`, `verdicts`: pack, policy, level, urn, message).",
         show_default=False,
@@ -141,7 +148,11 @@ def policy_lines(stack: str, report: StackReport) -> list[tuple[str, str]]:
     else:
         style = "red" if report.mandatory else "yellow"
         lines.append(
-            (f"{stack}: policies: {report.passed} passed, {report.mandatory} mandatory and {advisory} advisory violation(s)", style)
+            (
+                f"{stack}: policies: {report.passed} passed, {report.mandatory} mandatory and {advisory} advisory "
+                f"{'violation' if report.mandatory + advisory == 1 else 'violations'}",
+                style,
+            )
         )
     return lines
 
@@ -170,14 +181,18 @@ def resource_tree(result: PreviewResult) -> Tree:
     root_urn = stack_resource.urn if stack_resource else ""
     tree = Tree(Text(f"{result.stack}  {STACK_TYPE}", style="bold"))
 
+    def in_order(registrations: list) -> list:
+        # By name, then type: the program registers asynchronously, and identical runs must print alike.
+        return sorted(registrations, key=lambda r: (r.name, r.type, r.urn))
+
     def add(node: Tree, parent_urn: str) -> None:
-        for registration in children.get(parent_urn, []):
+        for registration in in_order(children.get(parent_urn, [])):
             add(node.add(label(registration)), registration.urn)
 
     add(tree, root_urn)
     known = {r.urn for r in result.resources}
     orphans = [r for urn, regs in children.items() if urn not in known and urn != root_urn for r in regs]
-    for registration in orphans:  # parent never registered: show them rather than hide them
+    for registration in in_order(orphans):  # parent never registered: show them rather than hide them
         tree.add(label(registration))
     return tree
 
@@ -193,12 +208,26 @@ def type_table(result: PreviewResult) -> Table:
 
 
 def summary_line(result: PreviewResult) -> str:
-    return f"{result.stack}: {len(result.resources)} resources ({result.custom_count} custom) in {result.seconds:.2f}s"
+    return f"{result.stack}: {quantity(len(result.resources), 'resources')} ({result.custom_count} custom) in {result.seconds:.2f}s"
+
+
+def export_document(result: PreviewResult, reports: dict[str, StackReport] | None) -> dict[str, Any]:
+    document = dict(result.export)
+    if reports and result.stack in reports:
+        document["accelstack"] = {"stack": result.stack, **reports[result.stack].to_json()}
+    return document
 
 
 def write_exports(
     results: list[PreviewResult], destination: Path, several: bool, reports: dict[str, StackReport] | None = None
 ) -> list[Path]:
+    if is_stdout(destination):
+        documents = [export_document(result, reports) for result in results]
+        if several:
+            write_json({"stacks": [{"stack": r.stack, "export": d} for r, d in zip(results, documents, strict=True)]}, STDOUT)
+        else:
+            write_json(documents[0], STDOUT)
+        return []
     if several or destination.is_dir():
         destination.mkdir(parents=True, exist_ok=True)
         targets = [(destination / f"{result.stack}.json", result) for result in results]
@@ -206,10 +235,7 @@ def write_exports(
         destination.parent.mkdir(parents=True, exist_ok=True)
         targets = [(destination, result) for result in results]
     for path, result in targets:
-        document = dict(result.export)
-        if reports and result.stack in reports:
-            document["accelstack"] = {"stack": result.stack, **reports[result.stack].to_json()}
-        path.write_text(json.dumps(document, indent=2) + "\n")
+        path.write_text(json.dumps(export_document(result, reports), indent=2) + "\n")
     return [path for path, _ in targets]
 
 
@@ -252,7 +278,8 @@ def preview_command(
         outcomes = list(pool.map(run, files))
 
     code = EXIT_OK
-    console = out()
+    to_stdout = is_stdout(json_out)  # stdout carries only the JSON; the report goes to stderr
+    console = err() if to_stdout else out()
     results: list[PreviewResult] = []
     reports: dict[str, StackReport] = {}
     for path, outcome in zip(files, outcomes, strict=True):
@@ -278,14 +305,14 @@ def preview_command(
         if defaults and report.defaults:
             console.print(defaults_table(name, report.defaults))
         if report.defaults_error:
-            echo_lines([f"{name}: no derived defaults: {report.defaults_error}"], style="yellow")
-        print_problems(name, outcome.warnings, stderr=False)
+            echo_lines([f"{name}: no derived defaults: {report.defaults_error}"], stderr=to_stdout, style="yellow")
+        print_problems(name, outcome.warnings, stderr=to_stdout)
         if policy:
             for line, style in policy_lines(name, report):
-                echo_lines([line], style=style)
+                echo_lines([line], stderr=to_stdout, style=style)
             if report.mandatory or report.policy_error:
                 code = max(code, EXIT_FAILED)
-        echo_lines([summary_line(outcome)], style="bold green")
+        echo_lines([summary_line(outcome)], stderr=to_stdout, style="bold green")
     if json_out is not None and results:
         try:
             written = write_exports(results, json_out, several=len(files) > 1, reports=reports)
