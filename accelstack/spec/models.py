@@ -410,7 +410,7 @@ class AdmissionPolicy(Model):
 
 class LatencySlo(Model):
     target_seconds: float = Field(default=2.0, gt=0, le=1_209_600)
-    """Latency a request should see, seconds: the SLO the simulator measures attainment against."""
+    """Latency a request should see, seconds: sizes the load balancer idle timeout and deregistration delay; the SLO `simulate` measures attainment against."""
     service_seconds: float = Field(default=0.5, gt=0, le=1_209_600)
     """Seconds one replica slot takes to serve a request."""
 
