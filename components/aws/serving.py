@@ -409,7 +409,13 @@ class ServingService(pulumi.ComponentResource):
             # Encrypts replica volumes (weights) and queued requests: deleting it loses them.
             opts=pulumi.ResourceOptions.merge(self.child, pulumi.ResourceOptions(protect=True)),
         )
-        aws.kms.Alias(f"{name}-key", name=f"alias/accelstack-{name}-serving", target_key_id=key.key_id, opts=self.child)
+        aws.kms.Alias(
+            f"{name}-key",
+            name=f"alias/accelstack-{name}-serving",
+            target_key_id=key.key_id,
+            # Alias names are unique per account and Region: a replacement must free the name first.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+        )
         return key
 
     def _queues(self, name: str) -> dict[str, aws.sqs.Queue]:
@@ -630,7 +636,12 @@ class ServingService(pulumi.ComponentResource):
             opts=self.child,
         )
         aws.wafv2.WebAclAssociation(
-            f"{name}-edge", resource_arn=self.load_balancer.arn, web_acl_arn=acl.arn, opts=self.child
+            f"{name}-edge",
+            resource_arn=self.load_balancer.arn,
+            web_acl_arn=acl.arn,
+            # One web ACL per load balancer: a create-first replacement would associate the new ACL,
+            # then deleting the old association would disassociate the load balancer from any ACL.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
 
     def _replica_role(self, name: str, group_name: str) -> aws.iam.InstanceProfile:
@@ -648,14 +659,16 @@ class ServingService(pulumi.ComponentResource):
             description="accelstack serving replica: read the model prefix, drain the admission queue",
             opts=self.child,
         )
-        for policy in ("AmazonSSMManagedInstanceCore", "CloudWatchAgentServerPolicy"):
+        self.replica_role_policies: list[pulumi.Resource] = [
             aws.iam.RolePolicyAttachment(
                 f"{name}-replica-{policy}",
                 role=role.name,
                 policy_arn=f"arn:{partition}:iam::aws:policy/{policy}",
                 opts=self.child,
             )
-        aws.iam.RolePolicy(
+            for policy in ("AmazonSSMManagedInstanceCore", "CloudWatchAgentServerPolicy")
+        ]
+        model_read = aws.iam.RolePolicy(
             f"{name}-replica-model-read",
             role=role.id,
             policy=json.dumps(model_read_policy(self.serving, account, partition)),
@@ -697,7 +710,8 @@ class ServingService(pulumi.ComponentResource):
                 }
             )
         )
-        aws.iam.RolePolicy(f"{name}-replica-queues", role=role.id, policy=queue_policy, opts=self.child)
+        queues_policy = aws.iam.RolePolicy(f"{name}-replica-queues", role=role.id, policy=queue_policy, opts=self.child)
+        self.replica_role_policies += [model_read, queues_policy]
         return aws.iam.InstanceProfile(f"{name}-replica", role=role.name, opts=self.child)
 
     def _replica_group(self, name: str) -> aws.autoscaling.Group:
@@ -814,7 +828,8 @@ class ServingService(pulumi.ComponentResource):
             # `up` waits for min replicas: a launch hook's full wait plus the first health verdict.
             wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + plan.health_check_grace_seconds) / 60)}m",
             tags=group_tags(self.tags, f"{name}-replica"),
-            opts=self.child,
+            # Replicas read weights and complete the launch hook with their role at boot.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.replica_role_policies),
         )
 
     def _scaling(self, name: str) -> None:

@@ -19,7 +19,7 @@ import yaml
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
-from components.aws.handles import TrainingHandles
+from components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from components.aws.network import TrainingNetwork
 from components.aws.provider import group_tags, launch_template_tag_specifications, stack_tags
 from components.aws.scheduler import build_scheduler
@@ -42,7 +42,6 @@ ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs' root device name
 ROOT_VOLUME_GIB = 512  # containers, CUDA caches and local scratch
 # Hop limit 2: containers (enroot/Pyxis, Docker bridge) sit one hop further from IMDS than the host.
 IMDS_HOP_LIMIT = 2
-SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 
 
 @dataclass(frozen=True)
@@ -129,12 +128,6 @@ def instance_policy_document(
         }
     )
     return {"Version": "2012-10-17", "Statement": statements}
-
-
-EC2_ASSUME_ROLE_POLICY = {
-    "Version": "2012-10-17",
-    "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
-}
 
 
 def environment_files(environment: dict[str, str]) -> list[dict[str, Any]]:
@@ -245,6 +238,7 @@ class TrainingCluster(pulumi.ComponentResource):
             spec,
             subnet_id=self.network.subnet_id,
             security_group_id=self.network.security_group_id,
+            security_group_rules=self.network.security_group_rules,
             opts=child,
         )
         self.placement_group = aws.ec2.PlacementGroup(
@@ -258,14 +252,16 @@ class TrainingCluster(pulumi.ComponentResource):
             description=f"accelstack {name}: training nodes",
             opts=child,
         )
-        aws.iam.RolePolicyAttachment(f"{name}-node-ssm", role=self.role.name, policy_arn=SSM_MANAGED_POLICY, opts=child)
+        node_ssm = aws.iam.RolePolicyAttachment(
+            f"{name}-node-ssm", role=self.role.name, policy_arn=SSM_MANAGED_POLICY, opts=child
+        )
         storage = self.storage
         checkpoint_arn = (
             storage.checkpoint_bucket_arn
             if storage.checkpoint_bucket_arn is not None
             else pulumi.Output.from_input("")
         )
-        aws.iam.RolePolicy(
+        node_storage = aws.iam.RolePolicy(
             f"{name}-node-storage",
             role=self.role.id,
             policy=pulumi.Output.all(storage.dataset_bucket_arn, checkpoint_arn, storage.kms_key_arn).apply(
@@ -291,8 +287,10 @@ class TrainingCluster(pulumi.ComponentResource):
             lustre_mount_name=storage.lustre_mount_name,
             make_launch_template=self.make_launch_template,
             checkpoint_interval_seconds=self.checkpoint_interval_seconds,
+            instance_role_policies=[node_ssm, node_storage],
         )
         result = build_scheduler(spec, digest, handles, child)
+        self._role_policies = handles.instance_role_policies
 
         self.group: aws.autoscaling.Group | None = None
         if result.needs_compute_group:
@@ -410,5 +408,6 @@ class TrainingCluster(pulumi.ComponentResource):
             # Large GPU fleets fill over minutes to hours; do not block the deployment on it.
             wait_for_capacity_timeout="0",
             tags=group_tags(stack_tags(self.spec, self.digest), f"{name}-node"),
-            opts=pulumi.ResourceOptions(parent=self),
+            # The group launches nodes as soon as it exists: their role's policies first.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._role_policies),
         )

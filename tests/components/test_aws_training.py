@@ -314,7 +314,10 @@ def test_checkpoint_versions_expire_after_the_window_and_current_ones_never() ->
                   if r.inputs["bucket"] == config.inputs["bucket"]]
     assert versioning[0].urn in config.dependencies  # versioning is on before the rule lands
     datasets, _ = lifecycle_rules(cap, "acme-train-datasets")
-    assert not any("noncurrentVersionExpiration" in r for r in datasets)  # datasets keep every version
+    # Overwritten dataset versions expire too (S3 keeps and bills every version otherwise); current ones never.
+    [dataset_expiry] = [r for r in datasets if "noncurrentVersionExpiration" in r]
+    assert dataset_expiry["noncurrentVersionExpiration"] == {"noncurrentDays": 30}
+    assert dataset_expiry["expiration"] == {"expiredObjectDeleteMarker": True}
     custom, _ = lifecycle_rules(stack("training.storage.checkpoints.noncurrentVersionDays=90"), "acme-train-checkpoints")
     assert [r["noncurrentVersionExpiration"]["noncurrentDays"] for r in custom if "noncurrentVersionExpiration" in r] == [90]
 
@@ -371,8 +374,9 @@ def test_serving_accounts_read_artifacts_only() -> None:
 
 def test_instance_role_is_least_privilege() -> None:
     cap = stack()
-    attachment = cap.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-    assert attachment.inputs["policyArn"].endswith("/AmazonSSMManagedInstanceCore")
+    attachments = cap.by_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    assert len(attachments) == 2  # node and head role: Session Manager only
+    assert all(a.inputs["policyArn"].endswith("/AmazonSSMManagedInstanceCore") for a in attachments)
     for role_policy in cap.by_type("aws:iam/rolePolicy:RolePolicy"):
         for statement in json.loads(role_policy.inputs["policy"])["Statement"]:
             actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
@@ -384,6 +388,21 @@ def test_instance_role_is_least_privilege() -> None:
     node_role = by_name(cap, "aws:iam/role:Role", f"{STACK}-node")
     assume = json.loads(node_role.inputs["assumeRolePolicy"])
     assert [s["Principal"] for s in assume["Statement"]] == [{"Service": "ec2.amazonaws.com"}]
+
+
+def test_head_node_has_its_own_role_without_data_access() -> None:
+    """The controller reads the munge key; it never needs datasets or checkpoints (least privilege)."""
+    cap = stack()
+    head = cap.one("aws:ec2/instance:Instance")
+    profile = by_name(cap, "aws:iam/instanceProfile:InstanceProfile", f"{STACK}-head")
+    assert profile.urn in head.property_dependencies["iamInstanceProfile"]
+    [head_role_urn] = profile.property_dependencies["role"]
+    head_policies = [p for p in cap.by_type("aws:iam/rolePolicy:RolePolicy") if p.property_dependencies.get("role") == [head_role_urn]]
+    assert [p.name for p in head_policies] == [f"{STACK}-head-read-munge-key"]
+    actions = {a for st in json.loads(head_policies[0].inputs["policy"])["Statement"] for a in st["Action"]}
+    assert actions == {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret", "kms:Decrypt"}
+    node_profile = by_name(cap, "aws:iam/instanceProfile:InstanceProfile", f"{STACK}-node")
+    assert node_profile.urn not in head.dependencies
 
 
 @pytest.mark.parametrize("count", [4, 64])
