@@ -60,6 +60,7 @@ ELB_LOG_ACCOUNTS: dict[str, str] = {
     "cn-north-1": "638102146993", "cn-northwest-1": "037604701340",
 }  # fmt: skip
 ACCESS_LOG_PREFIX = "alb"
+ACCESS_LOG_NONCURRENT_VERSION_DAYS = 30
 
 
 def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, partition: str) -> list[dict[str, Any]]:
@@ -527,6 +528,8 @@ class ServingService(pulumi.ComponentResource):
             f"{name}-alb-logs",
             kms_key_arn=None,
             sse_algorithm="AES256",
+            # Versioned: a deleted or overwritten log stays recoverable for a while, not forever.
+            noncurrent_version_days=ACCESS_LOG_NONCURRENT_VERSION_DAYS,
             policy_statements=lambda arn: arn.apply(
                 lambda a: elb_log_delivery_statements(a, account, region, partition)
             ),
