@@ -27,7 +27,7 @@ class TrainingHandles:
     subnet_id: pulumi.Output[str]  # the ONE cluster subnet (EFA and cluster placement need one AZ)
     availability_zone: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]  # all traffic only from itself (EFA requirement)
-    placement_group_name: pulumi.Output[str]
+    placement_group_name: pulumi.Output[str] | None  # None: no cluster placement group (one node, Capacity Block)
     instance_role_name: pulumi.Output[str]
     instance_profile_arn: pulumi.Output[str]
     kms_key_arn: pulumi.Output[str]
