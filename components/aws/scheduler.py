@@ -189,7 +189,6 @@ class SlurmCluster(pulumi.ComponentResource):
                     lustre_mount_name=v[3],
                     checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
                 ),
-                digest,
             )
         )
         self.head = aws.ec2.Instance(
@@ -208,8 +207,9 @@ class SlurmCluster(pulumi.ComponentResource):
                 volume_type="gp3", volume_size=HEAD_ROOT_GIB, encrypted=True, kms_key_id=handles.kms_key_arn
             ),
             user_data=head_user_data,
-            # slurm.conf lives in user data: a config change rebuilds the head; its state is on the
-            # volume and its address is fixed, so nothing else changes.
+            # slurm.conf lives in user data: a Slurm change rebuilds the head (and only a Slurm
+            # change: the user data carries nothing else of the spec); its state is on the volume
+            # and its address is fixed, so nothing else changes.
             user_data_replace_on_change=True,
             tags={"Name": f"{name}-head", "accelstack:role": "slurm-head"},
             # delete_before_replace: the fixed address. ignore_changes ami: Canonical republishes the

@@ -233,6 +233,8 @@ def replica_user_data(
     # systemd waits for: the last long poll (20 s), the drain, and the release of what is left.
     stop_timeout = plan.worker_drain_seconds + 30
     worker_sha256 = hashlib.sha256(QUEUE_WORKER_SOURCE).hexdigest()
+    budget = plan.lifecycle_heartbeat_seconds
+    heartbeat_every = READY_HOOK_HEARTBEAT_EVERY_SECONDS
     return f"""#!/bin/bash
 set -euo pipefail
 mkdir -p /opt/accelstack {MODEL_DIR}
@@ -274,9 +276,26 @@ imds() {{
   token=$(curl -sfX PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
   curl -sf -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/meta-data/$1"
 }}
+hook() {{
+  aws autoscaling "$1" --region {region} --auto-scaling-group-name {group_name} \\
+    --lifecycle-hook-name {hook_name} --instance-id "$(imds instance-id)" "${{@:2}}" || true
+}}
+# The hook's own timeout is short and fixed; a heartbeat every {heartbeat_every} s holds it open while
+# weights and the image load, for at most the planner's budget. A replica still not ready then, or
+# one that hangs, is abandoned (and replaced) one hook timeout later.
+heartbeats() {{
+  local sleeper
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  while [ "$SECONDS" -lt {budget} ]; do
+    sleep {heartbeat_every} & sleeper=$!
+    wait "$sleeper"
+    hook record-lifecycle-action-heartbeat
+  done
+}}
+heartbeats & heartbeat_pid=$!
 complete() {{
-  aws autoscaling complete-lifecycle-action --region {region} --auto-scaling-group-name {group_name} \\
-    --lifecycle-hook-name {hook_name} --instance-id "$(imds instance-id)" --lifecycle-action-result "$1" || true
+  kill "$heartbeat_pid" 2>/dev/null || true
+  hook complete-lifecycle-action --lifecycle-action-result "$1"
 }}
 trap 'complete ABANDON' ERR
 if [ ! -f {MODEL_DIR}/.complete ]; then
@@ -351,6 +370,14 @@ TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 # CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).
 SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
 READY_HOOK = "replica-ready"
+# The launch hook's fields are constants on purpose: `initial_lifecycle_hook` is ForceNew on
+# aws_autoscaling_group, and the group has a fixed name, so any change deletes the whole group (every
+# replica and the warm pool) before creating it again. The planner's cold-start budget lives in the
+# replica's boot script instead (heartbeats), which a new template version rolls out in place.
+# A separate aws.autoscaling.LifecycleHook would update in place, but is attached only after the
+# group's first instances launched (provider docs), so those would skip preparation.
+READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS = 300
+READY_HOOK_HEARTBEAT_EVERY_SECONDS = 60
 
 
 class ServingService(pulumi.ComponentResource):
@@ -706,7 +733,7 @@ class ServingService(pulumi.ComponentResource):
                         {
                             "Sid": "CompleteOwnLaunchHook",
                             "Effect": "Allow",
-                            "Action": ["autoscaling:CompleteLifecycleAction"],
+                            "Action": ["autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"],
                             "Resource": f"arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:*:autoScalingGroupName/{group_name}",
                         },
                     ],
@@ -801,7 +828,7 @@ class ServingService(pulumi.ComponentResource):
                 aws.autoscaling.GroupInitialLifecycleHookArgs(
                     name=READY_HOOK,
                     lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
-                    heartbeat_timeout=plan.lifecycle_heartbeat_seconds,
+                    heartbeat_timeout=READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS,
                     default_result="ABANDON",  # a replica that never gets ready is replaced, not served
                 )
             ],
@@ -828,8 +855,9 @@ class ServingService(pulumi.ComponentResource):
                     # gets ready is abandoned by the launch hook and the refresh fails instead.
                 ),
             ),
-            # `up` waits for min replicas: a launch hook's full wait plus the first health verdict.
-            wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + plan.health_check_grace_seconds) / 60)}m",
+            # `up` waits for min replicas: the boot script's full budget, one hook timeout after its last
+            # heartbeat, and the first health verdict.
+            wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS + plan.health_check_grace_seconds) / 60)}m",
             tags=group_tags(self.tags, f"{name}-replica"),
             # Replicas read weights and complete the launch hook with their role at boot.
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.replica_role_policies),
