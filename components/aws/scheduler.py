@@ -40,9 +40,12 @@ HEAD_ADDRESS_FROM_TOP = 6
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 # AWS Batch: ECS-optimized GPU image (has the ECS agent Batch needs), chosen by Batch from
 # image_type: the launch template carries no image (an image there would win over image_type).
-# EFA and Lustre come from the launch template and user data.
-BATCH_IMAGE_TYPE = "ECS_AL2_NVIDIA"
-BATCH_ROOT_DEVICE = "/dev/xvda"  # Amazon Linux 2's root device name (Ubuntu's is /dev/sda1)
+# Amazon Linux 2023: AWS ends support for the AL2 ECS images, and Batch's default moves to AL2023
+# (Batch API Ec2Configuration). EFA software and Lustre come from the launch template's user data.
+BATCH_IMAGE_TYPE = "ECS_AL2023_NVIDIA"
+BATCH_ROOT_DEVICE = "/dev/xvda"  # Amazon Linux's root device name (Ubuntu's is /dev/sda1)
+# The EFA installer (EC2 User Guide, "Get started with EFA and NCCL": install the EFA software).
+EFA_INSTALLER_URL = "https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz"
 
 
 def head_address(subnet_cidr: str) -> str:
@@ -331,20 +334,33 @@ class SlurmCluster(pulumi.ComponentResource):
         return head_sg
 
 
-def batch_user_data(cloud_config: str) -> str:
+def efa_boothook() -> str:
+    """The EFA driver and libfabric on a Batch node, before the ECS agent starts: a cloud-boothook
+    running the EFA installer once per instance, as aws-samples/aws-batch-efa's launch template does
+    (AWS Batch EFA guide: "The AMI has the EFA driver loaded"). Skipped where the image has it."""
+    install = (
+        f"test -x /opt/amazon/efa/bin/fi_info || {{ cd /tmp && curl -fsSL --retry 5 {EFA_INSTALLER_URL} "
+        "-o aws-efa-installer.tar.gz && tar -xf aws-efa-installer.tar.gz && cd aws-efa-installer && ./efa_installer.sh -y; }"
+    )
+    return f"#cloud-boothook\ncloud-init-per once accelstack_efa_install bash -c '{install}'\n"
+
+
+def batch_user_data(cloud_config: str, boothook: str | None = None) -> str:
     """AWS Batch only takes launch-template user data as MIME multi-part."""
     message = MIMEMultipart(boundary="==ACCELSTACK==")
+    if boothook is not None:
+        message.attach(MIMEText(boothook, "cloud-boothook"))
     message.attach(MIMEText(cloud_config, "cloud-config"))
     return message.as_string()
 
 
 def batch_cloud_config(mount_path: str | None, dns_name: str, mount_name: str, checkpoints: str | None) -> str:
-    """Amazon Linux (the ECS GPU image): Lustre client from its repositories, mounted where jobs expect it."""
+    """Amazon Linux 2023 (the ECS GPU image): Lustre client from its repositories, mounted where jobs expect it."""
     if mount_path is None:
         return "#cloud-config\n{}\n"
     source = f"{dns_name}@tcp:/{mount_name}"
     commands = [
-        "amazon-linux-extras install -y lustre || dnf install -y lustre-client",
+        "dnf install -y lustre-client",
         f"mkdir -p {mount_path}",
         f"mount -t lustre -o {slurm.LUSTRE_MOUNT_OPTIONS} {source} {mount_path}",
     ]
@@ -437,7 +453,8 @@ class BatchScheduler(pulumi.ComponentResource):
             lambda v: batch_user_data(
                 batch_cloud_config(
                     lustre.mount_path if lustre else None, v[0], v[1], checkpoints.path if checkpoints else None
-                )
+                ),
+                efa_boothook() if efa_device_count(training.nodes.instance_type) else None,
             )
         )
         template = handles.make_launch_template(f"{name}-batch", user_data, None, BATCH_ROOT_DEVICE)

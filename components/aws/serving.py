@@ -36,6 +36,7 @@ from components.aws.kms import service_host, stack_key_policy
 from components.aws.network import ServingNetwork
 from components.aws.provider import group_tags, launch_template_tag_specifications, stack_tags
 from components.aws.storage import SecureBucket
+from components.slurm import aws_cli_function
 
 # Sizing (cold start, warm pool, health-check timing, backlog target, timeouts) is pure planner code,
 # shared with `accelstack preview`'s derived-defaults table so both always show the same numbers.
@@ -237,6 +238,7 @@ def replica_user_data(
     heartbeat_every = READY_HOOK_HEARTBEAT_EVERY_SECONDS
     return f"""#!/bin/bash
 set -euo pipefail
+{aws_cli_function()}ensure_aws_cli  # the boot script syncs weights and completes the hook with it
 mkdir -p /opt/accelstack {MODEL_DIR}
 # components/aws/replica/queue_worker.py, sha256 {worker_sha256}
 python3 -c 'import base64, bz2, sys; sys.stdout.buffer.write(bz2.decompress(base64.b64decode(sys.stdin.read())))' \\

@@ -357,6 +357,11 @@ def spot_watcher_script(spec: StackSpec) -> str:
     )
 
 
+def aws_cli_function() -> str:
+    """`ensure_aws_cli`: installs AWS CLI v2 from AWS's bundle where the image has no `aws`."""
+    return _render("_aws_cli.sh.j2")
+
+
 def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] | None:
     if plan.lustre_mount_path is None:
         return None
@@ -469,7 +474,7 @@ def head_cloud_init(spec: StackSpec, values: DeployValues) -> str:
         "preserve_hostname": False,
         "manage_etc_hosts": True,
         "package_update": True,
-        "packages": ["munge", "slurmctld", "slurm-client", "curl"],
+        "packages": ["munge", "slurmctld", "slurm-client", "curl", "unzip"],
         "write_files": [
             _file("/etc/slurm/slurm.conf", slurm_conf(spec)),
             _file("/etc/slurm/gres.conf", gres_conf(spec)),
@@ -503,7 +508,7 @@ def compute_cloud_init(spec: StackSpec, values: DeployValues) -> str:
     files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, values), "0755"))
     doc = {
         "package_update": True,
-        "packages": ["munge", "slurmd", "slurm-client", "curl"],
+        "packages": ["munge", "slurmd", "slurm-client", "curl", "unzip"],
         "write_files": files,
         "runcmd": [[COMPUTE_SETUP_PATH]],
     }

@@ -181,12 +181,12 @@ def test_batch_environment_leaves_security_groups_to_the_efa_interfaces(batch_ca
 
 def test_batch_template_encrypts_the_ecs_images_real_root_and_leaves_the_image_to_batch(batch_capture):
     template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
-    assert "imageId" not in template.inputs  # Batch picks ECS_AL2_NVIDIA from image_type
+    assert "imageId" not in template.inputs  # Batch picks ECS_AL2023_NVIDIA from image_type
     [root] = template.inputs["blockDeviceMappings"]
-    assert root["deviceName"] == "/dev/xvda"  # Amazon Linux 2 root: /dev/sda1 would be a spare 512 GiB volume
+    assert root["deviceName"] == "/dev/xvda"  # Amazon Linux root: /dev/sda1 would be a spare 512 GiB volume
     assert root["ebs"]["encrypted"] == "true" and root["ebs"]["kmsKeyId"]
     resources = batch_capture.one("aws:batch/computeEnvironment:ComputeEnvironment").inputs["computeResources"]
-    assert resources["ec2Configurations"] == [{"imageType": "ECS_AL2_NVIDIA"}]
+    assert resources["ec2Configurations"] == [{"imageType": "ECS_AL2023_NVIDIA"}]
     names = [r.name for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate")]
     assert names == ["aws-training-batch"]  # Batch runs the fleet: no node-group template beside it
 
