@@ -296,7 +296,9 @@ heartbeats() {{
 }}
 heartbeats & heartbeat_pid=$!
 complete() {{
+  # Stop the heartbeats, and let one in flight finish, before the hook's result goes out.
   kill "$heartbeat_pid" 2>/dev/null || true
+  wait "$heartbeat_pid" 2>/dev/null || true
   hook complete-lifecycle-action --lifecycle-action-result "$1"
 }}
 trap 'complete ABANDON' ERR

@@ -470,7 +470,7 @@ def test_warm_pool_replica_prepares_on_first_start_and_serves_on_the_second(tmp_
 def test_replica_holds_the_launch_hook_open_while_it_loads_and_stops_when_done(tmp_path):
     """U4: a slow first prepare (weights, a registry pull through NAT) must not outlive the hook's
     short timeout: heartbeats keep it open, and stop once the hook is completed."""
-    prepare, serve = boot_twice_as_a_warm_pool_replica(tmp_path, heartbeat_every="0.2", pull_seconds=1.5)
+    prepare, serve = boot_twice_as_a_warm_pool_replica(tmp_path, heartbeat_every="0.2", pull_seconds=2)
     beats = [i for i, line in enumerate(prepare) if "record-lifecycle-action-heartbeat" in line]
     done = max(i for i, line in enumerate(prepare) if "complete-lifecycle-action" in line)
     assert len(beats) >= 3 and max(beats) < done
