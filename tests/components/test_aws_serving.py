@@ -153,7 +153,9 @@ def test_key_policy_lets_auto_scaling_use_the_key_without_naming_its_service_lin
     (ebs,) = [s for s in policy["Statement"] if s["Principal"]["AWS"] == "*"]
     assert {"kms:CreateGrant", "kms:GenerateDataKey*", "kms:Decrypt", "kms:ReEncrypt*", "kms:DescribeKey"} <= set(ebs["Action"])
     assert ebs["Condition"] == {
-        "StringEquals": {"kms:CallerAccount": "222222222222", "kms:ViaService": "ec2.us-east-1.amazonaws.com"}
+        "StringEquals": {"kms:CallerAccount": "222222222222", "kms:ViaService": "ec2.us-east-1.amazonaws.com"},
+        # The Auto Scaling service-linked role lives there; ordinary principals need IAM grants.
+        "ArnLike": {"aws:PrincipalArn": "arn:aws:iam::222222222222:role/aws-service-role/*"},
     }
 
 

@@ -164,7 +164,12 @@ def test_key_policy_lets_readers_decrypt_only_through_s3() -> None:
     assert reader["Action"] == ["kms:Decrypt", "kms:DescribeKey"]
     assert reader["Condition"] == {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
     wide = [s for s in policy["Statement"] if s["Principal"] == {"AWS": "*"}]
-    assert all(s["Condition"]["StringEquals"]["kms:CallerAccount"] == "111111111111" for s in wide)
+    assert wide and all(s["Condition"]["StringEquals"]["kms:CallerAccount"] == "111111111111" for s in wide)
+    # Only service-linked roles (Auto Scaling's for EBS, FSx's S3-access role): no ordinary principal
+    # of the account decrypts without a KMS grant in its own IAM policy.
+    assert all(
+        s["Condition"]["ArnLike"] == {"aws:PrincipalArn": "arn:aws:iam::111111111111:role/aws-service-role/*"} for s in wide
+    )
 
 
 def test_bucket_policy_always_denies_plain_http() -> None:

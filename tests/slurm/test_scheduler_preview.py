@@ -211,3 +211,20 @@ def test_batch_refuses_spot_because_multinode_jobs_cannot_run_on_it():
         parse_spec(raw, "aws-training")
     with pytest.raises(Exception, match=r"training\.nodes\.capacity: spot is not supported"):
         preview("training.scheduler.kind=managed", "training.nodes.capacity=spot")
+
+
+def test_batch_nodes_install_the_efa_software_before_the_ecs_agent(batch_capture):
+    """AWS Batch's EFA guide needs the EFA driver loaded on the image: a cloud-boothook (it runs early,
+    before the ECS agent starts, as aws-samples/aws-batch-efa does) runs the EFA installer once."""
+    import base64
+    import email
+
+    template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
+    message = email.message_from_string(base64.b64decode(template.inputs["userData"]).decode())
+    parts = {p.get_content_type(): p.get_payload() for p in message.walk() if not p.is_multipart()}
+    assert list(parts) == ["text/cloud-boothook", "text/cloud-config"]  # the boothook first
+    hook = parts["text/cloud-boothook"]
+    assert "cloud-init-per once" in hook and "./efa_installer.sh -y" in hook
+    assert "https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz" in hook
+    assert "dnf install -y lustre-client" in parts["text/cloud-config"]
+    assert "amazon-linux-extras" not in parts["text/cloud-config"]  # Amazon Linux 2 only
