@@ -34,7 +34,7 @@ from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 from components.aws.kms import service_host, stack_key_policy
 from components.aws.network import ServingNetwork
-from components.aws.provider import group_tags, launch_template_tag_specifications, stack_tags
+from components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
 from components.aws.storage import SecureBucket
 from components.slurm import aws_cli_function
 
@@ -393,7 +393,7 @@ class ServingService(pulumi.ComponentResource):
         self.region = spec.account.region
         self.account_id = spec.account.id
         self.partition = tables.REGIONS.get(self.region, "aws")
-        self.tags = stack_tags(spec, digest)
+        self.tags = group_stack_tags(spec, digest)
         name = spec.stack
         self.child = pulumi.ResourceOptions(parent=self)
 
@@ -419,6 +419,7 @@ class ServingService(pulumi.ComponentResource):
             "coldStartSeconds": self.plan.cold_start_seconds,
             "warmPoolSize": self.plan.warm_pool_size,
             "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
+            "configDigest": digest,
         }
         for key, value in outputs.items():
             pulumi.export(key, value)

@@ -22,7 +22,7 @@ from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
 from components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from components.aws.network import TrainingNetwork
-from components.aws.provider import group_tags, launch_template_tag_specifications, stack_tags
+from components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
 from components.aws.scheduler import build_scheduler
 from components.aws.storage import TrainingStorage
 from components.node_environment import (
@@ -476,7 +476,7 @@ class TrainingCluster(pulumi.ComponentResource):
             capacity_rebalance=nodes.capacity == "spot",
             # Large GPU fleets fill over minutes to hours; do not block the deployment on it.
             wait_for_capacity_timeout="0",
-            tags=group_tags(stack_tags(self.spec, self.digest), f"{name}-node"),
+            tags=group_tags(group_stack_tags(self.spec, self.digest), f"{name}-node"),
             # The group launches nodes as soon as it exists: their role's policies first.
             opts=pulumi.ResourceOptions(parent=self, depends_on=self._role_policies),
         )

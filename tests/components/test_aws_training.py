@@ -119,7 +119,12 @@ def test_provider_pins_account_region_role_and_tags() -> None:
     assert json.loads(inputs["assumeRoles"])[0]["roleArn"] == "arn:aws:iam::111111111111:role/accelstack-deploy"
     tags = json.loads(inputs["defaultTags"])["tags"]
     assert tags["accelstack:stack"] == STACK and tags["accelstack:workload"] == "training"
-    assert tags["accelstack:config-digest"] == stack().stack_outputs["configDigest"]
+    # No digest among default tags: it would update every resource on every edit (S7). The node
+    # group carries it to the instances it launches.
+    assert "accelstack:config-digest" not in tags
+    group_tags = {t["key"]: t for t in stack().one(GROUP).inputs["tags"]}
+    assert group_tags["accelstack:config-digest"]["value"] == stack().stack_outputs["configDigest"]
+    assert group_tags["accelstack:config-digest"]["propagateAtLaunch"] is True
 
 
 # --- EFA, placement, network isolation --------------------------------------------------------
