@@ -377,7 +377,6 @@ class TrainingStorage(pulumi.ComponentResource):
     def _lustre(self, name: str, spec: Any, subnet_id: pulumi.Input[str], security_group_id: pulumi.Input[str]) -> None:
         storage = spec.training.storage
         lustre = storage.lustre
-        child = pulumi.ResourceOptions(parent=self)
         deployment = lustre.deployment_type
         use_dra = deployment in DRA_DEPLOYMENT_TYPES
         datasets_uri = storage.datasets.uri.rstrip("/")
