@@ -40,7 +40,6 @@ def render_command(
 ) -> int:
     """Write the Slurm configuration and node cloud-init a training stack boots with."""
 
-    from components.base import config_digest
     from components.slurm import render_all
 
     _, files = resolve_stacks([stack], False, project_dir)
@@ -54,7 +53,7 @@ def render_command(
             f"{name}: training.scheduler.kind is {spec.training.scheduler.kind!r}; "
             "render writes Slurm artifacts (kind: slurm)"
         )
-    artifacts = render_all(spec, digest=config_digest(spec))
+    artifacts = render_all(spec)
     try:
         out.mkdir(parents=True, exist_ok=True)
         for filename, text in artifacts.items():

@@ -139,6 +139,15 @@ class MockCloud(pulumi.runtime.Mocks):
             # Public AMI parameters (/aws/service/...): a well-formed image id, as EC2 would resolve it.
             name = args.args.get("name", "")
             return {"name": name, "type": "String", "value": "ami-0123456789abcdef0", "arn": f"arn:aws:ssm:{self.region}::parameter{name}"}, []
+        if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
+            # A purchased block, far enough ahead that every preview plans the same (deterministic exports).
+            return {
+                "id": args.args.get("id") or "cr-mock",
+                "reservationType": "capacity-block",
+                "startDate": "2099-01-05T11:30:00Z",
+                "endDate": "2099-01-19T11:30:00Z",
+                "state": "scheduled",
+            }, []
         # failures must be a list: MockMonitor iterates it (None raises TypeError on any invoke).
         return {}, []
 

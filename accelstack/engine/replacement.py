@@ -43,8 +43,8 @@ PROVIDER_PREFIX = "pulumi:providers:"
 
 # Inputs whose change makes the provider REPLACE the resource (Pulumi property names).
 REPLACE_FORCING: dict[str, tuple[str, ...]] = {
-    # internal/service/autoscaling/group.go, policy.go
-    "aws:autoscaling/group:Group": ("name", "namePrefix", "region"),
+    # internal/service/autoscaling/group.go (initial_lifecycle_hook: every field ForceNew), policy.go
+    "aws:autoscaling/group:Group": ("name", "namePrefix", "initialLifecycleHooks", "region"),
     "aws:autoscaling/policy:Policy": ("autoscalingGroupName", "name", "region"),
     # internal/service/cloudwatch/metric_alarm.go (alarm_name is Pulumi's `name`)
     "aws:cloudwatch/metricAlarm:MetricAlarm": ("name", "region"),

@@ -132,10 +132,12 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
             f"serving_plan: warm-pool start = boot {sp.WARM_BOOT_SECONDS} s + weights {plan.weights_gb:.1f} GB at "
             f"{sp.EBS_READ_GBPS:g} GB/s from EBS + server warm-up {sp.SERVER_WARMUP_SECONDS} s, at most the cold start",
         ),
-        _resource(
-            group, f"{stack}-replicas", "initialLifecycleHooks[0].heartbeatTimeout", plan.lifecycle_heartbeat_seconds, "s",
-            f"serving_plan: cold start {cold} s x {sp.LIFECYCLE_HEARTBEAT_MARGIN:g} (at most 7200 s), then the launch is abandoned",
-        ),
+        DerivedDefault(
+            "replica launch budget", plan.lifecycle_heartbeat_seconds, "s",
+            f"serving_plan: cold start {cold} s x {sp.LIFECYCLE_HEARTBEAT_MARGIN:g} (at most 7200 s): the replica "
+            "heartbeats its launch hook this long, then the launch is abandoned",
+            "estimate",
+        ),  # fmt: skip
         _resource(
             target_group, f"{stack}-replicas", "healthCheck.interval", plan.health_check_interval_seconds, "s",
             f"serving_plan: cold start {cold} s x {sp.HEALTH_CHECK_FRACTION_OF_COLD_START:.0%} / healthy threshold "

@@ -11,7 +11,7 @@ from components.base import CloudStack
 class AwsStack(CloudStack):
     def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
         root = pulumi.ComponentResource(f"accelstack:aws:{kind}", self.spec.stack)
-        provider = aws_provider(self.spec, self.digest, root)
+        provider = aws_provider(self.spec, root)
         return root, pulumi.ResourceOptions(parent=root, provider=provider)
 
     def build_training(self) -> None:

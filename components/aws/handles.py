@@ -12,6 +12,13 @@ from typing import Callable
 import pulumi
 
 
+SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+EC2_ASSUME_ROLE_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+}
+
+
 @dataclass
 class TrainingHandles:
     """Built by TrainingCluster before compute and scheduler exist."""
@@ -20,7 +27,7 @@ class TrainingHandles:
     subnet_id: pulumi.Output[str]  # the ONE cluster subnet (EFA and cluster placement need one AZ)
     availability_zone: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]  # all traffic only from itself (EFA requirement)
-    placement_group_name: pulumi.Output[str]
+    placement_group_name: pulumi.Output[str] | None  # None: no cluster placement group (one node, Capacity Block)
     instance_role_name: pulumi.Output[str]
     instance_profile_arn: pulumi.Output[str]
     kms_key_arn: pulumi.Output[str]
@@ -33,6 +40,9 @@ class TrainingHandles:
     make_launch_template: Callable[..., object] | None = None
     # Daly's checkpoint interval for this cluster (`accelstack.planner.training_plan`), for job defaults.
     checkpoint_interval_seconds: int | None = None
+    # Every policy of the node role (schedulers append theirs): what launches nodes waits for them,
+    # so a node never boots before its role may read the munge key, datasets or checkpoints.
+    instance_role_policies: list[pulumi.Resource] = field(default_factory=list)
 
 
 @dataclass

@@ -1,9 +1,13 @@
 """The stack's KMS key policy, shared by training and serving keys.
 
-The account administers the key through IAM, and AWS services may use it on behalf of principals in
-this account only (like the AWS managed aws/ebs and aws/s3 keys): the Auto Scaling and FSx
-service-linked roles cannot be named before they exist, and a key policy naming a missing role is
-rejected (MalformedPolicyDocumentException).
+The account administers the key through IAM, and AWS services may use it on behalf of this account's
+service-linked roles only: the Auto Scaling (EBS volumes of launched instances), FSx S3-access and
+Batch service-linked roles cannot be named before they exist, and a key policy naming a missing role
+is rejected (MalformedPolicyDocumentException). So the statement takes any principal, narrowed by
+`aws:PrincipalArn` to the service-role path every service-linked role lives under
+(`role/aws-service-role/...`, IAM User Guide "Using service-linked roles"): an ordinary user or role
+of the account cannot decrypt through S3 or EC2 without a KMS permission in its own IAM policy,
+unlike the AWS managed aws/ebs pattern this replaces.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ def service_host(service: str, region: str) -> str:
     """`kms:ViaService` value of a service in a Region (AWS KMS developer guide, kms:ViaService).
     Not checked for the China partition, whose endpoints end in .amazonaws.com.cn."""
     return f"{service}.{region}.amazonaws.com"
+
+
+def service_linked_roles(account_id: str, partition: str = "aws") -> str:
+    """Every service-linked role of the account (their path is fixed by IAM)."""
+    return f"arn:{partition}:iam::{account_id}:role/aws-service-role/*"
 
 
 def stack_key_policy(
@@ -57,7 +66,8 @@ def stack_key_policy(
                     "StringEquals": {
                         "kms:CallerAccount": account_id,
                         "kms:ViaService": hosts[0] if len(hosts) == 1 else hosts,
-                    }
+                    },
+                    "ArnLike": {"aws:PrincipalArn": service_linked_roles(account_id, partition)},
                 },
             },
             *extra_statements,

@@ -151,7 +151,9 @@ def create_nat_vpc(
         vpc_endpoint_type="Gateway",
         route_table_ids=private_route_ids,
         tags={"Name": f"{name}-s3"},
-        opts=child,
+        # A route table holds one route per prefix list: a second S3 gateway endpoint on the same
+        # tables collides (RouteAlreadyExists), so a replacement deletes the old endpoint first.
+        opts=pulumi.ResourceOptions(parent=parent, delete_before_replace=True),
     )
     return NatVpc(
         vpc_id=vpc.id,
@@ -172,6 +174,8 @@ class TrainingNetwork(pulumi.ComponentResource):
     subnet_id: pulumi.Output[str]
     availability_zone: pulumi.Output[str]
     security_group_id: pulumi.Output[str]
+    # The cluster group's own rules: what FSx checks at CreateFileSystem (see TrainingStorage).
+    security_group_rules: list[pulumi.Resource]
 
     def __init__(
         self,
@@ -244,12 +248,15 @@ class TrainingNetwork(pulumi.ComponentResource):
         group = aws.ec2.SecurityGroup(
             f"{name}-cluster",
             vpc_id=self.vpc_id,
+            # `description` forces a new group (ForceNew in aws_security_group), and a new group
+            # forces a new Lustre file system (securityGroupIds is ForceNew there), which is
+            # protected: editing this text blocks every later `up`. Keep it constant.
             description="accelstack training cluster: all traffic within the group (EFA, NCCL, Lustre); no inbound from outside",
             tags={"Name": f"{name}-cluster"},
             opts=child,
         )
         # EFA's OS-bypass traffic needs BOTH a self-referencing inbound and outbound all-traffic rule.
-        aws.vpc.SecurityGroupIngressRule(
+        from_self = aws.vpc.SecurityGroupIngressRule(
             f"{name}-cluster-from-self",
             security_group_id=group.id,
             ip_protocol="-1",
@@ -257,7 +264,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             description="all traffic from cluster members (EFA, NCCL, Slurm, Lustre 988/1018-1023)",
             opts=child,
         )
-        aws.vpc.SecurityGroupEgressRule(
+        to_self = aws.vpc.SecurityGroupEgressRule(
             f"{name}-cluster-to-self",
             security_group_id=group.id,
             ip_protocol="-1",
@@ -265,7 +272,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             description="all traffic to cluster members (EFA requirement)",
             opts=child,
         )
-        aws.vpc.SecurityGroupEgressRule(
+        egress = aws.vpc.SecurityGroupEgressRule(
             f"{name}-cluster-egress",
             security_group_id=group.id,
             ip_protocol="-1",
@@ -273,6 +280,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             description="packages, containers, AWS APIs (through NAT and VPC endpoints)",
             opts=child,
         )
+        self.security_group_rules = [from_self, to_self, egress]
         return group.id
 
     def _ssm_endpoints(self) -> None:
@@ -304,7 +312,9 @@ class TrainingNetwork(pulumi.ComponentResource):
                 subnet_ids=[self.subnet_id],
                 security_group_ids=[endpoint_group.id],
                 tags={"Name": f"{name}-{service}"},
-                opts=child,
+                # Private DNS names are unique in a VPC: two endpoints of one service with private DNS
+                # conflict, so a replacement (a new Region or VPC) deletes the old endpoint first.
+                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
             )
 
 

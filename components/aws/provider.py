@@ -8,14 +8,18 @@ import pulumi_aws as aws
 from accelstack.spec import StackSpec
 
 
-def stack_tags(spec: StackSpec, digest: str) -> dict[str, str]:
+def stack_tags(spec: StackSpec) -> dict[str, str]:
     """Tags every resource carries (through the provider's default_tags, and explicitly where a
-    resource type ignores default tags, e.g. launch-template tag specifications)."""
-    return {
-        "accelstack:workload": spec.workload,
-        "accelstack:stack": spec.stack,
-        "accelstack:config-digest": digest,
-    }
+    resource type ignores default tags). Stable across config edits: a changing value here (the
+    config digest) would update the tags of every taggable resource on every edit and bury the real
+    changes in `pulumi preview` (pulumi/pulumi-aws#2585)."""
+    return {"accelstack:workload": spec.workload, "accelstack:stack": spec.stack}
+
+
+def group_stack_tags(spec: StackSpec, digest: str) -> dict[str, str]:
+    """An Auto Scaling group's tags: the stack's, plus the config digest its instances are launched
+    under (propagated at launch, an in-place tag update of the group only)."""
+    return {**stack_tags(spec), "accelstack:config-digest": digest}
 
 
 def launch_template_tag_specifications(spec: StackSpec, name: str) -> list[aws.ec2.LaunchTemplateTagSpecificationArgs]:
@@ -38,9 +42,9 @@ def group_tags(tags: dict[str, str], name: str) -> list[aws.autoscaling.GroupTag
     ]
 
 
-def aws_provider(spec: StackSpec, digest: str, parent: pulumi.Resource) -> aws.Provider:
+def aws_provider(spec: StackSpec, parent: pulumi.Resource) -> aws.Provider:
     """Refuses to touch any account but the stack's (`allowed_account_ids`), assumes the deploy role
-    when one is given, and stamps the stack's tags on every resource that supports tags."""
+    when one is given, and stamps the stack's (stable) tags on every resource that supports tags."""
     account = spec.account
     assume_roles = (
         [aws.ProviderAssumeRoleArgs(role_arn=account.deploy_role, session_name=f"accelstack-{spec.stack}")]
@@ -52,6 +56,6 @@ def aws_provider(spec: StackSpec, digest: str, parent: pulumi.Resource) -> aws.P
         region=account.region,
         allowed_account_ids=[account.id],
         assume_roles=assume_roles,
-        default_tags=aws.ProviderDefaultTagsArgs(tags=stack_tags(spec, digest)),
+        default_tags=aws.ProviderDefaultTagsArgs(tags=stack_tags(spec)),
         opts=pulumi.ResourceOptions(parent=parent),
     )

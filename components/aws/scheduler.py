@@ -23,7 +23,8 @@ import pulumi_random as random
 from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
 from components import slurm
-from components.aws.handles import SchedulerResult, TrainingHandles
+from components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, SchedulerResult, TrainingHandles
+from components.aws.kms import service_host
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
 # Ubuntu 22.04's 21.08 lacks `slurmd -Z`). Compute nodes use training.NODE_IMAGE, a 24.04 image too.
@@ -39,9 +40,12 @@ HEAD_ADDRESS_FROM_TOP = 6
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 # AWS Batch: ECS-optimized GPU image (has the ECS agent Batch needs), chosen by Batch from
 # image_type: the launch template carries no image (an image there would win over image_type).
-# EFA and Lustre come from the launch template and user data.
-BATCH_IMAGE_TYPE = "ECS_AL2_NVIDIA"
-BATCH_ROOT_DEVICE = "/dev/xvda"  # Amazon Linux 2's root device name (Ubuntu's is /dev/sda1)
+# Amazon Linux 2023: AWS ends support for the AL2 ECS images, and Batch's default moves to AL2023
+# (Batch API Ec2Configuration). EFA software and Lustre come from the launch template's user data.
+BATCH_IMAGE_TYPE = "ECS_AL2023_NVIDIA"
+BATCH_ROOT_DEVICE = "/dev/xvda"  # Amazon Linux's root device name (Ubuntu's is /dev/sda1)
+# The EFA installer (EC2 User Guide, "Get started with EFA and NCCL": install the EFA software).
+EFA_INSTALLER_URL = "https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz"
 
 
 def head_address(subnet_cidr: str) -> str:
@@ -87,6 +91,22 @@ def secret_read_policy(secret_arn: str) -> str:
     )
 
 
+def head_policy_document(secret_arn: str, kms_key_arn: str, region: str) -> str:
+    """The head reads the munge key; the secret is encrypted with the stack key, so GetSecretValue
+    also needs kms:Decrypt on it, through Secrets Manager only."""
+    statements = json.loads(secret_read_policy(secret_arn))["Statement"]
+    statements.append(
+        {
+            "Sid": "DecryptMungeKey",
+            "Effect": "Allow",
+            "Action": ["kms:Decrypt"],
+            "Resource": [kms_key_arn],
+            "Condition": {"StringEquals": {"kms:ViaService": service_host("secretsmanager", region)}},
+        }
+    )
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
 def build_scheduler(
     spec: StackSpec, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions
 ) -> SchedulerResult:
@@ -107,6 +127,7 @@ class SlurmCluster(pulumi.ComponentResource):
         name = spec.stack
         child = pulumi.ResourceOptions(parent=self)
         region = spec.account.region
+        self._region = region
 
         # The key: random bytes kept in state as a secret (stable across `up`s), stored in Secrets
         # Manager under the stack key; nodes read it at boot with their role. Never in user data.
@@ -132,12 +153,15 @@ class SlurmCluster(pulumi.ComponentResource):
             secret_binary=pulumi.Output.secret(key.base64),
             opts=pulumi.ResourceOptions(parent=self, additional_secret_outputs=["secretBinary"]),
         )
-        aws.iam.RolePolicy(
-            f"{name}-read-munge-key",
-            role=handles.instance_role_name,
-            policy=self.secret.arn.apply(secret_read_policy),
-            opts=child,
+        handles.instance_role_policies.append(
+            aws.iam.RolePolicy(
+                f"{name}-read-munge-key",
+                role=handles.instance_role_name,
+                policy=self.secret.arn.apply(secret_read_policy),
+                opts=child,
+            )
         )
+        head_profile, head_policies = self._head_role(name, handles, child)
 
         self.head_sg = self._security_groups(name, handles, child)
 
@@ -168,7 +192,6 @@ class SlurmCluster(pulumi.ComponentResource):
                     lustre_mount_name=v[3],
                     checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
                 ),
-                digest,
             )
         )
         self.head = aws.ec2.Instance(
@@ -179,9 +202,7 @@ class SlurmCluster(pulumi.ComponentResource):
             private_ip=address,
             associate_public_ip_address=False,
             vpc_security_group_ids=[self.head_sg.id],
-            iam_instance_profile=pulumi.Output.from_input(handles.instance_profile_arn).apply(
-                lambda arn: arn.rsplit("/", 1)[-1]  # the instance takes the profile's name
-            ),
+            iam_instance_profile=head_profile.name,
             metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
                 http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=1
             ),
@@ -189,14 +210,18 @@ class SlurmCluster(pulumi.ComponentResource):
                 volume_type="gp3", volume_size=HEAD_ROOT_GIB, encrypted=True, kms_key_id=handles.kms_key_arn
             ),
             user_data=head_user_data,
-            # slurm.conf lives in user data: a config change rebuilds the head; its state is on the
-            # volume and its address is fixed, so nothing else changes.
+            # slurm.conf lives in user data: a Slurm change rebuilds the head (and only a Slurm
+            # change: the user data carries nothing else of the spec); its state is on the volume
+            # and its address is fixed, so nothing else changes.
             user_data_replace_on_change=True,
             tags={"Name": f"{name}-head", "accelstack:role": "slurm-head"},
             # delete_before_replace: the fixed address. ignore_changes ami: Canonical republishes the
             # parameter every few weeks and a new image must not rebuild the controller on the next
             # `up`; roll it deliberately with `pulumi up --replace <head urn>`.
-            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True, ignore_changes=["ami"]),
+            # depends_on: the head reads the munge key at boot with its role.
+            opts=pulumi.ResourceOptions(
+                parent=self, delete_before_replace=True, ignore_changes=["ami"], depends_on=head_policies
+            ),
         )
         aws.ec2.VolumeAttachment(
             f"{name}-slurmctld-state",
@@ -206,7 +231,8 @@ class SlurmCluster(pulumi.ComponentResource):
             # The state file system is mounted: a live detach sits "busy" until the provider times
             # out. Stopping the head first unmounts it cleanly (the head is being replaced anyway).
             stop_instance_before_detaching=True,
-            opts=child,
+            # A volume attaches to one instance at a time (VolumeInUse): detach before attaching anew.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
 
         compute_user_data = pulumi.Output.all(self.head.private_ip, munge_command, lustre_dns, lustre_mount).apply(
@@ -230,6 +256,31 @@ class SlurmCluster(pulumi.ComponentResource):
         }
         self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs)
         self.register_outputs({"headAddress": self.head.private_ip, "mungeKeySecretArn": self.secret.arn})
+
+    def _head_role(
+        self, name: str, handles: TrainingHandles, child: pulumi.ResourceOptions
+    ) -> tuple[aws.iam.InstanceProfile, list[pulumi.Resource]]:
+        """The head's own role: Session Manager and the munge key, nothing of the data. The compute
+        role writes checkpoints; the controller has no reason to."""
+        role = aws.iam.Role(
+            f"{name}-head",
+            assume_role_policy=json.dumps(EC2_ASSUME_ROLE_POLICY),
+            description=f"accelstack {name}: Slurm head node (munge key, Session Manager)",
+            opts=child,
+        )
+        ssm = aws.iam.RolePolicyAttachment(
+            f"{name}-head-ssm", role=role.name, policy_arn=SSM_MANAGED_POLICY, opts=child
+        )
+        munge = aws.iam.RolePolicy(
+            f"{name}-head-read-munge-key",
+            role=role.id,
+            policy=pulumi.Output.all(self.secret.arn, handles.kms_key_arn).apply(
+                lambda arns: head_policy_document(arns[0], arns[1], self._region)
+            ),
+            opts=child,
+        )
+        profile = aws.iam.InstanceProfile(f"{name}-head", role=role.name, opts=child)
+        return profile, [ssm, munge]
 
     def _security_groups(
         self, name: str, handles: TrainingHandles, child: pulumi.ResourceOptions
@@ -283,20 +334,33 @@ class SlurmCluster(pulumi.ComponentResource):
         return head_sg
 
 
-def batch_user_data(cloud_config: str) -> str:
+def efa_boothook() -> str:
+    """The EFA driver and libfabric on a Batch node, before the ECS agent starts: a cloud-boothook
+    running the EFA installer once per instance, as aws-samples/aws-batch-efa's launch template does
+    (AWS Batch EFA guide: "The AMI has the EFA driver loaded"). Skipped where the image has it."""
+    install = (
+        f"test -x /opt/amazon/efa/bin/fi_info || {{ cd /tmp && curl -fsSL --retry 5 {EFA_INSTALLER_URL} "
+        "-o aws-efa-installer.tar.gz && tar -xf aws-efa-installer.tar.gz && cd aws-efa-installer && ./efa_installer.sh -y; }"
+    )
+    return f"#cloud-boothook\ncloud-init-per once accelstack_efa_install bash -c '{install}'\n"
+
+
+def batch_user_data(cloud_config: str, boothook: str | None = None) -> str:
     """AWS Batch only takes launch-template user data as MIME multi-part."""
     message = MIMEMultipart(boundary="==ACCELSTACK==")
+    if boothook is not None:
+        message.attach(MIMEText(boothook, "cloud-boothook"))
     message.attach(MIMEText(cloud_config, "cloud-config"))
     return message.as_string()
 
 
 def batch_cloud_config(mount_path: str | None, dns_name: str, mount_name: str, checkpoints: str | None) -> str:
-    """Amazon Linux (the ECS GPU image): Lustre client from its repositories, mounted where jobs expect it."""
+    """Amazon Linux 2023 (the ECS GPU image): Lustre client from its repositories, mounted where jobs expect it."""
     if mount_path is None:
         return "#cloud-config\n{}\n"
     source = f"{dns_name}@tcp:/{mount_name}"
     commands = [
-        "amazon-linux-extras install -y lustre || dnf install -y lustre-client",
+        "dnf install -y lustre-client",
         f"mkdir -p {mount_path}",
         f"mount -t lustre -o {slurm.LUSTRE_MOUNT_OPTIONS} {source} {mount_path}",
     ]
@@ -373,11 +437,13 @@ class BatchScheduler(pulumi.ComponentResource):
             )
 
         # Batch's EC2 instances join ECS: the cluster's instance role also needs the ECS agent's policy.
-        aws.iam.RolePolicyAttachment(
-            f"{name}-batch-ecs-instance",
-            role=handles.instance_role_name,
-            policy_arn="arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
-            opts=child,
+        handles.instance_role_policies.append(
+            aws.iam.RolePolicyAttachment(
+                f"{name}-batch-ecs-instance",
+                role=handles.instance_role_name,
+                policy_arn="arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
+                opts=child,
+            )
         )
         lustre = training.storage.lustre
         checkpoints = training.storage.checkpoints
@@ -387,7 +453,8 @@ class BatchScheduler(pulumi.ComponentResource):
             lambda v: batch_user_data(
                 batch_cloud_config(
                     lustre.mount_path if lustre else None, v[0], v[1], checkpoints.path if checkpoints else None
-                )
+                ),
+                efa_boothook() if efa_device_count(training.nodes.instance_type) else None,
             )
         )
         template = handles.make_launch_template(f"{name}-batch", user_data, None, BATCH_ROOT_DEVICE)
@@ -415,7 +482,8 @@ class BatchScheduler(pulumi.ComponentResource):
                     aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(image_type=BATCH_IMAGE_TYPE)
                 ],
             ),
-            opts=child,
+            # Instances join ECS with the node role at boot: its policies first.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(handles.instance_role_policies)),
         )
         self.queue = aws.batch.JobQueue(
             f"{name}-training",

@@ -36,8 +36,9 @@ from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 from components.aws.kms import service_host, stack_key_policy
 from components.aws.network import ServingNetwork
-from components.aws.provider import group_tags, launch_template_tag_specifications, stack_tags
+from components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
 from components.aws.storage import SecureBucket
+from components.slurm import aws_cli_function
 
 # Sizing (cold start, warm pool, health-check timing, backlog target, timeouts) is pure planner code,
 # shared with `accelstack preview`'s derived-defaults table so both always show the same numbers.
@@ -62,6 +63,7 @@ ELB_LOG_ACCOUNTS: dict[str, str] = {
     "cn-north-1": "638102146993", "cn-northwest-1": "037604701340",
 }  # fmt: skip
 ACCESS_LOG_PREFIX = "alb"
+ACCESS_LOG_NONCURRENT_VERSION_DAYS = 30
 
 
 def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, partition: str) -> list[dict[str, Any]]:
@@ -234,8 +236,11 @@ def replica_user_data(
     # systemd waits for: the last long poll (20 s), the drain, and the release of what is left.
     stop_timeout = plan.worker_drain_seconds + 30
     worker_sha256 = hashlib.sha256(QUEUE_WORKER_SOURCE).hexdigest()
+    budget = plan.lifecycle_heartbeat_seconds
+    heartbeat_every = READY_HOOK_HEARTBEAT_EVERY_SECONDS
     return f"""#!/bin/bash
 set -euo pipefail
+{aws_cli_function()}ensure_aws_cli  # the boot script syncs weights and completes the hook with it
 mkdir -p /opt/accelstack {MODEL_DIR}
 # components/aws/replica/queue_worker.py, sha256 {worker_sha256}
 python3 -c 'import base64, bz2, sys; sys.stdout.buffer.write(bz2.decompress(base64.b64decode(sys.stdin.read())))' \\
@@ -275,9 +280,28 @@ imds() {{
   token=$(curl -sfX PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
   curl -sf -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/meta-data/$1"
 }}
+hook() {{
+  aws autoscaling "$1" --region {region} --auto-scaling-group-name {group_name} \\
+    --lifecycle-hook-name {hook_name} --instance-id "$(imds instance-id)" "${{@:2}}" || true
+}}
+# The hook's own timeout is short and fixed; a heartbeat every {heartbeat_every} s holds it open while
+# weights and the image load, for at most the planner's budget. A replica still not ready then, or
+# one that hangs, is abandoned (and replaced) one hook timeout later.
+heartbeats() {{
+  local sleeper
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  while [ "$SECONDS" -lt {budget} ]; do
+    sleep {heartbeat_every} & sleeper=$!
+    wait "$sleeper"
+    hook record-lifecycle-action-heartbeat
+  done
+}}
+heartbeats & heartbeat_pid=$!
 complete() {{
-  aws autoscaling complete-lifecycle-action --region {region} --auto-scaling-group-name {group_name} \\
-    --lifecycle-hook-name {hook_name} --instance-id "$(imds instance-id)" --lifecycle-action-result "$1" || true
+  # Stop the heartbeats, and let one in flight finish, before the hook's result goes out.
+  kill "$heartbeat_pid" 2>/dev/null || true
+  wait "$heartbeat_pid" 2>/dev/null || true
+  hook complete-lifecycle-action --lifecycle-action-result "$1"
 }}
 trap 'complete ABANDON' ERR
 if [ ! -f {MODEL_DIR}/.complete ]; then
@@ -352,6 +376,14 @@ TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 # CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).
 SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
 READY_HOOK = "replica-ready"
+# The launch hook's fields are constants on purpose: `initial_lifecycle_hook` is ForceNew on
+# aws_autoscaling_group, and the group has a fixed name, so any change deletes the whole group (every
+# replica and the warm pool) before creating it again. The planner's cold-start budget lives in the
+# replica's boot script instead (heartbeats), which a new template version rolls out in place.
+# A separate aws.autoscaling.LifecycleHook would update in place, but is attached only after the
+# group's first instances launched (provider docs), so those would skip preparation.
+READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS = 300
+READY_HOOK_HEARTBEAT_EVERY_SECONDS = 60
 
 
 class ServingService(pulumi.ComponentResource):
@@ -363,7 +395,7 @@ class ServingService(pulumi.ComponentResource):
         self.region = spec.account.region
         self.account_id = spec.account.id
         self.partition = tables.REGIONS.get(self.region, "aws")
-        self.tags = stack_tags(spec, digest)
+        self.tags = group_stack_tags(spec, digest)
         name = spec.stack
         self.child = pulumi.ResourceOptions(parent=self)
 
@@ -389,6 +421,7 @@ class ServingService(pulumi.ComponentResource):
             "coldStartSeconds": self.plan.cold_start_seconds,
             "warmPoolSize": self.plan.warm_pool_size,
             "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
+            "configDigest": digest,
         }
         for key, value in outputs.items():
             pulumi.export(key, value)
@@ -411,7 +444,13 @@ class ServingService(pulumi.ComponentResource):
             # Encrypts replica volumes (weights) and queued requests: deleting it loses them.
             opts=pulumi.ResourceOptions.merge(self.child, pulumi.ResourceOptions(protect=True)),
         )
-        aws.kms.Alias(f"{name}-key", name=f"alias/accelstack-{name}-serving", target_key_id=key.key_id, opts=self.child)
+        aws.kms.Alias(
+            f"{name}-key",
+            name=f"alias/accelstack-{name}-serving",
+            target_key_id=key.key_id,
+            # Alias names are unique per account and Region: a replacement must free the name first.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+        )
         return key
 
     def _queues(self, name: str) -> dict[str, aws.sqs.Queue]:
@@ -523,6 +562,8 @@ class ServingService(pulumi.ComponentResource):
             f"{name}-alb-logs",
             kms_key_arn=None,
             sse_algorithm="AES256",
+            # Versioned: a deleted or overwritten log stays recoverable for a while, not forever.
+            noncurrent_version_days=ACCESS_LOG_NONCURRENT_VERSION_DAYS,
             policy_statements=lambda arn: arn.apply(
                 lambda a: elb_log_delivery_statements(a, account, region, partition)
             ),
@@ -632,7 +673,12 @@ class ServingService(pulumi.ComponentResource):
             opts=self.child,
         )
         aws.wafv2.WebAclAssociation(
-            f"{name}-edge", resource_arn=self.load_balancer.arn, web_acl_arn=acl.arn, opts=self.child
+            f"{name}-edge",
+            resource_arn=self.load_balancer.arn,
+            web_acl_arn=acl.arn,
+            # One web ACL per load balancer: a create-first replacement would associate the new ACL,
+            # then deleting the old association would disassociate the load balancer from any ACL.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
 
     def _replica_role(self, name: str, group_name: str) -> aws.iam.InstanceProfile:
@@ -650,14 +696,16 @@ class ServingService(pulumi.ComponentResource):
             description="accelstack serving replica: read the model prefix, drain the admission queue",
             opts=self.child,
         )
-        for policy in ("AmazonSSMManagedInstanceCore", "CloudWatchAgentServerPolicy"):
+        self.replica_role_policies: list[pulumi.Resource] = [
             aws.iam.RolePolicyAttachment(
                 f"{name}-replica-{policy}",
                 role=role.name,
                 policy_arn=f"arn:{partition}:iam::aws:policy/{policy}",
                 opts=self.child,
             )
-        aws.iam.RolePolicy(
+            for policy in ("AmazonSSMManagedInstanceCore", "CloudWatchAgentServerPolicy")
+        ]
+        model_read = aws.iam.RolePolicy(
             f"{name}-replica-model-read",
             role=role.id,
             policy=json.dumps(model_read_policy(self.serving, account, partition)),
@@ -692,14 +740,15 @@ class ServingService(pulumi.ComponentResource):
                         {
                             "Sid": "CompleteOwnLaunchHook",
                             "Effect": "Allow",
-                            "Action": ["autoscaling:CompleteLifecycleAction"],
+                            "Action": ["autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"],
                             "Resource": f"arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:*:autoScalingGroupName/{group_name}",
                         },
                     ],
                 }
             )
         )
-        aws.iam.RolePolicy(f"{name}-replica-queues", role=role.id, policy=queue_policy, opts=self.child)
+        queues_policy = aws.iam.RolePolicy(f"{name}-replica-queues", role=role.id, policy=queue_policy, opts=self.child)
+        self.replica_role_policies += [model_read, queues_policy]
         return aws.iam.InstanceProfile(f"{name}-replica", role=role.name, opts=self.child)
 
     def _replica_group(self, name: str) -> aws.autoscaling.Group:
@@ -786,7 +835,7 @@ class ServingService(pulumi.ComponentResource):
                 aws.autoscaling.GroupInitialLifecycleHookArgs(
                     name=READY_HOOK,
                     lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
-                    heartbeat_timeout=plan.lifecycle_heartbeat_seconds,
+                    heartbeat_timeout=READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS,
                     default_result="ABANDON",  # a replica that never gets ready is replaced, not served
                 )
             ],
@@ -813,10 +862,12 @@ class ServingService(pulumi.ComponentResource):
                     # gets ready is abandoned by the launch hook and the refresh fails instead.
                 ),
             ),
-            # `up` waits for min replicas: a launch hook's full wait plus the first health verdict.
-            wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + plan.health_check_grace_seconds) / 60)}m",
+            # `up` waits for min replicas: the boot script's full budget, one hook timeout after its last
+            # heartbeat, and the first health verdict.
+            wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS + plan.health_check_grace_seconds) / 60)}m",
             tags=group_tags(self.tags, f"{name}-replica"),
-            opts=self.child,
+            # Replicas read weights and complete the launch hook with their role at boot.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.replica_role_policies),
         )
 
     def _scaling(self, name: str) -> None:

@@ -187,6 +187,8 @@ DATASET_IMPORT_EVENTS = ("NEW", "CHANGED", "DELETED")
 # Never DELETED: deleting a checkpoint on Lustre (e.g. rotation) must not delete it in S3.
 CHECKPOINT_EXPORT_EVENTS = ("NEW", "CHANGED")
 CHECKPOINT_IMPORT_EVENTS = ("NEW", "CHANGED", "DELETED")
+# Overwritten/deleted dataset object versions are kept this long, then expire (current versions never).
+DATASET_NONCURRENT_VERSION_DAYS = 30
 
 
 def parse_s3_uri(uri: str, config_path: str) -> tuple[str, str]:
@@ -276,9 +278,18 @@ class TrainingStorage(pulumi.ComponentResource):
         *,
         subnet_id: pulumi.Input[str],
         security_group_id: pulumi.Input[str],
+        security_group_rules: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("accelstack:aws:TrainingStorage", name, None, opts)
+        # CreateFileSystem checks the security group's rules (port 988 within the group) and fails
+        # with InvalidNetworkSettings if they are not there yet; the group id alone does not wait
+        # for them (FSx guide "Creating an FSx for Lustre file system fails"; ParallelCluster #6181).
+        self._security_group_rules = list(security_group_rules)
+        # The buckets this stack creates: FSx checks a data repository's bucket at creation, and
+        # the association names the bucket by its spec URI, a plain string that carries no dependency.
+        self._datasets_bucket: pulumi.Resource | None = None
+        self._checkpoints_bucket: pulumi.Resource | None = None
         training = spec.training
         storage = training.storage
         child = pulumi.ResourceOptions(parent=self)
@@ -292,14 +303,27 @@ class TrainingStorage(pulumi.ComponentResource):
             policy=json.dumps(policy),
             opts=pulumi.ResourceOptions(parent=self, protect=True),
         )
-        aws.kms.Alias(f"{name}-key", name=f"alias/accelstack/{spec.stack}", target_key_id=self.kms_key.key_id, opts=child)
+        aws.kms.Alias(
+            f"{name}-key",
+            name=f"alias/accelstack/{spec.stack}",
+            target_key_id=self.kms_key.key_id,
+            # Alias names are unique per account and Region: a replacement must free the name first.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+        )
         self.kms_key_arn: pulumi.Output[str] = self.kms_key.arn
 
         datasets_bucket, datasets_prefix = parse_s3_uri(storage.datasets.uri, "training.storage.datasets.uri")
         if storage.datasets.create:
             datasets = SecureBucket(
-                f"{name}-datasets", kms_key_arn=self.kms_key_arn, bucket_name=datasets_bucket, opts=child
+                f"{name}-datasets",
+                kms_key_arn=self.kms_key_arn,
+                bucket_name=datasets_bucket,
+                # Versioned: an overwritten or deleted object stays recoverable for a while, and is
+                # not kept (and billed) forever.
+                noncurrent_version_days=DATASET_NONCURRENT_VERSION_DAYS,
+                opts=child,
             )
+            self._datasets_bucket = datasets
             self.dataset_bucket: pulumi.Output[str] = datasets.name_out
             self.dataset_bucket_arn: pulumi.Output[str] = datasets.arn
         else:
@@ -324,6 +348,7 @@ class TrainingStorage(pulumi.ComponentResource):
                 )
                 self.checkpoint_bucket = bucket.name_out
                 self.checkpoint_bucket_arn = bucket.arn
+                self._checkpoints_bucket = bucket
             else:
                 if training.artifact_readers:
                     pulumi.log.warn(
@@ -354,7 +379,6 @@ class TrainingStorage(pulumi.ComponentResource):
         # Omitted capacityGiB/throughputPerTiB: the planner's numbers, the same `accelstack preview` shows.
         storage = planned_training(spec.training).storage
         lustre = storage.lustre
-        child = pulumi.ResourceOptions(parent=self)
         deployment = lustre.deployment_type
         use_dra = deployment in DRA_DEPLOYMENT_TYPES
         datasets_uri = storage.datasets.uri.rstrip("/")
@@ -391,7 +415,11 @@ class TrainingStorage(pulumi.ComponentResource):
             log_configuration=aws.fsx.LustreFileSystemLogConfigurationArgs(level="WARN_ERROR"),
             tags={"Name": f"{name}-lustre"},
             **legacy_link,
-            opts=pulumi.ResourceOptions(parent=self, protect=True),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=True,
+                depends_on=[*self._security_group_rules, *([self._datasets_bucket] if legacy_link and self._datasets_bucket else [])],
+            ),
         )
         self.lustre_id = file_system.id
         self.lustre_dns_name = file_system.dns_name
@@ -411,7 +439,7 @@ class TrainingStorage(pulumi.ComponentResource):
                     events=list(DATASET_IMPORT_EVENTS)
                 ),
             ),
-            opts=child,
+            opts=self._association_options(self._datasets_bucket),
         )
         checkpoints = storage.checkpoints
         if checkpoints is None:
@@ -436,5 +464,16 @@ class TrainingStorage(pulumi.ComponentResource):
                     events=list(CHECKPOINT_IMPORT_EVENTS)
                 ),
             ),
-            opts=child,
+            opts=self._association_options(self._checkpoints_bucket),
+        )
+
+    def _association_options(self, bucket: pulumi.Resource | None) -> pulumi.ResourceOptions:
+        """Delete-first replacement: FSx refuses two associations sharing a file system path or a
+        bucket prefix (API CreateDataRepositoryAssociation: "Each data repository association must
+        have a unique Amazon FSx file system directory and a unique S3 bucket or prefix"), and
+        Pulumi's default create-first replacement of a changed path or URI would collide with the
+        old association. Deleting an association keeps the files (delete_data_in_filesystem is
+        false). It waits for the bucket the stack creates (and its encryption and policy)."""
+        return pulumi.ResourceOptions(
+            parent=self, delete_before_replace=True, depends_on=[bucket] if bucket is not None else []
         )

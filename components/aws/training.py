@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pulumi
@@ -19,9 +20,9 @@ import yaml
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
-from components.aws.handles import TrainingHandles
+from components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from components.aws.network import TrainingNetwork
-from components.aws.provider import group_tags, launch_template_tag_specifications, stack_tags
+from components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
 from components.aws.scheduler import build_scheduler
 from components.aws.storage import TrainingStorage
 from components.node_environment import (
@@ -42,7 +43,6 @@ ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs' root device name
 ROOT_VOLUME_GIB = 512  # containers, CUDA caches and local scratch
 # Hop limit 2: containers (enroot/Pyxis, Docker bridge) sit one hop further from IMDS than the host.
 IMDS_HOP_LIMIT = 2
-SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,15 @@ class NetworkInterface:
     interface_type: str | None  # "efa", "efa-only", or None for a plain ENA interface
 
 
-def efa_network_interfaces(instance_type: str) -> list[NetworkInterface]:
+def efa_network_interfaces(instance_type: str, node_count: int = 2) -> list[NetworkInterface]:
     """Every EFA interface the instance type supports, one per network card.
 
-    Card 0 carries the primary interface (device 0, type "efa": IP traffic + EFA); every other card
-    gets an "efa-only" interface at device index 1 (no IP address, so thousands of nodes do not
-    exhaust the subnet), as in the EFA user guide's "maximize network bandwidth" setup for p5.
+    Several cards: the current EC2 guide's layout ("Maximize network bandwidth on Amazon EC2
+    instances with multiple network cards", efa-acc-inst-types): a plain ENA primary interface at
+    card 0 / device 0 (the node's one IP address), an "efa-only" interface at card 0 / device 1, and
+    an "efa-only" interface at device 0 of every other card (no IP address, so thousands of nodes do
+    not exhaust the subnet): 32 EFA devices on p5.48xlarge. One card: the classic single "efa"
+    interface. One node: no EFA at all, since nothing talks to it over EFA (a plain interface).
     """
     itype = ACCELERATED_INSTANCES.get(instance_type)
     if itype is None:
@@ -65,11 +68,59 @@ def efa_network_interfaces(instance_type: str) -> list[NetworkInterface]:
             f"training.nodes.instanceType: {instance_type!r} is not a supported accelerated instance type; "
             f"allowed: {', '.join(ACCELERATED_INSTANCES)}"
         )
-    if itype.efa_interfaces == 0:
+    if itype.efa_interfaces == 0 or node_count < 2:
         return [NetworkInterface(0, 0, None)]
-    return [NetworkInterface(0, 0, "efa")] + [
-        NetworkInterface(card, 1, "efa-only") for card in range(1, itype.efa_interfaces)
+    if itype.efa_interfaces == 1:
+        return [NetworkInterface(0, 0, "efa")]
+    return [NetworkInterface(0, 0, None), NetworkInterface(0, 1, "efa-only")] + [
+        NetworkInterface(card, 0, "efa-only") for card in range(1, itype.efa_interfaces)
     ]
+
+
+def needs_placement_group(node_count: int, capacity: str) -> bool:
+    """A cluster placement group only constrains a single node, and on a Capacity Block it causes
+    InsufficientInstanceCapacity inside the paid block: Capacity Block instances are already placed
+    close together in an UltraCluster (EC2 API CapacityBlock), and ParallelCluster warns against the
+    combination (PlacementGroupCapacityTypeValidator)."""
+    return node_count > 1 and capacity != "capacity-block"
+
+
+# EC2 Auto Scaling User Guide, "Use Capacity Blocks for machine learning workloads": scale the group
+# to zero "more than 30 minutes before the Capacity Block reservation end time", or EC2 reclaims the
+# instances and the group keeps replacing them. Launches before the block starts fail as well.
+CAPACITY_BLOCK_SCALE_IN_LEAD = timedelta(minutes=40)
+# A scheduled action must start in the future when it is created (PutScheduledUpdateGroupAction);
+# closer than this to `now`, the program acts on the group's size directly instead.
+SCHEDULE_MARGIN = timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class CapacityBlockPlan:
+    size_now: int  # the group's min and desired size as of this `up`
+    scale_out_at: datetime | None  # the block's start, if still ahead
+    scale_in_at: datetime | None  # the block's end less the lead, if still ahead
+
+
+def capacity_block_plan(start: datetime, end: datetime, now: datetime, count: int) -> CapacityBlockPlan:
+    """The group's size now, and the scheduled actions still ahead, for a Capacity Block [start, end).
+    The same on every `up`: a scheduled action that already ran is not declared again, and the size
+    the program sets is the one that action set."""
+    scale_in = end - CAPACITY_BLOCK_SCALE_IN_LEAD
+    if now >= scale_in - SCHEDULE_MARGIN:
+        return CapacityBlockPlan(0, None, None)
+    if now >= start - SCHEDULE_MARGIN:
+        return CapacityBlockPlan(count, None, scale_in)
+    return CapacityBlockPlan(0, start, scale_in)
+
+
+def _utc(text: str) -> datetime:
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def schedule_time(moment: datetime) -> str:
+    """aws_autoscaling_schedule start_time: "YYYY-MM-DDThh:mm:ssZ", UTC."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def public_ip_setting(interface: NetworkInterface, interface_count: int) -> str | None:
@@ -129,12 +180,6 @@ def instance_policy_document(
         }
     )
     return {"Version": "2012-10-17", "Statement": statements}
-
-
-EC2_ASSUME_ROLE_POLICY = {
-    "Version": "2012-10-17",
-    "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
-}
 
 
 def environment_files(environment: dict[str, str]) -> list[dict[str, Any]]:
@@ -240,7 +285,8 @@ class TrainingCluster(pulumi.ComponentResource):
         self.spec, self.digest = spec, digest
         name = spec.stack
         child = pulumi.ResourceOptions(parent=self)
-        interfaces = efa_network_interfaces(training.nodes.instance_type)  # fail before any resource
+        nodes = training.nodes
+        interfaces = efa_network_interfaces(nodes.instance_type, nodes.count)  # fail before any resource
         # Daly's optimum for this cluster's size, capacity and checkpoint storage (planner default).
         self.checkpoint_interval_seconds = plan_training(training).interval_seconds
         self._markets = market_options(training.nodes.capacity, training.nodes.reservation_id)
@@ -253,27 +299,32 @@ class TrainingCluster(pulumi.ComponentResource):
             spec,
             subnet_id=self.network.subnet_id,
             security_group_id=self.network.security_group_id,
+            security_group_rules=self.network.security_group_rules,
             opts=child,
         )
-        self.placement_group = aws.ec2.PlacementGroup(
-            f"{name}-nodes",
-            strategy="cluster",  # one spine: lowest latency between EFA nodes
-            opts=child,
-        )
+        self.placement_group: aws.ec2.PlacementGroup | None = None
+        if needs_placement_group(nodes.count, nodes.capacity):
+            self.placement_group = aws.ec2.PlacementGroup(
+                f"{name}-nodes",
+                strategy="cluster",  # one spine: lowest latency between EFA nodes
+                opts=child,
+            )
         self.role = aws.iam.Role(
             f"{name}-node",
             assume_role_policy=json.dumps(EC2_ASSUME_ROLE_POLICY),
             description=f"accelstack {name}: training nodes",
             opts=child,
         )
-        aws.iam.RolePolicyAttachment(f"{name}-node-ssm", role=self.role.name, policy_arn=SSM_MANAGED_POLICY, opts=child)
+        node_ssm = aws.iam.RolePolicyAttachment(
+            f"{name}-node-ssm", role=self.role.name, policy_arn=SSM_MANAGED_POLICY, opts=child
+        )
         storage = self.storage
         checkpoint_arn = (
             storage.checkpoint_bucket_arn
             if storage.checkpoint_bucket_arn is not None
             else pulumi.Output.from_input("")
         )
-        aws.iam.RolePolicy(
+        node_storage = aws.iam.RolePolicy(
             f"{name}-node-storage",
             role=self.role.id,
             policy=pulumi.Output.all(storage.dataset_bucket_arn, checkpoint_arn, storage.kms_key_arn).apply(
@@ -289,7 +340,7 @@ class TrainingCluster(pulumi.ComponentResource):
             subnet_id=self.network.subnet_id,
             availability_zone=self.network.availability_zone,
             cluster_security_group_id=self.network.security_group_id,
-            placement_group_name=self.placement_group.name,
+            placement_group_name=self.placement_group.name if self.placement_group else None,
             instance_role_name=self.role.name,
             instance_profile_arn=self.instance_profile.arn,
             kms_key_arn=storage.kms_key_arn,
@@ -299,8 +350,10 @@ class TrainingCluster(pulumi.ComponentResource):
             lustre_mount_name=storage.lustre_mount_name,
             make_launch_template=self.make_launch_template,
             checkpoint_interval_seconds=self.checkpoint_interval_seconds,
+            instance_role_policies=[node_ssm, node_storage],
         )
         result = build_scheduler(spec, digest, handles, child)
+        self._role_policies = handles.instance_role_policies
 
         self.group: aws.autoscaling.Group | None = None
         if result.needs_compute_group:
@@ -315,7 +368,6 @@ class TrainingCluster(pulumi.ComponentResource):
             "vpcId": self.network.vpc_id,
             "subnetId": self.network.subnet_id,
             "availabilityZone": self.network.availability_zone,
-            "placementGroup": self.placement_group.name,
             "datasetBucket": storage.dataset_bucket,
             "kmsKeyArn": storage.kms_key_arn,
             "efaInterfacesPerNode": sum(1 for i in interfaces if i.interface_type),
@@ -326,6 +378,8 @@ class TrainingCluster(pulumi.ComponentResource):
         if storage.lustre_dns_name is not None:
             self.outputs["lustreDnsName"] = storage.lustre_dns_name
             self.outputs["lustreMountName"] = storage.lustre_mount_name
+        if self.placement_group is not None:
+            self.outputs["placementGroup"] = self.placement_group.name
         if self.group is not None:
             self.outputs["nodeGroup"] = self.group.name
         self.outputs.update(result.outputs)
@@ -391,7 +445,11 @@ class TrainingCluster(pulumi.ComponentResource):
                 )
             ],
             network_interfaces=interfaces,
-            placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
+            placement=(
+                aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name)
+                if self.placement_group is not None
+                else None
+            ),
             instance_market_options=market,
             capacity_reservation_specification=reservation,
             user_data=pulumi.Output.from_input(user_data).apply(_b64),
@@ -402,21 +460,71 @@ class TrainingCluster(pulumi.ComponentResource):
 
     def _node_group(self, name: str, template: aws.ec2.LaunchTemplate) -> aws.autoscaling.Group:
         nodes = self.spec.training.nodes  # type: ignore[union-attr]
-        return aws.autoscaling.Group(
+        block = self._capacity_block_plan(nodes.count) if nodes.capacity == "capacity-block" else None
+        size = block.size_now if block is not None else nodes.count
+        group = aws.autoscaling.Group(
             f"{name}-nodes",
             # Fixed size: a training job wants exactly `count` nodes; the group only replaces failed ones.
-            min_size=nodes.count,
+            # On a Capacity Block: zero outside the block (scheduled actions below move it).
+            min_size=size,
             max_size=nodes.count,
-            desired_capacity=nodes.count,
+            desired_capacity=size,
             vpc_zone_identifiers=[self.network.subnet_id],
-            placement_group=self.placement_group.id,
-            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version="$Latest"),
+            placement_group=self.placement_group.id if self.placement_group is not None else None,
+            # A numbered version, not "$Latest" (the Capacity Blocks guide recommends a specific
+            # version): `pulumi preview` shows the group moving to it, and only nodes launched
+            # afterwards (replacements of failed ones) boot from it. Running nodes are left alone:
+            # no instance refresh here, it would terminate nodes in the middle of a training job.
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)
+            ),
             health_check_type="EC2",
             health_check_grace_period=600,
             # Spot: launch a replacement when EC2 signals elevated interruption risk.
             capacity_rebalance=nodes.capacity == "spot",
             # Large GPU fleets fill over minutes to hours; do not block the deployment on it.
             wait_for_capacity_timeout="0",
-            tags=group_tags(stack_tags(self.spec, self.digest), f"{name}-node"),
-            opts=pulumi.ResourceOptions(parent=self),
+            tags=group_tags(group_stack_tags(self.spec, self.digest), f"{name}-node"),
+            # The group launches nodes as soon as it exists: their role's policies first.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._role_policies),
         )
+        if block is not None:
+            self._capacity_block_schedules(name, group, block, nodes.count)
+        return group
+
+    def _capacity_block_plan(self, count: int) -> CapacityBlockPlan:
+        """The block's start and end from EC2 (the Capacity Block data source), not from the spec: AWS
+        sets them at purchase and moves the end when the block is extended, so the next `up` follows."""
+        nodes = self.spec.training.nodes  # type: ignore[union-attr]
+        block = aws.ec2.get_capacity_block_reservation(id=nodes.reservation_id, opts=pulumi.InvokeOptions(parent=self))
+        if not block.start_date or not block.end_date:
+            raise ValueError(
+                f"training.nodes.reservationId: {nodes.reservation_id} is not a Capacity Block with a start and end date"
+            )
+        plan = capacity_block_plan(_utc(block.start_date), _utc(block.end_date), datetime.now(timezone.utc), count)
+        if plan.scale_in_at is None:
+            pulumi.log.warn(
+                f"training.nodes.reservationId: Capacity Block {nodes.reservation_id} ends at {block.end_date}; "
+                "the node group stays at zero",
+                resource=self,
+            )
+        return plan
+
+    def _capacity_block_schedules(
+        self, name: str, group: aws.autoscaling.Group, plan: CapacityBlockPlan, count: int
+    ) -> None:
+        actions = [("block-start", plan.scale_out_at, count), ("block-end", plan.scale_in_at, 0)]
+        for label, moment, size in actions:
+            if moment is None:
+                continue
+            aws.autoscaling.Schedule(
+                f"{name}-nodes-{label}",
+                scheduled_action_name=f"accelstack-{label}",
+                autoscaling_group_name=group.name,
+                start_time=schedule_time(moment),
+                min_size=size,
+                max_size=count,
+                desired_capacity=size,
+                # The action's name is unique in its group: a replacement frees it first.
+                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+            )

@@ -242,12 +242,11 @@ def _render(template: str, **values: object) -> str:
     return _env.get_template(template).render(**values)
 
 
-def slurm_conf(spec: StackSpec, digest: str = "-") -> str:
+def slurm_conf(spec: StackSpec) -> str:
     plan = layout(spec)
     return _render(
         "slurm.conf.j2",
         cluster_name=plan.cluster_name,
-        digest=digest,
         head_hostname=plan.head_hostname,
         slurmctld_port=SLURMCTLD_PORT,
         slurmd_port=SLURMD_PORT,
@@ -358,6 +357,11 @@ def spot_watcher_script(spec: StackSpec) -> str:
     )
 
 
+def aws_cli_function() -> str:
+    """`ensure_aws_cli`: installs AWS CLI v2 from AWS's bundle where the image has no `aws`."""
+    return _render("_aws_cli.sh.j2")
+
+
 def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] | None:
     if plan.lustre_mount_path is None:
         return None
@@ -426,9 +430,18 @@ def compute_setup_script(spec: StackSpec, values: DeployValues) -> str:
     )
 
 
+# Follows node count, capacity, checkpoint size and Lustre throughput (the planner's Daly interval):
+# left out of the head's copy, which would otherwise rebuild slurmctld on edits Slurm never sees.
+# Jobs still get it: the TaskProlog exports the compute node's file to every task, batch steps included.
+HEAD_OMITS = ("ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS",)
+
+
 def environment_files(spec: StackSpec, values: DeployValues, task_prolog: bool) -> list[dict[str, str]]:
+    environment = node_environment(spec, checkpoint_interval_seconds(spec, values))
+    if not task_prolog:  # the head: what login shells there carry
+        environment = {key: value for key, value in environment.items() if key not in HEAD_OMITS}
     files = [
-        _file(NODE_ENVIRONMENT_FILE, environment_file(node_environment(spec, checkpoint_interval_seconds(spec, values)))),
+        _file(NODE_ENVIRONMENT_FILE, environment_file(environment)),
         _file(NODE_ENVIRONMENT_PROFILE, environment_profile()),
     ]
     if task_prolog:
@@ -450,17 +463,20 @@ def checkpoint_sync_units(spec: StackSpec, values: DeployValues) -> dict[str, st
     }
 
 
-def head_cloud_init(spec: StackSpec, values: DeployValues, digest: str = "-") -> str:
-    """The head node: hostname = SlurmctldHost, slurm.conf/gres.conf/cgroup.conf, slurmctld."""
+def head_cloud_init(spec: StackSpec, values: DeployValues) -> str:
+    """The head node: hostname = SlurmctldHost, slurm.conf/gres.conf/cgroup.conf, slurmctld.
+
+    Its user data replaces the instance when it changes (AWS: user_data_replace_on_change), so it
+    holds only what slurmctld needs: no config digest of the whole spec, no checkpoint interval."""
     plan = layout(spec)
     doc = {
         "hostname": plan.head_hostname,
         "preserve_hostname": False,
         "manage_etc_hosts": True,
         "package_update": True,
-        "packages": ["munge", "slurmctld", "slurm-client", "curl"],
+        "packages": ["munge", "slurmctld", "slurm-client", "curl", "unzip"],
         "write_files": [
-            _file("/etc/slurm/slurm.conf", slurm_conf(spec, digest)),
+            _file("/etc/slurm/slurm.conf", slurm_conf(spec)),
             _file("/etc/slurm/gres.conf", gres_conf(spec)),
             _file("/etc/slurm/cgroup.conf", cgroup_conf(spec)),
             _file(
@@ -492,21 +508,21 @@ def compute_cloud_init(spec: StackSpec, values: DeployValues) -> str:
     files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, values), "0755"))
     doc = {
         "package_update": True,
-        "packages": ["munge", "slurmd", "slurm-client", "curl"],
+        "packages": ["munge", "slurmd", "slurm-client", "curl", "unzip"],
         "write_files": files,
         "runcmd": [[COMPUTE_SETUP_PATH]],
     }
     return _cloud_config(doc)
 
 
-def render_all(spec: StackSpec, values: DeployValues | None = None, digest: str = "-") -> dict[str, str]:
+def render_all(spec: StackSpec, values: DeployValues | None = None) -> dict[str, str]:
     """Every node artifact by file name, as `accelstack render` writes them."""
     values = values or DeployValues.placeholders()
     artifacts = {
-        "slurm.conf": slurm_conf(spec, digest),
+        "slurm.conf": slurm_conf(spec),
         "gres.conf": gres_conf(spec),
         "cgroup.conf": cgroup_conf(spec),
-        "head.cloud-init.yaml": head_cloud_init(spec, values, digest),
+        "head.cloud-init.yaml": head_cloud_init(spec, values),
         "compute.cloud-init.yaml": compute_cloud_init(spec, values),
         "training.env": environment_file(node_environment(spec, checkpoint_interval_seconds(spec, values))),
         "task-prolog.sh": task_prolog_script(),

@@ -253,9 +253,11 @@ def _tag_values(tags: Any) -> dict[str, str]:
 
 
 def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
-    """Every resource carries the workload and config-digest tags: the provider stamps them through
+    """Every resource carries the workload and stack tags: the provider stamps them through
     `defaultTags`, resources never override them, and the places default tags do not reach (launch
-    template tag specifications, autoscaling group tags) carry them explicitly.
+    template tag specifications, autoscaling group tags) carry them explicitly. The config digest
+    is not a default tag (it would update every resource on every config edit): autoscaling groups
+    carry it, and propagate it to the instances they launch.
 
     Mirrors Checkov CKV_AWS_153-style tagging checks and the AWS tagging best practices whitepaper
     (https://docs.aws.amazon.com/whitepapers/latest/tagging-best-practices/).
@@ -264,9 +266,10 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
     if is_provider_type(resource.resource_type):
         if facts is None or facts.package != "aws":
             return
-        missing = [t for t in REQUIRED_TAGS if not facts.default_tags.get(t)]
+        missing = [t for t in REQUIRED_TAGS if t != TAG_DIGEST and not facts.default_tags.get(t)]
         if missing:
             yield f"provider {facts.name} defaultTags lack {', '.join(missing)}"
+
         workload = facts.default_tags.get(TAG_WORKLOAD)
         if workload and workload not in WORKLOADS:
             yield f"provider {facts.name} tags {TAG_WORKLOAD}={workload}; allowed: {', '.join(WORKLOADS)}"
@@ -283,6 +286,7 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
             yield f"{resource.name} overrides tag {key}={own[key]} (the stack's is {expected[key]})"
     if resource.resource_type == "aws:autoscaling/group:Group":
         missing = [k for k in REQUIRED_TAGS if k in expected and own.get(k) != expected[k]]
+        missing += [TAG_DIGEST] if not own.get(TAG_DIGEST) else []
         if missing:
             yield f"autoscaling group {resource.name} must tag {', '.join(missing)} (default tags do not apply to it)"
     if resource.resource_type == "aws:ec2/launchTemplate:LaunchTemplate":
@@ -327,7 +331,7 @@ POLICIES = [
         config=CONFIG,
     ),
     resource_policy(
-        "workload-tags", "Resources carry the workload and config-digest tags.", check_workload_tags
+        "workload-tags", "Resources carry the workload and stack tags; groups the config digest.", check_workload_tags
     ),
 ]
 ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY

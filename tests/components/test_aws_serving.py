@@ -12,6 +12,7 @@ import base64
 import json
 import subprocess
 import sys
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -117,10 +118,14 @@ def test_health_check_on_readiness_path_with_cold_start_timing():
     (hook,) = group["initialLifecycleHooks"]
     # The hook, not the grace period, waits out the cold start; the grace covers the first verdict.
     assert expected.health_check_grace_seconds < expected.cold_start_seconds
-    minutes = int(group["waitForCapacityTimeout"].removesuffix("m"))
-    assert minutes * 60 >= hook["heartbeatTimeout"] + expected.health_check_grace_seconds
     assert hook["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"
-    assert hook["heartbeatTimeout"] >= expected.cold_start_seconds
+    # The hook's timeout is a constant (a ForceNew field of a fixed-name group); the boot script's
+    # heartbeats hold it open for the planner's budget, which covers the cold start.
+    assert hook["heartbeatTimeout"] == 300
+    assert f"while [ \"$SECONDS\" -lt {expected.lifecycle_heartbeat_seconds} ]" in user_data(cap)
+    assert expected.lifecycle_heartbeat_seconds >= expected.cold_start_seconds
+    minutes = int(group["waitForCapacityTimeout"].removesuffix("m"))
+    assert minutes * 60 >= expected.lifecycle_heartbeat_seconds + hook["heartbeatTimeout"] + expected.health_check_grace_seconds
 
 
 def test_waf_rate_rule_per_client_ip_from_admission_policy():
@@ -149,7 +154,9 @@ def test_key_policy_lets_auto_scaling_use_the_key_without_naming_its_service_lin
     (ebs,) = [s for s in policy["Statement"] if s["Principal"]["AWS"] == "*"]
     assert {"kms:CreateGrant", "kms:GenerateDataKey*", "kms:Decrypt", "kms:ReEncrypt*", "kms:DescribeKey"} <= set(ebs["Action"])
     assert ebs["Condition"] == {
-        "StringEquals": {"kms:CallerAccount": "222222222222", "kms:ViaService": "ec2.us-east-1.amazonaws.com"}
+        "StringEquals": {"kms:CallerAccount": "222222222222", "kms:ViaService": "ec2.us-east-1.amazonaws.com"},
+        # The Auto Scaling service-linked role lives there; ordinary principals need IAM grants.
+        "ArnLike": {"aws:PrincipalArn": "arn:aws:iam::222222222222:role/aws-service-role/*"},
     }
 
 
@@ -414,13 +421,21 @@ esac
 """
 
 
-def boot_twice_as_a_warm_pool_replica(tmp_path: Path) -> tuple[list[str], list[str]]:
+def boot_twice_as_a_warm_pool_replica(
+    tmp_path: Path, heartbeat_every: str | None = None, pull_seconds: float = 0
+) -> tuple[list[str], list[str]]:
     """Run the replica's boot script as EC2 would for a warm-pool instance: first start while the
     group targets Warmed:Stopped, then (after the stop) a start while it targets InService.
-    Commands are fakes that log their arguments; returns each boot's log."""
+    Commands are fakes that log their arguments; returns each boot's log. `heartbeat_every` shortens
+    the heartbeat period, `pull_seconds` makes the image pull that slow."""
     script = user_data(run())
     boot = script.split("cat > /opt/accelstack/boot.sh <<'BOOT'\n", 1)[1].split("\nBOOT\n", 1)[0]
     boot = boot.replace("/opt/accelstack/models", str(tmp_path / "models"))
+    if heartbeat_every is not None:
+        assert "sleep 60 & sleeper=$!" in boot
+        boot = boot.replace("sleep 60 & sleeper=$!", f"sleep {heartbeat_every} & sleeper=$!")
+    if pull_seconds:
+        boot = boot.replace("  docker pull ", f"  sleep {pull_seconds}; docker pull ", 1)
     (tmp_path / "models").mkdir()
     (tmp_path / "boot.sh").write_text(boot)
     bin_dir = tmp_path / "bin"
@@ -461,6 +476,25 @@ def test_warm_pool_replica_prepares_on_first_start_and_serves_on_the_second(tmp_
         "systemctl start accelstack-queue-worker.service",
         hook,
     ]
+
+
+def test_replica_holds_the_launch_hook_open_while_it_loads_and_stops_when_done(tmp_path):
+    """U4: a slow first prepare (weights, a registry pull through NAT) must not outlive the hook's
+    short timeout: heartbeats keep it open, and stop once the hook is completed."""
+    prepare, serve = boot_twice_as_a_warm_pool_replica(tmp_path, heartbeat_every="0.2", pull_seconds=2)
+    beats = [i for i, line in enumerate(prepare) if "record-lifecycle-action-heartbeat" in line]
+    done = max(i for i, line in enumerate(prepare) if "complete-lifecycle-action" in line)
+    assert len(beats) >= 3 and max(beats) < done
+    assert "--lifecycle-hook-name replica-ready --instance-id i-0123456789abcdef0" in prepare[beats[0]]
+    time.sleep(0.5)  # a heartbeat loop left running would keep logging
+    assert (tmp_path / "Warmed-Stopped.log").read_text().splitlines() == prepare
+
+
+def test_replica_role_may_heartbeat_and_complete_only_its_own_hook():
+    [policy] = [p for p in run().by_type(ROLE_POLICY) if p.name.endswith("-replica-queues")]
+    [hook] = [s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Sid"] == "CompleteOwnLaunchHook"]
+    assert hook["Action"] == ["autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"]
+    assert hook["Resource"].endswith(":autoScalingGroupName/accelstack-aws-serving-replicas")
 
 
 def test_a_config_edit_that_does_not_touch_replicas_does_not_roll_the_fleet() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from pathlib import Path
 
@@ -118,7 +119,12 @@ def test_provider_pins_account_region_role_and_tags() -> None:
     assert json.loads(inputs["assumeRoles"])[0]["roleArn"] == "arn:aws:iam::111111111111:role/accelstack-deploy"
     tags = json.loads(inputs["defaultTags"])["tags"]
     assert tags["accelstack:stack"] == STACK and tags["accelstack:workload"] == "training"
-    assert tags["accelstack:config-digest"] == stack().stack_outputs["configDigest"]
+    # No digest among default tags: it would update every resource on every edit (S7). The node
+    # group carries it to the instances it launches.
+    assert "accelstack:config-digest" not in tags
+    group_tags = {t["key"]: t for t in stack().one(GROUP).inputs["tags"]}
+    assert group_tags["accelstack:config-digest"]["value"] == stack().stack_outputs["configDigest"]
+    assert group_tags["accelstack:config-digest"]["propagateAtLaunch"] is True
 
 
 # --- EFA, placement, network isolation --------------------------------------------------------
@@ -128,14 +134,14 @@ def test_provider_pins_account_region_role_and_tags() -> None:
 def test_launch_template_attaches_every_efa_interface(instance_type: str, efa: int) -> None:
     cap = stack(NO_SCHEDULER, f"training.nodes.instanceType={instance_type}")
     interfaces = node_template(cap).inputs["networkInterfaces"]
-    assert len(interfaces) == efa
-    cards = [int(i.get("networkCardIndex", 0)) for i in interfaces]
-    assert sorted(cards) == list(range(efa))  # unique, one per network card
-    primary = next(i for i in interfaces if int(i.get("networkCardIndex", 0)) == 0)
-    assert primary["interfaceType"] == "efa" and int(primary.get("deviceIndex", 0)) == 0
-    others = [i for i in interfaces if i is not primary]
-    assert all(i["interfaceType"] == "efa-only" and int(i["deviceIndex"]) == 1 for i in others)
-    assert cap.stack_outputs["efaInterfacesPerNode"] == efa
+    slots = [(int(i.get("networkCardIndex", 0)), int(i.get("deviceIndex", 0))) for i in interfaces]
+    assert len(set(slots)) == len(slots)  # no two interfaces in one slot
+    # EC2 guide (efa-acc-inst-types): a plain ENA primary at card 0 / device 0 (an efa-only interface
+    # cannot be primary), efa-only at card 0 / device 1, efa-only at device 0 of every other card.
+    types = {slot: i.get("interfaceType") for slot, i in zip(slots, interfaces)}
+    assert types.pop((0, 0)) is None
+    assert types == {(0, 1): "efa-only", **{(card, 0): "efa-only" for card in range(1, efa)}}
+    assert cap.stack_outputs["efaInterfacesPerNode"] == efa  # every EFA-capable card is used
 
 
 def test_nodes_share_one_cluster_placement_group_in_one_subnet() -> None:
@@ -188,9 +194,9 @@ def test_nodes_have_no_public_ip_and_imdsv2_only() -> None:
     assert template["metadataOptions"]["httpTokens"] == "required"
     assert 1 <= template["metadataOptions"]["httpPutResponseHopLimit"] <= 2
     interfaces = template["networkInterfaces"]
-    # 32 interfaces: EC2 rejects associatePublicIpAddress (even "false") with more than one network
+    # 33 interfaces: EC2 rejects associatePublicIpAddress (even "false") with more than one network
     # interface, so it is absent and the private subnet keeps nodes off the internet.
-    assert len(interfaces) == 32 and not any("associatePublicIpAddress" in i for i in interfaces)
+    assert len(interfaces) == 33 and not any("associatePublicIpAddress" in i for i in interfaces)
     assert all(not s.inputs.get("mapPublicIpOnLaunch") for s in cap.by_type("aws:ec2/subnet:Subnet"))
 
 
@@ -314,7 +320,10 @@ def test_checkpoint_versions_expire_after_the_window_and_current_ones_never() ->
                   if r.inputs["bucket"] == config.inputs["bucket"]]
     assert versioning[0].urn in config.dependencies  # versioning is on before the rule lands
     datasets, _ = lifecycle_rules(cap, "acme-train-datasets")
-    assert not any("noncurrentVersionExpiration" in r for r in datasets)  # datasets keep every version
+    # Overwritten dataset versions expire too (S3 keeps and bills every version otherwise); current ones never.
+    [dataset_expiry] = [r for r in datasets if "noncurrentVersionExpiration" in r]
+    assert dataset_expiry["noncurrentVersionExpiration"] == {"noncurrentDays": 30}
+    assert dataset_expiry["expiration"] == {"expiredObjectDeleteMarker": True}
     custom, _ = lifecycle_rules(stack("training.storage.checkpoints.noncurrentVersionDays=90"), "acme-train-checkpoints")
     assert [r["noncurrentVersionExpiration"]["noncurrentDays"] for r in custom if "noncurrentVersionExpiration" in r] == [90]
 
@@ -371,8 +380,9 @@ def test_serving_accounts_read_artifacts_only() -> None:
 
 def test_instance_role_is_least_privilege() -> None:
     cap = stack()
-    attachment = cap.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-    assert attachment.inputs["policyArn"].endswith("/AmazonSSMManagedInstanceCore")
+    attachments = cap.by_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    assert len(attachments) == 2  # node and head role: Session Manager only
+    assert all(a.inputs["policyArn"].endswith("/AmazonSSMManagedInstanceCore") for a in attachments)
     for role_policy in cap.by_type("aws:iam/rolePolicy:RolePolicy"):
         for statement in json.loads(role_policy.inputs["policy"])["Statement"]:
             actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
@@ -384,6 +394,21 @@ def test_instance_role_is_least_privilege() -> None:
     node_role = by_name(cap, "aws:iam/role:Role", f"{STACK}-node")
     assume = json.loads(node_role.inputs["assumeRolePolicy"])
     assert [s["Principal"] for s in assume["Statement"]] == [{"Service": "ec2.amazonaws.com"}]
+
+
+def test_head_node_has_its_own_role_without_data_access() -> None:
+    """The controller reads the munge key; it never needs datasets or checkpoints (least privilege)."""
+    cap = stack()
+    head = cap.one("aws:ec2/instance:Instance")
+    profile = by_name(cap, "aws:iam/instanceProfile:InstanceProfile", f"{STACK}-head")
+    assert profile.urn in head.property_dependencies["iamInstanceProfile"]
+    [head_role_urn] = profile.property_dependencies["role"]
+    head_policies = [p for p in cap.by_type("aws:iam/rolePolicy:RolePolicy") if p.property_dependencies.get("role") == [head_role_urn]]
+    assert [p.name for p in head_policies] == [f"{STACK}-head-read-munge-key"]
+    actions = {a for st in json.loads(head_policies[0].inputs["policy"])["Statement"] for a in st["Action"]}
+    assert actions == {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret", "kms:Decrypt"}
+    node_profile = by_name(cap, "aws:iam/instanceProfile:InstanceProfile", f"{STACK}-node")
+    assert node_profile.urn not in head.dependencies
 
 
 @pytest.mark.parametrize("count", [4, 64])
@@ -412,6 +437,71 @@ def test_capacity_block_targets_the_reservation() -> None:
     assert template["instanceMarketOptions"]["marketType"] == "capacity-block"
     target = template["capacityReservationSpecification"]["capacityReservationTarget"]
     assert target["capacityReservationId"] == "cr-0123456789abcdef0"
+    # No cluster placement group: it adds a placement constraint outside the block's capacity.
+    assert cap.by_type("aws:ec2/placementGroup:PlacementGroup") == []
+    assert "placement" not in template and "placementGroup" not in cap.one(GROUP).inputs
+    assert "placementGroup" not in cap.stack_outputs
+
+
+CAPACITY_BLOCK = (
+    "training.nodes.capacity=capacity-block",
+    "training.nodes.reservationId=cr-0123456789abcdef0",
+    "training.network.availabilityZone=us-east-1b",
+)
+
+
+def test_capacity_block_group_waits_for_the_block_and_leaves_40_minutes_before_its_end() -> None:
+    """The mock block runs 2099-01-05 11:30 to 2099-01-19 11:30 UTC (dates from EC2, not the spec)."""
+    cap = stack(NO_SCHEDULER, *CAPACITY_BLOCK)
+    group = cap.one(GROUP)
+    assert (group.inputs["minSize"], group.inputs["desiredCapacity"], group.inputs["maxSize"]) == (0, 0, 4)
+    schedules = {s.inputs["scheduledActionName"]: s for s in cap.by_type("aws:autoscaling/schedule:Schedule")}
+    start, end = schedules["accelstack-block-start"].inputs, schedules["accelstack-block-end"].inputs
+    assert start["startTime"] == "2099-01-05T11:30:00Z"
+    assert (start["minSize"], start["desiredCapacity"], start["maxSize"]) == (4, 4, 4)
+    assert end["startTime"] == "2099-01-19T10:50:00Z"
+    assert (end["minSize"], end["desiredCapacity"]) == (0, 0)
+    assert all(group.urn in s.property_dependencies["autoscalingGroupName"] for s in schedules.values())
+    [invoke] = [t for t, _ in run(NO_SCHEDULER, *CAPACITY_BLOCK)[1].invokes if "CapacityBlock" in t]
+    assert invoke == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation"
+
+
+class RunningBlockCloud(RecordingCloud):
+    """A block that started yesterday and ends in three days."""
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
+            now = datetime.now(timezone.utc).replace(microsecond=0)
+            iso = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+            return {"id": args.args["id"], "startDate": iso(now - timedelta(days=1)), "endDate": iso(now + timedelta(days=3))}, []
+        return super().call(args)
+
+
+def test_capacity_block_in_progress_runs_now_and_only_schedules_its_end() -> None:
+    raw = apply_overrides(read_stack_file(EXAMPLE), [NO_SCHEDULER, *CAPACITY_BLOCK])
+    cap = capture(MAIN, config_for_pulumi(raw), stack=STACK, mocks=RunningBlockCloud())
+    group = cap.one(GROUP)
+    assert group.inputs["minSize"] == group.inputs["desiredCapacity"] == 4
+    [schedule] = cap.by_type("aws:autoscaling/schedule:Schedule")
+    assert schedule.inputs["scheduledActionName"] == "accelstack-block-end" and schedule.inputs["desiredCapacity"] == 0
+
+
+@pytest.mark.parametrize("capacity", [(), ("training.nodes.capacity=spot",), CAPACITY_BLOCK])
+def test_node_group_pins_a_template_version_and_never_refreshes_running_nodes(capacity) -> None:
+    cap = stack(NO_SCHEDULER, *capacity)
+    group, template = cap.one(GROUP), node_template(cap)
+    assert group.inputs["launchTemplate"]["version"] not in ("$Latest", "$Default")
+    assert template.urn in group.property_dependencies["launchTemplate"]
+    assert "instanceRefresh" not in group.inputs  # a refresh would terminate nodes mid-job
+
+
+@pytest.mark.parametrize("stack_overrides", [("training.nodes.count=1",), ("training.nodes.capacity=spot", "training.nodes.count=1")])
+def test_one_node_has_no_placement_group_and_no_efa(stack_overrides) -> None:
+    cap = stack(NO_SCHEDULER, *stack_overrides)
+    assert cap.by_type("aws:ec2/placementGroup:PlacementGroup") == []
+    [interface] = node_template(cap).inputs["networkInterfaces"]
+    assert "interfaceType" not in interface
+    assert cap.stack_outputs["efaInterfacesPerNode"] == 0
 
 
 def test_on_demand_has_no_market_options() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from datetime import datetime, timedelta, timezone
 
 import pytest
 import yaml
@@ -19,10 +20,13 @@ from components.aws.storage import (
     parse_s3_uri,
 )
 from components.aws.training import (
+    NetworkInterface,
+    capacity_block_plan,
     efa_network_interfaces,
     instance_policy_document,
     lustre_client_cloud_config,
     market_options,
+    needs_placement_group,
 )
 
 
@@ -58,11 +62,55 @@ def test_vpc_too_small_for_two_subnets_names_the_config_path() -> None:
 @pytest.mark.parametrize(("instance_type", "efa"), [("p5.48xlarge", 32), ("p4d.24xlarge", 4)])
 def test_every_network_card_gets_one_efa_interface(instance_type: str, efa: int) -> None:
     interfaces = efa_network_interfaces(instance_type)
-    assert len(interfaces) == efa
-    assert len({i.network_card_index for i in interfaces}) == efa
+    efa_cards = [i.network_card_index for i in interfaces if i.interface_type]
+    assert sorted(efa_cards) == list(range(efa))  # one EFA device per card, every card
     primary, *others = interfaces
-    assert (primary.network_card_index, primary.device_index, primary.interface_type) == (0, 0, "efa")
-    assert all(i.device_index == 1 and i.interface_type == "efa-only" for i in others)
+    assert (primary.network_card_index, primary.device_index, primary.interface_type) == (0, 0, None)
+    assert [(i.network_card_index, i.device_index) for i in others] == [(0, 1)] + [(c, 0) for c in range(1, efa)]
+    assert all(i.interface_type == "efa-only" for i in others)
+
+
+@pytest.mark.parametrize("instance_type", ["p5.48xlarge", "g6e.12xlarge"])
+def test_one_node_gets_no_efa(instance_type: str) -> None:
+    """EFA only carries traffic between nodes; a one-node stack gets one plain interface."""
+    assert efa_network_interfaces(instance_type, 1) == [NetworkInterface(0, 0, None)]
+
+
+def test_one_card_instance_keeps_the_single_efa_interface() -> None:
+    assert efa_network_interfaces("g6e.12xlarge", 4) == [NetworkInterface(0, 0, "efa")]
+
+
+@pytest.mark.parametrize(
+    ("count", "capacity", "expected"),
+    [(4, "on-demand", True), (4, "spot", True), (1, "on-demand", False), (1, "spot", False), (4, "capacity-block", False)],
+)
+def test_placement_group_only_where_it_helps(count: int, capacity: str, expected: bool) -> None:
+    assert needs_placement_group(count, capacity) is expected
+
+
+BLOCK_START = datetime(2027, 3, 1, 11, 30, tzinfo=timezone.utc)
+BLOCK_END = datetime(2027, 3, 8, 11, 30, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("now", "size", "out", "scale_in"),
+    [
+        # Before the block: zero now, out at the start, in 40 min before the end.
+        (BLOCK_START - timedelta(days=2), 0, BLOCK_START, BLOCK_END - timedelta(minutes=40)),
+        # Minutes before the start: too late to schedule, launch now (EC2 retries until the start).
+        (BLOCK_START - timedelta(minutes=5), 8, None, BLOCK_END - timedelta(minutes=40)),
+        (BLOCK_START + timedelta(days=1), 8, None, BLOCK_END - timedelta(minutes=40)),
+        # Within the last 50 minutes, or after: zero, nothing scheduled.
+        (BLOCK_END - timedelta(minutes=45), 0, None, None),
+        (BLOCK_END + timedelta(days=1), 0, None, None),
+    ],
+)
+def test_capacity_block_plan(now, size, out, scale_in) -> None:
+    plan = capacity_block_plan(BLOCK_START, BLOCK_END, now, 8)
+    assert (plan.size_now, plan.scale_out_at, plan.scale_in_at) == (size, out, scale_in)
+    if plan.scale_in_at is not None:
+        # The AWS rule the lead encodes: at zero more than 30 minutes before the end.
+        assert BLOCK_END - plan.scale_in_at > timedelta(minutes=30)
 
 
 def test_instance_without_efa_gets_one_plain_interface() -> None:
@@ -116,7 +164,12 @@ def test_key_policy_lets_readers_decrypt_only_through_s3() -> None:
     assert reader["Action"] == ["kms:Decrypt", "kms:DescribeKey"]
     assert reader["Condition"] == {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
     wide = [s for s in policy["Statement"] if s["Principal"] == {"AWS": "*"}]
-    assert all(s["Condition"]["StringEquals"]["kms:CallerAccount"] == "111111111111" for s in wide)
+    assert wide and all(s["Condition"]["StringEquals"]["kms:CallerAccount"] == "111111111111" for s in wide)
+    # Only service-linked roles (Auto Scaling's for EBS, FSx's S3-access role): no ordinary principal
+    # of the account decrypts without a KMS grant in its own IAM policy.
+    assert all(
+        s["Condition"]["ArnLike"] == {"aws:PrincipalArn": "arn:aws:iam::111111111111:role/aws-service-role/*"} for s in wide
+    )
 
 
 def test_bucket_policy_always_denies_plain_http() -> None:

@@ -49,6 +49,11 @@ SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 
 # The replace-forcing inputs per type (from the provider's schema) live in accelstack.engine.replacement,
 # shared with `accelstack diff`.
+# Serving and the Slurm head: not stateful, but replacing them is an outage.
+GROUP = "aws:autoscaling/group:Group"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+INSTANCE = "aws:ec2/instance:Instance"
+
 STATEFUL = (BUCKET, VERSIONING, ENCRYPTION, LUSTRE, DRA, KEY, VOLUME, SECRET, SECRET_VERSION, RANDOM_BYTES, QUEUE)
 
 # GPU types are offered in only some AZs of a region, and a newer type in fewer than an older one. This table
@@ -153,11 +158,78 @@ SERVING_CHANGES = {
     "admission TTL": ("serving.admission.ttlSeconds=600",),
     "SLO numbers": ("serving.slo.targetSeconds=5", "serving.slo.serviceSeconds=0.5"),
 }
+# What changes the served model: weights size and so the planner's cold start, the precision, a
+# measured cold start. They must roll the fleet (a new template version), never replace the group.
+SERVING_MODEL_CHANGES = {
+    "another model": (
+        "serving.model.name=meta-llama/Llama-3.1-70B-Instruct",
+        "serving.model.weightsUri=s3://acme-train-checkpoints/models/llama-3.1-70b-instruct/",
+        "serving.model.preset=llama-3.1-70b",
+        "serving.replicas.instanceType=p5.48xlarge",
+        "serving.model.adapters=[]",
+    ),
+    "precision bf16 -> fp8": ("serving.model.precision=fp8",),
+    "measured cold start": ("serving.replicas.coldStartSeconds=1800",),
+    "context length": ("serving.model.contextLength=32768",),
+}
+SERVING_CHANGES.update(SERVING_MODEL_CHANGES)
+# Day-2 edits with nothing to do with Slurm: the head (slurmctld) must not be rebuilt for them.
+UNRELATED_TO_SLURM = {
+    "checkpoint version days": ("training.storage.checkpoints.noncurrentVersionDays=31",),
+    "artifact reader added": TRAINING_CHANGES["artifact reader added"],
+    "Lustre grows": TRAINING_CHANGES["Lustre grows"],
+    "Lustre throughput tier": TRAINING_CHANGES["Lustre throughput tier"],
+    "head node type": TRAINING_CHANGES["head node type"],
+    "allowed regions": ("separation.allowedRegions=[us-east-1, us-west-2, eu-west-1]",),
+}
+TRAINING_CHANGES["on-demand -> Capacity Block"] = (
+    "training.nodes.capacity=capacity-block",
+    "training.nodes.reservationId=cr-0123456789abcdef0",
+    "training.network.availabilityZone=us-east-1a",  # where the deployed cluster subnet is
+)
 CASES = [
     pytest.param(stack, overrides, id=f"{stack}: {label}")
     for stack, table in (("aws-training", TRAINING_CHANGES), ("aws-finetune", FINETUNE_CHANGES), ("aws-serving", SERVING_CHANGES))
     for label, overrides in table.items()
 ]
+
+
+def replacements(stack: str, overrides: tuple[str, ...]) -> list[str]:
+    """Every resource (any type with known replace-forcing inputs) the change would replace."""
+    before = {r.urn: r for r in deployed(stack)[0].resources}
+    found = []
+    for new in updated(stack, overrides).resources:
+        old = before.get(new.urn)
+        if old is None:
+            continue
+        for prop in _replacing_changes(old.type, old.inputs, new.inputs, new.ignore_changes):
+            found.append(f"{old.type} {old.name}: `{prop}` changed")
+    return found
+
+
+@pytest.mark.parametrize("overrides", list(SERVING_MODEL_CHANGES.values()), ids=list(SERVING_MODEL_CHANGES))
+def test_a_model_change_replaces_nothing_in_serving(overrides: tuple[str, ...]) -> None:
+    """M6: a new model, precision or cold start must roll the replicas (a new launch template
+    version and an instance refresh), not replace the group delete-first."""
+    assert replacements("aws-serving", overrides) == []
+    before = {r.name: r for r in deployed("aws-serving")[0].resources if r.type == LAUNCH_TEMPLATE}
+    after = {r.name: r for r in updated("aws-serving", overrides).resources if r.type == LAUNCH_TEMPLATE}
+    assert any(before[n].inputs != after[n].inputs for n in before)  # the fleet does roll
+
+
+@pytest.mark.parametrize("overrides", list(UNRELATED_TO_SLURM.values()), ids=list(UNRELATED_TO_SLURM))
+def test_an_edit_unrelated_to_slurm_keeps_the_head(overrides: tuple[str, ...]) -> None:
+    """M2: the head's user data (slurm.conf and its setup) must not change for an edit Slurm does
+    not see; with user_data_replace_on_change it would rebuild the controller."""
+    [head_before] = deployed("aws-training")[0].by_type(INSTANCE)
+    [head_after] = updated("aws-training", overrides).by_type(INSTANCE)
+    assert head_after.inputs["userData"] == head_before.inputs["userData"]
+    assert [r for r in replacements("aws-training", overrides) if INSTANCE in r] == []
+
+
+def test_the_replacement_check_sees_a_slurm_edit() -> None:
+    """Guards the guard: a Slurm change does rebuild the head (its user data carries slurm.conf)."""
+    assert any(INSTANCE in r for r in replacements("aws-training", TRAINING_CHANGES["Slurm maxTime"]))
 
 
 @pytest.mark.parametrize("stack", ["aws-training", "aws-finetune", "aws-serving"])

@@ -181,12 +181,12 @@ def test_batch_environment_leaves_security_groups_to_the_efa_interfaces(batch_ca
 
 def test_batch_template_encrypts_the_ecs_images_real_root_and_leaves_the_image_to_batch(batch_capture):
     template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
-    assert "imageId" not in template.inputs  # Batch picks ECS_AL2_NVIDIA from image_type
+    assert "imageId" not in template.inputs  # Batch picks ECS_AL2023_NVIDIA from image_type
     [root] = template.inputs["blockDeviceMappings"]
-    assert root["deviceName"] == "/dev/xvda"  # Amazon Linux 2 root: /dev/sda1 would be a spare 512 GiB volume
+    assert root["deviceName"] == "/dev/xvda"  # Amazon Linux root: /dev/sda1 would be a spare 512 GiB volume
     assert root["ebs"]["encrypted"] == "true" and root["ebs"]["kmsKeyId"]
     resources = batch_capture.one("aws:batch/computeEnvironment:ComputeEnvironment").inputs["computeResources"]
-    assert resources["ec2Configurations"] == [{"imageType": "ECS_AL2_NVIDIA"}]
+    assert resources["ec2Configurations"] == [{"imageType": "ECS_AL2023_NVIDIA"}]
     names = [r.name for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate")]
     assert names == ["aws-training-batch"]  # Batch runs the fleet: no node-group template beside it
 
@@ -211,3 +211,20 @@ def test_batch_refuses_spot_because_multinode_jobs_cannot_run_on_it():
         parse_spec(raw, "aws-training")
     with pytest.raises(Exception, match=r"training\.nodes\.capacity: spot is not supported"):
         preview("training.scheduler.kind=managed", "training.nodes.capacity=spot")
+
+
+def test_batch_nodes_install_the_efa_software_before_the_ecs_agent(batch_capture):
+    """AWS Batch's EFA guide needs the EFA driver loaded on the image: a cloud-boothook (it runs early,
+    before the ECS agent starts, as aws-samples/aws-batch-efa does) runs the EFA installer once."""
+    import base64
+    import email
+
+    template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
+    message = email.message_from_string(base64.b64decode(template.inputs["userData"]).decode())
+    parts = {p.get_content_type(): p.get_payload() for p in message.walk() if not p.is_multipart()}
+    assert list(parts) == ["text/cloud-boothook", "text/cloud-config"]  # the boothook first
+    hook = parts["text/cloud-boothook"]
+    assert "cloud-init-per once" in hook and "./efa_installer.sh -y" in hook
+    assert "https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz" in hook
+    assert "dnf install -y lustre-client" in parts["text/cloud-config"]
+    assert "amazon-linux-extras" not in parts["text/cloud-config"]  # Amazon Linux 2 only

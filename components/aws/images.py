@@ -1,0 +1,76 @@
+"""What each node image has, and what its package manager can install: the table every generated
+boot script is tested against (a script must not `apt-get install` a package its image's repositories
+do not carry, nor call a tool the image lacks without installing it first).
+
+Sources per row. Only what the scripts rely on is listed; "ships" is what they use without installing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class NodeImage:
+    description: str
+    package_manager: str  # "apt" or "dnf": the only installer the scripts may call on it
+    ships: frozenset[str]  # commands present on the image as published
+    installable: frozenset[str]  # packages the scripts install, present in the image's repositories
+    # Packages known NOT to be installable there, and the evidence; listed so a test names the reason.
+    absent: dict[str, str] = field(default_factory=dict)
+
+
+# Base commands of every Ubuntu server/cloud image (coreutils, util-linux, e2fsprogs, systemd, curl,
+# gnupg, python3: cloud-init itself is Python).
+_UBUNTU_BASE = frozenset(
+    {"bash", "curl", "gpg", "python3", "systemctl", "base64", "stat", "mktemp", "install", "blkid",
+     "mkfs.ext4", "mountpoint", "mount", "grep", "sed", "lsb_release", "uname", "chmod", "chown"}
+)  # fmt: skip
+_NO_AWSCLI_DEB = (
+    "Ubuntu 24.04 (noble) no longer ships the awscli package: \"E: Package 'awscli' has no installation "
+    "candidate\" (aws/aws-cli#8978); the AWS CLI v2 bundle is installed instead (ensure_aws_cli)"
+)
+# noble main/universe: munge, slurmctld/slurmd/slurm-client 23.11, unzip, curl.
+_NOBLE_PACKAGES = frozenset({"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip"})
+
+IMAGES: dict[str, NodeImage] = {
+    # components.aws.scheduler.HEAD_IMAGE_PARAMETER: Canonical's Ubuntu Server 24.04 for EC2.
+    "slurm-head": NodeImage(
+        description="Canonical Ubuntu Server 24.04 LTS",
+        package_manager="apt",
+        ships=_UBUNTU_BASE,
+        installable=_NOBLE_PACKAGES,
+        absent={"awscli": _NO_AWSCLI_DEB},
+    ),
+    # components.aws.training.NODE_IMAGE: Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04):
+    # NVIDIA driver, CUDA, EFA installer, NCCL, docker (its release notes' package table). Whether it
+    # carries the AWS CLI is not stated there, so the scripts do not rely on it (ensure_aws_cli).
+    "training-node": NodeImage(
+        description="AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04)",
+        package_manager="apt",
+        ships=_UBUNTU_BASE | {"docker"},
+        installable=_NOBLE_PACKAGES,
+        absent={"awscli": _NO_AWSCLI_DEB},
+    ),
+    # accelstack.spec.models.Replicas.image_id default: the same DLAMI family on Ubuntu 22.04.
+    "serving-replica": NodeImage(
+        description="AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04)",
+        package_manager="apt",
+        ships=_UBUNTU_BASE | {"docker"},
+        installable=frozenset({"unzip"}),
+    ),
+    # components.aws.scheduler.BATCH_IMAGE_TYPE: the ECS-optimized Amazon Linux 2023 NVIDIA AMI AWS
+    # Batch picks. AL2023 has dnf, curl (curl-minimal) and tar; amazon-linux-extras was AL2 only; the
+    # FSx Lustre client is `lustre-client` in the AL2023 repositories (FSx User Guide, "Installing the
+    # Lustre client", Amazon Linux 2023).
+    "batch-node": NodeImage(
+        description="Amazon ECS-optimized Amazon Linux 2023 NVIDIA AMI (AWS Batch ECS_AL2023_NVIDIA)",
+        package_manager="dnf",
+        ships=frozenset({"bash", "curl", "tar", "dnf", "mount", "mkdir", "install", "cloud-init-per"}),
+        installable=frozenset({"lustre-client"}),
+        absent={
+            "amazon-linux-extras": "an Amazon Linux 2 tool; AL2023 has no amazon-linux-extras",
+            "wget": "not on the AL2023 ECS image; the scripts use curl",
+        },
+    ),
+}
