@@ -44,7 +44,7 @@ def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
         return
     values = aws_deploy_values(spec)
     try:
-        head = slurm.head_cloud_init(spec, values, "0123456789ab")
+        head = slurm.head_cloud_init(spec, values)
         compute = slurm.compute_cloud_init(spec, values)
     except ValueError:
         return  # an input another rule reports (unknown preset, non-S3 checkpoint URI) stops rendering
