@@ -254,7 +254,16 @@ class _Converter:
             )
         return _Converted(_integral(value), False, False, None)
 
-    def _block(self, tf_type: str, inputs: dict[str, Any], referents: dict[str, _Reference]) -> _Converted:
+    def _block(
+        self,
+        tf_type: str,
+        inputs: dict[str, Any],
+        referents: dict[str, _Reference],
+        by_property: dict[str, dict[str, _Reference]] | None = None,
+    ) -> _Converted:
+        """`by_property` (top level only): each input may reference only what the engine recorded
+        for that input (propertyDependencies), so a description that happens to equal another
+        resource's description stays a description."""
         renames = {**FIELD_RENAMES["*"], **FIELD_RENAMES.get(tf_type, {})}
         values: dict[str, Any] = {}
         unknown: dict[str, Any] = {}
@@ -265,7 +274,8 @@ class _Converter:
             key = renames.get(key, key)
             if tf_type == "aws_autoscaling_group" and key == "tag" and not isinstance(value, list):
                 key = "tags"  # (the map form, should a program ever pass one)
-            converted = self._convert(tf_type, key, value, referents)
+            scope = by_property.get(pulumi_key, {}) if by_property is not None else referents
+            converted = self._convert(tf_type, key, value, scope)
             if converted.values is not None:
                 values[key] = converted.values
             if _any_true(converted.unknown):
@@ -281,13 +291,14 @@ class _Converter:
     def resource(self, entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         address = self.addresses[entry["urn"]]
         tf_type, _, name = address.partition(".")
-        referents: dict[str, _Reference] = {}
-        for urns in (entry.get("propertyDependencies") or {}).values():
+        by_property: dict[str, dict[str, _Reference]] = {}
+        for prop, urns in (entry.get("propertyDependencies") or {}).items():
+            referents = by_property.setdefault(prop, {})
             for urn in urns:
                 if urn in self.addresses:
                     for value, attribute in self._outputs_of(urn).items():
                         referents.setdefault(value, _Reference(self.addresses[urn], attribute))
-        block = self._block(tf_type, entry.get("inputs") or {}, referents)
+        block = self._block(tf_type, entry.get("inputs") or {}, {}, by_property)
         provider = entry["type"].split(":", 1)[0]
         common = {"address": address, "mode": "managed", "type": tf_type, "name": name}
         provider_name = PROVIDER_ADDRESSES.get(provider, provider)

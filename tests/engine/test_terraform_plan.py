@@ -166,3 +166,20 @@ def test_terraform_name_is_an_identifier() -> None:
     assert terraform_name("aws-training-net") == "aws-training-net"
     assert terraform_name("9lives") == "_9lives"
     assert terraform_name("a.b/c") == "a_b_c"
+
+
+def test_only_the_input_the_engine_linked_becomes_a_reference() -> None:
+    """An ingress rule's description equal to its group's description is text, not a reference:
+    only `securityGroupId` depends on the group."""
+    document = json.loads(json.dumps(export("aws-serving")))
+    resources = document["deployment"]["resources"]
+    [rule] = [r for r in resources if r["urn"].endswith("::aws-serving-alb-in-443")]
+    [group] = [r for r in resources if r["urn"] in rule["propertyDependencies"]["securityGroupId"]]
+    rule["inputs"]["description"] = group["outputs"]["description"]
+    result = terraform_plan(document)
+    [planned_rule] = [
+        r for r in result.document["planned_values"]["root_module"]["resources"]
+        if r["address"] == "aws_vpc_security_group_ingress_rule.aws-serving-alb-in-443"
+    ]
+    assert planned_rule["values"]["description"] == group["outputs"]["description"]
+    assert "security_group_id" not in planned_rule["values"]
