@@ -1,6 +1,6 @@
 """`accelstack export`: a stack as another tool's input. `--format terraform-plan` writes the
-`terraform show -json` plan view of the stack (accelstack.engine.terraform_plan), which Checkov
-(`--framework terraform_plan`), Trivy and OPA rules over tfplan JSON read like any Terraform plan."""
+`terraform show -json` plan view of the stack (accelstack.engine.terraform_plan), which plan scanners
+read like any Terraform plan (Checkov's `--framework terraform_plan` is the one `make scan` tests)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         "-f",
-        help="`terraform-plan`: Terraform's plan JSON (`terraform show -json`), for Checkov "
-        "(`--framework terraform_plan`), Trivy or OPA. `pulumi`: the `pulumi stack export` v3 document "
+        help="`terraform-plan`: Terraform's plan JSON (`terraform show -json`), for plan scanners "
+        "such as Checkov (`--framework terraform_plan`). `pulumi`: the `pulumi stack export` v3 document "
         "(as `preview --json`, without the policy report).",
         case_sensitive=False,
     ),

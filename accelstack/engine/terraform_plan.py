@@ -1,7 +1,6 @@
 """A `pulumi stack export` (v3) document as a Terraform plan JSON (`terraform show -json PLAN`), so the
-scanners security teams already gate Terraform with (Checkov's `terraform_plan` framework, Trivy, OPA
-rules over tfplan JSON) read an accelstack stack as they would a first `terraform plan` of the same
-resources.
+scanners security teams already gate Terraform with read an accelstack stack as they would a first
+`terraform plan` of the same resources (Checkov's `terraform_plan` framework is tested: tests/scan).
 
 Shape (Terraform docs, "JSON Output Format", plan representation):
   {"format_version": "1.2",
