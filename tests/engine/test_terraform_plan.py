@@ -183,3 +183,12 @@ def test_only_the_input_the_engine_linked_becomes_a_reference() -> None:
     ]
     assert planned_rule["values"]["description"] == group["outputs"]["description"]
     assert "security_group_id" not in planned_rule["values"]
+
+
+def test_same_named_resources_of_two_types_are_told_apart() -> None:
+    """The training NAT's Elastic IP and its public subnet share a name (so their mock ids match): the
+    gateway's allocation_id must still reference the EIP and its subnet_id the subnet."""
+    [nat] = planned("aws-training", "aws_nat_gateway").values()
+    expressions = configured("aws-training", nat["address"])
+    assert expressions["allocation_id"]["references"][0] == "aws_eip.aws-training-net-nat.id"
+    assert expressions["subnet_id"]["references"][0] == "aws_subnet.aws-training-net-nat.id"
