@@ -638,7 +638,7 @@ class ServingService(pulumi.ComponentResource):
 
         # The per-client rate rule first (cheapest, stops floods before anything else is evaluated),
         # then AWS's known-bad-inputs group (Log4j JNDI lookups, Java deserialization, localhost Host
-        # headers, ...; Checkov CKV_AWS_192, CKV2_AWS_76). Not the common rule set: its
+        # headers, ...; Checkov CKV_AWS_192). Not the common rule set: its
         # SizeRestrictions_BODY blocks bodies over 8 KB, which long prompts routinely exceed; the
         # known-bad-inputs group has no size rule (WAF developer guide, "Baseline rule groups").
         acl = aws.wafv2.WebAcl(
