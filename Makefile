@@ -4,7 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: preview test unit integration bench policy docs clean
+.PHONY: preview test unit integration bench policy docs scan clean
+
+# Checkov in its own venv: its dependency pins clash with ours. Pinned in requirements-scan.txt.
+SCAN_VENV  := .venv-scan
+SCAN_STAMP := $(SCAN_VENV)/.installed
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,5 +41,17 @@ policy: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/accelstack schema --out docs
 
+$(SCAN_STAMP): requirements-scan.txt
+	test -x $(SCAN_VENV)/bin/python || $(PYTHON) -m venv $(SCAN_VENV)
+	$(SCAN_VENV)/bin/pip install -q --upgrade pip==25.3
+	$(SCAN_VENV)/bin/pip install -q -r requirements-scan.txt
+	touch $(SCAN_STAMP)
+
+# Checkov on every stack's Terraform plan view: fails on any finding not recorded (with why and source)
+# in policies/scanner-exceptions.yaml, then checks Checkov reads the plans faithfully (tests/scan).
+scan: $(STAMP) $(SCAN_STAMP)
+	$(BIN)/python -m accelstack.engine.scanner_gate --checkov $(SCAN_VENV)/bin/checkov --out out/scan
+	CHECKOV=$(SCAN_VENV)/bin/checkov $(BIN)/python -m pytest -m scan -p no:xdist tests/scan
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(SCAN_VENV) .pytest_cache .hypothesis build *.egg-info

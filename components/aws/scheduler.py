@@ -214,6 +214,9 @@ class SlurmCluster(pulumi.ComponentResource):
             # change: the user data carries nothing else of the spec); its state is on the volume
             # and its address is fixed, so nothing else changes.
             user_data_replace_on_change=True,
+            # One-minute CloudWatch metrics (Checkov CKV_AWS_126): a stuck controller shows within
+            # minutes, not five. Changed in place (MonitorInstances), never a rebuild.
+            monitoring=True,
             tags={"Name": f"{name}-head", "accelstack:role": "slurm-head"},
             # delete_before_replace: the fixed address. ignore_changes ami: Canonical republishes the
             # parameter every few weeks and a new image must not rebuild the controller on the next

@@ -64,6 +64,11 @@ ELB_LOG_ACCOUNTS: dict[str, str] = {
 }  # fmt: skip
 ACCESS_LOG_PREFIX = "alb"
 ACCESS_LOG_NONCURRENT_VERSION_DAYS = 30
+WAF_LOG_PREFIX = "aws-waf-logs-"
+WAF_LOG_RETENTION_DAYS = 365  # a year, as the S3 log buckets (Checkov CKV_AWS_338)
+# Credentials never reach the logs: WAF writes these headers as REDACTED.
+WAF_REDACTED_HEADERS = ("authorization", "cookie", "x-api-key")
+KNOWN_BAD_INPUTS = "AWSManagedRulesKnownBadInputsRuleSet"
 
 
 def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, partition: str) -> list[dict[str, Any]]:
@@ -93,10 +98,37 @@ def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, p
 # --- The serving key ------------------------------------------------------------------------------
 
 
-def serving_key_policy(account_id: str, region: str, partition: str) -> dict[str, Any]:
+def waf_log_group_name(stack: str) -> str:
+    """WAF logs only to destinations named `aws-waf-logs-*` (WAF developer guide, "Logging
+    destinations"): PutLoggingConfiguration refuses any other log group."""
+    return f"{WAF_LOG_PREFIX}{stack}"
+
+
+def serving_key_policy(account_id: str, region: str, partition: str, *, waf_log_group: str | None = None) -> dict[str, Any]:
     """Replica volumes (encrypted EBS launched by Auto Scaling) use the key through EC2; the queues'
-    producers and consumers use it through their IAM permissions."""
-    return stack_key_policy(account_id, region, ["ec2"], sid="EbsThroughEc2InThisAccount", partition=partition)
+    producers and consumers use it through their IAM permissions. CloudWatch Logs encrypts the WAF
+    log group with it: CreateLogGroup with a key fails unless the key policy lets the Region's logs
+    service principal use it, for that log group only (CloudWatch Logs user guide, "Encrypt log data
+    in CloudWatch Logs using AWS KMS", kms:EncryptionContext:aws:logs:arn)."""
+    logs = []
+    if waf_log_group:
+        logs.append(
+            {
+                "Sid": "CloudWatchLogsEncryptsTheWafLogGroup",
+                "Effect": "Allow",
+                "Principal": {"Service": f"logs.{region}.amazonaws.com"},
+                "Action": ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"],
+                "Resource": "*",
+                "Condition": {
+                    "ArnEquals": {
+                        "kms:EncryptionContext:aws:logs:arn": f"arn:{partition}:logs:{region}:{account_id}:log-group:{waf_log_group}"
+                    }
+                },
+            }
+        )
+    return stack_key_policy(
+        account_id, region, ["ec2"], sid="EbsThroughEc2InThisAccount", partition=partition, extra_statements=logs
+    )
 
 
 # --- Cross-account model read -----------------------------------------------------------------------
@@ -434,7 +466,7 @@ class ServingService(pulumi.ComponentResource):
     # in a fresh serving account. The statement is the AWS managed aws/ebs key's: any principal of
     # this account, only through EC2 in this Region (the service-linked role calls KMS via EC2).
     def _kms_key(self, name: str) -> aws.kms.Key:
-        policy = serving_key_policy(self.account_id, self.region, self.partition)
+        policy = serving_key_policy(self.account_id, self.region, self.partition, waf_log_group=waf_log_group_name(name))
         key = aws.kms.Key(
             f"{name}-key",
             description=f"accelstack serving {name}: replica volumes and admission queues",
@@ -647,12 +679,15 @@ class ServingService(pulumi.ComponentResource):
                 cloudwatch_metrics_enabled=True, metric_name=f"{metric}{suffix}", sampled_requests_enabled=True
             )
 
-        # Only the per-client rate rule: AWS managed rule groups such as the common rule set block
-        # request bodies over 8 KB, which long prompts routinely exceed.
+        # The per-client rate rule first (cheapest, stops floods before anything else is evaluated),
+        # then AWS's known-bad-inputs group (Log4j JNDI lookups, Java deserialization, localhost Host
+        # headers, ...; Checkov CKV_AWS_192). Not the common rule set: its
+        # SizeRestrictions_BODY blocks bodies over 8 KB, which long prompts routinely exceed; the
+        # known-bad-inputs group has no size rule (WAF developer guide, "Baseline rule groups").
         acl = aws.wafv2.WebAcl(
             f"{name}-edge",
             scope="REGIONAL",
-            description="accelstack serving edge admission: per-client request rate",
+            description="accelstack serving edge admission: per-client request rate, known bad inputs",
             default_action=aws.wafv2.WebAclDefaultActionArgs(allow=aws.wafv2.WebAclDefaultActionAllowArgs()),
             rules=[
                 aws.wafv2.WebAclRuleArgs(
@@ -667,7 +702,21 @@ class ServingService(pulumi.ComponentResource):
                         )
                     ),
                     visibility_config=visibility("RatePerClient"),
-                )
+                ),
+                aws.wafv2.WebAclRuleArgs(
+                    name="aws-known-bad-inputs",
+                    priority=1,
+                    # `none`: the group's own actions (block) apply; `count` would only observe.
+                    override_action=aws.wafv2.WebAclRuleOverrideActionArgs(
+                        none=aws.wafv2.WebAclRuleOverrideActionNoneArgs()
+                    ),
+                    statement=aws.wafv2.WebAclRuleStatementArgs(
+                        managed_rule_group_statement=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementArgs(
+                            vendor_name="AWS", name=KNOWN_BAD_INPUTS
+                        )
+                    ),
+                    visibility_config=visibility("KnownBadInputs"),
+                ),
             ],
             visibility_config=visibility("Edge"),
             opts=self.child,
@@ -679,6 +728,61 @@ class ServingService(pulumi.ComponentResource):
             # One web ACL per load balancer: a create-first replacement would associate the new ACL,
             # then deleting the old association would disassociate the load balancer from any ACL.
             opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+        )
+        self._waf_logging(name, acl)
+
+    def _waf_logging(self, name: str, acl: aws.wafv2.WebAcl) -> None:
+        """Every request's WAF verdict (which rule, client, URI; Checkov CKV2_AWS_31) to a
+        KMS-encrypted log group kept a year, credentials redacted."""
+        group_name = waf_log_group_name(name)
+        log_group = aws.cloudwatch.LogGroup(
+            f"{name}-waf-logs",
+            name=group_name,
+            retention_in_days=WAF_LOG_RETENTION_DAYS,
+            kms_key_id=self.key.arn,  # the key policy lets logs.REGION use it for this group only
+            opts=self.child,
+        )
+        # WAF would add this policy itself at PutLoggingConfiguration (if the deployer may call
+        # logs:PutResourcePolicy), outside the stack; written here it is scoped to this group and
+        # this account's log deliveries (WAF developer guide, "Permissions to publish logs to
+        # CloudWatch Logs"). An account holds at most 10 resource policies per Region.
+        partition, region, account = self.partition, self.region, self.account_id
+        policy = aws.cloudwatch.LogResourcePolicy(
+            f"{name}-waf-logs",
+            policy_name=f"accelstack-{name}-waf-logs",
+            policy_document=log_group.arn.apply(
+                lambda arn: json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Sid": "WafLogDelivery",
+                                "Effect": "Allow",
+                                "Principal": {"Service": "delivery.logs.amazonaws.com"},
+                                "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                                "Resource": f"{arn}:*",
+                                "Condition": {
+                                    "StringEquals": {"aws:SourceAccount": account},
+                                    "ArnLike": {"aws:SourceArn": f"arn:{partition}:logs:{region}:{account}:*"},
+                                },
+                            }
+                        ],
+                    }
+                )
+            ),
+            opts=self.child,
+        )
+        aws.wafv2.WebAclLoggingConfiguration(
+            f"{name}-waf-logs",
+            resource_arn=acl.arn,
+            log_destination_configs=[log_group.arn],
+            redacted_fields=[
+                aws.wafv2.WebAclLoggingConfigurationRedactedFieldArgs(
+                    single_header=aws.wafv2.WebAclLoggingConfigurationRedactedFieldSingleHeaderArgs(name=header)
+                )
+                for header in WAF_REDACTED_HEADERS
+            ],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
         )
 
     def _replica_role(self, name: str, group_name: str) -> aws.iam.InstanceProfile:

@@ -46,7 +46,8 @@ class SecureBucket(pulumi.ComponentResource):
     ALB access logs. `policy_statements` is a hook receiving the bucket ARN and returning extra
     policy statements (e.g. cross-account artifact reads); the TLS-only deny is always present.
     `noncurrent_version_days` (versioned buckets) expires overwritten/deleted versions that many
-    days after they stop being current; current versions never expire.
+    days after they stop being current; current versions never expire unless `expiration_days`
+    is set (log buckets: each log object expires that many days after it was written).
     """
 
     bucket: aws.s3.Bucket
@@ -66,6 +67,7 @@ class SecureBucket(pulumi.ComponentResource):
         force_destroy: bool = False,
         policy_statements: PolicyStatements | None = None,
         sse_algorithm: str = "aws:kms",
+        expiration_days: int | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("accelstack:aws:SecureBucket", name, None, opts)
@@ -156,6 +158,16 @@ class SecureBucket(pulumi.ComponentResource):
                     ),
                 )
             )
+        if expiration_days is not None:
+            # Its own rule: S3 refuses `days` and `expired_object_delete_marker` in one expiration.
+            rules.append(
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    id="expire-current-versions",
+                    status="Enabled",
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
+                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=expiration_days),
+                )
+            )
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-lifecycle",
             bucket=bucket_id,
@@ -239,6 +251,47 @@ def kms_key_policy(account_id: str, region: str, artifact_readers: Sequence[str]
     )
 
 
+# Log buckets (S3 server access logs, VPC flow logs): a year of logs, old versions of a log object
+# (there should be none: log objects are written once) gone after a month.
+LOG_RETENTION_DAYS = 365
+LOG_NONCURRENT_VERSION_DAYS = 30
+
+
+def log_bucket(name: str, statements: PolicyStatements, opts: pulumi.ResourceOptions) -> SecureBucket:
+    """A bucket AWS log delivery writes to: SSE-S3, because neither S3 server access logging nor
+    VPC flow log delivery writes to an SSE-KMS bucket without a key policy naming the delivery
+    service (S3 user guide, "Enabling Amazon S3 server access logging": "only SSE-S3 is supported"
+    for the destination bucket). Protected like the ALB log bucket: logs are audit evidence."""
+    return SecureBucket(
+        name,
+        kms_key_arn=None,
+        sse_algorithm="AES256",
+        noncurrent_version_days=LOG_NONCURRENT_VERSION_DAYS,
+        expiration_days=LOG_RETENTION_DAYS,
+        policy_statements=statements,
+        opts=opts,
+    )
+
+
+def server_access_log_statements(log_bucket_arn: str, source_bucket_arns: Sequence[str], account_id: str) -> list[dict[str, Any]]:
+    """What S3 server access log delivery needs on a bucket with ACLs disabled (BucketOwnerEnforced):
+    the logging service principal, limited to our source buckets and account (S3 user guide,
+    "Permissions for log delivery", bucket policy for the logging.s3.amazonaws.com principal)."""
+    return [
+        {
+            "Sid": "S3ServerAccessLogDelivery",
+            "Effect": "Allow",
+            "Principal": {"Service": "logging.s3.amazonaws.com"},
+            "Action": "s3:PutObject",
+            "Resource": f"{log_bucket_arn}/*",
+            "Condition": {
+                "ArnLike": {"aws:SourceArn": list(source_bucket_arns)},
+                "StringEquals": {"aws:SourceAccount": account_id},
+            },
+        }
+    ]
+
+
 def artifact_reader_statements(bucket_arn: str, prefix: str, readers: Sequence[str]) -> list[dict[str, Any]]:
     """Read-only, prefix-limited access for serving accounts; nothing here grants write or delete."""
     if not readers:
@@ -313,6 +366,7 @@ class TrainingStorage(pulumi.ComponentResource):
         self.kms_key_arn: pulumi.Output[str] = self.kms_key.arn
 
         datasets_bucket, datasets_prefix = parse_s3_uri(storage.datasets.uri, "training.storage.datasets.uri")
+        created: list[tuple[str, SecureBucket]] = []  # the buckets this stack owns, whose access it logs
         if storage.datasets.create:
             datasets = SecureBucket(
                 f"{name}-datasets",
@@ -324,6 +378,7 @@ class TrainingStorage(pulumi.ComponentResource):
                 opts=child,
             )
             self._datasets_bucket = datasets
+            created.append((f"{name}-datasets", datasets))
             self.dataset_bucket: pulumi.Output[str] = datasets.name_out
             self.dataset_bucket_arn: pulumi.Output[str] = datasets.arn
         else:
@@ -349,6 +404,7 @@ class TrainingStorage(pulumi.ComponentResource):
                 self.checkpoint_bucket = bucket.name_out
                 self.checkpoint_bucket_arn = bucket.arn
                 self._checkpoints_bucket = bucket
+                created.append((f"{name}-checkpoints", bucket))
             else:
                 if training.artifact_readers:
                     pulumi.log.warn(
@@ -358,6 +414,8 @@ class TrainingStorage(pulumi.ComponentResource):
                     )
                 self.checkpoint_bucket = pulumi.Output.from_input(checkpoint_bucket)
                 self.checkpoint_bucket_arn = pulumi.Output.from_input(f"arn:aws:s3:::{checkpoint_bucket}")
+
+        self._server_access_logs(name, spec.account.id, created)
 
         self.lustre_dns_name: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
@@ -374,6 +432,37 @@ class TrainingStorage(pulumi.ComponentResource):
                 "lustreMountName": self.lustre_mount_name,
             }
         )
+
+    def _server_access_logs(self, name: str, account_id: str, buckets: list[tuple[str, SecureBucket]]) -> None:
+        """Every request to the datasets and checkpoints buckets (who read or deleted what) lands in
+        one access-log bucket, under a prefix per source bucket (Checkov CKV_AWS_18). The operator's
+        own buckets are not touched."""
+        if not buckets:
+            return
+        sources = pulumi.Output.all(*[bucket.arn for _, bucket in buckets])
+        logs = log_bucket(
+            f"{name}-access-logs",
+            lambda arn: pulumi.Output.all(arn, sources).apply(
+                lambda args: server_access_log_statements(args[0], args[1], account_id)
+            ),
+            pulumi.ResourceOptions(parent=self),
+        )
+        for bucket_name, bucket in buckets:
+            aws.s3.BucketLogging(
+                f"{bucket_name}-access-logging",
+                bucket=bucket.bucket.id,
+                target_bucket=logs.name_out,
+                target_prefix=bucket.name_out.apply(lambda b: f"{b}/"),
+                # Date-partitioned keys (s3://logs/SOURCE/ACCOUNT/REGION/SOURCE/YYYY/MM/DD/...) keep
+                # Athena scans of one day cheap.
+                target_object_key_format=aws.s3.BucketLoggingTargetObjectKeyFormatArgs(
+                    partitioned_prefix=aws.s3.BucketLoggingTargetObjectKeyFormatPartitionedPrefixArgs(
+                        partition_date_source="EventTime"
+                    )
+                ),
+                # S3 checks at PutBucketLogging that log delivery may write: the policy goes first.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[logs.policy]),
+            )
 
     def _lustre(self, name: str, spec: Any, subnet_id: pulumi.Input[str], security_group_id: pulumi.Input[str]) -> None:
         # Omitted capacityGiB/throughputPerTiB: the planner's numbers, the same `accelstack preview` shows.

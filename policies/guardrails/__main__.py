@@ -14,11 +14,11 @@ if _REPO_ROOT not in sys.path:
 
 from pulumi_policy import PolicyPack  # noqa: E402
 
-from policies.guardrails import rules  # noqa: E402
+from policies.guardrails import observability, rules  # noqa: E402
 
 PolicyPack(
     name=rules.PACK_NAME,
     description=rules.PACK_DESCRIPTION,
-    policies=rules.POLICIES,
+    policies=rules.POLICIES + observability.POLICIES,
     enforcement_level=rules.ENFORCEMENT_LEVEL,
 )

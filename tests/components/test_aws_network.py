@@ -8,13 +8,14 @@ internet gateway, and S3 traffic from every private subnet takes the gateway end
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 from accelstack.engine.capture import Capture, MockCloud, capture, config_for_pulumi
-from accelstack.spec.loader import read_stack_file
+from accelstack.spec.loader import apply_overrides, read_stack_file
 from components.aws.network import pick_zones
 
 REPO = Path(__file__).resolve().parents[2]
@@ -140,3 +141,44 @@ def test_training_cluster_subnet_is_in_the_first_az_that_offers_the_node_type() 
     # Not the opted-in Local Zone that sorts first, not us-east-1a (no such GPUs there).
     assert cluster.inputs["availabilityZone"] == "us-east-1b"
     assert [q["filters"] for q in cloud.offering_filters] == [[{"name": "instance-type", "values": ["p5.48xlarge"]}]]
+
+
+# --- flow logs and the default security group (Checkov CKV2_AWS_11, CKV2_AWS_12) -------------------
+
+FLOW_LOG = "aws:ec2/flowLog:FlowLog"
+DEFAULT_SG = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
+
+
+@pytest.mark.parametrize(("stack", "account"), [("aws-training", "111111111111"), ("aws-serving", "222222222222")])
+def test_every_new_vpc_logs_its_flows_to_s3_and_closes_its_default_group(stack: str, account: str) -> None:
+    cap = run(stack)
+    vpc = cap.one("aws:ec2/vpc:Vpc")
+    [flow_log] = cap.by_type(FLOW_LOG)
+    [bucket] = [b for b in cap.by_type("aws:s3/bucket:Bucket") if b.name.endswith("-net-flow-logs")]
+    assert flow_log.inputs["vpcId"] == vpc.id and flow_log.inputs["trafficType"] == "ALL"
+    assert flow_log.inputs["logDestinationType"] == "s3"
+    assert flow_log.inputs["logDestination"] == f"{bucket.outputs['arn']}/vpc-flow-logs"
+    assert flow_log.inputs["destinationOptions"]["fileFormat"] == "parquet"
+    [policy] = [p for p in cap.by_type("aws:s3/bucketPolicy:BucketPolicy") if p.inputs["bucket"] == bucket.id]
+    assert policy.urn in flow_log.dependencies, "CreateFlowLogs checks delivery may write: the policy first"
+    statements = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
+    write = statements["FlowLogDeliveryWrite"]
+    assert write["Principal"] == {"Service": "delivery.logs.amazonaws.com"}
+    assert write["Resource"] == f"{bucket.outputs['arn']}/vpc-flow-logs/AWSLogs/{account}/*"
+    assert write["Condition"]["StringEquals"]["aws:SourceAccount"] == account
+    assert statements["FlowLogDeliveryAclCheck"]["Resource"] == bucket.outputs["arn"]
+    assert bucket.protect
+    [default] = cap.by_type(DEFAULT_SG)
+    assert default.inputs["vpcId"] == vpc.id
+    assert default.inputs.get("ingress", []) == [] and default.inputs.get("egress", []) == []
+    # Nothing of ours lands in the default group: every interface names its own.
+    assert all(default.id not in json.dumps(r.inputs) for r in cap.resources if r.urn != default.urn)
+
+
+def test_an_existing_vpc_gets_no_flow_log_or_default_group_from_us() -> None:
+    raw = apply_overrides(
+        read_stack_file(REPO / "stacks" / "Pulumi.aws-training.yaml"),
+        ["training.network={vpcId: vpc-0123456789abcdef0, subnetId: subnet-0123456789abcdef0, availabilityZone: us-east-1b}"],
+    )
+    cap = capture(MAIN, config_for_pulumi(raw), stack="aws-training")
+    assert cap.by_type(FLOW_LOG) == [] and cap.by_type(DEFAULT_SG) == []

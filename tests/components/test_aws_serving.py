@@ -75,12 +75,15 @@ def test_alb_is_internet_facing_hardened_and_logs_to_sse_s3_bucket():
     assert alb["internal"] is False and alb["loadBalancerType"] == "application"
     assert alb["dropInvalidHeaderFields"] is True and alb["enableDeletionProtection"] is True
     assert alb["accessLogs"]["enabled"] is True and alb["accessLogs"]["prefix"] == "alb"
-    (bucket,) = cap.by_type("aws:s3/bucket:Bucket")
+    (bucket,) = [b for b in cap.by_type("aws:s3/bucket:Bucket") if b.name == "aws-serving-alb-logs"]
     assert bucket.protect and alb["accessLogs"]["bucket"] == bucket.name
-    sse = cap.one("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs
+    (sse,) = [
+        r.inputs for r in cap.by_type("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+        if r.inputs["bucket"] == bucket.id
+    ]
     # ALB log delivery supports SSE-S3 only.
     assert sse["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
-    policy = json.loads(cap.one("aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])
+    (policy,) = [json.loads(p.inputs["policy"]) for p in cap.by_type("aws:s3/bucketPolicy:BucketPolicy") if p.inputs["bucket"] == bucket.id]
     writers = {json.dumps(s["Principal"]) for s in policy["Statement"] if s["Effect"] == "Allow"}
     assert '{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}' in writers
     assert '{"AWS": "arn:aws:iam::127311923021:root"}' in writers  # us-east-1 predates August 2022
@@ -132,10 +135,13 @@ def test_waf_rate_rule_per_client_ip_from_admission_policy():
     cap = run("serving.admission.perClientRate=250", "serving.admission.rateWindowSeconds=120")
     acl = cap.one("aws:wafv2/webAcl:WebAcl")
     assert acl.inputs["scope"] == "REGIONAL"
-    (rule,) = acl.inputs["rules"]
+    rule, known_bad = sorted(acl.inputs["rules"], key=lambda r: r["priority"])
     rate = rule["statement"]["rateBasedStatement"]
     assert rate == {"aggregateKeyType": "IP", "limit": 250, "evaluationWindowSec": 120}
     assert "block" in rule["action"]
+    # The managed group blocks on its own (override `none`), after the rate rule.
+    assert known_bad["statement"]["managedRuleGroupStatement"] == {"vendorName": "AWS", "name": "AWSManagedRulesKnownBadInputsRuleSet"}
+    assert known_bad["overrideAction"] == {"none": {}}
     association = cap.one("aws:wafv2/webAclAssociation:WebAclAssociation").inputs
     alb = cap.one("aws:lb/loadBalancer:LoadBalancer")
     assert association["resourceArn"] == alb.outputs["arn"]
@@ -149,9 +155,9 @@ def test_key_policy_lets_auto_scaling_use_the_key_without_naming_its_service_lin
     policy), which covers the role once Auto Scaling creates it."""
     policy = json.loads(run().one("aws:kms/key:Key").inputs["policy"])
     assert "AWSServiceRoleForAutoScaling" not in json.dumps(policy)
-    named_principals = [p for s in policy["Statement"] for p in [s["Principal"]["AWS"]] if p != "*"]
+    named_principals = [p for s in policy["Statement"] for p in [s["Principal"].get("AWS")] if p and p != "*"]
     assert named_principals == ["arn:aws:iam::222222222222:root"]
-    (ebs,) = [s for s in policy["Statement"] if s["Principal"]["AWS"] == "*"]
+    (ebs,) = [s for s in policy["Statement"] if s["Principal"].get("AWS") == "*"]
     assert {"kms:CreateGrant", "kms:GenerateDataKey*", "kms:Decrypt", "kms:ReEncrypt*", "kms:DescribeKey"} <= set(ebs["Action"])
     assert ebs["Condition"] == {
         "StringEquals": {"kms:CallerAccount": "222222222222", "kms:ViaService": "ec2.us-east-1.amazonaws.com"},
@@ -406,7 +412,7 @@ def test_stack_outputs():
 @pytest.mark.parametrize("override", ["serving.loadBalancer.accessLogs=false"])
 def test_access_logs_can_be_disabled(override):
     cap = run(override)
-    assert not cap.by_type("aws:s3/bucket:Bucket")
+    assert [b.name for b in cap.by_type("aws:s3/bucket:Bucket")] == ["aws-serving-net-flow-logs"]
     assert "accessLogs" not in cap.one("aws:lb/loadBalancer:LoadBalancer").inputs
 
 
@@ -509,3 +515,30 @@ def test_a_config_edit_that_does_not_touch_replicas_does_not_roll_the_fleet() ->
     assert tags["accelstack:config-digest"]["value"] != {t["key"]: t for t in named(base, GROUP, "-replicas").inputs["tags"]}[
         "accelstack:config-digest"
     ]["value"]
+
+
+def test_waf_logs_every_verdict_to_an_encrypted_aws_waf_logs_group_with_credentials_redacted():
+    """WAF refuses a destination not named aws-waf-logs-*; CloudWatch Logs refuses a key its policy
+    does not open to logs.REGION for that group; delivery needs the group's resource policy first."""
+    cap = run()
+    group = cap.one("aws:cloudwatch/logGroup:LogGroup")
+    assert group.inputs["name"] == "aws-waf-logs-aws-serving"
+    assert group.inputs["retentionInDays"] == 365
+    key = cap.one("aws:kms/key:Key")
+    assert group.inputs["kmsKeyId"] == key.outputs["arn"]
+    [logs] = [s for s in json.loads(key.inputs["policy"])["Statement"] if s["Principal"].get("Service")]
+    assert logs["Principal"] == {"Service": "logs.us-east-1.amazonaws.com"}
+    assert logs["Condition"] == {
+        "ArnEquals": {"kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-east-1:222222222222:log-group:aws-waf-logs-aws-serving"}
+    }
+    config = cap.one("aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration")
+    assert config.inputs["resourceArn"] == cap.one("aws:wafv2/webAcl:WebAcl").outputs["arn"]
+    assert config.inputs["logDestinationConfigs"] == [group.outputs["arn"]]
+    redacted = [f["singleHeader"]["name"] for f in config.inputs["redactedFields"]]
+    assert "authorization" in redacted and all(name == name.lower() for name in redacted)
+    resource_policy = cap.one("aws:cloudwatch/logResourcePolicy:LogResourcePolicy")
+    assert resource_policy.urn in config.dependencies
+    [delivery] = json.loads(resource_policy.inputs["policyDocument"])["Statement"]
+    assert delivery["Principal"] == {"Service": "delivery.logs.amazonaws.com"}
+    assert delivery["Resource"] == f"{group.outputs['arn']}:*"
+    assert delivery["Condition"]["StringEquals"] == {"aws:SourceAccount": "222222222222"}

@@ -63,6 +63,11 @@ def node_template(cap: Capture) -> Registration:
     return template
 
 
+def data_buckets(cap: Capture) -> list[Registration]:
+    """The datasets and checkpoints buckets (named from their URIs); not the log buckets."""
+    return [b for b in cap.by_type(BUCKET) if "bucket" in b.inputs]
+
+
 def by_name(cap: Capture, type_token: str, name: str) -> Registration:
     [found] = [r for r in cap.by_type(type_token) if r.name == name]
     return found
@@ -243,7 +248,9 @@ def test_existing_vpc_is_used_as_is() -> None:
 def test_stateful_resources_are_protected() -> None:
     cap = stack()
     protected = [cap.one(KEY), cap.one(LUSTRE), *cap.by_type(BUCKET)]
-    assert len(cap.by_type(BUCKET)) == 2
+    assert sorted(b.name for b in cap.by_type(BUCKET)) == [
+        f"{STACK}-net-flow-logs", f"{STACK}-storage-access-logs", f"{STACK}-storage-checkpoints", f"{STACK}-storage-datasets"
+    ]
     assert all(r.protect for r in protected), [r.name for r in protected if not r.protect]
 
 
@@ -252,7 +259,7 @@ def test_buckets_are_private_versioned_and_encrypted_with_the_stack_key() -> Non
     key = cap.one(KEY)
     assert key.inputs["enableKeyRotation"] is True
     key_arn = key.outputs.get("arn") or output_of(cap, key.urn, "arn")
-    for bucket in cap.by_type(BUCKET):
+    for bucket in data_buckets(cap):
         def config(token: str, bucket_id: str = bucket.id) -> dict:
             [found] = [r.inputs for r in cap.by_type(token) if r.inputs["bucket"] == bucket_id]
             return found
@@ -303,7 +310,7 @@ def test_lustre_linked_to_s3_has_no_backups_but_logs_repository_errors(overrides
 
 
 def lifecycle_rules(cap: Capture, bucket_name: str) -> list[dict]:
-    [bucket] = [b for b in cap.by_type(BUCKET) if b.inputs["bucket"] == bucket_name]
+    [bucket] = [b for b in data_buckets(cap) if b.inputs["bucket"] == bucket_name]
     [config] = [r for r in cap.by_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
                 if r.inputs["bucket"] == bucket.id]
     return config.inputs["rules"], config
@@ -345,7 +352,7 @@ def test_datasets_are_imported_and_checkpoints_exported_without_deletes() -> Non
 
 def test_existing_datasets_bucket_is_referenced_not_created() -> None:
     cap = stack("training.storage.datasets.create=false")
-    assert [b.inputs["bucket"] for b in cap.by_type(BUCKET)] == ["acme-train-checkpoints"]
+    assert [b.inputs["bucket"] for b in data_buckets(cap)] == ["acme-train-checkpoints"]
     [datasets] = [r.inputs for r in cap.by_type(DRA) if r.inputs["fileSystemPath"] == "/datasets"]
     assert datasets["dataRepositoryPath"] == "s3://acme-train-datasets"
     policy = json.loads(by_name(cap, "aws:iam/rolePolicy:RolePolicy", f"{STACK}-node-storage").inputs["policy"])
@@ -362,7 +369,7 @@ def test_scratch_file_system_uses_the_legacy_import_path() -> None:
 
 def test_serving_accounts_read_artifacts_only() -> None:
     cap = stack()
-    [checkpoints] = [b for b in cap.by_type(BUCKET) if b.inputs["bucket"] == "acme-train-checkpoints"]
+    [checkpoints] = [b for b in data_buckets(cap) if b.inputs["bucket"] == "acme-train-checkpoints"]
     [policy] = [p for p in cap.by_type("aws:s3/bucketPolicy:BucketPolicy") if p.inputs["bucket"] == checkpoints.id]
     statements = json.loads(policy.inputs["policy"])["Statement"]
     readers = [s for s in statements if s["Effect"] == "Allow"]
@@ -548,7 +555,46 @@ def test_without_lustre_there_is_no_file_system_and_no_mount() -> None:
 
 def test_without_checkpoints_nodes_get_no_write_access() -> None:
     cap = stack(NO_SCHEDULER, "training.storage.checkpoints=null")
-    assert [b.inputs["bucket"] for b in cap.by_type(BUCKET)] == ["acme-train-datasets"]
+    assert [b.inputs["bucket"] for b in data_buckets(cap)] == ["acme-train-datasets"]
     assert [r.inputs["fileSystemPath"] for r in cap.by_type(DRA)] == ["/datasets"]
     policy = json.loads(cap.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
     assert not any("s3:PutObject" in s["Action"] for s in policy["Statement"])
+
+
+# --- S3 server access logs ---------------------------------------------------------------------------
+
+LOGGING = "aws:s3/bucketLogging:BucketLogging"
+
+
+def test_data_buckets_log_every_request_to_an_sse_s3_log_bucket() -> None:
+    """Who read or deleted which dataset or checkpoint object (Checkov CKV_AWS_18). S3 delivers
+    server access logs only to an SSE-S3 bucket, through a policy naming the logging service, limited
+    to our source buckets and account."""
+    cap = stack()
+    logs = by_name(cap, BUCKET, f"{STACK}-storage-access-logs")
+    assert logs.protect
+    sources = {b.id: b for b in data_buckets(cap)}
+    loggings = cap.by_type(LOGGING)
+    assert sorted(sources[r.inputs["bucket"]].inputs["bucket"] for r in loggings) == ["acme-train-checkpoints", "acme-train-datasets"]
+    for logging in loggings:
+        assert logging.inputs["targetBucket"] == logs.outputs["bucket"]
+        assert logging.inputs["targetPrefix"] == sources[logging.inputs["bucket"]].inputs["bucket"] + "/"
+        policy = by_name(cap, "aws:s3/bucketPolicy:BucketPolicy", f"{STACK}-storage-access-logs-policy")
+        assert policy.urn in logging.dependencies, "PutBucketLogging checks delivery may write: policy first"
+    [sse] = [r for r in cap.by_type("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+             if r.inputs["bucket"] == logs.id]
+    assert sse.inputs["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
+    statements = json.loads(by_name(cap, "aws:s3/bucketPolicy:BucketPolicy", f"{STACK}-storage-access-logs-policy").inputs["policy"])["Statement"]
+    [delivery] = [s for s in statements if s["Effect"] == "Allow"]
+    assert delivery["Principal"] == {"Service": "logging.s3.amazonaws.com"} and delivery["Action"] == "s3:PutObject"
+    assert sorted(delivery["Condition"]["ArnLike"]["aws:SourceArn"]) == ["arn:aws:s3:::acme-train-checkpoints", "arn:aws:s3:::acme-train-datasets"]
+    assert delivery["Condition"]["StringEquals"] == {"aws:SourceAccount": "111111111111"}
+    rules = {r["id"]: r for r in by_name(cap, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration", f"{STACK}-storage-access-logs-lifecycle").inputs["rules"]}
+    assert rules["expire-current-versions"]["expiration"] == {"days": 365}
+    assert "expiredObjectDeleteMarker" not in rules["expire-current-versions"]["expiration"]
+
+
+def test_operator_buckets_get_no_access_logging_from_us() -> None:
+    cap = stack("training.storage.datasets.create=false", "training.storage.checkpoints.create=false")
+    assert cap.by_type(LOGGING) == []
+    assert [b.name for b in cap.by_type(BUCKET)] == [f"{STACK}-net-flow-logs"]

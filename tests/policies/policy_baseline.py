@@ -155,8 +155,8 @@ runcmd:
 def training_export() -> dict[str, Any]:
     b = Builder("aws-training", "training", TRAINING_ACCOUNT)
     key = b.add("aws:kms/key:Key", "storage-key", {"enableKeyRotation": True}, protect=True)
-    b.secure_bucket("acme-train-datasets", versioned=False)
-    b.secure_bucket(
+    datasets = b.secure_bucket("acme-train-datasets", versioned=False)
+    checkpoints = b.secure_bucket(
         "acme-train-checkpoints",
         statements=[{
             "Sid": "ServingReadsModels", "Effect": "Allow",
@@ -165,6 +165,11 @@ def training_export() -> dict[str, Any]:
             "Resource": ["arn:aws:s3:::acme-train-checkpoints", "arn:aws:s3:::acme-train-checkpoints/models/*"],
         }],
     )
+    # Server access logs of both data buckets (guardrails bucket-access-logging).
+    logs = b.secure_bucket("acme-train-access-logs", sse="AES256")
+    for source in (datasets, checkpoints):
+        b.add("aws:s3/bucketLogging:BucketLogging", f"{source['inputs']['bucket']}-access-logging",
+              {"targetPrefix": f"{source['inputs']['bucket']}/"}, links={"bucket": source, "targetBucket": logs})
     b.add("aws:fsx/lustreFileSystem:LustreFileSystem", "lustre",
           {"deploymentType": "PERSISTENT_2", "storageCapacity": 4800, "kmsKeyId": key["outputs"]["arn"]}, protect=True)
     b.add("aws:ec2/placementGroup:PlacementGroup", "nodes", {"strategy": "cluster"})

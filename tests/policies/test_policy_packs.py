@@ -21,6 +21,8 @@ STACK_POLICIES = {
         "bucket-encryption", "bucket-public-access-block", "no-public-buckets-final", "internet-ingress-only-to-load-balancer",
         "no-secrets-in-user-data-final", "iam-least-privilege-final", "bucket-versioning", "queue-dlq",
         "spot-training-needs-checkpoints", "serving-scales-on-queue-depth",
+        # policies/guardrails/observability.py
+        "vpc-flow-logs", "default-security-group-closed", "bucket-access-logging", "waf-logging",
     },
 }
 

@@ -37,6 +37,7 @@ def test_slurm_head_is_private_imdsv2_encrypted_with_protected_state_volume(slur
     assert head.inputs["metadataOptions"]["httpTokens"] == "required"
     assert head.inputs["rootBlockDevice"]["encrypted"] is True
     assert head.inputs["userDataReplaceOnChange"] is True
+    assert head.inputs["monitoring"] is True  # one-minute metrics (Checkov CKV_AWS_126)
     assert head.provider.startswith(aws_provider_urn(cap))
     volume = cap.one("aws:ebs/volume:Volume")
     assert volume.protect and volume.inputs["encrypted"] is True and volume.inputs["kmsKeyId"]

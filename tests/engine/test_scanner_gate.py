@@ -1,0 +1,116 @@
+"""The scan gate's bookkeeping (no Checkov needed): the recorded exceptions load, each names a check,
+resources, why and source; a finding they do not cover fails the gate, and so does an exception that
+no longer covers anything. Checkov itself runs in `make scan` (tests/scan)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from accelstack.engine.scanner_gate import EXCEPTIONS_FILE, ExceptionsError, evaluate, load_exceptions, main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def report(failed: list[tuple[str, str]], passed: int = 3) -> dict:
+    """A Checkov JSON report (single framework) with these (check id, resource address) failures."""
+    return {
+        "check_type": "terraform_plan",
+        "results": {
+            "passed_checks": [{"check_id": "CKV_AWS_19", "resource": f"aws_s3_bucket.b{i}"} for i in range(passed)],
+            "failed_checks": [{"check_id": c, "resource": r, "check_name": f"title of {c}"} for c, r in failed],
+        },
+        "summary": {"passed": passed, "failed": len(failed)},
+    }
+
+
+def test_shipped_exceptions_load_and_each_says_why_and_where_from() -> None:
+    exceptions = load_exceptions()
+    assert len(exceptions) >= 5
+    for exception in exceptions:
+        assert len(exception.why) > 80 and len(exception.source) > 20
+        assert all(pattern.startswith("aws_") for pattern in exception.resources)
+
+
+def test_the_fixed_findings_are_not_excepted() -> None:
+    """The fourteen real findings were fixed in the stacks; recording them as exceptions would hide them."""
+    excepted = {e.check for e in load_exceptions()}
+    fixed = {"CKV2_AWS_11", "CKV2_AWS_12", "CKV2_AWS_31", "CKV_AWS_192", "CKV_AWS_126"}
+    assert excepted & fixed == set()
+    data_buckets = ["aws_s3_bucket.aws-training-storage-datasets", "aws_s3_bucket.aws-finetune-storage-checkpoints"]
+    assert not any(e.covers("CKV_AWS_18", address) for e in load_exceptions() for address in data_buckets)
+
+
+def test_readme_shows_every_exception() -> None:
+    readme = (REPO / "README.md").read_text()
+    for exception in load_exceptions():
+        row = next((line for line in readme.splitlines() if f"`{exception.check}`" in line), None)
+        assert row is not None, f"{exception.check} is not in the README's exceptions table"
+        for pattern in exception.resources:
+            assert f"`{pattern}`" in row, f"{exception.check}: {pattern} missing from its README row"
+
+
+def test_new_finding_fails_and_covered_finding_passes() -> None:
+    exceptions = load_exceptions()
+    reports = {
+        "aws-training": report([
+            ("CKV_AWS_341", "aws_launch_template.aws-training-nodes"),  # recorded
+            ("CKV2_AWS_11", "aws_vpc.aws-training-net-vpc"),  # not recorded: flow logs are required
+        ]),
+    }
+    result = evaluate(reports, exceptions)
+    assert [f.check for f in result.accepted] == ["CKV_AWS_341"]
+    assert [f.line() for f in result.unexpected] == [
+        "aws-training: CKV2_AWS_11 aws_vpc.aws-training-net-vpc: title of CKV2_AWS_11"
+    ]
+    assert not result.ok
+    assert result.passed == {"aws-training": 3}
+
+
+def test_an_exception_for_the_same_check_on_another_resource_does_not_cover() -> None:
+    """CKV_AWS_341 is accepted for the training nodes' template only: the serving replicas keep hop limit 1."""
+    result = evaluate({"aws-serving": report([("CKV_AWS_341", "aws_launch_template.aws-serving-replica")])}, load_exceptions())
+    assert [f.address for f in result.unexpected] == ["aws_launch_template.aws-serving-replica"]
+
+
+def test_an_exception_matching_nothing_is_stale() -> None:
+    exceptions = load_exceptions()
+    result = evaluate({"aws-training": report([])}, exceptions)
+    stale = {(e.check, pattern) for e, pattern in result.stale}
+    assert ("CKV_AWS_341", "aws_launch_template.*-nodes") in stale
+    assert not result.ok
+
+
+def test_a_multi_framework_report_is_read_too() -> None:
+    single = report([("CKV_AWS_341", "aws_launch_template.aws-training-nodes")])
+    result = evaluate({"aws-training": [single, report([], passed=2)]}, load_exceptions())
+    assert result.passed == {"aws-training": 5} and len(result.accepted) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("exceptions: {}\n", "expected a top-level `exceptions:` list"),
+        ("exceptions:\n  - check: CKV_AWS_18\n    resources: [aws_s3_bucket.x]\n    why: because\n", r"exceptions\[0\]\.source: required"),
+        ("exceptions:\n  - check: AVD-AWS-0086\n    resources: [aws_s3_bucket.x]\n    why: w\n    source: s\n",
+         r"exceptions\[0\]\.check: 'AVD-AWS-0086' is not a Checkov AWS check id"),
+        ("exceptions:\n  - check: CKV_AWS_18\n    resources: []\n    why: w\n    source: s\n", r"exceptions\[0\]\.resources: expected a non-empty list"),
+        ("exceptions:\n  - check: CKV_AWS_18\n    resource: [aws_s3_bucket.x]\n    resources: [aws_s3_bucket.x]\n    why: w\n    source: s\n",
+         r"unknown field\(s\) resource; allowed: check, resources, why, source"),
+        ("exceptions: [\n", "scanner-exceptions.yaml"),
+    ],
+)
+def test_malformed_exceptions_are_named_and_exit_2(tmp_path: Path, text: str, message: str, capsys) -> None:
+    path = tmp_path / "scanner-exceptions.yaml"
+    path.write_text(text)
+    with pytest.raises(ExceptionsError, match=message):
+        load_exceptions(path)
+    assert main(["--exceptions", str(path), "--checkov", "/nonexistent"]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_missing_checkov_is_a_clear_exit_2(capsys) -> None:
+    assert main(["--checkov", "/nonexistent/checkov", "--exceptions", str(EXCEPTIONS_FILE)]) == 2
+    assert "make scan" in capsys.readouterr().err
