@@ -46,6 +46,21 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # internal/service/autoscaling/group.go (initial_lifecycle_hook: every field ForceNew), policy.go
     "aws:autoscaling/group:Group": ("name", "namePrefix", "initialLifecycleHooks", "region"),
     "aws:autoscaling/policy:Policy": ("autoscalingGroupName", "name", "region"),
+    # internal/service/logs/group.go, resource_policy.go (policy_document updates in place)
+    "aws:cloudwatch/logGroup:LogGroup": ("name", "namePrefix", "logGroupClass", "region"),
+    "aws:cloudwatch/logResourcePolicy:LogResourcePolicy": ("policyName", "region"),
+    # internal/service/ec2/vpc_default_security_group.go (adopts the VPC's default group)
+    "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": ("vpcId", "region"),
+    # internal/service/ec2/vpc_flow_log.go: every argument but tags is ForceNew
+    "aws:ec2/flowLog:FlowLog": (
+        "deliverCrossAccountRole", "destinationOptions", "eniId", "iamRoleArn", "logDestination", "logDestinationType",
+        "logFormat", "maxAggregationInterval", "subnetId", "trafficType", "transitGatewayAttachmentId",
+        "transitGatewayId", "vpcId", "region",
+    ),
+    # internal/service/s3/bucket_logging.go (target bucket and prefix update in place)
+    "aws:s3/bucketLogging:BucketLogging": ("bucket", "expectedBucketOwner", "region"),
+    # internal/service/wafv2/web_acl_logging_configuration.go
+    "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": ("resourceArn", "logDestinationConfigs", "region"),
     # internal/service/cloudwatch/metric_alarm.go (alarm_name is Pulumi's `name`)
     "aws:cloudwatch/metricAlarm:MetricAlarm": ("name", "region"),
     # internal/service/ec2/ebs_volume.go, ebs_volume_attachment.go

@@ -124,7 +124,9 @@ def vpc_audit(parent: pulumi.Resource, name: str, vpc: aws.ec2.Vpc, region: pulu
         destination_options=aws.ec2.FlowLogDestinationOptionsArgs(file_format="parquet", per_hour_partition=True),
         tags={"Name": f"{name}-flow-logs"},
         # CreateFlowLogs checks delivery may write to the bucket: its policy first.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[bucket.policy]),
+        # Every input is ForceNew, and EC2 refuses a second flow log of the same resource, traffic type
+        # and destination (FlowLogAlreadyExists): replace delete-first.
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[bucket.policy], delete_before_replace=True),
     )
     # Adopts the default group AWS made with the VPC (it cannot be created or deleted) and revokes
     # its rules; deleting this resource only forgets the group.

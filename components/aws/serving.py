@@ -782,7 +782,9 @@ class ServingService(pulumi.ComponentResource):
                 )
                 for header in WAF_REDACTED_HEADERS
             ],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+            # logDestinationConfigs/resourceArn are ForceNew and a web ACL has one logging configuration:
+            # a create-first replacement's delete would switch the new one off.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy], delete_before_replace=True),
         )
 
     def _replica_role(self, name: str, group_name: str) -> aws.iam.InstanceProfile:

@@ -51,6 +51,8 @@ ALIAS = "aws:kms/alias:Alias"
 WEB_ACL_ASSOCIATION = "aws:wafv2/webAclAssociation:WebAclAssociation"
 VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 SCHEDULE = "aws:autoscaling/schedule:Schedule"
+FLOW_LOG = "aws:ec2/flowLog:FlowLog"
+WAF_LOGGING = "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration"
 
 CAPACITY_BLOCK = (
     "training.nodes.capacity=capacity-block",
@@ -237,6 +239,8 @@ DELETE_FIRST = [
     DeleteFirst(WEB_ACL_ASSOCIATION, "webAclArn/resourceArn are ForceNew and a load balancer has one web ACL"),
     DeleteFirst(VPC_ENDPOINT, "serviceName/vpcId are ForceNew; private DNS names and gateway routes are unique in a VPC"),
     DeleteFirst(SCHEDULE, "scheduledActionName is ForceNew and unique per group"),
+    DeleteFirst(FLOW_LOG, "every input is ForceNew and EC2 refuses a second flow log of one resource to one destination"),
+    DeleteFirst(WAF_LOGGING, "resourceArn/logDestinationConfigs are ForceNew and a web ACL has one logging configuration"),
 ]
 
 
