@@ -38,6 +38,7 @@ from policies.common import (
     truthy,
     urn_name,
 )
+from policies.guardrails.iam import check_iam_least_privilege, check_iam_least_privilege_final
 
 PACK_NAME = "accelstack-guardrails"
 PACK_DESCRIPTION = "Encryption, no public exposure, IMDSv2, least privilege, protected state, safe scaling."
@@ -64,20 +65,6 @@ ASG = "aws:autoscaling/group:Group"
 SCALING_POLICY = "aws:autoscaling/policy:Policy"
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 SPOT_TYPES = ("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "aws:ec2/spotFleetRequest:SpotFleetRequest")
-IAM_DOCUMENT_TYPES = {
-    "aws:iam/policy:Policy": "policy",
-    "aws:iam/rolePolicy:RolePolicy": "policy",
-    "aws:iam/userPolicy:UserPolicy": "policy",
-    "aws:iam/groupPolicy:GroupPolicy": "policy",
-}
-IAM_ATTACHMENT_TYPES = (
-    "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
-    "aws:iam/userPolicyAttachment:UserPolicyAttachment",
-    "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
-    "aws:iam/policyAttachment:PolicyAttachment",
-)
-AWS_MANAGED_FULL_ACCESS = re.compile(r"^arn:aws[\w-]*:iam::aws:policy/(?:[\w+=,.@-]+/)*[\w+=,.@-]*FullAccess$")
-ADMIN_POLICIES = ("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::aws:policy/PowerUserAccess")
 STATEFUL_TYPES = {
     BUCKET: "bucket",
     LUSTRE: "Lustre file system",
@@ -416,61 +403,6 @@ def check_no_secrets_in_user_data_final(resources: Sequence[Any], ctx: Context) 
     for resource in of_type(resources, LAUNCH_TEMPLATE, INSTANCE):
         for message in check_no_secrets_in_user_data(resource, ctx):
             yield resource.urn, message
-
-
-# --- IAM -----------------------------------------------------------------------------------------
-
-
-def _documents(resource: Any) -> list[Any]:
-    prop = IAM_DOCUMENT_TYPES.get(resource.resource_type)
-    if prop is not None:
-        return [resource.props.get(prop)]
-    if resource.resource_type == "aws:iam/role:Role":
-        return [p.get("policy") for p in as_list(resource.props.get("inlinePolicies"))]
-    return []
-
-
-def _every_resource(resource_arn: str) -> bool:
-    """`*`, or an ARN whose resource part is a bare wildcard (`arn:aws:s3:::*`, `arn:aws:s3:::*/*`)."""
-    if resource_arn == "*":
-        return True
-    parts = resource_arn.split(":", 5)
-    return resource_arn.startswith("arn:") and len(parts) == 6 and parts[5] in ("*", "*/*")
-
-
-def check_iam_least_privilege(resource: Any, ctx: Context) -> Iterable[str]:
-    """Least privilege: no `*` action, no service-wide wildcard (`s3:*`) on every resource (`*` or
-    `arn:aws:s3:::*`), no AdministratorAccess/PowerUserAccess attachment, no AWS-managed `*FullAccess`
-    policy (each grants `service:*` on `*`, e.g. AmazonS3FullAccess). Checkov
-    CKV_AWS_1/CKV_AWS_62/CKV_AWS_63/CKV_AWS_289, Trivy AVD-AWS-0057, CKV_AWS_274."""
-    name = _name(resource)
-    if resource.resource_type in IAM_ATTACHMENT_TYPES:
-        arn = resource.props.get("policyArn")
-        if arn in ADMIN_POLICIES:
-            yield f"{name} attaches {arn}"
-        elif isinstance(arn, str) and AWS_MANAGED_FULL_ACCESS.match(arn):
-            yield f"{name} attaches {arn}, which allows a whole service on every resource; write a scoped policy"
-        return
-    for document in _documents(resource):
-        for statement in statements(document):
-            if not is_allow(statement):
-                continue
-            actions = actions_of(statement)
-            everything = any(_every_resource(r) for r in resources_of(statement))
-            if any(a in ("*", "*:*") for a in actions):
-                yield f"{name} allows every action ('*')"
-            elif everything and (wild := [a for a in actions if a.endswith(":*")]):
-                yield f"{name} allows {', '.join(wild)} on every resource ('*'); name the resources"
-
-
-def check_iam_least_privilege_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
-    """Stack-level repeat of `iam-least-privilege` (policy documents are often built from unknown ARNs)."""
-    for resource in resources:
-        if resource.resource_type in IAM_DOCUMENT_TYPES or resource.resource_type in IAM_ATTACHMENT_TYPES or (
-            resource.resource_type == "aws:iam/role:Role"
-        ):
-            for message in check_iam_least_privilege(resource, ctx):
-                yield resource.urn, message
 
 
 # --- state ---------------------------------------------------------------------------------------

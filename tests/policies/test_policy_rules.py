@@ -267,7 +267,7 @@ MUTATIONS = [
              {"iam-least-privilege", "iam-least-privilege-final"}, "allows every action"),
     Mutation("iam-s3-star", "training",
              set_policy("node-storage", "rolePolicy", "policy", lambda d: d["Statement"][1].update(Action="s3:*")),
-             {"iam-least-privilege", "iam-least-privilege-final"}, "allows s3:* on every resource"),
+             {"iam-least-privilege", "iam-least-privilege-final"}, "allows every s3 action (s3:*) on every resource"),
     Mutation("iam-admin", "training",
              set_input("node-ssm", "Attachment", "policyArn", "arn:aws:iam::aws:policy/AdministratorAccess"),
              {"iam-least-privilege", "iam-least-privilege-final"}, "attaches arn:aws:iam::aws:policy/AdministratorAccess"),
