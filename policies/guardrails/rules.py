@@ -15,6 +15,7 @@ import base64
 import binascii
 import email
 import gzip
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import yaml
 from pulumi_policy import EnforcementLevel
 
+from policies import concepts
 from policies.common import (
     Context,
     actions_of,
@@ -74,7 +76,14 @@ STATEFUL_TYPES = {
     "aws:rds/cluster:Cluster": "RDS cluster",
     "aws:rds/instance:Instance": "RDS instance",
 }
-INTERNET = ("0.0.0.0/0", "::/0")
+# Address space that is not reachable from the internet: RFC 1918, shared CGNAT (RFC 6598), loopback,
+# link-local, IPv6 unique-local and link-local (IANA special-purpose registries). An ingress source
+# outside all of these admits public addresses, however the range is split (0.0.0.0/1 + 128.0.0.0/1).
+NON_PUBLIC = tuple(
+    ipaddress.ip_network(n)
+    for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+              "fc00::/7", "fe80::/10", "::1/128")
+)
 HTTPS_PORT, HTTP_PORT = 443, 80
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
 # TLS 1.0/1.1 ELB security policies (Trivy AVD-AWS-0047's outdated list).
@@ -239,23 +248,32 @@ def _port_range(rule: Any, low_key: str = "fromPort", high_key: str = "toPort") 
     return int(low), int(high)
 
 
+def is_public_range(cidr: Any) -> bool:
+    """True when a CIDR admits any public address (a range that cannot be parsed counts as public)."""
+    try:
+        network = ipaddress.ip_network(str(cidr).strip(), strict=False)
+    except ValueError:
+        return True
+    return not any(network.version == block.version and network.subnet_of(block) for block in NON_PUBLIC)
+
+
 def _internet_rules(resource: Any) -> list[tuple[str, tuple[int, int] | None, str]]:
     """(protocol, port range, source) of every ingress rule open to the internet."""
     kind, props = resource.resource_type, resource.props
     found = []
-    if kind == SECURITY_GROUP:
+    if concepts.is_a(kind, "firewall"):
         for rule in as_list(props.get("ingress")):
             sources = as_list(rule.get("cidrBlocks")) + as_list(rule.get("ipv6CidrBlocks"))
             for source in sources:
-                if source in INTERNET:
+                if is_public_range(source):
                     found.append((str(rule.get("protocol")), _port_range(rule), source))
     elif kind == SG_INGRESS:
         for key in ("cidrIpv4", "cidrIpv6"):
-            if props.get(key) in INTERNET:
+            if props.get(key) is not None and is_public_range(props.get(key)):
                 found.append((str(props.get("ipProtocol")), _port_range(props), props.get(key)))
     elif kind == SG_RULE and props.get("type") == "ingress":
         for source in as_list(props.get("cidrBlocks")) + as_list(props.get("ipv6CidrBlocks")):
-            if source in INTERNET:
+            if is_public_range(source):
                 found.append((str(props.get("protocol")), _port_range(props), source))
     return found
 
@@ -265,7 +283,7 @@ def _web_port(protocol: str, ports: tuple[int, int] | None) -> bool:
 
 
 def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
-    """No ingress from the internet (0.0.0.0/0, ::/0), except HTTPS (and HTTP, which only redirects) to the
+    """No ingress from any public address (IPv4 or IPv6, however the range is spelled or split), except HTTPS (and HTTP, which only redirects) to the
     serving load balancer. Self-referencing rules (EFA) are not internet ingress. Mirrors Trivy
     AVD-AWS-0107 and Checkov CKV_AWS_24/25/260 (we allow 80 for the HTTPS redirect only)."""
     for protocol, ports, source in _internet_rules(resource):
@@ -278,12 +296,12 @@ def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
 def check_ingress_only_to_load_balancer(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Internet-facing web ports open only on a security group attached to an internet-facing load
     balancer (never on replica or node groups). Ours (Trivy AVD-AWS-0107 permits none at all)."""
-    groups = of_type(resources, SECURITY_GROUP)
-    public_lbs = [lb for lb in of_type(resources, *LOAD_BALANCERS) if not truthy(lb.props.get("internal"))]
+    groups = concepts.of(resources, "firewall")
+    public_lbs = [lb for lb in concepts.of(resources, "load-balancer") if not truthy(lb.props.get("internal"))]
     for resource in resources:
         if not _internet_rules(resource):
             continue
-        if resource.resource_type == SECURITY_GROUP:
+        if concepts.is_a(resource.resource_type, "firewall"):
             owners = [resource]
         else:
             owners = [g for g in groups if refers_to(resource, "securityGroupId", g, keys=("id",))]
@@ -295,18 +313,100 @@ def check_ingress_only_to_load_balancer(resources: Sequence[Any], ctx: Context) 
                 )
 
 
+def _ipv6_addresses(props: Any) -> bool:
+    count = props.get("ipv6AddressCount")
+    return bool(as_list(props.get("ipv6Addresses"))) or (count is not None and str(count) not in ("0", "0.0", ""))
+
+
 def check_no_public_ip(resource: Any, ctx: Context) -> Iterable[str]:
-    """Nodes get no public IP: launch-template interfaces and instances (Checkov CKV_AWS_88, Trivy
-    AVD-AWS-0009), subnets do not map public IPs on launch (Checkov CKV_AWS_130, Trivy AVD-AWS-0164)."""
+    """Nodes get no public address: launch-template interfaces and instances get no public IPv4
+    (Checkov CKV_AWS_88, Trivy AVD-AWS-0009) and no IPv6 address (IPv6 addresses are globally
+    routable), subnets do not map public IPv4 or assign IPv6 on launch (Checkov CKV_AWS_130, Trivy
+    AVD-AWS-0164), and no elastic IP is bound to an instance or interface (EIPs belong to NAT gateways,
+    which take them by allocationId). Ours for IPv6 and EIPs."""
     kind, props, name = resource.resource_type, resource.props, _name(resource)
     if kind == LAUNCH_TEMPLATE:
         for interface in as_list(props.get("networkInterfaces")):
+            index = int(interface.get("deviceIndex") or 0)
             if truthy(interface.get("associatePublicIpAddress")):
-                yield f"launch template {name} gives interface {int(interface.get('deviceIndex') or 0)} a public IP"
-    elif kind == INSTANCE and truthy(props.get("associatePublicIpAddress")):
-        yield f"instance {name} gets a public IP"
-    elif kind == SUBNET and truthy(props.get("mapPublicIpOnLaunch")):
-        yield f"subnet {name} maps public IPs on launch"
+                yield f"launch template {name} gives interface {index} a public IP"
+            if _ipv6_addresses(interface):
+                yield f"launch template {name} gives interface {index} a (public) IPv6 address"
+    elif kind == INSTANCE:
+        if truthy(props.get("associatePublicIpAddress")):
+            yield f"instance {name} gets a public IP"
+        if _ipv6_addresses(props):
+            yield f"instance {name} gets a (public) IPv6 address"
+    elif kind == SUBNET:
+        if truthy(props.get("mapPublicIpOnLaunch")):
+            yield f"subnet {name} maps public IPs on launch"
+        if truthy(props.get("assignIpv6AddressOnCreation")):
+            yield f"subnet {name} assigns IPv6 addresses on launch"
+    elif concepts.is_a(kind, "public-address"):
+        for key in ("instance", "networkInterface", "instanceId", "networkInterfaceId"):
+            if props.get(key):
+                yield f"elastic IP {name} is bound to a node ({key}); only NAT gateways take elastic IPs"
+
+
+def _depends_on(resource: Any, prop: str, target: Any) -> bool:
+    deps = getattr(resource, "property_dependencies", None) or {}
+    return any(getattr(d, "urn", None) == target.urn for d in deps.get(prop, []))
+
+
+def _routes_to_internet(table: Any, gateways: Sequence[Any], routes: Sequence[Any]) -> bool:
+    """A route table sends a public destination to an internet gateway (inline or as Route resources)."""
+    def to_gateway(route: Any, holder: Any, prop: str) -> bool:
+        gateway = route.get("gatewayId")
+        if not gateway or not is_public_range(route.get("cidrBlock") or route.get("ipv6CidrBlock") or route.get("destinationCidrBlock")
+                                              or route.get("destinationIpv6CidrBlock") or "0.0.0.0/0"):
+            return False
+        return str(gateway).startswith("igw-") or any(
+            gateway == g.props.get("id") or _depends_on(holder, prop, g) for g in gateways
+        )
+    if any(to_gateway(r, table, "routes") for r in as_list(table.props.get("routes")) if hasattr(r, "get")):
+        return True
+    return any(refers_to(r, "routeTableId", table, keys=("id",)) and to_gateway(r.props, r, "gatewayId") for r in routes)
+
+
+def _node_subnets(resource: Any) -> list[str]:
+    """The subnet properties through which a node-launching resource picks its subnets."""
+    kind = resource.resource_type
+    if kind == ASG:
+        return ["vpcZoneIdentifiers"]
+    if kind == INSTANCE:
+        return ["subnetId"]
+    if kind == "aws:eks/nodeGroup:NodeGroup":
+        return ["subnetIds"]
+    return []
+
+
+def check_nodes_in_private_subnets(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Nodes (autoscaling groups, instances, node groups, launch-template interfaces) launch only in
+    subnets without a route to an internet gateway: a node in a public subnet is one security-group
+    edit or one public IP away from the internet. AWS VPC guidance (private subnets for instances,
+    https://docs.aws.amazon.com/vpc/latest/userguide/vpc-example-private-subnets-nat.html); ours."""
+    gateways = of_type(resources, "aws:ec2/internetGateway:InternetGateway")
+    routes = of_type(resources, "aws:ec2/route:Route")
+    public_tables = [t for t in of_type(resources, "aws:ec2/routeTable:RouteTable") if _routes_to_internet(t, gateways, routes)]
+    associations = of_type(resources, "aws:ec2/routeTableAssociation:RouteTableAssociation")
+    public_subnets = [
+        subnet for subnet in of_type(resources, SUBNET)
+        if any(refers_to(a, "subnetId", subnet, keys=("id",)) and any(refers_to(a, "routeTableId", t, keys=("id",)) for t in public_tables)
+               for a in associations)
+    ]
+    for resource in resources:
+        props_to_check = _node_subnets(resource)
+        for subnet in public_subnets:
+            hit = any(refers_to(resource, prop, subnet, keys=("id",)) for prop in props_to_check)
+            if resource.resource_type == LAUNCH_TEMPLATE:
+                hit = _depends_on(resource, "networkInterfaces", subnet) and any(
+                    i.get("subnetId") for i in as_list(resource.props.get("networkInterfaces")) if hasattr(i, "get")
+                ) or any(
+                    i.get("subnetId") and i.get("subnetId") == subnet.props.get("id")
+                    for i in as_list(resource.props.get("networkInterfaces")) if hasattr(i, "get")
+                )
+            if hit:
+                yield resource.urn, f"{_name(resource)} launches nodes in public subnet {_name(subnet)} (it routes to an internet gateway)"
 
 
 def check_imdsv2(resource: Any, ctx: Context) -> Iterable[str]:
@@ -626,6 +726,9 @@ POLICIES = [
         check_ingress_only_to_load_balancer,
     ),
     resource_policy("no-public-ip-on-nodes", "Nodes and subnets get no public IPs.", check_no_public_ip),
+    stack_policy(
+        "nodes-in-private-subnets", "Nodes launch only in subnets without a route to an internet gateway.", check_nodes_in_private_subnets
+    ),
     resource_policy("imdsv2-required", "Instances require IMDSv2.", check_imdsv2),
     resource_policy("no-secrets-in-user-data", "User data embeds no secrets.", check_no_secrets_in_user_data),
     stack_policy(

@@ -105,7 +105,7 @@ def add(type_: str, name: str, inputs: dict[str, Any], **extra: Any) -> Callable
         stack = doc["deployment"]["resources"][0]["urn"].split("::")[0].split(":")[-1]
         doc["deployment"]["resources"].append({
             "urn": f"urn:pulumi:{stack}::accelstack::{type_}::{name}", "custom": True, "id": f"{name}-id", "type": type_,
-            "inputs": inputs, "outputs": dict(inputs), "provider": f"{provider['urn']}::{provider['id']}",
+            "inputs": inputs, "outputs": {**inputs, "id": f"{name}-id"}, "provider": f"{provider['urn']}::{provider['id']}",
             "protect": False, "dependencies": [], "propertyDependencies": {}, **extra,
         })
 
@@ -156,6 +156,18 @@ LB = "aws:lb/loadBalancer"
 LT = "launchTemplate"
 POLICY = "bucketPolicy"
 
+def replicas_in_public_subnet(doc: Doc) -> None:
+    """The PR routes the replica subnet through an internet gateway and launches the group there."""
+    for step in (
+        add("aws:ec2/internetGateway:InternetGateway", "igw", {"vpcId": "vpc-1"}),
+        add("aws:ec2/routeTable:RouteTable", "public", {"vpcId": "vpc-1", "routes": [{"cidrBlock": "0.0.0.0/0", "gatewayId": "igw-id"}]}),
+        add("aws:ec2/routeTableAssociation:RouteTableAssociation", "public-a", {"subnetId": "public-a-id", "routeTableId": "public-id"}),
+    ):
+        step(doc)
+    group = find(doc, "replicas", "group:Group")
+    group["inputs"]["vpcZoneIdentifiers"] = group["outputs"]["vpcZoneIdentifiers"] = ["public-a-id"]
+
+
 MUTATIONS = [
     # --- separation ---
     Mutation("no-provider", "training", set_option("acme-train-datasets", "bucket:Bucket", "provider", DELETE),
@@ -193,6 +205,8 @@ MUTATIONS = [
              {"known-resource-kinds"}, "a resource kind the packs do not know"),
     Mutation("local-command", "training", add("command:local:Command", "sync", {"create": "aws s3 sync s3://a s3://b"}),
              {"known-resource-kinds"}, "package command is not known to the packs"),
+    Mutation("replicas-in-public-subnet", "serving", replicas_in_public_subnet, {"nodes-in-private-subnets"},
+             "replicas launches nodes in public subnet public-a"),
     Mutation("serving-placement-group", "serving", add("aws:ec2/placementGroup:PlacementGroup", "pg", {"strategy": "cluster"}),
              {"workload-resource-kinds"}, "placement group"),
     Mutation("serving-efa", "serving", set_input("replica", LT, "networkInterfaces.0.interfaceType", "efa"),
