@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 STACK_POLICIES = {
     "separation": {"accounts-configured", "disjoint-accounts", "cross-account-read-only-final"},
     "guardrails": {
-        "bucket-encryption", "bucket-public-access-block", "nodes-in-private-subnets", "no-public-buckets-final", "internet-ingress-only-to-load-balancer",
+        "bucket-encryption", "bucket-public-access-block", "nodes-in-private-subnets", "no-scheduled-data-loss", "no-public-buckets-final", "internet-ingress-only-to-load-balancer",
         "no-secrets-in-user-data-final", "iam-least-privilege-final", "bucket-versioning", "queue-dlq",
         "spot-training-needs-checkpoints", "serving-scales-on-queue-depth",
     },

@@ -207,6 +207,8 @@ MUTATIONS = [
              {"known-resource-kinds"}, "package command is not known to the packs"),
     Mutation("replicas-in-public-subnet", "serving", replicas_in_public_subnet, {"nodes-in-private-subnets"},
              "replicas launches nodes in public subnet public-a"),
+    Mutation("force-destroy-checkpoints", "training", set_input("acme-train-checkpoints", "s3/bucket:Bucket", "forceDestroy", True),
+             {"no-scheduled-data-loss"}, "acme-train-checkpoints sets forceDestroy"),
     Mutation("serving-placement-group", "serving", add("aws:ec2/placementGroup:PlacementGroup", "pg", {"strategy": "cluster"}),
              {"workload-resource-kinds"}, "placement group"),
     Mutation("serving-efa", "serving", set_input("replica", LT, "networkInterfaces.0.interfaceType", "efa"),
