@@ -293,6 +293,15 @@ def _list_prefixes(grant: Grant) -> list[str] | None:
     return found
 
 
+def _via_s3_only(grant: Grant) -> bool:
+    """The key statement only applies to requests S3 makes for the caller (the artifact objects)."""
+    services: list[str] = []
+    for operator, block in (grant.conditions or {}).items():
+        if str(operator).lower() in ("stringequals", "stringlike") and isinstance(block, Mapping):
+            services += [str(v) for k, vs in block.items() if str(k).lower() == "kms:viaservice" for v in as_list(vs)]
+    return bool(services) and all(v.startswith("s3.") and v.endswith(".amazonaws.com") for v in services)
+
+
 def _read_path_problems(grant: Grant, kind: str, ctx: Context) -> list[str]:
     """Why a grant to serving's account is not the documented read path ([] when it is)."""
     if ctx.workload != "training":
@@ -318,7 +327,10 @@ def _read_path_problems(grant: Grant, kind: str, ctx: Context) -> list[str]:
         return problems
     if kind in ("aws:kms/key:Key", "aws:kms/keyPolicy:KeyPolicy"):
         wider = outside(grant.actions, READ_PATH_KMS)
-        return [f"allows {summarize(wider)} (only kms:Decrypt/DescribeKey may cross)"] if wider else []
+        problems = [f"allows {summarize(wider)} (only kms:Decrypt/DescribeKey may cross)"] if wider else []
+        if not _via_s3_only(grant):
+            problems.append("is not limited to decrypting through S3 (kms:ViaService s3.<region>.amazonaws.com)")
+        return problems
     return [f"a {kind} may not grant the other side anything (only the artifact bucket and its key may)"]
 
 
