@@ -95,7 +95,7 @@ AWS: dict[str, tuple[str, ...]] = {
     "rdma-placement": ("aws:ec2/placementGroup:PlacementGroup",),
     "scaling-policy": ("aws:autoscaling/policy:Policy", "aws:appautoscaling/policy:Policy"),
     "alarm": ("aws:cloudwatch/metricAlarm:MetricAlarm",),
-    "log-group": ("aws:cloudwatch/logGroup:LogGroup",),
+    "log-group": ("aws:cloudwatch/logGroup:LogGroup", "aws:cloudwatch/logStream:LogStream"),
     # --- network ---
     "network": (
         "aws:ec2/vpc:Vpc",
@@ -107,6 +107,9 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:ec2/natGateway:NatGateway",
         "aws:ec2/vpcEndpoint:VpcEndpoint",
         "aws:ec2/flowLog:FlowLog",
+        "aws:ec2/networkAcl:NetworkAcl",
+        "aws:ec2/defaultNetworkAcl:DefaultNetworkAcl",
+        "aws:ec2/defaultRouteTable:DefaultRouteTable",
     ),
     "public-address": ("aws:ec2/eip:Eip", "aws:ec2/eipAssociation:EipAssociation"),
     "firewall": ("aws:ec2/securityGroup:SecurityGroup", "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"),
@@ -136,6 +139,7 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:secretsmanager/secretPolicy:SecretPolicy",
         "aws:s3control/accessPointPolicy:AccessPointPolicy",
         "aws:lambda/permission:Permission",
+        "aws:cloudwatch/logResourcePolicy:LogResourcePolicy",
     ),
 }
 

@@ -245,6 +245,7 @@ RESOURCE_POLICY_PROPS = {
     "aws:ecr/repositoryPolicy:RepositoryPolicy": "policy",
     "aws:secretsmanager/secretPolicy:SecretPolicy": "policy",
     "aws:s3control/accessPointPolicy:AccessPointPolicy": "accessPointPolicy",
+    "aws:cloudwatch/logResourcePolicy:LogResourcePolicy": "policyDocument",
     "aws:iam/role:Role": "assumeRolePolicy",
 }
 # Identity policies: the holder is this stack's principal; a Resource in another account is a path out.
