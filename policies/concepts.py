@@ -52,7 +52,7 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:rds/instance:Instance",
     ),
     "image-repository": ("aws:ecr/repository:Repository",),
-    "secret": ("aws:secretsmanager/secret:Secret",),
+    "secret": ("aws:secretsmanager/secret:Secret", "aws:ssm/parameter:Parameter"),
     "secret-version": ("aws:secretsmanager/secretVersion:SecretVersion",),
     # --- serving front door and admission ---
     "queue": ("aws:sqs/queue:Queue",),

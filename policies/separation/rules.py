@@ -198,6 +198,8 @@ def check_known_kinds(resource: Any, ctx: Context) -> Iterable[str]:
     kind = resource.resource_type
     if is_provider_type(kind) or kind.startswith("pulumi:"):
         return
+    if resource.provider is None and not is_cloud_type(kind):
+        return  # a component resource (only custom resources have a provider): it only groups children
     package = package_of(kind)
     if package in concepts.LOCAL_PACKAGES:
         return

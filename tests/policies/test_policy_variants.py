@@ -253,10 +253,16 @@ VARIANTS += [
         "urn": "urn:pulumi:aws-training::accelstack::pulumi:providers:aws-native::native", "custom": True, "id": "native-id",
         "type": "pulumi:providers:aws-native", "inputs": {"region": "us-east-1"}, "outputs": {"region": "us-east-1"}}),
         "provider-account"),
-    Variant("command-with-ambient-credentials", TRAINING, lambda doc: doc["deployment"]["resources"].append({
+    Variant("command-with-ambient-credentials", TRAINING, lambda doc: doc["deployment"]["resources"].extend([{
+        "urn": "urn:pulumi:aws-training::accelstack::pulumi:providers:command::default", "custom": True, "id": "cmd",
+        "type": "pulumi:providers:command", "inputs": {}, "outputs": {}}, {
         "urn": "urn:pulumi:aws-training::accelstack::command:local:Command::sync", "custom": True, "id": "sync",
-        "type": "command:local:Command", "inputs": {"create": "aws s3 sync s3://a s3://b"}, "outputs": {}}),
+        "type": "command:local:Command", "inputs": {"create": "aws s3 sync s3://a s3://b"}, "outputs": {},
+        "provider": "urn:pulumi:aws-training::accelstack::pulumi:providers:command::default::cmd"}]),
         "known-resource-kinds"),
+    Variant("command-provider-unknown", TRAINING, lambda doc: doc["deployment"]["resources"].append({
+        "urn": "urn:pulumi:aws-training::accelstack::pulumi:providers:command::cmd", "custom": True, "id": "cmd",
+        "type": "pulumi:providers:command", "inputs": {}, "outputs": {}}), "provider-account"),
     Variant("unknown-aws-kind", SERVING, add(SERVING, "aws:sagemaker/endpoint:Endpoint", "aws-serving-sm", {"endpointConfigName": "x"}),
             "known-resource-kinds"),
 ]
