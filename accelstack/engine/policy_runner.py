@@ -412,6 +412,8 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         "trainingAccounts": list(separation.training_accounts),
         "servingAccounts": list(separation.serving_accounts),
         "allowedRegions": list(separation.allowed_regions) if separation.allowed_regions else None,
+        # The key prefix serving may read in training's artifact bucket (the documented read path).
+        "artifactPrefix": spec.training.artifact_prefix if getattr(spec, "training", None) else None,
     }
 
 

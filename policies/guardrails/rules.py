@@ -15,6 +15,7 @@ import base64
 import binascii
 import email
 import gzip
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import yaml
 from pulumi_policy import EnforcementLevel
 
+from policies import concepts
 from policies.common import (
     Context,
     actions_of,
@@ -38,16 +40,19 @@ from policies.common import (
     truthy,
     urn_name,
 )
+from policies.guardrails.iam import check_iam_least_privilege, check_iam_least_privilege_final
 
 PACK_NAME = "accelstack-guardrails"
 PACK_DESCRIPTION = "Encryption, no public exposure, IMDSv2, least privilege, protected state, safe scaling."
 
-BUCKET = "aws:s3/bucket:Bucket"
-BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
-BUCKET_PAB = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
-BUCKET_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
-BUCKET_ACL = "aws:s3/bucketAcl:BucketAcl"
-BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+# Type tokens by concept (policies/concepts.py): each tuple holds the token and its SDK aliases.
+BUCKET = concepts.tokens("bucket")
+BUCKET_SSE = concepts.tokens("bucket-encryption")
+BUCKET_PAB = concepts.tokens("bucket-public-access-block")
+BUCKET_VERSIONING = concepts.tokens("bucket-versioning")
+BUCKET_ACL = concepts.tokens("bucket-acl")
+BUCKET_POLICY = concepts.tokens("bucket-policy")
+BUCKET_LIFECYCLE = concepts.tokens("bucket-lifecycle")
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 QUEUE = "aws:sqs/queue:Queue"
 QUEUE_REDRIVE = "aws:sqs/redrivePolicy:RedrivePolicy"
@@ -58,36 +63,20 @@ SUBNET = "aws:ec2/subnet:Subnet"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
-LOAD_BALANCERS = ("aws:lb/loadBalancer:LoadBalancer", "aws:alb/loadBalancer:LoadBalancer")
-LISTENERS = ("aws:lb/listener:Listener", "aws:alb/listener:Listener")
+LOAD_BALANCERS = concepts.tokens("load-balancer")
+LISTENERS = concepts.tokens("listener")
 ASG = "aws:autoscaling/group:Group"
 SCALING_POLICY = "aws:autoscaling/policy:Policy"
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 SPOT_TYPES = ("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "aws:ec2/spotFleetRequest:SpotFleetRequest")
-IAM_DOCUMENT_TYPES = {
-    "aws:iam/policy:Policy": "policy",
-    "aws:iam/rolePolicy:RolePolicy": "policy",
-    "aws:iam/userPolicy:UserPolicy": "policy",
-    "aws:iam/groupPolicy:GroupPolicy": "policy",
-}
-IAM_ATTACHMENT_TYPES = (
-    "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
-    "aws:iam/userPolicyAttachment:UserPolicyAttachment",
-    "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
-    "aws:iam/policyAttachment:PolicyAttachment",
+# Address space that is not reachable from the internet: RFC 1918, shared CGNAT (RFC 6598), loopback,
+# link-local, IPv6 unique-local and link-local (IANA special-purpose registries). An ingress source
+# outside all of these admits public addresses, however the range is split (0.0.0.0/1 + 128.0.0.0/1).
+NON_PUBLIC = tuple(
+    ipaddress.ip_network(n)
+    for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+              "fc00::/7", "fe80::/10", "::1/128")
 )
-AWS_MANAGED_FULL_ACCESS = re.compile(r"^arn:aws[\w-]*:iam::aws:policy/(?:[\w+=,.@-]+/)*[\w+=,.@-]*FullAccess$")
-ADMIN_POLICIES = ("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::aws:policy/PowerUserAccess")
-STATEFUL_TYPES = {
-    BUCKET: "bucket",
-    LUSTRE: "Lustre file system",
-    "aws:kms/key:Key": "KMS key",
-    "aws:efs/fileSystem:FileSystem": "EFS file system",
-    "aws:dynamodb/table:Table": "DynamoDB table",
-    "aws:rds/cluster:Cluster": "RDS cluster",
-    "aws:rds/instance:Instance": "RDS instance",
-}
-INTERNET = ("0.0.0.0/0", "::/0")
 HTTPS_PORT, HTTP_PORT = 443, 80
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
 # TLS 1.0/1.1 ELB security policies (Trivy AVD-AWS-0047's outdated list).
@@ -112,6 +101,11 @@ CONFIG = {
         "type": "string",
         "default": "checkpoint|artifact|model|dataset",
         "description": "Regex on a bucket's resource or bucket name: buckets that must use SSE-KMS.",
+    },
+    "logBucketPattern": {
+        "type": "string",
+        "default": "log",
+        "description": "Regex on a bucket's resource or bucket name: log buckets, whose lifecycle may expire objects.",
     },
     "versionedBucketPattern": {
         "type": "string",
@@ -154,7 +148,7 @@ def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
     SQS queues use SSE (Checkov CKV_AWS_27, Trivy AVD-AWS-0096), EBS volumes and launch-template / instance
     disks are encrypted (Checkov CKV_AWS_3 / CKV_AWS_8, Trivy AVD-AWS-0026 / AVD-AWS-0131)."""
     kind, props, name = resource.resource_type, resource.props, _name(resource)
-    if kind == BUCKET_SSE:
+    if kind in BUCKET_SSE:
         if not any(_sse_algorithms(resource)):
             yield f"{name}: no default encryption algorithm (aws:kms, aws:kms:dsse or AES256)"
     elif kind == LUSTRE:
@@ -186,8 +180,8 @@ def check_bucket_encryption(resources: Sequence[Any], ctx: Context) -> Iterable[
     a KMS key (Checkov CKV_AWS_145, Trivy AVD-AWS-0132): SSE-S3 would drop the key policy that limits
     who can read them. Log buckets may keep SSE-S3 (ALB access logs only support it)."""
     pattern = ctx.config.get("kmsBucketPattern") or CONFIG["kmsBucketPattern"]["default"]
-    configs = of_type(resources, BUCKET_SSE)
-    for bucket in of_type(resources, BUCKET):
+    configs = of_type(resources, *BUCKET_SSE)
+    for bucket in of_type(resources, *BUCKET):
         inline = bucket.props.get("serverSideEncryptionConfigurations")
         linked = [c for c in configs if refers_to(c, "bucket", bucket)]
         if not inline and not linked:
@@ -215,15 +209,15 @@ def check_no_public_buckets(resource: Any, ctx: Context) -> Iterable[str]:
     AVD-AWS-0086/0087/0091/0093), no public ACL (CKV_AWS_20, AVD-AWS-0092), no policy granting `*`
     without a condition (CKV_AWS_70)."""
     kind, props, name = resource.resource_type, resource.props, _name(resource)
-    if kind == BUCKET_PAB:
+    if kind in BUCKET_PAB:
         off = [flag for flag in PAB_FLAGS if not truthy(props.get(flag))]
         if off:
             yield f"public access block {name} leaves {', '.join(off)} off; all four must be true"
-    elif kind in (BUCKET_ACL, BUCKET):
+    elif kind in BUCKET_ACL + BUCKET:
         acl = props.get("acl")
         if acl in PUBLIC_ACLS:
             yield f"{name} uses the public ACL {acl}"
-    elif kind == BUCKET_POLICY:
+    elif kind in BUCKET_POLICY:
         for statement in statements(props.get("policy")):
             if is_allow(statement) and "*" in aws_principals(statement) and not statement.get("Condition"):
                 yield f"bucket policy {name} allows {', '.join(actions_of(statement))} to everyone (Principal *)"
@@ -232,15 +226,15 @@ def check_no_public_buckets(resource: Any, ctx: Context) -> Iterable[str]:
 def check_public_bucket_policies_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Stack-level repeat of `no-public-buckets` for bucket policy documents (built from bucket ARNs,
     so often unknown during preview); access block flags and ACLs are literals and stay per resource."""
-    for resource in of_type(resources, BUCKET_POLICY):
+    for resource in of_type(resources, *BUCKET_POLICY):
         for message in check_no_public_buckets(resource, ctx):
             yield resource.urn, message
 
 
 def check_bucket_public_access_block(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Every bucket has its own public access block (Checkov CKV2_AWS_6, Trivy AVD-AWS-0094)."""
-    blocks = of_type(resources, BUCKET_PAB)
-    for bucket in of_type(resources, BUCKET):
+    blocks = of_type(resources, *BUCKET_PAB)
+    for bucket in of_type(resources, *BUCKET):
         if not any(refers_to(b, "bucket", bucket) for b in blocks):
             yield bucket.urn, f"bucket {_name(bucket)} has no public access block"
 
@@ -252,23 +246,32 @@ def _port_range(rule: Any, low_key: str = "fromPort", high_key: str = "toPort") 
     return int(low), int(high)
 
 
+def is_public_range(cidr: Any) -> bool:
+    """True when a CIDR admits any public address (a range that cannot be parsed counts as public)."""
+    try:
+        network = ipaddress.ip_network(str(cidr).strip(), strict=False)
+    except ValueError:
+        return True
+    return not any(network.version == block.version and network.subnet_of(block) for block in NON_PUBLIC)
+
+
 def _internet_rules(resource: Any) -> list[tuple[str, tuple[int, int] | None, str]]:
     """(protocol, port range, source) of every ingress rule open to the internet."""
     kind, props = resource.resource_type, resource.props
     found = []
-    if kind == SECURITY_GROUP:
+    if concepts.is_a(kind, "firewall"):
         for rule in as_list(props.get("ingress")):
             sources = as_list(rule.get("cidrBlocks")) + as_list(rule.get("ipv6CidrBlocks"))
             for source in sources:
-                if source in INTERNET:
+                if is_public_range(source):
                     found.append((str(rule.get("protocol")), _port_range(rule), source))
     elif kind == SG_INGRESS:
         for key in ("cidrIpv4", "cidrIpv6"):
-            if props.get(key) in INTERNET:
+            if props.get(key) is not None and is_public_range(props.get(key)):
                 found.append((str(props.get("ipProtocol")), _port_range(props), props.get(key)))
     elif kind == SG_RULE and props.get("type") == "ingress":
         for source in as_list(props.get("cidrBlocks")) + as_list(props.get("ipv6CidrBlocks")):
-            if source in INTERNET:
+            if is_public_range(source):
                 found.append((str(props.get("protocol")), _port_range(props), source))
     return found
 
@@ -278,7 +281,7 @@ def _web_port(protocol: str, ports: tuple[int, int] | None) -> bool:
 
 
 def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
-    """No ingress from the internet (0.0.0.0/0, ::/0), except HTTPS (and HTTP, which only redirects) to the
+    """No ingress from any public address (IPv4 or IPv6, however the range is spelled or split), except HTTPS (and HTTP, which only redirects) to the
     serving load balancer. Self-referencing rules (EFA) are not internet ingress. Mirrors Trivy
     AVD-AWS-0107 and Checkov CKV_AWS_24/25/260 (we allow 80 for the HTTPS redirect only)."""
     for protocol, ports, source in _internet_rules(resource):
@@ -291,12 +294,12 @@ def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
 def check_ingress_only_to_load_balancer(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Internet-facing web ports open only on a security group attached to an internet-facing load
     balancer (never on replica or node groups). Ours (Trivy AVD-AWS-0107 permits none at all)."""
-    groups = of_type(resources, SECURITY_GROUP)
-    public_lbs = [lb for lb in of_type(resources, *LOAD_BALANCERS) if not truthy(lb.props.get("internal"))]
+    groups = concepts.of(resources, "firewall")
+    public_lbs = [lb for lb in concepts.of(resources, "load-balancer") if not truthy(lb.props.get("internal"))]
     for resource in resources:
         if not _internet_rules(resource):
             continue
-        if resource.resource_type == SECURITY_GROUP:
+        if concepts.is_a(resource.resource_type, "firewall"):
             owners = [resource]
         else:
             owners = [g for g in groups if refers_to(resource, "securityGroupId", g, keys=("id",))]
@@ -308,18 +311,100 @@ def check_ingress_only_to_load_balancer(resources: Sequence[Any], ctx: Context) 
                 )
 
 
+def _ipv6_addresses(props: Any) -> bool:
+    count = props.get("ipv6AddressCount")
+    return bool(as_list(props.get("ipv6Addresses"))) or (count is not None and str(count) not in ("0", "0.0", ""))
+
+
 def check_no_public_ip(resource: Any, ctx: Context) -> Iterable[str]:
-    """Nodes get no public IP: launch-template interfaces and instances (Checkov CKV_AWS_88, Trivy
-    AVD-AWS-0009), subnets do not map public IPs on launch (Checkov CKV_AWS_130, Trivy AVD-AWS-0164)."""
+    """Nodes get no public address: launch-template interfaces and instances get no public IPv4
+    (Checkov CKV_AWS_88, Trivy AVD-AWS-0009) and no IPv6 address (IPv6 addresses are globally
+    routable), subnets do not map public IPv4 or assign IPv6 on launch (Checkov CKV_AWS_130, Trivy
+    AVD-AWS-0164), and no elastic IP is bound to an instance or interface (EIPs belong to NAT gateways,
+    which take them by allocationId). Ours for IPv6 and EIPs."""
     kind, props, name = resource.resource_type, resource.props, _name(resource)
     if kind == LAUNCH_TEMPLATE:
         for interface in as_list(props.get("networkInterfaces")):
+            index = int(interface.get("deviceIndex") or 0)
             if truthy(interface.get("associatePublicIpAddress")):
-                yield f"launch template {name} gives interface {int(interface.get('deviceIndex') or 0)} a public IP"
-    elif kind == INSTANCE and truthy(props.get("associatePublicIpAddress")):
-        yield f"instance {name} gets a public IP"
-    elif kind == SUBNET and truthy(props.get("mapPublicIpOnLaunch")):
-        yield f"subnet {name} maps public IPs on launch"
+                yield f"launch template {name} gives interface {index} a public IP"
+            if _ipv6_addresses(interface):
+                yield f"launch template {name} gives interface {index} a (public) IPv6 address"
+    elif kind == INSTANCE:
+        if truthy(props.get("associatePublicIpAddress")):
+            yield f"instance {name} gets a public IP"
+        if _ipv6_addresses(props):
+            yield f"instance {name} gets a (public) IPv6 address"
+    elif kind == SUBNET:
+        if truthy(props.get("mapPublicIpOnLaunch")):
+            yield f"subnet {name} maps public IPs on launch"
+        if truthy(props.get("assignIpv6AddressOnCreation")):
+            yield f"subnet {name} assigns IPv6 addresses on launch"
+    elif concepts.is_a(kind, "public-address"):
+        for key in ("instance", "networkInterface", "instanceId", "networkInterfaceId"):
+            if props.get(key):
+                yield f"elastic IP {name} is bound to a node ({key}); only NAT gateways take elastic IPs"
+
+
+def _depends_on(resource: Any, prop: str, target: Any) -> bool:
+    deps = getattr(resource, "property_dependencies", None) or {}
+    return any(getattr(d, "urn", None) == target.urn for d in deps.get(prop, []))
+
+
+def _routes_to_internet(table: Any, gateways: Sequence[Any], routes: Sequence[Any]) -> bool:
+    """A route table sends a public destination to an internet gateway (inline or as Route resources)."""
+    def to_gateway(route: Any, holder: Any, prop: str) -> bool:
+        gateway = route.get("gatewayId")
+        if not gateway or not is_public_range(route.get("cidrBlock") or route.get("ipv6CidrBlock") or route.get("destinationCidrBlock")
+                                              or route.get("destinationIpv6CidrBlock") or "0.0.0.0/0"):
+            return False
+        return str(gateway).startswith("igw-") or any(
+            gateway == g.props.get("id") or _depends_on(holder, prop, g) for g in gateways
+        )
+    if any(to_gateway(r, table, "routes") for r in as_list(table.props.get("routes")) if hasattr(r, "get")):
+        return True
+    return any(refers_to(r, "routeTableId", table, keys=("id",)) and to_gateway(r.props, r, "gatewayId") for r in routes)
+
+
+def _node_subnets(resource: Any) -> list[str]:
+    """The subnet properties through which a node-launching resource picks its subnets."""
+    kind = resource.resource_type
+    if kind == ASG:
+        return ["vpcZoneIdentifiers"]
+    if kind == INSTANCE:
+        return ["subnetId"]
+    if kind == "aws:eks/nodeGroup:NodeGroup":
+        return ["subnetIds"]
+    return []
+
+
+def check_nodes_in_private_subnets(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Nodes (autoscaling groups, instances, node groups, launch-template interfaces) launch only in
+    subnets without a route to an internet gateway: a node in a public subnet is one security-group
+    edit or one public IP away from the internet. AWS VPC guidance (private subnets for instances,
+    https://docs.aws.amazon.com/vpc/latest/userguide/vpc-example-private-subnets-nat.html); ours."""
+    gateways = of_type(resources, "aws:ec2/internetGateway:InternetGateway")
+    routes = of_type(resources, "aws:ec2/route:Route")
+    public_tables = [t for t in of_type(resources, "aws:ec2/routeTable:RouteTable") if _routes_to_internet(t, gateways, routes)]
+    associations = of_type(resources, "aws:ec2/routeTableAssociation:RouteTableAssociation")
+    public_subnets = [
+        subnet for subnet in of_type(resources, SUBNET)
+        if any(refers_to(a, "subnetId", subnet, keys=("id",)) and any(refers_to(a, "routeTableId", t, keys=("id",)) for t in public_tables)
+               for a in associations)
+    ]
+    for resource in resources:
+        props_to_check = _node_subnets(resource)
+        for subnet in public_subnets:
+            hit = any(refers_to(resource, prop, subnet, keys=("id",)) for prop in props_to_check)
+            if resource.resource_type == LAUNCH_TEMPLATE:
+                hit = _depends_on(resource, "networkInterfaces", subnet) and any(
+                    i.get("subnetId") for i in as_list(resource.props.get("networkInterfaces")) if hasattr(i, "get")
+                ) or any(
+                    i.get("subnetId") and i.get("subnetId") == subnet.props.get("id")
+                    for i in as_list(resource.props.get("networkInterfaces")) if hasattr(i, "get")
+                )
+            if hit:
+                yield resource.urn, f"{_name(resource)} launches nodes in public subnet {_name(subnet)} (it routes to an internet gateway)"
 
 
 def check_imdsv2(resource: Any, ctx: Context) -> Iterable[str]:
@@ -418,70 +503,26 @@ def check_no_secrets_in_user_data_final(resources: Sequence[Any], ctx: Context) 
             yield resource.urn, message
 
 
-# --- IAM -----------------------------------------------------------------------------------------
-
-
-def _documents(resource: Any) -> list[Any]:
-    prop = IAM_DOCUMENT_TYPES.get(resource.resource_type)
-    if prop is not None:
-        return [resource.props.get(prop)]
-    if resource.resource_type == "aws:iam/role:Role":
-        return [p.get("policy") for p in as_list(resource.props.get("inlinePolicies"))]
-    return []
-
-
-def _every_resource(resource_arn: str) -> bool:
-    """`*`, or an ARN whose resource part is a bare wildcard (`arn:aws:s3:::*`, `arn:aws:s3:::*/*`)."""
-    if resource_arn == "*":
-        return True
-    parts = resource_arn.split(":", 5)
-    return resource_arn.startswith("arn:") and len(parts) == 6 and parts[5] in ("*", "*/*")
-
-
-def check_iam_least_privilege(resource: Any, ctx: Context) -> Iterable[str]:
-    """Least privilege: no `*` action, no service-wide wildcard (`s3:*`) on every resource (`*` or
-    `arn:aws:s3:::*`), no AdministratorAccess/PowerUserAccess attachment, no AWS-managed `*FullAccess`
-    policy (each grants `service:*` on `*`, e.g. AmazonS3FullAccess). Checkov
-    CKV_AWS_1/CKV_AWS_62/CKV_AWS_63/CKV_AWS_289, Trivy AVD-AWS-0057, CKV_AWS_274."""
-    name = _name(resource)
-    if resource.resource_type in IAM_ATTACHMENT_TYPES:
-        arn = resource.props.get("policyArn")
-        if arn in ADMIN_POLICIES:
-            yield f"{name} attaches {arn}"
-        elif isinstance(arn, str) and AWS_MANAGED_FULL_ACCESS.match(arn):
-            yield f"{name} attaches {arn}, which allows a whole service on every resource; write a scoped policy"
-        return
-    for document in _documents(resource):
-        for statement in statements(document):
-            if not is_allow(statement):
-                continue
-            actions = actions_of(statement)
-            everything = any(_every_resource(r) for r in resources_of(statement))
-            if any(a in ("*", "*:*") for a in actions):
-                yield f"{name} allows every action ('*')"
-            elif everything and (wild := [a for a in actions if a.endswith(":*")]):
-                yield f"{name} allows {', '.join(wild)} on every resource ('*'); name the resources"
-
-
-def check_iam_least_privilege_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
-    """Stack-level repeat of `iam-least-privilege` (policy documents are often built from unknown ARNs)."""
-    for resource in resources:
-        if resource.resource_type in IAM_DOCUMENT_TYPES or resource.resource_type in IAM_ATTACHMENT_TYPES or (
-            resource.resource_type == "aws:iam/role:Role"
-        ):
-            for message in check_iam_least_privilege(resource, ctx):
-                yield resource.urn, message
-
-
 # --- state ---------------------------------------------------------------------------------------
 
 
+# How messages name a stateful kind (the concept otherwise).
+STATEFUL_NAMES = {
+    "aws:s3/bucket:Bucket": "bucket",
+    "aws:s3/bucketV2:BucketV2": "bucket",
+    "aws:fsx/lustreFileSystem:LustreFileSystem": "Lustre file system",
+    "aws:kms/key:Key": "KMS key",
+    "aws:ebs/volume:Volume": "EBS volume",
+}
+
+
 def check_protect_stateful(resource: Any, ctx: Context) -> Iterable[str]:
-    """Stateful resources (datasets, checkpoints, model artifacts, Lustre, KMS keys) are `protect`ed so
-    `pulumi destroy` or a replace cannot delete them. Ours (Pulumi's protect option)."""
-    what = STATEFUL_TYPES.get(resource.resource_type)
-    if what is not None and not resource.opts.protect:
-        yield f"{what} {_name(resource)} is not protected (set protect=True)"
+    """Stateful resources (every kind of a stateful concept in policies/concepts.py: buckets, file
+    systems, volumes, KMS keys, databases, image repositories) are `protect`ed so `pulumi destroy` or a
+    replace cannot delete them. Ours (Pulumi's protect option)."""
+    concept = concepts.concept_of(resource.resource_type)
+    if concept in concepts.STATEFUL and not resource.opts.protect:
+        yield f"{STATEFUL_NAMES.get(resource.resource_type, concept)} {_name(resource)} is not protected (set protect=True)"
 
 
 def _matches(pattern: str, bucket: Any) -> bool:
@@ -493,8 +534,8 @@ def check_bucket_versioning(resources: Sequence[Any], ctx: Context) -> Iterable[
     """Checkpoint and artifact buckets are versioned (an overwritten checkpoint is recoverable):
     Checkov CKV_AWS_21, Trivy AVD-AWS-0090."""
     pattern = ctx.config.get("versionedBucketPattern") or CONFIG["versionedBucketPattern"]["default"]
-    versionings = of_type(resources, BUCKET_VERSIONING)
-    for bucket in of_type(resources, BUCKET):
+    versionings = of_type(resources, *BUCKET_VERSIONING)
+    for bucket in of_type(resources, *BUCKET):
         if not _matches(pattern, bucket):
             continue
         linked = [v for v in versionings if refers_to(v, "bucket", bucket)]
@@ -502,6 +543,55 @@ def check_bucket_versioning(resources: Sequence[Any], ctx: Context) -> Iterable[
         if not enabled:
             state = "suspended" if linked else "off"
             yield bucket.urn, f"bucket {_name(bucket)} holds checkpoints/artifacts but versioning is {state}"
+    # Suspending versioning on ANY bucket is a step toward losing data (the pattern only decides which
+    # buckets must turn it on): once suspended, overwrites and deletes are final.
+    for versioning in versionings:
+        status = (versioning.props.get("versioningConfiguration") or {}).get("status")
+        if status is not None and status != "Enabled":
+            targets = [b for b in of_type(resources, *BUCKET) if refers_to(versioning, "bucket", b)]
+            if not any(_matches(pattern, b) for b in targets):
+                yield versioning.urn, f"{_name(versioning)} sets versioning {status}; versioning is never suspended on a stateful bucket"
+    for bucket in of_type(resources, *BUCKET):
+        inline = bucket.props.get("versioning")
+        if isinstance(inline, Mapping) and inline.get("enabled") is not None and not truthy(inline.get("enabled")):
+            yield bucket.urn, f"bucket {_name(bucket)} turns versioning off (versioning.enabled)"
+
+
+def _expires_current_versions(rule: Any) -> bool:
+    expiration = rule.get("expiration") if hasattr(rule, "get") else None
+    if not hasattr(expiration, "get") or str(rule.get("status", "Enabled")) != "Enabled":
+        return False
+    return expiration.get("days") not in (None, 0, 0.0) or bool(expiration.get("date"))
+
+
+def check_no_scheduled_data_loss(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Nothing in the stack deletes data on a schedule or on the way out: no lifecycle rule expires
+    current object versions on a data bucket (log buckets, `logBucketPattern`, may), no file-system
+    link exports deletions to S3 (a file removed on Lustre deletes the object: FSx DRA autoExportPolicy
+    DELETED, https://docs.aws.amazon.com/fsx/latest/LustreGuide/autoexport-data-repo-dra.html), no
+    bucket is `forceDestroy` (a destroy empties it). Ours; Checkov CKV_AWS_93-style protection of state."""
+    logs = ctx.config.get("logBucketPattern") or CONFIG["logBucketPattern"]["default"]
+    buckets = of_type(resources, *BUCKET)
+    for lifecycle in of_type(resources, *BUCKET_LIFECYCLE):
+        targets = [b for b in buckets if refers_to(lifecycle, "bucket", b)]
+        if targets and all(_matches(logs, b) for b in targets):
+            continue
+        for rule in as_list(lifecycle.props.get("rules")):
+            if _expires_current_versions(rule):
+                yield lifecycle.urn, (
+                    f"{_name(lifecycle)} rule {rule.get('id')} expires current object versions; "
+                    "expire only noncurrent versions on data buckets"
+                )
+    for link in concepts.of(resources, "file-system-link"):
+        s3 = link.props.get("s3") or {}
+        events = [str(e) for e in as_list((s3.get("autoExportPolicy") or {}).get("events"))] if hasattr(s3, "get") else []
+        if "DELETED" in events:
+            yield link.urn, f"{_name(link)} exports deletions to {link.props.get('dataRepositoryPath')} (autoExportPolicy DELETED)"
+    for resource in resources:
+        if concepts.concept_of(resource.resource_type) in concepts.STATEFUL:
+            for key in ("forceDestroy", "forceDelete", "skipFinalSnapshot"):
+                if truthy(resource.props.get(key)):
+                    yield resource.urn, f"{_name(resource)} sets {key}: a destroy or replace deletes its data"
 
 
 def check_queue_dlq(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
@@ -540,13 +630,14 @@ def check_https_listeners(resource: Any, ctx: Context) -> Iterable[str]:
     if resource.resource_type not in LISTENERS:
         return
     props, name = resource.props, _name(resource)
-    protocol = props.get("protocol")
-    if protocol == "HTTP":
+    # An ALB listener without `protocol` is HTTP (the provider's and the API's default), never TLS.
+    protocol = props.get("protocol") or "HTTP"
+    if str(protocol).upper() == "HTTP":
         actions = as_list(props.get("defaultActions"))
         redirects = [a for a in actions if a.get("type") == "redirect" and (a.get("redirect") or {}).get("protocol") == "HTTPS"]
         if not actions or len(redirects) != len(actions):
             yield f"HTTP listener {name} must only redirect to HTTPS"
-    elif protocol in ("HTTPS", "TLS"):
+    elif str(protocol).upper() in ("HTTPS", "TLS"):
         policy = props.get("sslPolicy")
         if policy is None:
             yield f"{protocol} listener {name} names no sslPolicy (the default depends on the API used); name a TLS 1.2+ policy"
@@ -575,10 +666,18 @@ def spot_usage(resource: Any) -> str | None:
         return "is a spot request"
     if kind in (LAUNCH_TEMPLATE, INSTANCE):
         market = props.get("instanceMarketOptions") or {}
-        if market.get("marketType") == "spot":
-            return "requests spot instances (instanceMarketOptions.marketType)"
+        if str(market.get("marketType") or "").lower() == "spot" or market.get("spotOptions"):
+            return "requests spot instances (instanceMarketOptions)"
+    if kind == "aws:ec2/fleet:Fleet":
+        capacity = props.get("targetCapacitySpecification") or {}
+        if str(capacity.get("defaultTargetCapacityType") or "").lower() == "spot" or float(capacity.get("spotTargetCapacity") or 0) > 0:
+            return "is an EC2 fleet with spot capacity"
+    if kind == "aws:eks/nodeGroup:NodeGroup" and str(props.get("capacityType") or "").upper() == "SPOT":
+        return "is a spot node group (capacityType SPOT)"
     if kind == ASG:
         mixed = props.get("mixedInstancesPolicy") or {}
+        if mixed and (mixed.get("instancesDistribution") or {}).get("spotMaxPrice"):
+            return "sets a spot max price (mixedInstancesPolicy.instancesDistribution.spotMaxPrice)"
         distribution = mixed.get("instancesDistribution") if mixed else None
         if distribution is not None:
             on_demand = distribution.get("onDemandPercentageAboveBaseCapacity")
@@ -586,7 +685,7 @@ def spot_usage(resource: Any) -> str | None:
                 return f"runs {100 - int(on_demand)}% spot above its on-demand base"
     if kind == "aws:batch/computeEnvironment:ComputeEnvironment":
         compute = props.get("computeResources") or {}
-        if compute.get("type") in ("SPOT", "FARGATE_SPOT"):
+        if str(compute.get("type") or "").upper() in ("SPOT", "FARGATE_SPOT"):
             return "is a spot compute environment"
     return None
 
@@ -604,7 +703,7 @@ def check_spot_training_checkpoints(resources: Sequence[Any], ctx: Context) -> I
     if ctx.workload != "training":
         return
     pattern = ctx.config.get("checkpointPattern") or CONFIG["checkpointPattern"]["default"]
-    if any(_matches(pattern, b) for b in of_type(resources, BUCKET)):
+    if any(_matches(pattern, b) for b in of_type(resources, *BUCKET)):
         return
     for resource in resources:
         if why := spot_usage(resource):
@@ -614,21 +713,30 @@ def check_spot_training_checkpoints(resources: Sequence[Any], ctx: Context) -> I
             )
 
 
+def _metric_refs(node: Any, found: list[tuple[str, str]]) -> None:
+    """Every metric a scaling configuration names, at any depth: predefined metric types (target
+    tracking, predictive pairs / scaling / load metrics) and (namespace, metricName) pairs."""
+    if hasattr(node, "items"):
+        predefined = node.get("predefinedMetricType")
+        if predefined:
+            found.append(("predefined", str(predefined)))
+        if node.get("metricName"):
+            found.append((str(node.get("namespace")), str(node.get("metricName"))))
+        for _key, value in node.items():
+            _metric_refs(value, found)
+    elif isinstance(node, Sequence) and not isinstance(node, str):
+        for item in node:
+            _metric_refs(item, found)
+
+
 def _metrics_of_policy(policy: Any) -> list[tuple[str, str]]:
-    """(namespace, metric name) pairs a scaling policy tracks."""
-    config = policy.props.get("targetTrackingConfiguration") or {}
-    found = []
-    predefined = (config.get("predefinedMetricSpecification") or {}).get("predefinedMetricType") if config else None
-    if predefined:
-        found.append(("predefined", str(predefined)))
-    custom = config.get("customizedMetricSpecification") if config else None
-    if custom:
-        if custom.get("metricName"):
-            found.append((str(custom.get("namespace")), str(custom.get("metricName"))))
-        for metric in as_list(custom.get("metrics")):
-            stat = (metric.get("metricStat") or {}).get("metric") or {}
-            if stat.get("metricName"):
-                found.append((str(stat.get("namespace")), str(stat.get("metricName"))))
+    """(namespace, metric name) pairs a scaling policy tracks, of every policy kind (target tracking,
+    predictive, application auto scaling); step/simple policies get theirs from their alarms."""
+    found: list[tuple[str, str]] = []
+    for key in ("targetTrackingConfiguration", "predictiveScalingConfiguration", "targetTrackingScalingPolicyConfiguration"):
+        value = policy.props.get(key)
+        if value:
+            _metric_refs(value, found)
     return found
 
 
@@ -657,7 +765,7 @@ def check_serving_scales_on_queue_depth(resources: Sequence[Any], ctx: Context) 
     https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html)."""
     if ctx.workload != "serving":
         return
-    policies = of_type(resources, SCALING_POLICY)
+    policies = concepts.of(resources, "scaling-policy")
     alarms = of_type(resources, METRIC_ALARM)
     for group in of_type(resources, ASG):
         linked = [p for p in policies if refers_to(p, "autoscalingGroupName", group, keys=("name", "id"))]
@@ -694,6 +802,9 @@ POLICIES = [
         check_ingress_only_to_load_balancer,
     ),
     resource_policy("no-public-ip-on-nodes", "Nodes and subnets get no public IPs.", check_no_public_ip),
+    stack_policy(
+        "nodes-in-private-subnets", "Nodes launch only in subnets without a route to an internet gateway.", check_nodes_in_private_subnets
+    ),
     resource_policy("imdsv2-required", "Instances require IMDSv2.", check_imdsv2),
     resource_policy("no-secrets-in-user-data", "User data embeds no secrets.", check_no_secrets_in_user_data),
     stack_policy(
@@ -705,6 +816,12 @@ POLICIES = [
     ),
     resource_policy("protect-stateful", "Stateful resources are protected.", check_protect_stateful),
     stack_policy("bucket-versioning", "Checkpoint and artifact buckets are versioned.", check_bucket_versioning, config=CONFIG),
+    stack_policy(
+        "no-scheduled-data-loss",
+        "No lifecycle expiry of current versions, exported deletions or forceDestroy on stateful resources.",
+        check_no_scheduled_data_loss,
+        config=CONFIG,
+    ),
     stack_policy("queue-dlq", "Every queue has a dead-letter queue.", check_queue_dlq),
     resource_policy("https-listeners", "Listeners are HTTPS-only.", check_https_listeners),
     resource_policy("lb-deletion-protection", "Serving load balancers have deletion protection.", check_lb_deletion_protection),

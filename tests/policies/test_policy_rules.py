@@ -105,7 +105,7 @@ def add(type_: str, name: str, inputs: dict[str, Any], **extra: Any) -> Callable
         stack = doc["deployment"]["resources"][0]["urn"].split("::")[0].split(":")[-1]
         doc["deployment"]["resources"].append({
             "urn": f"urn:pulumi:{stack}::accelstack::{type_}::{name}", "custom": True, "id": f"{name}-id", "type": type_,
-            "inputs": inputs, "outputs": dict(inputs), "provider": f"{provider['urn']}::{provider['id']}",
+            "inputs": inputs, "outputs": {**inputs, "id": f"{name}-id"}, "provider": f"{provider['urn']}::{provider['id']}",
             "protect": False, "dependencies": [], "propertyDependencies": {}, **extra,
         })
 
@@ -156,6 +156,18 @@ LB = "aws:lb/loadBalancer"
 LT = "launchTemplate"
 POLICY = "bucketPolicy"
 
+def replicas_in_public_subnet(doc: Doc) -> None:
+    """The PR routes the replica subnet through an internet gateway and launches the group there."""
+    for step in (
+        add("aws:ec2/internetGateway:InternetGateway", "igw", {"vpcId": "vpc-1"}),
+        add("aws:ec2/routeTable:RouteTable", "public", {"vpcId": "vpc-1", "routes": [{"cidrBlock": "0.0.0.0/0", "gatewayId": "igw-id"}]}),
+        add("aws:ec2/routeTableAssociation:RouteTableAssociation", "public-a", {"subnetId": "public-a-id", "routeTableId": "public-id"}),
+    ):
+        step(doc)
+    group = find(doc, "replicas", "group:Group")
+    group["inputs"]["vpcZoneIdentifiers"] = group["outputs"]["vpcZoneIdentifiers"] = ["public-a-id"]
+
+
 MUTATIONS = [
     # --- separation ---
     Mutation("no-provider", "training", set_option("acme-train-datasets", "bucket:Bucket", "provider", DELETE),
@@ -186,14 +198,24 @@ MUTATIONS = [
              {"workload-resource-kinds"}, "SQS queue"),
     Mutation("serving-lustre", "serving",
              add("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", {"deploymentType": "SCRATCH_2"}, protect=True),
-             {"workload-resource-kinds"}, "FSx for Lustre file system (training storage) fs in a serving stack"),
+             {"workload-resource-kinds"}, "Lustre file system (training storage) fs in a serving stack"),
+    Mutation("no-account-config", "serving", lambda doc: None, {"accounts-configured"},
+             "has no trainingAccounts or servingAccounts config", context={"trainingAccounts": [], "servingAccounts": []}),
+    Mutation("unknown-aws-kind", "serving", add("aws:sagemaker/endpoint:Endpoint", "ep", {"endpointConfigName": "x"}),
+             {"known-resource-kinds"}, "a resource kind the packs do not know"),
+    Mutation("local-command", "training", add("command:local:Command", "sync", {"create": "aws s3 sync s3://a s3://b"}),
+             {"known-resource-kinds"}, "package command is not known to the packs"),
+    Mutation("replicas-in-public-subnet", "serving", replicas_in_public_subnet, {"nodes-in-private-subnets"},
+             "replicas launches nodes in public subnet public-a"),
+    Mutation("force-destroy-checkpoints", "training", set_input("acme-train-checkpoints", "s3/bucket:Bucket", "forceDestroy", True),
+             {"no-scheduled-data-loss"}, "acme-train-checkpoints sets forceDestroy"),
     Mutation("serving-placement-group", "serving", add("aws:ec2/placementGroup:PlacementGroup", "pg", {"strategy": "cluster"}),
              {"workload-resource-kinds"}, "placement group"),
     Mutation("serving-efa", "serving", set_input("replica", LT, "networkInterfaces.0.interfaceType", "efa"),
              {"workload-resource-kinds"}, "attaches EFA interfaces in a serving stack"),
     Mutation("grant-serving-write", "training",
              set_policy("acme-train-checkpoints-policy", POLICY, "policy", grant_actions(["s3:GetObject", "s3:PutObject"])),
-             {"cross-account-read-only", "cross-account-read-only-final"}, "grants serving account 222222222222 s3:PutObject"),
+             {"cross-account-read-only", "cross-account-read-only-final"}, "grants the serving account 222222222222: allows s3:PutObject"),
     Mutation("grant-foreign", "training",
              set_policy("acme-train-checkpoints-policy", POLICY, "policy",
                         lambda d: d["Statement"][1].update(Principal={"AWS": "arn:aws:iam::999999999999:root"})),
@@ -201,7 +223,7 @@ MUTATIONS = [
     Mutation("role-trusts-serving", "training",
              set_policy("node", "iam/role:Role", "assumeRolePolicy",
                         lambda d: d["Statement"][0].update(Principal={"AWS": f"arn:aws:iam::{SERVING_ACCOUNT}:root"})),
-             {"cross-account-read-only", "cross-account-read-only-final"}, "trusts arn:aws:iam::222222222222:root"),
+             {"cross-account-read-only", "cross-account-read-only-final"}, "role node trusts the serving account 222222222222"),
     Mutation("provider-no-stack-tag", "training",
              set_provider("defaultTags", json.dumps({"tags": {"accelstack:workload": "training"}})),
              {"workload-tags"}, "defaultTags lack accelstack:stack"),
@@ -232,7 +254,8 @@ MUTATIONS = [
     Mutation("policy-public", "training",
              set_policy("acme-train-datasets-policy", POLICY, "policy", lambda d: d["Statement"].append(
                  {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::x/*"})),
-             {"no-public-buckets", "no-public-buckets-final"}, "allows s3:GetObject to everyone"),
+             {"no-public-buckets", "no-public-buckets-final", "cross-account-read-only", "cross-account-read-only-final"},
+             "allows s3:GetObject to everyone"),
     Mutation("ingress-ssh", "serving", set_input("alb-in-443", "IngressRule", "fromPort", 22),
              {"no-internet-ingress"}, "allows ingress from 0.0.0.0/0 on tcp 22-443"),
     Mutation("training-ingress", "training", set_input("cluster-from-self", "IngressRule", "cidrIpv6", "::/0"),
@@ -260,7 +283,7 @@ MUTATIONS = [
              {"iam-least-privilege", "iam-least-privilege-final"}, "allows every action"),
     Mutation("iam-s3-star", "training",
              set_policy("node-storage", "rolePolicy", "policy", lambda d: d["Statement"][1].update(Action="s3:*")),
-             {"iam-least-privilege", "iam-least-privilege-final"}, "allows s3:* on every resource"),
+             {"iam-least-privilege", "iam-least-privilege-final"}, "allows every s3 action (s3:*) on every resource"),
     Mutation("iam-admin", "training",
              set_input("node-ssm", "Attachment", "policyArn", "arn:aws:iam::aws:policy/AdministratorAccess"),
              {"iam-least-privilege", "iam-least-privilege-final"}, "attaches arn:aws:iam::aws:policy/AdministratorAccess"),
@@ -383,4 +406,9 @@ def test_workload_comes_from_provider_tags_without_config() -> None:
     doc = training_export()
     add("aws:lb/loadBalancer:LoadBalancer", "api", {"internal": False, "enableDeletionProtection": True})(doc)
     verdicts = run_packs(doc)
-    assert [v.policy for v in verdicts if v.mandatory] == ["workload-resource-kinds"]
+    # The side comes from the tags (the training-only kind rule fires); with no accounts known, serving's
+    # account in the artifact grant is an unknown account, so the allowlist refuses it too.
+    assert {v.policy for v in verdicts if v.mandatory} == {
+        "accounts-configured", "workload-resource-kinds", "cross-account-read-only", "cross-account-read-only-final"}
+    # ... and without account config the separation pack fails loudly instead of passing vacuously.
+    assert any("has no trainingAccounts or servingAccounts config" in v.message for v in verdicts)
