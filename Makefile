@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: preview test unit integration bench policy docs scan clean
+.PHONY: preview test unit integration bench policy docs golden scan clean
 
 # Checkov in its own venv: its dependency pins clash with ours. Pinned in requirements-scan.txt.
 SCAN_VENV  := .venv-scan
@@ -36,6 +36,10 @@ bench: $(STAMP)
 
 policy: $(STAMP)
 	$(BIN)/accelstack policy --all
+
+# The shipped stacks' pinned exports (tests/golden), after a change meant to alter what is deployed.
+golden: $(STAMP)
+	ACCELSTACK_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q -p no:xdist tests/engine/test_golden_exports.py
 
 # The stack file reference and JSON Schema, from the spec models (tests fail when they are stale).
 docs: $(STAMP)
