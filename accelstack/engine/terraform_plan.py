@@ -227,7 +227,10 @@ class _Converter:
         if value is None:
             return _Converted(None, False, False, None)
         if value == UNKNOWN:
-            return _Converted(None, True, False, None)
+            # Unknown during preview (e.g. an instance profile's name): still a reference when the engine
+            # recorded exactly one resource behind this input, as a real first plan shows it.
+            known = referents.get(UNKNOWN)
+            return _Converted(None, True, False, {"references": known.expression()} if known else None)
         if isinstance(value, str) and value in referents:
             return _Converted(None, True, False, {"references": referents[value].expression()})
         if isinstance(value, dict):
@@ -293,10 +296,12 @@ class _Converter:
         by_property: dict[str, dict[str, _Reference]] = {}
         for prop, urns in (entry.get("propertyDependencies") or {}).items():
             referents = by_property.setdefault(prop, {})
-            for urn in urns:
-                if urn in self.addresses:
-                    for value, attribute in self._outputs_of(urn).items():
-                        referents.setdefault(value, _Reference(self.addresses[urn], attribute))
+            mapped = [urn for urn in urns if urn in self.addresses]
+            for urn in mapped:
+                for value, attribute in self._outputs_of(urn).items():
+                    referents.setdefault(value, _Reference(self.addresses[urn], attribute))
+            if len(mapped) == 1:
+                referents[UNKNOWN] = _Reference(self.addresses[mapped[0]], "id")
         block = self._block(tf_type, entry.get("inputs") or {}, {}, by_property)
         provider = entry["type"].split(":", 1)[0]
         common = {"address": address, "mode": "managed", "type": tf_type, "name": name}

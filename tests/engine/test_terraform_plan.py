@@ -192,3 +192,13 @@ def test_same_named_resources_of_two_types_are_told_apart() -> None:
     expressions = configured("aws-training", nat["address"])
     assert expressions["allocation_id"]["references"][0] == "aws_eip.aws-training-net-nat.id"
     assert expressions["subnet_id"]["references"][0] == "aws_subnet.aws-training-net-nat.id"
+
+
+def test_an_input_unknown_at_preview_still_references_the_one_resource_behind_it() -> None:
+    """The head's instance profile name is unknown under preview, but the engine recorded which profile it
+    comes from: Checkov's "IAM role attached to the instance" (CKV2_AWS_41) follows that reference."""
+    [head] = [r for n, r in planned("aws-training", "aws_instance").items() if n.endswith("-head")]
+    assert configured("aws-training", head["address"])["iam_instance_profile"]["references"] == [
+        "aws_iam_instance_profile.aws-training-head.id",
+        "aws_iam_instance_profile.aws-training-head",
+    ]
