@@ -133,5 +133,5 @@ def alternatives(serving: ServingSpec, prices: PriceBook, autoscaler: str) -> li
         base.with_changes(name="no warm pool", warm_pool=0),
         design_from_spec(serving, prices, autoscaler="cpu-utilization", name="CPU-utilization scaling (50%)"),
         design_from_spec(serving, prices, autoscaler="request-rate", name="request-rate scaling (SkyServe)"),
-        design_from_spec(serving, prices, autoscaler="fixed", name=f"fixed fleet at peak ({serving.replicas.max})"),
+        design_from_spec(serving, prices, autoscaler="fixed", name=f"fixed fleet at replicas.max ({serving.replicas.max})"),
     ]

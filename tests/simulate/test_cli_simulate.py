@@ -77,7 +77,7 @@ def test_compare_names_the_cheapest_design_meeting_the_slo(run) -> None:
         assert pick["meetsSlo"] and pick["design"] == min(meeting, key=lambda d: d["cost"]["totalUsd"])["design"]
     else:
         assert not pick["meetsSlo"]
-    # The fixed fleet at peak always costs the most instance-hours of the five.
+    # The fixed fleet at replicas.max always costs the most instance-hours of the five.
     fixed = data["designs"][-1]
     assert fixed["cost"]["instancesUsd"] == max(d["cost"]["instancesUsd"] for d in data["designs"])
 
