@@ -9,12 +9,24 @@ import hashlib
 import shlex
 from importlib import resources
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS
 from components.slurm import aws_cli_function
 
 MODEL_DIR = "/opt/accelstack/models"
+
+# Like the Slurm templates (components/slurm/__init__.py): a missing value is an error, not "".
+_templates = Environment(
+    loader=PackageLoader("components.aws.serving", "templates"),
+    undefined=StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,  # noqa: S701 - shell and systemd units, not HTML
+)
 
 def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
     """vLLM OpenAI-compatible server flags: one base model, every LoRA adapter served beside it."""
@@ -88,125 +100,29 @@ def replica_user_data(
     when they enter service (start the server). Each boot completes the launch lifecycle hook only
     when its job is done, so an instance never goes to the pool or into service half-prepared."""
     model = serving.model
-    syncs = [f"aws s3 sync --only-show-errors {shlex.quote(model.weights_uri)} {MODEL_DIR}/base"]
-    syncs += [
-        f"aws s3 sync --only-show-errors {shlex.quote(a.uri)} {MODEL_DIR}/adapters/{a.name}" for a in model.adapters
-    ]
-    server = " ".join(shlex.quote(a) for a in server_arguments(serving, plan))
-    image = shlex.quote(serving.replicas.server_image)
-    port = serving.load_balancer.port
-    health = shlex.quote(serving.load_balancer.health_path)
-    sync_block = "\n".join(f"  {line}" for line in syncs)
-    env = worker_environment(
-        serving, plan, region=region, request_queue_url=request_queue_url, response_queue_url=response_queue_url
+    syncs = [(model.weights_uri, f"{MODEL_DIR}/base"), *((a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters)]
+    return _templates.get_template("replica-boot.sh.j2").render(
+        aws_cli=aws_cli_function(),
+        model_dir=MODEL_DIR,
+        worker_sha256=hashlib.sha256(QUEUE_WORKER_SOURCE).hexdigest(),
+        worker_b64=embedded_worker(),
+        model_name=model.name,
+        image=shlex.quote(serving.replicas.server_image),
+        server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
+        environment=worker_environment(
+            serving, plan, region=region, request_queue_url=request_queue_url, response_queue_url=response_queue_url
+        ),
+        # systemd waits for: the last long poll (20 s), the drain, and the release of what is left.
+        stop_timeout=plan.worker_drain_seconds + 30,
+        region=region,
+        group_name=group_name,
+        hook_name=hook_name,
+        heartbeat_every=READY_HOOK_HEARTBEAT_EVERY_SECONDS,
+        budget=plan.lifecycle_heartbeat_seconds,
+        syncs=[(shlex.quote(source), destination) for source, destination in syncs],
+        port=serving.load_balancer.port,
+        health=shlex.quote(serving.load_balancer.health_path),
     )
-    env_lines = "\n".join(f"Environment={key}={value}" for key, value in env.items())
-    # systemd waits for: the last long poll (20 s), the drain, and the release of what is left.
-    stop_timeout = plan.worker_drain_seconds + 30
-    worker_sha256 = hashlib.sha256(QUEUE_WORKER_SOURCE).hexdigest()
-    budget = plan.lifecycle_heartbeat_seconds
-    heartbeat_every = READY_HOOK_HEARTBEAT_EVERY_SECONDS
-    return f"""#!/bin/bash
-set -euo pipefail
-{aws_cli_function()}ensure_aws_cli  # the boot script syncs weights and completes the hook with it
-mkdir -p /opt/accelstack {MODEL_DIR}
-# components/aws/replica/queue_worker.py, sha256 {worker_sha256}
-python3 -c 'import base64, bz2, sys; sys.stdout.buffer.write(bz2.decompress(base64.b64decode(sys.stdin.read())))' \\
-  > /opt/accelstack/queue_worker.py <<'B64'
-{embedded_worker()}
-B64
-cat > /etc/systemd/system/accelstack-inference.service <<'UNIT'
-[Unit]
-Description=accelstack inference server ({model.name})
-After=docker.service
-Requires=docker.service
-[Service]
-Restart=always
-ExecStartPre=-/usr/bin/docker rm -f inference
-ExecStart=/usr/bin/docker run --name inference --gpus all --network host --ipc host -v {MODEL_DIR}:/models:ro {image} {server}
-[Install]
-WantedBy=multi-user.target
-UNIT
-cat > /etc/systemd/system/accelstack-queue-worker.service <<'UNIT'
-[Unit]
-Description=accelstack admission-queue worker
-After=accelstack-inference.service
-[Service]
-Restart=always
-RestartSec=5
-{env_lines}
-ExecStart=/usr/bin/python3 /opt/accelstack/queue_worker.py
-# SIGTERM: stop receiving, finish in-flight requests for DRAIN_SECONDS, release the rest.
-KillSignal=SIGTERM
-TimeoutStopSec={stop_timeout}
-UNIT
-cat > /opt/accelstack/boot.sh <<'BOOT'
-#!/bin/bash
-set -euo pipefail
-imds() {{
-  local token
-  token=$(curl -sfX PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
-  curl -sf -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/meta-data/$1"
-}}
-hook() {{
-  aws autoscaling "$1" --region {region} --auto-scaling-group-name {group_name} \\
-    --lifecycle-hook-name {hook_name} --instance-id "$(imds instance-id)" "${{@:2}}" || true
-}}
-# The hook's own timeout is short and fixed; a heartbeat every {heartbeat_every} s holds it open while
-# weights and the image load, for at most the planner's budget. A replica still not ready then, or
-# one that hangs, is abandoned (and replaced) one hook timeout later.
-heartbeats() {{
-  local sleeper
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  while [ "$SECONDS" -lt {budget} ]; do
-    sleep {heartbeat_every} & sleeper=$!
-    wait "$sleeper"
-    hook record-lifecycle-action-heartbeat
-  done
-}}
-heartbeats & heartbeat_pid=$!
-complete() {{
-  # Stop the heartbeats, and let one in flight finish, before the hook's result goes out.
-  kill "$heartbeat_pid" 2>/dev/null || true
-  wait "$heartbeat_pid" 2>/dev/null || true
-  hook complete-lifecycle-action --lifecycle-action-result "$1"
-}}
-trap 'complete ABANDON' ERR
-if [ ! -f {MODEL_DIR}/.complete ]; then
-  # Weights live on the encrypted EBS root volume: instance-store NVMe is wiped when a warm-pool
-  # instance stops, EBS keeps the download across the stop.
-{sync_block}
-  docker pull {image}
-  # The worker's one dependency, installed while preparing: a warm start must not need the network.
-  python3 -c 'import boto3' 2>/dev/null || python3 -m pip install --quiet boto3
-  touch {MODEL_DIR}/.complete
-fi
-state=$(imds autoscaling/target-lifecycle-state || echo InService)
-if [[ "$state" == Warmed:* ]]; then
-  complete CONTINUE  # prepared: the group stops the instance into the warm pool
-  exit 0
-fi
-systemctl start accelstack-inference.service
-until curl -sf http://127.0.0.1:{port}{health} >/dev/null; do sleep 5; done
-systemctl start accelstack-queue-worker.service
-complete CONTINUE
-BOOT
-chmod +x /opt/accelstack/boot.sh
-cat > /etc/systemd/system/accelstack-boot.service <<'UNIT'
-[Unit]
-Description=accelstack replica boot (prepare or serve)
-After=network-online.target docker.service
-Wants=network-online.target
-[Service]
-Type=oneshot
-ExecStart=/opt/accelstack/boot.sh
-[Install]
-WantedBy=multi-user.target
-UNIT
-systemctl daemon-reload
-systemctl enable accelstack-boot.service
-systemctl start --no-block accelstack-boot.service
-"""
 
 
 def user_data_size_problem(serving: ServingSpec, plan: ServingPlan, *, region: str, account_id: str, group_name: str) -> str | None:
