@@ -4,7 +4,7 @@ and the WAF web ACL (per-client rate, known bad inputs) with its log group."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_aws as aws
@@ -12,10 +12,10 @@ import pulumi_aws as aws
 from accelstack.planner.serving_plan import HEALTHY_THRESHOLD, UNHEALTHY_THRESHOLD
 from accelstack.spec.aws_serving_rules import LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX
 from components.aws.storage import SecureBucket
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from components.aws.serving import ServingService
+
 
 # --- ELB access-log delivery ----------------------------------------------------------------------
 

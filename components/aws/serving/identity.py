@@ -4,19 +4,20 @@ role (read the model prefix, drain the admission queue, complete its own launch 
 from __future__ import annotations
 
 import json
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_aws as aws
 
 from accelstack.spec.models import ServingSpec
+from accelstack.spec.uris import split_bucket_uri
+from components.aws.handles import EC2_ASSUME_ROLE_POLICY
 from components.aws.kms import service_host, stack_key_policy
 from components.aws.serving.edge import waf_log_group_name
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from components.aws.serving import ServingService
+
 
 def serving_key_policy(account_id: str, region: str, partition: str, *, waf_log_group: str | None = None) -> dict[str, Any]:
     """Replica volumes (encrypted EBS launched by Auto Scaling) use the key through EC2; the queues'
@@ -47,16 +48,10 @@ def serving_key_policy(account_id: str, region: str, partition: str, *, waf_log_
 # --- Cross-account model read -----------------------------------------------------------------------
 
 
-def s3_location(uri: str) -> tuple[str, str]:
-    """`s3://bucket/models/x/` -> ("bucket", "models/x/")."""
-    parts = urlsplit(uri)
-    return parts.netloc, parts.path.lstrip("/")
-
-
 def model_read_policy(serving: ServingSpec, account_id: str, partition: str) -> dict[str, Any]:
     """Read-only access to exactly the model's and adapters' prefixes: GetObject below each prefix,
     ListBucket limited to it, and KMS decrypt only through S3 (the training account's key)."""
-    locations = sorted({s3_location(u) for u in [serving.model.weights_uri, *(a.uri for a in serving.model.adapters)]})
+    locations = sorted({split_bucket_uri(u) for u in [serving.model.weights_uri, *(a.uri for a in serving.model.adapters)]})
     key_account = serving.artifact_account or account_id
     statements: list[dict[str, Any]] = [
         {
@@ -119,14 +114,7 @@ def replica_role(svc: ServingService, name: str, group_name: str) -> aws.iam.Ins
     partition, region, account = svc.partition, svc.region, svc.account_id
     role = aws.iam.Role(
         f"{name}-replica",
-        assume_role_policy=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
-                ],
-            }
-        ),
+        assume_role_policy=json.dumps(EC2_ASSUME_ROLE_POLICY),
         description="accelstack serving replica: read the model prefix, drain the admission queue",
         opts=svc.child,
     )

@@ -3,16 +3,18 @@ alarms on waiting time, depth and dead letters."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 import pulumi
 import pulumi_aws as aws
 
 from accelstack.planner.serving_plan import AGE_ALARM_TTL_FRACTION
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from components.aws.serving import ServingService
+
 
 def queues(svc: ServingService, name: str) -> dict[str, aws.sqs.Queue]:
     admission, plan = svc.serving.admission, svc.plan

@@ -3,6 +3,8 @@ group with its launch hook, warm pool and rolling instance refresh."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import base64
 import math
 
@@ -10,16 +12,15 @@ import pulumi
 import pulumi_aws as aws
 
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
+from components.aws.images import ROOT_DEVICE
 from components.aws.provider import group_tags, launch_template_tag_specifications
 from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS
 from components.aws.serving.identity import replica_role
 from components.aws.serving.user_data import replica_user_data, user_data_size_problem
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from components.aws.serving import ServingService
 
-ROOT_DEVICE = "/dev/sda1"  # Ubuntu DLAMI root device
 
 GROUP_METRICS = [
     "GroupInServiceInstances",  # the denominator of backlog per instance

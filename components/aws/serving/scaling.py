@@ -3,11 +3,13 @@ empty, a step policy that starts the first replica."""
 
 from __future__ import annotations
 
-import pulumi_aws as aws
 from typing import TYPE_CHECKING
+
+import pulumi_aws as aws
 
 if TYPE_CHECKING:
     from components.aws.serving import ServingService
+
 
 # CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).
 SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
