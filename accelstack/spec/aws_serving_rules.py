@@ -175,7 +175,6 @@ def artifact_account_is_training(spec: StackSpec) -> Iterator[Problem]:
 
 # Subnets carved from a new serving VPC: one public and one private per AZ.
 SERVING_ZONES = 2
-SERVING_SUBNET_PREFIX = 20
 SERVING_MAX_VPC_PREFIX = 24  # 4 subnets of /26 still fit
 
 

@@ -419,7 +419,6 @@ class TrainingStorage(pulumi.ComponentResource):
 
         self.lustre_dns_name: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
-        self.lustre_id: pulumi.Output[str] | None = None
         if storage.lustre is not None:
             self._lustre(name, spec, subnet_id, security_group_id)
 
@@ -510,7 +509,6 @@ class TrainingStorage(pulumi.ComponentResource):
                 depends_on=[*self._security_group_rules, *([self._datasets_bucket] if legacy_link and self._datasets_bucket else [])],
             ),
         )
-        self.lustre_id = file_system.id
         self.lustre_dns_name = file_system.dns_name
         self.lustre_mount_name = file_system.mount_name
         if not use_dra:
