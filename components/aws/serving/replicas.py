@@ -14,7 +14,7 @@ import pulumi_aws as aws
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
 from components.aws.images import ROOT_DEVICE
 from components.aws.provider import group_tags, launch_template_tag_specifications
-from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS
+from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
 from components.aws.serving.identity import replica_role
 from components.aws.serving.user_data import replica_user_data, user_data_size_problem
 
@@ -37,8 +37,7 @@ GROUP_METRICS = [
 def replica_group(svc: ServingService, name: str) -> aws.autoscaling.Group:
     serving, plan = svc.serving, svc.plan
     replicas = serving.replicas
-    # Fixed name: the boot script and the IAM grant for the lifecycle hook need it before the group exists.
-    group_name = f"accelstack-{name}-replicas"
+    group_name = replica_group_name(name)
     # Fail at preview, naming the config, rather than at launch with EC2's bare size error.
     problem = user_data_size_problem(serving, plan, region=svc.region, account_id=svc.account_id, group_name=group_name)
     if problem:

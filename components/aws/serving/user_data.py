@@ -11,9 +11,10 @@ from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from accelstack.planner.serving_plan import ServingPlan
+from accelstack.planner.serving_plan import ServingPlan, plan_serving
+from accelstack.spec import StackSpec
 from accelstack.spec.models import ServingSpec
-from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS
+from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
 from components.slurm import aws_cli_function
 
 MODEL_DIR = "/opt/accelstack/models"
@@ -141,3 +142,20 @@ def user_data_size_problem(serving: ServingSpec, plan: ServingPlan, *, region: s
         f"serving.model.adapters: {len(serving.model.adapters)} adapter(s) make the replica user data {size} bytes, "
         f"over EC2's {USER_DATA_LIMIT_BYTES}-byte limit; serve fewer adapters per stack or shorten their names and URIs"
     )
+
+
+# What exists only once the queues do; the deployed user data gets their URLs from Pulumi outputs.
+QUEUE_URL_PLACEHOLDERS = {"request_queue_url": "${REQUEST_QUEUE_URL}", "response_queue_url": "${RESPONSE_QUEUE_URL}"}
+REPLICA_USER_DATA_FILE = "replica-user-data.sh"
+
+
+def render_replica_artifacts(spec: StackSpec) -> dict[str, str]:
+    """What `accelstack render` writes for a serving stack: the replica user data as it will boot,
+    the queue URLs as `${NAME}` placeholders."""
+    assert spec.serving is not None
+    serving = spec.serving
+    script = replica_user_data(
+        serving, plan_serving(serving), region=spec.account.region, group_name=replica_group_name(spec.stack),
+        hook_name=READY_HOOK, **QUEUE_URL_PLACEHOLDERS,
+    )  # fmt: skip
+    return {REPLICA_USER_DATA_FILE: script}
