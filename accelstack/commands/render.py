@@ -1,9 +1,10 @@
 """`accelstack render STACK --out DIR`: every generated node artifact, as it will boot.
 
-Writes slurm.conf, gres.conf, cgroup.conf, the head and compute cloud-init documents and the spot
-watcher, the way ParallelCluster users read a dry run. Values that exist only once the cloud
-resources do (head address, Lustre DNS name, the secret holding the munge key, the state volume)
-appear as `${NAME}` placeholders; the deployed documents get them from Pulumi outputs.
+Training (Slurm): slurm.conf, gres.conf, cgroup.conf, the head and compute cloud-init documents and
+the spot watcher, the way ParallelCluster users read a dry run. Serving: the replica user data (boot
+script, systemd units, the queue worker). Values that exist only once the cloud resources do (head
+address, Lustre DNS name, the secret holding the munge key, the state volume, the queue URLs) appear
+as `${NAME}` placeholders; the deployed documents get them from Pulumi outputs.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ PLACEHOLDER_NOTE = (
     "${HEAD_ADDRESS}, ${LUSTRE_DNS}, ${LUSTRE_MOUNT_NAME}, ${MUNGE_KEY_COMMAND} and ${STATE_VOLUME_DEVICE} "
     "are filled at deploy time from the stack's outputs"
 )
+SERVING_PLACEHOLDER_NOTE = "${REQUEST_QUEUE_URL} and ${RESPONSE_QUEUE_URL} are filled at deploy time from the queues"
 
 
 @guarded
@@ -38,22 +40,25 @@ def render_command(
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
 ) -> int:
-    """Write the Slurm configuration and node cloud-init a training stack boots with."""
+    """Write the Slurm configuration and node cloud-init a training stack boots with, or a serving
+    stack's replica user data."""
 
+    from components.aws.serving.user_data import render_replica_artifacts
     from components.slurm import render_all
 
     _, files = resolve_stacks([stack], False, project_dir)
     [(name, spec)] = load_specs(files, overrides or [])
     if spec is None:
         return EXIT_CONFIG
-    if spec.training is None:
-        raise CliError(f"{name}: workload is {spec.workload!r}; render writes training cluster (Slurm) artifacts")
-    if spec.training.scheduler.kind != "slurm":
+    if spec.serving is not None:
+        artifacts, note = render_replica_artifacts(spec), SERVING_PLACEHOLDER_NOTE
+    elif spec.training is not None and spec.training.scheduler.kind != "slurm":
         raise CliError(
             f"{name}: training.scheduler.kind is {spec.training.scheduler.kind!r}; "
             "render writes Slurm artifacts (kind: slurm)"
         )
-    artifacts = render_all(spec)
+    else:
+        artifacts, note = render_all(spec), PLACEHOLDER_NOTE
     try:
         out.mkdir(parents=True, exist_ok=True)
         for filename, text in artifacts.items():
@@ -64,7 +69,7 @@ def render_command(
     except OSError as error:
         raise CliError(f"--out {out}: cannot write ({error.strerror})") from None
     echo_lines([f"{name}: wrote {out / filename}" for filename in artifacts])
-    echo_lines([f"{name}: {PLACEHOLDER_NOTE}"])
+    echo_lines([f"{name}: {note}"])
     return EXIT_OK
 
 

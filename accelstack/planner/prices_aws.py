@@ -19,12 +19,11 @@ from __future__ import annotations
 
 CHECKED = "2026-12-02"
 REGION = "us-east-1"
-CURRENCY = "USD"
 
 ON_DEMAND_HOURLY: dict[str, float] = {
     "p5.48xlarge": 55.04,
     "p5en.48xlarge": 63.296,
-    "p5e.48xlarge": 63.296,
+    "p5e.48xlarge": 63.296,  # an estimate: the p5en price (same H200 GPUs), see the docstring
     "p4de.24xlarge": 27.447,
     "p4d.24xlarge": 21.958,
     "g5.xlarge": 1.006,
@@ -62,7 +61,6 @@ ON_DEMAND_HOURLY: dict[str, float] = {
     "m7i.2xlarge": 0.4032,
     "m7i.xlarge": 0.2016,
 }
-ESTIMATES = ("p5e.48xlarge",)
 
 # FSx for Lustre SSD, $/GB-month, by (deployment type, throughput MB/s/TiB; None = not settable).
 LUSTRE_GB_MONTH: dict[tuple[str, int | None], float] = {

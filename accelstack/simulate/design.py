@@ -55,7 +55,7 @@ def make_policy(kind: str, *, plan: ServingPlan, serving: ServingSpec, vcpus: in
     """A factory for the autoscaler `kind`, tuned from the plan as the stack would configure it."""
     lo, hi, target = serving.replicas.min, serving.replicas.max, plan.backlog_per_instance_target
     if kind == "aws-target-tracking":
-        # The deployed policy: the plan's target on the plan's metric (components.aws.serving._scaling).
+        # The deployed policy: the plan's target on the plan's metric (components.aws.serving.scaling).
         return lambda: scalers.AwsTargetTracking(target, lo, hi, plan.warm_start_seconds, queue_metrics=plan.backlog_metrics)
     if kind == "cpu-utilization":
         return lambda: scalers.AwsTargetTracking(

@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 from accelstack.spec.models import ServingSpec, StackSpec
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.tables import aws as tables
+from accelstack.spec.uris import split_bucket_uri
 from accelstack.spec.validators import rule
 
 
@@ -138,10 +138,9 @@ def model_artifacts_on_s3(spec: StackSpec) -> Iterator[Problem]:
     uris = [("serving.model.weightsUri", serving.model.weights_uri)]
     uris += [(f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)]
     for path, uri in uris:
-        parts = urlsplit(uri)
-        if parts.scheme != "s3":
+        if not uri.startswith("s3://"):
             yield Problem(path, f"{uri!r}: on AWS model artifacts are read from S3; allowed scheme: s3://")
-        elif not parts.path.strip("/"):
+        elif not split_bucket_uri(uri)[1].strip("/"):
             yield Problem(
                 path,
                 f"{uri!r} names a whole bucket; point at the artifact prefix (e.g. s3://bucket/models/name/) "
@@ -176,7 +175,6 @@ def artifact_account_is_training(spec: StackSpec) -> Iterator[Problem]:
 
 # Subnets carved from a new serving VPC: one public and one private per AZ.
 SERVING_ZONES = 2
-SERVING_SUBNET_PREFIX = 20
 SERVING_MAX_VPC_PREFIX = 24  # 4 subnets of /26 still fit
 
 

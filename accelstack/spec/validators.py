@@ -25,10 +25,10 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
-from urllib.parse import urlsplit
 
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Level, Problem
+from accelstack.spec.uris import split_bucket_uri
 
 Validator = Callable[[StackSpec], Iterator[Problem]]
 RULES: list[Validator] = []
@@ -144,7 +144,7 @@ def region_allowed(spec: StackSpec) -> Iterator[Problem]:
 
 def bucket_of(uri: str) -> str:
     """`s3://bucket/prefix` -> `bucket` (the models already require scheme://host[/path])."""
-    return urlsplit(uri).netloc
+    return split_bucket_uri(uri)[0]
 
 
 def path_within(path: str, root: str) -> bool:

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Root device name of the Ubuntu AMIs training nodes and serving replicas boot (the DLAMI): the
+# launch templates' root block-device mapping must name it, or EC2 attaches a second volume instead.
+# Amazon Linux's is /dev/xvda (components.aws.scheduler.BATCH_ROOT_DEVICE).
+ROOT_DEVICE = "/dev/sda1"
+
 
 @dataclass(frozen=True)
 class NodeImage:

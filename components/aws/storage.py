@@ -15,6 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from accelstack.planner.training_plan import planned_training
+from accelstack.spec.uris import split_bucket_uri
 from components.aws.kms import service_host, stack_key_policy
 
 # A bucket-policy hook: given the bucket ARN, the extra statements to add beside the TLS-only deny.
@@ -205,10 +206,9 @@ DATASET_NONCURRENT_VERSION_DAYS = 30
 
 def parse_s3_uri(uri: str, config_path: str) -> tuple[str, str]:
     """`s3://bucket/some/prefix` -> ("bucket", "some/prefix")."""
-    scheme, sep, rest = uri.partition("://")
-    if scheme != "s3" or not sep or not rest.split("/", 1)[0]:
+    bucket, prefix = split_bucket_uri(uri)
+    if not uri.startswith("s3://") or not bucket:
         raise ValueError(f"{config_path}: {uri!r} is not an S3 URI; expected s3://bucket[/prefix]")
-    bucket, _, prefix = rest.partition("/")
     return bucket, prefix.strip("/")
 
 
@@ -419,7 +419,6 @@ class TrainingStorage(pulumi.ComponentResource):
 
         self.lustre_dns_name: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
-        self.lustre_id: pulumi.Output[str] | None = None
         if storage.lustre is not None:
             self._lustre(name, spec, subnet_id, security_group_id)
 
@@ -510,7 +509,6 @@ class TrainingStorage(pulumi.ComponentResource):
                 depends_on=[*self._security_group_rules, *([self._datasets_bucket] if legacy_link and self._datasets_bucket else [])],
             ),
         )
-        self.lustre_id = file_system.id
         self.lustre_dns_name = file_system.dns_name
         self.lustre_mount_name = file_system.mount_name
         if not use_dra:

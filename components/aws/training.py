@@ -20,6 +20,7 @@ import yaml
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
+from components.aws.images import ROOT_DEVICE
 from components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from components.aws.network import TrainingNetwork
 from components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
@@ -39,7 +40,6 @@ from components.slurm import LUSTRE_MOUNT_OPTIONS
 # 24.04: its apt Slurm 23.11 matches the head node's and supports dynamic nodes (`slurmd -Z`; 22.04's
 # 21.08 does not).
 NODE_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
-ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs' root device name
 ROOT_VOLUME_GIB = 512  # containers, CUDA caches and local scratch
 # Hop limit 2: containers (enroot/Pyxis, Docker bridge) sit one hop further from IMDS than the host.
 IMDS_HOP_LIMIT = 2

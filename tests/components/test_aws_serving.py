@@ -542,3 +542,22 @@ def test_waf_logs_every_verdict_to_an_encrypted_aws_waf_logs_group_with_credenti
     assert delivery["Principal"] == {"Service": "delivery.logs.amazonaws.com"}
     assert delivery["Resource"] == f"{group.outputs['arn']}:*"
     assert delivery["Condition"]["StringEquals"] == {"aws:SourceAccount": "222222222222"}
+
+
+def test_accelstack_render_writes_the_user_data_the_replicas_boot_with(tmp_path):
+    from typer.testing import CliRunner
+
+    from accelstack.cli import app
+
+    deployed = user_data(run())
+    env = worker_env(deployed)
+    result = CliRunner().invoke(app, ["render", STACK, "--out", str(tmp_path), "--project-dir", str(REPO)])
+    assert result.exit_code == 0, result.output
+    rendered = (tmp_path / "replica-user-data.sh").read_text()
+    # Identical up to the queue URLs, which exist only once the queues do.
+    assert "${REQUEST_QUEUE_URL}" in rendered and "${RESPONSE_QUEUE_URL}" in rendered
+    expected = deployed.replace(env["REQUEST_QUEUE_URL"], "${REQUEST_QUEUE_URL}").replace(
+        env["RESPONSE_QUEUE_URL"], "${RESPONSE_QUEUE_URL}"
+    )
+    assert rendered == expected
+    assert (tmp_path / "replica-user-data.sh").stat().st_mode & 0o111

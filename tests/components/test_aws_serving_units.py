@@ -82,3 +82,12 @@ def test_too_many_adapters_for_ec2s_user_data_limit_fail_naming_the_config():
     assert problem(2) is None and problem(20) is None
     message = problem(60)
     assert message is not None and message.startswith("serving.model.adapters: 60 adapter(s)") and "16384-byte" in message
+
+
+def test_separation_pack_trusts_exactly_the_elb_accounts_the_log_bucket_grants() -> None:
+    """The policy pack runs without the project installed and keeps its own copy of the table: an
+    account missing there fails the separation check of every stack with access logs in that Region."""
+    from components.aws.serving.edge import ELB_LOG_ACCOUNTS
+    from policies.separation.rules import ELB_LOG_DELIVERY_ACCOUNTS
+
+    assert ELB_LOG_DELIVERY_ACCOUNTS == frozenset(ELB_LOG_ACCOUNTS.values())

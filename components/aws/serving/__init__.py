@@ -1,0 +1,87 @@
+"""The AWS serving service: ALB (HTTPS only, WAF rate limit per client) -> replicas in private
+subnets, an SQS admission queue the replicas drain, and an Auto Scaling group that scales on
+backlog per instance with a warm pool of stopped, pre-pulled replicas.
+
+One module per concern, each building its resources as children of `ServingService` (so their URNs
+are those of the single-module component they came from): `edge` (security groups, ALB, WAF, logs),
+`queue` (SQS queues and their alarms), `identity` (KMS key, replica role), `replicas` (launch
+template, group, warm pool, launch hook), `scaling` (policies), `user_data` (the boot script).
+
+Sizing (cold start, warm pool, health-check timing, backlog target) is pure and lives in the planner
+(`accelstack.planner.serving_plan.ServingPlan`), so it can be tested and reported without Pulumi.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from accelstack.planner.serving_plan import plan_serving
+from accelstack.spec import StackSpec
+from accelstack.spec.tables import aws as tables
+from components.aws.network import ServingNetwork
+from components.aws.provider import group_stack_tags
+from components.aws.serving.edge import elb_log_delivery_statements, load_balancer, security_groups, waf
+from components.aws.serving.hook import READY_HOOK
+from components.aws.serving.identity import kms_key
+from components.aws.serving.queue import alarms, queues
+from components.aws.serving.replicas import replica_group
+from components.aws.serving.scaling import scaling
+from components.aws.serving.user_data import (
+    USER_DATA_LIMIT_BYTES,
+    replica_user_data,
+    user_data_size_problem,
+    worker_environment,
+)
+
+__all__ = [
+    "READY_HOOK",
+    "USER_DATA_LIMIT_BYTES",
+    "ServingService",
+    "elb_log_delivery_statements",
+    "replica_user_data",
+    "user_data_size_problem",
+    "worker_environment",
+]
+
+
+class ServingService(pulumi.ComponentResource):
+    def __init__(self, spec: StackSpec, digest: str, opts: pulumi.ResourceOptions):
+        super().__init__("accelstack:aws:ServingService", spec.stack, None, opts)
+        assert spec.serving is not None
+        self.spec, self.serving = spec, spec.serving
+        self.plan = plan_serving(spec.serving)
+        self.region = spec.account.region
+        self.account_id = spec.account.id
+        self.partition = tables.REGIONS.get(self.region, "aws")
+        self.tags = group_stack_tags(spec, digest)
+        name = spec.stack
+        self.child = pulumi.ResourceOptions(parent=self)
+
+        # The order is the registration order of the resources (and so of the stack export).
+        self.network = ServingNetwork(
+            f"{name}-net", self.serving.network, self.region, opts=self.child, instance_type=self.serving.replicas.instance_type
+        )
+        self.key = kms_key(self, name)
+        self.queues = queues(self, name)
+        self.alb_sg, self.replica_sg = security_groups(self, name)
+        self.load_balancer, self.target_group = load_balancer(self, name)
+        waf(self, name)
+        self.group = replica_group(self, name)
+        scaling(self, name)
+        alarms(self, name)
+
+        endpoint = self.load_balancer.dns_name.apply(lambda dns: f"https://{dns}")
+        outputs = {
+            "endpoint": endpoint,
+            "requestQueueUrl": self.queues["requests"].url,
+            "responseQueueUrl": self.queues["responses"].url,
+            "deadLetterQueueUrl": self.queues["dead-letters"].url,
+            "replicaGroupName": self.group.name,
+            "coldStartSeconds": self.plan.cold_start_seconds,
+            "warmPoolSize": self.plan.warm_pool_size,
+            "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
+            "configDigest": digest,
+        }
+        for key, value in outputs.items():
+            pulumi.export(key, value)
+        self.register_outputs(outputs)

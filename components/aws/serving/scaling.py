@@ -1,0 +1,129 @@
+"""Scaling on backlog per instance (target tracking on SQS metric math) and, for groups that may be
+empty, a step policy that starts the first replica."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pulumi_aws as aws
+
+if TYPE_CHECKING:
+    from components.aws.serving import ServingService
+
+
+# CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).
+SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
+
+def scaling(svc: ServingService, name: str) -> None:
+    group, queue = svc.group, svc.queues["requests"]
+    Metric = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricArgs
+    Stat = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
+    StatMetric = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricArgs
+    Dim = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricDimensionArgs
+    # Backlog per instance in the shape of "Scaling policy based on Amazon SQS" / "Create a target
+    # tracking scaling policy using metric math" (EC2 Auto Scaling User Guide), but counting the
+    # messages replicas hold (NotVisible) as well as those waiting: Visible alone reads 0 while
+    # replicas keep up, and the group scaled in to min and out again all day. The target is a
+    # replica's concurrency at the target utilization (planner.serving.owned_backlog_target).
+    queue_ids = [f"m{index}" for index in range(1, len(svc.plan.backlog_metrics) + 1)]
+    queue_metrics = [
+        Metric(
+            id=metric_id,
+            label=f"Get {metric_name} of the request queue",
+            metric_stat=Stat(
+                metric=StatMetric(
+                    metric_name=metric_name, namespace="AWS/SQS", dimensions=[Dim(name="QueueName", value=queue.name)]
+                ),
+                stat="Sum",
+            ),
+            return_data=False,
+        )
+        for metric_id, metric_name in zip(queue_ids, svc.plan.backlog_metrics)
+    ]
+    in_service = f"m{len(queue_ids) + 1}"
+    aws.autoscaling.Policy(
+        f"{name}-backlog-per-instance",
+        autoscaling_group_name=group.name,
+        policy_type="TargetTrackingScaling",
+        target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
+            target_value=svc.plan.backlog_per_instance_target,
+            customized_metric_specification=aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs(
+                metrics=[
+                    *queue_metrics,
+                    Metric(
+                        id=in_service,
+                        label="Get the group size (the number of InService instances)",
+                        metric_stat=Stat(
+                            metric=StatMetric(
+                                metric_name="GroupInServiceInstances",
+                                namespace="AWS/AutoScaling",
+                                dimensions=[Dim(name="AutoScalingGroupName", value=group.name)],
+                            ),
+                            stat="Average",
+                        ),
+                        return_data=False,
+                    ),
+                    Metric(
+                        id="e1",
+                        label="Calculate the backlog per instance",
+                        expression=f"({' + '.join(queue_ids)}) / {in_service}",
+                        return_data=True,
+                    ),
+                ]
+            ),
+        ),
+        opts=svc.child,
+    )
+    if svc.serving.replicas.min > 0:
+        return
+    # At zero instances the ratio has no value and target tracking cannot act: a step policy on the
+    # raw queue depth starts the first replica. The alarm fires only while none is in service, so
+    # it never fights target tracking.
+    from_zero = aws.autoscaling.Policy(
+        f"{name}-scale-from-zero",
+        autoscaling_group_name=group.name,
+        policy_type="StepScaling",
+        adjustment_type="ChangeInCapacity",
+        step_adjustments=[aws.autoscaling.PolicyStepAdjustmentArgs(scaling_adjustment=1, metric_interval_lower_bound="0")],
+        opts=svc.child,
+    )
+    aws.cloudwatch.MetricAlarm(
+        f"{name}-queue-waiting-at-zero",
+        alarm_description="requests are queued and no replica is in service: start one",
+        comparison_operator="GreaterThanOrEqualToThreshold",
+        threshold=1,
+        evaluation_periods=1,
+        treat_missing_data="notBreaching",
+        metric_queries=[
+            aws.cloudwatch.MetricAlarmMetricQueryArgs(
+                id="depth",
+                metric=aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
+                    metric_name="ApproximateNumberOfMessagesVisible",
+                    namespace="AWS/SQS",
+                    dimensions={"QueueName": queue.name},
+                    period=60,
+                    stat="Maximum",
+                ),
+            ),
+            aws.cloudwatch.MetricAlarmMetricQueryArgs(
+                id="inservice",
+                metric=aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
+                    metric_name="GroupInServiceInstances",
+                    namespace="AWS/AutoScaling",
+                    dimensions={"AutoScalingGroupName": group.name},
+                    period=60,
+                    stat="Maximum",
+                ),
+            ),
+            aws.cloudwatch.MetricAlarmMetricQueryArgs(
+                id="waiting",
+                # FILL: a minute without a group datapoint counts as none in service; bare, the
+                # expression may have no value then, which notBreaching reads as "no scale-out".
+                expression=SCALE_FROM_ZERO_EXPRESSION,
+                label="Queue depth > 0 with no replica in service",
+                return_data=True,
+            ),
+        ],
+        alarm_actions=[from_zero.arn],
+        opts=svc.child,
+    )

@@ -1,0 +1,161 @@
+"""The replica boot script: cloud-init user data that prepares a replica (weights, image) for the warm
+pool and starts the server and the admission-queue worker when it enters service."""
+
+from __future__ import annotations
+
+import base64
+import bz2
+import hashlib
+import shlex
+from importlib import resources
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from accelstack.planner.serving_plan import ServingPlan, plan_serving
+from accelstack.spec import StackSpec
+from accelstack.spec.models import ServingSpec
+from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
+from components.slurm import aws_cli_function
+
+MODEL_DIR = "/opt/accelstack/models"
+
+# Like the Slurm templates (components/slurm/__init__.py): a missing value is an error, not "".
+_templates = Environment(
+    loader=PackageLoader("components.aws.serving", "templates"),
+    undefined=StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,  # noqa: S701 - shell and systemd units, not HTML
+)
+
+def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
+    """vLLM OpenAI-compatible server flags: one base model, every LoRA adapter served beside it."""
+    model = serving.model
+    args = [
+        "--model", "/models/base",
+        "--served-model-name", model.name,
+        "--port", str(serving.load_balancer.port),
+        "--max-model-len", str(model.context_length),
+        "--tensor-parallel-size", str(plan.tensor_parallel),
+    ]  # fmt: skip
+    dtype = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}.get(model.precision)
+    if dtype:
+        args += ["--dtype", dtype]
+    elif model.precision == "fp8":
+        args += ["--quantization", "fp8"]  # dynamic FP8 on Ada/Hopper; pre-quantized checkpoints load as-is
+    # int8/int4: the checkpoint itself is quantized (AWQ/GPTQ); vLLM reads the method from its config.
+    if model.adapters:
+        args += [
+            "--enable-lora",
+            "--max-loras", str(len(model.adapters)),
+            "--max-lora-rank", str(max(a.rank for a in model.adapters)),
+            "--lora-modules", *(f"{a.name}=/models/adapters/{a.name}" for a in model.adapters),
+        ]  # fmt: skip
+    return args
+
+
+# The admission-queue worker is a real module (tested against a local SQS and inference server);
+# it ships verbatim inside the user data, bzip2-compressed and base64-encoded: raw it would push the
+# script past EC2's 16 KB user-data limit. Not gzip: zlib and zlib-ng (Fedora's zlib) compress the
+# same bytes differently, and changed user data means a new launch template version and a rolling
+# instance refresh of the whole fleet; bzip2's output has not changed in over a decade.
+QUEUE_WORKER_SOURCE = resources.files("components.aws.replica").joinpath("queue_worker.py").read_bytes()
+USER_DATA_LIMIT_BYTES = 16_384  # EC2: raw user data, before base64
+
+
+def embedded_worker() -> str:
+    """The worker's source as base64 lines of its bzip2 (deterministic: same source, same text)."""
+    return base64.encodebytes(bz2.compress(QUEUE_WORKER_SOURCE, 9)).decode().rstrip("\n")
+
+
+def worker_environment(
+    serving: ServingSpec, plan: ServingPlan, *, region: str, request_queue_url: str, response_queue_url: str
+) -> dict[str, str]:
+    """What the worker reads (`components.aws.replica.queue_worker.Config.from_env`)."""
+    return {
+        "AWS_REGION": region,
+        "REQUEST_QUEUE_URL": request_queue_url,
+        "RESPONSE_QUEUE_URL": response_queue_url,
+        "SERVER_PORT": str(serving.load_balancer.port),
+        "TTL_SECONDS": str(serving.admission.ttl_seconds),
+        "WORKER_CONCURRENCY": str(plan.concurrency),  # the same N the backlog target is multiplied by
+        "VISIBILITY_TIMEOUT": str(plan.visibility_timeout_seconds),
+        "GENERATION_TIMEOUT_SECONDS": str(plan.generation_timeout_seconds),
+        "DRAIN_SECONDS": str(plan.worker_drain_seconds),
+    }
+
+
+def replica_user_data(
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    region: str,
+    group_name: str,
+    hook_name: str,
+    request_queue_url: str,
+    response_queue_url: str,
+) -> str:
+    """Cloud-init script. It installs a boot unit that runs on EVERY boot, because warm-pool
+    instances boot twice: once to prepare (pull image and weights onto EBS, then stop) and again
+    when they enter service (start the server). Each boot completes the launch lifecycle hook only
+    when its job is done, so an instance never goes to the pool or into service half-prepared."""
+    model = serving.model
+    syncs = [(model.weights_uri, f"{MODEL_DIR}/base"), *((a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters)]
+    return _templates.get_template("replica-boot.sh.j2").render(
+        aws_cli=aws_cli_function(),
+        model_dir=MODEL_DIR,
+        worker_sha256=hashlib.sha256(QUEUE_WORKER_SOURCE).hexdigest(),
+        worker_b64=embedded_worker(),
+        model_name=model.name,
+        image=shlex.quote(serving.replicas.server_image),
+        server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
+        environment=worker_environment(
+            serving, plan, region=region, request_queue_url=request_queue_url, response_queue_url=response_queue_url
+        ),
+        # systemd waits for: the last long poll (20 s), the drain, and the release of what is left.
+        stop_timeout=plan.worker_drain_seconds + 30,
+        region=region,
+        group_name=group_name,
+        hook_name=hook_name,
+        heartbeat_every=READY_HOOK_HEARTBEAT_EVERY_SECONDS,
+        budget=plan.lifecycle_heartbeat_seconds,
+        syncs=[(shlex.quote(source), destination) for source, destination in syncs],
+        port=serving.load_balancer.port,
+        health=shlex.quote(serving.load_balancer.health_path),
+    )
+
+
+def user_data_size_problem(serving: ServingSpec, plan: ServingPlan, *, region: str, account_id: str, group_name: str) -> str | None:
+    """The replica user data rendered with the longest queue URLs SQS can give (names <= 80
+    characters) must stay under EC2's limit; each LoRA adapter adds a sync line and a server flag."""
+    longest_url = f"https://sqs.{region}.amazonaws.com/{account_id}/{'q' * 80}"
+    size = len(
+        replica_user_data(
+            serving, plan, region=region, group_name=group_name, hook_name=READY_HOOK,
+            request_queue_url=longest_url, response_queue_url=longest_url,
+        ).encode()
+    )  # fmt: skip
+    if size < USER_DATA_LIMIT_BYTES:
+        return None
+    return (
+        f"serving.model.adapters: {len(serving.model.adapters)} adapter(s) make the replica user data {size} bytes, "
+        f"over EC2's {USER_DATA_LIMIT_BYTES}-byte limit; serve fewer adapters per stack or shorten their names and URIs"
+    )
+
+
+# What exists only once the queues do; the deployed user data gets their URLs from Pulumi outputs.
+QUEUE_URL_PLACEHOLDERS = {"request_queue_url": "${REQUEST_QUEUE_URL}", "response_queue_url": "${RESPONSE_QUEUE_URL}"}
+REPLICA_USER_DATA_FILE = "replica-user-data.sh"
+
+
+def render_replica_artifacts(spec: StackSpec) -> dict[str, str]:
+    """What `accelstack render` writes for a serving stack: the replica user data as it will boot,
+    the queue URLs as `${NAME}` placeholders."""
+    assert spec.serving is not None
+    serving = spec.serving
+    script = replica_user_data(
+        serving, plan_serving(serving), region=spec.account.region, group_name=replica_group_name(spec.stack),
+        hook_name=READY_HOOK, **QUEUE_URL_PLACEHOLDERS,
+    )  # fmt: skip
+    return {REPLICA_USER_DATA_FILE: script}
