@@ -36,7 +36,11 @@ AWS_ACCOUNT = re.compile(r"^\d{12}$")
 
 # Config every policy that needs the stack's context accepts (`--policy-pack-config` / `accelstack policy`).
 CONTEXT_SCHEMA: dict[str, dict[str, Any]] = {
-    "workload": {"type": "string", "enum": list(WORKLOADS), "description": "Overrides the provider's accelstack:workload tag."},
+    "workload": {
+        "type": "string",
+        "enum": list(WORKLOADS),
+        "description": "Overrides the provider's accelstack:workload tag.",
+    },
     "trainingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Training side's accounts."},
     "servingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Serving side's accounts."},
     "allowedRegions": {"type": "array", "items": {"type": "string"}, "description": "Regions a stack may use."},
@@ -255,7 +259,9 @@ def resource_policy(
         if is_provider_type(args.resource_type):
             providers = [provider_facts(args.resource_type, args.props, args.urn, args.name)]
         elif args.provider is not None:
-            providers = [provider_facts(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)]
+            providers = [
+                provider_facts(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)
+            ]
         for message in check(args, make_context(args.get_config(), providers)):
             report_violation(message)
 

@@ -69,7 +69,7 @@ def blocked_line(stack: str, change: Change) -> str:
     why = f" ({', '.join(change.replacing)} changed)" if change.action == REPLACE else ""
     return (
         f"{stack}: BLOCKED: {change.name} ({change.type}) is protected and would be {what}{why}; "
-        "`pulumi up` stops with \"resource is protected\" before touching it. Revert the edit, or move "
+        '`pulumi up` stops with "resource is protected" before touching it. Revert the edit, or move '
         "the data first and unprotect it on purpose (`pulumi state unprotect`)."
     )
 

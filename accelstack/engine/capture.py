@@ -93,7 +93,9 @@ class MockCloud(pulumi.runtime.Mocks):
             account = {}
         if not isinstance(account, dict):
             account = {}
-        return cls(account_id=str(account.get("id") or "111111111111"), region=str(account.get("region") or "us-east-1"))
+        return cls(
+            account_id=str(account.get("id") or "111111111111"), region=str(account.get("region") or "us-east-1")
+        )
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         outputs = dict(args.inputs)
@@ -138,7 +140,12 @@ class MockCloud(pulumi.runtime.Mocks):
         if args.token == "aws:ssm/getParameter:getParameter":
             # Public AMI parameters (/aws/service/...): a well-formed image id, as EC2 would resolve it.
             name = args.args.get("name", "")
-            return {"name": name, "type": "String", "value": "ami-0123456789abcdef0", "arn": f"arn:aws:ssm:{self.region}::parameter{name}"}, []
+            return {
+                "name": name,
+                "type": "String",
+                "value": "ami-0123456789abcdef0",
+                "arn": f"arn:aws:ssm:{self.region}::parameter{name}",
+            }, []
         if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
             # A purchased block, far enough ahead that every preview plans the same (deterministic exports).
             return {
@@ -192,9 +199,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
 def config_for_pulumi(raw: dict[str, Any], namespace: str = "accelstack") -> dict[str, str]:
     """Structured config values travel to programs as JSON strings, plain strings as they are."""
-    return {
-        f"{namespace}:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in raw.items()
-    }
+    return {f"{namespace}:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in raw.items()}
 
 
 def capture(

@@ -49,7 +49,12 @@ _TO_PROTO = {
     EnforcementLevel.REMEDIATE: proto.REMEDIATE,
     EnforcementLevel.DISABLED: proto.DISABLED,
 }
-_FROM_PROTO = {proto.ADVISORY: "advisory", proto.MANDATORY: "mandatory", proto.REMEDIATE: "remediate", proto.DISABLED: "disabled"}
+_FROM_PROTO = {
+    proto.ADVISORY: "advisory",
+    proto.MANDATORY: "mandatory",
+    proto.REMEDIATE: "remediate",
+    proto.DISABLED: "disabled",
+}
 
 
 class PolicyInputError(ValueError):
@@ -189,7 +194,9 @@ def _validate_config(pack: str, policy: Any, properties: Mapping[str, Any]) -> N
     declared = _declared(policy)
     for key, value in properties.items():
         if key not in declared:
-            raise PolicyInputError(f"{pack}/{policy.name}: unknown config property {key!r}; allowed: {', '.join(declared) or 'none'}")
+            raise PolicyInputError(
+                f"{pack}/{policy.name}: unknown config property {key!r}; allowed: {', '.join(declared) or 'none'}"
+            )
         if not _json_type_ok(value, declared[key]):
             allowed = declared[key].get("enum") or declared[key].get("type")
             raise PolicyInputError(f"{pack}/{policy.name}: config {key}={value!r} is invalid; expected {allowed}")
@@ -314,7 +321,11 @@ def export_resources(document: Any) -> list[dict[str, Any]]:
     if not isinstance(resources, list):
         raise PolicyInputError("not a stack export: no deployment.resources list")
     for index, entry in enumerate(resources):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("urn"), str) or not isinstance(entry.get("type"), str):
+        if (
+            not isinstance(entry, Mapping)
+            or not isinstance(entry.get("urn"), str)
+            or not isinstance(entry.get("type"), str)
+        ):
             raise PolicyInputError(f"deployment.resources[{index}]: each resource needs a urn and a type")
     return [dict(entry) for entry in resources]
 

@@ -86,7 +86,9 @@ def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[st
     for key, value in (document.get("config") or {}).items():
         key = str(key)
         if not key.startswith(f"{PROJECT}:") and ":" in key and not isinstance(value, dict | list):
-            config.setdefault(key, "" if value is None else str(value).lower() if isinstance(value, bool) else str(value))
+            config.setdefault(
+                key, "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+            )
     return raw, config
 
 

@@ -60,7 +60,9 @@ class Advice:
 
 def _lora_fits(arch: Architecture, instance_type: str, precision: str, rank: int) -> bool:
     dev = device(instance_type)
-    need = arch.params * bytes_per_element(precision) * LORA_MEMORY_FACTOR + lora_bytes(arch, rank, precision="fp32") * 4
+    need = (
+        arch.params * bytes_per_element(precision) * LORA_MEMORY_FACTOR + lora_bytes(arch, rank, precision="fp32") * 4
+    )
     return need <= dev.count * dev.visible_gib * GIB * 0.9
 
 
@@ -124,14 +126,21 @@ def advise(
     prices = prices or default_book()
     steps: list[Step] = []
     if not custom_weights:
-        steps.append(Step("Do you need weights you control (private data, fine-tuning, residency)?", "no",
-                          "a managed model API (e.g. Amazon Bedrock) serves a hosted model per token with no fleet"))
+        steps.append(
+            Step(
+                "Do you need weights you control (private data, fine-tuning, residency)?",
+                "no",
+                "a managed model API (e.g. Amazon Bedrock) serves a hosted model per token with no fleet",
+            )
+        )
         return Advice("managed-model-api", "Use a managed model API; no accelstack stack is needed.", (), tuple(steps))
     steps.append(Step("Do you need weights you control?", "yes", "self-hosting is justified"))
     if model is None:
         raise ValueError("--model is required once you need your own weights (a preset or a custom architecture)")
     if load is not None and load.input_tokens + load.output_tokens > context_length:
-        raise ValueError(f"input + output tokens ({load.input_tokens + load.output_tokens}) exceed the context ({context_length})")
+        raise ValueError(
+            f"input + output tokens ({load.input_tokens + load.output_tokens}) exceed the context ({context_length})"
+        )
     serving = cheapest_serving_instance(model, precision, context_length, prices, load)
     details: dict[str, object] = {"model": model.name, "serving": serving}
 
@@ -147,15 +156,23 @@ def advise(
             )
             if hours > max_days * 24 or itype not in prices.on_demand_hourly:
                 continue
-            options.append({"instanceType": itype, "hours": round(hours, 2),
-                            "spotUsd": round(hours * prices.hourly(itype, "spot"), 2)})
+            options.append(
+                {
+                    "instanceType": itype,
+                    "hours": round(hours, 2),
+                    "spotUsd": round(hours * prices.hourly(itype, "spot"), 2),
+                }
+            )
         if options:
             best = min(options, key=lambda o: o["spotUsd"])
             details["finetune"] = best
-            steps.append(Step(
-                f"Does LoRA on one node finish {data_tokens:.3g} tokens within {max_days:g} days?", "yes",
-                f"{best['instanceType']}: ~{best['hours']} h, ~${best['spotUsd']} on spot with checkpoints to S3",
-            ))
+            steps.append(
+                Step(
+                    f"Does LoRA on one node finish {data_tokens:.3g} tokens within {max_days:g} days?",
+                    "yes",
+                    f"{best['instanceType']}: ~{best['hours']} h, ~${best['spotUsd']} on spot with checkpoints to S3",
+                )
+            )
             return Advice(
                 "peft-one-machine",
                 f"Parameter-efficient tuning (LoRA) of {model.name} on one {best['instanceType']}, then serve it.",
@@ -163,8 +180,13 @@ def advise(
                 tuple(steps),
                 details,
             )
-        steps.append(Step("Does LoRA on one node finish in time?", "no",
-                          f"no single node fits {model.name} and finishes {data_tokens:.3g} tokens in {max_days:g} days"))
+        steps.append(
+            Step(
+                "Does LoRA on one node finish in time?",
+                "no",
+                f"no single node fits {model.name} and finishes {data_tokens:.3g} tokens in {max_days:g} days",
+            )
+        )
     else:
         steps.append(Step("Do you need to train?", "no", "you already have the weights"))
         if serving is None:
@@ -192,10 +214,18 @@ def advise(
         model, data_tokens, DISTRIBUTED_INSTANCE, 1, mfu, flops_per_param_token=FULL_FLOPS_PER_PARAM_TOKEN
     )
     nodes = max(2, math.ceil(per_node_hours / (max_days * 24)))
-    details["training"] = {"instanceType": DISTRIBUTED_INSTANCE, "nodes": nodes,
-                           "hours": round(per_node_hours / nodes, 2)}
-    steps.append(Step("Distributed training", "yes",
-                      f"{nodes} x {DISTRIBUTED_INSTANCE} finish in ~{per_node_hours / nodes:.1f} h at {mfu:.0%} MFU"))
+    details["training"] = {
+        "instanceType": DISTRIBUTED_INSTANCE,
+        "nodes": nodes,
+        "hours": round(per_node_hours / nodes, 2),
+    }
+    steps.append(
+        Step(
+            "Distributed training",
+            "yes",
+            f"{nodes} x {DISTRIBUTED_INSTANCE} finish in ~{per_node_hours / nodes:.1f} h at {mfu:.0%} MFU",
+        )
+    )
     return Advice(
         "distributed-training",
         f"Distributed training of {model.name} on {nodes} x {DISTRIBUTED_INSTANCE}, then serve it.",

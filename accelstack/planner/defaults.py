@@ -187,7 +187,11 @@ def _load_rows(serving: ServingSpec, plan: sp.ServingPlan) -> list[DerivedDefaul
     if load is None:
         return []
     fits = replicas.min <= load.replicas <= replicas.max and load.capacity.meets_latency
-    verdict = f"within min..max {replicas.min}..{replicas.max}" if fits else f"outside min..max {replicas.min}..{replicas.max} or misses the latency target"
+    verdict = (
+        f"within min..max {replicas.min}..{replicas.max}"
+        if fits
+        else f"outside min..max {replicas.min}..{replicas.max} or misses the latency target"
+    )
     return [
         DerivedDefault(
             "replicas for serving.load", load.replicas, "replicas",

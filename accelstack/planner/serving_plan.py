@@ -107,7 +107,9 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaCo
         return ReplicaConcurrency(1, None, f"1: {error}")
     sequences = min(WORKER_CONCURRENCY_CAP, max(1, kv.max_concurrent_sequences))
     lora = f" + {counted(len(model.adapters), 'LoRA adapters')} of rank <= {lora_rank}" if model.adapters else ""
-    capped = f", capped at vLLM max_num_seqs {WORKER_CONCURRENCY_CAP}" if sequences < kv.max_concurrent_sequences else ""
+    capped = (
+        f", capped at vLLM max_num_seqs {WORKER_CONCURRENCY_CAP}" if sequences < kv.max_concurrent_sequences else ""
+    )
     return ReplicaConcurrency(
         sequences,
         kv.max_concurrent_sequences,

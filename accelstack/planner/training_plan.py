@@ -155,7 +155,9 @@ def checkpoint_state(training: TrainingSpec) -> CheckpointState:
     """Checkpoint size from `training.model` (exact), else the HBM assumption. ValueError: unknown preset/instance."""
     model = training.model
     if model is not None and model.checkpoint_gib is not None:
-        return CheckpointState(model.checkpoint_gib * GIB, f"training.model.checkpointGiB {model.checkpoint_gib:g} GiB", False)
+        return CheckpointState(
+            model.checkpoint_gib * GIB, f"training.model.checkpointGiB {model.checkpoint_gib:g} GiB", False
+        )
     if model is not None:
         arch = get_preset(model.preset) if model.preset else None
         name = arch.name if arch else f"{model.parameters_billion:g} B-parameter model"
@@ -252,7 +254,9 @@ def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
         data = f"dataset size not stated: room for {dataset_gib:.0f} GiB ({UNSIZED_DATASET_CAPACITY_GIB} GiB in all)"
         notes.append("set training.storage.datasets.sizeGiB to size it for the data")
     checkpoints = (
-        f" + {retained} checkpoints x {checkpoint_gib:.1f} GiB{' (assumed)' if state.assumed else ''}" if retained else ""
+        f" + {retained} checkpoints x {checkpoint_gib:.1f} GiB{' (assumed)' if state.assumed else ''}"
+        if retained
+        else ""
     )
     need_gib = (dataset_gib + checkpoint_gib * retained) * (1 + headroom)
     holds = f"({data}{checkpoints}) x {1 + headroom:g} headroom = {need_gib:.0f} GiB"
@@ -304,7 +308,9 @@ def planned_training(training: TrainingSpec) -> TrainingSpec:
     lustre = training.storage.lustre
     if setting is None or lustre is None or not setting.derived:
         return training
-    filled = lustre.model_copy(update={"capacity_gib": setting.capacity_gib, "throughput_per_tib": setting.throughput_per_tib})
+    filled = lustre.model_copy(
+        update={"capacity_gib": setting.capacity_gib, "throughput_per_tib": setting.throughput_per_tib}
+    )
     return training.model_copy(update={"storage": training.storage.model_copy(update={"lustre": filled})})
 
 
@@ -374,7 +380,9 @@ def lustre_check(
         dataset_gib = max(0.0, lustre.capacity_gib / headroom - checkpoint_gib * retained)
         dataset_assumed = True
     # The capacity requirement counts only what the stack file states, never a guess.
-    known = ([] if dataset_assumed else [dataset_gib]) + ([checkpoint_gib * retained] if retained and not write.state_assumed else [])
+    known = ([] if dataset_assumed else [dataset_gib]) + (
+        [checkpoint_gib * retained] if retained and not write.state_assumed else []
+    )
     required = sum(known) * headroom if known else None
     minimum = lustre_sizing.next_allowed_capacity(dtype, required) if required else None
     faster = None
@@ -382,7 +390,9 @@ def lustre_check(
         mbps = lustre.capacity_gib / 1024 * tier
         seconds = checkpoint_gib * GIB / 1e6 / mbps
         if seconds <= target_seconds:
-            faster = TierOption(tier, round(mbps, 1), round(seconds, 1), _monthly(prices, dtype.name, lustre.capacity_gib, tier))
+            faster = TierOption(
+                tier, round(mbps, 1), round(seconds, 1), _monthly(prices, dtype.name, lustre.capacity_gib, tier)
+            )
             break
     try:
         cheapest: lustre_sizing.LustreOption | None = lustre_sizing.size(

@@ -66,7 +66,9 @@ def rate_profile(pattern: str, peak_rps: float, horizon: float) -> tuple[np.ndar
     raise ValueError(f"pattern {pattern!r}: allowed: {', '.join(PATTERNS)}")
 
 
-def poisson_arrivals(starts: Sequence[float], rates: Sequence[float], horizon: float, rng: np.random.Generator) -> np.ndarray:
+def poisson_arrivals(
+    starts: Sequence[float], rates: Sequence[float], horizon: float, rng: np.random.Generator
+) -> np.ndarray:
     """Arrival times of a Poisson process whose rate is `rates[k]` from `starts[k]` to the next start."""
     starts = np.asarray(starts, dtype=float)
     rates = np.asarray(rates, dtype=float)
@@ -118,9 +120,13 @@ def load_trace(path: Path, *, horizon: float | None = None) -> Workload:
         except ValueError:
             if number == 1 and not times:  # a header
                 continue
-            raise ValueError(f"--trace {path}: line {number}: timestamp and tokens must be numbers, got {','.join(row[:2])!r}") from None
+            raise ValueError(
+                f"--trace {path}: line {number}: timestamp and tokens must be numbers, got {','.join(row[:2])!r}"
+            ) from None
         if not (math.isfinite(time) and math.isfinite(count)) or count <= 0:
-            raise ValueError(f"--trace {path}: line {number}: need a finite timestamp and tokens > 0, got {row[0]},{row[1]}")
+            raise ValueError(
+                f"--trace {path}: line {number}: need a finite timestamp and tokens > 0, got {row[0]},{row[1]}"
+            )
         times.append(time)
         tokens.append(count)
     if not times:

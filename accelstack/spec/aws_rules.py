@@ -380,9 +380,7 @@ def lustre_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
     elif lustre.throughput_per_tib is None:
         return  # the planner derives the tier (accelstack.planner.training_plan.lustre_setting)
     elif lustre.throughput_per_tib not in kind.throughput_tiers:
-        yield Problem(
-            path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {kind.name} tier; allowed: {tiers}"
-        )
+        yield Problem(path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {kind.name} tier; allowed: {tiers}")
 
 
 @rule
@@ -616,7 +614,8 @@ def lustre_checkpoint_link_paths(spec: StackSpec) -> Iterator[Problem]:
     path = "training.storage.checkpoints.path"
     if relative == "/":
         yield Problem(
-            path, f"{checkpoints.path} is the Lustre root; use a subdirectory, e.g. {posixpath.join(mount, 'checkpoints')}"
+            path,
+            f"{checkpoints.path} is the Lustre root; use a subdirectory, e.g. {posixpath.join(mount, 'checkpoints')}",
         )
         return
     dataset = posixpath.normpath(lustre.import_path)

@@ -304,7 +304,7 @@ def slurm_time_problem(text: str) -> str | None:
         return None
     match = _SLURM_TIME.match(text)
     if match is None:
-        return f"{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS} (e.g. \"7-00:00:00\")"
+        return f'{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS} (e.g. "7-00:00:00")'
     parts = match.groupdict()
     for key in ("s", "hm", "hs", "dm", "ds"):
         if parts[key] is not None and int(parts[key]) > 59:

@@ -488,7 +488,11 @@ class ServingNetwork(pulumi.ComponentResource):
         else:
             self._create(name, network, region, instance_type)
         self.register_outputs(
-            {"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids, "publicSubnetIds": self.public_subnet_ids}
+            {
+                "vpcId": self.vpc_id,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+            }
         )
 
     def _create(self, name: str, network: NetworkSpec, region: str, instance_type: str | None) -> None:

@@ -506,7 +506,9 @@ class BatchScheduler(pulumi.ComponentResource):
             retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(
                 attempts=3,
                 evaluate_on_exits=[
-                    aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(on_status_reason="Host EC2*", action="RETRY"),
+                    aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(
+                        on_status_reason="Host EC2*", action="RETRY"
+                    ),
                     aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(on_reason="*", action="EXIT"),
                 ],
             ),

@@ -192,7 +192,9 @@ def environment_files(environment: dict[str, str]) -> list[dict[str, Any]]:
 
 def environment_cloud_config(environment: dict[str, str]) -> str:
     """Cloud-init for nodes without a scheduler or Lustre: only the jobs' environment."""
-    return "#cloud-config\n" + yaml.safe_dump({"write_files": environment_files(environment)}, sort_keys=False, width=1000)
+    return "#cloud-config\n" + yaml.safe_dump(
+        {"write_files": environment_files(environment)}, sort_keys=False, width=1000
+    )
 
 
 def lustre_client_cloud_config(
@@ -234,7 +236,10 @@ def lustre_client_cloud_config(
 
 def market_options(
     capacity: str, reservation_id: str | None
-) -> tuple[aws.ec2.LaunchTemplateInstanceMarketOptionsArgs | None, aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None]:
+) -> tuple[
+    aws.ec2.LaunchTemplateInstanceMarketOptionsArgs | None,
+    aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None,
+]:
     """Launch-template market settings for on-demand (none), spot, or an EC2 Capacity Block; on-demand
     with a reservation id targets that On-Demand Capacity Reservation (EC2 User Guide, "Use Capacity
     Reservations": a targeted launch goes into the named reservation, at on-demand prices)."""
@@ -320,9 +325,7 @@ class TrainingCluster(pulumi.ComponentResource):
         )
         storage = self.storage
         checkpoint_arn = (
-            storage.checkpoint_bucket_arn
-            if storage.checkpoint_bucket_arn is not None
-            else pulumi.Output.from_input("")
+            storage.checkpoint_bucket_arn if storage.checkpoint_bucket_arn is not None else pulumi.Output.from_input("")
         )
         node_storage = aws.iam.RolePolicy(
             f"{name}-node-storage",

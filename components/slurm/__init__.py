@@ -210,7 +210,11 @@ def layout(spec: StackSpec) -> ClusterLayout:
     lustre = training.storage.lustre
     checkpoints = training.storage.checkpoints
     checkpoints_path = local_path = None
-    if lustre is not None and checkpoints is not None and checkpoints.path.startswith(lustre.mount_path.rstrip("/") + "/"):
+    if (
+        lustre is not None
+        and checkpoints is not None
+        and checkpoints.path.startswith(lustre.mount_path.rstrip("/") + "/")
+    ):
         checkpoints_path = checkpoints.path
     elif checkpoints is not None:
         if not checkpoints.uri.startswith("s3://"):

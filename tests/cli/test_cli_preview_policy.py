@@ -44,7 +44,9 @@ def test_a_mandatory_violation_is_printed_and_exits_1(runner, fixture_project, t
     assert ENCRYPTION_VERDICT in lines
     # The tally counts every policy of both packs; the five the fixture breaks are the ones that fail
     # (its checkpoints bucket also has no server access logging: guardrails bucket-access-logging).
-    assert re.search(r"^alpha: policies: \d+ passed, 5 mandatory and 0 advisory violations$", result.output, re.MULTILINE)
+    assert re.search(
+        r"^alpha: policies: \d+ passed, 5 mandatory and 0 advisory violations$", result.output, re.MULTILINE
+    )
     assert re.search(r"^alpha: 8 resources \(5 custom\)", result.output, re.MULTILINE)  # the preview still reports
     policy = json.loads(out.read_text())["accelstack"]["policy"]
     assert policy["ran"] and policy["mandatory"] == 5 and policy["advisory"] == 0

@@ -129,7 +129,13 @@ def test_serving_zones_are_real_azs_that_offer_the_replica_instance_type() -> No
 
 def test_too_few_zones_offering_the_instance_type_is_refused_naming_the_config() -> None:
     with pytest.raises(ValueError, match=r"serving.replicas.instanceType: p5.48xlarge is offered in 1 .*us-east-1b"):
-        pick_zones(["us-east-1a", "us-east-1b", "us-east-1c"], ["us-east-1b"], "p5.48xlarge", 2, "serving.replicas.instanceType")
+        pick_zones(
+            ["us-east-1a", "us-east-1b", "us-east-1c"],
+            ["us-east-1b"],
+            "p5.48xlarge",
+            2,
+            "serving.replicas.instanceType",
+        )
 
 
 def test_training_cluster_subnet_is_in_the_first_az_that_offers_the_node_type() -> None:
@@ -178,7 +184,9 @@ def test_every_new_vpc_logs_its_flows_to_s3_and_closes_its_default_group(stack: 
 def test_an_existing_vpc_gets_no_flow_log_or_default_group_from_us() -> None:
     raw = apply_overrides(
         read_stack_file(REPO / "stacks" / "Pulumi.aws-training.yaml"),
-        ["training.network={vpcId: vpc-0123456789abcdef0, subnetId: subnet-0123456789abcdef0, availabilityZone: us-east-1b}"],
+        [
+            "training.network={vpcId: vpc-0123456789abcdef0, subnetId: subnet-0123456789abcdef0, availabilityZone: us-east-1b}"
+        ],
     )
     cap = capture(MAIN, config_for_pulumi(raw), stack="aws-training")
     assert cap.by_type(FLOW_LOG) == [] and cap.by_type(DEFAULT_SG) == []

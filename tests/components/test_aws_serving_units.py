@@ -76,9 +76,15 @@ def test_too_many_adapters_for_ec2s_user_data_limit_fail_naming_the_config():
         ]})  # fmt: skip
         spec = base.model_copy(update={"model": model})
         return user_data_size_problem(
-            spec, plan_serving(spec), region="us-east-1", account_id="222222222222", group_name="accelstack-aws-serving-replicas"
+            spec,
+            plan_serving(spec),
+            region="us-east-1",
+            account_id="222222222222",
+            group_name="accelstack-aws-serving-replicas",
         )
 
     assert problem(2) is None and problem(20) is None
     message = problem(60)
-    assert message is not None and message.startswith("serving.model.adapters: 60 adapter(s)") and "16384-byte" in message
+    assert (
+        message is not None and message.startswith("serving.model.adapters: 60 adapter(s)") and "16384-byte" in message
+    )

@@ -106,7 +106,9 @@ class Queues:
         self.sqs = boto3.client("sqs", region_name=REGION, endpoint_url=endpoint, **_credentials())
         tag = uuid.uuid4().hex[:8]
         self.dead = self.sqs.create_queue(QueueName=f"dead-{tag}")["QueueUrl"]
-        dead_arn = self.sqs.get_queue_attributes(QueueUrl=self.dead, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        dead_arn = self.sqs.get_queue_attributes(QueueUrl=self.dead, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
         redrive = json.dumps({"deadLetterTargetArn": dead_arn, "maxReceiveCount": max_receive_count})
         self.requests = self.sqs.create_queue(
             QueueName=f"requests-{tag}", Attributes={"VisibilityTimeout": str(visibility), "RedrivePolicy": redrive}

@@ -123,9 +123,7 @@ def loopback_node_conf(generated: str) -> str:
 
 def start(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     # Own session = own process group, so the finalizer can end it and all its children.
-    return subprocess.Popen(
-        args, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env, start_new_session=True
-    )
+    return subprocess.Popen(args, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
@@ -183,9 +181,16 @@ class Cluster:
         munge = self.root / "munge"
         self.procs.append(
             start(
-                ["munged", "-F", "--force", f"--socket={self.loop.munge_socket}", f"--key-file={key}",
-                 f"--pid-file={munge / 'munged.pid'}", f"--log-file={munge / 'munged.log'}",
-                 f"--seed-file={munge / 'munged.seed'}"],
+                [
+                    "munged",
+                    "-F",
+                    "--force",
+                    f"--socket={self.loop.munge_socket}",
+                    f"--key-file={key}",
+                    f"--pid-file={munge / 'munged.pid'}",
+                    f"--log-file={munge / 'munged.log'}",
+                    f"--seed-file={munge / 'munged.seed'}",
+                ],
                 self.root / "munged.out",
             )
         )
@@ -512,8 +517,18 @@ def test_srun_and_sbatch_jobs_see_the_planners_checkpoint_interval(cluster):
 def test_a_value_the_job_sets_itself_wins_over_the_node_default(cluster):
     cluster.ready_node()
     result = cluster.run(
-        ["srun", "-p", "debug", "-N1", "-t", "1", "--export=ALL,ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=600",
-         "bash", "-c", "echo $ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS $ACCELSTACK_STACK"]
+        [
+            "srun",
+            "-p",
+            "debug",
+            "-N1",
+            "-t",
+            "1",
+            "--export=ALL,ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=600",
+            "bash",
+            "-c",
+            "echo $ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS $ACCELSTACK_STACK",
+        ]
     )
     assert result.stdout.strip() == "600 aws-training"
 
@@ -574,8 +589,10 @@ def test_spot_notice_without_lustre_requeues_then_syncs_checkpoints_to_the_bucke
     assert result.returncode == 0, log + result.stderr
     assert (cluster.root / "jobs" / f"checkpointed.{job_id}").exists()
     # Order: signal, requeue, then the final sync (after the job wrote its checkpoint and left).
-    assert log.index(f"job {job_id}: sent USR1") < log.index(f"job {job_id}: requeued") < log.index(
-        "final checkpoint sync to s3://acme-finetune-checkpoints"
+    assert (
+        log.index(f"job {job_id}: sent USR1")
+        < log.index(f"job {job_id}: requeued")
+        < log.index("final checkpoint sync to s3://acme-finetune-checkpoints")
     )
     assert "final checkpoint sync done" in log
     [call] = calls.read_text().splitlines()
@@ -610,7 +627,9 @@ def test_restore_brings_checkpoints_back_writable_for_the_jobs_users(tmp_path):
     setup = compute_cloud_init(spec, FILLED)
     script = yaml.safe_load(setup)["write_files"]
     body = next(f["content"] for f in script if f["path"].endswith("accelstack-compute-setup"))
-    function = body[body.index("restore_checkpoints() {") : body.index("\n}\n", body.index("restore_checkpoints() {")) + 3]
+    function = body[
+        body.index("restore_checkpoints() {") : body.index("\n}\n", body.index("restore_checkpoints() {")) + 3
+    ]
     calls = tmp_path / "aws-calls.txt"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

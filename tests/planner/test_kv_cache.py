@@ -43,8 +43,9 @@ def test_a10g_llama31_8b_kv_cache_matches_data_on_eks_log() -> None:
     With the logged weights and activation the KV budget is within 2% (the log leaves 0.06 GiB
     unnamed); from first principles within 10% (a small difference of large numbers)."""
     arch = get_preset("llama-3.1-8b")
-    measured = plan(arch, 22.30, context_length=8192, weights_gib_per_gpu=14.99, activation_gib=0.85,
-                    runtime_overhead_gib=0)
+    measured = plan(
+        arch, 22.30, context_length=8192, weights_gib_per_gpu=14.99, activation_gib=0.85, runtime_overhead_gib=0
+    )
     assert measured.budget_bytes / GIB == pytest.approx(20.07, abs=0.005)
     assert measured.kv_cache_bytes / GIB == pytest.approx(4.17, rel=0.02)
     estimated = plan(arch, 22.30, context_length=8192)

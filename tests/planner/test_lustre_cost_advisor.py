@@ -55,7 +55,9 @@ def test_price_table_is_dated_and_overridable(tmp_path: Path) -> None:
     book = default_book()
     assert book.hourly("p5.48xlarge", "spot") == pytest.approx(55.04 * 0.4)
     override = tmp_path / "prices.yaml"
-    override.write_text("onDemandHourly: {p5.48xlarge: 40}\nspotDiscount: 0.5\nlustreGbMonth: {PERSISTENT_2/250: 0.2}\n")
+    override.write_text(
+        "onDemandHourly: {p5.48xlarge: 40}\nspotDiscount: 0.5\nlustreGbMonth: {PERSISTENT_2/250: 0.2}\n"
+    )
     custom = load_book(override)
     assert custom.hourly("p5.48xlarge", "spot") == 20
     assert custom.lustre("PERSISTENT_2", 250) == 0.2

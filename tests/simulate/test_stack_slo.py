@@ -86,7 +86,9 @@ def staircase(factor: float, steps: int, *, start: float = 5.0, seed: int = 5) -
     rng = np.random.default_rng(seed)
     step = 20 * 60.0
     horizon = step * steps
-    arrivals = poisson_arrivals([k * step for k in range(steps)], [start * factor**k for k in range(steps)], horizon, rng)
+    arrivals = poisson_arrivals(
+        [k * step for k in range(steps)], [start * factor**k for k in range(steps)], horizon, rng
+    )
     return Workload(arrivals, rng.exponential(256.0, len(arrivals)), horizon, "staircase")
 
 

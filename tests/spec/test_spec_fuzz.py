@@ -140,7 +140,12 @@ yaml_text = st.one_of(
     ),
     st.sampled_from(
         [
-            "config: [1, 2]", "- a\n- b", "config:\n  ? [a, b]\n  : c", "&a [*a]", "[" * 5000, "\t:",
+            "config: [1, 2]",
+            "- a\n- b",
+            "config:\n  ? [a, b]\n  : c",
+            "&a [*a]",
+            "[" * 5000,
+            "\t:",
             "config:\n  accelstack:separation: &a {trainingAccounts: [*a], servingAccounts: *a}\n",
             "config:\n  accelstack:training: &a {nodes: *a}\n  accelstack:workload: training\n",
             "config:\n  accelstack:training: " + "[" * 300 + "]" * 300 + "\n",
