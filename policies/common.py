@@ -72,7 +72,7 @@ def decode(value: Any) -> Any:
 def as_list(value: Any) -> list[Any]:
     if value is None:
         return []
-    if isinstance(value, str) or isinstance(value, Mapping):
+    if isinstance(value, (str, Mapping)):
         return [value]
     if isinstance(value, Sequence):
         return list(value)

@@ -20,6 +20,7 @@ from accelstack.commands.common import (
     resolve_stacks,
 )
 from accelstack.commands.size import (
+    PRECISIONS,
     HeadsOpt,
     HiddenOpt,
     JsonFlag,
@@ -27,7 +28,6 @@ from accelstack.commands.size import (
     LayersOpt,
     ModelOpt,
     ParamsOpt,
-    PRECISIONS,
     PricesOpt,
     book,
     check_choice,
@@ -56,7 +56,7 @@ def advise_command(
             "Required unless --stack names a serving stack.",
             show_default=False,
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     stack: Annotated[
         str | None,
         typer.Option(

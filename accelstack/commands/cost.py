@@ -10,7 +10,7 @@ on is printed beside it; what is not priced is listed.
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 from typing import Annotated, Any
 
 import typer
@@ -138,7 +138,7 @@ def training_estimate(
             + lustre_monthly
             + (dataset_gb + checkpoint.state_gb * 2) * prices.s3_gb_month,
             2,
-        ),  # fmt: skip
+        ),
         "notPriced": list(NOT_PRICED),
         "priceSource": prices.source(),
     }
@@ -273,9 +273,9 @@ def cost_command(
             failed = True
             continue
         if spec.workload == "training":
-            results[name] = planner_call(name, lambda: training_estimate(spec, hours, book_, dataset_gb))
+            results[name] = planner_call(name, partial(training_estimate, spec, hours, book_, dataset_gb))
         else:
-            results[name] = planner_call(name, lambda: serving_estimate(spec, months, book_))
+            results[name] = planner_call(name, partial(serving_estimate, spec, months, book_))
     if as_json:
         emit("", camel_keys({"stacks": results, "priceSource": book_.source(), "notPriced": list(NOT_PRICED)}), True)
     elif results:

@@ -4,7 +4,6 @@ deletes, from the provider's replace-forcing properties (accelstack.engine.repla
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any

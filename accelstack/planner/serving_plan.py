@@ -10,16 +10,16 @@ from dataclasses import dataclass
 
 from accelstack.planner.cold_start import ColdStart, serving_defaults
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
-from accelstack.planner.model_size import architecture_of, weights_gb as model_weights_gb
-from accelstack.planner.units import counted
+from accelstack.planner.model_size import architecture_of
+from accelstack.planner.model_size import weights_gb as model_weights_gb
 from accelstack.planner.serving import (
     DEFAULT_TARGET_UTILIZATION,
     LoadPlan,
-    backlog_target_from_slo,
     owned_backlog_target,
     replica_capacity,
     replicas_for_load,
 )
+from accelstack.planner.units import counted
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 

@@ -9,10 +9,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from accelstack.simulate.engine import Simulation
+from typing import Protocol
 
 AUTOSCALERS = ("aws-target-tracking", "azure-autoscale", "gcp-autoscaler", "request-rate", "cpu-utilization", "fixed")
 

@@ -9,9 +9,9 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION, backlog_target_from_slo
 from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, plan_serving
-from accelstack.planner.pricing import PriceBook
 from accelstack.simulate import autoscalers as scalers
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables

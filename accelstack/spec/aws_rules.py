@@ -192,13 +192,16 @@ def capacity_block_instance_type(spec: StackSpec) -> Iterator[Problem]:
         return
     assert spec.training is not None
     nodes = spec.training.nodes
-    if nodes.capacity == "capacity-block" and nodes.instance_type in tables.ACCELERATED_INSTANCES:
-        if nodes.instance_type not in tables.CAPACITY_BLOCK_INSTANCES:
-            yield Problem(
-                "training.nodes.instanceType",
-                f"{nodes.instance_type} is not offered as a Capacity Block; allowed: "
-                f"{', '.join(tables.CAPACITY_BLOCK_INSTANCES)}",
-            )
+    if (
+        nodes.capacity == "capacity-block"
+        and nodes.instance_type in tables.ACCELERATED_INSTANCES
+        and nodes.instance_type not in tables.CAPACITY_BLOCK_INSTANCES
+    ):
+        yield Problem(
+            "training.nodes.instanceType",
+            f"{nodes.instance_type} is not offered as a Capacity Block; allowed: "
+            f"{', '.join(tables.CAPACITY_BLOCK_INSTANCES)}",
+        )
 
 
 @rule

@@ -426,4 +426,4 @@ def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
 
 
 # Cloud-specific rules register themselves on import.
-from accelstack.spec import aws_rules, aws_serving_rules  # noqa: E402,F401
+from accelstack.spec import aws_rules, aws_serving_rules  # noqa: E402

@@ -6,11 +6,10 @@ can be written against it independently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import pulumi
-
 
 SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 EC2_ASSUME_ROLE_POLICY = {

@@ -500,7 +500,7 @@ class ServingNetwork(pulumi.ComponentResource):
         subnets = carve_serving_subnets(network.vpc_cidr)
         zones = zones_offering(self, instance_type, SERVING_ZONES, "serving.replicas.instanceType")
         pairs = []
-        for index, (public_cidr, private_cidr) in enumerate(zip(subnets.public, subnets.private)):
+        for index, (public_cidr, private_cidr) in enumerate(zip(subnets.public, subnets.private, strict=True)):
             suffix = chr(ord("a") + index)
             pairs.append(
                 ZoneSubnets(

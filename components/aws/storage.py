@@ -365,7 +365,7 @@ class TrainingStorage(pulumi.ComponentResource):
         )
         self.kms_key_arn: pulumi.Output[str] = self.kms_key.arn
 
-        datasets_bucket, datasets_prefix = parse_s3_uri(storage.datasets.uri, "training.storage.datasets.uri")
+        datasets_bucket, _ = parse_s3_uri(storage.datasets.uri, "training.storage.datasets.uri")
         created: list[tuple[str, SecureBucket]] = []  # the buckets this stack owns, whose access it logs
         if storage.datasets.create:
             datasets = SecureBucket(

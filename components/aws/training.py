@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pulumi
@@ -115,12 +115,12 @@ def capacity_block_plan(start: datetime, end: datetime, now: datetime, count: in
 
 def _utc(text: str) -> datetime:
     value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def schedule_time(moment: datetime) -> str:
     """aws_autoscaling_schedule start_time: "YYYY-MM-DDThh:mm:ssZ", UTC."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def public_ip_setting(interface: NetworkInterface, interface_count: int) -> str | None:
@@ -391,7 +391,7 @@ class TrainingCluster(pulumi.ComponentResource):
     def _default_user_data(self) -> pulumi.Input[str]:
         storage = self.storage
         training_storage = self.spec.training.storage  # type: ignore[union-attr]
-        lustre, checkpoints = training_storage.lustre, training_storage.checkpoints
+        lustre = training_storage.lustre
         environment = node_environment(self.spec, self.checkpoint_interval_seconds)
         if storage.lustre_dns_name is None or lustre is None:
             return environment_cloud_config(environment)
@@ -504,7 +504,7 @@ class TrainingCluster(pulumi.ComponentResource):
             raise ValueError(
                 f"training.nodes.reservationId: {nodes.reservation_id} is not a Capacity Block with a start and end date"
             )
-        plan = capacity_block_plan(_utc(block.start_date), _utc(block.end_date), datetime.now(timezone.utc), count)
+        plan = capacity_block_plan(_utc(block.start_date), _utc(block.end_date), datetime.now(UTC), count)
         if plan.scale_in_at is None:
             pulumi.log.warn(
                 f"training.nodes.reservationId: Capacity Block {nodes.reservation_id} ends at {block.end_date}; "

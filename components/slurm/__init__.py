@@ -34,7 +34,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES, InstanceType
-from components.node_environment import (  # noqa: F401 (re-exported: the Slurm artifacts use them)
+from components.node_environment import (  # the Slurm artifacts write the node environment too
     NODE_ENVIRONMENT_FILE,
     NODE_ENVIRONMENT_PROFILE,
     environment_file,
@@ -95,7 +95,7 @@ _env = Environment(
     keep_trailing_newline=True,
     trim_blocks=True,
     lstrip_blocks=True,
-    autoescape=False,  # noqa: S701 - config files and shell, not HTML
+    autoescape=False,
 )
 
 

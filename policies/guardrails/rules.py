@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import email
 import gzip
 import ipaddress
@@ -34,7 +35,6 @@ from policies.common import (
     of_type,
     refers_to,
     resource_policy,
-    resources_of,
     stack_policy,
     statements,
     truthy,
@@ -182,7 +182,7 @@ def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
             if ebs is not None and not truthy(ebs.get("encrypted")):
                 yield f"launch template {name}: EBS volume {mapping.get('deviceName')} is not encrypted"
     elif kind == INSTANCE:
-        disks = [props.get("rootBlockDevice")] + as_list(props.get("ebsBlockDevices"))
+        disks = [props.get("rootBlockDevice"), *as_list(props.get("ebsBlockDevices"))]
         for disk in disks:
             if disk is not None and not truthy(disk.get("encrypted")):
                 yield f"instance {name}: EBS volume {disk.get('deviceName', 'root')} is not encrypted"
@@ -437,11 +437,10 @@ def check_nodes_in_private_subnets(resources: Sequence[Any], ctx: Context) -> It
                     and any(
                         i.get("subnetId") for i in as_list(resource.props.get("networkInterfaces")) if hasattr(i, "get")
                     )
-                    or any(
-                        i.get("subnetId") and i.get("subnetId") == subnet.props.get("id")
-                        for i in as_list(resource.props.get("networkInterfaces"))
-                        if hasattr(i, "get")
-                    )
+                ) or any(
+                    i.get("subnetId") and i.get("subnetId") == subnet.props.get("id")
+                    for i in as_list(resource.props.get("networkInterfaces"))
+                    if hasattr(i, "get")
                 )
             if hit:
                 yield (
@@ -472,10 +471,8 @@ def decode_user_data(value: Any, *, base64_encoded: bool) -> str:
         except (binascii.Error, ValueError):
             raw = value.encode()
     if raw[:2] == b"\x1f\x8b":
-        try:
+        with contextlib.suppress(OSError):
             raw = gzip.decompress(raw)
-        except OSError:
-            pass
     return raw.decode("utf-8", errors="replace")
 
 

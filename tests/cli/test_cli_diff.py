@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -14,14 +14,13 @@ from accelstack.cli import app
 from accelstack.engine.capture import Registration
 from accelstack.engine.replacement import CREATE_FIRST, DELETE_FIRST, plan_changes
 
-
 REPO = Path(__file__).resolve().parents[2]
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 BUCKET = "aws:s3/bucket:Bucket"
 GROUP = "aws:autoscaling/group:Group"
 
 
-@lru_cache(maxsize=None)
+@cache
 def diff(stack: str, *edits: str):
     """(exit code, the `--json -` document or None, stdout, stderr) of `accelstack diff STACK --set ...`."""
     args = ["diff", stack, "--project-dir", str(REPO), "--json", "-"]

@@ -101,7 +101,7 @@ def row(output: str, stack: str, target: str) -> str:
             extra = [cell.strip() for cell in more.strip().strip("│").split("│")]
             if len(extra) != len(cells) or extra[0]:
                 break  # the next row, or the table's bottom border
-            cells = [f"{a} {b}".strip() for a, b in zip(cells, extra)]
+            cells = [f"{a} {b}".strip() for a, b in zip(cells, extra, strict=True)]
         return " | ".join(cells)
     raise AssertionError(f"no row {target!r} in {stack}'s derived defaults")
 

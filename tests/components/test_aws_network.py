@@ -9,8 +9,9 @@ internet gateway, and S3 traffic from every private subnet takes the gateway end
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -30,7 +31,7 @@ GATEWAY = "aws:ec2/internetGateway:InternetGateway"
 ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(stack: str) -> Capture:
     raw = read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml")
     return capture(MAIN, config_for_pulumi(raw), stack=stack)
@@ -95,10 +96,10 @@ class RegionWithLocalZoneAndPatchyGpus(MockCloud):
     zones (unless filtered to opt-in-not-required) and it sorts before the AZs; the GPU type is not
     offered in us-east-1a. Answers honour the filters the program sends, as EC2 would."""
 
-    ZONES = {"us-east-1-bos-1a": "opted-in", "us-east-1a": "opt-in-not-required",
+    ZONES: ClassVar[dict[str, str]] = {"us-east-1-bos-1a": "opted-in", "us-east-1a": "opt-in-not-required",
              "us-east-1b": "opt-in-not-required", "us-east-1c": "opt-in-not-required",
              "us-east-1d": "opt-in-not-required"}  # fmt: skip
-    OFFERED = {"us-east-1-bos-1a", "us-east-1b", "us-east-1d"}
+    OFFERED = frozenset({"us-east-1-bos-1a", "us-east-1b", "us-east-1d"})
 
     def __init__(self) -> None:
         super().__init__(account_id="222222222222")

@@ -13,16 +13,16 @@ import json
 import subprocess
 import sys
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
-from accelstack.spec import load_stack
-from accelstack.spec.loader import apply_overrides, read_stack_file
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.serving_plan import plan_serving
+from accelstack.spec import load_stack
+from accelstack.spec.loader import apply_overrides, read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"
@@ -37,7 +37,7 @@ QUEUE = "aws:sqs/queue:Queue"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(*overrides: str) -> Capture:
     raw = apply_overrides(read_stack_file(EXAMPLE), list(overrides))
     return capture(MAIN, config_for_pulumi(raw), stack=STACK)
@@ -518,7 +518,7 @@ def test_warm_pool_replica_prepares_on_first_start_and_serves_on_the_second(tmp_
 def test_replica_holds_the_launch_hook_open_while_it_loads_and_stops_when_done(tmp_path):
     """U4: a slow first prepare (weights, a registry pull through NAT) must not outlive the hook's
     short timeout: heartbeats keep it open, and stop once the hook is completed."""
-    prepare, serve = boot_twice_as_a_warm_pool_replica(tmp_path, heartbeat_every="0.2", pull_seconds=2)
+    prepare, _serve = boot_twice_as_a_warm_pool_replica(tmp_path, heartbeat_every="0.2", pull_seconds=2)
     beats = [i for i, line in enumerate(prepare) if "record-lifecycle-action-heartbeat" in line]
     done = max(i for i, line in enumerate(prepare) if "complete-lifecycle-action" in line)
     assert len(beats) >= 3 and max(beats) < done

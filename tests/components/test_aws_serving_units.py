@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from components.aws.network import carve_serving_subnets
-from accelstack.planner.serving_plan import plan_serving
 from components.aws.serving import elb_log_delivery_statements
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
@@ -31,7 +31,7 @@ def test_serving_subnets_are_disjoint_inside_the_vpc_and_big_enough_for_an_alb(c
 
 
 def test_too_small_vpc_is_refused_with_its_config_path():
-    with pytest.raises(ValueError, match="serving.network.vpcCidr"):
+    with pytest.raises(ValueError, match=r"serving\.network\.vpcCidr"):
         carve_serving_subnets("10.0.0.0/28")
 
 

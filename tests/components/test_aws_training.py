@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
-from datetime import datetime, timedelta, timezone
-from functools import lru_cache
+from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
 
 import pulumi
@@ -47,7 +47,7 @@ class RecordingCloud(MockCloud):
         return super().call(args)
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(*overrides: str) -> tuple[Capture, RecordingCloud]:
     raw = apply_overrides(read_stack_file(EXAMPLE), list(overrides))
     cloud = RecordingCloud()
@@ -143,7 +143,7 @@ def test_launch_template_attaches_every_efa_interface(instance_type: str, efa: i
     assert len(set(slots)) == len(slots)  # no two interfaces in one slot
     # EC2 guide (efa-acc-inst-types): a plain ENA primary at card 0 / device 0 (an efa-only interface
     # cannot be primary), efa-only at card 0 / device 1, efa-only at device 0 of every other card.
-    types = {slot: i.get("interfaceType") for slot, i in zip(slots, interfaces)}
+    types = {slot: i.get("interfaceType") for slot, i in zip(slots, interfaces, strict=True)}
     assert types.pop((0, 0)) is None
     assert types == {(0, 1): "efa-only", **{(card, 0): "efa-only" for card in range(1, efa)}}
     assert cap.stack_outputs["efaInterfacesPerNode"] == efa  # every EFA-capable card is used
@@ -522,7 +522,7 @@ class RunningBlockCloud(RecordingCloud):
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
-            now = datetime.now(timezone.utc).replace(microsecond=0)
+            now = datetime.now(UTC).replace(microsecond=0)
             iso = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
             return {
                 "id": args.args["id"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import yaml
@@ -94,8 +94,8 @@ def test_placement_group_only_where_it_helps(count: int, capacity: str, expected
     assert needs_placement_group(count, capacity) is expected
 
 
-BLOCK_START = datetime(2027, 3, 1, 11, 30, tzinfo=timezone.utc)
-BLOCK_END = datetime(2027, 3, 8, 11, 30, tzinfo=timezone.utc)
+BLOCK_START = datetime(2027, 3, 1, 11, 30, tzinfo=UTC)
+BLOCK_END = datetime(2027, 3, 8, 11, 30, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -75,7 +75,7 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def export(variant: str) -> Capture:
     stack, overrides = VARIANTS[variant]
     raw = apply_overrides(read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml"), list(overrides))

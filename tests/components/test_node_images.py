@@ -15,7 +15,7 @@ import platform
 import re
 import shutil
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -57,7 +57,7 @@ def _cloud_config_texts(document: str) -> tuple[list[str], list[str]]:
     return list(doc.get("packages", [])), texts
 
 
-@lru_cache(maxsize=None)
+@cache
 def boot_texts() -> dict[str, list[tuple[str, list[str], list[str]]]]:
     """Per image role: (what, cloud-init packages, script texts) for every script that boots on it."""
     roles: dict[str, list] = {role: [] for role in IMAGES}

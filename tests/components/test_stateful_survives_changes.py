@@ -17,9 +17,8 @@ and those resources are protected, so `pulumi up` refuses instead of deleting da
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pulumi
 import pytest
@@ -85,14 +84,14 @@ def _capture(stack: str, overrides: tuple[str, ...], cloud: ExistingStackCloud) 
     return capture(MAIN, config_for_pulumi(raw), stack=stack, mocks=cloud)
 
 
-@lru_cache(maxsize=None)
+@cache
 def deployed(stack: str) -> tuple[Capture, ExistingStackCloud]:
     """The stack as its first `pulumi up` created it."""
     cloud = ExistingStackCloud()
     return _capture(stack, (), cloud), cloud
 
 
-@lru_cache(maxsize=None)
+@cache
 def updated(stack: str, overrides: tuple[str, ...]) -> Capture:
     """The same stack after the change: the mock cloud remembers what the first deployment created."""
     base, base_cloud = deployed(stack)

@@ -5,7 +5,7 @@ Checkov's cross-resource checks follow. Checkov itself reads these plans in test
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -19,13 +19,13 @@ REPO = Path(__file__).resolve().parents[2]
 STACKS = ["aws-training", "aws-finetune", "aws-serving"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def export(stack: str) -> dict:
     raw = read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml")
     return deployment_v3(capture(REPO / "__main__.py", config_for_pulumi(raw), stack=stack))
 
 
-@lru_cache(maxsize=None)
+@cache
 def plan(stack: str):
     return terraform_plan(export(stack))
 

@@ -13,6 +13,7 @@ only use munge's system socket, which a test must not take over.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -30,8 +31,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from accelstack.planner.training_plan import plan_training
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from components.slurm import (
     DeployValues,
     aws_ebs_device,
@@ -223,10 +224,8 @@ class Cluster:
             stop(self.slurmd, signal.SIGKILL)
         for pid in self._step_daemons():
             for victim in [*_descendants(pid), pid]:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(victim, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
     def _step_daemons(self) -> list[int]:
         """slurmstepd processes of this cluster: slurmd detaches them from its process group, so they
@@ -409,14 +408,14 @@ class FakeImds:
         token, body = self.TOKEN, json.dumps(notice).encode()
 
         class Handler(BaseHTTPRequestHandler):
-            def do_PUT(self):  # noqa: N802
+            def do_PUT(self):
                 ok = self.path == "/latest/api/token" and self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
                 self.send_response(200 if ok else 400)
                 self.end_headers()
                 if ok:
                     self.wfile.write(token.encode())
 
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 if self.headers.get("X-aws-ec2-metadata-token") != token:
                     self.send_response(401)
                     self.end_headers()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ def spec_of(stack: str, *overrides: str):
     return parse_spec(apply_overrides(read_stack_file(STACKS / f"Pulumi.{stack}.yaml"), list(overrides)), stack)
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(stack: str, *overrides: str) -> Capture:
     raw = apply_overrides(read_stack_file(STACKS / f"Pulumi.{stack}.yaml"), list(overrides))
     return capture(MAIN, config_for_pulumi(raw), stack=stack)

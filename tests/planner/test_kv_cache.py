@@ -82,7 +82,7 @@ def test_lora_adapter_memory_formula() -> None:
 def test_custom_architecture_and_bad_names() -> None:
     arch = custom(layers=2, hidden=256, attention_heads=8, kv_heads=2, params_billion=0.01)
     assert arch.head_dim == 32 and kv_bytes_per_token(arch) == 2 * 2 * 2 * 32 * 2
-    with pytest.raises(ValueError, match="allowed: .*llama-3.1-8b"):
+    with pytest.raises(ValueError, match=r"allowed: .*llama-3\.1-8b"):
         get_preset("gpt-5")
     with pytest.raises(ValueError, match="multiple of KV heads"):
         custom(layers=2, hidden=256, attention_heads=8, kv_heads=3, params_billion=0.01)

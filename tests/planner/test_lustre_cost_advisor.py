@@ -64,7 +64,7 @@ def test_price_table_is_dated_and_overridable(tmp_path: Path) -> None:
     assert "prices.yaml" in custom.source()
     assert load_book(spot_discount=0.7).spot_discount == 0.7
     override.write_text("onDemand: {}\n")
-    with pytest.raises(ValueError, match="unknown key.*allowed"):
+    with pytest.raises(ValueError, match=r"unknown key.*allowed"):
         load_book(override)
     with pytest.raises(ValueError, match="no price for"):
         book.hourly("p9.huge")

@@ -81,7 +81,7 @@ def test_unknown_preset_is_a_value_error_listing_the_names():
     training = training_of("aws-training").model_copy(
         update={"model": training_of("aws-training").model.model_copy(update={"preset": "gpt-5"})}
     )
-    with pytest.raises(ValueError, match="allowed: .*llama-3.1-70b"):
+    with pytest.raises(ValueError, match=r"allowed: .*llama-3\.1-70b"):
         tp.checkpoint_state(training)
 
 

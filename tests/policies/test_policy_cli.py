@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from policy_baseline import SERVING_ACCOUNT, context_for, serving_export, training_export
 from typer.testing import CliRunner
 
 from accelstack.cli import app
-from policy_baseline import SERVING_ACCOUNT, context_for, serving_export, training_export
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -864,7 +864,7 @@ def known_export(stack: str) -> tuple[Doc, Any]:
     """The same stack run with preview=False: the mocks resolve every output, as after `pulumi up`."""
     from accelstack.engine.capture import Capture, Registration
     from accelstack.engine.export import deployment_v3
-    from accelstack.engine.preview import PROJECT, PROGRAM, run_worker, stack_config
+    from accelstack.engine.preview import PROGRAM, PROJECT, run_worker, stack_config
     from accelstack.spec.loader import parse_spec
 
     raw, config = stack_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", [])

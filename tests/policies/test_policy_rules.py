@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
-from accelstack.engine.policy_runner import PolicyInputError, run_packs
 from policy_baseline import (
     SERVING_ACCOUNT,
     SPARE_ACCOUNT,
@@ -23,6 +21,8 @@ from policy_baseline import (
     serving_export,
     training_export,
 )
+
+from accelstack.engine.policy_runner import PolicyInputError, run_packs
 
 Doc = dict[str, Any]
 

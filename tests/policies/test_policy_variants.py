@@ -18,13 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
-from accelstack.engine.policy_runner import policy_verdicts
 from test_policy_real_mutations import (
     ASG,
     BUCKET,
     BUCKET_POLICY,
-    INSTANCE,
     KMS_KEY,
     LISTENER,
     LT,
@@ -52,6 +49,8 @@ from test_policy_real_mutations import (
     set_props,
     sides,
 )
+
+from accelstack.engine.policy_runner import policy_verdicts
 
 OUTSIDE_ACCOUNT = "333333333333"
 CHECKPOINTS_POLICY = ("aws-training-storage-checkpoints-policy", BUCKET_POLICY)

@@ -62,7 +62,7 @@ def values(document: dict, address: str) -> dict:
 
 def test_training_plan_is_read_whole_and_graph_checks_follow_references(tmp_path: Path) -> None:
     document = plan("aws-training")
-    failed, passed, report = scan(document, tmp_path, "aws-training")
+    _failed, passed, report = scan(document, tmp_path, "aws-training")
     assert report["summary"]["resource_count"] == len(document["planned_values"]["root_module"]["resources"])
     assert report["summary"]["parsing_errors"] == 0
     for bucket in ("aws-training-storage-datasets", "aws-training-storage-checkpoints"):

@@ -148,7 +148,9 @@ def test_head_image_lookup_reads_canonicals_parameter_for_the_head_architecture(
     from accelstack.engine.capture import MockCloud
 
     class Recording(MockCloud):
-        names: list[str] = []
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: list[str] = []
 
         def call(self, args):
             if args.token == "aws:ssm/getParameter:getParameter":

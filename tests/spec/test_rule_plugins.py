@@ -127,7 +127,7 @@ def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):
     monkeypatch.setattr(validators, "entry_points", lambda group: [])
     validators.load_rule_plugins.cache_clear()
     try:
-        with pytest.raises(RuntimeError, match="accelstack.rules.*pip install -e"):
+        with pytest.raises(RuntimeError, match=r"accelstack\.rules.*pip install -e"):
             validators.load_rule_plugins()
     finally:
         monkeypatch.undo()

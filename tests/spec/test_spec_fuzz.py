@@ -151,7 +151,7 @@ yaml_text = st.one_of(
             "config:\n  accelstack:training: " + "[" * 300 + "]" * 300 + "\n",
             "config:\n  accelstack:training: {nodes: {count: 1e999}}\n",
         ]
-    ),  # fmt: skip
+    ),
 )
 
 
