@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.cost import DEFAULT_MFU, HOURS_PER_MONTH, training_compute_hours
@@ -79,7 +80,7 @@ class Load:
 
 def cheapest_serving_instance(
     arch: Architecture, precision: str, context_length: int, prices: PriceBook, load: Load | None = None
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Without a load: the cheapest instance type the model fits. With one: the type whose replicas carry
     the load (within the latency target) at the least cost per month at peak (replicas x price x 730 h)."""
     best = None
@@ -147,7 +148,7 @@ def advise(
     if need_train:
         if data_tokens <= 0:
             raise ValueError("--data-tokens must be > 0 when --need-train is given")
-        options = []
+        options: list[dict[str, Any]] = []
         for itype in ONE_NODE_CANDIDATES:
             if not _lora_fits(model, itype, precision, lora_rank):
                 continue

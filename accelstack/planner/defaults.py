@@ -19,6 +19,7 @@ from accelstack.planner import serving_plan as sp
 from accelstack.planner import training_plan as tp
 from accelstack.planner.hardware import GIB
 from accelstack.planner.pricing import PriceBook
+from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.units import counted, duration
 from accelstack.spec.models import ServingSpec, StackSpec, TrainingSpec
 from accelstack.spec.tables import aws as tables
@@ -189,10 +190,10 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
             plan.backlog_per_instance_target,
             "messages/replica",
             f"planner.serving.owned_backlog_target: {plan.concurrency} requests in flight per replica (the queue worker's "
-            f"concurrency) x target utilization {sp.DEFAULT_TARGET_UTILIZATION:.0%}, tracked on ({' + '.join(plan.backlog_metrics)}) "
+            f"concurrency) x target utilization {DEFAULT_TARGET_UTILIZATION:.0%}, tracked on ({' + '.join(plan.backlog_metrics)}) "
             f"/ GroupInServiceInstances; scale-out acts after {sp.SCALE_OUT_ALARM_SECONDS // 60} one-minute datapoints + warm start "
             f"{plan.warm_start_seconds} s = {sp.SCALE_OUT_ALARM_SECONDS + plan.warm_start_seconds} s, within which load may "
-            f"grow {1 / sp.DEFAULT_TARGET_UTILIZATION:.2f}x before requests wait in the queue",
+            f"grow {1 / DEFAULT_TARGET_UTILIZATION:.2f}x before requests wait in the queue",
         ),
         _resource(
             "aws:sqs/queue:Queue",

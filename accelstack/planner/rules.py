@@ -175,10 +175,10 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
     if arch is not None:
         result = fits(arch, model.precision, itype.name, shards, context_length=model.context_length)
         if not result.fits:
-            weights = weights_gb(serving) or 0.0
+            shown_weights = weights_gb(serving) or 0.0
             yield Problem(
                 path,
-                f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV: {result.reason}; {has}; {advice}",
+                f"{model.name} at {model.precision} needs ~{shown_weights:.0f} GB weights + KV: {result.reason}; {has}; {advice}",
             )
         return
     weights = weights_gb(serving)

@@ -11,7 +11,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 
-from accelstack.spec.models import StackSpec
+from accelstack.spec.models import LustreSpec, StackSpec
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.tables import aws as tables
 from accelstack.spec.validators import bucket_of, path_within, rule
@@ -317,7 +317,7 @@ def head_node_instance_type_format(spec: StackSpec) -> Iterator[Problem]:
 # --- FSx for Lustre -----------------------------------------------------------------------------
 
 
-def _lustre(spec: StackSpec):  # -> tuple[LustreSpec, LustreDeploymentType] | None
+def _lustre(spec: StackSpec) -> tuple[LustreSpec, tables.LustreDeploymentType] | None:
     if not _aws_training(spec):
         return None
     assert spec.training is not None
@@ -519,7 +519,7 @@ def training_network_is_one_subnet(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-def _id_problems(path: str, ids: list[str], pattern, kind: str, example: str) -> Iterator[Problem]:
+def _id_problems(path: str, ids: list[str], pattern: re.Pattern[str], kind: str, example: str) -> Iterator[Problem]:
     """Format and duplicates of each id in a list (`subnet-...`, account ids)."""
     seen: dict[str, int] = {}
     for index, item in enumerate(ids):

@@ -229,7 +229,7 @@ def warm_pool_within_group(spec: StackSpec) -> Iterator[Problem]:
         return
     replicas = serving.replicas
     headroom = replicas.max - replicas.min
-    if replicas.warm_pool > headroom:
+    if serving.replicas.warm_pool > headroom:
         yield Problem(
             "serving.replicas.warmPool",
             f"{replicas.warm_pool} warm instances but the group can only grow by max - min = {headroom}; "

@@ -160,7 +160,8 @@ def dataset_and_checkpoint_buckets_differ(spec: StackSpec) -> Iterator[Problem]:
     if spec.training is None or spec.training.storage.checkpoints is None:
         return
     storage = spec.training.storage
-    if bucket_of(storage.checkpoints.uri) == bucket_of(storage.datasets.uri):
+    checkpoints = spec.training.storage.checkpoints
+    if bucket_of(checkpoints.uri) == bucket_of(storage.datasets.uri):
         yield Problem(
             "training.storage.checkpoints.uri",
             f"uses the dataset bucket {bucket_of(storage.datasets.uri)!r}; checkpoints need their own bucket",
@@ -173,7 +174,7 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
     if spec.training is None or spec.training.storage.checkpoints is None:
         return
     storage = spec.training.storage
-    path = storage.checkpoints.path
+    path = spec.training.storage.checkpoints.path
     if storage.lustre is None:
         if spec.training.nodes.count == 1:
             return  # one node: its local disk is the only reader, and the bucket is the durable copy
