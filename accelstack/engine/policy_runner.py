@@ -112,7 +112,15 @@ def load_pack(directory: Path | str) -> LoadedPack:
         recorded: dict[str, Any] = {}
 
         class RecordingPolicyPack:
-            def __init__(self, name, policies, enforcement_level=None, initial_config=None, description=None, **_):
+            def __init__(
+                self,
+                name: str,
+                policies: list[Any],
+                enforcement_level: EnforcementLevel | None = None,
+                initial_config: dict[str, Any] | None = None,
+                description: str | None = None,
+                **_: Any,
+            ) -> None:
                 recorded.update(
                     name=name,
                     policies=policies,
@@ -122,7 +130,7 @@ def load_pack(directory: Path | str) -> LoadedPack:
                 )
 
         real = pulumi_policy.PolicyPack
-        pulumi_policy.PolicyPack = RecordingPolicyPack  # type: ignore[misc]
+        pulumi_policy.PolicyPack = RecordingPolicyPack  # type: ignore[misc,assignment]
         try:
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
         finally:
@@ -405,10 +413,11 @@ def run_packs(
     verdicts: list[Verdict] = []
     for pack in packs if packs is not None else default_packs():
         servicer = pack.servicer()
-        servicer.Configure(configure_request(pack, config, context), None)
+        # pulumi_policy's analyzer servicer is unannotated.
+        servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
         for request in analyze:
-            verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)
-        verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))
+            verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)  # type: ignore[no-untyped-call]
+        verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))  # type: ignore[no-untyped-call]
     return verdicts
 
 
@@ -462,5 +471,5 @@ def stack_name_of_export(document: Any) -> str | None:
                 return str(name)
     for entry in resources:
         if entry["type"] == STACK_TYPE:
-            return entry["urn"].split("::")[0].rsplit(":", 1)[-1]
+            return str(entry["urn"]).split("::")[0].rsplit(":", 1)[-1]
     return None

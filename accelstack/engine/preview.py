@@ -107,7 +107,7 @@ def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[st
         log = expired.stderr.decode(errors="replace") if isinstance(expired.stderr, bytes) else expired.stderr or ""
         return {"ok": False, "error": {"kind": "program", "message": message, "traceback": ""}, "log": log}
     try:
-        result = json.loads(completed.stdout)
+        result: dict[str, Any] = json.loads(completed.stdout)
         result["log"] = completed.stderr
         return result
     except json.JSONDecodeError:

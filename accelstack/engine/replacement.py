@@ -39,6 +39,8 @@ import pulumi
 from accelstack.engine.capture import Capture, MockCloud, Registration, capture
 from accelstack.engine.export import redact
 
+Props = dict[str, Any]  # a resource's inputs or outputs, as the engine passes them
+
 PROVIDER_PREFIX = "pulumi:providers:"
 
 # Inputs whose change makes the provider REPLACE the resource (Pulumi property names).
@@ -293,21 +295,23 @@ class ExistingStackCloud(MockCloud):
 
     def __init__(
         self,
-        previous: dict[tuple[str, str], tuple[dict, dict, list[str]]] | None = None,
+        previous: dict[tuple[str, str], tuple[Props, Props, list[str]]] | None = None,
         *,
         account_id: str = "111111111111",
         region: str = "us-east-1",
     ) -> None:
         super().__init__(account_id=account_id, region=region)
         self.previous = previous or {}
-        self.answered: dict[tuple[str, str], tuple[dict, dict]] = {}  # (inputs, outputs) by type and name
+        self.answered: dict[tuple[str, str], tuple[Props, Props]] = {}  # (inputs, outputs) by type and name
 
     @classmethod
-    def for_config(cls, config: dict[str, str], previous: dict | None = None) -> ExistingStackCloud:
+    def for_config(
+        cls, config: dict[str, str], previous: dict[tuple[str, str], tuple[Props, Props, list[str]]] | None = None
+    ) -> ExistingStackCloud:
         base = MockCloud.for_config(config)
         return cls(previous, account_id=base.account_id, region=base.region)
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, Props]:
         resource_id, outputs = super().new_resource(args)
         key = (args.typ, args.name)
         if key in self.previous:
@@ -321,7 +325,7 @@ class ExistingStackCloud(MockCloud):
         self.answered[key] = (dict(args.inputs), outputs)
         return resource_id, outputs
 
-    def previous_for_edit(self, deployed: Capture) -> dict[tuple[str, str], tuple[dict, dict, list[str]]]:
+    def previous_for_edit(self, deployed: Capture) -> dict[tuple[str, str], tuple[Props, Props, list[str]]]:
         """What this cloud answered for `deployed`, as the `previous` of the next capture."""
         ignored = {(r.type, r.name): r.ignore_changes for r in deployed.resources}
         return {key: (inputs, outputs, ignored.get(key, [])) for key, (inputs, outputs) in self.answered.items()}
@@ -395,9 +399,10 @@ def plan_changes(deployed: list[Registration], edited: list[Registration]) -> li
     replaced_providers: set[str] = set()
     changes: dict[str, Change] = {}
     # Providers first: a replaced provider replaces every resource it manages.
-    for urn in sorted(set(before) | set(after), key=lambda u: (not after.get(u, before.get(u)).is_provider, u)):
+    for urn in sorted(set(before) | set(after), key=lambda u: (not (after.get(u) or before[u]).is_provider, u)):
         old, new = before.get(urn), after.get(urn)
         if old is None:
+            assert new is not None  # the URN is in one capture or the other
             changes[urn] = Change(urn, new.type, new.name, CREATE, protect=new.protect, known=known_type(new.type))
             continue
         if new is None:

@@ -106,7 +106,7 @@ def load_exceptions(path: Path = EXCEPTIONS_FILE) -> list[ScannerException]:
         for key in ("why", "source"):
             if not isinstance(entry.get(key), str) or not entry[key].strip():
                 problems.append(f"{where}.{key}: required (why the finding is accepted, and the document saying so)")
-        if not problems:
+        if not problems and isinstance(check, str) and isinstance(resources, list):
             loaded.append(ScannerException(check, tuple(resources), entry["why"].strip(), entry["source"].strip()))
     if problems:
         raise ExceptionsError("\n".join(problems))
