@@ -238,7 +238,8 @@ StackCheck = Callable[[Sequence[Any], Context], Iterable[tuple[str, str]]]
 
 
 def _schema(extra: Mapping[str, Mapping[str, Any]] | None) -> PolicyConfigSchema:
-    return PolicyConfigSchema(properties={**CONTEXT_SCHEMA, **(extra or {})})
+    properties: dict[str, Any] = {**CONTEXT_SCHEMA, **(extra or {})}
+    return PolicyConfigSchema(properties=properties)
 
 
 def resource_policy(
@@ -268,7 +269,7 @@ def resource_policy(
     policy = ResourceValidationPolicy(
         name=name, description=description, validate=validate, enforcement_level=level, config_schema=_schema(config)
     )
-    policy.check = check  # the pure function, for readers and tests
+    policy.check = check  # type: ignore[attr-defined]  # the pure function, for readers and tests
     return policy
 
 
@@ -292,7 +293,7 @@ def stack_policy(
     policy = StackValidationPolicy(
         name=name, description=description, validate=validate, enforcement_level=level, config_schema=_schema(config)
     )
-    policy.check = check
+    policy.check = check  # type: ignore[attr-defined]
     return policy
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from accelstack.planner.cost import DEFAULT_DAILY_PROFILE
 
@@ -67,15 +67,15 @@ def rate_profile(pattern: str, peak_rps: float, horizon: float) -> tuple[np.ndar
 
 
 def poisson_arrivals(
-    starts: Sequence[float], rates: Sequence[float], horizon: float, rng: np.random.Generator
-) -> np.ndarray:
+    starts: npt.ArrayLike, rates: npt.ArrayLike, horizon: float, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
     """Arrival times of a Poisson process whose rate is `rates[k]` from `starts[k]` to the next start."""
-    starts = np.asarray(starts, dtype=float)
-    rates = np.asarray(rates, dtype=float)
-    if np.any(rates < 0):
+    start_times = np.asarray(starts, dtype=float)
+    rate_values = np.asarray(rates, dtype=float)
+    if np.any(rate_values < 0):
         raise ValueError("rates must be >= 0")
-    edges = np.append(starts, horizon)
-    cumulative = np.concatenate([[0.0], np.cumsum(rates * np.diff(edges))])  # expected arrivals by each edge
+    edges = np.append(start_times, horizon)
+    cumulative = np.concatenate([[0.0], np.cumsum(rate_values * np.diff(edges))])  # expected arrivals by each edge
     total = cumulative[-1]
     count = rng.poisson(total)
     # Given the count, a Poisson process's points are uniform in cumulative-rate space.

@@ -468,6 +468,7 @@ class TrainingStorage(pulumi.ComponentResource):
         # Omitted capacityGiB/throughputPerTiB: the planner's numbers, the same `accelstack preview` shows.
         storage = planned_training(spec.training).storage
         lustre = storage.lustre
+        assert lustre is not None  # called only for a stack with Lustre
         deployment = lustre.deployment_type
         use_dra = deployment in DRA_DEPLOYMENT_TYPES
         datasets_uri = storage.datasets.uri.rstrip("/")

@@ -213,7 +213,7 @@ def lustre_client_cloud_config(
         "> /etc/apt/sources.list.d/fsxlustreclientrepo.list && "
         'apt-get update && apt-get install -y "lustre-client-modules-$(uname -r)"; }'
     )
-    config = {
+    config: dict[str, Any] = {
         # fstab (not cloud-init's `mounts` module, which runs before the client is installed) so
         # systemd remounts after a reboot; runcmd mounts it now.
         "write_files": [

@@ -269,7 +269,8 @@ def is_public_range(cidr: Any) -> bool:
         network = ipaddress.ip_network(str(cidr).strip(), strict=False)
     except ValueError:
         return True
-    return not any(network.version == block.version and network.subnet_of(block) for block in NON_PUBLIC)
+    # Same IP version checked first: subnet_of's overloads want the exact address family.
+    return not any(network.version == block.version and network.subnet_of(block) for block in NON_PUBLIC)  # type: ignore[arg-type]
 
 
 def _internet_rules(resource: Any) -> list[tuple[str, tuple[int, int] | None, str]]:
@@ -602,7 +603,7 @@ def check_bucket_versioning(resources: Sequence[Any], ctx: Context) -> Iterable[
 
 def _expires_current_versions(rule: Any) -> bool:
     expiration = rule.get("expiration") if hasattr(rule, "get") else None
-    if not hasattr(expiration, "get") or str(rule.get("status", "Enabled")) != "Enabled":
+    if expiration is None or not hasattr(expiration, "get") or str(rule.get("status", "Enabled")) != "Enabled":
         return False
     return expiration.get("days") not in (None, 0, 0.0) or bool(expiration.get("date"))
 

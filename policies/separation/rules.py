@@ -94,7 +94,7 @@ ELB_LOG_DELIVERY_ACCOUNTS = frozenset(
         "037604701340",  # cn-northwest-1
     }
 )
-CONFIG = {
+CONFIG: dict[str, dict[str, Any]] = {
     "trustedAccounts": {
         "type": "array",
         "items": {"type": "string"},
@@ -186,6 +186,9 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
     if package not in PINNABLE_PACKAGES:
         kind = "cloud package" if package in CLOUD_PACKAGES else "package the packs do not know"
         yield f"provider {resource.name} is a {package} provider, a {kind}: its account pinning cannot be checked"
+        return
+    if facts is None:  # a pinnable provider whose inputs the pack could not read: fail closed
+        yield f"provider {resource.name} is a {package} provider whose account pinning cannot be read"
         return
     if not facts.allowed_accounts:
         yield f"provider {facts.name} does not pin its account: set allowedAccountIds to the stack's account"
