@@ -188,7 +188,7 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
         yield f"provider {resource.name} is a {package} provider, a {kind}: its account pinning cannot be checked"
         return
     if facts is None:  # a pinnable provider whose inputs the pack could not read: fail closed
-        yield f"provider {resource.name} is a {package} provider whose account pinning cannot be read"
+        yield f"provider {resource.name} ({package}): its account pinning cannot be read"
         return
     if not facts.allowed_accounts:
         yield f"provider {facts.name} does not pin its account: set allowedAccountIds to the stack's account"
