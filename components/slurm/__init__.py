@@ -95,7 +95,7 @@ _env = Environment(
     keep_trailing_newline=True,
     trim_blocks=True,
     lstrip_blocks=True,
-    autoescape=False,
+    autoescape=False,  # config files and shell, not HTML
 )
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("moto.server", reason="needs moto[server] (pip install 'moto[server]==5.2.1')")
-import boto3
+import boto3  # moto brings it
 from moto.server import ThreadedMotoServer
 
 pytestmark = pytest.mark.integration
