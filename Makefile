@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: preview test unit integration bench policy docs golden scan clean
+.PHONY: preview lint test unit integration bench policy docs golden scan clean
 
 # Checkov in its own venv: its dependency pins clash with ours. Pinned in requirements-scan.txt.
 SCAN_VENV  := .venv-scan
@@ -22,11 +22,18 @@ preview: $(STAMP)
 # loadfile: a module's tests share one worker, so module fixtures (the real Slurm cluster) start once.
 # --benchmark-disable: the bench tests are deselected here; it stops pytest-benchmark warning that xdist
 # turned it off. Skip reasons are printed (-rs in pyproject's addopts).
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest -n 2 --dist loadfile --benchmark-disable
 
+# Lint, formatting and types (config in pyproject.toml); mypy keeps its cache in .mypy_cache.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+# -m replaces addopts' marker filter, so the scan marker is excluded here again.
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile --benchmark-disable -m 'not integration and not bench'
+	$(BIN)/python -m pytest -n 2 --dist loadfile --benchmark-disable -m 'not integration and not bench and not scan'
 
 integration: $(STAMP)
 	$(BIN)/python -m pytest -m integration

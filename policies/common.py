@@ -36,7 +36,11 @@ AWS_ACCOUNT = re.compile(r"^\d{12}$")
 
 # Config every policy that needs the stack's context accepts (`--policy-pack-config` / `accelstack policy`).
 CONTEXT_SCHEMA: dict[str, dict[str, Any]] = {
-    "workload": {"type": "string", "enum": list(WORKLOADS), "description": "Overrides the provider's accelstack:workload tag."},
+    "workload": {
+        "type": "string",
+        "enum": list(WORKLOADS),
+        "description": "Overrides the provider's accelstack:workload tag.",
+    },
     "trainingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Training side's accounts."},
     "servingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Serving side's accounts."},
     "allowedRegions": {"type": "array", "items": {"type": "string"}, "description": "Regions a stack may use."},
@@ -68,7 +72,7 @@ def decode(value: Any) -> Any:
 def as_list(value: Any) -> list[Any]:
     if value is None:
         return []
-    if isinstance(value, str) or isinstance(value, Mapping):
+    if isinstance(value, (str, Mapping)):
         return [value]
     if isinstance(value, Sequence):
         return list(value)
@@ -234,7 +238,8 @@ StackCheck = Callable[[Sequence[Any], Context], Iterable[tuple[str, str]]]
 
 
 def _schema(extra: Mapping[str, Mapping[str, Any]] | None) -> PolicyConfigSchema:
-    return PolicyConfigSchema(properties={**CONTEXT_SCHEMA, **(extra or {})})
+    properties: dict[str, Any] = {**CONTEXT_SCHEMA, **(extra or {})}
+    return PolicyConfigSchema(properties=properties)
 
 
 def resource_policy(
@@ -255,14 +260,16 @@ def resource_policy(
         if is_provider_type(args.resource_type):
             providers = [provider_facts(args.resource_type, args.props, args.urn, args.name)]
         elif args.provider is not None:
-            providers = [provider_facts(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)]
+            providers = [
+                provider_facts(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)
+            ]
         for message in check(args, make_context(args.get_config(), providers)):
             report_violation(message)
 
     policy = ResourceValidationPolicy(
         name=name, description=description, validate=validate, enforcement_level=level, config_schema=_schema(config)
     )
-    policy.check = check  # the pure function, for readers and tests
+    policy.check = check  # type: ignore[attr-defined]  # the pure function, for readers and tests
     return policy
 
 
@@ -286,7 +293,7 @@ def stack_policy(
     policy = StackValidationPolicy(
         name=name, description=description, validate=validate, enforcement_level=level, config_schema=_schema(config)
     )
-    policy.check = check
+    policy.check = check  # type: ignore[attr-defined]
     return policy
 
 

@@ -181,7 +181,9 @@ def aws_grants(document: Any) -> list[Grant]:
                 principals_negated=negated_principal,
                 patterns=tuple(str(a) for a in as_list(statement.get("NotAction" if negated_actions else "Action"))),
                 actions_negated=negated_actions,
-                resources=tuple(str(r) for r in as_list(statement.get("NotResource" if negated_resources else "Resource"))),
+                resources=tuple(
+                    str(r) for r in as_list(statement.get("NotResource" if negated_resources else "Resource"))
+                ),
                 resources_negated=negated_resources,
                 conditions=statement.get("Condition") or {},
                 narrowed_to=_narrowed_accounts(statement.get("Condition")),

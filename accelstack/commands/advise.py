@@ -20,6 +20,7 @@ from accelstack.commands.common import (
     resolve_stacks,
 )
 from accelstack.commands.size import (
+    PRECISIONS,
     HeadsOpt,
     HiddenOpt,
     JsonFlag,
@@ -27,7 +28,6 @@ from accelstack.commands.size import (
     LayersOpt,
     ModelOpt,
     ParamsOpt,
-    PRECISIONS,
     PricesOpt,
     book,
     check_choice,
@@ -50,23 +50,51 @@ EXAMPLE_STACKS = {
 def advise_command(
     custom_weights: Annotated[
         bool | None,
-        typer.Option("--custom-weights/--no-custom-weights",
-                     help="Do you need weights you control (private data, fine-tuning, data residency)? "
-                          "Required unless --stack names a serving stack.", show_default=False),
-    ] = None,  # fmt: skip
-    stack: Annotated[str | None, typer.Option("--stack", help="A serving stack: its model, precision, context and serving.load (flags given as well win).")] = None,
+        typer.Option(
+            "--custom-weights/--no-custom-weights",
+            help="Do you need weights you control (private data, fine-tuning, data residency)? "
+            "Required unless --stack names a serving stack.",
+            show_default=False,
+        ),
+    ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack", help="A serving stack: its model, precision, context and serving.load (flags given as well win)."
+        ),
+    ] = None,
     project_dir: ProjectDirOpt = None,
     overrides: SetOpt = None,
-    need_train: Annotated[bool, typer.Option("--need-train/--no-need-train", help="Must the weights be trained or tuned?")] = False,
+    need_train: Annotated[
+        bool, typer.Option("--need-train/--no-need-train", help="Must the weights be trained or tuned?")
+    ] = False,
     model: ModelOpt = None,
-    data_tokens: Annotated[float, typer.Option("--data-tokens", min=0, help="Training tokens (dataset tokens x epochs).")] = 0.0,
-    max_days: Annotated[float, typer.Option("--max-days", min=0.01, help="Longest acceptable training time, days.")] = DEFAULT_MAX_DAYS,
+    data_tokens: Annotated[
+        float, typer.Option("--data-tokens", min=0, help="Training tokens (dataset tokens x epochs).")
+    ] = 0.0,
+    max_days: Annotated[
+        float, typer.Option("--max-days", min=0.01, help="Longest acceptable training time, days.")
+    ] = DEFAULT_MAX_DAYS,
     precision: Annotated[str, typer.Option(help="Weights precision for fit checks.")] = "bf16",
     context: Annotated[int, typer.Option("--context", min=1, help="Serving context length.")] = 8192,
-    rps: Annotated[float | None, typer.Option("--rps", min=0.001, help="Serving: peak requests per second (sizes replicas and picks the instance type that carries it at least cost).")] = None,
-    input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Serving: prompt tokens per request (with --rps).")] = 1000,
-    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Serving: generated tokens per request (with --rps).")] = 250,
-    latency_p95: Annotated[float | None, typer.Option("--latency-p95", min=0.001, help="Serving: 95th-percentile latency target, s (with --rps).")] = None,
+    rps: Annotated[
+        float | None,
+        typer.Option(
+            "--rps",
+            min=0.001,
+            help="Serving: peak requests per second (sizes replicas and picks the instance type that carries it at least cost).",
+        ),
+    ] = None,
+    input_tokens: Annotated[
+        int, typer.Option("--input-tokens", min=1, help="Serving: prompt tokens per request (with --rps).")
+    ] = 1000,
+    output_tokens: Annotated[
+        int, typer.Option("--output-tokens", min=1, help="Serving: generated tokens per request (with --rps).")
+    ] = 250,
+    latency_p95: Annotated[
+        float | None,
+        typer.Option("--latency-p95", min=0.001, help="Serving: 95th-percentile latency target, s (with --rps)."),
+    ] = None,
     prices: PricesOpt = None,
     layers: LayersOpt = None,
     hidden: HiddenOpt = None,
@@ -85,7 +113,11 @@ def advise_command(
         precision = serving.model.precision if precision == "bf16" else precision
         context = serving.model.context_length if context == 8192 else context
         if serving.load is not None and rps is None:
-            rps, input_tokens, output_tokens = serving.load.requests_per_second, serving.load.input_tokens, serving.load.output_tokens
+            rps, input_tokens, output_tokens = (
+                serving.load.requests_per_second,
+                serving.load.input_tokens,
+                serving.load.output_tokens,
+            )
             latency = serving.load.latency
             latency_p95 = latency.target_seconds if latency is not None and latency_p95 is None else latency_p95
     if custom_weights is None:
@@ -110,7 +142,9 @@ def advise_command(
     if advice.stacks:
         lines.append("Create these stacks (copy the example, then edit accounts, buckets and sizes):")
         lines += [f"  {name}: {EXAMPLE_STACKS.get(name, '')}" for name in advice.stacks]
-        lines.append(f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}")
+        lines.append(
+            f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}"
+        )
     echo_lines(lines)
 
 
@@ -120,7 +154,9 @@ def _serving_spec(stack: str, project_dir: Path | None, overrides: list[str]) ->
     if spec is None:
         raise CliError(f"--stack {stack}: its config has problems (above)")
     if spec.serving is None:
-        raise CliError(f"--stack {stack}: a {spec.workload} stack; advise reads serving stacks (model and serving.load)")
+        raise CliError(
+            f"--stack {stack}: a {spec.workload} stack; advise reads serving stacks (model and serving.load)"
+        )
     return spec
 
 

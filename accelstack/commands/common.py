@@ -116,8 +116,15 @@ def printable(text: str) -> str:
 
 # Counted units and their singular: `1 replica`, `1 GPU`, but `1 s` stays `1 s`.
 SINGULAR = {
-    "replicas": "replica", "GPUs": "GPU", "nodes": "node", "instances": "instance", "sequences": "sequence",
-    "checkpoints": "checkpoint", "adapters": "adapter", "resources": "resource", "violations": "violation",
+    "replicas": "replica",
+    "GPUs": "GPU",
+    "nodes": "node",
+    "instances": "instance",
+    "sequences": "sequence",
+    "checkpoints": "checkpoint",
+    "adapters": "adapter",
+    "resources": "resource",
+    "violations": "violation",
 }
 
 

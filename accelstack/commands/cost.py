@@ -10,7 +10,7 @@ on is printed beside it; what is not priced is listed.
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 from typing import Annotated, Any
 
 import typer
@@ -85,7 +85,9 @@ def training_estimate(
     nodes = training.nodes
     setting = lustre_setting(training)
     lustre_monthly = (
-        setting.capacity_gib * prices.lustre(setting.deployment_type, setting.throughput_per_tib) if setting is not None else 0.0
+        setting.capacity_gib * prices.lustre(setting.deployment_type, setting.throughput_per_tib)
+        if setting is not None
+        else 0.0
     )
     plan = plan_training(training, prices=prices)
     checkpoint = plan.checkpoint
@@ -119,7 +121,11 @@ def training_estimate(
         "computeHours": round(compute_hours, 2),
         "computeHoursSource": hours_source,
         "assumptions": assumptions,
-        "checkpoint": {**checkpoint.as_dict(), "state_basis": plan.write.state_basis, "state_assumed": plan.write.state_assumed},
+        "checkpoint": {
+            **checkpoint.as_dict(),
+            "state_basis": plan.write.state_basis,
+            "state_assumed": plan.write.state_assumed,
+        },
         "datasetGb": dataset_gb,
         "datasetSource": dataset_source,
         "training": result.as_dict(),
@@ -128,8 +134,11 @@ def training_estimate(
         # The cluster kept up for a month: nodes (without overhead), head node, Lustre and S3.
         "monthlyUsdAt24x7": round(
             (result.hourly_per_node * nodes.count + (head / result.wall_hours if result.wall_hours else 0.0))
-            * costs.HOURS_PER_MONTH + lustre_monthly + (dataset_gb + checkpoint.state_gb * 2) * prices.s3_gb_month, 2,
-        ),  # fmt: skip
+            * costs.HOURS_PER_MONTH
+            + lustre_monthly
+            + (dataset_gb + checkpoint.state_gb * 2) * prices.s3_gb_month,
+            2,
+        ),
         "notPriced": list(NOT_PRICED),
         "priceSource": prices.source(),
     }
@@ -144,7 +153,9 @@ def serving_estimate(spec: StackSpec, months: float, prices: PriceBook) -> dict[
     # The peak hour runs what the stated load needs (within min..max), else max.
     peak = min(replicas.max, max(replicas.min, load.replicas)) if load is not None else replicas.max
     peak_basis = (
-        f"peak {peak} = replicas serving.load needs within min..max" if load is not None else f"peak {peak} = replicas.max"
+        f"peak {peak} = replicas serving.load needs within min..max"
+        if load is not None
+        else f"peak {peak} = replicas.max"
     )
     result = costs.serving_cost(
         replicas.instance_type, replicas.min, peak, capacity=replicas.capacity,
@@ -227,11 +238,28 @@ def cost_command(
     all_stacks: AllOpt = False,
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
-    hours: Annotated[float | None, typer.Option("--hours", min=0, help="Training: failure-free compute hours of the job (default: from training.model.trainingTokens, else a month at 24x7).")] = None,
+    hours: Annotated[
+        float | None,
+        typer.Option(
+            "--hours",
+            min=0,
+            help="Training: failure-free compute hours of the job (default: from training.model.trainingTokens, else a month at 24x7).",
+        ),
+    ] = None,
     months: Annotated[float, typer.Option("--months", min=0, help="Serving: lifetime in months.")] = 24.0,
-    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", min=0, help="Training: dataset kept in S3, GB (default: training.storage.datasets.sizeGiB, else 1000).")] = None,
+    dataset_gb: Annotated[
+        float | None,
+        typer.Option(
+            "--dataset-gb",
+            min=0,
+            help="Training: dataset kept in S3, GB (default: training.storage.datasets.sizeGiB, else 1000).",
+        ),
+    ] = None,
     prices: PricesOpt = None,
-    spot_discount: Annotated[float | None, typer.Option("--spot-discount", min=0, max=0.99, help="Override the spot discount (0.6 = 60% off).")] = None,
+    spot_discount: Annotated[
+        float | None,
+        typer.Option("--spot-discount", min=0, max=0.99, help="Override the spot discount (0.6 = 60% off)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> int:
     """Price training and serving stacks from their specs and the dated price table (prices overridable)."""
@@ -245,9 +273,9 @@ def cost_command(
             failed = True
             continue
         if spec.workload == "training":
-            results[name] = planner_call(name, lambda: training_estimate(spec, hours, book_, dataset_gb))
+            results[name] = planner_call(name, partial(training_estimate, spec, hours, book_, dataset_gb))
         else:
-            results[name] = planner_call(name, lambda: serving_estimate(spec, months, book_))
+            results[name] = planner_call(name, partial(serving_estimate, spec, months, book_))
     if as_json:
         emit("", camel_keys({"stacks": results, "priceSource": book_.source(), "notPriced": list(NOT_PRICED)}), True)
     elif results:

@@ -4,7 +4,6 @@ deletes, from the provider's replace-forcing properties (accelstack.engine.repla
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
@@ -69,7 +68,7 @@ def blocked_line(stack: str, change: Change) -> str:
     why = f" ({', '.join(change.replacing)} changed)" if change.action == REPLACE else ""
     return (
         f"{stack}: BLOCKED: {change.name} ({change.type}) is protected and would be {what}{why}; "
-        "`pulumi up` stops with \"resource is protected\" before touching it. Revert the edit, or move "
+        '`pulumi up` stops with "resource is protected" before touching it. Revert the edit, or move '
         "the data first and unprotect it on purpose (`pulumi state unprotect`)."
     )
 

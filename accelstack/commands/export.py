@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -33,7 +33,7 @@ from accelstack.spec.loader import stack_name_of
 from accelstack.spec.problems import SpecError
 
 
-class ExportFormat(str, Enum):
+class ExportFormat(StrEnum):
     terraform_plan = "terraform-plan"
     pulumi = "pulumi"
 

@@ -100,7 +100,9 @@ def _context_spec(name: str | None, project_dir: Path | None, overrides: list[st
         root = find_project_dir(project_dir)
         return load_stack(resolve_stack(name, root), overrides)
     except (CliError, SpecError):
-        echo_lines([f"{name}: no valid stacks/Pulumi.{name}.yaml here; account checks use --policy-config only"], stderr=True)
+        echo_lines(
+            [f"{name}: no valid stacks/Pulumi.{name}.yaml here; account checks use --policy-config only"], stderr=True
+        )
         return None
 
 
@@ -178,7 +180,9 @@ def policy_command(
     return EXIT_FAILED if mandatory or failed_run else EXIT_OK
 
 
-def _emit_config(pack: str, stacks: list[str] | None, all_stacks: bool, overrides: list[str], project_dir: Path | None) -> int:
+def _emit_config(
+    pack: str, stacks: list[str] | None, all_stacks: bool, overrides: list[str], project_dir: Path | None
+) -> int:
     from accelstack.engine import policy_runner
 
     if pack not in policy_runner.PACKS:

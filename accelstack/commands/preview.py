@@ -224,7 +224,9 @@ def write_exports(
     if is_stdout(destination):
         documents = [export_document(result, reports) for result in results]
         if several:
-            write_json({"stacks": [{"stack": r.stack, "export": d} for r, d in zip(results, documents, strict=True)]}, STDOUT)
+            write_json(
+                {"stacks": [{"stack": r.stack, "export": d} for r, d in zip(results, documents, strict=True)]}, STDOUT
+            )
         else:
             write_json(documents[0], STDOUT)
         return []

@@ -15,13 +15,19 @@ from accelstack.commands.common import EXIT_FAILED, EXIT_OK, CliError, echo_line
 NAMESPACE = "accelstack"
 SCHEMA_FILE = "accelstack.schema.json"
 REFERENCE_FILE = "spec-reference.md"
-GENERATED_NOTE = "Generated from accelstack/spec/models.py by `make docs` (`accelstack schema --out docs`); do not edit."
+GENERATED_NOTE = (
+    "Generated from accelstack/spec/models.py by `make docs` (`accelstack schema --out docs`); do not edit."
+)
 
 
 def _without_titles(node: Any) -> Any:
     """pydantic titles every property after its name ("Instancetype"): noise in an editor's hover."""
     if isinstance(node, dict):
-        return {key: _without_titles(value) for key, value in node.items() if not (key == "title" and isinstance(value, str))}
+        return {
+            key: _without_titles(value)
+            for key, value in node.items()
+            if not (key == "title" and isinstance(value, str))
+        }
     if isinstance(node, list):
         return [_without_titles(item) for item in node]
     return node

@@ -54,7 +54,9 @@ def _fmt(value: Any, unit: str = "") -> str:
 
 
 def table_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    r, w, lat, slo, h, c = (summary[k] for k in ("requests", "queueWaitSeconds", "latencySeconds", "slo", "replicaHours", "cost"))
+    r, w, lat, slo, h, c = (
+        summary[k] for k in ("requests", "queueWaitSeconds", "latencySeconds", "slo", "replicaHours", "cost")
+    )
     return [
         ("autoscaler", summary["autoscaler"]),
         ("replicas / warm pool", f"{summary['replicas']} / {summary['warmPool']}"),
@@ -73,19 +75,97 @@ def table_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
 @simulate_app.command("serving")
 @guarded
 def serving_command(
-    stack: Annotated[str, typer.Argument(metavar="STACK", help="Serving stack name or stack file.", show_default=False)],
-    trace: Annotated[Path | None, typer.Option("--trace", dir_okay=False, help="CSV of `timestamp,tokens` rows (seconds, output tokens) to replay.", show_default=False)] = None,
-    pattern: Annotated[str | None, typer.Option("--pattern", help=f"Synthetic Poisson load: {', '.join(workload.PATTERNS)} (default diurnal).", show_default=False)] = None,
-    rate: Annotated[float | None, typer.Option("--rate", min=0.001, help="Peak requests/s of --pattern (default: max replicas x concurrency / service time x 70%).", show_default=False)] = None,
-    hours: Annotated[float | None, typer.Option("--hours", min=0.01, max=24 * 31, help="Simulated hours (default: 24; a trace: its span).", show_default=False)] = None,
-    tokens: Annotated[float, typer.Option("--tokens", min=1, help="Mean output tokens per request of --pattern (exponential).")] = workload.DEFAULT_MEAN_TOKENS,
-    tokens_per_second: Annotated[float | None, typer.Option("--tokens-per-second", min=0.001, help="Decode rate of one sequence (default: mean tokens / serving.slo.serviceSeconds).", show_default=False)] = None,
-    autoscaler: Annotated[str | None, typer.Option("--autoscaler", help=f"{', '.join(autoscalers.AUTOSCALERS)} (default: the cloud's, aws-target-tracking on backlog per instance).", show_default=False)] = None,
-    compare: Annotated[bool, typer.Option("--compare", help="Also run: no warm pool, CPU-utilization, request-rate (SkyServe) scaling, a fixed fleet at max.")] = False,
-    slo_share: Annotated[float, typer.Option("--slo-attainment", min=0.0, max=1.0, help="Share of requests that must finish within serving.slo.targetSeconds.")] = 0.99,
-    failures: Annotated[float, typer.Option("--failures-per-replica-day", min=0.0, max=1000.0, help="Replica failures (health-check replacement), per replica per day.")] = 0.0,
+    stack: Annotated[
+        str, typer.Argument(metavar="STACK", help="Serving stack name or stack file.", show_default=False)
+    ],
+    trace: Annotated[
+        Path | None,
+        typer.Option(
+            "--trace",
+            dir_okay=False,
+            help="CSV of `timestamp,tokens` rows (seconds, output tokens) to replay.",
+            show_default=False,
+        ),
+    ] = None,
+    pattern: Annotated[
+        str | None,
+        typer.Option(
+            "--pattern",
+            help=f"Synthetic Poisson load: {', '.join(workload.PATTERNS)} (default diurnal).",
+            show_default=False,
+        ),
+    ] = None,
+    rate: Annotated[
+        float | None,
+        typer.Option(
+            "--rate",
+            min=0.001,
+            help="Peak requests/s of --pattern (default: max replicas x concurrency / service time x 70%).",
+            show_default=False,
+        ),
+    ] = None,
+    hours: Annotated[
+        float | None,
+        typer.Option(
+            "--hours",
+            min=0.01,
+            max=24 * 31,
+            help="Simulated hours (default: 24; a trace: its span).",
+            show_default=False,
+        ),
+    ] = None,
+    tokens: Annotated[
+        float, typer.Option("--tokens", min=1, help="Mean output tokens per request of --pattern (exponential).")
+    ] = workload.DEFAULT_MEAN_TOKENS,
+    tokens_per_second: Annotated[
+        float | None,
+        typer.Option(
+            "--tokens-per-second",
+            min=0.001,
+            help="Decode rate of one sequence (default: mean tokens / serving.slo.serviceSeconds).",
+            show_default=False,
+        ),
+    ] = None,
+    autoscaler: Annotated[
+        str | None,
+        typer.Option(
+            "--autoscaler",
+            help=f"{', '.join(autoscalers.AUTOSCALERS)} (default: the cloud's, aws-target-tracking on backlog per instance).",
+            show_default=False,
+        ),
+    ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="Also run: no warm pool, CPU-utilization, request-rate (SkyServe) scaling, a fixed fleet at max.",
+        ),
+    ] = False,
+    slo_share: Annotated[
+        float,
+        typer.Option(
+            "--slo-attainment",
+            min=0.0,
+            max=1.0,
+            help="Share of requests that must finish within serving.slo.targetSeconds.",
+        ),
+    ] = 0.99,
+    failures: Annotated[
+        float,
+        typer.Option(
+            "--failures-per-replica-day",
+            min=0.0,
+            max=1000.0,
+            help="Replica failures (health-check replacement), per replica per day.",
+        ),
+    ] = 0.0,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed of the synthetic load and failures.")] = 0,
-    plot_path: Annotated[Path | None, typer.Option("--plot", dir_okay=False, help="Write the stack design's timeline (PNG) here.", show_default=False)] = None,
+    plot_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot", dir_okay=False, help="Write the stack design's timeline (PNG) here.", show_default=False
+        ),
+    ] = None,
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
     prices: PricesOpt = None,
@@ -107,12 +187,21 @@ def serving_command(
     if spec is None:
         return EXIT_CONFIG
     if spec.serving is None:
-        raise CliError(f"{name}: workload is {spec.workload}; `simulate serving` needs a serving stack (accelstack:serving)")
+        raise CliError(
+            f"{name}: workload is {spec.workload}; `simulate serving` needs a serving stack (accelstack:serving)"
+        )
     serving = spec.serving
     kind = autoscaler or DEFAULT_AUTOSCALER.get(spec.cloud, "aws-target-tracking")
-    designs = planner_call(name, lambda: alternatives(serving, prices_, kind) if compare else [design_from_spec(serving, prices_, autoscaler=kind)])
+    designs = planner_call(
+        name,
+        lambda: (
+            alternatives(serving, prices_, kind) if compare else [design_from_spec(serving, prices_, autoscaler=kind)]
+        ),
+    )
     if trace is not None:
-        load = planner_call("--trace", lambda: workload.load_trace(trace, horizon=None if hours is None else hours * 3600))
+        load = planner_call(
+            "--trace", lambda: workload.load_trace(trace, horizon=None if hours is None else hours * 3600)
+        )
     else:
         peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
         horizon = (hours if hours is not None else 24.0) * 3600
@@ -122,7 +211,10 @@ def serving_command(
                 f"at most {MAX_REQUESTS:,} (about a minute each 5 million): lower --rate or --hours"
             )
         load = workload.synthetic(pattern or "diurnal", peak, horizon=horizon, mean_tokens=tokens, seed=seed)
-    runs = [Simulation(d, load, tokens_per_second=tokens_per_second, failures_per_replica_day=failures, seed=seed).run() for d in designs]
+    runs = [
+        Simulation(d, load, tokens_per_second=tokens_per_second, failures_per_replica_day=failures, seed=seed).run()
+        for d in designs
+    ]
     summaries = [summarize(run, slo_share) for run in runs]
     if plot_path is not None:
         try:
@@ -157,7 +249,10 @@ def serving_command(
             table.add_row(key, *(column[key] for column in columns))
         out().print(table)
         pick = document["recommendation"]
-        out().print(f"{pick['design']}: {pick['why']}" + (f" (${pick['totalUsd']:,.2f})" if pick["meetsSlo"] else ""), markup=False)
+        out().print(
+            f"{pick['design']}: {pick['why']}" + (f" (${pick['totalUsd']:,.2f})" if pick["meetsSlo"] else ""),
+            markup=False,
+        )
     if plot_path is not None:
         out().print(f"timeline: {plot_path}", markup=False)
     return EXIT_OK

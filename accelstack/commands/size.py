@@ -35,7 +35,9 @@ size_app = typer.Typer(
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")]
 ModelOpt = Annotated[
     str | None,
-    typer.Option("--model", help=f"Architecture preset: {', '.join(preset_names())} (or give --layers ... for a custom one)."),
+    typer.Option(
+        "--model", help=f"Architecture preset: {', '.join(preset_names())} (or give --layers ... for a custom one)."
+    ),
 ]
 PricesOpt = Annotated[
     Path | None,
@@ -101,7 +103,9 @@ def resolve_model(
 LayersOpt = Annotated[int | None, typer.Option("--layers", min=1, help="Custom: num_hidden_layers.")]
 HiddenOpt = Annotated[int | None, typer.Option("--hidden", min=1, help="Custom: hidden_size.")]
 HeadsOpt = Annotated[int | None, typer.Option("--heads", min=1, help="Custom: num_attention_heads.")]
-KvHeadsOpt = Annotated[int | None, typer.Option("--kv-heads", min=1, help="Custom: num_key_value_heads (default: --heads).")]
+KvHeadsOpt = Annotated[
+    int | None, typer.Option("--kv-heads", min=1, help="Custom: num_key_value_heads (default: --heads).")
+]
 HeadDimOpt = Annotated[int | None, typer.Option("--head-dim", min=1, help="Custom: head_dim (default hidden/heads).")]
 ParamsOpt = Annotated[float | None, typer.Option("--params-b", min=0.001, help="Custom: parameters, billions.")]
 PRECISIONS = list(BYTES_PER_ELEMENT)
@@ -113,20 +117,43 @@ def size_serving(
     instance_type: Annotated[str, typer.Option("--instance-type", help="Replica instance type, e.g. g6e.12xlarge.")],
     model: ModelOpt = None,
     precision: Annotated[str, typer.Option(help=f"Weights precision: {', '.join(PRECISIONS)}.")] = "bf16",
-    kv_precision: Annotated[str | None, typer.Option(help="KV cache precision (default: --precision); fp8 doubles blocks.")] = None,
-    tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor parallel degree (default: all accelerators).")] = None,
+    kv_precision: Annotated[
+        str | None, typer.Option(help="KV cache precision (default: --precision); fp8 doubles blocks.")
+    ] = None,
+    tp: Annotated[
+        int | None, typer.Option("--tp", min=1, help="Tensor parallel degree (default: all accelerators).")
+    ] = None,
     context: Annotated[int, typer.Option("--context", min=1, help="Context length per sequence, tokens.")] = 8192,
-    gpu_memory_utilization: Annotated[float, typer.Option(min=0.05, max=1.0, help="vLLM gpu_memory_utilization.")] = 0.9,
+    gpu_memory_utilization: Annotated[
+        float, typer.Option(min=0.05, max=1.0, help="vLLM gpu_memory_utilization.")
+    ] = 0.9,
     lora_rank: Annotated[int, typer.Option(min=0, help="Resident LoRA adapters' rank.")] = 0,
     lora_adapters: Annotated[int, typer.Option(min=0, help="Resident LoRA adapters (vLLM max_loras).")] = 0,
-    rps: Annotated[float | None, typer.Option("--rps", min=0.001, help="Peak requests per second (default: show one replica's capacity).")] = None,
+    rps: Annotated[
+        float | None,
+        typer.Option("--rps", min=0.001, help="Peak requests per second (default: show one replica's capacity)."),
+    ] = None,
     input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Prompt tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Generated tokens per request.")] = 250,
-    latency_target: Annotated[float | None, typer.Option("--latency-target", min=0.001, help="Latency target, s, at --latency-percentile.")] = None,
-    latency_percentile: Annotated[float, typer.Option("--latency-percentile", min=50, max=99.99, help="Percentile the latency target is for.")] = 95,
-    target_utilization: Annotated[float, typer.Option("--target-utilization", min=0.05, max=1.0, help="Replica utilization at peak.")] = serving.DEFAULT_TARGET_UTILIZATION,
-    latency_slo: Annotated[float | None, typer.Option(min=0.001, help="Longest acceptable queue latency, s (SQS backlog target; default --latency-target, else 10).")] = None,
-    service_seconds: Annotated[float | None, typer.Option(min=0.001, help="Average processing time per request, s (default: the estimate).")] = None,
+    latency_target: Annotated[
+        float | None, typer.Option("--latency-target", min=0.001, help="Latency target, s, at --latency-percentile.")
+    ] = None,
+    latency_percentile: Annotated[
+        float, typer.Option("--latency-percentile", min=50, max=99.99, help="Percentile the latency target is for.")
+    ] = 95,
+    target_utilization: Annotated[
+        float, typer.Option("--target-utilization", min=0.05, max=1.0, help="Replica utilization at peak.")
+    ] = serving.DEFAULT_TARGET_UTILIZATION,
+    latency_slo: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="Longest acceptable queue latency, s (SQS backlog target; default --latency-target, else 10).",
+        ),
+    ] = None,
+    service_seconds: Annotated[
+        float | None, typer.Option(min=0.001, help="Average processing time per request, s (default: the estimate).")
+    ] = None,
     replicas_min: Annotated[int, typer.Option(min=0)] = 1,
     replicas_max: Annotated[int, typer.Option(min=1)] = 4,
     layers: LayersOpt = None,
@@ -158,7 +185,9 @@ def size_serving(
                                context_length=context, gpu_memory_utilization=gpu_memory_utilization,
                                lora_rank=lora_rank, lora_adapters=lora_adapters)  # fmt: skip
     if input_tokens + output_tokens > context:
-        raise CliError(f"--input-tokens + --output-tokens ({input_tokens + output_tokens}) exceed --context ({context})")
+        raise CliError(
+            f"--input-tokens + --output-tokens ({input_tokens + output_tokens}) exceed --context ({context})"
+        )
     # A replica's queue worker keeps this many requests in flight (planner.serving_plan): the batch.
     concurrency = min(WORKER_CONCURRENCY_CAP, max(1, kv.max_concurrent_sequences))
     capacity = planner_call("--instance-type/--tp", lambda: serving.replica_capacity(
@@ -207,15 +236,23 @@ def size_serving(
 def size_checkpoint(
     nodes: Annotated[int, typer.Option("--nodes", min=1, help="Nodes in the job.")],
     model: ModelOpt = None,
-    state_gb: Annotated[float | None, typer.Option(min=0.001, help="Checkpoint size, GB (default: from --model).")] = None,
+    state_gb: Annotated[
+        float | None, typer.Option(min=0.001, help="Checkpoint size, GB (default: from --model).")
+    ] = None,
     mode: Annotated[str, typer.Option(help="full (Adam state, 14 B/param) or lora (adapter only).")] = "full",
     lora_rank: Annotated[int, typer.Option(min=1)] = 16,
     write_mbps: Annotated[float | None, typer.Option(min=1, help="File system write throughput, MB/s.")] = None,
-    lustre_capacity_gib: Annotated[int | None, typer.Option(min=1, help="Derive throughput from a Lustre file system.")] = None,
+    lustre_capacity_gib: Annotated[
+        int | None, typer.Option(min=1, help="Derive throughput from a Lustre file system.")
+    ] = None,
     throughput_per_tib: Annotated[int, typer.Option(min=1, help="With --lustre-capacity-gib: MB/s/TiB.")] = 250,
     capacity: Annotated[str, typer.Option(help="on-demand, spot or capacity-block.")] = "on-demand",
-    interruptions_per_month: Annotated[float, typer.Option(min=0, help="Spot interruptions per node per month.")] = ck.DEFAULT_SPOT_INTERRUPTIONS_PER_MONTH,
-    node_mtbf_hours: Annotated[float, typer.Option(min=1, help="Hardware MTBF per node, h (Llama 3 report).")] = round(ck.LLAMA3_NODE_MTBF_HOURS, 1),
+    interruptions_per_month: Annotated[
+        float, typer.Option(min=0, help="Spot interruptions per node per month.")
+    ] = ck.DEFAULT_SPOT_INTERRUPTIONS_PER_MONTH,
+    node_mtbf_hours: Annotated[float, typer.Option(min=1, help="Hardware MTBF per node, h (Llama 3 report).")] = round(
+        ck.LLAMA3_NODE_MTBF_HOURS, 1
+    ),
     restart_seconds: Annotated[float, typer.Option(min=0)] = ck.DEFAULT_RESTART_SECONDS,
     layers: LayersOpt = None,
     hidden: HiddenOpt = None,
@@ -242,9 +279,17 @@ def size_checkpoint(
         state, throughput, nodes, capacity, restart_seconds=restart_seconds, node_mtbf_hours=node_mtbf_hours,
         spot_interruptions_per_month=interruptions_per_month))  # fmt: skip
     rows = [
-        ("checkpoint", f"{state / GIB:.4g} GiB ({result.state_gb:g} GB) at {throughput:g} MB/s -> {result.write_seconds:g} s"),
-        ("job MTBF", f"{result.job_mtbf_hours:g} h ({nodes} x {capacity} {'node' if nodes == 1 else 'nodes'}; node MTBF "
-                     f"{node_mtbf_hours:g} h" + (f", spot {interruptions_per_month:.0%} interruptions/month per node" if capacity == "spot" else "") + ")"),
+        (
+            "checkpoint",
+            f"{state / GIB:.4g} GiB ({result.state_gb:g} GB) at {throughput:g} MB/s -> {result.write_seconds:g} s",
+        ),
+        (
+            "job MTBF",
+            f"{result.job_mtbf_hours:g} h ({nodes} x {capacity} {'node' if nodes == 1 else 'nodes'}; node MTBF "
+            f"{node_mtbf_hours:g} h"
+            + (f", spot {interruptions_per_month:.0%} interruptions/month per node" if capacity == "spot" else "")
+            + ")",
+        ),
         ("Young interval", duration(result.young_interval_minutes * 60)),
         ("Daly interval", duration(result.daly_interval_minutes * 60)),
         ("expected overhead", f"{result.overhead_fraction:.2%} (writes, lost work, {restart_seconds:g} s restarts)"),
@@ -258,8 +303,12 @@ def size_checkpoint(
 def size_lustre(
     dataset_gib: Annotated[float, typer.Option(min=0, help="Dataset staged on Lustre, GiB.")],
     checkpoint_gib: Annotated[float, typer.Option(min=0, help="One checkpoint, GiB.")],
-    write_target_seconds: Annotated[float, typer.Option(min=1, help="Write one checkpoint within this many seconds.")] = 300,
-    deployment_type: Annotated[list[str] | None, typer.Option(help="Candidates (repeatable); default PERSISTENT_2.")] = None,
+    write_target_seconds: Annotated[
+        float, typer.Option(min=1, help="Write one checkpoint within this many seconds.")
+    ] = 300,
+    deployment_type: Annotated[
+        list[str] | None, typer.Option(help="Candidates (repeatable); default PERSISTENT_2.")
+    ] = None,
     retained_checkpoints: Annotated[int, typer.Option(min=0)] = lustre.DEFAULT_RETAINED_CHECKPOINTS,
     prices: PricesOpt = None,
     as_json: JsonFlag = False,

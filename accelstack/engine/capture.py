@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from google.protobuf import json_format
+from google.protobuf import empty_pb2, json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
@@ -93,9 +94,11 @@ class MockCloud(pulumi.runtime.Mocks):
             account = {}
         if not isinstance(account, dict):
             account = {}
-        return cls(account_id=str(account.get("id") or "111111111111"), region=str(account.get("region") or "us-east-1"))
+        return cls(
+            account_id=str(account.get("id") or "111111111111"), region=str(account.get("region") or "us-east-1")
+        )
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
         resource_id = f"{args.name}-id"
         if args.typ == "aws:s3/bucket:Bucket":
@@ -119,7 +122,7 @@ class MockCloud(pulumi.runtime.Mocks):
             outputs.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{self.account_id}/{args.name}")
         return resource_id, outputs
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list | None]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": self.account_id, "arn": f"arn:aws:iam::{self.account_id}:root", "userId": "mock"}, []
         if args.token == "aws:index/getRegion:getRegion":
@@ -138,7 +141,12 @@ class MockCloud(pulumi.runtime.Mocks):
         if args.token == "aws:ssm/getParameter:getParameter":
             # Public AMI parameters (/aws/service/...): a well-formed image id, as EC2 would resolve it.
             name = args.args.get("name", "")
-            return {"name": name, "type": "String", "value": "ami-0123456789abcdef0", "arn": f"arn:aws:ssm:{self.region}::parameter{name}"}, []
+            return {
+                "name": name,
+                "type": "String",
+                "value": "ami-0123456789abcdef0",
+                "arn": f"arn:aws:ssm:{self.region}::parameter{name}",
+            }, []
         if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
             # A purchased block, far enough ahead that every preview plans the same (deterministic exports).
             return {
@@ -160,8 +168,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.registrations: list[Registration] = []
         self.outputs_by_urn: dict[str, dict[str, Any]] = {}
 
-    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = super().RegisterResource(request)
+    # pulumi's MockMonitor is unannotated: its calls are the untyped ones below.
+    def RegisterResource(  # noqa: N802 (gRPC method name)
+        self, request: resource_pb2.RegisterResourceRequest
+    ) -> resource_pb2.RegisterResourceResponse:
+        response: resource_pb2.RegisterResourceResponse = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         self.registrations.append(
             Registration(
                 urn=response.urn,
@@ -185,16 +196,15 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         )
         return response
 
-    def RegisterResourceOutputs(self, request):  # noqa: N802
+    def RegisterResourceOutputs(self, request: resource_pb2.RegisterResourceOutputsRequest) -> empty_pb2.Empty:  # noqa: N802
         self.outputs_by_urn[request.urn] = _struct_to_json(request.outputs)
-        return super().RegisterResourceOutputs(request)
+        result: empty_pb2.Empty = super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
+        return result
 
 
 def config_for_pulumi(raw: dict[str, Any], namespace: str = "accelstack") -> dict[str, str]:
     """Structured config values travel to programs as JSON strings, plain strings as they are."""
-    return {
-        f"{namespace}:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in raw.items()
-    }
+    return {f"{namespace}:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in raw.items()}
 
 
 def capture(
@@ -214,7 +224,7 @@ def capture(
     monitor = RecordingMonitor(mocks or MockCloud.for_config(config))
     pulumi.runtime.set_all_config(config)
     # set_mocks would register a root Stack of its own; run_in_stack creates the one the CLI would.
-    pulumi_settings.ROOT.set("urn:accelstack:placeholder-root")
+    pulumi_settings.ROOT.set("urn:accelstack:placeholder-root")  # type: ignore[arg-type]  # any non-None root
     pulumi_mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi_settings.ROOT.set(None)
 

@@ -51,7 +51,8 @@ def _outputs(registration: Registration) -> dict[str, Any]:
     for key in registration.additional_secret_outputs:
         if key in outputs and not is_secret(outputs[key]):
             outputs[key] = {SIG_KEY: SECRET_SIG, "value": outputs[key]}
-    return redact(outputs)
+    redacted: dict[str, Any] = redact(outputs)
+    return redacted
 
 
 def sorted_keys(value: Any) -> Any:

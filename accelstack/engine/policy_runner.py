@@ -21,15 +21,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import pulumi_policy
 import yaml
 from google.protobuf import struct_pb2
 from pulumi.runtime import proto
-
-import policies
-import pulumi_policy
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
+import policies
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
 
@@ -49,7 +48,12 @@ _TO_PROTO = {
     EnforcementLevel.REMEDIATE: proto.REMEDIATE,
     EnforcementLevel.DISABLED: proto.DISABLED,
 }
-_FROM_PROTO = {proto.ADVISORY: "advisory", proto.MANDATORY: "mandatory", proto.REMEDIATE: "remediate", proto.DISABLED: "disabled"}
+_FROM_PROTO = {
+    proto.ADVISORY: "advisory",
+    proto.MANDATORY: "mandatory",
+    proto.REMEDIATE: "remediate",
+    proto.DISABLED: "disabled",
+}
 
 
 class PolicyInputError(ValueError):
@@ -108,7 +112,15 @@ def load_pack(directory: Path | str) -> LoadedPack:
         recorded: dict[str, Any] = {}
 
         class RecordingPolicyPack:
-            def __init__(self, name, policies, enforcement_level=None, initial_config=None, description=None, **_):
+            def __init__(
+                self,
+                name: str,
+                policies: list[Any],
+                enforcement_level: EnforcementLevel | None = None,
+                initial_config: dict[str, Any] | None = None,
+                description: str | None = None,
+                **_: Any,
+            ) -> None:
                 recorded.update(
                     name=name,
                     policies=policies,
@@ -118,7 +130,7 @@ def load_pack(directory: Path | str) -> LoadedPack:
                 )
 
         real = pulumi_policy.PolicyPack
-        pulumi_policy.PolicyPack = RecordingPolicyPack  # type: ignore[misc]
+        pulumi_policy.PolicyPack = RecordingPolicyPack  # type: ignore[misc,assignment]
         try:
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
         finally:
@@ -189,7 +201,9 @@ def _validate_config(pack: str, policy: Any, properties: Mapping[str, Any]) -> N
     declared = _declared(policy)
     for key, value in properties.items():
         if key not in declared:
-            raise PolicyInputError(f"{pack}/{policy.name}: unknown config property {key!r}; allowed: {', '.join(declared) or 'none'}")
+            raise PolicyInputError(
+                f"{pack}/{policy.name}: unknown config property {key!r}; allowed: {', '.join(declared) or 'none'}"
+            )
         if not _json_type_ok(value, declared[key]):
             allowed = declared[key].get("enum") or declared[key].get("type")
             raise PolicyInputError(f"{pack}/{policy.name}: config {key}={value!r} is invalid; expected {allowed}")
@@ -314,7 +328,11 @@ def export_resources(document: Any) -> list[dict[str, Any]]:
     if not isinstance(resources, list):
         raise PolicyInputError("not a stack export: no deployment.resources list")
     for index, entry in enumerate(resources):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("urn"), str) or not isinstance(entry.get("type"), str):
+        if (
+            not isinstance(entry, Mapping)
+            or not isinstance(entry.get("urn"), str)
+            or not isinstance(entry.get("type"), str)
+        ):
             raise PolicyInputError(f"deployment.resources[{index}]: each resource needs a urn and a type")
     return [dict(entry) for entry in resources]
 
@@ -395,10 +413,11 @@ def run_packs(
     verdicts: list[Verdict] = []
     for pack in packs if packs is not None else default_packs():
         servicer = pack.servicer()
-        servicer.Configure(configure_request(pack, config, context), None)
+        # pulumi_policy's analyzer servicer is unannotated.
+        servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
         for request in analyze:
-            verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)
-        verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))
+            verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)  # type: ignore[no-untyped-call]
+        verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))  # type: ignore[no-untyped-call]
     return verdicts
 
 
@@ -452,5 +471,5 @@ def stack_name_of_export(document: Any) -> str | None:
                 return str(name)
     for entry in resources:
         if entry["type"] == STACK_TYPE:
-            return entry["urn"].split("::")[0].rsplit(":", 1)[-1]
+            return str(entry["urn"]).split("::")[0].rsplit(":", 1)[-1]
     return None

@@ -86,7 +86,9 @@ def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[st
     for key, value in (document.get("config") or {}).items():
         key = str(key)
         if not key.startswith(f"{PROJECT}:") and ":" in key and not isinstance(value, dict | list):
-            config.setdefault(key, "" if value is None else str(value).lower() if isinstance(value, bool) else str(value))
+            config.setdefault(
+                key, "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+            )
     return raw, config
 
 
@@ -105,7 +107,7 @@ def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[st
         log = expired.stderr.decode(errors="replace") if isinstance(expired.stderr, bytes) else expired.stderr or ""
         return {"ok": False, "error": {"kind": "program", "message": message, "traceback": ""}, "log": log}
     try:
-        result = json.loads(completed.stdout)
+        result: dict[str, Any] = json.loads(completed.stdout)
         result["log"] = completed.stderr
         return result
     except json.JSONDecodeError:

@@ -39,6 +39,8 @@ import pulumi
 from accelstack.engine.capture import Capture, MockCloud, Registration, capture
 from accelstack.engine.export import redact
 
+Props = dict[str, Any]  # a resource's inputs or outputs, as the engine passes them
+
 PROVIDER_PREFIX = "pulumi:providers:"
 
 # Inputs whose change makes the provider REPLACE the resource (Pulumi property names).
@@ -53,14 +55,29 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": ("vpcId", "region"),
     # internal/service/ec2/vpc_flow_log.go: every argument but tags is ForceNew
     "aws:ec2/flowLog:FlowLog": (
-        "deliverCrossAccountRole", "destinationOptions", "eniId", "iamRoleArn", "logDestination", "logDestinationType",
-        "logFormat", "maxAggregationInterval", "subnetId", "trafficType", "transitGatewayAttachmentId",
-        "transitGatewayId", "vpcId", "region",
+        "deliverCrossAccountRole",
+        "destinationOptions",
+        "eniId",
+        "iamRoleArn",
+        "logDestination",
+        "logDestinationType",
+        "logFormat",
+        "maxAggregationInterval",
+        "subnetId",
+        "trafficType",
+        "transitGatewayAttachmentId",
+        "transitGatewayId",
+        "vpcId",
+        "region",
     ),
     # internal/service/s3/bucket_logging.go (target bucket and prefix update in place)
     "aws:s3/bucketLogging:BucketLogging": ("bucket", "expectedBucketOwner", "region"),
     # internal/service/wafv2/web_acl_logging_configuration.go
-    "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": ("resourceArn", "logDestinationConfigs", "region"),
+    "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": (
+        "resourceArn",
+        "logDestinationConfigs",
+        "region",
+    ),
     # internal/service/cloudwatch/metric_alarm.go (alarm_name is Pulumi's `name`)
     "aws:cloudwatch/metricAlarm:MetricAlarm": ("name", "region"),
     # internal/service/ec2/ebs_volume.go, ebs_volume_attachment.go
@@ -68,15 +85,38 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "aws:ec2/volumeAttachment:VolumeAttachment": ("deviceName", "instanceId", "volumeId", "region"),
     # internal/service/ec2/ec2_eip.go
     "aws:ec2/eip:Eip": (
-        "address", "customerOwnedIpv4Pool", "domain", "ipamPoolId", "networkBorderGroup", "publicIpv4Pool", "region",
+        "address",
+        "customerOwnedIpv4Pool",
+        "domain",
+        "ipamPoolId",
+        "networkBorderGroup",
+        "publicIpv4Pool",
+        "region",
     ),
     # internal/service/ec2/ec2_instance.go: the block device and network interface blocks hold ForceNew
     # sub-attributes (device names, encryption, snapshot), counted as the whole block here to stay safe.
     "aws:ec2/instance:Instance": (
-        "ami", "associatePublicIpAddress", "availabilityZone", "cpuOptions", "ebsBlockDevices",
-        "enclaveOptions", "ephemeralBlockDevices", "hibernation", "hostId", "instanceMarketOptions",
-        "ipv6AddressCount", "ipv6Addresses", "keyName", "launchTemplate", "networkInterfaces", "placementGroup",
-        "placementPartitionNumber", "privateIp", "securityGroups", "subnetId", "region",
+        "ami",
+        "associatePublicIpAddress",
+        "availabilityZone",
+        "cpuOptions",
+        "ebsBlockDevices",
+        "enclaveOptions",
+        "ephemeralBlockDevices",
+        "hibernation",
+        "hostId",
+        "instanceMarketOptions",
+        "ipv6AddressCount",
+        "ipv6Addresses",
+        "keyName",
+        "launchTemplate",
+        "networkInterfaces",
+        "placementGroup",
+        "placementPartitionNumber",
+        "privateIp",
+        "securityGroups",
+        "subnetId",
+        "region",
     ),
     # internal/service/ec2/vpc_internet_gateway.go: vpcId attaches/detaches in place.
     "aws:ec2/internetGateway:InternetGateway": ("region",),
@@ -85,7 +125,14 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # internal/service/ec2/vpc_nat_gateway.go
     "aws:ec2/natGateway:NatGateway": ("allocationId", "connectivityType", "privateIp", "subnetId", "region"),
     # internal/service/ec2/ec2_placement_group.go
-    "aws:ec2/placementGroup:PlacementGroup": ("name", "namePrefix", "partitionCount", "spreadLevel", "strategy", "region"),
+    "aws:ec2/placementGroup:PlacementGroup": (
+        "name",
+        "namePrefix",
+        "partitionCount",
+        "spreadLevel",
+        "strategy",
+        "region",
+    ),
     # internal/service/ec2/vpc_route_table.go, vpc_route_table_association.go (routeTableId: ReplaceRouteTableAssociation)
     "aws:ec2/routeTable:RouteTable": ("vpcId", "region"),
     "aws:ec2/routeTableAssociation:RouteTableAssociation": ("subnetId", "gatewayId", "region"),
@@ -93,10 +140,21 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "aws:ec2/securityGroup:SecurityGroup": ("vpcId", "name", "namePrefix", "description", "region"),
     "aws:ec2/vpc:Vpc": ("cidrBlock", "instanceTenancy", "ipv4IpamPoolId", "region"),
     "aws:ec2/subnet:Subnet": (
-        "vpcId", "cidrBlock", "availabilityZone", "availabilityZoneId", "ipv6Native", "outpostArn", "region",
+        "vpcId",
+        "cidrBlock",
+        "availabilityZone",
+        "availabilityZoneId",
+        "ipv6Native",
+        "outpostArn",
+        "region",
     ),
     "aws:ec2/vpcEndpoint:VpcEndpoint": (
-        "serviceName", "vpcEndpointType", "vpcId", "serviceRegion", "resourceConfigurationArn", "serviceNetworkArn",
+        "serviceName",
+        "vpcEndpointType",
+        "vpcId",
+        "serviceRegion",
+        "resourceConfigurationArn",
+        "serviceNetworkArn",
         "region",
     ),
     # internal/service/vpc/security_group_ingress_rule.go (framework, RequiresReplace): the rule's
@@ -106,13 +164,28 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # internal/service/fsx/lustre_file_system.go; fileSystemTypeVersion only replaces on a downgrade (the
     # SDK docstring), counted as any change here to stay on the safe side.
     "aws:fsx/lustreFileSystem:LustreFileSystem": (
-        "deploymentType", "subnetIds", "securityGroupIds", "kmsKeyId", "storageType", "driveCacheType",
-        "fileSystemTypeVersion", "importPath", "exportPath", "importedFileChunkSize", "backupId",
-        "copyTagsToBackups", "efaEnabled", "region",
+        "deploymentType",
+        "subnetIds",
+        "securityGroupIds",
+        "kmsKeyId",
+        "storageType",
+        "driveCacheType",
+        "fileSystemTypeVersion",
+        "importPath",
+        "exportPath",
+        "importedFileChunkSize",
+        "backupId",
+        "copyTagsToBackups",
+        "efaEnabled",
+        "region",
     ),
     # internal/service/fsx/data_repository_association.go
     "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": (
-        "fileSystemId", "fileSystemPath", "dataRepositoryPath", "batchImportMetaDataOnCreate", "region",
+        "fileSystemId",
+        "fileSystemPath",
+        "dataRepositoryPath",
+        "batchImportMetaDataOnCreate",
+        "region",
     ),
     # internal/service/iam/instance_profile.go, role.go, role_policy.go, role_policy_attachment.go
     "aws:iam/instanceProfile:InstanceProfile": ("name", "namePrefix", "path"),
@@ -124,17 +197,32 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "aws:kms/key:Key": ("customerMasterKeySpec", "keyUsage", "customKeyStoreId", "multiRegion", "xksKeyId", "region"),
     # internal/service/elbv2/load_balancer.go, listener.go, target_group.go
     "aws:lb/loadBalancer:LoadBalancer": (
-        "name", "namePrefix", "internal", "loadBalancerType", "customerOwnedIpv4Pool", "region",
+        "name",
+        "namePrefix",
+        "internal",
+        "loadBalancerType",
+        "customerOwnedIpv4Pool",
+        "region",
     ),
     "aws:lb/listener:Listener": ("loadBalancerArn", "region"),
     "aws:lb/targetGroup:TargetGroup": (
-        "name", "namePrefix", "port", "protocol", "protocolVersion", "targetType", "vpcId", "ipAddressType", "region",
+        "name",
+        "namePrefix",
+        "port",
+        "protocol",
+        "protocolVersion",
+        "targetType",
+        "vpcId",
+        "ipAddressType",
+        "region",
     ),
     # internal/service/s3/bucket.go and the bucket_*.go sub-resources (the bucket they configure)
     "aws:s3/bucket:Bucket": ("bucket", "bucketPrefix", "objectLockEnabled", "region"),
     "aws:s3/bucketVersioning:BucketVersioning": ("bucket", "expectedBucketOwner", "region"),
     "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": (
-        "bucket", "expectedBucketOwner", "region",
+        "bucket",
+        "expectedBucketOwner",
+        "region",
     ),
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": ("bucket", "expectedBucketOwner", "region"),
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": ("bucket", "region"),
@@ -143,7 +231,11 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # internal/service/secretsmanager/secret.go, secret_version.go
     "aws:secretsmanager/secret:Secret": ("name", "namePrefix", "region"),
     "aws:secretsmanager/secretVersion:SecretVersion": (
-        "secretId", "secretString", "secretBinary", "secretStringWoVersion", "region",
+        "secretId",
+        "secretString",
+        "secretBinary",
+        "secretStringWoVersion",
+        "region",
     ),
     # internal/service/sqs/queue.go, queue_redrive_allow_policy.go
     "aws:sqs/queue:Queue": ("name", "namePrefix", "fifoQueue", "region"),
@@ -203,21 +295,23 @@ class ExistingStackCloud(MockCloud):
 
     def __init__(
         self,
-        previous: dict[tuple[str, str], tuple[dict, dict, list[str]]] | None = None,
+        previous: dict[tuple[str, str], tuple[Props, Props, list[str]]] | None = None,
         *,
         account_id: str = "111111111111",
         region: str = "us-east-1",
     ) -> None:
         super().__init__(account_id=account_id, region=region)
         self.previous = previous or {}
-        self.answered: dict[tuple[str, str], tuple[dict, dict]] = {}  # (inputs, outputs) by type and name
+        self.answered: dict[tuple[str, str], tuple[Props, Props]] = {}  # (inputs, outputs) by type and name
 
     @classmethod
-    def for_config(cls, config: dict[str, str], previous: dict | None = None) -> ExistingStackCloud:
+    def for_config(
+        cls, config: dict[str, str], previous: dict[tuple[str, str], tuple[Props, Props, list[str]]] | None = None
+    ) -> ExistingStackCloud:
         base = MockCloud.for_config(config)
         return cls(previous, account_id=base.account_id, region=base.region)
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, Props]:
         resource_id, outputs = super().new_resource(args)
         key = (args.typ, args.name)
         if key in self.previous:
@@ -231,7 +325,7 @@ class ExistingStackCloud(MockCloud):
         self.answered[key] = (dict(args.inputs), outputs)
         return resource_id, outputs
 
-    def previous_for_edit(self, deployed: Capture) -> dict[tuple[str, str], tuple[dict, dict, list[str]]]:
+    def previous_for_edit(self, deployed: Capture) -> dict[tuple[str, str], tuple[Props, Props, list[str]]]:
         """What this cloud answered for `deployed`, as the `previous` of the next capture."""
         ignored = {(r.type, r.name): r.ignore_changes for r in deployed.resources}
         return {key: (inputs, outputs, ignored.get(key, [])) for key, (inputs, outputs) in self.answered.items()}
@@ -305,19 +399,26 @@ def plan_changes(deployed: list[Registration], edited: list[Registration]) -> li
     replaced_providers: set[str] = set()
     changes: dict[str, Change] = {}
     # Providers first: a replaced provider replaces every resource it manages.
-    for urn in sorted(set(before) | set(after), key=lambda u: (not after.get(u, before.get(u)).is_provider, u)):
+    for urn in sorted(set(before) | set(after), key=lambda u: (not (after.get(u) or before[u]).is_provider, u)):
         old, new = before.get(urn), after.get(urn)
         if old is None:
+            assert new is not None  # the URN is in one capture or the other
             changes[urn] = Change(urn, new.type, new.name, CREATE, protect=new.protect, known=known_type(new.type))
             continue
         if new is None:
             changes[urn] = Change(
-                urn, old.type, old.name, DELETE, protect=old.protect, retain_on_delete=old.retain_on_delete,
+                urn,
+                old.type,
+                old.name,
+                DELETE,
+                protect=old.protect,
+                retain_on_delete=old.retain_on_delete,
                 known=known_type(old.type),
             )
             continue
         changed = sorted(
-            prop for prop in set(old.inputs) | set(new.inputs)
+            prop
+            for prop in set(old.inputs) | set(new.inputs)
             if prop not in new.ignore_changes and old.inputs.get(prop) != new.inputs.get(prop)
         )
         replacing = replacing_changes(new.type, old.inputs, new.inputs, new.ignore_changes)
@@ -328,10 +429,17 @@ def plan_changes(deployed: list[Registration], edited: list[Registration]) -> li
         if action == REPLACE and new.is_provider:
             replaced_providers.add(urn)
         changes[urn] = Change(
-            urn, new.type, new.name, action, changed=changed, replacing=replacing,
+            urn,
+            new.type,
+            new.name,
+            action,
+            changed=changed,
+            replacing=replacing,
             order=_replace_order(new) if action == REPLACE else None,
             # Protection as deployed is what the engine checks before replacing.
-            protect=old.protect, retain_on_delete=old.retain_on_delete, known=known_type(new.type),
+            protect=old.protect,
+            retain_on_delete=old.retain_on_delete,
+            known=known_type(new.type),
             # Secrets never leave in clear (the same redaction as the export).
             before={prop: redact(old.inputs.get(prop)) for prop in changed},
             after={prop: redact(new.inputs.get(prop)) for prop in changed},

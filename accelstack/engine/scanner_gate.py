@@ -27,7 +27,11 @@ REPO = Path(__file__).resolve().parents[2]
 EXCEPTIONS_FILE = REPO / "policies" / "scanner-exceptions.yaml"
 CHECK_ID = re.compile(r"^CKV2?_AWS_\d+$")
 # Checkov calls home for guidelines and newer versions unless told not to; the scan stays offline.
-OFFLINE_ENV = {"BC_SKIP_MAPPING": "TRUE", "CKV_SKIP_PACKAGE_UPDATE_CHECK": "TRUE", "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false"}
+OFFLINE_ENV = {
+    "BC_SKIP_MAPPING": "TRUE",
+    "CKV_SKIP_PACKAGE_UPDATE_CHECK": "TRUE",
+    "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false",
+}
 CHECKOV_TIMEOUT_SECONDS = 600
 
 
@@ -91,12 +95,18 @@ def load_exceptions(path: Path = EXCEPTIONS_FILE) -> list[ScannerException]:
         if not isinstance(check, str) or not CHECK_ID.match(check):
             problems.append(f"{where}.check: {check!r} is not a Checkov AWS check id (CKV_AWS_n or CKV2_AWS_n)")
         resources = entry.get("resources")
-        if not isinstance(resources, list) or not resources or not all(isinstance(r, str) and "." in r for r in resources):
-            problems.append(f"{where}.resources: expected a non-empty list of TYPE.NAME patterns, e.g. aws_s3_bucket.*-logs")
+        if (
+            not isinstance(resources, list)
+            or not resources
+            or not all(isinstance(r, str) and "." in r for r in resources)
+        ):
+            problems.append(
+                f"{where}.resources: expected a non-empty list of TYPE.NAME patterns, e.g. aws_s3_bucket.*-logs"
+            )
         for key in ("why", "source"):
             if not isinstance(entry.get(key), str) or not entry[key].strip():
                 problems.append(f"{where}.{key}: required (why the finding is accepted, and the document saying so)")
-        if not problems:
+        if not problems and isinstance(check, str) and isinstance(resources, list):
             loaded.append(ScannerException(check, tuple(resources), entry["why"].strip(), entry["source"].strip()))
     if problems:
         raise ExceptionsError("\n".join(problems))
@@ -141,7 +151,17 @@ def evaluate(reports: dict[str, Any], exceptions: list[ScannerException]) -> Gat
 def run_checkov(checkov: Path, plan_file: Path) -> Any:
     """Checkov's JSON report for one plan file (exit 1 just means it found something)."""
     completed = subprocess.run(
-        [str(checkov), "-f", str(plan_file), "--framework", "terraform_plan", "--skip-download", "-o", "json", "--compact"],
+        [
+            str(checkov),
+            "-f",
+            str(plan_file),
+            "--framework",
+            "terraform_plan",
+            "--skip-download",
+            "-o",
+            "json",
+            "--compact",
+        ],
         capture_output=True,
         text=True,
         timeout=CHECKOV_TIMEOUT_SECONDS,
@@ -151,7 +171,9 @@ def run_checkov(checkov: Path, plan_file: Path) -> Any:
     try:
         report = json.loads(completed.stdout)
     except json.JSONDecodeError:
-        raise RuntimeError(f"checkov on {plan_file} exited {completed.returncode}:\n{completed.stderr[-4000:]}") from None
+        raise RuntimeError(
+            f"checkov on {plan_file} exited {completed.returncode}:\n{completed.stderr[-4000:]}"
+        ) from None
     if isinstance(report, dict) and "results" not in report and report.get("resource_count", 0) == 0:
         raise RuntimeError(f"checkov read no resource from {plan_file}: not a Terraform plan it recognises")
     return report
@@ -174,7 +196,9 @@ def export_plans(out_dir: Path, project_dir: Path = REPO) -> dict[str, tuple[Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m accelstack.engine.scanner_gate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m accelstack.engine.scanner_gate", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--checkov", type=Path, default=REPO / ".venv-scan" / "bin" / "checkov")
     parser.add_argument("--out", type=Path, default=REPO / "out" / "scan", help="where the plans and reports go")
     parser.add_argument("--exceptions", type=Path, default=EXCEPTIONS_FILE)
@@ -198,19 +222,26 @@ def main(argv: list[str] | None = None) -> int:
     for stack in reports:
         accepted = sum(1 for f in result.accepted if f.stack == stack)
         unexpected = sum(1 for f in result.unexpected if f.stack == stack)
-        print(f"{stack}: checkov: {result.passed[stack]} checks pass; {accepted + unexpected} findings "
-              f"({accepted} recorded exceptions, {unexpected} new)")
+        print(
+            f"{stack}: checkov: {result.passed[stack]} checks pass; {accepted + unexpected} findings "
+            f"({accepted} recorded exceptions, {unexpected} new)"
+        )
     for finding in result.unexpected:
         print(f"NEW FINDING {finding.line()} (fix it, or record why in {args.exceptions.name})", file=sys.stderr)
     for exception, pattern in result.stale:
-        print(f"STALE EXCEPTION {exception.check} {pattern}: matches no finding; remove it from {args.exceptions.name}", file=sys.stderr)
+        print(
+            f"STALE EXCEPTION {exception.check} {pattern}: matches no finding; remove it from {args.exceptions.name}",
+            file=sys.stderr,
+        )
     for line in unmapped:
         print(line, file=sys.stderr)
     total_passed = sum(result.passed.values())
     total_failed = len(result.accepted) + len(result.unexpected)
     # Worded unlike a test runner's "N passed, N failed" tally: these are checks, not tests.
-    print(f"scan: {total_passed} checks pass; {total_failed} findings: {len(result.accepted)} recorded exceptions, "
-          f"{len(result.unexpected)} new, {len(result.stale)} stale exceptions")
+    print(
+        f"scan: {total_passed} checks pass; {total_failed} findings: {len(result.accepted)} recorded exceptions, "
+        f"{len(result.unexpected)} new, {len(result.stale)} stale exceptions"
+    )
     return 0 if result.ok and not unmapped else 1
 
 

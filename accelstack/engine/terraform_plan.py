@@ -243,7 +243,10 @@ class _Converter:
             # A list of objects is already Terraform's block list: each object is one block.
             blocks = [self._block(tf_type, item, referents) for item in value if isinstance(item, dict)]
             return _Converted(
-                [b.values for b in blocks], [b.unknown for b in blocks], [b.sensitive for b in blocks], [b.expression for b in blocks]
+                [b.values for b in blocks],
+                [b.unknown for b in blocks],
+                [b.sensitive for b in blocks],
+                [b.expression for b in blocks],
             )
         if isinstance(value, list):
             items = [self._convert(tf_type, None, item, referents) for item in value]
@@ -325,7 +328,12 @@ class _Converter:
                 "after_sensitive": _only_true(block.sensitive),
             },
         }
-        configuration = {**common, "provider_config_key": provider, "expressions": block.expression, "schema_version": 0}
+        configuration = {
+            **common,
+            "provider_config_key": provider,
+            "expressions": block.expression,
+            "schema_version": 0,
+        }
         return planned, change, configuration
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.cost import DEFAULT_MFU, HOURS_PER_MONTH, training_compute_hours
@@ -60,7 +61,9 @@ class Advice:
 
 def _lora_fits(arch: Architecture, instance_type: str, precision: str, rank: int) -> bool:
     dev = device(instance_type)
-    need = arch.params * bytes_per_element(precision) * LORA_MEMORY_FACTOR + lora_bytes(arch, rank, precision="fp32") * 4
+    need = (
+        arch.params * bytes_per_element(precision) * LORA_MEMORY_FACTOR + lora_bytes(arch, rank, precision="fp32") * 4
+    )
     return need <= dev.count * dev.visible_gib * GIB * 0.9
 
 
@@ -77,7 +80,7 @@ class Load:
 
 def cheapest_serving_instance(
     arch: Architecture, precision: str, context_length: int, prices: PriceBook, load: Load | None = None
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Without a load: the cheapest instance type the model fits. With one: the type whose replicas carry
     the load (within the latency target) at the least cost per month at peak (replicas x price x 730 h)."""
     best = None
@@ -124,21 +127,28 @@ def advise(
     prices = prices or default_book()
     steps: list[Step] = []
     if not custom_weights:
-        steps.append(Step("Do you need weights you control (private data, fine-tuning, residency)?", "no",
-                          "a managed model API (e.g. Amazon Bedrock) serves a hosted model per token with no fleet"))
+        steps.append(
+            Step(
+                "Do you need weights you control (private data, fine-tuning, residency)?",
+                "no",
+                "a managed model API (e.g. Amazon Bedrock) serves a hosted model per token with no fleet",
+            )
+        )
         return Advice("managed-model-api", "Use a managed model API; no accelstack stack is needed.", (), tuple(steps))
     steps.append(Step("Do you need weights you control?", "yes", "self-hosting is justified"))
     if model is None:
         raise ValueError("--model is required once you need your own weights (a preset or a custom architecture)")
     if load is not None and load.input_tokens + load.output_tokens > context_length:
-        raise ValueError(f"input + output tokens ({load.input_tokens + load.output_tokens}) exceed the context ({context_length})")
+        raise ValueError(
+            f"input + output tokens ({load.input_tokens + load.output_tokens}) exceed the context ({context_length})"
+        )
     serving = cheapest_serving_instance(model, precision, context_length, prices, load)
     details: dict[str, object] = {"model": model.name, "serving": serving}
 
     if need_train:
         if data_tokens <= 0:
             raise ValueError("--data-tokens must be > 0 when --need-train is given")
-        options = []
+        options: list[dict[str, Any]] = []
         for itype in ONE_NODE_CANDIDATES:
             if not _lora_fits(model, itype, precision, lora_rank):
                 continue
@@ -147,15 +157,23 @@ def advise(
             )
             if hours > max_days * 24 or itype not in prices.on_demand_hourly:
                 continue
-            options.append({"instanceType": itype, "hours": round(hours, 2),
-                            "spotUsd": round(hours * prices.hourly(itype, "spot"), 2)})
+            options.append(
+                {
+                    "instanceType": itype,
+                    "hours": round(hours, 2),
+                    "spotUsd": round(hours * prices.hourly(itype, "spot"), 2),
+                }
+            )
         if options:
             best = min(options, key=lambda o: o["spotUsd"])
             details["finetune"] = best
-            steps.append(Step(
-                f"Does LoRA on one node finish {data_tokens:.3g} tokens within {max_days:g} days?", "yes",
-                f"{best['instanceType']}: ~{best['hours']} h, ~${best['spotUsd']} on spot with checkpoints to S3",
-            ))
+            steps.append(
+                Step(
+                    f"Does LoRA on one node finish {data_tokens:.3g} tokens within {max_days:g} days?",
+                    "yes",
+                    f"{best['instanceType']}: ~{best['hours']} h, ~${best['spotUsd']} on spot with checkpoints to S3",
+                )
+            )
             return Advice(
                 "peft-one-machine",
                 f"Parameter-efficient tuning (LoRA) of {model.name} on one {best['instanceType']}, then serve it.",
@@ -163,8 +181,13 @@ def advise(
                 tuple(steps),
                 details,
             )
-        steps.append(Step("Does LoRA on one node finish in time?", "no",
-                          f"no single node fits {model.name} and finishes {data_tokens:.3g} tokens in {max_days:g} days"))
+        steps.append(
+            Step(
+                "Does LoRA on one node finish in time?",
+                "no",
+                f"no single node fits {model.name} and finishes {data_tokens:.3g} tokens in {max_days:g} days",
+            )
+        )
     else:
         steps.append(Step("Do you need to train?", "no", "you already have the weights"))
         if serving is None:
@@ -192,10 +215,18 @@ def advise(
         model, data_tokens, DISTRIBUTED_INSTANCE, 1, mfu, flops_per_param_token=FULL_FLOPS_PER_PARAM_TOKEN
     )
     nodes = max(2, math.ceil(per_node_hours / (max_days * 24)))
-    details["training"] = {"instanceType": DISTRIBUTED_INSTANCE, "nodes": nodes,
-                           "hours": round(per_node_hours / nodes, 2)}
-    steps.append(Step("Distributed training", "yes",
-                      f"{nodes} x {DISTRIBUTED_INSTANCE} finish in ~{per_node_hours / nodes:.1f} h at {mfu:.0%} MFU"))
+    details["training"] = {
+        "instanceType": DISTRIBUTED_INSTANCE,
+        "nodes": nodes,
+        "hours": round(per_node_hours / nodes, 2),
+    }
+    steps.append(
+        Step(
+            "Distributed training",
+            "yes",
+            f"{nodes} x {DISTRIBUTED_INSTANCE} finish in ~{per_node_hours / nodes:.1f} h at {mfu:.0%} MFU",
+        )
+    )
     return Advice(
         "distributed-training",
         f"Distributed training of {model.name} on {nodes} x {DISTRIBUTED_INSTANCE}, then serve it.",

@@ -36,7 +36,9 @@ class Architecture:
         if self.params_billion <= 0:
             raise ValueError("params_billion must be > 0")
         if self.attention_heads % self.kv_heads:
-            raise ValueError(f"attention heads ({self.attention_heads}) must be a multiple of KV heads ({self.kv_heads})")
+            raise ValueError(
+                f"attention heads ({self.attention_heads}) must be a multiple of KV heads ({self.kv_heads})"
+            )
         if not self.head_dim:
             object.__setattr__(self, "head_dim", self.hidden // self.attention_heads)
         if not self.intermediate:

@@ -8,7 +8,7 @@ is expected to add within one window, and the load balancer health check grace p
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.kv_cache import weights_bytes
@@ -103,5 +103,5 @@ def serving_defaults(
     result = cold_start(size, scale_out_replicas_per_hour=rate, **overrides)
     # Never pool more than the headroom the group can grow into.
     if result.warm_pool_size > max(0, replicas_max - replicas_min):
-        result = ColdStart(**{**result.as_dict(), "warm_pool_size": max(0, replicas_max - replicas_min)})
+        result = replace(result, warm_pool_size=max(0, replicas_max - replicas_min))
     return result

@@ -38,11 +38,19 @@ def training_compute_hours(
 ) -> float:
     """Failure-free hours to train `tokens` tokens: 6 N D / (nodes x accelerators x peak x MFU)
     (LoRA: 4 N D, see `accelstack.planner.advisor`)."""
-    return compute_hours(arch.compute_params, tokens, instance_type, nodes, mfu, flops_per_param_token=flops_per_param_token)
+    return compute_hours(
+        arch.compute_params, tokens, instance_type, nodes, mfu, flops_per_param_token=flops_per_param_token
+    )
 
 
 def compute_hours(
-    params: float, tokens: float, instance_type: str, nodes: int, mfu: float = DEFAULT_MFU, *, flops_per_param_token: float = 6
+    params: float,
+    tokens: float,
+    instance_type: str,
+    nodes: int,
+    mfu: float = DEFAULT_MFU,
+    *,
+    flops_per_param_token: float = 6,
 ) -> float:
     """`training_compute_hours` for a parameter count (a spec may give parametersBillion, not an architecture)."""
     dev = device(instance_type)

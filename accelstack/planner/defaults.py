@@ -19,6 +19,7 @@ from accelstack.planner import serving_plan as sp
 from accelstack.planner import training_plan as tp
 from accelstack.planner.hardware import GIB
 from accelstack.planner.pricing import PriceBook
+from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.units import counted, duration
 from accelstack.spec.models import ServingSpec, StackSpec, TrainingSpec
 from accelstack.spec.tables import aws as tables
@@ -123,62 +124,103 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
         DerivedDefault("serving.replicas.tensorParallel", plan.tensor_parallel, "GPUs", tp_source),
         *_load_rows(serving, plan),
         DerivedDefault(
-            "replica concurrency", plan.concurrency, "requests in flight",
-            f"queue worker WORKER_CONCURRENCY, {plan.concurrency_basis}", "estimate",
-        ),  # fmt: skip
-        _resource(group, f"{stack}-replicas", "healthCheckGracePeriod", plan.health_check_grace_seconds, "s", grace_source),
+            "replica concurrency",
+            plan.concurrency,
+            "requests in flight",
+            f"queue worker WORKER_CONCURRENCY, {plan.concurrency_basis}",
+            "estimate",
+        ),
         _resource(
-            group, f"{stack}-replicas", "defaultInstanceWarmup", plan.warm_start_seconds, "s",
+            group, f"{stack}-replicas", "healthCheckGracePeriod", plan.health_check_grace_seconds, "s", grace_source
+        ),
+        _resource(
+            group,
+            f"{stack}-replicas",
+            "defaultInstanceWarmup",
+            plan.warm_start_seconds,
+            "s",
             f"serving_plan: warm-pool start = boot {sp.WARM_BOOT_SECONDS} s + weights {plan.weights_gb:.1f} GB at "
             f"{sp.EBS_READ_GBPS:g} GB/s from EBS + server warm-up {sp.SERVER_WARMUP_SECONDS} s, at most the cold start",
         ),
         DerivedDefault(
-            "replica launch budget", plan.lifecycle_heartbeat_seconds, "s",
+            "replica launch budget",
+            plan.lifecycle_heartbeat_seconds,
+            "s",
             f"serving_plan: cold start {cold} s x {sp.LIFECYCLE_HEARTBEAT_MARGIN:g} (at most 7200 s): the replica "
             "heartbeats its launch hook this long, then the launch is abandoned",
             "estimate",
-        ),  # fmt: skip
+        ),
         _resource(
-            target_group, f"{stack}-replicas", "healthCheck.interval", plan.health_check_interval_seconds, "s",
+            target_group,
+            f"{stack}-replicas",
+            "healthCheck.interval",
+            plan.health_check_interval_seconds,
+            "s",
             f"serving_plan: cold start {cold} s x {sp.HEALTH_CHECK_FRACTION_OF_COLD_START:.0%} / healthy threshold "
             f"{sp.HEALTHY_THRESHOLD}, within {low}..{high} s",
         ),
         _resource(
-            target_group, f"{stack}-replicas", "healthCheck.timeout", plan.health_check_timeout_seconds, "s",
+            target_group,
+            f"{stack}-replicas",
+            "healthCheck.timeout",
+            plan.health_check_timeout_seconds,
+            "s",
             "serving_plan: interval - 1, within 2..10 s",
         ),
         _resource(
-            target_group, f"{stack}-replicas", "deregistrationDelay", plan.deregistration_delay_seconds, "s",
+            target_group,
+            f"{stack}-replicas",
+            "deregistrationDelay",
+            plan.deregistration_delay_seconds,
+            "s",
             f"serving_plan: latency SLO {slo.target_seconds:g} s x {sp.DEREGISTRATION_SLO_MULTIPLE}, within 30..3600 s",
         ),
         _resource(
-            "aws:lb/loadBalancer:LoadBalancer", f"{stack}-alb", "idleTimeout", plan.idle_timeout_seconds, "s",
+            "aws:lb/loadBalancer:LoadBalancer",
+            f"{stack}-alb",
+            "idleTimeout",
+            plan.idle_timeout_seconds,
+            "s",
             f"serving_plan: latency SLO {slo.target_seconds:g} s x {sp.IDLE_TIMEOUT_SLO_MULTIPLE}, within 60..4000 s",
         ),
         _resource(
-            "aws:autoscaling/policy:Policy", f"{stack}-backlog-per-instance", "targetTrackingConfiguration.targetValue",
-            plan.backlog_per_instance_target, "messages/replica",
+            "aws:autoscaling/policy:Policy",
+            f"{stack}-backlog-per-instance",
+            "targetTrackingConfiguration.targetValue",
+            plan.backlog_per_instance_target,
+            "messages/replica",
             f"planner.serving.owned_backlog_target: {plan.concurrency} requests in flight per replica (the queue worker's "
-            f"concurrency) x target utilization {sp.DEFAULT_TARGET_UTILIZATION:.0%}, tracked on ({' + '.join(plan.backlog_metrics)}) "
+            f"concurrency) x target utilization {DEFAULT_TARGET_UTILIZATION:.0%}, tracked on ({' + '.join(plan.backlog_metrics)}) "
             f"/ GroupInServiceInstances; scale-out acts after {sp.SCALE_OUT_ALARM_SECONDS // 60} one-minute datapoints + warm start "
             f"{plan.warm_start_seconds} s = {sp.SCALE_OUT_ALARM_SECONDS + plan.warm_start_seconds} s, within which load may "
-            f"grow {1 / sp.DEFAULT_TARGET_UTILIZATION:.2f}x before requests wait in the queue",
+            f"grow {1 / DEFAULT_TARGET_UTILIZATION:.2f}x before requests wait in the queue",
         ),
         _resource(
-            "aws:sqs/queue:Queue", f"{stack}-requests", "visibilityTimeoutSeconds", plan.visibility_timeout_seconds, "s",
+            "aws:sqs/queue:Queue",
+            f"{stack}-requests",
+            "visibilityTimeoutSeconds",
+            plan.visibility_timeout_seconds,
+            "s",
             f"serving_plan: service time {slo.service_seconds:g} s x {sp.VISIBILITY_TIMEOUT_SERVICE_MULTIPLE}, within 30..43200 s",
         ),
         _resource(
-            "aws:cloudwatch/metricAlarm:MetricAlarm", f"{stack}-queue-age", "threshold", plan.age_alarm_seconds, "s",
+            "aws:cloudwatch/metricAlarm:MetricAlarm",
+            f"{stack}-queue-age",
+            "threshold",
+            plan.age_alarm_seconds,
+            "s",
             f"serving_plan: {sp.AGE_ALARM_TTL_FRACTION:.0%} of the {admission.ttl_seconds} s admission TTL",
         ),
         _resource(
-            "aws:ec2/launchTemplate:LaunchTemplate", f"{stack}-replica", "blockDeviceMappings[0].ebs.volumeSize",
-            plan.root_volume_gib, "GiB",
+            "aws:ec2/launchTemplate:LaunchTemplate",
+            f"{stack}-replica",
+            "blockDeviceMappings[0].ebs.volumeSize",
+            plan.root_volume_gib,
+            "GiB",
             f"serving_plan: 100 GiB + 1.5 x (weights {plan.weights_gb:.1f} GB + {counted(len(serving.model.adapters), 'adapters')} x "
             f"{sp.LORA_ADAPTER_GB:g} GB), at least 200 GiB",
         ),
-    ]  # fmt: skip
+    ]
 
 
 def _load_rows(serving: ServingSpec, plan: sp.ServingPlan) -> list[DerivedDefault]:
@@ -187,7 +229,11 @@ def _load_rows(serving: ServingSpec, plan: sp.ServingPlan) -> list[DerivedDefaul
     if load is None:
         return []
     fits = replicas.min <= load.replicas <= replicas.max and load.capacity.meets_latency
-    verdict = f"within min..max {replicas.min}..{replicas.max}" if fits else f"outside min..max {replicas.min}..{replicas.max} or misses the latency target"
+    verdict = (
+        f"within min..max {replicas.min}..{replicas.max}"
+        if fits
+        else f"outside min..max {replicas.min}..{replicas.max} or misses the latency target"
+    )
     return [
         DerivedDefault(
             "replicas for serving.load", load.replicas, "replicas",

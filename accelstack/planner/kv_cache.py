@@ -163,7 +163,9 @@ def plan(
     weights = weights_gib_per_gpu * GIB if weights_gib_per_gpu is not None else weights_bytes(arch, precision) / tp
     # vLLM's default max_num_batched_tokens without chunked prefill: max(max_model_len, 2048).
     batched = max_batched_tokens or max(context_length, 2048)
-    activation = activation_gib * GIB if activation_gib is not None else activation_bytes(arch, batched, tp, max_num_seqs)
+    activation = (
+        activation_gib * GIB if activation_gib is not None else activation_bytes(arch, batched, tp, max_num_seqs)
+    )
     overhead = runtime_overhead_gib * GIB
     lora = lora_bytes(arch, lora_rank, lora_adapters, precision, tp=tp)
     kv_budget = budget - weights - activation - overhead - lora

@@ -76,7 +76,9 @@ def size(
         raise ValueError("dataset and checkpoint sizes must be >= 0 and the write target > 0")
     unknown = [d for d in deployment_types if d not in LUSTRE_DEPLOYMENT_TYPES]
     if unknown:
-        raise ValueError(f"unknown deployment type(s) {', '.join(unknown)}; allowed: {', '.join(LUSTRE_DEPLOYMENT_TYPES)}")
+        raise ValueError(
+            f"unknown deployment type(s) {', '.join(unknown)}; allowed: {', '.join(LUSTRE_DEPLOYMENT_TYPES)}"
+        )
     prices = prices or default_book()
     need_gib = (dataset_gib + checkpoint_gib * retained_checkpoints) * (1 + headroom)
     need_mbps = checkpoint_gib * 2**30 / 1e6 / write_target_seconds

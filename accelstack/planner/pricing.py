@@ -54,7 +54,9 @@ class PriceBook:
             return self.lustre_gb_month[key]
         except KeyError:
             known = ", ".join(f"{d}/{t}" if t else d for d, t in self.lustre_gb_month)
-            raise ValueError(f"no FSx for Lustre price for {deployment_type}/{throughput_per_tib}; known: {known}") from None
+            raise ValueError(
+                f"no FSx for Lustre price for {deployment_type}/{throughput_per_tib}; known: {known}"
+            ) from None
 
     def source(self) -> str:
         note = f" (overridden: {', '.join(self.overridden)})" if self.overridden else ""
@@ -87,13 +89,20 @@ def load_book(path: Path | None = None, *, spot_discount: float | None = None) -
         except (OSError, yaml.YAMLError) as exc:
             raise ValueError(f"--prices {path}: cannot read ({exc})") from None
         if not isinstance(data, dict):
-            raise ValueError(f"--prices {path}: expected a mapping with onDemandHourly/spotDiscount/lustreGbMonth/s3GbMonth/ebsGp3GbMonth")
+            raise ValueError(
+                f"--prices {path}: expected a mapping with onDemandHourly/spotDiscount/lustreGbMonth/s3GbMonth/ebsGp3GbMonth"
+            )
         allowed = {"onDemandHourly", "spotDiscount", "lustreGbMonth", "s3GbMonth", "ebsGp3GbMonth"}
         unknown = sorted(set(data) - allowed)
         if unknown:
-            raise ValueError(f"--prices {path}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+            raise ValueError(
+                f"--prices {path}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+            )
         try:
-            hourly = {**book.on_demand_hourly, **{str(k): float(v) for k, v in (data.get("onDemandHourly") or {}).items()}}
+            hourly = {
+                **book.on_demand_hourly,
+                **{str(k): float(v) for k, v in (data.get("onDemandHourly") or {}).items()},
+            }
             lustre = {
                 **book.lustre_gb_month,
                 **{_lustre_key(k): float(v) for k, v in (data.get("lustreGbMonth") or {}).items()},
@@ -104,7 +113,12 @@ def load_book(path: Path | None = None, *, spot_discount: float | None = None) -
         except (TypeError, ValueError) as exc:
             raise ValueError(f"--prices {path}: prices must be numbers ({exc})") from None
         book = replace(
-            book, on_demand_hourly=hourly, lustre_gb_month=lustre, s3_gb_month=s3, spot_discount=spot, ebs_gp3_gb_month=ebs
+            book,
+            on_demand_hourly=hourly,
+            lustre_gb_month=lustre,
+            s3_gb_month=s3,
+            spot_discount=spot,
+            ebs_gp3_gb_month=ebs,
         )
         changed.append(str(path))
     if spot_discount is not None:

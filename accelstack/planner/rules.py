@@ -131,7 +131,9 @@ def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
     faster = check.faster_tier
     if faster is not None:
         if faster.monthly_usd is not None and check.monthly_usd is not None:
-            cost = f"{_usd_per_month(faster.monthly_usd - check.monthly_usd)} (${faster.monthly_usd:,.0f} vs {configured})"
+            cost = (
+                f"{_usd_per_month(faster.monthly_usd - check.monthly_usd)} (${faster.monthly_usd:,.0f} vs {configured})"
+            )
         else:
             cost = "no known price for the difference"
         message += f"; throughputPerTiB: {faster.throughput_per_tib} writes it in {faster.write_seconds:g} s, {cost}"
@@ -140,7 +142,9 @@ def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
     else:
         message += f"; no {check.deployment_type} tier at {check.capacity_gib} GiB does"
     best = check.cheapest
-    if best is not None and (faster is None or faster.monthly_usd is None or best.monthly_usd < faster.monthly_usd - 0.005):
+    if best is not None and (
+        faster is None or faster.monthly_usd is None or best.monthly_usd < faster.monthly_usd - 0.005
+    ):
         delta = f", {_usd_per_month(best.monthly_usd - check.monthly_usd)}" if check.monthly_usd is not None else ""
         message += (
             f"; cheapest that holds the same data and meets it: capacityGiB: {best.capacity_gib} at "
@@ -171,8 +175,11 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
     if arch is not None:
         result = fits(arch, model.precision, itype.name, shards, context_length=model.context_length)
         if not result.fits:
-            weights = weights_gb(serving) or 0.0
-            yield Problem(path, f"{model.name} at {model.precision} needs ~{weights:.0f} GB weights + KV: {result.reason}; {has}; {advice}")
+            shown_weights = weights_gb(serving) or 0.0
+            yield Problem(
+                path,
+                f"{model.name} at {model.precision} needs ~{shown_weights:.0f} GB weights + KV: {result.reason}; {has}; {advice}",
+            )
         return
     weights = weights_gb(serving)
     if weights is None:

@@ -112,7 +112,7 @@ class ReplicaCapacity:
         )
 
     def formula(self) -> str:
-        cut = " (cut from {0} to meet the latency target)".format(self.max_batch) if self.batch < self.max_batch else ""
+        cut = f" (cut from {self.max_batch} to meet the latency target)" if self.batch < self.max_batch else ""
         return (
             f"batch {self.batch}{cut}: step {self.step_seconds * 1000:.1f} ms, prefill {self.prefill_seconds:.2f} s, "
             f"service {self.service_seconds:.2f} s for {self.input_tokens} + {self.output_tokens} tokens; "

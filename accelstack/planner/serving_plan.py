@@ -10,16 +10,16 @@ from dataclasses import dataclass
 
 from accelstack.planner.cold_start import ColdStart, serving_defaults
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
-from accelstack.planner.model_size import architecture_of, weights_gb as model_weights_gb
-from accelstack.planner.units import counted
+from accelstack.planner.model_size import architecture_of
+from accelstack.planner.model_size import weights_gb as model_weights_gb
 from accelstack.planner.serving import (
     DEFAULT_TARGET_UTILIZATION,
     LoadPlan,
-    backlog_target_from_slo,
     owned_backlog_target,
     replica_capacity,
     replicas_for_load,
 )
+from accelstack.planner.units import counted
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
 
@@ -107,7 +107,9 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaCo
         return ReplicaConcurrency(1, None, f"1: {error}")
     sequences = min(WORKER_CONCURRENCY_CAP, max(1, kv.max_concurrent_sequences))
     lora = f" + {counted(len(model.adapters), 'LoRA adapters')} of rank <= {lora_rank}" if model.adapters else ""
-    capped = f", capped at vLLM max_num_seqs {WORKER_CONCURRENCY_CAP}" if sequences < kv.max_concurrent_sequences else ""
+    capped = (
+        f", capped at vLLM max_num_seqs {WORKER_CONCURRENCY_CAP}" if sequences < kv.max_concurrent_sequences else ""
+    )
     return ReplicaConcurrency(
         sequences,
         kv.max_concurrent_sequences,

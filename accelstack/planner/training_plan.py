@@ -155,7 +155,9 @@ def checkpoint_state(training: TrainingSpec) -> CheckpointState:
     """Checkpoint size from `training.model` (exact), else the HBM assumption. ValueError: unknown preset/instance."""
     model = training.model
     if model is not None and model.checkpoint_gib is not None:
-        return CheckpointState(model.checkpoint_gib * GIB, f"training.model.checkpointGiB {model.checkpoint_gib:g} GiB", False)
+        return CheckpointState(
+            model.checkpoint_gib * GIB, f"training.model.checkpointGiB {model.checkpoint_gib:g} GiB", False
+        )
     if model is not None:
         arch = get_preset(model.preset) if model.preset else None
         name = arch.name if arch else f"{model.parameters_billion:g} B-parameter model"
@@ -252,7 +254,9 @@ def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
         data = f"dataset size not stated: room for {dataset_gib:.0f} GiB ({UNSIZED_DATASET_CAPACITY_GIB} GiB in all)"
         notes.append("set training.storage.datasets.sizeGiB to size it for the data")
     checkpoints = (
-        f" + {retained} checkpoints x {checkpoint_gib:.1f} GiB{' (assumed)' if state.assumed else ''}" if retained else ""
+        f" + {retained} checkpoints x {checkpoint_gib:.1f} GiB{' (assumed)' if state.assumed else ''}"
+        if retained
+        else ""
     )
     need_gib = (dataset_gib + checkpoint_gib * retained) * (1 + headroom)
     holds = f"({data}{checkpoints}) x {1 + headroom:g} headroom = {need_gib:.0f} GiB"
@@ -295,7 +299,7 @@ def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
         )
     if notes:
         basis += ". " + ". ".join(notes)
-    return LustreSetting(dtype.name, capacity, tier, derive_capacity, derive_tier, basis)  # type: ignore[arg-type]
+    return LustreSetting(dtype.name, capacity, tier, derive_capacity, derive_tier, basis)
 
 
 def planned_training(training: TrainingSpec) -> TrainingSpec:
@@ -304,7 +308,9 @@ def planned_training(training: TrainingSpec) -> TrainingSpec:
     lustre = training.storage.lustre
     if setting is None or lustre is None or not setting.derived:
         return training
-    filled = lustre.model_copy(update={"capacity_gib": setting.capacity_gib, "throughput_per_tib": setting.throughput_per_tib})
+    filled = lustre.model_copy(
+        update={"capacity_gib": setting.capacity_gib, "throughput_per_tib": setting.throughput_per_tib}
+    )
     return training.model_copy(update={"storage": training.storage.model_copy(update={"lustre": filled})})
 
 
@@ -354,6 +360,8 @@ def lustre_check(
     if lustre is None or lustre.deployment_type not in LUSTRE_DEPLOYMENT_TYPES:
         return None
     dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.deployment_type]
+    capacity_gib = lustre.capacity_gib
+    assert capacity_gib is not None, "planned_training derives the Lustre capacity"
     prices = prices or default_book()
     configured_target, target_basis = write_target(training)
     if target_seconds is None:
@@ -361,7 +369,7 @@ def lustre_check(
     else:
         target_basis = "given"
     per_tib = lustre.throughput_per_tib or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
-    throughput = lustre.capacity_gib / 1024 * per_tib
+    throughput = capacity_gib / 1024 * per_tib
     checkpoint_gib = write.state_bytes / GIB
     retained = lustre_sizing.DEFAULT_RETAINED_CHECKPOINTS if write.via == "lustre" else 0
     headroom = 1 + lustre_sizing.DEFAULT_HEADROOM
@@ -371,18 +379,22 @@ def lustre_check(
     else:
         # No dataset size: assume the configured capacity was chosen to hold the dataset, the
         # retained checkpoints and the planner's headroom, so a suggestion holds the same data.
-        dataset_gib = max(0.0, lustre.capacity_gib / headroom - checkpoint_gib * retained)
+        dataset_gib = max(0.0, capacity_gib / headroom - checkpoint_gib * retained)
         dataset_assumed = True
     # The capacity requirement counts only what the stack file states, never a guess.
-    known = ([] if dataset_assumed else [dataset_gib]) + ([checkpoint_gib * retained] if retained and not write.state_assumed else [])
+    known = ([] if dataset_assumed else [dataset_gib]) + (
+        [checkpoint_gib * retained] if retained and not write.state_assumed else []
+    )
     required = sum(known) * headroom if known else None
     minimum = lustre_sizing.next_allowed_capacity(dtype, required) if required else None
     faster = None
     for tier in sorted(t for t in dtype.throughput_tiers if t > (lustre.throughput_per_tib or 0)):
-        mbps = lustre.capacity_gib / 1024 * tier
+        mbps = capacity_gib / 1024 * tier
         seconds = checkpoint_gib * GIB / 1e6 / mbps
         if seconds <= target_seconds:
-            faster = TierOption(tier, round(mbps, 1), round(seconds, 1), _monthly(prices, dtype.name, lustre.capacity_gib, tier))
+            faster = TierOption(
+                tier, round(mbps, 1), round(seconds, 1), _monthly(prices, dtype.name, capacity_gib, tier)
+            )
             break
     try:
         cheapest: lustre_sizing.LustreOption | None = lustre_sizing.size(
@@ -393,13 +405,13 @@ def lustre_check(
         cheapest = None  # no priced tier for this deployment type
     return LustreCheck(
         deployment_type=dtype.name,
-        capacity_gib=lustre.capacity_gib,
+        capacity_gib=capacity_gib,
         throughput_per_tib=lustre.throughput_per_tib,
         throughput_mbps=round(throughput, 1),
         write_seconds=round(checkpoint_gib * GIB / 1e6 / throughput, 1),
         target_seconds=target_seconds,
         target_basis=target_basis,
-        monthly_usd=_monthly(prices, dtype.name, lustre.capacity_gib, lustre.throughput_per_tib),
+        monthly_usd=_monthly(prices, dtype.name, capacity_gib, lustre.throughput_per_tib),
         dataset_gib=round(dataset_gib, 1),
         dataset_assumed=dataset_assumed,
         checkpoint_gib=round(checkpoint_gib, 1),

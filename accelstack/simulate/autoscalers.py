@@ -9,10 +9,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from accelstack.simulate.engine import Simulation
+from typing import Protocol
 
 AUTOSCALERS = ("aws-target-tracking", "azure-autoscale", "gcp-autoscaler", "request-rate", "cpu-utilization", "fixed")
 
@@ -98,9 +95,13 @@ class AwsTargetTracking:
         self.history.append(value)
         proposed = math.ceil(round(obs.in_service * value / self.target, 9))
         recent = list(self.history)
-        high = len(recent) >= self.out_datapoints and all(v is not None and v > self.target for v in recent[-self.out_datapoints :])
+        high = len(recent) >= self.out_datapoints and all(
+            v is not None and v > self.target for v in recent[-self.out_datapoints :]
+        )
         floor = self.target * self.in_fraction
-        low = len(recent) >= self.in_datapoints and all(v is not None and v < floor for v in recent[-self.in_datapoints :])
+        low = len(recent) >= self.in_datapoints and all(
+            v is not None and v < floor for v in recent[-self.in_datapoints :]
+        )
         if high and proposed > obs.capacity:
             return min(self.maximum, proposed)
         if low and proposed < obs.capacity and not obs.warming:

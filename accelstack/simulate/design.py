@@ -9,9 +9,9 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION, backlog_target_from_slo
 from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, plan_serving
-from accelstack.planner.pricing import PriceBook
 from accelstack.simulate import autoscalers as scalers
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.tables import aws as tables
@@ -51,15 +51,25 @@ class Design:
         return dataclasses.replace(self, **changes)
 
 
-def make_policy(kind: str, *, plan: ServingPlan, serving: ServingSpec, vcpus: int, gpus: int, fixed_replicas: int | None = None):
+def make_policy(
+    kind: str, *, plan: ServingPlan, serving: ServingSpec, vcpus: int, gpus: int, fixed_replicas: int | None = None
+):
     """A factory for the autoscaler `kind`, tuned from the plan as the stack would configure it."""
     lo, hi, target = serving.replicas.min, serving.replicas.max, plan.backlog_per_instance_target
     if kind == "aws-target-tracking":
         # The deployed policy: the plan's target on the plan's metric (components.aws.serving.scaling).
-        return lambda: scalers.AwsTargetTracking(target, lo, hi, plan.warm_start_seconds, queue_metrics=plan.backlog_metrics)
+        return lambda: scalers.AwsTargetTracking(
+            target, lo, hi, plan.warm_start_seconds, queue_metrics=plan.backlog_metrics
+        )
     if kind == "cpu-utilization":
         return lambda: scalers.AwsTargetTracking(
-            scalers.DEFAULT_CPU_TARGET_PERCENT, max(1, lo), hi, plan.warm_start_seconds, vcpus=vcpus, gpus=gpus, metric="cpu"
+            scalers.DEFAULT_CPU_TARGET_PERCENT,
+            max(1, lo),
+            hi,
+            plan.warm_start_seconds,
+            vcpus=vcpus,
+            gpus=gpus,
+            metric="cpu",
         )
     # Azure and GCP see the waiting messages only: they scale at the backlog AWS's SQS method allows
     # (latency / service time x concurrency), the per-instance threshold their own guides describe.
@@ -133,5 +143,7 @@ def alternatives(serving: ServingSpec, prices: PriceBook, autoscaler: str) -> li
         base.with_changes(name="no warm pool", warm_pool=0),
         design_from_spec(serving, prices, autoscaler="cpu-utilization", name="CPU-utilization scaling (50%)"),
         design_from_spec(serving, prices, autoscaler="request-rate", name="request-rate scaling (SkyServe)"),
-        design_from_spec(serving, prices, autoscaler="fixed", name=f"fixed fleet at replicas.max ({serving.replicas.max})"),
+        design_from_spec(
+            serving, prices, autoscaler="fixed", name=f"fixed fleet at replicas.max ({serving.replicas.max})"
+        ),
     ]

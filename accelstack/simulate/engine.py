@@ -35,7 +35,16 @@ PENDING, REFUSED, EXPIRED, DEAD_LETTER = 0, 1, 2, 3
 class RequestQueue:
     """Requests through the admission queue onto replica slots (one slot = one sequence in flight)."""
 
-    def __init__(self, arrivals: np.ndarray, service: np.ndarray, *, ttl: float, max_depth: int, visibility: float, max_receives: int):
+    def __init__(
+        self,
+        arrivals: np.ndarray,
+        service: np.ndarray,
+        *,
+        ttl: float,
+        max_depth: int,
+        visibility: float,
+        max_receives: int,
+    ):
         self.arrival: list[float] = arrivals.tolist()
         self.service: list[float] = service.tolist()
         self.n = len(self.arrival)
@@ -64,9 +73,13 @@ class RequestQueue:
         other replicas receive at once (components/aws/replica/queue_worker.py)."""
         self.alive[replica] = False
         deadline = now + drain
-        running = [(free, request) for free, owner, request in self.slots if owner == replica and request >= 0 and free > now]
+        running = [
+            (free, request) for free, owner, request in self.slots if owner == replica and request >= 0 and free > now
+        ]
         if any(free > deadline for free, _ in running):
-            self._take_back(replica, [r for free, r in running if free > deadline], visible_at=deadline, keep_until=deadline)
+            self._take_back(
+                replica, [r for free, r in running if free > deadline], visible_at=deadline, keep_until=deadline
+            )
         return max([now] + [min(free, deadline) for free, _ in running])
 
     def fail(self, replica: int, now: float) -> int:

@@ -22,7 +22,12 @@ def percentiles(values: np.ndarray) -> dict[str, float | None]:
     if len(values) == 0:
         return {"p50": None, "p95": None, "p99": None, "mean": None}
     p50, p95, p99 = np.percentile(values, [50, 95, 99])
-    return {"p50": round(float(p50), 3), "p95": round(float(p95), 3), "p99": round(float(p99), 3), "mean": round(float(values.mean()), 3)}
+    return {
+        "p50": round(float(p50), 3),
+        "p95": round(float(p95), 3),
+        "p99": round(float(p99), 3),
+        "mean": round(float(values.mean()), 3),
+    }
 
 
 def outcomes(run: Run) -> dict[str, np.ndarray]:
@@ -60,7 +65,11 @@ def littles_law(run: Run, o: dict[str, np.ndarray]) -> dict[str, float | None]:
     time_in_system = np.clip(np.minimum(leave[accepted], horizon) - arrival[accepted], 0, None)
     lambda_w = float(time_in_system.sum() / horizon)
     error = abs(sampled - lambda_w) / lambda_w if lambda_w > 0 else (0.0 if sampled == 0 else None)
-    return {"sampledL": round(sampled, 4), "lambdaW": round(lambda_w, 4), "relativeError": None if error is None else round(error, 4)}
+    return {
+        "sampledL": round(sampled, 4),
+        "lambdaW": round(lambda_w, 4),
+        "relativeError": None if error is None else round(error, 4),
+    }
 
 
 def cost(run: Run) -> dict[str, float]:
@@ -73,7 +82,11 @@ def cost(run: Run) -> dict[str, float]:
     volumes_running = running * volume_hourly
     volumes_stopped = replica_hours["pool_stopped"] * volume_hourly
     arrivals = np.asarray(run.queue.arrival)
-    per_hour = np.bincount((arrivals // 3600).astype(int), minlength=max(1, int(np.ceil(hours)))) if len(arrivals) else np.zeros(1)
+    per_hour = (
+        np.bincount((arrivals // 3600).astype(int), minlength=max(1, int(np.ceil(hours))))
+        if len(arrivals)
+        else np.zeros(1)
+    )
     lcu_hours = float((per_hour / 3600 / prices_aws.ALB_NEW_CONNECTIONS_PER_LCU).sum())  # new connections dominate
     load_balancer = hours * prices_aws.ALB_HOURLY + lcu_hours * prices_aws.ALB_LCU_HOURLY
     sqs_calls = len(arrivals) * SQS_CALLS_PER_REQUEST + replica_hours["serving"] * SQS_IDLE_POLLS_PER_REPLICA_HOUR

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from accelstack.planner.cost import DEFAULT_DAILY_PROFILE
 
@@ -66,14 +66,16 @@ def rate_profile(pattern: str, peak_rps: float, horizon: float) -> tuple[np.ndar
     raise ValueError(f"pattern {pattern!r}: allowed: {', '.join(PATTERNS)}")
 
 
-def poisson_arrivals(starts: Sequence[float], rates: Sequence[float], horizon: float, rng: np.random.Generator) -> np.ndarray:
+def poisson_arrivals(
+    starts: npt.ArrayLike, rates: npt.ArrayLike, horizon: float, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
     """Arrival times of a Poisson process whose rate is `rates[k]` from `starts[k]` to the next start."""
-    starts = np.asarray(starts, dtype=float)
-    rates = np.asarray(rates, dtype=float)
-    if np.any(rates < 0):
+    start_times = np.asarray(starts, dtype=float)
+    rate_values = np.asarray(rates, dtype=float)
+    if np.any(rate_values < 0):
         raise ValueError("rates must be >= 0")
-    edges = np.append(starts, horizon)
-    cumulative = np.concatenate([[0.0], np.cumsum(rates * np.diff(edges))])  # expected arrivals by each edge
+    edges = np.append(start_times, horizon)
+    cumulative = np.concatenate([[0.0], np.cumsum(rate_values * np.diff(edges))])  # expected arrivals by each edge
     total = cumulative[-1]
     count = rng.poisson(total)
     # Given the count, a Poisson process's points are uniform in cumulative-rate space.
@@ -118,9 +120,13 @@ def load_trace(path: Path, *, horizon: float | None = None) -> Workload:
         except ValueError:
             if number == 1 and not times:  # a header
                 continue
-            raise ValueError(f"--trace {path}: line {number}: timestamp and tokens must be numbers, got {','.join(row[:2])!r}") from None
+            raise ValueError(
+                f"--trace {path}: line {number}: timestamp and tokens must be numbers, got {','.join(row[:2])!r}"
+            ) from None
         if not (math.isfinite(time) and math.isfinite(count)) or count <= 0:
-            raise ValueError(f"--trace {path}: line {number}: need a finite timestamp and tokens > 0, got {row[0]},{row[1]}")
+            raise ValueError(
+                f"--trace {path}: line {number}: need a finite timestamp and tokens > 0, got {row[0]},{row[1]}"
+            )
         times.append(time)
         tokens.append(count)
     if not times:

@@ -11,7 +11,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 
-from accelstack.spec.models import StackSpec
+from accelstack.spec.models import LustreSpec, StackSpec
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.tables import aws as tables
 from accelstack.spec.validators import bucket_of, path_within, rule
@@ -192,13 +192,16 @@ def capacity_block_instance_type(spec: StackSpec) -> Iterator[Problem]:
         return
     assert spec.training is not None
     nodes = spec.training.nodes
-    if nodes.capacity == "capacity-block" and nodes.instance_type in tables.ACCELERATED_INSTANCES:
-        if nodes.instance_type not in tables.CAPACITY_BLOCK_INSTANCES:
-            yield Problem(
-                "training.nodes.instanceType",
-                f"{nodes.instance_type} is not offered as a Capacity Block; allowed: "
-                f"{', '.join(tables.CAPACITY_BLOCK_INSTANCES)}",
-            )
+    if (
+        nodes.capacity == "capacity-block"
+        and nodes.instance_type in tables.ACCELERATED_INSTANCES
+        and nodes.instance_type not in tables.CAPACITY_BLOCK_INSTANCES
+    ):
+        yield Problem(
+            "training.nodes.instanceType",
+            f"{nodes.instance_type} is not offered as a Capacity Block; allowed: "
+            f"{', '.join(tables.CAPACITY_BLOCK_INSTANCES)}",
+        )
 
 
 @rule
@@ -314,7 +317,7 @@ def head_node_instance_type_format(spec: StackSpec) -> Iterator[Problem]:
 # --- FSx for Lustre -----------------------------------------------------------------------------
 
 
-def _lustre(spec: StackSpec):  # -> tuple[LustreSpec, LustreDeploymentType] | None
+def _lustre(spec: StackSpec) -> tuple[LustreSpec, tables.LustreDeploymentType] | None:
     if not _aws_training(spec):
         return None
     assert spec.training is not None
@@ -380,9 +383,7 @@ def lustre_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
     elif lustre.throughput_per_tib is None:
         return  # the planner derives the tier (accelstack.planner.training_plan.lustre_setting)
     elif lustre.throughput_per_tib not in kind.throughput_tiers:
-        yield Problem(
-            path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {kind.name} tier; allowed: {tiers}"
-        )
+        yield Problem(path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {kind.name} tier; allowed: {tiers}")
 
 
 @rule
@@ -518,7 +519,7 @@ def training_network_is_one_subnet(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-def _id_problems(path: str, ids: list[str], pattern, kind: str, example: str) -> Iterator[Problem]:
+def _id_problems(path: str, ids: list[str], pattern: re.Pattern[str], kind: str, example: str) -> Iterator[Problem]:
     """Format and duplicates of each id in a list (`subnet-...`, account ids)."""
     seen: dict[str, int] = {}
     for index, item in enumerate(ids):
@@ -616,7 +617,8 @@ def lustre_checkpoint_link_paths(spec: StackSpec) -> Iterator[Problem]:
     path = "training.storage.checkpoints.path"
     if relative == "/":
         yield Problem(
-            path, f"{checkpoints.path} is the Lustre root; use a subdirectory, e.g. {posixpath.join(mount, 'checkpoints')}"
+            path,
+            f"{checkpoints.path} is the Lustre root; use a subdirectory, e.g. {posixpath.join(mount, 'checkpoints')}",
         )
         return
     dataset = posixpath.normpath(lustre.import_path)

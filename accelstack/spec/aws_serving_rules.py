@@ -78,7 +78,9 @@ def certificate_arn_valid(spec: StackSpec) -> Iterator[Problem]:
     arn = serving.load_balancer.certificate_arn
     match = ACM_CERTIFICATE_ARN.match(arn)
     if match is None:
-        yield Problem(path, f"{arn!r} is not an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<uuid>)")
+        yield Problem(
+            path, f"{arn!r} is not an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<uuid>)"
+        )
         return
     if match["region"] != spec.account.region:
         yield Problem(
@@ -95,7 +97,10 @@ def health_path_absolute(spec: StackSpec) -> Iterator[Problem]:
         return
     path = serving.load_balancer.health_path
     if not path.startswith("/") or len(path) > 1024:
-        yield Problem("serving.loadBalancer.healthPath", f"{path!r} must start with / (ELB health check path, at most 1024 characters)")
+        yield Problem(
+            "serving.loadBalancer.healthPath",
+            f"{path!r} must start with / (ELB health check path, at most 1024 characters)",
+        )
 
 
 @rule
@@ -222,7 +227,7 @@ def warm_pool_within_group(spec: StackSpec) -> Iterator[Problem]:
         return
     replicas = serving.replicas
     headroom = replicas.max - replicas.min
-    if replicas.warm_pool > headroom:
+    if serving.replicas.warm_pool > headroom:
         yield Problem(
             "serving.replicas.warmPool",
             f"{replicas.warm_pool} warm instances but the group can only grow by max - min = {headroom}; "

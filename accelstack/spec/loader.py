@@ -63,7 +63,11 @@ def _read_stack_config(path: Path) -> tuple[dict[str, Any], str | None]:
         if namespace != NAMESPACE:
             continue  # provider and pulumi keys belong to Pulumi
         if name not in TOP_KEYS:
-            problems.append(Problem(f"{NAMESPACE}:{name}", f"unknown key{did_you_mean(name, TOP_KEYS)}; allowed: {', '.join(TOP_KEYS)}"))
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:{name}", f"unknown key{did_you_mean(name, TOP_KEYS)}; allowed: {', '.join(TOP_KEYS)}"
+                )
+            )
             continue
         raw[name] = value
     if problems:
@@ -213,7 +217,9 @@ def problems_from_validation(exc: ValidationError) -> list[Problem]:
             if error["type"].startswith(("greater_than", "less_than", "too_long", "too_short", "string_too")):
                 message = f"{_shown(value)}: {message[0].lower()}{message[1:]}"
         messages.append((loc, message if error["type"] != "missing" else "required"))
-    return [Problem(_path(loc), message) for loc, message in messages if not (message == "required" and loc in suggested)]
+    return [
+        Problem(_path(loc), message) for loc, message in messages if not (message == "required" and loc in suggested)
+    ]
 
 
 def parse_spec(
@@ -268,9 +274,7 @@ def _decode(value: Any) -> Any:
 def load_stack(path: Path, overrides: list[str] | None = None) -> StackSpec:
     raw, provider_region = _read_stack_config(path)
     try:
-        return parse_spec(
-            apply_overrides(raw, overrides or []), stack_name_of(path), provider_region=provider_region
-        )
+        return parse_spec(apply_overrides(raw, overrides or []), stack_name_of(path), provider_region=provider_region)
     except SpecError as error:
         raise SpecError(blame_overrides(error.problems, overrides or [])) from None
 
@@ -288,7 +292,8 @@ def blame_overrides(problems: list[Problem], overrides: list[str]) -> list[Probl
         causes = [
             text
             for path, text in last.items()
-            if path and (problem.path == path or problem.path.startswith(path + ".") or path.startswith(problem.path + "."))
+            if path
+            and (problem.path == path or problem.path.startswith(path + ".") or path.startswith(problem.path + "."))
         ]
         if causes:
             problem = replace(problem, message=f"{problem.message} (from --set {'; --set '.join(causes)})")

@@ -102,9 +102,7 @@ class Separation(Model):
     def _disjoint(self) -> Separation:
         shared = sorted(set(self.training_accounts) & set(self.serving_accounts))
         if shared:
-            raise ValueError(
-                f"trainingAccounts and servingAccounts must be disjoint; both list {', '.join(shared)}"
-            )
+            raise ValueError(f"trainingAccounts and servingAccounts must be disjoint; both list {', '.join(shared)}")
         return self
 
 
@@ -366,7 +364,9 @@ class Replicas(Model):
     warm_pool: int | None = Field(default=None, ge=0, le=1000)
     """Stopped, pre-initialised instances kept beside the group; none: sized from the cold start and max."""
     # AMI id, or `resolve:ssm:<parameter>` (resolved by EC2 at launch): AWS Deep Learning Base GPU AMI.
-    image_id: str = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    image_id: str = (
+        "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    )
     """AMI id, or resolve:ssm:<parameter> resolved by EC2 at launch; default: AWS Deep Learning Base GPU AMI (Ubuntu 22.04)."""
     # OpenAI-compatible inference server container.
     server_image: str = "vllm/vllm-openai:v0.6.6"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Level(str, Enum):
+class Level(StrEnum):
     ERROR = "error"  # the cloud API would reject it, or it would lose data: nothing is created
     WARNING = "warning"  # allowed, but probably not what a GPU fleet owner wants
 

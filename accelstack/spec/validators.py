@@ -160,7 +160,8 @@ def dataset_and_checkpoint_buckets_differ(spec: StackSpec) -> Iterator[Problem]:
     if spec.training is None or spec.training.storage.checkpoints is None:
         return
     storage = spec.training.storage
-    if bucket_of(storage.checkpoints.uri) == bucket_of(storage.datasets.uri):
+    checkpoints = spec.training.storage.checkpoints
+    if bucket_of(checkpoints.uri) == bucket_of(storage.datasets.uri):
         yield Problem(
             "training.storage.checkpoints.uri",
             f"uses the dataset bucket {bucket_of(storage.datasets.uri)!r}; checkpoints need their own bucket",
@@ -173,7 +174,7 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
     if spec.training is None or spec.training.storage.checkpoints is None:
         return
     storage = spec.training.storage
-    path = storage.checkpoints.path
+    path = spec.training.storage.checkpoints.path
     if storage.lustre is None:
         if spec.training.nodes.count == 1:
             return  # one node: its local disk is the only reader, and the bucket is the durable copy
@@ -304,7 +305,7 @@ def slurm_time_problem(text: str) -> str | None:
         return None
     match = _SLURM_TIME.match(text)
     if match is None:
-        return f"{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS} (e.g. \"7-00:00:00\")"
+        return f'{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS} (e.g. "7-00:00:00")'
     parts = match.groupdict()
     for key in ("s", "hm", "hs", "dm", "ds"):
         if parts[key] is not None and int(parts[key]) > 59:
@@ -426,4 +427,4 @@ def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
 
 
 # Cloud-specific rules register themselves on import.
-from accelstack.spec import aws_rules, aws_serving_rules  # noqa: E402,F401
+from accelstack.spec import aws_rules, aws_serving_rules  # noqa: E402

@@ -102,7 +102,9 @@ class _Checker:
         total = 1
         if isinstance(node, yaml.ScalarNode):
             if len(node.value) > MAX_SCALAR_CHARS:
-                self.problem(keys, node, f"value is {len(node.value):,} characters; at most {MAX_SCALAR_CHARS:,} allowed")
+                self.problem(
+                    keys, node, f"value is {len(node.value):,} characters; at most {MAX_SCALAR_CHARS:,} allowed"
+                )
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 total += self.size(item, [*keys, str(index)])
@@ -155,7 +157,9 @@ def load_yaml(text: str, source: str, *, config_paths: bool = False, base_path: 
     or the config path of the offending key: with `config_paths` the document is a stack file
     (`config.accelstack:training.nodes` -> `training.nodes`); a `--set` value sits at `base_path`."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
-        raise SpecError([Problem(source, f"is larger than {MAX_DOCUMENT_BYTES // 1024} KiB; a stack's config is a few KB")])
+        raise SpecError(
+            [Problem(source, f"is larger than {MAX_DOCUMENT_BYTES // 1024} KiB; a stack's config is a few KB")]
+        )
     loader = None
     try:
         loader = _Loader(text)
@@ -176,7 +180,9 @@ def load_yaml(text: str, source: str, *, config_paths: bool = False, base_path: 
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""
-        raise YamlSyntaxError([Problem(source, f"not valid YAML{line}: {getattr(exc, 'problem', None) or exc}")]) from None
+        raise YamlSyntaxError(
+            [Problem(source, f"not valid YAML{line}: {getattr(exc, 'problem', None) or exc}")]
+        ) from None
     finally:
         if loader is not None:
             loader.dispose()

@@ -17,7 +17,7 @@ class AwsStack(CloudStack):
     def build_training(self) -> None:
         from components.aws.training import TrainingCluster
 
-        root, opts = self._root("TrainingStack")
+        _, opts = self._root("TrainingStack")
         cluster = TrainingCluster(self.spec, self.digest, opts)
         for key, value in cluster.outputs.items():
             pulumi.export(key, value)
@@ -25,5 +25,5 @@ class AwsStack(CloudStack):
     def build_serving(self) -> None:
         from components.aws.serving import ServingService
 
-        root, opts = self._root("ServingStack")
+        _, opts = self._root("ServingStack")
         ServingService(self.spec, self.digest, opts)

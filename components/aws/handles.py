@@ -6,11 +6,11 @@ can be written against it independently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import pulumi
-
+import pulumi_aws as aws
 
 SSM_MANAGED_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 EC2_ASSUME_ROLE_POLICY = {
@@ -37,7 +37,7 @@ class TrainingHandles:
     lustre_mount_name: pulumi.Output[str] | None
     # Builds an EFA launch template (all EFA interfaces, IMDSv2, encrypted EBS, no public IP):
     # (name, raw user data, optional image id); the managed scheduler (Batch) uses it for its compute env.
-    make_launch_template: Callable[..., object] | None = None
+    make_launch_template: Callable[..., aws.ec2.LaunchTemplate] | None = None
     # Daly's checkpoint interval for this cluster (`accelstack.planner.training_plan`), for job defaults.
     checkpoint_interval_seconds: int | None = None
     # Every policy of the node role (schedulers append theirs): what launches nodes waits for them,

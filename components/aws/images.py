@@ -33,7 +33,7 @@ _UBUNTU_BASE = frozenset(
 )  # fmt: skip
 _NO_AWSCLI_DEB = (
     "Ubuntu 24.04 (noble) no longer ships the awscli package: \"E: Package 'awscli' has no installation "
-    "candidate\" (aws/aws-cli#8978); the AWS CLI v2 bundle is installed instead (ensure_aws_cli)"
+    'candidate" (aws/aws-cli#8978); the AWS CLI v2 bundle is installed instead (ensure_aws_cli)'
 )
 # noble main/universe: munge, slurmctld/slurmd/slurm-client 23.11, unzip, curl.
 _NOBLE_PACKAGES = frozenset({"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -21,6 +22,10 @@ CLUSTER_SUBNET_PREFIX = 20  # 4091 usable addresses: every EFA interface (not EF
 
 # Session Manager without public IPs or NAT dependency (AWS: "Create VPC endpoints for Systems Manager").
 SSM_ENDPOINT_SERVICES = ("ssm", "ssmmessages", "ec2messages")
+
+
+def _endpoint_service_name(region: str, service: str) -> str:
+    return f"com.amazonaws.{region}.{service}"
 
 
 @dataclass(frozen=True)
@@ -286,6 +291,7 @@ class TrainingNetwork(pulumi.ComponentResource):
 
     def _use_existing(self, network: NetworkSpec) -> None:
         # Existing networks are the operator's: create nothing in them but our security group.
+        assert network.vpc_id is not None and network.subnet_id is not None  # training takes subnetId (a spec rule)
         self.vpc_id = pulumi.Output.from_input(network.vpc_id)
         self.subnet_id = pulumi.Output.from_input(network.subnet_id)
         if network.availability_zone:
@@ -385,7 +391,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             aws.ec2.VpcEndpoint(
                 f"{name}-{service}",
                 vpc_id=self.vpc_id,
-                service_name=self._region.apply(lambda r, s=service: f"com.amazonaws.{r}.{s}"),
+                service_name=self._region.apply(partial(_endpoint_service_name, service=service)),
                 vpc_endpoint_type="Interface",
                 private_dns_enabled=True,
                 subnet_ids=[self.subnet_id],
@@ -482,13 +488,18 @@ class ServingNetwork(pulumi.ComponentResource):
         super().__init__("accelstack:aws:ServingNetwork", name, None, opts)
         if network.existing:
             # Existing networks are the operator's: nothing is created in them here.
+            assert network.vpc_id is not None  # the spec requires it with an existing network
             self.vpc_id = pulumi.Output.from_input(network.vpc_id)
             self.private_subnet_ids = [pulumi.Output.from_input(s) for s in network.subnet_ids or []]
             self.public_subnet_ids = [pulumi.Output.from_input(s) for s in network.public_subnet_ids or []]
         else:
             self._create(name, network, region, instance_type)
         self.register_outputs(
-            {"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids, "publicSubnetIds": self.public_subnet_ids}
+            {
+                "vpcId": self.vpc_id,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+            }
         )
 
     def _create(self, name: str, network: NetworkSpec, region: str, instance_type: str | None) -> None:
@@ -496,7 +507,7 @@ class ServingNetwork(pulumi.ComponentResource):
         subnets = carve_serving_subnets(network.vpc_cidr)
         zones = zones_offering(self, instance_type, SERVING_ZONES, "serving.replicas.instanceType")
         pairs = []
-        for index, (public_cidr, private_cidr) in enumerate(zip(subnets.public, subnets.private)):
+        for index, (public_cidr, private_cidr) in enumerate(zip(subnets.public, subnets.private, strict=True)):
             suffix = chr(ord("a") + index)
             pairs.append(
                 ZoneSubnets(

@@ -150,7 +150,8 @@ class SlurmCluster(pulumi.ComponentResource):
         aws.secretsmanager.SecretVersion(
             f"{name}-munge-key",
             secret_id=self.secret.id,
-            secret_binary=pulumi.Output.secret(key.base64),
+            # mypy solves Output.secret's Input[T] against an Output as Never; it is Output[str].
+            secret_binary=pulumi.Output.secret(key.base64),  # type: ignore[arg-type]
             opts=pulumi.ResourceOptions(parent=self, additional_secret_outputs=["secretBinary"]),
         )
         handles.instance_role_policies.append(
@@ -506,7 +507,9 @@ class BatchScheduler(pulumi.ComponentResource):
             retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(
                 attempts=3,
                 evaluate_on_exits=[
-                    aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(on_status_reason="Host EC2*", action="RETRY"),
+                    aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(
+                        on_status_reason="Host EC2*", action="RETRY"
+                    ),
                     aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(on_reason="*", action="EXIT"),
                 ],
             ),

@@ -154,9 +154,7 @@ class SecureBucket(pulumi.ComponentResource):
                     ),
                     # Delete markers left with no versions behind them once those expire (a marker
                     # is not data; this never touches an object's current version).
-                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(
-                        expired_object_delete_marker=True
-                    ),
+                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(expired_object_delete_marker=True),
                 )
             )
         if expiration_days is not None:
@@ -273,7 +271,9 @@ def log_bucket(name: str, statements: PolicyStatements, opts: pulumi.ResourceOpt
     )
 
 
-def server_access_log_statements(log_bucket_arn: str, source_bucket_arns: Sequence[str], account_id: str) -> list[dict[str, Any]]:
+def server_access_log_statements(
+    log_bucket_arn: str, source_bucket_arns: Sequence[str], account_id: str
+) -> list[dict[str, Any]]:
     """What S3 server access log delivery needs on a bucket with ACLs disabled (BucketOwnerEnforced):
     the logging service principal, limited to our source buckets and account (S3 user guide,
     "Permissions for log delivery", bucket policy for the logging.s3.amazonaws.com principal)."""
@@ -365,7 +365,7 @@ class TrainingStorage(pulumi.ComponentResource):
         )
         self.kms_key_arn: pulumi.Output[str] = self.kms_key.arn
 
-        datasets_bucket, datasets_prefix = parse_s3_uri(storage.datasets.uri, "training.storage.datasets.uri")
+        datasets_bucket, _ = parse_s3_uri(storage.datasets.uri, "training.storage.datasets.uri")
         created: list[tuple[str, SecureBucket]] = []  # the buckets this stack owns, whose access it logs
         if storage.datasets.create:
             datasets = SecureBucket(
@@ -467,6 +467,7 @@ class TrainingStorage(pulumi.ComponentResource):
         # Omitted capacityGiB/throughputPerTiB: the planner's numbers, the same `accelstack preview` shows.
         storage = planned_training(spec.training).storage
         lustre = storage.lustre
+        assert lustre is not None  # called only for a stack with Lustre
         deployment = lustre.deployment_type
         use_dra = deployment in DRA_DEPLOYMENT_TYPES
         datasets_uri = storage.datasets.uri.rstrip("/")
@@ -506,7 +507,10 @@ class TrainingStorage(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=True,
-                depends_on=[*self._security_group_rules, *([self._datasets_bucket] if legacy_link and self._datasets_bucket else [])],
+                depends_on=[
+                    *self._security_group_rules,
+                    *([self._datasets_bucket] if legacy_link and self._datasets_bucket else []),
+                ],
             ),
         )
         self.lustre_dns_name = file_system.dns_name

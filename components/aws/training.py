@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pulumi
@@ -20,8 +20,8 @@ import yaml
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec import StackSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
-from components.aws.images import ROOT_DEVICE
 from components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
+from components.aws.images import ROOT_DEVICE
 from components.aws.network import TrainingNetwork
 from components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
 from components.aws.scheduler import build_scheduler
@@ -115,12 +115,12 @@ def capacity_block_plan(start: datetime, end: datetime, now: datetime, count: in
 
 def _utc(text: str) -> datetime:
     value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def schedule_time(moment: datetime) -> str:
     """aws_autoscaling_schedule start_time: "YYYY-MM-DDThh:mm:ssZ", UTC."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def public_ip_setting(interface: NetworkInterface, interface_count: int) -> str | None:
@@ -192,7 +192,9 @@ def environment_files(environment: dict[str, str]) -> list[dict[str, Any]]:
 
 def environment_cloud_config(environment: dict[str, str]) -> str:
     """Cloud-init for nodes without a scheduler or Lustre: only the jobs' environment."""
-    return "#cloud-config\n" + yaml.safe_dump({"write_files": environment_files(environment)}, sort_keys=False, width=1000)
+    return "#cloud-config\n" + yaml.safe_dump(
+        {"write_files": environment_files(environment)}, sort_keys=False, width=1000
+    )
 
 
 def lustre_client_cloud_config(
@@ -211,7 +213,7 @@ def lustre_client_cloud_config(
         "> /etc/apt/sources.list.d/fsxlustreclientrepo.list && "
         'apt-get update && apt-get install -y "lustre-client-modules-$(uname -r)"; }'
     )
-    config = {
+    config: dict[str, Any] = {
         # fstab (not cloud-init's `mounts` module, which runs before the client is installed) so
         # systemd remounts after a reboot; runcmd mounts it now.
         "write_files": [
@@ -234,7 +236,10 @@ def lustre_client_cloud_config(
 
 def market_options(
     capacity: str, reservation_id: str | None
-) -> tuple[aws.ec2.LaunchTemplateInstanceMarketOptionsArgs | None, aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None]:
+) -> tuple[
+    aws.ec2.LaunchTemplateInstanceMarketOptionsArgs | None,
+    aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None,
+]:
     """Launch-template market settings for on-demand (none), spot, or an EC2 Capacity Block; on-demand
     with a reservation id targets that On-Demand Capacity Reservation (EC2 User Guide, "Use Capacity
     Reservations": a targeted launch goes into the named reservation, at on-demand prices)."""
@@ -320,9 +325,7 @@ class TrainingCluster(pulumi.ComponentResource):
         )
         storage = self.storage
         checkpoint_arn = (
-            storage.checkpoint_bucket_arn
-            if storage.checkpoint_bucket_arn is not None
-            else pulumi.Output.from_input("")
+            storage.checkpoint_bucket_arn if storage.checkpoint_bucket_arn is not None else pulumi.Output.from_input("")
         )
         node_storage = aws.iam.RolePolicy(
             f"{name}-node-storage",
@@ -388,7 +391,7 @@ class TrainingCluster(pulumi.ComponentResource):
     def _default_user_data(self) -> pulumi.Input[str]:
         storage = self.storage
         training_storage = self.spec.training.storage  # type: ignore[union-attr]
-        lustre, checkpoints = training_storage.lustre, training_storage.checkpoints
+        lustre = training_storage.lustre
         environment = node_environment(self.spec, self.checkpoint_interval_seconds)
         if storage.lustre_dns_name is None or lustre is None:
             return environment_cloud_config(environment)
@@ -501,7 +504,7 @@ class TrainingCluster(pulumi.ComponentResource):
             raise ValueError(
                 f"training.nodes.reservationId: {nodes.reservation_id} is not a Capacity Block with a start and end date"
             )
-        plan = capacity_block_plan(_utc(block.start_date), _utc(block.end_date), datetime.now(timezone.utc), count)
+        plan = capacity_block_plan(_utc(block.start_date), _utc(block.end_date), datetime.now(UTC), count)
         if plan.scale_in_at is None:
             pulumi.log.warn(
                 f"training.nodes.reservationId: Capacity Block {nodes.reservation_id} ends at {block.end_date}; "

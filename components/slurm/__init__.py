@@ -34,7 +34,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec
 from accelstack.spec.tables.aws import ACCELERATED_INSTANCES, InstanceType
-from components.node_environment import (  # noqa: F401 (re-exported: the Slurm artifacts use them)
+from components.node_environment import (  # the Slurm artifacts write the node environment too
     NODE_ENVIRONMENT_FILE,
     NODE_ENVIRONMENT_PROFILE,
     environment_file,
@@ -95,7 +95,7 @@ _env = Environment(
     keep_trailing_newline=True,
     trim_blocks=True,
     lstrip_blocks=True,
-    autoescape=False,  # noqa: S701 - config files and shell, not HTML
+    autoescape=False,  # config files and shell, not HTML
 )
 
 
@@ -210,7 +210,11 @@ def layout(spec: StackSpec) -> ClusterLayout:
     lustre = training.storage.lustre
     checkpoints = training.storage.checkpoints
     checkpoints_path = local_path = None
-    if lustre is not None and checkpoints is not None and checkpoints.path.startswith(lustre.mount_path.rstrip("/") + "/"):
+    if (
+        lustre is not None
+        and checkpoints is not None
+        and checkpoints.path.startswith(lustre.mount_path.rstrip("/") + "/")
+    ):
         checkpoints_path = checkpoints.path
     elif checkpoints is not None:
         if not checkpoints.uri.startswith("s3://"):

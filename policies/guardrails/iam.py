@@ -22,7 +22,9 @@ from policies.grants import aws_grants, expand, summarize
 # PowerUserAccess) or a whole service on every resource (`*FullAccess`, e.g. AmazonS3FullAccess,
 # IAMFullAccess). Checkov CKV_AWS_274 (AdministratorAccess), the AWS managed policy reference
 # (https://docs.aws.amazon.com/aws-managed-policy/latest/reference/policy-list.html).
-ADMIN_MANAGED = re.compile(r"^arn:aws[\w-]*:iam::aws:policy/(?:[\w+=,.@-]+/)*(?:AdministratorAccess[\w-]*|PowerUserAccess)$")
+ADMIN_MANAGED = re.compile(
+    r"^arn:aws[\w-]*:iam::aws:policy/(?:[\w+=,.@-]+/)*(?:AdministratorAccess[\w-]*|PowerUserAccess)$"
+)
 FULL_ACCESS_MANAGED = re.compile(r"^arn:aws[\w-]*:iam::aws:policy/(?:[\w+=,.@-]+/)*[\w+=,.@-]*FullAccess$")
 DOCUMENT_PROPS = {token: "policy" for token in concepts.tokens("identity-grant")}
 ROLE = "aws:iam/role:Role"
@@ -33,7 +35,16 @@ def _exclusions() -> Any:
     from cloudsplaining.shared.exclusions import Exclusions
 
     # No exclusions: every action counts (cloudsplaining's default config skips some read actions).
-    return Exclusions({"policies": [""], "roles": [""], "users": [""], "groups": [""], "include-actions": [""], "exclude-actions": [""]})
+    return Exclusions(
+        {
+            "policies": [""],
+            "roles": [""],
+            "users": [""],
+            "groups": [""],
+            "include-actions": [""],
+            "exclude-actions": [""],
+        }
+    )
 
 
 def _name(resource: Any) -> str:
@@ -46,7 +57,11 @@ def documents(resource: Any) -> list[tuple[str, Any]]:
     if prop is not None:
         return [("", resource.props.get(prop))]
     if resource.resource_type == ROLE:
-        return [(f" (inline {p.get('name')})", p.get("policy")) for p in as_list(resource.props.get("inlinePolicies")) if hasattr(p, "get")]
+        return [
+            (f" (inline {p.get('name')})", p.get("policy"))
+            for p in as_list(resource.props.get("inlinePolicies"))
+            if hasattr(p, "get")
+        ]
     return []
 
 
@@ -76,7 +91,9 @@ def document_findings(document: Any) -> list[str]:
         if not grant.allows:
             continue
         if grant.actions_negated:
-            found.append(f"allows with NotAction {', '.join(grant.patterns)}: every other action ({len(grant.actions)}) is allowed")
+            found.append(
+                f"allows with NotAction {', '.join(grant.patterns)}: every other action ({len(grant.actions)}) is allowed"
+            )
             continue
         everywhere = grant.resources_negated or any(_every_resource(r) for r in grant.resources)
         if any(p in ("*", "*:*") for p in grant.patterns):
@@ -86,7 +103,9 @@ def document_findings(document: Any) -> list[str]:
                 whole = expand([f"{service}:*"])
                 if whole and whole <= grant.actions:
                     spelled = [p for p in grant.patterns if p.lower().startswith(service + ":")]
-                    found.append(f"allows every {service} action ({', '.join(spelled)}) on every resource; name the resources")
+                    found.append(
+                        f"allows every {service} action ({', '.join(spelled)}) on every resource; name the resources"
+                    )
     from cloudsplaining.scan.policy_document import PolicyDocument
 
     scan = PolicyDocument(dict(doc), _exclusions())
@@ -122,8 +141,10 @@ def check_iam_least_privilege(resource: Any, ctx: Context) -> Iterable[str]:
 def check_iam_least_privilege_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Stack-level repeat of `iam-least-privilege` (policy documents are often built from unknown ARNs)."""
     for resource in resources:
-        if resource.resource_type in DOCUMENT_PROPS or resource.resource_type == ROLE or concepts.is_a(
-            resource.resource_type, "identity-attachment"
+        if (
+            resource.resource_type in DOCUMENT_PROPS
+            or resource.resource_type == ROLE
+            or concepts.is_a(resource.resource_type, "identity-attachment")
         ):
             for message in check_iam_least_privilege(resource, ctx):
                 yield resource.urn, message

@@ -71,9 +71,12 @@ def check_default_security_group_closed(resources: Sequence[Any], ctx: Context) 
     rules = of_type(resources, *SG_RULE_TYPES)
     for vpc in of_type(resources, VPC):
         if not any(refers_to(group, "vpcId", vpc, keys=("id",)) for group in defaults):
-            yield vpc.urn, (
-                f"VPC {_name(vpc)} leaves its default security group open; adopt it with "
-                "aws.ec2.DefaultSecurityGroup(vpc_id=..., ingress=[], egress=[])"
+            yield (
+                vpc.urn,
+                (
+                    f"VPC {_name(vpc)} leaves its default security group open; adopt it with "
+                    "aws.ec2.DefaultSecurityGroup(vpc_id=..., ingress=[], egress=[])"
+                ),
             )
     for group in defaults:
         inline = [kind for kind in ("ingress", "egress") if as_list(group.props.get(kind))]
@@ -102,7 +105,10 @@ def check_bucket_access_logging(resources: Sequence[Any], ctx: Context) -> Itera
         linked = [logging for logging in loggings if refers_to(logging, "bucket", bucket)]
         for logging in linked:
             if refers_to(logging, "targetBucket", bucket, keys=("bucket", "id")):
-                yield logging.urn, f"{_name(logging)} logs bucket {_name(bucket)} into itself; use a separate log bucket"
+                yield (
+                    logging.urn,
+                    f"{_name(logging)} logs bucket {_name(bucket)} into itself; use a separate log bucket",
+                )
         if _matches(pattern, bucket) and not linked and not bucket.props.get("loggings"):
             yield bucket.urn, f"data bucket {_name(bucket)} has no S3 server access logging (aws.s3.BucketLogging)"
 
@@ -132,7 +138,10 @@ def check_waf_known_bad_inputs(resource: Any, ctx: Context) -> Iterable[str]:
             if override.get("count") is not None:
                 yield f"web ACL {_name(resource)} counts {KNOWN_BAD_INPUTS} instead of blocking (overrideAction count)"
             for action in as_list(group.get("ruleActionOverrides")):
-                if str(action.get("name", "")).startswith("Log4JRCE") and (action.get("actionToUse") or {}).get("count") is not None:
+                if (
+                    str(action.get("name", "")).startswith("Log4JRCE")
+                    and (action.get("actionToUse") or {}).get("count") is not None
+                ):
                     yield f"web ACL {_name(resource)} overrides {action.get('name')} to count"
     if not found:
         yield f"web ACL {_name(resource)} does not use the AWS managed rule group {KNOWN_BAD_INPUTS}"
@@ -153,13 +162,20 @@ def check_waf_logging(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[
                 if refers_to(config, "logDestinationConfigs", group, keys=("arn",)):
                     name = str(group.props.get("name") or "")
                     if not name.startswith(WAF_LOG_PREFIX):
-                        yield group.urn, f"log group {name or _name(group)} receives WAF logs but is not named {WAF_LOG_PREFIX}*"
+                        yield (
+                            group.urn,
+                            f"log group {name or _name(group)} receives WAF logs but is not named {WAF_LOG_PREFIX}*",
+                        )
             redacted = {
-                str((field.get("singleHeader") or {}).get("name", "")).lower() for field in as_list(config.props.get("redactedFields"))
+                str((field.get("singleHeader") or {}).get("name", "")).lower()
+                for field in as_list(config.props.get("redactedFields"))
             }
             missing = [header for header in CREDENTIAL_HEADERS if header not in redacted]
             if missing:
-                yield config.urn, f"{_name(config)} logs the {', '.join(missing)} header in clear; add it to redacted_fields"
+                yield (
+                    config.urn,
+                    f"{_name(config)} logs the {', '.join(missing)} header in clear; add it to redacted_fields",
+                )
 
 
 # --- monitoring ------------------------------------------------------------------------------------
@@ -194,10 +210,16 @@ POLICIES = [
         check_default_security_group_closed,
     ),
     stack_policy(
-        "bucket-access-logging", "Data buckets have S3 server access logs (CKV_AWS_18).", check_bucket_access_logging, config=CONFIG
+        "bucket-access-logging",
+        "Data buckets have S3 server access logs (CKV_AWS_18).",
+        check_bucket_access_logging,
+        config=CONFIG,
     ),
     resource_policy(
-        "waf-known-bad-inputs", "Web ACLs block AWS's known bad inputs (CKV_AWS_192).", check_waf_known_bad_inputs, types=[WEB_ACL]
+        "waf-known-bad-inputs",
+        "Web ACLs block AWS's known bad inputs (CKV_AWS_192).",
+        check_waf_known_bad_inputs,
+        types=[WEB_ACL],
     ),
     stack_policy("waf-logging", "Web ACLs log, credentials redacted (CKV2_AWS_31).", check_waf_logging),
     resource_policy(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import email
 import gzip
 import ipaddress
@@ -34,7 +35,6 @@ from policies.common import (
     of_type,
     refers_to,
     resource_policy,
-    resources_of,
     stack_policy,
     statements,
     truthy,
@@ -74,8 +74,17 @@ SPOT_TYPES = ("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "aws:ec2/spotFl
 # outside all of these admits public addresses, however the range is split (0.0.0.0/1 + 128.0.0.0/1).
 NON_PUBLIC = tuple(
     ipaddress.ip_network(n)
-    for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
-              "fc00::/7", "fe80::/10", "::1/128")
+    for n in (
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "fc00::/7",
+        "fe80::/10",
+        "::1/128",
+    )
 )
 HTTPS_PORT, HTTP_PORT = 443, 80
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
@@ -120,7 +129,9 @@ CONFIG = {
 SECRET_PATTERNS = (
     (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"), "an AWS access key id"),
     (
-        re.compile(r"aws_?secret_?access_?key['\"]?(?:\s*[=:]\s*|\s+)['\"]?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])", re.IGNORECASE),
+        re.compile(
+            r"aws_?secret_?access_?key['\"]?(?:\s*[=:]\s*|\s+)['\"]?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])", re.IGNORECASE
+        ),
         "an AWS secret access key",
     ),
     (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"), "a private key"),
@@ -139,7 +150,10 @@ def _name(resource: Any) -> str:
 
 
 def _sse_algorithms(config: Any) -> list[Any]:
-    return [(r.get("applyServerSideEncryptionByDefault") or {}).get("sseAlgorithm") for r in as_list(config.props.get("rules"))]
+    return [
+        (r.get("applyServerSideEncryptionByDefault") or {}).get("sseAlgorithm")
+        for r in as_list(config.props.get("rules"))
+    ]
 
 
 def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
@@ -168,7 +182,7 @@ def check_encryption_at_rest(resource: Any, ctx: Context) -> Iterable[str]:
             if ebs is not None and not truthy(ebs.get("encrypted")):
                 yield f"launch template {name}: EBS volume {mapping.get('deviceName')} is not encrypted"
     elif kind == INSTANCE:
-        disks = [props.get("rootBlockDevice")] + as_list(props.get("ebsBlockDevices"))
+        disks = [props.get("rootBlockDevice"), *as_list(props.get("ebsBlockDevices"))]
         for disk in disks:
             if disk is not None and not truthy(disk.get("encrypted")):
                 yield f"instance {name}: EBS volume {disk.get('deviceName', 'root')} is not encrypted"
@@ -192,9 +206,12 @@ def check_bucket_encryption(resources: Sequence[Any], ctx: Context) -> Iterable[
             # A rule without an algorithm is encryption-at-rest's finding, not a weak algorithm.
             weak = [a for a in _sse_algorithms(config) if a and a not in KMS_ALGORITHMS]
             if weak:
-                yield config.urn, (
-                    f"{_name(config)} encrypts data bucket {_name(bucket)} with {', '.join(map(str, weak))}; "
-                    "use aws:kms with the stack's key"
+                yield (
+                    config.urn,
+                    (
+                        f"{_name(config)} encrypts data bucket {_name(bucket)} with {', '.join(map(str, weak))}; "
+                        "use aws:kms with the stack's key"
+                    ),
                 )
 
 
@@ -252,7 +269,8 @@ def is_public_range(cidr: Any) -> bool:
         network = ipaddress.ip_network(str(cidr).strip(), strict=False)
     except ValueError:
         return True
-    return not any(network.version == block.version and network.subnet_of(block) for block in NON_PUBLIC)
+    # Same IP version checked first: subnet_of's overloads want the exact address family.
+    return not any(network.version == block.version and network.subnet_of(block) for block in NON_PUBLIC)  # type: ignore[arg-type]
 
 
 def _internet_rules(resource: Any) -> list[tuple[str, tuple[int, int] | None, str]]:
@@ -305,9 +323,12 @@ def check_ingress_only_to_load_balancer(resources: Sequence[Any], ctx: Context) 
             owners = [g for g in groups if refers_to(resource, "securityGroupId", g, keys=("id",))]
         for group in owners:
             if not any(refers_to(lb, "securityGroups", group, keys=("id",)) for lb in public_lbs):
-                yield resource.urn, (
-                    f"{_name(resource)} opens security group {_name(group)} to the internet, "
-                    "but no internet-facing load balancer uses that group"
+                yield (
+                    resource.urn,
+                    (
+                        f"{_name(resource)} opens security group {_name(group)} to the internet, "
+                        "but no internet-facing load balancer uses that group"
+                    ),
                 )
 
 
@@ -353,17 +374,26 @@ def _depends_on(resource: Any, prop: str, target: Any) -> bool:
 
 def _routes_to_internet(table: Any, gateways: Sequence[Any], routes: Sequence[Any]) -> bool:
     """A route table sends a public destination to an internet gateway (inline or as Route resources)."""
+
     def to_gateway(route: Any, holder: Any, prop: str) -> bool:
         gateway = route.get("gatewayId")
-        if not gateway or not is_public_range(route.get("cidrBlock") or route.get("ipv6CidrBlock") or route.get("destinationCidrBlock")
-                                              or route.get("destinationIpv6CidrBlock") or "0.0.0.0/0"):
+        if not gateway or not is_public_range(
+            route.get("cidrBlock")
+            or route.get("ipv6CidrBlock")
+            or route.get("destinationCidrBlock")
+            or route.get("destinationIpv6CidrBlock")
+            or "0.0.0.0/0"
+        ):
             return False
         return str(gateway).startswith("igw-") or any(
             gateway == g.props.get("id") or _depends_on(holder, prop, g) for g in gateways
         )
+
     if any(to_gateway(r, table, "routes") for r in as_list(table.props.get("routes")) if hasattr(r, "get")):
         return True
-    return any(refers_to(r, "routeTableId", table, keys=("id",)) and to_gateway(r.props, r, "gatewayId") for r in routes)
+    return any(
+        refers_to(r, "routeTableId", table, keys=("id",)) and to_gateway(r.props, r, "gatewayId") for r in routes
+    )
 
 
 def _node_subnets(resource: Any) -> list[str]:
@@ -385,26 +415,39 @@ def check_nodes_in_private_subnets(resources: Sequence[Any], ctx: Context) -> It
     https://docs.aws.amazon.com/vpc/latest/userguide/vpc-example-private-subnets-nat.html); ours."""
     gateways = of_type(resources, "aws:ec2/internetGateway:InternetGateway")
     routes = of_type(resources, "aws:ec2/route:Route")
-    public_tables = [t for t in of_type(resources, "aws:ec2/routeTable:RouteTable") if _routes_to_internet(t, gateways, routes)]
+    public_tables = [
+        t for t in of_type(resources, "aws:ec2/routeTable:RouteTable") if _routes_to_internet(t, gateways, routes)
+    ]
     associations = of_type(resources, "aws:ec2/routeTableAssociation:RouteTableAssociation")
     public_subnets = [
-        subnet for subnet in of_type(resources, SUBNET)
-        if any(refers_to(a, "subnetId", subnet, keys=("id",)) and any(refers_to(a, "routeTableId", t, keys=("id",)) for t in public_tables)
-               for a in associations)
+        subnet
+        for subnet in of_type(resources, SUBNET)
+        if any(
+            refers_to(a, "subnetId", subnet, keys=("id",))
+            and any(refers_to(a, "routeTableId", t, keys=("id",)) for t in public_tables)
+            for a in associations
+        )
     ]
     for resource in resources:
         props_to_check = _node_subnets(resource)
         for subnet in public_subnets:
             hit = any(refers_to(resource, prop, subnet, keys=("id",)) for prop in props_to_check)
             if resource.resource_type == LAUNCH_TEMPLATE:
-                hit = _depends_on(resource, "networkInterfaces", subnet) and any(
-                    i.get("subnetId") for i in as_list(resource.props.get("networkInterfaces")) if hasattr(i, "get")
+                hit = (
+                    _depends_on(resource, "networkInterfaces", subnet)
+                    and any(
+                        i.get("subnetId") for i in as_list(resource.props.get("networkInterfaces")) if hasattr(i, "get")
+                    )
                 ) or any(
                     i.get("subnetId") and i.get("subnetId") == subnet.props.get("id")
-                    for i in as_list(resource.props.get("networkInterfaces")) if hasattr(i, "get")
+                    for i in as_list(resource.props.get("networkInterfaces"))
+                    if hasattr(i, "get")
                 )
             if hit:
-                yield resource.urn, f"{_name(resource)} launches nodes in public subnet {_name(subnet)} (it routes to an internet gateway)"
+                yield (
+                    resource.urn,
+                    f"{_name(resource)} launches nodes in public subnet {_name(subnet)} (it routes to an internet gateway)",
+                )
 
 
 def check_imdsv2(resource: Any, ctx: Context) -> Iterable[str]:
@@ -429,10 +472,8 @@ def decode_user_data(value: Any, *, base64_encoded: bool) -> str:
         except (binascii.Error, ValueError):
             raw = value.encode()
     if raw[:2] == b"\x1f\x8b":
-        try:
+        with contextlib.suppress(OSError):
             raw = gzip.decompress(raw)
-        except OSError:
-            pass
     return raw.decode("utf-8", errors="replace")
 
 
@@ -550,7 +591,10 @@ def check_bucket_versioning(resources: Sequence[Any], ctx: Context) -> Iterable[
         if status is not None and status != "Enabled":
             targets = [b for b in of_type(resources, *BUCKET) if refers_to(versioning, "bucket", b)]
             if not any(_matches(pattern, b) for b in targets):
-                yield versioning.urn, f"{_name(versioning)} sets versioning {status}; versioning is never suspended on a stateful bucket"
+                yield (
+                    versioning.urn,
+                    f"{_name(versioning)} sets versioning {status}; versioning is never suspended on a stateful bucket",
+                )
     for bucket in of_type(resources, *BUCKET):
         inline = bucket.props.get("versioning")
         if isinstance(inline, Mapping) and inline.get("enabled") is not None and not truthy(inline.get("enabled")):
@@ -559,7 +603,7 @@ def check_bucket_versioning(resources: Sequence[Any], ctx: Context) -> Iterable[
 
 def _expires_current_versions(rule: Any) -> bool:
     expiration = rule.get("expiration") if hasattr(rule, "get") else None
-    if not hasattr(expiration, "get") or str(rule.get("status", "Enabled")) != "Enabled":
+    if expiration is None or not hasattr(expiration, "get") or str(rule.get("status", "Enabled")) != "Enabled":
         return False
     return expiration.get("days") not in (None, 0, 0.0) or bool(expiration.get("date"))
 
@@ -578,15 +622,23 @@ def check_no_scheduled_data_loss(resources: Sequence[Any], ctx: Context) -> Iter
             continue
         for rule in as_list(lifecycle.props.get("rules")):
             if _expires_current_versions(rule):
-                yield lifecycle.urn, (
-                    f"{_name(lifecycle)} rule {rule.get('id')} expires current object versions; "
-                    "expire only noncurrent versions on data buckets"
+                yield (
+                    lifecycle.urn,
+                    (
+                        f"{_name(lifecycle)} rule {rule.get('id')} expires current object versions; "
+                        "expire only noncurrent versions on data buckets"
+                    ),
                 )
     for link in concepts.of(resources, "file-system-link"):
         s3 = link.props.get("s3") or {}
-        events = [str(e) for e in as_list((s3.get("autoExportPolicy") or {}).get("events"))] if hasattr(s3, "get") else []
+        events = (
+            [str(e) for e in as_list((s3.get("autoExportPolicy") or {}).get("events"))] if hasattr(s3, "get") else []
+        )
         if "DELETED" in events:
-            yield link.urn, f"{_name(link)} exports deletions to {link.props.get('dataRepositoryPath')} (autoExportPolicy DELETED)"
+            yield (
+                link.urn,
+                f"{_name(link)} exports deletions to {link.props.get('dataRepositoryPath')} (autoExportPolicy DELETED)",
+            )
     for resource in resources:
         if concepts.concept_of(resource.resource_type) in concepts.STATEFUL:
             for key in ("forceDestroy", "forceDelete", "skipFinalSnapshot"):
@@ -634,7 +686,9 @@ def check_https_listeners(resource: Any, ctx: Context) -> Iterable[str]:
     protocol = props.get("protocol") or "HTTP"
     if str(protocol).upper() == "HTTP":
         actions = as_list(props.get("defaultActions"))
-        redirects = [a for a in actions if a.get("type") == "redirect" and (a.get("redirect") or {}).get("protocol") == "HTTPS"]
+        redirects = [
+            a for a in actions if a.get("type") == "redirect" and (a.get("redirect") or {}).get("protocol") == "HTTPS"
+        ]
         if not actions or len(redirects) != len(actions):
             yield f"HTTP listener {name} must only redirect to HTTPS"
     elif str(protocol).upper() in ("HTTPS", "TLS"):
@@ -670,7 +724,10 @@ def spot_usage(resource: Any) -> str | None:
             return "requests spot instances (instanceMarketOptions)"
     if kind == "aws:ec2/fleet:Fleet":
         capacity = props.get("targetCapacitySpecification") or {}
-        if str(capacity.get("defaultTargetCapacityType") or "").lower() == "spot" or float(capacity.get("spotTargetCapacity") or 0) > 0:
+        if (
+            str(capacity.get("defaultTargetCapacityType") or "").lower() == "spot"
+            or float(capacity.get("spotTargetCapacity") or 0) > 0
+        ):
             return "is an EC2 fleet with spot capacity"
     if kind == "aws:eks/nodeGroup:NodeGroup" and str(props.get("capacityType") or "").upper() == "SPOT":
         return "is a spot node group (capacityType SPOT)"
@@ -707,9 +764,12 @@ def check_spot_training_checkpoints(resources: Sequence[Any], ctx: Context) -> I
         return
     for resource in resources:
         if why := spot_usage(resource):
-            yield resource.urn, (
-                f"{_name(resource)} {why} but the stack has no checkpoint bucket; "
-                "set training.storage.checkpoints or use on-demand capacity"
+            yield (
+                resource.urn,
+                (
+                    f"{_name(resource)} {why} but the stack has no checkpoint bucket; "
+                    "set training.storage.checkpoints or use on-demand capacity"
+                ),
             )
 
 
@@ -733,7 +793,11 @@ def _metrics_of_policy(policy: Any) -> list[tuple[str, str]]:
     """(namespace, metric name) pairs a scaling policy tracks, of every policy kind (target tracking,
     predictive, application auto scaling); step/simple policies get theirs from their alarms."""
     found: list[tuple[str, str]] = []
-    for key in ("targetTrackingConfiguration", "predictiveScalingConfiguration", "targetTrackingScalingPolicyConfiguration"):
+    for key in (
+        "targetTrackingConfiguration",
+        "predictiveScalingConfiguration",
+        "targetTrackingScalingPolicyConfiguration",
+    ):
         value = policy.props.get(key)
         if value:
             _metric_refs(value, found)
@@ -779,23 +843,35 @@ def check_serving_scales_on_queue_depth(resources: Sequence[Any], ctx: Context) 
         if cpu:
             yield group.urn, f"replica group {_name(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
         elif not any(_is_queue_metric(ns, m) for _, ns, m in metrics):
-            yield group.urn, (
-                f"replica group {_name(group)} has no scaling policy on the admission queue's depth "
-                "(AWS/SQS ApproximateNumberOfMessagesVisible or a backlog-per-replica metric)"
+            yield (
+                group.urn,
+                (
+                    f"replica group {_name(group)} has no scaling policy on the admission queue's depth "
+                    "(AWS/SQS ApproximateNumberOfMessagesVisible or a backlog-per-replica metric)"
+                ),
             )
 
 
 POLICIES = [
     resource_policy("encryption-at-rest", "Data at rest is encrypted.", check_encryption_at_rest),
     stack_policy(
-        "bucket-encryption", "Every bucket has default encryption; data buckets use KMS.", check_bucket_encryption, config=CONFIG
+        "bucket-encryption",
+        "Every bucket has default encryption; data buckets use KMS.",
+        check_bucket_encryption,
+        config=CONFIG,
     ),
     resource_policy("no-public-buckets", "No bucket is public.", check_no_public_buckets),
     stack_policy(
-        "no-public-buckets-final", "No bucket policy makes a bucket public (final state).", check_public_bucket_policies_final
+        "no-public-buckets-final",
+        "No bucket policy makes a bucket public (final state).",
+        check_public_bucket_policies_final,
     ),
-    stack_policy("bucket-public-access-block", "Every bucket has a public access block.", check_bucket_public_access_block),
-    resource_policy("no-internet-ingress", "No ingress from the internet but the serving HTTPS entry.", check_no_internet_ingress),
+    stack_policy(
+        "bucket-public-access-block", "Every bucket has a public access block.", check_bucket_public_access_block
+    ),
+    resource_policy(
+        "no-internet-ingress", "No ingress from the internet but the serving HTTPS entry.", check_no_internet_ingress
+    ),
     stack_policy(
         "internet-ingress-only-to-load-balancer",
         "Only an internet-facing load balancer's security group is open to the internet.",
@@ -803,19 +879,27 @@ POLICIES = [
     ),
     resource_policy("no-public-ip-on-nodes", "Nodes and subnets get no public IPs.", check_no_public_ip),
     stack_policy(
-        "nodes-in-private-subnets", "Nodes launch only in subnets without a route to an internet gateway.", check_nodes_in_private_subnets
+        "nodes-in-private-subnets",
+        "Nodes launch only in subnets without a route to an internet gateway.",
+        check_nodes_in_private_subnets,
     ),
     resource_policy("imdsv2-required", "Instances require IMDSv2.", check_imdsv2),
     resource_policy("no-secrets-in-user-data", "User data embeds no secrets.", check_no_secrets_in_user_data),
     stack_policy(
-        "no-secrets-in-user-data-final", "User data embeds no secrets (final state).", check_no_secrets_in_user_data_final
+        "no-secrets-in-user-data-final",
+        "User data embeds no secrets (final state).",
+        check_no_secrets_in_user_data_final,
     ),
     resource_policy("iam-least-privilege", "IAM policies grant least privilege.", check_iam_least_privilege),
     stack_policy(
-        "iam-least-privilege-final", "IAM policies grant least privilege (final state).", check_iam_least_privilege_final
+        "iam-least-privilege-final",
+        "IAM policies grant least privilege (final state).",
+        check_iam_least_privilege_final,
     ),
     resource_policy("protect-stateful", "Stateful resources are protected.", check_protect_stateful),
-    stack_policy("bucket-versioning", "Checkpoint and artifact buckets are versioned.", check_bucket_versioning, config=CONFIG),
+    stack_policy(
+        "bucket-versioning", "Checkpoint and artifact buckets are versioned.", check_bucket_versioning, config=CONFIG
+    ),
     stack_policy(
         "no-scheduled-data-loss",
         "No lifecycle expiry of current versions, exported deletions or forceDestroy on stateful resources.",
@@ -824,7 +908,9 @@ POLICIES = [
     ),
     stack_policy("queue-dlq", "Every queue has a dead-letter queue.", check_queue_dlq),
     resource_policy("https-listeners", "Listeners are HTTPS-only.", check_https_listeners),
-    resource_policy("lb-deletion-protection", "Serving load balancers have deletion protection.", check_lb_deletion_protection),
+    resource_policy(
+        "lb-deletion-protection", "Serving load balancers have deletion protection.", check_lb_deletion_protection
+    ),
     resource_policy("no-spot-serving", "Serving replicas never run on spot.", check_no_spot_serving),
     stack_policy(
         "spot-training-needs-checkpoints",

@@ -66,16 +66,37 @@ READ_PATH_KMS = frozenset({"kms:decrypt", "kms:describekey"})
 # Source: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html
 # (as of 2025-06; ap-southeast-3 added 2026-12-02). The pack runs without the project installed, so
 # the table is copied from components.aws.serving.edge.ELB_LOG_ACCOUNTS; a test keeps the two equal.
-ELB_LOG_DELIVERY_ACCOUNTS = frozenset({
-    "127311923021", "033677994240", "027434742980", "797873946194",  # us-east-1/2, us-west-1/2
-    "098369216593", "754344448648", "718504428378", "383597477331",  # af-south-1, ap-east-1, ap-south-1, ap-northeast-3
-    "600734575887", "114774131450", "783225319266", "582318560864",  # ap-northeast-2, ap-southeast-1/2, ap-northeast-1
-    "985666609251", "054676820928", "156460612806", "652711504416",  # ca-central-1, eu-central-1, eu-west-1/2
-    "635631232127", "009996457667", "897822967062", "076674570225",  # eu-south-1, eu-west-3, eu-north-1, me-south-1
-    "507241528517", "048591011584", "190560391635", "638102146993",  # sa-east-1, us-gov-west-1/east-1, cn-north-1
-    "037604701340", "589379963580",  # cn-northwest-1, ap-southeast-3
-})
-CONFIG = {
+ELB_LOG_DELIVERY_ACCOUNTS = frozenset(
+    {
+        "127311923021",
+        "033677994240",
+        "027434742980",
+        "797873946194",  # us-east-1/2, us-west-1/2
+        "098369216593",
+        "754344448648",
+        "718504428378",
+        "383597477331",  # af-south-1, ap-east-1, ap-south-1, ap-northeast-3
+        "600734575887",
+        "114774131450",
+        "783225319266",
+        "582318560864",  # ap-northeast-2, ap-southeast-1/2, ap-northeast-1
+        "985666609251",
+        "054676820928",
+        "156460612806",
+        "652711504416",  # ca-central-1, eu-central-1, eu-west-1/2
+        "635631232127",
+        "009996457667",
+        "897822967062",
+        "076674570225",  # eu-south-1, eu-west-3, eu-north-1, me-south-1
+        "507241528517",
+        "048591011584",
+        "190560391635",
+        "638102146993",  # sa-east-1, us-gov-west-1/east-1, cn-north-1
+        "037604701340",
+        "589379963580",  # cn-northwest-1, ap-southeast-3
+    }
+)
+CONFIG: dict[str, dict[str, Any]] = {
     "trustedAccounts": {
         "type": "array",
         "items": {"type": "string"},
@@ -110,15 +131,25 @@ def check_accounts_configured(resources: Sequence[Any], ctx: Context) -> Iterabl
     """The pack knows the stack's side and both sides' accounts; without them every account check
     would pass vacuously, so their absence is itself a violation. Ours (fail closed)."""
     stack = next((r.urn for r in resources if r.resource_type == "pulumi:pulumi:Stack"), "")
-    missing = [key for key, accounts in (("trainingAccounts", ctx.training_accounts), ("servingAccounts", ctx.serving_accounts)) if not accounts]
+    missing = [
+        key
+        for key, accounts in (("trainingAccounts", ctx.training_accounts), ("servingAccounts", ctx.serving_accounts))
+        if not accounts
+    ]
     if missing:
-        yield stack, (
-            f"the separation pack has no {' or '.join(missing)} config, so it cannot check any account: pass "
-            "--policy-pack-config (see `accelstack policy STACK --emit-config separation`)"
+        yield (
+            stack,
+            (
+                f"the separation pack has no {' or '.join(missing)} config, so it cannot check any account: pass "
+                "--policy-pack-config (see `accelstack policy STACK --emit-config separation`)"
+            ),
         )
     if ctx.workload is None:
-        yield stack, (
-            f"the stack's side is unknown: tag the provider {TAG_WORKLOAD}=training|serving or set `workload` in the policy config"
+        yield (
+            stack,
+            (
+                f"the stack's side is unknown: tag the provider {TAG_WORKLOAD}=training|serving or set `workload` in the policy config"
+            ),
         )
 
 
@@ -157,6 +188,9 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
     if package not in PINNABLE_PACKAGES:
         kind = "cloud package" if package in CLOUD_PACKAGES else "package the packs do not know"
         yield f"provider {resource.name} is a {package} provider, a {kind}: its account pinning cannot be checked"
+        return
+    if facts is None:  # a pinnable provider whose inputs the pack could not read: fail closed
+        yield f"provider {resource.name} ({package}): its account pinning cannot be read"
         return
     if not facts.allowed_accounts:
         yield f"provider {facts.name} does not pin its account: set allowedAccountIds to the stack's account"
@@ -327,7 +361,9 @@ def _read_path_problems(grant: Grant, kind: str, ctx: Context) -> list[str]:
             else:
                 prefixes = _list_prefixes(grant)
                 if prefixes is None or not all(p.split("*", 1)[0].startswith(prefix) for p in prefixes):
-                    problems.append(f"lists {resource} beyond the artifact prefix {prefix} (add an s3:prefix condition)")
+                    problems.append(
+                        f"lists {resource} beyond the artifact prefix {prefix} (add an s3:prefix condition)"
+                    )
         return problems
     if kind in ("aws:kms/key:Key", "aws:kms/keyPolicy:KeyPolicy"):
         wider = outside(grant.actions, READ_PATH_KMS)
@@ -397,11 +433,19 @@ def _identity_policy_problems(name: str, document: Any, ctx: Context) -> Iterabl
             if account is None or account in own:
                 continue
             reads_training = (
-                ctx.workload == "serving" and account in ctx.training_accounts and not outside(grant.actions, READ_PATH_S3 | READ_PATH_KMS)
+                ctx.workload == "serving"
+                and account in ctx.training_accounts
+                and not outside(grant.actions, READ_PATH_S3 | READ_PATH_KMS)
             )
             if reads_training:
                 continue
-            side = f"the {ctx.other} account" if account in ctx.other_accounts else "every account" if account == ANY else "account"
+            side = (
+                f"the {ctx.other} account"
+                if account in ctx.other_accounts
+                else "every account"
+                if account == ANY
+                else "account"
+            )
             yield f"{name} allows {summarize(grant.actions)} on {resource} in {side} {'' if account == ANY else account}".rstrip()
 
 
@@ -412,7 +456,9 @@ def _grantee_problems(name: str, kind: str, props: Any, ctx: Context) -> Iterabl
         operations = {f"kms:{op}".lower() for op in as_list(props.get("operations"))}
         allowed = ctx.workload == "training" and account in ctx.serving_accounts and operations <= READ_PATH_KMS
     elif kind == "aws:lambda/permission:Permission":
-        account = _principal_account(props.get("principal")) if ".amazonaws.com" not in str(props.get("principal")) else None
+        account = (
+            _principal_account(props.get("principal")) if ".amazonaws.com" not in str(props.get("principal")) else None
+        )
         allowed = False
     else:  # a dead-letter target in another account receives the stack's messages
         policy = decode(props.get("redrivePolicy"))
@@ -524,7 +570,9 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
         # The digest is not required here: tag specifications belong to a template version, and a
         # digest in them would roll a serving fleet on every config edit; groups propagate it.
         stable = [k for k in REQUIRED_TAGS if k != TAG_DIGEST]
-        specs = {s.get("resourceType"): _tag_values(s.get("tags")) for s in as_list(resource.props.get("tagSpecifications"))}
+        specs = {
+            s.get("resourceType"): _tag_values(s.get("tags")) for s in as_list(resource.props.get("tagSpecifications"))
+        }
         for kind in ("instance", "volume"):
             tags = specs.get(kind, {})
             missing = [k for k in stable if k in expected and tags.get(k) != expected[k]]
@@ -535,10 +583,10 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
                 )
 
 
-
-
 POLICIES = [
-    stack_policy("accounts-configured", "The pack knows both sides' accounts and the stack's side.", check_accounts_configured),
+    stack_policy(
+        "accounts-configured", "The pack knows both sides' accounts and the stack's side.", check_accounts_configured
+    ),
     resource_policy("explicit-provider", "Cloud resources use the stack's explicit provider.", check_explicit_provider),
     resource_policy(
         "provider-account",
@@ -547,10 +595,10 @@ POLICIES = [
     ),
     stack_policy("disjoint-accounts", "Training and serving account sets are disjoint.", check_disjoint_accounts),
     resource_policy("allowed-regions", "Resources stay in the allowed regions.", check_allowed_regions),
-    resource_policy("known-resource-kinds", "Every resource is of a kind the packs know (fail closed).", check_known_kinds),
     resource_policy(
-        "workload-resource-kinds", "Resource kinds belong to the stack's workload.", check_workload_kinds
+        "known-resource-kinds", "Every resource is of a kind the packs know (fail closed).", check_known_kinds
     ),
+    resource_policy("workload-resource-kinds", "Resource kinds belong to the stack's workload.", check_workload_kinds),
     resource_policy(
         "cross-account-read-only",
         "Cross-account grants only let serving read training's artifacts.",

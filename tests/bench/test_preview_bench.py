@@ -41,8 +41,11 @@ def report(capsys, text: str) -> None:
 def test_resource_count_and_time_do_not_scale_with_nodes(stack_file, project, capsys):
     small = preview_stack(stack_file, ["training.nodes.count=4"], project)
     large = preview_stack(stack_file, ["training.nodes.count=4000"], project)
-    report(capsys, f"{small.stack}: count=4 -> {len(small.resources)} resources in {small.seconds:.2f}s; "
-           f"count=4000 -> {len(large.resources)} resources in {large.seconds:.2f}s")
+    report(
+        capsys,
+        f"{small.stack}: count=4 -> {len(small.resources)} resources in {small.seconds:.2f}s; "
+        f"count=4000 -> {len(large.resources)} resources in {large.seconds:.2f}s",
+    )
     assert len(small.resources) == len(large.resources)
     assert sorted(r.type for r in small.resources) == sorted(r.type for r in large.resources)
     # Generous: both previews do the same work; 3x absorbs noise on a shared 2-core machine.

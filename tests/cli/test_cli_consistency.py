@@ -27,7 +27,11 @@ MANIFEST_TIME = re.compile(r'"time": "[^"]+"')
 def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     """The installed console entry point in a real process (real stdout/stderr, no terminal)."""
     return subprocess.run(
-        [sys.executable, "-m", "accelstack.cli", *args], cwd=cwd, capture_output=True, text=True, check=False,
+        [sys.executable, "-m", "accelstack.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
         env={**os.environ, "COLUMNS": "160"},
     )
 
@@ -123,8 +127,16 @@ def test_help_at_80_columns_keeps_every_option_name_whole(name: str, command: cl
 
 @pytest.mark.parametrize(
     ("value", "unit", "text"),
-    [(1, "replicas", "1 replica"), (2, "replicas", "2 replicas"), (1, "GPUs", "1 GPU"), (8, "GPUs", "8 GPUs"),
-     (1.0, "sequences", "1 sequence"), (1, "s", "1 s"), (2.5, "GiB", "2.5 GiB"), (1, "", "1")],
+    [
+        (1, "replicas", "1 replica"),
+        (2, "replicas", "2 replicas"),
+        (1, "GPUs", "1 GPU"),
+        (8, "GPUs", "8 GPUs"),
+        (1.0, "sequences", "1 sequence"),
+        (1, "s", "1 s"),
+        (2.5, "GiB", "2.5 GiB"),
+        (1, "", "1"),
+    ],
 )
 def test_counted_units_agree_in_number(value, unit, text) -> None:
     assert quantity(value, unit) == text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -14,14 +14,13 @@ from accelstack.cli import app
 from accelstack.engine.capture import Registration
 from accelstack.engine.replacement import CREATE_FIRST, DELETE_FIRST, plan_changes
 
-
 REPO = Path(__file__).resolve().parents[2]
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 BUCKET = "aws:s3/bucket:Bucket"
 GROUP = "aws:autoscaling/group:Group"
 
 
-@lru_cache(maxsize=None)
+@cache
 def diff(stack: str, *edits: str):
     """(exit code, the `--json -` document or None, stdout, stderr) of `accelstack diff STACK --set ...`."""
     args = ["diff", stack, "--project-dir", str(REPO), "--json", "-"]
@@ -57,7 +56,9 @@ def test_more_nodes_update_the_group_in_place_and_leave_data_alone() -> None:
 
 def test_persistent_2_to_1_replaces_the_protected_lustre_and_is_blocked() -> None:
     code, document, _, stderr = diff(
-        "aws-training", "training.storage.lustre.deploymentType=PERSISTENT_1", "training.storage.lustre.throughputPerTiB=200"
+        "aws-training",
+        "training.storage.lustre.deploymentType=PERSISTENT_1",
+        "training.storage.lustre.throughputPerTiB=200",
     )
     assert code == 1
     assert document["blocked"]
@@ -104,7 +105,9 @@ def test_edited_file_is_compared_with_the_stack_file(tmp_path, runner) -> None:
     result = runner.invoke(app, ["diff", "aws-finetune", "--file", str(edited), "--project-dir", str(REPO)])
     assert result.exit_code == 0, result.output
     assert "aws-finetune: update" in result.stdout
-    assert re.search(r"update +aws-finetune-nodes  aws:ec2/launchTemplate:LaunchTemplate  .*instanceMarketOptions", result.stdout)
+    assert re.search(
+        r"update +aws-finetune-nodes  aws:ec2/launchTemplate:LaunchTemplate  .*instanceMarketOptions", result.stdout
+    )
 
 
 def test_no_edit_is_a_usage_error(runner) -> None:
@@ -124,10 +127,20 @@ def test_an_invalid_edit_names_the_edited_version_and_runs_nothing(runner) -> No
 def _registration(name: str, type_token: str, inputs: dict, **options) -> Registration:
     provider = options.pop("provider", "urn:pulumi:providers:aws::prov::prov-id")
     return Registration(
-        urn=f"urn:{type_token}::{name}", type=type_token, name=name, custom=True, parent="", provider=provider,
-        dependencies=[], property_dependencies={}, protect=options.get("protect", False), retain_on_delete=False,
-        delete_before_replace=options.get("delete_before_replace", False), ignore_changes=options.get("ignore", []),
-        additional_secret_outputs=[], inputs=inputs,
+        urn=f"urn:{type_token}::{name}",
+        type=type_token,
+        name=name,
+        custom=True,
+        parent="",
+        provider=provider,
+        dependencies=[],
+        property_dependencies={},
+        protect=options.get("protect", False),
+        retain_on_delete=False,
+        delete_before_replace=options.get("delete_before_replace", False),
+        ignore_changes=options.get("ignore", []),
+        additional_secret_outputs=[],
+        inputs=inputs,
     )
 
 

@@ -44,7 +44,9 @@ def test_a_mandatory_violation_is_printed_and_exits_1(runner, fixture_project, t
     assert ENCRYPTION_VERDICT in lines
     # The tally counts every policy of both packs; the five the fixture breaks are the ones that fail
     # (its checkpoints bucket also has no server access logging: guardrails bucket-access-logging).
-    assert re.search(r"^alpha: policies: \d+ passed, 5 mandatory and 0 advisory violations$", result.output, re.MULTILINE)
+    assert re.search(
+        r"^alpha: policies: \d+ passed, 5 mandatory and 0 advisory violations$", result.output, re.MULTILINE
+    )
     assert re.search(r"^alpha: 8 resources \(5 custom\)", result.output, re.MULTILINE)  # the preview still reports
     policy = json.loads(out.read_text())["accelstack"]["policy"]
     assert policy["ran"] and policy["mandatory"] == 5 and policy["advisory"] == 0
@@ -99,7 +101,7 @@ def row(output: str, stack: str, target: str) -> str:
             extra = [cell.strip() for cell in more.strip().strip("│").split("│")]
             if len(extra) != len(cells) or extra[0]:
                 break  # the next row, or the table's bottom border
-            cells = [f"{a} {b}".strip() for a, b in zip(cells, extra)]
+            cells = [f"{a} {b}".strip() for a, b in zip(cells, extra, strict=True)]
         return " | ".join(cells)
     raise AssertionError(f"no row {target!r} in {stack}'s derived defaults")
 

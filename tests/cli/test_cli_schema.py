@@ -42,9 +42,16 @@ def test_every_key_has_a_description() -> None:
 
 def test_the_reference_lists_keys_a_user_could_not_find_before() -> None:
     text = (DOCS / "spec-reference.md").read_text()
-    for key in ("`network.vpcId`", "`network.publicSubnetIds`", "`replicas.serverImage`", "`replicas.warmPool`",
-                "`replicas.coldStartSeconds`", "`model.checkpointGiB`", "`loadBalancer.accessLogs`",
-                "`scheduler.partitions[].features`"):
+    for key in (
+        "`network.vpcId`",
+        "`network.publicSubnetIds`",
+        "`replicas.serverImage`",
+        "`replicas.warmPool`",
+        "`replicas.coldStartSeconds`",
+        "`model.checkpointGiB`",
+        "`loadBalancer.accessLogs`",
+        "`scheduler.partitions[].features`",
+    ):
         assert key in text, key
 
 

@@ -85,9 +85,7 @@ def test_out_of_range_names_its_path_and_bound(runner, project):
 
 
 def test_every_problem_gets_its_own_line(runner, project):
-    result = invoke(
-        runner, project, "alpha", "--set", "training.nodes.count=0", "--set", "training.nodes.bogus=1"
-    )
+    result = invoke(runner, project, "alpha", "--set", "training.nodes.count=0", "--set", "training.nodes.bogus=1")
     assert result.exit_code == 2
     paths = sorted(line.split(": ")[1] for line in problem_lines(result))
     assert paths == ["training.nodes.bogus", "training.nodes.count"]
@@ -208,7 +206,9 @@ def alpha_text(project: Path) -> str:
 
 
 def test_duplicate_key_in_a_stack_file(runner, project):
-    text = alpha_text(project).replace("nodes: {instanceType: p5.48xlarge, count: 4}", "nodes: {instanceType: p5.48xlarge, count: 4, count: 64}")
+    text = alpha_text(project).replace(
+        "nodes: {instanceType: p5.48xlarge, count: 4}", "nodes: {instanceType: p5.48xlarge, count: 4, count: 64}"
+    )
     write_stack(project, "alpha", text)
     line = only_problem(invoke(runner, project, "alpha"))
     assert line.startswith("alpha: training.nodes.count: line ") and "duplicate key" in line
@@ -243,7 +243,9 @@ def test_provider_region_disagreeing_with_account_region(runner, project):
 
 def test_wrong_type_from_set_echoes_the_value_and_the_set(runner, project):
     line = only_problem(invoke(runner, project, "alpha", "--set", "training.nodes.count=sixteen"))
-    assert line == "alpha: training.nodes.count: 'sixteen' is not a whole number (from --set training.nodes.count=sixteen)"
+    assert (
+        line == "alpha: training.nodes.count: 'sixteen' is not a whole number (from --set training.nodes.count=sixteen)"
+    )
 
 
 def test_unknown_key_from_set_suggests_and_names_the_set(runner, project):

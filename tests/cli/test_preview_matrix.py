@@ -15,19 +15,26 @@ SCRIPT = REPO / ".github" / "scripts" / "preview_matrix.py"
 
 def run(project: Path, output: Path | None = None) -> subprocess.CompletedProcess:
     env = {"GITHUB_OUTPUT": str(output)} if output else {}
-    return subprocess.run([sys.executable, str(SCRIPT), str(project)], capture_output=True, text=True, check=False, env=env)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), str(project)], capture_output=True, text=True, check=False, env=env
+    )
 
 
 def test_every_shipped_stack_is_in_the_matrix_with_its_region_and_role(tmp_path: Path) -> None:
     result = run(REPO, tmp_path / "out")
     assert result.returncode == 0, result.stderr
     include = json.loads(result.stdout)["include"]
-    assert [entry["stack"] for entry in include] == sorted(p.name[7:-5] for p in (REPO / "stacks").glob("Pulumi.*.yaml"))
+    assert [entry["stack"] for entry in include] == sorted(
+        p.name[7:-5] for p in (REPO / "stacks").glob("Pulumi.*.yaml")
+    )
     for entry in include:
         config = yaml.safe_load((REPO / "stacks" / f"Pulumi.{entry['stack']}.yaml").read_text())["config"]
         assert entry["region"] == config["accelstack:account"]["region"]
         workload = config["accelstack:workload"]
-        assert entry["role_secret"] == {"training": "AWS_TRAINING_PREVIEW_ROLE", "serving": "AWS_SERVING_PREVIEW_ROLE"}[workload]
+        assert (
+            entry["role_secret"]
+            == {"training": "AWS_TRAINING_PREVIEW_ROLE", "serving": "AWS_SERVING_PREVIEW_ROLE"}[workload]
+        )
     assert (tmp_path / "out").read_text() == f"matrix={result.stdout.strip()}\n"
 
 

@@ -90,6 +90,8 @@ def test_the_readme_has_commands_to_run() -> None:
 @pytest.mark.parametrize(("line", "command"), readme_commands(), ids=[f"README:{n}" for n, _ in readme_commands()])
 def test_readme_command_works_as_written(workdir: Path, line: int, command: str) -> None:
     runnable = re.sub(r"^(\.venv/bin/)?accelstack\b", str(ACCELSTACK), command)
-    result = subprocess.run(["bash", "-c", runnable], cwd=workdir, capture_output=True, text=True, timeout=300, check=False)
+    result = subprocess.run(
+        ["bash", "-c", runnable], cwd=workdir, capture_output=True, text=True, timeout=300, check=False
+    )
     assert result.returncode == 0, f"README.md:{line}: {command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
     assert "Traceback" not in result.stderr

@@ -9,8 +9,9 @@ internet gateway, and S3 traffic from every private subnet takes the gateway end
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -30,7 +31,7 @@ GATEWAY = "aws:ec2/internetGateway:InternetGateway"
 ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(stack: str) -> Capture:
     raw = read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml")
     return capture(MAIN, config_for_pulumi(raw), stack=stack)
@@ -95,10 +96,10 @@ class RegionWithLocalZoneAndPatchyGpus(MockCloud):
     zones (unless filtered to opt-in-not-required) and it sorts before the AZs; the GPU type is not
     offered in us-east-1a. Answers honour the filters the program sends, as EC2 would."""
 
-    ZONES = {"us-east-1-bos-1a": "opted-in", "us-east-1a": "opt-in-not-required",
+    ZONES: ClassVar[dict[str, str]] = {"us-east-1-bos-1a": "opted-in", "us-east-1a": "opt-in-not-required",
              "us-east-1b": "opt-in-not-required", "us-east-1c": "opt-in-not-required",
              "us-east-1d": "opt-in-not-required"}  # fmt: skip
-    OFFERED = {"us-east-1-bos-1a", "us-east-1b", "us-east-1d"}
+    OFFERED = frozenset({"us-east-1-bos-1a", "us-east-1b", "us-east-1d"})
 
     def __init__(self) -> None:
         super().__init__(account_id="222222222222")
@@ -129,7 +130,13 @@ def test_serving_zones_are_real_azs_that_offer_the_replica_instance_type() -> No
 
 def test_too_few_zones_offering_the_instance_type_is_refused_naming_the_config() -> None:
     with pytest.raises(ValueError, match=r"serving.replicas.instanceType: p5.48xlarge is offered in 1 .*us-east-1b"):
-        pick_zones(["us-east-1a", "us-east-1b", "us-east-1c"], ["us-east-1b"], "p5.48xlarge", 2, "serving.replicas.instanceType")
+        pick_zones(
+            ["us-east-1a", "us-east-1b", "us-east-1c"],
+            ["us-east-1b"],
+            "p5.48xlarge",
+            2,
+            "serving.replicas.instanceType",
+        )
 
 
 def test_training_cluster_subnet_is_in_the_first_az_that_offers_the_node_type() -> None:
@@ -178,7 +185,9 @@ def test_every_new_vpc_logs_its_flows_to_s3_and_closes_its_default_group(stack: 
 def test_an_existing_vpc_gets_no_flow_log_or_default_group_from_us() -> None:
     raw = apply_overrides(
         read_stack_file(REPO / "stacks" / "Pulumi.aws-training.yaml"),
-        ["training.network={vpcId: vpc-0123456789abcdef0, subnetId: subnet-0123456789abcdef0, availabilityZone: us-east-1b}"],
+        [
+            "training.network={vpcId: vpc-0123456789abcdef0, subnetId: subnet-0123456789abcdef0, availabilityZone: us-east-1b}"
+        ],
     )
     cap = capture(MAIN, config_for_pulumi(raw), stack="aws-training")
     assert cap.by_type(FLOW_LOG) == [] and cap.by_type(DEFAULT_SG) == []

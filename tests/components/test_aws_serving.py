@@ -13,16 +13,16 @@ import json
 import subprocess
 import sys
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
-from accelstack.spec import load_stack
-from accelstack.spec.loader import apply_overrides, read_stack_file
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.serving_plan import plan_serving
+from accelstack.spec import load_stack
+from accelstack.spec.loader import apply_overrides, read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"
@@ -37,7 +37,7 @@ QUEUE = "aws:sqs/queue:Queue"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(*overrides: str) -> Capture:
     raw = apply_overrides(read_stack_file(EXAMPLE), list(overrides))
     return capture(MAIN, config_for_pulumi(raw), stack=STACK)
@@ -78,12 +78,17 @@ def test_alb_is_internet_facing_hardened_and_logs_to_sse_s3_bucket():
     (bucket,) = [b for b in cap.by_type("aws:s3/bucket:Bucket") if b.name == "aws-serving-alb-logs"]
     assert bucket.protect and alb["accessLogs"]["bucket"] == bucket.name
     (sse,) = [
-        r.inputs for r in cap.by_type("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+        r.inputs
+        for r in cap.by_type("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
         if r.inputs["bucket"] == bucket.id
     ]
     # ALB log delivery supports SSE-S3 only.
     assert sse["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
-    (policy,) = [json.loads(p.inputs["policy"]) for p in cap.by_type("aws:s3/bucketPolicy:BucketPolicy") if p.inputs["bucket"] == bucket.id]
+    (policy,) = [
+        json.loads(p.inputs["policy"])
+        for p in cap.by_type("aws:s3/bucketPolicy:BucketPolicy")
+        if p.inputs["bucket"] == bucket.id
+    ]
     writers = {json.dumps(s["Principal"]) for s in policy["Statement"] if s["Effect"] == "Allow"}
     assert '{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}' in writers
     assert '{"AWS": "arn:aws:iam::127311923021:root"}' in writers  # us-east-1 predates August 2022
@@ -125,10 +130,13 @@ def test_health_check_on_readiness_path_with_cold_start_timing():
     # The hook's timeout is a constant (a ForceNew field of a fixed-name group); the boot script's
     # heartbeats hold it open for the planner's budget, which covers the cold start.
     assert hook["heartbeatTimeout"] == 300
-    assert f"while [ \"$SECONDS\" -lt {expected.lifecycle_heartbeat_seconds} ]" in user_data(cap)
+    assert f'while [ "$SECONDS" -lt {expected.lifecycle_heartbeat_seconds} ]' in user_data(cap)
     assert expected.lifecycle_heartbeat_seconds >= expected.cold_start_seconds
     minutes = int(group["waitForCapacityTimeout"].removesuffix("m"))
-    assert minutes * 60 >= expected.lifecycle_heartbeat_seconds + hook["heartbeatTimeout"] + expected.health_check_grace_seconds
+    assert (
+        minutes * 60
+        >= expected.lifecycle_heartbeat_seconds + hook["heartbeatTimeout"] + expected.health_check_grace_seconds
+    )
 
 
 def test_waf_rate_rule_per_client_ip_from_admission_policy():
@@ -140,7 +148,10 @@ def test_waf_rate_rule_per_client_ip_from_admission_policy():
     assert rate == {"aggregateKeyType": "IP", "limit": 250, "evaluationWindowSec": 120}
     assert "block" in rule["action"]
     # The managed group blocks on its own (override `none`), after the rate rule.
-    assert known_bad["statement"]["managedRuleGroupStatement"] == {"vendorName": "AWS", "name": "AWSManagedRulesKnownBadInputsRuleSet"}
+    assert known_bad["statement"]["managedRuleGroupStatement"] == {
+        "vendorName": "AWS",
+        "name": "AWSManagedRulesKnownBadInputsRuleSet",
+    }
     assert known_bad["overrideAction"] == {"none": {}}
     association = cap.one("aws:wafv2/webAclAssociation:WebAclAssociation").inputs
     alb = cap.one("aws:lb/loadBalancer:LoadBalancer")
@@ -158,7 +169,9 @@ def test_key_policy_lets_auto_scaling_use_the_key_without_naming_its_service_lin
     named_principals = [p for s in policy["Statement"] for p in [s["Principal"].get("AWS")] if p and p != "*"]
     assert named_principals == ["arn:aws:iam::222222222222:root"]
     (ebs,) = [s for s in policy["Statement"] if s["Principal"].get("AWS") == "*"]
-    assert {"kms:CreateGrant", "kms:GenerateDataKey*", "kms:Decrypt", "kms:ReEncrypt*", "kms:DescribeKey"} <= set(ebs["Action"])
+    assert {"kms:CreateGrant", "kms:GenerateDataKey*", "kms:Decrypt", "kms:ReEncrypt*", "kms:DescribeKey"} <= set(
+        ebs["Action"]
+    )
     assert ebs["Condition"] == {
         "StringEquals": {"kms:CallerAccount": "222222222222", "kms:ViaService": "ec2.us-east-1.amazonaws.com"},
         # The Auto Scaling service-linked role lives there; ordinary principals need IAM grants.
@@ -181,7 +194,10 @@ def test_admission_queue_ttl_encryption_and_dead_letter_wiring():
     responses = named(cap, QUEUE, "-responses")
     assert json.loads(responses.inputs["redrivePolicy"])["deadLetterTargetArn"] == dead.outputs["arn"]
     # Only our own queues may move messages into the dead-letter queue.
-    assert allow == {"redrivePermission": "byQueue", "sourceQueueArns": [requests.outputs["arn"], responses.outputs["arn"]]}
+    assert allow == {
+        "redrivePermission": "byQueue",
+        "sourceQueueArns": [requests.outputs["arn"], responses.outputs["arn"]],
+    }
 
 
 def test_queue_age_and_depth_alarms():
@@ -227,7 +243,12 @@ def test_backlog_per_instance_metric_math_counts_waiting_and_in_flight_messages(
     assert in_service["metricStat"]["stat"] == "Average"
     assert e1["id"] == "e1" and e1["expression"] == "(m1 + m2) / m3" and e1["returnData"] is True
     # Only the expression returns data: target tracking takes exactly one time series.
-    assert [q["returnData"] for q in tracking["customizedMetricSpecification"]["metrics"]] == [False, False, False, True]
+    assert [q["returnData"] for q in tracking["customizedMetricSpecification"]["metrics"]] == [
+        False,
+        False,
+        False,
+        True,
+    ]
     # The denominator only exists if the group publishes its metrics.
     assert "GroupInServiceInstances" in cap.one(GROUP).inputs["enabledMetrics"]
 
@@ -277,7 +298,11 @@ def test_replicas_on_demand_only_across_two_private_azs_with_rolling_refresh():
     template = cap.one("aws:ec2/launchTemplate:LaunchTemplate").inputs
     assert "instanceMarketOptions" not in template
     assert len(group["vpcZoneIdentifiers"]) == 2
-    private = {f"{r.name}-id": r.inputs["availabilityZone"] for r in cap.by_type("aws:ec2/subnet:Subnet") if "-private-" in r.name}
+    private = {
+        f"{r.name}-id": r.inputs["availabilityZone"]
+        for r in cap.by_type("aws:ec2/subnet:Subnet")
+        if "-private-" in r.name
+    }
     assert set(group["vpcZoneIdentifiers"]) == set(private) and len(set(private.values())) == 2
     assert group["minSize"] == 1 and group["maxSize"] == 8
     assert group["targetGroupArns"] == [cap.one("aws:lb/targetGroup:TargetGroup").outputs["arn"]]
@@ -289,7 +314,9 @@ def test_replicas_on_demand_only_across_two_private_azs_with_rolling_refresh():
     # the default image is: the first model update would fail at `pulumi up`.
     assert template_image_is_ssm_parameter(cap) and not refresh["preferences"].get("autoRollback")
     # The refresh waits the group's default warmup, not a cold start after a replica is already serving.
-    assert "instanceWarmup" not in refresh["preferences"] and group["defaultInstanceWarmup"] == plan().warm_start_seconds
+    assert (
+        "instanceWarmup" not in refresh["preferences"] and group["defaultInstanceWarmup"] == plan().warm_start_seconds
+    )
     assert not cap.by_type("aws:ec2/placementGroup:PlacementGroup")
 
 
@@ -317,7 +344,9 @@ def user_data(cap: Capture) -> str:
 
 def worker_env(script: str) -> dict[str, str]:
     unit = script.split("accelstack-queue-worker.service <<'UNIT'\n", 1)[1].split("\nUNIT\n", 1)[0]
-    return dict(line.removeprefix("Environment=").split("=", 1) for line in unit.splitlines() if line.startswith("Environment="))
+    return dict(
+        line.removeprefix("Environment=").split("=", 1) for line in unit.splitlines() if line.startswith("Environment=")
+    )
 
 
 def test_user_data_serves_base_model_with_every_lora_adapter():
@@ -325,7 +354,9 @@ def test_user_data_serves_base_model_with_every_lora_adapter():
     script = user_data(cap)
     assert "aws s3 sync --only-show-errors s3://acme-train-checkpoints/models/llama-3.1-8b-instruct/" in script
     assert "--enable-lora" in script
-    assert "--lora-modules acme-support=/models/adapters/acme-support globex-legal=/models/adapters/globex-legal" in script
+    assert (
+        "--lora-modules acme-support=/models/adapters/acme-support globex-legal=/models/adapters/globex-legal" in script
+    )
     assert "--max-lora-rank 32" in script and "--dtype bfloat16" in script and "--max-model-len 16384" in script
     assert "autoscaling/target-lifecycle-state" in script  # warm-pool boots prepare, then stop
     assert script.count("docker run") == 1  # one deployment for all adapters
@@ -487,7 +518,7 @@ def test_warm_pool_replica_prepares_on_first_start_and_serves_on_the_second(tmp_
 def test_replica_holds_the_launch_hook_open_while_it_loads_and_stops_when_done(tmp_path):
     """U4: a slow first prepare (weights, a registry pull through NAT) must not outlive the hook's
     short timeout: heartbeats keep it open, and stop once the hook is completed."""
-    prepare, serve = boot_twice_as_a_warm_pool_replica(tmp_path, heartbeat_every="0.2", pull_seconds=2)
+    prepare, _serve = boot_twice_as_a_warm_pool_replica(tmp_path, heartbeat_every="0.2", pull_seconds=2)
     beats = [i for i, line in enumerate(prepare) if "record-lifecycle-action-heartbeat" in line]
     done = max(i for i, line in enumerate(prepare) if "complete-lifecycle-action" in line)
     assert len(beats) >= 3 and max(beats) < done
@@ -512,9 +543,10 @@ def test_a_config_edit_that_does_not_touch_replicas_does_not_roll_the_fleet() ->
     # The digest still reaches the instances, through the group's propagated tags.
     tags = {t["key"]: t for t in named(edited, GROUP, "-replicas").inputs["tags"]}
     assert tags["accelstack:config-digest"]["propagateAtLaunch"] is True
-    assert tags["accelstack:config-digest"]["value"] != {t["key"]: t for t in named(base, GROUP, "-replicas").inputs["tags"]}[
-        "accelstack:config-digest"
-    ]["value"]
+    assert (
+        tags["accelstack:config-digest"]["value"]
+        != {t["key"]: t for t in named(base, GROUP, "-replicas").inputs["tags"]}["accelstack:config-digest"]["value"]
+    )
 
 
 def test_waf_logs_every_verdict_to_an_encrypted_aws_waf_logs_group_with_credentials_redacted():
@@ -529,7 +561,9 @@ def test_waf_logs_every_verdict_to_an_encrypted_aws_waf_logs_group_with_credenti
     [logs] = [s for s in json.loads(key.inputs["policy"])["Statement"] if s["Principal"].get("Service")]
     assert logs["Principal"] == {"Service": "logs.us-east-1.amazonaws.com"}
     assert logs["Condition"] == {
-        "ArnEquals": {"kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-east-1:222222222222:log-group:aws-waf-logs-aws-serving"}
+        "ArnEquals": {
+            "kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-east-1:222222222222:log-group:aws-waf-logs-aws-serving"
+        }
     }
     config = cap.one("aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration")
     assert config.inputs["resourceArn"] == cap.one("aws:wafv2/webAcl:WebAcl").outputs["arn"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from components.aws.network import carve_serving_subnets
-from accelstack.planner.serving_plan import plan_serving
 from components.aws.serving import elb_log_delivery_statements
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
@@ -31,7 +31,7 @@ def test_serving_subnets_are_disjoint_inside_the_vpc_and_big_enough_for_an_alb(c
 
 
 def test_too_small_vpc_is_refused_with_its_config_path():
-    with pytest.raises(ValueError, match="serving.network.vpcCidr"):
+    with pytest.raises(ValueError, match=r"serving\.network\.vpcCidr"):
         carve_serving_subnets("10.0.0.0/28")
 
 
@@ -76,12 +76,18 @@ def test_too_many_adapters_for_ec2s_user_data_limit_fail_naming_the_config():
         ]})  # fmt: skip
         spec = base.model_copy(update={"model": model})
         return user_data_size_problem(
-            spec, plan_serving(spec), region="us-east-1", account_id="222222222222", group_name="accelstack-aws-serving-replicas"
+            spec,
+            plan_serving(spec),
+            region="us-east-1",
+            account_id="222222222222",
+            group_name="accelstack-aws-serving-replicas",
         )
 
     assert problem(2) is None and problem(20) is None
     message = problem(60)
-    assert message is not None and message.startswith("serving.model.adapters: 60 adapter(s)") and "16384-byte" in message
+    assert (
+        message is not None and message.startswith("serving.model.adapters: 60 adapter(s)") and "16384-byte" in message
+    )
 
 
 def test_separation_pack_trusts_exactly_the_elb_accounts_the_log_bucket_grants() -> None:
@@ -90,4 +96,4 @@ def test_separation_pack_trusts_exactly_the_elb_accounts_the_log_bucket_grants()
     from components.aws.serving.edge import ELB_LOG_ACCOUNTS
     from policies.separation.rules import ELB_LOG_DELIVERY_ACCOUNTS
 
-    assert ELB_LOG_DELIVERY_ACCOUNTS == frozenset(ELB_LOG_ACCOUNTS.values())
+    assert frozenset(ELB_LOG_ACCOUNTS.values()) == ELB_LOG_DELIVERY_ACCOUNTS

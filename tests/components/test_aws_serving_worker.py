@@ -8,8 +8,9 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,14 @@ class MemorySqs:
         attributes = {"request-id": {"DataType": "String", "StringValue": request_id}} if request_id else {}
         with self.lock:
             self.queues[REQUESTS].append(
-                {"id": message_id, "body": body, "sent": self.clock() - age, "visible_at": 0.0, "receives": 0, "attrs": attributes}
+                {
+                    "id": message_id,
+                    "body": body,
+                    "sent": self.clock() - age,
+                    "visible_at": 0.0,
+                    "receives": 0,
+                    "attrs": attributes,
+                }
             )
         return message_id
 
@@ -60,7 +68,10 @@ class MemorySqs:
                     "MessageId": m["id"],
                     "ReceiptHandle": f"{m['id']}#{m['receives']}",
                     "Body": m["body"],
-                    "Attributes": {"SentTimestamp": str(int(m["sent"] * 1000)), "ApproximateReceiveCount": str(m["receives"])},
+                    "Attributes": {
+                        "SentTimestamp": str(int(m["sent"] * 1000)),
+                        "ApproximateReceiveCount": str(m["receives"]),
+                    },
                     "MessageAttributes": m["attrs"],
                 }
                 for m in ready
@@ -271,7 +282,9 @@ def test_sigterm_stops_receiving_finishes_short_work_and_releases_the_rest():
     assert not thread.is_alive() and 0.5 < time.monotonic() - started < 2
     assert sqs.kinds().count("receive") <= receives + 1  # at most the poll already under way
     assert set(sqs.responses()) == {"m0"}  # the short one finished within the drain
-    released = [e for kind, kw in sqs.calls if kind == "visibility" for e in kw["Entries"] if e["VisibilityTimeout"] == 0]
+    released = [
+        e for kind, kw in sqs.calls if kind == "visibility" for e in kw["Entries"] if e["VisibilityTimeout"] == 0
+    ]
     assert [e["ReceiptHandle"] for e in released] == ["m1#1"]
     assert worker.counters.released == 1
 
@@ -279,7 +292,9 @@ def test_sigterm_stops_receiving_finishes_short_work_and_releases_the_rest():
 def test_worker_reads_the_environment_the_serving_component_writes():
     serving = parse_spec(read_stack_file(EXAMPLE), "aws-serving").serving
     plan = plan_serving(serving)
-    env = worker_environment(serving, plan, region="us-east-1", request_queue_url=REQUESTS, response_queue_url=RESPONSES)
+    env = worker_environment(
+        serving, plan, region="us-east-1", request_queue_url=REQUESTS, response_queue_url=RESPONSES
+    )
     parsed = Config.from_env(env)
     assert parsed.concurrency == plan.concurrency
     assert parsed.ttl_seconds == serving.admission.ttl_seconds

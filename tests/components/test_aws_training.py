@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
-from datetime import datetime, timedelta, timezone
-from functools import lru_cache
+from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
 
 import pulumi
@@ -47,7 +47,7 @@ class RecordingCloud(MockCloud):
         return super().call(args)
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(*overrides: str) -> tuple[Capture, RecordingCloud]:
     raw = apply_overrides(read_stack_file(EXAMPLE), list(overrides))
     cloud = RecordingCloud()
@@ -143,7 +143,7 @@ def test_launch_template_attaches_every_efa_interface(instance_type: str, efa: i
     assert len(set(slots)) == len(slots)  # no two interfaces in one slot
     # EC2 guide (efa-acc-inst-types): a plain ENA primary at card 0 / device 0 (an efa-only interface
     # cannot be primary), efa-only at card 0 / device 1, efa-only at device 0 of every other card.
-    types = {slot: i.get("interfaceType") for slot, i in zip(slots, interfaces)}
+    types = {slot: i.get("interfaceType") for slot, i in zip(slots, interfaces, strict=True)}
     assert types.pop((0, 0)) is None
     assert types == {(0, 1): "efa-only", **{(card, 0): "efa-only" for card in range(1, efa)}}
     assert cap.stack_outputs["efaInterfacesPerNode"] == efa  # every EFA-capable card is used
@@ -186,8 +186,11 @@ def test_slurm_head_reaches_the_cluster_only_on_named_tcp_ports() -> None:
     cap = stack()
     cluster = by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster")
     ingress = cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
-    extra = [r.inputs for r in ingress if r.inputs["securityGroupId"] == cluster.id
-             and r.inputs.get("referencedSecurityGroupId") != cluster.id]
+    extra = [
+        r.inputs
+        for r in ingress
+        if r.inputs["securityGroupId"] == cluster.id and r.inputs.get("referencedSecurityGroupId") != cluster.id
+    ]
     assert extra, "the head node must reach slurmd and the srun ports"
     assert all(r["ipProtocol"] == "tcp" and r.get("fromPort") and r.get("toPort") for r in extra)
     assert not any("cidrIpv4" in r.inputs or "cidrIpv6" in r.inputs for r in ingress)
@@ -234,7 +237,12 @@ def test_new_vpc_has_nat_egress_s3_gateway_and_ssm_endpoints_in_one_az() -> None
 def test_existing_vpc_is_used_as_is() -> None:
     cap = stack(NO_SCHEDULER, "training.network={vpcId: vpc-00000abc, subnetId: subnet-00000def}")
     created = {r.type for r in cap.resources}
-    for token in ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway", "aws:ec2/vpcEndpoint:VpcEndpoint"):
+    for token in (
+        "aws:ec2/vpc:Vpc",
+        "aws:ec2/subnet:Subnet",
+        "aws:ec2/natGateway:NatGateway",
+        "aws:ec2/vpcEndpoint:VpcEndpoint",
+    ):
         assert token not in created
     assert by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster").inputs["vpcId"] == "vpc-00000abc"
     assert cap.one(GROUP).inputs["vpcZoneIdentifiers"] == ["subnet-00000def"]
@@ -249,7 +257,10 @@ def test_stateful_resources_are_protected() -> None:
     cap = stack()
     protected = [cap.one(KEY), cap.one(LUSTRE), *cap.by_type(BUCKET)]
     assert sorted(b.name for b in cap.by_type(BUCKET)) == [
-        f"{STACK}-net-flow-logs", f"{STACK}-storage-access-logs", f"{STACK}-storage-checkpoints", f"{STACK}-storage-datasets"
+        f"{STACK}-net-flow-logs",
+        f"{STACK}-storage-access-logs",
+        f"{STACK}-storage-checkpoints",
+        f"{STACK}-storage-datasets",
     ]
     assert all(r.protect for r in protected), [r.name for r in protected if not r.protect]
 
@@ -260,16 +271,22 @@ def test_buckets_are_private_versioned_and_encrypted_with_the_stack_key() -> Non
     assert key.inputs["enableKeyRotation"] is True
     key_arn = key.outputs.get("arn") or output_of(cap, key.urn, "arn")
     for bucket in data_buckets(cap):
+
         def config(token: str, bucket_id: str = bucket.id) -> dict:
             [found] = [r.inputs for r in cap.by_type(token) if r.inputs["bucket"] == bucket_id]
             return found
 
         assert config("aws:s3/bucketVersioning:BucketVersioning")["versioningConfiguration"]["status"] == "Enabled"
-        [rule] = config("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")["rules"]
+        [rule] = config("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")[
+            "rules"
+        ]
         assert rule["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "aws:kms", "kmsMasterKeyId": key_arn}
         assert rule["bucketKeyEnabled"] is True
         block = config("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
-        assert all(block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"))
+        assert all(
+            block[k] is True
+            for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+        )
         ownership = config("aws:s3/bucketOwnershipControls:BucketOwnershipControls")
         assert ownership["rule"]["objectOwnership"] == "BucketOwnerEnforced"
         lifecycle = config("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")["rules"]
@@ -295,12 +312,21 @@ def test_lustre_settings() -> None:
     assert "importPath" not in lustre  # PERSISTENT_2 links buckets through DRAs
 
 
-@pytest.mark.parametrize(("overrides", "backup_days"), [
-    ((), 0),
-    (("training.storage.lustre.deploymentType=PERSISTENT_1", "training.storage.lustre.throughputPerTiB=200",
-      "training.storage.lustre.capacityGiB=4800"), 0),
-    (("training.storage.lustre.deploymentType=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null"), None),
-])
+@pytest.mark.parametrize(
+    ("overrides", "backup_days"),
+    [
+        ((), 0),
+        (
+            (
+                "training.storage.lustre.deploymentType=PERSISTENT_1",
+                "training.storage.lustre.throughputPerTiB=200",
+                "training.storage.lustre.capacityGiB=4800",
+            ),
+            0,
+        ),
+        (("training.storage.lustre.deploymentType=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null"), None),
+    ],
+)
 def test_lustre_linked_to_s3_has_no_backups_but_logs_repository_errors(overrides, backup_days) -> None:
     # FSx backs up only persistent file systems NOT linked to S3; ours always is. Scratch takes no
     # backup setting at all.
@@ -311,8 +337,11 @@ def test_lustre_linked_to_s3_has_no_backups_but_logs_repository_errors(overrides
 
 def lifecycle_rules(cap: Capture, bucket_name: str) -> list[dict]:
     [bucket] = [b for b in data_buckets(cap) if b.inputs["bucket"] == bucket_name]
-    [config] = [r for r in cap.by_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
-                if r.inputs["bucket"] == bucket.id]
+    [config] = [
+        r
+        for r in cap.by_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
+        if r.inputs["bucket"] == bucket.id
+    ]
     return config.inputs["rules"], config
 
 
@@ -323,16 +352,23 @@ def test_checkpoint_versions_expire_after_the_window_and_current_ones_never() ->
     assert expire["status"] == "Enabled" and expire["filter"] == {"prefix": ""}
     assert expire["noncurrentVersionExpiration"] == {"noncurrentDays": 30}  # the spec default
     assert expire["expiration"] == {"expiredObjectDeleteMarker": True}  # markers only, never data
-    versioning = [r for r in cap.by_type("aws:s3/bucketVersioning:BucketVersioning")
-                  if r.inputs["bucket"] == config.inputs["bucket"]]
+    versioning = [
+        r
+        for r in cap.by_type("aws:s3/bucketVersioning:BucketVersioning")
+        if r.inputs["bucket"] == config.inputs["bucket"]
+    ]
     assert versioning[0].urn in config.dependencies  # versioning is on before the rule lands
     datasets, _ = lifecycle_rules(cap, "acme-train-datasets")
     # Overwritten dataset versions expire too (S3 keeps and bills every version otherwise); current ones never.
     [dataset_expiry] = [r for r in datasets if "noncurrentVersionExpiration" in r]
     assert dataset_expiry["noncurrentVersionExpiration"] == {"noncurrentDays": 30}
     assert dataset_expiry["expiration"] == {"expiredObjectDeleteMarker": True}
-    custom, _ = lifecycle_rules(stack("training.storage.checkpoints.noncurrentVersionDays=90"), "acme-train-checkpoints")
-    assert [r["noncurrentVersionExpiration"]["noncurrentDays"] for r in custom if "noncurrentVersionExpiration" in r] == [90]
+    custom, _ = lifecycle_rules(
+        stack("training.storage.checkpoints.noncurrentVersionDays=90"), "acme-train-checkpoints"
+    )
+    assert [
+        r["noncurrentVersionExpiration"]["noncurrentDays"] for r in custom if "noncurrentVersionExpiration" in r
+    ] == [90]
 
 
 def test_datasets_are_imported_and_checkpoints_exported_without_deletes() -> None:
@@ -378,8 +414,12 @@ def test_serving_accounts_read_artifacts_only() -> None:
     get = next(s for s in readers if s["Action"] == "s3:GetObject")
     assert get["Resource"].endswith("/models/*")
     key_policy = json.loads(cap.one(KEY).inputs["policy"])
-    [decrypt] = [s for s in key_policy["Statement"] if s.get("Principal") == {"AWS": ["arn:aws:iam::222222222222:root"]}]
-    assert "kms:Encrypt" not in decrypt["Action"] and decrypt["Condition"]["StringEquals"]["kms:ViaService"].startswith("s3.")
+    [decrypt] = [
+        s for s in key_policy["Statement"] if s.get("Principal") == {"AWS": ["arn:aws:iam::222222222222:root"]}
+    ]
+    assert "kms:Encrypt" not in decrypt["Action"] and decrypt["Condition"]["StringEquals"]["kms:ViaService"].startswith(
+        "s3."
+    )
 
 
 # --- compute ----------------------------------------------------------------------------------
@@ -410,7 +450,11 @@ def test_head_node_has_its_own_role_without_data_access() -> None:
     profile = by_name(cap, "aws:iam/instanceProfile:InstanceProfile", f"{STACK}-head")
     assert profile.urn in head.property_dependencies["iamInstanceProfile"]
     [head_role_urn] = profile.property_dependencies["role"]
-    head_policies = [p for p in cap.by_type("aws:iam/rolePolicy:RolePolicy") if p.property_dependencies.get("role") == [head_role_urn]]
+    head_policies = [
+        p
+        for p in cap.by_type("aws:iam/rolePolicy:RolePolicy")
+        if p.property_dependencies.get("role") == [head_role_urn]
+    ]
     assert [p.name for p in head_policies] == [f"{STACK}-head-read-munge-key"]
     actions = {a for st in json.loads(head_policies[0].inputs["policy"])["Statement"] for a in st["Action"]}
     assert actions == {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret", "kms:Decrypt"}
@@ -478,9 +522,13 @@ class RunningBlockCloud(RecordingCloud):
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
-            now = datetime.now(timezone.utc).replace(microsecond=0)
+            now = datetime.now(UTC).replace(microsecond=0)
             iso = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
-            return {"id": args.args["id"], "startDate": iso(now - timedelta(days=1)), "endDate": iso(now + timedelta(days=3))}, []
+            return {
+                "id": args.args["id"],
+                "startDate": iso(now - timedelta(days=1)),
+                "endDate": iso(now + timedelta(days=3)),
+            }, []
         return super().call(args)
 
 
@@ -502,7 +550,9 @@ def test_node_group_pins_a_template_version_and_never_refreshes_running_nodes(ca
     assert "instanceRefresh" not in group.inputs  # a refresh would terminate nodes mid-job
 
 
-@pytest.mark.parametrize("stack_overrides", [("training.nodes.count=1",), ("training.nodes.capacity=spot", "training.nodes.count=1")])
+@pytest.mark.parametrize(
+    "stack_overrides", [("training.nodes.count=1",), ("training.nodes.capacity=spot", "training.nodes.count=1")]
+)
 def test_one_node_has_no_placement_group_and_no_efa(stack_overrides) -> None:
     cap = stack(NO_SCHEDULER, *stack_overrides)
     assert cap.by_type("aws:ec2/placementGroup:PlacementGroup") == []
@@ -536,8 +586,14 @@ def test_without_scheduler_nodes_mount_lustre_from_cloud_init() -> None:
 def test_stack_outputs_name_what_operators_need() -> None:
     outputs = stack(NO_SCHEDULER).stack_outputs
     for key in (
-        "lustreDnsName", "lustreMountName", "datasetBucket", "checkpointBucket",
-        "nodeGroup", "placementGroup", "configDigest", "account",
+        "lustreDnsName",
+        "lustreMountName",
+        "datasetBucket",
+        "checkpointBucket",
+        "nodeGroup",
+        "placementGroup",
+        "configDigest",
+        "account",
     ):
         assert key in outputs, key
     assert outputs["datasetBucket"] == "acme-train-datasets"
@@ -575,21 +631,39 @@ def test_data_buckets_log_every_request_to_an_sse_s3_log_bucket() -> None:
     assert logs.protect
     sources = {b.id: b for b in data_buckets(cap)}
     loggings = cap.by_type(LOGGING)
-    assert sorted(sources[r.inputs["bucket"]].inputs["bucket"] for r in loggings) == ["acme-train-checkpoints", "acme-train-datasets"]
+    assert sorted(sources[r.inputs["bucket"]].inputs["bucket"] for r in loggings) == [
+        "acme-train-checkpoints",
+        "acme-train-datasets",
+    ]
     for logging in loggings:
         assert logging.inputs["targetBucket"] == logs.outputs["bucket"]
         assert logging.inputs["targetPrefix"] == sources[logging.inputs["bucket"]].inputs["bucket"] + "/"
         policy = by_name(cap, "aws:s3/bucketPolicy:BucketPolicy", f"{STACK}-storage-access-logs-policy")
         assert policy.urn in logging.dependencies, "PutBucketLogging checks delivery may write: policy first"
-    [sse] = [r for r in cap.by_type("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
-             if r.inputs["bucket"] == logs.id]
+    [sse] = [
+        r
+        for r in cap.by_type("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+        if r.inputs["bucket"] == logs.id
+    ]
     assert sse.inputs["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
-    statements = json.loads(by_name(cap, "aws:s3/bucketPolicy:BucketPolicy", f"{STACK}-storage-access-logs-policy").inputs["policy"])["Statement"]
+    statements = json.loads(
+        by_name(cap, "aws:s3/bucketPolicy:BucketPolicy", f"{STACK}-storage-access-logs-policy").inputs["policy"]
+    )["Statement"]
     [delivery] = [s for s in statements if s["Effect"] == "Allow"]
     assert delivery["Principal"] == {"Service": "logging.s3.amazonaws.com"} and delivery["Action"] == "s3:PutObject"
-    assert sorted(delivery["Condition"]["ArnLike"]["aws:SourceArn"]) == ["arn:aws:s3:::acme-train-checkpoints", "arn:aws:s3:::acme-train-datasets"]
+    assert sorted(delivery["Condition"]["ArnLike"]["aws:SourceArn"]) == [
+        "arn:aws:s3:::acme-train-checkpoints",
+        "arn:aws:s3:::acme-train-datasets",
+    ]
     assert delivery["Condition"]["StringEquals"] == {"aws:SourceAccount": "111111111111"}
-    rules = {r["id"]: r for r in by_name(cap, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration", f"{STACK}-storage-access-logs-lifecycle").inputs["rules"]}
+    rules = {
+        r["id"]: r
+        for r in by_name(
+            cap,
+            "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+            f"{STACK}-storage-access-logs-lifecycle",
+        ).inputs["rules"]
+    }
     assert rules["expire-current-versions"]["expiration"] == {"days": 365}
     assert "expiredObjectDeleteMarker" not in rules["expire-current-versions"]["expiration"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import yaml
@@ -82,14 +82,20 @@ def test_one_card_instance_keeps_the_single_efa_interface() -> None:
 
 @pytest.mark.parametrize(
     ("count", "capacity", "expected"),
-    [(4, "on-demand", True), (4, "spot", True), (1, "on-demand", False), (1, "spot", False), (4, "capacity-block", False)],
+    [
+        (4, "on-demand", True),
+        (4, "spot", True),
+        (1, "on-demand", False),
+        (1, "spot", False),
+        (4, "capacity-block", False),
+    ],
 )
 def test_placement_group_only_where_it_helps(count: int, capacity: str, expected: bool) -> None:
     assert needs_placement_group(count, capacity) is expected
 
 
-BLOCK_START = datetime(2027, 3, 1, 11, 30, tzinfo=timezone.utc)
-BLOCK_END = datetime(2027, 3, 8, 11, 30, tzinfo=timezone.utc)
+BLOCK_START = datetime(2027, 3, 1, 11, 30, tzinfo=UTC)
+BLOCK_END = datetime(2027, 3, 8, 11, 30, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -168,7 +174,8 @@ def test_key_policy_lets_readers_decrypt_only_through_s3() -> None:
     # Only service-linked roles (Auto Scaling's for EBS, FSx's S3-access role): no ordinary principal
     # of the account decrypts without a KMS grant in its own IAM policy.
     assert all(
-        s["Condition"]["ArnLike"] == {"aws:PrincipalArn": "arn:aws:iam::111111111111:role/aws-service-role/*"} for s in wide
+        s["Condition"]["ArnLike"] == {"aws:PrincipalArn": "arn:aws:iam::111111111111:role/aws-service-role/*"}
+        for s in wide
     )
 
 
@@ -273,4 +280,6 @@ def test_short_noncurrent_version_window_warns(days: int, warned: bool) -> None:
     spec = parse_spec(_training_raw(noncurrentVersionDays=days), "aws-training")
     problems = list(checkpoint_versions_kept_long_enough(spec))
     assert bool(problems) == warned
-    assert all(p.path == "training.storage.checkpoints.noncurrentVersionDays" and p.level.name == "WARNING" for p in problems)
+    assert all(
+        p.path == "training.storage.checkpoints.noncurrentVersionDays" and p.level.name == "WARNING" for p in problems
+    )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -75,7 +75,7 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def export(variant: str) -> Capture:
     stack, overrides = VARIANTS[variant]
     raw = apply_overrides(read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml"), list(overrides))
@@ -234,13 +234,21 @@ class DeleteFirst:
 DELETE_FIRST = [
     DeleteFirst(DRA, "fileSystemPath/dataRepositoryPath are ForceNew and unique per file system and bucket prefix"),
     DeleteFirst(ALIAS, "name is ForceNew and unique per account and Region"),
-    DeleteFirst(INSTANCE, "a fixed privateIp is ForceNew and unique in the subnet", lambda r: bool(r.inputs.get("privateIp"))),
+    DeleteFirst(
+        INSTANCE, "a fixed privateIp is ForceNew and unique in the subnet", lambda r: bool(r.inputs.get("privateIp"))
+    ),
     DeleteFirst(VOLUME_ATTACHMENT, "instanceId/volumeId are ForceNew and a volume attaches to one instance"),
     DeleteFirst(WEB_ACL_ASSOCIATION, "webAclArn/resourceArn are ForceNew and a load balancer has one web ACL"),
-    DeleteFirst(VPC_ENDPOINT, "serviceName/vpcId are ForceNew; private DNS names and gateway routes are unique in a VPC"),
+    DeleteFirst(
+        VPC_ENDPOINT, "serviceName/vpcId are ForceNew; private DNS names and gateway routes are unique in a VPC"
+    ),
     DeleteFirst(SCHEDULE, "scheduledActionName is ForceNew and unique per group"),
-    DeleteFirst(FLOW_LOG, "every input is ForceNew and EC2 refuses a second flow log of one resource to one destination"),
-    DeleteFirst(WAF_LOGGING, "resourceArn/logDestinationConfigs are ForceNew and a web ACL has one logging configuration"),
+    DeleteFirst(
+        FLOW_LOG, "every input is ForceNew and EC2 refuses a second flow log of one resource to one destination"
+    ),
+    DeleteFirst(
+        WAF_LOGGING, "resourceArn/logDestinationConfigs are ForceNew and a web ACL has one logging configuration"
+    ),
 ]
 
 
@@ -257,7 +265,9 @@ def test_unique_replace_forcing_inputs_replace_delete_first(variant: str) -> Non
 
 
 def test_every_delete_first_rule_applies_somewhere() -> None:
-    present = {rule.type for rule in DELETE_FIRST for v in VARIANTS for r in export(v).by_type(rule.type) if rule.applies(r)}
+    present = {
+        rule.type for rule in DELETE_FIRST for v in VARIANTS for r in export(v).by_type(rule.type) if rule.applies(r)
+    }
     assert present == {rule.type for rule in DELETE_FIRST}
 
 
@@ -273,6 +283,8 @@ def test_every_versioned_bucket_expires_noncurrent_versions(variant: str) -> Non
     expiring = {
         config.inputs["bucket"]
         for config in cap.by_type(LIFECYCLE)
-        if any("noncurrentVersionExpiration" in rule and rule.get("status") == "Enabled" for rule in config.inputs["rules"])
+        if any(
+            "noncurrentVersionExpiration" in rule and rule.get("status") == "Enabled" for rule in config.inputs["rules"]
+        )
     }
     assert versioned and versioned <= expiring, versioned - expiring

@@ -15,7 +15,7 @@ import platform
 import re
 import shutil
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -34,7 +34,9 @@ REPO = Path(__file__).resolve().parents[2]
 INSTALLERS = {
     "apt": re.compile(r"\bapt-get install((?:[ \t]+-\S+)*)((?:[ \t]+[^\s;|&)}-][^\s;|&)}]*)+)"),
     "dnf": re.compile(r"\b(?:dnf|yum) install((?:[ \t]+-\S+)*)((?:[ \t]+[^\s;|&)}-][^\s;|&)}]*)+)"),
-    "amazon-linux-extras": re.compile(r"\bamazon-linux-extras install((?:[ \t]+-\S+)*)((?:[ \t]+[^\s;|&)}-][^\s;|&)}]*)+)"),
+    "amazon-linux-extras": re.compile(
+        r"\bamazon-linux-extras install((?:[ \t]+-\S+)*)((?:[ \t]+[^\s;|&)}-][^\s;|&)}]*)+)"
+    ),
     "snap": re.compile(r"\bsnap install((?:[ \t]+-\S+)*)((?:[ \t]+[^\s;|&)}-][^\s;|&)}]*)+)"),
 }
 # A package from a repository the script adds itself (FSx's Ubuntu Lustre client repository).
@@ -55,7 +57,7 @@ def _cloud_config_texts(document: str) -> tuple[list[str], list[str]]:
     return list(doc.get("packages", [])), texts
 
 
-@lru_cache(maxsize=None)
+@cache
 def boot_texts() -> dict[str, list[tuple[str, list[str], list[str]]]]:
     """Per image role: (what, cloud-init packages, script texts) for every script that boots on it."""
     roles: dict[str, list] = {role: [] for role in IMAGES}
@@ -63,15 +65,21 @@ def boot_texts() -> dict[str, list[tuple[str, list[str], list[str]]]]:
     for stack in ("aws-training", "aws-finetune"):
         for capacity in ("on-demand", "spot"):
             spec = spec_of(stack, f"training.nodes.capacity={capacity}")
-            roles["slurm-head"].append((f"{stack} {capacity} head", *_cloud_config_texts(slurm.head_cloud_init(spec, values))))
+            roles["slurm-head"].append(
+                (f"{stack} {capacity} head", *_cloud_config_texts(slurm.head_cloud_init(spec, values)))
+            )
             roles["training-node"].append(
                 (f"{stack} {capacity} compute", *_cloud_config_texts(slurm.compute_cloud_init(spec, values)))
             )
     # Nodes without a scheduler: the component's own cloud-init (Lustre client from FSx's repository).
-    raw = apply_overrides(read_stack_file(REPO / "stacks" / "Pulumi.aws-training.yaml"), ["training.scheduler.kind=none"])
+    raw = apply_overrides(
+        read_stack_file(REPO / "stacks" / "Pulumi.aws-training.yaml"), ["training.scheduler.kind=none"]
+    )
     cap = capture(REPO / "__main__.py", config_for_pulumi(raw), stack="aws-training")
     [template] = [r for r in cap.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-training-nodes"]
-    roles["training-node"].append(("no scheduler", *_cloud_config_texts(base64.b64decode(template.inputs["userData"]).decode())))
+    roles["training-node"].append(
+        ("no scheduler", *_cloud_config_texts(base64.b64decode(template.inputs["userData"]).decode()))
+    )
     serving = spec_of("aws-serving").serving
     script = replica_user_data(
         serving, plan_serving(serving), region="us-east-1", group_name="g", hook_name=READY_HOOK,
@@ -101,7 +109,9 @@ def problems(image: NodeImage, packages: list[str], texts: list[str]) -> list[st
             if not any(ADDED_REPOSITORIES[package] in t for t in texts):
                 found.append(f"{package} needs {ADDED_REPOSITORIES[package]}, which the script does not add")
         elif package not in image.installable:
-            found.append(f"{package}: not installable on {image.description}: {image.absent.get(package, 'not in the table')}")
+            found.append(
+                f"{package}: not installable on {image.description}: {image.absent.get(package, 'not in the table')}"
+            )
     script = "\n".join(texts)
     calls_aws = re.search(r"(^|[\s;|&(])aws\s", re.sub(r"#.*", "", script), re.MULTILINE)
     if calls_aws and "aws" not in image.ships and not re.search(r"^\s*ensure_aws_cli\b", script, re.MULTILINE):
@@ -121,7 +131,11 @@ def test_boot_scripts_use_only_what_their_image_has(role: str) -> None:
     ("role", "text", "expected"),
     [
         ("slurm-head", "apt-get update && apt-get install -y awscli", "awscli: not installable"),
-        ("batch-node", "amazon-linux-extras install -y lustre || dnf install -y lustre-client", "amazon-linux-extras install lustre"),
+        (
+            "batch-node",
+            "amazon-linux-extras install -y lustre || dnf install -y lustre-client",
+            "amazon-linux-extras install lustre",
+        ),
         ("batch-node", "apt-get install -y lustre-client", "apt install lustre-client"),
         ("slurm-head", "aws secretsmanager get-secret-value --secret-id x", "does not ship it"),
         ("training-node", 'apt-get install -y "lustre-client-modules-$(uname -r)"', "which the script does not add"),
@@ -161,7 +175,8 @@ def test_ensure_aws_cli_installs_the_v2_bundle_not_a_deb(tmp_path: Path) -> None
     env = {"PATH": str(bin_dir), "LOG": str(log)}
     subprocess.run([shutil.which("bash"), "-euo", "pipefail", "-c", script], env=env, check=True, timeout=30)
     assert [c.split()[:3] for c in log.read_text().splitlines() if c.startswith("apt-get")] == [
-        ["apt-get", "update", "-q"], ["apt-get", "install", "-y"],
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y"],
     ]
     calls = log.read_text().splitlines()
     [download] = [c for c in calls if c.startswith("curl")]

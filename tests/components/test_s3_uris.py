@@ -35,7 +35,9 @@ def test_training_storage_strips_the_prefix_slashes_the_serving_grant_keeps_them
         apply_overrides(raw, ["serving.model.weightsUri=s3://acme-models/base/llama-3/", "serving.model.adapters=[]"]),
         "aws-serving",
     ).serving
-    [grant] = [s for s in model_read_policy(serving, "222222222222", "aws")["Statement"] if s["Sid"] == "ReadModelArtifacts"]
+    [grant] = [
+        s for s in model_read_policy(serving, "222222222222", "aws")["Statement"] if s["Sid"] == "ReadModelArtifacts"
+    ]
     # The trailing "/" keeps the grant off sibling prefixes (llama-3-70b/).
     assert grant["Resource"] == ["arn:aws:s3:::acme-models/base/llama-3/*"]
 

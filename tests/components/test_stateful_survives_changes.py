@@ -17,9 +17,8 @@ and those resources are protected, so `pulumi up` refuses instead of deleting da
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pulumi
 import pytest
@@ -71,7 +70,9 @@ class ExistingStackCloud(_ExistingStackCloud):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list | None]:
         if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
-            wanted = [v for f in args.args.get("filters") or [] if f.get("name") == "instance-type" for v in f["values"]]
+            wanted = [
+                v for f in args.args.get("filters") or [] if f.get("name") == "instance-type" for v in f["values"]
+            ]
             if wanted and wanted[0] in OFFERED_ZONES:
                 zones = OFFERED_ZONES[wanted[0]]
                 return {"locations": zones, "locationTypes": ["availability-zone"] * len(zones)}, []
@@ -83,14 +84,14 @@ def _capture(stack: str, overrides: tuple[str, ...], cloud: ExistingStackCloud) 
     return capture(MAIN, config_for_pulumi(raw), stack=stack, mocks=cloud)
 
 
-@lru_cache(maxsize=None)
+@cache
 def deployed(stack: str) -> tuple[Capture, ExistingStackCloud]:
     """The stack as its first `pulumi up` created it."""
     cloud = ExistingStackCloud()
     return _capture(stack, (), cloud), cloud
 
 
-@lru_cache(maxsize=None)
+@cache
 def updated(stack: str, overrides: tuple[str, ...]) -> Capture:
     """The same stack after the change: the mock cloud remembers what the first deployment created."""
     base, base_cloud = deployed(stack)
@@ -189,7 +190,11 @@ TRAINING_CHANGES["on-demand -> Capacity Block"] = (
 )
 CASES = [
     pytest.param(stack, overrides, id=f"{stack}: {label}")
-    for stack, table in (("aws-training", TRAINING_CHANGES), ("aws-finetune", FINETUNE_CHANGES), ("aws-serving", SERVING_CHANGES))
+    for stack, table in (
+        ("aws-training", TRAINING_CHANGES),
+        ("aws-finetune", FINETUNE_CHANGES),
+        ("aws-serving", SERVING_CHANGES),
+    )
     for label, overrides in table.items()
 ]
 
@@ -238,7 +243,18 @@ def test_the_stateful_set_is_what_we_think_it_is(stack: str) -> None:
     cap = deployed(stack)[0]
     types = {r.type for r in stateful(cap).values()}
     expected = {
-        "aws-training": {BUCKET, VERSIONING, ENCRYPTION, LUSTRE, DRA, KEY, VOLUME, SECRET, SECRET_VERSION, RANDOM_BYTES},
+        "aws-training": {
+            BUCKET,
+            VERSIONING,
+            ENCRYPTION,
+            LUSTRE,
+            DRA,
+            KEY,
+            VOLUME,
+            SECRET,
+            SECRET_VERSION,
+            RANDOM_BYTES,
+        },
         "aws-finetune": {BUCKET, VERSIONING, ENCRYPTION, KEY, VOLUME, SECRET, SECRET_VERSION, RANDOM_BYTES},
         "aws-serving": {BUCKET, VERSIONING, ENCRYPTION, KEY, QUEUE},
     }[stack]
@@ -256,7 +272,11 @@ def test_a_day_2_change_keeps_every_stateful_resource(stack: str, overrides: tup
 
 def test_the_change_table_changes_something() -> None:
     """Each day-2 change must reach the program (a typo'd override would make the case vacuous)."""
-    for stack, table in (("aws-training", TRAINING_CHANGES), ("aws-finetune", FINETUNE_CHANGES), ("aws-serving", SERVING_CHANGES)):
+    for stack, table in (
+        ("aws-training", TRAINING_CHANGES),
+        ("aws-finetune", FINETUNE_CHANGES),
+        ("aws-serving", SERVING_CHANGES),
+    ):
         base = {r.urn: r.inputs for r in deployed(stack)[0].resources}
         for label, overrides in table.items():
             after = {r.urn: r.inputs for r in updated(stack, overrides).resources}
@@ -267,7 +287,11 @@ def test_a_newer_gpu_offered_elsewhere_does_not_move_the_cluster_subnet() -> Non
     """The cluster's AZ is picked once (the first AZ offering the node type): Lustre, the Slurm state
     volume and the placement group live there, so a later pick for another type must not move it."""
     overrides = TRAINING_CHANGES["p5 -> p5en"]
-    subnet = next(r for r in updated("aws-training", overrides).resources if r.name == "aws-training-net-cluster" and r.type == SUBNET)
+    subnet = next(
+        r
+        for r in updated("aws-training", overrides).resources
+        if r.name == "aws-training-net-cluster" and r.type == SUBNET
+    )
     assert "availabilityZone" in subnet.ignore_changes
     volume = next(r for r in updated("aws-training", overrides).resources if r.type == VOLUME)
     assert volume.inputs["availabilityZone"] == "us-east-1a"  # where the deployed subnet is

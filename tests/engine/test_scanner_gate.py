@@ -55,10 +55,12 @@ def test_readme_shows_every_exception() -> None:
 def test_new_finding_fails_and_covered_finding_passes() -> None:
     exceptions = load_exceptions()
     reports = {
-        "aws-training": report([
-            ("CKV_AWS_341", "aws_launch_template.aws-training-nodes"),  # recorded
-            ("CKV2_AWS_11", "aws_vpc.aws-training-net-vpc"),  # not recorded: flow logs are required
-        ]),
+        "aws-training": report(
+            [
+                ("CKV_AWS_341", "aws_launch_template.aws-training-nodes"),  # recorded
+                ("CKV2_AWS_11", "aws_vpc.aws-training-net-vpc"),  # not recorded: flow logs are required
+            ]
+        ),
     }
     result = evaluate(reports, exceptions)
     assert [f.check for f in result.accepted] == ["CKV_AWS_341"]
@@ -71,7 +73,9 @@ def test_new_finding_fails_and_covered_finding_passes() -> None:
 
 def test_an_exception_for_the_same_check_on_another_resource_does_not_cover() -> None:
     """CKV_AWS_341 is accepted for the training nodes' template only: the serving replicas keep hop limit 1."""
-    result = evaluate({"aws-serving": report([("CKV_AWS_341", "aws_launch_template.aws-serving-replica")])}, load_exceptions())
+    result = evaluate(
+        {"aws-serving": report([("CKV_AWS_341", "aws_launch_template.aws-serving-replica")])}, load_exceptions()
+    )
     assert [f.address for f in result.unexpected] == ["aws_launch_template.aws-serving-replica"]
 
 
@@ -93,12 +97,22 @@ def test_a_multi_framework_report_is_read_too() -> None:
     ("text", "message"),
     [
         ("exceptions: {}\n", "expected a top-level `exceptions:` list"),
-        ("exceptions:\n  - check: CKV_AWS_18\n    resources: [aws_s3_bucket.x]\n    why: because\n", r"exceptions\[0\]\.source: required"),
-        ("exceptions:\n  - check: AVD-AWS-0086\n    resources: [aws_s3_bucket.x]\n    why: w\n    source: s\n",
-         r"exceptions\[0\]\.check: 'AVD-AWS-0086' is not a Checkov AWS check id"),
-        ("exceptions:\n  - check: CKV_AWS_18\n    resources: []\n    why: w\n    source: s\n", r"exceptions\[0\]\.resources: expected a non-empty list"),
-        ("exceptions:\n  - check: CKV_AWS_18\n    resource: [aws_s3_bucket.x]\n    resources: [aws_s3_bucket.x]\n    why: w\n    source: s\n",
-         r"unknown field\(s\) resource; allowed: check, resources, why, source"),
+        (
+            "exceptions:\n  - check: CKV_AWS_18\n    resources: [aws_s3_bucket.x]\n    why: because\n",
+            r"exceptions\[0\]\.source: required",
+        ),
+        (
+            "exceptions:\n  - check: AVD-AWS-0086\n    resources: [aws_s3_bucket.x]\n    why: w\n    source: s\n",
+            r"exceptions\[0\]\.check: 'AVD-AWS-0086' is not a Checkov AWS check id",
+        ),
+        (
+            "exceptions:\n  - check: CKV_AWS_18\n    resources: []\n    why: w\n    source: s\n",
+            r"exceptions\[0\]\.resources: expected a non-empty list",
+        ),
+        (
+            "exceptions:\n  - check: CKV_AWS_18\n    resource: [aws_s3_bucket.x]\n    resources: [aws_s3_bucket.x]\n    why: w\n    source: s\n",
+            r"unknown field\(s\) resource; allowed: check, resources, why, source",
+        ),
         ("exceptions: [\n", "scanner-exceptions.yaml"),
     ],
 )

@@ -5,7 +5,7 @@ Checkov's cross-resource checks follow. Checkov itself reads these plans in test
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -19,19 +19,21 @@ REPO = Path(__file__).resolve().parents[2]
 STACKS = ["aws-training", "aws-finetune", "aws-serving"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def export(stack: str) -> dict:
     raw = read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml")
     return deployment_v3(capture(REPO / "__main__.py", config_for_pulumi(raw), stack=stack))
 
 
-@lru_cache(maxsize=None)
+@cache
 def plan(stack: str):
     return terraform_plan(export(stack))
 
 
 def planned(stack: str, tf_type: str) -> dict[str, dict]:
-    return {r["name"]: r for r in plan(stack).document["planned_values"]["root_module"]["resources"] if r["type"] == tf_type}
+    return {
+        r["name"]: r for r in plan(stack).document["planned_values"]["root_module"]["resources"] if r["type"] == tf_type
+    }
 
 
 def configured(stack: str, address: str) -> dict:
@@ -47,7 +49,8 @@ def change(stack: str, address: str) -> dict:
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_managed_resource_of_the_shipped_stacks_has_a_terraform_type(stack: str) -> None:
     custom = [
-        r for r in export(stack)["deployment"]["resources"]
+        r
+        for r in export(stack)["deployment"]["resources"]
         if r["custom"] and not r["type"].startswith("pulumi:providers:")
     ]
     assert plan(stack).unmapped == []
@@ -67,7 +70,9 @@ def test_plan_shape_is_terraform_show_json(stack: str) -> None:
         assert resource["mode"] == "managed"
         assert resource["provider_name"].startswith("registry.terraform.io/hashicorp/")
     assert [c["address"] for c in document["resource_changes"]] == addresses
-    assert all(c["change"]["actions"] == ["create"] and c["change"]["before"] is None for c in document["resource_changes"])
+    assert all(
+        c["change"]["actions"] == ["create"] and c["change"]["before"] is None for c in document["resource_changes"]
+    )
     assert [c["address"] for c in document["configuration"]["root_module"]["resources"]] == addresses
     assert document["configuration"]["provider_config"]["aws"]["expressions"]["region"]["constant_value"]
 
@@ -87,12 +92,16 @@ def test_references_replace_ids_like_a_first_terraform_plan() -> None:
     rule = rules["aws-training-net-cluster-from-self"]
     expressions = configured("aws-training", rule["address"])
     assert expressions["security_group_id"]["references"][0] == "aws_security_group.aws-training-net-cluster.id"
-    assert expressions["referenced_security_group_id"]["references"][0] == "aws_security_group.aws-training-net-cluster.id"
+    assert (
+        expressions["referenced_security_group_id"]["references"][0] == "aws_security_group.aws-training-net-cluster.id"
+    )
 
 
 def test_nested_reference_and_blocks_become_lists() -> None:
     [encryption] = [
-        r for n, r in planned("aws-training", "aws_s3_bucket_server_side_encryption_configuration").items() if "datasets" in n
+        r
+        for n, r in planned("aws-training", "aws_s3_bucket_server_side_encryption_configuration").items()
+        if "datasets" in n
     ]
     [rule] = encryption["values"]["rule"]  # Pulumi's `rules` is Terraform's `rule` block
     assert rule["apply_server_side_encryption_by_default"] == [{"sse_algorithm": "aws:kms"}]
@@ -109,7 +118,9 @@ def test_maps_keep_their_keys_and_numbers_are_integers() -> None:
     [template] = [t for n, t in planned("aws-serving", "aws_launch_template").items()]
     tags = template["values"]["tag_specifications"][0]["tags"]
     assert tags["accelstack:workload"] == "serving", "a map's keys are data, never snake_cased"
-    ports = {r["values"].get("from_port") for r in planned("aws-serving", "aws_vpc_security_group_ingress_rule").values()}
+    ports = {
+        r["values"].get("from_port") for r in planned("aws-serving", "aws_vpc_security_group_ingress_rule").values()
+    }
     assert 443 in ports and all(isinstance(p, int) for p in ports if p is not None)
     [group] = planned("aws-training", "aws_autoscaling_group").values()
     assert {"key": "Name", "value": "aws-training-node", "propagate_at_launch": True} in group["values"]["tag"]
@@ -142,7 +153,8 @@ def test_same_name_twice_keeps_both_resources() -> None:
     addresses = [r["address"] for r in terraform_plan(document).document["planned_values"]["root_module"]["resources"]]
     assert len(addresses) == len(set(addresses))
     assert {"aws_lb_listener.aws-serving-https", "aws_lb_listener.aws-serving-https_2"} <= set(addresses) or {
-        "aws_lb_listener.aws-serving-http-redirect", "aws_lb_listener.aws-serving-http-redirect_2"
+        "aws_lb_listener.aws-serving-http-redirect",
+        "aws_lb_listener.aws-serving-http-redirect_2",
     } <= set(addresses)
 
 
@@ -178,7 +190,8 @@ def test_only_the_input_the_engine_linked_becomes_a_reference() -> None:
     rule["inputs"]["description"] = group["outputs"]["description"]
     result = terraform_plan(document)
     [planned_rule] = [
-        r for r in result.document["planned_values"]["root_module"]["resources"]
+        r
+        for r in result.document["planned_values"]["root_module"]["resources"]
         if r["address"] == "aws_vpc_security_group_ingress_rule.aws-serving-alb-in-443"
     ]
     assert planned_rule["values"]["description"] == group["outputs"]["description"]

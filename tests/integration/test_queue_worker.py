@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("moto.server", reason="needs moto[server] (pip install 'moto[server]==5.2.1')")
-import boto3  # noqa: E402  (moto brings it)
-from moto.server import ThreadedMotoServer  # noqa: E402
+import boto3  # moto brings it
+from moto.server import ThreadedMotoServer
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +56,7 @@ class InferenceServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: InferenceServer
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with self.server.lock:
             self.server.calls.append(request["id"])
@@ -106,7 +106,9 @@ class Queues:
         self.sqs = boto3.client("sqs", region_name=REGION, endpoint_url=endpoint, **_credentials())
         tag = uuid.uuid4().hex[:8]
         self.dead = self.sqs.create_queue(QueueName=f"dead-{tag}")["QueueUrl"]
-        dead_arn = self.sqs.get_queue_attributes(QueueUrl=self.dead, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        dead_arn = self.sqs.get_queue_attributes(QueueUrl=self.dead, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
         redrive = json.dumps({"deadLetterTargetArn": dead_arn, "maxReceiveCount": max_receive_count})
         self.requests = self.sqs.create_queue(
             QueueName=f"requests-{tag}", Attributes={"VisibilityTimeout": str(visibility), "RedrivePolicy": redrive}

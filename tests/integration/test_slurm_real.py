@@ -13,6 +13,7 @@ only use munge's system socket, which a test must not take over.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -30,8 +31,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from accelstack.planner.training_plan import plan_training
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from components.slurm import (
     DeployValues,
     aws_ebs_device,
@@ -123,9 +124,7 @@ def loopback_node_conf(generated: str) -> str:
 
 def start(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     # Own session = own process group, so the finalizer can end it and all its children.
-    return subprocess.Popen(
-        args, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env, start_new_session=True
-    )
+    return subprocess.Popen(args, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
@@ -183,9 +182,16 @@ class Cluster:
         munge = self.root / "munge"
         self.procs.append(
             start(
-                ["munged", "-F", "--force", f"--socket={self.loop.munge_socket}", f"--key-file={key}",
-                 f"--pid-file={munge / 'munged.pid'}", f"--log-file={munge / 'munged.log'}",
-                 f"--seed-file={munge / 'munged.seed'}"],
+                [
+                    "munged",
+                    "-F",
+                    "--force",
+                    f"--socket={self.loop.munge_socket}",
+                    f"--key-file={key}",
+                    f"--pid-file={munge / 'munged.pid'}",
+                    f"--log-file={munge / 'munged.log'}",
+                    f"--seed-file={munge / 'munged.seed'}",
+                ],
                 self.root / "munged.out",
             )
         )
@@ -218,10 +224,8 @@ class Cluster:
             stop(self.slurmd, signal.SIGKILL)
         for pid in self._step_daemons():
             for victim in [*_descendants(pid), pid]:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(victim, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
     def _step_daemons(self) -> list[int]:
         """slurmstepd processes of this cluster: slurmd detaches them from its process group, so they
@@ -404,14 +408,14 @@ class FakeImds:
         token, body = self.TOKEN, json.dumps(notice).encode()
 
         class Handler(BaseHTTPRequestHandler):
-            def do_PUT(self):  # noqa: N802
+            def do_PUT(self):
                 ok = self.path == "/latest/api/token" and self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
                 self.send_response(200 if ok else 400)
                 self.end_headers()
                 if ok:
                     self.wfile.write(token.encode())
 
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 if self.headers.get("X-aws-ec2-metadata-token") != token:
                     self.send_response(401)
                     self.end_headers()
@@ -512,8 +516,18 @@ def test_srun_and_sbatch_jobs_see_the_planners_checkpoint_interval(cluster):
 def test_a_value_the_job_sets_itself_wins_over_the_node_default(cluster):
     cluster.ready_node()
     result = cluster.run(
-        ["srun", "-p", "debug", "-N1", "-t", "1", "--export=ALL,ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=600",
-         "bash", "-c", "echo $ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS $ACCELSTACK_STACK"]
+        [
+            "srun",
+            "-p",
+            "debug",
+            "-N1",
+            "-t",
+            "1",
+            "--export=ALL,ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=600",
+            "bash",
+            "-c",
+            "echo $ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS $ACCELSTACK_STACK",
+        ]
     )
     assert result.stdout.strip() == "600 aws-training"
 
@@ -574,8 +588,10 @@ def test_spot_notice_without_lustre_requeues_then_syncs_checkpoints_to_the_bucke
     assert result.returncode == 0, log + result.stderr
     assert (cluster.root / "jobs" / f"checkpointed.{job_id}").exists()
     # Order: signal, requeue, then the final sync (after the job wrote its checkpoint and left).
-    assert log.index(f"job {job_id}: sent USR1") < log.index(f"job {job_id}: requeued") < log.index(
-        "final checkpoint sync to s3://acme-finetune-checkpoints"
+    assert (
+        log.index(f"job {job_id}: sent USR1")
+        < log.index(f"job {job_id}: requeued")
+        < log.index("final checkpoint sync to s3://acme-finetune-checkpoints")
     )
     assert "final checkpoint sync done" in log
     [call] = calls.read_text().splitlines()
@@ -610,7 +626,9 @@ def test_restore_brings_checkpoints_back_writable_for_the_jobs_users(tmp_path):
     setup = compute_cloud_init(spec, FILLED)
     script = yaml.safe_load(setup)["write_files"]
     body = next(f["content"] for f in script if f["path"].endswith("accelstack-compute-setup"))
-    function = body[body.index("restore_checkpoints() {") : body.index("\n}\n", body.index("restore_checkpoints() {")) + 3]
+    function = body[
+        body.index("restore_checkpoints() {") : body.index("\n}\n", body.index("restore_checkpoints() {")) + 3
+    ]
     calls = tmp_path / "aws-calls.txt"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

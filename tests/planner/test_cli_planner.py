@@ -42,7 +42,10 @@ def test_size_serving_that_does_not_fit_exits_1_and_says_why(run) -> None:
     [
         (["size", "serving", "--model", "gpt-9", "--instance-type", "p5.48xlarge"], "allowed: "),
         (["size", "serving", "--model", "llama-2-7b", "--instance-type", "p9.huge"], "unknown instance type"),
-        (["size", "serving", "--model", "llama-2-7b", "--instance-type", "g6.xlarge", "--precision", "fp5"], "--precision"),
+        (
+            ["size", "serving", "--model", "llama-2-7b", "--instance-type", "g6.xlarge", "--precision", "fp5"],
+            "--precision",
+        ),
         (["size", "serving", "--instance-type", "g6.xlarge"], "--model"),
         (["size", "checkpoint", "--nodes", "4", "--state-gb", "100"], "--write-mbps"),
         (["size", "lustre", "--dataset-gib", "10", "--checkpoint-gib", "1", "--deployment-type", "FOO"], "allowed"),
@@ -71,7 +74,9 @@ def test_cost_all_stacks(run) -> None:
     assert stacks["aws-finetune"]["capacity"] == "spot"
     # On-demand 4 x p5 for a 730 h month dominates the one spot node.
     assert stacks["aws-training"]["totalUsd"] > 10 * stacks["aws-finetune"]["totalUsd"]
-    assert stacks["aws-serving"]["serving"]["lifetimeUsd"] == pytest.approx(stacks["aws-serving"]["monthlyUsd"] * 24, rel=1e-3)
+    assert stacks["aws-serving"]["serving"]["lifetimeUsd"] == pytest.approx(
+        stacks["aws-serving"]["monthlyUsd"] * 24, rel=1e-3
+    )
     assert run("cost", "no-such-stack").exit_code == 2
 
 

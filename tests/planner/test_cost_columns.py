@@ -96,6 +96,33 @@ def test_a_stated_load_sets_the_peak_of_the_serving_profile():
     ceil(7 x shares) = [2 2 2 2 2 2 3 4 5 6 7 7 7 7 7 7 6 6 5 4 4 3 3 3] = 106 replica-hours/day (118 at max 8)."""
     load = "serving.load={requestsPerSecond: 5, inputTokens: 1000, outputTokens: 250}"
     stack = cost_json("aws-serving", "--set", load)["stacks"]["aws-serving"]
-    assert stack["serving"]["replicasByHour"] == [2, 2, 2, 2, 2, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 6, 6, 5, 4, 4, 3, 3, 3]
-    assert stack["serving"]["replicaHoursPerDay"] == 106 and stack["profileBasis"].endswith("peak 7 = replicas serving.load needs within min..max")
+    assert stack["serving"]["replicasByHour"] == [
+        2,
+        2,
+        2,
+        2,
+        2,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        7,
+        7,
+        7,
+        7,
+        7,
+        6,
+        6,
+        5,
+        4,
+        4,
+        3,
+        3,
+        3,
+    ]
+    assert stack["serving"]["replicaHoursPerDay"] == 106 and stack["profileBasis"].endswith(
+        "peak 7 = replicas serving.load needs within min..max"
+    )
     assert stack["load"]["replicas"] == 7

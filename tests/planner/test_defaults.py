@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ def spec_of(stack: str, *overrides: str):
     return parse_spec(apply_overrides(read_stack_file(STACKS / f"Pulumi.{stack}.yaml"), list(overrides)), stack)
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(stack: str, *overrides: str) -> Capture:
     raw = apply_overrides(read_stack_file(STACKS / f"Pulumi.{stack}.yaml"), list(overrides))
     return capture(MAIN, config_for_pulumi(raw), stack=stack)
@@ -75,10 +75,14 @@ def test_serving_sources_name_their_inputs_and_follow_the_stack_file():
     estimated = by_path(derived_defaults(spec_of("aws-serving")))
     cold = estimated["serving.replicas.coldStartSeconds"].source
     assert "boot 90 s" in cold and "500 MB/s" in cold and "= 232.1 s" in cold
-    assert "ceil(2000 x 1 s / 300 s TTL) = 7 replicas, of which 1 already run: 6 more" in estimated["serving.replicas.warmPool"].source
-    assert "11 requests in flight per replica (the queue worker's concurrency) x target utilization 70%" in estimated[
-        "aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"
-    ].source
+    assert (
+        "ceil(2000 x 1 s / 300 s TTL) = 7 replicas, of which 1 already run: 6 more"
+        in estimated["serving.replicas.warmPool"].source
+    )
+    assert (
+        "11 requests in flight per replica (the queue worker's concurrency) x target utilization 70%"
+        in estimated["aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"].source
+    )
     measured = by_path(
         derived_defaults(spec_of("aws-serving", "serving.replicas.coldStartSeconds=900", "serving.replicas.warmPool=2"))
     )
@@ -136,8 +140,10 @@ def test_lustre_check_flags_a_slow_tier_and_finds_a_cheaper_valid_one():
     # A 919.9 GiB checkpoint at 4800 GiB x 250 MB/s/TiB = 1171.9 MB/s.
     slow = check()
     assert slow.kind == "check" and not slow.ok and slow.value == 842.9
-    assert "misses the 300 s target (training.storage.checkpoints.writeTargetSeconds); cheapest that meets it: " \
+    assert (
+        "misses the 300 s target (training.storage.checkpoints.writeTargetSeconds); cheapest that meets it: "
         "PERSISTENT_2 7200 GiB at 500 MB/s/TiB (281 s, $2,448/month)" in slow.source
+    )
     fast = check("training.storage.lustre.throughputPerTiB=1000")
     assert fast.ok and fast.value == 210.7
     assert "cheaper and still within it: PERSISTENT_2 7200 GiB at 500 MB/s/TiB" in fast.source

@@ -43,8 +43,9 @@ def test_a10g_llama31_8b_kv_cache_matches_data_on_eks_log() -> None:
     With the logged weights and activation the KV budget is within 2% (the log leaves 0.06 GiB
     unnamed); from first principles within 10% (a small difference of large numbers)."""
     arch = get_preset("llama-3.1-8b")
-    measured = plan(arch, 22.30, context_length=8192, weights_gib_per_gpu=14.99, activation_gib=0.85,
-                    runtime_overhead_gib=0)
+    measured = plan(
+        arch, 22.30, context_length=8192, weights_gib_per_gpu=14.99, activation_gib=0.85, runtime_overhead_gib=0
+    )
     assert measured.budget_bytes / GIB == pytest.approx(20.07, abs=0.005)
     assert measured.kv_cache_bytes / GIB == pytest.approx(4.17, rel=0.02)
     estimated = plan(arch, 22.30, context_length=8192)
@@ -81,7 +82,7 @@ def test_lora_adapter_memory_formula() -> None:
 def test_custom_architecture_and_bad_names() -> None:
     arch = custom(layers=2, hidden=256, attention_heads=8, kv_heads=2, params_billion=0.01)
     assert arch.head_dim == 32 and kv_bytes_per_token(arch) == 2 * 2 * 2 * 32 * 2
-    with pytest.raises(ValueError, match="allowed: .*llama-3.1-8b"):
+    with pytest.raises(ValueError, match=r"allowed: .*llama-3\.1-8b"):
         get_preset("gpt-5")
     with pytest.raises(ValueError, match="multiple of KV heads"):
         custom(layers=2, hidden=256, attention_heads=8, kv_heads=3, params_billion=0.01)

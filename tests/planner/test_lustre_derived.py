@@ -84,7 +84,11 @@ def test_only_the_omitted_value_is_derived():
     capacity_only = tp.lustre_setting(
         training_of("training.storage.lustre.capacityGiB=null", "training.storage.lustre.throughputPerTiB=125")
     )
-    assert (capacity_only.capacity_gib, capacity_only.throughput_per_tib, capacity_only.tier_derived) == (9600, 125, False)
+    assert (capacity_only.capacity_gib, capacity_only.throughput_per_tib, capacity_only.tier_derived) == (
+        9600,
+        125,
+        False,
+    )
 
 
 def test_stated_values_are_kept_even_when_a_cheaper_one_exists_and_still_validated():
@@ -112,8 +116,12 @@ def test_no_dataset_size_keeps_4800_and_validate_warns():
     overrides = (*OMITTED, "training.storage.datasets.sizeGiB=null")
     assert tp.lustre_setting(training_of(*overrides)).capacity_gib == 4800
     warnings = spec_warnings(parse_spec(raw_of(*overrides), "aws-training"))
-    assert [w.path for w in warnings if "cannot be sized for the data" in w.message] == ["training.storage.datasets.sizeGiB"]
-    assert not [w for w in spec_warnings(parse_spec(raw_of(*OMITTED), "aws-training")) if "cannot be sized" in w.message]
+    assert [w.path for w in warnings if "cannot be sized for the data" in w.message] == [
+        "training.storage.datasets.sizeGiB"
+    ]
+    assert not [
+        w for w in spec_warnings(parse_spec(raw_of(*OMITTED), "aws-training")) if "cannot be sized" in w.message
+    ]
 
 
 def test_day_two_growth_grows_in_place_and_a_shrink_is_refused_not_applied():
@@ -123,13 +131,17 @@ def test_day_two_growth_grows_in_place_and_a_shrink_is_refused_not_applied():
     tests/components/test_stateful_survives_changes.py SHRINK_REPLACES). Going back to 2000 GiB would derive
     4800 < 9600: a replacement, which the protected file system makes `pulumi up` refuse (data kept), and
     the preview row told the user beforehand to pin capacityGiB."""
-    small = lustre_registration("training.storage.lustre.capacityGiB=null", "training.storage.lustre.throughputPerTiB=null")
+    small = lustre_registration(
+        "training.storage.lustre.capacityGiB=null", "training.storage.lustre.throughputPerTiB=null"
+    )
     grown = lustre_registration(*OMITTED, "training.storage.datasets.sizeGiB=6000")
     assert small.urn == grown.urn
     assert (small.inputs["storageCapacity"], small.inputs["perUnitStorageThroughput"]) == (4800, 250)
     assert (grown.inputs["storageCapacity"], grown.inputs["perUnitStorageThroughput"]) == (9600, 125)
     assert small.protect and grown.protect
-    grown_rows = {d.path: d for d in derived_defaults(parse_spec(raw_of(*OMITTED, "training.storage.datasets.sizeGiB=6000"), "x"))}
+    grown_rows = {
+        d.path: d for d in derived_defaults(parse_spec(raw_of(*OMITTED, "training.storage.datasets.sizeGiB=6000"), "x"))
+    }
     assert "set capacityGiB: 9600" in grown_rows["training.storage.lustre.capacityGiB"].source
     pinned = lustre_registration(*OMITTED, "training.storage.lustre.capacityGiB=9600")  # the advice followed
     assert pinned.inputs["storageCapacity"] == 9600
@@ -137,7 +149,9 @@ def test_day_two_growth_grows_in_place_and_a_shrink_is_refused_not_applied():
 
 def test_a_derived_size_above_the_fsx_quota_warns_like_a_stated_one():
     """90000 GiB of data: (90000 + 1839.84) x 1.2 = 110207.8 GiB -> 110400 GiB > the 100800 GiB default quota."""
-    spec = parse_spec(raw_of("training.storage.lustre.capacityGiB=null", "training.storage.datasets.sizeGiB=90000"), "x")
+    spec = parse_spec(
+        raw_of("training.storage.lustre.capacityGiB=null", "training.storage.datasets.sizeGiB=90000"), "x"
+    )
     assert tp.lustre_setting(spec.training).capacity_gib == 110400
     [warning] = [w for w in spec_warnings(spec) if w.path == "training.storage.lustre.capacityGiB"]
     assert warning.message.startswith("derived 110400 GiB is above the default FSx for Lustre storage quota")

@@ -59,14 +59,18 @@ def test_replica_capacity_worked_by_hand() -> None:
 def test_an_unreachable_latency_target_is_reported_not_hidden() -> None:
     """g6.xlarge (1 x L4, 300 GB/s): one request's 250 tokens alone take 250 x 16.06e9 / (0.6 x 300e9) = 22.3 s."""
     arch = get_preset("llama-3.1-8b")
-    capacity = replica_capacity(arch, "g6.xlarge", input_tokens=1000, output_tokens=250, max_batch=8, latency_seconds=10)
+    capacity = replica_capacity(
+        arch, "g6.xlarge", input_tokens=1000, output_tokens=250, max_batch=8, latency_seconds=10
+    )
     assert capacity.batch == 1 and not capacity.meets_latency and capacity.service_seconds > 22
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.floats(0.1, 100), st.floats(0.1, 100), st.integers(1, 256))
 def test_replicas_monotone_in_load(rate: float, extra: float, batch: int) -> None:
-    capacity = replica_capacity(get_preset("llama-3.1-8b"), "g6e.xlarge", input_tokens=400, output_tokens=200, max_batch=batch)
+    capacity = replica_capacity(
+        get_preset("llama-3.1-8b"), "g6e.xlarge", input_tokens=400, output_tokens=200, max_batch=batch
+    )
     assert replicas_for_load(rate + extra, capacity).replicas >= replicas_for_load(rate, capacity).replicas
 
 

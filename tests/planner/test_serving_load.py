@@ -53,7 +53,8 @@ def test_a_range_that_carries_the_load_is_quiet_and_min_above_the_peak_warns():
     assert message.startswith("4 replicas run at all hours, but the peak of 2 req/s needs 3")
     # 0.1 req/s needs ceil(0.127) = 1; with max 1 and 5 req/s, the one replica carries 0.8 req/s.
     assert warnings_at(spec_of(load(0.1), "serving.replicas.min=2"))["serving.replicas.min"].startswith(
-        "2 replicas run at all hours, but the peak of 0.1 req/s needs 1 (ceil(")
+        "2 replicas run at all hours, but the peak of 0.1 req/s needs 1 (ceil("
+    )
     one = warnings_at(spec_of(load(5), "serving.replicas.min=1", "serving.replicas.max=1"))["serving.replicas.max"]
     assert one.startswith("1 replica of g6e.xlarge carries 0.8 req/s; the stated load of 5 req/s needs 7")
 
@@ -66,7 +67,9 @@ def test_unreachable_latency_target_warns_at_its_path():
 
 
 def test_latency_target_becomes_the_queue_slo_unless_slo_is_stated():
-    raw = apply_overrides(read_stack_file(REPO / "stacks" / "Pulumi.aws-serving.yaml"), [load(1, ", latency: {targetSeconds: 6}")])
+    raw = apply_overrides(
+        read_stack_file(REPO / "stacks" / "Pulumi.aws-serving.yaml"), [load(1, ", latency: {targetSeconds: 6}")]
+    )
     del raw["serving"]["slo"]
     assert parse_spec(raw, "x").serving.slo.target_seconds == 6
     assert spec_of(load(1, ", latency: {targetSeconds: 6}")).serving.slo.target_seconds == 10  # stated slo wins
@@ -77,10 +80,14 @@ def test_latency_target_becomes_the_queue_slo_unless_slo_is_stated():
     [
         ("serving.load={requestsPerSecond: 0, inputTokens: 10, outputTokens: 10}", "serving.load.requestsPerSecond"),
         ("serving.load={requestsPerSecond: 1, outputTokens: 10}", "serving.load.inputTokens"),
-        ("serving.load={requestsPerSecond: 1, inputTokens: 10, outputTokens: 10, latency: {percentile: 100, targetSeconds: 1}}",
-         "serving.load.latency.percentile"),
-        ("serving.load={requestsPerSecond: 1, inputTokens: 10, outputTokens: 10, latency: {percentile: 95}}",
-         "serving.load.latency.targetSeconds"),
+        (
+            "serving.load={requestsPerSecond: 1, inputTokens: 10, outputTokens: 10, latency: {percentile: 100, targetSeconds: 1}}",
+            "serving.load.latency.percentile",
+        ),
+        (
+            "serving.load={requestsPerSecond: 1, inputTokens: 10, outputTokens: 10, latency: {percentile: 95}}",
+            "serving.load.latency.targetSeconds",
+        ),
         ("serving.load={requestsPerSecond: 1, inputTokens: 16000, outputTokens: 1000}", "serving.load"),
         ("serving.load={rps: 1, inputTokens: 10, outputTokens: 10}", "serving.load.rps"),
     ],
@@ -96,7 +103,10 @@ def test_preview_row_and_validate_cli_agree():
     row = rows["replicas for serving.load"]
     assert (row.value, row.display, row.ok) == (64, "64 replicas", False)
     result = CliRunner().invoke(app, ["validate", "aws-serving", "--project-dir", str(REPO), "--set", load(50)])
-    assert result.exit_code == 0 and "serving.replicas.max: warning: 8 replicas of g6e.xlarge carry 6.3 req/s" in result.output
+    assert (
+        result.exit_code == 0
+        and "serving.replicas.max: warning: 8 replicas of g6e.xlarge carry 6.3 req/s" in result.output
+    )
 
 
 def test_size_serving_without_rps_shows_one_replica_not_zero_replicas():
@@ -125,7 +135,9 @@ def test_advise_with_a_load_picks_least_cost_for_the_load_not_the_cheapest_type(
     assert "2 replicas carry 50 req/s within p95 10 s for $32,059/month at peak" in loaded.summary
     # Each candidate alone (a price book that prices only it), to see every option's monthly cost.
     every = [
-        cheapest_serving_instance(arch, "bf16", 16384, replace(prices, on_demand_hourly={t: prices.on_demand_hourly[t]}), load)
+        cheapest_serving_instance(
+            arch, "bf16", 16384, replace(prices, on_demand_hourly={t: prices.on_demand_hourly[t]}), load
+        )
         for t in SERVING_CANDIDATES
     ]
     costs = {o["instanceType"]: o["monthlyUsdAtPeak"] for o in every if o is not None}

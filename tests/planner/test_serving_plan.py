@@ -38,7 +38,10 @@ def test_backlog_target_is_the_concurrency_at_the_target_utilization_whatever_th
     plan = sp.plan_serving(serving())
     assert plan.concurrency == 11 and plan.backlog_per_instance_target == 7.7
     assert plan.backlog_metrics == ("ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible")
-    for overrides in (("serving.slo.targetSeconds=2", "serving.slo.serviceSeconds=0.5"), ("serving.slo.targetSeconds=120",)):
+    for overrides in (
+        ("serving.slo.targetSeconds=2", "serving.slo.serviceSeconds=0.5"),
+        ("serving.slo.targetSeconds=120",),
+    ):
         other = sp.plan_serving(serving(*overrides))
         assert other.backlog_per_instance_target == round(0.7 * other.concurrency, 2) < other.concurrency
     # One request at a time still leaves headroom (a target of 1 would mean always busy).
@@ -57,7 +60,9 @@ def test_shorter_context_and_fp8_serve_more_at_once():
 
 def test_concurrency_is_capped_at_vllms_max_num_seqs():
     plan = sp.plan_serving(
-        serving("serving.replicas.instanceType=p5.48xlarge", "serving.model.contextLength=512", "serving.model.adapters=[]")
+        serving(
+            "serving.replicas.instanceType=p5.48xlarge", "serving.model.contextLength=512", "serving.model.adapters=[]"
+        )
     )
     assert plan.concurrency == sp.WORKER_CONCURRENCY_CAP == 256
     assert "capped at vLLM max_num_seqs 256" in plan.concurrency_basis
@@ -88,9 +93,15 @@ def test_preview_reports_the_concurrency_and_its_part_in_the_target(overrides):
     assert rows["replica concurrency"].kind == "estimate"
     target = rows["aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"]
     assert target.value == plan.backlog_per_instance_target
-    assert f"{plan.concurrency} requests in flight per replica (the queue worker's concurrency) x target utilization 70%" in target.source
+    assert (
+        f"{plan.concurrency} requests in flight per replica (the queue worker's concurrency) x target utilization 70%"
+        in target.source
+    )
     # The formula's inputs and what it buys: the metric, and the reaction time the headroom covers.
-    assert "(ApproximateNumberOfMessagesVisible + ApproximateNumberOfMessagesNotVisible) / GroupInServiceInstances" in target.source
+    assert (
+        "(ApproximateNumberOfMessagesVisible + ApproximateNumberOfMessagesNotVisible) / GroupInServiceInstances"
+        in target.source
+    )
     assert f"warm start {plan.warm_start_seconds} s = {180 + plan.warm_start_seconds} s" in target.source
     assert "load may grow 1.43x" in target.source
 

@@ -81,7 +81,7 @@ def test_unknown_preset_is_a_value_error_listing_the_names():
     training = training_of("aws-training").model_copy(
         update={"model": training_of("aws-training").model.model_copy(update={"preset": "gpt-5"})}
     )
-    with pytest.raises(ValueError, match="allowed: .*llama-3.1-70b"):
+    with pytest.raises(ValueError, match=r"allowed: .*llama-3\.1-70b"):
         tp.checkpoint_state(training)
 
 
@@ -97,7 +97,9 @@ def test_derived_defaults_are_exact_when_the_model_is_given():
     assert "holds the stated data + 20% headroom = 4607.8 GiB" in lustre.source
     assert "within the 900 s target (training.storage.checkpoints.writeTargetSeconds)" in lustre.source
     finetune = rows("aws-finetune")["checkpoint size"]
-    assert finetune.value == 0.55 and finetune.source.startswith("planner.training_plan: exact: llama-3.1-8b LoRA rank 16")
+    assert finetune.value == 0.55 and finetune.source.startswith(
+        "planner.training_plan: exact: llama-3.1-8b LoRA rank 16"
+    )
 
 
 def test_derived_defaults_say_what_is_assumed_without_a_model_or_dataset():

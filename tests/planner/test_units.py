@@ -26,7 +26,12 @@ def test_counted_and_duration():
     assert counted(3, "GiB") == "3 GiB"
     # 3126 s = 52.1 min; 97473 s = 27.08 h (under 2 days stays in hours); 400000 s = 4.63 days.
     assert [duration(45), duration(3126), duration(20_000), duration(97_473), duration(400_000)] == [
-        "45 s", "52.1 min", "5.6 h", "27.1 h", "4.6 days"]
+        "45 s",
+        "52.1 min",
+        "5.6 h",
+        "27.1 h",
+        "4.6 days",
+    ]
 
 
 def test_preview_rows_say_one_replica_and_one_gpu_and_no_negative_term():

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from policy_baseline import SERVING_ACCOUNT, context_for, serving_export, training_export
 from typer.testing import CliRunner
 
 from accelstack.cli import app
-from policy_baseline import SERVING_ACCOUNT, context_for, serving_export, training_export
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,12 +37,18 @@ def test_file_export_passes_with_exit_0(tmp_path: Path) -> None:
 
 def test_serving_load_balancer_in_training_account_fails_clearly(tmp_path: Path) -> None:
     doc = training_export()
-    doc["deployment"]["resources"].append({
-        "urn": "urn:pulumi:aws-training::accelstack::aws:lb/loadBalancer:LoadBalancer::inference", "custom": True,
-        "id": "lb", "type": "aws:lb/loadBalancer:LoadBalancer",
-        "inputs": {"internal": False, "loadBalancerType": "application", "enableDeletionProtection": True},
-        "outputs": {}, "provider": f"{provider(doc)['urn']}::{provider(doc)['id']}", "protect": False,
-    })
+    doc["deployment"]["resources"].append(
+        {
+            "urn": "urn:pulumi:aws-training::accelstack::aws:lb/loadBalancer:LoadBalancer::inference",
+            "custom": True,
+            "id": "lb",
+            "type": "aws:lb/loadBalancer:LoadBalancer",
+            "inputs": {"internal": False, "loadBalancerType": "application", "enableDeletionProtection": True},
+            "outputs": {},
+            "provider": f"{provider(doc)['urn']}::{provider(doc)['id']}",
+            "protect": False,
+        }
+    )
     code, out, _ = run("--file", write(tmp_path, doc), "--project-dir", str(REPO))
     assert code == 1
     assert (
@@ -65,16 +71,20 @@ def test_provider_pointing_at_the_other_sides_account_fails_clearly(tmp_path: Pa
 def test_json_output_for_machines(tmp_path: Path) -> None:
     doc = serving_export()
     next(r for r in doc["deployment"]["resources"] if r["urn"].endswith("::alb") and "loadBalancer" in r["type"])[
-        "inputs"]["enableDeletionProtection"] = False
-    code, out, _ = run("--file", write(tmp_path, {"stack": "aws-serving", "export": doc}), "--json",
-                       "--project-dir", str(REPO))
+        "inputs"
+    ]["enableDeletionProtection"] = False
+    code, out, _ = run(
+        "--file", write(tmp_path, {"stack": "aws-serving", "export": doc}), "--json", "--project-dir", str(REPO)
+    )
     assert code == 1
     report = json.loads(out)
     assert report["ok"] is False
     (stack,) = report["stacks"]
     assert stack["stack"] == "aws-serving" and stack["mandatory"] == 1
     assert stack["verdicts"][0] == {
-        "pack": "accelstack-guardrails", "policy": "lb-deletion-protection", "level": "mandatory",
+        "pack": "accelstack-guardrails",
+        "policy": "lb-deletion-protection",
+        "level": "mandatory",
         "urn": "urn:pulumi:aws-serving::accelstack::aws:lb/loadBalancer:LoadBalancer::alb",
         "message": "load balancer alb has no deletion protection (enableDeletionProtection)",
     }
@@ -83,7 +93,8 @@ def test_json_output_for_machines(tmp_path: Path) -> None:
 def test_policy_config_file_downgrades_a_policy(tmp_path: Path) -> None:
     doc = serving_export()
     next(r for r in doc["deployment"]["resources"] if r["urn"].endswith("::alb") and "loadBalancer" in r["type"])[
-        "inputs"]["enableDeletionProtection"] = False
+        "inputs"
+    ]["enableDeletionProtection"] = False
     config = write(tmp_path, {"lb-deletion-protection": "advisory"}, "config.json")
     code, out, _ = run("--file", write(tmp_path, doc), "--policy-config", config, "--project-dir", str(REPO))
     assert code == 0 and "[advisory]" in out
@@ -106,7 +117,9 @@ def test_bad_export_is_exit_2(tmp_path: Path, content: str, message: str) -> Non
 
 def test_bad_policy_config_is_exit_2(tmp_path: Path) -> None:
     config = write(tmp_path, {"provider-account": {"trainingAccounts": "1"}}, "config.json")
-    code, _, err = run("--file", write(tmp_path, training_export()), "--policy-config", config, "--project-dir", str(REPO))
+    code, _, err = run(
+        "--file", write(tmp_path, training_export()), "--policy-config", config, "--project-dir", str(REPO)
+    )
     assert code == 2 and "trainingAccounts" in err
 
 

@@ -35,8 +35,11 @@ def test_every_tabled_token_is_a_resource_of_the_installed_sdk() -> None:
 
 def test_sdk_aliases_share_their_resources_concept() -> None:
     _, aliases = sdk()
-    split = {alias: current for alias, current in aliases.items()
-             if concepts.concept_of(current) and concepts.concept_of(alias) != concepts.concept_of(current)}
+    split = {
+        alias: current
+        for alias, current in aliases.items()
+        if concepts.concept_of(current) and concepts.concept_of(alias) != concepts.concept_of(current)
+    }
     assert split == {}
 
 

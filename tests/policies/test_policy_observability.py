@@ -63,7 +63,9 @@ def drop(name: str, type_token: str, *, named: tuple[str, str]) -> Callable[[Doc
     return apply
 
 
-def repoint(name: str, type_token: str, prop: str, target: tuple[str, str], attribute: str = "id") -> Callable[[Doc], str]:
+def repoint(
+    name: str, type_token: str, prop: str, target: tuple[str, str], attribute: str = "id"
+) -> Callable[[Doc], str]:
     """Point `prop` at another resource, as the program would (value and property dependency)."""
 
     def apply(doc: Doc) -> str:
@@ -112,74 +114,200 @@ class Mutation:
 
 
 MUTATIONS = [
-    Mutation("flow log dropped", TRAINING, drop("aws-training-net-flow-logs", FLOW_LOG, named=("aws-training-net-vpc", VPC)),
-             "vpc-flow-logs"),
-    Mutation("flow log on another VPC id", SERVING,
-             lambda doc: (edit("aws-serving-net-flow-logs", FLOW_LOG, lambda p: p.__setitem__("vpcId", "vpc-0other"))(doc),
-                          entry(doc, "aws-serving-net-flow-logs", FLOW_LOG)["propertyDependencies"].pop("vpcId"),
-                          entry(doc, "aws-serving-net-vpc", VPC)["urn"])[-1],
-             "vpc-flow-logs"),
-    Mutation("default group not adopted", TRAINING,
-             drop("aws-training-net-default", DEFAULT_SG, named=("aws-training-net-vpc", VPC)), "default-security-group-closed"),
-    Mutation("default group keeps a self rule", TRAINING,
-             edit("aws-training-net-default", DEFAULT_SG,
-                  lambda p: p.__setitem__("ingress", [{"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}])),
-             "default-security-group-closed"),
-    Mutation("default group keeps all egress", SERVING,
-             edit("aws-serving-net-default", DEFAULT_SG,
-                  lambda p: p.__setitem__("egress", [{"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/0"]}])),
-             "default-security-group-closed"),
-    Mutation("separate rule reopens the default group", SERVING, add_rule_to(("aws-serving-net-default", DEFAULT_SG)),
-             "default-security-group-closed"),
-    Mutation("datasets access logging dropped", TRAINING,
-             drop("aws-training-storage-datasets-access-logging", BUCKET_LOGGING,
-                  named=("aws-training-storage-datasets", BUCKET)), "bucket-access-logging"),
-    Mutation("checkpoints log into themselves", TRAINING,
-             repoint("aws-training-storage-checkpoints-access-logging", BUCKET_LOGGING, "targetBucket",
-                     ("aws-training-storage-checkpoints", BUCKET), attribute="bucket"), "bucket-access-logging"),
-    Mutation("known bad inputs dropped", SERVING,
-             edit("aws-serving-edge", WEB_ACL, lambda p: p["rules"].remove(known_bad_rule(p))), "waf-known-bad-inputs"),
-    Mutation("known bad inputs only counted", SERVING,
-             edit("aws-serving-edge", WEB_ACL, lambda p: known_bad_rule(p).__setitem__("overrideAction", {"count": {}})),
-             "waf-known-bad-inputs"),
-    Mutation("Log4j rules overridden to count", SERVING,
-             edit("aws-serving-edge", WEB_ACL, lambda p: known_bad_rule(p)["statement"]["managedRuleGroupStatement"].__setitem__(
-                 "ruleActionOverrides", [{"name": "Log4JRCE_BODY", "actionToUse": {"count": {}}}])),
-             "waf-known-bad-inputs"),
-    Mutation("WAF logging dropped", SERVING,
-             drop("aws-serving-waf-logs", WAF_LOGGING, named=("aws-serving-edge", WEB_ACL)), "waf-logging"),
-    Mutation("Authorization header logged", SERVING,
-             edit("aws-serving-waf-logs", WAF_LOGGING, lambda p: p.__setitem__(
-                 "redactedFields", [f for f in p["redactedFields"] if f["singleHeader"]["name"] != "authorization"])),
-             "waf-logging"),
-    Mutation("WAF log group without the aws-waf-logs- name", SERVING,
-             edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("name", "serving-waf")), "waf-logging"),
-    Mutation("head monitoring off", TRAINING,
-             edit("aws-training-head", INSTANCE, lambda p: p.__setitem__("monitoring", False)), "instance-detailed-monitoring"),
-    Mutation("head monitoring unset", TRAINING,
-             edit("aws-training-head", INSTANCE, lambda p: p.pop("monitoring")), "instance-detailed-monitoring"),
-    Mutation("log group kept a month", SERVING,
-             edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("retentionInDays", 30)), "log-group-retention-and-key"),
-    Mutation("log group without retention", SERVING,
-             edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.pop("retentionInDays")), "log-group-retention-and-key"),
-    Mutation("log group without key", SERVING,
-             edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.pop("kmsKeyId")), "log-group-retention-and-key"),
+    Mutation(
+        "flow log dropped",
+        TRAINING,
+        drop("aws-training-net-flow-logs", FLOW_LOG, named=("aws-training-net-vpc", VPC)),
+        "vpc-flow-logs",
+    ),
+    Mutation(
+        "flow log on another VPC id",
+        SERVING,
+        lambda doc: (
+            edit("aws-serving-net-flow-logs", FLOW_LOG, lambda p: p.__setitem__("vpcId", "vpc-0other"))(doc),
+            entry(doc, "aws-serving-net-flow-logs", FLOW_LOG)["propertyDependencies"].pop("vpcId"),
+            entry(doc, "aws-serving-net-vpc", VPC)["urn"],
+        )[-1],
+        "vpc-flow-logs",
+    ),
+    Mutation(
+        "default group not adopted",
+        TRAINING,
+        drop("aws-training-net-default", DEFAULT_SG, named=("aws-training-net-vpc", VPC)),
+        "default-security-group-closed",
+    ),
+    Mutation(
+        "default group keeps a self rule",
+        TRAINING,
+        edit(
+            "aws-training-net-default",
+            DEFAULT_SG,
+            lambda p: p.__setitem__("ingress", [{"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}]),
+        ),
+        "default-security-group-closed",
+    ),
+    Mutation(
+        "default group keeps all egress",
+        SERVING,
+        edit(
+            "aws-serving-net-default",
+            DEFAULT_SG,
+            lambda p: p.__setitem__(
+                "egress", [{"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/0"]}]
+            ),
+        ),
+        "default-security-group-closed",
+    ),
+    Mutation(
+        "separate rule reopens the default group",
+        SERVING,
+        add_rule_to(("aws-serving-net-default", DEFAULT_SG)),
+        "default-security-group-closed",
+    ),
+    Mutation(
+        "datasets access logging dropped",
+        TRAINING,
+        drop(
+            "aws-training-storage-datasets-access-logging",
+            BUCKET_LOGGING,
+            named=("aws-training-storage-datasets", BUCKET),
+        ),
+        "bucket-access-logging",
+    ),
+    Mutation(
+        "checkpoints log into themselves",
+        TRAINING,
+        repoint(
+            "aws-training-storage-checkpoints-access-logging",
+            BUCKET_LOGGING,
+            "targetBucket",
+            ("aws-training-storage-checkpoints", BUCKET),
+            attribute="bucket",
+        ),
+        "bucket-access-logging",
+    ),
+    Mutation(
+        "known bad inputs dropped",
+        SERVING,
+        edit("aws-serving-edge", WEB_ACL, lambda p: p["rules"].remove(known_bad_rule(p))),
+        "waf-known-bad-inputs",
+    ),
+    Mutation(
+        "known bad inputs only counted",
+        SERVING,
+        edit("aws-serving-edge", WEB_ACL, lambda p: known_bad_rule(p).__setitem__("overrideAction", {"count": {}})),
+        "waf-known-bad-inputs",
+    ),
+    Mutation(
+        "Log4j rules overridden to count",
+        SERVING,
+        edit(
+            "aws-serving-edge",
+            WEB_ACL,
+            lambda p: known_bad_rule(p)["statement"]["managedRuleGroupStatement"].__setitem__(
+                "ruleActionOverrides", [{"name": "Log4JRCE_BODY", "actionToUse": {"count": {}}}]
+            ),
+        ),
+        "waf-known-bad-inputs",
+    ),
+    Mutation(
+        "WAF logging dropped",
+        SERVING,
+        drop("aws-serving-waf-logs", WAF_LOGGING, named=("aws-serving-edge", WEB_ACL)),
+        "waf-logging",
+    ),
+    Mutation(
+        "Authorization header logged",
+        SERVING,
+        edit(
+            "aws-serving-waf-logs",
+            WAF_LOGGING,
+            lambda p: p.__setitem__(
+                "redactedFields", [f for f in p["redactedFields"] if f["singleHeader"]["name"] != "authorization"]
+            ),
+        ),
+        "waf-logging",
+    ),
+    Mutation(
+        "WAF log group without the aws-waf-logs- name",
+        SERVING,
+        edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("name", "serving-waf")),
+        "waf-logging",
+    ),
+    Mutation(
+        "head monitoring off",
+        TRAINING,
+        edit("aws-training-head", INSTANCE, lambda p: p.__setitem__("monitoring", False)),
+        "instance-detailed-monitoring",
+    ),
+    Mutation(
+        "head monitoring unset",
+        TRAINING,
+        edit("aws-training-head", INSTANCE, lambda p: p.pop("monitoring")),
+        "instance-detailed-monitoring",
+    ),
+    Mutation(
+        "log group kept a month",
+        SERVING,
+        edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("retentionInDays", 30)),
+        "log-group-retention-and-key",
+    ),
+    Mutation(
+        "log group without retention",
+        SERVING,
+        edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.pop("retentionInDays")),
+        "log-group-retention-and-key",
+    ),
+    Mutation(
+        "log group without key",
+        SERVING,
+        edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.pop("kmsKeyId")),
+        "log-group-retention-and-key",
+    ),
 ]
 
 # Legitimate variants: what a reviewer should let through.
 LEGITIMATE = [
-    Mutation("header redacted in capitals", SERVING, edit("aws-serving-waf-logs", WAF_LOGGING, lambda p: p.__setitem__(
-        "redactedFields", [{"singleHeader": {"name": "Authorization"}}])), "waf-logging"),
-    Mutation("logs never expire", SERVING,
-             edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("retentionInDays", 0)), "log-group-retention-and-key"),
-    Mutation("logs kept ten years", SERVING,
-             edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("retentionInDays", 3653)), "log-group-retention-and-key"),
-    Mutation("only rejected flows logged", TRAINING,
-             edit("aws-training-net-flow-logs", FLOW_LOG, lambda p: p.__setitem__("trafficType", "REJECT")), "vpc-flow-logs"),
-    Mutation("another Log4j-unrelated rule counted", SERVING,
-             edit("aws-serving-edge", WEB_ACL, lambda p: known_bad_rule(p)["statement"]["managedRuleGroupStatement"].__setitem__(
-                 "ruleActionOverrides", [{"name": "Host_localhost_HEADER", "actionToUse": {"count": {}}}])),
-             "waf-known-bad-inputs"),
+    Mutation(
+        "header redacted in capitals",
+        SERVING,
+        edit(
+            "aws-serving-waf-logs",
+            WAF_LOGGING,
+            lambda p: p.__setitem__("redactedFields", [{"singleHeader": {"name": "Authorization"}}]),
+        ),
+        "waf-logging",
+    ),
+    Mutation(
+        "logs never expire",
+        SERVING,
+        edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("retentionInDays", 0)),
+        "log-group-retention-and-key",
+    ),
+    Mutation(
+        "logs kept ten years",
+        SERVING,
+        edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("retentionInDays", 3653)),
+        "log-group-retention-and-key",
+    ),
+    Mutation(
+        "only rejected flows logged",
+        TRAINING,
+        edit("aws-training-net-flow-logs", FLOW_LOG, lambda p: p.__setitem__("trafficType", "REJECT")),
+        "vpc-flow-logs",
+    ),
+    Mutation(
+        "another Log4j-unrelated rule counted",
+        SERVING,
+        edit(
+            "aws-serving-edge",
+            WEB_ACL,
+            lambda p: known_bad_rule(p)["statement"]["managedRuleGroupStatement"].__setitem__(
+                "ruleActionOverrides", [{"name": "Host_localhost_HEADER", "actionToUse": {"count": {}}}]
+            ),
+        ),
+        "waf-known-bad-inputs",
+    ),
 ]
 
 

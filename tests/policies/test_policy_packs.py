@@ -22,11 +22,23 @@ REPO = Path(__file__).resolve().parents[2]
 STACK_POLICIES = {
     "separation": {"accounts-configured", "disjoint-accounts", "cross-account-read-only-final"},
     "guardrails": {
-        "bucket-encryption", "bucket-public-access-block", "nodes-in-private-subnets", "no-scheduled-data-loss", "no-public-buckets-final", "internet-ingress-only-to-load-balancer",
-        "no-secrets-in-user-data-final", "iam-least-privilege-final", "bucket-versioning", "queue-dlq",
-        "spot-training-needs-checkpoints", "serving-scales-on-queue-depth",
+        "bucket-encryption",
+        "bucket-public-access-block",
+        "nodes-in-private-subnets",
+        "no-scheduled-data-loss",
+        "no-public-buckets-final",
+        "internet-ingress-only-to-load-balancer",
+        "no-secrets-in-user-data-final",
+        "iam-least-privilege-final",
+        "bucket-versioning",
+        "queue-dlq",
+        "spot-training-needs-checkpoints",
+        "serving-scales-on-queue-depth",
         # policies/guardrails/observability.py
-        "vpc-flow-logs", "default-security-group-closed", "bucket-access-logging", "waf-logging",
+        "vpc-flow-logs",
+        "default-security-group-closed",
+        "bucket-access-logging",
+        "waf-logging",
     },
 }
 
@@ -40,7 +52,9 @@ def test_pack_main_declares_its_policies_with_config_schema(pack: str) -> None:
     assert stack == STACK_POLICIES[pack]
     for policy in info.policies:
         assert policy.enforcementLevel == proto.MANDATORY
-        assert {"workload", "trainingAccounts", "servingAccounts", "allowedRegions"} <= set(policy.configSchema.properties)
+        assert {"workload", "trainingAccounts", "servingAccounts", "allowedRegions"} <= set(
+            policy.configSchema.properties
+        )
 
 
 @pytest.mark.parametrize("pack", PACKS)
@@ -54,7 +68,9 @@ def test_every_rule_names_what_it_mirrors(pack: str) -> None:
 def test_pack_serves_under_pulumi_policy_like_the_cli_runs_it(pack: str) -> None:
     """`python __main__.py` from the pack dir prints a port and serves the analyzer over gRPC (loopback)."""
     directory = PACKS_DIR / pack
-    process = subprocess.Popen([sys.executable, "__main__.py"], cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "__main__.py"], cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         line = process.stdout.readline().decode().strip()
         assert line.isdigit(), process.stderr.read().decode() if process.poll() is not None else line
@@ -73,7 +89,10 @@ def test_pack_serves_under_pulumi_policy_like_the_cli_runs_it(pack: str) -> None
 def test_pack_files_pin_the_cli_runtime() -> None:
     for pack in PACKS:
         directory = Path(PACKS_DIR / pack)
-        assert "runtime:\n  name: python\n  options:\n    virtualenv: venv" in (directory / "PulumiPolicy.yaml").read_text()
+        assert (
+            "runtime:\n  name: python\n  options:\n    virtualenv: venv"
+            in (directory / "PulumiPolicy.yaml").read_text()
+        )
         requirements = (directory / "requirements.txt").read_text().split()
         assert requirements[:3] == ["pulumi-policy==1.21.0", "pulumi==3.272.0", "policy-sentry==0.15.2"]
         # Each pin matches the project's own (one version of each library, in the packs and the CLI).
@@ -94,8 +113,13 @@ def test_packs_import_only_what_their_requirements_install() -> None:
         files += sorted((REPO / "policies" / pack).glob("*.py"))
         for path in files:
             for node in ast.walk(ast.parse(path.read_text())):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                    [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+                )
                 for name in names:
                     top = name.split(".")[0]
-                    assert top in stdlib or top in modules, f"{path.name} imports {name}, not in {pack}/requirements.txt"
+                    assert top in stdlib or top in modules, (
+                        f"{path.name} imports {name}, not in {pack}/requirements.txt"
+                    )

@@ -13,11 +13,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from test_policy_variants import LEGITIMATE, VARIANTS, _killed, _run
 
 from policies.common import make_context, provider_facts
 from policies.grants import access_level, all_actions
 from policies.separation.rules import check_cross_account_grants
-from test_policy_variants import LEGITIMATE, VARIANTS, _killed, _run
 
 REPO = Path(__file__).resolve().parents[2]
 TRAINING_ACCOUNT, SERVING_ACCOUNT = "111111111111", "222222222222"
@@ -36,8 +36,13 @@ def grant_verdicts(kind: str, statement: dict[str, Any]) -> list[str]:
 
 
 def serving(action: str, resource: str, **extra: Any) -> dict[str, Any]:
-    return {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{SERVING_ACCOUNT}:root"}, "Action": action,
-            "Resource": resource, **extra}
+    return {
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:aws:iam::{SERVING_ACCOUNT}:root"},
+        "Action": action,
+        "Resource": resource,
+        **extra,
+    }
 
 
 def test_separation_rejects_any_grant_that_lets_a_serving_principal_do_more_than_read() -> None:
@@ -46,15 +51,22 @@ def test_separation_rejects_any_grant_that_lets_a_serving_principal_do_more_than
     the artifact prefix, is rejected; every KMS action but Decrypt/DescribeKey on the key too."""
     assert "rejects any grant that lets a serving principal do more than read" in readme()
     s3_writes = sorted(a for a in all_actions() if a.startswith("s3:") and access_level(a) not in ("Read", "List"))
-    kms_writes = sorted(a for a in all_actions() if a.startswith("kms:") and a not in ("kms:decrypt", "kms:describekey"))
+    kms_writes = sorted(
+        a for a in all_actions() if a.startswith("kms:") and a not in ("kms:decrypt", "kms:describekey")
+    )
     assert len(s3_writes) > 50 and len(kms_writes) > 20  # the action table is really there
-    passed = [a for a in s3_writes if not grant_verdicts("aws:s3/bucketPolicy:BucketPolicy",
-                                                        serving(a, "arn:aws:s3:::ckpt/models/*"))]
+    passed = [
+        a
+        for a in s3_writes
+        if not grant_verdicts("aws:s3/bucketPolicy:BucketPolicy", serving(a, "arn:aws:s3:::ckpt/models/*"))
+    ]
     via_s3 = {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
     passed += [a for a in kms_writes if not grant_verdicts("aws:kms/key:Key", serving(a, "*", Condition=via_s3))]
     assert passed == []
     # ... while the read path itself passes (the rule is not simply refusing everything).
-    assert grant_verdicts("aws:s3/bucketPolicy:BucketPolicy", serving("s3:GetObject", "arn:aws:s3:::ckpt/models/*")) == []
+    assert (
+        grant_verdicts("aws:s3/bucketPolicy:BucketPolicy", serving("s3:GetObject", "arn:aws:s3:::ckpt/models/*")) == []
+    )
     assert grant_verdicts("aws:kms/key:Key", serving("kms:Decrypt", "*", Condition=via_s3)) == []
 
 
@@ -75,7 +87,12 @@ def test_checkpoints_are_exported_to_s3_without_ever_propagating_deletes(variant
 def test_stateful_resources_are_protected_and_versioned() -> None:
     """README: "Stateful resources (...) are `protect`ed, versioned where they can be"."""
     assert re.search(r"Stateful resources .* are `protect`ed,\s+versioned", readme(), re.S)
-    ids = {"unprotected-volume", "unprotected-bucket-v2-alias", "versioning-suspended-datasets", "force-destroy-checkpoints"}
+    ids = {
+        "unprotected-volume",
+        "unprotected-bucket-v2-alias",
+        "versioning-suspended-datasets",
+        "force-destroy-checkpoints",
+    }
     for variant in (v for v in VARIANTS if v.id in ids):
         assert _killed(variant, _run(variant)), variant.id
 

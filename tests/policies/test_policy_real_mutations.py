@@ -103,20 +103,36 @@ def provider_reference(doc: Doc) -> str:
     return next(r["provider"] for r in doc["deployment"]["resources"] if r["type"].startswith("aws:"))
 
 
-def add_resource(doc: Doc, stack: str, type_token: str, name: str, inputs: dict[str, Any], *,
-                 depends: dict[str, str] | None = None, protect: bool = False) -> str:
+def add_resource(
+    doc: Doc,
+    stack: str,
+    type_token: str,
+    name: str,
+    inputs: dict[str, Any],
+    *,
+    depends: dict[str, str] | None = None,
+    protect: bool = False,
+) -> str:
     """Add a resource as the program would register it (explicit provider, parent the stack); `depends`
     maps a property to the URN of the resource it was computed from (the engine's property deps)."""
     stack_urn = doc["deployment"]["resources"][0]["urn"]
     urn = f"urn:pulumi:{stack}::accelstack::{type_token}::{name}"
     property_dependencies = {prop: [target] for prop, target in (depends or {}).items()}
-    doc["deployment"]["resources"].append({
-        "urn": urn, "custom": True, "id": f"{name}-id", "type": type_token,
-        "inputs": copy.deepcopy(inputs), "outputs": {**copy.deepcopy(inputs), "id": f"{name}-id"},
-        "parent": stack_urn, "protect": protect, "provider": provider_reference(doc),
-        "dependencies": sorted({u for urns in property_dependencies.values() for u in urns}),
-        "propertyDependencies": property_dependencies,
-    })
+    doc["deployment"]["resources"].append(
+        {
+            "urn": urn,
+            "custom": True,
+            "id": f"{name}-id",
+            "type": type_token,
+            "inputs": copy.deepcopy(inputs),
+            "outputs": {**copy.deepcopy(inputs), "id": f"{name}-id"},
+            "parent": stack_urn,
+            "protect": protect,
+            "provider": provider_reference(doc),
+            "dependencies": sorted({u for urns in property_dependencies.values() for u in urns}),
+            "propertyDependencies": property_dependencies,
+        }
+    )
     return urn
 
 
@@ -184,8 +200,14 @@ def drop(name: str, type_token: str, *, named: tuple[str, str]) -> Callable[[Doc
     return apply
 
 
-def add(stack: str, type_token: str, name: str, inputs: dict[str, Any],
-        depends: dict[str, tuple[str, str]] | None = None, protect: bool = False) -> Callable[[Doc], str]:
+def add(
+    stack: str,
+    type_token: str,
+    name: str,
+    inputs: dict[str, Any],
+    depends: dict[str, tuple[str, str]] | None = None,
+    protect: bool = False,
+) -> Callable[[Doc], str]:
     def apply(doc: Doc) -> str:
         deps = {prop: entry(doc, *target)["urn"] for prop, target in (depends or {}).items()}
         return add_resource(doc, stack, type_token, name, inputs, depends=deps, protect=protect)
@@ -194,8 +216,11 @@ def add(stack: str, type_token: str, name: str, inputs: dict[str, Any],
 
 
 def add_statement(name: str, type_token: str, key: str, statement: dict[str, Any]) -> Callable[[Doc], str]:
-    return edit_props(name, type_token, lambda p: p.__setitem__(
-        key, edit_json_string(p[key], lambda d: d["Statement"].append(statement))))
+    return edit_props(
+        name,
+        type_token,
+        lambda p: p.__setitem__(key, edit_json_string(p[key], lambda d: d["Statement"].append(statement))),
+    )
 
 
 def edit_statement(name: str, type_token: str, key: str, sid: str, **changes: Any) -> Callable[[Doc], str]:
@@ -238,7 +263,9 @@ def in_cloud_config_runcmd(line: str) -> Callable[[str], str]:
 
 def in_cloud_config_files(path: str, content: str) -> Callable[[str], str]:
     indented = "".join(f"    {row}\n" for row in content.splitlines())
-    return lambda text: text.replace("\nwrite_files:\n", f"\nwrite_files:\n- path: {path}\n  permissions: '0600'\n  content: |\n{indented}", 1)
+    return lambda text: text.replace(
+        "\nwrite_files:\n", f"\nwrite_files:\n- path: {path}\n  permissions: '0600'\n  content: |\n{indented}", 1
+    )
 
 
 def in_bash_script(lines: str) -> Callable[[str], str]:
@@ -278,181 +305,502 @@ MUTATIONS = [
     Mutation("unprotect-lustre", T, unprotect("aws-training-storage-lustre", LUSTRE), "protect-stateful"),
     Mutation("unprotect-kms-key", T, unprotect("aws-training-storage-key", KMS_KEY), "protect-stateful"),
     Mutation("unprotect-alb-logs-bucket", S, unprotect("aws-serving-alb-logs", BUCKET), "protect-stateful"),
-    Mutation("drop-checkpoints-sse", T,
-             drop("aws-training-storage-checkpoints-encryption", SSE, named=CHECKPOINTS), "bucket-encryption"),
-    Mutation("sse-without-default-encryption", T,
-             edit_props("aws-training-storage-checkpoints-encryption", SSE, pop("rules", "0", "applyServerSideEncryptionByDefault")),
-             "encryption-at-rest"),
-    Mutation("checkpoints-sse-downgraded-from-kms", T,
-             edit_props("aws-training-storage-checkpoints-encryption", SSE,
-                        put({"sseAlgorithm": "AES256"}, "rules", "0", "applyServerSideEncryptionByDefault")),
-             "bucket-encryption"),
-    Mutation("lustre-without-kms-key", T, edit_props("aws-training-storage-lustre", LUSTRE, pop("kmsKeyId")), "encryption-at-rest"),
-    Mutation("slurmctld-volume-unencrypted", T,
-             set_props("aws-training-slurmctld-state", VOLUME, encrypted=False), "encryption-at-rest"),
-    Mutation("node-root-volume-unencrypted", T,
-             edit_props("aws-training-nodes", LT, put("false", "blockDeviceMappings", "0", "ebs", "encrypted")), "encryption-at-rest"),
-    Mutation("requests-queue-unencrypted", S, edit_props("aws-serving-requests", QUEUE, pop("kmsMasterKeyId")), "encryption-at-rest"),
-    Mutation("pab-block-public-policy-off", T,
-             set_props("aws-training-storage-checkpoints-public-access", PAB, blockPublicPolicy=False), "no-public-buckets"),
-    Mutation("drop-checkpoints-pab", T,
-             drop("aws-training-storage-checkpoints-public-access", PAB, named=CHECKPOINTS), "bucket-public-access-block"),
-    Mutation("suspend-checkpoints-versioning", T,
-             naming(CHECKPOINTS, edit_props("aws-training-storage-checkpoints-versioning", VERSIONING,
-                        put("Suspended", "versioningConfiguration", "status"))),
-             "bucket-versioning"),
-    Mutation("drop-checkpoints-versioning", T,
-             drop("aws-training-storage-checkpoints-versioning", VERSIONING, named=CHECKPOINTS), "bucket-versioning"),
+    Mutation(
+        "drop-checkpoints-sse",
+        T,
+        drop("aws-training-storage-checkpoints-encryption", SSE, named=CHECKPOINTS),
+        "bucket-encryption",
+    ),
+    Mutation(
+        "sse-without-default-encryption",
+        T,
+        edit_props(
+            "aws-training-storage-checkpoints-encryption", SSE, pop("rules", "0", "applyServerSideEncryptionByDefault")
+        ),
+        "encryption-at-rest",
+    ),
+    Mutation(
+        "checkpoints-sse-downgraded-from-kms",
+        T,
+        edit_props(
+            "aws-training-storage-checkpoints-encryption",
+            SSE,
+            put({"sseAlgorithm": "AES256"}, "rules", "0", "applyServerSideEncryptionByDefault"),
+        ),
+        "bucket-encryption",
+    ),
+    Mutation(
+        "lustre-without-kms-key",
+        T,
+        edit_props("aws-training-storage-lustre", LUSTRE, pop("kmsKeyId")),
+        "encryption-at-rest",
+    ),
+    Mutation(
+        "slurmctld-volume-unencrypted",
+        T,
+        set_props("aws-training-slurmctld-state", VOLUME, encrypted=False),
+        "encryption-at-rest",
+    ),
+    Mutation(
+        "node-root-volume-unencrypted",
+        T,
+        edit_props("aws-training-nodes", LT, put("false", "blockDeviceMappings", "0", "ebs", "encrypted")),
+        "encryption-at-rest",
+    ),
+    Mutation(
+        "requests-queue-unencrypted",
+        S,
+        edit_props("aws-serving-requests", QUEUE, pop("kmsMasterKeyId")),
+        "encryption-at-rest",
+    ),
+    Mutation(
+        "pab-block-public-policy-off",
+        T,
+        set_props("aws-training-storage-checkpoints-public-access", PAB, blockPublicPolicy=False),
+        "no-public-buckets",
+    ),
+    Mutation(
+        "drop-checkpoints-pab",
+        T,
+        drop("aws-training-storage-checkpoints-public-access", PAB, named=CHECKPOINTS),
+        "bucket-public-access-block",
+    ),
+    Mutation(
+        "suspend-checkpoints-versioning",
+        T,
+        naming(
+            CHECKPOINTS,
+            edit_props(
+                "aws-training-storage-checkpoints-versioning",
+                VERSIONING,
+                put("Suspended", "versioningConfiguration", "status"),
+            ),
+        ),
+        "bucket-versioning",
+    ),
+    Mutation(
+        "drop-checkpoints-versioning",
+        T,
+        drop("aws-training-storage-checkpoints-versioning", VERSIONING, named=CHECKPOINTS),
+        "bucket-versioning",
+    ),
     # --- network exposure ---
-    Mutation("ssh-from-internet-on-cluster-sg", T,
-             add(T, SG_INGRESS, "aws-training-net-cluster-ssh",
-                 {"securityGroupId": "aws-training-net-cluster-id", "cidrIpv4": "0.0.0.0/0", "ipProtocol": "tcp",
-                  "fromPort": 22, "toPort": 22}, depends={"securityGroupId": CLUSTER_SG}),
-             "no-internet-ingress"),
-    Mutation("inline-ssh-from-internet-on-cluster-sg", T,
-             set_props(*CLUSTER_SG, ingress=[{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}]),
-             "no-internet-ingress"),
-    Mutation("inference-port-from-internet", S,
-             add(S, SG_INGRESS, "aws-serving-replicas-public",
-                 {"securityGroupId": "aws-serving-replicas-id", "cidrIpv4": "0.0.0.0/0", "ipProtocol": "tcp",
-                  "fromPort": 8000, "toPort": 8000}, depends={"securityGroupId": REPLICAS_SG}),
-             "no-internet-ingress"),
-    Mutation("https-from-internet-straight-to-replicas", S,
-             add(S, SG_INGRESS, "aws-serving-replicas-https",
-                 {"securityGroupId": "aws-serving-replicas-id", "cidrIpv6": "::/0", "ipProtocol": "tcp",
-                  "fromPort": 443, "toPort": 443}, depends={"securityGroupId": REPLICAS_SG}),
-             "internet-ingress-only-to-load-balancer"),
-    Mutation("imds-optional-on-nodes", T,
-             edit_props("aws-training-nodes", LT, put("optional", "metadataOptions", "httpTokens")), "imdsv2-required"),
-    Mutation("imds-optional-on-head", T,
-             edit_props("aws-training-head", INSTANCE, put("optional", "metadataOptions", "httpTokens")), "imdsv2-required"),
-    Mutation("imds-optional-on-replicas", S,
-             edit_props("aws-serving-replica", LT, put("optional", "metadataOptions", "httpTokens")), "imdsv2-required"),
-    Mutation("public-ip-on-node-interface", T,
-             edit_props("aws-training-nodes", LT, put("true", "networkInterfaces", "0", "associatePublicIpAddress")),
-             "no-public-ip-on-nodes"),
-    Mutation("public-ip-on-replica-interface", S,
-             edit_props("aws-serving-replica", LT, put(True, "networkInterfaces", "0", "associatePublicIpAddress")),
-             "no-public-ip-on-nodes"),
-    Mutation("cluster-subnet-maps-public-ips", T,
-             set_props("aws-training-net-cluster", SUBNET, mapPublicIpOnLaunch=True), "no-public-ip-on-nodes"),
+    Mutation(
+        "ssh-from-internet-on-cluster-sg",
+        T,
+        add(
+            T,
+            SG_INGRESS,
+            "aws-training-net-cluster-ssh",
+            {
+                "securityGroupId": "aws-training-net-cluster-id",
+                "cidrIpv4": "0.0.0.0/0",
+                "ipProtocol": "tcp",
+                "fromPort": 22,
+                "toPort": 22,
+            },
+            depends={"securityGroupId": CLUSTER_SG},
+        ),
+        "no-internet-ingress",
+    ),
+    Mutation(
+        "inline-ssh-from-internet-on-cluster-sg",
+        T,
+        set_props(
+            *CLUSTER_SG, ingress=[{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}]
+        ),
+        "no-internet-ingress",
+    ),
+    Mutation(
+        "inference-port-from-internet",
+        S,
+        add(
+            S,
+            SG_INGRESS,
+            "aws-serving-replicas-public",
+            {
+                "securityGroupId": "aws-serving-replicas-id",
+                "cidrIpv4": "0.0.0.0/0",
+                "ipProtocol": "tcp",
+                "fromPort": 8000,
+                "toPort": 8000,
+            },
+            depends={"securityGroupId": REPLICAS_SG},
+        ),
+        "no-internet-ingress",
+    ),
+    Mutation(
+        "https-from-internet-straight-to-replicas",
+        S,
+        add(
+            S,
+            SG_INGRESS,
+            "aws-serving-replicas-https",
+            {
+                "securityGroupId": "aws-serving-replicas-id",
+                "cidrIpv6": "::/0",
+                "ipProtocol": "tcp",
+                "fromPort": 443,
+                "toPort": 443,
+            },
+            depends={"securityGroupId": REPLICAS_SG},
+        ),
+        "internet-ingress-only-to-load-balancer",
+    ),
+    Mutation(
+        "imds-optional-on-nodes",
+        T,
+        edit_props("aws-training-nodes", LT, put("optional", "metadataOptions", "httpTokens")),
+        "imdsv2-required",
+    ),
+    Mutation(
+        "imds-optional-on-head",
+        T,
+        edit_props("aws-training-head", INSTANCE, put("optional", "metadataOptions", "httpTokens")),
+        "imdsv2-required",
+    ),
+    Mutation(
+        "imds-optional-on-replicas",
+        S,
+        edit_props("aws-serving-replica", LT, put("optional", "metadataOptions", "httpTokens")),
+        "imdsv2-required",
+    ),
+    Mutation(
+        "public-ip-on-node-interface",
+        T,
+        edit_props("aws-training-nodes", LT, put("true", "networkInterfaces", "0", "associatePublicIpAddress")),
+        "no-public-ip-on-nodes",
+    ),
+    Mutation(
+        "public-ip-on-replica-interface",
+        S,
+        edit_props("aws-serving-replica", LT, put(True, "networkInterfaces", "0", "associatePublicIpAddress")),
+        "no-public-ip-on-nodes",
+    ),
+    Mutation(
+        "cluster-subnet-maps-public-ips",
+        T,
+        set_props("aws-training-net-cluster", SUBNET, mapPublicIpOnLaunch=True),
+        "no-public-ip-on-nodes",
+    ),
     # --- IAM ---
-    Mutation("s3-star-on-star-in-node-policy", T,
-             add_statement("aws-training-node-storage", ROLE_POLICY, "policy", ALL_ACTIONS_ON_ALL), "iam-least-privilege"),
-    Mutation("s3-star-on-every-bucket-in-node-policy", T,
-             add_statement("aws-training-node-storage", ROLE_POLICY, "policy",
-                           {"Effect": "Allow", "Action": ["s3:*"], "Resource": ["arn:aws:s3:::*", "arn:aws:s3:::*/*"]}),
-             "iam-least-privilege"),
-    Mutation("s3-full-access-attached-to-node-role", T,
-             add(T, ATTACHMENT, "aws-training-node-s3",
-                 {"role": "aws-training-node-id", "policyArn": "arn:aws:iam::aws:policy/AmazonS3FullAccess"},
-                 depends={"role": ("aws-training-node", ROLE)}),
-             "iam-least-privilege"),
-    Mutation("admin-attached-to-replica-role", S,
-             add(S, ATTACHMENT, "aws-serving-replica-admin",
-                 {"role": "aws-serving-replica-id", "policyArn": "arn:aws:iam::aws:policy/AdministratorAccess"},
-                 depends={"role": ("aws-serving-replica", ROLE)}),
-             "iam-least-privilege"),
-    Mutation("node-role-trusts-every-account", T,
-             edit_statement("aws-training-node", ROLE, "assumeRolePolicy", None,
-                            Principal={"Service": "ec2.amazonaws.com", "AWS": "*"}),
-             "cross-account-read-only"),
+    Mutation(
+        "s3-star-on-star-in-node-policy",
+        T,
+        add_statement("aws-training-node-storage", ROLE_POLICY, "policy", ALL_ACTIONS_ON_ALL),
+        "iam-least-privilege",
+    ),
+    Mutation(
+        "s3-star-on-every-bucket-in-node-policy",
+        T,
+        add_statement(
+            "aws-training-node-storage",
+            ROLE_POLICY,
+            "policy",
+            {"Effect": "Allow", "Action": ["s3:*"], "Resource": ["arn:aws:s3:::*", "arn:aws:s3:::*/*"]},
+        ),
+        "iam-least-privilege",
+    ),
+    Mutation(
+        "s3-full-access-attached-to-node-role",
+        T,
+        add(
+            T,
+            ATTACHMENT,
+            "aws-training-node-s3",
+            {"role": "aws-training-node-id", "policyArn": "arn:aws:iam::aws:policy/AmazonS3FullAccess"},
+            depends={"role": ("aws-training-node", ROLE)},
+        ),
+        "iam-least-privilege",
+    ),
+    Mutation(
+        "admin-attached-to-replica-role",
+        S,
+        add(
+            S,
+            ATTACHMENT,
+            "aws-serving-replica-admin",
+            {"role": "aws-serving-replica-id", "policyArn": "arn:aws:iam::aws:policy/AdministratorAccess"},
+            depends={"role": ("aws-serving-replica", ROLE)},
+        ),
+        "iam-least-privilege",
+    ),
+    Mutation(
+        "node-role-trusts-every-account",
+        T,
+        edit_statement(
+            "aws-training-node", ROLE, "assumeRolePolicy", None, Principal={"Service": "ec2.amazonaws.com", "AWS": "*"}
+        ),
+        "cross-account-read-only",
+    ),
     # --- secrets in user data (base64 in the template, as EC2 gets it) ---
-    Mutation("aws-keys-in-node-user-data-file", T,
-             user_data("aws-training-nodes", in_cloud_config_files(
-                 "/etc/profile.d/aws.sh", f"export AWS_ACCESS_KEY_ID={EXAMPLE_KEY_ID}\nexport AWS_SECRET_ACCESS_KEY={EXAMPLE_SECRET}")),
-             "no-secrets-in-user-data"),
-    Mutation("aws-secret-via-aws-configure-in-node-user-data", T,
-             user_data("aws-training-nodes", in_cloud_config_runcmd(f"aws configure set aws_secret_access_key {EXAMPLE_SECRET}")),
-             "no-secrets-in-user-data"),
-    Mutation("ssh-private-key-in-node-user-data", T,
-             user_data("aws-training-nodes", in_cloud_config_files("/root/.ssh/id_ed25519", PEM_KEY)),
-             "no-secrets-in-user-data"),
-    Mutation("ssh-private-key-in-replica-user-data", S,
-             user_data("aws-serving-replica", in_bash_script(f"cat > /root/.ssh/id_ed25519 <<'EOF'\n{PEM_KEY}EOF\n")),
-             "no-secrets-in-user-data"),
-    Mutation("hf-token-in-replica-user-data", S,
-             user_data("aws-serving-replica", in_bash_script(f"export HF_TOKEN={HF_TOKEN}\n")),
-             "no-secrets-in-user-data"),
+    Mutation(
+        "aws-keys-in-node-user-data-file",
+        T,
+        user_data(
+            "aws-training-nodes",
+            in_cloud_config_files(
+                "/etc/profile.d/aws.sh",
+                f"export AWS_ACCESS_KEY_ID={EXAMPLE_KEY_ID}\nexport AWS_SECRET_ACCESS_KEY={EXAMPLE_SECRET}",
+            ),
+        ),
+        "no-secrets-in-user-data",
+    ),
+    Mutation(
+        "aws-secret-via-aws-configure-in-node-user-data",
+        T,
+        user_data(
+            "aws-training-nodes", in_cloud_config_runcmd(f"aws configure set aws_secret_access_key {EXAMPLE_SECRET}")
+        ),
+        "no-secrets-in-user-data",
+    ),
+    Mutation(
+        "ssh-private-key-in-node-user-data",
+        T,
+        user_data("aws-training-nodes", in_cloud_config_files("/root/.ssh/id_ed25519", PEM_KEY)),
+        "no-secrets-in-user-data",
+    ),
+    Mutation(
+        "ssh-private-key-in-replica-user-data",
+        S,
+        user_data("aws-serving-replica", in_bash_script(f"cat > /root/.ssh/id_ed25519 <<'EOF'\n{PEM_KEY}EOF\n")),
+        "no-secrets-in-user-data",
+    ),
+    Mutation(
+        "hf-token-in-replica-user-data",
+        S,
+        user_data("aws-serving-replica", in_bash_script(f"export HF_TOKEN={HF_TOKEN}\n")),
+        "no-secrets-in-user-data",
+    ),
     # --- state and the serving front door ---
-    Mutation("drop-requests-redrive-policy", S,
-             lambda doc: (edit_props("aws-serving-requests", QUEUE, pop("redrivePolicy"))(doc),
-                          entry(doc, "aws-serving-requests", QUEUE)["propertyDependencies"].pop("redrivePolicy"))[0],
-             "queue-dlq"),
-    Mutation("https-listener-to-http-forward", S,
-             lambda doc: edit_props("aws-serving-https", LISTENER, lambda p: (
-                 p.update(protocol="HTTP", port=8080), p.pop("sslPolicy"), p.pop("certificateArn")))(doc),
-             "https-listeners"),
-    Mutation("redirect-listener-forwards", S,
-             edit_props("aws-serving-http-redirect", LISTENER, put(
-                 [{"type": "forward", "targetGroupArn": "arn:aws:lb:us-east-1:111111111111:aws-serving-replicas"}], "defaultActions")),
-             "https-listeners"),
-    Mutation("listener-allows-tls-1-0", S,
-             set_props("aws-serving-https", LISTENER, sslPolicy="ELBSecurityPolicy-TLS13-1-0-2021-06"), "https-listeners"),
-    Mutation("listener-forward-secrecy-tls-1-0", S,
-             set_props("aws-serving-https", LISTENER, sslPolicy="ELBSecurityPolicy-FS-2018-06"), "https-listeners"),
-    Mutation("anyone-may-enqueue-requests", S,
-             add(S, "aws:sqs/queuePolicy:QueuePolicy", "aws-serving-requests-policy", {
-                 "queueUrl": "https://sqs.us-east-1.amazonaws.com/222222222222/aws-serving-requests",
-                 "policy": json.dumps({"Version": "2012-10-17", "Statement": [{
-                     "Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage",
-                     "Resource": "arn:aws:sqs:us-east-1:222222222222:aws-serving-requests"}]})},
-                 depends={"queueUrl": ("aws-serving-requests", QUEUE)}),
-             "cross-account-read-only"),
-    Mutation("alb-deletion-protection-off", S,
-             set_props("aws-serving-alb", LB, enableDeletionProtection=False), "lb-deletion-protection"),
+    Mutation(
+        "drop-requests-redrive-policy",
+        S,
+        lambda doc: (
+            edit_props("aws-serving-requests", QUEUE, pop("redrivePolicy"))(doc),
+            entry(doc, "aws-serving-requests", QUEUE)["propertyDependencies"].pop("redrivePolicy"),
+        )[0],
+        "queue-dlq",
+    ),
+    Mutation(
+        "https-listener-to-http-forward",
+        S,
+        lambda doc: edit_props(
+            "aws-serving-https",
+            LISTENER,
+            lambda p: (p.update(protocol="HTTP", port=8080), p.pop("sslPolicy"), p.pop("certificateArn")),
+        )(doc),
+        "https-listeners",
+    ),
+    Mutation(
+        "redirect-listener-forwards",
+        S,
+        edit_props(
+            "aws-serving-http-redirect",
+            LISTENER,
+            put(
+                [{"type": "forward", "targetGroupArn": "arn:aws:lb:us-east-1:111111111111:aws-serving-replicas"}],
+                "defaultActions",
+            ),
+        ),
+        "https-listeners",
+    ),
+    Mutation(
+        "listener-allows-tls-1-0",
+        S,
+        set_props("aws-serving-https", LISTENER, sslPolicy="ELBSecurityPolicy-TLS13-1-0-2021-06"),
+        "https-listeners",
+    ),
+    Mutation(
+        "listener-forward-secrecy-tls-1-0",
+        S,
+        set_props("aws-serving-https", LISTENER, sslPolicy="ELBSecurityPolicy-FS-2018-06"),
+        "https-listeners",
+    ),
+    Mutation(
+        "anyone-may-enqueue-requests",
+        S,
+        add(
+            S,
+            "aws:sqs/queuePolicy:QueuePolicy",
+            "aws-serving-requests-policy",
+            {
+                "queueUrl": "https://sqs.us-east-1.amazonaws.com/222222222222/aws-serving-requests",
+                "policy": json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Principal": "*",
+                                "Action": "sqs:SendMessage",
+                                "Resource": "arn:aws:sqs:us-east-1:222222222222:aws-serving-requests",
+                            }
+                        ],
+                    }
+                ),
+            },
+            depends={"queueUrl": ("aws-serving-requests", QUEUE)},
+        ),
+        "cross-account-read-only",
+    ),
+    Mutation(
+        "alb-deletion-protection-off",
+        S,
+        set_props("aws-serving-alb", LB, enableDeletionProtection=False),
+        "lb-deletion-protection",
+    ),
     # --- capacity and scaling ---
-    Mutation("spot-market-on-replica-template", S,
-             set_props("aws-serving-replica", LT, instanceMarketOptions={"marketType": "spot", "spotOptions": {"spotInstanceType": "one-time"}}),
-             "no-spot-serving"),
-    Mutation("spot-mix-on-replica-group", S,
-             set_props("aws-serving-replicas", ASG, mixedInstancesPolicy={
-                 "instancesDistribution": {"onDemandPercentageAboveBaseCapacity": 0, "spotAllocationStrategy": "price-capacity-optimized"},
-                 "launchTemplate": {"launchTemplateSpecification": {"launchTemplateId": "aws-serving-replica-id"}}}),
-             "no-spot-serving"),
-    Mutation("cpu-target-tracking-on-replicas", S,
-             naming(("aws-serving-replicas", ASG), add(S, SCALING_POLICY, "aws-serving-cpu", {
-                 "autoscalingGroupName": "accelstack-aws-serving-replicas", "policyType": "TargetTrackingScaling",
-                 "targetTrackingConfiguration": {"predefinedMetricSpecification": {"predefinedMetricType": "ASGAverageCPUUtilization"},
-                                                 "targetValue": 60}},
-                 depends={"autoscalingGroupName": ("aws-serving-replicas", ASG)})),
-             "serving-scales-on-queue-depth"),
-    Mutation("drop-queue-depth-scaling", S,
-             drop("aws-serving-backlog-per-instance", SCALING_POLICY, named=("aws-serving-replicas", ASG)),
-             "serving-scales-on-queue-depth"),
+    Mutation(
+        "spot-market-on-replica-template",
+        S,
+        set_props(
+            "aws-serving-replica",
+            LT,
+            instanceMarketOptions={"marketType": "spot", "spotOptions": {"spotInstanceType": "one-time"}},
+        ),
+        "no-spot-serving",
+    ),
+    Mutation(
+        "spot-mix-on-replica-group",
+        S,
+        set_props(
+            "aws-serving-replicas",
+            ASG,
+            mixedInstancesPolicy={
+                "instancesDistribution": {
+                    "onDemandPercentageAboveBaseCapacity": 0,
+                    "spotAllocationStrategy": "price-capacity-optimized",
+                },
+                "launchTemplate": {"launchTemplateSpecification": {"launchTemplateId": "aws-serving-replica-id"}},
+            },
+        ),
+        "no-spot-serving",
+    ),
+    Mutation(
+        "cpu-target-tracking-on-replicas",
+        S,
+        naming(
+            ("aws-serving-replicas", ASG),
+            add(
+                S,
+                SCALING_POLICY,
+                "aws-serving-cpu",
+                {
+                    "autoscalingGroupName": "accelstack-aws-serving-replicas",
+                    "policyType": "TargetTrackingScaling",
+                    "targetTrackingConfiguration": {
+                        "predefinedMetricSpecification": {"predefinedMetricType": "ASGAverageCPUUtilization"},
+                        "targetValue": 60,
+                    },
+                },
+                depends={"autoscalingGroupName": ("aws-serving-replicas", ASG)},
+            ),
+        ),
+        "serving-scales-on-queue-depth",
+    ),
+    Mutation(
+        "drop-queue-depth-scaling",
+        S,
+        drop("aws-serving-backlog-per-instance", SCALING_POLICY, named=("aws-serving-replicas", ASG)),
+        "serving-scales-on-queue-depth",
+    ),
     # --- separation ---
-    Mutation("training-provider-pins-serving-account", T,
-             provider_json("allowedAccountIds", lambda _: [SERVING_ACCOUNT]), "provider-account"),
-    Mutation("training-provider-assumes-serving-role", T,
-             provider_json("assumeRoles", lambda roles: [{**roles[0], "roleArn": f"arn:aws:iam::{SERVING_ACCOUNT}:role/accelstack-deploy"}]),
-             "provider-account"),
-    Mutation("serving-provider-pins-training-account", S,
-             provider_json("allowedAccountIds", lambda _: [TRAINING_ACCOUNT]), "provider-account"),
-    Mutation("provider-region-outside-allowlist", T,
-             edit_provider(lambda p: p.__setitem__("region", "eu-west-1")), "allowed-regions"),
+    Mutation(
+        "training-provider-pins-serving-account",
+        T,
+        provider_json("allowedAccountIds", lambda _: [SERVING_ACCOUNT]),
+        "provider-account",
+    ),
+    Mutation(
+        "training-provider-assumes-serving-role",
+        T,
+        provider_json(
+            "assumeRoles",
+            lambda roles: [{**roles[0], "roleArn": f"arn:aws:iam::{SERVING_ACCOUNT}:role/accelstack-deploy"}],
+        ),
+        "provider-account",
+    ),
+    Mutation(
+        "serving-provider-pins-training-account",
+        S,
+        provider_json("allowedAccountIds", lambda _: [TRAINING_ACCOUNT]),
+        "provider-account",
+    ),
+    Mutation(
+        "provider-region-outside-allowlist",
+        T,
+        edit_provider(lambda p: p.__setitem__("region", "eu-west-1")),
+        "allowed-regions",
+    ),
     Mutation("bucket-region-outside-allowlist", T, set_props(*CHECKPOINTS, region="ap-south-1"), "allowed-regions"),
-    Mutation("serving-may-put-checkpoints", T,
-             edit_statement("aws-training-storage-checkpoints-policy", BUCKET_POLICY, "policy", "ArtifactReadersGetObjects",
-                            Action=["s3:GetObject", "s3:PutObject"]),
-             "cross-account-read-only"),
-    Mutation("workload-tag-removed-from-provider", T,
-             provider_json("defaultTags", lambda tags: {"tags": {k: v for k, v in tags["tags"].items() if k != "accelstack:workload"}}),
-             "workload-tags"),
-    Mutation("internet-facing-lb-in-training", T,
-             add(T, LB, "aws-training-dashboard", {
-                 "internal": False, "loadBalancerType": "application", "enableDeletionProtection": True,
-                 "subnets": ["aws-training-net-nat-id"], "securityGroups": ["aws-training-head-id"]}),
-             "workload-resource-kinds"),
-    Mutation("admission-queue-in-training", T,
-             add(T, QUEUE, "aws-training-jobs", {"sqsManagedSseEnabled": True}), "workload-resource-kinds"),
-    Mutation("lustre-in-serving", S,
-             add(S, LUSTRE, "aws-serving-model-cache", {
-                 "deploymentType": "SCRATCH_2", "storageCapacity": 1200, "subnetIds": "aws-serving-net-private-a-id"}, protect=True),
-             "workload-resource-kinds"),
-    Mutation("placement-group-in-serving", S,
-             add(S, PLACEMENT_GROUP, "aws-serving-replicas", {"strategy": "cluster"}), "workload-resource-kinds"),
-    Mutation("efa-on-replica-interface", S,
-             edit_props("aws-serving-replica", LT, put("efa", "networkInterfaces", "0", "interfaceType")), "workload-resource-kinds"),
+    Mutation(
+        "serving-may-put-checkpoints",
+        T,
+        edit_statement(
+            "aws-training-storage-checkpoints-policy",
+            BUCKET_POLICY,
+            "policy",
+            "ArtifactReadersGetObjects",
+            Action=["s3:GetObject", "s3:PutObject"],
+        ),
+        "cross-account-read-only",
+    ),
+    Mutation(
+        "workload-tag-removed-from-provider",
+        T,
+        provider_json(
+            "defaultTags", lambda tags: {"tags": {k: v for k, v in tags["tags"].items() if k != "accelstack:workload"}}
+        ),
+        "workload-tags",
+    ),
+    Mutation(
+        "internet-facing-lb-in-training",
+        T,
+        add(
+            T,
+            LB,
+            "aws-training-dashboard",
+            {
+                "internal": False,
+                "loadBalancerType": "application",
+                "enableDeletionProtection": True,
+                "subnets": ["aws-training-net-nat-id"],
+                "securityGroups": ["aws-training-head-id"],
+            },
+        ),
+        "workload-resource-kinds",
+    ),
+    Mutation(
+        "admission-queue-in-training",
+        T,
+        add(T, QUEUE, "aws-training-jobs", {"sqsManagedSseEnabled": True}),
+        "workload-resource-kinds",
+    ),
+    Mutation(
+        "lustre-in-serving",
+        S,
+        add(
+            S,
+            LUSTRE,
+            "aws-serving-model-cache",
+            {"deploymentType": "SCRATCH_2", "storageCapacity": 1200, "subnetIds": "aws-serving-net-private-a-id"},
+            protect=True,
+        ),
+        "workload-resource-kinds",
+    ),
+    Mutation(
+        "placement-group-in-serving",
+        S,
+        add(S, PLACEMENT_GROUP, "aws-serving-replicas", {"strategy": "cluster"}),
+        "workload-resource-kinds",
+    ),
+    Mutation(
+        "efa-on-replica-interface",
+        S,
+        edit_props("aws-serving-replica", LT, put("efa", "networkInterfaces", "0", "interfaceType")),
+        "workload-resource-kinds",
+    ),
 ]
 
 
@@ -516,12 +864,18 @@ def known_export(stack: str) -> tuple[Doc, Any]:
     """The same stack run with preview=False: the mocks resolve every output, as after `pulumi up`."""
     from accelstack.engine.capture import Capture, Registration
     from accelstack.engine.export import deployment_v3
-    from accelstack.engine.preview import PROJECT, PROGRAM, run_worker, stack_config
+    from accelstack.engine.preview import PROGRAM, PROJECT, run_worker, stack_config
     from accelstack.spec.loader import parse_spec
 
     raw, config = stack_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", [])
-    request = {"main": str(REPO / PROGRAM), "project_dir": str(REPO), "config": config, "stack": stack,
-               "project": PROJECT, "preview": False}
+    request = {
+        "main": str(REPO / PROGRAM),
+        "project_dir": str(REPO),
+        "config": config,
+        "stack": stack,
+        "project": PROJECT,
+        "preview": False,
+    }
     result = run_worker(request)
     assert result["ok"], result.get("error")
     registrations = [Registration(**data) for data in result["resources"]]
@@ -564,18 +918,42 @@ class Unknowable:
 
 
 UNKNOWABLES = [
-    Unknowable("user-data-with-secret", "aws-training-nodes", LT, "userData",
-               lambda value: base64.b64encode(base64.b64decode(value) + f"\n# AWS_SECRET_ACCESS_KEY={EXAMPLE_SECRET}\n".encode()).decode(),
-               "no-secrets-in-user-data"),
-    Unknowable("node-policy-s3-star", "aws-training-node-storage", ROLE_POLICY, "policy",
-               lambda value: edit_json_string(value, lambda d: d["Statement"].append(ALL_ACTIONS_ON_ALL)),
-               "iam-least-privilege"),
-    Unknowable("checkpoints-policy-public", "aws-training-storage-checkpoints-policy", BUCKET_POLICY, "policy",
-               lambda value: edit_json_string(value, lambda d: d["Statement"][1].update(Principal="*")),
-               "no-public-buckets"),
-    Unknowable("checkpoints-policy-lets-serving-write", "aws-training-storage-checkpoints-policy", BUCKET_POLICY, "policy",
-               lambda value: edit_json_string(value, lambda d: d["Statement"][1].update(Action=["s3:GetObject", "s3:PutObject"])),
-               "cross-account-read-only"),
+    Unknowable(
+        "user-data-with-secret",
+        "aws-training-nodes",
+        LT,
+        "userData",
+        lambda value: base64.b64encode(
+            base64.b64decode(value) + f"\n# AWS_SECRET_ACCESS_KEY={EXAMPLE_SECRET}\n".encode()
+        ).decode(),
+        "no-secrets-in-user-data",
+    ),
+    Unknowable(
+        "node-policy-s3-star",
+        "aws-training-node-storage",
+        ROLE_POLICY,
+        "policy",
+        lambda value: edit_json_string(value, lambda d: d["Statement"].append(ALL_ACTIONS_ON_ALL)),
+        "iam-least-privilege",
+    ),
+    Unknowable(
+        "checkpoints-policy-public",
+        "aws-training-storage-checkpoints-policy",
+        BUCKET_POLICY,
+        "policy",
+        lambda value: edit_json_string(value, lambda d: d["Statement"][1].update(Principal="*")),
+        "no-public-buckets",
+    ),
+    Unknowable(
+        "checkpoints-policy-lets-serving-write",
+        "aws-training-storage-checkpoints-policy",
+        BUCKET_POLICY,
+        "policy",
+        lambda value: edit_json_string(
+            value, lambda d: d["Statement"][1].update(Action=["s3:GetObject", "s3:PutObject"])
+        ),
+        "cross-account-read-only",
+    ),
 ]
 
 
@@ -593,9 +971,13 @@ def test_stack_policy_catches_what_the_per_resource_pass_cannot_see(case: Unknow
     resource["inputs"][case.prop] = UNKNOWN
     verdicts = policy_verdicts(doc, result.spec)
     on_resource = {(v.policy, v.level) for v in verdicts if v.urn == resource["urn"]}
-    assert {(case.policy, "advisory"), (f"{case.policy}-final", "mandatory")} <= on_resource, [v.line() for v in verdicts]
+    assert {(case.policy, "advisory"), (f"{case.policy}-final", "mandatory")} <= on_resource, [
+        v.line() for v in verdicts
+    ]
     # Every rule reading the unknown field is advisory in the per-resource pass (never a false mandatory).
-    assert not [(p, level) for p, level in on_resource if level == "mandatory" and not p.endswith("-final")], on_resource
+    assert not [(p, level) for p, level in on_resource if level == "mandatory" and not p.endswith("-final")], (
+        on_resource
+    )
     advisory = next(v for v in verdicts if v.policy == case.policy)
     assert "can't run" in advisory.message or "unknown" in advisory.message.lower(), advisory.message
 

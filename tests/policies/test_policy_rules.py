@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
-from accelstack.engine.policy_runner import PolicyInputError, run_packs
 from policy_baseline import (
     SERVING_ACCOUNT,
     SPARE_ACCOUNT,
@@ -23,6 +21,8 @@ from policy_baseline import (
     serving_export,
     training_export,
 )
+
+from accelstack.engine.policy_runner import PolicyInputError, run_packs
 
 Doc = dict[str, Any]
 
@@ -103,11 +103,21 @@ def add(type_: str, name: str, inputs: dict[str, Any], **extra: Any) -> Callable
     def mutate(doc: Doc) -> None:
         provider = next(r for r in doc["deployment"]["resources"] if r["type"] == "pulumi:providers:aws")
         stack = doc["deployment"]["resources"][0]["urn"].split("::")[0].split(":")[-1]
-        doc["deployment"]["resources"].append({
-            "urn": f"urn:pulumi:{stack}::accelstack::{type_}::{name}", "custom": True, "id": f"{name}-id", "type": type_,
-            "inputs": inputs, "outputs": {**inputs, "id": f"{name}-id"}, "provider": f"{provider['urn']}::{provider['id']}",
-            "protect": False, "dependencies": [], "propertyDependencies": {}, **extra,
-        })
+        doc["deployment"]["resources"].append(
+            {
+                "urn": f"urn:pulumi:{stack}::accelstack::{type_}::{name}",
+                "custom": True,
+                "id": f"{name}-id",
+                "type": type_,
+                "inputs": inputs,
+                "outputs": {**inputs, "id": f"{name}-id"},
+                "provider": f"{provider['urn']}::{provider['id']}",
+                "protect": False,
+                "dependencies": [],
+                "propertyDependencies": {},
+                **extra,
+            }
+        )
 
     return mutate
 
@@ -156,12 +166,21 @@ LB = "aws:lb/loadBalancer"
 LT = "launchTemplate"
 POLICY = "bucketPolicy"
 
+
 def replicas_in_public_subnet(doc: Doc) -> None:
     """The PR routes the replica subnet through an internet gateway and launches the group there."""
     for step in (
         add("aws:ec2/internetGateway:InternetGateway", "igw", {"vpcId": "vpc-1"}),
-        add("aws:ec2/routeTable:RouteTable", "public", {"vpcId": "vpc-1", "routes": [{"cidrBlock": "0.0.0.0/0", "gatewayId": "igw-id"}]}),
-        add("aws:ec2/routeTableAssociation:RouteTableAssociation", "public-a", {"subnetId": "public-a-id", "routeTableId": "public-id"}),
+        add(
+            "aws:ec2/routeTable:RouteTable",
+            "public",
+            {"vpcId": "vpc-1", "routes": [{"cidrBlock": "0.0.0.0/0", "gatewayId": "igw-id"}]},
+        ),
+        add(
+            "aws:ec2/routeTableAssociation:RouteTableAssociation",
+            "public-a",
+            {"subnetId": "public-a-id", "routeTableId": "public-id"},
+        ),
     ):
         step(doc)
     group = find(doc, "replicas", "group:Group")
@@ -170,157 +189,479 @@ def replicas_in_public_subnet(doc: Doc) -> None:
 
 MUTATIONS = [
     # --- separation ---
-    Mutation("no-provider", "training", set_option("acme-train-datasets", "bucket:Bucket", "provider", DELETE),
-             {"explicit-provider"}, "has no explicit provider"),
-    Mutation("default-provider", "training", use_default_provider("lustre", "lustre"),
-             {"explicit-provider"}, "uses the default provider default_7_51_1"),
-    Mutation("provider-serving-account", "training", set_provider("allowedAccountIds", json.dumps([SERVING_ACCOUNT])),
-             {"provider-account"}, "targets account 222222222222, which is a serving account"),
-    Mutation("provider-role-serving-account", "training",
-             set_provider("assumeRoles", json.dumps([{"roleArn": f"arn:aws:iam::{SERVING_ACCOUNT}:role/deploy"}])),
-             {"provider-account"}, "which is a serving account"),
-    Mutation("provider-unpinned", "training", set_provider("allowedAccountIds", DELETE),
-             {"provider-account"}, "does not pin its account"),
-    Mutation("provider-foreign-account", "serving", set_provider("allowedAccountIds", json.dumps(["333333333333"])),
-             {"provider-account"}, "not a serving account"),
-    Mutation("accounts-overlap", "training", lambda doc: None, {"disjoint-accounts"}, "both list 444444444444",
-             context={"servingAccounts": [SERVING_ACCOUNT, SPARE_ACCOUNT]}),
-    Mutation("provider-region", "training", set_provider("region", "eu-west-1"),
-             {"allowed-regions"}, "is in region eu-west-1"),
-    Mutation("resource-region", "serving", set_input("acme-alb-logs", "bucket:Bucket", "region", "ap-south-1"),
-             {"allowed-regions"}, "is in region ap-south-1"),
-    Mutation("training-public-lb", "training",
-             add("aws:lb/loadBalancer:LoadBalancer", "api", {"internal": False, "enableDeletionProtection": True}),
-             {"workload-resource-kinds"}, "internet-facing load balancer api in a training stack"),
-    Mutation("training-queue", "training",
-             add("aws:sqs/queue:Queue", "jobs", {"sqsManagedSseEnabled": True,
-                 "redrivePolicy": json.dumps({"deadLetterTargetArn": "arn:aws:sqs:us-east-1:111111111111:dlq"})}),
-             {"workload-resource-kinds"}, "SQS queue"),
-    Mutation("serving-lustre", "serving",
-             add("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", {"deploymentType": "SCRATCH_2"}, protect=True),
-             {"workload-resource-kinds"}, "Lustre file system (training storage) fs in a serving stack"),
-    Mutation("no-account-config", "serving", lambda doc: None, {"accounts-configured"},
-             "has no trainingAccounts or servingAccounts config", context={"trainingAccounts": [], "servingAccounts": []}),
-    Mutation("unknown-aws-kind", "serving", add("aws:sagemaker/endpoint:Endpoint", "ep", {"endpointConfigName": "x"}),
-             {"known-resource-kinds"}, "a resource kind the packs do not know"),
-    Mutation("local-command", "training", add("command:local:Command", "sync", {"create": "aws s3 sync s3://a s3://b"}),
-             {"known-resource-kinds"}, "package command is not known to the packs"),
-    Mutation("replicas-in-public-subnet", "serving", replicas_in_public_subnet, {"nodes-in-private-subnets"},
-             "replicas launches nodes in public subnet public-a"),
-    Mutation("force-destroy-checkpoints", "training", set_input("acme-train-checkpoints", "s3/bucket:Bucket", "forceDestroy", True),
-             {"no-scheduled-data-loss"}, "acme-train-checkpoints sets forceDestroy"),
-    Mutation("serving-placement-group", "serving", add("aws:ec2/placementGroup:PlacementGroup", "pg", {"strategy": "cluster"}),
-             {"workload-resource-kinds"}, "placement group"),
-    Mutation("serving-efa", "serving", set_input("replica", LT, "networkInterfaces.0.interfaceType", "efa"),
-             {"workload-resource-kinds"}, "attaches EFA interfaces in a serving stack"),
-    Mutation("grant-serving-write", "training",
-             set_policy("acme-train-checkpoints-policy", POLICY, "policy", grant_actions(["s3:GetObject", "s3:PutObject"])),
-             {"cross-account-read-only", "cross-account-read-only-final"}, "grants the serving account 222222222222: allows s3:PutObject"),
-    Mutation("grant-foreign", "training",
-             set_policy("acme-train-checkpoints-policy", POLICY, "policy",
-                        lambda d: d["Statement"][1].update(Principal={"AWS": "arn:aws:iam::999999999999:root"})),
-             {"cross-account-read-only", "cross-account-read-only-final"}, "neither a training nor a serving account"),
-    Mutation("role-trusts-serving", "training",
-             set_policy("node", "iam/role:Role", "assumeRolePolicy",
-                        lambda d: d["Statement"][0].update(Principal={"AWS": f"arn:aws:iam::{SERVING_ACCOUNT}:root"})),
-             {"cross-account-read-only", "cross-account-read-only-final"}, "role node trusts the serving account 222222222222"),
-    Mutation("provider-no-stack-tag", "training",
-             set_provider("defaultTags", json.dumps({"tags": {"accelstack:workload": "training"}})),
-             {"workload-tags"}, "defaultTags lack accelstack:stack"),
-    Mutation("tag-override", "training", set_input("acme-train-datasets", "bucket:Bucket", "tags", {"accelstack:workload": "serving"}),
-             {"workload-tags"}, "overrides tag accelstack:workload=serving"),
-    Mutation("group-untagged", "serving", set_input("replicas", "group:Group", "tags", []),
-             {"workload-tags"}, "autoscaling group replicas must tag"),
-    Mutation("template-volume-untagged", "training", set_input("nodes", LT, "tagSpecifications.1.tags", {}),
-             {"workload-tags"}, "tagSpecifications[volume] lack"),
+    Mutation(
+        "no-provider",
+        "training",
+        set_option("acme-train-datasets", "bucket:Bucket", "provider", DELETE),
+        {"explicit-provider"},
+        "has no explicit provider",
+    ),
+    Mutation(
+        "default-provider",
+        "training",
+        use_default_provider("lustre", "lustre"),
+        {"explicit-provider"},
+        "uses the default provider default_7_51_1",
+    ),
+    Mutation(
+        "provider-serving-account",
+        "training",
+        set_provider("allowedAccountIds", json.dumps([SERVING_ACCOUNT])),
+        {"provider-account"},
+        "targets account 222222222222, which is a serving account",
+    ),
+    Mutation(
+        "provider-role-serving-account",
+        "training",
+        set_provider("assumeRoles", json.dumps([{"roleArn": f"arn:aws:iam::{SERVING_ACCOUNT}:role/deploy"}])),
+        {"provider-account"},
+        "which is a serving account",
+    ),
+    Mutation(
+        "provider-unpinned",
+        "training",
+        set_provider("allowedAccountIds", DELETE),
+        {"provider-account"},
+        "does not pin its account",
+    ),
+    Mutation(
+        "provider-foreign-account",
+        "serving",
+        set_provider("allowedAccountIds", json.dumps(["333333333333"])),
+        {"provider-account"},
+        "not a serving account",
+    ),
+    Mutation(
+        "accounts-overlap",
+        "training",
+        lambda doc: None,
+        {"disjoint-accounts"},
+        "both list 444444444444",
+        context={"servingAccounts": [SERVING_ACCOUNT, SPARE_ACCOUNT]},
+    ),
+    Mutation(
+        "provider-region",
+        "training",
+        set_provider("region", "eu-west-1"),
+        {"allowed-regions"},
+        "is in region eu-west-1",
+    ),
+    Mutation(
+        "resource-region",
+        "serving",
+        set_input("acme-alb-logs", "bucket:Bucket", "region", "ap-south-1"),
+        {"allowed-regions"},
+        "is in region ap-south-1",
+    ),
+    Mutation(
+        "training-public-lb",
+        "training",
+        add("aws:lb/loadBalancer:LoadBalancer", "api", {"internal": False, "enableDeletionProtection": True}),
+        {"workload-resource-kinds"},
+        "internet-facing load balancer api in a training stack",
+    ),
+    Mutation(
+        "training-queue",
+        "training",
+        add(
+            "aws:sqs/queue:Queue",
+            "jobs",
+            {
+                "sqsManagedSseEnabled": True,
+                "redrivePolicy": json.dumps({"deadLetterTargetArn": "arn:aws:sqs:us-east-1:111111111111:dlq"}),
+            },
+        ),
+        {"workload-resource-kinds"},
+        "SQS queue",
+    ),
+    Mutation(
+        "serving-lustre",
+        "serving",
+        add("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", {"deploymentType": "SCRATCH_2"}, protect=True),
+        {"workload-resource-kinds"},
+        "Lustre file system (training storage) fs in a serving stack",
+    ),
+    Mutation(
+        "no-account-config",
+        "serving",
+        lambda doc: None,
+        {"accounts-configured"},
+        "has no trainingAccounts or servingAccounts config",
+        context={"trainingAccounts": [], "servingAccounts": []},
+    ),
+    Mutation(
+        "unknown-aws-kind",
+        "serving",
+        add("aws:sagemaker/endpoint:Endpoint", "ep", {"endpointConfigName": "x"}),
+        {"known-resource-kinds"},
+        "a resource kind the packs do not know",
+    ),
+    Mutation(
+        "local-command",
+        "training",
+        add("command:local:Command", "sync", {"create": "aws s3 sync s3://a s3://b"}),
+        {"known-resource-kinds"},
+        "package command is not known to the packs",
+    ),
+    Mutation(
+        "replicas-in-public-subnet",
+        "serving",
+        replicas_in_public_subnet,
+        {"nodes-in-private-subnets"},
+        "replicas launches nodes in public subnet public-a",
+    ),
+    Mutation(
+        "force-destroy-checkpoints",
+        "training",
+        set_input("acme-train-checkpoints", "s3/bucket:Bucket", "forceDestroy", True),
+        {"no-scheduled-data-loss"},
+        "acme-train-checkpoints sets forceDestroy",
+    ),
+    Mutation(
+        "serving-placement-group",
+        "serving",
+        add("aws:ec2/placementGroup:PlacementGroup", "pg", {"strategy": "cluster"}),
+        {"workload-resource-kinds"},
+        "placement group",
+    ),
+    Mutation(
+        "serving-efa",
+        "serving",
+        set_input("replica", LT, "networkInterfaces.0.interfaceType", "efa"),
+        {"workload-resource-kinds"},
+        "attaches EFA interfaces in a serving stack",
+    ),
+    Mutation(
+        "grant-serving-write",
+        "training",
+        set_policy("acme-train-checkpoints-policy", POLICY, "policy", grant_actions(["s3:GetObject", "s3:PutObject"])),
+        {"cross-account-read-only", "cross-account-read-only-final"},
+        "grants the serving account 222222222222: allows s3:PutObject",
+    ),
+    Mutation(
+        "grant-foreign",
+        "training",
+        set_policy(
+            "acme-train-checkpoints-policy",
+            POLICY,
+            "policy",
+            lambda d: d["Statement"][1].update(Principal={"AWS": "arn:aws:iam::999999999999:root"}),
+        ),
+        {"cross-account-read-only", "cross-account-read-only-final"},
+        "neither a training nor a serving account",
+    ),
+    Mutation(
+        "role-trusts-serving",
+        "training",
+        set_policy(
+            "node",
+            "iam/role:Role",
+            "assumeRolePolicy",
+            lambda d: d["Statement"][0].update(Principal={"AWS": f"arn:aws:iam::{SERVING_ACCOUNT}:root"}),
+        ),
+        {"cross-account-read-only", "cross-account-read-only-final"},
+        "role node trusts the serving account 222222222222",
+    ),
+    Mutation(
+        "provider-no-stack-tag",
+        "training",
+        set_provider("defaultTags", json.dumps({"tags": {"accelstack:workload": "training"}})),
+        {"workload-tags"},
+        "defaultTags lack accelstack:stack",
+    ),
+    Mutation(
+        "tag-override",
+        "training",
+        set_input("acme-train-datasets", "bucket:Bucket", "tags", {"accelstack:workload": "serving"}),
+        {"workload-tags"},
+        "overrides tag accelstack:workload=serving",
+    ),
+    Mutation(
+        "group-untagged",
+        "serving",
+        set_input("replicas", "group:Group", "tags", []),
+        {"workload-tags"},
+        "autoscaling group replicas must tag",
+    ),
+    Mutation(
+        "template-volume-untagged",
+        "training",
+        set_input("nodes", LT, "tagSpecifications.1.tags", {}),
+        {"workload-tags"},
+        "tagSpecifications[volume] lack",
+    ),
     # --- guardrails ---
-    Mutation("sse-no-algorithm", "training",
-             set_input("acme-train-datasets-encryption", "Encryption", "rules.0.applyServerSideEncryptionByDefault", {}),
-             {"encryption-at-rest"}, "no default encryption algorithm"),
-    Mutation("bucket-no-sse", "serving", remove("acme-alb-logs-encryption", "Encryption"),
-             {"bucket-encryption"}, "bucket acme-alb-logs has no server-side encryption configuration"),
-    Mutation("lustre-no-kms", "training", set_input("lustre", "lustre", "kmsKeyId", DELETE),
-             {"encryption-at-rest"}, "Lustre file system lustre has no kmsKeyId"),
-    Mutation("queue-unencrypted", "serving", set_input("requests", "Queue", "sqsManagedSseEnabled", False),
-             {"encryption-at-rest"}, "queue requests is not encrypted"),
-    Mutation("ebs-unencrypted", "training", set_input("nodes", LT, "blockDeviceMappings.0.ebs.encrypted", "false"),
-             {"encryption-at-rest"}, "EBS volume /dev/sda1 is not encrypted"),
-    Mutation("pab-off", "training", set_input("acme-train-checkpoints-public-access", "PublicAccess", "restrictPublicBuckets", False),
-             {"no-public-buckets"}, "leaves restrictPublicBuckets off"),
-    Mutation("bucket-no-pab", "training", remove("acme-train-datasets-public-access", "PublicAccess"),
-             {"bucket-public-access-block"}, "bucket acme-train-datasets has no public access block"),
-    Mutation("bucket-public-acl", "serving", set_input("acme-alb-logs", "bucket:Bucket", "acl", "public-read"),
-             {"no-public-buckets"}, "uses the public ACL public-read"),
-    Mutation("policy-public", "training",
-             set_policy("acme-train-datasets-policy", POLICY, "policy", lambda d: d["Statement"].append(
-                 {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::x/*"})),
-             {"no-public-buckets", "no-public-buckets-final", "cross-account-read-only", "cross-account-read-only-final"},
-             "allows s3:GetObject to everyone"),
-    Mutation("ingress-ssh", "serving", set_input("alb-in-443", "IngressRule", "fromPort", 22),
-             {"no-internet-ingress"}, "allows ingress from 0.0.0.0/0 on tcp 22-443"),
-    Mutation("training-ingress", "training", set_input("cluster-from-self", "IngressRule", "cidrIpv6", "::/0"),
-             {"no-internet-ingress", "internet-ingress-only-to-load-balancer"}, "allows ingress from ::/0 on all ports"),
-    Mutation("ingress-not-lb", "serving", set_input("alb", LB, "internal", True),
-             {"internet-ingress-only-to-load-balancer"}, "but no internet-facing load balancer uses that group"),
-    Mutation("node-public-ip", "training", set_input("nodes", LT, "networkInterfaces.1.associatePublicIpAddress", "true"),
-             {"no-public-ip-on-nodes"}, "gives interface 1 a public IP"),
-    Mutation("subnet-public-ip", "serving", set_input("public-a", "Subnet", "mapPublicIpOnLaunch", True),
-             {"no-public-ip-on-nodes"}, "subnet public-a maps public IPs on launch"),
-    Mutation("imdsv1", "serving", set_input("replica", LT, "metadataOptions.httpTokens", "optional"),
-             {"imdsv2-required"}, "does not require IMDSv2"),
-    Mutation("user-data-access-key", "serving",
-             set_input("replica", LT, "userData", user_data("#!/bin/bash\nexport AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n")),
-             {"no-secrets-in-user-data", "no-secrets-in-user-data-final"}, "embeds an AWS access key id"),
-    Mutation("user-data-private-key", "training",
-             set_input("nodes", LT, "userData", user_data(TRAINING_USER_DATA + "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n")),
-             {"no-secrets-in-user-data", "no-secrets-in-user-data-final"}, "embeds a private key"),
-    Mutation("user-data-munge-key", "training",
-             set_input("nodes", LT, "userData", user_data(TRAINING_USER_DATA.replace(
-                 "runcmd:", "  - path: /etc/munge/munge.key\n    encoding: b64\n    content: c2VjcmV0\nruncmd:"))),
-             {"no-secrets-in-user-data", "no-secrets-in-user-data-final"}, "embeds the content of /etc/munge/munge.key"),
-    Mutation("iam-star", "training",
-             set_policy("node-storage", "rolePolicy", "policy", lambda d: d["Statement"][0].update(Action="*")),
-             {"iam-least-privilege", "iam-least-privilege-final"}, "allows every action"),
-    Mutation("iam-s3-star", "training",
-             set_policy("node-storage", "rolePolicy", "policy", lambda d: d["Statement"][1].update(Action="s3:*")),
-             {"iam-least-privilege", "iam-least-privilege-final"}, "allows every s3 action (s3:*) on every resource"),
-    Mutation("iam-admin", "training",
-             set_input("node-ssm", "Attachment", "policyArn", "arn:aws:iam::aws:policy/AdministratorAccess"),
-             {"iam-least-privilege", "iam-least-privilege-final"}, "attaches arn:aws:iam::aws:policy/AdministratorAccess"),
-    Mutation("bucket-unprotected", "training", set_option("acme-train-checkpoints", "bucket:Bucket", "protect", False),
-             {"protect-stateful"}, "bucket acme-train-checkpoints is not protected"),
-    Mutation("kms-unprotected", "serving", set_option("key", "kms/key", "protect", False),
-             {"protect-stateful"}, "KMS key key is not protected"),
-    Mutation("lustre-unprotected", "training", set_option("lustre", "lustre", "protect", False),
-             {"protect-stateful"}, "Lustre file system lustre is not protected"),
-    Mutation("versioning-suspended", "training",
-             set_input("acme-train-checkpoints-versioning", "Versioning", "versioningConfiguration.status", "Suspended"),
-             {"bucket-versioning"}, "versioning is suspended"),
-    Mutation("versioning-missing", "training", remove("acme-train-checkpoints-versioning", "Versioning"),
-             {"bucket-versioning"}, "versioning is off"),
-    Mutation("queue-no-dlq", "serving", set_input("requests", "Queue", "redrivePolicy", DELETE),
-             {"queue-dlq"}, "has no dead-letter queue"),
-    Mutation("http-forward", "serving",
-             set_input("http-redirect", "listener", "defaultActions", [{"type": "forward", "targetGroupArn": "tg"}]),
-             {"https-listeners"}, "HTTP listener http-redirect must only redirect to HTTPS"),
-    Mutation("tls-old", "serving", set_input("https", "listener", "sslPolicy", "ELBSecurityPolicy-2016-08"),
-             {"https-listeners"}, "allows TLS < 1.2"),
-    Mutation("lb-unprotected", "serving", set_input("alb", LB, "enableDeletionProtection", False),
-             {"lb-deletion-protection"}, "load balancer alb has no deletion protection"),
-    Mutation("serving-spot-template", "serving", set_input("replica", LT, "instanceMarketOptions", {"marketType": "spot"}),
-             {"no-spot-serving"}, "requests spot instances"),
-    Mutation("serving-spot-group", "serving",
-             set_input("replicas", "group:Group", "mixedInstancesPolicy",
-                       {"instancesDistribution": {"onDemandPercentageAboveBaseCapacity": 50}}),
-             {"no-spot-serving"}, "runs 50% spot"),
-    Mutation("spot-no-checkpoints", "training", rename_everywhere("acme-train-checkpoints", "acme-train-scratch"),
-             {"spot-training-needs-checkpoints"}, "no checkpoint bucket"),
-    Mutation("scale-on-cpu", "serving",
-             set_input("backlog-per-replica", "Policy", "targetTrackingConfiguration",
-                       {"targetValue": 60, "predefinedMetricSpecification": {"predefinedMetricType": "ASGAverageCPUUtilization"}}),
-             {"serving-scales-on-queue-depth"}, "scales on CPU"),
-    Mutation("no-scaling-policy", "serving", remove("backlog-per-replica", "autoscaling/policy"),
-             {"serving-scales-on-queue-depth"}, "has no scaling policy on the admission queue's depth"),
+    Mutation(
+        "sse-no-algorithm",
+        "training",
+        set_input("acme-train-datasets-encryption", "Encryption", "rules.0.applyServerSideEncryptionByDefault", {}),
+        {"encryption-at-rest"},
+        "no default encryption algorithm",
+    ),
+    Mutation(
+        "bucket-no-sse",
+        "serving",
+        remove("acme-alb-logs-encryption", "Encryption"),
+        {"bucket-encryption"},
+        "bucket acme-alb-logs has no server-side encryption configuration",
+    ),
+    Mutation(
+        "lustre-no-kms",
+        "training",
+        set_input("lustre", "lustre", "kmsKeyId", DELETE),
+        {"encryption-at-rest"},
+        "Lustre file system lustre has no kmsKeyId",
+    ),
+    Mutation(
+        "queue-unencrypted",
+        "serving",
+        set_input("requests", "Queue", "sqsManagedSseEnabled", False),
+        {"encryption-at-rest"},
+        "queue requests is not encrypted",
+    ),
+    Mutation(
+        "ebs-unencrypted",
+        "training",
+        set_input("nodes", LT, "blockDeviceMappings.0.ebs.encrypted", "false"),
+        {"encryption-at-rest"},
+        "EBS volume /dev/sda1 is not encrypted",
+    ),
+    Mutation(
+        "pab-off",
+        "training",
+        set_input("acme-train-checkpoints-public-access", "PublicAccess", "restrictPublicBuckets", False),
+        {"no-public-buckets"},
+        "leaves restrictPublicBuckets off",
+    ),
+    Mutation(
+        "bucket-no-pab",
+        "training",
+        remove("acme-train-datasets-public-access", "PublicAccess"),
+        {"bucket-public-access-block"},
+        "bucket acme-train-datasets has no public access block",
+    ),
+    Mutation(
+        "bucket-public-acl",
+        "serving",
+        set_input("acme-alb-logs", "bucket:Bucket", "acl", "public-read"),
+        {"no-public-buckets"},
+        "uses the public ACL public-read",
+    ),
+    Mutation(
+        "policy-public",
+        "training",
+        set_policy(
+            "acme-train-datasets-policy",
+            POLICY,
+            "policy",
+            lambda d: d["Statement"].append(
+                {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::x/*"}
+            ),
+        ),
+        {"no-public-buckets", "no-public-buckets-final", "cross-account-read-only", "cross-account-read-only-final"},
+        "allows s3:GetObject to everyone",
+    ),
+    Mutation(
+        "ingress-ssh",
+        "serving",
+        set_input("alb-in-443", "IngressRule", "fromPort", 22),
+        {"no-internet-ingress"},
+        "allows ingress from 0.0.0.0/0 on tcp 22-443",
+    ),
+    Mutation(
+        "training-ingress",
+        "training",
+        set_input("cluster-from-self", "IngressRule", "cidrIpv6", "::/0"),
+        {"no-internet-ingress", "internet-ingress-only-to-load-balancer"},
+        "allows ingress from ::/0 on all ports",
+    ),
+    Mutation(
+        "ingress-not-lb",
+        "serving",
+        set_input("alb", LB, "internal", True),
+        {"internet-ingress-only-to-load-balancer"},
+        "but no internet-facing load balancer uses that group",
+    ),
+    Mutation(
+        "node-public-ip",
+        "training",
+        set_input("nodes", LT, "networkInterfaces.1.associatePublicIpAddress", "true"),
+        {"no-public-ip-on-nodes"},
+        "gives interface 1 a public IP",
+    ),
+    Mutation(
+        "subnet-public-ip",
+        "serving",
+        set_input("public-a", "Subnet", "mapPublicIpOnLaunch", True),
+        {"no-public-ip-on-nodes"},
+        "subnet public-a maps public IPs on launch",
+    ),
+    Mutation(
+        "imdsv1",
+        "serving",
+        set_input("replica", LT, "metadataOptions.httpTokens", "optional"),
+        {"imdsv2-required"},
+        "does not require IMDSv2",
+    ),
+    Mutation(
+        "user-data-access-key",
+        "serving",
+        set_input("replica", LT, "userData", user_data("#!/bin/bash\nexport AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n")),
+        {"no-secrets-in-user-data", "no-secrets-in-user-data-final"},
+        "embeds an AWS access key id",
+    ),
+    Mutation(
+        "user-data-private-key",
+        "training",
+        set_input("nodes", LT, "userData", user_data(TRAINING_USER_DATA + "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n")),
+        {"no-secrets-in-user-data", "no-secrets-in-user-data-final"},
+        "embeds a private key",
+    ),
+    Mutation(
+        "user-data-munge-key",
+        "training",
+        set_input(
+            "nodes",
+            LT,
+            "userData",
+            user_data(
+                TRAINING_USER_DATA.replace(
+                    "runcmd:", "  - path: /etc/munge/munge.key\n    encoding: b64\n    content: c2VjcmV0\nruncmd:"
+                )
+            ),
+        ),
+        {"no-secrets-in-user-data", "no-secrets-in-user-data-final"},
+        "embeds the content of /etc/munge/munge.key",
+    ),
+    Mutation(
+        "iam-star",
+        "training",
+        set_policy("node-storage", "rolePolicy", "policy", lambda d: d["Statement"][0].update(Action="*")),
+        {"iam-least-privilege", "iam-least-privilege-final"},
+        "allows every action",
+    ),
+    Mutation(
+        "iam-s3-star",
+        "training",
+        set_policy("node-storage", "rolePolicy", "policy", lambda d: d["Statement"][1].update(Action="s3:*")),
+        {"iam-least-privilege", "iam-least-privilege-final"},
+        "allows every s3 action (s3:*) on every resource",
+    ),
+    Mutation(
+        "iam-admin",
+        "training",
+        set_input("node-ssm", "Attachment", "policyArn", "arn:aws:iam::aws:policy/AdministratorAccess"),
+        {"iam-least-privilege", "iam-least-privilege-final"},
+        "attaches arn:aws:iam::aws:policy/AdministratorAccess",
+    ),
+    Mutation(
+        "bucket-unprotected",
+        "training",
+        set_option("acme-train-checkpoints", "bucket:Bucket", "protect", False),
+        {"protect-stateful"},
+        "bucket acme-train-checkpoints is not protected",
+    ),
+    Mutation(
+        "kms-unprotected",
+        "serving",
+        set_option("key", "kms/key", "protect", False),
+        {"protect-stateful"},
+        "KMS key key is not protected",
+    ),
+    Mutation(
+        "lustre-unprotected",
+        "training",
+        set_option("lustre", "lustre", "protect", False),
+        {"protect-stateful"},
+        "Lustre file system lustre is not protected",
+    ),
+    Mutation(
+        "versioning-suspended",
+        "training",
+        set_input("acme-train-checkpoints-versioning", "Versioning", "versioningConfiguration.status", "Suspended"),
+        {"bucket-versioning"},
+        "versioning is suspended",
+    ),
+    Mutation(
+        "versioning-missing",
+        "training",
+        remove("acme-train-checkpoints-versioning", "Versioning"),
+        {"bucket-versioning"},
+        "versioning is off",
+    ),
+    Mutation(
+        "queue-no-dlq",
+        "serving",
+        set_input("requests", "Queue", "redrivePolicy", DELETE),
+        {"queue-dlq"},
+        "has no dead-letter queue",
+    ),
+    Mutation(
+        "http-forward",
+        "serving",
+        set_input("http-redirect", "listener", "defaultActions", [{"type": "forward", "targetGroupArn": "tg"}]),
+        {"https-listeners"},
+        "HTTP listener http-redirect must only redirect to HTTPS",
+    ),
+    Mutation(
+        "tls-old",
+        "serving",
+        set_input("https", "listener", "sslPolicy", "ELBSecurityPolicy-2016-08"),
+        {"https-listeners"},
+        "allows TLS < 1.2",
+    ),
+    Mutation(
+        "lb-unprotected",
+        "serving",
+        set_input("alb", LB, "enableDeletionProtection", False),
+        {"lb-deletion-protection"},
+        "load balancer alb has no deletion protection",
+    ),
+    Mutation(
+        "serving-spot-template",
+        "serving",
+        set_input("replica", LT, "instanceMarketOptions", {"marketType": "spot"}),
+        {"no-spot-serving"},
+        "requests spot instances",
+    ),
+    Mutation(
+        "serving-spot-group",
+        "serving",
+        set_input(
+            "replicas",
+            "group:Group",
+            "mixedInstancesPolicy",
+            {"instancesDistribution": {"onDemandPercentageAboveBaseCapacity": 50}},
+        ),
+        {"no-spot-serving"},
+        "runs 50% spot",
+    ),
+    Mutation(
+        "spot-no-checkpoints",
+        "training",
+        rename_everywhere("acme-train-checkpoints", "acme-train-scratch"),
+        {"spot-training-needs-checkpoints"},
+        "no checkpoint bucket",
+    ),
+    Mutation(
+        "scale-on-cpu",
+        "serving",
+        set_input(
+            "backlog-per-replica",
+            "Policy",
+            "targetTrackingConfiguration",
+            {"targetValue": 60, "predefinedMetricSpecification": {"predefinedMetricType": "ASGAverageCPUUtilization"}},
+        ),
+        {"serving-scales-on-queue-depth"},
+        "scales on CPU",
+    ),
+    Mutation(
+        "no-scaling-policy",
+        "serving",
+        remove("backlog-per-replica", "autoscaling/policy"),
+        {"serving-scales-on-queue-depth"},
+        "has no scaling policy on the admission queue's depth",
+    ),
 ]
 
 BASELINES = {"training": training_export, "serving": serving_export}
@@ -377,7 +718,9 @@ def test_enforcement_level_is_configurable_per_policy() -> None:
     mutation.mutate(doc)
     advisory = run_packs(doc, context=context_for("serving"), config={"workload-tags": "advisory"})
     assert [(v.policy, v.level) for v in advisory] == [("workload-tags", "advisory")]
-    assert run_packs(doc, context=context_for("serving"), config={"workload-tags": {"enforcementLevel": "disabled"}}) == []
+    assert (
+        run_packs(doc, context=context_for("serving"), config={"workload-tags": {"enforcementLevel": "disabled"}}) == []
+    )
     everything = run_packs(doc, context=context_for("serving"), config={"all": "advisory"})
     assert everything and not any(v.mandatory for v in everything)
 
@@ -388,7 +731,11 @@ def test_unknown_values_are_advisory_during_preview() -> None:
     policy["inputs"]["policy"] = policy["outputs"]["policy"] = UNKNOWN
     verdicts = run_packs(doc, context=context_for("training"))
     assert verdicts and not any(v.mandatory for v in verdicts)
-    assert {v.policy for v in verdicts} >= {"cross-account-read-only", "cross-account-read-only-final", "no-public-buckets"}
+    assert {v.policy for v in verdicts} >= {
+        "cross-account-read-only",
+        "cross-account-read-only-final",
+        "no-public-buckets",
+    }
     assert all("during preview" in v.message and ".policy" in v.message for v in verdicts)
 
 
@@ -409,6 +756,10 @@ def test_workload_comes_from_provider_tags_without_config() -> None:
     # The side comes from the tags (the training-only kind rule fires); with no accounts known, serving's
     # account in the artifact grant is an unknown account, so the allowlist refuses it too.
     assert {v.policy for v in verdicts if v.mandatory} == {
-        "accounts-configured", "workload-resource-kinds", "cross-account-read-only", "cross-account-read-only-final"}
+        "accounts-configured",
+        "workload-resource-kinds",
+        "cross-account-read-only",
+        "cross-account-read-only-final",
+    }
     # ... and without account config the separation pack fails loudly instead of passing vacuously.
     assert any("has no trainingAccounts or servingAccounts config" in v.message for v in verdicts)

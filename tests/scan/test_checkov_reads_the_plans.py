@@ -45,8 +45,11 @@ def scan(document: dict, tmp_path: Path, name: str) -> tuple[set[tuple[str, str]
 
 
 def drop(document: dict, address: str) -> None:
-    for section in (document["planned_values"]["root_module"]["resources"], document["resource_changes"],
-                    document["configuration"]["root_module"]["resources"]):
+    for section in (
+        document["planned_values"]["root_module"]["resources"],
+        document["resource_changes"],
+        document["configuration"]["root_module"]["resources"],
+    ):
         before = len(section)
         section[:] = [r for r in section if r["address"] != address]
         assert len(section) == before - 1, address
@@ -59,7 +62,7 @@ def values(document: dict, address: str) -> dict:
 
 def test_training_plan_is_read_whole_and_graph_checks_follow_references(tmp_path: Path) -> None:
     document = plan("aws-training")
-    failed, passed, report = scan(document, tmp_path, "aws-training")
+    _failed, passed, report = scan(document, tmp_path, "aws-training")
     assert report["summary"]["resource_count"] == len(document["planned_values"]["root_module"]["resources"])
     assert report["summary"]["parsing_errors"] == 0
     for bucket in ("aws-training-storage-datasets", "aws-training-storage-checkpoints"):
@@ -78,7 +81,9 @@ def test_removing_each_training_fix_makes_checkov_fail(tmp_path: Path) -> None:
     drop(document, "aws_default_security_group.aws-training-net-default")
     drop(document, "aws_s3_bucket_logging.aws-training-storage-datasets-access-logging")
     values(document, "aws_instance.aws-training-head")["monitoring"] = False
-    values(document, "aws_s3_bucket_public_access_block.aws-training-storage-checkpoints-public-access")["block_public_acls"] = False
+    values(document, "aws_s3_bucket_public_access_block.aws-training-storage-checkpoints-public-access")[
+        "block_public_acls"
+    ] = False
     failed, _, _ = scan(document, tmp_path, "aws-training-mutated")
     assert {
         ("CKV2_AWS_11", "aws_vpc.aws-training-net-vpc"),
@@ -98,5 +103,8 @@ def test_removing_the_serving_waf_fixes_makes_checkov_fail(tmp_path: Path) -> No
     acl = values(document, "aws_wafv2_web_acl.aws-serving-edge")
     acl["rule"] = [r for r in acl["rule"] if r["name"] != "aws-known-bad-inputs"]
     failed, _, _ = scan(document, tmp_path, "aws-serving-mutated")
-    assert {("CKV2_AWS_31", "aws_wafv2_web_acl.aws-serving-edge"), ("CKV_AWS_192", "aws_wafv2_web_acl.aws-serving-edge")} <= failed
+    assert {
+        ("CKV2_AWS_31", "aws_wafv2_web_acl.aws-serving-edge"),
+        ("CKV_AWS_192", "aws_wafv2_web_acl.aws-serving-edge"),
+    } <= failed
     assert not clean_failed & {("CKV2_AWS_31", "aws_wafv2_web_acl.aws-serving-edge")}

@@ -151,7 +151,9 @@ def test_cpu_scaling_misses_the_slo_that_backlog_scaling_meets_on_a_spike() -> N
     serving = spec_of()
     load = step_load(horizon=3600.0, high_until=2400.0)
     backlog = summarize(Simulation(design_from_spec(serving, default_book()), load).run(), 0.99)
-    cpu = summarize(Simulation(design_from_spec(serving, default_book(), autoscaler="cpu-utilization"), load).run(), 0.99)
+    cpu = summarize(
+        Simulation(design_from_spec(serving, default_book(), autoscaler="cpu-utilization"), load).run(), 0.99
+    )
     assert cpu["requests"]["refused"] > 0 and cpu["scaling"]["events"] == 0
     assert backlog["slo"]["attainment"] > cpu["slo"]["attainment"] + 0.2
 

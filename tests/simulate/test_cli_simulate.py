@@ -32,7 +32,9 @@ def test_json_report_accounts_for_every_request(run) -> None:
     [design] = data["designs"]
     requests = design["requests"]
     assert requests["arrived"] == data["workload"]["requests"] > 15_000
-    assert requests["served"] + requests["refused"] + requests["expired"] + requests["deadLettered"] == requests["arrived"]
+    assert (
+        requests["served"] + requests["refused"] + requests["expired"] + requests["deadLettered"] == requests["arrived"]
+    )
     assert design["autoscaler"] == "aws-target-tracking" and design["replicas"] == "1..8"
     assert 0 <= design["slo"]["attainment"] <= 1 and design["latencySeconds"]["p50"] <= design["latencySeconds"]["p99"]
     assert design["cost"]["totalUsd"] > design["cost"]["instancesUsd"] > 0
@@ -40,7 +42,9 @@ def test_json_report_accounts_for_every_request(run) -> None:
 
 def test_set_changes_the_design(run) -> None:
     base = as_json(run("aws-serving", *QUICK, "--json"))["designs"][0]
-    changed = as_json(run("aws-serving", *QUICK, "--json", "--set", "serving.replicas.warmPool=0", "--set", "serving.replicas.min=2"))
+    changed = as_json(
+        run("aws-serving", *QUICK, "--json", "--set", "serving.replicas.warmPool=0", "--set", "serving.replicas.min=2")
+    )
     design = changed["designs"][0]
     assert (base["warmPool"], design["warmPool"]) == (6, 0)
     assert design["replicas"] == "2..8" and design["replicaHours"]["warmPoolStopped"] == 0
@@ -48,7 +52,9 @@ def test_set_changes_the_design(run) -> None:
 
 
 def test_failed_replicas_are_replaced_and_reported(run) -> None:
-    design = as_json(run("aws-serving", *QUICK, "--failures-per-replica-day", "48", "--seed", "1", "--json"))["designs"][0]
+    design = as_json(run("aws-serving", *QUICK, "--failures-per-replica-day", "48", "--seed", "1", "--json"))[
+        "designs"
+    ][0]
     # One replica for an hour at 2 failures/replica-hour: each is replaced from the warm pool (a
     # replacement launched near the end may still be starting). The requests a dead replica held wait
     # out its visibility timeout, so the policy may also add a replica: each scaling event adds at most one.
@@ -57,11 +63,15 @@ def test_failed_replicas_are_replaced_and_reported(run) -> None:
     assert scaling["failures"] - 1 <= scaling["launchesWarm"] <= scaling["failures"] + scaling["events"]
     assert scaling["launchesCold"] == 0
     requests = design["requests"]
-    assert requests["served"] + requests["refused"] + requests["expired"] + requests["deadLettered"] == requests["arrived"]
+    assert (
+        requests["served"] + requests["refused"] + requests["expired"] + requests["deadLettered"] == requests["arrived"]
+    )
 
 
 def test_fixed_fleet_cost_is_replicas_times_hours_times_price(run) -> None:
-    data = as_json(run("aws-serving", "--hours", "2", "--pattern", "steady", "--rate", "5", "--autoscaler", "fixed", "--json"))
+    data = as_json(
+        run("aws-serving", "--hours", "2", "--pattern", "steady", "--rate", "5", "--autoscaler", "fixed", "--json")
+    )
     cost = data["designs"][0]["cost"]
     assert cost["instancesUsd"] == pytest.approx(8 * 2 * prices_aws.ON_DEMAND_HOURLY["g6e.xlarge"], abs=0.01)
     assert cost["warmPoolVolumesUsd"] == 0

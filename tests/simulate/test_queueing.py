@@ -61,9 +61,18 @@ SCENARIOS = {
         stack_design("serving.admission.maxDepth=300", "serving.admission.ttlSeconds=60"),
         synthetic("spike", 60, horizon=4 * 3600, seed=4),
     ),
-    "no warm pool": lambda: (stack_design("serving.replicas.warmPool=0"), synthetic("diurnal", 30, horizon=3 * 3600, seed=5)),
-    "gcp autoscaler": lambda: (stack_design(autoscaler="gcp-autoscaler"), synthetic("spike", 50, horizon=3 * 3600, seed=6)),
-    "request rate": lambda: (stack_design(autoscaler="request-rate"), synthetic("diurnal", 50, horizon=3 * 3600, seed=8)),
+    "no warm pool": lambda: (
+        stack_design("serving.replicas.warmPool=0"),
+        synthetic("diurnal", 30, horizon=3 * 3600, seed=5),
+    ),
+    "gcp autoscaler": lambda: (
+        stack_design(autoscaler="gcp-autoscaler"),
+        synthetic("spike", 50, horizon=3 * 3600, seed=6),
+    ),
+    "request rate": lambda: (
+        stack_design(autoscaler="request-rate"),
+        synthetic("diurnal", 50, horizon=3 * 3600, seed=8),
+    ),
 }
 
 
@@ -157,7 +166,9 @@ def test_scale_in_drains_then_releases_long_generations_to_other_replicas() -> N
     rest, which another replica receives at once (one more receive each)."""
     from accelstack.simulate.engine import RequestQueue
 
-    queue = RequestQueue(np.array([0.0, 1.0]), np.array([300.0, 50.0]), ttl=3600, max_depth=10, visibility=30, max_receives=3)
+    queue = RequestQueue(
+        np.array([0.0, 1.0]), np.array([300.0, 50.0]), ttl=3600, max_depth=10, visibility=30, max_receives=3
+    )
     queue.add_replica(0, 2, 0.0)
     queue.add_replica(1, 1, 0.0)
     queue.advance_to(10.0)

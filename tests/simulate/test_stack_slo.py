@@ -5,7 +5,7 @@ InService at latency / service time x concurrency), and request-rate scaling on 
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +55,7 @@ def simulate(serving, load: Workload) -> dict[str, dict]:
     return {name: summarize(Simulation(design, load).run(), SLO_SHARE) for name, design in designs(serving).items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def diurnal_morning() -> dict[str, dict]:
     """The night and the morning ramp of the diurnal day (hours 0-10: 0.2 -> 0.95 of peak, hourly steps
     of up to 1.43x) on a 1..4 group at its default peak, 4 x 11 / 1 s x 70% = 30.8 requests/s."""
@@ -86,7 +86,9 @@ def staircase(factor: float, steps: int, *, start: float = 5.0, seed: int = 5) -
     rng = np.random.default_rng(seed)
     step = 20 * 60.0
     horizon = step * steps
-    arrivals = poisson_arrivals([k * step for k in range(steps)], [start * factor**k for k in range(steps)], horizon, rng)
+    arrivals = poisson_arrivals(
+        [k * step for k in range(steps)], [start * factor**k for k in range(steps)], horizon, rng
+    )
     return Workload(arrivals, rng.exponential(256.0, len(arrivals)), horizon, "staircase")
 
 

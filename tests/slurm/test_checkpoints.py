@@ -110,7 +110,9 @@ def run_task_prolog(tmp_path: Path, environment: dict[str, str], job_env: dict[s
     env_file.write_text(slurm.environment_file(environment))
     prolog = tmp_path / "prolog.sh"
     prolog.write_text(slurm.task_prolog_script(str(env_file)))
-    result = subprocess.run(["bash", str(prolog)], env={"PATH": "/usr/bin:/bin", **job_env}, capture_output=True, text=True)
+    result = subprocess.run(
+        ["bash", str(prolog)], env={"PATH": "/usr/bin:/bin", **job_env}, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -142,7 +144,9 @@ def test_without_lustre_nodes_restore_before_slurmd_sync_on_a_timer_and_at_the_n
     # Called (not only defined) before slurmd starts; the timer starts after the restore.
     body = setup.split("\nensure_aws_cli\n", 1)[1]
     assert body.index("\nrestore_checkpoints\n") < body.index("systemctl enable --now slurmd")
-    assert body.index("\nrestore_checkpoints\n") < body.index(f"systemctl enable --now {slurm.CHECKPOINT_SYNC_UNIT}.timer")
+    assert body.index("\nrestore_checkpoints\n") < body.index(
+        f"systemctl enable --now {slurm.CHECKPOINT_SYNC_UNIT}.timer"
+    )
     upload = "aws s3 sync /scratch/checkpoints/ s3://acme-finetune-checkpoints/ --region us-east-1"
     service = compute[f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.service"]["content"]
     assert f"ExecStart=/usr/bin/env {upload}" in service
@@ -171,7 +175,9 @@ def test_never_delete_towards_the_bucket(stack, capacity):
 
 
 def test_on_demand_nodes_without_lustre_still_restore_and_sync_but_run_no_watcher():
-    compute = files_of(slurm.compute_cloud_init(spec_of("aws-finetune", "training.nodes.capacity=on-demand"), slurm.DeployValues()))
+    compute = files_of(
+        slurm.compute_cloud_init(spec_of("aws-finetune", "training.nodes.capacity=on-demand"), slurm.DeployValues())
+    )
     assert f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.timer" in compute
     assert slurm.WATCHER_PATH not in compute
     assert "restore_checkpoints\n" in compute[slurm.COMPUTE_SETUP_PATH]["content"]
@@ -245,7 +251,9 @@ def test_deployed_nodes_carry_the_exported_interval_and_the_sync(finetune_captur
     assert env["ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS"] == str(interval)
     assert f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.timer" in compute
     head = files_of(cap.one("aws:ec2/instance:Instance").inputs["userData"])
-    assert env_lines(head[slurm.NODE_ENVIRONMENT_FILE]["content"]) == {k: v for k, v in env.items() if k not in slurm.HEAD_OMITS}
+    assert env_lines(head[slurm.NODE_ENVIRONMENT_FILE]["content"]) == {
+        k: v for k, v in env.items() if k not in slurm.HEAD_OMITS
+    }
     # The deployed documents are what `accelstack render` shows, up to the deploy-time values.
     assert slurm.render_all(spec_of("aws-finetune"))["training.env"] == compute[slurm.NODE_ENVIRONMENT_FILE]["content"]
 
@@ -257,7 +265,9 @@ def test_accelstack_render_writes_what_the_deployed_nodes_get(finetune_capture, 
 
     result = CliRunner().invoke(app, ["render", "aws-finetune", "--out", str(tmp_path), "--project-dir", str(ROOT)])
     assert result.exit_code == 0, result.output
-    [template] = [r for r in finetune_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-finetune-nodes"]
+    [template] = [
+        r for r in finetune_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-finetune-nodes"
+    ]
     deployed = files_of(base64.b64decode(template.inputs["userData"]).decode())
     assert (tmp_path / "training.env").read_text() == deployed[slurm.NODE_ENVIRONMENT_FILE]["content"]
     unit = f"{slurm.CHECKPOINT_SYNC_UNIT}.timer"

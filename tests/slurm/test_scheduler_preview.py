@@ -67,7 +67,9 @@ def test_munge_key_is_a_secret_in_secrets_manager_readable_only_by_the_node_role
 
 
 def test_compute_nodes_boot_into_slurm_without_the_key(slurm_capture):
-    template = next(r for r in slurm_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("nodes"))
+    template = next(
+        r for r in slurm_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("nodes")
+    )
     user_data = base64.b64decode(template.inputs["userData"]).decode()
     assert user_data.startswith("#cloud-config")
     head_ip = slurm_capture.stack_outputs["slurmHeadAddress"]
@@ -95,7 +97,9 @@ def test_slurm_ports_open_only_between_head_and_cluster_groups(slurm_capture):
 
 @pytest.mark.parametrize(("lustre", "expected"), [(True, {988, 1018}), (False, set())])
 def test_lustre_ports_open_between_head_and_cluster_only_with_lustre(lustre, expected):
-    cap = slurm_capture_of(() if lustre else ("training.storage.lustre=null", "training.storage.checkpoints.path=/scratch/ckpt"))
+    cap = slurm_capture_of(
+        () if lustre else ("training.storage.lustre=null", "training.storage.checkpoints.path=/scratch/ckpt")
+    )
     rules = cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
     assert {r.inputs["fromPort"] for r in rules if "-lustre-" in r.name} == expected
 
@@ -144,7 +148,9 @@ def test_head_image_lookup_reads_canonicals_parameter_for_the_head_architecture(
     from accelstack.engine.capture import MockCloud
 
     class Recording(MockCloud):
-        names: list[str] = []
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: list[str] = []
 
         def call(self, args):
             if args.token == "aws:ssm/getParameter:getParameter":
@@ -152,7 +158,8 @@ def test_head_image_lookup_reads_canonicals_parameter_for_the_head_architecture(
             return super().call(args)
 
     raw = apply_overrides(
-        read_stack_file(ROOT / "stacks" / "Pulumi.aws-training.yaml"), ["training.scheduler.headNode.instanceType=m7g.xlarge"]
+        read_stack_file(ROOT / "stacks" / "Pulumi.aws-training.yaml"),
+        ["training.scheduler.headNode.instanceType=m7g.xlarge"],
     )
     cloud = Recording()
     capture(PROGRAM, config_for_pulumi(raw), stack="aws-training", mocks=cloud)
@@ -175,13 +182,19 @@ def test_batch_environment_leaves_security_groups_to_the_efa_interfaces(batch_ca
     resources = batch_capture.one("aws:batch/computeEnvironment:ComputeEnvironment").inputs["computeResources"]
     assert "securityGroupIds" not in resources
     assert resources["type"] == "EC2"
-    template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
-    cluster = next(r for r in batch_capture.by_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-net-cluster"))
+    template = next(
+        r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch")
+    )
+    cluster = next(
+        r for r in batch_capture.by_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-net-cluster")
+    )
     assert all(i["securityGroups"] == [cluster.id] for i in template.inputs["networkInterfaces"])
 
 
 def test_batch_template_encrypts_the_ecs_images_real_root_and_leaves_the_image_to_batch(batch_capture):
-    template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
+    template = next(
+        r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch")
+    )
     assert "imageId" not in template.inputs  # Batch picks ECS_AL2023_NVIDIA from image_type
     [root] = template.inputs["blockDeviceMappings"]
     assert root["deviceName"] == "/dev/xvda"  # Amazon Linux root: /dev/sda1 would be a spare 512 GiB volume
@@ -220,7 +233,9 @@ def test_batch_nodes_install_the_efa_software_before_the_ecs_agent(batch_capture
     import base64
     import email
 
-    template = next(r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch"))
+    template = next(
+        r for r in batch_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("batch")
+    )
     message = email.message_from_string(base64.b64decode(template.inputs["userData"]).decode())
     parts = {p.get_content_type(): p.get_payload() for p in message.walk() if not p.is_multipart()}
     assert list(parts) == ["text/cloud-boothook", "text/cloud-config"]  # the boothook first

@@ -35,7 +35,9 @@ def test_training_refuses_both_subnet_id_and_a_list():
 
 
 def test_training_refuses_public_subnets():
-    raw = edited(training_raw(), {"training.network": {"vpcId": "vpc-00000001", "subnetId": S1, "publicSubnetIds": [S2]}})
+    raw = edited(
+        training_raw(), {"training.network": {"vpcId": "vpc-00000001", "subnetId": S1, "publicSubnetIds": [S2]}}
+    )
     assert [lvl for lvl, _ in at(all_problems(raw), "training.network.publicSubnetIds")] == [E]
 
 
@@ -78,7 +80,10 @@ def test_serving_needs_two_distinct_subnets_even_when_listed_three_times():
     ("edits", "path"),
     [
         ({"separation.trainingAccounts": ["111111111111", "111111111111"]}, "separation.trainingAccounts.1"),
-        ({"separation.servingAccounts": ["222222222222", "333333333333", "222222222222"]}, "separation.servingAccounts.2"),
+        (
+            {"separation.servingAccounts": ["222222222222", "333333333333", "222222222222"]},
+            "separation.servingAccounts.2",
+        ),
         ({"separation.allowedRegions": ["us-east-1", "us-east-1"]}, "separation.allowedRegions.1"),
         ({"training.artifactReaders": ["222222222222", "222222222222"]}, "training.artifactReaders.1"),
         ({"training.network": {"vpcId": "vpc-00000001", "subnetId": "subnet-1"}}, "training.network.subnetId"),
@@ -175,7 +180,9 @@ def test_checkpoint_links_fsx_would_refuse_are_refused_at_validate(edits, fragme
 
 def test_spot_at_scale_on_scarce_gpus_warns_like_on_demand():
     for capacity in ("on-demand", "spot"):
-        raw = edited(training_raw(), {"training.nodes": {"instanceType": "p5.48xlarge", "count": 16, "capacity": capacity}})
+        raw = edited(
+            training_raw(), {"training.nodes": {"instanceType": "p5.48xlarge", "count": 16, "capacity": capacity}}
+        )
         [(level, message)] = at(all_problems(raw), "training.nodes.count")
         assert level is W and f"16 {capacity} p5.48xlarge without a capacity reservation" in message
 
@@ -229,7 +236,9 @@ def test_provider_region_must_match_account_region(tmp_path):
 )  # fmt: skip
 def test_mistakes_get_a_did_you_mean(edits, path, suggestion):
     problems = all_problems(edited(training_raw(), edits))
-    assert any(f"did you mean {suggestion}?" in message for _, message in at(problems, path)), [str(p) for p in problems]
+    assert any(f"did you mean {suggestion}?" in message for _, message in at(problems, path)), [
+        str(p) for p in problems
+    ]
 
 
 def test_a_misspelt_key_is_one_problem_not_also_a_missing_one():

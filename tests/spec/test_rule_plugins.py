@@ -100,7 +100,13 @@ def test_every_rule_registered_once_in_layer_order():
     names = [f"{r.__module__}.{r.__name__}" for r in validators.all_rules()]
     assert len(names) == len(set(names))
     modules = [name.rsplit(".", 1)[0] for name in names]
-    layer_order = ["accelstack.spec.validators", "accelstack.spec.aws_rules", "accelstack.spec.aws_serving_rules", "accelstack.planner.rules", "components.slurm.rules"]
+    layer_order = [
+        "accelstack.spec.validators",
+        "accelstack.spec.aws_rules",
+        "accelstack.spec.aws_serving_rules",
+        "accelstack.planner.rules",
+        "components.slurm.rules",
+    ]
     assert sorted(set(modules), key=layer_order.index) == layer_order
     assert modules == sorted(modules, key=layer_order.index)
     planner_rules = {n.rsplit(".", 1)[1] for n in names if n.startswith("accelstack.planner.")}
@@ -121,7 +127,7 @@ def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):
     monkeypatch.setattr(validators, "entry_points", lambda group: [])
     validators.load_rule_plugins.cache_clear()
     try:
-        with pytest.raises(RuntimeError, match="accelstack.rules.*pip install -e"):
+        with pytest.raises(RuntimeError, match=r"accelstack\.rules.*pip install -e"):
             validators.load_rule_plugins()
     finally:
         monkeypatch.undo()

@@ -39,36 +39,113 @@ def test_example_serving_stack_is_clean():
         ),
         # Unknown architecture: the weights alone are checked from parametersBillion.
         (
-            {"serving.model.name": "acme-custom", "serving.model.parametersBillion": 100, "serving.replicas.instanceType": "g6e.xlarge"},
+            {
+                "serving.model.name": "acme-custom",
+                "serving.model.parametersBillion": 100,
+                "serving.replicas.instanceType": "g6e.xlarge",
+            },
             "serving.replicas.instanceType",
             Level.ERROR,
             "needs ~200 GB weights",
         ),
-        ({"serving.model.name": "acme-custom"}, "serving.model.parametersBillion", Level.WARNING, "cannot tell the size"),
-        ({"serving.replicas.instanceType": "m7i.2xlarge"}, "serving.replicas.instanceType", Level.ERROR, "not a supported accelerated"),
+        (
+            {"serving.model.name": "acme-custom"},
+            "serving.model.parametersBillion",
+            Level.WARNING,
+            "cannot tell the size",
+        ),
+        (
+            {"serving.replicas.instanceType": "m7i.2xlarge"},
+            "serving.replicas.instanceType",
+            Level.ERROR,
+            "not a supported accelerated",
+        ),
         ({"serving.replicas.tensorParallel": 2}, "serving.replicas.tensorParallel", Level.ERROR, "exceeds the 1 L40S"),
         ({"serving.replicas.capacity": "spot"}, "serving.replicas.capacity", Level.ERROR, "allowed: on-demand"),
-        ({"serving.replicas.capacity": "capacity-block"}, "serving.replicas.capacity", Level.ERROR, "not allowed for serving"),
-        ({"serving.loadBalancer.certificateArn": "my-cert"}, "serving.loadBalancer.certificateArn", Level.ERROR, "not an ACM certificate ARN"),
         (
-            {"serving.loadBalancer.certificateArn": "arn:aws:acm:eu-west-1:222222222222:certificate/0b6a3f2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b"},
+            {"serving.replicas.capacity": "capacity-block"},
+            "serving.replicas.capacity",
+            Level.ERROR,
+            "not allowed for serving",
+        ),
+        (
+            {"serving.loadBalancer.certificateArn": "my-cert"},
+            "serving.loadBalancer.certificateArn",
+            Level.ERROR,
+            "not an ACM certificate ARN",
+        ),
+        (
+            {
+                "serving.loadBalancer.certificateArn": "arn:aws:acm:eu-west-1:222222222222:certificate/0b6a3f2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b"
+            },
             "serving.loadBalancer.certificateArn",
             Level.ERROR,
             "certificate is in eu-west-1 but the load balancer is in us-east-1",
         ),
-        ({"serving.loadBalancer.healthPath": "health"}, "serving.loadBalancer.healthPath", Level.ERROR, "must start with /"),
-        ({"serving.admission.maxDepth": 100000}, "serving.admission.maxDepth", Level.WARNING, "lower maxDepth to <= 2400"),
-        ({"serving.slo.targetSeconds": 600}, "serving.slo.targetSeconds", Level.ERROR, "exceeds the request TTL"),
-        ({"serving.slo.targetSeconds": 0.5}, "serving.slo.targetSeconds", Level.ERROR, "below the per-request service time"),
-        ({"serving.model.weightsUri": "gs://bucket/models/x/"}, "serving.model.weightsUri", Level.ERROR, "allowed scheme: s3://"),
-        ({"serving.model.weightsUri": "s3://acme-train-checkpoints"}, "serving.model.weightsUri", Level.ERROR, "names a whole bucket"),
-        ({"serving.model.adapters.1.name": "acme-support"}, "serving.model.adapters.1.name", Level.ERROR, "duplicate adapter"),
-        ({"serving.artifactAccount": "333333333333"}, "serving.artifactAccount", Level.ERROR, "not one of separation.trainingAccounts"),
-        ({"serving.artifactAccount": "222222222222"}, "serving.artifactAccount", Level.ERROR, "not one of separation.trainingAccounts"),
-        ({"serving.artifactAccount": DELETE}, "serving.artifactAccount", Level.WARNING, "not set"),
-        ({"serving.replicas.min": 5, "serving.replicas.max": 2}, "serving.replicas", Level.ERROR, "must not exceed max"),
         (
-            {"serving.network": {"vpcId": "vpc-00000001", "subnetIds": ["subnet-0000000a"], "publicSubnetIds": ["subnet-0000000e", "subnet-0000000f"]}},
+            {"serving.loadBalancer.healthPath": "health"},
+            "serving.loadBalancer.healthPath",
+            Level.ERROR,
+            "must start with /",
+        ),
+        (
+            {"serving.admission.maxDepth": 100000},
+            "serving.admission.maxDepth",
+            Level.WARNING,
+            "lower maxDepth to <= 2400",
+        ),
+        ({"serving.slo.targetSeconds": 600}, "serving.slo.targetSeconds", Level.ERROR, "exceeds the request TTL"),
+        (
+            {"serving.slo.targetSeconds": 0.5},
+            "serving.slo.targetSeconds",
+            Level.ERROR,
+            "below the per-request service time",
+        ),
+        (
+            {"serving.model.weightsUri": "gs://bucket/models/x/"},
+            "serving.model.weightsUri",
+            Level.ERROR,
+            "allowed scheme: s3://",
+        ),
+        (
+            {"serving.model.weightsUri": "s3://acme-train-checkpoints"},
+            "serving.model.weightsUri",
+            Level.ERROR,
+            "names a whole bucket",
+        ),
+        (
+            {"serving.model.adapters.1.name": "acme-support"},
+            "serving.model.adapters.1.name",
+            Level.ERROR,
+            "duplicate adapter",
+        ),
+        (
+            {"serving.artifactAccount": "333333333333"},
+            "serving.artifactAccount",
+            Level.ERROR,
+            "not one of separation.trainingAccounts",
+        ),
+        (
+            {"serving.artifactAccount": "222222222222"},
+            "serving.artifactAccount",
+            Level.ERROR,
+            "not one of separation.trainingAccounts",
+        ),
+        ({"serving.artifactAccount": DELETE}, "serving.artifactAccount", Level.WARNING, "not set"),
+        (
+            {"serving.replicas.min": 5, "serving.replicas.max": 2},
+            "serving.replicas",
+            Level.ERROR,
+            "must not exceed max",
+        ),
+        (
+            {
+                "serving.network": {
+                    "vpcId": "vpc-00000001",
+                    "subnetIds": ["subnet-0000000a"],
+                    "publicSubnetIds": ["subnet-0000000e", "subnet-0000000f"],
+                }
+            },
             "serving.network.subnetIds",
             Level.ERROR,
             "at least 2 AZs",
@@ -79,8 +156,18 @@ def test_example_serving_stack_is_clean():
             Level.ERROR,
             "public subnets in at least 2 AZs",
         ),
-        ({"serving.network": {"vpcId": "vpc-00000001", "subnetId": "subnet-0000000a"}}, "serving.network.subnetId", Level.ERROR, "use subnetIds"),
-        ({"serving.network.availabilityZone": "us-east-1a"}, "serving.network.availabilityZone", Level.ERROR, "pins serving to one AZ"),
+        (
+            {"serving.network": {"vpcId": "vpc-00000001", "subnetId": "subnet-0000000a"}},
+            "serving.network.subnetId",
+            Level.ERROR,
+            "use subnetIds",
+        ),
+        (
+            {"serving.network.availabilityZone": "us-east-1a"},
+            "serving.network.availabilityZone",
+            Level.ERROR,
+            "pins serving to one AZ",
+        ),
         ({"serving.network.vpcCidr": "10.30.0.0/26"}, "serving.network.vpcCidr", Level.ERROR, "too small"),
         ({"serving.replicas.warmPool": 20}, "serving.replicas.warmPool", Level.WARNING, "never used"),
         # ELB names: 32 characters, the target group's is "<stack>-replicas-<7 random>".
@@ -99,12 +186,26 @@ def test_bad_serving_config(edits, path, level, fragment):
     "edits",
     [
         # 70B fits at fp8 across the 8 x 48 GiB of a g6e.48xlarge; at int4 on 4 x 48 GiB.
-        {"serving.model.name": "meta-llama/Llama-3.1-70B-Instruct", "serving.replicas.instanceType": "g6e.48xlarge", "serving.model.precision": "fp8"},
-        {"serving.model.name": "meta-llama/Llama-3.1-70B-Instruct", "serving.replicas.instanceType": "g6e.12xlarge", "serving.model.precision": "int4"},
+        {
+            "serving.model.name": "meta-llama/Llama-3.1-70B-Instruct",
+            "serving.replicas.instanceType": "g6e.48xlarge",
+            "serving.model.precision": "fp8",
+        },
+        {
+            "serving.model.name": "meta-llama/Llama-3.1-70B-Instruct",
+            "serving.replicas.instanceType": "g6e.12xlarge",
+            "serving.model.precision": "int4",
+        },
         {"serving.replicas.min": 0},
         {"stack": "acme-llama-prod"},  # 15 characters: "acme-llama-prod-replicas-1234567" is exactly 32
         {"stack": "internals"},
-        {"serving.network": {"vpcId": "vpc-00000001", "subnetIds": ["subnet-0000000a", "subnet-0000000b"], "publicSubnetIds": ["subnet-0000000e", "subnet-0000000f"]}},
+        {
+            "serving.network": {
+                "vpcId": "vpc-00000001",
+                "subnetIds": ["subnet-0000000a", "subnet-0000000b"],
+                "publicSubnetIds": ["subnet-0000000e", "subnet-0000000f"],
+            }
+        },
     ],
 )
 def test_good_serving_variants_have_no_errors(edits):

@@ -117,4 +117,6 @@ def test_an_unquoted_base_60_time_names_what_was_written(tmp_path):
         load_stack(path)
     [problem] = raised.value.problems
     assert problem.path == f"{PARTS}.1.maxTime"
-    assert 'quoted string ("1:30:00"' in problem.message and "reads unquoted 1:30:00 as the number 5400" in problem.message
+    assert (
+        'quoted string ("1:30:00"' in problem.message and "reads unquoted 1:30:00 as the number 5400" in problem.message
+    )

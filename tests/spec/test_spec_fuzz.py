@@ -140,13 +140,18 @@ yaml_text = st.one_of(
     ),
     st.sampled_from(
         [
-            "config: [1, 2]", "- a\n- b", "config:\n  ? [a, b]\n  : c", "&a [*a]", "[" * 5000, "\t:",
+            "config: [1, 2]",
+            "- a\n- b",
+            "config:\n  ? [a, b]\n  : c",
+            "&a [*a]",
+            "[" * 5000,
+            "\t:",
             "config:\n  accelstack:separation: &a {trainingAccounts: [*a], servingAccounts: *a}\n",
             "config:\n  accelstack:training: &a {nodes: *a}\n  accelstack:workload: training\n",
             "config:\n  accelstack:training: " + "[" * 300 + "]" * 300 + "\n",
             "config:\n  accelstack:training: {nodes: {count: 1e999}}\n",
         ]
-    ),  # fmt: skip
+    ),
 )
 
 

@@ -71,7 +71,11 @@ def test_lustre_capacity_steps(kind, allowed, rejected):
 
 def test_lustre_s3_linking_by_type():
     kinds = tables.LUSTRE_DEPLOYMENT_TYPES
-    assert [k for k, v in kinds.items() if v.data_repository_associations] == ["SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"]
+    assert [k for k, v in kinds.items() if v.data_repository_associations] == [
+        "SCRATCH_2",
+        "PERSISTENT_1",
+        "PERSISTENT_2",
+    ]
     assert not kinds["PERSISTENT_2"].legacy_import_path
 
 

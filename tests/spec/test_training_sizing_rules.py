@@ -16,7 +16,12 @@ from accelstack.cli import app
 from accelstack.spec.problems import Level
 
 E, W = Level.ERROR, Level.WARNING
-MODEL, LUSTRE, CKPT, DATA = "training.model", "training.storage.lustre", "training.storage.checkpoints", "training.storage.datasets"
+MODEL, LUSTRE, CKPT, DATA = (
+    "training.model",
+    "training.storage.lustre",
+    "training.storage.checkpoints",
+    "training.storage.datasets",
+)
 TARGET_300 = {f"{CKPT}.writeTargetSeconds": DELETE}  # back to the planner's 300 s default
 
 VALID = {
@@ -112,7 +117,9 @@ def test_a_too_small_file_system_is_one_error_not_also_a_write_warning_on_a_fast
 
 def test_validate_surfaces_the_lustre_check():
     runner = CliRunner()
-    warned = runner.invoke(app, ["validate", "aws-training", "--set", "training.storage.checkpoints.writeTargetSeconds=300"])
+    warned = runner.invoke(
+        app, ["validate", "aws-training", "--set", "training.storage.checkpoints.writeTargetSeconds=300"]
+    )
     assert warned.exit_code == 0, warned.output
     assert "aws-training: training.storage.lustre.throughputPerTiB: warning: a 919.9 GiB checkpoint takes 842.9 s" in (
         warned.output.replace("\n", " ")

@@ -88,7 +88,16 @@ ACCELERATED_INSTANCES: dict[str, InstanceType] = {
         # AWS Trainium.
         InstanceType("trn1.2xlarge", "Trainium", 1, 32, 0, 8, 32, vendor="aws-trainium"),
         InstanceType(
-            "trn1.32xlarge", "Trainium", 16, 32, 8, 128, 512, network_cards=8, capacity_blocks=True, vendor="aws-trainium"
+            "trn1.32xlarge",
+            "Trainium",
+            16,
+            32,
+            8,
+            128,
+            512,
+            network_cards=8,
+            capacity_blocks=True,
+            vendor="aws-trainium",
         ),
         InstanceType("trn1n.32xlarge", "Trainium", 16, 32, 16, 128, 512, network_cards=16, vendor="aws-trainium"),
         # AWS Inferentia2 (serving; no EFA).

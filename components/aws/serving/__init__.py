@@ -45,6 +45,9 @@ __all__ = [
 
 
 class ServingService(pulumi.ComponentResource):
+    # Set by identity.replica_role; the group and the launch hook wait for them.
+    replica_role_policies: list[pulumi.Resource]
+
     def __init__(self, spec: StackSpec, digest: str, opts: pulumi.ResourceOptions):
         super().__init__("accelstack:aws:ServingService", spec.stack, None, opts)
         assert spec.serving is not None
@@ -59,7 +62,11 @@ class ServingService(pulumi.ComponentResource):
 
         # The order is the registration order of the resources (and so of the stack export).
         self.network = ServingNetwork(
-            f"{name}-net", self.serving.network, self.region, opts=self.child, instance_type=self.serving.replicas.instance_type
+            f"{name}-net",
+            self.serving.network,
+            self.region,
+            opts=self.child,
+            instance_type=self.serving.replicas.instance_type,
         )
         self.key = kms_key(self, name)
         self.queues = queues(self, name)

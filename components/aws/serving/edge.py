@@ -65,12 +65,15 @@ def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, p
         )
     return statements
 
+
 def waf_log_group_name(stack: str) -> str:
     """WAF logs only to destinations named `aws-waf-logs-*` (WAF developer guide, "Logging
     destinations"): PutLoggingConfiguration refuses any other log group."""
     return f"{WAF_LOG_PREFIX}{stack}"
 
+
 TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+
 
 def security_groups(svc: ServingService, name: str) -> tuple[aws.ec2.SecurityGroup, aws.ec2.SecurityGroup]:
     port = svc.serving.load_balancer.port
@@ -129,6 +132,7 @@ def security_groups(svc: ServingService, name: str) -> tuple[aws.ec2.SecurityGro
     )
     return alb_sg, replica_sg
 
+
 def access_log_bucket(svc: ServingService, name: str) -> SecureBucket:
     account, region, partition = svc.account_id, svc.region, svc.partition
     # ALB log delivery supports SSE-S3 only (not SSE-KMS), so this one bucket is AES256.
@@ -138,11 +142,10 @@ def access_log_bucket(svc: ServingService, name: str) -> SecureBucket:
         sse_algorithm="AES256",
         # Versioned: a deleted or overwritten log stays recoverable for a while, not forever.
         noncurrent_version_days=ACCESS_LOG_NONCURRENT_VERSION_DAYS,
-        policy_statements=lambda arn: arn.apply(
-            lambda a: elb_log_delivery_statements(a, account, region, partition)
-        ),
+        policy_statements=lambda arn: arn.apply(lambda a: elb_log_delivery_statements(a, account, region, partition)),
         opts=svc.child,
     )
+
 
 def load_balancer(svc: ServingService, name: str) -> tuple[aws.lb.LoadBalancer, aws.lb.TargetGroup]:
     lb_spec, plan = svc.serving.load_balancer, svc.plan
@@ -212,6 +215,7 @@ def load_balancer(svc: ServingService, name: str) -> tuple[aws.lb.LoadBalancer, 
     )
     return alb, target_group
 
+
 def waf(svc: ServingService, name: str) -> None:
     admission = svc.serving.admission
     metric = name.replace("-", "")
@@ -272,6 +276,7 @@ def waf(svc: ServingService, name: str) -> None:
         opts=pulumi.ResourceOptions(parent=svc, delete_before_replace=True),
     )
     waf_logging(svc, name, acl)
+
 
 def waf_logging(svc: ServingService, name: str, acl: aws.wafv2.WebAcl) -> None:
     """Every request's WAF verdict (which rule, client, URI; Checkov CKV2_AWS_31) to a

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from components.aws.serving import ServingService
 
 
-def serving_key_policy(account_id: str, region: str, partition: str, *, waf_log_group: str | None = None) -> dict[str, Any]:
+def serving_key_policy(
+    account_id: str, region: str, partition: str, *, waf_log_group: str | None = None
+) -> dict[str, Any]:
     """Replica volumes (encrypted EBS launched by Auto Scaling) use the key through EC2; the queues'
     producers and consumers use it through their IAM permissions. CloudWatch Logs encrypts the WAF
     log group with it: CreateLogGroup with a key fails unless the key policy lets the Region's logs
@@ -45,13 +47,16 @@ def serving_key_policy(account_id: str, region: str, partition: str, *, waf_log_
         account_id, region, ["ec2"], sid="EbsThroughEc2InThisAccount", partition=partition, extra_statements=logs
     )
 
+
 # --- Cross-account model read -----------------------------------------------------------------------
 
 
 def model_read_policy(serving: ServingSpec, account_id: str, partition: str) -> dict[str, Any]:
     """Read-only access to exactly the model's and adapters' prefixes: GetObject below each prefix,
     ListBucket limited to it, and KMS decrypt only through S3 (the training account's key)."""
-    locations = sorted({split_bucket_uri(u) for u in [serving.model.weights_uri, *(a.uri for a in serving.model.adapters)]})
+    locations = sorted(
+        {split_bucket_uri(u) for u in [serving.model.weights_uri, *(a.uri for a in serving.model.adapters)]}
+    )
     key_account = serving.artifact_account or account_id
     statements: list[dict[str, Any]] = [
         {
@@ -84,6 +89,7 @@ def model_read_policy(serving: ServingSpec, account_id: str, partition: str) -> 
     )
     return {"Version": "2012-10-17", "Statement": statements}
 
+
 # KMS: EBS volumes and queues. Auto Scaling launches replicas as its service-linked role, which
 # must be able to use the key or instances with encrypted volumes fail to launch. The role is
 # not named here: it exists only once the account's first group is created, and KMS refuses a
@@ -110,6 +116,7 @@ def kms_key(svc: ServingService, name: str) -> aws.kms.Key:
     )
     return key
 
+
 def replica_role(svc: ServingService, name: str, group_name: str) -> aws.iam.InstanceProfile:
     partition, region, account = svc.partition, svc.region, svc.account_id
     role = aws.iam.Role(
@@ -118,7 +125,7 @@ def replica_role(svc: ServingService, name: str, group_name: str) -> aws.iam.Ins
         description="accelstack serving replica: read the model prefix, drain the admission queue",
         opts=svc.child,
     )
-    svc.replica_role_policies: list[pulumi.Resource] = [
+    svc.replica_role_policies = [
         aws.iam.RolePolicyAttachment(
             f"{name}-replica-{policy}",
             role=role.name,
@@ -134,9 +141,7 @@ def replica_role(svc: ServingService, name: str, group_name: str) -> aws.iam.Ins
         opts=svc.child,
     )
     queues = svc.queues
-    queue_policy = pulumi.Output.all(
-        queues["requests"].arn, queues["responses"].arn, svc.key.arn
-    ).apply(
+    queue_policy = pulumi.Output.all(queues["requests"].arn, queues["responses"].arn, svc.key.arn).apply(
         lambda arns: json.dumps(
             {
                 "Version": "2012-10-17",

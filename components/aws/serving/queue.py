@@ -3,9 +3,8 @@ alarms on waiting time, depth and dead letters."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
@@ -61,6 +60,7 @@ def queues(svc: ServingService, name: str) -> dict[str, aws.sqs.Queue]:
     )
     return {"requests": requests, "responses": responses, "dead-letters": dead_letters}
 
+
 def alarms(svc: ServingService, name: str) -> None:
     admission, plan = svc.serving.admission, svc.plan
     requests, dead_letters = svc.queues["requests"], svc.queues["dead-letters"]
@@ -98,5 +98,10 @@ def alarms(svc: ServingService, name: str) -> None:
         f"admission queue at its maximum depth ({admission.max_depth}): new requests are being refused",
     )
     queue_alarm(
-        "dead-letters", dead_letters, "ApproximateNumberOfMessagesVisible", 1, "Maximum", "requests failed maxReceiveCount times"
+        "dead-letters",
+        dead_letters,
+        "ApproximateNumberOfMessagesVisible",
+        1,
+        "Maximum",
+        "requests failed maxReceiveCount times",
     )

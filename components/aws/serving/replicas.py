@@ -3,10 +3,9 @@ group with its launch hook, warm pool and rolling instance refresh."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import base64
 import math
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
@@ -33,6 +32,7 @@ GROUP_METRICS = [
     "WarmPoolPendingCapacity",
     "WarmPoolDesiredCapacity",
 ]
+
 
 def replica_group(svc: ServingService, name: str) -> aws.autoscaling.Group:
     serving, plan = svc.serving, svc.plan
@@ -105,7 +105,9 @@ def replica_group(svc: ServingService, name: str) -> aws.autoscaling.Group:
         # On-demand only: no mixed-instances policy, no spot market options anywhere.
         # A numbered version, not "$Latest": each new template version changes the group, which is
         # what starts the instance refresh (the str: the group takes the version as a string).
-        launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=template.latest_version.apply(str)),
+        launch_template=aws.autoscaling.GroupLaunchTemplateArgs(
+            id=template.id, version=template.latest_version.apply(str)
+        ),
         target_group_arns=[svc.target_group.arn],
         health_check_type="ELB",
         health_check_grace_period=plan.health_check_grace_seconds,

@@ -14,12 +14,15 @@ if TYPE_CHECKING:
 # CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).
 SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
 
+
 def scaling(svc: ServingService, name: str) -> None:
     group, queue = svc.group, svc.queues["requests"]
-    Metric = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricArgs
-    Stat = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
-    StatMetric = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricArgs
-    Dim = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricDimensionArgs
+    metric_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricArgs
+    stat_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
+    stat_metric_args = (
+        aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricArgs
+    )
+    dimension_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricDimensionArgs
     # Backlog per instance in the shape of "Scaling policy based on Amazon SQS" / "Create a target
     # tracking scaling policy using metric math" (EC2 Auto Scaling User Guide), but counting the
     # messages replicas hold (NotVisible) as well as those waiting: Visible alone reads 0 while
@@ -27,18 +30,20 @@ def scaling(svc: ServingService, name: str) -> None:
     # replica's concurrency at the target utilization (planner.serving.owned_backlog_target).
     queue_ids = [f"m{index}" for index in range(1, len(svc.plan.backlog_metrics) + 1)]
     queue_metrics = [
-        Metric(
+        metric_args(
             id=metric_id,
             label=f"Get {metric_name} of the request queue",
-            metric_stat=Stat(
-                metric=StatMetric(
-                    metric_name=metric_name, namespace="AWS/SQS", dimensions=[Dim(name="QueueName", value=queue.name)]
+            metric_stat=stat_args(
+                metric=stat_metric_args(
+                    metric_name=metric_name,
+                    namespace="AWS/SQS",
+                    dimensions=[dimension_args(name="QueueName", value=queue.name)],
                 ),
                 stat="Sum",
             ),
             return_data=False,
         )
-        for metric_id, metric_name in zip(queue_ids, svc.plan.backlog_metrics)
+        for metric_id, metric_name in zip(queue_ids, svc.plan.backlog_metrics, strict=True)
     ]
     in_service = f"m{len(queue_ids) + 1}"
     aws.autoscaling.Policy(
@@ -50,20 +55,20 @@ def scaling(svc: ServingService, name: str) -> None:
             customized_metric_specification=aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs(
                 metrics=[
                     *queue_metrics,
-                    Metric(
+                    metric_args(
                         id=in_service,
                         label="Get the group size (the number of InService instances)",
-                        metric_stat=Stat(
-                            metric=StatMetric(
+                        metric_stat=stat_args(
+                            metric=stat_metric_args(
                                 metric_name="GroupInServiceInstances",
                                 namespace="AWS/AutoScaling",
-                                dimensions=[Dim(name="AutoScalingGroupName", value=group.name)],
+                                dimensions=[dimension_args(name="AutoScalingGroupName", value=group.name)],
                             ),
                             stat="Average",
                         ),
                         return_data=False,
                     ),
-                    Metric(
+                    metric_args(
                         id="e1",
                         label="Calculate the backlog per instance",
                         expression=f"({' + '.join(queue_ids)}) / {in_service}",
@@ -84,7 +89,9 @@ def scaling(svc: ServingService, name: str) -> None:
         autoscaling_group_name=group.name,
         policy_type="StepScaling",
         adjustment_type="ChangeInCapacity",
-        step_adjustments=[aws.autoscaling.PolicyStepAdjustmentArgs(scaling_adjustment=1, metric_interval_lower_bound="0")],
+        step_adjustments=[
+            aws.autoscaling.PolicyStepAdjustmentArgs(scaling_adjustment=1, metric_interval_lower_bound="0")
+        ],
         opts=svc.child,
     )
     aws.cloudwatch.MetricAlarm(

@@ -26,8 +26,9 @@ _templates = Environment(
     keep_trailing_newline=True,
     trim_blocks=True,
     lstrip_blocks=True,
-    autoescape=False,  # noqa: S701 - shell and systemd units, not HTML
+    autoescape=False,
 )
+
 
 def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
     """vLLM OpenAI-compatible server flags: one base model, every LoRA adapter served beside it."""
@@ -101,7 +102,10 @@ def replica_user_data(
     when they enter service (start the server). Each boot completes the launch lifecycle hook only
     when its job is done, so an instance never goes to the pool or into service half-prepared."""
     model = serving.model
-    syncs = [(model.weights_uri, f"{MODEL_DIR}/base"), *((a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters)]
+    syncs = [
+        (model.weights_uri, f"{MODEL_DIR}/base"),
+        *((a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters),
+    ]
     return _templates.get_template("replica-boot.sh.j2").render(
         aws_cli=aws_cli_function(),
         model_dir=MODEL_DIR,
@@ -126,7 +130,9 @@ def replica_user_data(
     )
 
 
-def user_data_size_problem(serving: ServingSpec, plan: ServingPlan, *, region: str, account_id: str, group_name: str) -> str | None:
+def user_data_size_problem(
+    serving: ServingSpec, plan: ServingPlan, *, region: str, account_id: str, group_name: str
+) -> str | None:
     """The replica user data rendered with the longest queue URLs SQS can give (names <= 80
     characters) must stay under EC2's limit; each LoRA adapter adds a sync line and a server flag."""
     longest_url = f"https://sqs.{region}.amazonaws.com/{account_id}/{'q' * 80}"
