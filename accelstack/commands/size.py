@@ -196,7 +196,10 @@ def size_serving(
         latency_percentile=latency_percentile if latency_target is not None else None))  # fmt: skip
     service = service_seconds or capacity.service_seconds
     slo = latency_slo or latency_target or 10.0
-    backlog = serving.backlog_target_from_slo(slo, service, concurrency)
+    # What the serving stack's scaling policy tracks (planner.serving_plan): messages a replica owns,
+    # waiting plus in flight, at the target utilization; AWS's SQS method is shown beside it.
+    backlog = serving.owned_backlog_target(concurrency)
+    backlog_at_slo = serving.backlog_target_from_slo(slo, service, concurrency)
     load = serving.replicas_for_load(rps, capacity, target_utilization) if rps is not None else None
     start = cold_start.serving_defaults(arch, precision, replicas_min=replicas_min, replicas_max=replicas_max)
     data = {
@@ -205,7 +208,7 @@ def size_serving(
         "load": load.as_dict() if load is not None else None,
         "perReplica": {"requestsPerSecond": round(capacity.requests_per_second, 3), "batch": capacity.batch,
                        "serviceSeconds": round(capacity.service_seconds, 3), "meetsLatency": capacity.meets_latency},
-        "backlogPerReplica": backlog, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
+        "backlogPerReplica": backlog, "backlogAtLatencySlo": backlog_at_slo, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
     }  # fmt: skip
     rows = [
         ("model", f"{arch.name} ({arch.source})"),
@@ -222,7 +225,10 @@ def size_serving(
         ("replicas", f"{counted(load.replicas, 'replica')} for {rps:g} req/s: {load.count_formula()}" if load is not None
                      else "give --rps (and --latency-target) for the replicas a load needs"),
         ("assumed", f"{capacity.assumptions()}; {target_utilization:.0%} target utilization"),
-        ("backlog per replica", f"{backlog} (AWS SQS method: {slo:g} s / {service:.3g} s x {concurrency})"),
+        ("backlog per replica", f"{backlog:g} waiting + in flight (SQS Visible + NotVisible) = {concurrency} in flight x "
+                                f"{serving.DEFAULT_TARGET_UTILIZATION:.0%}, the stack's scaling target; AWS's SQS method "
+                                f"would be {backlog_at_slo} ({slo:g} s / {service:.3g} s x {concurrency}), which "
+                                "parks every replica saturated with a queue"),
         ("cold start", f"{start.total_seconds:.0f} s -> warm pool {start.warm_pool_size}, "
                        f"health check grace {start.health_check_grace_seconds} s without a launch hook"),
     ]  # fmt: skip

@@ -95,3 +95,17 @@ def test_finetune_example_stack_is_one_spot_node_without_lustre() -> None:
     assert training.nodes.count == 1 and training.nodes.capacity == "spot"
     assert training.storage.lustre is None
     assert training.storage.checkpoints is not None and training.storage.checkpoints.uri.startswith("s3://")
+
+
+def test_size_serving_backlog_is_the_target_the_serving_stack_deploys(run) -> None:
+    """`size serving` and the stack's scaling policy agree: messages owned per replica (waiting + in flight)."""
+    from accelstack.planner.serving_plan import plan_serving
+
+    spec = load_stack(REPO / "stacks" / "Pulumi.aws-serving.yaml", ["serving.model.adapters=[]"])
+    assert spec.serving is not None
+    result = run("size", "serving", "--model", "llama-3.1-8b", "--instance-type", "g6e.xlarge",
+                 "--context", "16384", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["backlogPerReplica"] == plan_serving(spec.serving).backlog_per_instance_target
+    assert data["backlogAtLatencySlo"] > data["backlogPerReplica"]
