@@ -92,6 +92,11 @@ def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[st
     return raw, config
 
 
+def worker_request(root: Path, config: dict[str, str], stack: str) -> dict[str, Any]:
+    """What the worker needs to run the project's program for one stack (preview and diff add their mode)."""
+    return {"main": str(root / PROGRAM), "project_dir": str(root), "config": config, "stack": stack, "project": PROJECT}
+
+
 def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[str, Any]:
     try:
         completed = subprocess.run(
@@ -150,14 +155,7 @@ def preview_stack(
     root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
     raw, config = stack_config(stack_file, overrides)
     spec = parse_spec(raw, stack)  # SpecError: nothing is run
-    request = {
-        "main": str(root / PROGRAM),
-        "project_dir": str(root),
-        "config": config,
-        "stack": stack,
-        "project": PROJECT,
-        "preview": True,
-    }
+    request = {**worker_request(root, config, stack), "preview": True}
     result = _checked(run_worker(request), stack)
     resources = [Registration(**data) for data in result["resources"]]
     capture = Capture(PROJECT, stack, True, resources, result.get("stack_outputs", {}))
@@ -208,14 +206,7 @@ def diff_stack(
     parse_spec(raw, stack)
     edited_raw, edited_config = stack_config(edited_file, overrides)
     spec = parse_spec(edited_raw, stack)
-    request = {
-        "main": str(root / PROGRAM),
-        "project_dir": str(root),
-        "config": config,
-        "edited_config": edited_config,
-        "stack": stack,
-        "project": PROJECT,
-    }
+    request = {**worker_request(root, config, stack), "edited_config": edited_config}
     result = _checked(run_worker(request), stack)
     deployed = [Registration(**data) for data in result["resources"]]
     edited = [Registration(**data) for data in result["edited_resources"]]
