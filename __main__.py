@@ -2,9 +2,9 @@
 
 import pulumi
 
+from accelstack.components import build_stack
 from accelstack.spec import SpecError, parse_spec
 from accelstack.spec.loader import TOP_KEYS
-from components import build_stack
 
 config = pulumi.Config("accelstack")
 raw = {key: value for key in TOP_KEYS if (value := config.get(key)) is not None}

@@ -6,13 +6,13 @@
 
 from __future__ import annotations
 
+from accelstack.components.base import CloudStack
 from accelstack.spec import StackSpec
-from components.base import CloudStack
 
 
 def cloud_stack(spec: StackSpec) -> CloudStack:
     if spec.cloud == "aws":
-        from components.aws import AwsStack
+        from accelstack.components.aws import AwsStack
 
         return AwsStack(spec)
     raise NotImplementedError(f"cloud {spec.cloud!r} has no components yet")

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policies.common import as_list, decode
+from .common import as_list, decode
 
 ANY = "*"  # a scope wildcard: every account / subscription / project
 AWS_ACCOUNT = re.compile(r"^\d{12}$")

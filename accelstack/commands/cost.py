@@ -17,6 +17,7 @@ import typer
 from pydantic.alias_generators import to_camel
 from rich.table import Table
 
+from accelstack.clouds.aws.prices import NOT_PRICED
 from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -33,7 +34,6 @@ from accelstack.commands.size import PricesOpt, book, emit, planner_call
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cost as costs
 from accelstack.planner.hardware import GIB
-from accelstack.planner.prices_aws import NOT_PRICED
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS, plan_serving
 from accelstack.planner.training_plan import job_compute_hours, lustre_setting, plan_training

@@ -43,8 +43,8 @@ def render_command(
     """Write the Slurm configuration and node cloud-init a training stack boots with, or a serving
     stack's replica user data."""
 
-    from components.aws.serving.user_data import render_replica_artifacts
-    from components.slurm import render_all
+    from accelstack.components.aws.serving.user_data import render_replica_artifacts
+    from accelstack.components.slurm import render_all
 
     _, files = resolve_stacks([stack], False, project_dir)
     [(name, spec)] = load_specs(files, overrides or [])

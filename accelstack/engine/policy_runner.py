@@ -28,11 +28,11 @@ from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-import policies
+import accelstack.policies
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
 
-PACKS_DIR = Path(policies.__file__).resolve().parent
+PACKS_DIR = Path(accelstack.policies.__file__).resolve().parent
 PACKS = ("separation", "guardrails")
 _POLICY_PACK_NAME = re.compile(r"^[a-zA-Z0-9-_.]{1,100}$")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from accelstack.clouds.aws import catalog as tables
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cold_start as cs
 from accelstack.planner import lustre as lustre_sizing
@@ -22,7 +23,6 @@ from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.units import counted, duration
 from accelstack.spec.models import ServingSpec, StackSpec, TrainingSpec
-from accelstack.spec.tables import aws as tables
 
 Kind = Literal["config", "resource", "output", "estimate", "check"]
 FROM_STACK_FILE = "set in the stack file"

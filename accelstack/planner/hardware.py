@@ -1,4 +1,4 @@
-"""Per-accelerator numbers the planner needs beyond `accelstack.spec.tables.aws` (which lists counts and
+"""Per-accelerator numbers the planner needs beyond `accelstack.clouds.aws.catalog` (which lists counts and
 nominal memory): memory the runtime can actually see, and peak dense BF16 throughput.
 
 Visible memory: HBM parts are sold in GiB and the driver reserves ~1% (A100 80GB reports 79.15 GiB
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelstack.spec.tables.aws import ACCELERATED_INSTANCES, InstanceType
+from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES, InstanceType
 
 CHECKED = "2026-12-02"
 GIB = 2**30

@@ -1,7 +1,7 @@
 """FSx for Lustre sizing: the cheapest (deployment type, capacity, throughput tier) that holds the
 dataset plus retained checkpoints and writes one checkpoint within a target time.
 
-Capacity steps come from `accelstack.spec.tables.aws.LUSTRE_DEPLOYMENT_TYPES`; aggregate throughput
+Capacity steps come from `accelstack.clouds.aws.catalog.LUSTRE_DEPLOYMENT_TYPES`; aggregate throughput
 is capacity (TiB) x per-unit throughput (FSx for Lustre User Guide "Performance": PERSISTENT tiers
 are the PerUnitStorageThroughput you choose; SCRATCH_2 has a 200 MB/s/TiB baseline).
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from accelstack.clouds.aws.catalog import LUSTRE_DEPLOYMENT_TYPES, LustreDeploymentType
 from accelstack.planner.pricing import PriceBook, default_book
-from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES, LustreDeploymentType
 
 SCRATCH_BASELINE_MBPS_PER_TIB = 200
 DEFAULT_HEADROOM = 0.2  # free space so staging and the next checkpoint never fill the file system

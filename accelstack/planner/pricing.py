@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from accelstack.planner import prices_aws
+from accelstack.clouds.aws import prices as prices_aws
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class PriceBook:
 
     def source(self) -> str:
         note = f" (overridden: {', '.join(self.overridden)})" if self.overridden else ""
-        return f"accelstack.planner.prices_aws {self.region} checked {self.checked}{note}"
+        return f"accelstack.clouds.aws.prices {self.region} checked {self.checked}{note}"
 
 
 def default_book() -> PriceBook:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelstack.clouds.aws import catalog as tables
 from accelstack.planner import training_plan as tp
 from accelstack.planner.architectures import get_preset, preset_names
 from accelstack.planner.hardware import GIB
@@ -22,7 +23,6 @@ from accelstack.planner.serving_plan import plan_serving
 from accelstack.planner.units import counted
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Level, Problem, did_you_mean
-from accelstack.spec.tables import aws as tables
 from accelstack.spec.validators import rule
 
 

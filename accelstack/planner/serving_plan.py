@@ -1,5 +1,5 @@
 """The serving stack's sizing from its spec: cold start, warm pool, health-check timing, replica
-concurrency and the backlog target it implies, queue timeouts, volume size. Pure (no Pulumi): `components.aws.serving` builds resources
+concurrency and the backlog target it implies, queue timeouts, volume size. Pure (no Pulumi): `accelstack.components.aws.serving` builds resources
 from `plan_serving(...)`, and `accelstack.planner.defaults` reports the same numbers with their sources.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from accelstack.clouds.aws import catalog as tables
 from accelstack.planner.cold_start import ColdStart, serving_defaults
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
 from accelstack.planner.model_size import architecture_of
@@ -21,7 +22,6 @@ from accelstack.planner.serving import (
 )
 from accelstack.planner.units import counted
 from accelstack.spec.models import ServingSpec
-from accelstack.spec.tables import aws as tables
 
 # Cold start of a NEW instance comes from `accelstack.planner.cold_start`. A warm-pool instance
 # keeps image and weights on its EBS volume, so it only boots, reads weights and starts the server.

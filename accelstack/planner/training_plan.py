@@ -1,7 +1,7 @@
 """The training stack's checkpoint numbers from its spec: how big a checkpoint is, how fast it is
 written, how often to write it (Daly), and whether the configured Lustre file system holds the data
 and writes a checkpoint in time (and whether a cheaper option would). Pure (no Pulumi):
-`components.aws.training` exports the interval, `accelstack cost` prices the overhead, `accelstack
+`accelstack.components.aws.training` exports the interval, `accelstack cost` prices the overhead, `accelstack
 validate` reports the Lustre check (`accelstack.spec.validators`), and `accelstack preview` shows
 where every number came from.
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from accelstack.clouds.aws.catalog import LUSTRE_DEPLOYMENT_TYPES
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cost as costs
 from accelstack.planner import lustre as lustre_sizing
@@ -37,7 +38,6 @@ from accelstack.planner.architectures import get_preset
 from accelstack.planner.hardware import GIB, device
 from accelstack.planner.pricing import PriceBook, default_book
 from accelstack.spec.models import TrainingSpec
-from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
 from accelstack.spec.validators import path_within
 
 # ZeRO section 3.1: mixed-precision Adam's model states, bytes per parameter.

@@ -62,7 +62,7 @@ class AwsTargetTracking:
     InService, "Scaling policy based on Amazon SQS") is ceil(depth / target). Instances still launching
     count towards the current capacity, and no scale-in happens while one is within its instance warm-up
     (the group's default_instance_warmup). With min 0 the stack adds a step policy that starts one
-    replica when requests wait and none is in service (components.aws.serving.scaling, scale-from-zero alarm).
+    replica when requests wait and none is in service (accelstack.components.aws.serving.scaling, scale-from-zero alarm).
     `metric` "cpu": ASGAverageCPUUtilization instead, target a percentage (see `cpu_percent`)."""
 
     target: float

@@ -9,12 +9,12 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from accelstack.clouds.aws import catalog as tables
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION, backlog_target_from_slo
 from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, plan_serving
 from accelstack.simulate import autoscalers as scalers
 from accelstack.spec.models import ServingSpec
-from accelstack.spec.tables import aws as tables
 
 DEFAULT_AUTOSCALER = {"aws": "aws-target-tracking", "azure": "azure-autoscale", "gcp": "gcp-autoscaler"}
 AZURE_SCALE_IN_FRACTION = 0.5  # scale-in threshold = this x scale-out threshold (no flapping)
@@ -57,7 +57,7 @@ def make_policy(
     """A factory for the autoscaler `kind`, tuned from the plan as the stack would configure it."""
     lo, hi, target = serving.replicas.min, serving.replicas.max, plan.backlog_per_instance_target
     if kind == "aws-target-tracking":
-        # The deployed policy: the plan's target on the plan's metric (components.aws.serving.scaling).
+        # The deployed policy: the plan's target on the plan's metric (accelstack.components.aws.serving.scaling).
         return lambda: scalers.AwsTargetTracking(
             target, lo, hi, plan.warm_start_seconds, queue_metrics=plan.backlog_metrics
         )

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from accelstack.planner import prices_aws
+from accelstack.clouds.aws import prices as prices_aws
 from accelstack.planner.cost import HOURS_PER_MONTH
 from accelstack.simulate.engine import DEAD_LETTER, EXPIRED, PENDING, REFUSED, Run
 
-# ALB and SQS prices are the planner's (prices_aws); what a request costs in API calls is here.
+# ALB and SQS prices are the planner's (accelstack.clouds.aws.prices); what a request costs in API calls is here.
 # Per request: send, receive and delete on the request queue, and the same on the response queue.
 SQS_CALLS_PER_REQUEST = 6
 # Each queue worker long-polls (20 s wait) when idle: 3 receives per replica-minute at most.

@@ -205,7 +205,7 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
 
 
 # Node paths a mount or checkpoint directory must not be, contain or sit in: the OS's own trees (Filesystem
-# Hierarchy Standard), the home directories, and what the Slurm nodes use (components.slurm: spool, logs,
+# Hierarchy Standard), the home directories, and what the Slurm nodes use (accelstack.components.slurm: spool, logs,
 # /run). A Lustre mount over /etc or /usr hides the system; over /home, every user's files.
 SYSTEM_PATHS = (
     "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/root", "/run",
@@ -427,4 +427,5 @@ def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
 
 
 # Cloud-specific rules register themselves on import.
-from accelstack.spec import aws_rules, aws_serving_rules  # noqa: E402
+from accelstack.clouds.aws import rules as aws_rules  # noqa: E402
+from accelstack.clouds.aws import serving_rules as aws_serving_rules  # noqa: E402

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pulumi
 
-from components.aws.provider import aws_provider
-from components.base import CloudStack
+from accelstack.components.aws.provider import aws_provider
+from accelstack.components.base import CloudStack
 
 
 class AwsStack(CloudStack):
@@ -15,7 +15,7 @@ class AwsStack(CloudStack):
         return root, pulumi.ResourceOptions(parent=root, provider=provider)
 
     def build_training(self) -> None:
-        from components.aws.training import TrainingCluster
+        from accelstack.components.aws.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
         cluster = TrainingCluster(self.spec, self.digest, opts)
@@ -23,7 +23,7 @@ class AwsStack(CloudStack):
             pulumi.export(key, value)
 
     def build_serving(self) -> None:
-        from components.aws.serving import ServingService
+        from accelstack.components.aws.serving import ServingService
 
         _, opts = self._root("ServingStack")
         ServingService(self.spec, self.digest, opts)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 # Root device name of the Ubuntu AMIs training nodes and serving replicas boot (the DLAMI): the
 # launch templates' root block-device mapping must name it, or EC2 attaches a second volume instead.
-# Amazon Linux's is /dev/xvda (components.aws.scheduler.BATCH_ROOT_DEVICE).
+# Amazon Linux's is /dev/xvda (accelstack.components.aws.scheduler.BATCH_ROOT_DEVICE).
 ROOT_DEVICE = "/dev/sda1"
 
 
@@ -39,7 +39,7 @@ _NO_AWSCLI_DEB = (
 _NOBLE_PACKAGES = frozenset({"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip"})
 
 IMAGES: dict[str, NodeImage] = {
-    # components.aws.scheduler.HEAD_IMAGE_PARAMETER: Canonical's Ubuntu Server 24.04 for EC2.
+    # accelstack.components.aws.scheduler.HEAD_IMAGE_PARAMETER: Canonical's Ubuntu Server 24.04 for EC2.
     "slurm-head": NodeImage(
         description="Canonical Ubuntu Server 24.04 LTS",
         package_manager="apt",
@@ -47,7 +47,7 @@ IMAGES: dict[str, NodeImage] = {
         installable=_NOBLE_PACKAGES,
         absent={"awscli": _NO_AWSCLI_DEB},
     ),
-    # components.aws.training.NODE_IMAGE: Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04):
+    # accelstack.components.aws.training.NODE_IMAGE: Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04):
     # NVIDIA driver, CUDA, EFA installer, NCCL, docker (its release notes' package table). Whether it
     # carries the AWS CLI is not stated there, so the scripts do not rely on it (ensure_aws_cli).
     "training-node": NodeImage(
@@ -64,7 +64,7 @@ IMAGES: dict[str, NodeImage] = {
         ships=_UBUNTU_BASE | {"docker"},
         installable=frozenset({"unzip"}),
     ),
-    # components.aws.scheduler.BATCH_IMAGE_TYPE: the ECS-optimized Amazon Linux 2023 NVIDIA AMI AWS
+    # accelstack.components.aws.scheduler.BATCH_IMAGE_TYPE: the ECS-optimized Amazon Linux 2023 NVIDIA AMI AWS
     # Batch picks. AL2023 has dnf, curl (curl-minimal) and tar; amazon-linux-extras was AL2 only; the
     # FSx Lustre client is `lustre-client` in the AL2023 repositories (FSx User Guide, "Installing the
     # Lustre client", Amazon Linux 2023).

@@ -13,8 +13,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.components.aws.storage import log_bucket
 from accelstack.spec.models import NetworkSpec
-from components.aws.storage import log_bucket
 
 # AWS subnet sizes: /16 (largest) to /28 (smallest).
 SMALLEST_SUBNET_PREFIX = 28

@@ -4,7 +4,7 @@
 built (see `handles.py`). Slurm: a head node with a fixed private address and its slurmctld state on
 a protected encrypted volume, the munge key as a Pulumi secret in Secrets Manager (readable only by
 the cluster's instance role), Slurm ports opened only between the head and the cluster security
-group, and the compute cloud-init (from `components.slurm`). Managed: an AWS Batch multi-node
+group, and the compute cloud-init (from `accelstack.components.slurm`). Managed: an AWS Batch multi-node
 parallel compute environment in the cluster subnet and placement group, on the EFA launch template.
 """
 
@@ -20,11 +20,16 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_random as random
 
+from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
+from accelstack.components import slurm
+from accelstack.components.aws.handles import (
+    EC2_ASSUME_ROLE_POLICY,
+    SSM_MANAGED_POLICY,
+    SchedulerResult,
+    TrainingHandles,
+)
+from accelstack.components.aws.kms import service_host
 from accelstack.spec import StackSpec
-from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
-from components import slurm
-from components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, SchedulerResult, TrainingHandles
-from components.aws.kms import service_host
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
 # Ubuntu 22.04's 21.08 lacks `slurmd -Z`). Compute nodes use training.NODE_IMAGE, a 24.04 image too.
@@ -72,7 +77,7 @@ def head_image_id(instance_type: str, parent: pulumi.Resource) -> pulumi.Output[
 
 def efa_device_count(instance_type: str) -> int:
     itype = ACCELERATED_INSTANCES.get(instance_type)
-    return itype.efa_interfaces if itype is not None else 0
+    return itype.fabric_interfaces if itype is not None else 0
 
 
 def secret_read_policy(secret_arn: str) -> str:

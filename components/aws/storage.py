@@ -14,9 +14,9 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.components.aws.kms import service_host, stack_key_policy
 from accelstack.planner.training_plan import planned_training
 from accelstack.spec.uris import split_bucket_uri
-from components.aws.kms import service_host, stack_key_policy
 
 # A bucket-policy hook: given the bucket ARN, the extra statements to add beside the TLS-only deny.
 PolicyStatements = Callable[[pulumi.Output[str]], pulumi.Input[Sequence[dict[str, Any]]]]

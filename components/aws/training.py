@@ -1,7 +1,7 @@
 """The training cluster: network + storage + an EFA node group in one cluster placement group.
 
 The node group is ONE auto scaling group of fixed size, so the resource graph is the same for 4
-or 4000 nodes (no per-node resources); a scheduler (Slurm / AWS Batch, `components.aws.scheduler`)
+or 4000 nodes (no per-node resources); a scheduler (Slurm / AWS Batch, `accelstack.components.aws.scheduler`)
 plugs in through `TrainingHandles` and may replace the group or its user data.
 """
 
@@ -17,23 +17,23 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
-from accelstack.planner.training_plan import plan_training
-from accelstack.spec import StackSpec
-from accelstack.spec.tables.aws import ACCELERATED_INSTANCES
-from components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
-from components.aws.images import ROOT_DEVICE
-from components.aws.network import TrainingNetwork
-from components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
-from components.aws.scheduler import build_scheduler
-from components.aws.storage import TrainingStorage
-from components.node_environment import (
+from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
+from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
+from accelstack.components.aws.images import ROOT_DEVICE
+from accelstack.components.aws.network import TrainingNetwork
+from accelstack.components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
+from accelstack.components.aws.scheduler import build_scheduler
+from accelstack.components.aws.storage import TrainingStorage
+from accelstack.components.node_environment import (
     NODE_ENVIRONMENT_FILE,
     NODE_ENVIRONMENT_PROFILE,
     environment_file,
     environment_profile,
     node_environment,
 )
-from components.slurm import LUSTRE_MOUNT_OPTIONS
+from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
+from accelstack.planner.training_plan import plan_training
+from accelstack.spec import StackSpec
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
 # by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id. Ubuntu
@@ -68,12 +68,12 @@ def efa_network_interfaces(instance_type: str, node_count: int = 2) -> list[Netw
             f"training.nodes.instanceType: {instance_type!r} is not a supported accelerated instance type; "
             f"allowed: {', '.join(ACCELERATED_INSTANCES)}"
         )
-    if itype.efa_interfaces == 0 or node_count < 2:
+    if itype.fabric_interfaces == 0 or node_count < 2:
         return [NetworkInterface(0, 0, None)]
-    if itype.efa_interfaces == 1:
+    if itype.fabric_interfaces == 1:
         return [NetworkInterface(0, 0, "efa")]
     return [NetworkInterface(0, 0, None), NetworkInterface(0, 1, "efa-only")] + [
-        NetworkInterface(card, 0, "efa-only") for card in range(1, itype.efa_interfaces)
+        NetworkInterface(card, 0, "efa-only") for card in range(1, itype.fabric_interfaces)
     ]
 
 

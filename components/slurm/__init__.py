@@ -15,7 +15,7 @@ Design (valid for Slurm 22.05 to 24.x):
   2-minute notice into drain + checkpoint signal + requeue (see templates/spot-watcher.sh.j2).
 - Jobs' environment: `/etc/accelstack/training.env` (the planner's checkpoint interval, checkpoint
   directory and bucket, stack name; the same file and names as nodes without a scheduler get from
-  `components.aws.training`) reaches every Slurm task through `TaskProlog`, and login shells through
+  `accelstack.components.aws.training`) reaches every Slurm task through `TaskProlog`, and login shells through
   profile.d.
 - Checkpoints on node-local disk (no Lustre to export them): restored from the bucket before slurmd
   starts, copied to it by a systemd timer, and once more by the spot watcher in the 2-minute window.
@@ -31,16 +31,16 @@ from dataclasses import dataclass
 import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from accelstack.planner.training_plan import plan_training
-from accelstack.spec.models import StackSpec, TrainingSpec
-from accelstack.spec.tables.aws import ACCELERATED_INSTANCES, InstanceType
-from components.node_environment import (  # the Slurm artifacts write the node environment too
+from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES, InstanceType
+from accelstack.components.node_environment import (  # the Slurm artifacts write the node environment too
     NODE_ENVIRONMENT_FILE,
     NODE_ENVIRONMENT_PROFILE,
     environment_file,
     environment_profile,
     node_environment,
 )
+from accelstack.planner.training_plan import plan_training
+from accelstack.spec.models import StackSpec, TrainingSpec
 
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
@@ -80,7 +80,7 @@ SYNC_PERIOD_CAP_SECONDS = 300
 SYNC_PERIOD_FLOOR_SECONDS = 60
 RESTORE_ATTEMPTS = 5
 
-# The jobs' environment: the same files as `components.aws.training` writes on nodes without a
+# The jobs' environment: the same files as `accelstack.components.aws.training` writes on nodes without a
 # scheduler (tests keep the paths and variable names equal).
 TASK_PROLOG_PATH = "/etc/accelstack/slurm-task-prolog.sh"
 CHECKPOINT_SYNC_UNIT = "accelstack-checkpoint-sync"
@@ -90,7 +90,7 @@ HEAD_SETUP_PATH = "/usr/local/sbin/accelstack-head-setup"
 COMPUTE_SETUP_PATH = "/usr/local/sbin/accelstack-compute-setup"
 
 _env = Environment(
-    loader=PackageLoader("components.slurm", "templates"),
+    loader=PackageLoader("accelstack.components.slurm", "templates"),
     undefined=StrictUndefined,
     keep_trailing_newline=True,
     trim_blocks=True,

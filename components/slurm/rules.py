@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelstack.components import slurm
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
-from components import slurm
 
 EC2_USER_DATA_MAX_BYTES = 16 * 1024
 

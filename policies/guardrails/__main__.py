@@ -4,17 +4,21 @@
 accelstack's offline runner executes this file with `PolicyPack` swapped for a recorder.
 """
 
+import importlib
 import sys
 from pathlib import Path
 
-# The CLI runs this file from the pack directory: make `policies.*` importable from the repo root.
-_REPO_ROOT = str(Path(__file__).resolve().parents[2])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
+# The Pulumi CLI runs this file from the pack directory, in the pack's own virtualenv (which does not
+# install accelstack): import the packs' package by its folder, `policies` in a checkout and inside an
+# installed accelstack alike. The pack modules import each other relatively, so either way works.
+_PACKS = Path(__file__).resolve().parents[1]
+if str(_PACKS.parent) not in sys.path:
+    sys.path.insert(0, str(_PACKS.parent))
 
 from pulumi_policy import PolicyPack  # noqa: E402
 
-from policies.guardrails import observability, rules  # noqa: E402
+rules = importlib.import_module(f"{_PACKS.name}.guardrails.rules")
+observability = importlib.import_module(f"{_PACKS.name}.guardrails.observability")
 
 PolicyPack(
     name=rules.PACK_NAME,

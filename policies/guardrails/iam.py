@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from policies import concepts
-from policies.common import Context, as_list, decode, urn_name
-from policies.grants import aws_grants, expand, summarize
+from .. import concepts
+from ..common import Context, as_list, decode, urn_name
+from ..grants import aws_grants, expand, summarize
 
 # Every AWS-managed policy that grants all actions (AdministratorAccess and its per-service variants,
 # PowerUserAccess) or a whole service on every resource (`*FullAccess`, e.g. AmazonS3FullAccess,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from policies.common import Context, as_list, of_type, refers_to, resource_policy, stack_policy, truthy, urn_name
+from ..common import Context, as_list, of_type, refers_to, resource_policy, stack_policy, truthy, urn_name
 
 VPC = "aws:ec2/vpc:Vpc"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"

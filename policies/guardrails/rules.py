@@ -24,8 +24,8 @@ from typing import Any
 import yaml
 from pulumi_policy import EnforcementLevel
 
-from policies import concepts
-from policies.common import (
+from .. import concepts
+from ..common import (
     Context,
     actions_of,
     as_list,
@@ -40,7 +40,7 @@ from policies.common import (
     truthy,
     urn_name,
 )
-from policies.guardrails.iam import check_iam_least_privilege, check_iam_least_privilege_final
+from .iam import check_iam_least_privilege, check_iam_least_privilege_final
 
 PACK_NAME = "accelstack-guardrails"
 PACK_DESCRIPTION = "Encryption, no public exposure, IMDSv2, least privilege, protected state, safe scaling."

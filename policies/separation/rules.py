@@ -10,7 +10,7 @@ a separation check with nothing to compare against must not pass silently.
 
 Cross-account access is an allowlist: every grant (resource policies, role trust, KMS grants, identity
 policies naming another account's resources, dead-letter targets) is read in the normalized form of
-`policies.grants` and must reach only the stack's own accounts, except the one documented path:
+`accelstack.policies.grants` and must reach only the stack's own accounts, except the one documented path:
 serving reads training's artifacts under the artifact prefix (s3:GetObject/ListBucket, kms:Decrypt).
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel
 
-from policies import concepts
-from policies.common import (
+from .. import concepts
+from ..common import (
     CLOUD_PACKAGES,
     REQUIRED_TAGS,
     TAG_DIGEST,
@@ -38,7 +38,7 @@ from policies.common import (
     stack_policy,
     truthy,
 )
-from policies.grants import ANY, Grant, account_of_arn, aws_grants, outside, summarize
+from ..grants import ANY, Grant, account_of_arn, aws_grants, outside, summarize
 
 PACK_NAME = "accelstack-separation"
 PACK_DESCRIPTION = "Training and serving stay in disjoint accounts, regions and resource kinds."
@@ -65,7 +65,7 @@ READ_PATH_KMS = frozenset({"kms:decrypt", "kms:describekey"})
 # principal instead of the logdelivery.elasticloadbalancing.amazonaws.com service principal).
 # Source: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html
 # (as of 2025-06; ap-southeast-3 added 2026-12-02). The pack runs without the project installed, so
-# the table is copied from components.aws.serving.edge.ELB_LOG_ACCOUNTS; a test keeps the two equal.
+# the table is copied from accelstack.components.aws.serving.edge.ELB_LOG_ACCOUNTS; a test keeps the two equal.
 ELB_LOG_DELIVERY_ACCOUNTS = frozenset(
     {
         "127311923021",

@@ -1,4 +1,4 @@
-"""The new VPCs both stacks build (one shared construction: components.aws.network.create_nat_vpc),
+"""The new VPCs both stacks build (one shared construction: accelstack.components.aws.network.create_nat_vpc),
 captured from the real program on the shipped stacks under mocks.
 
 What an operator relies on: private subnets reach the internet only through a NAT gateway in
@@ -15,9 +15,9 @@ from typing import ClassVar
 
 import pytest
 
+from accelstack.components.aws.network import pick_zones
 from accelstack.engine.capture import Capture, MockCloud, capture, config_for_pulumi
 from accelstack.spec.loader import apply_overrides, read_stack_file
-from components.aws.network import pick_zones
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"

@@ -380,8 +380,8 @@ def test_worker_runs_the_plans_concurrency_and_the_target_counts_it():
 
 
 def test_replica_user_data_fits_ec2s_limit_and_ships_the_worker_verbatim(tmp_path):
-    from components.aws.replica import queue_worker
-    from components.aws.serving import USER_DATA_LIMIT_BYTES
+    from accelstack.components.aws.replica import queue_worker
+    from accelstack.components.aws.serving import USER_DATA_LIMIT_BYTES
 
     script = user_data(run())
     assert len(script.encode()) < USER_DATA_LIMIT_BYTES == 16384  # EC2 limit on the raw user data

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from accelstack.components.aws.network import carve_serving_subnets
+from accelstack.components.aws.serving import elb_log_delivery_statements
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
-from components.aws.network import carve_serving_subnets
-from components.aws.serving import elb_log_delivery_statements
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
 
@@ -65,8 +65,8 @@ def test_new_regions_get_only_the_log_delivery_service_principal():
 
 
 def test_too_many_adapters_for_ec2s_user_data_limit_fail_naming_the_config():
+    from accelstack.components.aws.serving import user_data_size_problem
     from accelstack.spec.models import LoraAdapter
-    from components.aws.serving import user_data_size_problem
 
     def problem(adapters: int) -> str | None:
         base = serving()
@@ -93,7 +93,7 @@ def test_too_many_adapters_for_ec2s_user_data_limit_fail_naming_the_config():
 def test_separation_pack_trusts_exactly_the_elb_accounts_the_log_bucket_grants() -> None:
     """The policy pack runs without the project installed and keeps its own copy of the table: an
     account missing there fails the separation check of every stack with access logs in that Region."""
-    from components.aws.serving.edge import ELB_LOG_ACCOUNTS
-    from policies.separation.rules import ELB_LOG_DELIVERY_ACCOUNTS
+    from accelstack.components.aws.serving.edge import ELB_LOG_ACCOUNTS
+    from accelstack.policies.separation.rules import ELB_LOG_DELIVERY_ACCOUNTS
 
     assert frozenset(ELB_LOG_ACCOUNTS.values()) == ELB_LOG_DELIVERY_ACCOUNTS

@@ -16,10 +16,10 @@ from pathlib import Path
 import jinja2
 import pytest
 
+from accelstack.components.aws.serving import READY_HOOK, replica_user_data
+from accelstack.components.aws.serving.user_data import _templates
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
-from components.aws.serving import READY_HOOK, replica_user_data
-from components.aws.serving.user_data import _templates
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
 VARIANTS = {

@@ -1,4 +1,4 @@
-"""The replica's admission-queue worker (`components.aws.replica.queue_worker`) against an in-memory
+"""The replica's admission-queue worker (`accelstack.components.aws.replica.queue_worker`) against an in-memory
 SQS and a scripted inference call: concurrency, TTL drops, answer-then-delete, redelivery of
 failures, visibility extension and the SIGTERM drain. The same module against moto's SQS server and
 a real HTTP server is in tests/integration/test_queue_worker.py."""
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from accelstack.components.aws.replica.queue_worker import Config, QueueWorker
+from accelstack.components.aws.serving import worker_environment
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import parse_spec, read_stack_file
-from components.aws.replica.queue_worker import Config, QueueWorker
-from components.aws.serving import worker_environment
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
 REQUESTS, RESPONSES = "https://sqs.local/requests", "https://sqs.local/responses"

@@ -10,8 +10,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.aws.network import carve_training_subnets
-from components.aws.storage import (
+from accelstack.components.aws.network import carve_training_subnets
+from accelstack.components.aws.storage import (
     artifact_reader_statements,
     bucket_policy_document,
     dra_paths_overlap,
@@ -19,7 +19,7 @@ from components.aws.storage import (
     lustre_relative_path,
     parse_s3_uri,
 )
-from components.aws.training import (
+from accelstack.components.aws.training import (
     NetworkInterface,
     capacity_block_plan,
     efa_network_interfaces,

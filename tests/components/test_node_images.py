@@ -1,4 +1,4 @@
-"""Boot scripts use only what their image has (`components.aws.images.IMAGES`).
+"""Boot scripts use only what their image has (`accelstack.components.aws.images.IMAGES`).
 
 Mocks boot nothing, so a script that `apt-get install`s a package its image's repositories dropped
 (Ubuntu 24.04's awscli) or calls `amazon-linux-extras` on Amazon Linux 2023 deploys green and then
@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from accelstack.components import slurm
+from accelstack.components.aws.images import IMAGES, NodeImage
+from accelstack.components.aws.scheduler import batch_cloud_config, batch_user_data, efa_boothook
+from accelstack.components.aws.serving import READY_HOOK, replica_user_data
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec import parse_spec
 from accelstack.spec.loader import apply_overrides, read_stack_file
-from components import slurm
-from components.aws.images import IMAGES, NodeImage
-from components.aws.scheduler import batch_cloud_config, batch_user_data, efa_boothook
-from components.aws.serving import READY_HOOK, replica_user_data
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLERS = {

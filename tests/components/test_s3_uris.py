@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from accelstack.components.aws.serving.identity import model_read_policy
+from accelstack.components.aws.storage import parse_s3_uri
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from accelstack.spec.uris import split_bucket_uri
 from accelstack.spec.validators import bucket_of
-from components.aws.serving.identity import model_read_policy
-from components.aws.storage import parse_s3_uri
 from tests.spec.spec_helpers import ROOT, all_problems
 
 

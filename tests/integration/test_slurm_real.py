@@ -31,9 +31,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelstack.planner.training_plan import plan_training
-from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
-from components.slurm import (
+from accelstack.components.slurm import (
     DeployValues,
     aws_ebs_device,
     aws_munge_key_command,
@@ -50,6 +48,8 @@ from components.slurm import (
     spot_watcher_script,
     task_prolog_script,
 )
+from accelstack.planner.training_plan import plan_training
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,6 @@
 """`accelstack cost`: what each column holds, jobs priced by their hours, the serving profile and
 volumes, camelCase JSON, and the assumptions beside the figures. Numbers worked by hand from
-accelstack.planner.prices_aws (us-east-1): g6e.12xlarge $10.49264/h, 60% spot discount; g6e.xlarge
+accelstack.clouds.aws.prices (us-east-1): g6e.12xlarge $10.49264/h, 60% spot discount; g6e.xlarge
 $1.861/h; m7i.xlarge $0.2016/h; gp3 $0.08/GB-month, $0.005 per IOPS above 3000, $0.04 per MiB/s above 125.
 """
 

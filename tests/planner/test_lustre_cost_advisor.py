@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accelstack.planner import prices_aws
+from accelstack.clouds.aws import prices as prices_aws
+from accelstack.clouds.aws.catalog import LUSTRE_DEPLOYMENT_TYPES
 from accelstack.planner.advisor import advise
 from accelstack.planner.architectures import get_preset
 from accelstack.planner.cost import replicas_by_hour, serving_cost, training_compute_hours, training_cost
 from accelstack.planner.lustre import next_allowed_capacity, size
 from accelstack.planner.pricing import default_book, load_book
-from accelstack.spec.tables.aws import LUSTRE_DEPLOYMENT_TYPES
 
 P2 = LUSTRE_DEPLOYMENT_TYPES["PERSISTENT_2"]
 

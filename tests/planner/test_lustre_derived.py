@@ -3,7 +3,7 @@ and tier that hold the dataset + 2 retained checkpoints + 20% headroom and write
 the target (`accelstack size lustre`'s arithmetic). The components build those numbers, preview shows
 the formula, stated values are kept and validated, and a later change never silently shrinks Lustre.
 
-Prices (accelstack.planner.prices_aws, PERSISTENT_2 SSD $/GB-month): 125 -> 0.145, 250 -> 0.210,
+Prices (accelstack.clouds.aws.prices, PERSISTENT_2 SSD $/GB-month): 125 -> 0.145, 250 -> 0.210,
 500 -> 0.340, 1000 -> 0.600. PERSISTENT_2 sizes: 1200, then multiples of 2400 GiB.
 Llama-3.1-70B checkpoint: 70.554e9 params x 14 B = 987.756e9 B = 919.92 GiB.
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pulumi_aws
 
-from policies import concepts
+from accelstack.policies import concepts
 
 TOKEN = re.compile(r"super\(\w+, __self__\)\.__init__\(\s*'(aws:[^']+)'")
 ALIAS = re.compile(r'Alias\(type_="(aws:[^"]+)"\)')

@@ -339,6 +339,6 @@ def test_legitimate_variants_pass(variant: Mutation) -> None:
 
 
 def test_every_observability_rule_has_a_mutation() -> None:
-    from policies.guardrails.observability import POLICIES
+    from accelstack.policies.guardrails.observability import POLICIES
 
     assert {p.name for p in POLICIES} == {m.policy for m in MUTATIONS}

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from test_policy_variants import LEGITIMATE, VARIANTS, _killed, _run
 
-from policies.common import make_context, provider_facts
-from policies.grants import access_level, all_actions
-from policies.separation.rules import check_cross_account_grants
+from accelstack.policies.common import make_context, provider_facts
+from accelstack.policies.grants import access_level, all_actions
+from accelstack.policies.separation.rules import check_cross_account_grants
 
 REPO = Path(__file__).resolve().parents[2]
 TRAINING_ACCOUNT, SERVING_ACCOUNT = "111111111111", "222222222222"

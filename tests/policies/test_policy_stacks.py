@@ -22,7 +22,7 @@ def preview(stack_file: Path):
         return preview_stack(stack_file, [], REPO)
     except PreviewError as error:
         # Skip only while a workload's components have not landed yet.
-        if "No module named 'components.aws." in error.message + error.traceback:
+        if "No module named 'accelstack.components.aws." in error.message + error.traceback:
             pytest.skip(f"{stack_file.name}: components missing ({error.message})")
         raise
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from policies.common import make_context, provider_facts
-from policies.separation.rules import check_provider_account
+from accelstack.policies.common import make_context, provider_facts
+from accelstack.policies.separation.rules import check_provider_account
 
 ACCOUNT = "111111111111"
 CONFIG = {"trainingAccounts": [ACCOUNT], "servingAccounts": ["222222222222"], "workload": "training"}

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from accelstack.cli import app
-from accelstack.planner import prices_aws
+from accelstack.clouds.aws import prices as prices_aws
 
 REPO = Path(__file__).resolve().parents[2]
 QUICK = ["--hours", "1", "--pattern", "steady", "--rate", "5"]

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from accelstack.components import slurm
+from accelstack.components.aws import training as aws_training
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
-from components import slurm
-from components.aws import training as aws_training
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
@@ -96,7 +96,7 @@ def test_an_interval_handed_over_by_the_component_is_the_one_written():
 
 
 def test_same_files_and_names_as_nodes_without_a_scheduler():
-    """Jobs see the same environment with or without Slurm (components.aws.training writes the other)."""
+    """Jobs see the same environment with or without Slurm (accelstack.components.aws.training writes the other)."""
     assert slurm.NODE_ENVIRONMENT_FILE == aws_training.NODE_ENVIRONMENT_FILE
     assert slurm.NODE_ENVIRONMENT_PROFILE == aws_training.NODE_ENVIRONMENT_PROFILE
     environment = slurm.node_environment(spec_of("aws-finetune"), 4321)
@@ -192,7 +192,7 @@ def test_sync_period_is_half_the_interval_between_one_and_five_minutes(interval,
 
 
 def test_node_role_may_read_and_write_but_not_delete_checkpoints():
-    """What the sync needs from components.aws.training's node policy: list the bucket, get and put
+    """What the sync needs from accelstack.components.aws.training's node policy: list the bucket, get and put
     (multipart included) objects, use the key; never delete."""
     policy = aws_training.instance_policy_document(
         "arn:aws:s3:::d", "arn:aws:s3:::acme-finetune-checkpoints", "arn:aws:kms:us-east-1:1:key/k"

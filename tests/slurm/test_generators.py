@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from accelstack.components import slurm
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
-from components import slurm
 
 STACK_FILE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-training.yaml"
 

@@ -1,4 +1,4 @@
-"""components.aws.scheduler under Pulumi mocks: Slurm head + munge secret, and the Batch variant."""
+"""accelstack.components.aws.scheduler under Pulumi mocks: Slurm head + munge secret, and the Batch variant."""
 
 from __future__ import annotations
 

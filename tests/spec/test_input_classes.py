@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from accelstack.clouds.aws import catalog as tables
 from accelstack.spec.problems import Level, SpecError
-from accelstack.spec.tables import aws as tables
 from tests.spec.spec_helpers import DELETE, TRAINING_STACK, all_problems, edited, training_raw
 from tests.spec.test_serving_rules import serving_raw
 
@@ -155,7 +155,7 @@ def test_on_demand_with_unexported_checkpoints_is_warned():
 
 
 def test_the_export_table_matches_what_the_component_links():
-    from components.aws.storage import DRA_DEPLOYMENT_TYPES
+    from accelstack.components.aws.storage import DRA_DEPLOYMENT_TYPES
 
     assert set(tables.CHECKPOINT_EXPORT_DEPLOYMENT_TYPES) == set(DRA_DEPLOYMENT_TYPES)
 

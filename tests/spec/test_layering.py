@@ -13,7 +13,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PULUMI = ("pulumi", "pulumi_aws", "pulumi_policy", "pulumi_random")
-ABOVE_PLANNER = ("components", "policies", "accelstack.engine", "accelstack.commands", "accelstack.cli", *PULUMI)
+ABOVE_PLANNER = (
+    "accelstack.components",
+    "accelstack.policies",
+    "accelstack.engine",
+    "accelstack.commands",
+    "accelstack.cli",
+    *PULUMI,
+)
 FORBIDDEN = {
     "accelstack/spec": ("accelstack.planner", *ABOVE_PLANNER),
     "accelstack/planner": ABOVE_PLANNER,

@@ -49,8 +49,8 @@ print(json.dumps({
 
 FIRST_IMPORTS = [
     "accelstack.spec",
-    "accelstack.spec.aws_rules",
-    "accelstack.spec.aws_serving_rules",
+    "accelstack.clouds.aws.rules",
+    "accelstack.clouds.aws.serving_rules",
     "accelstack.planner.rules",
     "accelstack.planner.serving_plan",
 ]
@@ -102,10 +102,10 @@ def test_every_rule_registered_once_in_layer_order():
     modules = [name.rsplit(".", 1)[0] for name in names]
     layer_order = [
         "accelstack.spec.validators",
-        "accelstack.spec.aws_rules",
-        "accelstack.spec.aws_serving_rules",
+        "accelstack.clouds.aws.rules",
+        "accelstack.clouds.aws.serving_rules",
         "accelstack.planner.rules",
-        "components.slurm.rules",
+        "accelstack.components.slurm.rules",
     ]
     assert sorted(set(modules), key=layer_order.index) == layer_order
     assert modules == sorted(modules, key=layer_order.index)
@@ -132,4 +132,4 @@ def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):
     finally:
         monkeypatch.undo()
         validators.load_rule_plugins.cache_clear()
-    assert validators.load_rule_plugins() == ("accelstack.planner.rules", "components.slurm.rules")
+    assert validators.load_rule_plugins() == ("accelstack.planner.rules", "accelstack.components.slurm.rules")

@@ -92,10 +92,10 @@ def test_many_partitions_that_fit_pass():
 def test_the_rule_measures_what_the_component_sends(tmp_path):
     """The rule renders with the longest realistic deploy-time values; the real head instance's user
     data (the AWS component under Pulumi mocks) must not be larger than that estimate."""
+    from accelstack.components import slurm
+    from accelstack.components.slurm.rules import aws_deploy_values
     from accelstack.engine.capture import capture, config_for_pulumi
     from accelstack.spec import parse_spec
-    from components import slurm
-    from components.slurm.rules import aws_deploy_values
 
     raw = edited(training_raw(), many_partitions(60))
     cap = capture(TRAINING_STACK.parents[1] / "__main__.py", config_for_pulumi(raw), stack="aws-training")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelstack.spec.tables import aws as tables
+from accelstack.clouds.aws import catalog as tables
 
 # EFA interfaces = network cards on multi-card instances (EFA user guide); the launch templates
 # attach exactly this many, so a wrong number here is a wrong cluster.
@@ -25,7 +25,7 @@ EFA_INTERFACES = {
 
 @pytest.mark.parametrize(("name", "efa"), EFA_INTERFACES.items())
 def test_efa_interfaces(name, efa):
-    assert tables.ACCELERATED_INSTANCES[name].efa_interfaces == efa
+    assert tables.ACCELERATED_INSTANCES[name].fabric_interfaces == efa
 
 
 def test_serving_instance_families_are_complete():
@@ -40,10 +40,10 @@ def test_serving_instance_families_are_complete():
 def test_instance_rows_are_consistent():
     for name, itype in tables.ACCELERATED_INSTANCES.items():
         assert itype.name == name
-        assert itype.efa_interfaces <= itype.network_cards, name
+        assert itype.fabric_interfaces <= itype.network_cards, name
         assert itype.accelerators >= 1 and itype.vcpus >= 4 and itype.memory_gib >= 16, name
         # Capacity Blocks are sold for cluster-scale training, which needs EFA.
-        assert not itype.capacity_blocks or itype.efa_supported, name
+        assert not itype.time_boxed_reservation or itype.has_fabric, name
 
 
 def test_gpu_memory_per_accelerator():
@@ -89,7 +89,8 @@ def test_id_and_arn_patterns():
 
 
 def test_every_rule_is_documented():
-    from accelstack.spec import aws_rules, validators
+    from accelstack.clouds.aws import rules as aws_rules
+    from accelstack.spec import validators
 
     own = [r for r in validators.RULES if r.__module__ in (validators.__name__, aws_rules.__name__)]
     assert len(own) >= 25

@@ -2,7 +2,7 @@
 
 The shipped aws-training stack trains llama-3.1-70b (a 919.9 GiB checkpoint at 14 B/param) with a
 2000 GiB dataset on PERSISTENT_2 4800 GiB x 250 MB/s/TiB (1171.9 MB/s, $1,008/month: 842.9 s per
-checkpoint) and a 900 s write target. Prices: accelstack.planner.prices_aws (PERSISTENT_2 250:
+checkpoint) and a 900 s write target. Prices: accelstack.clouds.aws.prices (PERSISTENT_2 250:
 $0.21, 500: $0.34, 1000: $0.60 per GB-month).
 """
 

@@ -15,23 +15,23 @@ from __future__ import annotations
 
 import pulumi
 
-from accelstack.planner.serving_plan import plan_serving
-from accelstack.spec import StackSpec
-from accelstack.spec.tables import aws as tables
-from components.aws.network import ServingNetwork
-from components.aws.provider import group_stack_tags
-from components.aws.serving.edge import elb_log_delivery_statements, load_balancer, security_groups, waf
-from components.aws.serving.hook import READY_HOOK
-from components.aws.serving.identity import kms_key
-from components.aws.serving.queue import alarms, queues
-from components.aws.serving.replicas import replica_group
-from components.aws.serving.scaling import scaling
-from components.aws.serving.user_data import (
+from accelstack.clouds.aws import catalog as tables
+from accelstack.components.aws.network import ServingNetwork
+from accelstack.components.aws.provider import group_stack_tags
+from accelstack.components.aws.serving.edge import elb_log_delivery_statements, load_balancer, security_groups, waf
+from accelstack.components.aws.serving.hook import READY_HOOK
+from accelstack.components.aws.serving.identity import kms_key
+from accelstack.components.aws.serving.queue import alarms, queues
+from accelstack.components.aws.serving.replicas import replica_group
+from accelstack.components.aws.serving.scaling import scaling
+from accelstack.components.aws.serving.user_data import (
     USER_DATA_LIMIT_BYTES,
     replica_user_data,
     user_data_size_problem,
     worker_environment,
 )
+from accelstack.planner.serving_plan import plan_serving
+from accelstack.spec import StackSpec
 
 __all__ = [
     "READY_HOOK",

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.clouds.aws.serving_rules import LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX
+from accelstack.components.aws.storage import SecureBucket
 from accelstack.planner.serving_plan import HEALTHY_THRESHOLD, UNHEALTHY_THRESHOLD
-from accelstack.spec.aws_serving_rules import LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX
-from components.aws.storage import SecureBucket
 
 if TYPE_CHECKING:
-    from components.aws.serving import ServingService
+    from accelstack.components.aws.serving import ServingService
 
 
 # --- ELB access-log delivery ----------------------------------------------------------------------

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY
+from accelstack.components.aws.kms import service_host, stack_key_policy
+from accelstack.components.aws.serving.edge import waf_log_group_name
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.uris import split_bucket_uri
-from components.aws.handles import EC2_ASSUME_ROLE_POLICY
-from components.aws.kms import service_host, stack_key_policy
-from components.aws.serving.edge import waf_log_group_name
 
 if TYPE_CHECKING:
-    from components.aws.serving import ServingService
+    from accelstack.components.aws.serving import ServingService
 
 
 def serving_key_policy(

@@ -12,7 +12,7 @@ import pulumi_aws as aws
 from accelstack.planner.serving_plan import AGE_ALARM_TTL_FRACTION
 
 if TYPE_CHECKING:
-    from components.aws.serving import ServingService
+    from accelstack.components.aws.serving import ServingService
 
 
 def queues(svc: ServingService, name: str) -> dict[str, aws.sqs.Queue]:

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.components.aws.images import ROOT_DEVICE
+from accelstack.components.aws.provider import group_tags, launch_template_tag_specifications
+from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
+from accelstack.components.aws.serving.identity import replica_role
+from accelstack.components.aws.serving.user_data import replica_user_data, user_data_size_problem
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
-from components.aws.images import ROOT_DEVICE
-from components.aws.provider import group_tags, launch_template_tag_specifications
-from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
-from components.aws.serving.identity import replica_role
-from components.aws.serving.user_data import replica_user_data, user_data_size_problem
 
 if TYPE_CHECKING:
-    from components.aws.serving import ServingService
+    from accelstack.components.aws.serving import ServingService
 
 
 GROUP_METRICS = [

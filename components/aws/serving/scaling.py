@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pulumi_aws as aws
 
 if TYPE_CHECKING:
-    from components.aws.serving import ServingService
+    from accelstack.components.aws.serving import ServingService
 
 
 # CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).

@@ -11,17 +11,17 @@ from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
+from accelstack.components.slurm import aws_cli_function
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec import StackSpec
 from accelstack.spec.models import ServingSpec
-from components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
-from components.slurm import aws_cli_function
 
 MODEL_DIR = "/opt/accelstack/models"
 
 # Like the Slurm templates (components/slurm/__init__.py): a missing value is an error, not "".
 _templates = Environment(
-    loader=PackageLoader("components.aws.serving", "templates"),
+    loader=PackageLoader("accelstack.components.aws.serving", "templates"),
     undefined=StrictUndefined,
     keep_trailing_newline=True,
     trim_blocks=True,
@@ -61,7 +61,7 @@ def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
 # script past EC2's 16 KB user-data limit. Not gzip: zlib and zlib-ng (Fedora's zlib) compress the
 # same bytes differently, and changed user data means a new launch template version and a rolling
 # instance refresh of the whole fleet; bzip2's output has not changed in over a decade.
-QUEUE_WORKER_SOURCE = resources.files("components.aws.replica").joinpath("queue_worker.py").read_bytes()
+QUEUE_WORKER_SOURCE = resources.files("accelstack.components.aws.replica").joinpath("queue_worker.py").read_bytes()
 USER_DATA_LIMIT_BYTES = 16_384  # EC2: raw user data, before base64
 
 
@@ -73,7 +73,7 @@ def embedded_worker() -> str:
 def worker_environment(
     serving: ServingSpec, plan: ServingPlan, *, region: str, request_queue_url: str, response_queue_url: str
 ) -> dict[str, str]:
-    """What the worker reads (`components.aws.replica.queue_worker.Config.from_env`)."""
+    """What the worker reads (`accelstack.components.aws.replica.queue_worker.Config.from_env`)."""
     return {
         "AWS_REGION": region,
         "REQUEST_QUEUE_URL": request_queue_url,

@@ -1,6 +1,6 @@
 """AWS constraint tables. Checked 2026-12-02 against the AWS documentation named beside each table.
 
-Data only: the rules that read these tables live in `accelstack.spec.aws_rules`. When AWS changes a
+Data only: the rules that read these tables live in `accelstack.clouds.aws.rules`. When AWS changes a
 limit, change the table (and its date), not the rule.
 """
 
@@ -9,36 +9,55 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from accelstack.clouds.base import InstanceType
+
 CHECKED = "2026-12-02"
 
 
 # --- EC2 accelerated instances ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class InstanceType:
-    name: str
-    accelerator: str  # e.g. "H100"
-    accelerators: int  # GPUs (or Trainium / Inferentia chips) per instance
-    accelerator_memory_gib: int  # per accelerator
-    efa_interfaces: int  # maximum EFA interfaces = network cards that take one (0: no EFA)
-    vcpus: int
-    memory_gib: int
-    network_cards: int = 1  # EC2 `maximumNetworkCards`; EFA-capable multi-card types take one EFA per card
-    capacity_blocks: bool = False  # offered as EC2 Capacity Blocks for ML
-    vendor: str = "nvidia"  # "nvidia", "aws-trainium", "aws-inferentia" (picks the driver/runtime stack)
+# EC2 fabric bandwidth, Gb/s per instance (EC2 accelerated computing specifications: "EFA network bandwidth").
+_EFA_GBPS = {
+    "p6-b200": 3200,
+    "p5en": 3200,
+    "p5e": 3200,
+    "p5": 3200,
+    "p4de": 400,
+    "p4d": 400,
+    "trn1": 800,
+    "trn1n": 1600,
+}
 
-    @property
-    def family(self) -> str:
-        return self.name.split(".", 1)[0]
 
-    @property
-    def efa_supported(self) -> bool:
-        return self.efa_interfaces > 0
-
-    @property
-    def accelerator_memory_total_gib(self) -> int:
-        return self.accelerators * self.accelerator_memory_gib
+def _ec2(
+    name: str,
+    accelerator: str,
+    accelerators: int,
+    accelerator_memory_gib: int,
+    efa_interfaces: int,
+    vcpus: int,
+    memory_gib: int,
+    *,
+    network_cards: int = 1,
+    capacity_blocks: bool = False,
+    vendor: str = "nvidia",
+) -> InstanceType:
+    """One EC2 row in the neutral shape: EFA is the fabric (one EFA device per network card that takes one)."""
+    return InstanceType(
+        name,
+        accelerator,
+        accelerators,
+        accelerator_memory_gib,
+        vcpus,
+        memory_gib,
+        fabric="efa" if efa_interfaces else None,
+        fabric_interfaces=efa_interfaces,
+        fabric_gbps=_EFA_GBPS.get(name.split(".", 1)[0], 0) if efa_interfaces else 0,
+        network_cards=network_cards,
+        time_boxed_reservation=capacity_blocks,
+        vendor=vendor,
+    )
 
 
 def _sizes(
@@ -50,7 +69,7 @@ def _sizes(
 ) -> tuple[InstanceType, ...]:
     """(size, accelerators, vcpus, memory GiB, EFA interfaces) rows of one single-network-card family."""
     return tuple(
-        InstanceType(f"{family}.{size}", accelerator, count, memory_per_accelerator, efa, vcpus, mem, vendor=vendor)
+        _ec2(f"{family}.{size}", accelerator, count, memory_per_accelerator, efa, vcpus, mem, vendor=vendor)
         for size, count, vcpus, mem, efa in rows
     )
 
@@ -79,15 +98,15 @@ ACCELERATED_INSTANCES: dict[str, InstanceType] = {
     i.name: i
     for i in (
         # NVIDIA Blackwell / Hopper / Ampere training instances (multi-card EFA).
-        InstanceType("p6-b200.48xlarge", "B200", 8, 179, 8, 192, 2048, network_cards=8, capacity_blocks=True),
-        InstanceType("p5en.48xlarge", "H200", 8, 141, 16, 192, 2048, network_cards=16, capacity_blocks=True),
-        InstanceType("p5e.48xlarge", "H200", 8, 141, 32, 192, 2048, network_cards=32, capacity_blocks=True),
-        InstanceType("p5.48xlarge", "H100", 8, 80, 32, 192, 2048, network_cards=32, capacity_blocks=True),
-        InstanceType("p4de.24xlarge", "A100", 8, 80, 4, 96, 1152, network_cards=4, capacity_blocks=True),
-        InstanceType("p4d.24xlarge", "A100", 8, 40, 4, 96, 1152, network_cards=4, capacity_blocks=True),
+        _ec2("p6-b200.48xlarge", "B200", 8, 179, 8, 192, 2048, network_cards=8, capacity_blocks=True),
+        _ec2("p5en.48xlarge", "H200", 8, 141, 16, 192, 2048, network_cards=16, capacity_blocks=True),
+        _ec2("p5e.48xlarge", "H200", 8, 141, 32, 192, 2048, network_cards=32, capacity_blocks=True),
+        _ec2("p5.48xlarge", "H100", 8, 80, 32, 192, 2048, network_cards=32, capacity_blocks=True),
+        _ec2("p4de.24xlarge", "A100", 8, 80, 4, 96, 1152, network_cards=4, capacity_blocks=True),
+        _ec2("p4d.24xlarge", "A100", 8, 40, 4, 96, 1152, network_cards=4, capacity_blocks=True),
         # AWS Trainium.
-        InstanceType("trn1.2xlarge", "Trainium", 1, 32, 0, 8, 32, vendor="aws-trainium"),
-        InstanceType(
+        _ec2("trn1.2xlarge", "Trainium", 1, 32, 0, 8, 32, vendor="aws-trainium"),
+        _ec2(
             "trn1.32xlarge",
             "Trainium",
             16,
@@ -99,12 +118,12 @@ ACCELERATED_INSTANCES: dict[str, InstanceType] = {
             capacity_blocks=True,
             vendor="aws-trainium",
         ),
-        InstanceType("trn1n.32xlarge", "Trainium", 16, 32, 16, 128, 512, network_cards=16, vendor="aws-trainium"),
+        _ec2("trn1n.32xlarge", "Trainium", 16, 32, 16, 128, 512, network_cards=16, vendor="aws-trainium"),
         # AWS Inferentia2 (serving; no EFA).
-        InstanceType("inf2.xlarge", "Inferentia2", 1, 32, 0, 4, 16, vendor="aws-inferentia"),
-        InstanceType("inf2.8xlarge", "Inferentia2", 1, 32, 0, 32, 128, vendor="aws-inferentia"),
-        InstanceType("inf2.24xlarge", "Inferentia2", 6, 32, 0, 96, 384, vendor="aws-inferentia"),
-        InstanceType("inf2.48xlarge", "Inferentia2", 12, 32, 0, 192, 768, vendor="aws-inferentia"),
+        _ec2("inf2.xlarge", "Inferentia2", 1, 32, 0, 4, 16, vendor="aws-inferentia"),
+        _ec2("inf2.8xlarge", "Inferentia2", 1, 32, 0, 32, 128, vendor="aws-inferentia"),
+        _ec2("inf2.24xlarge", "Inferentia2", 6, 32, 0, 96, 384, vendor="aws-inferentia"),
+        _ec2("inf2.48xlarge", "Inferentia2", 12, 32, 0, 192, 768, vendor="aws-inferentia"),
         # NVIDIA A10G / L4 / L40S (serving and small fine-tuning).
         *_sizes("g5", "A10G", 24, _G_ROWS),
         *_sizes("g6", "L4", 24, _G_ROWS),
@@ -128,7 +147,7 @@ CAPACITY_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 # Source: EC2 API Reference "Resource IDs": a prefix and 8 (older) or 17 hexadecimal characters.
 VPC_ID = re.compile(r"^vpc-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
 SUBNET_ID = re.compile(r"^subnet-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
-CAPACITY_BLOCK_INSTANCES = tuple(name for name, itype in ACCELERATED_INSTANCES.items() if itype.capacity_blocks)
+CAPACITY_BLOCK_INSTANCES = tuple(name for name, itype in ACCELERATED_INSTANCES.items() if itype.time_boxed_reservation)
 
 
 # --- FSx for Lustre -----------------------------------------------------------------------------
@@ -172,7 +191,7 @@ LUSTRE_DEPLOYMENT_TYPES: dict[str, LustreDeploymentType] = {
 # Region. It is a soft quota (raise it in Service Quotas), so exceeding it is a warning.
 LUSTRE_DEFAULT_QUOTA_GIB = 100_800
 # Deployment types on which accelstack links the checkpoints directory to its bucket (a data repository
-# association with automatic export; components.aws.storage.DRA_DEPLOYMENT_TYPES, kept equal by a test).
+# association with automatic export; accelstack.components.aws.storage.DRA_DEPLOYMENT_TYPES, kept equal by a test).
 CHECKPOINT_EXPORT_DEPLOYMENT_TYPES = ("PERSISTENT_2",)
 
 

@@ -1,7 +1,7 @@
 """AWS rules: what EC2, FSx, S3 and IAM would reject at create time, checked before anything exists.
 
 One small function per rule; each docstring names the AWS documentation it mirrors. The limits
-themselves are data in `accelstack.spec.tables.aws`.
+themselves are data in `accelstack.clouds.aws.catalog`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import posixpath
 import re
 from collections.abc import Iterator
 
+from accelstack.clouds.aws import catalog as tables
 from accelstack.spec.models import LustreSpec, StackSpec
 from accelstack.spec.problems import Level, Problem, did_you_mean
-from accelstack.spec.tables import aws as tables
 from accelstack.spec.validators import bucket_of, path_within, rule
 
 
@@ -146,8 +146,8 @@ def multi_node_needs_efa(spec: StackSpec) -> Iterator[Problem]:
     assert spec.training is not None
     nodes = spec.training.nodes
     itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
-    if itype is not None and nodes.count > 1 and not itype.efa_supported:
-        with_efa = [name for name, known in tables.ACCELERATED_INSTANCES.items() if known.efa_supported]
+    if itype is not None and nodes.count > 1 and not itype.has_fabric:
+        with_efa = [name for name, known in tables.ACCELERATED_INSTANCES.items() if known.has_fabric]
         yield Problem(
             "training.nodes.instanceType",
             f"{itype.name} has no EFA, so {nodes.count} nodes cannot train together efficiently; "
@@ -576,7 +576,7 @@ def account_lists_have_no_duplicates(spec: StackSpec) -> Iterator[Problem]:
 @rule
 def lustre_exports_checkpoints(spec: StackSpec) -> Iterator[Problem]:
     """Checkpoints on Lustre reach their bucket through a data repository association with automatic
-    export, which accelstack links only on PERSISTENT_2 (components.aws.storage). On other types the
+    export, which accelstack links only on PERSISTENT_2 (accelstack.components.aws.storage). On other types the
     bucket named in checkpoints.uri would never receive a checkpoint, and a spot fleet counts on it."""
     found = _lustre(spec)
     if found is None:

@@ -11,9 +11,9 @@ import math
 import re
 from collections.abc import Iterator
 
+from accelstack.clouds.aws import catalog as tables
 from accelstack.spec.models import ServingSpec, StackSpec
 from accelstack.spec.problems import Level, Problem, did_you_mean
-from accelstack.spec.tables import aws as tables
 from accelstack.spec.uris import split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -237,7 +237,7 @@ def warm_pool_within_group(spec: StackSpec) -> Iterator[Problem]:
 
 
 # Load balancer and target group names are Pulumi auto-names: the logical name (the stack name plus
-# these suffixes, see components.aws.serving), "-" and 7 random characters. ELB allows 32 characters
+# these suffixes, see accelstack.components.aws.serving), "-" and 7 random characters. ELB allows 32 characters
 # and refuses load balancer names starting with "internal-" (API CreateLoadBalancer / CreateTargetGroup);
 # the provider fails the preview when the auto-name cannot fit.
 ELB_NAME_MAX = 32

@@ -1,0 +1,164 @@
+"""What a cloud is to accelstack: a pure description (no Pulumi) that the spec, planner, engine and CLI ask.
+
+A cloud plugs in by shipping a `Cloud` value (its name, Pulumi packages, the features it supports, a
+dated and sourced catalog, a price table and limits) and registering it under the `accelstack.clouds`
+entry-point group (see `accelstack.clouds.registry`). Its Pulumi half lives in
+`accelstack.components.<name>` with the same file names in every cloud; the description only names it.
+
+Everything here is data: a new cloud adds rows, never a branch in a neutral module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Feature(StrEnum):
+    """A capability a spec can ask for; a cloud without it fails validation at the config path that asks."""
+
+    SLURM = "slurm"
+    """Real Slurm on the cloud's VMs (training.scheduler.kind: slurm)."""
+    MANAGED_SCHEDULER = "managed-scheduler"
+    """The cloud's managed batch scheduler (training.scheduler.kind: managed): AWS Batch, AzureML compute, ..."""
+    RDMA_FABRIC = "rdma-fabric"
+    """A low-latency fabric between training nodes: EFA, InfiniBand, GPUDirect TCPX/TCPXO/RDMA, RoCE."""
+    SPOT = "spot"
+    """Interruptible capacity (training.nodes.capacity / serving.replicas.capacity: spot)."""
+    TIME_BOXED_RESERVATION = "time-boxed-reservation"
+    """Accelerators reserved for a fixed window (capacity: capacity-block): EC2 Capacity Blocks, DWS calendar."""
+    ON_DEMAND_RESERVATION = "on-demand-reservation"
+    """An open-ended reservation the nodes launch into (capacity: on-demand with reservationId)."""
+    MANAGED_LUSTRE = "managed-lustre"
+    """A managed Lustre file system (training.storage.lustre): FSx for Lustre, Azure Managed Lustre, ..."""
+    OBJECT_LINKED_FS = "object-linked-fs"
+    """The parallel file system imports the dataset from object storage and exports checkpoints back."""
+    ADMISSION_QUEUE = "admission-queue"
+    """A managed queue in front of the replicas (serving.admission): SQS, Service Bus, Pub/Sub, ..."""
+    WAF_RATE_LIMIT = "waf-rate-limit"
+    """A per-client rate limit at the load balancer (serving.admission.perClientRate)."""
+    WARM_POOL = "warm-pool"
+    """Stopped, pre-initialised replicas for the cold start (serving.replicas.warmPool)."""
+    QUEUE_DEPTH_SCALING = "queue-depth-scaling"
+    """Replicas scale on queue backlog per instance (serving), never on CPU."""
+    CROSS_ACCOUNT_ARTIFACTS = "cross-account-artifacts"
+    """Serving reads model artifacts from the training account (training.artifactReaders, serving.artifactAccount)."""
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """One accelerated machine type, in the terms every cloud shares."""
+
+    name: str
+    accelerator: str  # e.g. "H100"; the planner's per-accelerator tables are keyed by it
+    accelerators: int  # GPUs (or Trainium / Inferentia / TPU chips) per instance
+    accelerator_memory_gib: int  # per accelerator, as sold
+    vcpus: int
+    memory_gib: int
+    fabric: str | None = None  # "efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma", "roce"; None: none
+    fabric_interfaces: int = 0  # fabric NICs (EFA devices, IB ports, GPUDirect NICs) one node configures
+    fabric_gbps: int = 0  # the node's fabric bandwidth, Gb/s (0: unknown or no fabric)
+    network_cards: int = 1
+    time_boxed_reservation: bool = False  # offered as a time-boxed reservation (EC2 Capacity Blocks, ...)
+    vendor: str = "nvidia"  # "nvidia", "amd", "aws-trainium", "aws-inferentia", "google-tpu" (driver stack)
+
+    @property
+    def family(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def has_fabric(self) -> bool:
+        return self.fabric is not None and self.fabric_interfaces > 0
+
+    @property
+    def accelerator_memory_total_gib(self) -> int:
+        return self.accelerators * self.accelerator_memory_gib
+
+
+@dataclass(frozen=True)
+class ParallelFsTier:
+    """One tier of the cloud's managed parallel file system, as the neutral `training.storage.lustre` keys see it.
+
+    `capacityGiB` is valid when it is one of `first_steps_gib` or a positive multiple of `increment_gib`
+    at or above `min_gib` (and at or below `max_gib` when set). `throughput_per_tib` lists the MB/s per TiB
+    settings this tier takes (empty: not settable, the tier fixes it).
+    """
+
+    name: str
+    throughput_per_tib: tuple[int, ...]
+    min_gib: int
+    increment_gib: int
+    first_steps_gib: tuple[int, ...] = ()
+    max_gib: int | None = None
+    imports_from_object_store: bool = True
+    exports_to_object_store: bool = True
+    persistent: bool = True
+
+    def capacity_allowed(self, gib: int) -> bool:
+        if gib in self.first_steps_gib:
+            return True
+        if gib < self.min_gib or (self.max_gib is not None and gib > self.max_gib):
+            return False
+        return gib % self.increment_gib == 0
+
+    def capacity_rule(self) -> str:
+        first = f"{', '.join(str(s) for s in self.first_steps_gib)} or " if self.first_steps_gib else ""
+        top = f" up to {self.max_gib}" if self.max_gib else ""
+        return f"{first}a multiple of {self.increment_gib} GiB from {self.min_gib}{top}"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A cloud's dated, sourced facts: accelerated machine types, regions and parallel-FS tiers."""
+
+    cloud: str
+    checked: str  # ISO date the tables were last checked against `sources`
+    sources: tuple[str, ...]  # the documents (titles or URLs) the rows come from
+    instances: Mapping[str, InstanceType]
+    regions: tuple[str, ...]
+    parallel_fs: Mapping[str, ParallelFsTier] = field(default_factory=dict)
+
+    def instance(self, name: str) -> InstanceType:
+        """The machine type, or ValueError naming the ones this catalog knows."""
+        try:
+            return self.instances[name]
+        except KeyError:
+            raise ValueError(
+                f"unknown {self.cloud} instance type {name!r}; allowed: {', '.join(self.instances)}"
+            ) from None
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A cloud's dated list prices (USD) in one region; `accelstack.planner.pricing.PriceBook` is built from it."""
+
+    checked: str
+    region: str
+    source: str  # the price pages or API the numbers were read from
+    on_demand_hourly: Mapping[str, float]  # instance type -> USD per hour
+    spot_discount: float  # typical discount off on-demand (0.6: spot costs 40 %)
+    parallel_fs_gb_month: Mapping[str, float]  # ParallelFsTier.name (or name/throughput) -> USD per GB-month
+    object_gb_month: float  # standard object storage
+    block_gb_month: float  # general-purpose block storage (boot and warm-pool disks)
+    not_priced: tuple[str, ...] = ()  # cost lines the planner leaves out, said in the cost report
+    extra: Mapping[str, float] = field(default_factory=dict)  # load balancer, queue, ... by documented key
+
+
+@dataclass(frozen=True)
+class Cloud:
+    """One cloud's pure description. Registered by name in `accelstack.clouds.registry`."""
+
+    name: str  # "aws"; the registry key and the spec's `cloud` value
+    title: str  # "Amazon Web Services"
+    account_kind: str  # "account", "subscription", "project", "compartment": what a quota is scoped to
+    pulumi_packages: frozenset[str]  # Pulumi provider package names the stacks pin, e.g. {"aws"}
+    features: frozenset[Feature]
+    catalog: Catalog
+    prices: Prices
+    limits: Mapping[str, int] = field(default_factory=dict)  # documented hard limits by name
+    components: str | None = None  # module holding the Pulumi half; None: described, not deployable yet
+
+    @property
+    def deployable(self) -> bool:
+        return self.components is not None

@@ -1,1 +1,0 @@
-"""Cloud constraint tables: dated data with their sources, no logic."""
