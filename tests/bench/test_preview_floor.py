@@ -1,0 +1,93 @@
+"""How close a preview is to its floor (`make bench`): most of a preview is importing the provider SDK classes
+the stack registers, so the floor is a fresh interpreter that imports exactly those classes and nothing else.
+
+For each shipped stack: the preview worker (one fresh process per stack, as `accelstack preview` runs it) and
+the floor are each timed best of `RUNS` (wall clock; the machine is shared, the minimum is the least noisy
+figure), and their ratio is printed and held to `FLOOR_RATIO_LIMIT`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from accelstack.engine.preview import preview_stack, stack_config, worker_request
+
+pytestmark = pytest.mark.bench
+
+REPO = Path(__file__).resolve().parents[2]
+RUNS = 5
+FLOOR_RATIO_LIMIT = 1.5
+# Pulumi package name -> Python distribution module, where it is not pulumi_<name with _ for ->.
+SDK_MODULES = {"vultr": "ediri_vultr"}
+
+
+def sdk_class(type_token: str) -> tuple[str, str] | None:
+    """(module, class) of the SDK class a resource type token names; None for components and the Stack.
+
+    `aws:ec2/launchTemplate:LaunchTemplate` -> (pulumi_aws.ec2, LaunchTemplate); `pulumi:providers:aws` ->
+    (pulumi_aws, Provider); `random:index/randomId:RandomId` -> (pulumi_random, RandomId);
+    `azure-native:compute:VirtualMachineScaleSet` -> (pulumi_azure_native.compute, VirtualMachineScaleSet)."""
+    package, module, name = type_token.split(":", 2)
+    if package == "pulumi":
+        if module != "providers":
+            return None
+        package, module, name = name, "index", "Provider"
+    distribution = SDK_MODULES.get(package, "pulumi_" + package.replace("-", "_"))
+    if importlib.util.find_spec(distribution) is None:
+        return None  # a component of this project (accelstack:aws:TrainingStack), not an SDK resource
+    submodule = module.split("/", 1)[0].lower()
+    return (distribution if submodule == "index" else f"{distribution}.{submodule}", name)
+
+
+def floor_script(type_tokens: set[str]) -> str:
+    lines = ["import pulumi"]
+    for module, name in sorted(filter(None, (sdk_class(token) for token in type_tokens))):
+        lines.append(f"import {module}; {module}.{name}")
+    return "\n".join(lines)
+
+
+def best_wall_seconds(command: list[str], stdin: str | None = None) -> float:
+    best = float("inf")
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        completed = subprocess.run(command, input=stdin, capture_output=True, text=True, check=False, cwd=REPO)
+        elapsed = time.perf_counter() - started
+        assert completed.returncode == 0, completed.stderr[-2000:]
+        best = min(best, elapsed)
+    return best
+
+
+def test_sdk_class_names_the_import_a_resource_needs():
+    assert sdk_class("aws:ec2/launchTemplate:LaunchTemplate") == ("pulumi_aws.ec2", "LaunchTemplate")
+    assert sdk_class("pulumi:providers:aws") == ("pulumi_aws", "Provider")
+    assert sdk_class("random:index/randomPassword:RandomPassword") == ("pulumi_random", "RandomPassword")
+    assert sdk_class("accelstack:aws:TrainingStack") is None
+    assert sdk_class("pulumi:pulumi:Stack") is None
+    script = floor_script({"aws:fsx/lustreFileSystem:LustreFileSystem", "pulumi:providers:aws"})
+    assert "pulumi_aws.fsx.LustreFileSystem" in script and "pulumi_aws.Provider" in script
+    exec(compile(script, "floor", "exec"), {})  # every line names a class the SDK really has
+
+
+@pytest.mark.parametrize("stack_file", sorted((REPO / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem[7:])
+def test_preview_is_within_its_floor_ratio(stack_file, capsys):
+    stack = stack_file.stem.removeprefix("Pulumi.")
+    preview = preview_stack(stack_file)
+    floor = best_wall_seconds([sys.executable, "-c", floor_script({r.type for r in preview.resources})])
+    _, config = stack_config(stack_file, None)
+    request = json.dumps({**worker_request(REPO, config, stack), "preview": True})
+    worker = best_wall_seconds([sys.executable, "-m", "accelstack.engine.worker"], stdin=request)
+    ratio = worker / floor
+    with capsys.disabled():
+        print(
+            f"\n[bench] {stack}: preview worker {worker:.2f}s, floor (imports of its "
+            f"{len({r.type for r in preview.resources if sdk_class(r.type)})} SDK classes) {floor:.2f}s, "
+            f"ratio {ratio:.2f} (limit {FLOOR_RATIO_LIMIT})"
+        )
+    assert ratio <= FLOOR_RATIO_LIMIT
