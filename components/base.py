@@ -7,6 +7,7 @@ import json
 from abc import ABC, abstractmethod
 
 from accelstack.spec import StackSpec
+from accelstack.spec.models import ServingStack, TrainingStack
 
 
 def config_digest(spec: StackSpec) -> str:
@@ -21,13 +22,13 @@ class CloudStack(ABC):
         self.digest = config_digest(spec)
 
     def build(self) -> None:
-        if self.spec.workload == "training":
-            self.build_training()
+        if isinstance(self.spec, TrainingStack):
+            self.build_training(self.spec)
         else:
-            self.build_serving()
+            self.build_serving(self.spec)
 
     @abstractmethod
-    def build_training(self) -> None: ...
+    def build_training(self, spec: TrainingStack) -> None: ...
 
     @abstractmethod
-    def build_serving(self) -> None: ...
+    def build_serving(self, spec: ServingStack) -> None: ...
