@@ -434,7 +434,7 @@ class StackBase(Model):
     stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
     """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
     cloud: str
-    """Cloud of the stack: a registered cloud (aws; clouds that are described but not deployable yet validate, size and cost, but preview and deploy refuse them)."""
+    """Cloud of the stack: a registered cloud (an error lists them). A cloud described (catalog, prices) but without components yet validates, sizes and prices; preview and deploy refuse it."""
     account: SerializeAsAny[Account]
     """The account (subscription, project, compartment) and region this stack deploys to; its keys depend on `cloud`."""
     separation: Separation

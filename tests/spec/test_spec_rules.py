@@ -204,7 +204,7 @@ INVALID = {
         "not one of separation.servingAccounts",
     ),
     "artifact-reader-format": ({"training.artifactReaders": ["x"]}, "training.artifactReaders.0", E, "12 digits"),
-    "cloud-without-components": ({"cloud": "gcp"}, "cloud", E, "supported: aws"),
+    "cloud-not-registered": ({"cloud": "gcpp"}, "cloud", E, "is not a registered cloud; registered: aws"),
     # instances, EFA, capacity
     "instance-unknown": (
         {f"{NODES}.instanceType": "p3.16xlarge"},
@@ -539,14 +539,14 @@ def test_errors_are_all_reported_at_once():
     raw = edited(
         training_raw(),
         {
-            "account.id": "1",
+            "account.deployRole": "arn:aws:iam::999999999999:role/accelstack-deploy",
             f"{LUSTRE}.capacityGiB": 1000,
             f"{LUSTRE}.throughputPerTiB": 300,
             f"{NODES}.reservationId": "x",
         },
     )
     paths = {p.path for p in all_problems(raw)}
-    assert {"account.id", f"{LUSTRE}.capacityGiB", f"{LUSTRE}.throughputPerTiB", f"{NODES}.reservationId"} <= paths
+    assert {"account.deployRole", f"{LUSTRE}.capacityGiB", f"{LUSTRE}.throughputPerTiB", f"{NODES}.reservationId"} <= paths
 
 
 def test_warnings_become_errors_when_strict():
