@@ -16,7 +16,7 @@ import importlib
 import re
 from typing import ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from accelstack.clouds import registry
 from accelstack.spec.base import Model, quoted_account_ids
@@ -117,6 +117,9 @@ class AzureAccount(Account):
     """Azure location (region) every resource is created in, e.g. eastus or westeurope (lowercase, no spaces)."""
     deploy_identity: str | None = None
     """Client id (a GUID) of the service principal or user-assigned managed identity the provider deploys as; none: the caller's own login."""
+
+    # Only the keys Azure uses: `region: eastus` from an AWS-shaped block is refused, not read as the location.
+    model_config = ConfigDict(**{**Model.model_config, "populate_by_name": False})
 
     ID_FIELD: ClassVar[str] = "subscription_id"
     ID_KIND: ClassVar[str] = "an Azure subscription id (a GUID)"

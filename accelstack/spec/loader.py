@@ -232,7 +232,8 @@ def problems_from_validation(exc: ValidationError, data: dict[str, Any] | None =
             loc = ("workload",)
             if error["type"] == "union_tag_invalid":
                 tag = str(error["ctx"]["tag"])
-                message = f"{tag} is not allowed{did_you_mean(tag, WORKLOADS)}; allowed: {', '.join(WORKLOADS)}"
+                hint = did_you_mean(tag, WORKLOADS) if isinstance(workload, str) else ""  # a list is no misspelling
+                message = f"{tag} is not allowed{hint}; allowed: {', '.join(WORKLOADS)}"
             else:
                 message = f"required; allowed: {', '.join(WORKLOADS)}"
         elif error["type"] == "extra_forbidden" and len(loc) == 1 and loc[0] in WORKLOADS:
