@@ -371,7 +371,5 @@ def test_capacity_steps_come_from_the_clouds_tier():
         problems = all_problems(edited(training_raw(), {"cloud": "steps", "training.storage.lustre.capacityGiB": 2400}))
     messages = at(problems, "training.storage.lustre.capacityGiB")
     assert "2400 GiB is not a valid PERSISTENT_2 size; allowed: a multiple of 4800 GiB from 4800" in messages
-    assert not at(
-        all_problems(edited(training_raw(), {"training.storage.lustre.capacityGiB": 2400})),
-        "training.storage.lustre.capacityGiB",
-    )
+    on_aws = all_problems(edited(training_raw(), {"training.storage.lustre.capacityGiB": 2400}))
+    assert not [m for m in at(on_aws, "training.storage.lustre.capacityGiB") if "is not a valid" in m]  # an AWS step
