@@ -41,7 +41,7 @@ def stack_file_schema() -> dict[str, Any]:
 
     from accelstack.spec.accounts import ACCOUNT_MODELS
     from accelstack.spec.loader import TOP_KEYS
-    from accelstack.spec.models import StackBase, WORKLOAD_MODELS
+    from accelstack.spec.models import WORKLOAD_MODELS, StackBase
 
     models: list[Any] = [*WORKLOAD_MODELS.values(), *ACCOUNT_MODELS.values()]
     refs, generated = models_json_schema([(model, "validation") for model in models], by_alias=True)

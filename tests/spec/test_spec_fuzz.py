@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from spec_helpers import DELETE, edited, training_raw
 
 from accelstack.spec import parse_spec, spec_warnings
-from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.loader import apply_overrides, read_stack_file
+from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.problems import SpecError
 
 # ~200 examples keep the unit suite fast; ACCELSTACK_FUZZ_EXAMPLES=5000 for a longer hunt.

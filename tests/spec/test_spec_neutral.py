@@ -373,3 +373,19 @@ def test_capacity_steps_come_from_the_clouds_tier():
     assert "2400 GiB is not a valid PERSISTENT_2 size; allowed: a multiple of 4800 GiB from 4800" in messages
     on_aws = all_problems(edited(training_raw(), {"training.storage.lustre.capacityGiB": 2400}))
     assert not [m for m in at(on_aws, "training.storage.lustre.capacityGiB") if "is not a valid" in m]  # an AWS step
+
+
+def test_the_spec_imports_no_cloud_package():
+    """Only the registry and the neutral description; a cloud's modules come in through its registration."""
+    from test_layering import ROOT as REPO
+    from test_layering import imported_modules
+
+    neutral = {"accelstack.clouds", "accelstack.clouds.base", "accelstack.clouds.registry"}
+    found = [
+        f"{path.relative_to(REPO)}:{line} imports {name}"
+        for path in sorted((REPO / "accelstack" / "spec").rglob("*.py"))
+        for line, names in imported_modules(path, REPO)
+        for name in names[:1]
+        if name.startswith("accelstack.clouds") and name not in neutral
+    ]
+    assert found == []

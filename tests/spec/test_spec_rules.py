@@ -10,6 +10,7 @@ import pytest
 from spec_helpers import DELETE, TRAINING_STACK, all_problems, edited, training_raw
 
 from accelstack.spec import load_stack, spec_warnings
+from accelstack.spec.models import TrainingStack
 from accelstack.spec.problems import Level
 
 E, W = Level.ERROR, Level.WARNING
@@ -19,7 +20,7 @@ ONE_PARTITION = [{"name": "gpu", "maxTime": "UNLIMITED", "default": True}]
 
 def test_shipped_training_stack_is_valid_without_warnings():
     spec = load_stack(TRAINING_STACK)
-    assert spec.training is not None and spec.training.nodes.instance_type == "p5.48xlarge"
+    assert isinstance(spec, TrainingStack) and spec.training.nodes.instance_type == "p5.48xlarge"
     assert spec_warnings(spec) == []
 
 
@@ -546,7 +547,12 @@ def test_errors_are_all_reported_at_once():
         },
     )
     paths = {p.path for p in all_problems(raw)}
-    assert {"account.deployRole", f"{LUSTRE}.capacityGiB", f"{LUSTRE}.throughputPerTiB", f"{NODES}.reservationId"} <= paths
+    assert {
+        "account.deployRole",
+        f"{LUSTRE}.capacityGiB",
+        f"{LUSTRE}.throughputPerTiB",
+        f"{NODES}.reservationId",
+    } <= paths
 
 
 def test_warnings_become_errors_when_strict():
