@@ -41,7 +41,7 @@ def stack_file_schema() -> dict[str, Any]:
 
     from accelstack.spec.accounts import ACCOUNT_MODELS
     from accelstack.spec.loader import TOP_KEYS
-    from accelstack.spec.models import WORKLOAD_MODELS, StackBase
+    from accelstack.spec.models import WORKLOAD_MODELS
 
     models: list[Any] = [*WORKLOAD_MODELS.values(), *ACCOUNT_MODELS.values()]
     refs, generated = models_json_schema([(model, "validation") for model in models], by_alias=True)
@@ -81,7 +81,7 @@ def stack_file_schema() -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "accelstack stack file (stacks/Pulumi.<stack>.yaml)",
-        "description": f"{(StackBase.__doc__ or '').strip()} {GENERATED_NOTE}".strip(),
+        "description": f"One stack: one cloud, one workload, one account. {GENERATED_NOTE}",
         "type": "object",
         "properties": {
             "config": {

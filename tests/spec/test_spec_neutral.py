@@ -389,3 +389,27 @@ def test_the_spec_imports_no_cloud_package():
         if name.startswith("accelstack.clouds") and name not in neutral
     ]
     assert found == []
+
+
+def test_preview_refuses_a_described_cloud_before_running_anything(tmp_path, monkeypatch):
+    """The engine's preview (and diff, and the Pulumi program) load with deploy=True: a cloud without
+    components is an error at `cloud`, and no worker (no Pulumi) is started."""
+    from typer.testing import CliRunner
+
+    from accelstack.cli import app
+    from accelstack.engine import preview
+
+    text = TRAINING_STACK.read_text().replace("accelstack:cloud: aws", "accelstack:cloud: lab")
+    stack_file = tmp_path / "Pulumi.lab-training.yaml"
+    stack_file.write_text(text)
+    monkeypatch.setattr(preview, "run_worker", lambda request: pytest.fail("a worker was started"))
+    with registry.registered(described("lab", account_model="accelstack.spec.accounts:AwsAccount")):
+        with pytest.raises(SpecError) as refused:
+            preview.preview_stack(stack_file, project_dir=ROOT)
+        validated = CliRunner().invoke(app, ["validate", str(stack_file)])
+        previewed = CliRunner().invoke(app, ["preview", str(stack_file), "--project-dir", str(ROOT)])
+    assert [p.path for p in refused.value.problems] == ["cloud"]
+    assert validated.exit_code == 0, validated.output
+    assert "not deployable yet" in validated.output  # a warning: validate, size and cost still work
+    assert previewed.exit_code == 2
+    assert "cloud: 'lab' is described (catalog, prices) but not deployable yet" in previewed.output
