@@ -38,9 +38,8 @@ PROVIDER_REGION_KEY = "aws:region"
 # Keys that were renamed: the old spelling gets an error saying the new one, not "unknown key".
 RENAMED_KEYS = {
     ("training", "storage", "lustre", "deploymentType"): (
-        "tier",
-        "the parallel file system's tier now has the same key on every cloud: write tier (same values, "
-        "e.g. tier: PERSISTENT_2)",
+        "renamed: the parallel file system's tier has the same key on every cloud; write tier (same values, "
+        "e.g. tier: PERSISTENT_2)"
     ),
 }
 
@@ -242,19 +241,19 @@ def problems_from_validation(exc: ValidationError, data: dict[str, Any] | None =
                 f"remove accelstack:{loc[0]}"
             )
         elif error["type"] == "extra_forbidden" and loc in RENAMED_KEYS:
-            message = RENAMED_KEYS[loc][1]
+            message = RENAMED_KEYS[loc]
         elif error["type"] == "extra_forbidden":
             allowed = (_keys_at(loc[:-1], root, account) if root else None) or []
             hint = did_you_mean(str(loc[-1]), allowed)
             message = f"unknown key{hint}" + (f"; allowed: {', '.join(allowed)}" if allowed and not hint else "")
             if loc[:-1] == ("account",) and account is not None and not hint:
-                message = f"unknown key for a {cloud} account; allowed: {', '.join(allowed)}"
+                message = f"unknown key: the {cloud} account block has {', '.join(allowed)}"
             if hint:
                 suggested.add((*loc[:-1], hint.split("'")[1]))
         elif error["type"] == "missing":
             message = "required"
             if loc[:-1] == ("account",) and account is not None:
-                message = f"required (a {cloud} account has {', '.join(account.keys())})"
+                message = f"required: the {cloud} account block has {', '.join(account.keys())}"
         elif error["type"] == "literal_error":
             expected = error["ctx"]["expected"]
             choices = re.findall(r"'([^']*)'", expected) or [part.strip() for part in re.split(r",| or ", expected)]

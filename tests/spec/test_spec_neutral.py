@@ -133,12 +133,11 @@ def test_an_aws_block_on_azure_names_the_keys_azure_expects():
     raw = edited(training_raw(), {"cloud": "azure"})
     with registry.registered(described("azure")):
         problems = all_problems(raw)
-    allowed = "allowed: location, subscriptionId, tenantId, deployIdentity"
-    assert at(problems, "account.id") == [f"unknown key for a azure account; {allowed}"]
-    assert at(problems, "account.deployRole") == [f"unknown key for a azure account; {allowed}"]
-    assert at(problems, "account.subscriptionId") == [
-        "required (a azure account has location, subscriptionId, tenantId, deployIdentity)"
-    ]
+    keys = "the azure account block has location, subscriptionId, tenantId, deployIdentity"
+    assert at(problems, "account.id") == [f"unknown key: {keys}"]
+    assert at(problems, "account.deployRole") == [f"unknown key: {keys}"]
+    assert at(problems, "account.region") == [f"unknown key: {keys}"]  # Azure calls it location
+    assert at(problems, "account.subscriptionId") == [f"required: {keys}"]
     assert at(problems, "account.location") and at(problems, "account.tenantId")
 
 
