@@ -5,14 +5,28 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from typing import Any
 
 from accelstack.spec import StackSpec
+from accelstack.spec.models import ServingStack, TrainingStack
 
 
 def config_digest(spec: StackSpec) -> str:
     """Short digest of the validated spec: tagged on every resource to tie it to the config that made it."""
-    canonical = json.dumps(spec.model_dump(mode="json", by_alias=True), sort_keys=True, separators=(",", ":"))
+    canonical = json.dumps(_digested(spec), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def _digested(spec: StackSpec) -> dict[str, Any]:
+    """The spec as the digest has always read it, so a refactoring of the models does not retag every deployed
+    resource: both workload blocks (the other one null), and the file system's tier under its first name."""
+    data = spec.model_dump(mode="json", by_alias=True)
+    data.setdefault("training", None)
+    data.setdefault("serving", None)
+    lustre = data["training"]["storage"].get("lustre") if data["training"] else None
+    if lustre is not None:
+        lustre["deploymentType"] = lustre.pop("tier")
+    return data
 
 
 class CloudStack(ABC):
@@ -21,13 +35,13 @@ class CloudStack(ABC):
         self.digest = config_digest(spec)
 
     def build(self) -> None:
-        if self.spec.workload == "training":
-            self.build_training()
+        if isinstance(self.spec, TrainingStack):
+            self.build_training(self.spec)
         else:
-            self.build_serving()
+            self.build_serving(self.spec)
 
     @abstractmethod
-    def build_training(self) -> None: ...
+    def build_training(self, spec: TrainingStack) -> None: ...
 
     @abstractmethod
-    def build_serving(self) -> None: ...
+    def build_serving(self, spec: ServingStack) -> None: ...

@@ -7,14 +7,13 @@ checkpoints go, and the stack's name.
 
 from __future__ import annotations
 
-from accelstack.spec import StackSpec
+from accelstack.spec.models import TrainingStack
 
 NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
 NODE_ENVIRONMENT_PROFILE = "/etc/profile.d/accelstack-training.sh"
 
 
-def node_environment(spec: StackSpec, interval_seconds: int) -> dict[str, str]:
-    assert spec.training is not None
+def node_environment(spec: TrainingStack, interval_seconds: int) -> dict[str, str]:
     environment = {"ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(int(interval_seconds))}
     checkpoints = spec.training.storage.checkpoints
     if checkpoints is not None:

@@ -118,6 +118,7 @@ class Catalog:
     instances: Mapping[str, InstanceType]
     regions: tuple[str, ...]
     parallel_fs: Mapping[str, ParallelFsTier] = field(default_factory=dict)
+    default_parallel_fs: str | None = None  # the tier a spec without `lustre.tier` gets; None: the first listed
 
     def instance(self, name: str) -> InstanceType:
         """The machine type, or ValueError naming the ones this catalog knows."""
@@ -158,7 +159,20 @@ class Cloud:
     prices: Prices
     limits: Mapping[str, int] = field(default_factory=dict)  # documented hard limits by name
     components: str | None = None  # module holding the Pulumi half; None: described, not deployable yet
+    # Modules of spec rules (`@accelstack.spec.validators.rule` functions) that run for this cloud's stacks
+    # only, in this order, after the neutral rules: the spec imports no cloud module, a cloud names its own.
+    rules: tuple[str, ...] = ()
+    # "module:Class" of the pydantic model of the `account` block (an accelstack.spec.accounts.Account);
+    # None: accelstack's own model for this cloud's name (aws, azure, gcp, oci, vultr).
+    account_model: str | None = None
 
     @property
     def deployable(self) -> bool:
         return self.components is not None
+
+    def parallel_fs_tier(self, name: str | None) -> ParallelFsTier | None:
+        """The named tier of the parallel file system (None: the default one), or None if there is none."""
+        tiers = self.catalog.parallel_fs
+        if name is None:
+            name = self.catalog.default_parallel_fs or next(iter(tiers), None)
+        return tiers.get(name) if name is not None else None

@@ -37,7 +37,7 @@ from accelstack.commands.size import (
 )
 from accelstack.planner.advisor import DEFAULT_MAX_DAYS, Load, advise
 from accelstack.planner.model_size import architecture_of
-from accelstack.spec.models import StackSpec
+from accelstack.spec.models import ServingStack
 
 EXAMPLE_STACKS = {
     "aws-finetune": "one spot GPU node, no Lustre, checkpoints to S3 (stacks/Pulumi.aws-finetune.yaml)",
@@ -107,7 +107,6 @@ def advise_command(
     if stack is not None:
         spec = _serving_spec(stack, project_dir, overrides or [])
         serving = spec.serving
-        assert serving is not None
         custom_weights, need_train = True if custom_weights is None else custom_weights, need_train
         model = model or serving.model.preset or _preset_of(serving.model.name)
         precision = serving.model.precision if precision == "bf16" else precision
@@ -148,12 +147,12 @@ def advise_command(
     echo_lines(lines)
 
 
-def _serving_spec(stack: str, project_dir: Path | None, overrides: list[str]) -> StackSpec:
+def _serving_spec(stack: str, project_dir: Path | None, overrides: list[str]) -> ServingStack:
     _, files = resolve_stacks([stack], False, project_dir)
     [(_, spec)] = list(load_specs(files, overrides))
     if spec is None:
         raise CliError(f"--stack {stack}: its config has problems (above)")
-    if spec.serving is None:
+    if not isinstance(spec, ServingStack):
         raise CliError(
             f"--stack {stack}: a {spec.workload} stack; advise reads serving stacks (model and serving.load)"
         )

@@ -38,7 +38,7 @@ from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS, plan_serving
 from accelstack.planner.training_plan import job_compute_hours, lustre_setting, plan_training
 from accelstack.planner.units import counted
-from accelstack.spec.models import StackSpec
+from accelstack.spec.models import ServingStack, TrainingStack
 
 # Checkpoint size, write rate and interval come from `accelstack.planner.training_plan`, the same
 # numbers the training component exports and `accelstack preview` shows.
@@ -55,22 +55,20 @@ def camel_keys(value: Any) -> Any:
     return value
 
 
-def dataset_gb_of(spec: StackSpec, given: float | None) -> tuple[float, str]:
+def dataset_gb_of(spec: TrainingStack, given: float | None) -> tuple[float, str]:
     """The dataset's size in GB and where it came from: --dataset-gb, the stack file, or the default."""
     if given is not None:
         return given, "--dataset-gb"
-    assert spec.training is not None
     size_gib = spec.training.storage.datasets.size_gib
     if size_gib is not None:
         return round(size_gib * GIB / 1e9, 1), "training.storage.datasets.sizeGiB"
     return DEFAULT_DATASET_GB, "assumed (set training.storage.datasets.sizeGiB or --dataset-gb)"
 
 
-def job_hours_of(spec: StackSpec, given: float | None) -> tuple[float, str]:
+def job_hours_of(spec: TrainingStack, given: float | None) -> tuple[float, str]:
     """The job's failure-free compute hours and where they came from: --hours, the spec's tokens, or a month."""
     if given is not None:
         return given, "--hours"
-    assert spec.training is not None
     job = job_compute_hours(spec.training)
     if job is not None:
         return job.hours, job.basis
@@ -78,10 +76,9 @@ def job_hours_of(spec: StackSpec, given: float | None) -> tuple[float, str]:
 
 
 def training_estimate(
-    spec: StackSpec, hours: float | None, prices: PriceBook, dataset_gb: float | None = None
+    spec: TrainingStack, hours: float | None, prices: PriceBook, dataset_gb: float | None = None
 ) -> dict[str, Any]:
     training = spec.training
-    assert training is not None
     nodes = training.nodes
     setting = lustre_setting(training)
     lustre_monthly = (
@@ -144,9 +141,8 @@ def training_estimate(
     }
 
 
-def serving_estimate(spec: StackSpec, months: float, prices: PriceBook) -> dict[str, Any]:
+def serving_estimate(spec: ServingStack, months: float, prices: PriceBook) -> dict[str, Any]:
     serving = spec.serving
-    assert serving is not None
     replicas = serving.replicas
     plan = plan_serving(serving)
     load = plan.load
@@ -272,7 +268,7 @@ def cost_command(
         if spec is None:
             failed = True
             continue
-        if spec.workload == "training":
+        if isinstance(spec, TrainingStack):
             results[name] = planner_call(name, partial(training_estimate, spec, hours, book_, dataset_gb))
         else:
             results[name] = planner_call(name, partial(serving_estimate, spec, months, book_))

@@ -45,14 +45,15 @@ def render_command(
 
     from accelstack.components.aws.serving.user_data import render_replica_artifacts
     from accelstack.components.slurm import render_all
+    from accelstack.spec.models import ServingStack
 
     _, files = resolve_stacks([stack], False, project_dir)
     [(name, spec)] = load_specs(files, overrides or [])
     if spec is None:
         return EXIT_CONFIG
-    if spec.serving is not None:
+    if isinstance(spec, ServingStack):
         artifacts, note = render_replica_artifacts(spec), SERVING_PLACEHOLDER_NOTE
-    elif spec.training is not None and spec.training.scheduler.kind != "slurm":
+    elif spec.training.scheduler.kind != "slurm":
         raise CliError(
             f"{name}: training.scheduler.kind is {spec.training.scheduler.kind!r}; "
             "render writes Slurm artifacts (kind: slurm)"

@@ -35,26 +35,62 @@ def _without_titles(node: Any) -> Any:
 
 def stack_file_schema() -> dict[str, Any]:
     """JSON Schema (2020-12) of a stack file: `config` holds the `accelstack:*` keys (unknown ones are
-    refused, as the loader does) beside other namespaces (`aws:region`, ...), which pass."""
-    from accelstack.spec.loader import TOP_KEYS
-    from accelstack.spec.models import StackSpec
+    refused, as the loader does) beside other namespaces (`aws:region`, ...), which pass. The workload
+    picks the block (training or serving), the cloud picks the account block's keys."""
+    from pydantic.json_schema import models_json_schema
 
-    spec = StackSpec.model_json_schema(by_alias=True)
-    definitions = {name: _without_titles(d) | {"title": name} for name, d in sorted(spec["$defs"].items())}
-    top = _without_titles(spec["properties"])
+    from accelstack.spec.accounts import ACCOUNT_MODELS
+    from accelstack.spec.loader import TOP_KEYS
+    from accelstack.spec.models import WORKLOAD_MODELS
+
+    models: list[Any] = [*WORKLOAD_MODELS.values(), *ACCOUNT_MODELS.values()]
+    refs, generated = models_json_schema([(model, "validation") for model in models], by_alias=True)
+    raw_definitions = generated["$defs"]
+    variants = {workload: raw_definitions[model.__name__] for workload, model in WORKLOAD_MODELS.items()}
+    top: dict[str, Any] = {}
+    for variant in variants.values():
+        top.update(_without_titles(variant["properties"]))
+    # Each variant has its own `workload` constant and the account base: say both as the file sees them.
+    top["workload"] = {"enum": list(WORKLOAD_MODELS), "description": top["workload"]["description"]}
+    top["account"] = {
+        "description": top["account"]["description"],
+        # One option per cloud's account model; `x-cloud` names the cloud (the docs' section titles).
+        "oneOf": [{**refs[(model, "validation")], "x-cloud": cloud} for cloud, model in ACCOUNT_MODELS.items()],
+    }
+    for name in (m.__name__ for m in WORKLOAD_MODELS.values()):
+        raw_definitions.pop(name)
+    raw_definitions.pop("Account", None)
+    definitions = {name: _without_titles(d) | {"title": name} for name, d in sorted(raw_definitions.items())}
+    common = [key for key in variants["training"]["required"] if key in variants["serving"]["required"]]
     keys = [f"{NAMESPACE}:{key}" for key in TOP_KEYS]
+
+    def key(name: str) -> str:
+        return f"{NAMESPACE}:{name}"
+
+    def when(name: str, value: str) -> dict[str, Any]:
+        return {"properties": {key(name): {"const": value}}, "required": [key(name)]}
+
+    one_block = [
+        {"if": when("workload", workload), "then": {"required": [key(workload)], "not": {"required": [key(other)]}}}
+        for workload, other in (("training", "serving"), ("serving", "training"))
+    ]
+    account_of_cloud = [
+        {"if": when("cloud", choice["x-cloud"]), "then": {"properties": {key("account"): {"$ref": choice["$ref"]}}}}
+        for choice in top["account"]["oneOf"]
+    ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "accelstack stack file (stacks/Pulumi.<stack>.yaml)",
-        "description": f"{spec.get('description', '')} {GENERATED_NOTE}".strip(),
+        "description": f"One stack: one cloud, one workload, one account. {GENERATED_NOTE}",
         "type": "object",
         "properties": {
             "config": {
                 "type": "object",
-                "properties": {f"{NAMESPACE}:{key}": top[key] for key in TOP_KEYS},
-                "required": [f"{NAMESPACE}:{key}" for key in spec["required"] if key in TOP_KEYS],
+                "properties": {key(name): top[name] for name in TOP_KEYS},
+                "required": [key(name) for name in TOP_KEYS if name in common],
                 # Other namespaces pass; in ours only the known keys.
                 "propertyNames": {"anyOf": [{"enum": keys}, {"not": {"pattern": f"^{NAMESPACE}:"}}]},
+                "allOf": one_block + account_of_cloud,
             }
         },
         "required": ["config"],
@@ -106,6 +142,15 @@ def _scalar(node: dict[str, Any]) -> str:
     return text + (f" ({', '.join(bounds)})" if bounds else "")
 
 
+def _per_cloud(prop: dict[str, Any]) -> list[tuple[str, str]]:
+    """(definition name, cloud) of each option of a block whose keys depend on the cloud (`account`)."""
+    return [
+        (option["$ref"].rsplit("/", 1)[-1], option["x-cloud"])
+        for option in prop.get("oneOf", [])
+        if "x-cloud" in option
+    ]
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -125,6 +170,8 @@ def reference_rows(schema: dict[str, Any], node: dict[str, Any], prefix: str) ->
         else:
             default = "`null`"
         rows.append((path, _type_text(prop, definitions), default, prop.get("description", "")))
+        for option, cloud in _per_cloud(prop):
+            rows += reference_rows(schema, definitions[option], f"{path} ({cloud})")
         if "properties" in target:
             rows += reference_rows(schema, target, f"{path}[]" if is_list else path)
     return rows
@@ -153,6 +200,13 @@ def spec_reference(schema: dict[str, Any]) -> str:
         _, target, _, _ = _target(prop, schema["$defs"])
         required = "required" if key in config["required"] else "optional"
         lines += [f"## `{key}`", "", f"{_cell(prop.get('description', ''))} ({required})", ""]
+        for option, cloud in _per_cloud(prop):
+            lines += [f"### cloud: {cloud}", "", "| key | type | default | description |", "| --- | --- | --- | --- |"]
+            for path, type_text, default, description in reference_rows(schema, schema["$defs"][option], ""):
+                lines.append(f"| `{path}` | {_cell(type_text)} | {_cell(default)} | {_cell(description)} |")
+            lines.append("")
+        if _per_cloud(prop):
+            continue
         if "properties" not in target:
             lines += [f"Type: {_type_text(prop, schema['$defs'])}.", ""]
             continue

@@ -31,7 +31,7 @@ from accelstack.simulate import autoscalers, workload
 from accelstack.simulate.design import DEFAULT_AUTOSCALER, alternatives, design_from_spec
 from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import cheapest_meeting_slo, plot, summarize
-from accelstack.spec.models import ServingSpec
+from accelstack.spec.models import ServingSpec, ServingStack
 
 # Requests are held in memory (a few dozen bytes each) and cost ~2.5 us each to simulate.
 MAX_REQUESTS = 50_000_000
@@ -186,7 +186,7 @@ def serving_command(
     [(name, spec)] = list(load_specs(files, overrides or []))
     if spec is None:
         return EXIT_CONFIG
-    if spec.serving is None:
+    if not isinstance(spec, ServingStack):
         raise CliError(
             f"{name}: workload is {spec.workload}; `simulate serving` needs a serving stack (accelstack:serving)"
         )

@@ -154,7 +154,7 @@ def preview_stack(
     stack = stack or stack_name_of(stack_file)
     root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
     raw, config = stack_config(stack_file, overrides)
-    spec = parse_spec(raw, stack)  # SpecError: nothing is run
+    spec = parse_spec(raw, stack, deploy=True)  # SpecError: nothing is run
     request = {**worker_request(root, config, stack), "preview": True}
     result = _checked(run_worker(request), stack)
     resources = [Registration(**data) for data in result["resources"]]
@@ -203,9 +203,9 @@ def diff_stack(
     stack = stack or stack_name_of(stack_file)
     root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
     raw, config = stack_config(stack_file, [])
-    parse_spec(raw, stack)
+    parse_spec(raw, stack, deploy=True)
     edited_raw, edited_config = stack_config(edited_file, overrides)
-    spec = parse_spec(edited_raw, stack)
+    spec = parse_spec(edited_raw, stack, deploy=True)
     request = {**worker_request(root, config, stack), "edited_config": edited_config}
     result = _checked(run_worker(request), stack)
     deployed = [Registration(**data) for data in result["resources"]]

@@ -22,7 +22,7 @@ from accelstack.planner.hardware import GIB
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.units import counted, duration
-from accelstack.spec.models import ServingSpec, StackSpec, TrainingSpec
+from accelstack.spec.models import ServingSpec, ServingStack, StackSpec, TrainingSpec
 
 Kind = Literal["config", "resource", "output", "estimate", "check"]
 FROM_STACK_FILE = "set in the stack file"
@@ -64,11 +64,9 @@ class DerivedDefault:
 
 def derived_defaults(spec: StackSpec, *, prices: PriceBook | None = None) -> list[DerivedDefault]:
     """The planner-derived values of `spec`'s stack, each with its source (pure; no Pulumi)."""
-    if spec.serving is not None:
+    if isinstance(spec, ServingStack):
         return serving_defaults(spec.stack, spec.serving)
-    if spec.training is not None:
-        return training_defaults(spec.stack, spec.training, prices=prices)
-    return []
+    return training_defaults(spec.stack, spec.training, prices=prices)
 
 
 def _resource(type_token: str, name: str, prop: str, value: int | float, unit: str, source: str) -> DerivedDefault:

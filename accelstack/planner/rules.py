@@ -21,7 +21,7 @@ from accelstack.planner.model_size import architecture_of, weights_gb
 from accelstack.planner.serving import fits
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.planner.units import counted
-from accelstack.spec.models import StackSpec
+from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.validators import rule
 
@@ -29,7 +29,7 @@ from accelstack.spec.validators import rule
 @rule
 def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
     """training.model.preset names one of the planner's architecture presets (it sizes the checkpoint)."""
-    if spec.training is None or spec.training.model is None or spec.training.model.preset is None:
+    if not isinstance(spec, TrainingStack) or spec.training.model is None or spec.training.model.preset is None:
         return
     preset = spec.training.model.preset
     try:
@@ -44,13 +44,15 @@ def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
 
 def _lustre_check(spec: StackSpec) -> tp.LustreCheck | None:
     """The planner's Lustre check for a training stack, or None when another rule already rejects its inputs."""
-    training = spec.training
-    if training is None or training.storage.lustre is None:
+    if not isinstance(spec, TrainingStack):
         return None
+    training = spec.training
     lustre = training.storage.lustre
-    kind = tables.LUSTRE_DEPLOYMENT_TYPES.get(lustre.deployment_type)
+    if lustre is None:
+        return None
+    kind = tables.LUSTRE_DEPLOYMENT_TYPES.get(lustre.tier or "")
     if kind is None or (kind.throughput_tiers and lustre.throughput_per_tib not in kind.throughput_tiers):
-        return None  # lustre_deployment_type / lustre_throughput_tier report it
+        return None  # parallel_fs_tier_known / parallel_fs_throughput_tier report it
     try:
         return tp.lustre_check(training, tp.checkpoint_write(training))
     except ValueError:
@@ -82,9 +84,11 @@ def lustre_capacity_derivable(spec: StackSpec) -> Iterator[Problem]:
     """With capacityGiB omitted the planner sizes Lustre for the data; without datasets.sizeGiB it cannot,
     and keeps the fixed 4800 GiB of earlier releases (grown for the checkpoints): say so. A derived size
     above the account's default FSx quota gets the same warning a stated one does."""
+    if not isinstance(spec, TrainingStack):
+        return
     training = spec.training
-    lustre = training.storage.lustre if training is not None else None
-    if training is None or lustre is None or lustre.capacity_gib is not None:
+    lustre = training.storage.lustre
+    if lustre is None or lustre.capacity_gib is not None:
         return
     try:
         setting = tp.lustre_setting(training)
@@ -160,7 +164,7 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
     """The model (weights, activations and KV cache for one full-context request) must fit in the
     GPUs it is sharded over, at the fraction of memory the server may use (planner `fits`). Silent
     when the spec's `serving_instance_accelerated` already rejects the instance type or sharding."""
-    serving = spec.serving if spec.cloud == "aws" else None
+    serving = spec.serving if isinstance(spec, ServingStack) and spec.cloud == "aws" else None
     if serving is None:
         return
     replicas, model = serving.replicas, serving.model
@@ -205,7 +209,7 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
     """With `serving.load` stated: replicas.max must carry the peak at the target utilization, the
     latency target must be reachable on the instance, and replicas.min should not exceed what the peak
     needs (those replicas run every hour). Numbers from `planner.serving.replica_capacity`."""
-    serving = spec.serving if spec.cloud == "aws" else None
+    serving = spec.serving if isinstance(spec, ServingStack) and spec.cloud == "aws" else None
     if serving is None or serving.load is None:
         return
     load, replicas, model = serving.load, serving.replicas, serving.model
@@ -272,7 +276,7 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
 def serving_model_architecture_known(spec: StackSpec) -> Iterator[Problem]:
     """serving.model.preset names a planner preset; a model the planner cannot map to an architecture
     is sized from its weights alone (KV cache per request and concurrency are assumed), so say so."""
-    serving = spec.serving if spec.cloud == "aws" else None
+    serving = spec.serving if isinstance(spec, ServingStack) and spec.cloud == "aws" else None
     if serving is None:
         return
     model = serving.model

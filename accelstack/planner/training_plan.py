@@ -224,9 +224,9 @@ def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
     A stated value is kept as it is (the spec rules validate it). ValueError: unknown instance/preset.
     """
     lustre = training.storage.lustre
-    if lustre is None or lustre.deployment_type not in LUSTRE_DEPLOYMENT_TYPES:
+    if lustre is None or lustre.tier not in LUSTRE_DEPLOYMENT_TYPES:
         return None
-    dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.deployment_type]
+    dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.tier]
     capacity, tier = lustre.capacity_gib, lustre.throughput_per_tib
     if not dtype.throughput_tiers:
         tier = None  # scratch: fixed baseline throughput (a stated tier is a spec error)
@@ -324,7 +324,7 @@ def checkpoint_write(training: TrainingSpec) -> CheckpointWrite:
         assert lustre is not None and lustre.capacity_gib is not None
         per_tib = lustre.throughput_per_tib or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
         mbps = lustre.capacity_gib / 1024 * per_tib
-        basis = f"Lustre {lustre.deployment_type} {lustre.capacity_gib} GiB x {per_tib} MB/s/TiB"
+        basis = f"Lustre {lustre.tier} {lustre.capacity_gib} GiB x {per_tib} MB/s/TiB"
         return CheckpointWrite(state.bytes, state.basis, mbps, basis, "lustre", state.assumed)
     mbps = nodes.count * S3_WRITE_MBPS_PER_NODE
     where, via = ("S3", "s3") if checkpoints is not None else ("node-local disk", "local")
@@ -357,9 +357,9 @@ def lustre_check(
     """None without Lustre or for a deployment type the tables do not know (a spec rule reports that)."""
     training = planned_training(training)
     lustre = training.storage.lustre
-    if lustre is None or lustre.deployment_type not in LUSTRE_DEPLOYMENT_TYPES:
+    if lustre is None or lustre.tier not in LUSTRE_DEPLOYMENT_TYPES:
         return None
-    dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.deployment_type]
+    dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.tier]
     capacity_gib = lustre.capacity_gib
     assert capacity_gib is not None, "planned_training derives the Lustre capacity"
     prices = prices or default_book()

@@ -15,20 +15,33 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
+from accelstack.clouds import registry
+from accelstack.spec.accounts import Account, account_model
 from accelstack.spec.models import (
     ADAPTER_NAME_PATTERN,
     PARTITION_NAME_PATTERN,
     STACK_NAME_PATTERN,
     URI_PATTERN,
+    WORKLOAD_MODELS,
     StackSpec,
+    validate_stack,
 )
 from accelstack.spec.problems import Level, Problem, SpecError, did_you_mean
 from accelstack.spec.yaml_input import YamlSyntaxError, load_yaml
 
 NAMESPACE = "accelstack"
 TOP_KEYS = ("cloud", "workload", "account", "separation", "training", "serving")
-# The AWS provider's Region in the same stack file; accelstack deploys to account.region.
+WORKLOADS = tuple(WORKLOAD_MODELS)
+# The AWS provider's Region in the same stack file; accelstack deploys to account.region. Checked for the
+# clouds whose stacks use the `aws` provider package (Cloud.pulumi_packages).
 PROVIDER_REGION_KEY = "aws:region"
+# Keys that were renamed: the old spelling gets an error saying the new one, not "unknown key".
+RENAMED_KEYS = {
+    ("training", "storage", "lustre", "deploymentType"): (
+        "renamed: the parallel file system's tier has the same key on every cloud; write tier (same values, "
+        "e.g. tier: PERSISTENT_2)"
+    ),
+}
 
 
 def stack_name_of(path: Path) -> str:
@@ -155,9 +168,12 @@ def _shown(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _keys_at(loc: tuple[Any, ...]) -> list[str] | None:
-    """The config keys allowed in the mapping at `loc` (a model's camelCase aliases), or None."""
-    annotation: Any = StackSpec
+def _keys_at(loc: tuple[Any, ...], root: type[BaseModel], account: type[Account] | None = None) -> list[str] | None:
+    """The config keys allowed in the mapping at `loc` (a model's camelCase aliases), or None; `account`
+    is the model of the cloud's account block (the field's own type is only the base)."""
+    if account is not None and loc == ("account",):
+        return account.keys()
+    annotation: Any = root
     for part in loc:
         annotation = _model_in(annotation)
         if annotation is None:
@@ -183,24 +199,61 @@ def _model_in(annotation: Any) -> Any:
     return None
 
 
-def problems_from_validation(exc: ValidationError) -> list[Problem]:
+def _account_of(data: dict[str, Any] | None) -> type[Account] | None:
+    cloud = (data or {}).get("cloud")
+    if not isinstance(cloud, str) or cloud not in registry.names():
+        return None
+    try:
+        return account_model(cloud)
+    except (ValueError, TypeError, ImportError, AttributeError):
+        return None
+
+
+def problems_from_validation(exc: ValidationError, data: dict[str, Any] | None = None) -> list[Problem]:
+    """Config-path problems from pydantic's errors; `data` (the raw config) names the cloud, whose
+    account block's keys the messages list."""
     errors = exc.errors(include_url=False)
+    workload = (data or {}).get("workload")
+    root = WORKLOAD_MODELS.get(workload) if isinstance(workload, str) else None
+    account = _account_of(data)
+    cloud = (data or {}).get("cloud")
     # A misspelt key is reported once, as "unknown key (did you mean ...)", not also as its missing original.
     suggested: set[tuple[Any, ...]] = set()
     messages: list[tuple[tuple[Any, ...], str]] = []
     for error in errors:
         loc = tuple(error["loc"])
+        if root is not None and loc[:1] == (workload,):
+            loc = loc[1:]  # the union's tag: the workload's model, not a config key
         value = error.get("input")
         message = error["msg"].removeprefix("Value error, ")
         pattern = (error.get("ctx") or {}).get("pattern")
-        if error["type"] == "extra_forbidden":
-            allowed = _keys_at(loc[:-1]) or []
+        if error["type"] in ("union_tag_not_found", "union_tag_invalid"):
+            loc = ("workload",)
+            if error["type"] == "union_tag_invalid":
+                tag = str(error["ctx"]["tag"])
+                hint = did_you_mean(tag, WORKLOADS) if isinstance(workload, str) else ""  # a list is no misspelling
+                message = f"{tag} is not allowed{hint}; allowed: {', '.join(WORKLOADS)}"
+            else:
+                message = f"required; allowed: {', '.join(WORKLOADS)}"
+        elif error["type"] == "extra_forbidden" and len(loc) == 1 and loc[0] in WORKLOADS:
+            message = (
+                f"workload is {workload!r}: a {workload} stack has no {loc[0]} block (one workload per stack); "
+                f"remove accelstack:{loc[0]}"
+            )
+        elif error["type"] == "extra_forbidden" and loc in RENAMED_KEYS:
+            message = RENAMED_KEYS[loc]
+        elif error["type"] == "extra_forbidden":
+            allowed = (_keys_at(loc[:-1], root, account) if root else None) or []
             hint = did_you_mean(str(loc[-1]), allowed)
             message = f"unknown key{hint}" + (f"; allowed: {', '.join(allowed)}" if allowed and not hint else "")
+            if loc[:-1] == ("account",) and account is not None and not hint:
+                message = f"unknown key: the {cloud} account block has {', '.join(allowed)}"
             if hint:
                 suggested.add((*loc[:-1], hint.split("'")[1]))
         elif error["type"] == "missing":
             message = "required"
+            if loc[:-1] == ("account",) and account is not None:
+                message = f"required: the {cloud} account block has {', '.join(account.keys())}"
         elif error["type"] == "literal_error":
             expected = error["ctx"]["expected"]
             choices = re.findall(r"'([^']*)'", expected) or [part.strip() for part in re.split(r",| or ", expected)]
@@ -216,31 +269,53 @@ def problems_from_validation(exc: ValidationError) -> list[Problem]:
                 message += f"; allowed: {expected}"
             if error["type"].startswith(("greater_than", "less_than", "too_long", "too_short", "string_too")):
                 message = f"{_shown(value)}: {message[0].lower()}{message[1:]}"
-        messages.append((loc, message if error["type"] != "missing" else "required"))
+        messages.append((loc, message))
     return [
-        Problem(_path(loc), message) for loc, message in messages if not (message == "required" and loc in suggested)
+        Problem(_path(loc), message)
+        for loc, message in messages
+        if not (message.startswith("required") and loc in suggested)
     ]
 
 
+def not_deployable_problem(spec: StackSpec) -> Problem | None:
+    """The problem with deploying (or previewing) a stack of a cloud that has no components yet."""
+    if registry.get(spec.cloud).deployable:
+        return None
+    return Problem(
+        "cloud",
+        f"{spec.cloud!r} is described (catalog, prices) but not deployable yet: validate, size and cost work, "
+        f"preview and deploy do not; deployable: {', '.join(registry.deployable()) or 'none'}",
+    )
+
+
 def parse_spec(
-    raw: dict[str, Any], stack: str = "dev", *, strict_warnings: bool = False, provider_region: str | None = None
+    raw: dict[str, Any],
+    stack: str = "dev",
+    *,
+    strict_warnings: bool = False,
+    provider_region: str | None = None,
+    deploy: bool = False,
 ) -> StackSpec:
     """Validate raw config (namespace stripped) into a StackSpec, then run the rule validators.
 
     Raises SpecError with every ERROR-level problem (and WARNINGs too with `strict_warnings`);
     `spec_warnings(spec)` lists the WARNINGs, which are not raised. `provider_region` is the stack
-    file's `aws:region`, which must not disagree with account.region.
+    file's `aws:region`, which must not disagree with account.region. `deploy`: the caller previews or
+    deploys the stack, which a cloud without components cannot do (`not_deployable_problem`).
     """
     from accelstack.spec.validators import run_validators  # tables import models; avoid a cycle
 
     data = {key: _decode(value) for key, value in raw.items()}
     data.setdefault("stack", stack)
     try:
-        spec = StackSpec.model_validate(data)
+        spec = validate_stack(data)
     except ValidationError as exc:
-        raise SpecError(problems_from_validation(exc)) from None
-    problems = run_validators(spec)
-    if spec.cloud == "aws" and provider_region is not None and provider_region != spec.account.region:
+        raise SpecError(problems_from_validation(exc, data)) from None
+    undeployable = not_deployable_problem(spec) if deploy else None
+    problems = ([undeployable] if undeployable else []) + run_validators(spec)
+    provider_package = PROVIDER_REGION_KEY.partition(":")[0]
+    region_checked = provider_package in registry.get(spec.cloud).pulumi_packages
+    if region_checked and provider_region is not None and provider_region != spec.account.region:
         problems.append(
             Problem(
                 "account.region",
@@ -271,10 +346,12 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def load_stack(path: Path, overrides: list[str] | None = None) -> StackSpec:
+def load_stack(path: Path, overrides: list[str] | None = None, *, deploy: bool = False) -> StackSpec:
     raw, provider_region = _read_stack_config(path)
     try:
-        return parse_spec(apply_overrides(raw, overrides or []), stack_name_of(path), provider_region=provider_region)
+        return parse_spec(
+            apply_overrides(raw, overrides or []), stack_name_of(path), provider_region=provider_region, deploy=deploy
+        )
     except SpecError as error:
         raise SpecError(blame_overrides(error.problems, overrides or [])) from None
 

@@ -8,79 +8,34 @@ Field-level checks live here; rules that need a cloud's constraint tables live i
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal, get_args
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import (
+    Discriminator,
+    Field,
+    SerializeAsAny,
+    Tag,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-Cloud = Literal["aws", "azure", "gcp", "oci", "vultr"]
+from accelstack.clouds import registry
+from accelstack.spec.accounts import Account as Account
+from accelstack.spec.accounts import account_model
+from accelstack.spec.base import MAX_STRING_CHARS as MAX_STRING_CHARS
+from accelstack.spec.base import Model as Model
+from accelstack.spec.base import quoted_account_ids
+
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block"]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
-MAX_STRING_CHARS = 2048
 # Patterns the loader explains in words (accelstack.spec.loader.PATTERN_HINTS).
 URI_PATTERN = r"^[a-z0-9]+://[^/\s]+(/\S*)?$"
 PARTITION_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
 ADAPTER_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 STACK_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
-
-
-class Model(BaseModel):
-    """Base for every spec model: camelCase keys, unknown keys rejected, values frozen."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="forbid",
-        frozen=True,
-        str_strip_whitespace=True,
-        # The string under a field is its description (JSON Schema, docs/spec-reference.md).
-        use_attribute_docstrings=True,
-        # NaN and infinity pass every `gt`/`le` bound check or crash the planner's arithmetic later.
-        allow_inf_nan=False,
-        # The longest legitimate value (an S3 URI: 63-character bucket + 1,024-byte key) is ~1.1 KB.
-        str_max_length=MAX_STRING_CHARS,
-    )
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_booleans_for_numbers(cls, value: object, info: ValidationInfo) -> object:
-        """YAML reads `yes`, `on` and `true` as booleans, which pydantic would take as the number 1."""
-        if isinstance(value, bool) and info.field_name is not None:
-            annotation = cls.model_fields[info.field_name].annotation
-            if annotation in (int, float) or set(get_args(annotation)) & {int, float}:
-                raise ValueError(f"{str(value).lower()} is true/false, not a number")
-        return value
-
-
-def _quoted_account_ids(value: object) -> object:
-    """Unquoted YAML account ids become numbers and lose leading zeros (or turn octal): refuse them."""
-    items = value if isinstance(value, list) else [value]
-    for item in items:
-        if isinstance(item, int) and not isinstance(item, bool):
-            written = getattr(item, "written", str(item))  # the text YAML read (accelstack.spec.yaml_input)
-            if written != str(item):
-                raise ValueError(
-                    f'write {written} quoted ("{written}"): unquoted, YAML reads it as the number {int(item)}'
-                )
-            raise ValueError(f'write account ids quoted ("{written}"): unquoted, an id with leading zeros loses them')
-    return value
-
-
-class Account(Model):
-    """Where this stack deploys: an AWS account id, Azure subscription, GCP project or OCI compartment."""
-
-    id: str = Field(min_length=1)
-    """Account id (AWS: 12 digits, quoted in YAML so leading zeros survive). The provider refuses any other account (allowedAccountIds)."""
-    region: str = Field(min_length=1)
-    """Region every resource of the stack is created in, e.g. us-east-1 (must be in separation.allowedRegions when that is set)."""
-    deploy_role: str | None = None
-    """Role ARN the stack's provider assumes to deploy (during preview too); none: the caller's own credentials."""
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _quoted(cls, value: object) -> object:
-        return _quoted_account_ids(value)
 
 
 class Separation(Model):
@@ -96,7 +51,7 @@ class Separation(Model):
     @field_validator("training_accounts", "serving_accounts", mode="before")
     @classmethod
     def _quoted(cls, value: object) -> object:
-        return _quoted_account_ids(value)
+        return quoted_account_ids(value)
 
     @model_validator(mode="after")
     def _disjoint(self) -> Separation:
@@ -175,15 +130,17 @@ class DatasetStore(Model):
 
 
 class LustreSpec(Model):
-    deployment_type: str = "PERSISTENT_2"
-    """FSx for Lustre deployment type: PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1 (changing it replaces the file system)."""
+    """The parallel file system, in the keys every cloud shares; each cloud checks its own tiers and steps."""
+
+    tier: str | None = None
+    """Tier of the cloud's managed parallel file system (aws: FSx for Lustre deployment type PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1); omitted: the cloud's default (aws: PERSISTENT_2). Changing it replaces the file system."""
     # None: the planner derives them (accelstack.planner.training_plan.lustre_setting): the cheapest
     # valid size and tier holding the dataset + retained checkpoints + headroom and writing one
     # checkpoint within the target. Scratch types take no tier.
     capacity_gib: int | None = Field(default=None, ge=1, alias="capacityGiB")
-    """Storage capacity, GiB, in the deployment type's steps (PERSISTENT_2: 1200 or a multiple of 2400); omitted: the planner's cheapest size that holds the data and checkpoints. Grows in place; a shrink replaces."""
+    """Storage capacity, GiB, in the tier's steps (aws PERSISTENT_2: 1200 or a multiple of 2400); omitted: the planner's cheapest size that holds the data and checkpoints. Grows in place; a shrink replaces."""
     throughput_per_tib: int | None = Field(default=None, alias="throughputPerTiB")
-    """Throughput tier, MB/s per TiB (PERSISTENT_2: 125, 250, 500 or 1000); omitted: the planner's cheapest tier meeting the checkpoint write target; none for scratch."""
+    """Throughput, MB/s per TiB, one the tier offers (aws PERSISTENT_2: 125, 250, 500 or 1000); omitted: the planner's cheapest tier meeting the checkpoint write target; none for scratch."""
     import_path: str = "/datasets"
     """Directory of the file system the dataset bucket is linked to (absolute)."""
     mount_path: str = "/fsx"
@@ -471,30 +428,105 @@ class ServingSpec(Model):
         return data
 
 
-class StackSpec(Model):
-    """One stack: one cloud, one workload, one account."""
+class StackBase(Model):
+    """What every stack has: one cloud, one account of that cloud, the separation of the two sides."""
 
     stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
     """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
-    cloud: Cloud
-    """Cloud of the stack's components. Only aws has components today; the others are refused."""
-    workload: Workload
-    """training or serving: one workload per stack."""
-    account: Account
-    """The account and region this stack deploys to."""
+    cloud: str
+    """Cloud of the stack: a registered cloud (an error lists them). A cloud described (catalog, prices) but without components yet validates, sizes and prices; preview and deploy refuse it."""
+    account: SerializeAsAny[Account]
+    """The account (subscription, project, compartment) and region this stack deploys to; its keys depend on `cloud`."""
     separation: Separation
-    """Training and serving accounts (disjoint) and the allowed regions."""
-    training: TrainingSpec | None = None
-    """The training cluster (workload: training)."""
-    serving: ServingSpec | None = None
-    """The serving service (workload: serving)."""
+    """Training and serving accounts (disjoint, in the cloud's id format) and the allowed regions."""
 
-    @model_validator(mode="after")
-    def _workload_block(self) -> StackSpec:
-        block = getattr(self, self.workload)
-        other = "serving" if self.workload == "training" else "training"
-        if block is None:
-            raise ValueError(f"workload is {self.workload!r} but accelstack:{self.workload} is missing")
-        if getattr(self, other) is not None:
-            raise ValueError(f"workload is {self.workload!r}; remove accelstack:{other} (one workload per stack)")
-        return self
+    @field_validator("cloud")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        if value not in registry.names():
+            raise ValueError(f"{value!r} is not a registered cloud; registered: {', '.join(registry.names())}")
+        return value
+
+    @field_validator("account", mode="before")
+    @classmethod
+    def _account_of_cloud(cls, value: object, info: ValidationInfo) -> object:
+        """The block's model is the cloud's: an Azure stack gets subscriptionId and tenantId, not id."""
+        cloud = info.data.get("cloud")
+        if cloud is None:
+            return Account.model_construct(
+                region=""
+            )  # `cloud` is reported; checking the block against a guess would mislead
+        if isinstance(value, Account):
+            value = value.model_dump(by_alias=True, exclude_unset=True)
+        return account_model(cloud).model_validate(value)
+
+
+def _with_default_tier(data: Any) -> Any:
+    """Fill `training.storage.lustre.tier` with the cloud's default tier, so the planner and components
+    always see the tier deployed (the models alone cannot: a tier's name belongs to the cloud)."""
+    if not isinstance(data, dict) or data.get("cloud") not in registry.names():
+        return data
+    training = data.get("training")
+    storage = training.get("storage") if isinstance(training, dict) else None
+    if not isinstance(training, dict) or not isinstance(storage, dict):
+        return data
+    lustre = storage.get("lustre", {})
+    default = registry.get(data["cloud"]).parallel_fs_tier(None)
+    if default is None:
+        return data
+    if isinstance(lustre, LustreSpec) and lustre.tier is None:
+        lustre = lustre.model_copy(update={"tier": default.name})
+    elif isinstance(lustre, dict) and lustre.get("tier") is None and "deploymentType" not in lustre:
+        lustre = {**lustre, "tier": default.name}
+    else:
+        return data
+    return {**data, "training": {**training, "storage": {**storage, "lustre": lustre}}}
+
+
+class TrainingStack(StackBase):
+    """A training stack: the cluster, its storage and scheduler."""
+
+    workload: Literal["training"]
+    """training or serving: one workload per stack."""
+    training: TrainingSpec
+    """The training cluster."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_tier(cls, data: Any) -> Any:
+        return _with_default_tier(data)
+
+
+class ServingStack(StackBase):
+    """A serving stack: the replicas, the load balancer, the admission queue."""
+
+    workload: Literal["serving"]
+    """training or serving: one workload per stack."""
+    serving: ServingSpec
+    """The serving service."""
+
+
+def _workload_of(data: Any) -> object:
+    # A callable discriminator: Model's field validators run in "before" mode on every field, which
+    # pydantic refuses on a field it reads the tag from itself.
+    tag = data.get("workload") if isinstance(data, dict) else getattr(data, "workload", None)
+    return tag if tag is None or isinstance(tag, str) else repr(tag)  # a list or mapping is no tag, and unhashable
+
+
+StackSpec = Annotated[
+    Annotated[TrainingStack, Tag("training")] | Annotated[ServingStack, Tag("serving")],
+    Discriminator(_workload_of),
+]
+"""One stack: one cloud, one workload, one account. `workload` says which model it is."""
+
+WORKLOAD_MODELS: dict[str, type[TrainingStack] | type[ServingStack]] = {
+    "training": TrainingStack,
+    "serving": ServingStack,
+}
+STACK_ADAPTER: TypeAdapter[TrainingStack | ServingStack] = TypeAdapter(StackSpec)
+
+
+def validate_stack(data: object) -> TrainingStack | ServingStack:
+    """Raw config (namespace stripped, camelCase keys) -> the stack's model; pydantic's ValidationError
+    otherwise (`accelstack.spec.loader.parse_spec` turns it into config-path problems and runs the rules)."""
+    return STACK_ADAPTER.validate_python(data)

@@ -14,27 +14,35 @@ registration call would need one place every caller passes through, and a test o
 only the spec would silently validate less. Entry points need the package installed (`make` installs
 it editable); with none found, validation fails loudly instead.
 
-Rules run in a fixed order, whatever was imported first: this module's, then `aws_rules`, then
-`aws_serving_rules`, then each plug-in module (by entry-point name), each in source order.
+Cloud rules. What a cloud's API would reject (its id formats, instance tables, storage steps) lives
+with the cloud: its `Cloud` registration (`accelstack.clouds.registry`) names its rule modules
+(`Cloud.rules`), which `run_validators` imports and runs for that cloud's stacks only. So the spec
+imports no cloud module, and no rule asks `if spec.cloud == ...`.
+
+Rules run in a fixed order, whatever was imported first: this module's, then the stack's cloud's rule
+modules in the order its registration lists them, then each plug-in module (by entry-point name), each
+in source order.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import posixpath
 import re
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 
-from accelstack.spec.models import StackSpec
-from accelstack.spec.problems import Level, Problem
+from accelstack.clouds import registry
+from accelstack.clouds.base import ParallelFsTier
+from accelstack.spec.features import FEATURE_USES
+from accelstack.spec.models import LustreSpec, StackSpec, TrainingStack
+from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.uris import split_bucket_uri
 
 Validator = Callable[[StackSpec], Iterator[Problem]]
 RULES: list[Validator] = []
 RULE_PLUGIN_GROUP = "accelstack.rules"
-
-SUPPORTED_CLOUDS = ("aws",)
 
 
 def rule(func: Validator) -> Validator:
@@ -58,34 +66,104 @@ def load_rule_plugins() -> tuple[str, ...]:
     return tuple(plugin.module for plugin in plugins)
 
 
-def all_rules() -> list[Validator]:
-    """Every rule, built-in and plug-in, in a fixed order independent of import order."""
-    modules = (__name__, aws_rules.__name__, aws_serving_rules.__name__, *load_rule_plugins())
+def cloud_rule_modules(cloud: str) -> tuple[str, ...]:
+    """Import `cloud`'s rule modules (their `@rule`s register on import) and return their names."""
+    modules = registry.get(cloud).rules
+    for module in modules:
+        importlib.import_module(module)
+    return modules
+
+
+def all_rules(cloud: str | None = None) -> list[Validator]:
+    """Every rule that runs for a stack of `cloud` (None: of every registered cloud, each cloud's
+    after the one before it by name), built-in, cloud and plug-in, in a fixed order independent of
+    import order. Another cloud's rules are left out."""
+    clouds = registry.names() if cloud is None else (cloud,)
+    cloud_modules = tuple(module for name in clouds for module in cloud_rule_modules(name))
+    modules = (__name__, *cloud_modules, *load_rule_plugins())
     rank = {module: index for index, module in enumerate(modules)}
+    foreign = {module for name in registry.names() for module in registry.get(name).rules} - set(cloud_modules)
 
     def position(func: Validator) -> tuple[int, int]:
         index = rank.get(func.__module__)
         # Rules registered from elsewhere (none today) run last, in registration order (sorted is stable).
         return (len(rank), 0) if index is None else (index, func.__code__.co_firstlineno)
 
-    return sorted(RULES, key=position)
+    return sorted((func for func in RULES if func.__module__ not in foreign), key=position)
 
 
 def run_validators(spec: StackSpec) -> list[Problem]:
-    return [problem for validator in all_rules() for problem in validator(spec)]
+    return [problem for validator in all_rules(spec.cloud) for problem in validator(spec)]
 
 
 @rule
-def cloud_has_components(spec: StackSpec) -> Iterator[Problem]:
-    """Only clouds with components can be built; the others are accepted by the schema for planning."""
-    if spec.cloud not in SUPPORTED_CLOUDS:
-        yield Problem("cloud", f"{spec.cloud!r} has no components yet; supported: {', '.join(SUPPORTED_CLOUDS)}")
+def cloud_is_deployable(spec: StackSpec) -> Iterator[Problem]:
+    """A cloud described without components validates, sizes and prices, but cannot be previewed or
+    deployed (`accelstack.spec.loader.parse_spec(deploy=True)` makes that an error)."""
+    if not registry.get(spec.cloud).deployable:
+        yield Problem(
+            "cloud",
+            f"{spec.cloud!r} is described (catalog, prices) but not deployable yet: preview and deploy refuse "
+            f"this stack; deployable: {', '.join(registry.deployable()) or 'none'}",
+            Level.WARNING,
+        )
+
+
+@rule
+def cloud_offers_what_the_stack_asks(spec: StackSpec) -> Iterator[Problem]:
+    """A key that asks for a capability the cloud lacks (Slurm, spot, a managed Lustre, a warm pool, ...)
+    is an error at that key, naming the clouds that have it (accelstack.spec.features.FEATURE_USES)."""
+    clouds = registry.clouds()
+    features = clouds[spec.cloud].features
+    for use in FEATURE_USES:
+        if use.feature in features or not use.asks(spec):
+            continue
+        others = [name for name, cloud in clouds.items() if use.feature in cloud.features]
+        where = f"clouds that have it: {', '.join(others)}" if others else "no registered cloud has it"
+        yield Problem(
+            use.path,
+            f"{use.what} needs the {use.feature.value} feature, which {spec.cloud} does not offer; {where}"
+            + (f"; or {use.instead}" if use.instead else ""),
+        )
+
+
+@rule
+def separation_account_ids_format(spec: StackSpec) -> Iterator[Problem]:
+    """Every account named in `separation` is an account id in the cloud's format (the key its account
+    block names the account by: an AWS account id, an Azure subscription id, a GCP project id, ...)."""
+    account = type(spec.account)
+    for key, accounts in (
+        ("trainingAccounts", spec.separation.training_accounts),
+        ("servingAccounts", spec.separation.serving_accounts),
+    ):
+        for index, item in enumerate(accounts):
+            problem = account.id_problem(item)
+            if problem:
+                yield Problem(f"separation.{key}.{index}", problem)
+
+
+@rule
+def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
+    """Model artifacts are shared read-only with serving accounts only (the separation contract)."""
+    if not isinstance(spec, TrainingStack):
+        return
+    account = type(spec.account)
+    serving = spec.separation.serving_accounts
+    for index, reader in enumerate(spec.training.artifact_readers):
+        path = f"training.artifactReaders.{index}"
+        problem = account.id_problem(reader)
+        if problem:
+            yield Problem(path, problem)
+        elif reader not in serving:
+            yield Problem(path, f"{reader} is not one of separation.servingAccounts ({', '.join(serving)})")
 
 
 @rule
 def spot_needs_checkpoints(spec: StackSpec) -> Iterator[Problem]:
     """Interruptible capacity loses work unless jobs can restart from a checkpoint."""
-    if spec.training and spec.training.nodes.capacity == "spot" and spec.training.storage.checkpoints is None:
+    if not isinstance(spec, TrainingStack):
+        return
+    if spec.training.nodes.capacity == "spot" and spec.training.storage.checkpoints is None:
         yield Problem(
             "training.storage.checkpoints",
             "spot capacity requires a checkpoint location (set training.storage.checkpoints.uri)",
@@ -95,8 +173,10 @@ def spot_needs_checkpoints(spec: StackSpec) -> Iterator[Problem]:
 @rule
 def managed_scheduler_is_not_spot(spec: StackSpec) -> Iterator[Problem]:
     """AWS Batch: "Multi-node parallel jobs aren't supported on Spot Instances" (CreateComputeEnvironment)."""
+    if not isinstance(spec, TrainingStack):
+        return
     training = spec.training
-    if training and training.scheduler.kind == "managed" and training.nodes.capacity == "spot":
+    if training.scheduler.kind == "managed" and training.nodes.capacity == "spot":
         yield Problem(
             "training.nodes.capacity",
             "spot is not supported with training.scheduler.kind managed (AWS Batch multi-node parallel "
@@ -110,7 +190,7 @@ NONCURRENT_DAYS_SHORT = 7
 @rule
 def checkpoint_versions_kept_long_enough(spec: StackSpec) -> Iterator[Problem]:
     """A checkpoint overwritten or deleted by mistake is recoverable only while its old version lives."""
-    checkpoints = spec.training.storage.checkpoints if spec.training else None
+    checkpoints = spec.training.storage.checkpoints if isinstance(spec, TrainingStack) else None
     if checkpoints is None:
         return
     days = checkpoints.noncurrent_version_days
@@ -127,10 +207,11 @@ def checkpoint_versions_kept_long_enough(spec: StackSpec) -> Iterator[Problem]:
 def stack_account_is_on_its_side(spec: StackSpec) -> Iterator[Problem]:
     """The stack's account must be one of its workload's accounts in `separation`."""
     side = spec.separation.training_accounts if spec.workload == "training" else spec.separation.serving_accounts
-    if spec.account.id not in side:
+    account = spec.account
+    if account.account_id not in side:
         yield Problem(
-            "account.id",
-            f"{spec.account.id} is not one of separation.{spec.workload}Accounts ({', '.join(side)})",
+            f"account.{account.id_key()}",
+            f"{account.account_id} is not one of separation.{spec.workload}Accounts ({', '.join(side)})",
         )
 
 
@@ -139,7 +220,10 @@ def region_allowed(spec: StackSpec) -> Iterator[Problem]:
     """The organisation's Region allowlist (separation.allowedRegions), e.g. for data residency."""
     allowed = spec.separation.allowed_regions
     if allowed and spec.account.region not in allowed:
-        yield Problem("account.region", f"{spec.account.region!r} is not allowed; allowed: {', '.join(allowed)}")
+        yield Problem(
+            f"account.{spec.account.region_key()}",
+            f"{spec.account.region!r} is not allowed; allowed: {', '.join(allowed)}",
+        )
 
 
 def bucket_of(uri: str) -> str:
@@ -157,7 +241,7 @@ def path_within(path: str, root: str) -> bool:
 def dataset_and_checkpoint_buckets_differ(spec: StackSpec) -> Iterator[Problem]:
     """Checkpoints get their own bucket: its lifecycle, versioning and cross-account readers differ
     from the dataset's, and FSx links a bucket to a file system only once."""
-    if spec.training is None or spec.training.storage.checkpoints is None:
+    if not isinstance(spec, TrainingStack) or spec.training.storage.checkpoints is None:
         return
     storage = spec.training.storage
     checkpoints = spec.training.storage.checkpoints
@@ -168,10 +252,71 @@ def dataset_and_checkpoint_buckets_differ(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
+def parallel_fs_tier(spec: StackSpec) -> tuple[LustreSpec, ParallelFsTier] | None:
+    """The stack's parallel file system and its tier in the cloud's catalog (None: no file system, or a
+    tier the catalog lacks, which `parallel_fs_tier_known` reports)."""
+    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+        return None
+    lustre = spec.training.storage.lustre
+    tier = registry.get(spec.cloud).parallel_fs_tier(lustre.tier)
+    return (lustre, tier) if tier is not None else None
+
+
+@rule
+def parallel_fs_tier_known(spec: StackSpec) -> Iterator[Problem]:
+    """`lustre.tier` is one of the cloud's parallel file system tiers (Catalog.parallel_fs)."""
+    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+        return
+    tier = spec.training.storage.lustre.tier
+    tiers = registry.get(spec.cloud).catalog.parallel_fs
+    if tier is None and not tiers:
+        return  # no parallel file system at all: cloud_offers_what_the_stack_asks reports it
+    if tier is None or tier not in tiers:
+        yield Problem(
+            "training.storage.lustre.tier",
+            f"{tier!r} is not a {spec.cloud} parallel file system tier{did_you_mean(tier, tiers)}; "
+            f"allowed: {', '.join(tiers) or 'none'}",
+        )
+
+
+@rule
+def parallel_fs_capacity_step(spec: StackSpec) -> Iterator[Problem]:
+    """The cloud sells the file system in fixed steps per tier (ParallelFsTier.capacity_allowed)."""
+    found = parallel_fs_tier(spec)
+    if found is None:
+        return
+    lustre, tier = found
+    if lustre.capacity_gib is None:
+        return  # the planner derives a valid step (accelstack.planner.training_plan.lustre_setting)
+    if not tier.capacity_allowed(lustre.capacity_gib):
+        yield Problem(
+            "training.storage.lustre.capacityGiB",
+            f"{lustre.capacity_gib} GiB is not a valid {tier.name} size; allowed: {tier.capacity_rule()}",
+        )
+
+
+@rule
+def parallel_fs_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
+    """Throughput per TiB is one the tier offers; a tier with fixed throughput takes none."""
+    found = parallel_fs_tier(spec)
+    if found is None:
+        return
+    lustre, tier = found
+    path = "training.storage.lustre.throughputPerTiB"
+    if not tier.throughput_per_tib:
+        if lustre.throughput_per_tib is not None:
+            yield Problem(path, f"{tier.name} has no throughput tiers (its throughput is fixed); remove it")
+    elif lustre.throughput_per_tib is None:
+        return  # the planner derives the tier (accelstack.planner.training_plan.lustre_setting)
+    elif lustre.throughput_per_tib not in tier.throughput_per_tib:
+        allowed = ", ".join(str(t) for t in tier.throughput_per_tib)
+        yield Problem(path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {tier.name} tier; allowed: {allowed}")
+
+
 @rule
 def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
     """Checkpoint shards are written by every node, so the path must be on the shared file system."""
-    if spec.training is None or spec.training.storage.checkpoints is None:
+    if not isinstance(spec, TrainingStack) or spec.training.storage.checkpoints is None:
         return
     storage = spec.training.storage
     path = spec.training.storage.checkpoints.path
@@ -244,7 +389,7 @@ def node_path_problem(path: str) -> str | None:
 def node_paths_safe(spec: StackSpec) -> Iterator[Problem]:
     """The Lustre mount point and the checkpoint directory are created (and mounted) by root on every
     node at boot: a system directory there breaks the node, `..` makes the path mean something else."""
-    if spec.training is None:
+    if not isinstance(spec, TrainingStack):
         return
     storage = spec.training.storage
     paths = []
@@ -335,7 +480,7 @@ _SLURM_FEATURE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 @rule
 def partition_names_unique(spec: StackSpec) -> Iterator[Problem]:
     """slurm.conf rejects two PartitionName lines with one name."""
-    if spec.training is None:
+    if not isinstance(spec, TrainingStack):
         return
     seen: set[str] = set()
     for index, partition in enumerate(spec.training.scheduler.partitions):
@@ -348,7 +493,7 @@ def partition_names_unique(spec: StackSpec) -> Iterator[Problem]:
 def exactly_one_default_partition(spec: StackSpec) -> Iterator[Problem]:
     """Slurm routes jobs without -p to the Default=YES partition; two defaults is ambiguous, none
     makes every `sbatch` without -p fail."""
-    if spec.training is None or spec.training.scheduler.kind != "slurm":
+    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
         return
     partitions = spec.training.scheduler.partitions
     defaults = [p.name for p in partitions if p.default]
@@ -365,7 +510,7 @@ def exactly_one_default_partition(spec: StackSpec) -> Iterator[Problem]:
 @rule
 def partition_names_not_reserved(spec: StackSpec) -> Iterator[Problem]:
     """A partition named DEFAULT (any case) becomes slurm.conf's defaults line and vanishes."""
-    if spec.training is None or spec.training.scheduler.kind != "slurm":
+    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
         return
     for index, partition in enumerate(spec.training.scheduler.partitions):
         if partition.name.upper() in SLURM_RESERVED_PARTITION_NAMES:
@@ -380,7 +525,7 @@ def partition_names_not_reserved(spec: StackSpec) -> Iterator[Problem]:
 def partition_features_valid(spec: StackSpec) -> Iterator[Problem]:
     """Features are written into `NodeSet ... Feature=` and matched by `sbatch -C`: letters, digits,
     '_', '-' and '.' only (&, |, !, *, [, ], (, ) and , are constraint operators or separators)."""
-    if spec.training is None or spec.training.scheduler.kind != "slurm":
+    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
         return
     for index, partition in enumerate(spec.training.scheduler.partitions):
         seen: set[str] = set()
@@ -400,7 +545,7 @@ def partition_features_valid(spec: StackSpec) -> Iterator[Problem]:
 @rule
 def partition_max_time_format(spec: StackSpec) -> Iterator[Problem]:
     """MaxTime uses Slurm's time syntax (slurm.conf(5))."""
-    if spec.training is None:
+    if not isinstance(spec, TrainingStack):
         return
     for index, partition in enumerate(spec.training.scheduler.partitions):
         problem = slurm_time_problem(partition.max_time)
@@ -414,7 +559,7 @@ SPOT_LARGE_COUNT = 64
 @rule
 def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
     """A synchronous job stops when any node is reclaimed; with many spot nodes that is frequent."""
-    if spec.training is None:
+    if not isinstance(spec, TrainingStack):
         return
     nodes = spec.training.nodes
     if nodes.capacity == "spot" and nodes.count > SPOT_LARGE_COUNT:
@@ -424,8 +569,3 @@ def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
             f"{SPOT_LARGE_COUNT} nodes interruptions are frequent; checkpoint often or use capacity-block",
             Level.WARNING,
         )
-
-
-# Cloud-specific rules register themselves on import.
-from accelstack.clouds.aws import rules as aws_rules  # noqa: E402
-from accelstack.clouds.aws import serving_rules as aws_serving_rules  # noqa: E402

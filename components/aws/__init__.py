@@ -6,6 +6,7 @@ import pulumi
 
 from accelstack.components.aws.provider import aws_provider
 from accelstack.components.base import CloudStack
+from accelstack.spec.models import ServingStack, TrainingStack
 
 
 class AwsStack(CloudStack):
@@ -14,16 +15,16 @@ class AwsStack(CloudStack):
         provider = aws_provider(self.spec, root)
         return root, pulumi.ResourceOptions(parent=root, provider=provider)
 
-    def build_training(self) -> None:
+    def build_training(self, spec: TrainingStack) -> None:
         from accelstack.components.aws.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
-        cluster = TrainingCluster(self.spec, self.digest, opts)
+        cluster = TrainingCluster(spec, self.digest, opts)
         for key, value in cluster.outputs.items():
             pulumi.export(key, value)
 
-    def build_serving(self) -> None:
+    def build_serving(self, spec: ServingStack) -> None:
         from accelstack.components.aws.serving import ServingService
 
         _, opts = self._root("ServingStack")
-        ServingService(self.spec, self.digest, opts)
+        ServingService(spec, self.digest, opts)

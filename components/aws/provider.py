@@ -6,6 +6,7 @@ import pulumi
 import pulumi_aws as aws
 
 from accelstack.spec import StackSpec
+from accelstack.spec.accounts import AwsAccount
 
 
 def stack_tags(spec: StackSpec) -> dict[str, str]:
@@ -46,6 +47,10 @@ def aws_provider(spec: StackSpec, parent: pulumi.Resource) -> aws.Provider:
     """Refuses to touch any account but the stack's (`allowed_account_ids`), assumes the deploy role
     when one is given, and stamps the stack's (stable) tags on every resource that supports tags."""
     account = spec.account
+    if not isinstance(account, AwsAccount):
+        raise TypeError(
+            f"stack {spec.stack}: the AWS provider needs an AWS account block, got {type(account).__name__}"
+        )
     assume_roles = (
         [aws.ProviderAssumeRoleArgs(role_arn=account.deploy_role, session_name=f"accelstack-{spec.stack}")]
         if account.deploy_role

@@ -29,7 +29,7 @@ from accelstack.components.aws.handles import (
     TrainingHandles,
 )
 from accelstack.components.aws.kms import service_host
-from accelstack.spec import StackSpec
+from accelstack.spec.models import TrainingStack
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
 # Ubuntu 22.04's 21.08 lacks `slurmd -Z`). Compute nodes use training.NODE_IMAGE, a 24.04 image too.
@@ -113,9 +113,8 @@ def head_policy_document(secret_arn: str, kms_key_arn: str, region: str) -> str:
 
 
 def build_scheduler(
-    spec: StackSpec, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions
+    spec: TrainingStack, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions
 ) -> SchedulerResult:
-    assert spec.training is not None
     kind = spec.training.scheduler.kind
     if kind == "slurm":
         return SlurmCluster(spec, digest, handles, opts).result
@@ -125,10 +124,9 @@ def build_scheduler(
 
 
 class SlurmCluster(pulumi.ComponentResource):
-    def __init__(self, spec: StackSpec, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions):
+    def __init__(self, spec: TrainingStack, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions):
         super().__init__("accelstack:aws:SlurmCluster", f"{spec.stack}-slurm", None, opts)
         training = spec.training
-        assert training is not None
         name = spec.stack
         child = pulumi.ResourceOptions(parent=self)
         region = spec.account.region
@@ -391,11 +389,10 @@ def efa_devices(instance_type: str) -> list[dict]:
     ]
 
 
-def multinode_job_properties(spec: StackSpec, image: str = "public.ecr.aws/docker/library/ubuntu:24.04") -> dict:
+def multinode_job_properties(spec: TrainingStack, image: str = "public.ecr.aws/docker/library/ubuntu:24.04") -> dict:
     """Node properties of the multi-node training template: every node gets all the instance's GPUs
     and the Lustre mount as a host volume (checkpoints included)."""
     training = spec.training
-    assert training is not None
     itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
     resources = []
     if itype is not None:
@@ -428,10 +425,10 @@ def multinode_job_properties(spec: StackSpec, image: str = "public.ecr.aws/docke
 
 
 class BatchScheduler(pulumi.ComponentResource):
-    def __init__(self, spec: StackSpec, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions):
+    def __init__(self, spec: TrainingStack, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions):
         super().__init__("accelstack:aws:BatchScheduler", f"{spec.stack}-batch", None, opts)
         training = spec.training
-        assert training is not None and handles.make_launch_template is not None
+        assert handles.make_launch_template is not None
         name = spec.stack
         child = pulumi.ResourceOptions(parent=self)
         itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)

@@ -468,7 +468,7 @@ class TrainingStorage(pulumi.ComponentResource):
         storage = planned_training(spec.training).storage
         lustre = storage.lustre
         assert lustre is not None  # called only for a stack with Lustre
-        deployment = lustre.deployment_type
+        deployment = lustre.tier  # the FSx deployment type (the spec's neutral `tier`, default PERSISTENT_2)
         use_dra = deployment in DRA_DEPLOYMENT_TYPES
         datasets_uri = storage.datasets.uri.rstrip("/")
         legacy_link: dict[str, Any] = {}
@@ -478,7 +478,7 @@ class TrainingStorage(pulumi.ComponentResource):
             legacy_link = {"import_path": datasets_uri, "auto_import_policy": "NEW_CHANGED_DELETED"}
             if storage.checkpoints is not None:
                 pulumi.log.warn(
-                    f"training.storage.lustre.deploymentType: {deployment} cannot link the checkpoints bucket "
+                    f"training.storage.lustre.tier: {deployment} cannot link the checkpoints bucket "
                     "(data repository associations need PERSISTENT_2); checkpoints will not be exported to S3",
                     resource=self,
                 )

@@ -33,7 +33,7 @@ from accelstack.components.node_environment import (
 )
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 from accelstack.planner.training_plan import plan_training
-from accelstack.spec import StackSpec
+from accelstack.spec.models import TrainingStack
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
 # by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id. Ubuntu
@@ -283,9 +283,8 @@ def _b64(text: str) -> str:
 class TrainingCluster(pulumi.ComponentResource):
     """The training stack's main component. `outputs` holds what the stack exports."""
 
-    def __init__(self, spec: StackSpec, digest: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, spec: TrainingStack, digest: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("accelstack:aws:TrainingCluster", spec.stack, None, opts)
-        assert spec.training is not None
         training = spec.training
         self.spec, self.digest = spec, digest
         name = spec.stack
@@ -366,7 +365,7 @@ class TrainingCluster(pulumi.ComponentResource):
 
         self.outputs: dict[str, pulumi.Input[Any]] = {
             "configDigest": digest,
-            "account": spec.account.id,
+            "account": spec.account.account_id,
             "region": spec.account.region,
             "vpcId": self.network.vpc_id,
             "subnetId": self.network.subnet_id,
@@ -390,7 +389,7 @@ class TrainingCluster(pulumi.ComponentResource):
 
     def _default_user_data(self) -> pulumi.Input[str]:
         storage = self.storage
-        training_storage = self.spec.training.storage  # type: ignore[union-attr]
+        training_storage = self.spec.training.storage
         lustre = training_storage.lustre
         environment = node_environment(self.spec, self.checkpoint_interval_seconds)
         if storage.lustre_dns_name is None or lustre is None:
@@ -410,7 +409,7 @@ class TrainingCluster(pulumi.ComponentResource):
         raw `user_data`; shared with schedulers that launch nodes themselves. `image_id=None` leaves
         the image to the launcher (AWS Batch picks its own); `root_device` must be that image's root
         device name, or the "root" mapping becomes an extra volume and the real root is not ours."""
-        nodes = self.spec.training.nodes  # type: ignore[union-attr]
+        nodes = self.spec.training.nodes
         market, reservation = self._markets
         security_groups = [self.network.security_group_id]
         interfaces = [
@@ -462,7 +461,7 @@ class TrainingCluster(pulumi.ComponentResource):
         )
 
     def _node_group(self, name: str, template: aws.ec2.LaunchTemplate) -> aws.autoscaling.Group:
-        nodes = self.spec.training.nodes  # type: ignore[union-attr]
+        nodes = self.spec.training.nodes
         block = self._capacity_block_plan(nodes.count) if nodes.capacity == "capacity-block" else None
         size = block.size_now if block is not None else nodes.count
         group = aws.autoscaling.Group(
@@ -498,7 +497,7 @@ class TrainingCluster(pulumi.ComponentResource):
     def _capacity_block_plan(self, count: int) -> CapacityBlockPlan:
         """The block's start and end from EC2 (the Capacity Block data source), not from the spec: AWS
         sets them at purchase and moves the end when the block is extended, so the next `up` follows."""
-        nodes = self.spec.training.nodes  # type: ignore[union-attr]
+        nodes = self.spec.training.nodes
         block = aws.ec2.get_capacity_block_reservation(id=nodes.reservation_id, opts=pulumi.InvokeOptions(parent=self))
         if not block.start_date or not block.end_date:
             raise ValueError(

@@ -40,7 +40,7 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     node_environment,
 )
 from accelstack.planner.training_plan import plan_training
-from accelstack.spec.models import StackSpec, TrainingSpec
+from accelstack.spec.models import StackSpec, TrainingSpec, TrainingStack
 
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
@@ -167,10 +167,14 @@ class ClusterLayout:
     region: str
 
 
-def _training(spec: StackSpec) -> TrainingSpec:
-    if spec.training is None:
+def _training_stack(spec: StackSpec) -> TrainingStack:
+    if not isinstance(spec, TrainingStack):
         raise ValueError(f"stack {spec.stack} is a {spec.workload} stack; Slurm needs accelstack:training")
-    return spec.training
+    return spec
+
+
+def _training(spec: StackSpec) -> TrainingSpec:
+    return _training_stack(spec).training
 
 
 def _feature_name(text: str) -> str:
@@ -441,7 +445,7 @@ HEAD_OMITS = ("ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS",)
 
 
 def environment_files(spec: StackSpec, values: DeployValues, task_prolog: bool) -> list[dict[str, str]]:
-    environment = node_environment(spec, checkpoint_interval_seconds(spec, values))
+    environment = node_environment(_training_stack(spec), checkpoint_interval_seconds(spec, values))
     if not task_prolog:  # the head: what login shells there carry
         environment = {key: value for key, value in environment.items() if key not in HEAD_OMITS}
     files = [
@@ -528,7 +532,9 @@ def render_all(spec: StackSpec, values: DeployValues | None = None) -> dict[str,
         "cgroup.conf": cgroup_conf(spec),
         "head.cloud-init.yaml": head_cloud_init(spec, values),
         "compute.cloud-init.yaml": compute_cloud_init(spec, values),
-        "training.env": environment_file(node_environment(spec, checkpoint_interval_seconds(spec, values))),
+        "training.env": environment_file(
+            node_environment(_training_stack(spec), checkpoint_interval_seconds(spec, values))
+        ),
         "task-prolog.sh": task_prolog_script(),
     }
     if layout(spec).spot:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelstack.components import slurm
-from accelstack.spec.models import StackSpec
+from accelstack.spec.models import StackSpec, TrainingStack
 from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
 
@@ -24,7 +24,7 @@ EC2_USER_DATA_MAX_BYTES = 16 * 1024
 def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
     """What the AWS components fill in at deploy time, at its longest realistic length, so the size
     checked here is not below what EC2 will receive (random suffixes as Pulumi and AWS make them)."""
-    region, account = spec.account.region, spec.account.id
+    region, account = spec.account.region, spec.account.account_id
     secret_arn = f"arn:aws-us-gov:secretsmanager:{region}:{account}:secret:{spec.stack}-munge-key-0a1b2c3-AbCdEf"
     return slurm.DeployValues(
         head_address="255.255.255.255",
@@ -39,9 +39,9 @@ def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
 @rule
 def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
     """The head's and the compute nodes' cloud-init, rendered as the AWS components will, fit in EC2 user data."""
-    training = spec.training
-    if spec.cloud != "aws" or training is None or training.scheduler.kind != "slurm":
+    if spec.cloud != "aws" or not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
         return
+    training = spec.training
     values = aws_deploy_values(spec)
     try:
         head = slurm.head_cloud_init(spec, values)

@@ -57,7 +57,7 @@ def test_more_nodes_update_the_group_in_place_and_leave_data_alone() -> None:
 def test_persistent_2_to_1_replaces_the_protected_lustre_and_is_blocked() -> None:
     code, document, _, stderr = diff(
         "aws-training",
-        "training.storage.lustre.deploymentType=PERSISTENT_1",
+        "training.storage.lustre.tier=PERSISTENT_1",
         "training.storage.lustre.throughputPerTiB=200",
     )
     assert code == 1

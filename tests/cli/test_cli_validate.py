@@ -163,7 +163,7 @@ PATHS = st.sampled_from(
         "training.nodes.instanceType",
         "training.nodes.capacity",
         "training.storage.lustre.capacityGiB",
-        "training.storage.lustre.deploymentType",
+        "training.storage.lustre.tier",
         "training.storage.datasets.uri",
         "training.network.vpcCidr",
         "training.scheduler.partitions",

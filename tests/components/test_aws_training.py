@@ -318,13 +318,13 @@ def test_lustre_settings() -> None:
         ((), 0),
         (
             (
-                "training.storage.lustre.deploymentType=PERSISTENT_1",
+                "training.storage.lustre.tier=PERSISTENT_1",
                 "training.storage.lustre.throughputPerTiB=200",
                 "training.storage.lustre.capacityGiB=4800",
             ),
             0,
         ),
-        (("training.storage.lustre.deploymentType=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null"), None),
+        (("training.storage.lustre.tier=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null"), None),
     ],
 )
 def test_lustre_linked_to_s3_has_no_backups_but_logs_repository_errors(overrides, backup_days) -> None:
@@ -396,7 +396,7 @@ def test_existing_datasets_bucket_is_referenced_not_created() -> None:
 
 
 def test_scratch_file_system_uses_the_legacy_import_path() -> None:
-    cap = stack("training.storage.lustre.deploymentType=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null")
+    cap = stack("training.storage.lustre.tier=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null")
     lustre = cap.one(LUSTRE).inputs
     assert lustre["importPath"] == "s3://acme-train-datasets"
     assert "perUnitStorageThroughput" not in lustre and "kmsKeyId" not in lustre

@@ -66,7 +66,7 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "training, AWS Batch": ("aws-training", ("training.scheduler.kind=managed",)),
     "training, scratch Lustre (legacy import path)": (
         "aws-training",
-        ("training.storage.lustre.deploymentType=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null"),
+        ("training.storage.lustre.tier=SCRATCH_2", "training.storage.lustre.throughputPerTiB=null"),
     ),
     "training, Capacity Block": ("aws-training", CAPACITY_BLOCK),
     "training, no scheduler": ("aws-training", ("training.scheduler.kind=none",)),

@@ -309,7 +309,7 @@ def test_serving_subnets_stay_in_their_zones_when_the_replica_type_changes() -> 
 REPLACING = [
     pytest.param(
         "aws-training",
-        ("training.storage.lustre.deploymentType=PERSISTENT_1", "training.storage.lustre.throughputPerTiB=200"),
+        ("training.storage.lustre.tier=PERSISTENT_1", "training.storage.lustre.throughputPerTiB=200"),
         {(LUSTRE, "deploymentType")},
         id="Lustre PERSISTENT_2 -> PERSISTENT_1",
     ),

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from accelstack.cli import app
 from accelstack.spec.loader import load_stack
+from accelstack.spec.models import ServingStack, TrainingStack
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -90,8 +91,8 @@ def test_advise_points_at_the_finetune_stack(run) -> None:
 
 def test_finetune_example_stack_is_one_spot_node_without_lustre() -> None:
     spec = load_stack(REPO / "stacks" / "Pulumi.aws-finetune.yaml")
+    assert isinstance(spec, TrainingStack)
     training = spec.training
-    assert training is not None
     assert training.nodes.count == 1 and training.nodes.capacity == "spot"
     assert training.storage.lustre is None
     assert training.storage.checkpoints is not None and training.storage.checkpoints.uri.startswith("s3://")
@@ -102,7 +103,7 @@ def test_size_serving_backlog_is_the_target_the_serving_stack_deploys(run) -> No
     from accelstack.planner.serving_plan import plan_serving
 
     spec = load_stack(REPO / "stacks" / "Pulumi.aws-serving.yaml", ["serving.model.adapters=[]"])
-    assert spec.serving is not None
+    assert isinstance(spec, ServingStack)
     result = run("size", "serving", "--model", "llama-3.1-8b", "--instance-type", "g6e.xlarge",
                  "--context", "16384", "--json")  # fmt: skip
     assert result.exit_code == 0, result.output

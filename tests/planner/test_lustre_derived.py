@@ -107,7 +107,7 @@ def test_stated_values_are_kept_even_when_a_cheaper_one_exists_and_still_validat
 
 def test_scratch_gets_capacity_only():
     """SCRATCH_2 has a fixed 200 MB/s/TiB baseline: 1097.5 / 200 x 1024 = 5619 GiB > 4607.8 -> 7200 GiB."""
-    setting = tp.lustre_setting(training_of("training.storage.lustre.deploymentType=SCRATCH_2", *OMITTED))
+    setting = tp.lustre_setting(training_of("training.storage.lustre.tier=SCRATCH_2", *OMITTED))
     assert (setting.capacity_gib, setting.throughput_per_tib, setting.tier_derived) == (7200, None, False)
 
 

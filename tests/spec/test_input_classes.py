@@ -135,7 +135,7 @@ def scratch(capacity: str, **extra) -> dict:
     return {
         "training.model": DELETE,
         "training.storage.datasets.sizeGiB": DELETE,
-        "training.storage.lustre": {"deploymentType": "SCRATCH_2", "capacityGiB": 1200, "importPath": "/datasets"},
+        "training.storage.lustre": {"tier": "SCRATCH_2", "capacityGiB": 1200, "importPath": "/datasets"},
         "training.nodes": {"instanceType": "p4d.24xlarge", "count": 4, "capacity": capacity},
         **extra,
     }
@@ -143,15 +143,15 @@ def scratch(capacity: str, **extra) -> dict:
 
 @pytest.mark.parametrize("kind", ["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1"])
 def test_spot_with_checkpoints_on_lustre_that_never_reach_the_bucket_is_refused(kind):
-    lustre = {"deploymentType": kind, "capacityGiB": 2400 if kind != "SCRATCH_1" else 3600, "importPath": "/"}
+    lustre = {"tier": kind, "capacityGiB": 2400 if kind != "SCRATCH_1" else 3600, "importPath": "/"}
     raw = edited(training_raw(), {**scratch("spot"), "training.storage.lustre": lustre})
-    [(level, message)] = at(all_problems(raw), "training.storage.lustre.deploymentType")
+    [(level, message)] = at(all_problems(raw), "training.storage.lustre.tier")
     assert level is E and "never copied to s3://acme-train-checkpoints" in message and "use PERSISTENT_2" in message
 
 
 def test_on_demand_with_unexported_checkpoints_is_warned():
     problems = all_problems(edited(training_raw(), scratch("on-demand")))
-    assert [lvl for lvl, _ in at(problems, "training.storage.lustre.deploymentType")] == [W]
+    assert [lvl for lvl, _ in at(problems, "training.storage.lustre.tier")] == [W]
 
 
 def test_the_export_table_matches_what_the_component_links():
@@ -225,8 +225,8 @@ def test_provider_region_must_match_account_region(tmp_path):
     [
         ({"training.nodes.instanceType": "p5.48xlarg"}, "training.nodes.instanceType", "'p5.48xlarge'"),
         ({"training.nodes.instanceType": "P5.48XLARGE"}, "training.nodes.instanceType", "'p5.48xlarge'"),
-        ({"training.storage.lustre.deploymentType": "persistent_2"}, "training.storage.lustre.deploymentType", "'PERSISTENT_2'"),
-        ({"account.region": "us-east1", "separation.allowedRegions": DELETE, "training.storage.lustre.deploymentType": "PERSISTENT_2"},
+        ({"training.storage.lustre.tier": "persistent_2"}, "training.storage.lustre.tier", "'PERSISTENT_2'"),
+        ({"account.region": "us-east1", "separation.allowedRegions": DELETE, "training.storage.lustre.tier": "PERSISTENT_2"},
          "account.region", "'us-east-1'"),
         ({"training.nodes.capacity": "Spot"}, "training.nodes.capacity", "'spot'"),
         ({"training.scheduler.kind": "slrum"}, "training.scheduler.kind", "'slurm'"),

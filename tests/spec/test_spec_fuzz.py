@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spec_helpers import DELETE, edited, training_raw
 
-from accelstack.spec import StackSpec, parse_spec, spec_warnings
+from accelstack.spec import parse_spec, spec_warnings
 from accelstack.spec.loader import apply_overrides, read_stack_file
+from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.problems import SpecError
 
 # ~200 examples keep the unit suite fast; ACCELSTACK_FUZZ_EXAMPLES=5000 for a longer hunt.
@@ -81,7 +82,7 @@ def _assert_spec_or_spec_error(raw: dict[str, Any]) -> None:
             assert isinstance(problem.path, str) and problem.path.strip(), problem
             assert isinstance(problem.message, str) and problem.message.strip(), problem
         return
-    assert isinstance(spec, StackSpec)
+    assert isinstance(spec, TrainingStack | ServingStack)
     for warning in spec_warnings(spec):
         assert warning.path and warning.message
 

@@ -10,6 +10,7 @@ import pytest
 from spec_helpers import DELETE, TRAINING_STACK, all_problems, edited, training_raw
 
 from accelstack.spec import load_stack, spec_warnings
+from accelstack.spec.models import TrainingStack
 from accelstack.spec.problems import Level
 
 E, W = Level.ERROR, Level.WARNING
@@ -19,7 +20,7 @@ ONE_PARTITION = [{"name": "gpu", "maxTime": "UNLIMITED", "default": True}]
 
 def test_shipped_training_stack_is_valid_without_warnings():
     spec = load_stack(TRAINING_STACK)
-    assert spec.training is not None and spec.training.nodes.instance_type == "p5.48xlarge"
+    assert isinstance(spec, TrainingStack) and spec.training.nodes.instance_type == "p5.48xlarge"
     assert spec_warnings(spec) == []
 
 
@@ -33,27 +34,27 @@ VALID = {
     "scratch2-smallest": {
         **UNSIZED,
         **NO_CHECKPOINTS,
-        "training.storage.lustre": {"deploymentType": "SCRATCH_2", "capacityGiB": 1200, "importPath": "/datasets"},
+        "training.storage.lustre": {"tier": "SCRATCH_2", "capacityGiB": 1200, "importPath": "/datasets"},
     },
     "scratch1-root-import": {
         **UNSIZED,
         **NO_CHECKPOINTS,
-        "training.storage.lustre": {"deploymentType": "SCRATCH_1", "capacityGiB": 3600, "importPath": "/"},
+        "training.storage.lustre": {"tier": "SCRATCH_1", "capacityGiB": 3600, "importPath": "/"},
     },
     "scratch1-2400": {
         **UNSIZED,
         **NO_CHECKPOINTS,
-        "training.storage.lustre": {"deploymentType": "SCRATCH_1", "capacityGiB": 2400, "importPath": "/"},
+        "training.storage.lustre": {"tier": "SCRATCH_1", "capacityGiB": 2400, "importPath": "/"},
     },
     "persistent1-tier": {
         **UNSIZED,
         **NO_CHECKPOINTS,
-        "training.storage.lustre": {"deploymentType": "PERSISTENT_1", "capacityGiB": 2400, "throughputPerTiB": 100},
+        "training.storage.lustre": {"tier": "PERSISTENT_1", "capacityGiB": 2400, "throughputPerTiB": 100},
     },
     "persistent1-default-tier": {
         **UNSIZED,
         **NO_CHECKPOINTS,
-        "training.storage.lustre": {"deploymentType": "PERSISTENT_1", "capacityGiB": 1200},
+        "training.storage.lustre": {"tier": "PERSISTENT_1", "capacityGiB": 1200},
     },
     "persistent2-top-tier": {
         **UNSIZED,
@@ -204,7 +205,7 @@ INVALID = {
         "not one of separation.servingAccounts",
     ),
     "artifact-reader-format": ({"training.artifactReaders": ["x"]}, "training.artifactReaders.0", E, "12 digits"),
-    "cloud-without-components": ({"cloud": "gcp"}, "cloud", E, "supported: aws"),
+    "cloud-not-registered": ({"cloud": "gcpp"}, "cloud", E, "is not a registered cloud; registered: aws"),
     # instances, EFA, capacity
     "instance-unknown": (
         {f"{NODES}.instanceType": "p3.16xlarge"},
@@ -317,13 +318,13 @@ INVALID = {
     ),
     "p2-capacity-600": ({f"{LUSTRE}.capacityGiB": 600}, f"{LUSTRE}.capacityGiB", E, "1200 or a multiple of 2400"),
     "s1-capacity-step": (
-        {LUSTRE: {"deploymentType": "SCRATCH_1", "capacityGiB": 4800, "importPath": "/"}},
+        {LUSTRE: {"tier": "SCRATCH_1", "capacityGiB": 4800, "importPath": "/"}},
         f"{LUSTRE}.capacityGiB",
         E,
         "allowed: 1200, 2400 or a multiple of 3600 GiB",
     ),
     "s2-capacity-step": (
-        {LUSTRE: {"deploymentType": "SCRATCH_2", "capacityGiB": 3600}},
+        {LUSTRE: {"tier": "SCRATCH_2", "capacityGiB": 3600}},
         f"{LUSTRE}.capacityGiB",
         E,
         "not a valid SCRATCH_2 size",
@@ -336,25 +337,25 @@ INVALID = {
     ),
     "p2-tier": ({f"{LUSTRE}.throughputPerTiB": 300}, f"{LUSTRE}.throughputPerTiB", E, "allowed: 125, 250, 500, 1000"),
     "p1-tier": (
-        {LUSTRE: {"deploymentType": "PERSISTENT_1", "capacityGiB": 2400, "throughputPerTiB": 250}},
+        {LUSTRE: {"tier": "PERSISTENT_1", "capacityGiB": 2400, "throughputPerTiB": 250}},
         f"{LUSTRE}.throughputPerTiB",
         E,
         "allowed: 50, 100, 200",
     ),
     "scratch-tier": (
-        {LUSTRE: {"deploymentType": "SCRATCH_2", "capacityGiB": 1200, "throughputPerTiB": 200}},
+        {LUSTRE: {"tier": "SCRATCH_2", "capacityGiB": 1200, "throughputPerTiB": 200}},
         f"{LUSTRE}.throughputPerTiB",
         E,
         "SCRATCH_2 has no throughput tiers",
     ),
     "deployment-type": (
-        {f"{LUSTRE}.deploymentType": "PERSISTENT_3"},
-        f"{LUSTRE}.deploymentType",
+        {f"{LUSTRE}.tier": "PERSISTENT_3"},
+        f"{LUSTRE}.tier",
         E,
         "allowed: SCRATCH_1, SCRATCH_2, PERSISTENT_1, PERSISTENT_2",
     ),
     "s1-dra": (
-        {LUSTRE: {"deploymentType": "SCRATCH_1", "capacityGiB": 3600}},
+        {LUSTRE: {"tier": "SCRATCH_1", "capacityGiB": 3600}},
         f"{LUSTRE}.importPath",
         E,
         "set importPath: / or use SCRATCH_2 or PERSISTENT_2",
@@ -539,14 +540,19 @@ def test_errors_are_all_reported_at_once():
     raw = edited(
         training_raw(),
         {
-            "account.id": "1",
+            "account.deployRole": "arn:aws:iam::999999999999:role/accelstack-deploy",
             f"{LUSTRE}.capacityGiB": 1000,
             f"{LUSTRE}.throughputPerTiB": 300,
             f"{NODES}.reservationId": "x",
         },
     )
     paths = {p.path for p in all_problems(raw)}
-    assert {"account.id", f"{LUSTRE}.capacityGiB", f"{LUSTRE}.throughputPerTiB", f"{NODES}.reservationId"} <= paths
+    assert {
+        "account.deployRole",
+        f"{LUSTRE}.capacityGiB",
+        f"{LUSTRE}.throughputPerTiB",
+        f"{NODES}.reservationId",
+    } <= paths
 
 
 def test_warnings_become_errors_when_strict():

@@ -71,7 +71,7 @@ INVALID = {
         ["cannot hold the 5000 GiB dataset + 20% headroom = 6000 GiB", "size is 7200 GiB"],
     ),
     "scratch-steps": (
-        {LUSTRE: {"deploymentType": "SCRATCH_1", "capacityGiB": 3600, "importPath": "/"}, f"{DATA}.sizeGiB": 4000},
+        {LUSTRE: {"tier": "SCRATCH_1", "capacityGiB": 3600, "importPath": "/"}, f"{DATA}.sizeGiB": 4000},
         f"{LUSTRE}.capacityGiB", E, ["the smallest valid SCRATCH_1 size is 7200 GiB"],
     ),
     "slow-tier-for-300s": (
@@ -88,13 +88,13 @@ INVALID = {
          "no PERSISTENT_2 tier at 4800 GiB does", "capacityGiB: 12000 at 1000 MB/s/TiB"],
     ),
     "scratch-names-capacity": (
-        {LUSTRE: {"deploymentType": "SCRATCH_2", "capacityGiB": 4800, "importPath": "/datasets"}},
+        {LUSTRE: {"tier": "SCRATCH_2", "capacityGiB": 4800, "importPath": "/datasets"}},
         f"{LUSTRE}.capacityGiB", W,
         ["takes 1053.6 s at 4800 GiB x baseline MB/s/TiB", "over the 900 s target", "only more capacity writes faster",
          "capacityGiB: 7200 at baseline MB/s/TiB (702.4 s, $1,008/month, +$336/month)"],
     ),
     "unpriced-tier-still-warns": (
-        {LUSTRE: {"deploymentType": "PERSISTENT_1", "capacityGiB": 4800, "throughputPerTiB": 200}},
+        {LUSTRE: {"tier": "PERSISTENT_1", "capacityGiB": 4800, "throughputPerTiB": 200}},
         f"{LUSTRE}.throughputPerTiB", W, ["(no known price)", "no PERSISTENT_1 tier at 4800 GiB does"],
     ),
 }  # fmt: skip

@@ -33,6 +33,7 @@ CATALOG = Catalog(
         )
         for name, kind in catalog.LUSTRE_DEPLOYMENT_TYPES.items()
     },
+    default_parallel_fs="PERSISTENT_2",
 )
 
 PRICES = Prices(
@@ -67,4 +68,5 @@ AWS = Cloud(
         "lustre_default_quota_gib": catalog.LUSTRE_DEFAULT_QUOTA_GIB,
     },
     components="accelstack.components.aws",
+    rules=("accelstack.clouds.aws.rules", "accelstack.clouds.aws.serving_rules"),
 )

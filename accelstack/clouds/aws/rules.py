@@ -1,7 +1,8 @@
 """AWS rules: what EC2, FSx, S3 and IAM would reject at create time, checked before anything exists.
 
 One small function per rule; each docstring names the AWS documentation it mirrors. The limits
-themselves are data in `accelstack.clouds.aws.catalog`.
+themselves are data in `accelstack.clouds.aws.catalog`. These rules run for aws stacks only: the AWS
+registration names this module (`Cloud.rules`), so no rule asks which cloud a stack is on.
 """
 
 from __future__ import annotations
@@ -12,57 +13,12 @@ import re
 from collections.abc import Iterator
 
 from accelstack.clouds.aws import catalog as tables
-from accelstack.spec.models import LustreSpec, StackSpec
+from accelstack.spec.accounts import AwsAccount
+from accelstack.spec.models import LustreSpec, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.validators import bucket_of, path_within, rule
 
-
-def _aws(spec: StackSpec) -> bool:
-    return spec.cloud == "aws"
-
-
-def _aws_training(spec: StackSpec) -> bool:
-    return spec.cloud == "aws" and spec.training is not None
-
-
 # --- accounts, regions, IAM ---------------------------------------------------------------------
-
-
-@rule
-def account_id_format(spec: StackSpec) -> Iterator[Problem]:
-    """AWS account ids are exactly 12 digits (Account Management reference, "View account identifiers").
-    Quote them in YAML: an unquoted id with a leading zero is read as a number."""
-    if _aws(spec) and not tables.ACCOUNT_ID.match(spec.account.id):
-        yield Problem("account.id", f"{spec.account.id!r} is not an AWS account id (12 digits, quoted in YAML)")
-
-
-@rule
-def separation_account_ids_format(spec: StackSpec) -> Iterator[Problem]:
-    """Every account named in `separation` is a 12-digit AWS account id."""
-    if not _aws(spec):
-        return
-    for key, accounts in (
-        ("trainingAccounts", spec.separation.training_accounts),
-        ("servingAccounts", spec.separation.serving_accounts),
-    ):
-        for index, account in enumerate(accounts):
-            if not tables.ACCOUNT_ID.match(account):
-                yield Problem(f"separation.{key}.{index}", f"{account!r} is not an AWS account id (12 digits)")
-
-
-@rule
-def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
-    """Model artifacts are shared read-only with serving accounts only (the separation contract)."""
-    if not _aws_training(spec):
-        return
-    assert spec.training is not None
-    serving = spec.separation.serving_accounts
-    for index, account in enumerate(spec.training.artifact_readers):
-        path = f"training.artifactReaders.{index}"
-        if not tables.ACCOUNT_ID.match(account):
-            yield Problem(path, f"{account!r} is not an AWS account id (12 digits)")
-        elif account not in serving:
-            yield Problem(path, f"{account} is not one of separation.servingAccounts ({', '.join(serving)})")
 
 
 def _region_problem(region: str) -> tuple[str, Level] | None:
@@ -81,8 +37,6 @@ def _region_problem(region: str) -> tuple[str, Level] | None:
 @rule
 def region_name(spec: StackSpec) -> Iterator[Problem]:
     """Region names follow `area-direction-N` and must be a Region AWS has (General Reference, "AWS Regions")."""
-    if not _aws(spec):
-        return
     found = _region_problem(spec.account.region)
     if found:
         yield Problem("account.region", *found)
@@ -96,8 +50,9 @@ def region_name(spec: StackSpec) -> Iterator[Problem]:
 def deploy_role_arn(spec: StackSpec) -> Iterator[Problem]:
     """deployRole is an IAM role ARN (IAM User Guide, "IAM identifiers") in the stack's own account
     and the Region's partition; assuming a role elsewhere would deploy into the wrong account."""
-    role = spec.account.deploy_role
-    if not _aws(spec) or role is None:
+    account = spec.account
+    role = account.deploy_role if isinstance(account, AwsAccount) else None
+    if role is None:
         return
     match = tables.IAM_ROLE_ARN.match(role)
     if match is None:
@@ -106,10 +61,10 @@ def deploy_role_arn(spec: StackSpec) -> Iterator[Problem]:
             f"{role!r} is not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<name>)",
         )
         return
-    if match["account"] != spec.account.id:
+    if match["account"] != account.account_id:
         yield Problem(
             "account.deployRole",
-            f"role is in account {match['account']}, but the stack deploys to account.id {spec.account.id}",
+            f"role is in account {match['account']}, but the stack deploys to account.id {account.account_id}",
         )
     partition = tables.REGIONS.get(spec.account.region)
     if partition and match["partition"] != partition:
@@ -125,9 +80,8 @@ def deploy_role_arn(spec: StackSpec) -> Iterator[Problem]:
 @rule
 def training_instance_known(spec: StackSpec) -> Iterator[Problem]:
     """Only instance types in the accelerated-instance table are sized and wired (EFA, drivers)."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     itype = spec.training.nodes.instance_type
     if itype not in tables.ACCELERATED_INSTANCES:
         yield Problem(
@@ -141,9 +95,8 @@ def training_instance_known(spec: StackSpec) -> Iterator[Problem]:
 def multi_node_needs_efa(spec: StackSpec) -> Iterator[Problem]:
     """Tightly coupled multi-node training needs EFA (EFA user guide, "Supported instance types"):
     NCCL over plain TCP is an order of magnitude slower."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     nodes = spec.training.nodes
     itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
     if itype is not None and nodes.count > 1 and not itype.has_fabric:
@@ -161,9 +114,8 @@ def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
     Capacity Block (EC2 User Guide, "Capacity Blocks for ML") or, with capacity: on-demand, an
     On-Demand Capacity Reservation ("Use Capacity Reservations"; launches target it by id). Spot
     Instances cannot launch into a capacity reservation."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     nodes = spec.training.nodes
     if nodes.reservation_id is not None and not tables.CAPACITY_RESERVATION_ID.match(nodes.reservation_id):
         yield Problem(
@@ -188,9 +140,8 @@ def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
 def capacity_block_instance_type(spec: StackSpec) -> Iterator[Problem]:
     """Capacity Blocks are sold for a fixed list of instance types (EC2 User Guide, "Capacity Blocks
     for ML", supported instance types)."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     nodes = spec.training.nodes
     if (
         nodes.capacity == "capacity-block"
@@ -207,9 +158,8 @@ def capacity_block_instance_type(spec: StackSpec) -> Iterator[Problem]:
 @rule
 def capacity_block_count(spec: StackSpec) -> Iterator[Problem]:
     """A Capacity Block holds 1 to 64 instances (EC2 User Guide, "Capacity Blocks for ML")."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     nodes = spec.training.nodes
     if nodes.capacity == "capacity-block" and nodes.count > tables.CAPACITY_BLOCK_MAX_INSTANCES:
         yield Problem(
@@ -224,9 +174,8 @@ def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
     """A Capacity Block or On-Demand Capacity Reservation is reserved in ONE Availability Zone and its
     instances launch only there (EC2 User Guide, "Capacity Blocks for ML", "Capacity Reservations");
     the cluster subnet must be in that zone, and a new VPC cannot guess it."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     nodes, network = spec.training.nodes, spec.training.network
     reserved = nodes.capacity == "capacity-block" or nodes.reservation_id is not None
     if reserved and not network.existing and not network.availability_zone:
@@ -246,9 +195,8 @@ def managed_scheduler_and_capacity_block(spec: StackSpec) -> Iterator[Problem]:
     Instance configuration)"), so the capacity-block market type never reaches the instances and the
     jobs do not run in the purchased block. Whether Batch keeps the template's capacity reservation
     target for an On-Demand Capacity Reservation is not documented."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     nodes = spec.training.nodes
     if spec.training.scheduler.kind != "managed":
         return
@@ -274,9 +222,8 @@ def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
     InsufficientInstanceCapacity, on-demand and spot alike (spot draws on the same spare capacity,
     and one cluster placement group must fit every node); AWS sells them as Capacity Blocks (EC2 User
     Guide, "Capacity Blocks for ML") and On-Demand Capacity Reservations."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     nodes = spec.training.nodes
     itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
     if (
@@ -303,9 +250,8 @@ INSTANCE_TYPE_NAME = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 def head_node_instance_type_format(spec: StackSpec) -> Iterator[Problem]:
     """The Slurm head is a general-purpose instance (any type EC2 has); offline only its shape can be
     checked, which catches a missing size or a stray character before RunInstances does."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     itype = spec.training.scheduler.head_node.instance_type
     if spec.training.scheduler.kind == "slurm" and not INSTANCE_TYPE_NAME.match(itype):
         yield Problem(
@@ -318,72 +264,32 @@ def head_node_instance_type_format(spec: StackSpec) -> Iterator[Problem]:
 
 
 def _lustre(spec: StackSpec) -> tuple[LustreSpec, tables.LustreDeploymentType] | None:
-    if not _aws_training(spec):
+    """The file system and its FSx deployment type (`lustre.tier`); an unknown tier is reported by
+    accelstack.spec.validators.parallel_fs_tier_known."""
+    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
         return None
-    assert spec.training is not None
     lustre = spec.training.storage.lustre
-    if lustre is None:
-        return None
-    kind = tables.LUSTRE_DEPLOYMENT_TYPES.get(lustre.deployment_type)
+    kind = tables.LUSTRE_DEPLOYMENT_TYPES.get(lustre.tier or "")
     return (lustre, kind) if kind is not None else None
 
 
 @rule
-def lustre_deployment_type(spec: StackSpec) -> Iterator[Problem]:
-    """FSx CreateFileSystem `LustreConfiguration.DeploymentType` values."""
-    if not _aws_training(spec):
-        return
-    assert spec.training is not None
-    lustre = spec.training.storage.lustre
-    if lustre is not None and lustre.deployment_type not in tables.LUSTRE_DEPLOYMENT_TYPES:
-        yield Problem(
-            "training.storage.lustre.deploymentType",
-            f"{lustre.deployment_type!r} is not an FSx for Lustre deployment type"
-            f"{did_you_mean(lustre.deployment_type, tables.LUSTRE_DEPLOYMENT_TYPES)}; allowed: "
-            f"{', '.join(tables.LUSTRE_DEPLOYMENT_TYPES)}",
-        )
-
-
-@rule
-def lustre_capacity_step(spec: StackSpec) -> Iterator[Problem]:
-    """FSx CreateFileSystem `StorageCapacity`: fixed steps per deployment type."""
+def lustre_within_default_quota(spec: StackSpec) -> Iterator[Problem]:
+    """FSx for Lustre's default storage quota per account and Region (Service Quotas); above it the
+    create fails until an increase is granted."""
     found = _lustre(spec)
     if found is None:
         return
     lustre, kind = found
-    if lustre.capacity_gib is None:
-        return  # the planner derives a valid step (accelstack.planner.training_plan.lustre_setting)
-    if not kind.capacity_allowed(lustre.capacity_gib):
-        yield Problem(
-            "training.storage.lustre.capacityGiB",
-            f"{lustre.capacity_gib} GiB is not a valid {kind.name} size; allowed: {kind.capacity_rule()}",
-        )
-    elif lustre.capacity_gib > tables.LUSTRE_DEFAULT_QUOTA_GIB:
+    if lustre.capacity_gib is None or not kind.capacity_allowed(lustre.capacity_gib):
+        return  # derived by the planner, or reported by parallel_fs_capacity_step
+    if lustre.capacity_gib > tables.LUSTRE_DEFAULT_QUOTA_GIB:
         yield Problem(
             "training.storage.lustre.capacityGiB",
             f"{lustre.capacity_gib} GiB is above the default FSx for Lustre storage quota "
             f"({tables.LUSTRE_DEFAULT_QUOTA_GIB} GiB per account and Region); request an increase first",
             Level.WARNING,
         )
-
-
-@rule
-def lustre_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
-    """FSx CreateFileSystem `PerUnitStorageThroughput`: persistent types take a fixed tier,
-    scratch types take none."""
-    found = _lustre(spec)
-    if found is None:
-        return
-    lustre, kind = found
-    path = "training.storage.lustre.throughputPerTiB"
-    tiers = ", ".join(str(t) for t in kind.throughput_tiers)
-    if not kind.throughput_tiers:
-        if lustre.throughput_per_tib is not None:
-            yield Problem(path, f"{kind.name} has no throughput tiers (scratch throughput is fixed); remove it")
-    elif lustre.throughput_per_tib is None:
-        return  # the planner derives the tier (accelstack.planner.training_plan.lustre_setting)
-    elif lustre.throughput_per_tib not in kind.throughput_tiers:
-        yield Problem(path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {kind.name} tier; allowed: {tiers}")
 
 
 @rule
@@ -431,11 +337,11 @@ def bucket_name_problem(name: str) -> str | None:
 
 def _s3_uris(spec: StackSpec) -> Iterator[tuple[str, str]]:
     """(config path, uri) of every object-store URI in the spec."""
-    if spec.training is not None:
+    if isinstance(spec, TrainingStack):
         yield "training.storage.datasets.uri", spec.training.storage.datasets.uri
         if spec.training.storage.checkpoints is not None:
             yield "training.storage.checkpoints.uri", spec.training.storage.checkpoints.uri
-    if spec.serving is not None:
+    else:
         yield "serving.model.weightsUri", spec.serving.model.weights_uri
         for index, adapter in enumerate(spec.serving.model.adapters):
             yield f"serving.model.adapters.{index}.uri", adapter.uri
@@ -444,7 +350,7 @@ def _s3_uris(spec: StackSpec) -> Iterator[tuple[str, str]]:
 @rule
 def training_storage_is_s3(spec: StackSpec) -> Iterator[Problem]:
     """On AWS, datasets and checkpoints live in S3 buckets this stack creates or links to FSx."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
     for path, uri in _s3_uris(spec):
         if path.startswith("training.") and not uri.startswith("s3://"):
@@ -454,8 +360,6 @@ def training_storage_is_s3(spec: StackSpec) -> Iterator[Problem]:
 @rule
 def s3_bucket_names(spec: StackSpec) -> Iterator[Problem]:
     """Bucket names in s3:// URIs obey the S3 naming rules (S3 User Guide, "General purpose bucket naming rules")."""
-    if not _aws(spec):
-        return
     for path, uri in _s3_uris(spec):
         if not uri.startswith("s3://"):
             continue
@@ -480,9 +384,8 @@ def training_vpc_has_room(spec: StackSpec) -> Iterator[Problem]:
     """A new training VPC must hold the cluster subnet (nodes, their ENIs and the Lustre servers'
     ENIs) plus the public/NAT subnet; AWS also reserves 5 addresses per subnet (VPC User Guide,
     "Subnet CIDR blocks")."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     network = spec.training.network
     if network.existing or network.vpc_cidr is None:
         return
@@ -501,9 +404,8 @@ def training_network_is_one_subnet(spec: StackSpec) -> Iterator[Problem]:
     placement group is in one zone (EFA User Guide, "EFA limitations"; EC2 User Guide, "Placement
     groups"), so the components take `subnetId`, never a list; a list would leave the cluster with
     no subnet at all."""
-    if not _aws_training(spec):
+    if not isinstance(spec, TrainingStack):
         return
-    assert spec.training is not None
     network = spec.training.network
     if network.subnet_ids is not None:
         example = f" (e.g. subnetId: {network.subnet_ids[0]})" if network.subnet_ids else ""
@@ -534,9 +436,9 @@ def _id_problems(path: str, ids: list[str], pattern: re.Pattern[str], kind: str,
 def network_ids_valid(spec: StackSpec) -> Iterator[Problem]:
     """VPC and subnet ids are `vpc-`/`subnet-` + 8 or 17 hex digits (EC2 API "Resource IDs"); a
     subnet listed twice counts once, so it cannot stand in for a second zone."""
-    if not _aws(spec):
-        return
-    side, network = ("training", spec.training.network) if spec.training else ("serving", spec.serving.network)  # type: ignore[union-attr]
+    side, network = (
+        ("training", spec.training.network) if isinstance(spec, TrainingStack) else ("serving", spec.serving.network)
+    )
     base = f"{side}.network"
     if network.vpc_id is not None and not tables.VPC_ID.match(network.vpc_id):
         yield Problem(f"{base}.vpcId", f"{network.vpc_id!r} is not a VPC id (e.g. vpc-0123456789abcdef0)")
@@ -563,7 +465,7 @@ def account_lists_have_no_duplicates(spec: StackSpec) -> Iterator[Problem]:
         ("separation.servingAccounts", spec.separation.serving_accounts),
         ("separation.allowedRegions", spec.separation.allowed_regions or []),
     ]
-    if spec.training is not None:
+    if isinstance(spec, TrainingStack):
         lists.append(("training.artifactReaders", spec.training.artifact_readers))
     for path, items in lists:
         seen: dict[str, int] = {}
@@ -578,18 +480,20 @@ def lustre_exports_checkpoints(spec: StackSpec) -> Iterator[Problem]:
     """Checkpoints on Lustre reach their bucket through a data repository association with automatic
     export, which accelstack links only on PERSISTENT_2 (accelstack.components.aws.storage). On other types the
     bucket named in checkpoints.uri would never receive a checkpoint, and a spot fleet counts on it."""
+    if not isinstance(spec, TrainingStack):
+        return
     found = _lustre(spec)
     if found is None:
         return
     lustre, kind = found
-    checkpoints = spec.training.storage.checkpoints  # type: ignore[union-attr]
+    checkpoints = spec.training.storage.checkpoints
     if checkpoints is None or not path_within(checkpoints.path, lustre.mount_path):
         return
     if kind.name in tables.CHECKPOINT_EXPORT_DEPLOYMENT_TYPES:
         return
-    spot = spec.training.nodes.capacity == "spot"  # type: ignore[union-attr]
+    spot = spec.training.nodes.capacity == "spot"
     yield Problem(
-        "training.storage.lustre.deploymentType",
+        "training.storage.lustre.tier",
         f"{kind.name} cannot export checkpoints: {checkpoints.path} is never copied to {checkpoints.uri} "
         f"(accelstack links checkpoints to S3 only on {', '.join(tables.CHECKPOINT_EXPORT_DEPLOYMENT_TYPES)})"
         + ("; spot capacity relies on that copy" if spot else "")
@@ -603,11 +507,13 @@ def lustre_checkpoint_link_paths(spec: StackSpec) -> Iterator[Problem]:
     """FSx refuses a data repository association whose file system path is the root, or the same as
     or nested in another association's (CreateDataRepositoryAssociation `FileSystemPath`): the
     checkpoints directory must be its own subdirectory, beside the dataset's."""
+    if not isinstance(spec, TrainingStack):
+        return
     found = _lustre(spec)
     if found is None:
         return
     lustre, kind = found
-    checkpoints = spec.training.storage.checkpoints  # type: ignore[union-attr]
+    checkpoints = spec.training.storage.checkpoints
     if checkpoints is None or kind.name not in tables.CHECKPOINT_EXPORT_DEPLOYMENT_TYPES:
         return
     if not path_within(checkpoints.path, lustre.mount_path):

@@ -2,7 +2,8 @@
 break the service's promise (answers while someone waits), checked before anything exists.
 
 GPU memory fit needs the planner's model sizing, so that rule lives in `accelstack.planner.rules`
-(a rule plug-in: the spec layer never imports the planner).
+(a rule plug-in: the spec layer never imports the planner). These rules run for aws stacks only: the
+AWS registration names this module (`Cloud.rules`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ import re
 from collections.abc import Iterator
 
 from accelstack.clouds.aws import catalog as tables
-from accelstack.spec.models import ServingSpec, StackSpec
+from accelstack.spec.models import ServingSpec, ServingStack, StackSpec
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.uris import split_bucket_uri
 from accelstack.spec.validators import rule
 
 
 def _serving(spec: StackSpec) -> ServingSpec | None:
-    return spec.serving if spec.cloud == "aws" and spec.serving is not None else None
+    return spec.serving if isinstance(spec, ServingStack) else None
 
 
 @rule

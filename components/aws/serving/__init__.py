@@ -31,7 +31,7 @@ from accelstack.components.aws.serving.user_data import (
     worker_environment,
 )
 from accelstack.planner.serving_plan import plan_serving
-from accelstack.spec import StackSpec
+from accelstack.spec.models import ServingStack
 
 __all__ = [
     "READY_HOOK",
@@ -48,13 +48,12 @@ class ServingService(pulumi.ComponentResource):
     # Set by identity.replica_role; the group and the launch hook wait for them.
     replica_role_policies: list[pulumi.Resource]
 
-    def __init__(self, spec: StackSpec, digest: str, opts: pulumi.ResourceOptions):
+    def __init__(self, spec: ServingStack, digest: str, opts: pulumi.ResourceOptions):
         super().__init__("accelstack:aws:ServingService", spec.stack, None, opts)
-        assert spec.serving is not None
         self.spec, self.serving = spec, spec.serving
         self.plan = plan_serving(spec.serving)
         self.region = spec.account.region
-        self.account_id = spec.account.id
+        self.account_id = spec.account.account_id
         self.partition = tables.REGIONS.get(self.region, "aws")
         self.tags = group_stack_tags(spec, digest)
         name = spec.stack

@@ -14,8 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
 from accelstack.components.slurm import aws_cli_function
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
-from accelstack.spec import StackSpec
-from accelstack.spec.models import ServingSpec
+from accelstack.spec.models import ServingSpec, ServingStack
 
 MODEL_DIR = "/opt/accelstack/models"
 
@@ -155,10 +154,9 @@ QUEUE_URL_PLACEHOLDERS = {"request_queue_url": "${REQUEST_QUEUE_URL}", "response
 REPLICA_USER_DATA_FILE = "replica-user-data.sh"
 
 
-def render_replica_artifacts(spec: StackSpec) -> dict[str, str]:
+def render_replica_artifacts(spec: ServingStack) -> dict[str, str]:
     """What `accelstack render` writes for a serving stack: the replica user data as it will boot,
     the queue URLs as `${NAME}` placeholders."""
-    assert spec.serving is not None
     serving = spec.serving
     script = replica_user_data(
         serving, plan_serving(serving), region=spec.account.region, group_name=replica_group_name(spec.stack),

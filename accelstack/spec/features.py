@@ -1,0 +1,137 @@
+"""Which config keys ask for which cloud capability: one neutral table, checked against `Cloud.features`.
+
+A stack that asks for something its cloud lacks (Slurm on a cloud with only a managed scheduler, spot
+capacity, a managed Lustre, a warm pool, ...) fails validation at the key that asks, with the clouds
+that have it (`accelstack.spec.validators.cloud_offers_what_the_stack_asks`). A new capability is a row
+here and a `Feature`; a new cloud lists the features it has and adds no branch anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from accelstack.clouds.base import Feature
+from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
+
+
+@dataclass(frozen=True)
+class FeatureUse:
+    path: str  # the config key that asks for the feature, where the error is reported
+    what: str  # the setting in words, as the user wrote it
+    feature: Feature
+    asks: Callable[[StackSpec], bool]
+    instead: str = ""  # how to do without, when there is a way
+
+
+def _training(test: Callable[[TrainingStack], bool]) -> Callable[[StackSpec], bool]:
+    return lambda spec: isinstance(spec, TrainingStack) and test(spec)
+
+
+def _serving(test: Callable[[ServingStack], bool]) -> Callable[[StackSpec], bool]:
+    return lambda spec: isinstance(spec, ServingStack) and test(spec)
+
+
+FEATURE_USES: tuple[FeatureUse, ...] = (
+    FeatureUse(
+        "training.scheduler.kind",
+        "scheduler kind slurm",
+        Feature.SLURM,
+        _training(lambda s: s.training.scheduler.kind == "slurm"),
+        "scheduler kind managed or none",
+    ),
+    FeatureUse(
+        "training.scheduler.kind",
+        "scheduler kind managed",
+        Feature.MANAGED_SCHEDULER,
+        _training(lambda s: s.training.scheduler.kind == "managed"),
+        "scheduler kind slurm or none",
+    ),
+    FeatureUse(
+        "training.nodes.count",
+        "more than one training node",
+        Feature.RDMA_FABRIC,
+        _training(lambda s: s.training.nodes.count > 1),
+        "count: 1",
+    ),
+    FeatureUse(
+        "training.nodes.capacity",
+        "capacity spot",
+        Feature.SPOT,
+        _training(lambda s: s.training.nodes.capacity == "spot"),
+        "capacity on-demand",
+    ),
+    FeatureUse(
+        "training.nodes.capacity",
+        "capacity capacity-block",
+        Feature.TIME_BOXED_RESERVATION,
+        _training(lambda s: s.training.nodes.capacity == "capacity-block"),
+        "capacity on-demand",
+    ),
+    FeatureUse(
+        "training.nodes.reservationId",
+        "a reservationId with capacity on-demand",
+        Feature.ON_DEMAND_RESERVATION,
+        _training(lambda s: s.training.nodes.capacity == "on-demand" and s.training.nodes.reservation_id is not None),
+        "remove reservationId",
+    ),
+    FeatureUse(
+        "training.storage.lustre",
+        "a parallel file system (training.storage.lustre)",
+        Feature.MANAGED_LUSTRE,
+        _training(lambda s: s.training.storage.lustre is not None),
+        "lustre: null (nodes read from object storage)",
+    ),
+    FeatureUse(
+        "training.storage.lustre.importPath",
+        "linking the dataset bucket into the file system (importPath)",
+        Feature.OBJECT_LINKED_FS,
+        _training(lambda s: s.training.storage.lustre is not None),
+    ),
+    FeatureUse(
+        "training.artifactReaders",
+        "artifactReaders (serving accounts reading published models)",
+        Feature.CROSS_ACCOUNT_ARTIFACTS,
+        _training(lambda s: bool(s.training.artifact_readers)),
+        "remove artifactReaders",
+    ),
+    FeatureUse(
+        "serving.replicas.capacity",
+        "capacity spot",
+        Feature.SPOT,
+        _serving(lambda s: s.serving.replicas.capacity == "spot"),
+        "capacity on-demand",
+    ),
+    FeatureUse(
+        "serving.admission",
+        "the admission queue in front of the replicas",
+        Feature.ADMISSION_QUEUE,
+        _serving(lambda s: True),
+    ),
+    FeatureUse(
+        "serving.admission.perClientRate",
+        "a per-client rate limit at the load balancer",
+        Feature.WAF_RATE_LIMIT,
+        _serving(lambda s: True),
+    ),
+    FeatureUse(
+        "serving.replicas",
+        "replicas scaling on the queue's backlog",
+        Feature.QUEUE_DEPTH_SCALING,
+        _serving(lambda s: True),
+    ),
+    FeatureUse(
+        "serving.replicas.warmPool",
+        "a warm pool of stopped replicas",
+        Feature.WARM_POOL,
+        _serving(lambda s: s.serving.replicas.warm_pool != 0),
+        "warmPool: 0",
+    ),
+    FeatureUse(
+        "serving.artifactAccount",
+        "artifactAccount (reading models from the training account)",
+        Feature.CROSS_ACCOUNT_ARTIFACTS,
+        _serving(lambda s: s.serving.artifact_account is not None),
+        "remove artifactAccount (weights in this account)",
+    ),
+)
