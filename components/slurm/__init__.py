@@ -19,7 +19,7 @@ Design (valid for Slurm 22.05 to 24.x):
   templates/spot-watcher.sh.j2).
 - Jobs' environment: `/etc/accelstack/training.env` (the planner's checkpoint interval, checkpoint
   directory and bucket, stack name; the same file and names as nodes without a scheduler get from
-  `accelstack.components.aws.training`) reaches every Slurm task through `TaskProlog`, and login shells through
+  the cloud's training component, `accelstack.components.node_environment`) reaches every Slurm task through `TaskProlog`, and login shells through
   profile.d.
 - Checkpoints on node-local disk (no Lustre to export them): restored from the bucket before slurmd
   starts, copied to it by a systemd timer, and once more by the spot watcher within the notice.
@@ -55,7 +55,7 @@ STATE_SAVE_LOCATION = "/var/spool/slurmctld"
 SLURMD_SPOOL_DIR = "/var/spool/slurmd"
 LOG_DIR = "/var/log/slurm"
 RUN_DIR = "/run"
-# ParallelCluster's default: schedulable memory is 95% of the EC2 figure, leaving the OS its share
+# ParallelCluster's default: schedulable memory is 95% of the catalog's figure, leaving the OS its share
 # (a node that reports less than RealMemory is refused as "Low RealMemory").
 SCHEDULABLE_MEMORY_FRACTION = 0.95
 SLURMD_TIMEOUT_SECONDS = 180
@@ -81,8 +81,8 @@ SYNC_PERIOD_CAP_SECONDS = 300
 SYNC_PERIOD_FLOOR_SECONDS = 60
 RESTORE_ATTEMPTS = 5
 
-# The jobs' environment: the same files as `accelstack.components.aws.training` writes on nodes without a
-# scheduler (tests keep the paths and variable names equal).
+# The jobs' environment: the same files as the cloud's training component writes on nodes without a
+# scheduler (`accelstack.components.node_environment`; tests keep the paths and variable names equal).
 TASK_PROLOG_PATH = "/etc/accelstack/slurm-task-prolog.sh"
 CHECKPOINT_SYNC_UNIT = "accelstack-checkpoint-sync"
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
+
+if TYPE_CHECKING:  # mypy checks the client against the contract
+    from accelstack.components.replica.queue_client import QueueClient
 
 try:  # on the replica
     from queue_worker import REQUEST_ID_ATTRIBUTE, Message  # type: ignore[import-not-found]
@@ -91,7 +94,7 @@ class SqsQueue:
             raise error
 
 
-def from_env(env: Mapping[str, str] = os.environ) -> SqsQueue:
+def from_env(env: Mapping[str, str] = os.environ) -> QueueClient:
     missing = [n for n in ("REQUEST_QUEUE_URL", "RESPONSE_QUEUE_URL") if not env.get(n)]
     if missing:
         raise SystemExit(f"queue worker: environment variable(s) {', '.join(missing)} not set")
