@@ -27,7 +27,7 @@ from accelstack.commands.common import (
 )
 
 PLACEHOLDER_NOTE = (
-    "${HEAD_ADDRESS}, ${LUSTRE_DNS}, ${LUSTRE_MOUNT_NAME}, ${MUNGE_KEY_COMMAND} and ${STATE_VOLUME_DEVICE} "
+    "${HEAD_ADDRESS}, ${LUSTRE_DNS}, ${LUSTRE_MOUNT_NAME}, ${MUNGE_KEY_SECRET} and ${STATE_VOLUME} "
     "are filled at deploy time from the stack's outputs"
 )
 SERVING_PLACEHOLDER_NOTE = "${REQUEST_QUEUE_URL} and ${RESPONSE_QUEUE_URL} are filled at deploy time from the queues"
@@ -44,7 +44,7 @@ def render_command(
     stack's replica user data."""
 
     from accelstack.components.aws.serving.user_data import render_replica_artifacts
-    from accelstack.components.slurm import render_all
+    from accelstack.components.slurm import nodes_for, render_all
     from accelstack.spec.models import ServingStack
 
     _, files = resolve_stacks([stack], False, project_dir)
@@ -59,7 +59,7 @@ def render_command(
             "render writes Slurm artifacts (kind: slurm)"
         )
     else:
-        artifacts, note = render_all(spec), PLACEHOLDER_NOTE
+        artifacts, note = render_all(spec, nodes_for(spec)), PLACEHOLDER_NOTE
     try:
         out.mkdir(parents=True, exist_ok=True)
         for filename, text in artifacts.items():

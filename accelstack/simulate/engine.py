@@ -70,7 +70,7 @@ class RequestQueue:
     def retire(self, replica: int, now: float, drain: float) -> float:
         """Stop giving the replica work (scale-in); returns when it can stop. The queue worker lets
         requests in flight finish for `drain` seconds, then releases the rest (visibility 0), which
-        other replicas receive at once (components/aws/replica/queue_worker.py)."""
+        other replicas receive at once (components/replica/queue_worker.py)."""
         self.alive[replica] = False
         deadline = now + drain
         running = [

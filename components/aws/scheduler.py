@@ -29,6 +29,7 @@ from accelstack.components.aws.handles import (
     TrainingHandles,
 )
 from accelstack.components.aws.kms import service_host
+from accelstack.components.aws.node_platform import AwsNodePlatform
 from accelstack.spec.models import TrainingStack
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
@@ -131,6 +132,7 @@ class SlurmCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         region = spec.account.region
         self._region = region
+        nodes = slurm.Nodes(AwsNodePlatform(region), ACCELERATED_INSTANCES.get(training.nodes.instance_type))
 
         # The key: random bytes kept in state as a secret (stable across `up`s), stored in Secrets
         # Manager under the stack key; nodes read it at boot with their role. Never in user data.
@@ -181,17 +183,17 @@ class SlurmCluster(pulumi.ComponentResource):
         )
         subnet = aws.ec2.get_subnet_output(id=handles.subnet_id, opts=pulumi.InvokeOptions(parent=self))
         address = subnet.cidr_block.apply(head_address)
-        munge_command = self.secret.arn.apply(lambda arn: slurm.aws_munge_key_command(arn, region))
         lustre_dns = handles.lustre_dns_name or pulumi.Output.from_input("")
         lustre_mount = handles.lustre_mount_name or pulumi.Output.from_input("")
 
-        head_user_data = pulumi.Output.all(munge_command, self.state_volume.id, lustre_dns, lustre_mount).apply(
+        head_user_data = pulumi.Output.all(self.secret.arn, self.state_volume.id, lustre_dns, lustre_mount).apply(
             lambda v: slurm.head_cloud_init(
                 spec,
+                nodes,
                 slurm.DeployValues(
                     head_address="",
-                    munge_key_command=v[0],
-                    state_device=slurm.aws_ebs_device(v[1]),
+                    munge_key_secret=v[0],
+                    state_volume=v[1],
                     lustre_dns_name=v[2],
                     lustre_mount_name=v[3],
                     checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
@@ -242,12 +244,13 @@ class SlurmCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
 
-        compute_user_data = pulumi.Output.all(self.head.private_ip, munge_command, lustre_dns, lustre_mount).apply(
+        compute_user_data = pulumi.Output.all(self.head.private_ip, self.secret.arn, lustre_dns, lustre_mount).apply(
             lambda v: slurm.compute_cloud_init(
                 spec,
+                nodes,
                 slurm.DeployValues(
                     head_address=v[0],
-                    munge_key_command=v[1],
+                    munge_key_secret=v[1],
                     lustre_dns_name=v[2],
                     lustre_mount_name=v[3],
                     # TrainingCluster's planner interval: the same number it exports as checkpointIntervalSeconds.

@@ -1,37 +1,41 @@
 """Cloud-neutral Slurm generation: slurm.conf, gres.conf, cgroup.conf, node cloud-init, spot watcher.
 
-Pure functions: a validated `StackSpec` plus plain strings in, text out (Jinja2 templates in
-`templates/`). Values only known at deploy time (head address, Lustre DNS, the secret holding the
-munge key, the state volume) come in a `DeployValues`; `DeployValues.placeholders()` renders them as
-`${NAME}` for `accelstack render`, and the cloud components fill them from Pulumi outputs.
+Pure functions: a validated `StackSpec`, the compute nodes (`Nodes`: the catalog's neutral
+`InstanceType` and the cloud's `NodePlatform`, which renders every cloud-specific shell command) and
+plain strings in, text out (Jinja2 templates in `templates/`). Values only known at deploy time (head
+address, Lustre DNS, the secret holding the munge key, the state volume) come in a `DeployValues`;
+`DeployValues.placeholders()` renders them as `${NAME}` for `accelstack render`, and the cloud
+components fill them from Pulumi outputs. `nodes_for(spec)` finds the instance type and platform
+through the cloud registry.
 
 Design (valid for Slurm 22.05 to 24.x):
 - Compute nodes are dynamic (`slurmd -Z --conf "..."`) and configless (`--conf-server`): slurm.conf
   names no compute node, partitions take nodes through `NodeSet ... Feature=`; resizing the node
   group never regenerates anything.
-- The munge key is never rendered: nodes run `munge_key_command` at boot (AWS: Secrets Manager with
-  the instance role) and write it 0400 owned by munge.
+- The munge key is never rendered: nodes fetch it at boot with the platform's secret command (AWS:
+  Secrets Manager with the instance role) and write it 0400 owned by munge.
 - Spot: `JobRequeue=1` requeues batch jobs of nodes that fail; the node-side watcher turns the
-  2-minute notice into drain + checkpoint signal + requeue (see templates/spot-watcher.sh.j2).
+  platform's preemption notice (EC2: 2 minutes) into drain + checkpoint signal + requeue (see
+  templates/spot-watcher.sh.j2).
 - Jobs' environment: `/etc/accelstack/training.env` (the planner's checkpoint interval, checkpoint
   directory and bucket, stack name; the same file and names as nodes without a scheduler get from
-  `accelstack.components.aws.training`) reaches every Slurm task through `TaskProlog`, and login shells through
+  the cloud's training component, `accelstack.components.node_environment`) reaches every Slurm task through `TaskProlog`, and login shells through
   profile.d.
 - Checkpoints on node-local disk (no Lustre to export them): restored from the bucket before slurmd
-  starts, copied to it by a systemd timer, and once more by the spot watcher in the 2-minute window.
+  starts, copied to it by a systemd timer, and once more by the spot watcher within the notice.
   Copies never delete in the bucket.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES, InstanceType
+from accelstack.clouds import registry
+from accelstack.clouds.base import InstanceType
 from accelstack.components.node_environment import (  # the Slurm artifacts write the node environment too
     NODE_ENVIRONMENT_FILE,
     NODE_ENVIRONMENT_PROFILE,
@@ -39,6 +43,7 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     environment_profile,
     node_environment,
 )
+from accelstack.components.node_platform import NodeFact, NodePlatform, node_platform_for
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec, TrainingStack
 
@@ -50,14 +55,11 @@ STATE_SAVE_LOCATION = "/var/spool/slurmctld"
 SLURMD_SPOOL_DIR = "/var/spool/slurmd"
 LOG_DIR = "/var/log/slurm"
 RUN_DIR = "/run"
-# ParallelCluster's default: schedulable memory is 95% of the EC2 figure, leaving the OS its share
+# ParallelCluster's default: schedulable memory is 95% of the catalog's figure, leaving the OS its share
 # (a node that reports less than RealMemory is refused as "Low RealMemory").
 SCHEDULABLE_MEMORY_FRACTION = 0.95
 SLURMD_TIMEOUT_SECONDS = 180
 KILL_WAIT_SECONDS = 30
-# Spot notice to termination is 120 s: signal at once, requeue after 90 s (requeue sends SIGTERM and
-# waits KillWait, 30 s), so the job is gone before the instance is.
-CHECKPOINT_GRACE_SECONDS = 90
 CHECKPOINT_SIGNAL = "USR1"
 WATCHER_POLL_SECONDS = 5
 LUSTRE_MOUNT_OPTIONS = "noatime,flock"  # every Lustre client mount: Slurm, plain and Batch nodes
@@ -65,10 +67,9 @@ LUSTRE_MOUNT_OPTIONS = "noatime,flock"  # every Lustre client mount: Slurm, plai
 NODE_FEATURE = "compute"
 
 # Checkpoints on node-local disk: the watcher's grace is shorter so the final sync fits the window:
-# poll 5 s + grace 60 s + KillWait 30 s = 95 s, leaving >= 20 s of the 120 s (less a 5 s margin) to
-# upload what the periodic sync has not, usually only the checkpoint written on the signal.
-LOCAL_CHECKPOINT_GRACE_SECONDS = 60
-SPOT_NOTICE_SECONDS = 120
+# poll 5 s + grace + KillWait 30 s, leaving 20 s of the notice (less a 5 s margin) to upload what the
+# periodic sync has not, usually only the checkpoint written on the signal (EC2's 120 s: grace 60 s).
+FINAL_SYNC_BUDGET_SECONDS = 20
 FINAL_SYNC_MARGIN_SECONDS = 5
 # The watcher stops waiting for requeued jobs to exit this long before the deadline, to sync.
 FINAL_SYNC_MIN_SECONDS = 15
@@ -80,8 +81,8 @@ SYNC_PERIOD_CAP_SECONDS = 300
 SYNC_PERIOD_FLOOR_SECONDS = 60
 RESTORE_ATTEMPTS = 5
 
-# The jobs' environment: the same files as `accelstack.components.aws.training` writes on nodes without a
-# scheduler (tests keep the paths and variable names equal).
+# The jobs' environment: the same files as the cloud's training component writes on nodes without a
+# scheduler (`accelstack.components.node_environment`; tests keep the paths and variable names equal).
 TASK_PROLOG_PATH = "/etc/accelstack/slurm-task-prolog.sh"
 CHECKPOINT_SYNC_UNIT = "accelstack-checkpoint-sync"
 
@@ -106,10 +107,12 @@ class DeployValues:
     head_address: str = "${HEAD_ADDRESS}"
     lustre_dns_name: str = "${LUSTRE_DNS}"
     lustre_mount_name: str = "${LUSTRE_MOUNT_NAME}"
-    # Shell command printing the raw munge key on stdout, run as root on the node at boot.
-    munge_key_command: str = "${MUNGE_KEY_COMMAND}"
-    # Block device of the head node's slurmctld state volume.
-    state_device: str = "${STATE_VOLUME_DEVICE}"
+    # The cloud's reference to the secret holding the raw munge key (AWS: the Secrets Manager ARN),
+    # read by the platform's secret command as root on the node at boot.
+    munge_key_secret: str = "${MUNGE_KEY_SECRET}"
+    # The cloud's reference to the head node's slurmctld state volume (AWS: the EBS volume id); the
+    # platform gives its device path.
+    state_volume: str = "${STATE_VOLUME}"
     # The component's checkpoint interval (`TrainingHandles.checkpoint_interval_seconds`); None: the
     # planner's, computed here with the same function (`plan_training`), so render and deploy agree.
     checkpoint_interval_seconds: int | None = None
@@ -119,17 +122,21 @@ class DeployValues:
         return cls()
 
 
-def aws_munge_key_command(secret_id: str, region: str) -> str:
-    """Secrets Manager with the instance's role; the key is stored as SecretBinary (base64 in the CLI)."""
-    return (
-        f"aws secretsmanager get-secret-value --region {shlex.quote(region)} --secret-id {shlex.quote(secret_id)} "
-        "--query SecretBinary --output text | base64 -d"
-    )
+@dataclass(frozen=True)
+class Nodes:
+    """The compute nodes as the generator needs them: their machine type, as the cloud's catalog
+    describes it (None: a type the catalog does not list; no GPUs or memory figure are configured),
+    and the platform they boot on (every cloud-specific shell command)."""
+
+    platform: NodePlatform
+    instance: InstanceType | None
 
 
-def aws_ebs_device(volume_id: str) -> str:
-    """Nitro instances expose EBS volumes as NVMe; udev names them by volume id (without the dash)."""
-    return f"/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_{volume_id.replace('-', '')}"
+def nodes_for(spec: StackSpec) -> Nodes:
+    """The spec's compute nodes, from the registry: the cloud's catalog row and its node platform."""
+    training = _training(spec)
+    instance = registry.get(spec.cloud).catalog.instances.get(training.nodes.instance_type)
+    return Nodes(platform=node_platform_for(spec), instance=instance)
 
 
 @dataclass(frozen=True)
@@ -164,7 +171,7 @@ class ClusterLayout:
     checkpoints_uri: str | None
     # Checkpoints outside Lustre (node-local disk): synced to `checkpoints_uri` by the node itself.
     local_checkpoints_path: str | None
-    region: str
+    platform: NodePlatform
 
 
 def _training_stack(spec: StackSpec) -> TrainingStack:
@@ -189,9 +196,9 @@ def gpu_type(itype: InstanceType | None) -> str | None:
     return _feature_name(itype.accelerator)
 
 
-def layout(spec: StackSpec) -> ClusterLayout:
+def layout(spec: StackSpec, nodes: Nodes) -> ClusterLayout:
     training = _training(spec)
-    itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
+    itype = nodes.instance
     base = [NODE_FEATURE, _feature_name(training.nodes.instance_type.split(".", 1)[0])]
     if itype is not None:
         base.append(_feature_name(itype.accelerator))
@@ -221,10 +228,10 @@ def layout(spec: StackSpec) -> ClusterLayout:
     ):
         checkpoints_path = checkpoints.path
     elif checkpoints is not None:
-        if not checkpoints.uri.startswith("s3://"):
+        if not nodes.platform.is_object_uri(checkpoints.uri):
             raise ValueError(
                 f"training.storage.checkpoints.uri: {checkpoints.uri!r}: node-local checkpoints (no Lustre) are "
-                "synced with the AWS CLI; expected s3://bucket[/prefix]"
+                f"synced to the cloud's object storage; expected {nodes.platform.object_uri_form}"
             )
         local_path = checkpoints.path.rstrip("/") or "/"
     return ClusterLayout(
@@ -242,7 +249,7 @@ def layout(spec: StackSpec) -> ClusterLayout:
         checkpoints_path=checkpoints_path,
         checkpoints_uri=checkpoints.uri if checkpoints is not None else None,
         local_checkpoints_path=local_path,
-        region=spec.account.region,
+        platform=nodes.platform,
     )
 
 
@@ -250,8 +257,8 @@ def _render(template: str, **values: object) -> str:
     return _env.get_template(template).render(**values)
 
 
-def slurm_conf(spec: StackSpec) -> str:
-    plan = layout(spec)
+def slurm_conf(spec: StackSpec, nodes: Nodes) -> str:
+    plan = layout(spec, nodes)
     return _render(
         "slurm.conf.j2",
         cluster_name=plan.cluster_name,
@@ -273,8 +280,8 @@ def slurm_conf(spec: StackSpec) -> str:
     )
 
 
-def gres_conf(spec: StackSpec) -> str:
-    plan = layout(spec)
+def gres_conf(spec: StackSpec, nodes: Nodes) -> str:
+    plan = layout(spec, nodes)
     itype = plan.accelerator
     return _render(
         "gres.conf.j2",
@@ -287,13 +294,13 @@ def gres_conf(spec: StackSpec) -> str:
 
 
 def cgroup_conf(spec: StackSpec) -> str:
-    return _render("cgroup.conf.j2", cluster_name=layout(spec).cluster_name)
+    return _render("cgroup.conf.j2", cluster_name=spec.stack)
 
 
-def dynamic_node_conf(spec: StackSpec) -> str:
+def dynamic_node_conf(spec: StackSpec, nodes: Nodes) -> str:
     """The `--conf` of `slurmd -Z`: features, GPUs and schedulable memory. CPUs and topology are left
     to slurmd's own detection (`slurmd -C`): overriding CPUs alone would flatten sockets and cores."""
-    plan = layout(spec)
+    plan = layout(spec, nodes)
     parts = [f"Feature={','.join(plan.node_features)}"]
     itype = plan.accelerator
     kind = gpu_type(itype)
@@ -304,9 +311,9 @@ def dynamic_node_conf(spec: StackSpec) -> str:
     return " ".join(parts)
 
 
-def slurmd_command(spec: StackSpec, head_address: str, node_addr: str = "$NODE_ADDR") -> str:
+def slurmd_command(spec: StackSpec, nodes: Nodes, head_address: str, node_addr: str = "$NODE_ADDR") -> str:
     """The compute node's slurmd command line (systemd ExecStart syntax: double quotes group)."""
-    conf = f"NodeAddr={node_addr} {dynamic_node_conf(spec)}"
+    conf = f"NodeAddr={node_addr} {dynamic_node_conf(spec, nodes)}"
     return f'/usr/sbin/slurmd -D -s -Z --conf-server {head_address}:{SLURMCTLD_PORT} --conf "{conf}"'
 
 
@@ -326,48 +333,57 @@ def sync_period_seconds(interval_seconds: int) -> int:
     return max(SYNC_PERIOD_FLOOR_SECONDS, min(int(interval_seconds) // 2, SYNC_PERIOD_CAP_SECONDS))
 
 
-def s3_sync_command(source: str, destination: str, region: str) -> str:
-    """`aws s3 sync` copying new and changed files only; deliberately without the delete option (a checkpoint
-    deleted or lost on the node must never delete the durable copy; the bucket keeps versions too)."""
-    return (
-        f"aws s3 sync {shlex.quote(source)} {shlex.quote(destination)} --region {shlex.quote(region)} "
-        "--no-progress --only-show-errors"
-    )
-
-
 def _dir_uri(uri: str) -> str:
     return uri.rstrip("/") + "/"
 
 
-def checkpoint_sync_commands(spec: StackSpec) -> tuple[str, str] | None:
+def checkpoint_sync_commands(spec: StackSpec, nodes: Nodes) -> tuple[str, str] | None:
     """(upload, restore) commands for node-local checkpoints; None when Lustre exports them (or none)."""
-    plan = layout(spec)
+    plan = layout(spec, nodes)
     if plan.local_checkpoints_path is None or plan.checkpoints_uri is None:
         return None
     local, remote = _dir_uri(plan.local_checkpoints_path), _dir_uri(plan.checkpoints_uri)
-    return s3_sync_command(local, remote, plan.region), s3_sync_command(remote, local, plan.region)
+    # Copies only, never deletes: a checkpoint deleted or lost on the node must not delete the durable copy.
+    sync = plan.platform.object_sync_command
+    return sync(local, remote), sync(remote, local)
 
 
-def spot_watcher_script(spec: StackSpec) -> str:
-    plan = layout(spec)
-    sync = checkpoint_sync_commands(spec)
+def preemption_grace_seconds(notice_seconds: int, local_checkpoints: bool) -> int:
+    """How long the watcher lets jobs checkpoint before requeueing them: requeue sends SIGTERM and waits
+    KillWait, so the job is gone before the node is (EC2's 120 s: 90 s; 60 s when a final sync must fit)."""
+    left = notice_seconds - KILL_WAIT_SECONDS
+    if local_checkpoints:
+        left -= WATCHER_POLL_SECONDS + FINAL_SYNC_BUDGET_SECONDS + FINAL_SYNC_MARGIN_SECONDS
+    return max(0, left)
+
+
+def watches_preemption(spec: StackSpec, nodes: Nodes) -> bool:
+    """Spot nodes run the watcher where the cloud posts a notice on the node; elsewhere a lost node's
+    jobs are requeued by slurmctld once it stops answering (SlurmdTimeout, JobRequeue)."""
+    return layout(spec, nodes).spot and nodes.platform.preemption_functions is not None
+
+
+def spot_watcher_script(spec: StackSpec, nodes: Nodes) -> str:
+    plan = layout(spec, nodes)
+    platform = nodes.platform
+    if platform.preemption_functions is None:
+        raise ValueError(f"{platform.name} posts no preemption notice on the node; there is no watcher to render")
+    sync = checkpoint_sync_commands(spec, nodes)
     return _render(
         "spot-watcher.sh.j2",
         cluster_name=plan.cluster_name,
         poll_seconds=WATCHER_POLL_SECONDS,
-        grace_seconds=CHECKPOINT_GRACE_SECONDS if sync is None else LOCAL_CHECKPOINT_GRACE_SECONDS,
+        grace_seconds=preemption_grace_seconds(platform.preemption_notice_seconds, sync is not None),
         checkpoint_signal=CHECKPOINT_SIGNAL,
         final_sync=sync[0] if sync else None,
         checkpoints_uri=plan.checkpoints_uri,
-        notice_seconds=SPOT_NOTICE_SECONDS,
+        notice_seconds=platform.preemption_notice_seconds,
+        notice_source=platform.preemption_source,
+        metadata_functions=platform.metadata_functions,
+        preemption_functions=platform.preemption_functions,
         margin_seconds=FINAL_SYNC_MARGIN_SECONDS,
         final_sync_min_seconds=FINAL_SYNC_MIN_SECONDS,
     )
-
-
-def aws_cli_function() -> str:
-    """`ensure_aws_cli`: installs AWS CLI v2 from AWS's bundle where the image has no `aws`."""
-    return _render("_aws_cli.sh.j2")
 
 
 def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] | None:
@@ -378,15 +394,21 @@ def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] 
         "mount_path": plan.lustre_mount_path,
         "options": LUSTRE_MOUNT_OPTIONS,
         "checkpoints_path": plan.checkpoints_path or "",
+        "client_install": plan.platform.lustre_client_install.rstrip("\n"),
+        "product": plan.platform.lustre_product,
+        "client_source": plan.platform.lustre_client_source,
     }
 
 
-def _common_values(spec: StackSpec, values: DeployValues) -> dict[str, object]:
-    plan = layout(spec)
+def _common_values(spec: StackSpec, nodes: Nodes, values: DeployValues) -> dict[str, object]:
+    plan = layout(spec, nodes)
+    platform = nodes.platform
     return {
         "cluster_name": plan.cluster_name,
         "head_hostname": plan.head_hostname,
-        "munge_key_command": values.munge_key_command,
+        "tool_functions": platform.tool_functions,
+        "tool_setup": platform.tool_setup,
+        "munge_key_command": platform.secret_command(values.munge_key_secret),
         "lustre": _lustre_values(plan, values),
         "slurm_user": SLURM_USER,
     }
@@ -412,24 +434,26 @@ def _file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:
     return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
 
 
-def head_setup_script(spec: StackSpec, values: DeployValues) -> str:
+def head_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
     return _render(
         "head-setup.sh.j2",
-        **_common_values(spec, values),
-        state_device=values.state_device,
+        **_common_values(spec, nodes, values),
+        state_device=nodes.platform.block_device_path(values.state_volume),
         state_save_location=STATE_SAVE_LOCATION,
     )
 
 
-def compute_setup_script(spec: StackSpec, values: DeployValues) -> str:
-    plan = layout(spec)
-    sync = checkpoint_sync_commands(spec)
+def compute_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
+    plan = layout(spec, nodes)
+    sync = checkpoint_sync_commands(spec, nodes)
     return _render(
         "compute-setup.sh.j2",
-        **_common_values(spec, values),
+        **_common_values(spec, nodes, values),
+        metadata_functions=nodes.platform.metadata_functions,
+        address_command=nodes.platform.metadata_command(NodeFact.PRIVATE_ADDRESS),
         head_address=values.head_address,
-        slurmd_command=slurmd_command(spec, plan.head_hostname),
-        spot=plan.spot,
+        slurmd_command=slurmd_command(spec, nodes, plan.head_hostname),
+        spot=watches_preemption(spec, nodes),
         restore=sync[1] if sync else None,
         local_checkpoints_path=plan.local_checkpoints_path,
         checkpoints_uri=plan.checkpoints_uri,
@@ -457,12 +481,12 @@ def environment_files(spec: StackSpec, values: DeployValues, task_prolog: bool) 
     return files
 
 
-def checkpoint_sync_units(spec: StackSpec, values: DeployValues) -> dict[str, str]:
+def checkpoint_sync_units(spec: StackSpec, nodes: Nodes, values: DeployValues) -> dict[str, str]:
     """systemd service + timer copying node-local checkpoints to the bucket; {} when Lustre exports them."""
-    sync = checkpoint_sync_commands(spec)
+    sync = checkpoint_sync_commands(spec, nodes)
     if sync is None:
         return {}
-    plan = layout(spec)
+    plan = layout(spec, nodes)
     period = sync_period_seconds(checkpoint_interval_seconds(spec, values))
     common = {"path": plan.local_checkpoints_path, "uri": plan.checkpoints_uri, "unit": CHECKPOINT_SYNC_UNIT}
     return {
@@ -471,12 +495,12 @@ def checkpoint_sync_units(spec: StackSpec, values: DeployValues) -> dict[str, st
     }
 
 
-def head_cloud_init(spec: StackSpec, values: DeployValues) -> str:
+def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
     """The head node: hostname = SlurmctldHost, slurm.conf/gres.conf/cgroup.conf, slurmctld.
 
     Its user data replaces the instance when it changes (AWS: user_data_replace_on_change), so it
     holds only what slurmctld needs: no config digest of the whole spec, no checkpoint interval."""
-    plan = layout(spec)
+    plan = layout(spec, nodes)
     doc = {
         "hostname": plan.head_hostname,
         "preserve_hostname": False,
@@ -484,14 +508,14 @@ def head_cloud_init(spec: StackSpec, values: DeployValues) -> str:
         "package_update": True,
         "packages": ["munge", "slurmctld", "slurm-client", "curl", "unzip"],
         "write_files": [
-            _file("/etc/slurm/slurm.conf", slurm_conf(spec)),
-            _file("/etc/slurm/gres.conf", gres_conf(spec)),
+            _file("/etc/slurm/slurm.conf", slurm_conf(spec, nodes)),
+            _file("/etc/slurm/gres.conf", gres_conf(spec, nodes)),
             _file("/etc/slurm/cgroup.conf", cgroup_conf(spec)),
             _file(
                 "/etc/systemd/system/slurmctld.service.d/accelstack.conf",
                 _render("slurmctld-override.conf.j2", state_save_location=STATE_SAVE_LOCATION),
             ),
-            _file(HEAD_SETUP_PATH, head_setup_script(spec, values), "0755"),
+            _file(HEAD_SETUP_PATH, head_setup_script(spec, nodes, values), "0755"),
             # Users submit from here: their login shells carry the jobs' environment.
             *environment_files(spec, values, task_prolog=False),
         ],
@@ -500,20 +524,22 @@ def head_cloud_init(spec: StackSpec, values: DeployValues) -> str:
     return _cloud_config(doc)
 
 
-def compute_cloud_init(spec: StackSpec, values: DeployValues) -> str:
+def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
     """Compute nodes: munge, Lustre, the jobs' environment (TaskProlog), checkpoint restore and sync
     without Lustre, slurmd as a configless dynamic node, the spot watcher."""
     files = [*environment_files(spec, values, task_prolog=True)]
-    if layout(spec).spot:
+    if watches_preemption(spec, nodes):
         files += [
-            _file(WATCHER_PATH, spot_watcher_script(spec), "0755"),
+            _file(WATCHER_PATH, spot_watcher_script(spec, nodes), "0755"),
             _file(
                 "/etc/systemd/system/accelstack-spot-watcher.service",
                 _render("spot-watcher.service.j2", watcher_path=WATCHER_PATH),
             ),
         ]
-    files += [_file(f"/etc/systemd/system/{unit}", text) for unit, text in checkpoint_sync_units(spec, values).items()]
-    files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, values), "0755"))
+    files += [
+        _file(f"/etc/systemd/system/{unit}", text) for unit, text in checkpoint_sync_units(spec, nodes, values).items()
+    ]
+    files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, nodes, values), "0755"))
     doc = {
         "package_update": True,
         "packages": ["munge", "slurmd", "slurm-client", "curl", "unzip"],
@@ -523,21 +549,21 @@ def compute_cloud_init(spec: StackSpec, values: DeployValues) -> str:
     return _cloud_config(doc)
 
 
-def render_all(spec: StackSpec, values: DeployValues | None = None) -> dict[str, str]:
+def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None) -> dict[str, str]:
     """Every node artifact by file name, as `accelstack render` writes them."""
     values = values or DeployValues.placeholders()
     artifacts = {
-        "slurm.conf": slurm_conf(spec),
-        "gres.conf": gres_conf(spec),
+        "slurm.conf": slurm_conf(spec, nodes),
+        "gres.conf": gres_conf(spec, nodes),
         "cgroup.conf": cgroup_conf(spec),
-        "head.cloud-init.yaml": head_cloud_init(spec, values),
-        "compute.cloud-init.yaml": compute_cloud_init(spec, values),
+        "head.cloud-init.yaml": head_cloud_init(spec, nodes, values),
+        "compute.cloud-init.yaml": compute_cloud_init(spec, nodes, values),
         "training.env": environment_file(
             node_environment(_training_stack(spec), checkpoint_interval_seconds(spec, values))
         ),
         "task-prolog.sh": task_prolog_script(),
     }
-    if layout(spec).spot:
-        artifacts["spot-watcher.sh"] = spot_watcher_script(spec)
-    artifacts.update(checkpoint_sync_units(spec, values))
+    if watches_preemption(spec, nodes):
+        artifacts["spot-watcher.sh"] = spot_watcher_script(spec, nodes)
+    artifacts.update(checkpoint_sync_units(spec, nodes, values))
     return artifacts

@@ -30,8 +30,8 @@ def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
         head_address="255.255.255.255",
         lustre_dns_name=f"fs-0123456789abcdef0.fsx.{region}.amazonaws.com.cn",
         lustre_mount_name="abcdefgh",
-        munge_key_command=slurm.aws_munge_key_command(secret_arn, region),
-        state_device=slurm.aws_ebs_device("vol-0123456789abcdef0"),
+        munge_key_secret=secret_arn,
+        state_volume="vol-0123456789abcdef0",
         checkpoint_interval_seconds=86_400,
     )
 
@@ -44,8 +44,9 @@ def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
     training = spec.training
     values = aws_deploy_values(spec)
     try:
-        head = slurm.head_cloud_init(spec, values)
-        compute = slurm.compute_cloud_init(spec, values)
+        nodes = slurm.nodes_for(spec)
+        head = slurm.head_cloud_init(spec, nodes, values)
+        compute = slurm.compute_cloud_init(spec, nodes, values)
     except ValueError:
         return  # an input another rule reports (unknown preset, non-S3 checkpoint URI) stops rendering
     head_bytes = len(head.encode())

@@ -376,21 +376,28 @@ def test_worker_runs_the_plans_concurrency_and_the_target_counts_it():
     assert env["REQUEST_QUEUE_URL"] == named(cap, QUEUE, "-requests").outputs["url"]
     assert env["RESPONSE_QUEUE_URL"] == named(cap, QUEUE, "-responses").outputs["url"]
     assert int(env["TTL_SECONDS"]) == named(cap, QUEUE, "-requests").inputs["messageRetentionSeconds"]
-    assert int(env["VISIBILITY_TIMEOUT"]) == named(cap, QUEUE, "-requests").inputs["visibilityTimeoutSeconds"]
+    # The worker's lease is the queue's visibility timeout: each extension renews what a receive hides.
+    assert int(env["LEASE_SECONDS"]) == named(cap, QUEUE, "-requests").inputs["visibilityTimeoutSeconds"]
 
 
 def test_replica_user_data_fits_ec2s_limit_and_ships_the_worker_verbatim(tmp_path):
-    from accelstack.components.aws.replica import queue_worker
+    from accelstack.components.aws.replica import sqs_queue
     from accelstack.components.aws.serving import USER_DATA_LIMIT_BYTES
+    from accelstack.components.replica import queue_worker
 
     script = user_data(run())
     assert len(script.encode()) < USER_DATA_LIMIT_BYTES == 16384  # EC2 limit on the raw user data
-    # Run the script's own decoding step (paths moved to tmp): it writes the module byte for byte.
+    # Run the script's own decoding steps (paths moved to tmp): they write both modules byte for byte,
+    # side by side, where the unit's ExecStart runs the worker and the worker finds the client it names.
     start = script.index("python3 -c 'import base64, bz2")
-    end = script.index("\nB64\n", start) + len("\nB64\n")
-    step = script[start:end].replace("python3 ", f"{sys.executable} ", 1).replace("/opt/accelstack", str(tmp_path))
+    end = script.index("\nB85\n", start) + len("\nB85\n")
+    step = script[start:end].replace("python3 -c", f"{sys.executable} -c", 1).replace("/opt/accelstack", str(tmp_path))
     subprocess.run(["bash", "-euo", "pipefail", "-c", step], check=True, timeout=30)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["queue_worker.py", "sqs_queue.py"]
     assert (tmp_path / "queue_worker.py").read_bytes() == Path(queue_worker.__file__).read_bytes()
+    assert (tmp_path / "sqs_queue.py").read_bytes() == Path(sqs_queue.__file__).read_bytes()
+    assert "ExecStart=/usr/bin/python3 /opt/accelstack/queue_worker.py" in script
+    assert worker_env(script)["QUEUE_CLIENT"] == "sqs_queue"
 
 
 def test_cross_account_model_grant_is_read_only_and_scoped_to_prefix():

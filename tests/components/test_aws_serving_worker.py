@@ -1,7 +1,8 @@
-"""The replica's admission-queue worker (`accelstack.components.aws.replica.queue_worker`) against an in-memory
-SQS and a scripted inference call: concurrency, TTL drops, answer-then-delete, redelivery of
-failures, visibility extension and the SIGTERM drain. The same module against moto's SQS server and
-a real HTTP server is in tests/integration/test_queue_worker.py."""
+"""The replica's admission-queue worker (`accelstack.components.replica.queue_worker`) on its SQS client
+(`accelstack.components.aws.replica.sqs_queue`) against an in-memory SQS and a scripted inference call:
+concurrency, TTL drops, answer-then-delete, redelivery of failures, visibility extension and the
+SIGTERM drain. The same modules against moto's SQS server and a real HTTP server are in
+tests/integration/test_queue_worker.py; the worker against a non-SQS queue in test_replica_queue_worker.py."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from accelstack.components.aws.replica.queue_worker import Config, QueueWorker
+from accelstack.components.aws.replica import sqs_queue
+from accelstack.components.aws.replica.sqs_queue import SqsQueue
 from accelstack.components.aws.serving import worker_environment
+from accelstack.components.replica.queue_worker import Config, Message, QueueWorker
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import parse_spec, read_stack_file
 
@@ -114,29 +117,32 @@ class ScriptedWorker(QueueWorker):
     """The real worker with the HTTP call replaced by `answer(body) -> (status, text)`."""
 
     def __init__(self, config: Config, sqs: MemorySqs, answer: Callable[[str], tuple[int, str]]):
-        super().__init__(config, sqs)
+        super().__init__(config, on_sqs(sqs))
         self.answer = answer
         self.bodies: list[str] = []
         self.active = self.peak = 0
         self.count_lock = threading.Lock()
 
-    def _call_server(self, message: dict[str, Any]) -> tuple[int, str]:
+    def _call_server(self, message: Message) -> tuple[int, str]:
         with self.count_lock:
-            self.bodies.append(message["Body"])
+            self.bodies.append(message.body)
             self.active += 1
             self.peak = max(self.peak, self.active)
         try:
-            return self.answer(message["Body"])
+            return self.answer(message.body)
         finally:
             with self.count_lock:
                 self.active -= 1
 
 
+def on_sqs(sqs: MemorySqs) -> SqsQueue:
+    return SqsQueue(sqs, REQUESTS, RESPONSES)
+
+
 def config(**overrides: Any) -> Config:
     values: dict[str, Any] = dict(
-        request_queue_url=REQUESTS, response_queue_url=RESPONSES, server_url="http://127.0.0.1:9",
-        ttl_seconds=300, concurrency=4, visibility_timeout_seconds=30, generation_timeout_seconds=60,
-        drain_seconds=5, wait_seconds=0,
+        server_url="http://127.0.0.1:9", ttl_seconds=300, concurrency=4, lease_seconds=30,
+        generation_timeout_seconds=60, drain_seconds=5, wait_seconds=0, queue_client="sqs_queue",
     )  # fmt: skip
     return Config(**{**values, **overrides})
 
@@ -241,7 +247,7 @@ def test_only_v1_paths_reach_the_server():
     sqs = MemorySqs()
     message_id = sqs.put("q")
     sqs.queues[REQUESTS][0]["attrs"] = {"path": {"DataType": "String", "StringValue": "/../admin"}}
-    worker = QueueWorker(config(), sqs)  # the real call: must not even try the (closed) port
+    worker = QueueWorker(config(), on_sqs(sqs))  # the real call: must not even try the (closed) port
     run_until(worker, lambda: not sqs.queues[REQUESTS])
     assert '"path must be under /v1/"' in sqs.responses()[message_id]
 
@@ -249,7 +255,7 @@ def test_only_v1_paths_reach_the_server():
 def test_long_generations_get_their_visibility_extended_not_cut_off():
     sqs = MemorySqs()
     sqs.put("long")
-    worker = ScriptedWorker(config(visibility_timeout_seconds=1), sqs, slow(1.2))  # heartbeat every 1/3 s
+    worker = ScriptedWorker(config(lease_seconds=1), sqs, slow(1.2))  # heartbeat every 1/3 s
     run_until(worker, lambda: len(sqs.responses()) == 1)
     extensions = [e for kind, kw in sqs.calls if kind == "visibility" for e in kw["Entries"]]
     assert len(extensions) >= 2 and {e["VisibilityTimeout"] for e in extensions} == {1}
@@ -298,11 +304,18 @@ def test_worker_reads_the_environment_the_serving_component_writes():
     parsed = Config.from_env(env)
     assert parsed.concurrency == plan.concurrency
     assert parsed.ttl_seconds == serving.admission.ttl_seconds
-    assert parsed.visibility_timeout_seconds == plan.visibility_timeout_seconds
+    assert parsed.lease_seconds == plan.visibility_timeout_seconds
     assert parsed.generation_timeout_seconds == plan.generation_timeout_seconds
     assert parsed.drain_seconds == plan.worker_drain_seconds
-    assert parsed.server_url == f"http://127.0.0.1:{serving.load_balancer.port}" and parsed.region == "us-east-1"
+    assert parsed.server_url == f"http://127.0.0.1:{serving.load_balancer.port}"
+    # The worker loads the SQS client it names, which reads the queues and the Region from the same environment.
+    assert parsed.queue_client == "sqs_queue" == sqs_queue.__name__.rsplit(".", 1)[1]
+    client = sqs_queue.from_env(env)
+    assert (client.request_queue_url, client.response_queue_url) == (REQUESTS, RESPONSES)
+    assert client.sqs.meta.region_name == "us-east-1"
     with pytest.raises(SystemExit, match="REQUEST_QUEUE_URL"):
-        Config.from_env({k: v for k, v in env.items() if k != "REQUEST_QUEUE_URL"})
+        sqs_queue.from_env({k: v for k, v in env.items() if k != "REQUEST_QUEUE_URL"})
+    with pytest.raises(SystemExit, match="QUEUE_CLIENT"):
+        Config.from_env({k: v for k, v in env.items() if k != "QUEUE_CLIENT"})
     with pytest.raises(SystemExit, match="WORKER_CONCURRENCY"):
         Config.from_env({**env, "WORKER_CONCURRENCY": "0"})

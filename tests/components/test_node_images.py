@@ -23,6 +23,7 @@ import yaml
 
 from accelstack.components import slurm
 from accelstack.components.aws.images import IMAGES, NodeImage
+from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION
 from accelstack.components.aws.scheduler import batch_cloud_config, batch_user_data, efa_boothook
 from accelstack.components.aws.serving import READY_HOOK, replica_user_data
 from accelstack.engine.capture import capture, config_for_pulumi
@@ -66,10 +67,16 @@ def boot_texts() -> dict[str, list[tuple[str, list[str], list[str]]]]:
         for capacity in ("on-demand", "spot"):
             spec = spec_of(stack, f"training.nodes.capacity={capacity}")
             roles["slurm-head"].append(
-                (f"{stack} {capacity} head", *_cloud_config_texts(slurm.head_cloud_init(spec, values)))
+                (
+                    f"{stack} {capacity} head",
+                    *_cloud_config_texts(slurm.head_cloud_init(spec, slurm.nodes_for(spec), values)),
+                )
             )
             roles["training-node"].append(
-                (f"{stack} {capacity} compute", *_cloud_config_texts(slurm.compute_cloud_init(spec, values)))
+                (
+                    f"{stack} {capacity} compute",
+                    *_cloud_config_texts(slurm.compute_cloud_init(spec, slurm.nodes_for(spec), values)),
+                )
             )
     # Nodes without a scheduler: the component's own cloud-init (Lustre client from FSx's repository).
     raw = apply_overrides(
@@ -171,7 +178,7 @@ def test_ensure_aws_cli_installs_the_v2_bundle_not_a_deb(tmp_path: Path) -> None
     (bin_dir / "cp").symlink_to(shutil.which("cp"))
     (bin_dir / "dirname").symlink_to(shutil.which("dirname"))
     log = tmp_path / "log"
-    script = slurm.aws_cli_function() + "ensure_aws_cli\n"
+    script = AWS_CLI_FUNCTION + "ensure_aws_cli\n"
     env = {"PATH": str(bin_dir), "LOG": str(log)}
     subprocess.run([shutil.which("bash"), "-euo", "pipefail", "-c", script], env=env, check=True, timeout=30)
     assert [c.split()[:3] for c in log.read_text().splitlines() if c.startswith("apt-get")] == [

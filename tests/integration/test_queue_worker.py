@@ -1,6 +1,6 @@
-"""The replica's queue worker as it runs on a replica (`python3 queue_worker.py`, configured by the
-environment the serving component writes), against moto's SQS server and a small threaded inference
-server, both on 127.0.0.1: N requests in flight, TTL drops without a server call, answers with the
+"""The replica's queue worker as it runs on a replica (`python3 queue_worker.py` with its SQS client
+`sqs_queue.py` beside it, configured by the environment the serving component writes), against moto's
+SQS server and a small threaded inference server, both on 127.0.0.1: N requests in flight, TTL drops without a server call, answers with the
 request id, failures redelivered and dead-lettered after maxReceiveCount, SIGTERM drain.
 
 Nothing leaves the host: boto3 talks to the moto endpoint with dummy credentials, no proxies.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +32,11 @@ from moto.server import ThreadedMotoServer
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-WORKER = REPO / "components" / "aws" / "replica" / "queue_worker.py"
+# What the replica's boot script writes into /opt/accelstack: the neutral worker and AWS's client.
+SHIPPED = (
+    REPO / "components" / "replica" / "queue_worker.py",
+    REPO / "components" / "aws" / "replica" / "sqs_queue.py",
+)
 REGION = "us-east-1"
 DUMMY_AWS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing"}
 
@@ -159,20 +164,27 @@ def start_worker(
         "AWS_ENDPOINT_URL_SQS": endpoint,
         "AWS_EC2_METADATA_DISABLED": "true",
         "NO_PROXY": "*",
+        "QUEUE_CLIENT": "sqs_queue",
         "REQUEST_QUEUE_URL": queues.requests,
         "RESPONSE_QUEUE_URL": queues.responses,
         "SERVER_PORT": str(server.port),
         "TTL_SECONDS": "300",
         "WORKER_CONCURRENCY": "4",
-        "VISIBILITY_TIMEOUT": "1",
+        "LEASE_SECONDS": "1",
         "GENERATION_TIMEOUT_SECONDS": "30",
         "DRAIN_SECONDS": "5",
         "WAIT_SECONDS": "1",  # short long-polls keep the SIGTERM path quick
         **{key: str(value) for key, value in settings.items()},
     }
     log = (tmp_path / "worker.log").open("wb")
-    # The file itself, as systemd runs it on the replica (not the package import).
-    return subprocess.Popen([sys.executable, str(WORKER)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    # The files themselves, side by side as the boot script writes them, run as systemd runs the worker
+    # on the replica (not the package import).
+    directory = tmp_path / "opt-accelstack"
+    directory.mkdir(exist_ok=True)
+    for source in SHIPPED:
+        shutil.copyfile(source, directory / source.name)
+    worker = directory / "queue_worker.py"
+    return subprocess.Popen([sys.executable, str(worker)], env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
 def stop_worker(process: subprocess.Popen[bytes], timeout: float = 15) -> float:
@@ -249,7 +261,7 @@ def test_sigterm_finishes_short_work_and_releases_long_work_to_other_replicas(sq
     queues = Queues(sqs_endpoint, visibility=30, max_receive_count=5)
     queues.send("short", sleep=0.5)
     queues.send("long", sleep=20)
-    worker = start_worker(sqs_endpoint, queues, server, tmp_path, VISIBILITY_TIMEOUT=30, DRAIN_SECONDS=2)
+    worker = start_worker(sqs_endpoint, queues, server, tmp_path, LEASE_SECONDS=30, DRAIN_SECONDS=2)
     wait_for(lambda: server.active == 2, 10, "both requests in flight")
     took = stop_worker(worker)
     assert took < 2 + 1 + 3  # drain bound + one long poll + process exit

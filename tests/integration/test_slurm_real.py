@@ -33,8 +33,6 @@ import yaml
 
 from accelstack.components.slurm import (
     DeployValues,
-    aws_ebs_device,
-    aws_munge_key_command,
     cgroup_conf,
     checkpoint_interval_seconds,
     checkpoint_sync_units,
@@ -44,6 +42,7 @@ from accelstack.components.slurm import (
     head_cloud_init,
     layout,
     node_environment,
+    nodes_for,
     slurm_conf,
     spot_watcher_script,
     task_prolog_script,
@@ -170,7 +169,7 @@ class Cluster:
         self.env["SLURM_CONF"] = str(self.conf)
         self.procs: list[subprocess.Popen] = []
         self.slurmd: subprocess.Popen | None = None
-        self.node_conf = loopback_node_conf(dynamic_node_conf(spec))
+        self.node_conf = loopback_node_conf(dynamic_node_conf(spec, nodes_for(spec)))
 
     def setup(self) -> None:
         for sub in ("munge", "etc", "state", "spool", "jobs"):
@@ -196,7 +195,7 @@ class Cluster:
             )
         )
         wait_for("munged socket", self.loop.munge_socket.exists, 10)
-        self.conf.write_text(loopback_slurm_conf(slurm_conf(self.spec), self.loop))
+        self.conf.write_text(loopback_slurm_conf(slurm_conf(self.spec, nodes_for(self.spec)), self.loop))
         # cgroup.conf is read from beside slurm.conf, unchanged.
         (self.root / "etc" / "cgroup.conf").write_text(cgroup_conf(self.spec))
         # The node's environment file and TaskProlog as generated, at test paths.
@@ -326,10 +325,8 @@ FILLED = DeployValues(
     head_address="10.20.0.10",
     lustre_dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
     lustre_mount_name="abcdefgh",
-    munge_key_command=aws_munge_key_command(
-        "arn:aws:secretsmanager:us-east-1:111111111111:secret:aws-training-munge-AbCdEf", "us-east-1"
-    ),
-    state_device=aws_ebs_device("vol-0123456789abcdef0"),
+    munge_key_secret="arn:aws:secretsmanager:us-east-1:111111111111:secret:aws-training-munge-AbCdEf",
+    state_volume="vol-0123456789abcdef0",
 )
 
 
@@ -340,7 +337,11 @@ FILLED = DeployValues(
 @pytest.mark.parametrize("role", ["head", "compute"])
 def test_cloud_init_schema_accepts_every_user_data_document(tmp_path, role, values, capacity, stack):
     spec = spec_for(f"training.nodes.capacity={capacity}", stack=stack)
-    text = head_cloud_init(spec, values) if role == "head" else compute_cloud_init(spec, values)
+    text = (
+        head_cloud_init(spec, nodes_for(spec), values)
+        if role == "head"
+        else compute_cloud_init(spec, nodes_for(spec), values)
+    )
     path = tmp_path / f"{role}.yaml"
     path.write_text(text)
     result = subprocess.run(["cloud-init", "schema", "--config-file", str(path)], capture_output=True, text=True)
@@ -369,7 +370,7 @@ def test_slurmctld_accepts_generated_conf_and_dynamic_node_joins_every_partition
     }
     node = cluster.run(["scontrol", "show", "node", NODE]).stdout
     assert "DYNAMIC_NORM" in node
-    assert f"AvailableFeatures={','.join(layout(cluster.spec).node_features)}" in node
+    assert f"AvailableFeatures={','.join(layout(cluster.spec, nodes_for(cluster.spec)).node_features)}" in node
 
 
 def test_srun_runs_a_job_on_the_dynamic_node(cluster):
@@ -446,7 +447,7 @@ def test_spot_notice_drains_node_signals_checkpoint_and_requeues_job(cluster):
     cluster.ready_node()
     job_id = submit(cluster)
     watcher = cluster.root / "spot-watcher.sh"
-    watcher.write_text(spot_watcher_script(cluster.spec))
+    watcher.write_text(spot_watcher_script(cluster.spec, nodes_for(cluster.spec)))
     watcher.chmod(0o755)
     notice = {"action": "terminate", "time": "2026-12-02T10:30:00Z"}
     with FakeImds(notice) as imds:
@@ -558,7 +559,7 @@ def notice_in(seconds: float) -> dict[str, str]:
 
 def run_watcher(cluster: Cluster, spec, notice: dict[str, str], bin_dir: Path, **extra: str):
     watcher = cluster.root / "spot-watcher-local.sh"
-    watcher.write_text(spot_watcher_script(spec))
+    watcher.write_text(spot_watcher_script(spec, nodes_for(spec)))
     watcher.chmod(0o755)
     with FakeImds(notice) as imds:
         env = {
@@ -623,7 +624,7 @@ def test_restore_brings_checkpoints_back_writable_for_the_jobs_users(tmp_path):
     fake AWS CLI that 'downloads' one checkpoint file into the destination it is given."""
     local = tmp_path / "ckpt"
     spec = spec_for(f"training.storage.checkpoints.path={local}", stack="aws-finetune")
-    setup = compute_cloud_init(spec, FILLED)
+    setup = compute_cloud_init(spec, nodes_for(spec), FILLED)
     script = yaml.safe_load(setup)["write_files"]
     body = next(f["content"] for f in script if f["path"].endswith("accelstack-compute-setup"))
     function = body[
@@ -655,7 +656,8 @@ def test_restore_brings_checkpoints_back_writable_for_the_jobs_users(tmp_path):
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
 def test_systemd_accepts_the_checkpoint_sync_units(tmp_path):
-    for unit, text in checkpoint_sync_units(spec_for(stack="aws-finetune"), DeployValues()).items():
+    spec = spec_for(stack="aws-finetune")
+    for unit, text in checkpoint_sync_units(spec, nodes_for(spec), DeployValues()).items():
         (tmp_path / unit).write_text(text)
     units = sorted(str(p) for p in tmp_path.iterdir())
     assert len(units) == 2

@@ -68,7 +68,7 @@ def test_head_and_compute_nodes_get_the_planners_interval_and_checkpoint_locatio
         "ACCELSTACK_CHECKPOINT_URI": uri,
         "ACCELSTACK_STACK": stack,
     }
-    artifacts = slurm.render_all(spec)  # what `accelstack render` writes
+    artifacts = slurm.render_all(spec, slurm.nodes_for(spec))  # what `accelstack render` writes
     assert env_lines(artifacts["training.env"]) == expected
     for role in ("head.cloud-init.yaml", "compute.cloud-init.yaml"):
         files = files_of(artifacts[role])
@@ -89,7 +89,7 @@ def test_head_and_compute_nodes_get_the_planners_interval_and_checkpoint_locatio
 def test_an_interval_handed_over_by_the_component_is_the_one_written():
     spec = spec_of("aws-finetune")
     values = slurm.DeployValues(checkpoint_interval_seconds=1234)
-    files = files_of(slurm.compute_cloud_init(spec, values))
+    files = files_of(slurm.compute_cloud_init(spec, slurm.nodes_for(spec), values))
     assert "ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=1234\n" in files[slurm.NODE_ENVIRONMENT_FILE]["content"]
     timer = files[f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.timer"]["content"]
     assert "OnUnitActiveSec=300" in timer  # min(1234 / 2, 300)
@@ -131,12 +131,12 @@ def test_task_prolog_exports_the_file_but_keeps_what_the_job_set(tmp_path):
 
 
 def all_text(spec, values=None) -> str:
-    return "\n".join(slurm.render_all(spec, values).values())
+    return "\n".join(slurm.render_all(spec, slurm.nodes_for(spec), values).values())
 
 
 def test_without_lustre_nodes_restore_before_slurmd_sync_on_a_timer_and_at_the_notice():
     spec = spec_of("aws-finetune")
-    artifacts = slurm.render_all(spec)
+    artifacts = slurm.render_all(spec, slurm.nodes_for(spec))
     compute = files_of(artifacts["compute.cloud-init.yaml"])
     setup = compute[slurm.COMPUTE_SETUP_PATH]["content"]
     restore = "aws s3 sync s3://acme-finetune-checkpoints/ /scratch/checkpoints/ --region us-east-1"
@@ -164,8 +164,8 @@ def test_with_lustre_nothing_syncs_from_the_nodes():
     text = all_text(spec)
     assert "aws s3 sync" not in text
     assert slurm.CHECKPOINT_SYNC_UNIT not in text
-    assert "final_sync" not in slurm.spot_watcher_script(spec)
-    assert 'GRACE="${GRACE_SECONDS:-90}"' in slurm.spot_watcher_script(spec)
+    assert "final_sync" not in slurm.spot_watcher_script(spec, slurm.nodes_for(spec))
+    assert 'GRACE="${GRACE_SECONDS:-90}"' in slurm.spot_watcher_script(spec, slurm.nodes_for(spec))
 
 
 @pytest.mark.parametrize("stack", SLURM_STACKS)
@@ -175,9 +175,8 @@ def test_never_delete_towards_the_bucket(stack, capacity):
 
 
 def test_on_demand_nodes_without_lustre_still_restore_and_sync_but_run_no_watcher():
-    compute = files_of(
-        slurm.compute_cloud_init(spec_of("aws-finetune", "training.nodes.capacity=on-demand"), slurm.DeployValues())
-    )
+    spec = spec_of("aws-finetune", "training.nodes.capacity=on-demand")
+    compute = files_of(slurm.compute_cloud_init(spec, slurm.nodes_for(spec), slurm.DeployValues()))
     assert f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.timer" in compute
     assert slurm.WATCHER_PATH not in compute
     assert "restore_checkpoints\n" in compute[slurm.COMPUTE_SETUP_PATH]["content"]
@@ -215,11 +214,10 @@ DEPLOYED = slurm.DeployValues(
     head_address="10.255.255.249",
     lustre_dns_name="fs-0123456789abcdef0.fsx.ap-southeast-2.amazonaws.com",
     lustre_mount_name="abcdefgh",
-    munge_key_command=slurm.aws_munge_key_command(
-        "arn:aws:secretsmanager:ap-southeast-2:111111111111:secret:a-long-stack-name-for-training-munge-key-AbCdEf",
-        "ap-southeast-2",
+    munge_key_secret=(
+        "arn:aws:secretsmanager:ap-southeast-2:111111111111:secret:a-long-stack-name-for-training-munge-key-AbCdEf"
     ),
-    state_device=slurm.aws_ebs_device("vol-0123456789abcdef0"),
+    state_volume="vol-0123456789abcdef0",
 )
 
 
@@ -227,7 +225,10 @@ DEPLOYED = slurm.DeployValues(
 @pytest.mark.parametrize("capacity", ["on-demand", "spot"])
 def test_user_data_fits_ec2s_16_kib_limit(stack, capacity):
     spec = spec_of(stack, f"training.nodes.capacity={capacity}")
-    for text in (slurm.compute_cloud_init(spec, DEPLOYED), slurm.head_cloud_init(spec, DEPLOYED)):
+    for text in (
+        slurm.compute_cloud_init(spec, slurm.nodes_for(spec), DEPLOYED),
+        slurm.head_cloud_init(spec, slurm.nodes_for(spec), DEPLOYED),
+    ):
         assert len(text.encode()) < EC2_USER_DATA_LIMIT
 
 
@@ -255,7 +256,11 @@ def test_deployed_nodes_carry_the_exported_interval_and_the_sync(finetune_captur
         k: v for k, v in env.items() if k not in slurm.HEAD_OMITS
     }
     # The deployed documents are what `accelstack render` shows, up to the deploy-time values.
-    assert slurm.render_all(spec_of("aws-finetune"))["training.env"] == compute[slurm.NODE_ENVIRONMENT_FILE]["content"]
+    finetune = spec_of("aws-finetune")
+    assert (
+        slurm.render_all(finetune, slurm.nodes_for(finetune))["training.env"]
+        == compute[slurm.NODE_ENVIRONMENT_FILE]["content"]
+    )
 
 
 def test_accelstack_render_writes_what_the_deployed_nodes_get(finetune_capture, tmp_path):
@@ -280,7 +285,10 @@ def test_every_generated_shell_script_parses(stack, capacity, tmp_path):
     spec = spec_of(stack, f"training.nodes.capacity={capacity}")
     scripts = {
         path: entry["content"]
-        for document in (slurm.compute_cloud_init(spec, DEPLOYED), slurm.head_cloud_init(spec, DEPLOYED))
+        for document in (
+            slurm.compute_cloud_init(spec, slurm.nodes_for(spec), DEPLOYED),
+            slurm.head_cloud_init(spec, slurm.nodes_for(spec), DEPLOYED),
+        )
         for path, entry in files_of(document).items()
         if entry["content"].startswith("#!/bin/bash")
     }

@@ -26,7 +26,8 @@ def conf_lines(text: str) -> list[str]:
 
 
 def test_slurm_conf_names_no_compute_node_and_joins_partitions_by_feature():
-    text = slurm.slurm_conf(spec_for())
+    spec = spec_for()
+    text = slurm.slurm_conf(spec, slurm.nodes_for(spec))
     lines = conf_lines(text)
     assert not any(line.startswith("NodeName=") for line in lines)
     assert "NodeSet=ns_compute Feature=compute" in lines
@@ -54,11 +55,11 @@ def test_partition_features_become_nodesets_and_node_features():
             {"name": "short", "maxTime": "30", "default": True},
         ]
     )
-    lines = conf_lines(slurm.slurm_conf(spec))
+    lines = conf_lines(slurm.slurm_conf(spec, slurm.nodes_for(spec)))
     assert "NodeSet=ns_nvl Feature=nvl" in lines
     assert "PartitionName=big Nodes=ns_nvl MaxTime=2-00:00:00 Default=NO State=UP" in lines
     assert "PartitionName=short Nodes=ns_compute MaxTime=30 Default=YES State=UP" in lines
-    assert "Feature=compute,p5,h100,nvl" in slurm.dynamic_node_conf(spec).split()
+    assert "Feature=compute,p5,h100,nvl" in slurm.dynamic_node_conf(spec, slurm.nodes_for(spec)).split()
 
 
 @pytest.mark.parametrize(
@@ -72,14 +73,14 @@ def test_partition_features_become_nodesets_and_node_features():
 )
 def test_gres_lines_follow_the_accelerator_table(instance_type, gres_line, node_gres):
     spec = spec_for(f"training.nodes.instanceType={instance_type}", "training.nodes.count=2")
-    assert gres_line in conf_lines(slurm.gres_conf(spec))
-    assert node_gres in slurm.dynamic_node_conf(spec).split()
+    assert gres_line in conf_lines(slurm.gres_conf(spec, slurm.nodes_for(spec)))
+    assert node_gres in slurm.dynamic_node_conf(spec, slurm.nodes_for(spec)).split()
 
 
 def test_trainium_nodes_have_no_gpu_gres():
     spec = spec_for("training.nodes.instanceType=trn1.32xlarge", "training.nodes.count=2")
-    assert not any(line.startswith("Name=") for line in conf_lines(slurm.gres_conf(spec)))
-    node = slurm.dynamic_node_conf(spec)
+    assert not any(line.startswith("Name=") for line in conf_lines(slurm.gres_conf(spec, slurm.nodes_for(spec))))
+    node = slurm.dynamic_node_conf(spec, slurm.nodes_for(spec))
     assert "Gres=" not in node
     assert "trainium" in node
 
@@ -87,8 +88,11 @@ def test_trainium_nodes_have_no_gpu_gres():
 def test_dynamic_node_line_is_a_configless_slurmd_with_memory_headroom():
     spec = spec_for()
     # p5.48xlarge: 2048 GiB, 95% schedulable (ParallelCluster's default).
-    assert slurm.dynamic_node_conf(spec) == "Feature=compute,p5,h100 Gres=gpu:h100:8 RealMemory=1992294"
-    command = slurm.slurmd_command(spec, "aws-training-head")
+    assert (
+        slurm.dynamic_node_conf(spec, slurm.nodes_for(spec))
+        == "Feature=compute,p5,h100 Gres=gpu:h100:8 RealMemory=1992294"
+    )
+    command = slurm.slurmd_command(spec, slurm.nodes_for(spec), "aws-training-head")
     assert command == (
         "/usr/sbin/slurmd -D -s -Z --conf-server aws-training-head:6817 "
         '--conf "NodeAddr=$NODE_ADDR Feature=compute,p5,h100 Gres=gpu:h100:8 RealMemory=1992294"'
@@ -96,12 +100,15 @@ def test_dynamic_node_line_is_a_configless_slurmd_with_memory_headroom():
 
 
 def test_placeholders_mark_deploy_time_values():
-    artifacts = slurm.render_all(spec_for())
+    spec = spec_for()
+    artifacts = slurm.render_all(spec, slurm.nodes_for(spec))
     compute = artifacts["compute.cloud-init.yaml"]
     head = artifacts["head.cloud-init.yaml"]
     assert "${HEAD_ADDRESS} aws-training-head" in compute
     assert "${LUSTRE_DNS}@tcp:/${LUSTRE_MOUNT_NAME} /fsx lustre noatime,flock" in compute
-    assert "${MUNGE_KEY_COMMAND}" in head and "${STATE_VOLUME_DEVICE}" in head
+    # The references go through the platform's commands: AWS reads the secret by ARN, finds the volume by id.
+    assert "--secret-id '${MUNGE_KEY_SECRET}'" in head
+    assert 'device="/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${STATE_VOLUME}"' in head
 
 
 FAKE_KEY = base64.b64encode(b"\x01" * 128).decode()
@@ -114,10 +121,13 @@ def test_cloud_init_documents_are_cloud_config_yaml_and_carry_no_secret(capacity
         head_address="10.20.15.249",
         lustre_dns_name="fs-1.fsx.us-east-1.amazonaws.com",
         lustre_mount_name="abcdefgh",
-        munge_key_command=slurm.aws_munge_key_command("arn:aws:secretsmanager:us-east-1:1:secret:k", "us-east-1"),
-        state_device=slurm.aws_ebs_device("vol-0abc"),
+        munge_key_secret="arn:aws:secretsmanager:us-east-1:1:secret:k",
+        state_volume="vol-0abc",
     )
-    for text in (slurm.head_cloud_init(spec, values), slurm.compute_cloud_init(spec, values)):
+    for text in (
+        slurm.head_cloud_init(spec, slurm.nodes_for(spec), values),
+        slurm.compute_cloud_init(spec, slurm.nodes_for(spec), values),
+    ):
         assert text.startswith("#cloud-config\n")
         doc = yaml.safe_load(text)
         assert isinstance(doc, dict) and doc["runcmd"]
@@ -125,20 +135,21 @@ def test_cloud_init_documents_are_cloud_config_yaml_and_carry_no_secret(capacity
         assert "munge.key" in text  # written at boot from the secret store, 0400 munge
         assert "aws secretsmanager get-secret-value --region us-east-1 --secret-id" in text
         assert "BEGIN" not in text and "SecretString" not in text
-    compute = yaml.safe_load(slurm.compute_cloud_init(spec, values))
+    compute = yaml.safe_load(slurm.compute_cloud_init(spec, slurm.nodes_for(spec), values))
     setup = next(f for f in compute["write_files"] if f["path"] == slurm.COMPUTE_SETUP_PATH)["content"]
     assert ("systemctl enable --now accelstack-spot-watcher.service" in setup) == (capacity == "spot")
-    head = yaml.safe_load(slurm.head_cloud_init(spec, values))
+    head = yaml.safe_load(slurm.head_cloud_init(spec, slurm.nodes_for(spec), values))
     assert head["hostname"] == "aws-training-head"
     paths = {f["path"] for f in head["write_files"]}
     assert {"/etc/slurm/slurm.conf", "/etc/slurm/gres.conf", "/etc/slurm/cgroup.conf"} <= paths
 
 
 def test_watcher_uses_imdsv2_drains_with_reason_and_requeues():
-    script = slurm.spot_watcher_script(spec_for())
+    spec = spec_for()
+    script = slurm.spot_watcher_script(spec, slurm.nodes_for(spec))
     assert script.startswith("#!/bin/bash\n")
     assert '-X PUT -H "X-aws-ec2-metadata-token-ttl-seconds' in script
-    assert "/latest/meta-data/spot/instance-action" in script
+    assert '"$endpoint/latest/meta-data/$1"' in script and "notice=$(imds spot/instance-action)" in script
     assert 'state=DRAIN reason="spot interruption notice: $1"' in script
     assert 'scancel --signal="$SIGNAL" --full' in script
     assert 'scontrol requeue "$job"' in script
@@ -149,4 +160,4 @@ def test_serving_stack_is_refused():
     raw = read_stack_file(STACK_FILE.with_name("Pulumi.aws-serving.yaml"))
     spec = parse_spec(raw, "aws-serving")
     with pytest.raises(ValueError, match="Slurm needs accelstack:training"):
-        slurm.slurm_conf(spec)
+        slurm.slurm_conf(spec, slurm.nodes_for(spec))

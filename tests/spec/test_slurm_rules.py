@@ -102,7 +102,7 @@ def test_the_rule_measures_what_the_component_sends(tmp_path):
     [head] = [r for r in cap.by_type("aws:ec2/instance:Instance") if r.name.endswith("-head")]
     sent = head.inputs["userData"]
     spec = parse_spec(raw, "aws-training")
-    estimate = slurm.head_cloud_init(spec, aws_deploy_values(spec))
+    estimate = slurm.head_cloud_init(spec, slurm.nodes_for(spec), aws_deploy_values(spec))
     assert "PartitionName=p59" in sent
     assert len(sent.encode()) <= len(estimate.encode())
 

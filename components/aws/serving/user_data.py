@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import base64
 import bz2
-import hashlib
 import shlex
 from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION, IMDS_FUNCTION
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
-from accelstack.components.slurm import aws_cli_function
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec.models import ServingSpec, ServingStack
 
@@ -55,32 +54,59 @@ def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
     return args
 
 
-# The admission-queue worker is a real module (tested against a local SQS and inference server);
-# it ships verbatim inside the user data, bzip2-compressed and base64-encoded: raw it would push the
-# script past EC2's 16 KB user-data limit. Not gzip: zlib and zlib-ng (Fedora's zlib) compress the
-# same bytes differently, and changed user data means a new launch template version and a rolling
-# instance refresh of the whole fleet; bzip2's output has not changed in over a decade.
-QUEUE_WORKER_SOURCE = resources.files("accelstack.components.aws.replica").joinpath("queue_worker.py").read_bytes()
+# The admission-queue worker is a real module (tested against a local SQS and inference server): the
+# neutral worker and its SQS client, side by side in WORKER_DIR on the replica. They ship verbatim
+# inside the user data, as one bzip2 stream (each file after a "NAME SIZE" line; one stream
+# compresses both better than two) in base85 (a quarter larger, where base64 is a third): raw they
+# would push the script past EC2's 16 KB user-data limit. Not gzip: zlib and zlib-ng (Fedora's zlib) compress the same bytes differently,
+# and changed user data means a new launch template version and a rolling instance refresh of the
+# whole fleet; bzip2's output has not changed in over a decade.
+WORKER_DIR = "/opt/accelstack"
+QUEUE_CLIENT_MODULE = "sqs_queue"
+WORKER_FILES: dict[str, tuple[str, bytes]] = {  # file name on the replica -> (repository path, source)
+    "queue_worker.py": (
+        "components/replica/queue_worker.py",
+        resources.files("accelstack.components.replica").joinpath("queue_worker.py").read_bytes(),
+    ),
+    f"{QUEUE_CLIENT_MODULE}.py": (
+        f"components/aws/replica/{QUEUE_CLIENT_MODULE}.py",
+        resources.files("accelstack.components.aws.replica").joinpath(f"{QUEUE_CLIENT_MODULE}.py").read_bytes(),
+    ),
+}
 USER_DATA_LIMIT_BYTES = 16_384  # EC2: raw user data, before base64
 
 
+EMBEDDED_LINE_LENGTH = 100
+
+
 def embedded_worker() -> str:
-    """The worker's source as base64 lines of its bzip2 (deterministic: same source, same text)."""
-    return base64.encodebytes(bz2.compress(QUEUE_WORKER_SOURCE, 9)).decode().rstrip("\n")
+    """The worker's files as base85 lines of one bzip2 stream (deterministic: same sources, same text).
+    The base85 alphabet has no quote or backslash; the quoted heredoc takes `$` and backquotes literally."""
+    bundle = b"".join(f"{name} {len(source)}\n".encode() + source for name, (_, source) in WORKER_FILES.items())
+    text = base64.b85encode(bz2.compress(bundle, 9)).decode()
+    return "\n".join(text[i : i + EMBEDDED_LINE_LENGTH] for i in range(0, len(text), EMBEDDED_LINE_LENGTH))
+
+
+def worker_manifest() -> str:
+    """The shipped files' repository paths, for the boot script's comment."""
+    return " and ".join(origin for origin, _ in WORKER_FILES.values())
 
 
 def worker_environment(
     serving: ServingSpec, plan: ServingPlan, *, region: str, request_queue_url: str, response_queue_url: str
 ) -> dict[str, str]:
-    """What the worker reads (`accelstack.components.aws.replica.queue_worker.Config.from_env`)."""
+    """What the worker reads (`accelstack.components.replica.queue_worker.Config.from_env`) and its SQS
+    client (`accelstack.components.aws.replica.sqs_queue.from_env`)."""
     return {
+        "QUEUE_CLIENT": QUEUE_CLIENT_MODULE,
         "AWS_REGION": region,
         "REQUEST_QUEUE_URL": request_queue_url,
         "RESPONSE_QUEUE_URL": response_queue_url,
         "SERVER_PORT": str(serving.load_balancer.port),
         "TTL_SECONDS": str(serving.admission.ttl_seconds),
         "WORKER_CONCURRENCY": str(plan.concurrency),  # the same N the backlog target is multiplied by
-        "VISIBILITY_TIMEOUT": str(plan.visibility_timeout_seconds),
+        # The lease is SQS's visibility timeout: the queue's default, and what each extension renews.
+        "LEASE_SECONDS": str(plan.visibility_timeout_seconds),
         "GENERATION_TIMEOUT_SECONDS": str(plan.generation_timeout_seconds),
         "DRAIN_SECONDS": str(plan.worker_drain_seconds),
     }
@@ -106,10 +132,12 @@ def replica_user_data(
         *((a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters),
     ]
     return _templates.get_template("replica-boot.sh.j2").render(
-        aws_cli=aws_cli_function(),
+        aws_cli=_without_comment_lines(AWS_CLI_FUNCTION),  # user data is capped at 16 KiB
+        imds=IMDS_FUNCTION,
         model_dir=MODEL_DIR,
-        worker_sha256=hashlib.sha256(QUEUE_WORKER_SOURCE).hexdigest(),
-        worker_b64=embedded_worker(),
+        worker_dir=WORKER_DIR,
+        worker_manifest=worker_manifest(),
+        worker_b85=embedded_worker(),
         model_name=model.name,
         image=shlex.quote(serving.replicas.server_image),
         server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
@@ -152,6 +180,10 @@ def user_data_size_problem(
 # What exists only once the queues do; the deployed user data gets their URLs from Pulumi outputs.
 QUEUE_URL_PLACEHOLDERS = {"request_queue_url": "${REQUEST_QUEUE_URL}", "response_queue_url": "${RESPONSE_QUEUE_URL}"}
 REPLICA_USER_DATA_FILE = "replica-user-data.sh"
+
+
+def _without_comment_lines(shell: str) -> str:
+    return "".join(line for line in shell.splitlines(keepends=True) if not line.lstrip().startswith("#"))
 
 
 def render_replica_artifacts(spec: ServingStack) -> dict[str, str]:

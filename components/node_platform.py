@@ -1,0 +1,144 @@
+"""What a node needs from its cloud, as shell: the small interface the neutral node generators speak.
+
+The Slurm generator (`accelstack.components.slurm`) writes boot scripts, a preemption watcher and
+checkpoint-sync units that run on the cloud's VMs. Everything in them that differs by cloud goes
+through a `NodePlatform`; each cloud implements it in `accelstack.components.<cloud>.node_platform`
+(a module exposing `node_platform(spec) -> NodePlatform`), found through the registry by
+`node_platform_for`.
+
+The members, and what each cloud answers with:
+
+- instance metadata (`metadata_functions`, `metadata_command`): AWS IMDSv2 (PUT a token, then
+  169.254.169.254/latest/meta-data), Azure IMDS (169.254.169.254/metadata/instance with
+  `Metadata: true`), GCP (metadata.google.internal/computeMetadata/v1 with `Metadata-Flavor: Google`),
+  OCI (169.254.169.254/opc/v2 with `Authorization: Bearer Oracle`).
+- preemption notice (`preemption_functions`, `preemption_notice_seconds`): EC2's spot
+  instance-action (404 until 2 minutes ahead), Azure Scheduled Events (a `Preempt` event, >= 30 s
+  ahead), GCP `instance/preempted` (TRUE 30 s ahead) and `instance/maintenance-event`. A cloud that
+  posts no notice on the node (OCI preemptible instances) answers with no function: the generator
+  then runs no watcher and relies on Slurm's requeue of a lost node.
+- secret fetch (`secret_command`): Secrets Manager, Key Vault, Secret Manager, OCI Vault, each with
+  the node's own identity and a reference the components hand over (ARN, secret URI, name, OCID).
+- object sync (`object_sync_command`): `aws s3 sync`, `azcopy sync`, `gcloud storage rsync`,
+  `oci os object sync`; copies new and changed files only, never deletes at the destination.
+- block-device path (`block_device_path`): where an attached data volume appears (EBS by volume id
+  under /dev/disk/by-id on Nitro, Azure's /dev/disk/azure/scsi1/lunN, GCP's
+  /dev/disk/by-id/google-NAME, OCI's /dev/oracleoci/oraclevdX).
+
+Every shell fragment is bash, runs as root, and may be embedded in cloud-init user data (keep it short:
+EC2 user data is 16 KB).
+"""
+
+from __future__ import annotations
+
+import importlib
+from enum import StrEnum
+from typing import Protocol
+
+from accelstack.clouds import registry
+from accelstack.spec.models import StackSpec
+
+
+class NodeFact(StrEnum):
+    """What a node asks its metadata service about itself."""
+
+    INSTANCE_ID = "instance-id"
+    INSTANCE_TYPE = "instance-type"
+    REGION = "region"
+    ZONE = "zone"
+    PRIVATE_ADDRESS = "private-address"  # the primary interface's private IPv4 address
+
+
+class NodePlatform(Protocol):
+    """How a node does the cloud-specific parts of booting and running under a scheduler."""
+
+    @property
+    def name(self) -> str:
+        """The cloud's registry name ("aws"); used in messages."""
+        ...
+
+    @property
+    def tool_functions(self) -> str:
+        """Shell function definitions the node's other commands need (e.g. installing the cloud's CLI
+        where the image lacks it); "" when none are needed."""
+        ...
+
+    @property
+    def tool_setup(self) -> str | None:
+        """The command that makes the tools ready (run once, before any other cloud call); None: nothing to do."""
+        ...
+
+    @property
+    def metadata_functions(self) -> str:
+        """Shell function definitions `metadata_command` relies on."""
+        ...
+
+    def metadata_command(self, fact: NodeFact) -> str:
+        """A shell command printing `fact` about this node on stdout (no newline guaranteed)."""
+        ...
+
+    @property
+    def preemption_notice_seconds(self) -> int:
+        """Shortest time the cloud guarantees between posting a preemption notice and taking the node."""
+        ...
+
+    @property
+    def preemption_source(self) -> str:
+        """What the watcher polls, for its log and comments ("EC2 spot instance-action on IMDSv2")."""
+        ...
+
+    @property
+    def preemption_functions(self) -> str | None:
+        """Shell defining `preemption_notice`: prints nothing while no preemption is scheduled; on a
+        notice, prints the action on the first line and, on the second, when the node goes (any
+        format `date -d` reads; empty when the cloud does not say). Needs `metadata_functions`.
+        None: the cloud posts no notice the node can see."""
+        ...
+
+    def secret_command(self, reference: str) -> str:
+        """A shell command printing the secret's raw bytes on stdout, read with the node's identity."""
+        ...
+
+    def is_object_uri(self, uri: str) -> bool:
+        """Whether `object_sync_command` can copy to and from `uri`."""
+        ...
+
+    @property
+    def object_uri_form(self) -> str:
+        """The object URI form `is_object_uri` accepts, for error messages ("s3://bucket[/prefix]")."""
+        ...
+
+    def object_sync_command(self, source: str, destination: str) -> str:
+        """A shell command copying new and changed files from `source` to `destination` (a local
+        directory or an object URI, both ending in "/"); it never deletes at the destination."""
+        ...
+
+    def block_device_path(self, volume: str) -> str:
+        """The stable device path on the node of the attached data volume `volume` (a cloud reference)."""
+        ...
+
+    @property
+    def lustre_product(self) -> str:
+        """The managed Lustre's name as the cloud sells it ("FSx for Lustre"), for the node scripts' comments."""
+        ...
+
+    @property
+    def lustre_client_source(self) -> str:
+        """Where the Lustre client comes from when the image lacks it ("FSx's repository")."""
+        ...
+
+    @property
+    def lustre_client_install(self) -> str:
+        """Shell lines that install the Lustre client matching the running kernel (run when
+        `mount.lustre` is missing), from the repository the cloud's managed Lustre documents."""
+        ...
+
+
+def node_platform_for(spec: StackSpec) -> NodePlatform:
+    """The spec's cloud's platform: `<components module>.node_platform.node_platform(spec)`."""
+    cloud = registry.get(spec.cloud)
+    if cloud.components is None:
+        raise ValueError(f"cloud: {spec.cloud!r} is described but not deployable; no node platform")
+    module = importlib.import_module(f"{cloud.components}.node_platform")
+    platform: NodePlatform = module.node_platform(spec)
+    return platform
