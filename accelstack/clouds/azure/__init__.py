@@ -1,0 +1,75 @@
+"""Microsoft Azure, as accelstack describes it: catalog, prices, limits and features (no Pulumi).
+
+Described, not deployable yet: `components` is None until `accelstack.components.azure` exists.
+"""
+
+from __future__ import annotations
+
+from accelstack.clouds.azure import catalog, prices
+from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
+
+CATALOG = Catalog(
+    cloud="azure",
+    checked=catalog.CHECKED,
+    sources=catalog.SOURCES,
+    instances=catalog.ACCELERATED_INSTANCES,
+    regions=catalog.REGIONS,
+    parallel_fs={
+        name: ParallelFsTier(
+            name=name,
+            # The SKU fixes the throughput: one value, so `throughputPerTiB` picks the SKU.
+            throughput_per_tib=(sku.throughput_mbps_per_tib,),
+            min_gib=sku.min_tib * catalog.TIB_GIB,
+            increment_gib=sku.increment_tib * catalog.TIB_GIB,
+            max_gib=sku.max_tib * catalog.TIB_GIB,
+            # Blob integration (HSM) imports at creation and exports with archive / auto-export jobs.
+            imports_from_object_store=True,
+            exports_to_object_store=True,
+            persistent=True,  # "Durable": Premium SSD LRS object storage targets
+        )
+        for name, sku in catalog.AMLFS_SKUS.items()
+    },
+)
+
+PRICES = Prices(
+    checked=prices.CHECKED,
+    region=prices.REGION,
+    source="accelstack.clouds.azure.prices (Azure Retail Prices API readings, see its docstring)",
+    on_demand_hourly=prices.ON_DEMAND_HOURLY,
+    spot_discount=prices.DEFAULT_SPOT_DISCOUNT,
+    parallel_fs_gb_month={},
+    object_gb_month=prices.BLOB_HOT_LRS_GB_MONTH,
+    block_gb_month=prices.PREMIUM_SSD_GB_MONTH,
+    not_priced=prices.NOT_PRICED,
+    # Same key as AWS's ALB hour: the serving front door's fixed charge (here it includes the WAF).
+    extra={"load_balancer_hourly": prices.APP_GATEWAY_WAF_V2_HOURLY},
+)
+
+AZURE = Cloud(
+    name="azure",
+    title="Microsoft Azure",
+    account_kind="subscription",
+    pulumi_packages=frozenset({"azure-native", "random"}),
+    features=frozenset(
+        {
+            Feature.SLURM,  # Slurm on VMs (CycleCloud Workspace for Slurm ships as an ARM template)
+            Feature.MANAGED_SCHEDULER,  # Azure Machine Learning AmlCompute cluster
+            Feature.RDMA_FABRIC,  # InfiniBand between the VMs of one scale set
+            Feature.SPOT,
+            # Capacity reservations have no end time (future-dated ones add a minimum commitment, New-AzCapacityReservation
+            # -MinimumCommitmentDayCount), so Azure sells nothing like a time-boxed block: no TIME_BOXED_RESERVATION.
+            Feature.ON_DEMAND_RESERVATION,
+            Feature.MANAGED_LUSTRE,
+            Feature.OBJECT_LINKED_FS,  # Blob integration (HSM) import, archive/auto-export jobs
+            Feature.ADMISSION_QUEUE,  # Service Bus queue with dead-lettering
+            Feature.WAF_RATE_LIMIT,  # Application Gateway WAF_v2 RateLimitRule grouped by ClientAddr
+            Feature.WARM_POOL,  # standby virtual machine pool (Flexible scale sets)
+            Feature.QUEUE_DEPTH_SCALING,  # autoscale on Service Bus ActiveMessages, divided per instance
+            Feature.CROSS_ACCOUNT_ARTIFACTS,  # role assignments across subscriptions
+        }
+    ),
+    catalog=CATALOG,
+    prices=PRICES,
+    limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
+    components=None,
+)

@@ -1,0 +1,76 @@
+"""Google Cloud, as accelstack describes it: catalog, prices, limits and features (no Pulumi).
+
+Described, not deployable yet: `components` is None until `accelstack.components.gcp` exists.
+"""
+
+from __future__ import annotations
+
+from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
+from accelstack.clouds.gcp import catalog, prices
+
+CATALOG = Catalog(
+    cloud="gcp",
+    checked=catalog.CHECKED,
+    sources=catalog.SOURCES,
+    instances=catalog.ACCELERATED_INSTANCES,
+    regions=catalog.REGIONS,
+    parallel_fs={
+        name: ParallelFsTier(
+            name=name,
+            # The tier is the throughput (per_unit_storage_throughput); it cannot change after creation.
+            throughput_per_tib=(tier.throughput_mbps_per_tib,),
+            min_gib=tier.min_gib,
+            increment_gib=tier.step_gib,
+            max_gib=tier.fine_max_gib,
+            # importData / exportData between the instance and a Cloud Storage bucket (no Pulumi field:
+            # the stack calls the API).
+            imports_from_object_store=True,
+            exports_to_object_store=True,
+            persistent=True,
+        )
+        for name, tier in catalog.LUSTRE_TIERS.items()
+    },
+)
+
+PRICES = Prices(
+    checked=prices.CHECKED,
+    region=prices.REGION,
+    source="accelstack.clouds.gcp.prices (Google Cloud price pages, see its docstring)",
+    on_demand_hourly=prices.ON_DEMAND_HOURLY,
+    spot_discount=prices.DEFAULT_SPOT_DISCOUNT,
+    parallel_fs_gb_month={},
+    object_gb_month=prices.GCS_STANDARD_GB_MONTH,
+    block_gb_month=prices.PD_BALANCED_GB_MONTH,
+    not_priced=prices.NOT_PRICED,
+)
+
+GCP = Cloud(
+    name="gcp",
+    title="Google Cloud",
+    account_kind="project",
+    pulumi_packages=frozenset({"gcp", "random"}),
+    features=frozenset(
+        {
+            Feature.SLURM,  # Slurm on Compute Engine (Cluster Toolkit's Slurm-GCP, or Cluster Director)
+            Feature.MANAGED_SCHEDULER,  # Cluster Director managed Slurm (hypercomputecluster) / Vertex AI
+            Feature.RDMA_FABRIC,  # GPUDirect-TCPX, -TCPXO and RDMA (RoCE), per machine type
+            Feature.SPOT,
+            Feature.TIME_BOXED_RESERVATION,  # DWS calendar mode: future reservations of 1 to 90 days
+            Feature.ON_DEMAND_RESERVATION,  # specific reservations
+            Feature.MANAGED_LUSTRE,
+            Feature.OBJECT_LINKED_FS,  # Managed Lustre importData / exportData with Cloud Storage
+            Feature.ADMISSION_QUEUE,  # Pub/Sub topic + subscription with a dead-letter topic
+            Feature.WAF_RATE_LIMIT,  # Cloud Armor throttle rule keyed on the client IP
+            Feature.WARM_POOL,  # regional MIG standby policy with stopped VMs
+            Feature.QUEUE_DEPTH_SCALING,  # autoscaler on num_undelivered_messages, single_instance_assignment
+            Feature.CROSS_ACCOUNT_ARTIFACTS,  # bucket IAM across projects
+        }
+    ),
+    catalog=CATALOG,
+    prices=PRICES,
+    limits={
+        **{f"compact_placement_max_vms_{family}": vms for family, vms in catalog.COMPACT_PLACEMENT_MAX_VMS.items()},
+        "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
+    },
+    components=None,
+)

@@ -1,0 +1,162 @@
+"""Google Cloud constraint tables. Checked 2026-12-03 against the sources named beside each table.
+
+Data only, like `accelstack.clouds.aws.catalog`: rules that read these tables come with the GCP port.
+
+Left out because the sources at hand did not confirm them (add a row once a source does):
+- The fabric bandwidth of each machine type (`fabric_gbps` is 0, "unknown"): the pages read give NIC
+  counts and types but no per-NIC rate for the GPU NICs.
+- A4X (GB200, Arm) and G4 (RTX PRO 6000); a3-highgpu-1g/2g/4g and a3-edgegpu-8g (no GPUDirect fabric
+  of their own in the Cluster Toolkit blueprints read).
+- Which zone offers which machine type: per-zone GPU availability was not readable here, so `REGIONS`
+  is Compute Engine's regions and the machine/zone pairing is left to Google at create time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelstack.clouds.base import InstanceType
+
+CHECKED = "2026-12-03"
+
+SOURCES = (
+    "GKE cluster autoscaler machine-family table (Google LLC, k8s.io/gke-autoscaling machinetypes): vCPUs, "
+    "memory and GPUs of a2-*, a3-*, a4-highgpu-8g, g2-*; maxCompactPlacementNodes per family",
+    "Google Cloud, Accelerator-optimized machine family (cloud.google.com/compute/docs/accelerator-optimized-"
+    "machines): A3 High and Mega 208 vCPUs and 1,872 GB",
+    "GoogleCloudPlatform/cluster-toolkit @1047080 (2026-06-25): examples/machine-learning/a3-highgpu-8g "
+    "(network_count 4, TCPX), a3-megagpu-8g (network_count 8, MTU 8244, TCPXO), a3-ultragpu-8g and "
+    "a4-highgpu-8g (2 gVNIC at MTU 8896 + RoCE VPC of 8 MRDMA subnets); modules/compute/gke-node-pool README",
+    "Google Cloud, Managed Lustre performance tiers and Increase capacity (docs.cloud.google.com/managed-lustre/"
+    "docs/performance-tiers, /increase-capacity): min, max and step per tier",
+    "Google Cloud, gcloud lustre instances import-data / export-data; REST projects.locations.instances.exportData",
+    "Google Cloud, About future reservation requests in calendar mode (1 to 90 days, GPU VMs)",
+    "Google Cloud, Cloud Run / Compute Engine region list (region names)",
+)
+
+
+# --- Machine types ------------------------------------------------------------------------------
+
+
+def _a(
+    name: str,
+    accelerator: str,
+    accelerators: int,
+    accelerator_memory_gib: int,
+    vcpus: int,
+    memory_gib: int,
+    *,
+    fabric: str | None = None,
+    gpu_nics: int = 0,
+    nics: int = 1,
+    calendar_mode: bool = False,
+) -> InstanceType:
+    """One machine type; `gpu_nics` are the NICs the fabric uses, `nics` every NIC one VM configures."""
+    return InstanceType(
+        name,
+        accelerator,
+        accelerators,
+        accelerator_memory_gib,
+        vcpus,
+        memory_gib,
+        fabric=fabric if gpu_nics else None,
+        fabric_interfaces=gpu_nics,
+        network_cards=nics,
+        time_boxed_reservation=calendar_mode,
+    )
+
+
+# vCPUs, memory (GB as Google prints it, binary) and GPU count per machine type: GKE autoscaler table;
+# a3-highgpu-8g / a3-megagpu-8g also on the accelerator-optimized page (208 vCPUs, 1,872 GB). A100 is the
+# 40 GB part on a2-highgpu and the 80 GB part on a2-ultragpu; a3-megagpu carries "nvidia-h100-mega-80gb",
+# a3-ultragpu the 141 GB H200, a4-highgpu the 180 GB B200; g2 the 24 GB L4 (the autoscaler table's 23
+# vCPUs for g2-standard-24 is taken as a typo: the name and the G2 tables give 24).
+# Fabric (Cluster Toolkit blueprints): A3 High = GPUDirect-TCPX over 4 extra gVNICs (1 + 4 NICs), A3 Mega =
+# GPUDirect-TCPXO over 8 extra gVNICs (1 + 8), A3 Ultra and A4 = GPUDirect RDMA (RoCE) over 8 MRDMA NICs
+# plus 2 gVNICs (10 NICs). A2 and G2 have no GPU-to-GPU network across VMs.
+# Calendar mode: a4-highgpu-8g is listed with a DWS Calendar Mode price (and no plain on-demand price);
+# the other types' calendar-mode eligibility was not confirmed, so they are not marked.
+ACCELERATED_INSTANCES: dict[str, InstanceType] = {
+    i.name: i
+    for i in (
+        _a("a4-highgpu-8g", "B200", 8, 180, 224, 3968, fabric="rdma", gpu_nics=8, nics=10, calendar_mode=True),
+        _a("a3-ultragpu-8g", "H200", 8, 141, 224, 2952, fabric="rdma", gpu_nics=8, nics=10),
+        _a("a3-megagpu-8g", "H100", 8, 80, 208, 1872, fabric="gpudirect-tcpxo", gpu_nics=8, nics=9),
+        _a("a3-highgpu-8g", "H100", 8, 80, 208, 1872, fabric="gpudirect-tcpx", gpu_nics=4, nics=5),
+        _a("a2-highgpu-1g", "A100", 1, 40, 12, 85),
+        _a("a2-highgpu-2g", "A100", 2, 40, 24, 170),
+        _a("a2-highgpu-4g", "A100", 4, 40, 48, 340),
+        _a("a2-highgpu-8g", "A100", 8, 40, 96, 680),
+        _a("a2-megagpu-16g", "A100", 16, 40, 96, 1360),
+        _a("a2-ultragpu-1g", "A100", 1, 80, 12, 170),
+        _a("a2-ultragpu-2g", "A100", 2, 80, 24, 340),
+        _a("a2-ultragpu-4g", "A100", 4, 80, 48, 680),
+        _a("a2-ultragpu-8g", "A100", 8, 80, 96, 1360),
+        _a("g2-standard-4", "L4", 1, 24, 4, 16),
+        _a("g2-standard-8", "L4", 1, 24, 8, 32),
+        _a("g2-standard-12", "L4", 1, 24, 12, 48),
+        _a("g2-standard-16", "L4", 1, 24, 16, 64),
+        _a("g2-standard-24", "L4", 2, 24, 24, 96),
+        _a("g2-standard-32", "L4", 1, 24, 32, 128),
+        _a("g2-standard-48", "L4", 4, 24, 48, 192),
+        _a("g2-standard-96", "L4", 8, 24, 96, 384),
+    )
+}
+
+# Source: GKE autoscaler table, maxCompactPlacementNodes per machine family (the most VMs one compact
+# placement policy holds for that family).
+COMPACT_PLACEMENT_MAX_VMS: dict[str, int] = {"a2": 150, "a3": 96, "a4": 1500, "g2": 150}
+# Source: calendar-mode future reservations run 1 to 90 days.
+CALENDAR_MODE_MAX_DAYS = 90
+
+
+# --- Managed Lustre -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LustreTier:
+    """One Managed Lustre performance tier (`per_unit_storage_throughput`, MB/s per TiB).
+
+    `capacity_gib` is a multiple of `step_gib` from `min_gib` up to `fine_max_gib`. Tiers with two step
+    sizes take a coarser step above that threshold, and an instance created at or below the threshold can
+    never grow past it; that range is not modelled, so the threshold is the largest size accepted.
+    """
+
+    throughput_mbps_per_tib: int
+    min_gib: int
+    step_gib: int
+    fine_max_gib: int
+
+    @property
+    def name(self) -> str:
+        return f"managed-lustre-{self.throughput_mbps_per_tib}"
+
+
+# Source: Managed Lustre "Performance tiers" (min capacity, max capacity, step size): 1000 MB/s/TiB min
+# 9,000 step 9,000 up to 1,530,000 GiB (then 72,000); 500: 18,000 / 18,000 up to 3,060,000 (then 144,000);
+# 250: 36,000 / 36,000 up to 6,120,000 (then 288,000); 125: 72,000 / 72,000 up to 12,240,000 (one step).
+# The Dynamic tier (25 MB/s/TiB aggregate, min 472,000 GiB) is not modelled: its price was not confirmed.
+LUSTRE_TIERS: dict[str, LustreTier] = {
+    t.name: t
+    for t in (
+        LustreTier(1000, 9_000, 9_000, 1_530_000),
+        LustreTier(500, 18_000, 18_000, 3_060_000),
+        LustreTier(250, 36_000, 36_000, 6_120_000),
+        LustreTier(125, 72_000, 72_000, 12_240_000),
+    )
+}
+
+
+# --- Regions ------------------------------------------------------------------------------------
+
+# Compute Engine regions. Not every region has every machine type above or Managed Lustre.
+REGIONS: tuple[str, ...] = (
+    "africa-south1", "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3",
+    "asia-south1", "asia-south2", "asia-southeast1", "asia-southeast2", "asia-southeast3",
+    "australia-southeast1", "australia-southeast2", "europe-central2", "europe-north1", "europe-north2",
+    "europe-southwest1", "europe-west1", "europe-west10", "europe-west12", "europe-west2", "europe-west3",
+    "europe-west4", "europe-west6", "europe-west8", "europe-west9", "me-central1", "me-central2", "me-west1",
+    "northamerica-northeast1", "northamerica-northeast2", "northamerica-south1", "southamerica-east1",
+    "southamerica-west1", "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1",
+    "us-west2", "us-west3", "us-west4",
+)  # fmt: skip

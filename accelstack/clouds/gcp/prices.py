@@ -1,0 +1,54 @@
+"""Google Cloud list prices, Iowa (us-central1), USD. Data only; `accelstack cost --prices FILE` replaces any entry.
+
+CHECKED is the date these were compared with the sources. Google's price pages render their tables in the
+browser and could not be read directly from where this was checked; every number below is the official
+figure as two or more independent public records copied it from the page named beside it (most to nine
+decimals), and the a2 rows also match the GKE cluster autoscaler's own price table.
+
+Sources:
+- https://cloud.google.com/products/compute/pricing/accelerator-optimized (Iowa, whole VM including its
+  GPUs): a3-highgpu-8g $88.490000119, a3-megagpu-8g $93.400712807, a3-ultragpu-8g $84.806908493,
+  a2-highgpu-1g..8g $3.673385..$29.38708, a2-ultragpu-1g..8g $5.06879789..$40.550383123, g2-standard-4
+  $0.706832276, g2-standard-8 $0.853624312. a4-highgpu-8g has no on-demand price ("N/A"): it is sold
+  through DWS (flex-start $64.44/h, calendar mode $90.22/h) and Spot, so it is left out here.
+- Spot: the same page's Spot column is 40 % below on-demand for every A2, A3 and G2 row read (e.g.
+  a3-highgpu-8g $52.962296548, g2-standard-4 $0.424056); Spot prices move (up to daily), so override it.
+- Cloud Storage Standard, regional: $0.020/GB-month (cloud.google.com/storage/pricing).
+- Persistent Disk pd-balanced: $0.10/GB-month (cloud.google.com/products/compute/disks-image-pricing).
+"""
+
+from __future__ import annotations
+
+from accelstack.clouds.gcp.catalog import LUSTRE_TIERS
+
+CHECKED = "2026-12-03"
+REGION = "us-central1"
+
+ON_DEMAND_HOURLY: dict[str, float] = {
+    "a3-ultragpu-8g": 84.806908493,
+    "a3-megagpu-8g": 93.400712807,
+    "a3-highgpu-8g": 88.490000119,
+    "a2-highgpu-1g": 3.673385,
+    "a2-highgpu-2g": 7.34677,
+    "a2-highgpu-4g": 14.69354,
+    "a2-highgpu-8g": 29.38708,
+    "a2-ultragpu-1g": 5.06879789,
+    "a2-ultragpu-2g": 10.137595781,
+    "a2-ultragpu-4g": 20.275191562,
+    "a2-ultragpu-8g": 40.550383123,
+    "g2-standard-4": 0.706832276,
+    "g2-standard-8": 0.853624312,
+}
+DEFAULT_SPOT_DISCOUNT = 0.40
+
+GCS_STANDARD_GB_MONTH = 0.020
+PD_BALANCED_GB_MONTH = 0.10
+
+# Managed Lustre is billed per GiB-month by tier; no price for it was confirmed, so the planner lists it
+# as not priced rather than costing the file system at zero.
+NOT_PRICED = (
+    f"Managed Lustre ({', '.join(LUSTRE_TIERS)}): list price not verified",
+    "a4-highgpu-8g (no on-demand price: DWS flex-start, calendar mode or Spot only)",
+    "external Application Load Balancer (forwarding rules + data processed)", "Cloud Armor (policy, rules, requests)",
+    "Pub/Sub (throughput)", "Cloud NAT", "data transfer", "Cloud Logging and Monitoring", "Cloud Storage operations",
+)  # fmt: skip

@@ -1,0 +1,268 @@
+"""Every registered cloud's description is well-formed, and the facts a training or serving stack is built
+on (fabric per machine type, parallel-FS steps, what is priced) are the documented ones.
+
+The generic checks run over `registry.names()`, so a cloud registered later is checked the same way.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from accelstack.cli import app
+from accelstack.clouds import registry
+from accelstack.clouds.base import Cloud, Feature
+
+CLOUDS = registry.names()
+FABRICS = {"efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma", "roce"}
+VENDORS = {"nvidia", "amd", "aws-trainium", "aws-inferentia", "google-tpu"}
+# What AWS's description does not (yet) say, pinned exactly so that fixing it makes this fail and shrink:
+# it prices its CPU head nodes without listing them (the catalog holds accelerated types only), and the
+# planner has no FSx price for PERSISTENT_1 or SCRATCH_1 (`PriceBook.lustre` raises for them).
+PRICED_OUTSIDE_CATALOG = {"aws": {"m7i.2xlarge", "m7i.xlarge"}}
+UNPRICED_FS_TIERS = {"aws": {"PERSISTENT_1", "SCRATCH_1"}}
+
+
+def cloud(name: str) -> Cloud:
+    return registry.get(name)
+
+
+def test_registry_holds_the_three_clouds_and_only_aws_deploys():
+    assert {"aws", "azure", "gcp"} <= set(CLOUDS)
+    assert registry.deployable() == ("aws",)
+    assert registry.get("azure").components is None
+    assert registry.get("gcp").components is None
+
+
+def test_unknown_cloud_names_the_registered_ones():
+    with pytest.raises(ValueError, match=r"unknown cloud 'nimbus'; registered: .*azure.*gcp"):
+        registry.get("nimbus")
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_description_names_agree(name):
+    c = cloud(name)
+    assert c.name == name == c.catalog.cloud
+    assert c.title and c.account_kind and c.pulumi_packages and c.features
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_catalog_is_dated_and_sourced(name):
+    c = cloud(name)
+    for checked in (c.catalog.checked, c.prices.checked):
+        assert datetime.date.fromisoformat(checked) <= datetime.date(2026, 12, 31)
+    assert c.catalog.sources and all(source.strip() for source in c.catalog.sources)
+    assert c.prices.source.strip()
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_instance_rows_are_well_formed(name):
+    catalog = cloud(name).catalog
+    assert catalog.instances
+    # Keys are the names, and no two differ only in case (Azure matches VM sizes case-insensitively).
+    assert all(key == itype.name for key, itype in catalog.instances.items())
+    assert len({n.lower() for n in catalog.instances}) == len(catalog.instances)
+    for itype in catalog.instances.values():
+        assert itype.accelerators > 0 and itype.accelerator_memory_gib > 0, itype
+        assert itype.vcpus > 0 and itype.memory_gib > 0 and itype.network_cards >= 1, itype
+        assert itype.vendor in VENDORS, itype
+        # A fabric is named exactly when the node configures fabric interfaces, and its bandwidth
+        # (0: unknown) only then.
+        assert (itype.fabric is not None) == (itype.fabric_interfaces > 0), itype
+        assert itype.fabric is None or itype.fabric in FABRICS, itype
+        assert itype.fabric_gbps == 0 or itype.has_fabric, itype
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_features_match_the_catalog(name):
+    c = cloud(name)
+    fabric_types = [i for i in c.catalog.instances.values() if i.has_fabric]
+    time_boxed = [i for i in c.catalog.instances.values() if i.time_boxed_reservation]
+    assert (Feature.RDMA_FABRIC in c.features) == bool(fabric_types)
+    assert (Feature.TIME_BOXED_RESERVATION in c.features) == bool(time_boxed)
+    assert (Feature.MANAGED_LUSTRE in c.features) == bool(c.catalog.parallel_fs)
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_regions_are_listed_once_and_hold_the_price_region(name):
+    c = cloud(name)
+    assert c.catalog.regions and len(set(c.catalog.regions)) == len(c.catalog.regions)
+    assert c.prices.region in c.catalog.regions
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_every_priced_instance_is_in_the_catalog(name):
+    c = cloud(name)
+    assert all(price > 0 for price in c.prices.on_demand_hourly.values())
+    outside = set(c.prices.on_demand_hourly) - set(c.catalog.instances)
+    assert outside == PRICED_OUTSIDE_CATALOG.get(name, set())
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_every_parallel_fs_tier_is_priced_or_said_not_priced(name):
+    c = cloud(name)
+    priced = {key.split("/", 1)[0] for key in c.prices.parallel_fs_gb_month}
+    assert priced <= set(c.catalog.parallel_fs), "a price for a tier the catalog does not have"
+    unpriced = {
+        tier for tier in c.catalog.parallel_fs if tier not in priced and not any(tier in n for n in c.prices.not_priced)
+    }
+    assert unpriced == UNPRICED_FS_TIERS.get(name, set())
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_parallel_fs_steps_accept_their_bounds_and_reject_between_steps(name):
+    for tier in cloud(name).catalog.parallel_fs.values():
+        assert tier.capacity_allowed(tier.min_gib), tier
+        assert not tier.capacity_allowed(tier.min_gib - 1), tier
+        if tier.min_gib + 1 not in tier.first_steps_gib:
+            assert not tier.capacity_allowed(tier.min_gib + 1), tier
+        if tier.max_gib is not None:
+            assert tier.capacity_allowed(tier.max_gib) and not tier.capacity_allowed(tier.max_gib + tier.increment_gib)
+        assert str(tier.increment_gib) in tier.capacity_rule()
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_prices_are_positive_and_share_aws_keys(name):
+    prices = cloud(name).prices
+    assert 0 < prices.spot_discount < 1
+    assert prices.object_gb_month > 0 and prices.block_gb_month > 0
+    assert all(value > 0 for value in prices.extra.values())
+    # The same concept carries the same key on every cloud (the planner reads them by key).
+    assert set(prices.extra) <= set(registry.get("aws").prices.extra)
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_limits_are_positive_counts(name):
+    assert all(isinstance(v, int) and v > 0 for v in cloud(name).limits.values())
+
+
+# --- Azure --------------------------------------------------------------------------------------
+
+
+def test_azure_nd_h100_v5_has_eight_ndr_ports_at_3200_gbps():
+    nd = cloud("azure").catalog.instance("Standard_ND96isr_H100_v5")
+    assert (nd.accelerator, nd.accelerators, nd.accelerator_memory_gib) == ("H100", 8, 80)
+    assert (nd.fabric, nd.fabric_interfaces, nd.fabric_gbps) == ("infiniband", 8, 3200)
+    assert (nd.vcpus, nd.memory_gib) == (96, 1900)
+
+
+def test_azure_ib_generations_and_vendors():
+    instances = cloud("azure").catalog.instances
+    assert instances["Standard_ND96isr_H200_v5"].accelerator_memory_gib == 141
+    assert instances["Standard_ND96isr_MI300X_v5"].vendor == "amd"
+    assert instances["Standard_ND96isr_MI300X_v5"].fabric_gbps == 3200
+    # A100 v4 sizes are HDR: 8 x 200 Gb/s.
+    assert instances["Standard_ND96amsr_A100_v4"].fabric_gbps == 1600
+    assert instances["Standard_ND96asr_v4"].fabric_gbps == 1600
+    assert instances["Standard_ND96asr_v4"].accelerator_memory_gib == 40
+
+
+def test_azure_nc_sizes_have_no_infiniband():
+    nc = [i for n, i in cloud("azure").catalog.instances.items() if n.startswith("Standard_NC")]
+    assert len(nc) == 5 and not any(i.has_fabric for i in nc)
+
+
+def test_azure_unknown_size_names_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown azure instance type 'Standard_ND96_H100'; allowed: .*_v5"):
+        cloud("azure").catalog.instance("Standard_ND96_H100")
+
+
+def test_amlfs_skus_take_their_own_throughput_and_steps():
+    fs = cloud("azure").catalog.parallel_fs
+    assert {name: tier.throughput_per_tib for name, tier in fs.items()} == {
+        "AMLFS-Durable-Premium-40": (40,),
+        "AMLFS-Durable-Premium-125": (125,),
+        "AMLFS-Durable-Premium-250": (250,),
+        "AMLFS-Durable-Premium-500": (500,),
+    }
+    tib = 1024
+    p125 = fs["AMLFS-Durable-Premium-125"]
+    assert [t for t in (8, 16, 24, 32, 128, 144) if p125.capacity_allowed(t * tib)] == [16, 32, 128]
+    p40 = fs["AMLFS-Durable-Premium-40"]
+    assert [t for t in (16, 48, 96, 100, 768, 816) if p40.capacity_allowed(t * tib)] == [48, 96, 768]
+    p500 = fs["AMLFS-Durable-Premium-500"]
+    assert p500.capacity_allowed(4 * tib) and not p500.capacity_allowed(6 * tib)
+
+
+def test_azure_infiniband_cluster_is_one_single_placement_group():
+    azure = cloud("azure")
+    assert azure.limits["infiniband_cluster_max_vms"] == 100
+    assert Feature.TIME_BOXED_RESERVATION not in azure.features
+    assert azure.pulumi_packages >= {"azure-native"} and azure.account_kind == "subscription"
+
+
+# --- Google Cloud -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("machine", "fabric", "fabric_nics", "nics"),
+    [
+        ("a3-highgpu-8g", "gpudirect-tcpx", 4, 5),
+        ("a3-megagpu-8g", "gpudirect-tcpxo", 8, 9),
+        ("a3-ultragpu-8g", "rdma", 8, 10),
+        ("a4-highgpu-8g", "rdma", 8, 10),
+    ],
+)
+def test_gcp_gpudirect_fabric_per_machine_type(machine, fabric, fabric_nics, nics):
+    itype = cloud("gcp").catalog.instance(machine)
+    assert (itype.fabric, itype.fabric_interfaces, itype.network_cards) == (fabric, fabric_nics, nics)
+    assert itype.accelerators == 8
+
+
+def test_gcp_a2_and_g2_have_no_gpudirect_fabric():
+    instances = cloud("gcp").catalog.instances
+    plain = [i for n, i in instances.items() if n.startswith(("a2-", "g2-"))]
+    assert len(plain) == 17 and not any(i.has_fabric for i in plain)
+    assert instances["g2-standard-48"].accelerators == 4 and instances["g2-standard-48"].accelerator == "L4"
+
+
+def test_gcp_a4_is_calendar_mode_only():
+    gcp = cloud("gcp")
+    a4 = gcp.catalog.instance("a4-highgpu-8g")
+    assert a4.time_boxed_reservation and (a4.accelerator, a4.vcpus, a4.memory_gib) == ("B200", 224, 3968)
+    assert "a4-highgpu-8g" not in gcp.prices.on_demand_hourly
+    assert any(entry.startswith("a4-highgpu-8g") for entry in gcp.prices.not_priced)
+    assert gcp.limits["calendar_mode_max_days"] == 90
+
+
+def test_gcp_managed_lustre_tiers_and_steps():
+    fs = cloud("gcp").catalog.parallel_fs
+    assert sorted(t.throughput_per_tib[0] for t in fs.values()) == [125, 250, 500, 1000]
+    fastest = fs["managed-lustre-1000"]
+    assert [g for g in (4_500, 9_000, 13_500, 18_000) if fastest.capacity_allowed(g)] == [9_000, 18_000]
+    # Up to the step threshold only: above it the step is 72,000 GiB and the instance can never grow there.
+    assert fastest.capacity_allowed(1_530_000) and not fastest.capacity_allowed(1_539_000)
+    slowest = fs["managed-lustre-125"]
+    assert slowest.min_gib == 72_000 and not slowest.capacity_allowed(36_000)
+
+
+def test_gcp_prices_are_us_central1_with_spot_forty_percent_off():
+    prices = cloud("gcp").prices
+    assert prices.region == "us-central1"
+    assert prices.on_demand_hourly["a3-megagpu-8g"] == pytest.approx(93.400712807)
+    assert prices.spot_discount == pytest.approx(0.40)
+    assert cloud("gcp").limits["compact_placement_max_vms_a3"] == 96
+
+
+# --- The CLI with a described-only cloud ----------------------------------------------------------
+
+STACKS = Path(__file__).resolve().parents[2] / "stacks"
+
+
+@pytest.mark.parametrize("name", ["azure", "gcp"])
+@pytest.mark.parametrize("kind", ["training", "serving"])
+def test_validate_rejects_a_described_cloud_at_the_cloud_path(tmp_path, name, kind):
+    """A stack on a cloud without components fails validation naming `cloud`, exit 2, no traceback."""
+    (tmp_path / "Pulumi.yaml").write_text((STACKS.parent / "Pulumi.yaml").read_text())
+    document = yaml.safe_load((STACKS / f"Pulumi.aws-{kind}.yaml").read_text())
+    document["config"]["accelstack:cloud"] = name
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / f"Pulumi.{name}-{kind}.yaml").write_text(yaml.safe_dump(document))
+    result = CliRunner().invoke(app, ["validate", "--project-dir", str(tmp_path), f"{name}-{kind}"])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert f"{name}-{kind}: cloud: '{name}' has no components yet" in result.output
