@@ -253,16 +253,59 @@ def test_gcp_prices_are_us_central1_with_spot_forty_percent_off():
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
 
 
-@pytest.mark.parametrize("name", ["azure", "gcp"])
-@pytest.mark.parametrize("kind", ["training", "serving"])
-def test_validate_rejects_a_described_cloud_at_the_cloud_path(tmp_path, name, kind):
-    """A stack on a cloud without components fails validation naming `cloud`, exit 2, no traceback."""
+ACCOUNTS = {
+    "azure": {
+        "account": {
+            "subscriptionId": "11111111-1111-4111-8111-111111111111",
+            "tenantId": "22222222-2222-4222-8222-222222222222",
+            "location": "eastus",
+        },
+        "other": "33333333-3333-4333-8333-333333333333",
+        "region": "eastus",
+    },
+    "gcp": {
+        "account": {"projectId": "acme-train-prod", "region": "us-central1"},
+        "other": "acme-serve-prod",
+        "region": "us-central1",
+    },
+}
+
+
+def _described_cloud_stack(tmp_path: Path, name: str) -> None:
+    """The AWS training example moved to `name`: its account block and ids in that cloud's forms."""
     (tmp_path / "Pulumi.yaml").write_text((STACKS.parent / "Pulumi.yaml").read_text())
-    document = yaml.safe_load((STACKS / f"Pulumi.aws-{kind}.yaml").read_text())
-    document["config"]["accelstack:cloud"] = name
+    document = yaml.safe_load((STACKS / "Pulumi.aws-training.yaml").read_text())
+    config = document["config"]
+    facts = ACCOUNTS[name]
+    own = facts["account"].get("subscriptionId") or facts["account"]["projectId"]
+    config.pop("aws:region")
+    config["accelstack:cloud"] = name
+    config["accelstack:account"] = facts["account"]
+    config["accelstack:separation"] = {
+        "trainingAccounts": [own],
+        "servingAccounts": [facts["other"]],
+        "allowedRegions": [facts["region"]],
+    }
+    training = config["accelstack:training"]
+    training["artifactReaders"] = [facts["other"]]
+    training["storage"].pop("lustre")
+    training["nodes"] = {"instanceType": next(iter(cloud(name).catalog.instances)), "count": 1, "capacity": "on-demand"}
+    training["scheduler"] = {"kind": "slurm", "headNode": {"instanceType": "head"}}
     (tmp_path / "stacks").mkdir()
-    (tmp_path / "stacks" / f"Pulumi.{name}-{kind}.yaml").write_text(yaml.safe_dump(document))
-    result = CliRunner().invoke(app, ["validate", "--project-dir", str(tmp_path), f"{name}-{kind}"])
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert f"{name}-{kind}: cloud: '{name}' has no components yet" in result.output
+    (tmp_path / "stacks" / f"Pulumi.{name}-training.yaml").write_text(yaml.safe_dump(document))
+
+
+@pytest.mark.parametrize("name", ["azure", "gcp"])
+def test_a_described_cloud_previews_nothing_and_says_so_at_cloud(tmp_path, name):
+    """A stack on a cloud without components: preview refuses at `cloud` (exit 2, no traceback, no worker)
+    naming the deployable clouds; validate says the same as a warning at `cloud`."""
+    _described_cloud_stack(tmp_path, name)
+    stack = f"{name}-training"
+    preview = CliRunner().invoke(app, ["preview", "--project-dir", str(tmp_path), stack])
+    assert preview.exit_code == 2, preview.output
+    assert preview.exception is None or isinstance(preview.exception, SystemExit)
+    assert f"{stack}: cloud: '{name}' is described (catalog, prices) but not deployable yet" in preview.output
+    assert "deployable: aws" in preview.output
+    assert "Traceback" not in preview.output
+    validate = CliRunner().invoke(app, ["validate", "--project-dir", str(tmp_path), stack])
+    assert f"{stack}: cloud: warning: '{name}' is described" in validate.output, validate.output
