@@ -1,21 +1,27 @@
 """Pulumi components, one folder per cloud, plus cloud-neutral generators (pure functions).
 
 `build_stack(spec)` is the one entry the program calls; each cloud implements the same
-`CloudStack` interface (SkyPilot-style: one class per cloud behind one interface).
+`CloudStack` interface (SkyPilot-style: one class per cloud behind one interface). The cloud's registered
+description names its components module (`Cloud.components`), which exposes its class as `CLOUD_STACK`.
 """
 
 from __future__ import annotations
 
+import importlib
+
+from accelstack.clouds import registry
 from accelstack.components.base import CloudStack
 from accelstack.spec import StackSpec
 
 
 def cloud_stack(spec: StackSpec) -> CloudStack:
-    if spec.cloud == "aws":
-        from accelstack.components.aws import AwsStack
-
-        return AwsStack(spec)
-    raise NotImplementedError(f"cloud {spec.cloud!r} has no components yet")
+    cloud = registry.get(spec.cloud)
+    if cloud.components is None:  # the spec refuses this before a program runs; a direct caller gets it here
+        raise NotImplementedError(
+            f"cloud {spec.cloud!r} has no components yet; deployable: {', '.join(registry.deployable())}"
+        )
+    stack_class: type[CloudStack] = importlib.import_module(cloud.components).CLOUD_STACK
+    return stack_class(spec)
 
 
 def build_stack(spec: StackSpec) -> None:

@@ -28,3 +28,6 @@ class AwsStack(CloudStack):
 
         _, opts = self._root("ServingStack")
         ServingService(spec, self.digest, opts)
+
+
+CLOUD_STACK = AwsStack
