@@ -162,6 +162,9 @@ class Cloud:
     # Modules of spec rules (`@accelstack.spec.validators.rule` functions) that run for this cloud's stacks
     # only, in this order, after the neutral rules: the spec imports no cloud module, a cloud names its own.
     rules: tuple[str, ...] = ()
+    # The provider's own region setting in a stack file ("aws:region", "azure-native:location", "gcp:region"):
+    # Pulumi users set it by habit; it must agree with account.region, which is what accelstack deploys to.
+    provider_region_key: str | None = None
     # "module:Class" of the pydantic model of the `account` block (an accelstack.spec.accounts.Account);
     # None: accelstack's own model for this cloud's name (aws, azure, gcp, oci, vultr).
     account_model: str | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
@@ -34,7 +35,6 @@ TOP_KEYS = ("cloud", "workload", "account", "separation", "training", "serving")
 WORKLOADS = tuple(WORKLOAD_MODELS)
 # The AWS provider's Region in the same stack file; accelstack deploys to account.region. Checked for the
 # clouds whose stacks use the `aws` provider package (Cloud.pulumi_packages).
-PROVIDER_REGION_KEY = "aws:region"
 # Keys that were renamed: the old spelling gets an error saying the new one, not "unknown key".
 RENAMED_KEYS = {
     ("training", "storage", "lustre", "deploymentType"): (
@@ -57,8 +57,8 @@ def read_stack_file(path: Path) -> dict[str, Any]:
     return _read_stack_config(path)[0]
 
 
-def _read_stack_config(path: Path) -> tuple[dict[str, Any], str | None]:
-    """(the `accelstack:*` keys, namespace stripped; the file's `aws:region` or None)."""
+def _read_stack_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the `accelstack:*` keys, namespace stripped; the file's other namespaced keys, e.g. `aws:region`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -85,8 +85,10 @@ def _read_stack_config(path: Path) -> tuple[dict[str, Any], str | None]:
         raw[name] = value
     if problems:
         raise SpecError(problems)
-    region = config.get(PROVIDER_REGION_KEY)
-    return raw, region if isinstance(region, str) else None
+    settings = {
+        str(key): value for key, value in config.items() if ":" in str(key) and not str(key).startswith(f"{NAMESPACE}:")
+    }
+    return raw, settings
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -288,19 +290,34 @@ def not_deployable_problem(spec: StackSpec) -> Problem | None:
     )
 
 
+def provider_region_problem(spec: StackSpec, provider_settings: Callable[[str], Any] | None) -> Problem | None:
+    """The stack's provider region setting (aws:region, azure-native:location, ...) against account.region."""
+    key = registry.get(spec.cloud).provider_region_key
+    setting = provider_settings(key) if key and provider_settings else None
+    if not isinstance(setting, str) or setting == spec.account.region:
+        return None
+    field = type(spec.account).region_key()
+    return Problem(
+        f"account.{field}",
+        f"{spec.account.region!r} but the same stack file sets {key}: {setting!r}; accelstack deploys to "
+        f"account.{field} and ignores {key}, so make them equal (or remove {key})",
+    )
+
+
 def parse_spec(
     raw: dict[str, Any],
     stack: str = "dev",
     *,
     strict_warnings: bool = False,
-    provider_region: str | None = None,
+    provider_settings: Callable[[str], Any] | None = None,
     deploy: bool = False,
 ) -> StackSpec:
     """Validate raw config (namespace stripped) into a StackSpec, then run the rule validators.
 
     Raises SpecError with every ERROR-level problem (and WARNINGs too with `strict_warnings`);
-    `spec_warnings(spec)` lists the WARNINGs, which are not raised. `provider_region` is the stack
-    file's `aws:region`, which must not disagree with account.region. `deploy`: the caller previews or
+    `spec_warnings(spec)` lists the WARNINGs, which are not raised. `provider_settings` looks up the stack's
+    other config keys ("aws:region" -> value or None): the cloud's provider region setting
+    (`Cloud.provider_region_key`) must not disagree with account.region. `deploy`: the caller previews or
     deploys the stack, which a cloud without components cannot do (`not_deployable_problem`).
     """
     from accelstack.spec.validators import run_validators  # tables import models; avoid a cycle
@@ -313,17 +330,9 @@ def parse_spec(
         raise SpecError(problems_from_validation(exc, data)) from None
     undeployable = not_deployable_problem(spec) if deploy else None
     problems = ([undeployable] if undeployable else []) + run_validators(spec)
-    provider_package = PROVIDER_REGION_KEY.partition(":")[0]
-    region_checked = provider_package in registry.get(spec.cloud).pulumi_packages
-    if region_checked and provider_region is not None and provider_region != spec.account.region:
-        problems.append(
-            Problem(
-                "account.region",
-                f"{spec.account.region!r} but the same stack file sets {PROVIDER_REGION_KEY}: {provider_region!r}; "
-                f"accelstack deploys to account.region and ignores {PROVIDER_REGION_KEY}, so make them equal "
-                f"(or remove {PROVIDER_REGION_KEY})",
-            )
-        )
+    region_problem = provider_region_problem(spec, provider_settings)
+    if region_problem is not None:
+        problems.append(region_problem)
     errors = [p for p in problems if p.level is Level.ERROR or strict_warnings]
     if errors:
         raise SpecError(errors)
@@ -347,10 +356,10 @@ def _decode(value: Any) -> Any:
 
 
 def load_stack(path: Path, overrides: list[str] | None = None, *, deploy: bool = False) -> StackSpec:
-    raw, provider_region = _read_stack_config(path)
+    raw, settings = _read_stack_config(path)
     try:
         return parse_spec(
-            apply_overrides(raw, overrides or []), stack_name_of(path), provider_region=provider_region, deploy=deploy
+            apply_overrides(raw, overrides or []), stack_name_of(path), provider_settings=settings.get, deploy=deploy
         )
     except SpecError as error:
         raise SpecError(blame_overrides(error.problems, overrides or [])) from None

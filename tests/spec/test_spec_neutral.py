@@ -8,6 +8,7 @@ another name, without components or rules, with the features each test takes awa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from pathlib import Path
 from typing import Any
@@ -238,6 +239,11 @@ LACKING = frozenset(
 )
 
 
+def having(feature: Feature) -> str:
+    """The registered clouds with `feature`, as the spec's messages list them."""
+    return ", ".join(name for name, cloud in registry.clouds().items() if feature in cloud.features)
+
+
 def lacking_cloud() -> Cloud:
     return described("bare", without=LACKING, account_model="accelstack.spec.accounts:AwsAccount")
 
@@ -246,13 +252,15 @@ def test_training_keys_asking_for_missing_features_name_the_clouds_that_have_the
     raw = edited(training_raw(), {"cloud": "bare", "training.nodes.capacity": "spot"})
     with registry.registered(lacking_cloud()):
         problems = all_problems(raw)
+        with_slurm, with_spot = (having(Feature.SLURM), having(Feature.SPOT))
+    assert "aws" in with_slurm.split(", ") and "bare" not in with_spot.split(", ")
     kind = at(problems, "training.scheduler.kind")
     assert kind == [
-        "scheduler kind slurm needs the slurm feature, which bare does not offer; clouds that have it: aws; "
+        f"scheduler kind slurm needs the slurm feature, which bare does not offer; clouds that have it: {with_slurm}; "
         "or scheduler kind managed or none"
     ]
     assert any(
-        "needs the spot feature" in m and "clouds that have it: aws" in m
+        "needs the spot feature" in m and f"clouds that have it: {with_spot}" in m
         for m in at(problems, "training.nodes.capacity")
     )
     assert any("managed-lustre" in m for m in at(problems, "training.storage.lustre"))
@@ -273,10 +281,13 @@ def test_serving_keys_asking_for_missing_features_name_the_clouds_that_have_them
 
 
 def test_a_feature_no_cloud_has_says_so():
-    with (
-        registry.registered(lacking_cloud()),
-        registry.registered(described("aws", without=frozenset({Feature.SLURM}))),
-    ):
+    with contextlib.ExitStack() as clouds:
+        for name in registry.names():
+            original = registry.get(name)
+            clouds.enter_context(
+                registry.registered(dataclasses.replace(original, features=original.features - {Feature.SLURM}))
+            )
+        clouds.enter_context(registry.registered(lacking_cloud()))
         problems = all_problems(edited(training_raw(), {"cloud": "bare"}))
     assert any(
         m.endswith("no registered cloud has it; or scheduler kind managed or none")
@@ -412,3 +423,26 @@ def test_preview_refuses_a_described_cloud_before_running_anything(tmp_path, mon
     assert "not deployable yet" in validated.output  # a warning: validate, size and cost still work
     assert previewed.exit_code == 2
     assert "cloud: 'lab' is described (catalog, prices) but not deployable yet" in previewed.output
+
+
+@pytest.mark.parametrize(
+    ("cloud", "setting", "path"),
+    [("aws", "aws:region", "account.region"), ("azure", "azure-native:location", "account.location"), ("gcp", "gcp:region", "account.region")],
+)  # fmt: skip
+def test_the_clouds_own_provider_region_setting_must_agree_with_the_account(cloud, setting, path):
+    """Pulumi users set the provider's region by habit; a stack that says two regions names both, at the account."""
+    raw = training_raw() if cloud == "aws" else on_cloud(training_raw(), cloud)
+    region = raw["account"].get("location") or raw["account"]["region"]
+    settings = {setting: "somewhere-else-1", "unrelated:region": "x"}
+    with pytest.raises(SpecError) as error:
+        parse_spec(raw, "dev", provider_settings=settings.get)
+    [problem] = [p for p in error.value.problems if setting in p.message]
+    assert (
+        problem.path == path
+        and f"{region!r} but the same stack file sets {setting}: 'somewhere-else-1'" in problem.message
+    )
+    agreeing = {setting: region}
+    try:
+        parse_spec(raw, "dev", provider_settings=agreeing.get)
+    except SpecError as other:  # the AWS-shaped storage block is not this test's subject
+        assert not [p for p in other.problems if setting in p.message]

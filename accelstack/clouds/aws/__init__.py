@@ -68,5 +68,6 @@ AWS = Cloud(
         "lustre_default_quota_gib": catalog.LUSTRE_DEFAULT_QUOTA_GIB,
     },
     components="accelstack.components.aws",
+    provider_region_key="aws:region",
     rules=("accelstack.clouds.aws.rules", "accelstack.clouds.aws.serving_rules"),
 )

@@ -49,6 +49,7 @@ AZURE = Cloud(
     name="azure",
     title="Microsoft Azure",
     account_kind="subscription",
+    provider_region_key="azure-native:location",
     pulumi_packages=frozenset({"azure-native", "random"}),
     features=frozenset(
         {

@@ -48,6 +48,7 @@ GCP = Cloud(
     name="gcp",
     title="Google Cloud",
     account_kind="project",
+    provider_region_key="gcp:region",
     pulumi_packages=frozenset({"gcp", "random"}),
     features=frozenset(
         {
