@@ -97,3 +97,23 @@ def test_separation_pack_trusts_exactly_the_elb_accounts_the_log_bucket_grants()
     from accelstack.policies.separation.rules import ELB_LOG_DELIVERY_ACCOUNTS
 
     assert frozenset(ELB_LOG_ACCOUNTS.values()) == ELB_LOG_DELIVERY_ACCOUNTS
+
+
+def test_too_many_adapters_are_a_spec_error_before_any_resource():
+    """The size rule runs with the AWS rules when the stack is validated (validate, preview, the program),
+    not inside the component after the queues and the load balancer are registered."""
+    from accelstack.spec import SpecError
+    from accelstack.spec.loader import load_stack
+
+    stack = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
+
+    def adapters(count: int) -> list[str]:
+        uri = "s3://acme-train-checkpoints/models/adapters/customer-{:03d}/"
+        listed = ", ".join(f"{{name: customer-{i:03d}, uri: '{uri.format(i)}'}}" for i in range(count))
+        return [f"serving.model.adapters=[{listed}]"]
+
+    with pytest.raises(SpecError) as error:
+        load_stack(stack, adapters(60))
+    [problem] = [p for p in error.value.problems if p.path == "serving.model.adapters"]
+    assert problem.message.startswith("60 adapter(s) make the replica user data") and "16384-byte" in problem.message
+    assert load_stack(stack, adapters(3)).serving.model.adapters[2].name == "customer-002"

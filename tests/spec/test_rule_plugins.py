@@ -104,8 +104,8 @@ def test_every_rule_registered_once_in_layer_order():
         "accelstack.spec.validators",
         "accelstack.clouds.aws.rules",
         "accelstack.clouds.aws.serving_rules",
+        "accelstack.components.aws.rules",
         "accelstack.planner.rules",
-        "accelstack.components.slurm.rules",
     ]
     assert sorted(set(modules), key=layer_order.index) == layer_order
     assert modules == sorted(modules, key=layer_order.index)
@@ -132,4 +132,4 @@ def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):
     finally:
         monkeypatch.undo()
         validators.load_rule_plugins.cache_clear()
-    assert validators.load_rule_plugins() == ("accelstack.planner.rules", "accelstack.components.slurm.rules")
+    assert validators.load_rule_plugins() == ("accelstack.planner.rules",)

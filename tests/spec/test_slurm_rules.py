@@ -93,7 +93,7 @@ def test_the_rule_measures_what_the_component_sends(tmp_path):
     """The rule renders with the longest realistic deploy-time values; the real head instance's user
     data (the AWS component under Pulumi mocks) must not be larger than that estimate."""
     from accelstack.components import slurm
-    from accelstack.components.slurm.rules import aws_deploy_values
+    from accelstack.components.aws.rules import aws_deploy_values
     from accelstack.engine.capture import capture, config_for_pulumi
     from accelstack.spec import parse_spec
 

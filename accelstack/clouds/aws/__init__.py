@@ -69,5 +69,6 @@ AWS = Cloud(
     },
     components="accelstack.components.aws",
     provider_region_key="aws:region",
-    rules=("accelstack.clouds.aws.rules", "accelstack.clouds.aws.serving_rules"),
+    # The last renders node user data with the components (a spec rule that needs them), imported by name.
+    rules=("accelstack.clouds.aws.rules", "accelstack.clouds.aws.serving_rules", "accelstack.components.aws.rules"),
 )

@@ -14,7 +14,7 @@ from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.provider import group_tags, launch_template_tag_specifications
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
 from accelstack.components.aws.serving.identity import replica_role
-from accelstack.components.aws.serving.user_data import replica_user_data, user_data_size_problem
+from accelstack.components.aws.serving.user_data import replica_user_data
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
 
 if TYPE_CHECKING:
@@ -38,10 +38,6 @@ def replica_group(svc: ServingService, name: str) -> aws.autoscaling.Group:
     serving, plan = svc.serving, svc.plan
     replicas = serving.replicas
     group_name = replica_group_name(name)
-    # Fail at preview, naming the config, rather than at launch with EC2's bare size error.
-    problem = user_data_size_problem(serving, plan, region=svc.region, account_id=svc.account_id, group_name=group_name)
-    if problem:
-        raise ValueError(problem)
     profile = replica_role(svc, name, group_name)
     user_data = pulumi.Output.all(svc.queues["requests"].url, svc.queues["responses"].url).apply(
         lambda urls: base64.b64encode(

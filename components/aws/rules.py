@@ -1,12 +1,13 @@
-"""Spec rules that need the Slurm generator: whether the nodes' cloud-init fits in EC2 user data.
+"""AWS spec rules that need the components' renderers: whether the nodes' user data fits in EC2's limit.
 
 EC2 refuses user data over 16 KB (EC2 User Guide, "Run commands when you launch an EC2 instance with
 user data input": "User data is limited to 16 KB, in raw form, before it is base64-encoded"), and
 the head node carries slurm.conf, gres.conf, cgroup.conf and its setup script in its user data, so
 enough partitions (or features) make `pulumi up` fail at RunInstances, after the network, Lustre
 and buckets exist. The size is only known by rendering, which the spec layer cannot do (it sits
-below the components), so this module is a rule plug-in in the `accelstack.rules` entry-point group
-(see `accelstack.spec.validators`).
+below the components), so AWS's registration lists this module among its rule modules (`Cloud.rules`,
+imported by name when an AWS stack is validated; see `accelstack.spec.validators`). The serving replicas'
+boot script (its worker, model syncs and one line per LoRA adapter) meets the same limit.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelstack.components import slurm
-from accelstack.spec.models import StackSpec, TrainingStack
+from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
 
@@ -39,7 +40,7 @@ def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
 @rule
 def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
     """The head's and the compute nodes' cloud-init, rendered as the AWS components will, fit in EC2 user data."""
-    if spec.cloud != "aws" or not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
+    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
         return
     training = spec.training
     values = aws_deploy_values(spec)
@@ -65,3 +66,23 @@ def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
             f"the compute nodes' user data is {compute_bytes:,} bytes; EC2 accepts at most "
             f"{EC2_USER_DATA_MAX_BYTES:,}, so no compute node could launch",
         )
+
+
+@rule
+def replica_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
+    """The replicas' boot script, rendered with the longest queue URLs SQS can give, fits in EC2 user data."""
+    if not isinstance(spec, ServingStack):
+        return
+    from accelstack.components.aws.serving.hook import replica_group_name
+    from accelstack.components.aws.serving.user_data import user_data_size_problem
+    from accelstack.planner.serving_plan import plan_serving
+
+    problem = user_data_size_problem(
+        spec.serving,
+        plan_serving(spec.serving),
+        region=spec.account.region,
+        account_id=spec.account.account_id,
+        group_name=replica_group_name(spec.stack),
+    )
+    if problem:
+        yield Problem("serving.model.adapters", problem.removeprefix("serving.model.adapters: "))
