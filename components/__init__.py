@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import pulumi
+
 from accelstack.components.base import CloudStack
 from accelstack.spec import StackSpec
 
@@ -18,5 +20,7 @@ def cloud_stack(spec: StackSpec) -> CloudStack:
     raise NotImplementedError(f"cloud {spec.cloud!r} has no components yet")
 
 
-def build_stack(spec: StackSpec) -> None:
-    cloud_stack(spec).build()
+def build_stack(spec: StackSpec) -> pulumi.ComponentResource:
+    """Build `spec`'s stack (what the Pulumi program does) and return the workload's component: the
+    cloud's training cluster or serving service, whose attributes a unit test can assert on."""
+    return cloud_stack(spec).build()

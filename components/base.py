@@ -6,6 +6,8 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 
+import pulumi
+
 from accelstack.spec import StackSpec
 
 
@@ -20,14 +22,14 @@ class CloudStack(ABC):
         self.spec = spec
         self.digest = config_digest(spec)
 
-    def build(self) -> None:
+    def build(self) -> pulumi.ComponentResource:
+        """Build the stack's workload and return its component (what a unit test asserts on)."""
         if self.spec.workload == "training":
-            self.build_training()
-        else:
-            self.build_serving()
+            return self.build_training()
+        return self.build_serving()
 
     @abstractmethod
-    def build_training(self) -> None: ...
+    def build_training(self) -> pulumi.ComponentResource: ...
 
     @abstractmethod
-    def build_serving(self) -> None: ...
+    def build_serving(self) -> pulumi.ComponentResource: ...

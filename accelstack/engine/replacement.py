@@ -313,7 +313,7 @@ class ExistingStackCloud(pulumi.runtime.Mocks):
         answer: tuple[Props, list[tuple[str, str]] | None] = self.cloud.call(args)
         return answer
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, Props]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, Props]:
         resource_id, outputs = self.cloud.new_resource(args)
         key = (args.typ, args.name)
         if key in self.previous:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pulumi
 
 from accelstack.components.aws.provider import aws_provider
 from accelstack.components.base import CloudStack
+
+if TYPE_CHECKING:
+    from accelstack.components.aws.serving import ServingService
+    from accelstack.components.aws.training import TrainingCluster
 
 
 class AwsStack(CloudStack):
@@ -14,16 +20,17 @@ class AwsStack(CloudStack):
         provider = aws_provider(self.spec, root)
         return root, pulumi.ResourceOptions(parent=root, provider=provider)
 
-    def build_training(self) -> None:
+    def build_training(self) -> TrainingCluster:
         from accelstack.components.aws.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
         cluster = TrainingCluster(self.spec, self.digest, opts)
         for key, value in cluster.outputs.items():
             pulumi.export(key, value)
+        return cluster
 
-    def build_serving(self) -> None:
+    def build_serving(self) -> ServingService:
         from accelstack.components.aws.serving import ServingService
 
         _, opts = self._root("ServingStack")
-        ServingService(self.spec, self.digest, opts)
+        return ServingService(self.spec, self.digest, opts)
