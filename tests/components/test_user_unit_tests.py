@@ -3,6 +3,7 @@ the components make, the README's example test passes as written, and the compon
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 import shutil
@@ -215,6 +216,35 @@ def test_a_cloud_that_ships_no_mocks_module_is_named(tmp_path: Path, monkeypatch
         pytest.raises(ValueError, match=r"cloud 'bare' ships no mocks: bare_components.mocks does not exist"),
     ):
         testing.mocks("bare")
+
+
+def cloud_modules_imported_by(path: Path) -> list[str]:
+    """Imports of any registered cloud's own modules or Pulumi SDK packages in one source file."""
+    clouds = registry.clouds().values()
+    prefixes = [f"accelstack.{layer}.{cloud.name}" for cloud in clouds for layer in ("components", "clouds")]
+    prefixes += [f"pulumi_{package}" for cloud in clouds for package in cloud.pulumi_packages]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        found += [n for n in names if any(n == p or n.startswith(p + ".") for p in prefixes)]
+    return found
+
+
+def test_the_neutral_mocks_lookup_and_the_engine_import_no_cloud(tmp_path: Path) -> None:
+    """Each cloud's answers live in its own folder: accelstack.testing and the engine reach them by registry only."""
+    sources = [REPO / "accelstack" / "testing.py", *sorted((REPO / "accelstack" / "engine").rglob("*.py"))]
+    assert {str(path.relative_to(REPO)): cloud_modules_imported_by(path) for path in sources} == {
+        str(path.relative_to(REPO)): [] for path in sources
+    }
+    planted = tmp_path / "planted.py"  # the checker must see such an import when there is one
+    planted.write_text("def lazy():\n    from accelstack.components.aws.mocks import AwsMocks\n    import pulumi_aws\n")
+    assert cloud_modules_imported_by(planted) == [
+        "accelstack.components.aws.mocks",
+        "accelstack.components.aws.mocks.AwsMocks",
+        "pulumi_aws",
+    ]
 
 
 def test_a_stack_naming_no_deployable_cloud_reaches_the_programs_own_refusal() -> None:
