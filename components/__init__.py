@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 
+import pulumi
+
 from accelstack.clouds import registry
 from accelstack.components.base import CloudStack
 from accelstack.spec import StackSpec
@@ -24,5 +26,7 @@ def cloud_stack(spec: StackSpec) -> CloudStack:
     return stack_class(spec)
 
 
-def build_stack(spec: StackSpec) -> None:
-    cloud_stack(spec).build()
+def build_stack(spec: StackSpec) -> pulumi.ComponentResource:
+    """Build `spec`'s stack (what the Pulumi program does) and return the workload's component: the
+    cloud's training cluster or serving service, whose attributes a unit test can assert on."""
+    return cloud_stack(spec).build()

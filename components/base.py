@@ -7,6 +7,8 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any
 
+import pulumi
+
 from accelstack.spec import StackSpec
 from accelstack.spec.models import ServingStack, TrainingStack
 
@@ -34,14 +36,14 @@ class CloudStack(ABC):
         self.spec = spec
         self.digest = config_digest(spec)
 
-    def build(self) -> None:
+    def build(self) -> pulumi.ComponentResource:
+        """Build the stack's workload and return its component (what a unit test asserts on)."""
         if isinstance(self.spec, TrainingStack):
-            self.build_training(self.spec)
-        else:
-            self.build_serving(self.spec)
+            return self.build_training(self.spec)
+        return self.build_serving(self.spec)
 
     @abstractmethod
-    def build_training(self, spec: TrainingStack) -> None: ...
+    def build_training(self, spec: TrainingStack) -> pulumi.ComponentResource: ...
 
     @abstractmethod
-    def build_serving(self, spec: ServingStack) -> None: ...
+    def build_serving(self, spec: ServingStack) -> pulumi.ComponentResource: ...

@@ -22,6 +22,8 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
+from accelstack.testing import mocks_for_config
+
 # Pulumi's wire sentinels (sdk/go/common/resource/plugin/rpc.go).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -75,89 +77,6 @@ class Capture:
 
 def _struct_to_json(struct: Any) -> dict[str, Any]:
     return json_format.MessageToDict(struct, preserving_proto_field_name=True) if struct is not None else {}
-
-
-class MockCloud(pulumi.runtime.Mocks):
-    """Answers like a cloud would at preview: ids and ARNs derived from names, invokes from a table."""
-
-    def __init__(self, account_id: str = "111111111111", region: str = "us-east-1"):
-        self.account_id = account_id
-        self.region = region
-
-    @classmethod
-    def for_config(cls, config: dict[str, str]) -> MockCloud:
-        """Answer as the stack's own account and region would (`accelstack:account`), so ARNs in a
-        serving preview name the serving account, not a default."""
-        try:
-            account = json.loads(config.get("accelstack:account", "{}"))
-        except (TypeError, json.JSONDecodeError):
-            account = {}
-        if not isinstance(account, dict):
-            account = {}
-        return cls(
-            account_id=str(account.get("id") or "111111111111"), region=str(account.get("region") or "us-east-1")
-        )
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        outputs = dict(args.inputs)
-        resource_id = f"{args.name}-id"
-        if args.typ == "aws:s3/bucket:Bucket":
-            # S3 bucket ARNs have no region or account: policies match on this exact form.
-            outputs.setdefault("arn", f"arn:aws:s3:::{args.inputs.get('bucket', args.name)}")
-            outputs.setdefault("bucket", args.inputs.get("bucket", args.name))
-        if args.typ.startswith("aws:"):
-            service = args.typ.split(":")[1].split("/")[0]  # "aws:sqs/queue:Queue" -> "sqs"
-            region = "" if service == "iam" else self.region  # IAM ARNs are global
-            outputs.setdefault("arn", f"arn:aws:{service}:{region}:{self.account_id}:{args.name}")
-        if args.typ == "aws:fsx/lustreFileSystem:LustreFileSystem":
-            outputs.setdefault("dnsName", f"fs-{args.name}.fsx.{self.region}.amazonaws.com")
-            outputs.setdefault("mountName", "abcdefgh")
-        if args.typ == "aws:lb/loadBalancer:LoadBalancer":
-            outputs.setdefault("dnsName", f"{args.name}.{self.region}.elb.amazonaws.com")
-            outputs.setdefault("arnSuffix", f"app/{args.name}/0123456789abcdef")
-        if args.typ == "aws:lb/targetGroup:TargetGroup":
-            outputs.setdefault("arnSuffix", f"targetgroup/{args.name}/0123456789abcdef")
-        if args.typ == "aws:sqs/queue:Queue":
-            outputs.setdefault("name", args.inputs.get("name", args.name))
-            outputs.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{self.account_id}/{args.name}")
-        return resource_id, outputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"accountId": self.account_id, "arn": f"arn:aws:iam::{self.account_id}:root", "userId": "mock"}, []
-        if args.token == "aws:index/getRegion:getRegion":
-            return {"name": self.region, "region": self.region}, []
-        if args.token == "aws:index/getPartition:getPartition":
-            return {"partition": "aws", "dnsSuffix": "amazonaws.com"}, []
-        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            return {"names": [f"{self.region}{z}" for z in "abc"], "zoneIds": ["use1-az1", "use1-az2", "use1-az4"]}, []
-        if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
-            # Every mock AZ offers every instance type (the serving network picks zones that do).
-            return {"locations": [f"{self.region}{z}" for z in "abc"], "locationTypes": ["availability-zone"] * 3}, []
-        if args.token == "aws:ec2/getSubnet:getSubnet":
-            zone = args.args.get("availabilityZone") or f"{self.region}a"
-            subnet = args.args.get("id") or "subnet-mock"
-            return {"id": subnet, "availabilityZone": zone, "vpcId": "vpc-mock", "cidrBlock": "10.0.0.0/20"}, []
-        if args.token == "aws:ssm/getParameter:getParameter":
-            # Public AMI parameters (/aws/service/...): a well-formed image id, as EC2 would resolve it.
-            name = args.args.get("name", "")
-            return {
-                "name": name,
-                "type": "String",
-                "value": "ami-0123456789abcdef0",
-                "arn": f"arn:aws:ssm:{self.region}::parameter{name}",
-            }, []
-        if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
-            # A purchased block, far enough ahead that every preview plans the same (deterministic exports).
-            return {
-                "id": args.args.get("id") or "cr-mock",
-                "reservationType": "capacity-block",
-                "startDate": "2099-01-05T11:30:00Z",
-                "endDate": "2099-01-19T11:30:00Z",
-                "state": "scheduled",
-            }, []
-        # failures must be a list: MockMonitor iterates it (None raises TypeError on any invoke).
-        return {}, []
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -218,10 +137,14 @@ def capture(
 ) -> Capture:
     """Run `program` (a callable, or the path of a Pulumi `__main__.py`) and return what it registered.
 
+    `mocks` answers the program's invokes and gives resources their computed attributes; by default the
+    stack's cloud answers for its account and Region (`accelstack.testing.mocks_for_config`), exactly as
+    it answers a user's own unit tests.
+
     Global Pulumi runtime state is reset before and after, so captures in one process are
     independent; the CLI still runs one subprocess per stack for full isolation.
     """
-    monitor = RecordingMonitor(mocks or MockCloud.for_config(config))
+    monitor = RecordingMonitor(mocks or mocks_for_config(config))
     pulumi.runtime.set_all_config(config)
     # set_mocks would register a root Stack of its own; run_in_stack creates the one the CLI would.
     pulumi_settings.ROOT.set("urn:accelstack:placeholder-root")  # type: ignore[arg-type]  # any non-None root

@@ -36,8 +36,9 @@ from typing import Any
 
 import pulumi
 
-from accelstack.engine.capture import Capture, MockCloud, Registration, capture
+from accelstack.engine.capture import Capture, Registration, capture
 from accelstack.engine.export import redact
+from accelstack.testing import mocks_for_config
 
 Props = dict[str, Any]  # a resource's inputs or outputs, as the engine passes them
 
@@ -288,19 +289,17 @@ def auto_name_property(type_token: str) -> str:
     return AUTO_NAME.get(type_token, "name")
 
 
-class ExistingStackCloud(MockCloud):
-    """MockCloud answering as the engine does for a stack that already exists (`previous` = what the
-    first deployment registered, by type and name): ignored properties keep their old values, and a
-    resource whose replace-forcing input changed is a new physical resource (a new id)."""
+class ExistingStackCloud(pulumi.runtime.Mocks):
+    """A cloud's mocks (`cloud`) answering as the engine does for a stack that already exists (`previous` =
+    what the first deployment registered, by type and name): ignored properties keep their old values, and
+    a resource whose replace-forcing input changed is a new physical resource (a new id)."""
 
     def __init__(
         self,
+        cloud: pulumi.runtime.Mocks,
         previous: dict[tuple[str, str], tuple[Props, Props, list[str]]] | None = None,
-        *,
-        account_id: str = "111111111111",
-        region: str = "us-east-1",
     ) -> None:
-        super().__init__(account_id=account_id, region=region)
+        self.cloud = cloud
         self.previous = previous or {}
         self.answered: dict[tuple[str, str], tuple[Props, Props]] = {}  # (inputs, outputs) by type and name
 
@@ -308,11 +307,14 @@ class ExistingStackCloud(MockCloud):
     def for_config(
         cls, config: dict[str, str], previous: dict[tuple[str, str], tuple[Props, Props, list[str]]] | None = None
     ) -> ExistingStackCloud:
-        base = MockCloud.for_config(config)
-        return cls(previous, account_id=base.account_id, region=base.region)
+        return cls(mocks_for_config(config), previous)
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, Props]:
-        resource_id, outputs = super().new_resource(args)
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[Props, list[tuple[str, str]] | None]:
+        answer: tuple[Props, list[tuple[str, str]] | None] = self.cloud.call(args)
+        return answer
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, Props]:
+        resource_id, outputs = self.cloud.new_resource(args)
         key = (args.typ, args.name)
         if key in self.previous:
             old_inputs, old_outputs, ignored = self.previous[key]

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pulumi
 
 from accelstack.components.aws.provider import aws_provider
 from accelstack.components.base import CloudStack
 from accelstack.spec.models import ServingStack, TrainingStack
+
+if TYPE_CHECKING:
+    from accelstack.components.aws.serving import ServingService
+    from accelstack.components.aws.training import TrainingCluster
 
 
 class AwsStack(CloudStack):
@@ -15,19 +21,20 @@ class AwsStack(CloudStack):
         provider = aws_provider(self.spec, root)
         return root, pulumi.ResourceOptions(parent=root, provider=provider)
 
-    def build_training(self, spec: TrainingStack) -> None:
+    def build_training(self, spec: TrainingStack) -> TrainingCluster:
         from accelstack.components.aws.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
         cluster = TrainingCluster(spec, self.digest, opts)
         for key, value in cluster.outputs.items():
             pulumi.export(key, value)
+        return cluster
 
-    def build_serving(self, spec: ServingStack) -> None:
+    def build_serving(self, spec: ServingStack) -> ServingService:
         from accelstack.components.aws.serving import ServingService
 
         _, opts = self._root("ServingStack")
-        ServingService(spec, self.digest, opts)
+        return ServingService(spec, self.digest, opts)
 
 
 CLOUD_STACK = AwsStack

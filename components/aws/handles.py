@@ -54,3 +54,5 @@ class SchedulerResult:
     # False when the scheduler runs the compute fleet itself (AWS Batch): no auto scaling group then.
     needs_compute_group: bool = True
     outputs: dict[str, pulumi.Input] = field(default_factory=dict)
+    # The scheduler's own component (SlurmCluster, BatchScheduler): what a test asserts on.
+    component: pulumi.ComponentResource | None = None

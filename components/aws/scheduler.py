@@ -264,7 +264,7 @@ class SlurmCluster(pulumi.ComponentResource):
             "slurmHeadInstance": self.head.id,
             "mungeKeySecretArn": self.secret.arn,
         }
-        self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs)
+        self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs, component=self)
         self.register_outputs({"headAddress": self.head.private_ip, "mungeKeySecretArn": self.secret.arn})
 
     def _head_role(
@@ -526,5 +526,5 @@ class BatchScheduler(pulumi.ComponentResource):
             "batchJobDefinition": self.job_definition.arn,
             "batchComputeEnvironment": self.compute_environment.arn,
         }
-        self.result = SchedulerResult(needs_compute_group=False, outputs=outputs)
+        self.result = SchedulerResult(needs_compute_group=False, outputs=outputs, component=self)
         self.register_outputs(outputs)

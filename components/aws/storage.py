@@ -321,7 +321,8 @@ class TrainingStorage(pulumi.ComponentResource):
     """The stack key, datasets/checkpoints buckets and the Lustre file system staging them.
 
     Outputs: kms_key_arn, dataset_bucket(_arn), checkpoint_bucket(_arn) (None without
-    checkpoints), lustre_dns_name / lustre_mount_name (None without Lustre).
+    checkpoints), lustre_dns_name / lustre_mount_name (None without Lustre). Resources: kms_key,
+    file_system (the Lustre file system, None without Lustre).
     """
 
     def __init__(
@@ -419,6 +420,7 @@ class TrainingStorage(pulumi.ComponentResource):
 
         self.lustre_dns_name: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
+        self.file_system: aws.fsx.LustreFileSystem | None = None
         if storage.lustre is not None:
             self._lustre(name, spec, subnet_id, security_group_id)
 
@@ -513,6 +515,7 @@ class TrainingStorage(pulumi.ComponentResource):
                 ],
             ),
         )
+        self.file_system = file_system
         self.lustre_dns_name = file_system.dns_name
         self.lustre_mount_name = file_system.mount_name
         if not use_dra:

@@ -281,7 +281,12 @@ def _b64(text: str) -> str:
 
 
 class TrainingCluster(pulumi.ComponentResource):
-    """The training stack's main component. `outputs` holds what the stack exports."""
+    """The training stack's main component. `outputs` holds what the stack exports.
+
+    What a test can assert on: `network`, `storage`, `file_system` (Lustre; None without it),
+    `placement_group` (None when the nodes need none), `role`, `instance_profile`, `scheduler` (the
+    scheduler's component; None without one), `launch_template` and `group` (the nodes' launch
+    template and auto scaling group; None when the scheduler runs the fleet itself)."""
 
     def __init__(self, spec: TrainingStack, digest: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("accelstack:aws:TrainingCluster", spec.stack, None, opts)
@@ -355,13 +360,16 @@ class TrainingCluster(pulumi.ComponentResource):
             instance_role_policies=[node_ssm, node_storage],
         )
         result = build_scheduler(spec, digest, handles, child)
+        self.scheduler = result.component
         self._role_policies = handles.instance_role_policies
+        self.file_system = storage.file_system
 
+        self.launch_template: aws.ec2.LaunchTemplate | None = None
         self.group: aws.autoscaling.Group | None = None
         if result.needs_compute_group:
             user_data = result.compute_user_data if result.compute_user_data is not None else self._default_user_data()
-            template = self.make_launch_template(f"{name}-nodes", user_data)
-            self.group = self._node_group(name, template)
+            self.launch_template = self.make_launch_template(f"{name}-nodes", user_data)
+            self.group = self._node_group(name, self.launch_template)
 
         self.outputs: dict[str, pulumi.Input[Any]] = {
             "configDigest": digest,

@@ -15,8 +15,9 @@ from typing import ClassVar
 
 import pytest
 
+from accelstack.components.aws.mocks import AwsMocks
 from accelstack.components.aws.network import pick_zones
-from accelstack.engine.capture import Capture, MockCloud, capture, config_for_pulumi
+from accelstack.engine.capture import Capture, capture, config_for_pulumi
 from accelstack.spec.loader import apply_overrides, read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -91,7 +92,7 @@ def test_training_vpc_is_one_zone_with_the_nat_in_the_small_public_subnet() -> N
     assert subnets["aws-training-net-nat"]["cidrBlock"].endswith("/28")
 
 
-class RegionWithLocalZoneAndPatchyGpus(MockCloud):
+class RegionWithLocalZoneAndPatchyGpus(AwsMocks):
     """us-east-1 as an account that opted in to a Local Zone sees it: EC2 lists it among "available"
     zones (unless filtered to opt-in-not-required) and it sorts before the AZs; the GPU type is not
     offered in us-east-1a. Answers honour the filters the program sends, as EC2 would."""

@@ -18,7 +18,8 @@ import pulumi
 import pytest
 import yaml
 
-from accelstack.engine.capture import Capture, MockCloud, Registration, capture, config_for_pulumi
+from accelstack.components.aws.mocks import AwsMocks
+from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
 from accelstack.spec.loader import apply_overrides, read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,8 +36,8 @@ BUCKET = "aws:s3/bucket:Bucket"
 KEY = "aws:kms/key:Key"
 
 
-class RecordingCloud(MockCloud):
-    """MockCloud that also remembers which provider each invoke (data-source lookup) went to."""
+class RecordingCloud(AwsMocks):
+    """AWS mocks that also remembers which provider each invoke (data-source lookup) went to."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -23,6 +23,7 @@ from pathlib import Path
 import pulumi
 import pytest
 
+from accelstack.components.aws.mocks import AwsMocks
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
 from accelstack.engine.replacement import ExistingStackCloud as _ExistingStackCloud
 from accelstack.engine.replacement import replacing_changes as _replacing_changes
@@ -87,7 +88,7 @@ def _capture(stack: str, overrides: tuple[str, ...], cloud: ExistingStackCloud) 
 @cache
 def deployed(stack: str) -> tuple[Capture, ExistingStackCloud]:
     """The stack as its first `pulumi up` created it."""
-    cloud = ExistingStackCloud()
+    cloud = ExistingStackCloud(AwsMocks())
     return _capture(stack, (), cloud), cloud
 
 
@@ -95,7 +96,7 @@ def deployed(stack: str) -> tuple[Capture, ExistingStackCloud]:
 def updated(stack: str, overrides: tuple[str, ...]) -> Capture:
     """The same stack after the change: the mock cloud remembers what the first deployment created."""
     base, base_cloud = deployed(stack)
-    return _capture(stack, overrides, ExistingStackCloud(base_cloud.previous_for_edit(base)))
+    return _capture(stack, overrides, ExistingStackCloud(AwsMocks(), base_cloud.previous_for_edit(base)))
 
 
 def stateful(cap: Capture) -> dict[str, Registration]:

@@ -145,9 +145,9 @@ def test_head_image_is_a_resolved_ami_id_that_never_forces_a_replacement(slurm_c
 
 
 def test_head_image_lookup_reads_canonicals_parameter_for_the_head_architecture():
-    from accelstack.engine.capture import MockCloud
+    from accelstack.components.aws.mocks import AwsMocks
 
-    class Recording(MockCloud):
+    class Recording(AwsMocks):
         def __init__(self) -> None:
             super().__init__()
             self.names: list[str] = []

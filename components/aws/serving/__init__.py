@@ -14,6 +14,7 @@ Sizing (cold start, warm pool, health-check timing, backlog target) is pure and 
 from __future__ import annotations
 
 import pulumi
+import pulumi_aws as aws
 
 from accelstack.clouds.aws import catalog as tables
 from accelstack.components.aws.network import ServingNetwork
@@ -45,8 +46,17 @@ __all__ = [
 
 
 class ServingService(pulumi.ComponentResource):
+    """The serving stack's component.
+
+    What a test can assert on: `network`, `key`, `queues` (by role: requests, responses, dead-letters)
+    and `queue` (the request queue), `alb_sg`, `replica_sg`, `load_balancer`, `target_group`,
+    `web_acl`, `launch_template`, `group` (the replicas' auto scaling group, warm pool included),
+    `scaling_policy` (target tracking on backlog per instance) and `plan` (every derived number)."""
+
     # Set by identity.replica_role; the group and the launch hook wait for them.
     replica_role_policies: list[pulumi.Resource]
+    # Set by replicas.replica_group.
+    launch_template: aws.ec2.LaunchTemplate
 
     def __init__(self, spec: ServingStack, digest: str, opts: pulumi.ResourceOptions):
         super().__init__("accelstack:aws:ServingService", spec.stack, None, opts)
@@ -69,11 +79,12 @@ class ServingService(pulumi.ComponentResource):
         )
         self.key = kms_key(self, name)
         self.queues = queues(self, name)
+        self.queue = self.queues["requests"]  # the admission queue replicas drain and the group scales on
         self.alb_sg, self.replica_sg = security_groups(self, name)
         self.load_balancer, self.target_group = load_balancer(self, name)
-        waf(self, name)
+        self.web_acl = waf(self, name)
         self.group = replica_group(self, name)
-        scaling(self, name)
+        self.scaling_policy = scaling(self, name)
         alarms(self, name)
 
         endpoint = self.load_balancer.dns_name.apply(lambda dns: f"https://{dns}")

@@ -216,7 +216,7 @@ def load_balancer(svc: ServingService, name: str) -> tuple[aws.lb.LoadBalancer, 
     return alb, target_group
 
 
-def waf(svc: ServingService, name: str) -> None:
+def waf(svc: ServingService, name: str) -> aws.wafv2.WebAcl:
     admission = svc.serving.admission
     metric = name.replace("-", "")
 
@@ -276,6 +276,7 @@ def waf(svc: ServingService, name: str) -> None:
         opts=pulumi.ResourceOptions(parent=svc, delete_before_replace=True),
     )
     waf_logging(svc, name, acl)
+    return acl
 
 
 def waf_logging(svc: ServingService, name: str, acl: aws.wafv2.WebAcl) -> None:

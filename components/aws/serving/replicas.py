@@ -92,6 +92,7 @@ def replica_group(svc: ServingService, name: str) -> aws.autoscaling.Group:
         update_default_version=True,
         opts=svc.child,
     )
+    svc.launch_template = template
     return aws.autoscaling.Group(
         f"{name}-replicas",
         name=group_name,

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
 
 
-def scaling(svc: ServingService, name: str) -> None:
+def scaling(svc: ServingService, name: str) -> aws.autoscaling.Policy:
+    """The target-tracking policy on backlog per instance (and, for a group that may be empty, the
+    scale-from-zero step policy and its alarm)."""
     group, queue = svc.group, svc.queues["requests"]
     metric_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricArgs
     stat_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
@@ -46,7 +48,7 @@ def scaling(svc: ServingService, name: str) -> None:
         for metric_id, metric_name in zip(queue_ids, svc.plan.backlog_metrics, strict=True)
     ]
     in_service = f"m{len(queue_ids) + 1}"
-    aws.autoscaling.Policy(
+    backlog_policy = aws.autoscaling.Policy(
         f"{name}-backlog-per-instance",
         autoscaling_group_name=group.name,
         policy_type="TargetTrackingScaling",
@@ -80,7 +82,7 @@ def scaling(svc: ServingService, name: str) -> None:
         opts=svc.child,
     )
     if svc.serving.replicas.min > 0:
-        return
+        return backlog_policy
     # At zero instances the ratio has no value and target tracking cannot act: a step policy on the
     # raw queue depth starts the first replica. The alarm fires only while none is in service, so
     # it never fights target tracking.
@@ -134,3 +136,4 @@ def scaling(svc: ServingService, name: str) -> None:
         alarm_actions=[from_zero.arn],
         opts=svc.child,
     )
+    return backlog_policy
