@@ -22,7 +22,7 @@ from checks import (
     stateful_resources,
     tag_problems,
 )
-from cloud_stacks import STACKS, cloud_stacks, example_stacks, preview, stack_id
+from cloud_stacks import STACKS, cloud_stacks, example_stacks, preview, resized, stack_id
 
 from accelstack import outputs
 from accelstack.clouds import registry
@@ -162,7 +162,7 @@ def test_the_outputs_are_the_workloads_contract(cloud: str, stack_file: Path) ->
 def test_the_resource_graph_does_not_grow_with_the_node_count(cloud: str, stack_file: Path) -> None:
     workload = preview(stack_file).spec.workload
     small_overrides, large_overrides = SIZES[workload]
-    small, large = preview(stack_file, small_overrides), preview(stack_file, large_overrides)
+    small, large = resized(stack_file, small_overrides), resized(stack_file, large_overrides)
     # Guards the guard: the size reached the program (a typo'd override would compare a stack with itself).
     assert [r.inputs for r in small.resources] != [r.inputs for r in large.resources]
     assert resource_counts(large.resources) == resource_counts(small.resources)
