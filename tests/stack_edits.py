@@ -99,29 +99,33 @@ def stateful(cap: Capture) -> dict[str, Registration]:
 
 
 def losses(stack: str, overrides: tuple[str, ...]) -> list[str]:
-    """Every way the change would lose (or try to replace) a stateful resource, as readable lines: what
-    `accelstack diff` plans for it (deleted, replaced by a changed replace-forcing input or provider),
-    protection dropped, or a stateful type whose replace-forcing inputs nobody tabled (the check would
-    be blind to it)."""
+    """Every way the change would lose (or try to replace) a stateful resource, as readable lines."""
     before = deployed(stack)[0]
     after = updated(stack, overrides)
-    edited = {r.urn: r for r in after.resources}
+    return stateful_losses(plan_changes(before.resources, after.resources), after.resources)
+
+
+def stateful_losses(changes: list[Change], edited: list[Registration]) -> list[str]:
+    """What `accelstack diff` plans for each stateful resource that loses it: deleted, replaced (a changed
+    replace-forcing input, or its provider replaced), protection dropped, or a stateful type whose
+    replace-forcing inputs nobody tabled (the check would be blind to its replacement)."""
+    protected_after = {r.urn: r.protect for r in edited}
     problems = []
-    change: Change
-    for change in plan_changes(before.resources, after.resources):
+    for change in changes:
         if not is_stateful(change.type):
             continue
         if change.action == DELETE:
             problems.append(f"{change.type} {change.name}: no longer registered (pulumi up deletes it)")
         elif change.action == REPLACE:
             for prop in change.replacing:
+                if prop == "provider":
+                    problems.append(f"{change.type} {change.name}: its provider is replaced")
+                    continue
                 old, new = change.before.get(prop), change.after.get(prop)
-                what = "its provider is replaced" if prop == "provider" else f"replace-forcing `{prop}` changed"
-                problems.append(f"{change.type} {change.name}: {what} {old!r} -> {new!r}")
+                problems.append(f"{change.type} {change.name}: replace-forcing `{prop}` changed {old!r} -> {new!r}")
         if not change.known:
             problems.append(f"{change.type} {change.name}: its replace-forcing inputs are not tabled")
-        new_registration = edited.get(change.urn)
-        if change.protect and new_registration is not None and not new_registration.protect:
+        if change.protect and protected_after.get(change.urn) is False:
             problems.append(f"{change.type} {change.name}: protect dropped")
     return problems
 

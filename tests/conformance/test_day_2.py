@@ -10,9 +10,14 @@ tests/components/test_stateful_survives_changes.py shows the check failing on ch
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+import stack_edits
 from cloud_stacks import cloud_stacks, stack_id
-from stack_edits import DAY_2_CHANGES, deployed, losses, stateful, updated
+from stack_edits import DAY_2_CHANGES, deployed, losses, stateful, stateful_losses, updated
+
+from accelstack.engine.replacement import Change
 
 STACK_NAMES = [stack_id(path) for _, path in cloud_stacks()]
 CASES = [
@@ -50,3 +55,25 @@ def test_each_day_2_change_reaches_the_program(stack: str) -> None:
     for label, overrides in DAY_2_CHANGES.get(stack, {}).items():
         after = {r.urn: r.inputs for r in updated(stack, overrides).resources}
         assert after != base, f"{stack}: {label} changed nothing"
+
+
+def test_the_loss_check_sees_each_way_to_lose_a_stateful_resource() -> None:
+    """Guards the guard, cloud-neutral: deleted, replaced (by an input or its provider), unprotected, untabled."""
+    key = "aws:kms/key:Key"
+    changes = [
+        Change("urn:a", key, "gone", "delete", protect=True),
+        Change("urn:b", key, "moved", "replace", replacing=["provider"], protect=True),
+        Change("urn:c", "azure-native:storage:StorageAccount", "unknown", "update", known=False),
+        Change("urn:d", key, "bare", "update", changed=["description"], protect=True),
+        Change("urn:e", "aws:iam/role:Role", "not-stateful", "replace", replacing=["name"]),
+    ]
+    edited = [dataclasses.replace(deployed("aws-serving")[0].resources[0], urn="urn:d", protect=False)]
+    with pytest.MonkeyPatch.context() as patch:
+        # A cloud whose storage account is a stateful concept (its concept rows come with its components).
+        patch.setattr(stack_edits, "is_stateful", lambda t: t in (key, "azure-native:storage:StorageAccount"))
+        assert stateful_losses(changes, edited) == [
+            f"{key} gone: no longer registered (pulumi up deletes it)",
+            f"{key} moved: its provider is replaced",
+            "azure-native:storage:StorageAccount unknown: its replace-forcing inputs are not tabled",
+            f"{key} bare: protect dropped",
+        ]
