@@ -2,11 +2,15 @@
 
 Every import in the spec and planner packages, including ones inside functions, is read with `ast`,
 so a lazy upward import fails here as surely as a top-level one.
+
+A cloud is a folder that plugs in: only `accelstack/clouds/<cloud>/` and `components/<cloud>/` import
+that cloud's SDKs, its description or its components (policy packs name type tokens as strings).
 """
 
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
@@ -82,3 +86,147 @@ def test_the_checker_sees_lazy_relative_and_from_imports(tmp_path):
         "accelstack/spec/program.py:1 imports pulumi_aws",
         "accelstack/spec/relative.py:1 imports accelstack.planner",
     ]
+
+
+# --- each cloud's SDK and description stay in the cloud's own folders ---------------------------------
+
+# What only a cloud's own folders may import: its SDKs (Pulumi and client), its description
+# (catalog, prices, rules) and its components. `google.protobuf` is Pulumi's wire format, not a GCP SDK.
+CLOUD_MODULES: dict[str, tuple[str, ...]] = {
+    "aws": ("pulumi_aws", "boto3", "botocore"),
+    "azure": ("pulumi_azure_native", "azure"),
+    "gcp": ("pulumi_gcp", "google"),
+    "oci": ("pulumi_oci", "oci"),
+    "vultr": ("ediri_vultr", "pulumi_vultr"),
+}
+NOT_A_CLOUD_SDK = ("google.protobuf",)
+SCANNED = ("accelstack", "components", "policies", "__main__.py")
+# components/ and policies/ install as accelstack.components / accelstack.policies (links under accelstack/).
+INSTALLED_AS = {"components": "accelstack.components", "policies": "accelstack.policies"}
+
+# Modules that import another cloud's SDK or description today, as "<file> imports <module>" (one entry
+# per file and module). Being fixed in parallel (planner, spec validators, Slurm generator, simulator,
+# commands: issue 10 item 3). The test fails on a new offender and on an entry that no longer offends,
+# so this set only shrinks: delete the entry in the commit that fixes it.
+KNOWN_OFFENDERS = {
+    # `accelstack cost` names AWS's unpriced lines; the planner's Prices carries them (not_priced).
+    "accelstack/commands/cost.py imports accelstack.clouds.aws",
+    # `accelstack render` renders the replica boot files with AWS's user-data builder.
+    "accelstack/commands/render.py imports accelstack.components.aws",
+    # The planner reads AWS's catalog and prices instead of the Catalog and Prices it is given.
+    "accelstack/planner/defaults.py imports accelstack.clouds.aws",
+    "accelstack/planner/hardware.py imports accelstack.clouds.aws",
+    "accelstack/planner/lustre.py imports accelstack.clouds.aws",
+    "accelstack/planner/pricing.py imports accelstack.clouds.aws",
+    "accelstack/planner/rules.py imports accelstack.clouds.aws",
+    "accelstack/planner/serving_plan.py imports accelstack.clouds.aws",
+    "accelstack/planner/training_plan.py imports accelstack.clouds.aws",
+    # The serving simulator prices and sizes with AWS's tables.
+    "accelstack/simulate/design.py imports accelstack.clouds.aws",
+    "accelstack/simulate/report.py imports accelstack.clouds.aws",
+}
+
+
+def forbidden_for(cloud: str) -> tuple[str, ...]:
+    return (*CLOUD_MODULES[cloud], f"accelstack.clouds.{cloud}", f"accelstack.components.{cloud}")
+
+
+def owned_by(relative: Path, cloud: str) -> bool:
+    """The cloud's own folders: accelstack/clouds/<cloud>/ and components/<cloud>/."""
+    parts = relative.parts
+    return parts[:3] == ("accelstack", "clouds", cloud) or parts[:2] == ("components", cloud)
+
+
+def scanned_files(root: Path) -> list[Path]:
+    """Every .py file under SCANNED, not following links (accelstack/components is components/)."""
+    found = []
+    for entry in SCANNED:
+        path = root / entry
+        if path.is_file():
+            found.append(path)
+            continue
+        for directory, subdirectories, files in os.walk(path, followlinks=False):
+            subdirectories[:] = sorted(d for d in subdirectories if not (Path(directory) / d).is_symlink())
+            found += [Path(directory) / f for f in sorted(files) if f.endswith(".py")]
+    return sorted(found)
+
+
+def installed_imports(path: Path, root: Path) -> list[tuple[int, list[str]]]:
+    """`imported_modules`, with a relative import in components/ or policies/ named as installed."""
+    found = []
+    for line, names in imported_modules(path, root):
+        renamed = []
+        for name in names:
+            top, _, rest = name.partition(".")
+            renamed.append(f"{INSTALLED_AS[top]}.{rest}".rstrip(".") if top in INSTALLED_AS else name)
+        found.append((line, renamed))
+    return found
+
+
+def cloud_offenders(root: Path = ROOT) -> set[str]:
+    """One "<file> imports <module>" per file and each cloud module it imports from outside that cloud."""
+    offenders = set()
+    for path in scanned_files(root):
+        relative = path.relative_to(root)
+        for cloud in CLOUD_MODULES:
+            if owned_by(relative, cloud):
+                continue
+            for _, names in installed_imports(path, root):
+                for name in names:
+                    if any(name == n or name.startswith(n + ".") for n in NOT_A_CLOUD_SDK):
+                        continue
+                    hit = next((f for f in forbidden_for(cloud) if name == f or name.startswith(f + ".")), None)
+                    if hit:
+                        offenders.add(f"{relative} imports {hit}")
+    return offenders
+
+
+def test_no_module_outside_a_clouds_folders_imports_its_sdk_or_description() -> None:
+    offenders = cloud_offenders()
+    new = sorted(offenders - KNOWN_OFFENDERS)
+    fixed = sorted(KNOWN_OFFENDERS - offenders)
+    assert new == [], (
+        "import the cloud's SDK or description only inside accelstack/clouds/<cloud>/ or components/<cloud>/"
+    )
+    assert fixed == [], "no longer offends: delete it from KNOWN_OFFENDERS"
+
+
+def test_every_registered_cloud_has_a_layering_row() -> None:
+    from accelstack.clouds import registry
+
+    assert sorted(set(registry.names()) - set(CLOUD_MODULES)) == []
+
+
+def test_the_cloud_checker_sees_sdk_and_description_imports_outside_the_cloud(tmp_path: Path) -> None:
+    """The check must be able to fail: plant each kind of offender in a fake project."""
+    files = {
+        "accelstack/__init__.py": "",
+        "accelstack/planner/__init__.py": "",
+        "accelstack/planner/lazy.py": "def f():\n    import boto3\n",
+        "accelstack/planner/catalog.py": "from accelstack.clouds.gcp import catalog\n",
+        "accelstack/planner/parent.py": "from accelstack.clouds import oci\n",
+        "accelstack/engine/wire.py": "from google.protobuf import struct_pb2\n",
+        "accelstack/engine/sdk.py": "from google.cloud import storage\n",
+        "accelstack/clouds/aws/__init__.py": "import boto3\nfrom accelstack.clouds.aws import catalog\n",
+        "accelstack/clouds/aws/azure_too.py": "import pulumi_azure_native\n",
+        "components/__init__.py": "from .aws import AwsStack\n",
+        "components/aws/network.py": "import pulumi_aws as aws\nfrom ..base import CloudStack\n",
+        "components/slurm/nodes.py": "from ..aws.handles import TrainingHandles\n",
+        "policies/rules.py": "TOKENS = ('aws:s3/bucket:Bucket',)\nimport ediri_vultr\n",
+        "__main__.py": "import pulumi_oci\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "accelstack" / "components").symlink_to(tmp_path / "components")
+    assert cloud_offenders(tmp_path) == {
+        "__main__.py imports pulumi_oci",
+        "accelstack/clouds/aws/azure_too.py imports pulumi_azure_native",
+        "accelstack/engine/sdk.py imports google",
+        "accelstack/planner/catalog.py imports accelstack.clouds.gcp",
+        "accelstack/planner/lazy.py imports boto3",
+        "accelstack/planner/parent.py imports accelstack.clouds.oci",
+        "components/__init__.py imports accelstack.components.aws",
+        "components/slurm/nodes.py imports accelstack.components.aws",
+        "policies/rules.py imports ediri_vultr",
+    }

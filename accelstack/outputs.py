@@ -1,0 +1,88 @@
+"""What a stack exports, per workload: one contract, the same keys on every cloud.
+
+A cloud's components export exactly these keys (`pulumi stack output`), so scripts, dashboards and the
+serving side's artifact reader work against any cloud. A key whose `when` names a condition is
+exported exactly when the condition holds for the stack (a stack without a parallel file system has
+no mount to report). The conformance suite checks every cloud's example stacks against this module.
+
+The names are the ones the AWS stacks have always exported; a few still carry AWS words (`kmsKeyArn`,
+`mungeKeySecretArn`, `efaInterfacesPerNode`, `placementGroup`, `batch*`). Their meaning below is the
+neutral one; another cloud exports its own identifier under the same key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+# Conditions a key can depend on. Each names a fact of the stack's spec or of what it deploys:
+ALWAYS = "always"
+CHECKPOINTS = "checkpoints"  # the spec names a checkpoint store
+PARALLEL_FILE_SYSTEM = "parallel-file-system"  # the spec asks for a parallel file system
+RDMA_PLACEMENT = "rdma-placement"  # the stack places its nodes together for the fabric (multi-node)
+NODE_GROUP = "node-group"  # the stack runs its own node group (every scheduler but a managed one)
+SLURM = "scheduler:slurm"  # training.scheduler.kind is slurm
+MANAGED_SCHEDULER = "scheduler:managed"  # training.scheduler.kind is managed (the cloud's batch service)
+SCHEDULER = "scheduler"  # a scheduler at all (slurm or managed; not "none")
+CONDITIONS = frozenset(
+    {ALWAYS, CHECKPOINTS, PARALLEL_FILE_SYSTEM, RDMA_PLACEMENT, NODE_GROUP, SLURM, MANAGED_SCHEDULER, SCHEDULER}
+)
+
+
+@dataclass(frozen=True)
+class OutputKey:
+    meaning: str
+    when: str = ALWAYS
+
+
+TRAINING_OUTPUTS: Mapping[str, OutputKey] = {
+    "configDigest": OutputKey("digest of the accelstack config the stack was deployed from"),
+    "account": OutputKey("the account (subscription, project, tenancy) the stack deploys into"),
+    "region": OutputKey("the region the stack deploys into"),
+    "vpcId": OutputKey("the stack's private network"),
+    "subnetId": OutputKey("the subnet the nodes, the scheduler and the file system share"),
+    "availabilityZone": OutputKey("the zone the nodes, the file system and the scheduler's state live in"),
+    "datasetBucket": OutputKey("the object-store bucket training data is read from"),
+    "kmsKeyArn": OutputKey("the stack's customer-managed encryption key"),
+    "efaInterfacesPerNode": OutputKey("RDMA fabric interfaces each node configures (0: no fabric)"),
+    "checkpointIntervalSeconds": OutputKey("the planner's checkpoint interval, seconds"),
+    "checkpointBucket": OutputKey("the object-store bucket checkpoints are kept in", CHECKPOINTS),
+    "lustreDnsName": OutputKey("the parallel file system's address for the client mount", PARALLEL_FILE_SYSTEM),
+    "lustreMountName": OutputKey("the parallel file system's mount (file system) name", PARALLEL_FILE_SYSTEM),
+    "placementGroup": OutputKey("the placement that keeps the nodes on one fabric", RDMA_PLACEMENT),
+    "nodeGroup": OutputKey("the group of GPU nodes the stack scales", NODE_GROUP),
+    "scheduler": OutputKey("which scheduler runs jobs: slurm, or the cloud's managed batch service", SCHEDULER),
+    "slurmHeadAddress": OutputKey("the Slurm controller's private address", SLURM),
+    "slurmHeadInstance": OutputKey("the Slurm controller's instance", SLURM),
+    "mungeKeySecretArn": OutputKey("the secret holding the cluster's munge key", SLURM),
+    "batchJobQueue": OutputKey("the managed scheduler's job queue", MANAGED_SCHEDULER),
+    "batchJobDefinition": OutputKey("the managed scheduler's multi-node job definition", MANAGED_SCHEDULER),
+    "batchComputeEnvironment": OutputKey("the managed scheduler's compute environment", MANAGED_SCHEDULER),
+}
+
+SERVING_OUTPUTS: Mapping[str, OutputKey] = {
+    "configDigest": OutputKey("digest of the accelstack config the stack was deployed from"),
+    "endpoint": OutputKey("the HTTPS address clients send requests to"),
+    "requestQueueUrl": OutputKey("the admission queue replicas take requests from"),
+    "responseQueueUrl": OutputKey("the queue replicas put responses on"),
+    "deadLetterQueueUrl": OutputKey("where a request goes after its last failed attempt"),
+    "replicaGroupName": OutputKey("the group of serving replicas the backlog scales"),
+    "coldStartSeconds": OutputKey("the planner's cold start of one replica, seconds"),
+    "warmPoolSize": OutputKey("replicas kept stopped and ready to start"),
+    "backlogPerInstanceTarget": OutputKey("the queue backlog per replica the scaling policy holds"),
+}
+
+CONTRACTS: Mapping[str, Mapping[str, OutputKey]] = {"training": TRAINING_OUTPUTS, "serving": SERVING_OUTPUTS}
+
+
+def expected_keys(workload: str, holding: Iterable[str]) -> frozenset[str]:
+    """The keys a `workload` stack exports when the conditions in `holding` hold (ALWAYS is implied)."""
+    try:
+        contract = CONTRACTS[workload]
+    except KeyError:
+        raise ValueError(f"unknown workload {workload!r}; allowed: {', '.join(CONTRACTS)}") from None
+    facts = {ALWAYS, *holding}
+    unknown = facts - CONDITIONS
+    if unknown:
+        raise ValueError(f"unknown output conditions {sorted(unknown)}; allowed: {', '.join(sorted(CONDITIONS))}")
+    return frozenset(key for key, output in contract.items() if output.when in facts)

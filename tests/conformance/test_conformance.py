@@ -1,0 +1,178 @@
+"""What every cloud's example stacks must do, whatever the cloud: parametrized over the registry's
+deployable clouds and their `stacks/Pulumi.<cloud>-*.yaml`, each checked on its offline preview (the
+real program under mocks, as `accelstack preview` runs it; one preview per stack and override).
+
+A check a cloud fails today is listed in KNOWN_GAPS (strict xfail: fixing it turns the entry red, so
+the list only shrinks), never loosened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from checks import (
+    TAG_CARRIERS,
+    custom_resources,
+    output_problems,
+    package_of,
+    protect_problems,
+    provider_problems,
+    resource_counts,
+    retain_problems,
+    stateful_resources,
+    tag_problems,
+)
+from cloud_stacks import STACKS, cloud_stacks, example_stacks, preview, resized, stack_id
+
+from accelstack import outputs
+from accelstack.clouds import registry
+from accelstack.engine.policy_runner import policy_verdicts
+from accelstack.engine.preview import PreviewResult
+from accelstack.policies import concepts
+from accelstack.spec.loader import stack_name_of
+
+# (cloud, check) -> why the cloud fails it today. Each entry is a strict xfail.
+KNOWN_GAPS: dict[tuple[str, str], str] = {
+    ("aws", "retain-on-delete"): (
+        "no AWS resource sets retain_on_delete: buckets, the KMS key, the Slurm state volume and Lustre "
+        "are protected, but a `pulumi destroy` after unprotecting deletes them with the stack"
+    ),
+}
+
+# Two sizes of the same stack: the resource graph must not grow with them (one group, not N nodes).
+SIZES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "training": (("training.nodes.count=2",), ("training.nodes.count=64",)),
+    "serving": (
+        ("serving.replicas.min=1", "serving.replicas.max=2"),
+        ("serving.replicas.min=16", "serving.replicas.max=64"),
+    ),
+}
+
+CASES = cloud_stacks()
+
+
+def cases(check: str) -> list[object]:
+    """Every (cloud, stack file), marked xfail(strict) where the cloud has a known gap in `check`."""
+    params = []
+    for cloud, path in CASES:
+        gap = KNOWN_GAPS.get((cloud, check))
+        marks = [pytest.mark.xfail(reason=gap, strict=True)] if gap else []
+        params.append(pytest.param(cloud, path, id=stack_id(path), marks=marks))
+    return params
+
+
+def output_conditions(result: PreviewResult) -> set[str]:
+    """The contract's conditions that hold for the stack: from its spec, and for the placement (a cloud's
+    choice, e.g. none inside an already-placed reservation) from what it deploys."""
+    spec = result.spec
+    if spec.workload != "training":
+        return set()
+    training = spec.training
+    assert training is not None
+    holding = set()
+    if training.storage.checkpoints is not None:
+        holding.add(outputs.CHECKPOINTS)
+    if training.storage.lustre is not None:
+        holding.add(outputs.PARALLEL_FILE_SYSTEM)
+    kind = training.scheduler.kind
+    if kind in ("slurm", "managed"):
+        holding.add(outputs.SCHEDULER)
+    holding.add(outputs.SLURM if kind == "slurm" else outputs.MANAGED_SCHEDULER if kind == "managed" else "")
+    if kind != "managed":
+        holding.add(outputs.NODE_GROUP)
+    if any(concepts.is_a(r.type, "rdma-placement") for r in result.resources):
+        holding.add(outputs.RDMA_PLACEMENT)
+    return holding - {""}
+
+
+# --- which stacks ----------------------------------------------------------------------------------
+
+
+def clouds_without_example_stacks() -> list[str]:
+    return [cloud for cloud in registry.deployable() if not example_stacks(cloud)]
+
+
+def test_every_deployable_cloud_ships_an_example_stack() -> None:
+    assert registry.deployable(), "no deployable cloud is registered"
+    assert clouds_without_example_stacks() == []
+
+
+def test_a_deployable_cloud_without_an_example_stack_fails() -> None:
+    with registry.registered(replace(registry.get("aws"), name="nowhere")):
+        assert clouds_without_example_stacks() == ["nowhere"]
+
+
+def test_every_example_stack_belongs_to_a_deployable_cloud() -> None:
+    """A stack file named after a cloud that is not deployable would never be checked here."""
+    checked = {path for _, path in CASES}
+    assert sorted(p.name for p in STACKS.glob("Pulumi.*.yaml") if p not in checked) == []
+
+
+@pytest.mark.parametrize("cloud", registry.deployable())
+def test_every_package_the_cloud_deploys_with_has_a_tag_carrier(cloud: str) -> None:
+    packages = registry.get(cloud).pulumi_packages - concepts.LOCAL_PACKAGES
+    assert sorted(packages - set(TAG_CARRIERS)) == []
+
+
+# --- the checks ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("preview"))
+def test_previews_offline_for_its_own_cloud(cloud: str, stack_file: Path) -> None:
+    result = preview(stack_file)
+    assert result.spec.cloud == cloud
+    assert result.stack == stack_name_of(stack_file)
+    assert custom_resources(result.resources), "the preview registered no cloud resource"
+    # Providers (`pulumi:providers:<package>`) count as their package.
+    allowed = registry.get(cloud).pulumi_packages
+    strays = sorted({r.type for r in result.resources if r.custom and package_of(r.type) not in allowed})
+    assert strays == [], f"resources of packages {cloud} does not declare in its Cloud's pulumi_packages"
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("policy"))
+def test_both_policy_packs_pass_with_no_violation(cloud: str, stack_file: Path) -> None:
+    result = preview(stack_file)
+    assert [v.line() for v in policy_verdicts(result.export, result.spec)] == []
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("explicit-provider"))
+def test_every_resource_uses_the_stacks_explicit_provider(cloud: str, stack_file: Path) -> None:
+    assert provider_problems(preview(stack_file).resources) == []
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("tags"))
+def test_every_taggable_resource_carries_the_workload_and_stack_tags(cloud: str, stack_file: Path) -> None:
+    result = preview(stack_file)
+    problems, checked = tag_problems(result.resources, result.spec.workload, result.spec.stack)
+    assert problems == []
+    assert checked >= 5, f"only {checked} taggable resources: is the tag table reading the right property?"
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("outputs"))
+def test_the_outputs_are_the_workloads_contract(cloud: str, stack_file: Path) -> None:
+    result = preview(stack_file)
+    assert output_problems(result.stack_outputs, result.spec.workload, output_conditions(result)) == []
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("flat-graph"))
+def test_the_resource_graph_does_not_grow_with_the_node_count(cloud: str, stack_file: Path) -> None:
+    workload = preview(stack_file).spec.workload
+    small_overrides, large_overrides = SIZES[workload]
+    small, large = resized(stack_file, small_overrides), resized(stack_file, large_overrides)
+    # Guards the guard: the size reached the program (a typo'd override would compare a stack with itself).
+    assert [r.inputs for r in small.resources] != [r.inputs for r in large.resources]
+    assert resource_counts(large.resources) == resource_counts(small.resources)
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("protect"))
+def test_stateful_resources_are_protected(cloud: str, stack_file: Path) -> None:
+    resources = preview(stack_file).resources
+    assert stateful_resources(resources), "no stateful resource found: is the concept table missing this cloud?"
+    assert protect_problems(resources) == []
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("retain-on-delete"))
+def test_stateful_resources_are_retained_on_delete(cloud: str, stack_file: Path) -> None:
+    assert retain_problems(preview(stack_file).resources) == []
