@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from accelstack.clouds import registry
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES, InstanceType
 from accelstack.components.node_environment import (  # the Slurm artifacts write the node environment too
     NODE_ENVIRONMENT_FILE,
@@ -39,6 +40,7 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     environment_profile,
     node_environment,
 )
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec
 
@@ -310,7 +312,10 @@ def checkpoint_interval_seconds(spec: StackSpec, values: DeployValues | None = N
     """The component's interval when it handed one over, else the planner's (Daly, `plan_training`)."""
     if values is not None and values.checkpoint_interval_seconds is not None:
         return int(values.checkpoint_interval_seconds)
-    return plan_training(_training(spec)).interval_seconds
+    cloud = registry.get(spec.cloud)
+    return plan_training(
+        _training(spec), catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices)
+    ).interval_seconds
 
 
 def task_prolog_script(env_file: str = NODE_ENVIRONMENT_FILE) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pulumi
 
+from accelstack.clouds import registry
 from accelstack.clouds.aws import catalog as tables
 from accelstack.components.aws.network import ServingNetwork
 from accelstack.components.aws.provider import group_stack_tags
@@ -52,7 +53,7 @@ class ServingService(pulumi.ComponentResource):
         super().__init__("accelstack:aws:ServingService", spec.stack, None, opts)
         assert spec.serving is not None
         self.spec, self.serving = spec, spec.serving
-        self.plan = plan_serving(spec.serving)
+        self.plan = plan_serving(spec.serving, registry.get(spec.cloud).catalog)
         self.region = spec.account.region
         self.account_id = spec.account.id
         self.partition = tables.REGIONS.get(self.region, "aws")
