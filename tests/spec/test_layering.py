@@ -1,7 +1,14 @@
 """Dependencies point one way: spec -> planner -> components -> program -> policies -> engine/CLI.
 
-Every import in the spec and planner packages, including ones inside functions, is read with `ast`,
-so a lazy upward import fails here as surely as a top-level one.
+Every import in the spec, planner and simulator packages, including ones inside functions, is read
+with `ast`, so a lazy upward import fails here as surely as a top-level one.
+
+The planner and the simulator are pure: they are handed a cloud's `Catalog` and a price book and may
+import only the neutral types those are written in (`accelstack.clouds.base`), never a cloud's own
+description (`accelstack.clouds.aws`, ...) nor the registry that finds one (`accelstack.clouds.registry`,
+re-exported by `accelstack.clouds`). Their callers look the stack's cloud up: the CLI commands
+(`accelstack simulate` included), the components, and the planner's spec rules in
+`accelstack/planner_rules.py`, which may ask the registry but name no cloud either.
 """
 
 from __future__ import annotations
@@ -21,9 +28,22 @@ ABOVE_PLANNER = (
     "accelstack.cli",
     *PULUMI,
 )
+# The registry and every cloud's description: `accelstack.clouds` and everything under it ...
+CLOUDS = ("accelstack.clouds",)
+# ... but the neutral types a cloud is described in (Catalog, InstanceType, ParallelFsTier, Prices).
+NEUTRAL_CLOUD_TYPES = ("accelstack.clouds.base",)
+REGISTRY = ("accelstack.clouds.registry",)
 FORBIDDEN = {
     "accelstack/spec": ("accelstack.planner", *ABOVE_PLANNER),
-    "accelstack/planner": ABOVE_PLANNER,
+    "accelstack/planner": (*ABOVE_PLANNER, *CLOUDS),
+    "accelstack/simulate": (*ABOVE_PLANNER, *CLOUDS),
+    "accelstack/planner_rules.py": (*ABOVE_PLANNER, *CLOUDS),
+}
+# Imports a layer may make although they fall under one of its forbidden prefixes.
+ALLOWED = {
+    "accelstack/planner": NEUTRAL_CLOUD_TYPES,
+    "accelstack/simulate": NEUTRAL_CLOUD_TYPES,
+    "accelstack/planner_rules.py": (*NEUTRAL_CLOUD_TYPES, *REGISTRY),
 }
 
 
@@ -33,8 +53,8 @@ def module_name(path: Path, root: Path) -> str:
 
 
 def imported_modules(path: Path, root: Path) -> list[tuple[int, list[str]]]:
-    """(line, absolute names) for every import statement; `from a import b` names `a` and `a.b`, since
-    `b` may be a submodule (`from accelstack import planner`)."""
+    """(line, absolute names) for every import statement; `from a import b` names `a` and then `a.b`,
+    since `b` may be a submodule (`from accelstack import planner`)."""
     package = module_name(path, root).split(".")
     if path.name != "__init__.py":
         package = package[:-1]
@@ -49,13 +69,25 @@ def imported_modules(path: Path, root: Path) -> list[tuple[int, list[str]]]:
     return found
 
 
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
 def violations(layer: str, root: Path = ROOT) -> list[str]:
-    """One line per import statement that names a module above `layer`."""
-    forbidden = FORBIDDEN[layer]
+    """One line per import statement that names a module above `layer` (or a cloud it must be handed)."""
+    forbidden, allowed = FORBIDDEN[layer], ALLOWED.get(layer, ())
     bad = []
-    for path in sorted((root / layer).rglob("*.py")):
+    target = root / layer
+    paths = [target] if target.suffix == ".py" else sorted(target.rglob("*.py"))
+    for path in paths:
         for line, names in imported_modules(path, root):
-            above = [n for n in names if any(n == f or n.startswith(f + ".") for f in forbidden)]
+            # `from a import b` is judged by `a.b` (`from accelstack.clouds import base` is the neutral
+            # types, `from accelstack.clouds import get` the registry) and reported by `a` when `a` itself
+            # is refused.
+            judged = names[1:] if len(names) > 1 and all(n.startswith(names[0] + ".") for n in names[1:]) else names
+            if not any(_under(n, forbidden) and not _under(n, allowed) for n in judged):
+                continue
+            above = [n for n in names if _under(n, forbidden) and not _under(n, allowed)]
             if above:
                 bad.append(f"{path.relative_to(root)}:{line} imports {above[0]}")
     return bad
@@ -63,7 +95,42 @@ def violations(layer: str, root: Path = ROOT) -> list[str]:
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
 def test_layer_imports_nothing_above_it(layer):
+    assert (ROOT / layer).exists()
     assert violations(layer) == []
+
+
+def test_the_planner_and_simulator_name_no_cloud_and_no_registry(tmp_path):
+    """Plant each way of reaching a cloud's tables in fake planner and simulate packages: all refused,
+    the neutral types allowed. The planner's spec rules may use the registry, still no cloud."""
+    for layer in ("planner", "simulate"):
+        package = tmp_path / "accelstack" / layer
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "catalog.py").write_text("from accelstack.clouds.aws import CATALOG\n")
+        (package / "prices.py").write_text("def f():\n    import accelstack.clouds.aws.prices\n")
+        (package / "lookup.py").write_text("from accelstack.clouds.registry import get\n")
+        (package / "package.py").write_text("from accelstack.clouds import get\n")
+        (package / "fine.py").write_text(
+            "from accelstack.clouds.base import Catalog, Prices\nfrom accelstack.clouds import base\n"
+        )
+    (tmp_path / "accelstack" / "planner_rules.py").write_text(
+        "from accelstack.clouds import registry\n"
+        "from accelstack.clouds.registry import get\n"
+        "from accelstack.clouds.base import Cloud\n"
+        "from accelstack.clouds.aws import catalog\n"
+        "from accelstack.clouds import aws\n"
+    )
+    for layer in ("planner", "simulate"):
+        assert violations(f"accelstack/{layer}", tmp_path) == [
+            f"accelstack/{layer}/catalog.py:1 imports accelstack.clouds.aws",
+            f"accelstack/{layer}/lookup.py:1 imports accelstack.clouds.registry",
+            f"accelstack/{layer}/package.py:1 imports accelstack.clouds",
+            f"accelstack/{layer}/prices.py:2 imports accelstack.clouds.aws.prices",
+        ]
+    assert violations("accelstack/planner_rules.py", tmp_path) == [
+        "accelstack/planner_rules.py:4 imports accelstack.clouds.aws",
+        "accelstack/planner_rules.py:5 imports accelstack.clouds",
+    ]
 
 
 def test_the_checker_sees_lazy_relative_and_from_imports(tmp_path):
