@@ -16,7 +16,7 @@ from typing import Any
 from accelstack.clouds.base import Catalog, InstanceType
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.cost import DEFAULT_MFU, HOURS_PER_MONTH, training_compute_hours
-from accelstack.planner.hardware import GIB, device
+from accelstack.planner.hardware import GIB, device, instance
 from accelstack.planner.kv_cache import bytes_per_element, lora_bytes
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import fits, replica_capacity, replicas_for_load
@@ -33,9 +33,10 @@ LORA_MEMORY_FACTOR = 1.3
 
 
 def serving_candidates(catalog: Catalog, prices: PriceBook) -> tuple[InstanceType, ...]:
-    """The cloud's serving shortlist (`Catalog.serving_candidates`), else every priced instance type."""
+    """The cloud's serving shortlist (`Catalog.serving_candidates`), else every priced instance type.
+    ValueError when the shortlist names a type the catalog lacks."""
     names = catalog.serving_candidates or tuple(n for n in catalog.instances if n in prices.on_demand_hourly)
-    return tuple(catalog.instances[n] for n in names if n in catalog.instances)
+    return tuple(instance(catalog, n) for n in names)
 
 
 def one_node_candidates(catalog: Catalog, prices: PriceBook) -> tuple[InstanceType, ...]:
@@ -43,14 +44,14 @@ def one_node_candidates(catalog: Catalog, prices: PriceBook) -> tuple[InstanceTy
     names = catalog.single_node_training_candidates or tuple(
         n for n in catalog.instances if n in prices.on_demand_hourly
     )
-    return tuple(catalog.instances[n] for n in names if n in catalog.instances)
+    return tuple(instance(catalog, n) for n in names)
 
 
 def distributed_instance(catalog: Catalog, prices: PriceBook) -> InstanceType:
     """The cloud's instance type for multi-node training, else the priced one with a fabric and the most
     accelerator memory. ValueError when the catalog has none."""
     if catalog.distributed_training_instance is not None:
-        return catalog.instances[catalog.distributed_training_instance]
+        return instance(catalog, catalog.distributed_training_instance)
     fabric = [i for i in catalog.instances.values() if i.has_fabric and i.name in prices.on_demand_hourly]
     if not fabric:
         raise ValueError(f"the {catalog.cloud} catalog has no priced instance type with a training fabric")

@@ -52,20 +52,23 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_modules(path: Path, root: Path) -> list[tuple[int, list[str]]]:
-    """(line, absolute names) for every import statement; `from a import b` names `a` and then `a.b`,
-    since `b` may be a submodule (`from accelstack import planner`)."""
+def imported_modules(path: Path, root: Path) -> list[tuple[int, list[str], list[str]]]:
+    """(line, absolute names, what they import) for every import statement. `import a.b` names and imports
+    `a.b`; `from a import b` names `a` and then `a.b`, and imports `a.b`, since `b` may be a submodule
+    (`from accelstack import planner`) or an attribute (`from accelstack.clouds import get`)."""
     package = module_name(path, root).split(".")
     if path.name != "__init__.py":
         package = package[:-1]
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            found.append((node.lineno, [alias.name for alias in node.names]))
+            modules = [alias.name for alias in node.names]
+            found.append((node.lineno, modules, modules))
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             module = ".".join([*base, *([node.module] if node.module else [])])
-            found.append((node.lineno, [module, *(f"{module}.{alias.name}" for alias in node.names)]))
+            imported = [f"{module}.{alias.name}" for alias in node.names]
+            found.append((node.lineno, [module, *imported], imported))
     return found
 
 
@@ -80,12 +83,10 @@ def violations(layer: str, root: Path = ROOT) -> list[str]:
     target = root / layer
     paths = [target] if target.suffix == ".py" else sorted(target.rglob("*.py"))
     for path in paths:
-        for line, names in imported_modules(path, root):
-            # `from a import b` is judged by `a.b` (`from accelstack.clouds import base` is the neutral
-            # types, `from accelstack.clouds import get` the registry) and reported by `a` when `a` itself
-            # is refused.
-            judged = names[1:] if len(names) > 1 and all(n.startswith(names[0] + ".") for n in names[1:]) else names
-            if not any(_under(n, forbidden) and not _under(n, allowed) for n in judged):
+        for line, names, imported in imported_modules(path, root):
+            # Judged by what is imported (`from accelstack.clouds import base` is the neutral types, `from
+            # accelstack.clouds import get` the registry), reported by the first refused name.
+            if not any(_under(n, forbidden) and not _under(n, allowed) for n in imported):
                 continue
             above = [n for n in names if _under(n, forbidden) and not _under(n, allowed)]
             if above:
