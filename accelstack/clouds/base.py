@@ -94,6 +94,8 @@ class ParallelFsTier:
     imports_from_object_store: bool = True
     exports_to_object_store: bool = True
     persistent: bool = True
+    # MB/s per TiB when `throughput_per_tib` is empty (the tier fixes it); None: not known, so not plannable.
+    baseline_throughput_per_tib: int | None = None
 
     def capacity_allowed(self, gib: int) -> bool:
         if gib in self.first_steps_gib:
@@ -119,6 +121,13 @@ class Catalog:
     regions: tuple[str, ...]
     parallel_fs: Mapping[str, ParallelFsTier] = field(default_factory=dict)
     default_parallel_fs: str | None = None  # the tier a spec without `lustre.tier` gets; None: the first listed
+    parallel_fs_service: str = "the parallel file system"  # its product name in messages ("FSx for Lustre")
+    object_store_service: str = "object storage"  # its product name in messages ("S3")
+    # The shortlists `accelstack advise` compares, in order (empty: every instance type the price book prices).
+    serving_candidates: tuple[str, ...] = ()
+    single_node_training_candidates: tuple[str, ...] = ()
+    distributed_training_instance: str | None = None  # None: the priced fabric instance with the most memory
+    managed_model_api: str | None = None  # the cloud's hosted-model service, named by `advise` ("Amazon Bedrock")
 
     def instance(self, name: str) -> InstanceType:
         """The machine type, or ValueError naming the ones this catalog knows."""
@@ -132,7 +141,12 @@ class Catalog:
 
 @dataclass(frozen=True)
 class Prices:
-    """A cloud's dated list prices (USD) in one region; `accelstack.planner.pricing.PriceBook` is built from it."""
+    """A cloud's dated list prices (USD) in one region; `accelstack.planner.pricing.PriceBook` is built from it.
+
+    `extra` keys the serving simulator reads (absent: that line is not priced): `load_balancer_hourly`,
+    `load_balancer_capacity_unit_hourly`, `load_balancer_new_connections_per_capacity_unit` (connections/s one
+    capacity unit carries) and `queue_per_million_requests`.
+    """
 
     checked: str
     region: str
@@ -144,6 +158,13 @@ class Prices:
     block_gb_month: float  # general-purpose block storage (boot and warm-pool disks)
     not_priced: tuple[str, ...] = ()  # cost lines the planner leaves out, said in the cost report
     extra: Mapping[str, float] = field(default_factory=dict)  # load balancer, queue, ... by documented key
+    # Block volumes that bill provisioned IOPS and throughput above a free baseline (gp3, Premium SSD v2,
+    # Hyperdisk), per month; zero: included in block_gb_month.
+    block_iops_month: float = 0.0
+    block_free_iops: int = 0
+    block_mibps_month: float = 0.0
+    block_free_mibps: int = 0
+    label: str = "list prices"  # how reports name the table ("accelstack.clouds.aws.prices")
 
 
 @dataclass(frozen=True)

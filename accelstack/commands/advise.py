@@ -20,6 +20,7 @@ from accelstack.commands.common import (
     resolve_stacks,
 )
 from accelstack.commands.size import (
+    DEFAULT_CLOUD,
     PRECISIONS,
     HeadsOpt,
     HiddenOpt,
@@ -31,6 +32,7 @@ from accelstack.commands.size import (
     PricesOpt,
     book,
     check_choice,
+    cloud_named,
     emit,
     planner_call,
     resolve_model,
@@ -96,6 +98,14 @@ def advise_command(
         typer.Option("--latency-p95", min=0.001, help="Serving: 95th-percentile latency target, s (with --rps)."),
     ] = None,
     prices: PricesOpt = None,
+    cloud: Annotated[
+        str | None,
+        typer.Option(
+            "--cloud",
+            help=f"Whose machine types and prices to plan with (default: the --stack's cloud, else {DEFAULT_CLOUD}).",
+            show_default=False,
+        ),
+    ] = None,
     layers: LayersOpt = None,
     hidden: HiddenOpt = None,
     heads: HeadsOpt = None,
@@ -106,6 +116,7 @@ def advise_command(
     """Decide what to build: a managed model API, LoRA on one machine, serving only, or distributed training."""
     if stack is not None:
         spec = _serving_spec(stack, project_dir, overrides or [])
+        cloud = cloud or spec.cloud
         serving = spec.serving
         custom_weights, need_train = True if custom_weights is None else custom_weights, need_train
         model = model or serving.model.preset or _preset_of(serving.model.name)
@@ -130,9 +141,12 @@ def advise_command(
     if latency_p95 is not None and rps is None:
         raise CliError("--latency-p95 needs --rps (the load it is a target for)")
     load = Load(rps, input_tokens, output_tokens, latency_p95) if rps is not None else None
+    chosen = cloud_named(cloud or DEFAULT_CLOUD)
+    book_ = book(prices, cloud=chosen)
     advice = planner_call("--need-train/--data-tokens/--rps", lambda: advise(
         custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
-        max_days=max_days, precision=precision, context_length=context, prices=book(prices), load=load))  # fmt: skip
+        max_days=max_days, precision=precision, context_length=context, catalog=chosen.catalog, prices=book_,
+        load=load))  # fmt: skip
     if as_json:
         emit("", advice.as_dict(), True)
         return

@@ -17,7 +17,7 @@ import typer
 from pydantic.alias_generators import to_camel
 from rich.table import Table
 
-from accelstack.clouds.aws.prices import NOT_PRICED
+from accelstack.clouds.base import Catalog, Cloud
 from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -30,10 +30,10 @@ from accelstack.commands.common import (
     out,
     resolve_stacks,
 )
-from accelstack.commands.size import PricesOpt, book, emit, planner_call
+from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, cloud_named, emit, planner_call
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cost as costs
-from accelstack.planner.hardware import GIB
+from accelstack.planner.hardware import GIB, instance
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS, plan_serving
 from accelstack.planner.training_plan import job_compute_hours, lustre_setting, plan_training
@@ -42,7 +42,9 @@ from accelstack.spec.models import ServingStack, TrainingStack
 
 # Checkpoint size, write rate and interval come from `accelstack.planner.training_plan`, the same
 # numbers the training component exports and `accelstack preview` shows.
-DEFAULT_DATASET_GB = 1000.0  # S3 dataset size when neither --dataset-gb nor training.storage.datasets.sizeGiB gives one
+DEFAULT_DATASET_GB = (
+    1000.0  # object storage dataset size when neither --dataset-gb nor training.storage.datasets.sizeGiB gives one
+)
 PROFILE_BASIS = "business-hours profile (planner.cost.DEFAULT_DAILY_PROFILE, an assumption): ceil(peak x share of peak)"
 
 
@@ -65,35 +67,36 @@ def dataset_gb_of(spec: TrainingStack, given: float | None) -> tuple[float, str]
     return DEFAULT_DATASET_GB, "assumed (set training.storage.datasets.sizeGiB or --dataset-gb)"
 
 
-def job_hours_of(spec: TrainingStack, given: float | None) -> tuple[float, str]:
+def job_hours_of(spec: TrainingStack, given: float | None, catalog: Catalog) -> tuple[float, str]:
     """The job's failure-free compute hours and where they came from: --hours, the spec's tokens, or a month."""
     if given is not None:
         return given, "--hours"
-    job = job_compute_hours(spec.training)
+    job = job_compute_hours(spec.training, catalog)
     if job is not None:
         return job.hours, job.basis
     return costs.HOURS_PER_MONTH, "a month at 24x7 (no job length: set training.model.trainingTokens or --hours)"
 
 
 def training_estimate(
-    spec: TrainingStack, hours: float | None, prices: PriceBook, dataset_gb: float | None = None
+    spec: TrainingStack, hours: float | None, prices: PriceBook, dataset_gb: float | None = None, *, cloud: Cloud
 ) -> dict[str, Any]:
     training = spec.training
+    catalog = cloud.catalog
     nodes = training.nodes
-    setting = lustre_setting(training)
+    setting = lustre_setting(training, catalog, prices)
     lustre_monthly = (
         setting.capacity_gib * prices.lustre(setting.deployment_type, setting.throughput_per_tib)
         if setting is not None
         else 0.0
     )
-    plan = plan_training(training, prices=prices)
+    plan = plan_training(training, catalog=catalog, prices=prices)
     checkpoint = plan.checkpoint
-    compute_hours, hours_source = job_hours_of(spec, hours)
+    compute_hours, hours_source = job_hours_of(spec, hours, catalog)
     dataset_gb, dataset_source = dataset_gb_of(spec, dataset_gb)
     result = costs.training_cost(
-        nodes.instance_type, nodes.count, compute_hours, capacity=nodes.capacity,
+        instance(catalog, nodes.instance_type), nodes.count, compute_hours, capacity=nodes.capacity,
         overhead_fraction=checkpoint.overhead_fraction, lustre_monthly_usd=lustre_monthly,
-        s3_gb=dataset_gb + checkpoint.state_gb * 2, prices=prices,
+        object_storage_gb=dataset_gb + checkpoint.state_gb * 2, prices=prices,
     )  # fmt: skip
     head = 0.0
     if training.scheduler.kind == "slurm":
@@ -133,18 +136,18 @@ def training_estimate(
             (result.hourly_per_node * nodes.count + (head / result.wall_hours if result.wall_hours else 0.0))
             * costs.HOURS_PER_MONTH
             + lustre_monthly
-            + (dataset_gb + checkpoint.state_gb * 2) * prices.s3_gb_month,
+            + (dataset_gb + checkpoint.state_gb * 2) * prices.object_gb_month,
             2,
         ),
-        "notPriced": list(NOT_PRICED),
+        "notPriced": list(cloud.prices.not_priced),
         "priceSource": prices.source(),
     }
 
 
-def serving_estimate(spec: ServingStack, months: float, prices: PriceBook) -> dict[str, Any]:
+def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cloud: Cloud) -> dict[str, Any]:
     serving = spec.serving
     replicas = serving.replicas
-    plan = plan_serving(serving)
+    plan = plan_serving(serving, cloud.catalog)
     load = plan.load
     # The peak hour runs what the stated load needs (within min..max), else max.
     peak = min(replicas.max, max(replicas.min, load.replicas)) if load is not None else replicas.max
@@ -169,7 +172,7 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook) -> di
         "serving": result.as_dict(),
         "totalUsd": result.lifetime_usd,
         "monthlyUsd": result.monthly_usd,
-        "notPriced": list(NOT_PRICED),
+        "notPriced": list(cloud.prices.not_priced),
         "priceSource": prices.source(),
     }
 
@@ -261,19 +264,36 @@ def cost_command(
     """Price training and serving stacks from their specs and the dated price table (prices overridable)."""
 
     _, files = resolve_stacks(stacks, all_stacks, project_dir)
-    book_ = book(prices, spot_discount)
+    # One book per cloud the stacks name (each cloud's table, with the same overrides); a bad --prices
+    # file stops the command before any stack is priced.
+    books: dict[str, tuple[Cloud, PriceBook]] = {}
+
+    def priced(cloud_name: str) -> tuple[Cloud, PriceBook]:
+        if cloud_name not in books:
+            cloud = cloud_named(cloud_name)
+            books[cloud_name] = (cloud, book(prices, spot_discount, cloud=cloud))
+        return books[cloud_name]
+
+    priced(DEFAULT_CLOUD)
     results: dict[str, Any] = {}
+    used: list[str] = []
     failed = False
     for name, spec in load_specs(files, overrides or []):
         if spec is None:
             failed = True
             continue
+        cloud, book_ = priced(spec.cloud)
+        used += [] if spec.cloud in used else [spec.cloud]
         if isinstance(spec, TrainingStack):
-            results[name] = planner_call(name, partial(training_estimate, spec, hours, book_, dataset_gb))
+            estimate = partial(training_estimate, spec, hours, book_, dataset_gb, cloud=cloud)
         else:
-            results[name] = planner_call(name, partial(serving_estimate, spec, months, book_))
+            estimate = partial(serving_estimate, spec, months, book_, cloud=cloud)
+        results[name] = planner_call(name, estimate)
+    footer = [priced(c) for c in used or [DEFAULT_CLOUD]]
+    price_source = "; ".join(b.source() for _, b in footer)
+    not_priced = list(dict.fromkeys(line for cloud, _ in footer for line in cloud.prices.not_priced))
     if as_json:
-        emit("", camel_keys({"stacks": results, "priceSource": book_.source(), "notPriced": list(NOT_PRICED)}), True)
+        emit("", camel_keys({"stacks": results, "priceSource": price_source, "notPriced": not_priced}), True)
     elif results:
         console = out()
         training = {n: r for n, r in results.items() if r["workload"] == "training"}
@@ -282,7 +302,7 @@ def cost_command(
             console.print(training_table(training))
         if serving:
             console.print(serving_table(serving))
-        console.print(f"prices: {book_.source()}; not priced: {', '.join(NOT_PRICED)}")
+        console.print(f"prices: {price_source}; not priced: {', '.join(not_priced)}")
     return EXIT_CONFIG if failed else EXIT_OK
 
 

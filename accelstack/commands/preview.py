@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from accelstack.clouds import registry
 from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_FAILED,
@@ -39,6 +40,7 @@ from accelstack.commands.common import (
 from accelstack.engine.export import STACK_TYPE
 from accelstack.engine.preview import PreviewError, PreviewResult, preview_stack
 from accelstack.planner.defaults import DerivedDefault, derived_defaults
+from accelstack.planner.pricing import PriceBook
 from accelstack.spec.loader import stack_name_of
 from accelstack.spec.problems import SpecError
 
@@ -107,7 +109,10 @@ class StackReport:
 def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
     report = StackReport()
     try:
-        report.defaults = derived_defaults(result.spec)
+        cloud = registry.get(result.spec.cloud)
+        report.defaults = derived_defaults(
+            result.spec, catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices)
+        )
     except ValueError as error:  # the planner cannot size this spec: say so, the preview itself stands
         report.defaults_error = str(error)
     if policy:

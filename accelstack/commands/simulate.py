@@ -4,6 +4,9 @@ The design is the stack's spec and plan (`plan_serving`, what the components dep
 changes the design. Reports requests served/refused/expired, queue wait and latency percentiles,
 SLO attainment, replica-hours and the day's cost; `--compare` runs the alternatives on the same
 requests and names the cheapest that meets the SLO; `--plot FILE` writes the timeline PNG.
+
+This entry is where the simulator meets the cloud registry: `accelstack.simulate` is handed the stack's
+cloud's catalog and price book and asks no registry itself, like the planner.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from accelstack.commands.common import (
     out,
     resolve_stacks,
 )
-from accelstack.commands.size import PricesOpt, book, check_choice, emit, planner_call
+from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choice, cloud_named, emit, planner_call
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.simulate import autoscalers, workload
 from accelstack.simulate.design import DEFAULT_AUTOSCALER, alternatives, design_from_spec
@@ -182,10 +185,12 @@ def serving_command(
     if autoscaler is not None:
         check_choice("--autoscaler", autoscaler, autoscalers.AUTOSCALERS)
     _, files = resolve_stacks([stack], False, project_dir)
-    prices_ = book(prices)
+    book(prices, cloud=cloud_named(DEFAULT_CLOUD))  # a bad --prices file stops here, before the stack loads
     [(name, spec)] = list(load_specs(files, overrides or []))
     if spec is None:
         return EXIT_CONFIG
+    cloud = cloud_named(spec.cloud)
+    catalog, prices_ = cloud.catalog, book(prices, cloud=cloud)
     if not isinstance(spec, ServingStack):
         raise CliError(
             f"{name}: workload is {spec.workload}; `simulate serving` needs a serving stack (accelstack:serving)"
@@ -195,7 +200,9 @@ def serving_command(
     designs = planner_call(
         name,
         lambda: (
-            alternatives(serving, prices_, kind) if compare else [design_from_spec(serving, prices_, autoscaler=kind)]
+            alternatives(serving, prices_, kind, catalog=catalog)
+            if compare
+            else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind)]
         ),
     )
     if trace is not None:

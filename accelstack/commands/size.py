@@ -1,7 +1,8 @@
 """`accelstack size serving|checkpoint|lustre`: the planner's numbers for a model, job or file system.
 
 Pure arithmetic (no stack, no Pulumi). `--json` prints one JSON document; otherwise a table.
-Bad flag values exit 2 with a message naming the flag.
+Bad flag values exit 2 with a message naming the flag. `--cloud` picks whose machine types, file
+system tiers and prices the planner is handed (from the cloud registry).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.table import Table
 
+from accelstack.clouds import registry
+from accelstack.clouds.base import Cloud
 from accelstack.commands.common import EXIT_FAILED, CliError, guarded, out
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cold_start, lustre, serving
 from accelstack.planner.architectures import Architecture, custom, get_preset, preset_names
-from accelstack.planner.hardware import GIB
+from accelstack.planner.hardware import GIB, instance
 from accelstack.planner.kv_cache import BYTES_PER_ELEMENT
 from accelstack.planner.pricing import PriceBook, load_book
 from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP
@@ -60,8 +63,26 @@ def check_choice(flag: str, value: str, allowed: list[str] | tuple[str, ...]) ->
     return value
 
 
-def book(prices: Path | None, spot_discount: float | None = None) -> PriceBook:
-    return planner_call("--prices/--spot-discount", lambda: load_book(prices, spot_discount=spot_discount))
+# The cloud `size` and `advise` plan for when no stack names one: the reference cloud.
+DEFAULT_CLOUD = "aws"
+CloudOpt = Annotated[
+    str,
+    typer.Option(
+        "--cloud", help="Whose machine types, file system tiers and prices to plan with (a registered cloud)."
+    ),
+]
+
+
+def cloud_named(name: str) -> Cloud:
+    """The registered cloud, or exit 2 naming the registered ones."""
+    return planner_call("--cloud", lambda: registry.get(name))
+
+
+def book(prices: Path | None, spot_discount: float | None = None, *, cloud: Cloud) -> PriceBook:
+    """`cloud`'s price book with the --prices file and --spot-discount applied."""
+    return planner_call(
+        "--prices/--spot-discount", lambda: load_book(cloud.prices, prices, spot_discount=spot_discount)
+    )
 
 
 def emit(title: str, data: dict[str, Any], as_json: bool, rows: list[tuple[str, str]] | None = None) -> None:
@@ -162,26 +183,29 @@ def size_serving(
     kv_heads: KvHeadsOpt = None,
     head_dim: HeadDimOpt = None,
     params_b: ParamsOpt = None,
+    cloud: CloudOpt = DEFAULT_CLOUD,
     as_json: JsonFlag = False,
 ) -> None:
     """KV cache blocks and concurrency per replica, replicas for a load, queue backlog target, cold start.
 
     Exits 1 when the model does not fit the instance (the table says why), 2 on bad flags.
     """
+    catalog = cloud_named(cloud).catalog
     check_choice("--precision", precision, PRECISIONS)
     if kv_precision is not None:
         check_choice("--kv-precision", kv_precision, PRECISIONS)
     if replicas_min > replicas_max:
         raise CliError(f"--replicas-min ({replicas_min}) must not exceed --replicas-max ({replicas_max})")
     arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b, head_dim)
+    itype = planner_call("--instance-type/--tp", lambda: instance(catalog, instance_type))
     fit = planner_call("--instance-type/--tp", lambda: serving.fits(
-        arch, precision, instance_type, tp, context_length=context, kv_precision=kv_precision,
+        arch, precision, itype, tp, context_length=context, kv_precision=kv_precision,
         gpu_memory_utilization=gpu_memory_utilization))  # fmt: skip
     kv = fit.kv
     if lora_adapters and lora_rank:
         from accelstack.planner.kv_cache import plan_for_instance
 
-        kv = plan_for_instance(arch, instance_type, tp=fit.tp, precision=precision, kv_precision=kv_precision,
+        kv = plan_for_instance(arch, itype, tp=fit.tp, precision=precision, kv_precision=kv_precision,
                                context_length=context, gpu_memory_utilization=gpu_memory_utilization,
                                lora_rank=lora_rank, lora_adapters=lora_adapters)  # fmt: skip
     if input_tokens + output_tokens > context:
@@ -191,7 +215,7 @@ def size_serving(
     # A replica's queue worker keeps this many requests in flight (planner.serving_plan): the batch.
     concurrency = min(WORKER_CONCURRENCY_CAP, max(1, kv.max_concurrent_sequences))
     capacity = planner_call("--instance-type/--tp", lambda: serving.replica_capacity(
-        arch, instance_type, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=concurrency,
+        arch, itype, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=concurrency,
         precision=precision, kv_precision=kv_precision, tp=fit.tp, latency_seconds=latency_target,
         latency_percentile=latency_percentile if latency_target is not None else None))  # fmt: skip
     service = service_seconds or capacity.service_seconds
@@ -313,17 +337,23 @@ def size_lustre(
         float, typer.Option(min=1, help="Write one checkpoint within this many seconds.")
     ] = 300,
     deployment_type: Annotated[
-        list[str] | None, typer.Option(help="Candidates (repeatable); default PERSISTENT_2.")
+        list[str] | None,
+        typer.Option(
+            help="Candidates (repeatable); default: the cloud's persistent types (AWS: PERSISTENT_1, PERSISTENT_2)."
+        ),
     ] = None,
     retained_checkpoints: Annotated[int, typer.Option(min=0)] = lustre.DEFAULT_RETAINED_CHECKPOINTS,
     prices: PricesOpt = None,
+    cloud: CloudOpt = DEFAULT_CLOUD,
     as_json: JsonFlag = False,
 ) -> None:
-    """Cheapest FSx for Lustre capacity and throughput tier for a dataset and a checkpoint target."""
-    types = tuple(deployment_type or ["PERSISTENT_2"])
+    """Cheapest managed Lustre (FSx for Lustre on AWS) capacity and throughput tier for a dataset and a checkpoint target."""
+    chosen = cloud_named(cloud)
+    catalog = chosen.catalog
+    types = tuple(deployment_type or [name for name, tier in catalog.parallel_fs.items() if tier.persistent])
     result = planner_call("--deployment-type", lambda: lustre.size(
-        dataset_gib, checkpoint_gib, write_target_seconds, deployment_types=types,
-        retained_checkpoints=retained_checkpoints, prices=book(prices)))  # fmt: skip
+        dataset_gib, checkpoint_gib, write_target_seconds, catalog=catalog, deployment_types=types,
+        retained_checkpoints=retained_checkpoints, prices=book(prices, cloud=chosen)))  # fmt: skip
     best = result.best
     rows = [
         ("needs", f"{result.needed_capacity_gib:.0f} GiB, {result.needed_throughput_mbps:.0f} MB/s"),

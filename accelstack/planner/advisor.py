@@ -13,11 +13,12 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from accelstack.clouds.base import Catalog, InstanceType
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.cost import DEFAULT_MFU, HOURS_PER_MONTH, training_compute_hours
-from accelstack.planner.hardware import GIB, device
+from accelstack.planner.hardware import GIB, device, instance
 from accelstack.planner.kv_cache import bytes_per_element, lora_bytes
-from accelstack.planner.pricing import PriceBook, default_book
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import fits, replica_capacity, replicas_for_load
 from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP
 
@@ -29,15 +30,32 @@ LORA_FLOPS_PER_PARAM_TOKEN = 4
 FULL_FLOPS_PER_PARAM_TOKEN = 6
 # Activations, adapter gradients and allocator slack on top of the frozen weights (assumption).
 LORA_MEMORY_FACTOR = 1.3
-ONE_NODE_CANDIDATES = (
-    "g6e.xlarge", "g6e.12xlarge", "g6e.48xlarge", "g5.48xlarge", "g6.48xlarge",
-    "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge",
-)  # fmt: skip
-SERVING_CANDIDATES = (
-    "g6.xlarge", "g5.xlarge", "g6e.xlarge", "g6.12xlarge", "g5.12xlarge", "g6e.12xlarge",
-    "g6e.48xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge",
-)  # fmt: skip
-DISTRIBUTED_INSTANCE = "p5.48xlarge"
+
+
+def serving_candidates(catalog: Catalog, prices: PriceBook) -> tuple[InstanceType, ...]:
+    """The cloud's serving shortlist (`Catalog.serving_candidates`), else every priced instance type.
+    ValueError when the shortlist names a type the catalog lacks."""
+    names = catalog.serving_candidates or tuple(n for n in catalog.instances if n in prices.on_demand_hourly)
+    return tuple(instance(catalog, n) for n in names)
+
+
+def one_node_candidates(catalog: Catalog, prices: PriceBook) -> tuple[InstanceType, ...]:
+    """The cloud's single-node tuning shortlist, else every priced instance type."""
+    names = catalog.single_node_training_candidates or tuple(
+        n for n in catalog.instances if n in prices.on_demand_hourly
+    )
+    return tuple(instance(catalog, n) for n in names)
+
+
+def distributed_instance(catalog: Catalog, prices: PriceBook) -> InstanceType:
+    """The cloud's instance type for multi-node training, else the priced one with a fabric and the most
+    accelerator memory. ValueError when the catalog has none."""
+    if catalog.distributed_training_instance is not None:
+        return instance(catalog, catalog.distributed_training_instance)
+    fabric = [i for i in catalog.instances.values() if i.has_fabric and i.name in prices.on_demand_hourly]
+    if not fabric:
+        raise ValueError(f"the {catalog.cloud} catalog has no priced instance type with a training fabric")
+    return max(fabric, key=lambda i: i.accelerator_memory_total_gib)
 
 
 @dataclass(frozen=True)
@@ -59,8 +77,8 @@ class Advice:
         return asdict(self)
 
 
-def _lora_fits(arch: Architecture, instance_type: str, precision: str, rank: int) -> bool:
-    dev = device(instance_type)
+def _lora_fits(arch: Architecture, itype: InstanceType, precision: str, rank: int) -> bool:
+    dev = device(itype)
     need = (
         arch.params * bytes_per_element(precision) * LORA_MEMORY_FACTOR + lora_bytes(arch, rank, precision="fp32") * 4
     )
@@ -79,18 +97,24 @@ class Load:
 
 
 def cheapest_serving_instance(
-    arch: Architecture, precision: str, context_length: int, prices: PriceBook, load: Load | None = None
+    arch: Architecture,
+    precision: str,
+    context_length: int,
+    *,
+    catalog: Catalog,
+    prices: PriceBook,
+    load: Load | None = None,
 ) -> dict[str, Any] | None:
     """Without a load: the cheapest instance type the model fits. With one: the type whose replicas carry
     the load (within the latency target) at the least cost per month at peak (replicas x price x 730 h)."""
     best = None
-    for itype in SERVING_CANDIDATES:
+    for itype in serving_candidates(catalog, prices):
         result = fits(arch, precision, itype, context_length=context_length)
-        if not result.fits or itype not in prices.on_demand_hourly:
+        if not result.fits or itype.name not in prices.on_demand_hourly:
             continue
-        price = prices.hourly(itype)
+        price = prices.hourly(itype.name)
         option: dict[str, object] = {
-            "instanceType": itype, "hourlyUsd": price, "maxConcurrentSequences": result.max_concurrent_sequences,
+            "instanceType": itype.name, "hourlyUsd": price, "maxConcurrentSequences": result.max_concurrent_sequences,
         }  # fmt: skip
         if load is not None:
             capacity = replica_capacity(
@@ -121,17 +145,20 @@ def advise(
     lora_rank: int = 16,
     context_length: int = 8192,
     mfu: float = DEFAULT_MFU,
-    prices: PriceBook | None = None,
+    catalog: Catalog,
+    prices: PriceBook,
     load: Load | None = None,
 ) -> Advice:
-    prices = prices or default_book()
+    """The first honest answer of the decision list, on `catalog`'s machine types priced by `prices`;
+    the stacks it names are the cloud's examples (`<cloud>-serving`, ...)."""
     steps: list[Step] = []
     if not custom_weights:
+        hosted = f" (e.g. {catalog.managed_model_api})" if catalog.managed_model_api else ""
         steps.append(
             Step(
                 "Do you need weights you control (private data, fine-tuning, residency)?",
                 "no",
-                "a managed model API (e.g. Amazon Bedrock) serves a hosted model per token with no fleet",
+                f"a managed model API{hosted} serves a hosted model per token with no fleet",
             )
         )
         return Advice("managed-model-api", "Use a managed model API; no accelstack stack is needed.", (), tuple(steps))
@@ -142,26 +169,27 @@ def advise(
         raise ValueError(
             f"input + output tokens ({load.input_tokens + load.output_tokens}) exceed the context ({context_length})"
         )
-    serving = cheapest_serving_instance(model, precision, context_length, prices, load)
+    serving = cheapest_serving_instance(model, precision, context_length, catalog=catalog, prices=prices, load=load)
+    cloud = catalog.cloud
     details: dict[str, object] = {"model": model.name, "serving": serving}
 
     if need_train:
         if data_tokens <= 0:
             raise ValueError("--data-tokens must be > 0 when --need-train is given")
         options: list[dict[str, Any]] = []
-        for itype in ONE_NODE_CANDIDATES:
+        for itype in one_node_candidates(catalog, prices):
             if not _lora_fits(model, itype, precision, lora_rank):
                 continue
             hours = training_compute_hours(
                 model, data_tokens, itype, 1, mfu, flops_per_param_token=LORA_FLOPS_PER_PARAM_TOKEN
             )
-            if hours > max_days * 24 or itype not in prices.on_demand_hourly:
+            if hours > max_days * 24 or itype.name not in prices.on_demand_hourly:
                 continue
             options.append(
                 {
-                    "instanceType": itype,
+                    "instanceType": itype.name,
                     "hours": round(hours, 2),
-                    "spotUsd": round(hours * prices.hourly(itype, "spot"), 2),
+                    "spotUsd": round(hours * prices.hourly(itype.name, "spot"), 2),
                 }
             )
         if options:
@@ -171,13 +199,13 @@ def advise(
                 Step(
                     f"Does LoRA on one node finish {data_tokens:.3g} tokens within {max_days:g} days?",
                     "yes",
-                    f"{best['instanceType']}: ~{best['hours']} h, ~${best['spotUsd']} on spot with checkpoints to S3",
+                    f"{best['instanceType']}: ~{best['hours']} h, ~${best['spotUsd']} on spot with checkpoints to {catalog.object_store_service}",
                 )
             )
             return Advice(
                 "peft-one-machine",
                 f"Parameter-efficient tuning (LoRA) of {model.name} on one {best['instanceType']}, then serve it.",
-                ("aws-finetune", "aws-serving"),
+                (f"{cloud}-finetune", f"{cloud}-serving"),
                 tuple(steps),
                 details,
             )
@@ -207,16 +235,17 @@ def advise(
         return Advice(
             "serving-only",
             f"Serve {model.name} on {serving['instanceType']} ({how}).",
-            ("aws-serving",),
+            (f"{cloud}-serving",),
             tuple(steps),
             details,
         )
+    distributed = distributed_instance(catalog, prices)
     per_node_hours = training_compute_hours(
-        model, data_tokens, DISTRIBUTED_INSTANCE, 1, mfu, flops_per_param_token=FULL_FLOPS_PER_PARAM_TOKEN
+        model, data_tokens, distributed, 1, mfu, flops_per_param_token=FULL_FLOPS_PER_PARAM_TOKEN
     )
     nodes = max(2, math.ceil(per_node_hours / (max_days * 24)))
     details["training"] = {
-        "instanceType": DISTRIBUTED_INSTANCE,
+        "instanceType": distributed.name,
         "nodes": nodes,
         "hours": round(per_node_hours / nodes, 2),
     }
@@ -224,13 +253,13 @@ def advise(
         Step(
             "Distributed training",
             "yes",
-            f"{nodes} x {DISTRIBUTED_INSTANCE} finish in ~{per_node_hours / nodes:.1f} h at {mfu:.0%} MFU",
+            f"{nodes} x {distributed.name} finish in ~{per_node_hours / nodes:.1f} h at {mfu:.0%} MFU",
         )
     )
     return Advice(
         "distributed-training",
-        f"Distributed training of {model.name} on {nodes} x {DISTRIBUTED_INSTANCE}, then serve it.",
-        ("aws-training", "aws-serving"),
+        f"Distributed training of {model.name} on {nodes} x {distributed.name}, then serve it.",
+        (f"{cloud}-training", f"{cloud}-serving"),
         tuple(steps),
         details,
     )

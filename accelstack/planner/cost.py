@@ -1,7 +1,7 @@
 """Training job and serving costs from the price book.
 
 Training: wall hours = failure-free compute hours x (1 + checkpoint/rework overhead); cost = nodes x
-hourly price (spot discounted) x wall hours, plus Lustre and S3 for the duration. Compute hours can
+hourly price (spot discounted) x wall hours, plus Lustre and object storage for the duration. Compute hours can
 come from tokens: FLOPs ~ 6 x parameters x tokens (Kaplan et al. 2020), at a model FLOPs utilization
 (MFU) of 40% by default (Llama 3 report, section 3.3: 38-43% BF16 MFU on H100).
 Serving: replica-hours from a 24-hour traffic profile, x price, per month and over a lifetime.
@@ -13,9 +13,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from accelstack.clouds.base import InstanceType
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.hardware import device
-from accelstack.planner.pricing import PriceBook, default_book
+from accelstack.planner.pricing import PriceBook
 
 HOURS_PER_MONTH = 730.0
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24
@@ -30,7 +31,7 @@ DEFAULT_DAILY_PROFILE: tuple[float, ...] = (
 def training_compute_hours(
     arch: Architecture,
     tokens: float,
-    instance_type: str,
+    itype: InstanceType,
     nodes: int,
     mfu: float = DEFAULT_MFU,
     *,
@@ -38,22 +39,20 @@ def training_compute_hours(
 ) -> float:
     """Failure-free hours to train `tokens` tokens: 6 N D / (nodes x accelerators x peak x MFU)
     (LoRA: 4 N D, see `accelstack.planner.advisor`)."""
-    return compute_hours(
-        arch.compute_params, tokens, instance_type, nodes, mfu, flops_per_param_token=flops_per_param_token
-    )
+    return compute_hours(arch.compute_params, tokens, itype, nodes, mfu, flops_per_param_token=flops_per_param_token)
 
 
 def compute_hours(
     params: float,
     tokens: float,
-    instance_type: str,
+    itype: InstanceType,
     nodes: int,
     mfu: float = DEFAULT_MFU,
     *,
     flops_per_param_token: float = 6,
 ) -> float:
     """`training_compute_hours` for a parameter count (a spec may give parametersBillion, not an architecture)."""
-    dev = device(instance_type)
+    dev = device(itype)
     if not dev.peak_tflops:
         raise ValueError(f"no peak TFLOPS known for {dev.accelerator}")
     if nodes < 1 or not 0 < mfu <= 1 or tokens < 0:
@@ -74,7 +73,7 @@ class TrainingCost:
     hourly_per_node: float
     compute_usd: float
     lustre_usd: float
-    s3_usd: float
+    s3_usd: float  # object storage on any cloud; the name is the `cost --json` key (s3Usd) reports keep
     total_usd: float
     price_source: str
 
@@ -83,28 +82,27 @@ class TrainingCost:
 
 
 def training_cost(
-    instance_type: str,
+    itype: InstanceType,
     nodes: int,
     compute_hours: float,
     *,
+    prices: PriceBook,
     capacity: str = "on-demand",
     overhead_fraction: float = 0.0,
     lustre_monthly_usd: float = 0.0,
-    s3_gb: float = 0.0,
-    prices: PriceBook | None = None,
+    object_storage_gb: float = 0.0,
 ) -> TrainingCost:
     if nodes < 1 or compute_hours < 0 or overhead_fraction < 0:
         raise ValueError("need nodes >= 1, compute hours >= 0, overhead >= 0")
-    prices = prices or default_book()
-    dev = device(instance_type)
-    hourly = prices.hourly(instance_type, capacity)
+    dev = device(itype)
+    hourly = prices.hourly(itype.name, capacity)
     wall = compute_hours * (1 + overhead_fraction)
     compute = nodes * hourly * wall
     months = wall / HOURS_PER_MONTH
     lustre = lustre_monthly_usd * months
-    s3 = s3_gb * prices.s3_gb_month * months
+    stored = object_storage_gb * prices.object_gb_month * months
     return TrainingCost(
-        instance_type,
+        itype.name,
         nodes,
         capacity,
         round(compute_hours, 2),
@@ -114,8 +112,8 @@ def training_cost(
         round(hourly, 4),
         round(compute, 2),
         round(lustre, 2),
-        round(s3, 2),
-        round(compute + lustre + s3, 2),
+        round(stored, 2),
+        round(compute + lustre + stored, 2),
         prices.source(),
     )
 
@@ -139,10 +137,10 @@ class ServingCost:
     replica_hours_per_day: int
     hourly_per_replica: float
     compute_monthly_usd: float  # replica-hours x price
-    volume_monthly_usd: float  # one replica's root volume (gp3 storage + provisioned IOPS/throughput) per month
+    volume_monthly_usd: float  # one replica's root volume (storage + provisioned IOPS/throughput) per month
     running_volumes_monthly_usd: float  # root volumes of the running replicas (average over the profile)
     warm_pool: int
-    warm_pool_monthly_usd: float  # the stopped warm-pool instances' volumes (stopped instances bill only EBS)
+    warm_pool_monthly_usd: float  # the stopped warm-pool instances' volumes (stopped instances bill only their disks)
     monthly_usd: float  # all of the above
     lifetime_months: float
     lifetime_usd: float
@@ -157,21 +155,22 @@ def serving_cost(
     replicas_min: int,
     replicas_max: int,
     *,
+    prices: PriceBook,
     profile: Sequence[float] = DEFAULT_DAILY_PROFILE,
     capacity: str = "on-demand",
     lifetime_months: float = 24.0,
-    prices: PriceBook | None = None,
     root_volume_gib: int = 0,
     root_volume_iops: int = 0,
     root_volume_mibps: int = 0,
     warm_pool: int = 0,
 ) -> ServingCost:
-    prices = prices or default_book()
     hourly = prices.hourly(instance_type, capacity)
     by_hour = replicas_by_hour(profile, replicas_min, replicas_max)
     per_day = sum(by_hour)
     compute = per_day * DAYS_PER_MONTH * hourly
-    volume = prices.gp3_volume_monthly(root_volume_gib, root_volume_iops, root_volume_mibps) if root_volume_gib else 0.0
+    volume = (
+        prices.block_volume_monthly(root_volume_gib, root_volume_iops, root_volume_mibps) if root_volume_gib else 0.0
+    )
     running = per_day / 24 * volume  # average replicas running x one volume's month
     pool = warm_pool * volume
     monthly = compute + running + pool

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from accelstack.clouds.aws import catalog as tables
+from accelstack.clouds.base import Catalog
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cold_start as cs
 from accelstack.planner import lustre as lustre_sizing
@@ -62,19 +62,20 @@ class DerivedDefault:
         return {**asdict(self), "target": self.target, "display": self.display}
 
 
-def derived_defaults(spec: StackSpec, *, prices: PriceBook | None = None) -> list[DerivedDefault]:
-    """The planner-derived values of `spec`'s stack, each with its source (pure; no Pulumi)."""
+def derived_defaults(spec: StackSpec, *, catalog: Catalog, prices: PriceBook) -> list[DerivedDefault]:
+    """The planner-derived values of `spec`'s stack, each with its source (pure; no Pulumi), on the
+    machine types of `catalog` (the stack's cloud) priced by `prices`."""
     if isinstance(spec, ServingStack):
-        return serving_defaults(spec.stack, spec.serving)
-    return training_defaults(spec.stack, spec.training, prices=prices)
+        return serving_defaults(spec.stack, spec.serving, catalog)
+    return training_defaults(spec.stack, spec.training, catalog=catalog, prices=prices)
 
 
 def _resource(type_token: str, name: str, prop: str, value: int | float, unit: str, source: str) -> DerivedDefault:
     return DerivedDefault(f"{name}.{prop}", value, unit, source, "resource", type_token)
 
 
-def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
-    plan = sp.plan_serving(serving)
+def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list[DerivedDefault]:
+    plan = sp.plan_serving(serving, catalog)
     replicas, slo, admission = serving.replicas, serving.slo, serving.admission
     est = plan.estimate
     cold = plan.cold_start_seconds
@@ -103,7 +104,7 @@ def serving_defaults(stack: str, serving: ServingSpec) -> list[DerivedDefault]:
             f"{slo.service_seconds:g} s / {admission.ttl_seconds} s TTL) = {counted(burst_replicas, 'replicas')}, "
             f"of which {replicas.min} already run: {max(0, plan.warm_pool_burst)} more), at most max - min = {headroom}"
         )
-    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    itype = catalog.instances.get(replicas.instance_type)
     tp_source = (
         FROM_STACK_FILE
         if replicas.tensor_parallel is not None
@@ -241,8 +242,10 @@ def _load_rows(serving: ServingSpec, plan: sp.ServingPlan) -> list[DerivedDefaul
     ]  # fmt: skip
 
 
-def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook | None = None) -> list[DerivedDefault]:
-    plan = tp.plan_training(training, prices=prices)
+def training_defaults(
+    stack: str, training: TrainingSpec, *, catalog: Catalog, prices: PriceBook
+) -> list[DerivedDefault]:
+    plan = tp.plan_training(training, catalog=catalog, prices=prices)
     write, nodes = plan.write, training.nodes
     mtbf_hours = plan.mtbf_seconds / 3600
     spot = (
@@ -277,7 +280,7 @@ def training_defaults(stack: str, training: TrainingSpec, *, prices: PriceBook |
             "output",
         ),
     ]  # fmt: skip
-    setting = tp.lustre_setting(training)
+    setting = tp.lustre_setting(training, catalog, prices)
     if setting is not None and setting.capacity_derived:
         rows.append(DerivedDefault(
             "training.storage.lustre.capacityGiB", setting.capacity_gib, "GiB",

@@ -1,5 +1,6 @@
-"""Per-accelerator numbers the planner needs beyond `accelstack.clouds.aws.catalog` (which lists counts and
-nominal memory): memory the runtime can actually see, and peak dense BF16 throughput.
+"""Per-accelerator numbers the planner needs beyond a cloud's catalog (whose `InstanceType` rows list
+counts and nominal memory): memory the runtime can actually see, and peak dense BF16 throughput. They
+are facts about the accelerator, not the cloud, so they are keyed by `InstanceType.accelerator`.
 
 Visible memory: HBM parts are sold in GiB and the driver reserves ~1% (A100 80GB reports 79.15 GiB
 to PyTorch, A100 40GB 39.39 GiB); GDDR parts are sold in decimal GB (A10G "24 GB" reports 22.30 GiB,
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES, InstanceType
+from accelstack.clouds.base import Catalog, InstanceType
 
 CHECKED = "2026-12-02"
 GIB = 2**30
@@ -52,9 +53,8 @@ MEMORY_BANDWIDTH_GBPS: dict[str, float] = {
 A100_40GB_BANDWIDTH_GBPS = 1555.0
 
 
-def memory_bandwidth_gbps(instance_type: str) -> float:
-    """One accelerator's memory bandwidth, GB/s; ValueError for an unknown instance type."""
-    itype = instance(instance_type)
+def memory_bandwidth_gbps(itype: InstanceType) -> float:
+    """One accelerator's memory bandwidth, GB/s; ValueError for an accelerator with no known figure."""
     if itype.accelerator == "A100" and itype.accelerator_memory_gib <= 40:
         return A100_40GB_BANDWIDTH_GBPS
     try:
@@ -73,17 +73,15 @@ class Device:
     peak_tflops: float  # per accelerator, dense BF16
 
 
-def instance(instance_type: str) -> InstanceType:
+def instance(catalog: Catalog, instance_type: str) -> InstanceType:
+    """The catalog's machine type, or ValueError naming the ones it has."""
     try:
-        return ACCELERATED_INSTANCES[instance_type]
+        return catalog.instances[instance_type]
     except KeyError:
-        raise ValueError(
-            f"unknown instance type {instance_type!r}; allowed: {', '.join(ACCELERATED_INSTANCES)}"
-        ) from None
+        raise ValueError(f"unknown instance type {instance_type!r}; allowed: {', '.join(catalog.instances)}") from None
 
 
-def device(instance_type: str) -> Device:
-    itype = instance(instance_type)
+def device(itype: InstanceType) -> Device:
     factor = _GDDR_VISIBLE if itype.accelerator in _GDDR else _HBM_VISIBLE
     return Device(
         itype.name,

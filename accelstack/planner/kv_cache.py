@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from accelstack.clouds.base import InstanceType
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.hardware import GIB, device
 
@@ -193,10 +194,10 @@ def plan(
     )
 
 
-def plan_for_instance(arch: Architecture, instance_type: str, *, tp: int | None = None, **kwargs: object) -> KvPlan:
+def plan_for_instance(arch: Architecture, itype: InstanceType, *, tp: int | None = None, **kwargs: object) -> KvPlan:
     """`plan` on an instance type's accelerators; tp defaults to every accelerator on the instance."""
-    dev = device(instance_type)
+    dev = device(itype)
     tp = tp or dev.count
     if tp > dev.count:
-        raise ValueError(f"tensor parallel {tp} exceeds the {dev.count} accelerator(s) of {instance_type}")
+        raise ValueError(f"tensor parallel {tp} exceeds the {dev.count} accelerator(s) of {itype.name}")
     return plan(arch, dev.visible_gib, tp=tp, **kwargs)  # type: ignore[arg-type]

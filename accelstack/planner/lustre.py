@@ -1,9 +1,10 @@
-"""FSx for Lustre sizing: the cheapest (deployment type, capacity, throughput tier) that holds the
-dataset plus retained checkpoints and writes one checkpoint within a target time.
+"""Parallel file system (Lustre) sizing: the cheapest (deployment type, capacity, throughput tier) that
+holds the dataset plus retained checkpoints and writes one checkpoint within a target time.
 
-Capacity steps come from `accelstack.clouds.aws.catalog.LUSTRE_DEPLOYMENT_TYPES`; aggregate throughput
-is capacity (TiB) x per-unit throughput (FSx for Lustre User Guide "Performance": PERSISTENT tiers
-are the PerUnitStorageThroughput you choose; SCRATCH_2 has a 200 MB/s/TiB baseline).
+Deployment types, capacity steps and throughput tiers come from the cloud's catalog
+(`Catalog.parallel_fs`, one `ParallelFsTier` per deployment type), prices from its price book.
+Aggregate throughput is capacity (TiB) x per-unit throughput: the tier you choose, or the type's fixed
+baseline when it has no choice.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from accelstack.clouds.aws.catalog import LUSTRE_DEPLOYMENT_TYPES, LustreDeploymentType
-from accelstack.planner.pricing import PriceBook, default_book
+from accelstack.clouds.base import Catalog, ParallelFsTier
+from accelstack.planner.pricing import PriceBook
 
-SCRATCH_BASELINE_MBPS_PER_TIB = 200
 DEFAULT_HEADROOM = 0.2  # free space so staging and the next checkpoint never fill the file system
 DEFAULT_RETAINED_CHECKPOINTS = 2  # the latest and the one being written
 
@@ -50,16 +50,35 @@ class LustrePlan:
         }
 
 
-def next_allowed_capacity(dtype: LustreDeploymentType, gib: float) -> int:
-    """Smallest StorageCapacity >= gib that FSx accepts for this deployment type."""
+def next_allowed_capacity(dtype: ParallelFsTier, gib: float) -> int:
+    """Smallest capacity >= gib that this deployment type accepts (`ParallelFsTier.capacity_allowed`);
+    it may exceed `max_gib`, which the caller checks."""
     for step in sorted(dtype.first_steps_gib):
         if step >= gib:
             return step
-    return max(dtype.increment_gib, math.ceil(gib / dtype.increment_gib) * dtype.increment_gib)
+    increment = dtype.increment_gib
+    return max(increment, math.ceil(max(gib, dtype.min_gib) / increment) * increment)
 
 
-def _tiers(dtype: LustreDeploymentType) -> tuple[int | None, ...]:
-    return dtype.throughput_tiers or (None,)
+def per_tib_throughput(dtype: ParallelFsTier, tier: int | None) -> int:
+    """MB/s per TiB of `dtype` at `tier`: the tier itself, or the type's fixed baseline when it has none."""
+    if tier:
+        return tier
+    if dtype.baseline_throughput_per_tib is None:
+        raise ValueError(f"{dtype.name}: no throughput tier given and no baseline throughput known")
+    return dtype.baseline_throughput_per_tib
+
+
+def deployment_type(catalog: Catalog, name: str) -> ParallelFsTier:
+    """The catalog's parallel file system deployment type, or ValueError naming the ones it has."""
+    try:
+        return catalog.parallel_fs[name]
+    except KeyError:
+        raise ValueError(f"unknown deployment type {name!r}; allowed: {', '.join(catalog.parallel_fs)}") from None
+
+
+def _tiers(dtype: ParallelFsTier) -> tuple[int | None, ...]:
+    return dtype.throughput_per_tib or (None,)
 
 
 def size(
@@ -67,32 +86,33 @@ def size(
     checkpoint_gib: float,
     write_target_seconds: float,
     *,
-    deployment_types: tuple[str, ...] = ("PERSISTENT_2",),
+    catalog: Catalog,
+    prices: PriceBook,
+    deployment_types: tuple[str, ...],
     headroom: float = DEFAULT_HEADROOM,
     retained_checkpoints: int = DEFAULT_RETAINED_CHECKPOINTS,
-    prices: PriceBook | None = None,
 ) -> LustrePlan:
     if dataset_gib < 0 or checkpoint_gib < 0 or write_target_seconds <= 0:
         raise ValueError("dataset and checkpoint sizes must be >= 0 and the write target > 0")
-    unknown = [d for d in deployment_types if d not in LUSTRE_DEPLOYMENT_TYPES]
+    known = catalog.parallel_fs
+    unknown = [d for d in deployment_types if d not in known]
     if unknown:
-        raise ValueError(
-            f"unknown deployment type(s) {', '.join(unknown)}; allowed: {', '.join(LUSTRE_DEPLOYMENT_TYPES)}"
-        )
-    prices = prices or default_book()
+        raise ValueError(f"unknown deployment type(s) {', '.join(unknown)}; allowed: {', '.join(known)}")
     need_gib = (dataset_gib + checkpoint_gib * retained_checkpoints) * (1 + headroom)
     need_mbps = checkpoint_gib * 2**30 / 1e6 / write_target_seconds
     options: list[LustreOption] = []
     for name in deployment_types:
-        dtype = LUSTRE_DEPLOYMENT_TYPES[name]
+        dtype = known[name]
         for tier in _tiers(dtype):
             try:
                 gb_month = prices.lustre(name, tier)
+                per_tib = per_tib_throughput(dtype, tier)
             except ValueError:
-                continue  # no price known for this tier: it cannot be ranked
-            per_tib = tier or SCRATCH_BASELINE_MBPS_PER_TIB
+                continue  # no price or throughput known for this tier: it cannot be ranked
             gib_for_throughput = need_mbps / per_tib * 1024
             capacity = next_allowed_capacity(dtype, max(need_gib, gib_for_throughput, 1))
+            if dtype.max_gib is not None and capacity > dtype.max_gib:
+                continue  # this tier cannot grow big enough
             throughput = capacity / 1024 * per_tib
             options.append(
                 LustreOption(

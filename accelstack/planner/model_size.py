@@ -2,7 +2,7 @@
 implies), its parameter count, and its weights at the serving precision.
 
 Lives in the planner because it reads the planner's architecture table; the spec layer never calls
-it (its GPU-fit rule is in `accelstack.planner.rules`).
+it (its GPU-fit rule is in `accelstack.planner_rules`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Price lookup: the dated AWS table, overridable from a YAML/JSON file or single values.
+"""Price lookup: a cloud's dated table (`accelstack.clouds.base.Prices`, handed in by the caller),
+overridable from a YAML/JSON file or single values.
 
 Override file (YAML or JSON), every key optional:
 
@@ -7,6 +8,9 @@ Override file (YAML or JSON), every key optional:
     lustreGbMonth: {PERSISTENT_2/250: 0.20, SCRATCH_2: 0.14}
     s3GbMonth: 0.021
     ebsGp3GbMonth: 0.08
+
+The keys keep their first (AWS) names on every cloud: `s3GbMonth` is the object storage price and
+`ebsGp3GbMonth` the block volume price, whatever the cloud calls them.
 """
 
 from __future__ import annotations
@@ -17,26 +21,48 @@ from typing import Any
 
 import yaml
 
-from accelstack.clouds.aws import prices as prices_aws
+from accelstack.clouds.base import Prices
 
 
 @dataclass(frozen=True)
 class PriceBook:
+    """The prices the planner ranks and totals with: a cloud's `Prices`, with any overrides applied."""
+
     on_demand_hourly: dict[str, float]
-    lustre_gb_month: dict[tuple[str, int | None], float]
-    s3_gb_month: float
+    lustre_gb_month: dict[tuple[str, int | None], float]  # (ParallelFsTier.name, MB/s/TiB or None) -> USD/GB-month
+    object_gb_month: float
     spot_discount: float
     checked: str
     region: str
+    listed: Prices  # the cloud's table before overrides (what `lustre_setting` sizes a deployed file system by)
     overridden: tuple[str, ...] = field(default=())
-    ebs_gp3_gb_month: float = prices_aws.EBS_GP3_GB_MONTH
+    block_gb_month: float = 0.0
 
-    def gp3_volume_monthly(self, gib: float, iops: int, throughput_mibps: int) -> float:
-        """One gp3 volume per month: storage plus the IOPS and throughput provisioned above the free baseline."""
+    @classmethod
+    def from_prices(cls, prices: Prices) -> PriceBook:
+        """The book of a cloud's dated table, no overrides."""
+        return cls(
+            on_demand_hourly=dict(prices.on_demand_hourly),
+            lustre_gb_month={_lustre_key(k): v for k, v in prices.parallel_fs_gb_month.items()},
+            object_gb_month=prices.object_gb_month,
+            spot_discount=prices.spot_discount,
+            checked=prices.checked,
+            region=prices.region,
+            listed=prices,
+            block_gb_month=prices.block_gb_month,
+        )
+
+    def list_prices(self) -> PriceBook:
+        """This cloud's book without the overrides."""
+        return PriceBook.from_prices(self.listed)
+
+    def block_volume_monthly(self, gib: float, iops: int, throughput_mibps: int) -> float:
+        """One block volume per month: storage plus the IOPS and throughput provisioned above the free baseline."""
+        listed = self.listed
         return (
-            gib * self.ebs_gp3_gb_month
-            + max(0, iops - prices_aws.EBS_GP3_FREE_IOPS) * prices_aws.EBS_GP3_IOPS_MONTH
-            + max(0, throughput_mibps - prices_aws.EBS_GP3_FREE_MIBPS) * prices_aws.EBS_GP3_MIBPS_MONTH
+            gib * self.block_gb_month
+            + max(0, iops - listed.block_free_iops) * listed.block_iops_month
+            + max(0, throughput_mibps - listed.block_free_mibps) * listed.block_mibps_month
         )
 
     def hourly(self, instance_type: str, capacity: str = "on-demand") -> float:
@@ -49,29 +75,17 @@ class PriceBook:
         return price * (1 - self.spot_discount) if capacity == "spot" else price
 
     def lustre(self, deployment_type: str, throughput_per_tib: int | None) -> float:
-        key = (deployment_type, throughput_per_tib if deployment_type.startswith("PERSISTENT") else None)
-        try:
-            return self.lustre_gb_month[key]
-        except KeyError:
-            known = ", ".join(f"{d}/{t}" if t else d for d, t in self.lustre_gb_month)
-            raise ValueError(
-                f"no FSx for Lustre price for {deployment_type}/{throughput_per_tib}; known: {known}"
-            ) from None
+        """USD per GB-month of a parallel file system tier at a throughput; a tier priced without one
+        (its throughput is fixed) is priced the same at any."""
+        for key in ((deployment_type, throughput_per_tib), (deployment_type, None)):
+            if key in self.lustre_gb_month:
+                return self.lustre_gb_month[key]
+        known = ", ".join(f"{d}/{t}" if t else d for d, t in self.lustre_gb_month)
+        raise ValueError(f"no parallel file system price for {deployment_type}/{throughput_per_tib}; known: {known}")
 
     def source(self) -> str:
         note = f" (overridden: {', '.join(self.overridden)})" if self.overridden else ""
-        return f"accelstack.clouds.aws.prices {self.region} checked {self.checked}{note}"
-
-
-def default_book() -> PriceBook:
-    return PriceBook(
-        dict(prices_aws.ON_DEMAND_HOURLY),
-        dict(prices_aws.LUSTRE_GB_MONTH),
-        prices_aws.S3_STANDARD_GB_MONTH,
-        prices_aws.DEFAULT_SPOT_DISCOUNT,
-        prices_aws.CHECKED,
-        prices_aws.REGION,
-    )
+        return f"{self.listed.label} {self.region} checked {self.checked}{note}"
 
 
 def _lustre_key(text: str) -> tuple[str, int | None]:
@@ -79,9 +93,9 @@ def _lustre_key(text: str) -> tuple[str, int | None]:
     return name.strip(), int(tier) if tier.strip() else None
 
 
-def load_book(path: Path | None = None, *, spot_discount: float | None = None) -> PriceBook:
-    """The default book with a file's overrides and then flag overrides applied; ValueError on bad input."""
-    book = default_book()
+def load_book(prices: Prices, path: Path | None = None, *, spot_discount: float | None = None) -> PriceBook:
+    """The book of `prices` with a file's overrides and then flag overrides applied; ValueError on bad input."""
+    book = PriceBook.from_prices(prices)
     changed: list[str] = []
     if path is not None:
         try:
@@ -107,18 +121,18 @@ def load_book(path: Path | None = None, *, spot_discount: float | None = None) -
                 **book.lustre_gb_month,
                 **{_lustre_key(k): float(v) for k, v in (data.get("lustreGbMonth") or {}).items()},
             }
-            s3 = float(data.get("s3GbMonth", book.s3_gb_month))
+            object_storage = float(data.get("s3GbMonth", book.object_gb_month))
             spot = float(data.get("spotDiscount", book.spot_discount))
-            ebs = float(data.get("ebsGp3GbMonth", book.ebs_gp3_gb_month))
+            block = float(data.get("ebsGp3GbMonth", book.block_gb_month))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"--prices {path}: prices must be numbers ({exc})") from None
         book = replace(
             book,
             on_demand_hourly=hourly,
             lustre_gb_month=lustre,
-            s3_gb_month=s3,
+            object_gb_month=object_storage,
             spot_discount=spot,
-            ebs_gp3_gb_month=ebs,
+            block_gb_month=block,
         )
         changed.append(str(path))
     if spot_discount is not None:

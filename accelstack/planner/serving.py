@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from accelstack.clouds.base import InstanceType
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.hardware import GIB, device, memory_bandwidth_gbps
 from accelstack.planner.kv_cache import (
@@ -123,7 +124,7 @@ class ReplicaCapacity:
 
 def replica_capacity(
     arch: Architecture,
-    instance_type: str,
+    itype: InstanceType,
     *,
     input_tokens: int,
     output_tokens: int,
@@ -137,9 +138,9 @@ def replica_capacity(
     """Requests/s one replica serves (see `ReplicaCapacity`); ValueError on unknown hardware or bad sizes."""
     if input_tokens < 1 or output_tokens < 1 or max_batch < 1:
         raise ValueError("input and output tokens and the batch must be >= 1")
-    dev = device(instance_type)
+    dev = device(itype)
     tp = tp or dev.count
-    bandwidth = memory_bandwidth_gbps(instance_type)
+    bandwidth = memory_bandwidth_gbps(itype)
     if not dev.peak_tflops:
         raise ValueError(f"no peak TFLOPS known for {dev.accelerator}")
     effective = bandwidth * 1e9 * DECODE_BANDWIDTH_EFFICIENCY
@@ -157,7 +158,7 @@ def replica_capacity(
         batch = max(1, min(max_batch, math.floor(largest + 1e-9)))
     seconds = step(batch)
     return ReplicaCapacity(
-        instance_type, tp, input_tokens, output_tokens, max_batch, batch, bandwidth, seconds, prefill,
+        itype.name, tp, input_tokens, output_tokens, max_batch, batch, bandwidth, seconds, prefill,
         prefill + output_tokens * seconds, 1 / (prefill + output_tokens * seconds / batch),
         latency_seconds, latency_percentile,
     )  # fmt: skip
@@ -254,7 +255,7 @@ class FitResult:
 def fits(
     model: Architecture,
     precision: str,
-    instance_type: str,
+    itype: InstanceType,
     tp: int | None = None,
     *,
     context_length: int = 8192,
@@ -265,16 +266,17 @@ def fits(
 
     Used by the serving validator to reject instance types without the GPU memory the model needs.
     """
+    instance_type = itype.name
     kv = plan_for_instance(
         model,
-        instance_type,
+        itype,
         tp=tp,
         precision=precision,
         kv_precision=kv_precision,
         context_length=context_length,
         gpu_memory_utilization=gpu_memory_utilization,
     )
-    tp, accelerator = kv.tp, device(instance_type).accelerator
+    tp, accelerator = kv.tp, itype.accelerator
     usable = kv.budget_bytes / GIB
     weights = kv.weights_bytes / GIB
     if weights >= usable:

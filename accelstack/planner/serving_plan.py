@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from accelstack.clouds.aws import catalog as tables
+from accelstack.clouds.base import Catalog
 from accelstack.planner.cold_start import ColdStart, serving_defaults
+from accelstack.planner.hardware import instance
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
 from accelstack.planner.model_size import architecture_of
 from accelstack.planner.model_size import weights_gb as model_weights_gb
@@ -80,7 +81,7 @@ class ReplicaConcurrency:
     basis: str  # where the number comes from, for `accelstack preview`
 
 
-def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaConcurrency:
+def replica_concurrency(serving: ServingSpec, tensor_parallel: int, catalog: Catalog) -> ReplicaConcurrency:
     """Concurrent full-context sequences one replica serves: the KV-cache blocks left after weights,
     activations and the resident LoRA adapters (vLLM's accounting), at the model's context length."""
     model, replicas = serving.model, serving.replicas
@@ -96,7 +97,7 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaCo
     try:
         kv = plan_for_instance(
             arch,
-            replicas.instance_type,
+            instance(catalog, replicas.instance_type),
             tp=tensor_parallel,
             precision=model.precision,
             context_length=model.context_length,
@@ -119,7 +120,7 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int) -> ReplicaCo
     )
 
 
-def load_plan(serving: ServingSpec, tensor_parallel: int, batch: int) -> LoadPlan | None:
+def load_plan(serving: ServingSpec, tensor_parallel: int, batch: int, catalog: Catalog) -> LoadPlan | None:
     """Replicas `serving.load` needs, each replica batching what its queue worker keeps in flight;
     None without a load, or when the architecture or hardware is unknown (rules say which)."""
     load, model = serving.load, serving.model
@@ -129,7 +130,7 @@ def load_plan(serving: ServingSpec, tensor_parallel: int, batch: int) -> LoadPla
     latency = load.latency
     try:
         capacity = replica_capacity(
-            arch, serving.replicas.instance_type, input_tokens=load.input_tokens, output_tokens=load.output_tokens,
+            arch, instance(catalog, serving.replicas.instance_type), input_tokens=load.input_tokens, output_tokens=load.output_tokens,
             max_batch=batch, precision=model.precision, tp=tensor_parallel,
             latency_seconds=latency.target_seconds if latency else None,
             latency_percentile=latency.percentile if latency else None,
@@ -170,7 +171,8 @@ class ServingPlan:
     backlog_metrics: tuple[str, ...] = BACKLOG_QUEUE_METRICS
 
 
-def plan_serving(serving: ServingSpec) -> ServingPlan:
+def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
+    """Every number the serving stack derives from `serving`, on the machine types of `catalog`."""
     admission, slo, replicas, model = serving.admission, serving.slo, serving.replicas, serving.model
     weights_gb = model_weights_gb(serving) or 0.0
     adapters_gb = LORA_ADAPTER_GB * len(model.adapters)
@@ -187,9 +189,9 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
     warm = min(cold, math.ceil(WARM_BOOT_SECONDS + weights_gb / EBS_READ_GBPS + SERVER_WARMUP_SECONDS))
     low, high = HEALTH_CHECK_INTERVAL_BOUNDS
     interval = min(high, max(low, math.ceil(cold * HEALTH_CHECK_FRACTION_OF_COLD_START / HEALTHY_THRESHOLD)))
-    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    itype = catalog.instances.get(replicas.instance_type)
     tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
-    concurrency = replica_concurrency(serving, tensor_parallel)
+    concurrency = replica_concurrency(serving, tensor_parallel, catalog)
     # Messages a replica owns (waiting + in flight) at the target utilization: headroom, not a queue.
     backlog_target = owned_backlog_target(concurrency.sequences, DEFAULT_TARGET_UTILIZATION)
     idle_timeout = min(4000, max(60, math.ceil(slo.target_seconds * IDLE_TIMEOUT_SLO_MULTIPLE)))
@@ -234,5 +236,5 @@ def plan_serving(serving: ServingSpec) -> ServingPlan:
         warm_pool_growth=defaults.warm_pool_size,
         warm_pool_burst=burst,
         concurrency_basis=concurrency.basis,
-        load=load_plan(serving, tensor_parallel, concurrency.sequences),
+        load=load_plan(serving, tensor_parallel, concurrency.sequences, catalog),
     )

@@ -30,13 +30,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from accelstack.clouds.aws.catalog import LUSTRE_DEPLOYMENT_TYPES
+from accelstack.clouds.base import Catalog
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cost as costs
 from accelstack.planner import lustre as lustre_sizing
 from accelstack.planner.architectures import get_preset
-from accelstack.planner.hardware import GIB, device
-from accelstack.planner.pricing import PriceBook, default_book
+from accelstack.planner.hardware import GIB, device, instance
+from accelstack.planner.pricing import PriceBook
 from accelstack.spec.models import TrainingSpec
 from accelstack.spec.validators import path_within
 
@@ -58,7 +58,7 @@ ZERO_SOURCE = "Rajbhandari et al. 2020 (ZeRO) s3.1"
 # (sharded weights + optimizer state rarely exceed it); every report says so.
 ASSUMED_STATE_FRACTION_OF_HBM = 0.25
 MAKE_EXACT = "set training.model to make this exact"
-# Checkpoints not on Lustre go to S3 (or node-local disk) at this rate per node (parallel multipart
+# Checkpoints not on Lustre go to object storage (or node-local disk) at this rate per node (parallel multipart
 # uploads; an assumption, stated wherever it is used).
 S3_WRITE_MBPS_PER_NODE = 1000.0
 # A synchronous save stalls every GPU: aim to write one within 5 minutes (`accelstack size lustre`'s
@@ -83,7 +83,7 @@ class CheckpointWrite:
     state_basis: str
     write_mbps: float
     write_basis: str
-    via: str  # "lustre" | "s3" | "local"
+    via: str  # "lustre" | "s3" (the cloud's object storage) | "local"
     state_assumed: bool = False
 
     @property
@@ -151,7 +151,7 @@ class TrainingPlan:
     lustre: LustreCheck | None
 
 
-def checkpoint_state(training: TrainingSpec) -> CheckpointState:
+def checkpoint_state(training: TrainingSpec, catalog: Catalog) -> CheckpointState:
     """Checkpoint size from `training.model` (exact), else the HBM assumption. ValueError: unknown preset/instance."""
     model = training.model
     if model is not None and model.checkpoint_gib is not None:
@@ -178,7 +178,7 @@ def checkpoint_state(training: TrainingSpec) -> CheckpointState:
         )
         return CheckpointState(params * CHECKPOINT_BYTES_PER_PARAM, basis, False)
     nodes = training.nodes
-    dev = device(nodes.instance_type)
+    dev = device(instance(catalog, nodes.instance_type))
     hbm_gib = nodes.count * dev.count * dev.nominal_gib
     basis = (
         f"assumed: {ASSUMED_STATE_FRACTION_OF_HBM:.0%} of cluster HBM ({nodes.count} x {dev.count} x "
@@ -213,28 +213,28 @@ def _checkpoints_on_lustre(training: TrainingSpec) -> bool:
     return lustre is not None and (checkpoints is None or path_within(checkpoints.path, lustre.mount_path))
 
 
-def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
+def lustre_setting(training: TrainingSpec, catalog: Catalog, prices: PriceBook) -> LustreSetting | None:
     """Capacity and tier for `training.storage.lustre`, deriving the omitted ones; None without Lustre
-    or for a deployment type the tables do not know (a spec rule reports that).
+    or for a deployment type the catalog does not know (a spec rule reports that).
 
     Derived from what Lustre must hold: (dataset + retained checkpoints) x (1 + headroom), and the
     throughput that writes one checkpoint within the write target; the cheapest valid (capacity, tier)
-    by the default price table (`accelstack.planner.lustre.size`, as `accelstack size lustre` prints).
-    The default table, never a `--prices` override, so `cost` and `pulumi up` agree on what is built.
+    by the cloud's list prices (`accelstack.planner.lustre.size`, as `accelstack size lustre` prints):
+    `prices.list_prices()`, never a `--prices` override, so `cost` and `pulumi up` agree on what is built.
     A stated value is kept as it is (the spec rules validate it). ValueError: unknown instance/preset.
     """
     lustre = training.storage.lustre
-    if lustre is None or lustre.tier not in LUSTRE_DEPLOYMENT_TYPES:
+    dtype = catalog.parallel_fs.get(lustre.tier or "") if lustre is not None else None
+    if lustre is None or dtype is None:
         return None
-    dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.tier]
     capacity, tier = lustre.capacity_gib, lustre.throughput_per_tib
-    if not dtype.throughput_tiers:
-        tier = None  # scratch: fixed baseline throughput (a stated tier is a spec error)
+    if not dtype.throughput_per_tib:
+        tier = None  # a fixed baseline throughput (a stated tier is a spec error)
     derive_capacity = capacity is None
-    derive_tier = tier is None and bool(dtype.throughput_tiers)
+    derive_tier = tier is None and bool(dtype.throughput_per_tib)
     if not (derive_capacity or derive_tier):
         return LustreSetting(dtype.name, capacity, tier, False, False, "")  # type: ignore[arg-type]
-    state = checkpoint_state(training)
+    state = checkpoint_state(training, catalog)
     checkpoint_gib = state.bytes / GIB
     retained = lustre_sizing.DEFAULT_RETAINED_CHECKPOINTS if _checkpoints_on_lustre(training) else 0
     target, target_basis = write_target(training)
@@ -262,27 +262,28 @@ def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
     holds = f"({data}{checkpoints}) x {1 + headroom:g} headroom = {need_gib:.0f} GiB"
     writes = f"{checkpoint_gib:.1f} GiB checkpoint within {target:g} s ({target_basis}) = {need_mbps:.0f} MB/s"
     if derive_capacity and derive_tier:
+        list_prices = prices.list_prices()
         try:
             best = lustre_sizing.size(
-                dataset_gib, checkpoint_gib if retained else 0.0, target, deployment_types=(dtype.name,),
-                retained_checkpoints=retained,
+                dataset_gib, checkpoint_gib if retained else 0.0, target, catalog=catalog, prices=list_prices,
+                deployment_types=(dtype.name,), retained_checkpoints=retained,
             ).best  # fmt: skip
             capacity, tier = best.capacity_gib, best.throughput_per_tib
-            how = f"cheapest {dtype.name} size and tier by {default_book().source()} (${best.monthly_usd:,.0f}/month)"
+            how = f"cheapest {dtype.name} size and tier by {list_prices.source()} (${best.monthly_usd:,.0f}/month)"
         except ValueError:  # no price for this type's tiers: the smallest size, then the lowest tier
             capacity, tier = min(
                 (lustre_sizing.next_allowed_capacity(dtype, max(need_gib, need_mbps / t * 1024, 1)), t)
-                for t in dtype.throughput_tiers
+                for t in dtype.throughput_per_tib
             )
             how = f"no prices for {dtype.name}: smallest size, then lowest tier"
     elif derive_capacity:
-        per_tib = tier or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
+        per_tib = lustre_sizing.per_tib_throughput(dtype, tier)
         capacity = lustre_sizing.next_allowed_capacity(dtype, max(need_gib, need_mbps / per_tib * 1024, 1))
         how = f"smallest valid {dtype.name} size at {per_tib} MB/s/TiB"
     else:
         assert capacity is not None
-        meeting = [t for t in sorted(dtype.throughput_tiers) if capacity / 1024 * t >= need_mbps]
-        tier = meeting[0] if meeting else max(dtype.throughput_tiers)
+        meeting = [t for t in sorted(dtype.throughput_per_tib) if capacity / 1024 * t >= need_mbps]
+        tier = meeting[0] if meeting else max(dtype.throughput_per_tib)
         how = (
             f"lowest {dtype.name} tier at {capacity} GiB that writes it in time"
             if meeting
@@ -294,7 +295,7 @@ def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
     basis = f"{how}; " + "; ".join(parts)
     if derive_capacity:
         notes.append(
-            f"FSx cannot shrink: before lowering the stated sizes of a deployed stack, set capacityGiB: {capacity}; "
+            f"{catalog.parallel_fs_service} cannot shrink: before lowering the stated sizes of a deployed stack, set capacityGiB: {capacity}; "
             "a smaller derived size would replace this protected file system, which pulumi up refuses"
         )
     if notes:
@@ -302,9 +303,9 @@ def lustre_setting(training: TrainingSpec) -> LustreSetting | None:
     return LustreSetting(dtype.name, capacity, tier, derive_capacity, derive_tier, basis)
 
 
-def planned_training(training: TrainingSpec) -> TrainingSpec:
+def planned_training(training: TrainingSpec, catalog: Catalog, prices: PriceBook) -> TrainingSpec:
     """`training` with the Lustre capacity and tier the planner derives filled in (what the components build)."""
-    setting = lustre_setting(training)
+    setting = lustre_setting(training, catalog, prices)
     lustre = training.storage.lustre
     if setting is None or lustre is None or not setting.derived:
         return training
@@ -314,20 +315,21 @@ def planned_training(training: TrainingSpec) -> TrainingSpec:
     return training.model_copy(update={"storage": training.storage.model_copy(update={"lustre": filled})})
 
 
-def checkpoint_write(training: TrainingSpec) -> CheckpointWrite:
-    training = planned_training(training)
-    state = checkpoint_state(training)
+def checkpoint_write(training: TrainingSpec, catalog: Catalog, prices: PriceBook) -> CheckpointWrite:
+    training = planned_training(training, catalog, prices)
+    state = checkpoint_state(training, catalog)
     nodes = training.nodes
     lustre = training.storage.lustre
     checkpoints = training.storage.checkpoints
     if _checkpoints_on_lustre(training):
         assert lustre is not None and lustre.capacity_gib is not None
-        per_tib = lustre.throughput_per_tib or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
+        dtype = lustre_sizing.deployment_type(catalog, lustre.tier or "")
+        per_tib = lustre_sizing.per_tib_throughput(dtype, lustre.throughput_per_tib)
         mbps = lustre.capacity_gib / 1024 * per_tib
         basis = f"Lustre {lustre.tier} {lustre.capacity_gib} GiB x {per_tib} MB/s/TiB"
         return CheckpointWrite(state.bytes, state.basis, mbps, basis, "lustre", state.assumed)
     mbps = nodes.count * S3_WRITE_MBPS_PER_NODE
-    where, via = ("S3", "s3") if checkpoints is not None else ("node-local disk", "local")
+    where, via = (catalog.object_store_service, "s3") if checkpoints is not None else ("node-local disk", "local")
     basis = f"{where} at an assumed {S3_WRITE_MBPS_PER_NODE:g} MB/s per node x {nodes.count}"
     return CheckpointWrite(state.bytes, state.basis, mbps, basis, via, state.assumed)
 
@@ -351,24 +353,24 @@ def lustre_check(
     training: TrainingSpec,
     write: CheckpointWrite,
     *,
+    catalog: Catalog,
+    prices: PriceBook,
     target_seconds: float | None = None,
-    prices: PriceBook | None = None,
 ) -> LustreCheck | None:
-    """None without Lustre or for a deployment type the tables do not know (a spec rule reports that)."""
-    training = planned_training(training)
+    """None without Lustre or for a deployment type the catalog does not know (a spec rule reports that)."""
+    training = planned_training(training, catalog, prices)
     lustre = training.storage.lustre
-    if lustre is None or lustre.tier not in LUSTRE_DEPLOYMENT_TYPES:
+    dtype = catalog.parallel_fs.get(lustre.tier or "") if lustre is not None else None
+    if lustre is None or dtype is None:
         return None
-    dtype = LUSTRE_DEPLOYMENT_TYPES[lustre.tier]
     capacity_gib = lustre.capacity_gib
     assert capacity_gib is not None, "planned_training derives the Lustre capacity"
-    prices = prices or default_book()
     configured_target, target_basis = write_target(training)
     if target_seconds is None:
         target_seconds = configured_target
     else:
         target_basis = "given"
-    per_tib = lustre.throughput_per_tib or lustre_sizing.SCRATCH_BASELINE_MBPS_PER_TIB
+    per_tib = lustre_sizing.per_tib_throughput(dtype, lustre.throughput_per_tib)
     throughput = capacity_gib / 1024 * per_tib
     checkpoint_gib = write.state_bytes / GIB
     retained = lustre_sizing.DEFAULT_RETAINED_CHECKPOINTS if write.via == "lustre" else 0
@@ -388,7 +390,7 @@ def lustre_check(
     required = sum(known) * headroom if known else None
     minimum = lustre_sizing.next_allowed_capacity(dtype, required) if required else None
     faster = None
-    for tier in sorted(t for t in dtype.throughput_tiers if t > (lustre.throughput_per_tib or 0)):
+    for tier in sorted(t for t in dtype.throughput_per_tib if t > (lustre.throughput_per_tib or 0)):
         mbps = capacity_gib / 1024 * tier
         seconds = checkpoint_gib * GIB / 1e6 / mbps
         if seconds <= target_seconds:
@@ -398,8 +400,8 @@ def lustre_check(
             break
     try:
         cheapest: lustre_sizing.LustreOption | None = lustre_sizing.size(
-            dataset_gib, checkpoint_gib, target_seconds, deployment_types=(dtype.name,),
-            retained_checkpoints=retained, prices=prices,
+            dataset_gib, checkpoint_gib, target_seconds, catalog=catalog, prices=prices,
+            deployment_types=(dtype.name,), retained_checkpoints=retained,
         ).best  # fmt: skip
     except ValueError:
         cheapest = None  # no priced tier for this deployment type
@@ -430,7 +432,7 @@ class JobHours:
     basis: str
 
 
-def job_compute_hours(training: TrainingSpec) -> JobHours | None:
+def job_compute_hours(training: TrainingSpec, catalog: Catalog) -> JobHours | None:
     """Failure-free hours of the job `training.model.trainingTokens` describes: FLOPs / (GPUs x peak x MFU),
     6 FLOPs per parameter per token (4 for LoRA: no weight gradients for the frozen base), the estimate
     `accelstack advise` uses. None without trainingTokens or a parameter count."""
@@ -442,8 +444,9 @@ def job_compute_hours(training: TrainingSpec) -> JobHours | None:
     if not params:
         return None  # checkpointGiB alone says nothing about the compute
     flops = 4 if model.method == "lora" else 6
-    dev = device(nodes.instance_type)
-    hours = costs.compute_hours(params, model.training_tokens, nodes.instance_type, nodes.count, costs.DEFAULT_MFU,
+    itype = instance(catalog, nodes.instance_type)
+    dev = device(itype)
+    hours = costs.compute_hours(params, model.training_tokens, itype, nodes.count, costs.DEFAULT_MFU,
                                 flops_per_param_token=flops)  # fmt: skip
     basis = (
         f"training.model.trainingTokens: {flops} x {params / 1e9:g} B params x {model.training_tokens:.3g} tokens / "
@@ -453,10 +456,11 @@ def job_compute_hours(training: TrainingSpec) -> JobHours | None:
     return JobHours(hours, basis)
 
 
-def plan_training(training: TrainingSpec, *, prices: PriceBook | None = None) -> TrainingPlan:
-    """Checkpoint interval (Daly 2006) for the stack's nodes, capacity and storage, and the Lustre check."""
-    training = planned_training(training)
-    write = checkpoint_write(training)
+def plan_training(training: TrainingSpec, *, catalog: Catalog, prices: PriceBook) -> TrainingPlan:
+    """Checkpoint interval (Daly 2006) for the stack's nodes, capacity and storage, and the Lustre check,
+    on the machine types and file system tiers of `catalog`, priced by `prices`."""
+    training = planned_training(training, catalog, prices)
+    write = checkpoint_write(training, catalog, prices)
     nodes = training.nodes
     plan = ck.plan(write.state_bytes, write.write_mbps, nodes.count, nodes.capacity)
     mtbf = ck.job_mtbf_hours(nodes.count, nodes.capacity) * 3600
@@ -466,5 +470,5 @@ def plan_training(training: TrainingSpec, *, prices: PriceBook | None = None) ->
         checkpoint=plan,
         mtbf_seconds=mtbf,
         interval_seconds=max(1, math.floor(interval)),
-        lustre=lustre_check(training, write, prices=prices),
+        lustre=lustre_check(training, write, catalog=catalog, prices=prices),
     )

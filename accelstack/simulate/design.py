@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from accelstack.clouds.aws import catalog as tables
+from accelstack.clouds.base import Catalog
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION, backlog_target_from_slo
 from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, plan_serving
@@ -46,6 +46,7 @@ class Design:
     gpus: int
     autoscaler: str
     policy: Callable[[], scalers.Policy]  # a fresh autoscaler (it keeps state) per run
+    prices: PriceBook  # the stack's cloud's prices: volumes, load balancer and queue in the cost report
 
     def with_changes(self, **changes) -> Design:
         return dataclasses.replace(self, **changes)
@@ -92,14 +93,16 @@ def design_from_spec(
     serving: ServingSpec,
     prices: PriceBook,
     *,
+    catalog: Catalog,
     autoscaler: str = "aws-target-tracking",
     name: str = "stack design",
     fixed_replicas: int | None = None,
 ) -> Design:
-    """The design the stack deploys: every number from `plan_serving`, the same call the component makes."""
-    plan = plan_serving(serving)
+    """The design the stack deploys on the machine types of `catalog` (its cloud's): every number from
+    `plan_serving`, the same call the component makes."""
+    plan = plan_serving(serving, catalog)
     replicas = serving.replicas
-    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    itype = catalog.instances.get(replicas.instance_type)
     vcpus = itype.vcpus if itype else 8
     gpus = plan.tensor_parallel
     policy = make_policy(autoscaler, plan=plan, serving=serving, vcpus=vcpus, gpus=gpus, fixed_replicas=fixed_replicas)
@@ -132,18 +135,24 @@ def design_from_spec(
         gpus=gpus,
         autoscaler=autoscaler,
         policy=policy,
+        prices=prices,
     )
 
 
-def alternatives(serving: ServingSpec, prices: PriceBook, autoscaler: str) -> list[Design]:
+def alternatives(serving: ServingSpec, prices: PriceBook, autoscaler: str, *, catalog: Catalog) -> list[Design]:
     """The stack's design and what `--compare` runs against it on the same requests."""
-    base = design_from_spec(serving, prices, autoscaler=autoscaler)
+    base = design_from_spec(serving, prices, catalog=catalog, autoscaler=autoscaler)
     return [
         base,
         base.with_changes(name="no warm pool", warm_pool=0),
-        design_from_spec(serving, prices, autoscaler="cpu-utilization", name="CPU-utilization scaling (50%)"),
-        design_from_spec(serving, prices, autoscaler="request-rate", name="request-rate scaling (SkyServe)"),
         design_from_spec(
-            serving, prices, autoscaler="fixed", name=f"fixed fleet at replicas.max ({serving.replicas.max})"
+            serving, prices, catalog=catalog, autoscaler="cpu-utilization", name="CPU-utilization scaling (50%)"
         ),
-    ]
+        design_from_spec(
+            serving, prices, catalog=catalog, autoscaler="request-rate", name="request-rate scaling (SkyServe)"
+        ),
+        design_from_spec(
+            serving, prices, catalog=catalog, autoscaler="fixed",
+            name=f"fixed fleet at replicas.max ({serving.replicas.max})",
+        ),
+    ]  # fmt: skip

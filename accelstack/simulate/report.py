@@ -7,12 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from accelstack.clouds.aws import prices as prices_aws
 from accelstack.planner.cost import HOURS_PER_MONTH
 from accelstack.simulate.engine import DEAD_LETTER, EXPIRED, PENDING, REFUSED, Run
 
-# ALB and SQS prices are the planner's (accelstack.clouds.aws.prices); what a request costs in API calls is here.
-# Per request: send, receive and delete on the request queue, and the same on the response queue.
+# Load balancer and queue prices come with the design (its cloud's `Prices.extra`; a key the cloud does not
+# give is not priced); what a request costs in API calls is here. Per request: send, receive and delete on the request queue, and the same on the response queue.
 SQS_CALLS_PER_REQUEST = 6
 # Each queue worker long-polls (20 s wait) when idle: 3 receives per replica-minute at most.
 SQS_IDLE_POLLS_PER_REPLICA_HOUR = 180
@@ -78,7 +77,8 @@ def cost(run: Run) -> dict[str, float]:
     running = sum(h for state, h in replica_hours.items() if state != "pool_stopped")
     instances = running * design.hourly_usd
     # Every instance has its root volume, running or stopped in the warm pool.
-    volume_hourly = design.root_volume_gib * prices_aws.EBS_GP3_GB_MONTH / HOURS_PER_MONTH
+    listed = design.prices.listed.extra
+    volume_hourly = design.root_volume_gib * design.prices.block_gb_month / HOURS_PER_MONTH
     volumes_running = running * volume_hourly
     volumes_stopped = replica_hours["pool_stopped"] * volume_hourly
     arrivals = np.asarray(run.queue.arrival)
@@ -87,10 +87,14 @@ def cost(run: Run) -> dict[str, float]:
         if len(arrivals)
         else np.zeros(1)
     )
-    lcu_hours = float((per_hour / 3600 / prices_aws.ALB_NEW_CONNECTIONS_PER_LCU).sum())  # new connections dominate
-    load_balancer = hours * prices_aws.ALB_HOURLY + lcu_hours * prices_aws.ALB_LCU_HOURLY
+    per_unit = listed.get("load_balancer_new_connections_per_capacity_unit")
+    # Capacity units billed on new connections/s (they dominate for long generations).
+    unit_hours = float((per_hour / 3600 / per_unit).sum()) if per_unit else 0.0
+    load_balancer = hours * listed.get("load_balancer_hourly", 0.0) + unit_hours * listed.get(
+        "load_balancer_capacity_unit_hourly", 0.0
+    )
     sqs_calls = len(arrivals) * SQS_CALLS_PER_REQUEST + replica_hours["serving"] * SQS_IDLE_POLLS_PER_REPLICA_HOUR
-    queue = sqs_calls / 1e6 * prices_aws.SQS_PER_MILLION_REQUESTS
+    queue = sqs_calls / 1e6 * listed.get("queue_per_million_requests", 0.0)
     total = instances + volumes_running + volumes_stopped + load_balancer + queue
     return {
         "instancesUsd": round(instances, 2),

@@ -383,7 +383,7 @@ class LatencyTarget(Model):
 
 class ServingLoad(Model):
     """The peak load the service must carry; the planner sizes replicas for it and `validate` checks
-    replicas.min/max against it (accelstack.planner.rules.serving_replicas_carry_load)."""
+    replicas.min/max against it (accelstack.planner_rules.serving_replicas_carry_load)."""
 
     requests_per_second: float = Field(gt=0, le=1_000_000)
     """Peak requests per second."""

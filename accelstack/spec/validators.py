@@ -6,7 +6,7 @@ unwise. Add a rule by decorating it with `@rule`; `run_validators` runs them all
 
 Rule plug-ins. Some rules need the planner's sizing (GPU-memory fit, Lustre capacity and checkpoint
 write time, model presets), but the planner sits above this layer and imports it, so the spec may not
-import the planner back. Those rules live in `accelstack.planner.rules`, which names itself in the
+import the planner back. Those rules live in `accelstack.planner_rules`, which names itself in the
 `accelstack.rules` entry-point group (pyproject.toml). `run_validators` loads that group once per
 process, so the spec asks only "which modules extend me?" and never names one, and any caller (the
 CLI, the Pulumi program, a test importing just `accelstack.spec`) gets the same rules. An explicit

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelstack.clouds import registry
 from accelstack.components import slurm
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Problem
@@ -79,7 +80,7 @@ def replica_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
 
     problem = user_data_size_problem(
         spec.serving,
-        plan_serving(spec.serving),
+        plan_serving(spec.serving, registry.get(spec.cloud).catalog),
         region=spec.account.region,
         account_id=spec.account.account_id,
         group_name=replica_group_name(spec.stack),

@@ -14,7 +14,9 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.clouds import registry
 from accelstack.components.aws.kms import service_host, stack_key_policy
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.training_plan import planned_training
 from accelstack.spec.uris import split_bucket_uri
 
@@ -467,7 +469,8 @@ class TrainingStorage(pulumi.ComponentResource):
 
     def _lustre(self, name: str, spec: Any, subnet_id: pulumi.Input[str], security_group_id: pulumi.Input[str]) -> None:
         # Omitted capacityGiB/throughputPerTiB: the planner's numbers, the same `accelstack preview` shows.
-        storage = planned_training(spec.training).storage
+        cloud = registry.get(spec.cloud)
+        storage = planned_training(spec.training, cloud.catalog, PriceBook.from_prices(cloud.prices)).storage
         lustre = storage.lustre
         assert lustre is not None  # called only for a stack with Lustre
         deployment = lustre.tier  # the FSx deployment type (the spec's neutral `tier`, default PERSISTENT_2)

@@ -17,6 +17,7 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
+from accelstack.clouds import registry
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.images import ROOT_DEVICE
@@ -32,6 +33,7 @@ from accelstack.components.node_environment import (
     node_environment,
 )
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import TrainingStack
 
@@ -297,7 +299,10 @@ class TrainingCluster(pulumi.ComponentResource):
         nodes = training.nodes
         interfaces = efa_network_interfaces(nodes.instance_type, nodes.count)  # fail before any resource
         # Daly's optimum for this cluster's size, capacity and checkpoint storage (planner default).
-        self.checkpoint_interval_seconds = plan_training(training).interval_seconds
+        cloud = registry.get(spec.cloud)
+        self.checkpoint_interval_seconds = plan_training(
+            training, catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices)
+        ).interval_seconds
         self._markets = market_options(training.nodes.capacity, training.nodes.reservation_id)
 
         self.network = TrainingNetwork(

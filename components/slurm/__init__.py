@@ -44,6 +44,7 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     node_environment,
 )
 from accelstack.components.node_platform import NodeFact, NodePlatform, node_platform_for
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec, TrainingStack
 
@@ -321,7 +322,10 @@ def checkpoint_interval_seconds(spec: StackSpec, values: DeployValues | None = N
     """The component's interval when it handed one over, else the planner's (Daly, `plan_training`)."""
     if values is not None and values.checkpoint_interval_seconds is not None:
         return int(values.checkpoint_interval_seconds)
-    return plan_training(_training(spec)).interval_seconds
+    cloud = registry.get(spec.cloud)
+    return plan_training(
+        _training(spec), catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices)
+    ).interval_seconds
 
 
 def task_prolog_script(env_file: str = NODE_ENVIRONMENT_FILE) -> str:

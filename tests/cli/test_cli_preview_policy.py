@@ -14,6 +14,7 @@ from accelstack.engine.export import integrity_problems
 from accelstack.planner import checkpoint as ck
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec import load_stack
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -112,7 +113,9 @@ def test_preview_shows_derived_defaults_with_sources(shipped):
     warm = row(output, "aws-serving", "serving.replicas.warmPool")
     assert "6 replicas" in warm and "full-queue burst" in warm
     assert "30 s" in row(output, "aws-serving", "aws-serving-replicas (Group) healthCheckGracePeriod")
-    interval = plan_training(load_stack(REPO / "stacks" / "Pulumi.aws-training.yaml").training).interval_seconds
+    interval = plan_training(
+        load_stack(REPO / "stacks" / "Pulumi.aws-training.yaml").training, catalog=AWS_CATALOG, prices=aws_book()
+    ).interval_seconds
     line = row(output, "aws-training", "output checkpointIntervalSeconds")
     assert f"{interval} s" in line and "Daly 2006" in line
     # The Lustre check: 4800 GiB at 250 MB/s/TiB writes the example's 70B checkpoint in ~843 s, within its 900 s target.

@@ -7,13 +7,18 @@ from pathlib import Path
 
 from accelstack.planner.defaults import derived_defaults
 from accelstack.spec.loader import load_stack
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def warm_pool_source(*overrides: str) -> str:
     spec = load_stack(REPO / "stacks" / "Pulumi.aws-serving.yaml", list(overrides))
-    [item] = [d for d in derived_defaults(spec) if d.target == "serving.replicas.warmPool"]
+    [item] = [
+        d
+        for d in derived_defaults(spec, catalog=AWS_CATALOG, prices=aws_book())
+        if d.target == "serving.replicas.warmPool"
+    ]
     return item.source
 
 

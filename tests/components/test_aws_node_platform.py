@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from accelstack.clouds.aws import CATALOG as AWS_CATALOG
 from accelstack.components import slurm
 from accelstack.components.aws.node_platform import IMDS_FUNCTION, SPOT_NOTICE_FUNCTION, AwsNodePlatform
 from accelstack.components.aws.serving import READY_HOOK, replica_user_data
@@ -115,7 +116,7 @@ def test_training_and_serving_nodes_share_the_one_imdsv2_helper():
             text for artifact in slurm.render_all(spec, slurm.nodes_for(spec)).values() for text in scripts(artifact)
         ]
     serving = parse_spec(read_stack_file(STACKS / "Pulumi.aws-serving.yaml"), "aws-serving").serving
-    plan = plan_serving(serving)
+    plan = plan_serving(serving, AWS_CATALOG)
     queues = {"request_queue_url": "https://q/1", "response_queue_url": "https://q/2"}
     texts.append(replica_user_data(serving, plan, region="us-east-1", group_name="g", hook_name=READY_HOOK, **queues))
     using = [text for text in texts if "169.254.169.254" in text]

@@ -23,6 +23,7 @@ from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec import load_stack
 from accelstack.spec.loader import apply_overrides, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"
@@ -50,7 +51,7 @@ def named(cap: Capture, type_token: str, suffix: str) -> Registration:
 
 
 def plan():
-    return plan_serving(load_stack(EXAMPLE).serving)
+    return plan_serving(load_stack(EXAMPLE).serving, AWS_CATALOG)
 
 
 def test_https_listener_with_tls13_and_http_only_redirects():

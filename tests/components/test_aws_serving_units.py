@@ -11,6 +11,7 @@ from accelstack.components.aws.network import carve_serving_subnets
 from accelstack.components.aws.serving import elb_log_delivery_statements
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
 
@@ -36,7 +37,7 @@ def test_too_small_vpc_is_refused_with_its_config_path():
 
 
 def test_plan_derives_from_slo_admission_and_cold_start():
-    plan = plan_serving(serving())
+    plan = plan_serving(serving(), AWS_CATALOG)
     # Messages a replica owns (waiting + in flight): the requests it serves at once (its KV cache) at
     # the 70% target utilization -- below its concurrency, so the policy never parks a replica saturated.
     assert plan.backlog_per_instance_target == round(0.7 * plan.concurrency, 2) < plan.concurrency
@@ -50,13 +51,13 @@ def test_plan_derives_from_slo_admission_and_cold_start():
 
 
 def test_measured_cold_start_overrides_the_estimate():
-    plan = plan_serving(serving("serving.replicas.coldStartSeconds=900"))
+    plan = plan_serving(serving("serving.replicas.coldStartSeconds=900"), AWS_CATALOG)
     assert plan.cold_start_seconds == 900 and plan.lifecycle_heartbeat_seconds == 1350
 
 
 def test_warm_pool_never_exceeds_headroom_and_is_empty_without_one():
-    assert plan_serving(serving("serving.replicas.min=3", "serving.replicas.max=4")).warm_pool_size == 1
-    assert plan_serving(serving("serving.replicas.min=4", "serving.replicas.max=4")).warm_pool_size == 0
+    assert plan_serving(serving("serving.replicas.min=3", "serving.replicas.max=4"), AWS_CATALOG).warm_pool_size == 1
+    assert plan_serving(serving("serving.replicas.min=4", "serving.replicas.max=4"), AWS_CATALOG).warm_pool_size == 0
 
 
 def test_new_regions_get_only_the_log_delivery_service_principal():
@@ -77,7 +78,7 @@ def test_too_many_adapters_for_ec2s_user_data_limit_fail_naming_the_config():
         spec = base.model_copy(update={"model": model})
         return user_data_size_problem(
             spec,
-            plan_serving(spec),
+            plan_serving(spec, AWS_CATALOG),
             region="us-east-1",
             account_id="222222222222",
             group_name="accelstack-aws-serving-replicas",

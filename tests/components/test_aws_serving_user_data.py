@@ -20,6 +20,7 @@ from accelstack.components.aws.serving import READY_HOOK, replica_user_data
 from accelstack.components.aws.serving.user_data import WORKER_DIR, _templates
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
 VARIANTS = {
@@ -32,7 +33,7 @@ VARIANTS = {
 def user_data(*overrides: str) -> str:
     serving = parse_spec(apply_overrides(read_stack_file(EXAMPLE), list(overrides)), "aws-serving").serving
     return replica_user_data(
-        serving, plan_serving(serving), region="us-east-1", group_name="accelstack-aws-serving-replicas",
+        serving, plan_serving(serving, AWS_CATALOG), region="us-east-1", group_name="accelstack-aws-serving-replicas",
         hook_name=READY_HOOK, request_queue_url="https://sqs.us-east-1.amazonaws.com/222222222222/requests",
         response_queue_url="https://sqs.us-east-1.amazonaws.com/222222222222/responses",
     )  # fmt: skip

@@ -21,6 +21,7 @@ from accelstack.components.aws.serving import worker_environment
 from accelstack.components.replica.queue_worker import Config, Message, QueueWorker
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import parse_spec, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.aws-serving.yaml"
 REQUESTS, RESPONSES = "https://sqs.local/requests", "https://sqs.local/responses"
@@ -297,7 +298,7 @@ def test_sigterm_stops_receiving_finishes_short_work_and_releases_the_rest():
 
 def test_worker_reads_the_environment_the_serving_component_writes():
     serving = parse_spec(read_stack_file(EXAMPLE), "aws-serving").serving
-    plan = plan_serving(serving)
+    plan = plan_serving(serving, AWS_CATALOG)
     env = worker_environment(
         serving, plan, region="us-east-1", request_queue_url=REQUESTS, response_queue_url=RESPONSES
     )

@@ -30,6 +30,7 @@ from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec import parse_spec
 from accelstack.spec.loader import apply_overrides, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLERS = {
@@ -89,7 +90,7 @@ def boot_texts() -> dict[str, list[tuple[str, list[str], list[str]]]]:
     )
     serving = spec_of("aws-serving").serving
     script = replica_user_data(
-        serving, plan_serving(serving), region="us-east-1", group_name="g", hook_name=READY_HOOK,
+        serving, plan_serving(serving, AWS_CATALOG), region="us-east-1", group_name="g", hook_name=READY_HOOK,
         request_queue_url="https://q/1", response_queue_url="https://q/2",
     )  # fmt: skip
     roles["serving-replica"].append(("replica", [], [script]))

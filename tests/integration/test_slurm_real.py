@@ -49,6 +49,7 @@ from accelstack.components.slurm import (
 )
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 pytestmark = pytest.mark.integration
 
@@ -492,7 +493,7 @@ def test_every_example_slurm_stack_is_covered():
 
 def test_srun_and_sbatch_jobs_see_the_planners_checkpoint_interval(cluster):
     cluster.ready_node()
-    interval = plan_training(cluster.spec.training).interval_seconds
+    interval = plan_training(cluster.spec.training, catalog=AWS_CATALOG, prices=aws_book()).interval_seconds
     # srun from a bare environment: the value comes from the node's TaskProlog, not the submitter.
     result = cluster.run(
         ["srun", "-p", "debug", "-N1", "-t", "1", "bash", "-c", "echo $ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS"]

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from accelstack.cli import app
 from accelstack.spec.loader import load_stack
 from accelstack.spec.models import ServingStack, TrainingStack
+from tests.planner.aws_inputs import AWS_CATALOG
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -108,5 +109,5 @@ def test_size_serving_backlog_is_the_target_the_serving_stack_deploys(run) -> No
                  "--context", "16384", "--json")  # fmt: skip
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["backlogPerReplica"] == plan_serving(spec.serving).backlog_per_instance_target
+    assert data["backlogPerReplica"] == plan_serving(spec.serving, AWS_CATALOG).backlog_per_instance_target
     assert data["backlogAtLatencySlo"] > data["backlogPerReplica"]

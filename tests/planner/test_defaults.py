@@ -15,6 +15,7 @@ from accelstack.planner import checkpoint as ck
 from accelstack.planner.defaults import DerivedDefault, derived_defaults
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"
@@ -54,7 +55,7 @@ def dig(inputs: dict[str, Any], path: str) -> Any:
 
 def test_serving_defaults_are_what_the_serving_component_registers():
     cap = run("aws-serving")
-    defaults = derived_defaults(spec_of("aws-serving"))
+    defaults = derived_defaults(spec_of("aws-serving"), catalog=AWS_CATALOG, prices=aws_book())
     resource_rows = [d for d in defaults if d.kind == "resource"]
     assert len(resource_rows) >= 10
     for item in resource_rows:
@@ -72,7 +73,7 @@ def test_serving_defaults_are_what_the_serving_component_registers():
 
 
 def test_serving_sources_name_their_inputs_and_follow_the_stack_file():
-    estimated = by_path(derived_defaults(spec_of("aws-serving")))
+    estimated = by_path(derived_defaults(spec_of("aws-serving"), catalog=AWS_CATALOG, prices=aws_book()))
     cold = estimated["serving.replicas.coldStartSeconds"].source
     assert "boot 90 s" in cold and "500 MB/s" in cold and "= 232.1 s" in cold
     assert (
@@ -84,7 +85,11 @@ def test_serving_sources_name_their_inputs_and_follow_the_stack_file():
         in estimated["aws-serving-backlog-per-instance.targetTrackingConfiguration.targetValue"].source
     )
     measured = by_path(
-        derived_defaults(spec_of("aws-serving", "serving.replicas.coldStartSeconds=900", "serving.replicas.warmPool=2"))
+        derived_defaults(
+            spec_of("aws-serving", "serving.replicas.coldStartSeconds=900", "serving.replicas.warmPool=2"),
+            catalog=AWS_CATALOG,
+            prices=aws_book(),
+        )
     )
     assert measured["serving.replicas.coldStartSeconds"].value == 900
     assert measured["serving.replicas.coldStartSeconds"].source.startswith("set in the stack file")
@@ -98,7 +103,7 @@ def test_training_interval_is_dalys_for_the_stacks_own_numbers():
     delta = 70.554e9 * 14 / (4800 / 1024 * 250 * 1e6)
     mtbf = ck.job_mtbf_hours(4, "on-demand") * 3600
     expected = math.floor(ck.daly_interval(delta, mtbf))
-    defaults = by_path(derived_defaults(spec_of("aws-training")))
+    defaults = by_path(derived_defaults(spec_of("aws-training"), catalog=AWS_CATALOG, prices=aws_book()))
     assert defaults["checkpointIntervalSeconds"].value == expected
     assert defaults["checkpointIntervalSeconds"].kind == "output"
     assert defaults["checkpoint write time"].value == round(delta, 1)
@@ -107,7 +112,7 @@ def test_training_interval_is_dalys_for_the_stacks_own_numbers():
 
 def test_training_component_exports_the_interval_and_writes_it_to_the_nodes():
     cap = run("aws-training", "training.scheduler.kind=none")
-    interval = plan_training(spec_of("aws-training").training).interval_seconds
+    interval = plan_training(spec_of("aws-training").training, catalog=AWS_CATALOG, prices=aws_book()).interval_seconds
     assert cap.stack_outputs["checkpointIntervalSeconds"] == interval
     [template] = [r for r in cap.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-training-nodes"]
     config = yaml.safe_load(base64.b64decode(template.inputs["userData"]))
@@ -123,7 +128,9 @@ def test_training_component_exports_the_interval_and_writes_it_to_the_nodes():
 
 def test_spot_and_more_nodes_checkpoint_more_often():
     def interval(*overrides: str) -> int:
-        return by_path(derived_defaults(spec_of("aws-training", *overrides)))["checkpointIntervalSeconds"].value
+        return by_path(derived_defaults(spec_of("aws-training", *overrides), catalog=AWS_CATALOG, prices=aws_book()))[
+            "checkpointIntervalSeconds"
+        ].value
 
     base = interval()
     assert interval("training.nodes.capacity=spot") < base
@@ -135,7 +142,9 @@ def test_lustre_check_flags_a_slow_tier_and_finds_a_cheaper_valid_one():
     target = "training.storage.checkpoints.writeTargetSeconds=300"
 
     def check(*overrides: str) -> DerivedDefault:
-        return by_path(derived_defaults(spec_of("aws-training", target, *overrides)))["training.storage.lustre"]
+        return by_path(
+            derived_defaults(spec_of("aws-training", target, *overrides), catalog=AWS_CATALOG, prices=aws_book())
+        )["training.storage.lustre"]
 
     # A 919.9 GiB checkpoint at 4800 GiB x 250 MB/s/TiB = 1171.9 MB/s.
     slow = check()
@@ -152,7 +161,7 @@ def test_lustre_check_flags_a_slow_tier_and_finds_a_cheaper_valid_one():
 
 
 def test_without_lustre_checkpoints_go_to_s3_and_there_is_no_lustre_check():
-    defaults = by_path(derived_defaults(spec_of("aws-finetune")))
+    defaults = by_path(derived_defaults(spec_of("aws-finetune"), catalog=AWS_CATALOG, prices=aws_book()))
     assert "training.storage.lustre" not in defaults
     assert "S3 at an assumed 1000 MB/s per node x 1" in defaults["checkpoint write time"].source
     assert "spot interruptions 20%/month" in defaults["job MTBF"].source

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from accelstack.planner.architectures import PRESETS, custom, get_preset
 from accelstack.planner.kv_cache import kv_bytes_per_token, lora_bytes, plan, plan_for_instance, weights_bytes
+from tests.planner.aws_inputs import aws_itype
 
 GIB = 2**30
 
@@ -66,7 +67,7 @@ def test_tensor_parallel_splits_weights_and_kv_heads() -> None:
 def test_70b_does_not_fit_one_h100_but_fits_eight() -> None:
     arch = get_preset("llama-3.1-70b")
     assert not plan(arch, 79.12, tp=1).fits
-    p5 = plan_for_instance(arch, "p5.48xlarge")
+    p5 = plan_for_instance(arch, aws_itype("p5.48xlarge"))
     assert p5.tp == 8 and p5.fits and p5.max_concurrent_sequences > 100
 
 

@@ -8,15 +8,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accelstack.clouds.aws import prices as prices_aws
-from accelstack.clouds.aws.catalog import LUSTRE_DEPLOYMENT_TYPES
 from accelstack.planner.advisor import advise
 from accelstack.planner.architectures import get_preset
 from accelstack.planner.cost import replicas_by_hour, serving_cost, training_compute_hours, training_cost
-from accelstack.planner.lustre import next_allowed_capacity, size
-from accelstack.planner.pricing import default_book, load_book
+from accelstack.planner.lustre import next_allowed_capacity
+from accelstack.planner.lustre import size as lustre_size
+from accelstack.planner.pricing import load_book
+from tests.planner.aws_inputs import AWS, AWS_CATALOG, aws_book, aws_itype
 
+LUSTRE_DEPLOYMENT_TYPES = AWS_CATALOG.parallel_fs
 P2 = LUSTRE_DEPLOYMENT_TYPES["PERSISTENT_2"]
+
+
+def size(*args: float, **kwargs: object):
+    """`accelstack.planner.lustre.size` on AWS's tiers and list prices (PERSISTENT_2 unless told)."""
+    kwargs = {"deployment_types": ("PERSISTENT_2",), "prices": aws_book(), **kwargs}
+    return lustre_size(*args, catalog=AWS_CATALOG, **kwargs)
 
 
 def test_capacity_steps_follow_fsx() -> None:
@@ -51,37 +58,37 @@ def test_lustre_plan_always_meets_its_constraints(dataset: float, checkpoint: fl
 
 
 def test_price_table_is_dated_and_overridable(tmp_path: Path) -> None:
-    assert prices_aws.CHECKED and prices_aws.REGION == "us-east-1"
-    book = default_book()
+    assert AWS.prices.checked and AWS.prices.region == "us-east-1"
+    book = aws_book()
     assert book.hourly("p5.48xlarge", "spot") == pytest.approx(55.04 * 0.4)
     override = tmp_path / "prices.yaml"
     override.write_text(
         "onDemandHourly: {p5.48xlarge: 40}\nspotDiscount: 0.5\nlustreGbMonth: {PERSISTENT_2/250: 0.2}\n"
     )
-    custom = load_book(override)
+    custom = load_book(AWS.prices, override)
     assert custom.hourly("p5.48xlarge", "spot") == 20
     assert custom.lustre("PERSISTENT_2", 250) == 0.2
     assert "prices.yaml" in custom.source()
-    assert load_book(spot_discount=0.7).spot_discount == 0.7
+    assert load_book(AWS.prices, spot_discount=0.7).spot_discount == 0.7
     override.write_text("onDemand: {}\n")
     with pytest.raises(ValueError, match=r"unknown key.*allowed"):
-        load_book(override)
+        load_book(AWS.prices, override)
     with pytest.raises(ValueError, match="no price for"):
         book.hourly("p9.huge")
 
 
 def test_training_cost_components() -> None:
     # 4 x p5 on demand for 100 h, 10% overhead: 4 x 55.04 x 110 = $24,217.60.
-    cost = training_cost("p5.48xlarge", 4, 100, overhead_fraction=0.1)
+    cost = training_cost(aws_itype("p5.48xlarge"), 4, 100, overhead_fraction=0.1, prices=aws_book())
     assert cost.compute_usd == pytest.approx(24217.60)
     assert cost.gpu_hours == 4 * 8 * 110
-    spot = training_cost("p5.48xlarge", 4, 100, capacity="spot", overhead_fraction=0.1)
+    spot = training_cost(aws_itype("p5.48xlarge"), 4, 100, capacity="spot", overhead_fraction=0.1, prices=aws_book())
     assert spot.compute_usd == pytest.approx(cost.compute_usd * 0.4)
 
 
 def test_compute_hours_from_tokens() -> None:
     # 6 x 8.03e9 x 1e9 tokens / (8 x 989e12 x 0.4) = 15,227 s = 4.23 h on one p5.
-    hours = training_compute_hours(get_preset("llama-3.1-8b"), 1e9, "p5.48xlarge", 1)
+    hours = training_compute_hours(get_preset("llama-3.1-8b"), 1e9, aws_itype("p5.48xlarge"), 1)
     assert hours == pytest.approx(4.23, abs=0.01)
 
 
@@ -89,11 +96,14 @@ def test_compute_hours_from_tokens() -> None:
 @given(st.integers(1, 200), st.integers(1, 200), st.floats(1, 1000))
 def test_cost_monotone_in_node_count(a: int, b: int, hours: float) -> None:
     small, large = sorted((a, b))
-    assert training_cost("p5.48xlarge", large, hours).total_usd >= training_cost("p5.48xlarge", small, hours).total_usd
+    assert (
+        training_cost(aws_itype("p5.48xlarge"), large, hours, prices=aws_book()).total_usd
+        >= training_cost(aws_itype("p5.48xlarge"), small, hours, prices=aws_book()).total_usd
+    )
 
 
 def test_serving_cost_from_daily_profile() -> None:
-    flat = serving_cost("g6e.xlarge", 2, 2, profile=[1.0] * 24, lifetime_months=12)
+    flat = serving_cost("g6e.xlarge", 2, 2, profile=[1.0] * 24, lifetime_months=12, prices=aws_book())
     assert flat.replica_hours_per_day == 48
     assert flat.monthly_usd == pytest.approx(48 * 730 / 24 * 1.861, rel=1e-6)
     assert flat.lifetime_usd == pytest.approx(flat.monthly_usd * 12, rel=1e-6)
@@ -103,12 +113,37 @@ def test_serving_cost_from_daily_profile() -> None:
 
 
 def test_advisor_walks_the_list_in_order() -> None:
-    assert advise(custom_weights=False, need_train=True).outcome == "managed-model-api"
-    small = advise(custom_weights=True, need_train=True, model=get_preset("llama-3.1-8b"), data_tokens=5e7)
+    assert (
+        advise(custom_weights=False, need_train=True, catalog=AWS_CATALOG, prices=aws_book()).outcome
+        == "managed-model-api"
+    )
+    small = advise(
+        custom_weights=True,
+        need_train=True,
+        model=get_preset("llama-3.1-8b"),
+        data_tokens=5e7,
+        catalog=AWS_CATALOG,
+        prices=aws_book(),
+    )
     assert small.outcome == "peft-one-machine" and small.stacks == ("aws-finetune", "aws-serving")
-    serve = advise(custom_weights=True, need_train=False, model=get_preset("llama-3.1-70b"))
+    serve = advise(
+        custom_weights=True, need_train=False, model=get_preset("llama-3.1-70b"), catalog=AWS_CATALOG, prices=aws_book()
+    )
     assert serve.outcome == "serving-only" and serve.stacks == ("aws-serving",)
-    big = advise(custom_weights=True, need_train=True, model=get_preset("llama-3.1-70b"), data_tokens=2e12)
+    big = advise(
+        custom_weights=True,
+        need_train=True,
+        model=get_preset("llama-3.1-70b"),
+        data_tokens=2e12,
+        catalog=AWS_CATALOG,
+        prices=aws_book(),
+    )
     assert big.outcome == "distributed-training" and big.details["training"]["nodes"] > 1
     with pytest.raises(ValueError, match="--data-tokens"):
-        advise(custom_weights=True, need_train=True, model=get_preset("llama-3.1-8b"))
+        advise(
+            custom_weights=True,
+            need_train=True,
+            model=get_preset("llama-3.1-8b"),
+            catalog=AWS_CATALOG,
+            prices=aws_book(),
+        )

@@ -15,6 +15,7 @@ from accelstack.planner.serving import (
     replica_capacity,
     replicas_for_load,
 )
+from tests.planner.aws_inputs import aws_itype
 
 
 def test_aws_sqs_backlog_example_exactly() -> None:
@@ -41,7 +42,7 @@ def test_replica_capacity_worked_by_hand() -> None:
     With a 10 s target the batch may grow only to floor(((10 - 0.1109) x 518.4e9 / 250 - 16.06e9) / 147.456e6)
     = floor(30.15) = 30, so a worker batch of 64 is cut to 30."""
     arch = get_preset("llama-3.1-8b")
-    capacity = replica_capacity(arch, "g6e.xlarge", input_tokens=1000, output_tokens=250, max_batch=11)
+    capacity = replica_capacity(arch, aws_itype("g6e.xlarge"), input_tokens=1000, output_tokens=250, max_batch=11)
     assert capacity.batch == 11 and capacity.meets_latency
     assert capacity.step_seconds == pytest.approx(0.03411, abs=1e-5)
     assert capacity.prefill_seconds == pytest.approx(0.1109, abs=1e-4)
@@ -51,7 +52,9 @@ def test_replica_capacity_worked_by_hand() -> None:
     assert load.replicas == 64 and "= 64" in load.basis() and "60% of 864 GB/s" in load.basis()
     assert load.in_flight == pytest.approx(50 * 8.64, abs=1)
     assert 63 * 1.129 * 0.7 < 50 <= load.carried(64)
-    cut = replica_capacity(arch, "g6e.xlarge", input_tokens=1000, output_tokens=250, max_batch=64, latency_seconds=10)
+    cut = replica_capacity(
+        arch, aws_itype("g6e.xlarge"), input_tokens=1000, output_tokens=250, max_batch=64, latency_seconds=10
+    )
     assert cut.batch == 30 and cut.service_seconds <= 10 and cut.meets_latency
     assert replicas_for_load(0, capacity).replicas == 0
 
@@ -60,7 +63,7 @@ def test_an_unreachable_latency_target_is_reported_not_hidden() -> None:
     """g6.xlarge (1 x L4, 300 GB/s): one request's 250 tokens alone take 250 x 16.06e9 / (0.6 x 300e9) = 22.3 s."""
     arch = get_preset("llama-3.1-8b")
     capacity = replica_capacity(
-        arch, "g6.xlarge", input_tokens=1000, output_tokens=250, max_batch=8, latency_seconds=10
+        arch, aws_itype("g6.xlarge"), input_tokens=1000, output_tokens=250, max_batch=8, latency_seconds=10
     )
     assert capacity.batch == 1 and not capacity.meets_latency and capacity.service_seconds > 22
 
@@ -69,22 +72,22 @@ def test_an_unreachable_latency_target_is_reported_not_hidden() -> None:
 @given(st.floats(0.1, 100), st.floats(0.1, 100), st.integers(1, 256))
 def test_replicas_monotone_in_load(rate: float, extra: float, batch: int) -> None:
     capacity = replica_capacity(
-        get_preset("llama-3.1-8b"), "g6e.xlarge", input_tokens=400, output_tokens=200, max_batch=batch
+        get_preset("llama-3.1-8b"), aws_itype("g6e.xlarge"), input_tokens=400, output_tokens=200, max_batch=batch
     )
     assert replicas_for_load(rate + extra, capacity).replicas >= replicas_for_load(rate, capacity).replicas
 
 
 def test_fit_rejects_instances_without_the_memory() -> None:
     arch = get_preset("llama-3.1-70b")
-    small = fits(arch, "bf16", "g6e.xlarge")
+    small = fits(arch, "bf16", aws_itype("g6e.xlarge"))
     assert not small.fits and "needs" in small.reason and "g6e.xlarge" in small.reason
-    assert fits(arch, "bf16", "p5.48xlarge").fits
+    assert fits(arch, "bf16", aws_itype("p5.48xlarge")).fits
     # int4 weights (35 GB) fit two L40S only with room for KV: four do.
-    assert fits(arch, "int4", "g6e.12xlarge").fits
+    assert fits(arch, "int4", aws_itype("g6e.12xlarge")).fits
     with pytest.raises(ValueError, match="exceeds"):
-        fits(arch, "bf16", "g6e.xlarge", tp=2)
+        fits(arch, "bf16", aws_itype("g6e.xlarge"), tp=2)
     with pytest.raises(ValueError, match="unknown instance type"):
-        fits(arch, "bf16", "p9.huge")
+        fits(arch, "bf16", aws_itype("p9.huge"))
 
 
 def test_cold_start_window_and_warm_pool() -> None:

@@ -20,6 +20,7 @@ from accelstack.planner.defaults import derived_defaults
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file, spec_warnings
 from accelstack.spec.problems import SpecError
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,7 @@ def warnings_at(spec) -> dict[str, str]:
 def test_max_too_small_for_the_load_warns_with_the_numbers():
     """50 req/s: ceil(50 / 0.790) = 64 replicas; 8 carry 8 x 0.790 = 6.3 req/s."""
     spec = spec_of(load(50))
-    assert plan_serving(spec.serving).load.replicas == 64
+    assert plan_serving(spec.serving, AWS_CATALOG).load.replicas == 64
     message = warnings_at(spec)["serving.replicas.max"]
     assert message.startswith("8 replicas of g6e.xlarge carry 6.3 req/s; the stated load of 50 req/s needs 64")
     assert "60% of 864 GB/s" in message and "70% utilization" in message
@@ -99,7 +100,7 @@ def test_bad_load_is_an_error_naming_the_path(edit: str, path: str):
 
 
 def test_preview_row_and_validate_cli_agree():
-    rows = {d.path: d for d in derived_defaults(spec_of(load(50)))}
+    rows = {d.path: d for d in derived_defaults(spec_of(load(50)), catalog=AWS_CATALOG, prices=aws_book())}
     row = rows["replicas for serving.load"]
     assert (row.value, row.display, row.ok) == (64, "64 replicas", False)
     result = CliRunner().invoke(app, ["validate", "aws-serving", "--project-dir", str(REPO), "--set", load(50)])
@@ -120,15 +121,24 @@ def test_advise_with_a_load_picks_least_cost_for_the_load_not_the_cheapest_type(
     1000 + 250 tokens at 16384 context it carries 0.04 req/s per replica (batch 1 on 300 GB/s), so it is
     out; g6e.xlarge needs 64 replicas x $1.861 x 730 h = $86,947/month, p4d.24xlarge 2 x $21.958 x 730 =
     $32,059/month. The advice is the least monthly cost among all types that fit."""
-    from accelstack.planner.advisor import SERVING_CANDIDATES, Load, advise, cheapest_serving_instance
+    from accelstack.planner.advisor import Load, advise, cheapest_serving_instance, serving_candidates
     from accelstack.planner.architectures import get_preset
-    from accelstack.planner.pricing import default_book
 
-    arch, prices = get_preset("llama-3.1-8b"), default_book()
-    plain = advise(custom_weights=True, need_train=False, model=arch, context_length=16384)
+    arch, prices = get_preset("llama-3.1-8b"), aws_book()
+    plain = advise(
+        custom_weights=True, need_train=False, model=arch, context_length=16384, catalog=AWS_CATALOG, prices=aws_book()
+    )
     assert plain.details["serving"]["instanceType"] == "g6.xlarge" and "give --rps" in plain.summary
     load = Load(50, 1000, 250, latency_seconds=10)
-    loaded = advise(custom_weights=True, need_train=False, model=arch, context_length=16384, load=load)
+    loaded = advise(
+        custom_weights=True,
+        need_train=False,
+        model=arch,
+        context_length=16384,
+        load=load,
+        catalog=AWS_CATALOG,
+        prices=aws_book(),
+    )
     best = loaded.details["serving"]
     assert best["instanceType"] == "p4d.24xlarge" and best["replicas"] == 2
     assert best["monthlyUsdAtPeak"] == round(2 * 21.958 * 730, 2)
@@ -136,9 +146,14 @@ def test_advise_with_a_load_picks_least_cost_for_the_load_not_the_cheapest_type(
     # Each candidate alone (a price book that prices only it), to see every option's monthly cost.
     every = [
         cheapest_serving_instance(
-            arch, "bf16", 16384, replace(prices, on_demand_hourly={t: prices.on_demand_hourly[t]}), load
+            arch,
+            "bf16",
+            16384,
+            catalog=AWS_CATALOG,
+            prices=replace(prices, on_demand_hourly={t.name: prices.on_demand_hourly[t.name]}),
+            load=load,
         )
-        for t in SERVING_CANDIDATES
+        for t in serving_candidates(AWS_CATALOG, prices)
     ]
     costs = {o["instanceType"]: o["monthlyUsdAtPeak"] for o in every if o is not None}
     assert costs["g6e.xlarge"] == round(64 * 1.861 * 730, 2) and "g6.xlarge" not in costs

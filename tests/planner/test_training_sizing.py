@@ -17,6 +17,7 @@ from accelstack.planner import checkpoint as ck
 from accelstack.planner import training_plan as tp
 from accelstack.planner.defaults import DerivedDefault, derived_defaults
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
 GIB = 2**30
@@ -31,7 +32,7 @@ def training_of(stack: str, *overrides: str):
 
 
 def rows(stack: str, *overrides: str) -> dict[str, DerivedDefault]:
-    return {d.path: d for d in derived_defaults(spec_of(stack, *overrides))}
+    return {d.path: d for d in derived_defaults(spec_of(stack, *overrides), catalog=AWS_CATALOG, prices=aws_book())}
 
 
 def test_zero_model_states_are_16_bytes_per_param_and_a_checkpoint_drops_the_gradients():
@@ -46,11 +47,12 @@ def test_zero_model_states_are_16_bytes_per_param_and_a_checkpoint_drops_the_gra
 
 def test_full_checkpoint_is_14_bytes_per_parameter_exactly():
     base = "training.model.method=full"
-    preset = tp.checkpoint_state(training_of("aws-training", base))
+    preset = tp.checkpoint_state(training_of("aws-training", base), AWS_CATALOG)
     assert preset.bytes == 70.554e9 * 14 and not preset.assumed  # llama-3.1-70b safetensors total
     assert round(preset.bytes / GIB, 1) == 919.9
     given = tp.checkpoint_state(
-        training_of("aws-training", "training.model={parametersBillion: 7}", "training.storage.datasets.sizeGiB=100")
+        training_of("aws-training", "training.model={parametersBillion: 7}", "training.storage.datasets.sizeGiB=100"),
+        AWS_CATALOG,
     )
     assert given.bytes == 98e9 and not given.assumed
     assert "7 B-parameter model full: 7 B params x 14 B/param" in given.basis
@@ -62,18 +64,18 @@ def test_lora_checkpoint_is_the_adapter_and_its_optimizer_state_only():
     per_layer = 16 * ((4096 + 4096) + 2 * (4096 + 1024) + (4096 + 4096) + 2 * (4096 + 14336) + (14336 + 4096))
     adapter_params = per_layer * 32
     assert adapter_params == 41_943_040
-    state = tp.checkpoint_state(training_of("aws-finetune"))
+    state = tp.checkpoint_state(training_of("aws-finetune"), AWS_CATALOG)
     assert state.bytes == adapter_params * 14 and not state.assumed
     assert "41.9 M adapter params" in state.basis and "base weights not saved" in state.basis
-    full = tp.checkpoint_state(training_of("aws-finetune", "training.model.method=full"))
+    full = tp.checkpoint_state(training_of("aws-finetune", "training.model.method=full"), AWS_CATALOG)
     assert full.bytes == pytest.approx(8.030e9 * 14, rel=1e-12)  # exact up to float rounding
     assert state.bytes < full.bytes / 100  # the point of LoRA checkpoints: tiny
-    rank64 = tp.checkpoint_state(training_of("aws-finetune", "training.model.loraRank=64"))
+    rank64 = tp.checkpoint_state(training_of("aws-finetune", "training.model.loraRank=64"), AWS_CATALOG)
     assert rank64.bytes == 4 * state.bytes  # adapter size is linear in the rank
 
 
 def test_stated_checkpoint_size_wins_over_the_estimate():
-    state = tp.checkpoint_state(training_of("aws-training", "training.model.checkpointGiB=500"))
+    state = tp.checkpoint_state(training_of("aws-training", "training.model.checkpointGiB=500"), AWS_CATALOG)
     assert state.bytes == 500 * GIB and state.basis == "training.model.checkpointGiB 500 GiB"
 
 
@@ -82,7 +84,7 @@ def test_unknown_preset_is_a_value_error_listing_the_names():
         update={"model": training_of("aws-training").model.model_copy(update={"preset": "gpt-5"})}
     )
     with pytest.raises(ValueError, match=r"allowed: .*llama-3\.1-70b"):
-        tp.checkpoint_state(training)
+        tp.checkpoint_state(training, AWS_CATALOG)
 
 
 def test_derived_defaults_are_exact_when_the_model_is_given():
@@ -116,15 +118,15 @@ def test_derived_defaults_say_what_is_assumed_without_a_model_or_dataset():
 
 def test_the_exported_interval_follows_the_model():
     # Daly's interval grows with the square root of the write time: a 70B checkpoint vs the 25% guess.
-    exact = tp.plan_training(training_of("aws-training"))
-    guess = tp.plan_training(training_of("aws-training", "training.model=null"))
+    exact = tp.plan_training(training_of("aws-training"), catalog=AWS_CATALOG, prices=aws_book())
+    guess = tp.plan_training(training_of("aws-training", "training.model=null"), catalog=AWS_CATALOG, prices=aws_book())
     mtbf = ck.job_mtbf_hours(4) * 3600
     assert exact.interval_seconds == int(ck.daly_interval(70.554e9 * 14 / (4800 / 1024 * 250e6), mtbf)) == 97473
     assert guess.interval_seconds < exact.interval_seconds
 
 
 def test_lustre_check_counts_only_checkpoints_kept_on_lustre():
-    check = tp.plan_training(training_of("aws-training")).lustre
+    check = tp.plan_training(training_of("aws-training"), catalog=AWS_CATALOG, prices=aws_book()).lustre
     assert check is not None and check.retained_checkpoints == 2 and check.required_gib == 4607.8
     assert check.minimum_capacity_gib == 4800 and check.holds_data
 

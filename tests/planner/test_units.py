@@ -11,13 +11,14 @@ from accelstack.cli import app
 from accelstack.planner.defaults import derived_defaults
 from accelstack.planner.units import counted, duration
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def rows(stack: str, *overrides: str):
     raw = apply_overrides(read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml"), list(overrides))
-    return {d.path: d for d in derived_defaults(parse_spec(raw, stack))}
+    return {d.path: d for d in derived_defaults(parse_spec(raw, stack), catalog=AWS_CATALOG, prices=aws_book())}
 
 
 def test_counted_and_duration():

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelstack.planner.pricing import default_book
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.simulate.autoscalers import AwsTargetTracking, Observation, cpu_percent
 from accelstack.simulate.design import design_from_spec
 from accelstack.simulate.engine import Simulation
 from accelstack.simulate.workload import Workload, poisson_arrivals
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
@@ -38,7 +38,7 @@ def step_load(horizon: float = 2400.0, high_until: float | None = None) -> Workl
 
 
 def ready_after_step(serving, autoscaler: str, load: Workload | None = None):
-    design = design_from_spec(serving, default_book(), autoscaler=autoscaler)
+    design = design_from_spec(serving, aws_book(), autoscaler=autoscaler, catalog=AWS_CATALOG)
     run = Simulation(design, load or step_load(), sample_seconds=10.0).run()
     return run, [(t - STEP_AT, warm) for t, warm in run.ready_events]
 
@@ -49,7 +49,7 @@ def test_aws_target_tracking_capacity_after_three_datapoints_plus_start(warm_poo
     +60, +120, +180 s breach, the alarm acts at +180 s, and a replica serves a warm start later (a cold
     start without a warm pool; launches beyond the pool start cold)."""
     serving = spec_of(*([] if warm_pool is None else [f"serving.replicas.warmPool={warm_pool}"]))
-    plan = plan_serving(serving)
+    plan = plan_serving(serving, AWS_CATALOG)
     _, ready = ready_after_step(serving, "aws-target-tracking")
     delay = 3 * 60
     if plan.warm_pool_size:
@@ -65,7 +65,7 @@ def test_aws_target_tracking_capacity_after_three_datapoints_plus_start(warm_poo
 
 def test_gcp_autoscaler_acts_on_a_two_minute_old_backlog() -> None:
     serving = spec_of()
-    plan = plan_serving(serving)
+    plan = plan_serving(serving, AWS_CATALOG)
     _, ready = ready_after_step(serving, "gcp-autoscaler")
     # First sample after the step (+60 s), visible to the autoscaler 120 s later.
     assert ready[0] == (pytest.approx(60 + 120 + plan.warm_start_seconds), True)
@@ -73,7 +73,7 @@ def test_gcp_autoscaler_acts_on_a_two_minute_old_backlog() -> None:
 
 def test_azure_autoscale_adds_one_replica_per_cooldown() -> None:
     serving = spec_of()
-    plan = plan_serving(serving)
+    plan = plan_serving(serving, AWS_CATALOG)
     _, ready = ready_after_step(serving, "azure-autoscale")
     # The 5-minute average per instance passes the threshold at the first grain after the step; then
     # +1 instance per 5-minute cooldown.
@@ -83,7 +83,7 @@ def test_azure_autoscale_adds_one_replica_per_cooldown() -> None:
 
 def test_request_rate_scaling_waits_its_upscale_delay() -> None:
     serving = spec_of()
-    plan = plan_serving(serving)
+    plan = plan_serving(serving, AWS_CATALOG)
     _, ready = ready_after_step(serving, "request-rate")
     # Decision every 20 s from the first one after the step; 15 consecutive (300 s) before acting.
     assert ready[0][0] == pytest.approx(20 + 280 + plan.warm_start_seconds)
@@ -97,7 +97,7 @@ def test_fixed_fleet_never_scales() -> None:
 
 def test_aws_scales_in_to_min_after_fifteen_quiet_datapoints_and_refills_the_pool() -> None:
     serving = spec_of()
-    plan = plan_serving(serving)
+    plan = plan_serving(serving, AWS_CATALOG)
     high_until = 1500.0
     run, _ = ready_after_step(serving, "aws-target-tracking", step_load(horizon=4800.0, high_until=high_until))
     scale_in = [(t, old, new) for t, old, new in run.scaling_events if new < old]
@@ -150,9 +150,12 @@ def test_cpu_scaling_misses_the_slo_that_backlog_scaling_meets_on_a_spike() -> N
 
     serving = spec_of()
     load = step_load(horizon=3600.0, high_until=2400.0)
-    backlog = summarize(Simulation(design_from_spec(serving, default_book()), load).run(), 0.99)
+    backlog = summarize(Simulation(design_from_spec(serving, aws_book(), catalog=AWS_CATALOG), load).run(), 0.99)
     cpu = summarize(
-        Simulation(design_from_spec(serving, default_book(), autoscaler="cpu-utilization"), load).run(), 0.99
+        Simulation(
+            design_from_spec(serving, aws_book(), autoscaler="cpu-utilization", catalog=AWS_CATALOG), load
+        ).run(),
+        0.99,
     )
     assert cpu["requests"]["refused"] > 0 and cpu["scaling"]["events"] == 0
     assert backlog["slo"]["attainment"] > cpu["slo"]["attainment"] + 0.2

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelstack.planner.pricing import default_book
 from accelstack.simulate.design import design_from_spec
 from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import littles_law, outcomes, summarize
 from accelstack.simulate.workload import Workload, poisson_arrivals, synthetic
 from accelstack.spec.loader import load_stack
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
@@ -22,7 +22,7 @@ SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
 
 def stack_design(*overrides: str, **kwargs):
     spec = load_stack(SERVING, list(overrides))
-    return design_from_spec(spec.serving, default_book(), **kwargs)
+    return design_from_spec(spec.serving, aws_book(), **kwargs, catalog=AWS_CATALOG)
 
 
 def fixed_design(replicas: int, concurrency: int, **changes):

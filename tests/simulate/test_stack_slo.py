@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 
-from accelstack.planner.pricing import default_book
 from accelstack.planner.serving import backlog_target_from_slo
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.simulate import workload
@@ -19,6 +18,7 @@ from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import summarize
 from accelstack.simulate.workload import Workload, poisson_arrivals
 from accelstack.spec.loader import load_stack
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
@@ -32,9 +32,9 @@ def spec_of(*overrides: str):
 
 def designs(serving):
     """The stack design, the same stack on the metric and target it had before, and request-rate."""
-    book = default_book()
-    plan = plan_serving(serving)
-    stack = design_from_spec(serving, book)
+    book = aws_book()
+    plan = plan_serving(serving, AWS_CATALOG)
+    stack = design_from_spec(serving, book, catalog=AWS_CATALOG)
     before = dataclasses.replace(
         plan,
         backlog_per_instance_target=backlog_target_from_slo(
@@ -47,7 +47,7 @@ def designs(serving):
         backlog_target=before.backlog_per_instance_target,
         policy=make_policy("aws-target-tracking", plan=before, serving=serving, vcpus=stack.vcpus, gpus=stack.gpus),
     )
-    request_rate = design_from_spec(serving, book, autoscaler="request-rate", name="request rate")
+    request_rate = design_from_spec(serving, book, autoscaler="request-rate", name="request rate", catalog=AWS_CATALOG)
     return {d.name: d for d in (stack, visible_only, request_rate)}
 
 

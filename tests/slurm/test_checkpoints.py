@@ -15,6 +15,7 @@ from accelstack.components.aws import training as aws_training
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
@@ -61,7 +62,7 @@ def test_the_examples_cover_lustre_and_node_local_checkpoints():
 )
 def test_head_and_compute_nodes_get_the_planners_interval_and_checkpoint_locations(stack, directory, uri):
     spec = spec_of(stack)
-    interval = plan_training(spec.training).interval_seconds
+    interval = plan_training(spec.training, catalog=AWS_CATALOG, prices=aws_book()).interval_seconds
     expected = {
         "ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(interval),
         "ACCELSTACK_CHECKPOINT_DIR": directory,
@@ -243,7 +244,10 @@ def finetune_capture():
 def test_deployed_nodes_carry_the_exported_interval_and_the_sync(finetune_capture):
     cap = finetune_capture
     interval = int(cap.stack_outputs["checkpointIntervalSeconds"])  # JSON number from the engine
-    assert interval == plan_training(spec_of("aws-finetune").training).interval_seconds
+    assert (
+        interval
+        == plan_training(spec_of("aws-finetune").training, catalog=AWS_CATALOG, prices=aws_book()).interval_seconds
+    )
     [template] = [r for r in cap.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-finetune-nodes"]
     user_data = base64.b64decode(template.inputs["userData"])
     assert len(user_data) < EC2_USER_DATA_LIMIT

@@ -51,7 +51,7 @@ FIRST_IMPORTS = [
     "accelstack.spec",
     "accelstack.clouds.aws.rules",
     "accelstack.clouds.aws.serving_rules",
-    "accelstack.planner.rules",
+    "accelstack.planner_rules",
     "accelstack.planner.serving_plan",
 ]
 
@@ -95,7 +95,7 @@ def test_results_do_not_depend_on_import_order(probes, first):
 
 
 def test_every_rule_registered_once_in_layer_order():
-    import accelstack.planner.rules  # noqa: F401  (a second import must not register twice)
+    import accelstack.planner_rules  # noqa: F401  (a second import must not register twice)
 
     names = [f"{r.__module__}.{r.__name__}" for r in validators.all_rules()]
     assert len(names) == len(set(names))
@@ -105,11 +105,11 @@ def test_every_rule_registered_once_in_layer_order():
         "accelstack.clouds.aws.rules",
         "accelstack.clouds.aws.serving_rules",
         "accelstack.components.aws.rules",
-        "accelstack.planner.rules",
+        "accelstack.planner_rules",
     ]
     assert sorted(set(modules), key=layer_order.index) == layer_order
     assert modules == sorted(modules, key=layer_order.index)
-    planner_rules = {n.rsplit(".", 1)[1] for n in names if n.startswith("accelstack.planner.")}
+    planner_rules = {n.rsplit(".", 1)[1] for n in names if n.startswith("accelstack.planner_rules.")}
     assert planner_rules == {
         "training_model_preset_known",
         "lustre_holds_dataset_and_checkpoints",
@@ -119,7 +119,7 @@ def test_every_rule_registered_once_in_layer_order():
         "serving_replicas_carry_load",
         "serving_model_architecture_known",
     }
-    assert all((r.__doc__ or "").strip() for r in validators.all_rules() if r.__module__ == "accelstack.planner.rules")
+    assert all((r.__doc__ or "").strip() for r in validators.all_rules() if r.__module__ == "accelstack.planner_rules")
 
 
 def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):
@@ -132,4 +132,4 @@ def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):
     finally:
         monkeypatch.undo()
         validators.load_rule_plugins.cache_clear()
-    assert validators.load_rule_plugins() == ("accelstack.planner.rules",)
+    assert validators.load_rule_plugins() == ("accelstack.planner_rules",)

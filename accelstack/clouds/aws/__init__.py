@@ -30,11 +30,24 @@ CATALOG = Catalog(
             imports_from_object_store=kind.data_repository_associations or kind.legacy_import_path,
             exports_to_object_store=kind.data_repository_associations,
             persistent=kind.persistent,
+            baseline_throughput_per_tib=None if kind.throughput_tiers else catalog.SCRATCH_BASELINE_MBPS_PER_TIB,
         )
         for name, kind in catalog.LUSTRE_DEPLOYMENT_TYPES.items()
     },
     default_parallel_fs="PERSISTENT_2",
-)
+    parallel_fs_service="FSx for Lustre",
+    object_store_service="S3",
+    serving_candidates=(
+        "g6.xlarge", "g5.xlarge", "g6e.xlarge", "g6.12xlarge", "g5.12xlarge", "g6e.12xlarge",
+        "g6e.48xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge",
+    ),
+    single_node_training_candidates=(
+        "g6e.xlarge", "g6e.12xlarge", "g6e.48xlarge", "g5.48xlarge", "g6.48xlarge",
+        "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge",
+    ),
+    distributed_training_instance="p5.48xlarge",
+    managed_model_api="Amazon Bedrock",
+)  # fmt: skip
 
 PRICES = Prices(
     checked=prices.CHECKED,
@@ -51,8 +64,14 @@ PRICES = Prices(
     extra={
         "load_balancer_hourly": prices.ALB_HOURLY,
         "load_balancer_capacity_unit_hourly": prices.ALB_LCU_HOURLY,
+        "load_balancer_new_connections_per_capacity_unit": prices.ALB_NEW_CONNECTIONS_PER_LCU,
         "queue_per_million_requests": prices.SQS_PER_MILLION_REQUESTS,
     },
+    block_iops_month=prices.EBS_GP3_IOPS_MONTH,
+    block_free_iops=prices.EBS_GP3_FREE_IOPS,
+    block_mibps_month=prices.EBS_GP3_MIBPS_MONTH,
+    block_free_mibps=prices.EBS_GP3_FREE_MIBPS,
+    label="accelstack.clouds.aws.prices",
 )
 
 AWS = Cloud(

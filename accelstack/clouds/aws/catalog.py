@@ -187,6 +187,9 @@ LUSTRE_DEPLOYMENT_TYPES: dict[str, LustreDeploymentType] = {
         LustreDeploymentType("PERSISTENT_2", (1200,), 2400, (125, 250, 500, 1000), True, False, True),
     )
 }
+# Source: FSx for Lustre User Guide "Performance": scratch file systems have a fixed baseline of 200 MB/s
+# per TiB of storage (PerUnitStorageThroughput is not settable on them).
+SCRATCH_BASELINE_MBPS_PER_TIB = 200
 # Source: FSx for Lustre User Guide "Service quotas": default total Lustre storage per account and
 # Region. It is a soft quota (raise it in Service Quotas), so exceeding it is a warning.
 LUSTRE_DEFAULT_QUOTA_GIB = 100_800

@@ -1,7 +1,7 @@
 """AWS serving rules: what ELB, ACM, SQS, EC2 and the inference server would reject, or what would
 break the service's promise (answers while someone waits), checked before anything exists.
 
-GPU memory fit needs the planner's model sizing, so that rule lives in `accelstack.planner.rules`
+GPU memory fit needs the planner's model sizing, so that rule lives in `accelstack.planner_rules`
 (a rule plug-in: the spec layer never imports the planner). These rules run for aws stacks only: the
 AWS registration names this module (`Cloud.rules`).
 """
@@ -26,7 +26,7 @@ def _serving(spec: StackSpec) -> ServingSpec | None:
 @rule
 def serving_instance_accelerated(spec: StackSpec) -> Iterator[Problem]:
     """Replicas run on a supported accelerated instance type and shard over at most its GPUs. Whether
-    the model fits in their memory needs the planner's sizing: `accelstack.planner.rules`."""
+    the model fits in their memory needs the planner's sizing: `accelstack.planner_rules`."""
     serving = _serving(spec)
     if serving is None:
         return

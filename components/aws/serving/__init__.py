@@ -16,6 +16,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.clouds import registry
 from accelstack.clouds.aws import catalog as tables
 from accelstack.components.aws.network import ServingNetwork
 from accelstack.components.aws.provider import group_stack_tags
@@ -61,7 +62,7 @@ class ServingService(pulumi.ComponentResource):
     def __init__(self, spec: ServingStack, digest: str, opts: pulumi.ResourceOptions):
         super().__init__("accelstack:aws:ServingService", spec.stack, None, opts)
         self.spec, self.serving = spec, spec.serving
-        self.plan = plan_serving(spec.serving)
+        self.plan = plan_serving(spec.serving, registry.get(spec.cloud).catalog)
         self.region = spec.account.region
         self.account_id = spec.account.account_id
         self.partition = tables.REGIONS.get(self.region, "aws")

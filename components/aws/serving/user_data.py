@@ -10,6 +10,7 @@ from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from accelstack.clouds import registry
 from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION, IMDS_FUNCTION
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
@@ -191,7 +192,7 @@ def render_replica_artifacts(spec: ServingStack) -> dict[str, str]:
     the queue URLs as `${NAME}` placeholders."""
     serving = spec.serving
     script = replica_user_data(
-        serving, plan_serving(serving), region=spec.account.region, group_name=replica_group_name(spec.stack),
+        serving, plan_serving(serving, registry.get(spec.cloud).catalog), region=spec.account.region, group_name=replica_group_name(spec.stack),
         hook_name=READY_HOOK, **QUEUE_URL_PLACEHOLDERS,
     )  # fmt: skip
     return {REPLICA_USER_DATA_FILE: script}

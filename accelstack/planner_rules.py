@@ -5,25 +5,43 @@ The spec layer sits below the planner and never imports it. This module is a rul
 named under the `accelstack.rules` entry-point group in pyproject.toml, and the spec's
 `run_validators` loads that group once (see `accelstack.spec.validators`), so importing only
 `accelstack.spec` still runs these rules.
+
+It lives beside the planner, not in it: the planner is handed a catalog and a price book and asks no
+registry, while a rule gets only the spec, so this module looks the stack's cloud up
+(`accelstack.clouds.registry`) and hands the planner that cloud's catalog and list prices.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelstack.clouds.aws import catalog as tables
+from accelstack.clouds import registry
+from accelstack.clouds.base import Cloud
 from accelstack.planner import training_plan as tp
 from accelstack.planner.architectures import get_preset, preset_names
 from accelstack.planner.hardware import GIB
 from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION
 from accelstack.planner.lustre import DEFAULT_HEADROOM
 from accelstack.planner.model_size import architecture_of, weights_gb
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import fits
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.planner.units import counted
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.validators import rule
+
+
+def _cloud(spec: StackSpec) -> Cloud | None:
+    """The stack's registered cloud; None for one the registry lacks (the spec's own rules report it)."""
+    try:
+        return registry.get(spec.cloud)
+    except ValueError:
+        return None
+
+
+def _list_prices(cloud: Cloud) -> PriceBook:
+    return PriceBook.from_prices(cloud.prices)
 
 
 @rule
@@ -44,17 +62,19 @@ def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
 
 def _lustre_check(spec: StackSpec) -> tp.LustreCheck | None:
     """The planner's Lustre check for a training stack, or None when another rule already rejects its inputs."""
-    if not isinstance(spec, TrainingStack):
+    cloud = _cloud(spec)
+    if not isinstance(spec, TrainingStack) or cloud is None:
         return None
     training = spec.training
     lustre = training.storage.lustre
     if lustre is None:
         return None
-    kind = tables.LUSTRE_DEPLOYMENT_TYPES.get(lustre.tier or "")
-    if kind is None or (kind.throughput_tiers and lustre.throughput_per_tib not in kind.throughput_tiers):
+    kind = cloud.catalog.parallel_fs.get(lustre.tier or "")
+    if kind is None or (kind.throughput_per_tib and lustre.throughput_per_tib not in kind.throughput_per_tib):
         return None  # parallel_fs_tier_known / parallel_fs_throughput_tier report it
+    catalog, prices = cloud.catalog, _list_prices(cloud)
     try:
-        return tp.lustre_check(training, tp.checkpoint_write(training))
+        return tp.lustre_check(training, tp.checkpoint_write(training, catalog, prices), catalog=catalog, prices=prices)
     except ValueError:
         return None  # unknown preset or instance type: their own rules report it
 
@@ -84,23 +104,25 @@ def lustre_capacity_derivable(spec: StackSpec) -> Iterator[Problem]:
     """With capacityGiB omitted the planner sizes Lustre for the data; without datasets.sizeGiB it cannot,
     and keeps the fixed 4800 GiB of earlier releases (grown for the checkpoints): say so. A derived size
     above the account's default FSx quota gets the same warning a stated one does."""
-    if not isinstance(spec, TrainingStack):
+    cloud = _cloud(spec)
+    if not isinstance(spec, TrainingStack) or cloud is None:
         return
     training = spec.training
     lustre = training.storage.lustre
     if lustre is None or lustre.capacity_gib is not None:
         return
     try:
-        setting = tp.lustre_setting(training)
+        setting = tp.lustre_setting(training, cloud.catalog, _list_prices(cloud))
     except ValueError:
         return  # unknown preset or instance type: their own rules report it
     if setting is None:
         return
-    if setting.capacity_gib > tables.LUSTRE_DEFAULT_QUOTA_GIB:
+    quota = cloud.limits.get("lustre_default_quota_gib")
+    if quota is not None and setting.capacity_gib > quota:
         yield Problem(
             "training.storage.lustre.capacityGiB",
-            f"derived {setting.capacity_gib} GiB is above the default FSx for Lustre storage quota "
-            f"({tables.LUSTRE_DEFAULT_QUOTA_GIB} GiB per account and Region); request an increase first",
+            f"derived {setting.capacity_gib} GiB is above the default {cloud.catalog.parallel_fs_service} storage "
+            f"quota ({quota} GiB per {cloud.account_kind} and Region); request an increase first",
             Level.WARNING,
         )
     if training.storage.datasets.size_gib is not None:
@@ -164,11 +186,12 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
     """The model (weights, activations and KV cache for one full-context request) must fit in the
     GPUs it is sharded over, at the fraction of memory the server may use (planner `fits`). Silent
     when the spec's `serving_instance_accelerated` already rejects the instance type or sharding."""
-    serving = spec.serving if isinstance(spec, ServingStack) and spec.cloud == "aws" else None
-    if serving is None:
+    cloud = _cloud(spec)
+    serving = spec.serving if isinstance(spec, ServingStack) else None
+    if serving is None or cloud is None:
         return
     replicas, model = serving.replicas, serving.model
-    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    itype = cloud.catalog.instances.get(replicas.instance_type)
     shards = (replicas.tensor_parallel or itype.accelerators) if itype else 0
     if itype is None or shards > itype.accelerators:
         return
@@ -177,7 +200,7 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
     advice = "choose a larger instance, a lower precision (fp8/int4) or a shorter contextLength"
     arch = architecture_of(model.name, model.preset)
     if arch is not None:
-        result = fits(arch, model.precision, itype.name, shards, context_length=model.context_length)
+        result = fits(arch, model.precision, itype, shards, context_length=model.context_length)
         if not result.fits:
             shown_weights = weights_gb(serving) or 0.0
             yield Problem(
@@ -209,8 +232,9 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
     """With `serving.load` stated: replicas.max must carry the peak at the target utilization, the
     latency target must be reachable on the instance, and replicas.min should not exceed what the peak
     needs (those replicas run every hour). Numbers from `planner.serving.replica_capacity`."""
-    serving = spec.serving if isinstance(spec, ServingStack) and spec.cloud == "aws" else None
-    if serving is None or serving.load is None:
+    cloud = _cloud(spec)
+    serving = spec.serving if isinstance(spec, ServingStack) else None
+    if serving is None or serving.load is None or cloud is None:
         return
     load, replicas, model = serving.load, serving.replicas, serving.model
     if load.input_tokens + load.output_tokens > model.context_length:
@@ -228,7 +252,7 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
         )
         return
     try:
-        plan = plan_serving(serving).load
+        plan = plan_serving(serving, cloud.catalog).load
     except ValueError:
         return  # unknown instance type or model size: their own rules report it
     if plan is None:
@@ -276,8 +300,9 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
 def serving_model_architecture_known(spec: StackSpec) -> Iterator[Problem]:
     """serving.model.preset names a planner preset; a model the planner cannot map to an architecture
     is sized from its weights alone (KV cache per request and concurrency are assumed), so say so."""
-    serving = spec.serving if isinstance(spec, ServingStack) and spec.cloud == "aws" else None
-    if serving is None:
+    cloud = _cloud(spec)
+    serving = spec.serving if isinstance(spec, ServingStack) else None
+    if serving is None or cloud is None:
         return
     model = serving.model
     names = preset_names()
