@@ -47,3 +47,8 @@ class CloudStack(ABC):
 
     @abstractmethod
     def build_serving(self, spec: ServingStack) -> pulumi.ComponentResource: ...
+
+    @abstractmethod
+    def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
+        """The files a serving replica boots with, by name, as `accelstack render` writes them (pure: no
+        resources; values only known at deploy time stay placeholders)."""

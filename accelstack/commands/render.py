@@ -43,7 +43,7 @@ def render_command(
     """Write the Slurm configuration and node cloud-init a training stack boots with, or a serving
     stack's replica user data."""
 
-    from accelstack.components.aws.serving.user_data import render_replica_artifacts
+    from accelstack.components import cloud_stack
     from accelstack.components.slurm import nodes_for, render_all
     from accelstack.spec.models import ServingStack
 
@@ -52,7 +52,7 @@ def render_command(
     if spec is None:
         return EXIT_CONFIG
     if isinstance(spec, ServingStack):
-        artifacts, note = render_replica_artifacts(spec), SERVING_PLACEHOLDER_NOTE
+        artifacts, note = cloud_stack(spec).replica_artifacts(spec), SERVING_PLACEHOLDER_NOTE
     elif spec.training.scheduler.kind != "slurm":
         raise CliError(
             f"{name}: training.scheduler.kind is {spec.training.scheduler.kind!r}; "

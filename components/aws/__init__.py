@@ -36,5 +36,10 @@ class AwsStack(CloudStack):
         _, opts = self._root("ServingStack")
         return ServingService(spec, self.digest, opts)
 
+    def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
+        from accelstack.components.aws.serving.user_data import render_replica_artifacts
+
+        return render_replica_artifacts(spec)
+
 
 CLOUD_STACK = AwsStack

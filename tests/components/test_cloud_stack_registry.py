@@ -29,6 +29,9 @@ class RecordingStack(CloudStack):
     def build_serving(self, spec):
         self.built.append(f"serving {spec.stack}")
 
+    def replica_artifacts(self, spec):
+        return {"boot.sh": f"# {spec.stack}"}
+
 
 @pytest.fixture
 def spec():
