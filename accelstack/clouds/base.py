@@ -123,6 +123,9 @@ class Catalog:
     default_parallel_fs: str | None = None  # the tier a spec without `lustre.tier` gets; None: the first listed
     parallel_fs_service: str = "the parallel file system"  # its product name in messages ("FSx for Lustre")
     object_store_service: str = "object storage"  # its product name in messages ("S3")
+    # The URI schemes the spec's object-store URIs (datasets, checkpoints, model weights, adapters) take on this
+    # cloud ("s3", "gs"); empty: not decided yet, not checked.
+    object_uri_schemes: tuple[str, ...] = ()
     # The shortlists `accelstack advise` compares, in order (empty: every instance type the price book prices).
     serving_candidates: tuple[str, ...] = ()
     single_node_training_candidates: tuple[str, ...] = ()

@@ -3,6 +3,10 @@ storage and the serving replica's read grant."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from accelstack.spec.models import StackSpec, TrainingStack
+
 
 def split_bucket_uri(uri: str) -> tuple[str, str]:
     """`s3://bucket/models/x/` -> ("bucket", "models/x/"): the bucket and the key prefix as written.
@@ -14,3 +18,15 @@ def split_bucket_uri(uri: str) -> tuple[str, str]:
     _, _, rest = uri.partition("://")
     bucket, _, prefix = rest.partition("/")
     return bucket, prefix
+
+
+def object_uris(spec: StackSpec) -> Iterator[tuple[str, str]]:
+    """(config path, uri) of every object-store URI in the spec: datasets, checkpoints, weights, adapters."""
+    if isinstance(spec, TrainingStack):
+        yield "training.storage.datasets.uri", spec.training.storage.datasets.uri
+        if spec.training.storage.checkpoints is not None:
+            yield "training.storage.checkpoints.uri", spec.training.storage.checkpoints.uri
+    else:
+        yield "serving.model.weightsUri", spec.serving.model.weights_uri
+        for index, adapter in enumerate(spec.serving.model.adapters):
+            yield f"serving.model.adapters.{index}.uri", adapter.uri

@@ -38,7 +38,7 @@ from accelstack.clouds.base import ParallelFsTier
 from accelstack.spec.features import FEATURE_USES
 from accelstack.spec.models import LustreSpec, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
-from accelstack.spec.uris import split_bucket_uri
+from accelstack.spec.uris import object_uris, split_bucket_uri
 
 Validator = Callable[[StackSpec], Iterator[Problem]]
 RULES: list[Validator] = []
@@ -107,6 +107,24 @@ def cloud_is_deployable(spec: StackSpec) -> Iterator[Problem]:
             f"this stack; deployable: {', '.join(registry.deployable()) or 'none'}",
             Level.WARNING,
         )
+
+
+@rule
+def object_uris_use_the_clouds_store(spec: StackSpec) -> Iterator[Problem]:
+    """Datasets, checkpoints, weights and adapters live in the stack's cloud's object store: their URIs take
+    its schemes (`Catalog.object_uri_schemes`: s3:// on AWS, gs:// on Google Cloud)."""
+    catalog = registry.get(spec.cloud).catalog
+    schemes = catalog.object_uri_schemes
+    if not schemes:
+        return
+    allowed = ", ".join(f"{scheme}://" for scheme in schemes)
+    for path, uri in object_uris(spec):
+        if uri.partition("://")[0] not in schemes:
+            yield Problem(
+                path,
+                f"{uri!r}: on {spec.cloud} object URIs start with {allowed} ({catalog.object_store_service}); "
+                f"allowed scheme: {allowed}",
+            )
 
 
 @rule

@@ -289,6 +289,10 @@ def _described_cloud_stack(tmp_path: Path, name: str) -> None:
     training = config["accelstack:training"]
     training["artifactReaders"] = [facts["other"]]
     training["storage"].pop("lustre")
+    for scheme in cloud(name).catalog.object_uri_schemes[:1]:  # the cloud's own object store, where it says
+        for block in ("datasets", "checkpoints"):
+            uri = training["storage"][block]["uri"]
+            training["storage"][block]["uri"] = f"{scheme}://{uri.partition('://')[2]}"
     training["nodes"] = {"instanceType": next(iter(cloud(name).catalog.instances)), "count": 1, "capacity": "on-demand"}
     training["scheduler"] = {"kind": "slurm", "headNode": {"instanceType": "head"}}
     (tmp_path / "stacks").mkdir()
@@ -309,3 +313,24 @@ def test_a_described_cloud_previews_nothing_and_says_so_at_cloud(tmp_path, name)
     assert "Traceback" not in preview.output
     validate = CliRunner().invoke(app, ["validate", "--project-dir", str(tmp_path), stack])
     assert f"{stack}: cloud: warning: '{name}' is described" in validate.output, validate.output
+
+
+@pytest.mark.parametrize("uri", ["s3://acme-train-datasets", "gs://acme-train-datasets"])
+def test_object_uris_must_use_the_clouds_own_store(tmp_path, uri):
+    """A stack moved between clouds keeps its structure; a URI left pointing at another cloud's store fails at
+    its path, naming the scheme this cloud takes; the cloud's own scheme passes."""
+    _described_cloud_stack(tmp_path, "gcp")
+    stack_file = tmp_path / "stacks" / "Pulumi.gcp-training.yaml"
+    document = yaml.safe_load(stack_file.read_text())
+    document["config"]["accelstack:training"]["storage"]["datasets"]["uri"] = uri
+    stack_file.write_text(yaml.safe_dump(document))
+    result = CliRunner().invoke(app, ["validate", "--project-dir", str(tmp_path), "gcp-training"])
+    if uri.startswith("s3://"):
+        assert result.exit_code == 2, result.output
+        assert (
+            "gcp-training: training.storage.datasets.uri: 's3://acme-train-datasets': on gcp object URIs start "
+            "with gs:// (Cloud Storage); allowed scheme: gs://"
+        ) in result.output
+        assert "training.storage.checkpoints.uri" not in result.output  # already gs://
+    else:
+        assert result.exit_code == 0, result.output

@@ -398,7 +398,7 @@ INVALID = {
         {"training.storage.datasets.uri": "gs://acme-train-datasets"},
         "training.storage.datasets.uri",
         E,
-        "must be an s3:// URI",
+        "on aws object URIs start with s3:// (S3); allowed scheme: s3://",
     ),
     "bucket-short": (
         {"training.storage.datasets.uri": "s3://ab"},

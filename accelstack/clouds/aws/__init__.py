@@ -37,6 +37,7 @@ CATALOG = Catalog(
     default_parallel_fs="PERSISTENT_2",
     parallel_fs_service="FSx for Lustre",
     object_store_service="S3",
+    object_uri_schemes=("s3",),
     serving_candidates=(
         "g6.xlarge", "g5.xlarge", "g6e.xlarge", "g6.12xlarge", "g5.12xlarge", "g6e.12xlarge",
         "g6e.48xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge",

@@ -16,6 +16,7 @@ from accelstack.clouds.aws import catalog as tables
 from accelstack.spec.accounts import AwsAccount
 from accelstack.spec.models import LustreSpec, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.uris import object_uris
 from accelstack.spec.validators import bucket_of, path_within, rule
 
 # --- accounts, regions, IAM ---------------------------------------------------------------------
@@ -335,32 +336,10 @@ def bucket_name_problem(name: str) -> str | None:
     return None
 
 
-def _s3_uris(spec: StackSpec) -> Iterator[tuple[str, str]]:
-    """(config path, uri) of every object-store URI in the spec."""
-    if isinstance(spec, TrainingStack):
-        yield "training.storage.datasets.uri", spec.training.storage.datasets.uri
-        if spec.training.storage.checkpoints is not None:
-            yield "training.storage.checkpoints.uri", spec.training.storage.checkpoints.uri
-    else:
-        yield "serving.model.weightsUri", spec.serving.model.weights_uri
-        for index, adapter in enumerate(spec.serving.model.adapters):
-            yield f"serving.model.adapters.{index}.uri", adapter.uri
-
-
-@rule
-def training_storage_is_s3(spec: StackSpec) -> Iterator[Problem]:
-    """On AWS, datasets and checkpoints live in S3 buckets this stack creates or links to FSx."""
-    if not isinstance(spec, TrainingStack):
-        return
-    for path, uri in _s3_uris(spec):
-        if path.startswith("training.") and not uri.startswith("s3://"):
-            yield Problem(path, f"{uri!r}: on aws this must be an s3:// URI")
-
-
 @rule
 def s3_bucket_names(spec: StackSpec) -> Iterator[Problem]:
     """Bucket names in s3:// URIs obey the S3 naming rules (S3 User Guide, "General purpose bucket naming rules")."""
-    for path, uri in _s3_uris(spec):
+    for path, uri in object_uris(spec):
         if not uri.startswith("s3://"):
             continue
         name = bucket_of(uri)

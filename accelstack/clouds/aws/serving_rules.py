@@ -144,9 +144,7 @@ def model_artifacts_on_s3(spec: StackSpec) -> Iterator[Problem]:
     uris = [("serving.model.weightsUri", serving.model.weights_uri)]
     uris += [(f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)]
     for path, uri in uris:
-        if not uri.startswith("s3://"):
-            yield Problem(path, f"{uri!r}: on AWS model artifacts are read from S3; allowed scheme: s3://")
-        elif not split_bucket_uri(uri)[1].strip("/"):
+        if uri.startswith("s3://") and not split_bucket_uri(uri)[1].strip("/"):  # other schemes: a spec rule
             yield Problem(
                 path,
                 f"{uri!r} names a whole bucket; point at the artifact prefix (e.g. s3://bucket/models/name/) "

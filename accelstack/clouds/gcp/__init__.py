@@ -14,6 +14,8 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    object_store_service="Cloud Storage",
+    object_uri_schemes=("gs",),  # Cloud Storage URIs: gs://bucket/object (gcloud storage, Managed Lustre import)
     parallel_fs={
         name: ParallelFsTier(
             name=name,
