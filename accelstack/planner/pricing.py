@@ -81,6 +81,8 @@ class PriceBook:
             if key in self.lustre_gb_month:
                 return self.lustre_gb_month[key]
         known = ", ".join(f"{d}/{t}" if t else d for d, t in self.lustre_gb_month)
+        if not known:  # a described cloud whose price table leaves the file system out (its not_priced says so)
+            known = "none: this price table records no parallel file system price (give one with --prices)"
         raise ValueError(f"no parallel file system price for {deployment_type}/{throughput_per_tib}; known: {known}")
 
     def source(self) -> str:

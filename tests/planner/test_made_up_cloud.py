@@ -236,3 +236,19 @@ def test_size_and_advise_plan_for_the_cloud_named_on_the_command_line():
     assert "Serve llama-3.1-8b on acme.gpu1" in advised.output
     unknown = runner.invoke(app, ["size", "lustre", "--cloud", "nope", "--dataset-gib", "1", "--checkpoint-gib", "1"])
     assert unknown.exit_code == 2 and "--cloud: unknown cloud 'nope'; registered: aws" in unknown.output
+
+
+def test_a_price_table_without_file_system_prices_says_so_and_how_to_supply_one():
+    """A described cloud may leave its managed Lustre unpriced (not_priced says why): the error must not end
+    in an empty 'known:' list."""
+    import dataclasses
+
+    from accelstack.clouds.aws import PRICES
+    from accelstack.planner.pricing import PriceBook
+
+    book = PriceBook.from_prices(dataclasses.replace(PRICES, parallel_fs_gb_month={}))
+    with pytest.raises(
+        ValueError,
+        match=r"known: none: this price table records no parallel file system price \(give one with --prices\)",
+    ):
+        book.lustre("PERSISTENT_2", 250)
