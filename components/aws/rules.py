@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
+from accelstack.clouds.aws import catalog
 from accelstack.components import slurm
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
 
-EC2_USER_DATA_MAX_BYTES = 16 * 1024
+EC2_USER_DATA_MAX_BYTES = catalog.EC2_USER_DATA_MAX_BYTES
 
 
 def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:

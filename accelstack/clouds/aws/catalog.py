@@ -251,3 +251,7 @@ IAM_ROLE_ARN = re.compile(
 # The training network carves one large private cluster subnet plus small public/endpoint subnets
 # out of vpcCidr; below /22 there is no room for them (AWS reserves 5 addresses per subnet too).
 VPC_MAX_PREFIX = 22
+
+# EC2 User Guide, "Run commands when you launch an EC2 instance with user data input": "User data is limited
+# to 16 KB, in raw form, before it is base64-encoded". The Slurm nodes and the serving replicas both meet it.
+EC2_USER_DATA_MAX_BYTES = 16 * 1024

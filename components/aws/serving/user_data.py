@@ -11,6 +11,7 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from accelstack.clouds import registry
+from accelstack.clouds.aws.catalog import EC2_USER_DATA_MAX_BYTES
 from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION, IMDS_FUNCTION
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
@@ -74,7 +75,7 @@ WORKER_FILES: dict[str, tuple[str, bytes]] = {  # file name on the replica -> (r
         resources.files("accelstack.components.aws.replica").joinpath(f"{QUEUE_CLIENT_MODULE}.py").read_bytes(),
     ),
 }
-USER_DATA_LIMIT_BYTES = 16_384  # EC2: raw user data, before base64
+USER_DATA_LIMIT_BYTES = EC2_USER_DATA_MAX_BYTES  # raw user data, before base64
 
 
 EMBEDDED_LINE_LENGTH = 100
