@@ -72,5 +72,5 @@ AZURE = Cloud(
     catalog=CATALOG,
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
-    components=None,
+    components="accelstack.components.azure",
 )

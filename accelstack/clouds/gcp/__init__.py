@@ -75,5 +75,5 @@ GCP = Cloud(
         **{f"compact_placement_max_vms_{family}": vms for family, vms in catalog.COMPACT_PLACEMENT_MAX_VMS.items()},
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
-    components=None,
+    components="accelstack.components.gcp",
 )

@@ -1,0 +1,45 @@
+"""Azure: the training cluster and the serving service, each in its own subscription."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pulumi
+
+from accelstack.components.azure.provider import azure_provider
+from accelstack.components.base import CloudStack
+from accelstack.spec.models import ServingStack, TrainingStack
+
+if TYPE_CHECKING:
+    from accelstack.components.azure.serving import ServingService
+    from accelstack.components.azure.training import TrainingCluster
+
+
+class AzureStack(CloudStack):
+    def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
+        root = pulumi.ComponentResource(f"accelstack:azure:{kind}", self.spec.stack)
+        provider = azure_provider(self.spec, root)
+        return root, pulumi.ResourceOptions(parent=root, provider=provider)
+
+    def build_training(self, spec: TrainingStack) -> TrainingCluster:
+        from accelstack.components.azure.training import TrainingCluster
+
+        _, opts = self._root("TrainingStack")
+        cluster = TrainingCluster(spec, self.digest, opts)
+        for key, value in cluster.outputs.items():
+            pulumi.export(key, value)
+        return cluster
+
+    def build_serving(self, spec: ServingStack) -> ServingService:
+        from accelstack.components.azure.serving import ServingService
+
+        _, opts = self._root("ServingStack")
+        return ServingService(spec, self.digest, opts)
+
+    def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
+        from accelstack.components.azure.serving.user_data import render_replica_artifacts
+
+        return render_replica_artifacts(spec)
+
+
+CLOUD_STACK = AzureStack

@@ -1,0 +1,45 @@
+"""Google Cloud: the training cluster and the serving service, each in its own project."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pulumi
+
+from accelstack.components.base import CloudStack
+from accelstack.components.gcp.provider import gcp_provider
+from accelstack.spec.models import ServingStack, TrainingStack
+
+if TYPE_CHECKING:
+    from accelstack.components.gcp.serving import ServingService
+    from accelstack.components.gcp.training import TrainingCluster
+
+
+class GcpStack(CloudStack):
+    def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
+        root = pulumi.ComponentResource(f"accelstack:gcp:{kind}", self.spec.stack)
+        provider = gcp_provider(self.spec, root)
+        return root, pulumi.ResourceOptions(parent=root, provider=provider)
+
+    def build_training(self, spec: TrainingStack) -> TrainingCluster:
+        from accelstack.components.gcp.training import TrainingCluster
+
+        _, opts = self._root("TrainingStack")
+        cluster = TrainingCluster(spec, self.digest, opts)
+        for key, value in cluster.outputs.items():
+            pulumi.export(key, value)
+        return cluster
+
+    def build_serving(self, spec: ServingStack) -> ServingService:
+        from accelstack.components.gcp.serving import ServingService
+
+        _, opts = self._root("ServingStack")
+        return ServingService(spec, self.digest, opts)
+
+    def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
+        from accelstack.components.gcp.serving.user_data import render_replica_artifacts
+
+        return render_replica_artifacts(spec)
+
+
+CLOUD_STACK = GcpStack
