@@ -7,7 +7,6 @@ The generic checks run over `registry.names()`, so a cloud registered later is c
 from __future__ import annotations
 
 import dataclasses
-
 import datetime
 from pathlib import Path
 
