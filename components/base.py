@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 
+from accelstack import outputs
 from accelstack.spec import StackSpec
 from accelstack.spec.models import ServingStack, TrainingStack
 
@@ -32,15 +34,25 @@ def _digested(spec: StackSpec) -> dict[str, Any]:
 
 
 class CloudStack(ABC):
+    # Output names this cloud's stacks exported before the contract was neutral (old -> new, a subset of
+    # accelstack.outputs.LEGACY_NAMES), exported beside the new ones for the deprecation period.
+    legacy_output_names: Mapping[str, str] = {}
+
     def __init__(self, spec: StackSpec):
         self.spec = spec
         self.digest = config_digest(spec)
 
     def build(self) -> pulumi.ComponentResource:
-        """Build the stack's workload and return its component (what a unit test asserts on)."""
+        """Build the stack's workload, export its outputs contract (the one place stacks export), and return
+        its component (what a unit test asserts on)."""
         if isinstance(self.spec, TrainingStack):
-            return self.build_training(self.spec)
-        return self.build_serving(self.spec)
+            component: pulumi.ComponentResource = self.build_training(self.spec)
+        else:
+            component = self.build_serving(self.spec)
+        exported: Mapping[str, Any] = getattr(component, "outputs", {})
+        for key, value in outputs.with_legacy_names(exported, self.legacy_output_names).items():
+            pulumi.export(key, value)
+        return component
 
     @abstractmethod
     def build_training(self, spec: TrainingStack) -> pulumi.ComponentResource: ...

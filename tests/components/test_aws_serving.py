@@ -444,7 +444,7 @@ def test_every_custom_resource_on_the_serving_provider():
 def test_stack_outputs():
     outputs = run().stack_outputs
     assert outputs["endpoint"].startswith("https://")
-    assert outputs["replicaGroupName"] == "accelstack-aws-serving-replicas"
+    assert outputs["replicaGroup"] == "accelstack-aws-serving-replicas"
     assert outputs["backlogPerInstanceTarget"] == plan().backlog_per_instance_target
 
 
