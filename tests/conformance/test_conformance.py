@@ -35,6 +35,7 @@ from accelstack.engine.preview import PreviewResult
 from accelstack.policies import concepts
 from accelstack.spec.loader import stack_name_of
 
+
 def cloud_stack_class(cloud: str) -> type[CloudStack]:
     module = registry.get(cloud).components
     assert module is not None
