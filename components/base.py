@@ -23,13 +23,17 @@ def config_digest(spec: StackSpec) -> str:
 
 def _digested(spec: StackSpec) -> dict[str, Any]:
     """The spec as the digest has always read it, so a refactoring of the models does not retag every deployed
-    resource: both workload blocks (the other one null), and the file system's tier under its first name."""
+    resource: both workload blocks (the other one null), the file system's tier and the HTTPS certificate under
+    their first names."""
     data = spec.model_dump(mode="json", by_alias=True)
     data.setdefault("training", None)
     data.setdefault("serving", None)
     lustre = data["training"]["storage"].get("lustre") if data["training"] else None
     if lustre is not None:
         lustre["deploymentType"] = lustre.pop("tier")
+    if data["serving"] is not None:
+        load_balancer = data["serving"]["loadBalancer"]
+        load_balancer["certificateArn"] = load_balancer.pop("certificate")
     return data
 
 

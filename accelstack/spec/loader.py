@@ -41,6 +41,10 @@ RENAMED_KEYS = {
         "renamed: the parallel file system's tier has the same key on every cloud; write tier (same values, "
         "e.g. tier: PERSISTENT_2)"
     ),
+    ("serving", "loadBalancer", "certificateArn"): (
+        "renamed: the HTTPS certificate has the same key on every cloud; write certificate (same value, "
+        "e.g. certificate: arn:aws:acm:us-east-1:222222222222:certificate/...)"
+    ),
 }
 
 
