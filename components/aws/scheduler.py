@@ -179,7 +179,7 @@ class SlurmCluster(pulumi.ComponentResource):
             encrypted=True,
             kms_key_id=handles.kms_key_arn,
             tags={"Name": f"{name}-slurmctld-state"},
-            opts=pulumi.ResourceOptions(parent=self, protect=True),
+            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
         )
         subnet = aws.ec2.get_subnet_output(id=handles.subnet_id, opts=pulumi.InvokeOptions(parent=self))
         address = subnet.cidr_block.apply(head_address)

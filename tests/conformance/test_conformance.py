@@ -44,12 +44,7 @@ def cloud_stack_class(cloud: str) -> type[CloudStack]:
 
 
 # (cloud, check) -> why the cloud fails it today. Each entry is a strict xfail.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("aws", "retain-on-delete"): (
-        "no AWS resource sets retain_on_delete: buckets, the KMS key, the Slurm state volume and Lustre "
-        "are protected, but a `pulumi destroy` after unprotecting deletes them with the stack"
-    ),
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 # Two sizes of the same stack: the resource graph must not grow with them (one group, not N nodes).
 SIZES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
