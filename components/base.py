@@ -1,4 +1,11 @@
-"""The interface every cloud implements."""
+"""The interface every cloud implements, and the typed arguments its components take.
+
+The data flow is one way: config -> validated spec -> plan (every derived number, once) -> components.
+`TrainingClusterArgs` / `ServingServiceArgs` carry a workload's own slice of the spec and its plan; a cloud's
+`TrainingCluster(name, args, opts)` / `ServingService(name, args, opts)` builds from nothing else, so a user's
+own Pulumi program can build one (`TrainingClusterArgs.from_config({...}, "my-cluster")`, validated by the
+same rules as a stack file) as pulumi-eks users build `Cluster(name, args)`.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,19 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
 from accelstack import outputs
-from accelstack.spec import StackSpec
+from accelstack.clouds import registry
+from accelstack.planner.pricing import PriceBook
+from accelstack.planner.serving_plan import ServingPlan, plan_serving
+from accelstack.planner.training_plan import TrainingPlan, plan_training
+from accelstack.spec import SpecError, StackSpec, parse_spec
 from accelstack.spec.models import ServingStack, TrainingStack
+from accelstack.spec.problems import Problem
 
 
 def config_digest(spec: StackSpec) -> str:
@@ -35,6 +48,61 @@ def _digested(spec: StackSpec) -> dict[str, Any]:
         load_balancer = data["serving"]["loadBalancer"]
         load_balancer["certificateArn"] = load_balancer.pop("certificate")
     return data
+
+
+@dataclass(frozen=True)
+class TrainingClusterArgs:
+    """What a training cluster is built from: the training stack's spec (account, separation, training block),
+    its plan, and the digest tagged on its node groups."""
+
+    spec: TrainingStack
+    plan: TrainingPlan
+    digest: str
+
+    @classmethod
+    def of(cls, spec: TrainingStack) -> TrainingClusterArgs:
+        """Plan `spec` on its cloud's catalog and prices (the planner runs here, once, not in a component)."""
+        cloud = registry.get(spec.cloud)
+        plan = plan_training(spec.training, catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices))
+        return cls(spec, plan, config_digest(spec))
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], name: str) -> TrainingClusterArgs:
+        """Args from a stack file's `accelstack:*` keys as a mapping (namespace stripped: cloud, workload,
+        account, separation, training), checked by every rule a stack file is: SpecError naming each path."""
+        spec = parse_spec(dict(config), name)
+        if not isinstance(spec, TrainingStack):
+            raise SpecError([Problem("workload", f"{spec.workload!r}: a TrainingCluster needs workload: training")])
+        return cls.of(spec)
+
+    def named(self, name: str) -> TrainingClusterArgs:
+        """The same cluster under another name (the name prefixes every resource and is the stack tag)."""
+        return self if name == self.spec.stack else TrainingClusterArgs.of(self.spec.model_copy(update={"stack": name}))
+
+
+@dataclass(frozen=True)
+class ServingServiceArgs:
+    """What a serving service is built from: the serving stack's spec and its plan (cold start, warm pool,
+    backlog target), and the digest tagged on its replica group."""
+
+    spec: ServingStack
+    plan: ServingPlan
+    digest: str
+
+    @classmethod
+    def of(cls, spec: ServingStack) -> ServingServiceArgs:
+        return cls(spec, plan_serving(spec.serving, registry.get(spec.cloud).catalog), config_digest(spec))
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], name: str) -> ServingServiceArgs:
+        """As `TrainingClusterArgs.from_config`, for workload: serving."""
+        spec = parse_spec(dict(config), name)
+        if not isinstance(spec, ServingStack):
+            raise SpecError([Problem("workload", f"{spec.workload!r}: a ServingService needs workload: serving")])
+        return cls.of(spec)
+
+    def named(self, name: str) -> ServingServiceArgs:
+        return self if name == self.spec.stack else ServingServiceArgs.of(self.spec.model_copy(update={"stack": name}))
 
 
 class CloudStack(ABC):

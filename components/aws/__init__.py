@@ -8,7 +8,7 @@ import pulumi
 
 from accelstack import outputs
 from accelstack.components.aws.provider import aws_provider
-from accelstack.components.base import CloudStack
+from accelstack.components.base import CloudStack, ServingServiceArgs, TrainingClusterArgs
 from accelstack.spec.models import ServingStack, TrainingStack
 
 if TYPE_CHECKING:
@@ -29,13 +29,13 @@ class AwsStack(CloudStack):
         from accelstack.components.aws.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
-        return TrainingCluster(spec, self.digest, opts)
+        return TrainingCluster(spec.stack, TrainingClusterArgs.of(spec), opts)
 
     def build_serving(self, spec: ServingStack) -> ServingService:
         from accelstack.components.aws.serving import ServingService
 
         _, opts = self._root("ServingStack")
-        return ServingService(spec, self.digest, opts)
+        return ServingService(spec.stack, ServingServiceArgs.of(spec), opts)
 
     def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
         from accelstack.components.aws.serving.user_data import render_replica_artifacts
