@@ -185,8 +185,10 @@ def output_problems(
     legacy = legacy or {}
     expected |= {old for old, new in legacy.items() if new in expected}
     exported = set(exported)
+    contract = outputs.CONTRACTS[workload]
     problems = [
-        f"missing output {key}: {outputs.CONTRACTS[workload][key].meaning}" for key in sorted(expected - exported)
+        f"missing output {key}: {contract[key].meaning if key in contract else f'the old name of {legacy[key]}'}"
+        for key in sorted(expected - exported)
     ]
     for key in sorted(exported - expected):
         known = outputs.CONTRACTS[workload].get(key)

@@ -122,7 +122,8 @@ def test_missing_and_extra_outputs_are_seen() -> None:
         "unexpected output mungeKeySecretArn: not in the training contract (accelstack/outputs.py)"
     ]
     assert output_problems(full | {"lustreDnsName"}, "training", holding, legacy) == [
-        "unexpected output lustreDnsName: not in the training contract (accelstack/outputs.py)"
+        "missing output mungeKeySecretArn: the old name of mungeKeySecret",
+        "unexpected output lustreDnsName: not in the training contract (accelstack/outputs.py)",
     ]
 
 
