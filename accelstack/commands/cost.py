@@ -2,7 +2,7 @@
 
 Training prices a job: its failure-free hours (--hours, else from training.model.trainingTokens, else a
 month at 24x7), inflated by Daly's expected checkpoint and rework overhead, x nodes x hourly price (spot
-discounted), plus the Slurm head node, Lustre and S3 for the job's wall time. Serving prices a month:
+discounted), plus the Slurm head node, Lustre and the object store for the job's wall time. Serving prices a month:
 replica-hours from a 24-hour traffic profile between replicas.min and replicas.max, the replicas' root
 volumes and the warm pool's stopped volumes; and a lifetime of --months. Every assumption a figure rests
 on is printed beside it; what is not priced is listed.
@@ -131,7 +131,7 @@ def training_estimate(
         "training": result.as_dict(),
         "headNodeUsd": round(head, 2),
         "totalUsd": round(total, 2),
-        # The cluster kept up for a month: nodes (without overhead), head node, Lustre and S3.
+        # The cluster kept up for a month: nodes (without overhead), head node, Lustre and object storage.
         "monthlyUsdAt24x7": round(
             (result.hourly_per_node * nodes.count + (head / result.wall_hours if result.wall_hours else 0.0))
             * costs.HOURS_PER_MONTH
@@ -179,7 +179,7 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
 
 def training_table(results: dict[str, Any]) -> Table:
     table = Table(title="accelstack cost: training jobs", title_justify="left", caption_justify="left")
-    for column in ("stack", "nodes", "job hours (wall)", "assumptions", "compute", "Lustre + S3", "head node",
+    for column in ("stack", "nodes", "job hours (wall)", "assumptions", "compute", "Lustre + object store", "head node",
                    "job total", "per month 24x7"):  # fmt: skip
         table.add_column(column, justify="right" if column[0] in "cLhjp" and column != "assumptions" else "left",
                          overflow="fold")  # fmt: skip
@@ -198,7 +198,7 @@ def training_table(results: dict[str, Any]) -> Table:
             f"${r['monthlyUsdAt24x7']:,.0f}",
         )
     table.caption = (
-        "job total = compute (nodes x price x wall hours) + Lustre + S3 + head node for the job's wall hours; "
+        "job total = compute (nodes x price x wall hours) + Lustre + object store (S3, Blob, GCS) + head node for the job's wall hours; "
         "per month 24x7 = the same cluster kept up for 730 h, without checkpoint overhead"
     )
     return table
@@ -251,7 +251,7 @@ def cost_command(
         typer.Option(
             "--dataset-gb",
             min=0,
-            help="Training: dataset kept in S3, GB (default: training.storage.datasets.sizeGiB, else 1000).",
+            help="Training: dataset kept in the object store (S3, Blob, GCS), GB (default: training.storage.datasets.sizeGiB, else 1000).",
         ),
     ] = None,
     prices: PricesOpt = None,
