@@ -77,6 +77,20 @@ class InstanceType:
 
 
 @dataclass(frozen=True)
+class Quota:
+    """A quota machines draw on: its name as the cloud's console and quota API spell it, and what it counts.
+
+    Quotas are scoped to the account (subscription, project), which is why each workload lives in its own."""
+
+    name: str
+    unit: str  # "vCPUs" or "GPUs"
+
+    def amount(self, instance: InstanceType, count: int) -> int:
+        """What `count` machines of `instance` take from this quota."""
+        return count * (instance.accelerators if self.unit == "GPUs" else instance.vcpus)
+
+
+@dataclass(frozen=True)
 class ParallelFsTier:
     """One tier of the cloud's managed parallel file system, as the neutral `training.storage.lustre` keys see it.
 
@@ -131,6 +145,13 @@ class Catalog:
     single_node_training_candidates: tuple[str, ...] = ()
     distributed_training_instance: str | None = None  # None: the priced fabric instance with the most memory
     managed_model_api: str | None = None  # the cloud's hosted-model service, named by `advise` ("Amazon Bedrock")
+    # The quota each machine type draws on, by capacity ("on-demand", "spot"); a type or capacity missing here
+    # is reported as not known rather than guessed (capacity reservations and blocks draw on what was bought).
+    quotas: Mapping[str, Mapping[str, Quota]] = field(default_factory=dict)
+
+    def quota(self, instance: str, capacity: str) -> Quota | None:
+        """The quota `instance` machines bought as `capacity` draw on; None: not in this catalog."""
+        return self.quotas.get(capacity, {}).get(instance)
 
     def instance(self, name: str) -> InstanceType:
         """The machine type, or ValueError naming the ones this catalog knows."""

@@ -77,6 +77,20 @@ def job_hours_of(spec: TrainingStack, given: float | None, catalog: Catalog) -> 
     return costs.HOURS_PER_MONTH, "a month at 24x7 (no job length: set training.model.trainingTokens or --hours)"
 
 
+def quota_drawn(catalog: Catalog, instance_type: str, capacity: str, count: int) -> dict[str, Any]:
+    """The account quota `count` machines bought as `capacity` draw on (what to raise before the first `up`)."""
+    if capacity not in ("on-demand", "spot"):
+        return {"name": None, "basis": f"the {capacity} capacity bought for the stack (its reservation)"}
+    quota = catalog.quota(instance_type, capacity)
+    if quota is None:
+        return {
+            "name": None,
+            "basis": f"not in accelstack's {catalog.cloud} quota table; the cloud's usage API names it",
+        }
+    amount = quota.amount(catalog.instance(instance_type), count)
+    return {"name": quota.name, "unit": quota.unit, "amount": amount, "basis": f"{quota.name}: {amount} {quota.unit}"}
+
+
 def training_estimate(
     spec: TrainingStack, hours: float | None, prices: PriceBook, dataset_gb: float | None = None, *, cloud: Cloud
 ) -> dict[str, Any]:
@@ -118,6 +132,7 @@ def training_estimate(
         "instanceType": nodes.instance_type,
         "nodes": nodes.count,
         "capacity": nodes.capacity,
+        "quota": quota_drawn(catalog, nodes.instance_type, nodes.capacity, nodes.count),
         "computeHours": round(compute_hours, 2),
         "computeHoursSource": hours_source,
         "assumptions": assumptions,
@@ -166,6 +181,8 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
         "instanceType": replicas.instance_type,
         "replicas": f"{replicas.min}..{replicas.max}",
         "capacity": replicas.capacity,
+        # At most replicas.max run at once; stopped warm-pool replicas hold no running-instance quota.
+        "quota": quota_drawn(cloud.catalog, replicas.instance_type, replicas.capacity, replicas.max),
         "profileBasis": f"{PROFILE_BASIS}; {peak_basis}",
         "rootVolume": f"gp3 {plan.root_volume_gib} GiB, {ROOT_VOLUME_IOPS} IOPS, {ROOT_VOLUME_THROUGHPUT_MIBPS} MiB/s",
         "load": load.as_dict() if load is not None else None,
@@ -187,7 +204,7 @@ def training_table(results: dict[str, Any]) -> Table:
         t = r["training"]
         table.add_row(
             name,
-            f"{counted(r['nodes'], 'node')} x {r['instanceType']} {r['capacity']}",
+            f"{counted(r['nodes'], 'node')} x {r['instanceType']} {r['capacity']}; quota {r['quota']['basis']}",
             f"{t['compute_hours']:g} h x (1 + {t['overhead_fraction']:.1%}) = {t['wall_hours']:g} h "
             f"({t['gpu_hours']:g} GPU-h); hours from {r['computeHoursSource']}",
             r["assumptions"],
@@ -215,7 +232,7 @@ def serving_table(results: dict[str, Any]) -> Table:
         by_hour = " ".join(str(n) for n in s["replicas_by_hour"])
         table.add_row(
             name,
-            f"{r['replicas']} x {r['instanceType']} {r['capacity']}",
+            f"{r['replicas']} x {r['instanceType']} {r['capacity']}; quota at max {r['quota']['basis']}",
             f"{s['replica_hours_per_day']} = sum of replicas by hour 00-23 [{by_hour}] ({r['profileBasis'].rsplit('; ', 1)[-1]})",
             f"${s['compute_monthly_usd']:,.0f}",
             f"${s['running_volumes_monthly_usd'] + s['warm_pool_monthly_usd']:,.0f} (warm pool of "

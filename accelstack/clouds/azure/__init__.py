@@ -5,7 +5,7 @@ Described, not deployable yet: `components` is None until `accelstack.components
 
 from __future__ import annotations
 
-from accelstack.clouds.azure import catalog, prices
+from accelstack.clouds.azure import catalog, prices, quotas
 from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
 
 CATALOG = Catalog(
@@ -29,6 +29,7 @@ CATALOG = Catalog(
         )
         for name, sku in catalog.AMLFS_SKUS.items()
     },
+    quotas=quotas.QUOTAS,
 )
 
 PRICES = Prices(

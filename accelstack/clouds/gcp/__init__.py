@@ -6,7 +6,7 @@ Described, not deployable yet: `components` is None until `accelstack.components
 from __future__ import annotations
 
 from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
-from accelstack.clouds.gcp import catalog, prices
+from accelstack.clouds.gcp import catalog, prices, quotas
 
 CATALOG = Catalog(
     cloud="gcp",
@@ -32,6 +32,7 @@ CATALOG = Catalog(
         )
         for name, tier in catalog.LUSTRE_TIERS.items()
     },
+    quotas=quotas.QUOTAS,
 )
 
 PRICES = Prices(
