@@ -65,6 +65,10 @@ SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 LOAD_BALANCERS = concepts.tokens("load-balancer")
 LISTENERS = concepts.tokens("listener")
+FIREWALLS = concepts.tokens("firewall")
+PUBLIC_ADDRESSES = concepts.tokens("public-address")
+FILE_SYSTEM_LINKS = concepts.tokens("file-system-link")
+SCALING_POLICIES = concepts.tokens("scaling-policy")
 ASG = "aws:autoscaling/group:Group"
 SCALING_POLICY = "aws:autoscaling/policy:Policy"
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
@@ -277,7 +281,7 @@ def _internet_rules(resource: Any) -> list[tuple[str, tuple[int, int] | None, st
     """(protocol, port range, source) of every ingress rule open to the internet."""
     kind, props = resource.resource_type, resource.props
     found = []
-    if concepts.is_a(kind, "firewall"):
+    if kind in FIREWALLS:
         for rule in as_list(props.get("ingress")):
             sources = as_list(rule.get("cidrBlocks")) + as_list(rule.get("ipv6CidrBlocks"))
             for source in sources:
@@ -312,12 +316,12 @@ def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
 def check_ingress_only_to_load_balancer(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Internet-facing web ports open only on a security group attached to an internet-facing load
     balancer (never on replica or node groups). Ours (Trivy AVD-AWS-0107 permits none at all)."""
-    groups = concepts.of(resources, "firewall")
-    public_lbs = [lb for lb in concepts.of(resources, "load-balancer") if not truthy(lb.props.get("internal"))]
+    groups = of_type(resources, *FIREWALLS)
+    public_lbs = [lb for lb in of_type(resources, *LOAD_BALANCERS) if not truthy(lb.props.get("internal"))]
     for resource in resources:
         if not _internet_rules(resource):
             continue
-        if concepts.is_a(resource.resource_type, "firewall"):
+        if resource.resource_type in FIREWALLS:
             owners = [resource]
         else:
             owners = [g for g in groups if refers_to(resource, "securityGroupId", g, keys=("id",))]
@@ -361,7 +365,7 @@ def check_no_public_ip(resource: Any, ctx: Context) -> Iterable[str]:
             yield f"subnet {name} maps public IPs on launch"
         if truthy(props.get("assignIpv6AddressOnCreation")):
             yield f"subnet {name} assigns IPv6 addresses on launch"
-    elif concepts.is_a(kind, "public-address"):
+    elif kind in PUBLIC_ADDRESSES:
         for key in ("instance", "networkInterface", "instanceId", "networkInterfaceId"):
             if props.get(key):
                 yield f"elastic IP {name} is bound to a node ({key}); only NAT gateways take elastic IPs"
@@ -629,7 +633,7 @@ def check_no_scheduled_data_loss(resources: Sequence[Any], ctx: Context) -> Iter
                         "expire only noncurrent versions on data buckets"
                     ),
                 )
-    for link in concepts.of(resources, "file-system-link"):
+    for link in of_type(resources, *FILE_SYSTEM_LINKS):
         s3 = link.props.get("s3") or {}
         events = (
             [str(e) for e in as_list((s3.get("autoExportPolicy") or {}).get("events"))] if hasattr(s3, "get") else []
@@ -829,7 +833,7 @@ def check_serving_scales_on_queue_depth(resources: Sequence[Any], ctx: Context) 
     https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html)."""
     if ctx.workload != "serving":
         return
-    policies = concepts.of(resources, "scaling-policy")
+    policies = of_type(resources, *SCALING_POLICIES)
     alarms = of_type(resources, METRIC_ALARM)
     for group in of_type(resources, ASG):
         linked = [p for p in policies if refers_to(p, "autoscalingGroupName", group, keys=("name", "id"))]
