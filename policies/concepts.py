@@ -349,13 +349,13 @@ def canonical(type_token: str) -> str:
 
 
 def concept_of(type_token: str) -> str | None:
-    return _BY_TOKEN.get(canonical(type_token))
+    return _BY_TOKEN.get(type_token) or _BY_TOKEN.get(canonical(type_token))
 
 
 def cloud_of(type_token: str) -> str | None:
     """The table (cloud package) that knows a token, or None."""
-    token = canonical(type_token)
-    return next((cloud for cloud, table in TABLES.items() if any(token in ts for ts in table.values())), None)
+    found = [t for t in (type_token, canonical(type_token)) if t in _BY_TOKEN]
+    return next((c for c, table in TABLES.items() for ts in table.values() if found and found[0] in ts), None)
 
 
 def tokens(*concepts: str, cloud: str = "aws") -> tuple[str, ...]:
