@@ -283,7 +283,11 @@ GCP: dict[str, tuple[str, ...]] = {
     "identity": ("gcp:serviceaccount/account:Account", "gcp:serviceAccount/account:Account"),
     "api-enablement": ("gcp:projects/service:Service",),
     # Project-wide role grants (the scope is the project).
-    "role-binding": ("gcp:projects/iAMMember:IAMMember", "gcp:projects/iAMBinding:IAMBinding", "gcp:projects/iAMPolicy:IAMPolicy"),
+    "role-binding": (
+        "gcp:projects/iAMMember:IAMMember",
+        "gcp:projects/iAMBinding:IAMBinding",
+        "gcp:projects/iAMPolicy:IAMPolicy",
+    ),
     # Grants on one resource: who may use a bucket, key, secret, topic, subscription or service account.
     "resource-grant": (
         "gcp:storage/bucketIAMMember:BucketIAMMember",
@@ -317,7 +321,12 @@ GCP: dict[str, tuple[str, ...]] = {
 # state in clear, so the packs judge its inputs like user data.
 DYNAMIC: dict[str, tuple[str, ...]] = {"dynamic-operation": ("pulumi-python:dynamic:Resource",)}
 
-TABLES: dict[str, dict[str, tuple[str, ...]]] = {"aws": AWS, "azure-native": AZURE, "gcp": GCP, "pulumi-python": DYNAMIC}
+TABLES: dict[str, dict[str, tuple[str, ...]]] = {
+    "aws": AWS,
+    "azure-native": AZURE,
+    "gcp": GCP,
+    "pulumi-python": DYNAMIC,
+}
 
 # Stateful concepts: `protect` is required, and nothing in the stack may schedule their deletion.
 STATEFUL = (
