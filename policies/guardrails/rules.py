@@ -888,7 +888,10 @@ def check_no_public_storage_azure_gcp(resource: Any, ctx: Context) -> Iterable[s
 
 
 def check_min_tls(resource: Any, ctx: Context) -> Iterable[str]:
-    """TLS 1.2+ on every endpoint Azure and GCP let a stack configure (AWS's listeners: https-listeners)."""
+    """TLS 1.2+ on every endpoint Azure and GCP let a stack configure: storage accounts (Checkov
+    CKV_AZURE_44), Service Bus namespaces, Application Gateway SSL policies, GCP SSL policies and HTTPS
+    proxies (Trivy AVD-GCP-0039); details beside each reader in policies/azure.py and policies/gcp.py.
+    AWS's listeners are judged by https-listeners."""
     yield from azure.check_min_tls(resource)
     yield from gcp.check_min_tls(resource)
 
@@ -898,6 +901,8 @@ def check_https_listeners_azure(resource: Any, ctx: Context) -> Iterable[str]:
 
 
 def check_http_only_redirects_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """A GCP HTTP proxy's URL map only redirects to HTTPS (Checkov CKV_AWS_2's intent for GCP's split
+    proxy/URL-map model; https://cloud.google.com/load-balancing/docs/https/setting-up-http-https-redirect)."""
     yield from gcp.http_proxy_problems(resources, refers_to)
 
 
@@ -991,8 +996,10 @@ def check_scaling_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[
 
 
 def check_waf_rate_limit(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
-    """Azure and GCP internet-facing entries have a WAF with an enforced rate-limit rule (AWS's web
-    ACL is judged by the observability rules and the conformance suite)."""
+    """Azure and GCP internet-facing entries have a WAF with an enforced rate-limit rule: Application
+    Gateway WAF policies (Checkov CKV_AZURE_122 / CKV_AZURE_135) and Cloud Armor on external backend
+    services (https://cloud.google.com/armor/docs/rate-limiting-overview). AWS's web ACL is judged by
+    the observability rules and the conformance suite."""
     yield from azure.waf_problems(resources, refers_to)
     yield from gcp.waf_problems(resources, refers_to)
 
