@@ -36,10 +36,14 @@ WORKLOADS = tuple(WORKLOAD_MODELS)
 # The AWS provider's Region in the same stack file; accelstack deploys to account.region. Checked for the
 # clouds whose stacks use the `aws` provider package (Cloud.pulumi_packages).
 # Keys that were renamed: the old spelling gets an error saying the new one, not "unknown key".
-RENAMED_KEYS = {
+RENAMED_KEYS: dict[tuple[str | int, ...], str] = {
     ("training", "storage", "lustre", "deploymentType"): (
         "renamed: the parallel file system's tier has the same key on every cloud; write tier (same values, "
         "e.g. tier: PERSISTENT_2)"
+    ),
+    ("serving", "loadBalancer", "certificateArn"): (
+        "renamed: the HTTPS certificate has the same key on every cloud; write certificate (same value, "
+        "e.g. certificate: arn:aws:acm:us-east-1:222222222222:certificate/...)"
     ),
 }
 

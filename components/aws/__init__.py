@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pulumi
 
+from accelstack import outputs
 from accelstack.components.aws.provider import aws_provider
 from accelstack.components.base import CloudStack
 from accelstack.spec.models import ServingStack, TrainingStack
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 
 
 class AwsStack(CloudStack):
+    # Stacks deployed before 0.2 exported these names; users' scripts read them until 0.3.
+    legacy_output_names = outputs.LEGACY_NAMES
+
     def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
         root = pulumi.ComponentResource(f"accelstack:aws:{kind}", self.spec.stack)
         provider = aws_provider(self.spec, root)
@@ -25,10 +29,7 @@ class AwsStack(CloudStack):
         from accelstack.components.aws.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
-        cluster = TrainingCluster(spec, self.digest, opts)
-        for key, value in cluster.outputs.items():
-            pulumi.export(key, value)
-        return cluster
+        return TrainingCluster(spec, self.digest, opts)
 
     def build_serving(self, spec: ServingStack) -> ServingService:
         from accelstack.components.aws.serving import ServingService

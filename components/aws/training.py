@@ -380,18 +380,18 @@ class TrainingCluster(pulumi.ComponentResource):
             "configDigest": digest,
             "account": spec.account.account_id,
             "region": spec.account.region,
-            "vpcId": self.network.vpc_id,
+            "networkId": self.network.vpc_id,
             "subnetId": self.network.subnet_id,
-            "availabilityZone": self.network.availability_zone,
+            "zone": self.network.availability_zone,
             "datasetBucket": storage.dataset_bucket,
-            "kmsKeyArn": storage.kms_key_arn,
-            "efaInterfacesPerNode": sum(1 for i in interfaces if i.interface_type),
+            "encryptionKey": storage.kms_key_arn,
+            "fabricInterfacesPerNode": sum(1 for i in interfaces if i.interface_type),
             "checkpointIntervalSeconds": self.checkpoint_interval_seconds,
         }
         if storage.checkpoint_bucket is not None:
             self.outputs["checkpointBucket"] = storage.checkpoint_bucket
         if storage.lustre_dns_name is not None:
-            self.outputs["lustreDnsName"] = storage.lustre_dns_name
+            self.outputs["lustreAddress"] = storage.lustre_dns_name
             self.outputs["lustreMountName"] = storage.lustre_mount_name
         if self.placement_group is not None:
             self.outputs["placementGroup"] = self.placement_group.name

@@ -25,10 +25,7 @@ class AzureStack(CloudStack):
         from accelstack.components.azure.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
-        cluster = TrainingCluster(spec, self.digest, opts)
-        for key, value in cluster.outputs.items():
-            pulumi.export(key, value)
-        return cluster
+        return TrainingCluster(spec, self.digest, opts)
 
     def build_serving(self, spec: ServingStack) -> ServingService:
         from accelstack.components.azure.serving import ServingService

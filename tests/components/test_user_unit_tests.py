@@ -115,7 +115,7 @@ def test_training_cluster_builds(mocks):
         assert values == ["PERSISTENT_2", "cluster", 32]
 
     return pulumi.Output.all(
-        cluster.file_system.deployment_type, cluster.placement_group.strategy, cluster.outputs["efaInterfacesPerNode"]
+        cluster.file_system.deployment_type, cluster.placement_group.strategy, cluster.outputs["fabricInterfacesPerNode"]
     ).apply(check)
 """
 

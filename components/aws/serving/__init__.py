@@ -13,6 +13,8 @@ Sizing (cold start, warm pool, health-check timing, backlog target) is pure and 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_aws as aws
 
@@ -89,17 +91,15 @@ class ServingService(pulumi.ComponentResource):
         alarms(self, name)
 
         endpoint = self.load_balancer.dns_name.apply(lambda dns: f"https://{dns}")
-        outputs = {
+        self.outputs: dict[str, pulumi.Input[Any]] = {
             "endpoint": endpoint,
-            "requestQueueUrl": self.queues["requests"].url,
-            "responseQueueUrl": self.queues["responses"].url,
-            "deadLetterQueueUrl": self.queues["dead-letters"].url,
-            "replicaGroupName": self.group.name,
+            "requestQueue": self.queues["requests"].url,
+            "responseQueue": self.queues["responses"].url,
+            "deadLetterQueue": self.queues["dead-letters"].url,
+            "replicaGroup": self.group.name,
             "coldStartSeconds": self.plan.cold_start_seconds,
             "warmPoolSize": self.plan.warm_pool_size,
             "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
             "configDigest": digest,
         }
-        for key, value in outputs.items():
-            pulumi.export(key, value)
-        self.register_outputs(outputs)
+        self.register_outputs(self.outputs)
