@@ -339,7 +339,11 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
 def member_project(member: str) -> str | None:
     """The project a user-managed service account belongs to (Google's service agents have none)."""
     match = SERVICE_ACCOUNT.match(member.lower())
-    return match.group(1) if match else None
+    # service-<number>@gcp-sa-<service>.iam.gserviceaccount.com are Google's per-project service agents
+    # (https://cloud.google.com/iam/docs/service-agents), not accounts in a project named gcp-sa-*.
+    if match is None or match.group(1).startswith("gcp-sa-"):
+        return None
+    return match.group(1)
 
 
 def cross_project_problems(
@@ -388,3 +392,41 @@ def project_problems(resource: Any, own: frozenset[str]) -> Iterable[str]:
     project = resource.props.get("project")
     if isinstance(project, str) and project and own and project not in own:
         yield f"{resource.resource_type} {_name(resource)} sets project {project}; the provider pins {', '.join(sorted(own))}"
+
+
+def _named(bucket: Any, pattern: str) -> bool:
+    return any(
+        re.search(pattern, n, re.IGNORECASE) for n in (urn_name(bucket.urn), str(bucket.props.get("name") or ""))
+    )
+
+
+def versioning_problems(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
+    """Checkpoint/artifact buckets keep object versions (Checkov CKV_GCP_78, Trivy AVD-GCP-0078-style);
+    no bucket turns versioning off."""
+    for bucket in (r for r in resources if r.resource_type in BUCKET):
+        enabled = get(bucket.props, "versioning", "enabled")
+        if enabled is not None and not truthy(enabled):
+            yield bucket.urn, f"bucket {_name(bucket)} turns versioning off (versioning.enabled)"
+        elif _named(bucket, pattern) and not truthy(enabled):
+            yield bucket.urn, f"bucket {_name(bucket)} holds checkpoints/artifacts but versioning is off"
+
+
+NONCURRENT_CONDITIONS = ("numNewerVersions", "daysSinceNoncurrentTime", "noncurrentTimeBefore")
+
+
+def lifecycle_problems(resources: Sequence[Any], log_pattern: str) -> Iterable[tuple[str, str]]:
+    """No lifecycle rule deletes live objects of a data bucket (log buckets may): a Delete whose
+    condition is not limited to noncurrent versions (withState ARCHIVED, numNewerVersions, ...;
+    https://cloud.google.com/storage/docs/lifecycle#conditions). Ours."""
+    for bucket in (r for r in resources if r.resource_type in BUCKET):
+        if _named(bucket, log_pattern):
+            continue
+        for rule in _items(bucket.props, "lifecycleRules"):
+            condition = rule.get("condition") or {}
+            if str(get(rule, "action", "type")) != "Delete":
+                continue
+            noncurrent = str(get(condition, "withState") or "ANY") == "ARCHIVED" or any(
+                get(condition, k) not in (None, 0, "") for k in NONCURRENT_CONDITIONS
+            )
+            if not noncurrent:
+                yield bucket.urn, f"bucket {_name(bucket)} has a lifecycle rule that deletes live objects"

@@ -1004,6 +1004,22 @@ def check_waf_rate_limit(resources: Sequence[Any], ctx: Context) -> Iterable[tup
     yield from gcp.waf_problems(resources, refers_to)
 
 
+def check_ingress_owner_azure(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    yield from azure.ingress_owner_problems(resources, refers_to, is_public_range)
+
+
+def check_versioning_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    pattern = ctx.config.get("versionedBucketPattern") or CONFIG["versionedBucketPattern"]["default"]
+    yield from azure.versioning_problems(resources, pattern, refers_to)
+    yield from gcp.versioning_problems(resources, pattern)
+
+
+def check_lifecycle_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    logs = ctx.config.get("logBucketPattern") or CONFIG["logBucketPattern"]["default"]
+    yield from azure.lifecycle_problems(resources, logs, refers_to)
+    yield from gcp.lifecycle_problems(resources, logs)
+
+
 POLICIES = [
     resource_policy(
         "encryption-at-rest",
@@ -1038,7 +1054,7 @@ POLICIES = [
     stack_policy(
         "internet-ingress-only-to-load-balancer",
         "Only an internet-facing load balancer's security group is open to the internet.",
-        check_ingress_only_to_load_balancer,
+        every_cloud(check_ingress_only_to_load_balancer, check_ingress_owner_azure),
     ),
     resource_policy(
         "no-public-ip-on-nodes",
@@ -1073,12 +1089,15 @@ POLICIES = [
     ),
     resource_policy("protect-stateful", "Stateful resources are protected.", check_protect_stateful),
     stack_policy(
-        "bucket-versioning", "Checkpoint and artifact buckets are versioned.", check_bucket_versioning, config=CONFIG
+        "bucket-versioning",
+        "Checkpoint and artifact buckets are versioned.",
+        every_cloud(check_bucket_versioning, check_versioning_azure_gcp),
+        config=CONFIG,
     ),
     stack_policy(
         "no-scheduled-data-loss",
         "No lifecycle expiry of current versions, exported deletions or forceDestroy on stateful resources.",
-        check_no_scheduled_data_loss,
+        every_cloud(check_no_scheduled_data_loss, check_lifecycle_azure_gcp),
         config=CONFIG,
     ),
     stack_policy(

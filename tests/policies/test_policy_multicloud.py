@@ -205,9 +205,6 @@ def azure_stack(workload: str) -> Stack:
         )
         return s
     # serving
-    gw_subnet = s.add(
-        f"{AZ}:network:Subnet", "gateway-subnet", {"addressPrefix": "10.0.2.0/24"}, links={"virtualNetworkName": vnet}
-    )
     nsg = s.add(
         f"{AZ}:network:NetworkSecurityGroup",
         "gateway-nsg",
@@ -234,7 +231,12 @@ def azure_stack(workload: str) -> Stack:
             ]
         },
     )
-    del gw_subnet, nsg
+    gw_subnet = s.add(
+        f"{AZ}:network:Subnet",
+        "gateway-subnet",
+        {"addressPrefix": "10.0.2.0/24", "networkSecurityGroup": {"id": nsg["outputs"]["id"]}},
+        links={"virtualNetworkName": vnet, "networkSecurityGroup": nsg},
+    )
     pip = s.add(
         f"{AZ}:network:PublicIPAddress",
         "gateway-ip",
@@ -265,6 +267,7 @@ def azure_stack(workload: str) -> Stack:
         {
             "sku": {"name": "WAF_v2", "tier": "WAF_v2"},
             "sslPolicy": {"policyType": "Predefined", "policyName": "AppGwSslPolicy20220101S"},
+            "gatewayIPConfigurations": [{"name": "gw", "subnet": {"id": gw_subnet["outputs"]["id"]}}],
             "frontendIPConfigurations": [{"name": "public", "publicIPAddress": {"id": pip["outputs"]["id"]}}],
             "httpListeners": [{"name": "https", "protocol": "Https"}, {"name": "http", "protocol": "Http"}],
             "redirectConfigurations": [
@@ -283,7 +286,7 @@ def azure_stack(workload: str) -> Stack:
                 },
             ],
         },
-        links={"firewallPolicy": waf},
+        links={"firewallPolicy": waf, "gatewayIPConfigurations": gw_subnet},
     )
     namespace = s.add(f"{AZ}:servicebus:Namespace", "bus", {"sku": {"name": "Premium"}, "minimumTlsVersion": "1.2"})
     s.add(
@@ -866,6 +869,71 @@ MUTATIONS = [
         "no-internet-ingress",
         "gateway-nsg",
     ),
+    m(
+        "az-https-nsg-on-replicas",
+        AZS,
+        add(
+            AZS,
+            f"{AZ}:network:NetworkSecurityGroup",
+            "replicas-nsg",
+            {"securityRules": [{**INTERNET_SSH, "destinationPortRange": "443", "sourceAddressPrefix": "Internet"}]},
+        ),
+        "internet-ingress-only-to-load-balancer",
+        "replicas-nsg",
+    ),
+    m(
+        "az-https-rule-on-replicas",
+        AZS,
+        add(
+            AZS,
+            f"{AZ}:network:SecurityRule",
+            "replicas-https",
+            {**INTERNET_SSH, "destinationPortRange": "443", "sourceAddressPrefix": "Internet"},
+        ),
+        "internet-ingress-only-to-load-balancer",
+        "replicas-https",
+    ),
+    # --- Azure: versioning and lifecycle ---
+    m(
+        "az-versioning-off",
+        AZT,
+        put("blob-settings", "isVersioningEnabled", False),
+        "bucket-versioning",
+        "blob-settings",
+    ),
+    m(
+        "az-versioning-missing",
+        AZT,
+        lambda d: d["deployment"]["resources"].remove(find(d, "blob-settings")),
+        "bucket-versioning",
+        "checkpoints",
+    ),
+    m(
+        "az-lifecycle-deletes-current",
+        AZT,
+        add(
+            AZT,
+            f"{AZ}:storage:ManagementPolicy",
+            "expire",
+            {
+                "policy": {
+                    "rules": [
+                        {
+                            "name": "old",
+                            "enabled": True,
+                            "type": "Lifecycle",
+                            "definition": {
+                                "actions": {"baseBlob": {"delete": {"daysAfterModificationGreaterThan": 30}}}
+                            },
+                        }
+                    ]
+                }
+            },
+            accountName="checkpointsacct",
+        ),
+        "no-scheduled-data-loss",
+        "expire",
+    ),
     # --- Azure: WAF ---
     m(
         "az-no-waf",
@@ -1282,6 +1350,21 @@ MUTATIONS = [
         "serving-scales-on-queue-depth",
         "replicas",
     ),
+    m("gcp-versioning-off", GCT, put("checkpoints", "versioning.enabled", False), "bucket-versioning", "checkpoints"),
+    m(
+        "gcp-versioning-missing",
+        GCT,
+        put("checkpoints", "versioning", None, delete=True),
+        "bucket-versioning",
+        "checkpoints",
+    ),
+    m(
+        "gcp-lifecycle-deletes-live",
+        GCT,
+        put("checkpoints", "lifecycleRules", [{"action": {"type": "Delete"}, "condition": {"age": 30}}]),
+        "no-scheduled-data-loss",
+        "checkpoints",
+    ),
     # --- GCP: state, secrets, privilege ---
     m(
         "gcp-bucket-unprotected",
@@ -1454,6 +1537,95 @@ MUTATIONS = [
         "lb",
     ),
 ]
+
+
+LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
+    (
+        "az-nsg-from-vnet",
+        AZT,
+        put("nodes-nsg", "securityRules.1", {**INTERNET_SSH, "sourceAddressPrefix": "10.0.0.0/8"}),
+    ),
+    (
+        "az-nsg-deny-internet",
+        AZT,
+        put("nodes-nsg", "securityRules.1", {**INTERNET_SSH, "access": "Deny", "sourceAddressPrefix": "Internet"}),
+    ),
+    ("az-storage-private-endpoint-only", AZT, put("checkpointsacct", "publicNetworkAccess", "Disabled")),
+    (
+        "az-gateway-custom-tls12",
+        AZS,
+        put("gateway", "sslPolicy", {"policyType": "CustomV2", "minProtocolVersion": "TLSv1_2"}),
+    ),
+    (
+        "az-lifecycle-noncurrent-only",
+        AZT,
+        add(
+            AZT,
+            f"{AZ}:storage:ManagementPolicy",
+            "tidy",
+            {
+                "policy": {
+                    "rules": [
+                        {
+                            "name": "v",
+                            "enabled": True,
+                            "type": "Lifecycle",
+                            "definition": {"actions": {"version": {"delete": {"daysAfterCreationGreaterThan": 30}}}},
+                        }
+                    ]
+                }
+            },
+            accountName="checkpointsacct",
+        ),
+    ),
+    ("az-api-version-token", AZT, retype("vnet", f"{AZ}:network/v20240501:VirtualNetwork")),
+    (
+        "gcp-lifecycle-archived-only",
+        GCT,
+        put(
+            "checkpoints",
+            "lifecycleRules",
+            [{"action": {"type": "Delete"}, "condition": {"withState": "ARCHIVED", "numNewerVersions": 3}}],
+        ),
+    ),
+    ("gcp-ssl-policy-tls13", GCS, put("tls", "minTlsVersion", "TLS_1_3")),
+    (
+        "gcp-google-service-agent",
+        GCS,
+        add(
+            GCS,
+            "gcp:pubsub/topicIAMMember:TopicIAMMember",
+            "dlq-publisher",
+            {
+                "topic": "requests-dlq",
+                "role": "roles/pubsub.publisher",
+                "member": "serviceAccount:service-123456789012@gcp-sa-pubsub.iam.gserviceaccount.com",
+            },
+        ),
+    ),
+    (
+        "gcp-training-shares-artifacts",
+        GCT,
+        add(
+            GCT,
+            "gcp:storage/bucketIAMMember:BucketIAMMember",
+            "serving-reads",
+            {
+                "bucket": f"{TRAIN_PROJECT}-checkpoints",
+                "role": "roles/storage.objectViewer",
+                "member": f"serviceAccount:replicas@{SERVE_PROJECT}.iam.gserviceaccount.com",
+            },
+        ),
+    ),
+    ("gcp-serving-autoscaler-bounds", GCS, put("replicas-autoscaler", "autoscalingPolicy.maxReplicas", 8)),
+]
+
+
+@pytest.mark.parametrize(("stack", "change"), [(s, c) for _, s, c in LEGITIMATE], ids=[i for i, _, _ in LEGITIMATE])
+def test_legitimate_changes_draw_no_verdict(stack: str, change: Callable[[Doc], None]) -> None:
+    doc = STACKS[stack]().doc()
+    change(doc)
+    assert [v.line() for v in verdicts(stack, doc)] == []
 
 
 def _rename(doc: Doc, old: str, new: str) -> None:
