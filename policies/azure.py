@@ -33,6 +33,7 @@ AUTOSCALE = concepts.tokens("scaling-policy", cloud=CLOUD)
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
 KEYS = concepts.tokens("key", cloud=CLOUD)
+KEY_VAULT = "azure-native:keyvault:Vault"
 AML_FILESYSTEM = "azure-native:storagecache:AmlFilesystem"
 
 
@@ -67,8 +68,14 @@ def _last_segment(resource_id: Any) -> str:
 def check_encryption_at_rest(resource: Any) -> Iterable[str]:
     """Azure encrypts every storage account and managed disk at rest and it cannot be turned off
     (https://learn.microsoft.com/azure/storage/common/storage-service-encryption); what can go wrong
-    is a customer-managed key setting that names no key (Checkov CKV2_AZURE_1 wants CMK on storage)."""
-    if _kind(resource) in STORAGE_ACCOUNT:
+    is a customer-managed key setting that names no key (Checkov CKV2_AZURE_1 wants CMK on storage),
+    or a vault whose keys can be purged."""
+    if _kind(resource) == KEY_VAULT:
+        # Without purge protection a deleted vault can be purged at once, and with it the keys every
+        # customer-managed-key store needs to decrypt (Checkov CKV_AZURE_42, Trivy AVD-AZU-0016).
+        if not truthy(get(resource.props, "properties", "enablePurgeProtection")):
+            yield f"key vault {_name(resource)} has no purge protection (properties.enablePurgeProtection)"
+    elif _kind(resource) in STORAGE_ACCOUNT:
         encryption = resource.props.get("encryption")
         if str(get(encryption, "keySource") or "").lower() == "microsoft.keyvault" and not get(
             encryption, "keyVaultProperties", "keyName"

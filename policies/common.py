@@ -39,6 +39,7 @@ PROVIDER_PREFIX = "pulumi:providers:"
 # Packages whose resources live in a cloud account (and so must go through the stack's own provider).
 CLOUD_PACKAGES = frozenset({"aws", "aws-native", "azure", "azure-native", "gcp", "google-native", "oci", "vultr"})
 AWS_ACCOUNT = re.compile(r"^\d{12}$")
+GCP_SERVICE_ACCOUNT = re.compile(r"^[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com$")
 
 # Config every policy that needs the stack's context accepts (`--policy-pack-config` / `accelstack policy`).
 CONTEXT_SCHEMA: dict[str, dict[str, Any]] = {
@@ -132,8 +133,11 @@ def provider_facts(type_token: str, props: Mapping[str, Any], urn: str = "", nam
     role_accounts = [a for role in roles if isinstance(role, Mapping) and (a := account_of_arn(role.get("roleArn")))]
     tags_block = decode(props.get("defaultTags"))
     tags = tags_block.get("tags") if isinstance(tags_block, Mapping) else None
-    # azure-native pins `subscriptionId`, gcp `project`: each is the provider's one account.
+    # azure-native pins `subscriptionId`, gcp `project`: each is the provider's one account. A gcp
+    # provider impersonating a service account reaches that account's project, as an assumed role does.
     allowed += [str(v) for v in (props.get("subscriptionId"), props.get("project")) if isinstance(v, str) and v]
+    impersonated = GCP_SERVICE_ACCOUNT.match(str(props.get("impersonateServiceAccount") or ""))
+    role_accounts += [impersonated.group(1)] if impersonated else []
     labels = decode(props.get("defaultLabels"))
     if isinstance(labels, Mapping):  # gcp label keys cannot hold ':' (`accelstack-workload`)
         tags = {**(tags or {}), **{LABEL_TAGS.get(str(k), str(k)): v for k, v in labels.items()}}

@@ -229,6 +229,10 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
             return
     else:
         region, what = resource.props.get("region"), f"{resource.resource_type} {resource.name}"
+        if region is None and concepts.cloud_of(resource.resource_type) == "azure-native":
+            # azure-native resources take their own `location` ("global" for global services: DNS zones).
+            location = resource.props.get("location")
+            region = None if location == "global" else location
     if region is not None and region not in ctx.allowed_regions:
         yield f"{what} is in region {region}; allowed: {', '.join(ctx.allowed_regions)}"
 

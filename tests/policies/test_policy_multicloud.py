@@ -83,7 +83,12 @@ class Stack:
 
 def context(cloud: str, workload: str) -> dict[str, Any]:
     training, serving = (TRAIN_SUB, SERVE_SUB) if cloud == "azure" else (TRAIN_PROJECT, SERVE_PROJECT)
-    return {"workload": workload, "trainingAccounts": [training], "servingAccounts": [serving]}
+    return {
+        "workload": workload,
+        "trainingAccounts": [training],
+        "servingAccounts": [serving],
+        "allowedRegions": ["eastus", "us-central1"],
+    }
 
 
 def b64(text: str) -> str:
@@ -934,6 +939,15 @@ MUTATIONS = [
         "no-scheduled-data-loss",
         "expire",
     ),
+    m(
+        "az-vault-purgeable",
+        AZT,
+        put("vault", "properties.enablePurgeProtection", False),
+        "encryption-at-rest",
+        "vault",
+    ),
+    m("az-resource-other-region", AZT, put("vnet", "location", "westeurope"), "allowed-regions", "vnet"),
+    m("az-provider-other-region", AZT, put(PROVIDER_AZ, "location", "westeurope"), "allowed-regions", PROVIDER_AZ),
     # --- Azure: WAF ---
     m(
         "az-no-waf",
@@ -1365,6 +1379,14 @@ MUTATIONS = [
         "no-scheduled-data-loss",
         "checkpoints",
     ),
+    m(
+        "gcp-impersonates-serving",
+        GCT,
+        put("gcp-training-provider", "impersonateServiceAccount", f"deploy@{SERVE_PROJECT}.iam.gserviceaccount.com"),
+        "provider-account",
+        "gcp-training-provider",
+    ),
+    m("gcp-resource-other-region", GCT, put("nodes", "region", "europe-west4"), "allowed-regions", "nodes"),
     # --- GCP: state, secrets, privilege ---
     m(
         "gcp-bucket-unprotected",
@@ -1579,6 +1601,21 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
         ),
     ),
     ("az-api-version-token", AZT, retype("vnet", f"{AZ}:network/v20240501:VirtualNetwork")),
+    (
+        "az-global-dns-zone",
+        AZT,
+        add(
+            AZT,
+            f"{AZ}:privatedns:PrivateZone",
+            "blob-dns",
+            {"location": "global", "privateZoneName": "privatelink.blob.core.windows.net"},
+        ),
+    ),
+    (
+        "gcp-impersonates-own-deployer",
+        GCT,
+        put("gcp-training-provider", "impersonateServiceAccount", f"deploy@{TRAIN_PROJECT}.iam.gserviceaccount.com"),
+    ),
     (
         "gcp-lifecycle-archived-only",
         GCT,
