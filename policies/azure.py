@@ -34,6 +34,7 @@ ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
 KEYS = concepts.tokens("key", cloud=CLOUD)
 KEY_VAULT = "azure-native:keyvault:Vault"
+SAS_RULES = concepts.tokens("queue-policy", cloud=CLOUD)
 AML_FILESYSTEM = "azure-native:storagecache:AmlFilesystem"
 
 
@@ -453,6 +454,11 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
         role = role_of(props)
         if role in BROAD_ROLES:
             yield f"role assignment {name} grants {BROAD_ROLES[role]}; grant the narrowest built-in or custom role"
+    elif kind in SAS_RULES:
+        # A Manage key can delete the queue and mint other keys; workers need Listen/Send only
+        # (https://learn.microsoft.com/azure/service-bus-messaging/service-bus-sas#rights-required-for-service-bus-operations).
+        if "Manage" in [str(r) for r in as_list(props.get("rights"))]:
+            yield f"Service Bus authorization rule {name} carries Manage rights; give workers Listen/Send"
     elif kind == ROLE_DEFINITION:
         for permission in _items(props, "permissions"):
             if "*" in [str(a) for a in as_list(permission.get("actions")) + as_list(permission.get("dataActions"))]:
