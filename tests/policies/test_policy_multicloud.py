@@ -1066,6 +1066,13 @@ MUTATIONS = [
         "nodes-read-checkpoints",
     ),
     m(
+        "az-sas-manage",
+        AZS,
+        add(AZS, f"{AZ}:servicebus:QueueAuthorizationRule", "workers-key", {"rights": ["Listen", "Send", "Manage"]}),
+        "iam-least-privilege",
+        "workers-key",
+    ),
+    m(
         "az-role-definition-star",
         AZT,
         add(
@@ -1601,6 +1608,11 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
         ),
     ),
     ("az-api-version-token", AZT, retype("vnet", f"{AZ}:network/v20240501:VirtualNetwork")),
+    (
+        "az-sas-listen-send",
+        AZS,
+        add(AZS, f"{AZ}:servicebus:QueueAuthorizationRule", "workers-key", {"rights": ["Listen", "Send"]}),
+    ),
     (
         "az-global-dns-zone",
         AZT,
