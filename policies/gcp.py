@@ -217,6 +217,14 @@ def user_data(resource: Any) -> list[tuple[str, Any]]:
     return [(where, base64.b64encode(str(t).encode()).decode()) for where, t in texts if isinstance(t, str)]
 
 
+def other_resource_policy(resource: Any) -> bool:
+    """A compute ResourcePolicy that is not a placement policy (snapshot or instance schedules share
+    the type): not training's fabric."""
+    return resource.resource_type == "gcp:compute/resourcePolicy:ResourcePolicy" and not resource.props.get(
+        "groupPlacementPolicy"
+    )
+
+
 # --- capacity and scaling -------------------------------------------------------------------------
 
 

@@ -284,7 +284,7 @@ def check_workload_kinds(resource: Any, ctx: Context) -> Iterable[str]:
         elif concept in SERVING_ONLY:
             yield f"{SERVING_ONLY[concept]} {resource.name} in a training stack: it belongs in the serving account"
     elif ctx.workload == "serving":
-        if concept in TRAINING_ONLY:
+        if concept in TRAINING_ONLY and not gcp.other_resource_policy(resource):
             yield f"{TRAINING_ONLY[concept]} {resource.name} in a serving stack: it belongs in the training account"
         elif concept in ("node-template", "instance") and _efa_interfaces(resource):
             yield f"{resource.resource_type} {resource.name} attaches EFA interfaces in a serving stack: EFA fabric is training's"

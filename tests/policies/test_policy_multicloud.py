@@ -1417,6 +1417,13 @@ MUTATIONS = [
         "gpu-template",
     ),
     m(
+        "gcp-startup-script-key-as-map",
+        GCT,
+        put("gpu-template", "metadata", {"startup-script": f"cat > /k <<EOF\n{PEM}EOF\n"}),
+        "no-secrets-in-user-data",
+        "gpu-template",
+    ),
+    m(
         "gcp-user-data-key",
         GCT,
         put(
@@ -1559,6 +1566,18 @@ MUTATIONS = [
         "jobs",
     ),
     m(
+        "gcp-placement-in-serving",
+        GCS,
+        add(
+            GCS,
+            "gcp:compute/resourcePolicy:ResourcePolicy",
+            "compact",
+            {"groupPlacementPolicy": {"collocation": "COLLOCATED"}},
+        ),
+        "workload-resource-kinds",
+        "compact",
+    ),
+    m(
         "gcp-lb-in-training",
         GCT,
         add(GCT, "gcp:compute/globalForwardingRule:GlobalForwardingRule", "lb", {"portRange": "443"}),
@@ -1635,6 +1654,16 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
             "checkpoints",
             "lifecycleRules",
             [{"action": {"type": "Delete"}, "condition": {"withState": "ARCHIVED", "numNewerVersions": 3}}],
+        ),
+    ),
+    (
+        "gcp-snapshot-schedule-in-serving",
+        GCS,
+        add(
+            GCS,
+            "gcp:compute/resourcePolicy:ResourcePolicy",
+            "snapshots",
+            {"snapshotSchedulePolicy": {"schedule": {"dailySchedule": {"daysInCycle": 1, "startTime": "04:00"}}}},
         ),
     ),
     ("gcp-ssl-policy-tls13", GCS, put("tls", "minTlsVersion", "TLS_1_3")),
