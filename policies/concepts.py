@@ -351,8 +351,15 @@ _BY_TOKEN = {token: concept for table in TABLES.values() for concept, ts in tabl
 _API_VERSION = re.compile(r"^(azure-native:[A-Za-z]+)/v[0-9]{8}(?:preview|privatepreview)?(:.+)$")
 
 
+_DYNAMIC = re.compile(r"^pulumi-python:dynamic(?:/[^:]+)?:[^:]+$")
+
+
 def canonical(type_token: str) -> str:
-    """`azure-native:network/v20240501:Subnet` -> `azure-native:network:Subnet` (same API object)."""
+    """`azure-native:network/v20240501:Subnet` -> `azure-native:network:Subnet` (same API object);
+    a named dynamic resource (`pulumi-python:dynamic/lustre:Import`, from `Resource` subclasses with
+    `module=`/`name=`: pulumi/dynamic/dynamic.py) -> `pulumi-python:dynamic:Resource`."""
+    if _DYNAMIC.match(type_token):
+        return "pulumi-python:dynamic:Resource"
     match = _API_VERSION.match(type_token)
     return match.group(1) + match.group(2) if match else type_token
 

@@ -64,6 +64,20 @@ def test_api_version_modules_are_the_same_kind() -> None:
     assert concepts.concept_of("azure-native:storage:StorageAccountV2") is None
 
 
+def test_every_dynamic_resource_spelling_is_the_dynamic_kind() -> None:
+    """`pulumi.dynamic.Resource` subclasses name their type `dynamic[/<module>]:<name>`."""
+    import pulumi.dynamic
+
+    class Import(pulumi.dynamic.Resource, module="lustre", name="Import"):
+        pass
+
+    token = f"pulumi-python:{Import._resource_type_name}"
+    assert token == "pulumi-python:dynamic/lustre:Import"
+    assert concepts.concept_of(token) == "dynamic-operation"
+    assert concepts.concept_of("pulumi-python:dynamic:Resource") == "dynamic-operation"
+    assert concepts.concept_of("pulumi-python:other:Resource") is None
+
+
 def test_the_tables_are_well_formed() -> None:
     """No token sits in two concepts; every stateful concept exists somewhere; each cloud's stateful
     storage has a row (a missing row would let a stack skip `protect`)."""
