@@ -86,8 +86,7 @@ def check_encryption_at_rest(resource: Any) -> Iterable[str]:
 
 def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable[tuple[str, str]]:
     """Where the stack has its own Key Vault key, data stores use it: storage accounts named like
-    data (`kmsBucketPattern`) take keySource Microsoft.Keyvault (Checkov CKV2_AZURE_1, Trivy
-    AVD-AZU-0003-style CMK), the Lustre file system takes encryptionSettings.keyEncryptionKey
+    data (`kmsBucketPattern`) take keySource Microsoft.Keyvault (Checkov CKV2_AZURE_1), the Lustre file system takes encryptionSettings.keyEncryptionKey
     (https://learn.microsoft.com/azure/azure-managed-lustre/customer-managed-encryption-keys).
     Without a key in the stack, Microsoft-managed keys (always on) are the documented default."""
     if not concepts.of(resources, "key", cloud=CLOUD):
@@ -180,7 +179,7 @@ def check_min_tls(resource: Any) -> Iterable[str]:
 
 def check_https_listeners(resource: Any) -> Iterable[str]:
     """Application Gateway listeners are HTTPS; an HTTP listener only redirects (every routing rule on
-    it has a redirectConfiguration). Checkov CKV_AZURE_217-style, Trivy AVD-AZU-0037-style; ours."""
+    it has a redirectConfiguration). Ours (Checkov CKV_AZURE_217's intent)."""
     if _kind(resource) != APP_GATEWAY:
         return
     rules = _items(resource.props, "requestRoutingRules")
@@ -255,7 +254,7 @@ def _public_ip_configs(interfaces: Iterable[Any]) -> list[str]:
 
 def check_no_public_ip(resource: Any) -> Iterable[str]:
     """Nodes get no public IP: scale-set and VM network interface configurations carry no
-    publicIPAddressConfiguration (Checkov CKV_AZURE_183-style, Trivy AVD-AZU-0038-style for VMs), a
+    publicIPAddressConfiguration (ours, the scale-set spelling of CKV_AZURE_119), a
     network interface binds no publicIPAddress (CKV_AZURE_119), and Azure ML compute clusters set
     enableNodePublicIp false (its default is true: https://learn.microsoft.com/azure/machine-learning/how-to-secure-training-vnet)."""
     kind, props, name = _kind(resource), resource.props, _name(resource)
@@ -392,8 +391,8 @@ def internet_facing(resource: Any) -> bool:
 
 def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
     """An internet-facing application gateway has a WAF policy in Prevention mode with an enabled
-    RateLimitRule that blocks (Checkov CKV_AZURE_122 / CKV_AZURE_135, Trivy AVD-AZU-0047-style WAF
-    present; rate limiting: https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview)."""
+    RateLimitRule that blocks (Checkov CKV_AZURE_120 / CKV_AZURE_122;
+    rate limiting: https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview)."""
     policies = [r for r in resources if _kind(r) == WAF_POLICY]
     for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
         linked = [p for p in policies if refers_to(gateway, "firewallPolicy", p, keys=("id",))]
@@ -534,7 +533,7 @@ def _account_of(resource: Any, accounts: Sequence[Any], refers_to: Any) -> list[
 
 def versioning_problems(resources: Sequence[Any], pattern: str, refers_to: Any) -> Iterable[tuple[str, str]]:
     """Containers holding checkpoints/artifacts (`versionedBucketPattern`) live in an account whose
-    blob service keeps versions (isVersioningEnabled: Checkov CKV2_AZURE_... blob versioning,
+    blob service keeps versions (isVersioningEnabled:
     https://learn.microsoft.com/azure/storage/blobs/versioning-overview), and no blob service turns
     versioning off."""
     accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]

@@ -69,7 +69,7 @@ def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable
     """Google encrypts everything at rest by default (https://cloud.google.com/docs/security/encryption/default-encryption),
     so without a Cloud KMS key in the stack the default is the documented choice. Where the stack has
     its own CryptoKey, the data stores use it: data buckets (`kmsBucketPattern`) set
-    encryption.defaultKmsKeyName (Checkov CKV_GCP_... CMEK family, Trivy AVD-GCP-0066), Lustre
+    encryption.defaultKmsKeyName (Trivy AVD-GCP-0066), Lustre
     `kmsKey`, Filestore `kmsKeyName`, Pub/Sub topics `kmsKeyName` (CKV_GCP_83). Ours for the linking."""
     if not concepts.of(resources, "key", cloud=CLOUD):
         return
@@ -126,7 +126,7 @@ def check_no_public_buckets(resource: Any) -> Iterable[str]:
 def check_min_tls(resource: Any) -> Iterable[str]:
     """HTTPS proxies name an SSL policy (without one Google's default allows TLS 1.0:
     https://cloud.google.com/load-balancing/docs/ssl-policies-concepts#defaultpolicy) and SSL
-    policies set minTlsVersion TLS_1_2+ (Checkov CKV_GCP_... / Trivy AVD-GCP-0039)."""
+    policies set minTlsVersion TLS_1_2+ (Checkov CKV_GCP_15, Trivy AVD-GCP-0039)."""
     kind, props, name = resource.resource_type, resource.props, _name(resource)
     if kind == SSL_POLICY:
         if str(props.get("minTlsVersion") or "TLS_1_0") not in ("TLS_1_2", "TLS_1_3"):
@@ -304,8 +304,7 @@ def internet_facing(resource: Any) -> bool:
 
 
 def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
-    """An external backend service has a Cloud Armor policy (Checkov CKV_GCP_... / Trivy
-    AVD-GCP-0066-style WAF present) with an enforced rate-limit rule (action throttle or
+    """An external backend service has a Cloud Armor policy with an enforced rate-limit rule (action throttle or
     rate_based_ban, not in preview: https://cloud.google.com/armor/docs/rate-limiting-overview)."""
     policies = [r for r in resources if r.resource_type == SECURITY_POLICY]
     for backend in (r for r in resources if r.resource_type == BACKEND_SERVICE):
@@ -325,7 +324,7 @@ def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str
 
 # --- identity and cross-project grants ------------------------------------------------------------
 
-# Basic roles grant (nearly) everything in a project (Checkov CKV_GCP_117, Trivy AVD-GCP-0007/0008).
+# Basic roles grant (nearly) everything in a project (https://cloud.google.com/iam/docs/roles-overview#basic, Trivy AVD-GCP-0007).
 BASIC_ROLES = ("roles/owner", "roles/editor")
 ACCOUNT_ADMIN_ROLES = ("roles/iam.serviceAccountUser", "roles/iam.serviceAccountTokenCreator")
 READ_ROLE = "roles/storage.objectViewer"
@@ -334,7 +333,7 @@ SERVICE_ACCOUNT = re.compile(r"^serviceaccount:[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-
 
 def check_least_privilege(resource: Any) -> Iterable[str]:
     """No basic roles (owner/editor) anywhere, and no project-wide service-account impersonation
-    (Checkov CKV_GCP_41 / CKV_GCP_49, Trivy AVD-GCP-0003/0011)."""
+    (Checkov CKV_GCP_41 / CKV_GCP_49, Trivy AVD-GCP-0011)."""
     if resource.resource_type not in GRANTS:
         return
     for role, member in members_of(resource):
@@ -409,7 +408,7 @@ def _named(bucket: Any, pattern: str) -> bool:
 
 
 def versioning_problems(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
-    """Checkpoint/artifact buckets keep object versions (Checkov CKV_GCP_78, Trivy AVD-GCP-0078-style);
+    """Checkpoint/artifact buckets keep object versions (Checkov CKV_GCP_78);
     no bucket turns versioning off."""
     for bucket in (r for r in resources if r.resource_type in BUCKET):
         enabled = get(bucket.props, "versioning", "enabled")

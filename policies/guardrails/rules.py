@@ -931,8 +931,8 @@ def check_no_public_ip_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
 def check_no_secrets_in_node_data(resource: Any, ctx: Context) -> Iterable[str]:
     """No secrets in Azure custom data / user data (readable from the instance metadata service and by
     anyone who can read the VM model: Checkov CKV_AZURE_45) or GCP metadata startup scripts and
-    user-data (readable from the metadata server and by compute.instances.get: Checkov CKV_GCP_32-
-    adjacent, Trivy AVD-GCP-0030-style); and no secrets in a dynamic resource's inputs (stored in the
+    user-data (readable from the metadata server and by anyone with compute.instances.get:
+    https://cloud.google.com/compute/docs/metadata/overview); and no secrets in a dynamic resource's inputs (stored in the
     state in clear)."""
     texts = azure.user_data(resource) + gcp.user_data(resource)
     for where, value in texts:
@@ -997,7 +997,7 @@ def check_scaling_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[
 
 def check_waf_rate_limit(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Azure and GCP internet-facing entries have a WAF with an enforced rate-limit rule: Application
-    Gateway WAF policies (Checkov CKV_AZURE_122 / CKV_AZURE_135) and Cloud Armor on external backend
+    Gateway WAF policies (Checkov CKV_AZURE_120 / CKV_AZURE_122) and Cloud Armor on external backend
     services (https://cloud.google.com/armor/docs/rate-limiting-overview). AWS's web ACL is judged by
     the observability rules and the conformance suite."""
     yield from azure.waf_problems(resources, refers_to)
