@@ -183,7 +183,12 @@ def internet_rules(resource: Any, is_public_range: Any) -> list[tuple[str, str]]
     allows = _items(props, "allows")
     ports = sorted({str(p) for a in allows for p in as_list(a.get("ports"))}) or ["all ports"]
     protocols = sorted({str(a.get("protocol")) for a in allows})
-    for source in [str(s) for s in as_list(props.get("sourceRanges"))]:
+    sources = [str(s) for s in as_list(props.get("sourceRanges"))]
+    if not sources and not props.get("sourceTags") and not props.get("sourceServiceAccounts"):
+        # An ingress rule that names no source admits 0.0.0.0/0
+        # (https://cloud.google.com/firewall/docs/firewalls#sources-for-rules).
+        sources = ["0.0.0.0/0"]
+    for source in sources:
         if not is_public_range(source) or _within(source, GOOGLE_FRONT_ENDS):
             continue
         if _within(source, [IAP_RANGE]) and protocols == ["tcp"] and ports == ["22"]:

@@ -1281,6 +1281,13 @@ MUTATIONS = [
     # --- GCP: firewall ---
     m("gcp-ssh-world", GCT, put("iap-ssh", "sourceRanges", ["0.0.0.0/0"]), "no-internet-ingress", "iap-ssh"),
     m(
+        "gcp-no-source-means-world",
+        GCT,
+        put("internal", "sourceRanges", None, delete=True),
+        "no-internet-ingress",
+        "internal",
+    ),
+    m(
         "gcp-split-range",
         GCT,
         put("internal", "sourceRanges", ["0.0.0.0/1", "128.0.0.0/1"]),
@@ -1665,6 +1672,11 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
             "snapshots",
             {"snapshotSchedulePolicy": {"schedule": {"dailySchedule": {"daysInCycle": 1, "startTime": "04:00"}}}},
         ),
+    ),
+    (
+        "gcp-source-tags-only",
+        GCT,
+        both(put("internal", "sourceRanges", None, delete=True), put("internal", "sourceTags", ["slurm"])),
     ),
     ("gcp-ssl-policy-tls13", GCS, put("tls", "minTlsVersion", "TLS_1_3")),
     (
