@@ -394,6 +394,12 @@ def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str
     RateLimitRule that blocks (Checkov CKV_AZURE_120 / CKV_AZURE_122;
     rate limiting: https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview)."""
     policies = [r for r in resources if _kind(r) == WAF_POLICY]
+    for balancer in (r for r in resources if _kind(r) == LOAD_BALANCER and _public_frontends(r)):
+        if _items(balancer.props, "loadBalancingRules") or _items(balancer.props, "inboundNatRules"):
+            yield (
+                balancer.urn,
+                f"load balancer {_name(balancer)} takes internet traffic past any WAF; serve through the application gateway",
+            )
     for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
         linked = [p for p in policies if refers_to(gateway, "firewallPolicy", p, keys=("id",))]
         if not linked:

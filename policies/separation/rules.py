@@ -24,6 +24,7 @@ from pulumi_policy import EnforcementLevel
 from .. import azure, concepts, gcp
 from ..common import (
     CLOUD_PACKAGES,
+    LABEL_TAGS,
     REQUIRED_TAGS,
     TAG_DIGEST,
     TAG_WORKLOAD,
@@ -634,6 +635,37 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
                 )
 
 
+def check_cloud_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
+    """Azure tags and GCP labels never name the other side: a resource tagged `accelstack:workload`
+    (GCP label `accelstack-workload`) carries the stack's side, and the gcp provider stamps it through
+    `defaultLabels` (azure-native has no default tags; the conformance suite checks each resource's).
+    Mirrors the AWS rule above (Checkov CKV_AWS_153-style tagging)."""
+    cloud = concepts.cloud_of(resource.resource_type)
+    if is_provider_type(resource.resource_type):
+        facts = ctx.provider
+        if facts is not None and facts.package == "gcp" and not facts.default_tags.get(TAG_WORKLOAD):
+            yield f"provider {facts.name} defaultLabels lack accelstack-workload"
+        return
+    if cloud == "azure-native":
+        own = _tag_values(resource.props.get("tags"))
+    elif cloud == "gcp":
+        own = {LABEL_TAGS.get(k, k): v for k, v in _tag_values(resource.props.get("labels")).items()}
+    else:
+        return
+    workload = own.get(TAG_WORKLOAD)
+    if workload is not None and ctx.workload in WORKLOADS and workload != ctx.workload:
+        yield f"{resource.name} is tagged {TAG_WORKLOAD}={workload} in a {ctx.workload} stack"
+
+
+def _both(*checks: Any) -> Any:
+    def check(resource: Any, ctx: Context) -> Iterable[str]:
+        for one in checks:
+            yield from one(resource, ctx)
+
+    check.__doc__ = "\n\n".join(c.__doc__ or "" for c in checks)
+    return check
+
+
 POLICIES = [
     stack_policy(
         "accounts-configured", "The pack knows both sides' accounts and the stack's side.", check_accounts_configured
@@ -665,7 +697,9 @@ POLICIES = [
     ),
     resource_policy("pinned-project", "GCP resources stay in the provider's pinned project.", check_pinned_project),
     resource_policy(
-        "workload-tags", "Resources carry the workload and stack tags; groups the config digest.", check_workload_tags
+        "workload-tags",
+        "Resources carry the workload and stack tags; groups the config digest.",
+        _both(check_workload_tags, check_cloud_workload_tags),
     ),
 ]
 ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY
