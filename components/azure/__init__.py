@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pulumi
 
 from accelstack.components.azure.provider import azure_provider
-from accelstack.components.base import CloudStack
+from accelstack.components.base import CloudStack, ServingServiceArgs, TrainingClusterArgs
 from accelstack.spec.models import ServingStack, TrainingStack
 
 if TYPE_CHECKING:
@@ -25,13 +25,13 @@ class AzureStack(CloudStack):
         from accelstack.components.azure.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
-        return TrainingCluster(spec, self.digest, opts)
+        return TrainingCluster(spec.stack, TrainingClusterArgs.of(spec), opts)
 
     def build_serving(self, spec: ServingStack) -> ServingService:
         from accelstack.components.azure.serving import ServingService
 
         _, opts = self._root("ServingStack")
-        return ServingService(spec, self.digest, opts)
+        return ServingService(spec.stack, ServingServiceArgs.of(spec), opts)
 
     def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
         from accelstack.components.azure.serving.user_data import render_replica_artifacts

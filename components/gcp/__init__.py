@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pulumi
 
-from accelstack.components.base import CloudStack
+from accelstack.components.base import CloudStack, ServingServiceArgs, TrainingClusterArgs
 from accelstack.components.gcp.provider import gcp_provider
 from accelstack.spec.models import ServingStack, TrainingStack
 
@@ -25,13 +25,13 @@ class GcpStack(CloudStack):
         from accelstack.components.gcp.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
-        return TrainingCluster(spec, self.digest, opts)
+        return TrainingCluster(spec.stack, TrainingClusterArgs.of(spec), opts)
 
     def build_serving(self, spec: ServingStack) -> ServingService:
         from accelstack.components.gcp.serving import ServingService
 
         _, opts = self._root("ServingStack")
-        return ServingService(spec, self.digest, opts)
+        return ServingService(spec.stack, ServingServiceArgs.of(spec), opts)
 
     def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
         from accelstack.components.gcp.serving.user_data import render_replica_artifacts
