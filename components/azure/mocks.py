@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import pulumi
 
@@ -91,7 +91,10 @@ class AzureMocks(pulumi.runtime.Mocks):
             outputs["identity"] = {**identity, "principalId": MOCK_PRINCIPAL_ID, "tenantId": self.tenant_id}
         if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
             # Azure answers the user-assigned identities as a map by resource id (the SDK's output type).
-            assigned = {str(i): {"principalId": MOCK_PRINCIPAL_ID, "clientId": MOCK_PRINCIPAL_ID} for i in identity["userAssignedIdentities"]}
+            assigned = {
+                str(i): {"principalId": MOCK_PRINCIPAL_ID, "clientId": MOCK_PRINCIPAL_ID}
+                for i in identity["userAssignedIdentities"]
+            }
             outputs["identity"] = {**outputs.get("identity", identity), "userAssignedIdentities": assigned}
         outputs.update(self.computed_training_outputs(args.typ, resource_name, outputs))
         if args.typ == "azure-native:managedidentity:UserAssignedIdentity":
@@ -101,7 +104,7 @@ class AzureMocks(pulumi.runtime.Mocks):
         return resource_id, outputs
 
     # Resources that live under a parent (type token -> parent's input, the parent's ARM type, the child's segment).
-    CHILD_RESOURCES = {
+    CHILD_RESOURCES: ClassVar[dict[str, tuple[str, str, str]]] = {
         "azure-native:keyvault:Key": ("vaultName", "Microsoft.KeyVault/vaults", "keys"),
         "azure-native:keyvault:Secret": ("vaultName", "Microsoft.KeyVault/vaults", "secrets"),
         "azure-native:storage:BlobContainer": (

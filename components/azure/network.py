@@ -116,9 +116,7 @@ def lustre_security_rules(lustre_subnet: str) -> list[dict[str, object]]:
 class TrainingNetwork(pulumi.ComponentResource):
     """`vnet`, `nodes_subnet`, `lustre_subnet` (None without Lustre), `head_address`, `zone`."""
 
-    def __init__(
-        self, name: str, spec: TrainingStack, resource_group: pulumi.Input[str], opts: pulumi.ResourceOptions
-    ):
+    def __init__(self, name: str, spec: TrainingStack, resource_group: pulumi.Input[str], opts: pulumi.ResourceOptions):
         super().__init__("accelstack:azure:TrainingNetwork", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = stack_tags(spec)

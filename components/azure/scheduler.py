@@ -99,7 +99,11 @@ class SlurmCluster(pulumi.ComponentResource):
             resource_group_name=rg,
             vault_name=storage.vault.name,
             secret_name=MUNGE_SECRET_NAME,
-            properties={"value": pulumi.Output.secret(key.base64), "content_type": "application/octet-stream;base64"},
+            properties={
+                # mypy solves Output.secret's Input[T] against an Output as Never; it is Output[str].
+                "value": pulumi.Output.secret(key.base64),  # type: ignore[arg-type]
+                "content_type": "application/octet-stream;base64",
+            },
             tags=tags,
             opts=pulumi.ResourceOptions(
                 parent=self, protect=True, retain_on_delete=True, additional_secret_outputs=["properties"]
@@ -117,7 +121,9 @@ class SlurmCluster(pulumi.ComponentResource):
             f"{name}-head-id", resource_group_name=rg, tags=tags, opts=child
         )
         head_grants: list[pulumi.Resource] = [
-            storage.grant(f"{name}-head-munge-key", self.secret.id, KEY_VAULT_SECRETS_USER, self.head_identity.principal_id)
+            storage.grant(
+                f"{name}-head-munge-key", self.secret.id, KEY_VAULT_SECRETS_USER, self.head_identity.principal_id
+            )
         ]
         head_nodes = slurm.Nodes(AzureNodePlatform(), instance)
         if slurm.checkpoint_export_units(spec, head_nodes) and storage.checkpoint_container is not None:

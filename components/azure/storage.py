@@ -170,7 +170,9 @@ class TrainingStorage(pulumi.ComponentResource):
                 raise ValueError(
                     f"training.storage.checkpoints.uri: {storage.checkpoints.uri!r} is not a Blob Storage URL"
                 )
-            self._checkpoints(name, checkpoints[0], checkpoints[1], storage.checkpoints.noncurrent_version_days, key_grant, tags)
+            self._checkpoints(
+                name, checkpoints[0], checkpoints[1], storage.checkpoints.noncurrent_version_days, key_grant, tags
+            )
             self.checkpoint_uri = storage.checkpoints.uri
             self.checkpoint_writer = azure_native.authorization.RoleDefinition(
                 f"{name}-checkpoint-writer",

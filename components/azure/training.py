@@ -151,7 +151,10 @@ class TrainingCluster(pulumi.ComponentResource):
 
         randomness = random.Provider(f"{name}-nodes-random", opts=child)
         password = random.RandomPassword(
-            f"{name}-nodes-admin", length=32, special=True, opts=pulumi.ResourceOptions(parent=self, provider=randomness)
+            f"{name}-nodes-admin",
+            length=32,
+            special=True,
+            opts=pulumi.ResourceOptions(parent=self, provider=randomness),
         )
         self.group = self._scale_set(name, user_data, password.result, handles.node_grants)
         self.launch_template = self.group
@@ -243,5 +246,7 @@ class TrainingCluster(pulumi.ComponentResource):
             identity={"type": "UserAssigned", "user_assigned_identities": [self.nodes_identity.id]},
             virtual_machine_profile=profile,
             tags={**stack_tags(spec), "accelstack:config-digest": self.digest},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on, ignore_changes=["virtualMachineProfile.osProfile.adminPassword"]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=depends_on, ignore_changes=["virtualMachineProfile.osProfile.adminPassword"]
+            ),
         )

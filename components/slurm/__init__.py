@@ -576,7 +576,10 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
             _file(HEAD_SETUP_PATH, head_setup_script(spec, nodes, values), "0755"),
             # Users submit from here: their login shells carry the jobs' environment.
             *environment_files(spec, values, task_prolog=False),
-            *(_file(f"/etc/systemd/system/{unit}", text) for unit, text in checkpoint_export_units(spec, nodes).items()),
+            *(
+                _file(f"/etc/systemd/system/{unit}", text)
+                for unit, text in checkpoint_export_units(spec, nodes).items()
+            ),
         ],
         "runcmd": [[HEAD_SETUP_PATH]],
     }

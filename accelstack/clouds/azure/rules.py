@@ -127,11 +127,12 @@ def capacity_reservation_group(spec: StackSpec) -> Iterator[Problem]:
     if not isinstance(spec, TrainingStack) or spec.training.nodes.reservation_id is None:
         return
     nodes = spec.training.nodes
+    reservation = spec.training.nodes.reservation_id
     path = "training.nodes.reservationId"
-    if not re.fullmatch(tables.CAPACITY_RESERVATION_GROUP_ID, nodes.reservation_id):
+    if not re.fullmatch(tables.CAPACITY_RESERVATION_GROUP_ID, reservation):
         yield Problem(
             path,
-            f"{nodes.reservation_id!r} is not a capacity reservation group id "
+            f"{reservation!r} is not a capacity reservation group id "
             "(/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Compute/capacityReservationGroups/<name>)",
         )
     if nodes.capacity == "spot":
@@ -186,7 +187,10 @@ def vnet_holds_the_subnets(spec: StackSpec) -> Iterator[Problem]:
     lustre = spec.training.storage.lustre
     if prefix is None or lustre is None:
         return
-    if lustre.capacity_gib is not None and lustre.capacity_gib / tables.TIB_GIB > tables.AMLFS_SUBNET_PREFIX_BY_TIB[-1][0]:
+    if (
+        lustre.capacity_gib is not None
+        and lustre.capacity_gib / tables.TIB_GIB > tables.AMLFS_SUBNET_PREFIX_BY_TIB[-1][0]
+    ):
         yield Problem(
             "training.storage.lustre.capacityGiB",
             f"{lustre.capacity_gib} GiB is beyond Azure Managed Lustre's documented subnet table (400 TiB, /23); "

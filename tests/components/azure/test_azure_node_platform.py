@@ -48,7 +48,9 @@ def fake_azure(events: list[dict[str, object]]) -> Iterator[tuple[str, list[tupl
             }
             metadata = path.startswith("/metadata/")
             authorized = (
-                self.headers.get("Metadata") == "true" if metadata else self.headers.get("Authorization") == f"Bearer {TOKEN}"
+                self.headers.get("Metadata") == "true"
+                if metadata
+                else self.headers.get("Authorization") == f"Bearer {TOKEN}"
             )
             answer = answers.get(path) if authorized and "api-version=" in query else None
             self.send_response(200 if answer is not None else 404)
@@ -71,12 +73,21 @@ def fake_azure(events: list[dict[str, object]]) -> Iterator[tuple[str, list[tupl
 
 def bash(script: str, endpoint: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        ["bash", "-c", script], env={"PATH": "/usr/bin:/bin", "IMDS_ENDPOINT": endpoint}, capture_output=True, timeout=30
+        ["bash", "-c", script],
+        env={"PATH": "/usr/bin:/bin", "IMDS_ENDPOINT": endpoint},
+        capture_output=True,
+        timeout=30,
     )
 
 
 def event(kind: str, vm: str, not_before: str = "Thu, 03 Dec 2026 10:30:00 GMT") -> dict[str, object]:
-    return {"EventId": f"{kind}-{vm}", "EventType": kind, "Resources": [vm], "EventStatus": "Scheduled", "NotBefore": not_before}
+    return {
+        "EventId": f"{kind}-{vm}",
+        "EventType": kind,
+        "Resources": [vm],
+        "EventStatus": "Scheduled",
+        "NotBefore": not_before,
+    }
 
 
 def notice(events: list[dict[str, object]]) -> str:
@@ -152,10 +163,13 @@ def test_lustre_checkpoints_are_exported_by_the_head_not_by_every_node():
 
 
 def test_without_lustre_the_nodes_sync_their_own_checkpoints_to_the_container():
-    s = spec("training.storage.lustre=null", "training.nodes.count=1", "training.storage.checkpoints.path=/mnt/checkpoints")
+    s = spec(
+        "training.storage.lustre=null", "training.nodes.count=1", "training.storage.checkpoints.path=/mnt/checkpoints"
+    )
     nodes = slurm.nodes_for(s)
     assert slurm.checkpoint_export_units(s, nodes) == {}
     units = slurm.checkpoint_sync_units(s, nodes, slurm.DeployValues())
-    assert "azcopy sync /mnt/checkpoints/ https://acmetrainckpts.blob.core.windows.net/checkpoints/" in units[
-        "accelstack-checkpoint-sync.service"
-    ]
+    assert (
+        "azcopy sync /mnt/checkpoints/ https://acmetrainckpts.blob.core.windows.net/checkpoints/"
+        in units["accelstack-checkpoint-sync.service"]
+    )

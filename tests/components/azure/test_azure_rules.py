@@ -11,7 +11,11 @@ from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_
 from accelstack.spec.problems import Problem
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "stacks" / "Pulumi.azure-training.yaml"
-SUBNET_FIELDS = ("training.storage.lustre.capacityGiB", "training.storage.lustre.tier", "training.storage.lustre.throughputPerTiB")
+SUBNET_FIELDS = (
+    "training.storage.lustre.capacityGiB",
+    "training.storage.lustre.tier",
+    "training.storage.lustre.throughputPerTiB",
+)
 
 
 def errors(*overrides: str) -> list[Problem]:

@@ -157,7 +157,11 @@ def test_lustre_takes_the_sku_capacity_and_zone_the_spec_names():
 
 @pytest.mark.parametrize(
     ("capacity_gib", "tier", "prefix"),
-    [(8192, "AMLFS-Durable-Premium-500", 27), (49152, "AMLFS-Durable-Premium-500", 25), (131072, "AMLFS-Durable-Premium-250", 24)],
+    [
+        (8192, "AMLFS-Durable-Premium-500", 27),
+        (49152, "AMLFS-Durable-Premium-500", 25),
+        (131072, "AMLFS-Durable-Premium-250", 24),
+    ],
 )
 def test_the_lustre_subnet_is_dedicated_and_sized_for_the_capacity(capacity_gib, tier, prefix):
     throughput = catalog.AMLFS_SKUS[tier].throughput_mbps_per_tib
@@ -250,7 +254,9 @@ def test_everything_that_holds_data_or_keys_is_protected_and_retained():
 
 @pytest.mark.parametrize("label", sorted(stack_edits.DAY_2_CHANGES["azure-training"]))
 def test_day_2_changes_keep_every_azure_stateful_resource(label, monkeypatch):
-    monkeypatch.setattr(stack_edits, "is_stateful", lambda t: t in AZURE_STATEFUL or t in stack_edits.STATEFUL_LOCAL_TYPES)
+    monkeypatch.setattr(
+        stack_edits, "is_stateful", lambda t: t in AZURE_STATEFUL or t in stack_edits.STATEFUL_LOCAL_TYPES
+    )
     assert stack_edits.losses(STACK, stack_edits.DAY_2_CHANGES[STACK][label]) == []
 
 
@@ -274,9 +280,10 @@ def test_the_head_keeps_its_state_disk_and_address_across_a_rebuild():
     assert ip["privateIPAllocationMethod"] == "Static"
     head_config = base64.b64decode(head.inputs["osProfile"]["customData"]).decode()
     assert "/dev/disk/azure/scsi1/lun0" in head_config
-    assert ip["privateIPAddress"] in base64.b64decode(
-        only(cap, VMSS).inputs["virtualMachineProfile"]["osProfile"]["customData"]
-    ).decode()
+    assert (
+        ip["privateIPAddress"]
+        in base64.b64decode(only(cap, VMSS).inputs["virtualMachineProfile"]["osProfile"]["customData"]).decode()
+    )
 
 
 def test_the_head_copies_lustre_checkpoints_to_their_container_without_deleting():
