@@ -115,12 +115,13 @@ def key_vault_secret_command(secret_uri: str) -> str:
 
 
 def azcopy_sync_command(source: str, destination: str, client_id: str | None) -> str:
-    """`azcopy sync` of new and changed files, with the VM's managed identity; `--delete-destination=false`
-    (its default, stated): a checkpoint deleted on the source must never delete the durable copy."""
+    """`azcopy sync` of new and changed files, with the VM's managed identity. No delete option: azcopy sync's
+    `--delete-destination` defaults to false (azcopy sync reference), so a checkpoint deleted on the source never
+    deletes the durable copy."""
     identity = f"AZCOPY_MSI_CLIENT_ID={shlex.quote(client_id)} " if client_id else ""
     return (
         f"env AZCOPY_AUTO_LOGIN_TYPE=MSI {identity}azcopy sync {shlex.quote(source)} {shlex.quote(destination)} "
-        "--recursive --delete-destination=false --log-level=ERROR"
+        "--recursive --log-level=ERROR"
     )
 
 

@@ -293,7 +293,7 @@ def test_the_head_copies_lustre_checkpoints_to_their_container_without_deleting(
     units = {f["path"]: f["content"] for f in config["write_files"] if f["path"].startswith("/etc/systemd/system/")}
     service = units["/etc/systemd/system/accelstack-checkpoint-export.service"]
     assert "azcopy sync /lustre/checkpoints/ https://acmetrainckpts.blob.core.windows.net/checkpoints/" in service
-    assert "--delete-destination=false" in service
+    assert "--delete" not in service
     assert "RequiresMountsFor=/lustre/checkpoints" in service
     assert config["ssh_pwauth"] is False
 
