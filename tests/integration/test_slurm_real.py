@@ -35,6 +35,7 @@ from accelstack.components.slurm import (
     DeployValues,
     cgroup_conf,
     checkpoint_interval_seconds,
+    checkpoint_export_units,
     checkpoint_sync_units,
     compute_cloud_init,
     dynamic_node_conf,
@@ -747,4 +748,23 @@ def test_systemd_accepts_the_checkpoint_sync_units(tmp_path):
         ["systemd-analyze", "verify", "--man=no", *units], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     # verify only warns (exit 0) about unknown keys or sections: any output is a finding.
+    assert result.returncode == 0 and not result.stderr.strip() and not result.stdout.strip(), result.stderr
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_systemd_accepts_the_head_nodes_checkpoint_export_units(tmp_path):
+    """Azure: Managed Lustre cannot export to the checkpoint container, so the head node's timer copies them."""
+    spec = spec_for(stack="azure-training")
+    units = checkpoint_export_units(spec, nodes_for(spec))
+    assert len(units) == 2
+    for unit, text in units.items():
+        (tmp_path / unit).write_text(text)
+    (tmp_path / "lustre" / "checkpoints").mkdir(parents=True)
+    result = subprocess.run(
+        ["systemd-analyze", "verify", "--man=no", *sorted(str(tmp_path / u) for u in units)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0 and not result.stderr.strip() and not result.stdout.strip(), result.stderr
