@@ -34,8 +34,8 @@ import yaml
 from accelstack.components.slurm import (
     DeployValues,
     cgroup_conf,
-    checkpoint_interval_seconds,
     checkpoint_export_units,
+    checkpoint_interval_seconds,
     checkpoint_sync_units,
     compute_cloud_init,
     dynamic_node_conf,
