@@ -133,7 +133,7 @@ class SlurmCluster(pulumi.ComponentResource):
                     storage.checkpoint_container.id,
                     "",
                     self.head_identity.principal_id,
-                    role_id=storage.checkpoint_writer.id,
+                    role_id=storage.checkpoint_writer_role,
                 )
             )
 

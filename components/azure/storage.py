@@ -190,6 +190,12 @@ class TrainingStorage(pulumi.ComponentResource):
                 ],
                 opts=child,
             )
+            # Assignments name a role by its subscription-level id (built-in and custom alike); derived from the
+            # definition's own output so they wait for it.
+            writer_guid = checkpoint_writer_role_id(spec)
+            self.checkpoint_writer_role: pulumi.Output[str] = self.checkpoint_writer.id.apply(
+                lambda _: role_definition(account.subscription_id, writer_guid)
+            )
 
         self.file_system: azure_native.storagecache.AmlFilesystem | None = None
         self.lustre_address: pulumi.Output[str] | None = None

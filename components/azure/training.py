@@ -128,7 +128,7 @@ class TrainingCluster(pulumi.ComponentResource):
                     storage.checkpoint_container.id,
                     "",
                     self.nodes_identity.principal_id,
-                    role_id=storage.checkpoint_writer.id,
+                    role_id=storage.checkpoint_writer_role,
                 )
             )
         handles = AzureTrainingHandles(

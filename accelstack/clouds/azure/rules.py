@@ -250,3 +250,23 @@ def managed_scheduler_not_built(spec: StackSpec) -> Iterator[Problem]:
             "training.scheduler.kind",
             "managed (Azure Machine Learning AmlCompute) is not built for azure yet; allowed here: slurm, none",
         )
+
+
+@rule
+def storage_accounts_are_created_here(spec: StackSpec) -> Iterator[Problem]:
+    """The Azure components create the dataset and checkpoint storage accounts (Managed Lustre's role
+    assignments, the customer-managed key and versioning are set on them); bringing existing ones is not
+    supported yet, and creating an account that exists elsewhere fails (account names are global)."""
+    if not isinstance(spec, TrainingStack):
+        return
+    storage = spec.training.storage
+    stores = [("datasets", storage.datasets.create)]
+    if storage.checkpoints is not None:
+        stores.append(("checkpoints", storage.checkpoints.create))
+    for block, create in stores:
+        if not create:
+            yield Problem(
+                f"training.storage.{block}.create",
+                "false (an existing storage account) is not supported on azure yet; set create: true and name a "
+                "storage account that does not exist yet in the URI",
+            )

@@ -211,7 +211,9 @@ def test_nodes_read_datasets_and_write_checkpoints_but_cannot_delete_them():
     assert not any("delete" in action.lower() for action in permission["dataActions"] + permission["actions"])
     assert any(action.endswith("blobs/write") for action in permission["dataActions"])
     checkpoints = only(cap, "azure-native:storage:BlobContainer", "azure-training-storage-checkpoints")
-    assert any(g.inputs["scope"] == checkpoints.outputs["id"] for g in grants)
+    (write,) = [g for g in grants if g.inputs["scope"] == checkpoints.outputs["id"]]
+    assert role_id(write) == writer.inputs["roleDefinitionId"]  # the custom role, not Blob Data Contributor
+    assert write.inputs["roleDefinitionId"].startswith("/subscriptions/3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c/providers/")
     # No grant of the nodes reaches beyond a container or the one secret.
     assert all("/containers/" in g.inputs["scope"] or "/secrets/" in g.inputs["scope"] for g in grants)
 
@@ -311,3 +313,13 @@ def test_cloud_init_accepts_what_azure_boots_the_head_and_nodes_with(tmp_path, c
         path.write_bytes(base64.b64decode(data))
         result = subprocess.run(["cloud-init", "schema", "--config-file", str(path)], capture_output=True, text=True)
         assert result.returncode == 0, f"{role}: {result.stdout}{result.stderr}"
+
+
+def test_one_node_launches_into_its_capacity_reservation_group():
+    group = (
+        "/subscriptions/3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c/resourceGroups/capacity/providers/"
+        "Microsoft.Compute/capacityReservationGroups/nd-h100"
+    )
+    vmss = only(stack("training.nodes.count=1", f"training.nodes.reservationId={group}"), VMSS).inputs
+    assert vmss["virtualMachineProfile"]["capacityReservation"] == {"capacityReservationGroup": {"id": group}}
+    assert vmss["singlePlacementGroup"] is False  # what a Uniform scale set needs to use the reservation
