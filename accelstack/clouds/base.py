@@ -107,6 +107,10 @@ class ParallelFsTier:
     max_gib: int | None = None
     imports_from_object_store: bool = True
     exports_to_object_store: bool = True
+    # The file system exports only to the store it imports from (Azure Managed Lustre's Blob integration links
+    # one container), never to a separate checkpoint store: the Slurm head node copies the checkpoint
+    # directory there instead (accelstack.components.slurm.checkpoint_export_units).
+    checkpoints_copied_by_head: bool = False
     persistent: bool = True
     # MB/s per TiB when `throughput_per_tib` is empty (the tier fixes it); None: not known, so not plannable.
     baseline_throughput_per_tib: int | None = None

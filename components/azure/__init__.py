@@ -12,6 +12,7 @@ from accelstack.spec.models import ServingStack, TrainingStack
 
 if TYPE_CHECKING:
     from accelstack.components.azure.serving import ServingService
+
     from accelstack.components.azure.training import TrainingCluster
 
 

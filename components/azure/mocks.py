@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import pulumi
 
@@ -83,16 +83,74 @@ class AzureMocks(pulumi.runtime.Mocks):
         resource_name = str(args.inputs.get(own) or args.inputs.get("name") or short)
         outputs.setdefault("name", resource_name)
         resource_id = self.resource_id(args.typ, resource_name, args.inputs.get("resourceGroupName"))
+        resource_id = self.child_resource_id(args.typ, resource_name, args.inputs) or resource_id
         outputs.setdefault("id", resource_id)
         outputs.setdefault("location", args.inputs.get("location", self.location))
         identity = args.inputs.get("identity")
         if isinstance(identity, Mapping) and "SystemAssigned" in str(identity.get("type", "")):
             outputs["identity"] = {**identity, "principalId": MOCK_PRINCIPAL_ID, "tenantId": self.tenant_id}
+        if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
+            # Azure answers the user-assigned identities as a map by resource id (the SDK's output type).
+            assigned = {
+                str(i): {"principalId": MOCK_PRINCIPAL_ID, "clientId": MOCK_PRINCIPAL_ID}
+                for i in identity["userAssignedIdentities"]
+            }
+            outputs["identity"] = {**outputs.get("identity", identity), "userAssignedIdentities": assigned}
+        outputs.update(self.computed_training_outputs(args.typ, resource_name, outputs))
         if args.typ == "azure-native:managedidentity:UserAssignedIdentity":
             outputs.setdefault("principalId", MOCK_PRINCIPAL_ID)
             outputs.setdefault("clientId", MOCK_PRINCIPAL_ID)
             outputs.setdefault("tenantId", self.tenant_id)
         return resource_id, outputs
+
+    # Resources that live under a parent (type token -> parent's input, the parent's ARM type, the child's segment).
+    CHILD_RESOURCES: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "azure-native:keyvault:Key": ("vaultName", "Microsoft.KeyVault/vaults", "keys"),
+        "azure-native:keyvault:Secret": ("vaultName", "Microsoft.KeyVault/vaults", "secrets"),
+        "azure-native:storage:BlobContainer": (
+            "accountName",
+            "Microsoft.Storage/storageAccounts",
+            "blobServices/default/containers",
+        ),
+        "azure-native:network:Subnet": ("virtualNetworkName", "Microsoft.Network/virtualNetworks", "subnets"),
+    }
+
+    def child_resource_id(self, type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
+        """The ARM id of a child resource (a vault's key, an account's container, a VNet's subnet)."""
+        child = self.CHILD_RESOURCES.get(type_token)
+        if child is None or not inputs.get(child[0]):
+            return None
+        parent_input, parent_type, segment = child
+        group = inputs.get("resourceGroupName")
+        return (
+            f"/subscriptions/{self.subscription_id}/resourceGroups/{group}/providers/{parent_type}/"
+            f"{inputs[parent_input]}/{segment}/{name}"
+        )
+
+    def computed_training_outputs(self, type_token: str, name: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        """What Azure computes for the training resources the components read: a vault's URI, a key's and a
+        secret's URIs, a Managed Lustre file system's MGS address (first address after the subnet's five
+        reserved ones is Azure's own; the mock answers a fixed private address)."""
+        if type_token == "azure-native:keyvault:Vault":
+            properties = dict(outputs.get("properties") or {})
+            properties.setdefault("vaultUri", f"https://{name}.vault.azure.net/")
+            return {"properties": properties}
+        if type_token == "azure-native:keyvault:Key":
+            uri = f"https://{outputs.get('vaultName')}.vault.azure.net/keys/{name}"
+            return {"keyUri": uri, "keyUriWithVersion": f"{uri}/0123456789abcdef0123456789abcdef"}
+        if type_token == "azure-native:keyvault:Secret":
+            # Resource Manager never returns a secret's value, only its URIs.
+            uri = f"https://{outputs.get('vaultName')}.vault.azure.net/secrets/{name}"
+            return {"properties": {"secretUri": uri, "secretUriWithVersion": f"{uri}/0123456789abcdef"}}
+        if type_token == "azure-native:storagecache:AmlFilesystem":
+            return {
+                "clientInfo": {
+                    "mgsAddress": "10.0.128.4",
+                    "mountCommand": "sudo mount -t lustre -o noatime,flock 10.0.128.4@tcp:/lustrefs /lustre",
+                    "lustreVersion": "2.15",
+                }
+            }
+        return {}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         if args.token == "azure-native:authorization:getClientConfig":

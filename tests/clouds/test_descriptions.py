@@ -307,7 +307,8 @@ def test_a_described_cloud_previews_nothing_and_says_so_at_cloud(tmp_path, name)
     here without its components, as a described-only cloud such as OCI was before its components.)"""
     _described_cloud_stack(tmp_path, name)
     stack = f"{name}-training"
-    with registry.registered(dataclasses.replace(registry.get(name), components=None)):
+    # Without its rules too: a described-only cloud has none (the AWS-shaped values would fail Azure's).
+    with registry.registered(dataclasses.replace(registry.get(name), components=None, rules=())):
         preview = CliRunner().invoke(app, ["preview", "--project-dir", str(tmp_path), stack])
         validate = CliRunner().invoke(app, ["validate", "--project-dir", str(tmp_path), stack])
     assert preview.exit_code == 2, preview.output

@@ -1,6 +1,6 @@
 """Microsoft Azure, as accelstack describes it: catalog, prices, limits and features (no Pulumi).
 
-Described, not deployable yet: `components` is None until `accelstack.components.azure` exists.
+Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules are `accelstack.clouds.azure.rules`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,11 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    parallel_fs_service="Azure Managed Lustre",
+    object_store_service="Azure Blob Storage",
+    # Blob URLs as Azure writes them: https://<account>.blob.core.windows.net/<container>[/prefix] (what azcopy
+    # and the portal take); the "bucket" is the storage account, so datasets and checkpoints live in two.
+    object_uri_schemes=("https",),
     parallel_fs={
         name: ParallelFsTier(
             name=name,
@@ -25,6 +30,9 @@ CATALOG = Catalog(
             # Blob integration (HSM) imports at creation and exports with archive / auto-export jobs.
             imports_from_object_store=True,
             exports_to_object_store=True,
+            # Exports (archive / auto-export jobs) go to the one linked container, the dataset's; checkpoints
+            # have their own versioned container, so the Slurm head node copies them there.
+            checkpoints_copied_by_head=True,
             persistent=True,  # "Durable": Premium SSD LRS object storage targets
         )
         for name, sku in catalog.AMLFS_SKUS.items()
@@ -74,4 +82,5 @@ AZURE = Cloud(
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
     components="accelstack.components.azure",
+    rules=("accelstack.clouds.azure.rules",),
 )
