@@ -12,6 +12,7 @@ Answers are deterministic (the golden exports pin them).
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -74,6 +75,12 @@ class AzureMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
+        if args.typ == "random:index/randomBytes:RandomBytes":
+            # Random bytes are computed: answer fixed ones (zeros of the asked length) so what derives from
+            # them (the admin SSH public key) is known in a preview, and the goldens are deterministic.
+            raw = bytes(int(args.inputs.get("length") or 32))
+            outputs.setdefault("base64", base64.b64encode(raw).decode())
+            outputs.setdefault("hex", raw.hex())
         if not args.typ.startswith("azure-native:"):
             return f"{args.name}-id", outputs
         name = args.typ.split(":")[2]

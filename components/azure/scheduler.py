@@ -19,6 +19,7 @@ import pulumi_random as random
 
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
+from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HEAD_IMAGE
 from accelstack.components.azure.node_platform import AzureNodePlatform
 from accelstack.components.azure.provider import stack_tags
@@ -30,10 +31,8 @@ MUNGE_SECRET_NAME = "slurm-munge-key"
 HEAD_OS_DISK_GIB = 64
 STATE_DISK_GIB = 64
 STATE_DISK_LUN = 0  # the head's only data disk: /dev/disk/azure/scsi1/lun0
-ADMIN_USERNAME = "accelstack"
-# Appended to the head's and nodes' cloud-config: Azure needs a credential at create time and there is no SSH
-# key in the spec, so the admin account gets a random password kept only in Pulumi state, and SSH refuses
-# passwords (reach the VMs with `az vm run-command` / serial console, or add keys through cloud-init).
+# Appended to the head's and nodes' cloud-config: sshd refuses passwords too (the admin account has an SSH key
+# only, components/azure/admin.py; reach the VMs with `az vm run-command` / serial console).
 NO_SSH_PASSWORDS = "ssh_pwauth: false\n"
 
 
@@ -166,9 +165,7 @@ class SlurmCluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        password = random.RandomPassword(
-            f"{name}-head-admin", length=32, special=True, opts=pulumi.ResourceOptions(parent=self, provider=randomness)
-        )
+        admin_key = admin_public_key(f"{name}-head", pulumi.ResourceOptions(parent=self, provider=randomness))
         lustre_address = storage.lustre_address or pulumi.Output.from_input("")
         lustre_mount = storage.lustre_mount_name or pulumi.Output.from_input("")
 
@@ -212,9 +209,8 @@ class SlurmCluster(pulumi.ComponentResource):
             os_profile={
                 "computer_name": f"{name}-head",
                 "admin_username": ADMIN_USERNAME,
-                "admin_password": password.result,
                 "custom_data": head_data,
-                "linux_configuration": {"disable_password_authentication": False, "provision_vm_agent": True},
+                "linux_configuration": linux_configuration(admin_key),
             },
             network_profile={"network_interfaces": [{"id": self.nic.id, "primary": True}]},
             identity={"type": "UserAssigned", "user_assigned_identities": [self.head_identity.id]},

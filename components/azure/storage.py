@@ -96,6 +96,7 @@ class TrainingStorage(pulumi.ComponentResource):
         lustre_subnet_id: pulumi.Input[str] | None,
         zone: str,
         opts: pulumi.ResourceOptions,
+        nodes_subnet_id: pulumi.Input[str] | None = None,
     ):
         super().__init__("accelstack:azure:TrainingStorage", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -104,6 +105,7 @@ class TrainingStorage(pulumi.ComponentResource):
         storage = spec.training.storage
         self._subscription = account.subscription_id
         self._resource_group = resource_group
+        self._nodes_subnet_id = nodes_subnet_id
 
         self.vault = azure_native.keyvault.Vault(
             f"{name}-kv",
@@ -248,6 +250,19 @@ class TrainingStorage(pulumi.ComponentResource):
             default_to_o_auth_authentication=True,
             enable_https_traffic_only=True,
             minimum_tls_version="TLS1_2",
+            # Not reachable from the internet: the nodes' subnet (its Microsoft.Storage service endpoint) and
+            # trusted Azure services (Managed Lustre's Blob integration runs as one, Microsoft.StorageCache)
+            # only. Uploading a dataset from outside the VNet needs a rule for that network (README).
+            public_network_access="Enabled" if self._nodes_subnet_id is not None else "Disabled",
+            network_rule_set={
+                "default_action": "Deny",
+                "bypass": "AzureServices",
+                "virtual_network_rules": (
+                    [{"virtual_network_resource_id": self._nodes_subnet_id, "action": "Allow"}]
+                    if self._nodes_subnet_id is not None
+                    else []
+                ),
+            },
             identity={"type": "UserAssigned", "user_assigned_identities": [self.storage_identity.id]},
             encryption={
                 "key_source": "Microsoft.Keyvault",

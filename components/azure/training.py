@@ -25,18 +25,18 @@ import pulumi_azure_native as azure_native
 import pulumi_random as random
 import yaml
 
-from accelstack.clouds import registry
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
+from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HPC_NODE_IMAGE
 from accelstack.components.azure.network import TrainingNetwork
 from accelstack.components.azure.provider import account_of, resource_group, stack_tags
 from accelstack.components.azure.scheduler import (
-    ADMIN_USERNAME,
     AzureTrainingHandles,
     build_scheduler,
     with_ssh_passwords_off,
 )
 from accelstack.components.azure.storage import STORAGE_BLOB_DATA_READER, TrainingStorage
+from accelstack.components.base import TrainingClusterArgs
 from accelstack.components.node_environment import (
     NODE_ENVIRONMENT_FILE,
     NODE_ENVIRONMENT_PROFILE,
@@ -44,9 +44,6 @@ from accelstack.components.node_environment import (
     environment_profile,
     node_environment,
 )
-from accelstack.planner.pricing import PriceBook
-from accelstack.planner.training_plan import plan_training
-from accelstack.spec.models import TrainingStack
 
 NODE_OS_DISK_GIB = 256  # containers and CUDA caches; scratch is the VMs' local NVMe
 SPOT_MAX_PRICE = -1  # up to the on-demand price: evicted for capacity only, never for price
@@ -81,18 +78,19 @@ class TrainingCluster(pulumi.ComponentResource):
     Azure's node template and group at once), `group` (the same scale set), `placement_group` (the scale set:
     its single placement group is the InfiniBand placement; None for one node)."""
 
-    def __init__(self, spec: TrainingStack, digest: str, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("accelstack:azure:TrainingCluster", spec.stack, None, opts)
+    def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        """`name` prefixes every resource of the cluster and is its `accelstack:stack` tag; `opts.provider`
+        is the (pinned) azure-native provider the cluster deploys with."""
+        args = args.named(name)
+        super().__init__("accelstack:azure:TrainingCluster", name, None, opts)
+        spec = args.spec
         training = spec.training
-        name = spec.stack
-        self.spec, self.digest = spec, digest
+        self.spec, self.digest, self.plan = spec, args.digest, args.plan
+        digest = args.digest
         child = pulumi.ResourceOptions(parent=self)
         tags = stack_tags(spec)
         account = account_of(spec)
-        cloud = registry.get(spec.cloud)
-        self.checkpoint_interval_seconds = plan_training(
-            training, catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices)
-        ).interval_seconds
+        self.checkpoint_interval_seconds = args.plan.interval_seconds
 
         self.resource_group = resource_group(spec, child)
         rg = self.resource_group.name
@@ -105,6 +103,7 @@ class TrainingCluster(pulumi.ComponentResource):
             self.network.lustre_subnet.id if self.network.lustre_subnet is not None else None,
             self.network.zone,
             child,
+            nodes_subnet_id=self.network.nodes_subnet.id,
         )
         storage = self.storage
         self.file_system = storage.file_system
@@ -150,13 +149,8 @@ class TrainingCluster(pulumi.ComponentResource):
             )
 
         randomness = random.Provider(f"{name}-nodes-random", opts=child)
-        password = random.RandomPassword(
-            f"{name}-nodes-admin",
-            length=32,
-            special=True,
-            opts=pulumi.ResourceOptions(parent=self, provider=randomness),
-        )
-        self.group = self._scale_set(name, user_data, password.result, handles.node_grants)
+        admin_key = admin_public_key(f"{name}-nodes", pulumi.ResourceOptions(parent=self, provider=randomness))
+        self.group = self._scale_set(name, user_data, admin_key, handles.node_grants)
         self.launch_template = self.group
         self.placement_group = self.group if training.nodes.count > 1 else None
 
@@ -185,7 +179,7 @@ class TrainingCluster(pulumi.ComponentResource):
         self,
         name: str,
         user_data: pulumi.Input[str],
-        password: pulumi.Input[str],
+        admin_key: pulumi.Input[str],
         grants: list[pulumi.Resource],
     ) -> azure_native.compute.VirtualMachineScaleSet:
         spec = self.spec
@@ -203,11 +197,10 @@ class TrainingCluster(pulumi.ComponentResource):
             "os_profile": {
                 "computer_name_prefix": f"{name[:9]}-n",
                 "admin_username": ADMIN_USERNAME,
-                "admin_password": password,
                 "custom_data": pulumi.Output.from_input(user_data).apply(
                     lambda text: base64.b64encode(text.encode()).decode()
                 ),
-                "linux_configuration": {"disable_password_authentication": False, "provision_vm_agent": True},
+                "linux_configuration": linux_configuration(admin_key),
             },
             "network_profile": {
                 "network_interface_configurations": [
