@@ -208,6 +208,8 @@ class Cloud:
     prices: Prices
     limits: Mapping[str, int] = field(default_factory=dict)  # documented hard limits by name
     components: str | None = None  # module holding the Pulumi half; None: described, not deployable yet
+    # The workloads its components build (a cloud's components can land one workload at a time).
+    workloads: frozenset[str] = frozenset({"training", "serving"})
     # Modules of spec rules (`@accelstack.spec.validators.rule` functions) that run for this cloud's stacks
     # only, in this order, after the neutral rules: the spec imports no cloud module, a cloud names its own.
     rules: tuple[str, ...] = ()
@@ -220,7 +222,11 @@ class Cloud:
 
     @property
     def deployable(self) -> bool:
-        return self.components is not None
+        return self.components is not None and bool(self.workloads)
+
+    def deploys(self, workload: str) -> bool:
+        """Whether this cloud's components build `workload` stacks."""
+        return self.deployable and workload in self.workloads
 
     def parallel_fs_tier(self, name: str | None) -> ParallelFsTier | None:
         """The named tier of the parallel file system (None: the default one), or None if there is none."""

@@ -284,9 +284,16 @@ def problems_from_validation(exc: ValidationError, data: dict[str, Any] | None =
 
 
 def not_deployable_problem(spec: StackSpec) -> Problem | None:
-    """The problem with deploying (or previewing) a stack of a cloud that has no components yet."""
-    if registry.get(spec.cloud).deployable:
+    """The problem with deploying (or previewing) a stack of a cloud that has no components (for its workload) yet."""
+    cloud = registry.get(spec.cloud)
+    if cloud.deploys(spec.workload):
         return None
+    if cloud.deployable:
+        return Problem(
+            "workload",
+            f"{spec.workload!r} stacks are not deployable on {spec.cloud} yet (its components build "
+            f"{', '.join(sorted(cloud.workloads))}): validate, size and cost work, preview and deploy do not",
+        )
     return Problem(
         "cloud",
         f"{spec.cloud!r} is described (catalog, prices) but not deployable yet: validate, size and cost work, "

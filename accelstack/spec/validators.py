@@ -105,11 +105,19 @@ def run_validators(spec: StackSpec) -> list[Problem]:
 def cloud_is_deployable(spec: StackSpec) -> Iterator[Problem]:
     """A cloud described without components validates, sizes and prices, but cannot be previewed or
     deployed (`accelstack.spec.loader.parse_spec(deploy=True)` makes that an error)."""
-    if not registry.get(spec.cloud).deployable:
+    cloud = registry.get(spec.cloud)
+    if not cloud.deployable:
         yield Problem(
             "cloud",
             f"{spec.cloud!r} is described (catalog, prices) but not deployable yet: preview and deploy refuse "
             f"this stack; deployable: {', '.join(registry.deployable()) or 'none'}",
+            Level.WARNING,
+        )
+    elif not cloud.deploys(spec.workload):
+        yield Problem(
+            "workload",
+            f"{spec.workload!r} stacks are not deployable on {spec.cloud} yet (its components build "
+            f"{', '.join(sorted(cloud.workloads))}): preview and deploy refuse this stack",
             Level.WARNING,
         )
 

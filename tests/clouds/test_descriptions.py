@@ -39,6 +39,23 @@ def test_registry_holds_the_three_clouds_and_each_names_its_components():
         assert registry.get(name).components == f"accelstack.components.{name}"
 
 
+def test_a_workload_its_cloud_does_not_build_is_refused_at_workload():
+    """A cloud's components can land one workload at a time: a stack of a workload they do not build is an
+    error at `workload` when previewed or deployed, a warning when validated."""
+    from accelstack.spec import SpecError
+    from accelstack.spec.loader import load_stack, spec_warnings
+
+    serving_stack = STACKS / "Pulumi.aws-serving.yaml"
+    with registry.registered(dataclasses.replace(registry.get("aws"), workloads=frozenset({"training"}))):
+        with pytest.raises(SpecError) as error:
+            load_stack(serving_stack, deploy=True)
+        [problem] = [p for p in error.value.problems if p.path == "workload"]
+        assert "'serving' stacks are not deployable on aws yet (its components build training)" in problem.message
+        warnings = spec_warnings(load_stack(serving_stack))
+        assert any(w.path == "workload" for w in warnings)
+    assert load_stack(serving_stack, deploy=True).workload == "serving"
+
+
 def test_unknown_cloud_names_the_registered_ones():
     with pytest.raises(ValueError, match=r"unknown cloud 'nimbus'; registered: .*azure.*gcp"):
         registry.get("nimbus")

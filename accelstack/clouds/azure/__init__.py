@@ -82,5 +82,6 @@ AZURE = Cloud(
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
     components="accelstack.components.azure",
+    workloads=frozenset({"training"}),  # serving's components are not built yet
     rules=("accelstack.clouds.azure.rules",),
 )
