@@ -70,9 +70,7 @@ class PubSubQueue:
         self._modify(messages, 0)
 
     def reply(self, request_id: str, status: int, body: str) -> None:
-        self.publisher.publish(
-            self.response_topic, body.encode(), request_id=request_id, status=str(status)
-        ).result()
+        self.publisher.publish(self.response_topic, body.encode(), request_id=request_id, status=str(status)).result()
 
     def _modify(self, messages: Sequence[Message], seconds: int) -> None:
         if not messages:

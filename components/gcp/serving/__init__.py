@@ -18,7 +18,7 @@ import pulumi_gcp as gcp
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.gcp.provider import account_of
 from accelstack.components.gcp.serving.edge import firewall, health_check, load_balancer, security_policy
-from accelstack.components.gcp.serving.identity import replica_account
+from accelstack.components.gcp.serving.identity import kms_key, replica_account
 from accelstack.components.gcp.serving.network import serving_network
 from accelstack.components.gcp.serving.queue import queues
 from accelstack.components.gcp.serving.replicas import replica_group
@@ -34,6 +34,7 @@ class ServingService(pulumi.ComponentResource):
     and `plan`."""
 
     health_check: gcp.compute.HealthCheck
+    key_grant: pulumi.Resource
     replica_grants: list[pulumi.Resource]
 
     def __init__(self, name: str, args: ServingServiceArgs, opts: pulumi.ResourceOptions | None = None):
@@ -49,6 +50,7 @@ class ServingService(pulumi.ComponentResource):
         ).number
 
         self.network, self.subnet = serving_network(self, name)
+        self.key = kms_key(self, name)
         self.queues = queues(self, name)
         self.queue = self.queues["request-subscription"]
         self.replica_account = replica_account(self, name)

@@ -44,12 +44,34 @@ def replica_account(svc: Any, name: str) -> gcp.serviceaccount.Account:
                 member=member,
                 condition=gcp.storage.BucketIAMMemberConditionArgs(
                     title="models-prefix-only",
-                    expression=(
-                        f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{MODELS_PREFIX}")'
-                    ),
+                    expression=(f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{MODELS_PREFIX}")'),
                 ),
                 opts=svc.child,
             )
         )
     svc.replica_grants = grants
     return account
+
+
+# Cloud KMS rotation: 90 days (rotation_period is seconds with an "s" suffix, at least 1 day).
+KEY_ROTATION = "7776000s"
+
+
+def kms_key(svc: Any, name: str) -> gcp.kms.CryptoKey:
+    """The Pub/Sub topics' customer-managed key. Key rings and keys cannot be deleted (only their versions
+    destroyed), so both are protected and retained. The Pub/Sub service agent must hold
+    encrypterDecrypter before a topic names the key, or topic creation fails
+    (https://cloud.google.com/pubsub/docs/encryption#using-cmek)."""
+    keep = pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
+    ring = gcp.kms.KeyRing(f"{name}-keys", location=svc.region, opts=keep)
+    key = gcp.kms.CryptoKey(
+        f"{name}-queues", key_ring=ring.id, purpose="ENCRYPT_DECRYPT", rotation_period=KEY_ROTATION, opts=keep
+    )
+    svc.key_grant = gcp.kms.CryptoKeyIAMMember(
+        f"{name}-queues-pubsub-agent",
+        crypto_key_id=key.id,
+        role="roles/cloudkms.cryptoKeyEncrypterDecrypter",
+        member=svc.project_number.apply(lambda n: f"serviceAccount:service-{n}@gcp-sa-pubsub.iam.gserviceaccount.com"),
+        opts=svc.child,
+    )
+    return key

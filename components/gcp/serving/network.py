@@ -31,9 +31,7 @@ def serving_network(svc: Any, name: str) -> tuple[gcp.compute.Network, gcp.compu
         region=svc.region,
         nat_ip_allocate_option="AUTO_ONLY",
         source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
-        subnetworks=[
-            gcp.compute.RouterNatSubnetworkArgs(name=subnet.id, source_ip_ranges_to_nats=["ALL_IP_RANGES"])
-        ],
+        subnetworks=[gcp.compute.RouterNatSubnetworkArgs(name=subnet.id, source_ip_ranges_to_nats=["ALL_IP_RANGES"])],
         opts=pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(depends_on=[subnet])),
     )
     return network, subnet

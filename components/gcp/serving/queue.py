@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulumi
 import pulumi_gcp as gcp
 
 PUBSUB_MIN_RETENTION_SECONDS = 600
@@ -38,9 +39,13 @@ def queues(svc: Any, name: str) -> dict[str, Any]:
     admission = svc.serving.admission
     keep = retention(admission.ttl_seconds)
     never_expire = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl="")  # default: deleted after 31 idle days
-    requests = gcp.pubsub.Topic(f"{name}-requests", message_retention_duration=keep, opts=svc.child)
-    dead_letters = gcp.pubsub.Topic(f"{name}-dead-letters", opts=svc.child)
-    responses = gcp.pubsub.Topic(f"{name}-responses", message_retention_duration=keep, opts=svc.child)
+    encrypted = pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(depends_on=[svc.key_grant]))
+    cmek = svc.key.id
+    requests = gcp.pubsub.Topic(f"{name}-requests", message_retention_duration=keep, kms_key_name=cmek, opts=encrypted)
+    dead_letters = gcp.pubsub.Topic(f"{name}-dead-letters", kms_key_name=cmek, opts=encrypted)
+    responses = gcp.pubsub.Topic(
+        f"{name}-responses", message_retention_duration=keep, kms_key_name=cmek, opts=encrypted
+    )
     subscription = gcp.pubsub.Subscription(
         f"{name}-requests",
         topic=requests.id,
@@ -75,7 +80,7 @@ def queues(svc: Any, name: str) -> dict[str, Any]:
         ),
         opts=svc.child,
     )
-    agent = pubsub_service_agent(svc.project_number)
+    agent = svc.project_number.apply(pubsub_service_agent)
     agent_grants = [
         gcp.pubsub.TopicIAMMember(
             f"{name}-dlq-agent-publisher", topic=dead_letters.name, role="roles/pubsub.publisher", member=agent,

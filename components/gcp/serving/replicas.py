@@ -32,7 +32,10 @@ def replica_group(svc: Any, name: str) -> gcp.compute.RegionInstanceGroupManager
         tags=[REPLICA_TAG],
         disks=[
             gcp.compute.RegionInstanceTemplateDiskArgs(
-                source_image=REPLICA_IMAGE, boot=True, auto_delete=True, disk_type="pd-balanced",
+                source_image=REPLICA_IMAGE,
+                boot=True,
+                auto_delete=True,
+                disk_type="pd-balanced",
                 disk_size_gb=plan.root_volume_gib,
             )
         ],
