@@ -77,4 +77,5 @@ GCP = Cloud(
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
     components="accelstack.components.gcp",
+    rules=("accelstack.clouds.gcp.serving_rules",),
 )
