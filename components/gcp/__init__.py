@@ -11,8 +11,9 @@ from accelstack.components.gcp.provider import gcp_provider
 from accelstack.spec.models import ServingStack, TrainingStack
 
 if TYPE_CHECKING:
-    from accelstack.components.gcp.serving import ServingService
     from accelstack.components.gcp.training import TrainingCluster
+
+    from accelstack.components.gcp.serving import ServingService
 
 
 class GcpStack(CloudStack):

@@ -77,7 +77,8 @@ def gcp_serving_replicas(spec: StackSpec) -> Iterator[Problem]:
     replicas = serving.replicas
     if replicas.capacity != "on-demand":
         yield Problem(
-            "serving.replicas.capacity", f"{replicas.capacity!r}: GCP serving replicas are on-demand; allowed: on-demand"
+            "serving.replicas.capacity",
+            f"{replicas.capacity!r}: GCP serving replicas are on-demand; allowed: on-demand",
         )
     machine = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
     if machine is None:

@@ -4,7 +4,7 @@
     extend   -> modify_ack_deadline(lease_seconds)
     complete -> acknowledge
     release  -> modify_ack_deadline(0) (a nack: redelivered at once)
-    reply    -> publish on the response topic, attributes request_id and status
+    reply    -> publish on the response topic, attributes request-id and status
 
 Pub/Sub's ack deadline is 10..600 s (https://cloud.google.com/pubsub/docs/lease-management).
 `google-cloud-pubsub` is imported only in `from_env`, on the replica.
@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 try:  # on the replica, beside queue_worker.py
-    from queue_worker import Message  # type: ignore[import-not-found,unused-ignore]
+    from queue_worker import REQUEST_ID_ATTRIBUTE, Message  # type: ignore[import-not-found,unused-ignore]
 except ImportError:  # in the repository
-    from accelstack.components.replica.queue_worker import Message
+    from accelstack.components.replica.queue_worker import REQUEST_ID_ATTRIBUTE, Message
 
 MAX_ACK_DEADLINE_SECONDS = 600
 MIN_ACK_DEADLINE_SECONDS = 10
@@ -70,7 +70,8 @@ class PubSubQueue:
         self._modify(messages, 0)
 
     def reply(self, request_id: str, status: int, body: str) -> None:
-        self.publisher.publish(self.response_topic, body.encode(), request_id=request_id, status=str(status)).result()
+        attributes = {REQUEST_ID_ATTRIBUTE: request_id, "status": str(status)}
+        self.publisher.publish(self.response_topic, body.encode(), **attributes).result()
 
     def _modify(self, messages: Sequence[Message], seconds: int) -> None:
         if not messages:
@@ -88,7 +89,7 @@ def from_env(env: Mapping[str, str] = os.environ) -> PubSubQueue:
     missing = [n for n in ("REQUEST_SUBSCRIPTION", "RESPONSE_TOPIC") if not env.get(n)]
     if missing:
         raise SystemExit(f"queue worker: environment variable(s) {', '.join(missing)} not set")
-    from google.cloud import pubsub_v1  # type: ignore[import-not-found,unused-ignore]
+    from google.cloud import pubsub_v1  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     return PubSubQueue(
         pubsub_v1.SubscriberClient(), pubsub_v1.PublisherClient(), env["REQUEST_SUBSCRIPTION"], env["RESPONSE_TOPIC"]
