@@ -18,9 +18,13 @@ def bucket_of(uri: str) -> str:
     return uri.removeprefix("gs://").split("/", 1)[0]
 
 
+# Service account ids: 6..30 characters, [a-z]([-a-z0-9]*[a-z0-9]) (iam.serviceAccounts.create).
 def replica_account(svc: Any, name: str) -> gcp.serviceaccount.Account:
     account = gcp.serviceaccount.Account(
-        f"{name}-replica", account_id=f"{name}-replica"[:30], display_name=f"{name} serving replicas", opts=svc.child
+        f"{name}-replica",
+        account_id=f"{name}-replica"[:30].rstrip("-"),
+        display_name=f"{name} serving replicas",
+        opts=svc.child,
     )
     member = account.member
     q = svc.queues

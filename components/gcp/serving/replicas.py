@@ -14,6 +14,8 @@ from accelstack.components.gcp.serving.user_data import replica_user_data
 
 # Deep Learning VM image: NVIDIA driver, Docker and the NVIDIA container toolkit preinstalled, with
 # cloud-init (https://cloud.google.com/deep-learning-vm/docs/images).
+# standbyPolicy.initialDelaySec: 0..3600 (compute v1 InstanceGroupManagerStandbyPolicy).
+STANDBY_MAX_INITIAL_DELAY_SECONDS = 3600
 REPLICA_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu124-ubuntu-2204-py310"
 
 
@@ -70,7 +72,7 @@ def replica_group(svc: Any, name: str) -> gcp.compute.RegionInstanceGroupManager
         ),
         # Standby pool: stopped VMs that booted once (image and weights on disk) and wait to be started.
         standby_policy=gcp.compute.RegionInstanceGroupManagerStandbyPolicyArgs(
-            mode="MANUAL", initial_delay_sec=plan.cold_start_seconds
+            mode="MANUAL", initial_delay_sec=min(plan.cold_start_seconds, STANDBY_MAX_INITIAL_DELAY_SECONDS)
         ),
         target_stopped_size=plan.warm_pool_size,
         wait_for_instances=False,

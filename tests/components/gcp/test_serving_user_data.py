@@ -17,7 +17,9 @@ from accelstack.components.replica.queue_worker import Config
 from accelstack.spec import load_stack
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "stacks" / "Pulumi.gcp-serving.yaml"
-ADAPTERS = "serving.model.adapters=[{name: acme-support, uri: 'gs://acme-train-checkpoints/models/adapters/a/', rank: 16}]"
+ADAPTERS = (
+    "serving.model.adapters=[{name: acme-support, uri: 'gs://acme-train-checkpoints/models/adapters/a/', rank: 16}]"
+)
 
 
 def user_data(*overrides: str) -> str:
