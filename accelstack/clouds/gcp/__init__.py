@@ -77,4 +77,6 @@ GCP = Cloud(
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
     components="accelstack.components.gcp",
+    workloads=frozenset({"serving"}),  # training's components are not built yet
+    rules=("accelstack.clouds.gcp.serving_rules",),
 )
