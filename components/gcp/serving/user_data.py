@@ -11,7 +11,7 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from accelstack.clouds import registry
-from accelstack.components.aws.serving.user_data import server_arguments
+from accelstack.components.replica.server import server_arguments
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec.models import ServingSpec, ServingStack
 
