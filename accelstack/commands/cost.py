@@ -98,11 +98,14 @@ def training_estimate(
     catalog = cloud.catalog
     nodes = training.nodes
     setting = lustre_setting(training, catalog, prices)
-    lustre_monthly = (
-        setting.capacity_gib * prices.lustre(setting.deployment_type, setting.throughput_per_tib)
-        if setting is not None
-        else 0.0
-    )
+    lustre_unpriced = None
+    lustre_monthly = 0.0
+    if setting is not None:
+        try:
+            lustre_monthly = setting.capacity_gib * prices.lustre(setting.deployment_type, setting.throughput_per_tib)
+        except ValueError as error:
+            # Price what is known and say, beside the figures, what is left out (not a zero in disguise).
+            lustre_unpriced = f"{catalog.parallel_fs_service} {setting.deployment_type}: {error}"
     plan = plan_training(training, catalog=catalog, prices=prices)
     checkpoint = plan.checkpoint
     compute_hours, hours_source = job_hours_of(spec, hours, catalog)
@@ -155,6 +158,7 @@ def training_estimate(
             2,
         ),
         "notPriced": list(cloud.prices.not_priced),
+        "lustreNotPriced": lustre_unpriced,
         "priceSource": prices.source(),
     }
 
@@ -209,7 +213,8 @@ def training_table(results: dict[str, Any]) -> Table:
             f"({t['gpu_hours']:g} GPU-h); hours from {r['computeHoursSource']}",
             r["assumptions"],
             f"${t['compute_usd']:,.0f}",
-            f"${t['lustre_usd'] + t['s3_usd']:,.0f}",
+            f"${t['lustre_usd'] + t['s3_usd']:,.0f}"
+            + (" + Lustre NOT PRICED (no list price recorded; --prices)" if r.get("lustreNotPriced") else ""),
             f"${r['headNodeUsd']:,.0f}",
             f"${r['totalUsd']:,.0f}",
             f"${r['monthlyUsdAt24x7']:,.0f}",

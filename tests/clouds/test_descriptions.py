@@ -24,7 +24,11 @@ VENDORS = {"nvidia", "amd", "aws-trainium", "aws-inferentia", "google-tpu"}
 # What AWS's description does not (yet) say, pinned exactly so that fixing it makes this fail and shrink:
 # it prices its CPU head nodes without listing them (the catalog holds accelerated types only), and the
 # planner has no FSx price for PERSISTENT_1 or SCRATCH_1 (`PriceBook.lustre` raises for them).
-PRICED_OUTSIDE_CATALOG = {"aws": {"m7i.2xlarge", "m7i.xlarge"}}
+PRICED_OUTSIDE_CATALOG = {
+    "aws": {"m7i.2xlarge", "m7i.xlarge"},
+    # The Slurm head node sizes (general purpose, no accelerator: not in the accelerated catalog).
+    "azure": {"Standard_D2s_v5", "Standard_D4s_v5", "Standard_D8s_v5", "Standard_D16s_v5"},
+}
 UNPRICED_FS_TIERS = {"aws": {"PERSISTENT_1", "SCRATCH_1"}}
 
 

@@ -44,14 +44,7 @@ def cloud_stack_class(cloud: str) -> type[CloudStack]:
 
 
 # (cloud, check) -> why the cloud fails it today. Each entry is a strict xfail.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("azure", "policy"): (
-        "azure-native's VirtualMachine declares osProfile an additional secret output, which the offline export "
-        "redacts, so the stack-level user-data secrets check cannot read the head node's custom data and reports "
-        "an advisory 'can't run during preview' (a real `pulumi preview` hands the pack the plaintext); every "
-        "mandatory policy passes (accelstack policy azure-training)"
-    ),
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 # Two sizes of the same stack: the resource graph must not grow with them (one group, not N nodes).
 SIZES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

@@ -85,7 +85,8 @@ def test_table_headers_legend_and_assumptions_beside_the_figures():
     assert (
         "job total = compute (nodes x price x wall hours) + Lustre + object store (S3, Blob, GCS) + head node" in text
     )
-    assert "spot interruptions 20%/month per node and 60% off on-demand" in text  # aws-finetune is spot
+    finetune = cost_json("aws-finetune")["stacks"]["aws-finetune"]["assumptions"]  # aws-finetune is spot
+    assert "spot interruptions 20%/month per node and 60% off on-demand" in finetune
     # The table folds long cells across lines; the same text is in --json "assumptions".
     training = cost_json("aws-training")["stacks"]["aws-training"]["assumptions"]
     assert "job MTBF 1584 h (node MTBF 6335 h)" in training and "(1172 MB/s: Lustre PERSISTENT_2 4800 GiB" in training
