@@ -5,9 +5,10 @@ serving side's artifact reader work against any cloud. A key whose `when` names 
 exported exactly when the condition holds for the stack (a stack without a parallel file system has
 no mount to report). The conformance suite checks every cloud's example stacks against this module.
 
-The names are the ones the AWS stacks have always exported; a few still carry AWS words (`kmsKeyArn`,
-`mungeKeySecretArn`, `efaInterfacesPerNode`, `placementGroup`, `batch*`). Their meaning below is the
-neutral one; another cloud exports its own identifier under the same key.
+Names are neutral (`encryptionKey`, not an ARN): each cloud exports its own identifier under the same key
+(a KMS key ARN, a Key Vault key id, a Cloud KMS key name). The AWS stacks exported AWS-worded names before
+0.2; `LEGACY_NAMES` maps them to the new ones, and a cloud that shipped them (AWS) exports both for the
+deprecation period so its users' scripts keep working (`CloudStack.legacy_output_names`).
 """
 
 from __future__ import annotations
@@ -39,37 +40,54 @@ TRAINING_OUTPUTS: Mapping[str, OutputKey] = {
     "configDigest": OutputKey("digest of the accelstack config the stack was deployed from"),
     "account": OutputKey("the account (subscription, project, tenancy) the stack deploys into"),
     "region": OutputKey("the region the stack deploys into"),
-    "vpcId": OutputKey("the stack's private network"),
+    "networkId": OutputKey("the stack's private network"),
     "subnetId": OutputKey("the subnet the nodes, the scheduler and the file system share"),
-    "availabilityZone": OutputKey("the zone the nodes, the file system and the scheduler's state live in"),
+    "zone": OutputKey("the zone the nodes, the file system and the scheduler's state live in"),
     "datasetBucket": OutputKey("the object-store bucket training data is read from"),
-    "kmsKeyArn": OutputKey("the stack's customer-managed encryption key"),
-    "efaInterfacesPerNode": OutputKey("RDMA fabric interfaces each node configures (0: no fabric)"),
+    "encryptionKey": OutputKey("the stack's customer-managed encryption key"),
+    "fabricInterfacesPerNode": OutputKey("RDMA fabric interfaces each node configures (0: no fabric)"),
     "checkpointIntervalSeconds": OutputKey("the planner's checkpoint interval, seconds"),
     "checkpointBucket": OutputKey("the object-store bucket checkpoints are kept in", CHECKPOINTS),
-    "lustreDnsName": OutputKey("the parallel file system's address for the client mount", PARALLEL_FILE_SYSTEM),
+    "lustreAddress": OutputKey("the parallel file system's address for the client mount", PARALLEL_FILE_SYSTEM),
     "lustreMountName": OutputKey("the parallel file system's mount (file system) name", PARALLEL_FILE_SYSTEM),
     "placementGroup": OutputKey("the placement that keeps the nodes on one fabric", RDMA_PLACEMENT),
     "nodeGroup": OutputKey("the group of GPU nodes the stack scales", NODE_GROUP),
     "scheduler": OutputKey("which scheduler runs jobs: slurm, or the cloud's managed batch service", SCHEDULER),
     "slurmHeadAddress": OutputKey("the Slurm controller's private address", SLURM),
     "slurmHeadInstance": OutputKey("the Slurm controller's instance", SLURM),
-    "mungeKeySecretArn": OutputKey("the secret holding the cluster's munge key", SLURM),
-    "batchJobQueue": OutputKey("the managed scheduler's job queue", MANAGED_SCHEDULER),
-    "batchJobDefinition": OutputKey("the managed scheduler's multi-node job definition", MANAGED_SCHEDULER),
-    "batchComputeEnvironment": OutputKey("the managed scheduler's compute environment", MANAGED_SCHEDULER),
+    "mungeKeySecret": OutputKey("the secret holding the cluster's munge key", SLURM),
+    "managedJobQueue": OutputKey("the managed scheduler's job queue", MANAGED_SCHEDULER),
+    "managedJobDefinition": OutputKey("the managed scheduler's multi-node job definition", MANAGED_SCHEDULER),
+    "managedCompute": OutputKey("the managed scheduler's compute environment", MANAGED_SCHEDULER),
 }
 
 SERVING_OUTPUTS: Mapping[str, OutputKey] = {
     "configDigest": OutputKey("digest of the accelstack config the stack was deployed from"),
     "endpoint": OutputKey("the HTTPS address clients send requests to"),
-    "requestQueueUrl": OutputKey("the admission queue replicas take requests from"),
-    "responseQueueUrl": OutputKey("the queue replicas put responses on"),
-    "deadLetterQueueUrl": OutputKey("where a request goes after its last failed attempt"),
-    "replicaGroupName": OutputKey("the group of serving replicas the backlog scales"),
+    "requestQueue": OutputKey("the admission queue replicas take requests from"),
+    "responseQueue": OutputKey("the queue replicas put responses on"),
+    "deadLetterQueue": OutputKey("where a request goes after its last failed attempt"),
+    "replicaGroup": OutputKey("the group of serving replicas the backlog scales"),
     "coldStartSeconds": OutputKey("the planner's cold start of one replica, seconds"),
     "warmPoolSize": OutputKey("replicas kept stopped and ready to start"),
     "backlogPerInstanceTarget": OutputKey("the queue backlog per replica the scaling policy holds"),
+}
+
+# Names exported before the contract was neutral (old -> new). Removed in 0.3.
+LEGACY_NAMES: Mapping[str, str] = {
+    "vpcId": "networkId",
+    "availabilityZone": "zone",
+    "kmsKeyArn": "encryptionKey",
+    "efaInterfacesPerNode": "fabricInterfacesPerNode",
+    "lustreDnsName": "lustreAddress",
+    "mungeKeySecretArn": "mungeKeySecret",
+    "batchJobQueue": "managedJobQueue",
+    "batchJobDefinition": "managedJobDefinition",
+    "batchComputeEnvironment": "managedCompute",
+    "requestQueueUrl": "requestQueue",
+    "responseQueueUrl": "responseQueue",
+    "deadLetterQueueUrl": "deadLetterQueue",
+    "replicaGroupName": "replicaGroup",
 }
 
 CONTRACTS: Mapping[str, Mapping[str, OutputKey]] = {"training": TRAINING_OUTPUTS, "serving": SERVING_OUTPUTS}
@@ -86,3 +104,9 @@ def expected_keys(workload: str, holding: Iterable[str]) -> frozenset[str]:
     if unknown:
         raise ValueError(f"unknown output conditions {sorted(unknown)}; allowed: {', '.join(sorted(CONDITIONS))}")
     return frozenset(key for key, output in contract.items() if output.when in facts)
+
+
+def with_legacy_names(exported: Mapping[str, object], legacy: Mapping[str, str]) -> dict[str, object]:
+    """`exported` plus, for each old name in `legacy` whose new name is exported, the same value under the
+    old name (after the new keys, so `pulumi stack output` lists the contract first)."""
+    return {**exported, **{old: exported[new] for old, new in legacy.items() if new in exported}}

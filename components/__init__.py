@@ -18,9 +18,10 @@ from accelstack.spec import StackSpec
 
 def cloud_stack(spec: StackSpec) -> CloudStack:
     cloud = registry.get(spec.cloud)
-    if cloud.components is None:  # the spec refuses this before a program runs; a direct caller gets it here
+    if cloud.components is None or not cloud.deploys(spec.workload):
+        # the spec refuses this before a program runs; a direct caller gets it here
         raise NotImplementedError(
-            f"cloud {spec.cloud!r} has no components yet; deployable: {', '.join(registry.deployable())}"
+            f"cloud {spec.cloud!r} has no {spec.workload} components yet; deployable: {', '.join(registry.deployable())}"
         )
     stack_class: type[CloudStack] = importlib.import_module(cloud.components).CLOUD_STACK
     return stack_class(spec)

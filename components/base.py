@@ -1,16 +1,31 @@
-"""The interface every cloud implements."""
+"""The interface every cloud implements, and the typed arguments its components take.
+
+The data flow is one way: config -> validated spec -> plan (every derived number, once) -> components.
+`TrainingClusterArgs` / `ServingServiceArgs` carry a workload's own slice of the spec and its plan; a cloud's
+`TrainingCluster(name, args, opts)` / `ServingService(name, args, opts)` builds from nothing else, so a user's
+own Pulumi program can build one (`TrainingClusterArgs.from_config({...}, "my-cluster")`, validated by the
+same rules as a stack file) as pulumi-eks users build `Cluster(name, args)`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
-from accelstack.spec import StackSpec
+from accelstack import outputs
+from accelstack.clouds import registry
+from accelstack.planner.pricing import PriceBook
+from accelstack.planner.serving_plan import ServingPlan, plan_serving
+from accelstack.planner.training_plan import TrainingPlan, plan_training
+from accelstack.spec import SpecError, StackSpec, parse_spec
 from accelstack.spec.models import ServingStack, TrainingStack
+from accelstack.spec.problems import Problem
 
 
 def config_digest(spec: StackSpec) -> str:
@@ -21,26 +36,95 @@ def config_digest(spec: StackSpec) -> str:
 
 def _digested(spec: StackSpec) -> dict[str, Any]:
     """The spec as the digest has always read it, so a refactoring of the models does not retag every deployed
-    resource: both workload blocks (the other one null), and the file system's tier under its first name."""
+    resource: both workload blocks (the other one null), the file system's tier and the HTTPS certificate under
+    their first names."""
     data = spec.model_dump(mode="json", by_alias=True)
     data.setdefault("training", None)
     data.setdefault("serving", None)
     lustre = data["training"]["storage"].get("lustre") if data["training"] else None
     if lustre is not None:
         lustre["deploymentType"] = lustre.pop("tier")
+    if data["serving"] is not None:
+        load_balancer = data["serving"]["loadBalancer"]
+        load_balancer["certificateArn"] = load_balancer.pop("certificate")
     return data
 
 
+@dataclass(frozen=True)
+class TrainingClusterArgs:
+    """What a training cluster is built from: the training stack's spec (account, separation, training block),
+    its plan, and the digest tagged on its node groups."""
+
+    spec: TrainingStack
+    plan: TrainingPlan
+    digest: str
+
+    @classmethod
+    def of(cls, spec: TrainingStack) -> TrainingClusterArgs:
+        """Plan `spec` on its cloud's catalog and prices (the planner runs here, once, not in a component)."""
+        cloud = registry.get(spec.cloud)
+        plan = plan_training(spec.training, catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices))
+        return cls(spec, plan, config_digest(spec))
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], name: str) -> TrainingClusterArgs:
+        """Args from a stack file's `accelstack:*` keys as a mapping (namespace stripped: cloud, workload,
+        account, separation, training), checked by every rule a stack file is: SpecError naming each path."""
+        spec = parse_spec(dict(config), name)
+        if not isinstance(spec, TrainingStack):
+            raise SpecError([Problem("workload", f"{spec.workload!r}: a TrainingCluster needs workload: training")])
+        return cls.of(spec)
+
+    def named(self, name: str) -> TrainingClusterArgs:
+        """The same cluster under another name (the name prefixes every resource and is the stack tag)."""
+        return self if name == self.spec.stack else TrainingClusterArgs.of(self.spec.model_copy(update={"stack": name}))
+
+
+@dataclass(frozen=True)
+class ServingServiceArgs:
+    """What a serving service is built from: the serving stack's spec and its plan (cold start, warm pool,
+    backlog target), and the digest tagged on its replica group."""
+
+    spec: ServingStack
+    plan: ServingPlan
+    digest: str
+
+    @classmethod
+    def of(cls, spec: ServingStack) -> ServingServiceArgs:
+        return cls(spec, plan_serving(spec.serving, registry.get(spec.cloud).catalog), config_digest(spec))
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], name: str) -> ServingServiceArgs:
+        """As `TrainingClusterArgs.from_config`, for workload: serving."""
+        spec = parse_spec(dict(config), name)
+        if not isinstance(spec, ServingStack):
+            raise SpecError([Problem("workload", f"{spec.workload!r}: a ServingService needs workload: serving")])
+        return cls.of(spec)
+
+    def named(self, name: str) -> ServingServiceArgs:
+        return self if name == self.spec.stack else ServingServiceArgs.of(self.spec.model_copy(update={"stack": name}))
+
+
 class CloudStack(ABC):
+    # Output names this cloud's stacks exported before the contract was neutral (old -> new, a subset of
+    # accelstack.outputs.LEGACY_NAMES), exported beside the new ones for the deprecation period.
+    legacy_output_names: Mapping[str, str] = {}
+
     def __init__(self, spec: StackSpec):
         self.spec = spec
         self.digest = config_digest(spec)
 
     def build(self) -> pulumi.ComponentResource:
-        """Build the stack's workload and return its component (what a unit test asserts on)."""
+        """Build the stack's workload, export its outputs contract (the one place stacks export), and return
+        its component (what a unit test asserts on)."""
         if isinstance(self.spec, TrainingStack):
-            return self.build_training(self.spec)
-        return self.build_serving(self.spec)
+            component: pulumi.ComponentResource = self.build_training(self.spec)
+        else:
+            component = self.build_serving(self.spec)
+        exported: Mapping[str, Any] = getattr(component, "outputs", {})
+        for key, value in outputs.with_legacy_names(exported, self.legacy_output_names).items():
+            pulumi.export(key, value)
+        return component
 
     @abstractmethod
     def build_training(self, spec: TrainingStack) -> pulumi.ComponentResource: ...

@@ -28,11 +28,18 @@ TAG_STACK = "accelstack:stack"
 TAG_DIGEST = "accelstack:config-digest"
 REQUIRED_TAGS = (TAG_WORKLOAD, TAG_STACK, TAG_DIGEST)
 WORKLOADS = ("training", "serving")
+# GCP spells the tags as labels (lowercase, `-` for `:`).
+LABEL_TAGS = {
+    "accelstack-workload": TAG_WORKLOAD,
+    "accelstack-stack": TAG_STACK,
+    "accelstack-config-digest": TAG_DIGEST,
+}
 
 PROVIDER_PREFIX = "pulumi:providers:"
 # Packages whose resources live in a cloud account (and so must go through the stack's own provider).
 CLOUD_PACKAGES = frozenset({"aws", "aws-native", "azure", "azure-native", "gcp", "google-native", "oci", "vultr"})
 AWS_ACCOUNT = re.compile(r"^\d{12}$")
+GCP_SERVICE_ACCOUNT = re.compile(r"^[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com$")
 
 # Config every policy that needs the stack's context accepts (`--policy-pack-config` / `accelstack policy`).
 CONTEXT_SCHEMA: dict[str, dict[str, Any]] = {
@@ -126,7 +133,15 @@ def provider_facts(type_token: str, props: Mapping[str, Any], urn: str = "", nam
     role_accounts = [a for role in roles if isinstance(role, Mapping) and (a := account_of_arn(role.get("roleArn")))]
     tags_block = decode(props.get("defaultTags"))
     tags = tags_block.get("tags") if isinstance(tags_block, Mapping) else None
-    region = props.get("region")
+    # azure-native pins `subscriptionId`, gcp `project`: each is the provider's one account. A gcp
+    # provider impersonating a service account reaches that account's project, as an assumed role does.
+    allowed += [str(v) for v in (props.get("subscriptionId"), props.get("project")) if isinstance(v, str) and v]
+    impersonated = GCP_SERVICE_ACCOUNT.match(str(props.get("impersonateServiceAccount") or ""))
+    role_accounts += [impersonated.group(1)] if impersonated else []
+    labels = decode(props.get("defaultLabels"))
+    if isinstance(labels, Mapping):  # gcp label keys cannot hold ':' (`accelstack-workload`)
+        tags = {**(tags or {}), **{LABEL_TAGS.get(str(k), str(k)): v for k, v in labels.items()}}
+    region = props.get("region") or props.get("location")
     return ProviderFacts(
         urn=urn,
         name=name or urn_name(urn),
@@ -310,7 +325,9 @@ def refers_to(resource: Any, prop: str, target: Any, *, keys: Sequence[str] = ("
     if value is None:
         return False
     candidates = {target.props.get(k) for k in keys} - {None, ""}
-    values = set(as_list(value)) if not isinstance(value, str) else {value}
+    # A reference may be a sub-resource block (`{"id": ...}`, azure-native's style) or a list of either.
+    items = [v.get("id") if hasattr(v, "get") else v for v in as_list(value)]
+    values = {v for v in items if isinstance(v, (str, int, float))}
     return bool(values & candidates)
 
 

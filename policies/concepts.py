@@ -5,12 +5,16 @@ never one type token, so an alias token of the same resource (`aws:alb/...` for 
 The packs fail closed: a cloud resource whose type token is in no row is a violation
 (`known-resource-kinds`), not a pass. AWS rows hold the current token and every alias the installed
 pulumi-aws SDK declares for it (`pulumi.Alias(type_=...)` in the SDK's resource classes; the test
-suite checks each token against the installed SDK). Other clouds' rows come with their components
-(issues 12-14); until then their resources are unknown kinds, so they fail.
+suite checks each token against the installed SDK). AZURE (pulumi-azure-native) and GCP (pulumi-gcp)
+rows follow the same rule; azure-native's API-version modules (`azure-native:network/v20240501:Subnet`)
+are the same API object as the default module's token and map to its concept (`canonical`).
+`concept_of`, `is_a` and `of` read every table; `tokens(..., cloud=)` names one cloud's tokens, for
+rules that read that cloud's properties.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 # concept -> AWS type tokens (current token first, then SDK aliases / V2 twins of the same API object).
@@ -143,8 +147,199 @@ AWS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# concept -> azure-native type tokens (default module; unversioned SDK aliases after it).
+AZURE: dict[str, tuple[str, ...]] = {
+    "resource-group": ("azure-native:resources:ResourceGroup",),
+    # --- storage (stateful) ---
+    # The storage account holds every container's data and the account-wide public-access, TLS and
+    # encryption settings; a container is the bucket.
+    "storage-account": ("azure-native:storage:StorageAccount",),
+    "bucket": ("azure-native:storage:BlobContainer",),
+    "bucket-versioning": ("azure-native:storage:BlobServiceProperties",),
+    "bucket-lifecycle": ("azure-native:storage:ManagementPolicy",),
+    "parallel-file-system": ("azure-native:storagecache:AmlFilesystem",),
+    "file-system-link": (
+        "azure-native:storagecache:ImportJob",
+        "azure-native:storagecache:AutoExportJob",
+        "azure-native:storagecache:AutoImportJob",
+    ),
+    "volume": ("azure-native:compute:Disk",),
+    "key-vault": ("azure-native:keyvault:Vault",),
+    "key": ("azure-native:keyvault:Key",),
+    "secret": ("azure-native:keyvault:Secret",),
+    # --- serving front door and admission ---
+    "queue-namespace": ("azure-native:servicebus:Namespace",),
+    # Service Bus queues and topic subscriptions hold messages (and dead-letter them); topics fan out.
+    "queue": ("azure-native:servicebus:Queue", "azure-native:servicebus:Subscription"),
+    "topic": ("azure-native:servicebus:Topic",),
+    "queue-policy": (
+        "azure-native:servicebus:NamespaceAuthorizationRule",
+        "azure-native:servicebus:QueueAuthorizationRule",
+    ),
+    "load-balancer": ("azure-native:network:ApplicationGateway", "azure-native:network:LoadBalancer"),
+    "web-acl": ("azure-native:network:WebApplicationFirewallPolicy",),
+    # --- compute ---
+    "node-group": ("azure-native:compute:VirtualMachineScaleSet",),
+    "instance": ("azure-native:compute:VirtualMachine",),
+    "fleet": (
+        "azure-native:machinelearningservices:Compute",
+        "azure-native:machinelearningservices/v20210401:MachineLearningCompute",  # SDK alias (old name)
+    ),
+    "ml-workspace": ("azure-native:machinelearningservices:Workspace",),
+    "warm-pool": ("azure-native:standbypool:StandbyVirtualMachinePool",),
+    "capacity-reservation": (
+        "azure-native:compute:CapacityReservationGroup",
+        "azure-native:compute:CapacityReservation",
+    ),
+    "rdma-placement": ("azure-native:compute:ProximityPlacementGroup",),
+    "scaling-policy": ("azure-native:monitor:AutoscaleSetting", "azure-native:insights:AutoscaleSetting"),
+    "log-group": ("azure-native:operationalinsights:Workspace",),
+    "log-routing": ("azure-native:monitor:DiagnosticSetting", "azure-native:insights:DiagnosticSetting"),
+    # --- network ---
+    "network": (
+        "azure-native:network:VirtualNetwork",
+        "azure-native:network:Subnet",
+        "azure-native:network:NatGateway",
+        "azure-native:network:PrivateEndpoint",
+        "azure-native:network:InterfaceEndpoint",
+        "azure-native:network:RouteTable",
+        "azure-native:network:Route",
+        "azure-native:network:NetworkInterface",
+        "azure-native:network:PrivateDnsZoneGroup",
+        "azure-native:privatedns:PrivateZone",
+        "azure-native:network:PrivateZone",
+        "azure-native:privatedns:VirtualNetworkLink",
+        "azure-native:network:VirtualNetworkLink",
+    ),
+    "public-address": ("azure-native:network:PublicIPAddress",),
+    "firewall": ("azure-native:network:NetworkSecurityGroup",),
+    "firewall-rule": ("azure-native:network:SecurityRule",),
+    # --- identity ---
+    "identity": ("azure-native:managedidentity:UserAssignedIdentity",),
+    "role-definition": ("azure-native:authorization:RoleDefinition",),
+    # A role assigned to a principal at a scope (subscription, resource group or one resource).
+    "role-binding": ("azure-native:authorization:RoleAssignment",),
+}
+
+# concept -> gcp type tokens (current token first, then SDK aliases).
+GCP: dict[str, tuple[str, ...]] = {
+    # --- storage (stateful) ---
+    "bucket": ("gcp:storage/bucket:Bucket",),
+    "parallel-file-system": ("gcp:lustre/instance:Instance",),
+    "file-system": ("gcp:filestore/instance:Instance",),
+    "volume": ("gcp:compute/disk:Disk",),
+    # Key rings cannot be deleted (a destroy only forgets them), so they are not state to protect;
+    # their crypto keys are: destroying one destroys its versions and the data they encrypt.
+    "key-ring": ("gcp:kms/keyRing:KeyRing",),
+    "key": ("gcp:kms/cryptoKey:CryptoKey",),
+    "secret": ("gcp:secretmanager/secret:Secret",),
+    "secret-version": ("gcp:secretmanager/secretVersion:SecretVersion",),
+    # --- serving front door and admission ---
+    "topic": ("gcp:pubsub/topic:Topic",),
+    # A Pub/Sub subscription holds the messages (and dead-letters them): it is the queue.
+    "queue": ("gcp:pubsub/subscription:Subscription",),
+    # The internet-facing entry: the forwarding rule holds the address and port.
+    "load-balancer": ("gcp:compute/globalForwardingRule:GlobalForwardingRule",),
+    "listener": ("gcp:compute/targetHttpsProxy:TargetHttpsProxy", "gcp:compute/targetHttpProxy:TargetHttpProxy"),
+    "url-map": ("gcp:compute/uRLMap:URLMap",),
+    "target-group": ("gcp:compute/backendService:BackendService",),
+    "health-check": ("gcp:compute/healthCheck:HealthCheck",),
+    "certificate": (
+        "gcp:compute/managedSslCertificate:ManagedSslCertificate",
+        "gcp:compute/mangedSslCertificate:MangedSslCertificate",
+    ),
+    "tls-policy": ("gcp:compute/sSLPolicy:SSLPolicy",),
+    "web-acl": ("gcp:compute/securityPolicy:SecurityPolicy",),
+    # --- compute ---
+    "node-group": (
+        "gcp:compute/instanceGroupManager:InstanceGroupManager",
+        "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager",
+    ),
+    "node-template": (
+        "gcp:compute/instanceTemplate:InstanceTemplate",
+        "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate",
+    ),
+    "instance": ("gcp:compute/instance:Instance",),
+    "capacity-reservation": ("gcp:compute/reservation:Reservation",),
+    # Compact placement (group_placement_policy COLLOCATED) for the training fabric.
+    "rdma-placement": ("gcp:compute/resourcePolicy:ResourcePolicy",),
+    "scaling-policy": (
+        "gcp:compute/autoscaler:Autoscaler",
+        "gcp:compute/autoscalar:Autoscalar",
+        "gcp:compute/regionAutoscaler:RegionAutoscaler",
+    ),
+    # --- network ---
+    "network": (
+        "gcp:compute/network:Network",
+        "gcp:compute/subnetwork:Subnetwork",
+        "gcp:compute/router:Router",
+        "gcp:compute/routerNat:RouterNat",
+        "gcp:compute/route:Route",
+        "gcp:servicenetworking/connection:Connection",
+    ),
+    "public-address": ("gcp:compute/globalAddress:GlobalAddress", "gcp:compute/address:Address"),
+    "firewall-rule": ("gcp:compute/firewall:Firewall",),
+    # --- identity ---
+    "identity": ("gcp:serviceaccount/account:Account", "gcp:serviceAccount/account:Account"),
+    "api-enablement": ("gcp:projects/service:Service",),
+    # Project-wide role grants (the scope is the project).
+    "role-binding": (
+        "gcp:projects/iAMMember:IAMMember",
+        "gcp:projects/iAMBinding:IAMBinding",
+        "gcp:projects/iAMPolicy:IAMPolicy",
+    ),
+    # Grants on one resource: who may use a bucket, key, secret, topic, subscription or service account.
+    "resource-grant": (
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+        "gcp:storage/bucketIAMBinding:BucketIAMBinding",
+        "gcp:storage/bucketIAMPolicy:BucketIAMPolicy",
+        "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember",
+        "gcp:kms/cryptoKeyIAMBinding:CryptoKeyIAMBinding",
+        "gcp:kms/cryptoKeyIAMPolicy:CryptoKeyIAMPolicy",
+        "gcp:kms/keyRingIAMMember:KeyRingIAMMember",
+        "gcp:kms/keyRingIAMBinding:KeyRingIAMBinding",
+        "gcp:secretmanager/secretIamMember:SecretIamMember",
+        "gcp:secretmanager/secretIamBinding:SecretIamBinding",
+        "gcp:secretmanager/secretIamPolicy:SecretIamPolicy",
+        "gcp:pubsub/topicIAMMember:TopicIAMMember",
+        "gcp:pubsub/topicIAMBinding:TopicIAMBinding",
+        "gcp:pubsub/topicIAMPolicy:TopicIAMPolicy",
+        "gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember",
+        "gcp:pubsub/subscriptionIAMBinding:SubscriptionIAMBinding",
+        "gcp:pubsub/subscriptionIAMPolicy:SubscriptionIAMPolicy",
+        "gcp:serviceaccount/iAMMember:IAMMember",
+        "gcp:serviceAccount/iAMMember:IAMMember",
+        "gcp:serviceaccount/iAMBinding:IAMBinding",
+        "gcp:serviceAccount/iAMBinding:IAMBinding",
+        "gcp:serviceaccount/iAMPolicy:IAMPolicy",
+        "gcp:serviceAccount/iAMPolicy:IAMPolicy",
+    ),
+}
+
+# Dynamic providers (`pulumi.dynamic.ResourceProvider`) run the program's own Python in the deployer's
+# process: a known kind (the project's code, reviewed with it), but one whose inputs land in the
+# state in clear, so the packs judge its inputs like user data.
+DYNAMIC: dict[str, tuple[str, ...]] = {"dynamic-operation": ("pulumi-python:dynamic:Resource",)}
+
+TABLES: dict[str, dict[str, tuple[str, ...]]] = {
+    "aws": AWS,
+    "azure-native": AZURE,
+    "gcp": GCP,
+    "pulumi-python": DYNAMIC,
+}
+
 # Stateful concepts: `protect` is required, and nothing in the stack may schedule their deletion.
-STATEFUL = ("bucket", "parallel-file-system", "file-system", "volume", "key", "database", "image-repository")
+STATEFUL = (
+    "bucket",
+    "storage-account",
+    "parallel-file-system",
+    "file-system",
+    "volume",
+    "key",
+    "key-vault",
+    "database",
+    "image-repository",
+)
 
 # Packages that make no cloud calls of their own (pulumi-random, pulumi-tls) and the engine's own types;
 # accelstack's component resources (`accelstack:aws:...`) only group children. Any other package
@@ -152,20 +347,48 @@ STATEFUL = ("bucket", "parallel-file-system", "file-system", "volume", "key", "d
 # unknown and fails.
 LOCAL_PACKAGES = frozenset({"pulumi", "random", "tls", "accelstack"})
 
-_BY_TOKEN = {token: concept for concept, tokens in AWS.items() for token in tokens}
+_BY_TOKEN = {token: concept for table in TABLES.values() for concept, ts in table.items() for token in ts}
+_API_VERSION = re.compile(r"^(azure-native:[A-Za-z]+)/v[0-9]{8}(?:preview|privatepreview)?(:.+)$")
+
+
+_DYNAMIC = re.compile(r"^pulumi-python:dynamic(?:/[^:]+)?:[^:]+$")
+
+
+def canonical(type_token: str) -> str:
+    """`azure-native:network/v20240501:Subnet` -> `azure-native:network:Subnet` (same API object);
+    a named dynamic resource (`pulumi-python:dynamic/lustre:Import`, from `Resource` subclasses with
+    `module=`/`name=`: pulumi/dynamic/dynamic.py) -> `pulumi-python:dynamic:Resource`."""
+    if _DYNAMIC.match(type_token):
+        return "pulumi-python:dynamic:Resource"
+    match = _API_VERSION.match(type_token)
+    return match.group(1) + match.group(2) if match else type_token
 
 
 def concept_of(type_token: str) -> str | None:
-    return _BY_TOKEN.get(type_token)
+    return _BY_TOKEN.get(type_token) or _BY_TOKEN.get(canonical(type_token))
 
 
-def tokens(*concepts: str) -> tuple[str, ...]:
-    return tuple(token for concept in concepts for token in AWS[concept])
+def cloud_of(type_token: str) -> str | None:
+    """The table (cloud package) that knows a token, or None."""
+    found = [t for t in (type_token, canonical(type_token)) if t in _BY_TOKEN]
+    return next((c for c, table in TABLES.items() for ts in table.values() if found and found[0] in ts), None)
+
+
+def tokens(*concepts: str, cloud: str = "aws") -> tuple[str, ...]:
+    """One cloud's tokens of these concepts (a rule reading that cloud's properties)."""
+    table = TABLES[cloud]
+    return tuple(token for concept in concepts for token in table.get(concept, ()))
 
 
 def is_a(resource_type: str, *concepts: str) -> bool:
-    return _BY_TOKEN.get(resource_type) in concepts
+    return concept_of(resource_type) in concepts
 
 
-def of(resources: Iterable[object], *concepts: str) -> list:
-    return [r for r in resources if _BY_TOKEN.get(getattr(r, "resource_type", "")) in concepts]
+def of(resources: Iterable[object], *concepts: str, cloud: str | None = None) -> list:
+    """Resources of these concepts, of every cloud (or of `cloud` only)."""
+    return [
+        r
+        for r in resources
+        if concept_of(getattr(r, "resource_type", "")) in concepts
+        and (cloud is None or cloud_of(getattr(r, "resource_type", "")) == cloud)
+    ]

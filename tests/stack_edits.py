@@ -203,9 +203,35 @@ SERVING_CHANGES = {
     **SERVING_MODEL_CHANGES,
 }
 
+AZURE_TRAINING_CHANGES = {
+    "nodes 4 -> 64": ("training.nodes.count=64",),
+    "H100 -> H200": ("training.nodes.instanceType=Standard_ND96isr_H200_v5",),
+    "on-demand -> spot": ("training.nodes.capacity=spot",),
+    "partitions edited": (
+        "training.scheduler.partitions=[{name: gpu, maxTime: '7-00:00:00', default: true}, "
+        "{name: long, maxTime: '14-00:00:00'}, {name: debug, maxTime: '02:00:00'}]",
+    ),
+    "head node size": ("training.scheduler.headNode.instanceType=Standard_D16s_v5",),
+    "Slurm maxTime": ("training.scheduler.partitions.0.maxTime=14-00:00:00",),
+    "checkpoint versions kept longer": ("training.storage.checkpoints.noncurrentVersionDays=60",),
+}
+
+GCP_SERVING_CHANGES = {
+    "replicas min/max": ("serving.replicas.min=2", "serving.replicas.max=32"),
+    "serving machine type": ("serving.replicas.instanceType=a2-highgpu-1g",),
+    "new weights": ("serving.model.weightsUri=gs://acme-train-checkpoints/models/llama-3.1-8b-instruct-v2/",),
+    "admission TTL": ("serving.admission.ttlSeconds=1200",),
+    "per-client rate": ("serving.admission.perClientRate=1200", "serving.admission.rateWindowSeconds=120"),
+    "delivery attempts": ("serving.admission.maxReceiveCount=10",),
+    "SLO numbers": ("serving.slo.targetSeconds=5", "serving.slo.serviceSeconds=0.5"),
+    "context length": ("serving.model.contextLength=16384",),
+}
+
 # Per shipped stack (by name): the day-2 changes the conformance suite applies to it.
 DAY_2_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "aws-training": TRAINING_CHANGES,
     "aws-finetune": FINETUNE_CHANGES,
     "aws-serving": SERVING_CHANGES,
+    "azure-training": AZURE_TRAINING_CHANGES,
+    "gcp-serving": GCP_SERVING_CHANGES,
 }

@@ -25,10 +25,20 @@ def matrix(project_dir: Path) -> dict:
         stack = path.name[len("Pulumi.") : -len(".yaml")]
         config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
         workload = config.get("accelstack:workload")
-        region = (config.get("accelstack:account") or {}).get("region")
+        account = config.get("accelstack:account") or {}
+        region = account.get("region") or account.get("location")  # Azure's account block says `location`
         if workload not in ROLE_SECRETS or not region:
-            raise SystemExit(f"{path}: needs accelstack:workload (training or serving) and accelstack:account.region")
-        include.append({"stack": stack, "region": region, "role_secret": ROLE_SECRETS[workload]})
+            raise SystemExit(
+                f"{path}: needs accelstack:workload (training or serving) and accelstack:account.region (Azure: location)"
+            )
+        cloud = str(config.get("accelstack:cloud") or "aws").upper()
+        # The secret holding the preview identity of the workload's account on the stack's cloud.
+        secret = ROLE_SECRETS[workload].replace("AWS_", f"{cloud}_", 1)
+        entry = {"stack": stack, "cloud": cloud.lower(), "region": region, "role_secret": secret}
+        # Azure's login also needs the subscription and tenant (ids, not secrets: they are in the stack file).
+        if cloud == "AZURE":
+            entry.update(account=account.get("subscriptionId", ""), tenant=account.get("tenantId", ""))
+        include.append(entry)
     if not include:
         raise SystemExit(f"no stacks/Pulumi.*.yaml in {project_dir}")
     return {"include": include}

@@ -77,6 +77,20 @@ class InstanceType:
 
 
 @dataclass(frozen=True)
+class Quota:
+    """A quota machines draw on: its name as the cloud's console and quota API spell it, and what it counts.
+
+    Quotas are scoped to the account (subscription, project), which is why each workload lives in its own."""
+
+    name: str
+    unit: str  # "vCPUs" or "GPUs"
+
+    def amount(self, instance: InstanceType, count: int) -> int:
+        """What `count` machines of `instance` take from this quota."""
+        return count * (instance.accelerators if self.unit == "GPUs" else instance.vcpus)
+
+
+@dataclass(frozen=True)
 class ParallelFsTier:
     """One tier of the cloud's managed parallel file system, as the neutral `training.storage.lustre` keys see it.
 
@@ -93,6 +107,10 @@ class ParallelFsTier:
     max_gib: int | None = None
     imports_from_object_store: bool = True
     exports_to_object_store: bool = True
+    # The file system exports only to the store it imports from (Azure Managed Lustre's Blob integration links
+    # one container), never to a separate checkpoint store: the Slurm head node copies the checkpoint
+    # directory there instead (accelstack.components.slurm.checkpoint_export_units).
+    checkpoints_copied_by_head: bool = False
     persistent: bool = True
     # MB/s per TiB when `throughput_per_tib` is empty (the tier fixes it); None: not known, so not plannable.
     baseline_throughput_per_tib: int | None = None
@@ -131,6 +149,13 @@ class Catalog:
     single_node_training_candidates: tuple[str, ...] = ()
     distributed_training_instance: str | None = None  # None: the priced fabric instance with the most memory
     managed_model_api: str | None = None  # the cloud's hosted-model service, named by `advise` ("Amazon Bedrock")
+    # The quota each machine type draws on, by capacity ("on-demand", "spot"); a type or capacity missing here
+    # is reported as not known rather than guessed (capacity reservations and blocks draw on what was bought).
+    quotas: Mapping[str, Mapping[str, Quota]] = field(default_factory=dict)
+
+    def quota(self, instance: str, capacity: str) -> Quota | None:
+        """The quota `instance` machines bought as `capacity` draw on; None: not in this catalog."""
+        return self.quotas.get(capacity, {}).get(instance)
 
     def instance(self, name: str) -> InstanceType:
         """The machine type, or ValueError naming the ones this catalog knows."""
@@ -183,6 +208,8 @@ class Cloud:
     prices: Prices
     limits: Mapping[str, int] = field(default_factory=dict)  # documented hard limits by name
     components: str | None = None  # module holding the Pulumi half; None: described, not deployable yet
+    # The workloads its components build (a cloud's components can land one workload at a time).
+    workloads: frozenset[str] = frozenset({"training", "serving"})
     # Modules of spec rules (`@accelstack.spec.validators.rule` functions) that run for this cloud's stacks
     # only, in this order, after the neutral rules: the spec imports no cloud module, a cloud names its own.
     rules: tuple[str, ...] = ()
@@ -195,7 +222,11 @@ class Cloud:
 
     @property
     def deployable(self) -> bool:
-        return self.components is not None
+        return self.components is not None and bool(self.workloads)
+
+    def deploys(self, workload: str) -> bool:
+        """Whether this cloud's components build `workload` stacks."""
+        return self.deployable and workload in self.workloads
 
     def parallel_fs_tier(self, name: str | None) -> ParallelFsTier | None:
         """The named tier of the parallel file system (None: the default one), or None if there is none."""

@@ -11,10 +11,12 @@ from typing import Annotated
 import typer
 
 from accelstack.commands.common import (
+    STACKS_DIR,
     CliError,
     ProjectDirOpt,
     SetOpt,
     echo_lines,
+    find_project_dir,
     guarded,
     load_specs,
     resolve_stacks,
@@ -41,11 +43,25 @@ from accelstack.planner.advisor import DEFAULT_MAX_DAYS, Load, advise
 from accelstack.planner.model_size import architecture_of
 from accelstack.spec.models import ServingStack
 
-EXAMPLE_STACKS = {
-    "aws-finetune": "one spot GPU node, no Lustre, checkpoints to S3 (stacks/Pulumi.aws-finetune.yaml)",
-    "aws-serving": "ALB + SQS admission + replica group with warm pool (stacks/Pulumi.aws-serving.yaml)",
-    "aws-training": "EFA cluster, Lustre from S3, Slurm (stacks/Pulumi.aws-training.yaml)",
-}
+DESCRIPTION_CHARS = 110
+
+
+def example_description(name: str, project_dir: Path | None) -> str:
+    """What an example stack is, from its own file: the first sentence of its header comment (clipped), and
+    where it is; a cloud's example stack describes itself, so no table here names one."""
+    try:
+        path = find_project_dir(project_dir) / STACKS_DIR / f"Pulumi.{name}.yaml"
+        header = []
+        for line in path.read_text().splitlines():
+            if not line.startswith("#") or line.startswith("#   "):
+                break
+            header.append(line.lstrip("# ").strip())
+    except (OSError, CliError):
+        return "no example stack file for it in this project"
+    sentence = " ".join(header).split(". ", 1)[0].rstrip(".")
+    if len(sentence) > DESCRIPTION_CHARS:
+        sentence = sentence[:DESCRIPTION_CHARS].rsplit(" ", 1)[0] + " ..."
+    return f"{sentence} ({STACKS_DIR}/{path.name})"
 
 
 @guarded
@@ -154,7 +170,7 @@ def advise_command(
     lines += ["", f"=> {advice.summary}"]
     if advice.stacks:
         lines.append("Create these stacks (copy the example, then edit accounts, buckets and sizes):")
-        lines += [f"  {name}: {EXAMPLE_STACKS.get(name, '')}" for name in advice.stacks]
+        lines += [f"  {name}: {example_description(name, project_dir)}" for name in advice.stacks]
         lines.append(
             f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}"
         )

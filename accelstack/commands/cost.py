@@ -2,7 +2,7 @@
 
 Training prices a job: its failure-free hours (--hours, else from training.model.trainingTokens, else a
 month at 24x7), inflated by Daly's expected checkpoint and rework overhead, x nodes x hourly price (spot
-discounted), plus the Slurm head node, Lustre and S3 for the job's wall time. Serving prices a month:
+discounted), plus the Slurm head node, Lustre and the object store for the job's wall time. Serving prices a month:
 replica-hours from a 24-hour traffic profile between replicas.min and replicas.max, the replicas' root
 volumes and the warm pool's stopped volumes; and a lifetime of --months. Every assumption a figure rests
 on is printed beside it; what is not priced is listed.
@@ -77,6 +77,20 @@ def job_hours_of(spec: TrainingStack, given: float | None, catalog: Catalog) -> 
     return costs.HOURS_PER_MONTH, "a month at 24x7 (no job length: set training.model.trainingTokens or --hours)"
 
 
+def quota_drawn(catalog: Catalog, instance_type: str, capacity: str, count: int) -> dict[str, Any]:
+    """The account quota `count` machines bought as `capacity` draw on (what to raise before the first `up`)."""
+    if capacity not in ("on-demand", "spot"):
+        return {"name": None, "basis": f"the {capacity} capacity bought for the stack (its reservation)"}
+    quota = catalog.quota(instance_type, capacity)
+    if quota is None:
+        return {
+            "name": None,
+            "basis": f"not in accelstack's {catalog.cloud} quota table; the cloud's usage API names it",
+        }
+    amount = quota.amount(catalog.instance(instance_type), count)
+    return {"name": quota.name, "unit": quota.unit, "amount": amount, "basis": f"{quota.name}: {amount} {quota.unit}"}
+
+
 def training_estimate(
     spec: TrainingStack, hours: float | None, prices: PriceBook, dataset_gb: float | None = None, *, cloud: Cloud
 ) -> dict[str, Any]:
@@ -84,11 +98,14 @@ def training_estimate(
     catalog = cloud.catalog
     nodes = training.nodes
     setting = lustre_setting(training, catalog, prices)
-    lustre_monthly = (
-        setting.capacity_gib * prices.lustre(setting.deployment_type, setting.throughput_per_tib)
-        if setting is not None
-        else 0.0
-    )
+    lustre_unpriced = None
+    lustre_monthly = 0.0
+    if setting is not None:
+        try:
+            lustre_monthly = setting.capacity_gib * prices.lustre(setting.deployment_type, setting.throughput_per_tib)
+        except ValueError as error:
+            # Price what is known and say, beside the figures, what is left out (not a zero in disguise).
+            lustre_unpriced = f"{catalog.parallel_fs_service} {setting.deployment_type}: {error}"
     plan = plan_training(training, catalog=catalog, prices=prices)
     checkpoint = plan.checkpoint
     compute_hours, hours_source = job_hours_of(spec, hours, catalog)
@@ -118,6 +135,7 @@ def training_estimate(
         "instanceType": nodes.instance_type,
         "nodes": nodes.count,
         "capacity": nodes.capacity,
+        "quota": quota_drawn(catalog, nodes.instance_type, nodes.capacity, nodes.count),
         "computeHours": round(compute_hours, 2),
         "computeHoursSource": hours_source,
         "assumptions": assumptions,
@@ -131,7 +149,7 @@ def training_estimate(
         "training": result.as_dict(),
         "headNodeUsd": round(head, 2),
         "totalUsd": round(total, 2),
-        # The cluster kept up for a month: nodes (without overhead), head node, Lustre and S3.
+        # The cluster kept up for a month: nodes (without overhead), head node, Lustre and object storage.
         "monthlyUsdAt24x7": round(
             (result.hourly_per_node * nodes.count + (head / result.wall_hours if result.wall_hours else 0.0))
             * costs.HOURS_PER_MONTH
@@ -140,6 +158,7 @@ def training_estimate(
             2,
         ),
         "notPriced": list(cloud.prices.not_priced),
+        "lustreNotPriced": lustre_unpriced,
         "priceSource": prices.source(),
     }
 
@@ -166,6 +185,8 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
         "instanceType": replicas.instance_type,
         "replicas": f"{replicas.min}..{replicas.max}",
         "capacity": replicas.capacity,
+        # At most replicas.max run at once; stopped warm-pool replicas hold no running-instance quota.
+        "quota": quota_drawn(cloud.catalog, replicas.instance_type, replicas.capacity, replicas.max),
         "profileBasis": f"{PROFILE_BASIS}; {peak_basis}",
         "rootVolume": f"gp3 {plan.root_volume_gib} GiB, {ROOT_VOLUME_IOPS} IOPS, {ROOT_VOLUME_THROUGHPUT_MIBPS} MiB/s",
         "load": load.as_dict() if load is not None else None,
@@ -179,7 +200,7 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
 
 def training_table(results: dict[str, Any]) -> Table:
     table = Table(title="accelstack cost: training jobs", title_justify="left", caption_justify="left")
-    for column in ("stack", "nodes", "job hours (wall)", "assumptions", "compute", "Lustre + S3", "head node",
+    for column in ("stack", "nodes", "job hours (wall)", "assumptions", "compute", "Lustre + object store", "head node",
                    "job total", "per month 24x7"):  # fmt: skip
         table.add_column(column, justify="right" if column[0] in "cLhjp" and column != "assumptions" else "left",
                          overflow="fold")  # fmt: skip
@@ -187,18 +208,19 @@ def training_table(results: dict[str, Any]) -> Table:
         t = r["training"]
         table.add_row(
             name,
-            f"{counted(r['nodes'], 'node')} x {r['instanceType']} {r['capacity']}",
+            f"{counted(r['nodes'], 'node')} x {r['instanceType']} {r['capacity']}; quota {r['quota']['basis']}",
             f"{t['compute_hours']:g} h x (1 + {t['overhead_fraction']:.1%}) = {t['wall_hours']:g} h "
             f"({t['gpu_hours']:g} GPU-h); hours from {r['computeHoursSource']}",
             r["assumptions"],
             f"${t['compute_usd']:,.0f}",
-            f"${t['lustre_usd'] + t['s3_usd']:,.0f}",
+            f"${t['lustre_usd'] + t['s3_usd']:,.0f}"
+            + (" + Lustre NOT PRICED (no list price recorded; --prices)" if r.get("lustreNotPriced") else ""),
             f"${r['headNodeUsd']:,.0f}",
             f"${r['totalUsd']:,.0f}",
             f"${r['monthlyUsdAt24x7']:,.0f}",
         )
     table.caption = (
-        "job total = compute (nodes x price x wall hours) + Lustre + S3 + head node for the job's wall hours; "
+        "job total = compute (nodes x price x wall hours) + Lustre + object store (S3, Blob, GCS) + head node for the job's wall hours; "
         "per month 24x7 = the same cluster kept up for 730 h, without checkpoint overhead"
     )
     return table
@@ -215,7 +237,7 @@ def serving_table(results: dict[str, Any]) -> Table:
         by_hour = " ".join(str(n) for n in s["replicas_by_hour"])
         table.add_row(
             name,
-            f"{r['replicas']} x {r['instanceType']} {r['capacity']}",
+            f"{r['replicas']} x {r['instanceType']} {r['capacity']}; quota at max {r['quota']['basis']}",
             f"{s['replica_hours_per_day']} = sum of replicas by hour 00-23 [{by_hour}] ({r['profileBasis'].rsplit('; ', 1)[-1]})",
             f"${s['compute_monthly_usd']:,.0f}",
             f"${s['running_volumes_monthly_usd'] + s['warm_pool_monthly_usd']:,.0f} (warm pool of "
@@ -251,7 +273,7 @@ def cost_command(
         typer.Option(
             "--dataset-gb",
             min=0,
-            help="Training: dataset kept in S3, GB (default: training.storage.datasets.sizeGiB, else 1000).",
+            help="Training: dataset kept in the object store (S3, Blob, GCS), GB (default: training.storage.datasets.sizeGiB, else 1000).",
         ),
     ] = None,
     prices: PricesOpt = None,

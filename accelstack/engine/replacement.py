@@ -249,6 +249,181 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # A provider whose region changes is replaced, and with it every resource it manages
     # (pulumi-aws DiffConfig).
     "pulumi:providers:aws": ("region",),
+    # --- Azure, training (azure-native 3.x) ---------------------------------------------------------
+    # azure-native replaces a resource when an input Resource Manager cannot update changes: its name and
+    # resource group (path parameters of the PUT), `location`, and the properties the REST specs mark
+    # create-only (x-ms-mutability without "update"; azure-rest-api-specs specification/<rp>/resource-manager)
+    # or the service documents as fixed at creation, cited per row. Updated in place, deliberately left out:
+    # tags, NSG rules, subnet prefixes, a scale set's sku (size, capacity) and VM profile (Manual upgrade: new
+    # VMs only), a VM's size, storage account network/TLS/shared-key settings, blob service properties,
+    # lifecycle rules, key vault properties, AMLFS maintenance window and root squash.
+    "azure-native:resources:ResourceGroup": ("resourceGroupName", "location"),
+    "azure-native:network:VirtualNetwork": ("resourceGroupName", "virtualNetworkName", "location"),
+    "azure-native:network:Subnet": ("resourceGroupName", "virtualNetworkName", "subnetName"),
+    "azure-native:network:NetworkSecurityGroup": ("resourceGroupName", "networkSecurityGroupName", "location"),
+    # Public IP: sku, zones and IP version are create-only (network publicIpAddress.json).
+    "azure-native:network:PublicIPAddress": (
+        "resourceGroupName",
+        "publicIpAddressName",
+        "location",
+        "sku",
+        "zones",
+        "publicIPAddressVersion",
+    ),
+    "azure-native:network:NatGateway": ("resourceGroupName", "natGatewayName", "location", "zones"),
+    "azure-native:network:NetworkInterface": ("resourceGroupName", "networkInterfaceName", "location"),
+    "azure-native:keyvault:Vault": ("resourceGroupName", "vaultName", "location"),
+    "azure-native:keyvault:Key": ("resourceGroupName", "vaultName", "keyName"),
+    "azure-native:keyvault:Secret": ("resourceGroupName", "vaultName", "secretName"),
+    "azure-native:managedidentity:UserAssignedIdentity": ("resourceGroupName", "resourceName", "location"),
+    # Role assignments cannot be updated (authorization roleAssignments PUT: "RoleAssignmentUpdateNotPermitted").
+    "azure-native:authorization:RoleAssignment": (
+        "scope",
+        "roleAssignmentName",
+        "principalId",
+        "roleDefinitionId",
+        "principalType",
+        "condition",
+        "conditionVersion",
+    ),
+    "azure-native:authorization:RoleDefinition": ("scope", "roleDefinitionId"),
+    # Storage: hierarchical namespace and NFS v3 are chosen at creation (storage-account-overview; the REST
+    # spec's isHnsEnabled / isNfsV3Enabled are create-only).
+    "azure-native:storage:StorageAccount": (
+        "resourceGroupName",
+        "accountName",
+        "location",
+        "isHnsEnabled",
+        "enableNfsV3",
+        "extendedLocation",
+    ),
+    "azure-native:storage:BlobContainer": ("resourceGroupName", "accountName", "containerName"),
+    "azure-native:storage:BlobServiceProperties": ("resourceGroupName", "accountName", "blobServicesName"),
+    "azure-native:storage:ManagementPolicy": ("resourceGroupName", "accountName", "managementPolicyName"),
+    # Managed Lustre: SKU, capacity, subnet, zone, Blob integration and encryption are fixed at creation
+    # (learn.microsoft.com/azure/azure-managed-lustre: only the maintenance window and root squash update).
+    "azure-native:storagecache:AmlFilesystem": (
+        "resourceGroupName",
+        "amlFilesystemName",
+        "location",
+        "sku",
+        "storageCapacityTiB",
+        "filesystemSubnet",
+        "zones",
+        "hsm",
+        "encryptionSettings",
+    ),
+    # Scale set: zones, orchestration mode and fault domain count are create-only (compute
+    # virtualMachineScaleSet.json); a Spot/Regular priority change too, but it sits inside virtualMachineProfile.
+    "azure-native:compute:VirtualMachineScaleSet": (
+        "resourceGroupName",
+        "vmScaleSetName",
+        "location",
+        "zones",
+        "orchestrationMode",
+        "platformFaultDomainCount",
+    ),
+    # VM: zones and osProfile (computer name, admin user, custom data) are create-only (virtualMachine.json).
+    "azure-native:compute:VirtualMachine": ("resourceGroupName", "vmName", "location", "zones", "osProfile"),
+    # Managed disk: zone and source are create-only; size grows in place (disk.json).
+    "azure-native:compute:Disk": ("resourceGroupName", "diskName", "location", "zones", "creationData"),
+    # terraform-provider-random random_password: every argument replaces.
+    "random:index/randomPassword:RandomPassword": (
+        "length",
+        "special",
+        "upper",
+        "lower",
+        "numeric",
+        "minUpper",
+        "minLower",
+        "minNumeric",
+        "minSpecial",
+        "overrideSpecial",
+        "keepers",
+    ),
+    # The stack's provider is pinned to a subscription and tenant: another one is another cloud account.
+    "pulumi:providers:azure-native": ("subscriptionId", "tenantId"),
+    # --- gcp serving (components/gcp/serving): inputs the google provider marks ForceNew / immutable
+    # (magic-modules mmv1/products/<product>/<Resource>.yaml `immutable: true`, and the hand-written
+    # resource_compute_instance_template.go / resource_compute_region_instance_group_manager.go).
+    "gcp:compute/network:Network": ("name", "autoCreateSubnetworks", "description", "project"),
+    "gcp:compute/subnetwork:Subnetwork": ("name", "network", "region", "project"),
+    "gcp:compute/router:Router": ("name", "network", "region", "project"),
+    "gcp:compute/routerNat:RouterNat": ("name", "router", "region", "project"),
+    "gcp:compute/firewall:Firewall": ("name", "network", "direction", "project"),
+    "gcp:compute/globalAddress:GlobalAddress": (
+        "name",
+        "address",
+        "addressType",
+        "ipVersion",
+        "purpose",
+        "network",
+        "prefixLength",
+        "description",
+        "project",
+    ),
+    "gcp:compute/healthCheck:HealthCheck": ("name", "project"),
+    "gcp:compute/backendService:BackendService": ("name", "loadBalancingScheme", "project"),
+    "gcp:compute/uRLMap:URLMap": ("name", "project"),
+    "gcp:compute/sSLPolicy:SSLPolicy": ("name", "description", "project"),
+    "gcp:compute/targetHttpsProxy:TargetHttpsProxy": ("name", "description", "project"),
+    "gcp:compute/globalForwardingRule:GlobalForwardingRule": (
+        "name",
+        "ipAddress",
+        "ipProtocol",
+        "portRange",
+        "loadBalancingScheme",
+        "ipVersion",
+        "description",
+        "project",
+    ),
+    "gcp:compute/securityPolicy:SecurityPolicy": ("name", "project"),
+    # Instance templates are immutable: every input replaces (the group rolls to the new template).
+    "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate": (
+        "name",
+        "namePrefix",
+        "region",
+        "project",
+        "machineType",
+        "disks",
+        "networkInterfaces",
+        "metadata",
+        "metadataStartupScript",
+        "scheduling",
+        "serviceAccount",
+        "tags",
+        "labels",
+        "guestAccelerators",
+        "shieldedInstanceConfig",
+        "canIpForward",
+        "minCpuPlatform",
+        "description",
+    ),
+    "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager": (
+        "name",
+        "baseInstanceName",
+        "region",
+        "project",
+        "distributionPolicyZones",
+    ),
+    "gcp:compute/regionAutoscaler:RegionAutoscaler": ("name", "region", "project"),
+    "gcp:pubsub/topic:Topic": ("name", "project"),
+    "gcp:pubsub/subscription:Subscription": ("name", "topic", "project"),
+    "gcp:pubsub/topicIAMMember:TopicIAMMember": ("topic", "role", "member", "condition", "project"),
+    "gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember": (
+        "subscription",
+        "role",
+        "member",
+        "condition",
+        "project",
+    ),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": ("bucket", "role", "member", "condition"),
+    "gcp:serviceaccount/account:Account": ("accountId", "project"),
+    "gcp:kms/keyRing:KeyRing": ("name", "location", "project"),
+    "gcp:kms/cryptoKey:CryptoKey": ("name", "keyRing", "purpose", "importOnly", "skipInitialVersionCreation"),
+    "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": ("cryptoKeyId", "role", "member", "condition"),
+    # The gcp provider's project or region changes every resource's home (pulumi-gcp DiffConfig).
+    "pulumi:providers:gcp": ("project", "region"),
 }
 # A smaller value replaces, a larger one grows in place (lustre_file_system.go CustomizeDiff).
 SHRINK_REPLACES: dict[str, tuple[str, ...]] = {"aws:fsx/lustreFileSystem:LustreFileSystem": ("storageCapacity",)}

@@ -117,6 +117,8 @@ class AzureAccount(Account):
     """Azure location (region) every resource is created in, e.g. eastus or westeurope (lowercase, no spaces)."""
     deploy_identity: str | None = None
     """Client id (a GUID) of the service principal or user-assigned managed identity the provider deploys as; none: the caller's own login."""
+    hpc_cache_principal_id: str | None = None
+    """Object id (a GUID) of the "HPC Cache Resource Provider" service principal in this tenant, which Azure Managed Lustre's Blob integration acts as (`az ad sp show --id 4392ab71-2ce2-4b0d-8770-b352745c73f5 --query id -o tsv`); required with training.storage.lustre."""
 
     # Only the keys Azure uses: `region: eastus` from an AWS-shaped block is refused, not read as the location.
     model_config = ConfigDict(**{**Model.model_config, "populate_by_name": False})
@@ -140,6 +142,11 @@ class AzureAccount(Account):
     @classmethod
     def _identity(cls, value: str | None) -> str | None:
         return None if value is None else _uuid(value, "a client id of a service principal or managed identity")
+
+    @field_validator("hpc_cache_principal_id")
+    @classmethod
+    def _hpc_cache_principal(cls, value: str | None) -> str | None:
+        return None if value is None else _uuid(value, "a service principal object id")
 
     @field_validator("region")
     @classmethod

@@ -36,10 +36,14 @@ WORKLOADS = tuple(WORKLOAD_MODELS)
 # The AWS provider's Region in the same stack file; accelstack deploys to account.region. Checked for the
 # clouds whose stacks use the `aws` provider package (Cloud.pulumi_packages).
 # Keys that were renamed: the old spelling gets an error saying the new one, not "unknown key".
-RENAMED_KEYS = {
+RENAMED_KEYS: dict[tuple[str | int, ...], str] = {
     ("training", "storage", "lustre", "deploymentType"): (
         "renamed: the parallel file system's tier has the same key on every cloud; write tier (same values, "
         "e.g. tier: PERSISTENT_2)"
+    ),
+    ("serving", "loadBalancer", "certificateArn"): (
+        "renamed: the HTTPS certificate has the same key on every cloud; write certificate (same value, "
+        "e.g. certificate: arn:aws:acm:us-east-1:222222222222:certificate/...)"
     ),
 }
 
@@ -280,9 +284,16 @@ def problems_from_validation(exc: ValidationError, data: dict[str, Any] | None =
 
 
 def not_deployable_problem(spec: StackSpec) -> Problem | None:
-    """The problem with deploying (or previewing) a stack of a cloud that has no components yet."""
-    if registry.get(spec.cloud).deployable:
+    """The problem with deploying (or previewing) a stack of a cloud that has no components (for its workload) yet."""
+    cloud = registry.get(spec.cloud)
+    if cloud.deploys(spec.workload):
         return None
+    if cloud.deployable:
+        return Problem(
+            "workload",
+            f"{spec.workload!r} stacks are not deployable on {spec.cloud} yet (its components build "
+            f"{', '.join(sorted(cloud.workloads))}): validate, size and cost work, preview and deploy do not",
+        )
     return Problem(
         "cloud",
         f"{spec.cloud!r} is described (catalog, prices) but not deployable yet: validate, size and cost work, "

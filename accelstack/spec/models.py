@@ -340,8 +340,8 @@ class Replicas(Model):
 
 
 class LoadBalancerSpec(Model):
-    certificate_arn: str
-    """ACM certificate ARN for the HTTPS listener."""
+    certificate: str
+    """The HTTPS listener's certificate, in the cloud's form: an ACM certificate ARN (AWS), a Key Vault secret id (Azure)."""
     health_path: str = "/health"
     """HTTP path the target group health check requests on each replica."""
     port: int = Field(default=8000, ge=1, le=65535)

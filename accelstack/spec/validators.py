@@ -43,6 +43,7 @@ from accelstack.spec.uris import object_uris, split_bucket_uri
 Validator = Callable[[StackSpec], Iterator[Problem]]
 RULES: list[Validator] = []
 RULE_PLUGIN_GROUP = "accelstack.rules"
+CLOUD_PACKAGES = ("accelstack.clouds.", "accelstack.components.")  # where accelstack's own clouds keep rule modules
 
 
 def rule(func: Validator) -> Validator:
@@ -82,7 +83,11 @@ def all_rules(cloud: str | None = None) -> list[Validator]:
     cloud_modules = tuple(module for name in clouds for module in cloud_rule_modules(name))
     modules = (__name__, *cloud_modules, *load_rule_plugins())
     rank = {module: index for index, module in enumerate(modules)}
-    foreign = {module for name in registry.names() for module in registry.get(name).rules} - set(cloud_modules)
+    # Another cloud's rules: those its registration names, and any rule module of accelstack's own cloud packages
+    # (imported for its tables by a component, or owned by a cloud whose registration a test replaced).
+    named = {module for name in registry.names() for module in registry.get(name).rules}
+    owned = {func.__module__ for func in RULES if func.__module__.startswith(CLOUD_PACKAGES)}
+    foreign = (named | owned) - set(cloud_modules)
 
     def position(func: Validator) -> tuple[int, int]:
         index = rank.get(func.__module__)
@@ -100,11 +105,19 @@ def run_validators(spec: StackSpec) -> list[Problem]:
 def cloud_is_deployable(spec: StackSpec) -> Iterator[Problem]:
     """A cloud described without components validates, sizes and prices, but cannot be previewed or
     deployed (`accelstack.spec.loader.parse_spec(deploy=True)` makes that an error)."""
-    if not registry.get(spec.cloud).deployable:
+    cloud = registry.get(spec.cloud)
+    if not cloud.deployable:
         yield Problem(
             "cloud",
             f"{spec.cloud!r} is described (catalog, prices) but not deployable yet: preview and deploy refuse "
             f"this stack; deployable: {', '.join(registry.deployable()) or 'none'}",
+            Level.WARNING,
+        )
+    elif not cloud.deploys(spec.workload):
+        yield Problem(
+            "workload",
+            f"{spec.workload!r} stacks are not deployable on {spec.cloud} yet (its components build "
+            f"{', '.join(sorted(cloud.workloads))}): preview and deploy refuse this stack",
             Level.WARNING,
         )
 

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import pulumi
 
+from accelstack import outputs
 from accelstack.components.aws.provider import aws_provider
-from accelstack.components.base import CloudStack
+from accelstack.components.base import CloudStack, ServingServiceArgs, TrainingClusterArgs
 from accelstack.spec.models import ServingStack, TrainingStack
 
 if TYPE_CHECKING:
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 
 
 class AwsStack(CloudStack):
+    # Stacks deployed before 0.2 exported these names; users' scripts read them until 0.3.
+    legacy_output_names = outputs.LEGACY_NAMES
+
     def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
         root = pulumi.ComponentResource(f"accelstack:aws:{kind}", self.spec.stack)
         provider = aws_provider(self.spec, root)
@@ -25,16 +29,13 @@ class AwsStack(CloudStack):
         from accelstack.components.aws.training import TrainingCluster
 
         _, opts = self._root("TrainingStack")
-        cluster = TrainingCluster(spec, self.digest, opts)
-        for key, value in cluster.outputs.items():
-            pulumi.export(key, value)
-        return cluster
+        return TrainingCluster(spec.stack, TrainingClusterArgs.of(spec), opts)
 
     def build_serving(self, spec: ServingStack) -> ServingService:
         from accelstack.components.aws.serving import ServingService
 
         _, opts = self._root("ServingStack")
-        return ServingService(spec, self.digest, opts)
+        return ServingService(spec.stack, ServingServiceArgs.of(spec), opts)
 
     def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
         from accelstack.components.aws.serving.user_data import render_replica_artifacts

@@ -179,7 +179,7 @@ class SlurmCluster(pulumi.ComponentResource):
             encrypted=True,
             kms_key_id=handles.kms_key_arn,
             tags={"Name": f"{name}-slurmctld-state"},
-            opts=pulumi.ResourceOptions(parent=self, protect=True),
+            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
         )
         subnet = aws.ec2.get_subnet_output(id=handles.subnet_id, opts=pulumi.InvokeOptions(parent=self))
         address = subnet.cidr_block.apply(head_address)
@@ -262,7 +262,7 @@ class SlurmCluster(pulumi.ComponentResource):
             "scheduler": "slurm",
             "slurmHeadAddress": self.head.private_ip,
             "slurmHeadInstance": self.head.id,
-            "mungeKeySecretArn": self.secret.arn,
+            "mungeKeySecret": self.secret.arn,
         }
         self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs, component=self)
         self.register_outputs({"headAddress": self.head.private_ip, "mungeKeySecretArn": self.secret.arn})
@@ -522,9 +522,9 @@ class BatchScheduler(pulumi.ComponentResource):
         )
         outputs: dict[str, pulumi.Input] = {
             "scheduler": "aws-batch",
-            "batchJobQueue": self.queue.arn,
-            "batchJobDefinition": self.job_definition.arn,
-            "batchComputeEnvironment": self.compute_environment.arn,
+            "managedJobQueue": self.queue.arn,
+            "managedJobDefinition": self.job_definition.arn,
+            "managedCompute": self.compute_environment.arn,
         }
         self.result = SchedulerResult(needs_compute_group=False, outputs=outputs, component=self)
         self.register_outputs(outputs)

@@ -81,7 +81,9 @@ class SecureBucket(pulumi.ComponentResource):
             name,
             bucket=bucket_name,
             force_destroy=force_destroy,
-            opts=pulumi.ResourceOptions(parent=self, protect=protect),
+            # retain_on_delete: after an unprotect, `pulumi destroy` (or removing the stack) forgets the
+            # bucket and leaves its data in the account instead of deleting it.
+            opts=pulumi.ResourceOptions(parent=self, protect=protect, retain_on_delete=protect),
         )
         bucket_id = self.bucket.id
         self.name_out = self.bucket.bucket
@@ -357,7 +359,8 @@ class TrainingStorage(pulumi.ComponentResource):
             enable_key_rotation=True,
             deletion_window_in_days=30,
             policy=json.dumps(policy),
-            opts=pulumi.ResourceOptions(parent=self, protect=True),
+            # Retained on destroy: scheduling the key's deletion would make every retained bucket unreadable.
+            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
         )
         aws.kms.Alias(
             f"{name}-key",
@@ -512,6 +515,7 @@ class TrainingStorage(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=True,
+                retain_on_delete=True,  # unexported files survive a destroy; delete it by hand (README)
                 depends_on=[
                     *self._security_group_rules,
                     *([self._datasets_bucket] if legacy_link and self._datasets_bucket else []),

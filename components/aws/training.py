@@ -17,7 +17,6 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
-from accelstack.clouds import registry
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.images import ROOT_DEVICE
@@ -25,6 +24,7 @@ from accelstack.components.aws.network import TrainingNetwork
 from accelstack.components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
 from accelstack.components.aws.scheduler import build_scheduler
 from accelstack.components.aws.storage import TrainingStorage
+from accelstack.components.base import TrainingClusterArgs
 from accelstack.components.node_environment import (
     NODE_ENVIRONMENT_FILE,
     NODE_ENVIRONMENT_PROFILE,
@@ -33,9 +33,6 @@ from accelstack.components.node_environment import (
     node_environment,
 )
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
-from accelstack.planner.pricing import PriceBook
-from accelstack.planner.training_plan import plan_training
-from accelstack.spec.models import TrainingStack
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
 # by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id. Ubuntu
@@ -290,19 +287,19 @@ class TrainingCluster(pulumi.ComponentResource):
     scheduler's component; None without one), `launch_template` and `group` (the nodes' launch
     template and auto scaling group; None when the scheduler runs the fleet itself)."""
 
-    def __init__(self, spec: TrainingStack, digest: str, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("accelstack:aws:TrainingCluster", spec.stack, None, opts)
+    def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        """`name` prefixes every resource of the cluster and is its `accelstack:stack` tag; `opts.provider`
+        is the (pinned) AWS provider the cluster deploys with."""
+        args = args.named(name)
+        super().__init__("accelstack:aws:TrainingCluster", name, None, opts)
+        spec = args.spec
         training = spec.training
-        self.spec, self.digest = spec, digest
-        name = spec.stack
+        self.spec, self.digest, self.plan = spec, args.digest, args.plan
         child = pulumi.ResourceOptions(parent=self)
         nodes = training.nodes
         interfaces = efa_network_interfaces(nodes.instance_type, nodes.count)  # fail before any resource
-        # Daly's optimum for this cluster's size, capacity and checkpoint storage (planner default).
-        cloud = registry.get(spec.cloud)
-        self.checkpoint_interval_seconds = plan_training(
-            training, catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices)
-        ).interval_seconds
+        # Daly's optimum for this cluster's size, capacity and checkpoint storage (the plan's).
+        self.checkpoint_interval_seconds = args.plan.interval_seconds
         self._markets = market_options(training.nodes.capacity, training.nodes.reservation_id)
 
         self.network = TrainingNetwork(
@@ -364,7 +361,7 @@ class TrainingCluster(pulumi.ComponentResource):
             checkpoint_interval_seconds=self.checkpoint_interval_seconds,
             instance_role_policies=[node_ssm, node_storage],
         )
-        result = build_scheduler(spec, digest, handles, child)
+        result = build_scheduler(spec, args.digest, handles, child)
         self.scheduler = result.component
         self._role_policies = handles.instance_role_policies
         self.file_system = storage.file_system
@@ -377,21 +374,21 @@ class TrainingCluster(pulumi.ComponentResource):
             self.group = self._node_group(name, self.launch_template)
 
         self.outputs: dict[str, pulumi.Input[Any]] = {
-            "configDigest": digest,
+            "configDigest": args.digest,
             "account": spec.account.account_id,
             "region": spec.account.region,
-            "vpcId": self.network.vpc_id,
+            "networkId": self.network.vpc_id,
             "subnetId": self.network.subnet_id,
-            "availabilityZone": self.network.availability_zone,
+            "zone": self.network.availability_zone,
             "datasetBucket": storage.dataset_bucket,
-            "kmsKeyArn": storage.kms_key_arn,
-            "efaInterfacesPerNode": sum(1 for i in interfaces if i.interface_type),
+            "encryptionKey": storage.kms_key_arn,
+            "fabricInterfacesPerNode": sum(1 for i in interfaces if i.interface_type),
             "checkpointIntervalSeconds": self.checkpoint_interval_seconds,
         }
         if storage.checkpoint_bucket is not None:
             self.outputs["checkpointBucket"] = storage.checkpoint_bucket
         if storage.lustre_dns_name is not None:
-            self.outputs["lustreDnsName"] = storage.lustre_dns_name
+            self.outputs["lustreAddress"] = storage.lustre_dns_name
             self.outputs["lustreMountName"] = storage.lustre_mount_name
         if self.placement_group is not None:
             self.outputs["placementGroup"] = self.placement_group.name

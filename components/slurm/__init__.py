@@ -86,6 +86,10 @@ RESTORE_ATTEMPTS = 5
 # scheduler (`accelstack.components.node_environment`; tests keep the paths and variable names equal).
 TASK_PROLOG_PATH = "/etc/accelstack/slurm-task-prolog.sh"
 CHECKPOINT_SYNC_UNIT = "accelstack-checkpoint-sync"
+# Checkpoints on a file system that cannot export them to their store: the head node copies the shared
+# checkpoint directory (one copier for the whole cluster) every SYNC_PERIOD_CAP_SECONDS. A fixed period:
+# the head's user data must not follow the planner's interval (node count, capacity), see HEAD_OMITS.
+CHECKPOINT_EXPORT_UNIT = "accelstack-checkpoint-export"
 
 WATCHER_PATH = "/usr/local/sbin/accelstack-spot-watcher"
 HEAD_SETUP_PATH = "/usr/local/sbin/accelstack-head-setup"
@@ -173,6 +177,9 @@ class ClusterLayout:
     # Checkpoints outside Lustre (node-local disk): synced to `checkpoints_uri` by the node itself.
     local_checkpoints_path: str | None
     platform: NodePlatform
+    # Checkpoints on a Lustre that cannot export them (`ParallelFsTier.checkpoints_copied_by_head`): the head
+    # node copies `checkpoints_path` to `checkpoints_uri`.
+    head_exports_checkpoints: bool = False
 
 
 def _training_stack(spec: StackSpec) -> TrainingStack:
@@ -235,6 +242,13 @@ def layout(spec: StackSpec, nodes: Nodes) -> ClusterLayout:
                 f"synced to the cloud's object storage; expected {nodes.platform.object_uri_form}"
             )
         local_path = checkpoints.path.rstrip("/") or "/"
+    tier = registry.get(spec.cloud).parallel_fs_tier(lustre.tier) if lustre is not None else None
+    head_exports = checkpoints_path is not None and tier is not None and tier.checkpoints_copied_by_head
+    if head_exports and checkpoints is not None and not nodes.platform.is_object_uri(checkpoints.uri):
+        raise ValueError(
+            f"training.storage.checkpoints.uri: {checkpoints.uri!r}: the head node copies checkpoints from Lustre "
+            f"to the cloud's object storage; expected {nodes.platform.object_uri_form}"
+        )
     return ClusterLayout(
         cluster_name=spec.stack,
         head_hostname=f"{spec.stack}-head",
@@ -251,6 +265,7 @@ def layout(spec: StackSpec, nodes: Nodes) -> ClusterLayout:
         checkpoints_uri=checkpoints.uri if checkpoints is not None else None,
         local_checkpoints_path=local_path,
         platform=nodes.platform,
+        head_exports_checkpoints=head_exports,
     )
 
 
@@ -444,6 +459,7 @@ def head_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) -> st
         **_common_values(spec, nodes, values),
         state_device=nodes.platform.block_device_path(values.state_volume),
         state_save_location=STATE_SAVE_LOCATION,
+        export_unit=CHECKPOINT_EXPORT_UNIT if checkpoint_export_units(spec, nodes) else None,
     )
 
 
@@ -492,10 +508,48 @@ def checkpoint_sync_units(spec: StackSpec, nodes: Nodes, values: DeployValues) -
         return {}
     plan = layout(spec, nodes)
     period = sync_period_seconds(checkpoint_interval_seconds(spec, values))
-    common = {"path": plan.local_checkpoints_path, "uri": plan.checkpoints_uri, "unit": CHECKPOINT_SYNC_UNIT}
+    common = {
+        "path": plan.local_checkpoints_path,
+        "uri": plan.checkpoints_uri,
+        "unit": CHECKPOINT_SYNC_UNIT,
+        "where": "node-local",
+    }
     return {
-        f"{CHECKPOINT_SYNC_UNIT}.service": _render("checkpoint-sync.service.j2", **common, command=sync[0]),
-        f"{CHECKPOINT_SYNC_UNIT}.timer": _render("checkpoint-sync.timer.j2", **common, period_seconds=period),
+        f"{CHECKPOINT_SYNC_UNIT}.service": _render(
+            "checkpoint-sync.service.j2", **common, command=sync[0], after_mount=False
+        ),
+        f"{CHECKPOINT_SYNC_UNIT}.timer": _render(
+            "checkpoint-sync.timer.j2",
+            **common,
+            period_seconds=period,
+            period_reason="min(checkpoint interval / 2, 300 s), at least 60 s",
+        ),
+    }
+
+
+def checkpoint_export_units(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
+    """systemd service + timer on the head node copying the Lustre checkpoint directory to the checkpoint
+    store, where the file system cannot export there itself; {} otherwise. Copies only, never deletes."""
+    plan = layout(spec, nodes)
+    if not plan.head_exports_checkpoints or plan.checkpoints_path is None or plan.checkpoints_uri is None:
+        return {}
+    command = plan.platform.object_sync_command(_dir_uri(plan.checkpoints_path), _dir_uri(plan.checkpoints_uri))
+    common = {
+        "path": plan.checkpoints_path,
+        "uri": plan.checkpoints_uri,
+        "unit": CHECKPOINT_EXPORT_UNIT,
+        "where": f"shared, on {plan.platform.lustre_product}",
+    }
+    return {
+        f"{CHECKPOINT_EXPORT_UNIT}.service": _render(
+            "checkpoint-sync.service.j2", **common, command=command, after_mount=True
+        ),
+        f"{CHECKPOINT_EXPORT_UNIT}.timer": _render(
+            "checkpoint-sync.timer.j2",
+            **common,
+            period_seconds=SYNC_PERIOD_CAP_SECONDS,
+            period_reason="fixed on the head node: its user data does not follow the checkpoint interval",
+        ),
     }
 
 
@@ -522,6 +576,10 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
             _file(HEAD_SETUP_PATH, head_setup_script(spec, nodes, values), "0755"),
             # Users submit from here: their login shells carry the jobs' environment.
             *environment_files(spec, values, task_prolog=False),
+            *(
+                _file(f"/etc/systemd/system/{unit}", text)
+                for unit, text in checkpoint_export_units(spec, nodes).items()
+            ),
         ],
         "runcmd": [[HEAD_SETUP_PATH]],
     }
@@ -570,4 +628,5 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
     if watches_preemption(spec, nodes):
         artifacts["spot-watcher.sh"] = spot_watcher_script(spec, nodes)
     artifacts.update(checkpoint_sync_units(spec, nodes, values))
+    artifacts.update(checkpoint_export_units(spec, nodes))
     return artifacts

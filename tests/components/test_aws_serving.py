@@ -59,7 +59,7 @@ def test_https_listener_with_tls13_and_http_only_redirects():
     https = named(cap, LISTENER, "-https").inputs
     assert https["protocol"] == "HTTPS" and https["port"] == 443
     assert https["sslPolicy"] == "ELBSecurityPolicy-TLS13-1-2-2021-06"
-    assert https["certificateArn"] == load_stack(EXAMPLE).serving.load_balancer.certificate_arn
+    assert https["certificateArn"] == load_stack(EXAMPLE).serving.load_balancer.certificate
     assert https["defaultActions"][0]["type"] == "forward"
     http = named(cap, LISTENER, "-http-redirect").inputs
     assert http["protocol"] == "HTTP" and http["port"] == 80
@@ -444,7 +444,7 @@ def test_every_custom_resource_on_the_serving_provider():
 def test_stack_outputs():
     outputs = run().stack_outputs
     assert outputs["endpoint"].startswith("https://")
-    assert outputs["replicaGroupName"] == "accelstack-aws-serving-replicas"
+    assert outputs["replicaGroup"] == "accelstack-aws-serving-replicas"
     assert outputs["backlogPerInstanceTarget"] == plan().backlog_per_instance_target
 
 

@@ -147,7 +147,7 @@ def test_launch_template_attaches_every_efa_interface(instance_type: str, efa: i
     types = {slot: i.get("interfaceType") for slot, i in zip(slots, interfaces, strict=True)}
     assert types.pop((0, 0)) is None
     assert types == {(0, 1): "efa-only", **{(card, 0): "efa-only" for card in range(1, efa)}}
-    assert cap.stack_outputs["efaInterfacesPerNode"] == efa  # every EFA-capable card is used
+    assert cap.stack_outputs["fabricInterfacesPerNode"] == efa  # every EFA-capable card is used
 
 
 def test_nodes_share_one_cluster_placement_group_in_one_subnet() -> None:
@@ -248,7 +248,7 @@ def test_existing_vpc_is_used_as_is() -> None:
     assert by_name(cap, "aws:ec2/securityGroup:SecurityGroup", f"{STACK}-net-cluster").inputs["vpcId"] == "vpc-00000abc"
     assert cap.one(GROUP).inputs["vpcZoneIdentifiers"] == ["subnet-00000def"]
     assert cap.one(LUSTRE).inputs["subnetIds"] == "subnet-00000def"
-    assert cap.stack_outputs["availabilityZone"] == "us-east-1a"  # from the subnet lookup
+    assert cap.stack_outputs["zone"] == "us-east-1a"  # from the subnet lookup
 
 
 # --- storage: encryption, protection, staging -------------------------------------------------
@@ -559,7 +559,7 @@ def test_one_node_has_no_placement_group_and_no_efa(stack_overrides) -> None:
     assert cap.by_type("aws:ec2/placementGroup:PlacementGroup") == []
     [interface] = node_template(cap).inputs["networkInterfaces"]
     assert "interfaceType" not in interface
-    assert cap.stack_outputs["efaInterfacesPerNode"] == 0
+    assert cap.stack_outputs["fabricInterfacesPerNode"] == 0
 
 
 def test_on_demand_has_no_market_options() -> None:
@@ -587,7 +587,7 @@ def test_without_scheduler_nodes_mount_lustre_from_cloud_init() -> None:
 def test_stack_outputs_name_what_operators_need() -> None:
     outputs = stack(NO_SCHEDULER).stack_outputs
     for key in (
-        "lustreDnsName",
+        "lustreAddress",
         "lustreMountName",
         "datasetBucket",
         "checkpointBucket",
@@ -607,7 +607,7 @@ def test_without_lustre_there_is_no_file_system_and_no_mount() -> None:
     assert cap.by_type(LUSTRE) == [] and cap.by_type(DRA) == []
     text = base64.b64decode(node_template(cap).inputs["userData"]).decode()
     assert "lustre" not in text
-    assert "lustreDnsName" not in cap.stack_outputs
+    assert "lustreAddress" not in cap.stack_outputs
 
 
 def test_without_checkpoints_nodes_get_no_write_access() -> None:

@@ -51,5 +51,8 @@ def test_the_registered_components_module_builds_the_stack(spec, monkeypatch):
 
 def test_a_described_cloud_has_no_stack_to_build(spec):
     described = dataclasses.replace(registry.get("aws"), components=None)
-    with registry.registered(described), pytest.raises(NotImplementedError, match="'aws' has no components yet"):
+    with (
+        registry.registered(described),
+        pytest.raises(NotImplementedError, match="'aws' has no training components yet"),
+    ):
         cloud_stack(spec)

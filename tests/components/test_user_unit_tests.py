@@ -79,7 +79,7 @@ def test_the_readme_example_test_passes_in_a_project_of_its_own(tmp_path: Path) 
 
     report = result.stdout + result.stderr
     assert result.returncode == 0, report[-6000:]
-    assert "4 passed" in report, report[-3000:]
+    assert "6 passed" in report, report[-3000:]
     assert "warning" not in report.lower(), "the README's pytest config must silence pulumi_aws's deprecations"
 
 
@@ -115,7 +115,7 @@ def test_training_cluster_builds(mocks):
         assert values == ["PERSISTENT_2", "cluster", 32]
 
     return pulumi.Output.all(
-        cluster.file_system.deployment_type, cluster.placement_group.strategy, cluster.outputs["efaInterfacesPerNode"]
+        cluster.file_system.deployment_type, cluster.placement_group.strategy, cluster.outputs["fabricInterfacesPerNode"]
     ).apply(check)
 """
 

@@ -176,12 +176,19 @@ def retain_problems(resources: list[Registration]) -> list[str]:
 # --- outputs ---------------------------------------------------------------------------------------
 
 
-def output_problems(exported: Iterable[str], workload: str, holding: Iterable[str]) -> list[str]:
-    """The stack's exports are exactly the contract's keys for the conditions that hold."""
+def output_problems(
+    exported: Iterable[str], workload: str, holding: Iterable[str], legacy: Mapping[str, str] | None = None
+) -> list[str]:
+    """The stack's exports are exactly the contract's keys for the conditions that hold, plus the old name of
+    each exported key the cloud still exports under its pre-contract name (`legacy`, old -> new)."""
     expected = outputs.expected_keys(workload, holding)
+    legacy = legacy or {}
+    expected |= {old for old, new in legacy.items() if new in expected}
     exported = set(exported)
+    contract = outputs.CONTRACTS[workload]
     problems = [
-        f"missing output {key}: {outputs.CONTRACTS[workload][key].meaning}" for key in sorted(expected - exported)
+        f"missing output {key}: {contract[key].meaning if key in contract else f'the old name of {legacy[key]}'}"
+        for key in sorted(expected - exported)
     ]
     for key in sorted(exported - expected):
         known = outputs.CONTRACTS[workload].get(key)

@@ -109,10 +109,21 @@ def test_missing_and_extra_outputs_are_seen() -> None:
     ]
     slurm_only = outputs.expected_keys("training", {outputs.SLURM})
     holding = {outputs.SLURM, outputs.SCHEDULER, outputs.NODE_GROUP}
-    assert output_problems(slurm_only | {"lustreDnsName"}, "training", holding) == [
+    assert output_problems(slurm_only | {"lustreAddress"}, "training", holding) == [
         "missing output nodeGroup: the group of GPU nodes the stack scales",
         "missing output scheduler: which scheduler runs jobs: slurm, or the cloud's managed batch service",
-        "unexpected output lustreDnsName: only when parallel-file-system",
+        "unexpected output lustreAddress: only when parallel-file-system",
+    ]
+    # A legacy name passes only beside its new name, and only when the cloud declares it.
+    legacy = {"mungeKeySecretArn": "mungeKeySecret", "lustreDnsName": "lustreAddress"}
+    full = outputs.expected_keys("training", holding)
+    assert output_problems(full | {"mungeKeySecretArn"}, "training", holding, legacy) == []
+    assert output_problems(full | {"mungeKeySecretArn"}, "training", holding) == [
+        "unexpected output mungeKeySecretArn: not in the training contract (accelstack/outputs.py)"
+    ]
+    assert output_problems(full | {"lustreDnsName"}, "training", holding, legacy) == [
+        "missing output mungeKeySecretArn: the old name of mungeKeySecret",
+        "unexpected output lustreDnsName: not in the training contract (accelstack/outputs.py)",
     ]
 
 

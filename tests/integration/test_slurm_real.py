@@ -34,6 +34,7 @@ import yaml
 from accelstack.components.slurm import (
     DeployValues,
     cgroup_conf,
+    checkpoint_export_units,
     checkpoint_interval_seconds,
     checkpoint_sync_units,
     compute_cloud_init,
@@ -471,6 +472,87 @@ def test_spot_notice_drains_node_signals_checkpoint_and_requeues_job(cluster):
     assert int(job["Restarts"]) >= 1
 
 
+class FakeAzureImds:
+    """Azure IMDS on 127.0.0.1 (Metadata: true required): the VM's compute/name and its Scheduled Events."""
+
+    def __init__(self, vm_name: str, events: list[dict[str, object]]):
+        body = json.dumps({"DocumentIncarnation": 2, "Events": events}).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                path, _, query = self.path.partition("?")
+                if self.headers.get("Metadata") != "true" or "api-version=" not in query:
+                    self.send_response(400)
+                    self.end_headers()
+                    return
+                answers = {
+                    "/metadata/instance/compute/name": vm_name.encode(),
+                    "/metadata/scheduledevents": body,
+                }
+                answer = answers.get(path)
+                self.send_response(200 if answer is not None else 404)
+                self.end_headers()
+                if answer is not None:
+                    self.wfile.write(answer)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeAzureImds:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def preempt_event(vm_name: str, not_before: str) -> dict[str, object]:
+    """A Spot eviction as Azure's Scheduled Events lists it (learn.microsoft.com/azure/virtual-machines/linux/scheduled-events)."""
+    return {
+        "EventId": f"evict-{vm_name}",
+        "EventType": "Preempt",
+        "ResourceType": "VirtualMachine",
+        "Resources": [vm_name],
+        "EventStatus": "Scheduled",
+        "NotBefore": not_before,
+        "Description": "",
+        "EventSource": "Platform",
+        "DurationInSeconds": -1,
+    }
+
+
+def test_azure_preempt_event_drains_node_signals_checkpoint_and_requeues_job(cluster):
+    """The same drain / checkpoint signal / requeue on Azure's notice: a Preempt event naming this VM (events
+    for the other VMs of the placement group are listed too, and ignored)."""
+    spec = spec_for("training.nodes.capacity=spot", stack="azure-training")
+    cluster.ready_node()
+    job_id = submit(cluster)
+    watcher = cluster.root / "azure-spot-watcher.sh"
+    watcher.write_text(spot_watcher_script(spec, nodes_for(spec)))
+    watcher.chmod(0o755)
+    events = [
+        preempt_event("azure-tra-n000002", "Thu, 03 Dec 2026 10:29:00 GMT"),
+        preempt_event("azure-tra-n000003", "Thu, 03 Dec 2026 10:30:00 GMT"),
+    ]
+    with FakeAzureImds("azure-tra-n000003", events) as imds:
+        env = {**cluster.env, "IMDS_ENDPOINT": imds.url, "NODE_NAME": NODE, "POLL_SECONDS": "1", "GRACE_SECONDS": "5"}
+        result = subprocess.run([str(watcher)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    reason = cluster.run(["sinfo", "-h", "-R", "-n", NODE, "-o", "%E"]).stdout.strip()
+    assert reason == "spot interruption notice: Preempt at Thu, 03 Dec 2026 10:30:00 GMT"
+    assert (cluster.root / "jobs" / f"checkpointed.{job_id}").exists()
+    job = wait_for("requeued job pending", lambda: (j := cluster.job(job_id))["JobState"] == "PENDING" and j, 20)
+    assert int(job["Restarts"]) >= 1
+    cluster.kill_node()
+    cluster.run(["scontrol", "update", f"nodename={NODE}", "state=DOWN", "reason=instance evicted"])
+    assert cluster.job(job_id)["JobState"] == "PENDING"
+
+
 def test_node_lost_without_notice_requeues_batch_job(cluster):
     """No notice (hardware failure, or the watcher never ran): when slurmctld marks the node DOWN
     (after SlurmdTimeout; done here at once with the same state change), JobRequeue=1 requeues."""
@@ -666,4 +748,23 @@ def test_systemd_accepts_the_checkpoint_sync_units(tmp_path):
         ["systemd-analyze", "verify", "--man=no", *units], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     # verify only warns (exit 0) about unknown keys or sections: any output is a finding.
+    assert result.returncode == 0 and not result.stderr.strip() and not result.stdout.strip(), result.stderr
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_systemd_accepts_the_head_nodes_checkpoint_export_units(tmp_path):
+    """Azure: Managed Lustre cannot export to the checkpoint container, so the head node's timer copies them."""
+    spec = spec_for(stack="azure-training")
+    units = checkpoint_export_units(spec, nodes_for(spec))
+    assert len(units) == 2
+    for unit, text in units.items():
+        (tmp_path / unit).write_text(text)
+    (tmp_path / "lustre" / "checkpoints").mkdir(parents=True)
+    result = subprocess.run(
+        ["systemd-analyze", "verify", "--man=no", *sorted(str(tmp_path / u) for u in units)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0 and not result.stderr.strip() and not result.stdout.strip(), result.stderr

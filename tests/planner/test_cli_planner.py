@@ -90,6 +90,16 @@ def test_advise_points_at_the_finetune_stack(run) -> None:
     assert json.loads(managed.output)["outcome"] == "managed-model-api"
 
 
+def test_advise_describes_each_stack_from_its_own_file(run, tmp_path) -> None:
+    """The example stack's header comment is its description: a new cloud's examples need no table entry."""
+    result = run("advise", "--custom-weights", "--model", "llama-3.1-8b")
+    assert "  aws-serving: Online inference on AWS: Llama-3.1-8B-Instruct at bf16 on g6e.xlarge" in result.output
+    assert "(stacks/Pulumi.aws-serving.yaml)" in result.output
+    (tmp_path / "Pulumi.yaml").write_text((REPO / "Pulumi.yaml").read_text())
+    bare = run("advise", "--custom-weights", "--model", "llama-3.1-8b", "--project-dir", str(tmp_path))
+    assert "  aws-serving: no example stack file for it in this project" in bare.output
+
+
 def test_finetune_example_stack_is_one_spot_node_without_lustre() -> None:
     spec = load_stack(REPO / "stacks" / "Pulumi.aws-finetune.yaml")
     assert isinstance(spec, TrainingStack)

@@ -79,11 +79,14 @@ def test_table_headers_legend_and_assumptions_beside_the_figures():
     result = cost("--all")
     assert result.exit_code == 0, result.output
     text = re.sub(r"\s+", " ", result.output)
-    for header in ("job hours (wall)", "assumptions", "compute", "Lustre + S3", "head node", "job total", "per month 24x7",
+    for header in ("job hours (wall)", "assumptions", "compute", "Lustre + object store", "head node", "job total", "per month 24x7",
                    "replica-hours per day", "compute/month", "volumes/month", "lifetime"):  # fmt: skip
         assert header in text
-    assert "job total = compute (nodes x price x wall hours) + Lustre + S3 + head node" in text
-    assert "spot interruptions 20%/month per node and 60% off on-demand" in text  # aws-finetune is spot
+    assert (
+        "job total = compute (nodes x price x wall hours) + Lustre + object store (S3, Blob, GCS) + head node" in text
+    )
+    finetune = cost_json("aws-finetune")["stacks"]["aws-finetune"]["assumptions"]  # aws-finetune is spot
+    assert "spot interruptions 20%/month per node and 60% off on-demand" in finetune
     # The table folds long cells across lines; the same text is in --json "assumptions".
     training = cost_json("aws-training")["stacks"]["aws-training"]["assumptions"]
     assert "job MTBF 1584 h (node MTBF 6335 h)" in training and "(1172 MB/s: Lustre PERSISTENT_2 4800 GiB" in training

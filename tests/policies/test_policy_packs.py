@@ -34,6 +34,8 @@ STACK_POLICIES = {
         "queue-dlq",
         "spot-training-needs-checkpoints",
         "serving-scales-on-queue-depth",
+        "http-only-redirects",
+        "waf-rate-limit",
         # policies/guardrails/observability.py
         "vpc-flow-logs",
         "default-security-group-closed",

@@ -695,6 +695,10 @@ def test_every_policy_has_a_mutation() -> None:
     from test_policy_observability import MUTATIONS as OBSERVABILITY_MUTATIONS
 
     covered |= {m.policy for m in OBSERVABILITY_MUTATIONS}
+    # Azure- and GCP-only policies (min-tls-1-2, waf-rate-limit, ...): test_policy_multicloud.py.
+    from test_policy_multicloud import MUTATIONS as MULTICLOUD_MUTATIONS
+
+    covered |= {m.policy for m in MULTICLOUD_MUTATIONS}
     assert names - covered == set()
 
 

@@ -61,7 +61,7 @@ def test_munge_key_is_a_secret_in_secrets_manager_readable_only_by_the_node_role
             "Sid": "ReadMungeKey",
             "Effect": "Allow",
             "Action": ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
-            "Resource": [cap.stack_outputs["mungeKeySecretArn"]],
+            "Resource": [cap.stack_outputs["mungeKeySecret"]],
         }
     ]
 
@@ -77,7 +77,7 @@ def test_compute_nodes_boot_into_slurm_without_the_key(slurm_capture):
     assert "slurmd -D -s -Z --conf-server aws-training-head:6817" in user_data
     assert "secretsmanager get-secret-value" in user_data and "secret:" not in user_data.split("--secret-id")[0]
     # The stack exports where the key is, never the key.
-    assert [k for k in slurm_capture.stack_outputs if "munge" in k.lower()] == ["mungeKeySecretArn"]
+    assert [k for k in slurm_capture.stack_outputs if "munge" in k.lower()] == ["mungeKeySecretArn", "mungeKeySecret"]
 
 
 def test_slurm_ports_open_only_between_head_and_cluster_groups(slurm_capture):

@@ -105,6 +105,8 @@ def test_every_rule_registered_once_in_layer_order():
         "accelstack.clouds.aws.rules",
         "accelstack.clouds.aws.serving_rules",
         "accelstack.components.aws.rules",
+        "accelstack.clouds.azure.rules",
+        "accelstack.clouds.gcp.serving_rules",
         "accelstack.planner_rules",
     ]
     assert sorted(set(modules), key=layer_order.index) == layer_order

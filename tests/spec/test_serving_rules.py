@@ -69,16 +69,16 @@ def test_example_serving_stack_is_clean():
             "not allowed for serving",
         ),
         (
-            {"serving.loadBalancer.certificateArn": "my-cert"},
-            "serving.loadBalancer.certificateArn",
+            {"serving.loadBalancer.certificate": "my-cert"},
+            "serving.loadBalancer.certificate",
             Level.ERROR,
             "not an ACM certificate ARN",
         ),
         (
             {
-                "serving.loadBalancer.certificateArn": "arn:aws:acm:eu-west-1:222222222222:certificate/0b6a3f2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b"
+                "serving.loadBalancer.certificate": "arn:aws:acm:eu-west-1:222222222222:certificate/0b6a3f2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b"
             },
-            "serving.loadBalancer.certificateArn",
+            "serving.loadBalancer.certificate",
             Level.ERROR,
             "certificate is in eu-west-1 but the load balancer is in us-east-1",
         ),

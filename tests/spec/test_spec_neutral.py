@@ -134,7 +134,7 @@ def test_an_aws_block_on_azure_names_the_keys_azure_expects():
     raw = edited(training_raw(), {"cloud": "azure"})
     with registry.registered(described("azure")):
         problems = all_problems(raw)
-    keys = "the azure account block has location, subscriptionId, tenantId, deployIdentity"
+    keys = "the azure account block has location, subscriptionId, tenantId, deployIdentity, hpcCachePrincipalId"
     assert at(problems, "account.id") == [f"unknown key: {keys}"]
     assert at(problems, "account.deployRole") == [f"unknown key: {keys}"]
     assert at(problems, "account.region") == [f"unknown key: {keys}"]  # Azure calls it location
@@ -343,6 +343,24 @@ def test_deployment_type_is_now_tier():
     )
     [message] = at(all_problems(raw), "training.storage.lustre.deploymentType")
     assert "write tier" in message and "tier: PERSISTENT_2" in message
+
+
+def test_certificate_arn_is_now_certificate():
+    """The HTTPS certificate has one key on every cloud; the old AWS spelling says what to write instead."""
+    raw = edited(
+        serving_raw(),
+        {"serving.loadBalancer.certificate": DELETE, "serving.loadBalancer.certificateArn": "arn:aws:acm:x"},
+    )
+    [message] = at(all_problems(raw), "serving.loadBalancer.certificateArn")
+    assert "renamed" in message and "write certificate" in message
+
+
+def test_the_certificate_rename_keeps_the_deployed_config_digest():
+    """Tags carry the config digest: the rename must not retag a deployed serving stack."""
+    from accelstack.components.base import config_digest
+
+    spec = parse_spec(serving_raw(), "aws-serving")
+    assert config_digest(spec) == "01640a214625"  # tests/golden/aws-serving.json, before the rename
 
 
 def test_a_tier_is_one_of_the_clouds_parallel_fs_tiers():

@@ -5,7 +5,7 @@ The Pulumi half is `accelstack.components.aws`; the spec rules are `rules` and `
 
 from __future__ import annotations
 
-from accelstack.clouds.aws import catalog, prices
+from accelstack.clouds.aws import catalog, prices, quotas
 from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
 
 CATALOG = Catalog(
@@ -48,6 +48,7 @@ CATALOG = Catalog(
     ),
     distributed_training_instance="p5.48xlarge",
     managed_model_api="Amazon Bedrock",
+    quotas=quotas.QUOTAS,
 )  # fmt: skip
 
 PRICES = Prices(

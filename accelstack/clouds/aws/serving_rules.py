@@ -70,13 +70,13 @@ ACM_CERTIFICATE_ARN = re.compile(
 
 
 @rule
-def certificate_arn_valid(spec: StackSpec) -> Iterator[Problem]:
+def certificate_is_an_acm_arn(spec: StackSpec) -> Iterator[Problem]:
     """An ALB listener takes an ACM certificate from its own Region."""
     serving = _serving(spec)
     if serving is None:
         return
-    path = "serving.loadBalancer.certificateArn"
-    arn = serving.load_balancer.certificate_arn
+    path = "serving.loadBalancer.certificate"
+    arn = serving.load_balancer.certificate
     match = ACM_CERTIFICATE_ARN.match(arn)
     if match is None:
         yield Problem(

@@ -1,11 +1,11 @@
 """Microsoft Azure, as accelstack describes it: catalog, prices, limits and features (no Pulumi).
 
-Described, not deployable yet: `components` is None until `accelstack.components.azure` exists.
+Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules are `accelstack.clouds.azure.rules`.
 """
 
 from __future__ import annotations
 
-from accelstack.clouds.azure import catalog, prices
+from accelstack.clouds.azure import catalog, prices, quotas
 from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
 
 CATALOG = Catalog(
@@ -14,6 +14,11 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    parallel_fs_service="Azure Managed Lustre",
+    object_store_service="Azure Blob Storage",
+    # Blob URLs as Azure writes them: https://<account>.blob.core.windows.net/<container>[/prefix] (what azcopy
+    # and the portal take); the "bucket" is the storage account, so datasets and checkpoints live in two.
+    object_uri_schemes=("https",),
     parallel_fs={
         name: ParallelFsTier(
             name=name,
@@ -25,10 +30,14 @@ CATALOG = Catalog(
             # Blob integration (HSM) imports at creation and exports with archive / auto-export jobs.
             imports_from_object_store=True,
             exports_to_object_store=True,
+            # Exports (archive / auto-export jobs) go to the one linked container, the dataset's; checkpoints
+            # have their own versioned container, so the Slurm head node copies them there.
+            checkpoints_copied_by_head=True,
             persistent=True,  # "Durable": Premium SSD LRS object storage targets
         )
         for name, sku in catalog.AMLFS_SKUS.items()
     },
+    quotas=quotas.QUOTAS,
 )
 
 PRICES = Prices(
@@ -72,5 +81,7 @@ AZURE = Cloud(
     catalog=CATALOG,
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
-    components=None,
+    components="accelstack.components.azure",
+    workloads=frozenset({"training"}),  # serving's components are not built yet
+    rules=("accelstack.clouds.azure.rules",),
 )

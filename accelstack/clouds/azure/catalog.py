@@ -148,3 +148,48 @@ REGIONS: tuple[str, ...] = (
     "switzerlandnorth", "switzerlandwest", "uaecentral", "uaenorth", "uksouth", "ukwest", "westcentralus",
     "westeurope", "westindia", "westus", "westus2", "westus3",
 )  # fmt: skip
+
+
+# --- Networking ---------------------------------------------------------------------------------
+
+# Source: "Azure Managed Lustre file system prerequisites", network prerequisites (learn.microsoft.com/azure/
+# azure-managed-lustre/amlfs-prerequisites): one dedicated IPv4 subnet per file system, at least this large
+# for its capacity. (largest capacity in TiB, smallest prefix length); larger than the last row: not in the
+# table, so accelstack takes a /22 and says so.
+AMLFS_SUBNET_PREFIX_BY_TIB: tuple[tuple[int, int], ...] = ((16, 27), (40, 26), (92, 25), (196, 24), (400, 23))
+AMLFS_SUBNET_PREFIX_BEYOND_TABLE = 22
+
+# Azure reserves five addresses in every subnet: network, the first three hosts (gateway, 2 x DNS) and the
+# broadcast address (learn.microsoft.com/azure/virtual-network/virtual-networks-faq, "Are there any
+# restrictions on using IP addresses within these subnets?").
+SUBNET_RESERVED_ADDRESSES = 5
+
+# Azure availability zones are named "1", "2", "3" in every region that has them
+# (learn.microsoft.com/azure/reliability/availability-zones-overview).
+ZONES = ("1", "2", "3")
+
+
+def amlfs_subnet_prefix(capacity_tib: float) -> int:
+    """The prefix length of the dedicated subnet an Azure Managed Lustre file system of `capacity_tib` needs."""
+    for largest, prefix in AMLFS_SUBNET_PREFIX_BY_TIB:
+        if capacity_tib <= largest:
+            return prefix
+    return AMLFS_SUBNET_PREFIX_BEYOND_TABLE
+
+
+# --- Storage names ------------------------------------------------------------------------------
+
+# Source: "Storage account overview" (storage account name: 3-24 lowercase letters and digits, unique in
+# Azure) and "Naming and referencing containers, blobs, and metadata" (container: 3-63 lowercase letters,
+# digits and hyphens, starting with a letter or digit, no consecutive hyphens).
+STORAGE_ACCOUNT_NAME = r"^[a-z0-9]{3,24}$"
+CONTAINER_NAME = r"^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$"
+BLOB_HOST_SUFFIX = ".blob.core.windows.net"
+
+# Source: "Capacity reservation group" ARM id (Microsoft.Compute/capacityReservationGroups).
+CAPACITY_RESERVATION_GROUP_ID = (
+    r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w._()]+/providers/Microsoft\.Compute/"
+    r"capacityReservationGroups/[-\w._]+$"
+)
+# Source: VM size names ("Standard_<family>..."), e.g. Standard_D8s_v5.
+VM_SIZE_NAME = r"^Standard_[A-Za-z0-9_]+$"

@@ -9,6 +9,8 @@ Sources:
 - VMs: Azure Retail Prices API, eastus, Linux on-demand (ND96isr_H100_v5 $98.32 "verified live 2026-08-17",
   ND96asr_v4 $27.197, ND96amsr_A100_v4 $32.77, NC24ads_A100_v4 $3.673, NC48ads_A100_v4 $7.346).
   Left out (one record only): ND96isr_H200_v5, ND96isr_MI300X_v5, NC96ads_A100_v4, NCads_H100_v5.
+- Head node (general purpose, Dsv5): Linux on-demand is linear in vCPUs at $0.048/vCPU-hour in East US
+  (D4s_v5 $0.192; a public copy of the pricing page reads "~$0.19" for D4s_v5 Linux); D2s..D16s below.
 - Blob Storage: Hot LRS block blob, first tier, $0.0184/GB-month (Retail Prices API readings for
   East US 2 and Sweden Central; the eastus meter was not read).
 - Managed disks: Premium SSD is billed per size tier; P10 (128 GiB) is $19.71/month in East US, so the
@@ -31,6 +33,11 @@ ON_DEMAND_HOURLY: dict[str, float] = {
     "Standard_ND96asr_v4": 27.197,
     "Standard_NC24ads_A100_v4": 3.673,
     "Standard_NC48ads_A100_v4": 7.346,
+    # The Slurm head node (general purpose, no GPU): Dsv5 at $0.048 per vCPU-hour.
+    "Standard_D2s_v5": 0.096,
+    "Standard_D4s_v5": 0.192,
+    "Standard_D8s_v5": 0.384,
+    "Standard_D16s_v5": 0.768,
 }
 
 BLOB_HOT_LRS_GB_MONTH = 0.0184

@@ -6,7 +6,7 @@ Described, not deployable yet: `components` is None until `accelstack.components
 from __future__ import annotations
 
 from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
-from accelstack.clouds.gcp import catalog, prices
+from accelstack.clouds.gcp import catalog, prices, quotas
 
 CATALOG = Catalog(
     cloud="gcp",
@@ -32,6 +32,7 @@ CATALOG = Catalog(
         )
         for name, tier in catalog.LUSTRE_TIERS.items()
     },
+    quotas=quotas.QUOTAS,
 )
 
 PRICES = Prices(
@@ -75,5 +76,7 @@ GCP = Cloud(
         **{f"compact_placement_max_vms_{family}": vms for family, vms in catalog.COMPACT_PLACEMENT_MAX_VMS.items()},
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
-    components=None,
+    components="accelstack.components.gcp",
+    workloads=frozenset({"serving"}),  # training's components are not built yet
+    rules=("accelstack.clouds.gcp.serving_rules",),
 )

@@ -13,10 +13,11 @@ Sizing (cold start, warm pool, health-check timing, backlog target) is pure and 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_aws as aws
 
-from accelstack.clouds import registry
 from accelstack.clouds.aws import catalog as tables
 from accelstack.components.aws.network import ServingNetwork
 from accelstack.components.aws.provider import group_stack_tags
@@ -32,8 +33,7 @@ from accelstack.components.aws.serving.user_data import (
     user_data_size_problem,
     worker_environment,
 )
-from accelstack.planner.serving_plan import plan_serving
-from accelstack.spec.models import ServingStack
+from accelstack.components.base import ServingServiceArgs
 
 __all__ = [
     "READY_HOOK",
@@ -59,15 +59,17 @@ class ServingService(pulumi.ComponentResource):
     # Set by replicas.replica_group.
     launch_template: aws.ec2.LaunchTemplate
 
-    def __init__(self, spec: ServingStack, digest: str, opts: pulumi.ResourceOptions):
-        super().__init__("accelstack:aws:ServingService", spec.stack, None, opts)
-        self.spec, self.serving = spec, spec.serving
-        self.plan = plan_serving(spec.serving, registry.get(spec.cloud).catalog)
+    def __init__(self, name: str, args: ServingServiceArgs, opts: pulumi.ResourceOptions | None = None):
+        """`name` prefixes every resource of the service and is its `accelstack:stack` tag; `opts.provider`
+        is the (pinned) AWS provider the service deploys with."""
+        args = args.named(name)
+        super().__init__("accelstack:aws:ServingService", name, None, opts)
+        spec = args.spec
+        self.spec, self.serving, self.plan = spec, spec.serving, args.plan
         self.region = spec.account.region
         self.account_id = spec.account.account_id
         self.partition = tables.REGIONS.get(self.region, "aws")
-        self.tags = group_stack_tags(spec, digest)
-        name = spec.stack
+        self.tags = group_stack_tags(spec, args.digest)
         self.child = pulumi.ResourceOptions(parent=self)
 
         # The order is the registration order of the resources (and so of the stack export).
@@ -89,17 +91,15 @@ class ServingService(pulumi.ComponentResource):
         alarms(self, name)
 
         endpoint = self.load_balancer.dns_name.apply(lambda dns: f"https://{dns}")
-        outputs = {
+        self.outputs: dict[str, pulumi.Input[Any]] = {
             "endpoint": endpoint,
-            "requestQueueUrl": self.queues["requests"].url,
-            "responseQueueUrl": self.queues["responses"].url,
-            "deadLetterQueueUrl": self.queues["dead-letters"].url,
-            "replicaGroupName": self.group.name,
+            "requestQueue": self.queues["requests"].url,
+            "responseQueue": self.queues["responses"].url,
+            "deadLetterQueue": self.queues["dead-letters"].url,
+            "replicaGroup": self.group.name,
             "coldStartSeconds": self.plan.cold_start_seconds,
             "warmPoolSize": self.plan.warm_pool_size,
             "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
-            "configDigest": digest,
+            "configDigest": args.digest,
         }
-        for key, value in outputs.items():
-            pulumi.export(key, value)
-        self.register_outputs(outputs)
+        self.register_outputs(self.outputs)

@@ -196,7 +196,7 @@ def load_balancer(svc: ServingService, name: str) -> tuple[aws.lb.LoadBalancer, 
         port=443,
         protocol="HTTPS",
         ssl_policy=TLS_POLICY,
-        certificate_arn=lb_spec.certificate_arn,
+        certificate_arn=lb_spec.certificate,
         default_actions=[aws.lb.ListenerDefaultActionArgs(type="forward", target_group_arn=target_group.arn)],
         opts=svc.child,
     )

@@ -105,7 +105,7 @@ def kms_key(svc: ServingService, name: str) -> aws.kms.Key:
         deletion_window_in_days=30,
         policy=json.dumps(policy),
         # Encrypts replica volumes (weights) and queued requests: deleting it loses them.
-        opts=pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(protect=True)),
+        opts=pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(protect=True, retain_on_delete=True)),
     )
     aws.kms.Alias(
         f"{name}-key",

@@ -14,6 +14,7 @@ from accelstack.clouds import registry
 from accelstack.clouds.aws.catalog import EC2_USER_DATA_MAX_BYTES
 from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION, IMDS_FUNCTION
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
+from accelstack.components.replica.server import server_arguments
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec.models import ServingSpec, ServingStack
 
@@ -28,32 +29,6 @@ _templates = Environment(
     lstrip_blocks=True,
     autoescape=False,
 )
-
-
-def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
-    """vLLM OpenAI-compatible server flags: one base model, every LoRA adapter served beside it."""
-    model = serving.model
-    args = [
-        "--model", "/models/base",
-        "--served-model-name", model.name,
-        "--port", str(serving.load_balancer.port),
-        "--max-model-len", str(model.context_length),
-        "--tensor-parallel-size", str(plan.tensor_parallel),
-    ]  # fmt: skip
-    dtype = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}.get(model.precision)
-    if dtype:
-        args += ["--dtype", dtype]
-    elif model.precision == "fp8":
-        args += ["--quantization", "fp8"]  # dynamic FP8 on Ada/Hopper; pre-quantized checkpoints load as-is
-    # int8/int4: the checkpoint itself is quantized (AWQ/GPTQ); vLLM reads the method from its config.
-    if model.adapters:
-        args += [
-            "--enable-lora",
-            "--max-loras", str(len(model.adapters)),
-            "--max-lora-rank", str(max(a.rank for a in model.adapters)),
-            "--lora-modules", *(f"{a.name}=/models/adapters/{a.name}" for a in model.adapters),
-        ]  # fmt: skip
-    return args
 
 
 # The admission-queue worker is a real module (tested against a local SQS and inference server): the

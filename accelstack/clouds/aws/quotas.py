@@ -1,0 +1,34 @@
+"""Which EC2 service quota each accelerated instance type draws on (pure data).
+
+EC2 counts running instances against vCPU-based quotas per instance family class, per account and Region
+(Service Quotas, service code `ec2`; "On-Demand Instance quotas" and "Spot Instance quotas" in the EC2 user
+guide, ec2-resource-limits). Instances in a Capacity Block or a capacity reservation draw on what was bought,
+so only on-demand and spot are listed.
+"""
+
+from __future__ import annotations
+
+from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
+from accelstack.clouds.base import Quota
+
+# Instance name prefix -> (on-demand quota, spot quota). Prefixes are matched longest first (trn before t).
+FAMILY_CLASSES: dict[str, tuple[str, str]] = {
+    "p": ("Running On-Demand P instances", "All P Spot Instance Requests"),
+    "g": ("Running On-Demand G and VT instances", "All G and VT Spot Instance Requests"),
+    "trn": ("Running On-Demand Trn instances", "All Trn Spot Instance Requests"),
+    "inf": ("Running On-Demand Inf instances", "All Inf Spot Instance Requests"),
+}
+
+
+def _family_class(instance: str) -> tuple[str, str]:
+    family = instance.split(".", 1)[0]
+    for prefix in sorted(FAMILY_CLASSES, key=len, reverse=True):
+        if family.startswith(prefix):
+            return FAMILY_CLASSES[prefix]
+    raise ValueError(f"{instance}: no EC2 quota class for its family; add it to FAMILY_CLASSES")
+
+
+QUOTAS: dict[str, dict[str, Quota]] = {
+    "on-demand": {name: Quota(_family_class(name)[0], "vCPUs") for name in ACCELERATED_INSTANCES},
+    "spot": {name: Quota(_family_class(name)[1], "vCPUs") for name in ACCELERATED_INSTANCES},
+}

@@ -1,0 +1,24 @@
+"""Which Azure compute quota each VM size draws on (pure data).
+
+Azure counts vCPUs per VM family, per subscription and region (Microsoft.Compute usages; the portal's
+Quotas > Compute), and every Spot VM of any family against the region's one "Total Regional Spot vCPUs"
+quota, `lowPriorityCores` (learn.microsoft.com/azure/virtual-machines/spot-vms: "Spot VMs ... use a separate
+quota"). Only the family names read from the usages API are listed; a size missing here is reported as
+not known (`az vm list-usage --location <region>` names it).
+"""
+
+from __future__ import annotations
+
+from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
+from accelstack.clouds.base import Quota
+
+ON_DEMAND_FAMILIES: dict[str, str] = {
+    "Standard_ND96isr_H100_v5": "standardNDSH100v5Family",
+    "Standard_ND96isr_H200_v5": "standardNDISRH200V5Family",
+}
+SPOT = Quota("lowPriorityCores (Total Regional Spot vCPUs)", "vCPUs")
+
+QUOTAS: dict[str, dict[str, Quota]] = {
+    "on-demand": {name: Quota(family, "vCPUs") for name, family in ON_DEMAND_FAMILIES.items()},
+    "spot": dict.fromkeys(ACCELERATED_INSTANCES, SPOT),
+}

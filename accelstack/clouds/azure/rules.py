@@ -1,0 +1,272 @@
+"""Azure rules: what Compute, Azure Managed Lustre, Storage and the network would reject at create time, or
+what the training components cannot build, checked before anything exists.
+
+One small function per rule; each docstring names the documentation it mirrors. The tables are data in
+`accelstack.clouds.azure.catalog`. These rules run for azure stacks only (the Azure registration names
+this module in `Cloud.rules`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import posixpath
+import re
+from collections.abc import Iterator
+
+from accelstack.clouds.azure import catalog as tables
+from accelstack.spec.accounts import AzureAccount
+from accelstack.spec.models import StackSpec, TrainingStack
+from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.uris import object_uris, split_bucket_uri
+from accelstack.spec.validators import rule
+
+# The training network: the nodes' subnet takes the first half of the VNet, the rest holds the Slurm
+# head's addresses and the Lustre subnet (accelstack.components.azure.network.training_subnets).
+NODES_SUBNET_SHARE = 1  # prefix length added to the VNet's for the nodes' subnet (half the VNet)
+
+
+def blob_uri_parts(uri: str) -> tuple[str, str, str] | None:
+    """`https://acct.blob.core.windows.net/container/prefix` -> (account, container, prefix); None if not a
+    Blob URL of that form."""
+    if not uri.startswith("https://"):
+        return None
+    host, path = split_bucket_uri(uri)
+    if not host.endswith(tables.BLOB_HOST_SUFFIX):
+        return None
+    account = host.removesuffix(tables.BLOB_HOST_SUFFIX)
+    container, _, prefix = path.partition("/")
+    return account, container, prefix.strip("/")
+
+
+@rule
+def blob_uris(spec: StackSpec) -> Iterator[Problem]:
+    """Object URIs are Blob URLs: https://<account>.blob.core.windows.net/<container>[/prefix], the account
+    3-24 lowercase letters and digits and the container 3-63 lowercase letters, digits and single hyphens
+    ("Storage account overview"; "Naming and referencing containers, blobs, and metadata")."""
+    form = f"https://<account>{tables.BLOB_HOST_SUFFIX}/<container>[/prefix]"
+    for path, uri in object_uris(spec):
+        parts = blob_uri_parts(uri)
+        if parts is None:
+            if uri.startswith("https://"):  # another scheme: the neutral scheme rule reports it
+                yield Problem(path, f"{uri!r} is not a Blob Storage URL; expected {form}")
+            continue
+        account, container, _ = parts
+        if not re.fullmatch(tables.STORAGE_ACCOUNT_NAME, account):
+            yield Problem(
+                path, f"storage account {account!r}: 3 to 24 lowercase letters and digits (no hyphens); expected {form}"
+            )
+        if not re.fullmatch(tables.CONTAINER_NAME, container):
+            yield Problem(
+                path,
+                f"container {container!r}: 3 to 63 lowercase letters, digits and single hyphens, starting with a "
+                f"letter or digit; expected {form}",
+            )
+
+
+@rule
+def head_node_vm_size(spec: StackSpec) -> Iterator[Problem]:
+    """The Slurm head is an Azure VM: its size is an Azure VM size name ("Standard_D8s_v5"); the neutral
+    default (an EC2 type) is not one."""
+    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
+        return
+    size = spec.training.scheduler.head_node.instance_type
+    if not re.fullmatch(tables.VM_SIZE_NAME, size):
+        yield Problem(
+            "training.scheduler.headNode.instanceType",
+            f"{size!r} is not an Azure VM size; set a CPU size such as Standard_D8s_v5 (Standard_<family>...)",
+        )
+
+
+@rule
+def training_vm_size(spec: StackSpec) -> Iterator[Problem]:
+    """The nodes' size is one of the catalog's GPU sizes; several nodes need InfiniBand (the ND sizes)."""
+    if not isinstance(spec, TrainingStack):
+        return
+    nodes = spec.training.nodes
+    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
+    if itype is None:
+        yield Problem(
+            "training.nodes.instanceType",
+            f"{nodes.instance_type!r} is not an Azure GPU size accelstack knows"
+            f"{did_you_mean(nodes.instance_type, tables.ACCELERATED_INSTANCES)}; "
+            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
+        )
+    elif nodes.count > 1 and itype.fabric != "infiniband":
+        infiniband = [name for name, i in tables.ACCELERATED_INSTANCES.items() if i.fabric == "infiniband"]
+        yield Problem(
+            "training.nodes.instanceType",
+            f"{nodes.instance_type} has no InfiniBand, so {nodes.count} nodes would train over Ethernet; "
+            f"use an ND size: {', '.join(infiniband)}",
+        )
+
+
+@rule
+def infiniband_cluster_fits_one_placement_group(spec: StackSpec) -> Iterator[Problem]:
+    """InfiniBand joins only the VMs of one scale set, and only within one placement group; a scale set
+    with singlePlacementGroup=true holds at most 100 VMs (VirtualMachineScaleSetProperties.SinglePlacementGroup;
+    learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndh100v5-series). More is a support
+    request, not a setting."""
+    if not isinstance(spec, TrainingStack):
+        return
+    count = spec.training.nodes.count
+    if count > tables.SINGLE_PLACEMENT_GROUP_MAX_VMS:
+        yield Problem(
+            "training.nodes.count",
+            f"{count} nodes: InfiniBand connects only the VMs of one scale set in a single placement group, which "
+            f"holds at most {tables.SINGLE_PLACEMENT_GROUP_MAX_VMS} VMs; use at most "
+            f"{tables.SINGLE_PLACEMENT_GROUP_MAX_VMS} nodes per cluster (stack)",
+        )
+
+
+@rule
+def capacity_reservation_group(spec: StackSpec) -> Iterator[Problem]:
+    """reservationId names a capacity reservation group (its ARM id). A Uniform scale set joins one only with
+    singlePlacementGroup=false (learn.microsoft.com/azure/virtual-machines/capacity-reservation-associate-
+    virtual-machine-scale-set, "Limitations"), which InfiniBand across several nodes needs true; Spot VMs
+    cannot use capacity reservations (capacity-reservation-overview, "Limitations and restrictions")."""
+    if not isinstance(spec, TrainingStack) or spec.training.nodes.reservation_id is None:
+        return
+    nodes = spec.training.nodes
+    reservation = spec.training.nodes.reservation_id
+    path = "training.nodes.reservationId"
+    if not re.fullmatch(tables.CAPACITY_RESERVATION_GROUP_ID, reservation):
+        yield Problem(
+            path,
+            f"{reservation!r} is not a capacity reservation group id "
+            "(/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Compute/capacityReservationGroups/<name>)",
+        )
+    if nodes.capacity == "spot":
+        yield Problem(path, "Spot VMs cannot use a capacity reservation; remove reservationId or use on-demand")
+    elif nodes.count > 1:
+        yield Problem(
+            path,
+            f"a Uniform scale set uses a capacity reservation only with singlePlacementGroup=false, but "
+            f"InfiniBand between {nodes.count} nodes needs a single placement group; remove reservationId, or "
+            "train on one node",
+        )
+
+
+@rule
+def availability_zone(spec: StackSpec) -> Iterator[Problem]:
+    """Azure zones are "1", "2" and "3" (Availability zones overview)."""
+    if not isinstance(spec, TrainingStack):
+        return
+    zone = spec.training.network.availability_zone
+    if zone is not None and zone not in tables.ZONES:
+        yield Problem(
+            "training.network.availabilityZone", f"{zone!r} is not an Azure zone; allowed: {', '.join(tables.ZONES)}"
+        )
+
+
+@rule
+def new_network_only(spec: StackSpec) -> Iterator[Problem]:
+    """The Azure training components build their own VNet (the Lustre subnet must be dedicated and sized
+    for the file system); an existing VNet is not supported yet."""
+    if isinstance(spec, TrainingStack) and spec.training.network.vpc_id is not None:
+        yield Problem(
+            "training.network.vpcId",
+            "an existing VNet is not supported on azure yet; remove vpcId/subnetId and set vpcCidr",
+        )
+
+
+def lustre_subnet_prefix(spec: TrainingStack) -> int | None:
+    lustre = spec.training.storage.lustre
+    if lustre is None or lustre.capacity_gib is None:
+        return None
+    return tables.amlfs_subnet_prefix(lustre.capacity_gib / tables.TIB_GIB)
+
+
+@rule
+def vnet_holds_the_subnets(spec: StackSpec) -> Iterator[Problem]:
+    """The VNet holds the nodes' subnet (its first half) and a dedicated Lustre subnet sized for the file
+    system (amlfs-prerequisites: 4-16 TiB /27, 20-40 /26, 44-92 /25, 96-196 /24, 200-400 /23)."""
+    if not isinstance(spec, TrainingStack) or spec.training.network.vpc_cidr is None:
+        return
+    network = ipaddress.ip_network(spec.training.network.vpc_cidr)
+    prefix = lustre_subnet_prefix(spec)
+    lustre = spec.training.storage.lustre
+    if prefix is None or lustre is None:
+        return
+    if (
+        lustre.capacity_gib is not None
+        and lustre.capacity_gib / tables.TIB_GIB > tables.AMLFS_SUBNET_PREFIX_BY_TIB[-1][0]
+    ):
+        yield Problem(
+            "training.storage.lustre.capacityGiB",
+            f"{lustre.capacity_gib} GiB is beyond Azure Managed Lustre's documented subnet table (400 TiB, /23); "
+            f"accelstack gives it a /{tables.AMLFS_SUBNET_PREFIX_BEYOND_TABLE}",
+            Level.WARNING,
+        )
+    # Nodes take the first half; the Lustre subnet must fit in the second half.
+    if network.prefixlen + NODES_SUBNET_SHARE > prefix:
+        yield Problem(
+            "training.network.vpcCidr",
+            f"{network} is too small: the nodes take its first half and Azure Managed Lustre of "
+            f"{lustre.capacity_gib} GiB needs a dedicated /{prefix} subnet in the rest; use a /{prefix - 1} or larger",
+        )
+
+
+@rule
+def lustre_import_path_is_the_dataset_prefix(spec: StackSpec) -> Iterator[Problem]:
+    """Azure Managed Lustre's Blob integration names each file by its blob name: a blob `<prefix>/x` appears
+    at `/<prefix>/x` (amlfs-prerequisites, "Blob integration prerequisites"; import prefix). So the dataset
+    directory (lustre.importPath) is the dataset URI's prefix."""
+    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+        return
+    parts = blob_uri_parts(spec.training.storage.datasets.uri)
+    if parts is None:
+        return
+    expected = "/" + parts[2]
+    lustre = spec.training.storage.lustre
+    if posixpath.normpath(lustre.import_path) != posixpath.normpath(expected):
+        yield Problem(
+            "training.storage.lustre.importPath",
+            f"{lustre.import_path}: Azure Managed Lustre shows the dataset blobs under their own names, so the "
+            f"dataset directory is {expected} (the prefix of training.storage.datasets.uri); set importPath: {expected}",
+        )
+
+
+@rule
+def lustre_needs_the_hpc_cache_principal(spec: StackSpec) -> Iterator[Problem]:
+    """Before Azure Managed Lustre with Blob integration is created, the "HPC Cache Resource Provider" service
+    principal must hold Storage Account Contributor and Storage Blob Data Contributor on the storage account
+    (amlfs-prerequisites); the role assignments need its object id in the stack's tenant."""
+    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+        return
+    account = spec.account
+    if isinstance(account, AzureAccount) and account.hpc_cache_principal_id is None:
+        yield Problem(
+            "account.hpcCachePrincipalId",
+            "required with training.storage.lustre: the object id of the HPC Cache Resource Provider service "
+            "principal in your tenant (az ad sp show --id 4392ab71-2ce2-4b0d-8770-b352745c73f5 --query id -o tsv)",
+        )
+
+
+@rule
+def managed_scheduler_not_built(spec: StackSpec) -> Iterator[Problem]:
+    """The managed alternative (Azure Machine Learning AmlCompute) has no components yet."""
+    if isinstance(spec, TrainingStack) and spec.training.scheduler.kind == "managed":
+        yield Problem(
+            "training.scheduler.kind",
+            "managed (Azure Machine Learning AmlCompute) is not built for azure yet; allowed here: slurm, none",
+        )
+
+
+@rule
+def storage_accounts_are_created_here(spec: StackSpec) -> Iterator[Problem]:
+    """The Azure components create the dataset and checkpoint storage accounts (Managed Lustre's role
+    assignments, the customer-managed key and versioning are set on them); bringing existing ones is not
+    supported yet, and creating an account that exists elsewhere fails (account names are global)."""
+    if not isinstance(spec, TrainingStack):
+        return
+    storage = spec.training.storage
+    stores = [("datasets", storage.datasets.create)]
+    if storage.checkpoints is not None:
+        stores.append(("checkpoints", storage.checkpoints.create))
+    for block, create in stores:
+        if not create:
+            yield Problem(
+                f"training.storage.{block}.create",
+                "false (an existing storage account) is not supported on azure yet; set create: true and name a "
+                "storage account that does not exist yet in the URI",
+            )

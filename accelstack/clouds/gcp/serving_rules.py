@@ -1,0 +1,96 @@
+"""GCP serving rules: what the load balancer, Pub/Sub and Compute Engine would reject at create time,
+checked at the config path before anything exists. These run for gcp stacks only (`Cloud.rules`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from accelstack.clouds.gcp import catalog as tables
+from accelstack.spec.models import ServingSpec, ServingStack, StackSpec
+from accelstack.spec.problems import Problem, did_you_mean
+from accelstack.spec.validators import rule
+
+# An existing global SSL certificate, by path or URL (TargetHttpsProxy.ssl_certificates; names are
+# RFC 1035: https://cloud.google.com/compute/docs/reference/rest/v1/sslCertificates).
+SSL_CERTIFICATE = re.compile(
+    r"^(https://(www|compute)\.googleapis\.com/compute/v1/)?"
+    r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/sslCertificates/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+)
+# Dead-letter policy max_delivery_attempts: 5..100 (https://cloud.google.com/pubsub/docs/handling-failures).
+MIN_DELIVERY_ATTEMPTS, MAX_DELIVERY_ATTEMPTS = 5, 100
+# Subscription message_retention_duration: 10 minutes..7 days (https://cloud.google.com/pubsub/docs/subscription-properties).
+MAX_RETENTION_SECONDS = 7 * 24 * 3600
+
+
+def _serving(spec: StackSpec) -> ServingSpec | None:
+    return spec.serving if isinstance(spec, ServingStack) else None
+
+
+@rule
+def gcp_serving_certificate(spec: StackSpec) -> Iterator[Problem]:
+    """The HTTPS proxy takes an existing global certificate: projects/<project>/global/sslCertificates/<name>."""
+    serving = _serving(spec)
+    if serving is not None and not SSL_CERTIFICATE.match(serving.load_balancer.certificate):
+        yield Problem(
+            "serving.loadBalancer.certificate",
+            f"{serving.load_balancer.certificate!r} is not a global SSL certificate; "
+            "allowed: projects/<project>/global/sslCertificates/<name> (a regional certificate cannot serve "
+            "a global load balancer)",
+        )
+
+
+@rule
+def gcp_dead_letter_attempts(spec: StackSpec) -> Iterator[Problem]:
+    """Pub/Sub dead-letter policies take 5..100 delivery attempts."""
+    serving = _serving(spec)
+    if serving is None:
+        return
+    count = serving.admission.max_receive_count
+    if not MIN_DELIVERY_ATTEMPTS <= count <= MAX_DELIVERY_ATTEMPTS:
+        yield Problem(
+            "serving.admission.maxReceiveCount",
+            f"{count} delivery attempts; Pub/Sub dead-letter policies allow "
+            f"{MIN_DELIVERY_ATTEMPTS}..{MAX_DELIVERY_ATTEMPTS}",
+        )
+
+
+@rule
+def gcp_admission_ttl(spec: StackSpec) -> Iterator[Problem]:
+    """A subscription keeps unacked messages at most 7 days (and at least 10 minutes: a shorter TTL is
+    enforced by the replica's worker, which drops requests older than it)."""
+    serving = _serving(spec)
+    if serving is not None and serving.admission.ttl_seconds > MAX_RETENTION_SECONDS:
+        yield Problem(
+            "serving.admission.ttlSeconds",
+            f"{serving.admission.ttl_seconds} s; Pub/Sub retains messages at most {MAX_RETENTION_SECONDS} s (7 days)",
+        )
+
+
+@rule
+def gcp_serving_replicas(spec: StackSpec) -> Iterator[Problem]:
+    """Replicas are on-demand GPU machine types of the catalog (standby pools hold stopped VMs, which
+    Spot capacity cannot promise to restart)."""
+    serving = _serving(spec)
+    if serving is None:
+        return
+    replicas = serving.replicas
+    if replicas.capacity != "on-demand":
+        yield Problem(
+            "serving.replicas.capacity",
+            f"{replicas.capacity!r}: GCP serving replicas are on-demand; allowed: on-demand",
+        )
+    machine = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
+    if machine is None:
+        yield Problem(
+            "serving.replicas.instanceType",
+            f"{replicas.instance_type!r} is not a supported GPU machine type"
+            f"{did_you_mean(replicas.instance_type, tables.ACCELERATED_INSTANCES)}; "
+            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
+        )
+    elif (replicas.tensor_parallel or machine.accelerators) > machine.accelerators:
+        yield Problem(
+            "serving.replicas.tensorParallel",
+            f"{replicas.tensor_parallel} exceeds the {machine.accelerators} {machine.accelerator} GPU(s) of "
+            f"{replicas.instance_type}",
+        )

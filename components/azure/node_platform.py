@@ -1,0 +1,173 @@
+"""Azure's `NodePlatform`: IMDS, Scheduled Events, Key Vault and Blob Storage with the VM's managed
+identity, `azcopy`, data disks by LUN.
+
+Pure (no Pulumi): the Slurm generator renders with it. Every call to Azure from a node uses the VM's
+user-assigned managed identity (a token from IMDS), never a key: the identity's client id is handed
+over by the components (`identity_client_id`); without one (`accelstack render`), IMDS answers for the
+VM's only identity (the nodes carry exactly one).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from accelstack.components.node_platform import NodeFact
+from accelstack.spec.models import StackSpec
+
+# Azure Instance Metadata Service: http://169.254.169.254/metadata/... with the `Metadata: true` header and
+# an api-version on every request; `format=text` answers a leaf as plain text
+# (learn.microsoft.com/azure/virtual-machines/instance-metadata-service). IMDS_ENDPOINT points it at a
+# test double.
+IMDS_API_VERSION = "2021-02-01"
+IMDS_FUNCTION = f"""\
+imds() {{
+    curl -sf -m 2 --retry 2 -H Metadata:true \\
+        "${{IMDS_ENDPOINT:-http://169.254.169.254}}/metadata/instance/$1?api-version={IMDS_API_VERSION}&format=text"
+}}
+"""
+
+# Scheduled Events (learn.microsoft.com/azure/virtual-machines/linux/scheduled-events): GET
+# /metadata/scheduledevents?api-version=2020-07-01 lists the events pending for the VMs of the same scale
+# set placement group, so only an event naming this VM (its IMDS compute/name) counts. A Spot eviction is
+# EventType "Preempt", posted at least 30 s ahead, its NotBefore an RFC 1123 time ("Mon, 19 Sep 2016
+# 18:29:47 GMT", which `date -d` reads). python3 parses the JSON: the HPC and Ubuntu images carry it.
+SCHEDULED_EVENTS_API_VERSION = "2020-07-01"
+SCHEDULED_EVENTS_FUNCTION = f"""\
+preemption_notice() {{
+    local events me
+    me=$(imds compute/name) || return 0
+    events=$(curl -sf -m 2 --retry 2 -H Metadata:true \\
+        "${{IMDS_ENDPOINT:-http://169.254.169.254}}/metadata/scheduledevents?api-version={SCHEDULED_EVENTS_API_VERSION}") \\
+        || return 0
+    ME="$me" python3 -c '
+import json, os, sys
+for event in json.load(sys.stdin).get("Events", []):
+    if event.get("EventType") == "Preempt" and os.environ["ME"] in event.get("Resources", []):
+        print("Preempt")
+        print(event.get("NotBefore", ""))
+        break
+' <<<"$events"
+}}
+"""
+SPOT_NOTICE_SECONDS = 30  # Scheduled Events: Preempt's minimum notice is 30 seconds
+
+# A managed identity token from IMDS for `resource` (learn.microsoft.com/entra/identity/managed-identities-
+# azure-resources/how-to-use-vm-token): GET /metadata/identity/oauth2/token?api-version=2018-02-01&resource=...
+# [&client_id=...]. Key Vault's REST API returns a secret as {"value": ...} (api-version 7.4).
+KEY_VAULT_API_VERSION = "7.4"
+TOKEN_FUNCTION = """\
+azure_token() {
+    local resource="$1" client="${AZURE_CLIENT_ID:-}"
+    curl -sf -m 5 --retry 3 -H Metadata:true \\
+        "${IMDS_ENDPOINT:-http://169.254.169.254}/metadata/identity/oauth2/token?api-version=2018-02-01&resource=${resource}${client:+&client_id=$client}" \\
+        | python3 -c 'import json, sys; print(json.load(sys.stdin)["access_token"])'
+}
+"""
+
+# AzCopy v10 from Microsoft's download link when the image lacks it (the HPC images carry it; plain Ubuntu
+# does not): learn.microsoft.com/azure/storage/common/storage-use-azcopy-v10 ("Download AzCopy").
+AZCOPY_FUNCTION = """\
+# AzCopy v10 from Microsoft's download link when the image has none (learn.microsoft.com/azure/storage/
+# common/storage-use-azcopy-v10); it logs in with the VM's managed identity (AZCOPY_AUTO_LOGIN_TYPE=MSI).
+ensure_azcopy() {
+    command -v azcopy >/dev/null && return 0
+    local dir
+    dir=$(mktemp -d)
+    curl -fsSL --retry 5 https://aka.ms/downloadazcopy-v10-linux -o "$dir/azcopy.tar.gz"
+    tar -xzf "$dir/azcopy.tar.gz" -C "$dir" --strip-components=1
+    install -m 0755 "$dir/azcopy" /usr/local/bin/azcopy
+    rm -rf "$dir"
+}
+"""
+
+# Azure Managed Lustre's client for Ubuntu: Microsoft's amlfs-<codename> repository, the package built for
+# the running kernel (learn.microsoft.com/azure/azure-managed-lustre/client-install?pivots=ubuntu-24).
+# The package name carries the Lustre version: the newest one the repository lists is taken.
+AMLFS_CLIENT_INSTALL = """\
+. /etc/os-release
+curl -fsSL https://packages.microsoft.com/keys/microsoft.asc | gpg --dearmor > /usr/share/keyrings/microsoft-amlfs.gpg
+echo "deb [arch=amd64 signed-by=/usr/share/keyrings/microsoft-amlfs.gpg] https://packages.microsoft.com/repos/amlfs-${VERSION_CODENAME}/ ${VERSION_CODENAME} main" \\
+    > /etc/apt/sources.list.d/amlfs.list
+apt-get update
+client=$(apt-cache search --names-only '^amlfs-lustre-client-' | awk '{print $1}' | sort -V | tail -n 1)
+apt-get install -y "$client=$(uname -r)"
+"""
+
+_METADATA_PATHS = {
+    NodeFact.INSTANCE_ID: "compute/vmId",
+    NodeFact.INSTANCE_TYPE: "compute/vmSize",
+    NodeFact.REGION: "compute/location",
+    NodeFact.ZONE: "compute/zone",
+    NodeFact.PRIVATE_ADDRESS: "network/interface/0/ipv4/ipAddress/0/privateIpAddress",
+}
+
+BLOB_HOST_SUFFIX = ".blob.core.windows.net"
+
+
+def key_vault_secret_command(secret_uri: str) -> str:
+    """The secret's value (the munge key, stored base64) read from Key Vault with the VM's identity."""
+    uri = shlex.quote(f"{secret_uri.rstrip('/')}?api-version={KEY_VAULT_API_VERSION}")
+    return (
+        f'curl -sf -m 10 --retry 3 -H "Authorization: Bearer $(azure_token https://vault.azure.net)" {uri} '
+        "| python3 -c 'import json, sys; print(json.load(sys.stdin)[\"value\"])' | base64 -d"
+    )
+
+
+def azcopy_sync_command(source: str, destination: str, client_id: str | None) -> str:
+    """`azcopy sync` of new and changed files, with the VM's managed identity. No delete option: azcopy sync's
+    `--delete-destination` defaults to false (azcopy sync reference), so a checkpoint deleted on the source never
+    deletes the durable copy."""
+    identity = f"AZCOPY_MSI_CLIENT_ID={shlex.quote(client_id)} " if client_id else ""
+    return (
+        f"env AZCOPY_AUTO_LOGIN_TYPE=MSI {identity}azcopy sync {shlex.quote(source)} {shlex.quote(destination)} "
+        "--recursive --log-level=ERROR"
+    )
+
+
+def data_disk_device(lun: str) -> str:
+    """Azure's udev rules (walinuxagent / azure-vm-utils) link data disks by LUN under /dev/disk/azure/scsi1."""
+    return f"/dev/disk/azure/scsi1/lun{lun}"
+
+
+@dataclass(frozen=True)
+class AzureNodePlatform:
+    """VMs of one subscription; `identity_client_id` is the managed identity the node's calls use."""
+
+    identity_client_id: str | None = None
+    name: str = "azure"
+    metadata_functions: str = IMDS_FUNCTION
+    preemption_notice_seconds: int = SPOT_NOTICE_SECONDS
+    preemption_source: str = "Azure Scheduled Events (Preempt)"
+    preemption_functions: str | None = SCHEDULED_EVENTS_FUNCTION
+    object_uri_form: str = "https://<account>.blob.core.windows.net/<container>[/prefix]"
+    lustre_product: str = "Azure Managed Lustre"
+    lustre_client_source: str = "Microsoft's amlfs repository"
+    lustre_client_install: str = AMLFS_CLIENT_INSTALL
+    tool_setup: str | None = "ensure_azcopy"
+
+    @property
+    def tool_functions(self) -> str:
+        client = f"export AZURE_CLIENT_ID={shlex.quote(self.identity_client_id)}\n" if self.identity_client_id else ""
+        return client + TOKEN_FUNCTION + AZCOPY_FUNCTION
+
+    def metadata_command(self, fact: NodeFact) -> str:
+        return f"imds {_METADATA_PATHS[fact]}"
+
+    def secret_command(self, reference: str) -> str:
+        return key_vault_secret_command(reference)
+
+    def is_object_uri(self, uri: str) -> bool:
+        host = uri.removeprefix("https://").partition("/")[0]
+        return uri.startswith("https://") and host.endswith(BLOB_HOST_SUFFIX)
+
+    def object_sync_command(self, source: str, destination: str) -> str:
+        return azcopy_sync_command(source, destination, self.identity_client_id)
+
+    def block_device_path(self, volume: str) -> str:
+        return data_disk_device(volume)
+
+
+def node_platform(spec: StackSpec) -> AzureNodePlatform:
+    """The platform of the spec's nodes (the registry's entry: `accelstack.components.node_platform`)."""
+    return AzureNodePlatform()

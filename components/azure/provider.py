@@ -1,0 +1,58 @@
+"""The stack's one explicit azure-native provider, pinned to the stack's subscription, tenant and location,
+and the resource group everything of the stack lives in.
+
+azure-native has no guard like the AWS provider's `allowed_account_ids`: the pin is the explicit
+`subscription_id`/`tenant_id` here (the spec checks the subscription is the stack's side, the separation
+pack checks the provider's inputs), and azure-native has no default tags either, so every taggable
+resource passes `tags=stack_tags(spec)` itself (the conformance suite checks each one).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from accelstack.spec import StackSpec
+from accelstack.spec.accounts import AzureAccount
+
+
+def account_of(spec: StackSpec) -> AzureAccount:
+    account = spec.account
+    if not isinstance(account, AzureAccount):
+        raise TypeError(
+            f"stack {spec.stack}: the Azure provider needs an Azure account block, got {type(account).__name__}"
+        )
+    return account
+
+
+def stack_tags(spec: StackSpec) -> dict[str, str]:
+    """Tags every Azure resource carries. Stable across config edits (the config digest would make every
+    edit an update of every resource); scale sets add the digest themselves, as AWS's groups do."""
+    return {"accelstack:workload": spec.workload, "accelstack:stack": spec.stack}
+
+
+def azure_provider(spec: StackSpec, parent: pulumi.Resource) -> azure_native.Provider:
+    """Deploys only into the stack's subscription and tenant, in its location; as the deploy identity
+    (a service principal or user-assigned managed identity's client id) when the account names one."""
+    account = account_of(spec)
+    return azure_native.Provider(
+        f"{spec.stack}-azure-native",
+        subscription_id=account.subscription_id,
+        tenant_id=account.tenant_id,
+        location=account.region,
+        client_id=account.deploy_identity,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def resource_group(spec: StackSpec, opts: pulumi.ResourceOptions) -> azure_native.resources.ResourceGroup:
+    """The stack's resource group. Its name is fixed (`<stack>-rg`, not auto-named): it is part of every
+    child's id, and a rename replaces everything in it, so it is protected like the state it holds."""
+    account = account_of(spec)
+    return azure_native.resources.ResourceGroup(
+        f"{spec.stack}-rg",
+        resource_group_name=f"{spec.stack}-rg",
+        location=account.region,
+        tags=stack_tags(spec),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True)),
+    )

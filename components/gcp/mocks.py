@@ -1,0 +1,121 @@
+"""How Google Cloud answers a program run under Pulumi mocks: the one table behind `accelstack preview`
+(the engine's offline capture) and `accelstack.testing.mocks("gcp")` (a user's own unit tests).
+
+Invokes get camelCase answers for the stack's project and region (a snake_case key reaches the SDK as
+None: `project_id` is silently dropped). Resources echo their inputs plus what GCP computes and the
+components read: `name` (auto-naming runs in the provider, not under mocks), `id` and `selfLink` in the
+resource's collection (`projects/<p>/global/networks/<n>`, `projects/<p>/regions/<r>/subnetworks/<n>`),
+`project` and service account `email`s.
+
+Answers are deterministic (the golden exports pin them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+DEFAULT_PROJECT_ID = "acme-train"
+DEFAULT_PROJECT_NUMBER = "123456789012"
+DEFAULT_REGION = "us-central1"
+ZONE_LETTERS = "abc"
+API = "https://www.googleapis.com/compute/v1"
+
+# Compute Engine collections by resource class: where the resource lives (global, regional, zonal).
+GLOBAL = {
+    "Network": "networks",
+    "Firewall": "firewalls",
+    "GlobalAddress": "addresses",
+    "HealthCheck": "healthChecks",
+    "BackendService": "backendServices",
+    "URLMap": "urlMaps",
+    "TargetHttpsProxy": "targetHttpsProxies",
+    "GlobalForwardingRule": "forwardingRules",
+    "SecurityPolicy": "securityPolicies",
+    "ManagedSslCertificate": "sslCertificates",
+    "InstanceTemplate": "instanceTemplates",
+}
+REGIONAL = {
+    "Subnetwork": "subnetworks",
+    "Router": "routers",
+    "RegionInstanceTemplate": "instanceTemplates",
+    "RegionInstanceGroupManager": "instanceGroupManagers",
+    "RegionAutoscaler": "autoscalers",
+    "ResourcePolicy": "resourcePolicies",
+    "Address": "addresses",
+}
+ZONAL = {
+    "InstanceGroupManager": "instanceGroupManagers",
+    "Instance": "instances",
+    "Disk": "disks",
+    "Reservation": "reservations",
+    "Autoscaler": "autoscalers",
+}
+
+
+class GcpMocks(pulumi.runtime.Mocks):
+    """Answers like GCP would at preview. Subclass and override `call` or `new_resource` (calling
+    `super()` for the rest) to model a project or region that differs."""
+
+    def __init__(
+        self,
+        project_id: str = DEFAULT_PROJECT_ID,
+        region: str = DEFAULT_REGION,
+        project_number: str = DEFAULT_PROJECT_NUMBER,
+    ):
+        self.project_id = project_id
+        self.region = region
+        self.project_number = project_number
+
+    @property
+    def zones(self) -> list[str]:
+        return [f"{self.region}-{letter}" for letter in ZONE_LETTERS]
+
+    def resource_path(self, type_token: str, name: str, inputs: Mapping[str, Any]) -> str:
+        _, module, kind = type_token.split(":")
+        project = inputs.get("project") or self.project_id
+        if module.startswith("compute/"):
+            if kind in GLOBAL:
+                return f"projects/{project}/global/{GLOBAL[kind]}/{name}"
+            if kind in REGIONAL:
+                return f"projects/{project}/regions/{inputs.get('region') or self.region}/{REGIONAL[kind]}/{name}"
+            if kind in ZONAL:
+                return f"projects/{project}/zones/{inputs.get('zone') or self.zones[0]}/{ZONAL[kind]}/{name}"
+        return f"projects/{project}/{kind[:1].lower()}{kind[1:]}s/{name}"
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        outputs = dict(args.inputs)
+        if not args.typ.startswith("gcp:"):
+            return f"{args.name}-id", outputs
+        name = str(args.inputs.get("name") or args.name)
+        path = self.resource_path(args.typ, name, args.inputs)
+        outputs.setdefault("name", name)
+        outputs.setdefault("project", self.project_id)
+        outputs.setdefault("id", path)
+        if args.typ.startswith("gcp:compute/"):
+            outputs.setdefault("selfLink", f"{API}/{path}")
+        if args.typ == "gcp:serviceaccount/account:Account":
+            account_id = args.inputs.get("accountId", args.name)
+            email = f"{account_id}@{self.project_id}.iam.gserviceaccount.com"
+            outputs.setdefault("email", email)
+            outputs.setdefault("member", f"serviceAccount:{email}")
+        return path, outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"projectId": self.project_id, "number": self.project_number, "name": self.project_id}, []
+        if args.token == "gcp:compute/getZones:getZones":
+            return {"names": self.zones, "region": self.region, "project": self.project_id}, []
+        # failures must be a list: MockMonitor iterates it (None raises TypeError on any invoke).
+        return {}, []
+
+
+def mocks(account: Mapping[str, Any] | None = None) -> GcpMocks:
+    """GCP's mocks for a stack's account block as a stack file writes it (`{"projectId": ..., "region": ...}`)."""
+    account = account or {}
+    return GcpMocks(
+        project_id=str(account.get("projectId") or DEFAULT_PROJECT_ID),
+        region=str(account.get("region") or DEFAULT_REGION),
+    )

@@ -1,0 +1,123 @@
+"""The edge: a global external Application Load Balancer (EXTERNAL_MANAGED) that answers HTTPS only
+with a TLS 1.2+ policy, a Cloud Armor policy throttling each client IP, and the firewall rule that lets
+only Google's front ends and health checkers reach the replica port."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi_gcp as gcp
+
+# Google front ends and health checkers of external Application Load Balancers
+# (https://cloud.google.com/load-balancing/docs/health-check-concepts#ip-ranges).
+GOOGLE_FRONT_END_RANGES = ["35.191.0.0/16", "130.211.0.0/22"]
+REPLICA_TAG = "accelstack-replica"
+NAMED_PORT = "http"
+THROTTLE_PRIORITY = 1000
+DEFAULT_RULE_PRIORITY = 2147483647  # Cloud Armor requires the default rule at this priority
+
+
+def firewall(svc: Any, name: str) -> gcp.compute.Firewall:
+    return gcp.compute.Firewall(
+        f"{name}-lb-to-replicas",
+        network=svc.network.id,
+        direction="INGRESS",
+        source_ranges=GOOGLE_FRONT_END_RANGES,
+        target_tags=[REPLICA_TAG],
+        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(svc.serving.load_balancer.port)])],
+        opts=svc.child,
+    )
+
+
+def security_policy(svc: Any, name: str) -> gcp.compute.SecurityPolicy:
+    """`throttle` per client IP: over perClientRate requests in rateWindowSeconds get 429 (interval_sec
+    is one of 10, 30, 60, 120, 180, 240, 300, 600, 900, 1200, 1800, 2700, 3600:
+    https://cloud.google.com/armor/docs/rate-limiting-overview#rate-limit-thresholds)."""
+    admission = svc.serving.admission
+    return gcp.compute.SecurityPolicy(
+        f"{name}-armor",
+        type="CLOUD_ARMOR",
+        rules=[
+            gcp.compute.SecurityPolicyRuleArgs(
+                action="throttle",
+                priority=THROTTLE_PRIORITY,
+                description="per-client request rate",
+                match=gcp.compute.SecurityPolicyRuleMatchArgs(
+                    versioned_expr="SRC_IPS_V1",
+                    config=gcp.compute.SecurityPolicyRuleMatchConfigArgs(src_ip_ranges=["*"]),
+                ),
+                rate_limit_options=gcp.compute.SecurityPolicyRuleRateLimitOptionsArgs(
+                    conform_action="allow",
+                    exceed_action="deny(429)",
+                    enforce_on_key="IP",
+                    rate_limit_threshold=gcp.compute.SecurityPolicyRuleRateLimitOptionsRateLimitThresholdArgs(
+                        count=admission.per_client_rate, interval_sec=admission.rate_window_seconds
+                    ),
+                ),
+            ),
+            gcp.compute.SecurityPolicyRuleArgs(
+                action="allow",
+                priority=DEFAULT_RULE_PRIORITY,
+                description="default rule",
+                match=gcp.compute.SecurityPolicyRuleMatchArgs(
+                    versioned_expr="SRC_IPS_V1",
+                    config=gcp.compute.SecurityPolicyRuleMatchConfigArgs(src_ip_ranges=["*"]),
+                ),
+            ),
+        ],
+        opts=svc.child,
+    )
+
+
+def health_check(svc: Any, name: str) -> gcp.compute.HealthCheck:
+    """HTTP on the replica's healthPath and port; the group's auto-healing and the backend share it."""
+    lb, plan = svc.serving.load_balancer, svc.plan
+    return gcp.compute.HealthCheck(
+        f"{name}-health",
+        check_interval_sec=plan.health_check_interval_seconds,
+        timeout_sec=min(plan.health_check_timeout_seconds, plan.health_check_interval_seconds),
+        healthy_threshold=2,
+        unhealthy_threshold=3,
+        http_health_check=gcp.compute.HealthCheckHttpHealthCheckArgs(port=lb.port, request_path=lb.health_path),
+        opts=svc.child,
+    )
+
+
+def load_balancer(svc: Any, name: str) -> tuple[gcp.compute.GlobalAddress, gcp.compute.BackendService]:
+    lb, plan = svc.serving.load_balancer, svc.plan
+    backend = gcp.compute.BackendService(
+        f"{name}-backend",
+        load_balancing_scheme="EXTERNAL_MANAGED",
+        protocol="HTTP",
+        port_name=NAMED_PORT,
+        timeout_sec=plan.idle_timeout_seconds,
+        health_checks=svc.health_check.id,
+        security_policy=svc.web_acl.id,
+        backends=[
+            gcp.compute.BackendServiceBackendArgs(
+                group=svc.group.instance_group, balancing_mode="UTILIZATION", capacity_scaler=1.0
+            )
+        ],
+        log_config=gcp.compute.BackendServiceLogConfigArgs(enable=lb.access_logs, sample_rate=1.0),
+        opts=svc.child,
+    )
+    url_map = gcp.compute.URLMap(f"{name}-urls", default_service=backend.id, opts=svc.child)
+    ssl_policy = gcp.compute.SSLPolicy(f"{name}-tls", profile="MODERN", min_tls_version="TLS_1_2", opts=svc.child)
+    proxy = gcp.compute.TargetHttpsProxy(
+        f"{name}-https",
+        url_map=url_map.id,
+        ssl_certificates=[lb.certificate],  # an existing certificate, projects/<p>/global/sslCertificates/<n>
+        ssl_policy=ssl_policy.id,
+        opts=svc.child,
+    )
+    address = gcp.compute.GlobalAddress(f"{name}-ip", address_type="EXTERNAL", opts=svc.child)
+    gcp.compute.GlobalForwardingRule(
+        f"{name}-https",
+        target=proxy.id,
+        ip_address=address.id,
+        ip_protocol="TCP",
+        port_range="443",
+        load_balancing_scheme="EXTERNAL_MANAGED",
+        opts=svc.child,
+    )
+    return address, backend

@@ -1,0 +1,82 @@
+"""The replicas: a regional instance template of on-demand GPU VMs without external IPs, and the
+regional managed instance group that keeps them, with a standby pool of stopped, pre-pulled VMs
+(target_stopped_size) sized by the planner's warm pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from accelstack.components.gcp.serving.edge import NAMED_PORT, REPLICA_TAG
+from accelstack.components.gcp.serving.user_data import replica_user_data
+
+# Deep Learning VM image: NVIDIA driver, Docker and the NVIDIA container toolkit preinstalled, with
+# cloud-init (https://cloud.google.com/deep-learning-vm/docs/images).
+# standbyPolicy.initialDelaySec: 0..3600 (compute v1 InstanceGroupManagerStandbyPolicy).
+STANDBY_MAX_INITIAL_DELAY_SECONDS = 3600
+REPLICA_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu124-ubuntu-2204-py310"
+
+
+def replica_group(svc: Any, name: str) -> gcp.compute.RegionInstanceGroupManager:
+    serving, plan = svc.serving, svc.plan
+    q = svc.queues
+    user_data = pulumi.Output.all(q["request-subscription"].id, q["responses"].id).apply(
+        lambda ids: replica_user_data(
+            serving, plan, project=svc.project_id, request_subscription=ids[0], response_topic=ids[1]
+        )
+    )
+    template = gcp.compute.RegionInstanceTemplate(
+        f"{name}-replica",
+        region=svc.region,
+        machine_type=serving.replicas.instance_type,  # G2/A2/A3 machine types carry their GPUs
+        tags=[REPLICA_TAG],
+        disks=[
+            gcp.compute.RegionInstanceTemplateDiskArgs(
+                source_image=REPLICA_IMAGE,
+                boot=True,
+                auto_delete=True,
+                disk_type="pd-balanced",
+                disk_size_gb=plan.root_volume_gib,
+            )
+        ],
+        # No access_configs: no external IP (egress through Cloud NAT).
+        network_interfaces=[gcp.compute.RegionInstanceTemplateNetworkInterfaceArgs(subnetwork=svc.subnet.id)],
+        scheduling=gcp.compute.RegionInstanceTemplateSchedulingArgs(
+            provisioning_model="STANDARD",  # on-demand only
+            on_host_maintenance="TERMINATE",  # GPU VMs cannot live-migrate
+            automatic_restart=True,
+        ),
+        shielded_instance_config=gcp.compute.RegionInstanceTemplateShieldedInstanceConfigArgs(
+            enable_secure_boot=False,  # the NVIDIA kernel module of the image is unsigned for Secure Boot
+            enable_vtpm=True,
+            enable_integrity_monitoring=True,
+        ),
+        service_account=gcp.compute.RegionInstanceTemplateServiceAccountArgs(
+            email=svc.replica_account.email, scopes=["cloud-platform"]
+        ),
+        metadata={"user-data": user_data, "block-project-ssh-keys": "true"},
+        opts=svc.child,
+    )
+    return gcp.compute.RegionInstanceGroupManager(
+        f"{name}-replicas",
+        region=svc.region,
+        base_instance_name=f"{name}-replica",
+        versions=[gcp.compute.RegionInstanceGroupManagerVersionArgs(instance_template=template.self_link)],
+        named_ports=[
+            gcp.compute.RegionInstanceGroupManagerNamedPortArgs(name=NAMED_PORT, port=serving.load_balancer.port)
+        ],
+        auto_healing_policies=gcp.compute.RegionInstanceGroupManagerAutoHealingPoliciesArgs(
+            health_check=svc.health_check.id, initial_delay_sec=plan.health_check_grace_seconds
+        ),
+        # Standby pool: stopped VMs that booted once (image and weights on disk) and wait to be started.
+        standby_policy=gcp.compute.RegionInstanceGroupManagerStandbyPolicyArgs(
+            mode="MANUAL", initial_delay_sec=min(plan.cold_start_seconds, STANDBY_MAX_INITIAL_DELAY_SECONDS)
+        ),
+        target_stopped_size=plan.warm_pool_size,
+        wait_for_instances=False,
+        opts=pulumi.ResourceOptions.merge(
+            svc.child, pulumi.ResourceOptions(depends_on=svc.replica_grants, ignore_changes=["targetSize"])
+        ),
+    )

@@ -1,0 +1,93 @@
+"""The replica's cloud-init user data (metadata key `user-data`): write the queue worker and its Pub/Sub
+client, pull the weights from Cloud Storage and the server image, and run both as systemd units on
+every boot (a standby VM boots once to prepare, then again when it is started)."""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from importlib import resources
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from accelstack.clouds import registry
+from accelstack.components.replica.server import server_arguments
+from accelstack.planner.serving_plan import ServingPlan, plan_serving
+from accelstack.spec.models import ServingSpec, ServingStack
+
+MODEL_DIR = "/opt/accelstack/models"
+WORKER_DIR = "/opt/accelstack"
+QUEUE_CLIENT_MODULE = "pubsub_queue"
+REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
+# Compute Engine metadata: 256 KB per value (https://cloud.google.com/compute/docs/metadata/setting-custom-metadata#limitations).
+METADATA_VALUE_LIMIT_BYTES = 256 * 1024
+
+_templates = Environment(
+    loader=PackageLoader("accelstack.components.gcp.serving", "templates"),
+    undefined=StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,
+)
+
+
+def worker_files() -> dict[str, str]:
+    """File name on the replica -> base64 of its source (cloud-init write_files, encoding b64)."""
+    sources = {
+        "queue_worker.py": resources.files("accelstack.components.replica").joinpath("queue_worker.py"),
+        f"{QUEUE_CLIENT_MODULE}.py": resources.files("accelstack.components.gcp.replica").joinpath(
+            f"{QUEUE_CLIENT_MODULE}.py"
+        ),
+    }
+    return {name: base64.b64encode(path.read_bytes()).decode() for name, path in sources.items()}
+
+
+def worker_environment(
+    serving: ServingSpec, plan: ServingPlan, *, project: str, request_subscription: str, response_topic: str
+) -> dict[str, str]:
+    return {
+        "QUEUE_CLIENT": QUEUE_CLIENT_MODULE,
+        "GOOGLE_CLOUD_PROJECT": project,
+        "REQUEST_SUBSCRIPTION": request_subscription,
+        "RESPONSE_TOPIC": response_topic,
+        "SERVER_PORT": str(serving.load_balancer.port),
+        "TTL_SECONDS": str(serving.admission.ttl_seconds),
+        "WORKER_CONCURRENCY": str(plan.concurrency),
+        "LEASE_SECONDS": str(min(plan.visibility_timeout_seconds, 600)),  # Pub/Sub ack deadline max 600 s
+        "GENERATION_TIMEOUT_SECONDS": str(plan.generation_timeout_seconds),
+        "DRAIN_SECONDS": str(plan.worker_drain_seconds),
+    }
+
+
+def replica_user_data(
+    serving: ServingSpec, plan: ServingPlan, *, project: str, request_subscription: str, response_topic: str
+) -> str:
+    model = serving.model
+    syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
+        (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
+    ]
+    return _templates.get_template("replica-cloud-config.yaml.j2").render(
+        worker_dir=WORKER_DIR,
+        worker_files=worker_files(),
+        model_dir=MODEL_DIR,
+        syncs=[(shlex.quote(src), dst) for src, dst in syncs],
+        image=shlex.quote(serving.replicas.server_image),
+        server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
+        environment=worker_environment(
+            serving, plan, project=project, request_subscription=request_subscription, response_topic=response_topic
+        ),
+        stop_timeout=plan.worker_drain_seconds + 30,
+        port=serving.load_balancer.port,
+        health=shlex.quote(serving.load_balancer.health_path),
+    )
+
+
+PLACEHOLDERS = {"request_subscription": "${REQUEST_SUBSCRIPTION}", "response_topic": "${RESPONSE_TOPIC}"}
+
+
+def render_replica_artifacts(spec: ServingStack) -> dict[str, str]:
+    """What `accelstack render` writes: the replica user data, the Pub/Sub names as `${NAME}` placeholders."""
+    plan = plan_serving(spec.serving, registry.get(spec.cloud).catalog)
+    project = getattr(spec.account, "project_id", "")
+    return {REPLICA_USER_DATA_FILE: replica_user_data(spec.serving, plan, project=project, **PLACEHOLDERS)}

@@ -1,0 +1,35 @@
+"""The inference server's command line, the same on every cloud's replica (not shipped: rendered into
+each cloud's user data)."""
+
+from __future__ import annotations
+
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
+
+__all__ = ["server_arguments"]
+
+
+def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
+    """vLLM OpenAI-compatible server flags: one base model, every LoRA adapter served beside it."""
+    model = serving.model
+    args = [
+        "--model", "/models/base",
+        "--served-model-name", model.name,
+        "--port", str(serving.load_balancer.port),
+        "--max-model-len", str(model.context_length),
+        "--tensor-parallel-size", str(plan.tensor_parallel),
+    ]  # fmt: skip
+    dtype = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}.get(model.precision)
+    if dtype:
+        args += ["--dtype", dtype]
+    elif model.precision == "fp8":
+        args += ["--quantization", "fp8"]  # dynamic FP8 on Ada/Hopper; pre-quantized checkpoints load as-is
+    # int8/int4: the checkpoint itself is quantized (AWQ/GPTQ); vLLM reads the method from its config.
+    if model.adapters:
+        args += [
+            "--enable-lora",
+            "--max-loras", str(len(model.adapters)),
+            "--max-lora-rank", str(max(a.rank for a in model.adapters)),
+            "--lora-modules", *(f"{a.name}=/models/adapters/{a.name}" for a in model.adapters),
+        ]  # fmt: skip
+    return args

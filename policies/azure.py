@@ -1,0 +1,585 @@
+"""How the packs read azure-native resources: one small pure function per rule, each naming the
+trusted rule it mirrors (Checkov CKV_AZURE_xx, Trivy AVD-AZU-xxxx, a Microsoft doc) or saying it is ours.
+
+Properties arrive camelCase as the engine sends them (the SDK's wire names: `allowBlobPublicAccess`,
+`publicIPAddressConfiguration`, `deadLetteringOnMessageExpiration`). Resource checks take the
+pulumi-policy args and yield messages; stack checks take every resource and yield (urn, message).
+The rule modules (guardrails/rules.py, separation/rules.py) call these beside AWS's and GCP's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from . import concepts
+from .common import as_list, truthy, urn_name
+
+CLOUD = "azure-native"
+
+STORAGE_ACCOUNT = concepts.tokens("storage-account", cloud=CLOUD)
+CONTAINER = concepts.tokens("bucket", cloud=CLOUD)
+SCALE_SET, VM = "azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"
+NIC = "azure-native:network:NetworkInterface"
+ML_COMPUTE = concepts.tokens("fleet", cloud=CLOUD)
+NSG, SECURITY_RULE = "azure-native:network:NetworkSecurityGroup", "azure-native:network:SecurityRule"
+APP_GATEWAY = "azure-native:network:ApplicationGateway"
+LOAD_BALANCER = "azure-native:network:LoadBalancer"
+WAF_POLICY = "azure-native:network:WebApplicationFirewallPolicy"
+SB_NAMESPACE = "azure-native:servicebus:Namespace"
+SB_QUEUES = concepts.tokens("queue", cloud=CLOUD)  # queues and topic subscriptions
+AUTOSCALE = concepts.tokens("scaling-policy", cloud=CLOUD)
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
+KEYS = concepts.tokens("key", cloud=CLOUD)
+KEY_VAULT = "azure-native:keyvault:Vault"
+SAS_RULES = concepts.tokens("queue-policy", cloud=CLOUD)
+AML_FILESYSTEM = "azure-native:storagecache:AmlFilesystem"
+
+
+def _kind(resource: Any) -> str:
+    return concepts.canonical(resource.resource_type)
+
+
+def _name(resource: Any) -> str:
+    return resource.name or urn_name(resource.urn)
+
+
+def get(node: Any, *path: str) -> Any:
+    """node.a.b.c, None when any step is missing (props are mappings or pulumi-policy proxies)."""
+    for key in path:
+        if node is None or not hasattr(node, "get"):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _items(node: Any, key: str) -> list[Any]:
+    return [i for i in as_list(get(node, key)) if hasattr(i, "get")]
+
+
+def _last_segment(resource_id: Any) -> str:
+    return str(resource_id or "").rstrip("/").rsplit("/", 1)[-1]
+
+
+# --- encryption at rest ---------------------------------------------------------------------------
+
+
+def check_encryption_at_rest(resource: Any) -> Iterable[str]:
+    """Azure encrypts every storage account and managed disk at rest and it cannot be turned off
+    (https://learn.microsoft.com/azure/storage/common/storage-service-encryption); what can go wrong
+    is a customer-managed key setting that names no key (Checkov CKV2_AZURE_1 wants CMK on storage),
+    or a vault whose keys can be purged."""
+    if _kind(resource) == KEY_VAULT:
+        # Without purge protection a deleted vault can be purged at once, and with it the keys every
+        # customer-managed-key store needs to decrypt (Checkov CKV_AZURE_42, Trivy AVD-AZU-0016).
+        if not truthy(get(resource.props, "properties", "enablePurgeProtection")):
+            yield f"key vault {_name(resource)} has no purge protection (properties.enablePurgeProtection)"
+    elif _kind(resource) in STORAGE_ACCOUNT:
+        encryption = resource.props.get("encryption")
+        if str(get(encryption, "keySource") or "").lower() == "microsoft.keyvault" and not get(
+            encryption, "keyVaultProperties", "keyName"
+        ):
+            yield f"storage account {_name(resource)} uses keySource Microsoft.Keyvault without keyVaultProperties.keyName"
+
+
+def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable[tuple[str, str]]:
+    """Where the stack has its own Key Vault key, data stores use it: storage accounts named like
+    data (`kmsBucketPattern`) take keySource Microsoft.Keyvault (Checkov CKV2_AZURE_1), the Lustre file system takes encryptionSettings.keyEncryptionKey
+    (https://learn.microsoft.com/azure/azure-managed-lustre/customer-managed-encryption-keys).
+    Without a key in the stack, Microsoft-managed keys (always on) are the documented default."""
+    if not concepts.of(resources, "key", cloud=CLOUD):
+        return
+    for account in (r for r in resources if _kind(r) in STORAGE_ACCOUNT):
+        names = [urn_name(account.urn), str(account.props.get("accountName") or "")]
+        if not any(re.search(data_pattern, n, re.IGNORECASE) for n in names):
+            continue
+        if str(get(account.props, "encryption", "keySource") or "").lower() != "microsoft.keyvault":
+            yield (
+                account.urn,
+                f"storage account {_name(account)} holds data but encrypts with Microsoft-managed keys while the "
+                "stack has a Key Vault key: set encryption.keySource Microsoft.Keyvault",
+            )
+    for fs in (r for r in resources if _kind(r) == AML_FILESYSTEM):
+        if not get(fs.props, "encryptionSettings", "keyEncryptionKey", "keyUrl"):
+            yield (
+                fs.urn,
+                f"Lustre file system {_name(fs)} has no encryptionSettings.keyEncryptionKey while the stack has a Key Vault key",
+            )
+
+
+# --- public exposure ------------------------------------------------------------------------------
+
+
+def check_no_public_storage(resource: Any) -> Iterable[str]:
+    """No anonymous blob access: the account sets allowBlobPublicAccess false explicitly (the default
+    was true before API 2023-01-01; Checkov CKV_AZURE_190, Trivy AVD-AZU-0007), its public endpoint is
+    closed or denies by default (publicNetworkAccess Disabled, or networkRuleSet.defaultAction Deny:
+    Checkov CKV_AZURE_59 / CKV_AZURE_35, Trivy AVD-AZU-0012), and no container is public
+    (publicAccess Blob/Container: Checkov CKV_AZURE_34)."""
+    kind, props, name = _kind(resource), resource.props, _name(resource)
+    if kind in STORAGE_ACCOUNT:
+        if props.get("allowBlobPublicAccess") is None or truthy(props.get("allowBlobPublicAccess")):
+            yield f"storage account {name} does not set allowBlobPublicAccess false (anonymous blob reads)"
+        network = str(props.get("publicNetworkAccess") or "Enabled")
+        if network.lower() != "disabled" and str(get(props, "networkRuleSet", "defaultAction") or "Allow") != "Deny":
+            yield (
+                f"storage account {name} is reachable from the internet (publicNetworkAccess {network}, "
+                "networkRuleSet.defaultAction not Deny)"
+            )
+    elif kind in CONTAINER:
+        access = str(props.get("publicAccess") or "None")
+        if access != "None":
+            yield f"blob container {name} allows anonymous access (publicAccess {access})"
+
+
+# --- TLS ------------------------------------------------------------------------------------------
+
+# App Gateway predefined policies and their minimum protocol
+# (https://learn.microsoft.com/azure/application-gateway/application-gateway-ssl-policy-overview).
+APPGW_POLICY_MIN = {
+    "AppGwSslPolicy20150501": "TLSv1_0",
+    "AppGwSslPolicy20170401": "TLSv1_1",
+    "AppGwSslPolicy20170401S": "TLSv1_2",
+    "AppGwSslPolicy20220101": "TLSv1_2",
+    "AppGwSslPolicy20220101S": "TLSv1_2",
+}
+TLS12 = ("TLSv1_2", "TLSv1_3")
+
+
+def check_min_tls(resource: Any) -> Iterable[str]:
+    """TLS 1.2+ only: storage accounts minimumTlsVersion TLS1_2 (its default is TLS1_0 on older APIs;
+    Checkov CKV_AZURE_44, Trivy AVD-AZU-0011) and HTTPS only (CKV_AZURE_3, AVD-AZU-0008); Service Bus
+    namespaces minimumTlsVersion 1.2 (https://learn.microsoft.com/azure/service-bus-messaging/transport-layer-security-enforce-minimum-version);
+    Application Gateways name a TLS 1.2+ SSL policy (the default before API 2023-02-01 was
+    AppGwSslPolicy20150501, TLS 1.0; Checkov CKV_AZURE_217-style)."""
+    kind, props, name = _kind(resource), resource.props, _name(resource)
+    if kind in STORAGE_ACCOUNT:
+        if str(props.get("minimumTlsVersion") or "TLS1_0") not in ("TLS1_2", "TLS1_3"):
+            yield f"storage account {name} accepts TLS below 1.2 (minimumTlsVersion {props.get('minimumTlsVersion')})"
+        if props.get("enableHttpsTrafficOnly") is not None and not truthy(props.get("enableHttpsTrafficOnly")):
+            yield f"storage account {name} accepts plain HTTP (enableHttpsTrafficOnly false)"
+    elif kind == SB_NAMESPACE:
+        if str(props.get("minimumTlsVersion") or "1.0") not in ("1.2", "1.3"):
+            yield f"Service Bus namespace {name} accepts TLS below 1.2 (minimumTlsVersion {props.get('minimumTlsVersion')})"
+    elif kind == APP_GATEWAY:
+        policy = props.get("sslPolicy")
+        if policy is None:
+            yield f"application gateway {name} names no sslPolicy; use AppGwSslPolicy20220101S or minProtocolVersion TLSv1_2"
+            return
+        minimum = (
+            APPGW_POLICY_MIN.get(str(get(policy, "policyName")))
+            if str(get(policy, "policyType") or "") == "Predefined"
+            else get(policy, "minProtocolVersion")
+        )
+        if minimum not in TLS12:
+            yield f"application gateway {name} SSL policy allows {minimum or 'an unknown minimum'} (TLS 1.2+ only)"
+
+
+def check_https_listeners(resource: Any) -> Iterable[str]:
+    """Application Gateway listeners are HTTPS; an HTTP listener only redirects (every routing rule on
+    it has a redirectConfiguration). Ours (Checkov CKV_AZURE_217's intent)."""
+    if _kind(resource) != APP_GATEWAY:
+        return
+    rules = _items(resource.props, "requestRoutingRules")
+    for listener in _items(resource.props, "httpListeners"):
+        protocol = str(listener.get("protocol") or "Http")
+        if protocol.lower() == "https":
+            continue
+        lname = str(listener.get("name"))
+        on_it = [r for r in rules if _last_segment(get(r, "httpListener", "id")) == lname]
+        if not on_it or any(not get(r, "redirectConfiguration", "id") for r in on_it):
+            yield f"application gateway {_name(resource)}: HTTP listener {lname} must only redirect to HTTPS"
+
+
+# --- ingress --------------------------------------------------------------------------------------
+
+# Service tags that are not the internet (https://learn.microsoft.com/azure/virtual-network/service-tags-overview).
+# GatewayManager must reach an App Gateway v2 subnet on 65200-65535
+# (https://learn.microsoft.com/azure/application-gateway/configuration-infrastructure#network-security-groups).
+PRIVATE_TAGS = frozenset({"virtualnetwork", "azureloadbalancer", "gatewaymanager"})
+INTERNET_TAGS = frozenset({"*", "internet", "any"})
+
+
+def _is_public_source(source: str, is_public_range: Any) -> bool:
+    value = source.strip()
+    if value.lower() in INTERNET_TAGS:
+        return True
+    if value.lower() in PRIVATE_TAGS:
+        return False
+    if re.match(r"^[0-9a-fA-F:.]+(/\d+)?$", value):
+        return bool(is_public_range(value))
+    return True  # any other service tag (AzureCloud, a region's tag) spans public addresses
+
+
+def _ports(rule: Any) -> list[str]:
+    return [str(p) for p in as_list(rule.get("destinationPortRange")) + as_list(rule.get("destinationPortRanges"))]
+
+
+def internet_rules(resource: Any, is_public_range: Any) -> list[tuple[str, list[str], str]]:
+    """(protocol, destination ports, source) of every inbound Allow rule open to the internet."""
+    kind = _kind(resource)
+    rules = (
+        _items(resource.props, "securityRules") if kind == NSG else [resource.props] if kind == SECURITY_RULE else []
+    )
+    found = []
+    for rule in rules:
+        if str(rule.get("direction") or "") != "Inbound" or str(rule.get("access") or "") != "Allow":
+            continue
+        sources = [
+            str(s) for s in as_list(rule.get("sourceAddressPrefix")) + as_list(rule.get("sourceAddressPrefixes"))
+        ]
+        for source in sources:
+            if _is_public_source(source, is_public_range):
+                found.append((str(rule.get("protocol") or "*"), _ports(rule), source))
+    return found
+
+
+def web_only(protocol: str, ports: list[str]) -> bool:
+    return protocol.lower() == "tcp" and bool(ports) and all(p in ("443", "80") for p in ports)
+
+
+# --- nodes ----------------------------------------------------------------------------------------
+
+
+def _public_ip_configs(interfaces: Iterable[Any]) -> list[str]:
+    return [
+        str(ip.get("name") or interface.get("name"))
+        for interface in interfaces
+        for ip in _items(interface, "ipConfigurations")
+        if ip.get("publicIPAddressConfiguration") is not None or ip.get("publicIPAddress") is not None
+    ]
+
+
+def check_no_public_ip(resource: Any) -> Iterable[str]:
+    """Nodes get no public IP: scale-set and VM network interface configurations carry no
+    publicIPAddressConfiguration (ours, the scale-set spelling of CKV_AZURE_119), a
+    network interface binds no publicIPAddress (CKV_AZURE_119), and Azure ML compute clusters set
+    enableNodePublicIp false (its default is true: https://learn.microsoft.com/azure/machine-learning/how-to-secure-training-vnet)."""
+    kind, props, name = _kind(resource), resource.props, _name(resource)
+    if kind == SCALE_SET:
+        interfaces = _items(get(props, "virtualMachineProfile", "networkProfile"), "networkInterfaceConfigurations")
+        for config in _public_ip_configs(interfaces):
+            yield f"scale set {name} gives nodes a public IP (ipConfiguration {config} publicIPAddressConfiguration)"
+    elif kind == VM:
+        for config in _public_ip_configs(_items(props.get("networkProfile"), "networkInterfaceConfigurations")):
+            yield f"virtual machine {name} gets a public IP (ipConfiguration {config})"
+    elif kind == NIC:
+        for config in _public_ip_configs([props]):
+            yield f"network interface {name} binds a public IP (ipConfiguration {config})"
+    elif kind in ML_COMPUTE:
+        inner = get(props, "properties", "properties")
+        if get(inner, "enableNodePublicIp") is None or truthy(get(inner, "enableNodePublicIp")):
+            yield f"ML compute {name} gives nodes public IPs (properties.properties.enableNodePublicIp must be false)"
+        if str(get(inner, "remoteLoginPortPublicAccess") or "") == "Enabled":
+            yield f"ML compute {name} opens SSH to the internet (remoteLoginPortPublicAccess Enabled)"
+
+
+def user_data(resource: Any) -> list[tuple[str, Any]]:
+    """(where, base64 text) of a node's custom data and user data (both base64 on the wire)."""
+    kind, props = _kind(resource), resource.props
+    profile = get(props, "virtualMachineProfile") if kind == SCALE_SET else props if kind == VM else None
+    if profile is None:
+        return []
+    return [
+        ("customData", get(profile, "osProfile", "customData")),
+        ("userData", get(profile, "userData")),
+    ]
+
+
+# --- capacity and scaling -------------------------------------------------------------------------
+
+SPOT_PRIORITIES = (
+    "spot",
+    "low",
+)  # "Low" is Spot's old name (https://learn.microsoft.com/azure/virtual-machine-scale-sets/use-spot)
+
+
+def spot_usage(resource: Any) -> str | None:
+    kind, props = _kind(resource), resource.props
+    if kind == SCALE_SET:
+        priority = str(get(props, "virtualMachineProfile", "priority") or "")
+        if priority.lower() in SPOT_PRIORITIES:
+            return f"runs Spot VMs (virtualMachineProfile.priority {priority})"
+    elif kind == VM:
+        priority = str(props.get("priority") or "")
+        if priority.lower() in SPOT_PRIORITIES:
+            return f"is a Spot VM (priority {priority})"
+    elif kind in ML_COMPUTE:
+        priority = str(get(props, "properties", "properties", "vmPriority") or "")
+        if priority.lower() == "lowpriority":
+            return "runs low-priority (Spot) nodes (vmPriority LowPriority)"
+    return None
+
+
+QUEUE_METRICS = frozenset({"activemessages", "messages"})  # Service Bus metrics (Microsoft.ServiceBus/namespaces)
+CPU_METRICS = frozenset({"percentage cpu"})  # the VM/VMSS host metric
+
+
+def _triggers(setting: Any) -> list[Any]:
+    return [
+        get(rule, "metricTrigger")
+        for profile in _items(setting.props, "profiles")
+        for rule in _items(profile, "rules")
+        if get(rule, "metricTrigger") is not None
+    ]
+
+
+def scaling_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+    """Serving scale sets scale on the Service Bus queue (ActiveMessages on a Microsoft.ServiceBus
+    resource, https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-common-metrics#commonly-used-service-bus-metrics),
+    never on Percentage CPU; a disabled autoscale setting does not scale at all."""
+    settings = [r for r in resources if _kind(r) in AUTOSCALE]
+    for group in (r for r in resources if _kind(r) == SCALE_SET):
+        linked = [s for s in settings if refers_to(s, "targetResourceUri", group, keys=("id",))]
+        triggers = [(s, t) for s in linked if truthy(s.props.get("enabled", True)) for t in _triggers(s)]
+        cpu = sorted({_name(s) for s, t in triggers if str(get(t, "metricName") or "").lower() in CPU_METRICS})
+        queue = [
+            t
+            for _, t in triggers
+            if str(get(t, "metricName") or "").lower() in QUEUE_METRICS
+            and (
+                "microsoft.servicebus" in str(get(t, "metricNamespace") or "").lower()
+                or "microsoft.servicebus" in str(get(t, "metricResourceUri") or "").lower()
+            )
+        ]
+        if cpu:
+            yield group.urn, f"replica group {_name(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
+        elif not queue:
+            yield (
+                group.urn,
+                f"replica group {_name(group)} has no enabled autoscale rule on the Service Bus queue's depth "
+                "(metricName ActiveMessages on Microsoft.ServiceBus/namespaces)",
+            )
+
+
+# --- queues ---------------------------------------------------------------------------------------
+
+MAX_DELIVERIES = 100  # beyond this a poison request loops for hours; Pub/Sub caps at 100 too (ours)
+
+
+def queue_dlq_problems(resource: Any) -> Iterable[str]:
+    """Service Bus moves a message to the queue's dead-letter subqueue after maxDeliveryCount
+    deliveries; expired messages are dropped unless deadLetteringOnMessageExpiration is true
+    (https://learn.microsoft.com/azure/service-bus-messaging/service-bus-dead-letter-queues). Both are
+    set explicitly: an expired inference request must stay inspectable. Ours."""
+    if _kind(resource) not in SB_QUEUES:
+        return
+    props, name = resource.props, _name(resource)
+    if not truthy(props.get("deadLetteringOnMessageExpiration")):
+        yield f"queue {name} drops expired messages (deadLetteringOnMessageExpiration must be true)"
+    count = props.get("maxDeliveryCount")
+    if count is None or not 1 <= int(count) <= MAX_DELIVERIES:
+        yield f"queue {name} maxDeliveryCount is {count}; set it (1-{MAX_DELIVERIES}) so poison requests dead-letter"
+
+
+# --- web application firewall ---------------------------------------------------------------------
+
+
+def _public_frontends(resource: Any) -> bool:
+    return any(
+        get(f, "publicIPAddress", "id") or get(f, "publicIPAddress")
+        for f in _items(resource.props, "frontendIPConfigurations")
+    )
+
+
+def internet_facing(resource: Any) -> bool:
+    """An application gateway or load balancer with a public frontend."""
+    return _kind(resource) in (APP_GATEWAY, LOAD_BALANCER) and _public_frontends(resource)
+
+
+def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+    """An internet-facing application gateway has a WAF policy in Prevention mode with an enabled
+    RateLimitRule that blocks (Checkov CKV_AZURE_120 / CKV_AZURE_122;
+    rate limiting: https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview)."""
+    policies = [r for r in resources if _kind(r) == WAF_POLICY]
+    for balancer in (r for r in resources if _kind(r) == LOAD_BALANCER and _public_frontends(r)):
+        if _items(balancer.props, "loadBalancingRules") or _items(balancer.props, "inboundNatRules"):
+            yield (
+                balancer.urn,
+                f"load balancer {_name(balancer)} takes internet traffic past any WAF; serve through the application gateway",
+            )
+    for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
+        linked = [p for p in policies if refers_to(gateway, "firewallPolicy", p, keys=("id",))]
+        if not linked:
+            yield gateway.urn, f"application gateway {_name(gateway)} has no WAF policy (firewallPolicy)"
+        for policy in linked:
+            settings = policy.props.get("policySettings")
+            if (
+                str(get(settings, "state") or "Enabled") != "Enabled"
+                or str(get(settings, "mode") or "Detection") != "Prevention"
+            ):
+                yield policy.urn, f"WAF policy {_name(policy)} is not enabled in Prevention mode"
+            limits = [
+                r
+                for r in _items(policy.props, "customRules")
+                if str(r.get("ruleType")) == "RateLimitRule"
+                and str(r.get("state") or "Enabled") == "Enabled"
+                and str(r.get("action")) == "Block"
+            ]
+            if not limits:
+                yield policy.urn, f"WAF policy {_name(policy)} has no enabled RateLimitRule that blocks"
+
+
+# --- identity and cross-subscription grants -------------------------------------------------------
+
+# Built-in role ids (https://learn.microsoft.com/azure/role-based-access-control/built-in-roles).
+OWNER, CONTRIBUTOR = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "b24988ac-6180-42a0-ab88-20f7382dd24c"
+USER_ACCESS_ADMIN = "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9"
+RBAC_ADMIN = "f58310d9-a9f6-439a-9e8d-f62e7b41a168"
+BROAD_ROLES = {
+    OWNER: "Owner",
+    CONTRIBUTOR: "Contributor",
+    USER_ACCESS_ADMIN: "User Access Administrator",
+    RBAC_ADMIN: "Role Based Access Control Administrator",
+}
+# What may cross to the other side: reading (Reader, Storage Blob Data Reader).
+READER_ROLES = {
+    "acdd72a7-3385-48ef-bd42-f606fba81ae7": "Reader",
+    "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1": "Storage Blob Data Reader",
+}
+SUBSCRIPTION = re.compile(r"^/subscriptions/([0-9a-fA-F-]{36})(?:/|$)")
+
+
+def subscription_of(resource_id: Any) -> str | None:
+    match = SUBSCRIPTION.match(str(resource_id or ""))
+    return match.group(1).lower() if match else None
+
+
+def role_of(assignment_props: Any) -> str:
+    return _last_segment(assignment_props.get("roleDefinitionId")).lower()
+
+
+def check_least_privilege(resource: Any) -> Iterable[str]:
+    """No Owner / Contributor / access-administrator role assignments (they can grant themselves
+    anything; Checkov CKV_AZURE_39-style) and no custom role with `*` actions (Checkov CKV_AZURE_39)."""
+    kind, props, name = _kind(resource), resource.props, _name(resource)
+    if kind == ROLE_ASSIGNMENT:
+        role = role_of(props)
+        if role in BROAD_ROLES:
+            yield f"role assignment {name} grants {BROAD_ROLES[role]}; grant the narrowest built-in or custom role"
+    elif kind in SAS_RULES:
+        # A Manage key can delete the queue and mint other keys; workers need Listen/Send only
+        # (https://learn.microsoft.com/azure/service-bus-messaging/service-bus-sas#rights-required-for-service-bus-operations).
+        if "Manage" in [str(r) for r in as_list(props.get("rights"))]:
+            yield f"Service Bus authorization rule {name} carries Manage rights; give workers Listen/Send"
+    elif kind == ROLE_DEFINITION:
+        for permission in _items(props, "permissions"):
+            if "*" in [str(a) for a in as_list(permission.get("actions")) + as_list(permission.get("dataActions"))]:
+                yield f"role definition {name} allows every action (*)"
+
+
+def cross_subscription_problems(resource: Any, own: frozenset[str], ctx: Any) -> Iterable[str]:
+    """Role assignments and role definitions stay in the stack's subscriptions, except the documented
+    read path: a serving stack may assign a reader role (Reader, Storage Blob Data Reader) on a
+    scope in a training subscription (serving reads training's artifacts). Ours."""
+    kind, props, name = _kind(resource), resource.props, _name(resource)
+    own_lower = {s.lower() for s in own}
+    training = {s.lower() for s in ctx.training_accounts}
+    if kind == ROLE_ASSIGNMENT:
+        scope = subscription_of(props.get("scope"))
+        if scope is None or scope in own_lower:
+            return
+        role = role_of(props)
+        if ctx.workload == "serving" and scope in training and role in READER_ROLES:
+            return
+        side = f"the {ctx.other} subscription" if scope in {s.lower() for s in ctx.other_accounts} else "subscription"
+        yield (
+            f"role assignment {name} grants role {READER_ROLES.get(role, role)} on {side} {scope}; only a serving "
+            "stack may read (Reader, Storage Blob Data Reader) in a training subscription"
+        )
+    elif kind == ROLE_DEFINITION:
+        for scope in as_list(props.get("assignableScopes")):
+            sub = subscription_of(scope)
+            if sub is not None and sub not in own_lower:
+                yield f"role definition {name} is assignable in subscription {sub}, outside this stack's"
+
+
+def ingress_owner_problems(resources: Sequence[Any], refers_to: Any, is_public_range: Any) -> Iterable[tuple[str, str]]:
+    """Internet-open NSG rules sit only on the NSG of an internet-facing application gateway's
+    subnet (never on the nodes' or replicas'). Ours (Trivy AVD-AZU-0047 permits none at all)."""
+    nsgs = [r for r in resources if _kind(r) == NSG]
+    subnets = [r for r in resources if _kind(r) == SUBNET]
+    gateways = [r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)]
+
+    def fronts(gateway: Any, subnet: Any) -> bool:
+        ids = {get(c, "subnet", "id") for c in _items(gateway.props, "gatewayIPConfigurations")}
+        return refers_to(gateway, "gatewayIPConfigurations", subnet, keys=("id",)) or subnet.props.get("id") in ids
+
+    for resource in resources:
+        if not internet_rules(resource, is_public_range):
+            continue
+        if _kind(resource) == NSG:
+            owners = [resource]
+        else:
+            owners = [
+                n
+                for n in nsgs
+                if refers_to(resource, "networkSecurityGroupName", n, keys=("networkSecurityGroupName", "id"))
+            ]
+        for nsg in owners or [resource]:
+            guarded = [s for s in subnets if refers_to(s, "networkSecurityGroup", nsg, keys=("id",))]
+            if not any(fronts(g, s) for g in gateways for s in guarded):
+                yield (
+                    resource.urn,
+                    f"{_name(resource)} opens network security group {_name(nsg)} to the internet, but it guards no "
+                    "internet-facing application gateway's subnet",
+                )
+
+
+SUBNET = "azure-native:network:Subnet"
+BLOB_SERVICE = "azure-native:storage:BlobServiceProperties"
+MANAGEMENT_POLICY = "azure-native:storage:ManagementPolicy"
+
+
+def _account_of(resource: Any, accounts: Sequence[Any], refers_to: Any) -> list[Any]:
+    return [a for a in accounts if refers_to(resource, "accountName", a, keys=("accountName", "name"))]
+
+
+def versioning_problems(resources: Sequence[Any], pattern: str, refers_to: Any) -> Iterable[tuple[str, str]]:
+    """Containers holding checkpoints/artifacts (`versionedBucketPattern`) live in an account whose
+    blob service keeps versions (isVersioningEnabled:
+    https://learn.microsoft.com/azure/storage/blobs/versioning-overview), and no blob service turns
+    versioning off."""
+    accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
+    services = [r for r in resources if _kind(r) == BLOB_SERVICE]
+    for container in (r for r in resources if _kind(r) in CONTAINER):
+        names = [urn_name(container.urn), str(container.props.get("containerName") or "")]
+        if not any(re.search(pattern, n, re.IGNORECASE) for n in names):
+            continue
+        for account in _account_of(container, accounts, refers_to):
+            linked = _account_of_services(services, account, refers_to)
+            if not any(truthy(s.props.get("isVersioningEnabled")) for s in linked):
+                yield (
+                    container.urn,
+                    f"blob container {_name(container)} holds checkpoints/artifacts but its account keeps no versions",
+                )
+    for service in services:
+        value = service.props.get("isVersioningEnabled")
+        if value is not None and not truthy(value):
+            yield service.urn, f"{_name(service)} turns blob versioning off"
+
+
+def _account_of_services(services: Sequence[Any], account: Any, refers_to: Any) -> list[Any]:
+    return [s for s in services if refers_to(s, "accountName", account, keys=("accountName", "name"))]
+
+
+def lifecycle_problems(resources: Sequence[Any], log_pattern: str, refers_to: Any) -> Iterable[tuple[str, str]]:
+    """No management policy deletes current blobs (actions.baseBlob.delete) in a data account (log
+    accounts, `logBucketPattern`, may): https://learn.microsoft.com/azure/storage/blobs/lifecycle-management-overview. Ours."""
+    accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
+    for policy in (r for r in resources if _kind(r) == MANAGEMENT_POLICY):
+        targets = _account_of(policy, accounts, refers_to)
+        names = [n for a in targets for n in (urn_name(a.urn), str(a.props.get("accountName") or ""))]
+        if targets and all(re.search(log_pattern, n, re.IGNORECASE) for n in names):
+            continue
+        for rule in _items(get(policy.props, "policy"), "rules"):
+            if (
+                get(rule, "definition", "actions", "baseBlob", "delete") is not None
+                and str(rule.get("enabled", True)) != "False"
+            ):
+                yield (
+                    policy.urn,
+                    f"{_name(policy)} rule {rule.get('name')} deletes current blobs (actions.baseBlob.delete)",
+                )

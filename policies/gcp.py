@@ -1,0 +1,444 @@
+"""How the packs read gcp resources: one small pure function per rule, each naming the trusted rule it
+mirrors (Checkov CKV_GCP_xx, Trivy AVD-GCP-xxxx, a Google doc) or saying it is ours.
+
+Properties arrive camelCase as the engine sends them (`publicAccessPrevention`, `accessConfigs`,
+`deadLetterPolicy`). The rule modules (guardrails/rules.py, separation/rules.py) call these beside
+AWS's and Azure's.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from . import concepts
+from .common import as_list, decode, truthy, urn_name
+
+CLOUD = "gcp"
+
+BUCKET = concepts.tokens("bucket", cloud=CLOUD)
+NODE_KINDS = concepts.tokens("instance", "node-template", cloud=CLOUD)
+INSTANCE = "gcp:compute/instance:Instance"
+FIREWALL = "gcp:compute/firewall:Firewall"
+SSL_POLICY = "gcp:compute/sSLPolicy:SSLPolicy"
+HTTPS_PROXY = "gcp:compute/targetHttpsProxy:TargetHttpsProxy"
+HTTP_PROXY = "gcp:compute/targetHttpProxy:TargetHttpProxy"
+URL_MAP = "gcp:compute/uRLMap:URLMap"
+SUBSCRIPTION = "gcp:pubsub/subscription:Subscription"
+TOPIC = "gcp:pubsub/topic:Topic"
+AUTOSCALERS = concepts.tokens("scaling-policy", cloud=CLOUD)
+GROUPS = concepts.tokens("node-group", cloud=CLOUD)
+BACKEND_SERVICE = "gcp:compute/backendService:BackendService"
+SECURITY_POLICY = "gcp:compute/securityPolicy:SecurityPolicy"
+FORWARDING_RULE = "gcp:compute/globalForwardingRule:GlobalForwardingRule"
+GRANTS = concepts.tokens("resource-grant", "role-binding", cloud=CLOUD)
+BUCKET_GRANTS = tuple(t for t in GRANTS if t.startswith("gcp:storage/"))
+PROJECT_GRANTS = concepts.tokens("role-binding", cloud=CLOUD)
+# CMEK-capable data stores and the input naming their key (provider docs of each resource).
+KEY_INPUTS = {
+    "gcp:storage/bucket:Bucket": ("encryption", "defaultKmsKeyName"),
+    "gcp:lustre/instance:Instance": ("kmsKey",),
+    "gcp:filestore/instance:Instance": ("kmsKeyName",),
+    "gcp:pubsub/topic:Topic": ("kmsKeyName",),
+}
+
+
+def _name(resource: Any) -> str:
+    return resource.name or urn_name(resource.urn)
+
+
+def get(node: Any, *path: str) -> Any:
+    for key in path:
+        if node is None or not hasattr(node, "get"):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _items(node: Any, key: str) -> list[Any]:
+    return [i for i in as_list(get(node, key)) if hasattr(i, "get")]
+
+
+# --- encryption at rest ---------------------------------------------------------------------------
+
+
+def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable[tuple[str, str]]:
+    """Google encrypts everything at rest by default (https://cloud.google.com/docs/security/encryption/default-encryption),
+    so without a Cloud KMS key in the stack the default is the documented choice. Where the stack has
+    its own CryptoKey, the data stores use it: data buckets (`kmsBucketPattern`) set
+    encryption.defaultKmsKeyName (Trivy AVD-GCP-0066), Lustre
+    `kmsKey`, Filestore `kmsKeyName`, Pub/Sub topics `kmsKeyName` (CKV_GCP_83). Ours for the linking."""
+    if not concepts.of(resources, "key", cloud=CLOUD):
+        return
+    for resource in resources:
+        path = KEY_INPUTS.get(resource.resource_type)
+        if path is None or get(resource.props, *path):
+            continue
+        if resource.resource_type == "gcp:storage/bucket:Bucket":
+            names = [urn_name(resource.urn), str(resource.props.get("name") or "")]
+            if not any(re.search(data_pattern, n, re.IGNORECASE) for n in names):
+                continue
+        yield (
+            resource.urn,
+            f"{_name(resource)} uses Google-managed encryption while the stack has a Cloud KMS key: set {'.'.join(path)}",
+        )
+
+
+# --- public exposure ------------------------------------------------------------------------------
+
+PUBLIC_MEMBERS = ("allusers", "allauthenticatedusers")
+
+
+def members_of(resource: Any) -> list[tuple[str, str]]:
+    """(role, member) pairs of an IAM member, binding or policy resource, whatever its spelling."""
+    props = resource.props
+    role = str(props.get("role") or "")
+    found = [(role, str(m)) for m in as_list(props.get("member")) + as_list(props.get("members"))]
+    policy = decode(props.get("policyData"))
+    if hasattr(policy, "get"):
+        for binding in _items(policy, "bindings"):
+            found += [(str(binding.get("role")), str(m)) for m in as_list(binding.get("members"))]
+    return found
+
+
+def check_no_public_buckets(resource: Any) -> Iterable[str]:
+    """No public bucket: publicAccessPrevention enforced (Checkov CKV_GCP_114, Trivy AVD-GCP-0001
+    family), uniform bucket-level access on, so no object ACL can open it (CKV_GCP_29, AVD-GCP-0002),
+    and no IAM grant to allUsers / allAuthenticatedUsers on anything (CKV_GCP_28, AVD-GCP-0001)."""
+    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    if kind in BUCKET:
+        if str(props.get("publicAccessPrevention") or "inherited") != "enforced":
+            yield f"bucket {name} does not enforce public access prevention (publicAccessPrevention must be 'enforced')"
+        if not truthy(props.get("uniformBucketLevelAccess")):
+            yield f"bucket {name} allows object ACLs (uniformBucketLevelAccess must be true)"
+    elif kind in GRANTS:
+        for role, member in members_of(resource):
+            if member.lower() in PUBLIC_MEMBERS:
+                yield f"{name} grants {role} to {member} (everyone)"
+
+
+# --- TLS ------------------------------------------------------------------------------------------
+
+
+def check_min_tls(resource: Any) -> Iterable[str]:
+    """HTTPS proxies name an SSL policy (without one Google's default allows TLS 1.0:
+    https://cloud.google.com/load-balancing/docs/ssl-policies-concepts#defaultpolicy) and SSL
+    policies set minTlsVersion TLS_1_2+ (Checkov CKV_GCP_15, Trivy AVD-GCP-0039)."""
+    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    if kind == SSL_POLICY:
+        if str(props.get("minTlsVersion") or "TLS_1_0") not in ("TLS_1_2", "TLS_1_3"):
+            yield f"SSL policy {name} allows TLS below 1.2 (minTlsVersion {props.get('minTlsVersion')})"
+    elif kind == HTTPS_PROXY and not props.get("sslPolicy"):
+        yield f"HTTPS proxy {name} names no sslPolicy (Google's default allows TLS 1.0)"
+
+
+def http_proxy_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+    """An HTTP proxy only redirects: its URL map's defaultUrlRedirect.httpsRedirect is true. Ours
+    (https://cloud.google.com/load-balancing/docs/https/setting-up-http-https-redirect)."""
+    maps = [r for r in resources if r.resource_type == URL_MAP]
+    for proxy in (r for r in resources if r.resource_type == HTTP_PROXY):
+        linked = [m for m in maps if refers_to(proxy, "urlMap", m, keys=("id", "selfLink", "name"))]
+        if not linked or any(not truthy(get(m.props, "defaultUrlRedirect", "httpsRedirect")) for m in linked):
+            yield (
+                proxy.urn,
+                f"HTTP proxy {_name(proxy)} must only redirect to HTTPS (URL map defaultUrlRedirect.httpsRedirect)",
+            )
+
+
+# --- ingress --------------------------------------------------------------------------------------
+
+# Google Front End and health-check ranges that reach backends of external Application Load Balancers
+# (https://cloud.google.com/load-balancing/docs/health-check-concepts#ip-ranges), and IAP's TCP
+# forwarding range (authenticated by IAM: https://cloud.google.com/iap/docs/using-tcp-forwarding).
+GOOGLE_FRONT_ENDS = tuple(
+    ipaddress.ip_network(n) for n in ("35.191.0.0/16", "130.211.0.0/22", "2600:2d00:1:b029::/64", "2600:2d00:1:1::/64")
+)
+IAP_RANGE = ipaddress.ip_network("35.235.240.0/20")
+
+
+def _within(source: str, networks: Iterable[Any]) -> bool:
+    try:
+        net = ipaddress.ip_network(source.strip(), strict=False)
+    except ValueError:
+        return False
+    return any(net.version == n.version and net.subnet_of(n) for n in networks)
+
+
+def internet_rules(resource: Any, is_public_range: Any) -> list[tuple[str, str]]:
+    """(what, source) of every enabled ingress allow rule whose sources include public addresses
+    other than Google's front ends (serving's proxies and health checks) and IAP (SSH)."""
+    if resource.resource_type != FIREWALL:
+        return []
+    props = resource.props
+    if (
+        str(props.get("direction") or "INGRESS") != "INGRESS"
+        or truthy(props.get("disabled"))
+        or not props.get("allows")
+    ):
+        return []
+    found = []
+    allows = _items(props, "allows")
+    ports = sorted({str(p) for a in allows for p in as_list(a.get("ports"))}) or ["all ports"]
+    protocols = sorted({str(a.get("protocol")) for a in allows})
+    sources = [str(s) for s in as_list(props.get("sourceRanges"))]
+    if not sources and not props.get("sourceTags") and not props.get("sourceServiceAccounts"):
+        # An ingress rule that names no source admits 0.0.0.0/0
+        # (https://cloud.google.com/firewall/docs/firewalls#sources-for-rules).
+        sources = ["0.0.0.0/0"]
+    for source in sources:
+        if not is_public_range(source) or _within(source, GOOGLE_FRONT_ENDS):
+            continue
+        if _within(source, [IAP_RANGE]) and protocols == ["tcp"] and ports == ["22"]:
+            continue
+        found.append((f"{'/'.join(protocols)} {', '.join(ports)}", source))
+    return found
+
+
+# --- nodes ----------------------------------------------------------------------------------------
+
+
+def check_no_public_ip(resource: Any) -> Iterable[str]:
+    """Nodes get no external IP: no accessConfigs (Checkov CKV_GCP_40, Trivy AVD-GCP-0031) and no
+    ipv6AccessConfigs (external IPv6) on instances and templates."""
+    if resource.resource_type not in NODE_KINDS:
+        return
+    for index, interface in enumerate(_items(resource.props, "networkInterfaces")):
+        for key in ("accessConfigs", "ipv6AccessConfigs"):
+            if as_list(interface.get(key)):
+                yield f"{_name(resource)} gives interface {index} an external IP ({key})"
+
+
+def user_data(resource: Any) -> list[tuple[str, Any]]:
+    """(where, base64 text) of a node's startup script and cloud-init user data (metadata)."""
+    if resource.resource_type not in NODE_KINDS:
+        return []
+    props = resource.props
+    metadata = decode(props.get("metadata")) or {}
+    texts = [("metadataStartupScript", props.get("metadataStartupScript"))]
+    texts += [(f"metadata.{k}", get(metadata, k)) for k in ("startup-script", "user-data")]
+    return [(where, base64.b64encode(str(t).encode()).decode()) for where, t in texts if isinstance(t, str)]
+
+
+def other_resource_policy(resource: Any) -> bool:
+    """A compute ResourcePolicy that is not a placement policy (snapshot or instance schedules share
+    the type): not training's fabric."""
+    return resource.resource_type == "gcp:compute/resourcePolicy:ResourcePolicy" and not resource.props.get(
+        "groupPlacementPolicy"
+    )
+
+
+# --- capacity and scaling -------------------------------------------------------------------------
+
+
+def spot_usage(resource: Any) -> str | None:
+    """Spot VMs (scheduling.provisioningModel SPOT) or their predecessor, preemptible VMs
+    (https://cloud.google.com/compute/docs/instances/preemptible)."""
+    if resource.resource_type not in NODE_KINDS:
+        return None
+    scheduling = resource.props.get("scheduling")
+    if str(get(scheduling, "provisioningModel") or "").upper() == "SPOT":
+        return "runs Spot VMs (scheduling.provisioningModel SPOT)"
+    if truthy(get(scheduling, "preemptible")):
+        return "runs preemptible VMs (scheduling.preemptible)"
+    return None
+
+
+QUEUE_METRIC = "pubsub.googleapis.com/subscription/num_undelivered_messages"
+
+
+def scaling_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+    """Serving instance groups scale on the Pub/Sub backlog (num_undelivered_messages,
+    https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics), never on CPU:
+    an autoscaler with cpuUtilization, or with no signal at all (it then defaults to CPU 60%:
+    provider docs of autoscaling_policy.cpu_utilization), fails."""
+    autoscalers = [r for r in resources if r.resource_type in AUTOSCALERS]
+    for group in (r for r in resources if r.resource_type in GROUPS):
+        linked = [a for a in autoscalers if refers_to(a, "target", group, keys=("id", "selfLink", "instanceGroup"))]
+        policies = [get(a.props, "autoscalingPolicy") for a in linked]
+        metrics = [str(m.get("name")) for p in policies for m in _items(p, "metrics")]
+        cpu = [_name(a) for a, p in zip(linked, policies, strict=True) if get(p, "cpuUtilization") is not None]
+        if cpu:
+            yield group.urn, f"replica group {_name(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
+        elif QUEUE_METRIC not in metrics:
+            yield group.urn, f"replica group {_name(group)} has no autoscaler on the Pub/Sub backlog ({QUEUE_METRIC})"
+
+
+# --- queues ---------------------------------------------------------------------------------------
+
+
+def queue_dlq_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+    """Every subscription dead-letters (deadLetterPolicy.deadLetterTopic, maxDeliveryAttempts 5-100:
+    https://cloud.google.com/pubsub/docs/handling-failures), or reads a dead-letter topic itself."""
+    subscriptions = [r for r in resources if r.resource_type == SUBSCRIPTION]
+    topics = [r for r in resources if r.resource_type == TOPIC]
+    dead_letter_topics = [t for t in topics for s in subscriptions if _depends_on_any(s, "deadLetterPolicy", [t])] + [
+        t
+        for t in topics
+        for s in subscriptions
+        if get(s.props, "deadLetterPolicy", "deadLetterTopic") in {t.props.get("id"), t.props.get("name")} - {None}
+    ]
+    for subscription in subscriptions:
+        if any(refers_to(subscription, "topic", t, keys=("id", "name")) for t in dead_letter_topics):
+            continue
+        policy = subscription.props.get("deadLetterPolicy")
+        attempts = get(policy, "maxDeliveryAttempts")
+        if not get(policy, "deadLetterTopic"):
+            yield subscription.urn, f"subscription {_name(subscription)} has no dead-letter topic (deadLetterPolicy)"
+        elif attempts is not None and not 5 <= int(attempts) <= 100:
+            yield (
+                subscription.urn,
+                f"subscription {_name(subscription)} maxDeliveryAttempts {attempts} is outside 5-100",
+            )
+
+
+# --- web application firewall ---------------------------------------------------------------------
+
+EXTERNAL = ("EXTERNAL", "EXTERNAL_MANAGED")
+RATE_LIMIT_ACTIONS = ("throttle", "rate_based_ban")
+
+
+def internet_facing(resource: Any) -> bool:
+    """A global forwarding rule of an external load balancer (EXTERNAL is the API's default scheme)."""
+    return (
+        resource.resource_type == FORWARDING_RULE
+        and str(resource.props.get("loadBalancingScheme") or "EXTERNAL") in EXTERNAL
+    )
+
+
+def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+    """An external backend service has a Cloud Armor policy with an enforced rate-limit rule (action throttle or
+    rate_based_ban, not in preview: https://cloud.google.com/armor/docs/rate-limiting-overview)."""
+    policies = [r for r in resources if r.resource_type == SECURITY_POLICY]
+    for backend in (r for r in resources if r.resource_type == BACKEND_SERVICE):
+        if str(backend.props.get("loadBalancingScheme") or "EXTERNAL") not in EXTERNAL:
+            continue
+        linked = [p for p in policies if refers_to(backend, "securityPolicy", p, keys=("id", "selfLink", "name"))]
+        if not linked:
+            yield backend.urn, f"backend service {_name(backend)} has no Cloud Armor security policy (securityPolicy)"
+        for policy in linked:
+            rules = _items(policy.props, "rules")
+            if not any(str(r.get("action")) in RATE_LIMIT_ACTIONS and not truthy(r.get("preview")) for r in rules):
+                yield (
+                    policy.urn,
+                    f"security policy {_name(policy)} has no enforced rate-limit rule (throttle or rate_based_ban)",
+                )
+
+
+# --- identity and cross-project grants ------------------------------------------------------------
+
+# Basic roles grant (nearly) everything in a project (https://cloud.google.com/iam/docs/roles-overview#basic, Trivy AVD-GCP-0007).
+BASIC_ROLES = ("roles/owner", "roles/editor")
+ACCOUNT_ADMIN_ROLES = ("roles/iam.serviceAccountUser", "roles/iam.serviceAccountTokenCreator")
+READ_ROLE = "roles/storage.objectViewer"
+SERVICE_ACCOUNT = re.compile(r"^serviceaccount:[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com$")
+
+
+def check_least_privilege(resource: Any) -> Iterable[str]:
+    """No basic roles (owner/editor) anywhere, and no project-wide service-account impersonation
+    (Checkov CKV_GCP_41 / CKV_GCP_49, Trivy AVD-GCP-0011)."""
+    if resource.resource_type not in GRANTS:
+        return
+    for role, member in members_of(resource):
+        if role in BASIC_ROLES:
+            yield f"{_name(resource)} grants the basic role {role} to {member}"
+        elif role in ACCOUNT_ADMIN_ROLES and resource.resource_type in PROJECT_GRANTS:
+            yield f"{_name(resource)} grants {role} project-wide to {member}; grant it on the one service account"
+
+
+def member_project(member: str) -> str | None:
+    """The project a user-managed service account belongs to (Google's service agents have none)."""
+    match = SERVICE_ACCOUNT.match(member.lower())
+    # service-<number>@gcp-sa-<service>.iam.gserviceaccount.com are Google's per-project service agents
+    # (https://cloud.google.com/iam/docs/service-agents), not accounts in a project named gcp-sa-*.
+    if match is None or match.group(1).startswith("gcp-sa-"):
+        return None
+    return match.group(1)
+
+
+def cross_project_problems(
+    resource: Any, own: frozenset[str], ctx: Any, stack_buckets: Sequence[Any] | None
+) -> Iterable[str]:
+    """Grants stay inside the stack's projects, except the documented read path: a training stack
+    lets serving's service accounts view objects of its own buckets (roles/storage.objectViewer), and
+    a serving stack may take that same grant on a training bucket. Project-level grants in another
+    project, or to another project's accounts, are never allowed. Ours."""
+    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    if kind not in GRANTS:
+        return
+    project = props.get("project")
+    if kind in PROJECT_GRANTS and isinstance(project, str) and project not in own:
+        yield f"{name} grants roles in project {project}, outside this stack's projects"
+        return
+    # Whose bucket it is needs the whole stack (None: judged per resource, where it cannot be known).
+    foreign_bucket = (
+        stack_buckets is not None
+        and kind in BUCKET_GRANTS
+        and not any(b.props.get("name") == props.get("bucket") for b in stack_buckets)
+        and not _depends_on_any(resource, "bucket", stack_buckets)
+    )
+    if foreign_bucket:
+        for role, member in members_of(resource):
+            if not (ctx.workload == "serving" and role == READ_ROLE):
+                yield f"{name} grants {role} to {member} on bucket {props.get('bucket')} of another project (only objectViewer may cross)"
+    for role, member in members_of(resource):
+        home = member_project(member)
+        if home is None or home in own:
+            continue
+        if home in ctx.other_accounts and ctx.workload == "training" and kind in BUCKET_GRANTS and role == READ_ROLE:
+            continue
+        side = f"the {ctx.other} project" if home in ctx.other_accounts else "project"
+        yield f"{name} grants {role} to {member} of {side} {home}; only serving may view training's objects"
+
+
+def _depends_on_any(resource: Any, prop: str, targets: Sequence[Any]) -> bool:
+    deps = getattr(resource, "property_dependencies", None) or {}
+    urns = {t.urn for t in targets}
+    return any(getattr(d, "urn", None) in urns for d in deps.get(prop, []))
+
+
+def project_problems(resource: Any, own: frozenset[str]) -> Iterable[str]:
+    """Every gcp resource's `project` input is absent (the provider's pin) or the pinned project."""
+    project = resource.props.get("project")
+    if isinstance(project, str) and project and own and project not in own:
+        yield f"{resource.resource_type} {_name(resource)} sets project {project}; the provider pins {', '.join(sorted(own))}"
+
+
+def _named(bucket: Any, pattern: str) -> bool:
+    return any(
+        re.search(pattern, n, re.IGNORECASE) for n in (urn_name(bucket.urn), str(bucket.props.get("name") or ""))
+    )
+
+
+def versioning_problems(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
+    """Checkpoint/artifact buckets keep object versions (Checkov CKV_GCP_78);
+    no bucket turns versioning off."""
+    for bucket in (r for r in resources if r.resource_type in BUCKET):
+        enabled = get(bucket.props, "versioning", "enabled")
+        if enabled is not None and not truthy(enabled):
+            yield bucket.urn, f"bucket {_name(bucket)} turns versioning off (versioning.enabled)"
+        elif _named(bucket, pattern) and not truthy(enabled):
+            yield bucket.urn, f"bucket {_name(bucket)} holds checkpoints/artifacts but versioning is off"
+
+
+NONCURRENT_CONDITIONS = ("numNewerVersions", "daysSinceNoncurrentTime", "noncurrentTimeBefore")
+
+
+def lifecycle_problems(resources: Sequence[Any], log_pattern: str) -> Iterable[tuple[str, str]]:
+    """No lifecycle rule deletes live objects of a data bucket (log buckets may): a Delete whose
+    condition is not limited to noncurrent versions (withState ARCHIVED, numNewerVersions, ...;
+    https://cloud.google.com/storage/docs/lifecycle#conditions). Ours."""
+    for bucket in (r for r in resources if r.resource_type in BUCKET):
+        if _named(bucket, log_pattern):
+            continue
+        for rule in _items(bucket.props, "lifecycleRules"):
+            condition = rule.get("condition") or {}
+            if str(get(rule, "action", "type")) != "Delete":
+                continue
+            noncurrent = str(get(condition, "withState") or "ANY") == "ARCHIVED" or any(
+                get(condition, k) not in (None, 0, "") for k in NONCURRENT_CONDITIONS
+            )
+            if not noncurrent:
+                yield bucket.urn, f"bucket {_name(bucket)} has a lifecycle rule that deletes live objects"

@@ -1,0 +1,154 @@
+"""`accelstack validate` refuses, at the config path and saying why, what Azure would refuse at create time
+(or what the Azure components cannot build), starting from the shipped Azure training example."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file, spec_warnings
+from accelstack.spec.problems import Problem
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "stacks" / "Pulumi.azure-training.yaml"
+SUBNET_FIELDS = (
+    "training.storage.lustre.capacityGiB",
+    "training.storage.lustre.tier",
+    "training.storage.lustre.throughputPerTiB",
+)
+
+
+def errors(*overrides: str) -> list[Problem]:
+    raw = apply_overrides(read_stack_file(EXAMPLE), list(overrides))
+    with pytest.raises(SpecError) as caught:
+        parse_spec(raw, "azure-training")
+    return caught.value.problems
+
+
+def at(path: str, *overrides: str) -> list[str]:
+    return [p.message for p in errors(*overrides) if p.path == path]
+
+
+def test_the_example_is_valid_without_warnings():
+    spec = parse_spec(read_stack_file(EXAMPLE), "azure-training")
+    assert spec_warnings(spec) == []
+
+
+def test_more_than_a_single_placement_group_of_nodes_is_refused_with_the_reason():
+    (message,) = at("training.nodes.count", "training.nodes.count=101")
+    assert "InfiniBand" in message and "single placement group" in message and "100" in message
+
+
+def test_a_hundred_nodes_is_the_largest_infiniband_cluster():
+    spec = parse_spec(apply_overrides(read_stack_file(EXAMPLE), ["training.nodes.count=100"]), "azure-training")
+    assert spec.training.nodes.count == 100
+
+
+def test_capacity_block_is_refused_through_the_feature_table():
+    (message,) = at("training.nodes.capacity", "training.nodes.capacity=capacity-block")
+    assert "azure" in message and "aws" in message  # says where it exists
+
+
+def test_spot_without_checkpoints_is_refused():
+    assert at("training.storage.checkpoints", "training.nodes.capacity=spot", "training.storage.checkpoints=null")
+
+
+GROUP = "/subscriptions/3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c/resourceGroups/capacity/providers/Microsoft.Compute/capacityReservationGroups/nd-h100"
+
+
+def test_a_capacity_reservation_cannot_hold_a_multi_node_infiniband_scale_set():
+    (message,) = at("training.nodes.reservationId", f"training.nodes.reservationId={GROUP}")
+    assert "singlePlacementGroup=false" in message
+
+
+def test_a_capacity_reservation_serves_one_on_demand_node():
+    raw = apply_overrides(read_stack_file(EXAMPLE), [f"training.nodes.reservationId={GROUP}", "training.nodes.count=1"])
+    assert parse_spec(raw, "azure-training").training.nodes.reservation_id == GROUP
+
+
+def test_a_reservation_id_must_be_a_capacity_reservation_group():
+    messages = at("training.nodes.reservationId", "training.nodes.reservationId=cr-0123", "training.nodes.count=1")
+    assert any("capacityReservationGroups" in m for m in messages)
+
+
+def test_spot_cannot_use_a_capacity_reservation():
+    messages = at(
+        "training.nodes.reservationId",
+        f"training.nodes.reservationId={GROUP}",
+        "training.nodes.capacity=spot",
+        "training.nodes.count=1",
+    )
+    assert any("Spot" in m for m in messages)
+
+
+def test_ethernet_only_sizes_cannot_form_a_multi_node_cluster():
+    (message,) = at("training.nodes.instanceType", "training.nodes.instanceType=Standard_NC96ads_A100_v4")
+    assert "InfiniBand" in message and "Standard_ND96isr_H100_v5" in message
+
+
+def test_an_ec2_head_node_type_is_refused_on_azure():
+    (message,) = at("training.scheduler.headNode.instanceType", "training.scheduler.headNode.instanceType=m7i.2xlarge")
+    assert "Standard_D8s_v5" in message
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("s3://acme-train-datasets", "https://"),
+        ("https://acmetraindatasets.example.com/datasets/corpus", "blob.core.windows.net"),
+        ("https://Acme-Data.blob.core.windows.net/datasets/corpus", "3 to 24 lowercase"),
+        ("https://acmetraindatasets.blob.core.windows.net/Data--Sets/corpus", "3 to 63 lowercase"),
+    ],
+)
+def test_object_uris_are_blob_urls(uri, expected):
+    messages = at("training.storage.datasets.uri", f"training.storage.datasets.uri={uri}")
+    assert any(expected in m for m in messages), messages
+
+
+def test_the_dataset_directory_is_the_blob_prefix():
+    (message,) = at("training.storage.lustre.importPath", "training.storage.lustre.importPath=/datasets")
+    assert "importPath: /corpus" in message
+
+
+@pytest.mark.parametrize(
+    ("capacity", "tier", "message"),
+    [(8000, "AMLFS-Durable-Premium-500", "4096"), (4096, "AMLFS-Durable-Premium-40", "49152")],
+)
+def test_lustre_capacity_follows_the_skus_steps(capacity, tier, message):
+    throughput = tier.rsplit("-", 1)[1]
+    problems = errors(
+        f"training.storage.lustre.capacityGiB={capacity}",
+        f"training.storage.lustre.tier={tier}",
+        f"training.storage.lustre.throughputPerTiB={throughput}",
+    )
+    assert any(p.path == "training.storage.lustre.capacityGiB" and message in p.message for p in problems)
+
+
+def test_the_sku_fixes_the_throughput():
+    assert at("training.storage.lustre.throughputPerTiB", "training.storage.lustre.throughputPerTiB=250")
+
+
+def test_a_vnet_too_small_for_the_lustre_subnet_is_refused():
+    (message,) = at(
+        "training.network.vpcCidr",
+        "training.network.vpcCidr=10.40.0.0/27",
+    )
+    assert "/27" in message and "/26" in message
+
+
+def test_lustre_needs_the_hpc_cache_resource_provider_principal():
+    (message,) = at("account.hpcCachePrincipalId", "account.hpcCachePrincipalId=null")
+    assert "4392ab71-2ce2-4b0d-8770-b352745c73f5" in message
+
+
+def test_zones_are_azures():
+    assert at("training.network.availabilityZone", "training.network.availabilityZone=eastus-1a")
+
+
+def test_the_managed_scheduler_is_refused_until_it_is_built():
+    assert at("training.scheduler.kind", "training.scheduler.kind=managed")
+
+
+@pytest.mark.parametrize("block", ["datasets", "checkpoints"])
+def test_existing_storage_accounts_are_refused_until_supported(block):
+    assert at(f"training.storage.{block}.create", f"training.storage.{block}.create=false")
