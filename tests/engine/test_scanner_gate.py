@@ -128,3 +128,14 @@ def test_malformed_exceptions_are_named_and_exit_2(tmp_path: Path, text: str, me
 def test_missing_checkov_is_a_clear_exit_2(capsys) -> None:
     assert main(["--checkov", "/nonexistent/checkov", "--exceptions", str(EXCEPTIONS_FILE)]) == 2
     assert "make scan" in capsys.readouterr().err
+
+
+def test_a_cloud_without_a_terraform_plan_view_is_reported_not_scanned():
+    """Checkov reads Terraform plans: AWS's stacks get one; azure-native (not Terraform-bridged) and gcp (no
+    google_* mapping yet) are said to be unscanned, by name, instead of failing the gate or passing silently."""
+    from accelstack.engine.scanner_gate import unscanned_reason
+
+    assert unscanned_reason("aws") is None
+    for cloud in ("azure", "gcp"):
+        reason = unscanned_reason(cloud)
+        assert reason is not None and reason.startswith("not scanned: no Terraform plan view of")
