@@ -34,11 +34,18 @@ def config_digest(spec: StackSpec) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
+# Optional account keys added after stacks were deployed: unset, they leave the digest as it was.
+ACCOUNT_KEYS_ADDED_LATER = ("standbyPoolPrincipalId",)
+
+
 def _digested(spec: StackSpec) -> dict[str, Any]:
     """The spec as the digest has always read it, so a refactoring of the models does not retag every deployed
     resource: both workload blocks (the other one null), the file system's tier and the HTTPS certificate under
-    their first names."""
+    their first names, and without keys added since when they are unset."""
     data = spec.model_dump(mode="json", by_alias=True)
+    for key in ACCOUNT_KEYS_ADDED_LATER:
+        if data["account"].get(key, "") is None:
+            del data["account"][key]
     data.setdefault("training", None)
     data.setdefault("serving", None)
     lustre = data["training"]["storage"].get("lustre") if data["training"] else None

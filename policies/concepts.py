@@ -193,6 +193,7 @@ AZURE: dict[str, tuple[str, ...]] = {
     ),
     "rdma-placement": ("azure-native:compute:ProximityPlacementGroup",),
     "scaling-policy": ("azure-native:monitor:AutoscaleSetting", "azure-native:insights:AutoscaleSetting"),
+    "alarm": ("azure-native:monitor:MetricAlert", "azure-native:insights:MetricAlert"),
     "log-group": ("azure-native:operationalinsights:Workspace",),
     "log-routing": ("azure-native:monitor:DiagnosticSetting", "azure-native:insights:DiagnosticSetting"),
     # --- network ---

@@ -227,11 +227,26 @@ GCP_SERVING_CHANGES = {
     "context length": ("serving.model.contextLength=16384",),
 }
 
+AZURE_SERVING_CHANGES = {
+    "replicas min/max": ("serving.replicas.min=2", "serving.replicas.max=32"),
+    "serving VM size": ("serving.replicas.instanceType=Standard_NC40ads_H100_v5",),
+    "new weights": (
+        "serving.model.weightsUri=https://acmetrainckpts.blob.core.windows.net/checkpoints/models/llama-3.1-8b-v2",
+    ),
+    "admission TTL": ("serving.admission.ttlSeconds=1200",),
+    "per-client rate": ("serving.admission.perClientRate=1200", "serving.admission.rateWindowSeconds=300"),
+    "delivery attempts": ("serving.admission.maxReceiveCount=10",),
+    "SLO numbers": ("serving.slo.targetSeconds=5", "serving.slo.serviceSeconds=0.5"),
+    "context length": ("serving.model.contextLength=16384",),
+    "standby pool size": ("serving.replicas.warmPool=1",),
+}
+
 # Per shipped stack (by name): the day-2 changes the conformance suite applies to it.
 DAY_2_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "aws-training": TRAINING_CHANGES,
     "aws-finetune": FINETUNE_CHANGES,
     "aws-serving": SERVING_CHANGES,
     "azure-training": AZURE_TRAINING_CHANGES,
+    "azure-serving": AZURE_SERVING_CHANGES,
     "gcp-serving": GCP_SERVING_CHANGES,
 }

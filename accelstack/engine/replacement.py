@@ -343,6 +343,33 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     ),
     # The stack's provider is pinned to a subscription and tenant: another one is another cloud account.
     "pulumi:providers:azure-native": ("subscriptionId", "tenantId"),
+    # --- Azure, serving (components/azure/serving; azure-native 3.x, same rule as the training block) -----
+    # Service Bus: namespace name and location; a queue's sessions, partitioning and duplicate detection are
+    # fixed at creation (learn.microsoft.com/azure/service-bus-messaging: "message-sessions", "service-bus-
+    # partitioning", "duplicate-detection": none can be changed on an existing queue). TTL, lock duration,
+    # max delivery count and dead-lettering update in place. The SKU moves Standard -> Premium by migration.
+    "azure-native:servicebus:Namespace": ("resourceGroupName", "namespaceName", "location"),
+    "azure-native:servicebus:Queue": (
+        "resourceGroupName",
+        "namespaceName",
+        "queueName",
+        "requiresSession",
+        "enablePartitioning",
+        "requiresDuplicateDetection",
+    ),
+    # Application Gateway: zones are create-only (network applicationGateway.json); listeners, pools, probes,
+    # certificates, SSL policy, autoscale bounds and the WAF policy link update in place.
+    "azure-native:network:ApplicationGateway": ("resourceGroupName", "applicationGatewayName", "location", "zones"),
+    "azure-native:network:WebApplicationFirewallPolicy": ("resourceGroupName", "policyName", "location"),
+    "azure-native:monitor:AutoscaleSetting": ("resourceGroupName", "autoscaleSettingName", "location"),
+    "azure-native:monitor:MetricAlert": ("resourceGroupName", "ruleName", "location"),
+    # A diagnostic setting is a child of the resource it reads (its id is <resourceUri>/providers/...).
+    "azure-native:monitor:DiagnosticSetting": ("resourceUri", "name"),
+    "azure-native:standbypool:StandbyVirtualMachinePool": (
+        "resourceGroupName",
+        "standbyVirtualMachinePoolName",
+        "location",
+    ),
     # --- gcp serving (components/gcp/serving): inputs the google provider marks ForceNew / immutable
     # (magic-modules mmv1/products/<product>/<Resource>.yaml `immutable: true`, and the hand-written
     # resource_compute_instance_template.go / resource_compute_region_instance_group_manager.go).

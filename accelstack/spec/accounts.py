@@ -119,6 +119,8 @@ class AzureAccount(Account):
     """Client id (a GUID) of the service principal or user-assigned managed identity the provider deploys as; none: the caller's own login."""
     hpc_cache_principal_id: str | None = None
     """Object id (a GUID) of the "HPC Cache Resource Provider" service principal in this tenant, which Azure Managed Lustre's Blob integration acts as (`az ad sp show --id 4392ab71-2ce2-4b0d-8770-b352745c73f5 --query id -o tsv`); required with training.storage.lustre."""
+    standby_pool_principal_id: str | None = None
+    """Object id (a GUID) of the "Standby Pool Resource Provider" service principal in this tenant, which creates and starts a serving stack's standby VMs (`az ad sp list --display-name "Standby Pool Resource Provider" --query [].id -o tsv`); required with a serving standby pool."""
 
     # Only the keys Azure uses: `region: eastus` from an AWS-shaped block is refused, not read as the location.
     model_config = ConfigDict(**{**Model.model_config, "populate_by_name": False})
@@ -143,7 +145,7 @@ class AzureAccount(Account):
     def _identity(cls, value: str | None) -> str | None:
         return None if value is None else _uuid(value, "a client id of a service principal or managed identity")
 
-    @field_validator("hpc_cache_principal_id")
+    @field_validator("hpc_cache_principal_id", "standby_pool_principal_id")
     @classmethod
     def _hpc_cache_principal(cls, value: str | None) -> str | None:
         return None if value is None else _uuid(value, "a service principal object id")

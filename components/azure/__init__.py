@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 import pulumi
 
 from accelstack.components.azure.provider import azure_provider
-from accelstack.components.base import CloudStack, TrainingClusterArgs
+from accelstack.components.base import CloudStack, ServingServiceArgs, TrainingClusterArgs
 from accelstack.spec.models import ServingStack, TrainingStack
 
 if TYPE_CHECKING:
+    from accelstack.components.azure.serving import ServingService
     from accelstack.components.azure.training import TrainingCluster
 
 
@@ -26,13 +27,16 @@ class AzureStack(CloudStack):
         _, opts = self._root("TrainingStack")
         return TrainingCluster(spec.stack, TrainingClusterArgs.of(spec), opts)
 
-    # Serving (Application Gateway WAF_v2, Service Bus, Flexible scale set with a standby pool) is not built yet:
-    # the Azure description's `workloads` lists training only, so the spec refuses an Azure serving stack first.
-    def build_serving(self, spec: ServingStack) -> pulumi.ComponentResource:
-        raise NotImplementedError("Azure serving components are not built yet (accelstack.clouds.azure: workloads)")
+    def build_serving(self, spec: ServingStack) -> ServingService:
+        from accelstack.components.azure.serving import ServingService
+
+        _, opts = self._root("ServingStack")
+        return ServingService(spec.stack, ServingServiceArgs.of(spec), opts)
 
     def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
-        raise NotImplementedError("Azure serving components are not built yet (accelstack.clouds.azure: workloads)")
+        from accelstack.components.azure.serving.user_data import render_replica_artifacts
+
+        return render_replica_artifacts(spec)
 
 
 CLOUD_STACK = AzureStack

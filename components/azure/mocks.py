@@ -48,7 +48,12 @@ def arm_type(type_token: str) -> tuple[str, str]:
     _, module, name = type_token.split(":")
     namespace = NAMESPACES.get(module, f"Microsoft.{module[:1].upper()}{module[1:]}")
     plural = name[:1].lower() + name[1:]
-    plural = plural[:-1] + "ies" if plural.endswith("y") and not plural.endswith("ey") else plural + "s"
+    if plural.endswith("y") and not plural.endswith("ey"):
+        plural = plural[:-1] + "ies"
+    elif plural.endswith("s"):
+        plural += "es"  # publicIPAddresses
+    else:
+        plural += "s"
     return namespace, plural
 
 
@@ -149,6 +154,11 @@ class AzureMocks(pulumi.runtime.Mocks):
             # Resource Manager never returns a secret's value, only its URIs.
             uri = f"https://{outputs.get('vaultName')}.vault.azure.net/secrets/{name}"
             return {"properties": {"secretUri": uri, "secretUriWithVersion": f"{uri}/0123456789abcdef"}}
+        if type_token == "azure-native:network:PublicIPAddress":
+            # A static Standard address is allocated at creation (TEST-NET-2, never routed).
+            return {"ipAddress": "198.51.100.10"}
+        if type_token == "azure-native:servicebus:Namespace":
+            return {"serviceBusEndpoint": f"https://{name}.servicebus.windows.net:443/"}
         if type_token == "azure-native:storagecache:AmlFilesystem":
             return {
                 "clientInfo": {

@@ -134,7 +134,10 @@ def test_an_aws_block_on_azure_names_the_keys_azure_expects():
     raw = edited(training_raw(), {"cloud": "azure"})
     with registry.registered(described("azure")):
         problems = all_problems(raw)
-    keys = "the azure account block has location, subscriptionId, tenantId, deployIdentity, hpcCachePrincipalId"
+    keys = (
+        "the azure account block has location, subscriptionId, tenantId, deployIdentity, hpcCachePrincipalId, "
+        "standbyPoolPrincipalId"
+    )
     assert at(problems, "account.id") == [f"unknown key: {keys}"]
     assert at(problems, "account.deployRole") == [f"unknown key: {keys}"]
     assert at(problems, "account.region") == [f"unknown key: {keys}"]  # Azure calls it location

@@ -82,6 +82,10 @@ AZURE = Cloud(
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
     components="accelstack.components.azure",
-    workloads=frozenset({"training"}),  # serving's components are not built yet
-    rules=("accelstack.clouds.azure.rules",),
+    workloads=frozenset({"training", "serving"}),
+    rules=(
+        "accelstack.clouds.azure.rules",
+        "accelstack.clouds.azure.serving_rules",
+        "accelstack.components.azure.rules",
+    ),
 )

@@ -1,0 +1,152 @@
+"""The serving identities and their least data-plane roles.
+
+- Replicas: a user-assigned identity that receives from the request queue and sends to the response queue
+  (Azure Service Bus Data Receiver / Sender, scoped to each queue), and reads the model weights.
+- The gateway: its own user-assigned identity that reads the listener certificate's secret from Key Vault
+  (Key Vault Secrets User on that secret; learn.microsoft.com/azure/application-gateway/key-vault-certs).
+- The Standby Pool resource provider: Virtual Machine Contributor, Network Contributor and Managed Identity
+  Operator on the resource group, before the pool exists
+  (learn.microsoft.com/azure/virtual-machine-scale-sets/standby-pools-configure-permissions).
+
+The weights live in the TRAINING subscription's storage account. When serving.artifactAccount names that
+subscription, this stack assigns Storage Blob Data Reader there with a role assignment condition (Azure ABAC,
+learn.microsoft.com/azure/storage/blobs/storage-auth-abac-examples): reads only under the weights' container and
+prefix, listing only in that container. The scope is the training subscription because a Blob URL does not say
+which resource group holds the account (and a scope must); the condition narrows it to the container. The
+deploy identity needs roleAssignments/write there (Role Based Access Control Administrator, itself conditioned).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from accelstack.clouds.azure.rules import blob_uri_parts
+from accelstack.clouds.azure.serving_rules import certificate_secret
+
+# Built-in role definition ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
+SERVICE_BUS_DATA_RECEIVER = "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0"
+SERVICE_BUS_DATA_SENDER = "69a216fc-b8fb-44d8-bc22-1f3c2cd27a39"
+STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
+KEY_VAULT_SECRETS_USER = "4633458b-17de-408a-b874-0445c86b69e6"
+VIRTUAL_MACHINE_CONTRIBUTOR = "9980e02c-c2be-4d73-94e8-173b1dc7cf3c"
+NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+MANAGED_IDENTITY_OPERATOR = "f1a07417-d97a-45cb-824c-7a7467783830"
+STANDBY_POOL_ROLES = {
+    "vm-contributor": VIRTUAL_MACHINE_CONTRIBUTOR,
+    "network-contributor": NETWORK_CONTRIBUTOR,
+    "identity-operator": MANAGED_IDENTITY_OPERATOR,
+}
+BLOB_READ = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read"
+CONTAINER_NAME = "@Resource[Microsoft.Storage/storageAccounts/blobServices/containers:name]"
+BLOB_PATH = "@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path]"
+
+
+def role_definition(subscription_id: str, role: str) -> str:
+    return f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def assignment_name(*parts: str) -> str:
+    """Role assignment names are GUIDs; a stable one per (scope, principal, role) keeps re-runs idempotent."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "accelstack:" + ":".join(parts)))
+
+
+def models_read_condition(weights_uri: str) -> str | None:
+    """An ABAC condition (version 2.0) that lets blob reads happen only under the weights' container and prefix,
+    and blob listing only in that container; None if `weights_uri` is not a Blob URL."""
+    parts = blob_uri_parts(weights_uri)
+    if parts is None:
+        return None
+    _, container, prefix = parts
+    read = f"ActionMatches{{'{BLOB_READ}'}} AND NOT SubOperationMatches{{'Blob.List'}}"
+    listing = f"ActionMatches{{'{BLOB_READ}'}} AND SubOperationMatches{{'Blob.List'}}"
+    in_container = f"{CONTAINER_NAME} StringEquals '{container}'"
+    under_prefix = f" AND {BLOB_PATH} StringStartsWith '{prefix}/'" if prefix else ""
+    return f"((!({read})) OR ({in_container}{under_prefix})) AND ((!({listing})) OR ({in_container}))"
+
+
+def grant(svc: Any, name: str, scope: pulumi.Input[str], role: str, principal: pulumi.Input[str],
+          *, subscription_id: str | None = None, condition: str | None = None) -> pulumi.Resource:  # fmt: skip
+    return azure_native.authorization.RoleAssignment(
+        name,
+        scope=scope,
+        role_definition_id=role_definition(subscription_id or svc.subscription_id, role),
+        principal_id=principal,
+        principal_type="ServicePrincipal",  # skips the directory lookup that races a new identity's replication
+        condition=condition,
+        condition_version="2.0" if condition else None,
+        opts=svc.child,
+    )
+
+
+class ServingIdentities(pulumi.ComponentResource):
+    """`replicas` and `gateway` (user-assigned identities), `replica_grants`, `gateway_grants`,
+    `standby_grants` (each a list of role assignments the dependent resource waits for)."""
+
+    def __init__(self, name: str, svc: Any, opts: pulumi.ResourceOptions):
+        super().__init__("accelstack:azure:ServingIdentities", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        rg, tags = svc.resource_group.name, svc.tags
+        self.replicas = azure_native.managedidentity.UserAssignedIdentity(
+            f"{name}-replicas", resource_group_name=rg, tags=tags, opts=child
+        )
+        self.gateway = azure_native.managedidentity.UserAssignedIdentity(
+            f"{name}-gateway", resource_group_name=rg, tags=tags, opts=child
+        )
+        queue = svc.queue
+        replica = self.replicas.principal_id
+        self.replica_grants: list[pulumi.Resource] = [
+            grant(svc, f"{name}-replicas-receive", queue.requests.id, SERVICE_BUS_DATA_RECEIVER, replica),
+            grant(svc, f"{name}-replicas-reply", queue.responses.id, SERVICE_BUS_DATA_SENDER, replica),
+        ]
+        serving = svc.serving
+        training_subscription = serving.artifact_account
+        condition = models_read_condition(serving.model.weights_uri)
+        if training_subscription and condition is not None:
+            self.replica_grants.append(
+                grant(
+                    svc,
+                    f"{name}-replicas-models",
+                    f"/subscriptions/{training_subscription}",
+                    STORAGE_BLOB_DATA_READER,
+                    replica,
+                    subscription_id=training_subscription,
+                    condition=condition,
+                )
+            )
+        self.gateway_grants: list[pulumi.Resource] = [
+            grant(
+                svc,
+                f"{name}-gateway-certificate",
+                certificate_secret_scope(serving.load_balancer.certificate),
+                KEY_VAULT_SECRETS_USER,
+                self.gateway.principal_id,
+            )
+        ]
+        self.standby_grants: list[pulumi.Resource] = []
+        principal = getattr(svc.account, "standby_pool_principal_id", None)
+        if svc.plan.warm_pool_size > 0 and principal:
+            self.standby_grants = [
+                grant(svc, f"{name}-standby-{label}", svc.resource_group.id, role, principal)
+                for label, role in STANDBY_POOL_ROLES.items()
+            ]
+        self.register_outputs({"replicas": self.replicas.id, "gateway": self.gateway.id})
+
+
+def certificate_secret_scope(certificate: str) -> str:
+    """The certificate's secret, by its ARM id (the spec rules check the form)."""
+    match = certificate_secret(certificate)
+    if match is None:
+        raise ValueError(f"serving.loadBalancer.certificate: {certificate!r} is not a Key Vault secret's resource id")
+    return match.group(0)
+
+
+def certificate_secret_uri(certificate: str) -> str:
+    """What the gateway's sslCertificates take: the versionless secret URI, so renewals are picked up."""
+    match = certificate_secret(certificate)
+    if match is None:
+        raise ValueError(f"serving.loadBalancer.certificate: {certificate!r} is not a Key Vault secret's resource id")
+    return f"https://{match['vault']}.vault.azure.net/secrets/{match['secret']}"

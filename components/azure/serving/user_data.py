@@ -1,0 +1,99 @@
+"""The replica's cloud-init custom data: write the queue worker and its Service Bus client, pull the weights
+from Blob Storage with the replica's managed identity, pull the server image, and run both as systemd units
+on every boot (a standby VM boots once to prepare, is deallocated, then boots again when it joins the group).
+
+Ubuntu-HPC 24.04 carries the NVIDIA driver and AzCopy; Docker and the NVIDIA container toolkit are installed at
+first boot when the image lacks them. The Service Bus client (azure-servicebus, azure-identity) goes into a
+venv: Ubuntu 24.04's system Python refuses pip installs (PEP 668).
+"""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from importlib import resources
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from accelstack.clouds import registry
+from accelstack.components.azure.node_platform import AZCOPY_FUNCTION, azcopy_sync_command
+from accelstack.components.replica.server import server_arguments
+from accelstack.planner.serving_plan import ServingPlan, plan_serving
+from accelstack.spec.models import ServingSpec, ServingStack
+
+MODEL_DIR = "/opt/accelstack/models"
+WORKER_DIR = "/opt/accelstack"
+QUEUE_CLIENT_MODULE = "servicebus_queue"
+REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
+# Azure custom data: at most 64 KB once base64-encoded (learn.microsoft.com/azure/virtual-machines/custom-data).
+CUSTOM_DATA_LIMIT_BYTES = 65535
+SERVICE_BUS_PACKAGES = ("azure-servicebus==7.14.2", "azure-identity==1.23.0")
+
+_templates = Environment(
+    loader=PackageLoader("accelstack.components.azure.serving", "templates"),
+    undefined=StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,
+)
+
+
+def worker_files() -> dict[str, str]:
+    """File name on the replica -> base64 of its source (cloud-init write_files, encoding b64)."""
+    sources = {
+        "queue_worker.py": resources.files("accelstack.components.replica").joinpath("queue_worker.py"),
+        f"{QUEUE_CLIENT_MODULE}.py": resources.files("accelstack.components.azure.replica").joinpath(
+            f"{QUEUE_CLIENT_MODULE}.py"
+        ),
+    }
+    return {name: base64.b64encode(path.read_bytes()).decode() for name, path in sources.items()}
+
+
+def worker_environment(serving: ServingSpec, plan: ServingPlan, *, namespace: str, client_id: str) -> dict[str, str]:
+    from accelstack.components.azure.serving.queue import REQUESTS, RESPONSES, lock_seconds
+
+    return {
+        "QUEUE_CLIENT": QUEUE_CLIENT_MODULE,
+        "SERVICE_BUS_NAMESPACE": namespace,
+        "REQUEST_QUEUE": REQUESTS,
+        "RESPONSE_QUEUE": RESPONSES,
+        "AZURE_CLIENT_ID": client_id,  # the replicas' user-assigned identity (azure-identity reads it)
+        "SERVER_PORT": str(serving.load_balancer.port),
+        "TTL_SECONDS": str(serving.admission.ttl_seconds),
+        "WORKER_CONCURRENCY": str(plan.concurrency),
+        # The queue's lock duration: Service Bus renews a lock by that much, whatever the caller asks.
+        "LEASE_SECONDS": str(lock_seconds(plan.visibility_timeout_seconds)),
+        "GENERATION_TIMEOUT_SECONDS": str(plan.generation_timeout_seconds),
+        "DRAIN_SECONDS": str(plan.worker_drain_seconds),
+    }
+
+
+def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, namespace: str, client_id: str) -> str:
+    model = serving.model
+    syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
+        (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
+    ]
+    return _templates.get_template("replica-cloud-config.yaml.j2").render(
+        worker_dir=WORKER_DIR,
+        worker_files=worker_files(),
+        model_dir=MODEL_DIR,
+        azcopy_function=AZCOPY_FUNCTION,
+        syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
+        image=shlex.quote(serving.replicas.server_image),
+        server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
+        environment=worker_environment(serving, plan, namespace=namespace, client_id=client_id),
+        packages=" ".join(SERVICE_BUS_PACKAGES),
+        stop_timeout=plan.worker_drain_seconds + 30,
+        port=serving.load_balancer.port,
+        health=shlex.quote(serving.load_balancer.health_path),
+    )
+
+
+PLACEHOLDERS = {"namespace": "${SERVICE_BUS_NAMESPACE}", "client_id": "${AZURE_CLIENT_ID}"}
+
+
+def render_replica_artifacts(spec: ServingStack) -> dict[str, str]:
+    """What `accelstack render` writes: the replica custom data, deploy-time names as `${NAME}` placeholders."""
+    plan = plan_serving(spec.serving, registry.get(spec.cloud).catalog)
+    return {REPLICA_USER_DATA_FILE: replica_user_data(spec.serving, plan, **PLACEHOLDERS)}
