@@ -129,6 +129,36 @@ class ParallelFsTier:
 
 
 @dataclass(frozen=True)
+class PlannedProperty:
+    """Where one number of the serving plan lands on this cloud's resources, for the preview's derived-defaults
+    table: the resource's type token, its name after the stack's ("-replicas": `<stack>-replicas`), the
+    property, and what the cloud adds to the planner's explanation (`note`)."""
+
+    type_token: str
+    name_suffix: str
+    prop: str
+    note: str = ""
+
+
+# The serving plan's numbers a cloud places (Catalog.serving_properties keys) and how the table names one a
+# cloud does not place on a property (the number still shapes the stack: an estimate row). A key mapped to
+# None is not used on that cloud and is left out of the table.
+SERVING_PLAN_NUMBERS: Mapping[str, str] = {
+    "healthCheckGrace": "replica health-check grace",
+    "warmStart": "standby replica start",
+    "launchBudget": "replica launch budget",
+    "healthCheckInterval": "health check interval",
+    "healthCheckTimeout": "health check timeout",
+    "drain": "connection draining",
+    "idleTimeout": "load balancer request timeout",
+    "backlogTarget": "backlog per replica target",
+    "lease": "request lease",
+    "ageAlarm": "oldest-request alarm",
+    "rootVolume": "replica root volume",
+}
+
+
+@dataclass(frozen=True)
 class Catalog:
     """A cloud's dated, sourced facts: accelerated machine types, regions and parallel-FS tiers."""
 
@@ -152,6 +182,10 @@ class Catalog:
     # The quota each machine type draws on, by capacity ("on-demand", "spot"); a type or capacity missing here
     # is reported as not known rather than guessed (capacity reservations and blocks draw on what was bought).
     quotas: Mapping[str, Mapping[str, Quota]] = field(default_factory=dict)
+    # Where the serving plan's numbers land (keys of SERVING_PLAN_NUMBERS); and the backlog metric the replicas
+    # scale on, as the derived-defaults table explains it ("" : the planner's own queue metrics).
+    serving_properties: Mapping[str, PlannedProperty | None] = field(default_factory=dict)
+    serving_backlog_metric: str = ""
 
     def quota(self, instance: str, capacity: str) -> Quota | None:
         """The quota `instance` machines bought as `capacity` draw on; None: not in this catalog."""

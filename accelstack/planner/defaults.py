@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from accelstack.clouds.base import Catalog
+from accelstack.clouds.base import SERVING_PLAN_NUMBERS, Catalog
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cold_start as cs
 from accelstack.planner import lustre as lustre_sizing
@@ -74,6 +74,18 @@ def _resource(type_token: str, name: str, prop: str, value: int | float, unit: s
     return DerivedDefault(f"{name}.{prop}", value, unit, source, "resource", type_token)
 
 
+def _placed(catalog: Catalog, stack: str, key: str, value: int | float, unit: str, source: str) -> list[DerivedDefault]:
+    """The row of serving-plan number `key` where `catalog`'s cloud places it: a resource property, an
+    estimate (a number the cloud uses without a property of its own), or nothing (not used on that cloud)."""
+    if key not in catalog.serving_properties:
+        return [DerivedDefault(SERVING_PLAN_NUMBERS[key], value, unit, source, "estimate")]
+    placed = catalog.serving_properties[key]
+    if placed is None:
+        return []
+    note = f"; {placed.note}" if placed.note else ""
+    return [_resource(placed.type_token, f"{stack}{placed.name_suffix}", placed.prop, value, unit, source + note)]
+
+
 def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list[DerivedDefault]:
     plan = sp.plan_serving(serving, catalog)
     replicas, slo, admission = serving.replicas, serving.slo, serving.admission
@@ -113,10 +125,22 @@ def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list
     )
     grace_source = (
         f"serving_plan: (healthy threshold {sp.HEALTHY_THRESHOLD} + 1) x interval {plan.health_check_interval_seconds} s, "
-        f"at least {sp.MIN_GRACE_SECONDS} s; counts from InService, after the launch hook waited out the cold start"
+        f"at least {sp.MIN_GRACE_SECONDS} s"
     )
-    group, target_group = "aws:autoscaling/group:Group", "aws:lb/targetGroup:TargetGroup"
     low, high = sp.HEALTH_CHECK_INTERVAL_BOUNDS
+    if catalog.serving_backlog_metric:
+        tracked = f"tracked on {catalog.serving_backlog_metric}"
+    else:
+        tracked = (
+            f"tracked on ({' + '.join(plan.backlog_metrics)}) / GroupInServiceInstances; scale-out acts after "
+            f"{sp.SCALE_OUT_ALARM_SECONDS // 60} one-minute datapoints + warm start {plan.warm_start_seconds} s = "
+            f"{sp.SCALE_OUT_ALARM_SECONDS + plan.warm_start_seconds} s, within which load may grow "
+            f"{1 / DEFAULT_TARGET_UTILIZATION:.2f}x before requests wait in the queue"
+        )
+
+    def placed(key: str, value: int | float, unit: str, source: str) -> list[DerivedDefault]:
+        return _placed(catalog, stack, key, value, unit, source)
+
     return [
         DerivedDefault("serving.replicas.coldStartSeconds", cold, "s", cold_source),
         DerivedDefault("serving.replicas.warmPool", plan.warm_pool_size, "replicas", pool_source),
@@ -129,91 +153,68 @@ def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list
             f"queue worker WORKER_CONCURRENCY, {plan.concurrency_basis}",
             "estimate",
         ),
-        _resource(
-            group, f"{stack}-replicas", "healthCheckGracePeriod", plan.health_check_grace_seconds, "s", grace_source
-        ),
-        _resource(
-            group,
-            f"{stack}-replicas",
-            "defaultInstanceWarmup",
+        *placed("healthCheckGrace", plan.health_check_grace_seconds, "s", grace_source),
+        *placed(
+            "warmStart",
             plan.warm_start_seconds,
             "s",
             f"serving_plan: warm-pool start = boot {sp.WARM_BOOT_SECONDS} s + weights {plan.weights_gb:.1f} GB at "
-            f"{sp.EBS_READ_GBPS:g} GB/s from EBS + server warm-up {sp.SERVER_WARMUP_SECONDS} s, at most the cold start",
+            f"{sp.EBS_READ_GBPS:g} GB/s from the root volume + server warm-up {sp.SERVER_WARMUP_SECONDS} s, at most "
+            "the cold start",
         ),
-        DerivedDefault(
-            "replica launch budget",
+        *placed(
+            "launchBudget",
             plan.lifecycle_heartbeat_seconds,
             "s",
             f"serving_plan: cold start {cold} s x {sp.LIFECYCLE_HEARTBEAT_MARGIN:g} (at most 7200 s): the replica "
             "heartbeats its launch hook this long, then the launch is abandoned",
-            "estimate",
         ),
-        _resource(
-            target_group,
-            f"{stack}-replicas",
-            "healthCheck.interval",
+        *placed(
+            "healthCheckInterval",
             plan.health_check_interval_seconds,
             "s",
             f"serving_plan: cold start {cold} s x {sp.HEALTH_CHECK_FRACTION_OF_COLD_START:.0%} / healthy threshold "
             f"{sp.HEALTHY_THRESHOLD}, within {low}..{high} s",
         ),
-        _resource(
-            target_group,
-            f"{stack}-replicas",
-            "healthCheck.timeout",
+        *placed(
+            "healthCheckTimeout",
             plan.health_check_timeout_seconds,
             "s",
             "serving_plan: interval - 1, within 2..10 s",
         ),
-        _resource(
-            target_group,
-            f"{stack}-replicas",
-            "deregistrationDelay",
+        *placed(
+            "drain",
             plan.deregistration_delay_seconds,
             "s",
             f"serving_plan: latency SLO {slo.target_seconds:g} s x {sp.DEREGISTRATION_SLO_MULTIPLE}, within 30..3600 s",
         ),
-        _resource(
-            "aws:lb/loadBalancer:LoadBalancer",
-            f"{stack}-alb",
+        *placed(
             "idleTimeout",
             plan.idle_timeout_seconds,
             "s",
             f"serving_plan: latency SLO {slo.target_seconds:g} s x {sp.IDLE_TIMEOUT_SLO_MULTIPLE}, within 60..4000 s",
         ),
-        _resource(
-            "aws:autoscaling/policy:Policy",
-            f"{stack}-backlog-per-instance",
-            "targetTrackingConfiguration.targetValue",
+        *placed(
+            "backlogTarget",
             plan.backlog_per_instance_target,
             "messages/replica",
             f"planner.serving.owned_backlog_target: {plan.concurrency} requests in flight per replica (the queue worker's "
-            f"concurrency) x target utilization {DEFAULT_TARGET_UTILIZATION:.0%}, tracked on ({' + '.join(plan.backlog_metrics)}) "
-            f"/ GroupInServiceInstances; scale-out acts after {sp.SCALE_OUT_ALARM_SECONDS // 60} one-minute datapoints + warm start "
-            f"{plan.warm_start_seconds} s = {sp.SCALE_OUT_ALARM_SECONDS + plan.warm_start_seconds} s, within which load may "
-            f"grow {1 / DEFAULT_TARGET_UTILIZATION:.2f}x before requests wait in the queue",
+            f"concurrency) x target utilization {DEFAULT_TARGET_UTILIZATION:.0%}, {tracked}",
         ),
-        _resource(
-            "aws:sqs/queue:Queue",
-            f"{stack}-requests",
-            "visibilityTimeoutSeconds",
+        *placed(
+            "lease",
             plan.visibility_timeout_seconds,
             "s",
             f"serving_plan: service time {slo.service_seconds:g} s x {sp.VISIBILITY_TIMEOUT_SERVICE_MULTIPLE}, within 30..43200 s",
         ),
-        _resource(
-            "aws:cloudwatch/metricAlarm:MetricAlarm",
-            f"{stack}-queue-age",
-            "threshold",
+        *placed(
+            "ageAlarm",
             plan.age_alarm_seconds,
             "s",
             f"serving_plan: {sp.AGE_ALARM_TTL_FRACTION:.0%} of the {admission.ttl_seconds} s admission TTL",
         ),
-        _resource(
-            "aws:ec2/launchTemplate:LaunchTemplate",
-            f"{stack}-replica",
-            "blockDeviceMappings[0].ebs.volumeSize",
+        *placed(
+            "rootVolume",
             plan.root_volume_gib,
             "GiB",
             f"serving_plan: 100 GiB + 1.5 x (weights {plan.weights_gb:.1f} GB + {counted(len(serving.model.adapters), 'adapters')} x "

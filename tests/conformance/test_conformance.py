@@ -183,3 +183,49 @@ def test_stateful_resources_are_protected(cloud: str, stack_file: Path) -> None:
 @pytest.mark.parametrize(("cloud", "stack_file"), cases("retain-on-delete"))
 def test_stateful_resources_are_retained_on_delete(cloud: str, stack_file: Path) -> None:
     assert retain_problems(preview(stack_file).resources) == []
+
+
+# --- the derived-defaults table names what the resources receive ------------------------------------
+
+
+def property_at(inputs: object, path: str) -> object:
+    """`probes[0].interval` of a resource's inputs (camelCase, as the engine sends them)."""
+    node = inputs
+    for part in path.split("."):
+        name, _, index = part.partition("[")
+        node = node[name]  # type: ignore[index]
+        if index:
+            node = node[int(index.rstrip("]"))]  # type: ignore[index]
+    return node
+
+
+def seconds_or_number(value: object) -> float:
+    """30, 30.0, "30" and ISO 8601 "PT30S" / "PT2M" as a number (Azure takes durations as strings)."""
+    text = str(value)
+    if text.startswith("PT") and text[-1] in "SM":
+        return float(text[2:-1]) * (60 if text.endswith("M") else 1)
+    return float(text)
+
+
+@pytest.mark.parametrize(("cloud", "stack_file"), cases("derived"))
+def test_every_derived_default_placed_on_a_resource_is_what_the_resource_receives(cloud, stack_file):
+    from accelstack.planner.defaults import derived_defaults
+    from accelstack.planner.pricing import PriceBook
+
+    result = preview(stack_file)
+    description = registry.get(cloud)
+    rows = derived_defaults(result.spec, catalog=description.catalog, prices=PriceBook.from_prices(description.prices))
+    placed = [row for row in rows if row.kind == "resource"]
+    if result.spec.workload == "serving":
+        assert placed, "a serving stack places its plan on resources"
+    for row in placed:
+        name, _, prop = row.path.partition(".")
+        (resource,) = [r for r in result.resources if r.name == name and r.type == row.resource_type] or [None]
+        assert resource is not None, f"{row.target}: no {row.resource_type} named {name}"
+        received = property_at(resource.inputs, prop)
+        expected = row.value
+        if row.resource_type == "azure-native:servicebus:Queue" and prop == "lockDuration":
+            expected = min(float(row.value), 300)  # the note says so: Service Bus locks at most 5 minutes
+        if row.resource_type == "gcp:pubsub/subscription:Subscription" and prop == "ackDeadlineSeconds":
+            expected = max(10, min(float(row.value), 600))
+        assert seconds_or_number(received) == pytest.approx(float(expected)), row.target

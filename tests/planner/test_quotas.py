@@ -65,7 +65,14 @@ def test_azure_spot_is_one_regional_quota_and_gcp_counts_gpus():
 
 def test_an_unlisted_type_or_bought_capacity_is_said_not_guessed():
     azure = registry.get("azure").catalog
-    unknown = quota_drawn(azure, "Standard_NC40ads_H100_v5", "on-demand", 1)
+    unknown = quota_drawn(azure, "Standard_ND96isr_MI300X_v5", "on-demand", 1)
     assert unknown["name"] is None and "not in accelstack's azure quota table" in unknown["basis"]
     bought = quota_drawn(registry.get("aws").catalog, "p5.48xlarge", "capacity-block", 2)
     assert bought["name"] is None and "capacity-block capacity bought" in bought["basis"]
+
+
+def test_the_azure_serving_sizes_name_their_nc_family():
+    azure = registry.get("azure").catalog
+    drawn = quota_drawn(azure, "Standard_NC24ads_A100_v4", "on-demand", 8)
+    assert drawn["name"] == "standardNCADSA100v4Family" and drawn["amount"] == 192
+    assert quota_drawn(azure, "Standard_NC80adis_H100_v5", "on-demand", 1)["name"] == "standardNCadsH100v5Family"

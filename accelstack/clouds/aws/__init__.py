@@ -6,7 +6,7 @@ The Pulumi half is `accelstack.components.aws`; the spec rules are `rules` and `
 from __future__ import annotations
 
 from accelstack.clouds.aws import catalog, prices, quotas
-from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
+from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, PlannedProperty, Prices
 
 CATALOG = Catalog(
     cloud="aws",
@@ -49,6 +49,27 @@ CATALOG = Catalog(
     distributed_training_instance="p5.48xlarge",
     managed_model_api="Amazon Bedrock",
     quotas=quotas.QUOTAS,
+    serving_properties={
+        "healthCheckGrace": PlannedProperty(
+            "aws:autoscaling/group:Group",
+            "-replicas",
+            "healthCheckGracePeriod",
+            "counts from InService, after the launch hook waited out the cold start",
+        ),
+        "warmStart": PlannedProperty("aws:autoscaling/group:Group", "-replicas", "defaultInstanceWarmup"),
+        "healthCheckInterval": PlannedProperty("aws:lb/targetGroup:TargetGroup", "-replicas", "healthCheck.interval"),
+        "healthCheckTimeout": PlannedProperty("aws:lb/targetGroup:TargetGroup", "-replicas", "healthCheck.timeout"),
+        "drain": PlannedProperty("aws:lb/targetGroup:TargetGroup", "-replicas", "deregistrationDelay"),
+        "idleTimeout": PlannedProperty("aws:lb/loadBalancer:LoadBalancer", "-alb", "idleTimeout"),
+        "backlogTarget": PlannedProperty(
+            "aws:autoscaling/policy:Policy", "-backlog-per-instance", "targetTrackingConfiguration.targetValue"
+        ),
+        "lease": PlannedProperty("aws:sqs/queue:Queue", "-requests", "visibilityTimeoutSeconds"),
+        "ageAlarm": PlannedProperty("aws:cloudwatch/metricAlarm:MetricAlarm", "-queue-age", "threshold"),
+        "rootVolume": PlannedProperty(
+            "aws:ec2/launchTemplate:LaunchTemplate", "-replica", "blockDeviceMappings[0].ebs.volumeSize"
+        ),
+    },
 )  # fmt: skip
 
 PRICES = Prices(

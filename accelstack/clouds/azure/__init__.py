@@ -6,7 +6,7 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 from __future__ import annotations
 
 from accelstack.clouds.azure import catalog, prices, quotas
-from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
+from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, PlannedProperty, Prices
 
 CATALOG = Catalog(
     cloud="azure",
@@ -38,6 +38,42 @@ CATALOG = Catalog(
         for name, sku in catalog.AMLFS_SKUS.items()
     },
     quotas=quotas.QUOTAS,
+    # The serving plan on Azure's resources (components/azure/serving); a number Azure does not use is None.
+    serving_properties={
+        "healthCheckGrace": None,  # the gateway routes only to replicas its probe finds healthy
+        "warmStart": None,  # no warm-up setting: the autoscale cooldown waits a cold start
+        "launchBudget": None,  # no launch hook
+        "healthCheckInterval": PlannedProperty(
+            "azure-native:network:ApplicationGateway", "-gateway", "probes[0].interval"
+        ),
+        "healthCheckTimeout": PlannedProperty(
+            "azure-native:network:ApplicationGateway", "-gateway", "probes[0].timeout"
+        ),
+        "drain": PlannedProperty(
+            "azure-native:network:ApplicationGateway",
+            "-gateway",
+            "backendHttpSettingsCollection[0].connectionDraining.drainTimeoutInSec",
+        ),
+        "idleTimeout": PlannedProperty(
+            "azure-native:network:ApplicationGateway", "-gateway", "backendHttpSettingsCollection[0].requestTimeout"
+        ),
+        "backlogTarget": PlannedProperty(
+            "azure-native:monitor:AutoscaleSetting", "-autoscale", "profiles[0].rules[0].metricTrigger.threshold"
+        ),
+        "lease": PlannedProperty(
+            "azure-native:servicebus:Queue",
+            "-queue-requests",
+            "lockDuration",
+            "Service Bus locks at most 5 minutes: a longer lease is the worker renewing the lock",
+        ),
+        "ageAlarm": None,  # the queue's alert is on its depth (serving.admission.maxDepth)
+        "rootVolume": PlannedProperty(
+            "azure-native:compute:VirtualMachineScaleSet",
+            "-replicas",
+            "virtualMachineProfile.storageProfile.osDisk.diskSizeGB",
+        ),
+    },
+    serving_backlog_metric="the request queue's ActiveMessages divided per instance (autoscale dividePerInstance)",
 )
 
 PRICES = Prices(

@@ -15,6 +15,13 @@ from accelstack.clouds.base import Quota
 ON_DEMAND_FAMILIES: dict[str, str] = {
     "Standard_ND96isr_H100_v5": "standardNDSH100v5Family",
     "Standard_ND96isr_H200_v5": "standardNDISRH200V5Family",
+    # The NC serving sizes' families as `az vm list-usage` / `az quota show --resource-name` name them (the
+    # usages API matches names case-insensitively): NC A100 v4 and NCads H100 v5.
+    **dict.fromkeys(
+        ("Standard_NC24ads_A100_v4", "Standard_NC48ads_A100_v4", "Standard_NC96ads_A100_v4"),
+        "standardNCADSA100v4Family",
+    ),
+    **dict.fromkeys(("Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5"), "standardNCadsH100v5Family"),
 }
 SPOT = Quota("lowPriorityCores (Total Regional Spot vCPUs)", "vCPUs")
 

@@ -5,7 +5,7 @@ Described, not deployable yet: `components` is None until `accelstack.components
 
 from __future__ import annotations
 
-from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, Prices
+from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, PlannedProperty, Prices
 from accelstack.clouds.gcp import catalog, prices, quotas
 
 CATALOG = Catalog(
@@ -33,6 +33,36 @@ CATALOG = Catalog(
         for name, tier in catalog.LUSTRE_TIERS.items()
     },
     quotas=quotas.QUOTAS,
+    # The serving plan on Google Cloud's resources (components/gcp/serving); a number GCP does not use is None.
+    serving_properties={
+        "healthCheckGrace": PlannedProperty(
+            "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager",
+            "-replicas",
+            "autoHealingPolicies.initialDelaySec",
+        ),
+        "warmStart": None,  # the autoscaler's cooldown is the cold start
+        "launchBudget": None,  # no launch hook
+        "healthCheckInterval": PlannedProperty("gcp:compute/healthCheck:HealthCheck", "-health", "checkIntervalSec"),
+        "healthCheckTimeout": PlannedProperty("gcp:compute/healthCheck:HealthCheck", "-health", "timeoutSec"),
+        "drain": None,  # the backend service keeps its default connection draining
+        "idleTimeout": PlannedProperty("gcp:compute/backendService:BackendService", "-backend", "timeoutSec"),
+        "backlogTarget": PlannedProperty(
+            "gcp:compute/regionAutoscaler:RegionAutoscaler",
+            "-autoscaler",
+            "autoscalingPolicy.metrics[0].singleInstanceAssignment",
+        ),
+        "lease": PlannedProperty(
+            "gcp:pubsub/subscription:Subscription",
+            "-requests",
+            "ackDeadlineSeconds",
+            "Pub/Sub takes 10..600 s: a longer lease is the worker extending the deadline",
+        ),
+        "ageAlarm": None,
+        "rootVolume": PlannedProperty(
+            "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate", "-replica", "disks[0].diskSizeGb"
+        ),
+    },
+    serving_backlog_metric="the request subscription's num_undelivered_messages per replica (singleInstanceAssignment)",
 )
 
 PRICES = Prices(
