@@ -224,9 +224,10 @@ def user_data(resource: Any) -> list[tuple[str, Any]]:
 
 def other_resource_policy(resource: Any) -> bool:
     """A compute ResourcePolicy that is not a placement policy (snapshot or instance schedules share
-    the type): not training's fabric."""
-    return resource.resource_type == "gcp:compute/resourcePolicy:ResourcePolicy" and not resource.props.get(
-        "groupPlacementPolicy"
+    the type): not training's fabric. Placement is a group placement (compact) or a workload policy
+    (HIGH_THROUGHPUT, the dense placement of a MIG's A3/A4 VMs)."""
+    return resource.resource_type == "gcp:compute/resourcePolicy:ResourcePolicy" and not (
+        resource.props.get("groupPlacementPolicy") or resource.props.get("workloadPolicy")
     )
 
 
@@ -348,12 +349,22 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
             yield f"{_name(resource)} grants {role} project-wide to {member}; grant it on the one service account"
 
 
+# Google-owned projects whose service-<project number>@<project>.iam.gserviceaccount.com accounts are a
+# project's service agents (https://cloud.google.com/iam/docs/service-agents): Compute Engine's and Cloud
+# Storage's, whose domains predate the gcp-sa-* convention. Only this exact form is taken as an agent.
+LEGACY_AGENT_PROJECTS = frozenset({"compute-system", "gs-project-accounts", "container-engine-robot"})
+SERVICE_AGENT_ID = re.compile(r"^serviceaccount:service-[0-9]+@")
+
+
 def member_project(member: str) -> str | None:
     """The project a user-managed service account belongs to (Google's service agents have none)."""
-    match = SERVICE_ACCOUNT.match(member.lower())
+    lowered = member.lower()
+    match = SERVICE_ACCOUNT.match(lowered)
     # service-<number>@gcp-sa-<service>.iam.gserviceaccount.com are Google's per-project service agents
     # (https://cloud.google.com/iam/docs/service-agents), not accounts in a project named gcp-sa-*.
     if match is None or match.group(1).startswith("gcp-sa-"):
+        return None
+    if match.group(1) in LEGACY_AGENT_PROJECTS and SERVICE_AGENT_ID.match(lowered):
         return None
     return match.group(1)
 

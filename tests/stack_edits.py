@@ -227,6 +227,19 @@ GCP_SERVING_CHANGES = {
     "context length": ("serving.model.contextLength=16384",),
 }
 
+GCP_TRAINING_CHANGES = {
+    "nodes 4 -> 32": ("training.nodes.count=32",),
+    "A3 Mega -> A3 High": ("training.nodes.instanceType=a3-highgpu-8g",),
+    "spot -> reservation": ("training.nodes.capacity=on-demand", "training.nodes.reservationId=a3mega-block-1"),
+    "partitions edited": (
+        "training.scheduler.partitions=[{name: gpu, maxTime: '7-00:00:00', default: true}, "
+        "{name: long, maxTime: '14-00:00:00'}, {name: debug, maxTime: '02:00:00'}]",
+    ),
+    "head node size": ("training.scheduler.headNode.instanceType=n2-standard-16",),
+    "Slurm maxTime": ("training.scheduler.partitions.0.maxTime=14-00:00:00",),
+    "checkpoint versions kept longer": ("training.storage.checkpoints.noncurrentVersionDays=60",),
+}
+
 AZURE_SERVING_CHANGES = {
     "replicas min/max": ("serving.replicas.min=2", "serving.replicas.max=32"),
     "serving VM size": ("serving.replicas.instanceType=Standard_NC40ads_H100_v5",),
@@ -249,4 +262,5 @@ DAY_2_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "azure-training": AZURE_TRAINING_CHANGES,
     "azure-serving": AZURE_SERVING_CHANGES,
     "gcp-serving": GCP_SERVING_CHANGES,
+    "gcp-training": GCP_TRAINING_CHANGES,
 }

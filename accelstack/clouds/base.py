@@ -227,6 +227,7 @@ class Prices:
     block_mibps_month: float = 0.0
     block_free_mibps: int = 0
     label: str = "list prices"  # how reports name the table ("accelstack.clouds.aws.prices")
+    block_product: str = "block storage"  # what block_gb_month prices, as reports name it ("EBS gp3")
 
 
 @dataclass(frozen=True)

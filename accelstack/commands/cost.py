@@ -188,7 +188,12 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
         # At most replicas.max run at once; stopped warm-pool replicas hold no running-instance quota.
         "quota": quota_drawn(cloud.catalog, replicas.instance_type, replicas.capacity, replicas.max),
         "profileBasis": f"{PROFILE_BASIS}; {peak_basis}",
-        "rootVolume": f"gp3 {plan.root_volume_gib} GiB, {ROOT_VOLUME_IOPS} IOPS, {ROOT_VOLUME_THROUGHPUT_MIBPS} MiB/s",
+        "rootVolume": f"{cloud.prices.block_product} {plan.root_volume_gib} GiB"
+        + (
+            f", {ROOT_VOLUME_IOPS} IOPS, {ROOT_VOLUME_THROUGHPUT_MIBPS} MiB/s"
+            if cloud.prices.block_iops_month or cloud.prices.block_mibps_month
+            else ""
+        ),
         "load": load.as_dict() if load is not None else None,
         "serving": result.as_dict(),
         "totalUsd": result.lifetime_usd,
@@ -247,7 +252,8 @@ def serving_table(results: dict[str, Any]) -> Table:
         )
     table.caption = (
         f"replicas by hour: {PROFILE_BASIS}; compute = replica-hours x price x 30.4 days; volumes = each running "
-        "replica's root volume + the stopped warm-pool volumes (gp3 storage, IOPS and throughput); "
+        "replica's root volume + the stopped warm-pool volumes (the cloud's block storage; IOPS and throughput where "
+        "billed apart, as gp3's); "
         "per month = both"
     )
     return table

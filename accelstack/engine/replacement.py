@@ -449,6 +449,96 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "gcp:kms/keyRing:KeyRing": ("name", "location", "project"),
     "gcp:kms/cryptoKey:CryptoKey": ("name", "keyRing", "purpose", "importOnly", "skipInitialVersionCreation"),
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": ("cryptoKeyId", "role", "member", "condition"),
+    # --- gcp training (components/gcp/training, network, storage, scheduler); same sources as above ---
+    # Persistent disk: type, zone, image/snapshot source and encryption key are immutable; size grows in
+    # place (mmv1 compute/Disk.yaml; a smaller size is refused, not replaced).
+    "gcp:compute/disk:Disk": (
+        "name",
+        "zone",
+        "project",
+        "type",
+        "image",
+        "snapshot",
+        "sourceDisk",
+        "diskEncryptionKey",
+        "physicalBlockSizeBytes",
+        "description",
+    ),
+    "gcp:compute/address:Address": (
+        "name",
+        "address",
+        "addressType",
+        "subnetwork",
+        "network",
+        "purpose",
+        "networkTier",
+        "prefixLength",
+        "ipVersion",
+        "region",
+        "description",
+        "project",
+    ),
+    # The Slurm head (resource_compute_instance.go): zone, boot disk and NIC subnetwork/address are ForceNew;
+    # its machine type updates with allowStoppingForUpdate. Its metadata replaces through the component's
+    # replace_on_changes (user data is read at first boot), which `accelstack diff` reads from the options.
+    "gcp:compute/instance:Instance": ("name", "zone", "project", "bootDisk", "scratchDisks", "networkInterfaces"),
+    # Global instance templates are immutable like the regional ones.
+    "gcp:compute/instanceTemplate:InstanceTemplate": (
+        "name",
+        "namePrefix",
+        "project",
+        "machineType",
+        "disks",
+        "networkInterfaces",
+        "metadata",
+        "metadataStartupScript",
+        "scheduling",
+        "serviceAccount",
+        "reservationAffinity",
+        "resourcePolicies",
+        "tags",
+        "labels",
+        "guestAccelerators",
+        "shieldedInstanceConfig",
+        "canIpForward",
+        "minCpuPlatform",
+        "description",
+    ),
+    "gcp:compute/instanceGroupManager:InstanceGroupManager": ("name", "baseInstanceName", "zone", "project"),
+    # Resource policies cannot be updated (mmv1 compute/ResourcePolicy.yaml: every field immutable).
+    "gcp:compute/resourcePolicy:ResourcePolicy": (
+        "name",
+        "region",
+        "project",
+        "description",
+        "groupPlacementPolicy",
+        "workloadPolicy",
+        "snapshotSchedulePolicy",
+        "instanceSchedulePolicy",
+    ),
+    # Managed Lustre: id, zone, file system name, network, throughput tier, CMEK and GKE support are fixed at
+    # creation; capacity grows in place (mmv1 lustre/Instance.yaml; managed-lustre/docs/increase-capacity).
+    "gcp:lustre/instance:Instance": (
+        "instanceId",
+        "location",
+        "project",
+        "filesystem",
+        "network",
+        "perUnitStorageThroughput",
+        "kmsKey",
+        "gkeSupportEnabled",
+        "placementPolicy",
+    ),
+    "gcp:servicenetworking/connection:Connection": ("network", "service"),
+    # Buckets: name, location and project are immutable (resource_storage_bucket.go); the rest updates.
+    "gcp:storage/bucket:Bucket": ("name", "location", "project"),
+    "gcp:secretmanager/secret:Secret": ("secretId", "replication", "project"),
+    "gcp:secretmanager/secretVersion:SecretVersion": ("secret", "secretData", "isSecretDataBase64"),
+    "gcp:secretmanager/secretIamMember:SecretIamMember": ("secretId", "role", "member", "condition", "project"),
+    # The Managed Lustre import (a dynamic resource): its provider's diff replaces, i.e. imports again, when
+    # the source, the destination or the trigger changes (components/gcp/lustre_import.py REIMPORT_KEYS; the
+    # only dynamic resource accelstack registers, so the shared type token names it).
+    "pulumi-python:dynamic:Resource": ("project", "zone", "instance_id", "gcs_uri", "lustre_path", "trigger"),
     # The gcp provider's project or region changes every resource's home (pulumi-gcp DiffConfig).
     "pulumi:providers:gcp": ("project", "region"),
 }

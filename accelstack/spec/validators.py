@@ -201,20 +201,6 @@ def spot_needs_checkpoints(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def managed_scheduler_is_not_spot(spec: StackSpec) -> Iterator[Problem]:
-    """AWS Batch: "Multi-node parallel jobs aren't supported on Spot Instances" (CreateComputeEnvironment)."""
-    if not isinstance(spec, TrainingStack):
-        return
-    training = spec.training
-    if training.scheduler.kind == "managed" and training.nodes.capacity == "spot":
-        yield Problem(
-            "training.nodes.capacity",
-            "spot is not supported with training.scheduler.kind managed (AWS Batch multi-node parallel "
-            "jobs cannot run on Spot); use on-demand or capacity-block, or scheduler kind slurm",
-        )
-
-
 NONCURRENT_DAYS_SHORT = 7
 
 

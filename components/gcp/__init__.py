@@ -6,12 +6,13 @@ from typing import TYPE_CHECKING
 
 import pulumi
 
-from accelstack.components.base import CloudStack, ServingServiceArgs
+from accelstack.components.base import CloudStack, ServingServiceArgs, TrainingClusterArgs
 from accelstack.components.gcp.provider import gcp_provider
 from accelstack.spec.models import ServingStack, TrainingStack
 
 if TYPE_CHECKING:
     from accelstack.components.gcp.serving import ServingService
+    from accelstack.components.gcp.training import TrainingCluster
 
 
 class GcpStack(CloudStack):
@@ -20,10 +21,11 @@ class GcpStack(CloudStack):
         provider = gcp_provider(self.spec, root)
         return root, pulumi.ResourceOptions(parent=root, provider=provider)
 
-    # Training (GPUDirect NICs per machine type, Managed Lustre with its import provider, Slurm) is not built
-    # yet: the GCP description's `workloads` lists serving only, so the spec refuses a GCP training stack first.
-    def build_training(self, spec: TrainingStack) -> pulumi.ComponentResource:
-        raise NotImplementedError("GCP training components are not built yet (accelstack.clouds.gcp: workloads)")
+    def build_training(self, spec: TrainingStack) -> TrainingCluster:
+        from accelstack.components.gcp.training import TrainingCluster
+
+        _, opts = self._root("TrainingStack")
+        return TrainingCluster(spec.stack, TrainingClusterArgs.of(spec), opts)
 
     def build_serving(self, spec: ServingStack) -> ServingService:
         from accelstack.components.gcp.serving import ServingService

@@ -96,6 +96,19 @@ class GcpMocks(pulumi.runtime.Mocks):
         outputs.setdefault("id", path)
         if args.typ.startswith("gcp:compute/"):
             outputs.setdefault("selfLink", f"{API}/{path}")
+        if args.typ == "gcp:lustre/instance:Instance":
+            # "<MGS address>@tcp:/<filesystem>", as `gcloud lustre instances describe` prints mountPoint.
+            outputs.setdefault("mountPoint", f"172.16.0.2@tcp:/{args.inputs.get('filesystem', 'lustrefs')}")
+            outputs.setdefault("instanceId", args.inputs.get("instanceId", args.name))
+        if args.typ == "gcp:secretmanager/secretVersion:SecretVersion":
+            # Versions are named by project NUMBER: projects/<number>/secrets/<id>/versions/<n>.
+            secret = str(args.inputs.get("secret") or args.name).rsplit("/", 1)[-1]
+            outputs["name"] = f"projects/{self.project_number}/secrets/{secret}/versions/1"
+            outputs["version"] = "1"
+        if args.typ == "gcp:compute/address:Address" and args.inputs.get("addressType") == "INTERNAL":
+            outputs.setdefault("address", args.inputs.get("address", "10.0.0.10"))
+        if args.typ == "gcp:compute/instanceTemplate:InstanceTemplate":
+            outputs.setdefault("selfLinkUnique", f"{API}/{path}?uniqueId=1000000000000000001")
         if args.typ == "gcp:serviceaccount/account:Account":
             account_id = args.inputs.get("accountId", args.name)
             email = f"{account_id}@{self.project_id}.iam.gserviceaccount.com"

@@ -28,6 +28,7 @@ PRICED_OUTSIDE_CATALOG = {
     "aws": {"m7i.2xlarge", "m7i.xlarge"},
     # The Slurm head node sizes (general purpose, no accelerator: not in the accelerated catalog).
     "azure": {"Standard_D2s_v5", "Standard_D4s_v5", "Standard_D8s_v5", "Standard_D16s_v5"},
+    "gcp": {"n2-standard-4", "n2-standard-8", "n2-standard-16", "n2-standard-32"},
 }
 UNPRICED_FS_TIERS = {"aws": {"PERSISTENT_1", "SCRATCH_1"}}
 
@@ -275,6 +276,7 @@ def test_gcp_prices_are_us_central1_with_spot_forty_percent_off():
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
 
 
+HEAD_NODES = {"azure": "Standard_D8s_v5", "gcp": "n2-standard-8"}
 ACCOUNTS = {
     "azure": {
         "account": {
@@ -316,7 +318,7 @@ def _described_cloud_stack(tmp_path: Path, name: str) -> None:
             uri = training["storage"][block]["uri"]
             training["storage"][block]["uri"] = f"{scheme}://{uri.partition('://')[2]}"
     training["nodes"] = {"instanceType": next(iter(cloud(name).catalog.instances)), "count": 1, "capacity": "on-demand"}
-    training["scheduler"] = {"kind": "slurm", "headNode": {"instanceType": "head"}}
+    training["scheduler"] = {"kind": "slurm", "headNode": {"instanceType": HEAD_NODES[name]}}
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / f"Pulumi.{name}-training.yaml").write_text(yaml.safe_dump(document))
 

@@ -24,8 +24,14 @@ def package_of(resource_type: str) -> str:
 
 
 def custom_resources(resources: Iterable[Registration]) -> list[Registration]:
-    """What a provider creates: not the stack, not components, not the providers themselves."""
-    return [r for r in resources if r.custom and r.type != STACK_TYPE and not r.is_provider]
+    """What a cloud provider creates: not the stack, not components, not the providers themselves, and not
+    dynamic resources (the program's own code behind Pulumi's built-in dynamic provider: no cloud provider to
+    pin, no labels to carry; the packs judge their inputs as `dynamic-operation`)."""
+    return [
+        r
+        for r in resources
+        if r.custom and r.type != STACK_TYPE and not r.is_provider and not concepts.is_a(r.type, "dynamic-operation")
+    ]
 
 
 # --- explicit providers ----------------------------------------------------------------------------

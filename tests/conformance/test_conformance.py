@@ -132,7 +132,7 @@ def test_previews_offline_for_its_own_cloud(cloud: str, stack_file: Path) -> Non
     assert custom_resources(result.resources), "the preview registered no cloud resource"
     # Providers (`pulumi:providers:<package>`) count as their package.
     allowed = registry.get(cloud).pulumi_packages
-    strays = sorted({r.type for r in result.resources if r.custom and package_of(r.type) not in allowed})
+    strays = sorted({r.type for r in custom_resources(result.resources) if package_of(r.type) not in allowed})
     assert strays == [], f"resources of packages {cloud} does not declare in its Cloud's pulumi_packages"
 
 

@@ -553,6 +553,69 @@ def test_azure_preempt_event_drains_node_signals_checkpoint_and_requeues_job(clu
     assert cluster.job(job_id)["JobState"] == "PENDING"
 
 
+class FakeGcpMetadata:
+    """The GCE metadata server on 127.0.0.1 (Metadata-Flavor: Google required): instance/preempted and
+    instance/maintenance-event as a Spot VM sees them once Compute Engine starts preempting it."""
+
+    def __init__(self, instance: dict[str, str]):
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                prefix = "/computeMetadata/v1/instance/"
+                answer = instance.get(self.path.removeprefix(prefix)) if self.path.startswith(prefix) else None
+                if self.headers.get("Metadata-Flavor") != "Google":
+                    answer = None
+                self.send_response(200 if answer is not None else 404)
+                self.end_headers()
+                if answer is not None:
+                    self.wfile.write(answer.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeGcpMetadata:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_gcp_preempted_drains_node_signals_checkpoint_and_requeues_job(cluster):
+    """The same drain / checkpoint signal / requeue on Google Cloud's notice: instance/preempted turns TRUE
+    about 30 s before the Spot VM is stopped (no time given: the reason says so)."""
+    spec = spec_for(stack="gcp-training")
+    assert spec.training.nodes.capacity == "spot"
+    cluster.ready_node()
+    job_id = submit(cluster)
+    watcher = cluster.root / "gcp-spot-watcher.sh"
+    watcher.write_text(spot_watcher_script(spec, nodes_for(spec)))
+    watcher.chmod(0o755)
+    with FakeGcpMetadata({"preempted": "TRUE", "maintenance-event": "NONE"}) as metadata:
+        env = {
+            **cluster.env,
+            "METADATA_ENDPOINT": metadata.url,
+            "NODE_NAME": NODE,
+            "POLL_SECONDS": "1",
+            "GRACE_SECONDS": "5",
+        }
+        result = subprocess.run([str(watcher)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    reason = cluster.run(["sinfo", "-h", "-R", "-n", NODE, "-o", "%E"]).stdout.strip()
+    assert reason.startswith("spot interruption notice: preempted"), reason
+    assert "drain" in cluster.node_state()
+    assert (cluster.root / "jobs" / f"checkpointed.{job_id}").exists()
+    job = wait_for("requeued job pending", lambda: (j := cluster.job(job_id))["JobState"] == "PENDING" and j, 20)
+    assert int(job["Restarts"]) >= 1
+    cluster.kill_node()
+    cluster.run(["scontrol", "update", f"nodename={NODE}", "state=DOWN", "reason=instance preempted"])
+    assert cluster.job(job_id)["JobState"] == "PENDING"
+
+
 def test_node_lost_without_notice_requeues_batch_job(cluster):
     """No notice (hardware failure, or the watcher never ran): when slurmctld marks the node DOWN
     (after SlurmdTimeout; done here at once with the same state change), JobRequeue=1 requeues."""

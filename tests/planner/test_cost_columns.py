@@ -129,3 +129,19 @@ def test_a_stated_load_sets_the_peak_of_the_serving_profile():
         "peak 7 = replicas serving.load needs within min..max"
     )
     assert stack["load"]["replicas"] == 7
+
+
+@pytest.mark.parametrize(
+    ("stack", "volume"),
+    [
+        ("aws-serving", "EBS gp3 200 GiB, 4000 IOPS, 1000 MiB/s"),
+        ("gcp-serving", "pd-balanced "),
+        ("azure-serving", "Premium SSD "),
+    ],
+)
+def test_the_root_volume_is_named_as_its_cloud_sells_it(stack, volume):
+    """IOPS and throughput are said only where the cloud bills them apart (gp3); no AWS word on another cloud."""
+    root = cost_json(stack)["stacks"][stack]["rootVolume"]
+    assert root.startswith(volume), root
+    if not stack.startswith("aws"):
+        assert "gp3" not in root and "IOPS" not in root

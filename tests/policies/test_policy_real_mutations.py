@@ -27,6 +27,7 @@ from accelstack.spec.problems import SpecError
 
 REPO = Path(__file__).resolve().parents[2]
 TRAINING, SERVING, FINETUNE = "aws-training", "aws-serving", "aws-finetune"
+GCP_TRAINING = "gcp-training"
 TRAINING_ACCOUNT, SERVING_ACCOUNT = "111111111111", "222222222222"
 # AWS's documented example credentials (never valid), shaped like the real thing.
 EXAMPLE_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
@@ -804,11 +805,117 @@ MUTATIONS = [
 ]
 
 
+# --- the GCP training stack: the same risks spelled in Google Cloud's kinds ----------------------------
+
+G = GCP_TRAINING
+G_BUCKET = "gcp:storage/bucket:Bucket"
+G_LUSTRE = "gcp:lustre/instance:Instance"
+G_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
+G_GRANT = "gcp:storage/bucketIAMMember:BucketIAMMember"
+G_CHECKPOINTS = ("gcp-training-checkpoints", G_BUCKET)
+
+
+def _first_nic(change: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    return lambda props: props["networkInterfaces"][0].update(copy.deepcopy(change))
+
+
+MUTATIONS += [
+    Mutation("gcp-unprotect-lustre", G, unprotect("gcp-training-lustre", G_LUSTRE), "protect-stateful"),
+    Mutation("gcp-unprotect-checkpoints", G, unprotect(*G_CHECKPOINTS), "protect-stateful"),
+    Mutation(
+        "gcp-unprotect-slurm-state",
+        G,
+        unprotect("gcp-training-slurmctld-state", "gcp:compute/disk:Disk"),
+        "protect-stateful",
+    ),
+    Mutation(
+        "gcp-checkpoints-public-access-inherited",
+        G,
+        set_props(*G_CHECKPOINTS, publicAccessPrevention="inherited"),
+        "no-public-buckets",
+    ),
+    Mutation(
+        "gcp-checkpoints-versioning-off",
+        G,
+        set_props(*G_CHECKPOINTS, versioning={"enabled": False}),
+        "bucket-versioning",
+    ),
+    Mutation(
+        "gcp-lifecycle-deletes-live-checkpoints",
+        G,
+        edit_props(*G_CHECKPOINTS, lambda p: p["lifecycleRules"][0].update(condition={"age": 30})),
+        "no-scheduled-data-loss",
+    ),
+    Mutation(
+        "gcp-lustre-without-the-stack-key",
+        G,
+        edit_props("gcp-training-lustre", G_LUSTRE, pop("kmsKey")),
+        "bucket-encryption",
+    ),
+    Mutation(
+        "gcp-node-template-external-ip",
+        G,
+        edit_props("gcp-training-node", G_TEMPLATE, _first_nic({"accessConfigs": [{"networkTier": "PREMIUM"}]})),
+        "no-public-ip-on-nodes",
+    ),
+    Mutation(
+        "gcp-fabric-nic-external-ipv6",
+        G,
+        edit_props(
+            "gcp-training-node",
+            G_TEMPLATE,
+            lambda p: p["networkInterfaces"][3].update(ipv6AccessConfigs=[{"networkTier": "PREMIUM"}]),
+        ),
+        "no-public-ip-on-nodes",
+    ),
+    Mutation(
+        "gcp-iap-ssh-opened-to-the-internet",
+        G,
+        set_props(
+            "gcp-training-net-iap-ssh", "gcp:compute/firewall:Firewall", sourceRanges=["0.0.0.0/1", "128.0.0.0/1"]
+        ),
+        "no-internet-ingress",
+    ),
+    Mutation(
+        "gcp-lustre-in-another-project",
+        G,
+        set_props("gcp-training-lustre", G_LUSTRE, project="acme-serve"),
+        "pinned-project",
+    ),
+    Mutation(
+        "gcp-serving-account-may-write-checkpoints",
+        G,
+        set_props(
+            "gcp-training-nodes-checkpoints-objectCreator",
+            G_GRANT,
+            member="serviceAccount:replicas@acme-serve.iam.gserviceaccount.com",
+        ),
+        "cross-account-read-only",
+    ),
+    Mutation(
+        "gcp-nodes-editor-on-datasets",
+        G,
+        set_props("gcp-training-nodes-datasets", G_GRANT, role="roles/editor"),
+        "iam-least-privilege",
+    ),
+    Mutation(
+        "gcp-import-input-carries-a-key",
+        G,
+        set_props(
+            "gcp-training-lustre-import",
+            "pulumi-python:dynamic:Resource",
+            trigger=f"{EXAMPLE_KEY_ID}:{EXAMPLE_SECRET}",
+        ),
+        "no-secrets-in-user-data",
+    ),
+]
+
+
 def _caught(verdicts: list[Verdict], urn: str, policy: str) -> bool:
     return any(v.mandatory and v.urn == urn and v.policy == policy for v in verdicts)
 
 
-@pytest.mark.parametrize("stack", [TRAINING, SERVING])
+@pytest.mark.parametrize("stack", [TRAINING, SERVING, GCP_TRAINING])
 def test_every_mutation_of_a_shipped_stack_is_caught(stack: str) -> None:
     result = previewed(stack)
     mutations = [m for m in MUTATIONS if m.stack == stack]
@@ -829,12 +936,12 @@ def test_every_mutation_of_a_shipped_stack_is_caught(stack: str) -> None:
 def test_the_table_covers_both_stacks_and_ids_are_unique() -> None:
     ids = [m.id for m in MUTATIONS]
     assert len(ids) == len(set(ids))
-    assert {m.stack for m in MUTATIONS} == {TRAINING, SERVING}
+    assert {m.stack for m in MUTATIONS} == {TRAINING, SERVING, GCP_TRAINING}
 
 
 @pytest.mark.parametrize(
     "stack",
-    [TRAINING, SERVING, pytest.param(FINETUNE, marks=pytest.mark.integration)],
+    [TRAINING, SERVING, GCP_TRAINING, pytest.param(FINETUNE, marks=pytest.mark.integration)],
 )
 def test_unmutated_shipped_stack_has_no_verdict_at_all(stack: str) -> None:
     """No false positives: not even an advisory (a noisy pack gets its policies disabled)."""

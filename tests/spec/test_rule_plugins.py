@@ -108,6 +108,7 @@ def test_every_rule_registered_once_in_layer_order():
         "accelstack.clouds.azure.rules",
         "accelstack.clouds.azure.serving_rules",
         "accelstack.components.azure.rules",
+        "accelstack.clouds.gcp.rules",
         "accelstack.clouds.gcp.serving_rules",
         "accelstack.planner_rules",
     ]

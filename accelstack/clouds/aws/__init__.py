@@ -83,6 +83,7 @@ PRICES = Prices(
     },
     object_gb_month=prices.S3_STANDARD_GB_MONTH,
     block_gb_month=prices.EBS_GP3_GB_MONTH,
+    block_product="EBS gp3",
     not_priced=prices.NOT_PRICED,
     extra={
         "load_balancer_hourly": prices.ALB_HOURLY,

@@ -190,6 +190,20 @@ def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
+def managed_scheduler_is_not_spot(spec: StackSpec) -> Iterator[Problem]:
+    """AWS Batch (the managed scheduler on AWS): "Multi-node parallel jobs aren't supported on Spot Instances" (CreateComputeEnvironment)."""
+    if not isinstance(spec, TrainingStack):
+        return
+    training = spec.training
+    if training.scheduler.kind == "managed" and training.nodes.capacity == "spot":
+        yield Problem(
+            "training.nodes.capacity",
+            "spot is not supported with training.scheduler.kind managed (AWS Batch multi-node parallel "
+            "jobs cannot run on Spot); use on-demand or capacity-block, or scheduler kind slurm",
+        )
+
+
+@rule
 def managed_scheduler_and_capacity_block(spec: StackSpec) -> Iterator[Problem]:
     """AWS Batch ignores a launch template's instance market options (AWS Batch User Guide, "Use Amazon
     EC2 launch templates with AWS Batch": "Instance market options (AWS Batch must control Spot

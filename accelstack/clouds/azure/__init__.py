@@ -85,6 +85,7 @@ PRICES = Prices(
     parallel_fs_gb_month={},
     object_gb_month=prices.BLOB_HOT_LRS_GB_MONTH,
     block_gb_month=prices.PREMIUM_SSD_GB_MONTH,
+    block_product="Premium SSD",
     not_priced=prices.NOT_PRICED,
     # Same key as AWS's ALB hour: the serving front door's fixed charge (here it includes the WAF).
     extra={"load_balancer_hourly": prices.APP_GATEWAY_WAF_V2_HOURLY},

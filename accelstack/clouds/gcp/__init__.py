@@ -1,6 +1,6 @@
 """Google Cloud, as accelstack describes it: catalog, prices, limits and features (no Pulumi).
 
-Described, not deployable yet: `components` is None until `accelstack.components.gcp` exists.
+Deployable: training and serving (`accelstack.components.gcp`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ CATALOG = Catalog(
             # the stack calls the API).
             imports_from_object_store=True,
             exports_to_object_store=True,
+            # exportData runs once per call: the Slurm head copies checkpoints to their bucket on a timer.
+            checkpoints_copied_by_head=True,
             persistent=True,
         )
         for name, tier in catalog.LUSTRE_TIERS.items()
@@ -74,6 +76,7 @@ PRICES = Prices(
     parallel_fs_gb_month={},
     object_gb_month=prices.GCS_STANDARD_GB_MONTH,
     block_gb_month=prices.PD_BALANCED_GB_MONTH,
+    block_product="pd-balanced",
     not_priced=prices.NOT_PRICED,
 )
 
@@ -107,6 +110,6 @@ GCP = Cloud(
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
     components="accelstack.components.gcp",
-    workloads=frozenset({"serving"}),  # training's components are not built yet
-    rules=("accelstack.clouds.gcp.serving_rules",),
+    workloads=frozenset({"training", "serving"}),
+    rules=("accelstack.clouds.gcp.rules", "accelstack.clouds.gcp.serving_rules"),
 )

@@ -160,3 +160,66 @@ REGIONS: tuple[str, ...] = (
     "southamerica-west1", "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1",
     "us-west2", "us-west3", "us-west4",
 )  # fmt: skip
+
+
+# --- Every NIC of a training node -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NicLayout:
+    """The networks one VM of a machine type attaches, as Cluster Toolkit's blueprints build them.
+
+    `gvnic_networks` VPCs with one gVNIC each (the first is the system network: Slurm, Lustre, Cloud
+    Storage), at `gvnic_mtu`; `rdma_subnets` MRDMA NICs in ONE RoCE VPC made from the zone's RoCE network
+    profile, at `rdma_mtu` (0: no RoCE VPC). `boot_disk_type`: A3 Ultra and A4 boot from Hyperdisk only."""
+
+    gvnic_networks: int
+    gvnic_mtu: int
+    rdma_subnets: int = 0
+    rdma_mtu: int = 0
+    boot_disk_type: str = "pd-ssd"
+
+    @property
+    def nics(self) -> int:
+        return self.gvnic_networks + self.rdma_subnets
+
+
+# Sources: cluster-toolkit examples/machine-learning/a3-highgpu-8g (multivpc network_count 4, MTU 8244,
+# GPUDirect-TCPX), a3-megagpu-8g (network_count 8, MTU 8244, TCPXO), a3-ultragpu-8g and a4-highgpu-8g
+# (net-0 and net-1 gVNIC at MTU 8896 + gpu-rdma-vpc with 8 subnets, nic_type MRDMA, MTU 8896, profile
+# "<zone>-vpc-roce"; boot disk hyperdisk-balanced). A2 and G2 attach the system network only.
+NIC_LAYOUTS: dict[str, NicLayout] = {
+    "gpudirect-tcpx": NicLayout(gvnic_networks=1 + 4, gvnic_mtu=8244),
+    "gpudirect-tcpxo": NicLayout(gvnic_networks=1 + 8, gvnic_mtu=8244),
+    "rdma": NicLayout(
+        gvnic_networks=2, gvnic_mtu=8896, rdma_subnets=8, rdma_mtu=8896, boot_disk_type="hyperdisk-balanced"
+    ),
+    "none": NicLayout(gvnic_networks=1, gvnic_mtu=8896),
+}
+
+
+def nic_layout(machine_type: str) -> NicLayout:
+    """The NICs of `machine_type` (a catalog type: the rules refuse others first)."""
+    itype = ACCELERATED_INSTANCES[machine_type]
+    return NIC_LAYOUTS[itype.fabric or "none"]
+
+
+# Workload policies (HIGH_THROUGHPUT) place a MIG's A4, A3 Ultra, A3 Mega and A3 High (8 GPU) VMs densely,
+# for Spot and reservation-bound capacity (and flex-start on A4 / A3 Ultra); on-demand capacity is not listed
+# (docs.cloud.google.com/ai-hypercomputer/docs/placement-policy-and-workload-policy, comparison table).
+WORKLOAD_POLICY_TYPES = frozenset({"a4-highgpu-8g", "a3-ultragpu-8g", "a3-megagpu-8g", "a3-highgpu-8g"})
+
+# Cloud Storage bucket names: 3-63 lowercase letters, digits, '-', '_' and '.', starting and ending with a
+# letter or digit (cloud.google.com/storage/docs/buckets#naming; dotted names up to 222 are domain-verified
+# only, not accepted here).
+BUCKET_NAME = r"[a-z0-9][a-z0-9_.-]{1,61}[a-z0-9]"
+# Compute Engine machine type names ("n2-standard-8", "c3-standard-22"): family-kind-size.
+MACHINE_TYPE_NAME = r"[a-z][a-z0-9]*-[a-z]+(-[a-z0-9]+)*"
+# A reservation the nodes consume: its name, or projects/<p>/reservations/<name> for a shared one
+# (cloud.google.com/compute/docs/instances/reservations-consume#consuming_a_specific_shared_reservation).
+RESERVATION_NAME = r"(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/reservations/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+# Private services access range for Managed Lustre: Google's example allocates a /20
+# (cloud.google.com/managed-lustre/docs/vpc: `gcloud compute addresses create ... --prefix-length=20`).
+LUSTRE_PEERING_PREFIX = 20
+# Subnets reserve 4 addresses each (cloud.google.com/vpc/docs/subnets#unusable-ip-addresses-in-every-subnet).
+SUBNET_RESERVED_ADDRESSES = 4

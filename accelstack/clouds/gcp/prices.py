@@ -13,6 +13,8 @@ Sources:
   through DWS (flex-start $64.44/h, calendar mode $90.22/h) and Spot, so it is left out here.
 - Spot: the same page's Spot column is 40 % below on-demand for every A2, A3 and G2 row read (e.g.
   a3-highgpu-8g $52.962296548, g2-standard-4 $0.424056); Spot prices move (up to daily), so override it.
+- Slurm head (N2 standard, general purpose): cloud.google.com/compute/vm-instance-pricing, Iowa, $0.031611 per
+  vCPU-hour + $0.004237 per GB-hour, so n2-standard-4/8/16/32 = 4/8/16/32 vCPUs and 16/32/64/128 GB.
 - Cloud Storage Standard, regional: $0.020/GB-month (cloud.google.com/storage/pricing).
 - Persistent Disk pd-balanced: $0.10/GB-month (cloud.google.com/products/compute/disks-image-pricing).
 """
@@ -38,6 +40,8 @@ ON_DEMAND_HOURLY: dict[str, float] = {
     "a2-ultragpu-8g": 40.550383123,
     "g2-standard-4": 0.706832276,
     "g2-standard-8": 0.853624312,
+    # The Slurm head: N2 standard, priced per vCPU and GB of memory (see the docstring).
+    **{f"n2-standard-{vcpus}": round(vcpus * 0.031611 + 4 * vcpus * 0.004237, 6) for vcpus in (4, 8, 16, 32)},
 }
 DEFAULT_SPOT_DISCOUNT = 0.40
 

@@ -1,0 +1,242 @@
+"""GCP training rules: what Compute Engine, Managed Lustre and Cloud Storage would reject at create time, or
+what the training components cannot build, checked at the config path before anything exists.
+
+One small function per rule; each docstring names the documentation it mirrors. The tables are data in
+`accelstack.clouds.gcp.catalog`. These rules run for gcp stacks only (the GCP registration names this
+module in `Cloud.rules`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from accelstack.clouds.gcp import catalog as tables
+from accelstack.spec.models import StackSpec, TrainingStack
+from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.uris import object_uris, split_bucket_uri
+from accelstack.spec.validators import rule
+
+# Lustre file system names: at most 8 letters and digits (lustre.Instance `filesystem`).
+LUSTRE_FILESYSTEM = "lustrefs"
+SMALLEST_VPC_PREFIX = 18  # the nodes' half, the fabric quarter and the Lustre peering /20 must fit
+FABRIC_BLOCKS = 16  # the fabric quarter splits into 16 equal subnets: room for 1 + 8 RDMA + 1 gVNIC
+
+
+@dataclass(frozen=True)
+class AddressPlan:
+    """How `training.network.vpcCidr` is carved (the system VPC and the fabric VPCs; pure, for rules and
+    components alike): the nodes' subnet is the first half, the fabric subnets (each in its own VPC, so
+    they may not overlap the system VPC's routes) split the third quarter, and Managed Lustre's private
+    services access range opens the last quarter."""
+
+    nodes: ipaddress.IPv4Network
+    fabric: tuple[ipaddress.IPv4Network, ...]
+    lustre_peering: ipaddress.IPv4Network
+
+    @property
+    def head_address(self) -> str:
+        # The first usable addresses are Google's (network, gateway); .10 leaves room and never moves.
+        return str(self.nodes.network_address + 10)
+
+    def fabric_capacity(self) -> int:
+        """Nodes one fabric subnet holds."""
+        return self.fabric[0].num_addresses - tables.SUBNET_RESERVED_ADDRESSES
+
+
+def address_plan(vpc_cidr: str) -> AddressPlan:
+    network = ipaddress.ip_network(vpc_cidr, strict=False)
+    if not isinstance(network, ipaddress.IPv4Network):
+        raise ValueError(f"{vpc_cidr}: an IPv4 range is needed")
+    halves = list(network.subnets(prefixlen_diff=1))
+    quarters = list(halves[1].subnets(prefixlen_diff=1))
+    fabric = tuple(quarters[0].subnets(new_prefix=quarters[0].prefixlen + FABRIC_BLOCKS.bit_length() - 1))
+    peering_prefix = max(tables.LUSTRE_PEERING_PREFIX, quarters[1].prefixlen)
+    lustre = next(quarters[1].subnets(new_prefix=peering_prefix))
+    return AddressPlan(nodes=halves[0], fabric=fabric, lustre_peering=lustre)
+
+
+def _training(spec: StackSpec) -> TrainingStack | None:
+    return spec if isinstance(spec, TrainingStack) else None
+
+
+@rule
+def gcs_uris(spec: StackSpec) -> Iterator[Problem]:
+    """Object URIs name a Cloud Storage bucket: gs://<bucket>[/prefix], the bucket 3-63 lowercase letters,
+    digits, '-', '_' and '.', starting and ending with a letter or digit (cloud.google.com/storage/docs/buckets#naming)."""
+    for path, uri in object_uris(spec):
+        if not uri.startswith("gs://"):
+            continue  # another scheme: the neutral scheme rule reports it
+        bucket, _ = split_bucket_uri(uri)
+        if not re.fullmatch(tables.BUCKET_NAME, bucket) or "goog" in bucket or ".." in bucket:
+            yield Problem(
+                path,
+                f"bucket {bucket!r} is not a Cloud Storage bucket name: 3 to 63 lowercase letters, digits, '-', "
+                "'_' and '.', starting and ending with a letter or digit, without 'goog'; expected gs://<bucket>[/prefix]",
+            )
+
+
+@rule
+def gcp_training_machine_type(spec: StackSpec) -> Iterator[Problem]:
+    """The nodes' machine type is one the catalog knows (its NICs are configured from it, so a guess would
+    leave GPU NICs dark); several nodes need a GPU fabric (A3 High/Mega, A3 Ultra, A4): A2 and G2 have no
+    GPU network between VMs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth)."""
+    training = _training(spec)
+    if training is None:
+        return
+    nodes = training.training.nodes
+    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
+    if itype is None:
+        yield Problem(
+            "training.nodes.instanceType",
+            f"{nodes.instance_type!r} is not a GPU machine type accelstack knows"
+            f"{did_you_mean(nodes.instance_type, tables.ACCELERATED_INSTANCES)}; "
+            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
+        )
+    elif nodes.count > 1 and itype.fabric is None:
+        fabric = [name for name, i in tables.ACCELERATED_INSTANCES.items() if i.fabric]
+        yield Problem(
+            "training.nodes.instanceType",
+            f"{nodes.instance_type} has no GPU network between VMs, so {nodes.count} nodes would train over the "
+            f"system NIC; use a GPUDirect machine type: {', '.join(fabric)}",
+        )
+
+
+@rule
+def gcp_head_machine_type(spec: StackSpec) -> Iterator[Problem]:
+    """The Slurm head is a Compute Engine VM: a machine type name ("n2-standard-8"); the neutral default (an
+    EC2 type such as m7i.2xlarge) is not one."""
+    training = _training(spec)
+    if training is None or training.training.scheduler.kind != "slurm":
+        return
+    machine = training.training.scheduler.head_node.instance_type
+    if not re.fullmatch(tables.MACHINE_TYPE_NAME, machine):
+        yield Problem(
+            "training.scheduler.headNode.instanceType",
+            f"{machine!r} is not a Compute Engine machine type; set a CPU type such as n2-standard-8",
+        )
+
+
+@rule
+def gcp_managed_scheduler_not_built(spec: StackSpec) -> Iterator[Problem]:
+    """The managed alternative (Cluster Director's managed Slurm, `hypercomputecluster.Cluster`) is not built
+    yet: refused here rather than deployed half-way."""
+    training = _training(spec)
+    if training is not None and training.training.scheduler.kind == "managed":
+        yield Problem(
+            "training.scheduler.kind",
+            "'managed' is not built for Google Cloud yet; allowed here: slurm, none",
+        )
+
+
+@rule
+def gcp_capacity(spec: StackSpec) -> Iterator[Problem]:
+    """How GCP sells the nodes: Spot (provisioning model SPOT) takes no reservation; a calendar-mode future
+    reservation (capacity-block: RESERVATION_BOUND VMs) needs its reservation's name, and a specific
+    reservation is named projects/<p>/reservations/<name> or <name>
+    (cloud.google.com/compute/docs/instances/reservations-consume)."""
+    training = _training(spec)
+    if training is None:
+        return
+    nodes = training.training.nodes
+    if nodes.capacity == "spot" and nodes.reservation_id is not None:
+        yield Problem(
+            "training.nodes.reservationId",
+            "Spot VMs cannot consume a reservation; remove reservationId or set capacity: on-demand",
+        )
+    if nodes.capacity == "capacity-block" and nodes.reservation_id is None:
+        yield Problem(
+            "training.nodes.reservationId",
+            "capacity-block consumes a calendar-mode future reservation: name it (its reservation's name)",
+        )
+    if nodes.reservation_id is not None and not re.fullmatch(tables.RESERVATION_NAME, nodes.reservation_id):
+        yield Problem(
+            "training.nodes.reservationId",
+            f"{nodes.reservation_id!r} is not a reservation name; allowed: <name> or "
+            "projects/<project>/reservations/<name> (a shared reservation)",
+        )
+
+
+@rule
+def gcp_dense_placement(spec: StackSpec) -> Iterator[Problem]:
+    """A MIG's A3/A4 VMs are placed densely by a workload policy only for Spot and reservation capacity
+    (docs.cloud.google.com/ai-hypercomputer/docs/placement-policy-and-workload-policy): on-demand nodes
+    without a reservation land wherever the zone has room, and NCCL crosses more switches."""
+    training = _training(spec)
+    if training is None:
+        return
+    nodes = training.training.nodes
+    clustered = nodes.instance_type in tables.WORKLOAD_POLICY_TYPES
+    if clustered and nodes.count > 1 and nodes.capacity == "on-demand" and nodes.reservation_id is None:
+        yield Problem(
+            "training.nodes.capacity",
+            f"{nodes.count} on-demand {nodes.instance_type} nodes without a reservation get no dense placement "
+            "(workload policies take Spot or reservations); set reservationId, or capacity: spot",
+            Level.WARNING,
+        )
+
+
+@rule
+def gcp_training_network(spec: StackSpec) -> Iterator[Problem]:
+    """training.network.vpcCidr holds the nodes' subnet (first half), one subnet per fabric VPC (16 equal
+    blocks of the third quarter, each holding every node plus the 4 addresses Google reserves per subnet) and
+    Managed Lustre's /20 private services access range (cloud.google.com/managed-lustre/docs/vpc)."""
+    training = _training(spec)
+    if training is None:
+        return
+    network = training.training.network
+    if network.vpc_id is not None or network.subnet_id is not None or network.subnet_ids:
+        yield Problem(
+            "training.network.vpcId",
+            "an existing VPC is not supported on Google Cloud yet: the stack builds its system and fabric VPCs "
+            "from vpcCidr",
+        )
+        return
+    if network.vpc_cidr is None:
+        return
+    try:
+        cidr = ipaddress.ip_network(network.vpc_cidr, strict=False)
+    except ValueError:
+        return  # the neutral CIDR rule reports it
+    if not isinstance(cidr, ipaddress.IPv4Network) or cidr.prefixlen > SMALLEST_VPC_PREFIX:
+        yield Problem(
+            "training.network.vpcCidr",
+            f"{network.vpc_cidr}: an IPv4 /{SMALLEST_VPC_PREFIX} or larger is needed (nodes' half, fabric "
+            f"quarter and Managed Lustre's /{tables.LUSTRE_PEERING_PREFIX} peering range)",
+        )
+        return
+    plan = address_plan(network.vpc_cidr)
+    count = training.training.nodes.count
+    if plan.fabric_capacity() < count:
+        prefix = next(
+            p for p in range(cidr.prefixlen, 0, -1) if address_plan(f"10.0.0.0/{p}").fabric_capacity() >= count
+        )
+        yield Problem(
+            "training.network.vpcCidr",
+            f"{network.vpc_cidr}: each fabric subnet holds {plan.fabric_capacity()} nodes, fewer than {count}; "
+            f"use a /{prefix} or larger",
+        )
+    zone = network.availability_zone
+    region = getattr(spec.account, "region", None)
+    if zone is not None and region and not re.fullmatch(rf"{re.escape(region)}-[a-z]", zone):
+        yield Problem(
+            "training.network.availabilityZone",
+            f"{zone!r} is not a zone of region {region}; allowed: {region}-a, {region}-b, {region}-c, ...",
+        )
+
+
+@rule
+def gcp_lustre_mount(spec: StackSpec) -> Iterator[Problem]:
+    """Managed Lustre imports from Cloud Storage into a path under its root; the import path is a Lustre path
+    (importData `lustrePath.path`, absolute)."""
+    training = _training(spec)
+    if training is None or training.training.storage.lustre is None:
+        return
+    lustre = training.training.storage.lustre
+    if not lustre.import_path.startswith("/"):
+        yield Problem(
+            "training.storage.lustre.importPath",
+            f"{lustre.import_path!r}: an absolute path in the file system (e.g. /datasets)",
+        )

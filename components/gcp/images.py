@@ -1,0 +1,16 @@
+"""The images GCP training VMs boot.
+
+Nodes: Canonical's Ubuntu accelerator image family, which carries the NVIDIA driver and, on A3 Ultra and
+A4, the MRDMA (RoCE) stack the RDMA NICs need; Google's A3 Ultra / A4 creation guides boot this family
+(`--image-project=ubuntu-os-accelerator-images`, cloud.google.com/compute/docs/gpus/create-gpu-vm-a3u-a4).
+24.04, not 22.04: the same Slurm major as the head, and dynamic nodes (`slurmd -Z`) need Slurm >= 22.05,
+which 22.04's 21.08 is not. The GPUDirect-TCPX/TCPXO receive-datapath manager
+of A3 High/Mega is a container the jobs' images bring (cloud.google.com/compute/docs/gpus/gpudirect-tcpx);
+the image's NCCL finds every NIC the template attaches. A family, not a pinned image: a rebuilt template
+picks the newest patched image, and running nodes keep theirs (the group updates opportunistically).
+
+Head: Ubuntu 24.04 LTS (no GPU; slurmctld from Debian/Ubuntu packages, as on the other clouds).
+"""
+
+NODE_IMAGE = "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2404-amd64-with-nvidia-570"
+HEAD_IMAGE = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64"

@@ -1,0 +1,224 @@
+"""Training storage on Google Cloud: the stack's Cloud KMS key, the dataset and checkpoint buckets, and
+Managed Lustre on a private services access connection, importing the dataset prefix from Cloud Storage.
+
+- Encryption: one customer-managed key (protected and retained: key rings and keys cannot be deleted), used
+  by both buckets (`encryption.defaultKmsKeyName`), Managed Lustre (`kmsKey`) and the Slurm head's state
+  disk. Each Google service agent that encrypts for us holds encrypterDecrypter on the key BEFORE the
+  resource that names it is created (a bucket, instance or disk naming a key its agent cannot use fails at
+  create time: cloud.google.com/storage/docs/encryption/using-customer-managed-keys#prereqs,
+  cloud.google.com/managed-lustre/docs/cmek, cloud.google.com/compute/docs/disks/customer-managed-encryption).
+- Buckets: uniform bucket-level access, public access prevention enforced, soft delete; the checkpoint bucket
+  is versioned and deletes only noncurrent versions after `noncurrentVersionDays`. Both are protected and
+  retained on delete.
+- Managed Lustre: in the GPU zone, on the system VPC through a private services access connection (a /20
+  peering range, allocated and connected first: the instance cannot be created before the peering is
+  ACTIVE, cluster-toolkit modules/file-system/managed-lustre). Tier (throughput per TiB) and capacity come
+  from the neutral keys, validated against the tier table. Pulumi has no field for staging from Cloud
+  Storage: `LustreImport` calls importData after the Lustre service agent can read the bucket (without
+  that grant the import "may fail silently leaving an empty lustre instance", Cluster Toolkit README), and
+  checks that objects arrived.
+- Checkpoints: Managed Lustre exports only when asked (exportData, one operation per call), so the Slurm
+  head copies the checkpoint directory to the bucket on a timer, never deleting (components/slurm).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from accelstack.clouds.gcp.rules import LUSTRE_FILESYSTEM, address_plan
+from accelstack.components.gcp.lustre_import import LustreImport
+from accelstack.components.gcp.network import TrainingNetwork
+from accelstack.spec.models import TrainingStack
+from accelstack.spec.uris import split_bucket_uri
+
+ENCRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+OBJECT_VIEWER = "roles/storage.objectViewer"  # get and list objects
+OBJECT_CREATOR = "roles/storage.objectCreator"  # create objects; no delete, so no overwrite either
+KEY_ROTATION = "7776000s"  # 90 days
+# Soft delete keeps deleted objects 7..90 days (cloud.google.com/storage/docs/soft-delete#retention-duration).
+SOFT_DELETE_MIN_DAYS, SOFT_DELETE_MAX_DAYS = 7, 90
+DAY = 86_400
+
+
+def soft_delete_seconds(noncurrent_version_days: int) -> str:
+    days = min(max(noncurrent_version_days, SOFT_DELETE_MIN_DAYS), SOFT_DELETE_MAX_DAYS)
+    return str(days * DAY)
+
+
+def service_agent(project_number: pulumi.Output[str], domain: str, prefix: str = "service-") -> pulumi.Output[str]:
+    """A Google service agent's IAM member (cloud.google.com/iam/docs/service-agents)."""
+    return project_number.apply(lambda number: f"serviceAccount:{prefix}{number}@{domain}")
+
+
+def _stateful(opts: pulumi.ResourceOptions, **extra: Any) -> pulumi.ResourceOptions:
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True, **extra))
+
+
+class TrainingStorage(pulumi.ComponentResource):
+    """What the cluster and the Slurm head use: `key`, `dataset_bucket`, `checkpoint_bucket` (None without
+    checkpoints), `file_system` and `lustre_import` (None without Lustre), `lustre_address` and
+    `lustre_mount_name` (the client mount source's two halves), `key_grants` (what disks naming the key wait
+    for)."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: TrainingStack,
+        network: TrainingNetwork,
+        project_number: pulumi.Output[str],
+        opts: pulumi.ResourceOptions,
+    ):
+        super().__init__("accelstack:gcp:TrainingStorage", name, None, opts)
+        self.spec = spec
+        stack = spec.stack
+        storage = spec.training.storage
+        region = spec.account.region  # type: ignore[attr-defined]
+        child = pulumi.ResourceOptions(parent=self)
+
+        ring = gcp.kms.KeyRing(f"{stack}-keys", location=region, opts=_stateful(child))
+        self.key = gcp.kms.CryptoKey(
+            f"{stack}-data",
+            key_ring=ring.id,
+            purpose="ENCRYPT_DECRYPT",
+            rotation_period=KEY_ROTATION,
+            opts=_stateful(child),
+        )
+        self.key_grants: dict[str, pulumi.Resource] = {
+            role: gcp.kms.CryptoKeyIAMMember(
+                f"{stack}-key-{role}",
+                crypto_key_id=self.key.id,
+                role=ENCRYPTER,
+                member=service_agent(project_number, domain),
+                opts=child,
+            )
+            for role, domain in (
+                ("storage", "gs-project-accounts.iam.gserviceaccount.com"),
+                ("lustre", "gcp-sa-lustre.iam.gserviceaccount.com"),
+                ("compute", "compute-system.iam.gserviceaccount.com"),
+            )
+        }
+        self.dataset_bucket_name, dataset_prefix = split_bucket_uri(storage.datasets.uri)
+        self.dataset_bucket = (
+            self._bucket(f"{stack}-datasets", self.dataset_bucket_name, versioned=False, noncurrent_days=None)
+            if storage.datasets.create
+            else None
+        )
+        self.checkpoint_bucket: gcp.storage.Bucket | None = None
+        self.checkpoint_bucket_name: str | None = None
+        if storage.checkpoints is not None:
+            self.checkpoint_bucket_name, _ = split_bucket_uri(storage.checkpoints.uri)
+            if storage.checkpoints.create:
+                self.checkpoint_bucket = self._bucket(
+                    f"{stack}-checkpoints",
+                    self.checkpoint_bucket_name,
+                    versioned=True,
+                    noncurrent_days=storage.checkpoints.noncurrent_version_days,
+                )
+
+        self.file_system: gcp.lustre.Instance | None = None
+        self.lustre_import: LustreImport | None = None
+        self.lustre_address: pulumi.Output[str] | None = None
+        self.lustre_mount_name: pulumi.Output[str] | None = None
+        if storage.lustre is not None:
+            self._lustre(network, project_number, dataset_prefix)
+        self.register_outputs({})
+
+    def _bucket(
+        self, resource_name: str, bucket: str, *, versioned: bool, noncurrent_days: int | None
+    ) -> gcp.storage.Bucket:
+        spec = self.spec
+        lifecycle = []
+        if noncurrent_days is not None:
+            lifecycle.append(
+                {
+                    "action": {"type": "Delete"},
+                    "condition": {"days_since_noncurrent_time": noncurrent_days, "with_state": "ARCHIVED"},
+                }
+            )
+        return gcp.storage.Bucket(
+            resource_name,
+            name=bucket,
+            location=spec.account.region.upper(),  # type: ignore[attr-defined]
+            storage_class="STANDARD",
+            uniform_bucket_level_access=True,
+            public_access_prevention="enforced",
+            versioning={"enabled": True} if versioned else None,
+            soft_delete_policy={
+                "retention_duration_seconds": soft_delete_seconds(noncurrent_days or SOFT_DELETE_MIN_DAYS)
+            },
+            encryption={"default_kms_key_name": self.key.id},
+            lifecycle_rules=lifecycle or None,
+            # A bucket with objects is never deleted by an `up` (force_destroy false is the default; said here).
+            force_destroy=False,
+            opts=_stateful(pulumi.ResourceOptions(parent=self), depends_on=[self.key_grants["storage"]]),
+        )
+
+    def _lustre(self, network: TrainingNetwork, project_number: pulumi.Output[str], dataset_prefix: str) -> None:
+        spec = self.spec
+        stack = spec.stack
+        lustre = spec.training.storage.lustre
+        assert lustre is not None
+        child = pulumi.ResourceOptions(parent=self)
+        plan = address_plan(spec.training.network.vpc_cidr or "10.20.0.0/16")
+        peering = gcp.compute.GlobalAddress(
+            f"{stack}-lustre-peering",
+            purpose="VPC_PEERING",
+            address_type="INTERNAL",
+            address=str(plan.lustre_peering.network_address),
+            prefix_length=plan.lustre_peering.prefixlen,
+            network=network.system.id,
+            opts=child,
+        )
+        connection = gcp.servicenetworking.Connection(
+            f"{stack}-lustre-psa",
+            network=network.system.id,
+            service="servicenetworking.googleapis.com",
+            reserved_peering_ranges=[peering.name],
+            # Deleting the peering while another producer uses it fails; leave it with the network.
+            deletion_policy="ABANDON",
+            opts=child,
+        )
+        self.file_system = gcp.lustre.Instance(
+            f"{stack}-lustre",
+            instance_id=f"{stack}-lustre"[:63],
+            location=network.zone,
+            filesystem=LUSTRE_FILESYSTEM,
+            capacity_gib=str(lustre.capacity_gib),
+            per_unit_storage_throughput=str(lustre.throughput_per_tib),
+            network=network.system.id,
+            kms_key=self.key.id,
+            description=f"accelstack {stack}: datasets and checkpoints",
+            opts=_stateful(child, depends_on=[connection, self.key_grants["lustre"]]),
+        )
+        # mount_point is "<address>@tcp:/<filesystem>"; the generator mounts "<address>@tcp:/<name>".
+        self.lustre_address = self.file_system.mount_point.apply(lambda mp: (mp or "").split("@", 1)[0])
+        self.lustre_mount_name = self.file_system.filesystem
+
+        reader = gcp.storage.BucketIAMMember(
+            f"{stack}-lustre-reads-datasets",
+            bucket=self.dataset_bucket.name if self.dataset_bucket is not None else self.dataset_bucket_name,
+            role=OBJECT_VIEWER,
+            member=service_agent(project_number, "gcp-sa-lustre.iam.gserviceaccount.com"),
+            opts=child,
+        )
+        prefix = dataset_prefix.strip("/")
+        self.lustre_import = LustreImport(
+            f"{stack}-lustre-import",
+            project=spec.account.project_id,  # type: ignore[attr-defined]
+            zone=network.zone,
+            instance_id=self.file_system.instance_id,
+            gcs_uri=f"gs://{self.dataset_bucket_name}/{prefix + '/' if prefix else ''}",
+            lustre_path=lustre.import_path,
+            expect_objects=spec.training.storage.datasets.create is False,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[reader, self.file_system]),
+        )
+
+    def grant(
+        self, resource_name: str, bucket: pulumi.Input[str], role: str, member: pulumi.Input[str]
+    ) -> pulumi.Resource:
+        return gcp.storage.BucketIAMMember(
+            resource_name, bucket=bucket, role=role, member=member, opts=pulumi.ResourceOptions(parent=self)
+        )
