@@ -479,9 +479,18 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "project",
     ),
     # The Slurm head (resource_compute_instance.go): zone, boot disk and NIC subnetwork/address are ForceNew;
-    # its machine type updates with allowStoppingForUpdate. Its metadata replaces through the component's
-    # replace_on_changes (user data is read at first boot), which `accelstack diff` reads from the options.
-    "gcp:compute/instance:Instance": ("name", "zone", "project", "bootDisk", "scratchDisks", "networkInterfaces"),
+    # its machine type updates with allowStoppingForUpdate. Metadata would update in place, but the head's
+    # component replaces it on a metadata change (replace_on_changes: cloud-init reads user-data once, at
+    # first boot), so it is tabled here as replacing.
+    "gcp:compute/instance:Instance": (
+        "name",
+        "zone",
+        "project",
+        "bootDisk",
+        "scratchDisks",
+        "networkInterfaces",
+        "metadata",
+    ),
     # Global instance templates are immutable like the regional ones.
     "gcp:compute/instanceTemplate:InstanceTemplate": (
         "name",
