@@ -27,6 +27,16 @@ def stack_labels(spec: StackSpec) -> dict[str, str]:
     return {"accelstack-workload": spec.workload, "accelstack-stack": spec.stack}
 
 
+def resource_id(stack: str, suffix: str, limit: int) -> str:
+    """An id Google takes for a resource the stack names itself (service accounts: 6..30 characters, Managed
+    Lustre instances: 1..63; both start with a letter and end with a letter or digit): `<stack>-<suffix>`,
+    the stack's part shortened (never the suffix, so a long stack name cannot make two ids collide) and
+    prefixed with "s" when the stack name starts with a digit (stack names may)."""
+    base = stack if stack[:1].isalpha() else f"s{stack}"
+    base = base[: limit - len(suffix) - 1].rstrip("-")
+    return f"{base}-{suffix}"
+
+
 def gcp_provider(spec: StackSpec, parent: pulumi.Resource) -> gcp.Provider:
     """Deploys only into the stack's project and region; as the deploy service account (impersonated)
     when the account names one."""

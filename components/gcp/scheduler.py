@@ -22,6 +22,7 @@ from accelstack.components import slurm
 from accelstack.components.gcp.images import HEAD_IMAGE
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.node_platform import GcpNodePlatform
+from accelstack.components.gcp.provider import resource_id
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
 from accelstack.spec.models import TrainingStack
 
@@ -101,7 +102,7 @@ class SlurmCluster(pulumi.ComponentResource):
 
         self.head_account = gcp.serviceaccount.Account(
             f"{name}-head",
-            account_id=f"{name}-head"[:30].rstrip("-"),
+            account_id=resource_id(name, "head", 30),
             display_name=f"{name} Slurm head",
             opts=child,
         )

@@ -31,6 +31,7 @@ import pulumi_gcp as gcp
 from accelstack.clouds.gcp.rules import LUSTRE_FILESYSTEM, address_plan
 from accelstack.components.gcp.lustre_import import LustreImport
 from accelstack.components.gcp.network import TrainingNetwork
+from accelstack.components.gcp.provider import resource_id
 from accelstack.spec.models import TrainingStack
 from accelstack.spec.uris import split_bucket_uri
 
@@ -183,7 +184,7 @@ class TrainingStorage(pulumi.ComponentResource):
         )
         self.file_system = gcp.lustre.Instance(
             f"{stack}-lustre",
-            instance_id=f"{stack}-lustre"[:63],
+            instance_id=resource_id(stack, "lustre", 63),
             location=network.zone,
             filesystem=LUSTRE_FILESYSTEM,
             capacity_gib=str(lustre.capacity_gib),

@@ -26,7 +26,7 @@ from accelstack.clouds.gcp import catalog
 from accelstack.components.base import TrainingClusterArgs
 from accelstack.components.gcp.images import NODE_IMAGE
 from accelstack.components.gcp.network import TrainingNetwork, training_network
-from accelstack.components.gcp.provider import account_of
+from accelstack.components.gcp.provider import account_of, resource_id
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandles, build_scheduler
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
 from accelstack.components.node_environment import (
@@ -114,7 +114,8 @@ class TrainingCluster(pulumi.ComponentResource):
         project_number = gcp.organizations.get_project_output(
             project_id=account.project_id, opts=pulumi.InvokeOutputOptions(parent=self)
         ).number
-        zone = training.network.availability_zone or f"{account.region}-a"
+        # Required by the GCP rules (zone letters differ per region: us-east1 has no -a).
+        zone = training.network.availability_zone or f"{account.region}-b"
 
         self.network: TrainingNetwork = training_network(name, spec, zone, child)
         self.storage = TrainingStorage(f"{name}-storage", spec, self.network, project_number, child)
@@ -124,7 +125,7 @@ class TrainingCluster(pulumi.ComponentResource):
         # The nodes' identity: read datasets, write (never delete) checkpoints, read the munge key (scheduler).
         self.nodes_account = gcp.serviceaccount.Account(
             f"{name}-nodes",
-            account_id=f"{name}-nodes"[:30].rstrip("-"),
+            account_id=resource_id(name, "nodes", 30),
             display_name=f"{name} training nodes",
             opts=child,
         )

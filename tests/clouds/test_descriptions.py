@@ -277,6 +277,7 @@ STACKS = Path(__file__).resolve().parents[2] / "stacks"
 
 
 HEAD_NODES = {"azure": "Standard_D8s_v5", "gcp": "n2-standard-8"}
+ZONES = {"gcp": {"availabilityZone": "us-central1-b"}}  # GCP training names its zone
 ACCOUNTS = {
     "azure": {
         "account": {
@@ -319,6 +320,7 @@ def _described_cloud_stack(tmp_path: Path, name: str) -> None:
             training["storage"][block]["uri"] = f"{scheme}://{uri.partition('://')[2]}"
     training["nodes"] = {"instanceType": next(iter(cloud(name).catalog.instances)), "count": 1, "capacity": "on-demand"}
     training["scheduler"] = {"kind": "slurm", "headNode": {"instanceType": HEAD_NODES[name]}}
+    training["network"] = {"vpcCidr": "10.20.0.0/16", **ZONES.get(name, {})}
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / f"Pulumi.{name}-training.yaml").write_text(yaml.safe_dump(document))
 

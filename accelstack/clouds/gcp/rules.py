@@ -70,11 +70,18 @@ def gcs_uris(spec: StackSpec) -> Iterator[Problem]:
         if not uri.startswith("gs://"):
             continue  # another scheme: the neutral scheme rule reports it
         bucket, _ = split_bucket_uri(uri)
-        if not re.fullmatch(tables.BUCKET_NAME, bucket) or "goog" in bucket or ".." in bucket:
+        if (
+            not re.fullmatch(tables.BUCKET_NAME, bucket)
+            or ".." in bucket
+            or bucket.startswith("goog")
+            or re.search(r"g[o0][o0]g[l1]e", bucket)
+            or re.fullmatch(r"[0-9]+(\.[0-9]+){3}", bucket)
+        ):
             yield Problem(
                 path,
                 f"bucket {bucket!r} is not a Cloud Storage bucket name: 3 to 63 lowercase letters, digits, '-', "
-                "'_' and '.', starting and ending with a letter or digit, without 'goog'; expected gs://<bucket>[/prefix]",
+                "'_' and '.', starting and ending with a letter or digit, not an IP address, not starting with "
+                "'goog' and without 'google' (or a look-alike); expected gs://<bucket>[/prefix]",
             )
 
 
@@ -220,7 +227,13 @@ def gcp_training_network(spec: StackSpec) -> Iterator[Problem]:
         )
     zone = network.availability_zone
     region = getattr(spec.account, "region", None)
-    if zone is not None and region and not re.fullmatch(rf"{re.escape(region)}-[a-z]", zone):
+    if zone is None:
+        yield Problem(
+            "training.network.availabilityZone",
+            f"name the zone the nodes, Managed Lustre and the Slurm state live in (e.g. {region}-b): GPU machine "
+            "types, reservations and Lustre are zonal, and zone letters differ per region",
+        )
+    elif region and not re.fullmatch(rf"{re.escape(region)}-[a-z]", zone):
         yield Problem(
             "training.network.availabilityZone",
             f"{zone!r} is not a zone of region {region}; allowed: {region}-a, {region}-b, {region}-c, ...",

@@ -11,6 +11,8 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.components.gcp.provider import resource_id
+
 MODELS_PREFIX = "models/"
 
 
@@ -22,7 +24,7 @@ def bucket_of(uri: str) -> str:
 def replica_account(svc: Any, name: str) -> gcp.serviceaccount.Account:
     account = gcp.serviceaccount.Account(
         f"{name}-replica",
-        account_id=f"{name}-replica"[:30].rstrip("-"),
+        account_id=resource_id(name, "replica", 30),
         display_name=f"{name} serving replicas",
         opts=svc.child,
     )

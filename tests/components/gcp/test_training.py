@@ -266,7 +266,11 @@ def test_no_internet_ingress_on_any_network_and_ssh_only_through_iap():
         (("training.scheduler.kind=managed",), "training.scheduler.kind", "allowed here: slurm, none"),
         (("training.network.availabilityZone=europe-west4-a",), "training.network.availabilityZone", "us-central1-a"),
         (("training.storage.datasets.uri=gs://Acme_Data/corpus",), "training.storage.datasets.uri", "bucket name"),
-        (("training.storage.datasets.uri=gs://google-data/corpus",), "training.storage.datasets.uri", "without 'goog'"),
+        (
+            ("training.storage.datasets.uri=gs://google-data/corpus",),
+            "training.storage.datasets.uri",
+            "not starting with 'goog'",
+        ),
         (("training.storage.lustre.capacityGiB=10000",), "training.storage.lustre.capacityGiB", "9000"),
         (
             ("training.network.vpcId=projects/acme-train/global/networks/shared", "training.network.subnetId=nodes"),
@@ -279,3 +283,40 @@ def test_what_google_would_reject_is_refused_at_its_config_path(overrides, path,
     message = spec_errors(*overrides)
     line = next((line for line in message.splitlines() if path in line), "")
     assert says in line, message
+
+
+@pytest.mark.parametrize(
+    ("bucket", "ok"),
+    [
+        ("acme-goog-data", True),  # 'goog' inside a name is fine; only the prefix is reserved
+        ("googdata", False),
+        ("acme-g00gle-data", False),
+        ("acme-google", False),
+        ("192.168.5.4", False),
+        ("acme.train.data", True),
+        ("ab", False),
+        ("-acme", False),
+    ],
+)
+def test_bucket_names_follow_cloud_storages_naming_rules(bucket, ok):
+    overrides = (f"training.storage.datasets.uri=gs://{bucket}/corpus",)
+    if ok:
+        assert parse_spec(apply_overrides(read_stack_file(EXAMPLE), list(overrides)), STACK)
+    else:
+        assert "training.storage.datasets.uri" in spec_errors(*overrides)
+
+
+def test_the_zone_is_required_because_zone_letters_differ_per_region():
+    message = spec_errors("training.network.availabilityZone=null")
+    assert "training.network.availabilityZone: name the zone" in message and "us-central1-b" in message
+
+
+@pytest.mark.parametrize("stack", ["a-very-long-stack-name-for-research-x", "0train"])
+def test_service_account_and_lustre_ids_are_valid_and_distinct_for_any_stack_name(stack):
+    from accelstack.components.gcp.provider import resource_id
+
+    ids = {suffix: resource_id(stack, suffix, 30) for suffix in ("nodes", "head", "replica")}
+    assert len(set(ids.values())) == 3
+    for value in [*ids.values(), resource_id(stack, "lustre", 63)]:
+        assert value[0].isalpha() and value[-1].isalnum() and len(value) >= 6
+    assert all(len(v) <= 30 for v in ids.values())
