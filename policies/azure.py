@@ -177,6 +177,18 @@ def check_min_tls(resource: Any) -> Iterable[str]:
             yield f"application gateway {name} SSL policy allows {minimum or 'an unknown minimum'} (TLS 1.2+ only)"
 
 
+def check_identity_auth(resource: Any) -> Iterable[str]:
+    """Service Bus namespaces accept Microsoft Entra identities only: disableLocalAuth true, so no shared access
+    signature key can send or receive (Azure Policy built-in "Azure Service Bus namespaces should have local
+    authentication methods disabled", cfb11c26-f069-4c14-8e36-56c394dae5af). Absent is the service's default:
+    local auth on."""
+    if _kind(resource) == SB_NAMESPACE and not truthy(resource.props.get("disableLocalAuth")):
+        yield (
+            f"Service Bus namespace {_name(resource)} accepts shared access keys (disableLocalAuth "
+            f"{resource.props.get('disableLocalAuth')}); set disableLocalAuth true and grant identities roles"
+        )
+
+
 def check_https_listeners(resource: Any) -> Iterable[str]:
     """Application Gateway listeners are HTTPS; an HTTP listener only redirects (every routing rule on
     it has a redirectConfiguration). Ours (Checkov CKV_AZURE_217's intent)."""

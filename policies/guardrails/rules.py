@@ -897,6 +897,14 @@ def check_min_tls(resource: Any, ctx: Context) -> Iterable[str]:
     yield from gcp.check_min_tls(resource)
 
 
+def check_identity_auth_azure(resource: Any, ctx: Context) -> Iterable[str]:
+    """Queues take identities, not shared keys: Azure Policy "Azure Service Bus namespaces should have local
+    authentication methods disabled" (https://learn.microsoft.com/azure/service-bus-messaging/disable-local-
+    authentication; policies/azure.py check_identity_auth). Pub/Sub and SQS have no key of their own: IAM is the
+    only way in."""
+    yield from azure.check_identity_auth(resource)
+
+
 def check_https_listeners_azure(resource: Any, ctx: Context) -> Iterable[str]:
     yield from azure.check_https_listeners(resource)
 
@@ -1051,6 +1059,11 @@ POLICIES = [
         every_cloud(check_no_public_buckets, check_no_public_storage_azure_gcp),
     ),
     resource_policy("min-tls-1-2", "Endpoints refuse TLS below 1.2 (Azure, GCP).", check_min_tls),
+    resource_policy(
+        "queue-identity-auth",
+        "Queues accept identities only, no shared access keys (Azure).",
+        check_identity_auth_azure,
+    ),
     stack_policy(
         "no-public-buckets-final",
         "No bucket policy makes a bucket public (final state).",

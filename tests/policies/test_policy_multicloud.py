@@ -293,7 +293,11 @@ def azure_stack(workload: str) -> Stack:
         },
         links={"firewallPolicy": waf, "gatewayIPConfigurations": gw_subnet},
     )
-    namespace = s.add(f"{AZ}:servicebus:Namespace", "bus", {"sku": {"name": "Premium"}, "minimumTlsVersion": "1.2"})
+    namespace = s.add(
+        f"{AZ}:servicebus:Namespace",
+        "bus",
+        {"sku": {"name": "Premium"}, "minimumTlsVersion": "1.2", "disableLocalAuth": True},
+    )
     s.add(
         f"{AZ}:servicebus:Queue",
         "requests",
@@ -745,6 +749,9 @@ MUTATIONS = [
         "checkpointsacct",
     ),
     m("az-bus-tls11", AZS, put("bus", "minimumTlsVersion", "1.1"), "min-tls-1-2", "bus"),
+    m("az-bus-shared-keys", AZS, put("bus", "disableLocalAuth", False), "queue-identity-auth", "bus"),
+    m("az-bus-local-auth-unset", AZS, put("bus", "disableLocalAuth", None, delete=True), "queue-identity-auth", "bus"),
+    m("az-bus-local-auth-string", AZS, put("bus", "disableLocalAuth", "false"), "queue-identity-auth", "bus"),
     m(
         "az-gateway-old-policy",
         AZS,

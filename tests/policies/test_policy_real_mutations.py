@@ -28,6 +28,7 @@ from accelstack.spec.problems import SpecError
 REPO = Path(__file__).resolve().parents[2]
 TRAINING, SERVING, FINETUNE = "aws-training", "aws-serving", "aws-finetune"
 GCP_TRAINING = "gcp-training"
+AZURE_TRAINING, AZURE_SERVING = "azure-training", "azure-serving"
 TRAINING_ACCOUNT, SERVING_ACCOUNT = "111111111111", "222222222222"
 # AWS's documented example credentials (never valid), shaped like the real thing.
 EXAMPLE_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
@@ -911,11 +912,192 @@ MUTATIONS += [
 ]
 
 
+# --- the Azure stacks: the same risks spelled in azure-native's kinds ---------------------------------
+
+AT, AS = AZURE_TRAINING, AZURE_SERVING
+A_ACCOUNT = "azure-native:storage:StorageAccount"
+A_VMSS = "azure-native:compute:VirtualMachineScaleSet"
+A_GRANT = "azure-native:authorization:RoleAssignment"
+A_WAF = "azure-native:network:WebApplicationFirewallPolicy"
+A_AUTOSCALE = "azure-native:monitor:AutoscaleSetting"
+# Built-in roles (learn.microsoft.com/azure/role-based-access-control/built-in-roles): Owner, and Storage Blob
+# Data Contributor (read, write and delete blobs).
+OWNER = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635"
+BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+
+
+def _role(subscription: str, role: str) -> str:
+    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def _first_ip_configuration(change: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    def apply(props: dict[str, Any]) -> None:
+        nic = props["virtualMachineProfile"]["networkProfile"]["networkInterfaceConfigurations"][0]
+        nic["ipConfigurations"][0].update(copy.deepcopy(change))
+
+    return apply
+
+
+def _first_scale_rule_on(metric: str, namespace: str) -> Callable[[dict[str, Any]], None]:
+    return lambda props: props["profiles"][0]["rules"][0]["metricTrigger"].update(
+        metricName=metric, metricNamespace=namespace
+    )
+
+
+MUTATIONS += [
+    Mutation(
+        "azure-unprotect-lustre",
+        AT,
+        unprotect("azure-training-storage-lustre", "azure-native:storagecache:AmlFilesystem"),
+        "protect-stateful",
+    ),
+    Mutation(
+        "azure-unprotect-checkpoint-account",
+        AT,
+        unprotect("azure-training-storage-checkpoints", A_ACCOUNT),
+        "protect-stateful",
+    ),
+    Mutation(
+        "azure-checkpoint-blobs-public",
+        AT,
+        set_props("azure-training-storage-checkpoints", A_ACCOUNT, allowBlobPublicAccess=True),
+        "no-public-buckets",
+    ),
+    Mutation(
+        "azure-dataset-account-tls-1-0",
+        AT,
+        set_props("azure-training-storage-datasets", A_ACCOUNT, minimumTlsVersion="TLS1_0"),
+        "min-tls-1-2",
+    ),
+    Mutation(
+        "azure-nodes-get-public-ips",
+        AT,
+        edit_props(
+            "azure-training-nodes", A_VMSS, _first_ip_configuration({"publicIPAddressConfiguration": {"name": "pip"}})
+        ),
+        "no-public-ip-on-nodes",
+    ),
+    Mutation(
+        "azure-checkpoint-versioning-off",
+        AT,
+        set_props(
+            "azure-training-storage-checkpoints",
+            "azure-native:storage:BlobServiceProperties",
+            isVersioningEnabled=False,
+        ),
+        "bucket-versioning",
+    ),
+    Mutation(
+        "azure-nodes-owner-on-checkpoints",
+        AT,
+        set_props(
+            "azure-training-nodes-checkpoints",
+            A_GRANT,
+            roleDefinitionId=_role("3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c", OWNER),
+        ),
+        "iam-least-privilege",
+    ),
+    Mutation(
+        "azure-key-vault-purge-protection-off",
+        AT,
+        edit_props(
+            "azure-training-storage-kv",
+            "azure-native:keyvault:Vault",
+            lambda p: p["properties"].update(enablePurgeProtection=False),
+        ),
+        "encryption-at-rest",
+    ),
+    Mutation(
+        "azure-lustre-without-the-stack-key",
+        AT,
+        edit_props(
+            "azure-training-storage-lustre", "azure-native:storagecache:AmlFilesystem", pop("encryptionSettings")
+        ),
+        "bucket-encryption",
+    ),
+    Mutation(
+        "azure-dataset-account-outside-allowed-regions",
+        AT,
+        set_props("azure-training-storage-datasets", A_ACCOUNT, location="westeurope"),
+        "allowed-regions",
+    ),
+    Mutation(
+        "azure-replicas-scale-on-cpu",
+        AS,
+        naming(
+            ("azure-serving-replicas", A_VMSS),
+            edit_props(
+                "azure-serving-autoscale",
+                A_AUTOSCALE,
+                _first_scale_rule_on("Percentage CPU", "microsoft.compute/virtualmachinescalesets"),
+            ),
+        ),
+        "serving-scales-on-queue-depth",
+    ),
+    Mutation(
+        "azure-waf-detection-only",
+        AS,
+        edit_props("azure-serving-waf", A_WAF, lambda p: p["policySettings"].update(mode="Detection")),
+        "waf-rate-limit",
+    ),
+    Mutation(
+        "azure-waf-rate-rule-dropped", AS, set_props("azure-serving-waf", A_WAF, customRules=[]), "waf-rate-limit"
+    ),
+    Mutation(
+        "azure-spot-replicas",
+        AS,
+        edit_props("azure-serving-replicas", A_VMSS, lambda p: p["virtualMachineProfile"].update(priority="Spot")),
+        "no-spot-serving",
+    ),
+    Mutation(
+        "azure-replica-port-open-to-the-internet",
+        AS,
+        edit_props(
+            "azure-serving-net-replicas-nsg",
+            "azure-native:network:NetworkSecurityGroup",
+            lambda p: p["securityRules"][0].update(sourceAddressPrefix="Internet"),
+        ),
+        "no-internet-ingress",
+    ),
+    Mutation(
+        "azure-expired-requests-not-dead-lettered",
+        AS,
+        set_props(
+            "azure-serving-queue-requests", "azure-native:servicebus:Queue", deadLetteringOnMessageExpiration=False
+        ),
+        "queue-dlq",
+    ),
+    Mutation(
+        "azure-service-bus-tls-1-0",
+        AS,
+        set_props("azure-serving-queue-sb", "azure-native:servicebus:Namespace", minimumTlsVersion="1.0"),
+        "min-tls-1-2",
+    ),
+    Mutation(
+        "azure-service-bus-shared-keys",
+        AS,
+        set_props("azure-serving-queue-sb", "azure-native:servicebus:Namespace", disableLocalAuth=False),
+        "queue-identity-auth",
+    ),
+    Mutation("azure-unprotect-access-logs", AS, unprotect("azure-serving-logs", A_ACCOUNT), "protect-stateful"),
+    Mutation(
+        "azure-replicas-may-write-training-models",
+        AS,
+        set_props(
+            "azure-serving-id-replicas-models",
+            A_GRANT,
+            roleDefinitionId=_role("3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c", BLOB_DATA_CONTRIBUTOR),
+        ),
+        "cross-account-read-only",
+    ),
+]
+
+
 def _caught(verdicts: list[Verdict], urn: str, policy: str) -> bool:
     return any(v.mandatory and v.urn == urn and v.policy == policy for v in verdicts)
 
 
-@pytest.mark.parametrize("stack", [TRAINING, SERVING, GCP_TRAINING])
+@pytest.mark.parametrize("stack", [TRAINING, SERVING, GCP_TRAINING, AZURE_TRAINING, AZURE_SERVING])
 def test_every_mutation_of_a_shipped_stack_is_caught(stack: str) -> None:
     result = previewed(stack)
     mutations = [m for m in MUTATIONS if m.stack == stack]
@@ -936,12 +1118,19 @@ def test_every_mutation_of_a_shipped_stack_is_caught(stack: str) -> None:
 def test_the_table_covers_both_stacks_and_ids_are_unique() -> None:
     ids = [m.id for m in MUTATIONS]
     assert len(ids) == len(set(ids))
-    assert {m.stack for m in MUTATIONS} == {TRAINING, SERVING, GCP_TRAINING}
+    assert {m.stack for m in MUTATIONS} == {TRAINING, SERVING, GCP_TRAINING, AZURE_TRAINING, AZURE_SERVING}
 
 
 @pytest.mark.parametrize(
     "stack",
-    [TRAINING, SERVING, GCP_TRAINING, pytest.param(FINETUNE, marks=pytest.mark.integration)],
+    [
+        TRAINING,
+        SERVING,
+        GCP_TRAINING,
+        AZURE_TRAINING,
+        AZURE_SERVING,
+        pytest.param(FINETUNE, marks=pytest.mark.integration),
+    ],
 )
 def test_unmutated_shipped_stack_has_no_verdict_at_all(stack: str) -> None:
     """No false positives: not even an advisory (a noisy pack gets its policies disabled)."""
