@@ -168,8 +168,10 @@ def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
     else:
         message += f"; no {check.deployment_type} tier at {check.capacity_gib} GiB does"
     best = check.cheapest
-    if best is not None and (
-        faster is None or faster.monthly_usd is None or best.monthly_usd < faster.monthly_usd - 0.005
+    if (
+        best is not None
+        and best.monthly_usd is not None
+        and (faster is None or faster.monthly_usd is None or best.monthly_usd < faster.monthly_usd - 0.005)
     ):
         delta = f", {_usd_per_month(best.monthly_usd - check.monthly_usd)}" if check.monthly_usd is not None else ""
         message += (

@@ -353,14 +353,20 @@ def size_lustre(
     types = tuple(deployment_type or [name for name, tier in catalog.parallel_fs.items() if tier.persistent])
     result = planner_call("--deployment-type", lambda: lustre.size(
         dataset_gib, checkpoint_gib, write_target_seconds, catalog=catalog, deployment_types=types,
-        retained_checkpoints=retained_checkpoints, prices=book(prices, cloud=chosen)))  # fmt: skip
+        retained_checkpoints=retained_checkpoints, prices=book(prices, cloud=chosen), allow_unpriced=True))  # fmt: skip
     best = result.best
+
+    def monthly(option: lustre.LustreOption) -> str:
+        if option.monthly_usd is None:
+            return "NOT PRICED (no list price recorded; give one with --prices)"
+        return f"${option.monthly_usd:,.2f}/month"
+
     rows = [
         ("needs", f"{result.needed_capacity_gib:.0f} GiB, {result.needed_throughput_mbps:.0f} MB/s"),
         ("choose", f"{best.deployment_type} {best.capacity_gib} GiB at {best.throughput_per_tib or 'baseline'} MB/s/TiB"),
         ("throughput", f"{best.throughput_mbps:g} MB/s -> checkpoint in {best.checkpoint_write_seconds:g} s"),
-        ("cost", f"${best.monthly_usd:,.2f}/month"),
-        *[("alternative", f"{a.deployment_type} {a.capacity_gib} GiB @ {a.throughput_per_tib}: ${a.monthly_usd:,.2f}/month")
+        ("cost", monthly(best)),
+        *[("alternative", f"{a.deployment_type} {a.capacity_gib} GiB @ {a.throughput_per_tib}: {monthly(a)}")
           for a in result.alternatives],
         ("prices", result.price_source),
     ]  # fmt: skip

@@ -26,7 +26,7 @@ class LustreOption:
     throughput_per_tib: int | None
     throughput_mbps: float
     checkpoint_write_seconds: float
-    monthly_usd: float
+    monthly_usd: float | None  # None: no price recorded for this tier (sized, not ranked by cost)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -91,7 +91,11 @@ def size(
     deployment_types: tuple[str, ...],
     headroom: float = DEFAULT_HEADROOM,
     retained_checkpoints: int = DEFAULT_RETAINED_CHECKPOINTS,
+    allow_unpriced: bool = False,
 ) -> LustrePlan:
+    """The cheapest option by the price book. With `allow_unpriced`, tiers without a price are still sized
+    when no tier has one (monthly_usd None), ranked smallest capacity first, then lowest tier: a cloud whose
+    file system price is not recorded still gets its size, said to be unpriced, rather than nothing."""
     if dataset_gib < 0 or checkpoint_gib < 0 or write_target_seconds <= 0:
         raise ValueError("dataset and checkpoint sizes must be >= 0 and the write target > 0")
     known = catalog.parallel_fs
@@ -101,30 +105,31 @@ def size(
     need_gib = (dataset_gib + checkpoint_gib * retained_checkpoints) * (1 + headroom)
     need_mbps = checkpoint_gib * 2**30 / 1e6 / write_target_seconds
     options: list[LustreOption] = []
+    unpriced: list[LustreOption] = []
     for name in deployment_types:
         dtype = known[name]
         for tier in _tiers(dtype):
             try:
-                gb_month = prices.lustre(name, tier)
                 per_tib = per_tib_throughput(dtype, tier)
             except ValueError:
-                continue  # no price or throughput known for this tier: it cannot be ranked
+                continue  # no throughput known for this tier: it cannot be sized
             gib_for_throughput = need_mbps / per_tib * 1024
             capacity = next_allowed_capacity(dtype, max(need_gib, gib_for_throughput, 1))
             if dtype.max_gib is not None and capacity > dtype.max_gib:
                 continue  # this tier cannot grow big enough
             throughput = capacity / 1024 * per_tib
-            options.append(
-                LustreOption(
-                    name,
-                    capacity,
-                    tier,
-                    round(throughput, 1),
-                    round(checkpoint_gib * 2**30 / 1e6 / throughput, 1),
-                    round(capacity * gb_month, 2),
-                )
-            )
-    if not options:
+            write_seconds = round(checkpoint_gib * 2**30 / 1e6 / throughput, 1)
+            try:
+                monthly: float | None = round(capacity * prices.lustre(name, tier), 2)
+            except ValueError:
+                monthly = None  # no price for this tier: sized, but it cannot be ranked by cost
+            option = LustreOption(name, capacity, tier, round(throughput, 1), write_seconds, monthly)
+            (options if monthly is not None else unpriced).append(option)
+    if options:
+        options.sort(key=lambda o: (o.monthly_usd, -o.throughput_mbps))
+        return LustrePlan(need_gib, need_mbps, options[0], tuple(options[1:]), prices.source())
+    if not allow_unpriced or not unpriced:
         raise ValueError(f"no priced throughput tier for {', '.join(deployment_types)}")
-    options.sort(key=lambda o: (o.monthly_usd, -o.throughput_mbps))
-    return LustrePlan(need_gib, need_mbps, options[0], tuple(options[1:]), prices.source())
+    unpriced.sort(key=lambda o: (o.capacity_gib, o.throughput_per_tib or 0))
+    source = f"{prices.source()}: no price recorded for {', '.join(deployment_types)} (smallest size, then lowest tier)"
+    return LustrePlan(need_gib, need_mbps, unpriced[0], tuple(unpriced[1:]), source)

@@ -135,7 +135,7 @@ class LustreCheck:
     @property
     def cheaper_option(self) -> lustre_sizing.LustreOption | None:
         """The cheapest option meeting the target, when it costs less than the configured one (or that has no price)."""
-        if self.cheapest is None:
+        if self.cheapest is None or self.cheapest.monthly_usd is None:
             return None
         if self.monthly_usd is None or self.cheapest.monthly_usd < self.monthly_usd - 0.005:
             return self.cheapest

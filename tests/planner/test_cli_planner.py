@@ -121,3 +121,13 @@ def test_size_serving_backlog_is_the_target_the_serving_stack_deploys(run) -> No
     data = json.loads(result.output)
     assert data["backlogPerReplica"] == plan_serving(spec.serving, AWS_CATALOG).backlog_per_instance_target
     assert data["backlogAtLatencySlo"] > data["backlogPerReplica"]
+
+
+@pytest.mark.parametrize("cloud", ["gcp", "azure"])
+def test_size_lustre_sizes_an_unpriced_cloud_and_says_so(cloud: str) -> None:
+    args = ["size", "lustre", "--cloud", cloud, "--dataset-gib", "2000", "--checkpoint-gib", "920"]
+    table = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert table.exit_code == 0, table.output
+    assert "NOT PRICED (no list price recorded; give one with --prices)" in table.output
+    data = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
+    assert data["best"]["monthly_usd"] is None and data["best"]["checkpoint_write_seconds"] <= 300

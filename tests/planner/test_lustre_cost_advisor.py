@@ -147,3 +147,26 @@ def test_advisor_walks_the_list_in_order() -> None:
             catalog=AWS_CATALOG,
             prices=aws_book(),
         )
+
+
+def test_a_cloud_without_file_system_prices_is_still_sized_and_said_unpriced() -> None:
+    """Managed Lustre on Google Cloud has no recorded price: 2,000 GiB + 2 x 920 GiB checkpoints x 1.2 = 4,608 GiB
+    and 920 GiB in 300 s = 3,293 MB/s; the 1000 MB/s/TiB tier's minimum, 9,000 GiB (8,789 MB/s), holds both and is
+    the smallest size; the planner's own callers still get the error (they fall back on their own)."""
+    from accelstack.clouds import registry
+    from accelstack.planner.pricing import PriceBook
+
+    gcp = registry.get("gcp")
+    tiers = tuple(gcp.catalog.parallel_fs)
+    book = PriceBook.from_prices(gcp.prices)
+    plan = lustre_size(2000, 920, 300, catalog=gcp.catalog, prices=book, deployment_types=tiers, allow_unpriced=True)
+    assert (plan.best.deployment_type, plan.best.capacity_gib, plan.best.monthly_usd) == (
+        "managed-lustre-1000",
+        9000,
+        None,
+    )
+    assert plan.best.checkpoint_write_seconds <= 300
+    assert [o.capacity_gib for o in plan.alternatives] == [18_000, 36_000, 72_000]
+    assert "no price recorded" in plan.price_source
+    with pytest.raises(ValueError, match="no priced throughput tier"):
+        lustre_size(2000, 920, 300, catalog=gcp.catalog, prices=book, deployment_types=tiers)
