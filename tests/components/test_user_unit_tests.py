@@ -317,3 +317,23 @@ def test_a_serving_service_exposes_its_queue_edge_replicas_and_scaling_policy() 
     )
     assert urn(service.scaling_policy) == policy.urn
     assert policy.inputs["targetTrackingConfiguration"]["targetValue"] == service.plan.backlog_per_instance_target
+
+
+def test_a_gcp_training_cluster_exposes_the_same_attributes_under_gcp_mocks() -> None:
+    """The same attributes on Google Cloud (built with `testing.mocks("gcp")` through `built`): the Managed
+    Lustre instance, the workload policy, the instance template with every NIC, the group and Slurm."""
+    from accelstack.components.gcp.scheduler import SlurmCluster as GcpSlurm
+
+    cluster, cap = built("gcp-training")
+    assert urn(cluster.file_system) == registered_urn(cap, "gcp:lustre/instance:Instance", "gcp-training-lustre")
+    assert urn(cluster.placement_group) == registered_urn(
+        cap, "gcp:compute/resourcePolicy:ResourcePolicy", "gcp-training-placement"
+    )
+    assert urn(cluster.launch_template) == registered_urn(
+        cap, "gcp:compute/instanceTemplate:InstanceTemplate", "gcp-training-node"
+    )
+    assert urn(cluster.group) == registered_urn(
+        cap, "gcp:compute/instanceGroupManager:InstanceGroupManager", "gcp-training-nodes"
+    )
+    assert isinstance(cluster.scheduler, GcpSlurm)
+    assert cluster.outputs["fabricInterfacesPerNode"] == 8
