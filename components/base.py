@@ -13,7 +13,7 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -55,6 +55,19 @@ def _digested(spec: StackSpec) -> dict[str, Any]:
         load_balancer = data["serving"]["loadBalancer"]
         load_balancer["certificateArn"] = load_balancer.pop("certificate")
     return data
+
+
+@dataclass
+class SchedulerResult:
+    """What a cloud's scheduler gives back to its training cluster (every cloud's `build_scheduler`)."""
+
+    # Raw cloud-init text for the compute nodes (None: no scheduler, or one that writes none).
+    compute_user_data: pulumi.Input[str] | None = None
+    # False when the scheduler runs the compute fleet itself (AWS Batch): no node group then.
+    needs_compute_group: bool = True
+    outputs: dict[str, pulumi.Input[Any]] = field(default_factory=dict)
+    # The scheduler's own component (SlurmCluster, BatchScheduler): what a test asserts on.
+    component: pulumi.ComponentResource | None = None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ checkpoints go, and the stack's name.
 
 from __future__ import annotations
 
+from typing import Any
+
+import yaml
+
 from accelstack.spec.models import TrainingStack
 
 NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
@@ -31,3 +35,18 @@ def environment_file(environment: dict[str, str]) -> str:
 def environment_profile(env_file: str = NODE_ENVIRONMENT_FILE) -> str:
     """profile.d: login shells (and so `sbatch`'s default `--export=ALL`) carry the environment."""
     return f"set -a\n. {env_file}\nset +a\n"
+
+
+def environment_files(environment: dict[str, str]) -> list[dict[str, Any]]:
+    """cloud-init write_files entries: the environment file and a profile.d script exporting it."""
+    return [
+        {"path": NODE_ENVIRONMENT_FILE, "permissions": "0644", "content": environment_file(environment)},
+        {"path": NODE_ENVIRONMENT_PROFILE, "permissions": "0644", "content": environment_profile()},
+    ]
+
+
+def environment_cloud_config(environment: dict[str, str]) -> str:
+    """Cloud-init for nodes without a scheduler (or whose scheduler writes none): only the jobs' environment."""
+    return "#cloud-config\n" + yaml.safe_dump(
+        {"write_files": environment_files(environment)}, sort_keys=False, width=1000
+    )

@@ -43,16 +43,3 @@ class TrainingHandles:
     # Every policy of the node role (schedulers append theirs): what launches nodes waits for them,
     # so a node never boots before its role may read the munge key, datasets or checkpoints.
     instance_role_policies: list[pulumi.Resource] = field(default_factory=list)
-
-
-@dataclass
-class SchedulerResult:
-    """What a scheduler gives back to the compute group."""
-
-    # Raw cloud-init text for compute nodes (the compute launch template base64-encodes it).
-    compute_user_data: pulumi.Input[str] | None = None
-    # False when the scheduler runs the compute fleet itself (AWS Batch): no auto scaling group then.
-    needs_compute_group: bool = True
-    outputs: dict[str, pulumi.Input] = field(default_factory=dict)
-    # The scheduler's own component (SlurmCluster, BatchScheduler): what a test asserts on.
-    component: pulumi.ComponentResource | None = None

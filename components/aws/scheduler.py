@@ -22,14 +22,10 @@ import pulumi_random as random
 
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
-from accelstack.components.aws.handles import (
-    EC2_ASSUME_ROLE_POLICY,
-    SSM_MANAGED_POLICY,
-    SchedulerResult,
-    TrainingHandles,
-)
+from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.kms import service_host
 from accelstack.components.aws.node_platform import AwsNodePlatform
+from accelstack.components.base import SchedulerResult
 from accelstack.spec.models import TrainingStack
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;

@@ -25,13 +25,7 @@ from accelstack.components.aws.provider import group_stack_tags, group_tags, lau
 from accelstack.components.aws.scheduler import build_scheduler
 from accelstack.components.aws.storage import TrainingStorage
 from accelstack.components.base import TrainingClusterArgs
-from accelstack.components.node_environment import (
-    NODE_ENVIRONMENT_FILE,
-    NODE_ENVIRONMENT_PROFILE,
-    environment_file,
-    environment_profile,
-    node_environment,
-)
+from accelstack.components.node_environment import environment_cloud_config, environment_files, node_environment
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
@@ -179,21 +173,6 @@ def instance_policy_document(
         }
     )
     return {"Version": "2012-10-17", "Statement": statements}
-
-
-def environment_files(environment: dict[str, str]) -> list[dict[str, Any]]:
-    """cloud-init write_files entries: the environment file and a profile.d script exporting it."""
-    return [
-        {"path": NODE_ENVIRONMENT_FILE, "permissions": "0644", "content": environment_file(environment)},
-        {"path": NODE_ENVIRONMENT_PROFILE, "permissions": "0644", "content": environment_profile()},
-    ]
-
-
-def environment_cloud_config(environment: dict[str, str]) -> str:
-    """Cloud-init for nodes without a scheduler or Lustre: only the jobs' environment."""
-    return "#cloud-config\n" + yaml.safe_dump(
-        {"write_files": environment_files(environment)}, sort_keys=False, width=1000
-    )
 
 
 def lustre_client_cloud_config(

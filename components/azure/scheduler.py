@@ -24,6 +24,7 @@ from accelstack.components.azure.images import HEAD_IMAGE
 from accelstack.components.azure.node_platform import AzureNodePlatform
 from accelstack.components.azure.provider import stack_tags
 from accelstack.components.azure.storage import KEY_VAULT_SECRETS_USER, TrainingStorage
+from accelstack.components.base import SchedulerResult
 from accelstack.spec.models import TrainingStack
 
 MUNGE_KEY_BYTES = 128  # munged needs >= 32; mungekey's default is 1024 bits
@@ -49,13 +50,6 @@ class AzureTrainingHandles:
     checkpoint_interval_seconds: int
     # Role assignments the node scale set must wait for (the scheduler appends its own).
     node_grants: list[pulumi.Resource] = field(default_factory=list)
-
-
-@dataclass
-class SchedulerResult:
-    compute_user_data: pulumi.Input[str] | None = None
-    outputs: dict[str, pulumi.Input] = field(default_factory=dict)
-    component: pulumi.ComponentResource | None = None
 
 
 def b64(text: str) -> str:

@@ -23,7 +23,6 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure_native
 import pulumi_random as random
-import yaml
 
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
@@ -37,13 +36,7 @@ from accelstack.components.azure.scheduler import (
 )
 from accelstack.components.azure.storage import STORAGE_BLOB_DATA_READER, TrainingStorage
 from accelstack.components.base import TrainingClusterArgs
-from accelstack.components.node_environment import (
-    NODE_ENVIRONMENT_FILE,
-    NODE_ENVIRONMENT_PROFILE,
-    environment_file,
-    environment_profile,
-    node_environment,
-)
+from accelstack.components.node_environment import environment_cloud_config, node_environment
 
 NODE_OS_DISK_GIB = 256  # containers and CUDA caches; scratch is the VMs' local NVMe
 SPOT_MAX_PRICE = -1  # up to the on-demand price: evicted for capacity only, never for price
@@ -54,15 +47,6 @@ def priority_settings(capacity: str) -> dict[str, Any]:
     if capacity == "spot":
         return {"priority": "Spot", "eviction_policy": "Delete", "billing_profile": {"max_price": SPOT_MAX_PRICE}}
     return {"priority": "Regular"}
-
-
-def environment_cloud_config(environment: dict[str, str]) -> str:
-    """Cloud-init for nodes without a scheduler: only the jobs' environment file and its profile.d export."""
-    files = [
-        {"path": NODE_ENVIRONMENT_FILE, "permissions": "0644", "content": environment_file(environment)},
-        {"path": NODE_ENVIRONMENT_PROFILE, "permissions": "0644", "content": environment_profile()},
-    ]
-    return "#cloud-config\n" + yaml.safe_dump({"write_files": files}, sort_keys=False, width=1000)
 
 
 def fabric_interfaces(instance_type: str) -> int:

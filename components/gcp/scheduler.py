@@ -19,6 +19,7 @@ import pulumi_random as random
 
 from accelstack.clouds.gcp.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
+from accelstack.components.base import SchedulerResult
 from accelstack.components.gcp.images import HEAD_IMAGE
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.node_platform import GcpNodePlatform
@@ -46,13 +47,6 @@ class GcpTrainingHandles:
     checkpoint_interval_seconds: int
     # Grants the node group must wait for (the scheduler appends its own).
     node_grants: list[pulumi.Resource] = field(default_factory=list)
-
-
-@dataclass
-class SchedulerResult:
-    compute_user_data: pulumi.Input[str] | None = None
-    outputs: dict[str, pulumi.Input] = field(default_factory=dict)
-    component: pulumi.ComponentResource | None = None
 
 
 def build_scheduler(spec: TrainingStack, handles: GcpTrainingHandles, opts: pulumi.ResourceOptions) -> SchedulerResult:

@@ -20,7 +20,6 @@ from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
-import yaml
 
 from accelstack.clouds.gcp import catalog
 from accelstack.components.base import TrainingClusterArgs
@@ -29,13 +28,7 @@ from accelstack.components.gcp.network import TrainingNetwork, training_network
 from accelstack.components.gcp.provider import account_of, resource_id
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandles, build_scheduler
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
-from accelstack.components.node_environment import (
-    NODE_ENVIRONMENT_FILE,
-    NODE_ENVIRONMENT_PROFILE,
-    environment_file,
-    environment_profile,
-    node_environment,
-)
+from accelstack.components.node_environment import environment_cloud_config, node_environment
 
 NODE_BOOT_GIB = 256  # containers and CUDA caches; scratch is the VMs' local SSD
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"  # IAM decides what the VM may do
@@ -68,15 +61,6 @@ def reservation_affinity(reservation: str | None) -> dict[str, Any] | None:
         "type": "SPECIFIC_RESERVATION",
         "specific_reservation": {"key": "compute.googleapis.com/reservation-name", "values": [reservation]},
     }
-
-
-def environment_cloud_config(environment: dict[str, str]) -> str:
-    """Cloud-init for nodes without a scheduler: only the jobs' environment file and its profile.d export."""
-    files = [
-        {"path": NODE_ENVIRONMENT_FILE, "permissions": "0644", "content": environment_file(environment)},
-        {"path": NODE_ENVIRONMENT_PROFILE, "permissions": "0644", "content": environment_profile()},
-    ]
-    return "#cloud-config\n" + yaml.safe_dump({"write_files": files}, sort_keys=False, width=1000)
 
 
 def fabric_interfaces(machine_type: str) -> int:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from accelstack.components import node_environment as node_environment_module
 from accelstack.components import slurm
 from accelstack.components.aws import training as aws_training
 from accelstack.engine.capture import capture, config_for_pulumi
@@ -97,11 +98,11 @@ def test_an_interval_handed_over_by_the_component_is_the_one_written():
 
 
 def test_same_files_and_names_as_nodes_without_a_scheduler():
-    """Jobs see the same environment with or without Slurm (accelstack.components.aws.training writes the other)."""
-    assert slurm.NODE_ENVIRONMENT_FILE == aws_training.NODE_ENVIRONMENT_FILE
-    assert slurm.NODE_ENVIRONMENT_PROFILE == aws_training.NODE_ENVIRONMENT_PROFILE
+    """Jobs see the same environment with or without Slurm (every cloud's nodes without a scheduler boot
+    `node_environment.environment_cloud_config`)."""
     environment = slurm.node_environment(spec_of("aws-finetune"), 4321)
-    files = {f["path"]: f["content"] for f in aws_training.environment_files(environment)}
+    document = yaml.safe_load(node_environment_module.environment_cloud_config(environment))
+    files = {f["path"]: f["content"] for f in document["write_files"]}
     assert files[slurm.NODE_ENVIRONMENT_FILE] == slurm.environment_file(environment)
     assert files[slurm.NODE_ENVIRONMENT_PROFILE] == slurm.environment_profile()
 
