@@ -9,14 +9,13 @@ venv: Ubuntu 24.04's system Python refuses pip installs (PEP 668).
 
 from __future__ import annotations
 
-import base64
 import shlex
-from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from accelstack.clouds import registry
 from accelstack.components.azure.node_platform import AZCOPY_FUNCTION, azcopy_sync_command
+from accelstack.components.replica import worker_files
 from accelstack.components.replica.server import server_arguments
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec.models import ServingSpec, ServingStack
@@ -37,17 +36,6 @@ _templates = Environment(
     lstrip_blocks=True,
     autoescape=False,
 )
-
-
-def worker_files() -> dict[str, str]:
-    """File name on the replica -> base64 of its source (cloud-init write_files, encoding b64)."""
-    sources = {
-        "queue_worker.py": resources.files("accelstack.components.replica").joinpath("queue_worker.py"),
-        f"{QUEUE_CLIENT_MODULE}.py": resources.files("accelstack.components.azure.replica").joinpath(
-            f"{QUEUE_CLIENT_MODULE}.py"
-        ),
-    }
-    return {name: base64.b64encode(path.read_bytes()).decode() for name, path in sources.items()}
 
 
 def worker_environment(serving: ServingSpec, plan: ServingPlan, *, namespace: str, client_id: str) -> dict[str, str]:
@@ -76,7 +64,7 @@ def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, namespace: str
     ]
     return _templates.get_template("replica-cloud-config.yaml.j2").render(
         worker_dir=WORKER_DIR,
-        worker_files=worker_files(),
+        worker_files=worker_files("accelstack.components.azure.replica", QUEUE_CLIENT_MODULE),
         model_dir=MODEL_DIR,
         azcopy_function=AZCOPY_FUNCTION,
         syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],

@@ -4,13 +4,12 @@ every boot (a standby VM boots once to prepare, then again when it is started)."
 
 from __future__ import annotations
 
-import base64
 import shlex
-from importlib import resources
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from accelstack.clouds import registry
+from accelstack.components.replica import worker_files
 from accelstack.components.replica.server import server_arguments
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec.models import ServingSpec, ServingStack
@@ -30,17 +29,6 @@ _templates = Environment(
     lstrip_blocks=True,
     autoescape=False,
 )
-
-
-def worker_files() -> dict[str, str]:
-    """File name on the replica -> base64 of its source (cloud-init write_files, encoding b64)."""
-    sources = {
-        "queue_worker.py": resources.files("accelstack.components.replica").joinpath("queue_worker.py"),
-        f"{QUEUE_CLIENT_MODULE}.py": resources.files("accelstack.components.gcp.replica").joinpath(
-            f"{QUEUE_CLIENT_MODULE}.py"
-        ),
-    }
-    return {name: base64.b64encode(path.read_bytes()).decode() for name, path in sources.items()}
 
 
 def worker_environment(
@@ -69,7 +57,7 @@ def replica_user_data(
     ]
     return _templates.get_template("replica-cloud-config.yaml.j2").render(
         worker_dir=WORKER_DIR,
-        worker_files=worker_files(),
+        worker_files=worker_files("accelstack.components.gcp.replica", QUEUE_CLIENT_MODULE),
         model_dir=MODEL_DIR,
         syncs=[(shlex.quote(src), dst) for src, dst in syncs],
         image=shlex.quote(serving.replicas.server_image),
