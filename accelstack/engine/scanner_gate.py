@@ -25,7 +25,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 EXCEPTIONS_FILE = REPO / "policies" / "scanner-exceptions.yaml"
-CHECK_ID = re.compile(r"^CKV2?_AWS_\d+$")
+CHECK_ID = re.compile(r"^CKV2?_(AWS|GCP)_\d+$")
 # Checkov calls home for guidelines and newer versions unless told not to; the scan stays offline.
 OFFLINE_ENV = {
     "BC_SKIP_MAPPING": "TRUE",
@@ -93,7 +93,10 @@ def load_exceptions(path: Path = EXCEPTIONS_FILE) -> list[ScannerException]:
             problems.append(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: check, resources, why, source")
         check = entry.get("check")
         if not isinstance(check, str) or not CHECK_ID.match(check):
-            problems.append(f"{where}.check: {check!r} is not a Checkov AWS check id (CKV_AWS_n or CKV2_AWS_n)")
+            problems.append(
+                f"{where}.check: {check!r} is not a Checkov check id of a scanned provider "
+                "(CKV_AWS_n, CKV2_AWS_n, CKV_GCP_n, CKV2_GCP_n)"
+            )
         resources = entry.get("resources")
         if (
             not isinstance(resources, list)
@@ -190,7 +193,7 @@ def unscanned_reason(cloud: str) -> str | None:
         return None
     return (
         f"not scanned: no Terraform plan view of {', '.join(sorted(packages))} resources yet "
-        "(azure-native is not a Terraform-bridged provider; gcp's google_* mapping is not written); "
+        "(azure-native is not a Terraform-bridged provider, so Checkov has no plan of it to read); "
         "both policy packs judge them"
     )
 

@@ -42,8 +42,10 @@ from accelstack.engine.capture import SIG_KEY, UNKNOWN
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, _package_version, is_secret
 
 FORMAT_VERSION = "1.2"
+DYNAMIC_PREFIX = "pulumi-python:dynamic"  # pulumi.dynamic resources (`pulumi-python:dynamic[/module]:Name`)
 PROVIDER_ADDRESSES = {
     "aws": "registry.terraform.io/hashicorp/aws",
+    "gcp": "registry.terraform.io/hashicorp/google",
     "random": "registry.terraform.io/hashicorp/random",
 }
 
@@ -104,6 +106,63 @@ TERRAFORM_TYPES: dict[str, str] = {
     "aws:wafv2/webAclAssociation:WebAclAssociation": "aws_wafv2_web_acl_association",
     "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": "aws_wafv2_web_acl_logging_configuration",
     "random:index/randomBytes:RandomBytes": "random_bytes",
+    # pulumi-gcp 10.x: the google provider's resources (pulumi-gcp provider/resources.go maps each
+    # google_<product>_<resource> to gcp:<module>/<camelName>:<Name>; the irregular ones are the IAM and
+    # secret manager names, service accounts and service networking).
+    **{
+        f"gcp:compute/{camel}:{camel[0].upper()}{camel[1:]}": f"google_compute_{snake}"
+        for camel, snake in (
+            ("address", "address"),
+            ("backendService", "backend_service"),
+            ("disk", "disk"),
+            ("firewall", "firewall"),
+            ("globalAddress", "global_address"),
+            ("globalForwardingRule", "global_forwarding_rule"),
+            ("healthCheck", "health_check"),
+            ("instance", "instance"),
+            ("instanceGroupManager", "instance_group_manager"),
+            ("instanceTemplate", "instance_template"),
+            ("network", "network"),
+            ("regionAutoscaler", "region_autoscaler"),
+            ("regionInstanceGroupManager", "region_instance_group_manager"),
+            ("regionInstanceTemplate", "region_instance_template"),
+            ("resourcePolicy", "resource_policy"),
+            ("router", "router"),
+            ("routerNat", "router_nat"),
+            ("securityPolicy", "security_policy"),
+            ("subnetwork", "subnetwork"),
+            ("targetHttpsProxy", "target_https_proxy"),
+        )
+    },
+    "gcp:compute/sSLPolicy:SSLPolicy": "google_compute_ssl_policy",
+    "gcp:compute/uRLMap:URLMap": "google_compute_url_map",
+    "gcp:kms/cryptoKey:CryptoKey": "google_kms_crypto_key",
+    "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": "google_kms_crypto_key_iam_member",
+    "gcp:kms/keyRing:KeyRing": "google_kms_key_ring",
+    "gcp:lustre/instance:Instance": "google_lustre_instance",
+    "gcp:pubsub/subscription:Subscription": "google_pubsub_subscription",
+    "gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember": "google_pubsub_subscription_iam_member",
+    "gcp:pubsub/topic:Topic": "google_pubsub_topic",
+    "gcp:pubsub/topicIAMMember:TopicIAMMember": "google_pubsub_topic_iam_member",
+    "gcp:secretmanager/secret:Secret": "google_secret_manager_secret",
+    "gcp:secretmanager/secretIamMember:SecretIamMember": "google_secret_manager_secret_iam_member",
+    "gcp:secretmanager/secretVersion:SecretVersion": "google_secret_manager_secret_version",
+    "gcp:serviceaccount/account:Account": "google_service_account",
+    "gcp:servicenetworking/connection:Connection": "google_service_networking_connection",
+    "gcp:storage/bucket:Bucket": "google_storage_bucket",
+    "gcp:storage/bucketIAMMember:BucketIAMMember": "google_storage_bucket_iam_member",
+}
+
+# The google provider's VM blocks (instances and templates): singular in Terraform, plural in Pulumi.
+GOOGLE_VM_BLOCKS: dict[str, str] = {
+    "network_interfaces": "network_interface",
+    "access_configs": "access_config",
+    "ipv6_access_configs": "ipv6_access_config",
+    "alias_ip_ranges": "alias_ip_range",
+    "disks": "disk",
+    "attached_disks": "attached_disk",
+    "scratch_disks": "scratch_disk",
+    "guest_accelerators": "guest_accelerator",
 }
 
 # List blocks the bridge pluralised (Terraform `rule {}` blocks -> Pulumi `rules: [...]`), per
@@ -140,6 +199,26 @@ FIELD_RENAMES: dict[str, dict[str, str]] = {
         "text_transformations": "text_transformation",
     },
     "aws_wafv2_web_acl_logging_configuration": {"filters": "filter", "conditions": "condition"},
+    # google: the provider's repeated blocks are singular in Terraform (`network_interface {}`), plural in Pulumi.
+    **{
+        tf_type: GOOGLE_VM_BLOCKS
+        for tf_type in (
+            "google_compute_instance_template",
+            "google_compute_region_instance_template",
+            "google_compute_instance",
+        )
+    },
+    "google_compute_firewall": {"allows": "allow", "denies": "deny"},
+    **{
+        tf_type: {"versions": "version", "named_ports": "named_port"}
+        for tf_type in ("google_compute_instance_group_manager", "google_compute_region_instance_group_manager")
+    },
+    "google_compute_region_autoscaler": {"metrics": "metric"},
+    "google_compute_security_policy": {"rules": "rule"},
+    "google_compute_backend_service": {"backends": "backend"},
+    "google_compute_router_nat": {"subnetworks": "subnetwork"},
+    "google_compute_url_map": {"host_rules": "host_rule", "path_matchers": "path_matcher", "path_rules": "path_rule"},
+    "google_storage_bucket": {"lifecycle_rules": "lifecycle_rule"},
 }
 
 # Attributes of Terraform map type: kept as JSON objects, their keys untouched (a tag key is data).
@@ -148,6 +227,10 @@ MAP_ATTRIBUTES: dict[str, frozenset[str]] = {
     "aws_cloudwatch_metric_alarm": frozenset({"dimensions"}),
     "aws_autoscaling_group": frozenset(),  # its `tag` is a block list (see FIELD_RENAMES)
 }
+
+
+# The google provider's map attributes on every type that has them (labels, VM metadata, default labels).
+GOOGLE_MAP_ATTRIBUTES = frozenset({"labels", "metadata", "default_labels", "resource_manager_tags"})
 
 
 def snake_case(name: str) -> str:
@@ -235,6 +318,8 @@ class _Converter:
             return _Converted(None, True, False, {"references": referents[value].expression()})
         if isinstance(value, dict):
             maps = MAP_ATTRIBUTES["*"] | MAP_ATTRIBUTES.get(tf_type, frozenset())
+            if tf_type.startswith("google_"):
+                maps |= GOOGLE_MAP_ATTRIBUTES
             if key in maps:
                 return _Converted({k: _integral(v) for k, v in value.items()}, False, False, None)
             block = self._block(tf_type, value, referents)
@@ -372,6 +457,8 @@ def terraform_plan(document: dict[str, Any]) -> TerraformPlan:
     for entry in resources:
         if not entry.get("custom") or entry["type"].startswith(PROVIDER_PREFIX) or entry["type"] == STACK_TYPE:
             continue
+        if entry["type"].startswith(DYNAMIC_PREFIX):
+            continue  # the program's own code behind Pulumi's dynamic provider: nothing Terraform would plan
         if entry["urn"] not in converter.addresses:
             unmapped.append(entry["urn"])
             continue

@@ -25,6 +25,9 @@ from accelstack.spec.models import TrainingStack
 
 # Identity-Aware Proxy's TCP forwarding source range (cloud.google.com/iap/docs/using-tcp-forwarding).
 IAP_RANGE = "35.235.240.0/20"
+# VPC flow logs on the system subnet (Checkov CKV_GCP_26): 5-minute aggregation, half the flows sampled, with
+# metadata (cloud.google.com/vpc/docs/flow-logs#key_properties; the same settings as the serving subnet).
+FLOW_LOGS = {"aggregation_interval": "INTERVAL_5_MIN", "flow_sampling": 0.5, "metadata": "INCLUDE_ALL_METADATA"}
 # Firewall priorities: 0..65535, lower wins (cloud.google.com/firewall/docs/firewalls#priority_order_for_firewall_rules).
 DENY_INTERNET_PRIORITY = 65000
 ALLOW_PRIORITY = 1000
@@ -91,6 +94,7 @@ def training_network(name: str, spec: TrainingStack, zone: str, opts: pulumi.Res
         # Nodes have no external IP: Cloud Storage, Secret Manager and the Lustre API through Google's
         # private access; the rest (apt) through Cloud NAT.
         private_ip_google_access=True,
+        log_config=FLOW_LOGS,
         opts=opts,
     )
     router = gcp.compute.Router(f"{name}-router", network=system.id, region=region, opts=opts)
@@ -132,7 +136,14 @@ def training_network(name: str, spec: TrainingStack, zone: str, opts: pulumi.Res
         )
         block = str(next(blocks))
         subnet = gcp.compute.Subnetwork(
-            f"{name}-gpu{index}", network=vpc.id, region=region, ip_cidr_range=block, opts=opts
+            f"{name}-gpu{index}",
+            network=vpc.id,
+            region=region,
+            ip_cidr_range=block,
+            private_ip_google_access=True,  # harmless here (the default route is the system NIC's), and uniform
+            # No flow logs: these NICs carry NCCL's bulk traffic (up to 200 Gb/s per NIC); sampling it would bill
+            # logs by the terabyte and say nothing the system subnet's logs do not (policies/scanner-exceptions.yaml).
+            opts=opts,
         )
         network.fabric_nics.append((vpc, subnet, "GVNIC"))
         network.firewalls += [

@@ -166,8 +166,9 @@ class SlurmCluster(pulumi.ComponentResource):
                 "scopes": ["https://www.googleapis.com/auth/cloud-platform"],  # IAM decides, not scopes
             },
             metadata={**LOGIN_METADATA, "user-data": head_data},
+            # The head mounts Lustre too (checkpoint export): no Secure Boot, as on the nodes (training.SHIELDED_VM).
             shielded_instance_config={
-                "enable_secure_boot": True,
+                "enable_secure_boot": False,
                 "enable_vtpm": True,
                 "enable_integrity_monitoring": True,
             },

@@ -7,9 +7,9 @@ Managed Lustre on a private services access connection, importing the dataset pr
   resource that names it is created (a bucket, instance or disk naming a key its agent cannot use fails at
   create time: cloud.google.com/storage/docs/encryption/using-customer-managed-keys#prereqs,
   cloud.google.com/managed-lustre/docs/cmek, cloud.google.com/compute/docs/disks/customer-managed-encryption).
-- Buckets: uniform bucket-level access, public access prevention enforced, soft delete; the checkpoint bucket
-  is versioned and deletes only noncurrent versions after `noncurrentVersionDays`. Both are protected and
-  retained on delete.
+- Buckets: uniform bucket-level access, public access prevention enforced, soft delete, versioned; old versions
+  expire (checkpoints after `noncurrentVersionDays`, datasets after 30 days), live objects never. Both are
+  protected and retained on delete.
 - Managed Lustre: in the GPU zone, on the system VPC through a private services access connection (a /20
   peering range, allocated and connected first: the instance cannot be created before the peering is
   ACTIVE, cluster-toolkit modules/file-system/managed-lustre). Tier (throughput per TiB) and capacity come
@@ -42,6 +42,9 @@ KEY_ROTATION = "7776000s"  # 90 days
 # Soft delete keeps deleted objects 7..90 days (cloud.google.com/storage/docs/soft-delete#retention-duration).
 SOFT_DELETE_MIN_DAYS, SOFT_DELETE_MAX_DAYS = 7, 90
 DAY = 86_400
+# Datasets are versioned like checkpoints (an overwritten shard can be restored); old versions expire after 30
+# days, as on AWS (components/aws/storage.py DATASET_NONCURRENT_VERSION_DAYS).
+DATASET_NONCURRENT_DAYS = 30
 
 
 def soft_delete_seconds(noncurrent_version_days: int) -> str:
@@ -103,7 +106,9 @@ class TrainingStorage(pulumi.ComponentResource):
         }
         self.dataset_bucket_name, dataset_prefix = split_bucket_uri(storage.datasets.uri)
         self.dataset_bucket = (
-            self._bucket(f"{stack}-datasets", self.dataset_bucket_name, versioned=False, noncurrent_days=None)
+            self._bucket(
+                f"{stack}-datasets", self.dataset_bucket_name, versioned=True, noncurrent_days=DATASET_NONCURRENT_DAYS
+            )
             if storage.datasets.create
             else None
         )

@@ -31,6 +31,11 @@ from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, Tra
 from accelstack.components.node_environment import environment_cloud_config, node_environment
 
 NODE_BOOT_GIB = 256  # containers and CUDA caches; scratch is the VMs' local SSD
+# Shielded VM with vTPM and integrity monitoring (Checkov CKV_GCP_39), without Secure Boot: the Lustre client's
+# kernel modules come from Google's repository for the running kernel and are not signed for the image's
+# Secure Boot keys, so a Secure Boot VM would refuse to load them (cloud.google.com/compute/shielded-vm/docs/
+# shielded-vm#secure-boot: "unsigned kernel modules ... won't load").
+SHIELDED_VM = {"enable_secure_boot": False, "enable_vtpm": True, "enable_integrity_monitoring": True}
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"  # IAM decides what the VM may do
 
 
@@ -200,6 +205,7 @@ class TrainingCluster(pulumi.ComponentResource):
             scheduling=scheduling(nodes.capacity),
             reservation_affinity=reservation_affinity(nodes.reservation_id),
             service_account={"email": self.nodes_account.email, "scopes": [CLOUD_PLATFORM_SCOPE]},
+            shielded_instance_config=SHIELDED_VM,
             metadata={**LOGIN_METADATA, "user-data": user_data},
             labels={"accelstack-config-digest": self.digest},
             # Templates are immutable: a change is a new template, created before the old one goes.

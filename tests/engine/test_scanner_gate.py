@@ -31,7 +31,9 @@ def test_shipped_exceptions_load_and_each_says_why_and_where_from() -> None:
     assert len(exceptions) >= 5
     for exception in exceptions:
         assert len(exception.why) > 80 and len(exception.source) > 20
-        assert all(pattern.startswith("aws_") for pattern in exception.resources)
+        # An exception names resources of the provider its check belongs to (CKV_GCP_n: google_*).
+        prefix = "google_" if "_GCP_" in exception.check else "aws_"
+        assert all(pattern.startswith(prefix) for pattern in exception.resources), exception.check
 
 
 def test_the_fixed_findings_are_not_excepted() -> None:
@@ -103,7 +105,7 @@ def test_a_multi_framework_report_is_read_too() -> None:
         ),
         (
             "exceptions:\n  - check: AVD-AWS-0086\n    resources: [aws_s3_bucket.x]\n    why: w\n    source: s\n",
-            r"exceptions\[0\]\.check: 'AVD-AWS-0086' is not a Checkov AWS check id",
+            r"exceptions\[0\]\.check: 'AVD-AWS-0086' is not a Checkov check id of a scanned provider",
         ),
         (
             "exceptions:\n  - check: CKV_AWS_18\n    resources: []\n    why: w\n    source: s\n",
@@ -131,11 +133,35 @@ def test_missing_checkov_is_a_clear_exit_2(capsys) -> None:
 
 
 def test_a_cloud_without_a_terraform_plan_view_is_reported_not_scanned():
-    """Checkov reads Terraform plans: AWS's stacks get one; azure-native (not Terraform-bridged) and gcp (no
-    google_* mapping yet) are said to be unscanned, by name, instead of failing the gate or passing silently."""
+    """Checkov reads Terraform plans: AWS's and Google Cloud's stacks get one (Terraform-bridged providers whose
+    types are mapped); azure-native (not Terraform-bridged) is said to be unscanned, by name, instead of failing
+    the gate or passing silently."""
     from accelstack.engine.scanner_gate import unscanned_reason
 
-    assert unscanned_reason("aws") is None
-    for cloud in ("azure", "gcp"):
-        reason = unscanned_reason(cloud)
-        assert reason is not None and reason.startswith("not scanned: no Terraform plan view of")
+    assert unscanned_reason("aws") is None and unscanned_reason("gcp") is None
+    reason = unscanned_reason("azure")
+    assert reason is not None and reason.startswith("not scanned: no Terraform plan view of azure-native")
+
+
+def test_every_gcp_resource_the_stacks_register_has_a_terraform_type_but_the_dynamic_import():
+    """The gcp plan view leaves nothing out silently: every gcp type of the shipped GCP stacks maps to a
+    google_* type; the Lustre import (the program's own dynamic resource) is no Terraform resource at all."""
+    import json
+
+    from accelstack.engine.terraform_plan import terraform_plan
+
+    for stack in ("gcp-training", "gcp-serving"):
+        export = json.loads((REPO / "tests" / "golden" / f"{stack}.json").read_text())
+        plan = terraform_plan(export)
+        assert plan.unmapped == [], stack
+        types = {r["type"] for r in plan.document["planned_values"]["root_module"]["resources"]}
+        assert all(t.startswith(("google_", "random_")) for t in types), types
+    training = terraform_plan(json.loads((REPO / "tests" / "golden" / "gcp-training.json").read_text()))
+    template = next(
+        r
+        for r in training.document["planned_values"]["root_module"]["resources"]
+        if r["type"] == "google_compute_instance_template"
+    )
+    # Terraform's singular block names, one block per NIC (A3 Mega: 9), labels and metadata kept as maps.
+    assert len(template["values"]["network_interface"]) == 9
+    assert isinstance(template["values"]["metadata"], dict) and "user-data" in template["values"]["metadata"]

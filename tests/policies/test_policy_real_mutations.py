@@ -1281,3 +1281,34 @@ def test_stack_policy_catches_what_the_per_resource_pass_cannot_see(case: Unknow
     verdicts = policy_verdicts(doc, result.spec)
     assert not [v for v in verdicts if v.mandatory], [v.line() for v in verdicts]
     assert (f"{case.policy}-final", "advisory") in {(v.policy, v.level) for v in verdicts}
+
+
+# --- azure-native's secret osProfile: judged on its inputs, never silently skipped ------------------------
+
+
+def _head_custom_data_with(secret: str) -> Callable[[Doc], str]:
+    """A PR that writes a key into the Slurm head's cloud-init: only the inputs carry it (azure-native stores the
+    VM's osProfile output as a secret, which the export redacts)."""
+
+    def apply(doc: Doc) -> str:
+        head = entry(doc, "azure-training-head", "azure-native:compute:VirtualMachine")
+        profile = head["inputs"]["osProfile"]
+        text = base64.b64decode(profile["customData"]).decode()
+        profile["customData"] = base64.b64encode(f"{text}\n# {secret}\n".encode()).decode()
+        return head["urn"]
+
+    return apply
+
+
+def test_a_secret_in_the_azure_heads_custom_data_is_caught_though_its_output_is_redacted() -> None:
+    """The stack-level `-final` check cannot read the head's osProfile (a secret output, redacted in the export)
+    and skips only that resource kind; the resource-level check reads the inputs and catches the key."""
+    result = previewed(AZURE_TRAINING)
+    head = entry(result.export, "azure-training-head", "azure-native:compute:VirtualMachine")
+    assert "ciphertext" in json.dumps(head["outputs"]["osProfile"])  # what the final check cannot read
+    doc = copy.deepcopy(result.export)
+    urn = _head_custom_data_with(f"aws_secret_access_key={EXAMPLE_SECRET}")(doc)
+    verdicts = policy_verdicts(doc, result.spec)
+    assert _caught(verdicts, urn, "no-secrets-in-user-data"), [v.line() for v in verdicts]
+    # The unedited head draws nothing from either check (the skip is not a failure either).
+    assert [v.line() for v in policy_verdicts(result.export, result.spec)] == []

@@ -8,6 +8,8 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.components.gcp.network import FLOW_LOGS
+
 
 def serving_network(svc: Any, name: str) -> tuple[gcp.compute.Network, gcp.compute.Subnetwork]:
     network = gcp.compute.Network(
@@ -22,6 +24,7 @@ def serving_network(svc: Any, name: str) -> tuple[gcp.compute.Network, gcp.compu
         region=svc.region,
         ip_cidr_range=svc.serving.network.vpc_cidr,
         private_ip_google_access=True,
+        log_config=FLOW_LOGS,
         opts=svc.child,
     )
     router = gcp.compute.Router(f"{name}-router", network=network.id, region=svc.region, opts=svc.child)
