@@ -142,7 +142,7 @@ def _path(loc: tuple[Any, ...]) -> str:
 
 # Regex patterns in the models, said in words with an example (a raw regex helps nobody).
 PATTERN_HINTS = {
-    URI_PATTERN: "is not a URI; write scheme://bucket[/prefix], e.g. s3://{example}",
+    URI_PATTERN: "is not a URI; write scheme://bucket[/prefix], e.g. {example}",
     PARTITION_NAME_PATTERN: (
         "is not a Slurm partition name: a letter, then up to 30 letters, digits, '_' or '-' (e.g. gpu, long-runs)"
     ),
@@ -265,8 +265,12 @@ def problems_from_validation(exc: ValidationError, data: dict[str, Any] | None =
             choices = re.findall(r"'([^']*)'", expected) or [part.strip() for part in re.split(r",| or ", expected)]
             message = f"{_shown(value)} is not allowed{did_you_mean(str(value), choices)}; allowed: {expected}"
         elif error["type"] == "string_pattern_mismatch" and pattern in PATTERN_HINTS:
-            example = re.sub(r"[^a-z0-9.-]", "-", str(value).lower()).strip("-.")[:40] or "bucket"
-            message = f"{_shown(value)} " + PATTERN_HINTS[pattern].format(example=f"{example}/")
+            # The example keeps the scheme the user wrote (gs://, s3://); without one, s3:// (the first cloud's).
+            scheme, separator, rest = str(value).partition("://")
+            if not (separator and re.fullmatch(r"[a-z][a-z0-9+.-]*", scheme)):
+                scheme, rest = "s3", str(value)
+            bucket = re.sub(r"[^a-z0-9.-]", "-", rest.lower()).strip("-.")[:40] or "bucket"
+            message = f"{_shown(value)} " + PATTERN_HINTS[pattern].format(example=f"{scheme}://{bucket}/")
         elif error["type"] in ECHO_INPUT_TYPES:
             message = f"{_shown(value)} {ECHO_INPUT_TYPES[error['type']]}"
         else:

@@ -258,6 +258,12 @@ def test_uri_without_a_scheme_gets_an_example(runner, project):
     assert "'newco-llm-datasets' is not a URI; write scheme://bucket[/prefix], e.g. s3://newco-llm-datasets/" in line
 
 
+def test_a_uri_without_a_bucket_keeps_its_scheme_in_the_example(runner, project):
+    """'gs://' on its own: the example stays on Cloud Storage (gs://bucket/), not another cloud's store."""
+    line = only_problem(invoke(runner, project, "alpha", "--set", "training.storage.datasets.uri=gs://"))
+    assert "'gs://' is not a URI; write scheme://bucket[/prefix], e.g. gs://bucket/" in line
+
+
 @pytest.mark.parametrize(
     ("override", "path"),
     [
