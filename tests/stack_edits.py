@@ -230,6 +230,7 @@ GCP_SERVING_CHANGES = {
 GCP_TRAINING_CHANGES = {
     "nodes 4 -> 32": ("training.nodes.count=32",),
     "A3 Mega -> A3 High": ("training.nodes.instanceType=a3-highgpu-8g",),
+    "A3 Mega -> A4 (RoCE)": ("training.nodes.instanceType=a4-highgpu-8g",),
     "spot -> reservation": ("training.nodes.capacity=on-demand", "training.nodes.reservationId=a3mega-block-1"),
     "partitions edited": (
         "training.scheduler.partitions=[{name: gpu, maxTime: '7-00:00:00', default: true}, "

@@ -373,7 +373,16 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # --- gcp serving (components/gcp/serving): inputs the google provider marks ForceNew / immutable
     # (magic-modules mmv1/products/<product>/<Resource>.yaml `immutable: true`, and the hand-written
     # resource_compute_instance_template.go / resource_compute_region_instance_group_manager.go).
-    "gcp:compute/network:Network": ("name", "autoCreateSubnetworks", "description", "project"),
+    # A network profile is set at creation only (the SDK docstring); the MTU is counted as replacing too, to
+    # stay on the safe side (changing it needs every VM of the network stopped: cloud.google.com/vpc/docs/mtu).
+    "gcp:compute/network:Network": (
+        "name",
+        "autoCreateSubnetworks",
+        "description",
+        "project",
+        "networkProfile",
+        "mtu",
+    ),
     "gcp:compute/subnetwork:Subnetwork": ("name", "network", "region", "project"),
     "gcp:compute/router:Router": ("name", "network", "region", "project"),
     "gcp:compute/routerNat:RouterNat": ("name", "router", "region", "project"),

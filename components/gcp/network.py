@@ -1,5 +1,5 @@
-"""The training networks: the system VPC (nodes, the Slurm head, Managed Lustre's peering, Cloud NAT) and one
-VPC per GPU NIC the machine type has, every one of them configured, as Cluster Toolkit's blueprints build them
+"""The training networks: the system VPC (nodes, the Slurm head, Managed Lustre's peering, Cloud NAT; MTU 8896
+on every machine type) and one VPC per GPU NIC the machine type has, every one of them configured, as Cluster Toolkit's blueprints build them
 (accelstack.clouds.gcp.catalog.NIC_LAYOUTS):
 
 - A3 High (GPUDirect-TCPX): 4 more gVNIC VPCs; A3 Mega (TCPXO): 8; both at MTU 8244.
@@ -28,6 +28,7 @@ IAP_RANGE = "35.235.240.0/20"
 # VPC flow logs on the system subnet (Checkov CKV_GCP_26): 5-minute aggregation, half the flows sampled, with
 # metadata (cloud.google.com/vpc/docs/flow-logs#key_properties; the same settings as the serving subnet).
 FLOW_LOGS = {"aggregation_interval": "INTERVAL_5_MIN", "flow_sampling": 0.5, "metadata": "INCLUDE_ALL_METADATA"}
+SYSTEM_MTU = 8896  # the maximum (cloud.google.com/vpc/docs/mtu)
 # Firewall priorities: 0..65535, lower wins (cloud.google.com/firewall/docs/firewalls#priority_order_for_firewall_rules).
 DENY_INTERNET_PRIORITY = 65000
 ALLOW_PRIORITY = 1000
@@ -83,7 +84,9 @@ def training_network(name: str, spec: TrainingStack, zone: str, opts: pulumi.Res
         f"{name}-net",
         auto_create_subnetworks=False,
         routing_mode="REGIONAL",
-        mtu=layout.gvnic_mtu,
+        # The largest MTU GCP takes, whatever the machine type: Lustre and Cloud Storage traffic gain from jumbo
+        # frames, and a machine type change never touches the network Managed Lustre is peered with.
+        mtu=SYSTEM_MTU,
         opts=opts,
     )
     nodes_subnet = gcp.compute.Subnetwork(

@@ -170,7 +170,7 @@ class NicLayout:
     """The networks one VM of a machine type attaches, as Cluster Toolkit's blueprints build them.
 
     `gvnic_networks` VPCs with one gVNIC each (the first is the system network: Slurm, Lustre, Cloud
-    Storage), at `gvnic_mtu`; `rdma_subnets` MRDMA NICs in ONE RoCE VPC made from the zone's RoCE network
+    Storage, always at the maximum MTU 8896; the others at `gvnic_mtu`); `rdma_subnets` MRDMA NICs in ONE RoCE VPC made from the zone's RoCE network
     profile, at `rdma_mtu` (0: no RoCE VPC). `boot_disk_type`: A3 Ultra and A4 boot from Hyperdisk only."""
 
     gvnic_networks: int

@@ -84,8 +84,10 @@ def test_every_gpu_nic_of_the_machine_type_is_attached_in_its_own_network(machin
     gvnic_networks = {i["network"] for i in interfaces[:gvnics]}
     assert len(gvnic_networks) == gvnics
     assert len({i["subnetwork"] for i in interfaces}) == len(interfaces)
-    for interface in interfaces:
+    assert network_of(cap, interfaces[0]).inputs["mtu"] == 8896  # the system network: the same on every type
+    for interface in interfaces[1:]:
         assert network_of(cap, interface).inputs["mtu"] == mtu
+    for interface in interfaces:
         assert "accessConfigs" not in interface and "ipv6AccessConfigs" not in interface
     if mrdma:
         (roce,) = {i["network"] for i in interfaces[gvnics:]}
