@@ -57,6 +57,15 @@ def example_description(name: str, project_dir: Path | None) -> str:
                 break
             header.append(line.lstrip("# ").strip())
     except (OSError, CliError):
+        cloud, _, workload = name.partition("-")
+        if workload == "finetune" and "no example" not in (
+            training := example_description(f"{cloud}-training", project_dir)
+        ):
+            # A cloud without a fine-tuning example: its training example, cut down to one node and LoRA.
+            return (
+                f"no example of its own; start from {cloud}-training with training.nodes.count 1 and "
+                f"training.model.method lora: {training}"
+            )
         return "no example stack file for it in this project"
     sentence = " ".join(header).split(". ", 1)[0].rstrip(".")
     if len(sentence) > DESCRIPTION_CHARS:

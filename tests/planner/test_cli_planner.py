@@ -100,6 +100,25 @@ def test_advise_describes_each_stack_from_its_own_file(run, tmp_path) -> None:
     assert "  aws-serving: no example stack file for it in this project" in bare.output
 
 
+def test_a_cloud_without_a_finetune_example_is_pointed_at_its_training_example(run) -> None:
+    result = run(
+        "advise",
+        "--cloud",
+        "gcp",
+        "--custom-weights",
+        "--need-train",
+        "--model",
+        "llama-3.1-8b",
+        "--data-tokens",
+        "2e10",
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "  gcp-finetune: no example of its own; start from gcp-training with training.nodes.count 1 and "
+        "training.model.method lora: Distributed training on Google Cloud"
+    ) in result.output
+
+
 def test_finetune_example_stack_is_one_spot_node_without_lustre() -> None:
     spec = load_stack(REPO / "stacks" / "Pulumi.aws-finetune.yaml")
     assert isinstance(spec, TrainingStack)
