@@ -14,6 +14,7 @@ deny, so a later allow with a lower priority number is the only way in); SSH com
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 import pulumi
@@ -42,6 +43,7 @@ class TrainingNetwork:
     nodes_subnet: gcp.compute.Subnetwork
     zone: str
     head_address: str
+    lustre_peering: ipaddress.IPv4Network  # the private services access range Managed Lustre peers through
     # (network, subnetwork, nic type) per extra NIC, in the order the template attaches them.
     fabric_nics: list[tuple[gcp.compute.Network, gcp.compute.Subnetwork, str]] = field(default_factory=list)
     firewalls: list[gcp.compute.Firewall] = field(default_factory=list)
@@ -125,6 +127,7 @@ def training_network(name: str, spec: TrainingStack, zone: str, opts: pulumi.Res
         nodes_subnet=nodes_subnet,
         zone=zone,
         head_address=plan.head_address,
+        lustre_peering=plan.lustre_peering,
         firewalls=firewalls,
     )
 

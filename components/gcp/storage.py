@@ -28,7 +28,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from accelstack.clouds.gcp.rules import LUSTRE_FILESYSTEM, address_plan
+from accelstack.clouds.gcp.rules import LUSTRE_FILESYSTEM
 from accelstack.components.gcp.lustre_import import LustreImport
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.provider import resource_id
@@ -168,13 +168,12 @@ class TrainingStorage(pulumi.ComponentResource):
         lustre = spec.training.storage.lustre
         assert lustre is not None
         child = pulumi.ResourceOptions(parent=self)
-        plan = address_plan(spec.training.network.vpc_cidr or "10.20.0.0/16")
         peering = gcp.compute.GlobalAddress(
             f"{stack}-lustre-peering",
             purpose="VPC_PEERING",
             address_type="INTERNAL",
-            address=str(plan.lustre_peering.network_address),
-            prefix_length=plan.lustre_peering.prefixlen,
+            address=str(network.lustre_peering.network_address),
+            prefix_length=network.lustre_peering.prefixlen,
             network=network.system.id,
             opts=child,
         )
