@@ -2,12 +2,56 @@
 
 from __future__ import annotations
 
-from typing import get_args
+import ast
+import functools
+import inspect
+import itertools
+import textwrap
+from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 MAX_STRING_CHARS = 2048
+
+
+@functools.cache
+def attribute_docstrings(cls: type) -> dict[str, str]:
+    """Field name -> the string literal under its annotation in the class body (PEP 257's attribute
+    docstrings), cleaned as `inspect.cleandoc` does; inherited fields from the base classes' bodies."""
+    found: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is object or klass.__module__.startswith("pydantic"):
+            continue
+        try:
+            source = textwrap.dedent(inspect.getsource(klass))
+        except (OSError, TypeError):
+            continue
+        body = next(node for node in ast.parse(source).body if isinstance(node, ast.ClassDef)).body
+        for annotated, following in itertools.pairwise(body):
+            if (
+                isinstance(annotated, ast.AnnAssign)
+                and isinstance(annotated.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                found[annotated.target.id] = inspect.cleandoc(following.value.value)
+    return found
+
+
+def _describe_fields(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """JSON Schema hook: a property without a description takes its field's attribute docstring.
+
+    pydantic's `use_attribute_docstrings` would do this at class creation, reading every model's source at
+    import, which cost each preview ~0.1 s; the descriptions are read only when a schema is generated
+    (`accelstack schema`: docs/spec-reference.md and the editor schema)."""
+    docstrings = attribute_docstrings(model)
+    properties = schema.get("properties", {})
+    for name, field in model.model_fields.items():
+        key = field.alias if field.alias in properties else name
+        if key in properties and name in docstrings and "description" not in properties[key]:
+            properties[key]["description"] = docstrings[name]
 
 
 class Model(BaseModel):
@@ -20,7 +64,7 @@ class Model(BaseModel):
         frozen=True,
         str_strip_whitespace=True,
         # The string under a field is its description (JSON Schema, docs/spec-reference.md).
-        use_attribute_docstrings=True,
+        json_schema_extra=_describe_fields,
         # NaN and infinity pass every `gt`/`le` bound check or crash the planner's arithmetic later.
         allow_inf_nan=False,
         # The longest legitimate value (an S3 URI: 63-character bucket + 1,024-byte key) is ~1.1 KB.

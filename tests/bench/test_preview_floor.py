@@ -2,8 +2,13 @@
 the stack registers, so the floor is a fresh interpreter that imports exactly those classes and nothing else.
 
 For each shipped stack: the preview worker (one fresh process per stack, as `accelstack preview` runs it) and
-the floor are each timed best of `RUNS` (project bytecode compiled first, as an install has it) (wall clock; the machine is shared, the minimum is the least noisy
-figure), and their ratio is printed and held to `FLOOR_RATIO_LIMIT`.
+the floor are timed in turn, `RUNS` times each (project bytecode compiled first, as an install has it), and the
+best wall clock of each is kept (the machine is shared: the minimum is the least noisy figure, and taking turns
+puts both under the same load). Their ratio is printed and held to `FLOOR_RATIO_LIMIT`.
+
+The worker switches the cyclic garbage collector off (accelstack.engine.worker.main); the floor, a bare
+interpreter, keeps it on, as the issue that set the limit defined it. The bench also prints the ratio to a floor
+with the collector off, so the share the collector accounted for stays visible.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from accelstack.engine.preview import preview_stack, stack_config, worker_reques
 pytestmark = pytest.mark.bench
 
 REPO = Path(__file__).resolve().parents[2]
-RUNS = 5
+RUNS = 7
 FLOOR_RATIO_LIMIT = 1.5
 # Pulumi package name -> Python distribution module, where it is not pulumi_<name with _ for ->.
 SDK_MODULES = {"vultr": "ediri_vultr"}
@@ -62,14 +67,20 @@ def floor_script(type_tokens: set[str]) -> str:
     return "\n".join(lines)
 
 
-def best_wall_seconds(command: list[str], stdin: str | None = None) -> float:
-    best = float("inf")
+def wall_seconds(command: list[str], stdin: str | None = None) -> float:
+    started = time.perf_counter()
+    completed = subprocess.run(command, input=stdin, capture_output=True, text=True, check=False, cwd=REPO)
+    elapsed = time.perf_counter() - started
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    return elapsed
+
+
+def best_wall_seconds_in_turn(commands: dict[str, tuple[list[str], str | None]]) -> dict[str, float]:
+    """Best of `RUNS` wall clocks per command, the commands run in turn so that both see the same load."""
+    best = dict.fromkeys(commands, float("inf"))
     for _ in range(RUNS):
-        started = time.perf_counter()
-        completed = subprocess.run(command, input=stdin, capture_output=True, text=True, check=False, cwd=REPO)
-        elapsed = time.perf_counter() - started
-        assert completed.returncode == 0, completed.stderr[-2000:]
-        best = min(best, elapsed)
+        for name, (command, stdin) in commands.items():
+            best[name] = min(best[name], wall_seconds(command, stdin))
     return best
 
 
@@ -88,15 +99,22 @@ def test_sdk_class_names_the_import_a_resource_needs():
 def test_preview_is_within_its_floor_ratio(stack_file, capsys):
     stack = stack_file.stem.removeprefix("Pulumi.")
     preview = preview_stack(stack_file)
-    floor = best_wall_seconds([sys.executable, "-c", floor_script({r.type for r in preview.resources})])
+    imports = floor_script({r.type for r in preview.resources})
     _, config = stack_config(stack_file, None)
     request = json.dumps({**worker_request(REPO, config, stack), "preview": True})
-    worker = best_wall_seconds([sys.executable, "-m", "accelstack.engine.worker"], stdin=request)
-    ratio = worker / floor
+    best = best_wall_seconds_in_turn(
+        {
+            "worker": ([sys.executable, "-m", "accelstack.engine.worker"], request),
+            "floor": ([sys.executable, "-c", imports], None),
+            "floor without gc": ([sys.executable, "-c", "import gc; gc.disable()\n" + imports], None),
+        }
+    )
+    ratio = best["worker"] / best["floor"]
     with capsys.disabled():
         print(
-            f"\n[bench] {stack}: preview worker {worker:.2f}s, floor (imports of its "
-            f"{len({r.type for r in preview.resources if sdk_class(r.type)})} SDK classes) {floor:.2f}s, "
-            f"ratio {ratio:.2f} (limit {FLOOR_RATIO_LIMIT})"
+            f"\n[bench] {stack}: preview worker {best['worker']:.2f}s, floor (imports of its "
+            f"{len({r.type for r in preview.resources if sdk_class(r.type)})} SDK classes) {best['floor']:.2f}s, "
+            f"ratio {ratio:.2f} (limit {FLOOR_RATIO_LIMIT}); "
+            f"to the floor without gc ({best['floor without gc']:.2f}s) {best['worker'] / best['floor without gc']:.2f}"
         )
     assert ratio <= FLOOR_RATIO_LIMIT

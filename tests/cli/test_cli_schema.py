@@ -8,10 +8,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from pydantic import Field
 from typer.testing import CliRunner
 
 from accelstack.cli import app
 from accelstack.commands.schema import generated_files, reference_rows, stack_file_schema
+from accelstack.spec.base import Model
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -81,3 +83,25 @@ def test_other_namespaces_pass() -> None:
     document = yaml.safe_load((REPO / "stacks" / "Pulumi.aws-training.yaml").read_text())
     document["config"]["aws:profile"] = "dev"
     jsonschema.Draft202012Validator(stack_file_schema()).validate(document)
+
+
+class _Parent(Model):
+    size: int = 1
+    """How big, from the parent's body."""
+
+
+class _Child(_Parent):
+    node_count: int = 2
+    """How many."""
+
+    explicit: int = Field(3, description="said in Field")
+    """A docstring that Field's description outranks."""
+
+
+def test_descriptions_come_from_attribute_docstrings_inherited_and_outranked_by_field() -> None:
+    properties = _Child.model_json_schema(by_alias=True)["properties"]
+    assert properties["size"]["description"] == "How big, from the parent's body."
+    assert properties["nodeCount"]["description"] == "How many."
+    assert properties["explicit"]["description"] == "said in Field"
+    # Read lazily: validating a model never needs its descriptions.
+    assert _Child.model_fields["node_count"].description is None
