@@ -23,6 +23,8 @@ CONTAINER = concepts.tokens("bucket", cloud=CLOUD)
 SCALE_SET, VM = "azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"
 NIC = "azure-native:network:NetworkInterface"
 ML_COMPUTE = concepts.tokens("fleet", cloud=CLOUD)
+ML_WORKSPACE = concepts.tokens("ml-workspace", cloud=CLOUD)
+ML_DATASTORE = concepts.tokens("ml-datastore", cloud=CLOUD)
 NSG, SECURITY_RULE = "azure-native:network:NetworkSecurityGroup", "azure-native:network:SecurityRule"
 APP_GATEWAY = "azure-native:network:ApplicationGateway"
 LOAD_BALANCER = "azure-native:network:LoadBalancer"
@@ -187,6 +189,34 @@ def check_identity_auth(resource: Any) -> Iterable[str]:
             f"Service Bus namespace {_name(resource)} accepts shared access keys (disableLocalAuth "
             f"{resource.props.get('disableLocalAuth')}); set disableLocalAuth true and grant identities roles"
         )
+
+
+def check_ml_workspace_private(resource: Any) -> Iterable[str]:
+    """An Azure Machine Learning workspace is not reachable from the internet: publicNetworkAccess Disabled
+    (Checkov CKV_AZURE_144). Absent is the service's default: Enabled."""
+    if _kind(resource) in ML_WORKSPACE:
+        access = str(resource.props.get("publicNetworkAccess") or "")
+        if access.lower() != "disabled":
+            yield f"ML workspace {_name(resource)} is reachable from the internet (publicNetworkAccess {access or 'unset'})"
+
+
+def check_ml_compute_local_auth(resource: Any) -> Iterable[str]:
+    """An Azure ML compute cluster takes identities only: properties.disableLocalAuth true (Checkov
+    CKV_AZURE_142). Absent is the service's default: local auth on."""
+    if _kind(resource) in ML_COMPUTE and not truthy(get(resource.props, "properties", "disableLocalAuth")):
+        yield f"ML compute {_name(resource)} accepts local (key) authentication (properties.disableLocalAuth must be true)"
+
+
+def check_ml_datastore_identity(resource: Any) -> Iterable[str]:
+    """An Azure ML datastore stores no credential: credentials.credentialsType None, so jobs reach the data with
+    the compute's identity and its roles (identity-based data access,
+    https://learn.microsoft.com/azure/machine-learning/how-to-identity-based-service-authentication). An account
+    key, SAS or service principal secret would be readable by everyone who can read the workspace's datastores.
+    Ours."""
+    if _kind(resource) in ML_DATASTORE:
+        kind = str(get(resource.props, "properties", "credentials", "credentialsType") or "")
+        if kind.lower() != "none":
+            yield f"ML datastore {_name(resource)} stores a credential (credentialsType {kind or 'unset'}); use None (identity-based access)"
 
 
 def check_https_listeners(resource: Any) -> Iterable[str]:

@@ -186,6 +186,19 @@ AZURE: dict[str, tuple[str, ...]] = {
         "azure-native:machinelearningservices/v20210401:MachineLearningCompute",  # SDK alias (old name)
     ),
     "ml-workspace": ("azure-native:machinelearningservices:Workspace",),
+    # A workspace's pointer to a storage container, with or without stored credentials.
+    "ml-datastore": (
+        "azure-native:machinelearningservices:Datastore",
+        "azure-native:machinelearningservices:MachineLearningDatastore",  # SDK alias (old name)
+    ),
+    # Immutable, versioned job templates (an image reference, a command): no data, no access of their own.
+    "ml-asset": (
+        "azure-native:machinelearningservices:EnvironmentVersion",
+        "azure-native:machinelearningservices:ComponentVersion",
+        # SDK aliases (old names) of EnvironmentVersion
+        "azure-native:machinelearningservices:EnvironmentSpecificationVersion",
+        "azure-native:machinelearningservices/v20210301preview:EnvironmentSpecificationVersion",
+    ),
     "warm-pool": ("azure-native:standbypool:StandbyVirtualMachinePool",),
     "capacity-reservation": (
         "azure-native:compute:CapacityReservationGroup",
@@ -340,6 +353,7 @@ STATEFUL = (
     "key-vault",
     "database",
     "image-repository",
+    "ml-workspace",  # job history, registered models and assets
 )
 
 # Packages that make no cloud calls of their own (pulumi-random, pulumi-tls) and the engine's own types;

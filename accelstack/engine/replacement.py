@@ -341,6 +341,65 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "overrideSpecial",
         "keepers",
     ),
+    # Azure Machine Learning (the managed scheduler, components/azure/machine_learning.py). A workspace's storage
+    # account, key vault and HBI flag are fixed at creation (learn.microsoft.com/azure/machine-learning/
+    # how-to-manage-workspace: "you can't change the storage account ... after creation"). AmlCompute updates
+    # only its scale settings (min/max nodes, idle time) in place: size, priority, subnet and public-IP choice
+    # are counted as replacing. Environment and component versions are immutable assets: any content change
+    # is a new version. A private endpoint's subnet and target, a DNS zone's name and a zone link's network
+    # are create-only (network privateEndpoint.json; privatedns).
+    "azure-native:machinelearningservices:Workspace": (
+        "resourceGroupName",
+        "workspaceName",
+        "location",
+        "storageAccount",
+        "keyVault",
+        "hbiWorkspace",
+        "encryption",
+    ),
+    "azure-native:machinelearningservices:Compute": (
+        "resourceGroupName",
+        "workspaceName",
+        "computeName",
+        "location",
+        "properties.computeType",
+        "properties.properties.vmSize",
+        "properties.properties.vmPriority",
+        "properties.properties.subnet",
+        "properties.properties.enableNodePublicIp",
+        "properties.properties.osType",
+    ),
+    "azure-native:machinelearningservices:Datastore": ("resourceGroupName", "workspaceName", "name"),
+    "azure-native:machinelearningservices:EnvironmentVersion": (
+        "resourceGroupName",
+        "workspaceName",
+        "name",
+        "version",
+        "properties",
+    ),
+    "azure-native:machinelearningservices:ComponentVersion": (
+        "resourceGroupName",
+        "workspaceName",
+        "name",
+        "version",
+        "properties",
+    ),
+    "azure-native:network:PrivateEndpoint": (
+        "resourceGroupName",
+        "privateEndpointName",
+        "location",
+        "subnet",
+        "privateLinkServiceConnections",
+    ),
+    "azure-native:network:PrivateDnsZoneGroup": ("resourceGroupName", "privateEndpointName", "privateDnsZoneGroupName"),
+    "azure-native:privatedns:PrivateZone": ("resourceGroupName", "privateZoneName", "location"),
+    "azure-native:privatedns:VirtualNetworkLink": (
+        "resourceGroupName",
+        "privateZoneName",
+        "virtualNetworkLinkName",
+        "location",
+        "virtualNetwork",
+    ),
     # The stack's provider is pinned to a subscription and tenant: another one is another cloud account.
     "pulumi:providers:azure-native": ("subscriptionId", "tenantId"),
     # --- Azure, serving (components/azure/serving; azure-native 3.x, same rule as the training block) -----
@@ -580,10 +639,21 @@ def known_type(type_token: str) -> bool:
     return type_token in REPLACE_FORCING or type_token == "pulumi:providers:random"
 
 
+def _at(props: dict[str, Any], path: str) -> Any:
+    """The input at a dotted path (`properties.properties.vmSize`: a setting nested in an object whose other
+    members update in place); None where the path ends early."""
+    value: Any = props
+    for key in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 def replacing_changes(type_token: str, old: dict[str, Any], new: dict[str, Any], ignored: list[str]) -> list[str]:
     """The replace-forcing inputs that differ between two registrations of one resource."""
     changed = [
-        prop for prop in REPLACE_FORCING.get(type_token, ()) if prop not in ignored and old.get(prop) != new.get(prop)
+        prop for prop in REPLACE_FORCING.get(type_token, ()) if prop not in ignored and _at(old, prop) != _at(new, prop)
     ]
     switch, props = REPLACE_FORCING_WHEN.get(type_token, ("", ()))
     if new.get(switch) is True:

@@ -218,7 +218,7 @@ class HeadNode(Model):
 
 class SchedulerSpec(Model):
     kind: Literal["slurm", "managed", "none"] = "slurm"
-    """slurm (head node + dynamic nodes), managed (AWS Batch multi-node jobs, on-demand only) or none."""
+    """slurm (head node + dynamic nodes), managed (the cloud's batch service: AWS Batch multi-node jobs, on-demand only; Azure Machine Learning compute) or none."""
     head_node: HeadNode = HeadNode()
     """The Slurm head node."""
     partitions: list[Partition] = Field(default_factory=lambda: [Partition(name="gpu", default=True)])

@@ -21,6 +21,7 @@ from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HEAD_IMAGE
+from accelstack.components.azure.machine_learning import AzureMlScheduler
 from accelstack.components.azure.node_platform import AzureNodePlatform
 from accelstack.components.azure.provider import stack_tags
 from accelstack.components.azure.storage import KEY_VAULT_SECRETS_USER, TrainingStorage
@@ -42,6 +43,7 @@ class AzureTrainingHandles:
     """What the scheduler needs from the training cluster."""
 
     resource_group: pulumi.Input[str]
+    network_id: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
     head_address: str
     zone: str
@@ -64,9 +66,21 @@ def with_ssh_passwords_off(cloud_config: str) -> str:
 def build_scheduler(
     spec: TrainingStack, handles: AzureTrainingHandles, opts: pulumi.ResourceOptions
 ) -> SchedulerResult:
-    if spec.training.scheduler.kind == "slurm":
+    kind = spec.training.scheduler.kind
+    if kind == "slurm":
         return SlurmCluster(spec, handles, opts).result
-    return SchedulerResult()  # "none" (managed is refused by the Azure rules)
+    if kind == "managed":
+        return AzureMlScheduler(
+            spec,
+            handles.resource_group,
+            handles.network_id,
+            handles.subnet_id,
+            handles.storage,
+            handles.nodes_identity,
+            handles.node_grants,
+            opts,
+        ).result
+    return SchedulerResult()  # "none"
 
 
 class SlurmCluster(pulumi.ComponentResource):

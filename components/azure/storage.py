@@ -136,7 +136,7 @@ class TrainingStorage(pulumi.ComponentResource):
         self.storage_identity = azure_native.managedidentity.UserAssignedIdentity(
             f"{name}-storage-id", resource_group_name=resource_group, tags=tags, opts=child
         )
-        key_grant = self.grant(
+        key_grant = self._key_grant = self.grant(
             f"{name}-storage-id-key",
             self.key.id,
             KEY_VAULT_CRYPTO_SERVICE_ENCRYPTION_USER,
@@ -228,6 +228,14 @@ class TrainingStorage(pulumi.ComponentResource):
             principal_type=principal_type,
             opts=pulumi.ResourceOptions(parent=self),
         )
+
+    def workspace_account(
+        self, name: str, account_name: str, tags: dict[str, str]
+    ) -> azure_native.storage.StorageAccount:
+        """The Azure Machine Learning workspace's own account (job logs, outputs, code snapshots), hardened as
+        the checkpoint account is: no shared key (the workspace reads its system datastores with identities),
+        the stack's key, the nodes' subnet and trusted services only. Protected: it holds every job's record."""
+        return self._account(name, account_name, shared_key=False, depends_on=[self._key_grant], tags=tags)
 
     def _account(
         self,

@@ -59,8 +59,9 @@ class TrainingCluster(pulumi.ComponentResource):
 
     What a test can assert on: `resource_group`, `network`, `storage`, `file_system` (Managed Lustre; None
     without it), `nodes_identity`, `scheduler` (None without one), `launch_template` (the scale set, which is
-    Azure's node template and group at once), `group` (the same scale set), `placement_group` (the scale set:
-    its single placement group is the InfiniBand placement; None for one node)."""
+    Azure's node template and group at once), `group` (the same scale set; None with the managed scheduler, whose
+    AmlCompute cluster is the nodes), `placement_group` (the scale set: its single placement group is the
+    InfiniBand placement; None for one node)."""
 
     def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None):
         """`name` prefixes every resource of the cluster and is its `accelstack:stack` tag; `opts.provider`
@@ -116,6 +117,7 @@ class TrainingCluster(pulumi.ComponentResource):
             )
         handles = AzureTrainingHandles(
             resource_group=rg,
+            network_id=self.network.vnet.id,
             subnet_id=self.network.nodes_subnet.id,
             head_address=self.network.head_address,
             zone=self.network.zone,
@@ -132,9 +134,12 @@ class TrainingCluster(pulumi.ComponentResource):
                 environment_cloud_config(node_environment(spec, self.checkpoint_interval_seconds))
             )
 
-        randomness = random.Provider(f"{name}-nodes-random", opts=child)
-        admin_key = admin_public_key(f"{name}-nodes", pulumi.ResourceOptions(parent=self, provider=randomness))
-        self.group = self._scale_set(name, user_data, admin_key, handles.node_grants)
+        # A managed scheduler (Azure Machine Learning) runs the nodes itself: no scale set then.
+        self.group: azure_native.compute.VirtualMachineScaleSet | None = None
+        if result.needs_compute_group:
+            randomness = random.Provider(f"{name}-nodes-random", opts=child)
+            admin_key = admin_public_key(f"{name}-nodes", pulumi.ResourceOptions(parent=self, provider=randomness))
+            self.group = self._scale_set(name, user_data, admin_key, handles.node_grants)
         self.launch_template = self.group
         self.placement_group = self.group if training.nodes.count > 1 else None
 
@@ -149,8 +154,9 @@ class TrainingCluster(pulumi.ComponentResource):
             "encryptionKey": storage.encryption_key,
             "fabricInterfacesPerNode": fabric_interfaces(training.nodes.instance_type),
             "checkpointIntervalSeconds": self.checkpoint_interval_seconds,
-            "nodeGroup": self.group.name,
         }
+        if self.group is not None:
+            self.outputs["nodeGroup"] = self.group.name
         if storage.checkpoint_uri is not None:
             self.outputs["checkpointBucket"] = storage.checkpoint_uri
         if storage.lustre_address is not None and storage.lustre_mount_name is not None:

@@ -905,6 +905,15 @@ def check_identity_auth_azure(resource: Any, ctx: Context) -> Iterable[str]:
     yield from azure.check_identity_auth(resource)
 
 
+def check_managed_ml_private_azure(resource: Any, ctx: Context) -> Iterable[str]:
+    """Managed training on Azure Machine Learning is private and identity-only: the workspace off the internet
+    (Checkov CKV_AZURE_144), the compute without local auth (CKV_AZURE_142), datastores without stored
+    credentials (policies/azure.py)."""
+    yield from azure.check_ml_workspace_private(resource)
+    yield from azure.check_ml_compute_local_auth(resource)
+    yield from azure.check_ml_datastore_identity(resource)
+
+
 def check_https_listeners_azure(resource: Any, ctx: Context) -> Iterable[str]:
     yield from azure.check_https_listeners(resource)
 
@@ -1063,6 +1072,11 @@ POLICIES = [
         "queue-identity-auth",
         "Queues accept identities only, no shared access keys (Azure).",
         check_identity_auth_azure,
+    ),
+    resource_policy(
+        "managed-ml-private",
+        "Azure Machine Learning: workspace off the internet, compute and datastores on identities only.",
+        check_managed_ml_private_azure,
     ),
     stack_policy(
         "no-public-buckets-final",

@@ -827,6 +827,56 @@ MUTATIONS = [
         "no-public-ip-on-nodes",
         "aml",
     ),
+    m(
+        "az-ml-workspace-public",
+        AZT,
+        add(AZT, f"{AZ}:machinelearningservices:Workspace", "aml-ws", {"publicNetworkAccess": "Enabled"}),
+        "managed-ml-private",
+        "aml-ws",
+    ),
+    m(
+        "az-ml-workspace-access-unset",
+        AZT,
+        add(AZT, f"{AZ}:machinelearningservices:Workspace", "aml-ws-default", {"sku": {"name": "Basic"}}),
+        "managed-ml-private",
+        "aml-ws-default",
+    ),
+    m(
+        "az-ml-compute-local-auth",
+        AZT,
+        add(
+            AZT,
+            f"{AZ}:machinelearningservices:Compute",
+            "aml-keys",
+            {"properties": {"computeType": "AmlCompute", "properties": {"enableNodePublicIp": False}}},
+        ),
+        "managed-ml-private",
+        "aml-keys",
+    ),
+    m(
+        "az-ml-datastore-sas",
+        AZT,
+        add(
+            AZT,
+            f"{AZ}:machinelearningservices:Datastore",
+            "aml-store",
+            {"properties": {"datastoreType": "AzureBlob", "credentials": {"credentialsType": "Sas"}}},
+        ),
+        "managed-ml-private",
+        "aml-store",
+    ),
+    m(
+        "az-ml-datastore-old-kind-account-key",
+        AZT,
+        add(
+            AZT,
+            f"{AZ}:machinelearningservices:MachineLearningDatastore",
+            "aml-old-store",
+            {"properties": {"credentials": {"credentialsType": "AccountKey"}}},
+        ),
+        "managed-ml-private",
+        "aml-old-store",
+    ),
     # --- Azure: NSG ingress ---
     m(
         "az-nsg-ssh-internet",

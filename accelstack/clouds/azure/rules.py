@@ -243,12 +243,36 @@ def lustre_needs_the_hpc_cache_principal(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
-def managed_scheduler_not_built(spec: StackSpec) -> Iterator[Problem]:
-    """The managed alternative (Azure Machine Learning AmlCompute) has no components yet."""
-    if isinstance(spec, TrainingStack) and spec.training.scheduler.kind == "managed":
+def managed_scheduler_reads_blob_not_lustre(spec: StackSpec) -> Iterator[Problem]:
+    """The managed scheduler's nodes (Azure Machine Learning AmlCompute) take no boot script, so they cannot
+    load the Lustre client and mount Managed Lustre; its jobs read and write Blob datastores instead
+    (accelstack.components.azure.machine_learning)."""
+    if (
+        isinstance(spec, TrainingStack)
+        and spec.training.scheduler.kind == "managed"
+        and spec.training.storage.lustre is not None
+    ):
         yield Problem(
-            "training.scheduler.kind",
-            "managed (Azure Machine Learning AmlCompute) is not built for azure yet; allowed here: slurm, none",
+            "training.storage.lustre",
+            "not available with training.scheduler.kind managed on azure: Azure Machine Learning compute "
+            "takes no boot script to load the Lustre client, so its jobs read datasets and write checkpoints "
+            "through Blob datastores; remove training.storage.lustre, or use scheduler kind slurm",
+        )
+
+
+@rule
+def managed_scheduler_takes_no_reservation(spec: StackSpec) -> Iterator[Problem]:
+    """AmlCompute has no capacity reservation group setting (AmlComputeProperties: vmSize, vmPriority,
+    scaleSettings, subnet, ...), so a reservation could never be drawn on."""
+    if (
+        isinstance(spec, TrainingStack)
+        and spec.training.scheduler.kind == "managed"
+        and spec.training.nodes.reservation_id is not None
+    ):
+        yield Problem(
+            "training.nodes.reservationId",
+            "not available with training.scheduler.kind managed on azure (Azure Machine Learning compute "
+            "takes no capacity reservation group); remove it, or use scheduler kind slurm",
         )
 
 

@@ -145,10 +145,6 @@ def test_zones_are_azures():
     assert at("training.network.availabilityZone", "training.network.availabilityZone=eastus-1a")
 
 
-def test_the_managed_scheduler_is_refused_until_it_is_built():
-    assert at("training.scheduler.kind", "training.scheduler.kind=managed")
-
-
 @pytest.mark.parametrize("block", ["datasets", "checkpoints"])
 def test_existing_storage_accounts_are_refused_until_supported(block):
     assert at(f"training.storage.{block}.create", f"training.storage.{block}.create=false")
