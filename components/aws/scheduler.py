@@ -18,7 +18,6 @@ from email.mime.text import MIMEText
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_random as random
 
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
@@ -26,6 +25,7 @@ from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGE
 from accelstack.components.aws.kms import service_host
 from accelstack.components.aws.node_platform import AwsNodePlatform
 from accelstack.components.base import SchedulerResult
+from accelstack.components.slurm.munge import munge_key
 from accelstack.spec.models import TrainingStack
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
@@ -35,7 +35,6 @@ HEAD_IMAGE_PARAMETER = "/aws/service/canonical/ubuntu/server/24.04/stable/curren
 HEAD_ROOT_GIB = 100
 STATE_VOLUME_GIB = 50
 STATE_DEVICE_NAME = "/dev/sdf"
-MUNGE_KEY_BYTES = 128  # munged needs >= 32; mungekey's default is 1024 bits
 # The head takes a fixed address near the top of the cluster subnet, so replacing it (for a config
 # change) keeps the address the compute nodes were given.
 HEAD_ADDRESS_FROM_TOP = 6
@@ -130,17 +129,9 @@ class SlurmCluster(pulumi.ComponentResource):
         self._region = region
         nodes = slurm.Nodes(AwsNodePlatform(region), ACCELERATED_INSTANCES.get(training.nodes.instance_type))
 
-        # The key: random bytes kept in state as a secret (stable across `up`s), stored in Secrets
-        # Manager under the stack key; nodes read it at boot with their role. Never in user data.
-        # Default providers are disabled for the project, so randomness gets an explicit provider too
-        # (it makes no cloud calls: no account to pin).
-        randomness = random.Provider(f"{name}-random", opts=child)
-        key = random.RandomBytes(
-            f"{name}-munge-key",
-            length=MUNGE_KEY_BYTES,
-            # A new key would cut every running slurmd and slurmctld off from each other.
-            opts=pulumi.ResourceOptions(parent=self, provider=randomness, protect=True),
-        )
+        # The key, stored in Secrets Manager under the stack key; nodes read it at boot with their role.
+        # Never in user data.
+        _, key = munge_key(name, self)
         self.secret = aws.secretsmanager.Secret(
             f"{name}-munge-key",
             description=f"accelstack {name}: Slurm munge key (read by the cluster's instance role at boot)",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -39,9 +39,12 @@ import pulumi_azure_native as azure_native
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.clouds.azure.rules import blob_uri_parts
 from accelstack.components.azure.provider import account_of, stack_tags
-from accelstack.components.azure.storage import STORAGE_BLOB_DATA_CONTRIBUTOR, TrainingStorage
+from accelstack.components.azure.storage import STORAGE_BLOB_DATA_CONTRIBUTOR
 from accelstack.components.base import SchedulerResult
 from accelstack.spec.models import TrainingStack
+
+if TYPE_CHECKING:  # scheduler.py builds this scheduler from its handles
+    from accelstack.components.azure.scheduler import AzureTrainingHandles
 
 SCHEDULER_NAME = "azure-ml"
 # The workspace's private endpoint answers on these zones (how-to-custom-dns, "Azure Public" regions).
@@ -115,23 +118,13 @@ class AzureMlScheduler(pulumi.ComponentResource):
     """What a test can assert on: `workspace_account`, `workspace`, `endpoint`, `dns_zones`, `compute`,
     `datastores`, `environment`, `component`."""
 
-    def __init__(
-        self,
-        spec: TrainingStack,
-        resource_group: pulumi.Input[str],
-        network_id: pulumi.Input[str],
-        subnet_id: pulumi.Input[str],
-        storage: TrainingStorage,
-        nodes_identity: azure_native.managedidentity.UserAssignedIdentity,
-        node_grants: list[pulumi.Resource],
-        opts: pulumi.ResourceOptions,
-    ):
+    def __init__(self, spec: TrainingStack, handles: AzureTrainingHandles, opts: pulumi.ResourceOptions):
         super().__init__("accelstack:azure:AzureMlScheduler", f"{spec.stack}-aml", None, opts)
         name = spec.stack
         training = spec.training
         tags = stack_tags(spec)
         child = pulumi.ResourceOptions(parent=self)
-        rg = resource_group
+        rg, storage, subnet_id = handles.resource_group, handles.storage, handles.subnet_id
 
         self.workspace_account = storage.workspace_account(f"{name}-aml", workspace_storage_name(spec), tags)
         self.workspace = azure_native.machinelearningservices.Workspace(
@@ -183,7 +176,7 @@ class AzureMlScheduler(pulumi.ComponentResource):
                     resource_group_name=rg,
                     private_zone_name=zone.name,
                     location="global",
-                    virtual_network={"id": network_id},
+                    virtual_network={"id": handles.network_id},
                     registration_enabled=False,
                     tags=tags,
                     opts=child,
@@ -203,12 +196,12 @@ class AzureMlScheduler(pulumi.ComponentResource):
         )
 
         # Jobs write their logs and outputs to the workspace account as the nodes' identity.
-        node_grants.append(
+        handles.node_grants.append(
             storage.grant(
                 f"{name}-nodes-aml-records",
                 self.workspace_account.id,
                 STORAGE_BLOB_DATA_CONTRIBUTOR,
-                nodes_identity.principal_id,
+                handles.nodes_identity.principal_id,
             )
         )
         self.compute = azure_native.machinelearningservices.Compute(
@@ -216,7 +209,7 @@ class AzureMlScheduler(pulumi.ComponentResource):
             compute_name=COMPUTE_NAME,
             workspace_name=self.workspace.name,
             resource_group_name=rg,
-            identity={"type": "UserAssigned", "user_assigned_identities": [nodes_identity.id]},
+            identity={"type": "UserAssigned", "user_assigned_identities": [handles.nodes_identity.id]},
             properties={
                 "compute_type": "AmlCompute",
                 "disable_local_auth": True,
@@ -238,7 +231,7 @@ class AzureMlScheduler(pulumi.ComponentResource):
             tags=tags,
             # The workspace's private endpoint (and its DNS) first: Azure refuses a no-public-IP cluster without.
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[self.endpoint, self.dns_zone_group, *links, *node_grants]
+                parent=self, depends_on=[self.endpoint, self.dns_zone_group, *links, *handles.node_grants]
             ),
         )
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_azure_native as azure_native
-import pulumi_random as random
 
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
@@ -26,9 +25,9 @@ from accelstack.components.azure.node_platform import AzureNodePlatform
 from accelstack.components.azure.provider import stack_tags
 from accelstack.components.azure.storage import KEY_VAULT_SECRETS_USER, TrainingStorage
 from accelstack.components.base import SchedulerResult
+from accelstack.components.slurm.munge import munge_key
 from accelstack.spec.models import TrainingStack
 
-MUNGE_KEY_BYTES = 128  # munged needs >= 32; mungekey's default is 1024 bits
 MUNGE_SECRET_NAME = "slurm-munge-key"
 HEAD_OS_DISK_GIB = 64
 STATE_DISK_GIB = 64
@@ -70,16 +69,7 @@ def build_scheduler(
     if kind == "slurm":
         return SlurmCluster(spec, handles, opts).result
     if kind == "managed":
-        return AzureMlScheduler(
-            spec,
-            handles.resource_group,
-            handles.network_id,
-            handles.subnet_id,
-            handles.storage,
-            handles.nodes_identity,
-            handles.node_grants,
-            opts,
-        ).result
+        return AzureMlScheduler(spec, handles, opts).result
     return SchedulerResult()  # "none"
 
 
@@ -94,13 +84,7 @@ class SlurmCluster(pulumi.ComponentResource):
         instance = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
         rg = handles.resource_group
 
-        randomness = random.Provider(f"{name}-random", opts=child)
-        key = random.RandomBytes(
-            f"{name}-munge-key",
-            length=MUNGE_KEY_BYTES,
-            # A new key would cut every running slurmd and slurmctld off from each other.
-            opts=pulumi.ResourceOptions(parent=self, provider=randomness, protect=True),
-        )
+        randomness, key = munge_key(name, self)
         self.secret = azure_native.keyvault.Secret(
             f"{name}-munge-key",
             resource_group_name=rg,

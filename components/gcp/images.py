@@ -14,3 +14,10 @@ Head: Ubuntu 24.04 LTS (no GPU; slurmctld from Debian/Ubuntu packages, as on the
 
 NODE_IMAGE = "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2404-amd64-with-nvidia-570"
 HEAD_IMAGE = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64"
+
+# Shielded VM with vTPM and integrity monitoring (Checkov CKV_GCP_39), without Secure Boot: the Lustre client's
+# kernel modules come from Google's repository for the running kernel and are not signed for the image's
+# Secure Boot keys, so a Secure Boot VM would refuse to load them (cloud.google.com/compute/shielded-vm/docs/
+# shielded-vm#secure-boot: "unsigned kernel modules ... won't load"). Nodes and the head (which mounts Lustre
+# to export checkpoints) alike.
+SHIELDED_VM = {"enable_secure_boot": False, "enable_vtpm": True, "enable_integrity_monitoring": True}

@@ -14,6 +14,8 @@ import pulumi_gcp as gcp
 from accelstack.spec import StackSpec
 from accelstack.spec.accounts import GcpAccount
 
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"  # IAM decides what a VM may do, not scopes
+
 
 def account_of(spec: StackSpec) -> GcpAccount:
     account = spec.account

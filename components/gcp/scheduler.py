@@ -15,19 +15,18 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
-import pulumi_random as random
 
 from accelstack.clouds.gcp.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
 from accelstack.components.base import SchedulerResult
-from accelstack.components.gcp.images import HEAD_IMAGE
+from accelstack.components.gcp.images import HEAD_IMAGE, SHIELDED_VM
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.node_platform import GcpNodePlatform
-from accelstack.components.gcp.provider import resource_id
+from accelstack.components.gcp.provider import CLOUD_PLATFORM_SCOPE, resource_id
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
+from accelstack.components.slurm.munge import munge_key
 from accelstack.spec.models import TrainingStack
 
-MUNGE_KEY_BYTES = 128  # munged needs >= 32; mungekey's default is 1024 bits
 HEAD_BOOT_GIB = 64
 STATE_DISK_GIB = 64
 STATE_DEVICE_NAME = "slurmctld-state"  # /dev/disk/by-id/google-slurmctld-state on the head
@@ -64,13 +63,7 @@ class SlurmCluster(pulumi.ComponentResource):
         storage, network = handles.storage, handles.network
         instance = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
 
-        randomness = random.Provider(f"{name}-random", opts=child)
-        key = random.RandomBytes(
-            f"{name}-munge-key",
-            length=MUNGE_KEY_BYTES,
-            # A new key would cut every running slurmd and slurmctld off from each other.
-            opts=pulumi.ResourceOptions(parent=self, provider=randomness, protect=True),
-        )
+        _, key = munge_key(name, self)
         self.secret = gcp.secretmanager.Secret(
             f"{name}-munge-key",
             secret_id=f"{name}-munge-key",
@@ -101,8 +94,8 @@ class SlurmCluster(pulumi.ComponentResource):
             opts=child,
         )
         head_grants: list[pulumi.Resource] = [reads_key(f"{name}-head-munge-key", self.head_account)]
-        head_nodes = slurm.Nodes(GcpNodePlatform(), instance)
-        if slurm.checkpoint_export_units(spec, head_nodes) and storage.checkpoint_bucket_name is not None:
+        nodes = slurm.Nodes(GcpNodePlatform(), instance)  # head and compute nodes: one platform, one type
+        if slurm.checkpoint_export_units(spec, nodes) and storage.checkpoint_bucket_name is not None:
             head_grants += [
                 storage.grant(
                     f"{name}-head-checkpoints-{role.rsplit('.', 1)[1]}",
@@ -144,7 +137,7 @@ class SlurmCluster(pulumi.ComponentResource):
                 lustre_mount_name=values[2],
                 checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
             )
-            return slurm.head_cloud_init(spec, head_nodes, deploy)
+            return slurm.head_cloud_init(spec, nodes, deploy)
 
         head_data = pulumi.Output.all(version_name, lustre_address, lustre_mount).apply(head_cloud_init)
         self.head = gcp.compute.Instance(
@@ -161,17 +154,9 @@ class SlurmCluster(pulumi.ComponentResource):
                 # No access_configs: no external IP.
                 {"subnetwork": network.nodes_subnet.id, "network_ip": self.address.address, "nic_type": "GVNIC"}
             ],
-            service_account={
-                "email": self.head_account.email,
-                "scopes": ["https://www.googleapis.com/auth/cloud-platform"],  # IAM decides, not scopes
-            },
+            service_account={"email": self.head_account.email, "scopes": [CLOUD_PLATFORM_SCOPE]},
             metadata={**LOGIN_METADATA, "user-data": head_data},
-            # The head mounts Lustre too (checkpoint export): no Secure Boot, as on the nodes (training.SHIELDED_VM).
-            shielded_instance_config={
-                "enable_secure_boot": False,
-                "enable_vtpm": True,
-                "enable_integrity_monitoring": True,
-            },
+            shielded_instance_config=SHIELDED_VM,
             labels={"accelstack-role": "slurm-head"},
             allow_stopping_for_update=True,
             # user-data is read once, at first boot: a Slurm change rebuilds the head (its state is on the disk
@@ -192,7 +177,7 @@ class SlurmCluster(pulumi.ComponentResource):
                 lustre_mount_name=values[2],
                 checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
             )
-            return slurm.compute_cloud_init(spec, slurm.Nodes(GcpNodePlatform(), instance), deploy)
+            return slurm.compute_cloud_init(spec, nodes, deploy)
 
         compute_user_data = pulumi.Output.all(version_name, lustre_address, lustre_mount).apply(compute_cloud_init)
         outputs: dict[str, pulumi.Input] = {

@@ -52,9 +52,9 @@ def soft_delete_seconds(noncurrent_version_days: int) -> str:
     return str(days * DAY)
 
 
-def service_agent(project_number: pulumi.Output[str], domain: str, prefix: str = "service-") -> pulumi.Output[str]:
+def service_agent(project_number: pulumi.Output[str], domain: str) -> pulumi.Output[str]:
     """A Google service agent's IAM member (cloud.google.com/iam/docs/service-agents)."""
-    return project_number.apply(lambda number: f"serviceAccount:{prefix}{number}@{domain}")
+    return project_number.apply(lambda number: f"serviceAccount:service-{number}@{domain}")
 
 
 def _stateful(opts: pulumi.ResourceOptions, **extra: Any) -> pulumi.ResourceOptions:
@@ -106,9 +106,7 @@ class TrainingStorage(pulumi.ComponentResource):
         }
         self.dataset_bucket_name, dataset_prefix = split_bucket_uri(storage.datasets.uri)
         self.dataset_bucket = (
-            self._bucket(
-                f"{stack}-datasets", self.dataset_bucket_name, versioned=True, noncurrent_days=DATASET_NONCURRENT_DAYS
-            )
+            self._bucket(f"{stack}-datasets", self.dataset_bucket_name, DATASET_NONCURRENT_DAYS)
             if storage.datasets.create
             else None
         )
@@ -118,10 +116,7 @@ class TrainingStorage(pulumi.ComponentResource):
             self.checkpoint_bucket_name, _ = split_bucket_uri(storage.checkpoints.uri)
             if storage.checkpoints.create:
                 self.checkpoint_bucket = self._bucket(
-                    f"{stack}-checkpoints",
-                    self.checkpoint_bucket_name,
-                    versioned=True,
-                    noncurrent_days=storage.checkpoints.noncurrent_version_days,
+                    f"{stack}-checkpoints", self.checkpoint_bucket_name, storage.checkpoints.noncurrent_version_days
                 )
 
         self.file_system: gcp.lustre.Instance | None = None
@@ -132,18 +127,9 @@ class TrainingStorage(pulumi.ComponentResource):
             self._lustre(network, project_number, dataset_prefix)
         self.register_outputs({})
 
-    def _bucket(
-        self, resource_name: str, bucket: str, *, versioned: bool, noncurrent_days: int | None
-    ) -> gcp.storage.Bucket:
+    def _bucket(self, resource_name: str, bucket: str, noncurrent_days: int) -> gcp.storage.Bucket:
+        """A versioned bucket whose old versions (never live objects) expire after `noncurrent_days`."""
         spec = self.spec
-        lifecycle = []
-        if noncurrent_days is not None:
-            lifecycle.append(
-                {
-                    "action": {"type": "Delete"},
-                    "condition": {"days_since_noncurrent_time": noncurrent_days, "with_state": "ARCHIVED"},
-                }
-            )
         return gcp.storage.Bucket(
             resource_name,
             name=bucket,
@@ -151,12 +137,15 @@ class TrainingStorage(pulumi.ComponentResource):
             storage_class="STANDARD",
             uniform_bucket_level_access=True,
             public_access_prevention="enforced",
-            versioning={"enabled": True} if versioned else None,
-            soft_delete_policy={
-                "retention_duration_seconds": soft_delete_seconds(noncurrent_days or SOFT_DELETE_MIN_DAYS)
-            },
+            versioning={"enabled": True},
+            soft_delete_policy={"retention_duration_seconds": soft_delete_seconds(noncurrent_days)},
             encryption={"default_kms_key_name": self.key.id},
-            lifecycle_rules=lifecycle or None,
+            lifecycle_rules=[
+                {
+                    "action": {"type": "Delete"},
+                    "condition": {"days_since_noncurrent_time": noncurrent_days, "with_state": "ARCHIVED"},
+                }
+            ],
             # A bucket with objects is never deleted by an `up` (force_destroy false is the default; said here).
             force_destroy=False,
             opts=_stateful(pulumi.ResourceOptions(parent=self), depends_on=[self.key_grants["storage"]]),

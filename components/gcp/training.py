@@ -23,20 +23,14 @@ import pulumi_gcp as gcp
 
 from accelstack.clouds.gcp import catalog
 from accelstack.components.base import TrainingClusterArgs
-from accelstack.components.gcp.images import NODE_IMAGE
+from accelstack.components.gcp.images import NODE_IMAGE, SHIELDED_VM
 from accelstack.components.gcp.network import TrainingNetwork, training_network
-from accelstack.components.gcp.provider import account_of, resource_id
+from accelstack.components.gcp.provider import CLOUD_PLATFORM_SCOPE, account_of, resource_id
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandles, build_scheduler
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
 from accelstack.components.node_environment import environment_cloud_config, node_environment
 
 NODE_BOOT_GIB = 256  # containers and CUDA caches; scratch is the VMs' local SSD
-# Shielded VM with vTPM and integrity monitoring (Checkov CKV_GCP_39), without Secure Boot: the Lustre client's
-# kernel modules come from Google's repository for the running kernel and are not signed for the image's
-# Secure Boot keys, so a Secure Boot VM would refuse to load them (cloud.google.com/compute/shielded-vm/docs/
-# shielded-vm#secure-boot: "unsigned kernel modules ... won't load").
-SHIELDED_VM = {"enable_secure_boot": False, "enable_vtpm": True, "enable_integrity_monitoring": True}
-CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"  # IAM decides what the VM may do
 
 
 def scheduling(capacity: str) -> dict[str, Any]:
