@@ -345,8 +345,8 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # account, key vault and HBI flag are fixed at creation (learn.microsoft.com/azure/machine-learning/
     # how-to-manage-workspace: "you can't change the storage account ... after creation"). AmlCompute updates
     # only its scale settings (min/max nodes, idle time) in place: size, priority, subnet and public-IP choice
-    # are counted as replacing. Environment and component versions are immutable assets: any content change
-    # is a new version. A private endpoint's subnet and target, a DNS zone's name and a zone link's network
+    # replace it (the component says replace_on_changes, delete first). Environment and component versions are
+    # immutable assets: any content change is a new version (created first; the old one retained). A private endpoint's subnet and target, a DNS zone's name and a zone link's network
     # are create-only (network privateEndpoint.json; privatedns).
     "azure-native:machinelearningservices:Workspace": (
         "resourceGroupName",

@@ -23,7 +23,8 @@ Why these resources, and what Azure checks when it creates them:
   capacity reservation group with this scheduler.
 - The job template (AWS Batch's job definition): an environment version (the job image) and a command component
   (PyTorch distribution, one process per GPU, `instance_count` = the node count). Asset versions are immutable,
-  so the version is a digest of the content: a change creates a new version beside the old one.
+  so the version is a digest of the content: a change creates a new version beside the old one, and the old one
+  is kept (retain on delete) for the jobs that ran on it.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ JOB_IMAGE = "mcr.microsoft.com/azureml/openmpi4.1.0-cuda11.8-cudnn8-ubuntu22.04"
 ENVIRONMENT_NAME = "accelstack-training"
 COMPONENT_NAME = "accelstack-multinode"
 SHARED_MEMORY = "64g"  # NCCL's shared-memory transport within a node
+# AmlCompute properties the service sets at creation only (an update may change scaleSettings alone).
+COMPUTE_FIXED_AT_CREATION = ("vmSize", "vmPriority", "subnet", "enableNodePublicIp", "osType")
 
 
 def workspace_name(spec: TrainingStack) -> str:
@@ -230,8 +233,14 @@ class AzureMlScheduler(pulumi.ComponentResource):
             },
             tags=tags,
             # The workspace's private endpoint (and its DNS) first: Azure refuses a no-public-IP cluster without.
+            # AmlCompute updates only its scale settings in place; Pulumi would send any other change as an update
+            # the service refuses, so those replace, deleting first (the cluster's name is fixed, and it holds no
+            # data: its nodes come and go with jobs).
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[self.endpoint, self.dns_zone_group, *links, *handles.node_grants]
+                parent=self,
+                depends_on=[self.endpoint, self.dns_zone_group, *links, *handles.node_grants],
+                replace_on_changes=[f"properties.properties.{key}" for key in COMPUTE_FIXED_AT_CREATION],
+                delete_before_replace=True,
             ),
         )
 
@@ -253,7 +262,8 @@ class AzureMlScheduler(pulumi.ComponentResource):
             workspace_name=self.workspace.name,
             resource_group_name=rg,
             properties=environment,
-            opts=child,
+            # A new version is created beside the old one; the old stays (jobs that ran on it keep their record).
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
         )
         template = component_spec(spec, f"azureml:{ENVIRONMENT_NAME}:{environment_version}")
         self.component = azure_native.machinelearningservices.ComponentVersion(
@@ -266,7 +276,7 @@ class AzureMlScheduler(pulumi.ComponentResource):
                 "component_spec": template,
                 "description": "The multi-node job template: submit it with the datasets (and checkpoints) datastore",
             },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.environment]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.environment], retain_on_delete=True),
         )
 
         outputs: dict[str, pulumi.Input[Any]] = {

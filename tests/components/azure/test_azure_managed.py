@@ -19,7 +19,15 @@ import pytest
 from accelstack import outputs
 from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
-from accelstack.engine.replacement import known_type, replacing_changes
+from accelstack.engine.replacement import (
+    DELETE,
+    DELETE_FIRST,
+    REPLACE,
+    UPDATE,
+    known_type,
+    plan_changes,
+    replacing_changes,
+)
 from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file
 
 REPO = Path(__file__).resolve().parents[3]
@@ -207,3 +215,24 @@ def test_lustre_and_a_reservation_are_refused_with_the_managed_scheduler_at_thei
     problems = _errors(*MANAGED, "training.nodes.count=1", f"training.nodes.reservationId={reservation}")
     assert "capacity reservation group" in problems["training.nodes.reservationId"]
     parse_spec(apply_overrides(read_stack_file(EXAMPLE), list(MANAGED)), "azure-training")  # valid without
+
+
+def test_day_2_the_cluster_grows_in_place_a_new_size_replaces_it_delete_first_and_old_templates_stay():
+    """AmlCompute accepts only scale-setting updates: a new size is a replacement, deleted first (its name is
+    fixed; it holds no data). New job templates are new versions; the old ones are retained for past jobs."""
+    base = managed()
+    grown = {c.name: c for c in plan_changes(base.resources, managed("training.nodes.count=16").resources)}
+    assert grown["azure-training-aml-nodes"].action == UPDATE
+    template = grown["azure-training-aml-component"]
+    assert template.action == REPLACE and "version" in template.replacing and template.retain_on_delete
+    assert one(base, ENVIRONMENT).retain_on_delete
+
+    resized = {
+        c.name: c
+        for c in plan_changes(base.resources, managed("training.nodes.instanceType=Standard_ND96isr_H200_v5").resources)
+    }
+    cluster = resized["azure-training-aml-nodes"]
+    assert cluster.action == REPLACE and cluster.order == DELETE_FIRST
+    assert cluster.replacing == ["properties.properties.vmSize"]
+    stateful = {"azure-native:storage:StorageAccount", WORKSPACE, "azure-native:keyvault:Vault"}
+    assert [c.name for c in resized.values() if c.type in stateful and c.action in (REPLACE, DELETE)] == []
