@@ -56,9 +56,14 @@ TRAINING_OUTPUTS: Mapping[str, OutputKey] = {
     "slurmHeadAddress": OutputKey("the Slurm controller's private address", SLURM),
     "slurmHeadInstance": OutputKey("the Slurm controller's instance", SLURM),
     "mungeKeySecret": OutputKey("the secret holding the cluster's munge key", SLURM),
-    "managedJobQueue": OutputKey("the managed scheduler's job queue", MANAGED_SCHEDULER),
-    "managedJobDefinition": OutputKey("the managed scheduler's multi-node job definition", MANAGED_SCHEDULER),
-    "managedCompute": OutputKey("the managed scheduler's compute environment", MANAGED_SCHEDULER),
+    "managedJobQueue": OutputKey(
+        "the managed scheduler's job queue (a managed Slurm's default partition)", MANAGED_SCHEDULER
+    ),
+    "managedJobDefinition": OutputKey(
+        "the managed scheduler's multi-node job definition (a managed Slurm's node set: what each job's nodes are)",
+        MANAGED_SCHEDULER,
+    ),
+    "managedCompute": OutputKey("the managed scheduler's compute environment (or cluster)", MANAGED_SCHEDULER),
 }
 
 SERVING_OUTPUTS: Mapping[str, OutputKey] = {

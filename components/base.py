@@ -36,6 +36,8 @@ def config_digest(spec: StackSpec) -> str:
 
 # Optional account keys added after stacks were deployed: unset, they leave the digest as it was.
 ACCOUNT_KEYS_ADDED_LATER = ("standbyPoolPrincipalId",)
+# The same for training node keys (flex-start's run time).
+NODE_KEYS_ADDED_LATER = ("maxRunHours",)
 
 
 def _digested(spec: StackSpec) -> dict[str, Any]:
@@ -48,6 +50,10 @@ def _digested(spec: StackSpec) -> dict[str, Any]:
             del data["account"][key]
     data.setdefault("training", None)
     data.setdefault("serving", None)
+    if data["training"] is not None:
+        for key in NODE_KEYS_ADDED_LATER:
+            if data["training"]["nodes"].get(key, "") is None:
+                del data["training"]["nodes"][key]
     lustre = data["training"]["storage"].get("lustre") if data["training"] else None
     if lustre is not None:
         lustre["deploymentType"] = lustre.pop("tier")

@@ -7,6 +7,7 @@ checkpoints go, and the stack's name.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import yaml
@@ -50,3 +51,19 @@ def environment_cloud_config(environment: dict[str, str]) -> str:
     return "#cloud-config\n" + yaml.safe_dump(
         {"write_files": environment_files(environment)}, sort_keys=False, width=1000
     )
+
+
+def environment_script(
+    environment: dict[str, str],
+    env_file: str = NODE_ENVIRONMENT_FILE,
+    profile: str = NODE_ENVIRONMENT_PROFILE,
+) -> str:
+    """A bash startup script writing the same two files, for nodes that run a startup script instead of
+    cloud-init (Cluster Director's node sets). Idempotent: it runs at every boot."""
+    lines = ["#!/bin/bash", "set -euo pipefail", "umask 022"]
+    for path, content in ((env_file, environment_file(environment)), (profile, environment_profile(env_file))):
+        lines += [
+            f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0])}",
+            f"printf %s {shlex.quote(content)} > {shlex.quote(path)}",
+        ]
+    return "\n".join(lines) + "\n"

@@ -274,6 +274,14 @@ GCP: dict[str, tuple[str, ...]] = {
         "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate",
     ),
     "instance": ("gcp:compute/instance:Instance",),
+    # Cluster Director's managed Slurm: it creates and runs the login and GPU VMs itself (its inputs hold
+    # their startup scripts, public-IP and OS Login settings and how the GPUs are bought).
+    "fleet": ("gcp:hypercomputecluster/cluster:Cluster",),
+    # A MIG resize request: how many flex-start VMs, for how long (the VMs belong to the group).
+    "capacity-request": (
+        "gcp:compute/resizeRequest:ResizeRequest",
+        "gcp:compute/regionResizeRequest:RegionResizeRequest",
+    ),
     "capacity-reservation": ("gcp:compute/reservation:Reservation",),
     # Compact placement (group_placement_policy COLLOCATED) for the training fabric.
     "rdma-placement": ("gcp:compute/resourcePolicy:ResourcePolicy",),

@@ -21,6 +21,7 @@ CLOUD = "gcp"
 
 BUCKET = concepts.tokens("bucket", cloud=CLOUD)
 NODE_KINDS = concepts.tokens("instance", "node-template", cloud=CLOUD)
+MANAGED_CLUSTERS = concepts.tokens("fleet", cloud=CLOUD)  # Cluster Director: its own login and GPU VMs
 INSTANCE = "gcp:compute/instance:Instance"
 FIREWALL = "gcp:compute/firewall:Firewall"
 SSL_POLICY = "gcp:compute/sSLPolicy:SSLPolicy"
@@ -60,6 +61,15 @@ def get(node: Any, *path: str) -> Any:
 
 def _items(node: Any, key: str) -> list[Any]:
     return [i for i in as_list(get(node, key)) if hasattr(i, "get")]
+
+
+def _entries(node: Any, key: str) -> list[Any]:
+    """A keyed collection's entries, written as the SDK's list of {id, ...} or as the API's map id -> {...}
+    (Cluster Director's computeResources, storageResources, networkResources)."""
+    value = get(node, key)
+    if hasattr(value, "values") and not any(k in value for k in ("id", "config")):
+        return [v for v in value.values() if hasattr(v, "get")]
+    return _items(node, key)
 
 
 # --- encryption at rest ---------------------------------------------------------------------------
@@ -203,6 +213,11 @@ def internet_rules(resource: Any, is_public_range: Any) -> list[tuple[str, str]]
 def check_no_public_ip(resource: Any) -> Iterable[str]:
     """Nodes get no external IP: no accessConfigs (Checkov CKV_GCP_40, Trivy AVD-GCP-0031) and no
     ipv6AccessConfigs (external IPv6) on instances and templates."""
+    if resource.resource_type in MANAGED_CLUSTERS:
+        login = get(resource.props, "orchestrator", "slurm", "loginNodes")
+        if truthy(get(login, "enablePublicIps")):
+            yield f"{_name(resource)} gives its Slurm login nodes external IPs (loginNodes.enablePublicIps)"
+        return
     if resource.resource_type not in NODE_KINDS:
         return
     for index, interface in enumerate(_items(resource.props, "networkInterfaces")):
@@ -212,7 +227,16 @@ def check_no_public_ip(resource: Any) -> Iterable[str]:
 
 
 def user_data(resource: Any) -> list[tuple[str, Any]]:
-    """(where, base64 text) of a node's startup script and cloud-init user data (metadata)."""
+    """(where, base64 text) of a node's startup script and cloud-init user data (metadata), and of the
+    login and node-set startup scripts of a Cluster Director cluster."""
+    if resource.resource_type in MANAGED_CLUSTERS:
+        slurm = get(resource.props, "orchestrator", "slurm")
+        found = [("loginNodes.startupScript", get(slurm, "loginNodes", "startupScript"))]
+        found += [
+            (f"nodeSets[{index}].computeInstance.startupScript", get(node_set, "computeInstance", "startupScript"))
+            for index, node_set in enumerate(_items(slurm, "nodeSets"))
+        ]
+        return [(where, base64.b64encode(str(t).encode()).decode()) for where, t in found if isinstance(t, str)]
     if resource.resource_type not in NODE_KINDS:
         return []
     props = resource.props
@@ -236,7 +260,12 @@ def other_resource_policy(resource: Any) -> bool:
 
 def spot_usage(resource: Any) -> str | None:
     """Spot VMs (scheduling.provisioningModel SPOT) or their predecessor, preemptible VMs
-    (https://cloud.google.com/compute/docs/instances/preemptible)."""
+    (https://cloud.google.com/compute/docs/instances/preemptible); a Cluster Director compute resource of
+    Spot VMs (computeResources[].config.newSpotInstances)."""
+    if resource.resource_type in MANAGED_CLUSTERS:
+        if any(get(c, "config", "newSpotInstances") for c in _entries(resource.props, "computeResources")):
+            return "runs Spot VMs (computeResources[].config.newSpotInstances)"
+        return None
     if resource.resource_type not in NODE_KINDS:
         return None
     scheduling = resource.props.get("scheduling")

@@ -28,6 +28,8 @@ class Feature(StrEnum):
     """Interruptible capacity (training.nodes.capacity / serving.replicas.capacity: spot)."""
     TIME_BOXED_RESERVATION = "time-boxed-reservation"
     """Accelerators reserved for a fixed window (capacity: capacity-block): EC2 Capacity Blocks, DWS calendar."""
+    FLEX_START = "flex-start"
+    """Capacity queued until the cloud can grant it, then lent for a fixed run time (capacity: flex-start): GCP DWS."""
     ON_DEMAND_RESERVATION = "on-demand-reservation"
     """An open-ended reservation the nodes launch into (capacity: on-demand with reservationId)."""
     MANAGED_LUSTRE = "managed-lustre"

@@ -79,9 +79,10 @@ def job_hours_of(spec: TrainingStack, given: float | None, catalog: Catalog) -> 
 
 def quota_drawn(catalog: Catalog, instance_type: str, capacity: str, count: int) -> dict[str, Any]:
     """The account quota `count` machines bought as `capacity` draw on (what to raise before the first `up`)."""
-    if capacity not in ("on-demand", "spot"):
+    if capacity not in ("on-demand", "spot", "flex-start"):
         return {"name": None, "basis": f"the {capacity} capacity bought for the stack (its reservation)"}
-    quota = catalog.quota(instance_type, capacity)
+    # Flex-start VMs are charged against the preemptible quota (Google Cloud, "Choose a consumption option").
+    quota = catalog.quota(instance_type, "spot" if capacity == "flex-start" else capacity)
     if quota is None:
         return {
             "name": None,
@@ -125,6 +126,8 @@ def training_estimate(
         if nodes.capacity == "spot"
         else ""
     )
+    if nodes.capacity == "flex-start":
+        spot += ", flex-start priced at the on-demand list price (its discount varies by machine type; give it with --prices)"
     assumptions = (
         f"overhead {checkpoint.overhead_fraction:.1%} = Daly 2006 at a {checkpoint.write_seconds:g} s checkpoint write "
         f"({plan.write.write_mbps:.0f} MB/s: {plan.write.write_basis}), job MTBF {checkpoint.job_mtbf_hours:.0f} h "

@@ -582,6 +582,24 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "description",
     ),
     "gcp:compute/instanceGroupManager:InstanceGroupManager": ("name", "baseInstanceName", "zone", "project"),
+    # A MIG resize request cannot be updated: every field is immutable (mmv1 compute/ResizeRequest.yaml).
+    "gcp:compute/resizeRequest:ResizeRequest": (
+        "name",
+        "zone",
+        "project",
+        "instanceGroupManager",
+        "resizeBy",
+        "requestedRunDuration",
+        "description",
+    ),
+    # Cluster Director: the id, the region and the login nodes' zone are immutable; the rest updates through
+    # PATCH with an update mask (magic-modules mmv1/products/hypercomputecluster/Cluster.yaml).
+    "gcp:hypercomputecluster/cluster:Cluster": (
+        "clusterId",
+        "location",
+        "project",
+        "orchestrator.slurm.loginNodes.zone",
+    ),
     # Resource policies cannot be updated (mmv1 compute/ResourcePolicy.yaml: every field immutable).
     "gcp:compute/resourcePolicy:ResourcePolicy": (
         "name",

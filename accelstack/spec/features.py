@@ -69,6 +69,13 @@ FEATURE_USES: tuple[FeatureUse, ...] = (
         "capacity on-demand",
     ),
     FeatureUse(
+        "training.nodes.capacity",
+        "capacity flex-start",
+        Feature.FLEX_START,
+        _training(lambda s: s.training.nodes.capacity == "flex-start"),
+        "capacity spot or capacity-block",
+    ),
+    FeatureUse(
         "training.nodes.reservationId",
         "a reservationId with capacity on-demand",
         Feature.ON_DEMAND_RESERVATION,

@@ -29,7 +29,7 @@ from accelstack.spec.base import Model as Model
 from accelstack.spec.base import quoted_account_ids
 
 Workload = Literal["training", "serving"]
-Capacity = Literal["on-demand", "spot", "capacity-block"]
+Capacity = Literal["on-demand", "spot", "capacity-block", "flex-start"]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 # Patterns the loader explains in words (accelstack.spec.loader.PATTERN_HINTS).
 URI_PATTERN = r"^[a-z0-9]+://[^/\s]+(/\S*)?$"
@@ -114,9 +114,12 @@ class Nodes(Model):
     count: int = Field(ge=1, le=10_000)
     """Number of training nodes (1 to 10000); all of them in one cluster placement group."""
     capacity: Capacity = "on-demand"
-    """How the nodes are bought: on-demand, spot (needs checkpoints) or capacity-block (needs reservationId and network.availabilityZone)."""
+    """How the nodes are bought: on-demand, spot (needs checkpoints), capacity-block (needs reservationId and network.availabilityZone) or flex-start (queued until the capacity is free, then runs maxRunHours; gcp)."""
     reservation_id: str | None = None
     """cr-...: the Capacity Block (capacity: capacity-block) or On-Demand Capacity Reservation (capacity: on-demand) the nodes launch into."""
+    # Flex-start capacity (Dynamic Workload Scheduler) is lent for a fixed time, then the VMs are deleted.
+    max_run_hours: int | None = Field(default=None, ge=1, le=8_760)
+    """flex-start only: how long the nodes run once the capacity is granted, hours; they are deleted after (gcp: 168 at most)."""
 
 
 class DatasetStore(Model):

@@ -201,6 +201,40 @@ def spot_needs_checkpoints(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
+@rule
+def flex_start_run_time(spec: StackSpec) -> Iterator[Problem]:
+    """Flex-start capacity is granted for a run time the request names (Dynamic Workload Scheduler:
+    cloud.google.com/compute/docs/instances/flex-start-vms), and takes no reservation; the run time means
+    nothing for any other capacity. Its VMs are deleted at the end, so work not checkpointed is lost."""
+    if not isinstance(spec, TrainingStack):
+        return
+    nodes = spec.training.nodes
+    if nodes.capacity == "flex-start":
+        if nodes.max_run_hours is None:
+            yield Problem(
+                "training.nodes.maxRunHours",
+                "capacity flex-start needs maxRunHours: how long the nodes run once granted (they are deleted after)",
+            )
+        if nodes.reservation_id is not None:
+            yield Problem(
+                "training.nodes.reservationId",
+                "flex-start capacity takes no reservation; remove reservationId, or use capacity on-demand "
+                "(a reservation) or capacity-block (a calendar reservation)",
+            )
+        if spec.training.storage.checkpoints is None:
+            yield Problem(
+                "training.storage.checkpoints",
+                "flex-start nodes are deleted after maxRunHours: without training.storage.checkpoints a job "
+                "longer than that starts over",
+                Level.WARNING,
+            )
+    elif nodes.max_run_hours is not None:
+        yield Problem(
+            "training.nodes.maxRunHours",
+            f"maxRunHours applies to capacity flex-start only, not {nodes.capacity}; remove it",
+        )
+
+
 NONCURRENT_DAYS_SHORT = 7
 
 
@@ -381,6 +415,9 @@ SYSTEM_TREES = (
 )  # fmt: skip
 
 
+_PLAIN_PATH_CHARS = re.compile(r"[A-Za-z0-9._@+/-]+")
+
+
 def _not_plain(path: str) -> bool:
     """`..`, `.` or `//` make a path mean something else than it reads (`/fsx/../etc` is /etc)."""
     parts = path.split("/")
@@ -391,6 +428,13 @@ def node_path_problem(path: str) -> str | None:
     """None if `path` may hold a mount point or accelstack's own directory on a node, else why not."""
     if "\0" in path or any(ord(c) < 32 for c in path):
         return f"{path!r} contains control characters"
+    if not _PLAIN_PATH_CHARS.fullmatch(path):
+        # The path lands in the jobs' environment file (sourced by login shells, read by systemd), in mount
+        # units and in boot scripts: a space, quote, `$` or `;` there would split it or run as a command.
+        return (
+            f"{path!r} has characters node scripts would have to quote (space, quotes, $, ;, ...); allowed: "
+            "letters, digits, '.', '_', '-', '+', '@' and '/'"
+        )
     if _not_plain(path):
         return f"{path!r} is not a plain absolute path; write it as {posixpath.normpath(path)!r} (no '.', '..' or '//')"
     path = posixpath.normpath(path)  # a trailing '/' is harmless

@@ -83,6 +83,9 @@ class GcpMocks(pulumi.runtime.Mocks):
                 return f"projects/{project}/regions/{inputs.get('region') or self.region}/{REGIONAL[kind]}/{name}"
             if kind in ZONAL:
                 return f"projects/{project}/zones/{inputs.get('zone') or self.zones[0]}/{ZONAL[kind]}/{name}"
+        if type_token == "gcp:lustre/instance:Instance":
+            # The provider's id: projects/<p>/locations/<zone>/instances/<instanceId>.
+            return f"projects/{project}/locations/{inputs.get('location')}/instances/{inputs.get('instanceId', name)}"
         return f"projects/{project}/{kind[:1].lower()}{kind[1:]}s/{name}"
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
@@ -100,6 +103,12 @@ class GcpMocks(pulumi.runtime.Mocks):
             # "<MGS address>@tcp:/<filesystem>", as `gcloud lustre instances describe` prints mountPoint.
             outputs.setdefault("mountPoint", f"172.16.0.2@tcp:/{args.inputs.get('filesystem', 'lustrefs')}")
             outputs.setdefault("instanceId", args.inputs.get("instanceId", args.name))
+        if args.typ == "gcp:hypercomputecluster/cluster:Cluster":
+            # Cluster Director names clusters projects/<p>/locations/<region>/clusters/<clusterId>.
+            location = args.inputs.get("location") or self.region
+            outputs["name"] = f"projects/{self.project_id}/locations/{location}/clusters/{args.inputs.get('clusterId')}"
+            outputs["id"] = outputs["name"]
+            path = outputs["name"]
         if args.typ == "gcp:secretmanager/secretVersion:SecretVersion":
             # Versions are named by project NUMBER: projects/<number>/secrets/<id>/versions/<n>.
             secret = str(args.inputs.get("secret") or args.name).rsplit("/", 1)[-1]

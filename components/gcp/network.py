@@ -76,7 +76,10 @@ def _allow_from(
     )
 
 
-def training_network(name: str, spec: TrainingStack, zone: str, opts: pulumi.ResourceOptions) -> TrainingNetwork:
+def training_network(
+    name: str, spec: TrainingStack, zone: str, opts: pulumi.ResourceOptions, *, fabric: bool = True
+) -> TrainingNetwork:
+    """The system VPC, and with `fabric` one VPC per GPU NIC of the machine type."""
     training = spec.training
     region = spec.account.region  # type: ignore[attr-defined]  # a GcpAccount (components.gcp.provider)
     plan = address_plan(training.network.vpc_cidr or "10.20.0.0/16")
@@ -131,6 +134,8 @@ def training_network(name: str, spec: TrainingStack, zone: str, opts: pulumi.Res
         firewalls=firewalls,
     )
 
+    if not fabric:
+        return network
     blocks = iter(plan.fabric)
     for index in range(1, layout.gvnic_networks):
         vpc = gcp.compute.Network(

@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 from accelstack.clouds.gcp.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
 from accelstack.components.base import SchedulerResult
+from accelstack.components.gcp.cluster_director import ClusterDirectorScheduler
 from accelstack.components.gcp.images import HEAD_IMAGE, SHIELDED_VM
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.node_platform import GcpNodePlatform
@@ -42,16 +43,20 @@ class GcpTrainingHandles:
 
     network: TrainingNetwork
     storage: TrainingStorage
-    nodes_account: gcp.serviceaccount.Account
+    # The nodes' own service account (None under Cluster Director, whose VMs take none: see cluster_director.py).
+    nodes_account: gcp.serviceaccount.Account | None
     checkpoint_interval_seconds: int
     # Grants the node group must wait for (the scheduler appends its own).
     node_grants: list[pulumi.Resource] = field(default_factory=list)
 
 
 def build_scheduler(spec: TrainingStack, handles: GcpTrainingHandles, opts: pulumi.ResourceOptions) -> SchedulerResult:
-    if spec.training.scheduler.kind == "slurm":
+    kind = spec.training.scheduler.kind
+    if kind == "slurm":
         return SlurmCluster(spec, handles, opts).result
-    return SchedulerResult()  # "none" (managed is refused by the GCP rules)
+    if kind == "managed":
+        return ClusterDirectorScheduler(spec, handles, opts).result
+    return SchedulerResult()  # "none"
 
 
 class SlurmCluster(pulumi.ComponentResource):
@@ -85,6 +90,7 @@ class SlurmCluster(pulumi.ComponentResource):
                 resource_name, secret_id=self.secret.id, role=SECRET_ACCESSOR, member=account.member, opts=child
             )
 
+        assert handles.nodes_account is not None  # the Slurm path's nodes have their own account
         handles.node_grants.append(reads_key(f"{name}-nodes-munge-key", handles.nodes_account))
 
         self.head_account = gcp.serviceaccount.Account(

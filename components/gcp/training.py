@@ -43,6 +43,14 @@ def scheduling(capacity: str) -> dict[str, Any]:
             "on_host_maintenance": "TERMINATE",
             "instance_termination_action": "DELETE",
         }
+    if capacity == "flex-start":
+        # Flex-start VMs are deleted at the end of their run time (the resize request's); they cannot restart.
+        return {
+            "provisioning_model": "FLEX_START",
+            "automatic_restart": False,
+            "on_host_maintenance": "TERMINATE",
+            "instance_termination_action": "DELETE",
+        }
     if capacity == "capacity-block":
         return {
             "provisioning_model": "RESERVATION_BOUND",
@@ -53,9 +61,12 @@ def scheduling(capacity: str) -> dict[str, Any]:
     return {"provisioning_model": "STANDARD", "automatic_restart": True, "on_host_maintenance": "TERMINATE"}
 
 
-def reservation_affinity(reservation: str | None) -> dict[str, Any] | None:
+def reservation_affinity(reservation: str | None) -> dict[str, Any]:
     if reservation is None:
-        return None  # on-demand and Spot take no reservation (ANY would silently eat a reservation's capacity)
+        # Said outright: left unset, a template consumes ANY matching reservation, silently eating capacity
+        # reserved for something else (on-demand), or a resize request's flex-start VMs would try to
+        # (Google's resize-request example sets NO_RESERVATION). Spot VMs consume none either way.
+        return {"type": "NO_RESERVATION"}
     return {
         "type": "SPECIFIC_RESERVATION",
         "specific_reservation": {"key": "compute.googleapis.com/reservation-name", "values": [reservation]},
@@ -100,19 +111,30 @@ class TrainingCluster(pulumi.ComponentResource):
         # Required by the GCP rules (zone letters differ per region: us-east1 has no -a).
         zone = training.network.availability_zone or f"{account.region}-b"
 
-        self.network: TrainingNetwork = training_network(name, spec, zone, child)
+        # Cluster Director configures the GPU NICs itself and takes one network: no fabric VPCs for it.
+        fabric = training.scheduler.kind != "managed"
+        self.network: TrainingNetwork = training_network(name, spec, zone, child, fabric=fabric)
         self.storage = TrainingStorage(f"{name}-storage", spec, self.network, project_number, child)
         storage = self.storage
         self.file_system = storage.file_system
 
         # The nodes' identity: read datasets, write (never delete) checkpoints, read the munge key (scheduler).
-        self.nodes_account = gcp.serviceaccount.Account(
-            f"{name}-nodes",
-            account_id=resource_id(name, "nodes", 30),
-            display_name=f"{name} training nodes",
-            opts=child,
-        )
-        member = self.nodes_account.member
+        # Cluster Director's VMs take no service account of ours: they run as the project's Compute Engine
+        # default one (components/gcp/cluster_director.py), which then gets exactly these grants.
+        managed = training.scheduler.kind == "managed"
+        self.nodes_account: gcp.serviceaccount.Account | None = None
+        if managed:
+            member: pulumi.Input[str] = project_number.apply(
+                lambda number: f"serviceAccount:{number}-compute@developer.gserviceaccount.com"
+            )
+        else:
+            self.nodes_account = gcp.serviceaccount.Account(
+                f"{name}-nodes",
+                account_id=resource_id(name, "nodes", 30),
+                display_name=f"{name} training nodes",
+                opts=child,
+            )
+            member = self.nodes_account.member
         grants: list[pulumi.Resource] = [
             storage.grant(f"{name}-nodes-datasets", storage.dataset_bucket_name, OBJECT_VIEWER, member)
         ]
@@ -137,16 +159,22 @@ class TrainingCluster(pulumi.ComponentResource):
             user_data = environment_cloud_config(node_environment(spec, self.checkpoint_interval_seconds))
 
         self.placement_group: gcp.compute.ResourcePolicy | None = None
-        if uses_workload_policy(nodes.instance_type, nodes.count, nodes.capacity, nodes.reservation_id):
-            self.placement_group = gcp.compute.ResourcePolicy(
-                f"{name}-placement",
-                region=account.region,
-                # Best effort, no max distance: a distance the zone cannot meet fails the whole group.
-                workload_policy={"type": "HIGH_THROUGHPUT"},
-                opts=child,
-            )
-        self.launch_template = self._template(name, user_data)
-        self.group = self._group(name, handles.node_grants)
+        self.launch_template: gcp.compute.InstanceTemplate | None = None
+        self.group: gcp.compute.InstanceGroupManager | None = None
+        self.resize_request: gcp.compute.ResizeRequest | None = None
+        if result.needs_compute_group:
+            if uses_workload_policy(nodes.instance_type, nodes.count, nodes.capacity, nodes.reservation_id):
+                self.placement_group = gcp.compute.ResourcePolicy(
+                    f"{name}-placement",
+                    region=account.region,
+                    # Best effort, no max distance: a distance the zone cannot meet fails the whole group.
+                    workload_policy={"type": "HIGH_THROUGHPUT"},
+                    opts=child,
+                )
+            self.launch_template = self._template(name, user_data)
+            self.group = self._group(name, handles.node_grants)
+            if nodes.capacity == "flex-start":
+                self.resize_request = self._flex_start_request(name, self.group)
 
         self.outputs: dict[str, pulumi.Input[Any]] = {
             "configDigest": args.digest,
@@ -159,8 +187,9 @@ class TrainingCluster(pulumi.ComponentResource):
             "encryptionKey": storage.key.id,
             "fabricInterfacesPerNode": fabric_interfaces(nodes.instance_type),
             "checkpointIntervalSeconds": self.checkpoint_interval_seconds,
-            "nodeGroup": self.group.name,
         }
+        if self.group is not None:
+            self.outputs["nodeGroup"] = self.group.name
         if storage.checkpoint_bucket_name is not None:
             self.outputs["checkpointBucket"] = f"gs://{storage.checkpoint_bucket_name}"
         if self.placement_group is not None:
@@ -173,6 +202,8 @@ class TrainingCluster(pulumi.ComponentResource):
 
     def _template(self, name: str, user_data: pulumi.Input[str]) -> gcp.compute.InstanceTemplate:
         nodes = self.spec.training.nodes
+        nodes_account = self.nodes_account
+        assert nodes_account is not None  # a node group runs on the stack's own nodes account
         layout = catalog.nic_layout(nodes.instance_type)
         interfaces: list[dict[str, Any]] = [
             {"network": self.network.system.id, "subnetwork": self.network.nodes_subnet.id, "nic_type": "GVNIC"}
@@ -198,7 +229,7 @@ class TrainingCluster(pulumi.ComponentResource):
             network_interfaces=interfaces,
             scheduling=scheduling(nodes.capacity),
             reservation_affinity=reservation_affinity(nodes.reservation_id),
-            service_account={"email": self.nodes_account.email, "scopes": [CLOUD_PLATFORM_SCOPE]},
+            service_account={"email": nodes_account.email, "scopes": [CLOUD_PLATFORM_SCOPE]},
             shielded_instance_config=SHIELDED_VM,
             metadata={**LOGIN_METADATA, "user-data": user_data},
             labels={"accelstack-config-digest": self.digest},
@@ -215,12 +246,17 @@ class TrainingCluster(pulumi.ComponentResource):
             depends_on.append(self.storage.lustre_import)  # and find the dataset there
         if self.scheduler is not None:
             depends_on.append(self.scheduler)  # and join slurmctld
+        flex_start = nodes.capacity == "flex-start"
+        template = self.launch_template
+        assert template is not None  # built just before the group
         return gcp.compute.InstanceGroupManager(
             f"{name}-nodes",
             zone=self.network.zone,
             base_instance_name=f"{name}-node"[:54],
-            target_size=nodes.count,
-            versions=[{"name": "nodes", "instance_template": self.launch_template.self_link_unique}],
+            # Flex-start: the group starts empty and the resize request adds every node at once when the
+            # capacity is granted (about-resize-requests-mig); the stack must not size it back to 0 after.
+            target_size=0 if flex_start else nodes.count,
+            versions=[{"name": "nodes", "instance_template": template.self_link_unique}],
             update_policy={
                 "type": "OPPORTUNISTIC",
                 "minimal_action": "REPLACE",
@@ -228,7 +264,28 @@ class TrainingCluster(pulumi.ComponentResource):
                 "max_unavailable_fixed": 1,
                 "replacement_method": "RECREATE",  # keeps instance names, so Slurm node names return
             },
+            # A failed flex-start VM is left for Slurm to drain, not recreated outside the request.
+            instance_lifecycle_policy={"default_action_on_failure": "DO_NOTHING"} if flex_start else None,
             resource_policies={"workload_policy": self.placement_group.self_link} if self.placement_group else None,
             wait_for_instances=False,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=depends_on, ignore_changes=["targetSize"] if flex_start else None
+            ),
+        )
+
+    def _flex_start_request(self, name: str, group: gcp.compute.InstanceGroupManager) -> gcp.compute.ResizeRequest:
+        """DWS flex-start: ask for every node at once, for maxRunHours; the VMs come together when Google can
+        grant them and are deleted at the end. Every input of a resize request is immutable: a new run is a
+        new request (`pulumi up --replace` on it)."""
+        nodes = self.spec.training.nodes
+        hours = nodes.max_run_hours or catalog.FLEX_START_MAX_HOURS
+        return gcp.compute.ResizeRequest(
+            f"{name}-flex-start",
+            name=f"{name}-flex-start"[:63],
+            instance_group_manager=group.name,
+            zone=self.network.zone,
+            resize_by=nodes.count,
+            requested_run_duration={"seconds": str(hours * 3600)},
+            description=f"accelstack {name}: {nodes.count} x {nodes.instance_type} for {hours} h",
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )

@@ -89,10 +89,11 @@ GCP = Cloud(
     features=frozenset(
         {
             Feature.SLURM,  # Slurm on Compute Engine (Cluster Toolkit's Slurm-GCP, or Cluster Director)
-            Feature.MANAGED_SCHEDULER,  # Cluster Director managed Slurm (hypercomputecluster) / Vertex AI
+            Feature.MANAGED_SCHEDULER,  # Cluster Director managed Slurm (hypercomputecluster)
             Feature.RDMA_FABRIC,  # GPUDirect-TCPX, -TCPXO and RDMA (RoCE), per machine type
             Feature.SPOT,
             Feature.TIME_BOXED_RESERVATION,  # DWS calendar mode: future reservations of 1 to 90 days
+            Feature.FLEX_START,  # DWS flex-start: MIG resize requests, Cluster Director flex-start instances
             Feature.ON_DEMAND_RESERVATION,  # specific reservations
             Feature.MANAGED_LUSTRE,
             Feature.OBJECT_LINKED_FS,  # Managed Lustre importData / exportData with Cloud Storage

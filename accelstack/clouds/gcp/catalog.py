@@ -223,3 +223,22 @@ RESERVATION_NAME = r"(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/reservations/)?[a-z]
 LUSTRE_PEERING_PREFIX = 20
 # Subnets reserve 4 addresses each (cloud.google.com/vpc/docs/subnets#unusable-ip-addresses-in-every-subnet).
 SUBNET_RESERVED_ADDRESSES = 4
+
+# --- Dynamic Workload Scheduler flex-start ------------------------------------------------------------
+# Flex-start VMs run for the duration their request names, 10 minutes to seven days, then are deleted; a MIG
+# takes them through a resize request (compute.ResizeRequest `requestedRunDuration`;
+# cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig). Cluster Director's consumption
+# table says the same ("7 days maximum").
+FLEX_START_MAX_HOURS = 7 * 24
+
+# --- Cluster Director (managed Slurm: hypercomputecluster.Cluster) -----------------------------------
+# Source: docs.cloud.google.com/cluster-director/docs/choose-consumption-option, comparison table: GPU partitions
+# run A4, A3 Ultra or A3 Mega (A4X too, not in this catalog) from reservations (blocks or calendar mode),
+# flex-start or Spot; on-demand capacity is for N2 only. /cluster-director/docs/compute: login nodes are N2
+# standard with 32 vCPUs or fewer.
+CLUSTER_DIRECTOR_GPU_TYPES = frozenset({"a4-highgpu-8g", "a3-ultragpu-8g", "a3-megagpu-8g"})
+CLUSTER_DIRECTOR_LOGIN_TYPE = r"n2-standard-(2|4|8|16|32)"
+# The cluster id: a lowercase letter, then lowercase letters and digits, 10 characters at most; node set and
+# partition ids are RFC 1034 labels (magic-modules mmv1/products/hypercomputecluster/Cluster.yaml).
+CLUSTER_DIRECTOR_ID_CHARS = 10
+RFC1034_LABEL = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"

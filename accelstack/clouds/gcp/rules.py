@@ -126,15 +126,102 @@ def gcp_head_machine_type(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def gcp_managed_scheduler_not_built(spec: StackSpec) -> Iterator[Problem]:
-    """The managed alternative (Cluster Director's managed Slurm, `hypercomputecluster.Cluster`) is not built
-    yet: refused here rather than deployed half-way."""
+def _managed(spec: StackSpec) -> TrainingStack | None:
     training = _training(spec)
-    if training is not None and training.training.scheduler.kind == "managed":
+    return training if training is not None and training.training.scheduler.kind == "managed" else None
+
+
+@rule
+def cluster_director_machine_type(spec: StackSpec) -> Iterator[Problem]:
+    """The managed scheduler is Cluster Director's managed Slurm, whose GPU partitions run A4, A3 Ultra or A3
+    Mega only (docs.cloud.google.com/cluster-director/docs/choose-consumption-option)."""
+    training = _managed(spec)
+    if training is None:
+        return
+    machine = training.training.nodes.instance_type
+    if machine in tables.ACCELERATED_INSTANCES and machine not in tables.CLUSTER_DIRECTOR_GPU_TYPES:
         yield Problem(
-            "training.scheduler.kind",
-            "'managed' is not built for Google Cloud yet; allowed here: slurm, none",
+            "training.nodes.instanceType",
+            f"{machine} is not offered by Cluster Director (training.scheduler.kind managed); allowed: "
+            f"{', '.join(sorted(tables.CLUSTER_DIRECTOR_GPU_TYPES))}, or scheduler kind slurm",
+        )
+
+
+@rule
+def cluster_director_capacity(spec: StackSpec) -> Iterator[Problem]:
+    """Cluster Director sells GPU nodes from a reservation, as flex-start or as Spot; its on-demand
+    capacity is N2 only (the consumption-option table)."""
+    training = _managed(spec)
+    if training is None:
+        return
+    nodes = training.training.nodes
+    if nodes.capacity == "on-demand" and nodes.reservation_id is None:
+        yield Problem(
+            "training.nodes.capacity",
+            "Cluster Director (training.scheduler.kind managed) has no on-demand GPU nodes; allowed: spot, "
+            "flex-start, capacity-block, or on-demand with reservationId (a specific reservation)",
+        )
+
+
+@rule
+def cluster_director_login_node(spec: StackSpec) -> Iterator[Problem]:
+    """Cluster Director's login node (where users run sbatch) is an N2 standard machine with 32 vCPUs or fewer
+    (docs.cloud.google.com/cluster-director/docs/compute); training.scheduler.headNode names it."""
+    training = _managed(spec)
+    if training is None:
+        return
+    machine = training.training.scheduler.head_node.instance_type
+    if not re.fullmatch(tables.CLUSTER_DIRECTOR_LOGIN_TYPE, machine):
+        yield Problem(
+            "training.scheduler.headNode.instanceType",
+            f"{machine!r} cannot be Cluster Director's login node; allowed: n2-standard-2, -4, -8, -16 or -32",
+        )
+
+
+@rule
+def cluster_director_partitions(spec: StackSpec) -> Iterator[Problem]:
+    """Cluster Director's Slurm partitions are an id (an RFC 1034 label) and their node sets: no MaxTime, no
+    feature selection (hypercomputecluster Cluster `orchestrator.slurm.partitions`). What it cannot express
+    is refused rather than dropped."""
+    training = _managed(spec)
+    if training is None:
+        return
+    if not training.training.scheduler.partitions:
+        yield Problem("training.scheduler.partitions", "Cluster Director needs at least one partition (e.g. gpu)")
+    for index, partition in enumerate(training.training.scheduler.partitions):
+        path = f"training.scheduler.partitions[{index}]"
+        if not re.fullmatch(tables.RFC1034_LABEL, partition.name):
+            yield Problem(
+                f"{path}.name",
+                f"{partition.name!r}: Cluster Director partition ids are lowercase letters, digits and '-', "
+                "starting with a letter",
+            )
+        if partition.max_time != "UNLIMITED":
+            yield Problem(
+                f"{path}.maxTime",
+                f"Cluster Director partitions take no MaxTime ({partition.max_time!r}); remove it (UNLIMITED), "
+                "or limit jobs with sbatch --time",
+            )
+        if partition.features:
+            yield Problem(
+                f"{path}.features",
+                "Cluster Director partitions select node sets, not node features; remove features",
+            )
+
+
+@rule
+def gcp_flex_start_run_time(spec: StackSpec) -> Iterator[Problem]:
+    """Flex-start VMs run 10 minutes to seven days (MIG resize request `requestedRunDuration`,
+    cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig)."""
+    training = _training(spec)
+    if training is None:
+        return
+    hours = training.training.nodes.max_run_hours
+    if training.training.nodes.capacity == "flex-start" and hours is not None and hours > tables.FLEX_START_MAX_HOURS:
+        yield Problem(
+            "training.nodes.maxRunHours",
+            f"{hours} h: flex-start VMs run {tables.FLEX_START_MAX_HOURS} h (seven days) at most; allowed: 1 to "
+            f"{tables.FLEX_START_MAX_HOURS}",
         )
 
 

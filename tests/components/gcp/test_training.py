@@ -135,7 +135,8 @@ def test_spot_nodes_are_spot_and_deleted_on_preemption_and_placed_by_a_workload_
     assert scheduling["provisioningModel"] == "SPOT" and scheduling["preemptible"] is True
     assert scheduling["automaticRestart"] is False and scheduling["onHostMaintenance"] == "TERMINATE"
     assert scheduling["instanceTerminationAction"] == "DELETE"
-    assert "reservationAffinity" not in one(cap, TEMPLATE).inputs
+    # Said outright: unset, a template consumes ANY matching reservation.
+    assert one(cap, TEMPLATE).inputs["reservationAffinity"] == {"type": "NO_RESERVATION"}
     policy = one(cap, POLICY)
     assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT"}
     assert one(cap, GROUP).inputs["resourcePolicies"]["workloadPolicy"] == policy.outputs["selfLink"]
@@ -157,6 +158,27 @@ def test_a_calendar_mode_block_runs_reservation_bound_vms():
     scheduling = one(cap, TEMPLATE).inputs["scheduling"]
     assert scheduling["provisioningModel"] == "RESERVATION_BOUND"
     assert scheduling["instanceTerminationAction"] == "DELETE"
+
+
+def test_flex_start_nodes_come_all_at_once_through_one_resize_request_for_the_run_time():
+    """DWS flex-start in a MIG (cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig): the
+    group starts empty and the resize request adds every node when Google grants them, for maxRunHours; the
+    stack never sizes the group back to 0 afterwards, and a failed VM is left to Slurm."""
+    cap = run("training.nodes.capacity=flex-start", "training.nodes.maxRunHours=72")
+    template = one(cap, TEMPLATE).inputs
+    assert template["scheduling"]["provisioningModel"] == "FLEX_START"
+    assert template["scheduling"]["instanceTerminationAction"] == "DELETE"
+    assert template["reservationAffinity"] == {"type": "NO_RESERVATION"}
+    group = one(cap, GROUP)
+    assert group.inputs["targetSize"] == 0 and "targetSize" in group.ignore_changes
+    assert group.inputs["instanceLifecyclePolicy"] == {"defaultActionOnFailure": "DO_NOTHING"}
+    request = one(cap, "gcp:compute/resizeRequest:ResizeRequest")
+    assert request.inputs["resizeBy"] == 4 and request.inputs["requestedRunDuration"] == {"seconds": "259200"}
+    assert request.inputs["instanceGroupManager"] == group.outputs["name"]
+    assert request.inputs["zone"] == "us-central1-a"
+    assert group.urn in request.dependencies  # created after the group it grows
+    # Without flex-start, no request and the group holds count nodes.
+    assert run().by_type("gcp:compute/resizeRequest:ResizeRequest") == []
 
 
 def test_on_demand_nodes_without_a_reservation_get_no_workload_policy_and_a_warning():
@@ -265,7 +287,50 @@ def test_no_internet_ingress_on_any_network_and_ssh_only_through_iap():
             "training.scheduler.headNode.instanceType",
             "n2-standard-8",
         ),
-        (("training.scheduler.kind=managed",), "training.scheduler.kind", "allowed here: slurm, none"),
+        # Cluster Director (managed): its machine types, capacity, login node and partitions.
+        (
+            ("training.scheduler.kind=managed", "training.nodes.instanceType=a3-highgpu-8g"),
+            "training.nodes.instanceType",
+            "not offered by Cluster Director",
+        ),
+        (
+            ("training.scheduler.kind=managed", "training.nodes.capacity=on-demand"),
+            "training.nodes.capacity",
+            "no on-demand GPU nodes",
+        ),
+        (
+            ("training.scheduler.kind=managed", "training.scheduler.headNode.instanceType=n2-standard-64"),
+            "training.scheduler.headNode.instanceType",
+            "n2-standard-2, -4, -8, -16 or -32",
+        ),
+        (("training.scheduler.kind=managed",), "training.scheduler.partitions[1].maxTime", "take no MaxTime"),
+        (
+            ("training.scheduler.kind=managed", 'training.scheduler.partitions=[{"name": "GPU_big"}]'),
+            "training.scheduler.partitions[0].name",
+            "lowercase letters, digits and '-'",
+        ),
+        (
+            ("training.scheduler.kind=managed", "training.scheduler.partitions=[]"),
+            "training.scheduler.partitions",
+            "at least one partition",
+        ),
+        # DWS flex-start: a run time, seven days at most, no reservation.
+        (("training.nodes.capacity=flex-start",), "training.nodes.maxRunHours", "needs maxRunHours"),
+        (
+            ("training.nodes.capacity=flex-start", "training.nodes.maxRunHours=200"),
+            "training.nodes.maxRunHours",
+            "allowed: 1 to 168",
+        ),
+        (
+            ("training.nodes.capacity=spot", "training.nodes.maxRunHours=24"),
+            "training.nodes.maxRunHours",
+            "flex-start only",
+        ),
+        (
+            ("training.nodes.capacity=flex-start", "training.nodes.maxRunHours=24", "training.nodes.reservationId=r1"),
+            "training.nodes.reservationId",
+            "takes no reservation",
+        ),
         (("training.network.availabilityZone=europe-west4-a",), "training.network.availabilityZone", "us-central1-a"),
         (("training.storage.datasets.uri=gs://Acme_Data/corpus",), "training.storage.datasets.uri", "bucket name"),
         (
