@@ -61,6 +61,8 @@ def test_azure_spot_is_one_regional_quota_and_gcp_counts_gpus():
     assert quota_drawn(azure, "Standard_ND96isr_H100_v5", "on-demand", 4)["amount"] == 384
     assert quota_drawn(gcp, "a3-megagpu-8g", "on-demand", 4)["basis"] == "NVIDIA_H100_MEGA_GPUS: 32 GPUs"
     assert quota_drawn(gcp, "g2-standard-48", "spot", 2)["basis"] == "PREEMPTIBLE_NVIDIA_L4_GPUS: 8 GPUs"
+    # Flex-start VMs are charged against the preemptible quota, not the on-demand one.
+    assert quota_drawn(gcp, "a3-megagpu-8g", "flex-start", 4)["basis"] == "PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS: 32 GPUs"
 
 
 def test_an_unlisted_type_or_bought_capacity_is_said_not_guessed():
