@@ -380,8 +380,9 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
 
 # Google-owned projects whose service-<project number>@<project>.iam.gserviceaccount.com accounts are a
 # project's service agents (https://cloud.google.com/iam/docs/service-agents): Compute Engine's and Cloud
-# Storage's, whose domains predate the gcp-sa-* convention. Only this exact form is taken as an agent.
-LEGACY_AGENT_PROJECTS = frozenset({"compute-system", "gs-project-accounts", "container-engine-robot"})
+# Storage's and Filestore's, whose domains predate the gcp-sa-* convention. Only this exact form is taken as
+# an agent.
+LEGACY_AGENT_PROJECTS = frozenset({"compute-system", "gs-project-accounts", "container-engine-robot", "cloud-filer"})
 SERVICE_AGENT_ID = re.compile(r"^serviceaccount:service-[0-9]+@")
 
 

@@ -116,6 +116,10 @@ class ParallelFsTier:
     persistent: bool = True
     # MB/s per TiB when `throughput_per_tib` is empty (the tier fixes it); None: not known, so not plannable.
     baseline_throughput_per_tib: int | None = None
+    # How nodes mount it: the Lustre client, or NFS (a managed NFS service sold beside Lustre for small
+    # clusters: GCP Filestore). `service` names it in node scripts' comments ("" : the platform's Lustre).
+    protocol: str = "lustre"
+    service: str = ""
 
     def capacity_allowed(self, gib: int) -> bool:
         if gib in self.first_steps_gib:

@@ -624,6 +624,20 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "gkeSupportEnabled",
         "placementPolicy",
     ),
+    # Filestore: tier, protocol, share name, networks, key, location and name are immutable; the share's
+    # capacity updates in place (magic-modules mmv1/products/filestore/Instance.yaml).
+    "gcp:filestore/instance:Instance": (
+        "name",
+        "location",
+        "zone",
+        "project",
+        "tier",
+        "protocol",
+        "networks",
+        "kmsKeyName",
+        "tags",
+        "fileShares.name",
+    ),
     "gcp:servicenetworking/connection:Connection": ("network", "service"),
     # Buckets: name, location and project are immutable (resource_storage_bucket.go); the rest updates.
     "gcp:storage/bucket:Bucket": ("name", "location", "project"),

@@ -136,7 +136,7 @@ class LustreSpec(Model):
     """The parallel file system, in the keys every cloud shares; each cloud checks its own tiers and steps."""
 
     tier: str | None = None
-    """Tier of the cloud's managed parallel file system (aws: FSx for Lustre deployment type PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1); omitted: the cloud's default (aws: PERSISTENT_2). Changing it replaces the file system."""
+    """Tier of the cloud's managed parallel file system (aws: FSx for Lustre deployment type PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1; gcp: managed-lustre-1000/-500/-250/-125, or filestore-zonal, NFS for small clusters); omitted: the cloud's default (aws: PERSISTENT_2). Changing it replaces the file system."""
     # None: the planner derives them (accelstack.planner.training_plan.lustre_setting): the cheapest
     # valid size and tier holding the dataset + retained checkpoints + headroom and writing one
     # checkpoint within the target. Scratch types take no tier.

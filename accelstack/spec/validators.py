@@ -365,6 +365,23 @@ def parallel_fs_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
+def file_system_that_cannot_import_needs_a_head(spec: StackSpec) -> Iterator[Problem]:
+    """A file system tier without a link to object storage (NFS: GCP Filestore) gets the dataset from the
+    scheduler's head node (or a managed Slurm's login node), which copies it in; without a scheduler nothing
+    would, and jobs would find the import path empty."""
+    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+        return
+    lustre = spec.training.storage.lustre
+    tier = registry.get(spec.cloud).parallel_fs_tier(lustre.tier)
+    if tier is not None and not tier.imports_from_object_store and spec.training.scheduler.kind == "none":
+        yield Problem(
+            "training.storage.lustre.tier",
+            f"{tier.name} cannot import the dataset from object storage and with scheduler kind none no node "
+            "copies it in; use scheduler kind slurm (its head stages it) or a Lustre tier",
+        )
+
+
+@rule
 def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
     """Checkpoint shards are written by every node, so the path must be on the shared file system."""
     if not isinstance(spec, TrainingStack) or spec.training.storage.checkpoints is None:

@@ -119,13 +119,22 @@ def login_script(spec: TrainingStack, interval_seconds: int) -> str:
     timer copying them to their bucket (the Slurm head's units from the neutral generator)."""
     script = environment_script(node_environment(spec, interval_seconds))
     nodes = slurm.Nodes(GcpNodePlatform(), catalog.ACCELERATED_INSTANCES.get(spec.training.nodes.instance_type))
-    units = slurm.checkpoint_export_units(spec, nodes)
-    if not units:
+    exports, imports = slurm.checkpoint_export_units(spec, nodes), slurm.dataset_import_units(spec, nodes)
+    if not exports and not imports:
         return script
     lines = [
-        f"printf %s {shlex.quote(text)} > {shlex.quote('/etc/systemd/system/' + unit)}" for unit, text in units.items()
+        f"printf %s {shlex.quote(text)} > {shlex.quote('/etc/systemd/system/' + unit)}"
+        for units in (exports, imports)
+        for unit, text in units.items()
     ]
-    lines += ["systemctl daemon-reload", f"systemctl enable --now {slurm.CHECKPOINT_EXPORT_UNIT}.timer"]
+    lines.append("systemctl daemon-reload")
+    if imports:  # in the background: the script must finish within Cluster Director's 5 minutes
+        lines += [
+            f"systemctl enable {slurm.DATASET_IMPORT_UNIT}.service",
+            f"systemctl start --no-block {slurm.DATASET_IMPORT_UNIT}.service",
+        ]
+    if exports:
+        lines.append(f"systemctl enable --now {slurm.CHECKPOINT_EXPORT_UNIT}.timer")
     return script + "\n".join(lines) + "\n"
 
 
@@ -147,7 +156,10 @@ class ClusterDirectorScheduler(pulumi.ComponentResource):
 
         resources: list[dict[str, Any]] = []
         depends_on: list[pulumi.Resource] = list(handles.node_grants)
-        if storage.file_system is not None:
+        if isinstance(storage.file_system, gcp.filestore.Instance):
+            resources.append({"id": "lustre", "config": {"existing_filestore": {"filestore": storage.file_system.id}}})
+            depends_on.append(storage.file_system)
+        elif storage.file_system is not None:
             resources.append({"id": "lustre", "config": {"existing_lustre": {"lustre": storage.file_system.id}}})
             depends_on.append(storage.file_system)
             if storage.lustre_import is not None:

@@ -83,6 +83,8 @@ class GcpMocks(pulumi.runtime.Mocks):
                 return f"projects/{project}/regions/{inputs.get('region') or self.region}/{REGIONAL[kind]}/{name}"
             if kind in ZONAL:
                 return f"projects/{project}/zones/{inputs.get('zone') or self.zones[0]}/{ZONAL[kind]}/{name}"
+        if type_token == "gcp:filestore/instance:Instance":
+            return f"projects/{project}/locations/{inputs.get('location')}/instances/{name}"
         if type_token == "gcp:lustre/instance:Instance":
             # The provider's id: projects/<p>/locations/<zone>/instances/<instanceId>.
             return f"projects/{project}/locations/{inputs.get('location')}/instances/{inputs.get('instanceId', name)}"
@@ -103,6 +105,9 @@ class GcpMocks(pulumi.runtime.Mocks):
             # "<MGS address>@tcp:/<filesystem>", as `gcloud lustre instances describe` prints mountPoint.
             outputs.setdefault("mountPoint", f"172.16.0.2@tcp:/{args.inputs.get('filesystem', 'lustrefs')}")
             outputs.setdefault("instanceId", args.inputs.get("instanceId", args.name))
+        if args.typ == "gcp:filestore/instance:Instance":
+            # The instance's address in the private services access range it is connected through.
+            outputs["networks"] = [{**n, "ipAddresses": ["172.16.0.2"]} for n in args.inputs.get("networks", [])]
         if args.typ == "gcp:hypercomputecluster/cluster:Cluster":
             # Cluster Director names clusters projects/<p>/locations/<region>/clusters/<clusterId>.
             location = args.inputs.get("location") or self.region

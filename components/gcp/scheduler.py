@@ -101,6 +101,12 @@ class SlurmCluster(pulumi.ComponentResource):
         )
         head_grants: list[pulumi.Resource] = [reads_key(f"{name}-head-munge-key", self.head_account)]
         nodes = slurm.Nodes(GcpNodePlatform(), instance)  # head and compute nodes: one platform, one type
+        if slurm.dataset_import_units(spec, nodes):  # the head copies the dataset into a file system that cannot
+            head_grants.append(
+                storage.grant(
+                    f"{name}-head-datasets", storage.dataset_bucket_name, OBJECT_VIEWER, self.head_account.member
+                )
+            )
         if slurm.checkpoint_export_units(spec, nodes) and storage.checkpoint_bucket_name is not None:
             head_grants += [
                 storage.grant(

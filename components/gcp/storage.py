@@ -28,6 +28,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.clouds.gcp import catalog
 from accelstack.clouds.gcp.rules import LUSTRE_FILESYSTEM
 from accelstack.components.gcp.lustre_import import LustreImport
 from accelstack.components.gcp.network import TrainingNetwork
@@ -119,12 +120,15 @@ class TrainingStorage(pulumi.ComponentResource):
                     f"{stack}-checkpoints", self.checkpoint_bucket_name, storage.checkpoints.noncurrent_version_days
                 )
 
-        self.file_system: gcp.lustre.Instance | None = None
+        self.file_system: gcp.lustre.Instance | gcp.filestore.Instance | None = None
         self.lustre_import: LustreImport | None = None
         self.lustre_address: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
         if storage.lustre is not None:
-            self._lustre(network, project_number, dataset_prefix)
+            if storage.lustre.tier in catalog.FILESTORE_TIERS:
+                self._filestore(network, project_number, catalog.FILESTORE_TIERS[storage.lustre.tier])
+            else:
+                self._lustre(network, project_number, dataset_prefix)
         self.register_outputs({})
 
     def _bucket(self, resource_name: str, bucket: str, noncurrent_days: int) -> gcp.storage.Bucket:
@@ -151,11 +155,9 @@ class TrainingStorage(pulumi.ComponentResource):
             opts=_stateful(pulumi.ResourceOptions(parent=self), depends_on=[self.key_grants["storage"]]),
         )
 
-    def _lustre(self, network: TrainingNetwork, project_number: pulumi.Output[str], dataset_prefix: str) -> None:
-        spec = self.spec
-        stack = spec.stack
-        lustre = spec.training.storage.lustre
-        assert lustre is not None
+    def _private_services_access(self, network: TrainingNetwork) -> gcp.servicenetworking.Connection:
+        """The peering Managed Lustre and Filestore are reached through (the last quarter's /20)."""
+        stack = self.spec.stack
         child = pulumi.ResourceOptions(parent=self)
         peering = gcp.compute.GlobalAddress(
             f"{stack}-lustre-peering",
@@ -175,6 +177,53 @@ class TrainingStorage(pulumi.ComponentResource):
             deletion_policy="ABANDON",
             opts=child,
         )
+        return connection
+
+    def _filestore(
+        self, network: TrainingNetwork, project_number: pulumi.Output[str], tier: catalog.FilestoreTier
+    ) -> None:
+        """Filestore (NFS) where Managed Lustre's minimum would oversize a small cluster: on the same private
+        services access connection, encrypted with the stack's key (its service agent granted first:
+        cloud.google.com/filestore/docs/cmek). No link to Cloud Storage: the Slurm head (or Cluster Director's
+        login node) copies the dataset in and the checkpoints out (components/slurm)."""
+        spec = self.spec
+        stack = spec.stack
+        lustre = spec.training.storage.lustre
+        assert lustre is not None
+        connection = self._private_services_access(network)
+        agent = gcp.kms.CryptoKeyIAMMember(
+            f"{stack}-key-filestore",
+            crypto_key_id=self.key.id,
+            role=ENCRYPTER,
+            member=service_agent(project_number, "cloud-filer.iam.gserviceaccount.com"),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.key_grants["filestore"] = agent
+        instance = gcp.filestore.Instance(
+            f"{stack}-filestore",
+            name=resource_id(stack, "shared", 63),
+            location=network.zone,
+            tier=tier.api_tier,
+            file_shares={"name": catalog.FILESTORE_SHARE, "capacity_gb": lustre.capacity_gib},
+            networks=[{"network": network.system.id, "modes": ["MODE_IPV4"], "connect_mode": "PRIVATE_SERVICE_ACCESS"}],
+            kms_key_name=self.key.id,
+            # The API refuses a delete while this is on: a second lock beside Pulumi's protect.
+            deletion_protection_enabled=True,
+            deletion_protection_reason="accelstack: datasets and checkpoints",
+            description=f"accelstack {stack}: datasets and checkpoints",
+            opts=_stateful(pulumi.ResourceOptions(parent=self), depends_on=[connection, agent]),
+        )
+        self.file_system = instance
+        self.lustre_address = instance.networks.apply(lambda networks: (networks[0].ip_addresses or [""])[0])
+        self.lustre_mount_name = pulumi.Output.from_input(catalog.FILESTORE_SHARE)
+
+    def _lustre(self, network: TrainingNetwork, project_number: pulumi.Output[str], dataset_prefix: str) -> None:
+        spec = self.spec
+        stack = spec.stack
+        lustre = spec.training.storage.lustre
+        assert lustre is not None
+        child = pulumi.ResourceOptions(parent=self)
+        connection = self._private_services_access(network)
         self.file_system = gcp.lustre.Instance(
             f"{stack}-lustre",
             instance_id=resource_id(stack, "lustre", 63),

@@ -28,6 +28,7 @@ Design (valid for Slurm 22.05 to 24.x):
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -64,6 +65,12 @@ KILL_WAIT_SECONDS = 30
 CHECKPOINT_SIGNAL = "USR1"
 WATCHER_POLL_SECONDS = 5
 LUSTRE_MOUNT_OPTIONS = "noatime,flock"  # every Lustre client mount: Slurm, plain and Batch nodes
+# NFS shares (Filestore): hard mounts (a job blocks rather than reads a short file), several TCP connections per
+# client (Filestore's performance guide: one connection caps a client's throughput; nconnect needs Linux 5.3+).
+NFS_MOUNT_OPTIONS = "hard,noatime,nconnect=7"
+# Every cloud's node image is Ubuntu: the NFS client is one apt package.
+NFS_CLIENT_INSTALL = "apt-get update && apt-get install -y nfs-common\n"
+DATASET_IMPORT_UNIT = "accelstack-dataset-import"
 # Every compute node carries this feature; partitions without features select nodes by it.
 NODE_FEATURE = "compute"
 
@@ -180,6 +187,12 @@ class ClusterLayout:
     # Checkpoints on a Lustre that cannot export them (`ParallelFsTier.checkpoints_copied_by_head`): the head
     # node copies `checkpoints_path` to `checkpoints_uri`.
     head_exports_checkpoints: bool = False
+    # How the shared file system is mounted ("lustre" or "nfs") and, for NFS, the service's name.
+    shared_fs_protocol: str = "lustre"
+    shared_fs_service: str = ""
+    # (dataset URI, directory on the file system) when the file system cannot import from object storage
+    # (`ParallelFsTier.imports_from_object_store` false): the head copies the dataset in.
+    dataset_import: tuple[str, str] | None = None
 
 
 def _training_stack(spec: StackSpec) -> TrainingStack:
@@ -266,6 +279,13 @@ def layout(spec: StackSpec, nodes: Nodes) -> ClusterLayout:
         local_checkpoints_path=local_path,
         platform=nodes.platform,
         head_exports_checkpoints=head_exports,
+        shared_fs_protocol=tier.protocol if tier is not None else "lustre",
+        shared_fs_service=tier.service if tier is not None else "",
+        dataset_import=(
+            (training.storage.datasets.uri, posixpath.join(lustre.mount_path, lustre.import_path.lstrip("/")))
+            if lustre is not None and tier is not None and not tier.imports_from_object_store
+            else None
+        ),
     )
 
 
@@ -406,9 +426,24 @@ def spot_watcher_script(spec: StackSpec, nodes: Nodes) -> str:
 
 
 def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] | None:
+    """The shared file system's mount: Lustre (the platform's client) or NFS (`nfs-common`)."""
     if plan.lustre_mount_path is None:
         return None
+    if plan.shared_fs_protocol == "nfs":
+        return {
+            "fstype": "nfs",
+            "client_probe": "mount.nfs",
+            "source": f"{values.lustre_dns_name}:/{values.lustre_mount_name}",
+            "mount_path": plan.lustre_mount_path,
+            "options": NFS_MOUNT_OPTIONS,
+            "checkpoints_path": plan.checkpoints_path or "",
+            "client_install": NFS_CLIENT_INSTALL.rstrip("\n"),
+            "product": plan.shared_fs_service or "NFS",
+            "client_source": "the distribution (nfs-common)",
+        }
     return {
+        "fstype": "lustre",
+        "client_probe": "mount.lustre",
         "source": f"{values.lustre_dns_name}@tcp:/{values.lustre_mount_name}",
         "mount_path": plan.lustre_mount_path,
         "options": LUSTRE_MOUNT_OPTIONS,
@@ -460,6 +495,7 @@ def head_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) -> st
         state_device=nodes.platform.block_device_path(values.state_volume),
         state_save_location=STATE_SAVE_LOCATION,
         export_unit=CHECKPOINT_EXPORT_UNIT if checkpoint_export_units(spec, nodes) else None,
+        import_unit=DATASET_IMPORT_UNIT if dataset_import_units(spec, nodes) else None,
     )
 
 
@@ -553,6 +589,25 @@ def checkpoint_export_units(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
     }
 
 
+def dataset_import_units(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
+    """A one-shot systemd service on the head node copying the dataset from object storage into the shared
+    file system, where the file system cannot import it itself (NFS); {} otherwise. It runs at every boot of
+    the head and copies only what is new or changed, never deleting on either side."""
+    plan = layout(spec, nodes)
+    if plan.dataset_import is None:
+        return {}
+    source, destination = plan.dataset_import
+    return {
+        f"{DATASET_IMPORT_UNIT}.service": _render(
+            "dataset-import.service.j2",
+            uri=source,
+            path=destination,
+            where=plan.shared_fs_service or plan.platform.lustre_product,
+            command=plan.platform.object_sync_command(_dir_uri(source), _dir_uri(destination)),
+        )
+    }
+
+
 def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
     """The head node: hostname = SlurmctldHost, slurm.conf/gres.conf/cgroup.conf, slurmctld.
 
@@ -578,7 +633,8 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
             *environment_files(spec, values, task_prolog=False),
             *(
                 _file(f"/etc/systemd/system/{unit}", text)
-                for unit, text in checkpoint_export_units(spec, nodes).items()
+                for units in (checkpoint_export_units(spec, nodes), dataset_import_units(spec, nodes))
+                for unit, text in units.items()
             ),
         ],
         "runcmd": [[HEAD_SETUP_PATH]],
@@ -629,4 +685,5 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
         artifacts["spot-watcher.sh"] = spot_watcher_script(spec, nodes)
     artifacts.update(checkpoint_sync_units(spec, nodes, values))
     artifacts.update(checkpoint_export_units(spec, nodes))
+    artifacts.update(dataset_import_units(spec, nodes))
     return artifacts

@@ -33,6 +33,25 @@ CATALOG = Catalog(
             persistent=True,
         )
         for name, tier in catalog.LUSTRE_TIERS.items()
+    }
+    | {
+        # Filestore zonal for small clusters: NFS, no link to Cloud Storage (the Slurm head or Cluster Director's
+        # login node stages the dataset in and copies checkpoints out); performance fixed per TiB.
+        name: ParallelFsTier(
+            name=name,
+            throughput_per_tib=(),
+            min_gib=tier.min_gib,
+            increment_gib=tier.step_gib,
+            max_gib=tier.max_gib,
+            imports_from_object_store=False,
+            exports_to_object_store=False,
+            checkpoints_copied_by_head=True,
+            persistent=True,
+            baseline_throughput_per_tib=tier.write_mbps_per_tib,
+            protocol="nfs",
+            service="Filestore (zonal)",
+        )
+        for name, tier in catalog.FILESTORE_TIERS.items()
     },
     quotas=quotas.QUOTAS,
     # The serving plan on Google Cloud's resources (components/gcp/serving); a number GCP does not use is None.

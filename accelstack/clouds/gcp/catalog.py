@@ -147,6 +147,35 @@ LUSTRE_TIERS: dict[str, LustreTier] = {
 }
 
 
+# --- Filestore (NFS), for clusters Managed Lustre's minimum would oversize ------------------------------
+@dataclass(frozen=True)
+class FilestoreTier:
+    """One Filestore service tier as the neutral file-system keys see it: `api_tier` is the Filestore API's
+    tier, capacity a multiple of `step_gib` from `min_gib` to `max_gib`, and performance fixed per TiB."""
+
+    api_tier: str
+    min_gib: int
+    step_gib: int
+    max_gib: int
+    write_mbps_per_tib: int
+
+    @property
+    def name(self) -> str:
+        return f"filestore-{self.api_tier.lower()}"
+
+
+# Source: Filestore "Service tiers" (docs.cloud.google.com/filestore/docs/service-tiers): zonal 1 TiB to 9.75 TiB,
+# up or down in 256 GiB units (10 to 100 TiB is a separate range in 2.5 TiB units, not modelled: an instance
+# does not move between the ranges); "Performance" (/filestore/docs/performance): ZONAL at 1 TiB writes 88 MiB/s
+# (92 MB/s) and reads 260 MiB/s, scaling linearly with capacity. Zonal takes a customer-managed key (kmsKeyName)
+# and a private services access connection. Basic tiers are left out: no CMEK, and HDD writes 100 MiB/s whatever
+# the size.
+FILESTORE_TIERS: dict[str, FilestoreTier] = {
+    t.name: t for t in (FilestoreTier("ZONAL", min_gib=1_024, step_gib=256, max_gib=9_984, write_mbps_per_tib=92),)
+}
+# A file share name: a letter, then letters, digits and '_', 16 characters at most (Filestore API FileShareConfig).
+FILESTORE_SHARE = "shared"
+
 # --- Regions ------------------------------------------------------------------------------------
 
 # Compute Engine regions. Not every region has every machine type above or Managed Lustre.

@@ -21,7 +21,7 @@ Sources:
 
 from __future__ import annotations
 
-from accelstack.clouds.gcp.catalog import LUSTRE_TIERS
+from accelstack.clouds.gcp.catalog import FILESTORE_TIERS, LUSTRE_TIERS
 
 CHECKED = "2026-12-03"
 REGION = "us-central1"
@@ -52,6 +52,7 @@ PD_BALANCED_GB_MONTH = 0.10
 # as not priced rather than costing the file system at zero.
 NOT_PRICED = (
     f"Managed Lustre ({', '.join(LUSTRE_TIERS)}): list price not verified",
+    f"Filestore ({', '.join(FILESTORE_TIERS)}): list price not verified (the price page renders in the browser)",
     "a4-highgpu-8g (no on-demand price: DWS flex-start, calendar mode or Spot only)",
     "external Application Load Balancer (forwarding rules + data processed)", "Cloud Armor (policy, rules, requests)",
     "Pub/Sub (throughput)", "Cloud NAT", "data transfer", "Cloud Logging and Monitoring", "Cloud Storage operations",
