@@ -276,6 +276,23 @@ def spot_usage(resource: Any) -> str | None:
     return None
 
 
+def time_limited_usage(resource: Any) -> str | None:
+    """Capacity that ends on a timer: flex-start VMs (scheduling.provisioningModel FLEX_START, a MIG resize
+    request, Cluster Director newFlexStartInstances) are deleted after their run duration
+    (https://cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig)."""
+    if resource.resource_type in concepts.tokens("capacity-request", cloud=CLOUD):
+        return "asks for flex-start VMs (a resize request), deleted after their run duration"
+    if resource.resource_type in MANAGED_CLUSTERS:
+        if any(get(c, "config", "newFlexStartInstances") for c in _entries(resource.props, "computeResources")):
+            return "runs flex-start VMs (newFlexStartInstances), deleted after their run duration"
+        return None
+    if resource.resource_type in NODE_KINDS:
+        model = str(get(resource.props.get("scheduling"), "provisioningModel") or "").upper()
+        if model == "FLEX_START":
+            return "runs flex-start VMs (scheduling.provisioningModel FLEX_START), deleted after their run duration"
+    return None
+
+
 QUEUE_METRIC = "pubsub.googleapis.com/subscription/num_undelivered_messages"
 
 

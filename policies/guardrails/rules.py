@@ -992,7 +992,7 @@ def check_queue_dlq_azure_gcp(resources: Sequence[Any], ctx: Context) -> Iterabl
 
 
 def check_no_spot_serving_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
-    why = azure.spot_usage(resource) or gcp.spot_usage(resource)
+    why = azure.spot_usage(resource) or gcp.spot_usage(resource) or gcp.time_limited_usage(resource)
     if ctx.workload == "serving" and why:
         yield f"{_name(resource)} {why}; serving replica groups must be on-demand (or reserved)"
 

@@ -1444,6 +1444,13 @@ MUTATIONS = [
         "replica-template",
     ),
     m(
+        "gcp-flex-start-serving",
+        GCS,
+        put("replica-template", "scheduling.provisioningModel", "flex_start"),
+        "no-spot-serving",
+        "replica-template",
+    ),
+    m(
         "gcp-spot-training-no-checkpoints",
         GCT,
         both(put("checkpoints", "name", f"{TRAIN_PROJECT}-data"), lambda d: _rename(d, "checkpoints", "datasets")),
