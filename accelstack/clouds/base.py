@@ -257,6 +257,9 @@ class Cloud:
     # The provider's own region setting in a stack file ("aws:region", "azure-native:location", "gcp:region"):
     # Pulumi users set it by habit; it must agree with account.region, which is what accelstack deploys to.
     provider_region_key: str | None = None
+    # The managed scheduler mounts the checkpoint store on every node itself (Azure ML's rw_mount output, Cluster
+    # Director's bucket storage config), so checkpoints without a parallel file system are still shared.
+    managed_scheduler_mounts_checkpoints: bool = False
     # "module:Class" of the pydantic model of the `account` block (an accelstack.spec.accounts.Account);
     # None: accelstack's own model for this cloud's name (aws, azure, gcp, oci, vultr).
     account_model: str | None = None

@@ -391,10 +391,13 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
     if storage.lustre is None:
         if spec.training.nodes.count == 1:
             return  # one node: its local disk is the only reader, and the bucket is the durable copy
+        if spec.training.scheduler.kind == "managed" and registry.get(spec.cloud).managed_scheduler_mounts_checkpoints:
+            return  # the managed scheduler mounts the checkpoint store on every node: shared, and durable
         yield Problem(
             "training.storage.checkpoints.path",
             f"{path} is node-local because there is no Lustre file system (training.storage.lustre); "
-            "ranks cannot read each other's shards on restart, and jobs must upload to the bucket themselves",
+            "ranks cannot read each other's shards on restart (under Slurm each node copies its own to the bucket; "
+            "otherwise jobs must upload them)",
             Level.WARNING,
         )
         return

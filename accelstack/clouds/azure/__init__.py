@@ -118,6 +118,7 @@ AZURE = Cloud(
     catalog=CATALOG,
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
+    managed_scheduler_mounts_checkpoints=True,
     components="accelstack.components.azure",
     workloads=frozenset({"training", "serving"}),
     rules=(

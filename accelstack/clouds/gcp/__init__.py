@@ -129,6 +129,7 @@ GCP = Cloud(
         **{f"compact_placement_max_vms_{family}": vms for family, vms in catalog.COMPACT_PLACEMENT_MAX_VMS.items()},
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
+    managed_scheduler_mounts_checkpoints=True,
     components="accelstack.components.gcp",
     workloads=frozenset({"training", "serving"}),
     rules=("accelstack.clouds.gcp.rules", "accelstack.clouds.gcp.serving_rules"),

@@ -25,7 +25,7 @@ from accelstack.components.node_environment import environment_script
 from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
 from accelstack.engine.replacement import DELETE, DELETE_FIRST, REPLACE, known_type, plan_changes
-from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file
+from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file, spec_warnings
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "stacks" / "Pulumi.gcp-training.yaml"
@@ -275,3 +275,18 @@ def test_day_2_growing_or_rebuying_the_nodes_updates_the_cluster_and_a_new_zone_
     (change,) = [c for c in plan_changes(base.resources, moved.resources) if c.type == CLUSTER]
     assert change.action == REPLACE and change.order == DELETE_FIRST
     assert "orchestrator.slurm.loginNodes.zone" in change.replacing
+
+
+def test_a_managed_scheduler_that_mounts_the_checkpoint_store_draws_no_node_local_warning():
+    """Cluster Director and Azure ML mount the checkpoint store on every node themselves; AWS Batch does not, and
+    neither does a Slurm cluster without Lustre (each node keeps its own shards)."""
+
+    def warnings(stack: str, *overrides: str) -> list[str]:
+        raw = apply_overrides(read_stack_file(REPO / "stacks" / f"Pulumi.{stack}.yaml"), list(overrides))
+        return [p.path for p in spec_warnings(parse_spec(raw, stack))]
+
+    path = "training.storage.checkpoints.path"
+    no_lustre = ("training.storage.lustre=null", "training.storage.checkpoints.path=/checkpoints")
+    assert path not in warnings("gcp-training", *MANAGED, *no_lustre)
+    assert path not in warnings("azure-training", "training.scheduler.kind=managed", "training.storage.lustre=null")
+    assert path in warnings("gcp-training", *no_lustre)
