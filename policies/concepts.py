@@ -96,6 +96,10 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:ec2/spotInstanceRequest:SpotInstanceRequest",
         "aws:batch/computeEnvironment:ComputeEnvironment",
     ),
+    # AWS Batch: a queue routes jobs to compute environments (no data of its own); a job definition is a
+    # job's template (image, command, environment, devices), judged for what it embeds and asks for.
+    "job-queue": ("aws:batch/jobQueue:JobQueue",),
+    "job-template": ("aws:batch/jobDefinition:JobDefinition",),
     "rdma-placement": ("aws:ec2/placementGroup:PlacementGroup",),
     "scaling-policy": ("aws:autoscaling/policy:Policy", "aws:appautoscaling/policy:Policy"),
     "alarm": ("aws:cloudwatch/metricAlarm:MetricAlarm",),

@@ -17,6 +17,7 @@ import contextlib
 import email
 import gzip
 import ipaddress
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -59,6 +60,7 @@ QUEUE = "aws:sqs/queue:Queue"
 QUEUE_REDRIVE = "aws:sqs/redrivePolicy:RedrivePolicy"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
+JOB_DEFINITION = "aws:batch/jobDefinition:JobDefinition"
 VOLUME = "aws:ebs/volume:Volume"
 SUBNET = "aws:ec2/subnet:Subnet"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -523,6 +525,21 @@ def secrets_in(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _job_containers(resource: Any) -> list[Any]:
+    """The containers of a Batch job definition: containerProperties, and every node range's container
+    (nodeProperties.nodeRangeProperties[].container); both arrive as JSON strings or objects."""
+    containers = []
+    single = decode(resource.props.get("containerProperties"))
+    if hasattr(single, "get"):
+        containers.append(single)
+    nodes = decode(resource.props.get("nodeProperties"))
+    for node_range in as_list(nodes.get("nodeRangeProperties") if hasattr(nodes, "get") else None):
+        container = node_range.get("container") if hasattr(node_range, "get") else None
+        if hasattr(container, "get"):
+            containers.append(container)
+    return containers
+
+
 def _user_data(resource: Any) -> str:
     props = resource.props
     if resource.resource_type == LAUNCH_TEMPLATE:
@@ -536,15 +553,37 @@ def _user_data(resource: Any) -> str:
 
 def check_no_secrets_in_user_data(resource: Any, ctx: Context) -> Iterable[str]:
     """No secrets in user data (it is readable by anyone with ec2:DescribeInstanceAttribute and from
-    IMDS): Checkov CKV_AWS_46, Trivy AVD-AWS-0029 / AVD-AWS-0129."""
+    IMDS): Checkov CKV_AWS_46, Trivy AVD-AWS-0029 / AVD-AWS-0129; nor in a Batch job definition's container
+    command or environment (readable with batch:DescribeJobDefinitions): the intent of Checkov CKV_AWS_45 (no
+    secrets in environment variables), and Batch's own `secrets` field is where they belong."""
     if resource.resource_type in (LAUNCH_TEMPLATE, INSTANCE):
         for what in secrets_in(_user_data(resource)):
             yield f"{_name(resource)} user data embeds {what}; fetch it at boot from Secrets Manager or SSM"
+    if resource.resource_type == JOB_DEFINITION:
+        for container in _job_containers(resource):
+            # The environment as the container sees it (NAME=value lines), beside the command's words.
+            environment = [e for e in as_list(container.get("environment")) if hasattr(e, "get")]
+            text = "\n".join(
+                [json.dumps(container.get("command"), default=str)]
+                + [f"{e.get('name')}={e.get('value')}" for e in environment]
+            )
+            for what in secrets_in(text):
+                yield f"{_name(resource)} job container embeds {what}; pass it through the job definition's secrets"
+
+
+def check_batch_not_privileged(resource: Any, ctx: Context) -> Iterable[str]:
+    """Batch job containers are not privileged (Checkov CKV_AWS_210): the fabric's devices are passed one by one
+    (linuxParameters.devices), which is all EFA needs."""
+    if resource.resource_type != JOB_DEFINITION:
+        return
+    for container in _job_containers(resource):
+        if truthy(container.get("privileged")):
+            yield f"{_name(resource)} runs a privileged job container; pass the devices it needs instead"
 
 
 def check_no_secrets_in_user_data_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Stack-level repeat of `no-secrets-in-user-data` (user data is often unknown during preview)."""
-    for resource in of_type(resources, LAUNCH_TEMPLATE, INSTANCE):
+    for resource in of_type(resources, LAUNCH_TEMPLATE, INSTANCE, JOB_DEFINITION):
         for message in check_no_secrets_in_user_data(resource, ctx):
             yield resource.urn, message
 
@@ -1107,6 +1146,7 @@ POLICIES = [
         check_nodes_in_private_subnets,
     ),
     resource_policy("imdsv2-required", "Instances require IMDSv2.", check_imdsv2),
+    resource_policy("batch-not-privileged", "Batch job containers are not privileged.", check_batch_not_privileged),
     resource_policy(
         "no-secrets-in-user-data",
         "User data embeds no secrets.",

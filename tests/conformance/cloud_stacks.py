@@ -4,6 +4,7 @@ CLI runs it), and in-process captures of the same program and config for the res
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -25,18 +26,68 @@ def cloud_stacks() -> list[tuple[str, Path]]:
     return [(cloud, path) for cloud in registry.deployable() for path in example_stacks(cloud)]
 
 
-def stack_id(path: Path) -> str:
+@dataclass(frozen=True)
+class Variant:
+    """An example stack with the settings that switch it to another way of building the same workload (a
+    managed scheduler, another file system, another capacity): checked like the stack itself."""
+
+    path: Path
+    name: str
+    overrides: tuple[str, ...]
+
+
+# Per example stack: the variants whose resources differ in kind, not only in number.
+VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "aws-training": (("aws-batch", ("training.scheduler.kind=managed",)),),
+    "azure-training": (("azure-ml", ("training.scheduler.kind=managed", "training.storage.lustre=null")),),
+    "gcp-training": (
+        (
+            "cluster-director",
+            ("training.scheduler.kind=managed", 'training.scheduler.partitions=[{"name": "gpu", "default": true}]'),
+        ),
+        (
+            "filestore",
+            (
+                "training.storage.lustre.tier=filestore-zonal",
+                "training.storage.lustre.capacityGiB=4608",
+                "training.storage.lustre.throughputPerTiB=null",
+            ),
+        ),
+        ("flex-start", ("training.nodes.capacity=flex-start", "training.nodes.maxRunHours=72")),
+    ),
+}
+
+
+def variant_cases() -> list[tuple[str, Variant]]:
+    return [
+        (cloud, Variant(path, name, overrides))
+        for cloud, path in cloud_stacks()
+        for name, overrides in VARIANTS.get(stack_name_of(path), ())
+    ]
+
+
+def stack_id(path: Path | Variant) -> str:
+    if isinstance(path, Variant):
+        return f"{stack_name_of(path.path)}[{path.name}]"
     return stack_name_of(path)
 
 
-@cache
-def preview(stack_file: Path) -> PreviewResult:
-    return preview_stack(stack_file, [], REPO)
+def path_of(case: Path | Variant) -> Path:
+    return case.path if isinstance(case, Variant) else case
+
+
+def overrides_of(case: Path | Variant) -> tuple[str, ...]:
+    return case.overrides if isinstance(case, Variant) else ()
 
 
 @cache
-def resized(stack_file: Path, overrides: tuple[str, ...]) -> Capture:
+def preview(stack_file: Path | Variant) -> PreviewResult:
+    return preview_stack(path_of(stack_file), list(overrides_of(stack_file)), REPO)
+
+
+@cache
+def resized(stack_file: Path | Variant, overrides: tuple[str, ...]) -> Capture:
     """The program's registrations for the stack with `--set` overrides, in this process (the config
     map `preview` passes its worker; the overrides are validated by the program's own spec check)."""
-    _, config = stack_config(stack_file, list(overrides))
-    return capture(REPO / PROGRAM, config, stack=stack_id(stack_file))
+    _, config = stack_config(path_of(stack_file), [*overrides_of(stack_file), *overrides])
+    return capture(REPO / PROGRAM, config, stack=stack_name_of(path_of(stack_file)))

@@ -25,7 +25,18 @@ from checks import (
     stateful_resources,
     tag_problems,
 )
-from cloud_stacks import STACKS, cloud_stacks, example_stacks, preview, resized, stack_id
+from cloud_stacks import (
+    STACKS,
+    VARIANTS,
+    Variant,
+    cloud_stacks,
+    example_stacks,
+    path_of,
+    preview,
+    resized,
+    stack_id,
+    variant_cases,
+)
 
 from accelstack import outputs
 from accelstack.clouds import registry
@@ -56,12 +67,15 @@ SIZES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 CASES = cloud_stacks()
+# The example stacks switched to their other schedulers, file systems and capacity (cloud_stacks.VARIANTS).
+VARIANT_CASES = variant_cases()
 
 
 def cases(check: str) -> list[object]:
-    """Every (cloud, stack file), marked xfail(strict) where the cloud has a known gap in `check`."""
+    """Every (cloud, stack file or variant), marked xfail(strict) where the cloud has a known gap in `check`."""
     params = []
-    for cloud, path in CASES:
+    all_cases: list[tuple[str, Path | Variant]] = [*CASES, *VARIANT_CASES]
+    for cloud, path in all_cases:
         gap = KNOWN_GAPS.get((cloud, check))
         marks = [pytest.mark.xfail(reason=gap, strict=True)] if gap else []
         params.append(pytest.param(cloud, path, id=stack_id(path), marks=marks))
@@ -109,6 +123,16 @@ def test_a_deployable_cloud_without_an_example_stack_fails() -> None:
         assert clouds_without_example_stacks() == ["nowhere"]
 
 
+def test_every_variant_names_an_example_stack_and_builds_something_else() -> None:
+    """A variant of a stack that does not exist would never be checked; one that builds the same kinds of
+    resources as its stack adds nothing."""
+    names = {stack_id(path) for _, path in CASES}
+    assert set(VARIANTS) <= names
+    for _, variant in VARIANT_CASES:
+        base = {r.type for r in preview(variant.path).resources}
+        assert {r.type for r in preview(variant).resources} != base, stack_id(variant)
+
+
 def test_every_example_stack_belongs_to_a_deployable_cloud() -> None:
     """A stack file named after a cloud that is not deployable would never be checked here."""
     checked = {path for _, path in CASES}
@@ -128,7 +152,7 @@ def test_every_package_the_cloud_deploys_with_has_a_tag_carrier(cloud: str) -> N
 def test_previews_offline_for_its_own_cloud(cloud: str, stack_file: Path) -> None:
     result = preview(stack_file)
     assert result.spec.cloud == cloud
-    assert result.stack == stack_name_of(stack_file)
+    assert result.stack == stack_name_of(path_of(stack_file))
     assert custom_resources(result.resources), "the preview registered no cloud resource"
     # Providers (`pulumi:providers:<package>`) count as their package.
     allowed = registry.get(cloud).pulumi_packages
