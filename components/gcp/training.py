@@ -281,7 +281,7 @@ class TrainingCluster(pulumi.ComponentResource):
         hours = nodes.max_run_hours or catalog.FLEX_START_MAX_HOURS
         return gcp.compute.ResizeRequest(
             f"{name}-flex-start",
-            name=f"{name}-flex-start"[:63],
+            name=resource_id(name, "flex-start", 63),  # RFC 1035: a stack name may start with a digit
             instance_group_manager=group.name,
             zone=self.network.zone,
             resize_by=nodes.count,

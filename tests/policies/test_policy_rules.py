@@ -497,6 +497,28 @@ MUTATIONS = [
         "subnet public-a maps public IPs on launch",
     ),
     Mutation(
+        "batch-privileged-job",
+        "training",
+        add(
+            "aws:batch/jobDefinition:JobDefinition",
+            "multinode",
+            {
+                "type": "multinode",
+                "nodeProperties": json.dumps(
+                    {
+                        "numNodes": 2,
+                        "mainNode": 0,
+                        "nodeRangeProperties": [
+                            {"targetNodes": "0:1", "container": {"image": "ubuntu:24.04", "privileged": True}}
+                        ],
+                    }
+                ),
+            },
+        ),
+        {"batch-not-privileged"},
+        "runs a privileged job container",
+    ),
+    Mutation(
         "imdsv1",
         "serving",
         set_input("replica", LT, "metadataOptions.httpTokens", "optional"),
