@@ -135,6 +135,18 @@ class ParallelFsTier:
 
 
 @dataclass(frozen=True)
+class ManagedScheduler:
+    """The cloud's managed scheduler, as the spec rules and the cost see it."""
+
+    name: str  # "AWS Batch", "Azure Machine Learning", "Cluster Director"
+    # It mounts the checkpoint store on every node itself (Azure ML's rw_mount output, Cluster Director's bucket
+    # storage config): checkpoints without a parallel file system are still shared.
+    mounts_checkpoints: bool = False
+    # It runs a login node the stack sizes (training.scheduler.headNode), billed while the cluster exists.
+    login_node: bool = False
+
+
+@dataclass(frozen=True)
 class PlannedProperty:
     """Where one number of the serving plan lands on this cloud's resources, for the preview's derived-defaults
     table: the resource's type token, its name after the stack's ("-replicas": `<stack>-replicas`), the
@@ -257,9 +269,8 @@ class Cloud:
     # The provider's own region setting in a stack file ("aws:region", "azure-native:location", "gcp:region"):
     # Pulumi users set it by habit; it must agree with account.region, which is what accelstack deploys to.
     provider_region_key: str | None = None
-    # The managed scheduler mounts the checkpoint store on every node itself (Azure ML's rw_mount output, Cluster
-    # Director's bucket storage config), so checkpoints without a parallel file system are still shared.
-    managed_scheduler_mounts_checkpoints: bool = False
+    # What the cloud's managed scheduler (training.scheduler.kind: managed) is, where the neutral layers ask.
+    managed_scheduler: ManagedScheduler = field(default_factory=lambda: ManagedScheduler("the managed scheduler"))
     # "module:Class" of the pydantic model of the `account` block (an accelstack.spec.accounts.Account);
     # None: accelstack's own model for this cloud's name (aws, azure, gcp, oci, vultr).
     account_model: str | None = None

@@ -117,7 +117,9 @@ def training_estimate(
         object_storage_gb=dataset_gb + checkpoint.state_gb * 2, prices=prices,
     )  # fmt: skip
     head = 0.0
-    if training.scheduler.kind == "slurm":
+    # The Slurm head, or a managed Slurm's login node (Cluster Director): the stack sizes both from headNode.
+    kind = training.scheduler.kind
+    if kind == "slurm" or (kind == "managed" and cloud.managed_scheduler.login_node):
         head = prices.hourly(training.scheduler.head_node.instance_type) * result.wall_hours
     total = result.total_usd + head
     spot = (

@@ -391,7 +391,7 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
     if storage.lustre is None:
         if spec.training.nodes.count == 1:
             return  # one node: its local disk is the only reader, and the bucket is the durable copy
-        if spec.training.scheduler.kind == "managed" and registry.get(spec.cloud).managed_scheduler_mounts_checkpoints:
+        if spec.training.scheduler.kind == "managed" and registry.get(spec.cloud).managed_scheduler.mounts_checkpoints:
             return  # the managed scheduler mounts the checkpoint store on every node: shared, and durable
         yield Problem(
             "training.storage.checkpoints.path",

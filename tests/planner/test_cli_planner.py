@@ -150,3 +150,20 @@ def test_size_lustre_sizes_an_unpriced_cloud_and_says_so(cloud: str) -> None:
     assert "NOT PRICED (no list price recorded; give one with --prices)" in table.output
     data = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
     assert data["best"]["monthly_usd"] is None and data["best"]["checkpoint_write_seconds"] <= 300
+
+
+def test_a_managed_slurm_prices_its_login_node_and_a_batch_service_does_not(run) -> None:
+    """Cluster Director's login node (training.scheduler.headNode) runs while the cluster exists; AWS Batch and
+    Azure ML run no node of the stack's outside jobs."""
+
+    def head_usd(stack: str, *overrides: str) -> float:
+        args = [arg for override in overrides for arg in ("--set", override)]
+        result = run("cost", stack, *args, "--json")
+        assert result.exit_code == 0, result.output
+        document = json.loads(result.output)
+        return float(document.get("stacks", {stack: document})[stack]["headNodeUsd"])
+
+    gcp_managed = ("training.scheduler.kind=managed", 'training.scheduler.partitions=[{"name": "gpu"}]')
+    assert head_usd("gcp-training", *gcp_managed) == pytest.approx(head_usd("gcp-training"))
+    assert head_usd("gcp-training", *gcp_managed) > 0
+    assert head_usd("aws-training", "training.scheduler.kind=managed") == 0

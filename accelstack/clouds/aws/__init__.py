@@ -6,7 +6,7 @@ The Pulumi half is `accelstack.components.aws`; the spec rules are `rules` and `
 from __future__ import annotations
 
 from accelstack.clouds.aws import catalog, prices, quotas
-from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, PlannedProperty, Prices
+from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
 
 CATALOG = Catalog(
     cloud="aws",
@@ -112,6 +112,7 @@ AWS = Cloud(
         "capacity_block_max_instances": catalog.CAPACITY_BLOCK_MAX_INSTANCES,
         "lustre_default_quota_gib": catalog.LUSTRE_DEFAULT_QUOTA_GIB,
     },
+    managed_scheduler=ManagedScheduler("AWS Batch"),
     components="accelstack.components.aws",
     provider_region_key="aws:region",
     # The last renders node user data with the components (a spec rule that needs them), imported by name.

@@ -6,7 +6,7 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 from __future__ import annotations
 
 from accelstack.clouds.azure import catalog, prices, quotas
-from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, PlannedProperty, Prices
+from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
 
 CATALOG = Catalog(
     cloud="azure",
@@ -118,7 +118,7 @@ AZURE = Cloud(
     catalog=CATALOG,
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
-    managed_scheduler_mounts_checkpoints=True,
+    managed_scheduler=ManagedScheduler("Azure Machine Learning", mounts_checkpoints=True),
     components="accelstack.components.azure",
     workloads=frozenset({"training", "serving"}),
     rules=(

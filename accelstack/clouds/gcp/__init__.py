@@ -5,7 +5,7 @@ Deployable: training and serving (`accelstack.components.gcp`).
 
 from __future__ import annotations
 
-from accelstack.clouds.base import Catalog, Cloud, Feature, ParallelFsTier, PlannedProperty, Prices
+from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
 from accelstack.clouds.gcp import catalog, prices, quotas
 
 CATALOG = Catalog(
@@ -129,7 +129,7 @@ GCP = Cloud(
         **{f"compact_placement_max_vms_{family}": vms for family, vms in catalog.COMPACT_PLACEMENT_MAX_VMS.items()},
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
-    managed_scheduler_mounts_checkpoints=True,
+    managed_scheduler=ManagedScheduler("Cluster Director", mounts_checkpoints=True, login_node=True),
     components="accelstack.components.gcp",
     workloads=frozenset({"training", "serving"}),
     rules=("accelstack.clouds.gcp.rules", "accelstack.clouds.gcp.serving_rules"),
