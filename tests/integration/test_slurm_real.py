@@ -396,7 +396,14 @@ def submit(cluster: Cluster) -> str:
     script = cluster.root / "jobs" / "train.sh"
     script.write_text(JOB.format(out=cluster.root / "jobs"))
     job_id = cluster.run(["sbatch", "--parsable", str(script)]).stdout.strip().split(";")[0]
-    wait_for(f"job {job_id} running", lambda: cluster.job(job_id).get("JobState") == "RUNNING", 30)
+    # 60 s: on a loaded CI machine slurmctld's next scheduling pass can come late (seen once at 30 s); the
+    # failure says why the job still waited.
+    try:
+        wait_for(f"job {job_id} running", lambda: cluster.job(job_id).get("JobState") == "RUNNING", 60)
+    except AssertionError as error:
+        job = cluster.job(job_id)
+        node = cluster.run(["scontrol", "show", "node", NODE], check=False).stdout
+        raise AssertionError(f"{error}: state {job.get('JobState')}, reason {job.get('Reason')}\n{node}") from None
     # The batch shell must have installed its trap before anything signals it.
     wait_for("job output", lambda: (cluster.root / "jobs" / f"{job_id}.out").exists(), 15)
     return job_id
