@@ -226,6 +226,27 @@ def check_no_public_ip(resource: Any) -> Iterable[str]:
                 yield f"{_name(resource)} gives interface {index} an external IP ({key})"
 
 
+FALSE_WORDS = frozenset({"false", "0", "no", "off", "n", "f"})
+
+
+def check_os_login(resource: Any) -> Iterable[str]:
+    """Who may log in to a VM is IAM (OS Login), not SSH keys in metadata: no instance or template turns the
+    project's OS Login setting off with `enable-oslogin: FALSE` (Checkov CKV_GCP_34), and no Cluster Director
+    login node disables it (`loginNodes.enableOsLogin: false`). Compute Engine reads the metadata value
+    case-insensitively (cloud.google.com/compute/docs/oslogin/set-up-oslogin)."""
+    if resource.resource_type in MANAGED_CLUSTERS:
+        value = get(resource.props, "orchestrator", "slurm", "loginNodes", "enableOsLogin")
+        if value is not None and str(value).strip().lower() in FALSE_WORDS | {"none"}:
+            yield f"{_name(resource)} turns OS Login off on its Slurm login nodes (loginNodes.enableOsLogin)"
+        return
+    if resource.resource_type not in NODE_KINDS:
+        return
+    metadata = decode(resource.props.get("metadata")) or {}
+    for key in metadata if hasattr(metadata, "keys") else ():
+        if str(key).strip().lower() == "enable-oslogin" and str(metadata[key]).strip().lower() in FALSE_WORDS:
+            yield f"{_name(resource)} turns OS Login off (metadata {key}: {metadata[key]}); SSH keys would decide"
+
+
 def user_data(resource: Any) -> list[tuple[str, Any]]:
     """(where, base64 text) of a node's startup script and cloud-init user data (metadata), and of the
     login and node-set startup scripts of a Cluster Director cluster."""

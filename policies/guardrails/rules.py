@@ -980,6 +980,11 @@ def check_no_internet_ingress_azure_gcp(resource: Any, ctx: Context) -> Iterable
         )
 
 
+def check_os_login_gcp(resource: Any, ctx: Context) -> Iterable[str]:
+    """GCP VMs and Cluster Director login nodes keep OS Login on: Checkov CKV_GCP_34 (policies/gcp.py)."""
+    yield from gcp.check_os_login(resource)
+
+
 def check_no_public_ip_azure_gcp(resource: Any, ctx: Context) -> Iterable[str]:
     yield from azure.check_no_public_ip(resource)
     yield from gcp.check_no_public_ip(resource)
@@ -1146,6 +1151,7 @@ POLICIES = [
         check_nodes_in_private_subnets,
     ),
     resource_policy("imdsv2-required", "Instances require IMDSv2.", check_imdsv2),
+    resource_policy("os-login-not-disabled", "GCP VMs keep OS Login on.", check_os_login_gcp),
     resource_policy("batch-not-privileged", "Batch job containers are not privileged.", check_batch_not_privileged),
     resource_policy(
         "no-secrets-in-user-data",

@@ -1436,6 +1436,28 @@ MUTATIONS = [
         "no-spot-serving",
         "replica-template",
     ),
+    # --- GCP: OS Login stays on (every spelling of "off") ---
+    m(
+        "gcp-oslogin-false",
+        GCT,
+        put("gpu-template", "metadata", json.dumps({"enable-oslogin": "FALSE"})),
+        "os-login-not-disabled",
+        "gpu-template",
+    ),
+    m(
+        "gcp-oslogin-lowercase-key",
+        GCT,
+        put("gpu-template", "metadata", {"Enable-OSLogin": "false"}),
+        "os-login-not-disabled",
+        "gpu-template",
+    ),
+    m(
+        "gcp-oslogin-zero-on-head",
+        GCT,
+        add(GCT, "gcp:compute/instance:Instance", "head", {"metadata": {"enable-oslogin": "0"}}),
+        "os-login-not-disabled",
+        "head",
+    ),
     m(
         "gcp-preemptible-serving",
         GCS,

@@ -202,6 +202,7 @@ def _cluster_entry(doc: dict[str, Any]) -> dict[str, Any]:
         ("login-public-ip-string", "no-public-ip-on-nodes"),
         ("startup-secret", "no-secrets-in-user-data"),
         ("node-startup-secret", "no-secrets-in-user-data"),
+        ("login-os-login-off", "os-login-not-disabled"),
     ],
 )
 def test_a_careless_edit_of_the_cluster_is_caught(mutation, policy):
@@ -216,6 +217,8 @@ def test_a_careless_edit_of_the_cluster_is_caught(mutation, policy):
             login["enablePublicIps"] = "true"
         elif mutation == "startup-secret":
             login["startupScript"] += "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+        elif mutation == "login-os-login-off":
+            login["enableOsLogin"] = False
         elif mutation == "node-startup-secret":
             node = side["orchestrator"]["slurm"]["nodeSets"][0]["computeInstance"]
             node["startupScript"] += (
