@@ -224,7 +224,11 @@ class Cluster:
         if self.slurmd is not None:
             stop(self.slurmd, signal.SIGKILL)
         for pid in self._step_daemons():
-            for victim in [*_descendants(pid), pid]:
+            # The step daemon first (its job processes listed before, while they are still its children): killed
+            # after its job, it could still tell slurmctld the job failed, and the job would not be requeued
+            # (a fresh-clone CI run once saw FAILED that way).
+            victims = [pid, *_descendants(pid)]  # listed before any dies: orphans reparent away from the daemon
+            for victim in victims:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(victim, signal.SIGKILL)
 
