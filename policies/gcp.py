@@ -22,6 +22,7 @@ CLOUD = "gcp"
 BUCKET = concepts.tokens("bucket", cloud=CLOUD)
 NODE_KINDS = concepts.tokens("instance", "node-template", cloud=CLOUD)
 MANAGED_CLUSTERS = concepts.tokens("fleet", cloud=CLOUD)  # Cluster Director: its own login and GPU VMs
+CAPACITY_REQUESTS = concepts.tokens("capacity-request", cloud=CLOUD)  # MIG resize requests (flex-start)
 INSTANCE = "gcp:compute/instance:Instance"
 FIREWALL = "gcp:compute/firewall:Firewall"
 SSL_POLICY = "gcp:compute/sSLPolicy:SSLPolicy"
@@ -236,7 +237,7 @@ def check_os_login(resource: Any) -> Iterable[str]:
     case-insensitively (cloud.google.com/compute/docs/oslogin/set-up-oslogin)."""
     if resource.resource_type in MANAGED_CLUSTERS:
         value = get(resource.props, "orchestrator", "slurm", "loginNodes", "enableOsLogin")
-        if value is not None and str(value).strip().lower() in FALSE_WORDS | {"none"}:
+        if value is not None and str(value).strip().lower() in FALSE_WORDS:
             yield f"{_name(resource)} turns OS Login off on its Slurm login nodes (loginNodes.enableOsLogin)"
         return
     if resource.resource_type not in NODE_KINDS:
@@ -301,7 +302,7 @@ def time_limited_usage(resource: Any) -> str | None:
     """Capacity that ends on a timer: flex-start VMs (scheduling.provisioningModel FLEX_START, a MIG resize
     request, Cluster Director newFlexStartInstances) are deleted after their run duration
     (https://cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig)."""
-    if resource.resource_type in concepts.tokens("capacity-request", cloud=CLOUD):
+    if resource.resource_type in CAPACITY_REQUESTS:
         return "asks for flex-start VMs (a resize request), deleted after their run duration"
     if resource.resource_type in MANAGED_CLUSTERS:
         if any(get(c, "config", "newFlexStartInstances") for c in _entries(resource.props, "computeResources")):

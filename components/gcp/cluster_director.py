@@ -156,11 +156,9 @@ class ClusterDirectorScheduler(pulumi.ComponentResource):
 
         resources: list[dict[str, Any]] = []
         depends_on: list[pulumi.Resource] = list(handles.node_grants)
-        if isinstance(storage.file_system, gcp.filestore.Instance):
-            resources.append({"id": "lustre", "config": {"existing_filestore": {"filestore": storage.file_system.id}}})
-            depends_on.append(storage.file_system)
-        elif storage.file_system is not None:
-            resources.append({"id": "lustre", "config": {"existing_lustre": {"lustre": storage.file_system.id}}})
+        if storage.file_system is not None:
+            kind = "filestore" if isinstance(storage.file_system, gcp.filestore.Instance) else "lustre"
+            resources.append({"id": "lustre", "config": {f"existing_{kind}": {kind: storage.file_system.id}}})
             depends_on.append(storage.file_system)
             if storage.lustre_import is not None:
                 depends_on.append(storage.lustre_import)  # nodes find the dataset there
@@ -176,7 +174,8 @@ class ClusterDirectorScheduler(pulumi.ComponentResource):
             resources.append({"id": "checkpoints", "config": {"existing_bucket": {"bucket": bucket}}})
         mounts = [{"id": rid, "local_mount": path} for rid, path in storage_mounts(spec)]
 
-        reserved = "new_reserved_instances" in compute_config(spec, project, zone)
+        purchase = compute_config(spec, project, zone)
+        reserved = "new_reserved_instances" in purchase
         count = str(training.nodes.count)
         node_set: dict[str, Any] = {
             "id": COMPUTE_ID,
@@ -227,7 +226,7 @@ class ClusterDirectorScheduler(pulumi.ComponentResource):
                 }
             ],
             storage_resources=resources,
-            compute_resources=[{"id": COMPUTE_ID, "config": compute_config(spec, project, zone)}],
+            compute_resources=[{"id": COMPUTE_ID, "config": purchase}],
             orchestrator={"slurm": slurm},
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -429,25 +429,24 @@ def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] 
     """The shared file system's mount: Lustre (the platform's client) or NFS (`nfs-common`)."""
     if plan.lustre_mount_path is None:
         return None
+    shared = {"mount_path": plan.lustre_mount_path, "checkpoints_path": plan.checkpoints_path or ""}
     if plan.shared_fs_protocol == "nfs":
         return {
+            **shared,
             "fstype": "nfs",
             "client_probe": "mount.nfs",
             "source": f"{values.lustre_dns_name}:/{values.lustre_mount_name}",
-            "mount_path": plan.lustre_mount_path,
             "options": NFS_MOUNT_OPTIONS,
-            "checkpoints_path": plan.checkpoints_path or "",
             "client_install": NFS_CLIENT_INSTALL.rstrip("\n"),
             "product": plan.shared_fs_service or "NFS",
             "client_source": "the distribution (nfs-common)",
         }
     return {
+        **shared,
         "fstype": "lustre",
         "client_probe": "mount.lustre",
         "source": f"{values.lustre_dns_name}@tcp:/{values.lustre_mount_name}",
-        "mount_path": plan.lustre_mount_path,
         "options": LUSTRE_MOUNT_OPTIONS,
-        "checkpoints_path": plan.checkpoints_path or "",
         "client_install": plan.platform.lustre_client_install.rstrip("\n"),
         "product": plan.platform.lustre_product,
         "client_source": plan.platform.lustre_client_source,
