@@ -15,7 +15,6 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-import yaml
 
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
@@ -25,7 +24,12 @@ from accelstack.components.aws.provider import group_stack_tags, group_tags, lau
 from accelstack.components.aws.scheduler import build_scheduler
 from accelstack.components.aws.storage import TrainingStorage
 from accelstack.components.base import TrainingClusterArgs
-from accelstack.components.node_environment import environment_cloud_config, environment_files, node_environment
+from accelstack.components.node_environment import (
+    cloud_config,
+    environment_cloud_config,
+    environment_files,
+    node_environment,
+)
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
@@ -209,7 +213,7 @@ def lustre_client_cloud_config(
     }
     if environment:
         config["write_files"] += environment_files(environment)
-    return "#cloud-config\n" + yaml.safe_dump(config, sort_keys=False, width=1000)
+    return cloud_config(config)
 
 
 def market_options(

@@ -32,7 +32,6 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from accelstack.clouds import registry
@@ -40,6 +39,7 @@ from accelstack.clouds.base import InstanceType
 from accelstack.components.node_environment import (  # the Slurm artifacts write the node environment too
     NODE_ENVIRONMENT_FILE,
     NODE_ENVIRONMENT_PROFILE,
+    cloud_config,
     environment_file,
     environment_profile,
     node_environment,
@@ -467,20 +467,8 @@ def _common_values(spec: StackSpec, nodes: Nodes, values: DeployValues) -> dict[
     }
 
 
-class _LiteralDumper(yaml.SafeDumper):
-    """Multi-line strings (the files we write) as YAML literal blocks: readable in the rendered output."""
-
-
-def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-
-_LiteralDumper.add_representer(str, _str_representer)
-
-
 def _cloud_config(doc: dict[str, object]) -> str:
-    return "#cloud-config\n" + yaml.dump(doc, Dumper=_LiteralDumper, sort_keys=False, width=1000)
+    return cloud_config(doc, literal_blocks=True)
 
 
 def _file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:

@@ -42,3 +42,20 @@ def test_program_crash_keeps_its_traceback(fixture_project):
     assert caught.value.kind == "program"
     assert caught.value.message == "ZeroDivisionError: fixture crashed on purpose"
     assert "__main__.py" in caught.value.traceback
+
+
+def test_worker_skips_the_sdk_stack_walk_and_still_registers_everything(fixture_project, monkeypatch):
+    """The worker replaces the SDK's per-registration stack walk; if an SDK upgrade renamed it, the skip would
+    silently replace nothing, so the function must still exist and be what registration calls."""
+    import inspect
+
+    from pulumi.runtime import resource as pulumi_resource
+
+    from accelstack.engine import worker
+
+    assert "_get_stack_trace()" in inspect.getsource(pulumi_resource.register_resource)
+    monkeypatch.setattr(pulumi_resource, "_get_stack_trace", pulumi_resource._get_stack_trace)
+    worker.skip_source_positions()
+    assert list(pulumi_resource._get_stack_trace().frames) == []
+    result = preview_stack(stack_file(fixture_project, "alpha"))
+    assert len(result.resources) == 8  # a preview in the worker (which skips the walk) is unchanged
