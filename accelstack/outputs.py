@@ -73,6 +73,10 @@ SERVING_OUTPUTS: Mapping[str, OutputKey] = {
     "responseQueue": OutputKey("the queue replicas put responses on"),
     "deadLetterQueue": OutputKey("where a request goes after its last failed attempt"),
     "replicaGroup": OutputKey("the group of serving replicas the backlog scales"),
+    "replicaSubnets": OutputKey(
+        "the subnets the replicas run in, and so read the models from (a training stack whose checkpoint store "
+        "admits networks by rule lists them)"
+    ),
     "coldStartSeconds": OutputKey("the planner's cold start of one replica, seconds"),
     "warmPoolSize": OutputKey("replicas kept stopped and ready to start"),
     "backlogPerInstanceTarget": OutputKey("the queue backlog per replica the scaling policy holds"),

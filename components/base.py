@@ -34,26 +34,32 @@ def config_digest(spec: StackSpec) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
-# Optional account keys added after stacks were deployed: unset, they leave the digest as it was.
-ACCOUNT_KEYS_ADDED_LATER = ("standbyPoolPrincipalId",)
-# The same for training node keys (flex-start's run time).
-NODE_KEYS_ADDED_LATER = ("maxRunHours",)
+# Keys added after stacks were deployed (path in the dumped spec -> their default): at that default they leave
+# the digest as it was, so upgrading accelstack does not retag every deployed resource.
+KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
+    ("account", "standbyPoolPrincipalId"): None,
+    ("training", "nodes", "maxRunHours"): None,  # flex-start's run time
+    ("training", "artifactReaderSubnets"): [],
+}
+
+
+def _drop_at_default(data: dict[str, Any], path: tuple[str, ...], default: Any) -> None:
+    *parents, key = path
+    for parent in parents:
+        data = data.get(parent) or {}
+    if key in data and data[key] == default:
+        del data[key]
 
 
 def _digested(spec: StackSpec) -> dict[str, Any]:
     """The spec as the digest has always read it, so a refactoring of the models does not retag every deployed
     resource: both workload blocks (the other one null), the file system's tier and the HTTPS certificate under
-    their first names, and without keys added since when they are unset."""
+    their first names, and without keys added since when they are at their default."""
     data = spec.model_dump(mode="json", by_alias=True)
-    for key in ACCOUNT_KEYS_ADDED_LATER:
-        if data["account"].get(key, "") is None:
-            del data["account"][key]
+    for path, default in KEYS_ADDED_LATER.items():
+        _drop_at_default(data, path, default)
     data.setdefault("training", None)
     data.setdefault("serving", None)
-    if data["training"] is not None:
-        for key in NODE_KEYS_ADDED_LATER:
-            if data["training"]["nodes"].get(key, "") is None:
-                del data["training"]["nodes"][key]
     lustre = data["training"]["storage"].get("lustre") if data["training"] else None
     if lustre is not None:
         lustre["deploymentType"] = lustre.pop("tier")

@@ -9,6 +9,7 @@ The rule modules (guardrails/rules.py, separation/rules.py) call these beside AW
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -114,6 +115,19 @@ def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable
 # --- public exposure ------------------------------------------------------------------------------
 
 
+# An ipRules entry wider than a /16 (65,536 addresses) is an internet audience, not an office or a NAT: with
+# defaultAction Deny, `0.0.0.0/0` (or 0.0.0.0/1 + 128.0.0.0/1) is the public endpoint again.
+NARROWEST_WIDE_PREFIX = 16
+
+
+def _wide_range(value: str) -> bool:
+    try:
+        network = ipaddress.ip_network(value.strip(), strict=False)
+    except ValueError:
+        return False  # Azure refuses what is not an address or range; not this rule's to report
+    return network.prefixlen < NARROWEST_WIDE_PREFIX
+
+
 def check_no_public_storage(resource: Any) -> Iterable[str]:
     """No anonymous blob access: the account sets allowBlobPublicAccess false explicitly (the default
     was true before API 2023-01-01; Checkov CKV_AZURE_190, Trivy AVD-AZU-0007), its public endpoint is
@@ -130,6 +144,14 @@ def check_no_public_storage(resource: Any) -> Iterable[str]:
                 f"storage account {name} is reachable from the internet (publicNetworkAccess {network}, "
                 "networkRuleSet.defaultAction not Deny)"
             )
+        elif network.lower() != "disabled":
+            for rule in _items(get(props, "networkRuleSet") or {}, "ipRules"):
+                value = str(rule.get("iPAddressOrRange") or rule.get("value") or "")
+                if _wide_range(value):
+                    yield (
+                        f"storage account {name} lets the internet range {value} through its firewall (ipRules); "
+                        f"admit a /{NARROWEST_WIDE_PREFIX} or narrower range, or a subnet by rule"
+                    )
     elif kind in CONTAINER:
         access = str(props.get("publicAccess") or "None")
         if access != "None":
@@ -481,7 +503,7 @@ READER_ROLES = {
     "acdd72a7-3385-48ef-bd42-f606fba81ae7": "Reader",
     "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1": "Storage Blob Data Reader",
 }
-SUBSCRIPTION = re.compile(r"^/subscriptions/([0-9a-fA-F-]{36})(?:/|$)")
+SUBSCRIPTION = re.compile(r"^/subscriptions/([0-9a-f-]{36})(?:/|$)", re.IGNORECASE)  # ARM ids ignore case
 
 
 def subscription_of(resource_id: Any) -> str | None:
@@ -536,6 +558,44 @@ def cross_subscription_problems(resource: Any, own: frozenset[str], ctx: Any) ->
             sub = subscription_of(scope)
             if sub is not None and sub not in own_lower:
                 yield f"role definition {name} is assignable in subscription {sub}, outside this stack's"
+
+
+def _admitted_ids(account_props: Any) -> list[tuple[str, str]]:
+    """(what, resource id) of everything a storage account's firewall lets in by identity of origin: subnets
+    (virtualNetworkRules, the SDK's `virtualNetworkResourceId` or the API's `id`) and resource instances
+    (resourceAccessRules)."""
+    rules = get(account_props, "networkRuleSet") or {}
+    admitted = [
+        ("subnet", str(rule.get("virtualNetworkResourceId") or rule.get("id") or ""))
+        for rule in _items(rules, "virtualNetworkRules")  # the API's only action is Allow
+    ]
+    admitted += [
+        ("resource instance", str(rule.get("resourceId") or "")) for rule in _items(rules, "resourceAccessRules")
+    ]
+    return admitted
+
+
+def network_admission_problems(resource: Any, own: frozenset[str], ctx: Any) -> Iterable[str]:
+    """A storage account's firewall admits subnets and resource instances of the stack's own subscriptions
+    only, except the documented read path: a training stack's account may admit a serving subscription's
+    subnet (its replicas read the published models; training.artifactReaderSubnets). Anything else (another
+    subscription, a wildcard `/subscriptions/*`, a training network in a serving stack) carries that
+    subscription's traffic past the separation. The network half of cross-account-read-only. Ours."""
+    if _kind(resource) not in STORAGE_ACCOUNT:
+        return
+    own_lower = {s.lower() for s in own}
+    serving = {s.lower() for s in ctx.serving_accounts}
+    for what, resource_id in _admitted_ids(resource.props):
+        subscription = subscription_of(resource_id)
+        if subscription is not None and subscription in own_lower:
+            continue
+        if what == "subnet" and ctx.workload == "training" and subscription in serving:
+            continue
+        where = f"subscription {subscription}" if subscription else f"{resource_id!r} (no single subscription)"
+        yield (
+            f"storage account {_name(resource)} admits a {what} of {where} through its firewall; only the stack's "
+            "own subscriptions, and a training account's serving readers, may reach it"
+        )
 
 
 def ingress_owner_problems(resources: Sequence[Any], refers_to: Any, is_public_range: Any) -> Iterable[tuple[str, str]]:

@@ -214,6 +214,14 @@ AZURE_TRAINING_CHANGES = {
     "head node size": ("training.scheduler.headNode.instanceType=Standard_D16s_v5",),
     "Slurm maxTime": ("training.scheduler.partitions.0.maxTime=14-00:00:00",),
     "checkpoint versions kept longer": ("training.storage.checkpoints.noncurrentVersionDays=60",),
+    # A second serving stack's replicas admitted by the checkpoint account's firewall: an update in place.
+    "second artifact reader subnet": (
+        "training.artifactReaderSubnets=["
+        "/subscriptions/7e6d5c4b-3a29-4817-b6f5-e4d3c2b1a098/resourceGroups/azure-serving-rg/providers/"
+        "Microsoft.Network/virtualNetworks/azure-serving-net-vnet/subnets/azure-serving-net-replicas, "
+        "/subscriptions/7e6d5c4b-3a29-4817-b6f5-e4d3c2b1a098/resourceGroups/azure-serving-2-rg/providers/"
+        "Microsoft.Network/virtualNetworks/azure-serving-2-net-vnet/subnets/azure-serving-2-net-replicas]",
+    ),
 }
 
 GCP_SERVING_CHANGES = {

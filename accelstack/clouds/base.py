@@ -46,6 +46,8 @@ class Feature(StrEnum):
     """Replicas scale on queue backlog per instance (serving), never on CPU."""
     CROSS_ACCOUNT_ARTIFACTS = "cross-account-artifacts"
     """Serving reads model artifacts from the training account (training.artifactReaders, serving.artifactAccount)."""
+    OBJECT_STORE_NETWORK_RULES = "object-store-network-rules"
+    """The checkpoint store admits readers by network too (training.artifactReaderSubnets): Azure storage firewalls."""
 
 
 @dataclass(frozen=True)

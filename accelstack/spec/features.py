@@ -103,6 +103,13 @@ FEATURE_USES: tuple[FeatureUse, ...] = (
         "remove artifactReaders",
     ),
     FeatureUse(
+        "training.artifactReaderSubnets",
+        "artifactReaderSubnets (networks admitted to the checkpoint store)",
+        Feature.OBJECT_STORE_NETWORK_RULES,
+        _training(lambda s: bool(s.training.artifact_reader_subnets)),
+        "remove artifactReaderSubnets (the bucket has no network rules; the readers' grants suffice)",
+    ),
+    FeatureUse(
         "serving.replicas.capacity",
         "capacity spot",
         Feature.SPOT,

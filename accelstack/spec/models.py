@@ -279,6 +279,9 @@ class TrainingSpec(Model):
     """Serving accounts allowed to read artifactPrefix of the checkpoint bucket (s3:GetObject, kms:Decrypt via S3)."""
     artifact_prefix: str = "models/"
     """Prefix of the checkpoint bucket that artifactReaders may read (published models)."""
+    artifact_reader_subnets: list[str] = Field(default_factory=list)
+    """Where the checkpoint store admits networks by rule (Azure: a storage account firewall), the subnets the
+    artifactReaders' replicas read from: subnet resource ids, each serving stack's `replicaSubnets` output."""
 
 
 class LoraAdapter(Model):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -106,6 +107,7 @@ class TrainingStorage(pulumi.ComponentResource):
         self._subscription = account.subscription_id
         self._resource_group = resource_group
         self._nodes_subnet_id = nodes_subnet_id
+        self._reader_subnets = spec.training.artifact_reader_subnets
 
         self.vault = azure_native.keyvault.Vault(
             f"{name}-kv",
@@ -244,7 +246,9 @@ class TrainingStorage(pulumi.ComponentResource):
         shared_key: bool,
         depends_on: list[pulumi.Resource],
         tags: dict[str, str],
+        reader_subnets: Sequence[str] = (),
     ) -> azure_native.storage.StorageAccount:
+        admitted = ([self._nodes_subnet_id] if self._nodes_subnet_id is not None else []) + list(reader_subnets)
         return azure_native.storage.StorageAccount(
             name,
             account_name=account_name,
@@ -258,18 +262,17 @@ class TrainingStorage(pulumi.ComponentResource):
             default_to_o_auth_authentication=True,
             enable_https_traffic_only=True,
             minimum_tls_version="TLS1_2",
-            # Not reachable from the internet: the nodes' subnet (its Microsoft.Storage service endpoint) and
+            # Not reachable from the internet: the nodes' subnet (its Microsoft.Storage service endpoint), the
+            # serving replicas' subnets the checkpoint account lets read models (artifactReaderSubnets), and
             # trusted Azure services (Managed Lustre's Blob integration runs as one, Microsoft.StorageCache)
             # only. Uploading a dataset from outside the VNet needs a rule for that network (README).
-            public_network_access="Enabled" if self._nodes_subnet_id is not None else "Disabled",
+            public_network_access="Enabled" if admitted else "Disabled",
             network_rule_set={
                 "default_action": "Deny",
                 "bypass": "AzureServices",
-                "virtual_network_rules": (
-                    [{"virtual_network_resource_id": self._nodes_subnet_id, "action": "Allow"}]
-                    if self._nodes_subnet_id is not None
-                    else []
-                ),
+                "virtual_network_rules": [
+                    {"virtual_network_resource_id": subnet, "action": "Allow"} for subnet in admitted
+                ],
             },
             identity={"type": "UserAssigned", "user_assigned_identities": [self.storage_identity.id]},
             encryption={
@@ -294,7 +297,12 @@ class TrainingStorage(pulumi.ComponentResource):
         tags: dict[str, str],
     ) -> None:
         self.checkpoint_account = self._account(
-            f"{name}-checkpoints", account_name, shared_key=False, depends_on=[key_grant], tags=tags
+            f"{name}-checkpoints",
+            account_name,
+            shared_key=False,
+            depends_on=[key_grant],
+            tags=tags,
+            reader_subnets=self._reader_subnets,
         )
         days = soft_delete_days(noncurrent_days)
         azure_native.storage.BlobServiceProperties(

@@ -516,6 +516,18 @@ def check_cross_cloud_grants(resource: Any, ctx: Context, resources: Sequence[An
         yield from gcp.cross_project_problems(resource, own, ctx, buckets)
 
 
+AZURE_STORAGE_ACCOUNT_TYPES = concepts.tokens("storage-account", cloud="azure-native")
+
+
+def check_network_admission(resource: Any, ctx: Context) -> Iterable[str]:
+    """Storage firewalls let in networks of the stack's own accounts, and of serving accounts on a training
+    stack's account only (policies/azure.py `network_admission_problems`). Ours: Checkov and Trivy check that
+    a storage firewall denies by default, not whose networks it lets in."""
+    if ctx.workload is None:
+        return
+    yield from azure.network_admission_problems(resource, _own_accounts(ctx), ctx)
+
+
 def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
     """Cross-account access is an allowlist: every grant reaches only this stack's accounts (and AWS's
     ELB log-delivery accounts or configured `trustedAccounts`), except the documented read path:
@@ -688,6 +700,12 @@ POLICIES = [
         check_cross_account_grants,
         types=[*GRANT_TYPES, *AZURE_GRANT_TYPES, *GCP_GRANT_TYPES],
         config=CONFIG,
+    ),
+    resource_policy(
+        "cross-account-network-admission",
+        "Storage firewalls admit only the stack's own networks, and serving's readers on training's account.",
+        check_network_admission,
+        types=AZURE_STORAGE_ACCOUNT_TYPES,
     ),
     stack_policy(
         "cross-account-read-only-final",

@@ -100,6 +100,13 @@ def b64(text: str) -> str:
 AZ = "azure-native"
 
 
+def subnet_id(subscription: str, subnet: str) -> str:
+    return (
+        f"/subscriptions/{subscription}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/"
+        f"subnets/{subnet}"
+    )
+
+
 def azure_stack(workload: str) -> Stack:
     sub = TRAIN_SUB if workload == "training" else SERVE_SUB
     s = Stack(
@@ -125,7 +132,19 @@ def azure_stack(workload: str) -> Stack:
             "accountName": "acmecheckpoints",
             "allowBlobPublicAccess": False,
             "publicNetworkAccess": "Enabled",
-            "networkRuleSet": {"defaultAction": "Deny", "virtualNetworkRules": [{"virtualNetworkResourceId": "x"}]},
+            "networkRuleSet": {
+                "defaultAction": "Deny",
+                "virtualNetworkRules": [
+                    {"virtualNetworkResourceId": subnet_id(sub, "nodes")},
+                    # training only: the serving replicas' subnet, admitted to read the published models
+                    *(
+                        [{"virtualNetworkResourceId": subnet_id(SERVE_SUB, "replicas")}]
+                        if workload == "training"
+                        else []
+                    ),
+                ],
+                "ipRules": [{"iPAddressOrRange": "203.0.113.0/24"}],  # an office's range: narrow, allowed
+            },
             "minimumTlsVersion": "TLS1_2",
             "enableHttpsTrafficOnly": True,
             "encryption": {
@@ -698,6 +717,73 @@ MUTATIONS = [
         "no-public-buckets",
         "checkpointsacct",
     ),
+    m(
+        "az-network-ip-rule-internet",
+        AZT,
+        put("checkpointsacct", "networkRuleSet.ipRules.1", {"iPAddressOrRange": "0.0.0.0/0", "action": "Allow"}),
+        "no-public-buckets",
+        "checkpointsacct",
+    ),
+    m(
+        "az-network-ip-rule-half-internet",
+        AZT,
+        put("checkpointsacct", "networkRuleSet.ipRules.0", {"value": "128.0.0.0/1"}),
+        "no-public-buckets",
+        "checkpointsacct",
+    ),
+    # --- Azure: whose networks a storage firewall lets in ---
+    m(
+        "az-network-foreign-subnet",
+        AZT,
+        put(
+            "checkpointsacct",
+            "networkRuleSet.virtualNetworkRules.2",
+            {"virtualNetworkResourceId": subnet_id(OTHER_SUB, "x")},
+        ),
+        "cross-account-network-admission",
+        "checkpointsacct",
+    ),
+    m(
+        "az-network-foreign-subnet-api-spelling",
+        AZT,
+        put("checkpointsacct", "networkRuleSet.virtualNetworkRules.0", {"id": subnet_id(OTHER_SUB.upper(), "x")}),
+        "cross-account-network-admission",
+        "checkpointsacct",
+    ),
+    m(
+        "az-network-training-subnet-in-serving",
+        AZS,
+        put(
+            "checkpointsacct",
+            "networkRuleSet.virtualNetworkRules.1",
+            {"virtualNetworkResourceId": subnet_id(TRAIN_SUB, "nodes")},
+        ),
+        "cross-account-network-admission",
+        "checkpointsacct",
+    ),
+    m(
+        "az-network-wildcard-resource-instance",
+        AZT,
+        put(
+            "checkpointsacct",
+            "networkRuleSet.resourceAccessRules",
+            [
+                {
+                    "tenantId": TENANT,
+                    "resourceId": "/subscriptions/*/resourceGroups/*/providers/Microsoft.Synapse/workspaces/*",
+                }
+            ],
+        ),
+        "cross-account-network-admission",
+        "checkpointsacct",
+    ),
+    m(
+        "az-network-unparsable-subnet",
+        AZT,
+        put("checkpointsacct", "networkRuleSet.virtualNetworkRules.0", {"virtualNetworkResourceId": "x"}),
+        "cross-account-network-admission",
+        "checkpointsacct",
+    ),
     m("az-container-blob", AZT, put("checkpoints", "publicAccess", "Blob"), "no-public-buckets", "checkpoints"),
     m(
         "az-container-container",
@@ -1186,6 +1272,14 @@ MUTATIONS = [
         "az-cross-sub-outsider",
         AZS,
         put("read-training-artifacts", "scope", f"/subscriptions/{OTHER_SUB}/resourceGroups/rg"),
+        "cross-account-read-only",
+        "read-training-artifacts",
+    ),
+    m(
+        # ARM ids ignore case: a capitalised scope is the same subscription, not "no subscription"
+        "az-cross-sub-outsider-capitalised-scope",
+        AZS,
+        put("read-training-artifacts", "scope", f"/Subscriptions/{OTHER_SUB.upper()}/resourceGroups/rg"),
         "cross-account-read-only",
         "read-training-artifacts",
     ),
@@ -1722,6 +1816,21 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
         put("nodes-nsg", "securityRules.1", {**INTERNET_SSH, "access": "Deny", "sourceAddressPrefix": "Internet"}),
     ),
     ("az-storage-private-endpoint-only", AZT, put("checkpointsacct", "publicNetworkAccess", "Disabled")),
+    (
+        # a second serving reader's subnet, its id in capitals (ARM ids are case-insensitive)
+        "az-network-second-serving-subnet",
+        AZT,
+        put(
+            "checkpointsacct",
+            "networkRuleSet.virtualNetworkRules.2",
+            {"virtualNetworkResourceId": subnet_id(SERVE_SUB, "b").upper()},
+        ),
+    ),
+    (
+        "az-network-narrow-ip-rule",
+        AZT,
+        put("checkpointsacct", "networkRuleSet.ipRules.0", {"iPAddressOrRange": "198.51.100.7"}),
+    ),
     (
         "az-gateway-custom-tls12",
         AZS,

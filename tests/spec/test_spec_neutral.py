@@ -21,7 +21,7 @@ from accelstack.clouds.aws import AWS
 from accelstack.clouds.base import Cloud, Feature
 from accelstack.spec import SpecError, parse_spec
 from accelstack.spec.accounts import ACCOUNT_MODELS, AwsAccount, AzureAccount
-from accelstack.spec.loader import load_stack, read_stack_file
+from accelstack.spec.loader import apply_overrides, load_stack, read_stack_file
 from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.problems import Level, Problem
 from accelstack.spec.validators import all_rules
@@ -467,3 +467,15 @@ def test_the_clouds_own_provider_region_setting_must_agree_with_the_account(clou
         parse_spec(raw, "dev", provider_settings=agreeing.get)
     except SpecError as other:  # the AWS-shaped storage block is not this test's subject
         assert not [p for p in other.problems if setting in p.message]
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp"])
+def test_reader_subnets_are_refused_where_the_object_store_admits_readers_by_grant_alone(cloud):
+    """S3 and Cloud Storage have no network rules in front of the checkpoint bucket: a subnet list there would
+    do nothing, so it is refused at its key, naming the cloud that has such rules."""
+    stack = ROOT / "stacks" / f"Pulumi.{cloud}-training.yaml"
+    raw = apply_overrides(read_stack_file(stack), ["training.artifactReaderSubnets=[subnet-1]"])
+    with pytest.raises(SpecError) as caught:
+        parse_spec(raw, f"{cloud}-training")
+    (message,) = [p.message for p in caught.value.problems if p.path == "training.artifactReaderSubnets"]
+    assert f"which {cloud} does not offer" in message and "clouds that have it: azure" in message

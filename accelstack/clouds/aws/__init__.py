@@ -104,8 +104,9 @@ AWS = Cloud(
     account_kind="account",
     pulumi_packages=frozenset({"aws", "random"}),
     # The reference cloud: every feature accelstack defines but flex-start (EC2 has no queued, time-lent
-    # capacity; its time-boxed capacity is a Capacity Block, capacity: capacity-block).
-    features=frozenset(Feature) - {Feature.FLEX_START},
+    # capacity; its time-boxed capacity is a Capacity Block, capacity: capacity-block) and network rules on the
+    # checkpoint store (S3 admits the readers by bucket policy, not by network).
+    features=frozenset(Feature) - {Feature.FLEX_START, Feature.OBJECT_STORE_NETWORK_RULES},
     catalog=CATALOG,
     prices=PRICES,
     limits={

@@ -113,6 +113,7 @@ AZURE = Cloud(
             Feature.WARM_POOL,  # standby virtual machine pool (Flexible scale sets)
             Feature.QUEUE_DEPTH_SCALING,  # autoscale on Service Bus ActiveMessages, divided per instance
             Feature.CROSS_ACCOUNT_ARTIFACTS,  # role assignments across subscriptions
+            Feature.OBJECT_STORE_NETWORK_RULES,  # storage account virtual network rules (any subscription)
         }
     ),
     catalog=CATALOG,

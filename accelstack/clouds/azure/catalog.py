@@ -185,6 +185,19 @@ def amlfs_subnet_prefix(capacity_tib: float) -> int:
 STORAGE_ACCOUNT_NAME = r"^[a-z0-9]{3,24}$"
 CONTAINER_NAME = r"^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$"
 BLOB_HOST_SUFFIX = ".blob.core.windows.net"
+# Source: "Scalability and performance targets for standard storage accounts" (at most 400 virtual network
+# rules per storage account) and "Configure Azure Storage firewalls and virtual networks" (a rule may name a
+# subnet of any subscription, in any Microsoft Entra tenant; the subnet needs a Microsoft.Storage or
+# Microsoft.Storage.Global service endpoint). One rule is the training nodes' own subnet.
+STORAGE_VIRTUAL_NETWORK_RULES_MAX = 400
+# A subnet's ARM id; resource group 1-90 of letters, digits, _ ( ) - . ; virtual network 2-64 and subnet 1-80
+# of letters, digits, _ - . ("Naming rules and restrictions for Azure resources", Microsoft.Network). ARM
+# segment names are case-insensitive.
+SUBNET_ID = (
+    r"(?i)^/subscriptions/(?P<subscription>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+    r"/resourceGroups/[-\w._()]{1,90}/providers/Microsoft\.Network/virtualNetworks/[\w][-\w.]{0,62}[\w]"
+    r"/subnets/[\w](?:[-\w.]{0,78}[\w])?$"
+)
 
 # Source: "Capacity reservation group" ARM id (Microsoft.Compute/capacityReservationGroups).
 CAPACITY_RESERVATION_GROUP_ID = (

@@ -64,6 +64,62 @@ def blob_uris(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
+def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
+    """The checkpoint account's firewall admits the serving replicas' subnets named in artifactReaderSubnets:
+    each a subnet's ARM id, of a subscription in artifactReaders (a network of any other subscription would
+    be let in past the separation), named once, within the account's 400 virtual network rules (one is the
+    nodes' subnet). An artifact reader with no subnet here is warned of: its replicas' reads would be refused
+    by the firewall (403 AuthorizationFailure) however their role assignment reads."""
+    if not isinstance(spec, TrainingStack):
+        return
+    training = spec.training
+    readers = {reader.lower() for reader in training.artifact_readers}
+    admitted: dict[str, int] = {}
+    for index, subnet in enumerate(training.artifact_reader_subnets):
+        path = f"training.artifactReaderSubnets.{index}"
+        match = re.match(tables.SUBNET_ID, subnet)
+        if match is None:
+            yield Problem(
+                path,
+                f"{subnet!r} is not a subnet resource id; expected /subscriptions/<subscription id>/resourceGroups/"
+                "<group>/providers/Microsoft.Network/virtualNetworks/<network>/subnets/<subnet> (the serving "
+                "stack's replicaSubnets output)",
+            )
+            continue
+        subscription = match["subscription"].lower()
+        if subscription not in readers:
+            allowed = ", ".join(training.artifact_readers) or "none: training.artifactReaders is empty"
+            yield Problem(
+                path,
+                f"the subnet is in subscription {subscription}, which is not one of training.artifactReaders "
+                f"({allowed}); only the serving subscriptions that read the models are let through",
+            )
+        if subnet.lower() in admitted:
+            yield Problem(path, f"the same subnet as training.artifactReaderSubnets.{admitted[subnet.lower()]}")
+        admitted.setdefault(subnet.lower(), index)
+    room = tables.STORAGE_VIRTUAL_NETWORK_RULES_MAX - 1
+    if len(training.artifact_reader_subnets) > room:
+        yield Problem(
+            "training.artifactReaderSubnets",
+            f"{len(training.artifact_reader_subnets)} subnets; a storage account takes at most "
+            f"{tables.STORAGE_VIRTUAL_NETWORK_RULES_MAX} virtual network rules and the nodes' subnet is one, so at "
+            f"most {room}",
+        )
+    covered = {
+        m["subscription"].lower() for s in training.artifact_reader_subnets if (m := re.match(tables.SUBNET_ID, s))
+    }
+    for index, reader in enumerate(training.artifact_readers):
+        if reader.lower() not in covered:
+            yield Problem(
+                f"training.artifactReaders.{index}",
+                f"serving subscription {reader} reads models from the checkpoint account, whose firewall admits "
+                "only listed subnets: its replicas' reads would be refused; add its serving stack's "
+                "replicaSubnets output to training.artifactReaderSubnets",
+                Level.WARNING,
+            )
+
+
+@rule
 def head_node_vm_size(spec: StackSpec) -> Iterator[Problem]:
     """The Slurm head is an Azure VM: its size is an Azure VM size name ("Standard_D8s_v5"); the neutral
     default (an EC2 type) is not one."""

@@ -97,6 +97,7 @@ class ServingService(pulumi.ComponentResource):
             "responseQueue": self.queues["responses"].url,
             "deadLetterQueue": self.queues["dead-letters"].url,
             "replicaGroup": self.group.name,
+            "replicaSubnets": self.network.private_subnet_ids,
             "coldStartSeconds": self.plan.cold_start_seconds,
             "warmPoolSize": self.plan.warm_pool_size,
             "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,

@@ -64,6 +64,7 @@ class ServingService(pulumi.ComponentResource):
             "responseQueue": self.queue.responses.id,
             "deadLetterQueue": self.queue.requests.id.apply(lambda i: dead_letter_path(i)),
             "replicaGroup": self.group.name,
+            "replicaSubnets": [self.network.replicas_subnet.id],
             "coldStartSeconds": self.plan.cold_start_seconds,
             "warmPoolSize": self.plan.warm_pool_size,
             "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,

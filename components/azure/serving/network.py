@@ -140,8 +140,11 @@ class ServingNetwork(pulumi.ComponentResource):
             network_security_group={"id": replicas_nsg.id},
             nat_gateway={"id": self.nat_gateway.id},
             default_outbound_access=False,
-            # Blob (weights) over the Azure backbone; Service Bus Standard has no service endpoint (Premium only).
-            service_endpoints=[{"service": "Microsoft.Storage"}],
+            # Blob (weights) over the Azure backbone, and the subnet a training stack's checkpoint account admits
+            # (training.artifactReaderSubnets). Global: Microsoft.Storage reaches only accounts in the subnet's own
+            # region, and the training subscription's GPUs are often in another ("Configure Azure Storage
+            # firewalls and virtual networks"). Service Bus Standard has no service endpoint (Premium only).
+            service_endpoints=[{"service": "Microsoft.Storage.Global"}],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.gateway_subnet]),
         )
         self.register_outputs({"vnet": self.vnet.id, "replicasSubnet": self.replicas_subnet.id})

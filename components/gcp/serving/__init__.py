@@ -68,6 +68,7 @@ class ServingService(pulumi.ComponentResource):
             "responseQueue": self.queues["responses"].id,
             "deadLetterQueue": self.queues["dead-letters"].id,
             "replicaGroup": self.group.name,
+            "replicaSubnets": [self.subnet.id],
             "coldStartSeconds": self.plan.cold_start_seconds,
             "warmPoolSize": self.plan.warm_pool_size,
             "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,

@@ -148,3 +148,71 @@ def test_zones_are_azures():
 @pytest.mark.parametrize("block", ["datasets", "checkpoints"])
 def test_existing_storage_accounts_are_refused_until_supported(block):
     assert at(f"training.storage.{block}.create", f"training.storage.{block}.create=false")
+
+
+# --- training.artifactReaderSubnets: whose networks the checkpoint account admits ---------------------
+
+SERVING_SUB = "7e6d5c4b-3a29-4817-b6f5-e4d3c2b1a098"
+TRAINING_SUB = "3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c"
+
+
+def subnet(subscription: str = SERVING_SUB, name: str = "replicas", group: str = "serving-rg") -> str:
+    return (
+        f"/subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.Network/virtualNetworks/"
+        f"serving-vnet/subnets/{name}"
+    )
+
+
+def subnets_override(*ids: str) -> str:
+    return "training.artifactReaderSubnets=[" + ", ".join(ids) + "]"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "replicas",  # a name, not an id
+        subnet().replace("/subnets/replicas", ""),  # the virtual network, not a subnet
+        subnet().replace("Microsoft.Network", "Microsoft.Compute"),
+        subnet(subscription="not-a-guid"),
+        subnet() + "/",  # trailing slash
+        subnet(name="-bad"),  # a subnet name starts with a letter, digit or underscore
+        subnet(group="x" * 91),  # a resource group name has at most 90 characters
+    ],
+)
+def test_a_reader_subnet_must_be_a_subnet_resource_id(bad: str):
+    (message,) = at("training.artifactReaderSubnets.0", subnets_override(bad))
+    assert "not a subnet resource id" in message and "replicaSubnets" in message
+
+
+def test_a_reader_subnet_id_is_read_as_arm_reads_it_whatever_the_case():
+    upper = subnet().replace("resourceGroups", "RESOURCEGROUPS").replace(SERVING_SUB, SERVING_SUB.upper())
+    spec = parse_spec(apply_overrides(read_stack_file(EXAMPLE), [subnets_override(upper)]), "azure-training")
+    assert spec_warnings(spec) == []
+
+
+@pytest.mark.parametrize("subscription", [TRAINING_SUB, "11111111-2222-4333-8444-555555555555"])
+def test_a_subnet_of_a_subscription_that_does_not_read_the_models_is_refused(subscription: str):
+    """The training subscription's own network, or a stranger's, would be let past the separation."""
+    (message,) = at("training.artifactReaderSubnets.0", subnets_override(subnet(subscription)))
+    assert subscription in message and "artifactReaders" in message
+
+
+def test_the_same_subnet_twice_is_refused_even_in_another_case():
+    (message,) = at("training.artifactReaderSubnets.1", subnets_override(subnet(), subnet().lower().upper()))
+    assert "training.artifactReaderSubnets.0" in message
+
+
+def test_no_more_subnets_than_the_storage_firewall_holds():
+    many = [subnet(name=f"s{i}") for i in range(400)]
+    (message,) = at("training.artifactReaderSubnets", subnets_override(*many))
+    assert "400" in message and "399" in message
+    spec = parse_spec(apply_overrides(read_stack_file(EXAMPLE), [subnets_override(*many[:399])]), "azure-training")
+    assert spec.training.artifact_reader_subnets == many[:399]
+
+
+def test_a_reader_without_a_subnet_is_warned_its_reads_would_be_refused():
+    spec = parse_spec(
+        apply_overrides(read_stack_file(EXAMPLE), ["training.artifactReaderSubnets=[]"]), "azure-training"
+    )
+    (warning,) = spec_warnings(spec)
+    assert warning.path == "training.artifactReaders.0" and "replicaSubnets" in warning.message

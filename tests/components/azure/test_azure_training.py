@@ -323,3 +323,29 @@ def test_one_node_launches_into_its_capacity_reservation_group():
     vmss = only(stack("training.nodes.count=1", f"training.nodes.reservationId={group}"), VMSS).inputs
     assert vmss["virtualMachineProfile"]["capacityReservation"] == {"capacityReservationGroup": {"id": group}}
     assert vmss["singlePlacementGroup"] is False  # what a Uniform scale set needs to use the reservation
+
+
+# --- serving's read path through the checkpoint account's firewall ----------------------------------------
+
+
+def _admitted(account: Registration) -> list[str]:
+    return [r["virtualNetworkResourceId"] for r in account.inputs["networkRuleSet"]["virtualNetworkRules"]]
+
+
+def test_the_checkpoint_account_admits_the_serving_replicas_subnets_and_the_dataset_account_does_not():
+    """Serving replicas in another subscription read the published models from the checkpoint account; its
+    firewall (default Deny) must list their subnet or the reads are refused whatever their role says."""
+    readers = read_stack_file(EXAMPLE)["training"]["artifactReaderSubnets"]
+    cap = stack()
+    checkpoints = only(cap, "azure-native:storage:StorageAccount", "azure-training-storage-checkpoints")
+    datasets = only(cap, "azure-native:storage:StorageAccount", "azure-training-storage-datasets")
+    assert checkpoints.inputs["networkRuleSet"]["defaultAction"] == "Deny"
+    assert _admitted(checkpoints)[1:] == readers and len(_admitted(checkpoints)) == 1 + len(readers)
+    assert not set(readers) & set(_admitted(datasets))  # datasets stay training's alone
+    assert _admitted(checkpoints)[0] == _admitted(datasets)[0]  # the nodes' subnet, on both
+
+
+def test_without_reader_subnets_only_the_nodes_subnet_is_admitted():
+    cap = stack("training.artifactReaderSubnets=[]")
+    checkpoints = only(cap, "azure-native:storage:StorageAccount", "azure-training-storage-checkpoints")
+    assert len(_admitted(checkpoints)) == 1
