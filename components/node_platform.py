@@ -24,6 +24,11 @@ The members, and what each cloud answers with:
 - block-device path (`block_device_path`): where an attached data volume appears (EBS by volume id
   under /dev/disk/by-id on Nitro, Azure's /dev/disk/azure/scsi1/lunN, GCP's
   /dev/disk/by-id/google-NAME, OCI's /dev/oracleoci/oraclevdX).
+- fabric hooks (`fabric_hooks`): what a fabric needs beside its NICs before NCCL can use them, set up at
+  boot and around every multi-node job (`FabricHooks`). EFA (AWS's Deep Learning AMI carries the EFA
+  installer and aws-ofi-nccl), InfiniBand (Azure's HPC images: OFED, NCCL's IB transport) and GCP's RDMA
+  NICs (A3 Ultra / A4: the image's RDMA stack) need none; GPUDirect-TCPXO (A3 Mega) needs Google's
+  receive-datapath manager beside every job and its NCCL net plugin.
 
 Every shell fragment is bash, runs as root, and may be embedded in cloud-init user data (keep it short:
 EC2 user data is 16 KB).
@@ -32,10 +37,12 @@ EC2 user data is 16 KB).
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
 from accelstack.clouds import registry
+from accelstack.clouds.base import InstanceType
 from accelstack.spec.models import StackSpec
 
 
@@ -47,6 +54,28 @@ class NodeFact(StrEnum):
     REGION = "region"
     ZONE = "zone"
     PRIVATE_ADDRESS = "private-address"  # the primary interface's private IPv4 address
+
+
+@dataclass(frozen=True)
+class FabricHooks:
+    """The node-side software a fabric needs before NCCL can use its NICs, as the Slurm generator places it.
+
+    `install`: bash run once, at the node's first boot, before slurmd (packages, drivers: may take minutes).
+    `boot_script`: run at every boot by a oneshot unit slurmd requires, so a node whose fabric did not come up
+    never joins (kernel modules, device nodes). `prolog` / `epilog`: the scripts slurmd runs as root on each of
+    a job's nodes at allocation and at its end (Prolog= with PrologFlags=Alloc, Epilog=). `environment_file`:
+    NAME=value lines the prolog writes, which the TaskProlog hands every task of a multi-node job (a job's own
+    value wins); `library_path`: a directory it prepends to those tasks' LD_LIBRARY_PATH. `prolog_seconds`:
+    the longest the prolog may take (Slurm's BatchStartTimeout and PrologEpilogTimeout)."""
+
+    name: str
+    install: str
+    boot_script: str
+    prolog: str
+    epilog: str
+    environment_file: str
+    library_path: str
+    prolog_seconds: int
 
 
 class NodePlatform(Protocol):
@@ -115,6 +144,10 @@ class NodePlatform(Protocol):
 
     def block_device_path(self, volume: str) -> str:
         """The stable device path on the node of the attached data volume `volume` (a cloud reference)."""
+        ...
+
+    def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
+        """What the nodes' fabric needs set up at boot and around jobs; None: the image has everything."""
         ...
 
     @property

@@ -9,7 +9,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from accelstack.components.node_platform import NodeFact
+from accelstack.clouds.base import InstanceType
+from accelstack.components.node_platform import FabricHooks, NodeFact
 from accelstack.spec.models import StackSpec
 
 # IMDSv2 only (the launch templates set http_tokens=required): a session token first (PUT), then the
@@ -127,6 +128,10 @@ class AwsNodePlatform:
 
     def object_sync_command(self, source: str, destination: str) -> str:
         return s3_sync_command(source, destination, self.region)
+
+    def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
+        """None: the Deep Learning AMI carries the EFA installer's libfabric and aws-ofi-nccl (see images)."""
+        return None
 
     def block_device_path(self, volume: str) -> str:
         return ebs_device(volume)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from accelstack.components.node_platform import NodeFact
+from accelstack.clouds.base import InstanceType
+from accelstack.components.node_platform import FabricHooks, NodeFact
 from accelstack.spec.models import StackSpec
 
 # Azure Instance Metadata Service: http://169.254.169.254/metadata/... with the `Metadata: true` header and
@@ -163,6 +164,10 @@ class AzureNodePlatform:
 
     def object_sync_command(self, source: str, destination: str) -> str:
         return azcopy_sync_command(source, destination, self.identity_client_id)
+
+    def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
+        """None: the HPC image carries the InfiniBand stack (OFED) NCCL's IB transport uses."""
+        return None
 
     def block_device_path(self, volume: str) -> str:
         return data_disk_device(volume)

@@ -4,12 +4,10 @@ Nodes: Canonical's Ubuntu accelerator image family, which carries the NVIDIA dri
 A4, the MRDMA (RoCE) stack the RDMA NICs need; Google's A3 Ultra / A4 creation guides boot this family
 (`--image-project=ubuntu-os-accelerator-images`, cloud.google.com/compute/docs/gpus/create-gpu-vm-a3u-a4).
 24.04, not 22.04: the same Slurm major as the head, and dynamic nodes (`slurmd -Z`) need Slurm >= 22.05,
-which 22.04's 21.08 is not. A3 Ultra and A4 use the MRDMA NICs through the image's RDMA stack. A3 High and
-Mega need more than their NICs for GPUDirect-TCPX/TCPXO: Google's receive-datapath manager (a privileged host
-container, `us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx[o]/tcpgpudmarxd-dev`) running beside the job and the
-matching NCCL net plugin, versioned apart (cloud.google.com/compute/docs/gpus/gpudirect-tcpx). The stack does not
-install them yet (not pinned to versions checked here): until a job's image and prolog bring them, NCCL moves
-data over the extra gVNICs with plain sockets, at a fraction of the fabric's rate. A family, not a pinned image: a rebuilt template
+which 22.04's 21.08 is not. A3 Ultra and A4 use the MRDMA NICs through the image's RDMA stack. A3 Mega needs
+more than its NICs for GPUDirect-TCPXO (Google's receive-datapath manager beside each job, its NCCL plugin, the
+dma-buf import helper): components/gcp/gpudirect.py installs and runs them on this image. A3 High's TCPX is not
+set up (the spec warns): NCCL moves data over its extra gVNICs with plain sockets. A family, not a pinned image: a rebuilt template
 picks the newest patched image, and running nodes keep theirs (the group updates opportunistically).
 
 Head: Ubuntu 24.04 LTS (no GPU; slurmctld from Debian/Ubuntu packages, as on the other clouds).

@@ -10,7 +10,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from accelstack.components.node_platform import NodeFact
+from accelstack.clouds.base import InstanceType
+from accelstack.components.gcp import gpudirect
+from accelstack.components.node_platform import FabricHooks, NodeFact
 from accelstack.spec.models import StackSpec
 
 # The metadata server (cloud.google.com/compute/docs/metadata/querying-metadata): every request carries
@@ -139,6 +141,10 @@ class GcpNodePlatform:
 
     def object_sync_command(self, source: str, destination: str) -> str:
         return gcloud_rsync_command(source, destination)
+
+    def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
+        """GPUDirect-TCPXO's receive-datapath manager and NCCL plugin on A3 Mega (components/gcp/gpudirect.py)."""
+        return gpudirect.fabric_hooks(instance)
 
     def block_device_path(self, volume: str) -> str:
         """A persistent disk attached with device name `volume` (Google's udev rules link /dev/disk/by-id/google-<name>)."""

@@ -44,7 +44,7 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     environment_profile,
     node_environment,
 )
-from accelstack.components.node_platform import NodeFact, NodePlatform, node_platform_for
+from accelstack.components.node_platform import FabricHooks, NodeFact, NodePlatform, node_platform_for
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec, TrainingStack
@@ -101,6 +101,11 @@ CHECKPOINT_EXPORT_UNIT = "accelstack-checkpoint-export"
 WATCHER_PATH = "/usr/local/sbin/accelstack-spot-watcher"
 HEAD_SETUP_PATH = "/usr/local/sbin/accelstack-head-setup"
 COMPUTE_SETUP_PATH = "/usr/local/sbin/accelstack-compute-setup"
+# A fabric's node-side software (NodePlatform.fabric_hooks): its per-boot setup and the job Prolog/Epilog.
+FABRIC_SETUP_PATH = "/usr/local/sbin/accelstack-fabric-setup"
+FABRIC_UNIT = "accelstack-fabric"
+PROLOG_PATH = "/usr/local/sbin/accelstack-slurm-prolog"
+EPILOG_PATH = "/usr/local/sbin/accelstack-slurm-epilog"
 
 _env = Environment(
     loader=PackageLoader("accelstack.components.slurm", "templates"),
@@ -311,6 +316,9 @@ def slurm_conf(spec: StackSpec, nodes: Nodes) -> str:
         slurmd_timeout=SLURMD_TIMEOUT_SECONDS,
         kill_wait=KILL_WAIT_SECONDS,
         task_prolog=TASK_PROLOG_PATH,
+        fabric=nodes.platform.fabric_hooks(nodes.instance),
+        prolog=PROLOG_PATH,
+        epilog=EPILOG_PATH,
         nodesets=plan.nodesets,
         partitions=plan.partitions,
     )
@@ -363,8 +371,10 @@ def checkpoint_interval_seconds(spec: StackSpec, values: DeployValues | None = N
     ).interval_seconds
 
 
-def task_prolog_script(env_file: str = NODE_ENVIRONMENT_FILE) -> str:
-    return _render("task-prolog.sh.j2", env_file=env_file)
+def task_prolog_script(env_file: str = NODE_ENVIRONMENT_FILE, fabric: FabricHooks | None = None) -> str:
+    """The TaskProlog: the jobs' environment file, and for multi-node jobs the fabric's (its NCCL settings and
+    libraries) when the nodes have one."""
+    return _render("task-prolog.sh.j2", env_file=env_file, fabric=fabric)
 
 
 def sync_period_seconds(interval_seconds: int) -> int:
@@ -502,6 +512,8 @@ def compute_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) ->
         checkpoints_uri=plan.checkpoints_uri,
         restore_attempts=RESTORE_ATTEMPTS,
         sync_unit=CHECKPOINT_SYNC_UNIT,
+        fabric=nodes.platform.fabric_hooks(nodes.instance),
+        fabric_unit=FABRIC_UNIT,
     )
 
 
@@ -509,6 +521,22 @@ def compute_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) ->
 # left out of the head's copy, which would otherwise rebuild slurmctld on edits Slurm never sees.
 # Jobs still get it: the TaskProlog exports the compute node's file to every task, batch steps included.
 HEAD_OMITS = ("ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS",)
+
+
+def fabric_files(nodes: Nodes) -> list[dict[str, str]]:
+    """The fabric's boot script and its unit (slurmd requires it), the job Prolog and Epilog; [] without one."""
+    fabric = nodes.platform.fabric_hooks(nodes.instance)
+    if fabric is None:
+        return []
+    return [
+        _file(FABRIC_SETUP_PATH, fabric.boot_script, "0755"),
+        _file(
+            f"/etc/systemd/system/{FABRIC_UNIT}.service",
+            _render("fabric-setup.service.j2", name=fabric.name, script=FABRIC_SETUP_PATH),
+        ),
+        _file(PROLOG_PATH, fabric.prolog, "0755"),
+        _file(EPILOG_PATH, fabric.epilog, "0755"),
+    ]
 
 
 def environment_files(spec: StackSpec, values: DeployValues, task_prolog: bool) -> list[dict[str, str]]:
@@ -520,7 +548,9 @@ def environment_files(spec: StackSpec, values: DeployValues, task_prolog: bool) 
         _file(NODE_ENVIRONMENT_PROFILE, environment_profile()),
     ]
     if task_prolog:
-        files.append(_file(TASK_PROLOG_PATH, task_prolog_script(), "0755"))
+        nodes = nodes_for(spec)
+        fabric = nodes.platform.fabric_hooks(nodes.instance)
+        files.append(_file(TASK_PROLOG_PATH, task_prolog_script(fabric=fabric), "0755"))
     return files
 
 
@@ -644,6 +674,7 @@ def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> s
     files += [
         _file(f"/etc/systemd/system/{unit}", text) for unit, text in checkpoint_sync_units(spec, nodes, values).items()
     ]
+    files += fabric_files(nodes)
     files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, nodes, values), "0755"))
     doc = {
         "package_update": True,
@@ -666,8 +697,13 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
         "training.env": environment_file(
             node_environment(_training_stack(spec), checkpoint_interval_seconds(spec, values))
         ),
-        "task-prolog.sh": task_prolog_script(),
+        "task-prolog.sh": task_prolog_script(fabric=nodes.platform.fabric_hooks(nodes.instance)),
     }
+    fabric = nodes.platform.fabric_hooks(nodes.instance)
+    if fabric is not None:
+        artifacts.update(
+            {"fabric-setup.sh": fabric.boot_script, "slurm-prolog.sh": fabric.prolog, "slurm-epilog.sh": fabric.epilog}
+        )
     if watches_preemption(spec, nodes):
         artifacts["spot-watcher.sh"] = spot_watcher_script(spec, nodes)
     artifacts.update(checkpoint_sync_units(spec, nodes, values))

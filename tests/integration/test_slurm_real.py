@@ -32,6 +32,8 @@ import pytest
 import yaml
 
 from accelstack.components.slurm import (
+    EPILOG_PATH,
+    PROLOG_PATH,
     DeployValues,
     cgroup_conf,
     checkpoint_export_units,
@@ -377,6 +379,25 @@ def test_slurmctld_accepts_generated_conf_and_dynamic_node_joins_every_partition
     node = cluster.run(["scontrol", "show", "node", NODE]).stdout
     assert "DYNAMIC_NORM" in node
     assert f"AvailableFeatures={','.join(layout(cluster.spec, nodes_for(cluster.spec)).node_features)}" in node
+
+
+def test_slurmctld_accepts_the_fabric_prolog_settings_gcp_tcpxo_renders(tmp_path):
+    """A3 Mega's slurm.conf adds Prolog/Epilog with PrologFlags=Alloc and long batch-start and prolog timeouts;
+    a real slurmctld (its own munge and ports, beside the module's cluster) starts on it and reports them.
+    The scripts themselves run in tests/components/gcp/test_gpudirect.py."""
+    if MISSING or os.geteuid() != 0:
+        pytest.skip("needs Debian's slurm-wlm and munge, as root")
+    gcp = Cluster(tmp_path, spec_for(stack="gcp-training"))
+    try:
+        gcp.setup()
+        shown = gcp.run(["scontrol", "show", "config"]).stdout.splitlines()
+        config = {key.strip(): value.strip() for key, _, value in (line.partition(" = ") for line in shown)}
+    finally:
+        gcp.teardown()
+    assert config["Prolog"] == PROLOG_PATH and config["Epilog"] == EPILOG_PATH
+    assert config["PrologFlags"] == "Alloc"
+    assert config["BatchStartTimeout"] == "600 sec"
+    assert config["PrologEpilogTimeout"] == "600"
 
 
 def test_srun_runs_a_job_on_the_dynamic_node(cluster):

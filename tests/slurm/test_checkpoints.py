@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from accelstack.clouds.azure import catalog as azure_catalog
+from accelstack.clouds.gcp import catalog as gcp_catalog
 from accelstack.components import node_environment as node_environment_module
 from accelstack.components import slurm
 from accelstack.components.aws import training as aws_training
@@ -27,6 +29,11 @@ SLURM_STACKS = sorted(
     if (read_stack_file(path).get("training") or {}).get("scheduler", {}).get("kind") == "slurm"
 )
 EC2_USER_DATA_LIMIT = 16384  # bytes, raw (AWS: "16 KB, in raw form, before it is base64-encoded")
+USER_DATA_LIMITS = {
+    "aws": EC2_USER_DATA_LIMIT,
+    "azure": azure_catalog.CUSTOM_DATA_MAX_BYTES,
+    "gcp": gcp_catalog.METADATA_VALUE_MAX_BYTES,
+}
 
 
 def raw(stack: str, *overrides: str) -> dict:
@@ -225,13 +232,15 @@ DEPLOYED = slurm.DeployValues(
 
 @pytest.mark.parametrize("stack", SLURM_STACKS)
 @pytest.mark.parametrize("capacity", ["on-demand", "spot"])
-def test_user_data_fits_ec2s_16_kib_limit(stack, capacity):
+def test_user_data_fits_the_clouds_limit(stack, capacity):
+    """EC2 user data 16 KiB raw, Azure custom data 64 KiB, a GCP metadata value 256 KiB."""
     spec = spec_of(stack, f"training.nodes.capacity={capacity}")
+    limit = USER_DATA_LIMITS[spec.cloud]
     for text in (
         slurm.compute_cloud_init(spec, slurm.nodes_for(spec), DEPLOYED),
         slurm.head_cloud_init(spec, slurm.nodes_for(spec), DEPLOYED),
     ):
-        assert len(text.encode()) < EC2_USER_DATA_LIMIT
+        assert len(text.encode()) < limit
 
 
 # --- what the deployed stack carries (Pulumi mocks) --------------------------------------------

@@ -72,6 +72,9 @@ class ExampleCloudPlatform:
     def metadata_command(self, fact: NodeFact) -> str:
         return f"gce_metadata {_GCE_PATHS[fact]}"
 
+    def fabric_hooks(self, instance: object) -> None:
+        return None  # an image with its fabric's software
+
     def secret_command(self, reference: str) -> str:
         return f"gcloud secrets versions access latest --secret={shlex.quote(reference)} | base64 -d"
 

@@ -206,3 +206,8 @@ CAPACITY_RESERVATION_GROUP_ID = (
 )
 # Source: VM size names ("Standard_<family>..."), e.g. Standard_D8s_v5.
 VM_SIZE_NAME = r"^Standard_[A-Za-z0-9_]+$"
+
+
+# Compute REST API, OSProfile.customData: "The maximum length of the binary array is 65535 bytes" (the cloud-init
+# document before base64; learn.microsoft.com/azure/virtual-machines/custom-data).
+CUSTOM_DATA_MAX_BYTES = 65535

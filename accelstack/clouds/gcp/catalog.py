@@ -227,6 +227,40 @@ NIC_LAYOUTS: dict[str, NicLayout] = {
 }
 
 
+@dataclass(frozen=True)
+class GpuDirectSoftware:
+    """What GPUDirect-TCPXO runs beside the NICs, pinned (components/gcp/gpudirect.py installs it)."""
+
+    machine_type: str
+    nccl_plugin_image: str  # the NCCL net plugin and its NCCL build (`install --install-nccl`)
+    rxdm_image: str  # the receive-datapath manager the plugin talks to; the two are released as a pair
+    registry_host: str
+    helper_module: str  # the dma-buf import helper kernel module RxDM maps GPU memory with
+    helper_package: str  # its DKMS package
+    helper_repository: str  # the apt source (Artifact Registry, ar+https transport)
+    aperture_pci_vendor: str  # the GPU NICs' aperture devices, exposed under aperture_dir for the plugin
+    aperture_pci_device: str
+    aperture_dir: str
+
+
+# Sources (read 2026-12-04): slurm-gcp tools/prologs-epilogs/receive-data-path-manager-mega (the plugin v1.0.10 /
+# RxDM v1.0.16 pair, `--num_hops=2 --num_nics=8`, /dev/aperture_devices), Cluster Toolkit's
+# examples/machine-learning/a3-megagpu-8g/slurm-a3mega-image.yaml (dmabuf-import-helper from the gce-ai-infra
+# gpudirect-tcpxo-apt repository; aperture devices PCI 1ae0:0084), cloud.google.com/compute/docs/gpus/gpudirect.
+GPUDIRECT_TCPXO = GpuDirectSoftware(
+    machine_type="a3-megagpu-8g",
+    nccl_plugin_image="us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.10",
+    rxdm_image="us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.16",
+    registry_host="us-docker.pkg.dev",
+    helper_module="import-helper",
+    helper_package="dmabuf-import-helper",
+    helper_repository="ar+https://us-apt.pkg.dev/projects/gce-ai-infra gpudirect-tcpxo-apt main",
+    aperture_pci_vendor="0x1ae0",
+    aperture_pci_device="0x0084",
+    aperture_dir="/dev/aperture_devices",
+)
+
+
 def nic_layout(machine_type: str) -> NicLayout:
     """The NICs of `machine_type` (a catalog type: the rules refuse others first)."""
     itype = ACCELERATED_INSTANCES[machine_type]
@@ -271,3 +305,8 @@ CLUSTER_DIRECTOR_LOGIN_TYPE = r"n2-standard-(2|4|8|16|32)"
 # partition ids are RFC 1034 labels (magic-modules mmv1/products/hypercomputecluster/Cluster.yaml).
 CLUSTER_DIRECTOR_ID_CHARS = 10
 RFC1034_LABEL = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+
+
+# "Set and remove custom metadata", limitations: each metadata value (user-data, startup-script) is at most
+# 256 KB, all of an instance's metadata at most 512 KB (cloud.google.com/compute/docs/metadata/setting-custom-metadata).
+METADATA_VALUE_MAX_BYTES = 256 * 1024

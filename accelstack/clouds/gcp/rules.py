@@ -112,6 +112,24 @@ def gcp_training_machine_type(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
+def gpudirect_tcpx_not_set_up(spec: StackSpec) -> Iterator[Problem]:
+    """A3 High's GPUDirect-TCPX needs Google's TCPX receive-datapath manager, run with a GPU-to-NIC topology
+    file, and its NCCL plugin (cloud.google.com/compute/docs/gpus/gpudirect); accelstack sets that up for A3
+    Mega's TCPXO only, so several A3 High nodes would talk over their 4 GPU NICs with plain sockets."""
+    if not isinstance(spec, TrainingStack) or spec.training.nodes.count < 2:
+        return
+    instance = tables.ACCELERATED_INSTANCES.get(spec.training.nodes.instance_type)
+    if instance is not None and instance.fabric == "gpudirect-tcpx" and spec.training.scheduler.kind == "slurm":
+        yield Problem(
+            "training.nodes.instanceType",
+            f"{instance.name}: accelstack attaches its 4 GPU NICs but does not run GPUDirect-TCPX's receive-"
+            "datapath manager, so NCCL uses them as plain sockets (a fraction of the fabric's rate); prefer "
+            "a3-megagpu-8g (GPUDirect-TCPXO, set up for every multi-node job) or bring RxDM in a Slurm prolog",
+            Level.WARNING,
+        )
+
+
+@rule
 def gcp_head_machine_type(spec: StackSpec) -> Iterator[Problem]:
     """The Slurm head is a Compute Engine VM: a machine type name ("n2-standard-8"); the neutral default (an
     EC2 type such as m7i.2xlarge) is not one."""
