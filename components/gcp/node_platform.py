@@ -72,10 +72,11 @@ ensure_gcloud() {
 
 # Managed Lustre's client for Ubuntu: Google's lustre-client apt repository on Artifact Registry, the module
 # package built for the running kernel (cloud.google.com/managed-lustre/docs/connect-from-compute-engine,
-# "Install the Lustre client"). The repository path follows Artifact Registry's apt form
-# (https://<location>-apt.pkg.dev/projects/<project> <repository> main, cloud.google.com/artifact-registry/docs/
-# os-packages/debian/configure); the page itself could not be read from where this was written, so check the
-# path there before relying on it. Images that carry the client (mount.lustre present) skip this.
+# "Install the Lustre client"). The key, repository line and package names are those of Cluster Toolkit's
+# modules/file-system/managed-lustre/scripts/install-managed-lustre-client.sh; the noble repository exists (GKE's
+# Lustre CSI driver installs from lustre-client-ubuntu-noble). Prebuilt modules cover the kernels Google lists
+# there: a kernel without one fails the install, and the node does not join. Images that carry the client
+# (mount.lustre present) skip this.
 LUSTRE_CLIENT_INSTALL = """\
 . /etc/os-release
 curl -fsSL https://us-apt.pkg.dev/doc/repo-signing-key.gpg | gpg --dearmor > /usr/share/keyrings/lustre-client.gpg
