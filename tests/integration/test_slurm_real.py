@@ -32,8 +32,6 @@ import pytest
 import yaml
 
 from accelstack.components.slurm import (
-    EPILOG_PATH,
-    PROLOG_PATH,
     DeployValues,
     cgroup_conf,
     checkpoint_export_units,
@@ -94,8 +92,9 @@ class Loopback:
     srun_ports: tuple[int, int]
 
 
-def loopback_slurm_conf(generated: str, loop: Loopback) -> str:
-    """Rewrites only host names, ports, paths and users; every other line stays as generated."""
+def loopback_slurm_conf(generated: str, loop: Loopback, paths: dict[str, str] | None = None) -> str:
+    """Rewrites only host names, ports, paths and users (and the `paths` given); every other line stays as
+    generated."""
     host = socket.gethostname().split(".")[0]
     replace = {
         "SlurmctldHost": f"{host}(127.0.0.1)",
@@ -110,6 +109,7 @@ def loopback_slurm_conf(generated: str, loop: Loopback) -> str:
         "SlurmctldLogFile": str(loop.root / "slurmctld.log"),
         "SlurmdLogFile": str(loop.root / "slurmd.log"),
         "TaskProlog": str(loop.root / "task-prolog.sh"),
+        **(paths or {}),
     }
     lines = []
     for line in generated.splitlines():
@@ -156,9 +156,10 @@ def wait_for(what: str, check, timeout: float = 30.0, interval: float = 0.3):
 
 
 class Cluster:
-    def __init__(self, root: Path, spec):
+    def __init__(self, root: Path, spec, paths: dict[str, str] | None = None):
         self.root = root
         self.spec = spec
+        self.paths = paths  # slurm.conf keys pointed at test files (Prolog, Epilog)
         self.loop = Loopback(
             root=root,
             munge_socket=root / "munge" / "munge.socket",
@@ -199,7 +200,7 @@ class Cluster:
             )
         )
         wait_for("munged socket", self.loop.munge_socket.exists, 10)
-        self.conf.write_text(loopback_slurm_conf(slurm_conf(self.spec, nodes_for(self.spec)), self.loop))
+        self.conf.write_text(loopback_slurm_conf(slurm_conf(self.spec, nodes_for(self.spec)), self.loop, self.paths))
         # cgroup.conf is read from beside slurm.conf, unchanged.
         (self.root / "etc" / "cgroup.conf").write_text(cgroup_conf(self.spec))
         # The node's environment file and TaskProlog as generated, at test paths.
@@ -368,6 +369,50 @@ def test_cloud_init_schema_rejects_a_broken_document(tmp_path):
 # --- slurmctld, dynamic slurmd, jobs -----------------------------------------------------------
 
 
+def test_slurmd_runs_the_fabric_prolog_and_epilog_around_a_job(tmp_path):
+    """A3 Mega's slurm.conf (Prolog/Epilog, PrologFlags=Alloc, long timeouts) under a real slurmctld and slurmd,
+    with the generated GPUDirect-TCPXO Prolog and Epilog: slurmd runs them around a one-node job, which then
+    needs no receive-datapath manager, and completes. What slurmd hands them is recorded: the node count the
+    Prolog decides on, and no PATH (the scripts set their own). Runs before the module's cluster starts (one
+    slurmd per node name on this machine). The multi-node path runs against a fake docker in
+    tests/components/gcp/test_gpudirect.py."""
+    if MISSING or os.geteuid() != 0:
+        pytest.skip("needs Debian's slurm-wlm and munge, as root")
+    spec = spec_for(stack="gcp-training")
+    nodes = nodes_for(spec)
+    hooks = nodes.platform.fabric_hooks(nodes.instance)
+    assert hooks is not None
+    wrappers = {}
+    for key, script in (("Prolog", hooks.prolog), ("Epilog", hooks.epilog)):
+        real = tmp_path / f"{key.lower()}.real"
+        real.write_text(script)
+        wrapper = tmp_path / key.lower()
+        wrapper.write_text(f"#!/bin/bash\nenv > {tmp_path}/{key.lower()}.env\nexec bash {real}\n")
+        wrapper.chmod(0o755)
+        wrappers[key] = str(wrapper)
+    gcp = Cluster(tmp_path / "cluster", spec, paths=wrappers)
+    try:
+        gcp.setup()
+        shown = gcp.run(["scontrol", "show", "config"]).stdout.splitlines()
+        config = {key.strip(): value.strip() for key, _, value in (line.partition(" = ") for line in shown)}
+        gcp.ready_node()
+        job = gcp.run(["srun", "-p", "gpu", "-N1", "-t", "1", "true"], check=False)
+        epilog_env = tmp_path / "epilog.env"
+        wait_for("the epilog", epilog_env.exists, 30)
+    finally:
+        gcp.teardown()
+    assert (config["PrologFlags"], config["BatchStartTimeout"], config["PrologEpilogTimeout"]) == (
+        "Alloc",
+        "600 sec",
+        "600",
+    )
+    assert job.returncode == 0, job.stderr
+    prolog_env = dict(line.split("=", 1) for line in (tmp_path / "prolog.env").read_text().splitlines() if "=" in line)
+    assert prolog_env["SLURM_SCRIPT_CONTEXT"] == "prolog_slurmd" and prolog_env["SLURM_JOB_NUM_NODES"] == "1"
+    assert "PATH" not in prolog_env
+    assert "SLURM_SCRIPT_CONTEXT=epilog_slurmd" in epilog_env.read_text().splitlines()
+
+
 def test_slurmctld_accepts_generated_conf_and_dynamic_node_joins_every_partition(cluster):
     cluster.ready_node()
     partitions = cluster.run(["sinfo", "-h", "-o", "%P %a %l %N"]).stdout.split("\n")
@@ -379,25 +424,6 @@ def test_slurmctld_accepts_generated_conf_and_dynamic_node_joins_every_partition
     node = cluster.run(["scontrol", "show", "node", NODE]).stdout
     assert "DYNAMIC_NORM" in node
     assert f"AvailableFeatures={','.join(layout(cluster.spec, nodes_for(cluster.spec)).node_features)}" in node
-
-
-def test_slurmctld_accepts_the_fabric_prolog_settings_gcp_tcpxo_renders(tmp_path):
-    """A3 Mega's slurm.conf adds Prolog/Epilog with PrologFlags=Alloc and long batch-start and prolog timeouts;
-    a real slurmctld (its own munge and ports, beside the module's cluster) starts on it and reports them.
-    The scripts themselves run in tests/components/gcp/test_gpudirect.py."""
-    if MISSING or os.geteuid() != 0:
-        pytest.skip("needs Debian's slurm-wlm and munge, as root")
-    gcp = Cluster(tmp_path, spec_for(stack="gcp-training"))
-    try:
-        gcp.setup()
-        shown = gcp.run(["scontrol", "show", "config"]).stdout.splitlines()
-        config = {key.strip(): value.strip() for key, _, value in (line.partition(" = ") for line in shown)}
-    finally:
-        gcp.teardown()
-    assert config["Prolog"] == PROLOG_PATH and config["Epilog"] == EPILOG_PATH
-    assert config["PrologFlags"] == "Alloc"
-    assert config["BatchStartTimeout"] == "600 sec"
-    assert config["PrologEpilogTimeout"] == "600"
 
 
 def test_srun_runs_a_job_on_the_dynamic_node(cluster):
