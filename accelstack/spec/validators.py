@@ -190,6 +190,24 @@ def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
+def artifact_sharing_needs_a_checkpoint_store(spec: StackSpec) -> Iterator[Problem]:
+    """Published models are shared from the checkpoint store's artifactPrefix: without a checkpoint store,
+    artifactReaders (and the subnets admitted for them) would share nothing, silently."""
+    if not isinstance(spec, TrainingStack) or spec.training.storage.checkpoints is not None:
+        return
+    for key, items in (
+        ("artifactReaders", spec.training.artifact_readers),
+        ("artifactReaderSubnets", spec.training.artifact_reader_subnets),
+    ):
+        if items:
+            yield Problem(
+                f"training.{key}",
+                f"serving reads published models from the checkpoint store's {spec.training.artifact_prefix!r} "
+                "prefix, and this stack has none: set training.storage.checkpoints.uri, or remove " + key,
+            )
+
+
+@rule
 def spot_needs_checkpoints(spec: StackSpec) -> Iterator[Problem]:
     """Interruptible capacity loses work unless jobs can restart from a checkpoint."""
     if not isinstance(spec, TrainingStack):

@@ -611,7 +611,7 @@ def test_without_lustre_there_is_no_file_system_and_no_mount() -> None:
 
 
 def test_without_checkpoints_nodes_get_no_write_access() -> None:
-    cap = stack(NO_SCHEDULER, "training.storage.checkpoints=null")
+    cap = stack(NO_SCHEDULER, "training.storage.checkpoints=null", "training.artifactReaders=[]")
     assert [b.inputs["bucket"] for b in data_buckets(cap)] == ["acme-train-datasets"]
     assert [r.inputs["fileSystemPath"] for r in cap.by_type(DRA)] == ["/datasets"]
     policy = json.loads(cap.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])

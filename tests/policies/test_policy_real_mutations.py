@@ -1146,7 +1146,7 @@ def test_spot_training_without_checkpoints_is_refused_by_the_spec(stack: str) ->
     with pytest.raises(SpecError) as error:
         preview_stack(
             REPO / "stacks" / f"Pulumi.{stack}.yaml",
-            ["training.nodes.capacity=spot", "training.storage.checkpoints=null"],
+            ["training.nodes.capacity=spot", "training.storage.checkpoints=null", "training.artifactReaders=[]"],
             REPO,
         )
     assert [p.path for p in error.value.problems] == ["training.storage.checkpoints"]

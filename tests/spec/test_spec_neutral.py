@@ -479,3 +479,22 @@ def test_reader_subnets_are_refused_where_the_object_store_admits_readers_by_gra
         parse_spec(raw, f"{cloud}-training")
     (message,) = [p.message for p in caught.value.problems if p.path == "training.artifactReaderSubnets"]
     assert f"which {cloud} does not offer" in message and "clouds that have it: azure" in message
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
+def test_sharing_models_without_a_checkpoint_store_is_refused_not_silently_dropped(cloud):
+    stack = ROOT / "stacks" / f"Pulumi.{cloud}-training.yaml"
+    raw = read_stack_file(stack)
+    reader = raw["separation"]["servingAccounts"][0]
+    raw = apply_overrides(
+        raw,
+        [
+            "training.storage.checkpoints=null",
+            f'training.artifactReaders=["{reader}"]',
+            "training.nodes.capacity=on-demand",
+        ],
+    )
+    with pytest.raises(SpecError) as caught:
+        parse_spec(raw, f"{cloud}-training")
+    (message,) = [p.message for p in caught.value.problems if p.path == "training.artifactReaders"]
+    assert "checkpoint store" in message and "training.storage.checkpoints.uri" in message

@@ -28,7 +28,8 @@ def test_shipped_training_stack_is_valid_without_warnings():
 # and dataset fit (that is tests/spec/test_training_sizing_rules.py), so they drop the stated sizes.
 UNSIZED = {"training.model": DELETE, "training.storage.datasets.sizeGiB": DELETE}
 # accelstack exports checkpoints from Lustre only on PERSISTENT_2; other types are valid without them.
-NO_CHECKPOINTS = {"training.storage.checkpoints": DELETE}
+# Without a checkpoint store there is nothing to share with serving: the artifact readers go too.
+NO_CHECKPOINTS = {"training.storage.checkpoints": DELETE, "training.artifactReaders": DELETE}
 
 VALID = {
     "scratch2-smallest": {
@@ -105,7 +106,7 @@ VALID = {
     "checkpoints-at-mount-root-dir": {"training.storage.checkpoints.path": "/fsx/ckpt/"},
     "custom-mount": {"training.storage.lustre.mountPath": "/lustre", "training.storage.checkpoints.path": "/lustre/c"},
     # Without the checkpoints block the example's 900 s write target goes too: its 843 s write would warn.
-    "no-checkpoints-on-demand": {"training.storage.checkpoints": DELETE, "training.model": DELETE},
+    "no-checkpoints-on-demand": {**NO_CHECKPOINTS, "training.model": DELETE},
     "bucket-63-chars": {"training.storage.datasets.uri": "s3://" + "a" * 63 + "/prefix/"},
     "bucket-3-chars": {"training.storage.datasets.uri": "s3://a-1"},
     "no-artifact-readers": {"training.artifactReaders": []},
