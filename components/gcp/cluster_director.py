@@ -118,11 +118,15 @@ def login_script(spec: TrainingStack, interval_seconds: int) -> str:
     """The login node's startup script: the jobs' environment, and, where checkpoints live on Lustre, the
     timer copying them to their bucket (the Slurm head's units from the neutral generator)."""
     script = environment_script(node_environment(spec, interval_seconds))
-    nodes = slurm.Nodes(GcpNodePlatform(), catalog.ACCELERATED_INSTANCES.get(spec.training.nodes.instance_type))
+    platform = GcpNodePlatform()
+    nodes = slurm.Nodes(platform, catalog.ACCELERATED_INSTANCES.get(spec.training.nodes.instance_type))
     exports, imports = slurm.checkpoint_export_units(spec, nodes), slurm.dataset_import_units(spec, nodes)
     if not exports and not imports:
         return script
-    lines = [
+    # The units copy with `gcloud storage rsync`: installed first where the login image lacks the Cloud SDK
+    # (Google's images carry it; a no-op then), rather than assumed.
+    lines = [platform.tool_functions.rstrip("\n"), *([platform.tool_setup] if platform.tool_setup else [])]
+    lines += [
         f"printf %s {shlex.quote(text)} > {shlex.quote('/etc/systemd/system/' + unit)}"
         for units in (exports, imports)
         for unit, text in units.items()

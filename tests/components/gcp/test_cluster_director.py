@@ -142,6 +142,8 @@ def test_the_login_node_copies_checkpoints_to_the_bucket_without_deletes_and_its
     assert "gcloud storage rsync --recursive --quiet /lustre/checkpoints/ gs://acme-train-checkpoints/" in login
     assert "delete" not in login.split("ExecStart=")[1].splitlines()[0]
     assert "systemctl enable --now accelstack-checkpoint-export.timer" in login
+    # gcloud is made sure of before any unit that calls it starts, not assumed of the login image
+    assert login.index("\nensure_gcloud\n") < login.index("systemctl enable --now accelstack-checkpoint-export")
     subprocess.run(["bash", "-n"], input=login, text=True, check=True)
 
 
