@@ -16,6 +16,8 @@ not set it up (the spec warns), and A3 Ultra / A4 (RDMA) need nothing beyond the
 
 from __future__ import annotations
 
+from functools import cache
+
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from accelstack.clouds.base import InstanceType
@@ -48,6 +50,7 @@ def _render(name: str, **values: object) -> str:
     return _templates.get_template(name).render(**common, **values)
 
 
+@cache  # pure, and asked for by every Slurm artifact that a fabric touches: rendered once
 def tcpxo_hooks() -> FabricHooks:
     tables = GPUDIRECT_TCPXO
     return FabricHooks(

@@ -539,7 +539,7 @@ def fabric_files(nodes: Nodes) -> list[dict[str, str]]:
     ]
 
 
-def environment_files(spec: StackSpec, values: DeployValues, task_prolog: bool) -> list[dict[str, str]]:
+def environment_files(spec: StackSpec, nodes: Nodes, values: DeployValues, task_prolog: bool) -> list[dict[str, str]]:
     environment = node_environment(_training_stack(spec), checkpoint_interval_seconds(spec, values))
     if not task_prolog:  # the head: what login shells there carry
         environment = {key: value for key, value in environment.items() if key not in HEAD_OMITS}
@@ -548,7 +548,6 @@ def environment_files(spec: StackSpec, values: DeployValues, task_prolog: bool) 
         _file(NODE_ENVIRONMENT_PROFILE, environment_profile()),
     ]
     if task_prolog:
-        nodes = nodes_for(spec)
         fabric = nodes.platform.fabric_hooks(nodes.instance)
         files.append(_file(TASK_PROLOG_PATH, task_prolog_script(fabric=fabric), "0755"))
     return files
@@ -647,7 +646,7 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
             ),
             _file(HEAD_SETUP_PATH, head_setup_script(spec, nodes, values), "0755"),
             # Users submit from here: their login shells carry the jobs' environment.
-            *environment_files(spec, values, task_prolog=False),
+            *environment_files(spec, nodes, values, task_prolog=False),
             *(
                 _file(f"/etc/systemd/system/{unit}", text)
                 for units in (checkpoint_export_units(spec, nodes), dataset_import_units(spec, nodes))
@@ -662,7 +661,7 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
 def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
     """Compute nodes: munge, Lustre, the jobs' environment (TaskProlog), checkpoint restore and sync
     without Lustre, slurmd as a configless dynamic node, the spot watcher."""
-    files = [*environment_files(spec, values, task_prolog=True)]
+    files = [*environment_files(spec, nodes, values, task_prolog=True)]
     if watches_preemption(spec, nodes):
         files += [
             _file(WATCHER_PATH, spot_watcher_script(spec, nodes), "0755"),
@@ -688,6 +687,7 @@ def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> s
 def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None) -> dict[str, str]:
     """Every node artifact by file name, as `accelstack render` writes them."""
     values = values or DeployValues.placeholders()
+    fabric = nodes.platform.fabric_hooks(nodes.instance)
     artifacts = {
         "slurm.conf": slurm_conf(spec, nodes),
         "gres.conf": gres_conf(spec, nodes),
@@ -697,9 +697,8 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
         "training.env": environment_file(
             node_environment(_training_stack(spec), checkpoint_interval_seconds(spec, values))
         ),
-        "task-prolog.sh": task_prolog_script(fabric=nodes.platform.fabric_hooks(nodes.instance)),
+        "task-prolog.sh": task_prolog_script(fabric=fabric),
     }
-    fabric = nodes.platform.fabric_hooks(nodes.instance)
     if fabric is not None:
         artifacts.update(
             {"fabric-setup.sh": fabric.boot_script, "slurm-prolog.sh": fabric.prolog, "slurm-epilog.sh": fabric.epilog}

@@ -516,9 +516,6 @@ def check_cross_cloud_grants(resource: Any, ctx: Context, resources: Sequence[An
         yield from gcp.cross_project_problems(resource, own, ctx, buckets)
 
 
-AZURE_STORAGE_ACCOUNT_TYPES = concepts.tokens("storage-account", cloud="azure-native")
-
-
 def check_network_admission(resource: Any, ctx: Context) -> Iterable[str]:
     """Storage firewalls let in networks of the stack's own accounts, and of serving accounts on a training
     stack's account only (policies/azure.py `network_admission_problems`). Ours: Checkov and Trivy check that
@@ -705,7 +702,7 @@ POLICIES = [
         "cross-account-network-admission",
         "Storage firewalls admit only the stack's own networks, and serving's readers on training's account.",
         check_network_admission,
-        types=AZURE_STORAGE_ACCOUNT_TYPES,
+        types=azure.STORAGE_ACCOUNT,
     ),
     stack_policy(
         "cross-account-read-only-final",

@@ -75,6 +75,7 @@ def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
     training = spec.training
     readers = {reader.lower() for reader in training.artifact_readers}
     admitted: dict[str, int] = {}
+    covered: set[str] = set()  # the subscriptions some listed subnet belongs to
     for index, subnet in enumerate(training.artifact_reader_subnets):
         path = f"training.artifactReaderSubnets.{index}"
         match = re.match(tables.SUBNET_ID, subnet)
@@ -87,6 +88,7 @@ def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
             )
             continue
         subscription = match["subscription"].lower()
+        covered.add(subscription)
         if subscription not in readers:
             allowed = ", ".join(training.artifact_readers) or "none: training.artifactReaders is empty"
             yield Problem(
@@ -105,9 +107,6 @@ def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
             f"{tables.STORAGE_VIRTUAL_NETWORK_RULES_MAX} virtual network rules and the nodes' subnet is one, so at "
             f"most {room}",
         )
-    covered = {
-        m["subscription"].lower() for s in training.artifact_reader_subnets if (m := re.match(tables.SUBNET_ID, s))
-    }
     for index, reader in enumerate(training.artifact_readers):
         if reader.lower() not in covered:
             yield Problem(
