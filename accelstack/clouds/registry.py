@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
 
 from accelstack.clouds.base import Cloud
 
@@ -18,9 +18,21 @@ _extra: dict[str, Cloud] = {}
 
 
 @cache
+def _installed_entry_points() -> EntryPoints:
+    # One read of every installed distribution's entry points (~5 ms each time, and a preview needs two groups).
+    # Python 3.11 returns them grouped (SelectableGroups); `select` reads the same on every version.
+    return entry_points()  # type: ignore[return-value]
+
+
+def plugins(group: str) -> list[EntryPoint]:
+    """The installed entry points of `group`, by name."""
+    return sorted(_installed_entry_points().select(group=group), key=lambda e: e.name)
+
+
+@cache
 def _discovered() -> dict[str, Cloud]:
     found: dict[str, Cloud] = {}
-    for entry in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+    for entry in plugins(GROUP):
         cloud = entry.load()
         if not isinstance(cloud, Cloud) or cloud.name != entry.name:
             raise TypeError(f"entry point {GROUP}:{entry.name} must be a Cloud named {entry.name!r}, got {cloud!r}")

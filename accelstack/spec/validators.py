@@ -31,7 +31,6 @@ import importlib
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
 
 from accelstack.clouds import registry
 from accelstack.clouds.base import ParallelFsTier
@@ -55,16 +54,16 @@ def rule(func: Validator) -> Validator:
 def load_rule_plugins() -> tuple[str, ...]:
     """Import every module in the `accelstack.rules` entry-point group (their `@rule`s register on
     import) and return their names in load order. Cached: entry points are read once per process."""
-    plugins = sorted(entry_points(group=RULE_PLUGIN_GROUP), key=lambda ep: ep.name)
-    if not plugins:
+    rule_plugins = registry.plugins(RULE_PLUGIN_GROUP)
+    if not rule_plugins:
         raise RuntimeError(
             f"no {RULE_PLUGIN_GROUP!r} entry points: accelstack is not installed, so the planner's rules "
             "(GPU fit, Lustre capacity, model presets) would not run; install it with `make` or "
             "`pip install -e .`"
         )
-    for plugin in plugins:
+    for plugin in rule_plugins:
         plugin.load()
-    return tuple(plugin.module for plugin in plugins)
+    return tuple(plugin.module for plugin in rule_plugins)
 
 
 def cloud_rule_modules(cloud: str) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from accelstack.spec.models import TrainingStack
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
 # Ubuntu 22.04's 21.08 lacks `slurmd -Z`). Compute nodes use training.NODE_IMAGE, a 24.04 image too.
 # Canonical's public SSM parameter, resolved to an AMI id at deploy time (see `head_image_id`).
+GET_PARAMETER_TOKEN = "aws:ssm/getParameter:getParameter"
 HEAD_IMAGE_PARAMETER = "/aws/service/canonical/ubuntu/server/24.04/stable/current/{arch}/hvm/ebs-gp3/ami-id"
 HEAD_ROOT_GIB = 100
 STATE_VOLUME_GIB = 50
@@ -66,9 +67,15 @@ def head_image_id(instance_type: str, parent: pulumi.Resource) -> pulumi.Output[
     Not `resolve:ssm:` in `ami`: an `aws.ec2.Instance` with a root_block_device looks the image up
     with DescribeImages before launch, which rejects the alias (InvalidAMIID.Malformed), and the
     instance reads back the real ami-... id, so the alias would force a replacement on every `up`
-    (hashicorp/terraform-provider-aws#43488, #43364)."""
+    (hashicorp/terraform-provider-aws#43488, #43364).
+
+    The invoke by its token, as `aws.ssm.get_parameter_output` sends it: that wrapper's package imports every
+    SSM resource class (~40 ms of an offline preview) for one string. The parent's explicit provider answers."""
     parameter = HEAD_IMAGE_PARAMETER.format(arch=head_arch(instance_type))
-    return aws.ssm.get_parameter_output(name=parameter, opts=pulumi.InvokeOptions(parent=parent)).value
+    result = pulumi.runtime.invoke_output(
+        GET_PARAMETER_TOKEN, {"name": parameter}, opts=pulumi.InvokeOutputOptions(parent=parent)
+    )
+    return result.apply(lambda found: str(found["value"]))
 
 
 def efa_device_count(instance_type: str) -> int:

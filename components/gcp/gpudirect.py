@@ -18,17 +18,12 @@ from __future__ import annotations
 
 from functools import cache
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from accelstack.clouds.base import InstanceType
 from accelstack.clouds.gcp.catalog import GPUDIRECT_TCPXO
 from accelstack.components.node_platform import FabricHooks
+from accelstack.components.templates import template_environment
 
-_templates = Environment(
-    loader=PackageLoader("accelstack.components.gcp", "templates"),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-)
+_templates = template_environment("accelstack.components.gcp", trim_blocks=False)
 LIBRARY_PATH = "/var/lib/tcpxo/lib64"  # where the plugin's installer puts the plugin and its NCCL
 ENVIRONMENT_FILE = "/var/lib/accelstack/fabric.env"  # beside the libraries: both survive a reboot
 STATE_DIR = "/run/accelstack/fabric"  # the jobs using RxDM now: none after a reboot

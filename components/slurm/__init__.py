@@ -32,8 +32,6 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from accelstack.clouds import registry
 from accelstack.clouds.base import InstanceType
 from accelstack.components.node_environment import (  # the Slurm artifacts write the node environment too
@@ -45,6 +43,7 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     node_environment,
 )
 from accelstack.components.node_platform import FabricHooks, NodeFact, NodePlatform, node_platform_for
+from accelstack.components.templates import template_environment
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.models import StackSpec, TrainingSpec, TrainingStack
@@ -107,14 +106,7 @@ FABRIC_UNIT = "accelstack-fabric"
 PROLOG_PATH = "/usr/local/sbin/accelstack-slurm-prolog"
 EPILOG_PATH = "/usr/local/sbin/accelstack-slurm-epilog"
 
-_env = Environment(
-    loader=PackageLoader("accelstack.components.slurm", "templates"),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,  # config files and shell, not HTML
-)
+_env = template_environment("accelstack.components.slurm")
 
 
 @dataclass(frozen=True)

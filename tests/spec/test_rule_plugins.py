@@ -129,7 +129,7 @@ def test_every_rule_registered_once_in_layer_order():
 
 def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):
     """Without the installed entry points the planner's rules would silently not run."""
-    monkeypatch.setattr(validators, "entry_points", lambda group: [])
+    monkeypatch.setattr(validators.registry, "plugins", lambda group: [])
     validators.load_rule_plugins.cache_clear()
     try:
         with pytest.raises(RuntimeError, match=r"accelstack\.rules.*pip install -e"):

@@ -8,27 +8,18 @@ import bz2
 import shlex
 from importlib import resources
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from accelstack.clouds import registry
 from accelstack.clouds.aws.catalog import EC2_USER_DATA_MAX_BYTES
 from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION, IMDS_FUNCTION
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
 from accelstack.components.replica.server import server_arguments
+from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec.models import ServingSpec, ServingStack
 
 MODEL_DIR = "/opt/accelstack/models"
 
-# Like the Slurm templates (components/slurm/__init__.py): a missing value is an error, not "".
-_templates = Environment(
-    loader=PackageLoader("accelstack.components.aws.serving", "templates"),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
+_templates = template_environment("accelstack.components.aws.serving")
 
 
 # The admission-queue worker is a real module (tested against a local SQS and inference server): the

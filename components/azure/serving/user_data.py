@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import shlex
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from accelstack.clouds import registry
 from accelstack.components.azure.node_platform import AZCOPY_FUNCTION, azcopy_sync_command
 from accelstack.components.replica import worker_files
 from accelstack.components.replica.server import server_arguments
+from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec.models import ServingSpec, ServingStack
 
@@ -28,14 +27,7 @@ REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
 CUSTOM_DATA_LIMIT_BYTES = 65535
 SERVICE_BUS_PACKAGES = ("azure-servicebus==7.14.2", "azure-identity==1.23.0")
 
-_templates = Environment(
-    loader=PackageLoader("accelstack.components.azure.serving", "templates"),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
+_templates = template_environment("accelstack.components.azure.serving")
 
 
 def worker_environment(serving: ServingSpec, plan: ServingPlan, *, namespace: str, client_id: str) -> dict[str, str]:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import shlex
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from accelstack.clouds import registry
 from accelstack.components.replica import worker_files
 from accelstack.components.replica.server import server_arguments
+from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan, plan_serving
 from accelstack.spec.models import ServingSpec, ServingStack
 
@@ -21,14 +20,7 @@ REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
 # Compute Engine metadata: 256 KB per value (https://cloud.google.com/compute/docs/metadata/setting-custom-metadata#limitations).
 METADATA_VALUE_LIMIT_BYTES = 256 * 1024
 
-_templates = Environment(
-    loader=PackageLoader("accelstack.components.gcp.serving", "templates"),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
+_templates = template_environment("accelstack.components.gcp.serving")
 
 
 def worker_environment(
