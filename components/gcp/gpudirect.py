@@ -10,8 +10,9 @@ Toolkit's A3 Mega image builds the same pieces into a custom image, where accels
 on Canonical's accelerator image. Not run on A3 Mega hardware from here: versions and device ids are as those
 sources give them (catalog.GPUDIRECT_TCPXO).
 
-A3 High (GPUDirect-TCPX) needs a different RxDM with a GPU-to-NIC topology file for its 4 NICs; accelstack does
-not set it up (the spec warns), and A3 Ultra / A4 (RDMA) need nothing beyond the image.
+A3 High (GPUDirect-TCPX) first needs a kernel with Google's TCPX patches (`linux-gcp-tcpx`, installed with
+credentials Google grants on request, per Cluster Toolkit's a3-highgpu-8g README), which no public image carries;
+accelstack does not set it up (the spec warns), and A3 Ultra / A4 (RDMA) need nothing beyond the image.
 """
 
 from __future__ import annotations

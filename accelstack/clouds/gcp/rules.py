@@ -113,18 +113,22 @@ def gcp_training_machine_type(spec: StackSpec) -> Iterator[Problem]:
 
 @rule
 def gpudirect_tcpx_not_set_up(spec: StackSpec) -> Iterator[Problem]:
-    """A3 High's GPUDirect-TCPX needs Google's TCPX receive-datapath manager, run with a GPU-to-NIC topology
-    file, and its NCCL plugin (cloud.google.com/compute/docs/gpus/gpudirect); accelstack sets that up for A3
-    Mega's TCPXO only, so several A3 High nodes would talk over their 4 GPU NICs with plain sockets."""
+    """A3 High's GPUDirect-TCPX needs a kernel carrying Google's TCPX patches (`linux-gcp-tcpx`, installed with
+    credentials Google grants on request: Cluster Toolkit's examples/machine-learning/a3-highgpu-8g README; its
+    legacy solution used a DLVM image available on request too), then Google's receive-datapath manager with a
+    GPU-to-NIC topology file and the NCCL plugin (cloud.google.com/compute/docs/gpus/gpudirect). Canonical's public
+    accelerator image has no such kernel, so accelstack sets the software up for A3 Mega's TCPXO only: several
+    A3 High nodes talk over their 4 GPU NICs with plain sockets."""
     if not isinstance(spec, TrainingStack) or spec.training.nodes.count < 2:
         return
     instance = tables.ACCELERATED_INSTANCES.get(spec.training.nodes.instance_type)
     if instance is not None and instance.fabric == "gpudirect-tcpx" and spec.training.scheduler.kind == "slurm":
         yield Problem(
             "training.nodes.instanceType",
-            f"{instance.name}: accelstack attaches its 4 GPU NICs but does not run GPUDirect-TCPX's receive-"
-            "datapath manager, so NCCL uses them as plain sockets (a fraction of the fabric's rate); prefer "
-            "a3-megagpu-8g (GPUDirect-TCPXO, set up for every multi-node job) or bring RxDM in a Slurm prolog",
+            f"{instance.name}: accelstack attaches its 4 GPU NICs but cannot set up GPUDirect-TCPX on a public "
+            "image (it needs Google's linux-gcp-tcpx kernel, granted on request), so NCCL uses them as plain "
+            "sockets (a fraction of the fabric's rate); prefer a3-megagpu-8g (GPUDirect-TCPXO, set up for every "
+            "multi-node job)",
             Level.WARNING,
         )
 
