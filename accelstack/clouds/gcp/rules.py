@@ -232,6 +232,23 @@ def cluster_director_partitions(spec: StackSpec) -> Iterator[Problem]:
 
 
 @rule
+def cluster_director_node_identity(spec: StackSpec) -> Iterator[Problem]:
+    """Cluster Director's VMs run as the project's Compute Engine default service account: the API the pinned
+    provider speaks (hypercomputecluster Cluster) has no service account field. The stack grants that account
+    only the Slurm path's node roles, but projects made before May 2024, or without the org constraint
+    iam.automaticIamGrantsForDefaultServiceAccounts, gave it the project Editor role
+    (cloud.google.com/compute/docs/access/service-accounts#default_service_account): every job would hold it."""
+    if _managed(spec) is not None:
+        yield Problem(
+            "training.scheduler.kind",
+            "Cluster Director's nodes run as this project's Compute Engine default service account (its API "
+            "takes no other); remove the Editor role from PROJECT_NUMBER-compute@developer.gserviceaccount.com if "
+            "the project granted it, or use scheduler kind slurm (nodes get their own least-privilege account)",
+            Level.WARNING,
+        )
+
+
+@rule
 def gcp_flex_start_run_time(spec: StackSpec) -> Iterator[Problem]:
     """Flex-start VMs run 10 minutes to seven days (MIG resize request `requestedRunDuration`,
     cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig)."""

@@ -295,3 +295,15 @@ def test_a_managed_scheduler_that_mounts_the_checkpoint_store_draws_no_node_loca
     assert path not in warnings("gcp-training", *MANAGED, *no_lustre)
     assert path not in warnings("azure-training", "training.scheduler.kind=managed", "training.storage.lustre=null")
     assert path in warnings("gcp-training", *no_lustre)
+
+
+def test_validate_warns_that_cluster_director_nodes_run_as_the_default_compute_account():
+    def warnings(*overrides: str) -> list[str]:
+        raw = apply_overrides(read_stack_file(REPO / "stacks" / "Pulumi.gcp-training.yaml"), list(overrides))
+        return [
+            p.message for p in spec_warnings(parse_spec(raw, "gcp-training")) if p.path == "training.scheduler.kind"
+        ]
+
+    (message,) = warnings(*MANAGED)
+    assert "default service account" in message and "Editor" in message
+    assert warnings() == []  # the Slurm path's nodes run as the stack's own account
