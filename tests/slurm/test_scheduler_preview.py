@@ -151,10 +151,12 @@ def test_head_image_lookup_reads_canonicals_parameter_for_the_head_architecture(
         def __init__(self) -> None:
             super().__init__()
             self.names: list[str] = []
+            self.providers: list[str] = []
 
         def call(self, args):
             if args.token == "aws:ssm/getParameter:getParameter":
                 self.names.append(args.args["name"])
+                self.providers.append(args.provider)
             return super().call(args)
 
     raw = apply_overrides(
@@ -164,6 +166,9 @@ def test_head_image_lookup_reads_canonicals_parameter_for_the_head_architecture(
     cloud = Recording()
     capture(PROGRAM, config_for_pulumi(raw), stack="aws-training", mocks=cloud)
     assert cloud.names == ["/aws/service/canonical/ubuntu/server/24.04/stable/current/arm64/hvm/ebs-gp3/ami-id"]
+    # Through the stack's explicit provider (its account and Region), not a default provider.
+    (provider,) = cloud.providers
+    assert "$pulumi:providers:aws::" in provider
 
 
 def test_state_volume_detaches_only_from_a_stopped_head(slurm_capture):
