@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import runpy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,12 +134,15 @@ def capture(
     stack: str = "dev",
     preview: bool = True,
     mocks: pulumi.runtime.Mocks | None = None,
+    transformations: Sequence[pulumi.ResourceTransformation] = (),
 ) -> Capture:
     """Run `program` (a callable, or the path of a Pulumi `__main__.py`) and return what it registered.
 
     `mocks` answers the program's invokes and gives resources their computed attributes; by default the
     stack's cloud answers for its account and Region (`accelstack.testing.mocks_for_config`), exactly as
     it answers a user's own unit tests.
+
+    `transformations` run on every resource before it registers, as stack transformations do under `pulumi up`.
 
     Global Pulumi runtime state is reset before and after, so captures in one process are
     independent; the CLI still runs one subprocess per stack for full isolation.
@@ -152,6 +155,8 @@ def capture(
     pulumi_settings.ROOT.set(None)
 
     def run() -> None:
+        for transformation in transformations:  # the root Stack exists only now
+            pulumi.runtime.register_stack_transformation(transformation)
         if isinstance(program, Path):
             runpy.run_path(str(program), run_name="__main__")
         else:

@@ -13,6 +13,7 @@ else. The program's own prints go to stderr so stdout carries only the result.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import gc
 import json
@@ -61,6 +62,7 @@ def run_request(request: dict[str, Any]) -> dict[str, Any]:
                 project=request.get("project", "accelstack"),
                 stack=request["stack"],
                 preview=request.get("preview", True),
+                transformations=(without_type_aliases,),
             )
     except pulumi.RunError as error:
         result["error"] = {"kind": "config", "message": str(error), "traceback": ""}
@@ -88,6 +90,36 @@ def skip_source_positions() -> None:
     from pulumi.runtime.proto import source_pb2
 
     pulumi_resource._get_stack_trace = source_pb2.StackTrace  # an empty trace, as the SDK sends when it finds none
+
+
+def is_type_alias(alias: object) -> bool:
+    """`Alias(type_=...)` and nothing else: what provider SDKs attach for a resource's earlier type tokens."""
+    import pulumi
+
+    return (
+        isinstance(alias, pulumi.Alias)
+        and isinstance(alias.type_, str)
+        # Unset fields hold `...` (the SDK's "not given"), which its annotations leave out.
+        and all(value is ... for value in (alias.name, alias.parent, alias.stack, alias.project))  # type: ignore[comparison-overlap]
+    )
+
+
+def without_type_aliases(args: Any) -> Any:
+    """A stack transformation that drops the type-only aliases provider SDKs attach to their resources.
+
+    pulumi-azure-native gives each resource ~30 (one per earlier API version), and the SDK turns each into an
+    Output chain at construction and registration: ~0.4 s of an Azure preview. An alias only tells the engine which
+    state an existing resource had under another token; an offline preview has no state, and records neither
+    aliases nor anything they change. Other aliases (a name, a parent) are kept: a wrong one must still fail.
+    Only this short-lived process is changed: `pulumi up` and users' tests keep every alias."""
+    import pulumi
+
+    opts = args.opts
+    if not opts.aliases or not any(is_type_alias(alias) for alias in opts.aliases):
+        return None
+    kept = copy.copy(opts)
+    kept.aliases = [alias for alias in opts.aliases if not is_type_alias(alias)] or None
+    return pulumi.ResourceTransformationResult(args.props, kept)
 
 
 def main() -> int:

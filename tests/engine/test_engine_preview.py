@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from accelstack.engine.preview import PreviewError, preview_stack
@@ -59,3 +61,53 @@ def test_worker_skips_the_sdk_stack_walk_and_still_registers_everything(fixture_
     assert list(pulumi_resource._get_stack_trace().frames) == []
     result = preview_stack(stack_file(fixture_project, "alpha"))
     assert len(result.resources) == 8  # a preview in the worker (which skips the walk) is unchanged
+
+
+def _registered_aliases(transformations=()):
+    """The aliases an Azure resource group (which the SDK gives one type alias per earlier API version) and a
+    user's name alias reach the engine with."""
+    import pulumi
+    import pulumi_azure_native as azure_native
+
+    from accelstack.engine.capture import capture
+
+    def program():
+        azure_native.resources.ResourceGroup(
+            "rg", location="eastus", opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name="old-rg")])
+        )
+
+    (group,) = capture(program, {}, transformations=transformations).by_type("azure-native:resources:ResourceGroup")
+    return list(group.request.aliases)
+
+
+def test_worker_drops_only_the_sdks_type_aliases():
+    """pulumi-azure-native attaches an alias per earlier API version to every resource (~0.4 s of an Azure
+    preview to resolve); the worker drops those, never an alias a program wrote (a wrong one must still fail)."""
+    from accelstack.engine import worker
+
+    everything = _registered_aliases()
+    assert len([a for a in everything if a.spec.type]) >= 10  # the SDK's own, if it still attaches them
+    (kept,) = _registered_aliases((worker.without_type_aliases,))
+    assert kept.spec.name == "old-rg" and not kept.spec.type
+
+
+def test_a_worker_preview_records_what_an_in_process_capture_records():
+    """Everything the worker changes in the SDK (no stack walk, no type aliases) leaves the recorded preview
+    as it was: the Azure training example, whose resources carry the most aliases, compared field by field."""
+    from accelstack.engine.capture import capture, config_for_pulumi
+    from accelstack.spec.loader import read_stack_file
+
+    repo = Path(__file__).resolve().parents[2]
+    path = repo / "stacks" / "Pulumi.azure-training.yaml"
+    in_process = capture(repo / "__main__.py", config_for_pulumi(read_stack_file(path)), stack="azure-training")
+    worker_preview = preview_stack(path)
+
+    def recorded(registrations):
+        fields = ("type", "name", "custom", "parent", "provider", "protect", "inputs", "outputs", "id")
+        return {
+            r.urn: ({f: getattr(r, f) for f in fields}, sorted(r.dependencies), sorted(r.property_dependencies))
+            for r in registrations
+        }
+
+    assert recorded(worker_preview.resources) == recorded(in_process.resources)
+    assert worker_preview.stack_outputs == in_process.stack_outputs
