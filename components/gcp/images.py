@@ -6,9 +6,10 @@ A4, the MRDMA (RoCE) stack the RDMA NICs need; Google's A3 Ultra / A4 creation g
 24.04, not 22.04: the same Slurm major as the head, and dynamic nodes (`slurmd -Z`) need Slurm >= 22.05,
 which 22.04's 21.08 is not. A3 Ultra and A4 use the MRDMA NICs through the image's RDMA stack. A3 Mega needs
 more than its NICs for GPUDirect-TCPXO (Google's receive-datapath manager beside each job, its NCCL plugin, the
-dma-buf import helper): components/gcp/gpudirect.py installs and runs them on this image. A3 High's TCPX is not
-set up (the spec warns): NCCL moves data over its extra gVNICs with plain sockets. A family, not a pinned image: a rebuilt template
-picks the newest patched image, and running nodes keep theirs (the group updates opportunistically).
+dma-buf import helper): components/gcp/gpudirect.py installs and runs them on this image. A3 High's TCPX needs
+Google's linux-gcp-tcpx kernel (granted on request), which this image lacks: not set up (the spec warns), NCCL
+moves data over its extra gVNICs with plain sockets. A family, not a pinned image: a rebuilt template picks the
+newest patched image, and running nodes keep theirs (the group updates opportunistically).
 
 Head: Ubuntu 24.04 LTS (no GPU; slurmctld from Debian/Ubuntu packages, as on the other clouds).
 """
