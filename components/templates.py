@@ -30,12 +30,22 @@ class _BestEffortBytecodeCache(FileSystemBytecodeCache):
             super().dump_bytecode(bucket)
 
 
-def _bytecode_cache(options: dict[str, object]) -> FileSystemBytecodeCache | None:
+# The settings that shape the code Jinja compiles a template to (its lexer's and code generator's).
+_COMPILE_SETTINGS = (
+    "block_start_string", "block_end_string", "variable_start_string", "variable_end_string",
+    "comment_start_string", "comment_end_string", "line_statement_prefix", "line_comment_prefix",
+    "trim_blocks", "lstrip_blocks", "newline_sequence", "keep_trailing_newline", "optimized", "autoescape",
+    "is_async", "undefined",
+)  # fmt: skip
+
+
+def _bytecode_cache(environment: Environment) -> FileSystemBytecodeCache | None:
     """Jinja keys an entry by template path and checks it against the source, but not against the environment's
-    options or Jinja's version, which change the compiled code: both go into the file names."""
+    settings or Jinja's version, which change the compiled code: both go into the file names."""
     if os.environ.get("ACCELSTACK_NO_TEMPLATE_CACHE"):
         return None
-    flavour = hashlib.sha256(repr((jinja2.__version__, sorted(options.items()))).encode()).hexdigest()[:12]
+    settings = [repr(getattr(environment, name, None)) for name in _COMPILE_SETTINGS]
+    flavour = hashlib.sha256(repr((jinja2.__version__, settings)).encode()).hexdigest()[:12]
     try:
         # Jinja's own default directory: <tmp>/_jinja2-cache-<uid>, created 0700 and refused if another user owns it.
         return _BestEffortBytecodeCache(pattern=f"accelstack-{flavour}-%s.cache")
@@ -46,19 +56,13 @@ def _bytecode_cache(options: dict[str, object]) -> FileSystemBytecodeCache | Non
 def template_environment(package: str, *, trim_blocks: bool = True) -> Environment:
     """The environment for the `templates` folder of `package`. `trim_blocks` also strips a block tag's indent
     and newline (`trim_blocks` + `lstrip_blocks`); shell scripts with literal layout turn it off."""
-    options: dict[str, object] = {
-        "undefined": StrictUndefined.__name__,
-        "keep_trailing_newline": True,
-        "trim_blocks": trim_blocks,
-        "lstrip_blocks": trim_blocks,
-        "autoescape": False,
-    }
-    return Environment(
+    environment = Environment(
         loader=PackageLoader(package, "templates"),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=trim_blocks,
         lstrip_blocks=trim_blocks,
         autoescape=False,  # config files and shell, not HTML
-        bytecode_cache=_bytecode_cache(options),
     )
+    environment.bytecode_cache = _bytecode_cache(environment)
+    return environment

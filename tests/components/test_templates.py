@@ -59,13 +59,15 @@ def test_a_truncated_cache_entry_is_compiled_again(tmp_path):
     )
 
 
-def test_environments_with_other_options_do_not_share_entries(monkeypatch):
-    trimmed = templates._bytecode_cache({"trim_blocks": True})
-    literal = templates._bytecode_cache({"trim_blocks": False})
-    assert trimmed is not None and literal is not None
-    assert trimmed.pattern != literal.pattern
+def test_environments_with_other_settings_do_not_share_entries(monkeypatch):
+    trimmed = templates._bytecode_cache(Environment(trim_blocks=True))
+    literal = templates._bytecode_cache(Environment(trim_blocks=False))
+    other_delimiters = templates._bytecode_cache(Environment(trim_blocks=True, variable_start_string="<<"))
+    assert trimmed is not None and literal is not None and other_delimiters is not None
+    assert len({trimmed.pattern, literal.pattern, other_delimiters.pattern}) == 3
+    assert templates._bytecode_cache(Environment(trim_blocks=True)).pattern == trimmed.pattern  # stable
     monkeypatch.setenv("ACCELSTACK_NO_TEMPLATE_CACHE", "1")
-    assert templates._bytecode_cache({"trim_blocks": True}) is None
+    assert templates._bytecode_cache(Environment()) is None
 
 
 def test_a_missing_value_is_an_error_not_an_empty_string():
