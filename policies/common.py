@@ -86,6 +86,16 @@ def as_list(value: Any) -> list[Any]:
     return [value]
 
 
+GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def canonical_account(account: str) -> str:
+    """An account id as its cloud compares it: a GUID (an Azure subscription id) names the same subscription in
+    any case, so it compares lowercased; one subscription written in two cases must not pass as two accounts
+    (disjoint sides, "not the other side's"). AWS ids are digits and GCP project ids lowercase: unchanged."""
+    return account.lower() if GUID.fullmatch(account) else account
+
+
 def account_of_arn(arn: Any) -> str | None:
     """`arn:aws:iam::111111111111:role/x` -> 111111111111 (None for anything else)."""
     if isinstance(arn, str) and arn.startswith("arn:"):
@@ -147,8 +157,8 @@ def provider_facts(type_token: str, props: Mapping[str, Any], urn: str = "", nam
         name=name or urn_name(urn),
         package=package,
         region=region if isinstance(region, str) else None,
-        allowed_accounts=tuple(allowed),
-        role_accounts=tuple(role_accounts),
+        allowed_accounts=tuple(canonical_account(a) for a in allowed),
+        role_accounts=tuple(canonical_account(a) for a in role_accounts),
         default_tags={str(k): str(v) for k, v in (tags or {}).items()},
     )
 
@@ -195,8 +205,8 @@ def make_context(config: Mapping[str, Any] | None, providers: Iterable[ProviderF
     regions = config.get("allowedRegions")
     return Context(
         workload=workload,
-        training_accounts=frozenset(str(a) for a in config.get("trainingAccounts") or []),
-        serving_accounts=frozenset(str(a) for a in config.get("servingAccounts") or []),
+        training_accounts=frozenset(canonical_account(str(a)) for a in config.get("trainingAccounts") or []),
+        serving_accounts=frozenset(canonical_account(str(a)) for a in config.get("servingAccounts") or []),
         allowed_regions=tuple(regions) if regions else None,
         config=config,
         provider=providers[0] if len(providers) == 1 else None,

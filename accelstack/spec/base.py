@@ -6,6 +6,7 @@ import ast
 import functools
 import inspect
 import itertools
+import re
 import textwrap
 from typing import Any, get_args
 
@@ -82,6 +83,21 @@ class Model(BaseModel):
         return value
 
 
+GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def canonical_account_ids(value: object) -> object:
+    """Account ids as their cloud compares them. A GUID (an Azure subscription id) names the same subscription in
+    any case, so it is kept lowercased: otherwise one subscription written twice in two cases would pass as two
+    (trainingAccounts and servingAccounts "disjoint") and an id would not match itself. AWS ids are digits and GCP
+    project ids lowercase by their own rules: unchanged."""
+    if isinstance(value, str):
+        return value.lower() if GUID.fullmatch(value) else value
+    if isinstance(value, list):
+        return [canonical_account_ids(item) for item in value]
+    return value
+
+
 def quoted_account_ids(value: object) -> object:
     """Unquoted YAML account ids become numbers and lose leading zeros (or turn octal): refuse them."""
     items = value if isinstance(value, list) else [value]
@@ -93,4 +109,4 @@ def quoted_account_ids(value: object) -> object:
                     f'write {written} quoted ("{written}"): unquoted, YAML reads it as the number {int(item)}'
                 )
             raise ValueError(f'write account ids quoted ("{written}"): unquoted, an id with leading zeros loses them')
-    return value
+    return canonical_account_ids(value)

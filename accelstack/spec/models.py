@@ -283,6 +283,11 @@ class TrainingSpec(Model):
     """Where the checkpoint store admits networks by rule (Azure: a storage account firewall), the subnets the
     artifactReaders' replicas read from: subnet resource ids, each serving stack's `replicaSubnets` output."""
 
+    @field_validator("artifact_readers", mode="before")
+    @classmethod
+    def _reader_ids(cls, value: object) -> object:
+        return quoted_account_ids(value)
+
 
 class LoraAdapter(Model):
     name: str = Field(pattern=ADAPTER_NAME_PATTERN)
@@ -420,6 +425,11 @@ class ServingSpec(Model):
     # Training account's bucket holding the model artifacts (read-only from serving).
     artifact_account: str | None = None
     """Training account whose checkpoint bucket holds the model artifacts (its KMS key decrypts them)."""
+
+    @field_validator("artifact_account", mode="before")
+    @classmethod
+    def _artifact_account_id(cls, value: object) -> object:
+        return None if value is None else quoted_account_ids(value)
 
     @model_validator(mode="before")
     @classmethod

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from accelstack.clouds import registry
 from accelstack.clouds.base import ParallelFsTier
 from accelstack.spec.features import FEATURE_USES
-from accelstack.spec.models import LustreSpec, StackSpec, TrainingStack
+from accelstack.spec.models import LustreSpec, ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.uris import object_uris, split_bucket_uri
 
@@ -186,6 +186,32 @@ def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
             yield Problem(path, problem)
         elif reader not in serving:
             yield Problem(path, f"{reader} is not one of separation.servingAccounts ({', '.join(serving)})")
+
+
+@rule
+def artifact_account_is_training(spec: StackSpec) -> Iterator[Problem]:
+    """Serving reads artifacts from a training account, never from another serving account (the separation
+    contract, on every cloud: an AWS account, an Azure subscription, a GCP project)."""
+    if not isinstance(spec, ServingStack):
+        return
+    training = spec.separation.training_accounts
+    artifact_account = spec.serving.artifact_account
+    if artifact_account is None:
+        yield Problem(
+            "serving.artifactAccount",
+            "not set: the model is assumed to live in this account; set it to the training account "
+            f"({', '.join(training)}) that owns the checkpoint bucket to scope the cross-account read",
+            Level.WARNING,
+        )
+        return
+    problem = type(spec.account).id_problem(artifact_account)
+    if problem:
+        yield Problem("serving.artifactAccount", problem)
+    elif artifact_account not in training:
+        yield Problem(
+            "serving.artifactAccount",
+            f"{artifact_account} is not one of separation.trainingAccounts ({', '.join(training)})",
+        )
 
 
 @rule

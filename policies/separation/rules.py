@@ -31,6 +31,7 @@ from ..common import (
     WORKLOADS,
     Context,
     as_list,
+    canonical_account,
     decode,
     is_cloud_type,
     is_provider_type,
@@ -326,7 +327,8 @@ def _own_accounts(ctx: Context) -> frozenset[str]:
 
 
 def _trusted(ctx: Context) -> frozenset[str]:
-    return (ELB_LOG_DELIVERY_ACCOUNTS | frozenset(ctx.config.get("trustedAccounts") or [])) - ctx.other_accounts
+    configured = frozenset(canonical_account(str(a)) for a in ctx.config.get("trustedAccounts") or [])
+    return (ELB_LOG_DELIVERY_ACCOUNTS | configured) - ctx.other_accounts
 
 
 def _artifact_prefix(ctx: Context) -> str:

@@ -18,10 +18,11 @@ import pytest
 from accelstack.engine.policy_runner import Verdict, run_packs
 
 Doc = dict[str, Any]
+# Lowercase, with letters: Azure compares subscription ids ignoring case, and tests write them in capitals too.
 TRAIN_SUB, SERVE_SUB, OTHER_SUB = (
-    "11111111-1111-1111-1111-111111111111",
-    "22222222-2222-2222-2222-222222222222",
-    "33333333-3333-3333-3333-333333333333",
+    "1a1a1a1a-1111-4111-a111-11111111111a",
+    "2b2b2b2b-2222-4222-b222-22222222222b",
+    "3c3c3c3c-3333-4333-c333-33333333333c",
 )
 TENANT = "99999999-9999-9999-9999-999999999999"
 TRAIN_PROJECT, SERVE_PROJECT, OTHER_PROJECT = "acme-train", "acme-serve", "acme-other"
@@ -1306,6 +1307,14 @@ MUTATIONS = [
         "reader2",
     ),
     m("az-provider-serving-sub", AZT, put(PROVIDER_AZ, "subscriptionId", SERVE_SUB), "provider-account", PROVIDER_AZ),
+    # A GUID names its subscription in any case: the serving subscription in capitals is still serving's.
+    m(
+        "az-provider-serving-sub-capitals",
+        AZT,
+        put(PROVIDER_AZ, "subscriptionId", SERVE_SUB.upper()),
+        "provider-account",
+        PROVIDER_AZ,
+    ),
     m(
         "az-provider-unpinned",
         AZT,
@@ -1939,6 +1948,8 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
         ),
     ),
     ("gcp-serving-autoscaler-bounds", GCS, put("replicas-autoscaler", "autoscalingPolicy.maxReplicas", 8)),
+    # The stack's own subscription in capitals is still its own (Azure compares subscription ids ignoring case).
+    ("azure-training-provider-sub-capitals", AZT, put(PROVIDER_AZ, "subscriptionId", TRAIN_SUB.upper())),
 ]
 
 
@@ -1967,6 +1978,16 @@ def test_each_mutation_is_caught_naming_its_resource(mutation: Mutation) -> None
         and (v.urn.endswith(f"::{mutation.resource}") or mutation.resource in v.message)
     ]
     assert hits, "\n".join(v.line() for v in found) or "no verdict at all"
+
+
+@pytest.mark.parametrize("stack", [AZT, AZS])
+def test_one_subscription_in_two_cases_is_not_two_disjoint_accounts(stack: str) -> None:
+    """trainingAccounts and servingAccounts naming one subscription, once in capitals, would let both sides deploy
+    to it; the separation pack compares GUIDs ignoring case, as Azure does."""
+    cloud, workload = stack.split("-")
+    overlapping = {**context(cloud, workload), "servingAccounts": [SERVE_SUB, TRAIN_SUB.upper()]}
+    found = run_packs(STACKS[stack]().doc(), context=overlapping)
+    assert [v for v in found if v.policy == "disjoint-accounts" and TRAIN_SUB in v.message and v.mandatory]
 
 
 def test_mutation_ids_are_unique() -> None:

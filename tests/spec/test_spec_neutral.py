@@ -187,6 +187,37 @@ def test_the_stack_account_must_be_on_its_side_in_the_clouds_key():
     assert [m for m in at(problems, "account.subscriptionId") if "is not one of separation.trainingAccounts" in m]
 
 
+def test_one_subscription_written_in_two_cases_is_one_account():
+    """Azure compares subscription ids ignoring case: the same GUID on both sides, once in capitals, is not two
+    disjoint accounts, and the stack's own subscription in capitals is still on its side."""
+    overlapping = edited(
+        on_cloud(training_raw(), "azure"), {"separation.servingAccounts": [OTHER_SUBSCRIPTION, SUBSCRIPTION.upper()]}
+    )
+    with registry.registered(described("azure")):
+        problems = all_problems(overlapping)
+        assert [m for m in at(problems, "separation") if "must be disjoint" in m and SUBSCRIPTION in m]
+        capitals = edited(
+            on_cloud(training_raw(), "azure"),
+            {"account.subscriptionId": SUBSCRIPTION.upper(), "training.artifactReaders": [OTHER_SUBSCRIPTION.upper()]},
+        )
+        spec = parse_spec(capitals, "test")
+    assert spec.account.account_id == SUBSCRIPTION and spec.training.artifact_readers == [OTHER_SUBSCRIPTION]
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
+def test_serving_reads_artifacts_from_a_training_account_on_every_cloud(cloud):
+    """serving.artifactAccount is the training side's account in the cloud's own format, wherever it is set."""
+    raw = read_stack_file(ROOT / "stacks" / f"Pulumi.{cloud}-serving.yaml")
+    serving_account = raw["separation"]["servingAccounts"][0]
+    for value, fragment in (
+        ("not-an-account-id!", "is not"),
+        (serving_account, "is not one of separation.trainingAccounts"),
+    ):
+        with pytest.raises(SpecError) as caught:
+            parse_spec(edited(raw, {"serving.artifactAccount": value}), f"{cloud}-serving")
+        assert [p for p in caught.value.problems if p.path == "serving.artifactAccount" and fragment in p.message]
+
+
 def test_aws_account_id_format_is_a_model_error_at_account_id():
     assert AwsAccount.id_problem("12345") and AwsAccount.id_problem("111111111111") is None
     [message] = at(all_problems(edited(training_raw(), {"account.id": "12345"})), "account.id")

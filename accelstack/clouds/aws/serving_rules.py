@@ -156,27 +156,6 @@ def model_artifacts_on_s3(spec: StackSpec) -> Iterator[Problem]:
             yield Problem(f"serving.model.adapters.{index}.name", f"duplicate adapter name {name!r}")
 
 
-@rule
-def artifact_account_is_training(spec: StackSpec) -> Iterator[Problem]:
-    """Serving reads artifacts from a training account, never from another serving account."""
-    serving = _serving(spec)
-    if serving is None:
-        return
-    training = spec.separation.training_accounts
-    if serving.artifact_account is None:
-        yield Problem(
-            "serving.artifactAccount",
-            "not set: the model is assumed to live in this account; set it to the training account "
-            f"({', '.join(training)}) that owns the checkpoint bucket to scope the cross-account read",
-            Level.WARNING,
-        )
-    elif serving.artifact_account not in training:
-        yield Problem(
-            "serving.artifactAccount",
-            f"{serving.artifact_account} is not one of separation.trainingAccounts ({', '.join(training)})",
-        )
-
-
 # Subnets carved from a new serving VPC: one public and one private per AZ.
 SERVING_ZONES = 2
 SERVING_MAX_VPC_PREFIX = 24  # 4 subnets of /26 still fit
