@@ -425,9 +425,19 @@ LEGACY_AGENT_PROJECTS = frozenset({"compute-system", "gs-project-accounts", "con
 SERVICE_AGENT_ID = re.compile(r"^serviceaccount:service-[0-9]+@")
 
 
+# App Engine's default service account is named after its project: <project-id>@appspot.gserviceaccount.com
+# (cloud.google.com/appengine/docs/standard/configure-service-accounts#default-service-account).
+APP_ENGINE_ACCOUNT = re.compile(r"^serviceaccount:([a-z][a-z0-9-]{4,28}[a-z0-9])@appspot\.gserviceaccount\.com$")
+
+
 def member_project(member: str) -> str | None:
-    """The project a user-managed service account belongs to (Google's service agents have none)."""
+    """The project a user-managed service account (or a project's App Engine default account) belongs to; None
+    for Google's service agents. Accounts named by project number (<number>-compute@developer.gserviceaccount.com)
+    cannot be tied to a project id offline and are not judged here."""
     lowered = member.lower()
+    app_engine = APP_ENGINE_ACCOUNT.match(lowered)
+    if app_engine is not None:
+        return app_engine.group(1)
     match = SERVICE_ACCOUNT.match(lowered)
     # service-<number>@gcp-sa-<service>.iam.gserviceaccount.com are Google's per-project service agents
     # (https://cloud.google.com/iam/docs/service-agents), not accounts in a project named gcp-sa-*.

@@ -1754,6 +1754,14 @@ MUTATIONS = [
         "cross-account-read-only",
         "nodes-write-checkpoints",
     ),
+    # The serving project's App Engine default account: named after its project, not under iam.gserviceaccount.com.
+    m(
+        "gcp-training-grants-serving-app-engine-account",
+        GCT,
+        put("nodes-write-checkpoints", "member", "serviceAccount:acme-serve@appspot.gserviceaccount.com"),
+        "cross-account-read-only",
+        "nodes-write-checkpoints",
+    ),
     m(
         "gcp-grant-to-outsider",
         GCT,
