@@ -542,7 +542,12 @@ def cross_subscription_problems(resource: Any, own: frozenset[str], ctx: Any) ->
     own_lower = {s.lower() for s in own}
     training = {s.lower() for s in ctx.training_accounts}
     if kind == ROLE_ASSIGNMENT:
-        scope = subscription_of(props.get("scope"))
+        raw_scope = props.get("scope")
+        scope = subscription_of(raw_scope)
+        if scope is None and isinstance(raw_scope, str) and raw_scope:
+            # A management group or the tenant root ("/") reaches every subscription under it, the other side's too.
+            yield f"role assignment {name} is scoped to {raw_scope!r}, above any one subscription; scope it in this stack's"
+            return
         if scope is None or scope in own_lower:
             return
         role = role_of(props)
@@ -556,7 +561,9 @@ def cross_subscription_problems(resource: Any, own: frozenset[str], ctx: Any) ->
     elif kind == ROLE_DEFINITION:
         for scope in as_list(props.get("assignableScopes")):
             sub = subscription_of(scope)
-            if sub is not None and sub not in own_lower:
+            if sub is None and isinstance(scope, str) and scope:
+                yield f"role definition {name} is assignable at {scope!r}, above any one subscription"
+            elif sub is not None and sub not in own_lower:
                 yield f"role definition {name} is assignable in subscription {sub}, outside this stack's"
 
 

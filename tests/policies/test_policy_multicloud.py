@@ -1284,12 +1284,42 @@ MUTATIONS = [
         "cross-account-read-only",
         "read-training-artifacts",
     ),
+    # A management group or the tenant root reaches every subscription under it, the other side's included.
+    m(
+        "az-role-assignment-at-management-group",
+        AZS,
+        put("read-training-artifacts", "scope", "/providers/Microsoft.Management/managementGroups/acme"),
+        "cross-account-read-only",
+        "read-training-artifacts",
+    ),
+    m(
+        "az-role-assignment-at-tenant-root",
+        AZT,
+        put("nodes-read-checkpoints", "scope", "/"),
+        "cross-account-read-only",
+        "nodes-read-checkpoints",
+    ),
     m(
         "az-training-grants-serving-sub",
         AZT,
         put("nodes-read-checkpoints", "scope", f"/subscriptions/{SERVE_SUB}"),
         "cross-account-read-only",
         "nodes-read-checkpoints",
+    ),
+    m(
+        "az-role-definition-at-management-group",
+        AZT,
+        add(
+            AZT,
+            f"{AZ}:authorization:RoleDefinition",
+            "reader3",
+            {
+                "permissions": [{"actions": ["Microsoft.Storage/*/read"]}],
+                "assignableScopes": ["/providers/Microsoft.Management/managementGroups/acme"],
+            },
+        ),
+        "cross-account-read-only",
+        "reader3",
     ),
     m(
         "az-role-definition-other-sub",
