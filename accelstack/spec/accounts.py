@@ -19,7 +19,7 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from accelstack.clouds import registry
-from accelstack.spec.base import Model, canonical_account_ids, quoted_account_ids
+from accelstack.spec.base import Model, quoted_account_ids
 
 
 class Account(Model):
@@ -133,7 +133,7 @@ class AzureAccount(Account):
     @field_validator("subscription_id")
     @classmethod
     def _subscription(cls, value: str) -> str:
-        return str(canonical_account_ids(cls._checked_id(value)))
+        return cls._checked_id(value)
 
     @field_validator("tenant_id")
     @classmethod

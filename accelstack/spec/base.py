@@ -8,6 +8,7 @@ import inspect
 import itertools
 import re
 import textwrap
+from collections.abc import Iterable
 from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
@@ -86,16 +87,17 @@ class Model(BaseModel):
 GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
-def canonical_account_ids(value: object) -> object:
-    """Account ids as their cloud compares them. A GUID (an Azure subscription id) names the same subscription in
-    any case, so it is kept lowercased: otherwise one subscription written twice in two cases would pass as two
+def account_key(account_id: str) -> str:
+    """An account id as its cloud compares it. A GUID (an Azure subscription id) names the same subscription in any
+    case, so it compares lowercased: otherwise one subscription written in two cases would pass as two
     (trainingAccounts and servingAccounts "disjoint") and an id would not match itself. AWS ids are digits and GCP
-    project ids lowercase by their own rules: unchanged."""
-    if isinstance(value, str):
-        return value.lower() if GUID.fullmatch(value) else value
-    if isinstance(value, list):
-        return [canonical_account_ids(item) for item in value]
-    return value
+    project ids lowercase by their own rules. Only comparisons use it: ids stay as written, because resource names
+    derive from them (a storage account named from a changed spelling would be a new storage account)."""
+    return account_id.lower() if GUID.fullmatch(account_id) else account_id
+
+
+def account_keys(account_ids: Iterable[str]) -> set[str]:
+    return {account_key(account_id) for account_id in account_ids}
 
 
 def quoted_account_ids(value: object) -> object:
@@ -109,4 +111,4 @@ def quoted_account_ids(value: object) -> object:
                     f'write {written} quoted ("{written}"): unquoted, YAML reads it as the number {int(item)}'
                 )
             raise ValueError(f'write account ids quoted ("{written}"): unquoted, an id with leading zeros loses them')
-    return canonical_account_ids(value)
+    return value

@@ -26,7 +26,7 @@ from accelstack.spec.accounts import Account as Account
 from accelstack.spec.accounts import account_model
 from accelstack.spec.base import MAX_STRING_CHARS as MAX_STRING_CHARS
 from accelstack.spec.base import Model as Model
-from accelstack.spec.base import quoted_account_ids
+from accelstack.spec.base import account_keys, quoted_account_ids
 
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block", "flex-start"]
@@ -55,7 +55,7 @@ class Separation(Model):
 
     @model_validator(mode="after")
     def _disjoint(self) -> Separation:
-        shared = sorted(set(self.training_accounts) & set(self.serving_accounts))
+        shared = sorted(account_keys(self.training_accounts) & account_keys(self.serving_accounts))
         if shared:
             raise ValueError(f"trainingAccounts and servingAccounts must be disjoint; both list {', '.join(shared)}")
         return self
@@ -283,11 +283,6 @@ class TrainingSpec(Model):
     """Where the checkpoint store admits networks by rule (Azure: a storage account firewall), the subnets the
     artifactReaders' replicas read from: subnet resource ids, each serving stack's `replicaSubnets` output."""
 
-    @field_validator("artifact_readers", mode="before")
-    @classmethod
-    def _reader_ids(cls, value: object) -> object:
-        return quoted_account_ids(value)
-
 
 class LoraAdapter(Model):
     name: str = Field(pattern=ADAPTER_NAME_PATTERN)
@@ -425,11 +420,6 @@ class ServingSpec(Model):
     # Training account's bucket holding the model artifacts (read-only from serving).
     artifact_account: str | None = None
     """Training account whose checkpoint bucket holds the model artifacts (its KMS key decrypts them)."""
-
-    @field_validator("artifact_account", mode="before")
-    @classmethod
-    def _artifact_account_id(cls, value: object) -> object:
-        return None if value is None else quoted_account_ids(value)
 
     @model_validator(mode="before")
     @classmethod

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 
 from accelstack.clouds import registry
 from accelstack.clouds.base import ParallelFsTier
+from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.features import FEATURE_USES
 from accelstack.spec.models import LustreSpec, ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
@@ -184,7 +185,7 @@ def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
         problem = account.id_problem(reader)
         if problem:
             yield Problem(path, problem)
-        elif reader not in serving:
+        elif account_key(reader) not in account_keys(serving):
             yield Problem(path, f"{reader} is not one of separation.servingAccounts ({', '.join(serving)})")
 
 
@@ -207,7 +208,7 @@ def artifact_account_is_training(spec: StackSpec) -> Iterator[Problem]:
     problem = type(spec.account).id_problem(artifact_account)
     if problem:
         yield Problem("serving.artifactAccount", problem)
-    elif artifact_account not in training:
+    elif account_key(artifact_account) not in account_keys(training):
         yield Problem(
             "serving.artifactAccount",
             f"{artifact_account} is not one of separation.trainingAccounts ({', '.join(training)})",
@@ -302,7 +303,7 @@ def stack_account_is_on_its_side(spec: StackSpec) -> Iterator[Problem]:
     """The stack's account must be one of its workload's accounts in `separation`."""
     side = spec.separation.training_accounts if spec.workload == "training" else spec.separation.serving_accounts
     account = spec.account
-    if account.account_id not in side:
+    if account_key(account.account_id) not in account_keys(side):
         yield Problem(
             f"account.{account.id_key()}",
             f"{account.account_id} is not one of separation.{spec.workload}Accounts ({', '.join(side)})",

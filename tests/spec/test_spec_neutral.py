@@ -189,7 +189,7 @@ def test_the_stack_account_must_be_on_its_side_in_the_clouds_key():
 
 def test_one_subscription_written_in_two_cases_is_one_account():
     """Azure compares subscription ids ignoring case: the same GUID on both sides, once in capitals, is not two
-    disjoint accounts, and the stack's own subscription in capitals is still on its side."""
+    disjoint accounts, and the stack's own subscription in capitals is still on its side (and its readers too)."""
     overlapping = edited(
         on_cloud(training_raw(), "azure"), {"separation.servingAccounts": [OTHER_SUBSCRIPTION, SUBSCRIPTION.upper()]}
     )
@@ -201,7 +201,10 @@ def test_one_subscription_written_in_two_cases_is_one_account():
             {"account.subscriptionId": SUBSCRIPTION.upper(), "training.artifactReaders": [OTHER_SUBSCRIPTION.upper()]},
         )
         spec = parse_spec(capitals, "test")
-    assert spec.account.account_id == SUBSCRIPTION and spec.training.artifact_readers == [OTHER_SUBSCRIPTION]
+    # Kept as written: names derive from the id (the checkpoint storage account's among them), so a rewritten
+    # spelling would rename, and so replace, what an earlier `up` created.
+    assert spec.account.account_id == SUBSCRIPTION.upper()
+    assert spec.training.artifact_readers == [OTHER_SUBSCRIPTION.upper()]
 
 
 @pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
