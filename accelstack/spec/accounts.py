@@ -19,7 +19,7 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from accelstack.clouds import registry
-from accelstack.spec.base import Model, quoted_account_ids
+from accelstack.spec.base import GUID, Model, quoted_account_ids
 
 
 class Account(Model):
@@ -71,11 +71,8 @@ class Account(Model):
         return value
 
 
-UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-
-
 def _uuid(value: str, what: str) -> str:
-    if not UUID.fullmatch(value):
+    if not GUID.fullmatch(value):
         raise ValueError(f"{value!r} is not {what} (a GUID, e.g. 00000000-0000-0000-0000-000000000000)")
     return value
 
@@ -127,7 +124,7 @@ class AzureAccount(Account):
 
     ID_FIELD: ClassVar[str] = "subscription_id"
     ID_KIND: ClassVar[str] = "an Azure subscription id (a GUID)"
-    ID_PATTERN: ClassVar[re.Pattern[str]] = UUID
+    ID_PATTERN: ClassVar[re.Pattern[str]] = GUID
     ID_EXAMPLE: ClassVar[str] = "00000000-0000-0000-0000-000000000000"
 
     @field_validator("subscription_id")

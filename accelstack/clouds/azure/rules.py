@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from accelstack.clouds.azure import catalog as tables
 from accelstack.spec.accounts import AzureAccount
+from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.models import StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.uris import object_uris, split_bucket_uri
@@ -73,7 +74,7 @@ def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
     if not isinstance(spec, TrainingStack):
         return
     training = spec.training
-    readers = {reader.lower() for reader in training.artifact_readers}
+    readers = account_keys(training.artifact_readers)
     admitted: dict[str, int] = {}
     covered: set[str] = set()  # the subscriptions some listed subnet belongs to
     for index, subnet in enumerate(training.artifact_reader_subnets):
@@ -87,7 +88,7 @@ def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
                 "stack's replicaSubnets output)",
             )
             continue
-        subscription = match["subscription"].lower()
+        subscription = account_key(match["subscription"])
         covered.add(subscription)
         if subscription not in readers:
             allowed = ", ".join(training.artifact_readers) or "none: training.artifactReaders is empty"
@@ -108,7 +109,7 @@ def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
             f"most {room}",
         )
     for index, reader in enumerate(training.artifact_readers):
-        if reader.lower() not in covered:
+        if account_key(reader) not in covered:
             yield Problem(
                 f"training.artifactReaders.{index}",
                 f"serving subscription {reader} reads models from the checkpoint account, whose firewall admits "
