@@ -87,16 +87,20 @@ class TrainingClusterArgs:
     """What a training cluster is built from: the training stack's spec (account, separation, training block),
     its plan, and the digest tagged on its node groups."""
 
-    spec: TrainingStack
+    spec: TrainingStack  # resolved: its training block is the plan's (every value the planner derives, filled)
     plan: TrainingPlan
     digest: str
+    stated: TrainingStack | None = None  # the spec as the stack file states it (None: `spec` is)
 
     @classmethod
     def of(cls, spec: TrainingStack) -> TrainingClusterArgs:
-        """Plan `spec` on its cloud's catalog and prices (the planner runs here, once, not in a component)."""
+        """Plan `spec` on its cloud's catalog and prices (the planner runs here, once, not in a component), and
+        hand the components the resolved spec: the Lustre capacity and tier the planner derived are filled in,
+        so no component re-plans or meets an omitted value. The digest stays the stack file's: a new price table
+        that moves a derived size does not retag the deployed resources."""
         cloud = registry.get(spec.cloud)
         plan = plan_training(spec.training, catalog=cloud.catalog, prices=PriceBook.from_prices(cloud.prices))
-        return cls(spec, plan, config_digest(spec))
+        return cls(spec.model_copy(update={"training": plan.training}), plan, config_digest(spec), spec)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], name: str) -> TrainingClusterArgs:
@@ -109,7 +113,8 @@ class TrainingClusterArgs:
 
     def named(self, name: str) -> TrainingClusterArgs:
         """The same cluster under another name (the name prefixes every resource and is the stack tag)."""
-        return self if name == self.spec.stack else TrainingClusterArgs.of(self.spec.model_copy(update={"stack": name}))
+        stated = self.stated or self.spec
+        return self if name == self.spec.stack else TrainingClusterArgs.of(stated.model_copy(update={"stack": name}))
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,6 @@ class CloudStack(ABC):
     def build_serving(self, spec: ServingStack) -> pulumi.ComponentResource: ...
 
     @abstractmethod
-    def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
-        """The files a serving replica boots with, by name, as `accelstack render` writes them (pure: no
-        resources; values only known at deploy time stay placeholders)."""
+    def replica_artifacts(self, args: ServingServiceArgs) -> dict[str, str]:
+        """The files a serving replica boots with, by name, as `accelstack render` writes them, from the plan the
+        service deploys (pure: no resources; values only known at deploy time stay placeholders)."""

@@ -122,6 +122,10 @@ class ParallelFsTier:
     # clusters: GCP Filestore). `service` names it in node scripts' comments ("" : the platform's Lustre).
     protocol: str = "lustre"
     service: str = ""
+    # Where the planner's capacity (GiB) and throughput (MB/s per TiB) land on the cloud's resource, for the
+    # preview's derived-defaults table (None: not a number of its own there, e.g. a SKU that fixes it).
+    capacity_property: PlannedProperty | None = None
+    throughput_property: PlannedProperty | None = None
 
     def capacity_allowed(self, gib: int) -> bool:
         if gib in self.first_steps_gib:
@@ -158,6 +162,10 @@ class PlannedProperty:
     name_suffix: str
     prop: str
     note: str = ""
+    # The property's value per unit of the planner's number, and its unit ("" : the planner's own): Azure
+    # Managed Lustre takes TiB where the planner counts GiB (scale 1/1024, unit "TiB").
+    scale: float = 1.0
+    unit: str = ""
 
 
 # The serving plan's numbers a cloud places (Catalog.serving_properties keys) and how the table names one a
@@ -189,6 +197,11 @@ class Catalog:
     regions: tuple[str, ...]
     parallel_fs: Mapping[str, ParallelFsTier] = field(default_factory=dict)
     default_parallel_fs: str | None = None  # the tier a spec without `lustre.tier` gets; None: the first listed
+    # Where nodes mount the file system when `lustre.mountPath` is omitted (checkpoints default under it).
+    default_mount_path: str = "/lustre"
+    # The Slurm head node's (or a managed scheduler's login node's) machine type when `headNode.instanceType` is
+    # omitted: a CPU type of this cloud; None: the cloud runs no head node, so none is filled.
+    default_head_node: str | None = None
     parallel_fs_service: str = "the parallel file system"  # its product name in messages ("FSx for Lustre")
     object_store_service: str = "object storage"  # its product name in messages ("S3")
     # The URI schemes the spec's object-store URIs (datasets, checkpoints, model weights, adapters) take on this

@@ -44,6 +44,7 @@ def render_command(
     stack's replica user data."""
 
     from accelstack.components import cloud_stack
+    from accelstack.components.base import ServingServiceArgs
     from accelstack.components.slurm import nodes_for, render_all
     from accelstack.spec.models import ServingStack
 
@@ -52,7 +53,8 @@ def render_command(
     if spec is None:
         return EXIT_CONFIG
     if isinstance(spec, ServingStack):
-        artifacts, note = cloud_stack(spec).replica_artifacts(spec), SERVING_PLACEHOLDER_NOTE
+        artifacts = cloud_stack(spec).replica_artifacts(ServingServiceArgs.of(spec))
+        note = SERVING_PLACEHOLDER_NOTE
     elif spec.training.scheduler.kind != "slurm":
         raise CliError(
             f"{name}: training.scheduler.kind is {spec.training.scheduler.kind!r}; "

@@ -167,8 +167,8 @@ def reference_rows(schema: dict[str, Any], node: dict[str, Any], prefix: str) ->
             default = "required"
         elif "default" in prop:
             default = f"`{json.dumps(prop['default'])}`"
-        else:
-            default = "`null`"
+        else:  # built when omitted (a default factory): an object of its keys' defaults, or as described
+            default = "its keys' defaults" if "properties" in target and not is_list else "see description"
         rows.append((path, _type_text(prop, definitions), default, prop.get("description", "")))
         for option, cloud in _per_cloud(prop):
             rows += reference_rows(schema, definitions[option], f"{path} ({cloud})")

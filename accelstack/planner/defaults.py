@@ -294,8 +294,32 @@ def training_defaults(
             if setting.capacity_derived
             else f"planner.training_plan.lustre_setting: {setting.basis}",
         ))  # fmt: skip
+    if setting is not None:
+        rows += _file_system_placements(stack, setting, catalog)
     if plan.lustre is not None:
         rows.append(_lustre_row(plan.lustre))
+    return rows
+
+
+def _file_system_placements(stack: str, setting: tp.LustreSetting, catalog: Catalog) -> list[DerivedDefault]:
+    """Where each derived file system number lands on the cloud's resource (ParallelFsTier.capacity_property,
+    .throughput_property), in the property's own unit: what `pulumi up` sends, checked by the conformance suite."""
+    tier = catalog.parallel_fs[setting.deployment_type]
+    derived = [
+        (tier.capacity_property, setting.capacity_derived, setting.capacity_gib, "GiB", "training.storage.lustre.capacityGiB"),
+        (tier.throughput_property, setting.tier_derived, setting.throughput_per_tib, "MB/s/TiB",
+         "training.storage.lustre.throughputPerTiB"),
+    ]  # fmt: skip
+    rows = []
+    for placed, was_derived, value, unit, key in derived:
+        if placed is None or not was_derived or value is None:
+            continue
+        note = f"; {placed.note}" if placed.note else ""
+        rows.append(_resource(
+            placed.type_token, f"{stack}{placed.name_suffix}", placed.prop,
+            value if placed.scale == 1 else value * placed.scale,
+            placed.unit or unit, f"{key} (row above){note}",
+        ))  # fmt: skip
     return rows
 
 

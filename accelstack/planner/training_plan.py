@@ -143,12 +143,28 @@ class LustreCheck:
 
 
 @dataclass(frozen=True)
+class PlannedFileSystem:
+    """The shared file system as it is built: every value resolved (stated, the cloud's default filled by the spec,
+    or derived by the planner), so no component re-derives one or meets an omitted value."""
+
+    tier: str  # the catalog's ParallelFsTier name (FSx deployment type, AMLFS SKU, Managed Lustre tier...)
+    capacity_gib: int
+    throughput_per_tib: int | None  # None: the tier fixes its throughput (scratch, Filestore)
+    mount_path: str
+    import_path: str
+    protocol: str  # "lustre" or "nfs" (ParallelFsTier.protocol)
+
+
+@dataclass(frozen=True)
 class TrainingPlan:
     write: CheckpointWrite
     checkpoint: ck.CheckpointPlan  # Young/Daly interval, job MTBF, expected overhead (rounded for reports)
     mtbf_seconds: float
     interval_seconds: int  # Daly's optimum, whole seconds
     lustre: LustreCheck | None
+    # The training block the components build: the stack's, with the planner's Lustre capacity and tier filled in.
+    training: TrainingSpec
+    file_system: PlannedFileSystem | None  # None: no shared file system
 
 
 def checkpoint_state(training: TrainingSpec, catalog: Catalog) -> CheckpointState:
@@ -471,4 +487,28 @@ def plan_training(training: TrainingSpec, *, catalog: Catalog, prices: PriceBook
         mtbf_seconds=mtbf,
         interval_seconds=max(1, math.floor(interval)),
         lustre=lustre_check(training, write, catalog=catalog, prices=prices),
+        training=training,
+        file_system=planned_file_system(training, catalog),
+    )
+
+
+def planned_file_system(training: TrainingSpec, catalog: Catalog) -> PlannedFileSystem | None:
+    """The typed file system of a planned training block (`planned_training`'s result); None without one.
+    ValueError when a value is still missing: the spec rules refuse such a stack before it is planned."""
+    lustre = training.storage.lustre
+    if lustre is None:
+        return None
+    tier = catalog.parallel_fs.get(lustre.tier or "")
+    if tier is None or lustre.capacity_gib is None:
+        raise ValueError(
+            f"training.storage.lustre: tier {lustre.tier!r} and capacity {lustre.capacity_gib!r} must be resolved "
+            f"before the file system is built; {catalog.cloud} tiers: {', '.join(catalog.parallel_fs)}"
+        )
+    return PlannedFileSystem(
+        tier=tier.name,
+        capacity_gib=lustre.capacity_gib,
+        throughput_per_tib=lustre.throughput_per_tib if tier.throughput_per_tib else None,
+        mount_path=lustre.mount_path,
+        import_path=lustre.import_path,
+        protocol=tier.protocol,
     )

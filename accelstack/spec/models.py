@@ -27,6 +27,7 @@ from accelstack.spec.accounts import account_model
 from accelstack.spec.base import MAX_STRING_CHARS as MAX_STRING_CHARS
 from accelstack.spec.base import Model as Model
 from accelstack.spec.base import account_keys, quoted_account_ids
+from accelstack.spec.cloud_defaults import filled_by_the_cloud, with_cloud_defaults
 
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block", "flex-start"]
@@ -136,7 +137,7 @@ class LustreSpec(Model):
     """The parallel file system, in the keys every cloud shares; each cloud checks its own tiers and steps."""
 
     tier: str | None = None
-    """Tier of the cloud's managed parallel file system (aws: FSx for Lustre deployment type PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1; gcp: managed-lustre-1000/-500/-250/-125, or filestore-zonal, NFS for small clusters); omitted: the cloud's default (aws: PERSISTENT_2). Changing it replaces the file system."""
+    """Tier of the cloud's managed parallel file system (aws: FSx for Lustre deployment type PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1; gcp: managed-lustre-1000/-500/-250/-125, or filestore-zonal, NFS for small clusters); omitted: the tier offering throughputPerTiB when it is stated, else the cloud's default (aws: PERSISTENT_2). Changing it replaces the file system."""
     # None: the planner derives them (accelstack.planner.training_plan.lustre_setting): the cheapest
     # valid size and tier holding the dataset + retained checkpoints + headroom and writing one
     # checkpoint within the target. Scratch types take no tier.
@@ -146,8 +147,11 @@ class LustreSpec(Model):
     """Throughput, MB/s per TiB, one the tier offers (aws PERSISTENT_2: 125, 250, 500 or 1000); omitted: the planner's cheapest tier meeting the checkpoint write target; none for scratch."""
     import_path: str = "/datasets"
     """Directory of the file system the dataset bucket is linked to (absolute)."""
-    mount_path: str = "/fsx"
-    """Where nodes mount the file system (absolute)."""
+    # Filled from the stack's cloud when omitted (accelstack.spec.cloud_defaults); None only outside a stack.
+    mount_path: str = Field(default=None, validate_default=True)
+    """Where nodes mount the file system (absolute); omitted: the cloud's default (aws /fsx, azure and gcp /lustre)."""
+
+    _filled = field_validator("mount_path", mode="before")(filled_by_the_cloud)
 
     @field_validator("import_path", "mount_path")
     @classmethod
@@ -160,8 +164,9 @@ class LustreSpec(Model):
 class CheckpointStore(Model):
     uri: str = Field(pattern=URI_PATTERN)
     """Versioned, encrypted bucket (and optional prefix) checkpoints are exported to, e.g. s3://acme-train-checkpoints."""
-    path: str = "/fsx/checkpoints"
-    """Checkpoint directory on the nodes, under the Lustre mount path; exported to the bucket without propagating deletes."""
+    # Filled when omitted: <the file system's mount path>/checkpoints (accelstack.spec.cloud_defaults).
+    path: str = Field(default=None, validate_default=True)
+    """Checkpoint directory on the nodes, under the Lustre mount path; exported to the bucket without propagating deletes; omitted: <mountPath>/checkpoints."""
     create: bool = True
     """Create the bucket (true) or use an existing one (false)."""
     # A synchronous save stalls every GPU until written; None: the planner's 300 s. Raise it for
@@ -172,6 +177,8 @@ class CheckpointStore(Model):
     # expires; current versions never expire. S3 lifecycle takes 1 day at least.
     noncurrent_version_days: int = Field(default=30, ge=1, le=36_500)
     """Days an overwritten or deleted checkpoint version is kept before it expires (current versions never expire; 1 day at least)."""
+
+    _filled = field_validator("path", mode="before")(filled_by_the_cloud)
 
     @field_validator("path")
     @classmethod
@@ -184,7 +191,8 @@ class CheckpointStore(Model):
 class TrainingStorage(Model):
     datasets: DatasetStore
     """Where the training data lives (S3)."""
-    lustre: LustreSpec | None = LustreSpec()
+    # Absent: a file system of the cloud's default tier, mount path and planned size (a stack fills the defaults).
+    lustre: LustreSpec | None = Field(default_factory=LustreSpec)
     """The shared FSx for Lustre file system; null: none (one-node fine-tuning reads from S3)."""
     checkpoints: CheckpointStore | None = None
     """Checkpoint bucket and directory; required for spot capacity."""
@@ -215,14 +223,17 @@ class Partition(Model):
 
 
 class HeadNode(Model):
-    instance_type: str = "m7i.2xlarge"
-    """Instance type of the Slurm head node (slurmctld), CPU only."""
+    # Filled from the stack's cloud when omitted (accelstack.spec.cloud_defaults); None only outside a stack.
+    instance_type: str = Field(default=None, validate_default=True)
+    """Instance type of the Slurm head node (slurmctld), CPU only; omitted: the cloud's default (aws m7i.2xlarge, azure Standard_D8s_v5, gcp n2-standard-8)."""
+
+    _filled = field_validator("instance_type", mode="before")(filled_by_the_cloud)
 
 
 class SchedulerSpec(Model):
     kind: Literal["slurm", "managed", "none"] = "slurm"
     """slurm (head node + dynamic nodes), managed (the cloud's batch service: AWS Batch multi-node jobs, on-demand only; Azure Machine Learning compute) or none."""
-    head_node: HeadNode = HeadNode()
+    head_node: HeadNode = Field(default_factory=HeadNode)  # a stack fills the cloud's default type
     """The Slurm head node."""
     partitions: list[Partition] = Field(default_factory=lambda: [Partition(name="gpu", default=True)])
     """Slurm partitions; default: one `gpu` partition."""
@@ -272,7 +283,7 @@ class TrainingSpec(Model):
     """What is trained, for checkpoint sizing; none: estimated from GPU memory."""
     network: NetworkSpec = NetworkSpec()
     """New VPC (vpcCidr, default 10.20.0.0/16) or an existing VPC and subnet."""
-    scheduler: SchedulerSpec = SchedulerSpec()
+    scheduler: SchedulerSpec = Field(default_factory=SchedulerSpec)
     """Slurm, AWS Batch or none."""
     # Serving accounts allowed to read model artifacts from the checkpoint bucket's artifact prefix.
     artifact_readers: list[str] = Field(default_factory=list)
@@ -467,28 +478,6 @@ class StackBase(Model):
         return account_model(cloud).model_validate(value)
 
 
-def _with_default_tier(data: Any) -> Any:
-    """Fill `training.storage.lustre.tier` with the cloud's default tier, so the planner and components
-    always see the tier deployed (the models alone cannot: a tier's name belongs to the cloud)."""
-    if not isinstance(data, dict) or data.get("cloud") not in registry.names():
-        return data
-    training = data.get("training")
-    storage = training.get("storage") if isinstance(training, dict) else None
-    if not isinstance(training, dict) or not isinstance(storage, dict):
-        return data
-    lustre = storage.get("lustre", {})
-    default = registry.get(data["cloud"]).parallel_fs_tier(None)
-    if default is None:
-        return data
-    if isinstance(lustre, LustreSpec) and lustre.tier is None:
-        lustre = lustre.model_copy(update={"tier": default.name})
-    elif isinstance(lustre, dict) and lustre.get("tier") is None and "deploymentType" not in lustre:
-        lustre = {**lustre, "tier": default.name}
-    else:
-        return data
-    return {**data, "training": {**training, "storage": {**storage, "lustre": lustre}}}
-
-
 class TrainingStack(StackBase):
     """A training stack: the cluster, its storage and scheduler."""
 
@@ -499,8 +488,10 @@ class TrainingStack(StackBase):
 
     @model_validator(mode="before")
     @classmethod
-    def _default_tier(cls, data: Any) -> Any:
-        return _with_default_tier(data)
+    def _cloud_defaults(cls, data: Any) -> Any:
+        """The cloud's tier, mount path, checkpoint path and head node where omitted (the models alone cannot:
+        their names belong to the cloud)."""
+        return with_cloud_defaults(data)
 
 
 class ServingStack(StackBase):

@@ -37,10 +37,10 @@ class AwsStack(CloudStack):
         _, opts = self._root("ServingStack")
         return ServingService(spec.stack, ServingServiceArgs.of(spec), opts)
 
-    def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
+    def replica_artifacts(self, args: ServingServiceArgs) -> dict[str, str]:
         from accelstack.components.aws.serving.user_data import render_replica_artifacts
 
-        return render_replica_artifacts(spec)
+        return render_replica_artifacts(args)
 
 
 CLOUD_STACK = AwsStack

@@ -14,10 +14,9 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from accelstack.clouds import registry
 from accelstack.components.aws.kms import service_host, stack_key_policy
-from accelstack.planner.pricing import PriceBook
-from accelstack.planner.training_plan import planned_training
+from accelstack.planner.training_plan import PlannedFileSystem
+from accelstack.spec.models import TrainingStorage as TrainingStorageSpec
 from accelstack.spec.uris import split_bucket_uri
 
 # A bucket-policy hook: given the bucket ARN, the extra statements to add beside the TLS-only deny.
@@ -334,6 +333,7 @@ class TrainingStorage(pulumi.ComponentResource):
         name: str,
         spec: Any,  # StackSpec (training workload)
         *,
+        file_system: PlannedFileSystem | None,
         subnet_id: pulumi.Input[str],
         security_group_id: pulumi.Input[str],
         security_group_rules: Sequence[pulumi.Resource] = (),
@@ -426,8 +426,8 @@ class TrainingStorage(pulumi.ComponentResource):
         self.lustre_dns_name: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
         self.file_system: aws.fsx.LustreFileSystem | None = None
-        if storage.lustre is not None:
-            self._lustre(name, spec, subnet_id, security_group_id)
+        if file_system is not None:
+            self._lustre(name, storage, file_system, subnet_id, security_group_id)
 
         self.register_outputs(
             {
@@ -470,12 +470,15 @@ class TrainingStorage(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[logs.policy]),
             )
 
-    def _lustre(self, name: str, spec: Any, subnet_id: pulumi.Input[str], security_group_id: pulumi.Input[str]) -> None:
-        # Omitted capacityGiB/throughputPerTiB: the planner's numbers, the same `accelstack preview` shows.
-        cloud = registry.get(spec.cloud)
-        storage = planned_training(spec.training, cloud.catalog, PriceBook.from_prices(cloud.prices)).storage
-        lustre = storage.lustre
-        assert lustre is not None  # called only for a stack with Lustre
+    def _lustre(
+        self,
+        name: str,
+        storage: TrainingStorageSpec,
+        lustre: PlannedFileSystem,
+        subnet_id: pulumi.Input[str],
+        security_group_id: pulumi.Input[str],
+    ) -> None:
+        # Omitted capacityGiB/throughputPerTiB are the planner's numbers (the plan), the same `accelstack preview` shows.
         deployment = lustre.tier  # the FSx deployment type (the spec's neutral `tier`, default PERSISTENT_2)
         use_dra = deployment in DRA_DEPLOYMENT_TYPES
         datasets_uri = storage.datasets.uri.rstrip("/")

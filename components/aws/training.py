@@ -291,6 +291,7 @@ class TrainingCluster(pulumi.ComponentResource):
         self.storage = TrainingStorage(
             f"{name}-storage",
             spec,
+            file_system=args.plan.file_system,
             subnet_id=self.network.subnet_id,
             security_group_id=self.network.security_group_id,
             security_group_rules=self.network.security_group_rules,

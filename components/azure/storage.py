@@ -31,6 +31,7 @@ import pulumi_azure_native as azure_native
 from accelstack.clouds.azure import catalog
 from accelstack.clouds.azure.rules import blob_uri_parts
 from accelstack.components.azure.provider import account_of, stack_tags
+from accelstack.planner.training_plan import PlannedFileSystem
 from accelstack.spec.models import TrainingStack
 
 # Built-in role definition ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
@@ -98,6 +99,8 @@ class TrainingStorage(pulumi.ComponentResource):
         zone: str,
         opts: pulumi.ResourceOptions,
         nodes_subnet_id: pulumi.Input[str] | None = None,
+        *,
+        file_system: PlannedFileSystem | None,
     ):
         super().__init__("accelstack:azure:TrainingStorage", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -204,9 +207,8 @@ class TrainingStorage(pulumi.ComponentResource):
         self.file_system: azure_native.storagecache.AmlFilesystem | None = None
         self.lustre_address: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
-        lustre = storage.lustre
-        if lustre is not None and lustre_subnet_id is not None:
-            self._file_system(name, spec, datasets[1], lustre_subnet_id, zone, key_grant, tags)
+        if file_system is not None and lustre_subnet_id is not None:
+            self._file_system(name, spec, file_system, datasets[1], lustre_subnet_id, zone, key_grant, tags)
         self.register_outputs({"encryptionKey": self.encryption_key})
 
     def grant(
@@ -349,14 +351,13 @@ class TrainingStorage(pulumi.ComponentResource):
         self,
         name: str,
         spec: TrainingStack,
+        lustre: PlannedFileSystem,
         data_container: str,
         subnet_id: pulumi.Input[str],
         zone: str,
         key_grant: pulumi.Resource,
         tags: dict[str, str],
     ) -> None:
-        lustre = spec.training.storage.lustre
-        assert lustre is not None and lustre.capacity_gib is not None  # the spec derives a capacity
         principal = account_of(spec).hpc_cache_principal_id
         if principal is None:
             raise ValueError("account.hpcCachePrincipalId: required with training.storage.lustre")

@@ -89,6 +89,7 @@ class TrainingCluster(pulumi.ComponentResource):
             self.network.zone,
             child,
             nodes_subnet_id=self.network.nodes_subnet.id,
+            file_system=args.plan.file_system,
         )
         storage = self.storage
         self.file_system = storage.file_system

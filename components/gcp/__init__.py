@@ -33,10 +33,10 @@ class GcpStack(CloudStack):
         _, opts = self._root("ServingStack")
         return ServingService(spec.stack, ServingServiceArgs.of(spec), opts)
 
-    def replica_artifacts(self, spec: ServingStack) -> dict[str, str]:
+    def replica_artifacts(self, args: ServingServiceArgs) -> dict[str, str]:
         from accelstack.components.gcp.serving.user_data import render_replica_artifacts
 
-        return render_replica_artifacts(spec)
+        return render_replica_artifacts(args)
 
 
 CLOUD_STACK = GcpStack

@@ -33,6 +33,7 @@ from accelstack.clouds.gcp.rules import LUSTRE_FILESYSTEM
 from accelstack.components.gcp.lustre_import import LustreImport
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.provider import resource_id
+from accelstack.planner.training_plan import PlannedFileSystem
 from accelstack.spec.models import TrainingStack
 from accelstack.spec.uris import split_bucket_uri
 
@@ -75,6 +76,8 @@ class TrainingStorage(pulumi.ComponentResource):
         network: TrainingNetwork,
         project_number: pulumi.Output[str],
         opts: pulumi.ResourceOptions,
+        *,
+        file_system: PlannedFileSystem | None,
     ):
         super().__init__("accelstack:gcp:TrainingStorage", name, None, opts)
         self.spec = spec
@@ -124,11 +127,11 @@ class TrainingStorage(pulumi.ComponentResource):
         self.lustre_import: LustreImport | None = None
         self.lustre_address: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
-        if storage.lustre is not None:
-            if storage.lustre.tier in catalog.FILESTORE_TIERS:
-                self._filestore(network, project_number, catalog.FILESTORE_TIERS[storage.lustre.tier])
+        if file_system is not None:
+            if file_system.tier in catalog.FILESTORE_TIERS:
+                self._filestore(network, project_number, catalog.FILESTORE_TIERS[file_system.tier], file_system)
             else:
-                self._lustre(network, project_number, dataset_prefix)
+                self._lustre(network, project_number, dataset_prefix, file_system)
         self.register_outputs({})
 
     def _bucket(self, resource_name: str, bucket: str, noncurrent_days: int) -> gcp.storage.Bucket:
@@ -180,7 +183,11 @@ class TrainingStorage(pulumi.ComponentResource):
         return connection
 
     def _filestore(
-        self, network: TrainingNetwork, project_number: pulumi.Output[str], tier: catalog.FilestoreTier
+        self,
+        network: TrainingNetwork,
+        project_number: pulumi.Output[str],
+        tier: catalog.FilestoreTier,
+        share: PlannedFileSystem,
     ) -> None:
         """Filestore (NFS) where Managed Lustre's minimum would oversize a small cluster: on the same private
         services access connection, encrypted with the stack's key (its service agent granted first:
@@ -188,8 +195,6 @@ class TrainingStorage(pulumi.ComponentResource):
         login node) copies the dataset in and the checkpoints out (components/slurm)."""
         spec = self.spec
         stack = spec.stack
-        lustre = spec.training.storage.lustre
-        assert lustre is not None
         connection = self._private_services_access(network)
         agent = gcp.kms.CryptoKeyIAMMember(
             f"{stack}-key-filestore",
@@ -204,7 +209,7 @@ class TrainingStorage(pulumi.ComponentResource):
             name=resource_id(stack, "shared", 63),
             location=network.zone,
             tier=tier.api_tier,
-            file_shares={"name": catalog.FILESTORE_SHARE, "capacity_gb": lustre.capacity_gib},
+            file_shares={"name": catalog.FILESTORE_SHARE, "capacity_gb": share.capacity_gib},
             networks=[{"network": network.system.id, "modes": ["MODE_IPV4"], "connect_mode": "PRIVATE_SERVICE_ACCESS"}],
             kms_key_name=self.key.id,
             # The API refuses a delete while this is on: a second lock beside Pulumi's protect.
@@ -217,11 +222,15 @@ class TrainingStorage(pulumi.ComponentResource):
         self.lustre_address = instance.networks.apply(lambda networks: (networks[0].ip_addresses or [""])[0])
         self.lustre_mount_name = pulumi.Output.from_input(catalog.FILESTORE_SHARE)
 
-    def _lustre(self, network: TrainingNetwork, project_number: pulumi.Output[str], dataset_prefix: str) -> None:
+    def _lustre(
+        self,
+        network: TrainingNetwork,
+        project_number: pulumi.Output[str],
+        dataset_prefix: str,
+        lustre: PlannedFileSystem,
+    ) -> None:
         spec = self.spec
         stack = spec.stack
-        lustre = spec.training.storage.lustre
-        assert lustre is not None
         child = pulumi.ResourceOptions(parent=self)
         connection = self._private_services_access(network)
         self.file_system = gcp.lustre.Instance(

@@ -114,7 +114,9 @@ class TrainingCluster(pulumi.ComponentResource):
         # Cluster Director configures the GPU NICs itself and takes one network: no fabric VPCs for it.
         fabric = training.scheduler.kind != "managed"
         self.network: TrainingNetwork = training_network(name, spec, zone, child, fabric=fabric)
-        self.storage = TrainingStorage(f"{name}-storage", spec, self.network, project_number, child)
+        self.storage = TrainingStorage(
+            f"{name}-storage", spec, self.network, project_number, child, file_system=args.plan.file_system
+        )
         storage = self.storage
         self.file_system = storage.file_system
 

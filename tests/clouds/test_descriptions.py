@@ -314,7 +314,8 @@ def _described_cloud_stack(tmp_path: Path, name: str) -> None:
     }
     training = config["accelstack:training"]
     training["artifactReaders"] = [facts["other"]]
-    training["storage"].pop("lustre")
+    training["storage"].pop("lustre")  # the cloud's default file system, mounted at its default path
+    training["storage"]["checkpoints"].pop("path")  # so checkpoints default under it (AWS's is /fsx)
     for scheme in cloud(name).catalog.object_uri_schemes[:1]:  # the cloud's own object store, where it says
         for block in ("datasets", "checkpoints"):
             uri = training["storage"][block]["uri"]

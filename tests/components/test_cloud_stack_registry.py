@@ -29,8 +29,8 @@ class RecordingStack(CloudStack):
     def build_serving(self, spec):
         self.built.append(f"serving {spec.stack}")
 
-    def replica_artifacts(self, spec):
-        return {"boot.sh": f"# {spec.stack}"}
+    def replica_artifacts(self, args):
+        return {"boot.sh": f"# {args.spec.stack}"}
 
 
 @pytest.fixture

@@ -58,12 +58,43 @@ VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 }
 
 
+# Every training example stack, on every cloud, with each value the cloud's catalog or the planner fills left out:
+# it previews, and what the derived-defaults table prints is what the resources receive.
+OMITTED_DEFAULTS = (
+    "training.storage.lustre.tier=null",
+    "training.storage.lustre.capacityGiB=null",
+    "training.storage.lustre.throughputPerTiB=null",
+    "training.storage.lustre.mountPath=null",
+    "training.storage.checkpoints.path=null",
+    "training.scheduler.headNode.instanceType=null",
+)
+DEFAULTS_VARIANT = "defaults-omitted"
+
+
 def variant_cases() -> list[tuple[str, Variant]]:
-    return [
+    cases = [
         (cloud, Variant(path, name, overrides))
         for cloud, path in cloud_stacks()
         for name, overrides in VARIANTS.get(stack_name_of(path), ())
     ]
+    return cases + [
+        (cloud, Variant(path, DEFAULTS_VARIANT, omitted))
+        for cloud, path in cloud_stacks()
+        if (omitted := omitted_defaults(path))
+    ]
+
+
+def omitted_defaults(path: Path) -> tuple[str, ...]:
+    """OMITTED_DEFAULTS that apply to the example stack at `path` (those of blocks it has); () for a serving stack
+    or one without a file system."""
+    from accelstack.spec.loader import load_stack
+    from accelstack.spec.models import TrainingStack
+
+    spec = load_stack(path)
+    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+        return ()
+    has_checkpoints = spec.training.storage.checkpoints is not None
+    return tuple(o for o in OMITTED_DEFAULTS if has_checkpoints or not o.startswith("training.storage.checkpoints."))
 
 
 def stack_id(path: Path | Variant) -> str:

@@ -26,6 +26,7 @@ from checks import (
     tag_problems,
 )
 from cloud_stacks import (
+    DEFAULTS_VARIANT,
     STACKS,
     VARIANTS,
     Variant,
@@ -129,6 +130,8 @@ def test_every_variant_names_an_example_stack_and_builds_something_else() -> Non
     names = {stack_id(path) for _, path in CASES}
     assert set(VARIANTS) <= names
     for _, variant in VARIANT_CASES:
+        if variant.name == DEFAULTS_VARIANT:
+            continue  # the same kinds by design: it checks values (below)
         base = {r.type for r in preview(variant.path).resources}
         assert {r.type for r in preview(variant).resources} != base, stack_id(variant)
 
@@ -229,6 +232,39 @@ def seconds_or_number(value: object) -> float:
     if text.startswith("PT") and text[-1] in "SM":
         return float(text[2:-1]) * (60 if text.endswith("M") else 1)
     return float(text)
+
+
+DEFAULTS_CASES = [(cloud, case) for cloud, case in VARIANT_CASES if case.name == DEFAULTS_VARIANT]
+
+
+def test_every_cloud_that_trains_has_an_omitted_defaults_variant() -> None:
+    trains = {cloud for cloud in registry.deployable() if registry.get(cloud).deploys("training")}
+    assert trains <= {cloud for cloud, _ in DEFAULTS_CASES}
+
+
+@pytest.mark.parametrize(("cloud", "variant"), DEFAULTS_CASES, ids=[stack_id(v) for _, v in DEFAULTS_CASES])
+def test_omitted_defaults_are_filled_from_the_cloud_and_the_plan(cloud: str, variant: Variant) -> None:
+    """With tier, capacity, throughput, mount path, checkpoint path and head node left out, the stack previews,
+    gets the cloud's catalog defaults, and the table prints the derived capacity where the resource takes it."""
+    from accelstack.planner.defaults import derived_defaults
+    from accelstack.planner.pricing import PriceBook
+
+    result = preview(variant)
+    description = registry.get(cloud)
+    catalog = description.catalog
+    training = result.spec.training
+    lustre = training.storage.lustre
+    assert lustre is not None and lustre.mount_path == catalog.default_mount_path
+    assert lustre.tier == description.parallel_fs_tier(None).name
+    if training.storage.checkpoints is not None:
+        assert training.storage.checkpoints.path == f"{catalog.default_mount_path}/checkpoints"
+    assert training.scheduler.head_node.instance_type == catalog.default_head_node
+    rows = derived_defaults(result.spec, catalog=catalog, prices=PriceBook.from_prices(description.prices))
+    (capacity,) = [row for row in rows if row.path == "training.storage.lustre.capacityGiB"]
+    placed = catalog.parallel_fs[lustre.tier].capacity_property
+    assert placed is not None, f"{cloud}: the tier's capacity property is not declared"
+    (on_resource,) = [row for row in rows if row.kind == "resource" and row.path.endswith(f".{placed.prop}")]
+    assert float(on_resource.value) == pytest.approx(float(capacity.value) * placed.scale)
 
 
 @pytest.mark.parametrize(("cloud", "stack_file"), cases("derived"))

@@ -20,6 +20,8 @@ CATALOG = Catalog(
     ),
     instances=catalog.ACCELERATED_INSTANCES,
     regions=tuple(catalog.REGIONS),
+    default_mount_path="/fsx",  # FSx for Lustre's documented mount point (and every earlier release's)
+    default_head_node="m7i.2xlarge",  # 8 vCPUs, 32 GiB: slurmctld and slurmdbd for hundreds of nodes
     parallel_fs={
         name: ParallelFsTier(
             name=name,
@@ -31,6 +33,12 @@ CATALOG = Catalog(
             exports_to_object_store=kind.data_repository_associations,
             persistent=kind.persistent,
             baseline_throughput_per_tib=None if kind.throughput_tiers else catalog.SCRATCH_BASELINE_MBPS_PER_TIB,
+            capacity_property=PlannedProperty("aws:fsx/lustreFileSystem:LustreFileSystem", "-storage-lustre", "storageCapacity"),
+            throughput_property=(
+                PlannedProperty("aws:fsx/lustreFileSystem:LustreFileSystem", "-storage-lustre", "perUnitStorageThroughput")
+                if kind.throughput_tiers
+                else None
+            ),
         )
         for name, kind in catalog.LUSTRE_DEPLOYMENT_TYPES.items()
     },

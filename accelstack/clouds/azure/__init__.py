@@ -14,6 +14,7 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    default_head_node="Standard_D8s_v5",  # 8 vCPUs, 32 GiB, as AWS's m7i.2xlarge
     parallel_fs_service="Azure Managed Lustre",
     object_store_service="Azure Blob Storage",
     # Blob URLs as Azure writes them: https://<account>.blob.core.windows.net/<container>[/prefix] (what azcopy
@@ -34,6 +35,14 @@ CATALOG = Catalog(
             # have their own versioned container, so the Slurm head node copies them there.
             checkpoints_copied_by_head=True,
             persistent=True,  # "Durable": Premium SSD LRS object storage targets
+            # AmlFilesystem takes TiB; the SKU (sku.name), not a number, carries the throughput.
+            capacity_property=PlannedProperty(
+                "azure-native:storagecache:AmlFilesystem",
+                "-storage-lustre",
+                "storageCapacityTiB",
+                scale=1 / catalog.TIB_GIB,
+                unit="TiB",
+            ),
         )
         for name, sku in catalog.AMLFS_SKUS.items()
     },

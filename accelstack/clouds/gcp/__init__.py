@@ -14,6 +14,7 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    default_head_node="n2-standard-8",  # 8 vCPUs, 32 GB, as AWS's m7i.2xlarge; also a valid Cluster Director login node (n2-standard-2..32)
     object_store_service="Cloud Storage",
     object_uri_schemes=("gs",),  # Cloud Storage URIs: gs://bucket/object (gcloud storage, Managed Lustre import)
     parallel_fs={
@@ -31,6 +32,8 @@ CATALOG = Catalog(
             # exportData runs once per call: the Slurm head copies checkpoints to their bucket on a timer.
             checkpoints_copied_by_head=True,
             persistent=True,
+            capacity_property=PlannedProperty("gcp:lustre/instance:Instance", "-lustre", "capacityGib"),
+            throughput_property=PlannedProperty("gcp:lustre/instance:Instance", "-lustre", "perUnitStorageThroughput"),
         )
         for name, tier in catalog.LUSTRE_TIERS.items()
     }
@@ -50,6 +53,7 @@ CATALOG = Catalog(
             baseline_throughput_per_tib=tier.write_mbps_per_tib,
             protocol="nfs",
             service="Filestore (zonal)",
+            capacity_property=PlannedProperty("gcp:filestore/instance:Instance", "-filestore", "fileShares.capacityGb"),
         )
         for name, tier in catalog.FILESTORE_TIERS.items()
     },

@@ -8,14 +8,14 @@ import bz2
 import shlex
 from importlib import resources
 
-from accelstack.clouds import registry
 from accelstack.clouds.aws.catalog import EC2_USER_DATA_MAX_BYTES
 from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION, IMDS_FUNCTION
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
+from accelstack.components.base import ServingServiceArgs
 from accelstack.components.replica.server import server_arguments
 from accelstack.components.templates import template_environment
-from accelstack.planner.serving_plan import ServingPlan, plan_serving
-from accelstack.spec.models import ServingSpec, ServingStack
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
 
 MODEL_DIR = "/opt/accelstack/models"
 
@@ -154,12 +154,12 @@ def _without_comment_lines(shell: str) -> str:
     return "".join(line for line in shell.splitlines(keepends=True) if not line.lstrip().startswith("#"))
 
 
-def render_replica_artifacts(spec: ServingStack) -> dict[str, str]:
-    """What `accelstack render` writes for a serving stack: the replica user data as it will boot,
-    the queue URLs as `${NAME}` placeholders."""
-    serving = spec.serving
+def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
+    """What `accelstack render` writes for a serving stack: the replica user data as it will boot (from the
+    plan the service deploys), the queue URLs as `${NAME}` placeholders."""
+    spec, serving = args.spec, args.spec.serving
     script = replica_user_data(
-        serving, plan_serving(serving, registry.get(spec.cloud).catalog), region=spec.account.region, group_name=replica_group_name(spec.stack),
+        serving, args.plan, region=spec.account.region, group_name=replica_group_name(spec.stack),
         hook_name=READY_HOOK, **QUEUE_URL_PLACEHOLDERS,
     )  # fmt: skip
     return {REPLICA_USER_DATA_FILE: script}

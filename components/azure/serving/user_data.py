@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import shlex
 
-from accelstack.clouds import registry
 from accelstack.components.azure.node_platform import AZCOPY_FUNCTION, azcopy_sync_command
+from accelstack.components.base import ServingServiceArgs
 from accelstack.components.replica import worker_files
 from accelstack.components.replica.server import server_arguments
 from accelstack.components.templates import template_environment
-from accelstack.planner.serving_plan import ServingPlan, plan_serving
-from accelstack.spec.models import ServingSpec, ServingStack
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
 
 MODEL_DIR = "/opt/accelstack/models"
 WORKER_DIR = "/opt/accelstack"
@@ -73,7 +73,7 @@ def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, namespace: str
 PLACEHOLDERS = {"namespace": "${SERVICE_BUS_NAMESPACE}", "client_id": "${AZURE_CLIENT_ID}"}
 
 
-def render_replica_artifacts(spec: ServingStack) -> dict[str, str]:
-    """What `accelstack render` writes: the replica custom data, deploy-time names as `${NAME}` placeholders."""
-    plan = plan_serving(spec.serving, registry.get(spec.cloud).catalog)
-    return {REPLICA_USER_DATA_FILE: replica_user_data(spec.serving, plan, **PLACEHOLDERS)}
+def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
+    """What `accelstack render` writes: the replica custom data (from the plan the service deploys), deploy-time
+    names as `${NAME}` placeholders."""
+    return {REPLICA_USER_DATA_FILE: replica_user_data(args.spec.serving, args.plan, **PLACEHOLDERS)}

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import shlex
 
-from accelstack.clouds import registry
+from accelstack.components.base import ServingServiceArgs
 from accelstack.components.replica import worker_files
 from accelstack.components.replica.server import server_arguments
 from accelstack.components.templates import template_environment
-from accelstack.planner.serving_plan import ServingPlan, plan_serving
-from accelstack.spec.models import ServingSpec, ServingStack
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
 
 MODEL_DIR = "/opt/accelstack/models"
 WORKER_DIR = "/opt/accelstack"
@@ -66,8 +66,9 @@ def replica_user_data(
 PLACEHOLDERS = {"request_subscription": "${REQUEST_SUBSCRIPTION}", "response_topic": "${RESPONSE_TOPIC}"}
 
 
-def render_replica_artifacts(spec: ServingStack) -> dict[str, str]:
-    """What `accelstack render` writes: the replica user data, the Pub/Sub names as `${NAME}` placeholders."""
-    plan = plan_serving(spec.serving, registry.get(spec.cloud).catalog)
+def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
+    """What `accelstack render` writes: the replica user data (from the plan the service deploys), the Pub/Sub
+    names as `${NAME}` placeholders."""
+    spec = args.spec
     project = getattr(spec.account, "project_id", "")
-    return {REPLICA_USER_DATA_FILE: replica_user_data(spec.serving, plan, project=project, **PLACEHOLDERS)}
+    return {REPLICA_USER_DATA_FILE: replica_user_data(spec.serving, args.plan, project=project, **PLACEHOLDERS)}

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from accelstack.components.base import ServingServiceArgs
 from accelstack.components.gcp.serving.user_data import METADATA_VALUE_LIMIT_BYTES, render_replica_artifacts
 from accelstack.components.replica.queue_worker import Config
 from accelstack.spec import load_stack
@@ -23,7 +24,9 @@ ADAPTERS = (
 
 
 def user_data(*overrides: str) -> str:
-    return render_replica_artifacts(load_stack(EXAMPLE, list(overrides)))["replica-user-data.yaml"]
+    return render_replica_artifacts(ServingServiceArgs.of(load_stack(EXAMPLE, list(overrides))))[
+        "replica-user-data.yaml"
+    ]
 
 
 def files(document: str) -> dict[str, dict]:
