@@ -318,6 +318,9 @@ class Cloud:
     replace_rules: ReplaceRules = field(default_factory=ReplaceRules)
     # The Terraform-bridged packages it pins, as a Terraform plan names them (empty: no Terraform plan view).
     terraform: tuple[TerraformProvider, ...] = ()
+    # The `accelstack.simulate` autoscaler its serving components deploy (`simulate serving` without
+    # --autoscaler); None: it has none to simulate, so the command asks for --autoscaler.
+    default_autoscaler: str | None = None
 
     @property
     def deployable(self) -> bool:

@@ -120,4 +120,6 @@ AWS = Cloud(
     rules=("accelstack.clouds.aws.rules", "accelstack.clouds.aws.serving_rules", "accelstack.components.aws.rules"),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
+    # Target tracking on backlog per instance (accelstack.components.aws.serving.scaling).
+    default_autoscaler="aws-target-tracking",
 )

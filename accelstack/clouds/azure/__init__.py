@@ -131,4 +131,6 @@ AZURE = Cloud(
     replace_rules=replace_rows.REPLACE_RULES,
     # azure-native is not Terraform-bridged: no Terraform plan of its resources, only of pulumi-random's.
     terraform=(random_provider.TERRAFORM,),
+    # Azure Monitor autoscale on Service Bus active messages per instance (components/azure/serving/scaling.py).
+    default_autoscaler="azure-autoscale",
 )

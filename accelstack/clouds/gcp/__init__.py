@@ -135,4 +135,6 @@ GCP = Cloud(
     rules=("accelstack.clouds.gcp.rules", "accelstack.clouds.gcp.serving_rules"),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
+    # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).
+    default_autoscaler="gcp-autoscaler",
 )
