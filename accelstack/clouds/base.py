@@ -264,6 +264,43 @@ class Prices:
 
 
 @dataclass(frozen=True)
+class ReplaceRules:
+    """When `pulumi up` replaces a resource instead of updating it, by Pulumi type token, as the cloud's providers
+    decide it (each row names the provider source that says so). `accelstack.engine.replacement` reads the union
+    over the registered clouds: a type token no cloud tables is reported as not known, never as an update."""
+
+    # Inputs whose change replaces the resource (a dotted path names an input nested in an object whose other
+    # members update in place). A type whose inputs never replace it is tabled with no input: ().
+    forcing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Inputs whose decrease replaces the resource (an increase updates it in place).
+    shrink: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Inputs that replace only when another input is true: type token -> (that input, the inputs).
+    forcing_when: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    # The input the provider fills with an auto-name, where it is not `name`: set by the program, the replacement
+    # needs the name the old resource still holds, so the old one is deleted first.
+    auto_name: Mapping[str, str] = field(default_factory=dict)
+    # Inputs that only label a resource: an edit touching nothing else is reported as "tags only".
+    tag_properties: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class TerraformProvider:
+    """A Terraform-bridged Pulumi package as a Terraform plan names it (`accelstack.engine.terraform_plan`, the
+    view Terraform scanners read). A type token without a row is left out of the plan and listed, never guessed."""
+
+    package: str  # the Pulumi package, the first part of its type tokens ("aws")
+    address: str  # the Terraform provider's source address ("registry.terraform.io/hashicorp/aws")
+    types: Mapping[str, str]  # Pulumi type token -> Terraform resource type
+    # Per Terraform type: snake_case Pulumi input name -> Terraform block name (the bridge pluralises list blocks).
+    block_renames: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # Per Terraform type: attributes of map type besides tags and tags_all (kept as objects, keys untouched).
+    map_attributes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # Per Terraform type: a block name -> the attribute the same input is when the program passes a map instead
+    # of a list of blocks.
+    map_forms: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Cloud:
     """One cloud's pure description. Registered by name in `accelstack.clouds.registry`."""
 
@@ -289,6 +326,14 @@ class Cloud:
     # "module:Class" of the pydantic model of the `account` block (an accelstack.spec.accounts.Account);
     # None: accelstack's own model for this cloud's name (aws, azure, gcp, oci, vultr).
     account_model: str | None = None
+    # What makes `pulumi up` replace its resources rather than update them (`accelstack diff`, day-2 checks), for
+    # every type token its components register, its Pulumi provider included.
+    replace_rules: ReplaceRules = field(default_factory=ReplaceRules)
+    # The Terraform-bridged packages it pins, as a Terraform plan names them (empty: no Terraform plan view).
+    terraform: tuple[TerraformProvider, ...] = ()
+    # The `accelstack.simulate` autoscaler its serving components deploy (`simulate serving` without
+    # --autoscaler); None: it has none to simulate, so the command asks for --autoscaler.
+    default_autoscaler: str | None = None
 
     @property
     def deployable(self) -> bool:

@@ -31,7 +31,7 @@ from accelstack.commands.common import (
 from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choice, cloud_named, emit, planner_call
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.simulate import autoscalers, workload
-from accelstack.simulate.design import DEFAULT_AUTOSCALER, alternatives, design_from_spec
+from accelstack.simulate.design import alternatives, design_from_spec
 from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import cheapest_meeting_slo, plot, summarize
 from accelstack.spec.models import ServingSpec, ServingStack
@@ -133,7 +133,7 @@ def serving_command(
         str | None,
         typer.Option(
             "--autoscaler",
-            help=f"{', '.join(autoscalers.AUTOSCALERS)} (default: the cloud's, aws-target-tracking on backlog per instance).",
+            help=f"{', '.join(autoscalers.AUTOSCALERS)} (default: the one the stack's cloud deploys; a cloud without one needs this option).",
             show_default=False,
         ),
     ] = None,
@@ -196,7 +196,15 @@ def serving_command(
             f"{name}: workload is {spec.workload}; `simulate serving` needs a serving stack (accelstack:serving)"
         )
     serving = spec.serving
-    kind = autoscaler or DEFAULT_AUTOSCALER.get(spec.cloud, "aws-target-tracking")
+    kind = autoscaler or cloud.default_autoscaler
+    if kind is None:
+        raise CliError(
+            f"{name}: {cloud.title} ({cloud.name}) declares no autoscaler of its own to simulate: give --autoscaler, "
+            f"one of {', '.join(autoscalers.AUTOSCALERS)}"
+        )
+    if autoscaler is None:
+        # A cloud plug-in's declaration, not the user's input: said as such if it names no simulated autoscaler.
+        check_choice(f"{cloud.name}'s default autoscaler (Cloud.default_autoscaler)", kind, autoscalers.AUTOSCALERS)
     designs = planner_call(
         name,
         lambda: (

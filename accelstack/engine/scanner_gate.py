@@ -184,12 +184,12 @@ def run_checkov(checkov: Path, plan_file: Path) -> Any:
 
 def unscanned_reason(cloud: str) -> str | None:
     """Why a cloud's stacks get no Terraform plan view (None: they do). Checkov reads Terraform plans; a plan view
-    exists for the Terraform-bridged providers whose types accelstack maps (`terraform_plan.PROVIDER_ADDRESSES`)."""
+    exists for the Terraform-bridged packages whose types the cloud maps (`Cloud.terraform`)."""
     from accelstack.clouds import registry
-    from accelstack.engine.terraform_plan import PROVIDER_ADDRESSES
 
-    packages = set(registry.get(cloud).pulumi_packages) - {"random"}
-    if packages & set(PROVIDER_ADDRESSES):
+    described = registry.get(cloud)
+    packages = set(described.pulumi_packages) - {"random"}
+    if packages & {provider.package for provider in described.terraform}:
         return None
     return (
         f"not scanned: no Terraform plan view of {', '.join(sorted(packages))} resources yet "

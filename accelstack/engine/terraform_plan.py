@@ -12,19 +12,19 @@ Shape (Terraform docs, "JSON Output Format", plan representation):
                                                       name, provider_config_key, expressions}]}}}
 
 How the Pulumi view maps to it:
-- Type tokens map to Terraform resource types through `TERRAFORM_TYPES` (the pulumi-aws bridge's
-  own token -> resource renames, provider/cmd/pulumi-resource-aws/bridge-metadata.json; the installed
-  pulumi_aws Python package ships no such metadata, so the table is kept here and a test checks
-  every token the shipped stacks register maps). A token without a mapping is left out and listed
-  in `TerraformPlan.unmapped`, never guessed.
+- Type tokens map to Terraform resource types through the tables each cloud declares for the
+  Terraform-bridged packages it pins (`Cloud.terraform`: the bridge's own token -> resource renames,
+  which the installed Python SDKs do not ship), merged over the registered clouds
+  (`accelstack.engine.cloud_tables`). A token without a mapping is left out and listed in
+  `TerraformPlan.unmapped`, never guessed.
 - camelCase input keys become snake_case; the bridge's pluralised list-block names go back to
-  Terraform's singular block names (`FIELD_RENAMES`, e.g. a lifecycle configuration's `rules` ->
-  `rule`); Pulumi's flattened single blocks (`{...}`) become Terraform's one-element block lists;
-  map attributes (`tags`, an alarm's `dimensions`) stay maps with their keys untouched.
+  Terraform's singular block names (`TerraformProvider.block_renames`, e.g. a lifecycle configuration's
+  `rules` -> `rule`); Pulumi's flattened single blocks (`{...}`) become Terraform's one-element block
+  lists; map attributes (`tags`, and those a type's provider declares) stay maps with their keys untouched.
 - An input that names another resource (the program passed that resource's id/arn/name, which
   the capture records in `propertyDependencies`) is, as in a real first plan, unknown until apply:
   absent from `values`, `true` in `after_unknown`, and a `references` expression
-  (`aws_s3_bucket.NAME.id`, `aws_s3_bucket.NAME`) in `configuration`. Checkov builds its
+  (`TYPE.NAME.id`, `TYPE.NAME`) in `configuration`. Checkov builds its
   cross-resource graph (bucket <-> public access block/versioning/logging, security group <->
   rules, VPC <-> flow log) from exactly these references.
 - Secrets never appear: a secret input is dropped and marked in `after_sensitive`.
@@ -39,198 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelstack.engine.capture import SIG_KEY, UNKNOWN
+from accelstack.engine.cloud_tables import terraform_tables
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, _package_version, is_secret
 
 FORMAT_VERSION = "1.2"
 DYNAMIC_PREFIX = "pulumi-python:dynamic"  # pulumi.dynamic resources (`pulumi-python:dynamic[/module]:Name`)
-PROVIDER_ADDRESSES = {
-    "aws": "registry.terraform.io/hashicorp/aws",
-    "gcp": "registry.terraform.io/hashicorp/google",
-    "random": "registry.terraform.io/hashicorp/random",
-}
-
-# Pulumi type token -> Terraform resource type, as pulumi-aws 7.x / pulumi-random 4.x map them
-# (bridge-metadata.json "renames.resources"). Every token the components register is here.
-TERRAFORM_TYPES: dict[str, str] = {
-    "aws:autoscaling/group:Group": "aws_autoscaling_group",
-    "aws:autoscaling/policy:Policy": "aws_autoscaling_policy",
-    "aws:cloudwatch/logGroup:LogGroup": "aws_cloudwatch_log_group",
-    "aws:cloudwatch/logResourcePolicy:LogResourcePolicy": "aws_cloudwatch_log_resource_policy",
-    "aws:cloudwatch/metricAlarm:MetricAlarm": "aws_cloudwatch_metric_alarm",
-    "aws:ebs/volume:Volume": "aws_ebs_volume",
-    "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": "aws_default_security_group",
-    "aws:ec2/eip:Eip": "aws_eip",
-    "aws:ec2/flowLog:FlowLog": "aws_flow_log",
-    "aws:ec2/instance:Instance": "aws_instance",
-    "aws:ec2/internetGateway:InternetGateway": "aws_internet_gateway",
-    "aws:ec2/launchTemplate:LaunchTemplate": "aws_launch_template",
-    "aws:ec2/natGateway:NatGateway": "aws_nat_gateway",
-    "aws:ec2/placementGroup:PlacementGroup": "aws_placement_group",
-    "aws:ec2/routeTable:RouteTable": "aws_route_table",
-    "aws:ec2/routeTableAssociation:RouteTableAssociation": "aws_route_table_association",
-    "aws:ec2/securityGroup:SecurityGroup": "aws_security_group",
-    "aws:ec2/subnet:Subnet": "aws_subnet",
-    "aws:ec2/volumeAttachment:VolumeAttachment": "aws_volume_attachment",
-    "aws:ec2/vpc:Vpc": "aws_vpc",
-    "aws:ec2/vpcEndpoint:VpcEndpoint": "aws_vpc_endpoint",
-    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": "aws_fsx_data_repository_association",
-    "aws:fsx/lustreFileSystem:LustreFileSystem": "aws_fsx_lustre_file_system",
-    "aws:iam/instanceProfile:InstanceProfile": "aws_iam_instance_profile",
-    "aws:iam/policy:Policy": "aws_iam_policy",
-    "aws:iam/role:Role": "aws_iam_role",
-    "aws:iam/rolePolicy:RolePolicy": "aws_iam_role_policy",
-    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": "aws_iam_role_policy_attachment",
-    "aws:kms/alias:Alias": "aws_kms_alias",
-    "aws:kms/key:Key": "aws_kms_key",
-    "aws:lb/listener:Listener": "aws_lb_listener",
-    "aws:lb/loadBalancer:LoadBalancer": "aws_lb",
-    "aws:lb/targetGroup:TargetGroup": "aws_lb_target_group",
-    "aws:s3/bucket:Bucket": "aws_s3_bucket",
-    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": "aws_s3_bucket_lifecycle_configuration",
-    "aws:s3/bucketLogging:BucketLogging": "aws_s3_bucket_logging",
-    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": "aws_s3_bucket_ownership_controls",
-    "aws:s3/bucketPolicy:BucketPolicy": "aws_s3_bucket_policy",
-    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": "aws_s3_bucket_public_access_block",
-    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": (
-        "aws_s3_bucket_server_side_encryption_configuration"
-    ),
-    "aws:s3/bucketVersioning:BucketVersioning": "aws_s3_bucket_versioning",
-    "aws:secretsmanager/secret:Secret": "aws_secretsmanager_secret",
-    "aws:secretsmanager/secretVersion:SecretVersion": "aws_secretsmanager_secret_version",
-    "aws:sqs/queue:Queue": "aws_sqs_queue",
-    "aws:sqs/queuePolicy:QueuePolicy": "aws_sqs_queue_policy",
-    "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy": "aws_sqs_queue_redrive_allow_policy",
-    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "aws_vpc_security_group_egress_rule",
-    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "aws_vpc_security_group_ingress_rule",
-    "aws:wafv2/webAcl:WebAcl": "aws_wafv2_web_acl",
-    "aws:wafv2/webAclAssociation:WebAclAssociation": "aws_wafv2_web_acl_association",
-    "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": "aws_wafv2_web_acl_logging_configuration",
-    "random:index/randomBytes:RandomBytes": "random_bytes",
-    # pulumi-gcp 10.x: the google provider's resources (pulumi-gcp provider/resources.go maps each
-    # google_<product>_<resource> to gcp:<module>/<camelName>:<Name>; the irregular ones are the IAM and
-    # secret manager names, service accounts and service networking).
-    **{
-        f"gcp:compute/{camel}:{camel[0].upper()}{camel[1:]}": f"google_compute_{snake}"
-        for camel, snake in (
-            ("address", "address"),
-            ("backendService", "backend_service"),
-            ("disk", "disk"),
-            ("firewall", "firewall"),
-            ("globalAddress", "global_address"),
-            ("globalForwardingRule", "global_forwarding_rule"),
-            ("healthCheck", "health_check"),
-            ("instance", "instance"),
-            ("instanceGroupManager", "instance_group_manager"),
-            ("instanceTemplate", "instance_template"),
-            ("network", "network"),
-            ("regionAutoscaler", "region_autoscaler"),
-            ("regionInstanceGroupManager", "region_instance_group_manager"),
-            ("regionInstanceTemplate", "region_instance_template"),
-            ("resourcePolicy", "resource_policy"),
-            ("router", "router"),
-            ("routerNat", "router_nat"),
-            ("securityPolicy", "security_policy"),
-            ("subnetwork", "subnetwork"),
-            ("targetHttpsProxy", "target_https_proxy"),
-        )
-    },
-    "gcp:compute/sSLPolicy:SSLPolicy": "google_compute_ssl_policy",
-    "gcp:compute/uRLMap:URLMap": "google_compute_url_map",
-    "gcp:kms/cryptoKey:CryptoKey": "google_kms_crypto_key",
-    "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": "google_kms_crypto_key_iam_member",
-    "gcp:kms/keyRing:KeyRing": "google_kms_key_ring",
-    "gcp:lustre/instance:Instance": "google_lustre_instance",
-    "gcp:pubsub/subscription:Subscription": "google_pubsub_subscription",
-    "gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember": "google_pubsub_subscription_iam_member",
-    "gcp:pubsub/topic:Topic": "google_pubsub_topic",
-    "gcp:pubsub/topicIAMMember:TopicIAMMember": "google_pubsub_topic_iam_member",
-    "gcp:secretmanager/secret:Secret": "google_secret_manager_secret",
-    "gcp:secretmanager/secretIamMember:SecretIamMember": "google_secret_manager_secret_iam_member",
-    "gcp:secretmanager/secretVersion:SecretVersion": "google_secret_manager_secret_version",
-    "gcp:serviceaccount/account:Account": "google_service_account",
-    "gcp:servicenetworking/connection:Connection": "google_service_networking_connection",
-    "gcp:storage/bucket:Bucket": "google_storage_bucket",
-    "gcp:storage/bucketIAMMember:BucketIAMMember": "google_storage_bucket_iam_member",
-}
-
-# The google provider's VM blocks (instances and templates): singular in Terraform, plural in Pulumi.
-GOOGLE_VM_BLOCKS: dict[str, str] = {
-    "network_interfaces": "network_interface",
-    "access_configs": "access_config",
-    "ipv6_access_configs": "ipv6_access_config",
-    "alias_ip_ranges": "alias_ip_range",
-    "disks": "disk",
-    "attached_disks": "attached_disk",
-    "scratch_disks": "scratch_disk",
-    "guest_accelerators": "guest_accelerator",
-}
-
-# List blocks the bridge pluralised (Terraform `rule {}` blocks -> Pulumi `rules: [...]`), per
-# Terraform type, keyed by the snake_case of the Pulumi name. `*` applies to every type.
-FIELD_RENAMES: dict[str, dict[str, str]] = {
-    "*": {},
-    "aws_autoscaling_group": {
-        "initial_lifecycle_hooks": "initial_lifecycle_hook",
-        "tags": "tag",  # a list of {key, value, propagate_at_launch} blocks, unlike the `tags` map elsewhere
-        "vpc_zone_identifiers": "vpc_zone_identifier",
-        "traffic_sources": "traffic_source",
-    },
-    "aws_default_security_group": {"ingress": "ingress", "egress": "egress"},
-    "aws_iam_role": {"inline_policies": "inline_policy"},
-    "aws_instance": {
-        "ebs_block_devices": "ebs_block_device",
-        "ephemeral_block_devices": "ephemeral_block_device",
-        "network_interfaces": "network_interface",
-    },
-    "aws_cloudwatch_metric_alarm": {"metric_queries": "metric_query"},
-    "aws_lb": {"subnet_mappings": "subnet_mapping"},
-    "aws_lb_listener": {"default_actions": "default_action"},
-    "aws_route_table": {"routes": "route"},
-    "aws_s3_bucket_lifecycle_configuration": {"rules": "rule", "transitions": "transition"},
-    "aws_s3_bucket_server_side_encryption_configuration": {"rules": "rule"},
-    "aws_secretsmanager_secret": {"replicas": "replica"},
-    "aws_wafv2_web_acl": {
-        "rules": "rule",
-        "statements": "statement",
-        "rule_action_overrides": "rule_action_override",
-        "custom_keys": "custom_key",
-        "custom_response_bodies": "custom_response_body",
-        "rule_labels": "rule_label",
-        "text_transformations": "text_transformation",
-    },
-    "aws_wafv2_web_acl_logging_configuration": {"filters": "filter", "conditions": "condition"},
-    # google: the provider's repeated blocks are singular in Terraform (`network_interface {}`), plural in Pulumi.
-    **{
-        tf_type: GOOGLE_VM_BLOCKS
-        for tf_type in (
-            "google_compute_instance_template",
-            "google_compute_region_instance_template",
-            "google_compute_instance",
-        )
-    },
-    "google_compute_firewall": {"allows": "allow", "denies": "deny"},
-    **{
-        tf_type: {"versions": "version", "named_ports": "named_port"}
-        for tf_type in ("google_compute_instance_group_manager", "google_compute_region_instance_group_manager")
-    },
-    "google_compute_region_autoscaler": {"metrics": "metric"},
-    "google_compute_security_policy": {"rules": "rule"},
-    "google_compute_backend_service": {"backends": "backend"},
-    "google_compute_router_nat": {"subnetworks": "subnetwork"},
-    "google_compute_url_map": {"host_rules": "host_rule", "path_matchers": "path_matcher", "path_rules": "path_rule"},
-    "google_storage_bucket": {"lifecycle_rules": "lifecycle_rule"},
-}
-
-# Attributes of Terraform map type: kept as JSON objects, their keys untouched (a tag key is data).
-MAP_ATTRIBUTES: dict[str, frozenset[str]] = {
-    "*": frozenset({"tags", "tags_all"}),
-    "aws_cloudwatch_metric_alarm": frozenset({"dimensions"}),
-    "aws_autoscaling_group": frozenset(),  # its `tag` is a block list (see FIELD_RENAMES)
-}
-
-
-# The google provider's map attributes on every type that has them (labels, VM metadata, default labels).
-GOOGLE_MAP_ATTRIBUTES = frozenset({"labels", "metadata", "default_labels", "resource_manager_tags"})
 
 
 def snake_case(name: str) -> str:
@@ -248,7 +61,7 @@ def terraform_name(logical_name: str) -> str:
 
 @dataclass
 class _Reference:
-    address: str  # aws_s3_bucket.datasets
+    address: str  # TYPE.NAME, the resource the reference names
     attribute: str  # id, arn, bucket, ...
 
     def expression(self) -> list[str]:
@@ -281,9 +94,10 @@ class _Converter:
     def __init__(self, resources: list[dict[str, Any]]):
         self.addresses: dict[str, str] = {}
         self.entries = {entry["urn"]: entry for entry in resources}
+        self.tables = terraform_tables()
         taken: set[str] = set()
         for entry in resources:
-            tf_type = TERRAFORM_TYPES.get(entry["type"])
+            tf_type = self.tables.types.get(entry["type"])
             if not entry.get("custom") or tf_type is None:
                 continue
             base = terraform_name(entry["urn"].rpartition("::")[2])
@@ -317,10 +131,7 @@ class _Converter:
         if isinstance(value, str) and value in referents:
             return _Converted(None, True, False, {"references": referents[value].expression()})
         if isinstance(value, dict):
-            maps = MAP_ATTRIBUTES["*"] | MAP_ATTRIBUTES.get(tf_type, frozenset())
-            if tf_type.startswith("google_"):
-                maps |= GOOGLE_MAP_ATTRIBUTES
-            if key in maps:
+            if key in self.tables.maps_of(tf_type):
                 return _Converted({k: _integral(v) for k, v in value.items()}, False, False, None)
             block = self._block(tf_type, value, referents)
             return _Converted([block.values], [block.unknown], [block.sensitive], [block.expression])
@@ -354,7 +165,8 @@ class _Converter:
         """`by_property` (top level only): each input may reference only what the engine recorded
         for that input (propertyDependencies), so a description that happens to equal another
         resource's description stays a description."""
-        renames = {**FIELD_RENAMES["*"], **FIELD_RENAMES.get(tf_type, {})}
+        renames = self.tables.block_renames.get(tf_type, {})
+        map_forms = self.tables.map_forms.get(tf_type, {})
         values: dict[str, Any] = {}
         unknown: dict[str, Any] = {}
         sensitive: dict[str, Any] = {}
@@ -362,8 +174,8 @@ class _Converter:
         for pulumi_key, value in inputs.items():
             key = snake_case(pulumi_key)
             key = renames.get(key, key)
-            if tf_type == "aws_autoscaling_group" and key == "tag" and not isinstance(value, list):
-                key = "tags"  # (the map form, should a program ever pass one)
+            if key in map_forms and not isinstance(value, list):
+                key = map_forms[key]  # a block list the program passed as a map
             scope = by_property.get(pulumi_key, {}) if by_property is not None else referents
             converted = self._convert(tf_type, key, value, scope)
             if converted.values is not None:
@@ -393,7 +205,7 @@ class _Converter:
         block = self._block(tf_type, entry.get("inputs") or {}, {}, by_property)
         provider = entry["type"].split(":", 1)[0]
         common = {"address": address, "mode": "managed", "type": tf_type, "name": name}
-        provider_name = PROVIDER_ADDRESSES.get(provider, provider)
+        provider_name = self.tables.addresses.get(provider, provider)
         planned = {
             **common,
             "provider_name": provider_name,
@@ -436,15 +248,16 @@ def _any_true(shape: Any) -> bool:
 
 def _provider_config(resources: list[dict[str, Any]]) -> dict[str, Any]:
     config: dict[str, Any] = {}
+    addresses = terraform_tables().addresses
     for entry in resources:
         if not entry["type"].startswith(PROVIDER_PREFIX):
             continue
         provider = entry["type"][len(PROVIDER_PREFIX) :]
-        if provider in config or provider not in PROVIDER_ADDRESSES:
+        if provider in config or provider not in addresses:
             continue
         region = (entry.get("inputs") or {}).get("region")
         expressions = {"region": {"constant_value": region}} if isinstance(region, str) else {}
-        config[provider] = {"name": provider, "full_name": PROVIDER_ADDRESSES[provider], "expressions": expressions}
+        config[provider] = {"name": provider, "full_name": addresses[provider], "expressions": expressions}
     return config
 
 

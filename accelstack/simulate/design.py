@@ -1,6 +1,6 @@
 """A serving design to simulate: exactly the numbers the stack deploys (`plan_serving`), its price,
-and the autoscaler, which is the one design choice the spec does not state (the AWS stack deploys
-target tracking on backlog per instance).
+and the autoscaler, which is the one design choice the spec does not state: the caller names it (the
+stack's cloud declares the one its components deploy, `Cloud.default_autoscaler`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, pl
 from accelstack.simulate import autoscalers as scalers
 from accelstack.spec.models import ServingSpec
 
-DEFAULT_AUTOSCALER = {"aws": "aws-target-tracking", "azure": "azure-autoscale", "gcp": "gcp-autoscaler"}
 AZURE_SCALE_IN_FRACTION = 0.5  # scale-in threshold = this x scale-out threshold (no flapping)
 
 
@@ -94,12 +93,12 @@ def design_from_spec(
     prices: PriceBook,
     *,
     catalog: Catalog,
-    autoscaler: str = "aws-target-tracking",
+    autoscaler: str,
     name: str = "stack design",
     fixed_replicas: int | None = None,
 ) -> Design:
-    """The design the stack deploys on the machine types of `catalog` (its cloud's): every number from
-    `plan_serving`, the same call the component makes."""
+    """The design the stack deploys on the machine types of `catalog` (its cloud's), scaled by `autoscaler`
+    (one of `autoscalers.AUTOSCALERS`): every number from `plan_serving`, the same call the component makes."""
     plan = plan_serving(serving, catalog)
     replicas = serving.replicas
     itype = catalog.instances.get(replicas.instance_type)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from accelstack.clouds import registry
 from accelstack.engine.capture import capture, config_for_pulumi
-from accelstack.engine.replacement import REPLACE_FORCING, known_type
+from accelstack.engine.replacement import known_type
 from accelstack.spec.loader import read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,6 +27,7 @@ def test_every_registered_custom_type_is_tabled(stack_file: Path) -> None:
 
 def test_every_aws_type_replaces_on_a_region_change() -> None:
     """Provider 6 / pulumi-aws 7 added a per-resource `region` argument; changing it recreates the resource."""
-    missing = [t for t in REPLACE_FORCING if t.startswith("aws:") and "region" not in REPLACE_FORCING[t]]
+    rows = registry.get("aws").replace_rules.forcing
+    missing = [t for t in rows if t.startswith("aws:") and "region" not in rows[t]]
     missing = [t for t in missing if not t.startswith("aws:iam/")]  # IAM is global: no region argument
     assert missing == []

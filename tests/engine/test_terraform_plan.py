@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from accelstack.engine.capture import capture, config_for_pulumi
+from accelstack.engine.cloud_tables import terraform_tables
 from accelstack.engine.export import REDACTED, deployment_v3
-from accelstack.engine.terraform_plan import TERRAFORM_TYPES, snake_case, terraform_name, terraform_plan
+from accelstack.engine.terraform_plan import snake_case, terraform_name, terraform_plan
 from accelstack.spec.loader import read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ def test_every_managed_resource_of_the_shipped_stacks_has_a_terraform_type(stack
     ]
     assert plan(stack).unmapped == []
     assert len(plan(stack).document["planned_values"]["root_module"]["resources"]) == len(custom)
-    assert {r["type"] for r in custom} <= TERRAFORM_TYPES.keys()
+    assert {r["type"] for r in custom} <= terraform_tables().types.keys()
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -197,7 +197,7 @@ def test_a_serving_stack_is_planned_on_the_clouds_machine_types():
     assert "on acme.gpu1 (tp=1" in plan.concurrency_basis
     # The example's own AWS type is not in acme's catalog: the plan says so instead of borrowing AWS's row.
     assert "unknown instance type 'g6e.xlarge'" in sp.plan_serving(serving, ACME).concurrency_basis
-    design = design_from_spec(on_acme, acme_book(), catalog=ACME)
+    design = design_from_spec(on_acme, acme_book(), autoscaler="request-rate", catalog=ACME)
     assert design.hourly_usd == 1.0 and design.vcpus == 8
 
 

@@ -150,7 +150,12 @@ def test_cpu_scaling_misses_the_slo_that_backlog_scaling_meets_on_a_spike() -> N
 
     serving = spec_of()
     load = step_load(horizon=3600.0, high_until=2400.0)
-    backlog = summarize(Simulation(design_from_spec(serving, aws_book(), catalog=AWS_CATALOG), load).run(), 0.99)
+    backlog = summarize(
+        Simulation(
+            design_from_spec(serving, aws_book(), autoscaler="aws-target-tracking", catalog=AWS_CATALOG), load
+        ).run(),
+        0.99,
+    )
     cpu = summarize(
         Simulation(
             design_from_spec(serving, aws_book(), autoscaler="cpu-utilization", catalog=AWS_CATALOG), load

@@ -20,9 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
 
 
-def stack_design(*overrides: str, **kwargs):
+def stack_design(*overrides: str, autoscaler: str = "aws-target-tracking", **kwargs):
     spec = load_stack(SERVING, list(overrides))
-    return design_from_spec(spec.serving, aws_book(), **kwargs, catalog=AWS_CATALOG)
+    return design_from_spec(spec.serving, aws_book(), autoscaler=autoscaler, **kwargs, catalog=AWS_CATALOG)
 
 
 def fixed_design(replicas: int, concurrency: int, **changes):

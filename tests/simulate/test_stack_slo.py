@@ -34,7 +34,7 @@ def designs(serving):
     """The stack design, the same stack on the metric and target it had before, and request-rate."""
     book = aws_book()
     plan = plan_serving(serving, AWS_CATALOG)
-    stack = design_from_spec(serving, book, catalog=AWS_CATALOG)
+    stack = design_from_spec(serving, book, autoscaler="aws-target-tracking", catalog=AWS_CATALOG)
     before = dataclasses.replace(
         plan,
         backlog_per_instance_target=backlog_target_from_slo(

@@ -5,7 +5,7 @@ The Pulumi half is `accelstack.components.aws`; the spec rules are `rules` and `
 
 from __future__ import annotations
 
-from accelstack.clouds.aws import catalog, prices, quotas
+from accelstack.clouds.aws import catalog, prices, quotas, replace_rows, terraform_types
 from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
 
 CATALOG = Catalog(
@@ -126,4 +126,8 @@ AWS = Cloud(
     provider_region_key="aws:region",
     # The last renders node user data with the components (a spec rule that needs them), imported by name.
     rules=("accelstack.clouds.aws.rules", "accelstack.clouds.aws.serving_rules", "accelstack.components.aws.rules"),
+    replace_rules=replace_rows.REPLACE_RULES,
+    terraform=terraform_types.TERRAFORM,
+    # Target tracking on backlog per instance (accelstack.components.aws.serving.scaling).
+    default_autoscaler="aws-target-tracking",
 )

@@ -5,7 +5,8 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 
 from __future__ import annotations
 
-from accelstack.clouds.azure import catalog, prices, quotas
+from accelstack.clouds import random_provider
+from accelstack.clouds.azure import catalog, prices, quotas, replace_rows
 from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
 
 CATALOG = Catalog(
@@ -136,4 +137,9 @@ AZURE = Cloud(
         "accelstack.clouds.azure.serving_rules",
         "accelstack.components.azure.rules",
     ),
+    replace_rules=replace_rows.REPLACE_RULES,
+    # azure-native is not Terraform-bridged: no Terraform plan of its resources, only of pulumi-random's.
+    terraform=(random_provider.TERRAFORM,),
+    # Azure Monitor autoscale on Service Bus active messages per instance (components/azure/serving/scaling.py).
+    default_autoscaler="azure-autoscale",
 )

@@ -6,7 +6,7 @@ Deployable: training and serving (`accelstack.components.gcp`).
 from __future__ import annotations
 
 from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
-from accelstack.clouds.gcp import catalog, prices, quotas
+from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, terraform_types
 
 CATALOG = Catalog(
     cloud="gcp",
@@ -137,4 +137,8 @@ GCP = Cloud(
     components="accelstack.components.gcp",
     workloads=frozenset({"training", "serving"}),
     rules=("accelstack.clouds.gcp.rules", "accelstack.clouds.gcp.serving_rules"),
+    replace_rules=replace_rows.REPLACE_RULES,
+    terraform=terraform_types.TERRAFORM,
+    # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).
+    default_autoscaler="gcp-autoscaler",
 )

@@ -202,7 +202,7 @@ def test_anything_but_a_gcs_uri_is_refused(uri):
 
 
 def test_accelstack_diff_replaces_the_import_on_the_inputs_its_provider_replaces_on():
+    from accelstack.clouds import registry
     from accelstack.components.gcp.lustre_import import REIMPORT_KEYS
-    from accelstack.engine.replacement import REPLACE_FORCING
 
-    assert REPLACE_FORCING["pulumi-python:dynamic:Resource"] == REIMPORT_KEYS
+    assert registry.get("gcp").replace_rules.forcing["pulumi-python:dynamic:Resource"] == REIMPORT_KEYS
