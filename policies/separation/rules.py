@@ -65,7 +65,6 @@ def _vendor_of(type_token: str) -> Vendor | None:
     return vendors.by_package(package) if package is not None else None
 
 
-# Provider packages whose account pinning this pack can read (`allowedAccountIds`, assumed roles).
 CONFIG: dict[str, dict[str, Any]] = {
     "trustedAccounts": {
         "type": "array",
