@@ -38,6 +38,8 @@ LABEL_TAGS = {
 PROVIDER_PREFIX = "pulumi:providers:"
 # Packages whose resources live in a cloud account (and so must go through the stack's own provider).
 CLOUD_PACKAGES = frozenset({"aws", "aws-native", "azure", "azure-native", "gcp", "google-native", "oci", "vultr"})
+# The key prefix of training's artifact store that serving may read (separation's `artifactPrefix` default).
+ARTIFACT_PREFIX = "models/"
 AWS_ACCOUNT = re.compile(r"^\d{12}$")
 GCP_SERVICE_ACCOUNT = re.compile(r"^[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com$")
 
@@ -62,8 +64,16 @@ def is_provider_type(type_token: str) -> bool:
     return type_token.startswith(PROVIDER_PREFIX)
 
 
+def cloud_packages() -> frozenset[str]:
+    """CLOUD_PACKAGES and every listed vendor's packages (policies/vendors.py)."""
+    # The vendor modules import this one: read their list when asked.
+    from . import vendors
+
+    return CLOUD_PACKAGES | vendors.packages()
+
+
 def is_cloud_type(type_token: str) -> bool:
-    return package_of(type_token) in CLOUD_PACKAGES
+    return package_of(type_token) in cloud_packages()
 
 
 def decode(value: Any) -> Any:
@@ -193,6 +203,14 @@ class Context:
     @property
     def workload_accounts(self) -> frozenset[str]:
         return self.accounts(self.workload)
+
+
+def own_accounts(ctx: Context) -> frozenset[str]:
+    """The stack's side's accounts and every account its provider reaches."""
+    own = set(ctx.workload_accounts)
+    if ctx.provider is not None:
+        own |= set(ctx.provider.accounts)
+    return frozenset(own)
 
 
 def make_context(config: Mapping[str, Any] | None, providers: Iterable[ProviderFacts]) -> Context:
@@ -343,6 +361,17 @@ def refers_to(resource: Any, prop: str, target: Any, *, keys: Sequence[str] = ("
 
 def of_type(resources: Iterable[Any], *types: str) -> list[Any]:
     return [r for r in resources if r.resource_type in types]
+
+
+def tag_values(tags: Any) -> dict[str, str]:
+    """`tags` maps key -> value; autoscaling groups list {key, value, propagateAtLaunch}."""
+    if hasattr(tags, "items"):
+        return {str(k): str(v) for k, v in tags.items()}
+    found = {}
+    for tag in as_list(tags):
+        if hasattr(tag, "get") and tag.get("key") is not None:
+            found[str(tag.get("key"))] = str(tag.get("value"))
+    return found
 
 
 def truthy(value: Any) -> bool:

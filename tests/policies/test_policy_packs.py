@@ -4,6 +4,8 @@ offline runner loads them (`__main__.py` with PolicyPack recorded); both expose 
 from __future__ import annotations
 
 import ast
+import json
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -102,26 +104,92 @@ def test_pack_files_pin_the_cli_runtime() -> None:
         assert set(requirements) <= set(pinned), set(requirements) - set(pinned)
 
 
+def _imports(tree: ast.AST) -> list[str]:
+    return [
+        name
+        for node in ast.walk(tree)
+        for name in (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+        )
+    ]
+
+
 def test_packs_import_only_what_their_requirements_install() -> None:
     """The CLI builds each pack's venv from its requirements.txt alone: every third-party module the
-    pack's code imports must come from a package listed there (or its dependencies)."""
+    pack's code imports must come from a package listed there (or its dependencies). The shared modules
+    (everything outside the pack folders: common, concepts, the vendors) load in both packs: what they
+    import when loaded must be in both packs' requirements; an import inside a function runs only for the
+    policy that calls it (the standalone load below checks each pack without the other's libraries)."""
     allowed = {
         "separation": {"pulumi_policy", "pulumi", "policy_sentry", "yaml", "google", "grpc"},
         "guardrails": {"pulumi_policy", "pulumi", "policy_sentry", "cloudsplaining", "yaml", "google", "grpc"},
     }
     stdlib = set(sys.stdlib_module_names) | {"policies", "__future__"}
+    root = REPO / "policies"
+    shared = [p for p in sorted(root.rglob("*.py")) if p.relative_to(root).parts[0] not in allowed]
+    assert {"common.py", "concepts.py", "vendors.py", "readers.py"} <= {p.name for p in shared}
+    both, either = set.intersection(*allowed.values()), set.union(*allowed.values())
+    checked: list[tuple[Path, set[str], list[str]]] = []
+    for path in shared:
+        tree = ast.parse(path.read_text())
+        loaded = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        checked.append((path, both, _imports(ast.Module(body=loaded, type_ignores=[]))))
+        checked.append((path, either, _imports(tree)))
     for pack, modules in allowed.items():
-        files = [REPO / "policies" / "common.py", REPO / "policies" / "grants.py", REPO / "policies" / "concepts.py"]
-        files += sorted((REPO / "policies" / pack).glob("*.py"))
-        for path in files:
-            for node in ast.walk(ast.parse(path.read_text())):
-                names = (
-                    [a.name for a in node.names]
-                    if isinstance(node, ast.Import)
-                    else ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
-                )
-                for name in names:
-                    top = name.split(".")[0]
-                    assert top in stdlib or top in modules, (
-                        f"{path.name} imports {name}, not in {pack}/requirements.txt"
-                    )
+        checked += [
+            (path, modules, _imports(ast.parse(path.read_text()))) for path in sorted((root / pack).glob("*.py"))
+        ]
+    for path, modules, names in checked:
+        for name in names:
+            top = name.split(".")[0]
+            assert top in stdlib or top in modules, f"{path.relative_to(root)} imports {name}, not in {sorted(modules)}"
+
+
+STANDALONE = """
+import importlib.abc, json, runpy, sys
+
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in REFUSED:
+            raise ImportError(f"{name} is not installed in this pack's venv")
+        return None
+
+REFUSED = set(sys.argv[1].split(","))
+sys.meta_path.insert(0, Refuse())
+import pulumi_policy
+
+recorded = {}
+
+class Recorder:
+    def __init__(self, name, policies, **kwargs):
+        recorded.update(name=name, policies=[p.name for p in policies])
+
+pulumi_policy.PolicyPack = Recorder
+runpy.run_path("__main__.py", run_name="__main__")
+files = sorted({m.__file__ for n, m in sys.modules.items() if n.split(".")[0] == "policies" and m.__file__})
+print(json.dumps({**recorded, "files": files, "accelstack": "accelstack" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_pack_loads_standalone_from_its_own_folder(pack: str, tmp_path: Path) -> None:
+    """As the CLI loads a pack (its folder, its own venv): a copy of policies/ outside the repository, run
+    isolated from the environment, with accelstack (and the other pack's libraries) not importable."""
+    copy = tmp_path / "policies"
+    shutil.copytree(REPO / "policies", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    refused = ["accelstack", "components"] + (["cloudsplaining"] if pack == "separation" else [])
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", STANDALONE, ",".join(refused)],
+        cwd=copy / pack,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = json.loads(result.stdout.splitlines()[-1])
+    assert loaded["name"] == f"accelstack-{pack}" and not loaded["accelstack"]
+    assert loaded["policies"] == [p.name for p in load_pack(PACKS_DIR / pack).policies]
+    assert all(Path(f).is_relative_to(copy) for f in loaded["files"]), loaded["files"]
+    assert {str(copy / "vendors.py"), str(copy / "gcp" / "__init__.py")} <= set(loaded["files"])

@@ -2,8 +2,7 @@
 mirrors (Checkov CKV_GCP_xx, Trivy AVD-GCP-xxxx, a Google doc) or saying it is ours.
 
 Properties arrive camelCase as the engine sends them (`publicAccessPrevention`, `accessConfigs`,
-`deadLetterPolicy`). The rule modules (guardrails/rules.py, separation/rules.py) call these beside
-AWS's and Azure's.
+`deadLetterPolicy`). The packs reach them through the GCP vendor entry (policies/gcp/__init__.py).
 """
 
 from __future__ import annotations
@@ -14,15 +13,17 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import concepts
-from .common import as_list, decode, truthy, urn_name
+from .. import concepts
+from ..common import as_list, decode, truthy, urn_name
+from ..vendor import tokens_of
+from .concepts import GCP
 
 CLOUD = "gcp"
 
-BUCKET = concepts.tokens("bucket", cloud=CLOUD)
-NODE_KINDS = concepts.tokens("instance", "node-template", cloud=CLOUD)
-MANAGED_CLUSTERS = concepts.tokens("fleet", cloud=CLOUD)  # Cluster Director: its own login and GPU VMs
-CAPACITY_REQUESTS = concepts.tokens("capacity-request", cloud=CLOUD)  # MIG resize requests (flex-start)
+BUCKET = tokens_of(GCP, "bucket")
+NODE_KINDS = tokens_of(GCP, "instance", "node-template")
+MANAGED_CLUSTERS = tokens_of(GCP, "fleet")  # Cluster Director: its own login and GPU VMs
+CAPACITY_REQUESTS = tokens_of(GCP, "capacity-request")  # MIG resize requests (flex-start)
 INSTANCE = "gcp:compute/instance:Instance"
 FIREWALL = "gcp:compute/firewall:Firewall"
 SSL_POLICY = "gcp:compute/sSLPolicy:SSLPolicy"
@@ -31,14 +32,14 @@ HTTP_PROXY = "gcp:compute/targetHttpProxy:TargetHttpProxy"
 URL_MAP = "gcp:compute/uRLMap:URLMap"
 SUBSCRIPTION = "gcp:pubsub/subscription:Subscription"
 TOPIC = "gcp:pubsub/topic:Topic"
-AUTOSCALERS = concepts.tokens("scaling-policy", cloud=CLOUD)
-GROUPS = concepts.tokens("node-group", cloud=CLOUD)
+AUTOSCALERS = tokens_of(GCP, "scaling-policy")
+GROUPS = tokens_of(GCP, "node-group")
 BACKEND_SERVICE = "gcp:compute/backendService:BackendService"
 SECURITY_POLICY = "gcp:compute/securityPolicy:SecurityPolicy"
 FORWARDING_RULE = "gcp:compute/globalForwardingRule:GlobalForwardingRule"
-GRANTS = concepts.tokens("resource-grant", "role-binding", cloud=CLOUD)
+GRANTS = tokens_of(GCP, "resource-grant", "role-binding")
 BUCKET_GRANTS = tuple(t for t in GRANTS if t.startswith("gcp:storage/"))
-PROJECT_GRANTS = concepts.tokens("role-binding", cloud=CLOUD)
+PROJECT_GRANTS = tokens_of(GCP, "role-binding")
 # CMEK-capable data stores and the input naming their key (provider docs of each resource).
 KEY_INPUTS = {
     "gcp:storage/bucket:Bucket": ("encryption", "defaultKmsKeyName"),

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import concepts
-from ..common import Context, as_list, decode, urn_name
+from ..common import as_list, decode, urn_name
 from ..grants import aws_grants, expand, summarize
+from .concepts import AWS
 
 # Every AWS-managed policy that grants all actions (AdministratorAccess and its per-service variants,
 # PowerUserAccess) or a whole service on every resource (`*FullAccess`, e.g. AmazonS3FullAccess,
@@ -26,7 +27,7 @@ ADMIN_MANAGED = re.compile(
     r"^arn:aws[\w-]*:iam::aws:policy/(?:[\w+=,.@-]+/)*(?:AdministratorAccess[\w-]*|PowerUserAccess)$"
 )
 FULL_ACCESS_MANAGED = re.compile(r"^arn:aws[\w-]*:iam::aws:policy/(?:[\w+=,.@-]+/)*[\w+=,.@-]*FullAccess$")
-DOCUMENT_PROPS = {token: "policy" for token in concepts.tokens("identity-grant")}
+DOCUMENT_PROPS = {token: "policy" for token in AWS["identity-grant"]}
 ROLE = "aws:iam/role:Role"
 
 
@@ -119,7 +120,7 @@ def document_findings(document: Any) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def check_iam_least_privilege(resource: Any, ctx: Context) -> Iterable[str]:
+def check_iam_least_privilege(resource: Any) -> Iterable[str]:
     """Least privilege: no `*` action, no whole service on every resource (however spelled: `s3:*`,
     `s3:*Object*`+..., `arn:aws:s3:::*`), no NotAction allow, no privilege-escalation combination
     (iam:PassRole with ec2:RunInstances ... on `*`), no permissions-management action on `*`, no
@@ -138,7 +139,7 @@ def check_iam_least_privilege(resource: Any, ctx: Context) -> Iterable[str]:
             yield f"{name}{label} {finding}"
 
 
-def check_iam_least_privilege_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+def check_iam_least_privilege_final(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """Stack-level repeat of `iam-least-privilege` (policy documents are often built from unknown ARNs)."""
     for resource in resources:
         if (
@@ -146,5 +147,5 @@ def check_iam_least_privilege_final(resources: Sequence[Any], ctx: Context) -> I
             or resource.resource_type == ROLE
             or concepts.is_a(resource.resource_type, "identity-attachment")
         ):
-            for message in check_iam_least_privilege(resource, ctx):
+            for message in check_iam_least_privilege(resource):
                 yield resource.urn, message

@@ -4,7 +4,7 @@ trusted rule it mirrors (Checkov CKV_AZURE_xx, Trivy AVD-AZU-xxxx, a Microsoft d
 Properties arrive camelCase as the engine sends them (the SDK's wire names: `allowBlobPublicAccess`,
 `publicIPAddressConfiguration`, `deadLetteringOnMessageExpiration`). Resource checks take the
 pulumi-policy args and yield messages; stack checks take every resource and yield (urn, message).
-The rule modules (guardrails/rules.py, separation/rules.py) call these beside AWS's and GCP's.
+The packs reach them through the Azure vendor entry (policies/azure/__init__.py).
 """
 
 from __future__ import annotations
@@ -14,30 +14,32 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import concepts
-from .common import as_list, truthy, urn_name
+from .. import concepts
+from ..common import as_list, truthy, urn_name
+from ..vendor import tokens_of
+from .concepts import AZURE
 
 CLOUD = "azure-native"
 
-STORAGE_ACCOUNT = concepts.tokens("storage-account", cloud=CLOUD)
-CONTAINER = concepts.tokens("bucket", cloud=CLOUD)
+STORAGE_ACCOUNT = tokens_of(AZURE, "storage-account")
+CONTAINER = tokens_of(AZURE, "bucket")
 SCALE_SET, VM = "azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"
 NIC = "azure-native:network:NetworkInterface"
-ML_COMPUTE = concepts.tokens("fleet", cloud=CLOUD)
-ML_WORKSPACE = concepts.tokens("ml-workspace", cloud=CLOUD)
-ML_DATASTORE = concepts.tokens("ml-datastore", cloud=CLOUD)
+ML_COMPUTE = tokens_of(AZURE, "fleet")
+ML_WORKSPACE = tokens_of(AZURE, "ml-workspace")
+ML_DATASTORE = tokens_of(AZURE, "ml-datastore")
 NSG, SECURITY_RULE = "azure-native:network:NetworkSecurityGroup", "azure-native:network:SecurityRule"
 APP_GATEWAY = "azure-native:network:ApplicationGateway"
 LOAD_BALANCER = "azure-native:network:LoadBalancer"
 WAF_POLICY = "azure-native:network:WebApplicationFirewallPolicy"
 SB_NAMESPACE = "azure-native:servicebus:Namespace"
-SB_QUEUES = concepts.tokens("queue", cloud=CLOUD)  # queues and topic subscriptions
-AUTOSCALE = concepts.tokens("scaling-policy", cloud=CLOUD)
+SB_QUEUES = tokens_of(AZURE, "queue")  # queues and topic subscriptions
+AUTOSCALE = tokens_of(AZURE, "scaling-policy")
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
-KEYS = concepts.tokens("key", cloud=CLOUD)
+KEYS = tokens_of(AZURE, "key")
 KEY_VAULT = "azure-native:keyvault:Vault"
-SAS_RULES = concepts.tokens("queue-policy", cloud=CLOUD)
+SAS_RULES = tokens_of(AZURE, "queue-policy")
 AML_FILESYSTEM = "azure-native:storagecache:AmlFilesystem"
 
 
@@ -498,11 +500,6 @@ BROAD_ROLES = {
     USER_ACCESS_ADMIN: "User Access Administrator",
     RBAC_ADMIN: "Role Based Access Control Administrator",
 }
-# What may cross to the other side: reading (Reader, Storage Blob Data Reader).
-READER_ROLES = {
-    "acdd72a7-3385-48ef-bd42-f606fba81ae7": "Reader",
-    "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1": "Storage Blob Data Reader",
-}
 SUBSCRIPTION = re.compile(r"^/subscriptions/([0-9a-f-]{36})(?:/|$)", re.IGNORECASE)  # ARM ids ignore case
 
 
@@ -532,77 +529,6 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
         for permission in _items(props, "permissions"):
             if "*" in [str(a) for a in as_list(permission.get("actions")) + as_list(permission.get("dataActions"))]:
                 yield f"role definition {name} allows every action (*)"
-
-
-def cross_subscription_problems(resource: Any, own: frozenset[str], ctx: Any) -> Iterable[str]:
-    """Role assignments and role definitions stay in the stack's subscriptions, except the documented
-    read path: a serving stack may assign a reader role (Reader, Storage Blob Data Reader) on a
-    scope in a training subscription (serving reads training's artifacts). Ours."""
-    kind, props, name = _kind(resource), resource.props, _name(resource)
-    own_lower = {s.lower() for s in own}
-    training = {s.lower() for s in ctx.training_accounts}
-    if kind == ROLE_ASSIGNMENT:
-        raw_scope = props.get("scope")
-        scope = subscription_of(raw_scope)
-        if scope is None and isinstance(raw_scope, str) and raw_scope:
-            # A management group or the tenant root ("/") reaches every subscription under it, the other side's too.
-            yield f"role assignment {name} is scoped to {raw_scope!r}, above any one subscription; scope it in this stack's"
-            return
-        if scope is None or scope in own_lower:
-            return
-        role = role_of(props)
-        if ctx.workload == "serving" and scope in training and role in READER_ROLES:
-            return
-        side = f"the {ctx.other} subscription" if scope in {s.lower() for s in ctx.other_accounts} else "subscription"
-        yield (
-            f"role assignment {name} grants role {READER_ROLES.get(role, role)} on {side} {scope}; only a serving "
-            "stack may read (Reader, Storage Blob Data Reader) in a training subscription"
-        )
-    elif kind == ROLE_DEFINITION:
-        for scope in as_list(props.get("assignableScopes")):
-            sub = subscription_of(scope)
-            if sub is None and isinstance(scope, str) and scope:
-                yield f"role definition {name} is assignable at {scope!r}, above any one subscription"
-            elif sub is not None and sub not in own_lower:
-                yield f"role definition {name} is assignable in subscription {sub}, outside this stack's"
-
-
-def _admitted_ids(account_props: Any) -> list[tuple[str, str]]:
-    """(what, resource id) of everything a storage account's firewall lets in by identity of origin: subnets
-    (virtualNetworkRules, the SDK's `virtualNetworkResourceId` or the API's `id`) and resource instances
-    (resourceAccessRules)."""
-    rules = get(account_props, "networkRuleSet") or {}
-    admitted = [
-        ("subnet", str(rule.get("virtualNetworkResourceId") or rule.get("id") or ""))
-        for rule in _items(rules, "virtualNetworkRules")  # the API's only action is Allow
-    ]
-    admitted += [
-        ("resource instance", str(rule.get("resourceId") or "")) for rule in _items(rules, "resourceAccessRules")
-    ]
-    return admitted
-
-
-def network_admission_problems(resource: Any, own: frozenset[str], ctx: Any) -> Iterable[str]:
-    """A storage account's firewall admits subnets and resource instances of the stack's own subscriptions
-    only, except the documented read path: a training stack's account may admit a serving subscription's
-    subnet (its replicas read the published models; training.artifactReaderSubnets). Anything else (another
-    subscription, a wildcard `/subscriptions/*`, a training network in a serving stack) carries that
-    subscription's traffic past the separation. The network half of cross-account-read-only. Ours."""
-    if _kind(resource) not in STORAGE_ACCOUNT:
-        return
-    own_lower = {s.lower() for s in own}
-    serving = {s.lower() for s in ctx.serving_accounts}
-    for what, resource_id in _admitted_ids(resource.props):
-        subscription = subscription_of(resource_id)
-        if subscription is not None and subscription in own_lower:
-            continue
-        if what == "subnet" and ctx.workload == "training" and subscription in serving:
-            continue
-        where = f"subscription {subscription}" if subscription else f"{resource_id!r} (no single subscription)"
-        yield (
-            f"storage account {_name(resource)} admits a {what} of {where} through its firewall; only the stack's "
-            "own subscriptions, and a training account's serving readers, may reach it"
-        )
 
 
 def ingress_owner_problems(resources: Sequence[Any], refers_to: Any, is_public_range: Any) -> Iterable[tuple[str, str]]:
@@ -638,57 +564,3 @@ def ingress_owner_problems(resources: Sequence[Any], refers_to: Any, is_public_r
 
 
 SUBNET = "azure-native:network:Subnet"
-BLOB_SERVICE = "azure-native:storage:BlobServiceProperties"
-MANAGEMENT_POLICY = "azure-native:storage:ManagementPolicy"
-
-
-def _account_of(resource: Any, accounts: Sequence[Any], refers_to: Any) -> list[Any]:
-    return [a for a in accounts if refers_to(resource, "accountName", a, keys=("accountName", "name"))]
-
-
-def versioning_problems(resources: Sequence[Any], pattern: str, refers_to: Any) -> Iterable[tuple[str, str]]:
-    """Containers holding checkpoints/artifacts (`versionedBucketPattern`) live in an account whose
-    blob service keeps versions (isVersioningEnabled:
-    https://learn.microsoft.com/azure/storage/blobs/versioning-overview), and no blob service turns
-    versioning off."""
-    accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
-    services = [r for r in resources if _kind(r) == BLOB_SERVICE]
-    for container in (r for r in resources if _kind(r) in CONTAINER):
-        names = [urn_name(container.urn), str(container.props.get("containerName") or "")]
-        if not any(re.search(pattern, n, re.IGNORECASE) for n in names):
-            continue
-        for account in _account_of(container, accounts, refers_to):
-            linked = _account_of_services(services, account, refers_to)
-            if not any(truthy(s.props.get("isVersioningEnabled")) for s in linked):
-                yield (
-                    container.urn,
-                    f"blob container {_name(container)} holds checkpoints/artifacts but its account keeps no versions",
-                )
-    for service in services:
-        value = service.props.get("isVersioningEnabled")
-        if value is not None and not truthy(value):
-            yield service.urn, f"{_name(service)} turns blob versioning off"
-
-
-def _account_of_services(services: Sequence[Any], account: Any, refers_to: Any) -> list[Any]:
-    return [s for s in services if refers_to(s, "accountName", account, keys=("accountName", "name"))]
-
-
-def lifecycle_problems(resources: Sequence[Any], log_pattern: str, refers_to: Any) -> Iterable[tuple[str, str]]:
-    """No management policy deletes current blobs (actions.baseBlob.delete) in a data account (log
-    accounts, `logBucketPattern`, may): https://learn.microsoft.com/azure/storage/blobs/lifecycle-management-overview. Ours."""
-    accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
-    for policy in (r for r in resources if _kind(r) == MANAGEMENT_POLICY):
-        targets = _account_of(policy, accounts, refers_to)
-        names = [n for a in targets for n in (urn_name(a.urn), str(a.props.get("accountName") or ""))]
-        if targets and all(re.search(log_pattern, n, re.IGNORECASE) for n in names):
-            continue
-        for rule in _items(get(policy.props, "policy"), "rules"):
-            if (
-                get(rule, "definition", "actions", "baseBlob", "delete") is not None
-                and str(rule.get("enabled", True)) != "False"
-            ):
-                yield (
-                    policy.urn,
-                    f"{_name(policy)} rule {rule.get('name')} deletes current blobs (actions.baseBlob.delete)",
-                )

@@ -1,0 +1,89 @@
+"""Azure's concept table (policies/concepts.py): concept -> azure-native type tokens of the default
+module, then the SDK's unversioned aliases. API-version modules map to the same concept (`concepts.canonical`)."""
+
+AZURE: dict[str, tuple[str, ...]] = {
+    "resource-group": ("azure-native:resources:ResourceGroup",),
+    # --- storage (stateful) ---
+    # The storage account holds every container's data and the account-wide public-access, TLS and
+    # encryption settings; a container is the bucket.
+    "storage-account": ("azure-native:storage:StorageAccount",),
+    "bucket": ("azure-native:storage:BlobContainer",),
+    "bucket-versioning": ("azure-native:storage:BlobServiceProperties",),
+    "bucket-lifecycle": ("azure-native:storage:ManagementPolicy",),
+    "parallel-file-system": ("azure-native:storagecache:AmlFilesystem",),
+    "file-system-link": (
+        "azure-native:storagecache:ImportJob",
+        "azure-native:storagecache:AutoExportJob",
+        "azure-native:storagecache:AutoImportJob",
+    ),
+    "volume": ("azure-native:compute:Disk",),
+    "key-vault": ("azure-native:keyvault:Vault",),
+    "key": ("azure-native:keyvault:Key",),
+    "secret": ("azure-native:keyvault:Secret",),
+    # --- serving front door and admission ---
+    "queue-namespace": ("azure-native:servicebus:Namespace",),
+    # Service Bus queues and topic subscriptions hold messages (and dead-letter them); topics fan out.
+    "queue": ("azure-native:servicebus:Queue", "azure-native:servicebus:Subscription"),
+    "topic": ("azure-native:servicebus:Topic",),
+    "queue-policy": (
+        "azure-native:servicebus:NamespaceAuthorizationRule",
+        "azure-native:servicebus:QueueAuthorizationRule",
+    ),
+    "load-balancer": ("azure-native:network:ApplicationGateway", "azure-native:network:LoadBalancer"),
+    "web-acl": ("azure-native:network:WebApplicationFirewallPolicy",),
+    # --- compute ---
+    "node-group": ("azure-native:compute:VirtualMachineScaleSet",),
+    "instance": ("azure-native:compute:VirtualMachine",),
+    "fleet": (
+        "azure-native:machinelearningservices:Compute",
+        "azure-native:machinelearningservices/v20210401:MachineLearningCompute",  # SDK alias (old name)
+    ),
+    "ml-workspace": ("azure-native:machinelearningservices:Workspace",),
+    # A workspace's pointer to a storage container, with or without stored credentials.
+    "ml-datastore": (
+        "azure-native:machinelearningservices:Datastore",
+        "azure-native:machinelearningservices:MachineLearningDatastore",  # SDK alias (old name)
+    ),
+    # Immutable, versioned job templates (an image reference, a command): no data, no access of their own.
+    "ml-asset": (
+        "azure-native:machinelearningservices:EnvironmentVersion",
+        "azure-native:machinelearningservices:ComponentVersion",
+        # SDK aliases (old names) of EnvironmentVersion
+        "azure-native:machinelearningservices:EnvironmentSpecificationVersion",
+        "azure-native:machinelearningservices/v20210301preview:EnvironmentSpecificationVersion",
+    ),
+    "warm-pool": ("azure-native:standbypool:StandbyVirtualMachinePool",),
+    "capacity-reservation": (
+        "azure-native:compute:CapacityReservationGroup",
+        "azure-native:compute:CapacityReservation",
+    ),
+    "rdma-placement": ("azure-native:compute:ProximityPlacementGroup",),
+    "scaling-policy": ("azure-native:monitor:AutoscaleSetting", "azure-native:insights:AutoscaleSetting"),
+    "alarm": ("azure-native:monitor:MetricAlert", "azure-native:insights:MetricAlert"),
+    "log-group": ("azure-native:operationalinsights:Workspace",),
+    "log-routing": ("azure-native:monitor:DiagnosticSetting", "azure-native:insights:DiagnosticSetting"),
+    # --- network ---
+    "network": (
+        "azure-native:network:VirtualNetwork",
+        "azure-native:network:Subnet",
+        "azure-native:network:NatGateway",
+        "azure-native:network:PrivateEndpoint",
+        "azure-native:network:InterfaceEndpoint",
+        "azure-native:network:RouteTable",
+        "azure-native:network:Route",
+        "azure-native:network:NetworkInterface",
+        "azure-native:network:PrivateDnsZoneGroup",
+        "azure-native:privatedns:PrivateZone",
+        "azure-native:network:PrivateZone",
+        "azure-native:privatedns:VirtualNetworkLink",
+        "azure-native:network:VirtualNetworkLink",
+    ),
+    "public-address": ("azure-native:network:PublicIPAddress",),
+    "firewall": ("azure-native:network:NetworkSecurityGroup",),
+    "firewall-rule": ("azure-native:network:SecurityRule",),
+    # --- identity ---
+    "identity": ("azure-native:managedidentity:UserAssignedIdentity",),
+    "role-definition": ("azure-native:authorization:RoleDefinition",),
+    # A role assigned to a principal at a scope (subscription, resource group or one resource).
+    "role-binding": ("azure-native:authorization:RoleAssignment",),
+}

@@ -1,0 +1,104 @@
+"""GCP's concept table (policies/concepts.py): concept -> pulumi-gcp type tokens, the current token first,
+then the SDK's aliases."""
+
+GCP: dict[str, tuple[str, ...]] = {
+    # --- storage (stateful) ---
+    "bucket": ("gcp:storage/bucket:Bucket",),
+    "parallel-file-system": ("gcp:lustre/instance:Instance",),
+    "file-system": ("gcp:filestore/instance:Instance",),
+    "volume": ("gcp:compute/disk:Disk",),
+    # Key rings cannot be deleted (a destroy only forgets them), so they are not state to protect;
+    # their crypto keys are: destroying one destroys its versions and the data they encrypt.
+    "key-ring": ("gcp:kms/keyRing:KeyRing",),
+    "key": ("gcp:kms/cryptoKey:CryptoKey",),
+    "secret": ("gcp:secretmanager/secret:Secret",),
+    "secret-version": ("gcp:secretmanager/secretVersion:SecretVersion",),
+    # --- serving front door and admission ---
+    "topic": ("gcp:pubsub/topic:Topic",),
+    # A Pub/Sub subscription holds the messages (and dead-letters them): it is the queue.
+    "queue": ("gcp:pubsub/subscription:Subscription",),
+    # The internet-facing entry: the forwarding rule holds the address and port.
+    "load-balancer": ("gcp:compute/globalForwardingRule:GlobalForwardingRule",),
+    "listener": ("gcp:compute/targetHttpsProxy:TargetHttpsProxy", "gcp:compute/targetHttpProxy:TargetHttpProxy"),
+    "url-map": ("gcp:compute/uRLMap:URLMap",),
+    "target-group": ("gcp:compute/backendService:BackendService",),
+    "health-check": ("gcp:compute/healthCheck:HealthCheck",),
+    "certificate": (
+        "gcp:compute/managedSslCertificate:ManagedSslCertificate",
+        "gcp:compute/mangedSslCertificate:MangedSslCertificate",
+    ),
+    "tls-policy": ("gcp:compute/sSLPolicy:SSLPolicy",),
+    "web-acl": ("gcp:compute/securityPolicy:SecurityPolicy",),
+    # --- compute ---
+    "node-group": (
+        "gcp:compute/instanceGroupManager:InstanceGroupManager",
+        "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager",
+    ),
+    "node-template": (
+        "gcp:compute/instanceTemplate:InstanceTemplate",
+        "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate",
+    ),
+    "instance": ("gcp:compute/instance:Instance",),
+    # Cluster Director's managed Slurm: it creates and runs the login and GPU VMs itself (its inputs hold
+    # their startup scripts, public-IP and OS Login settings and how the GPUs are bought).
+    "fleet": ("gcp:hypercomputecluster/cluster:Cluster",),
+    # A MIG resize request: how many flex-start VMs, for how long (the VMs belong to the group).
+    "capacity-request": (
+        "gcp:compute/resizeRequest:ResizeRequest",
+        "gcp:compute/regionResizeRequest:RegionResizeRequest",
+    ),
+    "capacity-reservation": ("gcp:compute/reservation:Reservation",),
+    # Compact placement (group_placement_policy COLLOCATED) for the training fabric.
+    "rdma-placement": ("gcp:compute/resourcePolicy:ResourcePolicy",),
+    "scaling-policy": (
+        "gcp:compute/autoscaler:Autoscaler",
+        "gcp:compute/autoscalar:Autoscalar",
+        "gcp:compute/regionAutoscaler:RegionAutoscaler",
+    ),
+    # --- network ---
+    "network": (
+        "gcp:compute/network:Network",
+        "gcp:compute/subnetwork:Subnetwork",
+        "gcp:compute/router:Router",
+        "gcp:compute/routerNat:RouterNat",
+        "gcp:compute/route:Route",
+        "gcp:servicenetworking/connection:Connection",
+    ),
+    "public-address": ("gcp:compute/globalAddress:GlobalAddress", "gcp:compute/address:Address"),
+    "firewall-rule": ("gcp:compute/firewall:Firewall",),
+    # --- identity ---
+    "identity": ("gcp:serviceaccount/account:Account", "gcp:serviceAccount/account:Account"),
+    "api-enablement": ("gcp:projects/service:Service",),
+    # Project-wide role grants (the scope is the project).
+    "role-binding": (
+        "gcp:projects/iAMMember:IAMMember",
+        "gcp:projects/iAMBinding:IAMBinding",
+        "gcp:projects/iAMPolicy:IAMPolicy",
+    ),
+    # Grants on one resource: who may use a bucket, key, secret, topic, subscription or service account.
+    "resource-grant": (
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+        "gcp:storage/bucketIAMBinding:BucketIAMBinding",
+        "gcp:storage/bucketIAMPolicy:BucketIAMPolicy",
+        "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember",
+        "gcp:kms/cryptoKeyIAMBinding:CryptoKeyIAMBinding",
+        "gcp:kms/cryptoKeyIAMPolicy:CryptoKeyIAMPolicy",
+        "gcp:kms/keyRingIAMMember:KeyRingIAMMember",
+        "gcp:kms/keyRingIAMBinding:KeyRingIAMBinding",
+        "gcp:secretmanager/secretIamMember:SecretIamMember",
+        "gcp:secretmanager/secretIamBinding:SecretIamBinding",
+        "gcp:secretmanager/secretIamPolicy:SecretIamPolicy",
+        "gcp:pubsub/topicIAMMember:TopicIAMMember",
+        "gcp:pubsub/topicIAMBinding:TopicIAMBinding",
+        "gcp:pubsub/topicIAMPolicy:TopicIAMPolicy",
+        "gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember",
+        "gcp:pubsub/subscriptionIAMBinding:SubscriptionIAMBinding",
+        "gcp:pubsub/subscriptionIAMPolicy:SubscriptionIAMPolicy",
+        "gcp:serviceaccount/iAMMember:IAMMember",
+        "gcp:serviceAccount/iAMMember:IAMMember",
+        "gcp:serviceaccount/iAMBinding:IAMBinding",
+        "gcp:serviceAccount/iAMBinding:IAMBinding",
+        "gcp:serviceaccount/iAMPolicy:IAMPolicy",
+        "gcp:serviceAccount/iAMPolicy:IAMPolicy",
+    ),
+}

@@ -1,0 +1,153 @@
+"""What the vendors' readers share: a resource's display name, public address ranges, decoding node
+data and finding secrets in it, checkpoint stores."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import email
+import gzip
+import ipaddress
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import yaml
+
+from . import concepts
+from .common import urn_name
+
+# Address space that is not reachable from the internet: RFC 1918, shared CGNAT (RFC 6598), loopback,
+# link-local, IPv6 unique-local and link-local (IANA special-purpose registries). An ingress source
+# outside all of these admits public addresses, however the range is split (0.0.0.0/1 + 128.0.0.0/1).
+NON_PUBLIC = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "fc00::/7",
+        "fe80::/10",
+        "::1/128",
+    )
+)
+
+# Shapes from Trivy's built-in secret rules and gitleaks (aws-access-key-id, aws-secret-access-key,
+# private-key, huggingface-access-token, github-pat). The secret key may follow `=`, `:` or a space
+# (`aws configure set aws_secret_access_key ...`).
+SECRET_PATTERNS = (
+    (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"), "an AWS access key id"),
+    (
+        re.compile(
+            r"aws_?secret_?access_?key['\"]?(?:\s*[=:]\s*|\s+)['\"]?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])", re.IGNORECASE
+        ),
+        "an AWS secret access key",
+    ),
+    (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"), "a private key"),
+    (re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z]{34}(?![A-Za-z0-9])"), "a Hugging Face access token"),
+    (re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "a GitHub token"),
+)
+LONG_LITERAL = re.compile(r"[A-Za-z0-9+/=]{40,}")
+KEY_FILES = re.compile(r"/etc/munge/munge\.key|jwt_hs256\.key|slurm\.key")
+
+
+def name_of(resource: Any) -> str:
+    return resource.name or urn_name(resource.urn)
+
+
+def is_public_range(cidr: Any) -> bool:
+    """True when a CIDR admits any public address (a range that cannot be parsed counts as public)."""
+    try:
+        network = ipaddress.ip_network(str(cidr).strip(), strict=False)
+    except ValueError:
+        return True
+    # Same IP version checked first: subnet_of's overloads want the exact address family.
+    return not any(network.version == block.version and network.subnet_of(block) for block in NON_PUBLIC)  # type: ignore[arg-type]
+
+
+def decode_user_data(value: Any, *, base64_encoded: bool) -> str:
+    """Launch templates carry base64 (maybe of gzip); instances carry text or userDataBase64."""
+    if not isinstance(value, str):
+        return ""
+    raw: bytes = value.encode()
+    if base64_encoded:
+        try:
+            raw = base64.b64decode(value, validate=False)
+        except (binascii.Error, ValueError):
+            raw = value.encode()
+    if raw[:2] == b"\x1f\x8b":
+        with contextlib.suppress(OSError):
+            raw = gzip.decompress(raw)
+    return raw.decode("utf-8", errors="replace")
+
+
+def _parts(text: str) -> list[str]:
+    """The documents of a user-data text: MIME multipart parts (cloud-init) or the text itself."""
+    if text.lstrip().startswith(("Content-Type: multipart", "MIME-Version")):
+        message = email.message_from_string(text)
+        parts = []
+        for part in message.walk():
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                parts.append(payload.decode("utf-8", errors="replace"))
+        return parts
+    return [text]
+
+
+def _inlined_key_files(document: str) -> list[str]:
+    found = []
+    if document.lstrip().startswith("#cloud-config"):
+        try:
+            config = yaml.safe_load(document)
+        except yaml.YAMLError:
+            config = None
+        for entry in (config or {}).get("write_files") or [] if isinstance(config, dict) else []:
+            path = str(entry.get("path", "")) if isinstance(entry, dict) else ""
+            if KEY_FILES.search(path) and entry.get("content"):
+                found.append(path)
+    # Shell: a line that writes a key file from a literal (echo <base64> | base64 -d > munge.key).
+    for line in document.splitlines():
+        match = KEY_FILES.search(line)
+        if match and LONG_LITERAL.search(line.replace(match.group(0), "")):
+            found.append(match.group(0))
+    return found
+
+
+def secrets_in(text: str) -> list[str]:
+    """What key-like material a user-data text embeds (kinds, never the values)."""
+    found = [what for pattern, what in SECRET_PATTERNS if pattern.search(text)]
+    # Cluster keys (munge, Slurm JWT) must be fetched at boot (Secrets Manager/SSM), never inlined.
+    for document in _parts(text):
+        found += [f"the content of {path}" for path in _inlined_key_files(document)]
+    return list(dict.fromkeys(found))
+
+
+def node_data_secrets(resource: Any, texts: Sequence[tuple[str, Any]]) -> Iterable[str]:
+    """Secrets in a node's base64 texts (where, text): Azure custom data / user data, GCP startup scripts."""
+    for where, value in texts:
+        for what in secrets_in(decode_user_data(value, base64_encoded=True)):
+            yield f"{name_of(resource)} {where} embeds {what}; fetch it at boot from Key Vault or Secret Manager"
+
+
+def checkpoint_store(resource: Any, pattern: str) -> bool:
+    names = [urn_name(resource.urn)] + [str(resource.props.get(k) or "") for k in ("bucket", "name", "containerName")]
+    return any(re.search(pattern, n, re.IGNORECASE) for n in names)
+
+
+def spot_without_checkpoints(
+    resources: Sequence[Any], pattern: str, spot_usage: Callable[[Any], str | None]
+) -> Iterable[tuple[str, str]]:
+    """Spot/low-priority/preemptible training needs a checkpoint container or bucket (of any cloud)."""
+    if any(checkpoint_store(b, pattern) for b in concepts.of(resources, "bucket")):
+        return
+    for resource in resources:
+        if why := spot_usage(resource):
+            yield (
+                resource.urn,
+                f"{name_of(resource)} {why} but the stack has no checkpoint container or bucket; "
+                "set training.storage.checkpoints or use on-demand capacity",
+            )
