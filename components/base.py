@@ -43,6 +43,24 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
 }
 
 
+# Keys whose neutral default moved into a cloud's catalog (path in the dumped spec -> the neutral default it had):
+# where the stack's cloud has no default of its own (None), the digest reads the old value, so moving the default
+# does not retag stacks deployed before.
+KEYS_MOVED_TO_CATALOG: dict[tuple[str, ...], Any] = {
+    ("serving", "replicas", "imageId"): (
+        "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    ),
+}
+
+
+def _restore_moved_default(data: dict[str, Any], path: tuple[str, ...], old_default: Any) -> None:
+    *parents, key = path
+    for parent in parents:
+        data = data.get(parent) or {}
+    if key in data and data[key] is None:
+        data[key] = old_default
+
+
 def _drop_at_default(data: dict[str, Any], path: tuple[str, ...], default: Any) -> None:
     *parents, key = path
     for parent in parents:
@@ -58,6 +76,8 @@ def _digested(spec: StackSpec) -> dict[str, Any]:
     data = spec.model_dump(mode="json", by_alias=True)
     for path, default in KEYS_ADDED_LATER.items():
         _drop_at_default(data, path, default)
+    for path, old_default in KEYS_MOVED_TO_CATALOG.items():
+        _restore_moved_default(data, path, old_default)
     data.setdefault("training", None)
     data.setdefault("serving", None)
     lustre = data["training"]["storage"].get("lustre") if data["training"] else None

@@ -202,6 +202,10 @@ class Catalog:
     # The Slurm head node's (or a managed scheduler's login node's) machine type when `headNode.instanceType` is
     # omitted: a CPU type of this cloud; None: the cloud runs no head node, so none is filled.
     default_head_node: str | None = None
+    # The serving replicas' image when `serving.replicas.imageId` is omitted, in the form the replica group takes
+    # (an AMI id or resolve:ssm: parameter on AWS); None: the components boot the cloud's own image (its
+    # images module) and a stated imageId is refused.
+    default_replica_image: str | None = None
     parallel_fs_service: str = "the parallel file system"  # its product name in messages ("FSx for Lustre")
     object_store_service: str = "object storage"  # its product name in messages ("S3")
     # The URI schemes the spec's object-store URIs (datasets, checkpoints, model weights, adapters) take on this

@@ -12,7 +12,8 @@ Filled, when omitted:
 - `training.storage.lustre.mountPath`: `Catalog.default_mount_path`;
 - `training.storage.checkpoints.path`: `<the file system's mount path>/checkpoints` (with no file system, under
   the cloud's default mount path: a node-local directory then);
-- `training.scheduler.headNode.instanceType`: `Catalog.default_head_node`.
+- `training.scheduler.headNode.instanceType`: `Catalog.default_head_node`;
+- `serving.replicas.imageId`: `Catalog.default_replica_image` (None on a cloud whose components pick the image).
 """
 
 from __future__ import annotations
@@ -114,6 +115,11 @@ def with_cloud_defaults(data: Any) -> Any:
     if not isinstance(data, Mapping) or data.get("cloud") not in registry.names():
         return data
     cloud = registry.get(data["cloud"])
+    serving = data.get("serving")
+    if isinstance(serving, Mapping) and isinstance(serving.get("replicas"), Mapping):
+        image = cloud.catalog.default_replica_image
+        replicas = _filled(serving["replicas"], "imageId", "image_id", lambda _: image)
+        data = {**data, "serving": {**serving, "replicas": replicas}}
     training = data.get("training")
     if not isinstance(training, Mapping):
         return data

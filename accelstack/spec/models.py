@@ -337,11 +337,10 @@ class Replicas(Model):
     # Stopped, pre-initialised instances kept beside the group; None: sized from cold start and max.
     warm_pool: int | None = Field(default=None, ge=0, le=1000)
     """Stopped, pre-initialised instances kept beside the group; none: sized from the cold start and max."""
-    # AMI id, or `resolve:ssm:<parameter>` (resolved by EC2 at launch): AWS Deep Learning Base GPU AMI.
-    image_id: str = (
-        "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
-    )
-    """AMI id, or resolve:ssm:<parameter> resolved by EC2 at launch; default: AWS Deep Learning Base GPU AMI (Ubuntu 22.04)."""
+    # None: the cloud's replica image (Catalog.default_replica_image, filled when the stack is parsed); a cloud
+    # whose components pick their own image has none, and refuses one stated here.
+    image_id: str | None = None
+    """Replica image: on aws an AMI id, or resolve:ssm:<parameter> resolved by EC2 at launch; omitted: the cloud's (aws: the Deep Learning Base GPU AMI, Ubuntu 22.04; azure and gcp boot their own image and take none)."""
     # OpenAI-compatible inference server container.
     server_image: str = "vllm/vllm-openai:v0.6.6"
     """OpenAI-compatible inference server container image."""
@@ -501,6 +500,12 @@ class ServingStack(StackBase):
     """training or serving: one workload per stack."""
     serving: ServingSpec
     """The serving service."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cloud_defaults(cls, data: Any) -> Any:
+        """The cloud's replica image where omitted."""
+        return with_cloud_defaults(data)
 
 
 def _workload_of(data: Any) -> object:

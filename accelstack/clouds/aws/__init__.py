@@ -21,6 +21,11 @@ CATALOG = Catalog(
     instances=catalog.ACCELERATED_INSTANCES,
     regions=tuple(catalog.REGIONS),
     default_mount_path="/fsx",  # FSx for Lustre's documented mount point (and every earlier release's)
+    # The Deep Learning Base GPU AMI (Ubuntu 22.04: NVIDIA driver, CUDA, Docker with the NVIDIA toolkit), its
+    # latest release resolved by EC2 at launch from AWS's public SSM parameter.
+    default_replica_image=(
+        "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    ),
     default_head_node="m7i.2xlarge",  # 8 vCPUs, 32 GiB: slurmctld and slurmdbd for hundreds of nodes
     parallel_fs={
         name: ParallelFsTier(
