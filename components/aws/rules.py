@@ -39,10 +39,10 @@ def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
     )
 
 
-@rule
-def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def slurm_user_data_fits_ec2(spec: TrainingStack) -> Iterator[Problem]:
     """The head's and the compute nodes' cloud-init, rendered as the AWS components will, fit in EC2 user data."""
-    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
+    if spec.training.scheduler.kind != "slurm":
         return
     training = spec.training
     values = aws_deploy_values(spec)
@@ -70,11 +70,9 @@ def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def replica_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def replica_user_data_fits_ec2(spec: ServingStack) -> Iterator[Problem]:
     """The replicas' boot script, rendered with the longest queue URLs SQS can give, fits in EC2 user data."""
-    if not isinstance(spec, ServingStack):
-        return
     from accelstack.components.aws.serving.hook import replica_group_name
     from accelstack.components.aws.serving.user_data import user_data_size_problem
     from accelstack.planner.serving_plan import plan_serving

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from accelstack.clouds import registry
 from accelstack.components.azure.serving.user_data import CUSTOM_DATA_LIMIT_BYTES, replica_user_data
 from accelstack.planner.serving_plan import plan_serving
-from accelstack.spec.models import ServingStack, StackSpec
+from accelstack.spec.models import ServingStack
 from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
 
@@ -24,11 +24,9 @@ LONGEST_NAMESPACE = "n" * 50 + ".servicebus.windows.net"
 CLIENT_ID = "00000000-0000-0000-0000-000000000000"
 
 
-@rule
-def replica_custom_data_fits_azure(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def replica_custom_data_fits_azure(spec: ServingStack) -> Iterator[Problem]:
     """The replica's cloud-init, rendered as the Azure components will, fits in custom data once base64-encoded."""
-    if not isinstance(spec, ServingStack):
-        return
     serving = spec.serving
     try:
         plan = plan_serving(serving, registry.get(spec.cloud).catalog)

@@ -13,23 +13,17 @@ import re
 from collections.abc import Iterator
 
 from accelstack.clouds.aws import catalog as tables
-from accelstack.spec.models import ServingSpec, ServingStack, StackSpec
+from accelstack.spec.models import ServingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.uris import split_bucket_uri
 from accelstack.spec.validators import rule
 
 
-def _serving(spec: StackSpec) -> ServingSpec | None:
-    return spec.serving if isinstance(spec, ServingStack) else None
-
-
-@rule
-def serving_instance_accelerated(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def serving_instance_accelerated(spec: ServingStack) -> Iterator[Problem]:
     """Replicas run on a supported accelerated instance type and shard over at most its GPUs. Whether
     the model fits in their memory needs the planner's sizing: `accelstack.planner_rules`."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     replicas = serving.replicas
     itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
     if itype is None:
@@ -48,12 +42,12 @@ def serving_instance_accelerated(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def serving_on_demand_only(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def serving_on_demand_only(spec: ServingStack) -> Iterator[Problem]:
     """A service answers while someone waits: a two-minute spot notice or a capacity block's end
     date drops requests in flight, and warm pools cannot hold spot instances."""
-    serving = _serving(spec)
-    if serving is None or serving.replicas.capacity == "on-demand":
+    serving = spec.serving
+    if serving.replicas.capacity == "on-demand":
         return
     yield Problem(
         "serving.replicas.capacity",
@@ -69,12 +63,10 @@ ACM_CERTIFICATE_ARN = re.compile(
 )
 
 
-@rule
-def certificate_is_an_acm_arn(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def certificate_is_an_acm_arn(spec: ServingStack) -> Iterator[Problem]:
     """An ALB listener takes an ACM certificate from its own Region."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     path = "serving.loadBalancer.certificate"
     arn = serving.load_balancer.certificate
     match = ACM_CERTIFICATE_ARN.match(arn)
@@ -91,11 +83,9 @@ def certificate_is_an_acm_arn(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def health_path_absolute(spec: StackSpec) -> Iterator[Problem]:
-    serving = _serving(spec)
-    if serving is None:
-        return
+@rule(workload="serving")
+def health_path_absolute(spec: ServingStack) -> Iterator[Problem]:
+    serving = spec.serving
     path = serving.load_balancer.health_path
     if not path.startswith("/") or len(path) > 1024:
         yield Problem(
@@ -104,12 +94,10 @@ def health_path_absolute(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def queue_drains_within_ttl(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def queue_drains_within_ttl(spec: ServingStack) -> Iterator[Problem]:
     """A full queue must drain before its messages expire, and the SLO must fit in the TTL."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     admission, slo, replicas = serving.admission, serving.slo, serving.replicas
     if slo.target_seconds > admission.ttl_seconds:
         yield Problem(
@@ -135,12 +123,10 @@ def queue_drains_within_ttl(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def model_artifacts_on_s3(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def model_artifacts_on_s3(spec: ServingStack) -> Iterator[Problem]:
     """Replicas pull weights and adapters from S3 (the training account's artifact prefix)."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     uris = [("serving.model.weightsUri", serving.model.weights_uri)]
     uris += [(f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)]
     for path, uri in uris:
@@ -161,12 +147,10 @@ SERVING_ZONES = 2
 SERVING_MAX_VPC_PREFIX = 24  # 4 subnets of /26 still fit
 
 
-@rule
-def serving_network_spans_zones(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def serving_network_spans_zones(spec: ServingStack) -> Iterator[Problem]:
     """An ALB needs subnets in at least two AZs, and replicas spread over them survive an AZ loss."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     network = serving.network
     if network.subnet_id:
         yield Problem(
@@ -198,10 +182,10 @@ def serving_network_spans_zones(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
-@rule
-def warm_pool_within_group(spec: StackSpec) -> Iterator[Problem]:
-    serving = _serving(spec)
-    if serving is None or serving.replicas.warm_pool is None:
+@rule(workload="serving")
+def warm_pool_within_group(spec: ServingStack) -> Iterator[Problem]:
+    serving = spec.serving
+    if serving.replicas.warm_pool is None:
         return
     replicas = serving.replicas
     headroom = replicas.max - replicas.min
@@ -224,10 +208,8 @@ LOAD_BALANCER_SUFFIX = "-alb"
 TARGET_GROUP_SUFFIX = "-replicas"
 
 
-@rule
-def serving_stack_name_fits_elb_names(spec: StackSpec) -> Iterator[Problem]:
-    if _serving(spec) is None:
-        return
+@rule(workload="serving")
+def serving_stack_name_fits_elb_names(spec: ServingStack) -> Iterator[Problem]:
     longest = max(LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX, key=len)
     limit = ELB_NAME_MAX - AUTONAME_SUFFIX - len(longest)
     if len(spec.stack) > limit:
