@@ -187,7 +187,7 @@ def checkpoint_write_within_target(spec: TrainingStack) -> Iterator[Problem]:
 def serving_instance_fits_model(spec: ServingStack) -> Iterator[Problem]:
     """The model (weights, activations and KV cache for one full-context request) must fit in the
     GPUs it is sharded over, at the fraction of memory the server may use (planner `fits`). Silent
-    when the spec's `serving_instance_accelerated` already rejects the instance type or sharding."""
+    when the spec's `serving_machine_type_in_catalog` already rejects the instance type or sharding."""
     cloud = _cloud(spec)
     serving = spec.serving
     if cloud is None:

@@ -122,9 +122,9 @@ def cloud_rule_modules(cloud: str) -> tuple[str, ...]:
 
 def neutral_rule_modules() -> tuple[str, ...]:
     """The spec's own rule modules, in run order (imported here, not at the top: they import `rule` from this one)."""
-    from accelstack.spec import validators
+    from accelstack.spec import catalog_rules, validators
 
-    return (validators.__name__,)
+    return (validators.__name__, catalog_rules.__name__)
 
 
 def in_run_order(registered: list[Registered[Yielded]], cloud: str | None = None) -> list[Registered[Yielded]]:

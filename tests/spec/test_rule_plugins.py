@@ -102,12 +102,11 @@ def test_every_rule_registered_once_in_layer_order():
     modules = [name.rsplit(".", 1)[0] for name in names]
     layer_order = [
         "accelstack.spec.validators",
+        "accelstack.spec.catalog_rules",
         "accelstack.clouds.aws.rules",
         "accelstack.clouds.aws.serving_rules",
-        "accelstack.components.aws.rules",
         "accelstack.clouds.azure.rules",
         "accelstack.clouds.azure.serving_rules",
-        "accelstack.components.azure.rules",
         "accelstack.clouds.gcp.rules",
         "accelstack.clouds.gcp.serving_rules",
         "accelstack.planner_rules",

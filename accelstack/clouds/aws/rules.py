@@ -75,34 +75,7 @@ def deploy_role_arn(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-# --- EC2 instances, EFA, capacity ---------------------------------------------------------------
-
-
-@rule(workload="training")
-def training_instance_known(spec: TrainingStack) -> Iterator[Problem]:
-    """Only instance types in the accelerated-instance table are sized and wired (EFA, drivers)."""
-    itype = spec.training.nodes.instance_type
-    if itype not in tables.ACCELERATED_INSTANCES:
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{itype!r} is not a supported accelerated instance type{did_you_mean(itype, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-
-
-@rule(workload="training")
-def multi_node_needs_efa(spec: TrainingStack) -> Iterator[Problem]:
-    """Tightly coupled multi-node training needs EFA (EFA user guide, "Supported instance types"):
-    NCCL over plain TCP is an order of magnitude slower."""
-    nodes = spec.training.nodes
-    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
-    if itype is not None and nodes.count > 1 and not itype.has_fabric:
-        with_efa = [name for name, known in tables.ACCELERATED_INSTANCES.items() if known.has_fabric]
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{itype.name} has no EFA, so {nodes.count} nodes cannot train together efficiently; "
-            f"use count: 1 or an EFA instance type: {', '.join(with_efa)}",
-        )
+# --- EC2 capacity, the head node ----------------------------------------------------------------
 
 
 @rule(workload="training")

@@ -12,49 +12,10 @@ import math
 import re
 from collections.abc import Iterator
 
-from accelstack.clouds.aws import catalog as tables
 from accelstack.spec.models import ServingStack
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import split_bucket_uri
 from accelstack.spec.validators import rule
-
-
-@rule(workload="serving")
-def serving_instance_accelerated(spec: ServingStack) -> Iterator[Problem]:
-    """Replicas run on a supported accelerated instance type and shard over at most its GPUs. Whether
-    the model fits in their memory needs the planner's sizing: `accelstack.planner_rules`."""
-    serving = spec.serving
-    replicas = serving.replicas
-    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
-    if itype is None:
-        yield Problem(
-            "serving.replicas.instanceType",
-            f"{replicas.instance_type!r} is not a supported accelerated instance type"
-            f"{did_you_mean(replicas.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-        return
-    shards = replicas.tensor_parallel or itype.accelerators
-    if shards > itype.accelerators:
-        yield Problem(
-            "serving.replicas.tensorParallel",
-            f"{shards} exceeds the {itype.accelerators} {itype.accelerator} GPU(s) of {itype.name}",
-        )
-
-
-@rule(workload="serving")
-def serving_on_demand_only(spec: ServingStack) -> Iterator[Problem]:
-    """A service answers while someone waits: a two-minute spot notice or a capacity block's end
-    date drops requests in flight, and warm pools cannot hold spot instances."""
-    serving = spec.serving
-    if serving.replicas.capacity == "on-demand":
-        return
-    yield Problem(
-        "serving.replicas.capacity",
-        f"{serving.replicas.capacity!r} is not allowed for serving (interruptible or time-boxed capacity "
-        "drops requests in flight, and Auto Scaling warm pools cannot hold spot instances); allowed: on-demand",
-    )
-
 
 # Source: ACM API reference "CertificateArn" pattern and IAM "ARN format".
 ACM_CERTIFICATE_ARN = re.compile(

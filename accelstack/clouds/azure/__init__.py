@@ -6,7 +6,17 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 from __future__ import annotations
 
 from accelstack.clouds.azure import catalog, prices, quotas
-from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
+from accelstack.clouds.base import (
+    BootDataLimit,
+    Catalog,
+    Cloud,
+    Feature,
+    ManagedScheduler,
+    ParallelFsTier,
+    PlannedProperty,
+    Prices,
+    RuleTerms,
+)
 
 CATALOG = Catalog(
     cloud="azure",
@@ -119,6 +129,16 @@ AZURE = Cloud(
     catalog=CATALOG,
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
+    boot_data_limit=BootDataLimit(
+        "custom data", catalog.CUSTOM_DATA_MAX_BYTES, refused_by="Azure", base64_encoded=True
+    ),
+    terms=RuleTerms(
+        machine_type="GPU VM size",
+        fabric="InfiniBand",  # the ND sizes; NC sizes have accelerated Ethernet only
+        without_fabric="Ethernet",
+        fabric_machine_type="an ND size",
+        spot_serving_breaks="a standby pool and the queue worker's leases assume VMs that are not evicted",
+    ),
     managed_scheduler=ManagedScheduler("Azure Machine Learning", mounts_checkpoints=True),
     components="accelstack.components.azure",
     workloads=frozenset({"training", "serving"}),

@@ -17,7 +17,7 @@ from accelstack.clouds.azure import catalog as tables
 from accelstack.spec.accounts import AzureAccount
 from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.models import StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -128,27 +128,6 @@ def head_node_vm_size(spec: StackSpec) -> Iterator[Problem]:
         yield Problem(
             "training.scheduler.headNode.instanceType",
             f"{size!r} is not an Azure VM size; set a CPU size such as Standard_D8s_v5 (Standard_<family>...)",
-        )
-
-
-@rule(workload="training")
-def training_vm_size(spec: TrainingStack) -> Iterator[Problem]:
-    """The nodes' size is one of the catalog's GPU sizes; several nodes need InfiniBand (the ND sizes)."""
-    nodes = spec.training.nodes
-    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
-    if itype is None:
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{nodes.instance_type!r} is not an Azure GPU size accelstack knows"
-            f"{did_you_mean(nodes.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-    elif nodes.count > 1 and itype.fabric != "infiniband":
-        infiniband = [name for name, i in tables.ACCELERATED_INSTANCES.items() if i.fabric == "infiniband"]
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{nodes.instance_type} has no InfiniBand, so {nodes.count} nodes would train over Ethernet; "
-            f"use an ND size: {', '.join(infiniband)}",
         )
 
 

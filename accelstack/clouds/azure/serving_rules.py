@@ -9,10 +9,9 @@ import ipaddress
 import re
 from collections.abc import Iterator
 
-from accelstack.clouds.azure import catalog as tables
 from accelstack.spec.accounts import AzureAccount
 from accelstack.spec.models import Replicas, ServingStack
-from accelstack.spec.problems import Problem, did_you_mean
+from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
 
 # The HTTPS listener's certificate lives in Key Vault; the gateway reads it with its managed identity, which
@@ -83,34 +82,6 @@ def rate_window_is_a_waf_duration(spec: ServingStack) -> Iterator[Problem]:
             "serving.admission.rateWindowSeconds",
             f"{window} s: Azure WAF rate-limit rules count per one or five minutes; allowed on azure: "
             f"{', '.join(str(s) for s in RATE_LIMIT_DURATIONS)}",
-        )
-
-
-@rule(workload="serving")
-def serving_replica_size(spec: ServingStack) -> Iterator[Problem]:
-    """Replicas are on-demand GPU VM sizes of the catalog (a standby pool and the queue worker's leases
-    assume VMs that are not evicted), and tensor parallelism fits the size's GPUs."""
-    serving = spec.serving
-    replicas = serving.replicas
-    if replicas.capacity != "on-demand":
-        yield Problem(
-            "serving.replicas.capacity",
-            f"{replicas.capacity!r}: Azure serving replicas are on-demand (Spot evictions drop requests in flight); "
-            "allowed: on-demand",
-        )
-    size = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
-    if size is None:
-        yield Problem(
-            "serving.replicas.instanceType",
-            f"{replicas.instance_type!r} is not a GPU VM size accelstack knows"
-            f"{did_you_mean(replicas.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-    elif (replicas.tensor_parallel or size.accelerators) > size.accelerators:
-        yield Problem(
-            "serving.replicas.tensorParallel",
-            f"{replicas.tensor_parallel} exceeds the {size.accelerators} {size.accelerator} GPU(s) of "
-            f"{replicas.instance_type}",
         )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from accelstack.clouds.gcp import catalog as tables
 from accelstack.spec.models import StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -83,29 +83,6 @@ def gcs_uris(spec: StackSpec) -> Iterator[Problem]:
                 "'_' and '.', starting and ending with a letter or digit, not an IP address, not starting with "
                 "'goog' and without 'google' (or a look-alike); expected gs://<bucket>[/prefix]",
             )
-
-
-@rule(workload="training")
-def gcp_training_machine_type(spec: TrainingStack) -> Iterator[Problem]:
-    """The nodes' machine type is one the catalog knows (its NICs are configured from it, so a guess would
-    leave GPU NICs dark); several nodes need a GPU fabric (A3 High/Mega, A3 Ultra, A4): A2 and G2 have no
-    GPU network between VMs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth)."""
-    nodes = spec.training.nodes
-    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
-    if itype is None:
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{nodes.instance_type!r} is not a GPU machine type accelstack knows"
-            f"{did_you_mean(nodes.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-    elif nodes.count > 1 and itype.fabric is None:
-        fabric = [name for name, i in tables.ACCELERATED_INSTANCES.items() if i.fabric]
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{nodes.instance_type} has no GPU network between VMs, so {nodes.count} nodes would train over the "
-            f"system NIC; use a GPUDirect machine type: {', '.join(fabric)}",
-        )
 
 
 @rule(workload="training")

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from accelstack.clouds.gcp import catalog as tables
 from accelstack.spec.models import ServingStack
-from accelstack.spec.problems import Problem, did_you_mean
+from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
 
 # An existing global SSL certificate, by path or URL (TargetHttpsProxy.ssl_certificates; names are
@@ -58,31 +57,4 @@ def gcp_admission_ttl(spec: ServingStack) -> Iterator[Problem]:
         yield Problem(
             "serving.admission.ttlSeconds",
             f"{serving.admission.ttl_seconds} s; Pub/Sub retains messages at most {MAX_RETENTION_SECONDS} s (7 days)",
-        )
-
-
-@rule(workload="serving")
-def gcp_serving_replicas(spec: ServingStack) -> Iterator[Problem]:
-    """Replicas are on-demand GPU machine types of the catalog (standby pools hold stopped VMs, which
-    Spot capacity cannot promise to restart)."""
-    serving = spec.serving
-    replicas = serving.replicas
-    if replicas.capacity != "on-demand":
-        yield Problem(
-            "serving.replicas.capacity",
-            f"{replicas.capacity!r}: GCP serving replicas are on-demand; allowed: on-demand",
-        )
-    machine = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
-    if machine is None:
-        yield Problem(
-            "serving.replicas.instanceType",
-            f"{replicas.instance_type!r} is not a supported GPU machine type"
-            f"{did_you_mean(replicas.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-    elif (replicas.tensor_parallel or machine.accelerators) > machine.accelerators:
-        yield Problem(
-            "serving.replicas.tensorParallel",
-            f"{replicas.tensor_parallel} exceeds the {machine.accelerators} {machine.accelerator} GPU(s) of "
-            f"{replicas.instance_type}",
         )
