@@ -59,6 +59,7 @@ def address_plan(vpc_cidr: str) -> AddressPlan:
 
 
 def _training(spec: StackSpec) -> TrainingStack | None:
+    # Only gcp_head_machine_type still reads the stack through it (its body is kept as it was).
     return spec if isinstance(spec, TrainingStack) else None
 
 
