@@ -44,12 +44,12 @@ def _list_prices(cloud: Cloud) -> PriceBook:
     return PriceBook.from_prices(cloud.prices)
 
 
-@rule
-def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def training_model_preset_known(spec: TrainingStack) -> Iterator[Problem]:
     """training.model.preset names one of the planner's architecture presets (it sizes the checkpoint)."""
-    if not isinstance(spec, TrainingStack) or spec.training.model is None or spec.training.model.preset is None:
+    preset = spec.training.model.preset if spec.training.model is not None else None
+    if preset is None:
         return
-    preset = spec.training.model.preset
     try:
         get_preset(preset)
     except ValueError:
@@ -60,10 +60,10 @@ def training_model_preset_known(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-def _lustre_check(spec: StackSpec) -> tp.LustreCheck | None:
+def _lustre_check(spec: TrainingStack) -> tp.LustreCheck | None:
     """The planner's Lustre check for a training stack, or None when another rule already rejects its inputs."""
     cloud = _cloud(spec)
-    if not isinstance(spec, TrainingStack) or cloud is None:
+    if cloud is None:
         return None
     training = spec.training
     lustre = training.storage.lustre
@@ -79,8 +79,8 @@ def _lustre_check(spec: StackSpec) -> tp.LustreCheck | None:
         return None  # unknown preset or instance type: their own rules report it
 
 
-@rule
-def lustre_holds_dataset_and_checkpoints(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def lustre_holds_dataset_and_checkpoints(spec: TrainingStack) -> Iterator[Problem]:
     """Lustre must hold the stated dataset (datasets.sizeGiB) and the checkpoints kept on it (two of the
     size training.model gives: the latest and the one being written) with 20% headroom; a full file
     system fails staging and checkpoint writes mid-job. Only stated sizes count, never the HBM guess."""
@@ -99,13 +99,13 @@ def lustre_holds_dataset_and_checkpoints(spec: StackSpec) -> Iterator[Problem]:
     )
 
 
-@rule
-def lustre_capacity_derivable(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def lustre_capacity_derivable(spec: TrainingStack) -> Iterator[Problem]:
     """With capacityGiB omitted the planner sizes Lustre for the data; without datasets.sizeGiB it cannot,
     and keeps the fixed 4800 GiB of earlier releases (grown for the checkpoints): say so. A derived size
     above the account's default FSx quota gets the same warning a stated one does."""
     cloud = _cloud(spec)
-    if not isinstance(spec, TrainingStack) or cloud is None:
+    if cloud is None:
         return
     training = spec.training
     lustre = training.storage.lustre
@@ -139,8 +139,8 @@ def _usd_per_month(delta: float) -> str:
     return f"{'+' if delta >= 0 else '-'}${abs(delta):,.0f}/month"
 
 
-@rule
-def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def checkpoint_write_within_target(spec: TrainingStack) -> Iterator[Problem]:
     """A synchronous checkpoint stalls every GPU while Lustre writes it: warn when the checkpoint of the
     model in training.model takes longer than the target at the configured throughput, naming the tier
     that meets it and what it costs. Silent when the checkpoint size is only assumed."""
@@ -183,14 +183,14 @@ def checkpoint_write_within_target(spec: StackSpec) -> Iterator[Problem]:
     yield Problem(path, message, Level.WARNING)
 
 
-@rule
-def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def serving_instance_fits_model(spec: ServingStack) -> Iterator[Problem]:
     """The model (weights, activations and KV cache for one full-context request) must fit in the
     GPUs it is sharded over, at the fraction of memory the server may use (planner `fits`). Silent
-    when the spec's `serving_instance_accelerated` already rejects the instance type or sharding."""
+    when the spec's `serving_machine_type_in_catalog` already rejects the instance type or sharding."""
     cloud = _cloud(spec)
-    serving = spec.serving if isinstance(spec, ServingStack) else None
-    if serving is None or cloud is None:
+    serving = spec.serving
+    if cloud is None:
         return
     replicas, model = serving.replicas, serving.model
     itype = cloud.catalog.instances.get(replicas.instance_type)
@@ -229,14 +229,14 @@ def serving_instance_fits_model(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def serving_replicas_carry_load(spec: ServingStack) -> Iterator[Problem]:
     """With `serving.load` stated: replicas.max must carry the peak at the target utilization, the
     latency target must be reachable on the instance, and replicas.min should not exceed what the peak
     needs (those replicas run every hour). Numbers from `planner.serving.replica_capacity`."""
     cloud = _cloud(spec)
-    serving = spec.serving if isinstance(spec, ServingStack) else None
-    if serving is None or serving.load is None or cloud is None:
+    serving = spec.serving
+    if serving.load is None or cloud is None:
         return
     load, replicas, model = serving.load, serving.replicas, serving.model
     if load.input_tokens + load.output_tokens > model.context_length:
@@ -298,13 +298,13 @@ def serving_replicas_carry_load(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def serving_model_architecture_known(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def serving_model_architecture_known(spec: ServingStack) -> Iterator[Problem]:
     """serving.model.preset names a planner preset; a model the planner cannot map to an architecture
     is sized from its weights alone (KV cache per request and concurrency are assumed), so say so."""
     cloud = _cloud(spec)
-    serving = spec.serving if isinstance(spec, ServingStack) else None
-    if serving is None or cloud is None:
+    serving = spec.serving
+    if cloud is None:
         return
     model = serving.model
     names = preset_names()

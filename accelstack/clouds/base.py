@@ -10,6 +10,7 @@ Everything here is data: a new cloud adds rows, never a branch in a neutral modu
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -153,6 +154,35 @@ class ManagedScheduler:
 
 
 @dataclass(frozen=True)
+class RuleTerms:
+    """How the neutral spec rules (`accelstack.spec.catalog_rules`) word this cloud's machines, so a message
+    names them as the cloud's documentation does and keeps the cloud's own hint."""
+
+    machine_type: str = "accelerated machine type"  # a catalog row: "accelerated instance type", "GPU VM size"
+    fabric: str = "low-latency fabric"  # what several training nodes need between them: "EFA", "InfiniBand"
+    without_fabric: str = "the ordinary network"  # what nodes without it train over: "plain TCP", "Ethernet"
+    fabric_machine_type: str = "a machine type with one"  # where to find one: "an EFA instance type", "an ND size"
+    # What spot serving replicas would break besides the requests in flight ("" : nothing more to say).
+    spot_serving_breaks: str = ""
+
+
+@dataclass(frozen=True)
+class BootDataLimit:
+    """The most boot data (cloud-init user data, custom data) one machine takes: the create call refuses more,
+    after everything the machine needs already exists."""
+
+    name: str  # the cloud's word for it: "user data", "custom data"
+    max_bytes: int
+    refused_by: str  # who refuses more, in messages: "EC2", "Azure"
+    base64_encoded: bool = False  # the limit counts the base64 text (Azure), not the raw bytes (EC2)
+
+    def size(self, text: str) -> int:
+        """`text` measured as the limit counts it."""
+        raw = text.encode()
+        return len(base64.b64encode(raw)) if self.base64_encoded else len(raw)
+
+
+@dataclass(frozen=True)
 class PlannedProperty:
     """Where one number of the serving plan lands on this cloud's resources, for the preview's derived-defaults
     table: the resource's type token, its name after the stack's ("-replicas": `<stack>-replicas`), the
@@ -206,6 +236,8 @@ class Catalog:
     # (an AMI id or resolve:ssm: parameter on AWS); None: the components boot the cloud's own image (its
     # images module) and a stated imageId is refused.
     default_replica_image: str | None = None
+    # What the replicas boot where the components pick the image (no default_replica_image), as messages name it.
+    replica_image: str = "the cloud's own image"
     parallel_fs_service: str = "the parallel file system"  # its product name in messages ("FSx for Lustre")
     object_store_service: str = "object storage"  # its product name in messages ("S3")
     # The URI schemes the spec's object-store URIs (datasets, checkpoints, model weights, adapters) take on this
@@ -316,6 +348,9 @@ class Cloud:
     catalog: Catalog
     prices: Prices
     limits: Mapping[str, int] = field(default_factory=dict)  # documented hard limits by name
+    # The boot data one machine takes, checked against its components' rendering (None: no limit checked).
+    boot_data_limit: BootDataLimit | None = None
+    terms: RuleTerms = field(default_factory=RuleTerms)  # how the neutral spec rules word its machines
     components: str | None = None  # module holding the Pulumi half; None: described, not deployable yet
     # The workloads its components build (a cloud's components can land one workload at a time).
     workloads: frozenset[str] = frozenset({"training", "serving"})

@@ -1,104 +1,42 @@
-"""Rule validators, ParallelCluster style: one small function per rule, each yielding Problems.
+"""The spec's own rules, one small function per rule, each yielding `Problem(path, message, level)`.
 
-A validator receives the parsed StackSpec and yields `Problem(path, message, level)`. ERRORs are
-what the cloud API would reject at create time (or what would lose data); WARNINGs are legal but
-unwise. Add a rule by decorating it with `@rule`; `run_validators` runs them all.
-
-Rule plug-ins. Some rules need the planner's sizing (GPU-memory fit, Lustre capacity and checkpoint
-write time, model presets), but the planner sits above this layer and imports it, so the spec may not
-import the planner back. Those rules live in `accelstack.planner_rules`, which names itself in the
-`accelstack.rules` entry-point group (pyproject.toml). `run_validators` loads that group once per
-process, so the spec asks only "which modules extend me?" and never names one, and any caller (the
-CLI, the Pulumi program, a test importing just `accelstack.spec`) gets the same rules. An explicit
-registration call would need one place every caller passes through, and a test or script importing
-only the spec would silently validate less. Entry points need the package installed (`make` installs
-it editable); with none found, validation fails loudly instead.
-
-Cloud rules. What a cloud's API would reject (its id formats, instance tables, storage steps) lives
-with the cloud: its `Cloud` registration (`accelstack.clouds.registry`) names its rule modules
-(`Cloud.rules`), which `run_validators` imports and runs for that cloud's stacks only. So the spec
-imports no cloud module, and no rule asks `if spec.cloud == ...`.
-
-Rules run in a fixed order, whatever was imported first: this module's, then the stack's cloud's rule
-modules in the order its registration lists them, then each plug-in module (by entry-point name), each
-in source order.
+ERRORs are what the cloud API would reject at create time (or what would lose data); WARNINGs are legal
+but unwise. How rules register, which run for which stack and in what order: `accelstack.spec.rule_registry`
+(`rule`, `run_validators` and the rest are importable from here too). What every cloud rejects alike, from
+its catalog and limits, is in `accelstack.spec.catalog_rules`; what one cloud rejects, in its rule modules.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 import posixpath
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from accelstack.clouds import registry
 from accelstack.clouds.base import ParallelFsTier
 from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.features import FEATURE_USES
 from accelstack.spec.models import LustreSpec, ServingStack, StackSpec, TrainingStack
+from accelstack.spec.node_paths import node_path_problem, not_plain
+from accelstack.spec.node_paths import path_within as path_within
 from accelstack.spec.problems import Level, Problem, did_you_mean
+
+# The registry and runner, and the Slurm syntax the partition rules check, re-exported: importers name this module.
+from accelstack.spec.rule_registry import RULES as RULES
+from accelstack.spec.rule_registry import Registered as Registered
+from accelstack.spec.rule_registry import Rule as Rule
+from accelstack.spec.rule_registry import all_rules as all_rules
+from accelstack.spec.rule_registry import load_rule_plugins as load_rule_plugins
+from accelstack.spec.rule_registry import rule as rule
+from accelstack.spec.rule_registry import run_validators as run_validators
+from accelstack.spec.slurm_syntax import SLURM_FEATURE, SLURM_RESERVED_PARTITION_NAMES, slurm_time_problem
+from accelstack.spec.slurm_syntax import SLURM_MAX_TIME_SECONDS as SLURM_MAX_TIME_SECONDS
+from accelstack.spec.slurm_syntax import slurm_time_seconds as slurm_time_seconds
 from accelstack.spec.uris import object_uris, split_bucket_uri
 
-Validator = Callable[[StackSpec], Iterator[Problem]]
-RULES: list[Validator] = []
-RULE_PLUGIN_GROUP = "accelstack.rules"
-CLOUD_PACKAGES = ("accelstack.clouds.", "accelstack.components.")  # where accelstack's own clouds keep rule modules
 
-
-def rule(func: Validator) -> Validator:
-    RULES.append(func)
-    return func
-
-
-@functools.cache
-def load_rule_plugins() -> tuple[str, ...]:
-    """Import every module in the `accelstack.rules` entry-point group (their `@rule`s register on
-    import) and return their names in load order. Cached: entry points are read once per process."""
-    rule_plugins = registry.plugins(RULE_PLUGIN_GROUP)
-    if not rule_plugins:
-        raise RuntimeError(
-            f"no {RULE_PLUGIN_GROUP!r} entry points: accelstack is not installed, so the planner's rules "
-            "(GPU fit, Lustre capacity, model presets) would not run; install it with `make` or "
-            "`pip install -e .`"
-        )
-    for plugin in rule_plugins:
-        plugin.load()
-    return tuple(plugin.module for plugin in rule_plugins)
-
-
-def cloud_rule_modules(cloud: str) -> tuple[str, ...]:
-    """Import `cloud`'s rule modules (their `@rule`s register on import) and return their names."""
-    modules = registry.get(cloud).rules
-    for module in modules:
-        importlib.import_module(module)
-    return modules
-
-
-def all_rules(cloud: str | None = None) -> list[Validator]:
-    """Every rule that runs for a stack of `cloud` (None: of every registered cloud, each cloud's
-    after the one before it by name), built-in, cloud and plug-in, in a fixed order independent of
-    import order. Another cloud's rules are left out."""
-    clouds = registry.names() if cloud is None else (cloud,)
-    cloud_modules = tuple(module for name in clouds for module in cloud_rule_modules(name))
-    modules = (__name__, *cloud_modules, *load_rule_plugins())
-    rank = {module: index for index, module in enumerate(modules)}
-    # Another cloud's rules: those its registration names, and any rule module of accelstack's own cloud packages
-    # (imported for its tables by a component, or owned by a cloud whose registration a test replaced).
-    named = {module for name in registry.names() for module in registry.get(name).rules}
-    owned = {func.__module__ for func in RULES if func.__module__.startswith(CLOUD_PACKAGES)}
-    foreign = (named | owned) - set(cloud_modules)
-
-    def position(func: Validator) -> tuple[int, int]:
-        index = rank.get(func.__module__)
-        # Rules registered from elsewhere (none today) run last, in registration order (sorted is stable).
-        return (len(rank), 0) if index is None else (index, func.__code__.co_firstlineno)
-
-    return sorted((func for func in RULES if func.__module__ not in foreign), key=position)
-
-
-def run_validators(spec: StackSpec) -> list[Problem]:
-    return [problem for validator in all_rules(spec.cloud) for problem in validator(spec)]
+def bucket_of(uri: str) -> str:
+    """`s3://bucket/prefix` -> `bucket` (the models already require scheme://host[/path])."""
+    return split_bucket_uri(uri)[0]
 
 
 @rule
@@ -173,11 +111,9 @@ def separation_account_ids_format(spec: StackSpec) -> Iterator[Problem]:
                 yield Problem(f"separation.{key}.{index}", problem)
 
 
-@rule
-def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def artifact_readers_are_serving_accounts(spec: TrainingStack) -> Iterator[Problem]:
     """Model artifacts are shared read-only with serving accounts only (the separation contract)."""
-    if not isinstance(spec, TrainingStack):
-        return
     account = type(spec.account)
     serving = spec.separation.serving_accounts
     for index, reader in enumerate(spec.training.artifact_readers):
@@ -189,12 +125,10 @@ def artifact_readers_are_serving_accounts(spec: StackSpec) -> Iterator[Problem]:
             yield Problem(path, f"{reader} is not one of separation.servingAccounts ({', '.join(serving)})")
 
 
-@rule
-def artifact_account_is_training(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def artifact_account_is_training(spec: ServingStack) -> Iterator[Problem]:
     """Serving reads artifacts from a training account, never from another serving account (the separation
     contract, on every cloud: an AWS account, an Azure subscription, a GCP project)."""
-    if not isinstance(spec, ServingStack):
-        return
     training = spec.separation.training_accounts
     artifact_account = spec.serving.artifact_account
     if artifact_account is None:
@@ -215,11 +149,11 @@ def artifact_account_is_training(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def artifact_sharing_needs_a_checkpoint_store(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def artifact_sharing_needs_a_checkpoint_store(spec: TrainingStack) -> Iterator[Problem]:
     """Published models are shared from the checkpoint store's artifactPrefix: without a checkpoint store,
     artifactReaders (and the subnets admitted for them) would share nothing, silently."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.checkpoints is not None:
+    if spec.training.storage.checkpoints is not None:
         return
     for key, items in (
         ("artifactReaders", spec.training.artifact_readers),
@@ -233,11 +167,9 @@ def artifact_sharing_needs_a_checkpoint_store(spec: StackSpec) -> Iterator[Probl
             )
 
 
-@rule
-def spot_needs_checkpoints(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def spot_needs_checkpoints(spec: TrainingStack) -> Iterator[Problem]:
     """Interruptible capacity loses work unless jobs can restart from a checkpoint."""
-    if not isinstance(spec, TrainingStack):
-        return
     if spec.training.nodes.capacity == "spot" and spec.training.storage.checkpoints is None:
         yield Problem(
             "training.storage.checkpoints",
@@ -245,13 +177,11 @@ def spot_needs_checkpoints(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def flex_start_run_time(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def flex_start_run_time(spec: TrainingStack) -> Iterator[Problem]:
     """Flex-start capacity is granted for a run time the request names (Dynamic Workload Scheduler:
     cloud.google.com/compute/docs/instances/flex-start-vms), and takes no reservation; the run time means
     nothing for any other capacity. Its VMs are deleted at the end, so work not checkpointed is lost."""
-    if not isinstance(spec, TrainingStack):
-        return
     nodes = spec.training.nodes
     if nodes.capacity == "flex-start":
         if nodes.max_run_hours is None:
@@ -282,10 +212,10 @@ def flex_start_run_time(spec: StackSpec) -> Iterator[Problem]:
 NONCURRENT_DAYS_SHORT = 7
 
 
-@rule
-def checkpoint_versions_kept_long_enough(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def checkpoint_versions_kept_long_enough(spec: TrainingStack) -> Iterator[Problem]:
     """A checkpoint overwritten or deleted by mistake is recoverable only while its old version lives."""
-    checkpoints = spec.training.storage.checkpoints if isinstance(spec, TrainingStack) else None
+    checkpoints = spec.training.storage.checkpoints
     if checkpoints is None:
         return
     days = checkpoints.noncurrent_version_days
@@ -321,25 +251,14 @@ def region_allowed(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-def bucket_of(uri: str) -> str:
-    """`s3://bucket/prefix` -> `bucket` (the models already require scheme://host[/path])."""
-    return split_bucket_uri(uri)[0]
-
-
-def path_within(path: str, root: str) -> bool:
-    """True if POSIX `path` is `root` or below it (`/fsx/ckpt` is within `/fsx`, `/fsx2` is not)."""
-    path, root = posixpath.normpath(path), posixpath.normpath(root)
-    return root == "/" or path == root or path.startswith(root + "/")
-
-
-@rule
-def dataset_and_checkpoint_buckets_differ(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def dataset_and_checkpoint_buckets_differ(spec: TrainingStack) -> Iterator[Problem]:
     """Checkpoints get their own bucket: its lifecycle, versioning and cross-account readers differ
     from the dataset's, and FSx links a bucket to a file system only once."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.checkpoints is None:
-        return
     storage = spec.training.storage
-    checkpoints = spec.training.storage.checkpoints
+    checkpoints = storage.checkpoints
+    if checkpoints is None:
+        return
     if bucket_of(checkpoints.uri) == bucket_of(storage.datasets.uri):
         yield Problem(
             "training.storage.checkpoints.uri",
@@ -347,20 +266,20 @@ def dataset_and_checkpoint_buckets_differ(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-def parallel_fs_tier(spec: StackSpec) -> tuple[LustreSpec, ParallelFsTier] | None:
+def parallel_fs_tier(spec: TrainingStack) -> tuple[LustreSpec, ParallelFsTier] | None:
     """The stack's parallel file system and its tier in the cloud's catalog (None: no file system, or a
     tier the catalog lacks, which `parallel_fs_tier_known` reports)."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
-        return None
     lustre = spec.training.storage.lustre
+    if lustre is None:
+        return None
     tier = registry.get(spec.cloud).parallel_fs_tier(lustre.tier)
     return (lustre, tier) if tier is not None else None
 
 
-@rule
-def parallel_fs_tier_known(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def parallel_fs_tier_known(spec: TrainingStack) -> Iterator[Problem]:
     """`lustre.tier` is one of the cloud's parallel file system tiers (Catalog.parallel_fs)."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+    if spec.training.storage.lustre is None:
         return
     tier = spec.training.storage.lustre.tier
     tiers = registry.get(spec.cloud).catalog.parallel_fs
@@ -374,8 +293,8 @@ def parallel_fs_tier_known(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def parallel_fs_capacity_step(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def parallel_fs_capacity_step(spec: TrainingStack) -> Iterator[Problem]:
     """The cloud sells the file system in fixed steps per tier (ParallelFsTier.capacity_allowed)."""
     found = parallel_fs_tier(spec)
     if found is None:
@@ -390,8 +309,8 @@ def parallel_fs_capacity_step(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def parallel_fs_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def parallel_fs_throughput_tier(spec: TrainingStack) -> Iterator[Problem]:
     """Throughput per TiB is one the tier offers; a tier with fixed throughput takes none."""
     found = parallel_fs_tier(spec)
     if found is None:
@@ -405,17 +324,25 @@ def parallel_fs_throughput_tier(spec: StackSpec) -> Iterator[Problem]:
         return  # the planner derives the tier (accelstack.planner.training_plan.lustre_setting)
     elif lustre.throughput_per_tib not in tier.throughput_per_tib:
         allowed = ", ".join(str(t) for t in tier.throughput_per_tib)
-        yield Problem(path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {tier.name} tier; allowed: {allowed}")
+        offering = [
+            other.name
+            for other in registry.get(spec.cloud).catalog.parallel_fs.values()
+            if lustre.throughput_per_tib in other.throughput_per_tib
+        ]
+        elsewhere = f" (tier {' or '.join(offering)} offers it)" if offering else f" (no {spec.cloud} tier offers it)"
+        yield Problem(
+            path, f"{lustre.throughput_per_tib} MB/s/TiB is not a {tier.name} tier; allowed: {allowed}{elsewhere}"
+        )
 
 
-@rule
-def file_system_that_cannot_import_needs_a_head(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def file_system_that_cannot_import_needs_a_head(spec: TrainingStack) -> Iterator[Problem]:
     """A file system tier without a link to object storage (NFS: GCP Filestore) gets the dataset from the
     scheduler's head node (or a managed Slurm's login node), which copies it in; without a scheduler nothing
     would, and jobs would find the import path empty."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
-        return
     lustre = spec.training.storage.lustre
+    if lustre is None:
+        return
     tier = registry.get(spec.cloud).parallel_fs_tier(lustre.tier)
     if tier is not None and not tier.imports_from_object_store and spec.training.scheduler.kind == "none":
         yield Problem(
@@ -425,13 +352,13 @@ def file_system_that_cannot_import_needs_a_head(spec: StackSpec) -> Iterator[Pro
         )
 
 
-@rule
-def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def checkpoints_on_lustre(spec: TrainingStack) -> Iterator[Problem]:
     """Checkpoint shards are written by every node, so the path must be on the shared file system."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.checkpoints is None:
-        return
     storage = spec.training.storage
-    path = spec.training.storage.checkpoints.path
+    if storage.checkpoints is None:
+        return
+    path = storage.checkpoints.path
     if storage.lustre is None:
         if spec.training.nodes.count == 1:
             return  # one node: its local disk is the only reader, and the bucket is the durable copy
@@ -464,58 +391,10 @@ def checkpoints_on_lustre(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-# Node paths a mount or checkpoint directory must not be, contain or sit in: the OS's own trees (Filesystem
-# Hierarchy Standard), the home directories, and what the Slurm nodes use (accelstack.components.slurm: spool, logs,
-# /run). A Lustre mount over /etc or /usr hides the system; over /home, every user's files.
-SYSTEM_PATHS = (
-    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/root", "/run",
-    "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var",
-)  # fmt: skip
-# Paths below which nothing may be mounted or written by us either (the rest of /var, /opt, /srv and
-# /mnt-like places may hold a mount point).
-SYSTEM_TREES = (
-    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys",
-    "/usr", "/var/lib", "/var/log", "/var/spool", "/var/run",
-)  # fmt: skip
-
-
-_PLAIN_PATH_CHARS = re.compile(r"[A-Za-z0-9._@+/-]+")
-
-
-def _not_plain(path: str) -> bool:
-    """`..`, `.` or `//` make a path mean something else than it reads (`/fsx/../etc` is /etc)."""
-    parts = path.split("/")
-    return ".." in parts or "." in parts or "//" in path
-
-
-def node_path_problem(path: str) -> str | None:
-    """None if `path` may hold a mount point or accelstack's own directory on a node, else why not."""
-    if "\0" in path or any(ord(c) < 32 for c in path):
-        return f"{path!r} contains control characters"
-    if not _PLAIN_PATH_CHARS.fullmatch(path):
-        # The path lands in the jobs' environment file (sourced by login shells, read by systemd), in mount
-        # units and in boot scripts: a space, quote, `$` or `;` there would split it or run as a command.
-        return (
-            f"{path!r} has characters node scripts would have to quote (space, quotes, $, ;, ...); allowed: "
-            "letters, digits, '.', '_', '-', '+', '@' and '/'"
-        )
-    if _not_plain(path):
-        return f"{path!r} is not a plain absolute path; write it as {posixpath.normpath(path)!r} (no '.', '..' or '//')"
-    path = posixpath.normpath(path)  # a trailing '/' is harmless
-    if path == "/" or path in SYSTEM_PATHS:
-        return f"{path} is a system directory; mounting or writing there hides or breaks it (e.g. use /fsx)"
-    for tree in SYSTEM_TREES:
-        if path_within(path, tree):
-            return f"{path} is inside the system directory {tree}; use a directory of its own (e.g. /fsx)"
-    return None
-
-
-@rule
-def node_paths_safe(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def node_paths_safe(spec: TrainingStack) -> Iterator[Problem]:
     """The Lustre mount point and the checkpoint directory are created (and mounted) by root on every
     node at boot: a system directory there breaks the node, `..` makes the path mean something else."""
-    if not isinstance(spec, TrainingStack):
-        return
     storage = spec.training.storage
     paths = []
     if storage.lustre is not None:
@@ -528,7 +407,7 @@ def node_paths_safe(spec: StackSpec) -> Iterator[Problem]:
             yield Problem(config_path, problem)
     if storage.lustre is not None:
         import_path = storage.lustre.import_path
-        if _not_plain(import_path):
+        if not_plain(import_path):
             yield Problem(
                 "training.storage.lustre.importPath",
                 f"{import_path!r} is not a plain path inside the file system; write it as "
@@ -536,77 +415,9 @@ def node_paths_safe(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
-# Slurm accepts these for a partition's MaxTime (slurm.conf(5), "MaxTime"; sbatch(1), "--time").
-SLURM_UNLIMITED = ("UNLIMITED", "INFINITE")
-_SLURM_TIME = re.compile(
-    r"^(?:(?P<minutes>\d+)"  # minutes
-    r"|(?P<m>\d+):(?P<s>\d{1,2})"  # minutes:seconds
-    r"|(?P<h>\d+):(?P<hm>\d{1,2}):(?P<hs>\d{1,2})"  # hours:minutes:seconds
-    r"|(?P<d>\d+)-(?P<dh>\d{1,2})(?::(?P<dm>\d{1,2})(?::(?P<ds>\d{1,2}))?)?"  # days-hours[:minutes[:seconds]]
-    r")$"
-)
-SLURM_TIME_FORMATS = "UNLIMITED, MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
-
-
-# Slurm's time_str2secs (src/common/parse_time.c) adds days*86400 + hours*3600 + minutes*60 + seconds
-# in a C int and time_str2mins rounds up with +59; read_config.c refuses a negative result ("Bad value
-# ... for MaxTime") and slurmctld does not start. So a limit must stay below 2^31 - 60 seconds (~68 years).
-SLURM_MAX_TIME_SECONDS = 2**31 - 1 - 59
-
-
-def slurm_time_seconds(text: str) -> int | None:
-    """Seconds of a Slurm time limit in one of SLURM_TIME_FORMATS (None: UNLIMITED or not a limit)."""
-    match = _SLURM_TIME.match(text)
-    if match is None:
-        return None
-    parts = {key: int(value) for key, value in match.groupdict().items() if value is not None}
-    if "minutes" in parts:
-        return parts["minutes"] * 60
-    if "m" in parts:
-        return parts["m"] * 60 + parts["s"]
-    if "h" in parts:
-        return parts["h"] * 3600 + parts["hm"] * 60 + parts["hs"]
-    return parts["d"] * 86400 + parts["dh"] * 3600 + parts.get("dm", 0) * 60 + parts.get("ds", 0)
-
-
-def slurm_time_problem(text: str) -> str | None:
-    """None if `text` is a valid Slurm time limit, else why not."""
-    if text.upper() in SLURM_UNLIMITED:
-        return None
-    match = _SLURM_TIME.match(text)
-    if match is None:
-        return f'{text!r} is not a Slurm time limit; allowed formats: {SLURM_TIME_FORMATS} (e.g. "7-00:00:00")'
-    parts = match.groupdict()
-    for key in ("s", "hm", "hs", "dm", "ds"):
-        if parts[key] is not None and int(parts[key]) > 59:
-            return f"{text!r}: minutes and seconds must be 0-59"
-    if parts["dh"] is not None and int(parts["dh"]) > 23:
-        return f"{text!r}: hours after the day count must be 0-23"
-    seconds = slurm_time_seconds(text)
-    assert seconds is not None
-    if seconds > SLURM_MAX_TIME_SECONDS:
-        return (
-            f"{text!r} is longer than Slurm can count ({SLURM_MAX_TIME_SECONDS // 86400} days): slurmctld rejects "
-            "the partition and does not start; use UNLIMITED for no limit"
-        )
-    if seconds == 0:
-        return f"{text!r} is a zero time limit: no job could run in this partition; use UNLIMITED for no limit"
-    return None
-
-
-# slurm.conf(5): "PartitionName=DEFAULT" sets defaults for the following lines (compared without case,
-# src/common/read_config.c), so a partition so named is never created and `sbatch` without -p fails.
-SLURM_RESERVED_PARTITION_NAMES = ("DEFAULT",)
-# Constraint expressions (sbatch -C) combine features with these; a feature containing one cannot be
-# selected, and "," separates features in Feature=.
-_SLURM_FEATURE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
-
-
-@rule
-def partition_names_unique(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def partition_names_unique(spec: TrainingStack) -> Iterator[Problem]:
     """slurm.conf rejects two PartitionName lines with one name."""
-    if not isinstance(spec, TrainingStack):
-        return
     seen: set[str] = set()
     for index, partition in enumerate(spec.training.scheduler.partitions):
         if partition.name in seen:
@@ -614,11 +425,11 @@ def partition_names_unique(spec: StackSpec) -> Iterator[Problem]:
         seen.add(partition.name)
 
 
-@rule
-def exactly_one_default_partition(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def exactly_one_default_partition(spec: TrainingStack) -> Iterator[Problem]:
     """Slurm routes jobs without -p to the Default=YES partition; two defaults is ambiguous, none
     makes every `sbatch` without -p fail."""
-    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
+    if spec.training.scheduler.kind != "slurm":
         return
     partitions = spec.training.scheduler.partitions
     defaults = [p.name for p in partitions if p.default]
@@ -632,10 +443,10 @@ def exactly_one_default_partition(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def partition_names_not_reserved(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def partition_names_not_reserved(spec: TrainingStack) -> Iterator[Problem]:
     """A partition named DEFAULT (any case) becomes slurm.conf's defaults line and vanishes."""
-    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
+    if spec.training.scheduler.kind != "slurm":
         return
     for index, partition in enumerate(spec.training.scheduler.partitions):
         if partition.name.upper() in SLURM_RESERVED_PARTITION_NAMES:
@@ -646,17 +457,17 @@ def partition_names_not_reserved(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
-@rule
-def partition_features_valid(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def partition_features_valid(spec: TrainingStack) -> Iterator[Problem]:
     """Features are written into `NodeSet ... Feature=` and matched by `sbatch -C`: letters, digits,
     '_', '-' and '.' only (&, |, !, *, [, ], (, ) and , are constraint operators or separators)."""
-    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
+    if spec.training.scheduler.kind != "slurm":
         return
     for index, partition in enumerate(spec.training.scheduler.partitions):
         seen: set[str] = set()
         for position, feature in enumerate(partition.features):
             path = f"training.scheduler.partitions.{index}.features.{position}"
-            if not _SLURM_FEATURE.match(feature):
+            if not SLURM_FEATURE.match(feature):
                 yield Problem(
                     path,
                     f"{feature!r} is not a Slurm feature name: a letter or digit, then up to 62 letters, digits, "
@@ -667,11 +478,9 @@ def partition_features_valid(spec: StackSpec) -> Iterator[Problem]:
             seen.add(feature.lower())
 
 
-@rule
-def partition_max_time_format(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def partition_max_time_format(spec: TrainingStack) -> Iterator[Problem]:
     """MaxTime uses Slurm's time syntax (slurm.conf(5))."""
-    if not isinstance(spec, TrainingStack):
-        return
     for index, partition in enumerate(spec.training.scheduler.partitions):
         problem = slurm_time_problem(partition.max_time)
         if problem:
@@ -681,11 +490,9 @@ def partition_max_time_format(spec: StackSpec) -> Iterator[Problem]:
 SPOT_LARGE_COUNT = 64
 
 
-@rule
-def large_spot_fleet(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def large_spot_fleet(spec: TrainingStack) -> Iterator[Problem]:
     """A synchronous job stops when any node is reclaimed; with many spot nodes that is frequent."""
-    if not isinstance(spec, TrainingStack):
-        return
     nodes = spec.training.nodes
     if nodes.capacity == "spot" and nodes.count > SPOT_LARGE_COUNT:
         yield Problem(

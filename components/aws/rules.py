@@ -1,13 +1,13 @@
-"""AWS spec rules that need the components' renderers: whether the nodes' user data fits in EC2's limit.
+"""The AWS nodes' user data as the AWS components will render it, at its longest, for the spec rule that holds
+it to EC2's limit (`accelstack.spec.catalog_rules.boot_data_fits_the_clouds_limit`; the limit is the AWS
+description's `boot_data_limit`).
 
-EC2 refuses user data over 16 KB (EC2 User Guide, "Run commands when you launch an EC2 instance with
-user data input": "User data is limited to 16 KB, in raw form, before it is base64-encoded"), and
-the head node carries slurm.conf, gres.conf, cgroup.conf and its setup script in its user data, so
-enough partitions (or features) make `pulumi up` fail at RunInstances, after the network, Lustre
-and buckets exist. The size is only known by rendering, which the spec layer cannot do (it sits
-below the components), so AWS's registration lists this module among its rule modules (`Cloud.rules`,
-imported by name when an AWS stack is validated; see `accelstack.spec.validators`). The serving replicas'
-boot script (its worker, model syncs and one line per LoRA adapter) meets the same limit.
+The head node carries slurm.conf, gres.conf, cgroup.conf and its setup script in its user data, so enough
+partitions (or features) would make `pulumi up` fail at RunInstances, after the network, Lustre and buckets
+exist; the serving replicas' boot script (its worker, model syncs and one line per LoRA adapter) meets the same
+limit. The size is only known by rendering, which the spec layer cannot do (it sits below the components), so
+AWS's registration lists this module among its rule modules (`Cloud.rules`, imported by name when an AWS stack
+is validated).
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
-from accelstack.clouds.aws import catalog
 from accelstack.components import slurm
+from accelstack.spec.catalog_rules import BootData, boot_data
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
-from accelstack.spec.problems import Problem
-from accelstack.spec.validators import rule
 
-EC2_USER_DATA_MAX_BYTES = catalog.EC2_USER_DATA_MAX_BYTES
+# SQS queue names are at most 80 characters (CreateQueue `QueueName`): the replicas' queue URLs at their longest.
+SQS_QUEUE_NAME_MAX = 80
 
 
 def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
@@ -39,12 +38,11 @@ def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
     )
 
 
-@rule
-def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
-    """The head's and the compute nodes' cloud-init, rendered as the AWS components will, fit in EC2 user data."""
-    if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
+@boot_data(workload="training")
+def slurm_nodes_user_data(spec: TrainingStack) -> Iterator[BootData]:
+    """The head's and the compute nodes' cloud-init, rendered as the AWS components will."""
+    if spec.training.scheduler.kind != "slurm":
         return
-    training = spec.training
     values = aws_deploy_values(spec)
     try:
         nodes = slurm.nodes_for(spec)
@@ -52,39 +50,40 @@ def slurm_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
         compute = slurm.compute_cloud_init(spec, nodes, values)
     except ValueError:
         return  # an input another rule reports (unknown preset, non-S3 checkpoint URI) stops rendering
-    head_bytes = len(head.encode())
-    if head_bytes > EC2_USER_DATA_MAX_BYTES:
-        partitions = training.scheduler.partitions
-        yield Problem(
-            "training.scheduler.partitions",
-            f"{len(partitions)} partitions make the head node's user data (slurm.conf and its setup) "
-            f"{head_bytes:,} bytes; EC2 accepts at most {EC2_USER_DATA_MAX_BYTES:,}, so the head node could not "
-            "launch; use fewer partitions (or features)",
-        )
-    compute_bytes = len(compute.encode())
-    if compute_bytes > EC2_USER_DATA_MAX_BYTES:
-        yield Problem(
-            "training.scheduler",
-            f"the compute nodes' user data is {compute_bytes:,} bytes; EC2 accepts at most "
-            f"{EC2_USER_DATA_MAX_BYTES:,}, so no compute node could launch",
-        )
+    yield BootData(
+        "training.scheduler.partitions",
+        "the head node",
+        head,
+        cause=f"{len(spec.training.scheduler.partitions)} partitions",
+        remedy="use fewer partitions (or features): the head node boots with slurm.conf and its setup",
+    )
+    yield BootData("training.scheduler", "the compute nodes", compute)
 
 
-@rule
-def replica_user_data_fits_ec2(spec: StackSpec) -> Iterator[Problem]:
-    """The replicas' boot script, rendered with the longest queue URLs SQS can give, fits in EC2 user data."""
-    if not isinstance(spec, ServingStack):
-        return
-    from accelstack.components.aws.serving.hook import replica_group_name
-    from accelstack.components.aws.serving.user_data import user_data_size_problem
+@boot_data(workload="serving")
+def replica_user_data_at_its_longest(spec: ServingStack) -> Iterator[BootData]:
+    """The replicas' boot script, rendered with the longest queue URLs SQS can give."""
+    from accelstack.components.aws.serving.hook import READY_HOOK, replica_group_name
+    from accelstack.components.aws.serving.user_data import replica_user_data
     from accelstack.planner.serving_plan import plan_serving
 
-    problem = user_data_size_problem(
-        spec.serving,
-        plan_serving(spec.serving, registry.get(spec.cloud).catalog),
-        region=spec.account.region,
-        account_id=spec.account.account_id,
-        group_name=replica_group_name(spec.stack),
+    serving = spec.serving
+    longest_url = (
+        f"https://sqs.{spec.account.region}.amazonaws.com/{spec.account.account_id}/{'q' * SQS_QUEUE_NAME_MAX}"
     )
-    if problem:
-        yield Problem("serving.model.adapters", problem.removeprefix("serving.model.adapters: "))
+    text = replica_user_data(
+        serving,
+        plan_serving(serving, registry.get(spec.cloud).catalog),
+        region=spec.account.region,
+        group_name=replica_group_name(spec.stack),
+        hook_name=READY_HOOK,
+        request_queue_url=longest_url,
+        response_queue_url=longest_url,
+    )
+    yield BootData(
+        "serving.model.adapters",
+        "the replicas",
+        text,
+        cause=f"{len(serving.model.adapters)} adapter(s)",
+        remedy="serve fewer adapters per stack or shorten their names and URIs",
+    )

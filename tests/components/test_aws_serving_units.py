@@ -116,5 +116,6 @@ def test_too_many_adapters_are_a_spec_error_before_any_resource():
     with pytest.raises(SpecError) as error:
         load_stack(stack, adapters(60))
     [problem] = [p for p in error.value.problems if p.path == "serving.model.adapters"]
-    assert problem.message.startswith("60 adapter(s) make the replica user data") and "16384-byte" in problem.message
+    assert problem.message.startswith("60 adapter(s) make the replicas' user data")
+    assert "EC2 accepts at most 16,384" in problem.message
     assert load_stack(stack, adapters(3)).serving.model.adapters[2].name == "customer-002"

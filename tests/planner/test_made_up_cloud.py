@@ -6,15 +6,17 @@ tier capped at 4000 GiB, prices in round numbers, and no AWS instance type.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from accelstack.cli import app
 from accelstack.clouds import registry
-from accelstack.clouds.base import Catalog, Cloud, InstanceType, ParallelFsTier, Prices
+from accelstack.clouds.base import BootDataLimit, Catalog, Cloud, Feature, InstanceType, ParallelFsTier, Prices
 from accelstack.planner import lustre
 from accelstack.planner import serving_plan as sp
 from accelstack.planner import training_plan as tp
@@ -25,7 +27,8 @@ from accelstack.planner.defaults import derived_defaults
 from accelstack.planner.hardware import instance
 from accelstack.planner.pricing import PriceBook, load_book
 from accelstack.simulate.design import design_from_spec
-from accelstack.spec.loader import load_stack
+from accelstack.spec import SpecError, parse_spec, spec_warnings
+from accelstack.spec.loader import apply_overrides, load_stack, read_stack_file
 from tests.planner.aws_inputs import AWS_CATALOG
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
@@ -252,3 +255,67 @@ def test_a_price_table_without_file_system_prices_says_so_and_how_to_supply_one(
         match=r"known: none: this price table records no parallel file system price \(give one with --prices\)",
     ):
         book.lustre("PERSISTENT_2", 250)
+
+
+# --- the spec rules every cloud shares, from acme's own description ------------------------------
+
+
+def acme_cloud(**changes: Any) -> Cloud:
+    """acme registered as a cloud: every feature, AWS's account block, and no rule module of its own."""
+    described = Cloud(
+        name="acme", title="Acme Cloud", account_kind="project", pulumi_packages=frozenset({"acme"}),
+        features=frozenset(Feature), catalog=ACME, prices=ACME_PRICES,
+        account_model="accelstack.spec.accounts:AwsAccount",
+    )  # fmt: skip
+    return dataclasses.replace(described, **changes)
+
+
+def acme_problems(stack: str, path: str, *overrides: str) -> list[str]:
+    """The messages at `path` for the example `stack` moved to acme (errors if rejected, else warnings)."""
+    raw = apply_overrides(read_stack_file(STACKS / f"Pulumi.{stack}.yaml"), ["cloud=acme", *overrides])
+    try:
+        found = spec_warnings(parse_spec(raw, stack))
+    except SpecError as exc:
+        found = exc.problems
+    return [p.message for p in found if p.path == path]
+
+
+def test_a_cloud_with_no_rule_module_gets_the_shared_rules_from_its_catalog():
+    nodes, replicas = "training.nodes", "serving.replicas"
+    with registry.registered(acme_cloud()):
+        unknown = acme_problems("aws-training", f"{nodes}.instanceType")  # the example's p5.48xlarge
+        no_fabric = acme_problems("aws-training", f"{nodes}.instanceType", f"{nodes}.instanceType=acme.gpu1")
+        fabric = acme_problems("aws-training", f"{nodes}.instanceType", f"{nodes}.instanceType=acme.gpu8")
+        unknown_replicas = acme_problems("aws-serving", f"{replicas}.instanceType")  # the example's g6e.xlarge
+        on_gpu1 = f"{replicas}.instanceType=acme.gpu1"
+        too_parallel = acme_problems(
+            "aws-serving", f"{replicas}.tensorParallel", on_gpu1, f"{replicas}.tensorParallel=2"
+        )
+        spot = acme_problems("aws-serving", f"{replicas}.capacity", on_gpu1, f"{replicas}.capacity=spot")
+    allowed = "allowed: acme.gpu8, acme.gpu1"
+    assert unknown == [f"'p5.48xlarge' is not a supported accelerated machine type; {allowed}"]
+    assert unknown_replicas == [f"'g6e.xlarge' is not a supported accelerated machine type; {allowed}"]
+    # The example trains on 4 nodes: acme.gpu1 has no InfiniBand, acme.gpu8 has.
+    assert no_fabric == [
+        "acme.gpu1 has no low-latency fabric, so 4 nodes would train over the ordinary network; use count: 1 or a "
+        "machine type with one: acme.gpu8"
+    ]
+    assert fabric == []
+    assert too_parallel == ["2 exceeds the 1 L40S GPU(s) of acme.gpu1"]
+    assert spot == ["'spot' is not allowed for serving (interruptible or time-boxed capacity drops requests in flight); "
+                    "allowed: on-demand"]  # fmt: skip
+
+
+def test_boot_data_is_held_to_the_limit_the_cloud_declares():
+    """acme built on AWS's components: their boot-data renderers are its only rule module, the limit its own."""
+    on_aws = {"components": "accelstack.components.aws", "rules": ("accelstack.components.aws.rules",)}
+    limit = BootDataLimit("boot script", 4096, refused_by="Acme")
+    path, gpu8 = "training.scheduler", "training.nodes.instanceType=acme.gpu8"
+    with registry.registered(acme_cloud(**on_aws, boot_data_limit=limit)):
+        refused = acme_problems("aws-training", path, gpu8)
+    with registry.registered(acme_cloud(**on_aws)):
+        unlimited = acme_problems("aws-training", path, gpu8)
+    [message] = refused
+    assert message.startswith("the compute nodes' boot script is ")
+    assert message.endswith(" bytes; Acme accepts at most 4,096, so the compute nodes could not launch")
+    assert unlimited == []

@@ -42,7 +42,7 @@ for stack, overrides in json.loads(sys.argv[2]):
     results.append([[p.path, p.level.name, p.message] for p in problems])
 print(json.dumps({
     "planner_loaded_by_import": planner_loaded_by_import,
-    "rules": [f"{r.__module__}.{r.__name__}" for r in all_rules()],
+    "rules": [f"{r.module}.{r.name}" for r in all_rules()],
     "results": results,
 }))
 """
@@ -97,17 +97,16 @@ def test_results_do_not_depend_on_import_order(probes, first):
 def test_every_rule_registered_once_in_layer_order():
     import accelstack.planner_rules  # noqa: F401  (a second import must not register twice)
 
-    names = [f"{r.__module__}.{r.__name__}" for r in validators.all_rules()]
+    names = [f"{r.module}.{r.name}" for r in validators.all_rules()]
     assert len(names) == len(set(names))
     modules = [name.rsplit(".", 1)[0] for name in names]
     layer_order = [
         "accelstack.spec.validators",
+        "accelstack.spec.catalog_rules",
         "accelstack.clouds.aws.rules",
         "accelstack.clouds.aws.serving_rules",
-        "accelstack.components.aws.rules",
         "accelstack.clouds.azure.rules",
         "accelstack.clouds.azure.serving_rules",
-        "accelstack.components.azure.rules",
         "accelstack.clouds.gcp.rules",
         "accelstack.clouds.gcp.serving_rules",
         "accelstack.planner_rules",
@@ -124,7 +123,7 @@ def test_every_rule_registered_once_in_layer_order():
         "serving_replicas_carry_load",
         "serving_model_architecture_known",
     }
-    assert all((r.__doc__ or "").strip() for r in validators.all_rules() if r.__module__ == "accelstack.planner_rules")
+    assert all(r.doc.strip() for r in validators.all_rules() if r.module == "accelstack.planner_rules")
 
 
 def test_missing_plugins_fail_loudly_instead_of_validating_less(monkeypatch):

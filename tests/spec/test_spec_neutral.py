@@ -350,7 +350,7 @@ def test_aws_rules_run_for_aws_stacks_only():
     assert at(aws_problems, "training.storage.datasets.uri") and at(aws_problems, "training.nodes.instanceType")
     with registry.registered(described("other", account_model="accelstack.spec.accounts:AwsAccount")):
         other = all_problems(edited(training_raw(), {**bad_bucket, "cloud": "other"}))
-        other_rules = {f"{r.__module__}.{r.__name__}" for r in all_rules("other")}
+        other_rules = {f"{r.module}.{r.name}" for r in all_rules("other")}
     assert not at(other, "training.storage.datasets.uri")  # S3 naming is an AWS rule
     assert not any(name.startswith("accelstack.clouds.aws.") for name in other_rules)
     assert "accelstack.spec.validators.cloud_offers_what_the_stack_asks" in other_rules
@@ -361,7 +361,7 @@ def test_a_cloud_runs_the_rule_modules_its_registration_names():
         "s3like", account_model="accelstack.spec.accounts:AwsAccount", rules=("accelstack.clouds.aws.rules",)
     )
     with registry.registered(cloud):
-        rules = [f"{r.__module__}.{r.__name__}" for r in all_rules("s3like")]
+        rules = [f"{r.module}.{r.name}" for r in all_rules("s3like")]
         problems = all_problems(
             edited(training_raw(), {"cloud": "s3like", "training.storage.datasets.uri": "s3://Acme"})
         )

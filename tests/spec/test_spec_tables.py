@@ -92,6 +92,6 @@ def test_every_rule_is_documented():
     from accelstack.clouds.aws import rules as aws_rules
     from accelstack.spec import validators
 
-    own = [r for r in validators.RULES if r.__module__ in (validators.__name__, aws_rules.__name__)]
+    own = [r for r in validators.RULES if r.module in (validators.__name__, aws_rules.__name__)]
     assert len(own) >= 25
-    assert [r.__name__ for r in own if not (r.__doc__ or "").strip()] == []
+    assert [r.name for r in own if not r.doc.strip()] == []

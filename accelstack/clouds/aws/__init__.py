@@ -6,7 +6,17 @@ The Pulumi half is `accelstack.components.aws`; the spec rules are `rules` and `
 from __future__ import annotations
 
 from accelstack.clouds.aws import catalog, prices, quotas, replace_rows, terraform_types
-from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
+from accelstack.clouds.base import (
+    BootDataLimit,
+    Catalog,
+    Cloud,
+    Feature,
+    ManagedScheduler,
+    ParallelFsTier,
+    PlannedProperty,
+    Prices,
+    RuleTerms,
+)
 
 CATALOG = Catalog(
     cloud="aws",
@@ -126,6 +136,15 @@ AWS = Cloud(
         "capacity_block_max_instances": catalog.CAPACITY_BLOCK_MAX_INSTANCES,
         "lustre_default_quota_gib": catalog.LUSTRE_DEFAULT_QUOTA_GIB,
     },
+    # 16 KB of raw user data (catalog.EC2_USER_DATA_MAX_BYTES, from the EC2 User Guide).
+    boot_data_limit=BootDataLimit("user data", catalog.EC2_USER_DATA_MAX_BYTES, refused_by="EC2"),
+    terms=RuleTerms(
+        machine_type="accelerated instance type",
+        fabric="EFA",  # EFA user guide, "Supported instance types"
+        without_fabric="plain TCP, an order of magnitude slower",
+        fabric_machine_type="an EFA instance type",
+        spot_serving_breaks="Auto Scaling warm pools cannot hold spot instances",
+    ),
     managed_scheduler=ManagedScheduler("AWS Batch"),
     components="accelstack.components.aws",
     provider_region_key="aws:region",

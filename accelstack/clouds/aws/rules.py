@@ -75,48 +75,15 @@ def deploy_role_arn(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-# --- EC2 instances, EFA, capacity ---------------------------------------------------------------
+# --- EC2 capacity, the head node ----------------------------------------------------------------
 
 
-@rule
-def training_instance_known(spec: StackSpec) -> Iterator[Problem]:
-    """Only instance types in the accelerated-instance table are sized and wired (EFA, drivers)."""
-    if not isinstance(spec, TrainingStack):
-        return
-    itype = spec.training.nodes.instance_type
-    if itype not in tables.ACCELERATED_INSTANCES:
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{itype!r} is not a supported accelerated instance type{did_you_mean(itype, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-
-
-@rule
-def multi_node_needs_efa(spec: StackSpec) -> Iterator[Problem]:
-    """Tightly coupled multi-node training needs EFA (EFA user guide, "Supported instance types"):
-    NCCL over plain TCP is an order of magnitude slower."""
-    if not isinstance(spec, TrainingStack):
-        return
-    nodes = spec.training.nodes
-    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
-    if itype is not None and nodes.count > 1 and not itype.has_fabric:
-        with_efa = [name for name, known in tables.ACCELERATED_INSTANCES.items() if known.has_fabric]
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{itype.name} has no EFA, so {nodes.count} nodes cannot train together efficiently; "
-            f"use count: 1 or an EFA instance type: {', '.join(with_efa)}",
-        )
-
-
-@rule
-def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def capacity_block_reservation(spec: TrainingStack) -> Iterator[Problem]:
     """Reserved capacity is consumed through its capacity reservation id, `cr-` + 17 hex digits: a
     Capacity Block (EC2 User Guide, "Capacity Blocks for ML") or, with capacity: on-demand, an
     On-Demand Capacity Reservation ("Use Capacity Reservations"; launches target it by id). Spot
     Instances cannot launch into a capacity reservation."""
-    if not isinstance(spec, TrainingStack):
-        return
     nodes = spec.training.nodes
     if nodes.reservation_id is not None and not tables.CAPACITY_RESERVATION_ID.match(nodes.reservation_id):
         yield Problem(
@@ -137,12 +104,10 @@ def capacity_block_reservation(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def capacity_block_instance_type(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def capacity_block_instance_type(spec: TrainingStack) -> Iterator[Problem]:
     """Capacity Blocks are sold for a fixed list of instance types (EC2 User Guide, "Capacity Blocks
     for ML", supported instance types)."""
-    if not isinstance(spec, TrainingStack):
-        return
     nodes = spec.training.nodes
     if (
         nodes.capacity == "capacity-block"
@@ -156,11 +121,9 @@ def capacity_block_instance_type(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def capacity_block_count(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def capacity_block_count(spec: TrainingStack) -> Iterator[Problem]:
     """A Capacity Block holds 1 to 64 instances (EC2 User Guide, "Capacity Blocks for ML")."""
-    if not isinstance(spec, TrainingStack):
-        return
     nodes = spec.training.nodes
     if nodes.capacity == "capacity-block" and nodes.count > tables.CAPACITY_BLOCK_MAX_INSTANCES:
         yield Problem(
@@ -170,13 +133,11 @@ def capacity_block_count(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def capacity_block_zone(spec: TrainingStack) -> Iterator[Problem]:
     """A Capacity Block or On-Demand Capacity Reservation is reserved in ONE Availability Zone and its
     instances launch only there (EC2 User Guide, "Capacity Blocks for ML", "Capacity Reservations");
     the cluster subnet must be in that zone, and a new VPC cannot guess it."""
-    if not isinstance(spec, TrainingStack):
-        return
     nodes, network = spec.training.nodes, spec.training.network
     reserved = nodes.capacity == "capacity-block" or nodes.reservation_id is not None
     if reserved and not network.existing and not network.availability_zone:
@@ -189,11 +150,9 @@ def capacity_block_zone(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def managed_scheduler_is_not_spot(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def managed_scheduler_is_not_spot(spec: TrainingStack) -> Iterator[Problem]:
     """AWS Batch (the managed scheduler on AWS): "Multi-node parallel jobs aren't supported on Spot Instances" (CreateComputeEnvironment)."""
-    if not isinstance(spec, TrainingStack):
-        return
     training = spec.training
     if training.scheduler.kind == "managed" and training.nodes.capacity == "spot":
         yield Problem(
@@ -203,15 +162,13 @@ def managed_scheduler_is_not_spot(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def managed_scheduler_and_capacity_block(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def managed_scheduler_and_capacity_block(spec: TrainingStack) -> Iterator[Problem]:
     """AWS Batch ignores a launch template's instance market options (AWS Batch User Guide, "Use Amazon
     EC2 launch templates with AWS Batch": "Instance market options (AWS Batch must control Spot
     Instance configuration)"), so the capacity-block market type never reaches the instances and the
     jobs do not run in the purchased block. Whether Batch keeps the template's capacity reservation
     target for an On-Demand Capacity Reservation is not documented."""
-    if not isinstance(spec, TrainingStack):
-        return
     nodes = spec.training.nodes
     if spec.training.scheduler.kind != "managed":
         return
@@ -231,14 +188,12 @@ def managed_scheduler_and_capacity_block(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def scarce_on_demand(spec: TrainingStack) -> Iterator[Problem]:
     """Large unreserved requests for the newest GPU families usually fail with
     InsufficientInstanceCapacity, on-demand and spot alike (spot draws on the same spare capacity,
     and one cluster placement group must fit every node); AWS sells them as Capacity Blocks (EC2 User
     Guide, "Capacity Blocks for ML") and On-Demand Capacity Reservations."""
-    if not isinstance(spec, TrainingStack):
-        return
     nodes = spec.training.nodes
     itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
     if (
@@ -261,12 +216,10 @@ def scarce_on_demand(spec: StackSpec) -> Iterator[Problem]:
 INSTANCE_TYPE_NAME = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 
 
-@rule
-def head_node_instance_type_format(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def head_node_instance_type_format(spec: TrainingStack) -> Iterator[Problem]:
     """The Slurm head is a general-purpose instance (any type EC2 has); offline only its shape can be
     checked, which catches a missing size or a stray character before RunInstances does."""
-    if not isinstance(spec, TrainingStack):
-        return
     itype = spec.training.scheduler.head_node.instance_type
     if spec.training.scheduler.kind == "slurm" and not INSTANCE_TYPE_NAME.match(itype):
         yield Problem(
@@ -278,18 +231,18 @@ def head_node_instance_type_format(spec: StackSpec) -> Iterator[Problem]:
 # --- FSx for Lustre -----------------------------------------------------------------------------
 
 
-def _lustre(spec: StackSpec) -> tuple[LustreSpec, tables.LustreDeploymentType] | None:
+def _lustre(spec: TrainingStack) -> tuple[LustreSpec, tables.LustreDeploymentType] | None:
     """The file system and its FSx deployment type (`lustre.tier`); an unknown tier is reported by
     accelstack.spec.validators.parallel_fs_tier_known."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
-        return None
     lustre = spec.training.storage.lustre
+    if lustre is None:
+        return None
     kind = tables.LUSTRE_DEPLOYMENT_TYPES.get(lustre.tier or "")
     return (lustre, kind) if kind is not None else None
 
 
-@rule
-def lustre_within_default_quota(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def lustre_within_default_quota(spec: TrainingStack) -> Iterator[Problem]:
     """FSx for Lustre's default storage quota per account and Region (Service Quotas); above it the
     create fails until an increase is granted."""
     found = _lustre(spec)
@@ -307,8 +260,8 @@ def lustre_within_default_quota(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def lustre_dataset_link(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def lustre_dataset_link(spec: TrainingStack) -> Iterator[Problem]:
     """Linking S3 to a directory needs a data repository association, which SCRATCH_1 lacks; it can
     only import at the file system root (FSx for Lustre User Guide, "Linking your file system to an
     Amazon S3 bucket")."""
@@ -372,13 +325,11 @@ def s3_bucket_names(spec: StackSpec) -> Iterator[Problem]:
 # --- VPC ----------------------------------------------------------------------------------------
 
 
-@rule
-def training_vpc_has_room(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def training_vpc_has_room(spec: TrainingStack) -> Iterator[Problem]:
     """A new training VPC must hold the cluster subnet (nodes, their ENIs and the Lustre servers'
     ENIs) plus the public/NAT subnet; AWS also reserves 5 addresses per subnet (VPC User Guide,
     "Subnet CIDR blocks")."""
-    if not isinstance(spec, TrainingStack):
-        return
     network = spec.training.network
     if network.existing or network.vpc_cidr is None:
         return
@@ -391,14 +342,12 @@ def training_vpc_has_room(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def training_network_is_one_subnet(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def training_network_is_one_subnet(spec: TrainingStack) -> Iterator[Problem]:
     """Training lives in one subnet: EFA traffic cannot cross Availability Zones and a cluster
     placement group is in one zone (EFA User Guide, "EFA limitations"; EC2 User Guide, "Placement
     groups"), so the components take `subnetId`, never a list; a list would leave the cluster with
     no subnet at all."""
-    if not isinstance(spec, TrainingStack):
-        return
     network = spec.training.network
     if network.subnet_ids is not None:
         example = f" (e.g. subnetId: {network.subnet_ids[0]})" if network.subnet_ids else ""
@@ -468,13 +417,11 @@ def account_lists_have_no_duplicates(spec: StackSpec) -> Iterator[Problem]:
             seen.setdefault(item, index)
 
 
-@rule
-def lustre_exports_checkpoints(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def lustre_exports_checkpoints(spec: TrainingStack) -> Iterator[Problem]:
     """Checkpoints on Lustre reach their bucket through a data repository association with automatic
     export, which accelstack links only on PERSISTENT_2 (accelstack.components.aws.storage). On other types the
     bucket named in checkpoints.uri would never receive a checkpoint, and a spot fleet counts on it."""
-    if not isinstance(spec, TrainingStack):
-        return
     found = _lustre(spec)
     if found is None:
         return
@@ -495,13 +442,11 @@ def lustre_exports_checkpoints(spec: StackSpec) -> Iterator[Problem]:
     )
 
 
-@rule
-def lustre_checkpoint_link_paths(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def lustre_checkpoint_link_paths(spec: TrainingStack) -> Iterator[Problem]:
     """FSx refuses a data repository association whose file system path is the root, or the same as
     or nested in another association's (CreateDataRepositoryAssociation `FileSystemPath`): the
     checkpoints directory must be its own subdirectory, beside the dataset's."""
-    if not isinstance(spec, TrainingStack):
-        return
     found = _lustre(spec)
     if found is None:
         return

@@ -12,55 +12,10 @@ import math
 import re
 from collections.abc import Iterator
 
-from accelstack.clouds.aws import catalog as tables
-from accelstack.spec.models import ServingSpec, ServingStack, StackSpec
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.models import ServingStack
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import split_bucket_uri
 from accelstack.spec.validators import rule
-
-
-def _serving(spec: StackSpec) -> ServingSpec | None:
-    return spec.serving if isinstance(spec, ServingStack) else None
-
-
-@rule
-def serving_instance_accelerated(spec: StackSpec) -> Iterator[Problem]:
-    """Replicas run on a supported accelerated instance type and shard over at most its GPUs. Whether
-    the model fits in their memory needs the planner's sizing: `accelstack.planner_rules`."""
-    serving = _serving(spec)
-    if serving is None:
-        return
-    replicas = serving.replicas
-    itype = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
-    if itype is None:
-        yield Problem(
-            "serving.replicas.instanceType",
-            f"{replicas.instance_type!r} is not a supported accelerated instance type"
-            f"{did_you_mean(replicas.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-        return
-    shards = replicas.tensor_parallel or itype.accelerators
-    if shards > itype.accelerators:
-        yield Problem(
-            "serving.replicas.tensorParallel",
-            f"{shards} exceeds the {itype.accelerators} {itype.accelerator} GPU(s) of {itype.name}",
-        )
-
-
-@rule
-def serving_on_demand_only(spec: StackSpec) -> Iterator[Problem]:
-    """A service answers while someone waits: a two-minute spot notice or a capacity block's end
-    date drops requests in flight, and warm pools cannot hold spot instances."""
-    serving = _serving(spec)
-    if serving is None or serving.replicas.capacity == "on-demand":
-        return
-    yield Problem(
-        "serving.replicas.capacity",
-        f"{serving.replicas.capacity!r} is not allowed for serving (interruptible or time-boxed capacity "
-        "drops requests in flight, and Auto Scaling warm pools cannot hold spot instances); allowed: on-demand",
-    )
-
 
 # Source: ACM API reference "CertificateArn" pattern and IAM "ARN format".
 ACM_CERTIFICATE_ARN = re.compile(
@@ -69,12 +24,10 @@ ACM_CERTIFICATE_ARN = re.compile(
 )
 
 
-@rule
-def certificate_is_an_acm_arn(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def certificate_is_an_acm_arn(spec: ServingStack) -> Iterator[Problem]:
     """An ALB listener takes an ACM certificate from its own Region."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     path = "serving.loadBalancer.certificate"
     arn = serving.load_balancer.certificate
     match = ACM_CERTIFICATE_ARN.match(arn)
@@ -91,11 +44,9 @@ def certificate_is_an_acm_arn(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def health_path_absolute(spec: StackSpec) -> Iterator[Problem]:
-    serving = _serving(spec)
-    if serving is None:
-        return
+@rule(workload="serving")
+def health_path_absolute(spec: ServingStack) -> Iterator[Problem]:
+    serving = spec.serving
     path = serving.load_balancer.health_path
     if not path.startswith("/") or len(path) > 1024:
         yield Problem(
@@ -104,12 +55,10 @@ def health_path_absolute(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def queue_drains_within_ttl(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def queue_drains_within_ttl(spec: ServingStack) -> Iterator[Problem]:
     """A full queue must drain before its messages expire, and the SLO must fit in the TTL."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     admission, slo, replicas = serving.admission, serving.slo, serving.replicas
     if slo.target_seconds > admission.ttl_seconds:
         yield Problem(
@@ -135,12 +84,10 @@ def queue_drains_within_ttl(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def model_artifacts_on_s3(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def model_artifacts_on_s3(spec: ServingStack) -> Iterator[Problem]:
     """Replicas pull weights and adapters from S3 (the training account's artifact prefix)."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     uris = [("serving.model.weightsUri", serving.model.weights_uri)]
     uris += [(f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)]
     for path, uri in uris:
@@ -161,12 +108,10 @@ SERVING_ZONES = 2
 SERVING_MAX_VPC_PREFIX = 24  # 4 subnets of /26 still fit
 
 
-@rule
-def serving_network_spans_zones(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def serving_network_spans_zones(spec: ServingStack) -> Iterator[Problem]:
     """An ALB needs subnets in at least two AZs, and replicas spread over them survive an AZ loss."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     network = serving.network
     if network.subnet_id:
         yield Problem(
@@ -198,10 +143,10 @@ def serving_network_spans_zones(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
-@rule
-def warm_pool_within_group(spec: StackSpec) -> Iterator[Problem]:
-    serving = _serving(spec)
-    if serving is None or serving.replicas.warm_pool is None:
+@rule(workload="serving")
+def warm_pool_within_group(spec: ServingStack) -> Iterator[Problem]:
+    serving = spec.serving
+    if serving.replicas.warm_pool is None:
         return
     replicas = serving.replicas
     headroom = replicas.max - replicas.min
@@ -224,10 +169,8 @@ LOAD_BALANCER_SUFFIX = "-alb"
 TARGET_GROUP_SUFFIX = "-replicas"
 
 
-@rule
-def serving_stack_name_fits_elb_names(spec: StackSpec) -> Iterator[Problem]:
-    if _serving(spec) is None:
-        return
+@rule(workload="serving")
+def serving_stack_name_fits_elb_names(spec: ServingStack) -> Iterator[Problem]:
     longest = max(LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX, key=len)
     limit = ELB_NAME_MAX - AUTONAME_SUFFIX - len(longest)
     if len(spec.stack) > limit:

@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from accelstack.clouds import random_provider
 from accelstack.clouds.azure import catalog, prices, quotas, replace_rows
-from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
+from accelstack.clouds.base import (
+    BootDataLimit,
+    Catalog,
+    Cloud,
+    Feature,
+    ManagedScheduler,
+    ParallelFsTier,
+    PlannedProperty,
+    Prices,
+    RuleTerms,
+)
 
 CATALOG = Catalog(
     cloud="azure",
@@ -15,6 +25,7 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    replica_image="Microsoft's Ubuntu-HPC image (microsoft-dsvm:ubuntu-hpc:2404: GPU driver, AzCopy)",
     default_head_node="Standard_D8s_v5",  # 8 vCPUs, 32 GiB, as AWS's m7i.2xlarge
     parallel_fs_service="Azure Managed Lustre",
     object_store_service="Azure Blob Storage",
@@ -129,6 +140,16 @@ AZURE = Cloud(
     catalog=CATALOG,
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
+    boot_data_limit=BootDataLimit(
+        "custom data", catalog.CUSTOM_DATA_MAX_BYTES, refused_by="Azure", base64_encoded=True
+    ),
+    terms=RuleTerms(
+        machine_type="GPU VM size",
+        fabric="InfiniBand",  # the ND sizes; NC sizes have accelerated Ethernet only
+        without_fabric="Ethernet",
+        fabric_machine_type="an ND size",
+        spot_serving_breaks="a standby pool and the queue worker's leases assume VMs that are not evicted",
+    ),
     managed_scheduler=ManagedScheduler("Azure Machine Learning", mounts_checkpoints=True),
     components="accelstack.components.azure",
     workloads=frozenset({"training", "serving"}),

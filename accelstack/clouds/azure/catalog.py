@@ -209,5 +209,6 @@ VM_SIZE_NAME = r"^Standard_[A-Za-z0-9_]+$"
 
 
 # Compute REST API, OSProfile.customData: "The maximum length of the binary array is 65535 bytes" (the cloud-init
-# document before base64; learn.microsoft.com/azure/virtual-machines/custom-data).
+# document before base64); learn.microsoft.com/azure/virtual-machines/custom-data: "The maximum size of custom data
+# is 64 KB, after it's Base64 encoded". The spec rules hold the base64 text to it, the stricter of the two readings.
 CUSTOM_DATA_MAX_BYTES = 65535

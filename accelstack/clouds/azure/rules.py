@@ -17,7 +17,7 @@ from accelstack.clouds.azure import catalog as tables
 from accelstack.spec.accounts import AzureAccount
 from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.models import StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -64,15 +64,13 @@ def blob_uris(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
-@rule
-def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def artifact_reader_subnets(spec: TrainingStack) -> Iterator[Problem]:
     """The checkpoint account's firewall admits the serving replicas' subnets named in artifactReaderSubnets:
     each a subnet's ARM id, of a subscription in artifactReaders (a network of any other subscription would
     be let in past the separation), named once, within the account's 400 virtual network rules (one is the
     nodes' subnet). An artifact reader with no subnet here is warned of: its replicas' reads would be refused
     by the firewall (403 AuthorizationFailure) however their role assignment reads."""
-    if not isinstance(spec, TrainingStack):
-        return
     training = spec.training
     readers = account_keys(training.artifact_readers)
     admitted: dict[str, int] = {}
@@ -119,10 +117,10 @@ def artifact_reader_subnets(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
-@rule
+@rule(workload="training")
 def head_node_vm_size(spec: StackSpec) -> Iterator[Problem]:
-    """The Slurm head is an Azure VM: its size is an Azure VM size name ("Standard_D8s_v5"); the neutral
-    default (an EC2 type) is not one."""
+    """The Slurm head is an Azure VM: a stated size must be an Azure VM size name ("Standard_D8s_v5"), not an EC2
+    type carried over from an AWS stack (omitted, it is the catalog's default)."""
     if not isinstance(spec, TrainingStack) or spec.training.scheduler.kind != "slurm":
         return
     size = spec.training.scheduler.head_node.instance_type
@@ -133,37 +131,12 @@ def head_node_vm_size(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def training_vm_size(spec: StackSpec) -> Iterator[Problem]:
-    """The nodes' size is one of the catalog's GPU sizes; several nodes need InfiniBand (the ND sizes)."""
-    if not isinstance(spec, TrainingStack):
-        return
-    nodes = spec.training.nodes
-    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
-    if itype is None:
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{nodes.instance_type!r} is not an Azure GPU size accelstack knows"
-            f"{did_you_mean(nodes.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-    elif nodes.count > 1 and itype.fabric != "infiniband":
-        infiniband = [name for name, i in tables.ACCELERATED_INSTANCES.items() if i.fabric == "infiniband"]
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{nodes.instance_type} has no InfiniBand, so {nodes.count} nodes would train over Ethernet; "
-            f"use an ND size: {', '.join(infiniband)}",
-        )
-
-
-@rule
-def infiniband_cluster_fits_one_placement_group(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def infiniband_cluster_fits_one_placement_group(spec: TrainingStack) -> Iterator[Problem]:
     """InfiniBand joins only the VMs of one scale set, and only within one placement group; a scale set
     with singlePlacementGroup=true holds at most 100 VMs (VirtualMachineScaleSetProperties.SinglePlacementGroup;
     learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndh100v5-series). More is a support
     request, not a setting."""
-    if not isinstance(spec, TrainingStack):
-        return
     count = spec.training.nodes.count
     if count > tables.SINGLE_PLACEMENT_GROUP_MAX_VMS:
         yield Problem(
@@ -174,16 +147,16 @@ def infiniband_cluster_fits_one_placement_group(spec: StackSpec) -> Iterator[Pro
         )
 
 
-@rule
-def capacity_reservation_group(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def capacity_reservation_group(spec: TrainingStack) -> Iterator[Problem]:
     """reservationId names a capacity reservation group (its ARM id). A Uniform scale set joins one only with
     singlePlacementGroup=false (learn.microsoft.com/azure/virtual-machines/capacity-reservation-associate-
     virtual-machine-scale-set, "Limitations"), which InfiniBand across several nodes needs true; Spot VMs
     cannot use capacity reservations (capacity-reservation-overview, "Limitations and restrictions")."""
-    if not isinstance(spec, TrainingStack) or spec.training.nodes.reservation_id is None:
-        return
     nodes = spec.training.nodes
-    reservation = spec.training.nodes.reservation_id
+    reservation = nodes.reservation_id
+    if reservation is None:
+        return
     path = "training.nodes.reservationId"
     if not re.fullmatch(tables.CAPACITY_RESERVATION_GROUP_ID, reservation):
         yield Problem(
@@ -202,11 +175,9 @@ def capacity_reservation_group(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def availability_zone(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def availability_zone(spec: TrainingStack) -> Iterator[Problem]:
     """Azure zones are "1", "2" and "3" (Availability zones overview)."""
-    if not isinstance(spec, TrainingStack):
-        return
     zone = spec.training.network.availability_zone
     if zone is not None and zone not in tables.ZONES:
         yield Problem(
@@ -214,11 +185,11 @@ def availability_zone(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def new_network_only(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def new_network_only(spec: TrainingStack) -> Iterator[Problem]:
     """The Azure training components build their own VNet (the Lustre subnet must be dedicated and sized
     for the file system); an existing VNet is not supported yet."""
-    if isinstance(spec, TrainingStack) and spec.training.network.vpc_id is not None:
+    if spec.training.network.vpc_id is not None:
         yield Problem(
             "training.network.vpcId",
             "an existing VNet is not supported on azure yet; remove vpcId/subnetId and set vpcCidr",
@@ -232,11 +203,11 @@ def lustre_subnet_prefix(spec: TrainingStack) -> int | None:
     return tables.amlfs_subnet_prefix(lustre.capacity_gib / tables.TIB_GIB)
 
 
-@rule
-def vnet_holds_the_subnets(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def vnet_holds_the_subnets(spec: TrainingStack) -> Iterator[Problem]:
     """The VNet holds the nodes' subnet (its first half) and a dedicated Lustre subnet sized for the file
     system (amlfs-prerequisites: 4-16 TiB /27, 20-40 /26, 44-92 /25, 96-196 /24, 200-400 /23)."""
-    if not isinstance(spec, TrainingStack) or spec.training.network.vpc_cidr is None:
+    if spec.training.network.vpc_cidr is None:
         return
     network = ipaddress.ip_network(spec.training.network.vpc_cidr)
     prefix = lustre_subnet_prefix(spec)
@@ -262,12 +233,12 @@ def vnet_holds_the_subnets(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def lustre_import_path_is_the_dataset_prefix(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def lustre_import_path_is_the_dataset_prefix(spec: TrainingStack) -> Iterator[Problem]:
     """Azure Managed Lustre's Blob integration names each file by its blob name: a blob `<prefix>/x` appears
     at `/<prefix>/x` (amlfs-prerequisites, "Blob integration prerequisites"; import prefix). So the dataset
     directory (lustre.importPath) is the dataset URI's prefix."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+    if spec.training.storage.lustre is None:
         return
     parts = blob_uri_parts(spec.training.storage.datasets.uri)
     if parts is None:
@@ -282,12 +253,12 @@ def lustre_import_path_is_the_dataset_prefix(spec: StackSpec) -> Iterator[Proble
         )
 
 
-@rule
-def lustre_needs_the_hpc_cache_principal(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def lustre_needs_the_hpc_cache_principal(spec: TrainingStack) -> Iterator[Problem]:
     """Before Azure Managed Lustre with Blob integration is created, the "HPC Cache Resource Provider" service
     principal must hold Storage Account Contributor and Storage Blob Data Contributor on the storage account
     (amlfs-prerequisites); the role assignments need its object id in the stack's tenant."""
-    if not isinstance(spec, TrainingStack) or spec.training.storage.lustre is None:
+    if spec.training.storage.lustre is None:
         return
     account = spec.account
     if isinstance(account, AzureAccount) and account.hpc_cache_principal_id is None:
@@ -298,16 +269,12 @@ def lustre_needs_the_hpc_cache_principal(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def managed_scheduler_reads_blob_not_lustre(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def managed_scheduler_reads_blob_not_lustre(spec: TrainingStack) -> Iterator[Problem]:
     """The managed scheduler's nodes (Azure Machine Learning AmlCompute) take no boot script, so they cannot
     load the Lustre client and mount Managed Lustre; its jobs read and write Blob datastores instead
     (accelstack.components.azure.machine_learning)."""
-    if (
-        isinstance(spec, TrainingStack)
-        and spec.training.scheduler.kind == "managed"
-        and spec.training.storage.lustre is not None
-    ):
+    if spec.training.scheduler.kind == "managed" and spec.training.storage.lustre is not None:
         yield Problem(
             "training.storage.lustre",
             "not available with training.scheduler.kind managed on azure: Azure Machine Learning compute "
@@ -316,15 +283,11 @@ def managed_scheduler_reads_blob_not_lustre(spec: StackSpec) -> Iterator[Problem
         )
 
 
-@rule
-def managed_scheduler_takes_no_reservation(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def managed_scheduler_takes_no_reservation(spec: TrainingStack) -> Iterator[Problem]:
     """AmlCompute has no capacity reservation group setting (AmlComputeProperties: vmSize, vmPriority,
     scaleSettings, subnet, ...), so a reservation could never be drawn on."""
-    if (
-        isinstance(spec, TrainingStack)
-        and spec.training.scheduler.kind == "managed"
-        and spec.training.nodes.reservation_id is not None
-    ):
+    if spec.training.scheduler.kind == "managed" and spec.training.nodes.reservation_id is not None:
         yield Problem(
             "training.nodes.reservationId",
             "not available with training.scheduler.kind managed on azure (Azure Machine Learning compute "
@@ -332,13 +295,11 @@ def managed_scheduler_takes_no_reservation(spec: StackSpec) -> Iterator[Problem]
         )
 
 
-@rule
-def storage_accounts_are_created_here(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def storage_accounts_are_created_here(spec: TrainingStack) -> Iterator[Problem]:
     """The Azure components create the dataset and checkpoint storage accounts (Managed Lustre's role
     assignments, the customer-managed key and versioning are set on them); bringing existing ones is not
     supported yet, and creating an account that exists elsewhere fails (account names are global)."""
-    if not isinstance(spec, TrainingStack):
-        return
     storage = spec.training.storage
     stores = [("datasets", storage.datasets.create)]
     if storage.checkpoints is not None:

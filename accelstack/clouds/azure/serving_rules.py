@@ -9,10 +9,9 @@ import ipaddress
 import re
 from collections.abc import Iterator
 
-from accelstack.clouds.azure import catalog as tables
 from accelstack.spec.accounts import AzureAccount
-from accelstack.spec.models import Replicas, ServingSpec, ServingStack, StackSpec
-from accelstack.spec.problems import Problem, did_you_mean
+from accelstack.spec.models import ServingStack
+from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
 
 # The HTTPS listener's certificate lives in Key Vault; the gateway reads it with its managed identity, which
@@ -40,10 +39,6 @@ GATEWAY_SUBNET_PREFIX = 24
 MIN_SERVING_VNET_PREFIX = 23
 
 
-def serving_of(spec: StackSpec) -> ServingSpec | None:
-    return spec.serving if isinstance(spec, ServingStack) else None
-
-
 def rate_limit_duration(window_seconds: int) -> str | None:
     return RATE_LIMIT_DURATIONS.get(window_seconds)
 
@@ -52,14 +47,12 @@ def certificate_secret(certificate: str) -> re.Match[str] | None:
     return KEY_VAULT_SECRET_RESOURCE_ID.match(certificate)
 
 
-@rule
-def listener_certificate_from_key_vault(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def listener_certificate_from_key_vault(spec: ServingStack) -> Iterator[Problem]:
     """The HTTPS listener's certificate is a Key Vault secret named by its ARM id, in the serving
     subscription (the gateway's identity is granted read on it there; a grant in another subscription
     would cross the stack's separation)."""
-    serving = serving_of(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     match = certificate_secret(serving.load_balancer.certificate)
     if match is None:
         yield Problem(
@@ -79,12 +72,10 @@ def listener_certificate_from_key_vault(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def rate_window_is_a_waf_duration(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def rate_window_is_a_waf_duration(spec: ServingStack) -> Iterator[Problem]:
     """Application Gateway WAF rate-limit rules count per OneMin or FiveMins only."""
-    serving = serving_of(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     window = serving.admission.rate_window_seconds
     if rate_limit_duration(window) is None:
         yield Problem(
@@ -94,58 +85,11 @@ def rate_window_is_a_waf_duration(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def serving_replica_size(spec: StackSpec) -> Iterator[Problem]:
-    """Replicas are on-demand GPU VM sizes of the catalog (a standby pool and the queue worker's leases
-    assume VMs that are not evicted), and tensor parallelism fits the size's GPUs."""
-    serving = serving_of(spec)
-    if serving is None:
-        return
-    replicas = serving.replicas
-    if replicas.capacity != "on-demand":
-        yield Problem(
-            "serving.replicas.capacity",
-            f"{replicas.capacity!r}: Azure serving replicas are on-demand (Spot evictions drop requests in flight); "
-            "allowed: on-demand",
-        )
-    size = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
-    if size is None:
-        yield Problem(
-            "serving.replicas.instanceType",
-            f"{replicas.instance_type!r} is not a GPU VM size accelstack knows"
-            f"{did_you_mean(replicas.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-    elif (replicas.tensor_parallel or size.accelerators) > size.accelerators:
-        yield Problem(
-            "serving.replicas.tensorParallel",
-            f"{replicas.tensor_parallel} exceeds the {size.accelerators} {size.accelerator} GPU(s) of "
-            f"{replicas.instance_type}",
-        )
-
-
-@rule
-def replica_image_is_the_clouds(spec: StackSpec) -> Iterator[Problem]:
-    """`serving.replicas.imageId` names an AMI (EC2); the Azure replicas boot Microsoft's Ubuntu-HPC
-    image (GPU driver, AzCopy), so an explicit AMI would be silently ignored: refuse it instead."""
-    serving = serving_of(spec)
-    if serving is not None and "image_id" in serving.replicas.model_fields_set:
-        default = Replicas.model_fields["image_id"].default
-        if serving.replicas.image_id != default:
-            yield Problem(
-                "serving.replicas.imageId",
-                f"{serving.replicas.image_id!r}: imageId names an EC2 image; Azure replicas boot Microsoft's "
-                "Ubuntu-HPC image (microsoft-dsvm:ubuntu-hpc:2404); remove imageId",
-            )
-
-
-@rule
-def serving_new_network_only(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def serving_new_network_only(spec: ServingStack) -> Iterator[Problem]:
     """The Azure serving components build their own VNet (the Application Gateway needs a dedicated subnet);
     an existing VNet is not supported yet. The VNet holds two /24 subnets at least."""
-    serving = serving_of(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     network = serving.network
     if network.vpc_id is not None:
         yield Problem(
@@ -160,15 +104,15 @@ def serving_new_network_only(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def standby_pool_needs_its_principal(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def standby_pool_needs_its_principal(spec: ServingStack) -> Iterator[Problem]:
     """A standby pool creates and starts VMs as the "Standby Pool Resource Provider" service principal,
     which needs Virtual Machine Contributor, Network Contributor and Managed Identity Operator on the
     resource group (learn.microsoft.com/azure/virtual-machine-scale-sets/standby-pools-configure-permissions):
     its object id differs per tenant, so the account names it when replicas.warmPool is not 0."""
-    serving = serving_of(spec)
+    serving = spec.serving
     account = spec.account
-    if serving is None or not isinstance(account, AzureAccount) or serving.replicas.warm_pool == 0:
+    if not isinstance(account, AzureAccount) or serving.replicas.warm_pool == 0:
         return
     if account.standby_pool_principal_id is None:
         yield Problem(
@@ -179,12 +123,11 @@ def standby_pool_needs_its_principal(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def one_replica_at_least(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def one_replica_at_least(spec: ServingStack) -> Iterator[Problem]:
     """The autoscale rule divides the queue's ActiveMessages by the instance count: with no instance there is
     no per-instance backlog to act on, so an empty group would never wake. Keep one replica in service."""
-    serving = serving_of(spec)
-    if serving is not None and serving.replicas.min < 1:
+    if spec.serving.replicas.min < 1:
         yield Problem(
             "serving.replicas.min",
             "0: on azure the group scales on the backlog per instance, which an empty group does not have; "

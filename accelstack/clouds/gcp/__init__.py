@@ -5,7 +5,16 @@ Deployable: training and serving (`accelstack.components.gcp`).
 
 from __future__ import annotations
 
-from accelstack.clouds.base import Catalog, Cloud, Feature, ManagedScheduler, ParallelFsTier, PlannedProperty, Prices
+from accelstack.clouds.base import (
+    Catalog,
+    Cloud,
+    Feature,
+    ManagedScheduler,
+    ParallelFsTier,
+    PlannedProperty,
+    Prices,
+    RuleTerms,
+)
 from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, terraform_types
 
 CATALOG = Catalog(
@@ -14,6 +23,7 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    replica_image="Google's Deep Learning VM image (common-cu124-ubuntu-2204-py310: NVIDIA driver, Docker)",
     default_head_node="n2-standard-8",  # 8 vCPUs, 32 GB, as AWS's m7i.2xlarge; also a valid Cluster Director login node (n2-standard-2..32)
     object_store_service="Cloud Storage",
     object_uri_schemes=("gs",),  # Cloud Storage URIs: gs://bucket/object (gcloud storage, Managed Lustre import)
@@ -133,6 +143,15 @@ GCP = Cloud(
         **{f"compact_placement_max_vms_{family}": vms for family, vms in catalog.COMPACT_PLACEMENT_MAX_VMS.items()},
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
+    terms=RuleTerms(
+        machine_type="GPU machine type",
+        # A3 High/Mega, A3 Ultra and A4 have one; A2 and G2 have no GPU network between VMs
+        # (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth).
+        fabric="GPU network between VMs",
+        without_fabric="the system NIC",
+        fabric_machine_type="a GPUDirect machine type",
+        spot_serving_breaks="standby pools hold stopped VMs, which Spot capacity cannot promise to restart",
+    ),
     managed_scheduler=ManagedScheduler("Cluster Director", mounts_checkpoints=True, login_node=True),
     components="accelstack.components.gcp",
     workloads=frozenset({"training", "serving"}),

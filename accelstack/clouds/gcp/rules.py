@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from accelstack.clouds.gcp import catalog as tables
 from accelstack.spec.models import StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -59,6 +59,7 @@ def address_plan(vpc_cidr: str) -> AddressPlan:
 
 
 def _training(spec: StackSpec) -> TrainingStack | None:
+    # Only gcp_head_machine_type still reads the stack through it (its body is kept as it was).
     return spec if isinstance(spec, TrainingStack) else None
 
 
@@ -85,41 +86,15 @@ def gcs_uris(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
-@rule
-def gcp_training_machine_type(spec: StackSpec) -> Iterator[Problem]:
-    """The nodes' machine type is one the catalog knows (its NICs are configured from it, so a guess would
-    leave GPU NICs dark); several nodes need a GPU fabric (A3 High/Mega, A3 Ultra, A4): A2 and G2 have no
-    GPU network between VMs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth)."""
-    training = _training(spec)
-    if training is None:
-        return
-    nodes = training.training.nodes
-    itype = tables.ACCELERATED_INSTANCES.get(nodes.instance_type)
-    if itype is None:
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{nodes.instance_type!r} is not a GPU machine type accelstack knows"
-            f"{did_you_mean(nodes.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-    elif nodes.count > 1 and itype.fabric is None:
-        fabric = [name for name, i in tables.ACCELERATED_INSTANCES.items() if i.fabric]
-        yield Problem(
-            "training.nodes.instanceType",
-            f"{nodes.instance_type} has no GPU network between VMs, so {nodes.count} nodes would train over the "
-            f"system NIC; use a GPUDirect machine type: {', '.join(fabric)}",
-        )
-
-
-@rule
-def gpudirect_tcpx_not_set_up(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def gpudirect_tcpx_not_set_up(spec: TrainingStack) -> Iterator[Problem]:
     """A3 High's GPUDirect-TCPX needs a kernel carrying Google's TCPX patches (`linux-gcp-tcpx`, installed with
     credentials Google grants on request: Cluster Toolkit's examples/machine-learning/a3-highgpu-8g README; its
     legacy solution used a DLVM image available on request too), then Google's receive-datapath manager with a
     GPU-to-NIC topology file and the NCCL plugin (cloud.google.com/compute/docs/gpus/gpudirect). Canonical's public
     accelerator image has no such kernel, so accelstack sets the software up for A3 Mega's TCPXO only: several
     A3 High nodes talk over their 4 GPU NICs with plain sockets."""
-    if not isinstance(spec, TrainingStack) or spec.training.nodes.count < 2:
+    if spec.training.nodes.count < 2:
         return
     instance = tables.ACCELERATED_INSTANCES.get(spec.training.nodes.instance_type)
     if instance is not None and instance.fabric == "gpudirect-tcpx" and spec.training.scheduler.kind == "slurm":
@@ -133,10 +108,10 @@ def gpudirect_tcpx_not_set_up(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
+@rule(workload="training")
 def gcp_head_machine_type(spec: StackSpec) -> Iterator[Problem]:
-    """The Slurm head is a Compute Engine VM: a machine type name ("n2-standard-8"); the neutral default (an
-    EC2 type such as m7i.2xlarge) is not one."""
+    """The Slurm head is a Compute Engine VM: a stated type must be a machine type name ("n2-standard-8"), not an
+    EC2 type carried over from an AWS stack (omitted, it is the catalog's default)."""
     training = _training(spec)
     if training is None or training.training.scheduler.kind != "slurm":
         return
@@ -148,19 +123,18 @@ def gcp_head_machine_type(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-def _managed(spec: StackSpec) -> TrainingStack | None:
-    training = _training(spec)
-    return training if training is not None and training.training.scheduler.kind == "managed" else None
+def _cluster_director(spec: TrainingStack) -> bool:
+    """The stack runs on the managed scheduler, Cluster Director."""
+    return spec.training.scheduler.kind == "managed"
 
 
-@rule
-def cluster_director_machine_type(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def cluster_director_machine_type(spec: TrainingStack) -> Iterator[Problem]:
     """The managed scheduler is Cluster Director's managed Slurm, whose GPU partitions run A4, A3 Ultra or A3
     Mega only (docs.cloud.google.com/cluster-director/docs/choose-consumption-option)."""
-    training = _managed(spec)
-    if training is None:
+    if not _cluster_director(spec):
         return
-    machine = training.training.nodes.instance_type
+    machine = spec.training.nodes.instance_type
     if machine in tables.ACCELERATED_INSTANCES and machine not in tables.CLUSTER_DIRECTOR_GPU_TYPES:
         yield Problem(
             "training.nodes.instanceType",
@@ -169,14 +143,13 @@ def cluster_director_machine_type(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def cluster_director_capacity(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def cluster_director_capacity(spec: TrainingStack) -> Iterator[Problem]:
     """Cluster Director sells GPU nodes from a reservation, as flex-start or as Spot; its on-demand
     capacity is N2 only (the consumption-option table)."""
-    training = _managed(spec)
-    if training is None:
+    if not _cluster_director(spec):
         return
-    nodes = training.training.nodes
+    nodes = spec.training.nodes
     if nodes.capacity == "on-demand" and nodes.reservation_id is None:
         yield Problem(
             "training.nodes.capacity",
@@ -185,14 +158,13 @@ def cluster_director_capacity(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def cluster_director_login_node(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def cluster_director_login_node(spec: TrainingStack) -> Iterator[Problem]:
     """Cluster Director's login node (where users run sbatch) is an N2 standard machine with 32 vCPUs or fewer
     (docs.cloud.google.com/cluster-director/docs/compute); training.scheduler.headNode names it."""
-    training = _managed(spec)
-    if training is None:
+    if not _cluster_director(spec):
         return
-    machine = training.training.scheduler.head_node.instance_type
+    machine = spec.training.scheduler.head_node.instance_type
     if not re.fullmatch(tables.CLUSTER_DIRECTOR_LOGIN_TYPE, machine):
         yield Problem(
             "training.scheduler.headNode.instanceType",
@@ -200,17 +172,16 @@ def cluster_director_login_node(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def cluster_director_partitions(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def cluster_director_partitions(spec: TrainingStack) -> Iterator[Problem]:
     """Cluster Director's Slurm partitions are an id (an RFC 1034 label) and their node sets: no MaxTime, no
     feature selection (hypercomputecluster Cluster `orchestrator.slurm.partitions`). What it cannot express
     is refused rather than dropped."""
-    training = _managed(spec)
-    if training is None:
+    if not _cluster_director(spec):
         return
-    if not training.training.scheduler.partitions:
+    if not spec.training.scheduler.partitions:
         yield Problem("training.scheduler.partitions", "Cluster Director needs at least one partition (e.g. gpu)")
-    for index, partition in enumerate(training.training.scheduler.partitions):
+    for index, partition in enumerate(spec.training.scheduler.partitions):
         path = f"training.scheduler.partitions[{index}]"
         if not re.fullmatch(tables.RFC1034_LABEL, partition.name):
             yield Problem(
@@ -231,14 +202,14 @@ def cluster_director_partitions(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
-@rule
-def cluster_director_node_identity(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def cluster_director_node_identity(spec: TrainingStack) -> Iterator[Problem]:
     """Cluster Director's VMs run as the project's Compute Engine default service account: the API the pinned
     provider speaks (hypercomputecluster Cluster) has no service account field. The stack grants that account
     only the Slurm path's node roles, but projects made before May 2024, or without the org constraint
     iam.automaticIamGrantsForDefaultServiceAccounts, gave it the project Editor role
     (cloud.google.com/compute/docs/access/service-accounts#default_service_account): every job would hold it."""
-    if _managed(spec) is not None:
+    if _cluster_director(spec):
         yield Problem(
             "training.scheduler.kind",
             "Cluster Director's nodes run as this project's Compute Engine default service account (its API "
@@ -248,15 +219,12 @@ def cluster_director_node_identity(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def gcp_flex_start_run_time(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def gcp_flex_start_run_time(spec: TrainingStack) -> Iterator[Problem]:
     """Flex-start VMs run 10 minutes to seven days (MIG resize request `requestedRunDuration`,
     cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig)."""
-    training = _training(spec)
-    if training is None:
-        return
-    hours = training.training.nodes.max_run_hours
-    if training.training.nodes.capacity == "flex-start" and hours is not None and hours > tables.FLEX_START_MAX_HOURS:
+    hours = spec.training.nodes.max_run_hours
+    if spec.training.nodes.capacity == "flex-start" and hours is not None and hours > tables.FLEX_START_MAX_HOURS:
         yield Problem(
             "training.nodes.maxRunHours",
             f"{hours} h: flex-start VMs run {tables.FLEX_START_MAX_HOURS} h (seven days) at most; allowed: 1 to "
@@ -264,16 +232,13 @@ def gcp_flex_start_run_time(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def gcp_capacity(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def gcp_capacity(spec: TrainingStack) -> Iterator[Problem]:
     """How GCP sells the nodes: Spot (provisioning model SPOT) takes no reservation; a calendar-mode future
     reservation (capacity-block: RESERVATION_BOUND VMs) needs its reservation's name, and a specific
     reservation is named projects/<p>/reservations/<name> or <name>
     (cloud.google.com/compute/docs/instances/reservations-consume)."""
-    training = _training(spec)
-    if training is None:
-        return
-    nodes = training.training.nodes
+    nodes = spec.training.nodes
     if nodes.capacity == "spot" and nodes.reservation_id is not None:
         yield Problem(
             "training.nodes.reservationId",
@@ -292,15 +257,12 @@ def gcp_capacity(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def gcp_dense_placement(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def gcp_dense_placement(spec: TrainingStack) -> Iterator[Problem]:
     """A MIG's A3/A4 VMs are placed densely by a workload policy only for Spot and reservation capacity
     (docs.cloud.google.com/ai-hypercomputer/docs/placement-policy-and-workload-policy): on-demand nodes
     without a reservation land wherever the zone has room, and NCCL crosses more switches."""
-    training = _training(spec)
-    if training is None:
-        return
-    nodes = training.training.nodes
+    nodes = spec.training.nodes
     clustered = nodes.instance_type in tables.WORKLOAD_POLICY_TYPES
     if clustered and nodes.count > 1 and nodes.capacity == "on-demand" and nodes.reservation_id is None:
         yield Problem(
@@ -311,15 +273,12 @@ def gcp_dense_placement(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def gcp_training_network(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def gcp_training_network(spec: TrainingStack) -> Iterator[Problem]:
     """training.network.vpcCidr holds the nodes' subnet (first half), one subnet per fabric VPC (16 equal
     blocks of the third quarter, each holding every node plus the 4 addresses Google reserves per subnet) and
     Managed Lustre's /20 private services access range (cloud.google.com/managed-lustre/docs/vpc)."""
-    training = _training(spec)
-    if training is None:
-        return
-    network = training.training.network
+    network = spec.training.network
     if network.vpc_id is not None or network.subnet_id is not None or network.subnet_ids:
         yield Problem(
             "training.network.vpcId",
@@ -341,7 +300,7 @@ def gcp_training_network(spec: StackSpec) -> Iterator[Problem]:
         )
         return
     plan = address_plan(network.vpc_cidr)
-    count = training.training.nodes.count
+    count = spec.training.nodes.count
     if plan.fabric_capacity() < count:
         prefix = next(
             p for p in range(cidr.prefixlen, 0, -1) if address_plan(f"10.0.0.0/{p}").fabric_capacity() >= count
@@ -366,14 +325,13 @@ def gcp_training_network(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def gcp_lustre_mount(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="training")
+def gcp_lustre_mount(spec: TrainingStack) -> Iterator[Problem]:
     """Managed Lustre imports from Cloud Storage into a path under its root; the import path is a Lustre path
     (importData `lustrePath.path`, absolute)."""
-    training = _training(spec)
-    if training is None or training.training.storage.lustre is None:
+    lustre = spec.training.storage.lustre
+    if lustre is None:
         return
-    lustre = training.training.storage.lustre
     if not lustre.import_path.startswith("/"):
         yield Problem(
             "training.storage.lustre.importPath",

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from accelstack.clouds.gcp import catalog as tables
-from accelstack.spec.models import ServingSpec, ServingStack, StackSpec
-from accelstack.spec.problems import Problem, did_you_mean
+from accelstack.spec.models import ServingStack
+from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
 
 # An existing global SSL certificate, by path or URL (TargetHttpsProxy.ssl_certificates; names are
@@ -23,15 +22,11 @@ MIN_DELIVERY_ATTEMPTS, MAX_DELIVERY_ATTEMPTS = 5, 100
 MAX_RETENTION_SECONDS = 7 * 24 * 3600
 
 
-def _serving(spec: StackSpec) -> ServingSpec | None:
-    return spec.serving if isinstance(spec, ServingStack) else None
-
-
-@rule
-def gcp_serving_certificate(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def gcp_serving_certificate(spec: ServingStack) -> Iterator[Problem]:
     """The HTTPS proxy takes an existing global certificate: projects/<project>/global/sslCertificates/<name>."""
-    serving = _serving(spec)
-    if serving is not None and not SSL_CERTIFICATE.match(serving.load_balancer.certificate):
+    serving = spec.serving
+    if not SSL_CERTIFICATE.match(serving.load_balancer.certificate):
         yield Problem(
             "serving.loadBalancer.certificate",
             f"{serving.load_balancer.certificate!r} is not a global SSL certificate; "
@@ -40,12 +35,10 @@ def gcp_serving_certificate(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def gcp_dead_letter_attempts(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def gcp_dead_letter_attempts(spec: ServingStack) -> Iterator[Problem]:
     """Pub/Sub dead-letter policies take 5..100 delivery attempts."""
-    serving = _serving(spec)
-    if serving is None:
-        return
+    serving = spec.serving
     count = serving.admission.max_receive_count
     if not MIN_DELIVERY_ATTEMPTS <= count <= MAX_DELIVERY_ATTEMPTS:
         yield Problem(
@@ -55,42 +48,13 @@ def gcp_dead_letter_attempts(spec: StackSpec) -> Iterator[Problem]:
         )
 
 
-@rule
-def gcp_admission_ttl(spec: StackSpec) -> Iterator[Problem]:
+@rule(workload="serving")
+def gcp_admission_ttl(spec: ServingStack) -> Iterator[Problem]:
     """A subscription keeps unacked messages at most 7 days (and at least 10 minutes: a shorter TTL is
     enforced by the replica's worker, which drops requests older than it)."""
-    serving = _serving(spec)
-    if serving is not None and serving.admission.ttl_seconds > MAX_RETENTION_SECONDS:
+    serving = spec.serving
+    if serving.admission.ttl_seconds > MAX_RETENTION_SECONDS:
         yield Problem(
             "serving.admission.ttlSeconds",
             f"{serving.admission.ttl_seconds} s; Pub/Sub retains messages at most {MAX_RETENTION_SECONDS} s (7 days)",
-        )
-
-
-@rule
-def gcp_serving_replicas(spec: StackSpec) -> Iterator[Problem]:
-    """Replicas are on-demand GPU machine types of the catalog (standby pools hold stopped VMs, which
-    Spot capacity cannot promise to restart)."""
-    serving = _serving(spec)
-    if serving is None:
-        return
-    replicas = serving.replicas
-    if replicas.capacity != "on-demand":
-        yield Problem(
-            "serving.replicas.capacity",
-            f"{replicas.capacity!r}: GCP serving replicas are on-demand; allowed: on-demand",
-        )
-    machine = tables.ACCELERATED_INSTANCES.get(replicas.instance_type)
-    if machine is None:
-        yield Problem(
-            "serving.replicas.instanceType",
-            f"{replicas.instance_type!r} is not a supported GPU machine type"
-            f"{did_you_mean(replicas.instance_type, tables.ACCELERATED_INSTANCES)}; "
-            f"allowed: {', '.join(tables.ACCELERATED_INSTANCES)}",
-        )
-    elif (replicas.tensor_parallel or machine.accelerators) > machine.accelerators:
-        yield Problem(
-            "serving.replicas.tensorParallel",
-            f"{replicas.tensor_parallel} exceeds the {machine.accelerators} {machine.accelerator} GPU(s) of "
-            f"{replicas.instance_type}",
         )

@@ -243,4 +243,4 @@ def adapters(count: int) -> str:
 def test_too_many_adapters_for_azures_custom_data_is_a_spec_error_and_a_few_are_fine():
     assert not [p for p in problems(adapters(10)) if p.startswith("serving.model.adapters")]
     (problem,) = [p for p in problems(adapters(200)) if p.startswith("serving.model.adapters")]
-    assert "65535-byte limit" in problem
+    assert "Azure accepts at most 65,535" in problem

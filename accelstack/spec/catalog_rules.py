@@ -1,0 +1,167 @@
+"""Rules every cloud enforces alike, written once and read from the stack's cloud's description: its catalog
+(`Catalog.instances`), the words its documentation uses (`Cloud.terms`) and its limits (`Cloud.boot_data_limit`).
+
+A cloud gets them by registering, with no rule module of its own. What only one cloud's API would reject stays in
+that cloud's rule modules (`Cloud.rules`).
+
+Boot data. Whether a machine's boot data (cloud-init user data, custom data) fits the cloud's limit is known only
+by rendering it, which the spec layer cannot do (the components sit above it). So a cloud's rule modules register
+a renderer, `@boot_data(workload=...)`, that yields what its components will render at its longest, and the one
+rule here measures it against the limit the cloud declares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, overload
+
+from accelstack.clouds import registry
+from accelstack.clouds.base import Cloud
+from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
+from accelstack.spec.problems import Problem, did_you_mean
+from accelstack.spec.rule_registry import Registered, Workload, in_run_order, rule
+
+
+def _unknown_machine_type(cloud: Cloud, name: str) -> str:
+    instances = cloud.catalog.instances
+    return (
+        f"{name!r} is not a supported {cloud.terms.machine_type}{did_you_mean(name, instances)}; "
+        f"allowed: {', '.join(instances)}"
+    )
+
+
+@rule(workload="training")
+def training_machine_type_in_catalog(spec: TrainingStack) -> Iterator[Problem]:
+    """Only machine types in the cloud's catalog are sized and wired (fabric NICs, drivers): a guess would leave
+    the fabric dark."""
+    cloud = registry.get(spec.cloud)
+    name = spec.training.nodes.instance_type
+    if name not in cloud.catalog.instances:
+        yield Problem("training.nodes.instanceType", _unknown_machine_type(cloud, name))
+
+
+@rule(workload="training")
+def several_nodes_need_a_fabric(spec: TrainingStack) -> Iterator[Problem]:
+    """Tightly coupled multi-node training needs the low-latency fabric between the nodes (EFA, InfiniBand,
+    GPUDirect): NCCL over the ordinary network is an order of magnitude slower."""
+    cloud = registry.get(spec.cloud)
+    nodes = spec.training.nodes
+    machine = cloud.catalog.instances.get(nodes.instance_type)
+    if machine is None or nodes.count == 1 or machine.has_fabric:
+        return
+    terms = cloud.terms
+    with_fabric = [name for name, known in cloud.catalog.instances.items() if known.has_fabric]
+    advice = (
+        f"use count: 1 or {terms.fabric_machine_type}: {', '.join(with_fabric)}"
+        if with_fabric
+        else f"use count: 1 (the {cloud.name} catalog has no machine type with one)"
+    )
+    yield Problem(
+        "training.nodes.instanceType",
+        f"{machine.name} has no {terms.fabric}, so {nodes.count} nodes would train over {terms.without_fabric}; "
+        + advice,
+    )
+
+
+@rule(workload="serving")
+def serving_machine_type_in_catalog(spec: ServingStack) -> Iterator[Problem]:
+    """Replicas run on a machine type of the cloud's catalog and shard over at most its GPUs. Whether the model
+    fits in their memory needs the planner's sizing: `accelstack.planner_rules`."""
+    cloud = registry.get(spec.cloud)
+    replicas = spec.serving.replicas
+    machine = cloud.catalog.instances.get(replicas.instance_type)
+    if machine is None:
+        yield Problem("serving.replicas.instanceType", _unknown_machine_type(cloud, replicas.instance_type))
+        return
+    shards = replicas.tensor_parallel or machine.accelerators
+    if shards > machine.accelerators:
+        yield Problem(
+            "serving.replicas.tensorParallel",
+            f"{shards} exceeds the {machine.accelerators} {machine.accelerator} GPU(s) of {machine.name}",
+        )
+
+
+@rule(workload="serving")
+def serving_is_on_demand(spec: ServingStack) -> Iterator[Problem]:
+    """A service answers while someone waits: a spot reclaim or the end of a time-boxed reservation drops the
+    requests in flight, and what the cloud keeps warm for the cold start assumes machines that stay."""
+    capacity = spec.serving.replicas.capacity
+    if capacity == "on-demand":
+        return
+    also = registry.get(spec.cloud).terms.spot_serving_breaks
+    yield Problem(
+        "serving.replicas.capacity",
+        f"{capacity!r} is not allowed for serving (interruptible or time-boxed capacity drops requests in flight"
+        + (f", and {also}" if also else "")
+        + "); allowed: on-demand",
+    )
+
+
+# --- boot data ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BootData:
+    """Boot data one kind of machine gets, as the cloud's components will render it at its longest."""
+
+    path: str  # the config key that makes it grow
+    machines: str  # who boots with it: "the head node", "the replicas"
+    text: str
+    cause: str = ""  # what made it this size, "150 partitions" ("" : nothing one key says)
+    remedy: str = ""  # "use fewer partitions (or features)"
+
+
+RENDERERS: list[Registered[BootData]] = []
+
+TrainingRenderer = TypeVar("TrainingRenderer", bound=Callable[[TrainingStack], Iterator[BootData]])
+ServingRenderer = TypeVar("ServingRenderer", bound=Callable[[ServingStack], Iterator[BootData]])
+
+
+@overload
+def boot_data(*, workload: Literal["training"]) -> Callable[[TrainingRenderer], TrainingRenderer]: ...
+@overload
+def boot_data(*, workload: Literal["serving"]) -> Callable[[ServingRenderer], ServingRenderer]: ...
+def boot_data(*, workload: Workload) -> Any:
+    """Register a renderer of `workload` stacks' boot data (in a module its cloud's `Cloud.rules` names)."""
+
+    def register(render: Callable[..., Iterator[BootData]]) -> Callable[..., Iterator[BootData]]:
+        RENDERERS.append(Registered(render, workload))
+        return render
+
+    return register
+
+
+@rule
+def boot_data_fits_the_clouds_limit(spec: StackSpec) -> Iterator[Problem]:
+    """Each machine's boot data, rendered as the cloud's components will, fits the cloud's limit: over it, the
+    machines could not launch, and `pulumi up` would fail after the network and the storage exist."""
+    limit = registry.get(spec.cloud).boot_data_limit
+    if limit is None:
+        return
+    for render in in_run_order(RENDERERS, spec.cloud):
+        for data in render(spec):
+            size = limit.size(data.text)
+            if size <= limit.max_bytes:
+                continue
+            whose = f"{data.machines}'" if data.machines.endswith("s") else f"{data.machines}'s"
+            what = f"{data.cause} make {whose} {limit.name}" if data.cause else f"{whose} {limit.name} is"
+            encoded = " base64-encoded" if limit.base64_encoded else ""
+            yield Problem(
+                data.path,
+                f"{what} {size:,} bytes{encoded}; {limit.refused_by} accepts at most {limit.max_bytes:,}, so "
+                f"{data.machines} could not launch" + (f"; {data.remedy}" if data.remedy else ""),
+            )
+
+
+@rule(workload="serving")
+def replica_image_is_the_clouds(spec: ServingStack) -> Iterator[Problem]:
+    """`serving.replicas.imageId` is taken where the cloud's replica group boots a stated image (AWS: an AMI); a cloud
+    whose components boot their own image (no `Catalog.default_replica_image`) would ignore it silently: refused."""
+    catalog = registry.get(spec.cloud).catalog
+    image = spec.serving.replicas.image_id
+    if catalog.default_replica_image is None and image is not None:
+        yield Problem(
+            "serving.replicas.imageId",
+            f"{image!r}: {spec.cloud} replicas boot {catalog.replica_image}, which the stack chooses; remove imageId",
+        )

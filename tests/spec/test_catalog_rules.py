@@ -1,0 +1,167 @@
+"""The neutral rules (`accelstack.spec.catalog_rules`) on every registered cloud: each cloud's example stacks
+broken the same way fail at the same config path, in that cloud's words, with what its catalog and its declared
+limits say (a made-up cloud with no rule module of its own: tests/planner/test_made_up_cloud.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from accelstack.clouds import registry
+from accelstack.spec import SpecError, parse_spec, spec_warnings
+from accelstack.spec.catalog_rules import RENDERERS
+from accelstack.spec.loader import apply_overrides, load_stack, read_stack_file
+from accelstack.spec.models import ServingStack, TrainingStack
+from accelstack.spec.problems import Problem
+from accelstack.spec.rule_registry import in_run_order
+
+STACKS = Path(__file__).resolve().parents[2] / "stacks"
+CLOUDS = [name for name in registry.names() if (STACKS / f"Pulumi.{name}-training.yaml").exists()]
+
+
+def stack_file(cloud: str, workload: str) -> Path:
+    return STACKS / f"Pulumi.{cloud}-{workload}.yaml"
+
+
+def problems(cloud: str, workload: str, *overrides: str) -> list[Problem]:
+    """Errors if the example stack with `overrides` is rejected, else its warnings (named as load_stack names it)."""
+    raw = apply_overrides(read_stack_file(stack_file(cloud, workload)), list(overrides))
+    try:
+        return spec_warnings(parse_spec(raw, f"{cloud}-{workload}"))
+    except SpecError as exc:
+        return exc.problems
+
+
+def at(found: list[Problem], path: str) -> list[str]:
+    return [p.message for p in found if p.path == path]
+
+
+def test_every_registered_cloud_ships_the_stacks_checked_here():
+    assert list(registry.names()) == CLOUDS
+    assert all(stack_file(cloud, "serving").exists() for cloud in CLOUDS)
+
+
+@pytest.mark.parametrize("workload", ["training", "serving"])
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_a_machine_type_the_catalog_lacks_is_refused_listing_the_catalog(cloud, workload):
+    described = registry.get(cloud)
+    path = f"{workload}.{'nodes' if workload == 'training' else 'replicas'}.instanceType"
+    [message] = at(problems(cloud, workload, f"{path}=no-such-machine.8x"), path)
+    assert f"is not a supported {described.terms.machine_type}" in message
+    assert message.endswith(f"allowed: {', '.join(described.catalog.instances)}")
+    assert not at(problems(cloud, workload), path)
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_several_nodes_on_a_machine_type_without_a_fabric_are_refused(cloud):
+    described = registry.get(cloud)
+    instances = described.catalog.instances
+    lacking = next((name for name, known in instances.items() if not known.has_fabric), None)
+    if lacking is None:
+        pytest.skip(f"every {cloud} machine type has a fabric")
+    with_fabric = ", ".join(name for name, known in instances.items() if known.has_fabric)
+    path = "training.nodes.instanceType"
+    several = problems(cloud, "training", f"{path}={lacking}", "training.nodes.count=2")
+    terms = described.terms
+    assert f"{lacking} has no {terms.fabric}, so 2 nodes would train over {terms.without_fabric}" in " ".join(
+        at(several, path)
+    )
+    assert any(m.endswith(f"use count: 1 or {terms.fabric_machine_type}: {with_fabric}") for m in at(several, path))
+    one = problems(cloud, "training", f"{path}={lacking}", "training.nodes.count=1")
+    assert not [m for m in at(one, path) if "has no" in m]
+
+
+@pytest.mark.parametrize("capacity", ["spot", "capacity-block"])
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_serving_replicas_are_on_demand(cloud, capacity):
+    [message] = at(problems(cloud, "serving", f"serving.replicas.capacity={capacity}"), "serving.replicas.capacity")
+    assert message.startswith(f"{capacity!r} is not allowed for serving (interruptible or time-boxed capacity")
+    assert registry.get(cloud).terms.spot_serving_breaks in message
+    assert message.endswith("allowed: on-demand")
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_tensor_parallelism_beyond_the_machines_gpus_is_refused(cloud):
+    spec = load_stack(stack_file(cloud, "serving"))
+    assert isinstance(spec, ServingStack)
+    machine = registry.get(cloud).catalog.instances[spec.serving.replicas.instance_type]
+    path = "serving.replicas.tensorParallel"
+    [message] = at(problems(cloud, "serving", f"{path}={machine.accelerators * 2}"), path)
+    assert message == (
+        f"{machine.accelerators * 2} exceeds the {machine.accelerators} {machine.accelerator} GPU(s) of {machine.name}"
+    )
+    assert not at(problems(cloud, "serving", f"{path}={machine.accelerators}"), path)
+
+
+def rendered_workloads(cloud: str) -> list[str]:
+    """The workloads whose boot data `cloud`'s rule modules render (for the limit its description declares)."""
+    return sorted({str(render.workload) for render in in_run_order(RENDERERS, cloud)})
+
+
+def test_a_declared_boot_data_limit_has_boot_data_to_check_and_rendered_boot_data_a_limit():
+    for cloud in registry.names():
+        declared = registry.get(cloud).boot_data_limit is not None
+        assert declared == bool(rendered_workloads(cloud)), cloud
+
+
+@pytest.mark.parametrize(
+    ("cloud", "workload"), [(cloud, workload) for cloud in CLOUDS for workload in rendered_workloads(cloud)]
+)
+def test_boot_data_over_the_clouds_declared_limit_is_refused(cloud, workload):
+    """The number is the description's: the example stack fits the shipped limit and fails a lowered one."""
+    described = registry.get(cloud)
+    limit = described.boot_data_limit
+    assert limit is not None
+    spec = load_stack(stack_file(cloud, workload))
+    assert isinstance(spec, TrainingStack if workload == "training" else ServingStack)
+    renders = [render for render in in_run_order(RENDERERS, cloud) if render.workload == workload]
+    sizes = {data.path: limit.size(data.text) for render in renders for data in render(spec)}
+    assert sizes and max(sizes.values()) <= limit.max_bytes
+    assert not [p for p in problems(cloud, workload) if "could not launch" in p.message]
+    smallest = min(sizes.values())
+    lowered = dataclasses.replace(described, boot_data_limit=dataclasses.replace(limit, max_bytes=smallest - 1))
+    with registry.registered(lowered):
+        refused = [p for p in problems(cloud, workload) if "could not launch" in p.message]
+    assert {p.path for p in refused} == set(sizes)
+    for problem in refused:
+        assert limit.name in problem.message and f" {sizes[problem.path]:,} bytes" in problem.message
+        assert f"{limit.refused_by} accepts at most {smallest - 1:,}, so " in problem.message
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_the_replica_image_is_the_clouds_default_and_a_stated_one_is_taken_only_where_it_is_booted(cloud):
+    """Omitted, imageId is the cloud's catalog default (None where its components boot their own image); stated,
+    it is taken where the replica group boots it and refused where it would be ignored."""
+    default = registry.get(cloud).catalog.default_replica_image
+    spec = load_stack(stack_file(cloud, "serving"), ["serving.replicas.imageId=null"])
+    assert isinstance(spec, ServingStack)
+    assert spec.serving.replicas.image_id == default
+    stated = at(
+        problems(cloud, "serving", "serving.replicas.imageId=ami-0123456789abcdef0"), "serving.replicas.imageId"
+    )
+    if default is None:
+        assert stated and "remove imageId" in stated[0], stated
+    else:
+        assert stated == []
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_a_throughput_without_a_tier_chooses_the_tier_that_offers_it(cloud):
+    """`throughputPerTiB` alone picks the catalog tier selling it (Azure's and GCP's tiers each sell one), never the
+    default tier refusing what the user wrote."""
+    described = registry.get(cloud)
+    for tier in described.catalog.parallel_fs.values():
+        for throughput in tier.throughput_per_tib:
+            spec = load_stack(
+                stack_file(cloud, "training"),
+                [
+                    "training.storage.lustre.tier=null",
+                    "training.storage.lustre.capacityGiB=null",
+                    f"training.storage.lustre.throughputPerTiB={throughput}",
+                ],
+            )
+            assert isinstance(spec, TrainingStack) and spec.training.storage.lustre is not None
+            chosen = described.catalog.parallel_fs[spec.training.storage.lustre.tier or ""]
+            assert throughput in chosen.throughput_per_tib, (tier.name, throughput)
