@@ -4,7 +4,8 @@ Flexible scale set that scales on the queue's active messages per instance, with
 deallocated, pre-initialised replicas.
 
 One module per concern, each building its resources as children of `ServingService`: `network`, `queue`,
-`identity`, `edge`, `replicas`, `scaling`, `user_data`. Every derived number comes from the planner
+`identity`, `edge`, `replicas`, `scaling`, `user_data`; `placement` is where they go (resource group, tags,
+parent). Each step takes the typed results of the steps it needs. Every derived number comes from the planner
 (`args.plan`).
 """
 
@@ -20,6 +21,7 @@ from accelstack.components.azure.provider import account_of, resource_group, sta
 from accelstack.components.azure.serving.edge import access_logs, application_gateway, waf_policy
 from accelstack.components.azure.serving.identity import ServingIdentities
 from accelstack.components.azure.serving.network import ServingNetwork
+from accelstack.components.azure.serving.placement import Placement
 from accelstack.components.azure.serving.queue import AdmissionQueue, dead_letter_path
 from accelstack.components.azure.serving.replicas import replica_group, standby_pool
 from accelstack.components.azure.serving.scaling import scaling
@@ -46,20 +48,49 @@ class ServingService(pulumi.ComponentResource):
 
         self.resource_group = resource_group(spec, self.child)
         self.resource_group_name = f"{spec.stack}-rg"  # fixed (provider.resource_group): gateway ids use it
-        self.network = ServingNetwork(f"{name}-net", self, self.child)
-        self.queue = AdmissionQueue(f"{name}-queue", self, self.child)
-        self.identities = ServingIdentities(f"{name}-id", self, self.child)
-        self.web_acl = waf_policy(self, name)
-        self.gateway, endpoint = application_gateway(self, name)
-        self.access_logs = access_logs(self, name)
+        placement = Placement(
+            self.resource_group, self.resource_group_name, self.subscription_id, self.tags, self.child
+        )
+        serving, plan = self.serving, self.plan
+
+        # Each step takes what the steps before it made; the order is also the resources' registration order.
+        self.network = ServingNetwork(f"{name}-net", serving, placement)
+        self.queue = AdmissionQueue(f"{name}-queue", serving.admission, plan, placement)
+        self.identities = ServingIdentities(
+            f"{name}-id",
+            serving,
+            plan,
+            self.queue,
+            placement,
+            standby_pool_principal_id=self.account.standby_pool_principal_id,
+        )
+        self.web_acl = waf_policy(name, serving.admission, placement)
+        edge = application_gateway(
+            name, serving, plan, network=self.network, identities=self.identities, waf=self.web_acl, placement=placement
+        )
+        self.gateway = edge.gateway
+        self.access_logs = access_logs(name, serving.load_balancer, self.gateway, placement)
         randomness = random.Provider(f"{name}-replicas-random", opts=self.child)
         admin_key = admin_public_key(f"{name}-replicas", pulumi.ResourceOptions(parent=self, provider=randomness))
-        self.group = replica_group(self, name, admin_key)
-        self.standby_pool = standby_pool(self, name)
-        self.scaling_policy = scaling(self, name)
+        self.group = replica_group(
+            name,
+            serving,
+            plan,
+            admin_key=admin_key,
+            digest=self.digest,
+            network=self.network,
+            queue=self.queue,
+            identities=self.identities,
+            gateway=self.gateway,
+            placement=placement,
+        )
+        self.standby_pool = standby_pool(name, plan, self.group, self.identities, placement)
+        self.scaling_policy = scaling(
+            name, serving.replicas, plan, group=self.group, namespace=self.queue.namespace, placement=placement
+        )
 
         self.outputs: dict[str, pulumi.Input[Any]] = {
-            "endpoint": endpoint,
+            "endpoint": edge.endpoint,
             "requestQueue": self.queue.requests.id,
             "responseQueue": self.queue.responses.id,
             "deadLetterQueue": self.queue.requests.id.apply(lambda i: dead_letter_path(i)),

@@ -15,13 +15,18 @@ Prevention mode with OWASP CRS 3.2 and a rate-limit rule per client address.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure_native
 
 from accelstack.clouds.azure.serving_rules import rate_limit_duration
-from accelstack.components.azure.serving.identity import certificate_secret_uri
+from accelstack.components.azure.serving.identity import ServingIdentities, certificate_secret_uri
+from accelstack.components.azure.serving.network import ServingNetwork
+from accelstack.components.azure.serving.placement import Placement
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import AdmissionPolicy, LoadBalancerSpec, ServingSpec
 
 TLS_POLICY = "AppGwSslPolicy20220101S"  # TLS 1.2 minimum, strong suites (application-gateway-ssl-policy-overview)
 RATE_RULE_PRIORITY = 10
@@ -71,11 +76,12 @@ def rate_limit_rule(per_client_rate: int, window_seconds: int) -> dict[str, Any]
     }
 
 
-def waf_policy(svc: Any, name: str) -> azure_native.network.WebApplicationFirewallPolicy:
-    admission = svc.serving.admission
+def waf_policy(
+    name: str, admission: AdmissionPolicy, placement: Placement
+) -> azure_native.network.WebApplicationFirewallPolicy:
     return azure_native.network.WebApplicationFirewallPolicy(
         f"{name}-waf",
-        resource_group_name=svc.resource_group.name,
+        resource_group_name=placement.resource_group.name,
         policy_settings={
             "state": "Enabled",
             "mode": "Prevention",
@@ -85,38 +91,51 @@ def waf_policy(svc: Any, name: str) -> azure_native.network.WebApplicationFirewa
         },
         managed_rules={"managed_rule_sets": [{"rule_set_type": "OWASP", "rule_set_version": "3.2"}]},
         custom_rules=[rate_limit_rule(admission.per_client_rate, admission.rate_window_seconds)],
-        tags=svc.tags,
-        opts=svc.child,
+        tags=placement.tags,
+        opts=placement.opts,
     )
 
 
-def application_gateway(svc: Any, name: str) -> tuple[azure_native.network.ApplicationGateway, pulumi.Output[str]]:
-    """The gateway and its public address (the endpoint)."""
-    serving, plan = svc.serving, svc.plan
+@dataclass(frozen=True)
+class Gateway:
+    gateway: azure_native.network.ApplicationGateway
+    endpoint: pulumi.Output[str]  # https://<the gateway's public address>
+
+
+def application_gateway(
+    name: str,
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    network: ServingNetwork,
+    identities: ServingIdentities,
+    waf: azure_native.network.WebApplicationFirewallPolicy,
+    placement: Placement,
+) -> Gateway:
+    """The gateway and its public address (the endpoint); it waits for its identity's certificate grant."""
     lb = serving.load_balancer
-    rg = svc.resource_group_name
-    gw = gateway_id(svc.subscription_id, rg, gateway_name(name))
+    gw = gateway_id(placement.subscription_id, placement.resource_group_name, gateway_name(name))
     address = azure_native.network.PublicIPAddress(
         f"{name}-gateway-ip",
-        resource_group_name=svc.resource_group.name,
+        resource_group_name=placement.resource_group.name,
         sku={"name": "Standard", "tier": "Regional"},  # v2 gateways take Standard static addresses only
         public_ip_allocation_method="Static",
         public_ip_address_version="IPv4",
-        tags=svc.tags,
-        opts=svc.child,
+        tags=placement.tags,
+        opts=placement.opts,
     )
     interval = plan.health_check_interval_seconds
     gateway = azure_native.network.ApplicationGateway(
         f"{name}-gateway",
         application_gateway_name=gateway_name(name),
-        resource_group_name=svc.resource_group.name,
+        resource_group_name=placement.resource_group.name,
         sku={"name": "WAF_v2", "tier": "WAF_v2"},
         autoscale_configuration={
             "min_capacity": 1,
             "max_capacity": min(WAF_V2_MAX_INSTANCES, max(2, serving.replicas.max)),
         },
-        identity={"type": "UserAssigned", "user_assigned_identities": [svc.identities.gateway.id]},
-        gateway_ip_configurations=[{"name": "gateway", "subnet": {"id": svc.network.gateway_subnet.id}}],
+        identity={"type": "UserAssigned", "user_assigned_identities": [identities.gateway.id]},
+        gateway_ip_configurations=[{"name": "gateway", "subnet": {"id": network.gateway_subnet.id}}],
         frontend_ip_configurations=[{"name": FRONTEND, "public_ip_address": {"id": address.id}}],
         frontend_ports=[{"name": PORT, "port": 443}],
         ssl_certificates=[{"name": CERTIFICATE, "key_vault_secret_id": certificate_secret_uri(lb.certificate)}],
@@ -169,17 +188,17 @@ def application_gateway(svc: Any, name: str) -> tuple[azure_native.network.Appli
                 "backend_http_settings": sub_resource(gw, "backendHttpSettingsCollection", SETTINGS),
             }
         ],
-        firewall_policy={"id": svc.web_acl.id},
+        firewall_policy={"id": waf.id},
         enable_http2=True,
-        tags=svc.tags,
+        tags=placement.tags,
         # The gateway reads the certificate at creation: its identity's grant comes first.
-        opts=pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(depends_on=svc.identities.gateway_grants)),
+        opts=pulumi.ResourceOptions.merge(placement.opts, pulumi.ResourceOptions(depends_on=identities.gateway_grants)),
     )
-    return gateway, address.ip_address.apply(lambda ip: f"https://{ip}")
+    return Gateway(gateway, address.ip_address.apply(lambda ip: f"https://{ip}"))
 
 
-def backend_pool_id(svc: Any, name: str) -> str:
-    gw = gateway_id(svc.subscription_id, svc.resource_group_name, gateway_name(name))
+def backend_pool_id(name: str, placement: Placement) -> str:
+    gw = gateway_id(placement.subscription_id, placement.resource_group_name, gateway_name(name))
     return sub_resource(gw, "backendAddressPools", POOL)["id"]
 
 
@@ -198,17 +217,22 @@ def logs_account_name(stack: str, subscription_id: str) -> str:
     return f"{letters}logs{hashlib.sha256(subscription_id.encode()).hexdigest()[:8]}"
 
 
-def access_logs(svc: Any, name: str) -> azure_native.storage.StorageAccount | None:
+def access_logs(
+    name: str,
+    lb: LoadBalancerSpec,
+    gateway: azure_native.network.ApplicationGateway,
+    placement: Placement,
+) -> azure_native.storage.StorageAccount | None:
     """serving.loadBalancer.accessLogs: the gateway's access and WAF logs in a storage account of the stack that
     is closed to the internet (Azure Monitor writes as a trusted service), no shared keys, TLS 1.2; protected
     and retained like the other stores of logs."""
-    if not svc.serving.load_balancer.access_logs:
+    if not lb.access_logs:
         return None
-    keep = pulumi.ResourceOptions(parent=svc, protect=True, retain_on_delete=True)
+    keep = pulumi.ResourceOptions.merge(placement.opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
     account = azure_native.storage.StorageAccount(
         f"{name}-logs",
-        account_name=logs_account_name(name, svc.subscription_id),
-        resource_group_name=svc.resource_group.name,
+        account_name=logs_account_name(name, placement.subscription_id),
+        resource_group_name=placement.resource_group.name,
         kind="StorageV2",
         sku={"name": "Standard_LRS"},
         access_tier="Hot",
@@ -219,12 +243,12 @@ def access_logs(svc: Any, name: str) -> azure_native.storage.StorageAccount | No
         minimum_tls_version="TLS1_2",
         public_network_access="Enabled",
         network_rule_set={"default_action": "Deny", "bypass": "AzureServices"},
-        tags=svc.tags,
+        tags=placement.tags,
         opts=keep,
     )
     azure_native.storage.ManagementPolicy(
         f"{name}-logs",
-        resource_group_name=svc.resource_group.name,
+        resource_group_name=placement.resource_group.name,
         account_name=account.name,
         management_policy_name="default",
         policy={
@@ -245,9 +269,9 @@ def access_logs(svc: Any, name: str) -> azure_native.storage.StorageAccount | No
     azure_native.monitor.DiagnosticSetting(
         f"{name}-gateway-logs",
         name="accelstack-access-logs",
-        resource_uri=svc.gateway.id,
+        resource_uri=gateway.id,
         storage_account_id=account.id,
         logs=[{"category": category, "enabled": True} for category in GATEWAY_LOG_CATEGORIES],
-        opts=svc.child,
+        opts=placement.opts,
     )
     return account

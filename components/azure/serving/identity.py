@@ -19,13 +19,16 @@ deploy identity needs roleAssignments/write there (Role Based Access Control Adm
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure_native
 
 from accelstack.clouds.azure.rules import blob_uri_parts
 from accelstack.clouds.azure.serving_rules import certificate_secret
+from accelstack.components.azure.serving.placement import Placement
+from accelstack.components.azure.serving.queue import AdmissionQueue
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
 
 # Built-in role definition ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
 SERVICE_BUS_DATA_RECEIVER = "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0"
@@ -68,17 +71,18 @@ def models_read_condition(weights_uri: str) -> str | None:
     return f"((!({read})) OR ({in_container}{under_prefix})) AND ((!({listing})) OR ({in_container}))"
 
 
-def grant(svc: Any, name: str, scope: pulumi.Input[str], role: str, principal: pulumi.Input[str],
+def grant(placement: Placement, name: str, scope: pulumi.Input[str], role: str, principal: pulumi.Input[str],
           *, subscription_id: str | None = None, condition: str | None = None) -> pulumi.Resource:  # fmt: skip
+    """A role assignment, a child of the service (not of `ServingIdentities`: its URN predates that component)."""
     return azure_native.authorization.RoleAssignment(
         name,
         scope=scope,
-        role_definition_id=role_definition(subscription_id or svc.subscription_id, role),
+        role_definition_id=role_definition(subscription_id or placement.subscription_id, role),
         principal_id=principal,
         principal_type="ServicePrincipal",  # skips the directory lookup that races a new identity's replication
         condition=condition,
         condition_version="2.0" if condition else None,
-        opts=svc.child,
+        opts=placement.opts,
     )
 
 
@@ -86,29 +90,36 @@ class ServingIdentities(pulumi.ComponentResource):
     """`replicas` and `gateway` (user-assigned identities), `replica_grants`, `gateway_grants`,
     `standby_grants` (each a list of role assignments the dependent resource waits for)."""
 
-    def __init__(self, name: str, svc: Any, opts: pulumi.ResourceOptions):
-        super().__init__("accelstack:azure:ServingIdentities", name, None, opts)
+    def __init__(
+        self,
+        name: str,
+        serving: ServingSpec,
+        plan: ServingPlan,
+        queue: AdmissionQueue,
+        placement: Placement,
+        *,
+        standby_pool_principal_id: str | None,
+    ):
+        super().__init__("accelstack:azure:ServingIdentities", name, None, placement.opts)
         child = pulumi.ResourceOptions(parent=self)
-        rg, tags = svc.resource_group.name, svc.tags
+        rg, tags = placement.resource_group.name, placement.tags
         self.replicas = azure_native.managedidentity.UserAssignedIdentity(
             f"{name}-replicas", resource_group_name=rg, tags=tags, opts=child
         )
         self.gateway = azure_native.managedidentity.UserAssignedIdentity(
             f"{name}-gateway", resource_group_name=rg, tags=tags, opts=child
         )
-        queue = svc.queue
         replica = self.replicas.principal_id
         self.replica_grants: list[pulumi.Resource] = [
-            grant(svc, f"{name}-replicas-receive", queue.requests.id, SERVICE_BUS_DATA_RECEIVER, replica),
-            grant(svc, f"{name}-replicas-reply", queue.responses.id, SERVICE_BUS_DATA_SENDER, replica),
+            grant(placement, f"{name}-replicas-receive", queue.requests.id, SERVICE_BUS_DATA_RECEIVER, replica),
+            grant(placement, f"{name}-replicas-reply", queue.responses.id, SERVICE_BUS_DATA_SENDER, replica),
         ]
-        serving = svc.serving
         training_subscription = serving.artifact_account
         condition = models_read_condition(serving.model.weights_uri)
         if training_subscription and condition is not None:
             self.replica_grants.append(
                 grant(
-                    svc,
+                    placement,
                     f"{name}-replicas-models",
                     f"/subscriptions/{training_subscription}",
                     STORAGE_BLOB_DATA_READER,
@@ -119,7 +130,7 @@ class ServingIdentities(pulumi.ComponentResource):
             )
         self.gateway_grants: list[pulumi.Resource] = [
             grant(
-                svc,
+                placement,
                 f"{name}-gateway-certificate",
                 certificate_secret_scope(serving.load_balancer.certificate),
                 KEY_VAULT_SECRETS_USER,
@@ -127,10 +138,10 @@ class ServingIdentities(pulumi.ComponentResource):
             )
         ]
         self.standby_grants: list[pulumi.Resource] = []
-        principal = getattr(svc.account, "standby_pool_principal_id", None)
-        if svc.plan.warm_pool_size > 0 and principal:
+        principal = standby_pool_principal_id
+        if plan.warm_pool_size > 0 and principal:
             self.standby_grants = [
-                grant(svc, f"{name}-standby-{label}", svc.resource_group.id, role, principal)
+                grant(placement, f"{name}-standby-{label}", placement.resource_group.id, role, principal)
                 for label, role in STANDBY_POOL_ROLES.items()
             ]
         self.register_outputs({"replicas": self.replicas.id, "gateway": self.gateway.id})

@@ -20,6 +20,8 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from accelstack.clouds.azure.serving_rules import GATEWAY_SUBNET_PREFIX
+from accelstack.components.azure.serving.placement import Placement
+from accelstack.spec.models import ServingSpec
 
 DEFAULT_SERVING_CIDR = "10.30.0.0/16"
 GATEWAY_MANAGER_PORTS = "65200-65535"  # Application Gateway v2 infrastructure
@@ -77,16 +79,16 @@ def replica_security_rules(gateway_subnet: str, port: int) -> list[dict[str, Any
 class ServingNetwork(pulumi.ComponentResource):
     """`vnet`, `gateway_subnet`, `replicas_subnet`, `nat_gateway`."""
 
-    def __init__(self, name: str, svc: Any, opts: pulumi.ResourceOptions):
-        super().__init__("accelstack:azure:ServingNetwork", name, None, opts)
+    def __init__(self, name: str, serving: ServingSpec, placement: Placement):
+        super().__init__("accelstack:azure:ServingNetwork", name, None, placement.opts)
         child = pulumi.ResourceOptions(parent=self)
-        rg, tags = svc.resource_group.name, svc.tags
-        plan = serving_subnets(svc.serving.network.vpc_cidr)
+        rg, tags = placement.resource_group.name, placement.tags
+        plan = serving_subnets(serving.network.vpc_cidr)
         self.subnets = plan
         self.vnet = azure_native.network.VirtualNetwork(
             f"{name}-vnet",
             resource_group_name=rg,
-            address_space={"address_prefixes": [svc.serving.network.vpc_cidr or DEFAULT_SERVING_CIDR]},
+            address_space={"address_prefixes": [serving.network.vpc_cidr or DEFAULT_SERVING_CIDR]},
             tags=tags,
             # Subnets are their own resources below; declaring none here, the VNet would remove them on update.
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["subnets"]),
@@ -119,7 +121,7 @@ class ServingNetwork(pulumi.ComponentResource):
         replicas_nsg = azure_native.network.NetworkSecurityGroup(
             f"{name}-replicas-nsg",
             resource_group_name=rg,
-            security_rules=replica_security_rules(plan.gateway, svc.serving.load_balancer.port),
+            security_rules=replica_security_rules(plan.gateway, serving.load_balancer.port),
             tags=tags,
             opts=child,
         )

@@ -17,6 +17,9 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from accelstack.clouds.azure.serving_rules import SERVICE_BUS_MAX_LOCK_SECONDS
+from accelstack.components.azure.serving.placement import Placement
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import AdmissionPolicy
 
 QUEUE_MAX_SIZE_MB = 1024  # Standard: 1, 2, 3, 4 or 5 GB per queue
 QUEUE_METRIC_NAMESPACE = "Microsoft.ServiceBus/namespaces"
@@ -40,11 +43,10 @@ def dead_letter_path(queue_name: str) -> str:
 class AdmissionQueue(pulumi.ComponentResource):
     """`namespace`, `requests`, `responses`, `depth_alert`, and `endpoint` (the namespace's host name)."""
 
-    def __init__(self, name: str, svc: Any, opts: pulumi.ResourceOptions):
-        super().__init__("accelstack:azure:AdmissionQueue", name, None, opts)
+    def __init__(self, name: str, admission: AdmissionPolicy, plan: ServingPlan, placement: Placement):
+        super().__init__("accelstack:azure:AdmissionQueue", name, None, placement.opts)
         child = pulumi.ResourceOptions(parent=self)
-        admission, plan = svc.serving.admission, svc.plan
-        rg, tags = svc.resource_group.name, svc.tags
+        rg, tags = placement.resource_group.name, placement.tags
         self.namespace = azure_native.servicebus.Namespace(
             f"{name}-sb",
             resource_group_name=rg,

@@ -21,7 +21,13 @@ import pulumi_azure_native as azure_native
 from accelstack.components.azure.admin import ADMIN_USERNAME, linux_configuration
 from accelstack.components.azure.images import HPC_NODE_IMAGE
 from accelstack.components.azure.serving.edge import backend_pool_id
+from accelstack.components.azure.serving.identity import ServingIdentities
+from accelstack.components.azure.serving.network import ServingNetwork
+from accelstack.components.azure.serving.placement import Placement
+from accelstack.components.azure.serving.queue import AdmissionQueue
 from accelstack.components.azure.serving.user_data import replica_user_data
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
 
 STANDBY_POOL_NAME_MAX = 24  # ^[a-zA-Z0-9-]{3,24}$ (Microsoft.StandbyPool/standbyVirtualMachinePools)
 
@@ -30,10 +36,20 @@ def standby_pool_name(stack: str) -> str:
     return f"{stack[:16].rstrip('-')}-standby"
 
 
-def replica_group(svc: Any, name: str, admin_key: pulumi.Input[str]) -> azure_native.compute.VirtualMachineScaleSet:
-    serving, plan = svc.serving, svc.plan
-    queue = svc.queue
-    user_data = pulumi.Output.all(queue.endpoint, svc.identities.replicas.client_id).apply(
+def replica_group(
+    name: str,
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    admin_key: pulumi.Input[str],
+    digest: str,
+    network: ServingNetwork,
+    queue: AdmissionQueue,
+    identities: ServingIdentities,
+    gateway: azure_native.network.ApplicationGateway,
+    placement: Placement,
+) -> azure_native.compute.VirtualMachineScaleSet:
+    user_data = pulumi.Output.all(queue.endpoint, identities.replicas.client_id).apply(
         lambda values: replica_user_data(serving, plan, namespace=values[0], client_id=values[1])
     )
     profile: dict[str, Any] = {
@@ -67,8 +83,8 @@ def replica_group(svc: Any, name: str, admin_key: pulumi.Input[str]) -> azure_na
                         {
                             "name": "primary",
                             "primary": True,
-                            "subnet": {"id": svc.network.replicas_subnet.id},
-                            "application_gateway_backend_address_pools": [{"id": backend_pool_id(svc, name)}],
+                            "subnet": {"id": network.replicas_subnet.id},
+                            "application_gateway_backend_address_pools": [{"id": backend_pool_id(name, placement)}],
                         }
                     ],
                 }
@@ -78,41 +94,47 @@ def replica_group(svc: Any, name: str, admin_key: pulumi.Input[str]) -> azure_na
     }
     return azure_native.compute.VirtualMachineScaleSet(
         f"{name}-replicas",
-        resource_group_name=svc.resource_group.name,
+        resource_group_name=placement.resource_group.name,
         orchestration_mode="Flexible",
         platform_fault_domain_count=1,
         single_placement_group=False,
         sku={"name": serving.replicas.instance_type, "tier": "Standard", "capacity": serving.replicas.min},
         upgrade_policy={"mode": "Manual"},
-        identity={"type": "UserAssigned", "user_assigned_identities": [svc.identities.replicas.id]},
+        identity={"type": "UserAssigned", "user_assigned_identities": [identities.replicas.id]},
         virtual_machine_profile=profile,
-        tags={**svc.tags, "accelstack:config-digest": svc.digest},
+        tags={**placement.tags, "accelstack:config-digest": digest},
         opts=pulumi.ResourceOptions.merge(
-            svc.child,
+            placement.opts,
             pulumi.ResourceOptions(
                 # Replicas join the gateway's pool and read the queue at first boot.
-                depends_on=[svc.gateway, *svc.identities.replica_grants],
+                depends_on=[gateway, *identities.replica_grants],
                 ignore_changes=["sku.capacity"],
             ),
         ),
     )
 
 
-def standby_pool(svc: Any, name: str) -> azure_native.standbypool.StandbyVirtualMachinePool | None:
+def standby_pool(
+    name: str,
+    plan: ServingPlan,
+    group: azure_native.compute.VirtualMachineScaleSet,
+    identities: ServingIdentities,
+    placement: Placement,
+) -> azure_native.standbypool.StandbyVirtualMachinePool | None:
     """Deallocated VMs beside the group, `plan.warm_pool_size` of them (min = max: a fixed pool); none when the
-    planner sizes it 0."""
-    size = svc.plan.warm_pool_size
+    planner sizes it 0. The pool waits for the Standby Pool provider's grants."""
+    size = plan.warm_pool_size
     if size <= 0:
         return None
     return azure_native.standbypool.StandbyVirtualMachinePool(
         f"{name}-standby",
         standby_virtual_machine_pool_name=standby_pool_name(name),
-        resource_group_name=svc.resource_group.name,
-        attached_virtual_machine_scale_set_id=svc.group.id,
+        resource_group_name=placement.resource_group.name,
+        attached_virtual_machine_scale_set_id=group.id,
         virtual_machine_state="Deallocated",
         elasticity_profile={"max_ready_capacity": size, "min_ready_capacity": size},
-        tags=svc.tags,
+        tags=placement.tags,
         opts=pulumi.ResourceOptions.merge(
-            svc.child, pulumi.ResourceOptions(depends_on=[svc.group, *svc.identities.standby_grants])
+            placement.opts, pulumi.ResourceOptions(depends_on=[group, *identities.standby_grants])
         ),
     )

@@ -16,7 +16,10 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure_native
 
+from accelstack.components.azure.serving.placement import Placement
 from accelstack.components.azure.serving.queue import ACTIVE_MESSAGES, QUEUE_METRIC_NAMESPACE, REQUESTS
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import Replicas
 
 SCALE_OUT_PERCENT = 50
 SCALE_IN_WINDOW = "PT10M"
@@ -27,11 +30,13 @@ def iso_minutes(seconds: int) -> str:
     return f"PT{max(1, math.ceil(seconds / 60))}M"
 
 
-def backlog_trigger(svc: Any, operator: str, threshold: float, window: str) -> dict[str, Any]:
+def backlog_trigger(
+    namespace: azure_native.servicebus.Namespace, operator: str, threshold: float, window: str
+) -> dict[str, Any]:
     return {
         "metric_name": ACTIVE_MESSAGES,
         "metric_namespace": QUEUE_METRIC_NAMESPACE,
-        "metric_resource_uri": svc.queue.namespace.id,
+        "metric_resource_uri": namespace.id,
         "dimensions": [{"dimension_name": "EntityName", "operator": "Equals", "values": [REQUESTS]}],
         "divide_per_instance": True,
         "time_grain": "PT1M",
@@ -43,8 +48,9 @@ def backlog_trigger(svc: Any, operator: str, threshold: float, window: str) -> d
     }
 
 
-def autoscale_profile(svc: Any) -> dict[str, Any]:
-    replicas, plan = svc.serving.replicas, svc.plan
+def autoscale_profile(
+    replicas: Replicas, plan: ServingPlan, namespace: azure_native.servicebus.Namespace
+) -> dict[str, Any]:
     target = plan.backlog_per_instance_target
     return {
         "name": "queue-depth",
@@ -52,7 +58,7 @@ def autoscale_profile(svc: Any) -> dict[str, Any]:
         "capacity": {"minimum": str(replicas.min), "maximum": str(replicas.max), "default": str(replicas.min)},
         "rules": [
             {
-                "metric_trigger": backlog_trigger(svc, "GreaterThan", target, "PT5M"),
+                "metric_trigger": backlog_trigger(namespace, "GreaterThan", target, "PT5M"),
                 "scale_action": {
                     "direction": "Increase",
                     "type": "PercentChangeCount",
@@ -61,7 +67,7 @@ def autoscale_profile(svc: Any) -> dict[str, Any]:
                 },
             },
             {
-                "metric_trigger": backlog_trigger(svc, "LessThan", target / 2, SCALE_IN_WINDOW),
+                "metric_trigger": backlog_trigger(namespace, "LessThan", target / 2, SCALE_IN_WINDOW),
                 "scale_action": {
                     "direction": "Decrease",
                     "type": "ChangeCount",
@@ -73,13 +79,22 @@ def autoscale_profile(svc: Any) -> dict[str, Any]:
     }
 
 
-def scaling(svc: Any, name: str) -> azure_native.monitor.AutoscaleSetting:
+def scaling(
+    name: str,
+    replicas: Replicas,
+    plan: ServingPlan,
+    *,
+    group: azure_native.compute.VirtualMachineScaleSet,
+    namespace: azure_native.servicebus.Namespace,
+    placement: Placement,
+) -> azure_native.monitor.AutoscaleSetting:
+    """Scales `group` on the request queue's backlog in `namespace`."""
     return azure_native.monitor.AutoscaleSetting(
         f"{name}-autoscale",
-        resource_group_name=svc.resource_group.name,
-        target_resource_uri=svc.group.id,
+        resource_group_name=placement.resource_group.name,
+        target_resource_uri=group.id,
         enabled=True,
-        profiles=[autoscale_profile(svc)],
-        tags=svc.tags,
-        opts=pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(depends_on=[svc.group])),
+        profiles=[autoscale_profile(replicas, plan, namespace)],
+        tags=placement.tags,
+        opts=pulumi.ResourceOptions.merge(placement.opts, pulumi.ResourceOptions(depends_on=[group])),
     )

@@ -33,10 +33,6 @@ class ServingService(pulumi.ComponentResource):
     (the regional instance group manager, standby pool included), `scaling_policy` (the autoscaler)
     and `plan`."""
 
-    health_check: gcp.compute.HealthCheck
-    key_grant: pulumi.Resource
-    replica_grants: list[pulumi.Resource]
-
     def __init__(self, name: str, args: ServingServiceArgs, opts: pulumi.ResourceOptions | None = None):
         args = args.named(name)
         super().__init__("accelstack:gcp:ServingService", name, None, opts)
@@ -44,29 +40,54 @@ class ServingService(pulumi.ComponentResource):
         account = account_of(spec)
         self.spec, self.serving, self.plan = spec, spec.serving, args.plan
         self.region, self.project_id = account.region, account.project_id
-        self.child = pulumi.ResourceOptions(parent=self)
+        self.child = child = pulumi.ResourceOptions(parent=self)
         self.project_number = gcp.organizations.get_project_output(
             project_id=self.project_id, opts=pulumi.InvokeOutputOptions(parent=self)
         ).number
+        serving, plan, region = self.serving, self.plan, self.region
 
-        self.network, self.subnet = serving_network(self, name)
-        self.key = kms_key(self, name)
-        self.queues = queues(self, name)
-        self.queue = self.queues["request-subscription"]
-        self.replica_account = replica_account(self, name)
-        self.firewall = firewall(self, name)
-        self.web_acl = security_policy(self, name)
-        # The group's auto-healing needs the health check; the backend needs the group.
-        self.health_check = health_check(self, name)
-        self.group = replica_group(self, name)
-        self.address, self.backend = load_balancer(self, name)
-        self.scaling_policy = scaling(self, name)
+        # Each step takes what the steps before it made; the order is also the resources' registration order.
+        net = serving_network(name, serving, region, child)
+        self.network, self.subnet = net.network, net.subnet
+        queue_key = kms_key(name, region, self.project_number, child)
+        self.key = queue_key.key
+        pubsub = queues(name, serving.admission, plan, queue_key, self.project_number, child)
+        self.queues = pubsub.by_role()
+        self.queue = pubsub.request_subscription
+        identity = replica_account(name, serving, pubsub, child)
+        self.replica_account = identity.account
+        self.firewall = firewall(name, self.network, serving.load_balancer, child)
+        self.web_acl = security_policy(name, serving.admission, child)
+        self.health_check = health_check(name, serving.load_balancer, plan, child)
+        self.group = replica_group(
+            name,
+            serving,
+            plan,
+            project_id=self.project_id,
+            region=region,
+            subnet=self.subnet,
+            queues=pubsub,
+            identity=identity,
+            health=self.health_check,
+            opts=child,
+        )
+        edge = load_balancer(name, serving.load_balancer, plan, self.health_check, self.web_acl, self.group, child)
+        self.address, self.backend = edge.address, edge.backend
+        self.scaling_policy = scaling(
+            name,
+            serving.replicas,
+            plan,
+            region=region,
+            group=self.group,
+            request_subscription=pubsub.request_subscription,
+            opts=child,
+        )
 
         self.outputs: dict[str, pulumi.Input[Any]] = {
             "endpoint": self.address.address.apply(lambda ip: f"https://{ip}"),
-            "requestQueue": self.queues["request-subscription"].id,
-            "responseQueue": self.queues["responses"].id,
-            "deadLetterQueue": self.queues["dead-letters"].id,
+            "requestQueue": pubsub.request_subscription.id,
+            "responseQueue": pubsub.responses.id,
+            "deadLetterQueue": pubsub.dead_letters.id,
             "replicaGroup": self.group.name,
             "replicaSubnets": [self.subnet.id],
             "coldStartSeconds": self.plan.cold_start_seconds,

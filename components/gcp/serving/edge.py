@@ -4,9 +4,13 @@ only Google's front ends and health checkers reach the replica port."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
+import pulumi
 import pulumi_gcp as gcp
+
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import AdmissionPolicy, LoadBalancerSpec
 
 # Google front ends and health checkers of external Application Load Balancers
 # (https://cloud.google.com/load-balancing/docs/health-check-concepts#ip-ranges).
@@ -17,23 +21,24 @@ THROTTLE_PRIORITY = 1000
 DEFAULT_RULE_PRIORITY = 2147483647  # Cloud Armor requires the default rule at this priority
 
 
-def firewall(svc: Any, name: str) -> gcp.compute.Firewall:
+def firewall(
+    name: str, network: gcp.compute.Network, lb: LoadBalancerSpec, opts: pulumi.ResourceOptions
+) -> gcp.compute.Firewall:
     return gcp.compute.Firewall(
         f"{name}-lb-to-replicas",
-        network=svc.network.id,
+        network=network.id,
         direction="INGRESS",
         source_ranges=GOOGLE_FRONT_END_RANGES,
         target_tags=[REPLICA_TAG],
-        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(svc.serving.load_balancer.port)])],
-        opts=svc.child,
+        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(lb.port)])],
+        opts=opts,
     )
 
 
-def security_policy(svc: Any, name: str) -> gcp.compute.SecurityPolicy:
+def security_policy(name: str, admission: AdmissionPolicy, opts: pulumi.ResourceOptions) -> gcp.compute.SecurityPolicy:
     """`throttle` per client IP: over perClientRate requests in rateWindowSeconds get 429 (interval_sec
     is one of 10, 30, 60, 120, 180, 240, 300, 600, 900, 1200, 1800, 2700, 3600:
     https://cloud.google.com/armor/docs/rate-limiting-overview#rate-limit-thresholds)."""
-    admission = svc.serving.admission
     return gcp.compute.SecurityPolicy(
         f"{name}-armor",
         type="CLOUD_ARMOR",
@@ -65,13 +70,14 @@ def security_policy(svc: Any, name: str) -> gcp.compute.SecurityPolicy:
                 ),
             ),
         ],
-        opts=svc.child,
+        opts=opts,
     )
 
 
-def health_check(svc: Any, name: str) -> gcp.compute.HealthCheck:
+def health_check(
+    name: str, lb: LoadBalancerSpec, plan: ServingPlan, opts: pulumi.ResourceOptions
+) -> gcp.compute.HealthCheck:
     """HTTP on the replica's healthPath and port; the group's auto-healing and the backend share it."""
-    lb, plan = svc.serving.load_balancer, svc.plan
     return gcp.compute.HealthCheck(
         f"{name}-health",
         check_interval_sec=plan.health_check_interval_seconds,
@@ -79,38 +85,51 @@ def health_check(svc: Any, name: str) -> gcp.compute.HealthCheck:
         healthy_threshold=2,
         unhealthy_threshold=3,
         http_health_check=gcp.compute.HealthCheckHttpHealthCheckArgs(port=lb.port, request_path=lb.health_path),
-        opts=svc.child,
+        opts=opts,
     )
 
 
-def load_balancer(svc: Any, name: str) -> tuple[gcp.compute.GlobalAddress, gcp.compute.BackendService]:
-    lb, plan = svc.serving.load_balancer, svc.plan
+@dataclass(frozen=True)
+class LoadBalancer:
+    address: gcp.compute.GlobalAddress
+    backend: gcp.compute.BackendService
+
+
+def load_balancer(
+    name: str,
+    lb: LoadBalancerSpec,
+    plan: ServingPlan,
+    health: gcp.compute.HealthCheck,
+    armor: gcp.compute.SecurityPolicy,
+    group: gcp.compute.RegionInstanceGroupManager,
+    opts: pulumi.ResourceOptions,
+) -> LoadBalancer:
     backend = gcp.compute.BackendService(
         f"{name}-backend",
         load_balancing_scheme="EXTERNAL_MANAGED",
         protocol="HTTP",
         port_name=NAMED_PORT,
         timeout_sec=plan.idle_timeout_seconds,
-        health_checks=svc.health_check.id,
-        security_policy=svc.web_acl.id,
+        health_checks=health.id,
+        security_policy=armor.id,
         backends=[
             gcp.compute.BackendServiceBackendArgs(
-                group=svc.group.instance_group, balancing_mode="UTILIZATION", capacity_scaler=1.0
+                group=group.instance_group, balancing_mode="UTILIZATION", capacity_scaler=1.0
             )
         ],
         log_config=gcp.compute.BackendServiceLogConfigArgs(enable=lb.access_logs, sample_rate=1.0),
-        opts=svc.child,
+        opts=opts,
     )
-    url_map = gcp.compute.URLMap(f"{name}-urls", default_service=backend.id, opts=svc.child)
-    ssl_policy = gcp.compute.SSLPolicy(f"{name}-tls", profile="MODERN", min_tls_version="TLS_1_2", opts=svc.child)
+    url_map = gcp.compute.URLMap(f"{name}-urls", default_service=backend.id, opts=opts)
+    ssl_policy = gcp.compute.SSLPolicy(f"{name}-tls", profile="MODERN", min_tls_version="TLS_1_2", opts=opts)
     proxy = gcp.compute.TargetHttpsProxy(
         f"{name}-https",
         url_map=url_map.id,
         ssl_certificates=[lb.certificate],  # an existing certificate, projects/<p>/global/sslCertificates/<n>
         ssl_policy=ssl_policy.id,
-        opts=svc.child,
+        opts=opts,
     )
-    address = gcp.compute.GlobalAddress(f"{name}-ip", address_type="EXTERNAL", opts=svc.child)
+    address = gcp.compute.GlobalAddress(f"{name}-ip", address_type="EXTERNAL", opts=opts)
     gcp.compute.GlobalForwardingRule(
         f"{name}-https",
         target=proxy.id,
@@ -118,6 +137,6 @@ def load_balancer(svc: Any, name: str) -> tuple[gcp.compute.GlobalAddress, gcp.c
         ip_protocol="TCP",
         port_range="443",
         load_balancing_scheme="EXTERNAL_MANAGED",
-        opts=svc.child,
+        opts=opts,
     )
-    return address, backend
+    return LoadBalancer(address, backend)

@@ -6,12 +6,17 @@ project's owner adds the same binding."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_gcp as gcp
 
 from accelstack.components.gcp.provider import resource_id
+from accelstack.spec.models import ServingSpec
+
+if TYPE_CHECKING:
+    from accelstack.components.gcp.serving.queue import AdmissionQueues
 
 MODELS_PREFIX = "models/"
 
@@ -20,28 +25,37 @@ def bucket_of(uri: str) -> str:
     return uri.removeprefix("gs://").split("/", 1)[0]
 
 
+@dataclass(frozen=True)
+class ReplicaIdentity:
+    """The replicas' service account and its grants (the group waits for them)."""
+
+    account: gcp.serviceaccount.Account
+    grants: list[pulumi.Resource]
+
+
 # Service account ids: 6..30 characters, [a-z]([-a-z0-9]*[a-z0-9]) (iam.serviceAccounts.create).
-def replica_account(svc: Any, name: str) -> gcp.serviceaccount.Account:
+def replica_account(
+    name: str, serving: ServingSpec, queues: AdmissionQueues, opts: pulumi.ResourceOptions
+) -> ReplicaIdentity:
     account = gcp.serviceaccount.Account(
         f"{name}-replica",
         account_id=resource_id(name, "replica", 30),
         display_name=f"{name} serving replicas",
-        opts=svc.child,
+        opts=opts,
     )
     member = account.member
-    q = svc.queues
     grants: list[pulumi.Resource] = [
         gcp.pubsub.SubscriptionIAMMember(
-            f"{name}-replica-subscriber", subscription=q["request-subscription"].name,
-            role="roles/pubsub.subscriber", member=member, opts=svc.child,
+            f"{name}-replica-subscriber", subscription=queues.request_subscription.name,
+            role="roles/pubsub.subscriber", member=member, opts=opts,
         ),
         gcp.pubsub.TopicIAMMember(
-            f"{name}-replica-publisher", topic=q["responses"].name, role="roles/pubsub.publisher", member=member,
-            opts=svc.child,
+            f"{name}-replica-publisher", topic=queues.responses.name, role="roles/pubsub.publisher", member=member,
+            opts=opts,
         ),
     ]  # fmt: skip
-    if svc.serving.artifact_account:
-        bucket = bucket_of(svc.serving.model.weights_uri)
+    if serving.artifact_account:
+        bucket = bucket_of(serving.model.weights_uri)
         grants.append(
             gcp.storage.BucketIAMMember(
                 f"{name}-replica-models",
@@ -52,32 +66,39 @@ def replica_account(svc: Any, name: str) -> gcp.serviceaccount.Account:
                     title="models-prefix-only",
                     expression=(f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{MODELS_PREFIX}")'),
                 ),
-                opts=svc.child,
+                opts=opts,
             )
         )
-    svc.replica_grants = grants
-    return account
+    return ReplicaIdentity(account, grants)
 
 
 # Cloud KMS rotation: 90 days (rotation_period is seconds with an "s" suffix, at least 1 day).
 KEY_ROTATION = "7776000s"
 
 
-def kms_key(svc: Any, name: str) -> gcp.kms.CryptoKey:
+@dataclass(frozen=True)
+class QueueKey:
+    """The topics' key and the Pub/Sub agent's grant on it (a topic naming the key waits for the grant)."""
+
+    key: gcp.kms.CryptoKey
+    agent_grant: gcp.kms.CryptoKeyIAMMember
+
+
+def kms_key(name: str, region: str, project_number: pulumi.Output[str], opts: pulumi.ResourceOptions) -> QueueKey:
     """The Pub/Sub topics' customer-managed key. Key rings and keys cannot be deleted (only their versions
     destroyed), so both are protected and retained. The Pub/Sub service agent must hold
     encrypterDecrypter before a topic names the key, or topic creation fails
     (https://cloud.google.com/pubsub/docs/encryption#using-cmek)."""
-    keep = pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
-    ring = gcp.kms.KeyRing(f"{name}-keys", location=svc.region, opts=keep)
+    keep = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
+    ring = gcp.kms.KeyRing(f"{name}-keys", location=region, opts=keep)
     key = gcp.kms.CryptoKey(
         f"{name}-queues", key_ring=ring.id, purpose="ENCRYPT_DECRYPT", rotation_period=KEY_ROTATION, opts=keep
     )
-    svc.key_grant = gcp.kms.CryptoKeyIAMMember(
+    agent_grant = gcp.kms.CryptoKeyIAMMember(
         f"{name}-queues-pubsub-agent",
         crypto_key_id=key.id,
         role="roles/cloudkms.cryptoKeyEncrypterDecrypter",
-        member=svc.project_number.apply(lambda n: f"serviceAccount:service-{n}@gcp-sa-pubsub.iam.gserviceaccount.com"),
-        opts=svc.child,
+        member=project_number.apply(lambda n: f"serviceAccount:service-{n}@gcp-sa-pubsub.iam.gserviceaccount.com"),
+        opts=opts,
     )
-    return key
+    return QueueKey(key, agent_grant)

@@ -9,10 +9,15 @@ max(ttlSeconds, 600 s) and the worker drops a request older than TTL_SECONDS (pu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
+
+from accelstack.components.gcp.serving.identity import QueueKey
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import AdmissionPolicy
 
 PUBSUB_MIN_RETENTION_SECONDS = 600
 PUBSUB_MAX_ACK_DEADLINE_SECONDS = 600  # ack_deadline_seconds 10..600
@@ -35,12 +40,41 @@ def ack_deadline(visibility_timeout_seconds: int) -> int:
     return max(10, min(visibility_timeout_seconds, PUBSUB_MAX_ACK_DEADLINE_SECONDS))
 
 
-def queues(svc: Any, name: str) -> dict[str, Any]:
-    admission = svc.serving.admission
+@dataclass(frozen=True)
+class AdmissionQueues:
+    requests: gcp.pubsub.Topic
+    request_subscription: gcp.pubsub.Subscription
+    dead_letters: gcp.pubsub.Topic
+    dead_letter_subscription: gcp.pubsub.Subscription
+    responses: gcp.pubsub.Topic
+    response_subscription: gcp.pubsub.Subscription
+    agent_grants: list[pulumi.Resource]
+
+    def by_role(self) -> dict[str, Any]:
+        """The queues as `ServingService.queues` has always exposed them."""
+        return {
+            "requests": self.requests,
+            "request-subscription": self.request_subscription,
+            "dead-letters": self.dead_letters,
+            "dead-letter-subscription": self.dead_letter_subscription,
+            "responses": self.responses,
+            "response-subscription": self.response_subscription,
+            "agent-grants": self.agent_grants,
+        }
+
+
+def queues(
+    name: str,
+    admission: AdmissionPolicy,
+    plan: ServingPlan,
+    key: QueueKey,
+    project_number: pulumi.Output[str],
+    opts: pulumi.ResourceOptions,
+) -> AdmissionQueues:
     keep = retention(admission.ttl_seconds)
     never_expire = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl="")  # default: deleted after 31 idle days
-    encrypted = pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(depends_on=[svc.key_grant]))
-    cmek = svc.key.id
+    encrypted = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[key.agent_grant]))
+    cmek = key.key.id
     requests = gcp.pubsub.Topic(f"{name}-requests", message_retention_duration=keep, kms_key_name=cmek, opts=encrypted)
     dead_letters = gcp.pubsub.Topic(f"{name}-dead-letters", kms_key_name=cmek, opts=encrypted)
     responses = gcp.pubsub.Topic(
@@ -49,7 +83,7 @@ def queues(svc: Any, name: str) -> dict[str, Any]:
     subscription = gcp.pubsub.Subscription(
         f"{name}-requests",
         topic=requests.id,
-        ack_deadline_seconds=ack_deadline(svc.plan.visibility_timeout_seconds),
+        ack_deadline_seconds=ack_deadline(plan.visibility_timeout_seconds),
         message_retention_duration=keep,
         expiration_policy=never_expire,
         dead_letter_policy=gcp.pubsub.SubscriptionDeadLetterPolicyArgs(
@@ -59,14 +93,14 @@ def queues(svc: Any, name: str) -> dict[str, Any]:
         retry_policy=gcp.pubsub.SubscriptionRetryPolicyArgs(
             minimum_backoff=RETRY_MIN_BACKOFF, maximum_backoff=RETRY_MAX_BACKOFF
         ),
-        opts=svc.child,
+        opts=opts,
     )
     dead_letter_subscription = gcp.pubsub.Subscription(
         f"{name}-dead-letters",
         topic=dead_letters.id,
         message_retention_duration="604800s",  # 7 days to inspect what failed
         expiration_policy=never_expire,
-        opts=svc.child,
+        opts=opts,
     )
     response_subscription = gcp.pubsub.Subscription(
         f"{name}-responses",
@@ -78,29 +112,23 @@ def queues(svc: Any, name: str) -> dict[str, Any]:
         dead_letter_policy=gcp.pubsub.SubscriptionDeadLetterPolicyArgs(
             dead_letter_topic=dead_letters.id, max_delivery_attempts=admission.max_receive_count
         ),
-        opts=svc.child,
+        opts=opts,
     )
-    agent = svc.project_number.apply(pubsub_service_agent)
+    agent = project_number.apply(pubsub_service_agent)
     agent_grants = [
         gcp.pubsub.TopicIAMMember(
             f"{name}-dlq-agent-publisher", topic=dead_letters.name, role="roles/pubsub.publisher", member=agent,
-            opts=svc.child,
+            opts=opts,
         ),
         gcp.pubsub.SubscriptionIAMMember(
             f"{name}-dlq-agent-subscriber", subscription=subscription.name, role="roles/pubsub.subscriber",
-            member=agent, opts=svc.child,
+            member=agent, opts=opts,
         ),
         gcp.pubsub.SubscriptionIAMMember(
             f"{name}-responses-agent-subscriber", subscription=response_subscription.name,
-            role="roles/pubsub.subscriber", member=agent, opts=svc.child,
+            role="roles/pubsub.subscriber", member=agent, opts=opts,
         ),
     ]  # fmt: skip
-    return {
-        "requests": requests,
-        "request-subscription": subscription,
-        "dead-letters": dead_letters,
-        "dead-letter-subscription": dead_letter_subscription,
-        "responses": responses,
-        "response-subscription": response_subscription,
-        "agent-grants": agent_grants,
-    }
+    return AdmissionQueues(
+        requests, subscription, dead_letters, dead_letter_subscription, responses, response_subscription, agent_grants
+    )

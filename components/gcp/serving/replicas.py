@@ -4,13 +4,15 @@ regional managed instance group that keeps them, with a standby pool of stopped,
 
 from __future__ import annotations
 
-from typing import Any
-
 import pulumi
 import pulumi_gcp as gcp
 
 from accelstack.components.gcp.serving.edge import NAMED_PORT, REPLICA_TAG
+from accelstack.components.gcp.serving.identity import ReplicaIdentity
+from accelstack.components.gcp.serving.queue import AdmissionQueues
 from accelstack.components.gcp.serving.user_data import replica_user_data
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
 
 # Deep Learning VM image: NVIDIA driver, Docker and the NVIDIA container toolkit preinstalled, with
 # cloud-init (https://cloud.google.com/deep-learning-vm/docs/images).
@@ -19,17 +21,28 @@ STANDBY_MAX_INITIAL_DELAY_SECONDS = 3600
 REPLICA_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu124-ubuntu-2204-py310"
 
 
-def replica_group(svc: Any, name: str) -> gcp.compute.RegionInstanceGroupManager:
-    serving, plan = svc.serving, svc.plan
-    q = svc.queues
-    user_data = pulumi.Output.all(q["request-subscription"].id, q["responses"].id).apply(
+def replica_group(
+    name: str,
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    project_id: str,
+    region: str,
+    subnet: gcp.compute.Subnetwork,
+    queues: AdmissionQueues,
+    identity: ReplicaIdentity,
+    health: gcp.compute.HealthCheck,
+    opts: pulumi.ResourceOptions,
+) -> gcp.compute.RegionInstanceGroupManager:
+    """The group heals on `health` and starts after the replicas' grants exist."""
+    user_data = pulumi.Output.all(queues.request_subscription.id, queues.responses.id).apply(
         lambda ids: replica_user_data(
-            serving, plan, project=svc.project_id, request_subscription=ids[0], response_topic=ids[1]
+            serving, plan, project=project_id, request_subscription=ids[0], response_topic=ids[1]
         )
     )
     template = gcp.compute.RegionInstanceTemplate(
         f"{name}-replica",
-        region=svc.region,
+        region=region,
         machine_type=serving.replicas.instance_type,  # G2/A2/A3 machine types carry their GPUs
         tags=[REPLICA_TAG],
         disks=[
@@ -42,7 +55,7 @@ def replica_group(svc: Any, name: str) -> gcp.compute.RegionInstanceGroupManager
             )
         ],
         # No access_configs: no external IP (egress through Cloud NAT).
-        network_interfaces=[gcp.compute.RegionInstanceTemplateNetworkInterfaceArgs(subnetwork=svc.subnet.id)],
+        network_interfaces=[gcp.compute.RegionInstanceTemplateNetworkInterfaceArgs(subnetwork=subnet.id)],
         scheduling=gcp.compute.RegionInstanceTemplateSchedulingArgs(
             provisioning_model="STANDARD",  # on-demand only
             on_host_maintenance="TERMINATE",  # GPU VMs cannot live-migrate
@@ -54,21 +67,21 @@ def replica_group(svc: Any, name: str) -> gcp.compute.RegionInstanceGroupManager
             enable_integrity_monitoring=True,
         ),
         service_account=gcp.compute.RegionInstanceTemplateServiceAccountArgs(
-            email=svc.replica_account.email, scopes=["cloud-platform"]
+            email=identity.account.email, scopes=["cloud-platform"]
         ),
         metadata={"user-data": user_data, "block-project-ssh-keys": "true"},
-        opts=svc.child,
+        opts=opts,
     )
     return gcp.compute.RegionInstanceGroupManager(
         f"{name}-replicas",
-        region=svc.region,
+        region=region,
         base_instance_name=f"{name}-replica",
         versions=[gcp.compute.RegionInstanceGroupManagerVersionArgs(instance_template=template.self_link)],
         named_ports=[
             gcp.compute.RegionInstanceGroupManagerNamedPortArgs(name=NAMED_PORT, port=serving.load_balancer.port)
         ],
         auto_healing_policies=gcp.compute.RegionInstanceGroupManagerAutoHealingPoliciesArgs(
-            health_check=svc.health_check.id, initial_delay_sec=plan.health_check_grace_seconds
+            health_check=health.id, initial_delay_sec=plan.health_check_grace_seconds
         ),
         # Standby pool: stopped VMs that booted once (image and weights on disk) and wait to be started.
         standby_policy=gcp.compute.RegionInstanceGroupManagerStandbyPolicyArgs(
@@ -77,6 +90,6 @@ def replica_group(svc: Any, name: str) -> gcp.compute.RegionInstanceGroupManager
         target_stopped_size=plan.warm_pool_size,
         wait_for_instances=False,
         opts=pulumi.ResourceOptions.merge(
-            svc.child, pulumi.ResourceOptions(depends_on=svc.replica_grants, ignore_changes=["targetSize"])
+            opts, pulumi.ResourceOptions(depends_on=identity.grants, ignore_changes=["targetSize"])
         ),
     )
