@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from . import concepts
-from .common import urn_name
+from .common import as_list, urn_name
 
 # Address space that is not reachable from the internet: RFC 1918, shared CGNAT (RFC 6598), loopback,
 # link-local, IPv6 unique-local and link-local (IANA special-purpose registries). An ingress source
@@ -57,6 +57,20 @@ KEY_FILES = re.compile(r"/etc/munge/munge\.key|jwt_hs256\.key|slurm\.key")
 
 def name_of(resource: Any) -> str:
     return resource.name or urn_name(resource.urn)
+
+
+def get(node: Any, *path: str) -> Any:
+    """node.a.b.c, None when any step is missing (props are mappings or pulumi-policy proxies)."""
+    for key in path:
+        if node is None or not hasattr(node, "get"):
+            return None
+        node = node.get(key)
+    return node
+
+
+def items_at(node: Any, key: str) -> list[Any]:
+    """The mappings listed under `key` (a missing key, a scalar or non-mapping items: none)."""
+    return [i for i in as_list(get(node, key)) if hasattr(i, "get")]
 
 
 def is_public_range(cidr: Any) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import concepts
 from ..common import as_list, truthy, urn_name
+from ..readers import get, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import AZURE
 
@@ -47,23 +48,6 @@ def _kind(resource: Any) -> str:
     return concepts.canonical(resource.resource_type)
 
 
-def _name(resource: Any) -> str:
-    return resource.name or urn_name(resource.urn)
-
-
-def get(node: Any, *path: str) -> Any:
-    """node.a.b.c, None when any step is missing (props are mappings or pulumi-policy proxies)."""
-    for key in path:
-        if node is None or not hasattr(node, "get"):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _items(node: Any, key: str) -> list[Any]:
-    return [i for i in as_list(get(node, key)) if hasattr(i, "get")]
-
-
 def _last_segment(resource_id: Any) -> str:
     return str(resource_id or "").rstrip("/").rsplit("/", 1)[-1]
 
@@ -80,13 +64,13 @@ def check_encryption_at_rest(resource: Any) -> Iterable[str]:
         # Without purge protection a deleted vault can be purged at once, and with it the keys every
         # customer-managed-key store needs to decrypt (Checkov CKV_AZURE_42, Trivy AVD-AZU-0016).
         if not truthy(get(resource.props, "properties", "enablePurgeProtection")):
-            yield f"key vault {_name(resource)} has no purge protection (properties.enablePurgeProtection)"
+            yield f"key vault {name_of(resource)} has no purge protection (properties.enablePurgeProtection)"
     elif _kind(resource) in STORAGE_ACCOUNT:
         encryption = resource.props.get("encryption")
         if str(get(encryption, "keySource") or "").lower() == "microsoft.keyvault" and not get(
             encryption, "keyVaultProperties", "keyName"
         ):
-            yield f"storage account {_name(resource)} uses keySource Microsoft.Keyvault without keyVaultProperties.keyName"
+            yield f"storage account {name_of(resource)} uses keySource Microsoft.Keyvault without keyVaultProperties.keyName"
 
 
 def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable[tuple[str, str]]:
@@ -103,14 +87,14 @@ def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable
         if str(get(account.props, "encryption", "keySource") or "").lower() != "microsoft.keyvault":
             yield (
                 account.urn,
-                f"storage account {_name(account)} holds data but encrypts with Microsoft-managed keys while the "
+                f"storage account {name_of(account)} holds data but encrypts with Microsoft-managed keys while the "
                 "stack has a Key Vault key: set encryption.keySource Microsoft.Keyvault",
             )
     for fs in (r for r in resources if _kind(r) == AML_FILESYSTEM):
         if not get(fs.props, "encryptionSettings", "keyEncryptionKey", "keyUrl"):
             yield (
                 fs.urn,
-                f"Lustre file system {_name(fs)} has no encryptionSettings.keyEncryptionKey while the stack has a Key Vault key",
+                f"Lustre file system {name_of(fs)} has no encryptionSettings.keyEncryptionKey while the stack has a Key Vault key",
             )
 
 
@@ -136,7 +120,7 @@ def check_no_public_storage(resource: Any) -> Iterable[str]:
     closed or denies by default (publicNetworkAccess Disabled, or networkRuleSet.defaultAction Deny:
     Checkov CKV_AZURE_59 / CKV_AZURE_35, Trivy AVD-AZU-0012), and no container is public
     (publicAccess Blob/Container: Checkov CKV_AZURE_34)."""
-    kind, props, name = _kind(resource), resource.props, _name(resource)
+    kind, props, name = _kind(resource), resource.props, name_of(resource)
     if kind in STORAGE_ACCOUNT:
         if props.get("allowBlobPublicAccess") is None or truthy(props.get("allowBlobPublicAccess")):
             yield f"storage account {name} does not set allowBlobPublicAccess false (anonymous blob reads)"
@@ -147,7 +131,7 @@ def check_no_public_storage(resource: Any) -> Iterable[str]:
                 "networkRuleSet.defaultAction not Deny)"
             )
         elif network.lower() != "disabled":
-            for rule in _items(get(props, "networkRuleSet") or {}, "ipRules"):
+            for rule in items_at(get(props, "networkRuleSet") or {}, "ipRules"):
                 value = str(rule.get("iPAddressOrRange") or rule.get("value") or "")
                 if _wide_range(value):
                     yield (
@@ -180,7 +164,7 @@ def check_min_tls(resource: Any) -> Iterable[str]:
     namespaces minimumTlsVersion 1.2 (https://learn.microsoft.com/azure/service-bus-messaging/transport-layer-security-enforce-minimum-version);
     Application Gateways name a TLS 1.2+ SSL policy (the default before API 2023-02-01 was
     AppGwSslPolicy20150501, TLS 1.0; Checkov CKV_AZURE_217-style)."""
-    kind, props, name = _kind(resource), resource.props, _name(resource)
+    kind, props, name = _kind(resource), resource.props, name_of(resource)
     if kind in STORAGE_ACCOUNT:
         if str(props.get("minimumTlsVersion") or "TLS1_0") not in ("TLS1_2", "TLS1_3"):
             yield f"storage account {name} accepts TLS below 1.2 (minimumTlsVersion {props.get('minimumTlsVersion')})"
@@ -210,7 +194,7 @@ def check_identity_auth(resource: Any) -> Iterable[str]:
     local auth on."""
     if _kind(resource) == SB_NAMESPACE and not truthy(resource.props.get("disableLocalAuth")):
         yield (
-            f"Service Bus namespace {_name(resource)} accepts shared access keys (disableLocalAuth "
+            f"Service Bus namespace {name_of(resource)} accepts shared access keys (disableLocalAuth "
             f"{resource.props.get('disableLocalAuth')}); set disableLocalAuth true and grant identities roles"
         )
 
@@ -221,14 +205,14 @@ def check_ml_workspace_private(resource: Any) -> Iterable[str]:
     if _kind(resource) in ML_WORKSPACE:
         access = str(resource.props.get("publicNetworkAccess") or "")
         if access.lower() != "disabled":
-            yield f"ML workspace {_name(resource)} is reachable from the internet (publicNetworkAccess {access or 'unset'})"
+            yield f"ML workspace {name_of(resource)} is reachable from the internet (publicNetworkAccess {access or 'unset'})"
 
 
 def check_ml_compute_local_auth(resource: Any) -> Iterable[str]:
     """An Azure ML compute cluster takes identities only: properties.disableLocalAuth true (Checkov
     CKV_AZURE_142). Absent is the service's default: local auth on."""
     if _kind(resource) in ML_COMPUTE and not truthy(get(resource.props, "properties", "disableLocalAuth")):
-        yield f"ML compute {_name(resource)} accepts local (key) authentication (properties.disableLocalAuth must be true)"
+        yield f"ML compute {name_of(resource)} accepts local (key) authentication (properties.disableLocalAuth must be true)"
 
 
 def check_ml_datastore_identity(resource: Any) -> Iterable[str]:
@@ -240,7 +224,7 @@ def check_ml_datastore_identity(resource: Any) -> Iterable[str]:
     if _kind(resource) in ML_DATASTORE:
         kind = str(get(resource.props, "properties", "credentials", "credentialsType") or "")
         if kind.lower() != "none":
-            yield f"ML datastore {_name(resource)} stores a credential (credentialsType {kind or 'unset'}); use None (identity-based access)"
+            yield f"ML datastore {name_of(resource)} stores a credential (credentialsType {kind or 'unset'}); use None (identity-based access)"
 
 
 def check_https_listeners(resource: Any) -> Iterable[str]:
@@ -248,15 +232,15 @@ def check_https_listeners(resource: Any) -> Iterable[str]:
     it has a redirectConfiguration). Ours (Checkov CKV_AZURE_217's intent)."""
     if _kind(resource) != APP_GATEWAY:
         return
-    rules = _items(resource.props, "requestRoutingRules")
-    for listener in _items(resource.props, "httpListeners"):
+    rules = items_at(resource.props, "requestRoutingRules")
+    for listener in items_at(resource.props, "httpListeners"):
         protocol = str(listener.get("protocol") or "Http")
         if protocol.lower() == "https":
             continue
         lname = str(listener.get("name"))
         on_it = [r for r in rules if _last_segment(get(r, "httpListener", "id")) == lname]
         if not on_it or any(not get(r, "redirectConfiguration", "id") for r in on_it):
-            yield f"application gateway {_name(resource)}: HTTP listener {lname} must only redirect to HTTPS"
+            yield f"application gateway {name_of(resource)}: HTTP listener {lname} must only redirect to HTTPS"
 
 
 # --- ingress --------------------------------------------------------------------------------------
@@ -287,7 +271,7 @@ def internet_rules(resource: Any, is_public_range: Any) -> list[tuple[str, list[
     """(protocol, destination ports, source) of every inbound Allow rule open to the internet."""
     kind = _kind(resource)
     rules = (
-        _items(resource.props, "securityRules") if kind == NSG else [resource.props] if kind == SECURITY_RULE else []
+        items_at(resource.props, "securityRules") if kind == NSG else [resource.props] if kind == SECURITY_RULE else []
     )
     found = []
     for rule in rules:
@@ -313,7 +297,7 @@ def _public_ip_configs(interfaces: Iterable[Any]) -> list[str]:
     return [
         str(ip.get("name") or interface.get("name"))
         for interface in interfaces
-        for ip in _items(interface, "ipConfigurations")
+        for ip in items_at(interface, "ipConfigurations")
         if ip.get("publicIPAddressConfiguration") is not None or ip.get("publicIPAddress") is not None
     ]
 
@@ -323,13 +307,13 @@ def check_no_public_ip(resource: Any) -> Iterable[str]:
     publicIPAddressConfiguration (ours, the scale-set spelling of CKV_AZURE_119), a
     network interface binds no publicIPAddress (CKV_AZURE_119), and Azure ML compute clusters set
     enableNodePublicIp false (its default is true: https://learn.microsoft.com/azure/machine-learning/how-to-secure-training-vnet)."""
-    kind, props, name = _kind(resource), resource.props, _name(resource)
+    kind, props, name = _kind(resource), resource.props, name_of(resource)
     if kind == SCALE_SET:
-        interfaces = _items(get(props, "virtualMachineProfile", "networkProfile"), "networkInterfaceConfigurations")
+        interfaces = items_at(get(props, "virtualMachineProfile", "networkProfile"), "networkInterfaceConfigurations")
         for config in _public_ip_configs(interfaces):
             yield f"scale set {name} gives nodes a public IP (ipConfiguration {config} publicIPAddressConfiguration)"
     elif kind == VM:
-        for config in _public_ip_configs(_items(props.get("networkProfile"), "networkInterfaceConfigurations")):
+        for config in _public_ip_configs(items_at(props.get("networkProfile"), "networkInterfaceConfigurations")):
             yield f"virtual machine {name} gets a public IP (ipConfiguration {config})"
     elif kind == NIC:
         for config in _public_ip_configs([props]):
@@ -386,8 +370,8 @@ CPU_METRICS = frozenset({"percentage cpu"})  # the VM/VMSS host metric
 def _triggers(setting: Any) -> list[Any]:
     return [
         get(rule, "metricTrigger")
-        for profile in _items(setting.props, "profiles")
-        for rule in _items(profile, "rules")
+        for profile in items_at(setting.props, "profiles")
+        for rule in items_at(profile, "rules")
         if get(rule, "metricTrigger") is not None
     ]
 
@@ -400,7 +384,7 @@ def scaling_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple
     for group in (r for r in resources if _kind(r) == SCALE_SET):
         linked = [s for s in settings if refers_to(s, "targetResourceUri", group, keys=("id",))]
         triggers = [(s, t) for s in linked if truthy(s.props.get("enabled", True)) for t in _triggers(s)]
-        cpu = sorted({_name(s) for s, t in triggers if str(get(t, "metricName") or "").lower() in CPU_METRICS})
+        cpu = sorted({name_of(s) for s, t in triggers if str(get(t, "metricName") or "").lower() in CPU_METRICS})
         queue = [
             t
             for _, t in triggers
@@ -411,11 +395,11 @@ def scaling_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple
             )
         ]
         if cpu:
-            yield group.urn, f"replica group {_name(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
+            yield group.urn, f"replica group {name_of(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
         elif not queue:
             yield (
                 group.urn,
-                f"replica group {_name(group)} has no enabled autoscale rule on the Service Bus queue's depth "
+                f"replica group {name_of(group)} has no enabled autoscale rule on the Service Bus queue's depth "
                 "(metricName ActiveMessages on Microsoft.ServiceBus/namespaces)",
             )
 
@@ -432,7 +416,7 @@ def queue_dlq_problems(resource: Any) -> Iterable[str]:
     set explicitly: an expired inference request must stay inspectable. Ours."""
     if _kind(resource) not in SB_QUEUES:
         return
-    props, name = resource.props, _name(resource)
+    props, name = resource.props, name_of(resource)
     if not truthy(props.get("deadLetteringOnMessageExpiration")):
         yield f"queue {name} drops expired messages (deadLetteringOnMessageExpiration must be true)"
     count = props.get("maxDeliveryCount")
@@ -446,7 +430,7 @@ def queue_dlq_problems(resource: Any) -> Iterable[str]:
 def _public_frontends(resource: Any) -> bool:
     return any(
         get(f, "publicIPAddress", "id") or get(f, "publicIPAddress")
-        for f in _items(resource.props, "frontendIPConfigurations")
+        for f in items_at(resource.props, "frontendIPConfigurations")
     )
 
 
@@ -461,31 +445,31 @@ def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str
     rate limiting: https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview)."""
     policies = [r for r in resources if _kind(r) == WAF_POLICY]
     for balancer in (r for r in resources if _kind(r) == LOAD_BALANCER and _public_frontends(r)):
-        if _items(balancer.props, "loadBalancingRules") or _items(balancer.props, "inboundNatRules"):
+        if items_at(balancer.props, "loadBalancingRules") or items_at(balancer.props, "inboundNatRules"):
             yield (
                 balancer.urn,
-                f"load balancer {_name(balancer)} takes internet traffic past any WAF; serve through the application gateway",
+                f"load balancer {name_of(balancer)} takes internet traffic past any WAF; serve through the application gateway",
             )
     for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
         linked = [p for p in policies if refers_to(gateway, "firewallPolicy", p, keys=("id",))]
         if not linked:
-            yield gateway.urn, f"application gateway {_name(gateway)} has no WAF policy (firewallPolicy)"
+            yield gateway.urn, f"application gateway {name_of(gateway)} has no WAF policy (firewallPolicy)"
         for policy in linked:
             settings = policy.props.get("policySettings")
             if (
                 str(get(settings, "state") or "Enabled") != "Enabled"
                 or str(get(settings, "mode") or "Detection") != "Prevention"
             ):
-                yield policy.urn, f"WAF policy {_name(policy)} is not enabled in Prevention mode"
+                yield policy.urn, f"WAF policy {name_of(policy)} is not enabled in Prevention mode"
             limits = [
                 r
-                for r in _items(policy.props, "customRules")
+                for r in items_at(policy.props, "customRules")
                 if str(r.get("ruleType")) == "RateLimitRule"
                 and str(r.get("state") or "Enabled") == "Enabled"
                 and str(r.get("action")) == "Block"
             ]
             if not limits:
-                yield policy.urn, f"WAF policy {_name(policy)} has no enabled RateLimitRule that blocks"
+                yield policy.urn, f"WAF policy {name_of(policy)} has no enabled RateLimitRule that blocks"
 
 
 # --- identity and cross-subscription grants -------------------------------------------------------
@@ -515,7 +499,7 @@ def role_of(assignment_props: Any) -> str:
 def check_least_privilege(resource: Any) -> Iterable[str]:
     """No Owner / Contributor / access-administrator role assignments (they can grant themselves
     anything; Checkov CKV_AZURE_39-style) and no custom role with `*` actions (Checkov CKV_AZURE_39)."""
-    kind, props, name = _kind(resource), resource.props, _name(resource)
+    kind, props, name = _kind(resource), resource.props, name_of(resource)
     if kind == ROLE_ASSIGNMENT:
         role = role_of(props)
         if role in BROAD_ROLES:
@@ -526,7 +510,7 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
         if "Manage" in [str(r) for r in as_list(props.get("rights"))]:
             yield f"Service Bus authorization rule {name} carries Manage rights; give workers Listen/Send"
     elif kind == ROLE_DEFINITION:
-        for permission in _items(props, "permissions"):
+        for permission in items_at(props, "permissions"):
             if "*" in [str(a) for a in as_list(permission.get("actions")) + as_list(permission.get("dataActions"))]:
                 yield f"role definition {name} allows every action (*)"
 
@@ -539,7 +523,7 @@ def ingress_owner_problems(resources: Sequence[Any], refers_to: Any, is_public_r
     gateways = [r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)]
 
     def fronts(gateway: Any, subnet: Any) -> bool:
-        ids = {get(c, "subnet", "id") for c in _items(gateway.props, "gatewayIPConfigurations")}
+        ids = {get(c, "subnet", "id") for c in items_at(gateway.props, "gatewayIPConfigurations")}
         return refers_to(gateway, "gatewayIPConfigurations", subnet, keys=("id",)) or subnet.props.get("id") in ids
 
     for resource in resources:
@@ -558,7 +542,7 @@ def ingress_owner_problems(resources: Sequence[Any], refers_to: Any, is_public_r
             if not any(fronts(g, s) for g in gateways for s in guarded):
                 yield (
                     resource.urn,
-                    f"{_name(resource)} opens network security group {_name(nsg)} to the internet, but it guards no "
+                    f"{name_of(resource)} opens network security group {name_of(nsg)} to the internet, but it guards no "
                     "internet-facing application gateway's subnet",
                 )
 

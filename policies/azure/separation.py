@@ -11,10 +11,10 @@ from .readers import (
     ROLE_ASSIGNMENT,
     ROLE_DEFINITION,
     STORAGE_ACCOUNT,
-    _items,
     _kind,
-    _name,
     get,
+    items_at,
+    name_of,
     role_of,
     subscription_of,
 )
@@ -30,7 +30,7 @@ def cross_subscription_problems(resource: Any, own: frozenset[str], ctx: Any) ->
     """Role assignments and role definitions stay in the stack's subscriptions, except the documented
     read path: a serving stack may assign a reader role (Reader, Storage Blob Data Reader) on a
     scope in a training subscription (serving reads training's artifacts). Ours."""
-    kind, props, name = _kind(resource), resource.props, _name(resource)
+    kind, props, name = _kind(resource), resource.props, name_of(resource)
     own_lower = {s.lower() for s in own}
     training = {s.lower() for s in ctx.training_accounts}
     if kind == ROLE_ASSIGNMENT:
@@ -66,10 +66,10 @@ def _admitted_ids(account_props: Any) -> list[tuple[str, str]]:
     rules = get(account_props, "networkRuleSet") or {}
     admitted = [
         ("subnet", str(rule.get("virtualNetworkResourceId") or rule.get("id") or ""))
-        for rule in _items(rules, "virtualNetworkRules")  # the API's only action is Allow
+        for rule in items_at(rules, "virtualNetworkRules")  # the API's only action is Allow
     ]
     admitted += [
-        ("resource instance", str(rule.get("resourceId") or "")) for rule in _items(rules, "resourceAccessRules")
+        ("resource instance", str(rule.get("resourceId") or "")) for rule in items_at(rules, "resourceAccessRules")
     ]
     return admitted
 
@@ -92,6 +92,6 @@ def network_admission_problems(resource: Any, own: frozenset[str], ctx: Any) -> 
             continue
         where = f"subscription {subscription}" if subscription else f"{resource_id!r} (no single subscription)"
         yield (
-            f"storage account {_name(resource)} admits a {what} of {where} through its firewall; only the stack's "
+            f"storage account {name_of(resource)} admits a {what} of {where} through its firewall; only the stack's "
             "own subscriptions, and a training account's serving readers, may reach it"
         )

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..common import truthy, urn_name
-from .readers import CONTAINER, STORAGE_ACCOUNT, _items, _kind, _name, get
+from .readers import CONTAINER, STORAGE_ACCOUNT, _kind, get, items_at, name_of
 
 BLOB_SERVICE = "azure-native:storage:BlobServiceProperties"
 MANAGEMENT_POLICY = "azure-native:storage:ManagementPolicy"
@@ -33,12 +33,12 @@ def versioning_problems(resources: Sequence[Any], pattern: str, refers_to: Any) 
             if not any(truthy(s.props.get("isVersioningEnabled")) for s in linked):
                 yield (
                     container.urn,
-                    f"blob container {_name(container)} holds checkpoints/artifacts but its account keeps no versions",
+                    f"blob container {name_of(container)} holds checkpoints/artifacts but its account keeps no versions",
                 )
     for service in services:
         value = service.props.get("isVersioningEnabled")
         if value is not None and not truthy(value):
-            yield service.urn, f"{_name(service)} turns blob versioning off"
+            yield service.urn, f"{name_of(service)} turns blob versioning off"
 
 
 def _account_of_services(services: Sequence[Any], account: Any, refers_to: Any) -> list[Any]:
@@ -54,12 +54,12 @@ def lifecycle_problems(resources: Sequence[Any], log_pattern: str, refers_to: An
         names = [n for a in targets for n in (urn_name(a.urn), str(a.props.get("accountName") or ""))]
         if targets and all(re.search(log_pattern, n, re.IGNORECASE) for n in names):
             continue
-        for rule in _items(get(policy.props, "policy"), "rules"):
+        for rule in items_at(get(policy.props, "policy"), "rules"):
             if (
                 get(rule, "definition", "actions", "baseBlob", "delete") is not None
                 and str(rule.get("enabled", True)) != "False"
             ):
                 yield (
                     policy.urn,
-                    f"{_name(policy)} rule {rule.get('name')} deletes current blobs (actions.baseBlob.delete)",
+                    f"{name_of(policy)} rule {rule.get('name')} deletes current blobs (actions.baseBlob.delete)",
                 )

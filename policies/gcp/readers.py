@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import concepts
 from ..common import as_list, decode, truthy, urn_name
+from ..readers import get, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import GCP
 
@@ -49,29 +50,13 @@ KEY_INPUTS = {
 }
 
 
-def _name(resource: Any) -> str:
-    return resource.name or urn_name(resource.urn)
-
-
-def get(node: Any, *path: str) -> Any:
-    for key in path:
-        if node is None or not hasattr(node, "get"):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _items(node: Any, key: str) -> list[Any]:
-    return [i for i in as_list(get(node, key)) if hasattr(i, "get")]
-
-
 def _entries(node: Any, key: str) -> list[Any]:
     """A keyed collection's entries, written as the SDK's list of {id, ...} or as the API's map id -> {...}
     (Cluster Director's computeResources, storageResources, networkResources)."""
     value = get(node, key)
     if hasattr(value, "values") and not any(k in value for k in ("id", "config")):
         return [v for v in value.values() if hasattr(v, "get")]
-    return _items(node, key)
+    return items_at(node, key)
 
 
 # --- encryption at rest ---------------------------------------------------------------------------
@@ -95,7 +80,7 @@ def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable
                 continue
         yield (
             resource.urn,
-            f"{_name(resource)} uses Google-managed encryption while the stack has a Cloud KMS key: set {'.'.join(path)}",
+            f"{name_of(resource)} uses Google-managed encryption while the stack has a Cloud KMS key: set {'.'.join(path)}",
         )
 
 
@@ -111,7 +96,7 @@ def members_of(resource: Any) -> list[tuple[str, str]]:
     found = [(role, str(m)) for m in as_list(props.get("member")) + as_list(props.get("members"))]
     policy = decode(props.get("policyData"))
     if hasattr(policy, "get"):
-        for binding in _items(policy, "bindings"):
+        for binding in items_at(policy, "bindings"):
             found += [(str(binding.get("role")), str(m)) for m in as_list(binding.get("members"))]
     return found
 
@@ -120,7 +105,7 @@ def check_no_public_buckets(resource: Any) -> Iterable[str]:
     """No public bucket: publicAccessPrevention enforced (Checkov CKV_GCP_114, Trivy AVD-GCP-0001
     family), uniform bucket-level access on, so no object ACL can open it (CKV_GCP_29, AVD-GCP-0002),
     and no IAM grant to allUsers / allAuthenticatedUsers on anything (CKV_GCP_28, AVD-GCP-0001)."""
-    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    kind, props, name = resource.resource_type, resource.props, name_of(resource)
     if kind in BUCKET:
         if str(props.get("publicAccessPrevention") or "inherited") != "enforced":
             yield f"bucket {name} does not enforce public access prevention (publicAccessPrevention must be 'enforced')"
@@ -139,7 +124,7 @@ def check_min_tls(resource: Any) -> Iterable[str]:
     """HTTPS proxies name an SSL policy (without one Google's default allows TLS 1.0:
     https://cloud.google.com/load-balancing/docs/ssl-policies-concepts#defaultpolicy) and SSL
     policies set minTlsVersion TLS_1_2+ (Checkov CKV_GCP_15, Trivy AVD-GCP-0039)."""
-    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    kind, props, name = resource.resource_type, resource.props, name_of(resource)
     if kind == SSL_POLICY:
         if str(props.get("minTlsVersion") or "TLS_1_0") not in ("TLS_1_2", "TLS_1_3"):
             yield f"SSL policy {name} allows TLS below 1.2 (minTlsVersion {props.get('minTlsVersion')})"
@@ -156,7 +141,7 @@ def http_proxy_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tu
         if not linked or any(not truthy(get(m.props, "defaultUrlRedirect", "httpsRedirect")) for m in linked):
             yield (
                 proxy.urn,
-                f"HTTP proxy {_name(proxy)} must only redirect to HTTPS (URL map defaultUrlRedirect.httpsRedirect)",
+                f"HTTP proxy {name_of(proxy)} must only redirect to HTTPS (URL map defaultUrlRedirect.httpsRedirect)",
             )
 
 
@@ -192,7 +177,7 @@ def internet_rules(resource: Any, is_public_range: Any) -> list[tuple[str, str]]
     ):
         return []
     found = []
-    allows = _items(props, "allows")
+    allows = items_at(props, "allows")
     ports = sorted({str(p) for a in allows for p in as_list(a.get("ports"))}) or ["all ports"]
     protocols = sorted({str(a.get("protocol")) for a in allows})
     sources = [str(s) for s in as_list(props.get("sourceRanges"))]
@@ -218,14 +203,14 @@ def check_no_public_ip(resource: Any) -> Iterable[str]:
     if resource.resource_type in MANAGED_CLUSTERS:
         login = get(resource.props, "orchestrator", "slurm", "loginNodes")
         if truthy(get(login, "enablePublicIps")):
-            yield f"{_name(resource)} gives its Slurm login nodes external IPs (loginNodes.enablePublicIps)"
+            yield f"{name_of(resource)} gives its Slurm login nodes external IPs (loginNodes.enablePublicIps)"
         return
     if resource.resource_type not in NODE_KINDS:
         return
-    for index, interface in enumerate(_items(resource.props, "networkInterfaces")):
+    for index, interface in enumerate(items_at(resource.props, "networkInterfaces")):
         for key in ("accessConfigs", "ipv6AccessConfigs"):
             if as_list(interface.get(key)):
-                yield f"{_name(resource)} gives interface {index} an external IP ({key})"
+                yield f"{name_of(resource)} gives interface {index} an external IP ({key})"
 
 
 FALSE_WORDS = frozenset({"false", "0", "no", "off", "n", "f"})
@@ -239,14 +224,14 @@ def check_os_login(resource: Any) -> Iterable[str]:
     if resource.resource_type in MANAGED_CLUSTERS:
         value = get(resource.props, "orchestrator", "slurm", "loginNodes", "enableOsLogin")
         if value is not None and str(value).strip().lower() in FALSE_WORDS:
-            yield f"{_name(resource)} turns OS Login off on its Slurm login nodes (loginNodes.enableOsLogin)"
+            yield f"{name_of(resource)} turns OS Login off on its Slurm login nodes (loginNodes.enableOsLogin)"
         return
     if resource.resource_type not in NODE_KINDS:
         return
     metadata = decode(resource.props.get("metadata")) or {}
     for key in metadata if hasattr(metadata, "keys") else ():
         if str(key).strip().lower() == "enable-oslogin" and str(metadata[key]).strip().lower() in FALSE_WORDS:
-            yield f"{_name(resource)} turns OS Login off (metadata {key}: {metadata[key]}); SSH keys would decide"
+            yield f"{name_of(resource)} turns OS Login off (metadata {key}: {metadata[key]}); SSH keys would decide"
 
 
 def user_data(resource: Any) -> list[tuple[str, Any]]:
@@ -257,7 +242,7 @@ def user_data(resource: Any) -> list[tuple[str, Any]]:
         found = [("loginNodes.startupScript", get(slurm, "loginNodes", "startupScript"))]
         found += [
             (f"nodeSets[{index}].computeInstance.startupScript", get(node_set, "computeInstance", "startupScript"))
-            for index, node_set in enumerate(_items(slurm, "nodeSets"))
+            for index, node_set in enumerate(items_at(slurm, "nodeSets"))
         ]
         return [(where, base64.b64encode(str(t).encode()).decode()) for where, t in found if isinstance(t, str)]
     if resource.resource_type not in NODE_KINDS:
@@ -328,12 +313,12 @@ def scaling_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple
     for group in (r for r in resources if r.resource_type in GROUPS):
         linked = [a for a in autoscalers if refers_to(a, "target", group, keys=("id", "selfLink", "instanceGroup"))]
         policies = [get(a.props, "autoscalingPolicy") for a in linked]
-        metrics = [str(m.get("name")) for p in policies for m in _items(p, "metrics")]
-        cpu = [_name(a) for a, p in zip(linked, policies, strict=True) if get(p, "cpuUtilization") is not None]
+        metrics = [str(m.get("name")) for p in policies for m in items_at(p, "metrics")]
+        cpu = [name_of(a) for a, p in zip(linked, policies, strict=True) if get(p, "cpuUtilization") is not None]
         if cpu:
-            yield group.urn, f"replica group {_name(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
+            yield group.urn, f"replica group {name_of(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
         elif QUEUE_METRIC not in metrics:
-            yield group.urn, f"replica group {_name(group)} has no autoscaler on the Pub/Sub backlog ({QUEUE_METRIC})"
+            yield group.urn, f"replica group {name_of(group)} has no autoscaler on the Pub/Sub backlog ({QUEUE_METRIC})"
 
 
 # --- queues ---------------------------------------------------------------------------------------
@@ -356,11 +341,11 @@ def queue_dlq_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tup
         policy = subscription.props.get("deadLetterPolicy")
         attempts = get(policy, "maxDeliveryAttempts")
         if not get(policy, "deadLetterTopic"):
-            yield subscription.urn, f"subscription {_name(subscription)} has no dead-letter topic (deadLetterPolicy)"
+            yield subscription.urn, f"subscription {name_of(subscription)} has no dead-letter topic (deadLetterPolicy)"
         elif attempts is not None and not 5 <= int(attempts) <= 100:
             yield (
                 subscription.urn,
-                f"subscription {_name(subscription)} maxDeliveryAttempts {attempts} is outside 5-100",
+                f"subscription {name_of(subscription)} maxDeliveryAttempts {attempts} is outside 5-100",
             )
 
 
@@ -387,13 +372,13 @@ def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str
             continue
         linked = [p for p in policies if refers_to(backend, "securityPolicy", p, keys=("id", "selfLink", "name"))]
         if not linked:
-            yield backend.urn, f"backend service {_name(backend)} has no Cloud Armor security policy (securityPolicy)"
+            yield backend.urn, f"backend service {name_of(backend)} has no Cloud Armor security policy (securityPolicy)"
         for policy in linked:
-            rules = _items(policy.props, "rules")
+            rules = items_at(policy.props, "rules")
             if not any(str(r.get("action")) in RATE_LIMIT_ACTIONS and not truthy(r.get("preview")) for r in rules):
                 yield (
                     policy.urn,
-                    f"security policy {_name(policy)} has no enforced rate-limit rule (throttle or rate_based_ban)",
+                    f"security policy {name_of(policy)} has no enforced rate-limit rule (throttle or rate_based_ban)",
                 )
 
 
@@ -413,9 +398,9 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
         return
     for role, member in members_of(resource):
         if role in BASIC_ROLES:
-            yield f"{_name(resource)} grants the basic role {role} to {member}"
+            yield f"{name_of(resource)} grants the basic role {role} to {member}"
         elif role in ACCOUNT_ADMIN_ROLES and resource.resource_type in PROJECT_GRANTS:
-            yield f"{_name(resource)} grants {role} project-wide to {member}; grant it on the one service account"
+            yield f"{name_of(resource)} grants {role} project-wide to {member}; grant it on the one service account"
 
 
 # Google-owned projects whose service-<project number>@<project>.iam.gserviceaccount.com accounts are a
@@ -456,7 +441,7 @@ def cross_project_problems(
     lets serving's service accounts view objects of its own buckets (roles/storage.objectViewer), and
     a serving stack may take that same grant on a training bucket. Project-level grants in another
     project, or to another project's accounts, are never allowed. Ours."""
-    kind, props, name = resource.resource_type, resource.props, _name(resource)
+    kind, props, name = resource.resource_type, resource.props, name_of(resource)
     if kind not in GRANTS:
         return
     project = props.get("project")
@@ -494,7 +479,7 @@ def project_problems(resource: Any, own: frozenset[str]) -> Iterable[str]:
     """Every gcp resource's `project` input is absent (the provider's pin) or the pinned project."""
     project = resource.props.get("project")
     if isinstance(project, str) and project and own and project not in own:
-        yield f"{resource.resource_type} {_name(resource)} sets project {project}; the provider pins {', '.join(sorted(own))}"
+        yield f"{resource.resource_type} {name_of(resource)} sets project {project}; the provider pins {', '.join(sorted(own))}"
 
 
 def _named(bucket: Any, pattern: str) -> bool:
@@ -509,9 +494,9 @@ def versioning_problems(resources: Sequence[Any], pattern: str) -> Iterable[tupl
     for bucket in (r for r in resources if r.resource_type in BUCKET):
         enabled = get(bucket.props, "versioning", "enabled")
         if enabled is not None and not truthy(enabled):
-            yield bucket.urn, f"bucket {_name(bucket)} turns versioning off (versioning.enabled)"
+            yield bucket.urn, f"bucket {name_of(bucket)} turns versioning off (versioning.enabled)"
         elif _named(bucket, pattern) and not truthy(enabled):
-            yield bucket.urn, f"bucket {_name(bucket)} holds checkpoints/artifacts but versioning is off"
+            yield bucket.urn, f"bucket {name_of(bucket)} holds checkpoints/artifacts but versioning is off"
 
 
 NONCURRENT_CONDITIONS = ("numNewerVersions", "daysSinceNoncurrentTime", "noncurrentTimeBefore")
@@ -524,7 +509,7 @@ def lifecycle_problems(resources: Sequence[Any], log_pattern: str) -> Iterable[t
     for bucket in (r for r in resources if r.resource_type in BUCKET):
         if _named(bucket, log_pattern):
             continue
-        for rule in _items(bucket.props, "lifecycleRules"):
+        for rule in items_at(bucket.props, "lifecycleRules"):
             condition = rule.get("condition") or {}
             if str(get(rule, "action", "type")) != "Delete":
                 continue
@@ -532,4 +517,4 @@ def lifecycle_problems(resources: Sequence[Any], log_pattern: str) -> Iterable[t
                 get(condition, k) not in (None, 0, "") for k in NONCURRENT_CONDITIONS
             )
             if not noncurrent:
-                yield bucket.urn, f"bucket {_name(bucket)} has a lifecycle rule that deletes live objects"
+                yield bucket.urn, f"bucket {name_of(bucket)} has a lifecycle rule that deletes live objects"
