@@ -45,7 +45,15 @@ def tier_offering(cloud: Cloud, throughput_per_tib: object) -> ParallelFsTier | 
     """The tier a spec without `lustre.tier` gets: the cloud's default, unless the stated throughput is one only
     another tier offers (Azure and GCP sell one throughput per tier, so the throughput names the tier)."""
     default = cloud.parallel_fs_tier(None)
-    if default is None or not isinstance(throughput_per_tib, int) or throughput_per_tib in default.throughput_per_tib:
+    text = throughput_per_tib.strip() if isinstance(throughput_per_tib, str) else ""
+    if text.isascii() and text.isdigit() and len(text) <= 9:  # "125" as the model reads it; digits bounded first
+        throughput_per_tib = int(text)
+    if (
+        default is None
+        or isinstance(throughput_per_tib, bool)
+        or not isinstance(throughput_per_tib, int)
+        or throughput_per_tib in default.throughput_per_tib
+    ):
         return default
     offering = [tier for tier in cloud.catalog.parallel_fs.values() if throughput_per_tib in tier.throughput_per_tib]
     return offering[0] if offering else default  # none offers it: the rule names what the default tier takes
