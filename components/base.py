@@ -53,26 +53,31 @@ KEYS_MOVED_TO_CATALOG: dict[tuple[str, ...], Any] = {
 }
 
 
-def _restore_moved_default(data: dict[str, Any], path: tuple[str, ...], old_default: Any) -> None:
+def _block_of(data: dict[str, Any], path: tuple[str, ...]) -> tuple[dict[str, Any], str]:
+    """The mapping holding `path`'s last key in the dumped spec (an empty one where a parent is missing), and the key."""
     *parents, key = path
     for parent in parents:
         data = data.get(parent) or {}
-    if key in data and data[key] is None:
-        data[key] = old_default
+    return data, key
+
+
+def _restore_moved_default(data: dict[str, Any], path: tuple[str, ...], old_default: Any) -> None:
+    block, key = _block_of(data, path)
+    if key in block and block[key] is None:
+        block[key] = old_default
 
 
 def _drop_at_default(data: dict[str, Any], path: tuple[str, ...], default: Any) -> None:
-    *parents, key = path
-    for parent in parents:
-        data = data.get(parent) or {}
-    if key in data and data[key] == default:
-        del data[key]
+    block, key = _block_of(data, path)
+    if key in block and block[key] == default:
+        del block[key]
 
 
 def _digested(spec: StackSpec) -> dict[str, Any]:
     """The spec as the digest has always read it, so a refactoring of the models does not retag every deployed
     resource: both workload blocks (the other one null), the file system's tier and the HTTPS certificate under
-    their first names, and without keys added since when they are at their default."""
+    their first names, without keys added since when they are at their default, and with a default that moved to a
+    cloud's catalog read as it was where the cloud has none."""
     data = spec.model_dump(mode="json", by_alias=True)
     for path, default in KEYS_ADDED_LATER.items():
         _drop_at_default(data, path, default)
