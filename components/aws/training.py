@@ -23,13 +23,18 @@ from accelstack.components.aws.network import TrainingNetwork
 from accelstack.components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
 from accelstack.components.aws.scheduler import build_scheduler
 from accelstack.components.aws.storage import TrainingStorage
-from accelstack.components.base import TrainingClusterArgs
-from accelstack.components.node_environment import (
-    cloud_config,
-    environment_cloud_config,
-    environment_files,
-    node_environment,
+from accelstack.components.base import SchedulerResult
+from accelstack.components.recipes.parts import (
+    BuildContext,
+    NetworkStorage,
+    NodeGroup,
+    NodeIdentity,
+    NodeNetwork,
+    Placement,
+    TrainingData,
+    TrainingParts,
 )
+from accelstack.components.recipes.training import TrainingRecipe
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
@@ -179,43 +184,6 @@ def instance_policy_document(
     return {"Version": "2012-10-17", "Statement": statements}
 
 
-def lustre_client_cloud_config(
-    dns_name: str, mount_name: str, mount_path: str, environment: dict[str, str] | None = None
-) -> str:
-    """Minimal cloud-init for nodes without a scheduler: install the Lustre client if the AMI lacks
-    it (FSx's Ubuntu repository, kernel-matched modules) and mount the file system; with
-    `environment`, also write the jobs' environment file (after the fstab entry)."""
-    source = f"{dns_name}@tcp:/{mount_name}"
-    install = (
-        "command -v mount.lustre >/dev/null || { "
-        "wget -qO- https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc "
-        "| gpg --dearmor > /usr/share/keyrings/fsx-ubuntu-public-key.gpg && "
-        'echo "deb [signed-by=/usr/share/keyrings/fsx-ubuntu-public-key.gpg] '
-        'https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu $(lsb_release -cs) main" '
-        "> /etc/apt/sources.list.d/fsxlustreclientrepo.list && "
-        'apt-get update && apt-get install -y "lustre-client-modules-$(uname -r)"; }'
-    )
-    config: dict[str, Any] = {
-        # fstab (not cloud-init's `mounts` module, which runs before the client is installed) so
-        # systemd remounts after a reboot; runcmd mounts it now.
-        "write_files": [
-            {
-                "path": "/etc/fstab",
-                "append": True,
-                "content": f"{source} {mount_path} lustre {LUSTRE_MOUNT_OPTIONS},_netdev 0 0\n",
-            }
-        ],
-        "runcmd": [
-            ["bash", "-c", install],
-            ["mkdir", "-p", mount_path],
-            ["mount", mount_path],
-        ],
-    }
-    if environment:
-        config["write_files"] += environment_files(environment)
-    return cloud_config(config)
-
-
 def market_options(
     capacity: str, reservation_id: str | None
 ) -> tuple[
@@ -262,42 +230,54 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-class TrainingCluster(pulumi.ComponentResource):
-    """The training stack's main component. `outputs` holds what the stack exports.
+class AwsTrainingParts(TrainingParts):
+    """AWS's training parts: a VPC with one cluster subnet, S3 + KMS + FSx for Lustre, an EC2 role and instance
+    profile, Slurm or AWS Batch, and ONE auto scaling group of EFA nodes in a cluster placement group."""
 
-    What a test can assert on: `network`, `storage`, `file_system` (Lustre; None without it),
-    `placement_group` (None when the nodes need none), `role`, `instance_profile`, `scheduler` (the
-    scheduler's component; None without one), `launch_template` and `group` (the nodes' launch
-    template and auto scaling group; None when the scheduler runs the fleet itself)."""
-
-    def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        """`name` prefixes every resource of the cluster and is its `accelstack:stack` tag; `opts.provider`
-        is the (pinned) AWS provider the cluster deploys with."""
-        args = args.named(name)
-        super().__init__("accelstack:aws:TrainingCluster", name, None, opts)
-        spec = args.spec
-        training = spec.training
-        self.spec, self.digest, self.plan = spec, args.digest, args.plan
-        child = pulumi.ResourceOptions(parent=self)
-        nodes = training.nodes
-        interfaces = efa_network_interfaces(nodes.instance_type, nodes.count)  # fail before any resource
-        # Daly's optimum for this cluster's size, capacity and checkpoint storage (the plan's).
-        self.checkpoint_interval_seconds = args.plan.interval_seconds
-        self._markets = market_options(training.nodes.capacity, training.nodes.reservation_id)
-
-        self.network = TrainingNetwork(
-            f"{name}-net", training.network, opts=child, instance_type=training.nodes.instance_type
-        )
-        self.storage = TrainingStorage(
-            f"{name}-storage",
-            spec,
-            file_system=args.plan.file_system,
-            subnet_id=self.network.subnet_id,
-            security_group_id=self.network.security_group_id,
-            security_group_rules=self.network.security_group_rules,
-            opts=child,
-        )
+    def __init__(self, ctx: BuildContext):
+        super().__init__(ctx)
+        nodes = ctx.spec.training.nodes
+        self.interfaces = efa_network_interfaces(nodes.instance_type, nodes.count)  # fail before any resource
+        self.markets = market_options(nodes.capacity, nodes.reservation_id)
         self.placement_group: aws.ec2.PlacementGroup | None = None
+        self.node_role_policies: list[pulumi.Resource] = []
+
+    def network(self) -> NodeNetwork:
+        ctx = self.ctx
+        training = ctx.spec.training
+        self.vpc = TrainingNetwork(
+            f"{ctx.name}-net", training.network, opts=ctx.child, instance_type=training.nodes.instance_type
+        )
+        return NodeNetwork(self.vpc.vpc_id, self.vpc.subnet_id, self.vpc.availability_zone)
+
+    def storage(self, network: NodeNetwork) -> TrainingData:
+        ctx = self.ctx
+        self.store = store = TrainingStorage(
+            f"{ctx.name}-storage",
+            ctx.spec,
+            file_system=ctx.plan.file_system,
+            subnet_id=self.vpc.subnet_id,
+            security_group_id=self.vpc.security_group_id,
+            security_group_rules=self.vpc.security_group_rules,
+            opts=ctx.child,
+        )
+        lustre = ctx.spec.training.storage.lustre
+        file_system = None
+        if store.file_system is not None and lustre is not None:
+            assert store.lustre_dns_name is not None and store.lustre_mount_name is not None
+            file_system = NetworkStorage(
+                "lustre",
+                store.lustre_dns_name,
+                store.lustre_mount_name,
+                lustre.mount_path,
+                LUSTRE_MOUNT_OPTIONS,
+                store.file_system,
+            )
+        return TrainingData(store.dataset_bucket, store.checkpoint_bucket, store.kms_key_arn, file_system)
+
+    def node_identity(self, network: NodeNetwork, data: TrainingData) -> NodeIdentity:
+        ctx = self.ctx
+        name, child, nodes = ctx.name, ctx.child, ctx.spec.training.nodes
         if needs_placement_group(nodes.count, nodes.capacity):
             self.placement_group = aws.ec2.PlacementGroup(
                 f"{name}-nodes",
@@ -313,84 +293,60 @@ class TrainingCluster(pulumi.ComponentResource):
         node_ssm = aws.iam.RolePolicyAttachment(
             f"{name}-node-ssm", role=self.role.name, policy_arn=SSM_MANAGED_POLICY, opts=child
         )
-        storage = self.storage
+        store = self.store
         checkpoint_arn = (
-            storage.checkpoint_bucket_arn if storage.checkpoint_bucket_arn is not None else pulumi.Output.from_input("")
+            store.checkpoint_bucket_arn if store.checkpoint_bucket_arn is not None else pulumi.Output.from_input("")
         )
         node_storage = aws.iam.RolePolicy(
             f"{name}-node-storage",
             role=self.role.id,
-            policy=pulumi.Output.all(storage.dataset_bucket_arn, checkpoint_arn, storage.kms_key_arn).apply(
+            policy=pulumi.Output.all(store.dataset_bucket_arn, checkpoint_arn, store.kms_key_arn).apply(
                 lambda arns: json.dumps(instance_policy_document(arns[0], arns[1] or None, arns[2]))
             ),
             opts=child,
         )
         self.instance_profile = aws.iam.InstanceProfile(f"{name}-node", role=self.role.name, opts=child)
-        self._interfaces = interfaces
+        return NodeIdentity([node_ssm, node_storage])
 
+    def scheduler(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> SchedulerResult:
+        ctx, store = self.ctx, self.store
         handles = TrainingHandles(
-            vpc_id=self.network.vpc_id,
-            subnet_id=self.network.subnet_id,
-            availability_zone=self.network.availability_zone,
-            cluster_security_group_id=self.network.security_group_id,
+            vpc_id=self.vpc.vpc_id,
+            subnet_id=self.vpc.subnet_id,
+            availability_zone=self.vpc.availability_zone,
+            cluster_security_group_id=self.vpc.security_group_id,
             placement_group_name=self.placement_group.name if self.placement_group else None,
             instance_role_name=self.role.name,
             instance_profile_arn=self.instance_profile.arn,
-            kms_key_arn=storage.kms_key_arn,
-            dataset_bucket=storage.dataset_bucket,
-            checkpoint_bucket=storage.checkpoint_bucket,
-            lustre_dns_name=storage.lustre_dns_name,
-            lustre_mount_name=storage.lustre_mount_name,
+            kms_key_arn=store.kms_key_arn,
+            dataset_bucket=store.dataset_bucket,
+            checkpoint_bucket=store.checkpoint_bucket,
+            lustre_dns_name=store.lustre_dns_name,
+            lustre_mount_name=store.lustre_mount_name,
             make_launch_template=self.make_launch_template,
-            checkpoint_interval_seconds=self.checkpoint_interval_seconds,
-            instance_role_policies=[node_ssm, node_storage],
+            checkpoint_interval_seconds=ctx.plan.interval_seconds,
+            instance_role_policies=identity.grants,
         )
-        result = build_scheduler(spec, args.digest, handles, child)
-        self.scheduler = result.component
-        self._role_policies = handles.instance_role_policies
-        self.file_system = storage.file_system
+        return build_scheduler(ctx.spec, ctx.digest, handles, ctx.child)
 
-        self.launch_template: aws.ec2.LaunchTemplate | None = None
-        self.group: aws.autoscaling.Group | None = None
-        if result.needs_compute_group:
-            user_data = result.compute_user_data if result.compute_user_data is not None else self._default_user_data()
-            self.launch_template = self.make_launch_template(f"{name}-nodes", user_data)
-            self.group = self._node_group(name, self.launch_template)
+    def node_group(
+        self,
+        network: NodeNetwork,
+        data: TrainingData,
+        identity: NodeIdentity,
+        scheduler: SchedulerResult,
+        user_data: pulumi.Input[str],
+    ) -> NodeGroup:
+        name = self.ctx.name
+        template = self.make_launch_template(f"{name}-nodes", user_data)
+        group = self._node_group(name, template, identity.grants)
+        return NodeGroup(group, group.name, template)
 
-        self.outputs: dict[str, pulumi.Input[Any]] = {
-            "configDigest": args.digest,
-            "account": spec.account.account_id,
-            "region": spec.account.region,
-            "networkId": self.network.vpc_id,
-            "subnetId": self.network.subnet_id,
-            "zone": self.network.availability_zone,
-            "datasetBucket": storage.dataset_bucket,
-            "encryptionKey": storage.kms_key_arn,
-            "fabricInterfacesPerNode": sum(1 for i in interfaces if i.interface_type),
-            "checkpointIntervalSeconds": self.checkpoint_interval_seconds,
-        }
-        if storage.checkpoint_bucket is not None:
-            self.outputs["checkpointBucket"] = storage.checkpoint_bucket
-        if storage.lustre_dns_name is not None:
-            self.outputs["lustreAddress"] = storage.lustre_dns_name
-            self.outputs["lustreMountName"] = storage.lustre_mount_name
-        if self.placement_group is not None:
-            self.outputs["placementGroup"] = self.placement_group.name
-        if self.group is not None:
-            self.outputs["nodeGroup"] = self.group.name
-        self.outputs.update(result.outputs)
-        self.register_outputs(self.outputs)
+    def placement(self) -> Placement | None:
+        return Placement(self.placement_group, self.placement_group.name) if self.placement_group else None
 
-    def _default_user_data(self) -> pulumi.Input[str]:
-        storage = self.storage
-        training_storage = self.spec.training.storage
-        lustre = training_storage.lustre
-        environment = node_environment(self.spec, self.checkpoint_interval_seconds)
-        if storage.lustre_dns_name is None or lustre is None:
-            return environment_cloud_config(environment)
-        return pulumi.Output.all(storage.lustre_dns_name, storage.lustre_mount_name).apply(
-            lambda values: lustre_client_cloud_config(values[0], values[1], lustre.mount_path, environment)
-        )
+    def fabric_interfaces_per_node(self) -> int:
+        return sum(1 for interface in self.interfaces if interface.interface_type)
 
     def make_launch_template(
         self,
@@ -403,9 +359,10 @@ class TrainingCluster(pulumi.ComponentResource):
         raw `user_data`; shared with schedulers that launch nodes themselves. `image_id=None` leaves
         the image to the launcher (AWS Batch picks its own); `root_device` must be that image's root
         device name, or the "root" mapping becomes an extra volume and the real root is not ours."""
-        nodes = self.spec.training.nodes
-        market, reservation = self._markets
-        security_groups = [self.network.security_group_id]
+        spec = self.ctx.spec
+        nodes = spec.training.nodes
+        market, reservation = self.markets
+        security_groups = [self.vpc.security_group_id]
         interfaces = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 network_card_index=interface.network_card_index,
@@ -413,9 +370,9 @@ class TrainingCluster(pulumi.ComponentResource):
                 interface_type=interface.interface_type,
                 security_groups=security_groups,
                 delete_on_termination="true",
-                associate_public_ip_address=public_ip_setting(interface, len(self._interfaces)),
+                associate_public_ip_address=public_ip_setting(interface, len(self.interfaces)),
             )
-            for interface in self._interfaces
+            for interface in self.interfaces
         ]
         return aws.ec2.LaunchTemplate(
             name,
@@ -435,7 +392,7 @@ class TrainingCluster(pulumi.ComponentResource):
                         volume_type="gp3",
                         volume_size=ROOT_VOLUME_GIB,
                         encrypted="true",
-                        kms_key_id=self.storage.kms_key_arn,
+                        kms_key_id=self.store.kms_key_arn,
                         delete_on_termination="true",
                     ),
                 )
@@ -449,13 +406,16 @@ class TrainingCluster(pulumi.ComponentResource):
             instance_market_options=market,
             capacity_reservation_specification=reservation,
             user_data=pulumi.Output.from_input(user_data).apply(_b64),
-            tag_specifications=launch_template_tag_specifications(self.spec, name),
+            tag_specifications=launch_template_tag_specifications(spec, name),
             update_default_version=True,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self.ctx.child,
         )
 
-    def _node_group(self, name: str, template: aws.ec2.LaunchTemplate) -> aws.autoscaling.Group:
-        nodes = self.spec.training.nodes
+    def _node_group(
+        self, name: str, template: aws.ec2.LaunchTemplate, role_policies: list[pulumi.Resource]
+    ) -> aws.autoscaling.Group:
+        spec = self.ctx.spec
+        nodes = spec.training.nodes
         block = self._capacity_block_plan(nodes.count) if nodes.capacity == "capacity-block" else None
         size = block.size_now if block is not None else nodes.count
         group = aws.autoscaling.Group(
@@ -465,7 +425,7 @@ class TrainingCluster(pulumi.ComponentResource):
             min_size=size,
             max_size=nodes.count,
             desired_capacity=size,
-            vpc_zone_identifiers=[self.network.subnet_id],
+            vpc_zone_identifiers=[self.vpc.subnet_id],
             placement_group=self.placement_group.id if self.placement_group is not None else None,
             # A numbered version, not "$Latest" (the Capacity Blocks guide recommends a specific
             # version): `pulumi preview` shows the group moving to it, and only nodes launched
@@ -480,9 +440,10 @@ class TrainingCluster(pulumi.ComponentResource):
             capacity_rebalance=nodes.capacity == "spot",
             # Large GPU fleets fill over minutes to hours; do not block the deployment on it.
             wait_for_capacity_timeout="0",
-            tags=group_tags(group_stack_tags(self.spec, self.digest), f"{name}-node"),
-            # The group launches nodes as soon as it exists: their role's policies first.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=self._role_policies),
+            tags=group_tags(group_stack_tags(spec, self.ctx.digest), f"{name}-node"),
+            # The group launches nodes as soon as it exists: their role's policies first. A node retries its
+            # Lustre mount and its join, so it does not wait for the file system or the head.
+            opts=pulumi.ResourceOptions(parent=self.ctx.parent, depends_on=role_policies),
         )
         if block is not None:
             self._capacity_block_schedules(name, group, block, nodes.count)
@@ -491,8 +452,11 @@ class TrainingCluster(pulumi.ComponentResource):
     def _capacity_block_plan(self, count: int) -> CapacityBlockPlan:
         """The block's start and end from EC2 (the Capacity Block data source), not from the spec: AWS
         sets them at purchase and moves the end when the block is extended, so the next `up` follows."""
-        nodes = self.spec.training.nodes
-        block = aws.ec2.get_capacity_block_reservation(id=nodes.reservation_id, opts=pulumi.InvokeOptions(parent=self))
+        nodes = self.ctx.spec.training.nodes
+        parent = self.ctx.parent
+        block = aws.ec2.get_capacity_block_reservation(
+            id=nodes.reservation_id, opts=pulumi.InvokeOptions(parent=parent)
+        )
         if not block.start_date or not block.end_date:
             raise ValueError(
                 f"training.nodes.reservationId: {nodes.reservation_id} is not a Capacity Block with a start and end date"
@@ -502,7 +466,7 @@ class TrainingCluster(pulumi.ComponentResource):
             pulumi.log.warn(
                 f"training.nodes.reservationId: Capacity Block {nodes.reservation_id} ends at {block.end_date}; "
                 "the node group stays at zero",
-                resource=self,
+                resource=parent,
             )
         return plan
 
@@ -522,5 +486,30 @@ class TrainingCluster(pulumi.ComponentResource):
                 max_size=count,
                 desired_capacity=size,
                 # The action's name is unique in its group: a replacement frees it first.
-                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+                opts=pulumi.ResourceOptions(parent=self.ctx.parent, delete_before_replace=True),
             )
+
+
+class TrainingCluster(TrainingRecipe):
+    """The AWS training cluster: the training recipe over `AwsTrainingParts`. Beside the recipe's attributes,
+    `network` (the VPC), `storage` (S3, KMS, FSx), `role` and `instance_profile`, all kept on `parts`."""
+
+    cloud = "aws"
+    parts_class = AwsTrainingParts
+    parts: AwsTrainingParts
+
+    @property
+    def network(self) -> TrainingNetwork:
+        return self.parts.vpc
+
+    @property
+    def storage(self) -> TrainingStorage:
+        return self.parts.store
+
+    @property
+    def role(self) -> aws.iam.Role:
+        return self.parts.role
+
+    @property
+    def instance_profile(self) -> aws.iam.InstanceProfile:
+        return self.parts.instance_profile

@@ -28,15 +28,26 @@ from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HPC_NODE_IMAGE
 from accelstack.components.azure.network import TrainingNetwork
-from accelstack.components.azure.provider import account_of, resource_group, stack_tags
+from accelstack.components.azure.provider import resource_group, stack_tags
 from accelstack.components.azure.scheduler import (
     AzureTrainingHandles,
     build_scheduler,
     with_ssh_passwords_off,
 )
 from accelstack.components.azure.storage import STORAGE_BLOB_DATA_READER, TrainingStorage
-from accelstack.components.base import TrainingClusterArgs
-from accelstack.components.node_environment import environment_cloud_config, node_environment
+from accelstack.components.base import SchedulerResult
+from accelstack.components.recipes.parts import (
+    BuildContext,
+    NetworkStorage,
+    NodeGroup,
+    NodeIdentity,
+    NodeNetwork,
+    Placement,
+    TrainingData,
+    TrainingParts,
+)
+from accelstack.components.recipes.training import TrainingRecipe
+from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 NODE_OS_DISK_GIB = 256  # containers and CUDA caches; scratch is the VMs' local NVMe
 SPOT_MAX_PRICE = -1  # up to the on-demand price: evicted for capacity only, never for price
@@ -54,126 +65,130 @@ def fabric_interfaces(instance_type: str) -> int:
     return itype.fabric_interfaces if itype is not None and itype.fabric == "infiniband" else 0
 
 
-class TrainingCluster(pulumi.ComponentResource):
-    """The training stack's main component; `outputs` holds what the stack exports.
+class AzureTrainingParts(TrainingParts):
+    """Azure's training parts: a resource group and VNet, Blob + Key Vault + Managed Lustre, a user-assigned
+    identity, Slurm or Azure Machine Learning, and ONE Uniform scale set of InfiniBand nodes."""
 
-    What a test can assert on: `resource_group`, `network`, `storage`, `file_system` (Managed Lustre; None
-    without it), `nodes_identity`, `scheduler` (None without one), `launch_template` (the scale set, which is
-    Azure's node template and group at once), `group` (the same scale set; None with the managed scheduler, whose
-    AmlCompute cluster is the nodes), `placement_group` (the scale set: its single placement group is the
-    InfiniBand placement; None for one node)."""
+    def __init__(self, ctx: BuildContext):
+        super().__init__(ctx)
+        self.scale_set: azure_native.compute.VirtualMachineScaleSet | None = None
 
-    def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        """`name` prefixes every resource of the cluster and is its `accelstack:stack` tag; `opts.provider`
-        is the (pinned) azure-native provider the cluster deploys with."""
-        args = args.named(name)
-        super().__init__("accelstack:azure:TrainingCluster", name, None, opts)
-        spec = args.spec
-        training = spec.training
-        self.spec, self.digest, self.plan = spec, args.digest, args.plan
-        digest = args.digest
-        child = pulumi.ResourceOptions(parent=self)
-        tags = stack_tags(spec)
-        account = account_of(spec)
-        self.checkpoint_interval_seconds = args.plan.interval_seconds
+    def network(self) -> NodeNetwork:
+        ctx = self.ctx
+        self.resource_group = resource_group(ctx.spec, ctx.child)
+        self.vnet = TrainingNetwork(f"{ctx.name}-net", ctx.spec, self.resource_group.name, ctx.child)
+        return NodeNetwork(self.vnet.vnet.id, self.vnet.nodes_subnet.id, self.vnet.zone)
 
-        self.resource_group = resource_group(spec, child)
-        rg = self.resource_group.name
-        self.network = TrainingNetwork(f"{name}-net", spec, rg, child)
-        self.storage = TrainingStorage(
-            f"{name}-storage",
-            spec,
-            rg,
+    def storage(self, network: NodeNetwork) -> TrainingData:
+        ctx, vnet = self.ctx, self.vnet
+        self.store = store = TrainingStorage(
+            f"{ctx.name}-storage",
+            ctx.spec,
+            self.resource_group.name,
             self.resource_group.id,
-            self.network.lustre_subnet.id if self.network.lustre_subnet is not None else None,
-            self.network.zone,
-            child,
-            nodes_subnet_id=self.network.nodes_subnet.id,
-            file_system=args.plan.file_system,
+            vnet.lustre_subnet.id if vnet.lustre_subnet is not None else None,
+            vnet.zone,
+            ctx.child,
+            nodes_subnet_id=vnet.nodes_subnet.id,
+            file_system=ctx.plan.file_system,
         )
-        storage = self.storage
-        self.file_system = storage.file_system
+        lustre = ctx.spec.training.storage.lustre
+        file_system = None
+        if store.file_system is not None and lustre is not None:
+            assert store.lustre_address is not None and store.lustre_mount_name is not None
+            file_system = NetworkStorage(
+                "lustre",
+                store.lustre_address,
+                store.lustre_mount_name,
+                lustre.mount_path,
+                LUSTRE_MOUNT_OPTIONS,
+                store.file_system,
+            )
+        return TrainingData(store.dataset_uri, store.checkpoint_uri, store.encryption_key, file_system)
 
-        # The nodes' identity: read datasets, write (never delete) checkpoints, read the munge key (scheduler).
+    def node_identity(self, network: NodeNetwork, data: TrainingData) -> NodeIdentity:
+        """Read datasets, write (never delete) checkpoints; the scheduler adds reading the munge key."""
+        ctx, store = self.ctx, self.store
+        name = ctx.name
         self.nodes_identity = azure_native.managedidentity.UserAssignedIdentity(
-            f"{name}-nodes-id", resource_group_name=rg, tags=tags, opts=child
+            f"{name}-nodes-id", resource_group_name=self.resource_group.name, tags=stack_tags(ctx.spec), opts=ctx.child
         )
         grants: list[pulumi.Resource] = [
-            storage.grant(
+            store.grant(
                 f"{name}-nodes-datasets",
-                storage.dataset_container.id,
+                store.dataset_container.id,
                 STORAGE_BLOB_DATA_READER,
                 self.nodes_identity.principal_id,
             )
         ]
-        if storage.checkpoint_container is not None:
+        if store.checkpoint_container is not None:
             grants.append(
-                storage.grant(
+                store.grant(
                     f"{name}-nodes-checkpoints",
-                    storage.checkpoint_container.id,
+                    store.checkpoint_container.id,
                     "",
                     self.nodes_identity.principal_id,
-                    role_id=storage.checkpoint_writer_role,
+                    role_id=store.checkpoint_writer_role,
                 )
             )
+        return NodeIdentity(grants)
+
+    def scheduler(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> SchedulerResult:
+        ctx, vnet = self.ctx, self.vnet
         handles = AzureTrainingHandles(
-            resource_group=rg,
-            network_id=self.network.vnet.id,
-            subnet_id=self.network.nodes_subnet.id,
-            head_address=self.network.head_address,
-            zone=self.network.zone,
-            storage=storage,
+            resource_group=self.resource_group.name,
+            network_id=vnet.vnet.id,
+            subnet_id=vnet.nodes_subnet.id,
+            head_address=vnet.head_address,
+            zone=vnet.zone,
+            storage=self.store,
             nodes_identity=self.nodes_identity,
-            checkpoint_interval_seconds=self.checkpoint_interval_seconds,
-            node_grants=grants,
+            checkpoint_interval_seconds=ctx.plan.interval_seconds,
+            node_grants=identity.grants,
         )
-        result = build_scheduler(spec, handles, child)
-        self.scheduler = result.component
-        user_data = result.compute_user_data
-        if user_data is None:
-            user_data = with_ssh_passwords_off(
-                environment_cloud_config(node_environment(spec, self.checkpoint_interval_seconds))
-            )
+        return build_scheduler(ctx.spec, handles, ctx.child)
 
-        # A managed scheduler (Azure Machine Learning) runs the nodes itself: no scale set then.
-        self.group: azure_native.compute.VirtualMachineScaleSet | None = None
-        if result.needs_compute_group:
-            randomness = random.Provider(f"{name}-nodes-random", opts=child)
-            admin_key = admin_public_key(f"{name}-nodes", pulumi.ResourceOptions(parent=self, provider=randomness))
-            self.group = self._scale_set(name, user_data, admin_key, handles.node_grants)
-        self.launch_template = self.group
-        self.placement_group = self.group if training.nodes.count > 1 else None
+    def plain_boot(self, cloud_config: str) -> str:
+        return with_ssh_passwords_off(cloud_config)
 
-        self.outputs: dict[str, pulumi.Input[Any]] = {
-            "configDigest": digest,
-            "account": account.subscription_id,
-            "region": account.region,
-            "networkId": self.network.vnet.id,
-            "subnetId": self.network.nodes_subnet.id,
-            "zone": self.network.zone,
-            "datasetBucket": storage.dataset_uri,
-            "encryptionKey": storage.encryption_key,
-            "fabricInterfacesPerNode": fabric_interfaces(training.nodes.instance_type),
-            "checkpointIntervalSeconds": self.checkpoint_interval_seconds,
-        }
-        if self.group is not None:
-            self.outputs["nodeGroup"] = self.group.name
-        if storage.checkpoint_uri is not None:
-            self.outputs["checkpointBucket"] = storage.checkpoint_uri
-        if storage.lustre_address is not None and storage.lustre_mount_name is not None:
-            self.outputs["lustreAddress"] = storage.lustre_address
-            self.outputs["lustreMountName"] = storage.lustre_mount_name
-        self.outputs.update(result.outputs)
-        self.register_outputs(self.outputs)
+    def node_group(
+        self,
+        network: NodeNetwork,
+        data: TrainingData,
+        identity: NodeIdentity,
+        scheduler: SchedulerResult,
+        user_data: pulumi.Input[str],
+    ) -> NodeGroup:
+        ctx = self.ctx
+        name = ctx.name
+        randomness = random.Provider(f"{name}-nodes-random", opts=ctx.child)
+        admin_key = admin_public_key(f"{name}-nodes", pulumi.ResourceOptions(parent=ctx.parent, provider=randomness))
+        depends_on: list[pulumi.Resource] = list(identity.grants)
+        if data.file_system is not None:
+            depends_on += data.file_system.waits_for  # the nodes mount it at first boot
+        if scheduler.component is not None:
+            depends_on.append(scheduler.component)  # and join slurmctld
+        self.scale_set = self._scale_set(name, user_data, admin_key, depends_on)
+        # The scale set is Azure's node template and group at once.
+        return NodeGroup(self.scale_set, self.scale_set.name, self.scale_set)
+
+    def placement(self) -> Placement | None:
+        """The scale set's single placement group is the InfiniBand placement (none for one node)."""
+        if self.scale_set is None or self.ctx.spec.training.nodes.count < 2:
+            return None
+        return Placement(self.scale_set)
+
+    def fabric_interfaces_per_node(self) -> int:
+        return fabric_interfaces(self.ctx.spec.training.nodes.instance_type)
 
     def _scale_set(
         self,
         name: str,
         user_data: pulumi.Input[str],
         admin_key: pulumi.Input[str],
-        grants: list[pulumi.Resource],
+        depends_on: list[pulumi.Resource],
     ) -> azure_native.compute.VirtualMachineScaleSet:
-        spec = self.spec
+        spec = self.ctx.spec
         nodes = spec.training.nodes
         profile: dict[str, Any] = {
             "storage_profile": {
@@ -202,7 +217,7 @@ class TrainingCluster(pulumi.ComponentResource):
                         "enable_accelerated_networking": True,
                         # No public_ip_address_configuration: the nodes have no public address.
                         "ip_configurations": [
-                            {"name": "primary", "primary": True, "subnet": {"id": self.network.nodes_subnet.id}}
+                            {"name": "primary", "primary": True, "subnet": {"id": self.vnet.nodes_subnet.id}}
                         ],
                     }
                 ]
@@ -211,11 +226,6 @@ class TrainingCluster(pulumi.ComponentResource):
         }
         if nodes.reservation_id is not None:
             profile["capacity_reservation"] = {"capacity_reservation_group": {"id": nodes.reservation_id}}
-        depends_on: list[pulumi.Resource] = list(grants)
-        if self.file_system is not None:
-            depends_on.append(self.file_system)  # the nodes mount it at first boot
-        if self.scheduler is not None:
-            depends_on.append(self.scheduler)  # and join slurmctld
         return azure_native.compute.VirtualMachineScaleSet(
             f"{name}-nodes",
             resource_group_name=self.resource_group.name,
@@ -226,11 +236,39 @@ class TrainingCluster(pulumi.ComponentResource):
             platform_fault_domain_count=1,
             overprovision=False,
             upgrade_policy={"mode": "Manual"},
-            zones=[self.network.zone],
+            zones=[self.vnet.zone],
             identity={"type": "UserAssigned", "user_assigned_identities": [self.nodes_identity.id]},
             virtual_machine_profile=profile,
-            tags={**stack_tags(spec), "accelstack:config-digest": self.digest},
+            tags={**stack_tags(spec), "accelstack:config-digest": self.ctx.digest},
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=depends_on, ignore_changes=["virtualMachineProfile.osProfile.adminPassword"]
+                parent=self.ctx.parent,
+                depends_on=depends_on,
+                ignore_changes=["virtualMachineProfile.osProfile.adminPassword"],
             ),
         )
+
+
+class TrainingCluster(TrainingRecipe):
+    """The Azure training cluster: the training recipe over `AzureTrainingParts`. Beside the recipe's attributes:
+    `resource_group`, `network` (the VNet), `storage` (Blob, Key Vault, Managed Lustre) and `nodes_identity`, kept
+    on `parts`; the scale set is the recipe's `group`, `launch_template` and, for several nodes, `placement_group`."""
+
+    cloud = "azure"
+    parts_class = AzureTrainingParts
+    parts: AzureTrainingParts
+
+    @property
+    def resource_group(self) -> azure_native.resources.ResourceGroup:
+        return self.parts.resource_group
+
+    @property
+    def network(self) -> TrainingNetwork:
+        return self.parts.vnet
+
+    @property
+    def storage(self) -> TrainingStorage:
+        return self.parts.store
+
+    @property
+    def nodes_identity(self) -> azure_native.managedidentity.UserAssignedIdentity:
+        return self.parts.nodes_identity

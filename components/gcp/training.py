@@ -22,13 +22,24 @@ import pulumi
 import pulumi_gcp as gcp
 
 from accelstack.clouds.gcp import catalog
-from accelstack.components.base import TrainingClusterArgs
+from accelstack.components.base import SchedulerResult
 from accelstack.components.gcp.images import NODE_IMAGE, SHIELDED_VM
 from accelstack.components.gcp.network import TrainingNetwork, training_network
 from accelstack.components.gcp.provider import CLOUD_PLATFORM_SCOPE, account_of, resource_id
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandles, build_scheduler
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
-from accelstack.components.node_environment import environment_cloud_config, node_environment
+from accelstack.components.recipes.parts import (
+    BuildContext,
+    NetworkStorage,
+    NodeGroup,
+    NodeIdentity,
+    NodeNetwork,
+    Placement,
+    TrainingData,
+    TrainingParts,
+)
+from accelstack.components.recipes.training import TrainingRecipe
+from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 NODE_BOOT_GIB = 256  # containers and CUDA caches; scratch is the VMs' local SSD
 
@@ -86,47 +97,60 @@ def uses_workload_policy(machine_type: str, count: int, capacity: str, reservati
     )
 
 
-class TrainingCluster(pulumi.ComponentResource):
-    """The training stack's main component; `outputs` holds what the stack exports.
+class GcpTrainingParts(TrainingParts):
+    """Google Cloud's training parts: a system VPC and one VPC per GPU NIC, Cloud Storage + Cloud KMS + Managed
+    Lustre, a service account, Slurm or Cluster Director, and ONE zonal managed instance group of GPU VMs."""
 
-    What a test can assert on: `network`, `storage`, `file_system` (Managed Lustre; None without it),
-    `nodes_account`, `scheduler` (None without one), `launch_template` (the instance template), `group`
-    (the instance group manager), `placement_group` (the workload policy; None when the group gets none)."""
-
-    def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        """`name` prefixes every resource of the cluster and is its `accelstack-stack` label; `opts.provider`
-        is the (pinned) gcp provider the cluster deploys with."""
-        args = args.named(name)
-        super().__init__("accelstack:gcp:TrainingCluster", name, None, opts)
-        spec = args.spec
-        training = spec.training
-        nodes = training.nodes
-        self.spec, self.digest, self.plan = spec, args.digest, args.plan
-        child = pulumi.ResourceOptions(parent=self)
-        account = account_of(spec)
-        self.checkpoint_interval_seconds = args.plan.interval_seconds
-        project_number = gcp.organizations.get_project_output(
-            project_id=account.project_id, opts=pulumi.InvokeOutputOptions(parent=self)
+    def __init__(self, ctx: BuildContext):
+        super().__init__(ctx)
+        account = account_of(ctx.spec)
+        self.project_number = gcp.organizations.get_project_output(
+            project_id=account.project_id, opts=pulumi.InvokeOutputOptions(parent=ctx.parent)
         ).number
         # Required by the GCP rules (zone letters differ per region: us-east1 has no -a).
-        zone = training.network.availability_zone or f"{account.region}-b"
-
-        # Cluster Director configures the GPU NICs itself and takes one network: no fabric VPCs for it.
-        fabric = training.scheduler.kind != "managed"
-        self.network: TrainingNetwork = training_network(name, spec, zone, child, fabric=fabric)
-        self.storage = TrainingStorage(
-            f"{name}-storage", spec, self.network, project_number, child, file_system=args.plan.file_system
-        )
-        storage = self.storage
-        self.file_system = storage.file_system
-
-        # The nodes' identity: read datasets, write (never delete) checkpoints, read the munge key (scheduler).
-        # Cluster Director's VMs take no service account of ours: they run as the project's Compute Engine
-        # default one (components/gcp/cluster_director.py), which then gets exactly these grants.
-        managed = training.scheduler.kind == "managed"
+        self.zone = ctx.spec.training.network.availability_zone or f"{account.region}-b"
+        self.managed = ctx.spec.training.scheduler.kind == "managed"
         self.nodes_account: gcp.serviceaccount.Account | None = None
-        if managed:
-            member: pulumi.Input[str] = project_number.apply(
+        self.placement_group: gcp.compute.ResourcePolicy | None = None
+        self.launch_template: gcp.compute.InstanceTemplate | None = None
+        self.resize_request: gcp.compute.ResizeRequest | None = None
+
+    def network(self) -> NodeNetwork:
+        ctx = self.ctx
+        # Cluster Director configures the GPU NICs itself and takes one network: no fabric VPCs for it.
+        self.vpcs: TrainingNetwork = training_network(ctx.name, ctx.spec, self.zone, ctx.child, fabric=not self.managed)
+        return NodeNetwork(self.vpcs.system.id, self.vpcs.nodes_subnet.id, self.zone)
+
+    def storage(self, network: NodeNetwork) -> TrainingData:
+        ctx = self.ctx
+        self.store = store = TrainingStorage(
+            f"{ctx.name}-storage", ctx.spec, self.vpcs, self.project_number, ctx.child, file_system=ctx.plan.file_system
+        )
+        lustre = ctx.spec.training.storage.lustre
+        file_system = None
+        if store.file_system is not None and lustre is not None:
+            assert store.lustre_address is not None and store.lustre_mount_name is not None
+            file_system = NetworkStorage(
+                "lustre",
+                store.lustre_address,
+                store.lustre_mount_name,
+                lustre.mount_path,
+                LUSTRE_MOUNT_OPTIONS,
+                store.file_system,
+                # The nodes find the dataset there at first boot.
+                (store.lustre_import,) if store.lustre_import is not None else (),
+            )
+        checkpoint_uri = f"gs://{store.checkpoint_bucket_name}" if store.checkpoint_bucket_name is not None else None
+        return TrainingData(f"gs://{store.dataset_bucket_name}", checkpoint_uri, store.key.id, file_system)
+
+    def node_identity(self, network: NodeNetwork, data: TrainingData) -> NodeIdentity:
+        """Read datasets, write (never delete) checkpoints; the scheduler adds reading the munge key. Cluster
+        Director's VMs take no service account of ours: they run as the project's Compute Engine default one
+        (components/gcp/cluster_director.py), which then gets exactly these grants."""
+        ctx, store = self.ctx, self.store
+        name = ctx.name
+        if self.managed:
+            member: pulumi.Input[str] = self.project_number.apply(
                 lambda number: f"serviceAccount:{number}-compute@developer.gserviceaccount.com"
             )
         else:
@@ -134,90 +158,84 @@ class TrainingCluster(pulumi.ComponentResource):
                 f"{name}-nodes",
                 account_id=resource_id(name, "nodes", 30),
                 display_name=f"{name} training nodes",
-                opts=child,
+                opts=ctx.child,
             )
             member = self.nodes_account.member
         grants: list[pulumi.Resource] = [
-            storage.grant(f"{name}-nodes-datasets", storage.dataset_bucket_name, OBJECT_VIEWER, member)
+            store.grant(f"{name}-nodes-datasets", store.dataset_bucket_name, OBJECT_VIEWER, member)
         ]
-        if storage.checkpoint_bucket_name is not None:
+        if store.checkpoint_bucket_name is not None:
             grants += [
-                storage.grant(
-                    f"{name}-nodes-checkpoints-{role.rsplit('.', 1)[1]}", storage.checkpoint_bucket_name, role, member
+                store.grant(
+                    f"{name}-nodes-checkpoints-{role.rsplit('.', 1)[1]}", store.checkpoint_bucket_name, role, member
                 )
                 for role in (OBJECT_VIEWER, OBJECT_CREATOR)
             ]
+        return NodeIdentity(grants)
+
+    def scheduler(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> SchedulerResult:
+        ctx = self.ctx
         handles = GcpTrainingHandles(
-            network=self.network,
-            storage=storage,
+            network=self.vpcs,
+            storage=self.store,
             nodes_account=self.nodes_account,
-            checkpoint_interval_seconds=self.checkpoint_interval_seconds,
-            node_grants=grants,
+            checkpoint_interval_seconds=ctx.plan.interval_seconds,
+            node_grants=identity.grants,
         )
-        result = build_scheduler(spec, handles, child)
-        self.scheduler = result.component
-        user_data = result.compute_user_data
-        if user_data is None:
-            user_data = environment_cloud_config(node_environment(spec, self.checkpoint_interval_seconds))
+        return build_scheduler(ctx.spec, handles, ctx.child)
 
-        self.placement_group: gcp.compute.ResourcePolicy | None = None
-        self.launch_template: gcp.compute.InstanceTemplate | None = None
-        self.group: gcp.compute.InstanceGroupManager | None = None
-        self.resize_request: gcp.compute.ResizeRequest | None = None
-        if result.needs_compute_group:
-            if uses_workload_policy(nodes.instance_type, nodes.count, nodes.capacity, nodes.reservation_id):
-                self.placement_group = gcp.compute.ResourcePolicy(
-                    f"{name}-placement",
-                    region=account.region,
-                    # Best effort, no max distance: a distance the zone cannot meet fails the whole group.
-                    workload_policy={"type": "HIGH_THROUGHPUT"},
-                    opts=child,
-                )
-            self.launch_template = self._template(name, user_data)
-            self.group = self._group(name, handles.node_grants)
-            if nodes.capacity == "flex-start":
-                self.resize_request = self._flex_start_request(name, self.group)
+    def node_group(
+        self,
+        network: NodeNetwork,
+        data: TrainingData,
+        identity: NodeIdentity,
+        scheduler: SchedulerResult,
+        user_data: pulumi.Input[str],
+    ) -> NodeGroup:
+        ctx = self.ctx
+        name, nodes = ctx.name, ctx.spec.training.nodes
+        if uses_workload_policy(nodes.instance_type, nodes.count, nodes.capacity, nodes.reservation_id):
+            self.placement_group = gcp.compute.ResourcePolicy(
+                f"{name}-placement",
+                region=ctx.spec.account.region,
+                # Best effort, no max distance: a distance the zone cannot meet fails the whole group.
+                workload_policy={"type": "HIGH_THROUGHPUT"},
+                opts=ctx.child,
+            )
+        depends_on: list[pulumi.Resource] = list(identity.grants)
+        if data.file_system is not None:
+            depends_on += data.file_system.waits_for  # the nodes mount it (and find the dataset) at first boot
+        if scheduler.component is not None:
+            depends_on.append(scheduler.component)  # and join slurmctld
+        self.launch_template = template = self._template(name, user_data)
+        group = self._group(name, template, depends_on)
+        if nodes.capacity == "flex-start":
+            self.resize_request = self._flex_start_request(name, group)
+        return NodeGroup(group, group.name, template)
 
-        self.outputs: dict[str, pulumi.Input[Any]] = {
-            "configDigest": args.digest,
-            "account": account.project_id,
-            "region": account.region,
-            "networkId": self.network.system.id,
-            "subnetId": self.network.nodes_subnet.id,
-            "zone": zone,
-            "datasetBucket": f"gs://{storage.dataset_bucket_name}",
-            "encryptionKey": storage.key.id,
-            "fabricInterfacesPerNode": fabric_interfaces(nodes.instance_type),
-            "checkpointIntervalSeconds": self.checkpoint_interval_seconds,
-        }
-        if self.group is not None:
-            self.outputs["nodeGroup"] = self.group.name
-        if storage.checkpoint_bucket_name is not None:
-            self.outputs["checkpointBucket"] = f"gs://{storage.checkpoint_bucket_name}"
-        if self.placement_group is not None:
-            self.outputs["placementGroup"] = self.placement_group.id
-        if storage.lustre_address is not None and storage.lustre_mount_name is not None:
-            self.outputs["lustreAddress"] = storage.lustre_address
-            self.outputs["lustreMountName"] = storage.lustre_mount_name
-        self.outputs.update(result.outputs)
-        self.register_outputs(self.outputs)
+    def placement(self) -> Placement | None:
+        return Placement(self.placement_group, self.placement_group.id) if self.placement_group else None
+
+    def fabric_interfaces_per_node(self) -> int:
+        return fabric_interfaces(self.ctx.spec.training.nodes.instance_type)
 
     def _template(self, name: str, user_data: pulumi.Input[str]) -> gcp.compute.InstanceTemplate:
-        nodes = self.spec.training.nodes
+        spec = self.ctx.spec
+        nodes = spec.training.nodes
         nodes_account = self.nodes_account
         assert nodes_account is not None  # a node group runs on the stack's own nodes account
         layout = catalog.nic_layout(nodes.instance_type)
         interfaces: list[dict[str, Any]] = [
-            {"network": self.network.system.id, "subnetwork": self.network.nodes_subnet.id, "nic_type": "GVNIC"}
+            {"network": self.vpcs.system.id, "subnetwork": self.vpcs.nodes_subnet.id, "nic_type": "GVNIC"}
         ]
         interfaces += [
             {"network": vpc.id, "subnetwork": subnet.id, "nic_type": nic_type}
-            for vpc, subnet, nic_type in self.network.fabric_nics
+            for vpc, subnet, nic_type in self.vpcs.fabric_nics
         ]  # no access_configs anywhere: no external IP
         return gcp.compute.InstanceTemplate(
             f"{name}-node",
             name_prefix=f"{name}-node-"[:37],
-            region=self.spec.account.region,  # type: ignore[attr-defined]
+            region=spec.account.region,
             machine_type=nodes.instance_type,
             disks=[
                 {
@@ -234,26 +252,19 @@ class TrainingCluster(pulumi.ComponentResource):
             service_account={"email": nodes_account.email, "scopes": [CLOUD_PLATFORM_SCOPE]},
             shielded_instance_config=SHIELDED_VM,
             metadata={**LOGIN_METADATA, "user-data": user_data},
-            labels={"accelstack-config-digest": self.digest},
+            labels={"accelstack-config-digest": self.ctx.digest},
             # Templates are immutable: a change is a new template, created before the old one goes.
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self.ctx.child,
         )
 
-    def _group(self, name: str, grants: list[pulumi.Resource]) -> gcp.compute.InstanceGroupManager:
-        nodes = self.spec.training.nodes
-        depends_on: list[pulumi.Resource] = list(grants)
-        if self.file_system is not None:
-            depends_on.append(self.file_system)  # the nodes mount it at first boot
-        if self.storage.lustre_import is not None:
-            depends_on.append(self.storage.lustre_import)  # and find the dataset there
-        if self.scheduler is not None:
-            depends_on.append(self.scheduler)  # and join slurmctld
+    def _group(
+        self, name: str, template: gcp.compute.InstanceTemplate, depends_on: list[pulumi.Resource]
+    ) -> gcp.compute.InstanceGroupManager:
+        nodes = self.ctx.spec.training.nodes
         flex_start = nodes.capacity == "flex-start"
-        template = self.launch_template
-        assert template is not None  # built just before the group
         return gcp.compute.InstanceGroupManager(
             f"{name}-nodes",
-            zone=self.network.zone,
+            zone=self.vpcs.zone,
             base_instance_name=f"{name}-node"[:54],
             # Flex-start: the group starts empty and the resize request adds every node at once when the
             # capacity is granted (about-resize-requests-mig); the stack must not size it back to 0 after.
@@ -271,7 +282,9 @@ class TrainingCluster(pulumi.ComponentResource):
             resource_policies={"workload_policy": self.placement_group.self_link} if self.placement_group else None,
             wait_for_instances=False,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=depends_on, ignore_changes=["targetSize"] if flex_start else None
+                parent=self.ctx.parent,
+                depends_on=depends_on,
+                ignore_changes=["targetSize"] if flex_start else None,
             ),
         )
 
@@ -279,15 +292,41 @@ class TrainingCluster(pulumi.ComponentResource):
         """DWS flex-start: ask for every node at once, for maxRunHours; the VMs come together when Google can
         grant them and are deleted at the end. Every input of a resize request is immutable: a new run is a
         new request (`pulumi up --replace` on it)."""
-        nodes = self.spec.training.nodes
+        nodes = self.ctx.spec.training.nodes
         hours = nodes.max_run_hours or catalog.FLEX_START_MAX_HOURS
         return gcp.compute.ResizeRequest(
             f"{name}-flex-start",
             name=resource_id(name, "flex-start", 63),  # RFC 1035: a stack name may start with a digit
             instance_group_manager=group.name,
-            zone=self.network.zone,
+            zone=self.vpcs.zone,
             resize_by=nodes.count,
             requested_run_duration={"seconds": str(hours * 3600)},
             description=f"accelstack {name}: {nodes.count} x {nodes.instance_type} for {hours} h",
-            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+            opts=pulumi.ResourceOptions(parent=self.ctx.parent, delete_before_replace=True),
         )
+
+
+class TrainingCluster(TrainingRecipe):
+    """The Google Cloud training cluster: the training recipe over `GcpTrainingParts`. Beside the recipe's
+    attributes: `network` (system and fabric VPCs), `storage` (Cloud Storage, Cloud KMS, Managed Lustre),
+    `nodes_account` (None under Cluster Director) and `resize_request` (flex-start), kept on `parts`."""
+
+    cloud = "gcp"
+    parts_class = GcpTrainingParts
+    parts: GcpTrainingParts
+
+    @property
+    def network(self) -> TrainingNetwork:
+        return self.parts.vpcs
+
+    @property
+    def storage(self) -> TrainingStorage:
+        return self.parts.store
+
+    @property
+    def nodes_account(self) -> gcp.serviceaccount.Account | None:
+        return self.parts.nodes_account
+
+    @property
+    def resize_request(self) -> gcp.compute.ResizeRequest | None:
+        return self.parts.resize_request

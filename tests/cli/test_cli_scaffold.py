@@ -84,7 +84,9 @@ def test_the_skeleton_is_every_file_of_the_checklist_and_the_next_steps_are_prin
     assert tree(tmp_path / "accelstack" / "clouds" / NAME) == [
         "__init__.py", "accounts.py", "catalog.py", "prices.py", "replace_rows.py", "rules.py",
     ]  # fmt: skip
-    assert tree(tmp_path / "components" / NAME) == ["__init__.py", "images.py", "mocks.py", "node_platform.py"]
+    assert tree(tmp_path / "components" / NAME) == [
+        "__init__.py", "images.py", "mocks.py", "node_platform.py", "training.py",
+    ]  # fmt: skip
     assert tree(tmp_path / "policies" / NAME) == ["__init__.py"]
     assert f'{NAME} = "accelstack.clouds.{NAME}:ZEPHYR"' in result.stdout
     assert f"VENDORS = (..., {NAME}.VENDOR)" in result.stdout
@@ -138,6 +140,20 @@ def test_the_components_mocks_and_vendor_are_the_real_types(generated: Path) -> 
     with pytest.raises(NotImplementedError, match=r"node_platform\.py"):
         _ = platform.metadata_functions
     assert isinstance(importlib.import_module(f"accelstack.policies.{NAME}").VENDOR, Vendor)
+
+
+def test_the_training_cluster_is_the_recipe_over_parts_that_say_what_to_do(generated: Path) -> None:
+    from accelstack.components.recipes.parts import TrainingParts
+    from accelstack.components.recipes.training import TrainingRecipe
+
+    cloud = description(generated).ZEPHYR
+    training = importlib.import_module(f"{cloud.components}.training")
+    assert issubclass(training.TrainingCluster, TrainingRecipe) and training.TrainingCluster.cloud == NAME
+    parts_class = training.TrainingCluster.parts_class
+    assert issubclass(parts_class, TrainingParts) and not parts_class.__abstractmethods__
+    parts = parts_class(None)
+    with pytest.raises(NotImplementedError, match=r"zephyr training part: network: .*components/zephyr/training\.py"):
+        parts.network()
 
 
 def test_the_generated_files_compile_and_pass_ruff(generated: Path) -> None:

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from accelstack.components.aws.network import carve_training_subnets
+from accelstack.components.aws.node_platform import FSX_LUSTRE_CLIENT_INSTALL
 from accelstack.components.aws.storage import (
     artifact_reader_statements,
     bucket_policy_document,
@@ -24,10 +25,10 @@ from accelstack.components.aws.training import (
     capacity_block_plan,
     efa_network_interfaces,
     instance_policy_document,
-    lustre_client_cloud_config,
     market_options,
     needs_placement_group,
 )
+from accelstack.components.recipes.training import lustre_client_cloud_config, lustre_source
 
 
 @st.composite
@@ -218,7 +219,9 @@ def test_dra_paths_overlap_when_nested() -> None:
 
 
 def test_lustre_cloud_config_mounts_with_flock_and_noatime() -> None:
-    text = lustre_client_cloud_config("fs-1.fsx.us-east-1.amazonaws.com", "abcdefgh", "/fsx")
+    text = lustre_client_cloud_config(
+        lustre_source("fs-1.fsx.us-east-1.amazonaws.com", "abcdefgh"), "/fsx", FSX_LUSTRE_CLIENT_INSTALL
+    )
     assert text.startswith("#cloud-config\n")
     config = yaml.safe_load(text)
     [fstab] = config["write_files"]
@@ -246,7 +249,11 @@ def test_lustre_cloud_config_passes_cloud_init_schema(tmp_path) -> None:
     if shutil.which("cloud-init") is None:
         pytest.skip("cloud-init is not installed")
     path = tmp_path / "user-data"
-    path.write_text(lustre_client_cloud_config("fs-1.fsx.us-east-1.amazonaws.com", "abcdefgh", "/fsx"))
+    path.write_text(
+        lustre_client_cloud_config(
+            lustre_source("fs-1.fsx.us-east-1.amazonaws.com", "abcdefgh"), "/fsx", FSX_LUSTRE_CLIENT_INSTALL
+        )
+    )
     result = subprocess.run(["cloud-init", "schema", "-c", str(path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -70,6 +70,11 @@ OMITTED_DEFAULTS = (
 )
 DEFAULTS_VARIANT = "defaults-omitted"
 
+# Every training example stack with a file system, without a scheduler: the recipe's plain nodes boot the jobs'
+# environment and mount the file system, the same on every cloud.
+PLAIN_NODES = ("training.scheduler.kind=none",)
+PLAIN_NODES_VARIANT = "no-scheduler"
+
 
 def variant_cases() -> list[tuple[str, Variant]]:
     cases = [
@@ -77,11 +82,19 @@ def variant_cases() -> list[tuple[str, Variant]]:
         for cloud, path in cloud_stacks()
         for name, overrides in VARIANTS.get(stack_name_of(path), ())
     ]
-    return cases + [
-        (cloud, Variant(path, DEFAULTS_VARIANT, omitted))
-        for cloud, path in cloud_stacks()
-        if (omitted := omitted_defaults(path))
-    ]
+    return (
+        cases
+        + [
+            (cloud, Variant(path, DEFAULTS_VARIANT, omitted))
+            for cloud, path in cloud_stacks()
+            if (omitted := omitted_defaults(path))
+        ]
+        + [
+            (cloud, Variant(path, PLAIN_NODES_VARIANT, PLAIN_NODES))
+            for cloud, path in cloud_stacks()
+            if omitted_defaults(path)
+        ]
+    )
 
 
 def omitted_defaults(path: Path) -> tuple[str, ...]:

@@ -8,11 +8,14 @@ the list only shrinks), never loosened.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import importlib
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 from checks import (
     TAG_CARRIERS,
     custom_resources,
@@ -27,6 +30,7 @@ from checks import (
 )
 from cloud_stacks import (
     DEFAULTS_VARIANT,
+    PLAIN_NODES_VARIANT,
     STACKS,
     VARIANTS,
     Variant,
@@ -289,3 +293,54 @@ def test_every_derived_default_placed_on_a_resource_is_what_the_resource_receive
         if row.resource_type == "gcp:pubsub/subscription:Subscription" and prop == "ackDeadlineSeconds":
             expected = max(10, min(float(row.value), 600))
         assert seconds_or_number(received) == pytest.approx(float(expected)), row.target
+
+
+# --- the training recipe's plain nodes ---------------------------------------------------------------
+
+PLAIN_CASES = [(cloud, case) for cloud, case in VARIANT_CASES if case.name == PLAIN_NODES_VARIANT]
+
+
+def cloud_configs(value: object) -> list[str]:
+    """Every `#cloud-config` document in a resource's inputs, plain or base64 (as each cloud takes user data)."""
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in cloud_configs(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in cloud_configs(item)]
+    if not isinstance(value, str):
+        return []
+    if value.startswith("#cloud-config"):
+        return [value]
+    try:
+        decoded = base64.b64decode(value, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return []
+    return [decoded] if decoded.startswith("#cloud-config") else []
+
+
+def test_every_cloud_that_trains_has_a_plain_nodes_variant() -> None:
+    trains = {cloud for cloud in registry.deployable() if registry.get(cloud).deploys("training")}
+    assert trains <= {cloud for cloud, _ in PLAIN_CASES}
+
+
+@pytest.mark.parametrize(("cloud", "variant"), PLAIN_CASES, ids=[stack_id(v) for _, v in PLAIN_CASES])
+def test_plain_nodes_mount_the_file_system_the_stack_exports(cloud: str, variant: Variant) -> None:
+    """Without a scheduler, the node group boots one cloud-config on every cloud: the file system the stack
+    exports (lustreAddress, lustreMountName) in fstab at the spec's mount path, mounted by runcmd after the
+    client is installed when missing, and the jobs' environment file."""
+    result = preview(variant)
+    lustre = result.spec.training.storage.lustre
+    assert lustre is not None
+    boots = [text for r in result.resources if r.custom for text in cloud_configs(r.inputs)]
+    assert len(boots) == 1, f"{cloud}: {len(boots)} node boot documents"
+    config = yaml.safe_load(boots[0])
+    files = {entry["path"]: entry for entry in config["write_files"]}
+    source, mount_path, fstype, options, *_ = files["/etc/fstab"]["content"].split()
+    exported = result.stack_outputs
+    assert source == f"{exported['lustreAddress']}@tcp:/{exported['lustreMountName']}"
+    assert (mount_path, fstype) == (lustre.mount_path, "lustre")
+    assert "_netdev" in options.split(",")
+    install, mkdir, mount = config["runcmd"]
+    assert install[:2] == ["bash", "-c"] and install[2].startswith("command -v mount.lustre >/dev/null ||")
+    assert (mkdir, mount) == (["mkdir", "-p", lustre.mount_path], ["mount", lustre.mount_path])
+    environment = files["/etc/accelstack/training.env"]["content"]
+    assert f"ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS={int(exported['checkpointIntervalSeconds'])}\n" in environment

@@ -1,0 +1,162 @@
+"""What a cloud's training parts hand the recipe, and the parts themselves (`TrainingParts`).
+
+Every value here is neutral and typed: the recipe builds the nodes' boot, their ordering and the stack's
+outputs from these alone, so one neutral key behaves one way on every cloud. A cloud keeps its own resources
+(and anything its node group needs from its network or identity) on its parts object.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pulumi
+
+from accelstack.components.base import SchedulerResult, TrainingClusterArgs
+from accelstack.planner.training_plan import TrainingPlan
+from accelstack.spec.models import TrainingStack
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """One cluster being built: its name, its args (resolved spec, plan, digest) and the component it builds in."""
+
+    name: str
+    args: TrainingClusterArgs
+    parent: pulumi.Resource
+
+    @property
+    def spec(self) -> TrainingStack:
+        return self.args.spec
+
+    @property
+    def plan(self) -> TrainingPlan:
+        return self.args.plan
+
+    @property
+    def digest(self) -> str:
+        return self.args.digest
+
+    @property
+    def child(self) -> pulumi.ResourceOptions:
+        """Options of a resource directly under the cluster (its URN's parent)."""
+        return pulumi.ResourceOptions(parent=self.parent)
+
+
+@dataclass(frozen=True)
+class NodeNetwork:
+    """Where the nodes live: the network, their subnet and the zone every node of the cluster shares."""
+
+    network_id: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    zone: pulumi.Input[str]
+
+
+@dataclass(frozen=True)
+class NetworkStorage:
+    """A parallel file system as the nodes mount it: Cluster Toolkit's `network_storage`, typed.
+
+    The nodes mount `<address>@tcp:/<remote_mount>` at `local_mount` with `mount_options`; a node group waits for
+    `resource` and everything in `ready` (an import from the object store) before its first node boots."""
+
+    fs_type: Literal["lustre"]
+    address: pulumi.Output[str]
+    remote_mount: pulumi.Output[str]
+    local_mount: str
+    mount_options: str
+    resource: pulumi.Resource
+    ready: tuple[pulumi.Resource, ...] = ()
+
+    @property
+    def waits_for(self) -> list[pulumi.Resource]:
+        return [self.resource, *self.ready]
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """The stack's stateful storage as the rest of the cluster sees it: object-store URIs, key, file system."""
+
+    dataset_uri: pulumi.Input[str]
+    checkpoint_uri: pulumi.Input[str] | None
+    encryption_key: pulumi.Input[str]
+    file_system: NetworkStorage | None
+
+
+@dataclass
+class NodeIdentity:
+    """What the nodes run as, as the recipe sees it: the grants a node needs before it boots. A scheduler part
+    appends its own (the munge key's); the node group and the head node wait for every one."""
+
+    grants: list[pulumi.Resource] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """The compute nodes as built: the group and its template (None where the cloud keeps both in one resource)."""
+
+    group: pulumi.Resource
+    group_name: pulumi.Input[str]
+    template: pulumi.Resource | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What keeps the nodes close on the fabric (a cluster placement group, a workload policy, the scale set's
+    single placement group), and the name the stack exports for it (None: not exported)."""
+
+    resource: pulumi.Resource
+    name: pulumi.Input[str] | None = None
+
+
+class TrainingParts(ABC):
+    """A cloud's training parts, made for one cluster. The recipe calls them in this order, once each:
+    `network`, `storage`, `node_identity`, `scheduler`, then `node_group` when the scheduler leaves the nodes
+    to the cluster. A part may keep what it built for a later part (an AWS security group for the launch
+    template); it returns only the neutral values above."""
+
+    def __init__(self, ctx: BuildContext):
+        self.ctx = ctx
+
+    @abstractmethod
+    def network(self) -> NodeNetwork:
+        """The nodes' network, subnet and zone (and any fabric networks the nodes' NICs need)."""
+
+    @abstractmethod
+    def storage(self, network: NodeNetwork) -> TrainingData:
+        """The stack key, dataset and checkpoint stores, and the parallel file system (the plan's)."""
+
+    @abstractmethod
+    def node_identity(self, network: NodeNetwork, data: TrainingData) -> NodeIdentity:
+        """What the nodes run as: read datasets, write (never delete) checkpoints, use the stack key."""
+
+    @abstractmethod
+    def scheduler(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> SchedulerResult:
+        """The training scheduler the spec names (Slurm, the cloud's managed one, or none)."""
+
+    @abstractmethod
+    def node_group(
+        self,
+        network: NodeNetwork,
+        data: TrainingData,
+        identity: NodeIdentity,
+        scheduler: SchedulerResult,
+        user_data: pulumi.Input[str],
+    ) -> NodeGroup:
+        """The fixed-size compute node group, booting `user_data`. It waits at least for `identity.grants`; what
+        else it waits for (the file system, `data.file_system.waits_for`; the scheduler's head) is the cloud's
+        ordering: a node that retries its mount and its join may boot early."""
+
+    @abstractmethod
+    def fabric_interfaces_per_node(self) -> int:
+        """The fabric NICs each node gets (EFA, InfiniBand ports, GPU NICs): 0 without a fabric."""
+
+    def placement(self) -> Placement | None:
+        """The nodes' placement once every part has run; None: the nodes need none (one node, a time-boxed block
+        already placed close, or a managed scheduler that places its own)."""
+        return None
+
+    def plain_boot(self, cloud_config: str) -> str:
+        """The nodes' cloud-config without a scheduler, as this cloud must finish it (Azure turns SSH passwords
+        off); the recipe writes the body."""
+        return cloud_config
