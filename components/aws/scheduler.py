@@ -15,9 +15,11 @@ import json
 import re
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_random as random
 
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
@@ -25,7 +27,16 @@ from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGE
 from accelstack.components.aws.kms import service_host
 from accelstack.components.aws.node_platform import AwsNodePlatform
 from accelstack.components.base import SchedulerResult
-from accelstack.components.slurm.munge import munge_key
+from accelstack.components.node_platform import NodePlatform
+from accelstack.components.recipes.slurm import (
+    HeadNode,
+    MungeSecret,
+    NodeRole,
+    SlurmInputs,
+    SlurmParts,
+    SlurmRecipe,
+    StateVolume,
+)
 from accelstack.spec.models import TrainingStack
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
@@ -116,56 +127,120 @@ def head_policy_document(secret_arn: str, kms_key_arn: str, region: str) -> str:
 
 
 def build_scheduler(
-    spec: TrainingStack, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions
+    inputs: SlurmInputs, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions
 ) -> SchedulerResult:
+    spec = inputs.spec
     kind = spec.training.scheduler.kind
     if kind == "slurm":
-        return SlurmCluster(spec, digest, handles, opts).result
+        return SlurmCluster(inputs, handles, opts).result
     if kind == "managed":
         return BatchScheduler(spec, digest, handles, opts).result
     return SchedulerResult()
 
 
-class SlurmCluster(pulumi.ComponentResource):
-    def __init__(self, spec: TrainingStack, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions):
-        super().__init__("accelstack:aws:SlurmCluster", f"{spec.stack}-slurm", None, opts)
-        training = spec.training
-        name = spec.stack
-        child = pulumi.ResourceOptions(parent=self)
-        region = spec.account.region
-        self._region = region
-        nodes = slurm.Nodes(AwsNodePlatform(region), ACCELERATED_INSTANCES.get(training.nodes.instance_type))
+def head_data_policy_document(
+    dataset_bucket_arn: str | None, checkpoint_bucket_arn: str | None, kms_key_arn: str
+) -> dict[str, Any]:
+    """What the head needs where the file system cannot link to S3 itself: read the datasets it imports, write
+    (never delete) the checkpoints it exports, with the stack key. FSx for Lustre's tiers link through data
+    repository associations, so today's stacks never need it; the Slurm recipe asks whenever the generator does."""
+    statements: list[dict[str, Any]] = []
+    buckets = [arn for arn in (dataset_bucket_arn, checkpoint_bucket_arn) if arn]
+    statements.append({"Sid": "ListBuckets", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": buckets})
+    if dataset_bucket_arn:
+        statements.append(
+            {
+                "Sid": "ReadDatasets",
+                "Effect": "Allow",
+                "Action": ["s3:GetObject"],
+                "Resource": [f"{dataset_bucket_arn}/*"],
+            }
+        )
+    if checkpoint_bucket_arn:
+        statements.append(
+            {
+                "Sid": "WriteCheckpoints",
+                "Effect": "Allow",
+                "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
+                "Resource": [f"{checkpoint_bucket_arn}/*"],
+            }
+        )
+    statements.append(
+        {
+            "Sid": "UseStackKey",
+            "Effect": "Allow",
+            "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+            "Resource": [kms_key_arn],
+        }
+    )
+    return {"Version": "2012-10-17", "Statement": statements}
 
-        # The key, stored in Secrets Manager under the stack key; nodes read it at boot with their role.
-        # Never in user data.
-        _, key = munge_key(name, self)
+
+class AwsSlurmParts(SlurmParts[TrainingHandles]):
+    """Slurm's parts on AWS: the munge key in Secrets Manager under the stack key, the head's own role (Session
+    Manager and the key, nothing of the data), its security group, an encrypted gp3 state volume, and an
+    Ubuntu head at a fixed address near the top of the cluster subnet."""
+
+    def munge_secret(self, key: random.RandomBytes) -> MungeSecret:
+        """Stored under the stack key; the nodes read it at boot with their role. Never in user data."""
+        name, handles = self.ctx.name, self.handles
         self.secret = aws.secretsmanager.Secret(
             f"{name}-munge-key",
             description=f"accelstack {name}: Slurm munge key (read by the cluster's instance role at boot)",
             kms_key_id=handles.kms_key_arn,
             recovery_window_in_days=7,
-            opts=child,
+            opts=self.ctx.child,
         )
         aws.secretsmanager.SecretVersion(
             f"{name}-munge-key",
             secret_id=self.secret.id,
             # mypy solves Output.secret's Input[T] against an Output as Never; it is Output[str].
             secret_binary=pulumi.Output.secret(key.base64),  # type: ignore[arg-type]
-            opts=pulumi.ResourceOptions(parent=self, additional_secret_outputs=["secretBinary"]),
+            opts=pulumi.ResourceOptions(parent=self.ctx.parent, additional_secret_outputs=["secretBinary"]),
         )
-        handles.instance_role_policies.append(
-            aws.iam.RolePolicy(
-                f"{name}-read-munge-key",
-                role=handles.instance_role_name,
-                policy=self.secret.arn.apply(secret_read_policy),
-                opts=child,
-            )
+        return MungeSecret(self.secret.arn, self.secret.arn)
+
+    def nodes_read_secret(self, secret: MungeSecret) -> pulumi.Resource:
+        return aws.iam.RolePolicy(
+            f"{self.ctx.name}-read-munge-key",
+            role=self.handles.instance_role_name,
+            policy=secret.reference.apply(secret_read_policy),
+            opts=self.ctx.child,
         )
-        head_profile, head_policies = self._head_role(name, handles, child)
 
-        self.head_sg = self._security_groups(name, handles, child)
+    def head_identity(self, secret: MungeSecret) -> list[pulumi.Resource]:
+        self.head_profile, grants = self._head_role(self.ctx.name, self.handles, self.ctx.child)
+        return grants
 
-        self.state_volume = aws.ebs.Volume(
+    def head_reads_datasets(self) -> list[pulumi.Resource]:
+        return [self._head_data_policy("datasets", self.handles.dataset_bucket, None)]
+
+    def head_writes_checkpoints(self) -> list[pulumi.Resource]:
+        checkpoints = self.handles.checkpoint_bucket
+        assert checkpoints is not None  # the generator exports only to a stated checkpoint store
+        return [self._head_data_policy("checkpoints", None, checkpoints)]
+
+    def _head_data_policy(
+        self, label: str, datasets: pulumi.Input[str] | None, checkpoints: pulumi.Input[str] | None
+    ) -> pulumi.Resource:
+        arn = "arn:aws:s3:::{}".format
+        return aws.iam.RolePolicy(
+            f"{self.ctx.name}-head-{label}",
+            role=self.head_role.id,
+            policy=pulumi.Output.all(datasets or "", checkpoints or "", self.handles.kms_key_arn).apply(
+                lambda v: json.dumps(
+                    head_data_policy_document(arn(v[0]) if v[0] else None, arn(v[1]) if v[1] else None, v[2])
+                )
+            ),
+            opts=self.ctx.child,
+        )
+
+    def head_network(self) -> None:
+        self.head_sg = self._security_groups(self.ctx.name, self.handles, self.ctx.child)
+
+    def state_volume(self) -> StateVolume:
+        name, handles = self.ctx.name, self.handles
+        self.volume = aws.ebs.Volume(
             f"{name}-slurmctld-state",
             availability_zone=handles.availability_zone,
             size=STATE_VOLUME_GIB,
@@ -173,43 +248,35 @@ class SlurmCluster(pulumi.ComponentResource):
             encrypted=True,
             kms_key_id=handles.kms_key_arn,
             tags={"Name": f"{name}-slurmctld-state"},
-            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
+            opts=pulumi.ResourceOptions(parent=self.ctx.parent, protect=True, retain_on_delete=True),
         )
-        subnet = aws.ec2.get_subnet_output(id=handles.subnet_id, opts=pulumi.InvokeOptions(parent=self))
-        address = subnet.cidr_block.apply(head_address)
-        lustre_dns = handles.lustre_dns_name or pulumi.Output.from_input("")
-        lustre_mount = handles.lustre_mount_name or pulumi.Output.from_input("")
+        return StateVolume(self.volume.id)
 
-        head_user_data = pulumi.Output.all(self.secret.arn, self.state_volume.id, lustre_dns, lustre_mount).apply(
-            lambda v: slurm.head_cloud_init(
-                spec,
-                nodes,
-                slurm.DeployValues(
-                    head_address="",
-                    munge_key_secret=v[0],
-                    state_volume=v[1],
-                    lustre_dns_name=v[2],
-                    lustre_mount_name=v[3],
-                    checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
-                ),
-            )
-        )
-        self.head = aws.ec2.Instance(
+    def head_boot_address(self) -> pulumi.Input[str]:
+        """ "": the head reads its own address from IMDS (its user data predates the AWS-assigned fixed address)."""
+        return ""
+
+    def head_node(self, user_data: pulumi.Output[str], waits_for: list[pulumi.Resource]) -> HeadNode:
+        ctx, handles = self.ctx, self.handles
+        name, parent = ctx.name, ctx.parent
+        head_node = ctx.spec.training.scheduler.head_node
+        subnet = aws.ec2.get_subnet_output(id=handles.subnet_id, opts=pulumi.InvokeOptions(parent=parent))
+        head = aws.ec2.Instance(
             f"{name}-head",
-            ami=head_image_id(training.scheduler.head_node.instance_type, self),
-            instance_type=training.scheduler.head_node.instance_type,
+            ami=head_image_id(head_node.instance_type, parent),
+            instance_type=head_node.instance_type,
             subnet_id=handles.subnet_id,
-            private_ip=address,
+            private_ip=subnet.cidr_block.apply(head_address),
             associate_public_ip_address=False,
             vpc_security_group_ids=[self.head_sg.id],
-            iam_instance_profile=head_profile.name,
+            iam_instance_profile=self.head_profile.name,
             metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
                 http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=1
             ),
             root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
                 volume_type="gp3", volume_size=HEAD_ROOT_GIB, encrypted=True, kms_key_id=handles.kms_key_arn
             ),
-            user_data=head_user_data,
+            user_data=user_data,
             # slurm.conf lives in user data: a Slurm change rebuilds the head (and only a Slurm
             # change: the user data carries nothing else of the spec); its state is on the volume
             # and its address is fixed, so nothing else changes.
@@ -223,50 +290,31 @@ class SlurmCluster(pulumi.ComponentResource):
             # `up`; roll it deliberately with `pulumi up --replace <head urn>`.
             # depends_on: the head reads the munge key at boot with its role.
             opts=pulumi.ResourceOptions(
-                parent=self, delete_before_replace=True, ignore_changes=["ami"], depends_on=head_policies
+                parent=parent, delete_before_replace=True, ignore_changes=["ami"], depends_on=waits_for
             ),
         )
         aws.ec2.VolumeAttachment(
             f"{name}-slurmctld-state",
             device_name=STATE_DEVICE_NAME,
-            volume_id=self.state_volume.id,
-            instance_id=self.head.id,
+            volume_id=self.volume.id,
+            instance_id=head.id,
             # The state file system is mounted: a live detach sits "busy" until the provider times
             # out. Stopping the head first unmounts it cleanly (the head is being replaced anyway).
             stop_instance_before_detaching=True,
             # A volume attaches to one instance at a time (VolumeInUse): detach before attaching anew.
-            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+            opts=pulumi.ResourceOptions(parent=parent, delete_before_replace=True),
         )
+        return HeadNode(head.id, head.private_ip)
 
-        compute_user_data = pulumi.Output.all(self.head.private_ip, self.secret.arn, lustre_dns, lustre_mount).apply(
-            lambda v: slurm.compute_cloud_init(
-                spec,
-                nodes,
-                slurm.DeployValues(
-                    head_address=v[0],
-                    munge_key_secret=v[1],
-                    lustre_dns_name=v[2],
-                    lustre_mount_name=v[3],
-                    # TrainingCluster's planner interval: the same number it exports as checkpointIntervalSeconds.
-                    checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
-                ),
-            )
-        )
-        outputs: dict[str, pulumi.Input] = {
-            "scheduler": "slurm",
-            "slurmHeadAddress": self.head.private_ip,
-            "slurmHeadInstance": self.head.id,
-            "mungeKeySecret": self.secret.arn,
-        }
-        self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs, component=self)
-        self.register_outputs({"headAddress": self.head.private_ip, "mungeKeySecretArn": self.secret.arn})
+    def platform(self, role: NodeRole) -> pulumi.Output[NodePlatform]:
+        return pulumi.Output.from_input(AwsNodePlatform(self.ctx.spec.account.region))
 
     def _head_role(
         self, name: str, handles: TrainingHandles, child: pulumi.ResourceOptions
     ) -> tuple[aws.iam.InstanceProfile, list[pulumi.Resource]]:
         """The head's own role: Session Manager and the munge key, nothing of the data. The compute
         role writes checkpoints; the controller has no reason to."""
-        role = aws.iam.Role(
+        role = self.head_role = aws.iam.Role(
             f"{name}-head",
             assume_role_policy=json.dumps(EC2_ASSUME_ROLE_POLICY),
             description=f"accelstack {name}: Slurm head node (munge key, Session Manager)",
@@ -279,7 +327,7 @@ class SlurmCluster(pulumi.ComponentResource):
             f"{name}-head-read-munge-key",
             role=role.id,
             policy=pulumi.Output.all(self.secret.arn, handles.kms_key_arn).apply(
-                lambda arns: head_policy_document(arns[0], arns[1], self._region)
+                lambda arns: head_policy_document(arns[0], arns[1], self.ctx.spec.account.region)
             ),
             opts=child,
         )
@@ -522,3 +570,11 @@ class BatchScheduler(pulumi.ComponentResource):
         }
         self.result = SchedulerResult(needs_compute_group=False, outputs=outputs, component=self)
         self.register_outputs(outputs)
+
+
+class SlurmCluster(SlurmRecipe[TrainingHandles]):
+    """Slurm on AWS: the Slurm recipe over `AwsSlurmParts`."""
+
+    cloud = "aws"
+    parts_class = AwsSlurmParts
+    registered_secret_output = "mungeKeySecretArn"

@@ -34,6 +34,7 @@ from accelstack.components.recipes.parts import (
     TrainingData,
     TrainingParts,
 )
+from accelstack.components.recipes.slurm import SlurmInputs
 from accelstack.components.recipes.training import TrainingRecipe
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
@@ -327,7 +328,8 @@ class AwsTrainingParts(TrainingParts):
             checkpoint_interval_seconds=ctx.plan.interval_seconds,
             instance_role_policies=identity.grants,
         )
-        return build_scheduler(ctx.spec, ctx.digest, handles, ctx.child)
+        inputs = SlurmInputs(ctx.spec, ctx.plan.interval_seconds, data.file_system, identity.grants)
+        return build_scheduler(inputs, ctx.digest, handles, ctx.child)
 
     def node_group(
         self,

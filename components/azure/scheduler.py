@@ -15,18 +15,25 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_azure_native as azure_native
+import pulumi_random as random
 
-from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
-from accelstack.components import slurm
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HEAD_IMAGE
 from accelstack.components.azure.machine_learning import AzureMlScheduler
 from accelstack.components.azure.node_platform import AzureNodePlatform
 from accelstack.components.azure.provider import stack_tags
-from accelstack.components.azure.storage import KEY_VAULT_SECRETS_USER, TrainingStorage
+from accelstack.components.azure.storage import KEY_VAULT_SECRETS_USER, STORAGE_BLOB_DATA_READER, TrainingStorage
 from accelstack.components.base import SchedulerResult
-from accelstack.components.slurm.munge import munge_key
-from accelstack.spec.models import TrainingStack
+from accelstack.components.node_platform import NodePlatform
+from accelstack.components.recipes.slurm import (
+    HeadNode,
+    MungeSecret,
+    NodeRole,
+    SlurmInputs,
+    SlurmParts,
+    SlurmRecipe,
+    StateVolume,
+)
 
 MUNGE_SECRET_NAME = "slurm-munge-key"
 HEAD_OS_DISK_GIB = 64
@@ -63,86 +70,90 @@ def with_ssh_passwords_off(cloud_config: str) -> str:
 
 
 def build_scheduler(
-    spec: TrainingStack, handles: AzureTrainingHandles, opts: pulumi.ResourceOptions
+    inputs: SlurmInputs, handles: AzureTrainingHandles, opts: pulumi.ResourceOptions
 ) -> SchedulerResult:
+    spec = inputs.spec
     kind = spec.training.scheduler.kind
     if kind == "slurm":
-        return SlurmCluster(spec, handles, opts).result
+        return SlurmCluster(inputs, handles, opts).result
     if kind == "managed":
         return AzureMlScheduler(spec, handles, opts).result
     return SchedulerResult()  # "none"
 
 
-class SlurmCluster(pulumi.ComponentResource):
-    def __init__(self, spec: TrainingStack, handles: AzureTrainingHandles, opts: pulumi.ResourceOptions):
-        super().__init__("accelstack:azure:SlurmCluster", f"{spec.stack}-slurm", None, opts)
-        name = spec.stack
-        training = spec.training
-        child = pulumi.ResourceOptions(parent=self)
-        tags = stack_tags(spec)
-        storage = handles.storage
-        instance = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
-        rg = handles.resource_group
+class AzureSlurmParts(SlurmParts[AzureTrainingHandles]):
+    """Slurm's parts on Azure: the munge key in the stack's Key Vault, the head's own user-assigned identity, a
+    NIC at the fixed address, a Premium state disk that cannot be exported, and a Trusted Launch head VM."""
 
-        randomness, key = munge_key(name, self)
+    def munge_secret(self, key: random.RandomBytes) -> MungeSecret:
+        handles = self.handles
         self.secret = azure_native.keyvault.Secret(
-            f"{name}-munge-key",
-            resource_group_name=rg,
-            vault_name=storage.vault.name,
+            f"{self.ctx.name}-munge-key",
+            resource_group_name=handles.resource_group,
+            vault_name=handles.storage.vault.name,
             secret_name=MUNGE_SECRET_NAME,
             properties={
                 # mypy solves Output.secret's Input[T] against an Output as Never; it is Output[str].
                 "value": pulumi.Output.secret(key.base64),  # type: ignore[arg-type]
                 "content_type": "application/octet-stream;base64",
             },
-            tags=tags,
+            tags=stack_tags(self.ctx.spec),
             opts=pulumi.ResourceOptions(
-                parent=self, protect=True, retain_on_delete=True, additional_secret_outputs=["properties"]
+                parent=self.ctx.parent, protect=True, retain_on_delete=True, additional_secret_outputs=["properties"]
             ),
         )
-        secret_uri = self.secret.properties.secret_uri
-        handles.node_grants.append(
-            storage.grant(
-                f"{name}-nodes-munge-key", self.secret.id, KEY_VAULT_SECRETS_USER, handles.nodes_identity.principal_id
-            )
+        return MungeSecret(self.secret.properties.secret_uri, self.secret.id)
+
+    def nodes_read_secret(self, secret: MungeSecret) -> pulumi.Resource:
+        handles = self.handles
+        return handles.storage.grant(
+            f"{self.ctx.name}-nodes-munge-key",
+            self.secret.id,
+            KEY_VAULT_SECRETS_USER,
+            handles.nodes_identity.principal_id,
         )
 
-        # The head's own identity: the munge key and, where Lustre cannot export, writing checkpoints.
-        self.head_identity = azure_native.managedidentity.UserAssignedIdentity(
-            f"{name}-head-id", resource_group_name=rg, tags=tags, opts=child
+    def head_identity(self, secret: MungeSecret) -> list[pulumi.Resource]:
+        """The head's own identity: the munge key and, where Lustre cannot export or import, the data."""
+        ctx, handles = self.ctx, self.handles
+        self.identity = azure_native.managedidentity.UserAssignedIdentity(
+            f"{ctx.name}-head-id", resource_group_name=handles.resource_group, tags=stack_tags(ctx.spec), opts=ctx.child
         )
-        head_grants: list[pulumi.Resource] = [
-            storage.grant(
-                f"{name}-head-munge-key", self.secret.id, KEY_VAULT_SECRETS_USER, self.head_identity.principal_id
+        return [
+            handles.storage.grant(
+                f"{ctx.name}-head-munge-key", self.secret.id, KEY_VAULT_SECRETS_USER, self.identity.principal_id
             )
         ]
-        head_nodes = slurm.Nodes(AzureNodePlatform(), instance)
-        if slurm.checkpoint_export_units(spec, head_nodes) and storage.checkpoint_container is not None:
-            head_grants.append(
-                storage.grant(
-                    f"{name}-head-checkpoints",
-                    storage.checkpoint_container.id,
-                    "",
-                    self.head_identity.principal_id,
-                    role_id=storage.checkpoint_writer_role,
-                )
-            )
 
-        self.state_disk = azure_native.compute.Disk(
-            f"{name}-slurmctld-state",
-            resource_group_name=rg,
-            disk_size_gb=STATE_DISK_GIB,
-            sku={"name": "Premium_LRS"},
-            creation_data={"create_option": "Empty"},
-            zones=[handles.zone],  # a zonal VM attaches only disks of its zone
-            network_access_policy="DenyAll",  # no SAS export of the state
-            public_network_access="Disabled",
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
-        )
+    def head_reads_datasets(self) -> list[pulumi.Resource]:
+        storage = self.handles.storage
+        return [
+            storage.grant(
+                f"{self.ctx.name}-head-datasets",
+                storage.dataset_container.id,
+                STORAGE_BLOB_DATA_READER,
+                self.identity.principal_id,
+            )
+        ]
+
+    def head_writes_checkpoints(self) -> list[pulumi.Resource]:
+        storage = self.handles.storage
+        assert storage.checkpoint_container is not None  # the generator exports only to a stated container
+        return [
+            storage.grant(
+                f"{self.ctx.name}-head-checkpoints",
+                storage.checkpoint_container.id,
+                "",
+                self.identity.principal_id,
+                role_id=storage.checkpoint_writer_role,
+            )
+        ]
+
+    def head_network(self) -> None:
+        ctx, handles = self.ctx, self.handles
         self.nic = azure_native.network.NetworkInterface(
-            f"{name}-head",
-            resource_group_name=rg,
+            f"{ctx.name}-head",
+            resource_group_name=handles.resource_group,
             ip_configurations=[
                 {
                     "name": "primary",
@@ -154,32 +165,38 @@ class SlurmCluster(pulumi.ComponentResource):
                 }
             ],
             enable_accelerated_networking=True,
-            tags=tags,
-            opts=child,
+            tags=stack_tags(ctx.spec),
+            opts=ctx.child,
         )
-        admin_key = admin_public_key(f"{name}-head", pulumi.ResourceOptions(parent=self, provider=randomness))
-        lustre_address = storage.lustre_address or pulumi.Output.from_input("")
-        lustre_mount = storage.lustre_mount_name or pulumi.Output.from_input("")
 
-        def head_cloud_init(values: list[str]) -> str:
-            nodes = slurm.Nodes(AzureNodePlatform(identity_client_id=values[3]), instance)
-            deploy = slurm.DeployValues(
-                head_address=handles.head_address,
-                munge_key_secret=values[0],
-                state_volume=str(STATE_DISK_LUN),
-                lustre_dns_name=values[1],
-                lustre_mount_name=values[2],
-                checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
-            )
-            return b64(with_ssh_passwords_off(slurm.head_cloud_init(spec, nodes, deploy)))
-
-        head_data = pulumi.Output.all(secret_uri, lustre_address, lustre_mount, self.head_identity.client_id).apply(
-            head_cloud_init
+    def state_volume(self) -> StateVolume:
+        ctx, handles = self.ctx, self.handles
+        self.state_disk = azure_native.compute.Disk(
+            f"{ctx.name}-slurmctld-state",
+            resource_group_name=handles.resource_group,
+            disk_size_gb=STATE_DISK_GIB,
+            sku={"name": "Premium_LRS"},
+            creation_data={"create_option": "Empty"},
+            zones=[handles.zone],  # a zonal VM attaches only disks of its zone
+            network_access_policy="DenyAll",  # no SAS export of the state
+            public_network_access="Disabled",
+            tags=stack_tags(ctx.spec),
+            opts=pulumi.ResourceOptions(parent=ctx.parent, protect=True, retain_on_delete=True),
         )
-        self.head = azure_native.compute.VirtualMachine(
+        return StateVolume(str(STATE_DISK_LUN))
+
+    def head_boot_address(self) -> pulumi.Input[str]:
+        return self.handles.head_address
+
+    def head_node(self, user_data: pulumi.Output[str], waits_for: list[pulumi.Resource]) -> HeadNode:
+        ctx, handles = self.ctx, self.handles
+        name, parent = ctx.name, ctx.parent
+        # The munge key's randomness provider: random values make no cloud calls, one provider serves both.
+        admin_key = admin_public_key(f"{name}-head", pulumi.ResourceOptions(parent=parent, provider=ctx.randomness))
+        head = azure_native.compute.VirtualMachine(
             f"{name}-head",
-            resource_group_name=rg,
-            hardware_profile={"vm_size": training.scheduler.head_node.instance_type},
+            resource_group_name=handles.resource_group,
+            hardware_profile={"vm_size": ctx.spec.training.scheduler.head_node.instance_type},
             storage_profile={
                 "image_reference": HEAD_IMAGE,
                 "os_disk": {
@@ -201,49 +218,45 @@ class SlurmCluster(pulumi.ComponentResource):
             os_profile={
                 "computer_name": f"{name}-head",
                 "admin_username": ADMIN_USERNAME,
-                "custom_data": head_data,
+                "custom_data": user_data,
                 "linux_configuration": linux_configuration(admin_key),
             },
             network_profile={"network_interfaces": [{"id": self.nic.id, "primary": True}]},
-            identity={"type": "UserAssigned", "user_assigned_identities": [self.head_identity.id]},
+            identity={"type": "UserAssigned", "user_assigned_identities": [self.identity.id]},
             security_profile={
                 "security_type": "TrustedLaunch",
                 "uefi_settings": {"secure_boot_enabled": True, "v_tpm_enabled": True},
             },
             zones=[handles.zone],
-            tags={**tags, "accelstack:role": "slurm-head"},
+            tags={**stack_tags(ctx.spec), "accelstack:role": "slurm-head"},
             # customData is read once, at first boot: a Slurm change rebuilds the head (its state is on the
             # disk and its address on the NIC, so nothing else changes). delete_before_replace: the NIC and
             # the disk attach to one VM at a time. depends_on: the head reads the munge key at boot.
             opts=pulumi.ResourceOptions(
-                parent=self,
+                parent=parent,
                 replace_on_changes=["osProfile.customData"],
                 delete_before_replace=True,
                 ignore_changes=["osProfile.adminPassword"],
-                depends_on=head_grants,
+                depends_on=waits_for,
                 additional_secret_outputs=["osProfile"],
             ),
         )
+        return HeadNode(head.id, handles.head_address)
 
-        def compute_cloud_init(values: list[str]) -> str:
-            nodes = slurm.Nodes(AzureNodePlatform(identity_client_id=values[3]), instance)
-            deploy = slurm.DeployValues(
-                head_address=handles.head_address,
-                munge_key_secret=values[0],
-                lustre_dns_name=values[1],
-                lustre_mount_name=values[2],
-                checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
-            )
-            return with_ssh_passwords_off(slurm.compute_cloud_init(spec, nodes, deploy))
+    def platform(self, role: NodeRole) -> pulumi.Output[NodePlatform]:
+        """The node reads Key Vault and Blob with its own identity: the head's, or the compute nodes'."""
+        identity = self.identity if role == "head" else self.handles.nodes_identity
+        return identity.client_id.apply(lambda client_id: AzureNodePlatform(identity_client_id=client_id))
 
-        compute_user_data = pulumi.Output.all(
-            secret_uri, lustre_address, lustre_mount, handles.nodes_identity.client_id
-        ).apply(compute_cloud_init)
-        outputs: dict[str, pulumi.Input] = {
-            "scheduler": "slurm",
-            "slurmHeadAddress": handles.head_address,
-            "slurmHeadInstance": self.head.id,
-            "mungeKeySecret": self.secret.id,
-        }
-        self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs, component=self)
-        self.register_outputs({"headAddress": handles.head_address, "mungeKeySecret": self.secret.id})
+    def finish_boot(self, cloud_init: str, role: NodeRole) -> str:
+        """ssh_pwauth off on every VM; a VirtualMachine takes customData base64-encoded (the scale set's is
+        encoded where the training recipe's node group takes it)."""
+        text = with_ssh_passwords_off(cloud_init)
+        return b64(text) if role == "head" else text
+
+
+class SlurmCluster(SlurmRecipe[AzureTrainingHandles]):
+    """Slurm on Azure: the Slurm recipe over `AzureSlurmParts`."""
+
+    cloud = "azure"
+    parts_class = AzureSlurmParts

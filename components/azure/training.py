@@ -46,6 +46,7 @@ from accelstack.components.recipes.parts import (
     TrainingData,
     TrainingParts,
 )
+from accelstack.components.recipes.slurm import SlurmInputs
 from accelstack.components.recipes.training import TrainingRecipe
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
@@ -146,7 +147,8 @@ class AzureTrainingParts(TrainingParts):
             checkpoint_interval_seconds=ctx.plan.interval_seconds,
             node_grants=identity.grants,
         )
-        return build_scheduler(ctx.spec, handles, ctx.child)
+        inputs = SlurmInputs(ctx.spec, ctx.plan.interval_seconds, data.file_system, identity.grants)
+        return build_scheduler(inputs, handles, ctx.child)
 
     def plain_boot(self, cloud_config: str) -> str:
         return with_ssh_passwords_off(cloud_config)

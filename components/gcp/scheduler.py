@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
+import pulumi_random as random
 
-from accelstack.clouds.gcp.catalog import ACCELERATED_INSTANCES
-from accelstack.components import slurm
 from accelstack.components.base import SchedulerResult
 from accelstack.components.gcp.cluster_director import ClusterDirectorScheduler
 from accelstack.components.gcp.images import HEAD_IMAGE, SHIELDED_VM
@@ -25,8 +24,16 @@ from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.node_platform import GcpNodePlatform
 from accelstack.components.gcp.provider import CLOUD_PLATFORM_SCOPE, resource_id
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
-from accelstack.components.slurm.munge import munge_key
-from accelstack.spec.models import TrainingStack
+from accelstack.components.node_platform import NodePlatform
+from accelstack.components.recipes.slurm import (
+    HeadNode,
+    MungeSecret,
+    NodeRole,
+    SlurmInputs,
+    SlurmParts,
+    SlurmRecipe,
+    StateVolume,
+)
 
 HEAD_BOOT_GIB = 64
 STATE_DISK_GIB = 64
@@ -50,112 +57,117 @@ class GcpTrainingHandles:
     node_grants: list[pulumi.Resource] = field(default_factory=list)
 
 
-def build_scheduler(spec: TrainingStack, handles: GcpTrainingHandles, opts: pulumi.ResourceOptions) -> SchedulerResult:
+def build_scheduler(inputs: SlurmInputs, handles: GcpTrainingHandles, opts: pulumi.ResourceOptions) -> SchedulerResult:
+    spec = inputs.spec
     kind = spec.training.scheduler.kind
     if kind == "slurm":
-        return SlurmCluster(spec, handles, opts).result
+        return SlurmCluster(inputs, handles, opts).result
     if kind == "managed":
         return ClusterDirectorScheduler(spec, handles, opts).result
     return SchedulerResult()  # "none"
 
 
-class SlurmCluster(pulumi.ComponentResource):
-    def __init__(self, spec: TrainingStack, handles: GcpTrainingHandles, opts: pulumi.ResourceOptions):
-        super().__init__("accelstack:gcp:SlurmCluster", f"{spec.stack}-slurm", None, opts)
-        name = spec.stack
-        training = spec.training
-        child = pulumi.ResourceOptions(parent=self)
-        storage, network = handles.storage, handles.network
-        instance = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
+class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):
+    """Slurm's parts on Google Cloud: the munge key in Secret Manager (one region), the head's own service
+    account, a reserved internal address, a CMEK-encrypted state disk, and a shielded head VM on OS Login."""
 
-        _, key = munge_key(name, self)
+    def munge_secret(self, key: random.RandomBytes) -> MungeSecret:
+        ctx = self.ctx
+        name, parent = ctx.name, ctx.parent
         self.secret = gcp.secretmanager.Secret(
             f"{name}-munge-key",
             secret_id=f"{name}-munge-key",
-            replication={"user_managed": {"replicas": [{"location": spec.account.region}]}},  # type: ignore[attr-defined]
-            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
+            replication={"user_managed": {"replicas": [{"location": ctx.spec.account.region}]}},
+            opts=pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True),
         )
-        self.secret_version = gcp.secretmanager.SecretVersion(
+        version = gcp.secretmanager.SecretVersion(
             f"{name}-munge-key",
             secret=self.secret.id,
             # The raw key bytes: the API base64-decodes secret_data, and the node prints payload.data decoded.
             secret_data=key.base64,
             is_secret_data_base64=True,
-            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
+            opts=pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True),
         )
-        version_name = self.secret_version.name  # projects/<number>/secrets/<id>/versions/<n>
+        # projects/<number>/secrets/<id>/versions/<n>: what the node's secret command reads.
+        return MungeSecret(version.name, self.secret.id)
 
-        def reads_key(resource_name: str, account: gcp.serviceaccount.Account) -> pulumi.Resource:
-            return gcp.secretmanager.SecretIamMember(
-                resource_name, secret_id=self.secret.id, role=SECRET_ACCESSOR, member=account.member, opts=child
-            )
+    def _reads_key(self, resource_name: str, account: gcp.serviceaccount.Account) -> pulumi.Resource:
+        return gcp.secretmanager.SecretIamMember(
+            resource_name, secret_id=self.secret.id, role=SECRET_ACCESSOR, member=account.member, opts=self.ctx.child
+        )
 
-        assert handles.nodes_account is not None  # the Slurm path's nodes have their own account
-        handles.node_grants.append(reads_key(f"{name}-nodes-munge-key", handles.nodes_account))
+    def nodes_read_secret(self, secret: MungeSecret) -> pulumi.Resource:
+        nodes_account = self.handles.nodes_account
+        assert nodes_account is not None  # the Slurm path's nodes have their own account
+        return self._reads_key(f"{self.ctx.name}-nodes-munge-key", nodes_account)
 
+    def head_identity(self, secret: MungeSecret) -> list[pulumi.Resource]:
+        name = self.ctx.name
         self.head_account = gcp.serviceaccount.Account(
             f"{name}-head",
             account_id=resource_id(name, "head", 30),
             display_name=f"{name} Slurm head",
-            opts=child,
+            opts=self.ctx.child,
         )
-        head_grants: list[pulumi.Resource] = [reads_key(f"{name}-head-munge-key", self.head_account)]
-        nodes = slurm.Nodes(GcpNodePlatform(), instance)  # head and compute nodes: one platform, one type
-        if slurm.dataset_import_units(spec, nodes):  # the head copies the dataset into a file system that cannot
-            head_grants.append(
-                storage.grant(
-                    f"{name}-head-datasets", storage.dataset_bucket_name, OBJECT_VIEWER, self.head_account.member
-                )
-            )
-        if slurm.checkpoint_export_units(spec, nodes) and storage.checkpoint_bucket_name is not None:
-            head_grants += [
-                storage.grant(
-                    f"{name}-head-checkpoints-{role.rsplit('.', 1)[1]}",
-                    storage.checkpoint_bucket_name,
-                    role,
-                    self.head_account.member,
-                )
-                for role in (OBJECT_VIEWER, OBJECT_CREATOR)
-            ]
+        return [self._reads_key(f"{name}-head-munge-key", self.head_account)]
 
-        self.state_disk = gcp.compute.Disk(
-            f"{name}-slurmctld-state",
-            zone=network.zone,
-            size=STATE_DISK_GIB,
-            type="pd-balanced",
-            disk_encryption_key={"kms_key_self_link": storage.key.id},
-            opts=pulumi.ResourceOptions(
-                parent=self, protect=True, retain_on_delete=True, depends_on=[storage.key_grants["compute"]]
-            ),
-        )
-        # The fixed address, reserved so no node takes it while the head is being replaced.
+    def head_reads_datasets(self) -> list[pulumi.Resource]:
+        storage = self.handles.storage
+        return [
+            storage.grant(
+                f"{self.ctx.name}-head-datasets", storage.dataset_bucket_name, OBJECT_VIEWER, self.head_account.member
+            )
+        ]
+
+    def head_writes_checkpoints(self) -> list[pulumi.Resource]:
+        storage = self.handles.storage
+        bucket = storage.checkpoint_bucket_name
+        assert bucket is not None  # the generator exports only to a stated checkpoint bucket
+        return [
+            storage.grant(
+                f"{self.ctx.name}-head-checkpoints-{role.rsplit('.', 1)[1]}", bucket, role, self.head_account.member
+            )
+            for role in (OBJECT_VIEWER, OBJECT_CREATOR)
+        ]
+
+    def head_network(self) -> None:
+        """The fixed address, reserved so no node takes it while the head is being replaced."""
+        ctx, network = self.ctx, self.handles.network
         self.address = gcp.compute.Address(
-            f"{name}-head",
+            f"{ctx.name}-head",
             address_type="INTERNAL",
             subnetwork=network.nodes_subnet.id,
             address=network.head_address,
-            region=spec.account.region,  # type: ignore[attr-defined]
-            opts=child,
+            region=ctx.spec.account.region,
+            opts=ctx.child,
         )
-        lustre_address = storage.lustre_address or pulumi.Output.from_input("")
-        lustre_mount = storage.lustre_mount_name or pulumi.Output.from_input("")
 
-        def head_cloud_init(values: list[str]) -> str:
-            deploy = slurm.DeployValues(
-                head_address=network.head_address,
-                munge_key_secret=values[0],
-                state_volume=STATE_DEVICE_NAME,
-                lustre_dns_name=values[1],
-                lustre_mount_name=values[2],
-                checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
-            )
-            return slurm.head_cloud_init(spec, nodes, deploy)
+    def state_volume(self) -> StateVolume:
+        ctx, handles = self.ctx, self.handles
+        self.state_disk = gcp.compute.Disk(
+            f"{ctx.name}-slurmctld-state",
+            zone=handles.network.zone,
+            size=STATE_DISK_GIB,
+            type="pd-balanced",
+            disk_encryption_key={"kms_key_self_link": handles.storage.key.id},
+            opts=pulumi.ResourceOptions(
+                parent=ctx.parent,
+                protect=True,
+                retain_on_delete=True,
+                depends_on=[handles.storage.key_grants["compute"]],
+            ),
+        )
+        return StateVolume(STATE_DEVICE_NAME)
 
-        head_data = pulumi.Output.all(version_name, lustre_address, lustre_mount).apply(head_cloud_init)
-        self.head = gcp.compute.Instance(
-            f"{name}-head",
+    def head_boot_address(self) -> pulumi.Input[str]:
+        return self.handles.network.head_address
+
+    def head_node(self, user_data: pulumi.Output[str], waits_for: list[pulumi.Resource]) -> HeadNode:
+        ctx, network = self.ctx, self.handles.network
+        head = gcp.compute.Instance(
+            f"{ctx.name}-head",
             zone=network.zone,
-            machine_type=training.scheduler.head_node.instance_type,
+            machine_type=ctx.spec.training.scheduler.head_node.instance_type,
             boot_disk={
                 "auto_delete": True,
                 "initialize_params": {"image": HEAD_IMAGE, "size": HEAD_BOOT_GIB, "type": "pd-balanced"},
@@ -167,36 +179,28 @@ class SlurmCluster(pulumi.ComponentResource):
                 {"subnetwork": network.nodes_subnet.id, "network_ip": self.address.address, "nic_type": "GVNIC"}
             ],
             service_account={"email": self.head_account.email, "scopes": [CLOUD_PLATFORM_SCOPE]},
-            metadata={**LOGIN_METADATA, "user-data": head_data},
+            metadata={**LOGIN_METADATA, "user-data": user_data},
             shielded_instance_config=SHIELDED_VM,
             labels={"accelstack-role": "slurm-head"},
             allow_stopping_for_update=True,
             # user-data is read once, at first boot: a Slurm change rebuilds the head (its state is on the disk
             # and its address reserved). delete_before_replace: the disk attaches read-write to one VM at a time.
             opts=pulumi.ResourceOptions(
-                parent=self,
+                parent=ctx.parent,
                 replace_on_changes=["metadata"],
                 delete_before_replace=True,
-                depends_on=head_grants,
+                depends_on=waits_for,
             ),
         )
+        return HeadNode(head.id, network.head_address)
 
-        def compute_cloud_init(values: list[str]) -> str:
-            deploy = slurm.DeployValues(
-                head_address=network.head_address,
-                munge_key_secret=values[0],
-                lustre_dns_name=values[1],
-                lustre_mount_name=values[2],
-                checkpoint_interval_seconds=handles.checkpoint_interval_seconds,
-            )
-            return slurm.compute_cloud_init(spec, nodes, deploy)
+    def platform(self, role: NodeRole) -> pulumi.Output[NodePlatform]:
+        """Head and compute nodes: one platform (each reads with its VM's own service account)."""
+        return pulumi.Output.from_input(GcpNodePlatform())
 
-        compute_user_data = pulumi.Output.all(version_name, lustre_address, lustre_mount).apply(compute_cloud_init)
-        outputs: dict[str, pulumi.Input] = {
-            "scheduler": "slurm",
-            "slurmHeadAddress": network.head_address,
-            "slurmHeadInstance": self.head.id,
-            "mungeKeySecret": self.secret.id,
-        }
-        self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs, component=self)
-        self.register_outputs({"headAddress": network.head_address, "mungeKeySecret": self.secret.id})
+
+class SlurmCluster(SlurmRecipe[GcpTrainingHandles]):
+    """Slurm on Google Cloud: the Slurm recipe over `GcpSlurmParts`."""
+
+    cloud = "gcp"
+    parts_class = GcpSlurmParts

@@ -38,6 +38,7 @@ from accelstack.components.recipes.parts import (
     TrainingData,
     TrainingParts,
 )
+from accelstack.components.recipes.slurm import SlurmInputs
 from accelstack.components.recipes.training import TrainingRecipe
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
@@ -182,7 +183,8 @@ class GcpTrainingParts(TrainingParts):
             checkpoint_interval_seconds=ctx.plan.interval_seconds,
             node_grants=identity.grants,
         )
-        return build_scheduler(ctx.spec, handles, ctx.child)
+        inputs = SlurmInputs(ctx.spec, ctx.plan.interval_seconds, data.file_system, identity.grants)
+        return build_scheduler(inputs, handles, ctx.child)
 
     def node_group(
         self,

@@ -1,0 +1,71 @@
+"""The Slurm recipe's neutral duties, on every cloud that builds Slurm: the head node gets the data grants exactly
+when the generator gives it an import or export unit (a file system that cannot link to the object store), and
+it boots only after them. Today only some tiers need it (GCP's Filestore); the rule is the recipe's, so every
+cloud's parts must answer it, and this test makes each one do so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelstack.clouds import registry
+from accelstack.components import slurm
+from accelstack.engine.capture import capture, config_for_pulumi
+from accelstack.spec.loader import read_stack_file
+
+REPO = Path(__file__).resolve().parents[2]
+SLURM_STACKS = sorted(
+    path
+    for path in (REPO / "stacks").glob("Pulumi.*-training.yaml")
+    if read_stack_file(path)["training"]["scheduler"]["kind"] == "slurm"
+)
+
+
+def registrations(stack_file: Path) -> list:
+    stack = stack_file.name[len("Pulumi.") : -len(".yaml")]
+    return capture(REPO / "__main__.py", config_for_pulumi(read_stack_file(stack_file)), stack=stack).resources
+
+
+def labels_of(inputs: dict) -> set[str]:
+    """The values of a resource's tags or labels (maps; AWS auto scaling groups' tags are a list, not a VM's)."""
+    found: set[str] = set()
+    for key in ("tags", "labels"):
+        value = inputs.get(key)
+        if isinstance(value, dict):
+            found |= {str(v) for v in value.values()}
+    return found
+
+
+def test_every_cloud_with_slurm_ships_a_slurm_training_stack() -> None:
+    with_slurm = {c for c in registry.deployable() if "slurm" in {f.value for f in registry.get(c).features}}
+    assert with_slurm <= {read_stack_file(path)["cloud"] for path in SLURM_STACKS}
+
+
+@pytest.mark.parametrize("stack_file", SLURM_STACKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("duty", ["import", "export", "neither"])
+def test_the_head_gets_data_grants_exactly_for_its_duties(
+    stack_file: Path, duty: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = read_stack_file(stack_file)
+    stack = spec["training"]
+    if duty == "export" and not stack["storage"].get("checkpoints"):
+        pytest.skip("no checkpoint store to export to")
+    unit = {"accelstack-duty.service": "[Unit]\n"}
+    monkeypatch.setattr(slurm, "dataset_import_units", lambda *_: unit if duty == "import" else {})
+    monkeypatch.setattr(slurm, "checkpoint_export_units", lambda *_: unit if duty == "export" else {})
+    resources = registrations(stack_file)
+    name = stack_file.name[len("Pulumi.") : -len(".yaml")]
+    # The head is the VM labelled as Slurm's head on every cloud (a tag, a label).
+    (head,) = [r for r in resources if r.custom and "slurm-head" in labels_of(r.inputs)]
+    grants = {r.urn: r.name for r in resources if r.custom and r.name.startswith(f"{name}-head-")}
+    data_grants = {
+        urn for urn, grant in grants.items() if grant.startswith((f"{name}-head-datasets", f"{name}-head-checkpoints"))
+    }
+    expected = {"import": "datasets", "export": "checkpoints"}.get(duty)
+    if expected is None:
+        assert not data_grants
+        return
+    assert data_grants, f"{name}: no head grant for the {duty}"
+    assert all(f"-head-{expected}" in grants[urn] for urn in data_grants)
+    assert data_grants <= set(head.dependencies), "the head must boot after its data grants"
