@@ -40,6 +40,7 @@ COMPONENT_FILES = {
     "scaffold_components_mocks.py.j2": "mocks.py",
     "scaffold_components_images.py.j2": "images.py",
     "scaffold_components_training.py.j2": "training.py",
+    "scaffold_components_serving.py.j2": "serving.py",
 }
 POLICY_FILES = {"scaffold_policies_init.py.j2": "__init__.py"}
 

@@ -85,7 +85,7 @@ def test_the_skeleton_is_every_file_of_the_checklist_and_the_next_steps_are_prin
         "__init__.py", "accounts.py", "catalog.py", "prices.py", "replace_rows.py", "rules.py",
     ]  # fmt: skip
     assert tree(tmp_path / "components" / NAME) == [
-        "__init__.py", "images.py", "mocks.py", "node_platform.py", "training.py",
+        "__init__.py", "images.py", "mocks.py", "node_platform.py", "serving.py", "training.py",
     ]  # fmt: skip
     assert tree(tmp_path / "policies" / NAME) == ["__init__.py"]
     assert f'{NAME} = "accelstack.clouds.{NAME}:ZEPHYR"' in result.stdout
@@ -154,6 +154,18 @@ def test_the_training_cluster_is_the_recipe_over_parts_that_say_what_to_do(gener
     parts = parts_class(None)
     with pytest.raises(NotImplementedError, match=r"zephyr training part: network: .*components/zephyr/training\.py"):
         parts.network()
+
+
+def test_the_serving_service_is_the_recipe_over_parts_that_say_what_to_do(generated: Path) -> None:
+    from accelstack.components.recipes.serving import ServingParts, ServingRecipe
+
+    cloud = description(generated).ZEPHYR
+    serving = importlib.import_module(f"{cloud.components}.serving")
+    assert issubclass(serving.ServingService, ServingRecipe) and serving.ServingService.cloud == NAME
+    parts_class = serving.ServingService.parts_class
+    assert issubclass(parts_class, ServingParts) and not parts_class.__abstractmethods__
+    with pytest.raises(NotImplementedError, match=r"zephyr serving part: network: .*components/zephyr/serving\.py"):
+        parts_class(None).network()
 
 
 def test_the_generated_files_compile_and_pass_ruff(generated: Path) -> None:

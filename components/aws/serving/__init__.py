@@ -13,8 +13,6 @@ Sizing (cold start, warm pool, health-check timing, backlog target) is pure and 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pulumi
 import pulumi_aws as aws
 
@@ -22,8 +20,8 @@ from accelstack.clouds.aws import catalog as tables
 from accelstack.components.aws.network import ServingNetwork
 from accelstack.components.aws.provider import group_stack_tags
 from accelstack.components.aws.serving.edge import elb_log_delivery_statements, load_balancer, security_groups, waf
-from accelstack.components.aws.serving.hook import READY_HOOK
-from accelstack.components.aws.serving.identity import kms_key
+from accelstack.components.aws.serving.hook import READY_HOOK, replica_group_name
+from accelstack.components.aws.serving.identity import kms_key, replica_role
 from accelstack.components.aws.serving.queue import alarms, queues
 from accelstack.components.aws.serving.replicas import replica_group
 from accelstack.components.aws.serving.scaling import scaling
@@ -33,7 +31,14 @@ from accelstack.components.aws.serving.user_data import (
     user_data_size_problem,
     worker_environment,
 )
-from accelstack.components.base import ServingServiceArgs
+from accelstack.components.recipes.serving import (
+    AdmissionQueue,
+    ReplicaGroup,
+    ReplicaNetwork,
+    ServingContext,
+    ServingParts,
+    ServingRecipe,
+)
 
 __all__ = [
     "READY_HOOK",
@@ -46,34 +51,30 @@ __all__ = [
 ]
 
 
-class ServingService(pulumi.ComponentResource):
-    """The serving stack's component.
-
-    What a test can assert on: `network`, `key`, `queues` (by role: requests, responses, dead-letters)
-    and `queue` (the request queue), `alb_sg`, `replica_sg`, `load_balancer`, `target_group`,
-    `web_acl`, `launch_template`, `group` (the replicas' auto scaling group, warm pool included),
-    `scaling_policy` (target tracking on backlog per instance) and `plan` (every derived number)."""
+class AwsServingParts(ServingParts):
+    """AWS's serving parts: a VPC, SQS queues under the stack key, the replica role, the ALB with its security
+    groups and WAF rate limit, one Auto Scaling group (warm pool included) and target tracking on backlog per
+    instance. The helper modules build with this object as `svc`: its attributes are what they share."""
 
     # Set by identity.replica_role; the group and the launch hook wait for them.
     replica_role_policies: list[pulumi.Resource]
     # Set by replicas.replica_group.
     launch_template: aws.ec2.LaunchTemplate
 
-    def __init__(self, name: str, args: ServingServiceArgs, opts: pulumi.ResourceOptions | None = None):
-        """`name` prefixes every resource of the service and is its `accelstack:stack` tag; `opts.provider`
-        is the (pinned) AWS provider the service deploys with."""
-        args = args.named(name)
-        super().__init__("accelstack:aws:ServingService", name, None, opts)
-        spec = args.spec
-        self.spec, self.serving, self.plan = spec, spec.serving, args.plan
+    def __init__(self, ctx: ServingContext):
+        super().__init__(ctx)
+        spec = ctx.spec
+        self.parent = ctx.parent
+        self.child = ctx.child
+        self.spec, self.serving, self.plan = spec, ctx.serving, ctx.plan
         self.region = spec.account.region
         self.account_id = spec.account.account_id
         self.partition = tables.REGIONS.get(self.region, "aws")
-        self.tags = group_stack_tags(spec, args.digest)
-        self.child = pulumi.ResourceOptions(parent=self)
+        self.tags = group_stack_tags(spec, ctx.digest)
 
-        # The order is the registration order of the resources (and so of the stack export).
-        self.network = ServingNetwork(
+    def network(self) -> ReplicaNetwork:
+        name = self.ctx.name
+        self.vpc = ServingNetwork(
             f"{name}-net",
             self.serving.network,
             self.region,
@@ -81,26 +82,76 @@ class ServingService(pulumi.ComponentResource):
             instance_type=self.serving.replicas.instance_type,
         )
         self.key = kms_key(self, name)
-        self.queues = queues(self, name)
-        self.queue = self.queues["requests"]  # the admission queue replicas drain and the group scales on
+        return ReplicaNetwork(self.vpc.private_subnet_ids)
+
+    def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
+        self.queues = queues(self, self.ctx.name)
+        requests = self.queues["requests"]  # the admission queue replicas drain and the group scales on
+        return AdmissionQueue(requests.url, self.queues["responses"].url, self.queues["dead-letters"].url, requests)
+
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue) -> None:
+        name = self.ctx.name
+        self.profile = replica_role(self, name, replica_group_name(name))
+
+    def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
+        """The ALB (and its target group, which the group attaches to) before the group; WAF on it."""
+        name = self.ctx.name
         self.alb_sg, self.replica_sg = security_groups(self, name)
         self.load_balancer, self.target_group = load_balancer(self, name)
         self.web_acl = waf(self, name)
-        self.group = replica_group(self, name)
-        self.scaling_policy = scaling(self, name)
-        alarms(self, name)
+        return self.web_acl
 
-        endpoint = self.load_balancer.dns_name.apply(lambda dns: f"https://{dns}")
-        self.outputs: dict[str, pulumi.Input[Any]] = {
-            "endpoint": endpoint,
-            "requestQueue": self.queues["requests"].url,
-            "responseQueue": self.queues["responses"].url,
-            "deadLetterQueue": self.queues["dead-letters"].url,
-            "replicaGroup": self.group.name,
-            "replicaSubnets": self.network.private_subnet_ids,
-            "coldStartSeconds": self.plan.cold_start_seconds,
-            "warmPoolSize": self.plan.warm_pool_size,
-            "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
-            "configDigest": args.digest,
-        }
-        self.register_outputs(self.outputs)
+    def replica_group(self, network: ReplicaNetwork, queue: AdmissionQueue) -> ReplicaGroup:
+        self.group = replica_group(self, self.ctx.name, self.profile)
+        return ReplicaGroup(self.group, self.group.name)
+
+    def endpoint(self, group: ReplicaGroup) -> pulumi.Input[str]:
+        return self.load_balancer.dns_name.apply(lambda dns: f"https://{dns}")
+
+    def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
+        return scaling(self, self.ctx.name)
+
+    def monitoring(self, queue: AdmissionQueue) -> None:
+        alarms(self, self.ctx.name)
+
+
+class ServingService(ServingRecipe):
+    """The AWS serving service: the serving recipe over `AwsServingParts`. Beside the recipe's attributes:
+    `network`, `key`, `queues` (by role: requests, responses, dead-letters), `alb_sg`, `replica_sg`,
+    `load_balancer`, `target_group`, `launch_template`, kept on `parts`."""
+
+    cloud = "aws"
+    parts_class = AwsServingParts
+    parts: AwsServingParts
+
+    @property
+    def network(self) -> ServingNetwork:
+        return self.parts.vpc
+
+    @property
+    def key(self) -> aws.kms.Key:
+        return self.parts.key
+
+    @property
+    def queues(self) -> dict[str, aws.sqs.Queue]:
+        return self.parts.queues
+
+    @property
+    def alb_sg(self) -> aws.ec2.SecurityGroup:
+        return self.parts.alb_sg
+
+    @property
+    def replica_sg(self) -> aws.ec2.SecurityGroup:
+        return self.parts.replica_sg
+
+    @property
+    def load_balancer(self) -> aws.lb.LoadBalancer:
+        return self.parts.load_balancer
+
+    @property
+    def target_group(self) -> aws.lb.TargetGroup:
+        return self.parts.target_group
+
+    @property
+    def launch_template(self) -> aws.ec2.LaunchTemplate:
+        return self.parts.launch_template

@@ -14,7 +14,7 @@ from accelstack.components.aws.storage import SecureBucket
 from accelstack.planner.serving_plan import HEALTHY_THRESHOLD, UNHEALTHY_THRESHOLD
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import ServingService
+    from accelstack.components.aws.serving import AwsServingParts
 
 
 # --- ELB access-log delivery ----------------------------------------------------------------------
@@ -75,18 +75,18 @@ def waf_log_group_name(stack: str) -> str:
 TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 
 
-def security_groups(svc: ServingService, name: str) -> tuple[aws.ec2.SecurityGroup, aws.ec2.SecurityGroup]:
+def security_groups(svc: AwsServingParts, name: str) -> tuple[aws.ec2.SecurityGroup, aws.ec2.SecurityGroup]:
     port = svc.serving.load_balancer.port
     alb_sg = aws.ec2.SecurityGroup(
         f"{name}-alb",
-        vpc_id=svc.network.vpc_id,
+        vpc_id=svc.vpc.vpc_id,
         description="accelstack serving load balancer: HTTPS (and HTTP for the redirect) from anywhere",
         tags={"Name": f"{name}-alb"},
         opts=svc.child,
     )
     replica_sg = aws.ec2.SecurityGroup(
         f"{name}-replicas",
-        vpc_id=svc.network.vpc_id,
+        vpc_id=svc.vpc.vpc_id,
         description="accelstack serving replicas: the inference port from the load balancer only",
         tags={"Name": f"{name}-replicas"},
         opts=svc.child,
@@ -133,7 +133,7 @@ def security_groups(svc: ServingService, name: str) -> tuple[aws.ec2.SecurityGro
     return alb_sg, replica_sg
 
 
-def access_log_bucket(svc: ServingService, name: str) -> SecureBucket:
+def access_log_bucket(svc: AwsServingParts, name: str) -> SecureBucket:
     account, region, partition = svc.account_id, svc.region, svc.partition
     # ALB log delivery supports SSE-S3 only (not SSE-KMS), so this one bucket is AES256.
     return SecureBucket(
@@ -147,7 +147,7 @@ def access_log_bucket(svc: ServingService, name: str) -> SecureBucket:
     )
 
 
-def load_balancer(svc: ServingService, name: str) -> tuple[aws.lb.LoadBalancer, aws.lb.TargetGroup]:
+def load_balancer(svc: AwsServingParts, name: str) -> tuple[aws.lb.LoadBalancer, aws.lb.TargetGroup]:
     lb_spec, plan = svc.serving.load_balancer, svc.plan
     access_logs = None
     depends_on: list[pulumi.Resource] = []
@@ -160,20 +160,20 @@ def load_balancer(svc: ServingService, name: str) -> tuple[aws.lb.LoadBalancer, 
         f"{name}{LOAD_BALANCER_SUFFIX}",
         load_balancer_type="application",
         internal=False,
-        subnets=svc.network.public_subnet_ids,
+        subnets=svc.vpc.public_subnet_ids,
         security_groups=[svc.alb_sg.id],
         drop_invalid_header_fields=True,
         enable_deletion_protection=True,
         idle_timeout=plan.idle_timeout_seconds,
         access_logs=access_logs,
-        opts=pulumi.ResourceOptions(parent=svc, depends_on=depends_on),
+        opts=pulumi.ResourceOptions(parent=svc.parent, depends_on=depends_on),
     )
     target_group = aws.lb.TargetGroup(
         f"{name}{TARGET_GROUP_SUFFIX}",
         port=lb_spec.port,
         protocol="HTTP",
         target_type="instance",
-        vpc_id=svc.network.vpc_id,
+        vpc_id=svc.vpc.vpc_id,
         # Generations vary from milliseconds to minutes: route to the replica with fewest in flight.
         load_balancing_algorithm_type="least_outstanding_requests",
         deregistration_delay=plan.deregistration_delay_seconds,
@@ -216,7 +216,7 @@ def load_balancer(svc: ServingService, name: str) -> tuple[aws.lb.LoadBalancer, 
     return alb, target_group
 
 
-def waf(svc: ServingService, name: str) -> aws.wafv2.WebAcl:
+def waf(svc: AwsServingParts, name: str) -> aws.wafv2.WebAcl:
     admission = svc.serving.admission
     metric = name.replace("-", "")
 
@@ -273,13 +273,13 @@ def waf(svc: ServingService, name: str) -> aws.wafv2.WebAcl:
         web_acl_arn=acl.arn,
         # One web ACL per load balancer: a create-first replacement would associate the new ACL,
         # then deleting the old association would disassociate the load balancer from any ACL.
-        opts=pulumi.ResourceOptions(parent=svc, delete_before_replace=True),
+        opts=pulumi.ResourceOptions(parent=svc.parent, delete_before_replace=True),
     )
     waf_logging(svc, name, acl)
     return acl
 
 
-def waf_logging(svc: ServingService, name: str, acl: aws.wafv2.WebAcl) -> None:
+def waf_logging(svc: AwsServingParts, name: str, acl: aws.wafv2.WebAcl) -> None:
     """Every request's WAF verdict (which rule, client, URI; Checkov CKV2_AWS_31) to a
     KMS-encrypted log group kept a year, credentials redacted."""
     group_name = waf_log_group_name(name)
@@ -332,5 +332,5 @@ def waf_logging(svc: ServingService, name: str, acl: aws.wafv2.WebAcl) -> None:
         ],
         # logDestinationConfigs/resourceArn are ForceNew and a web ACL has one logging configuration:
         # a create-first replacement's delete would switch the new one off.
-        opts=pulumi.ResourceOptions(parent=svc, depends_on=[policy], delete_before_replace=True),
+        opts=pulumi.ResourceOptions(parent=svc.parent, depends_on=[policy], delete_before_replace=True),
     )

@@ -16,7 +16,7 @@ from accelstack.spec.models import ServingSpec
 from accelstack.spec.uris import split_bucket_uri
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import ServingService
+    from accelstack.components.aws.serving import AwsServingParts
 
 
 def serving_key_policy(
@@ -96,7 +96,7 @@ def model_read_policy(serving: ServingSpec, account_id: str, partition: str) -> 
 # key policy naming a missing principal (MalformedPolicyDocumentException) -- exactly the case
 # in a fresh serving account. The statement is the AWS managed aws/ebs key's: any principal of
 # this account, only through EC2 in this Region (the service-linked role calls KMS via EC2).
-def kms_key(svc: ServingService, name: str) -> aws.kms.Key:
+def kms_key(svc: AwsServingParts, name: str) -> aws.kms.Key:
     policy = serving_key_policy(svc.account_id, svc.region, svc.partition, waf_log_group=waf_log_group_name(name))
     key = aws.kms.Key(
         f"{name}-key",
@@ -112,12 +112,12 @@ def kms_key(svc: ServingService, name: str) -> aws.kms.Key:
         name=f"alias/accelstack-{name}-serving",
         target_key_id=key.key_id,
         # Alias names are unique per account and Region: a replacement must free the name first.
-        opts=pulumi.ResourceOptions(parent=svc, delete_before_replace=True),
+        opts=pulumi.ResourceOptions(parent=svc.parent, delete_before_replace=True),
     )
     return key
 
 
-def replica_role(svc: ServingService, name: str, group_name: str) -> aws.iam.InstanceProfile:
+def replica_role(svc: AwsServingParts, name: str, group_name: str) -> aws.iam.InstanceProfile:
     partition, region, account = svc.partition, svc.region, svc.account_id
     role = aws.iam.Role(
         f"{name}-replica",

@@ -12,10 +12,10 @@ import pulumi_aws as aws
 from accelstack.planner.serving_plan import AGE_ALARM_TTL_FRACTION
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import ServingService
+    from accelstack.components.aws.serving import AwsServingParts
 
 
-def queues(svc: ServingService, name: str) -> dict[str, aws.sqs.Queue]:
+def queues(svc: AwsServingParts, name: str) -> dict[str, aws.sqs.Queue]:
     admission, plan = svc.serving.admission, svc.plan
     encryption = {"kms_master_key_id": svc.key.arn, "kms_data_key_reuse_period_seconds": 300}
     dead_letters = aws.sqs.Queue(
@@ -61,7 +61,7 @@ def queues(svc: ServingService, name: str) -> dict[str, aws.sqs.Queue]:
     return {"requests": requests, "responses": responses, "dead-letters": dead_letters}
 
 
-def alarms(svc: ServingService, name: str) -> None:
+def alarms(svc: AwsServingParts, name: str) -> None:
     admission, plan = svc.serving.admission, svc.plan
     requests, dead_letters = svc.queues["requests"], svc.queues["dead-letters"]
 

@@ -13,12 +13,11 @@ import pulumi_aws as aws
 from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.provider import group_tags, launch_template_tag_specifications
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
-from accelstack.components.aws.serving.identity import replica_role
 from accelstack.components.aws.serving.user_data import replica_user_data
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import ServingService
+    from accelstack.components.aws.serving import AwsServingParts
 
 
 GROUP_METRICS = [
@@ -34,11 +33,11 @@ GROUP_METRICS = [
 ]
 
 
-def replica_group(svc: ServingService, name: str) -> aws.autoscaling.Group:
+def replica_group(svc: AwsServingParts, name: str, profile: aws.iam.InstanceProfile) -> aws.autoscaling.Group:
+    """The group, its launch template (booting with `profile`, the replicas' role) and warm pool."""
     serving, plan = svc.serving, svc.plan
     replicas = serving.replicas
     group_name = replica_group_name(name)
-    profile = replica_role(svc, name, group_name)
     user_data = pulumi.Output.all(svc.queues["requests"].url, svc.queues["responses"].url).apply(
         lambda urls: base64.b64encode(
             replica_user_data(
@@ -98,7 +97,7 @@ def replica_group(svc: ServingService, name: str) -> aws.autoscaling.Group:
         name=group_name,
         min_size=replicas.min,
         max_size=replicas.max,
-        vpc_zone_identifiers=svc.network.private_subnet_ids,
+        vpc_zone_identifiers=svc.vpc.private_subnet_ids,
         # On-demand only: no mixed-instances policy, no spot market options anywhere.
         # A numbered version, not "$Latest": each new template version changes the group, which is
         # what starts the instance refresh (the str: the group takes the version as a string).
@@ -148,5 +147,5 @@ def replica_group(svc: ServingService, name: str) -> aws.autoscaling.Group:
         wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS + plan.health_check_grace_seconds) / 60)}m",
         tags=group_tags(svc.tags, f"{name}-replica"),
         # Replicas read weights and complete the launch hook with their role at boot.
-        opts=pulumi.ResourceOptions(parent=svc, depends_on=svc.replica_role_policies),
+        opts=pulumi.ResourceOptions(parent=svc.parent, depends_on=svc.replica_role_policies),
     )

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 import pulumi_aws as aws
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import ServingService
+    from accelstack.components.aws.serving import AwsServingParts
 
 
 # CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).
 SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
 
 
-def scaling(svc: ServingService, name: str) -> aws.autoscaling.Policy:
+def scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
     """The target-tracking policy on backlog per instance (and, for a group that may be empty, the
     scale-from-zero step policy and its alarm)."""
     group, queue = svc.group, svc.queues["requests"]

@@ -11,9 +11,8 @@ parent). Each step takes the typed results of the steps it needs. Every derived 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pulumi
+import pulumi_azure_native as azure_native
 import pulumi_random as random
 
 from accelstack.components.azure.admin import admin_public_key
@@ -22,83 +21,148 @@ from accelstack.components.azure.serving.edge import access_logs, application_ga
 from accelstack.components.azure.serving.identity import ServingIdentities
 from accelstack.components.azure.serving.network import ServingNetwork
 from accelstack.components.azure.serving.placement import Placement
-from accelstack.components.azure.serving.queue import AdmissionQueue, dead_letter_path
+from accelstack.components.azure.serving.queue import AdmissionQueue as ServiceBusQueue
+from accelstack.components.azure.serving.queue import dead_letter_path
 from accelstack.components.azure.serving.replicas import replica_group, standby_pool
 from accelstack.components.azure.serving.scaling import scaling
-from accelstack.components.base import ServingServiceArgs
+from accelstack.components.recipes.serving import (
+    AdmissionQueue,
+    ReplicaGroup,
+    ReplicaNetwork,
+    ServingContext,
+    ServingParts,
+    ServingRecipe,
+)
 
 __all__ = ["ServingService"]
 
 
-class ServingService(pulumi.ComponentResource):
-    """What a test can assert on: `resource_group`, `network`, `queue` (the admission queue: `namespace`,
-    `requests`, `responses`), `identities`, `web_acl` (the WAF policy), `gateway`, `group` (the replicas'
-    scale set), `standby_pool` (None when the planner sizes it 0), `scaling_policy` (the autoscale setting),
-    `access_logs` (the logs' storage account; None without serving.loadBalancer.accessLogs) and `plan`."""
+class AzureServingParts(ServingParts):
+    """Azure's serving parts: a resource group and VNet, a Service Bus namespace and queues, the replicas' and
+    gateway's identities, an Application Gateway WAF_v2, a Flexible scale set with a standby pool, and autoscale
+    on active messages per instance. Each step takes the typed results of the steps it needs."""
 
-    def __init__(self, name: str, args: ServingServiceArgs, opts: pulumi.ResourceOptions | None = None):
-        args = args.named(name)
-        super().__init__("accelstack:azure:ServingService", name, None, opts)
-        spec = args.spec
-        self.spec, self.serving, self.plan, self.digest = spec, spec.serving, args.plan, args.digest
+    def __init__(self, ctx: ServingContext):
+        super().__init__(ctx)
+        spec = ctx.spec
         self.account = account_of(spec)
-        self.subscription_id = self.account.subscription_id
-        self.tags = stack_tags(spec)
-        self.child = pulumi.ResourceOptions(parent=self)
+        self.standby: azure_native.standbypool.StandbyVirtualMachinePool | None = None
 
-        self.resource_group = resource_group(spec, self.child)
-        self.resource_group_name = f"{spec.stack}-rg"  # fixed (provider.resource_group): gateway ids use it
-        placement = Placement(
-            self.resource_group, self.resource_group_name, self.subscription_id, self.tags, self.child
+    def network(self) -> ReplicaNetwork:
+        ctx = self.ctx
+        self.resource_group = resource_group(ctx.spec, ctx.child)
+        # Fixed (provider.resource_group): the gateway's ids use it.
+        self.placement = Placement(
+            self.resource_group, f"{ctx.spec.stack}-rg", self.account.subscription_id, stack_tags(ctx.spec), ctx.child
         )
-        serving, plan = self.serving, self.plan
+        self.vnet = ServingNetwork(f"{ctx.name}-net", ctx.serving, self.placement)
+        return ReplicaNetwork([self.vnet.replicas_subnet.id])
 
-        # Each step takes what the steps before it made; the order is also the resources' registration order.
-        self.network = ServingNetwork(f"{name}-net", serving, placement)
-        self.queue = AdmissionQueue(f"{name}-queue", serving.admission, plan, placement)
+    def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
+        ctx = self.ctx
+        self.queue = ServiceBusQueue(f"{ctx.name}-queue", ctx.serving.admission, ctx.plan, self.placement)
+        requests = self.queue.requests.id
+        return AdmissionQueue(
+            requests, self.queue.responses.id, requests.apply(lambda i: dead_letter_path(i)), self.queue
+        )
+
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue) -> None:
+        ctx = self.ctx
         self.identities = ServingIdentities(
-            f"{name}-id",
-            serving,
-            plan,
+            f"{ctx.name}-id",
+            ctx.serving,
+            ctx.plan,
             self.queue,
-            placement,
+            self.placement,
             standby_pool_principal_id=self.account.standby_pool_principal_id,
         )
-        self.web_acl = waf_policy(name, serving.admission, placement)
-        edge = application_gateway(
-            name, serving, plan, network=self.network, identities=self.identities, waf=self.web_acl, placement=placement
+
+    def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
+        """The gateway (its backend pool, which the scale set joins) before the replicas; its WAF policy."""
+        ctx = self.ctx
+        self.web_acl = waf_policy(ctx.name, ctx.serving.admission, self.placement)
+        self.edge_out = application_gateway(
+            ctx.name,
+            ctx.serving,
+            ctx.plan,
+            network=self.vnet,
+            identities=self.identities,
+            waf=self.web_acl,
+            placement=self.placement,
         )
-        self.gateway = edge.gateway
-        self.access_logs = access_logs(name, serving.load_balancer, self.gateway, placement)
-        randomness = random.Provider(f"{name}-replicas-random", opts=self.child)
-        admin_key = admin_public_key(f"{name}-replicas", pulumi.ResourceOptions(parent=self, provider=randomness))
+        self.gateway = self.edge_out.gateway
+        self.access_logs = access_logs(ctx.name, ctx.serving.load_balancer, self.gateway, self.placement)
+        return self.web_acl
+
+    def replica_group(self, network: ReplicaNetwork, queue: AdmissionQueue) -> ReplicaGroup:
+        ctx = self.ctx
+        randomness = random.Provider(f"{ctx.name}-replicas-random", opts=ctx.child)
+        admin_key = admin_public_key(
+            f"{ctx.name}-replicas", pulumi.ResourceOptions(parent=ctx.parent, provider=randomness)
+        )
         self.group = replica_group(
-            name,
-            serving,
-            plan,
+            ctx.name,
+            ctx.serving,
+            ctx.plan,
             admin_key=admin_key,
-            digest=self.digest,
-            network=self.network,
+            digest=ctx.digest,
+            network=self.vnet,
             queue=self.queue,
             identities=self.identities,
             gateway=self.gateway,
-            placement=placement,
+            placement=self.placement,
         )
-        self.standby_pool = standby_pool(name, plan, self.group, self.identities, placement)
-        self.scaling_policy = scaling(
-            name, serving.replicas, plan, group=self.group, namespace=self.queue.namespace, placement=placement
+        return ReplicaGroup(self.group, self.group.name)
+
+    def endpoint(self, group: ReplicaGroup) -> pulumi.Input[str]:
+        return self.edge_out.endpoint
+
+    def warm_capacity(self, group: ReplicaGroup) -> None:
+        """A standby pool of deallocated, pre-initialised VMs beside the scale set (None when the plan sizes 0)."""
+        self.standby = standby_pool(self.ctx.name, self.ctx.plan, self.group, self.identities, self.placement)
+
+    def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
+        ctx = self.ctx
+        return scaling(
+            ctx.name,
+            ctx.serving.replicas,
+            ctx.plan,
+            group=self.group,
+            namespace=self.queue.namespace,
+            placement=self.placement,
         )
 
-        self.outputs: dict[str, pulumi.Input[Any]] = {
-            "endpoint": edge.endpoint,
-            "requestQueue": self.queue.requests.id,
-            "responseQueue": self.queue.responses.id,
-            "deadLetterQueue": self.queue.requests.id.apply(lambda i: dead_letter_path(i)),
-            "replicaGroup": self.group.name,
-            "replicaSubnets": [self.network.replicas_subnet.id],
-            "coldStartSeconds": self.plan.cold_start_seconds,
-            "warmPoolSize": self.plan.warm_pool_size,
-            "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
-            "configDigest": args.digest,
-        }
-        self.register_outputs(self.outputs)
+
+class ServingService(ServingRecipe):
+    """The Azure serving service: the serving recipe over `AzureServingParts`. Its `queue` is the admission
+    queue component (`namespace`, `requests`, `responses`). Beside the recipe's attributes: `resource_group`,
+    `network`, `identities`, `gateway`, `standby_pool` (None when the planner sizes it 0) and `access_logs` (None
+    without serving.loadBalancer.accessLogs), kept on `parts`."""
+
+    cloud = "azure"
+    parts_class = AzureServingParts
+    parts: AzureServingParts
+
+    @property
+    def resource_group(self) -> azure_native.resources.ResourceGroup:
+        return self.parts.resource_group
+
+    @property
+    def network(self) -> ServingNetwork:
+        return self.parts.vnet
+
+    @property
+    def identities(self) -> ServingIdentities:
+        return self.parts.identities
+
+    @property
+    def gateway(self) -> azure_native.network.ApplicationGateway:
+        return self.parts.gateway
+
+    @property
+    def standby_pool(self) -> azure_native.standbypool.StandbyVirtualMachinePool | None:
+        return self.parts.standby
+
+    @property
+    def access_logs(self) -> azure_native.storage.StorageAccount | None:
+        return self.parts.access_logs

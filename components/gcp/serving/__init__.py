@@ -10,12 +10,9 @@ One module per concern, each building its resources as children of `ServingServi
 
 from __future__ import annotations
 
-from typing import Any
-
 import pulumi
 import pulumi_gcp as gcp
 
-from accelstack.components.base import ServingServiceArgs
 from accelstack.components.gcp.provider import account_of
 from accelstack.components.gcp.serving.edge import firewall, health_check, load_balancer, security_policy
 from accelstack.components.gcp.serving.identity import kms_key, replica_account
@@ -23,76 +20,126 @@ from accelstack.components.gcp.serving.network import serving_network
 from accelstack.components.gcp.serving.queue import queues
 from accelstack.components.gcp.serving.replicas import replica_group
 from accelstack.components.gcp.serving.scaling import scaling
+from accelstack.components.recipes.serving import (
+    AdmissionQueue,
+    ReplicaGroup,
+    ReplicaNetwork,
+    ServingContext,
+    ServingParts,
+    ServingRecipe,
+)
 
 __all__ = ["ServingService"]
 
 
-class ServingService(pulumi.ComponentResource):
-    """What a test can assert on: `network`, `subnet`, `queues` (by role) and `queue` (the request
-    subscription), `web_acl` (the Cloud Armor policy), `backend`, `address`, `replica_account`, `group`
-    (the regional instance group manager, standby pool included), `scaling_policy` (the autoscaler)
-    and `plan`."""
+class GcpServingParts(ServingParts):
+    """Google Cloud's serving parts: a VPC and private subnet, Pub/Sub topics and subscriptions under a Cloud KMS
+    key, the replicas' service account, the firewall, Cloud Armor and a health check, a regional instance group
+    (standby pool included), the global load balancer in front of it, and an autoscaler on undelivered messages."""
 
-    def __init__(self, name: str, args: ServingServiceArgs, opts: pulumi.ResourceOptions | None = None):
-        args = args.named(name)
-        super().__init__("accelstack:gcp:ServingService", name, None, opts)
-        spec = args.spec
-        account = account_of(spec)
-        self.spec, self.serving, self.plan = spec, spec.serving, args.plan
+    def __init__(self, ctx: ServingContext):
+        super().__init__(ctx)
+        account = account_of(ctx.spec)
         self.region, self.project_id = account.region, account.project_id
-        self.child = child = pulumi.ResourceOptions(parent=self)
         self.project_number = gcp.organizations.get_project_output(
-            project_id=self.project_id, opts=pulumi.InvokeOutputOptions(parent=self)
+            project_id=self.project_id, opts=pulumi.InvokeOutputOptions(parent=ctx.parent)
         ).number
-        serving, plan, region = self.serving, self.plan, self.region
 
-        # Each step takes what the steps before it made; the order is also the resources' registration order.
-        net = serving_network(name, serving, region, child)
-        self.network, self.subnet = net.network, net.subnet
-        queue_key = kms_key(name, region, self.project_number, child)
+    def network(self) -> ReplicaNetwork:
+        ctx = self.ctx
+        net = serving_network(ctx.name, ctx.serving, self.region, ctx.child)
+        self.vpc, self.subnet = net.network, net.subnet
+        return ReplicaNetwork([self.subnet.id])
+
+    def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
+        ctx = self.ctx
+        queue_key = kms_key(ctx.name, self.region, self.project_number, ctx.child)
         self.key = queue_key.key
-        pubsub = queues(name, serving.admission, plan, queue_key, self.project_number, child)
-        self.queues = pubsub.by_role()
-        self.queue = pubsub.request_subscription
-        identity = replica_account(name, serving, pubsub, child)
-        self.replica_account = identity.account
-        self.firewall = firewall(name, self.network, serving.load_balancer, child)
-        self.web_acl = security_policy(name, serving.admission, child)
-        self.health_check = health_check(name, serving.load_balancer, plan, child)
-        self.group = replica_group(
-            name,
-            serving,
-            plan,
-            project_id=self.project_id,
-            region=region,
-            subnet=self.subnet,
-            queues=pubsub,
-            identity=identity,
-            health=self.health_check,
-            opts=child,
+        self.pubsub = pubsub = queues(
+            ctx.name, ctx.serving.admission, ctx.plan, queue_key, self.project_number, ctx.child
         )
-        edge = load_balancer(name, serving.load_balancer, plan, self.health_check, self.web_acl, self.group, child)
+        self.queues = pubsub.by_role()
+        request = pubsub.request_subscription  # what the replicas pull and the autoscaler reads
+        return AdmissionQueue(request.id, pubsub.responses.id, pubsub.dead_letters.id, request)
+
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue) -> None:
+        self.replica_identity = replica_account(self.ctx.name, self.ctx.serving, self.pubsub, self.ctx.child)
+        self.replica_account = self.replica_identity.account
+
+    def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
+        ctx = self.ctx
+        self.firewall = firewall(ctx.name, self.vpc, ctx.serving.load_balancer, ctx.child)
+        self.web_acl = security_policy(ctx.name, ctx.serving.admission, ctx.child)
+        self.health_check = health_check(ctx.name, ctx.serving.load_balancer, ctx.plan, ctx.child)
+        return self.web_acl
+
+    def replica_group(self, network: ReplicaNetwork, queue: AdmissionQueue) -> ReplicaGroup:
+        ctx = self.ctx
+        self.group = replica_group(
+            ctx.name,
+            ctx.serving,
+            ctx.plan,
+            project_id=self.project_id,
+            region=self.region,
+            subnet=self.subnet,
+            queues=self.pubsub,
+            identity=self.replica_identity,
+            health=self.health_check,
+            opts=ctx.child,
+        )
+        return ReplicaGroup(self.group, self.group.name)
+
+    def endpoint(self, group: ReplicaGroup) -> pulumi.Input[str]:
+        """The backend service takes the group: the load balancer comes after it."""
+        ctx = self.ctx
+        edge = load_balancer(
+            ctx.name, ctx.serving.load_balancer, ctx.plan, self.health_check, self.web_acl, self.group, ctx.child
+        )
         self.address, self.backend = edge.address, edge.backend
-        self.scaling_policy = scaling(
-            name,
-            serving.replicas,
-            plan,
-            region=region,
+        return self.address.address.apply(lambda ip: f"https://{ip}")
+
+    def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
+        ctx = self.ctx
+        return scaling(
+            ctx.name,
+            ctx.serving.replicas,
+            ctx.plan,
+            region=self.region,
             group=self.group,
-            request_subscription=pubsub.request_subscription,
-            opts=child,
+            request_subscription=self.pubsub.request_subscription,
+            opts=ctx.child,
         )
 
-        self.outputs: dict[str, pulumi.Input[Any]] = {
-            "endpoint": self.address.address.apply(lambda ip: f"https://{ip}"),
-            "requestQueue": pubsub.request_subscription.id,
-            "responseQueue": pubsub.responses.id,
-            "deadLetterQueue": pubsub.dead_letters.id,
-            "replicaGroup": self.group.name,
-            "replicaSubnets": [self.subnet.id],
-            "coldStartSeconds": self.plan.cold_start_seconds,
-            "warmPoolSize": self.plan.warm_pool_size,
-            "backlogPerInstanceTarget": self.plan.backlog_per_instance_target,
-            "configDigest": args.digest,
-        }
-        self.register_outputs(self.outputs)
+
+class ServingService(ServingRecipe):
+    """The Google Cloud serving service: the serving recipe over `GcpServingParts`. Its `queue` is the request
+    subscription. Beside the recipe's attributes: `network`, `subnet`, `queues` (by role), `backend`, `address`
+    and `replica_account`, kept on `parts`."""
+
+    cloud = "gcp"
+    parts_class = GcpServingParts
+    parts: GcpServingParts
+
+    @property
+    def network(self) -> gcp.compute.Network:
+        return self.parts.vpc
+
+    @property
+    def subnet(self) -> gcp.compute.Subnetwork:
+        return self.parts.subnet
+
+    @property
+    def queues(self) -> dict[str, pulumi.Resource]:
+        return self.parts.queues
+
+    @property
+    def backend(self) -> gcp.compute.BackendService:
+        return self.parts.backend
+
+    @property
+    def address(self) -> gcp.compute.GlobalAddress:
+        return self.parts.address
+
+    @property
+    def replica_account(self) -> gcp.serviceaccount.Account:
+        return self.parts.replica_account

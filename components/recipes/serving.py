@@ -1,0 +1,176 @@
+"""The serving recipe: one sequence, every cloud. The replicas' network, the admission queue they drain and
+scale on, their identity, the edge's guards (firewall, per-client rate limit, health check), the replica group,
+the load balancer in front of it, warm capacity for the cold start, backlog scaling, and the stack's outputs,
+written here once from the parts' neutral values.
+
+A cloud's `ServingService` is this recipe with its parts (`parts_class`) and its type token; the resource
+names and parents are the parts', so a stack built before the recipe keeps its URNs. Every number the parts
+need is on the plan (`ctx.plan`): they derive nothing.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pulumi
+
+from accelstack.components.base import ServingServiceArgs
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec, ServingStack
+
+
+@dataclass(frozen=True)
+class ServingContext:
+    """One service being built: its name, its args (spec, plan, digest) and the component it builds in."""
+
+    name: str
+    args: ServingServiceArgs
+    parent: pulumi.Resource
+
+    @property
+    def spec(self) -> ServingStack:
+        return self.args.spec
+
+    @property
+    def serving(self) -> ServingSpec:
+        return self.args.spec.serving
+
+    @property
+    def plan(self) -> ServingPlan:
+        return self.args.plan
+
+    @property
+    def digest(self) -> str:
+        return self.args.digest
+
+    @property
+    def child(self) -> pulumi.ResourceOptions:
+        """Options of a resource directly under the service (its URN's parent)."""
+        return pulumi.ResourceOptions(parent=self.parent)
+
+
+@dataclass(frozen=True)
+class ReplicaNetwork:
+    """Where the replicas live: their (private) subnets."""
+
+    subnets: pulumi.Input[Sequence[pulumi.Input[str]]]
+
+
+@dataclass(frozen=True)
+class AdmissionQueue:
+    """The queue in front of the replicas: where requests wait, where responses go, where poison messages land.
+    `resource` is the one the replicas drain and the group scales on."""
+
+    requests: pulumi.Input[str]
+    responses: pulumi.Input[str]
+    dead_letters: pulumi.Input[str]
+    resource: pulumi.Resource
+
+
+@dataclass(frozen=True)
+class ReplicaGroup:
+    """The replicas as built: the group (its warm or standby capacity included where the cloud keeps it there)."""
+
+    resource: pulumi.Resource
+    name: pulumi.Input[str]
+
+
+class ServingParts(ABC):
+    """A cloud's serving parts, made for one service. The recipe calls them in the order they are declared,
+    once each. A part may keep what it built for a later one; it returns only the neutral values above."""
+
+    def __init__(self, ctx: ServingContext):
+        self.ctx = ctx
+
+    @abstractmethod
+    def network(self) -> ReplicaNetwork:
+        """The replicas' network: private subnets, with a way out for images and weights, none in."""
+
+    @abstractmethod
+    def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
+        """The request, response and dead-letter queues, encrypted, sized by the plan (retention, visibility)."""
+
+    @abstractmethod
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue) -> None:
+        """What the replicas run as: read the model prefix, drain the request queue, answer on the response one."""
+
+    @abstractmethod
+    def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
+        """The edge's guards: the load balancer's firewall, the per-client rate limit (returned: the WAF policy
+        or security policy; None where the cloud has none), health checks. A cloud whose group attaches to its
+        load balancer (a target group, a backend pool) builds the load balancer here."""
+
+    @abstractmethod
+    def replica_group(self, network: ReplicaNetwork, queue: AdmissionQueue) -> ReplicaGroup:
+        """The replica group: the plan's minimum and maximum, its health checks and grace, the boot."""
+
+    @abstractmethod
+    def endpoint(self, group: ReplicaGroup) -> pulumi.Input[str]:
+        """The load balancer in front of the group (built in `edge` where the group attaches to it): its HTTPS
+        endpoint URL."""
+
+    def warm_capacity(self, group: ReplicaGroup) -> None:
+        """Pre-initialised capacity for the cold start, where the cloud keeps it outside the group (a standby
+        pool); the plan sizes it. Nothing by default: the group holds it."""
+        return None
+
+    @abstractmethod
+    def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
+        """Scale the group on the queue's backlog per instance (the plan's target, never CPU)."""
+
+    def monitoring(self, queue: AdmissionQueue) -> None:
+        """Alarms on the queue (age of the oldest request, dead letters), where the cloud keeps them apart."""
+        return None
+
+
+class ServingRecipe(pulumi.ComponentResource):
+    """A serving service on any cloud; `outputs` holds what the stack exports (accelstack.outputs' contract).
+
+    What a test can assert on, on every cloud: `queue` (the admission queue's resource), `web_acl` (the
+    per-client rate limit; None without one), `group` (the replica group), `scaling_policy`, `plan` (every
+    derived number) and `parts` (the cloud's own resources)."""
+
+    cloud: ClassVar[str]  # the registry name: the type token is accelstack:<cloud>:ServingService
+    parts_class: ClassVar[type[ServingParts]]
+
+    def __init__(self, name: str, args: ServingServiceArgs, opts: pulumi.ResourceOptions | None = None):
+        """`name` prefixes every resource of the service and is its stack tag; `opts.provider` is the (pinned)
+        provider the service deploys with."""
+        args = args.named(name)
+        super().__init__(f"accelstack:{self.cloud}:ServingService", name, None, opts)
+        self.spec, self.serving, self.plan, self.digest = args.spec, args.spec.serving, args.plan, args.digest
+        parts = self.parts = self.parts_class(ServingContext(name, args, self))
+
+        self.replica_network = parts.network()
+        self.admission = parts.admission_queue(self.replica_network)
+        self.queue = self.admission.resource
+        parts.identity(self.replica_network, self.admission)
+        self.web_acl = parts.edge(self.replica_network)
+        self.replicas = parts.replica_group(self.replica_network, self.admission)
+        self.group = self.replicas.resource
+        endpoint = parts.endpoint(self.replicas)
+        parts.warm_capacity(self.replicas)
+        self.scaling_policy = parts.scaling(self.replicas, self.admission)
+        parts.monitoring(self.admission)
+
+        self.outputs = self.serving_outputs(endpoint)
+        self.register_outputs(self.outputs)
+
+    def serving_outputs(self, endpoint: pulumi.Input[str]) -> dict[str, pulumi.Input[Any]]:
+        """The serving output contract (accelstack.outputs), from the parts' neutral values and the plan only."""
+        plan = self.plan
+        return {
+            "endpoint": endpoint,
+            "requestQueue": self.admission.requests,
+            "responseQueue": self.admission.responses,
+            "deadLetterQueue": self.admission.dead_letters,
+            "replicaGroup": self.replicas.name,
+            "replicaSubnets": self.replica_network.subnets,
+            "coldStartSeconds": plan.cold_start_seconds,
+            "warmPoolSize": plan.warm_pool_size,
+            "backlogPerInstanceTarget": plan.backlog_per_instance_target,
+            "configDigest": self.digest,
+        }
