@@ -96,7 +96,7 @@ def _digested(spec: StackSpec) -> dict[str, Any]:
 
 @dataclass
 class SchedulerResult:
-    """What a cloud's scheduler gives back to its training cluster (every cloud's `build_scheduler`)."""
+    """What a cloud's scheduler gives back to its training cluster (its Slurm recipe or its managed scheduler)."""
 
     # Raw cloud-init text for the compute nodes (None: no scheduler, or one that writes none).
     compute_user_data: pulumi.Input[str] | None = None
@@ -171,6 +171,10 @@ class CloudStack(ABC):
     # Output names this cloud's stacks exported before the contract was neutral (old -> new, a subset of
     # accelstack.outputs.LEGACY_NAMES), exported beside the new ones for the deprecation period.
     legacy_output_names: Mapping[str, str] = {}
+    # "module:Class" of the cloud's TrainingRecipe / ServingRecipe (None: it builds no such workload). The cloud's
+    # workloads and the features its parts implement follow from them (accelstack.components.recipes.capabilities).
+    training_recipe: str | None = None
+    serving_recipe: str | None = None
 
     def __init__(self, spec: StackSpec):
         self.spec = spec

@@ -347,6 +347,9 @@ class Cloud:
     features: frozenset[Feature]
     catalog: Catalog
     prices: Prices
+    # Why the cloud lacks each feature it lacks, in the cloud's own terms (what to use instead, where there is
+    # something): the spec's error says it at the key that asks. Every deployable cloud gives one per feature.
+    unsupported: Mapping[Feature, str] = field(default_factory=dict)
     limits: Mapping[str, int] = field(default_factory=dict)  # documented hard limits by name
     # The boot data one machine takes, checked against its components' rendering (None: no limit checked).
     boot_data_limit: BootDataLimit | None = None

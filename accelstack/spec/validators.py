@@ -89,9 +89,11 @@ def cloud_offers_what_the_stack_asks(spec: StackSpec) -> Iterator[Problem]:
             continue
         others = [name for name, cloud in clouds.items() if use.feature in cloud.features]
         where = f"clouds that have it: {', '.join(others)}" if others else "no registered cloud has it"
+        reason = clouds[spec.cloud].unsupported.get(use.feature)
+        why = f" ({reason})" if reason else ""
         yield Problem(
             use.path,
-            f"{use.what} needs the {use.feature.value} feature, which {spec.cloud} does not offer; {where}"
+            f"{use.what} needs the {use.feature.value} feature, which {spec.cloud} does not offer{why}; {where}"
             + (f"; or {use.instead}" if use.instead else ""),
         )
 

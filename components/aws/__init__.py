@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 
 class AwsStack(CloudStack):
+    training_recipe = "accelstack.components.aws.training:TrainingCluster"
+    serving_recipe = "accelstack.components.aws.serving:ServingService"
     # Stacks deployed before 0.2 exported these names; users' scripts read them until 0.3.
     legacy_output_names = outputs.LEGACY_NAMES
 

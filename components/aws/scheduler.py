@@ -1,7 +1,7 @@
 """Training schedulers on AWS: Slurm (head node + dynamic compute nodes) or AWS Batch (managed).
 
-`build_scheduler` is called by TrainingCluster with the handles of the network, storage and IAM it
-built (see `handles.py`). Slurm: a head node with a fixed private address and its slurmctld state on
+The training recipe builds the scheduler the spec names from the handles of the network, storage and IAM
+its parts built (see `handles.py`): `SlurmCluster` (the Slurm recipe over `AwsSlurmParts`) or `BatchScheduler`. Slurm: a head node with a fixed private address and its slurmctld state on
 a protected encrypted volume, the munge key as a Pulumi secret in Secrets Manager (readable only by
 the cluster's instance role), Slurm ports opened only between the head and the cluster security
 group, and the compute cloud-init (from `accelstack.components.slurm`). Managed: an AWS Batch multi-node
@@ -32,7 +32,6 @@ from accelstack.components.recipes.slurm import (
     HeadNode,
     MungeSecret,
     NodeRole,
-    SlurmInputs,
     SlurmParts,
     SlurmRecipe,
     StateVolume,
@@ -124,18 +123,6 @@ def head_policy_document(secret_arn: str, kms_key_arn: str, region: str) -> str:
         }
     )
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
-
-
-def build_scheduler(
-    inputs: SlurmInputs, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions
-) -> SchedulerResult:
-    spec = inputs.spec
-    kind = spec.training.scheduler.kind
-    if kind == "slurm":
-        return SlurmCluster(inputs, handles, opts).result
-    if kind == "managed":
-        return BatchScheduler(spec, digest, handles, opts).result
-    return SchedulerResult()
 
 
 def head_data_policy_document(

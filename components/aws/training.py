@@ -21,7 +21,7 @@ from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGE
 from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.network import TrainingNetwork
 from accelstack.components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
-from accelstack.components.aws.scheduler import build_scheduler
+from accelstack.components.aws.scheduler import BatchScheduler, SlurmCluster
 from accelstack.components.aws.storage import TrainingStorage
 from accelstack.components.base import SchedulerResult
 from accelstack.components.recipes.parts import (
@@ -33,8 +33,8 @@ from accelstack.components.recipes.parts import (
     Placement,
     TrainingData,
     TrainingParts,
+    WithManagedScheduler,
 )
-from accelstack.components.recipes.slurm import SlurmInputs
 from accelstack.components.recipes.training import TrainingRecipe
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
@@ -231,9 +231,11 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-class AwsTrainingParts(TrainingParts):
+class AwsTrainingParts(TrainingParts[TrainingHandles], WithManagedScheduler[TrainingHandles]):
     """AWS's training parts: a VPC with one cluster subnet, S3 + KMS + FSx for Lustre, an EC2 role and instance
     profile, Slurm or AWS Batch, and ONE auto scaling group of EFA nodes in a cluster placement group."""
+
+    slurm_cluster = SlurmCluster
 
     def __init__(self, ctx: BuildContext):
         super().__init__(ctx)
@@ -309,9 +311,9 @@ class AwsTrainingParts(TrainingParts):
         self.instance_profile = aws.iam.InstanceProfile(f"{name}-node", role=self.role.name, opts=child)
         return NodeIdentity([node_ssm, node_storage])
 
-    def scheduler(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> SchedulerResult:
+    def scheduler_handles(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> TrainingHandles:
         ctx, store = self.ctx, self.store
-        handles = TrainingHandles(
+        return TrainingHandles(
             vpc_id=self.vpc.vpc_id,
             subnet_id=self.vpc.subnet_id,
             availability_zone=self.vpc.availability_zone,
@@ -328,8 +330,10 @@ class AwsTrainingParts(TrainingParts):
             checkpoint_interval_seconds=ctx.plan.interval_seconds,
             instance_role_policies=identity.grants,
         )
-        inputs = SlurmInputs(ctx.spec, ctx.plan.interval_seconds, data.file_system, identity.grants)
-        return build_scheduler(inputs, ctx.digest, handles, ctx.child)
+
+    def managed_scheduler(self, handles: TrainingHandles) -> SchedulerResult:
+        """AWS Batch: a multi-node parallel compute environment on the EFA launch template."""
+        return BatchScheduler(self.ctx.spec, self.ctx.digest, handles, self.ctx.child).result
 
     def node_group(
         self,

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 
 class AzureStack(CloudStack):
+    training_recipe = "accelstack.components.azure.training:TrainingCluster"
+    serving_recipe = "accelstack.components.azure.serving:ServingService"
+
     def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
         root = pulumi.ComponentResource(f"accelstack:azure:{kind}", self.spec.stack)
         provider = azure_provider(self.spec, root)

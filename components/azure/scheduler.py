@@ -19,17 +19,14 @@ import pulumi_random as random
 
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HEAD_IMAGE
-from accelstack.components.azure.machine_learning import AzureMlScheduler
 from accelstack.components.azure.node_platform import AzureNodePlatform
 from accelstack.components.azure.provider import stack_tags
 from accelstack.components.azure.storage import KEY_VAULT_SECRETS_USER, STORAGE_BLOB_DATA_READER, TrainingStorage
-from accelstack.components.base import SchedulerResult
 from accelstack.components.node_platform import NodePlatform
 from accelstack.components.recipes.slurm import (
     HeadNode,
     MungeSecret,
     NodeRole,
-    SlurmInputs,
     SlurmParts,
     SlurmRecipe,
     StateVolume,
@@ -67,18 +64,6 @@ def b64(text: str) -> str:
 def with_ssh_passwords_off(cloud_config: str) -> str:
     """The generator's cloud-config plus `ssh_pwauth: false` (a top-level key, appended)."""
     return cloud_config.rstrip("\n") + "\n" + NO_SSH_PASSWORDS
-
-
-def build_scheduler(
-    inputs: SlurmInputs, handles: AzureTrainingHandles, opts: pulumi.ResourceOptions
-) -> SchedulerResult:
-    spec = inputs.spec
-    kind = spec.training.scheduler.kind
-    if kind == "slurm":
-        return SlurmCluster(inputs, handles, opts).result
-    if kind == "managed":
-        return AzureMlScheduler(spec, handles, opts).result
-    return SchedulerResult()  # "none"
 
 
 class AzureSlurmParts(SlurmParts[AzureTrainingHandles]):

@@ -27,13 +27,10 @@ import pulumi_random as random
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HPC_NODE_IMAGE
+from accelstack.components.azure.machine_learning import AzureMlScheduler
 from accelstack.components.azure.network import TrainingNetwork
 from accelstack.components.azure.provider import resource_group, stack_tags
-from accelstack.components.azure.scheduler import (
-    AzureTrainingHandles,
-    build_scheduler,
-    with_ssh_passwords_off,
-)
+from accelstack.components.azure.scheduler import AzureTrainingHandles, SlurmCluster, with_ssh_passwords_off
 from accelstack.components.azure.storage import STORAGE_BLOB_DATA_READER, TrainingStorage
 from accelstack.components.base import SchedulerResult
 from accelstack.components.recipes.parts import (
@@ -45,8 +42,8 @@ from accelstack.components.recipes.parts import (
     Placement,
     TrainingData,
     TrainingParts,
+    WithManagedScheduler,
 )
-from accelstack.components.recipes.slurm import SlurmInputs
 from accelstack.components.recipes.training import TrainingRecipe
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
@@ -66,9 +63,11 @@ def fabric_interfaces(instance_type: str) -> int:
     return itype.fabric_interfaces if itype is not None and itype.fabric == "infiniband" else 0
 
 
-class AzureTrainingParts(TrainingParts):
+class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedScheduler[AzureTrainingHandles]):
     """Azure's training parts: a resource group and VNet, Blob + Key Vault + Managed Lustre, a user-assigned
     identity, Slurm or Azure Machine Learning, and ONE Uniform scale set of InfiniBand nodes."""
+
+    slurm_cluster = SlurmCluster
 
     def __init__(self, ctx: BuildContext):
         super().__init__(ctx)
@@ -134,9 +133,11 @@ class AzureTrainingParts(TrainingParts):
             )
         return NodeIdentity(grants)
 
-    def scheduler(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> SchedulerResult:
+    def scheduler_handles(
+        self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity
+    ) -> AzureTrainingHandles:
         ctx, vnet = self.ctx, self.vnet
-        handles = AzureTrainingHandles(
+        return AzureTrainingHandles(
             resource_group=self.resource_group.name,
             network_id=vnet.vnet.id,
             subnet_id=vnet.nodes_subnet.id,
@@ -147,8 +148,10 @@ class AzureTrainingParts(TrainingParts):
             checkpoint_interval_seconds=ctx.plan.interval_seconds,
             node_grants=identity.grants,
         )
-        inputs = SlurmInputs(ctx.spec, ctx.plan.interval_seconds, data.file_system, identity.grants)
-        return build_scheduler(inputs, handles, ctx.child)
+
+    def managed_scheduler(self, handles: AzureTrainingHandles) -> SchedulerResult:
+        """Azure Machine Learning: an AmlCompute cluster that runs the nodes itself."""
+        return AzureMlScheduler(self.ctx.spec, handles, self.ctx.child).result
 
     def plain_boot(self, cloud_config: str) -> str:
         return with_ssh_passwords_off(cloud_config)

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 
 class GcpStack(CloudStack):
+    training_recipe = "accelstack.components.gcp.training:TrainingCluster"
+    serving_recipe = "accelstack.components.gcp.serving:ServingService"
+
     def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
         root = pulumi.ComponentResource(f"accelstack:gcp:{kind}", self.spec.stack)
         provider = gcp_provider(self.spec, root)

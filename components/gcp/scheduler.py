@@ -17,8 +17,6 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_random as random
 
-from accelstack.components.base import SchedulerResult
-from accelstack.components.gcp.cluster_director import ClusterDirectorScheduler
 from accelstack.components.gcp.images import HEAD_IMAGE, SHIELDED_VM
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.node_platform import GcpNodePlatform
@@ -29,7 +27,6 @@ from accelstack.components.recipes.slurm import (
     HeadNode,
     MungeSecret,
     NodeRole,
-    SlurmInputs,
     SlurmParts,
     SlurmRecipe,
     StateVolume,
@@ -55,16 +52,6 @@ class GcpTrainingHandles:
     checkpoint_interval_seconds: int
     # Grants the node group must wait for (the scheduler appends its own).
     node_grants: list[pulumi.Resource] = field(default_factory=list)
-
-
-def build_scheduler(inputs: SlurmInputs, handles: GcpTrainingHandles, opts: pulumi.ResourceOptions) -> SchedulerResult:
-    spec = inputs.spec
-    kind = spec.training.scheduler.kind
-    if kind == "slurm":
-        return SlurmCluster(inputs, handles, opts).result
-    if kind == "managed":
-        return ClusterDirectorScheduler(spec, handles, opts).result
-    return SchedulerResult()  # "none"
 
 
 class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):

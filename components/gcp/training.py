@@ -23,10 +23,11 @@ import pulumi_gcp as gcp
 
 from accelstack.clouds.gcp import catalog
 from accelstack.components.base import SchedulerResult
+from accelstack.components.gcp.cluster_director import ClusterDirectorScheduler
 from accelstack.components.gcp.images import NODE_IMAGE, SHIELDED_VM
 from accelstack.components.gcp.network import TrainingNetwork, training_network
 from accelstack.components.gcp.provider import CLOUD_PLATFORM_SCOPE, account_of, resource_id
-from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandles, build_scheduler
+from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandles, SlurmCluster
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
 from accelstack.components.recipes.parts import (
     BuildContext,
@@ -37,8 +38,8 @@ from accelstack.components.recipes.parts import (
     Placement,
     TrainingData,
     TrainingParts,
+    WithManagedScheduler,
 )
-from accelstack.components.recipes.slurm import SlurmInputs
 from accelstack.components.recipes.training import TrainingRecipe
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
@@ -98,9 +99,11 @@ def uses_workload_policy(machine_type: str, count: int, capacity: str, reservati
     )
 
 
-class GcpTrainingParts(TrainingParts):
+class GcpTrainingParts(TrainingParts[GcpTrainingHandles], WithManagedScheduler[GcpTrainingHandles]):
     """Google Cloud's training parts: a system VPC and one VPC per GPU NIC, Cloud Storage + Cloud KMS + Managed
     Lustre, a service account, Slurm or Cluster Director, and ONE zonal managed instance group of GPU VMs."""
+
+    slurm_cluster = SlurmCluster
 
     def __init__(self, ctx: BuildContext):
         super().__init__(ctx)
@@ -174,17 +177,19 @@ class GcpTrainingParts(TrainingParts):
             ]
         return NodeIdentity(grants)
 
-    def scheduler(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> SchedulerResult:
+    def scheduler_handles(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> GcpTrainingHandles:
         ctx = self.ctx
-        handles = GcpTrainingHandles(
+        return GcpTrainingHandles(
             network=self.vpcs,
             storage=self.store,
             nodes_account=self.nodes_account,
             checkpoint_interval_seconds=ctx.plan.interval_seconds,
             node_grants=identity.grants,
         )
-        inputs = SlurmInputs(ctx.spec, ctx.plan.interval_seconds, data.file_system, identity.grants)
-        return build_scheduler(inputs, handles, ctx.child)
+
+    def managed_scheduler(self, handles: GcpTrainingHandles) -> SchedulerResult:
+        """Cluster Director: managed Slurm whose node sets run the nodes itself."""
+        return ClusterDirectorScheduler(self.ctx.spec, handles, self.ctx.child).result
 
     def node_group(
         self,

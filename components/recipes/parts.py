@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import pulumi
 
 from accelstack.components.base import SchedulerResult, TrainingClusterArgs
 from accelstack.planner.training_plan import TrainingPlan
 from accelstack.spec.models import TrainingStack
+
+if TYPE_CHECKING:
+    from accelstack.components.recipes.slurm import SlurmRecipe
+
+# What a cloud's schedulers build from (its network, storage and identities, as that cloud names them).
+Handles = TypeVar("Handles")
 
 
 @dataclass(frozen=True)
@@ -109,11 +115,17 @@ class Placement:
     name: pulumi.Input[str] | None = None
 
 
-class TrainingParts(ABC):
+class TrainingParts(ABC, Generic[Handles]):
     """A cloud's training parts, made for one cluster. The recipe calls them in this order, once each:
-    `network`, `storage`, `node_identity`, `scheduler`, then `node_group` when the scheduler leaves the nodes
-    to the cluster. A part may keep what it built for a later part (an AWS security group for the launch
-    template); it returns only the neutral values above."""
+    `network`, `storage`, `node_identity`, the scheduler the spec names, then `node_group` when the scheduler
+    leaves the nodes to the cluster. A part may keep what it built for a later part (an AWS security group for
+    the launch template); it returns only the neutral values above.
+
+    The schedulers a cloud offers follow from what its parts implement: Slurm from `slurm_cluster` (its Slurm
+    recipe), the managed scheduler from `WithManagedScheduler`. A cloud cannot claim either without the code."""
+
+    # The cloud's Slurm recipe (`accelstack.components.recipes.slurm`); None: no Slurm on this cloud.
+    slurm_cluster: type[SlurmRecipe[Any]] | None = None
 
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
@@ -131,8 +143,8 @@ class TrainingParts(ABC):
         """What the nodes run as: read datasets, write (never delete) checkpoints, use the stack key."""
 
     @abstractmethod
-    def scheduler(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> SchedulerResult:
-        """The training scheduler the spec names (Slurm, the cloud's managed one, or none)."""
+    def scheduler_handles(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> Handles:
+        """What this cloud's schedulers build from (called only when the spec names a scheduler)."""
 
     @abstractmethod
     def node_group(
@@ -160,3 +172,12 @@ class TrainingParts(ABC):
         """The nodes' cloud-config without a scheduler, as this cloud must finish it (Azure turns SSH passwords
         off); the recipe writes the body."""
         return cloud_config
+
+
+class WithManagedScheduler(ABC, Generic[Handles]):
+    """Training parts whose cloud runs the nodes under its own scheduler (AWS Batch, Azure Machine Learning,
+    Cluster Director): `training.scheduler.kind: managed`."""
+
+    @abstractmethod
+    def managed_scheduler(self, handles: Handles) -> SchedulerResult:
+        """The managed scheduler, usually running the nodes itself (`needs_compute_group=False`)."""

@@ -20,11 +20,14 @@ from accelstack.components.recipes.parts import (
     BuildContext,
     NetworkStorage,
     NodeGroup,
+    NodeIdentity,
     NodeNetwork,
     Placement,
     TrainingData,
     TrainingParts,
+    WithManagedScheduler,
 )
+from accelstack.components.recipes.slurm import SlurmInputs
 from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 
@@ -74,7 +77,7 @@ class TrainingRecipe(pulumi.ComponentResource):
     cluster also names its network and storage components `network` and `storage`)."""
 
     cloud: ClassVar[str]  # the registry name: the type token is accelstack:<cloud>:TrainingCluster
-    parts_class: ClassVar[type[TrainingParts]]
+    parts_class: ClassVar[type[TrainingParts[Any]]]
 
     def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None):
         """`name` prefixes every resource of the cluster and is its stack tag; `opts.provider` is the (pinned)
@@ -90,7 +93,7 @@ class TrainingRecipe(pulumi.ComponentResource):
         self.data: TrainingData = parts.storage(self.node_network)
         self.file_system = self.data.file_system.resource if self.data.file_system is not None else None
         identity = parts.node_identity(self.node_network, self.data)
-        result = parts.scheduler(self.node_network, self.data, identity)
+        result = self.build_scheduler(identity)
         self.scheduler = result.component
         self.nodes: NodeGroup | None = None
         if result.needs_compute_group:
@@ -105,6 +108,22 @@ class TrainingRecipe(pulumi.ComponentResource):
 
         self.outputs = self.training_outputs(result)
         self.register_outputs(self.outputs)
+
+    def build_scheduler(self, identity: NodeIdentity) -> SchedulerResult:
+        """The scheduler the spec names, from the parts that implement it: Slurm's recipe, the cloud's managed
+        scheduler, or none (the nodes boot the recipe's plain boot)."""
+        kind = self.spec.training.scheduler.kind
+        if kind == "none":
+            return SchedulerResult()
+        parts = self.parts
+        handles = parts.scheduler_handles(self.node_network, self.data, identity)
+        if kind == "slurm" and parts.slurm_cluster is not None:
+            inputs = SlurmInputs(self.spec, self.checkpoint_interval_seconds, self.data.file_system, identity.grants)
+            return parts.slurm_cluster(inputs, handles, pulumi.ResourceOptions(parent=self)).result
+        if kind == "managed" and isinstance(parts, WithManagedScheduler):
+            return parts.managed_scheduler(handles)
+        # The spec rules refuse a scheduler the cloud lacks (Feature.SLURM / MANAGED_SCHEDULER follow from parts).
+        raise ValueError(f"training.scheduler.kind: {kind!r} is not built on {self.cloud}")
 
     def plain_node_boot(self, ctx: BuildContext, file_system: NetworkStorage | None) -> pulumi.Input[str]:
         """Nodes without a scheduler (or whose scheduler writes none): the jobs' environment, and the parallel

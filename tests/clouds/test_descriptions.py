@@ -19,6 +19,7 @@ from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud, Feature
 
 CLOUDS = registry.names()
+REPO = Path(__file__).resolve().parents[2]
 FABRICS = {"efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma", "roce"}
 VENDORS = {"nvidia", "amd", "aws-trainium", "aws-inferentia", "google-tpu"}
 # What AWS's description does not (yet) say, pinned exactly so that fixing it makes this fail and shrink:
@@ -108,6 +109,53 @@ def test_features_match_the_catalog(name):
     assert (Feature.RDMA_FABRIC in c.features) == bool(fabric_types)
     assert (Feature.TIME_BOXED_RESERVATION in c.features) == bool(time_boxed)
     assert (Feature.MANAGED_LUSTRE in c.features) == bool(c.catalog.parallel_fs)
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_every_feature_a_deployable_cloud_lacks_says_why_in_its_own_terms(name):
+    """SkyPilot's habit: an unsupported feature carries the cloud's reason, and the spec error says it."""
+    c = cloud(name)
+    assert not set(c.unsupported) & c.features, f"{name}: a reason for a feature it has"
+    if c.deployable:
+        missing = set(Feature) - c.features
+        assert missing == set(c.unsupported), f"{name}: no reason for {sorted(missing - set(c.unsupported))}"
+        assert all(len(reason) > 40 for reason in c.unsupported.values())
+
+
+def _with_nodes(**update):
+    def change(spec):
+        training = spec.training
+        nodes = training.nodes.model_copy(update=update)
+        return spec.model_copy(update={"training": training.model_copy(update={"nodes": nodes})})
+
+    return change
+
+
+# How a training stack asks for each feature a cloud may lack (a feature missing here fails the test below).
+ASKING = {
+    Feature.FLEX_START: _with_nodes(capacity="flex-start", max_run_hours=24),
+    Feature.TIME_BOXED_RESERVATION: _with_nodes(capacity="capacity-block", reservation_id="reservation-1"),
+    Feature.OBJECT_STORE_NETWORK_RULES: lambda spec: spec.model_copy(
+        update={"training": spec.training.model_copy(update={"artifact_reader_subnets": ["subnet-1"]})}
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_the_spec_error_for_a_missing_feature_gives_the_clouds_reason(name):
+    from accelstack.spec.loader import load_stack
+    from accelstack.spec.validators import cloud_offers_what_the_stack_asks
+
+    c = cloud(name)
+    if not c.deploys("training"):
+        pytest.skip(f"{name} builds no training stack to ask from")
+    base = load_stack(REPO / "stacks" / f"Pulumi.{name}-training.yaml")
+    for feature, reason in c.unsupported.items():
+        assert feature in ASKING, f"{feature.value}: add how a stack asks for it"
+        spec = ASKING[feature](base)
+        problems = [p for p in cloud_offers_what_the_stack_asks(spec) if feature.value in p.message]
+        assert problems, f"{name}: asking for {feature.value} raised nothing"
+        assert all(reason in p.message for p in problems), problems
 
 
 @pytest.mark.parametrize("name", CLOUDS)

@@ -344,3 +344,26 @@ def test_plain_nodes_mount_the_file_system_the_stack_exports(cloud: str, variant
     assert (mkdir, mount) == (["mkdir", "-p", lustre.mount_path], ["mount", lustre.mount_path])
     environment = files["/etc/accelstack/training.env"]["content"]
     assert f"ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS={int(exported['checkpointIntervalSeconds'])}\n" in environment
+
+
+# --- features follow from parts --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cloud", registry.deployable())
+def test_the_clouds_workloads_and_features_follow_from_the_parts_it_implements(cloud: str) -> None:
+    from accelstack.components.recipes.capabilities import FROM_PARTS, implemented
+
+    description = registry.get(cloud)
+    built = implemented(description)
+    assert built.workloads == description.workloads
+    assert description.features & FROM_PARTS == built.features, "a feature claimed without its part, or unclaimed"
+
+
+def test_a_feature_claimed_without_its_part_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelstack.clouds.base import Feature
+    from accelstack.components.aws.training import AwsTrainingParts
+    from accelstack.components.recipes.capabilities import implemented
+
+    monkeypatch.setattr(AwsTrainingParts, "slurm_cluster", None)
+    aws = registry.get("aws")
+    assert Feature.SLURM in aws.features and Feature.SLURM not in implemented(aws).features

@@ -130,6 +130,16 @@ AWS = Cloud(
     # capacity; its time-boxed capacity is a Capacity Block, capacity: capacity-block) and network rules on the
     # checkpoint store (S3 admits the readers by bucket policy, not by network).
     features=frozenset(Feature) - {Feature.FLEX_START, Feature.OBJECT_STORE_NETWORK_RULES},
+    unsupported={
+        Feature.FLEX_START: (
+            "EC2 queues no capacity to lend it for a fixed run time; its time-boxed GPUs are Capacity Blocks, "
+            "bought for a window (capacity: capacity-block with reservationId)"
+        ),
+        Feature.OBJECT_STORE_NETWORK_RULES: (
+            "S3 admits readers by principal (the checkpoint bucket's policy names training.artifactReaders); a "
+            "network path to it is a gateway endpoint in the reader's own VPC, not a rule on the bucket"
+        ),
+    },
     catalog=CATALOG,
     prices=PRICES,
     limits={

@@ -137,6 +137,16 @@ AZURE = Cloud(
             Feature.OBJECT_STORE_NETWORK_RULES,  # storage account virtual network rules (any subscription)
         }
     ),
+    unsupported={
+        Feature.TIME_BOXED_RESERVATION: (
+            "Azure sells no time-boxed GPU block: capacity reservations have no end time (reservationId with "
+            "capacity on-demand reserves open-ended)"
+        ),
+        Feature.FLEX_START: (
+            "Azure queues no capacity to lend it for a fixed run time; Spot VMs (capacity: spot) are its "
+            "interruptible capacity"
+        ),
+    },
     catalog=CATALOG,
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},

@@ -137,6 +137,12 @@ GCP = Cloud(
             Feature.CROSS_ACCOUNT_ARTIFACTS,  # bucket IAM across projects
         }
     ),
+    unsupported={
+        Feature.OBJECT_STORE_NETWORK_RULES: (
+            "Cloud Storage admits readers by IAM (training.artifactReaders); network limits on a bucket are a VPC "
+            "Service Controls perimeter, set on the organization's access policy, not by a workload stack"
+        ),
+    },
     catalog=CATALOG,
     prices=PRICES,
     limits={
