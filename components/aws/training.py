@@ -26,7 +26,6 @@ from accelstack.components.aws.storage import TrainingStorage
 from accelstack.components.base import SchedulerResult
 from accelstack.components.recipes.parts import (
     BuildContext,
-    NetworkStorage,
     NodeGroup,
     NodeIdentity,
     NodeNetwork,
@@ -34,9 +33,9 @@ from accelstack.components.recipes.parts import (
     TrainingData,
     TrainingParts,
     WithManagedScheduler,
+    planned_network_storage,
 )
 from accelstack.components.recipes.training import TrainingRecipe
-from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 # AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA installer, NCCL, Lustre client), resolved
 # by EC2 at launch from the public SSM parameter, so the template never pins a stale AMI id. Ubuntu
@@ -264,18 +263,9 @@ class AwsTrainingParts(TrainingParts[TrainingHandles], WithManagedScheduler[Trai
             security_group_rules=self.vpc.security_group_rules,
             opts=ctx.child,
         )
-        lustre = ctx.spec.training.storage.lustre
-        file_system = None
-        if store.file_system is not None and lustre is not None:
-            assert store.lustre_dns_name is not None and store.lustre_mount_name is not None
-            file_system = NetworkStorage(
-                "lustre",
-                store.lustre_dns_name,
-                store.lustre_mount_name,
-                lustre.mount_path,
-                LUSTRE_MOUNT_OPTIONS,
-                store.file_system,
-            )
+        file_system = planned_network_storage(
+            ctx.spec, store.file_system, store.lustre_dns_name, store.lustre_mount_name
+        )
         return TrainingData(store.dataset_bucket, store.checkpoint_bucket, store.kms_key_arn, file_system)
 
     def node_identity(self, network: NodeNetwork, data: TrainingData) -> NodeIdentity:

@@ -35,7 +35,6 @@ from accelstack.components.azure.storage import STORAGE_BLOB_DATA_READER, Traini
 from accelstack.components.base import SchedulerResult
 from accelstack.components.recipes.parts import (
     BuildContext,
-    NetworkStorage,
     NodeGroup,
     NodeIdentity,
     NodeNetwork,
@@ -43,9 +42,9 @@ from accelstack.components.recipes.parts import (
     TrainingData,
     TrainingParts,
     WithManagedScheduler,
+    planned_network_storage,
 )
 from accelstack.components.recipes.training import TrainingRecipe
-from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 NODE_OS_DISK_GIB = 256  # containers and CUDA caches; scratch is the VMs' local NVMe
 SPOT_MAX_PRICE = -1  # up to the on-demand price: evicted for capacity only, never for price
@@ -92,18 +91,9 @@ class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedSchedul
             nodes_subnet_id=vnet.nodes_subnet.id,
             file_system=ctx.plan.file_system,
         )
-        lustre = ctx.spec.training.storage.lustre
-        file_system = None
-        if store.file_system is not None and lustre is not None:
-            assert store.lustre_address is not None and store.lustre_mount_name is not None
-            file_system = NetworkStorage(
-                "lustre",
-                store.lustre_address,
-                store.lustre_mount_name,
-                lustre.mount_path,
-                LUSTRE_MOUNT_OPTIONS,
-                store.file_system,
-            )
+        file_system = planned_network_storage(
+            ctx.spec, store.file_system, store.lustre_address, store.lustre_mount_name
+        )
         return TrainingData(store.dataset_uri, store.checkpoint_uri, store.encryption_key, file_system)
 
     def node_identity(self, network: NodeNetwork, data: TrainingData) -> NodeIdentity:

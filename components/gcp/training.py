@@ -31,7 +31,6 @@ from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandl
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
 from accelstack.components.recipes.parts import (
     BuildContext,
-    NetworkStorage,
     NodeGroup,
     NodeIdentity,
     NodeNetwork,
@@ -39,9 +38,9 @@ from accelstack.components.recipes.parts import (
     TrainingData,
     TrainingParts,
     WithManagedScheduler,
+    planned_network_storage,
 )
 from accelstack.components.recipes.training import TrainingRecipe
-from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 
 NODE_BOOT_GIB = 256  # containers and CUDA caches; scratch is the VMs' local SSD
 
@@ -130,20 +129,14 @@ class GcpTrainingParts(TrainingParts[GcpTrainingHandles], WithManagedScheduler[G
         self.store = store = TrainingStorage(
             f"{ctx.name}-storage", ctx.spec, self.vpcs, self.project_number, ctx.child, file_system=ctx.plan.file_system
         )
-        lustre = ctx.spec.training.storage.lustre
-        file_system = None
-        if store.file_system is not None and lustre is not None:
-            assert store.lustre_address is not None and store.lustre_mount_name is not None
-            file_system = NetworkStorage(
-                "lustre",
-                store.lustre_address,
-                store.lustre_mount_name,
-                lustre.mount_path,
-                LUSTRE_MOUNT_OPTIONS,
-                store.file_system,
-                # The nodes find the dataset there at first boot.
-                (store.lustre_import,) if store.lustre_import is not None else (),
-            )
+        file_system = planned_network_storage(
+            ctx.spec,
+            store.file_system,
+            store.lustre_address,
+            store.lustre_mount_name,
+            # The nodes find the dataset there at first boot.
+            (store.lustre_import,) if store.lustre_import is not None else (),
+        )
         checkpoint_uri = f"gs://{store.checkpoint_bucket_name}" if store.checkpoint_bucket_name is not None else None
         return TrainingData(f"gs://{store.dataset_bucket_name}", checkpoint_uri, store.key.id, file_system)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 import pulumi
 
 from accelstack.components.base import SchedulerResult, TrainingClusterArgs
+from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
 from accelstack.planner.training_plan import TrainingPlan
 from accelstack.spec.models import TrainingStack
 
@@ -77,6 +78,23 @@ class NetworkStorage:
     @property
     def waits_for(self) -> list[pulumi.Resource]:
         return [self.resource, *self.ready]
+
+
+def planned_network_storage(
+    spec: TrainingStack,
+    resource: pulumi.Resource | None,
+    address: pulumi.Output[str] | None,
+    remote_mount: pulumi.Output[str] | None,
+    ready: tuple[pulumi.Resource, ...] = (),
+) -> NetworkStorage | None:
+    """The file system the plan asked for, as the nodes mount it (spec's mount path, the Lustre client options);
+    None where the spec has none. A cloud that built one without its address is a bug, said here."""
+    lustre = spec.training.storage.lustre
+    if resource is None or lustre is None:
+        return None
+    if address is None or remote_mount is None:
+        raise ValueError(f"{spec.cloud}: the file system was built without its address or mount name")
+    return NetworkStorage("lustre", address, remote_mount, lustre.mount_path, LUSTRE_MOUNT_OPTIONS, resource, ready)
 
 
 @dataclass(frozen=True)
