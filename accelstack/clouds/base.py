@@ -217,6 +217,19 @@ SERVING_PLAN_NUMBERS: Mapping[str, str] = {
 
 
 @dataclass(frozen=True)
+class AdmissionLimits:
+    """What the cloud's admission queue and per-client rate limit accept: its services' own bounds, checked at
+    the serving.admission keys by one neutral rule (accelstack.spec.catalog_rules)."""
+
+    queue_service: str  # "SQS", "Service Bus", "Pub/Sub": named in the error
+    ttl_seconds: tuple[int, int]  # (least, most) a request may wait: the queue's retention / time-to-live
+    max_receive_count: tuple[int, int]  # deliveries before the dead-letter queue
+    rate_service: str  # "AWS WAF", "Application Gateway WAF", "Cloud Armor"
+    per_client_rate: tuple[int, int]  # requests per client per window
+    rate_windows: tuple[int, ...]  # the evaluation windows the rate limit takes, in seconds
+
+
+@dataclass(frozen=True)
 class Catalog:
     """A cloud's dated, sourced facts: accelerated machine types, regions and parallel-FS tiers."""
 
@@ -255,6 +268,8 @@ class Catalog:
     # scale on, as the derived-defaults table explains it ("" : the planner's own queue metrics).
     serving_properties: Mapping[str, PlannedProperty | None] = field(default_factory=dict)
     serving_backlog_metric: str = ""
+    # The admission queue's and rate limit's bounds (None: the cloud has neither; the neutral spec bounds only).
+    admission: AdmissionLimits | None = None
 
     def quota(self, instance: str, capacity: str) -> Quota | None:
         """The quota `instance` machines bought as `capacity` draw on; None: not in this catalog."""

@@ -165,3 +165,31 @@ def replica_image_is_the_clouds(spec: ServingStack) -> Iterator[Problem]:
             "serving.replicas.imageId",
             f"{image!r}: {spec.cloud} replicas boot {catalog.replica_image}, which the stack chooses; remove imageId",
         )
+
+
+@rule(workload="serving")
+def admission_within_the_clouds_limits(spec: ServingStack) -> Iterator[Problem]:
+    """The admission queue's TTL and delivery count, and the per-client rate limit, within what the cloud's own
+    queue and WAF accept (`Catalog.admission`): one rule, the bounds in each cloud's catalog."""
+    limits = registry.get(spec.cloud).catalog.admission
+    if limits is None:
+        return
+    admission = spec.serving.admission
+    ranged = (
+        ("ttlSeconds", admission.ttl_seconds, limits.ttl_seconds, limits.queue_service, "s"),
+        ("maxReceiveCount", admission.max_receive_count, limits.max_receive_count, limits.queue_service, "deliveries"),
+        ("perClientRate", admission.per_client_rate, limits.per_client_rate, limits.rate_service, "requests"),
+    )
+    for key, value, (least, most), service, unit in ranged:
+        if not least <= value <= most:
+            yield Problem(
+                f"serving.admission.{key}",
+                f"{value} {unit}; {service} on {spec.cloud} takes {least}..{most} {unit}",
+            )
+    window = admission.rate_window_seconds
+    if window not in limits.rate_windows:
+        yield Problem(
+            "serving.admission.rateWindowSeconds",
+            f"{window} s: {limits.rate_service} evaluates rate limits per fixed windows; allowed on {spec.cloud}: "
+            f"{', '.join(str(s) for s in limits.rate_windows)}",
+        )

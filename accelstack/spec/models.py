@@ -369,16 +369,14 @@ class LoadBalancerSpec(Model):
 class AdmissionPolicy(Model):
     max_depth: int = Field(default=10_000, ge=1, le=100_000_000)
     """Most requests waiting in the admission queue; beyond it new requests are refused."""
-    # SQS retention bounds: 60 s to 14 days.
-    ttl_seconds: int = Field(default=300, ge=60, le=1_209_600)
-    """Seconds a request may wait before it expires (SQS retention: 60 s to 14 days)."""
-    # WAF rate-based rule: requests per client IP per evaluation window (minimum 10).
-    per_client_rate: int = Field(default=2000, ge=10, le=2_000_000_000)
-    """WAF rate limit: requests per client IP per rateWindowSeconds (10 at least)."""
-    rate_window_seconds: Literal[60, 120, 300, 600] = 300
-    """WAF rate-limit evaluation window: 60, 120, 300 or 600 seconds."""
+    ttl_seconds: int = Field(default=300, ge=1, le=31_536_000)
+    """Seconds a request may wait before it expires (within the cloud's queue retention: SQS 60 s to 14 days, Pub/Sub to 7 days)."""
+    per_client_rate: int = Field(default=2000, ge=1, le=2_000_000_000)
+    """Per-client rate limit: requests per client IP per rateWindowSeconds (within the cloud's WAF bounds: 10 at least)."""
+    rate_window_seconds: int = Field(default=300, ge=1, le=86_400)
+    """Rate-limit evaluation window in seconds, one the cloud's WAF takes (AWS and GCP: 60, 120, 300, 600; Azure: 60, 300)."""
     max_receive_count: int = Field(default=3, ge=1, le=1000)
-    """Deliveries of a request before it moves to the dead-letter queue."""
+    """Deliveries of a request before it moves to the dead-letter queue (within the cloud's bounds: Pub/Sub 5..100)."""
 
 
 class LatencySlo(Model):

@@ -413,3 +413,25 @@ def test_object_uris_must_use_the_clouds_own_store(tmp_path, uri):
         assert "training.storage.checkpoints.uri" not in result.output  # already gs://
     else:
         assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_admission_limits_are_ordered_and_inside_the_neutral_bounds(name):
+    from accelstack.spec.models import AdmissionPolicy
+
+    limits = cloud(name).catalog.admission
+    if limits is None:
+        pytest.skip(f"{name} has no admission queue")
+    fields = AdmissionPolicy.model_fields
+    for key in ("ttl_seconds", "max_receive_count", "per_client_rate"):
+        least, most = getattr(limits, key)
+        bounds = {type(m).__name__: m for m in fields[key].metadata}
+        assert bounds["Ge"].ge <= least <= most <= bounds["Le"].le, key
+    assert limits.rate_windows and all(0 < w <= 86_400 for w in limits.rate_windows)
+    assert AdmissionPolicy().rate_window_seconds in limits.rate_windows  # the default deploys everywhere
+
+
+def test_azure_maps_every_window_its_catalog_allows_to_a_waf_duration():
+    from accelstack.clouds.azure.serving_rules import RATE_LIMIT_DURATIONS
+
+    assert set(cloud("azure").catalog.admission.rate_windows) == set(RATE_LIMIT_DURATIONS)

@@ -165,3 +165,48 @@ def test_a_throughput_without_a_tier_chooses_the_tier_that_offers_it(cloud):
             assert isinstance(spec, TrainingStack) and spec.training.storage.lustre is not None
             chosen = described.catalog.parallel_fs[spec.training.storage.lustre.tier or ""]
             assert throughput in chosen.throughput_per_tib, (tier.name, throughput)
+
+
+def _neutral_bound(key: str, kind: str) -> int:
+    from accelstack.spec.models import AdmissionPolicy
+
+    field = next(f for f in AdmissionPolicy.model_fields.values() if f.alias == key)
+    return next(getattr(m, kind) for m in field.metadata if hasattr(m, kind))
+
+
+def neutral_least(key: str) -> int:
+    return _neutral_bound(key, "ge")
+
+
+def neutral_most(key: str) -> int:
+    return _neutral_bound(key, "le")
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_admission_values_outside_the_clouds_queue_and_waf_are_refused_naming_the_service(cloud):
+    """One rule, each cloud's bounds: just past each end of every range fails at its key, naming the cloud's
+    service and its range; the bounds themselves pass."""
+    limits = registry.get(cloud).catalog.admission
+    assert limits is not None
+    ranges = {
+        "ttlSeconds": (limits.ttl_seconds, limits.queue_service),
+        "maxReceiveCount": (limits.max_receive_count, limits.queue_service),
+        "perClientRate": (limits.per_client_rate, limits.rate_service),
+    }
+    for key, ((least, most), service) in ranges.items():
+        for value in (least, most):
+            assert not at(problems(cloud, "serving", f"serving.admission.{key}={value}"), f"serving.admission.{key}")
+        for value in (least - 1, most + 1):
+            found = at(problems(cloud, "serving", f"serving.admission.{key}={value}"), f"serving.admission.{key}")
+            if not neutral_least(key) <= value <= neutral_most(key):
+                continue  # the neutral model's own bound answers first
+            assert found and service in found[0] and f"{least}..{most}" in found[0], (key, value, found)
+    allowed = set(limits.rate_windows)
+    for window in (30, 60, 120, 300, 600, 900):
+        found = at(
+            problems(cloud, "serving", f"serving.admission.rateWindowSeconds={window}"),
+            "serving.admission.rateWindowSeconds",
+        )
+        assert bool(found) == (window not in allowed), (window, found)
+        if found:
+            assert limits.rate_service in found[0]

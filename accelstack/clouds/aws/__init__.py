@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from accelstack.clouds.aws import catalog, prices, quotas, replace_rows, terraform_types
 from accelstack.clouds.base import (
+    AdmissionLimits,
     BootDataLimit,
     Catalog,
     Cloud,
@@ -20,6 +21,16 @@ from accelstack.clouds.base import (
 
 CATALOG = Catalog(
     cloud="aws",
+    # SQS MessageRetentionPeriod 60 s..14 days and redrive maxReceiveCount 1..1000; AWS WAF rate-based rules:
+    # limit 10..2e9 per evaluation window of 60, 120, 300 or 600 s (WAF API RateBasedStatement).
+    admission=AdmissionLimits(
+        queue_service="SQS",
+        ttl_seconds=(60, 1_209_600),
+        max_receive_count=(1, 1000),
+        rate_service="AWS WAF",
+        per_client_rate=(10, 2_000_000_000),
+        rate_windows=(60, 120, 300, 600),
+    ),
     checked=catalog.CHECKED,
     sources=(
         "Amazon EC2 instance types: Accelerated computing specifications",

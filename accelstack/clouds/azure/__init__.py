@@ -8,6 +8,7 @@ from __future__ import annotations
 from accelstack.clouds import random_provider
 from accelstack.clouds.azure import catalog, prices, quotas, replace_rows
 from accelstack.clouds.base import (
+    AdmissionLimits,
     BootDataLimit,
     Catalog,
     Cloud,
@@ -21,6 +22,16 @@ from accelstack.clouds.base import (
 
 CATALOG = Catalog(
     cloud="azure",
+    # Service Bus: maxDeliveryCount from 1, TTL an ISO 8601 duration (accelstack keeps SQS's 14 days as the most a
+    # request waits); Application Gateway WAF rate-limit rules count per OneMin or FiveMins.
+    admission=AdmissionLimits(
+        queue_service="Service Bus",
+        ttl_seconds=(60, 1_209_600),
+        max_receive_count=(1, 1000),
+        rate_service="Application Gateway WAF",
+        per_client_rate=(10, 2_000_000_000),
+        rate_windows=(60, 300),
+    ),
     checked=catalog.CHECKED,
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,

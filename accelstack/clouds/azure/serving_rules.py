@@ -73,19 +73,6 @@ def listener_certificate_from_key_vault(spec: ServingStack) -> Iterator[Problem]
 
 
 @rule(workload="serving")
-def rate_window_is_a_waf_duration(spec: ServingStack) -> Iterator[Problem]:
-    """Application Gateway WAF rate-limit rules count per OneMin or FiveMins only."""
-    serving = spec.serving
-    window = serving.admission.rate_window_seconds
-    if rate_limit_duration(window) is None:
-        yield Problem(
-            "serving.admission.rateWindowSeconds",
-            f"{window} s: Azure WAF rate-limit rules count per one or five minutes; allowed on azure: "
-            f"{', '.join(str(s) for s in RATE_LIMIT_DURATIONS)}",
-        )
-
-
-@rule(workload="serving")
 def serving_new_network_only(spec: ServingStack) -> Iterator[Problem]:
     """The Azure serving components build their own VNet (the Application Gateway needs a dedicated subnet);
     an existing VNet is not supported yet. The VNet holds two /24 subnets at least."""

@@ -6,6 +6,7 @@ Deployable: training and serving (`accelstack.components.gcp`).
 from __future__ import annotations
 
 from accelstack.clouds.base import (
+    AdmissionLimits,
     Catalog,
     Cloud,
     Feature,
@@ -19,6 +20,17 @@ from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, terrafo
 
 CATALOG = Catalog(
     cloud="gcp",
+    # Pub/Sub: a subscription retains unacked messages at most 7 days (a TTL under its 10-minute minimum is the
+    # replica worker's to enforce) and dead-letter policies take 5..100 delivery attempts; Cloud Armor throttle
+    # rules (accelstack keeps the windows the other clouds share).
+    admission=AdmissionLimits(
+        queue_service="Pub/Sub",
+        ttl_seconds=(60, 604_800),
+        max_receive_count=(5, 100),
+        rate_service="Cloud Armor",
+        per_client_rate=(10, 2_000_000_000),
+        rate_windows=(60, 120, 300, 600),
+    ),
     checked=catalog.CHECKED,
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,

@@ -16,10 +16,8 @@ SSL_CERTIFICATE = re.compile(
     r"^(https://(www|compute)\.googleapis\.com/compute/v1/)?"
     r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/sslCertificates/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 )
-# Dead-letter policy max_delivery_attempts: 5..100 (https://cloud.google.com/pubsub/docs/handling-failures).
-MIN_DELIVERY_ATTEMPTS, MAX_DELIVERY_ATTEMPTS = 5, 100
-# Subscription message_retention_duration: 10 minutes..7 days (https://cloud.google.com/pubsub/docs/subscription-properties).
-MAX_RETENTION_SECONDS = 7 * 24 * 3600
+# Pub/Sub's delivery attempts and retention are the catalog's admission limits (accelstack.clouds.gcp), checked by
+# the neutral rule: https://cloud.google.com/pubsub/docs/handling-failures, .../subscription-properties.
 
 
 @rule(workload="serving")
@@ -32,29 +30,4 @@ def gcp_serving_certificate(spec: ServingStack) -> Iterator[Problem]:
             f"{serving.load_balancer.certificate!r} is not a global SSL certificate; "
             "allowed: projects/<project>/global/sslCertificates/<name> (a regional certificate cannot serve "
             "a global load balancer)",
-        )
-
-
-@rule(workload="serving")
-def gcp_dead_letter_attempts(spec: ServingStack) -> Iterator[Problem]:
-    """Pub/Sub dead-letter policies take 5..100 delivery attempts."""
-    serving = spec.serving
-    count = serving.admission.max_receive_count
-    if not MIN_DELIVERY_ATTEMPTS <= count <= MAX_DELIVERY_ATTEMPTS:
-        yield Problem(
-            "serving.admission.maxReceiveCount",
-            f"{count} delivery attempts; Pub/Sub dead-letter policies allow "
-            f"{MIN_DELIVERY_ATTEMPTS}..{MAX_DELIVERY_ATTEMPTS}",
-        )
-
-
-@rule(workload="serving")
-def gcp_admission_ttl(spec: ServingStack) -> Iterator[Problem]:
-    """A subscription keeps unacked messages at most 7 days (and at least 10 minutes: a shorter TTL is
-    enforced by the replica's worker, which drops requests older than it)."""
-    serving = spec.serving
-    if serving.admission.ttl_seconds > MAX_RETENTION_SECONDS:
-        yield Problem(
-            "serving.admission.ttlSeconds",
-            f"{serving.admission.ttl_seconds} s; Pub/Sub retains messages at most {MAX_RETENTION_SECONDS} s (7 days)",
         )
