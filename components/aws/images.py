@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 # Root device name of the Ubuntu AMIs training nodes and serving replicas boot (the DLAMI): the
 # launch templates' root block-device mapping must name it, or EC2 attaches a second volume instead.
-# Amazon Linux's is /dev/xvda (accelstack.components.aws.scheduler.BATCH_ROOT_DEVICE).
+# Amazon Linux's is /dev/xvda (accelstack.components.aws.batch.BATCH_ROOT_DEVICE).
 ROOT_DEVICE = "/dev/sda1"
 
 
@@ -64,7 +64,7 @@ IMAGES: dict[str, NodeImage] = {
         ships=_UBUNTU_BASE | {"docker"},
         installable=frozenset({"unzip"}),
     ),
-    # accelstack.components.aws.scheduler.BATCH_IMAGE_TYPE: the ECS-optimized Amazon Linux 2023 NVIDIA AMI AWS
+    # accelstack.components.aws.batch.BATCH_IMAGE_TYPE: the ECS-optimized Amazon Linux 2023 NVIDIA AMI AWS
     # Batch picks. AL2023 has dnf, curl (curl-minimal) and tar; amazon-linux-extras was AL2 only; the
     # FSx Lustre client is `lustre-client` in the AL2023 repositories (FSx User Guide, "Installing the
     # Lustre client", Amazon Linux 2023).

@@ -1,11 +1,11 @@
-"""Training schedulers on AWS: Slurm (head node + dynamic compute nodes) or AWS Batch (managed).
+"""Slurm on AWS: `SlurmCluster` is the Slurm recipe (accelstack.components.recipes.slurm) over `AwsSlurmParts`;
+AWS Batch, the managed scheduler, is in batch.py. The training recipe hands both the handles of the network,
+storage and IAM its parts built (handles.py).
 
-The training recipe builds the scheduler the spec names from the handles of the network, storage and IAM
-its parts built (see `handles.py`): `SlurmCluster` (the Slurm recipe over `AwsSlurmParts`) or `BatchScheduler`. Slurm: a head node with a fixed private address and its slurmctld state on
-a protected encrypted volume, the munge key as a Pulumi secret in Secrets Manager (readable only by
-the cluster's instance role), Slurm ports opened only between the head and the cluster security
-group, and the compute cloud-init (from `accelstack.components.slurm`). Managed: an AWS Batch multi-node
-parallel compute environment in the cluster subnet and placement group, on the EFA launch template.
+A head node with a fixed private address and its slurmctld state on a protected encrypted volume, the munge key
+in Secrets Manager under the stack key (readable only by the cluster's and the head's roles), Slurm ports opened
+only between the head and the cluster security group, and the compute cloud-init from the neutral generator
+(`accelstack.components.slurm`).
 """
 
 from __future__ import annotations
@@ -13,20 +13,16 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from email.mime.multipart import MIMEMultipart
-from email.mime.text import MIMEText
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_random as random
 
-from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.kms import service_host
 from accelstack.components.aws.node_platform import AwsNodePlatform
-from accelstack.components.base import SchedulerResult
 from accelstack.components.node_platform import NodePlatform
 from accelstack.components.recipes.slurm import (
     HeadNode,
@@ -36,7 +32,6 @@ from accelstack.components.recipes.slurm import (
     SlurmRecipe,
     StateVolume,
 )
-from accelstack.spec.models import TrainingStack
 
 # Same Slurm major on head and nodes: Ubuntu 24.04 ships Slurm 23.11 (dynamic nodes need >= 22.05;
 # Ubuntu 22.04's 21.08 lacks `slurmd -Z`). Compute nodes use training.NODE_IMAGE, a 24.04 image too.
@@ -50,14 +45,6 @@ STATE_DEVICE_NAME = "/dev/sdf"
 # change) keeps the address the compute nodes were given.
 HEAD_ADDRESS_FROM_TOP = 6
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
-# AWS Batch: ECS-optimized GPU image (has the ECS agent Batch needs), chosen by Batch from
-# image_type: the launch template carries no image (an image there would win over image_type).
-# Amazon Linux 2023: AWS ends support for the AL2 ECS images, and Batch's default moves to AL2023
-# (Batch API Ec2Configuration). EFA software and Lustre come from the launch template's user data.
-BATCH_IMAGE_TYPE = "ECS_AL2023_NVIDIA"
-BATCH_ROOT_DEVICE = "/dev/xvda"  # Amazon Linux's root device name (Ubuntu's is /dev/sda1)
-# The EFA installer (EC2 User Guide, "Get started with EFA and NCCL": install the EFA software).
-EFA_INSTALLER_URL = "https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz"
 
 
 def head_address(subnet_cidr: str) -> str:
@@ -86,11 +73,6 @@ def head_image_id(instance_type: str, parent: pulumi.Resource) -> pulumi.Output[
         GET_PARAMETER_TOKEN, {"name": parameter}, opts=pulumi.InvokeOutputOptions(parent=parent)
     )
     return result.apply(lambda found: str(found["value"]))
-
-
-def efa_device_count(instance_type: str) -> int:
-    itype = ACCELERATED_INSTANCES.get(instance_type)
-    return itype.fabric_interfaces if itype is not None else 0
 
 
 def secret_read_policy(secret_arn: str) -> str:
@@ -371,192 +353,6 @@ class AwsSlurmParts(SlurmParts[TrainingHandles]):
                 opts=child,
             )
         return head_sg
-
-
-def efa_boothook() -> str:
-    """The EFA driver and libfabric on a Batch node, before the ECS agent starts: a cloud-boothook
-    running the EFA installer once per instance, as aws-samples/aws-batch-efa's launch template does
-    (AWS Batch EFA guide: "The AMI has the EFA driver loaded"). Skipped where the image has it."""
-    install = (
-        f"test -x /opt/amazon/efa/bin/fi_info || {{ cd /tmp && curl -fsSL --retry 5 {EFA_INSTALLER_URL} "
-        "-o aws-efa-installer.tar.gz && tar -xf aws-efa-installer.tar.gz && cd aws-efa-installer && ./efa_installer.sh -y; }"
-    )
-    return f"#cloud-boothook\ncloud-init-per once accelstack_efa_install bash -c '{install}'\n"
-
-
-def batch_user_data(cloud_config: str, boothook: str | None = None) -> str:
-    """AWS Batch only takes launch-template user data as MIME multi-part."""
-    message = MIMEMultipart(boundary="==ACCELSTACK==")
-    if boothook is not None:
-        message.attach(MIMEText(boothook, "cloud-boothook"))
-    message.attach(MIMEText(cloud_config, "cloud-config"))
-    return message.as_string()
-
-
-def batch_cloud_config(mount_path: str | None, dns_name: str, mount_name: str, checkpoints: str | None) -> str:
-    """Amazon Linux 2023 (the ECS GPU image): Lustre client from its repositories, mounted where jobs expect it."""
-    if mount_path is None:
-        return "#cloud-config\n{}\n"
-    source = f"{dns_name}@tcp:/{mount_name}"
-    commands = [
-        "dnf install -y lustre-client",
-        f"mkdir -p {mount_path}",
-        f"mount -t lustre -o {slurm.LUSTRE_MOUNT_OPTIONS} {source} {mount_path}",
-    ]
-    if checkpoints:
-        commands.append(f"install -d -m 1777 {checkpoints}")
-    return "#cloud-config\n" + json.dumps({"runcmd": [["bash", "-c", c] for c in commands]}, indent=1) + "\n"
-
-
-def efa_devices(instance_type: str) -> list[dict]:
-    """Batch container devices for every EFA of the instance (AWS Batch EFA guide: hostPath and
-    containerPath /dev/infiniband/uverbsN, permissions READ, WRITE, MKNOD)."""
-    return [
-        {
-            "hostPath": f"/dev/infiniband/uverbs{index}",
-            "containerPath": f"/dev/infiniband/uverbs{index}",
-            "permissions": ["READ", "WRITE", "MKNOD"],
-        }
-        for index in range(efa_device_count(instance_type))
-    ]
-
-
-def multinode_job_properties(spec: TrainingStack, image: str = "public.ecr.aws/docker/library/ubuntu:24.04") -> dict:
-    """Node properties of the multi-node training template: every node gets all the instance's GPUs
-    and the Lustre mount as a host volume (checkpoints included)."""
-    training = spec.training
-    itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
-    resources = []
-    if itype is not None:
-        resources.append({"type": "VCPU", "value": str(max(1, itype.vcpus - 4))})
-        resources.append({"type": "MEMORY", "value": str(int(itype.memory_gib * 1024 * 0.9))})
-        if itype.vendor == "nvidia":
-            resources.append({"type": "GPU", "value": str(itype.accelerators)})
-    lustre = training.storage.lustre
-    volumes, mounts = [], []
-    if lustre is not None:
-        volumes.append({"name": "lustre", "host": {"sourcePath": lustre.mount_path}})
-        mounts.append({"sourceVolume": "lustre", "containerPath": lustre.mount_path, "readOnly": False})
-    container = {
-        "image": image,
-        "command": ["bash", "-c", "echo replace with your training command; sleep 60"],
-        "resourceRequirements": resources,
-        "volumes": volumes,
-        "mountPoints": mounts,
-        # Every EFA device (one per network card: 32 on p5.48xlarge; mapping only uverbs0 leaves the
-        # job one card's bandwidth) and huge shared memory for NCCL.
-        "linuxParameters": {"sharedMemorySize": 65536, "devices": efa_devices(training.nodes.instance_type)},
-        "ulimits": [{"name": "memlock", "softLimit": -1, "hardLimit": -1}],
-        "privileged": False,
-    }
-    return {
-        "numNodes": training.nodes.count,
-        "mainNode": 0,
-        "nodeRangeProperties": [{"targetNodes": f"0:{training.nodes.count - 1}", "container": container}],
-    }
-
-
-class BatchScheduler(pulumi.ComponentResource):
-    def __init__(self, spec: TrainingStack, digest: str, handles: TrainingHandles, opts: pulumi.ResourceOptions):
-        super().__init__("accelstack:aws:BatchScheduler", f"{spec.stack}-batch", None, opts)
-        training = spec.training
-        assert handles.make_launch_template is not None
-        name = spec.stack
-        child = pulumi.ResourceOptions(parent=self)
-        itype = ACCELERATED_INSTANCES.get(training.nodes.instance_type)
-        vcpus = itype.vcpus if itype else 1
-        if training.nodes.capacity == "spot":
-            # CreateComputeEnvironment: "Multi-node parallel jobs aren't supported on Spot Instances";
-            # a SPOT environment would leave every multi-node job RUNNABLE forever.
-            raise ValueError(
-                "training.nodes.capacity: spot is not supported with training.scheduler.kind managed "
-                "(AWS Batch multi-node parallel jobs cannot run on Spot); use on-demand or capacity-block, "
-                "or scheduler kind slurm"
-            )
-
-        # Batch's EC2 instances join ECS: the cluster's instance role also needs the ECS agent's policy.
-        handles.instance_role_policies.append(
-            aws.iam.RolePolicyAttachment(
-                f"{name}-batch-ecs-instance",
-                role=handles.instance_role_name,
-                policy_arn="arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
-                opts=child,
-            )
-        )
-        lustre = training.storage.lustre
-        checkpoints = training.storage.checkpoints
-        lustre_dns = handles.lustre_dns_name or pulumi.Output.from_input("")
-        lustre_mount = handles.lustre_mount_name or pulumi.Output.from_input("")
-        user_data = pulumi.Output.all(lustre_dns, lustre_mount).apply(
-            lambda v: batch_user_data(
-                batch_cloud_config(
-                    lustre.mount_path if lustre else None, v[0], v[1], checkpoints.path if checkpoints else None
-                ),
-                efa_boothook() if efa_device_count(training.nodes.instance_type) else None,
-            )
-        )
-        template = handles.make_launch_template(f"{name}-batch", user_data, None, BATCH_ROOT_DEVICE)
-        self.compute_environment = aws.batch.ComputeEnvironment(
-            f"{name}-batch",
-            type="MANAGED",
-            # No service_role: Batch uses its service-linked role (AWSServiceRoleForBatch).
-            compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
-                type="EC2",  # multi-node parallel jobs run on EC2 (not Spot) environments only
-                # BEST_FIT_PROGRESSIVE keeps to the one instance type and placement group.
-                allocation_strategy="BEST_FIT_PROGRESSIVE",
-                min_vcpus=0,
-                max_vcpus=training.nodes.count * vcpus,
-                instance_types=[training.nodes.instance_type],
-                subnets=[handles.subnet_id],
-                # No security_group_ids: the launch template's EFA interfaces carry the cluster group,
-                # and Batch refuses both ("Either compute environment Security Groups or Network
-                # Interfaces in Launch template are exclusively allowed").
-                placement_group=handles.placement_group_name,
-                instance_role=handles.instance_profile_arn,
-                launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
-                    launch_template_id=template.id, version=template.latest_version.apply(str)
-                ),
-                ec2_configurations=[
-                    aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(image_type=BATCH_IMAGE_TYPE)
-                ],
-            ),
-            # Instances join ECS with the node role at boot: its policies first.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(handles.instance_role_policies)),
-        )
-        self.queue = aws.batch.JobQueue(
-            f"{name}-training",
-            priority=1,
-            state="ENABLED",
-            compute_environment_orders=[
-                aws.batch.JobQueueComputeEnvironmentOrderArgs(order=1, compute_environment=self.compute_environment.arn)
-            ],
-            opts=child,
-        )
-        self.job_definition = aws.batch.JobDefinition(
-            f"{name}-multinode",
-            type="multinode",
-            node_properties=json.dumps(multinode_job_properties(spec)),
-            # A lost node fails the whole multi-node job; retry it (from its checkpoint) on infrastructure
-            # failures, not on the job's own errors.
-            retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(
-                attempts=3,
-                evaluate_on_exits=[
-                    aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(
-                        on_status_reason="Host EC2*", action="RETRY"
-                    ),
-                    aws.batch.JobDefinitionRetryStrategyEvaluateOnExitArgs(on_reason="*", action="EXIT"),
-                ],
-            ),
-            opts=child,
-        )
-        outputs: dict[str, pulumi.Input] = {
-            "scheduler": "aws-batch",
-            "managedJobQueue": self.queue.arn,
-            "managedJobDefinition": self.job_definition.arn,
-            "managedCompute": self.compute_environment.arn,
-        }
-        self.result = SchedulerResult(needs_compute_group=False, outputs=outputs, component=self)
-        self.register_outputs(outputs)
 
 
 class SlurmCluster(SlurmRecipe[TrainingHandles]):

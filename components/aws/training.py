@@ -17,11 +17,12 @@ import pulumi
 import pulumi_aws as aws
 
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
+from accelstack.components.aws.batch import BatchScheduler
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.network import TrainingNetwork
 from accelstack.components.aws.provider import group_stack_tags, group_tags, launch_template_tag_specifications
-from accelstack.components.aws.scheduler import BatchScheduler, SlurmCluster
+from accelstack.components.aws.scheduler import SlurmCluster
 from accelstack.components.aws.storage import TrainingStorage
 from accelstack.components.base import SchedulerResult
 from accelstack.components.recipes.parts import (

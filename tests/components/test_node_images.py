@@ -22,9 +22,9 @@ import pytest
 import yaml
 
 from accelstack.components import slurm
+from accelstack.components.aws.batch import batch_cloud_config, batch_user_data, efa_boothook
 from accelstack.components.aws.images import IMAGES, NodeImage
 from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION
-from accelstack.components.aws.scheduler import batch_cloud_config, batch_user_data, efa_boothook
 from accelstack.components.aws.serving import READY_HOOK, replica_user_data
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.planner.serving_plan import plan_serving

@@ -22,7 +22,8 @@ from accelstack import testing
 from accelstack.clouds import registry
 from accelstack.clouds.aws import AWS
 from accelstack.components import build_stack
-from accelstack.components.aws.scheduler import BatchScheduler, SlurmCluster
+from accelstack.components.aws.batch import BatchScheduler
+from accelstack.components.aws.scheduler import SlurmCluster
 from accelstack.engine.capture import Capture, capture, config_for_pulumi
 from accelstack.spec import load_stack, parse_spec
 from accelstack.spec.loader import apply_overrides, read_stack_file
