@@ -332,7 +332,12 @@ def planned_training(training: TrainingSpec, catalog: Catalog, prices: PriceBook
 
 
 def checkpoint_write(training: TrainingSpec, catalog: Catalog, prices: PriceBook) -> CheckpointWrite:
-    training = planned_training(training, catalog, prices)
+    """How a checkpoint is written and how fast, for `training` as the planner fills it."""
+    return _checkpoint_write(planned_training(training, catalog, prices), catalog)
+
+
+def _checkpoint_write(training: TrainingSpec, catalog: Catalog) -> CheckpointWrite:
+    """`checkpoint_write` of an already planned block (its Lustre capacity filled)."""
     state = checkpoint_state(training, catalog)
     nodes = training.nodes
     lustre = training.storage.lustre
@@ -374,7 +379,19 @@ def lustre_check(
     target_seconds: float | None = None,
 ) -> LustreCheck | None:
     """None without Lustre or for a deployment type the catalog does not know (a spec rule reports that)."""
-    training = planned_training(training, catalog, prices)
+    planned = planned_training(training, catalog, prices)
+    return _lustre_check(planned, write, catalog=catalog, prices=prices, target_seconds=target_seconds)
+
+
+def _lustre_check(
+    training: TrainingSpec,
+    write: CheckpointWrite,
+    *,
+    catalog: Catalog,
+    prices: PriceBook,
+    target_seconds: float | None,
+) -> LustreCheck | None:
+    """`lustre_check` of an already planned block."""
     lustre = training.storage.lustre
     dtype = catalog.parallel_fs.get(lustre.tier or "") if lustre is not None else None
     if lustre is None or dtype is None:
@@ -475,8 +492,8 @@ def job_compute_hours(training: TrainingSpec, catalog: Catalog) -> JobHours | No
 def plan_training(training: TrainingSpec, *, catalog: Catalog, prices: PriceBook) -> TrainingPlan:
     """Checkpoint interval (Daly 2006) for the stack's nodes, capacity and storage, and the Lustre check,
     on the machine types and file system tiers of `catalog`, priced by `prices`."""
-    training = planned_training(training, catalog, prices)
-    write = checkpoint_write(training, catalog, prices)
+    training = planned_training(training, catalog, prices)  # once: the helpers below take the planned block
+    write = _checkpoint_write(training, catalog)
     nodes = training.nodes
     plan = ck.plan(write.state_bytes, write.write_mbps, nodes.count, nodes.capacity)
     mtbf = ck.job_mtbf_hours(nodes.count, nodes.capacity) * 3600
@@ -486,7 +503,7 @@ def plan_training(training: TrainingSpec, *, catalog: Catalog, prices: PriceBook
         checkpoint=plan,
         mtbf_seconds=mtbf,
         interval_seconds=max(1, math.floor(interval)),
-        lustre=lustre_check(training, write, catalog=catalog, prices=prices),
+        lustre=_lustre_check(training, write, catalog=catalog, prices=prices, target_seconds=None),
         training=training,
         file_system=planned_file_system(training, catalog),
     )
