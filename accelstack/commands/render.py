@@ -44,8 +44,8 @@ def render_command(
     stack's replica user data."""
 
     from accelstack.components import cloud_stack
-    from accelstack.components.base import ServingServiceArgs
-    from accelstack.components.slurm import nodes_for, render_all
+    from accelstack.components.base import ServingServiceArgs, TrainingClusterArgs
+    from accelstack.components.slurm import DeployValues, nodes_for, render_all
     from accelstack.spec.models import ServingStack
 
     _, files = resolve_stacks([stack], False, project_dir)
@@ -61,7 +61,10 @@ def render_command(
             "render writes Slurm artifacts (kind: slurm)"
         )
     else:
-        artifacts, note = render_all(spec, nodes_for(spec)), PLACEHOLDER_NOTE
+        # The resolved spec and the plan's interval, as the training recipe hands them to the Slurm recipe.
+        args = TrainingClusterArgs.of(spec)
+        values = DeployValues(checkpoint_interval_seconds=args.plan.interval_seconds)
+        artifacts, note = render_all(args.spec, nodes_for(args.spec), values), PLACEHOLDER_NOTE
     try:
         out.mkdir(parents=True, exist_ok=True)
         for filename, text in artifacts.items():
