@@ -27,6 +27,7 @@ from accelstack.components.aws.storage import TrainingStorage
 from accelstack.components.base import SchedulerResult
 from accelstack.components.recipes.parts import (
     BuildContext,
+    FromParts,
     NodeGroup,
     NodeIdentity,
     NodeNetwork,
@@ -495,18 +496,7 @@ class TrainingCluster(TrainingRecipe):
     parts_class = AwsTrainingParts
     parts: AwsTrainingParts
 
-    @property
-    def network(self) -> TrainingNetwork:
-        return self.parts.vpc
-
-    @property
-    def storage(self) -> TrainingStorage:
-        return self.parts.store
-
-    @property
-    def role(self) -> aws.iam.Role:
-        return self.parts.role
-
-    @property
-    def instance_profile(self) -> aws.iam.InstanceProfile:
-        return self.parts.instance_profile
+    network = FromParts[TrainingNetwork]("vpc")
+    storage = FromParts[TrainingStorage]("store")
+    role = FromParts[aws.iam.Role]("role")
+    instance_profile = FromParts[aws.iam.InstanceProfile]("instance_profile")

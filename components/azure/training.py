@@ -35,6 +35,7 @@ from accelstack.components.azure.storage import STORAGE_BLOB_DATA_READER, Traini
 from accelstack.components.base import SchedulerResult
 from accelstack.components.recipes.parts import (
     BuildContext,
+    FromParts,
     NodeGroup,
     NodeIdentity,
     NodeNetwork,
@@ -252,18 +253,7 @@ class TrainingCluster(TrainingRecipe):
     parts_class = AzureTrainingParts
     parts: AzureTrainingParts
 
-    @property
-    def resource_group(self) -> azure_native.resources.ResourceGroup:
-        return self.parts.resource_group
-
-    @property
-    def network(self) -> TrainingNetwork:
-        return self.parts.vnet
-
-    @property
-    def storage(self) -> TrainingStorage:
-        return self.parts.store
-
-    @property
-    def nodes_identity(self) -> azure_native.managedidentity.UserAssignedIdentity:
-        return self.parts.nodes_identity
+    resource_group = FromParts[azure_native.resources.ResourceGroup]("resource_group")
+    network = FromParts[TrainingNetwork]("vnet")
+    storage = FromParts[TrainingStorage]("store")
+    nodes_identity = FromParts[azure_native.managedidentity.UserAssignedIdentity]("nodes_identity")

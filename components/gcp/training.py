@@ -31,6 +31,7 @@ from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandl
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
 from accelstack.components.recipes.parts import (
     BuildContext,
+    FromParts,
     NodeGroup,
     NodeIdentity,
     NodeNetwork,
@@ -315,18 +316,7 @@ class TrainingCluster(TrainingRecipe):
     parts_class = GcpTrainingParts
     parts: GcpTrainingParts
 
-    @property
-    def network(self) -> TrainingNetwork:
-        return self.parts.vpcs
-
-    @property
-    def storage(self) -> TrainingStorage:
-        return self.parts.store
-
-    @property
-    def nodes_account(self) -> gcp.serviceaccount.Account | None:
-        return self.parts.nodes_account
-
-    @property
-    def resize_request(self) -> gcp.compute.ResizeRequest | None:
-        return self.parts.resize_request
+    network = FromParts[TrainingNetwork]("vpcs")
+    storage = FromParts[TrainingStorage]("store")
+    nodes_account = FromParts[gcp.serviceaccount.Account | None]("nodes_account")
+    resize_request = FromParts[gcp.compute.ResizeRequest | None]("resize_request")

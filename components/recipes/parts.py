@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import pulumi
 
@@ -20,6 +20,30 @@ from accelstack.spec.models import TrainingStack
 
 if TYPE_CHECKING:
     from accelstack.components.recipes.slurm import SlurmRecipe
+
+T = TypeVar("T")
+
+
+class FromParts(Generic[T]):
+    """A cloud's own resource, as an attribute of its component read from the component's parts (`parts`): the
+    names users' tests assert on (`cluster.storage`, `service.queues`) stay where they were before the recipes.
+    `network = FromParts[TrainingNetwork]("vpc")` reads `component.parts.vpc`."""
+
+    def __init__(self, attribute: str):
+        self.attribute = attribute
+
+    @overload
+    def __get__(self, component: None, owner: type[Any]) -> FromParts[T]: ...
+
+    @overload
+    def __get__(self, component: object, owner: type[Any] | None = None) -> T: ...
+
+    def __get__(self, component: object, owner: type[Any] | None = None) -> FromParts[T] | T:
+        if component is None:
+            return self  # on the class: the descriptor, as a property would be
+        value: T = getattr(getattr(component, "parts"), self.attribute)  # noqa: B009 - `parts` is the recipe's
+        return value
+
 
 # What a cloud's schedulers build from (its network, storage and identities, as that cloud names them).
 Handles = TypeVar("Handles")

@@ -31,6 +31,7 @@ from accelstack.components.aws.serving.user_data import (
     user_data_size_problem,
     worker_environment,
 )
+from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     AdmissionQueue,
     ReplicaGroup,
@@ -124,34 +125,11 @@ class ServingService(ServingRecipe):
     parts_class = AwsServingParts
     parts: AwsServingParts
 
-    @property
-    def network(self) -> ServingNetwork:
-        return self.parts.vpc
-
-    @property
-    def key(self) -> aws.kms.Key:
-        return self.parts.key
-
-    @property
-    def queues(self) -> dict[str, aws.sqs.Queue]:
-        return self.parts.queues
-
-    @property
-    def alb_sg(self) -> aws.ec2.SecurityGroup:
-        return self.parts.alb_sg
-
-    @property
-    def replica_sg(self) -> aws.ec2.SecurityGroup:
-        return self.parts.replica_sg
-
-    @property
-    def load_balancer(self) -> aws.lb.LoadBalancer:
-        return self.parts.load_balancer
-
-    @property
-    def target_group(self) -> aws.lb.TargetGroup:
-        return self.parts.target_group
-
-    @property
-    def launch_template(self) -> aws.ec2.LaunchTemplate:
-        return self.parts.launch_template
+    network = FromParts[ServingNetwork]("vpc")
+    key = FromParts[aws.kms.Key]("key")
+    queues = FromParts[dict[str, aws.sqs.Queue]]("queues")
+    alb_sg = FromParts[aws.ec2.SecurityGroup]("alb_sg")
+    replica_sg = FromParts[aws.ec2.SecurityGroup]("replica_sg")
+    load_balancer = FromParts[aws.lb.LoadBalancer]("load_balancer")
+    target_group = FromParts[aws.lb.TargetGroup]("target_group")
+    launch_template = FromParts[aws.ec2.LaunchTemplate]("launch_template")

@@ -25,6 +25,7 @@ from accelstack.components.azure.serving.queue import AdmissionQueue as ServiceB
 from accelstack.components.azure.serving.queue import dead_letter_path
 from accelstack.components.azure.serving.replicas import replica_group, standby_pool
 from accelstack.components.azure.serving.scaling import scaling
+from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     AdmissionQueue,
     ReplicaGroup,
@@ -143,26 +144,9 @@ class ServingService(ServingRecipe):
     parts_class = AzureServingParts
     parts: AzureServingParts
 
-    @property
-    def resource_group(self) -> azure_native.resources.ResourceGroup:
-        return self.parts.resource_group
-
-    @property
-    def network(self) -> ServingNetwork:
-        return self.parts.vnet
-
-    @property
-    def identities(self) -> ServingIdentities:
-        return self.parts.identities
-
-    @property
-    def gateway(self) -> azure_native.network.ApplicationGateway:
-        return self.parts.gateway
-
-    @property
-    def standby_pool(self) -> azure_native.standbypool.StandbyVirtualMachinePool | None:
-        return self.parts.standby
-
-    @property
-    def access_logs(self) -> azure_native.storage.StorageAccount | None:
-        return self.parts.access_logs
+    resource_group = FromParts[azure_native.resources.ResourceGroup]("resource_group")
+    network = FromParts[ServingNetwork]("vnet")
+    identities = FromParts[ServingIdentities]("identities")
+    gateway = FromParts[azure_native.network.ApplicationGateway]("gateway")
+    standby_pool = FromParts[azure_native.standbypool.StandbyVirtualMachinePool | None]("standby")
+    access_logs = FromParts[azure_native.storage.StorageAccount | None]("access_logs")

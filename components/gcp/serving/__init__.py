@@ -20,6 +20,7 @@ from accelstack.components.gcp.serving.network import serving_network
 from accelstack.components.gcp.serving.queue import queues
 from accelstack.components.gcp.serving.replicas import replica_group
 from accelstack.components.gcp.serving.scaling import scaling
+from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     AdmissionQueue,
     ReplicaGroup,
@@ -120,26 +121,9 @@ class ServingService(ServingRecipe):
     parts_class = GcpServingParts
     parts: GcpServingParts
 
-    @property
-    def network(self) -> gcp.compute.Network:
-        return self.parts.vpc
-
-    @property
-    def subnet(self) -> gcp.compute.Subnetwork:
-        return self.parts.subnet
-
-    @property
-    def queues(self) -> dict[str, pulumi.Resource]:
-        return self.parts.queues
-
-    @property
-    def backend(self) -> gcp.compute.BackendService:
-        return self.parts.backend
-
-    @property
-    def address(self) -> gcp.compute.GlobalAddress:
-        return self.parts.address
-
-    @property
-    def replica_account(self) -> gcp.serviceaccount.Account:
-        return self.parts.replica_account
+    network = FromParts[gcp.compute.Network]("vpc")
+    subnet = FromParts[gcp.compute.Subnetwork]("subnet")
+    queues = FromParts[dict[str, pulumi.Resource]]("queues")
+    backend = FromParts[gcp.compute.BackendService]("backend")
+    address = FromParts[gcp.compute.GlobalAddress]("address")
+    replica_account = FromParts[gcp.serviceaccount.Account]("replica_account")
