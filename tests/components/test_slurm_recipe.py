@@ -69,3 +69,17 @@ def test_the_head_gets_data_grants_exactly_for_its_duties(
     assert data_grants, f"{name}: no head grant for the {duty}"
     assert all(f"-head-{expected}" in grants[urn] for urn in data_grants)
     assert data_grants <= set(head.dependencies), "the head must boot after its data grants"
+
+
+def test_the_aws_heads_data_policy_reads_datasets_and_writes_checkpoints_but_never_deletes() -> None:
+    from accelstack.components.aws.scheduler import head_data_policy_document
+
+    key = "arn:aws:kms:us-east-1:111111111111:key/k"
+    reads = head_data_policy_document("arn:aws:s3:::data", None, key)["Statement"]
+    writes = head_data_policy_document(None, "arn:aws:s3:::ckpt", key)["Statement"]
+    actions = {sid["Sid"]: set(sid["Action"]) for sid in reads + writes}
+    assert actions["ReadDatasets"] == {"s3:GetObject"} and "WriteCheckpoints" not in {s["Sid"] for s in reads}
+    assert actions["WriteCheckpoints"] == {"s3:PutObject", "s3:AbortMultipartUpload"}
+    assert not any(a.startswith("s3:Delete") for statement in reads + writes for a in statement["Action"])
+    resources = {r for statement in reads + writes for r in statement["Resource"]}
+    assert resources == {"arn:aws:s3:::data", "arn:aws:s3:::data/*", "arn:aws:s3:::ckpt", "arn:aws:s3:::ckpt/*", key}
