@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from accelstack.clouds import registry
 from accelstack.components import slurm
@@ -83,3 +84,36 @@ def test_the_aws_heads_data_policy_reads_datasets_and_writes_checkpoints_but_nev
     assert not any(a.startswith("s3:Delete") for statement in reads + writes for a in statement["Action"])
     resources = {r for statement in reads + writes for r in statement["Resource"]}
     assert resources == {"arn:aws:s3:::data", "arn:aws:s3:::data/*", "arn:aws:s3:::ckpt", "arn:aws:s3:::ckpt/*", key}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("stack_file", SLURM_STACKS, ids=lambda p: p.stem)
+def test_the_plain_nodes_boot_passes_cloud_inits_schema_on_every_cloud(stack_file: Path, tmp_path: Path) -> None:
+    """The recipe's boot for nodes without a scheduler, with each cloud's Lustre client install, as cloud-init
+    itself validates it (the text the conformance variant `no-scheduler` finds on the node group)."""
+    import shutil
+    import subprocess
+
+    from accelstack.components.node_environment import node_environment
+    from accelstack.components.node_platform import node_platform_for
+    from accelstack.components.recipes.training import lustre_client_cloud_config, lustre_source
+    from accelstack.spec.loader import load_stack
+
+    if shutil.which("cloud-init") is None:
+        pytest.skip("cloud-init is not installed")
+    spec = load_stack(stack_file)
+    lustre = spec.training.storage.lustre
+    if lustre is None:
+        pytest.skip("no file system")
+    text = lustre_client_cloud_config(
+        lustre_source("10.0.0.5", "lustrefs"),
+        lustre.mount_path,
+        node_platform_for(spec).lustre_client_install,
+        node_environment(spec, 3600),
+    )
+    path = tmp_path / "user-data"
+    path.write_text(text)
+    result = subprocess.run(["cloud-init", "schema", "-c", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    install = subprocess.run(["bash", "-n", "-c", yaml.safe_load(text)["runcmd"][0][2]], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr  # the install block parses as bash
