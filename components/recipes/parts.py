@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
 import pulumi
 
@@ -49,13 +49,37 @@ class FromParts(Generic[T]):
 Handles = TypeVar("Handles")
 
 
+class _Args(Protocol):
+    """What every workload's args carry beside its spec and plan."""
+
+    @property
+    def digest(self) -> str: ...
+
+
+WorkloadArgs = TypeVar("WorkloadArgs", bound=_Args)
+
+
 @dataclass(frozen=True)
-class BuildContext:
-    """One cluster being built: its name, its args (resolved spec, plan, digest) and the component it builds in."""
+class RecipeContext(Generic[WorkloadArgs]):
+    """One component being built by a recipe: its name, its args and the component it builds in."""
 
     name: str
-    args: TrainingClusterArgs
+    args: WorkloadArgs
     parent: pulumi.Resource
+
+    @property
+    def digest(self) -> str:
+        return self.args.digest
+
+    @property
+    def child(self) -> pulumi.ResourceOptions:
+        """Options of a resource directly under the component (its URN's parent)."""
+        return pulumi.ResourceOptions(parent=self.parent)
+
+
+@dataclass(frozen=True)
+class BuildContext(RecipeContext[TrainingClusterArgs]):
+    """One training cluster being built (its args: the resolved spec, the plan, the digest)."""
 
     @property
     def spec(self) -> TrainingStack:
@@ -64,15 +88,6 @@ class BuildContext:
     @property
     def plan(self) -> TrainingPlan:
         return self.args.plan
-
-    @property
-    def digest(self) -> str:
-        return self.args.digest
-
-    @property
-    def child(self) -> pulumi.ResourceOptions:
-        """Options of a resource directly under the cluster (its URN's parent)."""
-        return pulumi.ResourceOptions(parent=self.parent)
 
 
 @dataclass(frozen=True)

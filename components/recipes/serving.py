@@ -18,17 +18,14 @@ from typing import Any, ClassVar
 import pulumi
 
 from accelstack.components.base import ServingServiceArgs
+from accelstack.components.recipes.parts import RecipeContext
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec, ServingStack
 
 
 @dataclass(frozen=True)
-class ServingContext:
-    """One service being built: its name, its args (spec, plan, digest) and the component it builds in."""
-
-    name: str
-    args: ServingServiceArgs
-    parent: pulumi.Resource
+class ServingContext(RecipeContext[ServingServiceArgs]):
+    """One service being built (its args: the spec, the plan, the digest)."""
 
     @property
     def spec(self) -> ServingStack:
@@ -41,15 +38,6 @@ class ServingContext:
     @property
     def plan(self) -> ServingPlan:
         return self.args.plan
-
-    @property
-    def digest(self) -> str:
-        return self.args.digest
-
-    @property
-    def child(self) -> pulumi.ResourceOptions:
-        """Options of a resource directly under the service (its URN's parent)."""
-        return pulumi.ResourceOptions(parent=self.parent)
 
 
 @dataclass(frozen=True)
