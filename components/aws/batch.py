@@ -57,7 +57,7 @@ def batch_cloud_config(mount_path: str | None, dns_name: str, mount_name: str, c
     """Amazon Linux 2023 (the ECS GPU image): Lustre client from its repositories, mounted where jobs expect it."""
     if mount_path is None:
         return "#cloud-config\n{}\n"
-    source = f"{dns_name}@tcp:/{mount_name}"
+    source = slurm.lustre_source(dns_name, mount_name)
     commands = [
         "dnf install -y lustre-client",
         f"mkdir -p {mount_path}",

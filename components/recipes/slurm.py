@@ -17,10 +17,9 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 import pulumi
 import pulumi_random as random
 
-from accelstack.clouds import registry
 from accelstack.components import slurm
 from accelstack.components.base import SchedulerResult
-from accelstack.components.node_platform import NodePlatform, node_platform_for
+from accelstack.components.node_platform import NodePlatform
 from accelstack.components.recipes.parts import NetworkStorage
 from accelstack.components.slurm.munge import munge_key
 from accelstack.spec.models import TrainingStack
@@ -153,66 +152,56 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
         ctx = SlurmContext(spec, inputs.interval_seconds, inputs.file_system, inputs.node_grants, self, randomness)
         parts: SlurmParts[Handles] = self.parts_class(ctx, handles)
         self.parts = parts
-        instance = registry.get(spec.cloud).catalog.instances.get(spec.training.nodes.instance_type)
-
         secret = parts.munge_secret(key)
         ctx.node_grants.append(parts.nodes_read_secret(secret))
         head_grants = parts.head_identity(secret)
         # The generator says whether the head imports the dataset or exports checkpoints (where the file system
         # cannot); the head's grants follow from that, on every cloud.
-        duties = slurm.Nodes(node_platform_for(spec), instance)
+        duties = slurm.nodes_for(spec)
         if slurm.dataset_import_units(spec, duties):
             head_grants += parts.head_reads_datasets()
         if slurm.checkpoint_export_units(spec, duties):
             head_grants += parts.head_writes_checkpoints()
-        generated = parts.platform("head").apply(lambda platform: slurm.Nodes(platform, instance))
         parts.head_network()
         volume = parts.state_volume()
 
-        file_system = ctx.file_system
-        lustre_address = file_system.address if file_system is not None else pulumi.Output.from_input("")
-        lustre_mount = file_system.remote_mount if file_system is not None else pulumi.Output.from_input("")
-        head_data = pulumi.Output.all(
-            generated, secret.reference, volume.reference, lustre_address, lustre_mount, parts.head_boot_address()
-        ).apply(
-            lambda v: parts.finish_boot(
-                slurm.head_cloud_init(
-                    spec,
-                    v[0],
-                    slurm.DeployValues(
-                        head_address=v[5],
-                        munge_key_secret=v[1],
-                        state_volume=v[2],
-                        lustre_dns_name=v[3],
-                        lustre_mount_name=v[4],
-                        checkpoint_interval_seconds=ctx.interval_seconds,
+        def boot(
+            role: NodeRole, head_address: pulumi.Input[str], state_volume: pulumi.Input[str]
+        ) -> pulumi.Output[str]:
+            """The generator's cloud-init for `role`, on the platform that role's node reads with."""
+            render = slurm.head_cloud_init if role == "head" else slurm.compute_cloud_init
+            no_fs = pulumi.Output.from_input("")
+            file_system = ctx.file_system
+            return pulumi.Output.all(
+                parts.platform(role),
+                head_address,
+                secret.reference,
+                state_volume,
+                file_system.address if file_system is not None else no_fs,
+                file_system.remote_mount if file_system is not None else no_fs,
+            ).apply(
+                lambda v: parts.finish_boot(
+                    render(
+                        spec,
+                        slurm.Nodes(v[0], duties.instance),
+                        slurm.DeployValues(
+                            head_address=v[1],
+                            munge_key_secret=v[2],
+                            state_volume=v[3],
+                            lustre_dns_name=v[4],
+                            lustre_mount_name=v[5],
+                            # The training recipe's planner interval: the number it exports as
+                            # checkpointIntervalSeconds.
+                            checkpoint_interval_seconds=ctx.interval_seconds,
+                        ),
                     ),
-                ),
-                "head",
+                    role,
+                )
             )
-        )
-        self.head = parts.head_node(head_data, head_grants)
 
-        compute_nodes = parts.platform("compute").apply(lambda platform: slurm.Nodes(platform, instance))
-        compute_user_data = pulumi.Output.all(
-            compute_nodes, self.head.address, secret.reference, lustre_address, lustre_mount
-        ).apply(
-            lambda v: parts.finish_boot(
-                slurm.compute_cloud_init(
-                    spec,
-                    v[0],
-                    slurm.DeployValues(
-                        head_address=v[1],
-                        munge_key_secret=v[2],
-                        lustre_dns_name=v[3],
-                        lustre_mount_name=v[4],
-                        # The training recipe's planner interval: the number it exports as checkpointIntervalSeconds.
-                        checkpoint_interval_seconds=ctx.interval_seconds,
-                    ),
-                ),
-                "compute",
-            )
-        )
+        self.head = parts.head_node(boot("head", parts.head_boot_address(), volume.reference), head_grants)
+        # The compute nodes mount no state volume: the generator's placeholder, which their boot never renders.
+        compute_user_data = boot("compute", self.head.address, slurm.DeployValues().state_volume)
         outputs: dict[str, pulumi.Input[Any]] = {
             "scheduler": "slurm",
             "slurmHeadAddress": self.head.address,

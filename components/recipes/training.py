@@ -28,7 +28,7 @@ from accelstack.components.recipes.parts import (
     WithManagedScheduler,
 )
 from accelstack.components.recipes.slurm import SlurmInputs
-from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS
+from accelstack.components.slurm import LUSTRE_MOUNT_OPTIONS, lustre_source
 
 
 def lustre_client_cloud_config(
@@ -60,11 +60,6 @@ def lustre_client_cloud_config(
     if environment:
         config["write_files"] += environment_files(environment)
     return cloud_config(config)
-
-
-def lustre_source(address: str, remote_mount: str) -> str:
-    """The Lustre client's mount source: the MGS's NID and the file system's name."""
-    return f"{address}@tcp:/{remote_mount}"
 
 
 class TrainingRecipe(pulumi.ComponentResource):
@@ -99,7 +94,7 @@ class TrainingRecipe(pulumi.ComponentResource):
         if result.needs_compute_group:
             user_data = result.compute_user_data
             if user_data is None:
-                user_data = self.plain_node_boot(ctx, self.data.file_system)
+                user_data = self.plain_node_boot(self.data.file_system)
             self.nodes = parts.node_group(self.node_network, self.data, identity, result, user_data)
         self.group = self.nodes.group if self.nodes is not None else None
         self.launch_template = self.nodes.template if self.nodes is not None else None
@@ -125,14 +120,14 @@ class TrainingRecipe(pulumi.ComponentResource):
         # The spec rules refuse a scheduler the cloud lacks (Feature.SLURM / MANAGED_SCHEDULER follow from parts).
         raise ValueError(f"training.scheduler.kind: {kind!r} is not built on {self.cloud}")
 
-    def plain_node_boot(self, ctx: BuildContext, file_system: NetworkStorage | None) -> pulumi.Input[str]:
+    def plain_node_boot(self, file_system: NetworkStorage | None) -> pulumi.Input[str]:
         """Nodes without a scheduler (or whose scheduler writes none): the jobs' environment, and the parallel
         file system mounted where the spec says, with the client the cloud documents. The same on every cloud."""
-        environment = node_environment(ctx.spec, self.checkpoint_interval_seconds)
+        environment = node_environment(self.spec, self.checkpoint_interval_seconds)
         parts = self.parts
         if file_system is None:
             return parts.plain_boot(cloud_config({"write_files": environment_files(environment)}))
-        install = node_platform_for(ctx.spec).lustre_client_install
+        install = node_platform_for(self.spec).lustre_client_install
         return pulumi.Output.all(file_system.address, file_system.remote_mount).apply(
             lambda values: parts.plain_boot(
                 lustre_client_cloud_config(

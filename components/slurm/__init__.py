@@ -70,6 +70,13 @@ KILL_WAIT_SECONDS = 30
 CHECKPOINT_SIGNAL = "USR1"
 WATCHER_POLL_SECONDS = 5
 LUSTRE_MOUNT_OPTIONS = "noatime,flock"  # every Lustre client mount: Slurm, plain and Batch nodes
+
+
+def lustre_source(address: str, remote_mount: str) -> str:
+    """A Lustre client's mount source: the MGS's NID and the file system's name (every cloud's managed Lustre)."""
+    return f"{address}@tcp:/{remote_mount}"
+
+
 # NFS shares (Filestore): hard mounts (a job blocks rather than reads a short file), several TCP connections per
 # client (Filestore's performance guide: one connection caps a client's throughput; nconnect needs Linux 5.3+).
 NFS_MOUNT_OPTIONS = "hard,noatime,nconnect=7"
@@ -296,7 +303,7 @@ def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] 
         **shared,
         "fstype": "lustre",
         "client_probe": "mount.lustre",
-        "source": f"{values.lustre_dns_name}@tcp:/{values.lustre_mount_name}",
+        "source": lustre_source(values.lustre_dns_name, values.lustre_mount_name),
         "options": LUSTRE_MOUNT_OPTIONS,
         "client_install": plan.platform.lustre_client_install.rstrip("\n"),
         "product": plan.platform.lustre_product,

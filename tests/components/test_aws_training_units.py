@@ -28,7 +28,8 @@ from accelstack.components.aws.training import (
     market_options,
     needs_placement_group,
 )
-from accelstack.components.recipes.training import lustre_client_cloud_config, lustre_source
+from accelstack.components.recipes.training import lustre_client_cloud_config
+from accelstack.components.slurm import lustre_source
 
 
 @st.composite

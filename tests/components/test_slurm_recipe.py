@@ -96,7 +96,8 @@ def test_the_plain_nodes_boot_passes_cloud_inits_schema_on_every_cloud(stack_fil
 
     from accelstack.components.node_environment import node_environment
     from accelstack.components.node_platform import node_platform_for
-    from accelstack.components.recipes.training import lustre_client_cloud_config, lustre_source
+    from accelstack.components.recipes.training import lustre_client_cloud_config
+    from accelstack.components.slurm import lustre_source
     from accelstack.spec.loader import load_stack
 
     if shutil.which("cloud-init") is None:
