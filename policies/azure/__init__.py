@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..common import refers_to, tag_values
+from ..common import tag_values
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor, tokens_of
 from . import readers, separation, storage
@@ -30,13 +30,6 @@ def check_no_internet_ingress(resource: Any, workload: str | None) -> Iterable[s
             continue
         shown = f"{protocol} {', '.join(ports) or 'all ports'}"
         yield f"{name_of(resource)} allows inbound {shown} from {source}; only the serving gateway's 443/80 may be public"
-
-
-def check_ingress_owner(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    return readers.ingress_owner_problems(resources, refers_to, is_public_range)
-
-
-check_ingress_owner.__doc__ = readers.ingress_owner_problems.__doc__
 
 
 def check_node_data_secrets(resource: Any) -> Iterable[str]:
@@ -65,34 +58,6 @@ def check_spot_training_checkpoints(resources: Sequence[Any], pattern: str) -> I
     return spot_without_checkpoints(resources, pattern, readers.spot_usage)
 
 
-def check_scaling(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    return readers.scaling_problems(resources, refers_to)
-
-
-check_scaling.__doc__ = readers.scaling_problems.__doc__
-
-
-def check_waf(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    return readers.waf_problems(resources, refers_to)
-
-
-check_waf.__doc__ = readers.waf_problems.__doc__
-
-
-def check_versioning(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
-    return storage.versioning_problems(resources, pattern, refers_to)
-
-
-check_versioning.__doc__ = storage.versioning_problems.__doc__
-
-
-def check_lifecycle(resources: Sequence[Any], log_pattern: str) -> Iterable[tuple[str, str]]:
-    return storage.lifecycle_problems(resources, log_pattern, refers_to)
-
-
-check_lifecycle.__doc__ = storage.lifecycle_problems.__doc__
-
-
 def location(resource: Any) -> Any:
     """azure-native resources take their own `location` ("global" for global services: DNS zones)."""
     value = resource.props.get("location")
@@ -119,18 +84,18 @@ VENDOR = Vendor(
         queue_identity_auth=readers.check_identity_auth,
         managed_ml_private=check_managed_ml_private,
         internet_ingress=check_no_internet_ingress,
-        ingress_owner=check_ingress_owner,
+        ingress_owner=readers.ingress_owner_problems,
         public_ip=readers.check_no_public_ip,
         node_data_secrets=check_node_data_secrets,
         least_privilege=readers.check_least_privilege,
-        versioning=check_versioning,
-        scheduled_data_loss=check_lifecycle,
+        versioning=storage.versioning_problems,
+        scheduled_data_loss=storage.lifecycle_problems,
         queue_dlq=check_queue_dlq,
         https_listeners=readers.check_https_listeners,
         spot_serving=check_no_spot_serving,
         spot_checkpoints=check_spot_training_checkpoints,
-        queue_scaling=check_scaling,
-        waf_rate_limit=check_waf,
+        queue_scaling=readers.scaling_problems,
+        waf_rate_limit=readers.waf_problems,
         # The VM declares `osProfile` (customData in it) an additional secret output.
         secret_output_kinds=(readers.VM,),
     ),

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import concepts
-from ..common import as_list, truthy, urn_name
-from ..readers import get, items_at, name_of
+from ..common import as_list, refers_to, truthy, urn_name
+from ..readers import get, is_public_range, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import AZURE
 
@@ -376,7 +376,7 @@ def _triggers(setting: Any) -> list[Any]:
     ]
 
 
-def scaling_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """Serving scale sets scale on the Service Bus queue (ActiveMessages on a Microsoft.ServiceBus
     resource, https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-common-metrics#commonly-used-service-bus-metrics),
     never on Percentage CPU; a disabled autoscale setting does not scale at all."""
@@ -439,7 +439,7 @@ def internet_facing(resource: Any) -> bool:
     return _kind(resource) in (APP_GATEWAY, LOAD_BALANCER) and _public_frontends(resource)
 
 
-def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+def waf_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """An internet-facing application gateway has a WAF policy in Prevention mode with an enabled
     RateLimitRule that blocks (Checkov CKV_AZURE_120 / CKV_AZURE_122;
     rate limiting: https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview)."""
@@ -515,7 +515,7 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
                 yield f"role definition {name} allows every action (*)"
 
 
-def ingress_owner_problems(resources: Sequence[Any], refers_to: Any, is_public_range: Any) -> Iterable[tuple[str, str]]:
+def ingress_owner_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """Internet-open NSG rules sit only on the NSG of an internet-facing application gateway's
     subnet (never on the nodes' or replicas'). Ours (Trivy AVD-AZU-0047 permits none at all)."""
     nsgs = [r for r in resources if _kind(r) == NSG]

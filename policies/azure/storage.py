@@ -6,18 +6,18 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import truthy, urn_name
+from ..common import refers_to, truthy, urn_name
 from .readers import CONTAINER, STORAGE_ACCOUNT, _kind, get, items_at, name_of
 
 BLOB_SERVICE = "azure-native:storage:BlobServiceProperties"
 MANAGEMENT_POLICY = "azure-native:storage:ManagementPolicy"
 
 
-def _account_of(resource: Any, accounts: Sequence[Any], refers_to: Any) -> list[Any]:
+def _account_of(resource: Any, accounts: Sequence[Any]) -> list[Any]:
     return [a for a in accounts if refers_to(resource, "accountName", a, keys=("accountName", "name"))]
 
 
-def versioning_problems(resources: Sequence[Any], pattern: str, refers_to: Any) -> Iterable[tuple[str, str]]:
+def versioning_problems(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
     """Containers holding checkpoints/artifacts (`versionedBucketPattern`) live in an account whose
     blob service keeps versions (isVersioningEnabled:
     https://learn.microsoft.com/azure/storage/blobs/versioning-overview), and no blob service turns
@@ -28,8 +28,8 @@ def versioning_problems(resources: Sequence[Any], pattern: str, refers_to: Any) 
         names = [urn_name(container.urn), str(container.props.get("containerName") or "")]
         if not any(re.search(pattern, n, re.IGNORECASE) for n in names):
             continue
-        for account in _account_of(container, accounts, refers_to):
-            linked = _account_of_services(services, account, refers_to)
+        for account in _account_of(container, accounts):
+            linked = _account_of_services(services, account)
             if not any(truthy(s.props.get("isVersioningEnabled")) for s in linked):
                 yield (
                     container.urn,
@@ -41,16 +41,16 @@ def versioning_problems(resources: Sequence[Any], pattern: str, refers_to: Any) 
             yield service.urn, f"{name_of(service)} turns blob versioning off"
 
 
-def _account_of_services(services: Sequence[Any], account: Any, refers_to: Any) -> list[Any]:
+def _account_of_services(services: Sequence[Any], account: Any) -> list[Any]:
     return [s for s in services if refers_to(s, "accountName", account, keys=("accountName", "name"))]
 
 
-def lifecycle_problems(resources: Sequence[Any], log_pattern: str, refers_to: Any) -> Iterable[tuple[str, str]]:
+def lifecycle_problems(resources: Sequence[Any], log_pattern: str) -> Iterable[tuple[str, str]]:
     """No management policy deletes current blobs (actions.baseBlob.delete) in a data account (log
     accounts, `logBucketPattern`, may): https://learn.microsoft.com/azure/storage/blobs/lifecycle-management-overview. Ours."""
     accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
     for policy in (r for r in resources if _kind(r) == MANAGEMENT_POLICY):
-        targets = _account_of(policy, accounts, refers_to)
+        targets = _account_of(policy, accounts)
         names = [n for a in targets for n in (urn_name(a.urn), str(a.props.get("accountName") or ""))]
         if targets and all(re.search(log_pattern, n, re.IGNORECASE) for n in names):
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..common import LABEL_TAGS, TAG_WORKLOAD, ProviderFacts, refers_to, tag_values
+from ..common import LABEL_TAGS, TAG_WORKLOAD, ProviderFacts, tag_values
 from ..concepts import of as of_concepts
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor, tokens_of
@@ -17,7 +17,7 @@ from .concepts import GCP
 def check_http_only_redirects(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """A GCP HTTP proxy's URL map only redirects to HTTPS (Checkov CKV_AWS_2's intent for GCP's split
     proxy/URL-map model; https://cloud.google.com/load-balancing/docs/https/setting-up-http-https-redirect)."""
-    return readers.http_proxy_problems(resources, refers_to)
+    return readers.http_proxy_problems(resources)
 
 
 def check_no_internet_ingress(resource: Any, workload: str | None) -> Iterable[str]:
@@ -37,13 +37,6 @@ def check_node_data_secrets(resource: Any) -> Iterable[str]:
     return node_data_secrets(resource, readers.user_data(resource))
 
 
-def check_queue_dlq(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    return readers.queue_dlq_problems(resources, refers_to)
-
-
-check_queue_dlq.__doc__ = readers.queue_dlq_problems.__doc__
-
-
 def check_no_spot_serving(resource: Any) -> Iterable[str]:
     """Serving replicas never run on Spot, preemptible or flex-start VMs (flex-start ends on a timer). Ours."""
     if why := readers.spot_usage(resource) or readers.time_limited_usage(resource):
@@ -53,20 +46,6 @@ def check_no_spot_serving(resource: Any) -> Iterable[str]:
 def check_spot_training_checkpoints(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
     """As AWS's: Spot/preemptible training needs a checkpoint container or bucket. Ours."""
     return spot_without_checkpoints(resources, pattern, readers.spot_usage)
-
-
-def check_scaling(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    return readers.scaling_problems(resources, refers_to)
-
-
-check_scaling.__doc__ = readers.scaling_problems.__doc__
-
-
-def check_waf(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    return readers.waf_problems(resources, refers_to)
-
-
-check_waf.__doc__ = readers.waf_problems.__doc__
 
 
 def grant_problems(resource: Any, own: frozenset[str], ctx: Any, stack: Sequence[Any] | None) -> Iterable[str]:
@@ -101,12 +80,12 @@ VENDOR = Vendor(
         least_privilege=readers.check_least_privilege,
         versioning=readers.versioning_problems,
         scheduled_data_loss=readers.lifecycle_problems,
-        queue_dlq=check_queue_dlq,
+        queue_dlq=readers.queue_dlq_problems,
         http_redirects=check_http_only_redirects,
         spot_serving=check_no_spot_serving,
         spot_checkpoints=check_spot_training_checkpoints,
-        queue_scaling=check_scaling,
-        waf_rate_limit=check_waf,
+        queue_scaling=readers.scaling_problems,
+        waf_rate_limit=readers.waf_problems,
     ),
     separation=SeparationReaders(
         internet_facing=readers.internet_facing,

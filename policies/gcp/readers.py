@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import concepts
-from ..common import as_list, decode, truthy, urn_name
+from ..common import as_list, decode, refers_to, truthy, urn_name
 from ..readers import get, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import GCP
@@ -132,7 +132,7 @@ def check_min_tls(resource: Any) -> Iterable[str]:
         yield f"HTTPS proxy {name} names no sslPolicy (Google's default allows TLS 1.0)"
 
 
-def http_proxy_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+def http_proxy_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """An HTTP proxy only redirects: its URL map's defaultUrlRedirect.httpsRedirect is true. Ours
     (https://cloud.google.com/load-balancing/docs/https/setting-up-http-https-redirect)."""
     maps = [r for r in resources if r.resource_type == URL_MAP]
@@ -304,7 +304,7 @@ def time_limited_usage(resource: Any) -> str | None:
 QUEUE_METRIC = "pubsub.googleapis.com/subscription/num_undelivered_messages"
 
 
-def scaling_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """Serving instance groups scale on the Pub/Sub backlog (num_undelivered_messages,
     https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics), never on CPU:
     an autoscaler with cpuUtilization, or with no signal at all (it then defaults to CPU 60%:
@@ -324,7 +324,7 @@ def scaling_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple
 # --- queues ---------------------------------------------------------------------------------------
 
 
-def queue_dlq_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+def queue_dlq_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """Every subscription dead-letters (deadLetterPolicy.deadLetterTopic, maxDeliveryAttempts 5-100:
     https://cloud.google.com/pubsub/docs/handling-failures), or reads a dead-letter topic itself."""
     subscriptions = [r for r in resources if r.resource_type == SUBSCRIPTION]
@@ -363,7 +363,7 @@ def internet_facing(resource: Any) -> bool:
     )
 
 
-def waf_problems(resources: Sequence[Any], refers_to: Any) -> Iterable[tuple[str, str]]:
+def waf_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """An external backend service has a Cloud Armor policy with an enforced rate-limit rule (action throttle or
     rate_based_ban, not in preview: https://cloud.google.com/armor/docs/rate-limiting-overview)."""
     policies = [r for r in resources if r.resource_type == SECURITY_POLICY]
