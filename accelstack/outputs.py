@@ -25,8 +25,21 @@ NODE_GROUP = "node-group"  # the stack runs its own node group (every scheduler 
 SLURM = "scheduler:slurm"  # training.scheduler.kind is slurm
 MANAGED_SCHEDULER = "scheduler:managed"  # training.scheduler.kind is managed (the cloud's batch service)
 SCHEDULER = "scheduler"  # a scheduler at all (slurm or managed; not "none")
+ADMISSION_QUEUE = "admission:queue"  # serving.admission.kind is queue (the replicas drain a managed queue)
+AUTOSCALED = "scaling:backlog"  # serving.replicas.scaling is backlog (a scaling policy holds a target)
 CONDITIONS = frozenset(
-    {ALWAYS, CHECKPOINTS, PARALLEL_FILE_SYSTEM, RDMA_PLACEMENT, NODE_GROUP, SLURM, MANAGED_SCHEDULER, SCHEDULER}
+    {
+        ALWAYS,
+        CHECKPOINTS,
+        PARALLEL_FILE_SYSTEM,
+        RDMA_PLACEMENT,
+        NODE_GROUP,
+        SLURM,
+        MANAGED_SCHEDULER,
+        SCHEDULER,
+        ADMISSION_QUEUE,
+        AUTOSCALED,
+    }
 )
 
 
@@ -69,17 +82,21 @@ TRAINING_OUTPUTS: Mapping[str, OutputKey] = {
 SERVING_OUTPUTS: Mapping[str, OutputKey] = {
     "configDigest": OutputKey("digest of the accelstack config the stack was deployed from"),
     "endpoint": OutputKey("the HTTPS address clients send requests to"),
-    "requestQueue": OutputKey("the admission queue replicas take requests from"),
-    "responseQueue": OutputKey("the queue replicas put responses on"),
-    "deadLetterQueue": OutputKey("where a request goes after its last failed attempt"),
-    "replicaGroup": OutputKey("the group of serving replicas the backlog scales"),
+    "requestQueue": OutputKey("the admission queue replicas take requests from", ADMISSION_QUEUE),
+    "responseQueue": OutputKey("the queue replicas put responses on", ADMISSION_QUEUE),
+    "deadLetterQueue": OutputKey("where a request goes after its last failed attempt", ADMISSION_QUEUE),
+    "replicaGroup": OutputKey("the group of serving replicas"),
     "replicaSubnets": OutputKey(
         "the subnets the replicas run in, and so read the models from (a training stack whose checkpoint store "
         "admits networks by rule lists them)"
     ),
     "coldStartSeconds": OutputKey("the planner's cold start of one replica, seconds"),
     "warmPoolSize": OutputKey("replicas kept stopped and ready to start"),
-    "backlogPerInstanceTarget": OutputKey("the queue backlog per replica the scaling policy holds"),
+    "backlogPerInstanceTarget": OutputKey(
+        "the requests each replica owns (waiting and in flight) that the scaling policy holds: the queue's backlog "
+        "per replica, or without a queue the load balancer's request rate per replica times the service time",
+        AUTOSCALED,
+    ),
 }
 
 # Names exported before the contract was neutral (old -> new). Removed in 0.3.

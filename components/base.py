@@ -40,6 +40,8 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("account", "standbyPoolPrincipalId"): None,
     ("training", "nodes", "maxRunHours"): None,  # flex-start's run time
     ("training", "artifactReaderSubnets"): [],
+    ("serving", "admission", "kind"): "queue",  # the serving topology
+    ("serving", "replicas", "scaling"): "backlog",
 }
 
 

@@ -169,6 +169,18 @@ class ServingPlan:
     concurrency_basis: str
     load: LoadPlan | None = None  # replicas serving.load needs; None without a load
     backlog_metrics: tuple[str, ...] = BACKLOG_QUEUE_METRICS
+    # Admission on the replicas (serving.admission.kind replica): the inference server listens on 127.0.0.1 at
+    # `server_port` behind the admission proxy on the load balancer's port; each replica holds at most
+    # `replica_waiting` requests waiting, each for at most `replica_wait_seconds`. With a queue the server
+    # itself listens on the load balancer's port.
+    server_port: int = 8000
+    replica_waiting: int = 0
+    replica_wait_seconds: int = 0
+    # Scaling without a queue: the requests per replica per minute the load balancer counts at the owned
+    # backlog target (Little's law: in flight = rate x service time).
+    requests_per_replica_minute_target: float = 0.0
+    # Requests per second one replica clears with every slot busy (concurrency / service time).
+    replica_full_rate_per_second: float = 0.0
 
 
 def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
@@ -207,6 +219,8 @@ def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
         warm_pool = 0
     else:
         warm_pool = min(headroom, max(1, defaults.warm_pool_size, burst))
+    port = serving.load_balancer.port
+    replica_admission = admission.kind == "replica"
     return ServingPlan(
         weights_gb=weights_gb,
         cold_start_seconds=cold,
@@ -237,4 +251,19 @@ def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
         warm_pool_burst=burst,
         concurrency_basis=concurrency.basis,
         load=load_plan(serving, tensor_parallel, concurrency.sequences, catalog),
+        server_port=local_server_port(port) if replica_admission else port,
+        replica_waiting=math.ceil(admission.max_depth / replicas.max) if replica_admission else 0,
+        # A request waiting on a replica holds the load balancer's connection: it may wait its TTL, never
+        # past the idle timeout that would cut it.
+        replica_wait_seconds=min(admission.ttl_seconds, idle_timeout) if replica_admission else 0,
+        requests_per_replica_minute_target=round(backlog_target * 60 / slo.service_seconds, 3),
+        replica_full_rate_per_second=round(concurrency.sequences / slo.service_seconds, 3),
     )
+
+
+LOCAL_SERVER_PORT = 18000
+
+
+def local_server_port(load_balancer_port: int) -> int:
+    """The inference server's port behind the admission proxy: loopback only, never the proxy's own."""
+    return LOCAL_SERVER_PORT if load_balancer_port != LOCAL_SERVER_PORT else LOCAL_SERVER_PORT + 1

@@ -169,15 +169,18 @@ def replica_image_is_the_clouds(spec: ServingStack) -> Iterator[Problem]:
 
 @rule(workload="serving")
 def admission_within_the_clouds_limits(spec: ServingStack) -> Iterator[Problem]:
-    """The admission queue's TTL and delivery count, and the per-client rate limit, within what the cloud's own
-    queue and WAF accept (`Catalog.admission`): one rule, the bounds in each cloud's catalog."""
+    """The admission queue's TTL and delivery count (with admission.kind queue), and the per-client rate limit,
+    within what the cloud's own queue and WAF accept (`Catalog.admission`): one rule, the bounds in each cloud's catalog."""
     limits = registry.get(spec.cloud).catalog.admission
     if limits is None:
         return
     admission = spec.serving.admission
-    ranged = (
+    queued = (
         ("ttlSeconds", admission.ttl_seconds, limits.ttl_seconds, limits.queue_service, "s"),
         ("maxReceiveCount", admission.max_receive_count, limits.max_receive_count, limits.queue_service, "deliveries"),
+    )
+    ranged = (
+        *(queued if admission.kind == "queue" else ()),  # replicas admit requests without the queue's bounds
         ("perClientRate", admission.per_client_rate, limits.per_client_rate, limits.rate_service, "requests"),
     )
     for key, value, (least, most), service, unit in ranged:

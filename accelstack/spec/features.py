@@ -117,10 +117,18 @@ FEATURE_USES: tuple[FeatureUse, ...] = (
         "capacity on-demand",
     ),
     FeatureUse(
-        "serving.admission",
-        "the admission queue in front of the replicas",
+        "serving.admission.kind",
+        "the admission queue in front of the replicas (kind queue)",
         Feature.ADMISSION_QUEUE,
-        _serving(lambda s: True),
+        _serving(lambda s: s.serving.admission.kind == "queue"),
+        "kind replica",
+    ),
+    FeatureUse(
+        "serving.admission.kind",
+        "replicas admitting requests themselves (kind replica)",
+        Feature.REPLICA_ADMISSION,
+        _serving(lambda s: s.serving.admission.kind == "replica"),
+        "kind queue",
     ),
     FeatureUse(
         "serving.admission.perClientRate",
@@ -129,10 +137,18 @@ FEATURE_USES: tuple[FeatureUse, ...] = (
         _serving(lambda s: True),
     ),
     FeatureUse(
-        "serving.replicas",
+        "serving.replicas.scaling",
         "replicas scaling on the queue's backlog",
         Feature.QUEUE_DEPTH_SCALING,
-        _serving(lambda s: True),
+        _serving(lambda s: s.serving.replicas.scaling == "backlog" and s.serving.admission.kind == "queue"),
+        "scaling fixed",
+    ),
+    FeatureUse(
+        "serving.replicas.scaling",
+        "replicas scaling on the load balancer's requests per replica (admission.kind replica)",
+        Feature.LOAD_BALANCER_SCALING,
+        _serving(lambda s: s.serving.replicas.scaling == "backlog" and s.serving.admission.kind == "replica"),
+        "scaling fixed",
     ),
     FeatureUse(
         "serving.replicas.warmPool",

@@ -347,19 +347,25 @@ class Replicas(Model):
     # Measured seconds from launch to ready; None: estimated from weights size.
     cold_start_seconds: int | None = Field(default=None, ge=30, le=7200)
     """Measured seconds from launch to ready (30 to 7200); none: estimated from the weights' size."""
+    scaling: Literal["backlog", "fixed"] = "backlog"
+    """backlog: the group scales between min and max on the requests each replica owns (the admission queue's backlog per replica, or with admission.kind replica the load balancer's requests per replica), never on CPU; fixed: min replicas always (min equal to max, at least 1), no scaling policy."""
 
     @model_validator(mode="after")
     def _bounds(self) -> Replicas:
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+        if self.scaling == "fixed" and (self.min != self.max or self.min < 1):
+            raise ValueError(
+                f"scaling fixed keeps one fleet size: min ({self.min}) and max ({self.max}) must be equal and at least 1"
+            )
         return self
 
 
 class LoadBalancerSpec(Model):
     certificate: str
     """The HTTPS listener's certificate, in the cloud's form: an ACM certificate ARN (AWS), a Key Vault secret id (Azure)."""
-    health_path: str = "/health"
-    """HTTP path the target group health check requests on each replica."""
+    health_path: str = Field(default="/health", max_length=1024)
+    """HTTP path the load balancer's health check requests on each replica: / then letters, digits and . _ ~ / - (it lands in boot scripts and unit files)."""
     port: int = Field(default=8000, ge=1, le=65535)
     """Port the inference server listens on in each replica."""
     access_logs: bool = True
@@ -367,8 +373,10 @@ class LoadBalancerSpec(Model):
 
 
 class AdmissionPolicy(Model):
+    kind: Literal["queue", "replica"] = "queue"
+    """Where requests wait their turn. queue: a managed queue (SQS, Service Bus, Pub/Sub) the replicas drain, with dead letters; replica: the load balancer sends straight to the replicas and each admits requests itself (at most its concurrency in flight, a bounded wait with the TTL, the per-client limit), refusing overload with 503 or 429 and Retry-After."""
     max_depth: int = Field(default=10_000, ge=1, le=100_000_000)
-    """Most requests waiting in the admission queue; beyond it new requests are refused."""
+    """Most requests waiting (in the queue; with kind replica, across the fleet at its maximum, shared evenly); beyond it new requests are refused."""
     ttl_seconds: int = Field(default=300, ge=1, le=31_536_000)
     """Seconds a request may wait before it expires (within the cloud's queue retention: SQS 60 s to 14 days, Pub/Sub to 7 days)."""
     per_client_rate: int = Field(default=2000, ge=1, le=2_000_000_000)
@@ -376,7 +384,7 @@ class AdmissionPolicy(Model):
     rate_window_seconds: int = Field(default=300, ge=1, le=86_400)
     """Rate-limit evaluation window in seconds, one the cloud's WAF takes (AWS and GCP: 60, 120, 300, 600; Azure: 60, 300)."""
     max_receive_count: int = Field(default=3, ge=1, le=1000)
-    """Deliveries of a request before it moves to the dead-letter queue (within the cloud's bounds: Pub/Sub 5..100)."""
+    """Deliveries of a request before it moves to the dead-letter queue (within the cloud's bounds: Pub/Sub 5..100); kind queue only."""
 
 
 class LatencySlo(Model):

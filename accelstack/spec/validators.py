@@ -9,6 +9,7 @@ its catalog and limits, is in `accelstack.spec.catalog_rules`; what one cloud re
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
@@ -148,6 +149,35 @@ def artifact_account_is_training(spec: ServingStack) -> Iterator[Problem]:
         yield Problem(
             "serving.artifactAccount",
             f"{artifact_account} is not one of separation.trainingAccounts ({', '.join(training)})",
+        )
+
+
+HEALTH_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")
+
+
+@rule(workload="serving")
+def health_path_is_a_plain_path(spec: ServingStack) -> Iterator[Problem]:
+    """The health path is written into the replicas' boot scripts and unit files, and into every cloud's health
+    check: a plain URL path, nothing a shell, systemd or YAML would read another way."""
+    path = spec.serving.load_balancer.health_path
+    if not HEALTH_PATH.fullmatch(path):
+        yield Problem(
+            "serving.loadBalancer.healthPath",
+            f"{path!r}: must start with / and hold only letters, digits and . _ ~ / - (no spaces, quotes, query or "
+            "control characters)",
+        )
+
+
+@rule(workload="serving")
+def replica_admission_keeps_a_replica(spec: ServingStack) -> Iterator[Problem]:
+    """Without a queue nothing holds a request while the first replica starts: the load balancer answers 503.
+    Scaling from zero needs the queue (admission.kind queue), whose backlog starts the first replica."""
+    serving = spec.serving
+    if serving.admission.kind == "replica" and serving.replicas.min == 0:
+        yield Problem(
+            "serving.replicas.min",
+            "0 with serving.admission.kind replica: without a queue no request waits while the first replica "
+            "starts, and nothing measures a backlog to start it; set min to 1 or more, or admission.kind queue",
         )
 
 

@@ -1,6 +1,7 @@
 """What a cloud's parts implement, and so which workloads and features it may claim (dstack's implemented-interface
 lists): a workload is a recipe class its `CloudStack` names; Slurm is a Slurm recipe on its training parts, the
-managed scheduler is `WithManagedScheduler`, queue admission and backlog scaling are implemented serving parts.
+managed scheduler is `WithManagedScheduler`, queue or replica admission and queue or load-balancer scaling
+are implemented serving parts.
 The conformance suite holds every deployable cloud's description to this, so a feature cannot be claimed
 without the code that builds it.
 """
@@ -18,7 +19,16 @@ from accelstack.components.recipes.training import TrainingRecipe
 
 # The features decided by which parts exist; the others are properties of a part's resources (spot markets,
 # reservations, file-system tiers, warm pools) that the catalog tests and the conformance variants check.
-FROM_PARTS = frozenset({Feature.SLURM, Feature.MANAGED_SCHEDULER, Feature.ADMISSION_QUEUE, Feature.QUEUE_DEPTH_SCALING})
+FROM_PARTS = frozenset(
+    {
+        Feature.SLURM,
+        Feature.MANAGED_SCHEDULER,
+        Feature.ADMISSION_QUEUE,
+        Feature.REPLICA_ADMISSION,
+        Feature.QUEUE_DEPTH_SCALING,
+        Feature.LOAD_BALANCER_SCALING,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,10 @@ def implemented(cloud: Cloud) -> Implemented:
         serving_parts = serving.parts_class
         if _overrides(serving_parts, ServingParts, "admission_queue"):
             features.add(Feature.ADMISSION_QUEUE)
+        if _overrides(serving_parts, ServingParts, "replica_admission"):
+            features.add(Feature.REPLICA_ADMISSION)
         if _overrides(serving_parts, ServingParts, "scaling"):
             features.add(Feature.QUEUE_DEPTH_SCALING)
+        if _overrides(serving_parts, ServingParts, "load_scaling"):
+            features.add(Feature.LOAD_BALANCER_SCALING)
     return Implemented(frozenset(workloads), frozenset(features))

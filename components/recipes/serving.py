@@ -1,7 +1,13 @@
-"""The serving recipe: one sequence, every cloud. The replicas' network, the admission queue they drain and
-scale on, their identity, the edge's guards (firewall, per-client rate limit, health check), the replica group,
-the load balancer in front of it, warm capacity for the cold start, backlog scaling, and the stack's outputs,
-written here once from the parts' neutral values.
+"""The serving recipe: one sequence, every cloud, in two topologies (serving.admission.kind). queue: the
+replicas drain a managed admission queue and scale on its backlog per replica. replica: the load balancer sends
+straight to the replicas, each admitting requests itself (the admission proxy: bounded in-flight and waiting
+requests, TTL, per-client limits), and the group scales on the load balancer's requests per replica. Either
+group may instead be a fixed fleet (serving.replicas.scaling fixed: no scaling part at all).
+
+The sequence: the replicas' network, their admission (the queue, or the replicas' own), their identity, the
+edge's guards (firewall, per-client rate limit, health check), the replica group, the load balancer in front
+of it, warm capacity for the cold start, scaling, and the stack's outputs, written here once from the parts'
+neutral values.
 
 A cloud's `ServingService` is this recipe with its parts (`parts_class`) and its type token; the resource
 names and parents are the parts', so a stack built before the recipe keeps its URNs. Every number the parts
@@ -11,7 +17,7 @@ need is on the plan (`ctx.plan`): they derive nothing.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -19,6 +25,7 @@ import pulumi
 
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.recipes.parts import RecipeContext
+from accelstack.components.replica import admission_proxy_environment
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec, ServingStack
 
@@ -59,6 +66,23 @@ class AdmissionQueue:
 
 
 @dataclass(frozen=True)
+class ReplicaAdmission:
+    """Admission on the replicas themselves: the admission proxy's environment (what
+    `components.replica.admission_proxy.Config.from_env` reads), which the replica's boot installs."""
+
+    environment: Mapping[str, str]
+
+    @classmethod
+    def planned(cls, serving: ServingSpec, plan: ServingPlan, *, client_hop: int) -> ReplicaAdmission:
+        """From the plan, behind a load balancer that writes the client's address `client_hop` entries from the
+        right of X-Forwarded-For."""
+        return cls(admission_proxy_environment(serving, plan, client_hop=client_hop))
+
+
+Admission = AdmissionQueue | ReplicaAdmission
+
+
+@dataclass(frozen=True)
 class ReplicaGroup:
     """The replicas as built: the group (its warm or standby capacity included where the cloud keeps it there)."""
 
@@ -77,13 +101,20 @@ class ServingParts(ABC):
     def network(self) -> ReplicaNetwork:
         """The replicas' network: private subnets, with a way out for images and weights, none in."""
 
-    @abstractmethod
     def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
-        """The request, response and dead-letter queues, encrypted, sized by the plan (retention, visibility)."""
+        """The request, response and dead-letter queues, encrypted, sized by the plan (retention, visibility).
+        A cloud without a managed queue leaves this out (and has no ADMISSION_QUEUE feature)."""
+        raise NotImplementedError(f"{type(self).__name__} has no admission queue")
+
+    def replica_admission(self) -> ReplicaAdmission:
+        """Admission on the replicas (`ReplicaAdmission.planned`, with where the cloud's load balancer writes the
+        client's address). A cloud whose replicas cannot admit requests leaves this out."""
+        raise NotImplementedError(f"{type(self).__name__} has no admission on the replicas")
 
     @abstractmethod
-    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue) -> None:
-        """What the replicas run as: read the model prefix, drain the request queue, answer on the response one."""
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
+        """What the replicas run as: read the model prefix, and with a queue drain the request queue and answer on
+        the response one."""
 
     @abstractmethod
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
@@ -92,8 +123,9 @@ class ServingParts(ABC):
         load balancer (a target group, a backend pool) builds the load balancer here."""
 
     @abstractmethod
-    def replica_group(self, network: ReplicaNetwork, queue: AdmissionQueue) -> ReplicaGroup:
-        """The replica group: the plan's minimum and maximum, its health checks and grace, the boot."""
+    def replica_group(self, network: ReplicaNetwork, admission: Admission) -> ReplicaGroup:
+        """The replica group: the plan's minimum and maximum (one size with scaling fixed), its health checks and
+        grace, the boot: the queue worker for a queue, the admission proxy in front of the server otherwise."""
 
     @abstractmethod
     def endpoint(self, group: ReplicaGroup) -> pulumi.Input[str]:
@@ -105,9 +137,14 @@ class ServingParts(ABC):
         pool); the plan sizes it. Nothing by default: the group holds it."""
         return None
 
-    @abstractmethod
     def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
         """Scale the group on the queue's backlog per instance (the plan's target, never CPU)."""
+        raise NotImplementedError(f"{type(self).__name__} has no queue-depth scaling")
+
+    def load_scaling(self, group: ReplicaGroup) -> pulumi.Resource:
+        """Without a queue: scale the group on the load balancer's requests per replica (the plan's
+        `requests_per_replica_minute_target`, never CPU)."""
+        raise NotImplementedError(f"{type(self).__name__} has no load-balancer scaling")
 
     def monitoring(self, queue: AdmissionQueue) -> None:
         """Alarms on the queue (age of the oldest request, dead letters), where the cloud keeps them apart."""
@@ -117,9 +154,10 @@ class ServingParts(ABC):
 class ServingRecipe(pulumi.ComponentResource):
     """A serving service on any cloud; `outputs` holds what the stack exports (accelstack.outputs' contract).
 
-    What a test can assert on, on every cloud: `queue` (the admission queue's resource), `web_acl` (the
-    per-client rate limit; None without one), `group` (the replica group), `scaling_policy`, `plan` (every
-    derived number) and `parts` (the cloud's own resources)."""
+    What a test can assert on, on every cloud: `queue` (the admission queue's resource; None with admission on
+    the replicas), `web_acl` (the per-client rate limit; None without one), `group` (the replica group),
+    `scaling_policy` (None for a fixed fleet), `plan` (every derived number) and `parts` (the cloud's own
+    resources)."""
 
     cloud: ClassVar[str]  # the registry name: the type token is accelstack:<cloud>:ServingService
     parts_class: ClassVar[type[ServingParts]]
@@ -132,17 +170,24 @@ class ServingRecipe(pulumi.ComponentResource):
         self.spec, self.serving, self.plan, self.digest = args.spec, args.spec.serving, args.plan, args.digest
         parts = self.parts = self.parts_class(ServingContext(name, args, self))
 
+        queued, autoscaled = self.serving.admission.kind == "queue", self.serving.replicas.scaling == "backlog"
         self.replica_network = parts.network()
-        self.admission = parts.admission_queue(self.replica_network)
-        self.queue = self.admission.resource
+        self.admission = parts.admission_queue(self.replica_network) if queued else None
+        self.queue = self.admission.resource if self.admission else None
         parts.identity(self.replica_network, self.admission)
         self.web_acl = parts.edge(self.replica_network)
-        self.replicas = parts.replica_group(self.replica_network, self.admission)
+        admission = self.admission or parts.replica_admission()
+        self.replicas = parts.replica_group(self.replica_network, admission)
         self.group = self.replicas.resource
         endpoint = parts.endpoint(self.replicas)
         parts.warm_capacity(self.replicas)
-        self.scaling_policy = parts.scaling(self.replicas, self.admission)
-        parts.monitoring(self.admission)
+        self.scaling_policy: pulumi.Resource | None = None
+        if autoscaled:
+            self.scaling_policy = (
+                parts.scaling(self.replicas, self.admission) if self.admission else parts.load_scaling(self.replicas)
+            )
+        if self.admission:
+            parts.monitoring(self.admission)
 
         self.outputs = self.serving_outputs(endpoint)
         self.register_outputs(self.outputs)
@@ -150,15 +195,18 @@ class ServingRecipe(pulumi.ComponentResource):
     def serving_outputs(self, endpoint: pulumi.Input[str]) -> dict[str, pulumi.Input[Any]]:
         """The serving output contract (accelstack.outputs), from the parts' neutral values and the plan only."""
         plan = self.plan
+        queue = self.admission
         return {
             "endpoint": endpoint,
-            "requestQueue": self.admission.requests,
-            "responseQueue": self.admission.responses,
-            "deadLetterQueue": self.admission.dead_letters,
+            **(
+                {"requestQueue": queue.requests, "responseQueue": queue.responses, "deadLetterQueue": queue.dead_letters}
+                if queue
+                else {}
+            ),
             "replicaGroup": self.replicas.name,
             "replicaSubnets": self.replica_network.subnets,
             "coldStartSeconds": plan.cold_start_seconds,
             "warmPoolSize": plan.warm_pool_size,
-            "backlogPerInstanceTarget": plan.backlog_per_instance_target,
+            **({"backlogPerInstanceTarget": plan.backlog_per_instance_target} if self.scaling_policy else {}),
             "configDigest": self.digest,
         }

@@ -69,6 +69,8 @@ class Config:
             per_client_rate=int(value("PER_CLIENT_RATE")),
             rate_window_seconds=float(value("RATE_WINDOW_SECONDS")),
             client_hop=int(value("CLIENT_HOP")),
+            generation_timeout_seconds=float(value("GENERATION_TIMEOUT_SECONDS")),
+            drain_seconds=float(value("DRAIN_SECONDS")),
         )
 
     def problems(self) -> list:

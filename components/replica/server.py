@@ -10,15 +10,18 @@ __all__ = ["server_arguments"]
 
 
 def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:
-    """vLLM OpenAI-compatible server flags: one base model, every LoRA adapter served beside it."""
+    """vLLM OpenAI-compatible server flags: one base model, every LoRA adapter served beside it; on the load
+    balancer's port, or on loopback behind the replica's admission proxy."""
     model = serving.model
     args = [
         "--model", "/models/base",
         "--served-model-name", model.name,
-        "--port", str(serving.load_balancer.port),
+        "--port", str(plan.server_port),
         "--max-model-len", str(model.context_length),
         "--tensor-parallel-size", str(plan.tensor_parallel),
     ]  # fmt: skip
+    if serving.admission.kind == "replica":
+        args += ["--host", "127.0.0.1"]  # behind the admission proxy only: the load balancer cannot go around it
     dtype = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}.get(model.precision)
     if dtype:
         args += ["--dtype", dtype]

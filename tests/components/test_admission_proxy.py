@@ -229,6 +229,8 @@ def test_the_environment_is_read_and_bad_values_are_named() -> None:
         "ACCELSTACK_ADMISSION_PER_CLIENT_RATE": "2000",
         "ACCELSTACK_ADMISSION_RATE_WINDOW_SECONDS": "300",
         "ACCELSTACK_ADMISSION_CLIENT_HOP": "1",
+        "ACCELSTACK_ADMISSION_GENERATION_TIMEOUT_SECONDS": "600",
+        "ACCELSTACK_ADMISSION_DRAIN_SECONDS": "30",
     }
     problems = Config.from_env(env).problems()
     assert len(problems) == 3

@@ -76,6 +76,20 @@ PLAIN_NODES = ("training.scheduler.kind=none",)
 PLAIN_NODES_VARIANT = "no-scheduler"
 
 
+# Every serving example stack in the other topology (the load balancer straight to replicas that admit requests
+# themselves, scaling on requests per replica) and as a fixed fleet of each: what the spec says, not the cloud.
+DIRECT = ("serving.admission.kind=replica", "serving.replicas.min=1")
+DIRECT_VARIANT = "direct"
+FIXED_FLEET = ("serving.replicas.scaling=fixed", "serving.replicas.min=2", "serving.replicas.max=2")
+FIXED_VARIANT = "fixed-fleet"
+DIRECT_FIXED_VARIANT = "direct-fixed"
+SERVING_TOPOLOGIES = (
+    (DIRECT_VARIANT, DIRECT),
+    (FIXED_VARIANT, FIXED_FLEET),
+    (DIRECT_FIXED_VARIANT, ("serving.admission.kind=replica", *FIXED_FLEET)),
+)
+
+
 def variant_cases() -> list[tuple[str, Variant]]:
     cases = [
         (cloud, Variant(path, name, overrides))
@@ -94,7 +108,19 @@ def variant_cases() -> list[tuple[str, Variant]]:
             for cloud, path in cloud_stacks()
             if omitted_defaults(path)
         ]
+        + [
+            (cloud, Variant(path, name, overrides))
+            for cloud, path in cloud_stacks()
+            if is_serving(path)
+            for name, overrides in SERVING_TOPOLOGIES
+        ]
     )
+
+
+def is_serving(path: Path) -> bool:
+    from accelstack.spec.loader import load_stack
+
+    return load_stack(path).workload == "serving"
 
 
 def omitted_defaults(path: Path) -> tuple[str, ...]:

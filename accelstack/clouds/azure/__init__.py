@@ -141,9 +141,11 @@ AZURE = Cloud(
             Feature.MANAGED_LUSTRE,
             Feature.OBJECT_LINKED_FS,  # Blob integration (HSM) import, archive/auto-export jobs
             Feature.ADMISSION_QUEUE,  # Service Bus queue with dead-lettering
+            Feature.REPLICA_ADMISSION,  # the load balancer straight to replicas running the admission proxy
             Feature.WAF_RATE_LIMIT,  # Application Gateway WAF_v2 RateLimitRule grouped by ClientAddr
             Feature.WARM_POOL,  # standby virtual machine pool (Flexible scale sets)
             Feature.QUEUE_DEPTH_SCALING,  # autoscale on Service Bus ActiveMessages, divided per instance
+            Feature.LOAD_BALANCER_SCALING,  # autoscale on Application Gateway AvgRequestCountPerHealthyHost
             Feature.CROSS_ACCOUNT_ARTIFACTS,  # role assignments across subscriptions
             Feature.OBJECT_STORE_NETWORK_RULES,  # storage account virtual network rules (any subscription)
         }

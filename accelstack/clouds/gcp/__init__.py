@@ -143,9 +143,11 @@ GCP = Cloud(
             Feature.MANAGED_LUSTRE,
             Feature.OBJECT_LINKED_FS,  # Managed Lustre importData / exportData with Cloud Storage
             Feature.ADMISSION_QUEUE,  # Pub/Sub topic + subscription with a dead-letter topic
+            Feature.REPLICA_ADMISSION,  # the load balancer straight to replicas running the admission proxy
             Feature.WAF_RATE_LIMIT,  # Cloud Armor throttle rule keyed on the client IP
             Feature.WARM_POOL,  # regional MIG standby policy with stopped VMs
             Feature.QUEUE_DEPTH_SCALING,  # autoscaler on num_undelivered_messages, single_instance_assignment
+            Feature.LOAD_BALANCER_SCALING,  # autoscaler on the backend service's load-balancing utilization (RATE per instance)
             Feature.CROSS_ACCOUNT_ARTIFACTS,  # bucket IAM across projects
         }
     ),

@@ -1,6 +1,8 @@
 """The AWS serving service: ALB (HTTPS only, WAF rate limit per client) -> replicas in private
 subnets, an SQS admission queue the replicas drain, and an Auto Scaling group that scales on
-backlog per instance with a warm pool of stopped, pre-pulled replicas.
+backlog per instance with a warm pool of stopped, pre-pulled replicas. Without a queue
+(admission.kind replica) each replica's admission proxy admits what the ALB sends, and the group
+scales on the ALB's requests per target; a fixed fleet has no scaling policy.
 
 One module per concern, each building its resources as children of `ServingService` (so their URNs
 are those of the single-module component they came from): `edge` (security groups, ALB, WAF, logs),
@@ -24,16 +26,19 @@ from accelstack.components.aws.serving.hook import READY_HOOK, replica_group_nam
 from accelstack.components.aws.serving.identity import kms_key, replica_role
 from accelstack.components.aws.serving.queue import alarms, queues
 from accelstack.components.aws.serving.replicas import replica_group
-from accelstack.components.aws.serving.scaling import scaling
+from accelstack.components.aws.serving.scaling import load_scaling, scaling
 from accelstack.components.aws.serving.user_data import (
     USER_DATA_LIMIT_BYTES,
+    replica_admission,
     replica_user_data,
     user_data_size_problem,
     worker_environment,
 )
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
+    Admission,
     AdmissionQueue,
+    ReplicaAdmission,
     ReplicaGroup,
     ReplicaNetwork,
     ServingContext,
@@ -61,6 +66,10 @@ class AwsServingParts(ServingParts):
     replica_role_policies: list[pulumi.Resource]
     # Set by replicas.replica_group.
     launch_template: aws.ec2.LaunchTemplate
+    # Set by edge.load_balancer: what forwards to the target group.
+    https_listener: aws.lb.Listener
+    # By role (requests, responses, dead-letters); None with admission on the replicas.
+    queues: dict[str, aws.sqs.Queue] | None = None
 
     def __init__(self, ctx: ServingContext):
         super().__init__(ctx)
@@ -90,7 +99,12 @@ class AwsServingParts(ServingParts):
         requests = self.queues["requests"]  # the admission queue replicas drain and the group scales on
         return AdmissionQueue(requests.url, self.queues["responses"].url, self.queues["dead-letters"].url, requests)
 
-    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue) -> None:
+    def replica_admission(self) -> ReplicaAdmission:
+        admission = replica_admission(self.serving, self.plan)
+        assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
+        return admission
+
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         name = self.ctx.name
         self.profile = replica_role(self, name, replica_group_name(name))
 
@@ -102,8 +116,9 @@ class AwsServingParts(ServingParts):
         self.web_acl = waf(self, name)
         return self.web_acl
 
-    def replica_group(self, network: ReplicaNetwork, queue: AdmissionQueue) -> ReplicaGroup:
-        self.group = replica_group(self, self.ctx.name, self.profile)
+    def replica_group(self, network: ReplicaNetwork, admission: Admission) -> ReplicaGroup:
+        on_replicas = admission if isinstance(admission, ReplicaAdmission) else None
+        self.group = replica_group(self, self.ctx.name, self.profile, on_replicas)
         return ReplicaGroup(self.group, self.group.name)
 
     def endpoint(self, group: ReplicaGroup) -> pulumi.Input[str]:
@@ -111,6 +126,9 @@ class AwsServingParts(ServingParts):
 
     def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
         return scaling(self, self.ctx.name)
+
+    def load_scaling(self, group: ReplicaGroup) -> pulumi.Resource:
+        return load_scaling(self, self.ctx.name)
 
     def monitoring(self, queue: AdmissionQueue) -> None:
         alarms(self, self.ctx.name)
@@ -127,7 +145,7 @@ class ServingService(ServingRecipe):
 
     network = FromParts[ServingNetwork]("vpc")
     key = FromParts[aws.kms.Key]("key")
-    queues = FromParts[dict[str, aws.sqs.Queue]]("queues")
+    queues = FromParts[dict[str, aws.sqs.Queue] | None]("queues")
     alb_sg = FromParts[aws.ec2.SecurityGroup]("alb_sg")
     replica_sg = FromParts[aws.ec2.SecurityGroup]("replica_sg")
     load_balancer = FromParts[aws.lb.LoadBalancer]("load_balancer")

@@ -190,7 +190,8 @@ def load_balancer(svc: AwsServingParts, name: str) -> tuple[aws.lb.LoadBalancer,
         ),
         opts=svc.child,
     )
-    aws.lb.Listener(
+    # The scaling policy on requests per target needs the group attached to the ALB through a listener.
+    svc.https_listener = aws.lb.Listener(
         f"{name}-https",
         load_balancer_arn=alb.arn,
         port=443,

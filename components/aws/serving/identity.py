@@ -140,7 +140,22 @@ def replica_role(svc: AwsServingParts, name: str, group_name: str) -> aws.iam.In
         policy=json.dumps(model_read_policy(svc.serving, account, partition)),
         opts=svc.child,
     )
+    launch_hook = {
+        "Sid": "CompleteOwnLaunchHook",
+        "Effect": "Allow",
+        "Action": ["autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"],
+        "Resource": f"arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:*:autoScalingGroupName/{group_name}",
+    }
     queues = svc.queues
+    if queues is None:  # admission on the replicas: no queue to drain, only the launch hook to complete
+        hook_policy = aws.iam.RolePolicy(
+            f"{name}-replica-launch-hook",
+            role=role.id,
+            policy=json.dumps({"Version": "2012-10-17", "Statement": [launch_hook]}),
+            opts=svc.child,
+        )
+        svc.replica_role_policies += [model_read, hook_policy]
+        return aws.iam.InstanceProfile(f"{name}-replica", role=role.name, opts=svc.child)
     queue_policy = pulumi.Output.all(queues["requests"].arn, queues["responses"].arn, svc.key.arn).apply(
         lambda arns: json.dumps(
             {
@@ -164,12 +179,7 @@ def replica_role(svc: AwsServingParts, name: str, group_name: str) -> aws.iam.In
                         "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
                         "Resource": arns[2],
                     },
-                    {
-                        "Sid": "CompleteOwnLaunchHook",
-                        "Effect": "Allow",
-                        "Action": ["autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"],
-                        "Resource": f"arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:*:autoScalingGroupName/{group_name}",
-                    },
+                    launch_hook,
                 ],
             }
         )

@@ -14,6 +14,7 @@ from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.provider import group_tags, launch_template_tag_specifications
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
 from accelstack.components.aws.serving.user_data import replica_user_data
+from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
 
 if TYPE_CHECKING:
@@ -33,24 +34,35 @@ GROUP_METRICS = [
 ]
 
 
-def replica_group(svc: AwsServingParts, name: str, profile: aws.iam.InstanceProfile) -> aws.autoscaling.Group:
-    """The group, its launch template (booting with `profile`, the replicas' role) and warm pool."""
+def replica_group(
+    svc: AwsServingParts, name: str, profile: aws.iam.InstanceProfile, admission: ReplicaAdmission | None
+) -> aws.autoscaling.Group:
+    """The group, its launch template (booting with `profile`, the replicas' role) and warm pool. With
+    `admission` the replicas run the admission proxy; without, the queue worker on the stack's queues."""
     serving, plan = svc.serving, svc.plan
     replicas = serving.replicas
     group_name = replica_group_name(name)
-    user_data = pulumi.Output.all(svc.queues["requests"].url, svc.queues["responses"].url).apply(
-        lambda urls: base64.b64encode(
-            replica_user_data(
-                serving,
-                plan,
-                region=svc.region,
-                group_name=group_name,
-                hook_name=READY_HOOK,
-                request_queue_url=urls[0],
-                response_queue_url=urls[1],
-            ).encode()
-        ).decode()
-    )
+    queues = svc.queues
+    user_data: pulumi.Input[str]
+    if queues is None or admission is not None:
+        script = replica_user_data(
+            serving, plan, region=svc.region, group_name=group_name, hook_name=READY_HOOK, admission=admission
+        )
+        user_data = base64.b64encode(script.encode()).decode()
+    else:
+        user_data = pulumi.Output.all(queues["requests"].url, queues["responses"].url).apply(
+            lambda urls: base64.b64encode(
+                replica_user_data(
+                    serving,
+                    plan,
+                    region=svc.region,
+                    group_name=group_name,
+                    hook_name=READY_HOOK,
+                    request_queue_url=urls[0],
+                    response_queue_url=urls[1],
+                ).encode()
+            ).decode()
+        )
     template = aws.ec2.LaunchTemplate(
         f"{name}-replica",
         image_id=replicas.image_id,

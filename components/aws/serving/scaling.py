@@ -1,10 +1,12 @@
 """Scaling on backlog per instance (target tracking on SQS metric math) and, for groups that may be
-empty, a step policy that starts the first replica."""
+empty, a step policy that starts the first replica; without a queue, target tracking on the ALB's
+requests per target."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pulumi
 import pulumi_aws as aws
 
 if TYPE_CHECKING:
@@ -18,6 +20,7 @@ SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
 def scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
     """The target-tracking policy on backlog per instance (and, for a group that may be empty, the
     scale-from-zero step policy and its alarm)."""
+    assert svc.queues is not None, "queue-depth scaling needs the admission queue"
     group, queue = svc.group, svc.queues["requests"]
     metric_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricArgs
     stat_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
@@ -137,3 +140,26 @@ def scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
         opts=svc.child,
     )
     return backlog_policy
+
+
+def load_scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
+    """Without a queue: target tracking on ALBRequestCountPerTarget (requests each healthy target received in a
+    minute, Sum), at the requests a replica serves in a minute when it owns the plan's backlog target (Little's
+    law: in flight = rate x service time). A load measure at the load balancer, never CPU."""
+    predefined = aws.autoscaling.PolicyTargetTrackingConfigurationPredefinedMetricSpecificationArgs
+    return aws.autoscaling.Policy(
+        f"{name}-requests-per-target",
+        autoscaling_group_name=svc.group.name,
+        policy_type="TargetTrackingScaling",
+        target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
+            target_value=svc.plan.requests_per_replica_minute_target,
+            predefined_metric_specification=predefined(
+                predefined_metric_type="ALBRequestCountPerTarget",
+                # app/<alb>/<id>/targetgroup/<tg>/<id>: the target group must be behind a listener of this ALB.
+                resource_label=pulumi.Output.concat(
+                    svc.load_balancer.arn_suffix, "/", svc.target_group.arn_suffix
+                ),
+            ),
+        ),
+        opts=pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(depends_on=[svc.https_listener])),
+    )

@@ -12,6 +12,8 @@ from accelstack.clouds.aws.catalog import EC2_USER_DATA_MAX_BYTES
 from accelstack.components.aws.node_platform import AWS_CLI_FUNCTION, IMDS_FUNCTION
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_EVERY_SECONDS, replica_group_name
 from accelstack.components.base import ServingServiceArgs
+from accelstack.components.recipes.serving import ReplicaAdmission
+from accelstack.components.replica import ADMISSION_PROXY, admission_proxy_source
 from accelstack.components.replica.server import server_arguments
 from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
@@ -41,23 +43,37 @@ WORKER_FILES: dict[str, tuple[str, bytes]] = {  # file name on the replica -> (r
         resources.files("accelstack.components.aws.replica").joinpath(f"{QUEUE_CLIENT_MODULE}.py").read_bytes(),
     ),
 }
+# With admission on the replicas (serving.admission.kind replica): the admission proxy alone, stdlib only.
+PROXY_FILES: dict[str, tuple[str, bytes]] = {
+    ADMISSION_PROXY: (f"components/replica/{ADMISSION_PROXY}", admission_proxy_source()),
+}
 USER_DATA_LIMIT_BYTES = EC2_USER_DATA_MAX_BYTES  # raw user data, before base64
+# The ALB appends the address it received the request from to X-Forwarded-For: the last entry is the client's
+# ("HTTP headers and Application Load Balancers", X-Forwarded-For, append mode: the default).
+ALB_CLIENT_HOP = 1
+
+
+def replica_admission(serving: ServingSpec, plan: ServingPlan) -> ReplicaAdmission | None:
+    """The admission proxy behind the ALB, when the replicas admit requests themselves; None with a queue."""
+    if serving.admission.kind != "replica":
+        return None
+    return ReplicaAdmission.planned(serving, plan, client_hop=ALB_CLIENT_HOP)
 
 
 EMBEDDED_LINE_LENGTH = 100
 
 
-def embedded_worker() -> str:
+def embedded_worker(files: dict[str, tuple[str, bytes]] = WORKER_FILES) -> str:
     """The worker's files as base85 lines of one bzip2 stream (deterministic: same sources, same text).
     The base85 alphabet has no quote or backslash; the quoted heredoc takes `$` and backquotes literally."""
-    bundle = b"".join(f"{name} {len(source)}\n".encode() + source for name, (_, source) in WORKER_FILES.items())
+    bundle = b"".join(f"{name} {len(source)}\n".encode() + source for name, (_, source) in files.items())
     text = base64.b85encode(bz2.compress(bundle, 9)).decode()
     return "\n".join(text[i : i + EMBEDDED_LINE_LENGTH] for i in range(0, len(text), EMBEDDED_LINE_LENGTH))
 
 
-def worker_manifest() -> str:
+def worker_manifest(files: dict[str, tuple[str, bytes]] = WORKER_FILES) -> str:
     """The shipped files' repository paths, for the boot script's comment."""
-    return " and ".join(origin for origin, _ in WORKER_FILES.values())
+    return " and ".join(origin for origin, _ in files.values())
 
 
 def worker_environment(
@@ -70,7 +86,7 @@ def worker_environment(
         "AWS_REGION": region,
         "REQUEST_QUEUE_URL": request_queue_url,
         "RESPONSE_QUEUE_URL": response_queue_url,
-        "SERVER_PORT": str(serving.load_balancer.port),
+        "SERVER_PORT": str(plan.server_port),
         "TTL_SECONDS": str(serving.admission.ttl_seconds),
         "WORKER_CONCURRENCY": str(plan.concurrency),  # the same N the backlog target is multiplied by
         # The lease is SQS's visibility timeout: the queue's default, and what each extension renews.
@@ -87,31 +103,41 @@ def replica_user_data(
     region: str,
     group_name: str,
     hook_name: str,
-    request_queue_url: str,
-    response_queue_url: str,
+    request_queue_url: str = "",
+    response_queue_url: str = "",
+    admission: ReplicaAdmission | None = None,
 ) -> str:
     """Cloud-init script. It installs a boot unit that runs on EVERY boot, because warm-pool
     instances boot twice: once to prepare (pull image and weights onto EBS, then stop) and again
     when they enter service (start the server). Each boot completes the launch lifecycle hook only
-    when its job is done, so an instance never goes to the pool or into service half-prepared."""
+    when its job is done, so an instance never goes to the pool or into service half-prepared.
+    With `admission` (admission on the replicas) the admission proxy runs in front of the server;
+    otherwise the queue worker drains the request queue."""
     model = serving.model
     syncs = [
         (model.weights_uri, f"{MODEL_DIR}/base"),
         *((a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters),
     ]
+    files = PROXY_FILES if admission else WORKER_FILES
+    environment = (
+        dict(admission.environment)
+        if admission
+        else worker_environment(
+            serving, plan, region=region, request_queue_url=request_queue_url, response_queue_url=response_queue_url
+        )
+    )
     return _templates.get_template("replica-boot.sh.j2").render(
         aws_cli=_without_comment_lines(AWS_CLI_FUNCTION),  # user data is capped at 16 KiB
         imds=IMDS_FUNCTION,
         model_dir=MODEL_DIR,
         worker_dir=WORKER_DIR,
-        worker_manifest=worker_manifest(),
-        worker_b85=embedded_worker(),
+        worker_manifest=worker_manifest(files),
+        worker_b85=embedded_worker(files),
         model_name=model.name,
         image=shlex.quote(serving.replicas.server_image),
         server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
-        environment=worker_environment(
-            serving, plan, region=region, request_queue_url=request_queue_url, response_queue_url=response_queue_url
-        ),
+        environment=environment,
+        proxy=admission is not None,
         # systemd waits for: the last long poll (20 s), the drain, and the release of what is left.
         stop_timeout=plan.worker_drain_seconds + 30,
         region=region,
@@ -120,7 +146,7 @@ def replica_user_data(
         heartbeat_every=READY_HOOK_HEARTBEAT_EVERY_SECONDS,
         budget=plan.lifecycle_heartbeat_seconds,
         syncs=[(shlex.quote(source), destination) for source, destination in syncs],
-        port=serving.load_balancer.port,
+        server_port=plan.server_port,
         health=shlex.quote(serving.load_balancer.health_path),
     )
 
@@ -135,6 +161,7 @@ def user_data_size_problem(
         replica_user_data(
             serving, plan, region=region, group_name=group_name, hook_name=READY_HOOK,
             request_queue_url=longest_url, response_queue_url=longest_url,
+            admission=replica_admission(serving, plan),
         ).encode()
     )  # fmt: skip
     if size < USER_DATA_LIMIT_BYTES:
@@ -156,10 +183,10 @@ def _without_comment_lines(shell: str) -> str:
 
 def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     """What `accelstack render` writes for a serving stack: the replica user data as it will boot (from the
-    plan the service deploys), the queue URLs as `${NAME}` placeholders."""
+    plan the service deploys), the queue URLs as `${NAME}` placeholders (none without a queue)."""
     spec, serving = args.spec, args.spec.serving
     script = replica_user_data(
         serving, args.plan, region=spec.account.region, group_name=replica_group_name(spec.stack),
-        hook_name=READY_HOOK, **QUEUE_URL_PLACEHOLDERS,
+        hook_name=READY_HOOK, **QUEUE_URL_PLACEHOLDERS, admission=replica_admission(serving, args.plan),
     )  # fmt: skip
     return {REPLICA_USER_DATA_FILE: script}

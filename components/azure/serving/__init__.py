@@ -1,7 +1,9 @@
 """The Azure serving service: an Application Gateway WAF_v2 (HTTPS only, a rate limit per client address) in
 front of replicas in a private subnet, a Service Bus admission queue the replicas drain with peek-lock, and a
 Flexible scale set that scales on the queue's active messages per instance, with a standby pool of
-deallocated, pre-initialised replicas.
+deallocated, pre-initialised replicas. Without a queue (admission.kind replica) each replica's admission proxy
+admits what the gateway sends, and the scale set scales on the gateway's requests per healthy replica; a fixed
+fleet has no autoscale setting.
 
 One module per concern, each building its resources as children of `ServingService`: `network`, `queue`,
 `identity`, `edge`, `replicas`, `scaling`, `user_data`; `placement` is where they go (resource group, tags,
@@ -25,9 +27,12 @@ from accelstack.components.azure.serving.queue import AdmissionQueue as ServiceB
 from accelstack.components.azure.serving.queue import dead_letter_path
 from accelstack.components.azure.serving.replicas import replica_group, standby_pool
 from accelstack.components.azure.serving.scaling import scaling
+from accelstack.components.azure.serving.user_data import replica_admission
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
+    Admission,
     AdmissionQueue,
+    ReplicaAdmission,
     ReplicaGroup,
     ReplicaNetwork,
     ServingContext,
@@ -48,6 +53,7 @@ class AzureServingParts(ServingParts):
         spec = ctx.spec
         self.account = account_of(spec)
         self.standby: azure_native.standbypool.StandbyVirtualMachinePool | None = None
+        self.queue: ServiceBusQueue | None = None  # None with admission on the replicas
 
     def network(self) -> ReplicaNetwork:
         ctx = self.ctx
@@ -67,7 +73,12 @@ class AzureServingParts(ServingParts):
             requests, self.queue.responses.id, requests.apply(lambda i: dead_letter_path(i)), self.queue
         )
 
-    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue) -> None:
+    def replica_admission(self) -> ReplicaAdmission:
+        admission = replica_admission(self.ctx.serving, self.ctx.plan)
+        assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
+        return admission
+
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         ctx = self.ctx
         self.identities = ServingIdentities(
             f"{ctx.name}-id",
@@ -95,7 +106,7 @@ class AzureServingParts(ServingParts):
         self.access_logs = access_logs(ctx.name, ctx.serving.load_balancer, self.gateway, self.placement)
         return self.web_acl
 
-    def replica_group(self, network: ReplicaNetwork, queue: AdmissionQueue) -> ReplicaGroup:
+    def replica_group(self, network: ReplicaNetwork, admission: Admission) -> ReplicaGroup:
         ctx = self.ctx
         randomness = random.Provider(f"{ctx.name}-replicas-random", opts=ctx.child)
         admin_key = admin_public_key(
@@ -112,6 +123,7 @@ class AzureServingParts(ServingParts):
             identities=self.identities,
             gateway=self.gateway,
             placement=self.placement,
+            admission=admission if isinstance(admission, ReplicaAdmission) else None,
         )
         return ReplicaGroup(self.group, self.group.name)
 
@@ -124,6 +136,7 @@ class AzureServingParts(ServingParts):
 
     def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
         ctx = self.ctx
+        assert self.queue is not None, "queue-depth scaling reads the admission queue"
         return scaling(
             ctx.name,
             ctx.serving.replicas,
@@ -131,6 +144,12 @@ class AzureServingParts(ServingParts):
             group=self.group,
             namespace=self.queue.namespace,
             placement=self.placement,
+        )
+
+    def load_scaling(self, group: ReplicaGroup) -> pulumi.Resource:
+        ctx = self.ctx
+        return scaling(
+            ctx.name, ctx.serving.replicas, ctx.plan, group=self.group, gateway=self.gateway, placement=self.placement
         )
 
 

@@ -95,7 +95,7 @@ class ServingIdentities(pulumi.ComponentResource):
         name: str,
         serving: ServingSpec,
         plan: ServingPlan,
-        queue: AdmissionQueue,
+        queue: AdmissionQueue | None,
         placement: Placement,
         *,
         standby_pool_principal_id: str | None,
@@ -110,10 +110,15 @@ class ServingIdentities(pulumi.ComponentResource):
             f"{name}-gateway", resource_group_name=rg, tags=tags, opts=child
         )
         replica = self.replicas.principal_id
-        self.replica_grants: list[pulumi.Resource] = [
-            grant(placement, f"{name}-replicas-receive", queue.requests.id, SERVICE_BUS_DATA_RECEIVER, replica),
-            grant(placement, f"{name}-replicas-reply", queue.responses.id, SERVICE_BUS_DATA_SENDER, replica),
-        ]
+        # Without a queue (admission on the replicas) the replicas only read the models.
+        self.replica_grants: list[pulumi.Resource] = (
+            [
+                grant(placement, f"{name}-replicas-receive", queue.requests.id, SERVICE_BUS_DATA_RECEIVER, replica),
+                grant(placement, f"{name}-replicas-reply", queue.responses.id, SERVICE_BUS_DATA_SENDER, replica),
+            ]
+            if queue is not None
+            else []
+        )
         training_subscription = serving.artifact_account
         condition = models_read_condition(serving.model.weights_uri)
         if training_subscription and condition is not None:

@@ -4,7 +4,7 @@ backend pool, and a standby pool of deallocated, pre-initialised VMs sized by th
 - Standby pools attach only to Flexible scale sets (learn.microsoft.com/azure/virtual-machine-scale-sets/
   standby-pools-faq); Flexible needs `networkApiVersion` in the network profile (VMs get their own NICs).
 - The autoscale setting owns the capacity: `sku.capacity` is ignored after creation, so an `up` never resets a
-  scaled-out group. Upgrades are Manual: a model change reaches new VMs (scale-out, standby) first, and never
+  scaled-out group (a fixed fleet has no autoscale setting, and its `sku.capacity` is the spec's). Upgrades are Manual: a model change reaches new VMs (scale-out, standby) first, and never
   reimages a replica mid-request.
 - Deallocated standby VMs keep their OS disk (weights and the image pulled there); starting one still waits for
   GPU capacity, which only a Running pool (billed as running) or `replicas.min` guarantees.
@@ -26,6 +26,7 @@ from accelstack.components.azure.serving.network import ServingNetwork
 from accelstack.components.azure.serving.placement import Placement
 from accelstack.components.azure.serving.queue import AdmissionQueue
 from accelstack.components.azure.serving.user_data import replica_user_data
+from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
@@ -44,14 +45,22 @@ def replica_group(
     admin_key: pulumi.Input[str],
     digest: str,
     network: ServingNetwork,
-    queue: AdmissionQueue,
+    queue: AdmissionQueue | None,
     identities: ServingIdentities,
     gateway: azure_native.network.ApplicationGateway,
     placement: Placement,
+    admission: ReplicaAdmission | None = None,
 ) -> azure_native.compute.VirtualMachineScaleSet:
-    user_data = pulumi.Output.all(queue.endpoint, identities.replicas.client_id).apply(
-        lambda values: replica_user_data(serving, plan, namespace=values[0], client_id=values[1])
-    )
+    """The scale set; its replicas run the queue worker on `queue`, or without one the admission proxy."""
+    user_data: pulumi.Output[str]
+    if queue is None:
+        user_data = identities.replicas.client_id.apply(
+            lambda client_id: replica_user_data(serving, plan, client_id=client_id, admission=admission)
+        )
+    else:
+        user_data = pulumi.Output.all(queue.endpoint, identities.replicas.client_id).apply(
+            lambda values: replica_user_data(serving, plan, namespace=values[0], client_id=values[1])
+        )
     profile: dict[str, Any] = {
         "storage_profile": {
             # Ubuntu-HPC: the NVIDIA driver for the NC/ND sizes and AzCopy (components/azure/images.py).
@@ -108,7 +117,8 @@ def replica_group(
             pulumi.ResourceOptions(
                 # Replicas join the gateway's pool and read the queue at first boot.
                 depends_on=[gateway, *identities.replica_grants],
-                ignore_changes=["sku.capacity"],
+                # A fixed fleet has no autoscale setting: its size is the spec's, applied on every `up`.
+                ignore_changes=["sku.capacity"] if serving.replicas.scaling == "backlog" else [],
             ),
         ),
     )

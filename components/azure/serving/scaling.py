@@ -1,7 +1,10 @@
 """Queue-depth scaling: an autoscale setting on the replicas' scale set that reads the request queue's
 ActiveMessages divided per instance (the per-replica backlog, like AWS's backlog-per-instance metric math:
 learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-common-metrics#commonly-used-service-bus-metrics),
-out above the planner's target and in below half of it, never on CPU.
+out above the planner's target and in below half of it, never on CPU. Without a queue (admission.kind
+replica) the same rules read the Application Gateway's AvgRequestCountPerHealthyHost (requests per healthy
+backend per minute; learn.microsoft.com/azure/application-gateway/application-gateway-metrics) against the
+requests a replica serves in a minute at that backlog.
 
 Out adds the replicas one cold start's backlog needs at once (a percentage of the current count, at least one),
 then waits one cold start; in removes one at a time after a quiet window, so a brief lull does not drain the
@@ -11,6 +14,7 @@ group the next burst needs.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -48,17 +52,41 @@ def backlog_trigger(
     }
 
 
-def autoscale_profile(
-    replicas: Replicas, plan: ServingPlan, namespace: azure_native.servicebus.Namespace
+# Application Gateway v2: "Average request count per minute per healthy backend host in a pool".
+REQUESTS_PER_HOST = "AvgRequestCountPerHealthyHost"
+GATEWAY_METRIC_NAMESPACE = "Microsoft.Network/applicationGateways"
+
+
+def requests_per_host_trigger(
+    gateway: azure_native.network.ApplicationGateway, operator: str, threshold: float, window: str
 ) -> dict[str, Any]:
-    target = plan.backlog_per_instance_target
+    """The gateway's one backend pool: already per healthy host, so not divided again."""
     return {
-        "name": "queue-depth",
+        "metric_name": REQUESTS_PER_HOST,
+        "metric_namespace": GATEWAY_METRIC_NAMESPACE,
+        "metric_resource_uri": gateway.id,
+        "divide_per_instance": False,
+        "time_grain": "PT1M",
+        "time_window": window,
+        "statistic": "Average",
+        "time_aggregation": "Average",
+        "operator": operator,
+        "threshold": threshold,
+    }
+
+
+Trigger = Callable[[str, float, str], dict[str, Any]]  # (operator, threshold, window) -> a metric trigger
+
+
+def autoscale_profile(replicas: Replicas, plan: ServingPlan, trigger: Trigger, target: float, name: str) -> dict[str, Any]:
+    """Out above `target` on the metric `trigger` reads, in below half of it."""
+    return {
+        "name": name,
         # Strings in the API (ScaleCapacity).
         "capacity": {"minimum": str(replicas.min), "maximum": str(replicas.max), "default": str(replicas.min)},
         "rules": [
             {
-                "metric_trigger": backlog_trigger(namespace, "GreaterThan", target, "PT5M"),
+                "metric_trigger": trigger("GreaterThan", target, "PT5M"),
                 "scale_action": {
                     "direction": "Increase",
                     "type": "PercentChangeCount",
@@ -67,7 +95,7 @@ def autoscale_profile(
                 },
             },
             {
-                "metric_trigger": backlog_trigger(namespace, "LessThan", target / 2, SCALE_IN_WINDOW),
+                "metric_trigger": trigger("LessThan", target / 2, SCALE_IN_WINDOW),
                 "scale_action": {
                     "direction": "Decrease",
                     "type": "ChangeCount",
@@ -85,16 +113,37 @@ def scaling(
     plan: ServingPlan,
     *,
     group: azure_native.compute.VirtualMachineScaleSet,
-    namespace: azure_native.servicebus.Namespace,
+    namespace: azure_native.servicebus.Namespace | None = None,
+    gateway: azure_native.network.ApplicationGateway | None = None,
     placement: Placement,
 ) -> azure_native.monitor.AutoscaleSetting:
-    """Scales `group` on the request queue's backlog in `namespace`."""
+    """Scales `group` on the request queue's backlog in `namespace`, or without a queue on `gateway`'s requests
+    per healthy replica."""
+    if namespace is not None:
+        queue_namespace = namespace
+        profile = autoscale_profile(
+            replicas,
+            plan,
+            lambda operator, threshold, window: backlog_trigger(queue_namespace, operator, threshold, window),
+            plan.backlog_per_instance_target,
+            "queue-depth",
+        )
+    else:
+        assert gateway is not None, "without a queue the group scales on the gateway's requests per replica"
+        front = gateway
+        profile = autoscale_profile(
+            replicas,
+            plan,
+            lambda operator, threshold, window: requests_per_host_trigger(front, operator, threshold, window),
+            plan.requests_per_replica_minute_target,
+            "requests-per-replica",
+        )
     return azure_native.monitor.AutoscaleSetting(
         f"{name}-autoscale",
         resource_group_name=placement.resource_group.name,
         target_resource_uri=group.id,
         enabled=True,
-        profiles=[autoscale_profile(replicas, plan, namespace)],
+        profiles=[profile],
         tags=placement.tags,
         opts=pulumi.ResourceOptions.merge(placement.opts, pulumi.ResourceOptions(depends_on=[group])),
     )

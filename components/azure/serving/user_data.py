@@ -13,7 +13,8 @@ import shlex
 
 from accelstack.components.azure.node_platform import AZCOPY_FUNCTION, azcopy_sync_command
 from accelstack.components.base import ServingServiceArgs
-from accelstack.components.replica import worker_files
+from accelstack.components.recipes.serving import ReplicaAdmission
+from accelstack.components.replica import proxy_files, worker_files
 from accelstack.components.replica.server import server_arguments
 from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
@@ -39,7 +40,7 @@ def worker_environment(serving: ServingSpec, plan: ServingPlan, *, namespace: st
         "REQUEST_QUEUE": REQUESTS,
         "RESPONSE_QUEUE": RESPONSES,
         "AZURE_CLIENT_ID": client_id,  # the replicas' user-assigned identity (azure-identity reads it)
-        "SERVER_PORT": str(serving.load_balancer.port),
+        "SERVER_PORT": str(plan.server_port),
         "TTL_SECONDS": str(serving.admission.ttl_seconds),
         "WORKER_CONCURRENCY": str(plan.concurrency),
         # The queue's lock duration: Service Bus renews a lock by that much, whatever the caller asks.
@@ -49,23 +50,48 @@ def worker_environment(serving: ServingSpec, plan: ServingPlan, *, namespace: st
     }
 
 
-def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, namespace: str, client_id: str) -> str:
+# Application Gateway v2 appends the client's address (with its port) to X-Forwarded-For: the last entry
+# (learn.microsoft.com/azure/application-gateway/how-application-gateway-works, "Modifications to the request").
+GATEWAY_CLIENT_HOP = 1
+
+
+def replica_admission(serving: ServingSpec, plan: ServingPlan) -> ReplicaAdmission | None:
+    """The admission proxy behind the gateway, when the replicas admit requests themselves; None with a queue."""
+    if serving.admission.kind != "replica":
+        return None
+    return ReplicaAdmission.planned(serving, plan, client_hop=GATEWAY_CLIENT_HOP)
+
+
+def replica_user_data(
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    namespace: str = "",
+    client_id: str,
+    admission: ReplicaAdmission | None = None,
+) -> str:
+    """With `admission` the admission proxy fronts the server; otherwise the queue worker drains `namespace`."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
     ]
     return _templates.get_template("replica-cloud-config.yaml.j2").render(
         worker_dir=WORKER_DIR,
-        worker_files=worker_files("accelstack.components.azure.replica", QUEUE_CLIENT_MODULE),
+        worker_files=proxy_files() if admission else worker_files("accelstack.components.azure.replica", QUEUE_CLIENT_MODULE),
         model_dir=MODEL_DIR,
         azcopy_function=AZCOPY_FUNCTION,
         syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
         image=shlex.quote(serving.replicas.server_image),
         server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
-        environment=worker_environment(serving, plan, namespace=namespace, client_id=client_id),
+        environment=(
+            dict(admission.environment)
+            if admission
+            else worker_environment(serving, plan, namespace=namespace, client_id=client_id)
+        ),
+        proxy=admission is not None,
+        server_port=plan.server_port,
         packages=" ".join(SERVICE_BUS_PACKAGES),
         stop_timeout=plan.worker_drain_seconds + 30,
-        port=serving.load_balancer.port,
         health=shlex.quote(serving.load_balancer.health_path),
     )
 
@@ -76,4 +102,7 @@ PLACEHOLDERS = {"namespace": "${SERVICE_BUS_NAMESPACE}", "client_id": "${AZURE_C
 def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     """What `accelstack render` writes: the replica custom data (from the plan the service deploys), deploy-time
     names as `${NAME}` placeholders."""
-    return {REPLICA_USER_DATA_FILE: replica_user_data(args.spec.serving, args.plan, **PLACEHOLDERS)}
+    serving = args.spec.serving
+    admission = replica_admission(serving, args.plan)
+    names = {"client_id": PLACEHOLDERS["client_id"]} if admission else PLACEHOLDERS
+    return {REPLICA_USER_DATA_FILE: replica_user_data(serving, args.plan, **names, admission=admission)}

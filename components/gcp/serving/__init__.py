@@ -1,7 +1,9 @@
 """The Google Cloud serving service: a global external Application Load Balancer (HTTPS only, Cloud
 Armor throttle per client IP) -> replicas in a private subnet, a Pub/Sub admission subscription the
 replicas pull, and a regional instance group that scales on undelivered messages per replica, with a
-standby pool of stopped, pre-pulled replicas.
+standby pool of stopped, pre-pulled replicas. Without a queue (admission.kind replica) each replica's admission
+proxy admits what the load balancer sends (RATE balancing), and the autoscaler holds the load-balancing
+utilization; a fixed fleet has no autoscaler.
 
 One module per concern, each building its resources as children of `ServingService`: `network`,
 `queue`, `identity`, `edge`, `replicas`, `scaling`, `user_data`. Sizing comes from the planner
@@ -17,12 +19,15 @@ from accelstack.components.gcp.provider import account_of
 from accelstack.components.gcp.serving.edge import firewall, health_check, load_balancer, security_policy
 from accelstack.components.gcp.serving.identity import kms_key, replica_account
 from accelstack.components.gcp.serving.network import serving_network
-from accelstack.components.gcp.serving.queue import queues
+from accelstack.components.gcp.serving.queue import AdmissionQueues, queues
 from accelstack.components.gcp.serving.replicas import replica_group
 from accelstack.components.gcp.serving.scaling import scaling
+from accelstack.components.gcp.serving.user_data import replica_admission
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
+    Admission,
     AdmissionQueue,
+    ReplicaAdmission,
     ReplicaGroup,
     ReplicaNetwork,
     ServingContext,
@@ -45,6 +50,8 @@ class GcpServingParts(ServingParts):
         self.project_number = gcp.organizations.get_project_output(
             project_id=self.project_id, opts=pulumi.InvokeOutputOptions(parent=ctx.parent)
         ).number
+        self.pubsub: AdmissionQueues | None = None  # None with admission on the replicas
+        self.queues: dict[str, pulumi.Resource] | None = None
 
     def network(self) -> ReplicaNetwork:
         ctx = self.ctx
@@ -63,7 +70,12 @@ class GcpServingParts(ServingParts):
         request = pubsub.request_subscription  # what the replicas pull and the autoscaler reads
         return AdmissionQueue(request.id, pubsub.responses.id, pubsub.dead_letters.id, request)
 
-    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue) -> None:
+    def replica_admission(self) -> ReplicaAdmission:
+        admission = replica_admission(self.ctx.serving, self.ctx.plan)
+        assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
+        return admission
+
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         self.replica_identity = replica_account(self.ctx.name, self.ctx.serving, self.pubsub, self.ctx.child)
         self.replica_account = self.replica_identity.account
 
@@ -74,7 +86,7 @@ class GcpServingParts(ServingParts):
         self.health_check = health_check(ctx.name, ctx.serving.load_balancer, ctx.plan, ctx.child)
         return self.web_acl
 
-    def replica_group(self, network: ReplicaNetwork, queue: AdmissionQueue) -> ReplicaGroup:
+    def replica_group(self, network: ReplicaNetwork, admission: Admission) -> ReplicaGroup:
         ctx = self.ctx
         self.group = replica_group(
             ctx.name,
@@ -87,6 +99,7 @@ class GcpServingParts(ServingParts):
             identity=self.replica_identity,
             health=self.health_check,
             opts=ctx.child,
+            admission=admission if isinstance(admission, ReplicaAdmission) else None,
         )
         return ReplicaGroup(self.group, self.group.name)
 
@@ -94,13 +107,15 @@ class GcpServingParts(ServingParts):
         """The backend service takes the group: the load balancer comes after it."""
         ctx = self.ctx
         edge = load_balancer(
-            ctx.name, ctx.serving.load_balancer, ctx.plan, self.health_check, self.web_acl, self.group, ctx.child
-        )
+            ctx.name, ctx.serving.load_balancer, ctx.plan, self.health_check, self.web_acl, self.group, ctx.child,
+            admission_on_replicas=self.pubsub is None,
+        )  # fmt: skip
         self.address, self.backend = edge.address, edge.backend
         return self.address.address.apply(lambda ip: f"https://{ip}")
 
     def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
         ctx = self.ctx
+        assert self.pubsub is not None, "queue-depth scaling reads the request subscription"
         return scaling(
             ctx.name,
             ctx.serving.replicas,
@@ -108,6 +123,18 @@ class GcpServingParts(ServingParts):
             region=self.region,
             group=self.group,
             request_subscription=self.pubsub.request_subscription,
+            opts=ctx.child,
+        )
+
+    def load_scaling(self, group: ReplicaGroup) -> pulumi.Resource:
+        ctx = self.ctx
+        return scaling(
+            ctx.name,
+            ctx.serving.replicas,
+            ctx.plan,
+            region=self.region,
+            group=self.group,
+            request_subscription=None,
             opts=ctx.child,
         )
 
@@ -123,7 +150,7 @@ class ServingService(ServingRecipe):
 
     network = FromParts[gcp.compute.Network]("vpc")
     subnet = FromParts[gcp.compute.Subnetwork]("subnet")
-    queues = FromParts[dict[str, pulumi.Resource]]("queues")
+    queues = FromParts[dict[str, pulumi.Resource] | None]("queues")
     backend = FromParts[gcp.compute.BackendService]("backend")
     address = FromParts[gcp.compute.GlobalAddress]("address")
     replica_account = FromParts[gcp.serviceaccount.Account]("replica_account")

@@ -95,6 +95,15 @@ class LoadBalancer:
     backend: gcp.compute.BackendService
 
 
+def balancing(admission_on_replicas: bool, plan: ServingPlan) -> dict[str, object]:
+    """How the backend spreads requests. Replicas that admit requests themselves get them by RATE, each up to
+    what one clears at full concurrency (plan.replica_full_rate_per_second), which is also the capacity the
+    load-balancing-utilization autoscaler divides by (never CPU); with a queue, the default."""
+    if admission_on_replicas:
+        return {"balancing_mode": "RATE", "max_rate_per_instance": plan.replica_full_rate_per_second}
+    return {"balancing_mode": "UTILIZATION"}
+
+
 def load_balancer(
     name: str,
     lb: LoadBalancerSpec,
@@ -103,6 +112,8 @@ def load_balancer(
     armor: gcp.compute.SecurityPolicy,
     group: gcp.compute.RegionInstanceGroupManager,
     opts: pulumi.ResourceOptions,
+    *,
+    admission_on_replicas: bool = False,
 ) -> LoadBalancer:
     backend = gcp.compute.BackendService(
         f"{name}-backend",
@@ -114,7 +125,7 @@ def load_balancer(
         security_policy=armor.id,
         backends=[
             gcp.compute.BackendServiceBackendArgs(
-                group=group.instance_group, balancing_mode="UTILIZATION", capacity_scaler=1.0
+                group=group.instance_group, capacity_scaler=1.0, **balancing(admission_on_replicas, plan)
             )
         ],
         log_config=gcp.compute.BackendServiceLogConfigArgs(enable=lb.access_logs, sample_rate=1.0),

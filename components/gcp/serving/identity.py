@@ -35,8 +35,9 @@ class ReplicaIdentity:
 
 # Service account ids: 6..30 characters, [a-z]([-a-z0-9]*[a-z0-9]) (iam.serviceAccounts.create).
 def replica_account(
-    name: str, serving: ServingSpec, queues: AdmissionQueues, opts: pulumi.ResourceOptions
+    name: str, serving: ServingSpec, queues: AdmissionQueues | None, opts: pulumi.ResourceOptions
 ) -> ReplicaIdentity:
+    """The replicas' service account: pull requests and publish responses (with a queue), read the models."""
     account = gcp.serviceaccount.Account(
         f"{name}-replica",
         account_id=resource_id(name, "replica", 30),
@@ -53,7 +54,7 @@ def replica_account(
             f"{name}-replica-publisher", topic=queues.responses.name, role="roles/pubsub.publisher", member=member,
             opts=opts,
         ),
-    ]  # fmt: skip
+    ] if queues is not None else []  # fmt: skip
     if serving.artifact_account:
         bucket = bucket_of(serving.model.weights_uri)
         grants.append(

@@ -11,6 +11,7 @@ from accelstack.components.gcp.serving.edge import NAMED_PORT, REPLICA_TAG
 from accelstack.components.gcp.serving.identity import ReplicaIdentity
 from accelstack.components.gcp.serving.queue import AdmissionQueues
 from accelstack.components.gcp.serving.user_data import replica_user_data
+from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
@@ -29,17 +30,25 @@ def replica_group(
     project_id: str,
     region: str,
     subnet: gcp.compute.Subnetwork,
-    queues: AdmissionQueues,
+    queues: AdmissionQueues | None,
     identity: ReplicaIdentity,
     health: gcp.compute.HealthCheck,
     opts: pulumi.ResourceOptions,
+    admission: ReplicaAdmission | None = None,
 ) -> gcp.compute.RegionInstanceGroupManager:
-    """The group heals on `health` and starts after the replicas' grants exist."""
-    user_data = pulumi.Output.all(queues.request_subscription.id, queues.responses.id).apply(
-        lambda ids: replica_user_data(
-            serving, plan, project=project_id, request_subscription=ids[0], response_topic=ids[1]
+    """The group heals on `health` and starts after the replicas' grants exist. Its replicas run the queue worker on
+    `queues`, or without them the admission proxy (`admission`). A fixed fleet (scaling fixed) has no autoscaler:
+    the group holds the spec's size itself."""
+    user_data: pulumi.Input[str]
+    if queues is None:
+        user_data = replica_user_data(serving, plan, project=project_id, admission=admission)
+    else:
+        user_data = pulumi.Output.all(queues.request_subscription.id, queues.responses.id).apply(
+            lambda ids: replica_user_data(
+                serving, plan, project=project_id, request_subscription=ids[0], response_topic=ids[1]
+            )
         )
-    )
+    fixed = serving.replicas.scaling == "fixed"
     template = gcp.compute.RegionInstanceTemplate(
         f"{name}-replica",
         region=region,
@@ -88,8 +97,10 @@ def replica_group(
             mode="MANUAL", initial_delay_sec=min(plan.cold_start_seconds, STANDBY_MAX_INITIAL_DELAY_SECONDS)
         ),
         target_stopped_size=plan.warm_pool_size,
+        # "Never set" with an autoscaler, which owns the size; a fixed fleet's is the spec's.
+        target_size=serving.replicas.min if fixed else None,
         wait_for_instances=False,
         opts=pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(depends_on=identity.grants, ignore_changes=["targetSize"])
+            opts, pulumi.ResourceOptions(depends_on=identity.grants, ignore_changes=[] if fixed else ["targetSize"])
         ),
     )

@@ -7,7 +7,8 @@ from __future__ import annotations
 import shlex
 
 from accelstack.components.base import ServingServiceArgs
-from accelstack.components.replica import worker_files
+from accelstack.components.recipes.serving import ReplicaAdmission
+from accelstack.components.replica import proxy_files, worker_files
 from accelstack.components.replica.server import server_arguments
 from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
@@ -31,7 +32,7 @@ def worker_environment(
         "GOOGLE_CLOUD_PROJECT": project,
         "REQUEST_SUBSCRIPTION": request_subscription,
         "RESPONSE_TOPIC": response_topic,
-        "SERVER_PORT": str(serving.load_balancer.port),
+        "SERVER_PORT": str(plan.server_port),
         "TTL_SECONDS": str(serving.admission.ttl_seconds),
         "WORKER_CONCURRENCY": str(plan.concurrency),
         "LEASE_SECONDS": str(min(plan.visibility_timeout_seconds, 600)),  # Pub/Sub ack deadline max 600 s
@@ -40,25 +41,51 @@ def worker_environment(
     }
 
 
+# The global external Application Load Balancer appends "<client-ip>,<load-balancer-ip>" to X-Forwarded-For:
+# the client's address is the second entry from the right (cloud.google.com/load-balancing/docs/https,
+# "X-Forwarded-For header").
+LOAD_BALANCER_CLIENT_HOP = 2
+
+
+def replica_admission(serving: ServingSpec, plan: ServingPlan) -> ReplicaAdmission | None:
+    """The admission proxy behind the load balancer, when the replicas admit requests themselves; None with a
+    queue."""
+    if serving.admission.kind != "replica":
+        return None
+    return ReplicaAdmission.planned(serving, plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
+
+
 def replica_user_data(
-    serving: ServingSpec, plan: ServingPlan, *, project: str, request_subscription: str, response_topic: str
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    project: str,
+    request_subscription: str = "",
+    response_topic: str = "",
+    admission: ReplicaAdmission | None = None,
 ) -> str:
+    """With `admission` the admission proxy fronts the server; otherwise the queue worker pulls the subscription."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
     ]
     return _templates.get_template("replica-cloud-config.yaml.j2").render(
         worker_dir=WORKER_DIR,
-        worker_files=worker_files("accelstack.components.gcp.replica", QUEUE_CLIENT_MODULE),
+        worker_files=proxy_files() if admission else worker_files("accelstack.components.gcp.replica", QUEUE_CLIENT_MODULE),
         model_dir=MODEL_DIR,
         syncs=[(shlex.quote(src), dst) for src, dst in syncs],
         image=shlex.quote(serving.replicas.server_image),
         server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
-        environment=worker_environment(
-            serving, plan, project=project, request_subscription=request_subscription, response_topic=response_topic
+        environment=(
+            dict(admission.environment)
+            if admission
+            else worker_environment(
+                serving, plan, project=project, request_subscription=request_subscription, response_topic=response_topic
+            )
         ),
+        proxy=admission is not None,
+        server_port=plan.server_port,
         stop_timeout=plan.worker_drain_seconds + 30,
-        port=serving.load_balancer.port,
         health=shlex.quote(serving.load_balancer.health_path),
     )
 
@@ -71,4 +98,8 @@ def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     names as `${NAME}` placeholders."""
     spec = args.spec
     project = getattr(spec.account, "project_id", "")
-    return {REPLICA_USER_DATA_FILE: replica_user_data(spec.serving, args.plan, project=project, **PLACEHOLDERS)}
+    admission = replica_admission(spec.serving, args.plan)
+    names = {} if admission else PLACEHOLDERS
+    return {
+        REPLICA_USER_DATA_FILE: replica_user_data(spec.serving, args.plan, project=project, **names, admission=admission)
+    }
