@@ -214,6 +214,8 @@ SERVING_PLAN_NUMBERS: Mapping[str, str] = {
     "drain": "connection draining",
     "idleTimeout": "load balancer request timeout",
     "backlogTarget": "backlog per replica target",
+    "loadTarget": "requests per replica per minute target",
+    "replicaFullRate": "requests per second one replica clears",
     "lease": "request lease",
     "ageAlarm": "oldest-request alarm",
     "rootVolume": "replica root volume",

@@ -9,6 +9,7 @@ on, or a check of the configured value (`training.storage.lustre`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -141,6 +142,9 @@ def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list
     def placed(key: str, value: int | float, unit: str, source: str) -> list[DerivedDefault]:
         return _placed(catalog, stack, key, value, unit, source)
 
+    queued = serving.admission.kind == "queue"
+    concurrency_knob = "the queue worker's WORKER_CONCURRENCY" if queued else "the admission proxy's CONCURRENCY"
+
     return [
         DerivedDefault("serving.replicas.coldStartSeconds", cold, "s", cold_source),
         DerivedDefault("serving.replicas.warmPool", plan.warm_pool_size, "replicas", pool_source),
@@ -150,7 +154,7 @@ def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list
             "replica concurrency",
             plan.concurrency,
             "requests in flight",
-            f"queue worker WORKER_CONCURRENCY, {plan.concurrency_basis}",
+            f"{concurrency_knob}, {plan.concurrency_basis}",
             "estimate",
         ),
         *placed("healthCheckGrace", plan.health_check_grace_seconds, "s", grace_source),
@@ -194,25 +198,7 @@ def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list
             "s",
             f"serving_plan: latency SLO {slo.target_seconds:g} s x {sp.IDLE_TIMEOUT_SLO_MULTIPLE}, within 60..4000 s",
         ),
-        *placed(
-            "backlogTarget",
-            plan.backlog_per_instance_target,
-            "messages/replica",
-            f"planner.serving.owned_backlog_target: {plan.concurrency} requests in flight per replica (the queue worker's "
-            f"concurrency) x target utilization {DEFAULT_TARGET_UTILIZATION:.0%}, {tracked}",
-        ),
-        *placed(
-            "lease",
-            plan.visibility_timeout_seconds,
-            "s",
-            f"serving_plan: service time {slo.service_seconds:g} s x {sp.VISIBILITY_TIMEOUT_SERVICE_MULTIPLE}, within 30..43200 s",
-        ),
-        *placed(
-            "ageAlarm",
-            plan.age_alarm_seconds,
-            "s",
-            f"serving_plan: {sp.AGE_ALARM_TTL_FRACTION:.0%} of the {admission.ttl_seconds} s admission TTL",
-        ),
+        *_admission_rows(serving, plan, placed, tracked),
         *placed(
             "rootVolume",
             plan.root_volume_gib,
@@ -221,6 +207,67 @@ def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list
             f"{sp.LORA_ADAPTER_GB:g} GB), at least 200 GiB",
         ),
     ]
+
+
+def _admission_rows(
+    serving: ServingSpec,
+    plan: sp.ServingPlan,
+    placed: Callable[[str, int | float, str, str], list[DerivedDefault]],
+    tracked: str,
+) -> list[DerivedDefault]:
+    """The numbers of the stack's topology: the queue's lease and alarm, or the replicas' own admission; and the
+    scaling target, unless the fleet is fixed."""
+    admission, slo = serving.admission, serving.slo
+    autoscaled = serving.replicas.scaling == "backlog"
+    backlog = (
+        f"planner.serving.owned_backlog_target: {plan.concurrency} requests in flight per replica (the replica's "
+        f"concurrency) x target utilization {DEFAULT_TARGET_UTILIZATION:.0%}"
+    )
+    if admission.kind == "queue":
+        return [
+            *(
+                placed("backlogTarget", plan.backlog_per_instance_target, "messages/replica", f"{backlog}, {tracked}")
+                if autoscaled
+                else []
+            ),
+            *placed(
+                "lease",
+                plan.visibility_timeout_seconds,
+                "s",
+                f"serving_plan: service time {slo.service_seconds:g} s x {sp.VISIBILITY_TIMEOUT_SERVICE_MULTIPLE}, within 30..43200 s",
+            ),
+            *placed(
+                "ageAlarm",
+                plan.age_alarm_seconds,
+                "s",
+                f"serving_plan: {sp.AGE_ALARM_TTL_FRACTION:.0%} of the {admission.ttl_seconds} s admission TTL",
+            ),
+        ]
+    rows = [
+        DerivedDefault(
+            "requests waiting per replica", plan.replica_waiting, "requests",
+            f"serving_plan: admission.maxDepth {admission.max_depth} shared by replicas.max {serving.replicas.max} "
+            "(the admission proxy's MAX_WAITING)",
+            "estimate",
+        ),
+        DerivedDefault(
+            "longest wait on a replica", plan.replica_wait_seconds, "s",
+            f"serving_plan: admission.ttlSeconds {admission.ttl_seconds}, at most the load balancer's request timeout "
+            f"{plan.idle_timeout_seconds} s (the admission proxy's TTL_SECONDS)",
+            "estimate",
+        ),
+        *placed(
+            "replicaFullRate", plan.replica_full_rate_per_second, "requests/s",
+            f"serving_plan: concurrency {plan.concurrency} / service time {slo.service_seconds:g} s",
+        ),
+    ]  # fmt: skip
+    if autoscaled:
+        rows += placed(
+            "loadTarget", plan.requests_per_replica_minute_target, "requests/replica/minute",
+            f"serving_plan: backlog target {plan.backlog_per_instance_target:g} ({backlog}) / service time "
+            f"{slo.service_seconds:g} s x 60 (Little's law), counted by the load balancer per healthy replica",
+        )  # fmt: skip
+    return rows
 
 
 def _load_rows(serving: ServingSpec, plan: sp.ServingPlan) -> list[DerivedDefault]:

@@ -199,7 +199,11 @@ class ServingRecipe(pulumi.ComponentResource):
         return {
             "endpoint": endpoint,
             **(
-                {"requestQueue": queue.requests, "responseQueue": queue.responses, "deadLetterQueue": queue.dead_letters}
+                {
+                    "requestQueue": queue.requests,
+                    "responseQueue": queue.responses,
+                    "deadLetterQueue": queue.dead_letters,
+                }
                 if queue
                 else {}
             ),

@@ -25,6 +25,10 @@ METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 SPOT_TYPES = ("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "aws:ec2/spotFleetRequest:SpotFleetRequest")
 QUEUE_METRIC = re.compile(r"ApproximateNumberOfMessages|Backlog|QueueDepth", re.IGNORECASE)
 CPU_METRIC = re.compile(r"CPUUtilization", re.IGNORECASE)
+# Without a queue, the requests each replica receives at the load balancer (the serving recipe's direct topology).
+LOAD_BALANCER_METRICS = frozenset(
+    {("predefined", "ALBRequestCountPerTarget"), ("AWS/ApplicationELB", "RequestCountPerTarget")}
+)
 
 
 # --- user data -----------------------------------------------------------------------------------
@@ -196,10 +200,24 @@ def _is_cpu_metric(namespace: str, metric: str) -> bool:
     return metric == "ASGAverageCPUUtilization" or bool(CPU_METRIC.search(metric))
 
 
+def _fixed_fleet_size(group: Any) -> int | None:
+    """The size of a group that cannot scale: minSize equal to maxSize (and desiredCapacity, when set); None
+    otherwise or when a size is not a plain number (an unknown value is not a fixed fleet)."""
+    sizes = [group.props.get("minSize"), group.props.get("maxSize")]
+    desired = group.props.get("desiredCapacity")
+    if desired is not None:
+        sizes.append(desired)
+    if not all(isinstance(size, (int, float)) and not isinstance(size, bool) for size in sizes):
+        return None
+    return int(sizes[0]) if len(set(sizes)) == 1 else None
+
+
 def check_serving_scales_on_queue_depth(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    """Serving replica groups scale on the admission queue's depth and never on CPU: GPU inference is
-    bound by the GPU, so CPU stays low while requests queue up. Ours (AWS: scaling based on Amazon SQS,
-    https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html)."""
+    """Serving replica groups scale on the requests they own, never on CPU: GPU inference is bound by the GPU,
+    so CPU stays low while requests queue up. The requests owned are the admission queue's depth (AWS: scaling
+    based on Amazon SQS, https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html) or,
+    without a queue, the ALB's requests per target (ALBRequestCountPerTarget); a group that cannot scale (min =
+    max >= 1, no scaling policy) is a fixed fleet and passes. Ours."""
     policies = of_type(resources, *SCALING_POLICIES)
     alarms = of_type(resources, METRIC_ALARM)
     for group in of_type(resources, ASG):
@@ -211,13 +229,17 @@ def check_serving_scales_on_queue_depth(resources: Sequence[Any]) -> Iterable[tu
                 if refers_to(alarm, "alarmActions", policy, keys=("arn",)):
                     metrics += [(_name(alarm), ns, m) for ns, m in _metrics_of_alarm(alarm)]
         cpu = sorted({who for who, ns, m in metrics if _is_cpu_metric(ns, m)})
+        fixed = _fixed_fleet_size(group)
         if cpu:
             yield group.urn, f"replica group {_name(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
-        elif not any(_is_queue_metric(ns, m) for _, ns, m in metrics):
+        elif not linked and fixed is not None and fixed >= 1:
+            continue  # a fixed fleet: nothing scales it
+        elif not any(_is_queue_metric(ns, m) or (ns, m) in LOAD_BALANCER_METRICS for _, ns, m in metrics):
             yield (
                 group.urn,
                 (
-                    f"replica group {_name(group)} has no scaling policy on the admission queue's depth "
-                    "(AWS/SQS ApproximateNumberOfMessagesVisible or a backlog-per-replica metric)"
+                    f"replica group {_name(group)} has no scaling policy on the requests its replicas own "
+                    "(AWS/SQS ApproximateNumberOfMessagesVisible, a backlog-per-replica metric, or without a queue "
+                    "ALBRequestCountPerTarget), and is not a fixed fleet (minSize = maxSize >= 1)"
                 ),
             )

@@ -364,6 +364,8 @@ def spot_usage(resource: Any) -> str | None:
 
 
 QUEUE_METRICS = frozenset({"activemessages", "messages"})  # Service Bus metrics (Microsoft.ServiceBus/namespaces)
+# Without a queue: the requests each healthy backend receives at the Application Gateway (already per host).
+GATEWAY_METRICS = frozenset({"avgrequestcountperhealthyhost"})
 CPU_METRICS = frozenset({"percentage cpu"})  # the VM/VMSS host metric
 
 
@@ -376,31 +378,50 @@ def _triggers(setting: Any) -> list[Any]:
     ]
 
 
+def _served_from(trigger: Any, namespace: str) -> bool:
+    """The trigger reads a metric of a `namespace` resource (by its metric namespace or its resource id)."""
+    where = (str(get(trigger, "metricNamespace") or ""), str(get(trigger, "metricResourceUri") or ""))
+    return any(namespace in text.lower() for text in where)
+
+
+def _fixed_capacity(group: Any) -> int | None:
+    capacity = get(group.props, "sku", "capacity")
+    if isinstance(capacity, bool) or not isinstance(capacity, (int, float)):
+        return None
+    return int(capacity)
+
+
 def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    """Serving scale sets scale on the Service Bus queue (ActiveMessages on a Microsoft.ServiceBus
-    resource, https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-common-metrics#commonly-used-service-bus-metrics),
-    never on Percentage CPU; a disabled autoscale setting does not scale at all."""
+    """Serving scale sets scale on the requests they own: the Service Bus queue (ActiveMessages on a
+    Microsoft.ServiceBus resource, https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-common-metrics#commonly-used-service-bus-metrics)
+    or, without a queue, the Application Gateway's AvgRequestCountPerHealthyHost; never on Percentage CPU. A
+    disabled autoscale setting does not scale at all; a scale set no autoscale setting names, with a capacity of
+    at least 1, is a fixed fleet and passes."""
     settings = [r for r in resources if _kind(r) in AUTOSCALE]
     for group in (r for r in resources if _kind(r) == SCALE_SET):
         linked = [s for s in settings if refers_to(s, "targetResourceUri", group, keys=("id",))]
         triggers = [(s, t) for s in linked if truthy(s.props.get("enabled", True)) for t in _triggers(s)]
         cpu = sorted({name_of(s) for s, t in triggers if str(get(t, "metricName") or "").lower() in CPU_METRICS})
-        queue = [
+        owned = [
             t
             for _, t in triggers
-            if str(get(t, "metricName") or "").lower() in QUEUE_METRICS
-            and (
-                "microsoft.servicebus" in str(get(t, "metricNamespace") or "").lower()
-                or "microsoft.servicebus" in str(get(t, "metricResourceUri") or "").lower()
+            if (str(get(t, "metricName") or "").lower() in QUEUE_METRICS and _served_from(t, "microsoft.servicebus"))
+            or (
+                str(get(t, "metricName") or "").lower() in GATEWAY_METRICS
+                and _served_from(t, "microsoft.network/applicationgateways")
             )
         ]
+        capacity = _fixed_capacity(group)
         if cpu:
             yield group.urn, f"replica group {name_of(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
-        elif not queue:
+        elif not linked and capacity is not None and capacity >= 1:
+            continue  # a fixed fleet: nothing scales it
+        elif not owned:
             yield (
                 group.urn,
-                f"replica group {name_of(group)} has no enabled autoscale rule on the Service Bus queue's depth "
-                "(metricName ActiveMessages on Microsoft.ServiceBus/namespaces)",
+                f"replica group {name_of(group)} has no enabled autoscale rule on the requests its replicas own "
+                "(metricName ActiveMessages on Microsoft.ServiceBus/namespaces, or without a queue "
+                "AvgRequestCountPerHealthyHost on Microsoft.Network/applicationGateways), and is not a fixed fleet",
             )
 
 

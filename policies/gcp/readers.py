@@ -304,21 +304,69 @@ def time_limited_usage(resource: Any) -> str | None:
 QUEUE_METRIC = "pubsub.googleapis.com/subscription/num_undelivered_messages"
 
 
+def _backend_entries_for(backend: Any, group: Any) -> list[Any]:
+    """The entries of `backend.backends` that name `group` (by its instanceGroup, or through the engine's property
+    dependencies, which then stand for every entry)."""
+    entries = items_at(backend.props, "backends")
+    instance_group = group.props.get("instanceGroup")
+    named = [e for e in entries if instance_group is not None and get(e, "group") == instance_group]
+    if named:
+        return named
+    deps = getattr(backend, "property_dependencies", None) or {}
+    if any(getattr(d, "urn", None) == group.urn for d in deps.get("backends", [])):
+        return entries
+    return []
+
+
+def _load_balancing_on_cpu(group: Any, resources: Sequence[Any]) -> str | None:
+    """Why the autoscaler's loadBalancingUtilization reads CPU for `group`, or None when it reads requests: the
+    load balancer's utilization is the backend's balancing mode, and UTILIZATION (the default) is CPU
+    (https://cloud.google.com/load-balancing/docs/backend-service#balancing-mode); RATE is requests per instance."""
+    entries = [e for b in resources if b.resource_type == BACKEND_SERVICE for e in _backend_entries_for(b, group)]
+    if not entries:
+        return "no backend service names it, so its load-balancing utilization cannot be placed"
+    modes = sorted({str(get(e, "balancingMode") or "UTILIZATION").upper() for e in entries})
+    if modes != ["RATE"]:
+        return f"its load-balancing utilization is balancingMode {', '.join(modes)} (CPU), not RATE"
+    return None
+
+
+def _fixed_size(group: Any) -> int | None:
+    size = group.props.get("targetSize")
+    if isinstance(size, bool) or not isinstance(size, (int, float)):
+        return None
+    return int(size)
+
+
 def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    """Serving instance groups scale on the Pub/Sub backlog (num_undelivered_messages,
-    https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics), never on CPU:
-    an autoscaler with cpuUtilization, or with no signal at all (it then defaults to CPU 60%:
-    provider docs of autoscaling_policy.cpu_utilization), fails."""
+    """Serving instance groups scale on the requests they own: the Pub/Sub backlog (num_undelivered_messages,
+    https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics) or, without a queue, the
+    load balancer's utilization over RATE backends (requests per instance); never on CPU. An autoscaler with
+    cpuUtilization, with load-balancing utilization over UTILIZATION backends, or with no signal at all (it then
+    defaults to CPU 60%: provider docs of autoscaling_policy.cpu_utilization) fails. A group no autoscaler names,
+    with a targetSize of at least 1, is a fixed fleet and passes."""
     autoscalers = [r for r in resources if r.resource_type in AUTOSCALERS]
     for group in (r for r in resources if r.resource_type in GROUPS):
         linked = [a for a in autoscalers if refers_to(a, "target", group, keys=("id", "selfLink", "instanceGroup"))]
         policies = [get(a.props, "autoscalingPolicy") for a in linked]
         metrics = [str(m.get("name")) for p in policies for m in items_at(p, "metrics")]
         cpu = [name_of(a) for a, p in zip(linked, policies, strict=True) if get(p, "cpuUtilization") is not None]
+        balanced = [p for p in policies if get(p, "loadBalancingUtilization") is not None]
+        lb_cpu = _load_balancing_on_cpu(group, resources) if balanced else None
+        size = _fixed_size(group)
         if cpu:
             yield group.urn, f"replica group {name_of(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
-        elif QUEUE_METRIC not in metrics:
-            yield group.urn, f"replica group {name_of(group)} has no autoscaler on the Pub/Sub backlog ({QUEUE_METRIC})"
+        elif lb_cpu:
+            yield group.urn, f"replica group {name_of(group)} scales on load-balancing utilization, but {lb_cpu}"
+        elif not linked and size is not None and size >= 1:
+            continue  # a fixed fleet: nothing scales it
+        elif QUEUE_METRIC not in metrics and not balanced:
+            yield (
+                group.urn,
+                f"replica group {name_of(group)} has no autoscaler on the requests its replicas own (the Pub/Sub "
+                f"backlog {QUEUE_METRIC}, or without a queue load-balancing utilization over RATE backends), and "
+                "is not a fixed fleet (targetSize >= 1)",
+            )
 
 
 # --- queues ---------------------------------------------------------------------------------------

@@ -322,7 +322,8 @@ POLICIES = [
     ),
     stack_policy(
         "serving-scales-on-queue-depth",
-        "Serving scales on queue depth, never on CPU.",
+        "Serving scales on the requests replicas own (queue depth, or load-balancer requests per replica), "
+        "or is a fixed fleet; never on CPU.",
         check_serving_scales_on_queue_depth,
     ),
     stack_policy(

@@ -102,10 +102,18 @@ def test_an_unprotected_bucket_is_seen() -> None:
 
 
 def test_missing_and_extra_outputs_are_seen() -> None:
+    queued = {outputs.ADMISSION_QUEUE, outputs.AUTOSCALED}
     exported = set(outputs.SERVING_OUTPUTS) - {"endpoint"} | {"replicaCount"}
-    assert output_problems(exported, "serving", set()) == [
+    assert output_problems(exported, "serving", queued) == [
         f"missing output endpoint: {outputs.SERVING_OUTPUTS['endpoint'].meaning}",
         "unexpected output replicaCount: not in the serving contract (accelstack/outputs.py)",
+    ]
+    # A fixed fleet admitting on its replicas has no queue and no scaling target to report.
+    assert output_problems(set(outputs.SERVING_OUTPUTS), "serving", set()) == [
+        "unexpected output backlogPerInstanceTarget: only when scaling:backlog",
+        "unexpected output deadLetterQueue: only when admission:queue",
+        "unexpected output requestQueue: only when admission:queue",
+        "unexpected output responseQueue: only when admission:queue",
     ]
     slurm_only = outputs.expected_keys("training", {outputs.SLURM})
     holding = {outputs.SLURM, outputs.SCHEDULER, outputs.NODE_GROUP}

@@ -98,6 +98,10 @@ CATALOG = Catalog(
         "backlogTarget": PlannedProperty(
             "aws:autoscaling/policy:Policy", "-backlog-per-instance", "targetTrackingConfiguration.targetValue"
         ),
+        "loadTarget": PlannedProperty(
+            "aws:autoscaling/policy:Policy", "-requests-per-target", "targetTrackingConfiguration.targetValue"
+        ),
+        "replicaFullRate": None,  # the ALB routes by least outstanding requests, without a per-target rate
         "lease": PlannedProperty("aws:sqs/queue:Queue", "-requests", "visibilityTimeoutSeconds"),
         "ageAlarm": PlannedProperty("aws:cloudwatch/metricAlarm:MetricAlarm", "-queue-age", "threshold"),
         "rootVolume": PlannedProperty(

@@ -92,6 +92,10 @@ CATALOG = Catalog(
         "backlogTarget": PlannedProperty(
             "azure-native:monitor:AutoscaleSetting", "-autoscale", "profiles[0].rules[0].metricTrigger.threshold"
         ),
+        "loadTarget": PlannedProperty(
+            "azure-native:monitor:AutoscaleSetting", "-autoscale", "profiles[0].rules[0].metricTrigger.threshold"
+        ),
+        "replicaFullRate": None,  # the gateway spreads requests round robin, without a per-host rate
         "lease": PlannedProperty(
             "azure-native:servicebus:Queue",
             "-queue-requests",

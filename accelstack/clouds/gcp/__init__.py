@@ -98,6 +98,10 @@ CATALOG = Catalog(
             "-autoscaler",
             "autoscalingPolicy.metrics[0].singleInstanceAssignment",
         ),
+        # loadTarget is the autoscaler's loadBalancingUtilization.target (a share) x this capacity: an estimate row.
+        "replicaFullRate": PlannedProperty(
+            "gcp:compute/backendService:BackendService", "-backend", "backends[0].maxRatePerInstance"
+        ),
         "lease": PlannedProperty(
             "gcp:pubsub/subscription:Subscription",
             "-requests",

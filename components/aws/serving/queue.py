@@ -63,6 +63,7 @@ def queues(svc: AwsServingParts, name: str) -> dict[str, aws.sqs.Queue]:
 
 def alarms(svc: AwsServingParts, name: str) -> None:
     admission, plan = svc.serving.admission, svc.plan
+    assert svc.queues is not None, "the alarms watch the admission queues"
     requests, dead_letters = svc.queues["requests"], svc.queues["dead-letters"]
 
     def queue_alarm(suffix: str, queue: aws.sqs.Queue, metric: str, threshold: float, stat: str, text: str) -> None:

@@ -156,9 +156,7 @@ def load_scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
             predefined_metric_specification=predefined(
                 predefined_metric_type="ALBRequestCountPerTarget",
                 # app/<alb>/<id>/targetgroup/<tg>/<id>: the target group must be behind a listener of this ALB.
-                resource_label=pulumi.Output.concat(
-                    svc.load_balancer.arn_suffix, "/", svc.target_group.arn_suffix
-                ),
+                resource_label=pulumi.Output.concat(svc.load_balancer.arn_suffix, "/", svc.target_group.arn_suffix),
             ),
         ),
         opts=pulumi.ResourceOptions.merge(svc.child, pulumi.ResourceOptions(depends_on=[svc.https_listener])),

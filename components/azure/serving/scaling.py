@@ -78,7 +78,9 @@ def requests_per_host_trigger(
 Trigger = Callable[[str, float, str], dict[str, Any]]  # (operator, threshold, window) -> a metric trigger
 
 
-def autoscale_profile(replicas: Replicas, plan: ServingPlan, trigger: Trigger, target: float, name: str) -> dict[str, Any]:
+def autoscale_profile(
+    replicas: Replicas, plan: ServingPlan, trigger: Trigger, target: float, name: str
+) -> dict[str, Any]:
     """Out above `target` on the metric `trigger` reads, in below half of it."""
     return {
         "name": name,

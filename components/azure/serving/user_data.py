@@ -77,7 +77,9 @@ def replica_user_data(
     ]
     return _templates.get_template("replica-cloud-config.yaml.j2").render(
         worker_dir=WORKER_DIR,
-        worker_files=proxy_files() if admission else worker_files("accelstack.components.azure.replica", QUEUE_CLIENT_MODULE),
+        worker_files=proxy_files()
+        if admission
+        else worker_files("accelstack.components.azure.replica", QUEUE_CLIENT_MODULE),
         model_dir=MODEL_DIR,
         azcopy_function=AZCOPY_FUNCTION,
         syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],

@@ -71,7 +71,9 @@ def replica_user_data(
     ]
     return _templates.get_template("replica-cloud-config.yaml.j2").render(
         worker_dir=WORKER_DIR,
-        worker_files=proxy_files() if admission else worker_files("accelstack.components.gcp.replica", QUEUE_CLIENT_MODULE),
+        worker_files=proxy_files()
+        if admission
+        else worker_files("accelstack.components.gcp.replica", QUEUE_CLIENT_MODULE),
         model_dir=MODEL_DIR,
         syncs=[(shlex.quote(src), dst) for src, dst in syncs],
         image=shlex.quote(serving.replicas.server_image),
@@ -101,5 +103,7 @@ def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     admission = replica_admission(spec.serving, args.plan)
     names = {} if admission else PLACEHOLDERS
     return {
-        REPLICA_USER_DATA_FILE: replica_user_data(spec.serving, args.plan, project=project, **names, admission=admission)
+        REPLICA_USER_DATA_FILE: replica_user_data(
+            spec.serving, args.plan, project=project, **names, admission=admission
+        )
     }
