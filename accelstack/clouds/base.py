@@ -394,9 +394,12 @@ class Cloud:
     replace_rules: ReplaceRules = field(default_factory=ReplaceRules)
     # The Terraform-bridged packages it pins, as a Terraform plan names them (empty: no Terraform plan view).
     terraform: tuple[TerraformProvider, ...] = ()
-    # The `accelstack.simulate` autoscaler its serving components deploy (`simulate serving` without
-    # --autoscaler); None: it has none to simulate, so the command asks for --autoscaler.
+    # The `accelstack.simulate` autoscaler its serving components deploy with a queue (`simulate serving` without
+    # --autoscaler; a fixed fleet simulates as "fixed" on every cloud); None: it has none to simulate, so the
+    # command asks for --autoscaler.
     default_autoscaler: str | None = None
+    # The one it deploys without a queue (serving.admission.kind replica): on the load balancer's requests per replica.
+    load_balancer_autoscaler: str | None = None
 
     @property
     def deployable(self) -> bool:

@@ -31,7 +31,7 @@ from accelstack.commands.common import (
 from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choice, cloud_named, emit, planner_call
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.simulate import autoscalers, workload
-from accelstack.simulate.design import alternatives, design_from_spec
+from accelstack.simulate.design import alternatives, default_autoscaler, design_from_spec
 from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import cheapest_meeting_slo, plot, summarize
 from accelstack.spec.models import ServingSpec, ServingStack
@@ -196,7 +196,7 @@ def serving_command(
             f"{name}: workload is {spec.workload}; `simulate serving` needs a serving stack (accelstack:serving)"
         )
     serving = spec.serving
-    kind = autoscaler or cloud.default_autoscaler
+    kind = autoscaler or default_autoscaler(serving, cloud.default_autoscaler, cloud.load_balancer_autoscaler)
     if kind is None:
         raise CliError(
             f"{name}: {cloud.title} ({cloud.name}) declares no autoscaler of its own to simulate: give --autoscaler, "
@@ -204,7 +204,11 @@ def serving_command(
         )
     if autoscaler is None:
         # A cloud plug-in's declaration, not the user's input: said as such if it names no simulated autoscaler.
-        check_choice(f"{cloud.name}'s default autoscaler (Cloud.default_autoscaler)", kind, autoscalers.AUTOSCALERS)
+        check_choice(
+            f"{cloud.name}'s default autoscaler (Cloud.default_autoscaler, Cloud.load_balancer_autoscaler)",
+            kind,
+            autoscalers.AUTOSCALERS,
+        )
     designs = planner_call(
         name,
         lambda: (

@@ -220,8 +220,9 @@ def _admission_rows(
     admission, slo = serving.admission, serving.slo
     autoscaled = serving.replicas.scaling == "backlog"
     backlog = (
-        f"planner.serving.owned_backlog_target: {plan.concurrency} requests in flight per replica (the replica's "
-        f"concurrency) x target utilization {DEFAULT_TARGET_UTILIZATION:.0%}"
+        f"planner.serving.owned_backlog_target: {plan.concurrency} requests in flight per replica (the "
+        f"{'queue worker' if admission.kind == 'queue' else 'admission proxy'}'s concurrency) x target utilization "
+        f"{DEFAULT_TARGET_UTILIZATION:.0%}"
     )
     if admission.kind == "queue":
         return [

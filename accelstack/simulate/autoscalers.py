@@ -11,7 +11,25 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
-AUTOSCALERS = ("aws-target-tracking", "azure-autoscale", "gcp-autoscaler", "request-rate", "cpu-utilization", "fixed")
+AUTOSCALERS = (
+    "aws-target-tracking",
+    "azure-autoscale",
+    "gcp-autoscaler",
+    # Without a queue (serving.admission.kind replica): the load balancer's requests per replica.
+    "aws-alb-requests",
+    "azure-gateway-requests",
+    "gcp-lb-utilization",
+    "request-rate",
+    "cpu-utilization",
+    "fixed",
+)
+
+
+def requests_per_replica_minute(obs: Observation) -> float:
+    """What a load balancer counts per healthy replica over the last minute (ALB RequestCountPerTarget, Sum;
+    Application Gateway AvgRequestCountPerHealthyHost)."""
+    return obs.arrivals_last_minute / max(1, obs.in_service)
+
 
 # CPU of a GPU inference replica, as a proxy for the CPU-utilization alternative (an assumption, not a
 # measurement): the server's engine loop keeps about one core per GPU busy while it has sequences in
@@ -63,7 +81,9 @@ class AwsTargetTracking:
     count towards the current capacity, and no scale-in happens while one is within its instance warm-up
     (the group's default_instance_warmup). With min 0 the stack adds a step policy that starts one
     replica when requests wait and none is in service (accelstack.components.aws.serving.scaling, scale-from-zero alarm).
-    `metric` "cpu": ASGAverageCPUUtilization instead, target a percentage (see `cpu_percent`)."""
+    `metric` "cpu": ASGAverageCPUUtilization instead, target a percentage (see `cpu_percent`); "requests":
+    ALBRequestCountPerTarget, the requests each target received in the minute (no queue: serving.admission.kind
+    replica)."""
 
     target: float
     minimum: int
@@ -90,6 +110,8 @@ class AwsTargetTracking:
             return None
         if self.metric == "cpu":
             value = cpu_percent(obs.busy_fraction, self.vcpus, self.gpus)
+        elif self.metric == "requests":
+            value = requests_per_replica_minute(obs)
         else:
             value = sum(SQS_METRICS[name](obs) for name in self.queue_metrics) / obs.in_service
         self.history.append(value)
@@ -124,11 +146,16 @@ class AzureAutoscale:
     window_seconds: float = 300.0
     cooldown_seconds: float = 300.0
     step: int = 1
+    # "backlog": ActiveMessages divided per instance; "requests": the gateway's AvgRequestCountPerHealthyHost.
+    metric: str = "backlog"
     samples: deque = field(default_factory=deque)
     last_action: float = -math.inf
 
     def decide(self, obs: Observation) -> int | None:
-        self.samples.append(obs.backlog / max(1, obs.capacity))
+        if self.metric == "requests":
+            self.samples.append(requests_per_replica_minute(obs))
+        else:
+            self.samples.append(obs.backlog / max(1, obs.capacity))
         grains = max(1, round(self.window_seconds / self.interval))
         while len(self.samples) > grains:
             self.samples.popleft()
@@ -159,11 +186,15 @@ class GcpAutoscaler:
     interval: float = 60.0
     stabilization_seconds: float = 600.0
     metric_delay_seconds: float = 120.0
+    # "backlog": num_undelivered_messages / assignment; "requests": load-balancing utilization, the requests
+    # per second over the last minute / `assignment` (the RATE capacity x the utilization target, per second).
+    metric: str = "backlog"
     observed: deque = field(default_factory=deque)
     recommendations: deque = field(default_factory=deque)
 
     def decide(self, obs: Observation) -> int | None:
-        self.observed.append((obs.now, obs.backlog))
+        signal = obs.arrivals_last_minute / 60.0 if self.metric == "requests" else obs.backlog
+        self.observed.append((obs.now, signal))
         visible = [depth for time, depth in self.observed if time <= obs.now - self.metric_delay_seconds]
         while len(self.observed) > 1 and self.observed[1][0] <= obs.now - self.metric_delay_seconds:
             self.observed.popleft()

@@ -46,6 +46,9 @@ class Design:
     autoscaler: str
     policy: Callable[[], scalers.Policy]  # a fresh autoscaler (it keeps state) per run
     prices: PriceBook  # the stack's cloud's prices: volumes, load balancer and queue in the cost report
+    # Admission on the replicas (the direct topology): waiting requests each live replica holds; 0: the queue's
+    # max_depth bounds the waiting requests whatever the fleet.
+    waiting_per_replica: int = 0
 
     def with_changes(self, **changes) -> Design:
         return dataclasses.replace(self, **changes)
@@ -83,6 +86,14 @@ def make_policy(
         # target utilization (planner.serving.replicas_for_load uses the same headroom).
         qps = plan.concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
         return lambda: scalers.RequestRate(qps, max(1, lo), hi)
+    # Without a queue: the load balancer's requests per replica per minute at the plan's target.
+    per_minute = plan.requests_per_replica_minute_target
+    if kind == "aws-alb-requests":
+        return lambda: scalers.AwsTargetTracking(per_minute, lo, hi, plan.warm_start_seconds, metric="requests")
+    if kind == "azure-gateway-requests":
+        return lambda: scalers.AzureAutoscale(per_minute, per_minute / 2, lo, hi, metric="requests")
+    if kind == "gcp-lb-utilization":
+        return lambda: scalers.GcpAutoscaler(per_minute / 60, lo, hi, metric_delay_seconds=60.0, metric="requests")
     if kind == "fixed":
         return lambda: scalers.Fixed(fixed_replicas if fixed_replicas is not None else hi)
     raise ValueError(f"--autoscaler {kind!r}: allowed: {', '.join(scalers.AUTOSCALERS)}")
@@ -107,6 +118,9 @@ def design_from_spec(
     policy = make_policy(autoscaler, plan=plan, serving=serving, vcpus=vcpus, gpus=gpus, fixed_replicas=fixed_replicas)
     fixed = autoscaler == "fixed"
     initial = (fixed_replicas if fixed_replicas is not None else replicas.max) if fixed else replicas.min
+    # Admission on the replicas: each holds its share of the waiting requests for the bounded wait, and a request
+    # on a replica that fails is lost (no queue redelivers it: one receive).
+    direct = serving.admission.kind == "replica"
     if autoscaler in ("cpu-utilization", "request-rate"):
         initial = max(1, initial)  # neither can start the first replica from zero
     return Design(
@@ -120,10 +134,10 @@ def design_from_spec(
         concurrency=plan.concurrency,
         cold_start_seconds=float(plan.cold_start_seconds),
         warm_start_seconds=float(plan.warm_start_seconds),
-        ttl_seconds=float(serving.admission.ttl_seconds),
+        ttl_seconds=float(plan.replica_wait_seconds if direct else serving.admission.ttl_seconds),
         max_depth=serving.admission.max_depth,
         visibility_timeout_seconds=float(plan.visibility_timeout_seconds),
-        max_receive_count=serving.admission.max_receive_count,
+        max_receive_count=1 if direct else serving.admission.max_receive_count,
         unhealthy_seconds=float(UNHEALTHY_THRESHOLD * plan.health_check_interval_seconds),
         drain_seconds=float(plan.worker_drain_seconds),
         slo_target_seconds=serving.slo.target_seconds,
@@ -135,7 +149,16 @@ def design_from_spec(
         autoscaler=autoscaler,
         policy=policy,
         prices=prices,
+        waiting_per_replica=plan.replica_waiting if direct else 0,
     )
+
+
+def default_autoscaler(serving: ServingSpec, queue_autoscaler: str | None, load_autoscaler: str | None) -> str | None:
+    """The autoscaler the stack deploys, by its topology (never by its cloud): none for a fixed fleet, the cloud's
+    queue autoscaler with a queue, its load-balancer autoscaler without one (None: the cloud declares none)."""
+    if serving.replicas.scaling == "fixed":
+        return "fixed"
+    return queue_autoscaler if serving.admission.kind == "queue" else load_autoscaler
 
 
 def alternatives(serving: ServingSpec, prices: PriceBook, autoscaler: str, *, catalog: Catalog) -> list[Design]:

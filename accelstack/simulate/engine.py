@@ -44,7 +44,11 @@ class RequestQueue:
         max_depth: int,
         visibility: float,
         max_receives: int,
+        waiting_per_replica: int = 0,
     ):
+        """`waiting_per_replica` > 0: admission on the replicas (the direct topology), where each live replica
+        holds that many waiting requests, so the fleet's waiting limit moves with its size (`max_depth` unused);
+        least-outstanding routing over bounded local queues is served as one queue in arrival order."""
         self.arrival: list[float] = arrivals.tolist()
         self.service: list[float] = service.tolist()
         self.n = len(self.arrival)
@@ -59,10 +63,22 @@ class RequestQueue:
         # dropped when they surface.
         self.slots: list[tuple[float, int, int]] = []
         self.alive: list[bool] = []
+        self.waiting_per_replica = waiting_per_replica
+        self.live = 0  # replicas taking work
+
+    def depth_limit(self) -> int:
+        return self.waiting_per_replica * self.live if self.waiting_per_replica else self.max_depth
+
+    def _leave(self, replica: int) -> None:
+        if self.alive[replica]:
+            self.live -= 1
+        self.alive[replica] = False
 
     def add_replica(self, replica: int, concurrency: int, now: float) -> None:
         while len(self.alive) <= replica:
             self.alive.append(False)
+        if not self.alive[replica]:
+            self.live += 1
         self.alive[replica] = True
         for _ in range(concurrency):
             heapq.heappush(self.slots, (now, replica, -1))
@@ -71,7 +87,7 @@ class RequestQueue:
         """Stop giving the replica work (scale-in); returns when it can stop. The queue worker lets
         requests in flight finish for `drain` seconds, then releases the rest (visibility 0), which
         other replicas receive at once (components/replica/queue_worker.py)."""
-        self.alive[replica] = False
+        self._leave(replica)
         deadline = now + drain
         running = [
             (free, request) for free, owner, request in self.slots if owner == replica and request >= 0 and free > now
@@ -84,7 +100,7 @@ class RequestQueue:
 
     def fail(self, replica: int, now: float) -> int:
         """The replica died: its requests in flight reappear after the visibility timeout."""
-        self.alive[replica] = False
+        self._leave(replica)
         lost = [request for free, owner, request in self.slots if owner == replica and request >= 0 and free > now]
         self._take_back(replica, lost, visible_at=now + self.visibility, keep_until=None)
         return len(lost)
@@ -112,7 +128,7 @@ class RequestQueue:
         """Process every arrival and slot completion before `until`, in time order."""
         arrival, service, start, status = self.arrival, self.service, self.start, self.status
         slots, alive, waiting, retries = self.slots, self.alive, self.waiting, self.retries
-        ttl, max_depth, n = self.ttl, self.max_depth, self.n
+        ttl, n = self.ttl, self.n
         heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
         i = self.next
         while True:
@@ -161,7 +177,7 @@ class RequestQueue:
                 j = i
                 if waiting and arrival[waiting[0]] + ttl <= a:
                     self._drop_expired_head(a)
-                depth_ok = len(waiting) < max_depth
+                depth_ok = len(waiting) < self.depth_limit()
             if not waiting and slots and slots[0][0] <= a:
                 _, replica, _ = slots[0]
                 if not alive[replica]:
@@ -285,6 +301,7 @@ class Simulation:
             max_depth=design.max_depth,
             visibility=design.visibility_timeout_seconds,
             max_receives=design.max_receive_count,
+            waiting_per_replica=design.waiting_per_replica,
         )
         self.env = simpy.Environment()
         self.meter = Meter()

@@ -682,7 +682,7 @@ MUTATIONS = [
         "serving",
         remove("backlog-per-replica", "autoscaling/policy"),
         {"serving-scales-on-queue-depth"},
-        "has no scaling policy on the admission queue's depth",
+        "has no scaling policy on the requests its replicas own",
     ),
 ]
 

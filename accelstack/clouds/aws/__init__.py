@@ -179,4 +179,5 @@ AWS = Cloud(
     terraform=terraform_types.TERRAFORM,
     # Target tracking on backlog per instance (accelstack.components.aws.serving.scaling).
     default_autoscaler="aws-target-tracking",
+    load_balancer_autoscaler="aws-alb-requests",
 )

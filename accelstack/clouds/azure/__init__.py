@@ -190,4 +190,5 @@ AZURE = Cloud(
     terraform=(random_provider.TERRAFORM,),
     # Azure Monitor autoscale on Service Bus active messages per instance (components/azure/serving/scaling.py).
     default_autoscaler="azure-autoscale",
+    load_balancer_autoscaler="azure-gateway-requests",
 )

@@ -184,4 +184,5 @@ GCP = Cloud(
     terraform=terraform_types.TERRAFORM,
     # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).
     default_autoscaler="gcp-autoscaler",
+    load_balancer_autoscaler="gcp-lb-utilization",
 )
