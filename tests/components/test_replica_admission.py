@@ -130,10 +130,10 @@ class StandIn(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._answer(200, b'{"ok": true}')
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         time.sleep(0.3)
         self._answer(200, json.dumps({"choices": [{"text": "hi"}]}).encode())
