@@ -65,6 +65,20 @@ def test_a_fixed_fleet_has_no_scaling_part(cloud: str, name: str) -> None:
     assert "backlogPerInstanceTarget" not in preview(variant(cloud, name)).stack_outputs
 
 
+@pytest.mark.parametrize("cloud", CLOUDS)
+@pytest.mark.parametrize("name", sorted(TOPOLOGIES))
+def test_switching_topology_neither_drops_nor_adds_a_protected_resource(cloud: str, name: str) -> None:
+    """A day-2 switch between topologies must not ask Pulumi to delete a protected resource (it refuses, and a
+    GCP key ring cannot be deleted at all): the protected set is the same in every topology."""
+
+    def protected(case: Any) -> set[str]:
+        return {r.urn for r in preview(case).resources if r.protect}
+
+    example = protected(SERVING_STACKS[cloud])
+    assert example, "the example stack protects its key"
+    assert protected(variant(cloud, name)) == example
+
+
 def _boot_texts(resources: Any) -> list[str]:
     """Every boot script a replica template carries, decoded (base64 where the cloud wants it)."""
     found = []

@@ -17,7 +17,7 @@ import pulumi_gcp as gcp
 
 from accelstack.components.gcp.provider import account_of
 from accelstack.components.gcp.serving.edge import firewall, health_check, load_balancer, security_policy
-from accelstack.components.gcp.serving.identity import kms_key, replica_account
+from accelstack.components.gcp.serving.identity import kms_key, replica_account, stack_key
 from accelstack.components.gcp.serving.network import serving_network
 from accelstack.components.gcp.serving.queue import AdmissionQueues, queues
 from accelstack.components.gcp.serving.replicas import replica_group
@@ -76,6 +76,8 @@ class GcpServingParts(ServingParts):
         return admission
 
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
+        if queue is None:  # kept in both topologies: a key ring cannot be deleted (identity.stack_key)
+            self.key = stack_key(self.ctx.name, self.region, self.ctx.child)
         self.replica_identity = replica_account(self.ctx.name, self.ctx.serving, self.pubsub, self.ctx.child)
         self.replica_account = self.replica_identity.account
 

@@ -85,16 +85,22 @@ class QueueKey:
     agent_grant: gcp.kms.CryptoKeyIAMMember
 
 
-def kms_key(name: str, region: str, project_number: pulumi.Output[str], opts: pulumi.ResourceOptions) -> QueueKey:
-    """The Pub/Sub topics' customer-managed key. Key rings and keys cannot be deleted (only their versions
-    destroyed), so both are protected and retained. The Pub/Sub service agent must hold
-    encrypterDecrypter before a topic names the key, or topic creation fails
-    (https://cloud.google.com/pubsub/docs/encryption#using-cmek)."""
+def stack_key(name: str, region: str, opts: pulumi.ResourceOptions) -> gcp.kms.CryptoKey:
+    """The stack's key ring and key. Key rings and keys cannot be deleted (only their versions destroyed), so both
+    are protected and retained, and a stack without a queue (admission.kind replica) keeps them too: switching
+    topology never asks Pulumi to delete a protected resource."""
     keep = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
     ring = gcp.kms.KeyRing(f"{name}-keys", location=region, opts=keep)
-    key = gcp.kms.CryptoKey(
+    return gcp.kms.CryptoKey(
         f"{name}-queues", key_ring=ring.id, purpose="ENCRYPT_DECRYPT", rotation_period=KEY_ROTATION, opts=keep
     )
+
+
+def kms_key(name: str, region: str, project_number: pulumi.Output[str], opts: pulumi.ResourceOptions) -> QueueKey:
+    """The Pub/Sub topics' customer-managed key (`stack_key`). The Pub/Sub service agent must hold
+    encrypterDecrypter before a topic names the key, or topic creation fails
+    (https://cloud.google.com/pubsub/docs/encryption#using-cmek)."""
+    key = stack_key(name, region, opts)
     agent_grant = gcp.kms.CryptoKeyIAMMember(
         f"{name}-queues-pubsub-agent",
         crypto_key_id=key.id,
