@@ -94,7 +94,8 @@ def cost(run: Run) -> dict[str, float]:
         "load_balancer_capacity_unit_hourly", 0.0
     )
     sqs_calls = len(arrivals) * SQS_CALLS_PER_REQUEST + replica_hours["serving"] * SQS_IDLE_POLLS_PER_REPLICA_HOUR
-    queue = sqs_calls / 1e6 * listed.get("queue_per_million_requests", 0.0)
+    # Admission on the replicas (waiting_per_replica) has no queue to pay for.
+    queue = 0.0 if design.waiting_per_replica else sqs_calls / 1e6 * listed.get("queue_per_million_requests", 0.0)
     total = instances + volumes_running + volumes_stopped + load_balancer + queue
     return {
         "instancesUsd": round(instances, 2),

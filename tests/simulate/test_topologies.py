@@ -98,3 +98,14 @@ def test_load_balancing_utilization_recommends_the_rate_over_each_replicas_share
     policy = scalers.GcpAutoscaler(1.0, 1, 20, metric_delay_seconds=60.0, metric="requests")
     assert policy.decide(observation(600, 2, 0.0)) is None  # not visible yet
     assert policy.decide(observation(600, 2, 60.0)) == 10  # 10 requests/s at 1 per replica
+
+
+def test_a_stack_without_a_queue_pays_for_no_queue() -> None:
+    arrivals = np.arange(0.0, 1000.0, 0.005)  # 200,000 requests: about 1.2 M SQS calls with a queue
+    load = Workload(arrivals, np.full(len(arrivals), 0.001), 1000.0, "steady")
+    costs = {}
+    for name, overrides in (("queue", ()), ("replica", DIRECT)):
+        serving = load_stack(SERVING, list(overrides)).serving
+        design = design_from_spec(serving, aws_book(), catalog=AWS_CATALOG, autoscaler="fixed", fixed_replicas=2)
+        costs[name] = summarize(Simulation(design, load, tokens_per_second=1.0).run(), 0.99)["cost"]
+    assert costs["queue"]["queueUsd"] > 0 and costs["replica"]["queueUsd"] == 0
