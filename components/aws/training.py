@@ -17,6 +17,7 @@ import pulumi
 import pulumi_aws as aws
 
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
+from accelstack.clouds.base import Feature
 from accelstack.components.aws.batch import BatchScheduler
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.images import ROOT_DEVICE
@@ -25,6 +26,7 @@ from accelstack.components.aws.provider import group_stack_tags, group_tags, lau
 from accelstack.components.aws.scheduler import SlurmCluster
 from accelstack.components.aws.storage import TrainingStorage
 from accelstack.components.base import SchedulerResult
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import (
     BuildContext,
     FromParts,
@@ -254,6 +256,7 @@ class AwsTrainingParts(TrainingParts[TrainingHandles], WithManagedScheduler[Trai
         )
         return NodeNetwork(self.vpc.vpc_id, self.vpc.subnet_id, self.vpc.availability_zone)
 
+    @implements(Feature.MANAGED_LUSTRE, Feature.OBJECT_LINKED_FS, Feature.CROSS_ACCOUNT_ARTIFACTS)
     def storage(self, network: NodeNetwork) -> TrainingData:
         ctx = self.ctx
         self.store = store = TrainingStorage(
@@ -327,6 +330,7 @@ class AwsTrainingParts(TrainingParts[TrainingHandles], WithManagedScheduler[Trai
         """AWS Batch: a multi-node parallel compute environment on the EFA launch template."""
         return BatchScheduler(self.ctx.spec, self.ctx.digest, handles, self.ctx.child).result
 
+    @implements(Feature.RDMA_FABRIC, Feature.SPOT, Feature.TIME_BOXED_RESERVATION, Feature.ON_DEMAND_RESERVATION)
     def node_group(
         self,
         network: NodeNetwork,

@@ -25,6 +25,7 @@ import pulumi_azure_native as azure_native
 import pulumi_random as random
 
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
+from accelstack.clouds.base import Feature
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HPC_NODE_IMAGE
 from accelstack.components.azure.machine_learning import AzureMlScheduler
@@ -33,6 +34,7 @@ from accelstack.components.azure.provider import resource_group, stack_tags
 from accelstack.components.azure.scheduler import AzureTrainingHandles, SlurmCluster, with_ssh_passwords_off
 from accelstack.components.azure.storage import STORAGE_BLOB_DATA_READER, TrainingStorage
 from accelstack.components.base import SchedulerResult
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import (
     BuildContext,
     FromParts,
@@ -79,6 +81,12 @@ class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedSchedul
         self.vnet = TrainingNetwork(f"{ctx.name}-net", ctx.spec, self.resource_group.name, ctx.child)
         return NodeNetwork(self.vnet.vnet.id, self.vnet.nodes_subnet.id, self.vnet.zone)
 
+    @implements(
+        Feature.MANAGED_LUSTRE,
+        Feature.OBJECT_LINKED_FS,
+        Feature.CROSS_ACCOUNT_ARTIFACTS,
+        Feature.OBJECT_STORE_NETWORK_RULES,
+    )
     def storage(self, network: NodeNetwork) -> TrainingData:
         ctx, vnet = self.ctx, self.vnet
         self.store = store = TrainingStorage(
@@ -147,6 +155,7 @@ class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedSchedul
     def plain_boot(self, cloud_config: str) -> str:
         return with_ssh_passwords_off(cloud_config)
 
+    @implements(Feature.RDMA_FABRIC, Feature.SPOT, Feature.ON_DEMAND_RESERVATION)
     def node_group(
         self,
         network: NodeNetwork,

@@ -21,6 +21,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.clouds.base import Feature
 from accelstack.clouds.gcp import catalog
 from accelstack.components.base import SchedulerResult
 from accelstack.components.gcp.cluster_director import ClusterDirectorScheduler
@@ -29,6 +30,7 @@ from accelstack.components.gcp.network import TrainingNetwork, training_network
 from accelstack.components.gcp.provider import CLOUD_PLATFORM_SCOPE, account_of, resource_id
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandles, SlurmCluster
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import (
     BuildContext,
     FromParts,
@@ -125,6 +127,7 @@ class GcpTrainingParts(TrainingParts[GcpTrainingHandles], WithManagedScheduler[G
         self.vpcs: TrainingNetwork = training_network(ctx.name, ctx.spec, self.zone, ctx.child, fabric=not self.managed)
         return NodeNetwork(self.vpcs.system.id, self.vpcs.nodes_subnet.id, self.zone)
 
+    @implements(Feature.MANAGED_LUSTRE, Feature.OBJECT_LINKED_FS, Feature.CROSS_ACCOUNT_ARTIFACTS)
     def storage(self, network: NodeNetwork) -> TrainingData:
         ctx = self.ctx
         self.store = store = TrainingStorage(
@@ -185,6 +188,13 @@ class GcpTrainingParts(TrainingParts[GcpTrainingHandles], WithManagedScheduler[G
         """Cluster Director: managed Slurm whose node sets run the nodes itself."""
         return ClusterDirectorScheduler(self.ctx.spec, handles, self.ctx.child).result
 
+    @implements(
+        Feature.RDMA_FABRIC,
+        Feature.SPOT,
+        Feature.TIME_BOXED_RESERVATION,
+        Feature.FLEX_START,
+        Feature.ON_DEMAND_RESERVATION,
+    )
     def node_group(
         self,
         network: NodeNetwork,

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelstack.clouds.base import Cloud, Feature
+from accelstack.components.recipes.implements import marked_features
 from accelstack.components.recipes.parts import TrainingParts, WithManagedScheduler
 from accelstack.components.recipes.serving import ServingParts, ServingRecipe
 from accelstack.components.recipes.training import TrainingRecipe
 
-# The features decided by which parts exist; the others are properties of a part's resources (spot markets,
-# reservations, file-system tiers, warm pools) that the catalog tests and the conformance variants check.
+# The features decided by which parts exist. The others are properties of a part's resources (spot markets,
+# reservations, file systems, rate limits, warm pools, cross-account grants): the part method that builds each is
+# marked `@implements(...)` (components/recipes/implements.py), and its marks are the cloud's.
 FROM_PARTS = frozenset(
     {
         Feature.SLURM,
@@ -34,7 +36,7 @@ FROM_PARTS = frozenset(
 @dataclass(frozen=True)
 class Implemented:
     workloads: frozenset[str]
-    features: frozenset[Feature]  # within FROM_PARTS
+    features: frozenset[Feature]
 
 
 def load_class(reference: str | None) -> Any:
@@ -50,7 +52,8 @@ def _overrides(parts: type[Any], base: type[Any], method: str) -> bool:
 
 
 def implemented(cloud: Cloud) -> Implemented:
-    """The workloads and FROM_PARTS features `cloud`'s components implement (nothing for a described cloud)."""
+    """The workloads and features `cloud`'s components implement (nothing for a described cloud): FROM_PARTS from
+    which parts exist, the rest from the marks on the part methods."""
     if cloud.components is None:
         return Implemented(frozenset(), frozenset())
     stack = importlib.import_module(cloud.components).CLOUD_STACK
@@ -65,6 +68,7 @@ def implemented(cloud: Cloud) -> Implemented:
             features.add(Feature.SLURM)
         if issubclass(parts, WithManagedScheduler):
             features.add(Feature.MANAGED_SCHEDULER)
+        features |= marked_features(parts)
     if serving is not None:
         assert issubclass(serving, ServingRecipe), f"{cloud.name}: {serving} is not a ServingRecipe"
         workloads.add("serving")
@@ -77,4 +81,5 @@ def implemented(cloud: Cloud) -> Implemented:
             features.add(Feature.QUEUE_DEPTH_SCALING)
         if _overrides(serving_parts, ServingParts, "load_scaling"):
             features.add(Feature.LOAD_BALANCER_SCALING)
+        features |= marked_features(serving_parts)
     return Implemented(frozenset(workloads), frozenset(features))

@@ -372,12 +372,12 @@ def test_plain_nodes_mount_the_file_system_the_stack_exports(cloud: str, variant
 
 @pytest.mark.parametrize("cloud", registry.deployable())
 def test_the_clouds_workloads_and_features_follow_from_the_parts_it_implements(cloud: str) -> None:
-    from accelstack.components.recipes.capabilities import FROM_PARTS, implemented
+    from accelstack.components.recipes.capabilities import implemented
 
     description = registry.get(cloud)
     built = implemented(description)
     assert built.workloads == description.workloads
-    assert description.features & FROM_PARTS == built.features, "a feature claimed without its part, or unclaimed"
+    assert description.features == built.features, "a feature claimed without its part, or built and unclaimed"
 
 
 def test_a_feature_claimed_without_its_part_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -388,3 +388,17 @@ def test_a_feature_claimed_without_its_part_is_caught(monkeypatch: pytest.Monkey
     monkeypatch.setattr(AwsTrainingParts, "slurm_cluster", None)
     aws = registry.get("aws")
     assert Feature.SLURM in aws.features and Feature.SLURM not in implemented(aws).features
+
+
+def test_a_feature_whose_part_loses_its_mark_is_no_longer_the_clouds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelstack.clouds.base import Feature
+    from accelstack.components.azure.serving import AzureServingParts
+    from accelstack.components.recipes.capabilities import implemented
+    from accelstack.components.recipes.implements import implements
+
+    azure = registry.get("azure")
+    assert Feature.WARM_POOL in implemented(azure).features
+    monkeypatch.setattr(AzureServingParts, "warm_capacity", lambda self, group: None)  # the standby pool, gone
+    assert Feature.WARM_POOL not in implemented(azure).features
+    with pytest.raises(TypeError, match="Feature members"):
+        implements("warm-pool")  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from accelstack.clouds.aws import catalog as tables
+from accelstack.clouds.base import Feature
 from accelstack.components.aws.network import ServingNetwork
 from accelstack.components.aws.provider import group_stack_tags
 from accelstack.components.aws.serving.edge import elb_log_delivery_statements, load_balancer, security_groups, waf
@@ -34,6 +35,7 @@ from accelstack.components.aws.serving.user_data import (
     user_data_size_problem,
     worker_environment,
 )
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     Admission,
@@ -104,10 +106,12 @@ class AwsServingParts(ServingParts):
         assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
         return admission
 
+    @implements(Feature.CROSS_ACCOUNT_ARTIFACTS)
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         name = self.ctx.name
         self.profile = replica_role(self, name, replica_group_name(name))
 
+    @implements(Feature.WAF_RATE_LIMIT)
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
         """The ALB (and its target group, which the group attaches to) before the group; WAF on it."""
         name = self.ctx.name
@@ -116,6 +120,7 @@ class AwsServingParts(ServingParts):
         self.web_acl = waf(self, name)
         return self.web_acl
 
+    @implements(Feature.WARM_POOL)
     def replica_group(self, network: ReplicaNetwork, admission: Admission) -> ReplicaGroup:
         on_replicas = admission if isinstance(admission, ReplicaAdmission) else None
         self.group = replica_group(self, self.ctx.name, self.profile, on_replicas)

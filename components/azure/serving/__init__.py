@@ -17,6 +17,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 import pulumi_random as random
 
+from accelstack.clouds.base import Feature
 from accelstack.components.azure.admin import admin_public_key
 from accelstack.components.azure.provider import account_of, resource_group, stack_tags
 from accelstack.components.azure.serving.edge import access_logs, application_gateway, waf_policy
@@ -28,6 +29,7 @@ from accelstack.components.azure.serving.queue import dead_letter_path
 from accelstack.components.azure.serving.replicas import replica_group, standby_pool
 from accelstack.components.azure.serving.scaling import scaling
 from accelstack.components.azure.serving.user_data import replica_admission
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     Admission,
@@ -78,6 +80,7 @@ class AzureServingParts(ServingParts):
         assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
         return admission
 
+    @implements(Feature.CROSS_ACCOUNT_ARTIFACTS)
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         ctx = self.ctx
         self.identities = ServingIdentities(
@@ -89,6 +92,7 @@ class AzureServingParts(ServingParts):
             standby_pool_principal_id=self.account.standby_pool_principal_id,
         )
 
+    @implements(Feature.WAF_RATE_LIMIT)
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
         """The gateway (its backend pool, which the scale set joins) before the replicas; its WAF policy."""
         ctx = self.ctx
@@ -130,6 +134,7 @@ class AzureServingParts(ServingParts):
     def endpoint(self, group: ReplicaGroup) -> pulumi.Input[str]:
         return self.edge_out.endpoint
 
+    @implements(Feature.WARM_POOL)
     def warm_capacity(self, group: ReplicaGroup) -> None:
         """A standby pool of deallocated, pre-initialised VMs beside the scale set (None when the plan sizes 0)."""
         self.standby = standby_pool(self.ctx.name, self.ctx.plan, self.group, self.identities, self.placement)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.clouds.base import Feature
 from accelstack.components.gcp.provider import account_of
 from accelstack.components.gcp.serving.edge import firewall, health_check, load_balancer, security_policy
 from accelstack.components.gcp.serving.identity import kms_key, replica_account, stack_key
@@ -23,6 +24,7 @@ from accelstack.components.gcp.serving.queue import AdmissionQueues, queues
 from accelstack.components.gcp.serving.replicas import replica_group
 from accelstack.components.gcp.serving.scaling import scaling
 from accelstack.components.gcp.serving.user_data import replica_admission
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     Admission,
@@ -75,12 +77,14 @@ class GcpServingParts(ServingParts):
         assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
         return admission
 
+    @implements(Feature.CROSS_ACCOUNT_ARTIFACTS)
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         if queue is None:  # kept in both topologies: a key ring cannot be deleted (identity.stack_key)
             self.key = stack_key(self.ctx.name, self.region, self.ctx.child)
         self.replica_identity = replica_account(self.ctx.name, self.ctx.serving, self.pubsub, self.ctx.child)
         self.replica_account = self.replica_identity.account
 
+    @implements(Feature.WAF_RATE_LIMIT)
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
         ctx = self.ctx
         self.firewall = firewall(ctx.name, self.vpc, ctx.serving.load_balancer, ctx.child)
@@ -88,6 +92,7 @@ class GcpServingParts(ServingParts):
         self.health_check = health_check(ctx.name, ctx.serving.load_balancer, ctx.plan, ctx.child)
         return self.web_acl
 
+    @implements(Feature.WARM_POOL)
     def replica_group(self, network: ReplicaNetwork, admission: Admission) -> ReplicaGroup:
         ctx = self.ctx
         self.group = replica_group(
