@@ -23,6 +23,7 @@ from cloud_stacks import (
     preview,
 )
 
+from accelstack.clouds import registry
 from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.policies import concepts
 
@@ -77,6 +78,28 @@ def test_switching_topology_neither_drops_nor_adds_a_protected_resource(cloud: s
     example = protected(SERVING_STACKS[cloud])
     assert example, "the example stack protects its key"
     assert protected(variant(cloud, name)) == example
+
+
+def test_gcp_without_a_queue_balances_by_rate_to_the_least_busy_replica_and_scales_on_that_rate() -> None:
+    resources = preview(variant("gcp", DIRECT_VARIANT)).resources
+    [backend] = [r for r in resources if r.type == GCP_BACKEND]
+    [autoscaler] = [r for r in resources if r.type == GCP_AUTOSCALER]
+    [entry] = backend.inputs["backends"]
+    assert (entry["balancingMode"], backend.inputs["localityLbPolicy"]) == ("RATE", "LEAST_REQUEST")
+    policy = autoscaler.inputs["autoscalingPolicy"]
+    target = policy["loadBalancingUtilization"]["target"]
+    assert 0 < target <= 1 and "cpuUtilization" not in policy and "metrics" not in policy
+    # The rate the autoscaler holds is the plan's requests per replica per minute.
+    assert target * entry["maxRatePerInstance"] * 60 == pytest.approx(
+        _plan("gcp").requests_per_replica_minute_target, rel=0.01
+    )
+
+
+def _plan(cloud: str) -> Any:
+    from accelstack.planner.serving_plan import plan_serving
+
+    spec = preview(variant(cloud, DIRECT_VARIANT)).spec
+    return plan_serving(spec.serving, registry.get(cloud).catalog)
 
 
 def _boot_texts(resources: Any) -> list[str]:

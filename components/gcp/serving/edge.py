@@ -121,6 +121,9 @@ def load_balancer(
         protocol="HTTP",
         port_name=NAMED_PORT,
         timeout_sec=plan.idle_timeout_seconds,
+        # Replicas that admit requests themselves refuse past their share: send each to the one with the fewest
+        # in flight (as the AWS target group does), not round robin.
+        locality_lb_policy="LEAST_REQUEST" if admission_on_replicas else None,
         health_checks=health.id,
         security_policy=armor.id,
         backends=[

@@ -20,7 +20,8 @@ def backlog_filter(subscription_name: str) -> str:
 
 def load_utilization_target(plan: ServingPlan) -> float:
     """The share of a replica's full rate the autoscaler holds: the requests per minute of the backlog target."""
-    return round(plan.requests_per_replica_minute_target / 60 / plan.replica_full_rate_per_second, 3)
+    share = plan.requests_per_replica_minute_target / 60 / plan.replica_full_rate_per_second
+    return round(min(1.0, share), 3)  # the autoscaler takes (0, 1]
 
 
 def scaling(
