@@ -204,11 +204,8 @@ def serving_command(
         )
     if autoscaler is None:
         # A cloud plug-in's declaration, not the user's input: said as such if it names no simulated autoscaler.
-        check_choice(
-            f"{cloud.name}'s default autoscaler (Cloud.default_autoscaler, Cloud.load_balancer_autoscaler)",
-            kind,
-            autoscalers.AUTOSCALERS,
-        )
+        field = "default_autoscaler" if serving.admission.kind == "queue" else "load_balancer_autoscaler"
+        check_choice(f"{cloud.name}'s default autoscaler (Cloud.{field})", kind, autoscalers.AUTOSCALERS)
     designs = planner_call(
         name,
         lambda: (

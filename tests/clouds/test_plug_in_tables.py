@@ -203,7 +203,7 @@ def test_a_cloud_without_an_autoscaler_needs_the_option_instead_of_borrowing_one
     assert refused.exit_code == 2, refused.output
     assert (
         "acme-serving: Acme Cloud (acme) declares no autoscaler of its own to simulate: give --autoscaler, one of "
-        "aws-target-tracking, azure-autoscale, gcp-autoscaler, request-rate, cpu-utilization, fixed"
+        + ", ".join(AUTOSCALERS)
     ) in refused.output
     chosen = simulate(acme_serving_stack, bare, "--autoscaler", "fixed", "--json")
     assert chosen.exit_code == 0, chosen.output
