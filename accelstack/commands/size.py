@@ -224,6 +224,9 @@ def size_serving(
     # waiting plus in flight, at the target utilization; AWS's SQS method is shown beside it.
     backlog = serving.owned_backlog_target(concurrency)
     backlog_at_slo = serving.backlog_target_from_slo(slo, service, concurrency)
+    # Without a queue (serving.admission.kind replica) the load balancer counts requests, not a backlog: the same
+    # target by Little's law (planner.serving_plan.requests_per_replica_minute_target).
+    per_minute = round(backlog * 60 / service, 3)
     load = serving.replicas_for_load(rps, capacity, target_utilization) if rps is not None else None
     start = cold_start.serving_defaults(arch, precision, replicas_min=replicas_min, replicas_max=replicas_max)
     data = {
@@ -232,7 +235,8 @@ def size_serving(
         "load": load.as_dict() if load is not None else None,
         "perReplica": {"requestsPerSecond": round(capacity.requests_per_second, 3), "batch": capacity.batch,
                        "serviceSeconds": round(capacity.service_seconds, 3), "meetsLatency": capacity.meets_latency},
-        "backlogPerReplica": backlog, "backlogAtLatencySlo": backlog_at_slo, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
+        "backlogPerReplica": backlog, "backlogAtLatencySlo": backlog_at_slo,
+        "requestsPerReplicaMinute": per_minute, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
     }  # fmt: skip
     rows = [
         ("model", f"{arch.name} ({arch.source})"),
@@ -253,6 +257,8 @@ def size_serving(
                                 f"{serving.DEFAULT_TARGET_UTILIZATION:.0%}, the stack's scaling target; AWS's SQS method "
                                 f"would be {backlog_at_slo} ({slo:g} s / {service:.3g} s x {concurrency}), which "
                                 "parks every replica saturated with a queue"),
+        ("without a queue", f"{per_minute:g} requests per replica per minute at the load balancer = backlog {backlog:g}"
+                            f" / {service:.3g} s x 60 (Little's law; serving.admission.kind replica)"),
         ("cold start", f"{start.total_seconds:.0f} s -> warm pool {start.warm_pool_size}, "
                        f"health check grace {start.health_check_grace_seconds} s without a launch hook"),
     ]  # fmt: skip
