@@ -207,6 +207,7 @@ class PlannedProperty:
 # None is not used on that cloud and is left out of the table.
 SERVING_PLAN_NUMBERS: Mapping[str, str] = {
     "healthCheckGrace": "replica health-check grace",
+    "unhookedGrace": "replica health-check grace from launch (no launch hook)",
     "warmStart": "standby replica start",
     "launchBudget": "replica launch budget",
     "healthCheckInterval": "health check interval",

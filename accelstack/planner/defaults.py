@@ -159,6 +159,13 @@ def serving_defaults(stack: str, serving: ServingSpec, catalog: Catalog) -> list
         ),
         *placed("healthCheckGrace", plan.health_check_grace_seconds, "s", grace_source),
         *placed(
+            "unhookedGrace",
+            plan.unhooked_grace_seconds,
+            "s",
+            f"serving_plan: cold start {cold} s + the first verdict ({grace_source}), at most "
+            f"{sp.UNHOOKED_GRACE_MAX_SECONDS} s",
+        ),
+        *placed(
             "warmStart",
             plan.warm_start_seconds,
             "s",

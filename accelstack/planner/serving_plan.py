@@ -46,6 +46,7 @@ HEALTH_CHECK_INTERVAL_BOUNDS = (5, 30)  # ALB target group limits are 5..300 s; 
 # HEALTHY_THRESHOLD good checks plus one interval of registration lag, and a replica that breaks
 # later is replaced after minutes, not after a whole cold start.
 MIN_GRACE_SECONDS = 30
+UNHOOKED_GRACE_MAX_SECONDS = 3600  # InstanceGroupManagerAutoHealingPolicy.initialDelaySec: 0..3600
 LIFECYCLE_HEARTBEAT_MARGIN = 1.5  # the launch hook waits this much longer than a cold start, then abandons
 VISIBILITY_TIMEOUT_SERVICE_MULTIPLE = 6  # a message stays hidden for several service times before retry
 DEREGISTRATION_SLO_MULTIPLE = 3  # in-flight generations finish before a replica leaves the target group
@@ -169,6 +170,9 @@ class ServingPlan:
     concurrency_basis: str
     load: LoadPlan | None = None  # replicas serving.load needs; None without a load
     backlog_metrics: tuple[str, ...] = BACKLOG_QUEUE_METRICS
+    # Where no launch hook holds a new replica out of service until it serves (GCP's autohealing): the checks are
+    # ignored for a cold start and the first verdict, at most an hour (the API's bound).
+    unhooked_grace_seconds: int = 0
     # Admission on the replicas (serving.admission.kind replica): the inference server listens on 127.0.0.1 at
     # `server_port` behind the admission proxy on the load balancer's port; each replica holds at most
     # `replica_waiting` requests waiting, each for at most `replica_wait_seconds`. With a queue the server
@@ -251,6 +255,9 @@ def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
         warm_pool_burst=burst,
         concurrency_basis=concurrency.basis,
         load=load_plan(serving, tensor_parallel, concurrency.sequences, catalog),
+        unhooked_grace_seconds=min(
+            UNHOOKED_GRACE_MAX_SECONDS, cold + max(MIN_GRACE_SECONDS, (HEALTHY_THRESHOLD + 1) * interval)
+        ),
         server_port=local_server_port(port) if replica_admission else port,
         replica_waiting=math.ceil(admission.max_depth / replicas.max) if replica_admission else 0,
         # A request waiting on a replica holds the load balancer's connection: it may wait its TTL, never

@@ -84,6 +84,7 @@ CATALOG = Catalog(
     managed_model_api="Amazon Bedrock",
     quotas=quotas.QUOTAS,
     serving_properties={
+        "unhookedGrace": None,  # the launch hook holds a replica until it serves
         "healthCheckGrace": PlannedProperty(
             "aws:autoscaling/group:Group",
             "-replicas",

@@ -72,6 +72,7 @@ CATALOG = Catalog(
     quotas=quotas.QUOTAS,
     # The serving plan on Azure's resources (components/azure/serving); a number Azure does not use is None.
     serving_properties={
+        "unhookedGrace": None,  # no automatic repairs: the gateway's probe routes around a starting replica
         "healthCheckGrace": None,  # the gateway routes only to replicas its probe finds healthy
         "warmStart": None,  # no warm-up setting: the autoscale cooldown waits a cold start
         "launchBudget": None,  # no launch hook

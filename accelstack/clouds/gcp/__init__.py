@@ -82,10 +82,12 @@ CATALOG = Catalog(
     quotas=quotas.QUOTAS,
     # The serving plan on Google Cloud's resources (components/gcp/serving); a number GCP does not use is None.
     serving_properties={
-        "healthCheckGrace": PlannedProperty(
+        "healthCheckGrace": None,  # no launch hook: the grace counts from launch (unhookedGrace)
+        "unhookedGrace": PlannedProperty(
             "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager",
             "-replicas",
             "autoHealingPolicies.initialDelaySec",
+            "the MIG ignores a new VM's health checks while it loads the model",
         ),
         "warmStart": None,  # the autoscaler's cooldown is the cold start
         "launchBudget": None,  # no launch hook

@@ -31,3 +31,23 @@ def gcp_serving_certificate(spec: ServingStack) -> Iterator[Problem]:
             "allowed: projects/<project>/global/sslCertificates/<name> (a regional certificate cannot serve "
             "a global load balancer)",
         )
+
+
+@rule(workload="serving")
+def gcp_autohealing_covers_the_cold_start(spec: ServingStack) -> Iterator[Problem]:
+    """A MIG ignores a new VM's health checks for at most 3600 s (autoHealingPolicies.initialDelaySec,
+    InstanceGroupManagerAutoHealingPolicy): a replica whose cold start (measured, or the planner's estimate) is
+    longer is recreated before it serves, in a loop."""
+    from accelstack.clouds import registry
+    from accelstack.planner.serving_plan import UNHOOKED_GRACE_MAX_SECONDS, plan_serving
+
+    cold = plan_serving(spec.serving, registry.get(spec.cloud).catalog).cold_start_seconds
+    if cold >= UNHOOKED_GRACE_MAX_SECONDS:
+        source = "" if spec.serving.replicas.cold_start_seconds is not None else " (the planner's estimate)"
+        yield Problem(
+            "serving.replicas.coldStartSeconds",
+            f"{cold} s{source}: GCP autohealing ignores a new replica's health checks for at most "
+            f"{UNHOOKED_GRACE_MAX_SECONDS} s (initialDelaySec), so it would recreate the replica before it serves; "
+            f"bring the cold start under {UNHOOKED_GRACE_MAX_SECONDS} s (a smaller or pre-pulled image, faster "
+            "weight storage)",
+        )

@@ -34,6 +34,18 @@ class ReplicaIdentity:
 
 
 # Service account ids: 6..30 characters, [a-z]([-a-z0-9]*[a-z0-9]) (iam.serviceAccounts.create).
+def models_read_condition(bucket: str) -> str:
+    """Reads of the objects under the models prefix, and lists of that prefix. `storage.objects.list` is judged
+    on the bucket (resource.name is the bucket's, never an object's), so a condition on object names alone denies
+    the listing `gcloud storage rsync` starts with; the list prefix attribute keeps the listing to the prefix
+    (cloud.google.com/storage/docs/access-control/iam#conditions: "storage.googleapis.com/objectListPrefix")."""
+    return (
+        f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{MODELS_PREFIX}") || '
+        f'(resource.type == "storage.googleapis.com/Bucket" && '
+        f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{MODELS_PREFIX}"))'
+    )
+
+
 def replica_account(
     name: str, serving: ServingSpec, queues: AdmissionQueues | None, opts: pulumi.ResourceOptions
 ) -> ReplicaIdentity:
@@ -65,7 +77,7 @@ def replica_account(
                 member=member,
                 condition=gcp.storage.BucketIAMMemberConditionArgs(
                     title="models-prefix-only",
-                    expression=(f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{MODELS_PREFIX}")'),
+                    expression=models_read_condition(bucket),
                 ),
                 opts=opts,
             )

@@ -89,12 +89,16 @@ def replica_group(
         named_ports=[
             gcp.compute.RegionInstanceGroupManagerNamedPortArgs(name=NAMED_PORT, port=serving.load_balancer.port)
         ],
+        # No launch hook holds a new VM out of service while it loads the model: autohealing ignores its checks
+        # for a cold start and the first verdict (plan.unhooked_grace_seconds), or it recreates every replica.
         auto_healing_policies=gcp.compute.RegionInstanceGroupManagerAutoHealingPoliciesArgs(
-            health_check=health.id, initial_delay_sec=plan.health_check_grace_seconds
+            health_check=health.id, initial_delay_sec=plan.unhooked_grace_seconds
         ),
-        # Standby pool: stopped VMs that booted once (image and weights on disk) and wait to be started.
+        # Standby pool: stopped VMs that booted once (image and weights on disk); SCALE_OUT_POOL starts them when
+        # the group scales out and refills the pool after (MANUAL would leave them stopped and boot new VMs cold).
         standby_policy=gcp.compute.RegionInstanceGroupManagerStandbyPolicyArgs(
-            mode="MANUAL", initial_delay_sec=min(plan.cold_start_seconds, STANDBY_MAX_INITIAL_DELAY_SECONDS)
+            mode="SCALE_OUT_POOL",
+            initial_delay_sec=min(plan.cold_start_seconds, STANDBY_MAX_INITIAL_DELAY_SECONDS),
         ),
         target_stopped_size=plan.warm_pool_size,
         # "Never set" with an autoscaler, which owns the size; a fixed fleet's is the spec's.

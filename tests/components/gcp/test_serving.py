@@ -102,7 +102,7 @@ def test_retention_is_at_least_pubsubs_ten_minutes_and_follows_a_longer_ttl():
 def test_standby_pool_is_the_planners_warm_pool_of_stopped_vms():
     group = one(run(), "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager")
     assert group.inputs["targetStoppedSize"] == plan().warm_pool_size > 0
-    assert group.inputs["standbyPolicy"]["mode"] == "MANUAL"
+    assert group.inputs["standbyPolicy"]["mode"] == "SCALE_OUT_POOL"  # scale-out starts the standby VMs
 
 
 def test_replicas_are_on_demand_gpu_vms_without_external_ips():
@@ -143,3 +143,73 @@ def test_what_gcp_would_reject_is_refused_at_its_config_path(override, path):
     with pytest.raises(SpecError) as error:
         spec(override)
     assert any(p.path == path for p in error.value.problems), error.value.problems
+
+
+@pytest.mark.parametrize(
+    "overrides", [(), ("serving.replicas.coldStartSeconds=900",), ("serving.replicas.coldStartSeconds=3000",)]
+)
+def test_autohealing_waits_out_the_cold_start_before_judging_a_new_replica(overrides: tuple[str, ...]):
+    """No launch hook holds a GCP replica out of service while it loads the model: autohealing must ignore its
+    health checks for the whole cold start and a first verdict (within the API's 3600 s), or it recreates every
+    replica in a loop."""
+    group = one(run(*overrides), "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager")
+    delay = group.inputs["autoHealingPolicies"]["initialDelaySec"]
+    cold = plan(*overrides).cold_start_seconds
+    assert delay == min(3600, delay) and delay >= min(3600, cold + 2 * plan(*overrides).health_check_interval_seconds)
+
+
+# --- the model read condition, evaluated as IAM would ------------------------------------------------
+
+
+def evaluate(expression: str, *, resource_type: str, name: str, list_prefix: str | None) -> bool:
+    """The CEL subset the condition uses (startsWith, ==, &&, ||, parentheses, api.getAttribute with a default),
+    evaluated for one request; any other construct fails the test rather than passing unread."""
+    import re
+
+    allowed = re.fullmatch(r'[\w\s."/()|&=,:\-]*', expression)
+    assert allowed, f"unexpected CEL in {expression!r}"
+    python = (
+        expression.replace("||", " or ").replace("&&", " and ").replace(".startsWith(", ".startswith(")
+        .replace("resource.type", "RESOURCE_TYPE").replace("resource.name", "RESOURCE_NAME")
+        .replace("api.getAttribute", "GET_ATTRIBUTE")
+    )  # fmt: skip
+    attributes = {"storage.googleapis.com/objectListPrefix": list_prefix} if list_prefix is not None else {}
+    scope = {
+        "RESOURCE_TYPE": resource_type,
+        "RESOURCE_NAME": name,
+        "GET_ATTRIBUTE": lambda key, default: attributes.get(key, default),
+        "__builtins__": {},
+    }
+    return bool(eval(python, scope))  # noqa: S307 - a CEL subset checked above, for a test
+
+
+BUCKET_TYPE, OBJECT_TYPE = "storage.googleapis.com/Bucket", "storage.googleapis.com/Object"
+BUCKET = "projects/_/buckets/acme-train-checkpoints"
+
+
+@pytest.mark.parametrize(
+    ("call", "resource_type", "name", "list_prefix", "allowed"),
+    [
+        ("get a weight file", OBJECT_TYPE, f"{BUCKET}/objects/models/llama-3.1-8b-instruct/model.safetensors", None, True),
+        ("list the weights (rsync)", BUCKET_TYPE, BUCKET, "models/llama-3.1-8b-instruct/", True),
+        ("get a checkpoint", OBJECT_TYPE, f"{BUCKET}/objects/checkpoints/step-100/shard-0", None, False),
+        ("list the checkpoints", BUCKET_TYPE, BUCKET, "checkpoints/", False),
+        ("list the whole bucket", BUCKET_TYPE, BUCKET, "", False),
+        ("list without a prefix", BUCKET_TYPE, BUCKET, None, False),
+    ],
+)  # fmt: skip
+def test_the_model_read_allows_the_calls_the_replica_makes_and_no_other(
+    call, resource_type, name, list_prefix, allowed
+):
+    grants = [
+        r for r in run("serving.artifactAccount=acme-train").by_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+        if r.name.endswith("-replica-models")
+    ]  # fmt: skip
+    assert grants, "the replicas' model read grant"
+    expression = grants[0].inputs["condition"]["expression"]
+    assert evaluate(expression, resource_type=resource_type, name=name, list_prefix=list_prefix) is allowed, call
+
+
+def test_a_cold_start_autohealing_cannot_wait_out_is_refused_at_its_key():
+    with pytest.raises(SpecError, match=r"serving\.replicas\.coldStartSeconds: 3600 s: GCP autohealing"):
+        spec("serving.replicas.coldStartSeconds=3600")
