@@ -180,7 +180,7 @@ def evaluate(expression: str, *, resource_type: str, name: str, list_prefix: str
         "GET_ATTRIBUTE": lambda key, default: attributes.get(key, default),
         "__builtins__": {},
     }
-    return bool(eval(python, scope))  # noqa: S307 - a CEL subset checked above, for a test
+    return bool(eval(python, scope))  # a CEL subset, checked above; for a test
 
 
 BUCKET_TYPE, OBJECT_TYPE = "storage.googleapis.com/Bucket", "storage.googleapis.com/Object"
