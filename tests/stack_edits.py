@@ -263,6 +263,15 @@ AZURE_SERVING_CHANGES = {
     "standby pool size": ("serving.replicas.warmPool=1",),
 }
 
+# The fleet switched to a fixed size on a deployed stack, the same keys on every cloud: it drops the scaling part,
+# never a stateful resource. (Switching to admission on the replicas deletes the admission queues, by design:
+# tests/conformance/test_serving_topologies.py holds that loss to the queues alone.)
+TOPOLOGY_CHANGES = {
+    "autoscaled -> fixed fleet": ("serving.replicas.scaling=fixed", "serving.replicas.min=3", "serving.replicas.max=3"),
+}
+for _serving_changes in (SERVING_CHANGES, GCP_SERVING_CHANGES, AZURE_SERVING_CHANGES):
+    _serving_changes.update(TOPOLOGY_CHANGES)
+
 # Per shipped stack (by name): the day-2 changes the conformance suite applies to it.
 DAY_2_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "aws-training": TRAINING_CHANGES,

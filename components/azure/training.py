@@ -65,6 +65,11 @@ def fabric_interfaces(instance_type: str) -> int:
     return itype.fabric_interfaces if itype is not None and itype.fabric == "infiniband" else 0
 
 
+# What Azure takes only when the scale set is created (use-spot FAQ: "setting the Spot flag is only supported at
+# creation time"); accelstack.clouds.azure.replace_rows says the same for `accelstack diff`.
+SPOT_CREATE_ONLY = ["virtualMachineProfile.priority", "virtualMachineProfile.evictionPolicy"]
+
+
 class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedScheduler[AzureTrainingHandles]):
     """Azure's training parts: a resource group and VNet, Blob + Key Vault + Managed Lustre, a user-assigned
     identity, Slurm or Azure Machine Learning, and ONE Uniform scale set of InfiniBand nodes."""
@@ -249,6 +254,8 @@ class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedSchedul
                 parent=self.ctx.parent,
                 depends_on=depends_on,
                 ignore_changes=["virtualMachineProfile.osProfile.adminPassword"],
+                # Spot is chosen at creation only: a switch makes a new scale set (auto-named, so created first).
+                replace_on_changes=SPOT_CREATE_ONLY,
             ),
         )
 

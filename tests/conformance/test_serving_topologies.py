@@ -102,6 +102,17 @@ def _plan(cloud: str) -> Any:
     return plan_serving(spec.serving, registry.get(cloud).catalog)
 
 
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_switching_a_deployed_stack_off_its_queue_loses_the_queues_and_nothing_else(cloud: str) -> None:
+    """What waits in the admission queues when the switch lands is lost (at most a TTL of requests; README says so):
+    the day-2 loss check must name those queues and no other stateful resource."""
+    from stack_edits import losses
+
+    lost = losses(f"{cloud}-serving", ("serving.admission.kind=replica",))
+    assert lost, "the queues go: the loss check must see them"
+    assert all(concepts.is_a(line.split(" ", 1)[0], "queue") for line in lost), lost
+
+
 def _boot_texts(resources: Any) -> list[str]:
     """Every boot script a replica template carries, decoded (base64 where the cloud wants it)."""
     found = []

@@ -76,7 +76,8 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "encryptionSettings",
     ),
     # Scale set: zones, orchestration mode and fault domain count are create-only (compute
-    # virtualMachineScaleSet.json); a Spot/Regular priority change too, but it sits inside virtualMachineProfile.
+    # virtualMachineScaleSet.json); so are Spot priority and its eviction policy ("setting the Spot flag is only
+    # supported at creation time", use-spot FAQ), which the components mark replace_on_changes.
     "azure-native:compute:VirtualMachineScaleSet": (
         "resourceGroupName",
         "vmScaleSetName",
@@ -84,6 +85,8 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "zones",
         "orchestrationMode",
         "platformFaultDomainCount",
+        "virtualMachineProfile.priority",
+        "virtualMachineProfile.evictionPolicy",
     ),
     # VM: zones and osProfile (computer name, admin user, custom data) are create-only (virtualMachine.json).
     "azure-native:compute:VirtualMachine": ("resourceGroupName", "vmName", "location", "zones", "osProfile"),

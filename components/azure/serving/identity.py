@@ -82,7 +82,11 @@ def grant(placement: Placement, name: str, scope: pulumi.Input[str], role: str, 
         principal_type="ServicePrincipal",  # skips the directory lookup that races a new identity's replication
         condition=condition,
         condition_version="2.0" if condition else None,
-        opts=placement.opts,
+        # A new condition (another model) replaces the assignment; Azure refuses a second one with the same
+        # principal, role and scope (RoleAssignmentExists), so the old goes first. Replicas hold their weights.
+        opts=pulumi.ResourceOptions.merge(placement.opts, pulumi.ResourceOptions(delete_before_replace=True))
+        if condition
+        else placement.opts,
     )
 
 

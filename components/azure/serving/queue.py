@@ -92,21 +92,27 @@ class AdmissionQueue(pulumi.ComponentResource):
             scopes=[self.namespace.id],
             evaluation_frequency="PT1M",
             window_size="PT5M",
-            criteria={
-                "odata_type": "Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria",
-                "all_of": [
-                    {
-                        "criterion_type": "StaticThresholdCriterion",
-                        "name": "depth",
-                        "metric_name": ACTIVE_MESSAGES,
-                        "metric_namespace": QUEUE_METRIC_NAMESPACE,
-                        "operator": "GreaterThanOrEqual",
-                        "threshold": admission.max_depth,
-                        "time_aggregation": "Maximum",
-                        "dimensions": [{"name": "EntityName", "operator": "Include", "values": [REQUESTS]}],
-                    }
+            # Typed: `criteria` is a union, and the SDK leaves a plain dict's keys in snake_case, which the provider
+            # cannot read (pulumi/pulumi#21830): ARM would get empty criteria.
+            criteria=azure_native.monitor.MetricAlertSingleResourceMultipleMetricCriteriaArgs(
+                odata_type="Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria",
+                all_of=[
+                    azure_native.monitor.MetricCriteriaArgs(
+                        criterion_type="StaticThresholdCriterion",
+                        name="depth",
+                        metric_name=ACTIVE_MESSAGES,
+                        metric_namespace=QUEUE_METRIC_NAMESPACE,
+                        operator="GreaterThanOrEqual",
+                        threshold=admission.max_depth,
+                        time_aggregation="Maximum",
+                        dimensions=[
+                            azure_native.monitor.MetricDimensionArgs(
+                                name="EntityName", operator="Include", values=[REQUESTS]
+                            )
+                        ],
+                    )
                 ],
-            },
+            ),
             auto_mitigate=True,
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.requests]),

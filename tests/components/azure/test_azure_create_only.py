@@ -1,0 +1,36 @@
+"""What Azure takes only at creation, handled as such on a day-2 change (azure review F5, F6): Spot is set when a
+scale set is created, so a switch replaces it; a conditioned role assignment cannot coexist with its replacement
+(same principal, role and scope: RoleAssignmentExists), so the old one goes first."""
+
+from __future__ import annotations
+
+from stack_edits import deployed, replacements, updated
+
+
+def test_a_spot_switch_replaces_the_node_scale_set() -> None:
+    found = replacements("azure-training", ("training.nodes.capacity=spot",))
+    assert any("VirtualMachineScaleSet" in line and "virtualMachineProfile.priority" in line for line in found), found
+    [nodes] = [
+        r
+        for r in updated("azure-training", ("training.nodes.capacity=spot",)).resources
+        if r.type == "azure-native:compute:VirtualMachineScaleSet" and r.name.endswith("-nodes")
+    ]
+    assert "virtualMachineProfile.priority" in nodes.request.replaceOnChanges
+
+
+def test_a_new_model_replaces_the_conditioned_read_grant_delete_first() -> None:
+    weights = "serving.model.weightsUri=https://acmetrainckpts.blob.core.windows.net/checkpoints/models/llama-3.1-8b-v2"
+    found = replacements("azure-serving", (weights,))
+    assert any("RoleAssignment" in line and "condition" in line for line in found), found
+    conditioned = [
+        r
+        for r in deployed("azure-serving")[0].resources
+        if r.type.endswith("RoleAssignment") and r.inputs.get("condition")
+    ]
+    assert conditioned and all(r.delete_before_replace for r in conditioned)
+    plain = [
+        r
+        for r in deployed("azure-serving")[0].resources
+        if r.type.endswith("RoleAssignment") and not r.inputs.get("condition")
+    ]
+    assert plain and not any(r.delete_before_replace for r in plain)  # only where the condition forces it
