@@ -47,6 +47,9 @@ CHECKPOINT_WRITER_ACTIONS = ("Microsoft.Storage/storageAccounts/blobServices/con
 CHECKPOINT_WRITER_DATA_ACTIONS = (f"{BLOBS}/read", f"{BLOBS}/write", f"{BLOBS}/add/action")
 
 KEY_SIZE = 3072
+# Managed Lustre takes a 2048-bit RSA key, nothing else ("Use customer-managed encryption keys with Azure Managed
+# Lustre": key type RSA, size 2048): the file system gets its own key (the storage accounts keep theirs).
+FILE_SYSTEM_KEY_SIZE = 2048
 # Key Vault soft delete keeps a deleted vault and its keys 7-90 days (keyvault VaultProperties docs).
 VAULT_SOFT_DELETE_DAYS = 90
 # Blob soft delete: 1-365 days (learn.microsoft.com/azure/storage/blobs/soft-delete-blob-overview).
@@ -378,6 +381,21 @@ class TrainingStorage(pulumi.ComponentResource):
                 ("blob-contributor", STORAGE_BLOB_DATA_CONTRIBUTOR),
             )
         ]
+        self.file_system_key = azure_native.keyvault.Key(
+            f"{name}-lustre-key",
+            resource_group_name=self._resource_group,
+            vault_name=self.vault.name,
+            key_name="accelstack-lustre",
+            properties={"kty": "RSA", "key_size": FILE_SYSTEM_KEY_SIZE, "key_ops": ["wrapKey", "unwrapKey"]},
+            tags=tags,
+            opts=_stateful(self),
+        )
+        file_system_key_grant = self.grant(
+            f"{name}-storage-id-lustre-key",
+            self.file_system_key.id,
+            KEY_VAULT_CRYPTO_SERVICE_ENCRYPTION_USER,
+            self.storage_identity.principal_id,
+        )
         prefix = "/" + (blob_uri_parts(spec.training.storage.datasets.uri) or ("", "", ""))[2]
         self.file_system = azure_native.storagecache.AmlFilesystem(
             f"{name}-lustre",
@@ -397,10 +415,13 @@ class TrainingStorage(pulumi.ComponentResource):
             },
             identity={"type": "UserAssigned", "user_assigned_identities": [self.storage_identity.id]},
             encryption_settings={
-                "key_encryption_key": {"key_url": self.key.key_uri_with_version, "source_vault": {"id": self.vault.id}}
+                "key_encryption_key": {
+                    "key_url": self.file_system_key.key_uri_with_version,
+                    "source_vault": {"id": self.vault.id},
+                }
             },
             tags=tags,
-            opts=_stateful(self, depends_on=[*provider_grants, key_grant]),
+            opts=_stateful(self, depends_on=[*provider_grants, key_grant, file_system_key_grant]),
         )
         client = self.file_system.client_info
         self.lustre_address = client.apply(lambda info: (info.mgs_address if info else None) or "")

@@ -34,3 +34,15 @@ def test_a_new_model_replaces_the_conditioned_read_grant_delete_first() -> None:
         if r.type.endswith("RoleAssignment") and not r.inputs.get("condition")
     ]
     assert plain and not any(r.delete_before_replace for r in plain)  # only where the condition forces it
+
+
+def test_managed_lustre_is_encrypted_with_a_2048_bit_rsa_key() -> None:
+    """Managed Lustre takes a 2048-bit RSA key and no other (azure review F3): the key its encryption settings
+    name, found through the engine's dependencies, is that."""
+    resources = deployed("azure-training")[0].resources
+    by_urn = {r.urn: r for r in resources}
+    [file_system] = [r for r in resources if r.type == "azure-native:storagecache:AmlFilesystem"]
+    keys = [by_urn[u] for u in file_system.property_dependencies.get("encryptionSettings", [])]
+    keys = [k for k in keys if k.type == "azure-native:keyvault:Key"]
+    assert keys, "the file system's encryption key"
+    assert [(k.inputs["properties"]["kty"], k.inputs["properties"]["keySize"]) for k in keys] == [("RSA", 2048)]
