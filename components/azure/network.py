@@ -190,7 +190,12 @@ class TrainingNetwork(pulumi.ComponentResource):
                 virtual_network_name=self.vnet.name,
                 address_prefix=plan.lustre,
                 network_security_group={"id": lustre_nsg.id},
+                # The file system reaches Azure services from its subnet (amlfs-prerequisites: Key Vault for its
+                # key, Storage for the Blob integration, monitoring): the zone's NAT gateway is its way out, and
+                # the service endpoints let the storage account and vault admit this subnet by rule.
+                nat_gateway={"id": self.nat_gateway.id},
                 default_outbound_access=False,
+                service_endpoints=[{"service": "Microsoft.Storage"}, {"service": "Microsoft.KeyVault"}],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.nodes_subnet]),
             )
         self.register_outputs({"vnet": self.vnet.id, "nodesSubnet": self.nodes_subnet.id})

@@ -160,6 +160,9 @@ class TrainingStorage(pulumi.ComponentResource):
             shared_key=True,  # the Blob integration uses the account key (amlfs-prerequisites)
             depends_on=[key_grant],
             tags=tags,
+            # Managed Lustre reads its container from its own subnet: Microsoft.StorageCache is no trusted service
+            # the firewall's AzureServices bypass admits, and creation fails if it cannot reach the container.
+            reader_subnets=[lustre_subnet_id] if file_system is not None and lustre_subnet_id is not None else [],
         )
         self.dataset_container = azure_native.storage.BlobContainer(
             f"{name}-datasets",
@@ -251,7 +254,7 @@ class TrainingStorage(pulumi.ComponentResource):
         shared_key: bool,
         depends_on: list[pulumi.Resource],
         tags: dict[str, str],
-        reader_subnets: Sequence[str] = (),
+        reader_subnets: Sequence[pulumi.Input[str]] = (),
     ) -> azure_native.storage.StorageAccount:
         admitted = ([self._nodes_subnet_id] if self._nodes_subnet_id is not None else []) + list(reader_subnets)
         return azure_native.storage.StorageAccount(
@@ -268,9 +271,10 @@ class TrainingStorage(pulumi.ComponentResource):
             enable_https_traffic_only=True,
             minimum_tls_version="TLS1_2",
             # Not reachable from the internet: the nodes' subnet (its Microsoft.Storage service endpoint), the
-            # serving replicas' subnets the checkpoint account lets read models (artifactReaderSubnets), and
-            # trusted Azure services (Managed Lustre's Blob integration runs as one, Microsoft.StorageCache)
-            # only. Uploading a dataset from outside the VNet needs a rule for that network (README).
+            # serving replicas' subnets the checkpoint account lets read models (artifactReaderSubnets), the file
+            # system's subnet on the dataset account (Managed Lustre is not a trusted service: the bypass does not
+            # admit it), and trusted Azure services only. Uploading a dataset from outside the VNet needs a rule
+            # for that network (README).
             public_network_access="Enabled" if admitted else "Disabled",
             network_rule_set={
                 "default_action": "Deny",
