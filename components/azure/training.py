@@ -51,6 +51,9 @@ from accelstack.components.recipes.training import TrainingRecipe
 
 NODE_OS_DISK_GIB = 256  # containers and CUDA caches; scratch is the VMs' local NVMe
 SPOT_MAX_PRICE = -1  # up to the on-demand price: evicted for capacity only, never for price
+# Evicted Spot VMs are deleted; "Try & restore" brings the scale set back to its count when capacity returns,
+# trying for this long after each eviction (use-spot: spotRestorePolicy). Without it the cluster only shrinks.
+SPOT_RESTORE_TIMEOUT = "PT1H"
 
 
 def priority_settings(capacity: str) -> dict[str, Any]:
@@ -249,6 +252,9 @@ class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedSchedul
             zones=[self.vnet.zone],
             identity={"type": "UserAssigned", "user_assigned_identities": [self.nodes_identity.id]},
             virtual_machine_profile=profile,
+            spot_restore_policy=(
+                {"enabled": True, "restore_timeout": SPOT_RESTORE_TIMEOUT} if nodes.capacity == "spot" else None
+            ),
             tags={**stack_tags(spec), "accelstack:config-digest": self.ctx.digest},
             opts=pulumi.ResourceOptions(
                 parent=self.ctx.parent,

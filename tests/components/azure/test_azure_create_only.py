@@ -46,3 +46,16 @@ def test_managed_lustre_is_encrypted_with_a_2048_bit_rsa_key() -> None:
     keys = [k for k in keys if k.type == "azure-native:keyvault:Key"]
     assert keys, "the file system's encryption key"
     assert [(k.inputs["properties"]["kty"], k.inputs["properties"]["keySize"]) for k in keys] == [("RSA", 2048)]
+
+
+def test_evicted_spot_nodes_are_restored_to_the_count() -> None:
+    """Eviction Delete shrinks a scale set for good unless Try & restore brings it back (review M6)."""
+    spot = updated("azure-training", ("training.nodes.capacity=spot",)).resources
+    [nodes] = [r for r in spot if r.type == "azure-native:compute:VirtualMachineScaleSet" and r.name.endswith("-nodes")]
+    assert nodes.inputs["virtualMachineProfile"]["evictionPolicy"] == "Delete"
+    assert nodes.inputs["spotRestorePolicy"] == {"enabled": True, "restoreTimeout": "PT1H"}
+    regular = deployed("azure-training")[0].resources
+    [nodes] = [
+        r for r in regular if r.type == "azure-native:compute:VirtualMachineScaleSet" and r.name.endswith("-nodes")
+    ]
+    assert "spotRestorePolicy" not in nodes.inputs
