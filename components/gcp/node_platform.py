@@ -124,7 +124,9 @@ class GcpNodePlatform:
     lustre_product: str = "Google Cloud Managed Lustre"
     lustre_client_source: str = "Google's lustre-client repository"
     lustre_client_install: str = LUSTRE_CLIENT_INSTALL
-    tool_functions: str = TOKEN_FUNCTION + GCLOUD_FUNCTION
+    # Self-contained: the token helper reads the metadata server, and a script that has the tools (the head's
+    # setup) may have no metadata functions of its own.
+    tool_functions: str = METADATA_FUNCTION + TOKEN_FUNCTION + GCLOUD_FUNCTION
     tool_setup: str | None = "ensure_gcloud"
 
     def metadata_command(self, fact: NodeFact) -> str:

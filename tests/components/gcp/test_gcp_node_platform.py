@@ -137,10 +137,9 @@ def test_the_metadata_server_is_asked_with_its_header_or_not_at_all():
 
 
 def test_the_munge_key_bytes_come_from_secret_manager_with_the_nodes_token():
+    # The tools alone, as the head's setup script has them: nothing defined on their behalf.
     with fake_google({}) as (url, seen):
-        result = bash(
-            f"{PLATFORM.metadata_functions}\n{PLATFORM.tool_functions}\n{PLATFORM.secret_command(VERSION)}", url
-        )
+        result = bash(f"{PLATFORM.tool_functions}\n{PLATFORM.secret_command(VERSION)}", url)
     assert result.returncode == 0, result.stderr
     assert result.stdout == MUNGE_KEY
     assert "/computeMetadata/v1/instance/service-accounts/default/token" in seen
