@@ -55,6 +55,13 @@ ZONAL = {
 }
 
 
+SERVICE_AGENT_DOMAINS = {
+    "lustre.googleapis.com": "gcp-sa-lustre",
+    "file.googleapis.com": "cloud-filer",
+    "pubsub.googleapis.com": "gcp-sa-pubsub",
+}
+
+
 class GcpMocks(pulumi.runtime.Mocks):
     """Answers like GCP would at preview. Subclass and override `call` or `new_resource` (calling
     `super()` for the rest) to model a project or region that differs."""
@@ -123,6 +130,12 @@ class GcpMocks(pulumi.runtime.Mocks):
             outputs.setdefault("address", args.inputs.get("address", "10.0.0.10"))
         if args.typ == "gcp:compute/instanceTemplate:InstanceTemplate":
             outputs.setdefault("selfLinkUnique", f"{API}/{path}?uniqueId=1000000000000000001")
+        if args.typ == "gcp:projects/serviceIdentity:ServiceIdentity":
+            # The agent's address by service (cloud.google.com/iam/docs/service-agents).
+            domain = SERVICE_AGENT_DOMAINS.get(str(args.inputs.get("service")), "unknown-agent")
+            email = f"service-{self.project_number}@{domain}.iam.gserviceaccount.com"
+            outputs.setdefault("email", email)
+            outputs.setdefault("member", f"serviceAccount:{email}")
         if args.typ == "gcp:serviceaccount/account:Account":
             account_id = args.inputs.get("accountId", args.name)
             email = f"{account_id}@{self.project_id}.iam.gserviceaccount.com"
@@ -133,6 +146,9 @@ class GcpMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         if args.token == "gcp:organizations/getProject:getProject":
             return {"projectId": self.project_id, "number": self.project_number, "name": self.project_id}, []
+        if args.token == "gcp:storage/getProjectServiceAccount:getProjectServiceAccount":
+            email = f"service-{self.project_number}@gs-project-accounts.iam.gserviceaccount.com"
+            return {"emailAddress": email, "member": f"serviceAccount:{email}", "project": self.project_id}, []
         if args.token == "gcp:compute/getZones:getZones":
             return {"names": self.zones, "region": self.region, "project": self.project_id}, []
         # failures must be a list: MockMonitor iterates it (None raises TypeError on any invoke).

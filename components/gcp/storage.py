@@ -55,8 +55,36 @@ def soft_delete_seconds(noncurrent_version_days: int) -> str:
 
 
 def service_agent(project_number: pulumi.Output[str], domain: str) -> pulumi.Output[str]:
-    """A Google service agent's IAM member (cloud.google.com/iam/docs/service-agents)."""
+    """A Google service agent's IAM member (cloud.google.com/iam/docs/service-agents), for an agent that exists
+    as soon as its API is enabled (Compute Engine's). Agents created on first use come from `created_agent`."""
     return project_number.apply(lambda number: f"serviceAccount:service-{number}@{domain}")
+
+
+# Agents that do not exist on a fresh project until something asks for them: a grant naming one fails ("Service
+# account ... does not exist"; terraform-provider-google #7611, #9730). ServiceIdentity creates and returns it
+# (`gcloud beta services identity create`, as Cluster Toolkit's managed-lustre module says to run).
+AGENT_SERVICES = {
+    "lustre": "lustre.googleapis.com",
+    "filestore": "file.googleapis.com",
+    "pubsub": "pubsub.googleapis.com",
+}
+
+
+def created_agent(stack: str, project_id: str, key: str, opts: pulumi.ResourceOptions) -> pulumi.Output[str]:
+    """The IAM member of the service agent of AGENT_SERVICES[key], created if the project has none yet."""
+    identity = gcp.projects.ServiceIdentity(
+        f"{stack}-{key}-agent", project=project_id, service=AGENT_SERVICES[key], opts=opts
+    )
+    return identity.email.apply(lambda email: f"serviceAccount:{email}")
+
+
+def storage_agent(project_id: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+    """Cloud Storage's service agent: reading it creates it (storage.getProjectServiceAccount: "if it does not
+    exist, it is created"), which a KMS grant to it on a fresh project needs."""
+    account = gcp.storage.get_project_service_account_output(
+        project=project_id, opts=pulumi.InvokeOutputOptions(parent=parent)
+    )
+    return account.email_address.apply(lambda email: f"serviceAccount:{email}")
 
 
 def _stateful(opts: pulumi.ResourceOptions, **extra: Any) -> pulumi.ResourceOptions:
@@ -94,19 +122,20 @@ class TrainingStorage(pulumi.ComponentResource):
             rotation_period=KEY_ROTATION,
             opts=_stateful(child),
         )
+        project_id = spec.account.project_id  # type: ignore[attr-defined]
+        members = {
+            "storage": storage_agent(project_id, self),
+            "compute": service_agent(project_number, "compute-system.iam.gserviceaccount.com"),
+        }
+        managed_lustre = file_system is not None and file_system.tier not in catalog.FILESTORE_TIERS
+        if managed_lustre:
+            self.lustre_agent = members["lustre"] = created_agent(stack, project_id, "lustre", child)
         self.key_grants: dict[str, pulumi.Resource] = {
             role: gcp.kms.CryptoKeyIAMMember(
-                f"{stack}-key-{role}",
-                crypto_key_id=self.key.id,
-                role=ENCRYPTER,
-                member=service_agent(project_number, domain),
-                opts=child,
+                f"{stack}-key-{role}", crypto_key_id=self.key.id, role=ENCRYPTER, member=members[role], opts=child
             )
-            for role, domain in (
-                ("storage", "gs-project-accounts.iam.gserviceaccount.com"),
-                ("lustre", "gcp-sa-lustre.iam.gserviceaccount.com"),
-                ("compute", "compute-system.iam.gserviceaccount.com"),
-            )
+            for role in ("storage", "lustre", "compute")
+            if role in members
         }
         self.dataset_bucket_name, dataset_prefix = split_bucket_uri(storage.datasets.uri)
         self.dataset_bucket = (
@@ -200,7 +229,7 @@ class TrainingStorage(pulumi.ComponentResource):
             f"{stack}-key-filestore",
             crypto_key_id=self.key.id,
             role=ENCRYPTER,
-            member=service_agent(project_number, "cloud-filer.iam.gserviceaccount.com"),
+            member=created_agent(stack, spec.account.project_id, "filestore", pulumi.ResourceOptions(parent=self)),  # type: ignore[attr-defined]
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.key_grants["filestore"] = agent
@@ -253,7 +282,7 @@ class TrainingStorage(pulumi.ComponentResource):
             f"{stack}-lustre-reads-datasets",
             bucket=self.dataset_bucket.name if self.dataset_bucket is not None else self.dataset_bucket_name,
             role=OBJECT_VIEWER,
-            member=service_agent(project_number, "gcp-sa-lustre.iam.gserviceaccount.com"),
+            member=self.lustre_agent,
             opts=child,
         )
         prefix = dataset_prefix.strip("/")

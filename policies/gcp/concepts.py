@@ -68,7 +68,9 @@ GCP: dict[str, tuple[str, ...]] = {
     "firewall-rule": ("gcp:compute/firewall:Firewall",),
     # --- identity ---
     "identity": ("gcp:serviceaccount/account:Account", "gcp:serviceAccount/account:Account"),
-    "api-enablement": ("gcp:projects/service:Service",),
+    # Enabling a service, and creating its Google-managed service agent (ServiceIdentity: the agent a grant names
+    # must exist first); neither grants anything by itself.
+    "api-enablement": ("gcp:projects/service:Service", "gcp:projects/serviceIdentity:ServiceIdentity"),
     # Project-wide role grants (the scope is the project).
     "role-binding": (
         "gcp:projects/iAMMember:IAMMember",

@@ -99,6 +99,9 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "gcp:kms/keyRing:KeyRing": ("name", "location", "project"),
     "gcp:kms/cryptoKey:CryptoKey": ("name", "keyRing", "purpose", "importOnly", "skipInitialVersionCreation"),
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": ("cryptoKeyId", "role", "member", "condition"),
+    # A service's agent (google_project_service_identity: project and service are ForceNew); replacing it only
+    # reads the same agent again, and destroying it leaves the agent in place.
+    "gcp:projects/serviceIdentity:ServiceIdentity": ("project", "service"),
     # --- gcp training (components/gcp/training, network, storage, scheduler); same sources as above ---
     # Persistent disk: type, zone, image/snapshot source and encryption key are immutable; size grows in
     # place (mmv1 compute/Disk.yaml; a smaller size is refused, not replaced).

@@ -41,6 +41,7 @@ TERRAFORM_TYPES: dict[str, str] = {
     "gcp:compute/uRLMap:URLMap": "google_compute_url_map",
     "gcp:kms/cryptoKey:CryptoKey": "google_kms_crypto_key",
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": "google_kms_crypto_key_iam_member",
+    "gcp:projects/serviceIdentity:ServiceIdentity": "google_project_service_identity",
     "gcp:kms/keyRing:KeyRing": "google_kms_key_ring",
     "gcp:lustre/instance:Instance": "google_lustre_instance",
     "gcp:pubsub/subscription:Subscription": "google_pubsub_subscription",

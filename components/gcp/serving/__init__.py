@@ -24,6 +24,7 @@ from accelstack.components.gcp.serving.queue import AdmissionQueues, queues
 from accelstack.components.gcp.serving.replicas import replica_group
 from accelstack.components.gcp.serving.scaling import scaling
 from accelstack.components.gcp.serving.user_data import replica_admission
+from accelstack.components.gcp.storage import created_agent
 from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
@@ -63,11 +64,10 @@ class GcpServingParts(ServingParts):
 
     def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
         ctx = self.ctx
-        queue_key = kms_key(ctx.name, self.region, self.project_number, ctx.child)
+        pubsub_agent = created_agent(ctx.name, self.project_id, "pubsub", ctx.child)
+        queue_key = kms_key(ctx.name, self.region, pubsub_agent, ctx.child)
         self.key = queue_key.key
-        self.pubsub = pubsub = queues(
-            ctx.name, ctx.serving.admission, ctx.plan, queue_key, self.project_number, ctx.child
-        )
+        self.pubsub = pubsub = queues(ctx.name, ctx.serving.admission, ctx.plan, queue_key, pubsub_agent, ctx.child)
         self.queues = pubsub.by_role()
         request = pubsub.request_subscription  # what the replicas pull and the autoscaler reads
         return AdmissionQueue(request.id, pubsub.responses.id, pubsub.dead_letters.id, request)

@@ -108,7 +108,7 @@ def stack_key(name: str, region: str, opts: pulumi.ResourceOptions) -> gcp.kms.C
     )
 
 
-def kms_key(name: str, region: str, project_number: pulumi.Output[str], opts: pulumi.ResourceOptions) -> QueueKey:
+def kms_key(name: str, region: str, pubsub_agent: pulumi.Output[str], opts: pulumi.ResourceOptions) -> QueueKey:
     """The Pub/Sub topics' customer-managed key (`stack_key`). The Pub/Sub service agent must hold
     encrypterDecrypter before a topic names the key, or topic creation fails
     (https://cloud.google.com/pubsub/docs/encryption#using-cmek)."""
@@ -117,7 +117,7 @@ def kms_key(name: str, region: str, project_number: pulumi.Output[str], opts: pu
         f"{name}-queues-pubsub-agent",
         crypto_key_id=key.id,
         role="roles/cloudkms.cryptoKeyEncrypterDecrypter",
-        member=project_number.apply(lambda n: f"serviceAccount:service-{n}@gcp-sa-pubsub.iam.gserviceaccount.com"),
+        member=pubsub_agent,  # created before it is named: a fresh project has no Pub/Sub agent yet
         opts=opts,
     )
     return QueueKey(key, agent_grant)

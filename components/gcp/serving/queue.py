@@ -27,8 +27,9 @@ RETRY_MAX_BACKOFF = "60s"
 
 
 def pubsub_service_agent(project_number: str) -> str:
-    """The Pub/Sub service agent: it forwards to the dead-letter topic, so it needs publisher there and
-    subscriber on the source subscription (https://cloud.google.com/pubsub/docs/handling-failures#grant_forwarding_permissions)."""
+    """The Pub/Sub service agent's address: it forwards to the dead-letter topic, so it needs publisher there and
+    subscriber on the source subscription (https://cloud.google.com/pubsub/docs/handling-failures#grant_forwarding_permissions).
+    The grants take the created agent (storage.created_agent), which has this address."""
     return f"serviceAccount:service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com"
 
 
@@ -68,7 +69,7 @@ def queues(
     admission: AdmissionPolicy,
     plan: ServingPlan,
     key: QueueKey,
-    project_number: pulumi.Output[str],
+    pubsub_agent: pulumi.Output[str],
     opts: pulumi.ResourceOptions,
 ) -> AdmissionQueues:
     keep = retention(admission.ttl_seconds)
@@ -114,7 +115,7 @@ def queues(
         ),
         opts=opts,
     )
-    agent = project_number.apply(pubsub_service_agent)
+    agent = pubsub_agent  # created before it is named (storage.created_agent)
     agent_grants = [
         gcp.pubsub.TopicIAMMember(
             f"{name}-dlq-agent-publisher", topic=dead_letters.name, role="roles/pubsub.publisher", member=agent,
