@@ -22,6 +22,7 @@ Azure Managed Lustre importing the dataset container (Blob integration, "HSM").
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Sequence
 
@@ -64,10 +65,15 @@ def role_definition(subscription_id: str, role: str) -> str:
 
 
 def vault_name(spec: TrainingStack) -> str:
-    """Key Vault names are global, 3-24 letters, digits and hyphens: the stack's name and a digest of the
-    subscription, so two subscriptions deploying the same stack name do not collide."""
+    """Key Vault names are global, 3-24 letters, digits and hyphens, starting with a letter, without consecutive
+    hyphens (Key Vault naming rules): the stack's name and a digest of the subscription, so two subscriptions
+    deploying the same stack name do not collide. A stack name that is already a valid start keeps its vault name;
+    one starting with a digit gets a "kv" prefix, and runs of hyphens become one."""
     digest = hashlib.sha256(account_of(spec).subscription_id.encode()).hexdigest()[:6]
-    return f"{spec.stack[:14].rstrip('-')}-{digest}-kv"
+    stem = re.sub(r"-{2,}", "-", spec.stack)
+    if not stem[:1].isalpha():
+        stem = f"kv{stem}"
+    return f"{stem[:14].rstrip('-')}-{digest}-kv"
 
 
 def hsm_logging_container(data_container: str) -> str:
