@@ -78,6 +78,12 @@ class ReplicaAdmission:
         right of X-Forwarded-For."""
         return cls(admission_proxy_environment(serving, plan, client_hop=client_hop))
 
+    @classmethod
+    def where_asked(cls, serving: ServingSpec, plan: ServingPlan, *, client_hop: int) -> ReplicaAdmission | None:
+        """`planned` where the spec asks for admission on the replicas (serving.admission.kind replica); None with a
+        queue."""
+        return cls.planned(serving, plan, client_hop=client_hop) if serving.admission.kind == "replica" else None
+
 
 Admission = AdmissionQueue | ReplicaAdmission
 

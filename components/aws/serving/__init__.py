@@ -29,8 +29,8 @@ from accelstack.components.aws.serving.queue import alarms, queues
 from accelstack.components.aws.serving.replicas import replica_group
 from accelstack.components.aws.serving.scaling import load_scaling, scaling
 from accelstack.components.aws.serving.user_data import (
+    ALB_CLIENT_HOP,
     USER_DATA_LIMIT_BYTES,
-    replica_admission,
     replica_user_data,
     user_data_size_problem,
     worker_environment,
@@ -102,9 +102,7 @@ class AwsServingParts(ServingParts):
         return AdmissionQueue(requests.url, self.queues["responses"].url, self.queues["dead-letters"].url, requests)
 
     def replica_admission(self) -> ReplicaAdmission:
-        admission = replica_admission(self.serving, self.plan)
-        assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
-        return admission
+        return ReplicaAdmission.planned(self.serving, self.plan, client_hop=ALB_CLIENT_HOP)
 
     @implements(Feature.CROSS_ACCOUNT_ARTIFACTS)
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:

@@ -53,13 +53,6 @@ USER_DATA_LIMIT_BYTES = EC2_USER_DATA_MAX_BYTES  # raw user data, before base64
 ALB_CLIENT_HOP = 1
 
 
-def replica_admission(serving: ServingSpec, plan: ServingPlan) -> ReplicaAdmission | None:
-    """The admission proxy behind the ALB, when the replicas admit requests themselves; None with a queue."""
-    if serving.admission.kind != "replica":
-        return None
-    return ReplicaAdmission.planned(serving, plan, client_hop=ALB_CLIENT_HOP)
-
-
 EMBEDDED_LINE_LENGTH = 100
 
 
@@ -161,7 +154,7 @@ def user_data_size_problem(
         replica_user_data(
             serving, plan, region=region, group_name=group_name, hook_name=READY_HOOK,
             request_queue_url=longest_url, response_queue_url=longest_url,
-            admission=replica_admission(serving, plan),
+            admission=ReplicaAdmission.where_asked(serving, plan, client_hop=ALB_CLIENT_HOP),
         ).encode()
     )  # fmt: skip
     if size < USER_DATA_LIMIT_BYTES:
@@ -187,6 +180,6 @@ def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     spec, serving = args.spec, args.spec.serving
     script = replica_user_data(
         serving, args.plan, region=spec.account.region, group_name=replica_group_name(spec.stack),
-        hook_name=READY_HOOK, **QUEUE_URL_PLACEHOLDERS, admission=replica_admission(serving, args.plan),
+        hook_name=READY_HOOK, **QUEUE_URL_PLACEHOLDERS, admission=ReplicaAdmission.where_asked(serving, args.plan, client_hop=ALB_CLIENT_HOP),
     )  # fmt: skip
     return {REPLICA_USER_DATA_FILE: script}

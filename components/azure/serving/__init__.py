@@ -28,7 +28,7 @@ from accelstack.components.azure.serving.queue import AdmissionQueue as ServiceB
 from accelstack.components.azure.serving.queue import dead_letter_path
 from accelstack.components.azure.serving.replicas import replica_group, standby_pool
 from accelstack.components.azure.serving.scaling import scaling
-from accelstack.components.azure.serving.user_data import replica_admission
+from accelstack.components.azure.serving.user_data import GATEWAY_CLIENT_HOP
 from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
@@ -76,9 +76,7 @@ class AzureServingParts(ServingParts):
         )
 
     def replica_admission(self) -> ReplicaAdmission:
-        admission = replica_admission(self.ctx.serving, self.ctx.plan)
-        assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
-        return admission
+        return ReplicaAdmission.planned(self.ctx.serving, self.ctx.plan, client_hop=GATEWAY_CLIENT_HOP)
 
     @implements(Feature.CROSS_ACCOUNT_ARTIFACTS)
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:

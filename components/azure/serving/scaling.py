@@ -29,27 +29,47 @@ SCALE_OUT_PERCENT = 50
 SCALE_IN_WINDOW = "PT10M"
 
 
+Trigger = Callable[[str, float, str], dict[str, Any]]  # (operator, threshold, window) -> a metric trigger
+
+
 def iso_minutes(seconds: int) -> str:
     """An ISO 8601 duration in whole minutes, at least one (autoscale cooldowns and windows: PT1M..P1W)."""
     return f"PT{max(1, math.ceil(seconds / 60))}M"
 
 
-def backlog_trigger(
-    namespace: azure_native.servicebus.Namespace, operator: str, threshold: float, window: str
-) -> dict[str, Any]:
-    return {
-        "metric_name": ACTIVE_MESSAGES,
-        "metric_namespace": QUEUE_METRIC_NAMESPACE,
-        "metric_resource_uri": namespace.id,
-        "dimensions": [{"dimension_name": "EntityName", "operator": "Equals", "values": [REQUESTS]}],
-        "divide_per_instance": True,
-        "time_grain": "PT1M",
-        "time_window": window,
-        "statistic": "Average",
-        "time_aggregation": "Average",
-        "operator": operator,
-        "threshold": threshold,
-    }
+def metric_trigger(
+    metric: str,
+    namespace: str,
+    resource: azure_native.servicebus.Namespace | azure_native.network.ApplicationGateway,
+    *,
+    per_instance: bool,
+    dimensions: list[dict[str, Any]] | None = None,
+) -> Trigger:
+    """An autoscale rule's trigger on `metric` of `resource`, averaged over one-minute grains in its window;
+    `per_instance` divides it by the scale set's instance count."""
+
+    def trigger(operator: str, threshold: float, window: str) -> dict[str, Any]:
+        return {
+            "metric_name": metric,
+            "metric_namespace": namespace,
+            "metric_resource_uri": resource.id,
+            **({"dimensions": dimensions} if dimensions else {}),
+            "divide_per_instance": per_instance,
+            "time_grain": "PT1M",
+            "time_window": window,
+            "statistic": "Average",
+            "time_aggregation": "Average",
+            "operator": operator,
+            "threshold": threshold,
+        }
+
+    return trigger
+
+
+def backlog_trigger(namespace: azure_native.servicebus.Namespace) -> Trigger:
+    """The request queue's active messages, divided per instance: the backlog each replica owns."""
+    requests = [{"dimension_name": "EntityName", "operator": "Equals", "values": [REQUESTS]}]
+    return metric_trigger(ACTIVE_MESSAGES, QUEUE_METRIC_NAMESPACE, namespace, per_instance=True, dimensions=requests)
 
 
 # Application Gateway v2: "Average request count per minute per healthy backend host in a pool".
@@ -57,25 +77,9 @@ REQUESTS_PER_HOST = "AvgRequestCountPerHealthyHost"
 GATEWAY_METRIC_NAMESPACE = "Microsoft.Network/applicationGateways"
 
 
-def requests_per_host_trigger(
-    gateway: azure_native.network.ApplicationGateway, operator: str, threshold: float, window: str
-) -> dict[str, Any]:
+def requests_per_host_trigger(gateway: azure_native.network.ApplicationGateway) -> Trigger:
     """The gateway's one backend pool: already per healthy host, so not divided again."""
-    return {
-        "metric_name": REQUESTS_PER_HOST,
-        "metric_namespace": GATEWAY_METRIC_NAMESPACE,
-        "metric_resource_uri": gateway.id,
-        "divide_per_instance": False,
-        "time_grain": "PT1M",
-        "time_window": window,
-        "statistic": "Average",
-        "time_aggregation": "Average",
-        "operator": operator,
-        "threshold": threshold,
-    }
-
-
-Trigger = Callable[[str, float, str], dict[str, Any]]  # (operator, threshold, window) -> a metric trigger
+    return metric_trigger(REQUESTS_PER_HOST, GATEWAY_METRIC_NAMESPACE, gateway, per_instance=False)
 
 
 def autoscale_profile(
@@ -122,21 +126,15 @@ def scaling(
     """Scales `group` on the request queue's backlog in `namespace`, or without a queue on `gateway`'s requests
     per healthy replica."""
     if namespace is not None:
-        queue_namespace = namespace
         profile = autoscale_profile(
-            replicas,
-            plan,
-            lambda operator, threshold, window: backlog_trigger(queue_namespace, operator, threshold, window),
-            plan.backlog_per_instance_target,
-            "queue-depth",
+            replicas, plan, backlog_trigger(namespace), plan.backlog_per_instance_target, "queue-depth"
         )
     else:
         assert gateway is not None, "without a queue the group scales on the gateway's requests per replica"
-        front = gateway
         profile = autoscale_profile(
             replicas,
             plan,
-            lambda operator, threshold, window: requests_per_host_trigger(front, operator, threshold, window),
+            requests_per_host_trigger(gateway),
             plan.requests_per_replica_minute_target,
             "requests-per-replica",
         )

@@ -55,13 +55,6 @@ def worker_environment(serving: ServingSpec, plan: ServingPlan, *, namespace: st
 GATEWAY_CLIENT_HOP = 1
 
 
-def replica_admission(serving: ServingSpec, plan: ServingPlan) -> ReplicaAdmission | None:
-    """The admission proxy behind the gateway, when the replicas admit requests themselves; None with a queue."""
-    if serving.admission.kind != "replica":
-        return None
-    return ReplicaAdmission.planned(serving, plan, client_hop=GATEWAY_CLIENT_HOP)
-
-
 def replica_user_data(
     serving: ServingSpec,
     plan: ServingPlan,
@@ -105,6 +98,6 @@ def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     """What `accelstack render` writes: the replica custom data (from the plan the service deploys), deploy-time
     names as `${NAME}` placeholders."""
     serving = args.spec.serving
-    admission = replica_admission(serving, args.plan)
+    admission = ReplicaAdmission.where_asked(serving, args.plan, client_hop=GATEWAY_CLIENT_HOP)
     names = {"client_id": PLACEHOLDERS["client_id"]} if admission else PLACEHOLDERS
     return {REPLICA_USER_DATA_FILE: replica_user_data(serving, args.plan, **names, admission=admission)}

@@ -23,7 +23,7 @@ from accelstack.components.gcp.serving.network import serving_network
 from accelstack.components.gcp.serving.queue import AdmissionQueues, queues
 from accelstack.components.gcp.serving.replicas import replica_group
 from accelstack.components.gcp.serving.scaling import scaling
-from accelstack.components.gcp.serving.user_data import replica_admission
+from accelstack.components.gcp.serving.user_data import LOAD_BALANCER_CLIENT_HOP
 from accelstack.components.gcp.storage import created_agent
 from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
@@ -73,9 +73,7 @@ class GcpServingParts(ServingParts):
         return AdmissionQueue(request.id, pubsub.responses.id, pubsub.dead_letters.id, request)
 
     def replica_admission(self) -> ReplicaAdmission:
-        admission = replica_admission(self.ctx.serving, self.ctx.plan)
-        assert admission is not None, "the recipe asks for admission on the replicas only with admission.kind replica"
-        return admission
+        return ReplicaAdmission.planned(self.ctx.serving, self.ctx.plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
 
     @implements(Feature.CROSS_ACCOUNT_ARTIFACTS)
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
@@ -121,19 +119,13 @@ class GcpServingParts(ServingParts):
         return self.address.address.apply(lambda ip: f"https://{ip}")
 
     def scaling(self, group: ReplicaGroup, queue: AdmissionQueue) -> pulumi.Resource:
-        ctx = self.ctx
         assert self.pubsub is not None, "queue-depth scaling reads the request subscription"
-        return scaling(
-            ctx.name,
-            ctx.serving.replicas,
-            ctx.plan,
-            region=self.region,
-            group=self.group,
-            request_subscription=self.pubsub.request_subscription,
-            opts=ctx.child,
-        )
+        return self._autoscaler(self.pubsub.request_subscription)
 
     def load_scaling(self, group: ReplicaGroup) -> pulumi.Resource:
+        return self._autoscaler(None)
+
+    def _autoscaler(self, request_subscription: gcp.pubsub.Subscription | None) -> pulumi.Resource:
         ctx = self.ctx
         return scaling(
             ctx.name,
@@ -141,7 +133,7 @@ class GcpServingParts(ServingParts):
             ctx.plan,
             region=self.region,
             group=self.group,
-            request_subscription=None,
+            request_subscription=request_subscription,
             opts=ctx.child,
         )
 

@@ -47,14 +47,6 @@ def worker_environment(
 LOAD_BALANCER_CLIENT_HOP = 2
 
 
-def replica_admission(serving: ServingSpec, plan: ServingPlan) -> ReplicaAdmission | None:
-    """The admission proxy behind the load balancer, when the replicas admit requests themselves; None with a
-    queue."""
-    if serving.admission.kind != "replica":
-        return None
-    return ReplicaAdmission.planned(serving, plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
-
-
 def replica_user_data(
     serving: ServingSpec,
     plan: ServingPlan,
@@ -100,7 +92,7 @@ def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     names as `${NAME}` placeholders."""
     spec = args.spec
     project = getattr(spec.account, "project_id", "")
-    admission = replica_admission(spec.serving, args.plan)
+    admission = ReplicaAdmission.where_asked(spec.serving, args.plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
     names = {} if admission else PLACEHOLDERS
     return {
         REPLICA_USER_DATA_FILE: replica_user_data(
