@@ -9,7 +9,6 @@ as `${NAME}` placeholders; the deployed documents get them from Pulumi outputs.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -25,6 +24,7 @@ from accelstack.commands.common import (
     load_specs,
     resolve_stacks,
 )
+from accelstack.commands.output_files import output_directory, write_into
 
 PLACEHOLDER_NOTE = (
     "${HEAD_ADDRESS}, ${LUSTRE_DNS}, ${LUSTRE_MOUNT_NAME}, ${MUNGE_KEY_SECRET} and ${STATE_VOLUME} "
@@ -36,7 +36,7 @@ SERVING_PLACEHOLDER_NOTE = "${REQUEST_QUEUE_URL} and ${RESPONSE_QUEUE_URL} are f
 @guarded
 def render_command(
     stack: Annotated[str, typer.Argument(metavar="STACK", help="Stack name or path to a stack file.")],
-    out: Annotated[Path, typer.Option("--out", help="Directory to write the artifacts to (created).", file_okay=False)],
+    out_dir: Annotated[str, typer.Option("--out", help="Directory to write the artifacts to (created).")],
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
 ) -> int:
@@ -48,6 +48,7 @@ def render_command(
     from accelstack.components.slurm import DeployValues, nodes_for, render_all
     from accelstack.spec.models import ServingStack
 
+    out = output_directory(out_dir)
     _, files = resolve_stacks([stack], False, project_dir)
     [(name, spec)] = load_specs(files, overrides or [])
     if spec is None:
@@ -65,16 +66,8 @@ def render_command(
         args = TrainingClusterArgs.of(spec)
         values = DeployValues(checkpoint_interval_seconds=args.plan.interval_seconds)
         artifacts, note = render_all(args.spec, nodes_for(args.spec), values), PLACEHOLDER_NOTE
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for filename, text in artifacts.items():
-            target = out / filename
-            target.write_text(text)
-            if filename.endswith(".sh"):
-                target.chmod(0o755)
-    except OSError as error:
-        raise CliError(f"--out {out}: cannot write ({error.strerror})") from None
-    echo_lines([f"{name}: wrote {out / filename}" for filename in artifacts])
+    written = write_into(out, artifacts, executable=lambda filename: filename.endswith(".sh"))
+    echo_lines([f"{name}: wrote {path}" for path in written])
     echo_lines([f"{name}: {note}"])
     return EXIT_OK
 

@@ -5,12 +5,12 @@ models in accelstack/spec/models.py. `make docs` regenerates them; a test fails 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from accelstack.commands.common import EXIT_FAILED, EXIT_OK, CliError, echo_lines, guarded
+from accelstack.commands.common import EXIT_FAILED, EXIT_OK, echo_lines, guarded
+from accelstack.commands.output_files import output_directory, write_into
 
 NAMESPACE = "accelstack"
 SCHEMA_FILE = "accelstack.schema.json"
@@ -225,29 +225,26 @@ def generated_files() -> dict[str, str]:
 
 @guarded
 def schema_command(
-    out_dir: Annotated[
-        Path, typer.Option("--out", metavar="DIR", help="Directory to write into (created if needed).", file_okay=False)
-    ] = Path("docs"),
+    out: Annotated[
+        str, typer.Option("--out", metavar="DIR", help="Directory to write into (created if needed).")
+    ] = "docs",
     check: Annotated[
         bool, typer.Option("--check", help="Write nothing; exit 1 if the files in DIR differ from the models.")
     ] = False,
 ) -> int:
     """Write the stack file reference (spec-reference.md) and its JSON Schema (accelstack.schema.json),
     generated from the spec models. Exit 0, or 1 with --check when a file is out of date."""
-    stale = []
+    out_dir = output_directory(out)
+    stale, changed = [], {}
     for name, content in generated_files().items():
         path = out_dir / name
-        current = path.read_text() if path.is_file() else None
+        current = path.read_text() if path.is_file() and not path.is_symlink() else None
         if current == content:
             continue
         stale.append(path)
-        if not check:
-            try:
-                out_dir.mkdir(parents=True, exist_ok=True)
-                path.write_text(content)
-            except OSError as error:
-                raise CliError(f"--out {out_dir}: {error.strerror or error}", EXIT_FAILED) from None
-            echo_lines([f"wrote {path}"], stderr=True)
+        changed[name] = content
+    if not check and changed:
+        echo_lines([f"wrote {path}" for path in write_into(out_dir, changed)], stderr=True)
     if check and stale:
         echo_lines([f"{path}: out of date; run `make docs`" for path in stale], stderr=True, style="red")
         return EXIT_FAILED
