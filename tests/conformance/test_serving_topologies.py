@@ -249,3 +249,44 @@ def test_the_rendered_boot_of_each_direct_replica_is_well_formed() -> None:
         for text in _boot_texts(preview(variant(cloud, DIRECT_VARIANT)).resources):
             if text.startswith("#cloud-config"):
                 assert isinstance(yaml.safe_load(text), dict)
+
+
+def deployed_requests_target(cloud: str) -> float:
+    """The requests per replica per minute the direct variant's scaling rule holds, read from what it deploys."""
+    resources = preview(variant(cloud, DIRECT_VARIANT)).resources
+    if cloud == "aws":
+        [policy] = [r for r in resources if r.type == AWS_POLICY]
+        tracking = policy.inputs["targetTrackingConfiguration"]
+        assert tracking["predefinedMetricSpecification"]["predefinedMetricType"] == "ALBRequestCountPerTarget"
+        return float(tracking["targetValue"])
+    if cloud == "azure":
+        [setting] = [r for r in resources if r.type == AZURE_AUTOSCALE]
+        [out_rule, in_rule] = setting.inputs["profiles"][0]["rules"]
+        assert out_rule["metricTrigger"]["metricName"] == "AvgRequestCountPerHealthyHost"
+        assert in_rule["metricTrigger"]["threshold"] == pytest.approx(out_rule["metricTrigger"]["threshold"] / 2)
+        return float(out_rule["metricTrigger"]["threshold"])
+    [backend] = [r for r in resources if r.type == GCP_BACKEND]
+    [autoscaler] = [r for r in resources if r.type == GCP_AUTOSCALER]
+    rate = backend.inputs["backends"][0]["maxRatePerInstance"]
+    return float(autoscaler.inputs["autoscalingPolicy"]["loadBalancingUtilization"]["target"] * rate * 60)
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_the_simulator_replays_the_requests_target_each_cloud_deploys_without_a_queue(cloud: str) -> None:
+    """One serving model: the autoscaler `simulate serving` picks for the direct topology holds the same requests
+    per replica per minute as the rule the cloud deploys (to the rounding of GCP's utilization share)."""
+    from accelstack.planner.pricing import load_book
+    from accelstack.simulate.design import default_autoscaler, design_from_spec
+
+    declared = registry.get(cloud)
+    spec = preview(variant(cloud, DIRECT_VARIANT)).spec
+    kind = default_autoscaler(spec.serving, declared.default_autoscaler, declared.load_balancer_autoscaler)
+    assert kind == declared.load_balancer_autoscaler
+    design = design_from_spec(spec.serving, load_book(declared.prices), catalog=declared.catalog, autoscaler=kind)
+    policy = design.policy()
+    simulated = {
+        "aws": lambda p: p.target,
+        "azure": lambda p: p.threshold_out,
+        "gcp": lambda p: p.assignment * 60,
+    }[cloud](policy)
+    assert simulated == pytest.approx(deployed_requests_target(cloud), rel=0.01)
