@@ -73,6 +73,14 @@ def items_at(node: Any, key: str) -> list[Any]:
     return [i for i in as_list(get(node, key)) if hasattr(i, "get")]
 
 
+def count_of(value: Any) -> int | None:
+    """A size as a plain number (a fleet's size, a capacity); None for a bool, an unknown or a string: a count the
+    reader cannot place is not a count."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value)
+
+
 def is_public_range(cidr: Any) -> bool:
     """True when a CIDR admits any public address (a range that cannot be parsed counts as public)."""
     try:

@@ -223,13 +223,14 @@ def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
         warm_pool = 0
     else:
         warm_pool = min(headroom, max(1, defaults.warm_pool_size, burst))
+    grace = max(MIN_GRACE_SECONDS, (HEALTHY_THRESHOLD + 1) * interval)  # the load balancer's first verdict
     port = serving.load_balancer.port
     replica_admission = admission.kind == "replica"
     return ServingPlan(
         weights_gb=weights_gb,
         cold_start_seconds=cold,
         warm_start_seconds=warm,
-        health_check_grace_seconds=max(MIN_GRACE_SECONDS, (HEALTHY_THRESHOLD + 1) * interval),
+        health_check_grace_seconds=grace,
         health_check_interval_seconds=interval,
         health_check_timeout_seconds=max(2, min(interval - 1, 10)),
         warm_pool_size=warm_pool,
@@ -255,9 +256,7 @@ def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
         warm_pool_burst=burst,
         concurrency_basis=concurrency.basis,
         load=load_plan(serving, tensor_parallel, concurrency.sequences, catalog),
-        unhooked_grace_seconds=min(
-            UNHOOKED_GRACE_MAX_SECONDS, cold + max(MIN_GRACE_SECONDS, (HEALTHY_THRESHOLD + 1) * interval)
-        ),
+        unhooked_grace_seconds=min(UNHOOKED_GRACE_MAX_SECONDS, cold + grace),
         server_port=local_server_port(port) if replica_admission else port,
         replica_waiting=math.ceil(admission.max_depth / replicas.max) if replica_admission else 0,
         # A request waiting on a replica holds the load balancer's connection: it may wait its TTL, never

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..common import as_list, decode, of_type, refers_to, truthy
-from ..readers import decode_user_data, secrets_in
+from ..readers import count_of, decode_user_data, secrets_in
 from ..readers import name_of as _name
 from ..vendor import tokens_of
 from .concepts import AWS
@@ -203,13 +203,9 @@ def _is_cpu_metric(namespace: str, metric: str) -> bool:
 def _fixed_fleet_size(group: Any) -> int | None:
     """The size of a group that cannot scale: minSize equal to maxSize (and desiredCapacity, when set); None
     otherwise or when a size is not a plain number (an unknown value is not a fixed fleet)."""
-    sizes = [group.props.get("minSize"), group.props.get("maxSize")]
-    desired = group.props.get("desiredCapacity")
-    if desired is not None:
-        sizes.append(desired)
-    if not all(isinstance(size, (int, float)) and not isinstance(size, bool) for size in sizes):
-        return None
-    return int(sizes[0]) if len(set(sizes)) == 1 else None
+    keys = ("minSize", "maxSize", *(("desiredCapacity",) if group.props.get("desiredCapacity") is not None else ()))
+    sizes = [count_of(group.props.get(key)) for key in keys]
+    return sizes[0] if None not in sizes and len(set(sizes)) == 1 else None
 
 
 def check_serving_scales_on_queue_depth(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import concepts
 from ..common import as_list, refers_to, truthy, urn_name
-from ..readers import get, is_public_range, items_at, name_of
+from ..readers import count_of, get, is_public_range, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import AZURE
 
@@ -384,13 +384,6 @@ def _served_from(trigger: Any, namespace: str) -> bool:
     return any(namespace in text.lower() for text in where)
 
 
-def _fixed_capacity(group: Any) -> int | None:
-    capacity = get(group.props, "sku", "capacity")
-    if isinstance(capacity, bool) or not isinstance(capacity, (int, float)):
-        return None
-    return int(capacity)
-
-
 def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """Serving scale sets scale on the requests they own: the Service Bus queue (ActiveMessages on a
     Microsoft.ServiceBus resource, https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-common-metrics#commonly-used-service-bus-metrics)
@@ -411,7 +404,7 @@ def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
                 and _served_from(t, "microsoft.network/applicationgateways")
             )
         ]
-        capacity = _fixed_capacity(group)
+        capacity = count_of(get(group.props, "sku", "capacity"))
         if cpu:
             yield group.urn, f"replica group {name_of(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
         elif not linked and capacity is not None and capacity >= 1:

@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import concepts
 from ..common import as_list, decode, refers_to, truthy, urn_name
-from ..readers import get, items_at, name_of
+from ..readers import count_of, get, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import GCP
 
@@ -331,13 +331,6 @@ def _load_balancing_on_cpu(group: Any, resources: Sequence[Any]) -> str | None:
     return None
 
 
-def _fixed_size(group: Any) -> int | None:
-    size = group.props.get("targetSize")
-    if isinstance(size, bool) or not isinstance(size, (int, float)):
-        return None
-    return int(size)
-
-
 def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """Serving instance groups scale on the requests they own: the Pub/Sub backlog (num_undelivered_messages,
     https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics) or, without a queue, the
@@ -353,7 +346,7 @@ def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
         cpu = [name_of(a) for a, p in zip(linked, policies, strict=True) if get(p, "cpuUtilization") is not None]
         balanced = [p for p in policies if get(p, "loadBalancingUtilization") is not None]
         lb_cpu = _load_balancing_on_cpu(group, resources) if balanced else None
-        size = _fixed_size(group)
+        size = count_of(group.props.get("targetSize"))
         if cpu:
             yield group.urn, f"replica group {name_of(group)} scales on CPU ({', '.join(cpu)}); scale on queue depth"
         elif lb_cpu:

@@ -44,12 +44,13 @@ def replica_group(
     group_name = replica_group_name(name)
     queues = svc.queues
     user_data: pulumi.Input[str]
-    if queues is None or admission is not None:
+    if admission is not None:
         script = replica_user_data(
             serving, plan, region=svc.region, group_name=group_name, hook_name=READY_HOOK, admission=admission
         )
         user_data = base64.b64encode(script.encode()).decode()
     else:
+        assert queues is not None, "without admission on the replicas, the replicas drain the stack's queues"
         user_data = pulumi.Output.all(queues["requests"].url, queues["responses"].url).apply(
             lambda urls: base64.b64encode(
                 replica_user_data(
