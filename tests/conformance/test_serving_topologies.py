@@ -290,3 +290,10 @@ def test_the_simulator_replays_the_requests_target_each_cloud_deploys_without_a_
         "gcp": lambda p: p.assignment * 60,
     }[cloud](policy)
     assert simulated == pytest.approx(deployed_requests_target(cloud), rel=0.01)
+
+
+def test_gcp_load_balancing_scaling_waits_for_the_backend_that_names_the_group() -> None:
+    resources = preview(variant("gcp", DIRECT_VARIANT)).resources
+    [backend] = [r for r in resources if r.type == GCP_BACKEND]
+    [autoscaler] = [r for r in resources if r.type == GCP_AUTOSCALER]
+    assert backend.urn in autoscaler.dependencies

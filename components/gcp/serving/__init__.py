@@ -123,9 +123,13 @@ class GcpServingParts(ServingParts):
         return self._autoscaler(self.pubsub.request_subscription)
 
     def load_scaling(self, group: ReplicaGroup) -> pulumi.Resource:
-        return self._autoscaler(None)
+        # Load-balancing utilization is the serving capacity of the backend that names the group: the autoscaler
+        # waits for it rather than racing it.
+        return self._autoscaler(None, after=[self.backend])
 
-    def _autoscaler(self, request_subscription: gcp.pubsub.Subscription | None) -> pulumi.Resource:
+    def _autoscaler(
+        self, request_subscription: gcp.pubsub.Subscription | None, after: list[pulumi.Resource] | None = None
+    ) -> pulumi.Resource:
         ctx = self.ctx
         return scaling(
             ctx.name,
@@ -134,7 +138,7 @@ class GcpServingParts(ServingParts):
             region=self.region,
             group=self.group,
             request_subscription=request_subscription,
-            opts=ctx.child,
+            opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=after or [])),
         )
 
 
