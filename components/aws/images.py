@@ -7,30 +7,15 @@ Sources per row. Only what the scripts rely on is listed; "ships" is what they u
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from accelstack.components.node_images import UBUNTU_BASE, NodeImage
+
+__all__ = ["IMAGES", "ROOT_DEVICE", "NodeImage"]
 
 # Root device name of the Ubuntu AMIs training nodes and serving replicas boot (the DLAMI): the
 # launch templates' root block-device mapping must name it, or EC2 attaches a second volume instead.
 # Amazon Linux's is /dev/xvda (accelstack.components.aws.batch.BATCH_ROOT_DEVICE).
 ROOT_DEVICE = "/dev/sda1"
 
-
-@dataclass(frozen=True)
-class NodeImage:
-    description: str
-    package_manager: str  # "apt" or "dnf": the only installer the scripts may call on it
-    ships: frozenset[str]  # commands present on the image as published
-    installable: frozenset[str]  # packages the scripts install, present in the image's repositories
-    # Packages known NOT to be installable there, and the evidence; listed so a test names the reason.
-    absent: dict[str, str] = field(default_factory=dict)
-
-
-# Base commands of every Ubuntu server/cloud image (coreutils, util-linux, e2fsprogs, systemd, curl,
-# gnupg, python3: cloud-init itself is Python).
-_UBUNTU_BASE = frozenset(
-    {"bash", "curl", "gpg", "python3", "systemctl", "base64", "stat", "mktemp", "install", "blkid",
-     "mkfs.ext4", "mountpoint", "mount", "grep", "sed", "lsb_release", "uname", "chmod", "chown"}
-)  # fmt: skip
 _NO_AWSCLI_DEB = (
     "Ubuntu 24.04 (noble) no longer ships the awscli package: \"E: Package 'awscli' has no installation "
     'candidate" (aws/aws-cli#8978); the AWS CLI v2 bundle is installed instead (ensure_aws_cli)'
@@ -38,30 +23,45 @@ _NO_AWSCLI_DEB = (
 # noble main/universe: munge, slurmctld/slurmd/slurm-client 23.11, unzip, curl.
 _NOBLE_PACKAGES = frozenset({"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip"})
 
+# FSx for Lustre's Ubuntu client repository (FSx User Guide, "Installing the Lustre client", Ubuntu): a
+# module package per kernel it has built for.
+_FSX_REPOSITORY = {
+    "fsx-lustre-client-repo.s3.amazonaws.com/ubuntu": frozenset(
+        {"lustre-client-modules-@KERNEL@", "lustre-client-utils"}
+    )
+}
+
 IMAGES: dict[str, NodeImage] = {
     # accelstack.components.aws.scheduler.HEAD_IMAGE_PARAMETER: Canonical's Ubuntu Server 24.04 for EC2.
     "slurm-head": NodeImage(
         description="Canonical Ubuntu Server 24.04 LTS",
+        release="ubuntu-24.04",
         package_manager="apt",
-        ships=_UBUNTU_BASE,
+        ships=UBUNTU_BASE,
         installable=_NOBLE_PACKAGES,
         absent={"awscli": _NO_AWSCLI_DEB},
+        repositories=_FSX_REPOSITORY,
     ),
     # accelstack.components.aws.training.NODE_IMAGE: Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04):
     # NVIDIA driver, CUDA, EFA installer, NCCL, docker (its release notes' package table). Whether it
     # carries the AWS CLI is not stated there, so the scripts do not rely on it (ensure_aws_cli).
     "training-node": NodeImage(
         description="AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04)",
+        release="ubuntu-24.04",
         package_manager="apt",
-        ships=_UBUNTU_BASE | {"docker"},
+        ships=UBUNTU_BASE | {"docker"},
         installable=_NOBLE_PACKAGES,
+        services=frozenset({"docker.service"}),
         absent={"awscli": _NO_AWSCLI_DEB},
+        repositories=_FSX_REPOSITORY,
     ),
     # accelstack.spec.models.Replicas.image_id default: the same DLAMI family on Ubuntu 22.04.
     "serving-replica": NodeImage(
         description="AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04)",
+        release="ubuntu-22.04",
         package_manager="apt",
-        ships=_UBUNTU_BASE | {"docker"},
+        ships=UBUNTU_BASE | {"docker", "pip3"},
+        services=frozenset({"docker.service"}),
         installable=frozenset({"unzip"}),
     ),
     # accelstack.components.aws.batch.BATCH_IMAGE_TYPE: the ECS-optimized Amazon Linux 2023 NVIDIA AMI AWS
@@ -70,6 +70,7 @@ IMAGES: dict[str, NodeImage] = {
     # Lustre client", Amazon Linux 2023).
     "batch-node": NodeImage(
         description="Amazon ECS-optimized Amazon Linux 2023 NVIDIA AMI (AWS Batch ECS_AL2023_NVIDIA)",
+        release="amzn-2023",
         package_manager="dnf",
         ships=frozenset({"bash", "curl", "tar", "dnf", "mount", "mkdir", "install", "cloud-init-per"}),
         installable=frozenset({"lustre-client"}),

@@ -14,6 +14,10 @@ newest patched image, and running nodes keep theirs (the group updates opportuni
 Head: Ubuntu 24.04 LTS (no GPU; slurmctld from Debian/Ubuntu packages, as on the other clouds).
 """
 
+from __future__ import annotations
+
+from accelstack.components.node_images import UBUNTU_BASE, NodeImage
+
 NODE_IMAGE = "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2404-amd64-with-nvidia-570"
 HEAD_IMAGE = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64"
 
@@ -23,3 +27,57 @@ HEAD_IMAGE = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd6
 # shielded-vm#secure-boot: "unsigned kernel modules ... won't load"). Nodes and the head (which mounts Lustre
 # to export checkpoints) alike.
 SHIELDED_VM = {"enable_secure_boot": False, "enable_vtpm": True, "enable_integrity_monitoring": True}
+
+# What those images have and can install, per node role (components/node_images.py): the boot tests' machines.
+_NOBLE_PACKAGES = frozenset(
+    {"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip", "jq", "docker.io", "dkms", "linux-headers-@KERNEL@",
+     "python3-venv", "python3-pip"}
+)  # fmt: skip
+# Google's package repositories a script may add: Managed Lustre's client per kernel (cloud.google.com/
+# managed-lustre/docs/install-client), the Cloud SDK, the Artifact Registry apt transport, and the GPUDirect
+# repositories in gce-ai-infra (TCPXO's dma-buf import helper; gIB's NCCL plugin), NVIDIA's container toolkit.
+_GOOGLE_REPOSITORIES = {
+    "us-apt.pkg.dev/projects/lustre-client-binaries": frozenset({"lustre-client-modules-@KERNEL@", "lustre-client-utils"}),
+    "packages.cloud.google.com/apt cloud-sdk": frozenset({"google-cloud-cli"}),
+    "packages.cloud.google.com/apt apt-transport-artifact-registry-stable": frozenset({"apt-transport-artifact-registry"}),
+    "us-apt.pkg.dev/projects/gce-ai-infra gpudirect-tcpxo-apt": frozenset({"dmabuf-import-helper"}),
+    "us-apt.pkg.dev/projects/gce-ai-infra gpudirect-gib-apt": frozenset({"nccl-gib", "libnccl2"}),
+    "nvidia.github.io/libnvidia-container": frozenset({"nvidia-container-toolkit"}),
+}  # fmt: skip
+# The guest environment writes the metadata server's name (cloud.google.com/compute/docs/metadata/overview).
+_GCE_HOSTS = {"metadata.google.internal": "169.254.169.254"}
+# Canonical's GCE images carry the Google Cloud CLI as a snap (/snap/bin) and the guest agent.
+_GCE_UBUNTU = UBUNTU_BASE | {"/snap/bin/gcloud", "/snap/bin/gsutil"}
+IMAGES: dict[str, NodeImage] = {
+    "slurm-head": NodeImage(
+        description="Canonical Ubuntu 24.04 LTS for Compute Engine",
+        release="ubuntu-24.04",
+        package_manager="apt",
+        ships=_GCE_UBUNTU,
+        installable=_NOBLE_PACKAGES,
+        repositories=_GOOGLE_REPOSITORIES,
+        services=frozenset({"google-guest-agent.service"}),
+        hosts=_GCE_HOSTS,
+    ),
+    "training-node": NodeImage(
+        description="Canonical Ubuntu 24.04 accelerator image with the NVIDIA driver (ubuntu-os-accelerator-images)",
+        release="ubuntu-24.04",
+        package_manager="apt",
+        ships=_GCE_UBUNTU | {"nvidia-smi"},
+        installable=_NOBLE_PACKAGES,
+        repositories=_GOOGLE_REPOSITORIES,
+        services=frozenset({"google-guest-agent.service"}),
+        hosts=_GCE_HOSTS,
+    ),
+    # Deep Learning VM (cloud.google.com/deep-learning-vm/docs/images): driver, Docker with the NVIDIA
+    # toolkit, the Cloud SDK from Google's apt repository.
+    "serving-replica": NodeImage(
+        description="Deep Learning VM common-cu124 (Ubuntu 22.04)",
+        release="ubuntu-22.04",
+        package_manager="apt",
+        ships=UBUNTU_BASE | {"nvidia-smi", "docker", "gcloud", "gsutil", "nvidia-ctk", "pip3"},
+        installable=frozenset({"curl", "unzip", "jq", "python3-venv", "python3-pip"}),
+        services=frozenset({"google-guest-agent.service", "docker.service"}),
+        hosts=_GCE_HOSTS,
+    ),
+}

@@ -1,0 +1,177 @@
+"""Boot a generated user-data document on a modelled node image, for real, and read what it did.
+
+`boot(...)` runs tests/boot/machine/launcher.sh under `unshare` (root only): the document goes through
+cloud-init's modules (cloud_init.py) on a machine whose commands are the image row's
+(components/node_images.py and each cloud's table), whose package manager offers exactly what the row says,
+and whose metadata server is the cloud's, on 169.254.169.254 in the machine's own network namespace.
+"""
+
+from __future__ import annotations
+
+import base64
+import email
+import json
+import os
+import secrets
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from pathlib import Path
+
+import yaml
+
+from accelstack.components.node_images import UBUNTU_BASE, NodeImage
+
+HERE = Path(__file__).resolve().parent
+HOST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+RELEASES = {
+    "ubuntu-24.04": 'NAME="Ubuntu"\nVERSION_ID="24.04"\nID=ubuntu\nID_LIKE=debian\nVERSION_CODENAME=noble\nUBUNTU_CODENAME=noble\n',
+    "ubuntu-22.04": 'NAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\nID_LIKE=debian\nVERSION_CODENAME=jammy\nUBUNTU_CODENAME=jammy\n',
+    "amzn-2023": 'NAME="Amazon Linux"\nVERSION_ID="2023"\nID="amzn"\nID_LIKE="fedora"\n',
+}
+
+
+def can_boot() -> str | None:
+    """None when this host can run machines, else why not (they need root and namespaces)."""
+    if os.geteuid() != 0:
+        return "booting a machine needs root (mount and network namespaces)"
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return "booting a machine needs unshare (util-linux) and ip (iproute2)"
+    probe = subprocess.run(["unshare", "-mnup", "--fork", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return f"this host refuses namespaces: {probe.stderr.decode().strip()}"
+    return None
+
+
+def user_data_parts(document: str) -> list[dict]:
+    """The parts cloud-init would find in a user-data document (MIME multipart, cloud-config, script)."""
+    if document.startswith(("Content-Type: multipart", "MIME-Version")):
+        message = email.message_from_string(document)
+        parts = []
+        for index, part in enumerate(p for p in message.walk() if not p.is_multipart()):
+            parts += [dict(item, name=f"{index:03d}") for item in user_data_parts(part.get_payload())]
+        return parts
+    if document.startswith("#cloud-config"):
+        return [{"type": "cloud-config", "doc": yaml.safe_load(document), "name": "000"}]
+    if document.startswith("#cloud-boothook"):
+        return [{"type": "boothook", "text": document, "name": "000"}]
+    if document.startswith("#!"):
+        return [{"type": "shellscript", "text": document, "name": "000"}]
+    return [{"type": f"unknown ({document[:20]!r})", "name": "000"}]
+
+
+@dataclass
+class Boot:
+    """What a machine did: exit status of cloud-init, its serial console, each modelled call, the files."""
+
+    work: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+    @property
+    def exit_status(self) -> int:
+        return int((self.work / "exit-status").read_text())
+
+    @property
+    def console(self) -> str:
+        return (self.work / "console.log").read_text()
+
+    @property
+    def log(self) -> str:
+        return (self.work / "boot.log").read_text()
+
+    @cached_property
+    def calls(self) -> list[dict]:
+        path = self.work / "calls.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    @cached_property
+    def metadata_requests(self) -> list[dict]:
+        path = self.work / "metadata.log"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def state(self, name: str, default=None):
+        path = self.work / f"state-{name}.json"
+        return json.loads(path.read_text()) if path.exists() else default
+
+    @property
+    def active_units(self) -> list[str]:
+        return self.state("active", [])
+
+    def file(self, path: str) -> str:
+        return (self.work / "fs" / path.lstrip("/")).read_text()
+
+    def has_file(self, path: str) -> bool:
+        return (self.work / "fs" / path.lstrip("/")).exists()
+
+    def explain(self) -> str:
+        failed = [c for c in self.calls if "failed" in c or "unmodelled_url" in c]
+        return (
+            f"exit {self.exit_status}\n--- console\n{self.console}\n--- boot log (tail)\n{self.log[-4000:]}\n"
+            f"--- failed calls\n{json.dumps(failed, indent=1)[-3000:]}"
+        )
+
+
+def _commands(image: NodeImage) -> tuple[list[str], list[str]]:
+    from tests.boot.machine.stub_names import BASE_STUBS, MODELLED
+
+    lines, placed = ["env /usr/bin/env"], []
+    for name in sorted(UBUNTU_BASE | {c for c in image.ships if not c.startswith(("/", "module:"))}):
+        if name in BASE_STUBS or name in MODELLED:
+            lines.append(f"{name} stub")
+            continue
+        found = shutil.which(name, path=HOST_PATH)
+        if found:
+            lines.append(f"{name} {os.path.realpath(found)}")
+    placed = [c for c in image.ships if c.startswith("/")]
+    return lines, placed
+
+
+def boot(
+    cloud: str,
+    image: NodeImage,
+    document: str,
+    work: Path,
+    metadata: dict[str, str],
+    devices: tuple[str, ...] = (),
+    release: str = "ubuntu-24.04",
+    pci: list[tuple[str, str]] | None = None,
+) -> Boot:
+    """Boot `document` on a machine of `image` in `cloud`; `work` receives everything it did."""
+    work.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_hex(16)
+    machine = {
+        "cloud": cloud,
+        "image": {k: sorted(v) if isinstance(v, frozenset) else v for k, v in asdict(image).items()},
+        "metadata": metadata,
+        "token": token,
+        "imds_session": secrets.token_hex(16),
+        "secrets": {"munge": base64.b64encode(secrets.token_bytes(128)).decode()},
+        "user_data": user_data_parts(document),
+    }
+    machine["image"]["repositories"] = {k: sorted(v) for k, v in image.repositories.items()}
+    (work / "machine.json").write_text(json.dumps(machine))
+    lines, placed = _commands(image)
+    (work / "commands.txt").write_text("\n".join(lines) + "\n")
+    (work / "placed.txt").write_text("\n".join(placed) + "\n")
+    # What the cloud and the image put there before cloud-init runs: the release, the guest environment's
+    # hosts entries, the disks the cloud attached.
+    etc = work / "fs" / "etc"
+    etc.mkdir(parents=True, exist_ok=True)
+    (etc / "os-release").write_text(RELEASES[release])
+    hosts = "127.0.0.1 localhost\n" + "".join(f"{a} {n}\n" for n, a in image.hosts.items())
+    (etc / "hosts").write_text(hosts)
+    (work / "devices.txt").write_text("\n".join(devices) + "\n")
+    (work / "pci.txt").write_text("".join(f"{vendor} {device}\n" for vendor, device in pci or []))
+    result = subprocess.run(
+        ["unshare", "-mnup", "--fork", "--propagation", "private", str(HERE / "launcher.sh"), str(work)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if result.returncode != 0 or not (work / "exit-status").exists():
+        raise RuntimeError(f"the machine did not run: {result.stdout}\n{result.stderr}")
+    return Boot(work)

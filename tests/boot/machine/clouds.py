@@ -1,0 +1,99 @@
+"""Each cloud as a booting machine sees it: its metadata service's answers and the disks it attaches.
+
+Paths and formats are the services' own (EC2 "Instance metadata categories"; Compute Engine "Predefined
+metadata keys"; Azure IMDS "instance" and "identity" endpoints). Values come from the captured stack where
+the stack decides them (the head's attached state disk), else are a plausible instance's.
+"""
+
+from __future__ import annotations
+
+import json
+
+from accelstack.engine.capture import Capture, Registration
+
+
+def metadata(cloud: str, capture: Capture, resource: Registration) -> dict[str, str]:
+    if cloud == "aws":
+        return {
+            "meta-data/instance-id": "i-0123456789abcdef0",
+            "meta-data/instance-type": "p5.48xlarge",
+            "meta-data/local-ipv4": "10.0.1.23",
+            "meta-data/local-hostname": "ip-10-0-1-23.ec2.internal",
+            "meta-data/mac": "0a:00:00:00:00:01",
+            "meta-data/placement/region": "us-east-1",
+            "meta-data/placement/availability-zone": "us-east-1a",
+            "meta-data/iam/security-credentials": "accelstack-node",
+            "meta-data/iam/security-credentials/accelstack-node": json.dumps(
+                {"Code": "Success", "AccessKeyId": "ASIAHARNESS", "SecretAccessKey": "x", "Token": "y"}
+            ),
+            "meta-data/autoscaling/target-lifecycle-state": "InService",
+            "dynamic/instance-identity/document": json.dumps(
+                {"region": "us-east-1", "instanceId": "i-0123456789abcdef0", "accountId": "111111111111"}
+            ),
+        }
+    if cloud == "gcp":
+        return {
+            "instance/id": "1234567890123456789",
+            "instance/name": f"{resource.name}-x7k2",
+            "instance/hostname": f"{resource.name}-x7k2.us-central1-a.c.project.internal",
+            "instance/zone": "projects/123456789012/zones/us-central1-a",
+            "instance/machine-type": "projects/123456789012/machineTypes/a3-megagpu-8g",
+            "instance/network-interfaces/0/ip": "10.0.1.23",
+            "instance/preempted": "FALSE",
+            "instance/maintenance-event": "NONE",
+            "instance/service-accounts/default/email": "nodes@project.iam.gserviceaccount.com",
+            "project/project-id": "project",
+            "project/numeric-project-id": "123456789012",
+        }
+    if cloud == "azure":
+        return {
+            "instance/network/interface/0/ipv4/ipAddress/0/privateIpAddress": "10.0.1.23",
+            "instance/compute/name": f"{resource.name}_0",
+            "instance/compute/location": "eastus",
+            "instance/compute/zone": "1",
+            "instance/compute/resourceGroupName": "accelstack",
+            "instance/compute/subscriptionId": "00000000-0000-0000-0000-000000000000",
+            "instance/compute/vmId": "11111111-1111-1111-1111-111111111111",
+            "instance/compute/vmScaleSetName": resource.name,
+        }
+    raise ValueError(f"no metadata service modelled for {cloud}")
+
+
+def devices(cloud: str, capture: Capture, resource: Registration) -> tuple[str, ...]:
+    """The block devices the cloud attaches to this machine, by the names its udev rules give them."""
+    if cloud == "aws":
+        ids = {r.id: r for r in capture.resources}
+        attached = [
+            r.inputs.get("volumeId", "")
+            for r in capture.by_type("aws:ec2/volumeAttachment:VolumeAttachment")
+            if r.inputs.get("instanceId") in (resource.id, resource.outputs.get("id"))
+        ]
+        # EBS volumes on Nitro appear as NVMe devices whose serial is the volume id without its dash.
+        return tuple(
+            f"/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_{v.replace('-', '')}" for v in attached if v in ids or v
+        )
+    if cloud == "azure":
+        disks = resource.inputs.get("storageProfile", {}).get("dataDisks", [])
+        return tuple(f"/dev/disk/azure/scsi1/lun{int(d['lun'])}" for d in disks)
+    if cloud == "gcp":
+        disks = resource.inputs.get("attachedDisks", [])
+        return tuple(f"/dev/disk/by-id/google-{d['deviceName']}" for d in disks if d.get("deviceName"))
+    return ()
+
+
+def machine_type(cloud: str, resource: Registration) -> str:
+    inputs = resource.inputs
+    if cloud == "aws":
+        return str(inputs.get("instanceType", ""))
+    if cloud == "azure":
+        return str((inputs.get("sku") or {}).get("name") or (inputs.get("hardwareProfile") or {}).get("vmSize", ""))
+    return str(inputs.get("machineType", ""))
+
+
+# PCI functions a machine type has that its boot scripts look for in sysfs (vendor, device, count): A3 Mega's
+# GPUDirect-TCPXO aperture devices (cloud.google.com/compute/docs/gpus/gpudirect: one per GPU NIC).
+PCI_DEVICES = {"a3-megagpu-8g": [("0x1ae0", "0x0084", 8)]}
+
+
+def pci_devices(cloud: str, resource: Registration) -> list[tuple[str, str]]:
+    return [(v, d) for v, d, n in PCI_DEVICES.get(machine_type(cloud, resource), []) for _ in range(n)]

@@ -1,0 +1,82 @@
+"""What installing a package puts on an Ubuntu machine: its commands, units, users, kernel modules.
+
+The facts of the distribution's and vendors' packages that the boot scripts rely on (Ubuntu noble's
+munge and slurm-wlm packages, Microsoft's slurm-smd builds, Docker's, NVIDIA's and Google's); a package a
+script installs that is not here fails the boot with "not modelled", so a new dependency is modelled on
+purpose. `@KERNEL@` is the running kernel's release (`uname -r`). Standard library only.
+"""
+
+from __future__ import annotations
+
+SLURM_CLIENT_COMMANDS = {
+    c: f"/usr/bin/{c}" for c in ("scontrol", "squeue", "sinfo", "sbatch", "srun", "scancel", "sacct", "salloc")
+}
+
+# name -> {"depends": [packages from the same repositories], "commands": {command: path}, "units": {unit: ExecStart}, "users": [...], "modules": [...],
+#          "files": [paths], "starts": [units started by the package's postinst]}
+PACKAGES: dict[str, dict] = {
+    # Debian/Ubuntu munge: postinst makes the munge user and a key, and starts munged.
+    "munge": {
+        "commands": {"munge": "/usr/bin/munge", "unmunge": "/usr/bin/unmunge", "munged": "/usr/sbin/munged",
+                     "mungekey": "/usr/sbin/mungekey"},
+        "units": {"munge.service": "/usr/sbin/munged"},
+        "users": ["munge"],
+        "dirs": {"/etc/munge": "munge:munge:0700"},
+        "starts": ["munge.service"],
+    },
+    # Ubuntu's slurm-wlm split packages (noble: 23.11): the daemon's unit has ConditionPathExists on slurm.conf.
+    "slurmctld": {
+        "commands": {"slurmctld": "/usr/sbin/slurmctld"},
+        "units": {"slurmctld.service": "/usr/sbin/slurmctld -D -s $SLURMCTLD_OPTIONS"},
+        "conditions": {"slurmctld.service": "/etc/slurm/slurm.conf"},
+        "users": ["slurm"],
+        "starts": ["slurmctld.service"],
+    },
+    "slurmd": {
+        "commands": {"slurmd": "/usr/sbin/slurmd"},
+        "units": {"slurmd.service": "/usr/sbin/slurmd -D -s $SLURMD_OPTIONS"},
+        "conditions": {"slurmd.service": "/etc/slurm/slurm.conf"},
+        "users": ["slurm"],
+        "starts": ["slurmd.service"],
+    },
+    "slurm-client": {"commands": SLURM_CLIENT_COMMANDS},
+    # Microsoft's Slurm builds on packages.microsoft.com (what CycleCloud installs): same paths and units.
+    "slurm-smd": {"users": ["slurm"]},
+    "slurm-smd-slurmctld": {
+        "commands": {"slurmctld": "/usr/sbin/slurmctld"},
+        "units": {"slurmctld.service": "/usr/sbin/slurmctld --systemd $SLURMCTLD_OPTIONS"},
+        "conditions": {"slurmctld.service": "/etc/slurm/slurm.conf"},
+        "users": ["slurm"],
+    },
+    "slurm-smd-slurmd": {
+        "commands": {"slurmd": "/usr/sbin/slurmd"},
+        "units": {"slurmd.service": "/usr/sbin/slurmd --systemd $SLURMD_OPTIONS"},
+        "conditions": {"slurmd.service": "/etc/slurm/slurm.conf"},
+        "users": ["slurm"],
+    },
+    "slurm-smd-client": {"commands": SLURM_CLIENT_COMMANDS},
+    "curl": {},
+    "unzip": {"commands": {"unzip": "/usr/bin/unzip"}},
+    "jq": {"commands": {"jq": "/usr/bin/jq"}},
+    "python3-venv": {},
+    "python3-pip": {"commands": {"pip3": "/usr/bin/pip3"}},
+    "nfs-common": {"commands": {"mount.nfs": "/usr/sbin/mount.nfs"}},
+    "docker.io": {"commands": {"docker": "/usr/bin/docker", "dockerd": "/usr/bin/dockerd"}, "units": {"docker.service": "/usr/bin/dockerd"},
+                  "starts": ["docker.service"]},
+    "nvidia-container-toolkit": {"commands": {"nvidia-ctk": "/usr/bin/nvidia-ctk"}},
+    "google-cloud-cli": {"commands": {"gcloud": "/usr/bin/gcloud", "gsutil": "/usr/bin/gsutil"}},
+    "apt-transport-artifact-registry": {"files": ["/usr/lib/apt/methods/ar+https"]},
+    "dkms": {"commands": {"dkms": "/usr/sbin/dkms"}},
+    "linux-headers-@KERNEL@": {},
+    "dmabuf-import-helper": {"modules": ["import-helper"]},
+    # FSx's and Google's Ubuntu client repositories: the kernel-matched modules pull in the utilities.
+    "lustre-client-modules-@KERNEL@": {"modules": ["lustre"], "depends": ["lustre-client-utils"]},
+    "lustre-client-utils": {"commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}},
+    "amlfs-lustre-client-2.15.7-33-g79ddf99": {
+        "commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}, "modules": ["lustre"],
+        "version": "@KERNEL@",
+    },
+    "nccl-gib": {"files": ["/usr/local/gib/scripts/set_nccl_env.sh"]},
+    "libnccl2": {},
+    "lustre-client": {"commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}, "modules": ["lustre"]},
+}  # fmt: skip

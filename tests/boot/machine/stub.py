@@ -1,0 +1,760 @@
+#!/.host/usr/bin/python3
+"""The machine's modelled commands, one program named by argv[0] (package managers, systemctl, mount and
+block devices, kernel modules, curl's network, the cloud CLIs, sleep).
+
+Each acts on the machine's own files and on its state under $HARNESS_STATE (installed packages, units,
+mounts, formatted devices), checks what the real tool checks before it succeeds (a package with no
+candidate, a unit whose ExecStart is missing, a mount without its client, a munge key that is not
+munge's), and logs every call. What the harness does not model fails loudly ("not modelled") rather than
+pretending. Standard library only: the image's python3 runs it.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import glob
+import io
+import json
+import os
+import pwd
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import urllib.error
+import urllib.request
+import zipfile
+
+sys.path.insert(0, "/harness")
+import contextlib
+
+from packages import PACKAGES
+from stub_names import MODELLED
+
+STATE = os.environ.get("HARNESS_STATE", "/run/harness")
+MACHINE = json.load(open(f"{STATE}/machine.json"))
+IMAGE = MACHINE["image"]
+# The python3 wrapper and a venv's pip name the tool they stand for (a script's argv[0] is its interpreter's).
+NAME = os.environ.pop("HARNESS_AS", "") or os.path.basename(sys.argv[0])
+ARGS = sys.argv[1:]
+KERNEL = os.uname().release
+UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system")
+ARMORED_KEY = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nharness\n-----END PGP PUBLIC KEY BLOCK-----\n"
+
+
+def log(**fields) -> None:
+    with open(f"{STATE}/calls.jsonl", "a") as out:
+        out.write(json.dumps({"command": NAME, "args": ARGS, **fields}) + "\n")
+
+
+def load(name: str, default):
+    try:
+        return json.load(open(f"{STATE}/state-{name}.json"))
+    except FileNotFoundError:
+        return default
+
+
+def save(name: str, value) -> None:
+    with open(f"{STATE}/state-{name}.json", "w") as out:
+        json.dump(value, out)
+
+
+def fail(message: str, code: int = 1):
+    print(message, file=sys.stderr)
+    log(failed=message)
+    sys.exit(code)
+
+
+def kernelled(name: str) -> str:
+    return name.replace("@KERNEL@", KERNEL)
+
+
+# ---------------------------------------------------------------- packages
+def enabled_repositories() -> list[str]:
+    """The repositories of sources.list.d entries that `apt-get update` could read (signed or trusted)."""
+    found = []
+    for path in sorted(glob.glob("/etc/apt/sources.list.d/*.list")):
+        for line in open(path).read().splitlines():
+            match = re.match(r"\s*deb\s+(\[[^\]]*\]\s+)?(\S+)\s+(.*)", line)
+            if not match:
+                continue
+            options, url, rest = match.group(1) or "", match.group(2), match.group(3)
+            if url.startswith("ar+") and not os.path.exists("/usr/lib/apt/methods/ar+https"):
+                fail(f"E: The method driver /usr/lib/apt/methods/{url.split(':')[0]} could not be found.", 100)
+            keyring = re.search(r"signed-by=([^\]\s]+)", options)
+            if keyring and not (os.path.exists(keyring.group(1)) and os.path.getsize(keyring.group(1))):
+                fail(
+                    f"E: The repository '{url} {rest}' is not signed (keyring {keyring.group(1)} missing or empty).",
+                    100,
+                )
+            found.append(f"{url} {rest}")
+    return found
+
+
+def candidates() -> dict[str, str]:
+    """Package name -> where apt would take it from, as of the last `apt-get update`."""
+    offered = {kernelled(p): "image" for p in IMAGE["installable"]}
+    for entry in load("apt-lists", []):
+        for fragment, packages in IMAGE["repositories"].items():
+            if fragment in entry:
+                offered.update({kernelled(p): fragment for p in packages})
+    return offered
+
+
+def pinned_away(package: str, origin: str) -> str | None:
+    for pattern, why in IMAGE["pinned_away"].items():
+        if origin == "image" and fnmatch.fnmatch(package, pattern):
+            return why
+    return None
+
+
+def install(package: str) -> None:
+    model = next((m for name, m in PACKAGES.items() if kernelled(name) == package), None)
+    if model is None:
+        fail(f"harness: package {package} is installable here but its contents are not modelled", 100)
+    for user in model.get("users", []):
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            subprocess.run(
+                ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True
+            )
+    for directory, owner in model.get("dirs", {}).items():
+        user, group, mode = owner.split(":")
+        os.makedirs(directory, exist_ok=True)
+        os.chmod(directory, int(mode, 8))
+        subprocess.run(["chown", f"{user}:{group}", directory], check=True)
+    for _command, path in model.get("commands", {}).items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):
+            os.remove(path)
+        os.symlink("/harness/stub.py", path)
+    for unit, exec_start in model.get("units", {}).items():
+        condition = model.get("conditions", {}).get(unit)
+        with open(f"/usr/lib/systemd/system/{unit}", "w") as out:
+            out.write("[Unit]\n" + (f"ConditionPathExists={condition}\n" if condition else ""))
+            out.write(f"[Service]\nExecStart={exec_start}\n[Install]\nWantedBy=multi-user.target\n")
+    for path in model.get("files", []):
+        os.makedirs(os.path.dirname(kernelled(path)), exist_ok=True)
+        open(kernelled(path), "a").close()
+    modules = load("modules", [])
+    save("modules", modules + model.get("modules", []))
+    installed = load("installed", [])
+    save("installed", [*installed, package])
+    for unit in model.get("starts", []):
+        subprocess.run(["systemctl", "start", unit])
+
+
+def apt_get() -> None:
+    words = [a for a in ARGS if not a.startswith("-")]
+    if not words:
+        fail("apt-get: no operation", 100)
+    operation = words[0]
+    if operation == "update":
+        save("apt-lists", enabled_repositories())
+        return log()
+    if operation in ("dist-upgrade", "upgrade", "clean", "autoremove"):
+        return log()
+    if operation != "install":
+        fail(f"harness: apt-get {operation} is not modelled", 100)
+    if "-y" not in ARGS and "--assume-yes" not in ARGS and "-qy" not in ARGS and "-yq" not in ARGS:
+        fail("E: apt-get install without -y waits for an answer nobody gives at boot", 1)
+    offered = candidates()
+    wanted = []
+    for spec in words[1:]:
+        name, _, version = spec.partition("=")
+        if name not in offered:
+            fail(f"E: Unable to locate package {name}", 100)
+        why = pinned_away(name, offered[name])
+        if why:
+            fail(f"E: Package '{name}' has no installation candidate ({why})", 100)
+        model = next((m for n, m in PACKAGES.items() if kernelled(n) == name), {})
+        if version and kernelled(model.get("version", version)) != version:
+            fail(f"E: Version '{version}' for '{name}' was not found", 100)
+        wanted.append(name)
+    for name in list(wanted):
+        for dependency in next((m for n, m in PACKAGES.items() if kernelled(n) == name), {}).get("depends", []):
+            if dependency not in offered:
+                fail(
+                    f"E: Unable to correct problems, you have held broken packages ({name} depends on {dependency})",
+                    100,
+                )
+            wanted.append(dependency)
+    installed = load("installed", [])
+    for name in dict.fromkeys(wanted):
+        if name not in installed:
+            install(name)
+    log(installed=wanted)
+
+
+def apt_cache() -> None:
+    if ARGS[:2] == ["search", "--names-only"]:
+        pattern = re.compile(ARGS[2])
+        for name in sorted(candidates()):
+            if pattern.search(name):
+                print(f"{name} - harness package")
+        return log()
+    fail(f"harness: apt-cache {' '.join(ARGS)} is not modelled")
+
+
+def dnf() -> None:
+    words = [a for a in ARGS if not a.startswith("-")]
+    if words and words[0] == "install":
+        for name in words[1:]:
+            if name not in IMAGE["installable"]:
+                fail(f"Error: Unable to find a match: {name}", 1)
+        for name in words[1:]:
+            install(name)
+        return log()
+    if words and words[0] in ("makecache", "clean", "check-update", "update"):
+        return log()
+    fail(f"harness: dnf {' '.join(ARGS)} is not modelled")
+
+
+# ---------------------------------------------------------------- systemd
+def unit_name(name: str) -> str:
+    return name if "." in name else f"{name}.service"
+
+
+def unit_text(unit: str) -> str | None:
+    for directory in UNIT_DIRS:
+        if os.path.exists(f"{directory}/{unit}"):
+            text = open(f"{directory}/{unit}").read()
+            for drop_in in sorted(glob.glob(f"/etc/systemd/system/{unit}.d/*.conf")):
+                text += "\n" + open(drop_in).read()
+            return text
+    return None
+
+
+def directives(text: str) -> dict[str, list[str]]:
+    """Each directive's values in order, an empty assignment clearing the list (systemd's reset)."""
+    found: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";", "[")) or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        found[key.strip()] = [] if value.strip() == "" else [*found.get(key.strip(), []), value.strip()]
+    return found
+
+
+def daemon_ready(unit: str, exec_start: str) -> str | None:
+    """What the packaged daemon itself checks when it starts; None when it would run."""
+    binary = os.path.basename(shlex.split(exec_start)[0])
+    active = load("active", [])
+    if binary == "munged":
+        key = "/etc/munge/munge.key"
+        if not os.path.exists(key):
+            return "munged: Error: Failed to access key file /etc/munge/munge.key"
+        info = os.stat(key)
+        if pwd.getpwuid(info.st_uid).pw_name != "munge" or info.st_mode & 0o077:
+            return "munged: Error: Keyfile must be owned by munge and not readable by others"
+    if binary in ("slurmctld", "slurmd") and "munge.service" not in active:
+        return f"{binary}: error: auth/munge: Munge decode failed: Munged communication error"
+    if binary == "slurmctld":
+        if not os.path.exists("/etc/slurm/slurm.conf"):
+            return "slurmctld: fatal: Unable to open /etc/slurm/slurm.conf"
+        conf = directives(open("/etc/slurm/slurm.conf").read().replace(" ", "\n"))
+        state = (conf.get("StateSaveLocation") or ["/var/spool/slurmctld"])[-1]
+        user = (conf.get("SlurmUser") or ["root"])[-1]
+        if not os.path.isdir(state) or pwd.getpwuid(os.stat(state).st_uid).pw_name != user:
+            return f"slurmctld: fatal: {state} is not a directory owned by SlurmUser {user}"
+    if binary == "slurmd" and "--conf-server" not in exec_start and not os.path.exists("/etc/slurm/slurm.conf"):
+        return "slurmd: fatal: no slurm.conf and no --conf-server"
+    return None
+
+
+def start(unit: str, block: bool = True) -> int:
+    unit = unit_name(unit)
+    text = unit_text(unit)
+    if text is None:
+        if unit in IMAGE["services"]:
+            save("active", sorted(set([*load("active", []), unit])))
+            return 0
+        print(f"Failed to start {unit}: Unit {unit} not found.", file=sys.stderr)
+        return 5
+    values = directives(text)
+    if unit.endswith(".timer"):
+        # A timer starts its service later, on schedule: starting it needs that service to exist.
+        service = (values.get("Unit") or [unit.removesuffix(".timer") + ".service"])[-1]
+        if unit_text(service) is None:
+            print(f"Failed to start {unit}: Unit {service} not found.", file=sys.stderr)
+            return 5
+        save("active", sorted(set([*load("active", []), unit])))
+        log(unit=unit, started=True)
+        return 0
+    for required in " ".join(values.get("Requires", [])).split():
+        if start(required) != 0:
+            print(f"A dependency job for {unit} failed.", file=sys.stderr)
+            return 1
+    for condition in values.get("ConditionPathExists", []):
+        negate = condition.startswith("!")
+        if os.path.exists(condition.lstrip("!")) == negate:
+            log(unit=unit, skipped=f"ConditionPathExists={condition}")
+            return 0  # systemd: a failed condition skips the unit and the start still succeeds
+    exec_starts = values.get("ExecStart", [])
+    if not exec_starts:
+        print(f"{unit} has no ExecStart", file=sys.stderr)
+        return 1
+    kind = (values.get("Type") or ["simple"])[-1]
+    env = dict(os.environ)
+    for path in values.get("EnvironmentFile", []):
+        optional = path.startswith("-")
+        if not os.path.exists(path.lstrip("-")):
+            if optional:
+                continue
+            print(f"{unit}: Failed to load environment files: {path}", file=sys.stderr)
+            return 1
+        for line in open(path.lstrip("-")).read().splitlines():
+            if "=" in line and not line.lstrip().startswith("#"):
+                key, _, value = line.partition("=")
+                env[key.strip()] = value.strip().strip('"')
+    for assignment in values.get("Environment", []):
+        for word in shlex.split(assignment):
+            key, _, value = word.partition("=")
+            env[key] = value
+    for command in values.get("ExecStartPre", []) + exec_starts + values.get("ExecStartPost", []):
+        ignore = command.startswith("-")
+        argv = shlex.split(command.lstrip("-+!@:"))
+        binary = argv[0]
+        if not os.path.isabs(binary) or not os.access(binary, os.X_OK):
+            print(f"{unit}: Failed to locate executable {binary}: No such file or directory", file=sys.stderr)
+            return 1
+        if os.path.realpath(binary) == "/harness/stub.py":
+            why = daemon_ready(unit, command)
+            if why:
+                print(f"Job for {unit} failed: {why}", file=sys.stderr)
+                log(unit=unit, failed=why)
+                return 1
+        if kind == "oneshot" or command not in exec_starts:
+            result = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL)
+            if result.returncode != 0 and not ignore:
+                print(f"Job for {unit} failed because the control process exited with error code.", file=sys.stderr)
+                log(unit=unit, failed=f"{argv} exited {result.returncode}")
+                return 1 if block else 0
+        else:
+            if re.match(rb"#!\S*/(ba)?sh\b", open(binary, "rb").readline()) and argv[0] == binary:
+                check = subprocess.run(["bash", "-n", binary], capture_output=True, text=True)
+                if check.returncode != 0:
+                    print(f"{unit}: {check.stderr}", file=sys.stderr)
+                    return 1
+            # A long-running service runs on, as systemd leaves it: its output goes to the unit's log.
+            with open(f"{STATE}/unit-{unit}.log", "ab") as out:
+                subprocess.Popen(
+                    argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+                )
+    save("active", sorted(set([*load("active", []), unit])))
+    log(unit=unit, started=True)
+    return 0
+
+
+def systemctl() -> None:
+    flags = [a for a in ARGS if a.startswith("-")]
+    words = [a for a in ARGS if not a.startswith("-")]
+    verb, units = (words[0], words[1:]) if words else ("", [])
+    block = "--no-block" not in flags
+    if verb in ("daemon-reload", "reset-failed", "daemon-reexec"):
+        return log()
+    if verb in ("enable", "disable", "mask", "unmask"):
+        for unit in map(unit_name, units):
+            if unit_text(unit) is None and unit not in IMAGE["services"]:
+                fail(f"Failed to {verb} unit: Unit file {unit} does not exist.")
+            enabled = set(load("enabled", []))
+            enabled = enabled | {unit} if verb == "enable" else enabled - {unit}
+            save("enabled", sorted(enabled))
+        log()
+        if verb == "enable" and "--now" in flags:
+            for unit in units:
+                if start(unit) != 0:
+                    sys.exit(1)
+        return
+    if verb in ("start", "restart", "reload-or-restart", "try-restart"):
+        log()
+        for unit in units:
+            if verb == "try-restart" and unit_name(unit) not in load("active", []):
+                continue
+            if start(unit, block) != 0:
+                sys.exit(1)
+        return
+    if verb == "stop":
+        save("active", [u for u in load("active", []) if u not in map(unit_name, units)])
+        return log()
+    if verb == "is-active":
+        log()
+        sys.exit(0 if all(unit_name(u) in load("active", []) for u in units) else 3)
+    if verb == "is-enabled":
+        log()
+        sys.exit(0 if all(unit_name(u) in load("enabled", []) for u in units) else 1)
+    fail(f"harness: systemctl {' '.join(ARGS)} is not modelled")
+
+
+# ---------------------------------------------------------------- storage and kernel
+def fstab_entry(target: str) -> list[str] | None:
+    for line in open("/etc/fstab").read().splitlines() if os.path.exists("/etc/fstab") else []:
+        fields = line.split()
+        if len(fields) >= 3 and not fields[0].startswith("#") and fields[1] == target:
+            return fields
+    return None
+
+
+def mount() -> None:
+    mounts = load("mounts", {})
+    words = [a for a in ARGS if not a.startswith("-")]
+    if "--bind" in ARGS or ("-o" in ARGS and "bind" in ARGS):
+        source, target = words[-2], words[-1]
+        if not os.path.exists(source) or not os.path.isdir(target):
+            fail(f"mount: {target}: special device {source} does not exist.", 32)
+        # A bind mount is real: the machine's mount namespace is its own.
+        subprocess.run(["/.host/usr/bin/mount", "--bind", source, target], check=True)
+        mounts[target.rstrip("/")] = {"source": source, "type": "bind"}
+    elif "-a" in ARGS:
+        return log()
+    else:
+        kind = ARGS[ARGS.index("-t") + 1] if "-t" in ARGS else None
+        if len(words) == 1:
+            entry = fstab_entry(words[0].rstrip("/") or "/")
+            if entry is None:
+                fail(f"mount: {words[0]}: can't find in /etc/fstab.", 1)
+            source, target, kind = entry[0], entry[1], entry[2]
+        else:
+            source, target = words[-2], words[-1]
+        if not os.path.isdir(target):
+            fail(f"mount: {target}: mount point does not exist.", 32)
+        if kind == "lustre":
+            if not shutil.which("mount.lustre"):
+                fail(f"mount: {target}: unknown filesystem type 'lustre'.", 32)
+            if "lustre" not in load("modules", []) and "module:lustre" not in IMAGE["ships"]:
+                fail(f"mount.lustre: {source}: no lustre kernel module", 19)
+        elif kind in ("nfs", "nfs4"):
+            if not shutil.which("mount.nfs"):
+                fail(
+                    f"mount: {target}: bad option; for several filesystems (e.g. nfs) you might need a /sbin/mount.nfs helper",
+                    32,
+                )
+        elif kind in ("ext4", "xfs") and load("formatted", {}).get(os.path.realpath(source)) != kind:
+            fail(f"mount: {target}: wrong fs type, bad option, bad superblock on {source}.", 32)
+        mounts[target] = {"source": source, "type": kind}
+    save("mounts", mounts)
+    log()
+
+
+def mountpoint() -> None:
+    target = [a for a in ARGS if not a.startswith("-")][-1]
+    mounted = target.rstrip("/") in load("mounts", {}) or os.path.ismount(target)
+    if "-q" not in ARGS:
+        print(f"{target} is {'' if mounted else 'not '}a mountpoint")
+    sys.exit(0 if mounted else 32)
+
+
+def umount() -> None:
+    mounts = load("mounts", {})
+    for target in [a for a in ARGS if not a.startswith("-")]:
+        mounts.pop(target.rstrip("/"), None)
+    save("mounts", mounts)
+    log()
+
+
+def blkid() -> None:
+    device = [a for a in ARGS if not a.startswith("-")][-1]
+    if not os.path.exists(device):
+        sys.exit(2)
+    kind = load("formatted", {}).get(os.path.realpath(device))
+    if kind is None:
+        sys.exit(2)
+    print(f'{device}: TYPE="{kind}"')
+
+
+def mkfs() -> None:
+    device = [a for a in ARGS if not a.startswith("-")][-1]
+    if not os.path.exists(device):
+        fail(f"mke2fs: The file {device} does not exist and no size was specified.", 1)
+    formatted = load("formatted", {})
+    formatted[os.path.realpath(device)] = NAME.split(".", 1)[1]
+    save("formatted", formatted)
+    log()
+
+
+def modprobe() -> None:
+    module = [a for a in ARGS if not a.startswith("-")][-1]
+    if module in load("modules", []) or f"module:{module}" in IMAGE["ships"]:
+        return log()
+    fail(f"{NAME}: FATAL: Module {module} not found in directory /lib/modules/{KERNEL}", 1)
+
+
+# ---------------------------------------------------------------- network
+def fetch(url: str, method: str, headers: dict[str, str], data: bytes | None) -> tuple[int, bytes]:
+    host = re.match(r"https?://([^/:?]+)", url).group(1)
+    address = None
+    with contextlib.suppress(OSError):
+        address = socket.gethostbyname(host)
+    if address == "169.254.169.254" or (address or "").startswith("127."):
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+        except urllib.error.URLError as error:
+            raise ConnectionError(f"curl: (7) Failed to connect to {host}: {error.reason}") from error
+    bearer = headers.get("Authorization", "")
+    if re.match(r"https://[a-z0-9-]+\.vault\.azure\.net/secrets/", url):
+        if bearer != f"Bearer {MACHINE['token']}":
+            return 401, b'{"error": {"code": "Unauthorized"}}'
+        return 200, json.dumps({"value": MACHINE["secrets"]["munge"]}).encode()
+    if url.startswith("https://secretmanager.googleapis.com/v1/") and url.endswith(":access"):
+        if bearer != f"Bearer {MACHINE['token']}":
+            return 401, b'{"error": {"code": 401}}'
+        return 200, json.dumps({"payload": {"data": MACHINE["secrets"]["munge"]}}).encode()
+    for pattern, body in DOWNLOADS:
+        if re.match(pattern, url):
+            return 200, body() if callable(body) else body
+    log(unmodelled_url=url)
+    raise ConnectionError(f"curl: (6) Could not resolve host: {host} (the harness's network has no {url})")
+
+
+def awscli_bundle() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as bundle:
+        info = zipfile.ZipInfo("aws/install")
+        info.external_attr = 0o755 << 16
+        bundle.writestr(info, "#!/bin/sh\nmkdir -p /usr/local/bin\nln -sf /harness/stub.py /usr/local/bin/aws\n")
+    return buffer.getvalue()
+
+
+def azcopy_tarball() -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        data = open("/harness/stub.py", "rb").read()
+        for name in ("azcopy_linux_amd64_10.27.1/", "azcopy_linux_amd64_10.27.1/azcopy"):
+            info = tarfile.TarInfo(name.rstrip("/"))
+            if name.endswith("/"):
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            else:
+                info.size, info.mode = len(data), 0o755
+                tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+DOWNLOADS = [
+    (r"https://awscli\.amazonaws\.com/awscli-exe-linux-(x86_64|aarch64)\.zip$", awscli_bundle),
+    (r"https://aka\.ms/downloadazcopy-v10-linux$", azcopy_tarball),
+    (r"https://\S+(\.asc|\.gpg|/gpgkey|/microsoft\.asc)$", ARMORED_KEY.encode()),
+    (
+        r"https://nvidia\.github\.io/libnvidia-container/stable/deb/nvidia-container-toolkit\.list$",
+        b"deb https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH) /\n",
+    ),
+]
+
+
+def curl() -> None:
+    args, headers, method, data, output, url, fail_on_error = list(ARGS), {}, None, None, None, None, False
+    while args:
+        arg = args.pop(0)
+        if arg in ("-H", "--header"):
+            key, _, value = args.pop(0).partition(":")
+            headers[key.strip()] = value.strip()
+        elif arg in ("-X", "--request"):
+            method = args.pop(0)
+        elif arg in ("-d", "--data", "--data-binary", "--data-raw"):
+            data = args.pop(0).encode()
+        elif arg in ("-o", "--output"):
+            output = args.pop(0)
+        elif arg in ("-m", "--max-time", "--retry", "--connect-timeout", "--retry-delay", "--retry-max-time", "-w"):
+            args.pop(0)
+        elif arg.startswith("--") or re.fullmatch(r"-[a-zA-Z]+", arg):
+            if (arg.startswith("-") and not arg.startswith("--") and "f" in arg) or arg == "--fail":
+                fail_on_error = True
+        else:
+            url = arg
+    if url is None:
+        fail("curl: no URL specified!", 2)
+    try:
+        status, body = fetch(url, method or ("POST" if data else "GET"), headers, data)
+    except ConnectionError as error:
+        fail(str(error), 7 if "(7)" in str(error) else 6)
+    log(url=url, status=status)
+    if status >= 400 and fail_on_error:
+        fail(f"curl: (22) The requested URL returned error: {status}", 22)
+    if output:
+        with open(output, "wb") as out:
+            out.write(body)
+    else:
+        sys.stdout.buffer.write(body)
+
+
+# ---------------------------------------------------------------- cloud CLIs and tools
+def imds_credentials() -> bool:
+    try:
+        token = (
+            urllib.request.urlopen(
+                urllib.request.Request(
+                    "http://169.254.169.254/latest/api/token",
+                    method="PUT",
+                    headers={"X-aws-ec2-metadata-token-ttl-seconds": "21600"},
+                ),
+                timeout=5,
+            )
+            .read()
+            .decode()
+        )
+        urllib.request.urlopen(
+            urllib.request.Request(
+                "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+                headers={"X-aws-ec2-metadata-token": token},
+            ),
+            timeout=5,
+        ).read()
+        return True
+    except OSError:
+        return False
+
+
+def aws() -> None:
+    if not imds_credentials():
+        fail('Unable to locate credentials. You can configure credentials by running "aws configure".', 253)
+    log()
+    if ARGS[:2] == ["secretsmanager", "get-secret-value"]:
+        print(MACHINE["secrets"]["munge"])
+
+
+def gcloud() -> None:
+    log()
+    if ARGS[:3] == ["secrets", "versions", "access"]:
+        sys.stdout.buffer.write(base64.b64decode(MACHINE["secrets"]["munge"]))
+
+
+def gpg() -> None:
+    log()
+    if "--dearmor" not in ARGS:
+        fail(f"harness: gpg {' '.join(ARGS)} is not modelled")
+    data = sys.stdin.buffer.read()
+    if b"BEGIN PGP PUBLIC KEY BLOCK" not in data:
+        fail("gpg: no valid OpenPGP data found.", 2)
+    target = (
+        ARGS[ARGS.index("-o") + 1] if "-o" in ARGS else ARGS[ARGS.index("--output") + 1] if "--output" in ARGS else None
+    )
+    if target:
+        open(target, "wb").write(b"dearmored " + data)
+    else:
+        sys.stdout.buffer.write(b"dearmored " + data)
+
+
+def unzip() -> None:
+    words = [a for a in ARGS if not a.startswith("-")]
+    archive = words[0]
+    target = ARGS[ARGS.index("-d") + 1] if "-d" in ARGS else "."
+    with zipfile.ZipFile(archive) as bundle:
+        for info in bundle.infolist():
+            path = bundle.extract(info, target)
+            mode = info.external_attr >> 16
+            if mode:
+                os.chmod(path, mode)
+    log()
+
+
+def python_module() -> None:
+    """`python3 -m pip` and `python3 -m venv` on the image's system python."""
+    module, args = ARGS[1], ARGS[2:]
+    installed = load("installed", [])
+    log()
+    if module == "venv":
+        if "python3-venv" not in installed and "python3-venv" not in IMAGE["ships"]:
+            fail("The virtual environment was not created successfully because ensurepip is not available. "
+                 "On Debian/Ubuntu systems, you need to install the python3-venv package", 1)  # fmt: skip
+        target = [a for a in args if not a.startswith("-")][-1]
+        os.makedirs(f"{target}/bin", exist_ok=True)
+        open(f"{target}/pyvenv.cfg", "w").write("home = /usr/bin\ninclude-system-site-packages = false\n")
+        scripts = {
+            "python": '#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = pip ]; then shift 2; HARNESS_AS=venv-pip exec /harness/stub.py "$@"; fi\nexec /usr/bin/python3 "$@"\n',
+            "pip": '#!/bin/sh\nHARNESS_AS=venv-pip exec /harness/stub.py "$@"\n',
+        }  # fmt: skip
+        for name, text in {**scripts, "python3": scripts["python"], "pip3": scripts["pip"]}.items():
+            open(f"{target}/bin/{name}", "w").write(text)
+            os.chmod(f"{target}/bin/{name}", 0o755)
+        return
+    if "python3-pip" not in installed and "pip3" not in IMAGE["ships"]:
+        fail("/usr/bin/python3: No module named pip", 1)
+    if args[:1] == ["install"] and IMAGE["release"] == "ubuntu-24.04" and "--break-system-packages" not in args:
+        fail(
+            "error: externally-managed-environment (Ubuntu 24.04's python3 refuses system-wide pip installs, PEP 668)",
+            1,
+        )
+
+
+def cloud_init_status() -> None:
+    result = json.load(open("/run/cloud-init/result.json")) if os.path.exists("/run/cloud-init/result.json") else None
+    print("status: running" if result is None else "status: error" if result["v1"]["errors"] else "status: done")
+
+
+def recorded() -> None:
+    log()
+
+
+def sleep() -> None:
+    """Waits a moment, not the time asked: boots poll with sleeps, and a loop must still yield the CPU."""
+    import time
+
+    log()
+    time.sleep(0.2)
+
+
+def serve_health(port: int) -> None:
+    """An OpenAI-compatible server container (vLLM's image) once loaded: /health and /v1/models answer."""
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Health(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            ok = self.path in ("/health", "/v1/models")
+            self.send_response(200 if ok else 404)
+            self.end_headers()
+            self.wfile.write(b'{"data": []}' if ok else b"")
+
+    HTTPServer(("127.0.0.1", port), Health).serve_forever()
+
+
+def docker() -> None:
+    log()
+    if not ARGS or ARGS[0] != "run":
+        return
+    port = next((int(ARGS[i + 1]) for i, a in enumerate(ARGS[:-1]) if a == "--port"), None)
+    if port is None:
+        return
+    if "-d" in ARGS or "--detach" in ARGS:
+        if os.fork() == 0:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for descriptor in (0, 1, 2):
+                os.dup2(null, descriptor)
+            serve_health(port)
+        return
+    serve_health(port)
+
+
+COMMANDS = {
+    "apt-get": apt_get, "apt-cache": apt_cache, "dnf": dnf, "yum": dnf, "systemctl": systemctl, "mount": mount,
+    "mountpoint": mountpoint, "umount": umount, "blkid": blkid, "mkfs.ext4": mkfs, "mkfs.xfs": mkfs,
+    "modprobe": modprobe, "modinfo": modprobe, "curl": curl, "aws": aws, "gcloud": gcloud, "gsutil": recorded,
+    "gpg": gpg, "unzip": unzip, "sleep": sleep, "azcopy": recorded, "docker": docker, "nvidia-ctk": recorded,
+    "nvidia-smi": recorded, "udevadm": recorded, "sysctl": recorded, "hostnamectl": recorded, "logger": recorded,
+    "dkms": recorded, "apt-mark": recorded, "munge": recorded, "unmunge": recorded, "mungekey": recorded,
+    "scontrol": recorded, "sinfo": recorded, "squeue": recorded, "scancel": recorded, "sbatch": recorded,
+    "srun": recorded, "sacct": recorded, "salloc": recorded, "slurmd": recorded, "slurmctld": recorded,
+    "munged": recorded, "dockerd": recorded, "lfs": recorded, "mount.lustre": recorded, "mount.nfs": recorded,
+    "cloud-init": cloud_init_status, "jq": recorded, "pip3": recorded, "python3 -m pip": python_module,
+    "python3 -m venv": python_module, "venv-pip": recorded,
+}  # fmt: skip
+assert set(COMMANDS) == MODELLED, set(COMMANDS) ^ MODELLED
+
+if __name__ == "__main__":
+    handler = COMMANDS.get(NAME)
+    if handler is None:
+        fail(f"harness: {NAME} is not modelled")
+    handler()
