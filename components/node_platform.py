@@ -24,6 +24,9 @@ The members, and what each cloud answers with:
 - block-device path (`block_device_path`): where an attached data volume appears (EBS by volume id
   under /dev/disk/by-id on Nitro, Azure's /dev/disk/azure/scsi1/lunN, GCP's
   /dev/disk/by-id/google-NAME, OCI's /dev/oracleoci/oraclevdX).
+- Slurm's packages (`slurm_packages`): where the scheduler's daemons and munge come from. Ubuntu's archive
+  (Slurm 23.11 on noble) on AWS and GCP; Microsoft's packages.microsoft.com `slurm-smd-*` at one pinned
+  version on Azure, whose Ubuntu-HPC image pins Ubuntu's `slurm*` packages away.
 - fabric hooks (`fabric_hooks`): what a fabric needs beside its NICs before NCCL can use them, set up at
   boot and around every multi-node job (`FabricHooks`). EFA (AWS's Deep Learning AMI carries the EFA
   installer and aws-ofi-nccl), InfiniBand (Azure's HPC images: OFED, NCCL's IB transport) and GCP's RDMA
@@ -76,6 +79,42 @@ class FabricHooks:
     environment_file: str
     library_path: str
     prolog_seconds: int
+
+
+# Debian's slurm packages create the `slurm` user with this fixed uid/gid (their preinst recreates a `slurm`
+# user with any other); packages that create none (SchedMD's slurm-smd) get the same one from the setup.
+SLURM_UID = 64030
+
+
+@dataclass(frozen=True)
+class SlurmPackages:
+    """Where a node's Slurm comes from, as the setup scripts install it (apt, before anything else runs).
+
+    `source`: the repository, for the scripts' comments. `repository_setup`: bash adding that apt repository
+    and its key ("": the image's own repositories carry the packages). `common`: what every role installs
+    (munge, the client commands); `controller` / `node`: slurmctld's and slurmd's packages. A package may carry
+    an apt version glob (`slurm-smd=25.11.5*`) so the head and every node run one release. `daemon_directory`:
+    where the packages install slurmd and slurmctld (the generated units' ExecStart)."""
+
+    source: str
+    common: tuple[str, ...]
+    controller: tuple[str, ...]
+    node: tuple[str, ...]
+    repository_setup: str = ""
+    daemon_directory: str = "/usr/sbin"
+
+    def packages(self, controller: bool) -> tuple[str, ...]:
+        """What the head (`controller`) or a compute node installs."""
+        return (*self.common, *(self.controller if controller else self.node))
+
+
+# noble's universe: Slurm 23.11 (munge, slurm-client, slurmctld, slurmd), binaries in /usr/sbin.
+UBUNTU_ARCHIVE_SLURM = SlurmPackages(
+    source="Ubuntu's archive",
+    common=("munge", "slurm-client"),
+    controller=("slurmctld",),
+    node=("slurmd",),
+)
 
 
 class NodePlatform(Protocol):
@@ -144,6 +183,11 @@ class NodePlatform(Protocol):
 
     def block_device_path(self, volume: str) -> str:
         """The stable device path on the node of the attached data volume `volume` (a cloud reference)."""
+        ...
+
+    @property
+    def slurm_packages(self) -> SlurmPackages:
+        """Where the head's and the nodes' Slurm and munge come from (one source, so one release)."""
         ...
 
     def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:

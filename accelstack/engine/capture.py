@@ -51,6 +51,8 @@ class Registration:
     outputs: dict[str, Any] = field(default_factory=dict)
     id: str = ""
     request: Any = None  # the RegisterResourceRequest itself, for analyzers that want protobufs
+    # The resource's replaceOnChanges option (Pulumi property paths): a change there replaces it.
+    replace_on_changes: list[str] = field(default_factory=list)
 
     @property
     def is_provider(self) -> bool:
@@ -111,6 +113,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 outputs=_struct_to_json(response.object) if response.HasField("object") else {},
                 id=response.id,
                 request=request,
+                replace_on_changes=list(request.replaceOnChanges),
             )
         )
         return response

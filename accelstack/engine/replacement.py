@@ -214,6 +214,14 @@ def plan_changes(deployed: list[Registration], edited: list[Registration]) -> li
             if prop not in new.ignore_changes and old.inputs.get(prop) != new.inputs.get(prop)
         )
         replacing = replacing_changes(new.type, old.inputs, new.inputs, new.ignore_changes)
+        # The component's own replaceOnChanges (Pulumi: a diff under one of these paths is a replacement).
+        replacing += [
+            prop
+            for prop in new.replace_on_changes
+            if prop not in replacing
+            and prop not in new.ignore_changes
+            and _at(old.inputs, prop) != _at(new.inputs, prop)
+        ]
         old_provider, new_provider = old.provider.rpartition("::")[0], new.provider.rpartition("::")[0]
         if old_provider != new_provider or new_provider in replaced_providers:
             replacing.append("provider")

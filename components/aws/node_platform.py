@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_platform import FabricHooks, NodeFact
+from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, FabricHooks, NodeFact, SlurmPackages
 from accelstack.spec.models import StackSpec
 
 # IMDSv2 only (the launch templates set http_tokens=required): a session token first (PUT), then the
@@ -116,6 +116,7 @@ class AwsNodePlatform:
     lustre_product: str = "FSx for Lustre"
     lustre_client_source: str = "FSx's repository"
     lustre_client_install: str = FSX_LUSTRE_CLIENT_INSTALL
+    slurm_packages: SlurmPackages = UBUNTU_ARCHIVE_SLURM
 
     def metadata_command(self, fact: NodeFact) -> str:
         return f"imds {_METADATA_PATHS[fact]}"

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_platform import FabricHooks, NodeFact
+from accelstack.components.node_platform import FabricHooks, NodeFact, SlurmPackages
 from accelstack.spec.models import StackSpec
 
 # Azure Instance Metadata Service: http://169.254.169.254/metadata/... with the `Metadata: true` header and
@@ -95,6 +95,32 @@ client=$(apt-cache search --names-only '^amlfs-lustre-client-' | awk '{print $1}
 apt-get install -y "$client=$(uname -r)"
 """
 
+# Slurm from Microsoft's packages.microsoft.com (PMC), as CycleCloud Slurm installs it on its scheduler and
+# execute nodes alike (Azure/cyclecloud-slurm azure-slurm-install/ubuntu.sh: slurm-smd, slurm-smd-client and
+# slurm-smd-slurmctld / slurm-smd-slurmd, each `=<version>*`, from repos/slurm-ubuntu-<codename> "stable"). Not
+# Ubuntu's slurmd: the Ubuntu-HPC image pins every `slurm*` package of origin *ubuntu.com* to priority -1
+# (Azure/azhpc-images components/slurm-repo/slurm-u.pin, copied to /etc/apt/preferences.d/slurm-repository-pin-990
+# by components/install_pmix.sh), so `apt-get install slurmd` has no candidate there. One version on the head
+# (Canonical's image, no pin) and the nodes: CycleCloud Slurm's default release. munge is Ubuntu's (slurm-smd
+# depends on it; the pin leaves it alone). The repository line replaces the image's own slurm.list (its
+# "insiders" suite), as CycleCloud's script does; the key is PMC's signing key, fetched like the Lustre client's.
+SLURM_SMD_VERSION = "25.11.5"
+PMC_SLURM_KEYRING = "/usr/share/keyrings/accelstack-microsoft-slurm.gpg"
+PMC_SLURM_REPOSITORY_SETUP = f"""\
+. /etc/os-release
+curl -fsSL https://packages.microsoft.com/keys/microsoft.asc | gpg --dearmor --yes -o {PMC_SLURM_KEYRING}
+echo "deb [arch=$(dpkg --print-architecture) signed-by={PMC_SLURM_KEYRING}] https://packages.microsoft.com/repos/slurm-ubuntu-${{VERSION_CODENAME}}/ stable main" \\
+    > /etc/apt/sources.list.d/slurm.list
+"""
+PMC_SLURM = SlurmPackages(
+    source=f"packages.microsoft.com slurm-ubuntu (slurm-smd {SLURM_SMD_VERSION})",
+    common=("munge", f"slurm-smd={SLURM_SMD_VERSION}*", f"slurm-smd-client={SLURM_SMD_VERSION}*"),
+    controller=(f"slurm-smd-slurmctld={SLURM_SMD_VERSION}*",),
+    node=(f"slurm-smd-slurmd={SLURM_SMD_VERSION}*",),
+    repository_setup=PMC_SLURM_REPOSITORY_SETUP,
+    daemon_directory="/usr/sbin",  # SchedMD's debian/slurm-smd-slurmd.install: usr/sbin/slurmd
+)
+
 _METADATA_PATHS = {
     NodeFact.INSTANCE_ID: "compute/vmId",
     NodeFact.INSTANCE_TYPE: "compute/vmSize",
@@ -146,6 +172,7 @@ class AzureNodePlatform:
     lustre_client_source: str = "Microsoft's amlfs repository"
     lustre_client_install: str = AMLFS_CLIENT_INSTALL
     tool_setup: str | None = "ensure_azcopy"
+    slurm_packages: SlurmPackages = PMC_SLURM
 
     @property
     def tool_functions(self) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
 from accelstack.components.gcp import gpudirect
-from accelstack.components.node_platform import FabricHooks, NodeFact
+from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, FabricHooks, NodeFact, SlurmPackages
 from accelstack.spec.models import StackSpec
 
 # The metadata server (cloud.google.com/compute/docs/metadata/querying-metadata): every request carries
@@ -124,6 +124,7 @@ class GcpNodePlatform:
     lustre_product: str = "Google Cloud Managed Lustre"
     lustre_client_source: str = "Google's lustre-client repository"
     lustre_client_install: str = LUSTRE_CLIENT_INSTALL
+    slurm_packages: SlurmPackages = UBUNTU_ARCHIVE_SLURM
     # Self-contained: the token helper reads the metadata server, and a script that has the tools (the head's
     # setup) may have no metadata functions of its own.
     tool_functions: str = METADATA_FUNCTION + TOKEN_FUNCTION + GCLOUD_FUNCTION

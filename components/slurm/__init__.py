@@ -8,7 +8,7 @@ address, Lustre DNS, the secret holding the munge key, the state volume) come in
 components fill them from Pulumi outputs. `nodes_for(spec)` finds the instance type and platform
 through the cloud registry.
 
-Design (valid for Slurm 22.05 to 24.x):
+Design (valid for Slurm 23.11 to 25.11; the compute unit's `slurmd --systemd` needs 23.11):
 - Compute nodes are dynamic (`slurmd -Z --conf "..."`) and configless (`--conf-server`): slurm.conf
   names no compute node, partitions take nodes through `NodeSet ... Feature=`; resizing the node
   group never regenerates anything.
@@ -28,6 +28,7 @@ Design (valid for Slurm 22.05 to 24.x):
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from accelstack.clouds import registry
@@ -39,7 +40,7 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     environment_profile,
     node_environment,
 )
-from accelstack.components.node_platform import FabricHooks, NodeFact
+from accelstack.components.node_platform import SLURM_UID, FabricHooks, NodeFact
 from accelstack.components.slurm.layout import (  # the cluster's shape; nodes_for re-exported for callers
     ClusterLayout,
     Nodes,
@@ -110,6 +111,8 @@ CHECKPOINT_EXPORT_UNIT = "accelstack-checkpoint-export"
 
 WATCHER_PATH = "/usr/local/sbin/accelstack-spot-watcher"
 HEAD_SETUP_PATH = "/usr/local/sbin/accelstack-head-setup"
+# The setup scripts' outcome ("ok ..." or "failed ... last step: ..."), for the operator and boot checks.
+SETUP_STATUS_FILE = "/var/lib/accelstack/first-boot.status"
 COMPUTE_SETUP_PATH = "/usr/local/sbin/accelstack-compute-setup"
 # A fabric's node-side software (NodePlatform.fabric_hooks): its per-boot setup and the job Prolog/Epilog.
 FABRIC_SETUP_PATH = "/usr/local/sbin/accelstack-fabric-setup"
@@ -204,9 +207,11 @@ def dynamic_node_conf(spec: StackSpec, nodes: Nodes) -> str:
 
 
 def slurmd_command(spec: StackSpec, nodes: Nodes, head_address: str, node_addr: str = "$NODE_ADDR") -> str:
-    """The compute node's slurmd command line (systemd ExecStart syntax: double quotes group)."""
+    """The compute node's slurmd command line (systemd ExecStart syntax: double quotes group), for a Type=notify
+    unit: `--systemd` makes slurmd send READY=1 (Slurm's own units since 23.11 run it so; it excludes -D)."""
     conf = f"NodeAddr={node_addr} {dynamic_node_conf(spec, nodes)}"
-    return f'/usr/sbin/slurmd -D -s -Z --conf-server {head_address}:{SLURMCTLD_PORT} --conf "{conf}"'
+    slurmd = f"{nodes.platform.slurm_packages.daemon_directory}/slurmd"
+    return f'{slurmd} --systemd -Z --conf-server {head_address}:{SLURMCTLD_PORT} --conf "{conf}"'
 
 
 def checkpoint_interval_seconds(spec: StackSpec, values: DeployValues | None = None) -> int:
@@ -311,10 +316,19 @@ def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] 
     }
 
 
-def _common_values(spec: StackSpec, nodes: Nodes, values: DeployValues) -> dict[str, object]:
+def _common_values(spec: StackSpec, nodes: Nodes, values: DeployValues, controller: bool) -> dict[str, object]:
     plan = layout(spec, nodes)
     platform = nodes.platform
+    packages = platform.slurm_packages
     return {
+        "slurm": {
+            "source": packages.source,
+            "repository_setup": packages.repository_setup,
+            "packages": " ".join(shlex.quote(name) for name in packages.packages(controller)),
+        },
+        "slurm_uid": SLURM_UID,
+        "slurm_log_dir": LOG_DIR,
+        "setup_status_file": SETUP_STATUS_FILE,
         "cluster_name": plan.cluster_name,
         "head_hostname": plan.head_hostname,
         "tool_functions": platform.tool_functions,
@@ -336,7 +350,7 @@ def _file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:
 def head_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
     return _render(
         "head-setup.sh.j2",
-        **_common_values(spec, nodes, values),
+        **_common_values(spec, nodes, values, controller=True),
         state_device=nodes.platform.block_device_path(values.state_volume),
         state_save_location=STATE_SAVE_LOCATION,
         export_unit=CHECKPOINT_EXPORT_UNIT if checkpoint_export_units(spec, nodes) else None,
@@ -349,7 +363,7 @@ def compute_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) ->
     sync = checkpoint_sync_commands(spec, nodes)
     return _render(
         "compute-setup.sh.j2",
-        **_common_values(spec, nodes, values),
+        **_common_values(spec, nodes, values, controller=False),
         metadata_functions=nodes.platform.metadata_functions,
         address_command=nodes.platform.metadata_command(NodeFact.PRIVATE_ADDRESS),
         head_address=values.head_address,
@@ -483,7 +497,7 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
         "preserve_hostname": False,
         "manage_etc_hosts": True,
         "package_update": True,
-        "packages": ["munge", "slurmctld", "slurm-client", "curl", "unzip"],
+        "packages": ["curl", "unzip"],  # Slurm and munge: the setup script, from the platform's source
         "write_files": [
             _file("/etc/slurm/slurm.conf", slurm_conf(spec, nodes)),
             _file("/etc/slurm/gres.conf", gres_conf(spec, nodes)),
@@ -525,7 +539,7 @@ def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> s
     files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, nodes, values), "0755"))
     doc = {
         "package_update": True,
-        "packages": ["munge", "slurmd", "slurm-client", "curl", "unzip"],
+        "packages": ["curl", "unzip"],  # Slurm and munge: the setup script, from the platform's source
         "write_files": files,
         "runcmd": [[COMPUTE_SETUP_PATH]],
     }

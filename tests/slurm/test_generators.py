@@ -94,7 +94,7 @@ def test_dynamic_node_line_is_a_configless_slurmd_with_memory_headroom():
     )
     command = slurm.slurmd_command(spec, slurm.nodes_for(spec), "aws-training-head")
     assert command == (
-        "/usr/sbin/slurmd -D -s -Z --conf-server aws-training-head:6817 "
+        "/usr/sbin/slurmd --systemd -Z --conf-server aws-training-head:6817 "
         '--conf "NodeAddr=$NODE_ADDR Feature=compute,p5,h100 Gres=gpu:h100:8 RealMemory=1992294"'
     )
 

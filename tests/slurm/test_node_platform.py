@@ -26,7 +26,7 @@ import yaml
 from accelstack.clouds import registry
 from accelstack.components import slurm
 from accelstack.components.aws.node_platform import AwsNodePlatform
-from accelstack.components.node_platform import NodeFact
+from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, NodeFact, SlurmPackages
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +68,7 @@ class ExampleCloudPlatform:
     lustre_product: str = "Managed Lustre"
     lustre_client_source: str = "the cloud's documented repository"
     lustre_client_install: str = 'apt-get install -y "lustre-client-modules-$(uname -r)"\n'
+    slurm_packages: SlurmPackages = UBUNTU_ARCHIVE_SLURM
 
     def metadata_command(self, fact: NodeFact) -> str:
         return f"gce_metadata {_GCE_PATHS[fact]}"

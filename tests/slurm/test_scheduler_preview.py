@@ -74,7 +74,7 @@ def test_compute_nodes_boot_into_slurm_without_the_key(slurm_capture):
     assert user_data.startswith("#cloud-config")
     head_ip = slurm_capture.stack_outputs["slurmHeadAddress"]
     assert f"{head_ip} aws-training-head" in user_data
-    assert "slurmd -D -s -Z --conf-server aws-training-head:6817" in user_data
+    assert "slurmd --systemd -Z --conf-server aws-training-head:6817" in user_data
     assert "secretsmanager get-secret-value" in user_data and "secret:" not in user_data.split("--secret-id")[0]
     # The stack exports where the key is, never the key.
     assert [k for k in slurm_capture.stack_outputs if "munge" in k.lower()] == ["mungeKeySecretArn", "mungeKeySecret"]

@@ -138,6 +138,9 @@ def replica_group(
             max_group_prepared_capacity=replicas.min + plan.warm_pool_size,
             instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=True),
         ),
+        # The refresh replaces the warm pool's stopped instances too, after the live ones (the Auto Scaling API
+        # reports both: InstanceRefreshProgressDetails LivePoolProgress / WarmPoolProgress), so a scale-out
+        # never starts an old-model replica once the refresh is done.
         instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
             strategy="Rolling",
             preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(

@@ -4,8 +4,14 @@ backend pool, and a standby pool of deallocated, pre-initialised VMs sized by th
 - Standby pools attach only to Flexible scale sets (learn.microsoft.com/azure/virtual-machine-scale-sets/
   standby-pools-faq); Flexible needs `networkApiVersion` in the network profile (VMs get their own NICs).
 - The autoscale setting owns the capacity: `sku.capacity` is ignored after creation, so an `up` never resets a
-  scaled-out group (a fixed fleet has no autoscale setting, and its `sku.capacity` is the spec's). Upgrades are Manual: a model change reaches new VMs (scale-out, standby) first, and never
-  reimages a replica mid-request.
+  scaled-out group (a fixed fleet has no autoscale setting, and its `sku.capacity` is the spec's).
+- A model change (weights, precision, server image: the VM profile) replaces the scale set, create-first: Flexible
+  scale sets have no "Update Instances" (orchestration-modes API comparison: "invoke operations on individual
+  VMs"), and standby-pool VMs keep the profile they were created with (standby-pools FAQ), so a profile update
+  would leave running and pooled VMs on the old model indefinitely. The new set joins the same gateway backend
+  pool and its VMs count as provisioned only once they have prepared (the extension below); then the old set,
+  its VMs and its pool go. The standby pool follows the new set: its name carries the profile's digest (the
+  set's `accelstack:replica-profile` tag), so a new pool is created for the new set before the old one goes.
 - Deallocated standby VMs keep their OS disk (weights and the image pulled there); starting one still waits for
   GPU capacity, which only a Running pool (billed as running) or `replicas.min` guarantees.
 """
@@ -13,6 +19,8 @@ backend pool, and a standby pool of deallocated, pre-initialised VMs sized by th
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 from typing import Any
 
 import pulumi
@@ -31,10 +39,32 @@ from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
 STANDBY_POOL_NAME_MAX = 24  # ^[a-zA-Z0-9-]{3,24}$ (Microsoft.StandbyPool/standbyVirtualMachinePools)
+# Standby pools deallocate a VM once it is provisioned (standby-pools overview: pooled VMs "complete all post
+# provisioning processes" first), and azure-native's standbypool API (2024-03-01) has no postProvisioningDelay.
+# A VM is provisioned only when its extensions have succeeded, so this one holds provisioning until cloud-init
+# has run the replica's runcmd, whose `systemctl enable --now accelstack-server` returns once the server's
+# ExecStartPre (weights, `docker pull`) is done: a pooled VM is deallocated prepared, not mid-download.
+WAIT_FOR_PREPARE = "cloud-init status --wait >/dev/null; systemctl is-active --quiet accelstack-server.service"
+# Extensions' time budget: 15 to 120 minutes (VirtualMachineScaleSetExtensionProfile.extensionsTimeBudget).
+EXTENSIONS_BUDGET_MINUTES = (15, 120)
 
 
-def standby_pool_name(stack: str) -> str:
-    return f"{stack[:16].rstrip('-')}-standby"
+def extensions_budget_minutes(plan: ServingPlan) -> int:
+    """Twice the planned cold start (weights and image), within the API's 15 to 120 minutes."""
+    low, high = EXTENSIONS_BUDGET_MINUTES
+    return max(low, min(high, -(-2 * plan.cold_start_seconds // 60)))
+
+
+PROFILE_TAG = "accelstack:replica-profile"  # the digest of the scale set's VM profile (model, image, boot)
+
+
+def profile_digest(profile: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(profile, sort_keys=True, default=str).encode()).hexdigest()[:7]
+
+
+def standby_pool_name(stack: str, digest: str) -> str:
+    """One pool per VM profile: `<stack>-sb-<digest>`, within the 24 characters a pool name may have."""
+    return f"{stack[: STANDBY_POOL_NAME_MAX - 12].rstrip('-')}-sb-{digest}"
 
 
 def replica_group(
@@ -100,6 +130,20 @@ def replica_group(
             ],
         },
         "priority": "Regular",  # on-demand only (the spec rules refuse spot for serving)
+        "extension_profile": {
+            "extensions_time_budget": f"PT{extensions_budget_minutes(plan)}M",
+            "extensions": [
+                {
+                    "name": "accelstack-wait-for-prepare",
+                    # Custom Script Extension for Linux 2.1: runs commandToExecute once, as root.
+                    "publisher": "Microsoft.Azure.Extensions",
+                    "type": "CustomScript",
+                    "type_handler_version": "2.1",
+                    "auto_upgrade_minor_version": True,
+                    "settings": {"commandToExecute": f"/bin/bash -c '{WAIT_FOR_PREPARE}'"},
+                }
+            ],
+        },
     }
     return azure_native.compute.VirtualMachineScaleSet(
         f"{name}-replicas",
@@ -111,7 +155,11 @@ def replica_group(
         upgrade_policy={"mode": "Manual"},
         identity={"type": "UserAssigned", "user_assigned_identities": [identities.replicas.id]},
         virtual_machine_profile=profile,
-        tags={**placement.tags, "accelstack:config-digest": digest},
+        tags={
+            **placement.tags,
+            "accelstack:config-digest": digest,
+            PROFILE_TAG: pulumi.Output.from_input(profile).apply(profile_digest),
+        },
         opts=pulumi.ResourceOptions.merge(
             placement.opts,
             pulumi.ResourceOptions(
@@ -119,6 +167,9 @@ def replica_group(
                 depends_on=[gateway, *identities.replica_grants],
                 # A fixed fleet has no autoscale setting: its size is the spec's, applied on every `up`.
                 ignore_changes=["sku.capacity"] if serving.replicas.scaling == "backlog" else [],
+                # A new profile (model, image, boot) is a new scale set, created before the old one is deleted
+                # (the set's name is Pulumi's, so both exist at once): blue/green behind the same backend pool.
+                replace_on_changes=["virtualMachineProfile"],
             ),
         ),
     )
@@ -138,13 +189,20 @@ def standby_pool(
         return None
     return azure_native.standbypool.StandbyVirtualMachinePool(
         f"{name}-standby",
-        standby_virtual_machine_pool_name=standby_pool_name(name),
+        standby_virtual_machine_pool_name=group.tags.apply(
+            lambda tags: standby_pool_name(name, (tags or {})[PROFILE_TAG])
+        ),
         resource_group_name=placement.resource_group.name,
         attached_virtual_machine_scale_set_id=group.id,
         virtual_machine_state="Deallocated",
         elasticity_profile={"max_ready_capacity": size, "min_ready_capacity": size},
         tags=placement.tags,
         opts=pulumi.ResourceOptions.merge(
-            placement.opts, pulumi.ResourceOptions(depends_on=[group, *identities.standby_grants])
+            placement.opts,
+            pulumi.ResourceOptions(
+                depends_on=[group, *identities.standby_grants],
+                # A new scale set gets a new pool, filled from its profile (a new name: created before the old).
+                replace_on_changes=["attachedVirtualMachineScaleSetId"],
+            ),
         ),
     )

@@ -19,6 +19,9 @@ from accelstack.spec.models import ServingSpec
 # cloud-init (https://cloud.google.com/deep-learning-vm/docs/images).
 # standbyPolicy.initialDelaySec: 0..3600 (compute v1 InstanceGroupManagerStandbyPolicy).
 STANDBY_MAX_INITIAL_DELAY_SECONDS = 3600
+# A regional group spreads over up to three of the region's zones when none are named (compute docs, "About
+# regional MIGs"); a fixed maxSurge/maxUnavailable of a regional group must be 0 or at least its zone count.
+REGIONAL_GROUP_ZONES = 3
 REPLICA_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu124-ubuntu-2204-py310"
 
 
@@ -101,6 +104,23 @@ def replica_group(
             initial_delay_sec=min(plan.cold_start_seconds, STANDBY_MAX_INITIAL_DELAY_SECONDS),
         ),
         target_stopped_size=plan.warm_pool_size,
+        # A model change is a new template: roll it out to the running replicas now (PROACTIVE) by creating each
+        # new-model VM before deleting an old one (surge of one per zone, none unavailable), and REPLACE, never
+        # refresh in place: the weights and the server image are pulled at first boot. The stopped standby VMs
+        # are members of the group on the old template as well; the updater's targets are the group's VMs, but
+        # whether (and when) it replaces stopped ones is not stated in the standby-pool pages read (unverified).
+        update_policy=gcp.compute.RegionInstanceGroupManagerUpdatePolicyArgs(
+            type="PROACTIVE",
+            minimal_action="REPLACE",
+            most_disruptive_allowed_action="REPLACE",
+            replacement_method="SUBSTITUTE",
+            max_surge_fixed=REGIONAL_GROUP_ZONES,
+            max_unavailable_fixed=0,
+            # BALANCED below needs proactive redistribution off (compute docs, "regional MIG distribution shape").
+            instance_redistribution_type="NONE",
+        ),
+        # GPU machine types stock out one zone at a time: BALANCED places VMs where capacity is, EVEN would wait.
+        distribution_policy_target_shape="BALANCED",
         # "Never set" with an autoscaler, which owns the size; a fixed fleet's is the spec's.
         target_size=serving.replicas.min if fixed else None,
         wait_for_instances=False,
