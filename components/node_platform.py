@@ -29,9 +29,9 @@ The members, and what each cloud answers with:
   version on Azure, whose Ubuntu-HPC image pins Ubuntu's `slurm*` packages away.
 - fabric hooks (`fabric_hooks`): what a fabric needs beside its NICs before NCCL can use them, set up at
   boot and around every multi-node job (`FabricHooks`). EFA (AWS's Deep Learning AMI carries the EFA
-  installer and aws-ofi-nccl), InfiniBand (Azure's HPC images: OFED, NCCL's IB transport) and GCP's RDMA
-  NICs (A3 Ultra / A4: the image's RDMA stack) need none; GPUDirect-TCPXO (A3 Mega) needs Google's
-  receive-datapath manager beside every job and its NCCL net plugin.
+  installer and aws-ofi-nccl) and InfiniBand (Azure's HPC images: OFED, NCCL's IB transport, /etc/nccl.conf)
+  need none; GPUDirect-TCPXO (A3 Mega) needs Google's receive-datapath manager beside every job and its NCCL
+  net plugin, GCP's RDMA NICs (A3 Ultra / A4) Google's NCCL/gIB plugin and its settings.
 
 Every shell fragment is bash, runs as root, and may be embedded in cloud-init user data (keep it short:
 EC2 user data is 16 KB).

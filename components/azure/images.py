@@ -1,19 +1,49 @@
-"""The images the training VMs boot, as Marketplace references (publisher:offer:sku:version).
+"""The images Azure VMs boot, as Marketplace references (publisher:offer:sku:version), each pinned to one published
+version (never "latest"): the one place they are named.
 
-- GPU nodes: Microsoft's Ubuntu-HPC 24.04 (github.com/Azure/azhpc-images: "microsoft-dsvm:ubuntu-hpc:2404:latest"),
-  which carries the NVIDIA driver, CUDA, NCCL, the Mellanox OFED InfiniBand stack, the Managed Lustre client
-  and AzCopy; so no driver extension is needed and nothing downloads drivers at boot. 24.04 because its
-  Slurm (23.11) supports dynamic nodes (`slurmd -Z`); 22.04's 21.08 does not, and the head runs 24.04 too.
-- Slurm head: Canonical's Ubuntu 24.04 LTS server image (same Slurm major as the nodes).
-"latest" is resolved by Azure when a VM is created: a scale set's existing VMs keep theirs.
+- NVIDIA GPU nodes and replicas: Microsoft's Ubuntu-HPC 24.04 (github.com/Azure/azhpc-images README:
+  "microsoft-dsvm:ubuntu-hpc:2404"), which carries the NVIDIA driver, CUDA, NCCL, the InfiniBand stack (DOCA/OFED),
+  the Managed Lustre client and AzCopy, so nothing installs drivers or OFED at boot; its sku-customizations unit
+  writes /etc/nccl.conf for the ND sizes at boot (the NDv4/NDv5 topology files under /opt/microsoft).
+  Release 24.04.2026072901: driver 580.173.02, CUDA 13.0, NCCL 2.30.4.
+- AMD GPU nodes (ND MI300X v5): the same image built with ROCm ("Ubuntu-HPC 24.04 ROCm
+  (microsoft-dsvm:ubuntu-hpc:2404-rocm)", the same README; its install.sh installs ROCm only for GPU=AMD, and its
+  sku-customizations run the MI300X NCCL/RCCL settings). Release 24.04.2026072801: ROCm 6.4.4, RCCL 2.22.3.
+- Slurm head: Canonical's Ubuntu 24.04 LTS server image (the nodes' Slurm major).
+24.04 because its Slurm (23.11) supports dynamic nodes (`slurmd -Z`); 22.04's 21.08 does not.
+
+Why pinned: "latest" resolves whenever a VM is created, so a scale set's nodes recreated after an eviction would
+boot a newer driver, NCCL and kernel than their peers. Moving a pin: list the versions (`az vm image list --all
+--publisher microsoft-dsvm --offer ubuntu-hpc --sku 2404 --query "[].version" -o tsv`, likewise `--sku 2404-rocm`
+and `--publisher Canonical --offer ubuntu-24_04-lts --sku server`; the azhpc-images release notes give each
+version's components), boot one node on the new version, then change the row here. On `up` the scale set's model
+takes the new image (its upgrade policy is Manual: running nodes keep theirs until reimaged), the head VM is
+recreated on its retained data disk; no dataset, checkpoint, Lustre or key is touched.
 """
 
 from __future__ import annotations
 
+from accelstack.clouds.base import InstanceType
 from accelstack.components.node_images import UBUNTU_BASE, NodeImage
 
-HPC_NODE_IMAGE = {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2404", "version": "latest"}
-HEAD_IMAGE = {"publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "latest"}
+HPC_NODE_IMAGE = {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2404", "version": "24.04.2026072901"}
+HPC_ROCM_NODE_IMAGE = {
+    "publisher": "microsoft-dsvm",
+    "offer": "ubuntu-hpc",
+    "sku": "2404-rocm",
+    "version": "24.04.2026072801",
+}
+HEAD_IMAGE = {"publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "24.04.202607280"}
+
+# The GPU image per accelerator vendor (`InstanceType.vendor`): the driver stack the GPUs need.
+NODE_IMAGES_BY_VENDOR: dict[str, dict[str, str]] = {"nvidia": HPC_NODE_IMAGE, "amd": HPC_ROCM_NODE_IMAGE}
+
+
+def node_image(instance: InstanceType | None) -> dict[str, str]:
+    """The pinned image of a GPU VM of `instance` (NVIDIA's when the size is not in the catalog)."""
+    vendor = instance.vendor if instance is not None else "nvidia"
+    return NODE_IMAGES_BY_VENDOR[vendor]
+
 
 # What those images have and can install, per node role (components/node_images.py): the boot tests' machines.
 _NOBLE_PACKAGES = frozenset(

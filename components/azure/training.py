@@ -27,7 +27,7 @@ import pulumi_random as random
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.clouds.base import Feature
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
-from accelstack.components.azure.images import HPC_NODE_IMAGE
+from accelstack.components.azure.images import node_image
 from accelstack.components.azure.machine_learning import AzureMlScheduler
 from accelstack.components.azure.network import TrainingNetwork
 from accelstack.components.azure.provider import resource_group, stack_tags
@@ -205,7 +205,7 @@ class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedSchedul
         nodes = spec.training.nodes
         profile: dict[str, Any] = {
             "storage_profile": {
-                "image_reference": HPC_NODE_IMAGE,
+                "image_reference": node_image(ACCELERATED_INSTANCES.get(nodes.instance_type)),
                 "os_disk": {
                     "create_option": "FromImage",
                     "caching": "ReadWrite",

@@ -1,25 +1,51 @@
-"""The images GCP training VMs boot.
+"""The images GCP VMs boot, each pinned to one image version (never a family): the one place they are named.
 
-Nodes: Canonical's Ubuntu accelerator image family, which carries the NVIDIA driver and, on A3 Ultra and
-A4, the MRDMA (RoCE) stack the RDMA NICs need; Google's A3 Ultra / A4 creation guides boot this family
-(`--image-project=ubuntu-os-accelerator-images`, cloud.google.com/compute/docs/gpus/create-gpu-vm-a3u-a4).
-24.04, not 22.04: the same Slurm major as the head, and dynamic nodes (`slurmd -Z`) need Slurm >= 22.05,
-which 22.04's 21.08 is not. A3 Ultra and A4 use the MRDMA NICs through the image's RDMA stack. A3 Mega needs
-more than its NICs for GPUDirect-TCPXO (Google's receive-datapath manager beside each job, its NCCL plugin, the
-dma-buf import helper): components/gcp/gpudirect.py installs and runs them on this image. A3 High's TCPX needs
-Google's linux-gcp-tcpx kernel (granted on request), which this image lacks: not set up (the spec warns), NCCL
-moves data over its extra gVNICs with plain sockets. A family, not a pinned image: a rebuilt template picks the
-newest patched image, and running nodes keep theirs (the group updates opportunistically).
+Nodes: Canonical's Ubuntu 24.04 accelerator image with NVIDIA's 580 driver, the version Cluster Toolkit's A3 Mega,
+A3 Ultra and A4 Slurm blueprints build on (@1047080, `base_image: ubuntu-accelerator-2404-amd64-with-nvidia-580-
+v20260522`, project ubuntu-os-accelerator-images; Google's A3 Ultra / A4 creation guides boot the same project,
+cloud.google.com/compute/docs/gpus/create-gpu-vm-a3u-a4). It carries the driver and, on A3 Ultra and A4, the MRDMA
+(RoCE) stack. 24.04, not 22.04: the head's Slurm major, and dynamic nodes (`slurmd -Z`) need Slurm >= 22.05. The
+fabric software beside it (TCPXO on A3 Mega, NCCL/gIB on A3 Ultra and A4) is installed at first boot by
+components/gcp/gpudirect.py; A3 High's TCPX needs a kernel this image lacks (the spec warns).
 
-Head: Ubuntu 24.04 LTS (no GPU; slurmctld from Debian/Ubuntu packages, as on the other clouds).
+Why pinned: a family resolves to its newest image whenever a VM is created, and Spot and flex-start nodes are
+recreated all the time, so one cluster would run several kernels and drivers, and a kernel newer than the fabric's
+DKMS module (A3 Mega's dma-buf helper) or the Lustre client's modules breaks a node at boot. Every node of a
+cluster boots the same tested image; Cluster Toolkit pins its base image for the same reason.
+
+Moving a pin: list the candidates (`gcloud compute images list --project=ubuntu-os-accelerator-images
+--filter="family~ubuntu-accelerator-2404-amd64-with-nvidia-580" --sort-by=~creationTimestamp`, likewise
+ubuntu-os-cloud for the head, deeplearning-platform-release for replicas), boot one node of each fabric on the new
+image, then change the row here. On `up` the node template is replaced (new and recreated nodes take the new image,
+running ones keep theirs: the group updates opportunistically), the head VM is recreated on its retained state
+disk, and the serving template rolls; no dataset, checkpoint, Lustre or key is touched.
 """
 
 from __future__ import annotations
 
+from accelstack.clouds.gcp.catalog import ACCELERATED_INSTANCES
 from accelstack.components.node_images import UBUNTU_BASE, NodeImage
 
-NODE_IMAGE = "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2404-amd64-with-nvidia-570"
-HEAD_IMAGE = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64"
+_UBUNTU_ACCELERATOR_2404_NVIDIA_580 = (
+    "projects/ubuntu-os-accelerator-images/global/images/ubuntu-accelerator-2404-amd64-with-nvidia-580-v20260522"
+)
+
+# Per machine type (every GPU type of the catalog): A4, A3 Ultra and A3 Mega as Cluster Toolkit pins them; A3 High,
+# A2 and G2 (driver 580 covers Hopper, Ampere and Ada) the same image, so one image is tested for all.
+NODE_IMAGES: dict[str, str] = {
+    machine_type: _UBUNTU_ACCELERATOR_2404_NVIDIA_580 for machine_type in ACCELERATED_INSTANCES
+}
+# Head: Canonical's Ubuntu 24.04 LTS server image (no GPU; slurmctld from Ubuntu's packages, as on the other clouds).
+HEAD_IMAGE = "projects/ubuntu-os-cloud/global/images/ubuntu-2404-noble-amd64-v20260723"
+# Serving replicas: a Deep Learning VM image (NVIDIA driver, Docker and the NVIDIA container toolkit, cloud-init;
+# cloud.google.com/deep-learning-vm/docs/images), pinned to one release of its Ubuntu 22.04 family.
+REPLICA_IMAGE = "projects/deeplearning-platform-release/global/images/pytorch-latest-gpu-v20250325-ubuntu-2204-py310"
+
+
+def node_image(machine_type: str) -> str:
+    """The pinned image of a training node of `machine_type` (a catalog type: the rules refuse others first)."""
+    return NODE_IMAGES[machine_type]
+
 
 # Shielded VM with vTPM and integrity monitoring (Checkov CKV_GCP_39), without Secure Boot: the Lustre client's
 # kernel modules come from Google's repository for the running kernel and are not signed for the image's

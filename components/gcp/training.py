@@ -25,7 +25,7 @@ from accelstack.clouds.base import Feature
 from accelstack.clouds.gcp import catalog
 from accelstack.components.base import SchedulerResult
 from accelstack.components.gcp.cluster_director import ClusterDirectorScheduler
-from accelstack.components.gcp.images import NODE_IMAGE, SHIELDED_VM
+from accelstack.components.gcp.images import SHIELDED_VM, node_image
 from accelstack.components.gcp.network import TrainingNetwork, training_network
 from accelstack.components.gcp.provider import CLOUD_PLATFORM_SCOPE, account_of, resource_id
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, GcpTrainingHandles, SlurmCluster
@@ -252,7 +252,7 @@ class GcpTrainingParts(TrainingParts[GcpTrainingHandles], WithManagedScheduler[G
                 {
                     "boot": True,
                     "auto_delete": True,
-                    "source_image": NODE_IMAGE,
+                    "source_image": node_image(nodes.instance_type),
                     "disk_size_gb": NODE_BOOT_GIB,
                     "disk_type": layout.boot_disk_type,
                 }

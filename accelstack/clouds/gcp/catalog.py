@@ -237,27 +237,70 @@ class GpuDirectSoftware:
     registry_host: str
     helper_module: str  # the dma-buf import helper kernel module RxDM maps GPU memory with
     helper_package: str  # its DKMS package
+    helper_version: str  # its DKMS module version (/usr/src/<package>-<version>)
     helper_repository: str  # the apt source (Artifact Registry, ar+https transport)
     aperture_pci_vendor: str  # the GPU NICs' aperture devices, exposed under aperture_dir for the plugin
     aperture_pci_device: str
     aperture_dir: str
+    host_nic: str  # Ubuntu's names for the control NIC and the 8 GPU NICs (PCI-path naming)
+    gpu_nics: tuple[str, ...]
 
 
-# Sources (read 2026-12-04): slurm-gcp tools/prologs-epilogs/receive-data-path-manager-mega (the plugin v1.0.10 /
-# RxDM v1.0.16 pair, `--num_hops=2 --num_nics=8`, /dev/aperture_devices), Cluster Toolkit's
-# examples/machine-learning/a3-megagpu-8g/slurm-a3mega-image.yaml (dmabuf-import-helper from the gce-ai-infra
-# gpudirect-tcpxo-apt repository; aperture devices PCI 1ae0:0084), cloud.google.com/compute/docs/gpus/gpudirect.
+# Sources (read 2026-12-05): slurm-gcp tools/prologs-epilogs/receive-data-path-manager-mega @13fd92b (commit
+# f10bb0e9, 2026-07-20: the plugin v1.0.17 / RxDM v1.0.23 pair, `--num_hops=2 --num_nics=8`, /dev/aperture_devices),
+# which Cluster Toolkit's a3mega-slurm-blueprint.yaml @1047080 links as its RxDM prolog; the same blueprint's
+# install_dmabuf.yml (dmabuf-import-helper 1.1 from the gce-ai-infra gpudirect-tcpxo-apt repository, patched for
+# kernels >= 6.13) and aperture_devices.yml (PCI 1ae0:0084); its nccl-tests/run-nccl-tests.sh (Ubuntu's NIC names:
+# control enp0s12, GPU NICs enp6s0 ... enp142s0); cloud.google.com/compute/docs/gpus/gpudirect.
 GPUDIRECT_TCPXO = GpuDirectSoftware(
     machine_type="a3-megagpu-8g",
-    nccl_plugin_image="us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.10",
-    rxdm_image="us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.16",
+    nccl_plugin_image="us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.17",
+    rxdm_image="us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.23",
     registry_host="us-docker.pkg.dev",
     helper_module="import-helper",
     helper_package="dmabuf-import-helper",
+    helper_version="1.1",
     helper_repository="ar+https://us-apt.pkg.dev/projects/gce-ai-infra gpudirect-tcpxo-apt main",
     aperture_pci_vendor="0x1ae0",
     aperture_pci_device="0x0084",
     aperture_dir="/dev/aperture_devices",
+    host_nic="enp0s12",
+    gpu_nics=("enp6s0", "enp7s0", "enp13s0", "enp14s0", "enp134s0", "enp135s0", "enp141s0", "enp142s0"),
+)
+
+
+@dataclass(frozen=True)
+class GibSoftware:
+    """Google's NCCL build with its gIB net plugin, for every RDMA (RoCE) machine type (A3 Ultra, A4), pinned
+    (components/gcp/gpudirect.py installs it and hands its settings to jobs)."""
+
+    plugin_package: str  # nccl-gib: the plugin, Google's NCCL, and the settings script under /usr/local/gib
+    plugin_version: str
+    plugin_repository: str  # the apt source (Artifact Registry, ar+https transport)
+    repository_key_url: str  # the key that signs it
+    nccl_version: str  # libnccl2 held at the version the plugin was released with
+    cuda_keyring_url: str  # NVIDIA's CUDA apt repository, which carries libnccl2
+    environment_script: str  # Google's script that sets NCCL's variables for the machine type
+    library_path: str
+    socket_nics: tuple[str, ...]  # Ubuntu's names for the two gVNICs NCCL bootstraps over
+
+
+# Sources (read 2026-12-05): Cluster Toolkit @1047080 examples/machine-learning/a3-ultragpu-8g/
+# a3ultra-slurm-blueprint.yaml and a4-highgpu-8g/a4high-slurm-blueprint.yaml (nccl_gib_version 1.1.0, libnccl_version
+# 2.27.5-1+cuda12.9, `deb ar+https://us-apt.pkg.dev/projects/gce-ai-infra gpudirect-gib-apt main` signed by
+# us-apt.pkg.dev/doc/repo-signing-key.gpg, both held; /etc/profile.d sources /usr/local/gib/scripts/set_nccl_env.sh
+# and prepends /usr/local/gib/lib64), their nccl-tests scripts (NCCL_NET=gIB, NCCL_SOCKET_IFNAME=enp0s19,enp192s20);
+# Google's "NCCL/gIB release notes (x86)" (docs.cloud.google.com/ai-hypercomputer/docs/nccl/release-notes-x86).
+GPUDIRECT_GIB = GibSoftware(
+    plugin_package="nccl-gib",
+    plugin_version="1.1.0",
+    plugin_repository="ar+https://us-apt.pkg.dev/projects/gce-ai-infra gpudirect-gib-apt main",
+    repository_key_url="https://us-apt.pkg.dev/doc/repo-signing-key.gpg",
+    nccl_version="2.27.5-1+cuda12.9",
+    cuda_keyring_url="https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/x86_64/cuda-keyring_1.1-1_all.deb",
+    environment_script="/usr/local/gib/scripts/set_nccl_env.sh",
+    library_path="/usr/local/gib/lib64",
+    socket_nics=("enp0s19", "enp192s20"),
 )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.components.gcp.images import REPLICA_IMAGE
 from accelstack.components.gcp.serving.edge import NAMED_PORT, REPLICA_TAG
 from accelstack.components.gcp.serving.identity import ReplicaIdentity
 from accelstack.components.gcp.serving.queue import AdmissionQueues
@@ -15,14 +16,11 @@ from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
-# Deep Learning VM image: NVIDIA driver, Docker and the NVIDIA container toolkit preinstalled, with
-# cloud-init (https://cloud.google.com/deep-learning-vm/docs/images).
 # standbyPolicy.initialDelaySec: 0..3600 (compute v1 InstanceGroupManagerStandbyPolicy).
 STANDBY_MAX_INITIAL_DELAY_SECONDS = 3600
 # A regional group spreads over up to three of the region's zones when none are named (compute docs, "About
 # regional MIGs"); a fixed maxSurge/maxUnavailable of a regional group must be 0 or at least its zone count.
 REGIONAL_GROUP_ZONES = 3
-REPLICA_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu124-ubuntu-2204-py310"
 
 
 def replica_group(

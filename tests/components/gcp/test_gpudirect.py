@@ -1,10 +1,12 @@
 """GPUDirect-TCPXO beside the NICs on A3 Mega: the boot script, the Slurm Prolog/Epilog and the TaskProlog the
-generator renders, run for real (bash) against a fake `docker` and a fake sysfs, and their place in slurm.conf
-and the compute nodes' cloud-init."""
+generator renders, run for real (bash) against a fake `docker`, a fake sysfs and a plugin profile shaped like
+Google's, and their place in slurm.conf and the compute nodes' cloud-init. NCCL/gIB on A3 Ultra and A4:
+tests/components/gcp/test_gib.py."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,6 +23,48 @@ from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 EXAMPLE = Path(__file__).resolve().parents[3] / "stacks" / "Pulumi.gcp-training.yaml"
 HOOKS = gpudirect.tcpxo_hooks()
 
+# The shape of the nccl-env-profile.sh the plugin's installer writes (Google's 2025 profile, reconstructed, not
+# copied): defaults of eth0 / eth1..eth8, a find_nics that reads each NIC's PCI address from sysfs (the control
+# NIC is on bus 00, the GPU NICs at 06/07/0d/0e/86/87/8d/8e:00.0) and overrides them, and exports through
+# variables: the NIC lists and NCCL_LIB_DIR's config files. SYSFS_NET is where the test's fake sysfs is (the real
+# profile reads /sys/class/net); everything else is as the profile does it.
+GOOGLE_SHAPED_PROFILE = r""": "${NCCL_LIB_DIR:?NCCL_LIB_DIR must be set}"
+host_nic="eth0"
+gpu_nics="eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8"
+find_nics() {
+    local host="" gpus="" netdev bdf
+    for netdev in $(ls SYSFS_NET | awk '{print $1}'); do
+        bdf=$(grep PCI_SLOT_NAME "SYSFS_NET/${netdev}/device/uevent" 2>/dev/null | awk -F= '{print $2}' || echo "")
+        [[ -n "${bdf}" ]] || continue
+        if [[ "${bdf}" =~ 00\:[0-9a-f]{2}\.0 ]]; then
+            host="${netdev}"
+        elif [[ "${bdf}" =~ [0|8][6-7d-e]\:00\.0 ]]; then
+            gpus="${gpus:+${gpus},}${netdev}"
+        fi
+    done
+    [[ -z "${host}" ]] || host_nic="${host}"
+    [[ -z "${gpus}" ]] || gpu_nics="${gpus}"
+}
+find_nics
+export LD_LIBRARY_PATH="${NCCL_LIB_DIR}:${LD_LIBRARY_PATH}"
+export NCCL_FASTRAK_IFNAME="${gpu_nics}"
+export NCCL_FASTRAK_CTRL_DEV="${host_nic}"
+export NCCL_SOCKET_IFNAME="${host_nic}"
+export NCCL_CROSS_NIC=0
+export NCCL_PROTO=Simple,LL128
+export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+export NCCL_TUNER_PLUGIN=libnccl-tuner.so
+export NCCL_TUNER_CONFIG_PATH=${NCCL_LIB_DIR}/a3plus_tuner_config.textproto
+export NCCL_SHIMNET_GUEST_CONFIG_CHECKER_CONFIG_FILE=${NCCL_LIB_DIR}/a3plus_guest_config.textproto
+export NCCL_DEBUG=WARN
+"""
+# A3 Mega's NICs on Ubuntu (PCI-path names) and their PCI addresses.
+UBUNTU_NICS = {
+    "enp0s12": "0000:00:0c.0",
+    **dict(zip(GPUDIRECT_TCPXO.gpu_nics, ["0000:06:00.0", "0000:07:00.0", "0000:0d:00.0", "0000:0e:00.0",
+                                          "0000:86:00.0", "0000:87:00.0", "0000:8d:00.0", "0000:8e:00.0"], strict=True)),
+}  # fmt: skip
+
 # A docker that records its calls (one line each) and plays the parts the scripts use: `run ... install` writes
 # the plugin's env profile where the installer would, `ps` answers whether RxDM runs (a state file), `logs`
 # prints RxDM's ready line once it has been asked READY_AFTER times (never, when READY_AFTER is 0).
@@ -30,9 +74,7 @@ case "$1" in
     run)
         if [[ " $* " == *" install --install-nccl "* ]]; then
             mkdir -p "$ACCELSTACK_FABRIC_LIB"
-            printf '%s\n' 'export NCCL_FASTRAK_CTRL_DEV=enp0s12' 'export NCCL_FASTRAK_IFNAME="enp6s0,enp7s0"' \
-                'export NCCL_TUNER_CONFIG_PATH=${LIB}/tuner.textproto' 'export LD_LIBRARY_PATH=/x:$LD_LIBRARY_PATH' \
-                'export NCCL_PROTO=Simple,LL128' > "$ACCELSTACK_FABRIC_LIB/nccl-env-profile.sh"
+            cp "$FAKE/profile.sh" "$ACCELSTACK_FABRIC_LIB/nccl-env-profile.sh"
         else
             echo running > "$FAKE/rxdm"
         fi ;;
@@ -49,9 +91,22 @@ exit 0
 """
 
 
+def fake_nics(sys_root: Path, nics: dict[str, str | None]) -> None:
+    """Network interfaces under sys_root/class/net, each with its PCI address (None: a virtual one, no device)."""
+    for name, bdf in nics.items():
+        net = sys_root / "class" / "net" / name
+        net.mkdir(parents=True)
+        if bdf is not None:
+            (net / "device").mkdir()
+            (net / "device" / "uevent").write_text(f"DRIVER=gve\nPCI_SLOT_NAME={bdf}\n")
+
+
 @pytest.fixture
 def node(tmp_path: Path) -> dict[str, str]:
-    """A node: fake docker first on PATH, the scripts' state and libraries under tmp_path."""
+    """An A3 Mega node on Ubuntu: fake docker first on PATH, the plugin's profile, its NICs in a fake sysfs, the
+    scripts' state and libraries under tmp_path."""
+    (tmp_path / "profile.sh").write_text(GOOGLE_SHAPED_PROFILE.replace("SYSFS_NET", str(tmp_path / "sys/class/net")))
+    fake_nics(tmp_path / "sys", {"lo": None, "docker0": None, **UBUNTU_NICS})
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     docker = bin_dir / "docker"
@@ -68,6 +123,7 @@ def node(tmp_path: Path) -> dict[str, str]:
         "ACCELSTACK_FABRIC_ENV": str(tmp_path / "fabric.env"),
         "ACCELSTACK_FABRIC_STATE": str(tmp_path / "state"),
         "ACCELSTACK_RXDM_POLLS": "5",
+        "ACCELSTACK_SYSFS": str(tmp_path / "sys"),
     }
 
 
@@ -95,7 +151,7 @@ def spec(*overrides: str):
 )
 def test_only_tcpxo_machines_get_the_receive_datapath_manager(machine_type, expected):
     instance = registry.get("gcp").catalog.instances[machine_type]
-    assert (gpudirect.fabric_hooks(instance) is not None) is expected
+    assert (gpudirect.fabric_hooks(instance) == HOOKS) is expected
     assert gpudirect.fabric_hooks(None) is None
 
 
@@ -126,14 +182,48 @@ def test_a_multi_node_job_installs_the_plugin_starts_rxdm_and_waits_until_it_is_
     assert "--cap-add=NET_ADMIN --network=host --privileged --gpus all" in start
     assert "/dev/dmabuf_import_helper:/dev/dmabuf_import_helper" in start
     assert sum(c.startswith("logs") for c in made) == 3  # polled until the ready line
-    # The jobs' NCCL settings: the profile's literal NCCL_* values, quotes gone; nothing that needs a shell.
-    assert (tmp_path / "fabric.env").read_text().splitlines() == [
-        "NCCL_FASTRAK_CTRL_DEV=enp0s12",
-        "NCCL_FASTRAK_IFNAME=enp6s0,enp7s0",
-        "NCCL_PROTO=Simple,LL128",
-        f"NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY={GPUDIRECT_TCPXO.aperture_dir}",
-    ]
+    # The jobs' NCCL settings: the profile run on this node, every value resolved (the NICs it found by PCI address,
+    # NCCL_LIB_DIR's files), nothing that is not NCCL's (Slurm binds the GPUs), and where the aperture devices are.
+    lib = tmp_path / "lib64"
+    settings = dict(line.split("=", 1) for line in (tmp_path / "fabric.env").read_text().splitlines())
+    assert settings == {
+        "NCCL_CROSS_NIC": "0",
+        "NCCL_PROTO": "Simple,LL128",
+        "NCCL_TUNER_PLUGIN": "libnccl-tuner.so",
+        "NCCL_TUNER_CONFIG_PATH": f"{lib}/a3plus_tuner_config.textproto",
+        "NCCL_SHIMNET_GUEST_CONFIG_CHECKER_CONFIG_FILE": f"{lib}/a3plus_guest_config.textproto",
+        "NCCL_DEBUG": "WARN",
+        "NCCL_FASTRAK_IFNAME": ",".join(sorted(GPUDIRECT_TCPXO.gpu_nics)),  # as the profile lists /sys/class/net
+        "NCCL_FASTRAK_CTRL_DEV": "enp0s12",
+        "NCCL_SOCKET_IFNAME": "enp0s12",
+        "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY": GPUDIRECT_TCPXO.aperture_dir,
+    }
     assert (tmp_path / "lib64" / ".accelstack-image").read_text().strip() == GPUDIRECT_TCPXO.nccl_plugin_image
+
+
+def test_a_profile_that_finds_no_nic_gets_ubuntus_names_for_a3_mega(node, tmp_path):
+    """The profile's eth0..eth8 defaults (its discovery found nothing, or an older profile with literal eth names)
+    name no NIC of an Ubuntu node: Cluster Toolkit's Ubuntu names are written instead."""
+    for name in UBUNTU_NICS:
+        for entry in (tmp_path / "sys/class/net" / name / "device").iterdir():
+            entry.unlink()  # no PCI address to find
+    result = run(HOOKS.prolog, node, tmp_path, SLURM_JOB_ID="41", SLURM_JOB_NUM_NODES="2")
+    assert result.returncode == 0, result.stderr
+    settings = dict(line.split("=", 1) for line in (tmp_path / "fabric.env").read_text().splitlines())
+    assert settings["NCCL_FASTRAK_IFNAME"] == ",".join(GPUDIRECT_TCPXO.gpu_nics)
+    assert settings["NCCL_FASTRAK_CTRL_DEV"] == settings["NCCL_SOCKET_IFNAME"] == GPUDIRECT_TCPXO.host_nic
+    assert "not this node's" in result.stderr
+
+
+def test_a_node_without_its_gpu_nics_fails_the_prolog_and_installs_again_next_time(node, tmp_path):
+    for name in GPUDIRECT_TCPXO.gpu_nics[:2]:
+        shutil.rmtree(tmp_path / "sys/class/net" / name)
+    result = run(HOOKS.prolog, node, tmp_path, SLURM_JOB_ID="3", SLURM_JOB_NUM_NODES="2")
+    assert result.returncode == 1 and "draining" in result.stderr
+    assert not (tmp_path / "fabric.env").exists()
+    assert not (tmp_path / "lib64" / ".accelstack-image").exists()  # the next job's prolog installs and checks again
+    assert not (tmp_path / "state" / "jobs" / "3").exists()
+    assert not any(c.startswith("run --detach") for c in calls(tmp_path))
 
 
 def test_a_one_node_job_touches_nothing(node, tmp_path):
@@ -270,9 +360,9 @@ def test_slurm_runs_the_prolog_at_allocation_with_time_for_image_pulls():
         assert line in conf.splitlines()
 
 
-@pytest.mark.parametrize("machine_type", ["a3-ultragpu-8g", "a3-highgpu-8g"])
-def test_other_machine_types_run_no_prolog(machine_type):
-    other = spec(f"training.nodes.instanceType={machine_type}")
+@pytest.mark.parametrize(("machine_type", "count"), [("a3-highgpu-8g", 4), ("a2-highgpu-8g", 1), ("g2-standard-48", 1)])
+def test_other_machine_types_run_no_prolog(machine_type, count):
+    other = spec(f"training.nodes.instanceType={machine_type}", f"training.nodes.count={count}")
     conf = slurm.slurm_conf(other, slurm.nodes_for(other))
     assert not [line for line in conf.splitlines() if line.startswith(("Prolog", "Epilog"))]
     cloud_init = slurm.compute_cloud_init(other, slurm.nodes_for(other), slurm.DeployValues.placeholders())
