@@ -15,6 +15,13 @@ import yaml
 from accelstack.spec.models import TrainingStack
 
 NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
+# A checkpoint is a directory under the checkpoint directory; the job writes this file in it last, when every
+# other file is complete. Only marked directories are exported to the checkpoint store (the Slurm copiers'
+# export script); jobs read the name from ACCELSTACK_CHECKPOINT_MARKER.
+CHECKPOINT_MARKER = "COMPLETE"
+# Where the export script records what it exported (a hidden directory beside the checkpoints, on the same file
+# system, so a replaced head does not export a reused name again).
+CHECKPOINT_EXPORTED_DIR = ".accelstack-exported"
 NODE_ENVIRONMENT_PROFILE = "/etc/profile.d/accelstack-training.sh"
 
 # libyaml's emitter where PyYAML was built with it (its wheels are): the pure-Python one took ~0.1 s of a
@@ -45,6 +52,7 @@ def node_environment(spec: TrainingStack, interval_seconds: int) -> dict[str, st
     if checkpoints is not None:
         environment["ACCELSTACK_CHECKPOINT_DIR"] = checkpoints.path
         environment["ACCELSTACK_CHECKPOINT_URI"] = checkpoints.uri
+        environment["ACCELSTACK_CHECKPOINT_MARKER"] = CHECKPOINT_MARKER
     environment["ACCELSTACK_STACK"] = spec.stack
     return environment
 

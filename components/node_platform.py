@@ -21,6 +21,10 @@ The members, and what each cloud answers with:
   the node's own identity and a reference the components hand over (ARN, secret URI, name, OCID).
 - object sync (`object_sync_command`): `aws s3 sync`, `azcopy sync`, `gcloud storage rsync`,
   `oci os object sync`; copies new and changed files only, never deletes at the destination.
+- checkpoint copy (`checkpoint_copy_functions`): shell defining `copy_new_files` and `copy_new_file`, which copy
+  to the object store without ever overwriting an object there where the cloud's CLI can refuse it
+  (`gcloud storage --no-clobber`, `azcopy copy --overwrite=false`; the AWS CLI cannot: `aws s3 sync` re-sends a
+  file only when its size or age differs, and the versioned bucket keeps what it replaces).
 - block-device path (`block_device_path`): where an attached data volume appears (EBS by volume id
   under /dev/disk/by-id on Nitro, Azure's /dev/disk/azure/scsi1/lunN, GCP's
   /dev/disk/by-id/google-NAME, OCI's /dev/oracleoci/oraclevdX).
@@ -179,6 +183,14 @@ class NodePlatform(Protocol):
     def object_sync_command(self, source: str, destination: str) -> str:
         """A shell command copying new and changed files from `source` to `destination` (a local
         directory or an object URI, both ending in "/"); it never deletes at the destination."""
+        ...
+
+    @property
+    def checkpoint_copy_functions(self) -> str:
+        """Shell defining `copy_new_files DIR/ PREFIX/ NAME`: every file under the local directory DIR to the object
+        prefix PREFIX, recursively, except DIR's top-level file NAME; and `copy_new_file FILE OBJECT`: one file to
+        one object. Neither overwrites an object that exists (where the cloud's CLI can refuse to) nor deletes;
+        both return non-zero when a copy fails (a file skipped because it exists is no failure)."""
         ...
 
     def block_device_path(self, volume: str) -> str:

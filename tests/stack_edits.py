@@ -214,6 +214,8 @@ AZURE_TRAINING_CHANGES = {
     "head node size": ("training.scheduler.headNode.instanceType=Standard_D16s_v5",),
     "Slurm maxTime": ("training.scheduler.partitions.0.maxTime=14-00:00:00",),
     "checkpoint versions kept longer": ("training.storage.checkpoints.noncurrentVersionDays=60",),
+    # Blobs uploaded after creation: an import job, never a new file system.
+    "dataset imported again": ("training.storage.lustre.importTrigger=corpus-v2",),
     # A second serving stack's replicas admitted by the checkpoint account's firewall: an update in place.
     "second artifact reader subnet": (
         "training.artifactReaderSubnets=["
@@ -247,6 +249,8 @@ GCP_TRAINING_CHANGES = {
     "head node size": ("training.scheduler.headNode.instanceType=n2-standard-16",),
     "Slurm maxTime": ("training.scheduler.partitions.0.maxTime=14-00:00:00",),
     "checkpoint versions kept longer": ("training.storage.checkpoints.noncurrentVersionDays=60",),
+    # Objects uploaded after creation: importData again, never a new instance.
+    "dataset imported again": ("training.storage.lustre.importTrigger=corpus-v2",),
 }
 
 AZURE_SERVING_CHANGES = {

@@ -99,6 +99,21 @@ class Quota:
         return count * (instance.accelerators if self.unit == "GPUs" else instance.vcpus)
 
 
+class DatasetImport(StrEnum):
+    """When a file system tier brings objects from the dataset store onto the file system (its `importPath`)."""
+
+    AUTOMATIC = "automatic"
+    """It follows the store by itself: objects added or changed later appear without an `up` (FSx for Lustre's
+    automatic import)."""
+    ON_REQUEST = "on-request"
+    """Only when asked: the stack asks when the file system is created and again whenever
+    `training.storage.lustre.importTrigger` changes (Managed Lustre's importData, Azure Managed Lustre's import
+    at creation and its import jobs). Objects uploaded in between wait for the next request."""
+    HEAD_COPIES = "head-copies"
+    """No link to object storage: the scheduler's head node copies new and changed objects in at each of its
+    boots (NFS tiers: GCP Filestore)."""
+
+
 @dataclass(frozen=True)
 class ParallelFsTier:
     """One tier of the cloud's managed parallel file system, as the neutral `training.storage.lustre` keys see it.
@@ -115,6 +130,8 @@ class ParallelFsTier:
     first_steps_gib: tuple[int, ...] = ()
     max_gib: int | None = None
     imports_from_object_store: bool = True
+    # When objects reach the file system: by themselves, when the stack asks, or by the head's copy.
+    dataset_import: DatasetImport = DatasetImport.ON_REQUEST
     exports_to_object_store: bool = True
     # The file system exports only to the store it imports from (Azure Managed Lustre's Blob integration links
     # one container), never to a separate checkpoint store: the Slurm head node copies the checkpoint

@@ -147,11 +147,21 @@ class LustreSpec(Model):
     """Throughput, MB/s per TiB, one the tier offers (aws PERSISTENT_2: 125, 250, 500 or 1000); omitted: the planner's cheapest tier meeting the checkpoint write target; none for scratch."""
     import_path: str = "/datasets"
     """Directory of the file system the dataset bucket is linked to (absolute)."""
+    import_trigger: str | None = Field(default=None, min_length=1, max_length=128, alias="importTrigger")
+    """Any text (e.g. the dataset's version); changing it imports the dataset prefix into importPath again, so objects uploaded after creation reach the file system without replacing it (gcp: Managed Lustre importData; azure: an import job). aws: FSx imports new and changed objects by itself, so it changes nothing there; gcp filestore: the head node copies at each of its boots."""
     # Filled from the stack's cloud when omitted (accelstack.spec.cloud_defaults); None only outside a stack.
     mount_path: str = Field(default=None, validate_default=True)
     """Where nodes mount the file system (absolute); omitted: the cloud's default (aws /fsx, azure and gcp /lustre)."""
 
     _filled = field_validator("mount_path", mode="before")(filled_by_the_cloud)
+
+    @field_validator("import_trigger", mode="before")
+    @classmethod
+    def _trigger_as_written(cls, value: object) -> object:
+        # A version number or a date is a natural trigger; YAML reads `2` or `2025-06-01` as a number or a date.
+        if value is None or isinstance(value, (str, bool)):
+            return value
+        return getattr(value, "written", str(value))
 
     @field_validator("import_path", "mount_path")
     @classmethod

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
-from accelstack.clouds.base import ParallelFsTier
+from accelstack.clouds.base import DatasetImport, ParallelFsTier
 from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.features import FEATURE_USES
 from accelstack.spec.models import LustreSpec, ServingStack, StackSpec, TrainingStack
@@ -381,6 +381,36 @@ def file_system_that_cannot_import_needs_a_head(spec: TrainingStack) -> Iterator
             "training.storage.lustre.tier",
             f"{tier.name} cannot import the dataset from object storage and with scheduler kind none no node "
             "copies it in; use scheduler kind slurm (its head stages it) or a Lustre tier",
+        )
+
+
+@rule(workload="training")
+def dataset_reaches_the_file_system(spec: TrainingStack) -> Iterator[Problem]:
+    """A tier that imports only when asked (`DatasetImport.ON_REQUEST`) is asked at its creation: from a dataset
+    bucket the same `up` creates, that import finds nothing and jobs find importPath empty until the stack asks
+    again (`importTrigger`). Where the head node copies the dataset at its boots, the trigger asks nothing."""
+    found = parallel_fs_tier(spec)
+    if found is None:
+        return
+    lustre, tier = found
+    storage = spec.training.storage
+    service = tier.service or registry.get(spec.cloud).catalog.parallel_fs_service
+    directory = posixpath.join(lustre.mount_path or "", lustre.import_path.lstrip("/"))
+    if tier.dataset_import is DatasetImport.ON_REQUEST and storage.datasets.create and lustre.import_trigger is None:
+        yield Problem(
+            "training.storage.lustre.importTrigger",
+            f"training.storage.datasets.create is true, so the first `up` creates the dataset bucket empty, and "
+            f"{service} ({tier.name}) imports only when asked: at its creation, from that empty bucket, so jobs find "
+            f"{directory} empty. Upload the dataset, then set importTrigger (any text, e.g. the dataset's version) "
+            "and `up` again; change it whenever new data should be imported",
+            Level.WARNING,
+        )
+    elif tier.dataset_import is DatasetImport.HEAD_COPIES and lustre.import_trigger is not None:
+        yield Problem(
+            "training.storage.lustre.importTrigger",
+            f"{service} ({tier.name}) has no import: the head node copies new and changed objects into {directory} "
+            "at each of its boots, so importTrigger changes nothing; restart the head to copy again",
+            Level.WARNING,
         )
 
 

@@ -100,6 +100,17 @@ def s3_sync_command(source: str, destination: str, region: str) -> str:
     )
 
 
+def s3_copy_functions(region: str) -> str:
+    """The AWS CLI has no option refusing an overwrite: `aws s3 sync` sends a file whose object is missing or
+    differs in size or age, so a file already copied whole is not sent again; what it does replace stays in the
+    versioned bucket as a previous version. --exclude matches the path under the source."""
+    options = f"--region {shlex.quote(region)} --no-progress --only-show-errors"
+    return (
+        f'copy_new_files() {{ aws s3 sync "$1" "$2" --exclude "$3" {options}; }}\n'
+        f'copy_new_file() {{ aws s3 cp "$1" "$2" {options}; }}\n'
+    )
+
+
 @dataclass(frozen=True)
 class AwsNodePlatform:
     """EC2 nodes of one Region (the CLI calls name it: the stack's Region, where its secrets and buckets are)."""
@@ -129,6 +140,10 @@ class AwsNodePlatform:
 
     def object_sync_command(self, source: str, destination: str) -> str:
         return s3_sync_command(source, destination, self.region)
+
+    @property
+    def checkpoint_copy_functions(self) -> str:
+        return s3_copy_functions(self.region)
 
     def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
         """None: the Deep Learning AMI carries the EFA installer's libfabric and aws-ofi-nccl (see images)."""

@@ -152,6 +152,19 @@ def azcopy_sync_command(source: str, destination: str, client_id: str | None) ->
     )
 
 
+def azcopy_copy_functions(client_id: str | None) -> str:
+    """`azcopy copy --overwrite=false` skips a blob that exists (a skip is no failure); "DIR/*" copies the
+    directory's contents, and --exclude-path names paths under the source (azcopy copy reference)."""
+    azcopy = "env AZCOPY_AUTO_LOGIN_TYPE=MSI " + (
+        f"AZCOPY_MSI_CLIENT_ID={shlex.quote(client_id)} " if client_id else ""
+    )
+    options = "--overwrite=false --log-level=ERROR"
+    return (
+        f'copy_new_files() {{ {azcopy}azcopy copy "$1*" "$2" --recursive --exclude-path "$3" {options}; }}\n'
+        f'copy_new_file() {{ {azcopy}azcopy copy "$1" "$2" {options}; }}\n'
+    )
+
+
 def data_disk_device(lun: str) -> str:
     """Azure's udev rules (walinuxagent / azure-vm-utils) link data disks by LUN under /dev/disk/azure/scsi1."""
     return f"/dev/disk/azure/scsi1/lun{lun}"
@@ -191,6 +204,10 @@ class AzureNodePlatform:
 
     def object_sync_command(self, source: str, destination: str) -> str:
         return azcopy_sync_command(source, destination, self.identity_client_id)
+
+    @property
+    def checkpoint_copy_functions(self) -> str:
+        return azcopy_copy_functions(self.identity_client_id)
 
     def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
         """None: the HPC image carries the InfiniBand stack (OFED) NCCL's IB transport uses."""

@@ -13,7 +13,9 @@ Azure Managed Lustre importing the dataset container (Blob integration, "HSM").
 - Checkpoints: their own account, no shared key (identities only), blob versioning, soft delete for blobs
   and containers, old versions expiring after `noncurrentVersionDays`; the account and container are
   protected and retained on delete. Managed Lustre exports only to the container it imports from, so the
-  Slurm head node copies the checkpoint directory here (never deleting: components/slurm).
+  Slurm head node copies completed checkpoints here (never deleting or overwriting: components/slurm).
+- Later data: the Blob integration imports its prefix at creation only; an import job imports it again whenever
+  `training.storage.lustre.importTrigger` changes (`_import_job`).
 - The "HPC Cache Resource Provider" service principal holds Storage Account Contributor and Storage Blob
   Data Contributor on the dataset account BEFORE the file system is created (amlfs-prerequisites): the
   file system depends on both role assignments.
@@ -433,7 +435,33 @@ class TrainingStorage(pulumi.ComponentResource):
             tags=tags,
             opts=_stateful(self, depends_on=[*provider_grants, key_grant, file_system_key_grant]),
         )
+        trigger = spec.training.storage.lustre.import_trigger if spec.training.storage.lustre else None
+        if trigger is not None:
+            self.import_job = self._import_job(name, prefix, trigger, tags)
         client = self.file_system.client_info
         self.lustre_address = client.apply(lambda info: (info.mgs_address if info else None) or "")
         # Managed Lustre's file system name is always "lustrefs" (its mount command: <mgs>@tcp:/lustrefs).
         self.lustre_mount_name = pulumi.Output.from_input("lustrefs")
+
+    def _import_job(
+        self, name: str, prefix: str, trigger: str, tags: dict[str, str]
+    ) -> azure_native.storagecache.ImportJob:
+        """The dataset prefix imported again, for blobs uploaded after creation (the Blob integration imports at
+        creation only: amlfs-prerequisites). An import job runs once, when created, and cannot be changed
+        (ImportJob, API 2024-03-01: only its tags update), so its name follows the trigger: a new trigger is a new
+        job, which replaces the last one's record, never the file system. Blobs already on the file system are
+        skipped (conflict mode Skip), as Managed Lustre's importData skips existing files on Google Cloud."""
+        assert self.file_system is not None
+        digest = hashlib.sha256(trigger.encode()).hexdigest()[:12]
+        return azure_native.storagecache.ImportJob(
+            f"{name}-lustre-import",
+            resource_group_name=self._resource_group,
+            aml_filesystem_name=self.file_system.name,
+            import_job_name=f"import-{digest}",  # letters, digits and hyphens, starting and ending with one
+            location=self.file_system.location,
+            import_prefixes=[prefix],
+            conflict_resolution_mode="Skip",
+            maximum_errors=0,  # the job fails at the first error that is not a conflict (the API's default)
+            tags={**tags, "accelstack-import-trigger": trigger},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.file_system]),
+        )

@@ -131,6 +131,10 @@ def login_script(spec: TrainingStack, interval_seconds: int) -> str:
         for units in (exports, imports)
         for unit, text in units.items()
     ]
+    copier = slurm.checkpoint_copier(spec, nodes) if exports else None
+    if copier is not None:  # what the export unit runs: completed checkpoints only, never overwriting
+        path = slurm.CHECKPOINT_EXPORT_PATH
+        lines += [f"printf %s {shlex.quote(copier)} > {path}", f"chmod 0755 {path}"]
     lines.append("systemctl daemon-reload")
     if imports:  # in the background: the script must finish within Cluster Director's 5 minutes
         lines += [

@@ -111,6 +111,15 @@ def gcloud_rsync_command(source: str, destination: str) -> str:
     return f"gcloud storage rsync --recursive --quiet {shlex.quote(source)} {shlex.quote(destination)}"
 
 
+# --no-clobber skips an object that exists (it asks first; replacing one would also need storage.objects.delete,
+# which the checkpoint writers do not hold). rsync's --exclude is a Python regex on the path under the source
+# (cloud.google.com/sdk/gcloud/reference/storage/rsync, .../storage/cp).
+CHECKPOINT_COPY_FUNCTIONS = """\
+copy_new_files() { gcloud storage rsync --recursive --no-clobber --quiet --exclude="^$3\\$" "$1" "$2"; }
+copy_new_file() { gcloud storage cp --no-clobber --quiet "$1" "$2"; }
+"""
+
+
 @dataclass(frozen=True)
 class GcpNodePlatform:
     """VMs of one project, calling Google as their attached service account."""
@@ -129,6 +138,7 @@ class GcpNodePlatform:
     # setup) may have no metadata functions of its own.
     tool_functions: str = METADATA_FUNCTION + TOKEN_FUNCTION + GCLOUD_FUNCTION
     tool_setup: str | None = "ensure_gcloud"
+    checkpoint_copy_functions: str = CHECKPOINT_COPY_FUNCTIONS
 
     def metadata_command(self, fact: NodeFact) -> str:
         if fact in _LAST_SEGMENT:

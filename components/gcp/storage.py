@@ -17,8 +17,9 @@ Managed Lustre on a private services access connection, importing the dataset pr
   Storage: `LustreImport` calls importData after the Lustre service agent can read the bucket (without
   that grant the import "may fail silently leaving an empty lustre instance", Cluster Toolkit README), and
   checks that objects arrived.
+  It runs at creation and again whenever `training.storage.lustre.importTrigger` changes.
 - Checkpoints: Managed Lustre exports only when asked (exportData, one operation per call), so the Slurm
-  head copies the checkpoint directory to the bucket on a timer, never deleting (components/slurm).
+  head copies completed checkpoints to the bucket on a timer, never deleting or overwriting (components/slurm).
 """
 
 from __future__ import annotations
@@ -286,6 +287,11 @@ class TrainingStorage(pulumi.ComponentResource):
             opts=child,
         )
         prefix = dataset_prefix.strip("/")
+        datasets = spec.training.storage.datasets
+        trigger = spec.training.storage.lustre.import_trigger if spec.training.storage.lustre else None
+        # importData runs once per call: at creation, and again (a replacement of this operation, never of the
+        # instance) whenever the neutral import trigger changes. A bucket this `up` creates is empty at creation,
+        # so only an existing bucket, or a trigger the operator set after uploading, must bring objects.
         self.lustre_import = LustreImport(
             f"{stack}-lustre-import",
             project=spec.account.project_id,  # type: ignore[attr-defined]
@@ -293,7 +299,8 @@ class TrainingStorage(pulumi.ComponentResource):
             instance_id=self.file_system.instance_id,
             gcs_uri=f"gs://{self.dataset_bucket_name}/{prefix + '/' if prefix else ''}",
             lustre_path=lustre.import_path,
-            expect_objects=spec.training.storage.datasets.create is False,
+            expect_objects=not datasets.create or trigger is not None,
+            trigger=trigger,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[reader, self.file_system]),
         )
 

@@ -41,6 +41,11 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     node_environment,
 )
 from accelstack.components.node_platform import SLURM_UID, FabricHooks, NodeFact
+from accelstack.components.slurm.checkpoint_export import (  # the copiers' script; re-exported for callers
+    CHECKPOINT_EXPORT_PATH,
+    checkpoint_copier,
+)
+from accelstack.components.slurm.checkpoint_export import checkpoint_export_script as checkpoint_export_script
 from accelstack.components.slurm.layout import (  # the cluster's shape; nodes_for re-exported for callers
     ClusterLayout,
     Nodes,
@@ -240,14 +245,13 @@ def _dir_uri(uri: str) -> str:
 
 
 def checkpoint_sync_commands(spec: StackSpec, nodes: Nodes) -> tuple[str, str] | None:
-    """(upload, restore) commands for node-local checkpoints; None when Lustre exports them (or none)."""
+    """(upload, restore) commands for node-local checkpoints; None when Lustre exports them (or none). The upload
+    is the export script (completed checkpoints only); the restore copies the store back, never deleting."""
     plan = layout(spec, nodes)
     if plan.local_checkpoints_path is None or plan.checkpoints_uri is None:
         return None
     local, remote = _dir_uri(plan.local_checkpoints_path), _dir_uri(plan.checkpoints_uri)
-    # Copies only, never deletes: a checkpoint deleted or lost on the node must not delete the durable copy.
-    sync = plan.platform.object_sync_command
-    return sync(local, remote), sync(remote, local)
+    return CHECKPOINT_EXPORT_PATH, plan.platform.object_sync_command(remote, local)
 
 
 def preemption_grace_seconds(notice_seconds: int, local_checkpoints: bool) -> int:
@@ -447,7 +451,7 @@ def checkpoint_export_units(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
     plan = layout(spec, nodes)
     if not plan.head_exports_checkpoints or plan.checkpoints_path is None or plan.checkpoints_uri is None:
         return {}
-    command = plan.platform.object_sync_command(_dir_uri(plan.checkpoints_path), _dir_uri(plan.checkpoints_uri))
+    command = CHECKPOINT_EXPORT_PATH
     common = {
         "path": plan.checkpoints_path,
         "uri": plan.checkpoints_uri,
@@ -486,6 +490,12 @@ def dataset_import_units(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
     }
 
 
+def checkpoint_copier_files(spec: StackSpec, nodes: Nodes) -> list[dict[str, str]]:
+    """The export script as a cloud-init file, for the node that copies checkpoints; [] where none does."""
+    script = checkpoint_copier(spec, nodes)
+    return [_file(CHECKPOINT_EXPORT_PATH, script, "0755")] if script is not None else []
+
+
 def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
     """The head node: hostname = SlurmctldHost, slurm.conf/gres.conf/cgroup.conf, slurmctld.
 
@@ -509,6 +519,7 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
             _file(HEAD_SETUP_PATH, head_setup_script(spec, nodes, values), "0755"),
             # Users submit from here: their login shells carry the jobs' environment.
             *environment_files(spec, nodes, values, task_prolog=False),
+            *(checkpoint_copier_files(spec, nodes) if checkpoint_export_units(spec, nodes) else []),
             *(
                 _file(f"/etc/systemd/system/{unit}", text)
                 for units in (checkpoint_export_units(spec, nodes), dataset_import_units(spec, nodes))
@@ -532,9 +543,10 @@ def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> s
                 _render("spot-watcher.service.j2", watcher_path=WATCHER_PATH),
             ),
         ]
-    files += [
-        _file(f"/etc/systemd/system/{unit}", text) for unit, text in checkpoint_sync_units(spec, nodes, values).items()
-    ]
+    sync_units = checkpoint_sync_units(spec, nodes, values)
+    files += [_file(f"/etc/systemd/system/{unit}", text) for unit, text in sync_units.items()]
+    if sync_units:
+        files += checkpoint_copier_files(spec, nodes)
     files += fabric_files(nodes)
     files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, nodes, values), "0755"))
     doc = {
@@ -569,5 +581,8 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
         artifacts["spot-watcher.sh"] = spot_watcher_script(spec, nodes)
     artifacts.update(checkpoint_sync_units(spec, nodes, values))
     artifacts.update(checkpoint_export_units(spec, nodes))
+    copier = checkpoint_copier(spec, nodes)
+    if copier is not None:
+        artifacts["checkpoint-export.sh"] = copier
     artifacts.update(dataset_import_units(spec, nodes))
     return artifacts

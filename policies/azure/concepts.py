@@ -12,10 +12,11 @@ AZURE: dict[str, tuple[str, ...]] = {
     "bucket-lifecycle": ("azure-native:storage:ManagementPolicy",),
     "parallel-file-system": ("azure-native:storagecache:AmlFilesystem",),
     "file-system-link": (
-        "azure-native:storagecache:ImportJob",
         "azure-native:storagecache:AutoExportJob",
         "azure-native:storagecache:AutoImportJob",
     ),
+    # One import run (its record): it holds no data and no link; deleting it deletes nothing imported.
+    "file-system-import": ("azure-native:storagecache:ImportJob",),
     "volume": ("azure-native:compute:Disk",),
     "key-vault": ("azure-native:keyvault:Vault",),
     "key": ("azure-native:keyvault:Key",),

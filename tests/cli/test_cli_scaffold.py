@@ -40,7 +40,9 @@ PLACEHOLDER_STACK = {
     "training": {
         "nodes": {"instanceType": "placeholder-gpu-8x", "count": 1},
         "storage": {
-            "datasets": {"uri": "placeholder://datasets", "sizeGiB": 100},
+            # An existing bucket: the placeholder tier imports only when asked (its scaffolded default), and a bucket
+            # the stack created would be imported empty (validate warns).
+            "datasets": {"uri": "placeholder://datasets", "create": False, "sizeGiB": 100},
             "lustre": {},
             "checkpoints": {"uri": "placeholder://checkpoints"},
         },

@@ -75,6 +75,7 @@ def test_head_and_compute_nodes_get_the_planners_interval_and_checkpoint_locatio
         "ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS": str(interval),
         "ACCELSTACK_CHECKPOINT_DIR": directory,
         "ACCELSTACK_CHECKPOINT_URI": uri,
+        "ACCELSTACK_CHECKPOINT_MARKER": "COMPLETE",
         "ACCELSTACK_STACK": stack,
     }
     artifacts = slurm.render_all(spec, slurm.nodes_for(spec))  # what `accelstack render` writes
@@ -132,6 +133,7 @@ def test_task_prolog_exports_the_file_but_keeps_what_the_job_set(tmp_path):
     assert out.splitlines() == [
         "export ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS=3000",
         "export ACCELSTACK_CHECKPOINT_URI=s3://acme-finetune-checkpoints",
+        "export ACCELSTACK_CHECKPOINT_MARKER=COMPLETE",
         "export ACCELSTACK_STACK=aws-finetune",
     ]
 
@@ -156,7 +158,11 @@ def test_without_lustre_nodes_restore_before_slurmd_sync_on_a_timer_and_at_the_n
     assert body.index("\nrestore_checkpoints\n") < body.index(
         f"systemctl enable --now {slurm.CHECKPOINT_SYNC_UNIT}.timer"
     )
-    upload = "aws s3 sync /scratch/checkpoints/ s3://acme-finetune-checkpoints/ --region us-east-1"
+    # The upload is the export script (completed checkpoints only), written beside its unit.
+    upload = slurm.CHECKPOINT_EXPORT_PATH
+    script = compute[upload]["content"]
+    assert "source_dir=/scratch/checkpoints\n" in script and "destination=s3://acme-finetune-checkpoints/\n" in script
+    assert compute[upload]["permissions"] == "0755"
     service = compute[f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.service"]["content"]
     assert f"ExecStart=/usr/bin/env {upload}" in service
     assert "Type=oneshot" in service

@@ -85,6 +85,11 @@ class ExampleCloudPlatform:
     def object_sync_command(self, source: str, destination: str) -> str:
         return f"gcloud storage rsync --recursive {shlex.quote(source)} {shlex.quote(destination)}"
 
+    checkpoint_copy_functions: str = (
+        'copy_new_files() { gcloud storage rsync --recursive --no-clobber --exclude="^$3\\$" "$1" "$2"; }\n'
+        'copy_new_file() { gcloud storage cp --no-clobber "$1" "$2"; }\n'
+    )
+
     def block_device_path(self, volume: str) -> str:
         return f"/dev/disk/by-id/google-{volume}"
 
@@ -260,7 +265,14 @@ def fake_tools(tmp_path: Path) -> Iterator[Path]:
 def test_the_watcher_drains_signals_requeues_and_syncs_on_the_platforms_notice(tmp_path, fake_tools):
     spec = spec_on_example_cloud("aws-finetune", "spot")
     watcher = tmp_path / "watcher.sh"
-    watcher.write_text(slurm.spot_watcher_script(spec, example_nodes(spec)))
+    # The final sync runs the node's export script (tests/slurm/test_checkpoint_export.py runs it); here a stand-in
+    # records that it ran.
+    export = fake_tools / "accelstack-checkpoint-export"
+    export.write_text('#!/bin/bash\necho "checkpoint export" >> "$STATE/calls"\n')
+    export.chmod(0o755)
+    watcher.write_text(
+        slurm.spot_watcher_script(spec, example_nodes(spec)).replace(slurm.CHECKPOINT_EXPORT_PATH, str(export))
+    )
     watcher.chmod(0o755)
     with FakeMetadata() as metadata:
         env = {
@@ -279,7 +291,7 @@ def test_the_watcher_drains_signals_requeues_and_syncs_on_the_platforms_notice(t
         "scontrol update nodename=node-1 state=DRAIN reason=spot interruption notice: preempt at unknown",
         "scancel --signal=USR1 --full 42",
         "scontrol requeue 42",
-        "gcloud storage rsync --recursive /scratch/checkpoints/ gs://example-checkpoints/run/",
+        "checkpoint export",
     ]
     assert "final checkpoint sync done" in result.stdout
     assert time.monotonic() - started < 30  # inside the 30 s notice

@@ -11,6 +11,7 @@ from accelstack.clouds.base import (
     BootDataLimit,
     Catalog,
     Cloud,
+    DatasetImport,
     Feature,
     ManagedScheduler,
     ParallelFsTier,
@@ -56,6 +57,9 @@ CATALOG = Catalog(
             increment_gib=kind.increment_gib,
             first_steps_gib=kind.first_steps_gib,
             imports_from_object_store=kind.data_repository_associations or kind.legacy_import_path,
+            # Both links import on their own: the datasets association's auto-import policy (NEW, CHANGED,
+            # DELETED) and the legacy link's AutoImportPolicy NEW_CHANGED_DELETED (components/aws/storage.py).
+            dataset_import=DatasetImport.AUTOMATIC,
             exports_to_object_store=kind.data_repository_associations,
             persistent=kind.persistent,
             baseline_throughput_per_tib=None if kind.throughput_tiers else catalog.SCRATCH_BASELINE_MBPS_PER_TIB,

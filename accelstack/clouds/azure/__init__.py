@@ -12,6 +12,7 @@ from accelstack.clouds.base import (
     BootDataLimit,
     Catalog,
     Cloud,
+    DatasetImport,
     Feature,
     ManagedScheduler,
     ParallelFsTier,
@@ -53,6 +54,10 @@ CATALOG = Catalog(
             max_gib=sku.max_tib * catalog.TIB_GIB,
             # Blob integration (HSM) imports at creation and exports with archive / auto-export jobs.
             imports_from_object_store=True,
+            # The Blob integration imports its prefix at creation only ("files added to the original blob
+            # container after you create the file system won't be imported", amlfs-prerequisites); later data
+            # needs an import job, which the stack runs when its import trigger changes.
+            dataset_import=DatasetImport.ON_REQUEST,
             exports_to_object_store=True,
             # Exports (archive / auto-export jobs) go to the one linked container, the dataset's; checkpoints
             # have their own versioned container, so the Slurm head node copies them there.

@@ -75,6 +75,16 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "hsm",
         "encryptionSettings",
     ),
+    # An import job runs once when created; only its tags update (ImportJob, API 2024-03-01), the rest is fixed.
+    "azure-native:storagecache:ImportJob": (
+        "resourceGroupName",
+        "amlFilesystemName",
+        "importJobName",
+        "location",
+        "importPrefixes",
+        "conflictResolutionMode",
+        "maximumErrors",
+    ),
     # Scale set: zones, orchestration mode and fault domain count are create-only (compute
     # virtualMachineScaleSet.json); so are Spot priority and its eviction policy ("setting the Spot flag is only
     # supported at creation time", use-spot FAQ), which the components mark replace_on_changes.

@@ -9,6 +9,7 @@ from accelstack.clouds.base import (
     AdmissionLimits,
     Catalog,
     Cloud,
+    DatasetImport,
     Feature,
     ManagedScheduler,
     ParallelFsTier,
@@ -37,6 +38,7 @@ CATALOG = Catalog(
     regions=catalog.REGIONS,
     replica_image="Google's Deep Learning VM image (common-cu124-ubuntu-2204-py310: NVIDIA driver, Docker)",
     default_head_node="n2-standard-8",  # 8 vCPUs, 32 GB, as AWS's m7i.2xlarge; also a valid Cluster Director login node (n2-standard-2..32)
+    parallel_fs_service="Managed Lustre",
     object_store_service="Cloud Storage",
     object_uri_schemes=("gs",),  # Cloud Storage URIs: gs://bucket/object (gcloud storage, Managed Lustre import)
     parallel_fs={
@@ -50,6 +52,8 @@ CATALOG = Catalog(
             # importData / exportData between the instance and a Cloud Storage bucket (no Pulumi field:
             # the stack calls the API).
             imports_from_object_store=True,
+            # importData runs once per call: at creation and when the stack's import trigger changes.
+            dataset_import=DatasetImport.ON_REQUEST,
             exports_to_object_store=True,
             # exportData runs once per call: the Slurm head copies checkpoints to their bucket on a timer.
             checkpoints_copied_by_head=True,
@@ -69,6 +73,7 @@ CATALOG = Catalog(
             increment_gib=tier.step_gib,
             max_gib=tier.max_gib,
             imports_from_object_store=False,
+            dataset_import=DatasetImport.HEAD_COPIES,
             exports_to_object_store=False,
             checkpoints_copied_by_head=True,
             persistent=True,

@@ -139,7 +139,11 @@ def test_nodes_get_exactly_the_slurm_paths_grants_on_the_default_compute_account
 
 def test_the_login_node_copies_checkpoints_to_the_bucket_without_deletes_and_its_script_parses():
     login = slurm()["loginNodes"]["startupScript"]
-    assert "gcloud storage rsync --recursive --quiet /lustre/checkpoints/ gs://acme-train-checkpoints/" in login
+    # The unit runs the export script (completed checkpoints only, never overwriting), written here too.
+    assert "ExecStart=/usr/bin/env /usr/local/sbin/accelstack-checkpoint-export" in login
+    assert "source_dir=/lustre/checkpoints" in login and "destination=gs://acme-train-checkpoints/" in login
+    assert "gcloud storage rsync --recursive --no-clobber" in login
+    assert "chmod 0755 /usr/local/sbin/accelstack-checkpoint-export" in login
     assert "delete" not in login.split("ExecStart=")[1].splitlines()[0]
     assert "systemctl enable --now accelstack-checkpoint-export.timer" in login
     # gcloud is made sure of before any unit that calls it starts, not assumed of the login image

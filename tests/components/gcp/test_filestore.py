@@ -91,7 +91,7 @@ def test_the_head_copies_the_dataset_in_and_checkpoints_out_and_may_read_the_dat
     head = one(result, "gcp:compute/instance:Instance").inputs["metadata"]["user-data"]
     assert "gcloud storage rsync --recursive --quiet gs://acme-train-datasets/corpus/ /lustre/datasets/" in head
     assert "systemctl start --no-block accelstack-dataset-import.service" in head
-    assert "gcloud storage rsync --recursive --quiet /lustre/checkpoints/ gs://acme-train-checkpoints/" in head
+    assert "source_dir=/lustre/checkpoints" in head and "gcloud storage rsync --recursive --no-clobber" in head
     assert "delete" not in " ".join(line for line in head.splitlines() if "rsync" in line)
     grants = [
         r.inputs

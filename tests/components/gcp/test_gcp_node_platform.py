@@ -176,5 +176,6 @@ def test_lustre_checkpoints_are_exported_by_the_head_with_gcloud():
     assert nodes.platform == PLATFORM
     head = slurm.head_cloud_init(s, nodes, slurm.DeployValues())
     assert "accelstack-checkpoint-export.timer" in head
-    assert "gcloud storage rsync --recursive --quiet /lustre/checkpoints/ gs://acme-train-checkpoints/" in head
+    assert "source_dir=/lustre/checkpoints" in head and "destination=gs://acme-train-checkpoints/" in head
+    assert "gcloud storage rsync --recursive --no-clobber" in head and "gcloud storage cp --no-clobber" in head
     assert "accelstack-checkpoint-sync" not in slurm.compute_cloud_init(s, nodes, slurm.DeployValues())
