@@ -11,7 +11,7 @@ Everything here is data: a new cloud adds rows, never a branch in a neutral modu
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -254,6 +254,43 @@ class AdmissionLimits:
 
 
 @dataclass(frozen=True)
+class AccountServices:
+    """What a fresh account must have switched on before a stack's resources can be created there: Google Cloud
+    APIs (a project enables them per service), Azure resource providers (a subscription registers them per
+    namespace). Each Pulumi type token the components register maps, by its longest matching prefix, to the
+    services its create call goes to; a type with no row is reported, never guessed."""
+
+    kind: str  # how the cloud names one: "API", "resource provider"
+    by_type_prefix: Mapping[str, tuple[str, ...]]  # type token prefix -> services its calls need
+    # Whether the stack itself switches them on (GCP: projects.Service), else what the deployer must do first.
+    enabled_by_stack: bool
+    note: str  # one line for the preview: who switches them on, and what must exist before the first `up`
+    # Services the stack's own switching-on may not wait long enough for, and what to do about them beforehand.
+    slow: tuple[str, ...] = ()
+    slow_note: str = ""
+
+    def services_of(self, type_token: str) -> tuple[str, ...] | None:
+        """The services `type_token`'s calls need (empty: none), or None when no prefix matches."""
+        matches = [prefix for prefix in self.by_type_prefix if type_token.startswith(prefix)]
+        return self.by_type_prefix[max(matches, key=len)] if matches else None
+
+    def needed(self, type_tokens: Iterable[str]) -> tuple[list[str], list[str]]:
+        """(the services a stack of these types needs, sorted; the cloud package's types no row covers, sorted)."""
+        services: set[str] = set()
+        unknown: set[str] = set()
+        packages = {prefix.split(":", 1)[0] for prefix in self.by_type_prefix}
+        for token in type_tokens:
+            if token.split(":", 1)[0] not in packages:
+                continue  # another package's (random, a dynamic resource): no cloud service behind it
+            found = self.services_of(token)
+            if found is None:
+                unknown.add(token)
+            else:
+                services.update(found)
+        return sorted(services), sorted(unknown)
+
+
+@dataclass(frozen=True)
 class Catalog:
     """A cloud's dated, sourced facts: accelerated machine types, regions and parallel-FS tiers."""
 
@@ -418,6 +455,8 @@ class Cloud:
     default_autoscaler: str | None = None
     # The one it deploys without a queue (serving.admission.kind replica): on the load balancer's requests per replica.
     load_balancer_autoscaler: str | None = None
+    # What a fresh account must have switched on for the stack's resource types (None: not described).
+    account_services: AccountServices | None = None
 
     @property
     def deployable(self) -> bool:

@@ -212,6 +212,24 @@ def type_table(result: PreviewResult) -> Table:
     return table
 
 
+def account_services_line(result: PreviewResult) -> str | None:
+    """What a fresh account must have switched on for this stack (GCP APIs, Azure resource providers), from the
+    types it registers and the APIs it enables itself; None where the cloud describes none."""
+    cloud = registry.get(result.spec.cloud)
+    described = cloud.account_services
+    if described is None:
+        return None
+    custom = [r for r in result.resources if r.custom and not r.is_provider]
+    needed, unknown = described.needed(r.type for r in custom)
+    enabled = {str(r.inputs.get("service")) for r in custom if r.type.endswith("/service:Service")}
+    services = sorted(set(needed) | enabled)
+    line = f"{result.stack}: a fresh {cloud.account_kind} needs the {described.kind}s {', '.join(services)}: {described.note}"
+    slow = [service for service in services if service in described.slow]
+    if slow:
+        line += f"; {', '.join(slow)} {described.slow_note}"
+    return line + (f"; not tabled (accelstack.clouds.{cloud.name}.services): {', '.join(unknown)}" if unknown else "")
+
+
 def summary_line(result: PreviewResult) -> str:
     return f"{result.stack}: {quantity(len(result.resources), 'resources')} ({result.custom_count} custom) in {result.seconds:.2f}s"
 
@@ -319,6 +337,9 @@ def preview_command(
                 echo_lines([line], stderr=to_stdout, style=style)
             if report.mandatory or report.policy_error:
                 code = max(code, EXIT_FAILED)
+        services_line = account_services_line(outcome)
+        if services_line:
+            echo_lines([services_line], stderr=to_stdout, style="cyan")
         echo_lines([summary_line(outcome)], stderr=to_stdout, style="bold green")
     if json_out is not None and results:
         try:

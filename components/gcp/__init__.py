@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import pulumi
 
 from accelstack.components.base import CloudStack, ServingServiceArgs, TrainingClusterArgs
-from accelstack.components.gcp.provider import gcp_provider
+from accelstack.components.gcp.apis import enable_apis
+from accelstack.components.gcp.provider import account_of, gcp_provider
 from accelstack.spec.models import ServingStack, TrainingStack
 
 if TYPE_CHECKING:
@@ -22,7 +23,12 @@ class GcpStack(CloudStack):
     def _root(self, kind: str) -> tuple[pulumi.ComponentResource, pulumi.ResourceOptions]:
         root = pulumi.ComponentResource(f"accelstack:gcp:{kind}", self.spec.stack)
         provider = gcp_provider(self.spec, root)
-        return root, pulumi.ResourceOptions(parent=root, provider=provider)
+        at_root = pulumi.ResourceOptions(parent=root, provider=provider)
+        # Every resource below waits for the APIs it calls, enabled by the stack (a fresh project has few).
+        apis = enable_apis(self.spec.stack, account_of(self.spec).project_id, at_root)
+        return root, pulumi.ResourceOptions.merge(
+            at_root, pulumi.ResourceOptions(transformations=[apis.transformation])
+        )
 
     def build_training(self, spec: TrainingStack) -> TrainingCluster:
         from accelstack.components.gcp.training import TrainingCluster

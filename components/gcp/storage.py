@@ -31,6 +31,7 @@ import pulumi_gcp as gcp
 
 from accelstack.clouds.gcp import catalog
 from accelstack.clouds.gcp.rules import LUSTRE_FILESYSTEM
+from accelstack.components.gcp.apis import project_apis
 from accelstack.components.gcp.lustre_import import LustreImport
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.provider import resource_id
@@ -79,15 +80,6 @@ def created_agent(stack: str, project_id: str, key: str, opts: pulumi.ResourceOp
     return identity.email.apply(lambda email: f"serviceAccount:{email}")
 
 
-def storage_agent(project_id: str, parent: pulumi.Resource) -> pulumi.Output[str]:
-    """Cloud Storage's service agent: reading it creates it (storage.getProjectServiceAccount: "if it does not
-    exist, it is created"), which a KMS grant to it on a fresh project needs."""
-    account = gcp.storage.get_project_service_account_output(
-        project=project_id, opts=pulumi.InvokeOutputOptions(parent=parent)
-    )
-    return account.email_address.apply(lambda email: f"serviceAccount:{email}")
-
-
 def _stateful(opts: pulumi.ResourceOptions, **extra: Any) -> pulumi.ResourceOptions:
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True, **extra))
 
@@ -125,7 +117,7 @@ class TrainingStorage(pulumi.ComponentResource):
         )
         project_id = spec.account.project_id  # type: ignore[attr-defined]
         members = {
-            "storage": storage_agent(project_id, self),
+            "storage": project_apis(stack).storage_agent(self),
             "compute": service_agent(project_number, "compute-system.iam.gserviceaccount.com"),
         }
         managed_lustre = file_system is not None and file_system.tier not in catalog.FILESTORE_TIERS

@@ -24,6 +24,7 @@ import pulumi_gcp as gcp
 from accelstack.clouds.base import Feature
 from accelstack.clouds.gcp import catalog
 from accelstack.components.base import SchedulerResult
+from accelstack.components.gcp.apis import project_apis
 from accelstack.components.gcp.cluster_director import ClusterDirectorScheduler
 from accelstack.components.gcp.images import SHIELDED_VM, node_image
 from accelstack.components.gcp.network import TrainingNetwork, training_network
@@ -110,9 +111,7 @@ class GcpTrainingParts(TrainingParts[GcpTrainingHandles], WithManagedScheduler[G
     def __init__(self, ctx: BuildContext):
         super().__init__(ctx)
         account = account_of(ctx.spec)
-        self.project_number = gcp.organizations.get_project_output(
-            project_id=account.project_id, opts=pulumi.InvokeOutputOptions(parent=ctx.parent)
-        ).number
+        self.project_number = project_apis(ctx.spec.stack).project_number(ctx.parent)
         # Required by the GCP rules (zone letters differ per region: us-east1 has no -a).
         self.zone = ctx.spec.training.network.availability_zone or f"{account.region}-b"
         self.managed = ctx.spec.training.scheduler.kind == "managed"

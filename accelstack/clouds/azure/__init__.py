@@ -6,7 +6,7 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 from __future__ import annotations
 
 from accelstack.clouds import random_provider
-from accelstack.clouds.azure import catalog, prices, quotas, replace_rows
+from accelstack.clouds.azure import catalog, prices, quotas, replace_rows, services
 from accelstack.clouds.base import (
     AdmissionLimits,
     BootDataLimit,
@@ -197,4 +197,5 @@ AZURE = Cloud(
     # Azure Monitor autoscale on Service Bus active messages per instance (components/azure/serving/scaling.py).
     default_autoscaler="azure-autoscale",
     load_balancer_autoscaler="azure-gateway-requests",
+    account_services=services.ACCOUNT_SERVICES,
 )

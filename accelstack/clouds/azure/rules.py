@@ -17,7 +17,7 @@ from accelstack.clouds.azure import catalog as tables
 from accelstack.spec.accounts import AzureAccount
 from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.models import StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem
+from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -311,3 +311,60 @@ def storage_accounts_are_created_here(spec: TrainingStack) -> Iterator[Problem]:
                 "false (an existing storage account) is not supported on azure yet; set create: true and name a "
                 "storage account that does not exist yet in the URI",
             )
+
+
+@rule
+def azure_location(spec: StackSpec) -> Iterator[Problem]:
+    """account.location and separation.allowedRegions name Azure regions (catalog.REGIONS, `az account
+    list-locations`): every create call in an unknown location fails (LocationNotAvailableForResourceType)."""
+    named = [("account.location", spec.account.region)]
+    named += [(f"separation.allowedRegions.{i}", r) for i, r in enumerate(spec.separation.allowed_regions or [])]
+    for path, region in named:
+        if region not in tables.REGIONS:
+            yield Problem(
+                path,
+                f"{region!r} is not an Azure region (accelstack's table, checked {tables.CHECKED})"
+                f"{did_you_mean(region, tables.REGIONS) or ''}; locations look like eastus or westeurope "
+                "(az account list-locations --query [].name)",
+            )
+
+
+@rule(workload="training")
+def nodes_subnet_holds_the_nodes(spec: TrainingStack) -> Iterator[Problem]:
+    """The nodes' subnet (the VNet's first half) holds every node and the Slurm head's static address, besides the
+    5 addresses Azure reserves per subnet (virtual-networks-faq): a scale set larger than its subnet fails to
+    allocate (SubnetIsFull)."""
+    if spec.training.network.vpc_cidr is None:
+        return
+    vnet = ipaddress.ip_network(spec.training.network.vpc_cidr)
+    nodes_subnet = ipaddress.ip_network(f"{vnet.network_address}/{vnet.prefixlen + NODES_SUBNET_SHARE}")
+    count = spec.training.nodes.count
+    if nodes_subnet.num_addresses < count + 1 + tables.SUBNET_RESERVED_ADDRESSES:
+        yield Problem(
+            "training.network.vpcCidr",
+            f"the nodes' subnet {nodes_subnet} has {nodes_subnet.num_addresses} addresses, fewer than {count} nodes + "
+            f"the Slurm head + the {tables.SUBNET_RESERVED_ADDRESSES} Azure reserves per subnet; use a larger vpcCidr",
+        )
+
+
+@rule(workload="training")
+def capacity_reservation_matches_the_scale_set(spec: TrainingStack) -> Iterator[Problem]:
+    """A VM joins a capacity reservation group only where the group holds a reservation of its size in its zone:
+    a zonal scale set needs reservations in that zone, a group's reservations are all regional or all zonal, and
+    a VM of another size or zone is refused (capacity-reservation-associate-virtual-machine-scale-set,
+    "Limitations"; capacity-reservation-overview). The group's reservations are not in the spec, so they are named
+    here for the deployer to check."""
+    nodes = spec.training.nodes
+    if nodes.reservation_id is None or nodes.capacity == "spot" or nodes.count > 1:
+        return  # refused by capacity_reservation_group
+    zone = spec.training.network.availability_zone
+    where = f"zone {zone} of {spec.account.region}" if zone else f"{spec.account.region} (regional, no zone)"
+    found = re.search(r"/resourceGroups/([^/]+)/.*/capacityReservationGroups/([^/]+)$", nodes.reservation_id, re.I)
+    resource_group, group_name = (found[1], found[2]) if found else ("<group>", nodes.reservation_id)
+    yield Problem(
+        "training.nodes.reservationId",
+        f"the group must hold a capacity reservation of {nodes.instance_type} in {where} with room for {nodes.count} "
+        f"VM(s), or the scale set is refused; check with az capacity reservation list --capacity-reservation-group "
+        f"{group_name} --resource-group {resource_group}",
+        Level.WARNING,
+    )

@@ -17,7 +17,7 @@ from accelstack.clouds.base import (
     Prices,
     RuleTerms,
 )
-from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, terraform_types
+from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, services, terraform_types
 
 CATALOG = Catalog(
     cloud="gcp",
@@ -192,4 +192,5 @@ GCP = Cloud(
     # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).
     default_autoscaler="gcp-autoscaler",
     load_balancer_autoscaler="gcp-lb-utilization",
+    account_services=services.ACCOUNT_SERVICES,
 )

@@ -102,6 +102,9 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # A service's agent (google_project_service_identity: project and service are ForceNew); replacing it only
     # reads the same agent again, and destroying it leaves the agent in place.
     "gcp:projects/serviceIdentity:ServiceIdentity": ("project", "service"),
+    # An enabled API (google_project_service: project and service are ForceNew); disable_on_destroy and
+    # disable_dependent_services update in place. A replacement re-enables the same API.
+    "gcp:projects/service:Service": ("project", "service"),
     # --- gcp training (components/gcp/training, network, storage, scheduler); same sources as above ---
     # Persistent disk: type, zone, image/snapshot source and encryption key are immutable; size grows in
     # place (mmv1 compute/Disk.yaml; a smaller size is refused, not replaced).

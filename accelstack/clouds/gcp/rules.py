@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from accelstack.clouds.gcp import catalog as tables
 from accelstack.spec.models import StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem
+from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -336,4 +336,47 @@ def gcp_lustre_mount(spec: TrainingStack) -> Iterator[Problem]:
         yield Problem(
             "training.storage.lustre.importPath",
             f"{lustre.import_path!r}: an absolute path in the file system (e.g. /datasets)",
+        )
+
+
+def region_problems(spec: StackSpec) -> Iterator[Problem]:
+    """account.region and separation.allowedRegions name Compute Engine regions (catalog.REGIONS)."""
+    named = [("account.region", spec.account.region)]
+    named += [(f"separation.allowedRegions.{i}", r) for i, r in enumerate(spec.separation.allowed_regions or [])]
+    for path, region in named:
+        if region not in tables.REGIONS:
+            yield Problem(
+                path,
+                f"{region!r} is not a Compute Engine region (accelstack's table, checked {tables.CHECKED})"
+                f"{did_you_mean(region, tables.REGIONS) or ''}; regions look like us-central1 or europe-west4 "
+                "(gcloud compute regions list)",
+            )
+
+
+@rule
+def gcp_region(spec: StackSpec) -> Iterator[Problem]:
+    """A region Compute Engine does not have fails every regional and zonal create call (the provider's
+    region, the buckets' location, the key ring): refused before anything exists."""
+    yield from region_problems(spec)
+
+
+@rule(workload="training")
+def gcp_nodes_subnet_holds_the_nodes(spec: TrainingStack) -> Iterator[Problem]:
+    """The nodes' subnet (the first half of vpcCidr) holds every node and the Slurm head, besides the 4 addresses
+    Google reserves in each subnet (cloud.google.com/vpc/docs/subnets#unusable-ip-addresses-in-every-subnet): a
+    group larger than its subnet leaves VMs uncreated ("IP_SPACE_EXHAUSTED")."""
+    network = spec.training.network
+    if network.vpc_cidr is None or network.vpc_id is not None:
+        return
+    try:
+        plan = address_plan(network.vpc_cidr)
+    except ValueError:
+        return  # the neutral CIDR rule, or gcp_training_network, reports it
+    needed = spec.training.nodes.count + 1 + tables.SUBNET_RESERVED_ADDRESSES
+    if plan.nodes.num_addresses < needed:
+        yield Problem(
+            "training.network.vpcCidr",
+            f"{network.vpc_cidr}: the nodes' subnet {plan.nodes} has {plan.nodes.num_addresses} addresses, fewer than "
+            f"{spec.training.nodes.count} nodes + the Slurm head + the {tables.SUBNET_RESERVED_ADDRESSES} Google "
+            "reserves per subnet; use a larger vpcCidr",
         )

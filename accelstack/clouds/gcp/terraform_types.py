@@ -42,6 +42,7 @@ TERRAFORM_TYPES: dict[str, str] = {
     "gcp:kms/cryptoKey:CryptoKey": "google_kms_crypto_key",
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": "google_kms_crypto_key_iam_member",
     "gcp:projects/serviceIdentity:ServiceIdentity": "google_project_service_identity",
+    "gcp:projects/service:Service": "google_project_service",
     "gcp:kms/keyRing:KeyRing": "google_kms_key_ring",
     "gcp:lustre/instance:Instance": "google_lustre_instance",
     "gcp:pubsub/subscription:Subscription": "google_pubsub_subscription",

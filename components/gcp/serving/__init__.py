@@ -16,6 +16,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from accelstack.clouds.base import Feature
+from accelstack.components.gcp.apis import project_apis
 from accelstack.components.gcp.provider import account_of
 from accelstack.components.gcp.serving.edge import firewall, health_check, load_balancer, security_policy
 from accelstack.components.gcp.serving.identity import kms_key, replica_account, stack_key
@@ -50,9 +51,7 @@ class GcpServingParts(ServingParts):
         super().__init__(ctx)
         account = account_of(ctx.spec)
         self.region, self.project_id = account.region, account.project_id
-        self.project_number = gcp.organizations.get_project_output(
-            project_id=self.project_id, opts=pulumi.InvokeOutputOptions(parent=ctx.parent)
-        ).number
+        self.project_number = project_apis(ctx.spec.stack).project_number(ctx.parent)
         self.pubsub: AdmissionQueues | None = None  # None with admission on the replicas
         self.queues: dict[str, pulumi.Resource] | None = None
 
