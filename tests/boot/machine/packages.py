@@ -68,7 +68,12 @@ PACKAGES: dict[str, dict] = {
     "apt-transport-artifact-registry": {"files": ["/usr/lib/apt/methods/ar+https"]},
     "dkms": {"commands": {"dkms": "/usr/sbin/dkms"}},
     "linux-headers-@KERNEL@": {},
-    "dmabuf-import-helper": {"modules": ["import-helper"]},
+    # Google's gpudirect-tcpxo-apt package: DKMS source (/usr/src/<name>-<version>); its module builds for the
+    # running kernel. import-helper.c names the DMA_BUF namespace unquoted, which kernels from 6.13 refuse.
+    "dmabuf-import-helper": {
+        "modules": ["import-helper"],
+        "source": {"version": "1.1", "files": {"import-helper.c": "MODULE_IMPORT_NS(DMA_BUF);\n", "dkms.conf": ""}},
+    },
     # FSx's and Google's Ubuntu client repositories: the kernel-matched modules pull in the utilities.
     "lustre-client-modules-@KERNEL@": {"modules": ["lustre"], "depends": ["lustre-client-utils"]},
     "lustre-client-utils": {"commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}},

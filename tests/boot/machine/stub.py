@@ -159,6 +159,8 @@ def apt_get() -> None:
         return log()
     if operation in ("dist-upgrade", "upgrade", "clean", "autoremove"):
         return log()
+    if operation == "download":
+        return apt_download(words[1:])
     if operation != "install":
         fail(f"harness: apt-get {operation} is not modelled", 100)
     if "-y" not in ARGS and "--assume-yes" not in ARGS and "-qy" not in ARGS and "-yq" not in ARGS:
@@ -189,6 +191,64 @@ def apt_get() -> None:
         if name not in installed:
             install(name)
     log(installed=wanted)
+
+
+def apt_download(names: list[str]) -> None:
+    """`apt-get download`: the .deb into the working directory (here, a manifest of the files it carries)."""
+    offered = candidates()
+    for name in names:
+        if name not in offered:
+            fail(f"E: Unable to locate package {name}", 100)
+        model = next((m for n, m in PACKAGES.items() if kernelled(n) == name), {})
+        source = model.get("source")
+        files = (
+            {f"usr/src/{name}-{source['version']}/{f}": text for f, text in source["files"].items()} if source else {}
+        )
+        with open(f"{name}_{source['version'] if source else '1'}_all.deb", "w") as deb:
+            json.dump({"package": name, "files": files}, deb)
+    log()
+
+
+def dpkg_deb() -> None:
+    if ARGS[:1] != ["-x"]:
+        fail(f"harness: dpkg-deb {' '.join(ARGS)} is not modelled")
+    manifest, target = json.load(open(ARGS[1])), ARGS[2]
+    for path, text in manifest["files"].items():
+        os.makedirs(os.path.dirname(os.path.join(target, path)), exist_ok=True)
+        with open(os.path.join(target, path), "w") as out:
+            out.write(text)
+    log()
+
+
+def dkms() -> None:
+    """DKMS builds a package's module from /usr/src/<module>-<version> for the running kernel."""
+    log()
+    verb = ARGS[0] if ARGS else ""
+    module = ARGS[ARGS.index("-m") + 1] if "-m" in ARGS else ""
+    version = ARGS[ARGS.index("-v") + 1] if "-v" in ARGS else ""
+    source = f"/usr/src/{module}-{version}"
+    built = load("dkms", {})
+    if verb == "status":
+        for name in built:
+            print(f"{name}: {built[name]}")
+        return
+    if not os.path.isdir(source):
+        fail(f"Error! Could not find module source directory {source}", 1)
+    if verb == "add":
+        built[f"{module}/{version}"] = "added"
+    elif verb == "build":
+        code = "".join(open(os.path.join(source, f)).read() for f in os.listdir(source) if f.endswith(".c"))
+        major, minor = (int(x) for x in KERNEL.split(".")[:2])
+        if (major, minor) >= (6, 13) and "MODULE_IMPORT_NS(DMA_BUF)" in code:
+            fail(f"Error! Bad return status for module build on kernel: {KERNEL} (MODULE_IMPORT_NS needs a string)", 10)
+        built[f"{module}/{version}"] = "built"
+    elif verb == "install":
+        if built.get(f"{module}/{version}") != "built":
+            fail(f"Error! {module}/{version} is not built for {KERNEL}", 1)
+        built[f"{module}/{version}"] = "installed"
+        model = PACKAGES.get(module, {})  # the DKMS module of a package bears its name
+        save("modules", load("modules", []) + model.get("modules", []))
+    save("dkms", built)
 
 
 def apt_cache() -> None:
@@ -744,7 +804,7 @@ COMMANDS = {
     "modprobe": modprobe, "modinfo": modprobe, "curl": curl, "aws": aws, "gcloud": gcloud, "gsutil": recorded,
     "gpg": gpg, "unzip": unzip, "sleep": sleep, "azcopy": recorded, "docker": docker, "nvidia-ctk": recorded,
     "nvidia-smi": recorded, "udevadm": recorded, "sysctl": recorded, "hostnamectl": recorded, "logger": recorded,
-    "dkms": recorded, "apt-mark": recorded, "munge": recorded, "unmunge": recorded, "mungekey": recorded,
+    "dkms": dkms, "dpkg-deb": dpkg_deb, "apt-mark": recorded, "munge": recorded, "unmunge": recorded, "mungekey": recorded,
     "scontrol": recorded, "sinfo": recorded, "squeue": recorded, "scancel": recorded, "sbatch": recorded,
     "srun": recorded, "sacct": recorded, "salloc": recorded, "slurmd": recorded, "slurmctld": recorded,
     "munged": recorded, "dockerd": recorded, "lfs": recorded, "mount.lustre": recorded, "mount.nfs": recorded,

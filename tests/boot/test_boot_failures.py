@@ -1,0 +1,46 @@
+"""A step that fails fails the boot, and says so where the operator looks without logging in.
+
+Each cloud's Slurm head and nodes booted on an image whose repositories lack munge (a mirror outage, a
+release that dropped it): the boot must stop, `cloud-init status` must say error, the serial console the
+cloud keeps (EC2 get-console-output, GCE serial port, Azure boot diagnostics) must name the failure, and
+the first-boot status file must record it. No test here defines anything the scripts call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from tests.boot.machine import boot, can_boot
+from tests.boot.machine.clouds import devices, metadata, pci_devices
+from tests.boot.test_boots_run import IMAGES, decoded, documents, role_of
+from tests.stack_edits import deployed
+
+pytestmark = pytest.mark.skipif(can_boot() is not None, reason=str(can_boot()))
+
+CASES = [
+    (stack, role)
+    for stack in ("aws-training", "azure-training", "gcp-training")
+    for role in ("slurm-head", "training-node")
+]
+
+
+@pytest.mark.parametrize(("stack", "role"), CASES, ids=[f"{s}:{r}" for s, r in CASES])
+def test_a_failed_step_fails_the_boot_visibly(stack: str, role: str, tmp_path: Path) -> None:
+    cloud = stack.split("-", 1)[0]
+    capture, _ = deployed(stack)
+    resource = next(r for r in capture.resources if documents(r.inputs) and role_of(r) == role)
+    image = IMAGES[cloud][role]
+    broken = dataclasses.replace(image, installable=image.installable - {"munge"})
+    machine = boot(
+        cloud, broken, decoded(documents(resource.inputs)[0]), tmp_path, metadata(cloud, capture, resource),
+        devices(cloud, capture, resource), image.release, pci_devices(cloud, resource),
+    )  # fmt: skip
+    assert not machine.ok
+    assert "E: Unable to locate package munge" in machine.console
+    assert "accelstack-setup: FAILED" in machine.console, machine.console
+    assert machine.file("/var/lib/accelstack/first-boot.status").startswith("failed")
+    expected_daemon = "slurmctld.service" if role == "slurm-head" else "slurmd.service"
+    assert expected_daemon not in machine.active_units
