@@ -48,5 +48,5 @@ UBUNTU_BASE = frozenset(
      "pkill", "pgrep", "logger", "mkfifo", "od", "dd", "stdbuf", "nohup", "setsid", "runuser", "su", "sudo",
      "wget", "openssl", "apt-get", "apt-cache", "dpkg", "dpkg-query", "journalctl", "udevadm", "lsblk",
      "hostnamectl", "cloud-init", "fold", "comm", "join", "paste", "split", "numfmt", "whoami", "nl", "rev",
-     "zcat", "diff", "cmp", "mkswap", "swapon", "findmnt", "lscpu", "free", "dpkg-deb"}
+     "zcat", "diff", "cmp", "mkswap", "swapon", "findmnt", "lscpu", "free", "dpkg-deb", "apt-mark"}
 )  # fmt: skip

@@ -23,6 +23,8 @@ recreated on its retained data disk; no dataset, checkpoint, Lustre or key is to
 
 from __future__ import annotations
 
+import dataclasses
+
 from accelstack.clouds.base import InstanceType
 from accelstack.components.node_images import UBUNTU_BASE, NodeImage
 
@@ -78,6 +80,14 @@ _UBUNTU_HPC = NodeImage(
     repositories=_MICROSOFT_REPOSITORIES,
     services=frozenset({"walinuxagent.service", "docker.service", "nvidia-persistenced.service"}),
 )
+# Ubuntu-HPC 24.04 ROCm (the azhpc-images README's "microsoft-dsvm:ubuntu-hpc:2404-rocm"): install.sh installs
+# ROCm for GPU=AMD in place of NVIDIA's stack; the rest is the same build.
+_UBUNTU_HPC_ROCM = dataclasses.replace(
+    _UBUNTU_HPC,
+    description="Microsoft Ubuntu-HPC 24.04 ROCm (microsoft-dsvm:ubuntu-hpc:2404-rocm)",
+    ships=(_UBUNTU_HPC.ships - {"nvidia-smi"}) | {"rocm-smi"},
+    services=_UBUNTU_HPC.services - {"nvidia-persistenced.service"},
+)
 IMAGES: dict[str, NodeImage] = {
     "slurm-head": NodeImage(
         description="Canonical Ubuntu Server 24.04 LTS (Canonical:ubuntu-24_04-lts:server)",
@@ -89,5 +99,6 @@ IMAGES: dict[str, NodeImage] = {
         services=frozenset({"walinuxagent.service"}),
     ),
     "training-node": _UBUNTU_HPC,
+    "training-node-rocm": _UBUNTU_HPC_ROCM,
     "serving-replica": _UBUNTU_HPC,
 }

@@ -67,7 +67,8 @@ _GOOGLE_REPOSITORIES = {
     "packages.cloud.google.com/apt cloud-sdk": frozenset({"google-cloud-cli"}),
     "packages.cloud.google.com/apt apt-transport-artifact-registry-stable": frozenset({"apt-transport-artifact-registry"}),
     "us-apt.pkg.dev/projects/gce-ai-infra gpudirect-tcpxo-apt": frozenset({"dmabuf-import-helper"}),
-    "us-apt.pkg.dev/projects/gce-ai-infra gpudirect-gib-apt": frozenset({"nccl-gib", "libnccl2"}),
+    "us-apt.pkg.dev/projects/gce-ai-infra gpudirect-gib-apt": frozenset({"nccl-gib"}),
+    "developer.download.nvidia.com/compute/cuda/repos/ubuntu2404": frozenset({"libnccl2"}),
     "nvidia.github.io/libnvidia-container": frozenset({"nvidia-container-toolkit"}),
 }  # fmt: skip
 # The guest environment writes the metadata server's name (cloud.google.com/compute/docs/metadata/overview).

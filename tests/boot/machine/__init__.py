@@ -138,7 +138,7 @@ def boot(
     metadata: dict[str, str],
     devices: tuple[str, ...] = (),
     release: str = "ubuntu-24.04",
-    pci: list[tuple[str, str]] | None = None,
+    sysfs: dict[str, str] | None = None,
 ) -> Boot:
     """Boot `document` on a machine of `image` in `cloud`; `work` receives everything it did."""
     work.mkdir(parents=True, exist_ok=True)
@@ -165,7 +165,7 @@ def boot(
     hosts = "127.0.0.1 localhost\n" + "".join(f"{a} {n}\n" for n, a in image.hosts.items())
     (etc / "hosts").write_text(hosts)
     (work / "devices.txt").write_text("\n".join(devices) + "\n")
-    (work / "pci.txt").write_text("".join(f"{vendor} {device}\n" for vendor, device in pci or []))
+    (work / "sysfs.json").write_text(json.dumps(sysfs or {}))
     result = subprocess.run(
         ["unshare", "-mnup", "--fork", "--propagation", "private", str(HERE / "launcher.sh"), str(work)],
         capture_output=True,

@@ -90,10 +90,22 @@ def machine_type(cloud: str, resource: Registration) -> str:
     return str(inputs.get("machineType", ""))
 
 
-# PCI functions a machine type has that its boot scripts look for in sysfs (vendor, device, count): A3 Mega's
-# GPUDirect-TCPXO aperture devices (cloud.google.com/compute/docs/gpus/gpudirect: one per GPU NIC).
-PCI_DEVICES = {"a3-megagpu-8g": [("0x1ae0", "0x0084", 8)]}
+# What a machine type's sysfs shows that its boot scripts look for: A3 Mega's GPUDirect-TCPXO aperture devices
+# (PCI 0x1ae0:0x0084, one per GPU NIC; cloud.google.com/compute/docs/gpus/gpudirect); A3 Ultra's and A4's eight
+# RDMA devices and the two gVNICs NCCL bootstraps over (Cluster Toolkit's a3ultra/a4 blueprints name enp0s19 and
+# enp192s20).
+def _apertures(count: int) -> dict[str, str]:
+    files = {}
+    for index in range(count):
+        device = f"bus/pci/devices/0000:{0x80 + index:02x}:00.0"
+        files |= {f"{device}/vendor": "0x1ae0", f"{device}/device": "0x0084", f"{device}/resource0": ""}
+    return files
 
 
-def pci_devices(cloud: str, resource: Registration) -> list[tuple[str, str]]:
-    return [(v, d) for v, d, n in PCI_DEVICES.get(machine_type(cloud, resource), []) for _ in range(n)]
+_RDMA = {f"class/infiniband/mlx5_{i}/": "" for i in range(8)} | {"class/net/enp0s19/": "", "class/net/enp192s20/": ""}
+SYSFS = {"a3-megagpu-8g": _apertures(8), "a3-ultragpu-8g": _RDMA, "a4-highgpu-8g": _RDMA}
+
+
+def sysfs(cloud: str, resource: Registration) -> dict[str, str]:
+    """sysfs entries (relative to /sys) of the machine's type: a path ending in / is a directory."""
+    return SYSFS.get(machine_type(cloud, resource), {})

@@ -79,16 +79,19 @@ while read -r device; do
     [ -n "$device" ] && mkdir -p "$(dirname "$ROOT$device")" && touch "$ROOT$device"
 done < "$WORK/devices.txt"
 
-# The machine type's PCI functions, as sysfs shows them (vendor and device ids, a BAR to map).
+# The machine type's devices as sysfs shows them (PCI functions, RDMA devices, NICs).
 mount -t tmpfs tmpfs "$ROOT/sys"
-index=0
-while read -r vendor device; do
-    [ -n "$vendor" ] || continue
-    function_dir="$ROOT/sys/bus/pci/devices/0000:$(printf '%02x' $((0x80 + index))):00.0"
-    mkdir -p "$function_dir"
-    echo "$vendor" > "$function_dir/vendor"; echo "$device" > "$function_dir/device"; : > "$function_dir/resource0"
-    index=$((index + 1))
-done < "$WORK/pci.txt"
+/usr/bin/python3 - "$WORK/sysfs.json" "$ROOT/sys" <<'SYSFS'
+import json, os, sys
+for path, content in json.load(open(sys.argv[1])).items():
+    target = os.path.join(sys.argv[2], path)
+    if path.endswith("/"):
+        os.makedirs(target, exist_ok=True)
+        continue
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w") as out:
+        out.write(content + ("\n" if content else ""))
+SYSFS
 
 # The metadata server runs in this network namespace, outside the machine's root.
 /usr/bin/python3 "$HARNESS/metadata_server.py" "$WORK/machine.json" "$WORK/metadata.log" &

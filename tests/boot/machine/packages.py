@@ -65,7 +65,7 @@ PACKAGES: dict[str, dict] = {
                   "starts": ["docker.service"]},
     "nvidia-container-toolkit": {"commands": {"nvidia-ctk": "/usr/bin/nvidia-ctk"}},
     "google-cloud-cli": {"commands": {"gcloud": "/usr/bin/gcloud", "gsutil": "/usr/bin/gsutil"}},
-    "apt-transport-artifact-registry": {"files": ["/usr/lib/apt/methods/ar+https"]},
+    "apt-transport-artifact-registry": {"files": {"/usr/lib/apt/methods/ar+https": ""}},
     "dkms": {"commands": {"dkms": "/usr/sbin/dkms"}},
     "linux-headers-@KERNEL@": {},
     # Google's gpudirect-tcpxo-apt package: DKMS source (/usr/src/<name>-<version>); its module builds for the
@@ -81,7 +81,13 @@ PACKAGES: dict[str, dict] = {
         "commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}, "modules": ["lustre"],
         "version": "@KERNEL@",
     },
-    "nccl-gib": {"files": ["/usr/local/gib/scripts/set_nccl_env.sh"]},
-    "libnccl2": {},
+    # Google's gIB package: the plugin and set_nccl_env.sh, which exports the NCCL settings for the machine
+    # (docs.cloud.google.com/ai-hypercomputer/docs/nccl: "source /usr/local/gib/scripts/set_nccl_env.sh").
+    "nccl-gib": {
+        "files": {"/usr/local/gib/scripts/set_nccl_env.sh": "export NCCL_NET=gIB\nexport NCCL_CROSS_NIC=0\n"
+                  "export NCCL_NET_GDR_LEVEL=PIX\nexport NCCL_IB_TC=52\nexport NCCL_IB_FIFO_TC=84\n"},
+        "version": "1.1.0",
+    },
+    "libnccl2": {"version": "2.27.5-1+cuda12.9"},
     "lustre-client": {"commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}, "modules": ["lustre"]},
 }  # fmt: skip

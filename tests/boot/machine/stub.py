@@ -138,9 +138,10 @@ def install(package: str) -> None:
         with open(f"/usr/lib/systemd/system/{unit}", "w") as out:
             out.write("[Unit]\n" + (f"ConditionPathExists={condition}\n" if condition else ""))
             out.write(f"[Service]\nExecStart={exec_start}\n[Install]\nWantedBy=multi-user.target\n")
-    for path in model.get("files", []):
+    for path, text in model.get("files", {}).items():
         os.makedirs(os.path.dirname(kernelled(path)), exist_ok=True)
-        open(kernelled(path), "a").close()
+        with open(kernelled(path), "w") as out:
+            out.write(text)
     modules = load("modules", [])
     save("modules", modules + model.get("modules", []))
     installed = load("installed", [])
@@ -217,6 +218,35 @@ def dpkg_deb() -> None:
         os.makedirs(os.path.dirname(os.path.join(target, path)), exist_ok=True)
         with open(os.path.join(target, path), "w") as out:
             out.write(text)
+    log()
+
+
+def dpkg() -> None:
+    """`dpkg -i <deb>`: a downloaded package (the harness's .deb is a manifest of the files it carries)."""
+    if ARGS[:1] != ["-i"]:
+        fail(f"harness: dpkg {' '.join(ARGS)} is not modelled")
+    for path in ARGS[1:]:
+        try:
+            manifest = json.load(open(path))
+        except (OSError, ValueError):
+            fail(f"dpkg-deb: error: '{path}' is not a Debian format archive", 1)
+        for target, text in manifest["files"].items():
+            os.makedirs(os.path.dirname("/" + target), exist_ok=True)
+            with open("/" + target, "w") as out:
+                out.write(text)
+        save("installed", [*load("installed", []), manifest["package"]])
+    log()
+
+
+def dpkg_query() -> None:
+    """`dpkg-query -W [-f=...] <package>`: what is installed (the version, as the package model states it)."""
+    name = [a for a in ARGS if not a.startswith("-")][-1]
+    if name not in load("installed", []):
+        print(f"dpkg-query: no packages found matching {name}", file=sys.stderr)
+        sys.exit(1)
+    model = next((m for n, m in PACKAGES.items() if kernelled(n) == name), {})
+    version = kernelled(model.get("version", "1"))
+    print(version if any(a.startswith("-f") for a in ARGS) else f"{name}\t{version}", end="")
     log()
 
 
@@ -571,12 +601,23 @@ def fetch(url: str, method: str, headers: dict[str, str], data: bytes | None) ->
         return 200, json.dumps({"payload": {"data": MACHINE["secrets"]["munge"]}}).encode()
     for pattern, body in DOWNLOADS:
         if re.match(pattern, url):
-            return 200, body() if callable(body) else body
+            return 200, body(url) if callable(body) else body
     log(unmodelled_url=url)
     raise ConnectionError(f"curl: (6) Could not resolve host: {host} (the harness's network has no {url})")
 
 
-def awscli_bundle() -> bytes:
+def cuda_keyring(url: str) -> bytes:
+    """NVIDIA's cuda-keyring package: its archive key and the CUDA repository's apt source."""
+    release = re.search(r"repos/(ubuntu\d+)/", url).group(1)
+    files = {
+        "usr/share/keyrings/cuda-archive-keyring.gpg": "dearmored key",
+        f"etc/apt/sources.list.d/cuda-{release}-x86_64.list": "deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] "
+        f"https://developer.download.nvidia.com/compute/cuda/repos/{release}/x86_64/ /\n",
+    }
+    return json.dumps({"package": "cuda-keyring", "files": files}).encode()
+
+
+def awscli_bundle(url: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as bundle:
         info = zipfile.ZipInfo("aws/install")
@@ -585,7 +626,7 @@ def awscli_bundle() -> bytes:
     return buffer.getvalue()
 
 
-def azcopy_tarball() -> bytes:
+def azcopy_tarball(url: str) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         data = open("/harness/stub.py", "rb").read()
@@ -601,6 +642,10 @@ def azcopy_tarball() -> bytes:
 
 
 DOWNLOADS = [
+    (
+        r"https://developer\.download\.nvidia\.com/compute/cuda/repos/ubuntu\d+/x86_64/cuda-keyring_[\d.-]+_all\.deb$",
+        cuda_keyring,
+    ),
     (r"https://awscli\.amazonaws\.com/awscli-exe-linux-(x86_64|aarch64)\.zip$", awscli_bundle),
     (r"https://aka\.ms/downloadazcopy-v10-linux$", azcopy_tarball),
     (r"https://\S+(\.asc|\.gpg|/gpgkey|/microsoft\.asc)$", ARMORED_KEY.encode()),
@@ -804,7 +849,7 @@ COMMANDS = {
     "modprobe": modprobe, "modinfo": modprobe, "curl": curl, "aws": aws, "gcloud": gcloud, "gsutil": recorded,
     "gpg": gpg, "unzip": unzip, "sleep": sleep, "azcopy": recorded, "docker": docker, "nvidia-ctk": recorded,
     "nvidia-smi": recorded, "udevadm": recorded, "sysctl": recorded, "hostnamectl": recorded, "logger": recorded,
-    "dkms": dkms, "dpkg-deb": dpkg_deb, "apt-mark": recorded, "munge": recorded, "unmunge": recorded, "mungekey": recorded,
+    "dkms": dkms, "dpkg-deb": dpkg_deb, "dpkg": dpkg, "dpkg-query": dpkg_query, "apt-mark": recorded, "munge": recorded, "unmunge": recorded, "mungekey": recorded,
     "scontrol": recorded, "sinfo": recorded, "squeue": recorded, "scancel": recorded, "sbatch": recorded,
     "srun": recorded, "sacct": recorded, "salloc": recorded, "slurmd": recorded, "slurmctld": recorded,
     "munged": recorded, "dockerd": recorded, "lfs": recorded, "mount.lustre": recorded, "mount.nfs": recorded,
