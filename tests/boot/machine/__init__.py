@@ -101,6 +101,11 @@ class Boot:
     def active_units(self) -> list[str]:
         return self.state("active", [])
 
+    @property
+    def after(self) -> tuple[int, str]:
+        """Exit status and output of what ran on the machine after its boot."""
+        return int((self.work / "after-status").read_text()), (self.work / "after.log").read_text()
+
     def file(self, path: str) -> str:
         return (self.work / "fs" / path.lstrip("/")).read_text()
 
@@ -139,6 +144,7 @@ def boot(
     devices: tuple[str, ...] = (),
     release: str = "ubuntu-24.04",
     sysfs: dict[str, str] | None = None,
+    after: str = "",
 ) -> Boot:
     """Boot `document` on a machine of `image` in `cloud`; `work` receives everything it did."""
     work.mkdir(parents=True, exist_ok=True)
@@ -166,6 +172,7 @@ def boot(
     (etc / "hosts").write_text(hosts)
     (work / "devices.txt").write_text("\n".join(devices) + "\n")
     (work / "sysfs.json").write_text(json.dumps(sysfs or {}))
+    (work / "after.sh").write_text(after)
     result = subprocess.run(
         ["unshare", "-mnup", "--fork", "--propagation", "private", str(HERE / "launcher.sh"), str(work)],
         capture_output=True,

@@ -102,7 +102,10 @@ def _apertures(count: int) -> dict[str, str]:
     return files
 
 
-_RDMA = {f"class/infiniband/mlx5_{i}/": "" for i in range(8)} | {"class/net/enp0s19/": "", "class/net/enp192s20/": ""}
+_RDMA = {f"class/infiniband/mlx5_{i}/ports/1/state": "4: ACTIVE" for i in range(8)} | {
+    "class/net/enp0s19/": "",
+    "class/net/enp192s20/": "",
+}
 SYSFS = {"a3-megagpu-8g": _apertures(8), "a3-ultragpu-8g": _RDMA, "a4-highgpu-8g": _RDMA}
 
 

@@ -105,6 +105,14 @@ status=0
 chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/snap/bin \
     HOME=/root LANG=C.UTF-8 HARNESS_STATE=/run/harness /usr/bin/python3 /harness/cloud_init.py /run/harness/machine.json \
     >"$WORK/boot.log" 2>&1 || status=$?
+# What runs on the machine afterwards (a Slurm job's prolog, as slurmd runs it), in the booted machine.
+if [ -s "$WORK/after.sh" ]; then
+    cp "$WORK/after.sh" "$ROOT/tmp/after.sh"
+    after=0
+    chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root LANG=C.UTF-8 HARNESS_STATE=/run/harness /bin/bash /tmp/after.sh >"$WORK/after.log" 2>&1 || after=$?
+    echo "$after" > "$WORK/after-status"
+fi
 kill "$server" 2>/dev/null || true
 wait "$server" 2>/dev/null || true
 echo "$status" > "$WORK/exit-status"
