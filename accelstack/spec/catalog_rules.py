@@ -74,6 +74,16 @@ def serving_machine_type_in_catalog(spec: ServingStack) -> Iterator[Problem]:
     if machine is None:
         yield Problem("serving.replicas.instanceType", _unknown_machine_type(cloud, replicas.instance_type))
         return
+    if machine.vendor != "nvidia":
+        # Every cloud's replica boot hands the GPUs to the server container through NVIDIA's runtime
+        # (`docker run --gpus all`) on the cloud's NVIDIA image, and the default server image is CUDA's build.
+        yield Problem(
+            "serving.replicas.instanceType",
+            f"{machine.name} has {machine.vendor.upper()} GPUs ({machine.accelerator}); replicas run the server "
+            "container with NVIDIA's container runtime on an NVIDIA image, so they would start without GPUs; "
+            "allowed: a machine type with NVIDIA GPUs",
+        )
+        return
     shards = replicas.tensor_parallel or machine.accelerators
     if shards > machine.accelerators:
         yield Problem(

@@ -210,3 +210,19 @@ def test_admission_values_outside_the_clouds_queue_and_waf_are_refused_naming_th
         assert bool(found) == (window not in allowed), (window, found)
         if found:
             assert limits.rate_service in found[0]
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_replicas_on_gpus_other_than_nvidias_are_refused_on_every_cloud(cloud):
+    """Every replica boot runs the server with NVIDIA's container runtime: a catalog machine of another vendor
+    (Azure's MI300X) is refused at the key; each cloud's NVIDIA machines pass."""
+    catalog = registry.get(cloud).catalog.instances
+    path = "serving.replicas.instanceType"
+    for machine in catalog.values():
+        if not machine.accelerators:
+            continue
+        found = at(problems(cloud, "serving", f"{path}={machine.name}"), path)
+        if machine.vendor == "nvidia":
+            assert not [m for m in found if "container runtime" in m]
+        else:
+            assert any("NVIDIA's container runtime" in m and machine.name in m for m in found), found
