@@ -42,6 +42,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("training", "artifactReaderSubnets"): [],
     ("serving", "admission", "kind"): "queue",  # the serving topology
     ("serving", "replicas", "scaling"): "backlog",
+    ("training", "storage", "lustre", "importTrigger"): None,  # a re-import on demand
 }
 
 
