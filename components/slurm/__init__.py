@@ -12,6 +12,9 @@ Design (valid for Slurm 22.05 to 24.x):
 - Compute nodes are dynamic (`slurmd -Z --conf "..."`) and configless (`--conf-server`): slurm.conf
   names no compute node, partitions take nodes through `NodeSet ... Feature=`; resizing the node
   group never regenerates anything.
+- slurm.conf, gres.conf and cgroup.conf are not in the head's boot data (every cloud rebuilds the head
+  when that changes): they travel in a versioned cloud object (`config_bundle`, see config_delivery.py)
+  which the head installs at first boot and polls, applying a change with `scontrol reconfigure`.
 - The munge key is never rendered: nodes fetch it at boot with the platform's secret command (AWS:
   Secrets Manager with the instance role) and write it 0400 owned by munge.
 - Spot: `JobRequeue=1` requeues batch jobs of nodes that fail; the node-side watcher turns the
@@ -40,6 +43,13 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     node_environment,
 )
 from accelstack.components.node_platform import FabricHooks, NodeFact
+from accelstack.components.slurm.config_delivery import (
+    CONFIG_FILES,
+    CONFIG_SYNC_PATH,
+    CONFIG_SYNC_UNIT,
+    config_sync_script,
+    config_sync_units,
+)
 from accelstack.components.slurm.layout import (  # the cluster's shape; nodes_for re-exported for callers
     ClusterLayout,
     Nodes,
@@ -130,6 +140,10 @@ class DeployValues:
     # The cloud's reference to the secret holding the raw munge key (AWS: the Secrets Manager ARN),
     # read by the platform's secret command as root on the node at boot.
     munge_key_secret: str = "${MUNGE_KEY_SECRET}"
+    # The cloud's reference to the object holding the Slurm configuration files (`config_bundle`: AWS the SSM
+    # parameter's name, Azure the Key Vault secret's URI, GCP the head's metadata key), read by the platform's
+    # config command as root on the head.
+    slurm_config: str = "${SLURM_CONFIG}"
     # The cloud's reference to the head node's slurmctld state volume (AWS: the EBS volume id); the
     # platform gives its device path.
     state_volume: str = "${STATE_VOLUME}"
@@ -187,6 +201,11 @@ def gres_conf(spec: StackSpec, nodes: Nodes) -> str:
 
 def cgroup_conf(spec: StackSpec) -> str:
     return _render("cgroup.conf.j2", cluster_name=spec.stack)
+
+
+def config_files(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
+    """What the head installs from the configuration object (`config_bundle` of these), by file name."""
+    return dict(zip(CONFIG_FILES, (slurm_conf(spec, nodes), gres_conf(spec, nodes), cgroup_conf(spec)), strict=True))
 
 
 def dynamic_node_conf(spec: StackSpec, nodes: Nodes) -> str:
@@ -337,6 +356,8 @@ def head_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) -> st
     return _render(
         "head-setup.sh.j2",
         **_common_values(spec, nodes, values),
+        config_sync=CONFIG_SYNC_PATH,
+        config_unit=CONFIG_SYNC_UNIT,
         state_device=nodes.platform.block_device_path(values.state_volume),
         state_save_location=STATE_SAVE_LOCATION,
         export_unit=CHECKPOINT_EXPORT_UNIT if checkpoint_export_units(spec, nodes) else None,
@@ -473,10 +494,12 @@ def dataset_import_units(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
 
 
 def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
-    """The head node: hostname = SlurmctldHost, slurm.conf/gres.conf/cgroup.conf, slurmctld.
+    """The head node: hostname = SlurmctldHost, the installer of its Slurm configuration files, slurmctld.
 
-    Its user data replaces the instance when it changes (AWS: user_data_replace_on_change), so it
-    holds only what slurmctld needs: no config digest of the whole spec, no checkpoint interval."""
+    Its user data replaces the instance when it changes (AWS: user_data_replace_on_change; Azure's customData,
+    GCP's user-data: read once at first boot), so it holds nothing that follows the node count, the node type or
+    the partitions: slurm.conf, gres.conf and cgroup.conf come from the configuration object
+    (`config_files`), no config digest of the whole spec, no checkpoint interval."""
     plan = layout(spec, nodes)
     doc = {
         "hostname": plan.head_hostname,
@@ -485,9 +508,11 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
         "package_update": True,
         "packages": ["munge", "slurmctld", "slurm-client", "curl", "unzip"],
         "write_files": [
-            _file("/etc/slurm/slurm.conf", slurm_conf(spec, nodes)),
-            _file("/etc/slurm/gres.conf", gres_conf(spec, nodes)),
-            _file("/etc/slurm/cgroup.conf", cgroup_conf(spec)),
+            _file(CONFIG_SYNC_PATH, config_sync_script(spec.stack, nodes.platform, values.slurm_config), "0755"),
+            *(
+                _file(f"/etc/systemd/system/{unit}", text)
+                for unit, text in config_sync_units(values.slurm_config).items()
+            ),
             _file(
                 "/etc/systemd/system/slurmctld.service.d/accelstack.conf",
                 _render("slurmctld-override.conf.j2", state_save_location=STATE_SAVE_LOCATION),
@@ -540,6 +565,8 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
         "slurm.conf": slurm_conf(spec, nodes),
         "gres.conf": gres_conf(spec, nodes),
         "cgroup.conf": cgroup_conf(spec),
+        "slurm-config.sh": config_sync_script(spec.stack, nodes.platform, values.slurm_config),
+        **config_sync_units(values.slurm_config),
         "head.cloud-init.yaml": head_cloud_init(spec, nodes, values),
         "compute.cloud-init.yaml": compute_cloud_init(spec, nodes, values),
         "training.env": environment_file(
