@@ -86,6 +86,10 @@ def munge_key_command(secret_id: str, region: str) -> str:
     )
 
 
+# The SSM parameter holding a Slurm head's configuration files (components/aws/scheduler.py), by stack name.
+SLURM_CONFIG_PARAMETER = "/accelstack/{stack}/slurm-config"
+
+
 def ssm_parameter_command(name: str, region: str) -> str:
     """A SecureString parameter's value (base64 text), decrypted by SSM with the stack key, read with the
     instance's role."""

@@ -23,7 +23,7 @@ import pulumi_random as random
 from accelstack.components import slurm
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.kms import service_host
-from accelstack.components.aws.node_platform import AwsNodePlatform
+from accelstack.components.aws.node_platform import SLURM_CONFIG_PARAMETER, AwsNodePlatform
 from accelstack.components.node_platform import NodePlatform
 from accelstack.components.recipes.slurm import (
     HeadNode,
@@ -52,7 +52,6 @@ LUSTRE_PORTS = ((988, 988), (1018, 1023))
 # name, data_type and a tier downgrade force a new parameter). Intelligent-Tiering: the standard tier (free, 4 KB)
 # while the bundle fits, the advanced one (8 KB) if it ever outgrows it, rather than a failed `up`
 # (docs.aws.amazon.com/systems-manager/latest/userguide/parameter-store-advanced-parameters.html).
-SLURM_CONFIG_PARAMETER = "/accelstack/{stack}/slurm-config"
 SLURM_CONFIG_TIER = "Intelligent-Tiering"
 
 

@@ -125,9 +125,9 @@ class AzureSlurmParts(SlurmParts[AzureTrainingHandles]):
             secret_name=SLURM_CONFIG_SECRET_NAME,
             properties={"value": bundle, "content_type": "application/gzip;base64"},
             tags=stack_tags(ctx.spec),
-            # Kept on destroy like the munge key: the vault soft-deletes secrets, and a deleted name cannot be
-            # created again in it until purged.
-            opts=pulumi.ResourceOptions(parent=ctx.parent, retain_on_delete=True),
+            # Protected and kept on destroy like the munge key (every secret of the vault is): the vault
+            # soft-deletes secrets, and a deleted name cannot be created again in it until purged.
+            opts=pulumi.ResourceOptions(parent=ctx.parent, protect=True, retain_on_delete=True),
         )
         # The URI without a version: Key Vault answers the latest (what the head's config command reads).
         return SlurmConfig(self.config_secret.properties.secret_uri)
