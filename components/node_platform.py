@@ -171,6 +171,11 @@ class NodePlatform(Protocol):
         """A shell command printing the secret's raw bytes on stdout, read with the node's identity."""
         ...
 
+    def config_object_command(self, reference: str) -> str:
+        """A shell command printing the bytes held by the stack's versioned configuration object `reference`
+        (stored as base64 text; the Slurm head's configuration files), read with the node's identity."""
+        ...
+
     def is_object_uri(self, uri: str) -> bool:
         """Whether `object_sync_command` can copy to and from `uri`."""
         ...

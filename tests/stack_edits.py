@@ -174,6 +174,10 @@ FINETUNE_CHANGES = {
     "spot -> on-demand": ("training.nodes.capacity=on-demand",),
     "head node type": ("training.scheduler.headNode.instanceType=m7i.2xlarge",),
     "Slurm maxTime": ("training.scheduler.partitions.0.maxTime=5-00:00:00",),
+    "partitions edited": (
+        "training.scheduler.partitions=[{name: gpu, maxTime: '3-00:00:00', default: true}, "
+        "{name: debug, maxTime: '01:00:00'}]",
+    ),
 }
 # What changes the served model: weights size and so the planner's cold start, the precision, a
 # measured cold start. They must roll the fleet (a new template version), never replace the group.
@@ -275,6 +279,28 @@ TOPOLOGY_CHANGES = {
 }
 for _serving_changes in (SERVING_CHANGES, GCP_SERVING_CHANGES, AZURE_SERVING_CHANGES):
     _serving_changes.update(TOPOLOGY_CHANGES)
+
+# Per shipped Slurm stack: the day-2 edits that change Slurm's configuration files (MaxNodeCount follows the node
+# count; partitions and NodeSets follow the partitions). On every cloud they must update the configuration object
+# in place and replace nothing of the Slurm cluster, the head above all (tests/conformance/test_slurm_config.py).
+SLURM_CONFIG_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
+    "aws-training": {
+        "node count": TRAINING_CHANGES["nodes 4 -> 64"],
+        "partitions": TRAINING_CHANGES["partitions edited"],
+    },
+    "aws-finetune": {
+        "node count": FINETUNE_CHANGES["nodes 1 -> 4"],
+        "partitions": FINETUNE_CHANGES["partitions edited"],
+    },
+    "azure-training": {
+        "node count": AZURE_TRAINING_CHANGES["nodes 4 -> 64"],
+        "partitions": AZURE_TRAINING_CHANGES["partitions edited"],
+    },
+    "gcp-training": {
+        "node count": GCP_TRAINING_CHANGES["nodes 4 -> 32"],
+        "partitions": GCP_TRAINING_CHANGES["partitions edited"],
+    },
+}
 
 # Per shipped stack (by name): the day-2 changes the conformance suite applies to it.
 DAY_2_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {

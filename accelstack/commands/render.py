@@ -27,8 +27,9 @@ from accelstack.commands.common import (
 from accelstack.commands.output_files import output_directory, write_into
 
 PLACEHOLDER_NOTE = (
-    "${HEAD_ADDRESS}, ${LUSTRE_DNS}, ${LUSTRE_MOUNT_NAME}, ${MUNGE_KEY_SECRET} and ${STATE_VOLUME} "
-    "are filled at deploy time from the stack's outputs"
+    "${HEAD_ADDRESS}, ${LUSTRE_DNS}, ${LUSTRE_MOUNT_NAME}, ${MUNGE_KEY_SECRET}, ${SLURM_CONFIG} and "
+    "${STATE_VOLUME} are filled at deploy time from the stack's outputs; the head installs slurm.conf, gres.conf "
+    "and cgroup.conf from ${SLURM_CONFIG} (slurm-config.sh), not from its cloud-init"
 )
 SERVING_PLACEHOLDER_NOTE = "${REQUEST_QUEUE_URL} and ${RESPONSE_QUEUE_URL} are filled at deploy time from the queues"
 

@@ -59,6 +59,11 @@ class AwsMocks(pulumi.runtime.Mocks):
             outputs.setdefault("arnSuffix", f"app/{args.name}/0123456789abcdef")
         if args.typ == "aws:lb/targetGroup:TargetGroup":
             outputs.setdefault("arnSuffix", f"targetgroup/{args.name}/0123456789abcdef")
+        if args.typ == "aws:ssm/parameter:Parameter":
+            # arn:aws:ssm:<region>:<account>:parameter/<name without its leading slash>; the first version is 1.
+            name = str(args.inputs.get("name", args.name))
+            outputs["arn"] = f"arn:aws:ssm:{self.region}:{self.account_id}:parameter/{name.lstrip('/')}"
+            outputs.setdefault("version", 1)
         if args.typ == "aws:sqs/queue:Queue":
             outputs.setdefault("name", args.inputs.get("name", args.name))
             outputs.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{self.account_id}/{args.name}")

@@ -86,6 +86,19 @@ def munge_key_command(secret_id: str, region: str) -> str:
     )
 
 
+# The SSM parameter holding a Slurm head's configuration files (components/aws/scheduler.py), by stack name.
+SLURM_CONFIG_PARAMETER = "/accelstack/{stack}/slurm-config"
+
+
+def ssm_parameter_command(name: str, region: str) -> str:
+    """A SecureString parameter's value (base64 text), decrypted by SSM with the stack key, read with the
+    instance's role."""
+    return (
+        f"aws ssm get-parameter --region {shlex.quote(region)} --name {shlex.quote(name)} --with-decryption "
+        "--query Parameter.Value --output text | base64 -d"
+    )
+
+
 def ebs_device(volume_id: str) -> str:
     """Nitro instances expose EBS volumes as NVMe; udev names them by volume id (without the dash)."""
     return f"/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_{volume_id.replace('-', '')}"
@@ -134,6 +147,10 @@ class AwsNodePlatform:
 
     def secret_command(self, reference: str) -> str:
         return munge_key_command(reference, self.region)
+
+    def config_object_command(self, reference: str) -> str:
+        """An SSM parameter (its name): updated in place by `up`, each value a new parameter version."""
+        return ssm_parameter_command(reference, self.region)
 
     def is_object_uri(self, uri: str) -> bool:
         return uri.startswith("s3://")

@@ -2,10 +2,10 @@
 it to EC2's limit (`accelstack.spec.catalog_rules.boot_data_fits_the_clouds_limit`; the limit is the AWS
 description's `boot_data_limit`).
 
-The head node carries slurm.conf, gres.conf, cgroup.conf and its setup script in its user data, so enough
-partitions (or features) would make `pulumi up` fail at RunInstances, after the network, Lustre and buckets
-exist; the serving replicas' boot script (its worker, model syncs and one line per LoRA adapter) meets the same
-limit. The size is only known by rendering, which the spec layer cannot do (it sits below the components), so
+The head node carries its setup script in its user data, and its Slurm configuration files (slurm.conf,
+gres.conf, cgroup.conf) in an SSM parameter, so enough partitions (or features) would make `pulumi up` fail at
+PutParameter, after the network, Lustre and buckets exist; the serving replicas' boot script (its worker, model
+syncs and one line per LoRA adapter) meets EC2's limit. The size is only known by rendering, which the spec layer cannot do (it sits below the components), so
 AWS's registration lists this module among its rule modules (`Cloud.rules`, imported by name when an AWS stack
 is validated).
 """
@@ -15,9 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
+from accelstack.clouds.aws.catalog import SSM_PARAMETER_MAX_BYTES
 from accelstack.components import slurm
+from accelstack.components.aws.node_platform import SLURM_CONFIG_PARAMETER
+from accelstack.components.slurm.config_delivery import config_bundle
 from accelstack.spec.catalog_rules import BootData, boot_data
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
+from accelstack.spec.problems import Problem
+from accelstack.spec.validators import rule
 
 # SQS queue names are at most 80 characters (CreateQueue `QueueName`): the replicas' queue URLs at their longest.
 SQS_QUEUE_NAME_MAX = 80
@@ -33,6 +38,7 @@ def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
         lustre_dns_name=f"fs-0123456789abcdef0.fsx.{region}.amazonaws.com.cn",
         lustre_mount_name="abcdefgh",
         munge_key_secret=secret_arn,
+        slurm_config=SLURM_CONFIG_PARAMETER.format(stack=spec.stack),
         state_volume="vol-0123456789abcdef0",
         checkpoint_interval_seconds=86_400,
     )
@@ -50,14 +56,28 @@ def slurm_nodes_user_data(spec: TrainingStack) -> Iterator[BootData]:
         compute = slurm.compute_cloud_init(spec, nodes, values)
     except ValueError:
         return  # an input another rule reports (unknown preset, non-S3 checkpoint URI) stops rendering
-    yield BootData(
-        "training.scheduler.partitions",
-        "the head node",
-        head,
-        cause=f"{len(spec.training.scheduler.partitions)} partitions",
-        remedy="use fewer partitions (or features): the head node boots with slurm.conf and its setup",
-    )
+    # The head's user data no longer follows the partitions (slurm.conf is in the SSM parameter, checked below).
+    yield BootData("training.scheduler", "the head node", head)
     yield BootData("training.scheduler", "the compute nodes", compute)
+
+
+@rule(workload="training")
+def slurm_config_fits_its_parameter(spec: TrainingStack) -> Iterator[Problem]:
+    """The head's Slurm configuration files, bundled as the Slurm recipe stores them, fit an SSM parameter (the
+    value's size; PutParameter refuses more)."""
+    if spec.training.scheduler.kind != "slurm":
+        return
+    try:
+        size = len(config_bundle(slurm.config_files(spec, slurm.nodes_for(spec))).encode())
+    except ValueError:
+        return  # an input another rule reports stops rendering
+    if size > SSM_PARAMETER_MAX_BYTES:
+        yield Problem(
+            "training.scheduler.partitions",
+            f"{len(spec.training.scheduler.partitions)} partitions make the head's Slurm configuration (slurm.conf, "
+            f"gres.conf, cgroup.conf, compressed) {size:,} bytes; an SSM parameter holds at most "
+            f"{SSM_PARAMETER_MAX_BYTES:,}, so `pulumi up` would fail; use fewer partitions (or features)",
+        )
 
 
 @boot_data(workload="serving")

@@ -3,9 +3,10 @@ AWS Batch, the managed scheduler, is in batch.py. The training recipe hands both
 storage and IAM its parts built (handles.py).
 
 A head node with a fixed private address and its slurmctld state on a protected encrypted volume, the munge key
-in Secrets Manager under the stack key (readable only by the cluster's and the head's roles), Slurm ports opened
-only between the head and the cluster security group, and the compute cloud-init from the neutral generator
-(`accelstack.components.slurm`).
+in Secrets Manager under the stack key (readable only by the cluster's and the head's roles), Slurm's
+configuration files in an SSM parameter under the stack key (readable only by the head's role), Slurm ports
+opened only between the head and the cluster security group, and the compute cloud-init from the neutral
+generator (`accelstack.components.slurm`).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ import pulumi_random as random
 from accelstack.components import slurm
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.kms import service_host
-from accelstack.components.aws.node_platform import AwsNodePlatform
+from accelstack.components.aws.node_platform import SLURM_CONFIG_PARAMETER, AwsNodePlatform
 from accelstack.components.node_platform import NodePlatform
 from accelstack.components.recipes.slurm import (
     HeadNode,
     MungeSecret,
     NodeRole,
+    SlurmConfig,
     SlurmParts,
     SlurmRecipe,
     StateVolume,
@@ -41,10 +43,16 @@ HEAD_IMAGE_PARAMETER = "/aws/service/canonical/ubuntu/server/24.04/stable/curren
 HEAD_ROOT_GIB = 100
 STATE_VOLUME_GIB = 50
 STATE_DEVICE_NAME = "/dev/sdf"
-# The head takes a fixed address near the top of the cluster subnet, so replacing it (for a config
-# change) keeps the address the compute nodes were given.
+# The head takes a fixed address near the top of the cluster subnet, so replacing it (a change of its boot
+# setup or a deliberate `--replace`) keeps the address the compute nodes were given.
 HEAD_ADDRESS_FROM_TOP = 6
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
+# Slurm's configuration files (config_delivery's bundle): a SecureString under the stack key. PutParameter updates
+# it in place, each value a new parameter version (terraform-provider-aws internal/service/ssm/parameter.go: only
+# name, data_type and a tier downgrade force a new parameter). Intelligent-Tiering: the standard tier (free, 4 KB)
+# while the bundle fits, the advanced one (8 KB) if it ever outgrows it, rather than a failed `up`
+# (docs.aws.amazon.com/systems-manager/latest/userguide/parameter-store-advanced-parameters.html).
+SLURM_CONFIG_TIER = "Intelligent-Tiering"
 
 
 def head_address(subnet_cidr: str) -> str:
@@ -105,6 +113,31 @@ def head_policy_document(secret_arn: str, kms_key_arn: str, region: str) -> str:
         }
     )
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
+def config_read_policy_document(parameter_arn: str, kms_key_arn: str, region: str) -> str:
+    """The head reads the Slurm configuration parameter, decrypted through SSM with the stack key; nothing else of
+    Parameter Store."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "ReadSlurmConfig",
+                    "Effect": "Allow",
+                    "Action": ["ssm:GetParameter"],
+                    "Resource": [parameter_arn],
+                },
+                {
+                    "Sid": "DecryptSlurmConfig",
+                    "Effect": "Allow",
+                    "Action": ["kms:Decrypt"],
+                    "Resource": [kms_key_arn],
+                    "Condition": {"StringEquals": {"kms:ViaService": service_host("ssm", region)}},
+                },
+            ],
+        }
+    )
 
 
 def head_data_policy_document(
@@ -181,6 +214,33 @@ class AwsSlurmParts(SlurmParts[TrainingHandles]):
         self.head_profile, grants = self._head_role(self.ctx.name, self.handles, self.ctx.child)
         return grants
 
+    def slurm_config(self, bundle: str) -> SlurmConfig:
+        name, handles = self.ctx.name, self.handles
+        self.config_parameter = aws.ssm.Parameter(
+            f"{name}-slurm-config",
+            name=SLURM_CONFIG_PARAMETER.format(stack=name),
+            description=f"accelstack {name}: Slurm configuration files (read by the head node, applied in place)",
+            type="SecureString",
+            key_id=handles.kms_key_arn,
+            tier=SLURM_CONFIG_TIER,
+            value=bundle,
+            opts=self.ctx.child,
+        )
+        return SlurmConfig(self.config_parameter.name)
+
+    def head_reads_config(self, config: SlurmConfig) -> list[pulumi.Resource]:
+        region = self.ctx.spec.account.region
+        return [
+            aws.iam.RolePolicy(
+                f"{self.ctx.name}-head-read-slurm-config",
+                role=self.head_role.id,
+                policy=pulumi.Output.all(self.config_parameter.arn, self.handles.kms_key_arn).apply(
+                    lambda arns: config_read_policy_document(arns[0], arns[1], region)
+                ),
+                opts=self.ctx.child,
+            )
+        ]
+
     def head_reads_datasets(self) -> list[pulumi.Resource]:
         return [self._head_data_policy("datasets", self.handles.dataset_bucket, None)]
 
@@ -246,9 +306,9 @@ class AwsSlurmParts(SlurmParts[TrainingHandles]):
                 volume_type="gp3", volume_size=HEAD_ROOT_GIB, encrypted=True, kms_key_id=handles.kms_key_arn
             ),
             user_data=user_data,
-            # slurm.conf lives in user data: a Slurm change rebuilds the head (and only a Slurm
-            # change: the user data carries nothing else of the spec); its state is on the volume
-            # and its address is fixed, so nothing else changes.
+            # cloud-init reads user data at first boot only: a change of the head's setup rebuilds it (its state
+            # is on the volume and its address fixed). slurm.conf is not in it (the SSM parameter is), so the
+            # node count, node type and partitions never do.
             user_data_replace_on_change=True,
             # One-minute CloudWatch metrics (Checkov CKV_AWS_126): a stuck controller shows within
             # minutes, not five. Changed in place (MonitorInstances), never a rebuild.

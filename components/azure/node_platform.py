@@ -198,6 +198,10 @@ class AzureNodePlatform:
     def secret_command(self, reference: str) -> str:
         return key_vault_secret_command(reference)
 
+    def config_object_command(self, reference: str) -> str:
+        """A Key Vault secret (its URI without a version: the latest), updated in place by `up`."""
+        return key_vault_secret_command(reference)
+
     def is_object_uri(self, uri: str) -> bool:
         host = uri.removeprefix("https://").partition("/")[0]
         return uri.startswith("https://") and host.endswith(BLOB_HOST_SUFFIX)

@@ -3,7 +3,9 @@ munge key in the stack's Key Vault, and the compute nodes' cloud-init, all from 
 (`accelstack.components.slurm`) with the Azure node platform.
 
 The head and the nodes read the munge key with their own user-assigned identity ("Key Vault Secrets User" on
-that one secret, granted before either boots). The head also copies the Lustre checkpoint directory to the
+that one secret, granted before either boots). Slurm's configuration files are a second secret of the vault,
+which only the head reads: a day-2 `up` writes a new version in place and the head applies it, so its
+customData (which would rebuild it) carries none of them. The head also copies the Lustre checkpoint directory to the
 checkpoint container (Managed Lustre exports only to its dataset container), with a custom role that
 cannot delete.
 """
@@ -27,12 +29,16 @@ from accelstack.components.recipes.slurm import (
     HeadNode,
     MungeSecret,
     NodeRole,
+    SlurmConfig,
     SlurmParts,
     SlurmRecipe,
     StateVolume,
 )
 
 MUNGE_SECRET_NAME = "slurm-munge-key"
+# Slurm's configuration files (config_delivery's bundle). A new value is a new version of the same secret: Key
+# Vault's secret PUT (azure-native keyvault:Secret) updates in place; only the vault, group and name are fixed.
+SLURM_CONFIG_SECRET_NAME = "slurm-config"
 HEAD_OS_DISK_GIB = 64
 STATE_DISK_GIB = 64
 STATE_DISK_LUN = 0  # the head's only data disk: /dev/disk/azure/scsi1/lun0
@@ -107,6 +113,33 @@ class AzureSlurmParts(SlurmParts[AzureTrainingHandles]):
         return [
             handles.storage.grant(
                 f"{ctx.name}-head-munge-key", self.secret.id, KEY_VAULT_SECRETS_USER, self.identity.principal_id
+            )
+        ]
+
+    def slurm_config(self, bundle: str) -> SlurmConfig:
+        ctx, handles = self.ctx, self.handles
+        self.config_secret = azure_native.keyvault.Secret(
+            f"{ctx.name}-slurm-config",
+            resource_group_name=handles.resource_group,
+            vault_name=handles.storage.vault.name,
+            secret_name=SLURM_CONFIG_SECRET_NAME,
+            properties={"value": bundle, "content_type": "application/gzip;base64"},
+            tags=stack_tags(ctx.spec),
+            # Protected and kept on destroy like the munge key (every secret of the vault is): the vault
+            # soft-deletes secrets, and a deleted name cannot be created again in it until purged.
+            opts=pulumi.ResourceOptions(parent=ctx.parent, protect=True, retain_on_delete=True),
+        )
+        # The URI without a version: Key Vault answers the latest (what the head's config command reads).
+        return SlurmConfig(self.config_secret.properties.secret_uri)
+
+    def head_reads_config(self, config: SlurmConfig) -> list[pulumi.Resource]:
+        ctx, storage = self.ctx, self.handles.storage
+        return [
+            storage.grant(
+                f"{ctx.name}-head-slurm-config",
+                self.config_secret.id,
+                KEY_VAULT_SECRETS_USER,
+                self.identity.principal_id,
             )
         ]
 
@@ -214,9 +247,10 @@ class AzureSlurmParts(SlurmParts[AzureTrainingHandles]):
             },
             zones=[handles.zone],
             tags={**stack_tags(ctx.spec), "accelstack:role": "slurm-head"},
-            # customData is read once, at first boot: a Slurm change rebuilds the head (its state is on the
-            # disk and its address on the NIC, so nothing else changes). delete_before_replace: the NIC and
-            # the disk attach to one VM at a time. depends_on: the head reads the munge key at boot.
+            # customData is read once, at first boot: a change of the head's setup rebuilds it (its state is on
+            # the disk and its address on the NIC, so nothing else changes; Slurm's configuration files are in the
+            # vault, so the node count and partitions never do). delete_before_replace: the NIC and the disk
+            # attach to one VM at a time. depends_on: the head reads the munge key and its configuration at boot.
             opts=pulumi.ResourceOptions(
                 parent=parent,
                 replace_on_changes=["osProfile.customData"],

@@ -150,6 +150,11 @@ class GcpNodePlatform:
     def secret_command(self, reference: str) -> str:
         return secret_manager_command(reference)
 
+    def config_object_command(self, reference: str) -> str:
+        """A metadata key of this VM (instance/attributes/<key>), which `up` updates in place (setMetadata); the
+        metadata server answers only the VM itself, so no grant is needed."""
+        return f"gce_metadata attributes/{shlex.quote(reference)} | base64 -d"
+
     def is_object_uri(self, uri: str) -> bool:
         return uri.startswith("gs://") and len(uri) > len("gs://") and not uri[len("gs://") :].startswith("/")
 

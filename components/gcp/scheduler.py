@@ -4,7 +4,10 @@ the neutral generator (`accelstack.components.slurm`) with the GCP node platform
 
 The head and the nodes read the munge key with their own service accounts (secretAccessor on that one
 secret, granted before either boots). The head also copies the Lustre checkpoint directory to the
-checkpoint bucket (Managed Lustre exports only when asked), with objectCreator: it cannot delete.
+checkpoint bucket (Managed Lustre exports only when asked), with objectCreator: it cannot delete. Slurm's
+configuration files are a second metadata key of the head, beside user-data: Compute Engine updates metadata in
+place (setMetadata), the head polls its own metadata server for it (which answers only that VM: no grant), and
+only a user-data change rebuilds the head.
 Google's Ubuntu images run cloud-init from the `user-data` metadata key
 (cloud.google.com/compute/docs/instances/startup-scripts/linux: cloud-init images read user-data).
 """
@@ -27,6 +30,7 @@ from accelstack.components.recipes.slurm import (
     HeadNode,
     MungeSecret,
     NodeRole,
+    SlurmConfig,
     SlurmParts,
     SlurmRecipe,
     StateVolume,
@@ -39,6 +43,11 @@ SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
 # OS Login instead of metadata SSH keys: who may log in is IAM (roles/compute.osLogin), not a key in metadata
 # (cloud.google.com/compute/docs/oslogin).
 LOGIN_METADATA = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
+# The head's metadata key holding Slurm's configuration files (config_delivery's bundle; a value may take 256 KB:
+# cloud.google.com/compute/docs/metadata/setting-custom-metadata#limitations).
+SLURM_CONFIG_METADATA_KEY = "accelstack-slurm-config"
+# What replaces the head: its cloud-init (read once, at first boot), and nothing else of its metadata.
+HEAD_REPLACED_ON = ['metadata["user-data"]']
 
 
 @dataclass
@@ -97,6 +106,15 @@ class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):
             opts=self.ctx.child,
         )
         return [self._reads_key(f"{name}-head-munge-key", self.head_account)]
+
+    def slurm_config(self, bundle: str) -> SlurmConfig:
+        """A metadata key of the head itself (set in `head_node`): updated in place, never a new head."""
+        self.config_bundle = bundle
+        return SlurmConfig(SLURM_CONFIG_METADATA_KEY)
+
+    def head_reads_config(self, config: SlurmConfig) -> list[pulumi.Resource]:
+        """Nothing to grant: the metadata server answers the VM's own metadata to that VM alone."""
+        return []
 
     def head_reads_datasets(self) -> list[pulumi.Resource]:
         storage = self.handles.storage
@@ -166,15 +184,16 @@ class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):
                 {"subnetwork": network.nodes_subnet.id, "network_ip": self.address.address, "nic_type": "GVNIC"}
             ],
             service_account={"email": self.head_account.email, "scopes": [CLOUD_PLATFORM_SCOPE]},
-            metadata={**LOGIN_METADATA, "user-data": user_data},
+            metadata={**LOGIN_METADATA, "user-data": user_data, SLURM_CONFIG_METADATA_KEY: self.config_bundle},
             shielded_instance_config=SHIELDED_VM,
             labels={"accelstack-role": "slurm-head"},
             allow_stopping_for_update=True,
-            # user-data is read once, at first boot: a Slurm change rebuilds the head (its state is on the disk
-            # and its address reserved). delete_before_replace: the disk attaches read-write to one VM at a time.
+            # user-data is read once, at first boot: a change of the head's setup rebuilds it (its state is on the
+            # disk and its address reserved). The other keys (Slurm's configuration, OS Login) update in place.
+            # delete_before_replace: the disk attaches read-write to one VM at a time.
             opts=pulumi.ResourceOptions(
                 parent=ctx.parent,
-                replace_on_changes=["metadata"],
+                replace_on_changes=HEAD_REPLACED_ON,
                 delete_before_replace=True,
                 depends_on=waits_for,
             ),

@@ -3,9 +3,12 @@
 The munge key (random bytes in state), kept in the cloud's secret store and readable by the nodes and by the
 head; the head's own identity, which also reads datasets and writes (never deletes) checkpoints exactly when
 the neutral generator gives it import or export units (a file system that cannot link to the object store);
-the head's fixed address and a protected state volume; then the head and the compute nodes' cloud-init from
-the neutral generator (`accelstack.components.slurm`) with the cloud's node platform. A cloud supplies
-`SlurmParts`: where each of those lives, and how its VMs take their boot data.
+the head's fixed address and a protected state volume; Slurm's configuration files in a versioned object the
+head alone reads (updated in place by a day-2 `up`: the head installs them at first boot and applies later
+versions with `scontrol reconfigure`, so a node-count or partition change never rebuilds the controller); then
+the head and the compute nodes' cloud-init from the neutral generator (`accelstack.components.slurm`) with the
+cloud's node platform. A cloud supplies `SlurmParts`: where each of those lives, and how its VMs take their
+boot data.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from accelstack.components import slurm
 from accelstack.components.base import SchedulerResult
 from accelstack.components.node_platform import NodePlatform
 from accelstack.components.recipes.parts import NetworkStorage
+from accelstack.components.slurm.config_delivery import config_bundle
 from accelstack.components.slurm.munge import munge_key
 from accelstack.spec.models import TrainingStack
 
@@ -66,6 +70,15 @@ class MungeSecret:
 
 
 @dataclass(frozen=True)
+class SlurmConfig:
+    """Slurm's configuration files out of the head's boot data: `reference` names the versioned object holding
+    their bundle (what the head's platform reads with `config_object_command`). It never changes with the
+    files, so neither does the head's boot data."""
+
+    reference: pulumi.Input[str]
+
+
+@dataclass(frozen=True)
 class StateVolume:
     """slurmctld's state: a protected volume that outlives every head; `reference` is what the node platform
     turns into a device path."""
@@ -102,6 +115,16 @@ class SlurmParts(ABC, Generic[Handles]):
         """The head's own identity, reading the munge key (nothing of the data): the grants it waits for."""
 
     @abstractmethod
+    def slurm_config(self, bundle: str) -> SlurmConfig:
+        """Keep `bundle` (base64 text, config_delivery.py) in a versioned object a later `up` updates in place,
+        never replacing the head nor anything stateful (after `head_identity`)."""
+
+    @abstractmethod
+    def head_reads_config(self, config: SlurmConfig) -> list[pulumi.Resource]:
+        """Let the head's identity read that one object, nothing more: the grants it waits for ([] where only
+        the head can read it anyway)."""
+
+    @abstractmethod
     def head_reads_datasets(self) -> list[pulumi.Resource]:
         """The head may read the dataset store (it imports the dataset into a file system that cannot)."""
 
@@ -123,8 +146,8 @@ class SlurmParts(ABC, Generic[Handles]):
 
     @abstractmethod
     def head_node(self, user_data: pulumi.Output[str], waits_for: list[pulumi.Resource]) -> HeadNode:
-        """The head VM, booting `user_data` (rebuilt when it changes: slurm.conf is in it), attached to the
-        state volume at its fixed address, after `waits_for` (its grants)."""
+        """The head VM, booting `user_data` (rebuilt when it changes: nothing of the nodes or partitions is in
+        it), attached to the state volume at its fixed address, after `waits_for` (its grants)."""
 
     @abstractmethod
     def platform(self, role: NodeRole) -> pulumi.Output[NodePlatform]:
@@ -162,11 +185,18 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
             head_grants += parts.head_reads_datasets()
         if slurm.checkpoint_export_units(spec, duties):
             head_grants += parts.head_writes_checkpoints()
+        # slurm.conf and the files beside it follow from the spec alone (the platform's fabric hooks, never the
+        # identity a node reads with), so the object's value is known at preview.
+        config = parts.slurm_config(config_bundle(slurm.config_files(spec, duties)))
+        head_grants += parts.head_reads_config(config)
         parts.head_network()
         volume = parts.state_volume()
 
         def boot(
-            role: NodeRole, head_address: pulumi.Input[str], state_volume: pulumi.Input[str]
+            role: NodeRole,
+            head_address: pulumi.Input[str],
+            state_volume: pulumi.Input[str],
+            slurm_config: pulumi.Input[str],
         ) -> pulumi.Output[str]:
             """The generator's cloud-init for `role`, on the platform that role's node reads with."""
             render = slurm.head_cloud_init if role == "head" else slurm.compute_cloud_init
@@ -179,6 +209,7 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
                 state_volume,
                 file_system.address if file_system is not None else no_fs,
                 file_system.remote_mount if file_system is not None else no_fs,
+                slurm_config,
             ).apply(
                 lambda v: parts.finish_boot(
                     render(
@@ -190,6 +221,7 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
                             state_volume=v[3],
                             lustre_dns_name=v[4],
                             lustre_mount_name=v[5],
+                            slurm_config=v[6],
                             # The training recipe's planner interval: the number it exports as
                             # checkpointIntervalSeconds.
                             checkpoint_interval_seconds=ctx.interval_seconds,
@@ -199,9 +231,13 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
                 )
             )
 
-        self.head = parts.head_node(boot("head", parts.head_boot_address(), volume.reference), head_grants)
-        # The compute nodes mount no state volume: the generator's placeholder, which their boot never renders.
-        compute_user_data = boot("compute", self.head.address, slurm.DeployValues().state_volume)
+        self.head = parts.head_node(
+            boot("head", parts.head_boot_address(), volume.reference, config.reference), head_grants
+        )
+        # The compute nodes mount no state volume and read no configuration object (slurmctld serves them):
+        # the generator's placeholders, which their boot never renders.
+        placeholders = slurm.DeployValues()
+        compute_user_data = boot("compute", self.head.address, placeholders.state_volume, placeholders.slurm_config)
         outputs: dict[str, pulumi.Input[Any]] = {
             "scheduler": "slurm",
             "slurmHeadAddress": self.head.address,

@@ -12,6 +12,9 @@ Design (valid for Slurm 23.11 to 25.11; the compute unit's `slurmd --systemd` ne
 - Compute nodes are dynamic (`slurmd -Z --conf "..."`) and configless (`--conf-server`): slurm.conf
   names no compute node, partitions take nodes through `NodeSet ... Feature=`; resizing the node
   group never regenerates anything.
+- slurm.conf, gres.conf and cgroup.conf are not in the head's boot data (every cloud rebuilds the head
+  when that changes): they travel in a versioned cloud object (`config_bundle`, see config_delivery.py)
+  which the head installs at first boot and polls, applying a change with `scontrol reconfigure`.
 - The munge key is never rendered: nodes fetch it at boot with the platform's secret command (AWS:
   Secrets Manager with the instance role) and write it 0400 owned by munge.
 - Spot: `JobRequeue=1` requeues batch jobs of nodes that fail; the node-side watcher turns the
@@ -46,6 +49,13 @@ from accelstack.components.slurm.checkpoint_export import (  # the copiers' scri
     checkpoint_copier,
 )
 from accelstack.components.slurm.checkpoint_export import checkpoint_export_script as checkpoint_export_script
+from accelstack.components.slurm.config_delivery import (
+    CONFIG_FILES,
+    CONFIG_SYNC_PATH,
+    CONFIG_SYNC_UNIT,
+    config_sync_script,
+    config_sync_units,
+)
 from accelstack.components.slurm.layout import (  # the cluster's shape; nodes_for re-exported for callers
     ClusterLayout,
     Nodes,
@@ -138,6 +148,10 @@ class DeployValues:
     # The cloud's reference to the secret holding the raw munge key (AWS: the Secrets Manager ARN),
     # read by the platform's secret command as root on the node at boot.
     munge_key_secret: str = "${MUNGE_KEY_SECRET}"
+    # The cloud's reference to the object holding the Slurm configuration files (`config_bundle`: AWS the SSM
+    # parameter's name, Azure the Key Vault secret's URI, GCP the head's metadata key), read by the platform's
+    # config command as root on the head.
+    slurm_config: str = "${SLURM_CONFIG}"
     # The cloud's reference to the head node's slurmctld state volume (AWS: the EBS volume id); the
     # platform gives its device path.
     state_volume: str = "${STATE_VOLUME}"
@@ -197,6 +211,11 @@ def cgroup_conf(spec: StackSpec) -> str:
     return _render("cgroup.conf.j2", cluster_name=spec.stack)
 
 
+def config_files(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
+    """What the head installs from the configuration object (`config_bundle` of these), by file name."""
+    return dict(zip(CONFIG_FILES, (slurm_conf(spec, nodes), gres_conf(spec, nodes), cgroup_conf(spec)), strict=True))
+
+
 def dynamic_node_conf(spec: StackSpec, nodes: Nodes) -> str:
     """The `--conf` of `slurmd -Z`: features, GPUs and schedulable memory. CPUs and topology are left
     to slurmd's own detection (`slurmd -C`): overriding CPUs alone would flatten sockets and cores."""
@@ -252,44 +271,6 @@ def checkpoint_sync_commands(spec: StackSpec, nodes: Nodes) -> tuple[str, str] |
         return None
     local, remote = _dir_uri(plan.local_checkpoints_path), _dir_uri(plan.checkpoints_uri)
     return CHECKPOINT_EXPORT_PATH, plan.platform.object_sync_command(remote, local)
-
-
-def preemption_grace_seconds(notice_seconds: int, local_checkpoints: bool) -> int:
-    """How long the watcher lets jobs checkpoint before requeueing them: requeue sends SIGTERM and waits
-    KillWait, so the job is gone before the node is (EC2's 120 s: 90 s; 60 s when a final sync must fit)."""
-    left = notice_seconds - KILL_WAIT_SECONDS
-    if local_checkpoints:
-        left -= WATCHER_POLL_SECONDS + FINAL_SYNC_BUDGET_SECONDS + FINAL_SYNC_MARGIN_SECONDS
-    return max(0, left)
-
-
-def watches_preemption(spec: StackSpec, nodes: Nodes) -> bool:
-    """Spot nodes run the watcher where the cloud posts a notice on the node; elsewhere a lost node's
-    jobs are requeued by slurmctld once it stops answering (SlurmdTimeout, JobRequeue)."""
-    return layout(spec, nodes).spot and nodes.platform.preemption_functions is not None
-
-
-def spot_watcher_script(spec: StackSpec, nodes: Nodes) -> str:
-    plan = layout(spec, nodes)
-    platform = nodes.platform
-    if platform.preemption_functions is None:
-        raise ValueError(f"{platform.name} posts no preemption notice on the node; there is no watcher to render")
-    sync = checkpoint_sync_commands(spec, nodes)
-    return _render(
-        "spot-watcher.sh.j2",
-        cluster_name=plan.cluster_name,
-        poll_seconds=WATCHER_POLL_SECONDS,
-        grace_seconds=preemption_grace_seconds(platform.preemption_notice_seconds, sync is not None),
-        checkpoint_signal=CHECKPOINT_SIGNAL,
-        final_sync=sync[0] if sync else None,
-        checkpoints_uri=plan.checkpoints_uri,
-        notice_seconds=platform.preemption_notice_seconds,
-        notice_source=platform.preemption_source,
-        metadata_functions=platform.metadata_functions,
-        preemption_functions=platform.preemption_functions,
-        margin_seconds=FINAL_SYNC_MARGIN_SECONDS,
-        final_sync_min_seconds=FINAL_SYNC_MIN_SECONDS,
-    )
 
 
 def _lustre_values(plan: ClusterLayout, values: DeployValues) -> dict[str, str] | None:
@@ -355,6 +336,8 @@ def head_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) -> st
     return _render(
         "head-setup.sh.j2",
         **_common_values(spec, nodes, values, controller=True),
+        config_sync=CONFIG_SYNC_PATH,
+        config_unit=CONFIG_SYNC_UNIT,
         state_device=nodes.platform.block_device_path(values.state_volume),
         state_save_location=STATE_SAVE_LOCATION,
         export_unit=CHECKPOINT_EXPORT_UNIT if checkpoint_export_units(spec, nodes) else None,
@@ -497,10 +480,12 @@ def checkpoint_copier_files(spec: StackSpec, nodes: Nodes) -> list[dict[str, str
 
 
 def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
-    """The head node: hostname = SlurmctldHost, slurm.conf/gres.conf/cgroup.conf, slurmctld.
+    """The head node: hostname = SlurmctldHost, the installer of its Slurm configuration files, slurmctld.
 
-    Its user data replaces the instance when it changes (AWS: user_data_replace_on_change), so it
-    holds only what slurmctld needs: no config digest of the whole spec, no checkpoint interval."""
+    Its user data replaces the instance when it changes (AWS: user_data_replace_on_change; Azure's customData,
+    GCP's user-data: read once at first boot), so it holds nothing that follows the node count, the node type or
+    the partitions: slurm.conf, gres.conf and cgroup.conf come from the configuration object
+    (`config_files`), no config digest of the whole spec, no checkpoint interval."""
     plan = layout(spec, nodes)
     doc = {
         "hostname": plan.head_hostname,
@@ -509,9 +494,11 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
         "package_update": True,
         "packages": ["curl", "unzip"],  # Slurm and munge: the setup script, from the platform's source
         "write_files": [
-            _file("/etc/slurm/slurm.conf", slurm_conf(spec, nodes)),
-            _file("/etc/slurm/gres.conf", gres_conf(spec, nodes)),
-            _file("/etc/slurm/cgroup.conf", cgroup_conf(spec)),
+            _file(CONFIG_SYNC_PATH, config_sync_script(spec.stack, nodes.platform, values.slurm_config), "0755"),
+            *(
+                _file(f"/etc/systemd/system/{unit}", text)
+                for unit, text in config_sync_units(values.slurm_config).items()
+            ),
             _file(
                 "/etc/systemd/system/slurmctld.service.d/accelstack.conf",
                 _render("slurmctld-override.conf.j2", state_save_location=STATE_SAVE_LOCATION),
@@ -566,6 +553,8 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
         "slurm.conf": slurm_conf(spec, nodes),
         "gres.conf": gres_conf(spec, nodes),
         "cgroup.conf": cgroup_conf(spec),
+        "slurm-config.sh": config_sync_script(spec.stack, nodes.platform, values.slurm_config),
+        **config_sync_units(values.slurm_config),
         "head.cloud-init.yaml": head_cloud_init(spec, nodes, values),
         "compute.cloud-init.yaml": compute_cloud_init(spec, nodes, values),
         "training.env": environment_file(
@@ -586,3 +575,9 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
         artifacts["checkpoint-export.sh"] = copier
     artifacts.update(dataset_import_units(spec, nodes))
     return artifacts
+
+
+# The interruption watcher's script, in its own module (it renders with this package's templates and layout).
+from accelstack.components.slurm.spot_watcher import preemption_grace_seconds as preemption_grace_seconds  # noqa: E402
+from accelstack.components.slurm.spot_watcher import spot_watcher_script as spot_watcher_script  # noqa: E402
+from accelstack.components.slurm.spot_watcher import watches_preemption as watches_preemption  # noqa: E402

@@ -48,10 +48,12 @@ def test_more_nodes_update_the_group_in_place_and_leave_data_alone() -> None:
     touched = {change["type"] for change in document["changes"]}
     assert not touched & {LUSTRE, BUCKET, "aws:kms/key:Key", "aws:ebs/volume:Volume"}
     assert "to update" in stderr  # with --json -, the lines go to stderr and stdout is only the document
-    # As the README says: slurm.conf in the head node's user data changes, and userDataReplaceOnChange makes
-    # that a replacement, delete-first (the program asks for it: the head keeps a fixed private address).
-    head = by_name(document, "aws:ec2/instance:Instance")["aws-training-head"]
-    assert head["action"] == "replace" and head["order"] == DELETE_FIRST and head["replacing"] == ["userData"]
+    # As the README says: slurm.conf (MaxNodeCount) changes in the SSM parameter, updated in place; the head's user
+    # data does not, so the controller is not rebuilt (it applies the parameter with `scontrol reconfigure`).
+    assert "aws-training-head" not in by_name(document, "aws:ec2/instance:Instance")
+    config = by_name(document, "aws:ssm/parameter:Parameter")["aws-training-slurm-config"]
+    assert config["action"] == "update" and config["changed"] == ["value"]
+    assert document["summary"]["replace"] == 0
 
 
 def test_persistent_2_to_1_replaces_the_protected_lustre_and_is_blocked() -> None:

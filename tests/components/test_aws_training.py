@@ -445,7 +445,8 @@ def test_instance_role_is_least_privilege() -> None:
 
 
 def test_head_node_has_its_own_role_without_data_access() -> None:
-    """The controller reads the munge key; it never needs datasets or checkpoints (least privilege)."""
+    """The controller reads the munge key and its Slurm configuration parameter; it never needs datasets or
+    checkpoints (least privilege)."""
     cap = stack()
     head = cap.one("aws:ec2/instance:Instance")
     profile = by_name(cap, "aws:iam/instanceProfile:InstanceProfile", f"{STACK}-head")
@@ -456,9 +457,18 @@ def test_head_node_has_its_own_role_without_data_access() -> None:
         for p in cap.by_type("aws:iam/rolePolicy:RolePolicy")
         if p.property_dependencies.get("role") == [head_role_urn]
     ]
-    assert [p.name for p in head_policies] == [f"{STACK}-head-read-munge-key"]
-    actions = {a for st in json.loads(head_policies[0].inputs["policy"])["Statement"] for a in st["Action"]}
+    policies = {p.name: json.loads(p.inputs["policy"])["Statement"] for p in head_policies}
+    assert sorted(policies) == [f"{STACK}-head-read-munge-key", f"{STACK}-head-read-slurm-config"]
+    actions = {a for st in policies[f"{STACK}-head-read-munge-key"] for a in st["Action"]}
     assert actions == {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret", "kms:Decrypt"}
+    read, decrypt = policies[f"{STACK}-head-read-slurm-config"]
+    parameter = by_name(cap, "aws:ssm/parameter:Parameter", f"{STACK}-slurm-config")
+    assert read["Action"] == ["ssm:GetParameter"] and read["Resource"] == [
+        f"arn:aws:ssm:us-east-1:111111111111:parameter{parameter.inputs['name']}"
+    ]
+    assert decrypt["Action"] == ["kms:Decrypt"]
+    assert decrypt["Condition"] == {"StringEquals": {"kms:ViaService": "ssm.us-east-1.amazonaws.com"}}
+    assert parameter.inputs["type"] == "SecureString" and parameter.inputs["keyId"]
     node_profile = by_name(cap, "aws:iam/instanceProfile:InstanceProfile", f"{STACK}-node")
     assert node_profile.urn not in head.dependencies
 

@@ -33,6 +33,8 @@ KEY = "aws:kms/key:Key"
 VOLUME = "aws:ebs/volume:Volume"
 SECRET = "aws:secretsmanager/secret:Secret"
 SECRET_VERSION = "aws:secretsmanager/secretVersion:SecretVersion"
+# Slurm's configuration files (a SecureString): updated in place, so a day-2 edit never replaces it.
+PARAMETER = "aws:ssm/parameter:Parameter"
 RANDOM_BYTES = "random:index/randomBytes:RandomBytes"
 QUEUE = "aws:sqs/queue:Queue"
 SUBNET = "aws:ec2/subnet:Subnet"
@@ -71,9 +73,28 @@ def test_an_edit_unrelated_to_slurm_keeps_the_head(overrides: tuple[str, ...]) -
     assert [r for r in replacements("aws-training", overrides) if INSTANCE in r] == []
 
 
-def test_the_replacement_check_sees_a_slurm_edit() -> None:
-    """Guards the guard: a Slurm change does rebuild the head (its user data carries slurm.conf)."""
-    assert any(INSTANCE in r for r in replacements("aws-training", TRAINING_CHANGES["Slurm maxTime"]))
+SLURM_EDITS = ("nodes 4 -> 64", "p5 -> p5en", "partitions edited", "Slurm maxTime")
+
+
+@pytest.mark.parametrize("label", SLURM_EDITS)
+def test_a_slurm_edit_updates_the_configuration_parameter_not_the_head(label: str) -> None:
+    """slurm.conf and gres.conf follow these edits; they reach slurmctld through the SSM parameter (updated in
+    place; the head applies it with `scontrol reconfigure`), never through the head's user data."""
+    overrides = TRAINING_CHANGES[label]
+    [head_before] = deployed("aws-training")[0].by_type(INSTANCE)
+    [head_after] = updated("aws-training", overrides).by_type(INSTANCE)
+    assert head_after.inputs["userData"] == head_before.inputs["userData"]
+    assert [r for r in replacements("aws-training", overrides) if INSTANCE in r or PARAMETER in r] == []
+    [config_before] = deployed("aws-training")[0].by_type(PARAMETER)
+    [config_after] = updated("aws-training", overrides).by_type(PARAMETER)
+    assert config_after.inputs["value"] != config_before.inputs["value"]
+
+
+def test_the_replacement_check_sees_a_head_setup_edit() -> None:
+    """Guards the guards: an edit of what the head's own setup carries (the checkpoint directory its login shells
+    export) does rebuild it, and the check sees that."""
+    overrides = ("training.storage.checkpoints.path=/fsx/ckpt",)
+    assert any(INSTANCE in r for r in replacements("aws-training", overrides))
 
 
 @pytest.mark.parametrize("stack", ["aws-training", "aws-finetune", "aws-serving"])
@@ -92,9 +113,10 @@ def test_the_stateful_set_is_what_we_think_it_is(stack: str) -> None:
             VOLUME,
             SECRET,
             SECRET_VERSION,
+            PARAMETER,
             RANDOM_BYTES,
         },
-        "aws-finetune": {BUCKET, VERSIONING, ENCRYPTION, KEY, VOLUME, SECRET, SECRET_VERSION, RANDOM_BYTES},
+        "aws-finetune": {BUCKET, VERSIONING, ENCRYPTION, KEY, VOLUME, SECRET, SECRET_VERSION, PARAMETER, RANDOM_BYTES},
         "aws-serving": {BUCKET, VERSIONING, ENCRYPTION, KEY, QUEUE},
     }[stack]
     assert types == expected

@@ -141,7 +141,10 @@ def test_cloud_init_documents_are_cloud_config_yaml_and_carry_no_secret(capacity
     head = yaml.safe_load(slurm.head_cloud_init(spec, slurm.nodes_for(spec), values))
     assert head["hostname"] == "aws-training-head"
     paths = {f["path"] for f in head["write_files"]}
-    assert {"/etc/slurm/slurm.conf", "/etc/slurm/gres.conf", "/etc/slurm/cgroup.conf"} <= paths
+    # Slurm's configuration files come from the configuration object (a change must not rebuild the head),
+    # installed by this script before slurmctld starts.
+    assert not {"/etc/slurm/slurm.conf", "/etc/slurm/gres.conf", "/etc/slurm/cgroup.conf"} & paths
+    assert "/usr/local/sbin/accelstack-slurm-config" in paths
 
 
 def test_watcher_uses_imdsv2_drains_with_reason_and_requeues():

@@ -79,6 +79,9 @@ class ExampleCloudPlatform:
     def secret_command(self, reference: str) -> str:
         return f"gcloud secrets versions access latest --secret={shlex.quote(reference)} | base64 -d"
 
+    def config_object_command(self, reference: str) -> str:
+        return f"gce_metadata attributes/{shlex.quote(reference)} | base64 -d"
+
     def is_object_uri(self, uri: str) -> bool:
         return uri.startswith("gs://")
 

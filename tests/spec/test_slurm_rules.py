@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hashlib import sha256
+
 import pytest
 
 from accelstack.spec.problems import Level
@@ -78,22 +80,44 @@ def many_partitions(count: int) -> dict:
     return partitions(*({"name": f"p{i}", "maxTime": "7-00:00:00", "default": i == 0} for i in range(count)))
 
 
-def test_too_many_partitions_for_ec2_user_data_are_refused_at_validate():
-    problems = all_problems(edited(training_raw(), many_partitions(150)))
+def featured_partitions(count: int) -> dict:
+    """Partitions each selecting nodes by its own feature (hex names: little for gzip to share)."""
+    return partitions(
+        *(
+            {
+                "name": f"p{i}",
+                "maxTime": "7-00:00:00",
+                "default": i == 0,
+                "features": [f"f{sha256(b'%d' % i).hexdigest()[:40]}"],
+            }
+            for i in range(count)
+        )
+    )
+
+
+def test_too_many_partitions_for_the_ssm_parameter_are_refused_at_validate():
+    """Slurm's configuration files travel in an SSM parameter (8 KB at most), not in the head's user data."""
+    problems = all_problems(edited(training_raw(), featured_partitions(200)))
     [problem] = problems
     assert problem.path == PARTS and problem.level is Level.ERROR
-    assert "150 partitions make the head node's user data" in problem.message and "at most 16,384" in problem.message
+    assert (
+        "200 partitions make the head's Slurm configuration" in problem.message and "at most 8,192" in problem.message
+    )
 
 
 def test_many_partitions_that_fit_pass():
     assert all_problems(edited(training_raw(), many_partitions(60))) == []
+    # The head's user data no longer grows with them: 150 plain partitions once overflowed EC2's 16 KB.
+    assert all_problems(edited(training_raw(), many_partitions(150))) == []
 
 
 def test_the_rule_measures_what_the_component_sends(tmp_path):
-    """The rule renders with the longest realistic deploy-time values; the real head instance's user
-    data (the AWS component under Pulumi mocks) must not be larger than that estimate."""
+    """The rules render with the longest realistic deploy-time values: the real head instance's user data (the
+    AWS component under Pulumi mocks) is not larger than that estimate, and the SSM parameter holds exactly the
+    bundle the parameter rule measures."""
     from accelstack.components import slurm
     from accelstack.components.aws.rules import aws_deploy_values
+    from accelstack.components.slurm.config_delivery import bundle_files, config_bundle
     from accelstack.engine.capture import capture, config_for_pulumi
     from accelstack.spec import parse_spec
 
@@ -103,8 +127,12 @@ def test_the_rule_measures_what_the_component_sends(tmp_path):
     sent = head.inputs["userData"]
     spec = parse_spec(raw, "aws-training")
     estimate = slurm.head_cloud_init(spec, slurm.nodes_for(spec), aws_deploy_values(spec))
-    assert "PartitionName=p59" in sent
     assert len(sent.encode()) <= len(estimate.encode())
+    [parameter] = cap.by_type("aws:ssm/parameter:Parameter")
+    value = parameter.inputs["value"]
+    stored = value["value"] if isinstance(value, dict) else value  # a secret input arrives wrapped
+    assert "PartitionName=p59" in bundle_files(stored)["slurm.conf"]
+    assert stored == config_bundle(slurm.config_files(spec, slurm.nodes_for(spec)))
 
 
 def test_an_unquoted_base_60_time_names_what_was_written(tmp_path):

@@ -255,3 +255,6 @@ VPC_MAX_PREFIX = 22
 # EC2 User Guide, "Run commands when you launch an EC2 instance with user data input": "User data is limited
 # to 16 KB, in raw form, before it is base64-encoded". The Slurm nodes and the serving replicas both meet it.
 EC2_USER_DATA_MAX_BYTES = 16 * 1024
+# Systems Manager User Guide, "Managing parameter tiers": a standard parameter's value holds up to 4 KB, an
+# advanced one's up to 8 KB. The Slurm head's configuration files travel in one (Intelligent-Tiering).
+SSM_PARAMETER_MAX_BYTES = 8 * 1024

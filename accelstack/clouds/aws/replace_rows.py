@@ -214,6 +214,10 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "secretStringWoVersion",
         "region",
     ),
+    # internal/service/ssm/parameter.go: value, type, key and description update in place (PutParameter with
+    # Overwrite, a new parameter version); a tier downgrade Advanced -> Standard replaces (CustomizeDiff), which
+    # Intelligent-Tiering never asks for.
+    "aws:ssm/parameter:Parameter": ("name", "dataType", "region"),
     # internal/service/sqs/queue.go, queue_redrive_allow_policy.go
     "aws:sqs/queue:Queue": ("name", "namePrefix", "fifoQueue", "region"),
     "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy": ("queueUrl", "region"),

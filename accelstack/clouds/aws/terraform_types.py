@@ -60,6 +60,7 @@ TERRAFORM_TYPES: dict[str, str] = {
     "aws:sqs/queue:Queue": "aws_sqs_queue",
     "aws:sqs/queuePolicy:QueuePolicy": "aws_sqs_queue_policy",
     "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy": "aws_sqs_queue_redrive_allow_policy",
+    "aws:ssm/parameter:Parameter": "aws_ssm_parameter",
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "aws_vpc_security_group_egress_rule",
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "aws_vpc_security_group_ingress_rule",
     "aws:wafv2/webAcl:WebAcl": "aws_wafv2_web_acl",

@@ -135,9 +135,10 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "project",
     ),
     # The Slurm head (resource_compute_instance.go): zone, boot disk and NIC subnetwork/address are ForceNew;
-    # its machine type updates with allowStoppingForUpdate. Metadata would update in place, but the head's
-    # component replaces it on a metadata change (replace_on_changes: cloud-init reads user-data once, at
-    # first boot), so it is tabled here as replacing.
+    # its machine type updates with allowStoppingForUpdate. Metadata updates in place (setMetadata), but the
+    # head's component replaces it when its user-data key changes (replace_on_changes: cloud-init reads it
+    # once, at first boot), so that key is tabled here as replacing; its other keys (Slurm's configuration
+    # files, OS Login) are not.
     "gcp:compute/instance:Instance": (
         "name",
         "zone",
@@ -145,7 +146,7 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "bootDisk",
         "scratchDisks",
         "networkInterfaces",
-        "metadata",
+        "metadata.user-data",
     ),
     # Global instance templates are immutable like the regional ones.
     "gcp:compute/instanceTemplate:InstanceTemplate": (
