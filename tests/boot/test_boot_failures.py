@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.boot.machine import boot, can_boot
-from tests.boot.machine.clouds import devices, metadata, sysfs
+from tests.boot.machine.clouds import devices, metadata, objects, sysfs
 from tests.boot.test_boots_run import IMAGES, decoded, documents, role_of
 from tests.stack_edits import deployed
 
@@ -36,7 +36,7 @@ def test_a_failed_step_fails_the_boot_visibly(stack: str, role: str, tmp_path: P
     broken = dataclasses.replace(image, installable=image.installable - {"munge"})
     machine = boot(
         cloud, broken, decoded(documents(resource.inputs)[0]), tmp_path, metadata(cloud, capture, resource),
-        devices(cloud, capture, resource), image.release, sysfs(cloud, resource),
+        devices(cloud, capture, resource), image.release, sysfs(cloud, resource), stored=objects(cloud, capture),
     )  # fmt: skip
     assert not machine.ok
     assert "E: Unable to locate package munge" in machine.console

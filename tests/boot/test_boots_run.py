@@ -22,7 +22,7 @@ from accelstack.components.gcp.images import IMAGES as GCP_IMAGES
 from accelstack.components.node_images import NodeImage
 from accelstack.engine.capture import Capture, Registration
 from tests.boot.machine import boot, can_boot
-from tests.boot.machine.clouds import devices, metadata, sysfs
+from tests.boot.machine.clouds import devices, metadata, objects, sysfs
 from tests.conformance.cloud_stacks import DIRECT
 from tests.stack_edits import deployed, updated
 
@@ -110,7 +110,7 @@ def test_every_boot_reaches_its_last_step(stack: str, overrides: tuple[str, ...]
         image = image_for(cloud, role, resource)
         machine = boot(
             cloud, image, decoded(document), tmp_path / resource.name, metadata(cloud, capture, resource),
-            devices(cloud, capture, resource), image.release, sysfs(cloud, resource),
+            devices(cloud, capture, resource), image.release, sysfs(cloud, resource), stored=objects(cloud, capture),
         )  # fmt: skip
         where = f"{resource.name} ({role}, {image.description})"
         if not machine.ok:

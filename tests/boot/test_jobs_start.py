@@ -13,7 +13,7 @@ import pytest
 
 from accelstack.components.slurm import PROLOG_PATH, TASK_PROLOG_PATH
 from tests.boot.machine import boot, can_boot
-from tests.boot.machine.clouds import devices, metadata, sysfs
+from tests.boot.machine.clouds import devices, metadata, objects, sysfs
 from tests.boot.test_boots_run import captured, decoded, documents, image_for, role_of
 
 pytestmark = pytest.mark.skipif(can_boot() is not None, reason=str(can_boot()))
@@ -42,7 +42,7 @@ def test_a_two_node_job_gets_its_environment_on_a_booted_node(
     image = image_for(cloud, "training-node", node)
     machine = boot(
         cloud, image, decoded(documents(node.inputs)[0]), tmp_path, metadata(cloud, capture, node),
-        devices(cloud, capture, node), image.release, sysfs(cloud, node), after=JOB,
+        devices(cloud, capture, node), image.release, sysfs(cloud, node), after=JOB, stored=objects(cloud, capture),
     )  # fmt: skip
     assert machine.ok, machine.explain()
     status, output = machine.after

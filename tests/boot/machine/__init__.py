@@ -145,6 +145,7 @@ def boot(
     release: str = "ubuntu-24.04",
     sysfs: dict[str, str] | None = None,
     after: str = "",
+    stored: dict[str, dict[str, str]] | None = None,
 ) -> Boot:
     """Boot `document` on a machine of `image` in `cloud`; `work` receives everything it did."""
     work.mkdir(parents=True, exist_ok=True)
@@ -157,6 +158,7 @@ def boot(
         "imds_session": secrets.token_hex(16),
         "secrets": {"munge": base64.b64encode(secrets.token_bytes(128)).decode()},
         "user_data": user_data_parts(document),
+        "objects": stored or {"ssm": {}, "vault": {}},
     }
     machine["image"]["repositories"] = {k: sorted(v) for k, v in image.repositories.items()}
     (work / "machine.json").write_text(json.dumps(machine))

@@ -13,6 +13,34 @@ from accelstack.engine.capture import Capture, Registration
 
 
 def metadata(cloud: str, capture: Capture, resource: Registration) -> dict[str, str]:
+    return _instance_metadata(cloud, resource) | {
+        f"instance/attributes/{key}": str(value)
+        for key, value in (resource.inputs.get("metadata") or {}).items()
+        if cloud == "gcp" and isinstance(value, str)
+    }
+
+
+def objects(cloud: str, capture: Capture) -> dict[str, dict[str, str]]:
+    """What the stack stored in the cloud that boots read back: SSM parameters and Key Vault secrets by name."""
+    found: dict[str, dict[str, str]] = {"ssm": {}, "vault": {}}
+    if cloud == "aws":
+        for parameter in capture.by_type("aws:ssm/parameter:Parameter"):
+            found["ssm"][str(parameter.inputs.get("name"))] = _plain(parameter.inputs.get("value"))
+    if cloud == "azure":
+        for secret in capture.by_type("azure-native:keyvault:Secret"):
+            value = (secret.inputs.get("properties") or {}).get("value")
+            found["vault"][str(secret.inputs.get("secretName"))] = _plain(value)
+    return found
+
+
+def _plain(value) -> str:
+    """A secret input as the cloud stores it (the capture wraps secrets in Pulumi's secret envelope)."""
+    if isinstance(value, dict) and "value" in value:
+        return str(value["value"])
+    return str(value)
+
+
+def _instance_metadata(cloud: str, resource: Registration) -> dict[str, str]:
     if cloud == "aws":
         return {
             "meta-data/instance-id": "i-0123456789abcdef0",

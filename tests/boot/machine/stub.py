@@ -591,10 +591,16 @@ def fetch(url: str, method: str, headers: dict[str, str], data: bytes | None) ->
         except urllib.error.URLError as error:
             raise ConnectionError(f"curl: (7) Failed to connect to {host}: {error.reason}") from error
     bearer = headers.get("Authorization", "")
-    if re.match(r"https://[a-z0-9-]+\.vault\.azure\.net/secrets/", url):
+    vault = re.match(r"https://[a-z0-9-]+\.vault\.azure\.net/secrets/([A-Za-z0-9-]+)", url)
+    if vault:
         if bearer != f"Bearer {MACHINE['token']}":
             return 401, b'{"error": {"code": "Unauthorized"}}'
-        return 200, json.dumps({"value": MACHINE["secrets"]["munge"]}).encode()
+        stored = MACHINE["objects"]["vault"].get(vault.group(1))
+        if "munge" in vault.group(1):
+            stored = MACHINE["secrets"]["munge"]
+        if stored is None:
+            return 404, b'{"error": {"code": "SecretNotFound"}}'
+        return 200, json.dumps({"value": stored}).encode()
     if url.startswith("https://secretmanager.googleapis.com/v1/") and url.endswith(":access"):
         if bearer != f"Bearer {MACHINE['token']}":
             return 401, b'{"error": {"code": 401}}'
@@ -725,6 +731,11 @@ def aws() -> None:
     log()
     if ARGS[:2] == ["secretsmanager", "get-secret-value"]:
         print(MACHINE["secrets"]["munge"])
+    if ARGS[:2] == ["ssm", "get-parameter"]:
+        name = ARGS[ARGS.index("--name") + 1]
+        if name not in MACHINE["objects"]["ssm"]:
+            fail(f"An error occurred (ParameterNotFound) when calling the GetParameter operation: {name}", 254)
+        print(MACHINE["objects"]["ssm"][name])
 
 
 def gcloud() -> None:
