@@ -32,8 +32,10 @@ import pytest
 import yaml
 
 from accelstack.components.slurm import (
+    CHECKPOINT_EXPORT_PATH,
     DeployValues,
     cgroup_conf,
+    checkpoint_copier,
     checkpoint_export_units,
     checkpoint_interval_seconds,
     checkpoint_sync_units,
@@ -762,8 +764,13 @@ def notice_in(seconds: float) -> dict[str, str]:
 
 
 def run_watcher(cluster: Cluster, spec, notice: dict[str, str], bin_dir: Path, **extra: str):
+    """The watcher as generated, its final sync running the node's own export script (as generated, from the
+    test's copy instead of /usr/local/sbin)."""
+    export = cluster.root / "checkpoint-export.sh"
+    export.write_text(checkpoint_copier(spec, nodes_for(spec)) or "")
+    export.chmod(0o755)
     watcher = cluster.root / "spot-watcher-local.sh"
-    watcher.write_text(spot_watcher_script(spec, nodes_for(spec)))
+    watcher.write_text(spot_watcher_script(spec, nodes_for(spec)).replace(CHECKPOINT_EXPORT_PATH, str(export)))
     watcher.chmod(0o755)
     with FakeImds(notice) as imds:
         env = {
@@ -783,8 +790,15 @@ def run_watcher(cluster: Cluster, spec, notice: dict[str, str], bin_dir: Path, *
 def test_spot_notice_without_lustre_requeues_then_syncs_checkpoints_to_the_bucket(cluster, tmp_path):
     """aws-finetune (one spot node, no Lustre, checkpoints on local disk): after the checkpoint signal and
     the requeue, the watcher copies the local checkpoints to the bucket with the AWS CLI (a fake here)."""
-    local_spec = spec_for(stack="aws-finetune")
+    local = tmp_path / "ckpt"
+    local_spec = spec_for(f"training.storage.checkpoints.path={local}", stack="aws-finetune")
     assert local_spec.training.storage.lustre is None
+    # One checkpoint the job finished (its marker written last), one still being written.
+    (local / "step-100").mkdir(parents=True)
+    (local / "step-100" / "model.pt").write_text("weights")
+    (local / "step-100" / "COMPLETE").write_text("")
+    (local / "step-200").mkdir()
+    (local / "step-200" / "model.pt").write_text("half")
     cluster.ready_node()
     job_id = submit(cluster)
     calls = fake_aws(tmp_path)
@@ -799,20 +813,24 @@ def test_spot_notice_without_lustre_requeues_then_syncs_checkpoints_to_the_bucke
         < log.index("final checkpoint sync to s3://acme-finetune-checkpoints")
     )
     assert "final checkpoint sync done" in log
-    [call] = calls.read_text().splitlines()
-    assert call.split()[:4] == ["s3", "sync", "/scratch/checkpoints/", "s3://acme-finetune-checkpoints/"]
-    assert "--delete" not in call
+    # The finished checkpoint's files, then its marker; nothing of the one still being written; never a delete.
+    copied, marker = calls.read_text().splitlines()
+    assert copied.split()[:4] == ["s3", "sync", f"{local}/step-100/", "s3://acme-finetune-checkpoints/step-100/"]
+    assert marker.split()[:3] == ["s3", "cp", f"{local}/step-100/COMPLETE"]
+    assert "step-200" not in calls.read_text() and "--delete" not in calls.read_text()
     job = wait_for("requeued job pending", lambda: (j := cluster.job(job_id))["JobState"] == "PENDING" and j, 20)
     assert int(job["Restarts"]) >= 1
 
 
 def test_final_sync_is_cut_off_before_the_instance_goes(cluster, tmp_path):
     """An upload that would outlast the notice is stopped (by `timeout`) 5 s before the notice's time."""
+    local = tmp_path / "ckpt"
+    (local / "step-100").mkdir(parents=True)
+    (local / "step-100" / "COMPLETE").write_text("")
     cluster.ready_node()
     calls = fake_aws(tmp_path)
-    result, elapsed = run_watcher(
-        cluster, spec_for(stack="aws-finetune"), notice_in(9), tmp_path / "bin", FAKE_AWS_SECONDS="60"
-    )
+    spec = spec_for(f"training.storage.checkpoints.path={local}", stack="aws-finetune")
+    result, elapsed = run_watcher(cluster, spec, notice_in(9), tmp_path / "bin", FAKE_AWS_SECONDS="60")
     assert result.returncode == 0, result.stdout + result.stderr
     assert calls.read_text().count("s3 sync") == 1
     assert "final checkpoint sync incomplete" in result.stdout

@@ -121,6 +121,7 @@ def test_training_component_exports_the_interval_and_writes_it_to_the_nodes():
         f"ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS={interval}",
         "ACCELSTACK_CHECKPOINT_DIR=/fsx/checkpoints",
         "ACCELSTACK_CHECKPOINT_URI=s3://acme-train-checkpoints",
+        "ACCELSTACK_CHECKPOINT_MARKER=COMPLETE",
         "ACCELSTACK_STACK=aws-training",
     ]
     assert ". /etc/accelstack/training.env" in files["/etc/profile.d/accelstack-training.sh"]

@@ -39,7 +39,9 @@ def at(path: str, stack: str, *overrides: str, level: Level = Level.ERROR) -> li
 
 @pytest.mark.parametrize("stack", ["azure-training", "azure-serving", "gcp-training", "gcp-serving"])
 def test_the_examples_stay_clean(stack: str) -> None:
-    assert problems(stack) == []
+    """Clean but for the import warning of a training example that creates its dataset bucket (its Lustre imports
+    only when asked: tests/conformance/test_dataset_import.py)."""
+    assert [p for p in problems(stack) if p.path != "training.storage.lustre.importTrigger"] == []
 
 
 @pytest.mark.parametrize(

@@ -169,7 +169,8 @@ def test_without_lustre_the_nodes_sync_their_own_checkpoints_to_the_container():
     nodes = slurm.nodes_for(s)
     assert slurm.checkpoint_export_units(s, nodes) == {}
     units = slurm.checkpoint_sync_units(s, nodes, slurm.DeployValues())
-    assert (
-        "azcopy sync /mnt/checkpoints/ https://acmetrainckpts.blob.core.windows.net/checkpoints/"
-        in units["accelstack-checkpoint-sync.service"]
-    )
+    assert slurm.CHECKPOINT_EXPORT_PATH in units["accelstack-checkpoint-sync.service"]
+    script = slurm.checkpoint_copier(s, nodes)
+    assert script is not None and "source_dir=/mnt/checkpoints" in script
+    assert "destination=https://acmetrainckpts.blob.core.windows.net/checkpoints/" in script
+    assert "azcopy copy" in script and "--overwrite=false" in script

@@ -292,10 +292,13 @@ def test_the_head_copies_lustre_checkpoints_to_their_container_without_deleting(
     head = only(stack(), HEAD)
     text = base64.b64decode(head.inputs["osProfile"]["customData"]).decode()
     config = yaml.safe_load(text)
-    units = {f["path"]: f["content"] for f in config["write_files"] if f["path"].startswith("/etc/systemd/system/")}
-    service = units["/etc/systemd/system/accelstack-checkpoint-export.service"]
-    assert "azcopy sync /lustre/checkpoints/ https://acmetrainckpts.blob.core.windows.net/checkpoints/" in service
-    assert "--delete" not in service
+    files = {f["path"]: f["content"] for f in config["write_files"]}
+    service = files["/etc/systemd/system/accelstack-checkpoint-export.service"]
+    script = files[service.split("ExecStart=/usr/bin/env ", 1)[1].split()[0]]
+    assert "source_dir=/lustre/checkpoints" in script
+    assert "destination=https://acmetrainckpts.blob.core.windows.net/checkpoints/" in script
+    # AzCopy copies (never sync --delete-destination) and never overwrites an exported object.
+    assert script.count("azcopy copy") == 2 and script.count("--overwrite=false") == 2 and "delete" not in script
     assert "RequiresMountsFor=/lustre/checkpoints" in service
     assert config["ssh_pwauth"] is False
 
