@@ -286,8 +286,15 @@ def test_hostile_set_values_are_one_line_at_their_path(runner, project, override
     assert any(line.startswith(f"alpha: {path}: ") and "(from --set " in line for line in lines), lines
 
 
-def test_too_many_partitions_for_the_head_nodes_user_data(runner, project):
-    parts = ", ".join(f"{{name: p{i}, maxTime: '7-00:00:00', default: {str(i == 0).lower()}}}" for i in range(150))
+def test_too_many_partitions_for_the_heads_configuration_object(runner, project):
+    """slurm.conf travels in an SSM parameter (8 KB, compressed), not the head's user data: partitions whose names
+    do not compress (hashes) overflow it at 250."""
+    import hashlib
+
+    names = [f"p{hashlib.sha256(str(i).encode()).hexdigest()[:28]}" for i in range(250)]
+    parts = ", ".join(
+        f"{{name: {name}, maxTime: '7-00:00:00', default: {str(i == 0).lower()}}}" for i, name in enumerate(names)
+    )
     line = only_problem(invoke(runner, project, "alpha", "--set", f"training.scheduler.partitions=[{parts}]"))
-    assert line.startswith("alpha: training.scheduler.partitions: 150 partitions make the head node's user data")
-    assert "EC2 accepts at most 16,384" in line
+    assert line.startswith("alpha: training.scheduler.partitions: 250 partitions make the head's Slurm configuration")
+    assert "an SSM parameter holds at most 8,192" in line
