@@ -105,6 +105,7 @@ def test_every_rule_registered_once_in_layer_order():
         "accelstack.spec.catalog_rules",
         "accelstack.clouds.aws.rules",
         "accelstack.clouds.aws.serving_rules",
+        "accelstack.components.aws.rules",  # what only the rendered components can measure (the SSM bundle)
         "accelstack.clouds.azure.rules",
         "accelstack.clouds.azure.serving_rules",
         "accelstack.clouds.gcp.rules",
