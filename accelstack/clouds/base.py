@@ -185,6 +185,8 @@ class RuleTerms:
     fabric_machine_type: str = "a machine type with one"  # where to find one: "an EFA instance type", "an ND size"
     # What spot serving replicas would break besides the requests in flight ("" : nothing more to say).
     spot_serving_breaks: str = ""
+    region: str = "a region of this cloud"  # with its article: "an AWS Region name", "a Compute Engine region"
+    region_hint: str = "its regions are listed in the cloud's catalog"  # what they look like, how to list them
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,24 @@ def several_nodes_need_a_fabric(spec: TrainingStack) -> Iterator[Problem]:
     )
 
 
+@rule
+def region_is_one_the_cloud_has(spec: StackSpec) -> Iterator[Problem]:
+    """account.region and every separation.allowedRegions entry name a region the cloud has (its catalog's dated
+    table): every regional create call in an unknown one fails, after whatever came before it exists. The same
+    refusal on every cloud; a region newer than the table is added to the table."""
+    cloud = registry.get(spec.cloud)
+    regions = cloud.catalog.regions
+    named = [(f"account.{type(spec.account).region_key()}", spec.account.region)]  # Azure calls it location
+    named += [(f"separation.allowedRegions.{i}", r) for i, r in enumerate(spec.separation.allowed_regions or [])]
+    for path, region in named:
+        if region not in regions:
+            yield Problem(
+                path,
+                f"{region!r} is not {cloud.terms.region} (accelstack's table, checked {cloud.catalog.checked})"
+                f"{did_you_mean(region, regions) or ''}; {cloud.terms.region_hint}",
+            )
+
+
 @rule(workload="serving")
 def serving_machine_type_in_catalog(spec: ServingStack) -> Iterator[Problem]:
     """Replicas run on a machine type of the cloud's catalog and shard over at most its GPUs. Whether the model

@@ -228,3 +228,20 @@ def test_replicas_on_gpus_other_than_nvidias_are_refused_on_every_cloud(cloud):
             assert not [m for m in found if "container runtime" in m]
         else:
             assert any("NVIDIA's container runtime" in m and machine.name in m for m in found), found
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+@pytest.mark.parametrize("workload", ["training", "serving"])
+def test_a_region_the_cloud_lacks_is_refused_the_same_way_on_every_cloud(cloud, workload):
+    """One rule for every cloud: the account's region (Azure's location) and each allowed region must be in the
+    cloud's dated table, an error at the key that names it; the example's own region passes."""
+    described = registry.get(cloud)
+    spec = load_stack(stack_file(cloud, workload))
+    key = f"account.{type(spec.account).region_key()}"
+    unknown = f"{spec.account.region}9"  # well formed for the cloud's account model, and no region it has
+    found = at(problems(cloud, workload, f"{key}={unknown}", "separation.allowedRegions=null"), key)
+    assert any(described.terms.region in m and described.catalog.checked in m for m in found), found
+    allowed = at(problems(cloud, workload, f"separation.allowedRegions=[{spec.account.region}, {unknown}]"),
+                 "separation.allowedRegions.1")  # fmt: skip
+    assert any(described.terms.region in m for m in allowed), allowed
+    assert not at(problems(cloud, workload), key)

@@ -46,8 +46,13 @@ ACCOUNTS: dict[str, tuple[dict[str, Any], str, str]] = {
 
 
 def described(name: str, *, without: frozenset[Feature] = frozenset(), **changes: Any) -> Cloud:
-    """AWS's description under another name: no components (not deployable), no rules."""
-    fields: dict[str, Any] = {"name": name, "features": AWS.features - without, "components": None, "rules": ()}
+    """AWS's description under another name: no components (not deployable), no rules; its catalog has the regions
+    the account blocks here name (the neutral rules refuse a region the stack's cloud does not have)."""
+    named = tuple(account.get("region") or account.get("location") for account, _, _ in ACCOUNTS.values())
+    catalog = dataclasses.replace(AWS.catalog, regions=AWS.catalog.regions + named)
+    fields: dict[str, Any] = {
+        "name": name, "features": AWS.features - without, "components": None, "rules": (), "catalog": catalog,
+    }  # fmt: skip
     return dataclasses.replace(AWS, **{**fields, **changes})
 
 

@@ -147,8 +147,8 @@ INVALID = {
     "region-unknown": (
         {"account.region": "xx-north-9", "separation.allowedRegions": DELETE},
         "account.region",
-        W,
-        "not in accelstack's Region table",
+        E,
+        "not an AWS Region name (accelstack's table",
     ),
     "region-not-allowed": (
         {"account.region": "us-west-2", "separation.allowedRegions": ["us-east-1"]},

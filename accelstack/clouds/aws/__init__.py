@@ -169,6 +169,8 @@ AWS = Cloud(
     # 16 KB of raw user data (catalog.EC2_USER_DATA_MAX_BYTES, from the EC2 User Guide).
     boot_data_limit=BootDataLimit("user data", catalog.EC2_USER_DATA_MAX_BYTES, refused_by="EC2"),
     terms=RuleTerms(
+        region="an AWS Region name",
+        region_hint="Regions look like us-east-1 or eu-west-1 (aws ec2 describe-regions)",
         machine_type="accelerated instance type",
         fabric="EFA",  # EFA user guide, "Supported instance types"
         without_fabric="plain TCP, an order of magnitude slower",

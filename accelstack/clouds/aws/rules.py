@@ -15,36 +15,11 @@ from collections.abc import Iterator
 from accelstack.clouds.aws import catalog as tables
 from accelstack.spec.accounts import AwsAccount
 from accelstack.spec.models import LustreSpec, StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import object_uris
 from accelstack.spec.validators import bucket_of, path_within, rule
 
 # --- accounts, regions, IAM ---------------------------------------------------------------------
-
-
-def _region_problem(region: str) -> tuple[str, Level] | None:
-    if not tables.REGION_NAME.match(region):
-        hint = did_you_mean(region, tables.REGIONS) or " (e.g. us-east-1)"
-        return f"{region!r} is not an AWS Region name{hint}", Level.ERROR
-    if region not in tables.REGIONS:
-        return (
-            f"{region!r} is not in accelstack's Region table (checked {tables.CHECKED}){did_you_mean(region, tables.REGIONS)}; "
-            "check the spelling, or ignore this if the Region is newer",
-            Level.WARNING,
-        )
-    return None
-
-
-@rule
-def region_name(spec: StackSpec) -> Iterator[Problem]:
-    """Region names follow `area-direction-N` and must be a Region AWS has (General Reference, "AWS Regions")."""
-    found = _region_problem(spec.account.region)
-    if found:
-        yield Problem("account.region", *found)
-    for index, region in enumerate(spec.separation.allowed_regions or []):
-        found = _region_problem(region)
-        if found:
-            yield Problem(f"separation.allowedRegions.{index}", *found)
 
 
 @rule

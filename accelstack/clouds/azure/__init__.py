@@ -177,6 +177,8 @@ AZURE = Cloud(
         "custom data", catalog.CUSTOM_DATA_MAX_BYTES, refused_by="Azure", base64_encoded=True
     ),
     terms=RuleTerms(
+        region="an Azure region",
+        region_hint="locations look like eastus or westeurope (az account list-locations --query [].name)",
         machine_type="GPU VM size",
         fabric="InfiniBand",  # the ND sizes; NC sizes have accelerated Ethernet only
         without_fabric="Ethernet",

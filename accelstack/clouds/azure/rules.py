@@ -17,7 +17,7 @@ from accelstack.clouds.azure import catalog as tables
 from accelstack.spec.accounts import AzureAccount
 from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.models import StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -310,22 +310,6 @@ def storage_accounts_are_created_here(spec: TrainingStack) -> Iterator[Problem]:
                 f"training.storage.{block}.create",
                 "false (an existing storage account) is not supported on azure yet; set create: true and name a "
                 "storage account that does not exist yet in the URI",
-            )
-
-
-@rule
-def azure_location(spec: StackSpec) -> Iterator[Problem]:
-    """account.location and separation.allowedRegions name Azure regions (catalog.REGIONS, `az account
-    list-locations`): every create call in an unknown location fails (LocationNotAvailableForResourceType)."""
-    named = [("account.location", spec.account.region)]
-    named += [(f"separation.allowedRegions.{i}", r) for i, r in enumerate(spec.separation.allowed_regions or [])]
-    for path, region in named:
-        if region not in tables.REGIONS:
-            yield Problem(
-                path,
-                f"{region!r} is not an Azure region (accelstack's table, checked {tables.CHECKED})"
-                f"{did_you_mean(region, tables.REGIONS) or ''}; locations look like eastus or westeurope "
-                "(az account list-locations --query [].name)",
             )
 
 

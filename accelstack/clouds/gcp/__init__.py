@@ -175,6 +175,8 @@ GCP = Cloud(
         "calendar_mode_max_days": catalog.CALENDAR_MODE_MAX_DAYS,
     },
     terms=RuleTerms(
+        region="a Compute Engine region",
+        region_hint="regions look like us-central1 or europe-west4 (gcloud compute regions list)",
         machine_type="GPU machine type",
         # A3 High/Mega, A3 Ultra and A4 have one; A2 and G2 have no GPU network between VMs
         # (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth).

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from accelstack.clouds.gcp import catalog as tables
 from accelstack.spec.models import StackSpec, TrainingStack
-from accelstack.spec.problems import Level, Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
@@ -337,27 +337,6 @@ def gcp_lustre_mount(spec: TrainingStack) -> Iterator[Problem]:
             "training.storage.lustre.importPath",
             f"{lustre.import_path!r}: an absolute path in the file system (e.g. /datasets)",
         )
-
-
-def region_problems(spec: StackSpec) -> Iterator[Problem]:
-    """account.region and separation.allowedRegions name Compute Engine regions (catalog.REGIONS)."""
-    named = [("account.region", spec.account.region)]
-    named += [(f"separation.allowedRegions.{i}", r) for i, r in enumerate(spec.separation.allowed_regions or [])]
-    for path, region in named:
-        if region not in tables.REGIONS:
-            yield Problem(
-                path,
-                f"{region!r} is not a Compute Engine region (accelstack's table, checked {tables.CHECKED})"
-                f"{did_you_mean(region, tables.REGIONS) or ''}; regions look like us-central1 or europe-west4 "
-                "(gcloud compute regions list)",
-            )
-
-
-@rule
-def gcp_region(spec: StackSpec) -> Iterator[Problem]:
-    """A region Compute Engine does not have fails every regional and zonal create call (the provider's
-    region, the buckets' location, the key ring): refused before anything exists."""
-    yield from region_problems(spec)
 
 
 @rule(workload="training")
