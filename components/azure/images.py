@@ -9,8 +9,9 @@ version (never "latest"): the one place they are named.
 - AMD GPU nodes (ND MI300X v5): the same image built with ROCm ("Ubuntu-HPC 24.04 ROCm
   (microsoft-dsvm:ubuntu-hpc:2404-rocm)", the same README; its install.sh installs ROCm only for GPU=AMD, and its
   sku-customizations run the MI300X NCCL/RCCL settings). Release 24.04.2026072801: ROCm 6.4.4, RCCL 2.22.3.
-- Slurm head: Canonical's Ubuntu 24.04 LTS server image (the nodes' Slurm major).
-24.04 because its Slurm (23.11) supports dynamic nodes (`slurmd -Z`); 22.04's 21.08 does not.
+- Slurm head: Canonical's Ubuntu 24.04 LTS server image. Slurm itself is not the images': Ubuntu-HPC pins Ubuntu's
+  slurm* packages away, so head and nodes alike install Microsoft's slurm-smd builds at one pinned version
+  (components/azure/node_platform.py, as CycleCloud does); 24.04 for the rest of the userland both share.
 
 Why pinned: "latest" resolves whenever a VM is created, so a scale set's nodes recreated after an eviction would
 boot a newer driver, NCCL and kernel than their peers. Moving a pin: list the versions (`az vm image list --all
