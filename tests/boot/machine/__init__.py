@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import email
+import functools
 import json
 import os
 import secrets
@@ -32,15 +33,24 @@ RELEASES = {
 }
 
 
+@functools.cache
 def can_boot() -> str | None:
     """None when this host can run machines, else why not (they need root and namespaces)."""
     if os.geteuid() != 0:
         return "booting a machine needs root (mount and network namespaces)"
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         return "booting a machine needs unshare (util-linux) and ip (iproute2)"
-    probe = subprocess.run(["unshare", "-mnup", "--fork", "true"], capture_output=True)
+    # What launcher.sh needs, tried once: the namespaces, an address on the new loopback, an overlay of /etc.
+    probe_script = (
+        "set -e; ip link set lo up; ip addr add 169.254.169.254/32 dev lo; d=$(mktemp -d); "
+        'mkdir "$d/u" "$d/w" "$d/m"; mount -t overlay overlay -o "lowerdir=/etc,upperdir=$d/u,workdir=$d/w" "$d/m"; '
+        'umount "$d/m"; rm -rf "$d"'
+    )
+    probe = subprocess.run(
+        ["unshare", "-mnup", "--fork", "--propagation", "private", "bash", "-c", probe_script], capture_output=True
+    )
     if probe.returncode != 0:
-        return f"this host refuses namespaces: {probe.stderr.decode().strip()}"
+        return f"this host refuses the namespaces or overlays a machine needs: {probe.stderr.decode().strip()}"
     return None
 
 
