@@ -7,7 +7,7 @@ Sources per row. Only what the scripts rely on is listed; "ships" is what they u
 
 from __future__ import annotations
 
-from accelstack.components.node_images import UBUNTU_BASE, NodeImage
+from accelstack.components.node_images import NOBLE_ARCHIVE, UBUNTU_BASE, NodeImage
 
 __all__ = ["IMAGES", "ROOT_DEVICE", "NodeImage"]
 
@@ -20,8 +20,6 @@ _NO_AWSCLI_DEB = (
     "Ubuntu 24.04 (noble) no longer ships the awscli package: \"E: Package 'awscli' has no installation "
     'candidate" (aws/aws-cli#8978); the AWS CLI v2 bundle is installed instead (ensure_aws_cli)'
 )
-# noble main/universe: munge, slurmctld/slurmd/slurm-client 23.11, unzip, curl.
-_NOBLE_PACKAGES = frozenset({"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip"})
 
 # FSx for Lustre's Ubuntu client repository (FSx User Guide, "Installing the Lustre client", Ubuntu): a
 # module package per kernel it has built for.
@@ -38,7 +36,7 @@ IMAGES: dict[str, NodeImage] = {
         release="ubuntu-24.04",
         package_manager="apt",
         ships=UBUNTU_BASE,
-        installable=_NOBLE_PACKAGES,
+        installable=NOBLE_ARCHIVE,
         absent={"awscli": _NO_AWSCLI_DEB},
         repositories=_FSX_REPOSITORY,
     ),
@@ -50,7 +48,7 @@ IMAGES: dict[str, NodeImage] = {
         release="ubuntu-24.04",
         package_manager="apt",
         ships=UBUNTU_BASE | {"docker"},
-        installable=_NOBLE_PACKAGES,
+        installable=NOBLE_ARCHIVE,
         services=frozenset({"docker.service"}),
         absent={"awscli": _NO_AWSCLI_DEB},
         repositories=_FSX_REPOSITORY,

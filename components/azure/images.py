@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_images import UBUNTU_BASE, NodeImage
+from accelstack.components.node_images import NOBLE_ARCHIVE, UBUNTU_BASE, NodeImage
 
 HPC_NODE_IMAGE = {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2404", "version": "24.04.2026072901"}
 HPC_ROCM_NODE_IMAGE = {
@@ -49,9 +49,6 @@ def node_image(instance: InstanceType | None) -> dict[str, str]:
 
 
 # What those images have and can install, per node role (components/node_images.py): the boot tests' machines.
-_NOBLE_PACKAGES = frozenset(
-    {"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip", "jq", "python3-venv", "python3-pip"}
-)
 # Microsoft's package repositories a script may add: the Managed Lustre client built per kernel
 # (learn.microsoft.com/azure/azure-managed-lustre/client-install, Ubuntu 24.04), and the Slurm builds CycleCloud
 # installs (Azure/cyclecloud-slurm azure-slurm-install/ubuntu.sh: packages.microsoft.com/repos/slurm-ubuntu-noble).
@@ -76,7 +73,7 @@ _UBUNTU_HPC = NodeImage(
     release="ubuntu-24.04",
     package_manager="apt",
     ships=UBUNTU_BASE | {"nvidia-smi", "azcopy", "mount.lustre", "module:lustre", "docker", "ibstat"},
-    installable=_NOBLE_PACKAGES,
+    installable=NOBLE_ARCHIVE,
     pinned_away={"slurm*": _UBUNTU_SLURM_PINNED},
     repositories=_MICROSOFT_REPOSITORIES,
     services=frozenset({"walinuxagent.service", "docker.service", "nvidia-persistenced.service"}),
@@ -95,7 +92,7 @@ IMAGES: dict[str, NodeImage] = {
         release="ubuntu-24.04",
         package_manager="apt",
         ships=UBUNTU_BASE,
-        installable=_NOBLE_PACKAGES,
+        installable=NOBLE_ARCHIVE,
         repositories=_MICROSOFT_REPOSITORIES,
         services=frozenset({"walinuxagent.service"}),
     ),

@@ -24,7 +24,7 @@ disk, and the serving template rolls; no dataset, checkpoint, Lustre or key is t
 from __future__ import annotations
 
 from accelstack.clouds.gcp.catalog import ACCELERATED_INSTANCES
-from accelstack.components.node_images import UBUNTU_BASE, NodeImage
+from accelstack.components.node_images import NOBLE_ARCHIVE, UBUNTU_BASE, NodeImage
 
 _UBUNTU_ACCELERATOR_2404_NVIDIA_580 = (
     "projects/ubuntu-os-accelerator-images/global/images/ubuntu-accelerator-2404-amd64-with-nvidia-580-v20260522"
@@ -55,10 +55,6 @@ def node_image(machine_type: str) -> str:
 SHIELDED_VM = {"enable_secure_boot": False, "enable_vtpm": True, "enable_integrity_monitoring": True}
 
 # What those images have and can install, per node role (components/node_images.py): the boot tests' machines.
-_NOBLE_PACKAGES = frozenset(
-    {"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip", "jq", "docker.io", "dkms", "linux-headers-@KERNEL@",
-     "python3-venv", "python3-pip"}
-)  # fmt: skip
 # Google's package repositories a script may add: Managed Lustre's client per kernel (cloud.google.com/
 # managed-lustre/docs/install-client), the Cloud SDK, the Artifact Registry apt transport, and the GPUDirect
 # repositories in gce-ai-infra (TCPXO's dma-buf import helper; gIB's NCCL plugin), NVIDIA's container toolkit.
@@ -81,7 +77,7 @@ IMAGES: dict[str, NodeImage] = {
         release="ubuntu-24.04",
         package_manager="apt",
         ships=_GCE_UBUNTU,
-        installable=_NOBLE_PACKAGES,
+        installable=NOBLE_ARCHIVE,
         repositories=_GOOGLE_REPOSITORIES,
         services=frozenset({"google-guest-agent.service"}),
         hosts=_GCE_HOSTS,
@@ -91,7 +87,7 @@ IMAGES: dict[str, NodeImage] = {
         release="ubuntu-24.04",
         package_manager="apt",
         ships=_GCE_UBUNTU | {"nvidia-smi"},
-        installable=_NOBLE_PACKAGES,
+        installable=NOBLE_ARCHIVE,
         repositories=_GOOGLE_REPOSITORIES,
         services=frozenset({"google-guest-agent.service"}),
         hosts=_GCE_HOSTS,
@@ -99,7 +95,7 @@ IMAGES: dict[str, NodeImage] = {
     # Deep Learning VM (cloud.google.com/deep-learning-vm/docs/images): driver, Docker with the NVIDIA
     # toolkit, the Cloud SDK from Google's apt repository.
     "serving-replica": NodeImage(
-        description="Deep Learning VM common-cu124 (Ubuntu 22.04)",
+        description="Deep Learning VM (Ubuntu 22.04, REPLICA_IMAGE)",
         release="ubuntu-22.04",
         package_manager="apt",
         ships=UBUNTU_BASE | {"nvidia-smi", "docker", "gcloud", "gsutil", "nvidia-ctk", "pip3"},

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.boot.machine import boot, can_boot
-from tests.boot.machine.clouds import devices, metadata, objects, sysfs
-from tests.boot.test_boots_run import IMAGES, decoded, documents, role_of
+from tests.boot.machine import can_boot
+from tests.boot.test_boots_run import IMAGES, boot_launched, documents, role_of
 from tests.stack_edits import deployed
 
 pytestmark = pytest.mark.skipif(can_boot() is not None, reason=str(can_boot()))
@@ -34,10 +33,7 @@ def test_a_failed_step_fails_the_boot_visibly(stack: str, role: str, tmp_path: P
     resource = next(r for r in capture.resources if documents(r.inputs) and role_of(r) == role)
     image = IMAGES[cloud][role]
     broken = dataclasses.replace(image, installable=image.installable - {"munge"})
-    machine = boot(
-        cloud, broken, decoded(documents(resource.inputs)[0]), tmp_path, metadata(cloud, capture, resource),
-        devices(cloud, capture, resource), image.release, sysfs(cloud, resource), stored=objects(cloud, capture),
-    )  # fmt: skip
+    machine = boot_launched(cloud, capture, resource, broken, tmp_path)
     assert not machine.ok
     assert "E: Unable to locate package munge" in machine.console
     assert "accelstack-setup: FAILED" in machine.console, machine.console

@@ -21,7 +21,7 @@ from accelstack.components.azure.images import IMAGES as AZURE_IMAGES
 from accelstack.components.gcp.images import IMAGES as GCP_IMAGES
 from accelstack.components.node_images import NodeImage
 from accelstack.engine.capture import Capture, Registration
-from tests.boot.machine import boot, can_boot
+from tests.boot.machine import Boot, boot, can_boot
 from tests.boot.machine.clouds import devices, metadata, objects, sysfs
 from tests.conformance.cloud_stacks import DIRECT
 from tests.stack_edits import deployed, updated
@@ -91,6 +91,18 @@ def image_for(cloud: str, role: str, resource: Registration) -> NodeImage:
     return IMAGES[cloud][role]
 
 
+def boot_launched(
+    cloud: str, capture: Capture, resource: Registration, image: NodeImage, work: Path, after: str = ""
+) -> Boot:
+    """Boot the document `resource` launches machines with, on `image`, as its cloud would: the metadata service
+    answering for it, the disks attached to it, its machine type's devices, what the stack stored."""
+    [document] = documents(resource.inputs)
+    return boot(
+        cloud, image, decoded(document), work, metadata(cloud, capture, resource), devices(cloud, capture, resource),
+        image.release, sysfs(cloud, resource), after=after, stored=objects(cloud, capture),
+    )  # fmt: skip
+
+
 STACK_CASES = [(stack, overrides) for stack in stacks() for overrides in [(), *VARIANTS.get(stack, [])]]
 
 
@@ -106,12 +118,8 @@ def test_every_boot_reaches_its_last_step(stack: str, overrides: tuple[str, ...]
     problems = []
     for resource in sorted(booted, key=lambda r: r.urn):
         role = role_of(resource)
-        [document] = documents(resource.inputs)
         image = image_for(cloud, role, resource)
-        machine = boot(
-            cloud, image, decoded(document), tmp_path / resource.name, metadata(cloud, capture, resource),
-            devices(cloud, capture, resource), image.release, sysfs(cloud, resource), stored=objects(cloud, capture),
-        )  # fmt: skip
+        machine = boot_launched(cloud, capture, resource, image, tmp_path / resource.name)
         where = f"{resource.name} ({role}, {image.description})"
         if not machine.ok:
             problems.append(f"{where}: {machine.explain()}")

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from accelstack.components.slurm import PROLOG_PATH, TASK_PROLOG_PATH
-from tests.boot.machine import boot, can_boot
-from tests.boot.machine.clouds import devices, metadata, objects, sysfs
-from tests.boot.test_boots_run import captured, decoded, documents, image_for, role_of
+from tests.boot.machine import can_boot
+from tests.boot.test_boots_run import boot_launched, captured, documents, image_for, role_of
 
 pytestmark = pytest.mark.skipif(can_boot() is not None, reason=str(can_boot()))
 
@@ -40,10 +39,7 @@ def test_a_two_node_job_gets_its_environment_on_a_booted_node(
     capture = captured(stack, overrides)
     node = next(r for r in capture.resources if documents(r.inputs) and role_of(r) == "training-node")
     image = image_for(cloud, "training-node", node)
-    machine = boot(
-        cloud, image, decoded(documents(node.inputs)[0]), tmp_path, metadata(cloud, capture, node),
-        devices(cloud, capture, node), image.release, sysfs(cloud, node), after=JOB, stored=objects(cloud, capture),
-    )  # fmt: skip
+    machine = boot_launched(cloud, capture, node, image, tmp_path, after=JOB)
     assert machine.ok, machine.explain()
     status, output = machine.after
     assert status == 0, output

@@ -112,8 +112,13 @@ def pinned_away(package: str, origin: str) -> str | None:
     return None
 
 
+def package_model(name: str) -> dict | None:
+    """The package's contents as packages.py models them (its key may name the running kernel)."""
+    return next((model for key, model in PACKAGES.items() if kernelled(key) == name), None)
+
+
 def install(package: str) -> None:
-    model = next((m for name, m in PACKAGES.items() if kernelled(name) == package), None)
+    model = package_model(package)
     if model is None:
         fail(f"harness: package {package} is installable here but its contents are not modelled", 100)
     for user in model.get("users", []):
@@ -175,12 +180,12 @@ def apt_get() -> None:
         why = pinned_away(name, offered[name])
         if why:
             fail(f"E: Package '{name}' has no installation candidate ({why})", 100)
-        model = next((m for n, m in PACKAGES.items() if kernelled(n) == name), {})
+        model = package_model(name) or {}
         if version and kernelled(model.get("version", version)) != version:
             fail(f"E: Version '{version}' for '{name}' was not found", 100)
         wanted.append(name)
     for name in list(wanted):
-        for dependency in next((m for n, m in PACKAGES.items() if kernelled(n) == name), {}).get("depends", []):
+        for dependency in (package_model(name) or {}).get("depends", []):
             if dependency not in offered:
                 fail(
                     f"E: Unable to correct problems, you have held broken packages ({name} depends on {dependency})",
@@ -200,7 +205,7 @@ def apt_download(names: list[str]) -> None:
     for name in names:
         if name not in offered:
             fail(f"E: Unable to locate package {name}", 100)
-        model = next((m for n, m in PACKAGES.items() if kernelled(n) == name), {})
+        model = package_model(name) or {}
         source = model.get("source")
         files = (
             {f"usr/src/{name}-{source['version']}/{f}": text for f, text in source["files"].items()} if source else {}
@@ -244,7 +249,7 @@ def dpkg_query() -> None:
     if name not in load("installed", []):
         print(f"dpkg-query: no packages found matching {name}", file=sys.stderr)
         sys.exit(1)
-    model = next((m for n, m in PACKAGES.items() if kernelled(n) == name), {})
+    model = package_model(name) or {}
     version = kernelled(model.get("version", "1"))
     print(version if any(a.startswith("-f") for a in ARGS) else f"{name}\t{version}", end="")
     log()
