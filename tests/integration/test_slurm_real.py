@@ -852,6 +852,8 @@ def test_restore_brings_checkpoints_back_writable_for_the_jobs_users(tmp_path):
     function = body[
         body.index("restore_checkpoints() {") : body.index("\n}\n", body.index("restore_checkpoints() {")) + 3
     ]
+    # The script's own log function (the test defines nothing the script calls).
+    [logger] = [line for line in body.splitlines() if line.startswith("log() {")]
     calls = tmp_path / "aws-calls.txt"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -861,7 +863,7 @@ def test_restore_brings_checkpoints_back_writable_for_the_jobs_users(tmp_path):
     )
     (bin_dir / "aws").chmod(0o755)
     result = subprocess.run(
-        ["bash", "-c", f'set -euo pipefail\nlog() {{ echo "$*"; }}\n{function}\nrestore_checkpoints'],
+        ["bash", "-c", f"set -euo pipefail\n{logger}\n{function}\nrestore_checkpoints"],
         env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
         capture_output=True,
         text=True,
