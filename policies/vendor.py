@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .access import EdgeReader
 from .common import Context, ProviderFacts
 
 # One resource's findings (messages).
@@ -82,6 +83,12 @@ class SeparationReaders:
     # cross-account-read-only(-final): the kinds that carry grants, and their reader.
     grant_types: tuple[str, ...] = ()
     grants: GrantFindings | None = None
+    # cross-account-read-only(-final) over the access graph (policies/access.py): the kinds whose
+    # resources carry edges, the edge reader, and accounts of the cloud itself a grant may name (AWS's ELB
+    # log delivery accounts).
+    access_types: tuple[str, ...] = ()
+    access: EdgeReader | None = None
+    trusted_accounts: frozenset[str] = frozenset()
     # cross-account-network-admission: the kinds with a network firewall, and their reader.
     admission_types: tuple[str, ...] = ()
     network_admission: AdmissionFindings | None = None

@@ -25,7 +25,6 @@ from pulumi_policy import EnforcementLevel
 from .. import concepts, vendors
 from ..aws.separation import ELB_LOG_DELIVERY_ACCOUNTS  # noqa: F401  # its old home, for callers outside policies/
 from ..common import (
-    ARTIFACT_PREFIX,
     REQUIRED_TAGS,
     TAG_DIGEST,
     TAG_WORKLOAD,
@@ -43,6 +42,7 @@ from ..common import (
     truthy,
 )
 from ..vendor import SeparationReaders, Vendor
+from . import access_rules
 
 PACK_NAME = "accelstack-separation"
 PACK_DESCRIPTION = "Training and serving stay in disjoint accounts, regions and resource kinds."
@@ -65,18 +65,7 @@ def _vendor_of(type_token: str) -> Vendor | None:
     return vendors.by_package(package) if package is not None else None
 
 
-CONFIG: dict[str, dict[str, Any]] = {
-    "trustedAccounts": {
-        "type": "array",
-        "items": {"type": "string"},
-        "description": "Extra accounts (neither side's) a grant may name, e.g. a log archive account.",
-    },
-    "artifactPrefix": {
-        "type": "string",
-        "default": ARTIFACT_PREFIX,
-        "description": "Key prefix of training's artifact bucket that serving may read (training.artifactPrefix).",
-    },
-}
+CONFIG: dict[str, dict[str, Any]] = access_rules.CONFIG
 
 
 def _account_problems(provider_name: str, accounts: Sequence[str], ctx: Context) -> Iterable[str]:
@@ -269,6 +258,8 @@ def check_cross_account_grants(resource: Any, ctx: Context, resources: Sequence[
     for vendor in vendors.VENDORS:
         if vendor.separation.grants is not None:
             yield from vendor.separation.grants(resource, own, ctx, resources)
+    if resources is None:
+        yield from access_rules.check_resource_access(resource, ctx)
 
 
 def check_network_admission(resource: Any, ctx: Context) -> Iterable[str]:
@@ -289,6 +280,7 @@ def check_cross_account_grants_final(resources: Sequence[Any], ctx: Context) -> 
     for resource in resources:
         for message in check_cross_account_grants(resource, ctx, resources):
             yield resource.urn, message
+    yield from access_rules.check_stack_access(resources, ctx)
 
 
 check_cross_account_grants.__doc__ = "\n\n".join(
@@ -413,7 +405,7 @@ POLICIES = [
         "cross-account-read-only",
         "Cross-account grants only let serving read training's artifacts.",
         check_cross_account_grants,
-        types=_vendor_kinds(lambda r: r.grant_types),
+        types=_vendor_kinds(lambda r: tuple(dict.fromkeys(r.grant_types + r.access_types))),
         config=CONFIG,
     ),
     resource_policy(

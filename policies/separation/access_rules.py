@@ -1,0 +1,193 @@
+"""The separation invariant as one check over the access graph (policies/access.py).
+
+Across sides, exactly one thing may cross: the serving side reading training's artifacts, objects under the
+artifact prefix (and the key that decrypts them, used through the storage service only). Nothing else:
+no write or admin either way, no "become" of an identity on the other side (a role trust, `actAs`, Token
+Creator, a machine wearing the other side's identity), no grant to an account that is neither side's (or a
+configured trusted one), no grant to every account. A principal reaches, through every identity it can
+become, whatever that identity reaches, and is judged for it. An end the reader could not place, or an
+action or condition it could not judge, fails closed with what it could not place. Ours; the graph's
+shape follows NCC Group's PMapper and Cartography.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .. import access, vendors
+from ..access import ANY, BECOME, KEY, OBJECTS, OWN, READ, SERVICE, THROUGH_STORAGE, Edge, Party, Placement
+from ..common import ARTIFACT_PREFIX, Context, canonical_account, own_accounts
+
+OWN_SIDE, OTHER_SIDE, TRUSTED, EVERYONE, OUTSIDE, UNPLACED, CLOUD = (
+    "own",
+    "other",
+    "trusted",
+    "every account",
+    "outside",
+    "unplaced",
+    "cloud",
+)
+
+# Policy config the rule reads (beside the context's accounts).
+CONFIG: dict[str, dict[str, Any]] = {
+    "trustedAccounts": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Extra accounts (neither side's) a grant may name, e.g. a log archive account.",
+    },
+    "artifactPrefix": {
+        "type": "string",
+        "default": ARTIFACT_PREFIX,
+        "description": "Key prefix of training's artifact store that serving may read (training.artifactPrefix).",
+    },
+    "trainingStores": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Global names of the training side's buckets a grant may name (S3/GCS names carry no account).",
+    },
+    "servingStores": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Global names of the serving side's buckets a grant may name.",
+    },
+}
+
+
+def _readers() -> list[access.EdgeReader]:
+    return [reader for vendor in vendors.VENDORS if (reader := vendor.separation.access) is not None]
+
+
+def _trusted(ctx: Context) -> frozenset[str]:
+    configured = {canonical_account(str(a)) for a in ctx.config.get("trustedAccounts") or []}
+    vendor_trusted = {a for vendor in vendors.VENDORS for a in vendor.separation.trusted_accounts}
+    return frozenset(configured | vendor_trusted) - ctx.other_accounts
+
+
+def stores(ctx: Context) -> dict[str, str]:
+    """Bucket name -> account (the first account of its side) from the policy config."""
+    found: dict[str, str] = {}
+    for key, side in (("trainingStores", ctx.training_accounts), ("servingStores", ctx.serving_accounts)):
+        account = sorted(side)[0] if side else None
+        for name in ctx.config.get(key) or []:
+            if account is not None:
+                found[str(name)] = account
+    return found
+
+
+def placement(ctx: Context, resources: Sequence[Any] | None = None) -> Placement:
+    stack = access.Stack.of(resources) if resources is not None else None
+    return Placement(own_accounts(ctx), stores(ctx), stack)
+
+
+def side_of(party: Party, ctx: Context, trusted: frozenset[str]) -> str:
+    account = party.account
+    if account is None:
+        return UNPLACED
+    if account == OWN:
+        return OWN_SIDE
+    if account == SERVICE:
+        return CLOUD
+    if account == ANY:
+        return EVERYONE
+    account = canonical_account(account)
+    if account in own_accounts(ctx):
+        return OWN_SIDE
+    if account in ctx.other_accounts:
+        return OTHER_SIDE
+    if account in trusted:
+        return TRUSTED
+    return OUTSIDE
+
+
+def _is_read_path(edge: Edge, source_side: str, target_side: str, ctx: Context) -> bool:
+    """Serving reads training's artifacts: objects under the prefix, or the key only the storage service uses."""
+    serving_side = OWN_SIDE if ctx.workload == "serving" else OTHER_SIDE
+    training_side = OTHER_SIDE if ctx.workload == "serving" else OWN_SIDE
+    if ctx.workload not in ("training", "serving") or (source_side, target_side) != (serving_side, training_side):
+        return False
+    if edge.access != READ:
+        return False
+    prefix = str(ctx.config.get("artifactPrefix") or ARTIFACT_PREFIX)
+    if edge.target.kind == OBJECTS:
+        return edge.scope is not None and edge.scope != "" and edge.scope.startswith(prefix)
+    return edge.target.kind == KEY and edge.scope == THROUGH_STORAGE
+
+
+def _where(side: str, party: Party, ctx: Context) -> str:
+    if side == OWN_SIDE:
+        return f"this {ctx.workload or 'stack'}'s account"
+    if side == OTHER_SIDE:
+        return f"the {ctx.other} account {party.account}"
+    if side == EVERYONE:
+        return "every account"
+    if side == CLOUD:
+        return "the cloud's own service"
+    return f"account {party.account}, which is neither a training nor a serving account"
+
+
+def judge(edge: Edge, ctx: Context, trusted: frozenset[str], via: Party | None = None) -> str | None:
+    """Why an edge breaks the separation (None when it does not)."""
+    source, target = edge.source, edge.target
+    became = f" (by becoming {via.shown()})" if via is not None else ""
+    for party, role in ((source, "principal"), (target, "target")):
+        if party.account is None:
+            why = f": {party.unplaced}" if party.unplaced else ""
+            return f"{edge.what}: the pack cannot place the {role} {party.shown()!r} in an account{why}; fail closed"
+    if edge.unplaced:
+        return f"{edge.what}: the pack cannot judge {edge.unplaced}; fail closed"
+    source_side, target_side = side_of(source, ctx, trusted), side_of(target, ctx, trusted)
+    sides = {source_side, target_side}
+    if sides <= {OWN_SIDE, CLOUD} or (TRUSTED in sides and sides <= {OWN_SIDE, CLOUD, TRUSTED}):
+        return None
+    if _is_read_path(edge, source_side, target_side, ctx):
+        return None
+    prefix = str(ctx.config.get("artifactPrefix") or ARTIFACT_PREFIX)
+    verb = "can become" if edge.access == BECOME else f"can {edge.access}"
+    scope = f" under {edge.scope!r}" if edge.scope else ""
+    return (
+        f"{edge.what}: {source.shown()} ({_where(source_side, source, ctx)}){became} {verb} {target.shown()}{scope} "
+        f"({_where(target_side, target, ctx)}); across training and serving only serving reading training's "
+        f"artifacts under {prefix!r} may cross"
+    )
+
+
+def violations(edges: Iterable[Edge], ctx: Context, graph: access.AccessGraph | None = None) -> list[tuple[str, str]]:
+    """(origin URN, message) for every edge, and every edge reached through become, that breaks the separation."""
+    if ctx.workload is None:
+        return []
+    trusted = _trusted(ctx)
+    found: dict[tuple[str, str], None] = {}
+    for edge in edges:
+        if (message := judge(edge, ctx, trusted)) is not None:
+            found[(edge.origin, message)] = None
+    if graph is not None:
+        for start, edge, identity in graph.chains():
+            reached = Edge(start, edge.access, edge.target, edge.origin, edge.what, edge.scope, edge.unplaced)
+            if judge(edge, ctx, trusted) is None and (message := judge(reached, ctx, trusted, identity)) is not None:
+                found[(edge.origin, message)] = None
+    return list(found)
+
+
+def check_resource_access(resource: Any, ctx: Context) -> Iterable[str]:
+    """One resource's edges, judged alone (binds during preview, resource by resource)."""
+    if ctx.workload is None:
+        return
+    where = placement(ctx)
+    edges = [
+        edge
+        for reader in _readers()
+        for edge in reader(resource, where)
+        if not (edge.source.needs_stack or edge.target.needs_stack)  # the stack-level check places those
+    ]
+    for _, message in violations(edges, ctx):
+        yield message
+
+
+def check_stack_access(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """The stack's whole graph, built once: every edge and every edge reached through become."""
+    if ctx.workload is None:
+        return
+    where = placement(ctx, resources)
+    graph = access.graph_of(resources, _readers(), where.own, where.stores)
+    yield from violations(graph.edges, ctx, graph)
