@@ -106,6 +106,12 @@ class StackReport:
         }
 
 
+def _load_packs() -> None:
+    from accelstack.engine import policy_runner  # pulumi-policy is heavy: only when asked
+
+    policy_runner.default_packs()
+
+
 def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
     report = StackReport()
     try:
@@ -299,8 +305,12 @@ def preview_command(
         except (PreviewError, SpecError) as error:
             return error
 
-    with ThreadPoolExecutor(max_workers=min(jobs, len(files))) as pool:
+    with ThreadPoolExecutor(max_workers=min(jobs, len(files)) + 1) as pool:
+        # The packs' imports and loading overlap the programs' runs (they wait on their worker processes).
+        packs_loaded = pool.submit(_load_packs) if policy else None
         outcomes = list(pool.map(run, files))
+        if packs_loaded is not None:
+            packs_loaded.result()
 
     code = EXIT_OK
     to_stdout = is_stdout(json_out)  # stdout carries only the JSON; the report goes to stderr

@@ -164,7 +164,7 @@ def violations(edges: Iterable[Edge], ctx: Context, graph: access.AccessGraph | 
     if graph is not None:
         for start, edge, identity in graph.chains():
             reached = Edge(start, edge.access, edge.target, edge.origin, edge.what, edge.scope, edge.unplaced)
-            if judge(edge, ctx, trusted) is None and (message := judge(reached, ctx, trusted, identity)) is not None:
+            if (message := judge(reached, ctx, trusted, identity)) is not None:
                 found[(edge.origin, message)] = None
     return list(found)
 

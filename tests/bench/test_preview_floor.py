@@ -118,3 +118,34 @@ def test_preview_is_within_its_floor_ratio(stack_file, capsys):
             f"to the floor without gc ({best['floor without gc']:.2f}s) {best['worker'] / best['floor without gc']:.2f}"
         )
     assert ratio <= FLOOR_RATIO_LIMIT
+
+
+# `accelstack preview STACK` end to end: the CLI's imports and validation, the program's worker, both packs and the
+# report. Issue 28 asks for 1.5x the floor; what this house measures today is held here (figures in the issue's note)
+# so that it does not regress, and the gap stays printed.
+END_TO_END_TARGET = 1.5
+END_TO_END_LIMIT = 2.2
+
+
+@pytest.mark.parametrize("stack_file", sorted((REPO / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem[7:])
+def test_preview_with_both_packs_end_to_end(stack_file, capsys):
+    stack = stack_file.stem.removeprefix("Pulumi.")
+    preview = preview_stack(stack_file)
+    imports = floor_script({r.type for r in preview.resources})
+    cli = [sys.executable, "-c", "from accelstack.cli import main; main()", "preview", stack]
+    best = best_wall_seconds_in_turn(
+        {
+            "preview": (cli, None),
+            "preview without packs": ([*cli, "--no-policy"], None),
+            "floor": ([sys.executable, "-c", imports], None),
+        }
+    )
+    ratio = best["preview"] / best["floor"]
+    with capsys.disabled():
+        print(
+            f"\n[bench] {stack}: accelstack preview {best['preview']:.2f}s, without the packs "
+            f"{best['preview without packs']:.2f}s, floor {best['floor']:.2f}s: ratio {ratio:.2f}, "
+            f"{best['preview without packs'] / best['floor']:.2f} without the packs "
+            f"(target {END_TO_END_TARGET}, held at {END_TO_END_LIMIT})"
+        )
+    assert ratio <= END_TO_END_LIMIT

@@ -14,7 +14,7 @@ from accelstack.components.aws.storage import SecureBucket
 from accelstack.planner.serving_plan import HEALTHY_THRESHOLD, UNHEALTHY_THRESHOLD
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import AwsServingParts
+    from accelstack.components.aws.serving.service import AwsServingParts
 
 
 # --- ELB access-log delivery ----------------------------------------------------------------------

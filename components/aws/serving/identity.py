@@ -16,7 +16,7 @@ from accelstack.spec.models import ServingSpec
 from accelstack.spec.uris import split_bucket_uri
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import AwsServingParts
+    from accelstack.components.aws.serving.service import AwsServingParts
 
 
 def serving_key_policy(

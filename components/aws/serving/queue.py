@@ -12,7 +12,7 @@ import pulumi_aws as aws
 from accelstack.planner.serving_plan import AGE_ALARM_TTL_FRACTION
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import AwsServingParts
+    from accelstack.components.aws.serving.service import AwsServingParts
 
 
 def queues(svc: AwsServingParts, name: str) -> dict[str, aws.sqs.Queue]:

@@ -18,7 +18,7 @@ from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import AwsServingParts
+    from accelstack.components.aws.serving.service import AwsServingParts
 
 
 GROUP_METRICS = [

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 if TYPE_CHECKING:
-    from accelstack.components.aws.serving import AwsServingParts
+    from accelstack.components.aws.serving.service import AwsServingParts
 
 
 # CloudWatch metric math: IF(condition, true, false) with comparison and AND operators, FILL(m, 0).
