@@ -197,19 +197,21 @@ def build(resources: Sequence[Any], readers: Sequence[EdgeReader], placement: Pl
     return graph
 
 
-_cache: dict[tuple[int, int, Any], AccessGraph] = {}
+# The last stack's graph, with the very resource list it was built from (held, so its id cannot be reused by a
+# later stack's list while cached).
+_cache: list[tuple[Sequence[Any], Any, AccessGraph]] = []
 
 
 def graph_of(
     resources: Sequence[Any], readers: Sequence[EdgeReader], own: frozenset[str], stores: Mapping[str, str]
 ) -> AccessGraph:
-    """The stack's graph, built once however many rules ask (keyed by the resource list's identity)."""
-    key = (id(resources), len(resources), (own, tuple(sorted(stores.items()))))
-    cached = _cache.get(key)
-    if cached is None:
-        _cache.clear()  # one stack at a time
-        cached = _cache[key] = build(resources, readers, Placement(own, stores, Stack.of(resources)))
-    return cached
+    """The stack's graph, built once however many rules ask with the same resource list and placement."""
+    key = (own, tuple(sorted(stores.items())), tuple(readers))
+    if _cache and _cache[0][0] is resources and _cache[0][1] == key:
+        return _cache[0][2]
+    graph = build(resources, readers, Placement(own, stores, Stack.of(resources)))
+    _cache[:] = [(resources, key, graph)]
+    return graph
 
 
 def levels_of(access: Iterable[str]) -> str:
