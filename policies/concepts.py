@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 # Dynamic providers (`pulumi.dynamic.ResourceProvider`) run the program's own Python in the deployer's
 # process: a known kind (the project's code, reviewed with it), but one whose inputs land in the
@@ -39,12 +40,17 @@ class _Index:
 _index: list[_Index] = []
 
 
+_vendors: list[Any] = []  # the vendors module, imported when first asked (it imports this one)
+
+
 def _current() -> _Index:
     # The vendor modules import this one, so the list is read when first asked, and again whenever it
-    # changes (a test registering a vendor).
-    from . import vendors
+    # changes (a test registering a vendor). Hot: every rule asks, so the module is looked up once.
+    if not _vendors:
+        from . import vendors
 
-    listed = vendors.VENDORS
+        _vendors.append(vendors)
+    listed = _vendors[0].VENDORS
     if not _index or _index[0].listed is not listed:
         tables = {v.package: v.concepts for v in listed} | {DYNAMIC_PACKAGE: DYNAMIC}
         concept = {token: c for table in tables.values() for c, ts in table.items() for token in ts}
