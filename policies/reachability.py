@@ -189,6 +189,8 @@ __all__ = [
     "TRANSIT",
     "TUNNEL",
     "Link",
+    "Placement",
+    "Stack",
     "LinkReader",
     "ReachGraph",
     "build",
