@@ -112,6 +112,7 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:ec2transitgateway/vpcAttachmentAccepter:VpcAttachmentAccepter",
         "aws:ec2transitgateway/peeringAttachment:PeeringAttachment",
         "aws:ec2transitgateway/peeringAttachmentAccepter:PeeringAttachmentAccepter",
+        "aws:ec2/transitGatewayPeeringAttachmentAccepter:TransitGatewayPeeringAttachmentAccepter",  # SDK alias
         "aws:ec2/vpnConnection:VpnConnection",
         "aws:ec2/vpcEndpointService:VpcEndpointService",
         "aws:ec2/vpcEndpointServiceAllowedPrinciple:VpcEndpointServiceAllowedPrinciple",

@@ -39,7 +39,10 @@ PEERING_ACCEPTER = "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAcc
 TGW_VPC_ATTACHMENT = "aws:ec2transitgateway/vpcAttachment:VpcAttachment"
 TGW_VPC_ATTACHMENT_ACCEPTER = "aws:ec2transitgateway/vpcAttachmentAccepter:VpcAttachmentAccepter"
 TGW_PEERING = "aws:ec2transitgateway/peeringAttachment:PeeringAttachment"
-TGW_PEERING_ACCEPTER = "aws:ec2transitgateway/peeringAttachmentAccepter:PeeringAttachmentAccepter"
+TGW_PEERING_ACCEPTER = (
+    "aws:ec2transitgateway/peeringAttachmentAccepter:PeeringAttachmentAccepter",
+    "aws:ec2/transitGatewayPeeringAttachmentAccepter:TransitGatewayPeeringAttachmentAccepter",  # the SDK's alias
+)
 TRANSIT_GATEWAY = "aws:ec2transitgateway/transitGateway:TransitGateway"
 VPN_CONNECTION = "aws:ec2/vpnConnection:VpnConnection"
 VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
@@ -106,7 +109,7 @@ def _transit(resource: Any, placement: Placement) -> Iterable[Link]:
         )
         hub = own_network(f"transit gateway {value(props, 'transitGatewayId')}")
         yield Link(hub, PEERING, peer, resource.urn, f"transit gateway peering attachment {name}")
-    elif kind in (TGW_VPC_ATTACHMENT_ACCEPTER, TGW_PEERING_ACCEPTER):
+    elif kind == TGW_VPC_ATTACHMENT_ACCEPTER or kind in TGW_PEERING_ACCEPTER:
         attachment = value(props, "transitGatewayAttachmentId")
         if is_stacks(resource, "transitGatewayAttachmentId", attachment, placement):
             return

@@ -31,7 +31,9 @@ GCP_NET = ("gcp-training-net", "gcp:compute/network:Network")
 GCP_TEMPLATE = ("gcp-training-node", "gcp:compute/instanceTemplate:InstanceTemplate")
 
 
-def add_resource(doc: Doc, stack: str, type_token: str, name: str, inputs: dict[str, Any], *, depends: dict[str, str]) -> str:
+def add_resource(
+    doc: Doc, stack: str, type_token: str, name: str, inputs: dict[str, Any], *, depends: dict[str, str]
+) -> str:
     """Add a resource as the program registers it: its package's explicit provider, the stack as parent, and
     the engine's property dependencies (`depends`: property -> URN of the resource it came from)."""
     resources = doc["deployment"]["resources"]
