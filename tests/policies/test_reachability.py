@@ -103,10 +103,6 @@ def both(*steps: Callable[[Doc], str]) -> Callable[[Doc], str]:
     return apply
 
 
-def node_then(node: Callable[[Doc], str], *rest: Callable[[Doc], str]) -> Callable[[Doc], str]:
-    return both(node, *rest)
-
-
 # --- AWS ------------------------------------------------------------------------------------------
 
 PEERING = "aws:ec2/vpcPeeringConnection:VpcPeeringConnection"
