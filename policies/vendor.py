@@ -15,6 +15,7 @@ from typing import Any
 
 from .access import EdgeReader
 from .common import Context, ProviderFacts
+from .reachability import LinkReader
 
 # One resource's findings (messages).
 ResourceFindings = Callable[[Any], Iterable[str]]
@@ -109,6 +110,8 @@ class Vendor:
     pin_inputs: Mapping[str, str]  # provider package -> the input that pins its account
     guardrails: GuardrailReaders = GuardrailReaders()
     separation: SeparationReaders = SeparationReaders()
+    # The reachability view's reader of its kinds (policies/reachability.py), read by both packs.
+    reachability: LinkReader | None = None
 
     @property
     def packages(self) -> frozenset[str]:

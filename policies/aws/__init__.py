@@ -6,7 +6,7 @@ from typing import Any
 
 from ..common import truthy
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor
-from . import compute, iam, network, separation, storage
+from . import compute, iam, network, reachability, separation, storage
 from .concepts import AWS
 
 
@@ -19,6 +19,7 @@ VENDOR = Vendor(
     package="aws",
     concepts=AWS,
     pin_inputs={"aws": "allowedAccountIds", "aws-native": "allowedAccountIds"},
+    reachability=reachability.links,
     guardrails=GuardrailReaders(
         encryption_at_rest=storage.check_encryption_at_rest,
         data_encryption=storage.check_bucket_encryption,

@@ -102,6 +102,22 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:ec2/defaultNetworkAcl:DefaultNetworkAcl",
         "aws:ec2/defaultRouteTable:DefaultRouteTable",
     ),
+    # Links from the stack's networks to other networks and services (judged by the reachability view,
+    # policies/aws/reachability.py): peering, transit gateways, VPN, PrivateLink services and acceptances.
+    "network-link": (
+        "aws:ec2/vpcPeeringConnection:VpcPeeringConnection",
+        "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter",
+        "aws:ec2transitgateway/transitGateway:TransitGateway",
+        "aws:ec2transitgateway/vpcAttachment:VpcAttachment",
+        "aws:ec2transitgateway/vpcAttachmentAccepter:VpcAttachmentAccepter",
+        "aws:ec2transitgateway/peeringAttachment:PeeringAttachment",
+        "aws:ec2transitgateway/peeringAttachmentAccepter:PeeringAttachmentAccepter",
+        "aws:ec2/transitGatewayPeeringAttachmentAccepter:TransitGatewayPeeringAttachmentAccepter",  # SDK alias
+        "aws:ec2/vpnConnection:VpnConnection",
+        "aws:ec2/vpcEndpointService:VpcEndpointService",
+        "aws:ec2/vpcEndpointServiceAllowedPrinciple:VpcEndpointServiceAllowedPrinciple",
+        "aws:ec2/vpcEndpointConnectionAccepter:VpcEndpointConnectionAccepter",
+    ),
     "public-address": ("aws:ec2/eip:Eip", "aws:ec2/eipAssociation:EipAssociation"),
     "firewall": ("aws:ec2/securityGroup:SecurityGroup", "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"),
     "firewall-rule": (

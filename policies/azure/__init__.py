@@ -9,7 +9,7 @@ from typing import Any
 from ..common import tag_values
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor, tokens_of
-from . import readers, separation, storage
+from . import reachability, readers, separation, storage
 from .concepts import AZURE
 
 
@@ -76,6 +76,7 @@ VENDOR = Vendor(
     package="azure-native",
     concepts=AZURE,
     pin_inputs={"azure-native": "subscriptionId"},
+    reachability=reachability.links,
     guardrails=GuardrailReaders(
         encryption_at_rest=readers.check_encryption_at_rest,
         data_encryption=readers.check_customer_keys,

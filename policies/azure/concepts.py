@@ -79,6 +79,14 @@ AZURE: dict[str, tuple[str, ...]] = {
         "azure-native:privatedns:VirtualNetworkLink",
         "azure-native:network:VirtualNetworkLink",
     ),
+    # Links from the stack's VNets to other networks and services (judged by the reachability view,
+    # policies/azure/reachability.py): peering, Virtual WAN hub and gateway connections, Private Link services.
+    "network-link": (
+        "azure-native:network:VirtualNetworkPeering",
+        "azure-native:network:HubVirtualNetworkConnection",
+        "azure-native:network:VirtualNetworkGatewayConnection",
+        "azure-native:network:PrivateLinkService",
+    ),
     "public-address": ("azure-native:network:PublicIPAddress",),
     "firewall": ("azure-native:network:NetworkSecurityGroup",),
     "firewall-rule": ("azure-native:network:SecurityRule",),

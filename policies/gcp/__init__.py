@@ -10,7 +10,7 @@ from ..common import LABEL_TAGS, TAG_WORKLOAD, ProviderFacts, tag_values
 from ..concepts import of as of_concepts
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor, tokens_of
-from . import readers
+from . import reachability, readers
 from .concepts import GCP
 
 
@@ -69,6 +69,7 @@ VENDOR = Vendor(
     package="gcp",
     concepts=GCP,
     pin_inputs={"gcp": "project"},
+    reachability=reachability.links,
     guardrails=GuardrailReaders(
         data_encryption=readers.check_customer_keys,
         public_storage=readers.check_no_public_buckets,

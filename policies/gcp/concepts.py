@@ -64,6 +64,18 @@ GCP: dict[str, tuple[str, ...]] = {
         "gcp:compute/route:Route",
         "gcp:servicenetworking/connection:Connection",
     ),
+    # Links from the stack's networks to other networks and services (judged by the reachability view,
+    # policies/gcp/reachability.py): peering, shared VPC, Private Service Connect, VPN, interconnect, NCC spokes.
+    "network-link": (
+        "gcp:compute/networkPeering:NetworkPeering",
+        "gcp:compute/sharedVPCServiceProject:SharedVPCServiceProject",
+        "gcp:compute/sharedVPCHostProject:SharedVPCHostProject",
+        "gcp:compute/forwardingRule:ForwardingRule",
+        "gcp:compute/serviceAttachment:ServiceAttachment",
+        "gcp:compute/vPNTunnel:VPNTunnel",
+        "gcp:compute/interconnectAttachment:InterconnectAttachment",
+        "gcp:networkconnectivity/spoke:Spoke",
+    ),
     "public-address": ("gcp:compute/globalAddress:GlobalAddress", "gcp:compute/address:Address"),
     "firewall-rule": ("gcp:compute/firewall:Firewall",),
     # --- identity ---

@@ -398,8 +398,11 @@ RATE_LIMIT_ACTIONS = ("throttle", "rate_based_ban")
 
 def internet_facing(resource: Any) -> bool:
     """A global forwarding rule of an external load balancer (EXTERNAL is the API's default scheme)."""
+    # A Private Service Connect endpoint for Google APIs (target all-apis / vpc-sc) is a private address in
+    # the VPC, not a load balancer (https://cloud.google.com/vpc/docs/configure-private-service-connect-apis).
     return (
         resource.resource_type == FORWARDING_RULE
+        and str(resource.props.get("target") or "") not in ("all-apis", "vpc-sc")
         and str(resource.props.get("loadBalancingScheme") or "EXTERNAL") in EXTERNAL
     )
 

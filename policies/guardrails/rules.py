@@ -21,6 +21,7 @@ from .. import concepts, vendors
 from ..common import Context, ResourceCheck, StackCheck, resource_policy, stack_policy, truthy
 from ..readers import name_of, secrets_in
 from ..vendor import GuardrailReaders, PatternFindings, ResourceFindings, StackFindings
+from . import exposure
 
 PACK_NAME = "accelstack-guardrails"
 PACK_DESCRIPTION = "Encryption, no public exposure, IMDSv2, least privilege, protected state, safe scaling."
@@ -247,6 +248,7 @@ POLICIES = [
         "Only an internet-facing load balancer's security group is open to the internet.",
         each_stack(lambda r: r.ingress_owner),
     ),
+    stack_policy(exposure.POLICY_NAME, exposure.DESCRIPTION, exposure.check_internet_reaches_only_the_front_door),
     resource_policy(
         "no-public-ip-on-nodes",
         "Nodes and subnets get no public IPs.",

@@ -42,7 +42,7 @@ from ..common import (
     truthy,
 )
 from ..vendor import SeparationReaders, Vendor
-from . import access_rules
+from . import access_rules, reachability_rules
 
 PACK_NAME = "accelstack-separation"
 PACK_DESCRIPTION = "Training and serving stay in disjoint accounts, regions and resource kinds."
@@ -418,6 +418,12 @@ POLICIES = [
         "cross-account-read-only-final",
         "Cross-account grants only let serving read training's artifacts (final state).",
         check_cross_account_grants_final,
+        config=CONFIG,
+    ),
+    stack_policy(
+        reachability_rules.POLICY_NAME,
+        reachability_rules.DESCRIPTION,
+        reachability_rules.check_no_network_path,
         config=CONFIG,
     ),
     resource_policy("pinned-project", "GCP resources stay in the provider's pinned project.", check_pinned_project),

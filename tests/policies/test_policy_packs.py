@@ -22,7 +22,12 @@ from accelstack.engine.policy_runner import PACKS, PACKS_DIR, load_pack
 REPO = Path(__file__).resolve().parents[2]
 
 STACK_POLICIES = {
-    "separation": {"accounts-configured", "disjoint-accounts", "cross-account-read-only-final"},
+    "separation": {
+        "accounts-configured",
+        "disjoint-accounts",
+        "cross-account-read-only-final",
+        "no-network-path-across-sides",
+    },
     "guardrails": {
         "bucket-encryption",
         "bucket-public-access-block",
@@ -30,6 +35,7 @@ STACK_POLICIES = {
         "no-scheduled-data-loss",
         "no-public-buckets-final",
         "internet-ingress-only-to-load-balancer",
+        "internet-reaches-only-the-front-door",
         "no-secrets-in-user-data-final",
         "iam-least-privilege-final",
         "bucket-versioning",

@@ -1,0 +1,200 @@
+"""Azure's reader of the reachability view (policies/reachability.py): which of its resources link virtual
+networks across subscriptions (VNet peering, inline or as its own resource; Virtual WAN hub connections;
+gateway connections; private endpoints into another subscription's resource; Private Link services other
+subscriptions may see or are auto-approved for) and what the internet reaches (an internet-facing
+Application Gateway's listeners; a node with a public IP whose network security group admits the internet).
+ARM ids carry their subscription (`/subscriptions/<id>/...`), which places each end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..access import ANY, OWN, Party, Placement
+from ..common import as_list, canonical_account, refers_to
+from ..reachability import (
+    ENDPOINT,
+    ENDPOINT_SERVICE,
+    EXPOSES,
+    FRONT_DOOR,
+    INTERNET,
+    NODE,
+    PEERING,
+    TRANSIT,
+    TUNNEL,
+    Link,
+    each,
+    is_stacks,
+    own_network,
+    placed,
+    value,
+)
+from ..readers import get, is_public_range, items_at, name_of
+from . import readers
+from .readers import _kind, subscription_of
+
+VNET = "azure-native:network:VirtualNetwork"
+PEERING_KIND = "azure-native:network:VirtualNetworkPeering"
+HUB_CONNECTION = "azure-native:network:HubVirtualNetworkConnection"
+GATEWAY_CONNECTION = "azure-native:network:VirtualNetworkGatewayConnection"
+PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
+PRIVATE_LINK_SERVICE = "azure-native:network:PrivateLinkService"
+NSG = "azure-native:network:NetworkSecurityGroup"
+SECURITY_RULE = "azure-native:network:SecurityRule"
+
+
+def _placed_id(resource: Any, prop: str, resource_id: Any, placement: Placement, what: str) -> Party:
+    """An ARM id's end: its subscription, this stack's when the id comes from one of its resources, else unplaced."""
+    subscription = subscription_of(resource_id)
+    if subscription is not None:
+        return Party(str(resource_id), canonical_account(subscription))
+    if is_stacks(resource, prop, resource_id, placement):
+        return Party(str(resource_id or what), OWN)
+    return placed(str(resource_id or what), None, f"{what} {resource_id!r} names no subscription the pack can read")
+
+
+def _peerings(resource: Any, placement: Placement) -> Iterable[Link]:
+    kind, props, name = _kind(resource), resource.props, name_of(resource)
+    if kind == PEERING_KIND:
+        vnet = own_network(f"virtual network {value(props, 'virtualNetworkName')}")
+        remote = get(props, "remoteVirtualNetwork", "id")
+        peer = _placed_id(resource, "remoteVirtualNetwork", remote, placement, "remote virtual network")
+        yield Link(vnet, PEERING, peer, resource.urn, f"virtual network peering {name}")
+    elif kind == VNET:
+        for peering in items_at(props, "virtualNetworkPeerings"):
+            remote = get(peering, "remoteVirtualNetwork", "id")
+            peer = _placed_id(resource, "virtualNetworkPeerings", remote, placement, "remote virtual network")
+            what = f"virtual network {name} peering {peering.get('name') or ''}".rstrip()
+            yield Link(own_network(f"virtual network {name}"), PEERING, peer, resource.urn, what)
+    elif kind == HUB_CONNECTION:
+        remote = get(props, "remoteVirtualNetwork", "id")
+        peer = _placed_id(resource, "remoteVirtualNetwork", remote, placement, "remote virtual network")
+        hub = own_network(f"virtual hub {value(props, 'virtualHubName')}")
+        yield Link(peer, TRANSIT, hub, resource.urn, f"hub virtual network connection {name}")
+    elif kind == GATEWAY_CONNECTION:
+        gateway = own_network(f"gateway {get(props, 'virtualNetworkGateway1', 'id') or name}")
+        if str(value(props, "connectionType") or "") == "Vnet2Vnet":
+            remote = get(props, "virtualNetworkGateway2", "id")
+            peer = _placed_id(resource, "virtualNetworkGateway2", remote, placement, "remote gateway")
+            yield Link(gateway, PEERING, peer, resource.urn, f"VNet-to-VNet connection {name}")
+        else:  # IPsec to a local network gateway, ExpressRoute: the far end is no subscription
+            far = placed("the connection's far end", None, "a VPN or ExpressRoute's far end is outside every account")
+            yield Link(gateway, TUNNEL, far, resource.urn, f"gateway connection {name}")
+
+
+def _endpoints(resource: Any, placement: Placement) -> Iterable[Link]:
+    kind, props, name = _kind(resource), resource.props, name_of(resource)
+    if kind == PRIVATE_ENDPOINT:
+        subnet = own_network(f"subnet {get(props, 'subnet', 'id') or name}")
+        for key in ("privateLinkServiceConnections", "manualPrivateLinkServiceConnections"):
+            for connection in items_at(props, key):
+                target = connection.get("privateLinkServiceId")
+                service = _placed_id(resource, key, target, placement, "private link resource")
+                yield Link(subnet, ENDPOINT, service, resource.urn, f"private endpoint {name}")
+    elif kind == PRIVATE_LINK_SERVICE:
+        service = Party(f"private link service {name}", OWN, ENDPOINT_SERVICE)
+        for key in ("visibility", "autoApproval"):
+            for subscription in as_list(get(props, key, "subscriptions")):
+                account = ANY if str(subscription).strip() == "*" else canonical_account(str(subscription).strip())
+                source = Party(f"networks of subscription {subscription}", account)
+                yield Link(source, ENDPOINT, service, resource.urn, f"private link service {name} ({key})")
+
+
+def _one(resource: Any, placement: Placement) -> Iterable[Link]:
+    yield from _peerings(resource, placement)
+    yield from _endpoints(resource, placement)
+
+
+# --- the internet ---------------------------------------------------------------------------------
+
+
+def _matches(reference: Any, candidate: Any, name_key: str) -> bool:
+    """An ARM id naming a stack resource: by its id, else by its name (the id's last segment)."""
+    if not isinstance(reference, str) or not reference:
+        return False
+    if reference == candidate.props.get("id"):
+        return True
+    last = reference.rstrip("/").rsplit("/", 1)[-1]
+    return last in {candidate.props.get(name_key), name_of(candidate)}
+
+
+def _open_nsgs(resources: Sequence[Any]) -> dict[str, list[str]]:
+    """NSG URN -> its internet-open inbound Allow rules (inline or as SecurityRule resources), as shown."""
+    nsgs = [r for r in resources if _kind(r) == NSG]
+    found: dict[str, list[str]] = {}
+    for resource in resources:
+        rules = readers.internet_rules(resource, is_public_range)
+        if not rules:
+            continue
+        owners = (
+            [resource]
+            if _kind(resource) == NSG
+            else [
+                n
+                for n in nsgs
+                if refers_to(resource, "networkSecurityGroupName", n, keys=("networkSecurityGroupName", "id"))
+            ]
+        )
+        for nsg in owners:
+            for protocol, ports, source in rules:
+                found.setdefault(nsg.urn, []).append(f"{protocol} {', '.join(ports) or 'all ports'} from {source}")
+    return found
+
+
+def _nic_nsgs(config: Any, resources: Sequence[Any]) -> list[Any]:
+    """The NSGs guarding one NIC configuration: its own, and its subnets'."""
+    nsgs = [r for r in resources if _kind(r) == NSG]
+    subnets = [r for r in resources if _kind(r) == readers.SUBNET]
+    refs = [get(config, "networkSecurityGroup", "id")]
+    for ip in items_at(config, "ipConfigurations"):
+        subnet_id = get(ip, "subnet", "id")
+        refs += [get(s.props, "networkSecurityGroup", "id") for s in subnets if _matches(subnet_id, s, "subnetName")]
+    return [n for n in nsgs if any(_matches(ref, n, "networkSecurityGroupName") for ref in refs)]
+
+
+def _public_configs(resource: Any) -> list[Any]:
+    """The NIC configurations of a node that give it a public IP."""
+    kind, props = _kind(resource), resource.props
+    if kind == readers.SCALE_SET:
+        configs = items_at(get(props, "virtualMachineProfile", "networkProfile"), "networkInterfaceConfigurations")
+    elif kind == readers.VM:
+        configs = items_at(props.get("networkProfile"), "networkInterfaceConfigurations")
+    elif kind == readers.NIC:
+        configs = [props]
+    else:
+        return []
+    return [
+        c
+        for c in configs
+        if any(
+            ip.get("publicIPAddressConfiguration") is not None or ip.get("publicIPAddress") is not None
+            for ip in items_at(c, "ipConfigurations")
+        )
+    ]
+
+
+def _internet(resources: Sequence[Any]) -> Iterable[Link]:
+    for gateway in resources:
+        if _kind(gateway) == readers.APP_GATEWAY and readers.internet_facing(gateway):
+            for listener in items_at(gateway.props, "httpListeners"):
+                door = Party(f"{name_of(gateway)} listener {listener.get('name')}", OWN, FRONT_DOOR)
+                yield Link(INTERNET, EXPOSES, door, gateway.urn, f"application gateway {name_of(gateway)}")
+    open_rules = _open_nsgs(resources)
+    for node in resources:
+        for config in _public_configs(node):
+            for nsg in _nic_nsgs(config, resources):
+                for rule in open_rules.get(nsg.urn, []):
+                    yield Link(
+                        INTERNET,
+                        EXPOSES,
+                        Party(f"{name_of(node)} (a public IP)", OWN, NODE),
+                        node.urn,
+                        f"{name_of(node)}: a public IP and network security group {name_of(nsg)}",
+                        rule,
+                    )
+
+
+def links(resources: Sequence[Any], placement: Placement) -> Iterable[Link]:
+    """The links Azure's kinds make: VNets to other VNets and services, and the internet to what it reaches."""
+    yield from each(resources, placement, _one)
+    yield from _internet(resources)
