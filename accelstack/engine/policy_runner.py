@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pulumi_policy
+import pulumi_policy.policy as analyzer_module
 import yaml
-from google.protobuf import struct_pb2
+from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
@@ -399,6 +400,30 @@ def _verdicts(pack: LoadedPack, response: Any, urn: str = "") -> list[Verdict]:
     return found
 
 
+class _DecodedOnce:
+    """pulumi-policy's servicer decodes a request's properties (protobuf Struct -> JSON) again for every policy, and
+    every resource again for every stack policy: O(resources x policies), the bulk of a large export's time. While
+    the runner holds its requests (so their ids stay theirs), each message is decoded once and shared; the
+    policies only read what they are given. The servicer's code runs unchanged otherwise."""
+
+    def __init__(self) -> None:
+        self._decoded: dict[int, tuple[Any, Any]] = {}
+
+    def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802  # json_format's name
+        if args or kwargs:
+            return json_format.MessageToDict(message, *args, **kwargs)
+        held = self._decoded.get(id(message))
+        if held is None or held[0] is not message:
+            held = self._decoded[id(message)] = (message, json_format.MessageToDict(message))
+        return held[1]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(json_format, name)
+
+
+_decode_lock = threading.Lock()
+
+
 def run_packs(
     document: Any,
     *,
@@ -411,13 +436,18 @@ def run_packs(
     analyze = analyze_requests(resources)
     stack = analyze_stack_request(resources)
     verdicts: list[Verdict] = []
-    for pack in packs if packs is not None else default_packs():
-        servicer = pack.servicer()
-        # pulumi_policy's analyzer servicer is unannotated.
-        servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
-        for request in analyze:
-            verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)  # type: ignore[no-untyped-call]
-        verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))  # type: ignore[no-untyped-call]
+    with _decode_lock:  # one run at a time swaps the servicer module's decoder
+        analyzer_module.json_format = _DecodedOnce()  # type: ignore[assignment]
+        try:
+            for pack in packs if packs is not None else default_packs():
+                servicer = pack.servicer()
+                # pulumi_policy's analyzer servicer is unannotated.
+                servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
+                for request in analyze:
+                    verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)  # type: ignore[no-untyped-call]
+                verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))  # type: ignore[no-untyped-call]
+        finally:
+            analyzer_module.json_format = json_format
     return verdicts
 
 
