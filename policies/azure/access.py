@@ -301,6 +301,16 @@ def _wearer_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
         yield Edge(wearer, BECOME, identity_party(encryption, placement), resource.urn, what)
 
 
+def _owns(placement: Placement, name: str, kinds: tuple[str, ...], name_input: str) -> bool:
+    """Whether this stack creates the resource of these kinds named `name` (its output name or its name input)."""
+    stack = placement.stack
+    if stack is None:
+        return False
+    return stack.owns(name) or any(
+        _kind(r) in kinds and name in (r.props.get(name_input), r.props.get("name")) for r in stack.resources
+    )
+
+
 def _identity_by_name(name: str, placement: Placement) -> Party:
     if placement.stack is not None:
         for resource in placement.stack.resources:
@@ -388,13 +398,7 @@ def _key_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     if uri is not None:
         host = _VAULT_HOST.match(uri)
         vault = host.group(1) if host else uri
-        owned = placement.stack is not None and (
-            placement.stack.owns(vault)
-            or any(
-                _kind(r) in VAULT and vault in (r.props.get("vaultName"), r.props.get("name"))
-                for r in placement.stack.resources
-            )
-        )
+        owned = _owns(placement, vault, VAULT, "vaultName")
         target = (
             Party(f"key vault {vault}", OWN, KEY)
             if owned
@@ -420,7 +424,7 @@ def _account_party(value: str, placement: Placement) -> Party:
     """An object replication policy names accounts by ARM id, or by name within the tenant."""
     if value.startswith("/"):
         return resource_party(value, placement, OBJECTS, "storage account")
-    if placement.stack is not None and placement.stack.owns(value):
+    if _owns(placement, value, STORAGE_ACCOUNT, "accountName"):
         return Party(f"storage account {value}", OWN, OBJECTS)
     return Party(
         f"storage account {value}",
