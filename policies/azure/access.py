@@ -170,7 +170,9 @@ def principal_parties(object_id: Any, principal_type: Any, placement: Placement)
     if configured is not None:
         return [Party(f"service principal {oid}", configured, IDENTITY)]
     if placement.stack is None:
-        return [Party(ref, None, IDENTITY, "the stack-level check places it", needs_stack=True)]
+        # Judged alone, the principal is given its most lenient placement (this stack's own identity): what is
+        # refused then is refused whoever it is (a write of the other side's store); the stack-level check places it.
+        return [Party(ref, OWN, IDENTITY)]
     matches = _principals_of(placement).get(oid.lower())
     if matches:
         return list(dict.fromkeys(matches))
