@@ -465,7 +465,17 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         "artifactPrefix": spec.training.artifact_prefix if getattr(spec, "training", None) else None,
         # S3 and GCS bucket names carry no account: the weights' bucket is training's (the documented read path).
         "trainingStores": _weights_bucket(spec),
+        # Principals of the cloud's own services the stack grants roles to by an id it does not create.
+        "servicePrincipals": _service_principals(spec),
     }
+
+
+def _service_principals(spec: Any) -> list[str] | None:
+    """Azure's resource-provider object ids (account.hpcCachePrincipalId, standbyPoolPrincipalId): the stack
+    assigns them roles on its own resources, and only the config can say they are the cloud's, not a person's."""
+    account = getattr(spec, "account", None)
+    ids = [str(i) for f in ("hpc_cache_principal_id", "standby_pool_principal_id") if (i := getattr(account, f, None))]
+    return ids or None
 
 
 def _weights_bucket(spec: Any) -> list[str] | None:

@@ -1,5 +1,5 @@
-"""Azure (pulumi-azure-native): the packs' vendor entry. The readers are in readers.py, storage.py and
-separation.py; the adapters here give them the shapes the packs' concerns ask for."""
+"""Azure (pulumi-azure-native): the packs' vendor entry. The readers are in readers.py, storage.py,
+separation.py (storage firewalls) and access.py (the access graph's edges); the adapters here give them the shapes the packs' concerns ask for."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 from ..common import tag_values
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
-from ..vendor import GuardrailReaders, SeparationReaders, Vendor, tokens_of
-from . import reachability, readers, separation, storage
+from ..vendor import GuardrailReaders, SeparationReaders, Vendor
+from . import access, reachability, readers, separation, storage
 from .concepts import AZURE
 
 
@@ -64,10 +64,6 @@ def location(resource: Any) -> Any:
     return None if value == "global" else value
 
 
-def grant_problems(resource: Any, own: frozenset[str], ctx: Any, stack: Sequence[Any] | None) -> Iterable[str]:
-    return separation.cross_subscription_problems(resource, own, ctx)
-
-
 def resource_tags(resource: Any) -> Mapping[str, str]:
     return tag_values(resource.props.get("tags"))
 
@@ -103,8 +99,8 @@ VENDOR = Vendor(
     separation=SeparationReaders(
         region=location,
         internet_facing=readers.internet_facing,
-        grant_types=tokens_of(AZURE, "role-binding", "role-definition"),
-        grants=grant_problems,
+        access_types=access.ACCESS_TYPES,
+        access=access.edges,
         admission_types=readers.STORAGE_ACCOUNT,
         network_admission=separation.network_admission_problems,
         resource_tags=resource_tags,

@@ -10,6 +10,8 @@ AZURE: dict[str, tuple[str, ...]] = {
     "bucket": ("azure-native:storage:BlobContainer",),
     "bucket-versioning": ("azure-native:storage:BlobServiceProperties",),
     "bucket-lifecycle": ("azure-native:storage:ManagementPolicy",),
+    # Copies blobs from a source account to a destination account (either may be another subscription's).
+    "bucket-replication": ("azure-native:storage:ObjectReplicationPolicy",),
     "parallel-file-system": ("azure-native:storagecache:AmlFilesystem",),
     "file-system-link": (
         "azure-native:storagecache:AutoExportJob",
@@ -19,6 +21,8 @@ AZURE: dict[str, tuple[str, ...]] = {
     "file-system-import": ("azure-native:storagecache:ImportJob",),
     "volume": ("azure-native:compute:Disk",),
     "key-vault": ("azure-native:keyvault:Vault",),
+    # One principal's permissions on a vault's keys, secrets and certificates (the vault's inline accessPolicies too).
+    "key-vault-access": ("azure-native:keyvault:AccessPolicy",),
     "key": ("azure-native:keyvault:Key",),
     "secret": ("azure-native:keyvault:Secret",),
     # --- serving front door and admission ---
@@ -92,6 +96,8 @@ AZURE: dict[str, tuple[str, ...]] = {
     "firewall-rule": ("azure-native:network:SecurityRule",),
     # --- identity ---
     "identity": ("azure-native:managedidentity:UserAssignedIdentity",),
+    # Lets a workload of an external issuer (an OIDC subject) obtain the identity's tokens.
+    "identity-federation": ("azure-native:managedidentity:FederatedIdentityCredential",),
     "role-definition": ("azure-native:authorization:RoleDefinition",),
     # A role assigned to a principal at a scope (subscription, resource group or one resource).
     "role-binding": ("azure-native:authorization:RoleAssignment",),

@@ -525,8 +525,19 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
             yield f"Service Bus authorization rule {name} carries Manage rights; give workers Listen/Send"
     elif kind == ROLE_DEFINITION:
         for permission in items_at(props, "permissions"):
-            if "*" in [str(a) for a in as_list(permission.get("actions")) + as_list(permission.get("dataActions"))]:
+            actions = [str(a) for a in as_list(permission.get("actions"))]
+            if "*" in actions + [str(a) for a in as_list(permission.get("dataActions"))]:
                 yield f"role definition {name} allows every action (*)"
+                continue
+            # Writing role assignments or definitions (or any Microsoft.Authorization write) is User Access
+            # Administrator's power: its holder grants itself anything (an escalation that is neither `*` nor Owner).
+            escalating = [
+                a
+                for a in actions
+                if a.lower().startswith(("microsoft.authorization/", "*/")) and not a.lower().endswith("/read")
+            ]
+            if escalating:
+                yield f"role definition {name} can change who can do what ({', '.join(escalating)})"
 
 
 def ingress_owner_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:

@@ -51,6 +51,12 @@ CONFIG: dict[str, dict[str, Any]] = {
         "items": {"type": "string"},
         "description": "Global names of the serving side's buckets a grant may name.",
     },
+    "servicePrincipals": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Ids of the cloud's own service principals that act for this stack's resources and that a grant "
+        "names by an id the stack does not create (Azure: a resource provider's object id in the tenant).",
+    },
 }
 
 
@@ -65,13 +71,16 @@ def _trusted(ctx: Context) -> frozenset[str]:
 
 
 def stores(ctx: Context) -> dict[str, str]:
-    """Bucket name -> account (the first account of its side) from the policy config."""
+    """Bucket name -> account (the first account of its side) from the policy config, and each configured
+    service principal's id (lowercased: Azure object ids are GUIDs) -> SERVICE."""
     found: dict[str, str] = {}
     for key, side in (("trainingStores", ctx.training_accounts), ("servingStores", ctx.serving_accounts)):
         account = sorted(side)[0] if side else None
         for name in ctx.config.get(key) or []:
             if account is not None:
                 found[str(name)] = account
+    for principal in ctx.config.get("servicePrincipals") or []:
+        found[str(principal).lower()] = SERVICE
     return found
 
 

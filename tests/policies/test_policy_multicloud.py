@@ -108,6 +108,28 @@ def subnet_id(subscription: str, subnet: str) -> str:
     )
 
 
+# The object ids Azure gives each side's nodes identity (role assignments name a principal by it).
+NODES_PRINCIPAL = {
+    "training": "4d4d4d4d-4444-4444-8444-44444444444d",
+    "serving": "5e5e5e5e-5555-4555-9555-55555555555e",
+}
+BLOB_READ = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read"
+BLOB_PATH = "@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path]"
+
+
+def identity_id(subscription: str, name: str) -> str:
+    return f"/subscriptions/{subscription}/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}"
+
+
+def models_condition(prefix: str) -> str:
+    """An ABAC condition limiting blob reads (not listing) to `prefix`
+    (learn.microsoft.com/azure/role-based-access-control/conditions-format)."""
+    return (
+        f"((!(ActionMatches{{'{BLOB_READ}'}} AND NOT SubOperationMatches{{'Blob.List'}})) "
+        f"OR ({BLOB_PATH} StringStartsWith '{prefix}'))"
+    )
+
+
 def azure_stack(workload: str) -> Stack:
     sub = TRAIN_SUB if workload == "training" else SERVE_SUB
     s = Stack(
@@ -118,11 +140,16 @@ def azure_stack(workload: str) -> Stack:
     nodes_subnet = s.add(
         f"{AZ}:network:Subnet", "nodes", {"addressPrefix": "10.0.1.0/24"}, links={"virtualNetworkName": vnet}
     )
-    s.add(f"{AZ}:managedidentity:UserAssignedIdentity", "nodes-identity", {"resourceName": "nodes"})
+    identity = s.add(f"{AZ}:managedidentity:UserAssignedIdentity", "nodes-identity", {"resourceName": "nodes"})
+    # What Azure answers for a new identity: its ARM id and the object id role assignments name.
+    identity["outputs"].update({"id": identity_id(sub, "nodes"), "principalId": NODES_PRINCIPAL[workload]})
     s.add(
         f"{AZ}:keyvault:Vault",
         "vault",
-        {"properties": {"tenantId": TENANT, "enableRbacAuthorization": True, "enablePurgeProtection": True}},
+        {
+            "vaultName": "acmevault",
+            "properties": {"tenantId": TENANT, "enableRbacAuthorization": True, "enablePurgeProtection": True},
+        },
         protect=True,
     )
     key = s.add(f"{AZ}:keyvault:Key", "data-key", {"keyName": "data", "properties": {"kty": "RSA"}}, protect=True)
@@ -150,7 +177,7 @@ def azure_stack(workload: str) -> Stack:
             "enableHttpsTrafficOnly": True,
             "encryption": {
                 "keySource": "Microsoft.Keyvault",
-                "keyVaultProperties": {"keyName": "data", "keyVaultUri": "https://v"},
+                "keyVaultProperties": {"keyName": "data", "keyVaultUri": "https://acmevault.vault.azure.net/"},
             },
         },
         protect=True,
@@ -175,7 +202,7 @@ def azure_stack(workload: str) -> Stack:
         {
             "scope": f"/subscriptions/{sub}/resourceGroups/rg/providers/Microsoft.Storage/storageAccounts/acmecheckpoints",
             "roleDefinitionId": f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/{BLOB_READER}",
-            "principalId": "p",
+            "principalId": NODES_PRINCIPAL[workload],
             "principalType": "ServicePrincipal",
         },
     )
@@ -204,7 +231,12 @@ def azure_stack(workload: str) -> Stack:
             {
                 "storageCapacityTiB": 16,
                 "encryptionSettings": {
-                    "keyEncryptionKey": {"keyUrl": "https://v/keys/data", "sourceVault": {"id": "v"}}
+                    "keyEncryptionKey": {
+                        "keyUrl": "https://acmevault.vault.azure.net/keys/data",
+                        "sourceVault": {
+                            "id": f"/subscriptions/{sub}/resourceGroups/rg/providers/Microsoft.KeyVault/vaults/acmevault"
+                        },
+                    }
                 },
             },
             protect=True,
@@ -360,7 +392,11 @@ def azure_stack(workload: str) -> Stack:
         {
             "scope": f"/subscriptions/{TRAIN_SUB}/resourceGroups/rg/providers/Microsoft.Storage/storageAccounts/acmeartifacts",
             "roleDefinitionId": f"/subscriptions/{TRAIN_SUB}/providers/Microsoft.Authorization/roleDefinitions/{BLOB_READER}",
-            "principalId": "p",
+            "principalId": NODES_PRINCIPAL[workload],
+            "principalType": "ServicePrincipal",
+            # Azure ABAC: blob reads only under the artifact prefix (the serving stack's own condition's shape).
+            "condition": models_condition("models/"),
+            "conditionVersion": "2.0",
         },
     )
     return s
