@@ -721,6 +721,10 @@ def test_every_policy_has_a_mutation() -> None:
     from test_policy_multicloud import MUTATIONS as MULTICLOUD_MUTATIONS
 
     covered |= {m.policy for m in MULTICLOUD_MUTATIONS}
+    # The reachability view's policies: mutated on the shipped stacks of every cloud (test_reachability.py).
+    from test_reachability import CASES as REACHABILITY_CASES
+
+    covered |= {case.policy for case in REACHABILITY_CASES if case.policy}
     assert names - covered == set()
 
 
