@@ -1,0 +1,162 @@
+"""Placing GCP names in projects for the access graph (policies/gcp/access.py): what the stack itself creates
+(its buckets, keys, the project numbers of its own service agents, its workload identity pools, its custom roles),
+and a bucket, key, service account or project named by an id, a global name or an email."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..access import IDENTITY, KEY, OBJECTS, OWN, Party, Placement
+from ..common import as_list
+from ..readers import get, items_at, name_of
+from .iam import StackFacts, project_account, service_account_party
+
+BUCKET = "gcp:storage/bucket:Bucket"
+CRYPTO_KEY = "gcp:kms/cryptoKey:CryptoKey"
+SERVICE_IDENTITY = "gcp:projects/serviceIdentity:ServiceIdentity"
+POOL = "gcp:iam/workloadIdentityPool:WorkloadIdentityPool"
+CUSTOM_ROLES = ("gcp:projects/iAMCustomRole:IAMCustomRole", "gcp:organizations/iAMCustomRole:IAMCustomRole")
+PROJECT_IN = re.compile(r"(?:^|/)projects/([^/]+)(?:/|$)")
+
+
+_facts: dict[int, StackFacts] = {}
+
+
+def stack_facts(stack: Any) -> StackFacts | None:
+    """The stack's own buckets, keys, project numbers, pools and custom roles (None for a resource-level check)."""
+    if stack is None:
+        return None
+    key = id(stack)
+    if key not in _facts:
+        _facts.clear()
+        _facts[key] = _read_facts(stack.resources)
+    return _facts[key]
+
+
+def text_at(node: Any, *path: str) -> str | None:
+    value = get(node, *path)
+    return value if isinstance(value, str) and value else None
+
+
+def _read_facts(resources: Sequence[Any]) -> StackFacts:
+    buckets, bucket_urns, keys, key_urns, numbers, pools = set(), set(), set(), set(), set(), set()
+    roles: dict[str, tuple[str, ...]] = {}
+    for resource in resources:
+        kind, props = resource.resource_type, resource.props
+        if kind == BUCKET:
+            buckets |= {v for v in (text_at(props, "name"), text_at(props, "id")) if v}
+            bucket_urns.add(resource.urn)
+        elif kind == CRYPTO_KEY:
+            keys |= {v for v in (text_at(props, "id"), text_at(props, "name")) if v}
+            key_urns.add(resource.urn)
+        elif kind == SERVICE_IDENTITY:
+            # The agent the stack creates in its own project: service-<project number>@gcp-sa-<service>.
+            found = re.match(r"^service-([0-9]+)@", text_at(props, "email") or "")
+            if found:
+                numbers.add(found.group(1))
+        elif kind == POOL:
+            pools |= {v for v in (text_at(props, "workloadIdentityPoolId"),) if v}
+        elif kind in CUSTOM_ROLES:
+            permissions = tuple(str(p) for p in as_list(props.get("permissions")))
+            role_id, scope = text_at(props, "roleId"), text_at(props, "project") or text_at(props, "orgId")
+            names = {text_at(props, "name"), text_at(props, "id")}
+            if role_id:
+                names.add(f"{'projects' if 'projects' in kind else 'organizations'}/{scope or '-'}/roles/{role_id}")
+            roles |= {n: permissions for n in names if n}
+    return StackFacts(
+        frozenset(buckets), frozenset(bucket_urns), frozenset(keys), frozenset(key_urns), frozenset(numbers),
+        frozenset(pools), roles,
+    )  # fmt: skip
+
+
+# --- placing names ----------------------------------------------------------------------------------------------
+
+
+def linked(resource: Any, prop: str, urns: frozenset[str]) -> bool:
+    """The engine's property dependencies tie `prop` to one of these resources (a value unknown in preview)."""
+    deps = getattr(resource, "property_dependencies", None) or {}
+    return any(getattr(d, "urn", None) in urns for d in deps.get(prop, []))
+
+
+def party_in(ref: str, project: str | None, facts: StackFacts | None, kind: str, placement: Placement) -> Party:
+    """A party in the project named by id or number (None: the provider's, this stack's)."""
+    if project is None:
+        return Party(ref, OWN, kind)
+    account, why = project_account(project, facts, ref)
+    return Party(ref, account, kind, why, needs_stack=account is None and placement.stack is None)
+
+
+def named_project(value: str | None, resource: Any = None) -> str | None:
+    """The project an id names ("projects/P/..."), else the resource's own `project`, else None (the provider's)."""
+    found = PROJECT_IN.search(value or "")
+    if found and found.group(1) not in ("_", "-"):
+        return found.group(1)
+    return text_at(resource.props, "project") if resource is not None else None
+
+
+def bucket_party(
+    name: str | None, placement: Placement, facts: StackFacts | None, resource: Any = None, prop: str = "bucket"
+) -> Party:
+    """A bucket by its global name: the stack's own, a configured side's store, else unplaced (only the stack-level
+    check knows the stack's buckets). Placed from the stack's Bucket resources, not every resource naming it (a grant
+    names buckets it does not own)."""
+    name = (name or "").removeprefix("gs://").removeprefix("b/").split("/", 1)[0] or None
+    ref = f"bucket {name or '?'}"
+    if facts is not None and ((name is not None and name in facts.buckets) or (
+        resource is not None and linked(resource, prop, facts.bucket_urns)
+    )):  # fmt: skip
+        return Party(ref, OWN, OBJECTS)
+    if name is not None and name in placement.stores:
+        return Party(ref, placement.stores[name], OBJECTS)
+    why = f"bucket {name!r} is not created by this stack and is in neither trainingStores nor servingStores"
+    return Party(ref, None, OBJECTS, why, needs_stack=placement.stack is None)
+
+
+def key_party(value: Any, placement: Placement, facts: StackFacts | None, resource: Any, prop: str) -> Party:
+    """A Cloud KMS key by its resource name (projects/P/locations/L/keyRings/R/cryptoKeys/K) or by one of the
+    stack's own keys' ids."""
+    text = value if isinstance(value, str) else ""
+    ref = f"key {text or '?'}"
+    if facts is not None and (text in facts.keys or linked(resource, prop, facts.key_urns)):
+        return Party(ref, OWN, KEY)
+    found = PROJECT_IN.search(text)
+    if found:
+        return party_in(ref, found.group(1), facts, KEY, placement)
+    why = f"key {text!r} names no project and is not one of this stack's keys"
+    return Party(ref, None, KEY, why, needs_stack=placement.stack is None)
+
+
+def _email_of(value: str) -> str:
+    """A service account as an email, whether written plainly, as a member or as projects/P/serviceAccounts/E."""
+    value = value.strip()
+    if value.lower().startswith("serviceaccount:"):
+        value = value.split(":", 1)[1]
+    return value.rsplit("/serviceAccounts/", 1)[-1]
+
+
+def account_party(value: str, placement: Placement, facts: StackFacts | None) -> Party:
+    email = _email_of(value)
+    if email == "default":  # the project's default Compute Engine account
+        return Party("serviceAccount:default", OWN, IDENTITY)
+    if "@" not in email:
+        return Party(f"serviceAccount:{email}", None, IDENTITY, "a service account named by a unique id, not an email")
+    return service_account_party(email, facts, needs_stack=placement.stack is None)
+
+
+def values_at(node: Any, path: Sequence[str]) -> list[Any]:
+    """Every value at a path of keys; a step ending in "[]" walks each item of a list."""
+    nodes = [node]
+    for step in path:
+        many = step.endswith("[]")
+        key = step.removesuffix("[]")
+        nodes = [
+            n for parent in nodes for n in (items_at(parent, key) if many else [get(parent, key)]) if n is not None
+        ]
+    return nodes
+
+
+def label_of(resource: Any) -> str:
+    """How an edge names the resource that creates it: its kind and name."""
+    return f"{resource.resource_type.rsplit(':', 1)[-1]} {name_of(resource)}"
