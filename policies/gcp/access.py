@@ -166,6 +166,8 @@ def iam_edges(resource: Any, placement: Placement, facts: StackFacts | None) -> 
     for role, member, binding in bindings_of(resource.props):
         source = member_party(member, facts, needs_stack=placement.stack is None)
         granted = role_access(role, facts)
+        if granted.needs_stack and placement.stack is None:
+            continue  # the stack-level check reads the custom role's permissions
         what = f"{label} ({role} to {member}{'; ' + granted.note if granted.note else ''})"
         if target.kind == IDENTITY:
             access = BECOME if granted.becomes or granted.level == ADMIN else granted.level
@@ -255,7 +257,7 @@ def edges(resource: Any, placement: Placement) -> Iterable[Edge]:
     kind = resource.resource_type
     if not kind.startswith("gcp:"):
         return []
-    facts = stack_facts(placement.stack)
+    facts = stack_facts(placement)
     found: list[Edge] = []
     if IAM_KIND.match(kind):
         found += iam_edges(resource, placement, facts)

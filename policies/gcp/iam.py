@@ -99,8 +99,6 @@ def service_account_party(email: str, facts: StackFacts | None, needs_stack: boo
     if numbered := NUMBERED.match(lowered):
         account, why = project_account(numbered.group(1), facts, f"service account {email}")
         return Party(ref, account, IDENTITY, why, needs_stack=account is None and needs_stack)
-    if domain.endswith(".svc.id.goog"):
-        return _unplaced(ref, "a GKE workload identity: a fleet's pool holds workloads of other projects' clusters")
     return _unplaced(ref, f"a service account of domain {domain or '?'}, which names no project")
 
 
@@ -122,6 +120,10 @@ def member_party(member: str, facts: StackFacts | None, needs_stack: bool) -> Pa
         return Party(text, f"domain:{domain}", IDENTITY) if domain else _unplaced(text, "no email domain")
     if kind == "domain":
         return Party(text, f"domain:{value.lower()}", IDENTITY)
+    if kind == "serviceaccount" and value.split("[", 1)[0].endswith(".svc.id.goog"):
+        # PROJECT.svc.id.goog[NAMESPACE/KSA]: a fleet's pool also holds other projects' clusters' workloads
+        # (https://cloud.google.com/kubernetes-engine/docs/concepts/workload-identity#identity_sameness).
+        return _unplaced(text, "a GKE workload identity: a fleet's pool holds workloads of other projects' clusters")
     if kind == "serviceaccount":
         return service_account_party(value, facts, needs_stack)
     if kind in ("projectowner", "projecteditor", "projectviewer"):
@@ -253,6 +255,8 @@ class RoleAccess:
     level: str
     becomes: bool
     note: str = ""
+    # A custom role judged without the stack (a resource-level check): the stack-level check reads its permissions.
+    needs_stack: bool = False
 
 
 def permission_level(permission: str) -> tuple[str, bool]:
@@ -279,6 +283,9 @@ def role_access(role: str, facts: StackFacts | None) -> RoleAccess:
         return RoleAccess(WRITE, False)
     if role in READ_ROLES or VIEWER.match(role):
         return RoleAccess(READ, False)
+    custom = role.startswith(("projects/", "organizations/"))
+    if custom and facts is None:
+        return RoleAccess(ADMIN, False, "a custom role, judged by its permissions with the stack", needs_stack=True)
     permissions = None if facts is None else facts.roles.get(role)
     if permissions is not None:
         level, becomes = READ, False
@@ -286,7 +293,6 @@ def role_access(role: str, facts: StackFacts | None) -> RoleAccess:
             one, lends = permission_level(permission)
             level, becomes = stronger(level, one), becomes or lends
         return RoleAccess(level, becomes)
-    custom = role.startswith(("projects/", "organizations/"))
     why = "a custom role this stack does not define" if custom else "a role the pack's table does not know"
     return RoleAccess(ADMIN, False, f"{why}: judged as admin")
 

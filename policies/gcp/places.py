@@ -21,18 +21,19 @@ CUSTOM_ROLES = ("gcp:projects/iAMCustomRole:IAMCustomRole", "gcp:organizations/i
 PROJECT_IN = re.compile(r"(?:^|/)projects/([^/]+)(?:/|$)")
 
 
-_facts: dict[int, StackFacts] = {}
+_facts: dict[int, tuple[Any, StackFacts]] = {}
 
 
-def stack_facts(stack: Any) -> StackFacts | None:
+def stack_facts(placement: Placement) -> StackFacts | None:
     """The stack's own buckets, keys, project numbers, pools and custom roles (None for a resource-level check)."""
+    stack = placement.stack
     if stack is None:
         return None
-    key = id(stack)
-    if key not in _facts:
-        _facts.clear()
-        _facts[key] = _read_facts(stack.resources)
-    return _facts[key]
+    cached = _facts.get(id(stack))
+    if cached is None or cached[0] is not stack:
+        _facts.clear()  # one stack at a time; the entry holds the stack, so its id is not reused while cached
+        cached = _facts[id(stack)] = (stack, _read_facts(stack.resources, placement.own))
+    return cached[1]
 
 
 def text_at(node: Any, *path: str) -> str | None:
@@ -40,7 +41,7 @@ def text_at(node: Any, *path: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _read_facts(resources: Sequence[Any]) -> StackFacts:
+def _read_facts(resources: Sequence[Any], own: frozenset[str]) -> StackFacts:
     buckets, bucket_urns, keys, key_urns, numbers, pools = set(), set(), set(), set(), set(), set()
     roles: dict[str, tuple[str, ...]] = {}
     for resource in resources:
@@ -62,8 +63,11 @@ def _read_facts(resources: Sequence[Any]) -> StackFacts:
             permissions = tuple(str(p) for p in as_list(props.get("permissions")))
             role_id, scope = text_at(props, "roleId"), text_at(props, "project") or text_at(props, "orgId")
             names = {text_at(props, "name"), text_at(props, "id")}
-            if role_id:
-                names.add(f"{'projects' if 'projects' in kind else 'organizations'}/{scope or '-'}/roles/{role_id}")
+            if role_id and "projects" in kind:
+                # A role without `project` is in the provider's project: one of the stack's own.
+                names |= {f"projects/{project}/roles/{role_id}" for project in ([scope] if scope else own)}
+            elif role_id:
+                names.add(f"organizations/{scope}/roles/{role_id}")
             roles |= {n: permissions for n in names if n}
     return StackFacts(
         frozenset(buckets), frozenset(bucket_urns), frozenset(keys), frozenset(key_urns), frozenset(numbers),
