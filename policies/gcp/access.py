@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..access import ADMIN, BECOME, IDENTITY, OBJECTS, RESOURCE, Edge, Party, Placement
+from ..access import ADMIN, BECOME, IDENTITY, KEY, OBJECTS, RESOURCE, Edge, Party, Placement
 from ..common import as_list, decode
 from ..readers import items_at
 from ..vendor import tokens_of
@@ -137,12 +137,12 @@ def _scope(resource: Any, placement: Placement, facts: StackFacts | None) -> tup
     if kind.startswith(("gcp:kms/cryptoKeyIAM", "gcp:kms/keyRingIAM")):
         prop = "cryptoKeyId" if "cryptoKey" in kind else "keyRingId"
         value = text_at(props, prop) or ""
-        parts = value.split("/")
-        if not value.startswith("projects/") and len(parts) in (3, 4) and "cryptoKey" in kind:
-            value = f"projects/{parts[0]}/" if len(parts) == 4 else ""  # {project}/{location}/{ring}/{key} short form
-        elif not value.startswith("projects/") and len(parts) == 3:
-            value = f"projects/{parts[0]}/"  # {project}/{location}/{ring}
-        return key_party(value or text_at(props, prop), placement, facts, resource, prop), None, None
+        # The provider also takes {project}/{location}/{ring}[/{key}], and without the project the provider's.
+        parts, full = value.split("/"), 4 if prop == "cryptoKeyId" else 3
+        if value and not value.startswith("projects/") and len(parts) in (full, full - 1):
+            project = parts[0] if len(parts) == full else None
+            return party_in(f"key {value}", project, facts, KEY, placement), None, None
+        return key_party(props.get(prop), placement, facts, resource, prop), None, None
     if kind.startswith(("gcp:serviceaccount/", "gcp:serviceAccount/")):
         account = account_party(text_at(props, "serviceAccountId") or "", placement, facts)
         return account, account, None

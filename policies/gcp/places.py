@@ -41,28 +41,46 @@ def text_at(node: Any, *path: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def known_text(node: Any, *path: str) -> str | None:
+    """text_at, None for a value unknown during preview (pulumi-policy raises on reading one): a fact the stack
+    cannot give yet is left out, so what it would have placed stays unplaced (fail closed)."""
+    try:
+        return text_at(node, *path)
+    except Exception:  # noqa: BLE001  # pulumi_policy's UnknownValueError
+        return None
+
+
+def _permissions(props: Any) -> tuple[str, ...] | None:
+    try:
+        return tuple(str(p) for p in as_list(props.get("permissions")))
+    except Exception:  # noqa: BLE001  # unknown during preview: the role stays unjudged (admin)
+        return None
+
+
 def _read_facts(resources: Sequence[Any], own: frozenset[str]) -> StackFacts:
     buckets, bucket_urns, keys, key_urns, numbers, pools = set(), set(), set(), set(), set(), set()
     roles: dict[str, tuple[str, ...]] = {}
     for resource in resources:
         kind, props = resource.resource_type, resource.props
         if kind == BUCKET:
-            buckets |= {v for v in (text_at(props, "name"), text_at(props, "id")) if v}
+            buckets |= {v for v in (known_text(props, "name"), known_text(props, "id")) if v}
             bucket_urns.add(resource.urn)
         elif kind == CRYPTO_KEY:
-            keys |= {v for v in (text_at(props, "id"), text_at(props, "name")) if v}
+            keys |= {v for v in (known_text(props, "id"), known_text(props, "name")) if v}
             key_urns.add(resource.urn)
         elif kind == SERVICE_IDENTITY:
             # The agent the stack creates in its own project: service-<project number>@gcp-sa-<service>.
-            found = re.match(r"^service-([0-9]+)@", text_at(props, "email") or "")
+            found = re.match(r"^service-([0-9]+)@", known_text(props, "email") or "")
             if found:
                 numbers.add(found.group(1))
         elif kind == POOL:
-            pools |= {v for v in (text_at(props, "workloadIdentityPoolId"),) if v}
+            pools |= {v for v in (known_text(props, "workloadIdentityPoolId"),) if v}
         elif kind in CUSTOM_ROLES:
-            permissions = tuple(str(p) for p in as_list(props.get("permissions")))
-            role_id, scope = text_at(props, "roleId"), text_at(props, "project") or text_at(props, "orgId")
-            names = {text_at(props, "name"), text_at(props, "id")}
+            permissions = _permissions(props)
+            if permissions is None:
+                continue
+            role_id, scope = known_text(props, "roleId"), known_text(props, "project") or known_text(props, "orgId")
+            names = {known_text(props, "name"), known_text(props, "id")}
             if role_id and "projects" in kind:
                 # A role without `project` is in the provider's project: one of the stack's own.
                 names |= {f"projects/{project}/roles/{role_id}" for project in ([scope] if scope else own)}
@@ -88,7 +106,7 @@ def party_in(ref: str, project: str | None, facts: StackFacts | None, kind: str,
     """A party in the project named by id or number (None: the provider's, this stack's)."""
     if project is None:
         return Party(ref, OWN, kind)
-    account, why = project_account(project, facts, ref)
+    account, why = project_account(project.removeprefix("projects/"), facts, ref)
     return Party(ref, account, kind, why, needs_stack=account is None and placement.stack is None)
 
 
