@@ -121,9 +121,13 @@ def named_project(value: str | None, resource: Any = None) -> str | None:
 def bucket_party(
     name: str | None, placement: Placement, facts: StackFacts | None, resource: Any = None, prop: str = "bucket"
 ) -> Party:
-    """A bucket by its global name: the stack's own, a configured side's store, else unplaced (only the stack-level
-    check knows the stack's buckets). Placed from the stack's Bucket resources, not every resource naming it (a grant
-    names buckets it does not own)."""
+    """A bucket by its global name: the stack's own, a configured side's store, else unplaced. Placed from the
+    stack's Bucket resources, not from every resource naming it (a grant names buckets it does not own).
+
+    Judged alone (a resource-level check, no stack), a bucket that is no configured store is taken as the stack's
+    own: if it is, that is right; if it is not, the stack-level check fails it as unplaced whatever the edge. So a
+    crossing found on that assumption is one either way (serving given write on a training-stack bucket is caught
+    while the resource binds), and one missed is left to the stack-level check, never passed."""
     name = (name or "").removeprefix("gs://").removeprefix("b/").split("/", 1)[0] or None
     ref = f"bucket {name or '?'}"
     if facts is not None and ((name is not None and name in facts.buckets) or (
@@ -132,13 +136,15 @@ def bucket_party(
         return Party(ref, OWN, OBJECTS)
     if name is not None and name in placement.stores:
         return Party(ref, placement.stores[name], OBJECTS)
+    if placement.stack is None:
+        return Party(ref, OWN, OBJECTS)
     why = f"bucket {name!r} is not created by this stack and is in neither trainingStores nor servingStores"
-    return Party(ref, None, OBJECTS, why, needs_stack=placement.stack is None)
+    return Party(ref, None, OBJECTS, why)
 
 
 def key_party(value: Any, placement: Placement, facts: StackFacts | None, resource: Any, prop: str) -> Party:
     """A Cloud KMS key by its resource name (projects/P/locations/L/keyRings/R/cryptoKeys/K) or by one of the
-    stack's own keys' ids."""
+    stack's own keys' ids (judged alone, an id naming no project is taken as the stack's own, as bucket_party)."""
     text = value if isinstance(value, str) else ""
     ref = f"key {text or '?'}"
     if facts is not None and (text in facts.keys or linked(resource, prop, facts.key_urns)):
@@ -146,8 +152,10 @@ def key_party(value: Any, placement: Placement, facts: StackFacts | None, resour
     found = PROJECT_IN.search(text)
     if found:
         return party_in(ref, found.group(1), facts, KEY, placement)
+    if placement.stack is None:
+        return Party(ref, OWN, KEY)
     why = f"key {text!r} names no project and is not one of this stack's keys"
-    return Party(ref, None, KEY, why, needs_stack=placement.stack is None)
+    return Party(ref, None, KEY, why)
 
 
 def _email_of(value: str) -> str:

@@ -774,3 +774,19 @@ def test_roles_fail_closed() -> None:
 )
 def test_conditions_narrow_to_what_they_say(expression: str, prefixes: list[str] | None) -> None:
     assert object_prefixes(expression, CHECKPOINTS) == prefixes
+
+
+def test_a_workspace_domain_is_outside_both_sides_unless_trusted() -> None:
+    """Workspace / Cloud Identity users and groups live in no project: a grant to one names neither side, so it fails
+    closed until the policy config trusts the domain (trustedAccounts: ["domain:example.com"])."""
+    result = previewed(TRAINING)
+    doc = copy.deepcopy(result.export)
+    inputs = {"bucket": f"{TRAIN}-datasets", "role": "roles/storage.objectViewer", "member": "group:ml@example.com"}
+    add(TRAINING, BUCKET_MEMBER, "ml-team-reads", inputs)(doc)
+    found = policy_verdicts(doc, result.spec)
+    assert any(
+        v.mandatory and "domain:example.com" in v.message
+        for v in caught(Case("", TRAINING, add, "ml-team-reads"), found)
+    )
+    trusted = {policy: {"trustedAccounts": ["domain:example.com"]} for policy in (POLICY, f"{POLICY}-final")}
+    assert [v.line() for v in policy_verdicts(doc, result.spec, trusted)] == []
