@@ -111,6 +111,14 @@ def drop(name: str, type_token: str, key: str) -> Callable[[Doc], None]:
     return edit(name, type_token, lambda props: props.pop(key, None))
 
 
+def both(*changes: Callable[[Doc], None]) -> Callable[[Doc], None]:
+    def apply(doc: Doc) -> None:
+        for change in changes:
+            change(doc)
+
+    return apply
+
+
 def verdicts(stack: str, change: Callable[[Doc], None]) -> list[Verdict]:
     result = previewed(stack)
     doc = copy.deepcopy(result.export)
@@ -323,7 +331,7 @@ CASES = [
     Case(
         "custom-role-set-iam-policy-to-serving",
         TRAINING,
-        lambda doc: (
+        both(
             add(
                 TRAINING,
                 "gcp:projects/iAMCustomRole:IAMCustomRole",
@@ -334,13 +342,13 @@ CASES = [
                     "title": "k",
                     "permissions": ["storage.buckets.get", "storage.buckets.setIamPolicy"],
                 },
-            )(doc),
+            ),
             add(
                 TRAINING,
                 PROJECT_MEMBER,
                 "keeper-to-replica",
                 {"role": f"projects/{TRAIN}/roles/bucketKeeper", "member": f"serviceAccount:{REPLICA}"},
-            )(doc),
+            ),
         ),
         "keeper-to-replica",
     ),
@@ -614,31 +622,31 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
     (
         "training-own-custom-reader-role",
         TRAINING,
-        lambda doc: (
+        both(
             add(
                 TRAINING,
                 "gcp:projects/iAMCustomRole:IAMCustomRole",
                 "lister",
                 {"roleId": "lister", "project": TRAIN, "title": "l", "permissions": ["storage.objects.list"]},
-            )(doc),
+            ),
             add(
                 TRAINING,
                 PROJECT_MEMBER,
                 "lister-to-head",
                 {"role": f"projects/{TRAIN}/roles/lister", "member": f"serviceAccount:{TRAINING_HEAD}"},
-            )(doc),
+            ),
         ),
     ),
     (
         "training-shares-models-with-a-custom-reader-role",
         TRAINING,
-        lambda doc: (
+        both(
             add(
                 TRAINING,
                 "gcp:projects/iAMCustomRole:IAMCustomRole",
                 "model-reader",
                 {"roleId": "modelReader", "title": "m", "permissions": ["storage.objects.get", "storage.objects.list"]},
-            )(doc),
+            ),
             add(
                 TRAINING,
                 BUCKET_MEMBER,
@@ -649,7 +657,7 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
                     "member": f"serviceAccount:{REPLICA}",
                     "condition": models_condition(),
                 },
-            )(doc),
+            ),
         ),
     ),
     (
@@ -786,7 +794,7 @@ def test_a_workspace_domain_is_outside_both_sides_unless_trusted() -> None:
     found = policy_verdicts(doc, result.spec)
     assert any(
         v.mandatory and "domain:example.com" in v.message
-        for v in caught(Case("", TRAINING, add, "ml-team-reads"), found)
+        for v in caught(Case("", TRAINING, both(), "ml-team-reads"), found)
     )
     trusted = {policy: {"trustedAccounts": ["domain:example.com"]} for policy in (POLICY, f"{POLICY}-final")}
     assert [v.line() for v in policy_verdicts(doc, result.spec, trusted)] == []
