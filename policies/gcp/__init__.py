@@ -1,5 +1,5 @@
-"""GCP (pulumi-gcp): the packs' vendor entry. The readers are in readers.py; the adapters here give them
-the shapes the packs' concerns ask for."""
+"""GCP (pulumi-gcp): the packs' vendor entry. The readers are in readers.py, the access graph's edges in
+access.py; the adapters here give them the shapes the packs' concerns ask for."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..common import LABEL_TAGS, TAG_WORKLOAD, ProviderFacts, tag_values
-from ..concepts import of as of_concepts
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
-from ..vendor import GuardrailReaders, SeparationReaders, Vendor, tokens_of
-from . import reachability, readers
+from ..vendor import GuardrailReaders, SeparationReaders, Vendor
+from . import access, reachability, readers
 from .concepts import GCP
 
 
@@ -46,12 +45,6 @@ def check_no_spot_serving(resource: Any) -> Iterable[str]:
 def check_spot_training_checkpoints(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
     """As AWS's: Spot/preemptible training needs a checkpoint container or bucket. Ours."""
     return spot_without_checkpoints(resources, pattern, readers.spot_usage)
-
-
-def grant_problems(resource: Any, own: frozenset[str], ctx: Any, stack: Sequence[Any] | None) -> Iterable[str]:
-    # With the stack's buckets known (a stack policy), a grant on a bucket the stack does not own is foreign.
-    buckets = None if stack is None else of_concepts(stack, "bucket", cloud="gcp")
-    return readers.cross_project_problems(resource, own, ctx, buckets)
 
 
 def resource_tags(resource: Any) -> Mapping[str, str]:
@@ -91,8 +84,8 @@ VENDOR = Vendor(
     separation=SeparationReaders(
         internet_facing=readers.internet_facing,
         not_training_fabric=readers.other_resource_policy,
-        grant_types=tokens_of(GCP, "role-binding", "resource-grant"),
-        grants=grant_problems,
+        access=access.edges,
+        access_types=access.ACCESS_TYPES,
         pinned_account=readers.project_problems,
         resource_tags=resource_tags,
         provider_tags=provider_tags,

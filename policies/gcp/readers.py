@@ -39,7 +39,6 @@ BACKEND_SERVICE = "gcp:compute/backendService:BackendService"
 SECURITY_POLICY = "gcp:compute/securityPolicy:SecurityPolicy"
 FORWARDING_RULE = "gcp:compute/globalForwardingRule:GlobalForwardingRule"
 GRANTS = tokens_of(GCP, "resource-grant", "role-binding")
-BUCKET_GRANTS = tuple(t for t in GRANTS if t.startswith("gcp:storage/"))
 PROJECT_GRANTS = tokens_of(GCP, "role-binding")
 # CMEK-capable data stores and the input naming their key (provider docs of each resource).
 KEY_INPUTS = {
@@ -426,13 +425,11 @@ def waf_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
                 )
 
 
-# --- identity and cross-project grants ------------------------------------------------------------
+# --- identity ------------------------------------------------------------------------------------------------
 
 # Basic roles grant (nearly) everything in a project (https://cloud.google.com/iam/docs/roles-overview#basic, Trivy AVD-GCP-0007).
 BASIC_ROLES = ("roles/owner", "roles/editor")
 ACCOUNT_ADMIN_ROLES = ("roles/iam.serviceAccountUser", "roles/iam.serviceAccountTokenCreator")
-READ_ROLE = "roles/storage.objectViewer"
-SERVICE_ACCOUNT = re.compile(r"^serviceaccount:[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com$")
 
 
 def check_least_privilege(resource: Any) -> Iterable[str]:
@@ -445,72 +442,6 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
             yield f"{name_of(resource)} grants the basic role {role} to {member}"
         elif role in ACCOUNT_ADMIN_ROLES and resource.resource_type in PROJECT_GRANTS:
             yield f"{name_of(resource)} grants {role} project-wide to {member}; grant it on the one service account"
-
-
-# Google-owned projects whose service-<project number>@<project>.iam.gserviceaccount.com accounts are a
-# project's service agents (https://cloud.google.com/iam/docs/service-agents): Compute Engine's and Cloud
-# Storage's and Filestore's, whose domains predate the gcp-sa-* convention. Only this exact form is taken as
-# an agent.
-LEGACY_AGENT_PROJECTS = frozenset({"compute-system", "gs-project-accounts", "container-engine-robot", "cloud-filer"})
-SERVICE_AGENT_ID = re.compile(r"^serviceaccount:service-[0-9]+@")
-
-
-# App Engine's default service account is named after its project: <project-id>@appspot.gserviceaccount.com
-# (cloud.google.com/appengine/docs/standard/configure-service-accounts#default-service-account).
-APP_ENGINE_ACCOUNT = re.compile(r"^serviceaccount:([a-z][a-z0-9-]{4,28}[a-z0-9])@appspot\.gserviceaccount\.com$")
-
-
-def member_project(member: str) -> str | None:
-    """The project a user-managed service account (or a project's App Engine default account) belongs to; None
-    for Google's service agents. Accounts named by project number (<number>-compute@developer.gserviceaccount.com)
-    cannot be tied to a project id offline and are not judged here."""
-    lowered = member.lower()
-    app_engine = APP_ENGINE_ACCOUNT.match(lowered)
-    if app_engine is not None:
-        return app_engine.group(1)
-    match = SERVICE_ACCOUNT.match(lowered)
-    # service-<number>@gcp-sa-<service>.iam.gserviceaccount.com are Google's per-project service agents
-    # (https://cloud.google.com/iam/docs/service-agents), not accounts in a project named gcp-sa-*.
-    if match is None or match.group(1).startswith("gcp-sa-"):
-        return None
-    if match.group(1) in LEGACY_AGENT_PROJECTS and SERVICE_AGENT_ID.match(lowered):
-        return None
-    return match.group(1)
-
-
-def cross_project_problems(
-    resource: Any, own: frozenset[str], ctx: Any, stack_buckets: Sequence[Any] | None
-) -> Iterable[str]:
-    """Grants stay inside the stack's projects, except the documented read path: a training stack
-    lets serving's service accounts view objects of its own buckets (roles/storage.objectViewer), and
-    a serving stack may take that same grant on a training bucket. Project-level grants in another
-    project, or to another project's accounts, are never allowed. Ours."""
-    kind, props, name = resource.resource_type, resource.props, name_of(resource)
-    if kind not in GRANTS:
-        return
-    project = props.get("project")
-    if kind in PROJECT_GRANTS and isinstance(project, str) and project not in own:
-        yield f"{name} grants roles in project {project}, outside this stack's projects"
-        return
-    # Whose bucket it is needs the whole stack (None: judged per resource, where it cannot be known).
-    foreign_bucket = (
-        stack_buckets is not None
-        and kind in BUCKET_GRANTS
-        and not any(b.props.get("name") == props.get("bucket") for b in stack_buckets)
-        and not _depends_on_any(resource, "bucket", stack_buckets)
-    )
-    if foreign_bucket:
-        for role, member in members_of(resource):
-            if not (ctx.workload == "serving" and role == READ_ROLE):
-                yield f"{name} grants {role} to {member} on bucket {props.get('bucket')} of another project (only objectViewer may cross)"
-    for role, member in members_of(resource):
-        home = member_project(member)
-        if home is None or home in own:
-            continue
-        if home in ctx.other_accounts and ctx.workload == "training" and kind in BUCKET_GRANTS and role == READ_ROLE:
-            continue
-        side = f"the {ctx.other} project" if home in ctx.other_accounts else "project"
-        yield f"{name} grants {role} to {member} of {side} {home}; only serving may view training's objects"
 
 
 def _depends_on_any(resource: Any, prop: str, targets: Sequence[Any]) -> bool:

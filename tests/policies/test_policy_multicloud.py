@@ -89,6 +89,18 @@ def context(cloud: str, workload: str) -> dict[str, Any]:
         "trainingAccounts": [training],
         "servingAccounts": [serving],
         "allowedRegions": ["eastus", "us-central1"],
+        # GCS names carry no project: the weights' bucket is training's, as the runner says from the spec.
+        **({"trainingStores": [f"{TRAIN_PROJECT}-artifacts"]} if cloud == "gcp" else {}),
+    }
+
+
+def models_only(bucket: str) -> dict[str, str]:
+    """The condition accelstack's serving replicas read training's weights under (components/gcp/serving/identity.py)."""
+    return {
+        "title": "models-prefix-only",
+        "expression": f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/models/") || '
+        '(resource.type == "storage.googleapis.com/Bucket" && '
+        'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("models/"))',
     }
 
 
@@ -602,6 +614,7 @@ def gcp_stack(workload: str) -> Stack:
             "bucket": f"{TRAIN_PROJECT}-artifacts",
             "role": "roles/storage.objectViewer",
             "member": f"serviceAccount:replicas@{SERVE_PROJECT}.iam.gserviceaccount.com",
+            "condition": models_only(f"{TRAIN_PROJECT}-artifacts"),
         },
     )
     return s
@@ -2018,6 +2031,7 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None]]] = [
                 "bucket": f"{TRAIN_PROJECT}-checkpoints",
                 "role": "roles/storage.objectViewer",
                 "member": f"serviceAccount:replicas@{SERVE_PROJECT}.iam.gserviceaccount.com",
+                "condition": models_only(f"{TRAIN_PROJECT}-checkpoints"),
             },
         ),
     ),
