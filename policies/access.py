@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import concepts
+
 # Access levels, weakest first. "become" is separate: it lends the source every edge of the target.
 READ, WRITE, ADMIN, BECOME = "read", "write", "admin", "become"
 LEVELS = (READ, WRITE, ADMIN, BECOME)
@@ -87,6 +89,25 @@ def unplaced(ref: str, why: str, kind: str = RESOURCE) -> Party:
     return Party(ref, None, kind, why)
 
 
+# The concepts whose resources create the thing their name/bucket/arn names (a store, a key, an identity...).
+NAMED_CONCEPTS = frozenset(
+    {
+        "bucket",
+        "storage-account",
+        "key",
+        "key-vault",
+        "identity",
+        "secret",
+        "queue",
+        "topic",
+        "image-repository",
+        "file-system",
+        "parallel-file-system",
+        "log-group",
+    }
+)
+
+
 @dataclass
 class Stack:
     """What a reader may ask about the rest of the stack: the resources, and which names, ids and ARNs the
@@ -99,8 +120,12 @@ class Stack:
 
     @classmethod
     def of(cls, resources: Sequence[Any], name_keys: Sequence[str] = ("name", "bucket", "arn", "id")) -> Stack:
+        """Names only of the kinds that create what they name: a grant or an association carries a `bucket` or
+        `name` too, and the bucket it names is not the stack's for that."""
         names: set[str] = set()
         for resource in resources:
+            if concepts.concept_of(getattr(resource, "resource_type", "")) not in NAMED_CONCEPTS:
+                continue
             for key in name_keys:
                 value = _plain(resource.props, key)
                 if isinstance(value, str) and value:

@@ -144,10 +144,16 @@ def test_the_stack_graph_is_built_once_per_stack() -> None:
 
 
 def test_a_bucket_named_only_by_name_is_placed_by_the_stack_and_the_config() -> None:
-    resources = [type("R", (), {"props": {"bucket": "mine"}, "urn": "u"})()]
+    bucket = type("R", (), {"props": {"bucket": "mine"}, "urn": "u", "resource_type": "aws:s3/bucket:Bucket"})()
+    # A grant names a bucket too: the bucket it names is not the stack's for that.
+    grant = type(
+        "R", (), {"props": {"bucket": "theirs-too"}, "urn": "g", "resource_type": "aws:s3/bucketPolicy:BucketPolicy"}
+    )()
+    resources = [bucket, grant]
     where = access.Placement(frozenset({TRAINING}), {"theirs": SERVING}, access.Stack.of(resources))
     assert where.store_party("mine", "arn:aws:s3:::mine").account == OWN
     assert where.store_party("theirs", "arn:aws:s3:::theirs").account == SERVING
+    assert where.store_party("theirs-too", "arn:aws:s3:::theirs-too").account is None
     stranger = where.store_party("stranger", "arn:aws:s3:::stranger")
     assert stranger.account is None and "trainingStores" in stranger.unplaced and not stranger.needs_stack
     alone = access.Placement(frozenset({TRAINING}), {}).store_party("mine", "arn:aws:s3:::mine")
