@@ -56,7 +56,7 @@ def _client_key(options: Any) -> str:
 
 def _rule(rule: Any) -> WafRule:
     action = str(rule.get("action") or "")
-    name = str(rule.get("description") or f"priority {rule.get('priority')}")
+    name = str(rule.get("description") or f"priority {float(rule.get('priority') or 0):g}")
     priority = float(rule.get("priority") or 0)
     preview = truthy(rule.get("preview"))
     if action not in RATE_LIMIT_ACTIONS:
