@@ -168,7 +168,7 @@ def check_waf_rate_limit(resources: Sequence[Any], ctx: Context) -> Iterable[tup
     all traffic, is keyed on the client address (never a header, cookie or path the client chooses: AWS
     https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-aggregation-options.html,
     Azure groupByUserSession, GCP enforceOnKey) and no allow rule is evaluated before it. One judgement over
-    each vendor's reading (policies/waf.py); Checkov CKV_AZURE_120/122 and CKV2_AWS_31-family ask for the WAF."""
+    each vendor's reading (policies/waf.py); Checkov CKV2_AWS_28 and CKV_AZURE_120/122 ask for the WAF."""
     for read in _readers(lambda r: r.waf_front_doors):
         for door in read(resources):
             yield from waf.judge(door)
