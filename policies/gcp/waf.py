@@ -15,6 +15,7 @@ from typing import Any
 from ..common import as_list, refers_to, truthy
 from ..readers import get, items_at, name_of
 from ..waf import ALLOW, BLOCK, PASS, FrontDoor, WafPolicy, WafRule
+from .readers import EXTERNAL
 
 BACKEND_SERVICES = (
     "gcp:compute/backendService:BackendService",
@@ -28,7 +29,6 @@ SEPARATE_RULES = (
     "gcp:compute/securityPolicyRule:SecurityPolicyRule",
     "gcp:compute/regionSecurityPolicyRule:RegionSecurityPolicyRule",
 )
-EXTERNAL = ("EXTERNAL", "EXTERNAL_MANAGED")
 RATE_LIMIT_ACTIONS = ("throttle", "rate_based_ban")
 # Keys that are not a value the client writes: all matching traffic together (the API's default) or the source
 # address (enforceOnKey: https://cloud.google.com/armor/docs/rate-limiting-overview#identifying_clients_for_rate_limiting).
