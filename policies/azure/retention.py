@@ -20,6 +20,7 @@ DESTINATIONS = ("storageAccountId", "workspaceId", "eventHubAuthorizationRuleId"
 # the allLogs category group holds both.
 GATEWAY_LOGS = ("ApplicationGatewayAccessLog", "ApplicationGatewayFirewallLog")
 ALL_LOGS = "alllogs"
+VAULT_AUDIT = frozenset({"auditevent", "audit", ALL_LOGS})
 
 
 def _enabled_logs(setting: Any) -> set[str]:
@@ -32,8 +33,8 @@ def _enabled_logs(setting: Any) -> set[str]:
 
 def service_log_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """No diagnostic setting turns a log category off or sends it nowhere (a setting without a destination keeps
-    nothing), and every internet-facing Application Gateway sends its access and firewall logs somewhere (who sent
-    which request, and what the WAF did with it). Ours, after Microsoft's
+    nothing), a Key Vault's diagnostics keep its AuditEvent log, and every internet-facing Application Gateway sends
+    its access and firewall logs somewhere (who sent which request, and what the WAF did with it). Ours, after Microsoft's
     https://learn.microsoft.com/azure/azure-monitor/essentials/diagnostic-settings."""
     settings = [r for r in resources if r.resource_type in DIAGNOSTIC_SETTINGS]
     for setting in settings:
@@ -49,6 +50,13 @@ def service_log_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
                 setting.urn,
                 f"diagnostic setting {name_of(setting)} sends its logs nowhere ({' / '.join(DESTINATIONS)})",
             )
+    # A vault's diagnostics carry its audit log: who read which key or secret (AuditEvent, in the audit and allLogs
+    # category groups: https://learn.microsoft.com/azure/key-vault/general/logging).
+    for vault in (r for r in resources if _kind(r) == KEY_VAULT):
+        linked = [s for s in settings if refers_to(s, "resourceUri", vault, keys=("id",))]
+        enabled = set().union(*(_enabled_logs(s) for s in linked)) if linked else set()
+        if linked and not enabled & VAULT_AUDIT:
+            yield vault.urn, f"key vault {name_of(vault)} has diagnostic settings without its AuditEvent log"
     for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
         linked = [s for s in settings if refers_to(s, "resourceUri", gateway, keys=("id",))]
         enabled = set().union(*(_enabled_logs(s) for s in linked)) if linked else set()

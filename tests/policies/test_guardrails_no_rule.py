@@ -52,6 +52,7 @@ AZ_WAF = ("azure-serving-waf", WAF_POLICY)
 AZ_GATEWAY = ("azure-serving-gateway", GATEWAY)
 POLICY = ("gcp-serving-armor", ARMOR)
 GCP_BACKEND = ("gcp-serving-backend", BACKEND)
+KEY_VAULT = ("azure-training-storage-kv", VAULT)
 
 
 # --- editing an export ---------------------------------------------------------------------------
@@ -753,6 +754,22 @@ def _audit_config(name: str, configs: list[dict[str, Any]], service: str = "stor
     return adding(GCP_SERVING, AUDIT, name, {"project": "acme-serve", "service": service, "auditLogConfigs": configs})
 
 
+def _vault_diagnostics(categories: list[str]) -> Edit:
+    """Diagnostics on the training Key Vault, into the checkpoint account, with these log categories."""
+    return adding(
+        AZURE_TRAINING,
+        DIAGNOSTICS,
+        "azure-training-kv-logs",
+        {
+            "logs": [{"category": c, "enabled": True} for c in categories],
+            "storageAccountId": "/subscriptions/3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c/resourceGroups/azure-training-rg/"
+            "providers/Microsoft.Storage/storageAccounts/acmetrainckpts",
+        },
+        {"resourceUri": KEY_VAULT},
+        named=KEY_VAULT,
+    )
+
+
 LOGGING = [
     Case("aws-alb-logs-off", AWS_SERVING, edit(LB, put(False, "accessLogs", "enabled")), "service-logs"),
     Case("aws-alb-logs-removed", AWS_SERVING, unlink(LB, "accessLogs"), "service-logs"),
@@ -785,6 +802,12 @@ LOGGING = [
             changes(put("Microsoft.Storage", "encryption", "keySource"), pop("encryption", "keyVaultProperties")),
         ),
         "bucket-encryption",
+    ),
+    Case(
+        "azure-vault-audit-dropped",
+        AZURE_TRAINING,
+        _vault_diagnostics(["AzurePolicyEvaluationDetails"]),
+        "service-logs",
     ),
     Case("gcp-backend-logs-off", GCP_SERVING, edit(GCP_BACKEND, put(False, "logConfig", "enable")), "service-logs"),
     Case(
@@ -833,6 +856,7 @@ LOGGING_LEGITIMATE = [
             "gcp-serving-audit", [{"logType": t} for t in ("ADMIN_READ", "DATA_READ", "DATA_WRITE")], "allServices"
         ),
     ),
+    Case("azure-vault-audit", AZURE_TRAINING, _vault_diagnostics(["AuditEvent", "AzurePolicyEvaluationDetails"])),
     Case("gcp-backend-half-sampled", GCP_SERVING, edit(GCP_BACKEND, put(0.5, "logConfig", "sampleRate"))),
 ]
 
@@ -840,7 +864,6 @@ LOGGING_LEGITIMATE = [
 # --- soft delete and retention --------------------------------------------------------------------
 
 CHECKPOINT_BLOBS = ("azure-training-storage-checkpoints", BLOB_SERVICE)
-KEY_VAULT = ("azure-training-storage-kv", VAULT)
 GCP_CHECKPOINTS = ("gcp-training-checkpoints", GCS)
 GCP_DATASETS = ("gcp-training-datasets", GCS)
 DATASETS_BUCKET = ("aws-training-storage-datasets", BUCKET)
