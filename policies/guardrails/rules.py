@@ -364,12 +364,12 @@ POLICIES = [
     ),
     stack_policy(
         "service-logs",
-        "Audit, access and load-balancer logs stay on (Key Vault, storage, gateways, Data Access audit logs).",
+        "Access, audit and request logs stay on (load balancers, gateways, Key Vault audit, Data Access audit logs).",
         each_stack(lambda r: r.service_logs),
     ),
     stack_policy(
         "soft-delete-retention",
-        "Stateful stores and keys keep deleted data for a minimum window (soft delete, purge protection).",
+        "Stateful stores and keys keep deleted data for a minimum window (soft delete, deletion delays, object lock).",
         check_soft_delete_retention,
         config=CONFIG,
     ),
