@@ -16,6 +16,7 @@ from typing import Any
 from .access import EdgeReader
 from .common import Context, ProviderFacts
 from .reachability import LinkReader
+from .waf import FrontDoor
 
 # One resource's findings (messages).
 ResourceFindings = Callable[[Any], Iterable[str]]
@@ -28,6 +29,11 @@ PatternFindings = Callable[[Sequence[Any], str], Iterable[tuple[str, str]]]
 # A grant's findings: the resource, the stack's own accounts, the context, and every resource of the
 # stack when a stack policy asks (None for a resource policy).
 GrantFindings = Callable[[Any, frozenset[str], Context, Sequence[Any] | None], Iterable[str]]
+# Every internet-facing entry of the stack and the WAF policies that see its traffic (policies/waf.py).
+FrontDoors = Callable[[Sequence[Any]], Iterable[FrontDoor]]
+# Every resource of the stack, the shortest retention the policy config allows (days), the pattern of stores that
+# must keep what is deleted (versionedBucketPattern) and of log stores (logBucketPattern) -> (urn, message).
+RetentionFindings = Callable[[Sequence[Any], int, str, str], Iterable[tuple[str, str]]]
 # A storage firewall's findings: the resource, the stack's own accounts, the context.
 AdmissionFindings = Callable[[Any, frozenset[str], Context], Iterable[str]]
 
@@ -63,7 +69,9 @@ class GuardrailReaders:
     spot_serving: ResourceFindings | None = None  # no-spot-serving (run for serving stacks)
     spot_checkpoints: PatternFindings | None = None  # spot-training-needs-checkpoints (run for training)
     queue_scaling: StackFindings | None = None  # serving-scales-on-queue-depth (run for serving)
-    waf_rate_limit: StackFindings | None = None  # waf-rate-limit
+    waf_front_doors: FrontDoors | None = None  # waf-rate-limit (judged once, neutrally: policies/waf.py)
+    service_logs: StackFindings | None = None  # service-logs
+    retention: RetentionFindings | None = None  # soft-delete-retention (minRetentionDays)
     # Kinds whose node data the engine stores as a secret output (unreadable after the deployment): the
     # final-state repeat skips them when unknown; the resource-level check judged their inputs in clear.
     secret_output_kinds: tuple[str, ...] = ()

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..common import truthy
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor
-from . import compute, iam, network, reachability, separation, storage
+from . import compute, iam, network, reachability, retention, separation, storage, waf
 from .concepts import AWS
 
 
@@ -43,6 +43,9 @@ VENDOR = Vendor(
         spot_serving=compute.check_no_spot_serving,
         spot_checkpoints=compute.check_spot_training_checkpoints,
         queue_scaling=compute.check_serving_scales_on_queue_depth,
+        waf_front_doors=waf.front_doors,
+        service_logs=retention.access_log_problems,
+        retention=retention.retention_problems,
         stateful_names=storage.STATEFUL_NAMES,
     ),
     separation=SeparationReaders(

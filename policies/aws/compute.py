@@ -22,6 +22,9 @@ INSTANCE = "aws:ec2/instance:Instance"
 JOB_DEFINITION = "aws:batch/jobDefinition:JobDefinition"
 ASG = "aws:autoscaling/group:Group"
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"
+CAPACITY_BLOCK = "aws:ec2/capacityBlockReservation:CapacityBlockReservation"
+SCHEDULED_ACTION = "aws:autoscaling/schedule:Schedule"
 SPOT_TYPES = ("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "aws:ec2/spotFleetRequest:SpotFleetRequest")
 QUEUE_METRIC = re.compile(r"ApproximateNumberOfMessages|Backlog|QueueDepth", re.IGNORECASE)
 CPU_METRIC = re.compile(r"CPUUtilization", re.IGNORECASE)
@@ -124,14 +127,37 @@ def spot_usage(resource: Any) -> str | None:
         compute = props.get("computeResources") or {}
         if str(compute.get("type") or "").upper() in ("SPOT", "FARGATE_SPOT"):
             return "is a spot compute environment"
+    if kind == LAUNCH_CONFIGURATION and props.get("spotPrice"):
+        return "bids for spot instances (spotPrice)"
+    return None
+
+
+def time_limited_usage(resource: Any) -> str | None:
+    """Capacity that ends at a set time: a Capacity Block (instanceMarketOptions.marketType capacity-block, an EKS
+    node group of capacityType CAPACITY_BLOCK; the instances are terminated when the block ends:
+    https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html), a purchased block, or a scheduled
+    action that takes the group away (max or desired size 0)."""
+    kind, props = resource.resource_type, resource.props
+    if kind in (LAUNCH_TEMPLATE, INSTANCE):
+        market = props.get("instanceMarketOptions") or {}
+        if str(market.get("marketType") or "").lower() == "capacity-block":
+            return "runs in a Capacity Block (instanceMarketOptions.marketType capacity-block), ended at a set time"
+    if kind == "aws:eks/nodeGroup:NodeGroup" and str(props.get("capacityType") or "").upper() == "CAPACITY_BLOCK":
+        return "is a Capacity Block node group (capacityType CAPACITY_BLOCK), ended at a set time"
+    if kind == CAPACITY_BLOCK:
+        return "buys a Capacity Block, which ends at a set time"
+    if kind == SCHEDULED_ACTION:
+        sizes = [count_of(props.get(k)) for k in ("maxSize", "desiredCapacity")]
+        if 0 in sizes:
+            return "takes the group to zero on a schedule (aws.autoscaling.Schedule)"
     return None
 
 
 def check_no_spot_serving(resource: Any) -> Iterable[str]:
-    """Serving replicas never run on spot: a reclaimed replica drops in-flight requests and the
-    queue-depth scaler cannot replace it in time. Ours."""
-    if why := spot_usage(resource):
-        yield f"{_name(resource)} {why}; serving replica groups must be on-demand (or capacity blocks)"
+    """Serving replicas never run on spot or time-limited capacity: a reclaimed replica drops in-flight requests
+    and the queue-depth scaler cannot replace it in time; a Capacity Block ends the fleet at a set time. Ours."""
+    if why := spot_usage(resource) or time_limited_usage(resource):
+        yield f"{_name(resource)} {why}; serving replica groups must be on-demand (or reserved)"
 
 
 def check_spot_training_checkpoints(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:

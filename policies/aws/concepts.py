@@ -18,6 +18,10 @@ AWS: dict[str, tuple[str, ...]] = {
     "bucket-ownership": ("aws:s3/bucketOwnershipControls:BucketOwnershipControls",),
     "bucket-logging": ("aws:s3/bucketLogging:BucketLogging", "aws:s3/bucketLoggingV2:BucketLoggingV2"),
     "bucket-policy": ("aws:s3/bucketPolicy:BucketPolicy",),
+    "bucket-object-lock": (
+        "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration",
+        "aws:s3/bucketObjectLockConfigurationV2:BucketObjectLockConfigurationV2",
+    ),
     # Parallel file systems (training's scratch/checkpoint tier): FSx for Lustre and the Lustre-based File Cache.
     "parallel-file-system": ("aws:fsx/lustreFileSystem:LustreFileSystem", "aws:fsx/fileCache:FileCache"),
     "file-system": (
@@ -66,7 +70,12 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:elasticloadbalancingv2/targetGroup:TargetGroup",
         "aws:applicationloadbalancing/targetGroup:TargetGroup",
     ),
-    "web-acl": ("aws:wafv2/webAcl:WebAcl",),
+    "web-acl": (
+        "aws:wafv2/webAcl:WebAcl",
+        "aws:wafv2/webAclRule:WebAclRule",
+        "aws:wafv2/webAclRuleGroupAssociation:WebAclRuleGroupAssociation",
+        "aws:wafv2/ruleGroup:RuleGroup",
+    ),
     "web-acl-association": ("aws:wafv2/webAclAssociation:WebAclAssociation",),
     "web-acl-logging": ("aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration",),
     # --- compute ---

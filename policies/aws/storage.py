@@ -107,6 +107,17 @@ def check_bucket_encryption(resources: Sequence[Any], pattern: str) -> Iterable[
                         "use aws:kms with the stack's key"
                     ),
                 )
+            # aws:kms without a key id (or naming alias/aws/s3) is the AWS managed key, whose key policy the stack
+            # cannot narrow (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html).
+            for rule in as_list(config.props.get("rules")):
+                default = rule.get("applyServerSideEncryptionByDefault") or {}
+                key = str(default.get("kmsMasterKeyId") or "")
+                if default.get("sseAlgorithm") in KMS_ALGORITHMS and (not key or key.endswith("alias/aws/s3")):
+                    yield (
+                        config.urn,
+                        f"{_name(config)} encrypts data bucket {_name(bucket)} with the AWS managed key aws/s3; "
+                        "name the stack's KMS key (kmsMasterKeyId)",
+                    )
 
 
 # --- public exposure -----------------------------------------------------------------------------

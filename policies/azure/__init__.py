@@ -9,7 +9,7 @@ from typing import Any
 from ..common import tag_values
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor
-from . import access, reachability, readers, separation, storage
+from . import access, capacity, reachability, readers, retention, separation, storage, waf
 from .concepts import AZURE
 
 
@@ -49,13 +49,13 @@ check_queue_dlq.__doc__ = readers.queue_dlq_problems.__doc__
 
 def check_no_spot_serving(resource: Any) -> Iterable[str]:
     """Serving replicas never run on Spot or low-priority VMs. Ours."""
-    if why := readers.spot_usage(resource):
+    if why := capacity.spot_usage(resource):
         yield f"{name_of(resource)} {why}; serving replica groups must be on-demand (or reserved)"
 
 
 def check_spot_training_checkpoints(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
     """As AWS's: Spot/low-priority training needs a checkpoint container or bucket. Ours."""
-    return spot_without_checkpoints(resources, pattern, readers.spot_usage)
+    return spot_without_checkpoints(resources, pattern, capacity.spot_usage)
 
 
 def location(resource: Any) -> Any:
@@ -92,7 +92,9 @@ VENDOR = Vendor(
         spot_serving=check_no_spot_serving,
         spot_checkpoints=check_spot_training_checkpoints,
         queue_scaling=readers.scaling_problems,
-        waf_rate_limit=readers.waf_problems,
+        waf_front_doors=waf.front_doors,
+        service_logs=retention.service_log_problems,
+        retention=retention.retention_problems,
         # The VM declares `osProfile` (customData in it) an additional secret output.
         secret_output_kinds=(readers.VM,),
     ),

@@ -90,6 +90,13 @@ def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable
                 f"storage account {name_of(account)} holds data but encrypts with Microsoft-managed keys while the "
                 "stack has a Key Vault key: set encryption.keySource Microsoft.Keyvault",
             )
+        # The second, infrastructure layer of AES-256 (https://learn.microsoft.com/azure/storage/common/infrastructure-encryption-enable).
+        if not truthy(get(account.props, "encryption", "requireInfrastructureEncryption")):
+            yield (
+                account.urn,
+                f"storage account {name_of(account)} holds data without infrastructure encryption while the stack "
+                "has a Key Vault key: set encryption.requireInfrastructureEncryption true",
+            )
     for fs in (r for r in resources if _kind(r) == AML_FILESYSTEM):
         if not get(fs.props, "encryptionSettings", "keyEncryptionKey", "keyUrl"):
             yield (
@@ -340,29 +347,6 @@ def user_data(resource: Any) -> list[tuple[str, Any]]:
 
 # --- capacity and scaling -------------------------------------------------------------------------
 
-SPOT_PRIORITIES = (
-    "spot",
-    "low",
-)  # "Low" is Spot's old name (https://learn.microsoft.com/azure/virtual-machine-scale-sets/use-spot)
-
-
-def spot_usage(resource: Any) -> str | None:
-    kind, props = _kind(resource), resource.props
-    if kind == SCALE_SET:
-        priority = str(get(props, "virtualMachineProfile", "priority") or "")
-        if priority.lower() in SPOT_PRIORITIES:
-            return f"runs Spot VMs (virtualMachineProfile.priority {priority})"
-    elif kind == VM:
-        priority = str(props.get("priority") or "")
-        if priority.lower() in SPOT_PRIORITIES:
-            return f"is a Spot VM (priority {priority})"
-    elif kind in ML_COMPUTE:
-        priority = str(get(props, "properties", "properties", "vmPriority") or "")
-        if priority.lower() == "lowpriority":
-            return "runs low-priority (Spot) nodes (vmPriority LowPriority)"
-    return None
-
-
 QUEUE_METRICS = frozenset({"activemessages", "messages"})  # Service Bus metrics (Microsoft.ServiceBus/namespaces)
 # Without a queue: the requests each healthy backend receives at the Application Gateway (already per host).
 GATEWAY_METRICS = frozenset({"avgrequestcountperhealthyhost"})
@@ -451,39 +435,6 @@ def _public_frontends(resource: Any) -> bool:
 def internet_facing(resource: Any) -> bool:
     """An application gateway or load balancer with a public frontend."""
     return _kind(resource) in (APP_GATEWAY, LOAD_BALANCER) and _public_frontends(resource)
-
-
-def waf_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    """An internet-facing application gateway has a WAF policy in Prevention mode with an enabled
-    RateLimitRule that blocks (Checkov CKV_AZURE_120 / CKV_AZURE_122;
-    rate limiting: https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview)."""
-    policies = [r for r in resources if _kind(r) == WAF_POLICY]
-    for balancer in (r for r in resources if _kind(r) == LOAD_BALANCER and _public_frontends(r)):
-        if items_at(balancer.props, "loadBalancingRules") or items_at(balancer.props, "inboundNatRules"):
-            yield (
-                balancer.urn,
-                f"load balancer {name_of(balancer)} takes internet traffic past any WAF; serve through the application gateway",
-            )
-    for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
-        linked = [p for p in policies if refers_to(gateway, "firewallPolicy", p, keys=("id",))]
-        if not linked:
-            yield gateway.urn, f"application gateway {name_of(gateway)} has no WAF policy (firewallPolicy)"
-        for policy in linked:
-            settings = policy.props.get("policySettings")
-            if (
-                str(get(settings, "state") or "Enabled") != "Enabled"
-                or str(get(settings, "mode") or "Detection") != "Prevention"
-            ):
-                yield policy.urn, f"WAF policy {name_of(policy)} is not enabled in Prevention mode"
-            limits = [
-                r
-                for r in items_at(policy.props, "customRules")
-                if str(r.get("ruleType")) == "RateLimitRule"
-                and str(r.get("state") or "Enabled") == "Enabled"
-                and str(r.get("action")) == "Block"
-            ]
-            if not limits:
-                yield policy.urn, f"WAF policy {name_of(policy)} has no enabled RateLimitRule that blocks"
 
 
 # --- identity and cross-subscription grants -------------------------------------------------------

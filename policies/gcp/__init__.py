@@ -9,7 +9,7 @@ from typing import Any
 from ..common import LABEL_TAGS, TAG_WORKLOAD, ProviderFacts, tag_values
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor
-from . import access, reachability, readers
+from . import access, reachability, readers, retention, waf
 from .concepts import GCP
 
 
@@ -79,7 +79,9 @@ VENDOR = Vendor(
         spot_serving=check_no_spot_serving,
         spot_checkpoints=check_spot_training_checkpoints,
         queue_scaling=readers.scaling_problems,
-        waf_rate_limit=readers.waf_problems,
+        waf_front_doors=waf.front_doors,
+        service_logs=retention.service_log_problems,
+        retention=retention.retention_problems,
     ),
     separation=SeparationReaders(
         internet_facing=readers.internet_facing,

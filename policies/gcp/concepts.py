@@ -21,14 +21,28 @@ GCP: dict[str, tuple[str, ...]] = {
     "load-balancer": ("gcp:compute/globalForwardingRule:GlobalForwardingRule",),
     "listener": ("gcp:compute/targetHttpsProxy:TargetHttpsProxy", "gcp:compute/targetHttpProxy:TargetHttpProxy"),
     "url-map": ("gcp:compute/uRLMap:URLMap",),
-    "target-group": ("gcp:compute/backendService:BackendService",),
+    "target-group": (
+        "gcp:compute/backendService:BackendService",
+        "gcp:compute/regionBackendService:RegionBackendService",
+    ),
     "health-check": ("gcp:compute/healthCheck:HealthCheck",),
     "certificate": (
         "gcp:compute/managedSslCertificate:ManagedSslCertificate",
         "gcp:compute/mangedSslCertificate:MangedSslCertificate",
     ),
     "tls-policy": ("gcp:compute/sSLPolicy:SSLPolicy",),
-    "web-acl": ("gcp:compute/securityPolicy:SecurityPolicy",),
+    "web-acl": (
+        "gcp:compute/securityPolicy:SecurityPolicy",
+        "gcp:compute/securityPolicyRule:SecurityPolicyRule",
+        "gcp:compute/regionSecurityPolicy:RegionSecurityPolicy",
+        "gcp:compute/regionSecurityPolicyRule:RegionSecurityPolicyRule",
+    ),
+    # Which Cloud Audit Logs a project, folder or organization writes, and whom they exempt.
+    "audit-config": (
+        "gcp:projects/iAMAuditConfig:IAMAuditConfig",
+        "gcp:folder/iamAuditConfig:IamAuditConfig",
+        "gcp:organizations/iamAuditConfig:IamAuditConfig",
+    ),
     # --- compute ---
     "node-group": (
         "gcp:compute/instanceGroupManager:InstanceGroupManager",

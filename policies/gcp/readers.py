@@ -36,7 +36,6 @@ TOPIC = "gcp:pubsub/topic:Topic"
 AUTOSCALERS = tokens_of(GCP, "scaling-policy")
 GROUPS = tokens_of(GCP, "node-group")
 BACKEND_SERVICE = "gcp:compute/backendService:BackendService"
-SECURITY_POLICY = "gcp:compute/securityPolicy:SecurityPolicy"
 FORWARDING_RULE = "gcp:compute/globalForwardingRule:GlobalForwardingRule"
 GRANTS = tokens_of(GCP, "resource-grant", "role-binding")
 PROJECT_GRANTS = tokens_of(GCP, "role-binding")
@@ -286,7 +285,8 @@ def spot_usage(resource: Any) -> str | None:
 def time_limited_usage(resource: Any) -> str | None:
     """Capacity that ends on a timer: flex-start VMs (scheduling.provisioningModel FLEX_START, a MIG resize
     request, Cluster Director newFlexStartInstances) are deleted after their run duration
-    (https://cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig)."""
+    (https://cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig), as are VMs bound to a
+    calendar-mode reservation (RESERVATION_BOUND) and any VM with scheduling.maxRunDuration or terminationTime."""
     if resource.resource_type in CAPACITY_REQUESTS:
         return "asks for flex-start VMs (a resize request), deleted after their run duration"
     if resource.resource_type in MANAGED_CLUSTERS:
@@ -294,9 +294,16 @@ def time_limited_usage(resource: Any) -> str | None:
             return "runs flex-start VMs (newFlexStartInstances), deleted after their run duration"
         return None
     if resource.resource_type in NODE_KINDS:
-        model = str(get(resource.props.get("scheduling"), "provisioningModel") or "").upper()
+        scheduling = resource.props.get("scheduling")
+        model = str(get(scheduling, "provisioningModel") or "").upper()
         if model == "FLEX_START":
             return "runs flex-start VMs (scheduling.provisioningModel FLEX_START), deleted after their run duration"
+        if model == "RESERVATION_BOUND":
+            return "runs VMs bound to a calendar reservation (RESERVATION_BOUND), deleted when it ends"
+        # Any VM may be given a run-time limit (https://cloud.google.com/compute/docs/instances/limit-vm-runtime).
+        for key in ("maxRunDuration", "terminationTime"):
+            if get(scheduling, key):
+                return f"limits its VMs' run time (scheduling.{key}); they are stopped or deleted at the limit"
     return None
 
 
@@ -392,7 +399,6 @@ def queue_dlq_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
 # --- web application firewall ---------------------------------------------------------------------
 
 EXTERNAL = ("EXTERNAL", "EXTERNAL_MANAGED")
-RATE_LIMIT_ACTIONS = ("throttle", "rate_based_ban")
 
 
 def internet_facing(resource: Any) -> bool:
@@ -404,25 +410,6 @@ def internet_facing(resource: Any) -> bool:
         and str(resource.props.get("target") or "") not in ("all-apis", "vpc-sc")
         and str(resource.props.get("loadBalancingScheme") or "EXTERNAL") in EXTERNAL
     )
-
-
-def waf_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
-    """An external backend service has a Cloud Armor policy with an enforced rate-limit rule (action throttle or
-    rate_based_ban, not in preview: https://cloud.google.com/armor/docs/rate-limiting-overview)."""
-    policies = [r for r in resources if r.resource_type == SECURITY_POLICY]
-    for backend in (r for r in resources if r.resource_type == BACKEND_SERVICE):
-        if str(backend.props.get("loadBalancingScheme") or "EXTERNAL") not in EXTERNAL:
-            continue
-        linked = [p for p in policies if refers_to(backend, "securityPolicy", p, keys=("id", "selfLink", "name"))]
-        if not linked:
-            yield backend.urn, f"backend service {name_of(backend)} has no Cloud Armor security policy (securityPolicy)"
-        for policy in linked:
-            rules = items_at(policy.props, "rules")
-            if not any(str(r.get("action")) in RATE_LIMIT_ACTIONS and not truthy(r.get("preview")) for r in rules):
-                yield (
-                    policy.urn,
-                    f"security policy {name_of(policy)} has no enforced rate-limit rule (throttle or rate_based_ban)",
-                )
 
 
 # --- identity ------------------------------------------------------------------------------------------------

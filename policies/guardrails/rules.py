@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.proxy import UnknownValueError
 
-from .. import concepts, vendors
+from .. import concepts, vendors, waf
 from ..common import Context, ResourceCheck, StackCheck, resource_policy, stack_policy, truthy
 from ..readers import name_of, secrets_in
 from ..vendor import GuardrailReaders, PatternFindings, ResourceFindings, StackFindings
@@ -26,7 +26,7 @@ from . import exposure
 PACK_NAME = "accelstack-guardrails"
 PACK_DESCRIPTION = "Encryption, no public exposure, IMDSv2, least privilege, protected state, safe scaling."
 
-CONFIG = {
+CONFIG: dict[str, dict[str, Any]] = {
     "checkpointPattern": {
         "type": "string",
         "default": "checkpoint",
@@ -41,6 +41,11 @@ CONFIG = {
         "type": "string",
         "default": "log",
         "description": "Regex on a bucket's resource or bucket name: log buckets, whose lifecycle may expire objects.",
+    },
+    "minRetentionDays": {
+        "type": "integer",
+        "default": 7,
+        "description": "Shortest soft-delete / deletion window, in days, on stateful stores and keys.",
     },
     "versionedBucketPattern": {
         "type": "string",
@@ -158,6 +163,25 @@ def check_no_scheduled_data_loss(resources: Sequence[Any], ctx: Context) -> Iter
                     yield resource.urn, f"{name_of(resource)} sets {key}: a destroy or replace deletes its data"
 
 
+def check_waf_rate_limit(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Every internet-facing entry (AWS ALB, Azure Application Gateway listener, GCP external backend service)
+    is guarded by a WAF whose per-client rate limit is enforced: it blocks (not count, log or preview), covers
+    all traffic, is keyed on the client address (never a header, cookie or path the client chooses: AWS
+    https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-aggregation-options.html,
+    Azure groupByUserSession, GCP enforceOnKey) and no allow rule is evaluated before it. One judgement over
+    each vendor's reading (policies/waf.py); Checkov CKV2_AWS_28 and CKV_AZURE_120/122 ask for the WAF."""
+    for read in _readers(lambda r: r.waf_front_doors):
+        for door in read(resources):
+            yield from waf.judge(door)
+
+
+def check_soft_delete_retention(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    days = int(ctx.config.get("minRetentionDays") or CONFIG["minRetentionDays"]["default"])
+    kept, logs = _setting(ctx, "versionedBucketPattern"), _setting(ctx, "logBucketPattern")
+    for read in _readers(lambda r: r.retention):
+        yield from read(resources, days, kept, logs)
+
+
 def check_no_spot_serving(resource: Any, ctx: Context) -> Iterable[str]:
     if ctx.workload == "serving":
         for read in _readers(lambda r: r.spot_serving):
@@ -184,6 +208,13 @@ _documented(check_no_scheduled_data_loss, lambda r: r.scheduled_data_loss)
 _documented(check_no_spot_serving, lambda r: r.spot_serving)
 _documented(check_spot_training_checkpoints, lambda r: r.spot_checkpoints)
 _documented(check_serving_scales_on_queue_depth, lambda r: r.queue_scaling)
+_documented(check_waf_rate_limit, lambda r: r.waf_front_doors, check_waf_rate_limit.__doc__ or "")
+_documented(
+    check_soft_delete_retention,
+    lambda r: r.retention,
+    """Stateful stores keep what is deleted for at least `minRetentionDays` (soft delete, deletion windows,
+    object lock), and no store or key turns that protection off. Ours; per-vendor rules below.""",
+)
 
 
 POLICIES = [
@@ -330,14 +361,19 @@ POLICIES = [
     ),
     stack_policy(
         "waf-rate-limit",
-        "Internet-facing entries have a WAF with an enforced rate limit (Azure, GCP).",
-        each_stack(
-            lambda r: r.waf_rate_limit,
-            """Azure and GCP internet-facing entries have a WAF with an enforced rate-limit rule: Application
-    Gateway WAF policies (Checkov CKV_AZURE_120 / CKV_AZURE_122) and Cloud Armor on external backend
-    services (https://cloud.google.com/armor/docs/rate-limiting-overview). AWS's web ACL is judged by
-    the observability rules and the conformance suite.""",
-        ),
+        "Internet-facing entries have a WAF whose per-client rate limit is enforced on all traffic.",
+        check_waf_rate_limit,
+    ),
+    stack_policy(
+        "service-logs",
+        "Access, audit and request logs stay on (load balancers, gateways, Key Vault audit, Data Access audit logs).",
+        each_stack(lambda r: r.service_logs),
+    ),
+    stack_policy(
+        "soft-delete-retention",
+        "Stateful stores and keys keep deleted data for a minimum window (soft delete, deletion delays, object lock).",
+        check_soft_delete_retention,
+        config=CONFIG,
     ),
 ]
 ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY

@@ -91,6 +91,11 @@ class Builder:
         self.resources.append(entry)
         return entry
 
+    def _sse_default(self, sse: str) -> dict[str, Any]:
+        """KMS encryption names the stack's key (without one S3 uses the AWS managed aws/s3 key)."""
+        key = {"kmsMasterKeyId": f"arn:aws:kms:us-east-1:{self.account}:key/acme"} if sse.startswith("aws:kms") else {}
+        return {"sseAlgorithm": sse, **key}
+
     def secure_bucket(
         self, name: str, *, sse: str = "aws:kms", versioned: bool = True, statements=()
     ) -> dict[str, Any]:
@@ -110,7 +115,7 @@ class Builder:
         self.add(
             "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
             f"{name}-encryption",
-            {"rules": [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": sse}, "bucketKeyEnabled": True}]},
+            {"rules": [{"applyServerSideEncryptionByDefault": self._sse_default(sse), "bucketKeyEnabled": True}]},
             links={"bucket": bucket},
         )
         if versioned:
@@ -342,8 +347,56 @@ def serving_export() -> dict[str, Any]:
             "loadBalancerType": "application",
             "enableDeletionProtection": True,
             "securityGroups": [alb_sg["outputs"]["id"]],
+            "accessLogs": {"bucket": "acme-alb-logs", "enabled": True, "prefix": "alb"},
         },
         links={"securityGroups": alb_sg},
+    )
+    visibility = {"cloudwatchMetricsEnabled": True, "metricName": "edge", "sampledRequestsEnabled": True}
+    acl = b.add(
+        "aws:wafv2/webAcl:WebAcl",
+        "edge",
+        {
+            "scope": "REGIONAL",
+            "defaultAction": {"allow": {}},
+            "rules": [
+                {
+                    "name": "rate-per-client-ip",
+                    "priority": 0,
+                    "action": {"block": {}},
+                    "statement": {"rateBasedStatement": {"aggregateKeyType": "IP", "limit": 600}},
+                    "visibilityConfig": visibility,
+                },
+                {
+                    "name": "aws-known-bad-inputs",
+                    "priority": 1,
+                    "overrideAction": {"none": {}},
+                    "statement": {
+                        "managedRuleGroupStatement": {
+                            "name": "AWSManagedRulesKnownBadInputsRuleSet",
+                            "vendorName": "AWS",
+                        }
+                    },
+                    "visibilityConfig": visibility,
+                },
+            ],
+            "visibilityConfig": visibility,
+        },
+    )
+    b.add("aws:wafv2/webAclAssociation:WebAclAssociation", "edge", {}, links={"resourceArn": lb, "webAclArn": acl})
+    logs = b.add(
+        "aws:cloudwatch/logGroup:LogGroup",
+        "waf-logs",
+        {
+            "name": "aws-waf-logs-edge",
+            "kmsKeyId": "arn:aws:kms:us-east-1:222222222222:key/acme",
+            "retentionInDays": 365,
+        },
+    )
+    b.add(
+        "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration",
+        "waf-logs",
+        {"redactedFields": [{"singleHeader": {"name": "authorization"}}]},
+        links={"resourceArn": acl, "logDestinationConfigs": logs},
     )
     b.add(
         "aws:lb/listener:Listener",

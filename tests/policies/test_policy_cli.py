@@ -56,7 +56,10 @@ def test_serving_load_balancer_in_training_account_fails_clearly(tmp_path: Path)
         "urn:pulumi:aws-training::accelstack::aws:lb/loadBalancer:LoadBalancer::inference: "
         "internet-facing load balancer inference in a training stack: serving load balancers belong in the serving account"
     ) in out
-    assert "FAILED: 1 mandatory" in out
+    # The same load balancer is unguarded (no web ACL) and unlogged (no access logs): one verdict each.
+    assert "load balancer inference has no WAF policy with an enforced per-client rate limit" in out
+    assert "load balancer inference writes no access logs" in out
+    assert "FAILED: 3 mandatory" in out
 
 
 def test_provider_pointing_at_the_other_sides_account_fails_clearly(tmp_path: Path) -> None:

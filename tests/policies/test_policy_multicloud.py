@@ -190,6 +190,7 @@ def azure_stack(workload: str) -> Stack:
             "encryption": {
                 "keySource": "Microsoft.Keyvault",
                 "keyVaultProperties": {"keyName": "data", "keyVaultUri": "https://acmevault.vault.azure.net/"},
+                "requireInfrastructureEncryption": True,
             },
         },
         protect=True,
@@ -205,7 +206,11 @@ def azure_stack(workload: str) -> Stack:
     s.add(
         f"{AZ}:storage:BlobServiceProperties",
         "blob-settings",
-        {"isVersioningEnabled": True},
+        {
+            "isVersioningEnabled": True,
+            "deleteRetentionPolicy": {"enabled": True, "days": 30},
+            "containerDeleteRetentionPolicy": {"enabled": True, "days": 30},
+        },
         links={"accountName": account},
     )
     s.add(
@@ -330,7 +335,7 @@ def azure_stack(workload: str) -> Stack:
             ],
         },
     )
-    s.add(
+    gateway = s.add(
         f"{AZ}:network:ApplicationGateway",
         "gateway",
         {
@@ -356,6 +361,18 @@ def azure_stack(workload: str) -> Stack:
             ],
         },
         links={"firewallPolicy": waf, "gatewayIPConfigurations": gw_subnet},
+    )
+    s.add(
+        f"{AZ}:monitor:DiagnosticSetting",
+        "gateway-logs",
+        {
+            "logs": [
+                {"category": c, "enabled": True}
+                for c in ("ApplicationGatewayAccessLog", "ApplicationGatewayFirewallLog")
+            ],
+            "storageAccountId": f"/subscriptions/{sub}/resourceGroups/rg/providers/Microsoft.Storage/storageAccounts/acmelogs",
+        },
+        links={"resourceUri": gateway},
     )
     namespace = s.add(
         f"{AZ}:servicebus:Namespace",
@@ -575,7 +592,11 @@ def gcp_stack(workload: str) -> Stack:
     backend = s.add(
         "gcp:compute/backendService:BackendService",
         "backend",
-        {"loadBalancingScheme": "EXTERNAL_MANAGED", "protocol": "HTTP"},
+        {
+            "loadBalancingScheme": "EXTERNAL_MANAGED",
+            "protocol": "HTTP",
+            "logConfig": {"enable": True, "sampleRate": 1.0},
+        },
         links={"securityPolicy": armor, "healthChecks": hc},
     )
     urlmap = s.add("gcp:compute/uRLMap:URLMap", "urlmap", {}, links={"defaultService": backend})

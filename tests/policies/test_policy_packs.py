@@ -44,6 +44,8 @@ STACK_POLICIES = {
         "serving-scales-on-queue-depth",
         "http-only-redirects",
         "waf-rate-limit",
+        "service-logs",
+        "soft-delete-retention",
         # policies/guardrails/observability.py
         "vpc-flow-logs",
         "default-security-group-closed",

@@ -257,7 +257,8 @@ MUTATIONS = [
         "training-public-lb",
         "training",
         add("aws:lb/loadBalancer:LoadBalancer", "api", {"internal": False, "enableDeletionProtection": True}),
-        {"workload-resource-kinds"},
+        # An unguarded, unlogged internet-facing ALB is also refused on its own (no web ACL, no access logs).
+        {"workload-resource-kinds", "waf-rate-limit", "service-logs"},
         "internet-facing load balancer api in a training stack",
     ),
     Mutation(
@@ -725,6 +726,10 @@ def test_every_policy_has_a_mutation() -> None:
     from test_reachability import CASES as REACHABILITY_CASES
 
     covered |= {case.policy for case in REACHABILITY_CASES if case.policy}
+    # Issue 28's no-rule classes on every cloud (service-logs, soft-delete-retention, ...): test_guardrails_no_rule.py.
+    from test_guardrails_no_rule import CAUGHT
+
+    covered |= {c.policy for c in CAUGHT}
     assert names - covered == set()
 
 
@@ -788,6 +793,8 @@ def test_workload_comes_from_provider_tags_without_config() -> None:
     assert {v.policy for v in verdicts if v.mandatory} == {
         "accounts-configured",
         "workload-resource-kinds",
+        "waf-rate-limit",  # the added load balancer has no web ACL
+        "service-logs",  # ... and no access logs
         "cross-account-read-only",
         "cross-account-read-only-final",
     }

@@ -1,0 +1,115 @@
+"""How the guardrails read Azure's logs and soft delete: diagnostic settings of the gateways (policy
+`service-logs`), blob and container soft delete and Key Vault soft delete (policy `soft-delete-retention`).
+Blob versioning and lifecycle deletion are judged in storage.py; purge protection in readers.py (encryption)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..common import refers_to, truthy, urn_name
+from ..readers import count_of, get, items_at, name_of
+from .readers import APP_GATEWAY, CONTAINER, KEY_VAULT, STORAGE_ACCOUNT, _kind, _public_frontends
+from .storage import BLOB_SERVICE
+
+DIAGNOSTIC_SETTINGS = ("azure-native:monitor:DiagnosticSetting", "azure-native:insights:DiagnosticSetting")
+# Where a diagnostic setting can send logs (https://learn.microsoft.com/azure/azure-monitor/essentials/diagnostic-settings#destinations).
+DESTINATIONS = ("storageAccountId", "workspaceId", "eventHubAuthorizationRuleId", "marketplacePartnerId")
+# The gateway's access and WAF logs (https://learn.microsoft.com/azure/application-gateway/application-gateway-diagnostics);
+# the allLogs category group holds both.
+GATEWAY_LOGS = ("ApplicationGatewayAccessLog", "ApplicationGatewayFirewallLog")
+ALL_LOGS = "alllogs"
+VAULT_AUDIT = frozenset({"auditevent", "audit", ALL_LOGS})
+
+
+def _enabled_logs(setting: Any) -> set[str]:
+    return {
+        str(entry.get("category") or entry.get("categoryGroup") or "").lower()
+        for entry in items_at(setting.props, "logs")
+        if truthy(entry.get("enabled", True))
+    }
+
+
+def service_log_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
+    """No diagnostic setting turns a log category off or sends it nowhere (a setting without a destination keeps
+    nothing), a Key Vault's diagnostics keep its AuditEvent log, and every internet-facing Application Gateway sends
+    its access and firewall logs somewhere (who sent which request, and what the WAF did with it). Ours, after Microsoft's
+    https://learn.microsoft.com/azure/azure-monitor/essentials/diagnostic-settings."""
+    settings = [r for r in resources if r.resource_type in DIAGNOSTIC_SETTINGS]
+    for setting in settings:
+        off = [
+            str(e.get("category") or e.get("categoryGroup"))
+            for e in items_at(setting.props, "logs")
+            if not truthy(e.get("enabled", True))
+        ]
+        if off:
+            yield setting.urn, f"diagnostic setting {name_of(setting)} turns off {', '.join(off)}"
+        if not any(setting.props.get(key) for key in DESTINATIONS):
+            yield (
+                setting.urn,
+                f"diagnostic setting {name_of(setting)} sends its logs nowhere ({' / '.join(DESTINATIONS)})",
+            )
+    # A vault's diagnostics carry its audit log: who read which key or secret (AuditEvent, in the audit and allLogs
+    # category groups: https://learn.microsoft.com/azure/key-vault/general/logging).
+    for vault in (r for r in resources if _kind(r) == KEY_VAULT):
+        linked = [s for s in settings if refers_to(s, "resourceUri", vault, keys=("id",))]
+        enabled = set().union(*(_enabled_logs(s) for s in linked)) if linked else set()
+        if linked and not enabled & VAULT_AUDIT:
+            yield vault.urn, f"key vault {name_of(vault)} has diagnostic settings without its AuditEvent log"
+    for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
+        linked = [s for s in settings if refers_to(s, "resourceUri", gateway, keys=("id",))]
+        enabled = set().union(*(_enabled_logs(s) for s in linked)) if linked else set()
+        missing = [c for c in GATEWAY_LOGS if c.lower() not in enabled and ALL_LOGS not in enabled]
+        if missing:
+            yield (
+                gateway.urn,
+                f"application gateway {name_of(gateway)} sends no {', '.join(missing)} (a diagnostic setting on it)",
+            )
+
+
+def _named(resource: Any, pattern: str, name_key: str) -> bool:
+    names = (urn_name(resource.urn), str(resource.props.get(name_key) or ""))
+    return any(re.search(pattern, n, re.IGNORECASE) for n in names)
+
+
+def _short(policy: Any, min_days: int) -> str:
+    """Why a soft-delete policy keeps deleted data less than `min_days` ("" when it keeps enough)."""
+    if not truthy(get(policy, "enabled")):
+        return "is off"
+    days = count_of(get(policy, "days"))
+    return f"keeps {days} days" if days is not None and days < min_days else ""
+
+
+def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs: str) -> Iterable[tuple[str, str]]:
+    """Deleted blobs and containers stay recoverable for `min_days`: the blob service of an account holding
+    checkpoints/artifacts (`versionedBucketPattern`) turns on deleteRetentionPolicy and
+    containerDeleteRetentionPolicy (https://learn.microsoft.com/azure/storage/blobs/soft-delete-blob-overview), and
+    no blob service but a log account's keeps less; Key Vaults keep soft delete on with softDeleteRetentionInDays
+    >= `min_days` (7-90: https://learn.microsoft.com/azure/key-vault/general/soft-delete-overview). Ours."""
+    accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
+    services = [r for r in resources if _kind(r) == BLOB_SERVICE]
+    containers = [r for r in resources if _kind(r) in CONTAINER]
+    for account in accounts:
+        linked = [s for s in services if refers_to(s, "accountName", account, keys=("accountName", "name"))]
+        holds = [c for c in containers if refers_to(c, "accountName", account, keys=("accountName", "name"))]
+        if any(_named(c, kept, "containerName") for c in holds) and not linked:
+            yield (
+                account.urn,
+                f"storage account {name_of(account)} holds checkpoints/artifacts but has no blob soft delete",
+            )
+        if _named(account, logs, "accountName"):
+            continue
+        for service in linked:
+            for key in ("deleteRetentionPolicy", "containerDeleteRetentionPolicy"):
+                why = _short(service.props.get(key), min_days)
+                if why and (service.props.get(key) is not None or any(_named(c, kept, "containerName") for c in holds)):
+                    yield service.urn, f"{name_of(service)} {key} {why}; keep deleted data at least {min_days} days"
+    for vault in (r for r in resources if _kind(r) == KEY_VAULT):
+        props = get(vault.props, "properties")
+        soft = get(props, "enableSoftDelete")
+        if soft is not None and not truthy(soft):
+            yield vault.urn, f"key vault {name_of(vault)} turns soft delete off (properties.enableSoftDelete)"
+        days = count_of(get(props, "softDeleteRetentionInDays"))
+        if days is not None and days < min_days:
+            yield vault.urn, f"key vault {name_of(vault)} keeps deleted keys {days} days; keep at least {min_days}"
