@@ -339,7 +339,9 @@ def object_targets(
     bucket-level actions (the bucket itself, not its objects)."""
     key: str | None
     if ":s3:::" in resource:
-        key = s3_bucket_of(resource)[1]
+        name, key = s3_bucket_of(resource)
+        if bucket.account == OWN and name:  # a resource policy's own bucket, named as its statement names it
+            bucket = Party(f"bucket {name}", OWN, OBJECTS)
     elif ":accesspoint/" in resource:
         key = resource.split("/object/", 1)[1] if "/object/" in resource else None
     else:
