@@ -7,9 +7,9 @@ become), identity policies (inline, `inlinePolicies`, managed policies and their
 wearing identities (launch templates, instances, fleets, Batch, ECS, EKS, Lambda, instance profiles ->
 become), where data is written or forwarded (replication in either spelling, access logs, trails, log
 subscriptions and destinations, Firehose and EventBridge targets, dead-letter queues, flow logs, Lustre
-links), keys of another account encrypting the stack's data (the key's account can read it), KMS
-grants, Lambda permissions, RAM shares and bucket ACLs. The separation invariant judges them in one
-place (policies/separation/access_rules.py).
+links), and keys of another account encrypting the stack's data (the key's account can read it); KMS
+grants, Lambda permissions, RAM shares and bucket ACLs are read in policies/aws/grantees.py. The
+separation invariant judges them in one place (policies/separation/access_rules.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..access import ADMIN, ANY, BECOME, IDENTITY, KEY, OBJECTS, OWN, READ, SERVICE, WRITE, Edge, Party, Placement
+from ..access import ADMIN, ANY, BECOME, IDENTITY, KEY, OBJECTS, OWN, READ, WRITE, Edge, Party, Placement
 from ..access import unplaced as unplaced_party
 from ..common import as_list, decode, urn_name
 from . import documents as docs
+from . import grantees
 from .concepts import AWS
+from .documents import strings, tolerant
+from .grantees import name_of
 from .iam import ADMIN_MANAGED, FULL_ACCESS_MANAGED
 
 BUCKETS = AWS["bucket"]
@@ -67,7 +70,10 @@ ATTACHMENTS = {
 # Machines and services wearing an identity: kind -> ((path to the value, instance profile or role), ...).
 PROFILE, ROLE_ARN = "instance profile", "role"
 WORN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
-    "aws:ec2/launchTemplate:LaunchTemplate": ((("iamInstanceProfile", "arn"), PROFILE), (("iamInstanceProfile", "name"), PROFILE)),
+    "aws:ec2/launchTemplate:LaunchTemplate": (
+        (("iamInstanceProfile", "arn"), PROFILE),
+        (("iamInstanceProfile", "name"), PROFILE),
+    ),
     "aws:ec2/instance:Instance": ((("iamInstanceProfile",), PROFILE),),
     "aws:ec2/spotInstanceRequest:SpotInstanceRequest": ((("iamInstanceProfile",), PROFILE),),
     "aws:ec2/launchConfiguration:LaunchConfiguration": ((("iamInstanceProfile",), PROFILE),),
@@ -108,10 +114,18 @@ DESTINATIONS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
     "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": ((("logDestinationConfigs",), ARN),),
     "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": ((("dataRepositoryPath",), S3_URI),),
     "aws:fsx/lustreFileSystem:LustreFileSystem": ((("importPath",), S3_URI), (("exportPath",), S3_URI)),
-    **{t: ((("accessLogs", "bucket"), BUCKET_NAME), (("connectionLogs", "bucket"), BUCKET_NAME)) for t in AWS["load-balancer"]},
+    **{
+        t: ((("accessLogs", "bucket"), BUCKET_NAME), (("connectionLogs", "bucket"), BUCKET_NAME))
+        for t in AWS["load-balancer"]
+    },
     "aws:kinesis/firehoseDeliveryStream:FirehoseDeliveryStream": tuple(
         ((block, "bucketArn"), ARN)
-        for block in ("extendedS3Configuration", "s3Configuration", "redshiftConfiguration", "elasticsearchConfiguration")
+        for block in (
+            "extendedS3Configuration",
+            "s3Configuration",
+            "redshiftConfiguration",
+            "elasticsearchConfiguration",
+        )
     ),
 }
 # Roles a service assumes to deliver or forward data (the resource -become-> the role).
@@ -154,19 +168,6 @@ LAMBDA_PERMISSION = "aws:lambda/permission:Permission"
 RAM_PRINCIPAL = "aws:ram/principalAssociation:PrincipalAssociation"
 VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 BUCKET_ACLS = AWS["bucket-acl"]
-# S3 ACL permissions and canned ACLs (https://docs.aws.amazon.com/AmazonS3/latest/userguide/acl-overview.html).
-ACL_LEVELS = {"READ": READ, "READ_ACP": READ, "WRITE": WRITE, "WRITE_ACP": ADMIN, "FULL_CONTROL": ADMIN}
-CANNED_ACLS = {
-    "public-read": (ANY, READ),
-    "public-read-write": (ANY, WRITE),
-    "authenticated-read": (ANY, READ),
-    "log-delivery-write": (SERVICE, WRITE),
-    "aws-exec-read": (SERVICE, READ),
-}
-ACL_GROUPS = {"AllUsers": ANY, "AuthenticatedUsers": ANY, "LogDelivery": SERVICE}
-# KMS grant operations (https://docs.aws.amazon.com/kms/latest/developerguide/grants.html#terms-grant-operations).
-GRANT_READ = frozenset({"Decrypt", "DescribeKey", "GetPublicKey", "Verify", "VerifyMac"})
-GRANT_ADMIN = frozenset({"CreateGrant", "RetireGrant"})
 
 ACCESS_TYPES: tuple[str, ...] = tuple(
     dict.fromkeys(
@@ -187,34 +188,6 @@ ACCESS_TYPES: tuple[str, ...] = tuple(
         ]
     )
 )
-
-
-# --- reading props tolerantly (a name only labels an edge: an unknown one must not stop the check) ----
-
-
-def tolerant(node: Any, *path: str) -> Any:
-    """node.a.b: None when a step is missing or unknown during preview; a list is searched item by item."""
-    values = [node]
-    for key in path:
-        found = []
-        for value in values:
-            for item in as_list(value) if not isinstance(value, Mapping) else [value]:
-                if hasattr(item, "get"):
-                    try:
-                        found.append(item.get(key))
-                    except Exception:  # noqa: BLE001  # pulumi_policy's UnknownValueError
-                        continue
-        values = [v for v in found if v is not None]
-    flat = [w for v in values for w in (as_list(v) if not isinstance(v, (str, Mapping)) else [v])]
-    return flat or None
-
-
-def strings(node: Any, *path: str) -> list[str]:
-    return [v for v in tolerant(node, *path) or [] if isinstance(v, str) and v]
-
-
-def name_of(resource: Any) -> str:
-    return resource.name or urn_name(resource.urn)
 
 
 def _dependency(resource: Any, prop: str) -> Any:
@@ -285,7 +258,9 @@ def read_edges(resource: Any, placement: Placement) -> Iterable[Edge]:
         edges += _managed(resource, [holder], resource.props.get("managedPolicyArns"), name, placement)
     if kind in ATTACHMENTS:
         holders = [_holder(resource, prop, placement) for prop in ATTACHMENTS[kind] if strings(resource.props, prop)]
-        edges += _managed(resource, holders or [_holder(resource, "", placement)], resource.props.get("policyArn"), name, placement)
+        edges += _managed(
+            resource, holders or [_holder(resource, "", placement)], resource.props.get("policyArn"), name, placement
+        )
     if kind in WORN:
         edges += _worn(resource, kind, name, placement)
     if kind in DESTINATIONS or kind in BUCKETS:
@@ -293,15 +268,15 @@ def read_edges(resource: Any, placement: Placement) -> Iterable[Edge]:
     if kind in ENCRYPTED:
         edges += _foreign_keys(resource, name, placement)
     if kind == KMS_GRANT:
-        edges += _kms_grant(resource, name, placement)
+        edges += grantees.kms_grant(resource, name, placement)
     if kind == LAMBDA_PERMISSION:
-        edges += _lambda_permission(resource, name, placement)
+        edges += grantees.lambda_permission(resource, name, placement)
     if kind == RAM_PRINCIPAL:
-        edges += _ram_principal(resource, name, placement)
+        edges += grantees.ram_principal(resource, name, placement)
     if kind == VPC_ENDPOINT:
         edges += _endpoint_policy(resource, name, placement)
     if kind in BUCKET_ACLS or kind in BUCKETS:
-        edges += _acl(resource, name)
+        edges += grantees.acl(resource, name)
     return edges
 
 
@@ -357,7 +332,14 @@ def _managed(resource: Any, holders: list[Party], arns: Any, name: str, placemen
         else:
             account = docs.arn_account(arn, placement)
             if account not in (None, OWN, "aws"):
-                targets = [(ADMIN, unplaced_party(arn, f"a managed policy of account {account}, whose document the pack cannot read"))]
+                targets = [
+                    (
+                        ADMIN,
+                        unplaced_party(
+                            arn, f"a managed policy of account {account}, whose document the pack cannot read"
+                        ),
+                    )
+                ]
         edges += [Edge(holder, level, target, resource.urn, what) for holder in holders for level, target in targets]
     return edges
 
@@ -391,8 +373,12 @@ def _destinations(resource: Any, kind: str, name: str, placement: Placement) -> 
         found += _replication(resource, placement)
     if kind in BUCKETS:
         for path in (("logging", "targetBucket"), ("loggings", "targetBucket")):
-            found += [(".".join(path), destination_party(v, BUCKET_NAME, placement)) for v in strings(resource.props, *path)]
-    edges = [Edge(source, WRITE, target, resource.urn, f"{name} writes to {target.ref} ({path})") for path, target in found]
+            found += [
+                (".".join(path), destination_party(v, BUCKET_NAME, placement)) for v in strings(resource.props, *path)
+            ]
+    edges = [
+        Edge(source, WRITE, target, resource.urn, f"{name} writes to {target.ref} ({path})") for path, target in found
+    ]
     roles = list(DELIVERY_ROLES.get(kind, ()))
     if kind in BUCKETS:
         roles += [("replicationConfiguration", "role"), ("replicationConfigurations", "role")]
@@ -408,7 +394,11 @@ def _replication(resource: Any, placement: Placement) -> list[tuple[str, Party]]
     (`account` names the owner), the bucket's inline `replicationConfiguration.rules[].destination` and
     BucketV2's `replicationConfigurations[].rules[].destinations[]` (`accountId`)."""
     found = []
-    for path in (("rules", "destination"), ("replicationConfiguration", "rules", "destination"), ("replicationConfigurations", "rules", "destinations")):
+    for path in (
+        ("rules", "destination"),
+        ("replicationConfiguration", "rules", "destination"),
+        ("replicationConfigurations", "rules", "destinations"),
+    ):
         for destination in tolerant(resource.props, *path) or []:
             for arn in strings(destination, "bucket"):
                 bucket = docs.s3_bucket_of(arn)[0] if ":s3:::" in arn else arn
@@ -431,7 +421,9 @@ def _foreign_keys(resource: Any, name: str, placement: Placement) -> list[Edge]:
             continue
         holder = Party(f"holders of key {value}", account, KEY)
         target = Party(f"{resource.resource_type.rsplit(':', 1)[-1]} {name}", OWN)
-        edges.append(Edge(holder, READ, target, resource.urn, f"{name} is encrypted with the key {value} of account {account}"))
+        edges.append(
+            Edge(holder, READ, target, resource.urn, f"{name} is encrypted with the key {value} of account {account}")
+        )
     return edges
 
 
@@ -449,7 +441,9 @@ def _key_values(node: Any, depth: int = 0) -> list[str]:
                 continue
             if key in KEY_PROPS and isinstance(value, str):
                 found.append(value)
-            elif isinstance(value, (Mapping, list, tuple)) or (hasattr(value, "__len__") and not isinstance(value, str)):
+            elif isinstance(value, (Mapping, list, tuple)) or (
+                hasattr(value, "__len__") and not isinstance(value, str)
+            ):
                 found += _key_values(value, depth + 1)
     elif not isinstance(node, str):
         for index in range(len(node) if hasattr(node, "__len__") else 0):
@@ -458,67 +452,6 @@ def _key_values(node: Any, depth: int = 0) -> list[str]:
             except Exception:  # noqa: BLE001
                 continue
     return found
-
-
-def _principal_value(value: str, placement: Placement, conditions: Mapping[str, Any] | None = None) -> Party:
-    """A principal given as one string (KMS grants, Lambda permissions, RAM): account, ARN, service or `*`."""
-    if value == "*":
-        return Party("Principal *", ANY)
-    if value.endswith(".amazonaws.com") or value.endswith(".amazonaws.com.cn"):
-        return Party(value, SERVICE)
-    if value.startswith("arn:") and (":organizations:" in value or ":ou/" in value):
-        return unplaced_party(value, "an organization or organizational unit, whose accounts the pack cannot list")
-    return docs.account_principal(value, placement)
-
-
-def _key_party(resource: Any, placement: Placement) -> Party:
-    values = strings(resource.props, "keyId")
-    value = values[0] if values else ""
-    account = docs.arn_account(value, placement) if value.startswith("arn:") else OWN
-    return Party(f"key {docs.arn_name(value) or name_of(resource)}", OWN if account is None else account, KEY)
-
-
-def _kms_grant(resource: Any, name: str, placement: Placement) -> list[Edge]:
-    """A KMS grant lets its grantee use the key for its operations (no kms:ViaService: any caller path)."""
-    key = _key_party(resource, placement)
-    operations = [str(o) for o in as_list(resource.props.get("operations"))]
-    levels: dict[str, list[str]] = {}
-    for operation in operations:
-        level = READ if operation in GRANT_READ else ADMIN if operation in GRANT_ADMIN else WRITE
-        levels.setdefault(level, []).append(operation)
-    edges = []
-    for prop, grant_levels in (("granteePrincipal", levels), ("retiringPrincipal", {ADMIN: ["RetireGrant"]})):
-        for value in strings(resource.props, prop):
-            source = _principal_value(value, placement)
-            for level, ops in grant_levels.items():
-                edges.append(Edge(source, level, key, resource.urn, f"KMS grant {name} ({prop}: {', '.join(ops)})"))
-    return edges
-
-
-def _lambda_permission(resource: Any, name: str, placement: Placement) -> list[Edge]:
-    props = resource.props
-    principal = str(props.get("principal") or "")
-    source = _principal_value(principal, placement)
-    accounts = strings(props, "sourceAccount") + [a for v in strings(props, "sourceArn") if (a := docs.arn_account(v, placement) or "")]
-    if source.account in (SERVICE, ANY) and accounts:
-        source = Party(f"{principal} for account {accounts[0]}", OWN if accounts[0] in placement.own else accounts[0])
-    elif source.account == ANY and strings(props, "principalOrgId"):
-        source = unplaced_party(principal, "narrowed only to an organization, whose accounts the pack cannot list")
-    action = str(props.get("action") or "lambda:InvokeFunction")
-    level = docs.level_of(action)[0]
-    functions = strings(props, "function")
-    target = Party(f"function {docs.arn_name(functions[0]) if functions else name}", OWN)
-    return [Edge(source, level, target, resource.urn, f"Lambda permission {name} ({action})")]
-
-
-def _ram_principal(resource: Any, name: str, placement: Placement) -> list[Edge]:
-    """A RAM share lets its principals use (launch into, write) the shared resources."""
-    shares = strings(resource.props, "resourceShareArn")
-    target = Party(f"resource share {docs.arn_name(shares[0]) if shares else name}", OWN)
-    return [
-        Edge(_principal_value(value, placement), WRITE, target, resource.urn, f"RAM share {name} (principal {value})")
-        for value in strings(resource.props, "principal")
-    ]
 
 
 def _endpoint_policy(resource: Any, name: str, placement: Placement) -> list[Edge]:
@@ -534,36 +467,3 @@ def _endpoint_policy(resource: Any, name: str, placement: Placement) -> list[Edg
         if edge.source.account != ANY or edge.source.unplaced:
             edges.append(edge)
     return edges
-
-
-def _acl(resource: Any, name: str) -> list[Edge]:
-    """Bucket ACLs: canned ACLs, the bucket's inline `grants`, BucketAcl's accessControlPolicy grants."""
-    buckets = strings(resource.props, "bucket") if resource.resource_type in BUCKET_ACLS else []
-    target = Party(f"bucket {buckets[0] if buckets else name}", OWN, OBJECTS)
-    edges = []
-    for canned in strings(resource.props, "acl"):
-        if canned in CANNED_ACLS:
-            account, level = CANNED_ACLS[canned]
-            edges.append(Edge(Party(f"canned ACL {canned}", account), level, target, resource.urn, f"{name} acl {canned}", ""))
-    grants = [(g, g) for g in tolerant(resource.props, "grants") or []]
-    grants += [(g, tolerant(g, "grantee") and tolerant(g, "grantee")[0]) for g in tolerant(resource.props, "accessControlPolicy", "grants") or []]
-    for grant, grantee in grants:
-        permissions = strings(grant, "permissions") + strings(grant, "permission")
-        source = _acl_grantee(grantee)
-        for permission in permissions:
-            level = ACL_LEVELS.get(permission, ADMIN)
-            edges.append(Edge(source, level, target, resource.urn, f"{name} ACL grant ({permission})", ""))
-    return edges
-
-
-def _acl_grantee(grantee: Any) -> Party:
-    types, ids, uris = strings(grantee, "type"), strings(grantee, "id"), strings(grantee, "uri")
-    emails = strings(grantee, "emailAddress")
-    if uris:
-        group = uris[0].rsplit("/", 1)[-1]
-        if group in ACL_GROUPS:
-            return Party(f"group {group}", ACL_GROUPS[group])
-        return unplaced_party(uris[0], "an ACL group S3 does not define")
-    shown = ids[0] if ids else emails[0] if emails else str(types)
-    return unplaced_party(f"{(types or ['grantee'])[0]} {shown}", "an S3 canonical user or email names no account")
-

@@ -25,8 +25,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..access import ADMIN, ANY, BECOME, IDENTITY, KEY, OBJECTS, OWN, READ, RESOURCE, SERVICE, THROUGH_STORAGE, WRITE
-from ..access import Edge, Party, Placement, unplaced
+from ..access import (
+    ADMIN,
+    ANY,
+    BECOME,
+    IDENTITY,
+    KEY,
+    OBJECTS,
+    OWN,
+    READ,
+    RESOURCE,
+    SERVICE,
+    THROUGH_STORAGE,
+    WRITE,
+    Edge,
+    Party,
+    Placement,
+    unplaced,
+)
 from ..common import as_list, decode
 from ..grants import AWS_ACCOUNT, access_level, aws_grants, summarize
 from ..grants import account_of_arn as _arn_account
@@ -113,6 +129,30 @@ def s3_bucket_of(arn: str) -> tuple[str, str | None]:
 def key_scope(key: str) -> str:
     """The object-key prefix a key pattern is limited to: its head before the first wildcard."""
     return key.split("*", 1)[0].split("?", 1)[0]
+
+
+# --- reading props tolerantly (a name only labels an edge: an unknown one must not stop the check) ----
+
+
+def tolerant(node: Any, *path: str) -> Any:
+    """node.a.b: None when a step is missing or unknown during preview; a list is searched item by item."""
+    values = [node]
+    for key in path:
+        found = []
+        for value in values:
+            for item in as_list(value) if not isinstance(value, Mapping) else [value]:
+                if hasattr(item, "get"):
+                    try:
+                        found.append(item.get(key))
+                    except Exception:  # noqa: BLE001  # pulumi_policy's UnknownValueError
+                        continue
+        values = [v for v in found if v is not None]
+    flat = [w for v in values for w in (as_list(v) if not isinstance(v, (str, Mapping)) else [v])]
+    return flat or None
+
+
+def strings(node: Any, *path: str) -> list[str]:
+    return [v for v in tolerant(node, *path) or [] if isinstance(v, str) and v]
 
 
 # --- conditions ----------------------------------------------------------------------------------
@@ -238,7 +278,9 @@ def _aws_principal(
         return [unplaced("Principal *", loose)]
     org, _ = narrowed(conditions, ORG_KEYS)
     if org is not None:
-        return [unplaced("Principal *", f"narrowed only to organization {', '.join(org)}, whose accounts it cannot list")]
+        return [
+            unplaced("Principal *", f"narrowed only to organization {', '.join(org)}, whose accounts it cannot list")
+        ]
     return [Party("Principal *", ANY)]
 
 
@@ -292,7 +334,9 @@ def statements(document: Any) -> list[tuple[str, Mapping[str, Any], Any]]:
     return found
 
 
-def _what(label: str, where: str, actions: list[str]) -> str:
+def _what(label: str, where: str, actions: list[str], grant: Any = None) -> str:
+    if grant is not None and grant.actions_negated:  # name what was written, not the thousands it leaves in
+        return f"{label} {where} (NotAction {', '.join(grant.patterns)}: {summarize(actions, 2)})"
     return f"{label} {where} ({summarize(actions)})"
 
 
@@ -312,7 +356,7 @@ def resource_policy_edges(
             for party, scope in _targets(target, grant, level, actions):
                 for source in sources:
                     yield Edge(
-                        source, level, party, origin, _what(label, where, actions), scope, _unjudged(actions)
+                        source, level, party, origin, _what(label, where, actions, grant), scope, _unjudged(actions)
                     )
 
 
@@ -362,7 +406,7 @@ def identity_edges(document: Any, holder: Party, origin: str, label: str, placem
     """The holder -[level]-> each Resource of each Allow statement, placed by the ARN's account."""
     for where, _, grant in statements(document):
         for level, actions in by_level(grant.actions).items():
-            what, unjudged = _what(label, where, actions), _unjudged(actions)
+            what, unjudged = _what(label, where, actions, grant), _unjudged(actions)
             resources = ["*"] if grant.resources_negated else list(grant.resources)
             for resource in resources:
                 for target, scope in identity_targets(resource, grant, level, actions, placement):
