@@ -335,14 +335,11 @@ def statements(document: Any) -> list[tuple[str, Mapping[str, Any], Any]]:
 
 
 def _what(label: str, where: str, actions: list[str], grant: Any = None) -> str:
-    if grant is not None and grant.actions_negated:  # name what was written, not the thousands it leaves in
-        return f"{label} {where} (NotAction {', '.join(grant.patterns)}: {summarize(actions, 2)})"
-    return f"{label} {where} ({summarize(actions)})"
-
-
-def _unjudged(actions: list[str]) -> str:
     unknown = unknown_actions(actions)
-    return f"the action {', '.join(unknown)}, which AWS does not list (counted as admin)" if unknown else ""
+    note = f"; {', '.join(unknown)} unknown to AWS's action table, counted as admin" if unknown else ""
+    if grant is not None and grant.actions_negated:  # name what was written, not the thousands it leaves in
+        return f"{label} {where} (NotAction {', '.join(grant.patterns)}: {summarize(actions, 2)}{note})"
+    return f"{label} {where} ({summarize(actions)}{note})"
 
 
 def resource_policy_edges(
@@ -355,9 +352,7 @@ def resource_policy_edges(
         for level, actions in levels.items():
             for party, scope in _targets(target, grant, level, actions):
                 for source in sources:
-                    yield Edge(
-                        source, level, party, origin, _what(label, where, actions, grant), scope, _unjudged(actions)
-                    )
+                    yield Edge(source, level, party, origin, _what(label, where, actions, grant), scope)
 
 
 def _targets(target: Party, grant: Any, level: str, actions: list[str]) -> list[tuple[Party, str | None]]:
@@ -406,11 +401,11 @@ def identity_edges(document: Any, holder: Party, origin: str, label: str, placem
     """The holder -[level]-> each Resource of each Allow statement, placed by the ARN's account."""
     for where, _, grant in statements(document):
         for level, actions in by_level(grant.actions).items():
-            what, unjudged = _what(label, where, actions, grant), _unjudged(actions)
+            what = _what(label, where, actions, grant)
             resources = ["*"] if grant.resources_negated else list(grant.resources)
             for resource in resources:
                 for target, scope in identity_targets(resource, grant, level, actions, placement):
-                    yield Edge(holder, level, target, origin, what, scope, unjudged)
+                    yield Edge(holder, level, target, origin, what, scope)
 
 
 def identity_targets(
@@ -419,8 +414,10 @@ def identity_targets(
     if resource == "*" or grant.resources_negated:
         # Every resource: AssumeRole on `*` reaches every account's roles; other APIs act on the caller's
         # own account unless the other account's resource policy admits it (judged in that stack).
-        if level == BECOME:
+        if level == BECOME and any(a.lower().startswith("sts:") for a in actions):
             return [(Party("every role of every account", ANY, IDENTITY), None)]
+        if level == BECOME:  # iam:PassRole passes the caller's own account's roles only
+            return [(Party("every role of this account", OWN, IDENTITY), None)]
         return [(Party("every resource of this account", OWN), None)]
     if not resource.startswith("arn:"):
         return [(unplaced(resource, "a Resource that is neither * nor an ARN"), None)]

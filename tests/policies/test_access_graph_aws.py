@@ -670,3 +670,149 @@ def test_each_document_rule_judges_both_forms_alike(
     assert (policy, urn) in caught, [v.line() for v in verdicts]
     string_form, _ = verdicts_after(stack, apply)
     assert sorted(v.line() for v in verdicts) == sorted(v.line() for v in string_form)
+
+
+# --- the reader alone: conditions, principal forms and grants outside documents ------------------------
+
+
+@dataclass
+class _Fake:
+    resource_type: str
+    props: dict[str, Any]
+    name: str = "r"
+    urn: str = "urn:pulumi:s::p::t::r"
+
+
+PLACEMENT = access.Placement(frozenset({TRAINING_ACCOUNT}), {})
+
+
+def _edges(kind: str, **props: Any) -> list[access.Edge]:
+    return list(aws_access.read_edges(_Fake(kind, props), PLACEMENT))
+
+
+def _key_policy(*statements: dict[str, Any]) -> list[access.Edge]:
+    return _edges(KMS_KEY, policy=json.dumps(document(*statements)))
+
+
+def test_every_kind_the_reader_reads_is_a_resource_of_the_installed_sdk() -> None:
+    from test_policy_concepts import sdk
+
+    tokens, aliases = sdk("aws")
+    assert [t for t in aws_access.ACCESS_TYPES if t not in tokens and t not in aliases] == []
+
+
+@pytest.mark.parametrize(
+    ("condition", "accounts"),
+    [
+        ({"StringEquals": {"aws:PrincipalAccount": SERVING_ACCOUNT}}, {SERVING_ACCOUNT}),
+        ({"ForAnyValue:StringEquals": {"aws:PrincipalAccount": [TRAINING_ACCOUNT]}}, {access.OWN}),
+        ({"ArnLike": {"aws:PrincipalArn": f"arn:aws:iam::{SERVING_ACCOUNT}:role/*"}}, {SERVING_ACCOUNT}),
+        ({"StringEqualsIfExists": {"aws:PrincipalAccount": TRAINING_ACCOUNT}}, {access.ANY}),
+        ({"StringNotEquals": {"aws:PrincipalAccount": TRAINING_ACCOUNT}}, {access.ANY}),
+        ({"StringLike": {"aws:PrincipalAccount": "*"}}, {access.ANY}),
+        ({"ForAllValues:StringEquals": {"aws:PrincipalAccount": TRAINING_ACCOUNT}}, {None}),
+        ({"StringEquals": {"aws:PrincipalOrgID": "o-abc"}}, {None}),
+    ],
+)
+def test_conditions_narrow_principal_star_only_to_accounts_they_pin(
+    condition: dict[str, Any], accounts: set[Any]
+) -> None:
+    edges = _key_policy(statement({"AWS": "*"}, "kms:Decrypt", "*", condition))
+    assert {e.source.account for e in edges} == accounts
+
+
+def test_a_service_principal_acts_for_the_account_its_conditions_name() -> None:
+    logs = {"Service": "delivery.logs.amazonaws.com"}
+    for_serving = _edges(
+        BUCKET_POLICY,
+        policy=document(
+            statement(
+                logs, "s3:PutObject", "arn:aws:s3:::b/*", {"StringEquals": {"aws:SourceAccount": SERVING_ACCOUNT}}
+            )
+        ),
+    )
+    assert {(e.source.account, e.access) for e in for_serving} == {(SERVING_ACCOUNT, access.WRITE)}
+    unnarrowed = _edges(BUCKET_POLICY, policy=document(statement(logs, "s3:PutObject", "arn:aws:s3:::b/*")))
+    assert {e.source.account for e in unnarrowed} == {access.SERVICE}
+
+
+def test_access_levels_follow_aws_action_table_and_fail_closed() -> None:
+    edges = _key_policy(
+        statement({"AWS": SERVING_ACCOUNT}, ["kms:Decrypt", "kms:Encrypt", "kms:PutKeyPolicy", "kms:NoSuchAction"], "*")
+    )
+    levels = {e.access: e.what for e in edges}
+    assert set(levels) == {access.READ, access.WRITE, access.ADMIN}
+    assert "kms:nosuchaction unknown to AWS's action table, counted as admin" in levels[access.ADMIN]
+
+
+def test_the_key_read_path_needs_s3_as_the_only_caller_path() -> None:
+    via_s3 = {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
+    via_any = {"StringEquals": {"kms:ViaService": ["s3.us-east-1.amazonaws.com", "ec2.us-east-1.amazonaws.com"]}}
+    assert {e.scope for e in _key_policy(statement(SERVING_ROOT, "kms:Decrypt", "*", via_s3))} == {
+        access.THROUGH_STORAGE
+    }
+    assert {e.scope for e in _key_policy(statement(SERVING_ROOT, "kms:Decrypt", "*", via_any))} == {None}
+
+
+def test_object_scopes_follow_the_key_pattern_and_the_list_prefix() -> None:
+    edges = _edges(
+        BUCKET_POLICY,
+        policy=document(
+            statement(
+                SERVING_ROOT, "s3:GetObject", ["arn:aws:s3:::b/models/*", "arn:aws:s3:::b/mod*", "arn:aws:s3:::b/*"]
+            ),
+            statement(SERVING_ROOT, "s3:ListBucket", "arn:aws:s3:::b", {"StringLike": {"s3:prefix": ["models/x/*"]}}),
+            statement(SERVING_ROOT, "s3:ListBucket", "arn:aws:s3:::b"),
+            statement(SERVING_ROOT, "s3:GetBucketAcl", "arn:aws:s3:::b"),
+        ),
+    )
+    scopes = {(e.target.kind, e.scope) for e in edges}
+    assert scopes == {
+        (access.OBJECTS, "models/"),
+        (access.OBJECTS, "mod"),
+        (access.OBJECTS, ""),
+        (access.OBJECTS, "models/x/"),
+        (access.RESOURCE, None),
+    }
+
+
+def test_grants_outside_documents() -> None:
+    grant = _edges(
+        "aws:kms/grant:Grant",
+        keyId="k",
+        granteePrincipal=f"arn:aws:iam::{SERVING_ACCOUNT}:role/x",
+        operations=["Decrypt", "GenerateDataKey", "CreateGrant"],
+    )
+    assert {(e.source.account, e.access, e.target.kind, e.scope) for e in grant} == {
+        (SERVING_ACCOUNT, access.READ, access.KEY, None),
+        (SERVING_ACCOUNT, access.WRITE, access.KEY, None),
+        (SERVING_ACCOUNT, access.ADMIN, access.KEY, None),
+    }
+    invoke = _edges(
+        "aws:lambda/permission:Permission",
+        principal="s3.amazonaws.com",
+        sourceAccount=SERVING_ACCOUNT,
+        function="f",
+        action="lambda:InvokeFunction",
+    )
+    assert [(e.source.account, e.access) for e in invoke] == [(SERVING_ACCOUNT, access.WRITE)]
+    org = _edges(
+        "aws:ram/principalAssociation:PrincipalAssociation",
+        principal="arn:aws:organizations::123456789012:organization/o-abc",
+        resourceShareArn="arn:aws:ram:us-east-1:111111111111:resource-share/s",
+    )
+    assert [e.source.account for e in org] == [None] and "organization" in org[0].source.unplaced
+    public = _edges("aws:s3/bucketAclV2:BucketAclV2", bucket="b", acl="public-read-write")
+    assert [(e.source.account, e.access) for e in public] == [(access.ANY, access.WRITE)]
+
+
+def test_unknown_names_during_preview_label_edges_without_stopping_the_check() -> None:
+    """A role id unknown during preview only names the holder; the document is still judged."""
+    from pulumi_policy.proxy import unknown_checking_proxy
+
+    unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's unknown-value sentinel
+    props = unknown_checking_proxy(
+        {"role": unknown, "policy": document(statement(None, "s3:PutObject", "arn:aws:s3:::b/*"))}
+    )
+    edges = list(aws_access.read_edges(_Fake(ROLE_POLICY, props, name="p"), PLACEMENT))  # type: ignore[arg-type]
+    assert [e.source.ref for e in edges] == ["role of p"]
