@@ -626,6 +626,13 @@ DOCUMENT_RULES = [
     (
         "no-public-buckets",
         TRAINING,
+        set_props(
+            *CHECKPOINTS_BUCKET, policy=json.dumps(document(statement("*", "s3:GetObject", f"{CHECKPOINTS_ARN}/*")))
+        ),
+    ),
+    (
+        "no-public-buckets",
+        TRAINING,
         add_statement(*CHECKPOINTS_POLICY, "policy", statement("*", "s3:GetObject", f"{CHECKPOINTS_ARN}/*")),
     ),
     (
