@@ -77,12 +77,26 @@ def is_cloud_type(type_token: str) -> bool:
 
 
 def decode(value: Any) -> Any:
-    """Provider inputs and policy documents travel as JSON strings; anything else is returned as is."""
+    """Provider inputs and policy documents travel as JSON strings, or as objects (the SDK takes either):
+    both come back as plain dicts and lists, so a reader (and a library such as cloudsplaining that checks
+    `isinstance(x, dict)`) sees one shape. Anything else is returned as is."""
     if isinstance(value, str) and value[:1] in "[{":
         try:
             return json.loads(value)
         except json.JSONDecodeError:
             return value
+    if isinstance(value, Mapping) or (isinstance(value, Sequence) and not isinstance(value, (str, bytes))):
+        return plain(value)
+    return value
+
+
+def plain(value: Any) -> Any:
+    """A pulumi-policy proxy (or any mapping/sequence) as plain dicts and lists. Reading an unknown value
+    raises pulumi-policy's UnknownValueError, as reading it through the proxy would."""
+    if isinstance(value, Mapping):
+        return {str(key): plain(value[key]) for key in value}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [plain(item) for item in value]
     return value
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..common import truthy
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor
-from . import compute, iam, network, reachability, retention, separation, storage, waf
+from . import access, compute, iam, network, reachability, retention, separation, storage, waf
 from .concepts import AWS
 
 
@@ -50,7 +50,8 @@ VENDOR = Vendor(
     ),
     separation=SeparationReaders(
         internet_facing=internet_facing,
-        grant_types=tuple(separation.GRANT_TYPES),
-        grants=separation.grant_problems,
+        access=access.read_edges,
+        access_types=access.ACCESS_TYPES,
+        trusted_accounts=separation.ELB_LOG_DELIVERY_ACCOUNTS,
     ),
 )

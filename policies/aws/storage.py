@@ -139,17 +139,24 @@ def check_no_public_buckets(resource: Any) -> Iterable[str]:
         acl = props.get("acl")
         if acl in PUBLIC_ACLS:
             yield f"{name} uses the public ACL {acl}"
-    elif kind in BUCKET_POLICY:
-        for statement in statements(props.get("policy")):
-            if is_allow(statement) and "*" in aws_principals(statement) and not statement.get("Condition"):
-                yield f"bucket policy {name} allows {', '.join(actions_of(statement))} to everyone (Principal *)"
+    if kind in BUCKET_POLICY + BUCKET:
+        yield from _public_policy(resource)
+
+
+def _public_policy(resource: Any) -> Iterable[str]:
+    """A bucket policy, or a bucket's own inline `policy` (the deprecated spelling of the same document),
+    allowing `*` without a condition."""
+    label = "bucket policy" if resource.resource_type in BUCKET_POLICY else "inline bucket policy of"
+    for statement in statements(resource.props.get("policy")):
+        if is_allow(statement) and "*" in aws_principals(statement) and not statement.get("Condition"):
+            yield f"{label} {_name(resource)} allows {', '.join(actions_of(statement))} to everyone (Principal *)"
 
 
 def check_public_bucket_policies_final(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     """Stack-level repeat of `no-public-buckets` for bucket policy documents (built from bucket ARNs,
     so often unknown during preview); access block flags and ACLs are literals and stay per resource."""
-    for resource in of_type(resources, *BUCKET_POLICY):
-        for message in check_no_public_buckets(resource):
+    for resource in of_type(resources, *BUCKET_POLICY, *BUCKET):
+        for message in _public_policy(resource):
             yield resource.urn, message
 
 

@@ -284,7 +284,10 @@ def check_cross_account_grants_final(resources: Sequence[Any], ctx: Context) -> 
 
 
 check_cross_account_grants.__doc__ = "\n\n".join(
-    reader.__doc__ or "" for v in vendors.VENDORS if (reader := v.separation.grants) is not None
+    reader.__doc__ or ""
+    for v in vendors.VENDORS
+    for reader in (v.separation.grants, v.separation.access)
+    if reader is not None
 )
 
 

@@ -337,7 +337,7 @@ MUTATIONS = [
         "training",
         set_policy("acme-train-checkpoints-policy", POLICY, "policy", grant_actions(["s3:GetObject", "s3:PutObject"])),
         {"cross-account-read-only", "cross-account-read-only-final"},
-        "grants the serving account 222222222222: allows s3:PutObject",
+        "(s3:PutObject): arn:aws:iam::222222222222:root (the serving account 222222222222) can write bucket acme-train-checkpoints",
     ),
     Mutation(
         "grant-foreign",
@@ -361,7 +361,7 @@ MUTATIONS = [
             lambda d: d["Statement"][0].update(Principal={"AWS": f"arn:aws:iam::{SERVING_ACCOUNT}:root"}),
         ),
         {"cross-account-read-only", "cross-account-read-only-final"},
-        "role node trusts the serving account 222222222222",
+        "arn:aws:iam::222222222222:root (the serving account 222222222222) can become role node",
     ),
     Mutation(
         "provider-no-stack-tag",
@@ -445,7 +445,8 @@ MUTATIONS = [
         "bucket-public-acl",
         "serving",
         set_input("acme-alb-logs", "bucket:Bucket", "acl", "public-read"),
-        {"no-public-buckets"},
+        # A public ACL is also an access-graph edge: every account reads the bucket.
+        {"no-public-buckets", "cross-account-read-only", "cross-account-read-only-final"},
         "uses the public ACL public-read",
     ),
     Mutation(
@@ -574,7 +575,8 @@ MUTATIONS = [
         "iam-admin",
         "training",
         set_input("node-ssm", "Attachment", "policyArn", "arn:aws:iam::aws:policy/AdministratorAccess"),
-        {"iam-least-privilege", "iam-least-privilege-final"},
+        # ... and, in the access graph, sts:AssumeRole on every account's roles: a become across sides.
+        {"iam-least-privilege", "iam-least-privilege-final", "cross-account-read-only", "cross-account-read-only-final"},
         "attaches arn:aws:iam::aws:policy/AdministratorAccess",
     ),
     Mutation(
