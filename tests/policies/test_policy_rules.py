@@ -576,7 +576,12 @@ MUTATIONS = [
         "training",
         set_input("node-ssm", "Attachment", "policyArn", "arn:aws:iam::aws:policy/AdministratorAccess"),
         # ... and, in the access graph, sts:AssumeRole on every account's roles: a become across sides.
-        {"iam-least-privilege", "iam-least-privilege-final", "cross-account-read-only", "cross-account-read-only-final"},
+        {
+            "iam-least-privilege",
+            "iam-least-privilege-final",
+            "cross-account-read-only",
+            "cross-account-read-only-final",
+        },
         "attaches arn:aws:iam::aws:policy/AdministratorAccess",
     ),
     Mutation(
