@@ -26,9 +26,6 @@ WorkloadFindings = Callable[[Any, str | None], Iterable[str]]
 StackFindings = Callable[[Sequence[Any]], Iterable[tuple[str, str]]]
 # Every resource of the stack and a name pattern from the policy config -> (urn, message).
 PatternFindings = Callable[[Sequence[Any], str], Iterable[tuple[str, str]]]
-# A grant's findings: the resource, the stack's own accounts, the context, and every resource of the
-# stack when a stack policy asks (None for a resource policy).
-GrantFindings = Callable[[Any, frozenset[str], Context, Sequence[Any] | None], Iterable[str]]
 # Every internet-facing entry of the stack and the WAF policies that see its traffic (policies/waf.py).
 FrontDoors = Callable[[Sequence[Any]], Iterable[FrontDoor]]
 # Every resource of the stack, the shortest retention the policy config allows (days), the pattern of stores that
@@ -89,9 +86,6 @@ class SeparationReaders:
     internet_facing: Callable[[Any], bool] | None = None
     # workload-resource-kinds: a resource of a training-only concept used for something else.
     not_training_fabric: Callable[[Any], bool] | None = None
-    # cross-account-read-only(-final): the kinds that carry grants, and their reader.
-    grant_types: tuple[str, ...] = ()
-    grants: GrantFindings | None = None
     # cross-account-read-only(-final) over the access graph (policies/access.py): the kinds whose
     # resources carry edges, the edge reader, and accounts of the cloud itself a grant may name (AWS's ELB
     # log delivery accounts).

@@ -251,15 +251,9 @@ def check_workload_kinds(resource: Any, ctx: Context) -> Iterable[str]:
 # --- cross-account access: an allowlist over normalized grants, each vendor reading its own -------
 
 
-def check_cross_account_grants(resource: Any, ctx: Context, resources: Sequence[Any] | None = None) -> Iterable[str]:
-    if ctx.workload is None:
-        return
-    own = own_accounts(ctx)
-    for vendor in vendors.VENDORS:
-        if vendor.separation.grants is not None:
-            yield from vendor.separation.grants(resource, own, ctx, resources)
-    if resources is None:
-        yield from access_rules.check_resource_access(resource, ctx)
+def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
+    """One resource's edges of the access graph, judged alone (policies/separation/access_rules.py)."""
+    yield from access_rules.check_resource_access(resource, ctx)
 
 
 def check_network_admission(resource: Any, ctx: Context) -> Iterable[str]:
@@ -276,18 +270,13 @@ def check_network_admission(resource: Any, ctx: Context) -> Iterable[str]:
 def check_cross_account_grants_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Stack-level repeat of `cross-account-read-only` on the stack's final state, so it binds on `up`
     even when a policy document was unknown during preview (it is usually built from ARNs), and with the
-    stack's buckets known (a GCP grant on a bucket the stack does not own is foreign)."""
-    for resource in resources:
-        for message in check_cross_account_grants(resource, ctx, resources):
-            yield resource.urn, message
+    stack's buckets known (a grant on a bucket the stack does not create is placed by the configured stores, or
+    fails), and every edge reached through `become` judged too: the stack's access graph, built once."""
     yield from access_rules.check_stack_access(resources, ctx)
 
 
 check_cross_account_grants.__doc__ = "\n\n".join(
-    reader.__doc__ or ""
-    for v in vendors.VENDORS
-    for reader in (v.separation.grants, v.separation.access)
-    if reader is not None
+    reader.__doc__ or "" for v in vendors.VENDORS if (reader := v.separation.access) is not None
 )
 
 
@@ -408,7 +397,7 @@ POLICIES = [
         "cross-account-read-only",
         "Cross-account grants only let serving read training's artifacts.",
         check_cross_account_grants,
-        types=_vendor_kinds(lambda r: tuple(dict.fromkeys(r.grant_types + r.access_types))),
+        types=_vendor_kinds(lambda r: r.access_types),
         config=CONFIG,
     ),
     resource_policy(
