@@ -299,6 +299,23 @@ def _schema(extra: Mapping[str, Mapping[str, Any]] | None) -> PolicyConfigSchema
     return PolicyConfigSchema(properties=properties)
 
 
+# Facts of the last providers read, by the identity of their props (held, so an id stays theirs): under a runner that
+# shares one read-only view of a provider's props across policies, each provider is read once, not once per policy
+# and resource; where each call gets fresh props, this only misses.
+_facts_seen: dict[int, tuple[Any, tuple[str, str, str], ProviderFacts]] = {}
+
+
+def _facts_of(type_token: str, props: Any, urn: str, name: str) -> ProviderFacts:
+    held = _facts_seen.get(id(props))
+    if held is not None and held[0] is props and held[1] == (type_token, urn, name):
+        return held[2]
+    facts = provider_facts(type_token, props, urn, name)
+    if len(_facts_seen) >= 64:
+        _facts_seen.clear()
+    _facts_seen[id(props)] = (props, (type_token, urn, name), facts)
+    return facts
+
+
 def resource_policy(
     name: str,
     description: str,
@@ -315,10 +332,10 @@ def resource_policy(
             return
         providers = []
         if is_provider_type(args.resource_type):
-            providers = [provider_facts(args.resource_type, args.props, args.urn, args.name)]
+            providers = [_facts_of(args.resource_type, args.props, args.urn, args.name)]
         elif args.provider is not None:
             providers = [
-                provider_facts(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)
+                _facts_of(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)
             ]
         for message in check(args, make_context(args.get_config(), providers)):
             report_violation(message)

@@ -7,6 +7,7 @@ import base64
 import binascii
 import contextlib
 import email
+import functools
 import gzip
 import ipaddress
 import re
@@ -141,11 +142,16 @@ def _inlined_key_files(document: str) -> list[str]:
 
 def secrets_in(text: str) -> list[str]:
     """What key-like material a user-data text embeds (kinds, never the values)."""
+    return list(_secrets_in(text))
+
+
+@functools.lru_cache(maxsize=256)  # a template's user data is read per policy and again in the -final repeat
+def _secrets_in(text: str) -> tuple[str, ...]:
     found = [what for pattern, what in SECRET_PATTERNS if pattern.search(text)]
     # Cluster keys (munge, Slurm JWT) must be fetched at boot (Secrets Manager/SSM), never inlined.
     for document in _parts(text):
         found += [f"the content of {path}" for path in _inlined_key_files(document)]
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 def node_data_secrets(resource: Any, texts: Sequence[tuple[str, Any]]) -> Iterable[str]:

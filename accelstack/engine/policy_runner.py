@@ -27,7 +27,9 @@ import yaml
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
+from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.policy import _PolicyAnalyzerServicer
+from pulumi_policy.proxy import unknown_checking_proxy
 
 import accelstack.policies
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
@@ -400,22 +402,33 @@ def _verdicts(pack: LoadedPack, response: Any, urn: str = "") -> list[Verdict]:
     return found
 
 
+class _Once:
+    """One function's results by the identity of its argument, the argument held so that its id stays its own."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        self.results: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, value: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:
+            return self.function(value, *args, **kwargs)
+        held = self.results.get(id(value))
+        if held is None or held[0] is not value:
+            held = self.results[id(value)] = (value, self.function(value))
+        return held[1]
+
+
 class _DecodedOnce:
-    """pulumi-policy's servicer decodes a request's properties (protobuf Struct -> JSON) again for every policy, and
-    every resource again for every stack policy: O(resources x policies), the bulk of a large export's time. While
-    the runner holds its requests (so their ids stay theirs), each message is decoded once and shared; the
-    policies only read what they are given. The servicer's code runs unchanged otherwise."""
+    """pulumi-policy's servicer decodes a request's properties (protobuf Struct -> JSON -> its property values ->
+    an unknown-checking view) again for every policy, and every resource again for every stack policy: O(resources
+    x policies), the bulk of a large export's time. While the runner holds its requests (so their ids stay theirs),
+    each step runs once per message and its result is shared: the policies only read what they are given (the view
+    is read-only). The servicer's code runs unchanged otherwise."""
 
     def __init__(self) -> None:
-        self._decoded: dict[int, tuple[Any, Any]] = {}
-
-    def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802  # json_format's name
-        if args or kwargs:
-            return json_format.MessageToDict(message, *args, **kwargs)
-        held = self._decoded.get(id(message))
-        if held is None or held[0] is not message:
-            held = self._decoded[id(message)] = (message, json_format.MessageToDict(message))
-        return held[1]
+        self.MessageToDict = _Once(json_format.MessageToDict)  # json_format's name
+        self.deserialize_properties = _Once(deserialize_properties)
+        self.unknown_checking_proxy = _Once(unknown_checking_proxy)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(json_format, name)
@@ -437,7 +450,10 @@ def run_packs(
     stack = analyze_stack_request(resources)
     verdicts: list[Verdict] = []
     with _decode_lock:  # one run at a time swaps the servicer module's decoder
-        analyzer_module.json_format = _DecodedOnce()  # type: ignore[assignment]
+        once = _DecodedOnce()
+        analyzer_module.json_format = once  # type: ignore[assignment]
+        analyzer_module.deserialize_properties = once.deserialize_properties  # type: ignore[assignment]
+        analyzer_module.unknown_checking_proxy = once.unknown_checking_proxy  # type: ignore[assignment]
         try:
             for pack in packs if packs is not None else default_packs():
                 servicer = pack.servicer()
@@ -448,6 +464,8 @@ def run_packs(
                 verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))  # type: ignore[no-untyped-call]
         finally:
             analyzer_module.json_format = json_format
+            analyzer_module.deserialize_properties = deserialize_properties
+            analyzer_module.unknown_checking_proxy = unknown_checking_proxy
     return verdicts
 
 
