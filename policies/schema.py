@@ -226,7 +226,9 @@ def _shape(annotation: Any, module: ModuleType) -> tuple[str, tuple[str, ...]]:
         if name in (int, float):
             return "number", ()
         if origin is not None and getattr(origin, "__name__", "") in ("Sequence", "list"):
-            return "list", ()
+            items = [n for arg in typing.get_args(name) for n in _names(arg)]
+            objects = any(isinstance(n, str) and n.endswith(("Args", "ArgsDict")) for n in items)
+            return ("list-of-objects" if objects else "list"), ()
         if origin is not None and getattr(origin, "__name__", "") in ("Mapping", "dict"):
             return "map", ()
         if isinstance(name, str) and (name.endswith("Args") or name.endswith("ArgsDict")):
@@ -251,9 +253,11 @@ def properties(token: str) -> dict[str, Prop]:
     return found
 
 
+@cache
 def security_kinds(package: str) -> dict[str, tuple[str, ...]]:
     """Current token -> every tabled token of that class, for each kind of a security concept."""
-    table = vendors.by_package(package).concepts if vendors.by_package(package) else {}
+    vendor = vendors.by_package(package)
+    table = vendor.concepts if vendor is not None else {}
     kinds: dict[str, list[str]] = {}
     for concept in SECURITY_CONCEPTS[package]:
         for token in table.get(concept, ()):

@@ -21,6 +21,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 from . import schema
@@ -74,12 +75,12 @@ def recording() -> Iterator[tuple[Reads, Reads]]:
         return original_report(self, response, name, *args)
 
     policy_module.unknown_checking_proxy = wrapped_proxy
-    policy_module._PolicyAnalyzerServicer._create_report_violation = wrapped_report
+    policy_module._PolicyAnalyzerServicer._create_report_violation = wrapped_report  # type: ignore[method-assign,assignment]
     try:
         yield direct, scanned
     finally:
         policy_module.unknown_checking_proxy = original_proxy
-        policy_module._PolicyAnalyzerServicer._create_report_violation = original_report
+        policy_module._PolicyAnalyzerServicer._create_report_violation = original_report  # type: ignore[method-assign]
 
 
 def sample_value(prop: schema.Prop) -> Any:
@@ -89,6 +90,7 @@ def sample_value(prop: schema.Prop) -> Any:
         "number": 1,
         "enum": prop.choices[0] if prop.choices else "x",
         "list": [],
+        "list-of-objects": [],
         "map": {},
         "object": {},
     }.get(prop.shape, "sample")
@@ -118,6 +120,12 @@ def with_resource(doc: dict[str, Any], kind: str, inputs: dict[str, Any], name: 
     return changed
 
 
+def minimal(doc: dict[str, Any]) -> dict[str, Any]:
+    """An export with only its stack and providers."""
+    kept = [r for r in doc["deployment"]["resources"] if r["type"].startswith("pulumi:")]
+    return {**doc, "deployment": {**doc["deployment"], "resources": kept}}
+
+
 EXAMPLES = (
     "aws-training",
     "aws-serving",
@@ -130,6 +138,7 @@ EXAMPLES = (
 CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp"}
 
 
+@cache
 def example_previews() -> dict[str, Any]:
     """stack name -> PreviewResult of every shipped example stack."""
     from pathlib import Path
@@ -140,9 +149,15 @@ def example_previews() -> dict[str, Any]:
     return {name: preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in EXAMPLES}
 
 
-def trace(previews: dict[str, Any], probe: Callable[[str], bool] = lambda kind: True) -> tuple[Reads, Reads, list[str]]:
-    """Both packs over every example export, and over each cloud's training export plus one resource of each
-    security kind with every input set: (direct reads, scans, kinds whose probe crashed a pack)."""
+def trace(
+    previews: dict[str, Any],
+    probe: Callable[[str], bool] = lambda kind: True,
+    all_tokens: bool = True,
+    alone: bool = False,
+) -> tuple[Reads, Reads, list[str]]:
+    """Both packs over every example export, and over each cloud's training export (`alone`: only its stack and
+    providers, faster) plus one resource of each security kind with every input set: (direct reads, scans,
+    kinds whose probe crashed a pack)."""
     from accelstack.engine.policy_runner import policy_verdicts
 
     crashed: list[str] = []
@@ -151,13 +166,14 @@ def trace(previews: dict[str, Any], probe: Callable[[str], bool] = lambda kind: 
             policy_verdicts(result.export, result.spec)
         for package in schema.SDK_MODULES:
             base = next(r for n, r in previews.items() if CLOUD_OF_STACK[n.split("-")[0]] == package)
+            doc = minimal(base.export) if alone else base.export
             for kind, tokens in schema.security_kinds(package).items():
                 if not probe(kind):
                     continue
                 inputs = {p.wire: sample_value(p) for p in schema.properties(kind).values()}
-                for token in tokens:
+                for token in tokens if all_tokens else tokens[:1]:
                     try:
-                        policy_verdicts(with_resource(base.export, token, inputs), base.spec)
+                        policy_verdicts(with_resource(doc, token, inputs), base.spec)
                     except Exception as error:  # noqa: BLE001  # a reader crashing on a shape the SDK accepts (issue 28, item 7)
                         crashed.append(f"{token}: {type(error).__name__}: {error}"[:300])
     return direct, scanned, crashed
