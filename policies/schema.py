@@ -4,7 +4,7 @@ For every resource kind of a security concept (SECURITY_CONCEPTS), every input p
 SDK's Args class is either judged by a named pack rule or declared inert with a reason
 (policies/<vendor>/properties.py); a property that matters but no rule reads yet is listed as unjudged,
 with why it matters. tests/policies/test_schema_coverage.py fails when a provider upgrade adds a property
-nobody classified; `python -m policies.schema_report` prints what is left. Wire names are the SDK's
+nobody classified; `python -m accelstack.engine.schema_report` prints what is left. Wire names are the SDK's
 `pulumi.getter` names (camelCase), what an export and the packs see.
 
 Only the report and the tests import this module (it imports the provider SDKs; the packs never do).
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import importlib
+import inspect
 import keyword
 import re
 import typing
@@ -126,6 +127,7 @@ class Prop:
     attribute: str
     shape: str
     choices: tuple[str, ...] = ()
+    required: bool = False
 
 
 def _module_path(token: str) -> tuple[str, str, str]:
@@ -243,13 +245,15 @@ def properties(token: str) -> dict[str, Prop]:
     """wire name -> Prop for every input of the kind's Args class."""
     klass = args_class(token)
     module = importlib.import_module(klass.__module__)
+    init = inspect.signature(klass.__init__).parameters  # type: ignore[misc]
+    required = {name for name, p in init.items() if p.default is inspect.Parameter.empty and name != "self"}
     found: dict[str, Prop] = {}
     for attribute, member in vars(klass).items():
         if not isinstance(member, property) or member.fget is None:
             continue
         wire = getattr(member.fget, "_pulumi_name", attribute)
         shape, choices = _shape(member.fget.__annotations__.get("return"), module)
-        found[wire] = Prop(wire, attribute, shape, choices)
+        found[wire] = Prop(wire, attribute, shape, choices, attribute in required)
     return found
 
 

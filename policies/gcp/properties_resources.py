@@ -1,5 +1,5 @@
 """GCP's guarded kinds, property by property (resources): judged by the named pack rules (as traced by
-`python -m policies.schema_report --trace`), inert with the reason, or unjudged with why it matters (policies/schema.py)."""
+`python -m accelstack.engine.schema_report --trace`), inert with the reason, or unjudged with why it matters (policies/schema.py)."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
     },
 }
 
-# Properties no rule reads yet, with why they matter (the lead re-runs `python -m policies.schema_report`).
+# Properties no rule reads yet, with why they matter (the lead re-runs `python -m accelstack.engine.schema_report`).
 UNJUDGED: dict[str, dict[str, str]] = {
     "gcp:storage/bucket:Bucket": {
         "autoclass": DATA_LOSS,

@@ -4,15 +4,16 @@ with a reason, or listed as unjudged with why it matters (policies/<vendor>/prop
 
 A provider upgrade that adds a property fails here until someone classifies it; a property the SDK dropped, or a
 rule name the packs do not have, fails too. A judged claim must be true: a trace of both packs (the recording
-proxy of policies/schema_report.py) over the example stacks and a probe resource of each kind must see the named
-rule read the property. `python -m policies.schema_report` prints the same findings.
+proxy of accelstack/engine/schema_report.py) over the example stacks and a probe resource of each kind must see the named
+rule read the property. `python -m accelstack.engine.schema_report` prints the same findings.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from accelstack.policies import schema, schema_report
+from accelstack.engine import schema_report
+from accelstack.policies import schema
 
 PACKAGES = sorted(schema.SDK_MODULES)
 

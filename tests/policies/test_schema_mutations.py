@@ -22,13 +22,16 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from accelstack.engine import schema_report
 from accelstack.engine.policy_runner import policy_verdicts
-from accelstack.policies import concepts, schema, schema_report
+from accelstack.policies import concepts, schema
 
-# Measured when this test was written (2026-12-05, the packs of main at 08414f4): 67.6% of 222 sampled
-# mutants killed. The floor sits just under it; raise it as readers land.
+# Measured when this test was written (2026-12-05, the packs of main at 08414f4): 102 of the 160 sampled mutants
+# killed (63.7%, of 404 generated), 0 false positives in 71 legitimate changes. The floor sits just under it;
+# raise it as readers land (the survivors are printed).
 KILL_FLOOR = 0.60
-SAMPLE = 200  # mutants run (a deterministic sample by hash), to stay within ~3 minutes on 2 cores
+SAMPLE = 160  # mutants run (a deterministic sample by hash), to stay within ~3 minutes on 2 cores
+HARMLESS_SAMPLE = 30  # harmless generated values run in the legitimate suite
 REMOVE = "<removed>"  # a block removed (a string: mutants cross to worker processes)
 ANOTHER_ACCOUNT = "999999999999"
 OTHER_ID = "00000000-0000-0000-0000-00000000beef"  # another subscription / project id
@@ -77,6 +80,34 @@ def _policy_with_public_statement(document: Any) -> Any:
     return json.dumps(parsed) if isinstance(document, str) else parsed
 
 
+def harmless_reason(mutant: Mutant, inputs: dict[str, Any]) -> str | None:
+    """Why a generated value is harmless (it only refuses more, or the rule's scope excludes it), else None."""
+    wire, value = mutant.wire, mutant.value
+    if isinstance(value, str) and (wire, value) in HARMLESS:
+        return HARMLESS[(wire, value)]
+    if wire == "acl" and value == "private":
+        return "a private canned ACL only refuses more callers"
+    if wire == "sqsManagedSseEnabled" and value is True:
+        return "turning SQS-managed encryption on only encrypts more"
+    if wire == "retentionInDays":
+        return "CloudWatch keeps logs longer (0 is 'never expire')"
+    if mutant.kind == "gcp:compute/firewall:Firewall":
+        if inputs.get("allows") and wire == "disabled":
+            return "disabling an allow rule only refuses traffic"
+        if wire == "allows" and value == REMOVE:
+            return "removing an allow rule's allows only refuses traffic"
+        if inputs.get("denies") and wire in ("sourceRanges", "destinationRanges"):
+            return "widening a deny rule only refuses more traffic"
+    if wire == "ingress" and value == REMOVE and mutant.kind.startswith("aws:ec2/"):
+        return "removing inline ingress rules only refuses traffic"
+    peers = ("referencedSecurityGroupId", "sourceSecurityGroupId")
+    if wire in ("fromPort", "toPort") and any(inputs.get(k) for k in peers):
+        return "wider ports between the stack's own security groups: no new party reaches anything"
+    if wire in ("minSize", "desiredCapacity") and value == 0 and mutant.stack.endswith(("training", "finetune")):
+        return "a training group scaled to zero only idles the cluster"
+    return None
+
+
 def _elsewhere(reference: str) -> str | None:
     """The same reference in another account, subscription or project (None: not such a reference)."""
     if reference.startswith("arn:") and reference.count(":") >= 5:
@@ -113,11 +144,9 @@ def permissive(prop: schema.Prop, current: Any, cloud: str) -> list[Any]:
     if isinstance(current, str):
         moved = _elsewhere(current)
         return [moved] if moved is not None and moved != current else []
-    if isinstance(current, list):
-        if prop.shape == "list" and all(isinstance(v, str) for v in current):
-            return [[*current, "*"]]
-        return [REMOVE]
-    if isinstance(current, dict):
+    if isinstance(current, list) and prop.shape == "list" and all(isinstance(v, str) for v in current):
+        return [[*current, "*"]]
+    if isinstance(current, (list, dict)) and not prop.required:  # a required block removed is not a shape the SDK takes
         return [REMOVE]
     return []
 
@@ -152,7 +181,7 @@ def generated() -> tuple[list[Mutant], list[tuple[Mutant, str]]]:
                     continue  # names link resources and regions/tags have their own suites: not a permission
                 for value in permissive(props[wire], (resource.get("inputs") or {}).get(wire), package):
                     mutant = Mutant(stack, resource["urn"], kind, wire, value)
-                    reason = HARMLESS.get((wire, value)) if isinstance(value, str) else None
+                    reason = harmless_reason(mutant, resource.get("inputs") or {})
                     (harmless.append((mutant, reason)) if reason else mutants.append(mutant))
     return mutants, harmless
 
@@ -201,8 +230,10 @@ def test_schema_generated_mutants_are_killed_and_legitimate_changes_pass() -> No
     sample = sorted(mutants, key=lambda m: m.key)[:SAMPLE]
     previews = schema_report.example_previews()
     assert all(_mandatory(r.export, r.spec) == [] for r in previews.values())
+    checked = sorted(harmless, key=lambda pair: pair[0].key)[:HARMLESS_SAMPLE]
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork")) as pool:
         outcomes = list(pool.map(_outcome, sample, chunksize=8))
+        harmless_outcomes = list(pool.map(_outcome, [m for m, _ in checked], chunksize=4))
     survivors = [m for m, outcome in zip(sample, outcomes, strict=True) if outcome == "survived"]
     crashes = [f"{m.id}: {outcome}" for m, outcome in zip(sample, outcomes, strict=True) if outcome.startswith("crash")]
     killed = outcomes.count("killed")
@@ -226,11 +257,10 @@ def test_schema_generated_mutants_are_killed_and_legitimate_changes_pass() -> No
         legitimate += 1
         if _mandatory(doc, spec):
             false_positives.append(f"{stack}: {reason}")
-    for mutant, reason in harmless:
+    for (mutant, reason), outcome in zip(checked, harmless_outcomes, strict=True):
         legitimate += 1
-        result = previews[mutant.stack]
-        if _mandatory(apply(result.export, mutant.urn, mutant.wire, mutant.value), result.spec):
-            false_positives.append(f"{mutant.id} ({reason})")
+        if outcome != "survived":
+            false_positives.append(f"{mutant.id} ({reason}): {outcome}")
 
     print(f"legitimate changes: {legitimate}, false positives: {len(false_positives)}")
     assert legitimate >= 30

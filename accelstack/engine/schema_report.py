@@ -1,12 +1,12 @@
 """What the packs read of each guarded kind's schema, and what is left to classify.
 
-    python -m policies.schema_report            # per vendor: unclassified, stale, unknown rules, unjudged counts
-    python -m policies.schema_report --unjudged # also every unjudged property, with why it matters
-    python -m policies.schema_report --trace    # also run both packs over the example stacks and one
+    python -m accelstack.engine.schema_report            # per vendor: unclassified, stale, unknown rules, unjudged counts
+    python -m accelstack.engine.schema_report --unjudged # also every unjudged property, with why it matters
+    python -m accelstack.engine.schema_report --trace    # also run both packs over the example stacks and one
                                                 # resource per kind with every input set, recording which
                                                 # policy reads which input; lists judged claims no trace
                                                 # confirms and traced reads classified as inert or unjudged
-    python -m policies.schema_report --draft aws  # rows for unclassified properties, traced rules filled in
+    python -m accelstack.engine.schema_report --draft aws  # rows for unclassified properties, traced rules filled in
 
 The trace wraps pulumi-policy's property proxy (`unknown_checking_proxy`) so each top-level key a policy
 reads is recorded with the policy's name and the resource's kind; reads through iteration (a scan of
@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from . import schema
+from accelstack.policies import schema
 
 Reads = dict[tuple[str, str], set[str]]  # (kind, wire name) -> policies that read it
 
@@ -42,7 +42,7 @@ def recording() -> Iterator[tuple[Reads, Reads]]:
     original_proxy = policy_module.unknown_checking_proxy
     original_report = policy_module._PolicyAnalyzerServicer._create_report_violation
 
-    class Recorded(proxy._DictProxy):  # type: ignore[misc]
+    class Recorded(proxy._DictProxy):
         def __init__(self, target: dict[str, Any], kind: str) -> None:
             super().__init__(target, [])
             self._kind = kind
@@ -52,13 +52,13 @@ def recording() -> Iterator[tuple[Reads, Reads]]:
             if key != "__target":
                 reads = scanned if self._scanning else direct
                 reads[(self._kind, str(key))].add(current["policy"])
-            return super().__getitem__(key)
+            return super().__getitem__(key)  # type: ignore[no-untyped-call]
 
         def __iter__(self) -> Iterator[Any]:
             # Mapping.items()/values() iterate, then index: a scan of every input.
             self._scanning += 1
             try:
-                yield from super().__iter__()
+                yield from super().__iter__()  # type: ignore[no-untyped-call]
             finally:
                 self._scanning -= 1
 
@@ -145,7 +145,7 @@ def example_previews() -> dict[str, Any]:
 
     from accelstack.engine.preview import preview_stack
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     return {name: preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in EXAMPLES}
 
 
@@ -223,7 +223,9 @@ def draft(package: str, reads: Reads) -> Iterable[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m policies.schema_report", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m accelstack.engine.schema_report", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--unjudged", action="store_true", help="list every unjudged property")
     parser.add_argument("--trace", action="store_true", help="check judged claims against traced reads")
     parser.add_argument("--draft", choices=sorted(schema.SDK_MODULES), help="print rows for unclassified properties")
