@@ -1,0 +1,17 @@
+"""AWS's guarded kinds, property by property (policies/schema.py), split by concept: storage, keys, queues and
+logs; the front door and firewalls; nodes and identities."""
+
+from __future__ import annotations
+
+from . import properties_compute, properties_network, properties_storage
+
+PROPERTIES: dict[str, dict[str, str]] = {
+    **properties_storage.PROPERTIES,
+    **properties_network.PROPERTIES,
+    **properties_compute.PROPERTIES,
+}
+UNJUDGED: dict[str, dict[str, str]] = {
+    **properties_storage.UNJUDGED,
+    **properties_network.UNJUDGED,
+    **properties_compute.UNJUDGED,
+}

@@ -1,0 +1,9 @@
+"""GCP's guarded kinds, property by property (policies/schema.py), split by concept: grants and identities;
+everything else."""
+
+from __future__ import annotations
+
+from . import properties_iam, properties_resources
+
+PROPERTIES: dict[str, dict[str, str]] = {**properties_resources.PROPERTIES, **properties_iam.PROPERTIES}
+UNJUDGED: dict[str, dict[str, str]] = {**properties_resources.UNJUDGED, **properties_iam.UNJUDGED}
