@@ -119,14 +119,15 @@ class Stack:
     by_urn: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, resources: Sequence[Any], name_keys: Sequence[str] = ("name", "bucket", "arn", "id")) -> Stack:
-        """Names only of the kinds that create what they name: a grant or an association carries a `bucket` or
-        `name` too, and the bucket it names is not the stack's for that."""
+    def of(cls, resources: Sequence[Any]) -> Stack:
+        """Every resource's own `id` and `arn`; names (`name`, `bucket`) only of the kinds that create what they
+        name: a grant or an association carries a `bucket` or `name` too, and what it names is not the stack's."""
         names: set[str] = set()
         for resource in resources:
-            if concepts.concept_of(getattr(resource, "resource_type", "")) not in NAMED_CONCEPTS:
-                continue
-            for key in name_keys:
+            keys = ("id", "arn")
+            if concepts.concept_of(getattr(resource, "resource_type", "")) in NAMED_CONCEPTS:
+                keys += ("name", "bucket")
+            for key in keys:
                 value = _plain(resource.props, key)
                 if isinstance(value, str) and value:
                     names.add(value)

@@ -148,19 +148,21 @@ def build(resources: Sequence[Any], readers: Sequence[LinkReader], placement: Pl
     return graph
 
 
-_cache: dict[tuple[int, int, Any], ReachGraph] = {}
+# The last stack's view, with the very resource list it was built from (held, so its id cannot be reused by a
+# later stack's list while cached).
+_cache: list[tuple[Sequence[Any], Any, ReachGraph]] = []
 
 
 def graph_of(
     resources: Sequence[Any], readers: Sequence[LinkReader], own: frozenset[str], stores: Mapping[str, str]
 ) -> ReachGraph:
-    """The stack's view, built once however many rules (of either pack) ask."""
-    key = (id(resources), len(resources), (own, tuple(sorted(stores.items())), tuple(id(r) for r in readers)))
-    cached = _cache.get(key)
-    if cached is None:
-        _cache.clear()  # one stack at a time
-        cached = _cache[key] = build(resources, readers, Placement(own, stores, Stack.of(resources)))
-    return cached
+    """The stack's view, built once however many rules ask with the same resource list and placement."""
+    key = (own, tuple(sorted(stores.items())), tuple(readers))
+    if _cache and _cache[0][0] is resources and _cache[0][1] == key:
+        return _cache[0][2]
+    graph = build(resources, readers, Placement(own, stores, Stack.of(resources)))
+    _cache[:] = [(resources, key, graph)]
+    return graph
 
 
 def describe(links: Iterable[Link]) -> Mapping[str, list[str]]:

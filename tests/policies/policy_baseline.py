@@ -395,7 +395,11 @@ def serving_export() -> dict[str, Any]:
     b.add(
         "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration",
         "waf-logs",
-        {"redactedFields": [{"singleHeader": {"name": "authorization"}}]},
+        # An ARN, as the provider takes it (the log group's id is its name).
+        {
+            "redactedFields": [{"singleHeader": {"name": "authorization"}}],
+            "logDestinationConfigs": [logs["outputs"]["arn"]],
+        },
         links={"resourceArn": acl, "logDestinationConfigs": logs},
     )
     b.add(
