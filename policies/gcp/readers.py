@@ -489,10 +489,13 @@ def cross_project_problems(
     if kind in PROJECT_GRANTS and isinstance(project, str) and project not in own:
         yield f"{name} grants roles in project {project}, outside this stack's projects"
         return
-    # Whose bucket it is needs the whole stack (None: judged per resource, where it cannot be known).
+    # Whose bucket it is needs the whole stack (None: judged per resource, where it cannot be known). A bucket
+    # the stack's own side names in its policy config (a training stack's existing datasets bucket) is its own.
+    own_stores = ctx.config.get({"training": "trainingStores", "serving": "servingStores"}.get(ctx.workload or "", ""))
     foreign_bucket = (
         stack_buckets is not None
         and kind in BUCKET_GRANTS
+        and props.get("bucket") not in (own_stores or ())
         and not any(b.props.get("name") == props.get("bucket") for b in stack_buckets)
         and not _depends_on_any(resource, "bucket", stack_buckets)
     )
