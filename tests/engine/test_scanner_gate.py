@@ -199,3 +199,24 @@ def test_an_exception_naming_a_pack_policy_that_does_not_exist_is_caught(tmp_pat
     [exception] = load_exceptions(path)
     policies = {policy.name for pack in default_packs() for policy in pack.policies}
     assert exception.pack == "disks-are-encrypted" and exception.pack not in policies
+
+
+def test_an_exception_relying_on_data_access_audit_logs_has_them_enabled_by_the_stack() -> None:
+    """CKV_GCP_62 is accepted because Data Access audit logs record object reads and writes: the stacks whose
+    buckets it covers must enable them for Cloud Storage (DATA_READ and DATA_WRITE), not assume a landing zone."""
+    import json
+
+    from accelstack.engine.terraform_plan import terraform_plan
+
+    relying = [e for e in load_exceptions() if "data access" in e.why.lower()]
+    assert [e.check for e in relying] == ["CKV_GCP_62"]
+    export = json.loads((REPO / "tests" / "golden" / "gcp-training.json").read_text())
+    resources = terraform_plan(export).document["planned_values"]["root_module"]["resources"]
+    covered = [r for r in resources if any(relying[0].covers("CKV_GCP_62", r["address"]) for _ in [0])]
+    assert covered, "the exception covers no bucket of gcp-training"
+    configs = [r["values"] for r in resources if r["type"] == "google_project_iam_audit_config"]
+    assert any(
+        c.get("service") == "storage.googleapis.com"
+        and {"DATA_READ", "DATA_WRITE"} <= {x.get("log_type") for x in c.get("audit_log_config", [])}
+        for c in configs
+    ), configs
