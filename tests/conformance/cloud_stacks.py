@@ -123,6 +123,8 @@ VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         # placement group, which InfiniBand between several nodes needs).
         ("reservation", ("training.nodes.count=1", AZURE_RESERVATION_GROUP)),
         ("no-lustre", ("training.storage.lustre=null",)),
+        # After the corpus is uploaded: the import job that stages it into Managed Lustre.
+        ("import-trigger", ("training.storage.lustre.importTrigger=corpus-v1",)),
         ("amlfs-40", lustre_tier("AMLFS-Durable-Premium-40", 49152, 40)),
         ("amlfs-125", lustre_tier("AMLFS-Durable-Premium-125", 16384, 125)),
         ("amlfs-250", lustre_tier("AMLFS-Durable-Premium-250", 8192, 250)),

@@ -240,7 +240,9 @@ def test_the_resource_graph_does_not_grow_with_the_node_count(cloud: str, stack_
 @pytest.mark.parametrize(("cloud", "stack_file"), cases("protect"))
 def test_stateful_resources_are_protected(cloud: str, stack_file: Path) -> None:
     resources = preview(stack_file).resources
-    assert stateful_resources(resources), "no stateful resource found: is the concept table missing this cloud?"
+    # Guards the guard on the example stacks (a variant may keep nothing stateful: serving without access logs).
+    if not isinstance(stack_file, Variant):
+        assert stateful_resources(resources), "no stateful resource found: is the concept table missing this cloud?"
     assert protect_problems(resources) == []
 
 
