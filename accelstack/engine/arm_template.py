@@ -17,11 +17,14 @@ How the Pulumi view maps to it:
   (security rules, IP configurations, gateway listeners, ...) are nested the same way: {id, name, properties}.
 - A resource without a location of its own gets the provider's (`azure-native:location`), as azure-native does.
 - Secrets never appear: a secret input is dropped. A value unknown during preview becomes an ARM expression
-  naming what it waits for (`[reference('NAME')]`), as a template would.
+  (`[reference(...)]`), as a template would. A machine's base64 boot script is written as templates write it,
+  `[base64('#cloud-config ...')]`, so Checkov's custom-data check reads the script.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import importlib
 import inspect
 import re
@@ -39,6 +42,7 @@ ENVELOPE = ("location", "tags", "sku", "kind", "identity", "zones", "extendedLoc
 PATH_PARAMETERS = frozenset({"resourceGroupName", "scope", "resourceUri"})
 API_VERSION = re.compile(r"Uses Azure REST API version (\d{4}-\d{2}-\d{2}(?:-preview)?)")
 SUB_RESOURCE_KEYS = ("id", "name")
+BOOT_DATA = frozenset({"customData", "userData"})  # base64 inputs that carry a machine's boot script
 
 
 @dataclass
@@ -64,12 +68,24 @@ def api_version(token: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _boot_script(value: str) -> str:
+    """A machine's base64 custom data as a template writes a script: `[base64('...')]` around the text, so a
+    scanner reads the script itself (and scans kilobytes of text, not of base64). Binary data stays as it is."""
+    try:
+        text = base64.b64decode(value, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return value
+    return "[base64('" + text.replace("'", "''") + "')]"
+
+
 def _clean(value: Any, sub_resources: frozenset[str], key: str | None = None) -> Any:
     """Secrets dropped (None), unknowns as expressions, sub-resource list items nested as ARM nests them."""
     if is_secret(value) or (isinstance(value, dict) and SIG_KEY in value):
         return None
     if value == UNKNOWN:
         return "[reference('unknown at preview')]"
+    if key in BOOT_DATA and isinstance(value, str):
+        return _boot_script(value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, list):

@@ -60,6 +60,9 @@ def test_properties_go_back_under_properties_with_arms_own_names() -> None:
     # Sub-resources nest their settings under properties, as ARM does (Checkov reads them there).
     assert set(configuration) <= {"name", "id", "properties"} and "ipConfigurations" in configuration["properties"]
     assert profile["osProfile"]["linuxConfiguration"]["disablePasswordAuthentication"] is True
+    # The boot script as a template writes it (ARM's base64() around the text), so a scanner reads the script.
+    head = one(document, "Microsoft.Compute/virtualMachines", "-head")
+    assert head["properties"]["osProfile"]["customData"].startswith("[base64('#cloud-config")
 
 
 def test_secrets_never_reach_the_template() -> None:
