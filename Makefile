@@ -58,7 +58,7 @@ $(SCAN_STAMP): requirements-scan.txt
 	$(SCAN_VENV)/bin/pip install -q -r requirements-scan.txt
 	touch $(SCAN_STAMP)
 
-# Checkov on every stack's Terraform plan view: fails on any finding not recorded (with why and source)
+# Checkov on every stack (AWS, GCP: the Terraform plan view; Azure: the ARM template view): fails on any finding not recorded (with why and source)
 # in policies/scanner-exceptions.yaml, then checks Checkov reads the plans faithfully (tests/scan).
 scan: $(STAMP) $(SCAN_STAMP)
 	$(BIN)/python -m accelstack.engine.scanner_gate --checkov $(SCAN_VENV)/bin/checkov --out out/scan

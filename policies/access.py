@@ -124,7 +124,7 @@ class Stack:
         name: a grant or an association carries a `bucket` or `name` too, and what it names is not the stack's."""
         names: set[str] = set()
         for resource in resources:
-            keys = ("id", "arn")
+            keys: tuple[str, ...] = ("id", "arn")
             if concepts.concept_of(getattr(resource, "resource_type", "")) in NAMED_CONCEPTS:
                 keys += ("name", "bucket")
             for key in keys:

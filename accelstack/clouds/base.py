@@ -415,6 +415,25 @@ class TerraformProvider:
 
 
 @dataclass(frozen=True)
+class ArmType:
+    """One resource kind as an ARM template names it (`accelstack.engine.arm_template`)."""
+
+    type: str  # "Microsoft.Storage/storageAccounts"
+    name: tuple[str, ...]  # the inputs whose values form the ARM name, parent first; "=x" is a literal segment
+    renames: Mapping[str, str] = field(default_factory=dict)  # SDK input -> ARM property, where the SDK renamed
+
+
+@dataclass(frozen=True)
+class ArmProvider:
+    """A package generated from the Azure REST API specs, as an ARM template names its resources (the view ARM
+    scanners read). A type token without a row is left out of the template and listed, never guessed."""
+
+    package: str  # "azure-native"
+    types: Mapping[str, ArmType]
+    sub_resource_lists: frozenset[str] = frozenset()  # lists whose items ARM nests as {id, name, properties}
+
+
+@dataclass(frozen=True)
 class Cloud:
     """One cloud's pure description. Registered by name in `accelstack.clouds.registry`."""
 
@@ -451,6 +470,8 @@ class Cloud:
     replace_rules: ReplaceRules = field(default_factory=ReplaceRules)
     # The Terraform-bridged packages it pins, as a Terraform plan names them (empty: no Terraform plan view).
     terraform: tuple[TerraformProvider, ...] = ()
+    # The packages generated from the Azure REST API specs, as an ARM template names them (empty: no ARM view).
+    arm: tuple[ArmProvider, ...] = ()
     # The `accelstack.simulate` autoscaler its serving components deploy with a queue (`simulate serving` without
     # --autoscaler; a fixed fleet simulates as "fixed" on every cloud); None: it has none to simulate, so the
     # command asks for --autoscaler.

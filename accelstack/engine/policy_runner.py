@@ -481,8 +481,9 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         "allowedRegions": list(separation.allowed_regions) if separation.allowed_regions else None,
         # The key prefix serving may read in training's artifact bucket (the documented read path).
         "artifactPrefix": spec.training.artifact_prefix if getattr(spec, "training", None) else None,
-        # S3 and GCS bucket names carry no account: the weights' bucket is training's (the documented read path).
-        "trainingStores": _weights_bucket(spec),
+        # S3 and GCS bucket names carry no account: the weights' bucket is training's (the documented read path),
+        # and so are the buckets a training stack names for its datasets and checkpoints, created or existing.
+        "trainingStores": _training_buckets(spec),
         # Principals of the cloud's own services the stack grants roles to by an id it does not create.
         "servicePrincipals": _service_principals(spec),
     }
@@ -496,12 +497,22 @@ def _service_principals(spec: Any) -> list[str] | None:
     return ids or None
 
 
-def _weights_bucket(spec: Any) -> list[str] | None:
+def _training_buckets(spec: Any) -> list[str] | None:
     serving = getattr(spec, "serving", None)
-    uri = str(serving.model.weights_uri) if serving is not None else ""
-    scheme, _, rest = uri.partition("://")
-    bucket = rest.split("/", 1)[0]
-    return [bucket] if scheme in ("s3", "gs") and bucket else None
+    training = getattr(spec, "training", None)
+    uris: list[str] = []
+    if serving is not None:
+        uris.append(str(serving.model.weights_uri))
+    if training is not None:
+        storage = training.storage
+        uris += [str(store.uri) for store in (storage.datasets, storage.checkpoints) if store is not None]
+    buckets = []
+    for uri in uris:
+        scheme, _, rest = uri.partition("://")
+        bucket = rest.split("/", 1)[0]
+        if scheme in ("s3", "gs") and bucket and bucket not in buckets:
+            buckets.append(bucket)
+    return buckets or None
 
 
 def policy_verdicts(export_doc: Any, spec: Any = None, config: Mapping[str, Any] | None = None) -> list[Verdict]:

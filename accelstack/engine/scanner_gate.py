@@ -1,9 +1,10 @@
-"""A second opinion from an established scanner: Checkov on the Terraform plan view of every stack,
-gated by the recorded exceptions (policies/scanner-exceptions.yaml).
+"""A second opinion from an established scanner: Checkov on every stack, gated by the recorded exceptions
+(policies/scanner-exceptions.yaml). AWS and Google Cloud stacks are read as a Terraform plan (Checkov's
+`terraform_plan` framework), Azure stacks as an ARM template (its `arm` framework).
 
 `make scan` runs `python -m accelstack.engine.scanner_gate --checkov .venv-scan/bin/checkov`: each
-stack is previewed offline, exported as a Terraform plan, scanned with Checkov's `terraform_plan`
-framework (no network: `--skip-download`, no update check), and the run fails (exit 1) on a finding
+stack is previewed offline, exported in its cloud's view, scanned with Checkov (no network:
+`--skip-download`, no update check), and the run fails (exit 1) on a finding
 no exception covers, on an exception that covers no finding any more (stale), and on a resource the
 plan could not map. Bad input (an exceptions file that does not parse or misses a field) exits 2.
 """
@@ -25,7 +26,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 EXCEPTIONS_FILE = REPO / "policies" / "scanner-exceptions.yaml"
-CHECK_ID = re.compile(r"^CKV2?_(AWS|GCP)_\d+$")
+CHECK_ID = re.compile(r"^CKV2?_(AWS|GCP|AZURE)_\d+$")
+TERRAFORM_PLAN, ARM = "terraform_plan", "arm"
 # Checkov calls home for guidelines and newer versions unless told not to; the scan stays offline.
 OFFLINE_ENV = {
     "BC_SKIP_MAPPING": "TRUE",
@@ -45,6 +47,7 @@ class ScannerException:
     resources: tuple[str, ...]
     why: str
     source: str
+    pack: str | None = None  # the pack policy that judges the same concern, where the why leans on one
 
     def covers(self, check: str, address: str) -> bool:
         return check == self.check and any(fnmatch.fnmatchcase(address, pattern) for pattern in self.resources)
@@ -88,14 +91,18 @@ def load_exceptions(path: Path = EXCEPTIONS_FILE) -> list[ScannerException]:
         if not isinstance(entry, dict):
             problems.append(f"{where}: expected a mapping with check, resources, why, source")
             continue
-        unknown = sorted(set(entry) - {"check", "resources", "why", "source"})
+        unknown = sorted(set(entry) - {"check", "resources", "why", "source", "pack"})
         if unknown:
-            problems.append(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: check, resources, why, source")
+            problems.append(
+                f"{where}: unknown field(s) {', '.join(unknown)}; allowed: check, resources, why, source, pack"
+            )
+        if "pack" in entry and (not isinstance(entry["pack"], str) or not entry["pack"].strip()):
+            problems.append(f"{where}.pack: the name of a pack policy (e.g. encryption-at-rest)")
         check = entry.get("check")
         if not isinstance(check, str) or not CHECK_ID.match(check):
             problems.append(
                 f"{where}.check: {check!r} is not a Checkov check id of a scanned provider "
-                "(CKV_AWS_n, CKV2_AWS_n, CKV_GCP_n, CKV2_GCP_n)"
+                "(CKV_AWS_n, CKV2_AWS_n, CKV_GCP_n, CKV2_GCP_n, CKV_AZURE_n, CKV2_AZURE_n)"
             )
         resources = entry.get("resources")
         if (
@@ -110,7 +117,16 @@ def load_exceptions(path: Path = EXCEPTIONS_FILE) -> list[ScannerException]:
             if not isinstance(entry.get(key), str) or not entry[key].strip():
                 problems.append(f"{where}.{key}: required (why the finding is accepted, and the document saying so)")
         if not problems and isinstance(check, str) and isinstance(resources, list):
-            loaded.append(ScannerException(check, tuple(resources), entry["why"].strip(), entry["source"].strip()))
+            pack = entry.get("pack")
+            loaded.append(
+                ScannerException(
+                    check,
+                    tuple(resources),
+                    entry["why"].strip(),
+                    entry["source"].strip(),
+                    pack.strip() if isinstance(pack, str) else None,
+                )
+            )
     if problems:
         raise ExceptionsError("\n".join(problems))
     return loaded
@@ -151,15 +167,15 @@ def evaluate(reports: dict[str, Any], exceptions: list[ScannerException]) -> Gat
     return result
 
 
-def run_checkov(checkov: Path, plan_file: Path) -> Any:
-    """Checkov's JSON report for one plan file (exit 1 just means it found something)."""
+def run_checkov(checkov: Path, plan_file: Path, framework: str = TERRAFORM_PLAN) -> Any:
+    """Checkov's JSON report for one plan or template file (exit 1 just means it found something)."""
     completed = subprocess.run(
         [
             str(checkov),
             "-f",
             str(plan_file),
             "--framework",
-            "terraform_plan",
+            framework,
             "--skip-download",
             "-o",
             "json",
@@ -178,48 +194,70 @@ def run_checkov(checkov: Path, plan_file: Path) -> Any:
             f"checkov on {plan_file} exited {completed.returncode}:\n{completed.stderr[-4000:]}"
         ) from None
     if isinstance(report, dict) and "results" not in report and report.get("resource_count", 0) == 0:
-        raise RuntimeError(f"checkov read no resource from {plan_file}: not a Terraform plan it recognises")
+        raise RuntimeError(f"checkov read no resource from {plan_file}: not a {framework} file it recognises")
     return report
 
 
-def unscanned_reason(cloud: str) -> str | None:
-    """Why a cloud's stacks get no Terraform plan view (None: they do). Checkov reads Terraform plans; a plan view
-    exists for the Terraform-bridged packages whose types the cloud maps (`Cloud.terraform`)."""
+def scan_view(cloud: str) -> str | None:
+    """The view Checkov reads a cloud's stacks in: a Terraform plan for the Terraform-bridged packages the cloud
+    maps (`Cloud.terraform`), an ARM template for the packages generated from the Azure REST API specs
+    (`Cloud.arm`); None: neither."""
     from accelstack.clouds import registry
 
     described = registry.get(cloud)
     packages = set(described.pulumi_packages) - {"random"}
     if packages & {provider.package for provider in described.terraform}:
+        return TERRAFORM_PLAN
+    if packages & {provider.package for provider in described.arm}:
+        return ARM
+    return None
+
+
+def unscanned_reason(cloud: str) -> str | None:
+    """Why a cloud's stacks get no view Checkov reads (None: they get one)."""
+    if scan_view(cloud) is not None:
         return None
+    from accelstack.clouds import registry
+
+    packages = set(registry.get(cloud).pulumi_packages) - {"random"}
     return (
-        f"not scanned: no Terraform plan view of {', '.join(sorted(packages))} resources yet "
-        "(azure-native is not a Terraform-bridged provider, so Checkov has no plan of it to read); "
+        f"not scanned: no Terraform plan or ARM template view of {', '.join(sorted(packages))} resources yet; "
         "both policy packs judge them"
     )
 
 
-def export_plans(
-    out_dir: Path, project_dir: Path = REPO, skipped: dict[str, str] | None = None
-) -> dict[str, tuple[Path, list[str]]]:
-    """Preview every stack of the project and write STACK.tfplan.json: {stack: (file, unmapped URNs)}; a stack
-    of a cloud without a plan view goes to `skipped` (stack -> why) instead."""
+@dataclass(frozen=True)
+class View:
+    file: Path
+    framework: str  # Checkov's framework for it
+    unmapped: list[str]  # URNs of custom resources the view has no type for
+
+
+def export_views(out_dir: Path, project_dir: Path = REPO, skipped: dict[str, str] | None = None) -> dict[str, View]:
+    """Preview every stack of the project and write its view (STACK.tfplan.json or STACK.arm.json); a stack of a
+    cloud without one goes to `skipped` (stack -> why) instead."""
+    from accelstack.engine.arm_template import arm_template
     from accelstack.engine.preview import preview_stack
     from accelstack.engine.terraform_plan import terraform_plan
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    plans: dict[str, tuple[Path, list[str]]] = {}
+    views: dict[str, View] = {}
     for stack_file in sorted((project_dir / "stacks").glob("Pulumi.*.yaml")):
         result = preview_stack(stack_file, [], project_dir)
-        reason = unscanned_reason(result.spec.cloud)
-        if reason is not None:
+        framework = scan_view(result.spec.cloud)
+        if framework is None:
             if skipped is not None:
-                skipped[result.stack] = reason
+                skipped[result.stack] = unscanned_reason(result.spec.cloud) or ""
             continue
-        plan = terraform_plan(result.export)
-        target = out_dir / f"{result.stack}.tfplan.json"
-        target.write_text(json.dumps(plan.document, indent=2) + "\n")
-        plans[result.stack] = (target, plan.unmapped)
-    return plans
+        if framework == ARM:
+            template = arm_template(result.export)
+            document, unmapped, target = template.document, template.unmapped, out_dir / f"{result.stack}.arm.json"
+        else:
+            plan = terraform_plan(result.export)
+            document, unmapped, target = plan.document, plan.unmapped, out_dir / f"{result.stack}.tfplan.json"
+        target.write_text(json.dumps(document, indent=2) + "\n")
+        views[result.stack] = View(target, framework, unmapped)
+    return views
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,14 +277,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--checkov {args.checkov}: no such file; `make scan` installs Checkov into .venv-scan", file=sys.stderr)
         return 2
     skipped: dict[str, str] = {}
-    plans = export_plans(args.out, skipped=skipped)
+    views = export_views(args.out, skipped=skipped)
     for stack, reason in skipped.items():
         print(f"{stack}: checkov: {reason}")
     reports: dict[str, Any] = {}
     unmapped = []
-    for stack, (plan_file, missing) in plans.items():
-        unmapped += [f"{stack}: no Terraform type, not scanned: {urn}" for urn in missing]
-        reports[stack] = run_checkov(args.checkov, plan_file)
+    for stack, view in views.items():
+        unmapped += [f"{stack}: no {view.framework} type, not scanned: {urn}" for urn in view.unmapped]
+        reports[stack] = run_checkov(args.checkov, view.file, view.framework)
         (args.out / f"{stack}.checkov.json").write_text(json.dumps(reports[stack], indent=2) + "\n")
     result = evaluate(reports, exceptions)
     for stack in reports:

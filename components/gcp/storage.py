@@ -145,6 +145,19 @@ class TrainingStorage(pulumi.ComponentResource):
                     f"{stack}-checkpoints", self.checkpoint_bucket_name, storage.checkpoints.noncurrent_version_days
                 )
 
+        # Who read or wrote which object: Cloud Audit Logs' Data Access logs for Cloud Storage, which Google
+        # recommends over the buckets' legacy usage logs (cloud.google.com/storage/docs/access-logs) and which
+        # are off by default. Authoritative for storage.googleapis.com in the project (google_project_iam_audit_config).
+        self.data_access_logs = gcp.projects.IAMAuditConfig(
+            f"{stack}-storage-data-access-logs",
+            project=project_id,
+            service="storage.googleapis.com",
+            audit_log_configs=[
+                gcp.projects.IAMAuditConfigAuditLogConfigArgs(log_type=log_type)
+                for log_type in ("DATA_READ", "DATA_WRITE")
+            ],
+            opts=child,
+        )
         self.file_system: gcp.lustre.Instance | gcp.filestore.Instance | None = None
         self.lustre_import: LustreImport | None = None
         self.lustre_address: pulumi.Output[str] | None = None

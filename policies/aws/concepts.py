@@ -93,7 +93,15 @@ AWS: dict[str, tuple[str, ...]] = {
     "job-queue": ("aws:batch/jobQueue:JobQueue",),
     "job-template": ("aws:batch/jobDefinition:JobDefinition",),
     "rdma-placement": ("aws:ec2/placementGroup:PlacementGroup",),
-    "scaling-policy": ("aws:autoscaling/policy:Policy", "aws:appautoscaling/policy:Policy"),
+    # A scheduled action sets a group's min/max/desired size at a time (PutScheduledUpdateGroupAction): it scales
+    # the group as a policy does, so the rules that read a group's scaling policies read it too (a Capacity Block's
+    # start and end, components/aws/training.py).
+    "scaling-policy": (
+        "aws:autoscaling/policy:Policy",
+        "aws:appautoscaling/policy:Policy",
+        "aws:autoscaling/schedule:Schedule",
+        "aws:appautoscaling/scheduledAction:ScheduledAction",
+    ),
     "alarm": ("aws:cloudwatch/metricAlarm:MetricAlarm",),
     "log-group": ("aws:cloudwatch/logGroup:LogGroup", "aws:cloudwatch/logStream:LogStream"),
     # --- network ---

@@ -36,25 +36,127 @@ class Variant:
     overrides: tuple[str, ...]
 
 
-# Per example stack: the variants whose resources differ in kind, not only in number.
+# Per example stack: every other way the components build the same workload (each capacity the cloud sells,
+# each scheduler, each file system tier, with and without a file system, an existing network): the resources
+# differ in kind or in the settings the packs judge (a market type, a reservation, a tier), not only in number.
+# Reservation ids name nothing real: the offline preview resolves them through the mocks.
+AWS_RESERVATION = "training.nodes.reservationId=cr-0123456789abcdef0"
+AWS_ZONE = "training.network.availabilityZone=us-east-1a"
+AZURE_RESERVATION_GROUP = (
+    "training.nodes.reservationId=/subscriptions/3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c/resourceGroups/capacity-rg"
+    "/providers/Microsoft.Compute/capacityReservationGroups/nd-h100-eastus-1"
+)
+CLUSTER_DIRECTOR = (
+    "training.scheduler.kind=managed",
+    'training.scheduler.partitions=[{"name": "gpu", "default": true}]',
+)
+GCP_FILESTORE = (
+    "training.storage.lustre.tier=filestore-zonal",
+    "training.storage.lustre.capacityGiB=4608",
+    "training.storage.lustre.throughputPerTiB=null",
+)
+GCP_FLEX_START = ("training.nodes.capacity=flex-start", "training.nodes.maxRunHours=72")
+GCP_RESERVATION = ("training.nodes.capacity=on-demand", "training.nodes.reservationId=a3-mega-us-central1-a")
+GCP_CALENDAR = ("training.nodes.capacity=capacity-block", "training.nodes.reservationId=a3-mega-calendar-block")
+
+
+def lustre_tier(tier: str, capacity_gib: int, throughput: int | None) -> tuple[str, ...]:
+    return (
+        f"training.storage.lustre.tier={tier}",
+        f"training.storage.lustre.capacityGiB={capacity_gib}",
+        f"training.storage.lustre.throughputPerTiB={'null' if throughput is None else throughput}",
+    )
+
+
 VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "aws-training": (("aws-batch", ("training.scheduler.kind=managed",)),),
-    "azure-training": (("azure-ml", ("training.scheduler.kind=managed", "training.storage.lustre=null")),),
-    "gcp-training": (
+    "aws-training": (
+        ("aws-batch", ("training.scheduler.kind=managed",)),
+        ("aws-batch-reservation", ("training.scheduler.kind=managed", AWS_RESERVATION, AWS_ZONE)),
+        ("capacity-block", ("training.nodes.capacity=capacity-block", AWS_RESERVATION, AWS_ZONE)),
+        ("reservation", (AWS_RESERVATION, AWS_ZONE)),
+        ("spot", ("training.nodes.capacity=spot",)),
+        ("persistent-1", lustre_tier("PERSISTENT_1", 4800, 200)),
+        ("scratch-2", lustre_tier("SCRATCH_2", 4800, None)),
+        # SCRATCH_1 links the bucket at the file system's root only (no data repository associations).
+        ("scratch-1", (*lustre_tier("SCRATCH_1", 7200, None), "training.storage.lustre.importPath=/")),
+        # The dataset bucket exists already (not created, not protected by the stack; the grants name it).
+        ("datasets-existing", ("training.storage.datasets.create=false",)),
         (
-            "cluster-director",
-            ("training.scheduler.kind=managed", 'training.scheduler.partitions=[{"name": "gpu", "default": true}]'),
-        ),
-        (
-            "filestore",
+            "existing-vpc",
             (
-                "training.storage.lustre.tier=filestore-zonal",
-                "training.storage.lustre.capacityGiB=4608",
-                "training.storage.lustre.throughputPerTiB=null",
+                "training.network.vpcId=vpc-0123456789abcdef0",
+                "training.network.subnetId=subnet-0123456789abcdef0",
+                AWS_ZONE,
             ),
         ),
-        ("flex-start", ("training.nodes.capacity=flex-start", "training.nodes.maxRunHours=72")),
     ),
+    "aws-finetune": (
+        # One node in a Capacity Block: no placement group, the block's start and end as scheduled actions.
+        (
+            "capacity-block",
+            (
+                "training.nodes.instanceType=p5.48xlarge",
+                "training.nodes.capacity=capacity-block",
+                AWS_RESERVATION,
+                AWS_ZONE,
+            ),
+        ),
+    ),
+    "aws-serving": (
+        (
+            "existing-vpc",
+            (
+                "serving.network.vpcId=vpc-0123456789abcdef0",
+                'serving.network.subnetIds=["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]',
+                'serving.network.publicSubnetIds=["subnet-0123456789abcdef2", "subnet-0123456789abcdef3"]',
+            ),
+        ),
+    ),
+    "azure-training": (
+        ("azure-ml", ("training.scheduler.kind=managed", "training.storage.lustre=null")),
+        (
+            "azure-ml-spot",
+            ("training.scheduler.kind=managed", "training.storage.lustre=null", "training.nodes.capacity=spot"),
+        ),
+        ("spot", ("training.nodes.capacity=spot",)),
+        # A capacity reservation group takes one node (a Uniform scale set joins one only without a single
+        # placement group, which InfiniBand between several nodes needs).
+        ("reservation", ("training.nodes.count=1", AZURE_RESERVATION_GROUP)),
+        ("no-lustre", ("training.storage.lustre=null",)),
+        # After the corpus is uploaded: the import job that stages it into Managed Lustre.
+        ("import-trigger", ("training.storage.lustre.importTrigger=corpus-v1",)),
+        ("amlfs-40", lustre_tier("AMLFS-Durable-Premium-40", 49152, 40)),
+        ("amlfs-125", lustre_tier("AMLFS-Durable-Premium-125", 16384, 125)),
+        ("amlfs-250", lustre_tier("AMLFS-Durable-Premium-250", 8192, 250)),
+    ),
+    "azure-serving": (
+        ("no-access-logs", ("serving.loadBalancer.accessLogs=false",)),
+        ("no-standby-pool", ("serving.replicas.warmPool=0",)),
+    ),
+    "gcp-training": (
+        ("cluster-director", CLUSTER_DIRECTOR),
+        ("cluster-director-flex-start", (*CLUSTER_DIRECTOR, *GCP_FLEX_START)),
+        ("cluster-director-reservation", (*CLUSTER_DIRECTOR, *GCP_RESERVATION)),
+        ("cluster-director-calendar", (*CLUSTER_DIRECTOR, *GCP_CALENDAR)),
+        ("cluster-director-filestore", (*CLUSTER_DIRECTOR, *GCP_FILESTORE)),
+        ("cluster-director-no-lustre", (*CLUSTER_DIRECTOR, "training.storage.lustre=null")),
+        ("filestore", GCP_FILESTORE),
+        ("flex-start", GCP_FLEX_START),
+        ("flex-start-no-scheduler", ("training.scheduler.kind=none", *GCP_FLEX_START)),
+        ("reservation", GCP_RESERVATION),
+        ("calendar", GCP_CALENDAR),
+        ("on-demand", ("training.nodes.capacity=on-demand",)),
+        ("no-lustre", ("training.storage.lustre=null",)),
+        ("lustre-500", lustre_tier("managed-lustre-500", 18000, 500)),
+        ("lustre-250", lustre_tier("managed-lustre-250", 36000, 250)),
+        ("lustre-125", lustre_tier("managed-lustre-125", 72000, 125)),
+        ("datasets-existing", ("training.storage.datasets.create=false",)),
+    ),
+}
+
+# Variants that cannot change their node count (the flat-graph check resizes the stack): why.
+FIXED_SIZE_VARIANTS = {
+    ("azure-training", "reservation"): "a capacity reservation group takes one InfiniBand node (azure rules)",
 }
 
 

@@ -32,7 +32,7 @@ def test_shipped_exceptions_load_and_each_says_why_and_where_from() -> None:
     for exception in exceptions:
         assert len(exception.why) > 80 and len(exception.source) > 20
         # An exception names resources of the provider its check belongs to (CKV_GCP_n: google_*).
-        prefix = "google_" if "_GCP_" in exception.check else "aws_"
+        prefix = {"GCP": "google_", "AWS": "aws_", "AZURE": "Microsoft."}[exception.check.split("_")[1]]
         assert all(pattern.startswith(prefix) for pattern in exception.resources), exception.check
 
 
@@ -132,15 +132,22 @@ def test_missing_checkov_is_a_clear_exit_2(capsys) -> None:
     assert "make scan" in capsys.readouterr().err
 
 
-def test_a_cloud_without_a_terraform_plan_view_is_reported_not_scanned():
-    """Checkov reads Terraform plans: AWS's and Google Cloud's stacks get one (Terraform-bridged providers whose
-    types are mapped); azure-native (not Terraform-bridged) is said to be unscanned, by name, instead of failing
-    the gate or passing silently."""
-    from accelstack.engine.scanner_gate import unscanned_reason
+def test_each_cloud_is_scanned_in_its_view_and_one_without_a_view_is_reported_not_scanned():
+    """Checkov reads AWS's and Google Cloud's stacks as Terraform plans (Terraform-bridged providers whose types
+    are mapped) and Azure's as ARM templates (azure-native is generated from the ARM specs); a cloud with neither
+    is said to be unscanned, by name, instead of failing the gate or passing silently."""
+    from dataclasses import replace
 
-    assert unscanned_reason("aws") is None and unscanned_reason("gcp") is None
-    reason = unscanned_reason("azure")
-    assert reason is not None and reason.startswith("not scanned: no Terraform plan view of azure-native")
+    from accelstack.clouds import registry
+    from accelstack.engine.scanner_gate import ARM, TERRAFORM_PLAN, scan_view, unscanned_reason
+
+    assert scan_view("aws") == TERRAFORM_PLAN and scan_view("gcp") == TERRAFORM_PLAN
+    assert scan_view("azure") == ARM and unscanned_reason("azure") is None
+    with registry.registered(replace(registry.get("azure"), name="nowhere", arm=())):
+        reason = unscanned_reason("nowhere")
+    assert reason is not None and reason.startswith(
+        "not scanned: no Terraform plan or ARM template view of azure-native"
+    )
 
 
 def test_every_gcp_resource_the_stacks_register_has_a_terraform_type_but_the_dynamic_import():
@@ -165,3 +172,51 @@ def test_every_gcp_resource_the_stacks_register_has_a_terraform_type_but_the_dyn
     # Terraform's singular block names, one block per NIC (A3 Mega: 9), labels and metadata kept as maps.
     assert len(template["values"]["network_interface"]) == 9
     assert isinstance(template["values"]["metadata"], dict) and "user-data" in template["values"]["metadata"]
+
+
+def test_every_exception_leaning_on_a_pack_names_a_policy_the_packs_have() -> None:
+    """An exception that says the packs judge the concern instead names that pack policy, and the policy exists in
+    the packs the runner loads: an exception never claims a pack check that does not exist."""
+    from accelstack.engine.policy_runner import default_packs
+
+    policies = {policy.name for pack in default_packs() for policy in pack.policies}
+    assert {"encryption-at-rest", "protect-stateful", "no-public-buckets"} <= policies
+    for exception in load_exceptions():
+        if "the packs" in exception.why.lower():
+            assert exception.pack is not None, f"{exception.check}: its why leans on the packs; name the policy"
+        if exception.pack is not None:
+            assert exception.pack in policies, f"{exception.check}: pack policy {exception.pack!r} does not exist"
+
+
+def test_an_exception_naming_a_pack_policy_that_does_not_exist_is_caught(tmp_path: Path) -> None:
+    from accelstack.engine.policy_runner import default_packs
+
+    path = tmp_path / "scanner-exceptions.yaml"
+    path.write_text(
+        "exceptions:\n  - check: CKV_AZURE_2\n    resources: [Microsoft.Compute/disks.x]\n"
+        "    why: encrypted, as the packs check\n    source: a doc\n    pack: disks-are-encrypted\n"
+    )
+    [exception] = load_exceptions(path)
+    policies = {policy.name for pack in default_packs() for policy in pack.policies}
+    assert exception.pack == "disks-are-encrypted" and exception.pack not in policies
+
+
+def test_an_exception_relying_on_data_access_audit_logs_has_them_enabled_by_the_stack() -> None:
+    """CKV_GCP_62 is accepted because Data Access audit logs record object reads and writes: the stacks whose
+    buckets it covers must enable them for Cloud Storage (DATA_READ and DATA_WRITE), not assume a landing zone."""
+    import json
+
+    from accelstack.engine.terraform_plan import terraform_plan
+
+    relying = [e for e in load_exceptions() if "data access" in e.why.lower()]
+    assert [e.check for e in relying] == ["CKV_GCP_62"]
+    export = json.loads((REPO / "tests" / "golden" / "gcp-training.json").read_text())
+    resources = terraform_plan(export).document["planned_values"]["root_module"]["resources"]
+    covered = [r for r in resources if any(relying[0].covers("CKV_GCP_62", r["address"]) for _ in [0])]
+    assert covered, "the exception covers no bucket of gcp-training"
+    configs = [r["values"] for r in resources if r["type"] == "google_project_iam_audit_config"]
+    assert any(
+        c.get("service") == "storage.googleapis.com"
+        and {"DATA_READ", "DATA_WRITE"} <= {x.get("log_type") for x in c.get("audit_log_config", [])}
+        for c in configs
+    ), configs

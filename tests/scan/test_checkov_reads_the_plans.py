@@ -108,3 +108,37 @@ def test_removing_the_serving_waf_fixes_makes_checkov_fail(tmp_path: Path) -> No
         ("CKV_AWS_192", "aws_wafv2_web_acl.aws-serving-edge"),
     } <= failed
     assert not clean_failed & {("CKV2_AWS_31", "aws_wafv2_web_acl.aws-serving-edge")}
+
+
+@cache
+def arm(stack: str) -> dict:
+    from accelstack.engine.arm_template import arm_template
+
+    result = preview_stack(REPO / "stacks" / f"Pulumi.{stack}.yaml", [], REPO)
+    return arm_template(result.export).document
+
+
+def scan_arm(document: dict, tmp_path: Path, name: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]], dict]:
+    path = tmp_path / f"{name}.arm.json"
+    path.write_text(json.dumps(document))
+    report = run_checkov(checkov(), path, "arm")
+    failed, _ = findings_of(name, report)
+    passed = {(c["check_id"], c["resource"]) for c in report["results"]["passed_checks"]}
+    return {(f.check, f.address) for f in failed}, passed, report
+
+
+def test_the_azure_template_is_read_whole_and_removing_a_fix_makes_checkov_fail(tmp_path: Path) -> None:
+    document = arm("azure-serving")
+    _failed, passed, report = scan_arm(document, tmp_path, "azure-serving")
+    assert report["summary"]["resource_count"] == len(document["resources"])
+    assert report["summary"]["parsing_errors"] == 0
+    [account] = [r for r in document["resources"] if r["type"] == "Microsoft.Storage/storageAccounts"]
+    address = f"Microsoft.Storage/storageAccounts.{account['name']}"
+    # Read where ARM puts them: TLS 1.2 minimum and HTTPS only (the SDK's enableHttpsTrafficOnly).
+    assert {("CKV_AZURE_44", address), ("CKV_AZURE_3", address)} <= passed
+    mutated = copy.deepcopy(document)
+    [account] = [r for r in mutated["resources"] if r["type"] == "Microsoft.Storage/storageAccounts"]
+    account["properties"]["minimumTlsVersion"] = "TLS1_0"
+    account["properties"]["supportsHttpsTrafficOnly"] = False
+    failed, _, _ = scan_arm(mutated, tmp_path, "azure-serving-mutated")
+    assert {("CKV_AZURE_44", address), ("CKV_AZURE_3", address)} <= failed

@@ -6,7 +6,7 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 from __future__ import annotations
 
 from accelstack.clouds import random_provider
-from accelstack.clouds.azure import catalog, prices, quotas, replace_rows, services
+from accelstack.clouds.azure import arm_types, catalog, prices, quotas, replace_rows, services
 from accelstack.clouds.base import (
     AdmissionLimits,
     BootDataLimit,
@@ -196,6 +196,7 @@ AZURE = Cloud(
     replace_rules=replace_rows.REPLACE_RULES,
     # azure-native is not Terraform-bridged: no Terraform plan of its resources, only of pulumi-random's.
     terraform=(random_provider.TERRAFORM,),
+    arm=(arm_types.ARM,),
     # Azure Monitor autoscale on Service Bus active messages per instance (components/azure/serving/scaling.py).
     default_autoscaler="azure-autoscale",
     load_balancer_autoscaler="azure-gateway-requests",

@@ -105,6 +105,9 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # An enabled API (google_project_service: project and service are ForceNew); disable_on_destroy and
     # disable_dependent_services update in place. A replacement re-enables the same API.
     "gcp:projects/service:Service": ("project", "service"),
+    # A project's audit config for one service (google_project_iam_audit_config: project and service are
+    # ForceNew; the log types update in place).
+    "gcp:projects/iAMAuditConfig:IAMAuditConfig": ("project", "service"),
     # --- gcp training (components/gcp/training, network, storage, scheduler); same sources as above ---
     # Persistent disk: type, zone, image/snapshot source and encryption key are immutable; size grows in
     # place (mmv1 compute/Disk.yaml; a smaller size is refused, not replaced).

@@ -43,6 +43,7 @@ TERRAFORM_TYPES: dict[str, str] = {
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": "google_kms_crypto_key_iam_member",
     "gcp:projects/serviceIdentity:ServiceIdentity": "google_project_service_identity",
     "gcp:projects/service:Service": "google_project_service",
+    "gcp:projects/iAMAuditConfig:IAMAuditConfig": "google_project_iam_audit_config",
     "gcp:kms/keyRing:KeyRing": "google_kms_key_ring",
     "gcp:lustre/instance:Instance": "google_lustre_instance",
     "gcp:pubsub/subscription:Subscription": "google_pubsub_subscription",
@@ -72,6 +73,7 @@ GOOGLE_VM_BLOCKS: dict[str, str] = {
 
 # List blocks the bridge pluralised, per Terraform type, keyed by the snake_case of the Pulumi name.
 BLOCK_RENAMES: dict[str, dict[str, str]] = {
+    "google_project_iam_audit_config": {"audit_log_configs": "audit_log_config"},
     # google: the provider's repeated blocks are singular in Terraform (`network_interface {}`), plural in Pulumi.
     **{
         tf_type: GOOGLE_VM_BLOCKS
