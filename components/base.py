@@ -38,6 +38,7 @@ def config_digest(spec: StackSpec) -> str:
 # the digest as it was, so upgrading accelstack does not retag every deployed resource.
 KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("account", "standbyPoolPrincipalId"): None,
+    ("account", "projectNumber"): None,  # GCP: the project's other name, for the packs
     ("training", "nodes", "maxRunHours"): None,  # flex-start's run time
     ("training", "artifactReaderSubnets"): [],
     ("serving", "admission", "kind"): "queue",  # the serving topology

@@ -22,6 +22,8 @@ from .waf import FrontDoor
 ResourceFindings = Callable[[Any], Iterable[str]]
 # One resource's findings, given the stack's workload ("training", "serving" or None).
 WorkloadFindings = Callable[[Any, str | None], Iterable[str]]
+# Every resource of the stack, and whether the front door's access logs are required -> (urn, message).
+LogFindings = Callable[[Sequence[Any], bool], Iterable[tuple[str, str]]]
 # Every resource of the stack -> (urn, message).
 StackFindings = Callable[[Sequence[Any]], Iterable[tuple[str, str]]]
 # Every resource of the stack and a name pattern from the policy config -> (urn, message).
@@ -67,7 +69,7 @@ class GuardrailReaders:
     spot_checkpoints: PatternFindings | None = None  # spot-training-needs-checkpoints (run for training)
     queue_scaling: StackFindings | None = None  # serving-scales-on-queue-depth (run for serving)
     waf_front_doors: FrontDoors | None = None  # waf-rate-limit (judged once, neutrally: policies/waf.py)
-    service_logs: StackFindings | None = None  # service-logs
+    service_logs: LogFindings | None = None  # service-logs (frontDoorAccessLogs)
     retention: RetentionFindings | None = None  # soft-delete-retention (minRetentionDays)
     # Kinds whose node data the engine stores as a secret output (unreadable after the deployment): the
     # final-state repeat skips them when unknown; the resource-level check judged their inputs in clear.

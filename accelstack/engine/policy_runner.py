@@ -478,10 +478,16 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
     if spec is None:
         return {}
     separation = spec.separation
+    # A GCP project's number is another name of the stack's own project (members such as Compute Engine's default
+    # service account name it so): the packs count it among the stack's side's accounts.
+    number = getattr(spec.account, "project_number", None)
+    training, serving = list(separation.training_accounts), list(separation.serving_accounts)
+    if number is not None:
+        (training if spec.workload == "training" else serving).append(number)
     return {
         "workload": spec.workload,
-        "trainingAccounts": list(separation.training_accounts),
-        "servingAccounts": list(separation.serving_accounts),
+        "trainingAccounts": training,
+        "servingAccounts": serving,
         "allowedRegions": list(separation.allowed_regions) if separation.allowed_regions else None,
         # The key prefix serving may read in training's artifact bucket (the documented read path).
         "artifactPrefix": spec.training.artifact_prefix if getattr(spec, "training", None) else None,
@@ -490,6 +496,8 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         "trainingStores": _training_buckets(spec),
         # Principals of the cloud's own services the stack grants roles to by an id it does not create.
         "servicePrincipals": _service_principals(spec),
+        # The stack file's own opt-out of the front door's access logs (serving.loadBalancer.accessLogs).
+        "frontDoorAccessLogs": spec.serving.load_balancer.access_logs if getattr(spec, "serving", None) else None,
     }
 
 

@@ -172,6 +172,8 @@ class GcpAccount(Account):
     """Region every regional resource is created in, e.g. us-central1 or europe-west4."""
     deploy_service_account: str | None = None
     """Service account the provider impersonates to deploy, e.g. accelstack-deploy@acme-train.iam.gserviceaccount.com; none: the caller's own credentials."""
+    project_number: str | None = Field(default=None, pattern=r"^[1-9][0-9]{5,18}$")
+    """The project's number (`gcloud projects describe PROJECT --format='value(projectNumber)'`), another name of the same project: the policy packs place members that name the project by number (Compute Engine's default service account, which Cluster Director's VMs run as) as this stack's own; unset, such a member fails closed unless a resource of the stack carries the number."""
 
     ID_FIELD: ClassVar[str] = "project_id"
     ID_KIND: ClassVar[str] = (

@@ -19,11 +19,11 @@ OBJECT_LOCKS = tokens_of(AWS, "bucket-object-lock")
 KMS_KEY = "aws:kms/key:Key"
 
 
-def access_log_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
+def access_log_problems(resources: Sequence[Any], front_door: bool = True) -> Iterable[tuple[str, str]]:
     """Every load balancer writes access logs to a bucket (accessLogs.enabled with a bucket: Checkov CKV_AWS_91,
     https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html): who sent
-    which request is what an incident asks first."""
-    for balancer in of_type(resources, *LOAD_BALANCERS):
+    which request is what an incident asks first. Not required where the stack turns them off (`front_door`)."""
+    for balancer in of_type(resources, *LOAD_BALANCERS) if front_door else ():
         logs = balancer.props.get("accessLogs")
         if not truthy(get(logs, "enabled")) or not get(logs, "bucket"):
             yield (

@@ -31,7 +31,7 @@ def _enabled_logs(setting: Any) -> set[str]:
     }
 
 
-def service_log_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
+def service_log_problems(resources: Sequence[Any], front_door: bool = True) -> Iterable[tuple[str, str]]:
     """No diagnostic setting turns a log category off or sends it nowhere (a setting without a destination keeps
     nothing), a Key Vault's diagnostics keep its AuditEvent log, and every internet-facing Application Gateway sends
     its access and firewall logs somewhere (who sent which request, and what the WAF did with it). Ours, after Microsoft's
@@ -57,7 +57,8 @@ def service_log_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
         enabled = set().union(*(_enabled_logs(s) for s in linked)) if linked else set()
         if linked and not enabled & VAULT_AUDIT:
             yield vault.urn, f"key vault {name_of(vault)} has diagnostic settings without its AuditEvent log"
-    for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
+    # The gateway's own logs, unless the stack turns its access logs off (`front_door`).
+    for gateway in (r for r in resources if front_door and _kind(r) == APP_GATEWAY and _public_frontends(r)):
         linked = [s for s in settings if refers_to(s, "resourceUri", gateway, keys=("id",))]
         enabled = set().union(*(_enabled_logs(s) for s in linked)) if linked else set()
         missing = [c for c in GATEWAY_LOGS if c.lower() not in enabled and ALL_LOGS not in enabled]

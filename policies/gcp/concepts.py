@@ -96,8 +96,6 @@ GCP: dict[str, tuple[str, ...]] = {
     "identity": ("gcp:serviceaccount/account:Account", "gcp:serviceAccount/account:Account"),
     # Enabling a service, and creating its Google-managed service agent (ServiceIdentity: the agent a grant names
     # must exist first); neither grants anything by itself.
-    # Which Cloud Audit Logs a project writes for a service (Data Access logs for Cloud Storage).
-    "audit-logging": ("gcp:projects/iAMAuditConfig:IAMAuditConfig",),
     "api-enablement": ("gcp:projects/service:Service", "gcp:projects/serviceIdentity:ServiceIdentity"),
     # Project-wide role grants (the scope is the project).
     "role-binding": (

@@ -59,6 +59,8 @@ def _permissions(props: Any) -> tuple[str, ...] | None:
 
 def _read_facts(resources: Sequence[Any], own: frozenset[str]) -> StackFacts:
     buckets, bucket_urns, keys, key_urns, numbers, pools = set(), set(), set(), set(), set(), set()
+    # A project number listed among the side's accounts (the runner adds account.projectNumber) is its own name.
+    numbers |= {account for account in own if account.isdigit()}
     roles: dict[str, tuple[str, ...]] = {}
     for resource in resources:
         kind, props = resource.resource_type, resource.props

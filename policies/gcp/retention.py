@@ -42,18 +42,18 @@ def _audit_configs(resources: Sequence[Any]) -> Iterable[tuple[Any, str, list[An
                 yield resource, str(config.get("service") or ""), items_at(config, "auditLogConfigs")
 
 
-def service_log_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
+def service_log_problems(resources: Sequence[Any], front_door: bool = True) -> Iterable[tuple[str, str]]:
     """External backend services log every request (logConfig.enable with a sample rate above 0:
     https://cloud.google.com/load-balancing/docs/https/https-logging-monitoring); Data Access audit logs are not
     narrowed: no audit config exempts members (exemptedMembers: their reads go unlogged) and one for a data service
     (allServices, Cloud Storage, Cloud KMS, Secret Manager) keeps DATA_READ and DATA_WRITE, since an audit config is
     authoritative for its service (https://cloud.google.com/logging/docs/audit/configure-data-access). Ours."""
-    for backend in (r for r in resources if r.resource_type in BACKEND_SERVICES):
+    for backend in (r for r in resources if front_door and r.resource_type in BACKEND_SERVICES):
         if str(backend.props.get("loadBalancingScheme") or "EXTERNAL") not in EXTERNAL:
             continue
         config = backend.props.get("logConfig")
-        rate = get(config, "sampleRate")
-        if not truthy(get(config, "enable")) or (rate is not None and float(rate) <= 0):
+        rate = _rate(get(config, "sampleRate"))
+        if not truthy(get(config, "enable")) or rate is None or rate <= 0:
             yield backend.urn, f"backend service {name_of(backend)} logs no requests (logConfig.enable, sampleRate > 0)"
     for resource, service, configs in _audit_configs(resources):
         exempted = sorted({str(m) for c in configs for m in as_list(c.get("exemptedMembers"))})
@@ -63,6 +63,16 @@ def service_log_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
         missing = [t for t in DATA_ACCESS if t not in types]
         if service.lower() in DATA_SERVICES and missing:
             yield resource.urn, f"{name_of(resource)} leaves {', '.join(missing)} audit logs of {service} off"
+
+
+def _rate(value: Any) -> float | None:
+    """A sample rate as a number (unset: the API's default, 1.0); None when it cannot be read (fails)."""
+    if value is None:
+        return 1.0
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _named(bucket: Any, pattern: str) -> bool:

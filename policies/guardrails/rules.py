@@ -107,6 +107,23 @@ def each_stack_named(pick: Callable[[GuardrailReaders], PatternFindings | None],
     return _documented(check, pick)
 
 
+# The stack file's own opt-out (serving.loadBalancer.accessLogs: false), a reviewed change of the stack's config: the
+# runner passes it; a resource edit that drops the logs while the stack says they are on is still caught.
+SERVICE_LOGS_CONFIG: dict[str, dict[str, Any]] = {
+    "frontDoorAccessLogs": {
+        "type": "boolean",
+        "default": True,
+        "description": "Whether the serving front door's access logs are required (serving.loadBalancer.accessLogs).",
+    },
+}
+
+
+def check_service_logs(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    front_door = ctx.config.get("frontDoorAccessLogs", True) is not False
+    for read in _readers(lambda r: r.service_logs):
+        yield from read(resources, front_door)
+
+
 def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
     for read in _readers(lambda r: r.internet_ingress):
         yield from read(resource, ctx.workload)
@@ -367,7 +384,8 @@ POLICIES = [
     stack_policy(
         "service-logs",
         "Access, audit and request logs stay on (load balancers, gateways, Key Vault audit, Data Access audit logs).",
-        each_stack(lambda r: r.service_logs),
+        check_service_logs,
+        config=SERVICE_LOGS_CONFIG,
     ),
     stack_policy(
         "soft-delete-retention",

@@ -139,7 +139,12 @@ VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("cluster-director-reservation", (*CLUSTER_DIRECTOR, *GCP_RESERVATION)),
         ("cluster-director-calendar", (*CLUSTER_DIRECTOR, *GCP_CALENDAR)),
         ("cluster-director-filestore", (*CLUSTER_DIRECTOR, *GCP_FILESTORE)),
-        ("cluster-director-no-lustre", (*CLUSTER_DIRECTOR, "training.storage.lustre=null")),
+        # Without Lustre no resource carries the project's number, which Compute's default account (Cluster
+        # Director's VMs) is named by: the stack states it (the mocks' project number).
+        (
+            "cluster-director-no-lustre",
+            (*CLUSTER_DIRECTOR, "training.storage.lustre=null", "account.projectNumber='123456789012'"),
+        ),
         ("filestore", GCP_FILESTORE),
         ("flex-start", GCP_FLEX_START),
         ("flex-start-no-scheduler", ("training.scheduler.kind=none", *GCP_FLEX_START)),

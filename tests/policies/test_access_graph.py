@@ -5,10 +5,23 @@ from __future__ import annotations
 
 import pytest
 
-from policies import access
-from policies.access import ANY, BECOME, IDENTITY, KEY, OBJECTS, OWN, READ, SERVICE, THROUGH_STORAGE, WRITE, Edge, Party
-from policies.common import make_context
-from policies.separation import access_rules
+from accelstack.policies import access
+from accelstack.policies.access import (
+    ANY,
+    BECOME,
+    IDENTITY,
+    KEY,
+    OBJECTS,
+    OWN,
+    READ,
+    SERVICE,
+    THROUGH_STORAGE,
+    WRITE,
+    Edge,
+    Party,
+)
+from accelstack.policies.common import make_context
+from accelstack.policies.separation import access_rules
 
 TRAINING, SERVING, OUTSIDER = "111111111111", "222222222222", "333333333333"
 

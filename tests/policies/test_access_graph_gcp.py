@@ -19,8 +19,8 @@ import pytest
 
 from accelstack.engine.policy_runner import Verdict, policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
-from policies.access import ANY, OWN, SERVICE
-from policies.gcp.iam import StackFacts, member_party, object_prefixes, role_access
+from accelstack.policies.access import ANY, OWN, SERVICE
+from accelstack.policies.gcp.iam import StackFacts, member_party, object_prefixes, role_access
 
 REPO = Path(__file__).resolve().parents[2]
 TRAINING, SERVING = "gcp-training", "gcp-serving"

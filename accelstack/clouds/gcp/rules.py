@@ -217,6 +217,16 @@ def cluster_director_node_identity(spec: TrainingStack) -> Iterator[Problem]:
             "the project granted it, or use scheduler kind slurm (nodes get their own least-privilege account)",
             Level.WARNING,
         )
+        if getattr(spec.account, "project_number", None) is None and spec.training.storage.lustre is None:
+            # With Lustre, its service agent carries the number; without, nothing of the stack does.
+            yield Problem(
+                "account.projectNumber",
+                "Cluster Director's grants name the project's Compute Engine default service account by the "
+                "project's number, which no resource of this stack carries: set account.projectNumber (gcloud "
+                "projects describe PROJECT --format='value(projectNumber)') or the separation pack cannot place "
+                "that account and fails closed",
+                Level.WARNING,
+            )
 
 
 @rule(workload="training")
