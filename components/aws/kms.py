@@ -36,6 +36,18 @@ def service_linked_roles(account_id: str, partition: str = "aws") -> str:
     return f"arn:{partition}:iam::{account_id}:role/aws-service-role/*"
 
 
+def account_administers_key(account_id: str, partition: str = "aws") -> dict[str, Any]:
+    """The account root may do anything with the key, so IAM policies of the account decide who uses
+    it (AWS KMS developer guide, "Default key policy": without it no IAM policy can grant the key)."""
+    return {
+        "Sid": "AccountAdministersKeyThroughIam",
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+
+
 def stack_key_policy(
     account_id: str,
     region: str,
@@ -49,13 +61,7 @@ def stack_key_policy(
     return {
         "Version": "2012-10-17",
         "Statement": [
-            {
-                "Sid": "AccountAdministersKeyThroughIam",
-                "Effect": "Allow",
-                "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
-                "Action": "kms:*",
-                "Resource": "*",
-            },
+            account_administers_key(account_id, partition),
             {
                 "Sid": sid,
                 "Effect": "Allow",
