@@ -1,4 +1,4 @@
-"""The stack's KMS key policy, shared by training and serving keys.
+"""The stack's KMS key policy, shared by training and serving keys, and the VPC flow-log key's policy.
 
 The account administers the key through IAM, and AWS services may use it on behalf of this account's
 service-linked roles only: the Auto Scaling (EBS volumes of launched instances), FSx S3-access and
@@ -77,5 +77,31 @@ def stack_key_policy(
                 },
             },
             *extra_statements,
+        ],
+    }
+
+
+def flow_log_key_policy(account_id: str, region: str, partition: str) -> dict[str, Any]:
+    """A VPC's flow-log key (network.flow_log_key): the account administers it through IAM (whoever reads the logs
+    needs kms:Decrypt in their own policy), and log delivery may use it for this account's flow logs
+    in this Region only. Without the delivery statement S3 refuses delivery's writes to the SSE-KMS
+    bucket (VPC user guide, "Required key policy for use with SSE-KMS"; CloudWatch Logs user guide,
+    "Logs sent to Amazon S3", "Amazon S3 bucket server-side encryption": these actions, with the
+    aws:SourceAccount and aws:SourceArn confused-deputy conditions, in the key policy)."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            account_administers_key(account_id, partition),
+            {
+                "Sid": "FlowLogDeliveryUsesKey",
+                "Effect": "Allow",
+                "Principal": {"Service": "delivery.logs.amazonaws.com"},
+                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {"aws:SourceAccount": account_id},
+                    "ArnLike": {"aws:SourceArn": f"arn:{partition}:logs:{region}:{account_id}:*"},
+                },
+            },
         ],
     }

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from accelstack.components.aws.kms import account_administers_key
+from accelstack.components.aws.kms import flow_log_key_policy
 from accelstack.components.aws.storage import log_bucket
 from accelstack.spec.models import NetworkSpec
 
@@ -103,32 +103,6 @@ def flow_log_delivery_statements(bucket_arn: str, account_id: str, region: str, 
             "Condition": {"StringEquals": {"aws:SourceAccount": account_id}, **source},
         },
     ]
-
-
-def flow_log_key_policy(account_id: str, region: str, partition: str) -> dict[str, Any]:
-    """The flow-log key's policy: the account administers it through IAM (whoever reads the logs
-    needs kms:Decrypt in their own policy), and log delivery may use it for this account's flow logs
-    in this Region only. Without the delivery statement S3 refuses delivery's writes to the SSE-KMS
-    bucket (VPC user guide, "Required key policy for use with SSE-KMS"; CloudWatch Logs user guide,
-    "Logs sent to Amazon S3", "Amazon S3 bucket server-side encryption": these actions, with the
-    aws:SourceAccount and aws:SourceArn confused-deputy conditions, in the key policy)."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            account_administers_key(account_id, partition),
-            {
-                "Sid": "FlowLogDeliveryUsesKey",
-                "Effect": "Allow",
-                "Principal": {"Service": "delivery.logs.amazonaws.com"},
-                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
-                "Resource": "*",
-                "Condition": {
-                    "StringEquals": {"aws:SourceAccount": account_id},
-                    "ArnLike": {"aws:SourceArn": f"arn:{partition}:logs:{region}:{account_id}:*"},
-                },
-            },
-        ],
-    }
 
 
 def flow_log_key(
