@@ -1,4 +1,4 @@
-"""The stack's KMS key policy, shared by training and serving keys.
+"""The stack's KMS key policy, shared by training and serving keys, and the VPC flow-log key's policy.
 
 The account administers the key through IAM, and AWS services may use it on behalf of this account's
 service-linked roles only: the Auto Scaling (EBS volumes of launched instances), FSx S3-access and
@@ -36,6 +36,18 @@ def service_linked_roles(account_id: str, partition: str = "aws") -> str:
     return f"arn:{partition}:iam::{account_id}:role/aws-service-role/*"
 
 
+def account_administers_key(account_id: str, partition: str = "aws") -> dict[str, Any]:
+    """The account root may do anything with the key, so IAM policies of the account decide who uses
+    it (AWS KMS developer guide, "Default key policy": without it no IAM policy can grant the key)."""
+    return {
+        "Sid": "AccountAdministersKeyThroughIam",
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+
+
 def stack_key_policy(
     account_id: str,
     region: str,
@@ -49,13 +61,7 @@ def stack_key_policy(
     return {
         "Version": "2012-10-17",
         "Statement": [
-            {
-                "Sid": "AccountAdministersKeyThroughIam",
-                "Effect": "Allow",
-                "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
-                "Action": "kms:*",
-                "Resource": "*",
-            },
+            account_administers_key(account_id, partition),
             {
                 "Sid": sid,
                 "Effect": "Allow",
@@ -71,5 +77,31 @@ def stack_key_policy(
                 },
             },
             *extra_statements,
+        ],
+    }
+
+
+def flow_log_key_policy(account_id: str, region: str, partition: str) -> dict[str, Any]:
+    """A VPC's flow-log key (network.flow_log_key): the account administers it through IAM (whoever reads the logs
+    needs kms:Decrypt in their own policy), and log delivery may use it for this account's flow logs
+    in this Region only. Without the delivery statement S3 refuses delivery's writes to the SSE-KMS
+    bucket (VPC user guide, "Required key policy for use with SSE-KMS"; CloudWatch Logs user guide,
+    "Logs sent to Amazon S3", "Amazon S3 bucket server-side encryption": these actions, with the
+    aws:SourceAccount and aws:SourceArn confused-deputy conditions, in the key policy)."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            account_administers_key(account_id, partition),
+            {
+                "Sid": "FlowLogDeliveryUsesKey",
+                "Effect": "Allow",
+                "Principal": {"Service": "delivery.logs.amazonaws.com"},
+                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {"aws:SourceAccount": account_id},
+                    "ArnLike": {"aws:SourceArn": f"arn:{partition}:logs:{region}:{account_id}:*"},
+                },
+            },
         ],
     }

@@ -6,6 +6,7 @@ security group. Serving appends its own network class below.
 from __future__ import annotations
 
 import ipaddress
+import json
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.components.aws.kms import flow_log_key_policy
 from accelstack.components.aws.storage import log_bucket
 from accelstack.spec.models import NetworkSpec
 
@@ -103,20 +105,58 @@ def flow_log_delivery_statements(bucket_arn: str, account_id: str, region: str, 
     ]
 
 
+def flow_log_key(
+    parent: pulumi.Resource,
+    name: str,
+    account_id: pulumi.Input[str],
+    region: pulumi.Input[str],
+    partition: pulumi.Input[str],
+) -> aws.kms.Key:
+    """The VPC's own key for its flow logs. Not the stack's data key: the network is built before
+    storage (the key's owner), and the log delivery service principal then holds a grant on the flow
+    logs alone, never on datasets, checkpoints or volumes."""
+    key = aws.kms.Key(
+        f"{name}-flow-logs",
+        description=f"accelstack {name}: VPC flow logs",
+        enable_key_rotation=True,
+        deletion_window_in_days=30,
+        policy=pulumi.Output.all(account_id, region, partition).apply(
+            lambda args: json.dumps(flow_log_key_policy(*args))
+        ),
+        # Retained on destroy like the retained log bucket: scheduling its deletion makes the logs unreadable.
+        opts=pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True),
+    )
+    aws.kms.Alias(
+        f"{name}-flow-logs",
+        name=f"alias/accelstack/{name}-flow-logs",
+        target_key_id=key.key_id,
+        # Alias names are unique per account and Region: a replacement must free the name first.
+        opts=pulumi.ResourceOptions(parent=parent, delete_before_replace=True),
+    )
+    return key
+
+
 def vpc_audit(parent: pulumi.Resource, name: str, vpc: aws.ec2.Vpc, region: pulumi.Input[str]) -> None:
-    """Flow logs of every interface in the VPC (accepted and rejected) to an S3 log bucket, and the
-    VPC's default security group emptied (Checkov CKV2_AWS_11, CKV2_AWS_12; AWS Security Hub
-    EC2.6, EC2.2). Nothing of ours uses the default group: every ENI names its own."""
+    """Flow logs of every interface in the VPC (accepted and rejected) to an S3 log bucket encrypted
+    with the VPC's flow-log key, and the VPC's default security group emptied (Checkov CKV2_AWS_11,
+    CKV2_AWS_12, CKV_AWS_145; AWS Security Hub EC2.6, EC2.2). Nothing of ours uses the default
+    group: every ENI names its own."""
     child = pulumi.ResourceOptions(parent=parent)
     invoke = pulumi.InvokeOutputOptions(parent=parent)
     account_id = aws.get_caller_identity_output(opts=invoke).account_id
     partition = aws.get_partition_output(opts=invoke).partition
+    key = flow_log_key(parent, name, account_id, region, partition)
     bucket = log_bucket(
         f"{name}-flow-logs",
         lambda arn: pulumi.Output.all(arn, account_id, region, partition).apply(
             lambda args: flow_log_delivery_statements(*args)
         ),
         child,
+        # The key's ARN, not its id: with a key id, flow log delivery fails with "LogDestination
+        # undeliverable" (VPC user guide, "Required key policy for use with SSE-KMS"). SecureBucket
+        # turns the S3 Bucket Key on with SSE-KMS: S3 asks KMS for a bucket-level key now and then
+        # instead of a data key for every delivered log object.
+        kms_key_arn=key.arn,
     )
     aws.ec2.FlowLog(
         f"{name}-flow-logs",
@@ -128,10 +168,13 @@ def vpc_audit(parent: pulumi.Resource, name: str, vpc: aws.ec2.Vpc, region: pulu
         # Parquet is about a tenth of the text size and what Athena queries fastest.
         destination_options=aws.ec2.FlowLogDestinationOptionsArgs(file_format="parquet", per_hour_partition=True),
         tags={"Name": f"{name}-flow-logs"},
-        # CreateFlowLogs checks delivery may write to the bucket: its policy first.
+        # CreateFlowLogs checks delivery may write to the bucket: its policy first. The encryption
+        # rule first too, so the first delivery is already under the flow-log key.
         # Every input is ForceNew, and EC2 refuses a second flow log of the same resource, traffic type
         # and destination (FlowLogAlreadyExists): replace delete-first.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[bucket.policy], delete_before_replace=True),
+        opts=pulumi.ResourceOptions(
+            parent=parent, depends_on=[bucket.policy, bucket.encryption], delete_before_replace=True
+        ),
     )
     # Adopts the default group AWS made with the VPC (it cannot be created or deleted) and revokes
     # its rules; deleting this resource only forgets the group.

@@ -118,7 +118,7 @@ class SecureBucket(pulumi.ComponentResource):
             sse_algorithm=sse_algorithm,
             kms_master_key_id=kms_key_arn if sse_algorithm == "aws:kms" else None,
         )
-        aws.s3.BucketServerSideEncryptionConfiguration(
+        self.encryption = aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-encryption",
             bucket=bucket_id,
             rules=[
@@ -258,15 +258,22 @@ LOG_RETENTION_DAYS = 365
 LOG_NONCURRENT_VERSION_DAYS = 30
 
 
-def log_bucket(name: str, statements: PolicyStatements, opts: pulumi.ResourceOptions) -> SecureBucket:
-    """A bucket AWS log delivery writes to: SSE-S3, because neither S3 server access logging nor
-    VPC flow log delivery writes to an SSE-KMS bucket without a key policy naming the delivery
-    service (S3 user guide, "Enabling Amazon S3 server access logging": "only SSE-S3 is supported"
-    for the destination bucket). Protected like the ALB log bucket: logs are audit evidence."""
+def log_bucket(
+    name: str,
+    statements: PolicyStatements,
+    opts: pulumi.ResourceOptions,
+    *,
+    kms_key_arn: pulumi.Input[str] | None = None,
+) -> SecureBucket:
+    """A bucket AWS log delivery writes to. S3 server access logs need SSE-S3 (S3 user guide,
+    "Enabling Amazon S3 server access logging": "only SSE-S3 is supported" for the destination
+    bucket); VPC flow logs take SSE-KMS with a customer managed key whose policy lets the log
+    delivery service use it (`kms_key_arn`, see network.flow_log_key_policy). Protected like the
+    ALB log bucket: logs are audit evidence."""
     return SecureBucket(
         name,
-        kms_key_arn=None,
-        sse_algorithm="AES256",
+        kms_key_arn=kms_key_arn,
+        sse_algorithm="AES256" if kms_key_arn is None else "aws:kms",
         noncurrent_version_days=LOG_NONCURRENT_VERSION_DAYS,
         expiration_days=LOG_RETENTION_DAYS,
         policy_statements=statements,

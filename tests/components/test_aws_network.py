@@ -183,6 +183,41 @@ def test_every_new_vpc_logs_its_flows_to_s3_and_closes_its_default_group(stack: 
     assert all(default.id not in json.dumps(r.inputs) for r in cap.resources if r.urn != default.urn)
 
 
+@pytest.mark.parametrize(("stack", "account"), [("aws-training", "111111111111"), ("aws-serving", "222222222222")])
+def test_flow_logs_land_under_the_vpcs_own_customer_managed_key(stack: str, account: str) -> None:
+    """SSE-KMS by the key's ARN (a key id leaves delivery "LogDestination undeliverable"), with a key
+    policy that lets log delivery use the key for this account's flow logs only (VPC user guide,
+    "Required key policy for use with SSE-KMS"); the key is kept like every key."""
+    cap = run(stack)
+    [flow_log] = cap.by_type(FLOW_LOG)
+    [bucket] = [b for b in cap.by_type("aws:s3/bucket:Bucket") if b.name.endswith("-net-flow-logs")]
+    [key] = [k for k in cap.by_type("aws:kms/key:Key") if k.name.endswith("-net-flow-logs")]
+    [encryption] = [
+        e
+        for e in cap.by_type("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+        if e.inputs["bucket"] == bucket.id
+    ]
+    [rule] = encryption.inputs["rules"]
+    default = rule["applyServerSideEncryptionByDefault"]
+    assert default == {"sseAlgorithm": "aws:kms", "kmsMasterKeyId": key.outputs["arn"]}
+    assert rule["bucketKeyEnabled"] is True
+    assert encryption.urn in flow_log.dependencies, "the first delivery already lands under the key"
+    assert key.protect and key.retain_on_delete
+    assert key.inputs["enableKeyRotation"] is True and key.inputs["deletionWindowInDays"] == 30
+    statements = {s["Sid"]: s for s in json.loads(key.inputs["policy"])["Statement"]}
+    assert set(statements) == {"AccountAdministersKeyThroughIam", "FlowLogDeliveryUsesKey"}
+    assert statements["AccountAdministersKeyThroughIam"]["Principal"] == {"AWS": f"arn:aws:iam::{account}:root"}
+    delivery = statements["FlowLogDeliveryUsesKey"]
+    assert delivery["Principal"] == {"Service": "delivery.logs.amazonaws.com"}
+    assert "kms:GenerateDataKey*" in delivery["Action"] and "kms:CreateGrant" not in delivery["Action"]
+    assert delivery["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": account},
+        "ArnLike": {"aws:SourceArn": f"arn:aws:logs:us-east-1:{account}:*"},
+    }
+    [alias] = [a for a in cap.by_type("aws:kms/alias:Alias") if a.name.endswith("-net-flow-logs")]
+    assert alias.inputs["name"] == f"alias/accelstack/{stack}-net-flow-logs" and key.urn in alias.dependencies
+
+
 def test_an_existing_vpc_gets_no_flow_log_or_default_group_from_us() -> None:
     raw = apply_overrides(
         read_stack_file(REPO / "stacks" / "Pulumi.aws-training.yaml"),

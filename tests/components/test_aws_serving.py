@@ -165,7 +165,7 @@ def test_key_policy_lets_auto_scaling_use_the_key_without_naming_its_service_lin
     service-linked role exists only after the account's first group: a fresh serving account would
     fail at the key. EBS use goes through EC2 for any principal of this account (the aws/ebs key's
     policy), which covers the role once Auto Scaling creates it."""
-    policy = json.loads(run().one("aws:kms/key:Key").inputs["policy"])
+    policy = json.loads(named(run(), "aws:kms/key:Key", "-key").inputs["policy"])
     assert "AWSServiceRoleForAutoScaling" not in json.dumps(policy)
     named_principals = [p for s in policy["Statement"] for p in [s["Principal"].get("AWS")] if p and p != "*"]
     assert named_principals == ["arn:aws:iam::222222222222:root"]
@@ -188,7 +188,7 @@ def test_admission_queue_ttl_encryption_and_dead_letter_wiring():
     assert redrive == {"deadLetterTargetArn": dead.outputs["arn"], "maxReceiveCount": 3}
     assert requests.inputs["messageRetentionSeconds"] == 300  # the request TTL
     assert requests.inputs["visibilityTimeoutSeconds"] == plan().visibility_timeout_seconds
-    key_arn = cap.one("aws:kms/key:Key").outputs["arn"]
+    key_arn = named(cap, "aws:kms/key:Key", "-key").outputs["arn"]
     for queue in cap.by_type(QUEUE):
         assert queue.inputs["kmsMasterKeyId"] == key_arn
     allow = json.loads(cap.one("aws:sqs/redriveAllowPolicy:RedriveAllowPolicy").inputs["redriveAllowPolicy"])
@@ -334,7 +334,7 @@ def test_launch_template_imdsv2_encrypted_no_public_ip():
     assert "interfaceType" not in nic  # no EFA for independent replicas
     (disk,) = template["blockDeviceMappings"]
     assert disk["ebs"]["encrypted"] == "true" and disk["ebs"]["volumeType"] == "gp3"
-    assert disk["ebs"]["kmsKeyId"] == cap.one("aws:kms/key:Key").outputs["arn"]
+    assert disk["ebs"]["kmsKeyId"] == named(cap, "aws:kms/key:Key", "-key").outputs["arn"]
     assert template["instanceType"] == "g6e.xlarge"
     assert template["imageId"].startswith("resolve:ssm:/aws/service/deeplearning/")
 
@@ -564,7 +564,7 @@ def test_waf_logs_every_verdict_to_an_encrypted_aws_waf_logs_group_with_credenti
     group = cap.one("aws:cloudwatch/logGroup:LogGroup")
     assert group.inputs["name"] == "aws-waf-logs-aws-serving"
     assert group.inputs["retentionInDays"] == 365
-    key = cap.one("aws:kms/key:Key")
+    key = named(cap, "aws:kms/key:Key", "-key")
     assert group.inputs["kmsKeyId"] == key.outputs["arn"]
     [logs] = [s for s in json.loads(key.inputs["policy"])["Statement"] if s["Principal"].get("Service")]
     assert logs["Principal"] == {"Service": "logs.us-east-1.amazonaws.com"}

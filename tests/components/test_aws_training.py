@@ -256,7 +256,8 @@ def test_existing_vpc_is_used_as_is() -> None:
 
 def test_stateful_resources_are_protected() -> None:
     cap = stack()
-    protected = [cap.one(KEY), cap.one(LUSTRE), *cap.by_type(BUCKET)]
+    protected = [*cap.by_type(KEY), cap.one(LUSTRE), *cap.by_type(BUCKET)]
+    assert sorted(k.name for k in cap.by_type(KEY)) == [f"{STACK}-net-flow-logs", f"{STACK}-storage-key"]
     assert sorted(b.name for b in cap.by_type(BUCKET)) == [
         f"{STACK}-net-flow-logs",
         f"{STACK}-storage-access-logs",
@@ -268,7 +269,7 @@ def test_stateful_resources_are_protected() -> None:
 
 def test_buckets_are_private_versioned_and_encrypted_with_the_stack_key() -> None:
     cap = stack()
-    key = cap.one(KEY)
+    key = by_name(cap, KEY, f"{STACK}-storage-key")
     assert key.inputs["enableKeyRotation"] is True
     key_arn = key.outputs.get("arn") or output_of(cap, key.urn, "arn")
     for bucket in data_buckets(cap):
@@ -414,7 +415,7 @@ def test_serving_accounts_read_artifacts_only() -> None:
     assert all(s["Principal"] == {"AWS": ["arn:aws:iam::222222222222:root"]} for s in readers)
     get = next(s for s in readers if s["Action"] == "s3:GetObject")
     assert get["Resource"].endswith("/models/*")
-    key_policy = json.loads(cap.one(KEY).inputs["policy"])
+    key_policy = json.loads(by_name(cap, KEY, f"{STACK}-storage-key").inputs["policy"])
     [decrypt] = [
         s for s in key_policy["Statement"] if s.get("Principal") == {"AWS": ["arn:aws:iam::222222222222:root"]}
     ]

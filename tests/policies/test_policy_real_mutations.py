@@ -306,6 +306,7 @@ MUTATIONS = [
     Mutation("unprotect-checkpoints-bucket", T, unprotect(*CHECKPOINTS), "protect-stateful"),
     Mutation("unprotect-lustre", T, unprotect("aws-training-storage-lustre", LUSTRE), "protect-stateful"),
     Mutation("unprotect-kms-key", T, unprotect("aws-training-storage-key", KMS_KEY), "protect-stateful"),
+    Mutation("unprotect-flow-log-key", S, unprotect("aws-serving-net-flow-logs", KMS_KEY), "protect-stateful"),
     Mutation("unprotect-alb-logs-bucket", S, unprotect("aws-serving-alb-logs", BUCKET), "protect-stateful"),
     Mutation(
         "drop-checkpoints-sse",

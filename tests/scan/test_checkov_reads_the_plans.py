@@ -70,6 +70,10 @@ def test_training_plan_is_read_whole_and_graph_checks_follow_references(tmp_path
         # Graph checks: the bucket is linked to its public access block, versioning, encryption, logging.
         for check in ("CKV2_AWS_6", "CKV_AWS_21", "CKV_AWS_145", "CKV_AWS_18"):
             assert (check, address) in passed, (check, address)
+    # The flow-log bucket is SSE-KMS under its own key (no exception recorded for it).
+    assert ("CKV_AWS_145", "aws_s3_bucket.aws-training-net-flow-logs") in passed
+    for check in ("CKV_AWS_7", "CKV_AWS_33", "CKV2_AWS_64"):
+        assert (check, "aws_kms_key.aws-training-net-flow-logs") in passed, check
     assert ("CKV2_AWS_11", "aws_vpc.aws-training-net-vpc") in passed
     assert ("CKV2_AWS_12", "aws_vpc.aws-training-net-vpc") in passed
     assert ("CKV_AWS_126", "aws_instance.aws-training-head") in passed
@@ -81,6 +85,10 @@ def test_removing_each_training_fix_makes_checkov_fail(tmp_path: Path) -> None:
     drop(document, "aws_default_security_group.aws-training-net-default")
     drop(document, "aws_s3_bucket_logging.aws-training-storage-datasets-access-logging")
     values(document, "aws_instance.aws-training-head")["monitoring"] = False
+    [flow_log_rule] = values(
+        document, "aws_s3_bucket_server_side_encryption_configuration.aws-training-net-flow-logs-encryption"
+    )["rule"]
+    flow_log_rule["apply_server_side_encryption_by_default"][0]["sse_algorithm"] = "AES256"
     values(document, "aws_s3_bucket_public_access_block.aws-training-storage-checkpoints-public-access")[
         "block_public_acls"
     ] = False
@@ -90,6 +98,7 @@ def test_removing_each_training_fix_makes_checkov_fail(tmp_path: Path) -> None:
         ("CKV2_AWS_12", "aws_vpc.aws-training-net-vpc"),
         ("CKV_AWS_18", "aws_s3_bucket.aws-training-storage-datasets"),
         ("CKV_AWS_126", "aws_instance.aws-training-head"),
+        ("CKV_AWS_145", "aws_s3_bucket.aws-training-net-flow-logs"),
         ("CKV_AWS_53", "aws_s3_bucket_public_access_block.aws-training-storage-checkpoints-public-access"),
     } <= failed
 
