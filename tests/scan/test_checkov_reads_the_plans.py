@@ -144,7 +144,7 @@ def test_the_azure_template_is_read_whole_and_removing_a_fix_makes_checkov_fail(
     assert {("CKV_AZURE_44", address), ("CKV_AZURE_3", address)} <= failed
 
 
-def test_checkov_reads_the_training_vaults_firewall_and_fails_without_it(tmp_path: Path) -> None:
+def test_checkov_reads_the_azure_training_vaults_firewall_and_fails_without_it(tmp_path: Path) -> None:
     """Only the vault's own resources (the head VM's boot script alone takes minutes to scan): its firewall
     (networkAcls defaultAction Deny) passes CKV_AZURE_109 where ARM puts it, and fails it once removed."""
     document = copy.deepcopy(arm("azure-training"))
