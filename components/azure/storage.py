@@ -78,6 +78,23 @@ def vault_name(spec: TrainingStack) -> str:
     return f"{stem[:14].rstrip('-')}-{digest}-kv"
 
 
+def vault_firewall(subnets: Sequence[pulumi.Input[str] | None]) -> dict[str, object]:
+    """The vault's firewall: nothing but the listed subnets (each with the Microsoft.KeyVault service endpoint,
+    which Azure checks when the rule is written: the subnet ids are the Subnet resources' outputs, so the vault
+    waits for them) and Azure's trusted services. Trusted, and so let through by the bypass: Azure Storage
+    (the accounts' customer-managed key) and Azure Machine Learning (its workspace's secrets); Managed Lustre
+    is not on the list, but its key docs ask for the bypass with "selected networks", and its subnet is listed
+    too (learn.microsoft.com/azure/key-vault/general/overview-vnet-service-endpoints, "Trusted services").
+    The deployer's keys and secrets are ARM resources (Microsoft.KeyVault/vaults/keys, /secrets): the firewall
+    filters the data plane only, not "deployment of secrets or keys through ARM templates" (same page)."""
+    return {
+        "default_action": "Deny",
+        "bypass": "AzureServices",
+        "ip_rules": [],
+        "virtual_network_rules": [{"id": subnet} for subnet in subnets if subnet is not None],
+    }
+
+
 def hsm_logging_container(data_container: str) -> str:
     return HSM_LOGGING_CONTAINER if data_container != HSM_LOGGING_CONTAINER else f"{HSM_LOGGING_CONTAINER}-2"
 
@@ -134,6 +151,13 @@ class TrainingStorage(pulumi.ComponentResource):
                 "enable_soft_delete": True,
                 "soft_delete_retention_in_days": VAULT_SOFT_DELETE_DAYS,
                 "enable_purge_protection": True,  # a customer-managed key's vault must have it
+                # The nodes and the Slurm head (or Azure Machine Learning's compute) share the nodes' subnet.
+                "network_acls": vault_firewall(
+                    [nodes_subnet_id, lustre_subnet_id if file_system is not None else None]
+                ),
+                # publicNetworkAccess stays at the SDK's "enabled": the firewall above is what "selected
+                # networks" means, and Managed Lustre's customer-managed key needs the public endpoint on
+                # (customer-managed-encryption-keys: "Public Access - Must be enabled").
             },
             tags=tags,
             opts=_stateful(self),

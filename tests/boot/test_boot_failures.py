@@ -8,6 +8,7 @@ the first-boot status file must record it. No test here defines anything the scr
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
 
@@ -40,3 +41,18 @@ def test_a_failed_step_fails_the_boot_visibly(stack: str, role: str, tmp_path: P
     assert machine.file("/var/lib/accelstack/first-boot.status").startswith("failed")
     expected_daemon = "slurmctld.service" if role == "slurm-head" else "slurmd.service"
     assert expected_daemon not in machine.active_units
+
+
+@pytest.mark.parametrize("role", ["slurm-head", "training-node"])
+def test_an_azure_machine_outside_the_vaults_firewall_cannot_read_its_secrets(role: str, tmp_path: Path) -> None:
+    """The vault's firewall (default Deny) refuses a machine whose subnet it does not list: its munge key read
+    gets 403 ForbiddenByFirewall and the boot fails visibly. (The shipped stack lists it: test_boots_run.)"""
+    capture = copy.deepcopy(deployed("azure-training")[0])
+    [vault] = capture.by_type("azure-native:keyvault:Vault")
+    vault.inputs["properties"]["networkAcls"]["virtualNetworkRules"] = []
+    resource = next(r for r in capture.resources if documents(r.inputs) and role_of(r) == role)
+    machine = boot_launched("azure", capture, resource, IMAGES["azure"][role], tmp_path)
+    assert not machine.ok
+    assert "returned error: 403" in machine.console and "could not fetch the munge key" in machine.console
+    assert "accelstack-setup: FAILED" in machine.console, machine.console
+    assert machine.file("/var/lib/accelstack/first-boot.status").startswith("failed")

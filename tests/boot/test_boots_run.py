@@ -99,7 +99,7 @@ def boot_launched(
     [document] = documents(resource.inputs)
     return boot(
         cloud, image, decoded(document), work, metadata(cloud, capture, resource), devices(cloud, capture, resource),
-        image.release, sysfs(cloud, resource), after=after, stored=objects(cloud, capture),
+        image.release, sysfs(cloud, resource), after=after, stored=objects(cloud, capture, resource),
     )  # fmt: skip
 
 

@@ -151,3 +151,18 @@ def test_the_azure_template_is_read_whole_and_removing_a_fix_makes_checkov_fail(
     account["properties"]["supportsHttpsTrafficOnly"] = False
     failed, _, _ = scan_arm(mutated, tmp_path, "azure-serving-mutated")
     assert {("CKV_AZURE_44", address), ("CKV_AZURE_3", address)} <= failed
+
+
+def test_checkov_reads_the_azure_training_vaults_firewall_and_fails_without_it(tmp_path: Path) -> None:
+    """Only the vault's own resources (the head VM's boot script alone takes minutes to scan): its firewall
+    (networkAcls defaultAction Deny) passes CKV_AZURE_109 where ARM puts it, and fails it once removed."""
+    document = copy.deepcopy(arm("azure-training"))
+    document["resources"] = [r for r in document["resources"] if r["type"].startswith("Microsoft.KeyVault/vaults")]
+    [vault] = [r for r in document["resources"] if r["type"] == "Microsoft.KeyVault/vaults"]
+    address = f"Microsoft.KeyVault/vaults.{vault['name']}"
+    failed, passed, _ = scan_arm(document, tmp_path, "azure-training-vault")
+    assert ("CKV_AZURE_109", address) in passed and ("CKV_AZURE_109", address) not in failed
+    assert ("CKV_AZURE_189", address) in failed  # the recorded exception: the public endpoint stays on
+    del vault["properties"]["networkAcls"]
+    failed, _, _ = scan_arm(document, tmp_path, "azure-training-vault-mutated")
+    assert ("CKV_AZURE_109", address) in failed

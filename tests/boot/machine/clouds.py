@@ -20,8 +20,9 @@ def metadata(cloud: str, capture: Capture, resource: Registration) -> dict[str, 
     }
 
 
-def objects(cloud: str, capture: Capture) -> dict[str, dict[str, str]]:
-    """What the stack stored in the cloud that boots read back: SSM parameters and Key Vault secrets by name."""
+def objects(cloud: str, capture: Capture, resource: Registration | None = None) -> dict[str, dict[str, str]]:
+    """What the stack stored in the cloud that boots read back: SSM parameters and Key Vault secrets by name,
+    and whether the vault's firewall refuses `resource`'s machines (their subnet is not among its rules)."""
     found: dict[str, dict[str, str]] = {"ssm": {}, "vault": {}}
     if cloud == "aws":
         for parameter in capture.by_type("aws:ssm/parameter:Parameter"):
@@ -30,7 +31,33 @@ def objects(cloud: str, capture: Capture) -> dict[str, dict[str, str]]:
         for secret in capture.by_type("azure-native:keyvault:Secret"):
             value = (secret.inputs.get("properties") or {}).get("value")
             found["vault"][str(secret.inputs.get("secretName"))] = _plain(value)
+        if resource is not None and not _vault_admits(capture, resource):
+            found["vault_firewall"] = {"refuses": "ForbiddenByFirewall"}
     return found
+
+
+def _vault_admits(capture: Capture, resource: Registration) -> bool:
+    """Key Vault's firewall as it judges a VM's request: allowed by default, else only from a subnet among its
+    virtual network rules (the service endpoint carries the subnet's identity; overview-vnet-service-endpoints)."""
+    vaults = capture.by_type("azure-native:keyvault:Vault")
+    if not vaults:
+        return True
+    acls = (vaults[0].inputs.get("properties") or {}).get("networkAcls") or {}
+    if acls.get("defaultAction", "Allow") == "Allow":
+        return True
+    admitted = {rule.get("id") for rule in acls.get("virtualNetworkRules") or []}
+    return _subnet_of(capture, resource) in admitted
+
+
+def _subnet_of(capture: Capture, resource: Registration) -> str | None:
+    """The subnet a VM's primary NIC is in (a VM names its NIC; a scale set carries the NIC's configuration)."""
+    profile = resource.inputs.get("virtualMachineProfile")
+    if profile is not None:
+        configuration = profile["networkProfile"]["networkInterfaceConfigurations"][0]
+        return configuration["ipConfigurations"][0]["subnet"]["id"]
+    nic_id = resource.inputs["networkProfile"]["networkInterfaces"][0]["id"]
+    [nic] = [nic for nic in capture.by_type("azure-native:network:NetworkInterface") if nic.id == nic_id]
+    return nic.inputs["ipConfigurations"][0]["subnet"]["id"]
 
 
 def _plain(value) -> str:

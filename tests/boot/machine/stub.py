@@ -600,6 +600,8 @@ def fetch(url: str, method: str, headers: dict[str, str], data: bytes | None) ->
     if vault:
         if bearer != f"Bearer {MACHINE['token']}":
             return 401, b'{"error": {"code": "Unauthorized"}}'
+        if "vault_firewall" in MACHINE["objects"]:  # the vault's firewall does not list this machine's subnet
+            return 403, b'{"error": {"code": "Forbidden", "innererror": {"code": "ForbiddenByFirewall"}}}'
         stored = MACHINE["objects"]["vault"].get(vault.group(1))
         if "munge" in vault.group(1):
             stored = MACHINE["secrets"]["munge"]

@@ -236,3 +236,13 @@ def test_day_2_the_cluster_grows_in_place_a_new_size_replaces_it_delete_first_an
     assert cluster.replacing == ["properties.properties.vmSize"]
     stateful = {"azure-native:storage:StorageAccount", WORKSPACE, "azure-native:keyvault:Vault"}
     assert [c.name for c in resized.values() if c.type in stateful and c.action in (REPLACE, DELETE)] == []
+
+
+def test_the_vault_firewall_admits_the_clusters_subnet():
+    """The workspace keeps its secrets in the stack's vault (Azure Machine Learning is a trusted service the
+    firewall's bypass lets through); the cluster's nodes reach it from their subnet, which the vault lists."""
+    result = managed()
+    acls = one(result, "azure-native:keyvault:Vault").inputs["properties"]["networkAcls"]
+    subnet = one(result, COMPUTE).inputs["properties"]["properties"]["subnet"]["id"]
+    assert acls["defaultAction"] == "Deny" and acls["bypass"] == "AzureServices"
+    assert subnet in [rule["id"] for rule in acls["virtualNetworkRules"]]

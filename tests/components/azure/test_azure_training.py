@@ -352,3 +352,48 @@ def test_without_reader_subnets_only_the_nodes_subnet_is_admitted():
     cap = stack("training.artifactReaderSubnets=[]")
     checkpoints = only(cap, "azure-native:storage:StorageAccount", "azure-training-storage-checkpoints")
     assert len(_admitted(checkpoints)) == 1
+
+
+# --- the vault's firewall -----------------------------------------------------------------------------
+
+VAULT = "azure-native:keyvault:Vault"
+
+
+def _vault_admits(cap: Capture) -> list[str]:
+    acls = only(cap, VAULT).inputs["properties"]["networkAcls"]
+    assert acls["defaultAction"] == "Deny" and acls["bypass"] == "AzureServices" and not acls.get("ipRules")
+    return [rule["id"] for rule in acls["virtualNetworkRules"]]
+
+
+def _subnet_ids(cap: Capture) -> dict[str, Registration]:
+    return {subnet.id: subnet for subnet in cap.resources if subnet.type == SUBNET}
+
+
+def test_the_vault_admits_every_subnet_whose_machines_or_file_system_read_it_and_nothing_else():
+    """The head reads the munge key and Slurm's configuration, the nodes the munge key: each through the
+    vault's firewall from its own subnet, which must be listed and carry the Microsoft.KeyVault service
+    endpoint (Azure refuses a virtual network rule for a subnet without it). The file system's subnet too."""
+    cap = stack()
+    nic = only(cap, "azure-native:network:NetworkInterface")
+    head_subnet = nic.inputs["ipConfigurations"][0]["subnet"]["id"]
+    profile = only(cap, VMSS).inputs["virtualMachineProfile"]["networkProfile"]
+    (node_nic,) = profile["networkInterfaceConfigurations"]
+    node_subnet = node_nic["ipConfigurations"][0]["subnet"]["id"]
+    lustre_subnet = only(cap, AMLFS).inputs["filesystemSubnet"]
+    admitted = _vault_admits(cap)
+    assert sorted(admitted) == sorted({head_subnet, node_subnet, lustre_subnet})
+    subnets = _subnet_ids(cap)
+    for subnet_id in admitted:
+        endpoints = [e["service"] for e in subnets[subnet_id].inputs.get("serviceEndpoints") or []]
+        assert "Microsoft.KeyVault" in endpoints, subnets[subnet_id].name
+    # The vault waits for the subnets it names (the rules are checked when the vault is written).
+    vault = only(cap, VAULT)
+    subnet_urns = {subnets[s].urn for s in admitted}
+    assert subnet_urns <= set(vault.dependencies).union(*vault.property_dependencies.values())
+
+
+def test_without_lustre_the_vault_admits_only_the_nodes_subnet():
+    cap = stack("training.storage.lustre=null", "training.storage.checkpoints.path=null")
+    assert not [r for r in cap.resources if r.type == AMLFS]
+    (admitted,) = _vault_admits(cap)
+    assert _subnet_ids(cap)[admitted].name == "azure-training-net-nodes"
