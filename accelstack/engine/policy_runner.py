@@ -453,7 +453,10 @@ def run_packs(
         once = _DecodedOnce()
         analyzer_module.json_format = once  # type: ignore[assignment]
         analyzer_module.deserialize_properties = once.deserialize_properties  # type: ignore[assignment]
-        analyzer_module.unknown_checking_proxy = once.unknown_checking_proxy  # type: ignore[assignment]
+        # A view someone wrapped (the schema report's read trace, which reads its caller's frame) stays theirs.
+        wrapped_view = analyzer_module.unknown_checking_proxy is not unknown_checking_proxy
+        if not wrapped_view:
+            analyzer_module.unknown_checking_proxy = once.unknown_checking_proxy  # type: ignore[assignment]
         try:
             for pack in packs if packs is not None else default_packs():
                 servicer = pack.servicer()
@@ -465,7 +468,8 @@ def run_packs(
         finally:
             analyzer_module.json_format = json_format
             analyzer_module.deserialize_properties = deserialize_properties
-            analyzer_module.unknown_checking_proxy = unknown_checking_proxy
+            if not wrapped_view:
+                analyzer_module.unknown_checking_proxy = unknown_checking_proxy
     return verdicts
 
 
