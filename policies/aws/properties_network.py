@@ -16,7 +16,32 @@ NODES = "what the nodes run, wear, buy or reach (image, data, identity, capacity
 GRANT_TARGET = "which resource the grant or attachment applies to (a grant moved to another resource)"
 WHO_MAY_ACT = "who may act, as whom, on what"
 
+WAF_RULE = "front door: what a WAF rule does, in a separate rule or rule group (read by waf-rate-limit once linked to an attached web ACL; no example has one, so untraced)"
+
 PROPERTIES: dict[str, dict[str, str]] = {
+    "aws:wafv2/webAclRule:WebAclRule": {
+        "name": NAMING,
+        "region": "allowed-regions",
+        "ruleLabels": NAMING,
+        "timeouts": TUNING,
+        "visibilityConfig": "inert: CloudWatch metric names and sampling of one rule (the ACL's request log is web-acl-logging's)",
+    },
+    "aws:wafv2/webAclRuleGroupAssociation:WebAclRuleGroupAssociation": {
+        "region": "allowed-regions",
+        "ruleName": NAMING,
+        "timeouts": TUNING,
+        "visibilityConfig": "inert: CloudWatch metric names and sampling of one rule (the ACL's request log is web-acl-logging's)",
+    },
+    "aws:wafv2/ruleGroup:RuleGroup": {
+        "capacity": TUNING,
+        "description": NAMING,
+        "monetizationConfig": "inert: billing settings for rules whose action is monetize; the action itself is in `rules`",
+        "name": NAMING,
+        "namePrefix": NAMING,
+        "region": "allowed-regions",
+        "tags": "workload-tags",
+        "visibilityConfig": "inert: CloudWatch metric names and sampling (the ACL's request log is web-acl-logging's)",
+    },
     "aws:lb/loadBalancer:LoadBalancer": {
         "loadBalancerType": "waf-rate-limit",
         "connectionLogs": "cross-account-read-only, cross-account-read-only-final",
@@ -163,6 +188,28 @@ PROPERTIES: dict[str, dict[str, str]] = {
 
 # Properties no rule reads yet, with why they matter (the lead re-runs `python -m accelstack.engine.schema_report`).
 UNJUDGED: dict[str, dict[str, str]] = {
+    "aws:wafv2/webAclRule:WebAclRule": {
+        "action": WAF_RULE,
+        "captchaConfig": FRONT_DOOR,
+        "challengeConfig": FRONT_DOOR,
+        "overrideAction": WAF_RULE,
+        "priority": WAF_RULE,
+        "statement": WAF_RULE,
+        "webAclArn": "front door: which web ACL the rule joins (a rule moved to another ACL)",
+    },
+    "aws:wafv2/webAclRuleGroupAssociation:WebAclRuleGroupAssociation": {
+        "managedRuleGroup": WAF_RULE,
+        "overrideAction": "front door: `count` turns every rule of the group into count mode (nothing blocked)",
+        "priority": WAF_RULE,
+        "ruleGroupReference": WAF_RULE,
+        "webAclArn": "front door: which web ACL the group joins (a group moved to another ACL)",
+    },
+    "aws:wafv2/ruleGroup:RuleGroup": {
+        "customResponseBodies": FRONT_DOOR,
+        "rules": WAF_RULE,
+        "rulesJson": WAF_RULE,
+        "scope": FRONT_DOOR,
+    },
     "aws:lb/loadBalancer:LoadBalancer": {
         "subnetMappings": "unjudged: network exposure: the subnets (public or not) and Elastic IPs the load balancer takes, beside `subnets`",
         "enableTlsVersionAndCipherSuiteHeaders": TRANSPORT,
