@@ -55,11 +55,11 @@ def recording() -> Iterator[tuple[Reads, Reads]]:
             equal = str.__eq__(self, other)
             if equal is True and current["policy"]:
                 direct[(self.kind, str.__str__(self))].add(current["policy"])
-            return equal  # type: ignore[return-value]
+            return equal
 
         def __ne__(self, other: object) -> bool:
             equal = self.__eq__(other)
-            return equal if equal is NotImplemented else not equal  # type: ignore[return-value]
+            return equal if equal is NotImplemented else not equal
 
     class Recorded(proxy._DictProxy):
         def __init__(self, target: dict[str, Any], kind: str) -> None:
@@ -101,13 +101,13 @@ def recording() -> Iterator[tuple[Reads, Reads]]:
 
     # The runner swaps the servicer's proxy for its decode-once wrapper of the name it imported: patch that name too.
     policy_module.unknown_checking_proxy = wrapped_proxy
-    policy_runner.unknown_checking_proxy = wrapped_proxy  # type: ignore[assignment]
+    policy_runner.unknown_checking_proxy = wrapped_proxy  # type: ignore[attr-defined]
     policy_module._PolicyAnalyzerServicer._create_report_violation = wrapped_report  # type: ignore[method-assign,assignment]
     try:
         yield direct, scanned
     finally:
         policy_module.unknown_checking_proxy = original_proxy
-        policy_runner.unknown_checking_proxy = original_proxy
+        policy_runner.unknown_checking_proxy = original_proxy  # type: ignore[attr-defined]
         policy_module._PolicyAnalyzerServicer._create_report_violation = original_report  # type: ignore[method-assign]
 
 
