@@ -36,51 +36,95 @@ def recording() -> Iterator[tuple[Reads, Reads]]:
     import pulumi_policy.policy as policy_module
     from pulumi_policy import proxy
 
+    from accelstack.engine import policy_runner
+
     direct: Reads = defaultdict(set)
     scanned: Reads = defaultdict(set)
     current = {"policy": ""}
     original_proxy = policy_module.unknown_checking_proxy
     original_report = policy_module._PolicyAnalyzerServicer._create_report_violation
 
+    class ScannedKey(str):
+        """A key a policy got by iterating the props: indexing with it is a scan; comparing it with a name the
+        policy looks for (`key in KEY_PROPS`, `key == "kmsKeyId"`) singles the property out, a read like any other."""
+
+        __hash__ = str.__hash__
+        kind = ""
+
+        def __eq__(self, other: object) -> bool:
+            equal = str.__eq__(self, other)
+            if equal is True and current["policy"]:
+                direct[(self.kind, str.__str__(self))].add(current["policy"])
+            return equal
+
+        def __ne__(self, other: object) -> bool:
+            equal = self.__eq__(other)
+            return equal if equal is NotImplemented else not equal
+
     class Recorded(proxy._DictProxy):
         def __init__(self, target: dict[str, Any], kind: str) -> None:
             super().__init__(target, [])
             self._kind = kind
-            self._scanning = 0
 
         def __getitem__(self, key: Any) -> Any:
+            if isinstance(key, ScannedKey):
+                plain = str.__str__(key)
+                scanned[(self._kind, plain)].add(current["policy"])
+                return super().__getitem__(plain)  # type: ignore[no-untyped-call]
             if key != "__target":
-                reads = scanned if self._scanning else direct
-                reads[(self._kind, str(key))].add(current["policy"])
+                direct[(self._kind, str(key))].add(current["policy"])
             return super().__getitem__(key)  # type: ignore[no-untyped-call]
 
         def __iter__(self) -> Iterator[Any]:
-            # Mapping.items()/values() iterate, then index: a scan of every input.
-            self._scanning += 1
-            try:
-                yield from super().__iter__()  # type: ignore[no-untyped-call]
-            finally:
-                self._scanning -= 1
+            # Mapping.items()/values() and list(props) iterate, then index: a scan of every input.
+            for key in super().__iter__():  # type: ignore[no-untyped-call]
+                found = ScannedKey(key)
+                found.kind = self._kind
+                yield found
 
     def wrapped_proxy(props: dict[str, Any]) -> Any:
-        frame = sys._getframe(1)
-        # pulumi-policy builds a provider's props from `prov`, a stack resource's from `r`, else the request's
-        locals_ = frame.f_locals
-        request = locals_.get("prov") or locals_.get("r") or locals_.get("request")
-        kind = getattr(request, "type", "") or ""
+        # pulumi-policy builds a provider's props from `prov`, a stack resource's from `r`, else the request's; the
+        # offline runner calls this through its decode-once wrapper, so the servicer's frame is a few levels up.
+        kind, frame = "", sys._getframe(1)
+        while frame is not None and not kind:
+            locals_ = frame.f_locals
+            request = locals_.get("prov") or locals_.get("r") or locals_.get("request")
+            kind = getattr(request, "type", "") or ""
+            frame = frame.f_back  # type: ignore[assignment]
         return Recorded(dict(original_proxy(props)["__target"]), kind)
 
     def wrapped_report(self: Any, response: Any, name: str, *args: Any) -> Any:
+        if name != current["policy"]:
+            _forget_stack_caches()
         current["policy"] = name
         return original_report(self, response, name, *args)
 
+    # The runner swaps the servicer's proxy for its decode-once wrapper of the name it imported: patch that name too.
     policy_module.unknown_checking_proxy = wrapped_proxy
+    policy_runner.unknown_checking_proxy = wrapped_proxy  # type: ignore[attr-defined]
     policy_module._PolicyAnalyzerServicer._create_report_violation = wrapped_report  # type: ignore[method-assign,assignment]
     try:
         yield direct, scanned
     finally:
         policy_module.unknown_checking_proxy = original_proxy
+        policy_runner.unknown_checking_proxy = original_proxy  # type: ignore[attr-defined]
         policy_module._PolicyAnalyzerServicer._create_report_violation = original_report  # type: ignore[method-assign]
+
+
+# Caches the packs keep per stack or per shared view (the access graph, the reachability view, provider and stack
+# facts): the first policy to ask reads the props, later ones reuse what it read. A trace forgets them whenever the
+# policy changes, so each policy's own reads are recorded.
+_STACK_CACHES = {"access": ("_cache",), "reachability": ("_cache",), "common": ("_facts_seen",), "places": ("_facts",)}
+
+
+def _forget_stack_caches() -> None:
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(("policies.", "accelstack.policies.")):
+            continue
+        for attribute in _STACK_CACHES.get(name.rsplit(".", 1)[-1], ()):
+            held = getattr(module, attribute, None)
+            if isinstance(held, (list, dict)):
+                held.clear()
 
 
 def sample_value(prop: schema.Prop) -> Any:

@@ -1,9 +1,17 @@
 """GCP's guarded kinds, property by property (policies/schema.py), split by concept: grants and identities;
-everything else."""
+the regional front door and separate Cloud Armor rules; everything else."""
 
 from __future__ import annotations
 
-from . import properties_iam, properties_resources
+from . import properties_front_door, properties_iam, properties_resources
 
-PROPERTIES: dict[str, dict[str, str]] = {**properties_resources.PROPERTIES, **properties_iam.PROPERTIES}
-UNJUDGED: dict[str, dict[str, str]] = {**properties_resources.UNJUDGED, **properties_iam.UNJUDGED}
+PROPERTIES: dict[str, dict[str, str]] = {
+    **properties_resources.PROPERTIES,
+    **properties_iam.PROPERTIES,
+    **properties_front_door.PROPERTIES,
+}
+UNJUDGED: dict[str, dict[str, str]] = {
+    **properties_resources.UNJUDGED,
+    **properties_iam.UNJUDGED,
+    **properties_front_door.UNJUDGED,
+}

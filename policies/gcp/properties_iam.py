@@ -33,6 +33,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "project": "cross-account-read-only, cross-account-read-only-final, pinned-project",
     },
     "gcp:storage/bucketIAMMember:BucketIAMMember": {
+        "condition": "cross-account-read-only, cross-account-read-only-final",
         "bucket": "cross-account-read-only-final",
         "member": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
         "role": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
@@ -47,21 +48,26 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "policyData": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": {
+        "cryptoKeyId": "cross-account-read-only, cross-account-read-only-final",
         "member": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
         "role": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
     "gcp:kms/cryptoKeyIAMBinding:CryptoKeyIAMBinding": {
+        "cryptoKeyId": "cross-account-read-only, cross-account-read-only-final",
         "members": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
         "role": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
     "gcp:kms/cryptoKeyIAMPolicy:CryptoKeyIAMPolicy": {
+        "cryptoKeyId": "cross-account-read-only, cross-account-read-only-final",
         "policyData": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
     "gcp:kms/keyRingIAMMember:KeyRingIAMMember": {
+        "keyRingId": "cross-account-read-only, cross-account-read-only-final",
         "member": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
         "role": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
     "gcp:kms/keyRingIAMBinding:KeyRingIAMBinding": {
+        "keyRingId": "cross-account-read-only, cross-account-read-only-final",
         "members": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
         "role": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
@@ -108,14 +114,17 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "project": "cross-account-read-only, cross-account-read-only-final, pinned-project",
     },
     "gcp:serviceaccount/iAMMember:IAMMember": {
+        "serviceAccountId": "cross-account-read-only, cross-account-read-only-final",
         "member": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
         "role": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
     "gcp:serviceaccount/iAMBinding:IAMBinding": {
+        "serviceAccountId": "cross-account-read-only, cross-account-read-only-final",
         "members": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
         "role": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
     "gcp:serviceaccount/iAMPolicy:IAMPolicy": {
+        "serviceAccountId": "cross-account-read-only, cross-account-read-only-final",
         "policyData": "cross-account-read-only, cross-account-read-only-final, iam-least-privilege, no-public-buckets",
     },
 }
@@ -133,29 +142,19 @@ UNJUDGED: dict[str, dict[str, str]] = {
     "gcp:projects/iAMBinding:IAMBinding": {
         "condition": WHO_MAY_ACT,
     },
-    "gcp:storage/bucketIAMMember:BucketIAMMember": {
-        "condition": WHO_MAY_ACT,
-    },
     "gcp:storage/bucketIAMBinding:BucketIAMBinding": {
         "condition": WHO_MAY_ACT,
     },
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": {
-        "cryptoKeyId": ENCRYPTION,
         "condition": WHO_MAY_ACT,
     },
     "gcp:kms/cryptoKeyIAMBinding:CryptoKeyIAMBinding": {
-        "cryptoKeyId": ENCRYPTION,
         "condition": WHO_MAY_ACT,
     },
-    "gcp:kms/cryptoKeyIAMPolicy:CryptoKeyIAMPolicy": {
-        "cryptoKeyId": ENCRYPTION,
-    },
     "gcp:kms/keyRingIAMMember:KeyRingIAMMember": {
-        "keyRingId": GRANT_TARGET,
         "condition": WHO_MAY_ACT,
     },
     "gcp:kms/keyRingIAMBinding:KeyRingIAMBinding": {
-        "keyRingId": GRANT_TARGET,
         "condition": WHO_MAY_ACT,
     },
     "gcp:secretmanager/secretIamMember:SecretIamMember": {
@@ -192,14 +191,9 @@ UNJUDGED: dict[str, dict[str, str]] = {
         "subscription": GRANT_TARGET,
     },
     "gcp:serviceaccount/iAMMember:IAMMember": {
-        "serviceAccountId": WHO_MAY_ACT,
         "condition": WHO_MAY_ACT,
     },
     "gcp:serviceaccount/iAMBinding:IAMBinding": {
-        "serviceAccountId": WHO_MAY_ACT,
         "condition": WHO_MAY_ACT,
-    },
-    "gcp:serviceaccount/iAMPolicy:IAMPolicy": {
-        "serviceAccountId": WHO_MAY_ACT,
     },
 }

@@ -114,18 +114,16 @@ DEPRECATED_TWINS: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 
-def deprecated_spellings_judged_apart() -> list[str]:
-    """Deprecated spellings no rule of their split twin judges (the twin's rules read a property the inline
-    spelling also sets, so the same meaning must meet the same rule)."""
+def deprecated_spellings_judged_apart() -> dict[tuple[str, str], tuple[str, ...]]:
+    """Deprecated spellings -> the rules of their split twin that do not judge them (the same meaning must meet
+    the same rules)."""
     table = schema.classified("aws")
-    found = []
+    found = {}
     for (kind, wire), (twin, twin_wire) in DEPRECATED_TWINS.items():
         mine = set(schema.rules_of(table.get(kind, {}).get(wire, "inert:")))
         theirs = set(schema.rules_of(table.get(twin, {}).get(twin_wire, "inert:")))
-        if theirs and not mine & theirs:
-            found.append(
-                f"{kind} {wire}: judged by {sorted(mine) or 'nothing'}; {twin} {twin_wire} by {sorted(theirs)}"
-            )
+        if missing := theirs - mine:
+            found[(kind, wire)] = tuple(sorted(missing))
     return found
 
 
@@ -134,12 +132,24 @@ def test_the_deprecated_twins_name_real_properties() -> None:
         assert wire in schema.properties(kind) and twin_wire in schema.properties(twin)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="no rule reads the inline Bucket policy, encryption, logging, lifecycle (and BucketV2's versionings) "
-    "yet: readers are being added (issue 28, item 2); remove this mark when they land",
-)
+# Read now: the inline `policy` (the access graph and no-public-buckets, like BucketPolicy), `acl`, Bucket's
+# `versioning`; the inline `logging(s)` and `replicationConfiguration(s)` destinations are placed by the access graph
+# (replication's split twin, BucketReplicationConfig, is no kind of a security concept, so it is not compared here).
+# Still apart, for the lead to decide (a reader change, not a classification one): no rule reads these.
+KNOWN_APART: dict[tuple[str, str], tuple[str, ...]] = {
+    (BUCKET, "serverSideEncryptionConfiguration"): ("bucket-encryption", "encryption-at-rest"),
+    (BUCKET_V2, "serverSideEncryptionConfigurations"): ("encryption-at-rest",),
+    (BUCKET_V2, "versionings"): ("bucket-versioning",),
+    (BUCKET, "logging"): ("bucket-access-logging",),
+    (BUCKET_V2, "loggings"): ("bucket-access-logging",),
+    (BUCKET, "lifecycleRules"): ("no-scheduled-data-loss",),
+    (BUCKET_V2, "lifecycleRules"): ("no-scheduled-data-loss",),
+}
+
+
 def test_deprecated_spellings_are_judged_like_their_split_resources() -> None:
+    """Each deprecated spelling meets every rule of its split twin, except the known gaps above; a reader that closes
+    a gap (or a classification that opens one) fails here until KNOWN_APART says so."""
     apart = deprecated_spellings_judged_apart()
-    print("\n" + "\n".join(apart))
-    assert apart == []
+    print("\n" + "\n".join(f"{kind} {wire}: not judged by {rules}" for (kind, wire), rules in apart.items()))
+    assert apart == KNOWN_APART

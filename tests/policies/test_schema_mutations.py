@@ -27,9 +27,11 @@ from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.policies import concepts, schema
 
 # Measured when this test was written (2026-12-05, the packs of main at 08414f4): 102 of the 160 sampled mutants
-# killed (63.7%, of 404 generated), 0 false positives in 71 legitimate changes. The floor sits just under it;
+# killed (63.7%, of 404 generated), 0 false positives in 71 legitimate changes. Re-measured after the access-graph
+# readers, the reachability view and the WAF/logging/retention guardrails (main at cd00df0): 108/160 (67.5%, of 524
+# generated: the classification judges more properties), 0 false positives in 71. The floor sits just under it;
 # raise it as readers land (the survivors are printed).
-KILL_FLOOR = 0.60
+KILL_FLOOR = 0.65
 SAMPLE = 160  # mutants run (a deterministic sample by hash), to stay within ~3 minutes on 2 cores
 HARMLESS_SAMPLE = 30  # harmless generated values run in the legitimate suite
 REMOVE = "<removed>"  # a block removed (a string: mutants cross to worker processes)
