@@ -119,9 +119,17 @@ SERVICE_LOGS_CONFIG: dict[str, dict[str, Any]] = {
 
 
 def check_service_logs(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Access, audit and request logs stay on, each vendor reading its own (below); the front door's access logs
+    only where the stack file keeps them on. Ours, after each cloud's logging guidance."""
     front_door = ctx.config.get("frontDoorAccessLogs", True) is not False
     for read in _readers(lambda r: r.service_logs):
         yield from read(resources, front_door)
+
+
+check_service_logs.__doc__ = "\n\n".join(
+    [check_service_logs.__doc__ or ""]
+    + [v.guardrails.service_logs.__doc__ or "" for v in vendors.VENDORS if v.guardrails.service_logs]
+)
 
 
 def check_no_internet_ingress(resource: Any, ctx: Context) -> Iterable[str]:
