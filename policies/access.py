@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from . import concepts
 
@@ -223,8 +223,21 @@ def build(resources: Sequence[Any], readers: Sequence[EdgeReader], placement: Pl
     return graph
 
 
-# The last stack's graph, with the very resource list it was built from (held, so its id cannot be reused by a
-# later stack's list while cached).
+_Built = TypeVar("_Built")
+
+
+def once_per_stack(
+    cache: list[tuple[Sequence[Any], Any, _Built]], resources: Sequence[Any], key: Any, build: Callable[[], _Built]
+) -> _Built:
+    """The last stack's result, built once however many rules ask with the same resource list and key. The cache
+    holds the very list it was built from, so that list's id cannot be reused by a later stack's while cached."""
+    if cache and cache[0][0] is resources and cache[0][1] == key:
+        return cache[0][2]
+    built = build()
+    cache[:] = [(resources, key, built)]
+    return built
+
+
 _cache: list[tuple[Sequence[Any], Any, AccessGraph]] = []
 
 
@@ -233,11 +246,9 @@ def graph_of(
 ) -> AccessGraph:
     """The stack's graph, built once however many rules ask with the same resource list and placement."""
     key = (own, tuple(sorted(stores.items())), tuple(readers))
-    if _cache and _cache[0][0] is resources and _cache[0][1] == key:
-        return _cache[0][2]
-    graph = build(resources, readers, Placement(own, stores, Stack.of(resources)))
-    _cache[:] = [(resources, key, graph)]
-    return graph
+    return once_per_stack(
+        _cache, resources, key, lambda: build(resources, readers, Placement(own, stores, Stack.of(resources)))
+    )
 
 
 def levels_of(access: Iterable[str]) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
-from .access import ANY, OWN, SERVICE, Party, Placement, Stack, unplaced
+from .access import ANY, OWN, SERVICE, Party, Placement, Stack, once_per_stack, unplaced
 
 # What a node is.
 INTERNET_KIND = "internet"
@@ -148,8 +148,6 @@ def build(resources: Sequence[Any], readers: Sequence[LinkReader], placement: Pl
     return graph
 
 
-# The last stack's view, with the very resource list it was built from (held, so its id cannot be reused by a
-# later stack's list while cached).
 _cache: list[tuple[Sequence[Any], Any, ReachGraph]] = []
 
 
@@ -158,11 +156,9 @@ def graph_of(
 ) -> ReachGraph:
     """The stack's view, built once however many rules ask with the same resource list and placement."""
     key = (own, tuple(sorted(stores.items())), tuple(readers))
-    if _cache and _cache[0][0] is resources and _cache[0][1] == key:
-        return _cache[0][2]
-    graph = build(resources, readers, Placement(own, stores, Stack.of(resources)))
-    _cache[:] = [(resources, key, graph)]
-    return graph
+    return once_per_stack(
+        _cache, resources, key, lambda: build(resources, readers, Placement(own, stores, Stack.of(resources)))
+    )
 
 
 def describe(links: Iterable[Link]) -> Mapping[str, list[str]]:
