@@ -251,26 +251,6 @@ def graph_of(
     )
 
 
-def levels_of(access: Iterable[str]) -> str:
-    """The strongest of several access levels (READ when none)."""
-    best = READ
-    for level in access:
-        best = stronger(best, level)
-    return best
-
-
-def describe(edges: Iterable[Edge]) -> Mapping[str, list[str]]:
-    """origin URN -> one line per edge (for `accelstack preview`'s handoff view and debugging)."""
-    shown: dict[str, list[str]] = {}
-    for edge in edges:
-        scope = f" under {edge.scope!r}" if edge.scope else ""
-        shown.setdefault(edge.origin, []).append(
-            f"{edge.source.shown()} [{edge.source.account}] -{edge.access}-> {edge.target.shown()} "
-            f"[{edge.target.account}]{scope} ({edge.what})"
-        )
-    return shown
-
-
 __all__ = [
     "ADMIN",
     "ANY",

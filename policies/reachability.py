@@ -161,18 +161,6 @@ def graph_of(
     )
 
 
-def describe(links: Iterable[Link]) -> Mapping[str, list[str]]:
-    """origin URN -> one line per link (debugging, and the handoff view)."""
-    shown: dict[str, list[str]] = {}
-    for link in links:
-        ports = f" on {link.ports}" if link.ports else ""
-        shown.setdefault(link.origin, []).append(
-            f"{link.source.shown()} [{link.source.account}] -{link.via}-> {link.target.shown()} "
-            f"[{link.target.account}]{ports} ({link.what})"
-        )
-    return shown
-
-
 __all__ = [
     "ENDPOINT",
     "ENDPOINT_SERVICE",
