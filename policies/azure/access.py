@@ -233,6 +233,7 @@ def _assignment_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     role_name, grants, later = role_grants(_last(role_ref).lower(), placement)
     sources = principal_parties(props.get("principalId"), props.get("principalType"), placement)
     reads = read_scope(props.get("condition"))
+    foreign_role = _foreign_role(role_ref, scope, placement)
     for access, kind in grants:
         if kind == IDENTITY:
             # Becoming the identities under the scope: the identity itself when the scope is one.
@@ -255,7 +256,20 @@ def _assignment_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
                 else ": no ABAC condition limits it to a blob path prefix (the read path loses its condition)"
             )
         for source in sources:
-            yield Edge(source, access, target, resource.urn, what, edge_scope, reads.unplaced)
+            yield Edge(source, access, target, resource.urn, what, edge_scope, reads.unplaced or foreign_role)
+
+
+def _foreign_role(role_ref: str, scope: str, placement: Placement) -> str:
+    """Why a role definition id cannot be judged here: it names a subscription that is neither the assignment's
+    nor this stack's. The pack reads a role by its GUID (built-in table, or a definition this stack creates); one
+    read from another subscription may be that subscription's custom role under a built-in's name."""
+    named = subscription_of(role_ref)
+    if named is None or named in {a.lower() for a in placement.own} or named == subscription_of(scope):
+        return ""
+    return (
+        f"its role definition id names subscription {named}, neither the assignment's scope nor this stack's: "
+        "the pack cannot read a role defined elsewhere"
+    )
 
 
 def _container(reads: ReadScope) -> str:

@@ -157,6 +157,16 @@ MUTATIONS: list[tuple[str, str, Callable[[Doc], None], str, str]] = [
         SEPARATION,
         "own-it",
     ),
+    (
+        "role-defined-in-another-subscription",
+        AZS,
+        both(
+            assignment(AZS, "borrowed-role", f"/subscriptions/{SERVE_SUB}", READER, NODES_PRINCIPAL["serving"]),
+            put("borrowed-role", "roleDefinitionId", role_id(OTHER_SUB, READER)),
+        ),
+        SEPARATION,
+        "borrowed-role",
+    ),
     ("scale-set-wears-training-identity", AZS, wear("replicas", TRAINING_IDENTITY), SEPARATION, "replicas"),
     ("scale-set-wears-it-api-map", AZS, wear("replicas", TRAINING_IDENTITY, as_map=True), SEPARATION, "replicas"),
     (
@@ -519,6 +529,15 @@ LEGITIMATE: list[tuple[str, str, Callable[[Doc], None], dict[str, Any]]] = [
             f"/subscriptions/{TRAIN_SUB}/resourceGroups/rg/providers/Microsoft.KeyVault/vaults/acmevault/secrets/munge",
             SECRETS_USER,
             NODES_PRINCIPAL["training"],
+        ),
+        {},
+    ),
+    (
+        "built-in-role-by-its-tenant-level-id",
+        AZS,
+        both(
+            assignment(AZS, "tenant-form", f"/subscriptions/{SERVE_SUB}", READER, NODES_PRINCIPAL["serving"]),
+            put("tenant-form", "roleDefinitionId", f"/providers/Microsoft.Authorization/roleDefinitions/{READER}"),
         ),
         {},
     ),
