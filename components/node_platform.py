@@ -211,6 +211,11 @@ class NodePlatform(Protocol):
         """What the nodes' fabric needs set up at boot and around jobs; None: the image has everything."""
         ...
 
+    def units_before_slurmd(self, instance: InstanceType | None) -> tuple[str, ...]:
+        """Units the node image runs at every boot that jobs rely on (slurmd is ordered after them, so a job
+        never starts on a node whose image has not finished configuring it; after a reboot too)."""
+        ...
+
     @property
     def lustre_product(self) -> str:
         """The managed Lustre's name as the cloud sells it ("FSx for Lustre"), for the node scripts' comments."""

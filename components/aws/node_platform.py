@@ -162,6 +162,11 @@ class AwsNodePlatform:
     def checkpoint_copy_functions(self) -> str:
         return s3_copy_functions(self.region)
 
+    def units_before_slurmd(self, instance: InstanceType | None) -> tuple[str, ...]:
+        """None: nothing on the image configures the GPUs or the fabric at boot after slurmd could start (the
+        fabric's own unit, which slurmd requires, is the recipe's)."""
+        return ()
+
     def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
         """None: the Deep Learning AMI carries the EFA installer's libfabric and aws-ofi-nccl (see images)."""
         return None

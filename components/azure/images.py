@@ -76,7 +76,10 @@ _UBUNTU_HPC = NodeImage(
     installable=NOBLE_ARCHIVE,
     pinned_away={"slurm*": _UBUNTU_SLURM_PINNED},
     repositories=_MICROSOFT_REPOSITORIES,
-    services=frozenset({"walinuxagent.service", "docker.service", "nvidia-persistenced.service"}),
+    # sku_customizations.service: azhpc-images' per-size oneshot (writes /etc/nccl.conf for the ND sizes).
+    services=frozenset(
+        {"walinuxagent.service", "docker.service", "nvidia-persistenced.service", "sku_customizations.service"}
+    ),
 )
 # Ubuntu-HPC 24.04 ROCm (the azhpc-images README's "microsoft-dsvm:ubuntu-hpc:2404-rocm"): install.sh installs
 # ROCm for GPU=AMD in place of NVIDIA's stack; the rest is the same build.

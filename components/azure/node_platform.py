@@ -217,6 +217,13 @@ class AzureNodePlatform:
         """None: the HPC image carries the InfiniBand stack (OFED) NCCL's IB transport uses."""
         return None
 
+    def units_before_slurmd(self, instance: InstanceType | None) -> tuple[str, ...]:
+        """Ubuntu-HPC's (and its ROCm build's) oneshot that writes /etc/nccl.conf (the ND topology file, relaxed
+        ordering) for the VM size at every boot (azhpc-images: /etc/systemd/system/sku_customizations.service,
+        WantedBy multi-user.target). On first boot cloud-final already runs after it; after a reboot slurmd,
+        also wanted by multi-user.target, would race it."""
+        return ("sku_customizations.service",)
+
     def block_device_path(self, volume: str) -> str:
         return data_disk_device(volume)
 

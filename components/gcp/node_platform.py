@@ -161,6 +161,11 @@ class GcpNodePlatform:
     def object_sync_command(self, source: str, destination: str) -> str:
         return gcloud_rsync_command(source, destination)
 
+    def units_before_slurmd(self, instance: InstanceType | None) -> tuple[str, ...]:
+        """None: nothing on the image configures the GPUs or the fabric at boot after slurmd could start (the
+        fabric's own unit, which slurmd requires, is the recipe's)."""
+        return ()
+
     def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
         """GPUDirect-TCPXO's receive-datapath manager and NCCL plugin on A3 Mega (components/gcp/gpudirect.py)."""
         return gpudirect.fabric_hooks(instance)

@@ -363,6 +363,7 @@ def compute_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) ->
         sync_unit=CHECKPOINT_SYNC_UNIT,
         fabric=nodes.platform.fabric_hooks(nodes.instance),
         fabric_unit=FABRIC_UNIT,
+        image_units=nodes.platform.units_before_slurmd(nodes.instance),
     )
 
 

@@ -73,6 +73,9 @@ class ExampleCloudPlatform:
     def metadata_command(self, fact: NodeFact) -> str:
         return f"gce_metadata {_GCE_PATHS[fact]}"
 
+    def units_before_slurmd(self, instance: object) -> tuple[str, ...]:
+        return ()
+
     def fabric_hooks(self, instance: object) -> None:
         return None  # an image with its fabric's software
 
