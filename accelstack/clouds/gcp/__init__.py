@@ -188,7 +188,7 @@ GCP = Cloud(
     managed_scheduler=ManagedScheduler("Cluster Director", mounts_checkpoints=True, login_node=True),
     components="accelstack.components.gcp",
     workloads=frozenset({"training", "serving"}),
-    rules=("accelstack.clouds.gcp.rules", "accelstack.clouds.gcp.serving_rules"),
+    rules=("accelstack.clouds.gcp.rules", "accelstack.clouds.gcp.serving_rules", "accelstack.clouds.gcp.names"),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
     # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).
