@@ -8,6 +8,10 @@ Boot data. Whether a machine's boot data (cloud-init user data, custom data) fit
 by rendering it, which the spec layer cannot do (the components sit above it). So a cloud's rule modules register
 a renderer, `@boot_data(workload=...)`, that yields what its components will render at its longest, and the one
 rule here measures it against the limit the cloud declares.
+
+Names. What a stack's name becomes on its cloud (a vault, a bucket, a network, each with its service's naming
+rule) is listed by the cloud's `names` module (`@stack_names(workload=...)`), and one rule here refuses a stack
+name that would give a name its service refuses (`accelstack.clouds.naming`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud
+from accelstack.clouds.naming import DerivedName
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Problem, did_you_mean
 from accelstack.spec.rule_registry import Registered, Workload, in_run_order, rule
@@ -223,4 +228,63 @@ def admission_within_the_clouds_limits(spec: ServingStack) -> Iterator[Problem]:
             "serving.admission.rateWindowSeconds",
             f"{window} s: {limits.rate_service} evaluates rate limits per fixed windows; allowed on {spec.cloud}: "
             f"{', '.join(str(s) for s in limits.rate_windows)}",
+        )
+
+
+# --- names derived from the stack's name -----------------------------------------------------------
+
+
+NAMERS: list[Registered[DerivedName]] = []
+
+TrainingNamer = TypeVar("TrainingNamer", bound=Callable[[TrainingStack], Iterator[DerivedName]])
+ServingNamer = TypeVar("ServingNamer", bound=Callable[[ServingStack], Iterator[DerivedName]])
+AnyNamer = TypeVar("AnyNamer", bound=Callable[[StackSpec], Iterator[DerivedName]])
+
+
+@overload
+def stack_names(*, workload: Literal["training"]) -> Callable[[TrainingNamer], TrainingNamer]: ...
+@overload
+def stack_names(*, workload: Literal["serving"]) -> Callable[[ServingNamer], ServingNamer]: ...
+@overload
+def stack_names(*, workload: None = None) -> Callable[[AnyNamer], AnyNamer]: ...
+def stack_names(*, workload: Workload | None = None) -> Any:
+    """Register what `workload` stacks' names become on a cloud (in a module its `Cloud.rules` names)."""
+
+    def register(names: Callable[..., Iterator[DerivedName]]) -> Callable[..., Iterator[DerivedName]]:
+        NAMERS.append(Registered(names, workload))
+        return names
+
+    return register
+
+
+def derived_names(spec: StackSpec) -> list[DerivedName]:
+    """Every name `spec`'s cloud derives from its stack name, as its components will."""
+    return [name for namer in in_run_order(NAMERS, spec.cloud) for name in namer(spec)]
+
+
+@rule
+def derived_names_fit_the_clouds_rules(spec: StackSpec) -> Iterator[Problem]:
+    """Every name the stack's name becomes is one its service takes. Names accelstack derives itself are fitted
+    to their rule (accelstack.clouds.naming.fitted); a Pulumi auto-name (the logical name and a random suffix)
+    cannot be shortened without replacing the resource, so the stack name is refused, once per service, with
+    the rule: otherwise `up` fails at that resource, after the ones before it exist."""
+    refused: set[str] = set()
+    for name in derived_names(spec):
+        problem = name.problem()
+        if problem is None or name.rule.service in refused:
+            continue
+        refused.add(name.rule.service)
+        shape = f"{name.name}<random suffix>" if name.autonamed else name.name
+        room = name.rule.max_length - (len(name.deployed) - len(spec.stack))
+        shorter = (
+            f"; a {spec.cloud} {spec.workload} stack's name may have at most {room} characters"
+            if len(name.deployed) > name.rule.max_length and 0 < room < len(spec.stack)
+            else ""
+        )
+        yield Problem(
+            "stack",
+            f"stack name {spec.stack!r} names {name.resource} {shape!r}: {problem}"
+            + (f" ({name.rule.source})" if name.rule.source else "")
+            + shorter
+            + "; rename the stack (the stack file Pulumi.<stack>.yaml)",
         )

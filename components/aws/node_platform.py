@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from accelstack.clouds.aws import names
 from accelstack.clouds.base import InstanceType
 from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, FabricHooks, NodeFact, SlurmPackages
 from accelstack.spec.models import StackSpec
@@ -87,7 +88,7 @@ def munge_key_command(secret_id: str, region: str) -> str:
 
 
 # The SSM parameter holding a Slurm head's configuration files (components/aws/scheduler.py), by stack name.
-SLURM_CONFIG_PARAMETER = "/accelstack/{stack}/slurm-config"
+SLURM_CONFIG_PARAMETER = names.SLURM_CONFIG_PARAMETER
 
 
 def ssm_parameter_command(name: str, region: str) -> str:

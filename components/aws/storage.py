@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.clouds.aws import names
 from accelstack.components.aws.kms import service_host, stack_key_policy
 from accelstack.planner.training_plan import PlannedFileSystem
 from accelstack.spec.models import TrainingStorage as TrainingStorageSpec
@@ -371,7 +372,7 @@ class TrainingStorage(pulumi.ComponentResource):
         )
         aws.kms.Alias(
             f"{name}-key",
-            name=f"alias/accelstack/{spec.stack}",
+            name=names.storage_key_alias(spec.stack),
             target_key_id=self.kms_key.key_id,
             # Alias names are unique per account and Region: a replacement must free the name first.
             opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),

@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_azure_native as azure_native
 
+from accelstack.clouds.azure import names
 from accelstack.clouds.azure.catalog import ACCELERATED_INSTANCES
 from accelstack.clouds.azure.rules import blob_uri_parts
 from accelstack.components.azure.provider import account_of, stack_tags
@@ -63,16 +63,11 @@ COMPUTE_FIXED_AT_CREATION = ("vmSize", "vmPriority", "subnet", "enableNodePublic
 
 
 def workspace_name(spec: TrainingStack) -> str:
-    """3-33 letters, digits, hyphens and underscores, starting with a letter or digit."""
-    return f"{spec.stack[:29].rstrip('-_')}-aml"
+    return names.workspace_name(spec.stack)
 
 
 def workspace_storage_name(spec: TrainingStack) -> str:
-    """Storage account names are global, 3-24 lowercase letters and digits: the stack's letters and a digest
-    of the subscription and stack, so two subscriptions (or stacks) never collide."""
-    letters = re.sub(r"[^a-z0-9]", "", spec.stack.lower())[:14]
-    digest = hashlib.sha256(f"{account_of(spec).subscription_id}:{spec.stack}".encode()).hexdigest()[:6]
-    return f"{letters}{digest}ml"
+    return names.workspace_storage_name(spec.stack, account_of(spec).subscription_id)
 
 
 def vm_priority(capacity: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure_native
 
+from accelstack.clouds.azure import names
 from accelstack.spec import StackSpec
 from accelstack.spec.accounts import AzureAccount
 
@@ -51,7 +52,7 @@ def resource_group(spec: StackSpec, opts: pulumi.ResourceOptions) -> azure_nativ
     account = account_of(spec)
     return azure_native.resources.ResourceGroup(
         f"{spec.stack}-rg",
-        resource_group_name=f"{spec.stack}-rg",
+        resource_group_name=names.resource_group_name(spec.stack),
         location=account.region,
         tags=stack_tags(spec),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True)),

@@ -24,14 +24,13 @@ Azure Managed Lustre importing the dataset container (Blob integration, "HSM").
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from collections.abc import Sequence
 
 import pulumi
 import pulumi_azure_native as azure_native
 
-from accelstack.clouds.azure import catalog
+from accelstack.clouds.azure import catalog, names
 from accelstack.clouds.azure.rules import blob_uri_parts
 from accelstack.components.azure.provider import account_of, stack_tags
 from accelstack.planner.training_plan import PlannedFileSystem
@@ -67,15 +66,8 @@ def role_definition(subscription_id: str, role: str) -> str:
 
 
 def vault_name(spec: TrainingStack) -> str:
-    """Key Vault names are global, 3-24 letters, digits and hyphens, starting with a letter, without consecutive
-    hyphens (Key Vault naming rules): the stack's name and a digest of the subscription, so two subscriptions
-    deploying the same stack name do not collide. A stack name that is already a valid start keeps its vault name;
-    one starting with a digit gets a "kv" prefix, and runs of hyphens become one."""
-    digest = hashlib.sha256(account_of(spec).subscription_id.encode()).hexdigest()[:6]
-    stem = re.sub(r"-{2,}", "-", spec.stack)
-    if not stem[:1].isalpha():
-        stem = f"kv{stem}"
-    return f"{stem[:14].rstrip('-')}-{digest}-kv"
+    """The stack's Key Vault: its name is global (accelstack.clouds.azure.names.vault_name)."""
+    return names.vault_name(spec.stack, account_of(spec).subscription_id)
 
 
 def vault_firewall(subnets: Sequence[pulumi.Input[str] | None]) -> dict[str, object]:

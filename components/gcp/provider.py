@@ -11,6 +11,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.clouds.gcp.names import resource_id as resource_id  # one place for GCP names
 from accelstack.spec import StackSpec
 from accelstack.spec.accounts import GcpAccount
 
@@ -27,16 +28,6 @@ def account_of(spec: StackSpec) -> GcpAccount:
 def stack_labels(spec: StackSpec) -> dict[str, str]:
     """Labels every resource carries (stable across config edits, as on AWS)."""
     return {"accelstack-workload": spec.workload, "accelstack-stack": spec.stack}
-
-
-def resource_id(stack: str, suffix: str, limit: int) -> str:
-    """An id Google takes for a resource the stack names itself (service accounts: 6..30 characters, Managed
-    Lustre instances: 1..63; both start with a letter and end with a letter or digit): `<stack>-<suffix>`,
-    the stack's part shortened (never the suffix, so a long stack name cannot make two ids collide) and
-    prefixed with "s" when the stack name starts with a digit (stack names may)."""
-    base = stack if stack[:1].isalpha() else f"s{stack}"
-    base = base[: limit - len(suffix) - 1].rstrip("-")
-    return f"{base}-{suffix}"
 
 
 def gcp_provider(spec: StackSpec, parent: pulumi.Resource) -> gcp.Provider:

@@ -20,6 +20,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_random as random
 
+from accelstack.clouds.gcp import names
 from accelstack.components.gcp.images import HEAD_IMAGE, SHIELDED_VM
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.node_platform import GcpNodePlatform
@@ -72,7 +73,7 @@ class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):
         name, parent = ctx.name, ctx.parent
         self.secret = gcp.secretmanager.Secret(
             f"{name}-munge-key",
-            secret_id=f"{name}-munge-key",
+            secret_id=names.munge_secret_id(name),
             replication={"user_managed": {"replicas": [{"location": ctx.spec.account.region}]}},
             opts=pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True),
         )

@@ -22,7 +22,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from accelstack.clouds.base import Feature
-from accelstack.clouds.gcp import catalog
+from accelstack.clouds.gcp import catalog, names
 from accelstack.components.base import SchedulerResult
 from accelstack.components.gcp.apis import project_apis
 from accelstack.components.gcp.cluster_director import ClusterDirectorScheduler
@@ -244,7 +244,7 @@ class GcpTrainingParts(TrainingParts[GcpTrainingHandles], WithManagedScheduler[G
         ]  # no access_configs anywhere: no external IP
         return gcp.compute.InstanceTemplate(
             f"{name}-node",
-            name_prefix=f"{name}-node-"[:37],
+            name_prefix=names.node_template_prefix(name),
             region=spec.account.region,
             machine_type=nodes.instance_type,
             disks=[
@@ -275,7 +275,7 @@ class GcpTrainingParts(TrainingParts[GcpTrainingHandles], WithManagedScheduler[G
         return gcp.compute.InstanceGroupManager(
             f"{name}-nodes",
             zone=self.vpcs.zone,
-            base_instance_name=f"{name}-node"[:54],
+            base_instance_name=names.node_base_instance_name(name),
             # Flex-start: the group starts empty and the resize request adds every node at once when the
             # capacity is granted (about-resize-requests-mig); the stack must not size it back to 0 after.
             target_size=0 if flex_start else nodes.count,

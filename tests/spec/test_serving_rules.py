@@ -172,7 +172,7 @@ def test_example_serving_stack_is_clean():
         ({"serving.replicas.warmPool": 20}, "serving.replicas.warmPool", Level.WARNING, "never used"),
         # ELB names: 32 characters, the target group's is "<stack>-replicas-<7 random>".
         ({"stack": "acme-llama-serving"}, "stack", Level.ERROR, "at most 15"),
-        ({"stack": "internal"}, "stack", Level.ERROR, "starting with 'internal-'"),
+        ({"stack": "internal"}, "stack", Level.ERROR, "start with 'internal-'"),
     ],
 )
 def test_bad_serving_config(edits, path, level, fragment):

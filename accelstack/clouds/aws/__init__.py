@@ -181,7 +181,12 @@ AWS = Cloud(
     components="accelstack.components.aws",
     provider_region_key="aws:region",
     # The last renders node user data with the components (a spec rule that needs them), imported by name.
-    rules=("accelstack.clouds.aws.rules", "accelstack.clouds.aws.serving_rules", "accelstack.components.aws.rules"),
+    rules=(
+        "accelstack.clouds.aws.rules",
+        "accelstack.clouds.aws.serving_rules",
+        "accelstack.clouds.aws.names",
+        "accelstack.components.aws.rules",
+    ),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
     # Target tracking on backlog per instance (accelstack.components.aws.serving.scaling).

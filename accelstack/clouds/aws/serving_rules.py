@@ -157,31 +157,3 @@ def warm_pool_within_group(spec: ServingStack) -> Iterator[Problem]:
             "the extra stopped instances are never used (their EBS volumes are still billed)",
             Level.WARNING,
         )
-
-
-# Load balancer and target group names are Pulumi auto-names: the logical name (the stack name plus
-# these suffixes, see accelstack.components.aws.serving), "-" and 7 random characters. ELB allows 32 characters
-# and refuses load balancer names starting with "internal-" (API CreateLoadBalancer / CreateTargetGroup);
-# the provider fails the preview when the auto-name cannot fit.
-ELB_NAME_MAX = 32
-AUTONAME_SUFFIX = 8  # "-" + 7 random characters (pulumi-aws autonaming for aws:lb resources)
-LOAD_BALANCER_SUFFIX = "-alb"
-TARGET_GROUP_SUFFIX = "-replicas"
-
-
-@rule(workload="serving")
-def serving_stack_name_fits_elb_names(spec: ServingStack) -> Iterator[Problem]:
-    longest = max(LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX, key=len)
-    limit = ELB_NAME_MAX - AUTONAME_SUFFIX - len(longest)
-    if len(spec.stack) > limit:
-        yield Problem(
-            "stack",
-            f"stack name {spec.stack!r} is {len(spec.stack)} characters; a serving stack's name may have at most "
-            f"{limit}: its target group is named '<stack>{longest}-<7 random>' and ELB names are limited to "
-            f"{ELB_NAME_MAX} characters",
-        )
-    if f"{spec.stack}{LOAD_BALANCER_SUFFIX}".startswith("internal-"):
-        yield Problem(
-            "stack",
-            f"stack name {spec.stack!r}: ELB refuses load balancer names starting with 'internal-'; rename the stack",
-        )

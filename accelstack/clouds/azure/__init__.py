@@ -191,6 +191,7 @@ AZURE = Cloud(
     rules=(
         "accelstack.clouds.azure.rules",
         "accelstack.clouds.azure.serving_rules",
+        "accelstack.clouds.azure.names",
         "accelstack.components.azure.rules",
     ),
     replace_rules=replace_rows.REPLACE_RULES,

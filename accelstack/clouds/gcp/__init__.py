@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from accelstack.clouds.base import (
     AdmissionLimits,
+    BootDataLimit,
     Catalog,
     Cloud,
     DatasetImport,
@@ -188,7 +189,13 @@ GCP = Cloud(
     managed_scheduler=ManagedScheduler("Cluster Director", mounts_checkpoints=True, login_node=True),
     components="accelstack.components.gcp",
     workloads=frozenset({"training", "serving"}),
-    rules=("accelstack.clouds.gcp.rules", "accelstack.clouds.gcp.serving_rules"),
+    rules=(
+        "accelstack.clouds.gcp.rules",
+        "accelstack.clouds.gcp.serving_rules",
+        "accelstack.clouds.gcp.names",
+        "accelstack.components.gcp.rules",
+    ),
+    boot_data_limit=BootDataLimit("metadata value", catalog.METADATA_VALUE_MAX_BYTES, refused_by="Compute Engine"),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
     # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).

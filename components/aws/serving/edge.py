@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
-from accelstack.clouds.aws.serving_rules import LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX
+from accelstack.clouds.aws import names
+from accelstack.clouds.aws.names import LOAD_BALANCER_SUFFIX, TARGET_GROUP_SUFFIX
 from accelstack.components.aws.storage import SecureBucket
 from accelstack.planner.serving_plan import HEALTHY_THRESHOLD, UNHEALTHY_THRESHOLD
 
@@ -35,7 +36,6 @@ ELB_LOG_ACCOUNTS: dict[str, str] = {
 }  # fmt: skip
 ACCESS_LOG_PREFIX = "alb"
 ACCESS_LOG_NONCURRENT_VERSION_DAYS = 30
-WAF_LOG_PREFIX = "aws-waf-logs-"
 WAF_LOG_RETENTION_DAYS = 365  # a year, as the S3 log buckets (Checkov CKV_AWS_338)
 # Credentials never reach the logs: WAF writes these headers as REDACTED.
 WAF_REDACTED_HEADERS = ("authorization", "cookie", "x-api-key")
@@ -69,7 +69,7 @@ def elb_log_delivery_statements(bucket_arn: str, account_id: str, region: str, p
 def waf_log_group_name(stack: str) -> str:
     """WAF logs only to destinations named `aws-waf-logs-*` (WAF developer guide, "Logging
     destinations"): PutLoggingConfiguration refuses any other log group."""
-    return f"{WAF_LOG_PREFIX}{stack}"
+    return names.waf_log_group(stack)
 
 
 TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"

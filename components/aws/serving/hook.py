@@ -1,12 +1,7 @@
 """The replica group's fixed name and its launch lifecycle hook: the group declares the hook, the boot
 script heartbeats and completes it."""
 
-
-def replica_group_name(stack: str) -> str:
-    """Fixed, not auto-named: the boot script and the IAM grant for the lifecycle hook need it before
-    the group exists."""
-    return f"accelstack-{stack}-replicas"
-
+from accelstack.clouds.aws.names import replica_group_name as replica_group_name  # one place for AWS names
 
 READY_HOOK = "replica-ready"
 # The launch hook's fields are constants on purpose: `initial_lifecycle_hook` is ForceNew on

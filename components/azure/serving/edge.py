@@ -21,6 +21,7 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure_native
 
+from accelstack.clouds.azure import names
 from accelstack.clouds.azure.serving_rules import rate_limit_duration
 from accelstack.components.azure.serving.identity import ServingIdentities, certificate_secret_uri
 from accelstack.components.azure.serving.network import ServingNetwork
@@ -209,12 +210,7 @@ GATEWAY_LOG_CATEGORIES = ("ApplicationGatewayAccessLog", "ApplicationGatewayFire
 
 
 def logs_account_name(stack: str, subscription_id: str) -> str:
-    """Storage account names are global, 3-24 lowercase letters and digits: the stack's letters and digits and
-    a digest of the subscription, so two subscriptions deploying the same stack name do not collide."""
-    import hashlib
-
-    letters = "".join(c for c in stack.lower() if c.isalnum())[:12]
-    return f"{letters}logs{hashlib.sha256(subscription_id.encode()).hexdigest()[:8]}"
+    return names.logs_account_name(stack, subscription_id)
 
 
 def access_logs(

@@ -26,6 +26,7 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure_native
 
+from accelstack.clouds.azure import names
 from accelstack.components.azure.admin import ADMIN_USERNAME, linux_configuration
 from accelstack.components.azure.images import HPC_NODE_IMAGE
 from accelstack.components.azure.serving.edge import backend_pool_id
@@ -38,7 +39,6 @@ from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
-STANDBY_POOL_NAME_MAX = 24  # ^[a-zA-Z0-9-]{3,24}$ (Microsoft.StandbyPool/standbyVirtualMachinePools)
 # Standby pools deallocate a VM once it is provisioned (standby-pools overview: pooled VMs "complete all post
 # provisioning processes" first), and azure-native's standbypool API (2024-03-01) has no postProvisioningDelay.
 # A VM is provisioned only when its extensions have succeeded, so this one holds provisioning until cloud-init
@@ -63,8 +63,7 @@ def profile_digest(profile: dict[str, Any]) -> str:
 
 
 def standby_pool_name(stack: str, digest: str) -> str:
-    """One pool per VM profile: `<stack>-sb-<digest>`, within the 24 characters a pool name may have."""
-    return f"{stack[: STANDBY_POOL_NAME_MAX - 12].rstrip('-')}-sb-{digest}"
+    return names.standby_pool_name(stack, digest)
 
 
 def replica_group(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.clouds.gcp import names
 from accelstack.components.gcp.images import REPLICA_IMAGE
 from accelstack.components.gcp.serving.edge import NAMED_PORT, REPLICA_TAG
 from accelstack.components.gcp.serving.identity import ReplicaIdentity
@@ -85,7 +86,7 @@ def replica_group(
     return gcp.compute.RegionInstanceGroupManager(
         f"{name}-replicas",
         region=region,
-        base_instance_name=f"{name}-replica",
+        base_instance_name=names.replica_base_instance_name(name),
         versions=[gcp.compute.RegionInstanceGroupManagerVersionArgs(instance_template=template.self_link)],
         named_ports=[
             gcp.compute.RegionInstanceGroupManagerNamedPortArgs(name=NAMED_PORT, port=serving.load_balancer.port)
