@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from accelstack.components.node_syntax import environment_line
 from accelstack.spec.models import TrainingStack
 
 NODE_ENVIRONMENT_FILE = "/etc/accelstack/training.env"
@@ -59,7 +60,7 @@ def node_environment(spec: TrainingStack, interval_seconds: int) -> dict[str, st
 
 def environment_file(environment: dict[str, str]) -> str:
     """KEY=value lines: a systemd EnvironmentFile, `set -a; . FILE`, and the TaskProlog's input."""
-    return "".join(f"{key}={value}\n" for key, value in environment.items())
+    return "".join(environment_line(key, value) for key, value in environment.items())
 
 
 def environment_profile(env_file: str = NODE_ENVIRONMENT_FILE) -> str:

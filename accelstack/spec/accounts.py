@@ -19,7 +19,7 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from accelstack.clouds import registry
-from accelstack.spec.base import GUID, Model, quoted_account_ids
+from accelstack.spec.base import GUID, Grammars, Model, quoted_account_ids
 
 
 class Account(Model):
@@ -69,6 +69,12 @@ class Account(Model):
         if problem:
             raise ValueError(problem)
         return value
+
+
+def _azure_location_problem(value: str) -> str | None:
+    if re.fullmatch(r"[a-z][a-z0-9]*", value):
+        return None
+    return f"{value!r} is not an Azure location name (lowercase letters and digits, e.g. eastus)"
 
 
 def _uuid(value: str, what: str) -> str:
@@ -147,12 +153,8 @@ class AzureAccount(Account):
     def _hpc_cache_principal(cls, value: str | None) -> str | None:
         return None if value is None else _uuid(value, "a service principal object id")
 
-    @field_validator("region")
-    @classmethod
-    def _location(cls, value: str) -> str:
-        if not re.fullmatch(r"[a-z][a-z0-9]*", value):
-            raise ValueError(f"{value!r} is not an Azure location name (lowercase letters and digits, e.g. eastus)")
-        return value
+    # Checked before the safe text every string keeps (accelstack.spec.base.Model), so "East US" hears the location's form.
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"region": _azure_location_problem}
 
 
 # Resource Manager: "6 to 30 lowercase ASCII letters, digits, or hyphens; starts with a letter; no trailing hyphen".

@@ -8,11 +8,14 @@ import inspect
 import itertools
 import re
 import textwrap
-from collections.abc import Iterable
-from typing import Any, get_args
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from accelstack.spec.text_grammar import strings_in, text_problem
 
 MAX_STRING_CHARS = 2048
 
@@ -56,8 +59,20 @@ def _describe_fields(schema: dict[str, Any], model: type[BaseModel]) -> None:
             properties[key]["description"] = docstrings[name]
 
 
+# Field (Python name) -> a function saying why a text is not of the key's grammar, or None.
+Grammars = dict[str, Callable[[str], str | None]]
+UNSAFE_TEXT_ERROR = "unsafe_text"
+# The context key of an unsafe text error that names the list index (or mapping key) holding the text.
+UNSAFE_TEXT_ITEM = "accelstack_item"
+
+
 class Model(BaseModel):
-    """Base for every spec model: camelCase keys, unknown keys rejected, values frozen."""
+    """Base for every spec model: camelCase keys, unknown keys rejected, values frozen, every string safe text."""
+
+    # Fields (Python names) whose text may hold spaces; every other string is one word (accelstack.spec.text_grammar).
+    FREE_TEXT_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    # Field (Python name) -> its own grammar (a problem function), checked before the safe text every string keeps.
+    TEXT_GRAMMARS: ClassVar[Grammars] = {}
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -81,6 +96,23 @@ class Model(BaseModel):
             annotation = cls.model_fields[info.field_name].annotation
             if annotation in (int, float) or set(get_args(annotation)) & {int, float}:
                 raise ValueError(f"{str(value).lower()} is true/false, not a number")
+        return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _safe_text(cls, value: object, info: ValidationInfo) -> object:
+        """Every string of the spec, whatever its key: nothing that splits a word or starts a line where it lands
+        (a boot script, a cloud-config, a unit file, slurm.conf). Fails closed: a new key is checked unasked."""
+        spaces = info.field_name in cls.FREE_TEXT_FIELDS
+        grammar = cls.TEXT_GRAMMARS.get(info.field_name or "")
+        for item, text in strings_in(value):
+            shown = repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
+            problem = grammar(text) if grammar is not None else None
+            if problem is None:
+                unsafe = text_problem(text, spaces=spaces)
+                problem = None if unsafe is None else f"{shown} {unsafe}"
+            if problem is not None:
+                raise PydanticCustomError(UNSAFE_TEXT_ERROR, problem, {UNSAFE_TEXT_ITEM: item})
         return value
 
 

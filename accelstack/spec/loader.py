@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from accelstack.clouds import registry
 from accelstack.spec.accounts import Account, account_model
+from accelstack.spec.base import UNSAFE_TEXT_ERROR, UNSAFE_TEXT_ITEM
 from accelstack.spec.models import (
     ADAPTER_NAME_PATTERN,
     PARTITION_NAME_PATTERN,
@@ -233,7 +234,10 @@ def problems_from_validation(exc: ValidationError, data: dict[str, Any] | None =
         value = error.get("input")
         message = error["msg"].removeprefix("Value error, ")
         pattern = (error.get("ctx") or {}).get("pattern")
-        if error["type"] in ("union_tag_not_found", "union_tag_invalid"):
+        if error["type"] == UNSAFE_TEXT_ERROR:
+            item = (error.get("ctx") or {}).get(UNSAFE_TEXT_ITEM)
+            loc = loc if item is None else (*loc, item)  # the list item or mapping key that holds the text
+        elif error["type"] in ("union_tag_not_found", "union_tag_invalid"):
             loc = ("workload",)
             if error["type"] == "union_tag_invalid":
                 tag = str(error["ctx"]["tag"])

@@ -8,7 +8,7 @@ Field-level checks live here; rules that need a cloud's constraint tables live i
 from __future__ import annotations
 
 import ipaddress
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     Discriminator,
@@ -25,15 +25,26 @@ from accelstack.clouds import registry
 from accelstack.spec.accounts import Account as Account
 from accelstack.spec.accounts import account_model
 from accelstack.spec.base import MAX_STRING_CHARS as MAX_STRING_CHARS
+from accelstack.spec.base import Grammars, account_keys, quoted_account_ids
 from accelstack.spec.base import Model as Model
-from accelstack.spec.base import account_keys, quoted_account_ids
 from accelstack.spec.cloud_defaults import filled_by_the_cloud, with_cloud_defaults
+from accelstack.spec.slurm_syntax import slurm_time_problem
+from accelstack.spec.text_grammar import (
+    OBJECT_URI_PATTERN,
+    container_image_problem,
+    health_path_problem,
+    image_id_problem,
+    key_prefix_problem,
+    model_id_problem,
+    plain_absolute_path_problem,
+    zone_problem,
+)
 
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block", "flex-start"]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 # Patterns the loader explains in words (accelstack.spec.loader.PATTERN_HINTS).
-URI_PATTERN = r"^[a-z0-9]+://[^/\s]+(/\S*)?$"
+URI_PATTERN = OBJECT_URI_PATTERN
 PARTITION_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
 ADAPTER_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 STACK_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
@@ -79,6 +90,8 @@ class NetworkSpec(Model):
     """Serving in an existing VPC: the public subnets (2 AZs or more) that hold only the load balancer."""
     availability_zone: str | None = None
     """Pin the cluster's AZ (needed with a capacity reservation or Capacity Block); none: the first AZ that offers the instance type."""
+
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"availability_zone": zone_problem}
 
     @field_validator("vpc_cidr")
     @classmethod
@@ -153,7 +166,12 @@ class LustreSpec(Model):
     mount_path: str = Field(default=None, validate_default=True)
     """Where nodes mount the file system (absolute); omitted: the cloud's default (aws /fsx, azure and gcp /lustre)."""
 
+    FREE_TEXT_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"import_trigger"}
+    )  # a note to the operator, never written to a node
+
     _filled = field_validator("mount_path", mode="before")(filled_by_the_cloud)
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"import_path": plain_absolute_path_problem}
 
     @field_validator("import_trigger", mode="before")
     @classmethod
@@ -218,6 +236,9 @@ class Partition(Model):
     # Slurm node features this partition selects (Nodes=<feature>); none: every compute node.
     features: list[str] = Field(default_factory=list)
     """Slurm node features this partition selects; empty: every compute node."""
+
+    # slurm.conf takes a time limit in Slurm's own syntax (its rule also checks the bounds).
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"max_time": slurm_time_problem}
 
     @field_validator("max_time", mode="before")
     @classmethod
@@ -304,11 +325,13 @@ class TrainingSpec(Model):
     """Where the checkpoint store admits networks by rule (Azure: a storage account firewall), the subnets the
     artifactReaders' replicas read from: subnet resource ids, each serving stack's `replicaSubnets` output."""
 
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"artifact_prefix": key_prefix_problem}
+
 
 class LoraAdapter(Model):
     name: str = Field(pattern=ADAPTER_NAME_PATTERN)
     """Adapter name clients ask for (lowercase letters, digits, -; up to 63 characters)."""
-    uri: str
+    uri: str = Field(pattern=URI_PATTERN)
     """Where the adapter's weights are, e.g. s3://acme-train-checkpoints/models/adapters/acme/."""
     rank: int = Field(default=16, ge=1, le=512)
     """LoRA rank (1 to 512); sizes the adapter memory."""
@@ -330,6 +353,8 @@ class ModelSpec(Model):
     """Longest sequence (prompt + output) a request may use, tokens."""
     adapters: list[LoraAdapter] = Field(default_factory=list)
     """LoRA adapters served beside the base model."""
+
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"name": model_id_problem}
 
 
 class Replicas(Model):
@@ -360,6 +385,8 @@ class Replicas(Model):
     scaling: Literal["backlog", "fixed"] = "backlog"
     """backlog: the group scales between min and max on the requests each replica owns (the admission queue's backlog per replica, or with admission.kind replica the load balancer's requests per replica), never on CPU; fixed: min replicas always (min equal to max, at least 1), no scaling policy."""
 
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"server_image": container_image_problem, "image_id": image_id_problem}
+
     @model_validator(mode="after")
     def _bounds(self) -> Replicas:
         if self.min > self.max:
@@ -380,6 +407,8 @@ class LoadBalancerSpec(Model):
     """Port the inference server listens on in each replica."""
     access_logs: bool = True
     """Write load balancer access logs to an encrypted bucket of the stack."""
+
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"health_path": health_path_problem}
 
 
 class AdmissionPolicy(Model):

@@ -9,7 +9,6 @@ its catalog and limits, is in `accelstack.spec.catalog_rules`; what one cloud re
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
@@ -32,6 +31,7 @@ from accelstack.spec.rule_registry import run_validators as run_validators
 from accelstack.spec.slurm_syntax import SLURM_FEATURE, SLURM_RESERVED_PARTITION_NAMES, slurm_time_problem
 from accelstack.spec.slurm_syntax import SLURM_MAX_TIME_SECONDS as SLURM_MAX_TIME_SECONDS
 from accelstack.spec.slurm_syntax import slurm_time_seconds as slurm_time_seconds
+from accelstack.spec.text_grammar import health_path_problem
 from accelstack.spec.uris import object_uris, split_bucket_uri
 
 
@@ -152,20 +152,13 @@ def artifact_account_is_training(spec: ServingStack) -> Iterator[Problem]:
         )
 
 
-HEALTH_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")
-
-
 @rule(workload="serving")
 def health_path_is_a_plain_path(spec: ServingStack) -> Iterator[Problem]:
     """The health path is written into the replicas' boot scripts and unit files, and into every cloud's health
     check: a plain URL path, nothing a shell, systemd or YAML would read another way."""
-    path = spec.serving.load_balancer.health_path
-    if not HEALTH_PATH.fullmatch(path):
-        yield Problem(
-            "serving.loadBalancer.healthPath",
-            f"{path!r}: must start with / and hold only letters, digits and . _ ~ / - (no spaces, quotes, query or "
-            "control characters)",
-        )
+    problem = health_path_problem(spec.serving.load_balancer.health_path)  # the model's own check, for built specs
+    if problem is not None:
+        yield Problem("serving.loadBalancer.healthPath", problem)
 
 
 @rule(workload="serving")

@@ -3,10 +3,24 @@ each cloud's user data)."""
 
 from __future__ import annotations
 
+from accelstack.components.node_syntax import shell_word, unit_command
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
-__all__ = ["server_arguments"]
+__all__ = ["health_url", "health_wait_command", "server_arguments"]
+
+
+def health_url(serving: ServingSpec, plan: ServingPlan) -> str:
+    """The server's own health endpoint on the replica (loopback, the server's port)."""
+    return f"http://127.0.0.1:{plan.server_port}{serving.load_balancer.health_path}"
+
+
+def health_wait_command(serving: ServingSpec, plan: ServingPlan) -> str:
+    """An ExecStartPre= line's command: wait until the server answers its health path (bash quoting inside,
+    systemd's outside)."""
+    return unit_command(
+        ["/bin/bash", "-c", f"until curl -fs {shell_word(health_url(serving, plan))}; do sleep 5; done"]
+    )
 
 
 def server_arguments(serving: ServingSpec, plan: ServingPlan) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import bz2
-import shlex
 from importlib import resources
 
 from accelstack.clouds.aws.catalog import EC2_USER_DATA_MAX_BYTES
@@ -14,7 +13,7 @@ from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTB
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import ADMISSION_PROXY, admission_proxy_source
-from accelstack.components.replica.server import server_arguments
+from accelstack.components.replica.server import health_url, server_arguments
 from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
@@ -127,8 +126,8 @@ def replica_user_data(
         worker_manifest=worker_manifest(files),
         worker_b85=embedded_worker(files),
         model_name=model.name,
-        image=shlex.quote(serving.replicas.server_image),
-        server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
+        image=serving.replicas.server_image,
+        server=server_arguments(serving, plan),
         environment=environment,
         proxy=admission is not None,
         # systemd waits for: the last long poll (20 s), the drain, and the release of what is left.
@@ -138,9 +137,9 @@ def replica_user_data(
         hook_name=hook_name,
         heartbeat_every=READY_HOOK_HEARTBEAT_EVERY_SECONDS,
         budget=plan.lifecycle_heartbeat_seconds,
-        syncs=[(shlex.quote(source), destination) for source, destination in syncs],
+        syncs=syncs,
         server_port=plan.server_port,
-        health=shlex.quote(serving.load_balancer.health_path),
+        health=health_url(serving, plan),
     )
 
 

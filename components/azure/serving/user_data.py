@@ -9,13 +9,11 @@ venv: Ubuntu 24.04's system Python refuses pip installs (PEP 668).
 
 from __future__ import annotations
 
-import shlex
-
 from accelstack.components.azure.node_platform import AZCOPY_FUNCTION, azcopy_sync_command
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files, worker_files
-from accelstack.components.replica.server import server_arguments
+from accelstack.components.replica.server import health_wait_command, server_arguments
 from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
@@ -76,8 +74,8 @@ def replica_user_data(
         model_dir=MODEL_DIR,
         azcopy_function=AZCOPY_FUNCTION,
         syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
-        image=shlex.quote(serving.replicas.server_image),
-        server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
+        image=serving.replicas.server_image,
+        server=server_arguments(serving, plan),
         environment=(
             dict(admission.environment)
             if admission
@@ -87,7 +85,7 @@ def replica_user_data(
         server_port=plan.server_port,
         packages=" ".join(SERVICE_BUS_PACKAGES),
         stop_timeout=plan.worker_drain_seconds + 30,
-        health=shlex.quote(serving.load_balancer.health_path),
+        health_wait=health_wait_command(serving, plan),
     )
 
 

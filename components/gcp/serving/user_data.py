@@ -4,12 +4,10 @@ every boot (a standby VM boots once to prepare, then again when it is started)."
 
 from __future__ import annotations
 
-import shlex
-
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files, worker_files
-from accelstack.components.replica.server import server_arguments
+from accelstack.components.replica.server import health_wait_command, server_arguments
 from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
@@ -67,9 +65,9 @@ def replica_user_data(
         if admission
         else worker_files("accelstack.components.gcp.replica", QUEUE_CLIENT_MODULE),
         model_dir=MODEL_DIR,
-        syncs=[(shlex.quote(src), dst) for src, dst in syncs],
-        image=shlex.quote(serving.replicas.server_image),
-        server=" ".join(shlex.quote(a) for a in server_arguments(serving, plan)),
+        syncs=syncs,
+        image=serving.replicas.server_image,
+        server=server_arguments(serving, plan),
         environment=(
             dict(admission.environment)
             if admission
@@ -80,7 +78,7 @@ def replica_user_data(
         proxy=admission is not None,
         server_port=plan.server_port,
         stop_timeout=plan.worker_drain_seconds + 30,
-        health=shlex.quote(serving.load_balancer.health_path),
+        health_wait=health_wait_command(serving, plan),
     )
 
 
