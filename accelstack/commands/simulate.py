@@ -17,6 +17,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from accelstack.clouds import registry
+from accelstack.clouds.base import Cloud
 from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -29,6 +31,7 @@ from accelstack.commands.common import (
     resolve_stacks,
 )
 from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choice, cloud_named, emit, planner_call
+from accelstack.planner.scaling_rules import ScalingRules
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.simulate import autoscalers, workload
 from accelstack.simulate.design import alternatives, default_autoscaler, design_from_spec
@@ -50,6 +53,15 @@ def default_peak_rps(serving: ServingSpec, concurrency: int) -> float:
     """The load the design is sized for: max replicas x concurrency per service time, at the planner's
     target utilization."""
     return serving.replicas.max * concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
+
+
+def scaling_rules_for(kind: str, cloud: Cloud) -> ScalingRules | None:
+    """The scaling rules that make autoscaler `kind`'s rule: the stack's cloud's, or (a what-if with another cloud's
+    autoscaler) the cloud whose components deploy that kind."""
+    for candidate in (cloud, *registry.clouds().values()):
+        if candidate.serving_scaling is not None and kind in candidate.serving_scaling.builders:
+            return candidate.serving_scaling
+    return cloud.serving_scaling
 
 
 def _fmt(value: Any, unit: str = "") -> str:
@@ -206,12 +218,13 @@ def serving_command(
         # A cloud plug-in's declaration, not the user's input: said as such if it names no simulated autoscaler.
         field = "default_autoscaler" if serving.admission.kind == "queue" else "load_balancer_autoscaler"
         check_choice(f"{cloud.name}'s default autoscaler (Cloud.{field})", kind, autoscalers.AUTOSCALERS)
+    rules = scaling_rules_for(kind, cloud)
     designs = planner_call(
         name,
         lambda: (
-            alternatives(serving, prices_, kind, catalog=catalog)
+            alternatives(serving, prices_, kind, catalog=catalog, rules=rules)
             if compare
-            else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind)]
+            else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind, rules=rules)]
         ),
     )
     if trace is not None:
