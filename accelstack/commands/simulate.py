@@ -55,6 +55,16 @@ def default_peak_rps(serving: ServingSpec, concurrency: int) -> float:
     return serving.replicas.max * concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
 
 
+DEFAULT_SLO_SHARE = 0.99
+
+
+def stated_slo_share(serving: ServingSpec) -> float:
+    """The share of requests the stack says must meet its latency: the percentile serving.load.latency states (p95:
+    0.95), else 0.99."""
+    latency = serving.load.latency if serving.load is not None else None
+    return latency.percentile / 100 if latency is not None else DEFAULT_SLO_SHARE
+
+
 def scaling_rules_for(kind: str, cloud: Cloud) -> ScalingRules | None:
     """The scaling rules that make autoscaler `kind`'s rule: the stack's cloud's, or (a what-if with another cloud's
     autoscaler) the cloud whose components deploy that kind."""
@@ -157,14 +167,16 @@ def serving_command(
         ),
     ] = False,
     slo_share: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--slo-attainment",
             min=0.0,
             max=1.0,
-            help="Share of requests that must finish within serving.slo.targetSeconds.",
+            help="Share of requests that must finish within serving.slo.targetSeconds (default: the percentile "
+            "serving.load.latency states, e.g. 0.95 for p95; 0.99 without one).",
+            show_default=False,
         ),
-    ] = 0.99,
+    ] = None,
     failures: Annotated[
         float,
         typer.Option(
@@ -244,7 +256,7 @@ def serving_command(
         Simulation(d, load, tokens_per_second=tokens_per_second, failures_per_replica_day=failures, seed=seed).run()
         for d in designs
     ]
-    summaries = [summarize(run, slo_share) for run in runs]
+    summaries = [summarize(run, slo_share if slo_share is not None else stated_slo_share(serving)) for run in runs]
     if plot_path is not None:
         try:
             plot(runs[0], plot_path, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {load.source}")
