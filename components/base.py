@@ -157,7 +157,9 @@ class ServingServiceArgs:
 
     @classmethod
     def of(cls, spec: ServingStack) -> ServingServiceArgs:
-        return cls(spec, plan_serving(spec.serving, registry.get(spec.cloud).catalog), config_digest(spec))
+        cloud = registry.get(spec.cloud)
+        # With the cloud's scaling rules: the plan carries the rule the components emit and the simulator replays.
+        return cls(spec, plan_serving(spec.serving, cloud.catalog, cloud.serving_scaling), config_digest(spec))
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], name: str) -> ServingServiceArgs:

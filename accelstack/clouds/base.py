@@ -14,6 +14,10 @@ import base64
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accelstack.planner.scaling_rules import ScalingRules
 
 
 class Feature(StrEnum):
@@ -478,6 +482,9 @@ class Cloud:
     default_autoscaler: str | None = None
     # The one it deploys without a queue (serving.admission.kind replica): on the load balancer's requests per replica.
     load_balancer_autoscaler: str | None = None
+    # The scaling rules its serving components deploy, by those autoscaler names (`plan_serving(..., scaling=)` makes
+    # the stack's; the simulator replays it). None: the cloud describes none.
+    serving_scaling: ScalingRules | None = None
     # What a fresh account must have switched on for the stack's resource types (None: not described).
     account_services: AccountServices | None = None
 

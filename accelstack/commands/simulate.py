@@ -17,6 +17,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from accelstack.clouds import registry
+from accelstack.clouds.base import Cloud
 from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -29,6 +31,7 @@ from accelstack.commands.common import (
     resolve_stacks,
 )
 from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choice, cloud_named, emit, planner_call
+from accelstack.planner.scaling_rules import ScalingRules
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.simulate import autoscalers, workload
 from accelstack.simulate.design import alternatives, default_autoscaler, design_from_spec
@@ -50,6 +53,25 @@ def default_peak_rps(serving: ServingSpec, concurrency: int) -> float:
     """The load the design is sized for: max replicas x concurrency per service time, at the planner's
     target utilization."""
     return serving.replicas.max * concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
+
+
+DEFAULT_SLO_SHARE = 0.99
+
+
+def stated_slo_share(serving: ServingSpec) -> float:
+    """The share of requests the stack says must meet its latency: the percentile serving.load.latency states (p95:
+    0.95), else 0.99."""
+    latency = serving.load.latency if serving.load is not None else None
+    return latency.percentile / 100 if latency is not None else DEFAULT_SLO_SHARE
+
+
+def scaling_rules_for(kind: str, cloud: Cloud) -> ScalingRules | None:
+    """The scaling rules that make autoscaler `kind`'s rule: the stack's cloud's, or (a what-if with another cloud's
+    autoscaler) the cloud whose components deploy that kind."""
+    for candidate in (cloud, *registry.clouds().values()):
+        if candidate.serving_scaling is not None and kind in candidate.serving_scaling.builders:
+            return candidate.serving_scaling
+    return cloud.serving_scaling
 
 
 def _fmt(value: Any, unit: str = "") -> str:
@@ -145,14 +167,16 @@ def serving_command(
         ),
     ] = False,
     slo_share: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--slo-attainment",
             min=0.0,
             max=1.0,
-            help="Share of requests that must finish within serving.slo.targetSeconds.",
+            help="Share of requests that must finish within serving.slo.targetSeconds (default: the percentile "
+            "serving.load.latency states, e.g. 0.95 for p95; 0.99 without one).",
+            show_default=False,
         ),
-    ] = 0.99,
+    ] = None,
     failures: Annotated[
         float,
         typer.Option(
@@ -206,12 +230,13 @@ def serving_command(
         # A cloud plug-in's declaration, not the user's input: said as such if it names no simulated autoscaler.
         field = "default_autoscaler" if serving.admission.kind == "queue" else "load_balancer_autoscaler"
         check_choice(f"{cloud.name}'s default autoscaler (Cloud.{field})", kind, autoscalers.AUTOSCALERS)
+    rules = scaling_rules_for(kind, cloud)
     designs = planner_call(
         name,
         lambda: (
-            alternatives(serving, prices_, kind, catalog=catalog)
+            alternatives(serving, prices_, kind, catalog=catalog, rules=rules)
             if compare
-            else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind)]
+            else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind, rules=rules)]
         ),
     )
     if trace is not None:
@@ -231,7 +256,7 @@ def serving_command(
         Simulation(d, load, tokens_per_second=tokens_per_second, failures_per_replica_day=failures, seed=seed).run()
         for d in designs
     ]
-    summaries = [summarize(run, slo_share) for run in runs]
+    summaries = [summarize(run, slo_share if slo_share is not None else stated_slo_share(serving)) for run in runs]
     if plot_path is not None:
         try:
             plot(runs[0], plot_path, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {load.source}")

@@ -5,6 +5,7 @@ from `plan_serving(...)`, and `accelstack.planner.defaults` reports the same num
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from accelstack.planner.hardware import instance
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
 from accelstack.planner.model_size import architecture_of
 from accelstack.planner.model_size import weights_gb as model_weights_gb
+from accelstack.planner.scaling_rules import ScalingRule, ScalingRules
 from accelstack.planner.serving import (
     DEFAULT_TARGET_UTILIZATION,
     LoadPlan,
@@ -185,10 +187,14 @@ class ServingPlan:
     requests_per_replica_minute_target: float = 0.0
     # Requests per second one replica clears with every slot busy (concurrency / service time).
     replica_full_rate_per_second: float = 0.0
+    # The scaling rule the stack deploys, in its cloud's terms (`scaling_rules`): what the components emit and the
+    # simulator replays. None: the plan was made without the cloud's rules, or the cloud declares none.
+    scaling: ScalingRule | None = None
 
 
-def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
-    """Every number the serving stack derives from `serving`, on the machine types of `catalog`."""
+def plan_serving(serving: ServingSpec, catalog: Catalog, scaling: ScalingRules | None = None) -> ServingPlan:
+    """Every number the serving stack derives from `serving`, on the machine types of `catalog`; with the cloud's
+    `scaling` rules, the one its topology deploys too."""
     admission, slo, replicas, model = serving.admission, serving.slo, serving.replicas, serving.model
     weights_gb = model_weights_gb(serving) or 0.0
     adapters_gb = LORA_ADAPTER_GB * len(model.adapters)
@@ -226,7 +232,7 @@ def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
     grace = max(MIN_GRACE_SECONDS, (HEALTHY_THRESHOLD + 1) * interval)  # the load balancer's first verdict
     port = serving.load_balancer.port
     replica_admission = admission.kind == "replica"
-    return ServingPlan(
+    plan = ServingPlan(
         weights_gb=weights_gb,
         cold_start_seconds=cold,
         warm_start_seconds=warm,
@@ -265,6 +271,7 @@ def plan_serving(serving: ServingSpec, catalog: Catalog) -> ServingPlan:
         requests_per_replica_minute_target=round(backlog_target * 60 / slo.service_seconds, 3),
         replica_full_rate_per_second=round(concurrency.sequences / slo.service_seconds, 3),
     )
+    return plan if scaling is None else dataclasses.replace(plan, scaling=scaling.for_stack(serving, plan))
 
 
 LOCAL_SERVER_PORT = 18000

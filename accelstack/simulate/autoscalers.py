@@ -1,7 +1,9 @@
 """Autoscalers as the clouds implement them, each a design choice of the simulated service.
 
 Every autoscaler is asked for a new desired capacity every `interval` seconds of simulated time and
-sees what its cloud would see at that moment (`Observation`). Sources, per class below.
+sees what its cloud would see at that moment (`Observation`). The clouds' own autoscalers replay the
+plan's scaling rule (`replay`, `accelstack.planner.scaling_rules`), the value the stack's components
+deploy: every number and metric comes from it. Sources, per class below.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from accelstack.planner import scaling_rules as rules
+from accelstack.planner.scaling_rules import Counts
 
 AUTOSCALERS = (
     "aws-target-tracking",
@@ -58,11 +63,19 @@ class Observation:
     not_visible: int = 0
 
 
-# What each SQS queue metric the scaling policy may name reads in the simulation.
-SQS_METRICS = {
-    "ApproximateNumberOfMessagesVisible": lambda obs: obs.backlog,
-    "ApproximateNumberOfMessagesNotVisible": lambda obs: obs.not_visible,
-}
+def reading(counts: Counts, obs: Observation) -> float:
+    """What a metric that counts `counts` reads at `obs` (each rule's metric says what it counts)."""
+    if counts is Counts.WAITING:
+        return obs.backlog
+    if counts is Counts.IN_FLIGHT:
+        return obs.not_visible
+    if counts is Counts.QUEUED_OR_IN_FLIGHT:
+        return obs.backlog + obs.not_visible
+    if counts is Counts.REQUESTS_PER_REPLICA_MINUTE:
+        return requests_per_replica_minute(obs)
+    if counts is Counts.IN_SERVICE:
+        return obs.in_service
+    raise ValueError(f"no reading for {counts!r}")
 
 
 class Policy(Protocol):
@@ -81,9 +94,9 @@ class AwsTargetTracking:
     count towards the current capacity, and no scale-in happens while one is within its instance warm-up
     (the group's default_instance_warmup). With min 0 the stack adds a step policy that starts one
     replica when requests wait and none is in service (accelstack.components.aws.serving.scaling, scale-from-zero alarm).
-    `metric` "cpu": ASGAverageCPUUtilization instead, target a percentage (see `cpu_percent`); "requests":
-    ALBRequestCountPerTarget, the requests each target received in the minute (no queue: serving.admission.kind
-    replica)."""
+    `metric` "cpu": ASGAverageCPUUtilization instead, target a percentage (see `cpu_percent`); otherwise the sum
+    of what `reads` counts, divided per InService instance unless `per_instance` is False (ALBRequestCountPerTarget
+    is per target already). `of(rule)` takes every number from the plan's `TargetTracking` rule."""
 
     target: float
     minimum: int
@@ -92,8 +105,11 @@ class AwsTargetTracking:
     vcpus: int = 1
     gpus: int = 1
     metric: str = "backlog"
-    # The SQS metrics the deployed policy sums over GroupInServiceInstances (ServingPlan.backlog_metrics).
-    queue_metrics: tuple[str, ...] = ("ApproximateNumberOfMessagesVisible",)
+    # What the metrics the deployed policy sums count (the rule's metrics).
+    reads: tuple[Counts, ...] = (Counts.WAITING,)
+    per_instance: bool = True
+    # The step policy that starts the first replica while requests wait (None: wherever the minimum is 0).
+    scale_from_zero: bool | None = None
     interval: float = 60.0
     out_datapoints: int = 3
     in_datapoints: int = 15
@@ -101,11 +117,24 @@ class AwsTargetTracking:
     # more than 10% lower)" (Application Auto Scaling User Guide, "How target tracking scaling works").
     in_fraction: float = 0.9
     history: deque = field(default_factory=lambda: deque(maxlen=15))
+    rule: rules.TargetTracking | None = None
+
+    @classmethod
+    def of(cls, rule: rules.TargetTracking) -> AwsTargetTracking:
+        return cls(
+            rule.target, rule.minimum, rule.maximum, rule.instance_warmup_seconds,
+            metric="rule", scale_from_zero=rule.scale_from_zero,
+            reads=tuple(m.counts for m in rule.metrics), per_instance=rule.per_instance is not None,
+            interval=float(rule.period_seconds), out_datapoints=rule.scale_out_datapoints,
+            in_datapoints=rule.scale_in_datapoints, in_fraction=rule.scale_in_fraction,
+            history=deque(maxlen=max(rule.scale_out_datapoints, rule.scale_in_datapoints)), rule=rule,
+        )  # fmt: skip
 
     def decide(self, obs: Observation) -> int | None:
         if obs.in_service == 0:
             self.history.append(None)  # m1 / m2 has no value: target tracking cannot act
-            if self.minimum == 0 and obs.backlog > 0 and obs.capacity == 0:
+            from_zero = self.minimum == 0 if self.scale_from_zero is None else self.scale_from_zero
+            if from_zero and obs.backlog > 0 and obs.capacity == 0:
                 return 1
             return None
         if self.metric == "cpu":
@@ -113,7 +142,7 @@ class AwsTargetTracking:
         elif self.metric == "requests":
             value = requests_per_replica_minute(obs)
         else:
-            value = sum(SQS_METRICS[name](obs) for name in self.queue_metrics) / obs.in_service
+            value = sum(reading(counts, obs) for counts in self.reads) / (obs.in_service if self.per_instance else 1)
         self.history.append(value)
         proposed = math.ceil(round(obs.in_service * value / self.target, 9))
         recent = list(self.history)
@@ -131,78 +160,110 @@ class AwsTargetTracking:
         return None
 
 
+def _holds(operator: str, value: float, threshold: float) -> bool:
+    return {
+        "GreaterThan": value > threshold,
+        "GreaterThanOrEqual": value >= threshold,
+        "LessThan": value < threshold,
+        "LessThanOrEqual": value <= threshold,
+    }[operator]
+
+
+def _changed(capacity: int, action: rules.ScaleAction) -> int:
+    """The instance count after `action`: ChangeCount by its value, PercentChangeCount by that share of the
+    current count (at least one instance: an assumption where the count is small, the docs give no rounding)."""
+    step = action.value if action.change == "ChangeCount" else max(1, math.ceil(capacity * action.value / 100))
+    return capacity + step if action.direction == "Increase" else capacity - step
+
+
 @dataclass
 class AzureAutoscale:
-    """Azure Monitor autoscale on a VM scale set: a scale-out and a scale-in rule on the Service Bus
-    queue's ActiveMessages with divide-per-instance (Microsoft.Insights/autoscalesettings, MetricTrigger:
-    timeGrain PT1M, timeWindow >= PT5M averaged, ScaleAction ChangeCount with a cooldown). The scale-in
-    threshold sits below the scale-out one, as Azure's "autoscale flapping" guidance asks."""
+    """Azure Monitor autoscale on a VM scale set, replaying the plan's profile (`rules.AzureAutoscale`): each rule's
+    metric per one-minute grain (divided by the instance count where the rule says), its window's grains averaged
+    (timeAggregation Average) and compared to its threshold. Scale out when any Increase rule holds; scale in only
+    when every Decrease rule holds ("Understand autoscale settings": "on scale-out, autoscale runs if any rule is
+    met; on scale-in, autoscale requires all rules to be met"); no action within the last action's cooldown. A
+    window not yet full averages the grains there are (the metrics existed before the simulation)."""
 
-    threshold_out: float
-    threshold_in: float
-    minimum: int
-    maximum: int
-    interval: float = 60.0  # time grain
-    window_seconds: float = 300.0
-    cooldown_seconds: float = 300.0
-    step: int = 1
-    # "backlog": ActiveMessages divided per instance; "requests": the gateway's AvgRequestCountPerHealthyHost.
-    metric: str = "backlog"
-    samples: deque = field(default_factory=deque)
-    last_action: float = -math.inf
+    rule: rules.AzureAutoscale
+    interval: float = 60.0  # the time grain
+    grains: list[deque] = field(default_factory=list)
+    quiet_until: float = -math.inf
+
+    def __post_init__(self) -> None:
+        self.interval = float(self.rule.rules[0].trigger.time_grain_seconds) if self.rule.rules else 60.0
+        self.grains = [deque(maxlen=max(1, r.trigger.time_window_seconds // r.trigger.time_grain_seconds))
+                       for r in self.rule.rules]  # fmt: skip
 
     def decide(self, obs: Observation) -> int | None:
-        if self.metric == "requests":
-            self.samples.append(requests_per_replica_minute(obs))
-        else:
-            self.samples.append(obs.backlog / max(1, obs.capacity))
-        grains = max(1, round(self.window_seconds / self.interval))
-        while len(self.samples) > grains:
-            self.samples.popleft()
-        if len(self.samples) < grains or obs.now - self.last_action < self.cooldown_seconds:
+        capacity = obs.capacity
+        holding = []
+        for grains, r in zip(self.grains, self.rule.rules, strict=True):
+            value = reading(r.trigger.metric.counts, obs)
+            grains.append(value / max(1, capacity) if r.trigger.divide_per_instance else value)
+            holding.append(_holds(r.trigger.operator, sum(grains) / len(grains), r.trigger.threshold))
+        if obs.now < self.quiet_until:
             return None
-        average = sum(self.samples) / len(self.samples)
-        if average > self.threshold_out and obs.capacity < self.maximum:
-            self.last_action = obs.now
-            return min(self.maximum, obs.capacity + self.step)
-        if average < self.threshold_in and obs.capacity > self.minimum:
-            self.last_action = obs.now
-            return max(self.minimum, obs.capacity - self.step)
-        return None
+        out = [
+            r.action
+            for r, held in zip(self.rule.rules, holding, strict=True)
+            if held and r.action.direction == "Increase"
+        ]
+        ins = [
+            (r.action, held)
+            for r, held in zip(self.rule.rules, holding, strict=True)
+            if r.action.direction == "Decrease"
+        ]
+        if out and capacity < self.rule.maximum:
+            action = max(out, key=lambda a: _changed(capacity, a))
+            desired = min(self.rule.maximum, _changed(capacity, action))
+        elif ins and all(held for _, held in ins) and capacity > self.rule.minimum:
+            action = min((a for a, _ in ins), key=lambda a: _changed(capacity, a))
+            desired = max(self.rule.minimum, _changed(capacity, action))
+        else:
+            return None
+        self.quiet_until = obs.now + action.cooldown_seconds
+        return desired
 
 
 @dataclass
 class GcpAutoscaler:
-    """Compute Engine autoscaler on a Pub/Sub backlog with per-instance assignment
-    (autoscalingPolicy.customMetricUtilizations singleInstanceAssignment): recommended size =
-    ceil(num_undelivered_messages / assignment). Scale-out follows the recommendation at once; scale-in
-    takes the highest recommendation of the stabilization period (stabilizationPeriodSec, default 600 s).
-    The Pub/Sub metric is sampled every 60 s and visible up to 120 s later (Cloud Monitoring metric list),
-    so the autoscaler acts on a delayed backlog."""
+    """Compute Engine autoscaler, replaying the plan's `rules.GcpAutoscaler`. On a per-group metric with
+    singleInstanceAssignment: recommended size = ceil(metric / assignment), the metric being what the rule's metric
+    counts (num_undelivered_messages: every unacknowledged message, waiting or held by a replica). On load-balancing
+    utilization: ceil(requests/s / (maxRatePerInstance x target)). Scale-out follows the recommendation at once;
+    scale-in takes the highest recommendation of the stabilization period (10 minutes). The metric is sampled every
+    `sample_seconds` and visible `delay_seconds` later, so the autoscaler acts on a delayed value. The
+    initialization period only hides a new VM's own (per-instance) metrics, which neither signal reads."""
 
-    assignment: float
-    minimum: int
-    maximum: int
+    rule: rules.GcpAutoscaler
     interval: float = 60.0
-    stabilization_seconds: float = 600.0
-    metric_delay_seconds: float = 120.0
-    # "backlog": num_undelivered_messages / assignment; "requests": load-balancing utilization, the requests
-    # per second over the last minute / `assignment` (the RATE capacity x the utilization target, per second).
-    metric: str = "backlog"
     observed: deque = field(default_factory=deque)
     recommendations: deque = field(default_factory=deque)
 
+    def __post_init__(self) -> None:
+        self.interval = float(self.rule.sample_seconds)
+
+    def assignment(self) -> float:
+        rule = self.rule
+        if rule.metric is not None:
+            assert rule.single_instance_assignment, "a per-group metric needs its single-instance assignment"
+            return rule.single_instance_assignment
+        assert rule.utilization_target and rule.max_rate_per_instance, "load-balancing utilization needs its rate"
+        return rule.utilization_target * rule.max_rate_per_instance
+
     def decide(self, obs: Observation) -> int | None:
-        signal = obs.arrivals_last_minute / 60.0 if self.metric == "requests" else obs.backlog
+        rule = self.rule
+        signal = reading(rule.metric.counts, obs) if rule.metric is not None else obs.arrivals_last_minute / 60.0
         self.observed.append((obs.now, signal))
-        visible = [depth for time, depth in self.observed if time <= obs.now - self.metric_delay_seconds]
-        while len(self.observed) > 1 and self.observed[1][0] <= obs.now - self.metric_delay_seconds:
+        visible = [value for time, value in self.observed if time <= obs.now - rule.delay_seconds]
+        while len(self.observed) > 1 and self.observed[1][0] <= obs.now - rule.delay_seconds:
             self.observed.popleft()
         if not visible:
             return None
-        recommended = min(self.maximum, max(self.minimum, math.ceil(visible[-1] / self.assignment)))
+        recommended = min(rule.maximum, max(rule.minimum, math.ceil(round(visible[-1] / self.assignment(), 9))))
         self.recommendations.append((obs.now, recommended))
-        while self.recommendations[0][0] < obs.now - self.stabilization_seconds:
+        while self.recommendations[0][0] < obs.now - rule.stabilization_seconds:
             self.recommendations.popleft()
         stabilized = max(r for _, r in self.recommendations)
         return stabilized if stabilized != obs.capacity else None
@@ -251,3 +312,14 @@ class Fixed:
 
     def decide(self, obs: Observation) -> int | None:
         return None
+
+
+def replay(rule: rules.ScalingRule) -> Policy:
+    """A fresh autoscaler (it keeps state) that does what `rule`, the plan's deployed rule, says."""
+    if isinstance(rule, rules.TargetTracking):
+        return AwsTargetTracking.of(rule)
+    if isinstance(rule, rules.AzureAutoscale):
+        return AzureAutoscale(rule)
+    if isinstance(rule, rules.GcpAutoscaler):
+        return GcpAutoscaler(rule)
+    return Fixed(rule.replicas)

@@ -1,6 +1,8 @@
 """A serving design to simulate: exactly the numbers the stack deploys (`plan_serving`), its price,
 and the autoscaler, which is the one design choice the spec does not state: the caller names it (the
-stack's cloud declares the one its components deploy, `Cloud.default_autoscaler`).
+stack's cloud declares the one its components deploy, `Cloud.default_autoscaler`). A cloud's own
+autoscaler replays the plan's scaling rule (`ServingPlan.scaling`, made from the `ScalingRules` the
+caller hands in): the very value the cloud's components turn into resources.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from dataclasses import dataclass
 
 from accelstack.clouds.base import Catalog
 from accelstack.planner.pricing import PriceBook
-from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION, backlog_target_from_slo
+from accelstack.planner.scaling_rules import FixedFleet, ScalingRule, ScalingRules, TargetTracking
+from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, plan_serving
 from accelstack.simulate import autoscalers as scalers
 from accelstack.spec.models import ServingSpec
 
-AZURE_SCALE_IN_FRACTION = 0.5  # scale-in threshold = this x scale-out threshold (no flapping)
+# The peers `--compare` runs, which no cloud's components deploy: built here from the plan.
+PEER_AUTOSCALERS = ("request-rate", "cpu-utilization")
 
 
 @dataclass(frozen=True)
@@ -49,21 +53,40 @@ class Design:
     # Admission on the replicas (the direct topology): waiting requests each live replica holds; 0: the queue's
     # max_depth bounds the waiting requests whatever the fleet.
     waiting_per_replica: int = 0
+    # The scaling rule the policy replays (a cloud's deployed rule, or a fixed fleet); None: a peer autoscaler.
+    rule: ScalingRule | None = None
 
     def with_changes(self, **changes) -> Design:
         return dataclasses.replace(self, **changes)
 
 
+def scaling_rule(
+    kind: str, *, plan: ServingPlan, serving: ServingSpec, rules: ScalingRules | None, fixed_replicas: int | None = None
+) -> ScalingRule | None:
+    """The rule autoscaler `kind` replays: the plan's own where it is that kind (what the stack deploys), else the
+    one `rules` makes for this spec and plan; None for a peer autoscaler. ValueError when no rule of that kind is
+    known (a cloud's autoscaler needs that cloud's rules)."""
+    if kind in PEER_AUTOSCALERS:
+        return None
+    if kind == FixedFleet.autoscaler:
+        return FixedFleet(fixed_replicas if fixed_replicas is not None else serving.replicas.max)
+    if plan.scaling is not None and plan.scaling.autoscaler == kind:
+        return plan.scaling
+    if rules is not None and kind in rules.builders:
+        return rules.rule(kind, serving, plan)
+    if kind not in scalers.AUTOSCALERS:
+        raise ValueError(f"--autoscaler {kind!r}: allowed: {', '.join(scalers.AUTOSCALERS)}")
+    raise ValueError(f"--autoscaler {kind!r} replays its cloud's scaling rule: none was given for it")
+
+
 def make_policy(
-    kind: str, *, plan: ServingPlan, serving: ServingSpec, vcpus: int, gpus: int, fixed_replicas: int | None = None
+    kind: str, *, plan: ServingPlan, serving: ServingSpec, vcpus: int, gpus: int, rule: ScalingRule | None = None
 ):
-    """A factory for the autoscaler `kind`, tuned from the plan as the stack would configure it."""
-    lo, hi, target = serving.replicas.min, serving.replicas.max, plan.backlog_per_instance_target
-    if kind == "aws-target-tracking":
-        # The deployed policy: the plan's target on the plan's metric (accelstack.components.aws.serving.scaling).
-        return lambda: scalers.AwsTargetTracking(
-            target, lo, hi, plan.warm_start_seconds, queue_metrics=plan.backlog_metrics
-        )
+    """A factory for the autoscaler `kind`: the replay of `rule` where there is one (a cloud's own autoscaler or a
+    fixed fleet), else the peer autoscaler tuned from the plan."""
+    if rule is not None:
+        return lambda: scalers.replay(rule)
+    lo, hi = serving.replicas.min, serving.replicas.max
     if kind == "cpu-utilization":
         return lambda: scalers.AwsTargetTracking(
             scalers.DEFAULT_CPU_TARGET_PERCENT,
@@ -74,29 +97,21 @@ def make_policy(
             gpus=gpus,
             metric="cpu",
         )
-    # Azure and GCP see the waiting messages only: they scale at the backlog AWS's SQS method allows
-    # (latency / service time x concurrency), the per-instance threshold their own guides describe.
-    waiting = backlog_target_from_slo(serving.slo.target_seconds, serving.slo.service_seconds, plan.concurrency)
-    if kind == "azure-autoscale":
-        return lambda: scalers.AzureAutoscale(waiting, waiting * AZURE_SCALE_IN_FRACTION, lo, hi)
-    if kind == "gcp-autoscaler":
-        return lambda: scalers.GcpAutoscaler(waiting, lo, hi)
     if kind == "request-rate":
         # Target QPS per replica: what one replica clears (concurrency per service time) at the planner's
         # target utilization (planner.serving.replicas_for_load uses the same headroom).
         qps = plan.concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
         return lambda: scalers.RequestRate(qps, max(1, lo), hi)
-    # Without a queue: the load balancer's requests per replica per minute at the plan's target.
-    per_minute = plan.requests_per_replica_minute_target
-    if kind == "aws-alb-requests":
-        return lambda: scalers.AwsTargetTracking(per_minute, lo, hi, plan.warm_start_seconds, metric="requests")
-    if kind == "azure-gateway-requests":
-        return lambda: scalers.AzureAutoscale(per_minute, per_minute / 2, lo, hi, metric="requests")
-    if kind == "gcp-lb-utilization":
-        return lambda: scalers.GcpAutoscaler(per_minute / 60, lo, hi, metric_delay_seconds=60.0, metric="requests")
-    if kind == "fixed":
-        return lambda: scalers.Fixed(fixed_replicas if fixed_replicas is not None else hi)
     raise ValueError(f"--autoscaler {kind!r}: allowed: {', '.join(scalers.AUTOSCALERS)}")
+
+
+def warm_capacity(rule: ScalingRule | None, plan: ServingPlan) -> int:
+    """The stopped instances the design keeps: the rule's warm pool or standby pool, else the plan's."""
+    if isinstance(rule, FixedFleet):
+        return 0
+    if rule is None:
+        return plan.warm_pool_size
+    return rule.warm_pool if isinstance(rule, TargetTracking) else rule.standby_pool
 
 
 def design_from_spec(
@@ -107,15 +122,18 @@ def design_from_spec(
     autoscaler: str,
     name: str = "stack design",
     fixed_replicas: int | None = None,
+    rules: ScalingRules | None = None,
 ) -> Design:
     """The design the stack deploys on the machine types of `catalog` (its cloud's), scaled by `autoscaler`
-    (one of `autoscalers.AUTOSCALERS`): every number from `plan_serving`, the same call the component makes."""
-    plan = plan_serving(serving, catalog)
+    (one of `autoscalers.AUTOSCALERS`): every number from `plan_serving`, the same call the component makes,
+    with the stack's cloud's scaling `rules` (a cloud's own autoscaler needs its cloud's)."""
+    plan = plan_serving(serving, catalog, rules)
     replicas = serving.replicas
     itype = catalog.instances.get(replicas.instance_type)
     vcpus = itype.vcpus if itype else 8
     gpus = plan.tensor_parallel
-    policy = make_policy(autoscaler, plan=plan, serving=serving, vcpus=vcpus, gpus=gpus, fixed_replicas=fixed_replicas)
+    rule = scaling_rule(autoscaler, plan=plan, serving=serving, rules=rules, fixed_replicas=fixed_replicas)
+    policy = make_policy(autoscaler, plan=plan, serving=serving, vcpus=vcpus, gpus=gpus, rule=rule)
     fixed = autoscaler == "fixed"
     initial = (fixed_replicas if fixed_replicas is not None else replicas.max) if fixed else replicas.min
     # Admission on the replicas: each holds its share of the waiting requests for the bounded wait, and a request
@@ -130,7 +148,7 @@ def design_from_spec(
         replicas_min=initial if fixed else replicas.min,
         replicas_max=initial if fixed else replicas.max,
         initial_replicas=initial,
-        warm_pool=0 if fixed else plan.warm_pool_size,
+        warm_pool=warm_capacity(rule, plan),
         concurrency=plan.concurrency,
         cold_start_seconds=float(plan.cold_start_seconds),
         warm_start_seconds=float(plan.warm_start_seconds),
@@ -150,6 +168,7 @@ def design_from_spec(
         policy=policy,
         prices=prices,
         waiting_per_replica=plan.replica_waiting if direct else 0,
+        rule=rule,
     )
 
 
@@ -161,9 +180,11 @@ def default_autoscaler(serving: ServingSpec, queue_autoscaler: str | None, load_
     return queue_autoscaler if serving.admission.kind == "queue" else load_autoscaler
 
 
-def alternatives(serving: ServingSpec, prices: PriceBook, autoscaler: str, *, catalog: Catalog) -> list[Design]:
+def alternatives(
+    serving: ServingSpec, prices: PriceBook, autoscaler: str, *, catalog: Catalog, rules: ScalingRules | None = None
+) -> list[Design]:
     """The stack's design and what `--compare` runs against it on the same requests."""
-    base = design_from_spec(serving, prices, catalog=catalog, autoscaler=autoscaler)
+    base = design_from_spec(serving, prices, catalog=catalog, autoscaler=autoscaler, rules=rules)
     return [
         base,
         base.with_changes(name="no warm pool", warm_pool=0),

@@ -14,7 +14,7 @@ from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import summarize
 from accelstack.simulate.workload import synthetic
 from accelstack.spec.loader import load_stack
-from tests.planner.aws_inputs import AWS_CATALOG, aws_book
+from tests.planner.aws_inputs import AWS_CATALOG, AWS_RULES, aws_book
 
 pytestmark = pytest.mark.bench
 
@@ -24,7 +24,7 @@ DAY_AT_50_RPS_LIMIT_SECONDS = 60.0
 
 def simulate_day(rps: float, autoscaler: str) -> tuple[int, float]:
     serving = load_stack(REPO / "stacks" / "Pulumi.aws-serving.yaml", []).serving
-    design = design_from_spec(serving, aws_book(), autoscaler=autoscaler, catalog=AWS_CATALOG)
+    design = design_from_spec(serving, aws_book(), autoscaler=autoscaler, catalog=AWS_CATALOG, rules=AWS_RULES)
     started = time.perf_counter()
     load = synthetic("steady", rps, seed=1)
     summarize(Simulation(design, load).run(), 0.99)

@@ -282,12 +282,15 @@ def test_the_simulator_replays_the_requests_target_each_cloud_deploys_without_a_
     spec = preview(variant(cloud, DIRECT_VARIANT)).spec
     kind = default_autoscaler(spec.serving, declared.default_autoscaler, declared.load_balancer_autoscaler)
     assert kind == declared.load_balancer_autoscaler
-    design = design_from_spec(spec.serving, load_book(declared.prices), catalog=declared.catalog, autoscaler=kind)
+    design = design_from_spec(
+        spec.serving, load_book(declared.prices), catalog=declared.catalog, autoscaler=kind,
+        rules=declared.serving_scaling,
+    )  # fmt: skip
     policy = design.policy()
     simulated = {
         "aws": lambda p: p.target,
-        "azure": lambda p: p.threshold_out,
-        "gcp": lambda p: p.assignment * 60,
+        "azure": lambda p: p.rule.rules[0].trigger.threshold,
+        "gcp": lambda p: p.assignment() * 60,
     }[cloud](policy)
     assert simulated == pytest.approx(deployed_requests_target(cloud), rel=0.01)
 

@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from accelstack.planner.scaling_rules import Counts
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.simulate.autoscalers import AwsTargetTracking, Observation, cpu_percent
 from accelstack.simulate.design import design_from_spec
 from accelstack.simulate.engine import Simulation
 from accelstack.simulate.workload import Workload, poisson_arrivals
-from tests.planner.aws_inputs import AWS_CATALOG, aws_book
+from tests.planner.aws_inputs import AWS_CATALOG, AWS_RULES, aws_book, rules_for
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
@@ -38,7 +39,9 @@ def step_load(horizon: float = 2400.0, high_until: float | None = None) -> Workl
 
 
 def ready_after_step(serving, autoscaler: str, load: Workload | None = None):
-    design = design_from_spec(serving, aws_book(), autoscaler=autoscaler, catalog=AWS_CATALOG)
+    design = design_from_spec(
+        serving, aws_book(), autoscaler=autoscaler, catalog=AWS_CATALOG, rules=rules_for(autoscaler)
+    )
     run = Simulation(design, load or step_load(), sample_seconds=10.0).run()
     return run, [(t - STEP_AT, warm) for t, warm in run.ready_events]
 
@@ -66,19 +69,26 @@ def test_aws_target_tracking_capacity_after_three_datapoints_plus_start(warm_poo
 def test_gcp_autoscaler_acts_on_a_two_minute_old_backlog() -> None:
     serving = spec_of()
     plan = plan_serving(serving, AWS_CATALOG)
-    _, ready = ready_after_step(serving, "gcp-autoscaler")
+    run, ready = ready_after_step(serving, "gcp-autoscaler")
     # First sample after the step (+60 s), visible to the autoscaler 120 s later.
-    assert ready[0] == (pytest.approx(60 + 120 + plan.warm_start_seconds), True)
+    after = [(t, warm) for t, warm in ready if t > 0]
+    assert after[0] == (pytest.approx(60 + 120 + plan.warm_start_seconds), True)
+    # num_undelivered_messages counts the unacked messages replicas hold too: 40 requests/s x 1 s in flight over the
+    # plan's 7.7 per replica is about 6 replicas at once, where a count of waiting messages alone would ask for 1.
+    [(when, _, new), *_] = [event for event in run.scaling_events if event[0] > STEP_AT]
+    assert when - STEP_AT == 180 and new >= 5
 
 
-def test_azure_autoscale_adds_one_replica_per_cooldown() -> None:
+def test_azure_autoscale_adds_half_the_count_per_cooldown() -> None:
+    """ActiveMessages per instance over the 5-minute window passes the target (7.7) within a grain of the step: +50%
+    of the count (at least one) per scale-out, each after a cooldown of one cold start (233 s -> PT4M)."""
     serving = spec_of()
     plan = plan_serving(serving, AWS_CATALOG)
-    _, ready = ready_after_step(serving, "azure-autoscale")
-    # The 5-minute average per instance passes the threshold at the first grain after the step; then
-    # +1 instance per 5-minute cooldown.
-    times = [t for t, _ in ready[:3]]
-    assert times == pytest.approx([60 + plan.warm_start_seconds + k * 300 for k in range(3)])
+    run, ready = ready_after_step(serving, "azure-autoscale")
+    cooldown = 60 * -(-plan.cold_start_seconds // 60)
+    outs = [(t - STEP_AT, old, new) for t, old, new in run.scaling_events if new > old][:3]
+    assert outs == [(60, 1, 2), (60 + cooldown, 2, 3), (60 + 2 * cooldown, 3, 5)]
+    assert ready[0] == (pytest.approx(60 + plan.warm_start_seconds), True)
 
 
 def test_request_rate_scaling_waits_its_upscale_delay() -> None:
@@ -152,7 +162,10 @@ def test_cpu_scaling_misses_the_slo_that_backlog_scaling_meets_on_a_spike() -> N
     load = step_load(horizon=3600.0, high_until=2400.0)
     backlog = summarize(
         Simulation(
-            design_from_spec(serving, aws_book(), autoscaler="aws-target-tracking", catalog=AWS_CATALOG), load
+            design_from_spec(
+                serving, aws_book(), autoscaler="aws-target-tracking", catalog=AWS_CATALOG, rules=AWS_RULES
+            ),
+            load,
         ).run(),
         0.99,
     )
@@ -177,9 +190,9 @@ def test_target_tracking_scales_in_only_ten_percent_below_the_target() -> None:
 def test_deployed_metric_counts_messages_in_flight_and_waiting() -> None:
     """(Visible + NotVisible) / InService: replicas busy with 30 requests and nothing waiting read 15
     per instance, over the target of 10; Visible alone would read 0 and scale in."""
-    both = ("ApproximateNumberOfMessagesVisible", "ApproximateNumberOfMessagesNotVisible")
+    both = (Counts.WAITING, Counts.IN_FLIGHT)
     busy = Observation(0.0, 0, 2, 2, 1.0, 0, False, not_visible=30)
-    deployed = AwsTargetTracking(target=10, minimum=1, maximum=10, warmup_seconds=60, queue_metrics=both)
+    deployed = AwsTargetTracking(target=10, minimum=1, maximum=10, warmup_seconds=60, reads=both)
     assert [deployed.decide(busy) for _ in range(3)] == [None, None, 3]  # ceil(2 x 15 / 10)
     visible_only = AwsTargetTracking(target=10, minimum=1, maximum=10, warmup_seconds=60)
     assert [visible_only.decide(busy) for _ in range(15)][-1] == 1

@@ -14,7 +14,7 @@ from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import littles_law, outcomes, summarize
 from accelstack.simulate.workload import Workload, poisson_arrivals, synthetic
 from accelstack.spec.loader import load_stack
-from tests.planner.aws_inputs import AWS_CATALOG, aws_book
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book, rules_for
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
@@ -22,7 +22,9 @@ SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
 
 def stack_design(*overrides: str, autoscaler: str = "aws-target-tracking", **kwargs):
     spec = load_stack(SERVING, list(overrides))
-    return design_from_spec(spec.serving, aws_book(), autoscaler=autoscaler, **kwargs, catalog=AWS_CATALOG)
+    return design_from_spec(
+        spec.serving, aws_book(), autoscaler=autoscaler, **kwargs, catalog=AWS_CATALOG, rules=rules_for(autoscaler)
+    )
 
 
 def fixed_design(replicas: int, concurrency: int, **changes):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from accelstack.planner.scaling_rules import TargetTracking
 from accelstack.planner.serving import backlog_target_from_slo
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.simulate import workload
@@ -18,7 +19,7 @@ from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import summarize
 from accelstack.simulate.workload import Workload, poisson_arrivals
 from accelstack.spec.loader import load_stack
-from tests.planner.aws_inputs import AWS_CATALOG, aws_book
+from tests.planner.aws_inputs import AWS_CATALOG, AWS_RULES, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
@@ -33,19 +34,22 @@ def spec_of(*overrides: str):
 def designs(serving):
     """The stack design, the same stack on the metric and target it had before, and request-rate."""
     book = aws_book()
-    plan = plan_serving(serving, AWS_CATALOG)
-    stack = design_from_spec(serving, book, autoscaler="aws-target-tracking", catalog=AWS_CATALOG)
+    plan = plan_serving(serving, AWS_CATALOG, AWS_RULES)
+    stack = design_from_spec(serving, book, autoscaler="aws-target-tracking", catalog=AWS_CATALOG, rules=AWS_RULES)
+    assert isinstance(plan.scaling, TargetTracking)
     before = dataclasses.replace(
-        plan,
-        backlog_per_instance_target=backlog_target_from_slo(
-            serving.slo.target_seconds, serving.slo.service_seconds, plan.concurrency
-        ),
-        backlog_metrics=(VISIBLE,),
+        plan.scaling,
+        target=backlog_target_from_slo(serving.slo.target_seconds, serving.slo.service_seconds, plan.concurrency),
+        metrics=plan.scaling.metrics[:1],
     )
+    assert before.metrics[0].name == VISIBLE
     visible_only = stack.with_changes(
         name="visible only",
-        backlog_target=before.backlog_per_instance_target,
-        policy=make_policy("aws-target-tracking", plan=before, serving=serving, vcpus=stack.vcpus, gpus=stack.gpus),
+        backlog_target=before.target,
+        rule=before,
+        policy=make_policy(
+            "aws-target-tracking", plan=plan, serving=serving, vcpus=stack.vcpus, gpus=stack.gpus, rule=before
+        ),
     )
     request_rate = design_from_spec(serving, book, autoscaler="request-rate", name="request rate", catalog=AWS_CATALOG)
     return {d.name: d for d in (stack, visible_only, request_rate)}

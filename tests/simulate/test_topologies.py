@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from accelstack.clouds import registry
+from accelstack.clouds.azure.serving_scaling import ACTIVE_MESSAGES, REQUESTS_PER_HOST
+from accelstack.planner import scaling_rules as rules
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.simulate import autoscalers as scalers
 from accelstack.simulate.autoscalers import Observation
@@ -19,7 +21,7 @@ from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import summarize
 from accelstack.simulate.workload import Workload
 from accelstack.spec.loader import load_stack
-from tests.planner.aws_inputs import AWS_CATALOG, aws_book
+from tests.planner.aws_inputs import AWS_CATALOG, AWS_RULES, aws_book
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING = REPO / "stacks" / "Pulumi.aws-serving.yaml"
@@ -47,12 +49,12 @@ def test_the_default_autoscaler_follows_the_topology(overrides: tuple[str, ...],
 def test_a_direct_design_holds_each_replicas_share_and_loses_what_a_failed_replica_held() -> None:
     serving = load_stack(SERVING, list(DIRECT)).serving
     plan = plan_serving(serving, AWS_CATALOG)
-    design = design_from_spec(serving, aws_book(), catalog=AWS_CATALOG, autoscaler="aws-alb-requests")
+    design = design_from_spec(serving, aws_book(), rules=AWS_RULES, catalog=AWS_CATALOG, autoscaler="aws-alb-requests")
     assert design.waiting_per_replica == plan.replica_waiting > 0
     assert design.ttl_seconds == plan.replica_wait_seconds
     assert design.max_receive_count == 1
     queued = design_from_spec(
-        load_stack(SERVING).serving, aws_book(), catalog=AWS_CATALOG, autoscaler="aws-target-tracking"
+        load_stack(SERVING).serving, aws_book(), rules=AWS_RULES, catalog=AWS_CATALOG, autoscaler="aws-target-tracking"
     )
     assert (queued.waiting_per_replica, queued.max_receive_count) == (0, queued.max_receive_count)
     assert queued.max_receive_count > 1
@@ -62,7 +64,9 @@ def test_the_waiting_limit_moves_with_the_live_replicas() -> None:
     """Two replicas of one slot, two waiting places each: ten requests at once get two slots and four places;
     the other four are refused. One replica: one slot and two places."""
     serving = load_stack(SERVING, [*DIRECT, *FIXED]).serving
-    base = design_from_spec(serving, aws_book(), catalog=AWS_CATALOG, autoscaler="fixed", fixed_replicas=2)
+    base = design_from_spec(
+        serving, aws_book(), rules=AWS_RULES, catalog=AWS_CATALOG, autoscaler="fixed", fixed_replicas=2
+    )
     design = base.with_changes(concurrency=1, waiting_per_replica=2, ttl_seconds=1000.0)
     for replicas, served in ((2, 6), (1, 3)):
         d = design.with_changes(initial_replicas=replicas, replicas_min=replicas, replicas_max=replicas)
@@ -85,17 +89,36 @@ def test_alb_request_tracking_scales_out_after_three_minutes_on_requests_per_tar
     assert decisions == [None, None, 6]  # 300 per target against 100: ceil(2 x 300 / 100)
 
 
-def test_gateway_requests_per_host_scale_by_one_step_over_the_window() -> None:
-    policy = scalers.AzureAutoscale(100.0, 50.0, 1, 20, metric="requests")
-    decisions = [policy.decide(observation(600, 2, 60.0 * t)) for t in range(5)]
-    assert decisions[-1] == 3 and decisions[:-1] == [None] * 4
-    queue_policy = scalers.AzureAutoscale(100.0, 50.0, 1, 20)
-    # The same load read as queue backlog: nothing waits, so the queue rule scales in.
-    assert [queue_policy.decide(observation(600, 2, 60.0 * t)) for t in range(5)][-1] == 1
+def azure_profile(metric: rules.Metric, per_instance: bool) -> rules.AzureAutoscale:
+    """Out above 100 by one, in below 50 by one, 5-minute windows and cooldowns."""
+    return rules.AzureAutoscale(
+        autoscaler="what-if", minimum=1, maximum=20, default=1, standby_pool=0,
+        rules=(
+            rules.AutoscaleRule(rules.MetricTrigger(metric, per_instance, "GreaterThan", 100.0, 300),
+                                rules.ScaleAction("Increase", "ChangeCount", 1, 300)),
+            rules.AutoscaleRule(rules.MetricTrigger(metric, per_instance, "LessThan", 50.0, 300),
+                                rules.ScaleAction("Decrease", "ChangeCount", 1, 300)),
+        ),
+    )  # fmt: skip
+
+
+def test_gateway_requests_per_host_scale_by_one_step_per_cooldown() -> None:
+    policy = scalers.AzureAutoscale(azure_profile(REQUESTS_PER_HOST, per_instance=False))
+    decisions = [policy.decide(observation(600, 2, 60.0 * t)) for t in range(7)]
+    # 300 requests per host in the minute against 100: one more, then nothing until the 5-minute cooldown ends.
+    assert decisions == [3, None, None, None, None, 3, None]
+    queue_policy = scalers.AzureAutoscale(azure_profile(ACTIVE_MESSAGES, per_instance=True))
+    # The same load read as the queue's active messages: nothing waits or is held, so the queue rule scales in.
+    assert queue_policy.decide(observation(600, 2, 0.0)) == 1
 
 
 def test_load_balancing_utilization_recommends_the_rate_over_each_replicas_share() -> None:
-    policy = scalers.GcpAutoscaler(1.0, 1, 20, metric_delay_seconds=60.0, metric="requests")
+    policy = scalers.GcpAutoscaler(
+        rules.GcpAutoscaler(
+            autoscaler="gcp-lb-utilization", minimum=1, maximum=20, initialization_seconds=60, standby_pool=0,
+            utilization_target=1.0, max_rate_per_instance=1.0, delay_seconds=60,
+        )
+    )  # fmt: skip
     assert policy.decide(observation(600, 2, 0.0)) is None  # not visible yet
     assert policy.decide(observation(600, 2, 60.0)) == 10  # 10 requests/s at 1 per replica
 
@@ -106,6 +129,8 @@ def test_a_stack_without_a_queue_pays_for_no_queue() -> None:
     costs = {}
     for name, overrides in (("queue", ()), ("replica", DIRECT)):
         serving = load_stack(SERVING, list(overrides)).serving
-        design = design_from_spec(serving, aws_book(), catalog=AWS_CATALOG, autoscaler="fixed", fixed_replicas=2)
+        design = design_from_spec(
+            serving, aws_book(), rules=AWS_RULES, catalog=AWS_CATALOG, autoscaler="fixed", fixed_replicas=2
+        )
         costs[name] = summarize(Simulation(design, load, tokens_per_second=1.0).run(), 0.99)["cost"]
     assert costs["queue"]["queueUsd"] > 0 and costs["replica"]["queueUsd"] == 0

@@ -5,7 +5,7 @@ The Pulumi half is `accelstack.components.aws`; the spec rules are `rules` and `
 
 from __future__ import annotations
 
-from accelstack.clouds.aws import catalog, prices, quotas, replace_rows, terraform_types
+from accelstack.clouds.aws import catalog, prices, quotas, replace_rows, serving_scaling, terraform_types
 from accelstack.clouds.base import (
     AdmissionLimits,
     BootDataLimit,
@@ -190,6 +190,7 @@ AWS = Cloud(
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
     # Target tracking on backlog per instance (accelstack.components.aws.serving.scaling).
-    default_autoscaler="aws-target-tracking",
-    load_balancer_autoscaler="aws-alb-requests",
+    default_autoscaler=serving_scaling.SCALING_RULES.queue,
+    load_balancer_autoscaler=serving_scaling.SCALING_RULES.load_balancer,
+    serving_scaling=serving_scaling.SCALING_RULES,
 )

@@ -6,7 +6,7 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 from __future__ import annotations
 
 from accelstack.clouds import random_provider
-from accelstack.clouds.azure import arm_types, catalog, prices, quotas, replace_rows, services
+from accelstack.clouds.azure import arm_types, catalog, prices, quotas, replace_rows, services, serving_scaling
 from accelstack.clouds.base import (
     AdmissionLimits,
     BootDataLimit,
@@ -199,7 +199,8 @@ AZURE = Cloud(
     terraform=(random_provider.TERRAFORM,),
     arm=(arm_types.ARM,),
     # Azure Monitor autoscale on Service Bus active messages per instance (components/azure/serving/scaling.py).
-    default_autoscaler="azure-autoscale",
-    load_balancer_autoscaler="azure-gateway-requests",
+    default_autoscaler=serving_scaling.SCALING_RULES.queue,
+    load_balancer_autoscaler=serving_scaling.SCALING_RULES.load_balancer,
+    serving_scaling=serving_scaling.SCALING_RULES,
     account_services=services.ACCOUNT_SERVICES,
 )

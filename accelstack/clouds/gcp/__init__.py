@@ -18,7 +18,7 @@ from accelstack.clouds.base import (
     Prices,
     RuleTerms,
 )
-from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, services, terraform_types
+from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, services, serving_scaling, terraform_types
 
 CATALOG = Catalog(
     cloud="gcp",
@@ -199,7 +199,8 @@ GCP = Cloud(
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
     # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).
-    default_autoscaler="gcp-autoscaler",
-    load_balancer_autoscaler="gcp-lb-utilization",
+    default_autoscaler=serving_scaling.SCALING_RULES.queue,
+    load_balancer_autoscaler=serving_scaling.SCALING_RULES.load_balancer,
+    serving_scaling=serving_scaling.SCALING_RULES,
     account_services=services.ACCOUNT_SERVICES,
 )

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.planner.scaling_rules import TargetTracking
+
 if TYPE_CHECKING:
     from accelstack.components.aws.serving.service import AwsServingParts
 
@@ -17,11 +19,20 @@ if TYPE_CHECKING:
 SCALE_FROM_ZERO_EXPRESSION = "IF(depth > 0 AND FILL(inservice, 0) == 0, 1, 0)"
 
 
+def target_tracking(svc: AwsServingParts) -> TargetTracking:
+    """The plan's rule (accelstack.clouds.aws.serving_scaling): what this module emits and the simulator replays."""
+    rule = svc.plan.scaling
+    assert isinstance(rule, TargetTracking), f"AWS serving scales by target tracking, the plan holds {rule!r}"
+    return rule
+
+
 def scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
     """The target-tracking policy on backlog per instance (and, for a group that may be empty, the
     scale-from-zero step policy and its alarm)."""
     assert svc.queues is not None, "queue-depth scaling needs the admission queue"
     group, queue = svc.group, svc.queues["requests"]
+    rule = target_tracking(svc)
+    assert rule.per_instance is not None, "backlog per instance divides by the group's InService instances"
     metric_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricArgs
     stat_args = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
     stat_metric_args = (
@@ -33,22 +44,22 @@ def scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
     # messages replicas hold (NotVisible) as well as those waiting: Visible alone reads 0 while
     # replicas keep up, and the group scaled in to min and out again all day. The target is a
     # replica's concurrency at the target utilization (planner.serving.owned_backlog_target).
-    queue_ids = [f"m{index}" for index in range(1, len(svc.plan.backlog_metrics) + 1)]
+    queue_ids = [f"m{index}" for index in range(1, len(rule.metrics) + 1)]
     queue_metrics = [
         metric_args(
             id=metric_id,
-            label=f"Get {metric_name} of the request queue",
+            label=f"Get {metric.name} of the request queue",
             metric_stat=stat_args(
                 metric=stat_metric_args(
-                    metric_name=metric_name,
-                    namespace="AWS/SQS",
+                    metric_name=metric.name,
+                    namespace=metric.namespace,
                     dimensions=[dimension_args(name="QueueName", value=queue.name)],
                 ),
-                stat="Sum",
+                stat=metric.statistic,
             ),
             return_data=False,
         )
-        for metric_id, metric_name in zip(queue_ids, svc.plan.backlog_metrics, strict=True)
+        for metric_id, metric in zip(queue_ids, rule.metrics, strict=True)
     ]
     in_service = f"m{len(queue_ids) + 1}"
     backlog_policy = aws.autoscaling.Policy(
@@ -56,7 +67,7 @@ def scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
         autoscaling_group_name=group.name,
         policy_type="TargetTrackingScaling",
         target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
-            target_value=svc.plan.backlog_per_instance_target,
+            target_value=rule.target,
             customized_metric_specification=aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs(
                 metrics=[
                     *queue_metrics,
@@ -65,11 +76,11 @@ def scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
                         label="Get the group size (the number of InService instances)",
                         metric_stat=stat_args(
                             metric=stat_metric_args(
-                                metric_name="GroupInServiceInstances",
-                                namespace="AWS/AutoScaling",
+                                metric_name=rule.per_instance.name,
+                                namespace=rule.per_instance.namespace,
                                 dimensions=[dimension_args(name="AutoScalingGroupName", value=group.name)],
                             ),
-                            stat="Average",
+                            stat=rule.per_instance.statistic,
                         ),
                         return_data=False,
                     ),
@@ -84,7 +95,7 @@ def scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
         ),
         opts=svc.child,
     )
-    if svc.serving.replicas.min > 0:
+    if not rule.scale_from_zero:
         return backlog_policy
     # At zero instances the ratio has no value and target tracking cannot act: a step policy on the
     # raw queue depth starts the first replica. The alarm fires only while none is in service, so
@@ -147,14 +158,16 @@ def load_scaling(svc: AwsServingParts, name: str) -> aws.autoscaling.Policy:
     minute, Sum), at the requests a replica serves in a minute when it owns the plan's backlog target (Little's
     law: in flight = rate x service time). A load measure at the load balancer, never CPU."""
     predefined = aws.autoscaling.PolicyTargetTrackingConfigurationPredefinedMetricSpecificationArgs
+    rule = target_tracking(svc)
+    [metric] = rule.metrics
     return aws.autoscaling.Policy(
         f"{name}-requests-per-target",
         autoscaling_group_name=svc.group.name,
         policy_type="TargetTrackingScaling",
         target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
-            target_value=svc.plan.requests_per_replica_minute_target,
+            target_value=rule.target,
             predefined_metric_specification=predefined(
-                predefined_metric_type="ALBRequestCountPerTarget",
+                predefined_metric_type=f"ALB{metric.name}",  # the predefined ALBRequestCountPerTarget
                 # app/<alb>/<id>/targetgroup/<tg>/<id>: the target group must be behind a listener of this ALB.
                 resource_label=pulumi.Output.concat(svc.load_balancer.arn_suffix, "/", svc.target_group.arn_suffix),
             ),

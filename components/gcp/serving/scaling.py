@@ -8,20 +8,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.planner.scaling_rules import GcpAutoscaler
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import Replicas
 
-BACKLOG_METRIC = "pubsub.googleapis.com/subscription/num_undelivered_messages"
 
-
-def backlog_filter(subscription_name: str) -> str:
-    return f'resource.type = pubsub_subscription AND resource.labels.subscription_id = "{subscription_name}"'
-
-
-def load_utilization_target(plan: ServingPlan) -> float:
-    """The share of a replica's full rate the autoscaler holds: the requests per minute of the backlog target."""
-    share = plan.requests_per_replica_minute_target / 60 / plan.replica_full_rate_per_second
-    return round(min(1.0, share), 3)  # the autoscaler takes (0, 1]
+def backlog_filter(resource_type: str, subscription_name: str) -> str:
+    return f'resource.type = {resource_type} AND resource.labels.subscription_id = "{subscription_name}"'
 
 
 def scaling(
@@ -34,21 +27,26 @@ def scaling(
     request_subscription: gcp.pubsub.Subscription | None,
     opts: pulumi.ResourceOptions,
 ) -> gcp.compute.RegionAutoscaler:
-    """On the subscription's backlog per replica, or without one on the load balancer's rate per replica."""
+    """On the subscription's backlog per replica, or without one on the load balancer's rate per replica: the
+    plan's rule (accelstack.clouds.gcp.serving_scaling), which the simulator replays."""
+    rule = plan.scaling
+    assert isinstance(rule, GcpAutoscaler), f"GCP serving scales by its autoscaler, the plan holds {rule!r}"
     signal: dict[str, object]
     if request_subscription is None:
         signal = {
             "load_balancing_utilization": gcp.compute.RegionAutoscalerAutoscalingPolicyLoadBalancingUtilizationArgs(
-                target=load_utilization_target(plan)
+                target=rule.utilization_target
             )
         }
     else:
+        assert rule.metric is not None, "queue-depth scaling names the subscription's metric"
+        metric = rule.metric
         signal = {
             "metrics": [
                 gcp.compute.RegionAutoscalerAutoscalingPolicyMetricArgs(
-                    name=BACKLOG_METRIC,
-                    filter=request_subscription.name.apply(backlog_filter),
-                    single_instance_assignment=plan.backlog_per_instance_target,
+                    name=metric.name,
+                    filter=request_subscription.name.apply(lambda name: backlog_filter(metric.namespace, name)),
+                    single_instance_assignment=rule.single_instance_assignment,
                 )
             ]
         }
@@ -57,10 +55,10 @@ def scaling(
         region=region,
         target=group.id,
         autoscaling_policy=gcp.compute.RegionAutoscalerAutoscalingPolicyArgs(
-            min_replicas=replicas.min,
-            max_replicas=replicas.max,
+            min_replicas=rule.minimum,
+            max_replicas=rule.maximum,
             # The autoscaler ignores a new VM's signals for this long: one cold start.
-            cooldown_period=plan.cold_start_seconds,
+            cooldown_period=rule.initialization_seconds,
             mode="ON",
             **signal,  # type: ignore[arg-type]
         ),

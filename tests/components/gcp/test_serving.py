@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from accelstack.clouds import registry
-from accelstack.components.gcp.serving.scaling import BACKLOG_METRIC
+from accelstack.clouds.gcp.serving_scaling import UNDELIVERED
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file
@@ -46,7 +46,7 @@ def test_autoscaler_holds_the_planners_backlog_per_replica_on_the_request_subscr
     policy = one(run(), "gcp:compute/regionAutoscaler:RegionAutoscaler").inputs["autoscalingPolicy"]
     assert "cpuUtilization" not in policy and "loadBalancingUtilization" not in policy
     (metric,) = policy["metrics"]
-    assert metric["name"] == BACKLOG_METRIC
+    assert metric["name"] == UNDELIVERED.name
     assert metric["singleInstanceAssignment"] == plan().backlog_per_instance_target
     assert 'subscription_id = "gcp-serving-requests"' in metric["filter"]
     assert (policy["minReplicas"], policy["maxReplicas"]) == (1, 8)
