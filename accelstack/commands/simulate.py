@@ -215,9 +215,10 @@ def serving_command(
         ),
     )
     if trace is not None:
-        load = planner_call(
-            "--trace", lambda: workload.load_trace(trace, horizon=None if hours is None else hours * 3600)
-        )
+        try:
+            load = workload.load_trace(trace, horizon=None if hours is None else hours * 3600)
+        except ValueError as error:  # each names --trace PATH and the line
+            raise CliError(str(error)) from None
     else:
         peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
         horizon = (hours if hours is not None else 24.0) * 3600
