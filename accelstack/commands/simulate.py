@@ -28,6 +28,7 @@ from accelstack.commands.common import (
     out,
     resolve_stacks,
 )
+from accelstack.commands.output_files import staged_file
 from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choice, cloud_named, emit, planner_call
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.simulate import autoscalers, workload
@@ -235,7 +236,8 @@ def serving_command(
     summaries = [summarize(run, slo_share) for run in runs]
     if plot_path is not None:
         try:
-            plot(runs[0], plot_path, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {load.source}")
+            with staged_file(plot_path, option="--plot") as temporary:  # no link followed; no partial PNG left
+                plot(runs[0], temporary, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {load.source}")
         except OSError as exc:
             raise CliError(f"--plot {plot_path}: cannot write ({exc.strerror or exc})") from None
     document: dict[str, Any] = {
