@@ -161,12 +161,9 @@ def write_json(document: Any, destination: Path | str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    path = Path(destination)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    except OSError as error:
-        raise CliError(f"--json {path}: {error.strerror or error}", EXIT_FAILED) from None
+    from accelstack.commands.output_files import write_file  # it raises CliError from here
+
+    path = write_file(Path(destination), text, option="--json")  # no link followed, its directory's parent must exist
     echo_lines([f"wrote {path}"], stderr=True)
 
 

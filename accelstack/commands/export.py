@@ -27,6 +27,13 @@ from accelstack.commands.common import (
     print_problems,
     resolve_stacks,
 )
+from accelstack.commands.output_files import (
+    ParentsOpt,
+    check_output_file,
+    check_output_files,
+    write_file,
+    write_into,
+)
 from accelstack.engine.preview import PreviewError, preview_stack
 from accelstack.engine.terraform_plan import terraform_plan
 from accelstack.spec.loader import stack_name_of
@@ -57,7 +64,7 @@ OutOpt = Annotated[
         metavar="OUT",
         help="`-` (default) writes to stdout (one stack only). One stack: OUT is the file, or an existing "
         "directory receiving STACK.tfplan.json (STACK.json for `pulumi`). Several stacks: OUT is a "
-        "directory (created if needed).",
+        "directory (created; its parent must exist).",
     ),
 ]
 
@@ -74,6 +81,7 @@ def export_command(
     out: OutOpt = "-",
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
+    parents: ParentsOpt = False,
 ) -> int:
     """Export stacks for other tools, offline (the program runs under mocks, as in `preview`).
 
@@ -85,6 +93,15 @@ def export_command(
     to_stdout = out == "-"
     if to_stdout and len(files) > 1:
         raise CliError(f"--out -: stdout takes one stack, {len(files)} given; pass --out DIRECTORY")
+    destination = Path(out).expanduser()
+    if not to_stdout:  # where it goes is checked before minutes of previews, and again on writing
+        if not out.strip():
+            raise CliError("--out: empty; give a file, a directory, or - for stdout")
+        if len(files) > 1 or destination.is_dir():
+            names = [_file_name(stack_name_of(path), fmt) for path in files]
+            check_output_files(destination, names, parents=parents)
+        else:
+            check_output_file(destination, "--out", parents=parents)
     specs = [spec for _, spec in load_specs(files, overrides or [])]
     if None in specs:
         return EXIT_CONFIG
@@ -115,19 +132,13 @@ def export_command(
     if to_stdout:
         sys.stdout.write(json.dumps(documents[0][1], indent=2) + "\n")
         return EXIT_OK
-    destination = Path(out).expanduser()
-    try:
-        if len(files) > 1 or destination.is_dir():
-            destination.mkdir(parents=True, exist_ok=True)
-            targets = [(destination / _file_name(name, fmt), document) for name, document in documents]
-        else:
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            targets = [(destination, documents[0][1])]
-        for target, document in targets:
-            target.write_text(json.dumps(document, indent=2) + "\n")
-    except OSError as error:
-        raise CliError(f"--out {out}: {error.strerror or error}", EXIT_FAILED) from None
-    echo_lines([f"wrote {target}" for target, _ in targets], stderr=True)
+    texts = {_file_name(name, fmt): json.dumps(document, indent=2) + "\n" for name, document in documents}
+    if len(files) > 1 or destination.is_dir():
+        written = write_into(destination, texts, parents=parents)  # all or nothing
+    else:
+        [text] = texts.values()
+        written = [write_file(destination, text, option="--out", parents=parents)]
+    echo_lines([f"wrote {target}" for target in written], stderr=True)
     return EXIT_OK
 
 

@@ -31,6 +31,8 @@ from accelstack.commands.common import (
     resolve_stack,
     resolve_stacks,
 )
+from accelstack.spec.input_files import InputFileError
+from accelstack.spec.json_input import MAX_CONFIG_BYTES, MAX_EXPORT_BYTES, read_json
 from accelstack.spec.loader import load_stack, stack_name_of
 from accelstack.spec.problems import SpecError
 
@@ -67,14 +69,14 @@ EmitConfigOpt = Annotated[
 ]
 
 
-def _read_json(path: Path, what: str) -> Any:
+def _read_json(path: Path, what: str, max_bytes: int) -> Any:
+    """A JSON document (`-`: stdin, so `accelstack preview --all --json - | accelstack policy --file -` works),
+    through the shared hardened reader: size refused before reading, NaN/Infinity, duplicate keys, depth and
+    integer digits refused with the line."""
     try:
-        # `-`: stdin, so `accelstack preview --all --json - | accelstack policy --file -` works.
-        return json.loads(sys.stdin.read() if str(path) == "-" else path.read_text())
-    except OSError as error:
-        raise CliError(f"{what} {path}: cannot read: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise CliError(f"{what} {path}: not valid JSON (line {error.lineno}): {error.msg}") from None
+        return read_json(path, f"{what} {path}", max_bytes)
+    except InputFileError as error:
+        raise CliError(str(error)) from None
 
 
 def exports_in(document: Any) -> list[tuple[str | None, dict[str, Any]]]:
@@ -125,7 +127,7 @@ def policy_command(
     """
     from accelstack.engine import policy_runner
 
-    config = _read_json(policy_config, "--policy-config") if policy_config else None
+    config = _read_json(policy_config, "--policy-config", MAX_CONFIG_BYTES) if policy_config else None
     if config is not None and not isinstance(config, dict):
         raise CliError(f"--policy-config {policy_config}: expected a JSON object keyed by policy name")
     if emit_config is not None:
@@ -135,7 +137,7 @@ def policy_command(
     if file is not None:
         if stacks or all_stacks:
             raise CliError("give STACK names, --all or --file, not several")
-        found = exports_in(_read_json(file, "--file"))
+        found = exports_in(_read_json(file, "--file", MAX_EXPORT_BYTES))
         if not found:
             raise CliError(f"--file {file}: not a stack export (no deployment.resources)")
         for stated, export in found:

@@ -24,7 +24,7 @@ from accelstack.commands.common import (
     load_specs,
     resolve_stacks,
 )
-from accelstack.commands.output_files import output_directory, write_into
+from accelstack.commands.output_files import ParentsOpt, output_directory, write_into
 
 PLACEHOLDER_NOTE = (
     "${HEAD_ADDRESS}, ${LUSTRE_DNS}, ${LUSTRE_MOUNT_NAME}, ${MUNGE_KEY_SECRET}, ${SLURM_CONFIG} and "
@@ -37,8 +37,11 @@ SERVING_PLACEHOLDER_NOTE = "${REQUEST_QUEUE_URL} and ${RESPONSE_QUEUE_URL} are f
 @guarded
 def render_command(
     stack: Annotated[str, typer.Argument(metavar="STACK", help="Stack name or path to a stack file.")],
-    out_dir: Annotated[str, typer.Option("--out", help="Directory to write the artifacts to (created).")],
+    out_dir: Annotated[
+        str, typer.Option("--out", help="Directory to write the artifacts to (created; its parent must exist).")
+    ],
     overrides: SetOpt = None,
+    parents: ParentsOpt = False,
     project_dir: ProjectDirOpt = None,
 ) -> int:
     """Write the Slurm configuration and node cloud-init a training stack boots with, or a serving
@@ -67,7 +70,7 @@ def render_command(
         args = TrainingClusterArgs.of(spec)
         values = DeployValues(checkpoint_interval_seconds=args.plan.interval_seconds)
         artifacts, note = render_all(args.spec, nodes_for(args.spec), values), PLACEHOLDER_NOTE
-    written = write_into(out, artifacts, executable=lambda filename: filename.endswith(".sh"))
+    written = write_into(out, artifacts, executable=lambda filename: filename.endswith(".sh"), parents=parents)
     echo_lines([f"{name}: wrote {path}" for path in written])
     echo_lines([f"{name}: {note}"])
     return EXIT_OK

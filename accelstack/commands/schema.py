@@ -10,7 +10,13 @@ from typing import Annotated, Any
 import typer
 
 from accelstack.commands.common import EXIT_FAILED, EXIT_OK, echo_lines, guarded
-from accelstack.commands.output_files import output_directory, write_into
+from accelstack.commands.output_files import (
+    ParentsOpt,
+    check_output_directory,
+    is_current,
+    output_directory,
+    write_into,
+)
 
 NAMESPACE = "accelstack"
 SCHEMA_FILE = "accelstack.schema.json"
@@ -226,25 +232,26 @@ def generated_files() -> dict[str, str]:
 @guarded
 def schema_command(
     out: Annotated[
-        str, typer.Option("--out", metavar="DIR", help="Directory to write into (created if needed).")
+        str, typer.Option("--out", metavar="DIR", help="Directory to write into (created; its parent must exist).")
     ] = "docs",
     check: Annotated[
         bool, typer.Option("--check", help="Write nothing; exit 1 if the files in DIR differ from the models.")
     ] = False,
+    parents: ParentsOpt = False,
 ) -> int:
     """Write the stack file reference (spec-reference.md) and its JSON Schema (accelstack.schema.json),
     generated from the spec models. Exit 0, or 1 with --check when a file is out of date."""
     out_dir = output_directory(out)
+    if not check:
+        check_output_directory(out_dir, parents=parents)  # even when every file is current: nothing read through a link
     stale, changed = [], {}
     for name, content in generated_files().items():
         path = out_dir / name
-        current = path.read_text() if path.is_file() and not path.is_symlink() else None
-        if current == content:
-            continue
-        stale.append(path)
-        changed[name] = content
+        if not is_current(path, content):
+            stale.append(path)
+            changed[name] = content
     if not check and changed:
-        echo_lines([f"wrote {path}" for path in write_into(out_dir, changed)], stderr=True)
+        echo_lines([f"wrote {path}" for path in write_into(out_dir, changed, parents=parents)], stderr=True)
     if check and stale:
         echo_lines([f"{path}: out of date; run `make docs`" for path in stale], stderr=True, style="red")
         return EXIT_FAILED

@@ -30,6 +30,7 @@ from accelstack.commands.common import (
     out,
     resolve_stacks,
 )
+from accelstack.commands.output_files import staged_file
 from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choice, cloud_named, emit, planner_call
 from accelstack.planner.scaling_rules import ScalingRules
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
@@ -240,9 +241,10 @@ def serving_command(
         ),
     )
     if trace is not None:
-        load = planner_call(
-            "--trace", lambda: workload.load_trace(trace, horizon=None if hours is None else hours * 3600)
-        )
+        try:
+            load = workload.load_trace(trace, horizon=None if hours is None else hours * 3600)
+        except ValueError as error:  # each names --trace PATH and the line
+            raise CliError(str(error)) from None
     else:
         peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
         horizon = (hours if hours is not None else 24.0) * 3600
@@ -259,7 +261,8 @@ def serving_command(
     summaries = [summarize(run, slo_share if slo_share is not None else stated_slo_share(serving)) for run in runs]
     if plot_path is not None:
         try:
-            plot(runs[0], plot_path, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {load.source}")
+            with staged_file(plot_path, option="--plot") as temporary:  # no link followed; no partial PNG left
+                plot(runs[0], temporary, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {load.source}")
         except OSError as exc:
             raise CliError(f"--plot {plot_path}: cannot write ({exc.strerror or exc})") from None
     document: dict[str, Any] = {

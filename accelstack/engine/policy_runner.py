@@ -12,11 +12,11 @@ preview" diagnostic, exactly as under the CLI.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import re
 import runpy
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,8 @@ from pulumi_policy.proxy import unknown_checking_proxy
 import accelstack.policies
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
+from accelstack.engine.export_shape import misshapen_field
+from accelstack.spec.json_input import JsonInputError, load_json
 
 PACKS_DIR = Path(accelstack.policies.__file__).resolve().parent
 PACKS = ("separation", "guardrails")
@@ -270,10 +272,10 @@ def _wire(value: Any) -> Any:
         if is_secret(value):
             if "value" in value:
                 return {SIG_KEY: SECRET_SIG, "value": _wire(value["value"])}
-            if "plaintext" in value:
+            if isinstance(value.get("plaintext"), str):
                 try:
-                    return {SIG_KEY: SECRET_SIG, "value": _wire(json.loads(value["plaintext"]))}
-                except (TypeError, json.JSONDecodeError):
+                    return {SIG_KEY: SECRET_SIG, "value": _wire(load_json(value["plaintext"], "plaintext"))}
+                except JsonInputError:
                     pass
             return {SIG_KEY: SECRET_SIG, "value": UNKNOWN}
         return {key: _wire(item) for key, item in value.items()}
@@ -337,6 +339,9 @@ def export_resources(document: Any) -> list[dict[str, Any]]:
             or not isinstance(entry.get("type"), str)
         ):
             raise PolicyInputError(f"deployment.resources[{index}]: each resource needs a urn and a type")
+        wrong = misshapen_field(entry)
+        if wrong is not None:
+            raise PolicyInputError(f"deployment.resources[{index}] ({entry['urn']}): {wrong}")
     return [dict(entry) for entry in resources]
 
 
@@ -437,6 +442,21 @@ class _DecodedOnce:
 _decode_lock = threading.Lock()
 
 
+@contextlib.contextmanager
+def _crash_is_input_error(pack: LoadedPack, subject: str) -> Iterator[None]:
+    """A policy that raises on a resource's values (an export of any shape reaches it: `policy --file`) is reported
+    as bad input naming the pack and the resource, not as a traceback; the policy's own error is kept in the text."""
+    try:
+        yield
+    except PolicyInputError:
+        raise
+    except Exception as error:  # any policy's code, on any input
+        raise PolicyInputError(
+            f"pack {pack.name} failed on {subject} ({type(error).__name__}: {error}); its properties are not in a "
+            "shape the policies read"
+        ) from error
+
+
 def run_packs(
     document: Any,
     *,
@@ -463,8 +483,10 @@ def run_packs(
                 # pulumi_policy's analyzer servicer is unannotated.
                 servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
                 for request in analyze:
-                    verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)  # type: ignore[no-untyped-call]
-                verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))  # type: ignore[no-untyped-call]
+                    with _crash_is_input_error(pack, request.urn):
+                        verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)  # type: ignore[no-untyped-call]
+                with _crash_is_input_error(pack, "the stack"):
+                    verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))  # type: ignore[no-untyped-call]
         finally:
             analyzer_module.json_format = json_format
             analyzer_module.deserialize_properties = deserialize_properties
@@ -552,12 +574,13 @@ def stack_name_of_export(document: Any) -> str | None:
         return None
     for entry in resources:
         if entry["type"].startswith(PROVIDER_PREFIX):
-            tags = entry.get("inputs", {}).get("defaultTags")
+            tags = (entry.get("inputs") or {}).get("defaultTags")
             try:
-                tags = json.loads(tags) if isinstance(tags, str) else tags
-            except json.JSONDecodeError:
+                tags = load_json(tags, "defaultTags") if isinstance(tags, str) else tags
+            except JsonInputError:
                 continue
-            name = ((tags or {}).get("tags") or {}).get("accelstack:stack")
+            tag_map = tags.get("tags") if isinstance(tags, Mapping) else None
+            name = tag_map.get("accelstack:stack") if isinstance(tag_map, Mapping) else None
             if name:
                 return str(name)
     for entry in resources:

@@ -15,13 +15,15 @@ The keys keep their first (AWS) names on every cloud: `s3GbMonth` is the object 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from accelstack.clouds.base import Prices
+from accelstack.spec.input_files import read_text
+from accelstack.spec.problems import SpecError
+from accelstack.spec.yaml_input import MAX_DOCUMENT_BYTES, load_yaml
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,14 @@ def load_book(prices: Prices, path: Path | None = None, *, spot_discount: float 
     book = PriceBook.from_prices(prices)
     changed: list[str] = []
     if path is not None:
+        source = f"--prices {path}"
         try:
-            data: Any = yaml.safe_load(Path(path).read_text())  # YAML is a superset of JSON
-        except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"--prices {path}: cannot read ({exc})") from None
+            # YAML is a superset of JSON; the stack file's reader and limits (size before reading, duplicate keys,
+            # depth, integer digits).
+            data: Any = load_yaml(read_text(path, source, MAX_DOCUMENT_BYTES), source)
+        except SpecError as error:
+            where = [str(p) if p.path.startswith(source) else f"{source}: {p}" for p in error.problems]
+            raise ValueError("; ".join(where)) from None
         if not isinstance(data, dict):
             raise ValueError(
                 f"--prices {path}: expected a mapping with onDemandHourly/spotDiscount/lustreGbMonth/s3GbMonth/ebsGp3GbMonth"
@@ -114,6 +120,9 @@ def load_book(prices: Prices, path: Path | None = None, *, spot_discount: float 
             raise ValueError(
                 f"--prices {path}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
             )
+        for table in ("onDemandHourly", "lustreGbMonth"):
+            if not isinstance(data.get(table) or {}, dict):
+                raise ValueError(f"--prices {path}: {table} must be a mapping of name to price")
         try:
             hourly = {
                 **book.on_demand_hourly,
@@ -128,6 +137,8 @@ def load_book(prices: Prices, path: Path | None = None, *, spot_discount: float 
             block = float(data.get("ebsGp3GbMonth", book.block_gb_month))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"--prices {path}: prices must be numbers ({exc})") from None
+        if not all(math.isfinite(v) and v >= 0 for v in (*hourly.values(), *lustre.values(), object_storage, block)):
+            raise ValueError(f"--prices {path}: prices must be finite numbers >= 0 (no .nan, .inf or negatives)")
         book = replace(
             book,
             on_demand_hourly=hourly,

@@ -13,6 +13,7 @@ rate defaults to mean tokens / `serving.slo.serviceSeconds`, so the spec's servi
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from accelstack.planner.cost import DEFAULT_DAILY_PROFILE
+from accelstack.spec.input_files import read_text
 
 PATTERNS = ("diurnal", "spike", "steady")
 DEFAULT_MEAN_TOKENS = 256.0
@@ -29,6 +31,14 @@ DAY_SECONDS = 86_400.0
 SPIKE_BASE_FRACTION = 0.2
 SPIKE_START_SECONDS = 12 * 3600.0
 SPIKE_SECONDS = 15 * 60.0
+# A trace's limits: a day at 50 requests/s is ~100 MB of CSV; a run covers at most `simulate --hours`' 31 days.
+MAX_TRACE_BYTES = 256 * 1024 * 1024
+MAX_TRACE_REQUESTS = 50_000_000
+MAX_TRACE_SECONDS = 31 * DAY_SECONDS
+MAX_NUMBER_CHARS = 64
+MAX_TOKENS = 1_000_000  # the longest outputs today are ~100K tokens
+# Unix time in seconds reaches 1e11 in the year 5138; in milliseconds it passed 1e11 in 1973.
+UNIX_MILLISECONDS_FROM = 1e11
 
 
 @dataclass(frozen=True)
@@ -103,37 +113,73 @@ def synthetic(
 
 def load_trace(path: Path, *, horizon: float | None = None) -> Workload:
     """A CSV of `timestamp,tokens` rows (a header row is allowed): seconds (any origin, e.g. Unix time)
-    and output tokens. Times are shifted to start at 0; ValueError names the line of bad input."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ValueError(f"--trace {path}: cannot read ({exc.strerror or exc})") from None
+    and output tokens. Times are shifted to start at 0; ValueError names the line of bad input.
+
+    Nothing about the file is trusted: its size is refused before reading (`MAX_TRACE_BYTES`), and times must be
+    seconds -- a trace written in milliseconds is refused (Unix time in milliseconds, or a span 1,000 times longer
+    than a simulation covers) instead of simulating years of near-empty load for hours."""
+    source = f"--trace {path}"
+    text = read_text(path, source, MAX_TRACE_BYTES)
+    if text.lstrip()[:1] in ("{", "["):
+        raise ValueError(f"{source}: looks like JSON; --trace takes CSV rows 'timestamp,tokens' (seconds, tokens)")
     times: list[float] = []
     tokens: list[float] = []
-    for number, row in enumerate(csv.reader(text.splitlines()), start=1):
+    rows = csv.reader(io.StringIO(text, newline=""))
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error as error:  # a field past csv's limit (131,072 characters), a NUL byte
+            raise ValueError(f"{source}: line {rows.line_num}: not a CSV row ({error})") from None
+        number = rows.line_num
         if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
             continue
         if len(row) < 2:
-            raise ValueError(f"--trace {path}: line {number}: expected 'timestamp,tokens', got {','.join(row)!r}")
+            raise ValueError(f"{source}: line {number}: expected 'timestamp,tokens', got {_clip(','.join(row))!r}")
         try:
+            if any(len(field) > MAX_NUMBER_CHARS for field in row[:2]):
+                raise ValueError
             time, count = float(row[0]), float(row[1])
         except ValueError:
             if number == 1 and not times:  # a header
                 continue
             raise ValueError(
-                f"--trace {path}: line {number}: timestamp and tokens must be numbers, got {','.join(row[:2])!r}"
+                f"{source}: line {number}: timestamp and tokens must be numbers, got {_clip(','.join(row[:2]))!r}"
             ) from None
         if not (math.isfinite(time) and math.isfinite(count)) or count <= 0:
+            raise ValueError(f"{source}: line {number}: need a finite timestamp and tokens > 0, got {row[0]},{row[1]}")
+        if time < 0:
+            raise ValueError(f"{source}: line {number}: timestamp {row[0]} is negative; write seconds from any origin")
+        if time >= UNIX_MILLISECONDS_FROM:
             raise ValueError(
-                f"--trace {path}: line {number}: need a finite timestamp and tokens > 0, got {row[0]},{row[1]}"
+                f"{source}: line {number}: timestamp {row[0]} is Unix time in milliseconds (in seconds it would be "
+                f"year {1970 + time / 31_557_600:,.0f}); write seconds (divide by 1000)"
+            )
+        if count > MAX_TOKENS:
+            raise ValueError(
+                f"{source}: line {number}: {row[1]} output tokens; no model generates more than {MAX_TOKENS:,} per request"
             )
         times.append(time)
         tokens.append(count)
+        if len(times) > MAX_TRACE_REQUESTS:
+            raise ValueError(f"{source}: more than {MAX_TRACE_REQUESTS:,} requests; one run simulates at most that")
     if not times:
-        raise ValueError(f"--trace {path}: no 'timestamp,tokens' rows")
+        raise ValueError(f"{source}: no 'timestamp,tokens' rows")
     arrivals = np.asarray(times)
     order = np.argsort(arrivals, kind="stable")
     arrivals, counts = arrivals[order] - arrivals[order][0], np.asarray(tokens)[order]
-    end = horizon if horizon is not None else max(float(arrivals[-1]) + 1.0, 60.0)
+    span = float(arrivals[-1])
+    if span > MAX_TRACE_SECONDS:
+        raise ValueError(
+            f"{source}: spans {span:,.0f} s ({span / DAY_SECONDS:,.1f} days); one run simulates at most "
+            f"{MAX_TRACE_SECONDS / DAY_SECONDS:g} days. If the timestamps are milliseconds, write seconds "
+            "(divide by 1000); else cut the trace"
+        )
+    end = horizon if horizon is not None else max(span + 1.0, 60.0)
     keep = arrivals < end
     return Workload(arrivals[keep], counts[keep], end, f"trace {Path(path).name}: {int(keep.sum())} requests")
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."

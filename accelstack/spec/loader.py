@@ -7,7 +7,6 @@ anything else for bad input, so callers never show a traceback for a user's mist
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,6 +18,8 @@ from pydantic import BaseModel, ValidationError
 from accelstack.clouds import registry
 from accelstack.spec.accounts import Account, account_model
 from accelstack.spec.base import UNSAFE_TEXT_ERROR, UNSAFE_TEXT_ITEM
+from accelstack.spec.input_files import InputFileError, read_text
+from accelstack.spec.json_input import JsonInputError, JsonSyntaxError, load_json
 from accelstack.spec.models import (
     ADAPTER_NAME_PATTERN,
     PARTITION_NAME_PATTERN,
@@ -29,11 +30,12 @@ from accelstack.spec.models import (
     validate_stack,
 )
 from accelstack.spec.problems import Level, Problem, SpecError, did_you_mean
-from accelstack.spec.yaml_input import YamlSyntaxError, load_yaml
+from accelstack.spec.yaml_input import MAX_DOCUMENT_BYTES, YamlSyntaxError, load_yaml
 
 NAMESPACE = "accelstack"
 TOP_KEYS = ("cloud", "workload", "account", "separation", "training", "serving")
 WORKLOADS = tuple(WORKLOAD_MODELS)
+MAX_INDEX_DIGITS = 6  # no list in a stack has a million items; int() of 4,300+ digits raises instead
 # The AWS provider's Region in the same stack file; accelstack deploys to account.region. Checked for the
 # clouds whose stacks use the `aws` provider package (Cloud.pulumi_packages).
 # Keys that were renamed: the old spelling gets an error saying the new one, not "unknown key".
@@ -65,11 +67,10 @@ def read_stack_file(path: Path) -> dict[str, Any]:
 def _read_stack_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the `accelstack:*` keys, namespace stripped; the file's other namespaced keys, e.g. `aws:region`)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError([Problem(str(path), f"cannot read stack file: {exc.strerror}")]) from None
-    except UnicodeDecodeError as exc:
-        raise SpecError([Problem(str(path), f"not UTF-8 text (byte {exc.start})")]) from None
+        # The size limit applies before reading: a 200 MB file or /dev/zero is refused, not loaded.
+        text = read_text(path, str(path), MAX_DOCUMENT_BYTES)
+    except InputFileError as error:
+        raise SpecError([Problem(error.source, error.message)]) from None
     doc = load_yaml(text, str(path), config_paths=True)
     if not isinstance(doc, dict) or not isinstance(doc.get("config", {}), dict):
         raise SpecError([Problem(str(path), "a stack file is a mapping with a `config:` mapping")])
@@ -117,10 +118,11 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
         keys = path.split(".")
         node: Any = result
         for depth, key in enumerate(keys):
-            where = ".".join(keys[: depth + 1])
+            where = ".".join([*keys[:depth], key if len(key) <= 20 else f"{key[:17]}..."])
             last = depth == len(keys) - 1
             if isinstance(node, list):
-                if not key.isdigit() or int(key) >= len(node):
+                # ASCII digits only: str.isdigit() is true for `٣` and `²` too, and int() reads the first as 3.
+                if not (key.isascii() and key.isdigit()) or len(key) > MAX_INDEX_DIGITS or int(key) >= len(node):
                     raise SpecError([Problem(where, f"is not an index of this list; allowed: 0 to {len(node) - 1}")])
                 index: Any = int(key)
             elif isinstance(node, dict):
@@ -341,7 +343,7 @@ def parse_spec(
     """
     from accelstack.spec.validators import run_validators  # tables import models; avoid a cycle
 
-    data = {key: _decode(value) for key, value in raw.items()}
+    data = {key: _decode(key, value) for key, value in raw.items()}
     data.setdefault("stack", stack)
     try:
         spec = validate_stack(data)
@@ -364,13 +366,17 @@ def spec_warnings(spec: StackSpec) -> list[Problem]:
     return [p for p in run_validators(spec) if p.level is Level.WARNING]
 
 
-def _decode(value: Any) -> Any:
-    """Pulumi hands structured config to programs as JSON strings."""
+def _decode(key: str, value: Any) -> Any:
+    """Pulumi hands structured config to programs as JSON strings (and a user may write a block as one): read with
+    the same limits as any JSON a user hands over (depth, duplicate keys, NaN, integer digits); text that is not
+    JSON at all stays a string, for the schema to refuse."""
     if isinstance(value, str) and value[:1] in "{[":
         try:
-            return json.loads(value)
-        except json.JSONDecodeError:
+            return load_json(value, key)
+        except JsonSyntaxError:
             return value
+        except JsonInputError as error:
+            raise SpecError([Problem(key, f"written as JSON: {error.message}")]) from None
     return value
 
 

@@ -14,6 +14,8 @@ later with a traceback, hangs, or silently means something else:
   key the user meant as a name silently becomes something no schema matches.
 - Sheer size: a stack file is a few KB; a megabyte string or file is a mistake (or an attack) that
   would otherwise be copied into every error message and resource.
+- Integers of thousands of digits: CPython's int() refuses more than 4,300 (a ValueError traceback); bounded in
+  characters before conversion.
 - Numbers YAML 1.1 reads from text that does not spell them: `011111111111` (octal), `1:30:00`
   (base 60), `0x1F`, `1_000`. They are kept as `WrittenInt`, an int that remembers its text, so a
   message can quote what the user wrote instead of the mangled value.
@@ -31,9 +33,11 @@ MAX_DOCUMENT_BYTES = 1024 * 1024  # a stack file is a few KB; Pulumi secrets and
 MAX_SCALAR_CHARS = 16 * 1024  # the longest legitimate value (an S3 URI) is ~1.1 KB
 MAX_EXPANDED_NODES = 100_000  # a large stack is ~1,000 values; aliases may not multiply past this
 MAX_DEPTH = 64
+MAX_INT_CHARS = 64
 
 _STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_INT_TAG = "tag:yaml.org,2002:int"
 
 
 class YamlSyntaxError(SpecError):
@@ -104,6 +108,12 @@ class _Checker:
             if len(node.value) > MAX_SCALAR_CHARS:
                 self.problem(
                     keys, node, f"value is {len(node.value):,} characters; at most {MAX_SCALAR_CHARS:,} allowed"
+                )
+            elif node.tag == _INT_TAG and len(node.value) > MAX_INT_CHARS:
+                # Bounded before PyYAML calls int(): past 4,300 digits CPython raises ValueError (a traceback), and
+                # no count, size or id in a stack needs more than a few digits.
+                self.problem(
+                    keys, node, f"a number written with {len(node.value):,} characters; at most {MAX_INT_CHARS}"
                 )
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
