@@ -23,6 +23,7 @@ from ..common import (
 from ..readers import name_of as _name
 from ..vendor import tokens_of
 from .concepts import AWS
+from .inline_buckets import SSE_TWIN, inline_of, with_inline_settings
 
 BUCKET = tokens_of(AWS, "bucket")
 BUCKET_SSE = tokens_of(AWS, "bucket-encryption")
@@ -57,7 +58,10 @@ def check_encryption_at_rest(resource: Any) -> Iterable[str]:
     SQS queues use SSE (Checkov CKV_AWS_27, Trivy AVD-AWS-0096), EBS volumes and launch-template / instance
     disks are encrypted (Checkov CKV_AWS_3 / CKV_AWS_8, Trivy AVD-AWS-0026 / AVD-AWS-0131)."""
     kind, props, name = resource.resource_type, resource.props, _name(resource)
-    if kind in BUCKET_SSE:
+    if kind in BUCKET:
+        for inline in inline_of([resource], SSE_TWIN):
+            yield from check_encryption_at_rest(inline)
+    elif kind in BUCKET_SSE:
         if not any(_sse_algorithms(resource)):
             yield f"{name}: no default encryption algorithm (aws:kms, aws:kms:dsse or AES256)"
     elif kind == LUSTRE:
@@ -88,11 +92,10 @@ def check_bucket_encryption(resources: Sequence[Any], pattern: str) -> Iterable[
     AVD-AWS-0088), and buckets holding data (datasets, checkpoints, artifacts: `kmsBucketPattern`) use
     a KMS key (Checkov CKV_AWS_145, Trivy AVD-AWS-0132): SSE-S3 would drop the key policy that limits
     who can read them. Log buckets may keep SSE-S3 (ALB access logs only support it)."""
-    configs = of_type(resources, *BUCKET_SSE)
+    configs = of_type(with_inline_settings(resources), *BUCKET_SSE)
     for bucket in of_type(resources, *BUCKET):
-        inline = bucket.props.get("serverSideEncryptionConfigurations")
         linked = [c for c in configs if refers_to(c, "bucket", bucket)]
-        if not inline and not linked:
+        if not linked:
             yield bucket.urn, f"bucket {_name(bucket)} has no server-side encryption configuration"
         if not bucket_named(pattern, bucket):
             continue
@@ -189,7 +192,7 @@ def bucket_named(pattern: str, bucket: Any) -> bool:
 def check_bucket_versioning(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
     """Checkpoint and artifact buckets are versioned (an overwritten checkpoint is recoverable):
     Checkov CKV_AWS_21, Trivy AVD-AWS-0090."""
-    versionings = of_type(resources, *BUCKET_VERSIONING)
+    versionings = of_type(with_inline_settings(resources), *BUCKET_VERSIONING)
     for bucket in of_type(resources, *BUCKET):
         if not bucket_named(pattern, bucket):
             continue
@@ -209,10 +212,6 @@ def check_bucket_versioning(resources: Sequence[Any], pattern: str) -> Iterable[
                     versioning.urn,
                     f"{_name(versioning)} sets versioning {status}; versioning is never suspended on a stateful bucket",
                 )
-    for bucket in of_type(resources, *BUCKET):
-        inline = bucket.props.get("versioning")
-        if isinstance(inline, Mapping) and inline.get("enabled") is not None and not truthy(inline.get("enabled")):
-            yield bucket.urn, f"bucket {_name(bucket)} turns versioning off (versioning.enabled)"
 
 
 def _expires_current_versions(rule: Any) -> bool:
@@ -229,7 +228,7 @@ def check_no_scheduled_data_loss(resources: Sequence[Any], logs: str) -> Iterabl
     DELETED, https://docs.aws.amazon.com/fsx/latest/LustreGuide/autoexport-data-repo-dra.html), no
     bucket is `forceDestroy` (a destroy empties it). Ours; Checkov CKV_AWS_93-style protection of state."""
     buckets = of_type(resources, *BUCKET)
-    for lifecycle in of_type(resources, *BUCKET_LIFECYCLE):
+    for lifecycle in of_type(with_inline_settings(resources), *BUCKET_LIFECYCLE):
         targets = [b for b in buckets if refers_to(lifecycle, "bucket", b)]
         if targets and all(bucket_named(logs, b) for b in targets):
             continue

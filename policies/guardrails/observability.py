@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..aws.inline_buckets import with_inline_settings
 from ..common import Context, as_list, of_type, refers_to, resource_policy, stack_policy, truthy, urn_name
 
 VPC = "aws:ec2/vpc:Vpc"
@@ -26,6 +27,8 @@ SG_RULE_TYPES = (
     "aws:ec2/securityGroupRule:SecurityGroupRule",
 )
 BUCKET = "aws:s3/bucket:Bucket"
+# Buckets that take server access logging (a directory bucket does not: S3 Express logs through CloudTrail).
+LOGGED_BUCKETS = (BUCKET, "aws:s3/bucketV2:BucketV2")
 BUCKET_LOGGING_TYPES = ("aws:s3/bucketLogging:BucketLogging", "aws:s3/bucketLoggingV2:BucketLoggingV2")
 WEB_ACL = "aws:wafv2/webAcl:WebAcl"
 WEB_ACL_LOGGING = "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration"
@@ -100,8 +103,8 @@ def check_bucket_access_logging(resources: Sequence[Any], ctx: Context) -> Itera
     request to another bucket (Checkov CKV_AWS_18, Security Hub S3.9): who read or deleted which
     object. A bucket logging into itself is refused too (each log write would log again)."""
     pattern = ctx.config.get("accessLoggedBucketPattern") or CONFIG["accessLoggedBucketPattern"]["default"]
-    loggings = of_type(resources, *BUCKET_LOGGING_TYPES)
-    for bucket in of_type(resources, BUCKET):
+    loggings = of_type(with_inline_settings(resources), *BUCKET_LOGGING_TYPES)
+    for bucket in of_type(resources, *LOGGED_BUCKETS):
         linked = [logging for logging in loggings if refers_to(logging, "bucket", bucket)]
         for logging in linked:
             if refers_to(logging, "targetBucket", bucket, keys=("bucket", "id")):
@@ -109,7 +112,7 @@ def check_bucket_access_logging(resources: Sequence[Any], ctx: Context) -> Itera
                     logging.urn,
                     f"{_name(logging)} logs bucket {_name(bucket)} into itself; use a separate log bucket",
                 )
-        if _matches(pattern, bucket) and not linked and not bucket.props.get("loggings"):
+        if _matches(pattern, bucket) and not linked:
             yield bucket.urn, f"data bucket {_name(bucket)} has no S3 server access logging (aws.s3.BucketLogging)"
 
 

@@ -132,19 +132,12 @@ def test_the_deprecated_twins_name_real_properties() -> None:
         assert wire in schema.properties(kind) and twin_wire in schema.properties(twin)
 
 
-# Read now: the inline `policy` (the access graph and no-public-buckets, like BucketPolicy), `acl`, Bucket's
-# `versioning`; the inline `logging(s)` and `replicationConfiguration(s)` destinations are placed by the access graph
-# (replication's split twin, BucketReplicationConfig, is no kind of a security concept, so it is not compared here).
-# Still apart, for the lead to decide (a reader change, not a classification one): no rule reads these.
-KNOWN_APART: dict[tuple[str, str], tuple[str, ...]] = {
-    (BUCKET, "serverSideEncryptionConfiguration"): ("bucket-encryption", "encryption-at-rest"),
-    (BUCKET_V2, "serverSideEncryptionConfigurations"): ("encryption-at-rest",),
-    (BUCKET_V2, "versionings"): ("bucket-versioning",),
-    (BUCKET, "logging"): ("bucket-access-logging",),
-    (BUCKET_V2, "loggings"): ("bucket-access-logging",),
-    (BUCKET, "lifecycleRules"): ("no-scheduled-data-loss",),
-    (BUCKET_V2, "lifecycleRules"): ("no-scheduled-data-loss",),
-}
+# Every deprecated spelling is read: the inline `policy` (the access graph and no-public-buckets, like BucketPolicy),
+# `acl`; the inline encryption, versioning, logging and lifecycle blocks as their split twins
+# (policies/aws/inline_buckets.py); the inline `logging(s)` and `replicationConfiguration(s)` destinations are placed
+# by the access graph (replication's split twin, BucketReplicationConfig, is no kind of a security concept, so it is
+# not compared here).
+KNOWN_APART: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
 def test_deprecated_spellings_are_judged_like_their_split_resources() -> None:
