@@ -13,6 +13,7 @@ fails (`.kind` "config" for pulumi.RunError, "program" otherwise).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -23,11 +24,18 @@ from typing import Any
 from accelstack.engine.capture import Capture, Registration, config_for_pulumi
 from accelstack.engine.export import deployment_v3, deterministic_order
 from accelstack.engine.replacement import Change, plan_changes
-from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file, spec_warnings, stack_name_of
+from accelstack.spec.loader import (
+    NAMESPACE,
+    apply_overrides,
+    parse_spec,
+    read_stack_file,
+    spec_warnings,
+    stack_name_of,
+)
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Problem
 
-PROJECT = "accelstack"
+PROJECT = "accelstack"  # this repository's project name; a user's project has its own (project_name)
 PROGRAM = "__main__.py"
 PROJECT_FILE = "Pulumi.yaml"
 WORKER_TIMEOUT_SECONDS = 600
@@ -56,11 +64,16 @@ class PreviewResult:
     seconds: float
     warnings: list[Problem] = field(default_factory=list)
     peak_rss_kib: int = 0
+    project: str = PROJECT
 
     @property
     def capture(self) -> Capture:
         return Capture(
-            project=PROJECT, stack=self.stack, preview=True, resources=self.resources, stack_outputs=self.stack_outputs
+            project=self.project,
+            stack=self.stack,
+            preview=True,
+            resources=self.resources,
+            stack_outputs=self.stack_outputs,
         )
 
     @property
@@ -75,6 +88,32 @@ def find_project_dir(start: Path) -> Path:
     raise FileNotFoundError(f"no {PROJECT_FILE} in {start} or its parents")
 
 
+# Pulumi's rule for a project name (workspace.ValidateProjectName): letters, digits, `-`, `_` and `.`, at most 100.
+PROJECT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+class ProjectFileError(ValueError):
+    """The project's Pulumi.yaml has no usable `name:`."""
+
+
+def project_name(root: Path) -> str:
+    """The `name:` of `root`'s Pulumi.yaml: the project part of every URN, as `pulumi preview` writes it there
+    (a user's own project is not called accelstack)."""
+    import yaml
+
+    path = root / PROJECT_FILE
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise ProjectFileError(f"{path}: cannot read the project name ({type(error).__name__})") from None
+    name = document.get("name") if isinstance(document, dict) else None
+    if not isinstance(name, str) or not PROJECT_NAME.fullmatch(name):
+        raise ProjectFileError(
+            f"{path}: name: {name!r} is not a Pulumi project name (letters, digits, '-', '_', '.'; 1 to 100)"
+        )
+    return name
+
+
 def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[str, Any], dict[str, str]]:
     """(raw accelstack config with overrides, the full Pulumi config map the program sees)."""
     import yaml
@@ -85,7 +124,7 @@ def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[st
     document = yaml.safe_load(stack_file.read_text()) or {}
     for key, value in (document.get("config") or {}).items():
         key = str(key)
-        if not key.startswith(f"{PROJECT}:") and ":" in key and not isinstance(value, dict | list):
+        if not key.startswith(f"{NAMESPACE}:") and ":" in key and not isinstance(value, dict | list):
             config.setdefault(
                 key, "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
             )
@@ -94,7 +133,17 @@ def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[st
 
 def worker_request(root: Path, config: dict[str, str], stack: str) -> dict[str, Any]:
     """What the worker needs to run the project's program for one stack (preview and diff add their mode)."""
-    return {"main": str(root / PROGRAM), "project_dir": str(root), "config": config, "stack": stack, "project": PROJECT}
+    try:
+        project = project_name(root)
+    except ProjectFileError as error:
+        raise PreviewError(stack, "config", str(error)) from None
+    return {
+        "main": str(root / PROGRAM),
+        "project_dir": str(root),
+        "config": config,
+        "stack": stack,
+        "project": project,
+    }
 
 
 def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[str, Any]:
@@ -158,7 +207,7 @@ def preview_stack(
     request = {**worker_request(root, config, stack), "preview": True}
     result = _checked(run_worker(request), stack)
     resources = [Registration(**data) for data in result["resources"]]
-    capture = Capture(PROJECT, stack, True, resources, result.get("stack_outputs", {}))
+    capture = Capture(request["project"], stack, True, resources, result.get("stack_outputs", {}))
     export = deployment_v3(capture)
     # Same order as the export (Stack first, then dependencies first, ties by URN): registration
     # order varies between runs of the same program.
@@ -173,6 +222,7 @@ def preview_stack(
         seconds=time.perf_counter() - started,
         warnings=spec_warnings(spec),
         peak_rss_kib=int(result.get("peak_rss_kib", 0)),
+        project=request["project"],
     )
 
 
