@@ -24,6 +24,7 @@ from typing import Any
 from accelstack.engine.capture import Capture, Registration, config_for_pulumi
 from accelstack.engine.export import deployment_v3, deterministic_order
 from accelstack.engine.replacement import Change, plan_changes
+from accelstack.engine.rollouts import Rollout, digest_only, plan_rollouts
 from accelstack.spec.loader import (
     NAMESPACE,
     apply_overrides,
@@ -235,6 +236,8 @@ class DiffResult:
     changes: list[Change]
     seconds: float
     warnings: list[Problem] = field(default_factory=list)
+    rollouts: list[Rollout] = field(default_factory=list)  # groups whose running instances the edit reaches
+    digest_only: set[str] = field(default_factory=set)  # URNs of updates that only carry the new config digest
 
 
 def diff_stack(
@@ -247,25 +250,31 @@ def diff_stack(
 ) -> DiffResult:
     """What `pulumi up` would do to the stack deployed from `stack_file` after the edit: `edited_file`
     (default: the same file) with the `--set` overrides. Both configs must validate (SpecError)."""
+    from accelstack.components.base import config_digest  # the digest every stack tags its resources with
+
     started = time.perf_counter()
     stack_file = Path(stack_file).resolve()
     edited_file = Path(edited_file).resolve() if edited_file else stack_file
     stack = stack or stack_name_of(stack_file)
     root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
     raw, config = stack_config(stack_file, [])
-    parse_spec(raw, stack, deploy=True)
+    deployed_spec = parse_spec(raw, stack, deploy=True)
     edited_raw, edited_config = stack_config(edited_file, overrides)
     spec = parse_spec(edited_raw, stack, deploy=True)
     request = {**worker_request(root, config, stack), "edited_config": edited_config}
     result = _checked(run_worker(request), stack)
     deployed = [Registration(**data) for data in result["resources"]]
     edited = [Registration(**data) for data in result["edited_resources"]]
+    changes = plan_changes(deployed, edited)
+    old_digest, new_digest = config_digest(deployed_spec), config_digest(spec)
     return DiffResult(
         stack=stack,
         stack_file=stack_file,
         edited_file=edited_file,
         spec=spec,
-        changes=plan_changes(deployed, edited),
+        changes=changes,
         seconds=time.perf_counter() - started,
         warnings=spec_warnings(spec),
+        rollouts=plan_rollouts(deployed, edited, changes),
+        digest_only={c.urn for c in changes if digest_only(c, old_digest, new_digest)},
     )
