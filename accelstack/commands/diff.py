@@ -141,6 +141,7 @@ def diff_command(
     edited_file: EditedFileOpt = None,
     json_out: JsonOutOpt = None,
     project_dir: ProjectDirOpt = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback when the program fails.")] = False,
 ) -> int:
     """What `pulumi up` would do to the deployed STACK after an edit (offline, under mocks).
 
@@ -176,8 +177,9 @@ def diff_command(
         print_problems(label, error.problems)
         return EXIT_CONFIG
     except PreviewError as error:
-        kind = "refused its config" if error.kind == "config" else "failed"
-        echo_lines([f"{name}: program {kind}:", *error.message.splitlines()], stderr=True, style="red")
+        from accelstack.commands.preview import print_program_failure
+
+        print_program_failure(name, error, debug=debug, command="diff")
         return EXIT_CONFIG if error.kind == "config" else EXIT_FAILED
 
     changes = sorted(result.changes, key=lambda c: (ACTION_ORDER[c.action], c.urn))
