@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # The repository keeps its top-level folders; these links put them where the installed names say they are,
 # so setuptools, mypy and a checkout all see one layout (no package-dir mapping that only setuptools knows).
-LINKED = {"components": "accelstack/components", "policies": "accelstack/policies"}
+LINKED = {"components": "accelstack/components", "policies": "accelstack/policies", "stacks": "accelstack/stacks"}
 
 
 def _setuptools() -> dict:
@@ -70,3 +70,12 @@ def test_the_code_imports_the_installed_names():
             if stripped.startswith(("from components", "import components", "from policies", "import policies")):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {stripped}")
     assert offenders == []
+
+
+def test_the_wheel_carries_exactly_the_shipped_examples():
+    """`accelstack init` copies them; a stack file of a user's own in stacks/ must not ship in a wheel of their fork."""
+    from accelstack.examples import SHIPPED_EXAMPLES, example_files
+
+    listed = _setuptools()["package-data"]["accelstack"]
+    assert sorted(listed) == sorted(f"stacks/Pulumi.{name}.yaml" for name in SHIPPED_EXAMPLES)
+    assert all(path.is_file() for path in example_files())

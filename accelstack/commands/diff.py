@@ -23,11 +23,13 @@ from accelstack.commands.common import (
     is_stdout,
     load_specs,
     print_problems,
+    quantity,
     resolve_stack,
     resolve_stacks,
     write_json,
 )
 from accelstack.engine.replacement import CREATE, DELETE, REPLACE, SAME, UPDATE, Change, change_text
+from accelstack.engine.rollouts import Rollout
 from accelstack.spec.problems import SpecError
 
 EditedFileOpt = Annotated[
@@ -94,13 +96,39 @@ def summary_line(stack: str, changes: list[Change]) -> str:
     return text
 
 
-def diff_document(stack: str, edited_file: Path | None, overrides: list[str], changes: list[Change]) -> dict[str, Any]:
+def rollout_line(stack: str, rollout: Rollout) -> str:
+    return f"{stack}: {'rolls' if rollout.replaced else 'keeps':<24} {rollout.text()}"
+
+
+def folded_line(stack: str, folded: list[Change]) -> str:
+    """The updates that only carry the new config digest, as one line (the digest moves on every edit)."""
+    names = ", ".join(f"{change.name} ({change.type.rpartition(':')[2]})" for change in folded)
+    verb = "takes" if len(folded) == 1 else "take"
+    return f"{stack}: {quantity(len(folded), 'resources')} only {verb} the new config digest (tags, labels, user data): {names}"
+
+
+def diff_document(
+    stack: str,
+    edited_file: Path | None,
+    overrides: list[str],
+    changes: list[Change],
+    rollouts: list[Rollout] | None = None,
+    digest_only: set[str] | None = None,
+) -> dict[str, Any]:
+    digest_only = digest_only or set()
     return {
         "stack": stack,
         "edit": {"file": str(edited_file) if edited_file else None, "set": overrides},
+        # The baseline is the stack file as committed (under mocks), not the deployed state: drift is not seen.
+        "baseline": "stack file",
         "blocked": any(change.blocked for change in changes),
         "summary": summary(changes),
-        "changes": [change.to_json() for change in changes if change.action != SAME],
+        "rollouts": [rollout.to_json() for rollout in rollouts or []],
+        "changes": [
+            {**change.to_json(), **({"digestOnly": True} if change.urn in digest_only else {})}
+            for change in changes
+            if change.action != SAME
+        ],
     }
 
 
@@ -113,12 +141,16 @@ def diff_command(
     edited_file: EditedFileOpt = None,
     json_out: JsonOutOpt = None,
     project_dir: ProjectDirOpt = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback when the program fails.")] = False,
 ) -> int:
     """What `pulumi up` would do to the deployed STACK after an edit (offline, under mocks).
 
-    The edit is `--set PATH=VALUE` (repeatable) and/or `--file EDITED.yaml`. Prints one line per
+    The baseline is STACK's file, as deployed from it: the deployed state itself (drift, manual changes) is not
+    read. The edit is `--set PATH=VALUE` (repeatable) and/or `--file EDITED.yaml`. Prints one line per
     resource to replace (create-first or delete-first, and which replace-forcing property changed),
-    delete, create or update, then `STACK: N to replace, ...`. A protected resource (bucket, Lustre,
+    delete, create or update (updates that only take the new config digest folded into one line), one line per
+    group whose running instances the edit reaches (`rolls`: replaced by an instance refresh, a MIG update or a
+    scale set upgrade; `keeps`: they stay on the old template), then `STACK: N to replace, ...`. A protected resource (bucket, Lustre,
     KMS key, Slurm state volume) that would be replaced or deleted is flagged `BLOCKED`: `pulumi up`
     would stop on it.
 
@@ -145,15 +177,17 @@ def diff_command(
         print_problems(label, error.problems)
         return EXIT_CONFIG
     except PreviewError as error:
-        kind = "refused its config" if error.kind == "config" else "failed"
-        echo_lines([f"{name}: program {kind}:", *error.message.splitlines()], stderr=True, style="red")
+        from accelstack.commands.preview import print_program_failure
+
+        print_program_failure(name, error, debug=debug, command="diff")
         return EXIT_CONFIG if error.kind == "config" else EXIT_FAILED
 
     changes = sorted(result.changes, key=lambda c: (ACTION_ORDER[c.action], c.urn))
     to_stdout = is_stdout(json_out)  # then the lines go to stderr
     print_problems(label, result.warnings, stderr=to_stdout)
+    folded = [change for change in changes if change.urn in result.digest_only]
     for change in changes:
-        if change.action != SAME:
+        if change.action != SAME and change.urn not in result.digest_only:
             echo_lines([change_line(name, change)], stderr=to_stdout, style=STYLE[change.action])
         if not change.known and change.action == UPDATE:
             echo_lines(
@@ -161,11 +195,19 @@ def diff_command(
                 stderr=True,
                 style="yellow",
             )
+    if folded:
+        echo_lines([folded_line(name, folded)], stderr=to_stdout, style="dim")
+    for rollout in result.rollouts:
+        echo_lines(
+            [rollout_line(name, rollout)], stderr=to_stdout, style="bold magenta" if rollout.replaced else "yellow"
+        )
     blocked = [change for change in changes if change.blocked]
     echo_lines([blocked_line(name, change) for change in blocked], stderr=True, style="bold red")
     echo_lines([summary_line(name, changes)], stderr=to_stdout, style="bold red" if blocked else "bold green")
     if json_out is not None:
-        write_json(diff_document(name, edited_file, overrides or [], changes), json_out)
+        write_json(
+            diff_document(name, edited_file, overrides or [], changes, result.rollouts, result.digest_only), json_out
+        )
     return EXIT_FAILED if blocked else EXIT_OK
 
 

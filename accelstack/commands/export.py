@@ -116,8 +116,9 @@ def export_command(
             code = max(code, EXIT_CONFIG)
             continue
         except PreviewError as error:
-            kind = "refused its config" if error.kind == "config" else "failed"
-            echo_lines([f"{name}: program {kind}:", *error.message.splitlines()], stderr=True, style="red")
+            from accelstack.commands.preview import print_program_failure
+
+            print_program_failure(name, error, debug=False, command="preview")
             code = max(code, EXIT_CONFIG if error.kind == "config" else EXIT_FAILED)
             continue
         if fmt is ExportFormat.terraform_plan:

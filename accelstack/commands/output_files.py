@@ -1,5 +1,5 @@
 """Writing a command's files where the user said, and nowhere else (`render`, `schema`, `export`, `--json OUT`,
-`simulate --plot`). The rules, the same for every command:
+`simulate --plot`, and `init`, which also never replaces an existing file). The rules, the same for every command:
 
 - An empty or blank name is refused (it would mean the current directory).
 - No symlink on the way: the directory, any component of the path as written, and each file written are checked,
@@ -185,3 +185,60 @@ def staged_file(path: Path, *, option: str) -> Iterator[Path]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+def _symlinks_on_the_way(root: Path, relative: Path) -> list[Path]:
+    """The existing paths from `root` down to `root / relative` that are symlinks (a write through one would land
+    outside the target)."""
+    found, path = [], root
+    for part in relative.parts:
+        path = path / part
+        if path.is_symlink():
+            found.append(path)
+    return found
+
+
+def new_tree_problems(root: Path, files: Mapping[str, str], option: str = "DIR") -> list[str]:
+    """Why `files` (relative paths, `/`-separated) cannot all be created under `root`: empty when they can. Nothing
+    existing is ever replaced and no symlink is written through, the root itself included."""
+    if root.is_symlink():
+        return [f"{option} {root}: is a symlink; give the directory itself"]
+    if root.exists() and not root.is_dir():
+        return [f"{option} {root}: not a directory"]
+    problems = []
+    for name in files:
+        relative = Path(name)
+        if relative.is_absolute() or not relative.parts or any(part in ("", ".", "..") for part in relative.parts):
+            problems.append(f"{option} {root}: {name!r} is not a relative path inside it")
+            continue
+        links = _symlinks_on_the_way(root, relative)
+        problems.extend(
+            f"{option} {root}: {link.relative_to(root)} is a symlink; nothing is written through one" for link in links
+        )
+        if not links and (root / relative).exists():
+            problems.append(f"{option} {root}: {name} already exists; nothing is overwritten")
+    return problems
+
+
+def create_tree(root: Path, files: Mapping[str, str], option: str = "DIR") -> list[Path]:
+    """Create each file (relative path -> text) under `root`, with its folders; refused as a whole (CliError, exit 2,
+    nothing written) when any file exists or any path runs through a symlink (new_tree_problems)."""
+    problems = new_tree_problems(root, files, option)
+    if not root.exists() and not root.parent.is_dir():
+        # As for --out: only the last directory is created, so a typo in a parent creates no tree elsewhere.
+        problems.append(f"{option} {root}: its parent {root.parent} does not exist; create it first")
+    if problems:
+        raise CliError(problems)
+    written = []
+    try:
+        for name, text in files.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # O_EXCL + O_NOFOLLOW: a file or link that appeared since the checks is refused, never replaced.
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            written.append(path)
+    except OSError as error:
+        raise CliError(f"{option} {root}: cannot write ({error.strerror or error})", EXIT_FAILED) from None
+    return written

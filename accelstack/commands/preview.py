@@ -270,6 +270,19 @@ def write_exports(
     return [path for path, _ in targets]
 
 
+def print_program_failure(name: str, error: PreviewError, *, debug: bool, command: str) -> None:
+    """The program's failure on stderr; with `debug`, what it printed and its traceback, else where to find them."""
+    kind = "refused its config" if error.kind == "config" else "failed"
+    echo_lines([f"{name}: program {kind}:", *error.message.splitlines()], stderr=True, style="red")
+    if debug and error.log.strip():
+        echo_lines([f"{name}: program output:", *error.log.rstrip().splitlines()], stderr=True)
+    if debug and error.traceback:
+        echo_lines(error.traceback.rstrip().splitlines(), stderr=True)
+    elif error.kind != "config" and error.traceback:
+        # A crash is a bug (of accelstack or of a program of one's own): the traceback says where.
+        echo_lines([f"{name}: `accelstack {command} {name} --debug` shows the traceback"], stderr=True)
+
+
 @guarded
 def preview_command(
     stacks: StacksArg = None,
@@ -324,12 +337,7 @@ def preview_command(
             code = max(code, EXIT_CONFIG)
             continue
         if isinstance(outcome, PreviewError):
-            kind = "refused its config" if outcome.kind == "config" else "failed"
-            echo_lines([f"{name}: program {kind}:", *outcome.message.splitlines()], stderr=True, style="red")
-            if debug and outcome.log.strip():
-                echo_lines([f"{name}: program output:", *outcome.log.rstrip().splitlines()], stderr=True)
-            if debug and outcome.traceback:
-                echo_lines(outcome.traceback.rstrip().splitlines(), stderr=True)
+            print_program_failure(name, outcome, debug=debug, command="preview")
             code = max(code, EXIT_CONFIG if outcome.kind == "config" else EXIT_FAILED)
             continue
         results.append(outcome)

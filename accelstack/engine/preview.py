@@ -13,6 +13,7 @@ fails (`.kind` "config" for pulumi.RunError, "program" otherwise).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -23,11 +24,19 @@ from typing import Any
 from accelstack.engine.capture import Capture, Registration, config_for_pulumi
 from accelstack.engine.export import deployment_v3, deterministic_order
 from accelstack.engine.replacement import Change, plan_changes
-from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file, spec_warnings, stack_name_of
+from accelstack.engine.rollouts import Rollout, digest_only, plan_rollouts
+from accelstack.spec.loader import (
+    NAMESPACE,
+    apply_overrides,
+    parse_spec,
+    read_stack_file,
+    spec_warnings,
+    stack_name_of,
+)
 from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Problem
 
-PROJECT = "accelstack"
+PROJECT = "accelstack"  # this repository's project name; a user's project has its own (project_name)
 PROGRAM = "__main__.py"
 PROJECT_FILE = "Pulumi.yaml"
 WORKER_TIMEOUT_SECONDS = 600
@@ -56,11 +65,16 @@ class PreviewResult:
     seconds: float
     warnings: list[Problem] = field(default_factory=list)
     peak_rss_kib: int = 0
+    project: str = PROJECT
 
     @property
     def capture(self) -> Capture:
         return Capture(
-            project=PROJECT, stack=self.stack, preview=True, resources=self.resources, stack_outputs=self.stack_outputs
+            project=self.project,
+            stack=self.stack,
+            preview=True,
+            resources=self.resources,
+            stack_outputs=self.stack_outputs,
         )
 
     @property
@@ -75,6 +89,32 @@ def find_project_dir(start: Path) -> Path:
     raise FileNotFoundError(f"no {PROJECT_FILE} in {start} or its parents")
 
 
+# Pulumi's rule for a project name (workspace.ValidateProjectName): letters, digits, `-`, `_` and `.`, at most 100.
+PROJECT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+class ProjectFileError(ValueError):
+    """The project's Pulumi.yaml has no usable `name:`."""
+
+
+def project_name(root: Path) -> str:
+    """The `name:` of `root`'s Pulumi.yaml: the project part of every URN, as `pulumi preview` writes it there
+    (a user's own project is not called accelstack)."""
+    import yaml
+
+    path = root / PROJECT_FILE
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise ProjectFileError(f"{path}: cannot read the project name ({type(error).__name__})") from None
+    name = document.get("name") if isinstance(document, dict) else None
+    if not isinstance(name, str) or not PROJECT_NAME.fullmatch(name):
+        raise ProjectFileError(
+            f"{path}: name: {name!r} is not a Pulumi project name (letters, digits, '-', '_', '.'; 1 to 100)"
+        )
+    return name
+
+
 def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[str, Any], dict[str, str]]:
     """(raw accelstack config with overrides, the full Pulumi config map the program sees)."""
     import yaml
@@ -85,7 +125,7 @@ def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[st
     document = yaml.safe_load(stack_file.read_text()) or {}
     for key, value in (document.get("config") or {}).items():
         key = str(key)
-        if not key.startswith(f"{PROJECT}:") and ":" in key and not isinstance(value, dict | list):
+        if not key.startswith(f"{NAMESPACE}:") and ":" in key and not isinstance(value, dict | list):
             config.setdefault(
                 key, "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
             )
@@ -94,7 +134,17 @@ def stack_config(stack_file: Path, overrides: list[str] | None) -> tuple[dict[st
 
 def worker_request(root: Path, config: dict[str, str], stack: str) -> dict[str, Any]:
     """What the worker needs to run the project's program for one stack (preview and diff add their mode)."""
-    return {"main": str(root / PROGRAM), "project_dir": str(root), "config": config, "stack": stack, "project": PROJECT}
+    try:
+        project = project_name(root)
+    except ProjectFileError as error:
+        raise PreviewError(stack, "config", str(error)) from None
+    return {
+        "main": str(root / PROGRAM),
+        "project_dir": str(root),
+        "config": config,
+        "stack": stack,
+        "project": project,
+    }
 
 
 def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[str, Any]:
@@ -158,7 +208,7 @@ def preview_stack(
     request = {**worker_request(root, config, stack), "preview": True}
     result = _checked(run_worker(request), stack)
     resources = [Registration(**data) for data in result["resources"]]
-    capture = Capture(PROJECT, stack, True, resources, result.get("stack_outputs", {}))
+    capture = Capture(request["project"], stack, True, resources, result.get("stack_outputs", {}))
     export = deployment_v3(capture)
     # Same order as the export (Stack first, then dependencies first, ties by URN): registration
     # order varies between runs of the same program.
@@ -173,6 +223,7 @@ def preview_stack(
         seconds=time.perf_counter() - started,
         warnings=spec_warnings(spec),
         peak_rss_kib=int(result.get("peak_rss_kib", 0)),
+        project=request["project"],
     )
 
 
@@ -185,6 +236,8 @@ class DiffResult:
     changes: list[Change]
     seconds: float
     warnings: list[Problem] = field(default_factory=list)
+    rollouts: list[Rollout] = field(default_factory=list)  # groups whose running instances the edit reaches
+    digest_only: set[str] = field(default_factory=set)  # URNs of updates that only carry the new config digest
 
 
 def diff_stack(
@@ -197,25 +250,31 @@ def diff_stack(
 ) -> DiffResult:
     """What `pulumi up` would do to the stack deployed from `stack_file` after the edit: `edited_file`
     (default: the same file) with the `--set` overrides. Both configs must validate (SpecError)."""
+    from accelstack.components.base import config_digest  # the digest every stack tags its resources with
+
     started = time.perf_counter()
     stack_file = Path(stack_file).resolve()
     edited_file = Path(edited_file).resolve() if edited_file else stack_file
     stack = stack or stack_name_of(stack_file)
     root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
     raw, config = stack_config(stack_file, [])
-    parse_spec(raw, stack, deploy=True)
+    deployed_spec = parse_spec(raw, stack, deploy=True)
     edited_raw, edited_config = stack_config(edited_file, overrides)
     spec = parse_spec(edited_raw, stack, deploy=True)
     request = {**worker_request(root, config, stack), "edited_config": edited_config}
     result = _checked(run_worker(request), stack)
     deployed = [Registration(**data) for data in result["resources"]]
     edited = [Registration(**data) for data in result["edited_resources"]]
+    changes = plan_changes(deployed, edited)
+    old_digest, new_digest = config_digest(deployed_spec), config_digest(spec)
     return DiffResult(
         stack=stack,
         stack_file=stack_file,
         edited_file=edited_file,
         spec=spec,
-        changes=plan_changes(deployed, edited),
+        changes=changes,
         seconds=time.perf_counter() - started,
         warnings=spec_warnings(spec),
+        rollouts=plan_rollouts(deployed, edited, changes),
+        digest_only={c.urn for c in changes if digest_only(c, old_digest, new_digest)},
     )

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from accelstack.engine.preview import preview_stack, stack_config, worker_request
+from accelstack.examples import example_files
 
 pytestmark = pytest.mark.bench
 
@@ -95,7 +96,7 @@ def test_sdk_class_names_the_import_a_resource_needs():
     exec(compile(script, "floor", "exec"), {})  # every line names a class the SDK really has
 
 
-@pytest.mark.parametrize("stack_file", sorted((REPO / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem[7:])
+@pytest.mark.parametrize("stack_file", example_files(REPO / "stacks"), ids=lambda p: p.stem[7:])
 def test_preview_is_within_its_floor_ratio(stack_file, capsys):
     stack = stack_file.stem.removeprefix("Pulumi.")
     preview = preview_stack(stack_file)
@@ -127,7 +128,7 @@ END_TO_END_TARGET = 1.5
 END_TO_END_LIMIT = 2.2
 
 
-@pytest.mark.parametrize("stack_file", sorted((REPO / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem[7:])
+@pytest.mark.parametrize("stack_file", example_files(REPO / "stacks"), ids=lambda p: p.stem[7:])
 def test_preview_with_both_packs_end_to_end(stack_file, capsys):
     stack = stack_file.stem.removeprefix("Pulumi.")
     preview = preview_stack(stack_file)

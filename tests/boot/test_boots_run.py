@@ -21,6 +21,7 @@ from accelstack.components.azure.images import IMAGES as AZURE_IMAGES
 from accelstack.components.gcp.images import IMAGES as GCP_IMAGES
 from accelstack.components.node_images import NodeImage
 from accelstack.engine.capture import Capture, Registration
+from accelstack.examples import SHIPPED_EXAMPLES
 from tests.boot.machine import Boot, boot, can_boot
 from tests.boot.machine.clouds import devices, metadata, objects, sysfs
 from tests.conformance.cloud_stacks import DIRECT
@@ -36,7 +37,7 @@ SERVES = {"slurm-head": {"munge.service", "slurmctld.service"}, "training-node":
 
 
 def stacks() -> list[str]:
-    return sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (REPO / "stacks").glob("Pulumi.*.yaml"))
+    return sorted(SHIPPED_EXAMPLES)
 
 
 def documents(node, found=None) -> list[str]:

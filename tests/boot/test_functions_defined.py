@@ -15,9 +15,10 @@ import yaml
 from typer.testing import CliRunner
 
 from accelstack.cli import app
+from accelstack.examples import SHIPPED_EXAMPLES
 
 REPO = Path(__file__).resolve().parents[2]
-STACKS = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (REPO / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(SHIPPED_EXAMPLES)
 DEFINITION = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)\s*\{", re.M)
 
 

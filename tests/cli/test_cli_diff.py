@@ -220,3 +220,43 @@ def test_secrets_are_redacted_in_the_document() -> None:
     text = json.dumps(change.to_json())
     assert change.action == "replace"
     assert "old-key" not in text and "new-key" not in text
+
+
+# A new model version on every cloud: the replicas' template changes, and the diff says what happens to the replicas
+# already serving (the AWS instance refresh and the proactive MIG update replace them; on Azure the user data is in
+# the scale set's model, which a new scale set replaces, create-first).
+NEW_WEIGHTS = {
+    "aws-serving": ("s3://acme-train-checkpoints/models/llama-3.1-8b-instruct-v2/", "replaced by instance refresh"),
+    "gcp-serving": ("gs://acme-train-checkpoints/models/llama-3.1-8b-instruct-v2/", "replaced by MIG update"),
+    "azure-serving": (
+        "https://acmetrainckpts.blob.core.windows.net/checkpoints/models/llama-3.1-8b-instruct-v2",
+        "1 instance replaced by a new scale set (create-first) (virtualMachineProfile changed)",
+    ),
+}
+
+
+@pytest.mark.parametrize("stack", sorted(NEW_WEIGHTS))
+def test_a_new_model_says_what_happens_to_the_running_replicas(stack: str) -> None:
+    uri, outcome = NEW_WEIGHTS[stack]
+    code, document, _, stderr = diff(stack, f"serving.model.weightsUri={uri}")
+    assert code == 0, stderr
+    (rollout,) = document["rollouts"]
+    assert rollout["group"] == f"{stack}-replicas"
+    line = next(line for line in stderr.splitlines() if line.startswith(f"{stack}: rolls") or " keeps " in line)
+    assert outcome in line, line
+    assert document["baseline"] == "stack file"
+
+
+def test_updates_that_only_carry_the_config_digest_fold_into_one_line() -> None:
+    code, document, _, stderr = diff("aws-training", "training.storage.lustre.capacityGiB=9600")
+    assert code == 0, stderr
+    folded = [change["name"] for change in document["changes"] if change.get("digestOnly")]
+    assert folded == ["aws-training-nodes"] and by_name(document, GROUP)["aws-training-nodes"]["digestOnly"]
+    lines = stderr.splitlines()
+    assert not any(re.match(rf"aws-training: update +aws-training-nodes +{GROUP}", line) for line in lines)
+    assert (
+        "aws-training: 1 resource only takes the new config digest (tags, labels, user data): aws-training-nodes (Group)"
+        in lines
+    )
+    # The Lustre resize itself and the launch template's changed user data (a new checkpoint interval) stay lines.
+    assert any(line.startswith("aws-training: update") and LUSTRE in line for line in lines)

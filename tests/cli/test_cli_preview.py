@@ -104,8 +104,10 @@ def test_program_refusal_exits_2_and_crash_exits_1(runner, fixture_project):
     assert crashed.exit_code == 1
     assert "ZeroDivisionError: fixture crashed on purpose" in crashed.output
     assert "Traceback" not in crashed.output
+    assert "crashy: `accelstack preview crashy --debug` shows the traceback" in crashed.output
+    assert "--debug" not in refused.output  # a refused config says what is wrong; no traceback to look for
     debug = runner.invoke(app, ["preview", "crashy", "--debug", "--project-dir", str(fixture_project)])
-    assert "Traceback" in debug.output
+    assert "Traceback" in debug.output and "shows the traceback" not in debug.output
     assert "fixture program running for crashy" in debug.output  # the program's own prints, kept apart
 
 

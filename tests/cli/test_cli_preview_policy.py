@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from accelstack.cli import app
 from accelstack.engine.export import integrity_problems
+from accelstack.examples import SHIPPED_EXAMPLES
 from accelstack.planner import checkpoint as ck
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec import load_stack
@@ -32,7 +33,9 @@ def shipped(tmp_path_factory):
     out = tmp_path_factory.mktemp("shipped")
     # As a user piping the output sees it (160 columns): pytest-xdist workers set COLUMNS=80.
     result = CliRunner().invoke(
-        app, ["preview", "--all", "--project-dir", str(REPO), "--no-tree", "--json", str(out)], env={"COLUMNS": None}
+        app,
+        ["preview", *SHIPPED_EXAMPLES, "--project-dir", str(REPO), "--no-tree", "--json", str(out)],
+        env={"COLUMNS": None},
     )
     return result, {name: json.loads((out / f"{name}.json").read_text()) for name in SHIPPED}
 

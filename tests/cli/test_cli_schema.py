@@ -13,11 +13,12 @@ from typer.testing import CliRunner
 
 from accelstack.cli import app
 from accelstack.commands.schema import generated_files, reference_rows, stack_file_schema
+from accelstack.examples import example_files
 from accelstack.spec.base import Model
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
-STACK_FILES = sorted((REPO / "stacks").glob("Pulumi.*.yaml"))
+STACK_FILES = example_files(REPO / "stacks")
 
 
 @pytest.mark.parametrize("name", sorted(generated_files()))

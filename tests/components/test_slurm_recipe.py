@@ -13,12 +13,13 @@ import yaml
 from accelstack.clouds import registry
 from accelstack.components import slurm
 from accelstack.engine.capture import capture, config_for_pulumi
+from accelstack.examples import example_files
 from accelstack.spec.loader import read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
 SLURM_STACKS = sorted(
     path
-    for path in (REPO / "stacks").glob("Pulumi.*-training.yaml")
+    for path in (p for p in example_files(REPO / "stacks") if p.name.endswith("-training.yaml"))
     if read_stack_file(path)["training"]["scheduler"]["kind"] == "slurm"
 )
 

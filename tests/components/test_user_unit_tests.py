@@ -25,6 +25,7 @@ from accelstack.components import build_stack
 from accelstack.components.aws.batch import BatchScheduler
 from accelstack.components.aws.scheduler import SlurmCluster
 from accelstack.engine.capture import Capture, capture, config_for_pulumi
+from accelstack.examples import example_files
 from accelstack.spec import load_stack, parse_spec
 from accelstack.spec.loader import apply_overrides, read_stack_file
 
@@ -147,7 +148,7 @@ def test_mocks_answer_as_the_stacks_account_and_region() -> None:
     assert zones["names"] == ["eu-north-1a", "eu-north-1b", "eu-north-1c"]
 
 
-@pytest.mark.parametrize("stack_file", sorted(STACKS.glob("Pulumi.*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("stack_file", example_files(STACKS), ids=lambda p: p.stem)
 def test_the_engine_and_a_users_test_get_the_same_answers(stack_file: Path) -> None:
     raw = read_stack_file(stack_file)
     engine = testing.mocks_for_config(config_for_pulumi(raw))

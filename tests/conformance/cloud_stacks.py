@@ -11,6 +11,7 @@ from pathlib import Path
 from accelstack.clouds import registry
 from accelstack.engine.capture import Capture, capture
 from accelstack.engine.preview import PROGRAM, PreviewResult, preview_stack, stack_config
+from accelstack.examples import example_files
 from accelstack.spec.loader import stack_name_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,7 +19,7 @@ STACKS = REPO / "stacks"
 
 
 def example_stacks(cloud: str) -> list[Path]:
-    return sorted(STACKS.glob(f"Pulumi.{cloud}-*.yaml"))
+    return example_files(STACKS, prefix=f"{cloud}-")
 
 
 def cloud_stacks() -> list[tuple[str, Path]]:

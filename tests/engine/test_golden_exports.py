@@ -16,12 +16,13 @@ import pytest
 
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.engine.export import deployment_v3
+from accelstack.examples import example_files
 from accelstack.spec.loader import read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"
 FIXED_TIME = datetime(2026, 1, 1, tzinfo=UTC)
-STACK_FILES = sorted((REPO / "stacks").glob("Pulumi.*.yaml"))
+STACK_FILES = example_files(REPO / "stacks")
 
 
 def stack_name(stack_file: Path) -> str:

@@ -11,12 +11,13 @@ import pytest
 from accelstack.clouds import registry
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.engine.replacement import known_type
+from accelstack.examples import example_files
 from accelstack.spec.loader import read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("stack_file", sorted((REPO / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("stack_file", example_files(REPO / "stacks"), ids=lambda p: p.stem)
 def test_every_registered_custom_type_is_tabled(stack_file: Path) -> None:
     stack = stack_file.name[len("Pulumi.") : -len(".yaml")]
     captured = capture(REPO / "__main__.py", config_for_pulumi(read_stack_file(stack_file)), stack=stack)

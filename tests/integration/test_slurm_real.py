@@ -50,6 +50,7 @@ from accelstack.components.slurm import (
     spot_watcher_script,
     task_prolog_script,
 )
+from accelstack.examples import example_files
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from tests.planner.aws_inputs import AWS_CATALOG, aws_book
@@ -61,7 +62,7 @@ STACK_FILE = REPO / "stacks" / "Pulumi.aws-training.yaml"
 # Every example training stack with a Slurm scheduler (Lustre + on-demand, no Lustre + spot, ...).
 SLURM_STACKS = sorted(
     path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for path in (REPO / "stacks").glob("Pulumi.*.yaml")
+    for path in example_files(REPO / "stacks")
     if (read_stack_file(path).get("training") or {}).get("scheduler", {}).get("kind") == "slurm"
 )
 BINARIES = ("slurmctld", "slurmd", "munged", "sinfo", "srun", "sbatch", "scontrol", "squeue", "cloud-init", "curl")

@@ -10,9 +10,10 @@ from typer.testing import CliRunner
 
 from accelstack.cli import app
 from accelstack.engine.policy_runner import policy_verdicts
+from accelstack.examples import example_files
 
 REPO = Path(__file__).resolve().parents[2]
-STACKS = sorted((REPO / "stacks").glob("Pulumi.*.yaml"))
+STACKS = example_files(REPO / "stacks")
 
 
 def preview(stack_file: Path):

@@ -16,6 +16,7 @@ from accelstack.components import node_environment as node_environment_module
 from accelstack.components import slurm
 from accelstack.components.aws import training as aws_training
 from accelstack.engine.capture import capture, config_for_pulumi
+from accelstack.examples import example_files
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from tests.planner.aws_inputs import AWS_CATALOG, aws_book
@@ -25,7 +26,7 @@ STACKS = ROOT / "stacks"
 PROGRAM = ROOT / "__main__.py"
 SLURM_STACKS = sorted(
     path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for path in STACKS.glob("Pulumi.*.yaml")
+    for path in example_files(STACKS)
     if (read_stack_file(path).get("training") or {}).get("scheduler", {}).get("kind") == "slurm"
 )
 EC2_USER_DATA_LIMIT = 16384  # bytes, raw (AWS: "16 KB, in raw form, before it is base64-encoded")

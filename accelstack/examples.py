@@ -1,0 +1,43 @@
+"""The example stacks accelstack ships: `stacks/` in the repository, `accelstack/stacks/` once installed (the same
+files, through a link). This list is the one place that says which stack files are examples: the repository's
+tests (golden exports, day-2 tables, config digests, the policy runs) iterate over it, so an environment of a
+user's own in `stacks/` is previewed by `preview --all` and the PR gate but never needs a golden file or a
+day-2 table; `accelstack init` copies one of them into a new project, and the wheel carries exactly these."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SHIPPED_EXAMPLES = (
+    "aws-finetune",
+    "aws-serving",
+    "aws-training",
+    "azure-serving",
+    "azure-training",
+    "gcp-serving",
+    "gcp-training",
+)
+
+# The example `accelstack init --cloud C --workload W` starts a project from.
+STARTER = {
+    ("aws", "training"): "aws-training",
+    ("aws", "serving"): "aws-serving",
+    ("azure", "training"): "azure-training",
+    ("azure", "serving"): "azure-serving",
+    ("gcp", "training"): "gcp-training",
+    ("gcp", "serving"): "gcp-serving",
+}
+
+EXAMPLES_DIR = Path(__file__).resolve().parent / "stacks"
+
+
+def example_file(name: str, stacks_dir: Path = EXAMPLES_DIR) -> Path:
+    """The stack file of the shipped example `name` (under `stacks_dir`: the repository's `stacks/` in its tests)."""
+    if name not in SHIPPED_EXAMPLES:
+        raise KeyError(f"{name!r} is not a shipped example; shipped: {', '.join(SHIPPED_EXAMPLES)}")
+    return stacks_dir / f"Pulumi.{name}.yaml"
+
+
+def example_files(stacks_dir: Path = EXAMPLES_DIR, prefix: str = "") -> list[Path]:
+    """Every shipped example's stack file (those whose name starts with `prefix`), in name order."""
+    return [example_file(name, stacks_dir) for name in SHIPPED_EXAMPLES if name.startswith(prefix)]
