@@ -11,11 +11,12 @@ import pytest
 from accelstack.clouds import registry
 from accelstack.components import slurm
 from accelstack.components.node_platform import node_platform_for
+from accelstack.examples import example_files
 from accelstack.spec.loader import load_stack
 from tests.boot.test_boots_run import IMAGES
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
-TRAINING = sorted(p.name.split(".")[1] for p in STACKS_DIR.glob("Pulumi.*-training.yaml"))
+TRAINING = [p.name.split(".")[1] for p in example_files(STACKS_DIR) if p.name.endswith("-training.yaml")]
 
 
 @pytest.mark.parametrize("stack", TRAINING)

@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 
 from accelstack.cli import app
 from accelstack.commands.simulate import stated_slo_share
+from accelstack.examples import example_files
 from accelstack.spec.loader import load_stack
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((REPO / "stacks").glob("Pulumi.*-serving.yaml"))
+EXAMPLES = [p for p in example_files(REPO / "stacks") if p.name.endswith("-serving.yaml")]
 
 
 def test_the_examples_are_found() -> None:

@@ -22,6 +22,7 @@ from accelstack.components import cloud_stack
 from accelstack.components.base import ServingServiceArgs, TrainingClusterArgs
 from accelstack.components.node_syntax import shell_word, unit_word
 from accelstack.components.slurm import DeployValues, nodes_for, render_all
+from accelstack.examples import example_files
 from accelstack.spec import models
 from accelstack.spec.accounts import ACCOUNT_MODELS
 from accelstack.spec.loader import load_stack, parse_spec
@@ -29,7 +30,7 @@ from accelstack.spec.models import ServingStack, StackSpec
 from accelstack.spec.problems import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(path for path in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+STACKS = example_files(ROOT / "stacks")
 MARK = "injected"  # every payload carries it: where it lands in a node file, it must be data
 PAYLOADS = {
     "yaml-key": f"x\nbootcmd: [touch /tmp/{MARK}]",

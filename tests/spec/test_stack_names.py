@@ -18,12 +18,13 @@ import pytest
 
 from accelstack.clouds.naming import AUTONAME_SUFFIX, NameRule, fitted
 from accelstack.engine.capture import capture, config_for_pulumi
+from accelstack.examples import example_files
 from accelstack.spec import parse_spec
 from accelstack.spec.loader import read_stack_file
 from accelstack.spec.problems import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
-STACK_FILES = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+STACK_FILES = example_files(ROOT / "stacks")
 HOSTILE = (
     "Prod-Training",  # uppercase
     "x" * 80,
