@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 from rich.table import Table
 
@@ -43,13 +44,15 @@ from accelstack.simulate.compare import (
     simulate_designs,
 )
 from accelstack.simulate.design import default_autoscaler, design_from_spec
+from accelstack.simulate.engine import Run
 from accelstack.simulate.report import plot
 from accelstack.simulate.start import STARTS
 from accelstack.spec.models import ServingSpec, ServingStack
 
 # A run holds its requests' arrival and service times and two bytes of state each (~26 bytes; outcomes are
-# streamed into sketches) and costs ~2 us a request: 20 million stay within about 1 GB.
-MAX_REQUESTS = 20_000_000
+# streamed into sketches), ~40 bytes while the stream is drawn, and costs ~2 us a request: 25 million (the
+# expected count of the pattern) stay within about 1 GB.
+MAX_REQUESTS = 25_000_000
 
 simulate_app = typer.Typer(
     name="simulate",
@@ -264,13 +267,16 @@ def serving_command(
         )
         count = seeds or 1
         streams = ((seed + k, load) for k in range(count))
-        source, requests, horizon = load.source, len(load.arrivals), load.horizon
+        source = plotted = load.source
+        horizon = load.horizon
     else:
         peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
         horizon = (hours if hours is not None else 24.0) * 3600
-        if peak * horizon > MAX_REQUESTS:
+        starts, rates = workload.rate_profile(pattern or "diurnal", peak, horizon)
+        expected = float((rates * np.diff(np.append(starts, horizon))).sum())
+        if expected > MAX_REQUESTS:
             raise CliError(
-                f"--rate {peak:g} requests/s over {horizon / 3600:g} h is ~{peak * horizon:.3g} requests; one run simulates "
+                f"--rate {peak:g} requests/s over {horizon / 3600:g} h is ~{expected:.3g} requests; one run simulates "
                 f"at most {MAX_REQUESTS:,} (about a minute each 5 million): lower --rate or --hours"
             )
         count = seeds or DEFAULT_SEEDS
@@ -279,8 +285,8 @@ def serving_command(
             (seed + k, workload.synthetic(name_of, peak, horizon=horizon, mean_tokens=tokens, seed=seed + k))
             for k in range(count)
         )
-        source = f"{name_of} pattern, peak {peak:g} requests/s, seeds {seed}..{seed + count - 1}" if count > 1 else f"{name_of} pattern, peak {peak:g} requests/s, seed {seed}"  # fmt: skip
-        requests = 0
+        plotted = f"{name_of} pattern, peak {peak:g} requests/s"
+        source = f"{plotted}, seeds {seed}..{seed + count - 1}" if count > 1 else f"{plotted}, seed {seed}"
     arrived: list[int] = []
     mean_tokens: list[float] = []
 
@@ -290,25 +296,24 @@ def serving_command(
             mean_tokens.append(load_k.mean_tokens)
             yield seed_k, load_k
 
-    results, kept = simulate_designs(
+    def plot_first(index: int, seed_k: int, run: Run) -> None:
+        if plot_path is None or index != 0 or seed_k != seed:
+            return
+        try:
+            plot(run, plot_path, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {plotted}, seed {seed}")
+        except OSError as exc:
+            raise CliError(f"--plot {plot_path}: cannot write ({exc.strerror or exc})") from None
+
+    results = simulate_designs(
         designs,
         counted(streams),
         slo_share=slo_share,
-        keep=lambda index, seed_k: plot_path is not None and index == 0 and seed_k == seed,
+        each=plot_first,
         tokens_per_second=tokens_per_second,
         failures_per_replica_day=failures,
         start=start,
     )
     summaries = [combined(result, slo_share) for result in results]
-    if plot_path is not None:
-        try:
-            plot(
-                kept[(0, seed)],
-                plot_path,
-                f"{name}: {designs[0].name} ({designs[0].autoscaler}), {source.split(', seed')[0]}, seed {seed}",
-            )
-        except OSError as exc:
-            raise CliError(f"--plot {plot_path}: cannot write ({exc.strerror or exc})") from None
     requests = sum(arrived)
     document: dict[str, Any] = {
         "stack": name,

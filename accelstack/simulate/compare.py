@@ -14,6 +14,7 @@ the same SLO.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -112,21 +113,23 @@ def simulate_designs(
     workloads: Iterable[tuple[int, Workload]],
     *,
     slo_share: float,
-    keep: Callable[[int, int], bool] = lambda design, seed: False,
+    each: Callable[[int, int, Run], None] | None = None,
     **simulation: Any,
-) -> tuple[list[DesignResult], dict[tuple[int, int], Run]]:
-    """Every design on every seed's requests, each run summarised as it ends. `keep(design index, seed)` names the
-    runs to hand back whole (the plot's); `simulation`: `Simulation` options (start, failures, tokens/s)."""
+) -> list[DesignResult]:
+    """Every design on every seed's requests, each run summarised as it ends and then dropped; `each(design
+    index, seed, run)` sees every whole run first (the plot's); `simulation`: `Simulation` options (start,
+    failures, tokens/s)."""
     results = [DesignResult(d) for d in designs]
-    kept: dict[tuple[int, int], Run] = {}
     for seed, load in workloads:
         for index, (design, result) in enumerate(zip(designs, results, strict=True)):
             run = Simulation(design, load, seed=seed, **simulation).run()
             result.add(run, summarize(run, slo_share))
-            if keep(index, seed):
-                kept[(index, seed)] = run
+            if each is not None:
+                each(index, seed, run)
+            # The SimPy processes hold the simulation in reference cycles: free this run's arrays before the next.
             del run
-    return results, kept
+            gc.collect()
+    return results
 
 
 def _mean(values: list[float], digits: int) -> float:

@@ -11,7 +11,7 @@ import numpy as np
 from accelstack.planner.cost import HOURS_PER_MONTH
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
 from accelstack.simulate.engine import DEAD_LETTER, EXPIRED, REFUSED, Run
-from accelstack.simulate.stats import percentiles
+from accelstack.simulate.stats import counts_between, percentiles
 
 # Load balancer and queue prices come with the design (its cloud's `Prices.extra`; a key the cloud does not
 # give is not priced); what a request costs in API calls is here. Per request: send, receive and delete on the request queue, and the same on the response queue.
@@ -53,11 +53,7 @@ def cost(run: Run) -> dict[str, float]:
     volumes_running = running * volume_hourly
     volumes_stopped = replica_hours["pool_stopped"] * volume_hourly
     arrivals = run.queue.arrival
-    per_hour = (
-        np.bincount((arrivals // 3600).astype(int), minlength=max(1, int(np.ceil(hours))))
-        if len(arrivals)
-        else np.zeros(1)
-    )
+    per_hour = counts_between(arrivals, 3600.0, max(1, int(np.ceil(hours))))
     per_unit = listed.get("load_balancer_new_connections_per_capacity_unit")
     # Capacity units billed on new connections/s (they dominate for long generations).
     unit_hours = float((per_hour / 3600 / per_unit).sum()) if per_unit else 0.0
@@ -130,17 +126,6 @@ def summarize(run: Run, slo_share: float) -> dict[str, Any]:
         "cost": cost(run),
         "littlesLaw": littles_law(run),
     }
-
-
-def cheapest_meeting_slo(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    meeting = [s for s in summaries if s["slo"]["met"]]
-    if meeting:
-        best = min(meeting, key=lambda s: s["cost"]["totalUsd"])
-        return {"design": best["design"], "totalUsd": best["cost"]["totalUsd"], "meetsSlo": True,
-                "why": f"meets the SLO ({best['slo']['attainment']:.2%} of requests within {best['slo']['targetSeconds']:g} s) at the least cost"}  # fmt: skip
-    best = max(summaries, key=lambda s: s["slo"]["attainment"])
-    return {"design": best["design"], "totalUsd": best["cost"]["totalUsd"], "meetsSlo": False,
-            "why": f"no design meets the SLO; the closest reaches {best['slo']['attainment']:.2%} (required {best['slo']['required']:.2%})"}  # fmt: skip
 
 
 def plot(run: Run, path: Path, title: str) -> None:

@@ -180,7 +180,7 @@ def test_a_design_is_called_cheaper_only_when_the_intervals_separate() -> None:
 def test_several_seeds_pool_requests_and_give_intervals() -> None:
     design = stack_design()
     loads = [(seed, synthetic("steady", 20, horizon=1800, seed=seed)) for seed in range(3)]
-    [result], _ = simulate_designs([design], iter(loads), slo_share=0.99)
+    [result] = simulate_designs([design], iter(loads), slo_share=0.99)
     report = combined(result, 0.99)
     assert report["seeds"] == 3
     assert report["requests"]["arrived"] == sum(len(load.arrivals) for _, load in loads)
