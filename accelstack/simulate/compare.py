@@ -73,9 +73,11 @@ class KedaQueueLength:
 
 def peer_designs(serving: ServingSpec, prices: PriceBook, autoscaler: str, *, catalog: Catalog) -> list[Design]:
     """The stack's design, its no-warm-pool variant, and the peers: CPU utilization, request rate (SkyServe), a
-    fixed fleet at replicas.max (from `design.alternatives`), and queue length per replica (KEDA), whose target
-    is the plan's messages per instance on the same queue (ServingPlan.backlog_per_instance_target)."""
+    fixed fleet at replicas.max (from `design.alternatives`), and with an admission queue, queue length per replica
+    (KEDA), whose target is the plan's messages per instance on the same queue (ServingPlan.backlog_per_instance_target)."""
     designs = alternatives(serving, prices, autoscaler, catalog=catalog)
+    if serving.admission.kind != "queue":  # no queue for KEDA to read: requests wait on the replicas
+        return designs
     plan = plan_serving(serving, catalog)
     target = plan.backlog_per_instance_target
     lo, hi = serving.replicas.min, serving.replicas.max
