@@ -3,7 +3,10 @@
 The design is the stack's spec and plan (`plan_serving`, what the components deploy), so `--set`
 changes the design. Reports requests served/refused/expired, queue wait and latency percentiles,
 SLO attainment, replica-hours and the day's cost; `--compare` runs the alternatives on the same
-requests and names the cheapest that meets the SLO; `--plot FILE` writes the timeline PNG.
+requests and names the cheapest that meets the SLO, and what the stack's design costs at equal SLO against the best
+peer (request rate as SkyServe, queue length as KEDA, a fixed fleet, CPU); `--seeds N` repeats every run on N
+request streams and reports 95% intervals, calling a design better only when they separate; `--plot FILE` writes
+the timeline PNG. Runs start at the steady state of the initial load (`--start minimum`: at replicas.min).
 
 This entry is where the simulator meets the cloud registry: `accelstack.simulate` is handed the stack's
 cloud's catalog and price book and asks no registry itself, like the planner.
@@ -14,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 from rich.table import Table
 
@@ -35,13 +39,24 @@ from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choic
 from accelstack.planner.scaling_rules import ScalingRules
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.simulate import autoscalers, workload
-from accelstack.simulate.design import alternatives, default_autoscaler, design_from_spec
-from accelstack.simulate.engine import Simulation
-from accelstack.simulate.report import cheapest_meeting_slo, plot, summarize
+from accelstack.simulate.compare import (
+    DEFAULT_SEEDS,
+    against_peers,
+    combined,
+    peer_designs,
+    recommend,
+    simulate_designs,
+)
+from accelstack.simulate.design import default_autoscaler, design_from_spec
+from accelstack.simulate.engine import Run
+from accelstack.simulate.report import plot
+from accelstack.simulate.start import STARTS
 from accelstack.spec.models import ServingSpec, ServingStack
 
-# Requests are held in memory (a few dozen bytes each) and cost ~2.5 us each to simulate.
-MAX_REQUESTS = 50_000_000
+# A run holds its requests' arrival and service times and two bytes of state each (~26 bytes; outcomes are
+# streamed into sketches), ~40 bytes while the stream is drawn, and costs ~2 us a request: 25 million (the
+# expected count of the pattern) stay within about 1 GB.
+MAX_REQUESTS = 25_000_000
 
 simulate_app = typer.Typer(
     name="simulate",
@@ -79,6 +94,17 @@ def _fmt(value: Any, unit: str = "") -> str:
     return "-" if value is None else f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
 
 
+def _pm(interval: dict[str, float] | None, scale: float, unit: str, prefix: str = "") -> str:
+    return "" if interval is None else f" +- {prefix}{interval['halfWidth'] * scale:,.2f}{unit}"
+
+
+def _start(summary: dict[str, Any]) -> str:
+    start = summary["start"]
+    replicas = start["replicas"]
+    shown = replicas if isinstance(replicas, int) else "/".join(str(r) for r in sorted(set(replicas)))
+    return f"{start['state']}: replicas {shown}, backlog 0"
+
+
 def table_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     r, w, lat, slo, h, c = (
         summary[k] for k in ("requests", "queueWaitSeconds", "latencySeconds", "slo", "replicaHours", "cost")
@@ -89,11 +115,12 @@ def table_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("served / refused / expired", f"{r['served']:,} / {r['refused']:,} / {r['expired']:,}" + (f" (+{r['deadLettered']} dead-lettered)" if r["deadLettered"] else "")),
         ("queue wait p50/p95/p99", f"{_fmt(w['p50'])} / {_fmt(w['p95'])} / {_fmt(w['p99'])} s"),
         ("latency p50/p95/p99", f"{_fmt(lat['p50'])} / {_fmt(lat['p95'])} / {_fmt(lat['p99'])} s"),
-        (f"within {slo['targetSeconds']:g} s SLO", f"{slo['attainment']:.2%} ({'meets' if slo['met'] else 'misses'} {slo['required']:.1%})"),
+        ("start", _start(summary)),
+        (f"within {slo['targetSeconds']:g} s SLO", f"{slo['attainment']:.2%}{_pm(slo.get('interval'), 100, '%')} ({'meets' if slo['met'] else 'misses'} {slo['required']:.1%})"),
         ("replica-h serving / starting", f"{h['serving']:g} / {h['warmStarting']:g} warm + {h['coldStarting']:g} cold"),
         ("replica-h warm pool", f"{h['warmPoolStopped']:g} stopped + {h['warmPoolPreparing']:g} preparing"),
         ("launches warm / cold", f"{summary['scaling']['launchesWarm']} / {summary['scaling']['launchesCold']}"),
-        ("cost", f"${c['totalUsd']:,.2f} (instances ${c['instancesUsd']:,.2f}, volumes ${c['volumesRunningUsd'] + c['warmPoolVolumesUsd']:,.2f}, "
+        ("cost", f"${c['totalUsd']:,.2f}{_pm(c.get('interval'), 1, '', '$')} (instances ${c['instancesUsd']:,.2f}, volumes ${c['volumesRunningUsd'] + c['warmPoolVolumesUsd']:,.2f}, "
                  f"ALB ${c['loadBalancerUsd']:,.2f}, SQS ${c['queueUsd']:,.2f})"),
     ]  # fmt: skip
 
@@ -164,9 +191,28 @@ def serving_command(
         bool,
         typer.Option(
             "--compare",
-            help="Also run: no warm pool, CPU-utilization, request-rate (SkyServe) scaling, a fixed fleet at max.",
+            help="Also run: no warm pool and the peers: CPU-utilization, request-rate (SkyServe), queue-length (KEDA) "
+            "scaling, a fixed fleet at max.",
         ),
     ] = False,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--seeds",
+            min=1,
+            max=100,
+            help=f"Request streams (seeds --seed, --seed+1, ...) per design, for 95% intervals (default {DEFAULT_SEEDS}; "
+            "a --trace: 1, as its requests are fixed).",
+            show_default=False,
+        ),
+    ] = None,
+    start: Annotated[
+        str,
+        typer.Option(
+            "--start",
+            help="steady: the fleet the first 10 minutes' load needs, backlog empty; minimum: replicas.min.",
+        ),
+    ] = "steady",
     slo_share: Annotated[
         float | None,
         typer.Option(
@@ -207,6 +253,7 @@ def serving_command(
         raise CliError("--rate sets a --pattern's peak; a --trace has its own rate")
     if pattern is not None:
         check_choice("--pattern", pattern, workload.PATTERNS)
+    check_choice("--start", start, STARTS)
     if autoscaler is not None:
         check_choice("--autoscaler", autoscaler, autoscalers.AUTOSCALERS)
     _, files = resolve_stacks([stack], False, project_dir)
@@ -235,7 +282,7 @@ def serving_command(
     designs = planner_call(
         name,
         lambda: (
-            alternatives(serving, prices_, kind, catalog=catalog, rules=rules)
+            peer_designs(serving, prices_, kind, catalog=catalog, rules=rules)
             if compare
             else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind, rules=rules)]
         ),
@@ -245,42 +292,76 @@ def serving_command(
             load = workload.load_trace(trace, horizon=None if hours is None else hours * 3600)
         except ValueError as error:  # each names --trace PATH and the line
             raise CliError(str(error)) from None
+        count = seeds or 1
+        streams = ((seed + k, load) for k in range(count))
+        source = plotted = load.source
+        horizon = load.horizon
     else:
         peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
         horizon = (hours if hours is not None else 24.0) * 3600
-        if peak * horizon > MAX_REQUESTS:
+        starts, rates = workload.rate_profile(pattern or "diurnal", peak, horizon)
+        expected = float((rates * np.diff(np.append(starts, horizon))).sum())
+        if expected > MAX_REQUESTS:
             raise CliError(
-                f"--rate {peak:g} requests/s over {horizon / 3600:g} h is ~{peak * horizon:.3g} requests; one run simulates "
+                f"--rate {peak:g} requests/s over {horizon / 3600:g} h is ~{expected:.3g} requests; one run simulates "
                 f"at most {MAX_REQUESTS:,} (about a minute each 5 million): lower --rate or --hours"
             )
-        load = workload.synthetic(pattern or "diurnal", peak, horizon=horizon, mean_tokens=tokens, seed=seed)
-    runs = [
-        Simulation(d, load, tokens_per_second=tokens_per_second, failures_per_replica_day=failures, seed=seed).run()
-        for d in designs
-    ]
-    summaries = [summarize(run, slo_share if slo_share is not None else stated_slo_share(serving)) for run in runs]
-    if plot_path is not None:
+        count = seeds or DEFAULT_SEEDS
+        name_of = pattern or "diurnal"
+        streams = (
+            (seed + k, workload.synthetic(name_of, peak, horizon=horizon, mean_tokens=tokens, seed=seed + k))
+            for k in range(count)
+        )
+        plotted = f"{name_of} pattern, peak {peak:g} requests/s"
+        source = f"{plotted}, seeds {seed}..{seed + count - 1}" if count > 1 else f"{plotted}, seed {seed}"
+    arrived: list[int] = []
+    mean_tokens: list[float] = []
+
+    def counted(stream):
+        for seed_k, load_k in stream:
+            arrived.append(len(load_k.arrivals))
+            mean_tokens.append(load_k.mean_tokens)
+            yield seed_k, load_k
+
+    def plot_first(index: int, seed_k: int, run: Run) -> None:
+        if plot_path is None or index != 0 or seed_k != seed:
+            return
         try:
             with staged_file(plot_path, option="--plot") as temporary:  # no link followed; no partial PNG left
-                plot(runs[0], temporary, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {load.source}")
+                plot(run, temporary, f"{name}: {designs[0].name} ({designs[0].autoscaler}), {plotted}, seed {seed}")
         except OSError as exc:
             raise CliError(f"--plot {plot_path}: cannot write ({exc.strerror or exc})") from None
+
+    share = slo_share if slo_share is not None else stated_slo_share(serving)
+    results = simulate_designs(
+        designs,
+        counted(streams),
+        slo_share=share,
+        each=plot_first,
+        tokens_per_second=tokens_per_second,
+        failures_per_replica_day=failures,
+        start=start,
+    )
+    summaries = [combined(result, share) for result in results]
+    requests = sum(arrived)
     document: dict[str, Any] = {
         "stack": name,
-        "workload": {"source": load.source, "requests": len(load.arrivals), "hours": round(load.horizon / 3600, 3),
-                     "meanTokens": round(load.mean_tokens, 1),
-                     "meanRps": round(len(load.arrivals) / load.horizon, 3) if load.horizon else 0.0},
+        "workload": {"source": source, "requests": requests, "seeds": count, "hours": round(horizon / 3600, 3),
+                     "meanTokens": round(sum(mean_tokens) / len(mean_tokens), 1),
+                     "meanRps": round(requests / count / horizon, 3) if horizon else 0.0},
         "designs": summaries,
         "priceSource": prices_.source(),
     }  # fmt: skip
     if compare:
-        document["recommendation"] = cheapest_meeting_slo(summaries)
+        document["recommendation"] = recommend(summaries)
+        document["againstPeers"] = against_peers(summaries, [d.autoscaler for d in designs])
     if plot_path is not None:
         document["plot"] = str(plot_path)
     if as_json:
         emit("", document, True)
         return EXIT_OK
-    title = f"accelstack simulate serving {name}: {load.source}, {len(load.arrivals):,} requests over {load.horizon / 3600:g} h"
+    runs = f"{count} runs of {horizon / 3600:g} h" if count > 1 else f"{horizon / 3600:g} h"
+    title = f"accelstack simulate serving {name}: {source}, {requests:,} requests over {runs}"
     if len(summaries) == 1:
         emit(title, document, False, table_rows(summaries[0]))
     else:
@@ -297,6 +378,7 @@ def serving_command(
             f"{pick['design']}: {pick['why']}" + (f" (${pick['totalUsd']:,.2f})" if pick["meetsSlo"] else ""),
             markup=False,
         )
+        out().print(f"against the peers: {document['againstPeers']['why']}", markup=False)
     if plot_path is not None:
         out().print(f"timeline: {plot_path}", markup=False)
     return EXIT_OK

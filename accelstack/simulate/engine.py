@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -26,14 +25,24 @@ import simpy
 
 from accelstack.simulate.autoscalers import Observation
 from accelstack.simulate.design import Design
+from accelstack.simulate.start import STARTS, steady_state_replicas
+from accelstack.simulate.stats import RequestStats
 from accelstack.simulate.workload import Workload
 
 INF = math.inf
 PENDING, REFUSED, EXPIRED, DEAD_LETTER = 0, 1, 2, 3
 
 
+CHUNK = 1 << 16  # arrivals converted to Python floats at a time (the event loop reads floats, not numpy scalars)
+FLUSH = 1 << 16  # starts buffered before they are added to the statistics in one numpy pass
+
+
 class RequestQueue:
-    """Requests through the admission queue onto replica slots (one slot = one sequence in flight)."""
+    """Requests through the admission queue onto replica slots (one slot = one sequence in flight).
+
+    Memory per request is the stream itself (arrival and service time, shared numpy arrays) and two bytes of
+    state (status, receives): outcomes go into `stats` (streaming, `accelstack.simulate.stats`) as requests
+    start. `keep_starts` also keeps each request's start time (for per-request checks; -1 if never started)."""
 
     def __init__(
         self,
@@ -45,26 +54,36 @@ class RequestQueue:
         visibility: float,
         max_receives: int,
         waiting_per_replica: int = 0,
+        stats: RequestStats | None = None,
+        keep_starts: bool = False,
     ):
         """`waiting_per_replica` > 0: admission on the replicas (the direct topology), where each live replica
         holds that many waiting requests, so the fleet's waiting limit moves with its size (`max_depth` unused);
         least-outstanding routing over bounded local queues is served as one queue in arrival order."""
-        self.arrival: list[float] = arrivals.tolist()
-        self.service: list[float] = service.tolist()
+        self.arrival = np.asarray(arrivals, dtype=float)
+        self.service = np.asarray(service, dtype=float)
         self.n = len(self.arrival)
-        self.start: list[float] = [-1.0] * self.n
+        horizon = float(self.arrival[-1]) + 1.0 if self.n else 1.0
+        self.stats = stats or RequestStats(self.arrival, self.service, slo_target=INF, horizon=horizon, ttl=ttl)
+        self.start: list[float] | None = [-1.0] * self.n if keep_starts else None
         self.status = bytearray(self.n)
         self.receives = bytearray(self.n)
         self.ttl, self.max_depth, self.visibility, self.max_receives = ttl, max_depth, visibility, max_receives
         self.next = 0  # next arrival to admit
-        self.waiting: deque[int] = deque()
+        self.base = 0  # index of the first arrival in the current chunk
+        self.chunk_arrival: list[float] = self.arrival[:CHUNK].tolist()
+        self.chunk_service: list[float] = self.service[:CHUNK].tolist()
+        self.waiting: deque[tuple[float, float, int]] = deque()  # (arrival, service, request)
         self.retries: list[tuple[float, int]] = []  # (visible again at, request)
-        # (free at, replica, request or -1): a slot's next free time; entries of a retired replica are
-        # dropped when they surface.
-        self.slots: list[tuple[float, int, int]] = []
+        # (free at, replica, request or -1, started at): a slot's next free time; entries of a retired replica
+        # are dropped when they surface.
+        self.slots: list[tuple[float, int, int, float]] = []
         self.alive: list[bool] = []
         self.waiting_per_replica = waiting_per_replica
         self.live = 0  # replicas taking work
+        self.started: list[int] = []  # buffered for `stats`: request, start time
+        self.started_at: list[float] = []
+        self.on_arrival: list[int] = []  # requests that started as they arrived (most: kept apart, one append each)
 
     def depth_limit(self) -> int:
         return self.waiting_per_replica * self.live if self.waiting_per_replica else self.max_depth
@@ -81,7 +100,7 @@ class RequestQueue:
             self.live += 1
         self.alive[replica] = True
         for _ in range(concurrency):
-            heapq.heappush(self.slots, (now, replica, -1))
+            heapq.heappush(self.slots, (now, replica, -1, now))
 
     def retire(self, replica: int, now: float, drain: float) -> float:
         """Stop giving the replica work (scale-in); returns when it can stop. The queue worker lets
@@ -89,9 +108,7 @@ class RequestQueue:
         other replicas receive at once (components/replica/queue_worker.py)."""
         self._leave(replica)
         deadline = now + drain
-        running = [
-            (free, request) for free, owner, request in self.slots if owner == replica and request >= 0 and free > now
-        ]
+        running = [(free, request) for free, owner, request, _ in self.slots if owner == replica and request >= 0 and free > now]  # fmt: skip
         if any(free > deadline for free, _ in running):
             self._take_back(
                 replica, [r for free, r in running if free > deadline], visible_at=deadline, keep_until=deadline
@@ -101,106 +118,142 @@ class RequestQueue:
     def fail(self, replica: int, now: float) -> int:
         """The replica died: its requests in flight reappear after the visibility timeout."""
         self._leave(replica)
-        lost = [request for free, owner, request in self.slots if owner == replica and request >= 0 and free > now]
+        lost = [request for free, owner, request, _ in self.slots if owner == replica and request >= 0 and free > now]
         self._take_back(replica, lost, visible_at=now + self.visibility, keep_until=None)
         return len(lost)
 
     def _take_back(self, replica: int, requests: list[int], *, visible_at: float, keep_until: float | None) -> None:
         """Requests a replica received but will not answer return to the queue at `visible_at`; each
-        receive counts towards the dead-letter queue's maxReceiveCount."""
+        receive counts towards the dead-letter queue's maxReceiveCount. Their starts are un-counted."""
         taken = set(requests)
+        started = {e[2]: e[3] for e in self.slots if e[1] == replica and e[2] in taken}
         self.slots[:] = [e for e in self.slots if e[1] != replica or (keep_until is not None and e[2] not in taken)]
         heapq.heapify(self.slots)
+        self._flush()
+        self.stats.record(requests, [started[r] for r in requests], weight=-1)
         for request in requests:
-            self.start[request] = -1.0
+            if self.start is not None:
+                self.start[request] = -1.0
             self.receives[request] += 1
             if self.receives[request] >= self.max_receives:
                 self.status[request] = DEAD_LETTER
             else:
                 heapq.heappush(self.retries, (visible_at, request))
 
+    def _flush(self) -> None:
+        self.stats.record(self.started, self.started_at)
+        self.started.clear()
+        self.started_at.clear()
+        if self.on_arrival:
+            ids = np.asarray(self.on_arrival, dtype=np.int64)
+            starts = self.arrival[ids]
+            if self.start is not None:
+                for j, t in zip(self.on_arrival, starts.tolist(), strict=True):
+                    self.start[j] = t
+            self.stats.record(ids, starts)
+            self.on_arrival.clear()
+
     def _drop_expired_head(self, now: float) -> None:
-        waiting, arrival, ttl, status = self.waiting, self.arrival, self.ttl, self.status
-        while waiting and arrival[waiting[0]] + ttl <= now:
-            status[waiting.popleft()] = EXPIRED
+        waiting, ttl, status = self.waiting, self.ttl, self.status
+        while waiting and waiting[0][0] + ttl <= now:
+            status[waiting.popleft()[2]] = EXPIRED
 
     def advance_to(self, until: float) -> None:
         """Process every arrival and slot completion before `until`, in time order."""
-        arrival, service, start, status = self.arrival, self.service, self.start, self.status
+        status, keep = self.status, self.start
         slots, alive, waiting, retries = self.slots, self.alive, self.waiting, self.retries
+        started, started_at, on_arrival = self.started.append, self.started_at.append, self.on_arrival.append
         ttl, n = self.ttl, self.n
         heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
-        i = self.next
+        arrival, service, base = self.chunk_arrival, self.chunk_service, self.base
+        m = len(arrival)
+        i = self.next - base
         while True:
+            if i >= m and base + m < n:  # the next chunk of arrivals
+                base += m
+                arrival = self.chunk_arrival = self.arrival[base : base + CHUNK].tolist()
+                service = self.chunk_service = self.service[base : base + CHUNK].tolist()
+                m, i = len(arrival), 0
             # Fast path, most requests: nothing waits and a live slot is free on arrival.
             if not waiting and not retries:
-                while i < n:
+                while i < m:
                     a = arrival[i]
                     if a >= until:
                         break
                     top = slots[0] if slots else None
                     if top is None or top[0] > a or not alive[top[1]]:
                         break
-                    heapreplace(slots, (a + service[i], top[1], i))
-                    start[i] = a
+                    heapreplace(slots, (a + service[i], top[1], base + i, a))
+                    on_arrival(base + i)
                     i += 1
-            a = arrival[i] if i < n else INF
+                if i >= m and base + m < n:
+                    continue
+            a = arrival[i] if i < m else INF
             retry = retries[0][0] < a if retries else False
             if retry:
                 a = retries[0][0]
             if waiting:
                 free = slots[0][0] if slots else INF
                 if free <= a and free < until:
-                    _, replica, _ = heappop(slots)
+                    _, replica, _, _ = heappop(slots)
                     if not alive[replica]:
                         continue
                     while waiting:
-                        j = waiting.popleft()
-                        if arrival[j] + ttl <= free:
+                        aj, sj, j = waiting.popleft()
+                        if aj + ttl <= free:
                             status[j] = EXPIRED
                             continue
-                        start[j] = free
-                        heappush(slots, (free + service[j], replica, j))
+                        heappush(slots, (free + sj, replica, j, free))
+                        started(j)
+                        started_at(free)
+                        if keep is not None:
+                            keep[j] = free
                         break
                     else:
-                        heappush(slots, (free, replica, -1))
+                        heappush(slots, (free, replica, -1, free))
                     continue
             if a >= until:
                 break
             if retry:
                 _, j = heappop(retries)
-                if arrival[j] + ttl <= a:
+                aj, sj = float(self.arrival[j]), float(self.service[j])
+                if aj + ttl <= a:
                     status[j] = EXPIRED
                     continue
                 depth_ok = True  # already in the queue: SQS made it visible again
             else:
-                j = i
-                if waiting and arrival[waiting[0]] + ttl <= a:
+                j, aj, sj = base + i, a, service[i]
+                if waiting and waiting[0][0] + ttl <= a:
                     self._drop_expired_head(a)
                 depth_ok = len(waiting) < self.depth_limit()
             if not waiting and slots and slots[0][0] <= a:
-                _, replica, _ = slots[0]
+                replica = slots[0][1]
                 if not alive[replica]:
                     heappop(slots)
                     if retry:
                         heappush(retries, (a, j))
                     continue
-                heapreplace(slots, (a + service[j], replica, j))
-                start[j] = a
+                heapreplace(slots, (a + sj, replica, j, a))
+                started(j)
+                started_at(a)
+                if keep is not None:
+                    keep[j] = a
             elif depth_ok:
-                waiting.append(j)
+                waiting.append((aj, sj, j))
             else:
                 status[j] = REFUSED
             if not retry:
                 i += 1
-        self.next = i
+        self.next, self.base = base + i, base
+        if len(self.started) + len(self.on_arrival) >= FLUSH or self.start is not None:
+            self._flush()
 
     def backlog(self, now: float) -> int:
         self._drop_expired_head(now)
         return len(self.waiting)
 
     def in_flight(self, now: float) -> int:
-        return sum(1 for free, _, request in self.slots if request >= 0 and free > now)
+        return sum(1 for free, _, request, _ in self.slots if request >= 0 and free > now)
 
     def not_visible(self, now: float) -> int:
         """Received and not yet deleted: in flight (draining replicas included) and those waiting out
@@ -208,17 +261,19 @@ class RequestQueue:
         return self.in_flight(now) + len(self.retries)
 
     def arrived_between(self, t0: float, t1: float) -> int:
-        return bisect_left(self.arrival, t1) - bisect_left(self.arrival, t0)
+        return int(np.searchsorted(self.arrival, t1) - np.searchsorted(self.arrival, t0))
 
     def finish(self) -> None:
         """After the horizon: serve what is queued with the fleet left running; the rest expires."""
         self.advance_to(INF)
-        for j in self.waiting:
+        for _, _, j in self.waiting:
             self.status[j] = EXPIRED
         self.waiting.clear()
         for _, j in self.retries:
             self.status[j] = EXPIRED
         self.retries.clear()
+        self._flush()
+        self.stats.finish(np.frombuffer(self.status, dtype=np.uint8), PENDING, EXPIRED)  # a view, no copy
 
 
 # Replica states
@@ -278,6 +333,8 @@ class Run:
     ready_events: list[tuple[float, bool]]  # (time a replica became ready, from the warm pool?)
     failures: int
     sample_seconds: float
+    start: str = "minimum"  # STARTS
+    initial_replicas: int = 0
     extra: dict = field(default_factory=dict)
 
 
@@ -291,17 +348,38 @@ class Simulation:
         failures_per_replica_day: float = 0.0,
         sample_seconds: float = 60.0,
         seed: int = 0,
+        start: str = "steady",
+        keep_starts: bool = False,
     ):
+        if start not in STARTS:
+            raise ValueError(f"start {start!r}: allowed: {', '.join(STARTS)}")
         self.design, self.workload = design, workload
         rate = tokens_per_second or workload.mean_tokens / design.service_seconds
+        service = workload.service_seconds(rate)
+        stats = RequestStats(
+            workload.arrivals,
+            service,
+            slo_target=design.slo_target_seconds,
+            horizon=workload.horizon,
+            ttl=design.ttl_seconds,
+            interval_seconds=sample_seconds,
+        )
         self.queue = RequestQueue(
             workload.arrivals,
-            workload.service_seconds(rate),
+            service,
             ttl=design.ttl_seconds,
             max_depth=design.max_depth,
             visibility=design.visibility_timeout_seconds,
             max_receives=design.max_receive_count,
             waiting_per_replica=design.waiting_per_replica,
+            stats=stats,
+            keep_starts=keep_starts,
+        )
+        self.start = start
+        self.initial_replicas = (
+            steady_state_replicas(design, workload.arrivals, service, workload.horizon)
+            if start == "steady"
+            else design.initial_replicas
         )
         self.env = simpy.Environment()
         self.meter = Meter()
@@ -310,7 +388,7 @@ class Simulation:
         self.failure_rate = failures_per_replica_day / 86_400.0
         self.sample_seconds = sample_seconds
         self.replicas: list[Replica] = []
-        self.desired = design.initial_replicas
+        self.desired = self.initial_replicas
         self.pool = design.warm_pool
         self.pool_preparing = 0
         self.samples: list[Sample] = []
@@ -318,7 +396,7 @@ class Simulation:
         self.ready_events: list[tuple[float, bool]] = []
         self.failures = 0
         self.meter.add(0.0, "pool_stopped", self.pool)
-        for _ in range(design.initial_replicas):  # `up` waited for these: in service from the start
+        for _ in range(self.initial_replicas):  # `up` waited for these: in service from the start
             replica = Replica(len(self.replicas), 0.0, False, IN_SERVICE, 0.0)
             self.replicas.append(replica)
             self.queue.add_replica(replica.id, design.concurrency, 0.0)
@@ -479,4 +557,6 @@ class Simulation:
             self.ready_events,
             self.failures,
             self.sample_seconds,
+            self.start,
+            self.initial_replicas,
         )

@@ -1,4 +1,5 @@
-"""What users would see and what it would cost: a finished `Run` summarised, priced and plotted."""
+"""What users would see and what it would cost: a finished `Run` summarised, priced and plotted (from the
+streaming statistics of `accelstack.simulate.stats`: no per-request list)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from accelstack.planner.cost import HOURS_PER_MONTH
-from accelstack.simulate.engine import DEAD_LETTER, EXPIRED, PENDING, REFUSED, Run
+from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
+from accelstack.simulate.engine import DEAD_LETTER, EXPIRED, REFUSED, Run
+from accelstack.simulate.stats import counts_between, percentiles
 
 # Load balancer and queue prices come with the design (its cloud's `Prices.extra`; a key the cloud does not
 # give is not priced); what a request costs in API calls is here. Per request: send, receive and delete on the request queue, and the same on the response queue.
@@ -17,52 +20,16 @@ SQS_CALLS_PER_REQUEST = 6
 SQS_IDLE_POLLS_PER_REPLICA_HOUR = 180
 
 
-def percentiles(values: np.ndarray) -> dict[str, float | None]:
-    if len(values) == 0:
-        return {"p50": None, "p95": None, "p99": None, "mean": None}
-    p50, p95, p99 = np.percentile(values, [50, 95, 99])
-    return {
-        "p50": round(float(p50), 3),
-        "p95": round(float(p95), 3),
-        "p99": round(float(p99), 3),
-        "mean": round(float(values.mean()), 3),
-    }
-
-
-def outcomes(run: Run) -> dict[str, np.ndarray]:
-    queue = run.queue
-    arrival = np.asarray(queue.arrival)
-    start = np.asarray(queue.start)
-    status = np.frombuffer(bytes(queue.status), dtype=np.uint8)
-    served = (status == PENDING) & (start >= 0)
-    service = np.asarray(queue.service)
-    wait = start[served] - arrival[served]
-    return {
-        "arrival": arrival,
-        "status": status,
-        "served": served,
-        "wait": wait,
-        "latency": wait + service[served],
-        "finish": start[served] + service[served],
-    }
-
-
-def littles_law(run: Run, o: dict[str, np.ndarray]) -> dict[str, float | None]:
+def littles_law(run: Run) -> dict[str, float | None]:
     """L (requests in the system, averaged over the metric samples) against lambda x W (accepted
     arrivals per second x mean time in the system, from each request's own times, clipped to the
-    horizon). Two independent paths through the simulator's state: they agree unless one is wrong."""
+    horizon). Two independent paths through the simulator's state: they agree unless one is wrong; with
+    one-minute samples `relativeError` is mostly the sampling of L, not an error of the model."""
     horizon = run.workload.horizon
     if not run.samples:
         return {"sampledL": None, "lambdaW": None, "relativeError": None}
     sampled = float(np.mean([s.backlog + s.in_flight for s in run.samples]))
-    arrival, status = o["arrival"], o["status"]
-    leave = np.full(len(arrival), np.nan)
-    leave[o["served"]] = o["finish"]
-    expired = status == EXPIRED
-    leave[expired] = arrival[expired] + run.design.ttl_seconds
-    accepted = ~np.isnan(leave)
-    time_in_system = np.clip(np.minimum(leave[accepted], horizon) - arrival[accepted], 0, None)
-    lambda_w = float(time_in_system.sum() / horizon)
+    lambda_w = run.queue.stats.totals.time_in_system / horizon
     error = abs(sampled - lambda_w) / lambda_w if lambda_w > 0 else (0.0 if sampled == 0 else None)
     return {
         "sampledL": round(sampled, 4),
@@ -78,15 +45,15 @@ def cost(run: Run) -> dict[str, float]:
     instances = running * design.hourly_usd
     # Every instance has its root volume, running or stopped in the warm pool.
     listed = design.prices.listed.extra
-    volume_hourly = design.root_volume_gib * design.prices.block_gb_month / HOURS_PER_MONTH
+    # Storage and the provisioned IOPS and throughput, priced as `accelstack cost` prices the same volume.
+    volume_hourly = (
+        design.prices.block_volume_monthly(design.root_volume_gib, ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS)
+        / HOURS_PER_MONTH
+    )
     volumes_running = running * volume_hourly
     volumes_stopped = replica_hours["pool_stopped"] * volume_hourly
-    arrivals = np.asarray(run.queue.arrival)
-    per_hour = (
-        np.bincount((arrivals // 3600).astype(int), minlength=max(1, int(np.ceil(hours))))
-        if len(arrivals)
-        else np.zeros(1)
-    )
+    arrivals = run.queue.arrival
+    per_hour = counts_between(arrivals, 3600.0, max(1, int(np.ceil(hours))))
     per_unit = listed.get("load_balancer_new_connections_per_capacity_unit")
     # Capacity units billed on new connections/s (they dominate for long generations).
     unit_hours = float((per_hour / 3600 / per_unit).sum()) if per_unit else 0.0
@@ -109,11 +76,10 @@ def cost(run: Run) -> dict[str, float]:
 
 
 def summarize(run: Run, slo_share: float) -> dict[str, Any]:
-    design, o = run.design, outcomes(run)
-    total = len(o["arrival"])
-    status = o["status"]
-    met = int((o["latency"] <= design.slo_target_seconds).sum())
-    attainment = met / total if total else 1.0
+    design, stats = run.design, run.queue.stats
+    counts, totals = stats.status_counts, stats.totals
+    total = run.queue.n
+    attainment = totals.met / total if total else 1.0
     hours = {state: round(seconds / 3600, 2) for state, seconds in run.meter.seconds.items()}
     ready = run.ready_events
     return {
@@ -125,15 +91,18 @@ def summarize(run: Run, slo_share: float) -> dict[str, Any]:
         "backlogTarget": design.backlog_target,
         "coldStartSeconds": design.cold_start_seconds,
         "warmStartSeconds": design.warm_start_seconds,
+        "start": {"state": run.start, "replicas": run.initial_replicas, "backlog": 0},
         "requests": {
             "arrived": total,
-            "served": int(o["served"].sum()),
-            "refused": int((status == REFUSED).sum()),
-            "expired": int((status == EXPIRED).sum()),
-            "deadLettered": int((status == DEAD_LETTER).sum()),
+            "served": totals.served,
+            "refused": counts.get(REFUSED, 0),
+            "expired": counts.get(EXPIRED, 0),
+            "deadLettered": counts.get(DEAD_LETTER, 0),
         },
-        "queueWaitSeconds": percentiles(o["wait"]),
-        "latencySeconds": percentiles(o["latency"]),
+        # Percentiles from a sketch: within `percentileRelativeError` of the exact order statistic.
+        "queueWaitSeconds": percentiles(stats.wait, totals.wait_sum),
+        "latencySeconds": percentiles(stats.latency, totals.latency_sum),
+        "percentileRelativeError": stats.latency.relative_error,
         "slo": {
             "targetSeconds": design.slo_target_seconds,
             "attainment": round(attainment, 5),
@@ -151,49 +120,56 @@ def summarize(run: Run, slo_share: float) -> dict[str, Any]:
             "events": len(run.scaling_events),
             "launchesWarm": sum(1 for _, warm in ready if warm),
             "launchesCold": sum(1 for _, warm in ready if not warm),
-            "peakReplicas": max([s.in_service for s in run.samples], default=design.initial_replicas),
+            "peakReplicas": max([s.in_service for s in run.samples], default=run.initial_replicas),
             "failures": run.failures,
         },
         "cost": cost(run),
-        "littlesLaw": littles_law(run, o),
+        "littlesLaw": littles_law(run),
     }
 
 
-def cheapest_meeting_slo(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    meeting = [s for s in summaries if s["slo"]["met"]]
-    if meeting:
-        best = min(meeting, key=lambda s: s["cost"]["totalUsd"])
-        return {"design": best["design"], "totalUsd": best["cost"]["totalUsd"], "meetsSlo": True,
-                "why": f"meets the SLO ({best['slo']['attainment']:.2%} of requests within {best['slo']['targetSeconds']:g} s) at the least cost"}  # fmt: skip
-    best = max(summaries, key=lambda s: s["slo"]["attainment"])
-    return {"design": best["design"], "totalUsd": best["cost"]["totalUsd"], "meetsSlo": False,
-            "why": f"no design meets the SLO; the closest reaches {best['slo']['attainment']:.2%} (required {best['slo']['required']:.2%})"}  # fmt: skip
-
-
 def plot(run: Run, path: Path, title: str) -> None:
-    """Timeline PNG: arrivals per second, backlog, requests in service, replicas (in service,
-    starting, stopped in the warm pool)."""
+    """Timeline PNG of what users feel beside what the fleet does, on one time axis: arrivals; latency
+    p50/p95/p99 per interval (of the requests arriving in it) against the SLO target; the share of each
+    interval's requests missing the SLO (late, and refused/expired/dead-lettered apart); the queue's backlog
+    against its depth limit and the requests in flight; replicas in service, starting, desired and stopped
+    in the warm pool."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    samples = run.samples
+    samples, design = run.samples, run.design
+    series = run.queue.stats.series()
     hours = np.array([s.time for s in samples]) / 3600
-    fig, axes = plt.subplots(4, 1, figsize=(11, 9), sharex=True)
-    axes[0].plot(hours, [s.arrivals / run.sample_seconds for s in samples], lw=0.8)
+    mid = series["time"] / 3600
+    arrived = np.maximum(series["arrivals"], 1)
+    fig, axes = plt.subplots(5, 1, figsize=(11, 12), sharex=True)
+    axes[0].plot(mid, series["arrivals"] / run.queue.stats.interval_seconds, lw=0.8)
     axes[0].set_ylabel("arrivals/s")
-    axes[1].plot(hours, [s.backlog for s in samples], lw=0.8, color="tab:red")
-    axes[1].axhline(run.design.max_depth, ls=":", color="grey", lw=0.8)
-    axes[1].set_ylabel("backlog")
-    axes[2].plot(hours, [s.in_flight for s in samples], lw=0.8, color="tab:green")
-    axes[2].set_ylabel("in service")
-    axes[3].step(hours, [s.in_service for s in samples], where="post", label="in service")
-    axes[3].step(hours, [s.starting for s in samples], where="post", label="starting")
-    axes[3].step(hours, [s.pool for s in samples], where="post", label="warm pool (stopped)")
-    axes[3].set_ylabel("replicas")
-    axes[3].set_xlabel("hour")
-    axes[3].legend(loc="upper left", fontsize=8)
+    for key, colour in (("p50", "tab:green"), ("p95", "tab:orange"), ("p99", "tab:red")):
+        axes[1].plot(mid, series[key], lw=0.8, color=colour, label=f"latency {key}")
+    axes[1].axhline(design.slo_target_seconds, ls=":", color="grey", lw=0.8, label="SLO target")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("latency (s)")
+    late = (series["misses"] - series["dropped"]) / arrived * 100
+    axes[2].fill_between(mid, 0, late, step="mid", color="tab:orange", alpha=0.6, lw=0, label="late")
+    axes[2].fill_between(mid, late, late + series["dropped"] / arrived * 100, step="mid", color="tab:red", alpha=0.6, lw=0,
+                         label="refused / expired / dead-lettered")  # fmt: skip
+    axes[2].set_ylabel("SLO misses (%)")
+    axes[3].plot(hours, [s.backlog for s in samples], lw=0.8, color="tab:red", label="backlog (waiting)")
+    axes[3].plot(hours, [s.in_flight for s in samples], lw=0.8, color="tab:green", label="requests in flight")
+    if not design.waiting_per_replica:
+        axes[3].axhline(design.max_depth, ls=":", color="grey", lw=0.8, label="max depth")
+    axes[3].set_ylabel("requests")
+    axes[4].step(hours, [s.in_service for s in samples], where="post", label="in service")
+    axes[4].step(hours, [s.starting for s in samples], where="post", label="starting")
+    axes[4].step(hours, [s.desired for s in samples], where="post", ls="--", lw=0.8, label="desired")
+    axes[4].step(hours, [s.pool for s in samples], where="post", label="warm pool (stopped)")
+    axes[4].set_ylabel("replicas")
+    axes[4].set_xlabel("hour")
+    for axis in axes[1:]:
+        axis.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
