@@ -41,10 +41,12 @@ def _literal_block(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _LiteralBlockDumper.add_representer(str, _literal_block)
 
 
-def cloud_config(doc: dict[str, Any], *, literal_blocks: bool = False) -> str:
-    """A `#cloud-config` document, keys in the order given."""
+def cloud_config(doc: dict[str, Any], *, literal_blocks: bool = False, comment: str = "") -> str:
+    """A `#cloud-config` document, keys in the order given; `comment` (the code's own text, never a value) as
+    comment lines under the header, for whoever reads the rendered file."""
     dumper = _LiteralBlockDumper if literal_blocks else _BaseDumper
-    return "#cloud-config\n" + yaml.dump(doc, Dumper=dumper, sort_keys=False, width=1000)
+    notes = "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines())
+    return "#cloud-config\n" + notes + yaml.dump(doc, Dumper=dumper, sort_keys=False, width=1000)
 
 
 def node_environment(spec: TrainingStack, interval_seconds: int) -> dict[str, str]:

@@ -74,6 +74,17 @@ def unit_assignment(key: str, value: object) -> str:
     return assignment.replace("%", "%%")
 
 
+def unit_environment_line(key: str, value: object) -> str:
+    """A KEY=value line of a file only systemd reads (EnvironmentFile=). systemd.exec, "EnvironmentFile=": no
+    variable or specifier expansion; a value may be double-quoted, in which a backslash escapes " \\ ` and $."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        raise UnsafeNodeValueError(f"{key!r} is not an environment variable name")
+    text = one_line(value)
+    if text and not _PLAIN_ASSIGNMENT.fullmatch(text):
+        text = '"' + re.sub(r'(["\\`$])', r"\\\1", text) + '"'
+    return f"{key}={text}\n"
+
+
 def environment_line(key: str, value: object) -> str:
     """A KEY=value line of a file read three ways: sourced by bash (`set -a; . FILE`), read by systemd
     (EnvironmentFile=) and echoed by a Slurm TaskProlog as `export KEY=value`, which slurmstepd takes literally.

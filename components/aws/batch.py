@@ -16,6 +16,7 @@ from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.components import slurm
 from accelstack.components.aws.handles import TrainingHandles
 from accelstack.components.base import SchedulerResult
+from accelstack.components.node_syntax import shell_word
 from accelstack.spec.models import TrainingStack
 
 # AWS Batch: ECS-optimized GPU image (has the ECS agent Batch needs), chosen by Batch from
@@ -57,14 +58,16 @@ def batch_cloud_config(mount_path: str | None, dns_name: str, mount_name: str, c
     """Amazon Linux 2023 (the ECS GPU image): Lustre client from its repositories, mounted where jobs expect it."""
     if mount_path is None:
         return "#cloud-config\n{}\n"
-    source = slurm.lustre_source(dns_name, mount_name)
+    source = shell_word(slurm.lustre_source(dns_name, mount_name))
+    path = shell_word(mount_path)
     commands = [
         "dnf install -y lustre-client",
-        f"mkdir -p {mount_path}",
-        f"mount -t lustre -o {slurm.LUSTRE_MOUNT_OPTIONS} {source} {mount_path}",
+        f"mkdir -p {path}",
+        f"mount -t lustre -o {slurm.LUSTRE_MOUNT_OPTIONS} {source} {path}",
     ]
     if checkpoints:
-        commands.append(f"install -d -m 1777 {checkpoints}")
+        commands.append(f"install -d -m 1777 {shell_word(checkpoints)}")
+    # JSON is YAML: the document is data, whatever a value holds; each command is one `bash -c` argument.
     return "#cloud-config\n" + json.dumps({"runcmd": [["bash", "-c", c] for c in commands]}, indent=1) + "\n"
 
 

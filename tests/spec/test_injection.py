@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from accelstack.components import cloud_stack
 from accelstack.components.base import ServingServiceArgs, TrainingClusterArgs
-from accelstack.components.node_syntax import shell_word, unit_word
+from accelstack.components.node_syntax import shell_word, unit_environment_line, unit_word
 from accelstack.components.slurm import DeployValues, nodes_for, render_all
 from accelstack.examples import example_files
 from accelstack.spec import models
@@ -188,6 +188,8 @@ def test_node_quoting_keeps_a_value_data(payload: str) -> None:
             shell_word(payload)
         with pytest.raises(ValueError):
             unit_word(payload)
+        with pytest.raises(ValueError):
+            unit_environment_line("K", payload)
         return
     echoed = subprocess.run(
         ["bash", "-c", f"printf '%s' {shell_word(payload)}"], capture_output=True, text=True, check=True
@@ -196,3 +198,12 @@ def test_node_quoting_keeps_a_value_data(payload: str) -> None:
     word = unit_word(payload)
     assert "%" not in word.replace("%%", "") and "$" not in word.replace("$$", "")
     assert " " not in word or (word.startswith("'") and word.endswith("'"))
+    # An EnvironmentFile= line: systemd's double quotes escape what bash's do (" \\ ` $), so bash reads it back.
+    sourced = subprocess.run(
+        ["bash", "-c", 'set -a; . /dev/stdin; printf %s "$K"'],
+        input=unit_environment_line("K", payload),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert sourced.stdout == payload

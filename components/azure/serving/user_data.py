@@ -13,20 +13,34 @@ from accelstack.components.azure.node_platform import AZCOPY_FUNCTION, azcopy_sy
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files, worker_files
+from accelstack.components.replica.cloud_config import MODEL_DIR, WORKER_DIR, ReplicaCloudConfig, write_file
 from accelstack.components.replica.server import health_wait_command, server_arguments
-from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
-MODEL_DIR = "/opt/accelstack/models"
-WORKER_DIR = "/opt/accelstack"
 QUEUE_CLIENT_MODULE = "servicebus_queue"
 REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
 # Azure custom data: at most 64 KB once base64-encoded (learn.microsoft.com/azure/virtual-machines/custom-data).
 CUSTOM_DATA_LIMIT_BYTES = 65535
 SERVICE_BUS_PACKAGES = ("azure-servicebus==7.14.2", "azure-identity==1.23.0")
 
-_templates = template_environment("accelstack.components.azure.serving")
+CONTAINER_RUNTIME_PATH = "/usr/local/bin/accelstack-container-runtime"
+CONTAINER_RUNTIME_SCRIPT = """\
+#!/bin/bash
+# Docker and the NVIDIA container toolkit, when the image has none (NVIDIA's apt repository:
+# docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html).
+set -euo pipefail
+command -v docker >/dev/null || apt-get install -y docker.io
+if ! command -v nvidia-ctk >/dev/null; then
+  curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | gpg --dearmor -o /usr/share/keyrings/nvidia-container-toolkit.gpg
+  curl -fsSL https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list \\
+    | sed 's#deb https://#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit.gpg] https://#' \\
+    > /etc/apt/sources.list.d/nvidia-container-toolkit.list
+  apt-get update && apt-get install -y nvidia-container-toolkit
+fi
+nvidia-ctk runtime configure --runtime=docker
+systemctl restart docker
+"""
 
 
 def worker_environment(serving: ServingSpec, plan: ServingPlan, *, namespace: str, client_id: str) -> dict[str, str]:
@@ -66,27 +80,37 @@ def replica_user_data(
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
     ]
-    return _templates.get_template("replica-cloud-config.yaml.j2").render(
-        worker_dir=WORKER_DIR,
-        worker_files=proxy_files()
-        if admission
-        else worker_files("accelstack.components.azure.replica", QUEUE_CLIENT_MODULE),
-        model_dir=MODEL_DIR,
-        azcopy_function=AZCOPY_FUNCTION,
-        syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
-        image=serving.replicas.server_image,
-        server=server_arguments(serving, plan),
+    return ReplicaCloudConfig(
+        comment=(
+            "accelstack serving replica (Azure): the queue worker and its Service Bus client, the model weights from\n"
+            "Blob Storage (AzCopy with the replica's managed identity) and the inference server, started on every boot."
+        ),
+        settings={"ssh_pwauth": False},
+        shipped=(
+            proxy_files() if admission else worker_files("accelstack.components.azure.replica", QUEUE_CLIENT_MODULE)
+        ),
         environment=(
             dict(admission.environment)
             if admission
             else worker_environment(serving, plan, namespace=namespace, client_id=client_id)
         ),
-        proxy=admission is not None,
-        server_port=plan.server_port,
-        packages=" ".join(SERVICE_BUS_PACKAGES),
-        stop_timeout=plan.worker_drain_seconds + 30,
+        prepare_setup=f"{AZCOPY_FUNCTION}\nensure_azcopy\n",
+        syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
+        image=serving.replicas.server_image,
+        server=server_arguments(serving, plan),
         health_wait=health_wait_command(serving, plan),
-    )
+        stop_timeout=plan.worker_drain_seconds + 30,
+        proxy=admission is not None,
+        worker_description="accelstack admission-queue worker (Service Bus peek-lock)",
+        worker_command=[f"{WORKER_DIR}/venv/bin/python", f"{WORKER_DIR}/queue_worker.py"],
+        worker_packages=["python3-venv"],
+        worker_install=[
+            ["/usr/bin/python3", "-m", "venv", f"{WORKER_DIR}/venv"],
+            [f"{WORKER_DIR}/venv/bin/pip", "install", "--quiet", *SERVICE_BUS_PACKAGES],
+        ],
+        extra_files=[write_file(CONTAINER_RUNTIME_PATH, CONTAINER_RUNTIME_SCRIPT, "0755")],
+        first_commands=[[CONTAINER_RUNTIME_PATH]],
+    ).text()
 
 
 PLACEHOLDERS = {"namespace": "${SERVICE_BUS_NAMESPACE}", "client_id": "${AZURE_CLIENT_ID}"}

@@ -5,21 +5,18 @@ every boot (a standby VM boots once to prepare, then again when it is started)."
 from __future__ import annotations
 
 from accelstack.components.base import ServingServiceArgs
+from accelstack.components.node_syntax import shell_word
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files, worker_files
+from accelstack.components.replica.cloud_config import MODEL_DIR, WORKER_DIR, ReplicaCloudConfig
 from accelstack.components.replica.server import health_wait_command, server_arguments
-from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
-MODEL_DIR = "/opt/accelstack/models"
-WORKER_DIR = "/opt/accelstack"
 QUEUE_CLIENT_MODULE = "pubsub_queue"
 REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
 # Compute Engine metadata: 256 KB per value (https://cloud.google.com/compute/docs/metadata/setting-custom-metadata#limitations).
 METADATA_VALUE_LIMIT_BYTES = 256 * 1024
-
-_templates = template_environment("accelstack.components.gcp.serving")
 
 
 def worker_environment(
@@ -54,20 +51,18 @@ def replica_user_data(
     response_topic: str = "",
     admission: ReplicaAdmission | None = None,
 ) -> str:
-    """With `admission` the admission proxy fronts the server; otherwise the queue worker pulls the subscription."""
+    """With `admission` the admission proxy fronts the server; otherwise the queue worker pulls the subscription
+    (its Pub/Sub library from pip: apt has no package; the worker runs under the system python3)."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
     ]
-    return _templates.get_template("replica-cloud-config.yaml.j2").render(
-        worker_dir=WORKER_DIR,
-        worker_files=proxy_files()
-        if admission
-        else worker_files("accelstack.components.gcp.replica", QUEUE_CLIENT_MODULE),
-        model_dir=MODEL_DIR,
-        syncs=syncs,
-        image=serving.replicas.server_image,
-        server=server_arguments(serving, plan),
+    return ReplicaCloudConfig(
+        comment=(
+            "accelstack serving replica (Compute Engine): the queue worker and its Pub/Sub client, the model\n"
+            "weights from Cloud Storage and the inference server, started on every boot by systemd."
+        ),
+        shipped=proxy_files() if admission else worker_files("accelstack.components.gcp.replica", QUEUE_CLIENT_MODULE),
         environment=(
             dict(admission.environment)
             if admission
@@ -75,11 +70,18 @@ def replica_user_data(
                 serving, plan, project=project, request_subscription=request_subscription, response_topic=response_topic
             )
         ),
-        proxy=admission is not None,
-        server_port=plan.server_port,
-        stop_timeout=plan.worker_drain_seconds + 30,
+        prepare_setup="",
+        syncs=[f"gcloud storage rsync --recursive {shell_word(src)} {shell_word(dst)}" for src, dst in syncs],
+        image=serving.replicas.server_image,
+        server=server_arguments(serving, plan),
         health_wait=health_wait_command(serving, plan),
-    )
+        stop_timeout=plan.worker_drain_seconds + 30,
+        proxy=admission is not None,
+        worker_description="accelstack admission-queue worker (Pub/Sub pull)",
+        worker_command=["/usr/bin/python3", f"{WORKER_DIR}/queue_worker.py"],
+        worker_packages=["python3-pip"],
+        worker_install=[["/usr/bin/python3", "-m", "pip", "install", "--quiet", "google-cloud-pubsub"]],
+    ).text()
 
 
 PLACEHOLDERS = {"request_subscription": "${REQUEST_SUBSCRIPTION}", "response_topic": "${RESPONSE_TOPIC}"}

@@ -1,0 +1,210 @@
+"""What a deploy sends holds a user's values only as data (issue 29, inputs 1), beyond the files `render` writes.
+
+For each shipped stack, and the variants that boot another way (AWS Batch, Azure ML, Cluster Director, nodes without
+a scheduler, replicas that admit requests themselves), the preview's boot documents are read out of the resource
+inputs (tests/spec/boot_documents.py). Every spec string whose value shows in one of them takes the most hostile
+value its key accepts: its value, then every punctuation character and the space the key allows, then padding to the
+longest the key allows (in the room the other keys leave), then a marker of its own. All keys at once, one preview:
+the documents must keep the baseline's structure (YAML and JSON shapes, MIME parts, line counts), the scripts must
+parse (`bash -n`), and each marker must sit where its reader takes it as data (bash quoting, unit specifiers,
+environment file syntax).
+"""
+
+from __future__ import annotations
+
+import copy
+import string
+import subprocess
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accelstack.engine.capture import capture, config_for_pulumi
+from accelstack.engine.preview import PROGRAM, stack_config
+from accelstack.spec.loader import load_stack, parse_spec
+from accelstack.spec.problems import SpecError
+from tests.spec import boot_documents as boot
+from tests.spec.test_injection import strings_of
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER_DIRECTOR = (
+    "training.scheduler.kind=managed",
+    'training.scheduler.partitions=[{"name": "gpu", "default": true}]',
+)
+DIRECT = ("serving.admission.kind=replica", "serving.replicas.min=1")
+CASES: dict[str, tuple[str, tuple[str, ...]]] = {
+    **{path.name.split(".")[1]: (path.name.split(".")[1], ()) for path in sorted((ROOT / "stacks").glob("Pulumi.*"))},
+    "aws-batch": ("aws-training", ("training.scheduler.kind=managed",)),
+    "azure-ml": ("azure-training", ("training.scheduler.kind=managed", "training.storage.lustre=null")),
+    "cluster-director": ("gcp-training", CLUSTER_DIRECTOR),
+    "gcp-no-scheduler": ("gcp-training", ("training.scheduler.kind=none",)),
+    "aws-direct": ("aws-serving", DIRECT),
+    "azure-direct": ("azure-serving", DIRECT),
+    "gcp-direct": ("gcp-serving", DIRECT),
+}
+PUNCTUATION = string.punctuation + " "
+LONGEST = 2048  # padding tried at most (the spec's longest strings are 1024 or 2048 characters)
+# A value reaches a document when it shows there; shorter ones (a zone "1", "gpu") show by chance.
+SHORTEST_TRACED = 4
+
+
+def marker(index: int) -> str:
+    return f"mk{index:03d}q"  # lowercase and digits: every grammar takes it; fixed width: no marker holds another
+
+
+@cache
+def stack(case: str) -> tuple[dict[str, Any], dict[str, str], str]:
+    """(the spec in full, as config, with the variant applied; the Pulumi config beside it; the stack name)."""
+    name, overrides = CASES[case]
+    path = ROOT / "stacks" / f"Pulumi.{name}.yaml"
+    _, config = stack_config(path, list(overrides))
+    raw = load_stack(path, list(overrides)).model_dump(by_alias=True, mode="json")
+    raw.pop("stack")
+    return raw, config, name
+
+
+def boot_documents(raw: dict[str, Any], config: dict[str, str], name: str) -> dict[str, boot.Document]:
+    captured = capture(ROOT / PROGRAM, {**config, **config_for_pulumi(raw)}, stack=name)
+    found: dict[str, boot.Document] = {}
+    for resource in captured.resources:
+        found |= boot.documents(resource.inputs, f"{resource.type}::{resource.name}")
+    return found
+
+
+def _get(raw: dict[str, Any], path: str) -> Any:
+    node: Any = raw
+    for key in path.split("."):
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    return node
+
+
+def _set(raw: dict[str, Any], path: str, value: str) -> dict[str, Any]:
+    result = copy.deepcopy(raw)
+    keys = path.split(".")
+    node: Any = result
+    for key in keys[:-1]:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    node[int(keys[-1]) if isinstance(node, list) else keys[-1]] = value
+    return result
+
+
+def renamed(raw: dict[str, Any], paths: list[str], old: str, new: str) -> dict[str, Any]:
+    """`raw` with `old` changed to `new` at each of `paths`, where it is the value itself or a directory above it
+    (a checkpoint path under the mount path, an account named in two places: the rules that tie them hold)."""
+    for path in paths:
+        value = _get(raw, path)
+        if value == old or value.startswith(old.rstrip("/") + "/"):
+            raw = _set(raw, path, new + value[len(old) :])
+    return raw
+
+
+def punctuated(valid: Callable[[str], bool], value: str, mark: str) -> str | None:
+    """The value with every punctuation character (and the space) the key takes after it, then `mark`; None if the
+    key takes no suffix at all."""
+    if not valid(value + mark):
+        return None
+    allowed = [char for char in PUNCTUATION if valid(value + char + mark)]
+    while allowed and not valid(value + "".join(char + "a" for char in allowed) + mark):
+        allowed.pop()
+    return value + "".join(char + "a" for char in allowed) + mark
+
+
+def padded(valid: Callable[[str], bool], value: str, mark: str) -> str:
+    """The value padded before its `mark` as long as the key takes (validity is monotone in length)."""
+    stem = value[: -len(mark)]
+    low, high = 0, LONGEST
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if valid(stem + "a" * middle + mark) else (low, middle - 1)
+    return stem + "a" * low + mark
+
+
+def injected(raw: dict[str, Any], name: str, keys: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The spec with each key's hostile value, and marker -> the value it ends. Chosen one key after another on the
+    spec the earlier ones left, so that together they validate (boot data limits, paths under paths): first every
+    key's punctuation, then each key's padding in what room is left."""
+    every_string = [path for path, _ in strings_of(parse_spec(raw, name), "") if path not in ("stack", "cloud")]
+    edited = raw
+
+    def change(path: str, make: Callable[[Callable[[str], bool], str, str], str | None], mark: str) -> str | None:
+        nonlocal edited
+        value, here = _get(edited, path), edited
+
+        def valid(text: str) -> bool:
+            try:
+                parse_spec(renamed(here, every_string, value, text), name)
+            except SpecError:
+                return False
+            return True
+
+        new = make(valid, value, mark)
+        if new is not None:
+            edited = renamed(edited, every_string, value, new)
+        return new
+
+    marks = {path: marker(index) for index, path in enumerate(keys)}
+    hostile = [path for path in keys if change(path, punctuated, marks[path])]
+    payloads = {marks[path]: change(path, padded, marks[path]) for path in hostile}
+    return edited, {mark: value for mark, value in payloads.items() if value is not None}
+
+
+def where_markers_sit(documents: dict[str, boot.Document], payloads: dict[str, str]) -> tuple[set[str], list[str]]:
+    """(the markers found, each place one is not data)."""
+    seen: set[str] = set()
+    problems: list[str] = []
+    for where, document in documents.items():
+        present = [mark for mark in payloads if mark in document.text]
+        seen.update(present)
+        if not present:
+            continue
+        if document.kind == boot.SCRIPT:
+            contexts = boot.shell_contexts(document.text)
+            for mark in present:
+                start = document.text.find(mark)
+                while start >= 0:
+                    problem = boot.shell_problem(payloads[mark], contexts[start])
+                    if problem:
+                        line = document.text[: start + len(mark)].rsplit("\n", 1)[-1]
+                        problems.append(f"{where}: {problem}: {line[-200:]}")
+                    start = document.text.find(mark, start + 1)
+        for line in document.text.splitlines():
+            for mark in (m for m in present if m in line):
+                if document.kind == boot.UNIT:
+                    problem = boot.unit_problem(payloads[mark], line)
+                elif document.kind == boot.ENVIRONMENT:
+                    problem = boot.environment_problem(line)
+                else:
+                    problem = None
+                if problem:
+                    problems.append(f"{where}: {problem}: {line[:200]}")
+    return seen, problems
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_boot_documents_keep_their_structure_and_hold_values_as_data(case: str) -> None:
+    raw, config, name = stack(case)
+    baseline = boot_documents(raw, config, name)
+    assert baseline, "no boot document found in the preview"
+    every_text = "\n".join(document.text for document in baseline.values())
+    keys = [
+        path
+        for path, value in strings_of(parse_spec(raw, name), "")
+        if path not in ("stack", "cloud", "workload") and len(value) >= SHORTEST_TRACED and value in every_text
+    ]
+    edited, payloads = injected(raw, name, keys)
+    documents = boot_documents(edited, config, name)
+
+    assert documents.keys() == baseline.keys()
+    for where, document in documents.items():
+        assert boot.structure(document) == boot.structure(baseline[where]), where
+    for where, document in documents.items():
+        if document.kind == boot.SCRIPT:
+            checked = subprocess.run(["bash", "-n"], input=document.text, capture_output=True, text=True, check=False)
+            assert checked.returncode == 0, (where, checked.stderr)
+    seen, problems = where_markers_sit(documents, payloads)
+    assert not problems, problems
+    # A key whose value shows in a document and takes a hostile value shows it there (or the walk lost it).
+    assert not keys or seen, f"no injected value reached a boot document (keys tried: {keys})"
