@@ -4,7 +4,8 @@ The Pulumi CLI starts each pack (`policies/<pack>/__main__.py`), calls `GetAnaly
 `Configure` with every policy's resolved enforcement level and config, `Analyze` once per resource
 (its inputs, options and provider) and `AnalyzeStack` once (every resource's outputs, parents and
 dependencies). We do the same in-process: the pack's `__main__.py` runs with `PolicyPack` swapped for
-a recorder (so no gRPC server starts), its arguments build pulumi-policy's `_PolicyAnalyzerServicer`,
+a recorder (so no gRPC server starts), its arguments build pulumi-policy's `_PolicyAnalyzerServicer` (a
+subclass that builds each request's resources once for all policies: accelstack.engine.shared_servicer),
 and the requests are built from a `pulumi stack export` (v3) document. Unknown values (preview) keep
 Pulumi's sentinels, so a policy touching one gets pulumi-policy's advisory "can't run during
 preview" diagnostic, exactly as under the CLI.
@@ -34,6 +35,7 @@ from pulumi_policy.proxy import unknown_checking_proxy
 import accelstack.policies
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
+from accelstack.engine.shared_servicer import SharedServicer
 
 PACKS_DIR = Path(accelstack.policies.__file__).resolve().parent
 PACKS = ("separation", "guardrails")
@@ -96,8 +98,11 @@ class LoadedPack:
     initial_config: dict[str, Any] | None
     description: str | None
 
-    def servicer(self) -> _PolicyAnalyzerServicer:
-        return _PolicyAnalyzerServicer(
+    def servicer(self, *, stock: bool = False) -> _PolicyAnalyzerServicer:
+        """pulumi-policy's servicer; unless `stock`, the one that builds each request's resources once for every
+        policy (accelstack.engine.shared_servicer: same responses)."""
+        kind = _PolicyAnalyzerServicer if stock else SharedServicer
+        return kind(
             self.name, self.version, self.policies, self.enforcement_level, self.initial_config, self.description
         )
 
@@ -340,9 +345,25 @@ def export_resources(document: Any) -> list[dict[str, Any]]:
     return [dict(entry) for entry in resources]
 
 
+def _providers_of(resources: list[dict[str, Any]]) -> Any:
+    """`_provider` for each resource, built once per provider reference however many resources name it."""
+    by_urn = {r["urn"]: r for r in resources}
+    built: dict[str, Any] = {}
+
+    def provider(entry: Mapping[str, Any]) -> Any | None:
+        reference = entry.get("provider")
+        if not isinstance(reference, str) or not reference:
+            return _provider(entry, by_urn)
+        if reference not in built:
+            built[reference] = _provider(entry, by_urn)
+        return built[reference]
+
+    return provider
+
+
 def analyze_requests(resources: list[dict[str, Any]]) -> list[Any]:
     """One AnalyzeRequest per resource: its inputs, options and provider (what `Analyze` sees)."""
-    by_urn = {r["urn"]: r for r in resources}
+    provider_of = _providers_of(resources)
     requests = []
     for entry in resources:
         request = proto.AnalyzeRequest(
@@ -352,7 +373,7 @@ def analyze_requests(resources: list[dict[str, Any]]) -> list[Any]:
             name=_name(entry["urn"]),
             options=_options(entry),
         )
-        provider = _provider(entry, by_urn)
+        provider = provider_of(entry)
         if provider is not None:
             request.provider.CopyFrom(provider)
         requests.append(request)
@@ -362,7 +383,7 @@ def analyze_requests(resources: list[dict[str, Any]]) -> list[Any]:
 def analyze_stack_request(resources: list[dict[str, Any]]) -> Any:
     """The AnalyzeStackRequest: every resource's outputs (the stack's final state), parent and
     dependencies, as the engine sends it after the plan."""
-    by_urn = {r["urn"]: r for r in resources}
+    provider_of = _providers_of(resources)
     request = proto.AnalyzeStackRequest()
     for entry in resources:
         item = proto.AnalyzerResource(
@@ -374,7 +395,7 @@ def analyze_stack_request(resources: list[dict[str, Any]]) -> Any:
             parent=entry.get("parent") or "",
             dependencies=list(entry.get("dependencies") or []),
         )
-        provider = _provider(entry, by_urn)
+        provider = provider_of(entry)
         if provider is not None:
             item.provider.CopyFrom(provider)
         for key, urns in (entry.get("propertyDependencies") or {}).items():
@@ -443,23 +464,28 @@ def run_packs(
     packs: Iterable[LoadedPack] | None = None,
     config: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
+    stock: bool = False,
 ) -> list[Verdict]:
-    """Every violation the packs report for an export document (Analyze per resource, then AnalyzeStack)."""
+    """Every violation the packs report for an export document (Analyze per resource, then AnalyzeStack).
+    `stock`: pulumi-policy's servicer as it is, decoding everything again for every policy (the reference the
+    shared decoding is tested against; slow on a large export)."""
     resources = export_resources(document)
     analyze = analyze_requests(resources)
     stack = analyze_stack_request(resources)
     verdicts: list[Verdict] = []
     with _decode_lock:  # one run at a time swaps the servicer module's decoder
         once = _DecodedOnce()
-        analyzer_module.json_format = once  # type: ignore[assignment]
-        analyzer_module.deserialize_properties = once.deserialize_properties  # type: ignore[assignment]
-        # A view someone wrapped (the schema report's read trace, which reads its caller's frame) stays theirs.
+        # A view someone wrapped (the schema report's read trace, which reads its caller's frame and records each
+        # policy's reads through the view it is given) stays theirs, and so does the servicer that calls it.
         wrapped_view = analyzer_module.unknown_checking_proxy is not unknown_checking_proxy
-        if not wrapped_view:
-            analyzer_module.unknown_checking_proxy = once.unknown_checking_proxy  # type: ignore[assignment]
+        if not stock:
+            analyzer_module.json_format = once  # type: ignore[assignment]
+            analyzer_module.deserialize_properties = once.deserialize_properties  # type: ignore[assignment]
+            if not wrapped_view:
+                analyzer_module.unknown_checking_proxy = once.unknown_checking_proxy  # type: ignore[assignment]
         try:
             for pack in packs if packs is not None else default_packs():
-                servicer = pack.servicer()
+                servicer = pack.servicer(stock=stock or wrapped_view)
                 # pulumi_policy's analyzer servicer is unannotated.
                 servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
                 for request in analyze:
