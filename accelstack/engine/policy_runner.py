@@ -444,7 +444,8 @@ class _DecodedOnce:
     an unknown-checking view) again for every policy, and every resource again for every stack policy: O(resources
     x policies), the bulk of a large export's time. While the runner holds its requests (so their ids stay theirs),
     each step runs once per message and its result is shared: the policies only read what they are given (the view
-    is read-only). The servicer's code runs unchanged otherwise."""
+    is read-only). The shared servicer (accelstack.engine.shared_servicer) then asks once per request, not once per
+    policy; pulumi-policy's own servicer (`stock`) asks once per policy and gets the shared result."""
 
     def __init__(self) -> None:
         self.MessageToDict = _Once(json_format.MessageToDict)  # json_format's name

@@ -33,14 +33,14 @@ from pulumi_policy.policy import (
 _BASE = "_PolicyAnalyzerServicer__"  # the private attributes pulumi-policy's servicer keeps (name-mangled)
 
 
-class SharedServicer(_PolicyAnalyzerServicer):  # type: ignore[misc]  # pulumi-policy is unannotated
+class SharedServicer(_PolicyAnalyzerServicer):
     def _private(self, name: str) -> Any:
         return getattr(self, _BASE + name)
 
     def Configure(self, request: Any, context: Any) -> Any:  # noqa: N802  # the gRPC method's name
         self._configs: dict[str, Any] = {}
         self._providers: dict[bytes, Any] = {}
-        return super().Configure(request, context)
+        return super().Configure(request, context)  # type: ignore[no-untyped-call]  # pulumi-policy is unannotated
 
     def _get_policy_config(self, name: str) -> Any:
         """A policy's config, one copy for all its calls (the packs' policies copy it before use): the packs keep
@@ -68,7 +68,7 @@ class SharedServicer(_PolicyAnalyzerServicer):  # type: ignore[misc]  # pulumi-p
             result = validate()
             if isawaitable(result):
                 loop = asyncio.new_event_loop()
-                task = asyncio.Task(result, loop=loop)
+                task: asyncio.Task[Any] = asyncio.Task(result, loop=loop)  # type: ignore[arg-type]  # pulumi-policy's
                 loop.run_until_complete(task)
                 loop.close()
         except UnknownValueError as e:
@@ -90,7 +90,7 @@ class SharedServicer(_PolicyAnalyzerServicer):  # type: ignore[misc]  # pulumi-p
             response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=e.reason or ""))
 
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
-        self._configure_runtime_settings()
+        self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
         shared: tuple[Any, Any, Any] | None = None  # (props, options, provider): the request's, once
         for policy in self._private("policies"):
@@ -153,7 +153,7 @@ class SharedServicer(_PolicyAnalyzerServicer):  # type: ignore[misc]  # pulumi-p
         return [resource for resource, _, _, _ in intermediates]
 
     def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
-        self._configure_runtime_settings()
+        self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
         resources: list[Any] | None = None
         for policy in self._private("policies"):
