@@ -30,6 +30,7 @@ from pulumi_policy.policy import (
     _PolicyAnalyzerServicer,
 )
 
+_last_stack: list[tuple[Any, list[Any]]] = []  # (AnalyzeStackRequest, its resources)
 _BASE = "_PolicyAnalyzerServicer__"  # the private attributes pulumi-policy's servicer keeps (name-mangled)
 
 
@@ -66,7 +67,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
         the advisory "can't run during preview", a not-applicable policy recorded as such."""
         try:
             result = validate()
-            if isawaitable(result):
+            if result is not None and isawaitable(result):
                 loop = asyncio.new_event_loop()
                 task: asyncio.Task[Any] = asyncio.Task(result, loop=loop)  # type: ignore[arg-type]  # pulumi-policy's
                 loop.run_until_complete(task)
@@ -122,7 +123,15 @@ class SharedServicer(_PolicyAnalyzerServicer):
         return response
 
     def _stack_resources(self, request: Any) -> list[Any]:
-        """AnalyzeStack's resources, each with its parent and dependencies linked, as pulumi-policy builds them."""
+        """AnalyzeStack's resources, each with its parent and dependencies linked, as pulumi-policy builds them;
+        built once per request for every pack's servicer (the last request's kept, held so its id stays its own)."""
+        if _last_stack and _last_stack[0][0] is request:
+            return _last_stack[0][1]
+        resources = self._build_stack_resources(request)
+        _last_stack[:] = [(request, resources)]
+        return resources
+
+    def _build_stack_resources(self, request: Any) -> list[Any]:
         from pulumi_policy import policy as stock
 
         intermediates = []
