@@ -316,6 +316,24 @@ def _facts_of(type_token: str, props: Any, urn: str, name: str) -> ProviderFacts
     return facts
 
 
+# Contexts by the identity of the config and provider facts they were made from (held, so their ids stay theirs): a
+# runner that hands a policy one config for all its calls (accelstack's shared servicer) makes each context once per
+# policy and provider, not once per resource; where each call gets a fresh config, this only misses.
+_contexts: dict[tuple[int, ...], tuple[Any, list[ProviderFacts], Context]] = {}
+
+
+def _context_of(config: Mapping[str, Any] | None, providers: list[ProviderFacts]) -> Context:
+    key = (id(config), *map(id, providers))
+    held = _contexts.get(key)
+    if held is not None and held[0] is config and all(a is b for a, b in zip(held[1], providers, strict=True)):
+        return held[2]
+    context = make_context(config, providers)
+    if len(_contexts) >= 256:
+        _contexts.clear()
+    _contexts[key] = (config, providers, context)
+    return context
+
+
 def resource_policy(
     name: str,
     description: str,
@@ -337,7 +355,7 @@ def resource_policy(
             providers = [
                 _facts_of(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)
             ]
-        for message in check(args, make_context(args.get_config(), providers)):
+        for message in check(args, _context_of(args.get_config(), providers)):
             report_violation(message)
 
     policy = ResourceValidationPolicy(

@@ -14,6 +14,7 @@ token and map to its concept (`canonical`). `concept_of`, `is_a` and `of` read e
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -117,6 +118,7 @@ _API_VERSION = re.compile(r"^(azure-native:[A-Za-z]+)/v[0-9]{8}(?:preview|privat
 _DYNAMIC = re.compile(r"^pulumi-python:dynamic(?:/[^:]+)?:[^:]+$")
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the token, asked for every resource by many readers
 def canonical(type_token: str) -> str:
     """`azure-native:network/v20240501:Subnet` -> `azure-native:network:Subnet` (same API object);
     a named dynamic resource (`pulumi-python:dynamic/lustre:Import`, from `Resource` subclasses with

@@ -121,13 +121,23 @@ def _parts(text: str) -> list[str]:
     return [text]
 
 
+def _cloud_config(document: str) -> Any:
+    """The document as YAML (None when it is not): libyaml's parser where PyYAML has it (the pure-Python one is
+    most of the time a large export's user data takes), the pure-Python one for what libyaml refuses, so that
+    what parses is what PyYAML's `safe_load` parses."""
+    loaders = [getattr(yaml, "CSafeLoader", None), yaml.SafeLoader]
+    for loader in filter(None, loaders):
+        try:
+            return yaml.load(document, Loader=loader)  # safe loaders only
+        except yaml.YAMLError:
+            continue
+    return None
+
+
 def _inlined_key_files(document: str) -> list[str]:
     found = []
     if document.lstrip().startswith("#cloud-config"):
-        try:
-            config = yaml.safe_load(document)
-        except yaml.YAMLError:
-            config = None
+        config = _cloud_config(document)
         for entry in (config or {}).get("write_files") or [] if isinstance(config, dict) else []:
             path = str(entry.get("path", "")) if isinstance(entry, dict) else ""
             if KEY_FILES.search(path) and entry.get("content"):

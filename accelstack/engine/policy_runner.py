@@ -4,7 +4,8 @@ The Pulumi CLI starts each pack (`policies/<pack>/__main__.py`), calls `GetAnaly
 `Configure` with every policy's resolved enforcement level and config, `Analyze` once per resource
 (its inputs, options and provider) and `AnalyzeStack` once (every resource's outputs, parents and
 dependencies). We do the same in-process: the pack's `__main__.py` runs with `PolicyPack` swapped for
-a recorder (so no gRPC server starts), its arguments build pulumi-policy's `_PolicyAnalyzerServicer`,
+a recorder (so no gRPC server starts), its arguments build pulumi-policy's `_PolicyAnalyzerServicer` (a
+subclass that builds each request's resources once for all policies: accelstack.engine.shared_servicer),
 and the requests are built from a `pulumi stack export` (v3) document. Unknown values (preview) keep
 Pulumi's sentinels, so a policy touching one gets pulumi-policy's advisory "can't run during
 preview" diagnostic, exactly as under the CLI.
@@ -35,6 +36,8 @@ import accelstack.policies
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
 from accelstack.engine.export_shape import misshapen_field
+from accelstack.engine.pack_context import context_from_spec
+from accelstack.engine.shared_servicer import SharedServicer
 from accelstack.spec.json_input import JsonInputError, load_json
 
 PACKS_DIR = Path(accelstack.policies.__file__).resolve().parent
@@ -98,8 +101,11 @@ class LoadedPack:
     initial_config: dict[str, Any] | None
     description: str | None
 
-    def servicer(self) -> _PolicyAnalyzerServicer:
-        return _PolicyAnalyzerServicer(
+    def servicer(self, *, stock: bool = False) -> _PolicyAnalyzerServicer:
+        """pulumi-policy's servicer; unless `stock`, the one that builds each request's resources once for every
+        policy (accelstack.engine.shared_servicer: same responses)."""
+        kind = _PolicyAnalyzerServicer if stock else SharedServicer
+        return kind(
             self.name, self.version, self.policies, self.enforcement_level, self.initial_config, self.description
         )
 
@@ -345,9 +351,25 @@ def export_resources(document: Any) -> list[dict[str, Any]]:
     return [dict(entry) for entry in resources]
 
 
+def _providers_of(resources: list[dict[str, Any]]) -> Any:
+    """`_provider` for each resource, built once per provider reference however many resources name it."""
+    by_urn = {r["urn"]: r for r in resources}
+    built: dict[str, Any] = {}
+
+    def provider(entry: Mapping[str, Any]) -> Any | None:
+        reference = entry.get("provider")
+        if not isinstance(reference, str) or not reference:
+            return _provider(entry, by_urn)
+        if reference not in built:
+            built[reference] = _provider(entry, by_urn)
+        return built[reference]
+
+    return provider
+
+
 def analyze_requests(resources: list[dict[str, Any]]) -> list[Any]:
     """One AnalyzeRequest per resource: its inputs, options and provider (what `Analyze` sees)."""
-    by_urn = {r["urn"]: r for r in resources}
+    provider_of = _providers_of(resources)
     requests = []
     for entry in resources:
         request = proto.AnalyzeRequest(
@@ -357,7 +379,7 @@ def analyze_requests(resources: list[dict[str, Any]]) -> list[Any]:
             name=_name(entry["urn"]),
             options=_options(entry),
         )
-        provider = _provider(entry, by_urn)
+        provider = provider_of(entry)
         if provider is not None:
             request.provider.CopyFrom(provider)
         requests.append(request)
@@ -367,7 +389,7 @@ def analyze_requests(resources: list[dict[str, Any]]) -> list[Any]:
 def analyze_stack_request(resources: list[dict[str, Any]]) -> Any:
     """The AnalyzeStackRequest: every resource's outputs (the stack's final state), parent and
     dependencies, as the engine sends it after the plan."""
-    by_urn = {r["urn"]: r for r in resources}
+    provider_of = _providers_of(resources)
     request = proto.AnalyzeStackRequest()
     for entry in resources:
         item = proto.AnalyzerResource(
@@ -379,7 +401,7 @@ def analyze_stack_request(resources: list[dict[str, Any]]) -> Any:
             parent=entry.get("parent") or "",
             dependencies=list(entry.get("dependencies") or []),
         )
-        provider = _provider(entry, by_urn)
+        provider = provider_of(entry)
         if provider is not None:
             item.provider.CopyFrom(provider)
         for key, urns in (entry.get("propertyDependencies") or {}).items():
@@ -428,7 +450,8 @@ class _DecodedOnce:
     an unknown-checking view) again for every policy, and every resource again for every stack policy: O(resources
     x policies), the bulk of a large export's time. While the runner holds its requests (so their ids stay theirs),
     each step runs once per message and its result is shared: the policies only read what they are given (the view
-    is read-only). The servicer's code runs unchanged otherwise."""
+    is read-only). The shared servicer (accelstack.engine.shared_servicer) then asks once per request, not once per
+    policy; pulumi-policy's own servicer (`stock`) asks once per policy and gets the shared result."""
 
     def __init__(self) -> None:
         self.MessageToDict = _Once(json_format.MessageToDict)  # json_format's name
@@ -463,23 +486,28 @@ def run_packs(
     packs: Iterable[LoadedPack] | None = None,
     config: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
+    stock: bool = False,
 ) -> list[Verdict]:
-    """Every violation the packs report for an export document (Analyze per resource, then AnalyzeStack)."""
+    """Every violation the packs report for an export document (Analyze per resource, then AnalyzeStack).
+    `stock`: pulumi-policy's servicer as it is, decoding everything again for every policy (the reference the
+    shared decoding is tested against; slow on a large export)."""
     resources = export_resources(document)
     analyze = analyze_requests(resources)
     stack = analyze_stack_request(resources)
     verdicts: list[Verdict] = []
     with _decode_lock:  # one run at a time swaps the servicer module's decoder
         once = _DecodedOnce()
-        analyzer_module.json_format = once  # type: ignore[assignment]
-        analyzer_module.deserialize_properties = once.deserialize_properties  # type: ignore[assignment]
-        # A view someone wrapped (the schema report's read trace, which reads its caller's frame) stays theirs.
+        # A view someone wrapped (the schema report's read trace, which reads its caller's frame and records each
+        # policy's reads through the view it is given) stays theirs, and so does the servicer that calls it.
         wrapped_view = analyzer_module.unknown_checking_proxy is not unknown_checking_proxy
-        if not wrapped_view:
-            analyzer_module.unknown_checking_proxy = once.unknown_checking_proxy  # type: ignore[assignment]
+        if not stock:
+            analyzer_module.json_format = once  # type: ignore[assignment]
+            analyzer_module.deserialize_properties = once.deserialize_properties  # type: ignore[assignment]
+            if not wrapped_view:
+                analyzer_module.unknown_checking_proxy = once.unknown_checking_proxy  # type: ignore[assignment]
         try:
             for pack in packs if packs is not None else default_packs():
-                servicer = pack.servicer()
+                servicer = pack.servicer(stock=stock or wrapped_view)
                 # pulumi_policy's analyzer servicer is unannotated.
                 servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
                 for request in analyze:
@@ -493,60 +521,6 @@ def run_packs(
             if not wrapped_view:
                 analyzer_module.unknown_checking_proxy = unknown_checking_proxy
     return verdicts
-
-
-def context_from_spec(spec: Any) -> dict[str, Any]:
-    """Policy context from a validated StackSpec: its side, both sides' accounts, allowed regions."""
-    if spec is None:
-        return {}
-    separation = spec.separation
-    # A GCP project's number is another name of the stack's own project (members such as Compute Engine's default
-    # service account name it so): the packs count it among the stack's side's accounts.
-    number = getattr(spec.account, "project_number", None)
-    training, serving = list(separation.training_accounts), list(separation.serving_accounts)
-    if number is not None:
-        (training if spec.workload == "training" else serving).append(number)
-    return {
-        "workload": spec.workload,
-        "trainingAccounts": training,
-        "servingAccounts": serving,
-        "allowedRegions": list(separation.allowed_regions) if separation.allowed_regions else None,
-        # The key prefix serving may read in training's artifact bucket (the documented read path).
-        "artifactPrefix": spec.training.artifact_prefix if getattr(spec, "training", None) else None,
-        # S3 and GCS bucket names carry no account: the weights' bucket is training's (the documented read path),
-        # and so are the buckets a training stack names for its datasets and checkpoints, created or existing.
-        "trainingStores": _training_buckets(spec),
-        # Principals of the cloud's own services the stack grants roles to by an id it does not create.
-        "servicePrincipals": _service_principals(spec),
-        # The stack file's own opt-out of the front door's access logs (serving.loadBalancer.accessLogs).
-        "frontDoorAccessLogs": spec.serving.load_balancer.access_logs if getattr(spec, "serving", None) else None,
-    }
-
-
-def _service_principals(spec: Any) -> list[str] | None:
-    """Azure's resource-provider object ids (account.hpcCachePrincipalId, standbyPoolPrincipalId): the stack
-    assigns them roles on its own resources, and only the config can say they are the cloud's, not a person's."""
-    account = getattr(spec, "account", None)
-    ids = [str(i) for f in ("hpc_cache_principal_id", "standby_pool_principal_id") if (i := getattr(account, f, None))]
-    return ids or None
-
-
-def _training_buckets(spec: Any) -> list[str] | None:
-    serving = getattr(spec, "serving", None)
-    training = getattr(spec, "training", None)
-    uris: list[str] = []
-    if serving is not None:
-        uris.append(str(serving.model.weights_uri))
-    if training is not None:
-        storage = training.storage
-        uris += [str(store.uri) for store in (storage.datasets, storage.checkpoints) if store is not None]
-    buckets = []
-    for uri in uris:
-        scheme, _, rest = uri.partition("://")
-        bucket = rest.split("/", 1)[0]
-        if scheme in ("s3", "gs") and bucket and bucket not in buckets:
-            buckets.append(bucket)
-    return buckets or None
 
 
 def policy_verdicts(export_doc: Any, spec: Any = None, config: Mapping[str, Any] | None = None) -> list[Verdict]:

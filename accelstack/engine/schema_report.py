@@ -114,7 +114,13 @@ def recording() -> Iterator[tuple[Reads, Reads]]:
 # Caches the packs keep per stack or per shared view (the access graph, the reachability view, provider and stack
 # facts): the first policy to ask reads the props, later ones reuse what it read. A trace forgets them whenever the
 # policy changes, so each policy's own reads are recorded.
-_STACK_CACHES = {"access": ("_cache",), "reachability": ("_cache",), "common": ("_facts_seen",), "places": ("_facts",)}
+_STACK_CACHES = {
+    "access": ("_cache",),
+    "reachability": ("_cache",),
+    "common": ("_facts_seen", "_contexts"),
+    "places": ("_facts",),
+    "links": ("_indexes", "_of_type"),
+}
 
 
 def _forget_stack_caches() -> None:

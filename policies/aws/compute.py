@@ -9,7 +9,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import as_list, decode, of_type, refers_to, truthy
+from ..common import as_list, decode, of_type, truthy
+from ..links import each_referrer, referrers_of
 from ..readers import count_of, decode_user_data, secrets_in
 from ..readers import name_of as _name
 from ..vendor import tokens_of
@@ -243,13 +244,12 @@ def check_serving_scales_on_queue_depth(resources: Sequence[Any]) -> Iterable[tu
     policies = of_type(resources, *SCALING_POLICIES)
     alarms = of_type(resources, METRIC_ALARM)
     for group in of_type(resources, ASG):
-        linked = [p for p in policies if refers_to(p, "autoscalingGroupName", group, keys=("name", "id"))]
+        linked = referrers_of(group, policies, "autoscalingGroupName", keys=("name", "id"))
         metrics: list[tuple[str, str, str]] = []
         for policy in linked:
             metrics += [(_name(policy), ns, m) for ns, m in _metrics_of_policy(policy)]
-            for alarm in alarms:
-                if refers_to(alarm, "alarmActions", policy, keys=("arn",)):
-                    metrics += [(_name(alarm), ns, m) for ns, m in _metrics_of_alarm(alarm)]
+            for alarm in each_referrer(policy, alarms, "alarmActions", keys=("arn",)):
+                metrics += [(_name(alarm), ns, m) for ns, m in _metrics_of_alarm(alarm)]
         cpu = sorted({who for who, ns, m in metrics if _is_cpu_metric(ns, m)})
         fixed = _fixed_fleet_size(group)
         if cpu:

@@ -8,7 +8,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import as_list, of_type, refers_to, truthy
+from ..common import as_list, of_type, truthy
+from ..links import any_referrer, each_referrer, refers_to_any, refers_to_in, targets_of
 from ..readers import is_public_range
 from ..readers import name_of as _name
 from ..vendor import tokens_of
@@ -90,9 +91,9 @@ def check_ingress_only_to_load_balancer(resources: Sequence[Any]) -> Iterable[tu
         if resource.resource_type in FIREWALLS:
             owners = [resource]
         else:
-            owners = [g for g in groups if refers_to(resource, "securityGroupId", g, keys=("id",))]
+            owners = targets_of(resource, "securityGroupId", groups, keys=("id",))
         for group in owners:
-            if not any(refers_to(lb, "securityGroups", group, keys=("id",)) for lb in public_lbs):
+            if not any_referrer(group, public_lbs, "securityGroups", keys=("id",)):
                 yield (
                     resource.urn,
                     (
@@ -161,9 +162,7 @@ def _routes_to_internet(table: Any, gateways: Sequence[Any], routes: Sequence[An
 
     if any(to_gateway(r, table, "routes") for r in as_list(table.props.get("routes")) if hasattr(r, "get")):
         return True
-    return any(
-        refers_to(r, "routeTableId", table, keys=("id",)) and to_gateway(r.props, r, "gatewayId") for r in routes
-    )
+    return any(to_gateway(r.props, r, "gatewayId") for r in each_referrer(table, routes, "routeTableId", keys=("id",)))
 
 
 def _node_subnets(resource: Any) -> list[str]:
@@ -176,6 +175,11 @@ def _node_subnets(resource: Any) -> list[str]:
     if kind == "aws:eks/nodeGroup:NodeGroup":
         return ["subnetIds"]
     return []
+
+
+def _names_a_subnet(template: Any) -> bool:
+    """A launch template's interfaces name a subnet (what the loop over public subnets reads first, in its order)."""
+    return any(i.get("subnetId") for i in as_list(template.props.get("networkInterfaces")) if hasattr(i, "get"))
 
 
 def check_nodes_in_private_subnets(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
@@ -193,15 +197,18 @@ def check_nodes_in_private_subnets(resources: Sequence[Any]) -> Iterable[tuple[s
         subnet
         for subnet in of_type(resources, SUBNET)
         if any(
-            refers_to(a, "subnetId", subnet, keys=("id",))
-            and any(refers_to(a, "routeTableId", t, keys=("id",)) for t in public_tables)
-            for a in associations
+            refers_to_any(a, "routeTableId", public_tables, keys=("id",))
+            for a in each_referrer(subnet, associations, "subnetId", keys=("id",))
         )
     ]
     for resource in resources:
         props_to_check = _node_subnets(resource)
+        if not props_to_check and resource.resource_type != LAUNCH_TEMPLATE:
+            continue  # it launches no nodes: the loop below would read nothing and find nothing
+        if resource.resource_type == LAUNCH_TEMPLATE and public_subnets and not _names_a_subnet(resource):
+            continue  # none of its interfaces names a subnet (its group picks them): the loop would find nothing
         for subnet in public_subnets:
-            hit = any(refers_to(resource, prop, subnet, keys=("id",)) for prop in props_to_check)
+            hit = any(refers_to_in(resource, prop, subnet, public_subnets, keys=("id",)) for prop in props_to_check)
             if resource.resource_type == LAUNCH_TEMPLATE:
                 hit = (
                     _depends_on(resource, "networkInterfaces", subnet)

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..access import ANY, OWN, Party, Placement
 from ..common import account_of_arn, as_list, canonical_account, of_type, refers_to, truthy
+from ..links import of_type_once, refers_to_any, refers_to_in, targets_of
 from ..reachability import (
     ENDPOINT,
     ENDPOINT_SERVICE,
@@ -140,7 +141,7 @@ def _service_party(resource: Any, placement: Placement, services: Sequence[Any])
             return placed(str(arn), account_of_arn(arn) if not is_stacks(resource, key, arn, placement) else OWN, "")
     if not isinstance(service, str):
         return placed("endpoint service", None, "the endpoint names no service the pack can read")
-    if any(refers_to(resource, "serviceName", s, keys=("serviceName", "id")) for s in services):
+    if refers_to_any(resource, "serviceName", services, keys=("serviceName", "id")):
         return Party(service, OWN, ENDPOINT_SERVICE)
     if CUSTOMER_SERVICE.match(service):
         return placed(
@@ -166,7 +167,7 @@ def _principal_account(principal: str) -> str | None:
 def _endpoints(resource: Any, placement: Placement, resources: Sequence[Any]) -> Iterable[Link]:
     kind, props, name = resource.resource_type, resource.props, name_of(resource)
     if kind == VPC_ENDPOINT:
-        target = _service_party(resource, placement, of_type(resources, ENDPOINT_SERVICE_KIND))
+        target = _service_party(resource, placement, of_type_once(resources, ENDPOINT_SERVICE_KIND))
         yield Link(_vpc(resource), ENDPOINT, target, resource.urn, f"VPC endpoint {name}")
     elif kind in (ENDPOINT_SERVICE_KIND, ENDPOINT_PRINCIPAL):
         # Who may connect an interface endpoint to the stack's service (AllowedPrincipals).
@@ -202,7 +203,7 @@ def _open_groups(resources: Sequence[Any]) -> dict[str, list[str]]:
         owners = (
             [resource]
             if resource.resource_type in FIREWALLS
-            else [g for g in groups if refers_to(resource, "securityGroupId", g, keys=("id",))]
+            else targets_of(resource, "securityGroupId", groups, keys=("id",))
         )
         for group in owners:
             for protocol, ports, source in rules:
@@ -223,17 +224,19 @@ def _node_groups(node: Any, props: Any, groups: Sequence[Any]) -> list[Any]:
 
 def _public_nodes(resources: Sequence[Any]) -> Iterable[tuple[Any, Any, str]]:
     """(node, the props that carry its security groups, how it gets a public address)."""
+    addresses = of_type(resources, *PUBLIC_ADDRESSES)
+    instances = of_type(resources, network.INSTANCE)
     bound = {
         (a.props.get("instance") or a.props.get("instanceId"))
-        for a in of_type(resources, *PUBLIC_ADDRESSES)
+        for a in addresses
         if a.props.get("instance") or a.props.get("instanceId")
     }
     for resource in resources:
         props = resource.props
         if resource.resource_type == network.INSTANCE:
             eip = props.get("id") in bound or any(
-                refers_to(a, key, resource, keys=("id",))
-                for a in of_type(resources, *PUBLIC_ADDRESSES)
+                refers_to_in(a, key, resource, instances, keys=("id",))
+                for a in addresses
                 for key in ("instance", "instanceId")
             )
             if truthy(props.get("associatePublicIpAddress")) or eip:
@@ -247,7 +250,7 @@ def _public_nodes(resources: Sequence[Any]) -> Iterable[tuple[Any, Any, str]]:
 def _internet(resources: Sequence[Any]) -> Iterable[Link]:
     public_lbs = [lb for lb in of_type(resources, *LOAD_BALANCERS) if not truthy(lb.props.get("internal"))]
     for listener in of_type(resources, *LISTENERS):
-        if any(refers_to(listener, "loadBalancerArn", lb, keys=("arn", "id")) for lb in public_lbs):
+        if refers_to_any(listener, "loadBalancerArn", public_lbs, keys=("arn", "id")):
             port = listener.props.get("port")
             port = int(port) if isinstance(port, (int, float)) else port
             ports = f"{listener.props.get('protocol') or 'HTTP'} {port}"

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import of_type, refers_to, truthy
+from ..common import of_type, truthy
+from ..links import referrers_of
 from ..readers import count_of, get
 from ..readers import name_of as _name
 from ..vendor import tokens_of
@@ -52,7 +53,7 @@ def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs:
     for bucket in of_type(resources, *BUCKETS):
         inline = bucket.props.get("objectLockConfiguration")
         enabled = truthy(bucket.props.get("objectLockEnabled")) or str(get(inline, "objectLockEnabled")) == "Enabled"
-        linked = [lock for lock in locks if refers_to(lock, "bucket", bucket)]
+        linked = referrers_of(bucket, locks, "bucket")
         rules = [get(lock.props, "rule") for lock in linked] + ([get(inline, "rule")] if inline else [])
         days = [d for d in (_lock_days(r) for r in rules if r) if d is not None]
         if (enabled or linked) and not days:

@@ -15,11 +15,11 @@ from ..common import (
     decode,
     is_allow,
     of_type,
-    refers_to,
     statements,
     truthy,
     urn_name,
 )
+from ..links import any_referrer, referrers_of, targets_of
 from ..readers import name_of as _name
 from ..vendor import tokens_of
 from .concepts import AWS
@@ -94,7 +94,7 @@ def check_bucket_encryption(resources: Sequence[Any], pattern: str) -> Iterable[
     who can read them. Log buckets may keep SSE-S3 (ALB access logs only support it)."""
     configs = of_type(with_inline_settings(resources), *BUCKET_SSE)
     for bucket in of_type(resources, *BUCKET):
-        linked = [c for c in configs if refers_to(c, "bucket", bucket)]
+        linked = referrers_of(bucket, configs, "bucket")
         if not linked:
             yield bucket.urn, f"bucket {_name(bucket)} has no server-side encryption configuration"
         if not bucket_named(pattern, bucket):
@@ -167,7 +167,7 @@ def check_bucket_public_access_block(resources: Sequence[Any]) -> Iterable[tuple
     """Every bucket has its own public access block (Checkov CKV2_AWS_6, Trivy AVD-AWS-0094)."""
     blocks = of_type(resources, *BUCKET_PAB)
     for bucket in of_type(resources, *BUCKET):
-        if not any(refers_to(b, "bucket", bucket) for b in blocks):
+        if not any_referrer(bucket, blocks, "bucket"):
             yield bucket.urn, f"bucket {_name(bucket)} has no public access block"
 
 
@@ -193,10 +193,11 @@ def check_bucket_versioning(resources: Sequence[Any], pattern: str) -> Iterable[
     """Checkpoint and artifact buckets are versioned (an overwritten checkpoint is recoverable):
     Checkov CKV_AWS_21, Trivy AVD-AWS-0090."""
     versionings = of_type(with_inline_settings(resources), *BUCKET_VERSIONING)
-    for bucket in of_type(resources, *BUCKET):
+    buckets = of_type(resources, *BUCKET)
+    for bucket in buckets:
         if not bucket_named(pattern, bucket):
             continue
-        linked = [v for v in versionings if refers_to(v, "bucket", bucket)]
+        linked = referrers_of(bucket, versionings, "bucket")
         enabled = [v for v in linked if (v.props.get("versioningConfiguration") or {}).get("status") == "Enabled"]
         if not enabled:
             state = "suspended" if linked else "off"
@@ -206,7 +207,7 @@ def check_bucket_versioning(resources: Sequence[Any], pattern: str) -> Iterable[
     for versioning in versionings:
         status = (versioning.props.get("versioningConfiguration") or {}).get("status")
         if status is not None and status != "Enabled":
-            targets = [b for b in of_type(resources, *BUCKET) if refers_to(versioning, "bucket", b)]
+            targets = targets_of(versioning, "bucket", buckets)
             if not any(bucket_named(pattern, b) for b in targets):
                 yield (
                     versioning.urn,
@@ -229,7 +230,7 @@ def check_no_scheduled_data_loss(resources: Sequence[Any], logs: str) -> Iterabl
     bucket is `forceDestroy` (a destroy empties it). Ours; Checkov CKV_AWS_93-style protection of state."""
     buckets = of_type(resources, *BUCKET)
     for lifecycle in of_type(with_inline_settings(resources), *BUCKET_LIFECYCLE):
-        targets = [b for b in buckets if refers_to(lifecycle, "bucket", b)]
+        targets = targets_of(lifecycle, "bucket", buckets)
         if targets and all(bucket_named(logs, b) for b in targets):
             continue
         for rule in as_list(lifecycle.props.get("rules")):
@@ -262,9 +263,9 @@ def check_queue_dlq(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
         policy = decode(queue.props.get("redrivePolicy"))
         if isinstance(policy, Mapping) and policy.get("deadLetterTargetArn"):
             continue
-        if any(refers_to(r, "queueUrl", queue, keys=("url", "id")) for r in redrives):
+        if any_referrer(queue, redrives, "queueUrl", keys=("url", "id")):
             continue
-        is_dlq = any(q is not queue and refers_to(q, "redrivePolicy", queue, keys=()) for q in queues) or any(
+        is_dlq = any(q is not queue for q in referrers_of(queue, queues, "redrivePolicy", keys=())) or any(
             _targets(q, queue) for q in queues if q is not queue
         )
         if not is_dlq:

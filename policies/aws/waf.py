@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..common import as_list, decode, of_type, refers_to, truthy
+from ..links import each_referrer, of_type_once, referrers_of, targets_of
 from ..readers import name_of
 from ..waf import ALLOW, BLOCK, PASS, FrontDoor, WafPolicy, WafRule
 from .network import LOAD_BALANCERS
@@ -119,7 +120,7 @@ def _group_rules(
 def _acl_rules(acl: Any, resources: Sequence[Any]) -> tuple[WafRule, ...]:
     groups = of_type(resources, RULE_GROUP)
     found: list[WafRule] = []
-    extra = [r for r in of_type(resources, ACL_RULE) if refers_to(r, "webAclArn", acl, keys=("arn",))]
+    extra = referrers_of(acl, of_type_once(resources, ACL_RULE), "webAclArn", keys=("arn",))
     for holder, raw in [(acl, r) for r in _rules_of(acl.props)] + [(r, _lower(r.props)) for r in extra]:
         statement = raw.get("statement") or {}
         reference = statement.get("rulegroupreferencestatement")
@@ -131,9 +132,7 @@ def _acl_rules(acl: Any, resources: Sequence[Any]) -> tuple[WafRule, ...]:
             )
         else:
             found.append(_rule(raw))
-    for association in of_type(resources, GROUP_ASSOCIATION):
-        if not refers_to(association, "webAclArn", acl, keys=("arn",)):
-            continue
+    for association in each_referrer(acl, of_type_once(resources, GROUP_ASSOCIATION), "webAclArn", keys=("arn",)):
         props = _lower(association.props)
         reference = props.get("rulegroupreference")
         name = str(props.get("rulename") or name_of(association))
@@ -167,10 +166,10 @@ def front_doors(resources: Sequence[Any]) -> Iterable[FrontDoor]:
             )
             yield FrontDoor(balancer.urn, what, bypass=bypass)
             continue
-        linked = [a for a in associations if refers_to(a, "resourceArn", balancer, keys=("arn", "id"))]
+        linked = referrers_of(balancer, associations, "resourceArn", keys=("arn", "id"))
         policies, unplaced = [], []
         for association in linked:
-            named = [acl for acl in acls if refers_to(association, "webAclArn", acl, keys=("arn", "id"))]
+            named = targets_of(association, "webAclArn", acls, keys=("arn", "id"))
             unplaced += [] if named else [str(association.props.get("webAclArn"))]
             policies += [WafPolicy(acl.urn, f"web ACL {name_of(acl)}", _acl_rules(acl, resources)) for acl in named]
         yield FrontDoor(balancer.urn, what, tuple(policies), tuple(unplaced))

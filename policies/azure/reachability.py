@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..access import ANY, OWN, Party, Placement
-from ..common import as_list, canonical_account, refers_to
+from ..common import as_list, canonical_account
+from ..links import targets_of
 from ..reachability import (
     ENDPOINT,
     ENDPOINT_SERVICE,
@@ -129,11 +130,7 @@ def _open_nsgs(resources: Sequence[Any]) -> dict[str, list[str]]:
         owners = (
             [resource]
             if _kind(resource) == NSG
-            else [
-                n
-                for n in nsgs
-                if refers_to(resource, "networkSecurityGroupName", n, keys=("networkSecurityGroupName", "id"))
-            ]
+            else targets_of(resource, "networkSecurityGroupName", nsgs, keys=("networkSecurityGroupName", "id"))
         )
         for nsg in owners:
             for protocol, ports, source in rules:

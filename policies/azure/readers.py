@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import concepts
 from ..common import as_list, refers_to, truthy, urn_name
+from ..links import referrers_of, targets_of
 from ..readers import count_of, get, is_public_range, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import AZURE
@@ -376,7 +377,7 @@ def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     at least 1, is a fixed fleet and passes."""
     settings = [r for r in resources if _kind(r) in AUTOSCALE]
     for group in (r for r in resources if _kind(r) == SCALE_SET):
-        linked = [s for s in settings if refers_to(s, "targetResourceUri", group, keys=("id",))]
+        linked = referrers_of(group, settings, "targetResourceUri", keys=("id",))
         triggers = [(s, t) for s in linked if truthy(s.props.get("enabled", True)) for t in _triggers(s)]
         cpu = sorted({name_of(s) for s, t in triggers if str(get(t, "metricName") or "").lower() in CPU_METRICS})
         owned = [
@@ -508,13 +509,9 @@ def ingress_owner_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]
         if _kind(resource) == NSG:
             owners = [resource]
         else:
-            owners = [
-                n
-                for n in nsgs
-                if refers_to(resource, "networkSecurityGroupName", n, keys=("networkSecurityGroupName", "id"))
-            ]
+            owners = targets_of(resource, "networkSecurityGroupName", nsgs, keys=("networkSecurityGroupName", "id"))
         for nsg in owners or [resource]:
-            guarded = [s for s in subnets if refers_to(s, "networkSecurityGroup", nsg, keys=("id",))]
+            guarded = referrers_of(nsg, subnets, "networkSecurityGroup", keys=("id",))
             if not any(fronts(g, s) for g in gateways for s in guarded):
                 yield (
                     resource.urn,

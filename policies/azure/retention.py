@@ -8,7 +8,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import refers_to, truthy, urn_name
+from ..common import truthy, urn_name
+from ..links import referrers_of
 from ..readers import count_of, get, items_at, name_of
 from .readers import APP_GATEWAY, CONTAINER, KEY_VAULT, STORAGE_ACCOUNT, _kind, _public_frontends
 from .storage import BLOB_SERVICE
@@ -53,13 +54,13 @@ def service_log_problems(resources: Sequence[Any], front_door: bool = True) -> I
     # A vault's diagnostics carry its audit log: who read which key or secret (AuditEvent, in the audit and allLogs
     # category groups: https://learn.microsoft.com/azure/key-vault/general/logging).
     for vault in (r for r in resources if _kind(r) == KEY_VAULT):
-        linked = [s for s in settings if refers_to(s, "resourceUri", vault, keys=("id",))]
+        linked = referrers_of(vault, settings, "resourceUri", keys=("id",))
         enabled = set().union(*(_enabled_logs(s) for s in linked)) if linked else set()
         if linked and not enabled & VAULT_AUDIT:
             yield vault.urn, f"key vault {name_of(vault)} has diagnostic settings without its AuditEvent log"
     # The gateway's own logs, unless the stack turns its access logs off (`front_door`).
     for gateway in (r for r in resources if front_door and _kind(r) == APP_GATEWAY and _public_frontends(r)):
-        linked = [s for s in settings if refers_to(s, "resourceUri", gateway, keys=("id",))]
+        linked = referrers_of(gateway, settings, "resourceUri", keys=("id",))
         enabled = set().union(*(_enabled_logs(s) for s in linked)) if linked else set()
         missing = [c for c in GATEWAY_LOGS if c.lower() not in enabled and ALL_LOGS not in enabled]
         if missing:
@@ -92,8 +93,8 @@ def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs:
     services = [r for r in resources if _kind(r) == BLOB_SERVICE]
     containers = [r for r in resources if _kind(r) in CONTAINER]
     for account in accounts:
-        linked = [s for s in services if refers_to(s, "accountName", account, keys=("accountName", "name"))]
-        holds = [c for c in containers if refers_to(c, "accountName", account, keys=("accountName", "name"))]
+        linked = referrers_of(account, services, "accountName", keys=("accountName", "name"))
+        holds = referrers_of(account, containers, "accountName", keys=("accountName", "name"))
         if any(_named(c, kept, "containerName") for c in holds) and not linked:
             yield (
                 account.urn,

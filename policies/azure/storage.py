@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import refers_to, truthy, urn_name
+from ..common import truthy, urn_name
+from ..links import referrers_of, targets_of
 from .readers import CONTAINER, STORAGE_ACCOUNT, _kind, get, items_at, name_of
 
 BLOB_SERVICE = "azure-native:storage:BlobServiceProperties"
@@ -14,7 +15,7 @@ MANAGEMENT_POLICY = "azure-native:storage:ManagementPolicy"
 
 
 def _account_of(resource: Any, accounts: Sequence[Any]) -> list[Any]:
-    return [a for a in accounts if refers_to(resource, "accountName", a, keys=("accountName", "name"))]
+    return targets_of(resource, "accountName", accounts, keys=("accountName", "name"))
 
 
 def versioning_problems(resources: Sequence[Any], pattern: str) -> Iterable[tuple[str, str]]:
@@ -42,7 +43,7 @@ def versioning_problems(resources: Sequence[Any], pattern: str) -> Iterable[tupl
 
 
 def _account_of_services(services: Sequence[Any], account: Any) -> list[Any]:
-    return [s for s in services if refers_to(s, "accountName", account, keys=("accountName", "name"))]
+    return referrers_of(account, services, "accountName", keys=("accountName", "name"))
 
 
 def lifecycle_problems(resources: Sequence[Any], log_pattern: str) -> Iterable[tuple[str, str]]:

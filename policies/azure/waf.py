@@ -14,7 +14,8 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import as_list, refers_to
+from ..common import as_list
+from ..links import targets_of
 from ..readers import get, is_public_range, items_at, name_of
 from ..waf import ALLOW, BLOCK, PASS, FrontDoor, WafPolicy, WafRule
 from .readers import APP_GATEWAY, LOAD_BALANCER, WAF_POLICY, _kind, _last_segment, _public_frontends
@@ -115,7 +116,7 @@ def front_doors(resources: Sequence[Any]) -> Iterable[FrontDoor]:
             bypass = "takes internet traffic past any WAF; serve through the application gateway"
             yield FrontDoor(balancer.urn, f"load balancer {name_of(balancer)}", bypass=bypass)
     for gateway in (r for r in resources if _kind(r) == APP_GATEWAY and _public_frontends(r)):
-        own = [p for p in policies if refers_to(gateway, "firewallPolicy", p, keys=("id",))]
+        own = targets_of(gateway, "firewallPolicy", policies, keys=("id",))
         reference = gateway.props.get("firewallPolicy")
         own = own or (_named(reference, policies) if reference else [])
         listeners = items_at(gateway.props, "httpListeners") or [{"name": "(every listener)"}]

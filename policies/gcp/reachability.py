@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..access import ANY, OWN, Party, Placement
-from ..common import as_list, refers_to, truthy
+from ..common import as_list, truthy
+from ..links import of_type_once, refers_to_any
 from ..reachability import (
     ENDPOINT,
     EXPOSES,
@@ -152,9 +153,7 @@ def _front_door(rule: Any, resources: Sequence[Any]) -> bool:
     target = str(rule.props.get("target") or "")
     if "/targetHttpsProxies/" in target or "/targetHttpProxies/" in target:
         return True
-    return any(
-        refers_to(rule, "target", p, keys=("id", "selfLink", "name")) for p in resources if p.resource_type in PROXIES
-    )
+    return refers_to_any(rule, "target", of_type_once(resources, *PROXIES), keys=("id", "selfLink", "name"))
 
 
 def _exposed_by_rules(resources: Sequence[Any], placement: Placement) -> Iterable[Link]:

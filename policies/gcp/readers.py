@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import concepts
 from ..common import as_list, decode, refers_to, truthy, urn_name
+from ..links import referrers_of, targets_of
 from ..readers import count_of, get, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import GCP
@@ -135,7 +136,7 @@ def http_proxy_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     (https://cloud.google.com/load-balancing/docs/https/setting-up-http-https-redirect)."""
     maps = [r for r in resources if r.resource_type == URL_MAP]
     for proxy in (r for r in resources if r.resource_type == HTTP_PROXY):
-        linked = [m for m in maps if refers_to(proxy, "urlMap", m, keys=("id", "selfLink", "name"))]
+        linked = targets_of(proxy, "urlMap", maps, keys=("id", "selfLink", "name"))
         if not linked or any(not truthy(get(m.props, "defaultUrlRedirect", "httpsRedirect")) for m in linked):
             yield (
                 proxy.urn,
@@ -346,7 +347,7 @@ def scaling_problems(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
     with a targetSize of at least 1, is a fixed fleet and passes."""
     autoscalers = [r for r in resources if r.resource_type in AUTOSCALERS]
     for group in (r for r in resources if r.resource_type in GROUPS):
-        linked = [a for a in autoscalers if refers_to(a, "target", group, keys=("id", "selfLink", "instanceGroup"))]
+        linked = referrers_of(group, autoscalers, "target", keys=("id", "selfLink", "instanceGroup"))
         policies = [get(a.props, "autoscalingPolicy") for a in linked]
         metrics = [str(m.get("name")) for p in policies for m in items_at(p, "metrics")]
         cpu = [name_of(a) for a, p in zip(linked, policies, strict=True) if get(p, "cpuUtilization") is not None]

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import as_list, refers_to, truthy
+from ..common import as_list, truthy
+from ..links import of_type_once, referrers_of, targets_of
 from ..readers import get, items_at, name_of
 from ..waf import ALLOW, BLOCK, PASS, FrontDoor, WafPolicy, WafRule
 from .readers import EXTERNAL
@@ -72,11 +73,8 @@ def _rule(rule: Any) -> WafRule:
 
 def _policy(policy: Any, resources: Sequence[Any]) -> WafPolicy:
     rules = list(items_at(policy.props, "rules"))
-    rules += [
-        r.props
-        for r in resources
-        if r.resource_type in SEPARATE_RULES and refers_to(r, "securityPolicy", policy, keys=("name", "id", "selfLink"))
-    ]
+    separate = of_type_once(resources, *SEPARATE_RULES)
+    rules += [r.props for r in referrers_of(policy, separate, "securityPolicy", keys=("name", "id", "selfLink"))]
     return WafPolicy(policy.urn, f"security policy {name_of(policy)}", tuple(_rule(r) for r in rules))
 
 
@@ -87,7 +85,7 @@ def front_doors(resources: Sequence[Any]) -> Iterable[FrontDoor]:
     for backend in (r for r in resources if r.resource_type in BACKEND_SERVICES):
         if str(backend.props.get("loadBalancingScheme") or "EXTERNAL") not in EXTERNAL:
             continue
-        linked = [p for p in policies if refers_to(backend, "securityPolicy", p, keys=("id", "selfLink", "name"))]
+        linked = targets_of(backend, "securityPolicy", policies, keys=("id", "selfLink", "name"))
         reference = backend.props.get("securityPolicy")
         unplaced = (str(reference),) if reference and not linked else ()
         what = f"backend service {name_of(backend)}"

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..aws.inline_buckets import with_inline_settings
 from ..common import Context, as_list, of_type, refers_to, resource_policy, stack_policy, truthy, urn_name
+from ..links import any_referrer, each_referrer, each_target, referrers_of
 
 VPC = "aws:ec2/vpc:Vpc"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"
@@ -61,7 +62,7 @@ def check_vpc_flow_logs(resources: Sequence[Any], ctx: Context) -> Iterable[tupl
     Hub EC2.6): without one, nobody can say afterwards what talked to what."""
     flow_logs = of_type(resources, FLOW_LOG)
     for vpc in of_type(resources, VPC):
-        if not any(refers_to(log, "vpcId", vpc, keys=("id",)) for log in flow_logs):
+        if not any_referrer(vpc, flow_logs, "vpcId", keys=("id",)):
             yield vpc.urn, f"VPC {_name(vpc)} has no flow log (aws.ec2.FlowLog with vpc_id)"
 
 
@@ -73,7 +74,7 @@ def check_default_security_group_closed(resources: Sequence[Any], ctx: Context) 
     defaults = of_type(resources, DEFAULT_SG)
     rules = of_type(resources, *SG_RULE_TYPES)
     for vpc in of_type(resources, VPC):
-        if not any(refers_to(group, "vpcId", vpc, keys=("id",)) for group in defaults):
+        if not any_referrer(vpc, defaults, "vpcId", keys=("id",)):
             yield (
                 vpc.urn,
                 (
@@ -85,9 +86,8 @@ def check_default_security_group_closed(resources: Sequence[Any], ctx: Context) 
         inline = [kind for kind in ("ingress", "egress") if as_list(group.props.get(kind))]
         if inline:
             yield group.urn, f"default security group {_name(group)} has {' and '.join(inline)} rules; leave both empty"
-        for rule in rules:
-            if refers_to(rule, "securityGroupId", group, keys=("id",)):
-                yield rule.urn, f"{_name(rule)} adds a rule to the default security group {_name(group)}"
+        for rule in each_referrer(group, rules, "securityGroupId", keys=("id",)):
+            yield rule.urn, f"{_name(rule)} adds a rule to the default security group {_name(group)}"
 
 
 # --- storage ---------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def check_bucket_access_logging(resources: Sequence[Any], ctx: Context) -> Itera
     pattern = ctx.config.get("accessLoggedBucketPattern") or CONFIG["accessLoggedBucketPattern"]["default"]
     loggings = of_type(with_inline_settings(resources), *BUCKET_LOGGING_TYPES)
     for bucket in of_type(resources, *LOGGED_BUCKETS):
-        linked = [logging for logging in loggings if refers_to(logging, "bucket", bucket)]
+        linked = referrers_of(bucket, loggings, "bucket")
         for logging in linked:
             if refers_to(logging, "targetBucket", bucket, keys=("bucket", "id")):
                 yield (
@@ -157,18 +157,17 @@ def check_waf_logging(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[
     configs = of_type(resources, WEB_ACL_LOGGING)
     groups = of_type(resources, LOG_GROUP)
     for acl in of_type(resources, WEB_ACL):
-        linked = [config for config in configs if refers_to(config, "resourceArn", acl, keys=("arn",))]
+        linked = referrers_of(acl, configs, "resourceArn", keys=("arn",))
         if not linked:
             yield acl.urn, f"web ACL {_name(acl)} has no logging configuration (aws.wafv2.WebAclLoggingConfiguration)"
         for config in linked:
-            for group in groups:
-                if refers_to(config, "logDestinationConfigs", group, keys=("arn",)):
-                    name = str(group.props.get("name") or "")
-                    if not name.startswith(WAF_LOG_PREFIX):
-                        yield (
-                            group.urn,
-                            f"log group {name or _name(group)} receives WAF logs but is not named {WAF_LOG_PREFIX}*",
-                        )
+            for group in each_target(config, "logDestinationConfigs", groups, keys=("arn",)):
+                name = str(group.props.get("name") or "")
+                if not name.startswith(WAF_LOG_PREFIX):
+                    yield (
+                        group.urn,
+                        f"log group {name or _name(group)} receives WAF logs but is not named {WAF_LOG_PREFIX}*",
+                    )
             redacted = {
                 str((field.get("singleHeader") or {}).get("name", "")).lower()
                 for field in as_list(config.props.get("redactedFields"))

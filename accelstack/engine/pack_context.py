@@ -1,0 +1,61 @@
+"""The packs' policy context from a validated stack spec: the stack's side, both sides' accounts and stores, its
+allowed regions and its own opt-outs (what `accelstack preview` and `policy --stack` hand both packs, and what
+`policy --config` writes for the Pulumi CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def context_from_spec(spec: Any) -> dict[str, Any]:
+    """Policy context from a validated StackSpec: its side, both sides' accounts, allowed regions."""
+    if spec is None:
+        return {}
+    separation = spec.separation
+    # A GCP project's number is another name of the stack's own project (members such as Compute Engine's default
+    # service account name it so): the packs count it among the stack's side's accounts.
+    number = getattr(spec.account, "project_number", None)
+    training, serving = list(separation.training_accounts), list(separation.serving_accounts)
+    if number is not None:
+        (training if spec.workload == "training" else serving).append(number)
+    return {
+        "workload": spec.workload,
+        "trainingAccounts": training,
+        "servingAccounts": serving,
+        "allowedRegions": list(separation.allowed_regions) if separation.allowed_regions else None,
+        # The key prefix serving may read in training's artifact bucket (the documented read path).
+        "artifactPrefix": spec.training.artifact_prefix if getattr(spec, "training", None) else None,
+        # S3 and GCS bucket names carry no account: the weights' bucket is training's (the documented read path),
+        # and so are the buckets a training stack names for its datasets and checkpoints, created or existing.
+        "trainingStores": _training_buckets(spec),
+        # Principals of the cloud's own services the stack grants roles to by an id it does not create.
+        "servicePrincipals": _service_principals(spec),
+        # The stack file's own opt-out of the front door's access logs (serving.loadBalancer.accessLogs).
+        "frontDoorAccessLogs": spec.serving.load_balancer.access_logs if getattr(spec, "serving", None) else None,
+    }
+
+
+def _service_principals(spec: Any) -> list[str] | None:
+    """Azure's resource-provider object ids (account.hpcCachePrincipalId, standbyPoolPrincipalId): the stack
+    assigns them roles on its own resources, and only the config can say they are the cloud's, not a person's."""
+    account = getattr(spec, "account", None)
+    ids = [str(i) for f in ("hpc_cache_principal_id", "standby_pool_principal_id") if (i := getattr(account, f, None))]
+    return ids or None
+
+
+def _training_buckets(spec: Any) -> list[str] | None:
+    serving = getattr(spec, "serving", None)
+    training = getattr(spec, "training", None)
+    uris: list[str] = []
+    if serving is not None:
+        uris.append(str(serving.model.weights_uri))
+    if training is not None:
+        storage = training.storage
+        uris += [str(store.uri) for store in (storage.datasets, storage.checkpoints) if store is not None]
+    buckets = []
+    for uri in uris:
+        scheme, _, rest = uri.partition("://")
+        bucket = rest.split("/", 1)[0]
+        if scheme in ("s3", "gs") and bucket and bucket not in buckets:
+            buckets.append(bucket)
+    return buckets or None

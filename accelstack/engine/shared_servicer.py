@@ -1,0 +1,184 @@
+"""pulumi-policy's analyzer servicer, with what it rebuilds for every policy built once per request.
+
+`_PolicyAnalyzerServicer.Analyze` (pulumi-policy 1.21.0, pinned) decodes a resource's options and provider again
+for every resource policy, and `AnalyzeStack` rebuilds every resource of the stack (its view, options, provider,
+parent and dependency links) again for every stack policy: O(resources x policies), most of a 20,000-resource
+export's time. `SharedServicer` overrides those two methods only, with the same steps in the same order, except
+that what depends on the request alone is built once and handed to every policy: the policies only read what they
+are given. Enforcement levels, not-applicable reports, the "can't run during preview" diagnostic on an unknown
+value, and the violations are pulumi-policy's own code paths (`_create_report_violation`, `_get_policy_config`,
+the policies' `validate`). tests/policies/test_policy_large_exports.py holds the responses equal to the stock
+servicer's on every shipped stack and on large exports with planted violations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from inspect import isawaitable
+from typing import Any
+
+from pulumi.runtime import proto
+from pulumi_policy.policy import (
+    EnforcementLevel,
+    PolicyResource,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+    UnknownValueError,
+    _NotApplicableError,
+    _PolicyAnalyzerServicer,
+)
+
+_last_stack: list[tuple[Any, list[Any]]] = []  # (AnalyzeStackRequest, its resources)
+_BASE = "_PolicyAnalyzerServicer__"  # the private attributes pulumi-policy's servicer keeps (name-mangled)
+
+
+class SharedServicer(_PolicyAnalyzerServicer):
+    def _private(self, name: str) -> Any:
+        return getattr(self, _BASE + name)
+
+    def Configure(self, request: Any, context: Any) -> Any:  # noqa: N802  # the gRPC method's name
+        self._configs: dict[str, Any] = {}
+        self._providers: dict[bytes, Any] = {}
+        return super().Configure(request, context)  # type: ignore[no-untyped-call]  # pulumi-policy is unannotated
+
+    def _get_policy_config(self, name: str) -> Any:
+        """A policy's config, one copy for all its calls (the packs' policies copy it before use): the packs keep
+        what they derive from it (policies.common.make_context) by its identity."""
+        configs = self.__dict__.setdefault("_configs", {})
+        if name not in configs:
+            configs[name] = super()._get_policy_config(name)
+        return configs[name]
+
+    def _get_provider_resource(self, request: Any) -> Any:
+        """One provider resource for every request that names the same provider (its props decoded once, and what
+        the packs read of it kept by its identity: policies.common._facts_of)."""
+        if not request.HasField("provider"):
+            return None
+        providers = self.__dict__.setdefault("_providers", {})
+        key = request.provider.SerializeToString(deterministic=True)
+        if key not in providers:
+            providers[key] = super()._get_provider_resource(request)
+        return providers[key]
+
+    def _run(self, policy: Any, validate: Any, response: Any) -> None:
+        """pulumi-policy's call of one policy: awaited when it returns an awaitable, an unknown value reported as
+        the advisory "can't run during preview", a not-applicable policy recorded as such."""
+        try:
+            result = validate()
+            if result is not None and isawaitable(result):
+                loop = asyncio.new_event_loop()
+                task: asyncio.Task[Any] = asyncio.Task(result, loop=loop)  # type: ignore[arg-type]  # pulumi-policy's
+                loop.run_until_complete(task)
+                loop.close()
+        except UnknownValueError as e:
+            name, version = self._private("policy_pack_name"), self._private("policy_pack_version")
+            response.diagnostics.append(
+                proto.AnalyzeDiagnostic(
+                    policyName=policy.name,
+                    policyPackName=name,
+                    policyPackVersion=version,
+                    message=(
+                        f"can't run policy '{policy.name}' from policy pack '{name}@v{version}' during preview: {e.message}"
+                    ),
+                    urn="",
+                    description=policy.description,
+                    enforcementLevel=self._map_enforcement_level(EnforcementLevel.ADVISORY),
+                )
+            )
+        except _NotApplicableError as e:
+            response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=e.reason or ""))
+
+    def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
+        self._configure_runtime_settings()  # type: ignore[no-untyped-call]
+        response = proto.AnalyzeResponse()
+        shared: tuple[Any, Any, Any] | None = None  # (props, options, provider): the request's, once
+        for policy in self._private("policies"):
+            enforcement_level = self._get_enforcement_level(policy)
+            if enforcement_level == EnforcementLevel.DISABLED or not isinstance(policy, ResourceValidationPolicy):
+                continue
+            if not policy.has_validation():
+                reason = "Policy does not implement validate"
+                response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=reason))
+                continue
+            if enforcement_level == EnforcementLevel.REMEDIATE:
+                enforcement_level = EnforcementLevel.MANDATORY
+            report_violation = self._create_report_violation(
+                response, policy.name, policy.description, enforcement_level, policy.severity
+            )
+            if shared is None:
+                from pulumi_policy import policy as stock  # its decoder, as the runner may have swapped it
+
+                props = stock.unknown_checking_proxy(
+                    stock.deserialize_properties(stock.json_format.MessageToDict(request.properties))
+                )
+                shared = (props, self._get_resource_options(request), self._get_provider_resource(request))
+            props, opts, provider = shared
+            config = self._get_policy_config(policy.name)
+            args = ResourceValidationArgs(
+                request.type, props, request.urn, request.name, opts, provider, config, self._private("stack_tags")
+            )
+            self._run(policy, lambda: policy.validate(args, report_violation), response)  # noqa: B023  # called now
+        return response
+
+    def _stack_resources(self, request: Any) -> list[Any]:
+        """AnalyzeStack's resources, each with its parent and dependencies linked, as pulumi-policy builds them;
+        built once per request for every pack's servicer (the last request's kept, held so its id stays its own)."""
+        if _last_stack and _last_stack[0][0] is request:
+            return _last_stack[0][1]
+        resources = self._build_stack_resources(request)
+        _last_stack[:] = [(request, resources)]
+        return resources
+
+    def _build_stack_resources(self, request: Any) -> list[Any]:
+        from pulumi_policy import policy as stock
+
+        intermediates = []
+        for r in request.resources:
+            props = stock.unknown_checking_proxy(
+                stock.deserialize_properties(stock.json_format.MessageToDict(r.properties))
+            )
+            resource = PolicyResource(
+                r.type,
+                props,
+                r.urn,
+                r.name,
+                self._get_resource_options(r),
+                self._get_provider_resource(r),
+                None,
+                [],
+                {},
+            )
+            property_dependencies = {k: list(v.urns) for k, v in r.propertyDependencies.items()}
+            intermediates.append((resource, r.parent, list(r.dependencies), property_dependencies))
+        by_urn = {resource.urn: resource for resource, _, _, _ in intermediates}
+        for resource, parent, dependencies, property_dependencies in intermediates:
+            if parent is not None and parent in by_urn:
+                resource.parent = by_urn[parent]
+            resource.dependencies.extend(by_urn[d] for d in dependencies if d in by_urn)
+            for key, urns in property_dependencies.items():
+                resource.property_dependencies[key] = [by_urn[d] for d in urns if d in by_urn]
+        return [resource for resource, _, _, _ in intermediates]
+
+    def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
+        self._configure_runtime_settings()  # type: ignore[no-untyped-call]
+        response = proto.AnalyzeResponse()
+        resources: list[Any] | None = None
+        for policy in self._private("policies"):
+            enforcement_level = self._get_enforcement_level(policy)
+            if enforcement_level == EnforcementLevel.DISABLED or not isinstance(policy, StackValidationPolicy):
+                continue
+            if enforcement_level == EnforcementLevel.REMEDIATE:
+                enforcement_level = EnforcementLevel.MANDATORY
+            report_violation = self._create_report_violation(
+                response, policy.name, policy.description, enforcement_level, policy.severity
+            )
+            if resources is None:
+                resources = self._stack_resources(request)
+            config = self._get_policy_config(policy.name)
+            # One list for every stack policy, so that what the packs build once per stack (the access graph, the
+            # reachability view: `policies.access.once_per_stack`) is built once, not once per policy.
+            args = StackValidationArgs(resources, config, self._private("stack_tags"))
+            self._run(policy, lambda: policy.validate(args, report_violation), response)  # noqa: B023  # called now
+        return response

@@ -1,0 +1,77 @@
+"""`accelstack policy --file` on large exports (`make bench`, issue 29): issue 29 asks for 20,000 resources in under
+10 s per cloud; what this house measures today is held (`LARGE_LIMIT_CPU_SECONDS`) so that it does not regress, the
+gap to the target is printed, and the time must be linear in the resource count (a check that rescans the stack for
+every resource, as the packs' cross-resource checks did before policies/links.py, is quadratic: 122 s at 20,000).
+
+Each export is a shipped training stack's pinned export copied to the size (tests/bench/large_export.py: every
+copy renamed, as legitimate as the golden, so no verdict). The CLI runs end to end in a fresh process (its imports,
+reading the file, both packs, the report), best of `RUNS` wall clocks, as a user runs it. Times are printed, with
+the process's CPU time: the machine is shared, and the wall clock counts the other tenants' turns too.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.bench.large_export import PLANTS, golden, replicate
+
+pytestmark = pytest.mark.bench
+
+REPO = Path(__file__).resolve().parents[2]
+RUNS = 2
+LARGE, SMALL = 20_000, 2_000
+LARGE_TARGET_SECONDS = 10.0  # issue 29
+# Held: the CPU seconds of the slowest cloud at 20,000 resources as measured with the target unmet (about 26 s on the
+# shared 2-core machine, AWS, the slowest), with room for noise. CPU time, not wall: the wall clock of a shared
+# machine counts the other tenants' turns (it read 120-180 s for the same 26 s of CPU under a load of 10).
+LARGE_LIMIT_CPU_SECONDS = 40.0
+# Linear: ten times the resources take at most this many times as long (the fixed cost of the imports only helps).
+SCALING_LIMIT = 12.0
+
+
+def policy_file_seconds(path: Path) -> tuple[float, float]:
+    """Best (wall, CPU) seconds of `accelstack policy --file PATH` in a fresh process, which must pass."""
+    best = (float("inf"), float("inf"))
+    for _ in range(RUNS):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        completed = subprocess.run(
+            [sys.executable, "-c", "from accelstack.cli import main; main()", "policy", "--file", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=REPO,
+        )
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+        assert "ok (no mandatory violations; 0 advisory)" in completed.stdout
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best = (min(best[0], wall), min(best[1], cpu))
+    return best
+
+
+@pytest.mark.parametrize("stack", sorted(PLANTS))
+def test_policy_file_on_20000_resources(stack: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    seconds = {}
+    for count in (SMALL, LARGE):
+        document = replicate(golden(stack), stack, count)
+        path = tmp_path / f"{stack}-{count}.json"
+        path.write_text(json.dumps(document))
+        seconds[count] = (len(document["deployment"]["resources"]), *policy_file_seconds(path))
+    with capsys.disabled():
+        for resources, wall, cpu in seconds.values():
+            print(
+                f"\n[bench] policy --file {stack} x{resources} resources: {wall:.2f} s wall, {cpu:.2f} s CPU "
+                f"(target at {LARGE:,}: {LARGE_TARGET_SECONDS:g} s; held at {LARGE_LIMIT_CPU_SECONDS:g} s CPU)"
+            )
+    (_, _, small_cpu), (_, _, large_cpu) = seconds[SMALL], seconds[LARGE]
+    assert large_cpu < LARGE_LIMIT_CPU_SECONDS
+    assert large_cpu < SCALING_LIMIT * small_cpu
