@@ -198,6 +198,9 @@ class BootDataLimit:
     max_bytes: int
     refused_by: str  # who refuses more, in messages: "EC2", "Azure"
     base64_encoded: bool = False  # the limit counts the base64 text (Azure), not the raw bytes (EC2)
+    # The most all of one machine's values take together, where the cloud bounds that too (Compute Engine: 512 KB
+    # of metadata per instance); None: one value is all a machine carries.
+    total_max_bytes: int | None = None
 
     def size(self, text: str) -> int:
         """`text` measured as the limit counts it."""

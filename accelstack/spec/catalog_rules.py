@@ -143,6 +143,9 @@ class BootData:
     text: str
     cause: str = ""  # what made it this size, "150 partitions" ("" : nothing one key says)
     remedy: str = ""  # "use fewer partitions (or features)"
+    # The machine's other values, measured as the limit counts them, for a cloud that bounds their total
+    # (`BootDataLimit.total_max_bytes`); one value of them is yielded with beside=0 so the total is judged once.
+    beside: int = 0
 
 
 RENDERERS: list[Registered[BootData]] = []
@@ -175,16 +178,23 @@ def boot_data_fits_the_clouds_limit(spec: StackSpec) -> Iterator[Problem]:
     for render in in_run_order(RENDERERS, spec.cloud):
         for data in render(spec):
             size = limit.size(data.text)
-            if size <= limit.max_bytes:
-                continue
             whose = f"{data.machines}'" if data.machines.endswith("s") else f"{data.machines}'s"
-            what = f"{data.cause} make {whose} {limit.name}" if data.cause else f"{whose} {limit.name} is"
+            remedy = f"; {data.remedy}" if data.remedy else ""
             encoded = " base64-encoded" if limit.base64_encoded else ""
-            yield Problem(
-                data.path,
-                f"{what} {size:,} bytes{encoded}; {limit.refused_by} accepts at most {limit.max_bytes:,}, so "
-                f"{data.machines} could not launch" + (f"; {data.remedy}" if data.remedy else ""),
-            )
+            if size > limit.max_bytes:
+                what = f"{data.cause} make {whose} {limit.name}" if data.cause else f"{whose} {limit.name} is"
+                yield Problem(
+                    data.path,
+                    f"{what} {size:,} bytes{encoded}; {limit.refused_by} accepts at most {limit.max_bytes:,}, so "
+                    f"{data.machines} could not launch" + remedy,
+                )
+            elif data.beside and limit.total_max_bytes is not None and size + data.beside > limit.total_max_bytes:
+                yield Problem(
+                    data.path,
+                    f"{whose} {limit.name}s take {size + data.beside:,} bytes together{encoded}; {limit.refused_by} "
+                    f"accepts at most {limit.total_max_bytes:,} per machine, so {data.machines} could not launch"
+                    + remedy,
+                )
 
 
 @rule(workload="serving")

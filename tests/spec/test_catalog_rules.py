@@ -245,3 +245,29 @@ def test_a_region_the_cloud_lacks_is_refused_the_same_way_on_every_cloud(cloud, 
                  "separation.allowedRegions.1")  # fmt: skip
     assert any(described.terms.region in m for m in allowed), allowed
     assert not at(problems(cloud, workload), key)
+
+
+def test_a_machines_metadata_over_the_clouds_total_is_refused_once_per_machine():
+    """Compute Engine bounds each metadata value (256 KB) and all of an instance's together (512 KB): the Slurm head
+    carries its cloud-config and its Slurm configuration, so the two are judged together, once."""
+    described = registry.get("gcp")
+    limit = described.boot_data_limit
+    assert limit is not None and limit.total_max_bytes == 512 * 1024
+    assert not [p for p in problems("gcp", "training") if "could not launch" in p.message]
+    spec = load_stack(stack_file("gcp", "training"))
+    head = [
+        data
+        for render in in_run_order(RENDERERS, "gcp")
+        for data in render(spec)
+        if data.machines == "the head node" and data.beside
+    ]
+    [user_data] = head
+    together = limit.size(user_data.text) + user_data.beside
+    lowered = dataclasses.replace(described, boot_data_limit=dataclasses.replace(limit, total_max_bytes=together - 1))
+    with registry.registered(lowered):
+        refused = [p for p in problems("gcp", "training") if "together" in p.message]
+    [problem] = [p for p in refused if "the head node" in p.message]
+    assert problem.path == "training.scheduler"
+    assert f"take {together:,} bytes together; Compute Engine accepts at most {together - 1:,} per machine" in (
+        problem.message
+    )

@@ -195,7 +195,12 @@ GCP = Cloud(
         "accelstack.clouds.gcp.names",
         "accelstack.components.gcp.rules",
     ),
-    boot_data_limit=BootDataLimit("metadata value", catalog.METADATA_VALUE_MAX_BYTES, refused_by="Compute Engine"),
+    boot_data_limit=BootDataLimit(
+        "metadata value",
+        catalog.METADATA_VALUE_MAX_BYTES,
+        refused_by="Compute Engine",
+        total_max_bytes=catalog.METADATA_TOTAL_MAX_BYTES,
+    ),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
     # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).
