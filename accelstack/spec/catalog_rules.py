@@ -16,6 +16,7 @@ name that would give a name its service refuses (`accelstack.clouds.naming`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
@@ -24,7 +25,7 @@ from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud
 from accelstack.clouds.naming import DerivedName
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
-from accelstack.spec.problems import Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.rule_registry import Registered, Workload, in_run_order, rule
 
 
@@ -129,6 +130,42 @@ def serving_is_on_demand(spec: ServingStack) -> Iterator[Problem]:
         + (f", and {also}" if also else "")
         + "); allowed: on-demand",
     )
+
+
+@rule(workload="serving")
+def requests_are_served_within_their_ttl(spec: ServingStack) -> Iterator[Problem]:
+    """The latency target fits in the request TTL (admission.ttlSeconds, which every cloud's queue enforces: SQS
+    retention, Service Bus time-to-live, and on Pub/Sub, whose retention is 10 minutes at least, the worker
+    dropping older requests; with admission.kind replica, the replicas' bounded wait), the target is not below
+    one request's service time, and a full queue drains before its tail expires. The queue worker extends its
+    lease while a request runs (SQS visibility, Service Bus lock, Pub/Sub ack deadline), so those bound nothing."""
+    serving = spec.serving
+    admission, slo, replicas = serving.admission, serving.slo, serving.replicas
+    limits = registry.get(spec.cloud).catalog.admission
+    where = f"the {limits.queue_service} queue drops it" if admission.kind == "queue" and limits else "it is refused"
+    if slo.target_seconds > admission.ttl_seconds:
+        yield Problem(
+            "serving.slo.targetSeconds",
+            f"{slo.target_seconds:g} s exceeds the request TTL admission.ttlSeconds={admission.ttl_seconds} (past it "
+            f"{where}): requests expire before the latency target allows them to be served; allowed: at most "
+            f"{admission.ttl_seconds} s, or raise admission.ttlSeconds",
+        )
+    if slo.target_seconds < slo.service_seconds:
+        yield Problem(
+            "serving.slo.targetSeconds",
+            f"{slo.target_seconds:g} s is below the per-request service time {slo.service_seconds:g} s: "
+            f"every request misses the target even with an empty queue; allowed: at least {slo.service_seconds:g} s",
+        )
+    drain_seconds = admission.max_depth * slo.service_seconds / replicas.max
+    if drain_seconds > admission.ttl_seconds:
+        yield Problem(
+            "serving.admission.maxDepth",
+            f"{admission.max_depth} queued requests take ~{drain_seconds:.0f} s to drain at "
+            f"{replicas.max} replicas x {slo.service_seconds:g} s each, longer than the TTL of "
+            f"{admission.ttl_seconds} s: the tail expires unserved; lower maxDepth to "
+            f"<= {math.floor(admission.ttl_seconds * replicas.max / slo.service_seconds)} or raise replicas.max",
+            Level.WARNING,
+        )
 
 
 # --- boot data ----------------------------------------------------------------------------------

@@ -271,3 +271,33 @@ def test_a_machines_metadata_over_the_clouds_total_is_refused_once_per_machine()
     assert f"take {together:,} bytes together; Compute Engine accepts at most {together - 1:,} per machine" in (
         problem.message
     )
+
+
+@pytest.mark.parametrize("kind", ["queue", "replica"])
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_a_latency_target_beyond_the_request_ttl_is_refused_on_every_cloud(cloud, kind):
+    """One rule on every cloud: the SLO fits the TTL the cloud's queue (or the replicas' wait) enforces."""
+    admission = f"serving.admission.kind={kind}"
+    found = problems(cloud, "serving", admission, "serving.admission.ttlSeconds=60", "serving.slo.targetSeconds=120")
+    [message] = [m for m in at(found, "serving.slo.targetSeconds") if "TTL" in m]
+    assert message.startswith("120 s exceeds the request TTL admission.ttlSeconds=60")
+    assert message.endswith("allowed: at most 60 s, or raise admission.ttlSeconds")
+    queue = registry.get(cloud).catalog.admission
+    if kind == "queue" and queue is not None:
+        assert f"the {queue.queue_service} queue drops it" in message
+    below = problems(cloud, "serving", admission, "serving.slo.serviceSeconds=5", "serving.slo.targetSeconds=4")
+    assert any("below the per-request service time 5 s" in m for m in at(below, "serving.slo.targetSeconds"))
+    assert not [m for m in at(problems(cloud, "serving", admission), "serving.slo.targetSeconds") if "TTL" in m]
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_a_queue_that_cannot_drain_within_the_ttl_is_warned_on_every_cloud(cloud):
+    found = problems(
+        cloud,
+        "serving",
+        "serving.admission.maxDepth=100000",
+        "serving.admission.ttlSeconds=300",
+        "serving.slo.serviceSeconds=1",
+    )
+    [message] = at(found, "serving.admission.maxDepth")
+    assert "the tail expires unserved; lower maxDepth to <=" in message
