@@ -11,6 +11,7 @@ Everything here is data: a new cloud adds rows, never a branch in a neutral modu
 from __future__ import annotations
 
 import base64
+import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -206,6 +207,18 @@ class BootDataLimit:
         """`text` measured as the limit counts it."""
         raw = text.encode()
         return len(base64.b64encode(raw)) if self.base64_encoded else len(raw)
+
+
+@dataclass(frozen=True)
+class ReservedRange:
+    """An address range a stack's network may not use on a cloud, and why (in messages)."""
+
+    cidr: str
+    why: str
+
+    @property
+    def network(self) -> ipaddress.IPv4Network:
+        return ipaddress.IPv4Network(self.cidr)
 
 
 @dataclass(frozen=True)
@@ -453,6 +466,8 @@ class Cloud:
     limits: Mapping[str, int] = field(default_factory=dict)  # documented hard limits by name
     # The boot data one machine takes, checked against its components' rendering (None: no limit checked).
     boot_data_limit: BootDataLimit | None = None
+    # Ranges this cloud keeps for itself beyond those no network may use (accelstack.spec.address_rules).
+    reserved_ranges: tuple[ReservedRange, ...] = ()
     terms: RuleTerms = field(default_factory=RuleTerms)  # how the neutral spec rules word its machines
     components: str | None = None  # module holding the Pulumi half; None: described, not deployable yet
     # The workloads its components build (a cloud's components can land one workload at a time).

@@ -11,14 +11,19 @@ GCP's registration lists this module among its rule modules (`Cloud.rules`).
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
+from accelstack.clouds.gcp import catalog
+from accelstack.clouds.gcp.rules import address_plan
 from accelstack.components import slurm
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, SLURM_CONFIG_METADATA_KEY, STATE_DEVICE_NAME
+from accelstack.components.gcp.serving.replicas import REGIONAL_GROUP_ZONES
 from accelstack.components.gcp.serving.user_data import replica_user_data
 from accelstack.components.slurm.config_delivery import config_bundle
 from accelstack.planner.serving_plan import plan_serving
+from accelstack.spec.address_rules import CarvedRange, carves
 from accelstack.spec.catalog_rules import BootData, boot_data
 from accelstack.spec.models import ServingStack, TrainingStack
 
@@ -90,3 +95,50 @@ def replica_user_data_at_its_longest(spec: ServingStack) -> Iterator[BootData]:
         cause=f"{len(serving.model.adapters)} adapter(s)",
         remedy="serve fewer adapters per stack",
     )
+
+
+# --- address plans (accelstack.spec.address_rules) ---------------------------------------------------
+
+
+@carves(workload="training")
+def training_ranges(spec: TrainingStack) -> Iterator[CarvedRange]:
+    """The system VPC's nodes' subnet and Managed Lustre's private services access range, and one subnet per GPU
+    NIC's VPC, carved as components.gcp.network carves them (`address_plan`). Each fabric subnet's room for the
+    nodes is gcp_training_network's (it names the vpcCidr that fits)."""
+    network = spec.training.network
+    if network.vpc_id is not None or network.vpc_cidr is None:
+        return
+    path, reserved = "training.network.vpcCidr", catalog.SUBNET_RESERVED_ADDRESSES
+    plan = address_plan(network.vpc_cidr)
+    yield CarvedRange(path, "the VPC range", ipaddress.IPv4Network(network.vpc_cidr))
+    holds = ((spec.training.nodes.count, "nodes"), (1, "Slurm head (or login node)"))
+    yield CarvedRange(path, "the nodes' subnet", plan.nodes, "the system VPC", reserved, holds)
+    peering = "Managed Lustre's private services access range"
+    yield CarvedRange(path, peering, plan.lustre_peering, "the system VPC")
+    if spec.training.nodes.instance_type not in catalog.ACCELERATED_INSTANCES:
+        return  # training_machine_type_in_catalog reports it
+    layout = catalog.nic_layout(spec.training.nodes.instance_type)
+    gvnics = layout.gvnic_networks - 1
+    for index, block in enumerate(plan.fabric[: gvnics + layout.rdma_subnets]):
+        vpc = f"GPU NIC VPC {index + 1}" if index < gvnics else "the RoCE VPC"
+        yield CarvedRange(path, f"GPU NIC subnet {index + 1}", block, vpc, reserved)
+
+
+@carves(workload="serving")
+def serving_ranges(spec: ServingStack) -> Iterator[CarvedRange]:
+    """serving.network.vpcCidr is the replicas' one subnet: the regional group at replicas.max, the surge of a
+    rolling update (maxSurge is the zone count: components.gcp.serving.replicas) and the standby VMs, which keep
+    their internal addresses while stopped."""
+    network = spec.serving.network
+    if network.vpc_id is not None or network.vpc_cidr is None:
+        return
+    replicas = spec.serving.replicas
+    warm = plan_serving(spec.serving, registry.get(spec.cloud).catalog).warm_pool_size
+    holds = (
+        (replicas.max, "replicas (serving.replicas.max)"),
+        (REGIONAL_GROUP_ZONES, f"surge VMs of a rolling update (maxSurge {REGIONAL_GROUP_ZONES}, one per zone)"),
+        (warm, "standby VMs (serving.replicas.warmPool)"),
+    )
+    subnet = ipaddress.IPv4Network(network.vpc_cidr)
+    yield CarvedRange("serving.network.vpcCidr", "the replicas' subnet", subnet, "the serving VPC",
+                      catalog.SUBNET_RESERVED_ADDRESSES, holds)  # fmt: skip
