@@ -309,6 +309,16 @@ class AccountServices:
 
 
 @dataclass(frozen=True)
+class MachineOffers:
+    """Where a cloud offers each machine type, from a dated source: machine type -> region -> the zones that offer
+    it (empty: the cloud's zones are not tracked, only the region). A machine type without a row is not checked."""
+
+    checked: str  # ISO date the table was read
+    source: str  # where it was read, in messages
+    zones: Mapping[str, Mapping[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
 class Catalog:
     """A cloud's dated, sourced facts: accelerated machine types, regions and parallel-FS tiers."""
 
@@ -349,6 +359,8 @@ class Catalog:
     serving_backlog_metric: str = ""
     # The admission queue's and rate limit's bounds (None: the cloud has neither; the neutral spec bounds only).
     admission: AdmissionLimits | None = None
+    # Which regions (and zones) offer each machine type (None: not tracked; every region is taken).
+    offers: MachineOffers | None = None
 
     def quota(self, instance: str, capacity: str) -> Quota | None:
         """The quota `instance` machines bought as `capacity` draw on; None: not in this catalog."""

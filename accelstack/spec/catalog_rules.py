@@ -88,6 +88,42 @@ def region_is_one_the_cloud_has(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
+def _machine_and_zone(spec: StackSpec) -> tuple[str, str, str | None]:
+    """The config path of the stack's GPU machine type, the type, and the zone it pins (None: the cloud picks)."""
+    if isinstance(spec, TrainingStack):
+        nodes = spec.training
+        return "training.nodes.instanceType", nodes.nodes.instance_type, nodes.network.availability_zone
+    return "serving.replicas.instanceType", spec.serving.replicas.instance_type, None
+
+
+@rule
+def region_offers_the_machine_type(spec: StackSpec) -> Iterator[Problem]:
+    """The stack's region offers its GPU machine type, and a pinned zone does too (the cloud's dated table,
+    `Catalog.offers`): elsewhere every create call of the nodes or replicas fails, after the network and the
+    storage exist. A machine type without a row in the table is not checked."""
+    cloud = registry.get(spec.cloud)
+    offers = cloud.catalog.offers
+    path, machine, zone = _machine_and_zone(spec)
+    if offers is None or machine not in offers.zones:
+        return
+    where = offers.zones[machine]
+    region_key = f"account.{type(spec.account).region_key()}"
+    region = spec.account.region
+    table = f"{cloud.title}'s offers as accelstack's table has them, checked {offers.checked}"
+    if region not in where:
+        yield Problem(
+            path,
+            f"{machine} is not offered in {region} ({region_key}; {table}); regions that offer it: "
+            f"{', '.join(sorted(where))}",
+        )
+    elif zone is not None and where[region] and zone not in where[region]:
+        yield Problem(
+            f"{path.split('.')[0]}.network.availabilityZone",
+            f"{machine} is not offered in zone {zone} ({table}); zones of {region} that offer it: "
+            f"{', '.join(where[region])}",
+        )
+
+
 @rule(workload="serving")
 def serving_machine_type_in_catalog(spec: ServingStack) -> Iterator[Problem]:
     """Replicas run on a machine type of the cloud's catalog and shard over at most its GPUs. Whether the model

@@ -301,3 +301,44 @@ def test_a_queue_that_cannot_drain_within_the_ttl_is_warned_on_every_cloud(cloud
     )
     [message] = at(found, "serving.admission.maxDepth")
     assert "the tail expires unserved; lower maxDepth to <=" in message
+
+
+def offered_clouds() -> list[str]:
+    return [cloud for cloud in CLOUDS if registry.get(cloud).catalog.offers is not None]
+
+
+@pytest.mark.parametrize("workload", ["training", "serving"])
+@pytest.mark.parametrize("cloud", offered_clouds())
+def test_a_region_that_does_not_offer_the_machine_type_is_refused_naming_those_that_do(cloud, workload):
+    """The table is the cloud's (Catalog.offers); the shipped stacks' regions offer their machine types."""
+    described = registry.get(cloud)
+    offers = described.catalog.offers
+    assert offers is not None and set(offers.zones) <= set(described.catalog.instances)
+    assert all(region in described.catalog.regions for where in offers.zones.values() for region in where)
+    path = f"{workload}.{'nodes' if workload == 'training' else 'replicas'}.instanceType"
+    assert not [m for m in at(problems(cloud, workload), path) if "is not offered" in m]
+    machine, where = next(
+        (name, where) for name, where in offers.zones.items() if len(where) < len(described.catalog.regions)
+    )
+    elsewhere = next(region for region in described.catalog.regions if region not in where)
+    region_key = f"account.{'location' if cloud == 'azure' else 'region'}"
+    found = problems(
+        cloud, workload, f"{path}={machine}", f"{region_key}={elsewhere}", f"separation.allowedRegions=[{elsewhere}]"
+    )
+    [message] = [m for m in at(found, path) if "is not offered" in m]
+    assert message.startswith(f"{machine} is not offered in {elsewhere} ({region_key}; ")
+    assert message.endswith(f"regions that offer it: {', '.join(sorted(where))}")
+
+
+def test_a_zone_that_does_not_offer_the_machine_type_is_refused_naming_those_that_do():
+    found = problems("gcp", "training", "training.nodes.instanceType=a4-highgpu-8g")  # the stack pins us-central1-a
+    [message] = [m for m in at(found, "training.network.availabilityZone") if "is not offered" in m]
+    assert message.startswith("a4-highgpu-8g is not offered in zone us-central1-a")
+    assert message.endswith("zones of us-central1 that offer it: us-central1-b")
+    ok = problems(
+        "gcp",
+        "training",
+        "training.nodes.instanceType=a4-highgpu-8g",
+        "training.network.availabilityZone=us-central1-b",
+    )
+    assert not [m for m in at(ok, "training.network.availabilityZone") if "is not offered" in m]

@@ -12,13 +12,14 @@ from accelstack.clouds.base import (
     Cloud,
     DatasetImport,
     Feature,
+    MachineOffers,
     ManagedScheduler,
     ParallelFsTier,
     PlannedProperty,
     Prices,
     RuleTerms,
 )
-from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, services, terraform_types
+from accelstack.clouds.gcp import catalog, offers, prices, quotas, replace_rows, services, terraform_types
 
 CATALOG = Catalog(
     cloud="gcp",
@@ -37,6 +38,7 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    offers=MachineOffers(offers.CHECKED, offers.SOURCE, offers.ZONES_BY_MACHINE_TYPE),
     replica_image="Google's Deep Learning VM image (a pinned Ubuntu 22.04 release, components/gcp/images.py: NVIDIA driver, Docker)",
     default_head_node="n2-standard-8",  # 8 vCPUs, 32 GB, as AWS's m7i.2xlarge; also a valid Cluster Director login node (n2-standard-2..32)
     parallel_fs_service="Managed Lustre",
