@@ -308,8 +308,6 @@ def test_too_many_partitions_for_the_heads_configuration_object(runner, project)
         ("aws-serving", "serving.network.vpcCidr=172.17.0.0/16", "serving.network.vpcCidr", "Docker's default bridge"),
         ("gcp-serving", "serving.replicas.max=30", "serving.network.vpcCidr", "surge VMs of a rolling update"),
         ("azure-serving", "serving.slo.targetSeconds=100000", "serving.slo.targetSeconds", "the Service Bus queue drops it"),
-        ("gcp-training", "training.network.availabilityZone=us-central1-f", "training.network.availabilityZone",
-         "zones of us-central1 that offer it: us-central1-a, us-central1-b, us-central1-c"),
     ],
 )  # fmt: skip
 def test_every_clouds_limits_are_refused_at_validate(runner, project, stack, override, path, says):
