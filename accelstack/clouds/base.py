@@ -11,6 +11,7 @@ Everything here is data: a new cloud adds rows, never a branch in a neutral modu
 from __future__ import annotations
 
 import base64
+import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -202,11 +203,26 @@ class BootDataLimit:
     max_bytes: int
     refused_by: str  # who refuses more, in messages: "EC2", "Azure"
     base64_encoded: bool = False  # the limit counts the base64 text (Azure), not the raw bytes (EC2)
+    # The most all of one machine's values take together, where the cloud bounds that too (Compute Engine: 512 KB
+    # of metadata per instance); None: one value is all a machine carries.
+    total_max_bytes: int | None = None
 
     def size(self, text: str) -> int:
         """`text` measured as the limit counts it."""
         raw = text.encode()
         return len(base64.b64encode(raw)) if self.base64_encoded else len(raw)
+
+
+@dataclass(frozen=True)
+class ReservedRange:
+    """An address range a stack's network may not use on a cloud, and why (in messages)."""
+
+    cidr: str
+    why: str
+
+    @property
+    def network(self) -> ipaddress.IPv4Network:
+        return ipaddress.IPv4Network(self.cidr)
 
 
 @dataclass(frozen=True)
@@ -297,6 +313,16 @@ class AccountServices:
 
 
 @dataclass(frozen=True)
+class MachineOffers:
+    """Where a cloud offers each machine type, from a dated source: machine type -> region -> the zones that offer
+    it (empty: the cloud's zones are not tracked, only the region). A machine type without a row is not checked."""
+
+    checked: str  # ISO date the table was read
+    source: str  # where it was read, in messages
+    zones: Mapping[str, Mapping[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
 class Catalog:
     """A cloud's dated, sourced facts: accelerated machine types, regions and parallel-FS tiers."""
 
@@ -337,6 +363,8 @@ class Catalog:
     serving_backlog_metric: str = ""
     # The admission queue's and rate limit's bounds (None: the cloud has neither; the neutral spec bounds only).
     admission: AdmissionLimits | None = None
+    # Which regions (and zones) offer each machine type (None: not tracked; every region is taken).
+    offers: MachineOffers | None = None
 
     def quota(self, instance: str, capacity: str) -> Quota | None:
         """The quota `instance` machines bought as `capacity` draw on; None: not in this catalog."""
@@ -454,6 +482,8 @@ class Cloud:
     limits: Mapping[str, int] = field(default_factory=dict)  # documented hard limits by name
     # The boot data one machine takes, checked against its components' rendering (None: no limit checked).
     boot_data_limit: BootDataLimit | None = None
+    # Ranges this cloud keeps for itself beyond those no network may use (accelstack.spec.address_rules).
+    reserved_ranges: tuple[ReservedRange, ...] = ()
     terms: RuleTerms = field(default_factory=RuleTerms)  # how the neutral spec rules word its machines
     components: str | None = None  # module holding the Pulumi half; None: described, not deployable yet
     # The workloads its components build (a cloud's components can land one workload at a time).

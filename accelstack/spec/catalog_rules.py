@@ -16,6 +16,7 @@ name that would give a name its service refuses (`accelstack.clouds.naming`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
@@ -24,7 +25,7 @@ from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud
 from accelstack.clouds.naming import DerivedName
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
-from accelstack.spec.problems import Problem, did_you_mean
+from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.rule_registry import Registered, Workload, in_run_order, rule
 
 
@@ -87,6 +88,45 @@ def region_is_one_the_cloud_has(spec: StackSpec) -> Iterator[Problem]:
             )
 
 
+def _machine_and_zone(spec: StackSpec) -> tuple[str, str, str | None]:
+    """The config path of the stack's GPU machine type, the type, and the zone it pins (None: the cloud picks)."""
+    if isinstance(spec, TrainingStack):
+        nodes = spec.training
+        return "training.nodes.instanceType", nodes.nodes.instance_type, nodes.network.availability_zone
+    return "serving.replicas.instanceType", spec.serving.replicas.instance_type, None
+
+
+@rule
+def region_offers_the_machine_type(spec: StackSpec) -> Iterator[Problem]:
+    """The stack's region offers its GPU machine type (the cloud's dated table, `Catalog.offers`): elsewhere every
+    create call of the nodes or replicas fails, after the network and the storage exist. A pinned zone without it
+    is warned. A machine type without a row in the table is not checked."""
+    cloud = registry.get(spec.cloud)
+    offers = cloud.catalog.offers
+    path, machine, zone = _machine_and_zone(spec)
+    if offers is None or machine not in offers.zones:
+        return
+    where = offers.zones[machine]
+    region_key = f"account.{type(spec.account).region_key()}"
+    region = spec.account.region
+    table = f"{cloud.title}'s offers as accelstack's table has them, checked {offers.checked}"
+    if region not in where:
+        yield Problem(
+            path,
+            f"{machine} is not offered in {region} ({region_key}; {table}); regions that offer it: "
+            f"{', '.join(sorted(where))}",
+        )
+    elif zone is not None and where[region] and zone not in where[region]:
+        # A warning while the shipped GCP stack pins us-central1-a, where A3 Ultra and A4 (which tests and day-2
+        # rows switch to) are not offered: an error once it moves to a zone offering every type it switches to.
+        yield Problem(
+            f"{path.split('.')[0]}.network.availabilityZone",
+            f"{machine} is not offered in zone {zone} ({table}), so the nodes would not be created; zones of "
+            f"{region} that offer it: {', '.join(where[region])}",
+            Level.WARNING,
+        )
+
+
 @rule(workload="serving")
 def serving_machine_type_in_catalog(spec: ServingStack) -> Iterator[Problem]:
     """Replicas run on a machine type of the cloud's catalog and shard over at most its GPUs. Whether the model
@@ -131,6 +171,42 @@ def serving_is_on_demand(spec: ServingStack) -> Iterator[Problem]:
     )
 
 
+@rule(workload="serving")
+def requests_are_served_within_their_ttl(spec: ServingStack) -> Iterator[Problem]:
+    """The latency target fits in the request TTL (admission.ttlSeconds, which every cloud's queue enforces: SQS
+    retention, Service Bus time-to-live, and on Pub/Sub, whose retention is 10 minutes at least, the worker
+    dropping older requests; with admission.kind replica, the replicas' bounded wait), the target is not below
+    one request's service time, and a full queue drains before its tail expires. The queue worker extends its
+    lease while a request runs (SQS visibility, Service Bus lock, Pub/Sub ack deadline), so those bound nothing."""
+    serving = spec.serving
+    admission, slo, replicas = serving.admission, serving.slo, serving.replicas
+    limits = registry.get(spec.cloud).catalog.admission
+    where = f"the {limits.queue_service} queue drops it" if admission.kind == "queue" and limits else "it is refused"
+    if slo.target_seconds > admission.ttl_seconds:
+        yield Problem(
+            "serving.slo.targetSeconds",
+            f"{slo.target_seconds:g} s exceeds the request TTL admission.ttlSeconds={admission.ttl_seconds} (past it "
+            f"{where}): requests expire before the latency target allows them to be served; allowed: at most "
+            f"{admission.ttl_seconds} s, or raise admission.ttlSeconds",
+        )
+    if slo.target_seconds < slo.service_seconds:
+        yield Problem(
+            "serving.slo.targetSeconds",
+            f"{slo.target_seconds:g} s is below the per-request service time {slo.service_seconds:g} s: "
+            f"every request misses the target even with an empty queue; allowed: at least {slo.service_seconds:g} s",
+        )
+    drain_seconds = admission.max_depth * slo.service_seconds / replicas.max
+    if drain_seconds > admission.ttl_seconds:
+        yield Problem(
+            "serving.admission.maxDepth",
+            f"{admission.max_depth} queued requests take ~{drain_seconds:.0f} s to drain at "
+            f"{replicas.max} replicas x {slo.service_seconds:g} s each, longer than the TTL of "
+            f"{admission.ttl_seconds} s: the tail expires unserved; lower maxDepth to "
+            f"<= {math.floor(admission.ttl_seconds * replicas.max / slo.service_seconds)} or raise replicas.max",
+            Level.WARNING,
+        )
+
+
 # --- boot data ----------------------------------------------------------------------------------
 
 
@@ -143,6 +219,9 @@ class BootData:
     text: str
     cause: str = ""  # what made it this size, "150 partitions" ("" : nothing one key says)
     remedy: str = ""  # "use fewer partitions (or features)"
+    # The machine's other values, measured as the limit counts them, for a cloud that bounds their total
+    # (`BootDataLimit.total_max_bytes`); one value of them is yielded with beside=0 so the total is judged once.
+    beside: int = 0
 
 
 RENDERERS: list[Registered[BootData]] = []
@@ -175,16 +254,23 @@ def boot_data_fits_the_clouds_limit(spec: StackSpec) -> Iterator[Problem]:
     for render in in_run_order(RENDERERS, spec.cloud):
         for data in render(spec):
             size = limit.size(data.text)
-            if size <= limit.max_bytes:
-                continue
             whose = f"{data.machines}'" if data.machines.endswith("s") else f"{data.machines}'s"
-            what = f"{data.cause} make {whose} {limit.name}" if data.cause else f"{whose} {limit.name} is"
+            remedy = f"; {data.remedy}" if data.remedy else ""
             encoded = " base64-encoded" if limit.base64_encoded else ""
-            yield Problem(
-                data.path,
-                f"{what} {size:,} bytes{encoded}; {limit.refused_by} accepts at most {limit.max_bytes:,}, so "
-                f"{data.machines} could not launch" + (f"; {data.remedy}" if data.remedy else ""),
-            )
+            if size > limit.max_bytes:
+                what = f"{data.cause} make {whose} {limit.name}" if data.cause else f"{whose} {limit.name} is"
+                yield Problem(
+                    data.path,
+                    f"{what} {size:,} bytes{encoded}; {limit.refused_by} accepts at most {limit.max_bytes:,}, so "
+                    f"{data.machines} could not launch" + remedy,
+                )
+            elif data.beside and limit.total_max_bytes is not None and size + data.beside > limit.total_max_bytes:
+                yield Problem(
+                    data.path,
+                    f"{whose} {limit.name}s take {size + data.beside:,} bytes together{encoded}; {limit.refused_by} "
+                    f"accepts at most {limit.total_max_bytes:,} per machine, so {data.machines} could not launch"
+                    + remedy,
+                )
 
 
 @rule(workload="serving")

@@ -12,13 +12,18 @@ is validated).
 
 from __future__ import annotations
 
+import ipaddress
+import math
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
 from accelstack.clouds.aws.catalog import SSM_PARAMETER_MAX_BYTES
 from accelstack.components import slurm
+from accelstack.components.aws.network import SSM_ENDPOINT_SERVICES, carve_serving_subnets, carve_training_subnets
 from accelstack.components.aws.node_platform import SLURM_CONFIG_PARAMETER
 from accelstack.components.slurm.config_delivery import config_bundle
+from accelstack.planner.serving_plan import plan_serving
+from accelstack.spec.address_rules import CarvedRange, carves
 from accelstack.spec.catalog_rules import BootData, boot_data
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Problem
@@ -26,6 +31,10 @@ from accelstack.spec.validators import rule
 
 # SQS queue names are at most 80 characters (CreateQueue `QueueName`): the replicas' queue URLs at their longest.
 SQS_QUEUE_NAME_MAX = 80
+# VPC User Guide, "Subnet CIDR blocks": AWS keeps the first four addresses and the last of every subnet.
+SUBNET_RESERVED_ADDRESSES = 5
+# ELB User Guide, "Subnets for your load balancer": each subnet of an ALB needs at least 8 free addresses.
+ALB_FREE_ADDRESSES = 8
 
 
 def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
@@ -85,7 +94,6 @@ def replica_user_data_at_its_longest(spec: ServingStack) -> Iterator[BootData]:
     """The replicas' boot script, rendered with the longest queue URLs SQS can give."""
     from accelstack.components.aws.serving.hook import READY_HOOK, replica_group_name
     from accelstack.components.aws.serving.user_data import replica_user_data
-    from accelstack.planner.serving_plan import plan_serving
 
     serving = spec.serving
     longest_url = (
@@ -107,3 +115,57 @@ def replica_user_data_at_its_longest(spec: ServingStack) -> Iterator[BootData]:
         cause=f"{len(serving.model.adapters)} adapter(s)",
         remedy="serve fewer adapters per stack or shorten their names and URIs",
     )
+
+
+# --- address plans (accelstack.spec.address_rules) ---------------------------------------------------
+
+
+@carves(workload="training")
+def training_ranges(spec: TrainingStack) -> Iterator[CarvedRange]:
+    """The cluster subnet (one address per node: its EFA devices beyond the primary ENA interface are efa-only, with
+    no address; the Slurm head; one interface per Systems Manager endpoint) and the NAT gateway's public subnet,
+    carved as components.aws.network carves them. FSx for Lustre's ENIs are not counted: AWS does not document how
+    many a file system takes, and the /20 cluster subnet leaves thousands spare."""
+    network = spec.training.network
+    if network.vpc_id is not None or network.vpc_cidr is None:
+        return
+    path, vpc, reserved = "training.network.vpcCidr", "the VPC", SUBNET_RESERVED_ADDRESSES
+    subnets = carve_training_subnets(network.vpc_cidr)
+    yield CarvedRange(path, "the VPC range", ipaddress.IPv4Network(network.vpc_cidr))
+    holds = (
+        (spec.training.nodes.count, "nodes"),
+        (1, "Slurm head"),
+        (len(SSM_ENDPOINT_SERVICES), "Systems Manager endpoint interfaces"),
+    )
+    yield CarvedRange(path, "the cluster subnet", ipaddress.IPv4Network(subnets.cluster), vpc, reserved, holds)
+    nat = ((1, "NAT gateway"),)
+    yield CarvedRange(path, "the NAT subnet", ipaddress.IPv4Network(subnets.public), vpc, reserved, nat)
+
+
+@carves(workload="serving")
+def serving_ranges(spec: ServingStack) -> Iterator[CarvedRange]:
+    """One private subnet per zone for the replicas (the group at replicas.max, the instance refresh's replacements,
+    which MaxHealthyPercentage 200 lets double the group, and the warm pool, spread evenly over the zones) and one
+    public subnet per zone for the ALB (8 free addresses per subnet, ELB User Guide "Subnets for your load
+    balancer") and a NAT gateway."""
+    network = spec.serving.network
+    if network.vpc_id is not None or network.vpc_cidr is None:
+        return
+    path, vpc, reserved = "serving.network.vpcCidr", "the VPC", SUBNET_RESERVED_ADDRESSES
+    subnets = carve_serving_subnets(network.vpc_cidr)
+    zones = len(subnets.private)
+    replicas = spec.serving.replicas
+    warm = plan_serving(spec.serving, registry.get(spec.cloud).catalog).warm_pool_size
+    yield CarvedRange(path, "the VPC range", ipaddress.IPv4Network(network.vpc_cidr))
+    holds = (
+        (math.ceil(replicas.max / zones), f"replicas (serving.replicas.max over {zones} zones)"),
+        (math.ceil(replicas.max / zones), "instance refresh replacements (MaxHealthyPercentage 200)"),
+        (math.ceil(warm / zones), "warm pool instances"),
+    )
+    for index, block in enumerate(subnets.private):
+        name = f"the replicas' subnet {index + 1}"
+        yield CarvedRange(path, name, ipaddress.IPv4Network(block), vpc, reserved, holds)
+    edge = ((ALB_FREE_ADDRESSES, "free addresses the ALB needs"), (1, "NAT gateway"))
+    for index, block in enumerate(subnets.public):
+        name = f"the public subnet {index + 1}"
+        yield CarvedRange(path, name, ipaddress.IPv4Network(block), vpc, reserved, edge)

@@ -298,3 +298,24 @@ def test_too_many_partitions_for_the_heads_configuration_object(runner, project)
     line = only_problem(invoke(runner, project, "alpha", "--set", f"training.scheduler.partitions=[{parts}]"))
     assert line.startswith("alpha: training.scheduler.partitions: 250 partitions make the head's Slurm configuration")
     assert "an SSM parameter holds at most 8,192" in line
+
+
+@pytest.mark.parametrize(
+    ("stack", "override", "path", "says"),
+    [
+        ("gcp-training", "training.network.vpcCidr=169.254.0.0/16", "training.network.vpcCidr", "overlaps 169.254.0.0/16"),
+        ("azure-training", "training.network.vpcCidr=168.63.0.0/16", "training.network.vpcCidr", "overlaps 168.63.129.16/32"),
+        ("aws-serving", "serving.network.vpcCidr=172.17.0.0/16", "serving.network.vpcCidr", "Docker's default bridge"),
+        ("gcp-serving", "serving.replicas.max=30", "serving.network.vpcCidr", "surge VMs of a rolling update"),
+        ("azure-serving", "serving.slo.targetSeconds=100000", "serving.slo.targetSeconds", "the Service Bus queue drops it"),
+    ],
+)  # fmt: skip
+def test_every_clouds_limits_are_refused_at_validate(runner, project, stack, override, path, says):
+    """The neutral limit rules on the shipped stacks of each cloud: exit 2, one line at the config path."""
+    source = Path(__file__).resolve().parents[2] / "stacks" / f"Pulumi.{stack}.yaml"
+    write_stack(project, stack, source.read_text())
+    extra = ["--set", "serving.network.vpcCidr=10.8.0.0/27"] if stack == "gcp-serving" else []
+    result = invoke(runner, project, stack, "--set", override, *extra)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = [line for line in problem_lines(result, stack) if line.startswith(f"{stack}: {path}: ")]
+    assert any(says in line for line in lines), result.output

@@ -14,7 +14,7 @@ from accelstack.spec import SpecError, parse_spec, spec_warnings
 from accelstack.spec.catalog_rules import RENDERERS
 from accelstack.spec.loader import apply_overrides, load_stack, read_stack_file
 from accelstack.spec.models import ServingStack, TrainingStack
-from accelstack.spec.problems import Problem
+from accelstack.spec.problems import Level, Problem
 from accelstack.spec.rule_registry import in_run_order
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
@@ -245,3 +245,102 @@ def test_a_region_the_cloud_lacks_is_refused_the_same_way_on_every_cloud(cloud, 
                  "separation.allowedRegions.1")  # fmt: skip
     assert any(described.terms.region in m for m in allowed), allowed
     assert not at(problems(cloud, workload), key)
+
+
+def test_a_machines_metadata_over_the_clouds_total_is_refused_once_per_machine():
+    """Compute Engine bounds each metadata value (256 KB) and all of an instance's together (512 KB): the Slurm head
+    carries its cloud-config and its Slurm configuration, so the two are judged together, once."""
+    described = registry.get("gcp")
+    limit = described.boot_data_limit
+    assert limit is not None and limit.total_max_bytes == 512 * 1024
+    assert not [p for p in problems("gcp", "training") if "could not launch" in p.message]
+    spec = load_stack(stack_file("gcp", "training"))
+    head = [
+        data
+        for render in in_run_order(RENDERERS, "gcp")
+        for data in render(spec)
+        if data.machines == "the head node" and data.beside
+    ]
+    [user_data] = head
+    together = limit.size(user_data.text) + user_data.beside
+    lowered = dataclasses.replace(described, boot_data_limit=dataclasses.replace(limit, total_max_bytes=together - 1))
+    with registry.registered(lowered):
+        refused = [p for p in problems("gcp", "training") if "together" in p.message]
+    [problem] = [p for p in refused if "the head node" in p.message]
+    assert problem.path == "training.scheduler"
+    assert f"take {together:,} bytes together; Compute Engine accepts at most {together - 1:,} per machine" in (
+        problem.message
+    )
+
+
+@pytest.mark.parametrize("kind", ["queue", "replica"])
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_a_latency_target_beyond_the_request_ttl_is_refused_on_every_cloud(cloud, kind):
+    """One rule on every cloud: the SLO fits the TTL the cloud's queue (or the replicas' wait) enforces."""
+    admission = f"serving.admission.kind={kind}"
+    found = problems(cloud, "serving", admission, "serving.admission.ttlSeconds=60", "serving.slo.targetSeconds=120")
+    [message] = [m for m in at(found, "serving.slo.targetSeconds") if "TTL" in m]
+    assert message.startswith("120 s exceeds the request TTL admission.ttlSeconds=60")
+    assert message.endswith("allowed: at most 60 s, or raise admission.ttlSeconds")
+    queue = registry.get(cloud).catalog.admission
+    if kind == "queue" and queue is not None:
+        assert f"the {queue.queue_service} queue drops it" in message
+    below = problems(cloud, "serving", admission, "serving.slo.serviceSeconds=5", "serving.slo.targetSeconds=4")
+    assert any("below the per-request service time 5 s" in m for m in at(below, "serving.slo.targetSeconds"))
+    assert not [m for m in at(problems(cloud, "serving", admission), "serving.slo.targetSeconds") if "TTL" in m]
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_a_queue_that_cannot_drain_within_the_ttl_is_warned_on_every_cloud(cloud):
+    found = problems(
+        cloud,
+        "serving",
+        "serving.admission.maxDepth=100000",
+        "serving.admission.ttlSeconds=300",
+        "serving.slo.serviceSeconds=1",
+    )
+    [message] = at(found, "serving.admission.maxDepth")
+    assert "the tail expires unserved; lower maxDepth to <=" in message
+
+
+def offered_clouds() -> list[str]:
+    return [cloud for cloud in CLOUDS if registry.get(cloud).catalog.offers is not None]
+
+
+@pytest.mark.parametrize("workload", ["training", "serving"])
+@pytest.mark.parametrize("cloud", offered_clouds())
+def test_a_region_that_does_not_offer_the_machine_type_is_refused_naming_those_that_do(cloud, workload):
+    """The table is the cloud's (Catalog.offers); the shipped stacks' regions offer their machine types."""
+    described = registry.get(cloud)
+    offers = described.catalog.offers
+    assert offers is not None and set(offers.zones) <= set(described.catalog.instances)
+    assert all(region in described.catalog.regions for where in offers.zones.values() for region in where)
+    path = f"{workload}.{'nodes' if workload == 'training' else 'replicas'}.instanceType"
+    assert not [m for m in at(problems(cloud, workload), path) if "is not offered" in m]
+    machine, where = next(
+        (name, where) for name, where in offers.zones.items() if len(where) < len(described.catalog.regions)
+    )
+    elsewhere = next(region for region in described.catalog.regions if region not in where)
+    region_key = f"account.{'location' if cloud == 'azure' else 'region'}"
+    found = problems(
+        cloud, workload, f"{path}={machine}", f"{region_key}={elsewhere}", f"separation.allowedRegions=[{elsewhere}]"
+    )
+    [message] = [m for m in at(found, path) if "is not offered" in m]
+    assert message.startswith(f"{machine} is not offered in {elsewhere} ({region_key}; ")
+    assert message.endswith(f"regions that offer it: {', '.join(sorted(where))}")
+
+
+def test_a_zone_that_does_not_offer_the_machine_type_is_warned_naming_those_that_do():
+    found = problems("gcp", "training", "training.nodes.instanceType=a4-highgpu-8g")  # the stack pins us-central1-a
+    [warned] = [p for p in found if p.path == "training.network.availabilityZone" and "is not offered" in p.message]
+    assert warned.level == Level.WARNING  # an error once the shipped stack pins a zone offering A3 Ultra and A4
+    message = warned.message
+    assert message.startswith("a4-highgpu-8g is not offered in zone us-central1-a")
+    assert message.endswith("zones of us-central1 that offer it: us-central1-b")
+    ok = problems(
+        "gcp",
+        "training",
+        "training.nodes.instanceType=a4-highgpu-8g",
+        "training.network.availabilityZone=us-central1-b",
+    )
+    assert not [m for m in at(ok, "training.network.availabilityZone") if "is not offered" in m]

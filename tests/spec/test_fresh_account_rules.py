@@ -103,7 +103,12 @@ def test_the_azure_replica_subnet_must_hold_the_group_and_its_standby_vms() -> N
     (message,) = at(
         "serving.network.vpcCidr", "azure-serving", "serving.network.vpcCidr=10.0.0.0/23", "serving.replicas.max=250"
     )
-    assert "251" not in message and "10.0.1.0/24" in message and "5 Azure reserves" in message and "250" in message
+    assert (
+        "251" not in message
+        and "10.0.1.0/24" in message
+        and "5 Microsoft Azure reserves" in message
+        and "250 replicas" in message
+    )
     assert not at(
         "serving.network.vpcCidr",
         "azure-serving",
@@ -136,12 +141,13 @@ def test_the_gcp_replica_subnet_must_hold_the_group_and_its_standby_vms() -> Non
         "serving.replicas.max=10",
         "serving.replicas.warmPool=3",
     )
-    assert "16 addresses" in message and "4 Google reserves" in message
+    assert "16 addresses" in message and "4 Google Cloud reserves" in message
+    assert "3 surge VMs of a rolling update" in message
     assert not at(
         "serving.network.vpcCidr",
         "gcp-serving",
         "serving.network.vpcCidr=10.8.0.0/28",
-        "serving.replicas.max=9",
+        "serving.replicas.max=6",  # 6 + 3 standby + 3 surge + 4 reserved = 16
         "serving.replicas.warmPool=3",
     )
 
@@ -150,22 +156,23 @@ def test_the_azure_nodes_subnet_must_hold_the_nodes_and_the_head() -> None:
     # A /22 VNet: the nodes' /23 holds 512 - 5 - 1 = 506 nodes (the check runs whatever the IB count rule says).
     assert not at("training.network.vpcCidr", "azure-training", "training.network.vpcCidr=10.40.0.0/16")
     spec = parse_spec(read_stack_file(STACKS / "Pulumi.azure-training.yaml"), "azure-training")
-    from accelstack.clouds.azure.rules import nodes_subnet_holds_the_nodes
+    from accelstack.spec.address_rules import subnets_hold_their_machines
 
     # nodes' /27: 32 - 5 - 1 = 26 nodes
-    assert list(nodes_subnet_holds_the_nodes(sized(spec, "10.40.0.0/26", 26))) == []
-    (problem,) = nodes_subnet_holds_the_nodes(sized(spec, "10.40.0.0/26", 27))
-    assert problem.path == "training.network.vpcCidr" and "5 Azure reserves" in problem.message
+    assert list(subnets_hold_their_machines(sized(spec, "10.40.0.0/26", 26))) == []
+    (problem,) = subnets_hold_their_machines(sized(spec, "10.40.0.0/26", 27))
+    assert problem.path == "training.network.vpcCidr" and "the 5 Microsoft Azure reserves" in problem.message
+    assert "27 nodes + 1 Slurm head" in problem.message
 
 
 def test_the_gcp_nodes_subnet_must_hold_the_nodes_and_the_head() -> None:
-    from accelstack.clouds.gcp.rules import gcp_nodes_subnet_holds_the_nodes
+    from accelstack.spec.address_rules import subnets_hold_their_machines
 
     spec = parse_spec(read_stack_file(STACKS / "Pulumi.gcp-training.yaml"), "gcp-training")
     # nodes' /19: 8192 - 4 - 1 = 8187 nodes
-    assert list(gcp_nodes_subnet_holds_the_nodes(sized(spec, "10.0.0.0/18", 8187))) == []
-    (problem,) = gcp_nodes_subnet_holds_the_nodes(sized(spec, "10.0.0.0/18", 8188))
-    assert problem.path == "training.network.vpcCidr" and "4 Google" in problem.message
+    assert list(subnets_hold_their_machines(sized(spec, "10.0.0.0/18", 8187))) == []
+    (problem,) = subnets_hold_their_machines(sized(spec, "10.0.0.0/18", 8188))
+    assert problem.path == "training.network.vpcCidr" and "the 4 Google Cloud reserves" in problem.message
 
 
 def test_a_capacity_reservation_names_the_size_and_zone_it_must_hold() -> None:

@@ -103,6 +103,7 @@ def test_every_rule_registered_once_in_layer_order():
     layer_order = [
         "accelstack.spec.validators",
         "accelstack.spec.catalog_rules",
+        "accelstack.spec.address_rules",
         "accelstack.clouds.aws.rules",
         "accelstack.clouds.aws.serving_rules",
         "accelstack.components.aws.rules",  # what only the rendered components can measure (the SSM bundle)

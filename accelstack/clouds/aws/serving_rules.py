@@ -8,7 +8,6 @@ AWS registration names this module (`Cloud.rules`).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator
 
@@ -52,35 +51,6 @@ def health_path_absolute(spec: ServingStack) -> Iterator[Problem]:
         yield Problem(
             "serving.loadBalancer.healthPath",
             f"{path!r} must start with / (ELB health check path, at most 1024 characters)",
-        )
-
-
-@rule(workload="serving")
-def queue_drains_within_ttl(spec: ServingStack) -> Iterator[Problem]:
-    """A full queue must drain before its messages expire, and the SLO must fit in the TTL."""
-    serving = spec.serving
-    admission, slo, replicas = serving.admission, serving.slo, serving.replicas
-    if slo.target_seconds > admission.ttl_seconds:
-        yield Problem(
-            "serving.slo.targetSeconds",
-            f"{slo.target_seconds:g} s exceeds the request TTL admission.ttlSeconds={admission.ttl_seconds}: "
-            "requests expire before the latency target allows them to be served",
-        )
-    if slo.target_seconds < slo.service_seconds:
-        yield Problem(
-            "serving.slo.targetSeconds",
-            f"{slo.target_seconds:g} s is below the per-request service time {slo.service_seconds:g} s: "
-            "every request misses the target even with an empty queue",
-        )
-    drain_seconds = admission.max_depth * slo.service_seconds / replicas.max
-    if drain_seconds > admission.ttl_seconds:
-        yield Problem(
-            "serving.admission.maxDepth",
-            f"{admission.max_depth} queued requests take ~{drain_seconds:.0f} s to drain at "
-            f"{replicas.max} replicas x {slo.service_seconds:g} s each, longer than the TTL of "
-            f"{admission.ttl_seconds} s: the tail expires unserved; lower maxDepth to "
-            f"<= {math.floor(admission.ttl_seconds * replicas.max / slo.service_seconds)} or raise replicas.max",
-            Level.WARNING,
         )
 
 

@@ -18,6 +18,7 @@ from accelstack.clouds.base import (
     ParallelFsTier,
     PlannedProperty,
     Prices,
+    ReservedRange,
     RuleTerms,
 )
 
@@ -173,6 +174,9 @@ AZURE = Cloud(
     catalog=CATALOG,
     prices=PRICES,
     limits={"infiniband_cluster_max_vms": catalog.SINGLE_PLACEMENT_GROUP_MAX_VMS},
+    # Azure's virtual public IP: DNS, DHCP, the VM agent and health probes reach it from every VM
+    # (learn.microsoft.com/azure/virtual-network/virtual-networks-faq, "What address ranges can I use in my VNets?").
+    reserved_ranges=(ReservedRange("168.63.129.16/32", "Azure's platform address: DNS, the VM agent, health probes"),),
     boot_data_limit=BootDataLimit(
         "custom data", catalog.CUSTOM_DATA_MAX_BYTES, refused_by="Azure", base64_encoded=True
     ),

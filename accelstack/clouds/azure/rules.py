@@ -314,24 +314,6 @@ def storage_accounts_are_created_here(spec: TrainingStack) -> Iterator[Problem]:
 
 
 @rule(workload="training")
-def nodes_subnet_holds_the_nodes(spec: TrainingStack) -> Iterator[Problem]:
-    """The nodes' subnet (the VNet's first half) holds every node and the Slurm head's static address, besides the
-    5 addresses Azure reserves per subnet (virtual-networks-faq): a scale set larger than its subnet fails to
-    allocate (SubnetIsFull)."""
-    if spec.training.network.vpc_cidr is None:
-        return
-    vnet = ipaddress.ip_network(spec.training.network.vpc_cidr)
-    nodes_subnet = ipaddress.ip_network(f"{vnet.network_address}/{vnet.prefixlen + NODES_SUBNET_SHARE}")
-    count = spec.training.nodes.count
-    if nodes_subnet.num_addresses < count + 1 + tables.SUBNET_RESERVED_ADDRESSES:
-        yield Problem(
-            "training.network.vpcCidr",
-            f"the nodes' subnet {nodes_subnet} has {nodes_subnet.num_addresses} addresses, fewer than {count} nodes + "
-            f"the Slurm head + the {tables.SUBNET_RESERVED_ADDRESSES} Azure reserves per subnet; use a larger vpcCidr",
-        )
-
-
-@rule(workload="training")
 def capacity_reservation_matches_the_scale_set(spec: TrainingStack) -> Iterator[Problem]:
     """A VM joins a capacity reservation group only where the group holds a reservation of its size in its zone:
     a zonal scale set needs reservations in that zone, a group's reservations are all regional or all zonal, and

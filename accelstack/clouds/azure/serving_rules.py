@@ -9,8 +9,6 @@ import ipaddress
 import re
 from collections.abc import Iterator
 
-from accelstack.clouds.azure.catalog import SUBNET_RESERVED_ADDRESSES
-from accelstack.clouds.serving_subnets import subnet_holds_the_group
 from accelstack.spec.accounts import AzureAccount
 from accelstack.spec.models import ServingStack
 from accelstack.spec.problems import Problem
@@ -122,18 +120,3 @@ def one_replica_at_least(spec: ServingStack) -> Iterator[Problem]:
             "0: on azure the group scales on the backlog per instance, which an empty group does not have; "
             "allowed: 1 or more (standby VMs keep the cost of spare replicas low)",
         )
-
-
-@rule(workload="serving")
-def replica_subnet_holds_the_group(spec: ServingStack) -> Iterator[Problem]:
-    """The replicas' subnet (the VNet's second half) holds the scale set at replicas.max and the standby pool's VMs
-    (deallocated VMs keep their NICs' addresses), besides the 5 addresses Azure reserves per subnet
-    (virtual-networks-faq)."""
-    network = spec.serving.network
-    if network.vpc_id is not None or network.vpc_cidr is None:
-        return
-    vnet = ipaddress.ip_network(network.vpc_cidr)
-    if vnet.prefixlen > MIN_SERVING_VNET_PREFIX:
-        return  # serving_new_network_only reports it
-    _, replicas = vnet.subnets(prefixlen_diff=1)
-    yield from subnet_holds_the_group(spec, "serving.network.vpcCidr", replicas, SUBNET_RESERVED_ADDRESSES, "Azure")

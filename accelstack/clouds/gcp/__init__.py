@@ -12,13 +12,23 @@ from accelstack.clouds.base import (
     Cloud,
     DatasetImport,
     Feature,
+    MachineOffers,
     ManagedScheduler,
     ParallelFsTier,
     PlannedProperty,
     Prices,
     RuleTerms,
 )
-from accelstack.clouds.gcp import catalog, prices, quotas, replace_rows, services, serving_scaling, terraform_types
+from accelstack.clouds.gcp import (
+    catalog,
+    offers,
+    prices,
+    quotas,
+    replace_rows,
+    services,
+    serving_scaling,
+    terraform_types,
+)
 
 CATALOG = Catalog(
     cloud="gcp",
@@ -37,6 +47,7 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    offers=MachineOffers(offers.CHECKED, offers.SOURCE, offers.ZONES_BY_MACHINE_TYPE),
     replica_image="Google's Deep Learning VM image (a pinned Ubuntu 22.04 release, components/gcp/images.py: NVIDIA driver, Docker)",
     default_head_node="n2-standard-8",  # 8 vCPUs, 32 GB, as AWS's m7i.2xlarge; also a valid Cluster Director login node (n2-standard-2..32)
     parallel_fs_service="Managed Lustre",
@@ -195,7 +206,12 @@ GCP = Cloud(
         "accelstack.clouds.gcp.names",
         "accelstack.components.gcp.rules",
     ),
-    boot_data_limit=BootDataLimit("metadata value", catalog.METADATA_VALUE_MAX_BYTES, refused_by="Compute Engine"),
+    boot_data_limit=BootDataLimit(
+        "metadata value",
+        catalog.METADATA_VALUE_MAX_BYTES,
+        refused_by="Compute Engine",
+        total_max_bytes=catalog.METADATA_TOTAL_MAX_BYTES,
+    ),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=terraform_types.TERRAFORM,
     # The regional autoscaler on undelivered Pub/Sub messages per replica (components/gcp/serving/scaling.py).

@@ -350,11 +350,8 @@ CLUSTER_DIRECTOR_ID_CHARS = 10
 RFC1034_LABEL = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
 
 
-# "Set and remove custom metadata", limitations: each metadata value (user-data, startup-script) is at most
-# 256 KB, all of an instance's metadata at most 512 KB (cloud.google.com/compute/docs/metadata/setting-custom-metadata).
-METADATA_VALUE_MAX_BYTES = 256 * 1024
-
 # Compute Engine custom metadata: one value at most 256 KB, all entries together at most 512 KB
 # (cloud.google.com/compute/docs/metadata/setting-custom-metadata#limitations). A machine's boot document is one
-# value (user-data); the others it carries are a few bytes.
+# value (user-data); the Slurm head carries a second (its Slurm configuration), so the total counts too.
 METADATA_VALUE_MAX_BYTES = 256 * 1024
+METADATA_TOTAL_MAX_BYTES = 512 * 1024

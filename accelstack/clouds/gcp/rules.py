@@ -347,25 +347,3 @@ def gcp_lustre_mount(spec: TrainingStack) -> Iterator[Problem]:
             "training.storage.lustre.importPath",
             f"{lustre.import_path!r}: an absolute path in the file system (e.g. /datasets)",
         )
-
-
-@rule(workload="training")
-def gcp_nodes_subnet_holds_the_nodes(spec: TrainingStack) -> Iterator[Problem]:
-    """The nodes' subnet (the first half of vpcCidr) holds every node and the Slurm head, besides the 4 addresses
-    Google reserves in each subnet (cloud.google.com/vpc/docs/subnets#unusable-ip-addresses-in-every-subnet): a
-    group larger than its subnet leaves VMs uncreated ("IP_SPACE_EXHAUSTED")."""
-    network = spec.training.network
-    if network.vpc_cidr is None or network.vpc_id is not None:
-        return
-    try:
-        plan = address_plan(network.vpc_cidr)
-    except ValueError:
-        return  # the neutral CIDR rule, or gcp_training_network, reports it
-    needed = spec.training.nodes.count + 1 + tables.SUBNET_RESERVED_ADDRESSES
-    if plan.nodes.num_addresses < needed:
-        yield Problem(
-            "training.network.vpcCidr",
-            f"{network.vpc_cidr}: the nodes' subnet {plan.nodes} has {plan.nodes.num_addresses} addresses, fewer than "
-            f"{spec.training.nodes.count} nodes + the Slurm head + the {tables.SUBNET_RESERVED_ADDRESSES} Google "
-            "reserves per subnet; use a larger vpcCidr",
-        )

@@ -3,12 +3,9 @@ checked at the config path before anything exists. These run for gcp stacks only
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterator
 
-from accelstack.clouds.gcp.catalog import SUBNET_RESERVED_ADDRESSES
-from accelstack.clouds.serving_subnets import subnet_holds_the_group
 from accelstack.spec.models import ServingStack
 from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
@@ -54,18 +51,3 @@ def gcp_autohealing_covers_the_cold_start(spec: ServingStack) -> Iterator[Proble
             f"bring the cold start under {UNHOOKED_GRACE_MAX_SECONDS} s (a smaller or pre-pulled image, faster "
             "weight storage)",
         )
-
-
-@rule(workload="serving")
-def gcp_replica_subnet_holds_the_group(spec: ServingStack) -> Iterator[Problem]:
-    """serving.network.vpcCidr is the replicas' one subnet: it holds the group at its largest (replicas.max) and its
-    standby VMs (a stopped VM keeps its internal address), besides the 4 addresses Google reserves per subnet
-    (cloud.google.com/vpc/docs/subnets#unusable-ip-addresses-in-every-subnet)."""
-    network = spec.serving.network
-    if network.vpc_cidr is None or network.vpc_id is not None:
-        return
-    try:
-        subnet = ipaddress.ip_network(network.vpc_cidr, strict=False)
-    except ValueError:
-        return  # the neutral CIDR rule reports it
-    yield from subnet_holds_the_group(spec, "serving.network.vpcCidr", subnet, SUBNET_RESERVED_ADDRESSES, "Google")
