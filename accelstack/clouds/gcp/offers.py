@@ -12,6 +12,8 @@ reach. A zone newer than this table is refused until its row is added here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 CHECKED = "2026-12-05"
 SOURCE = "skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv @006059e (Compute Engine machineTypes by zone)"
 
@@ -77,7 +79,7 @@ _A4_HIGHGPU = {
 }
 
 
-def _zones(letters_by_region: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+def _zones(letters_by_region: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
     return {region: tuple(f"{region}-{letter}" for letter in letters) for region, letters in letters_by_region.items()}
 
 
