@@ -24,7 +24,7 @@ from typing import Any, Literal, TypeVar, overload
 from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud
 from accelstack.clouds.naming import DerivedName
-from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
+from accelstack.spec.models import ServingSpec, ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
 from accelstack.spec.rule_registry import Registered, Workload, in_run_order, rule
 
@@ -222,6 +222,14 @@ class BootData:
     # The machine's other values, measured as the limit counts them, for a cloud that bounds their total
     # (`BootDataLimit.total_max_bytes`); one value of them is yielded with beside=0 so the total is judged once.
     beside: int = 0
+
+    @classmethod
+    def of_replicas(cls, serving: ServingSpec, text: str) -> BootData:
+        """The serving replicas' boot data: the adapters are what makes it grow."""
+        adapters = f"{len(serving.model.adapters)} adapter(s)"
+        return cls(
+            "serving.model.adapters", "the replicas", text, cause=adapters, remedy="serve fewer adapters per stack"
+        )
 
 
 RENDERERS: list[Registered[BootData]] = []

@@ -73,13 +73,7 @@ def replica_custom_data_at_its_longest(spec: ServingStack) -> Iterator[BootData]
         text = replica_user_data(serving, plan, namespace=LONGEST_NAMESPACE, client_id=CLIENT_ID)
     except (ValueError, KeyError):
         return  # an input another rule reports stops rendering
-    yield BootData(
-        "serving.model.adapters",
-        "the replicas",
-        text,
-        cause=f"{len(serving.model.adapters)} adapter(s)",
-        remedy="serve fewer adapters per stack",
-    )
+    yield BootData.of_replicas(serving, text)
 
 
 # --- address plans (accelstack.spec.address_rules) ---------------------------------------------------

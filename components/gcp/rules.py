@@ -88,13 +88,7 @@ def replica_user_data_at_its_longest(spec: ServingStack) -> Iterator[BootData]:
         )
     except (ValueError, KeyError):
         return  # an input another rule reports stops rendering
-    yield BootData(
-        "serving.model.adapters",
-        "the replicas",
-        text,
-        cause=f"{len(serving.model.adapters)} adapter(s)",
-        remedy="serve fewer adapters per stack",
-    )
+    yield BootData.of_replicas(serving, text)
 
 
 # --- address plans (accelstack.spec.address_rules) ---------------------------------------------------
