@@ -19,7 +19,7 @@ from accelstack.simulate.start import steady_state_replicas
 from accelstack.simulate.stats import RELATIVE_ERROR, LogHistogram, confidence_interval, separate
 from accelstack.simulate.workload import Workload, synthetic
 from accelstack.spec.loader import load_stack
-from tests.planner.aws_inputs import AWS_CATALOG, aws_book
+from tests.planner.aws_inputs import AWS_CATALOG, aws_book, rules_for
 
 REPO = Path(__file__).resolve().parents[2]
 QUANTILES = (0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999)
@@ -27,7 +27,9 @@ QUANTILES = (0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999)
 
 def stack_design(autoscaler: str = "aws-target-tracking", *overrides: str, **kwargs):
     spec = load_stack(REPO / "stacks" / "Pulumi.aws-serving.yaml", list(overrides))
-    return design_from_spec(spec.serving, aws_book(), autoscaler=autoscaler, catalog=AWS_CATALOG, **kwargs)
+    return design_from_spec(
+        spec.serving, aws_book(), autoscaler=autoscaler, catalog=AWS_CATALOG, rules=rules_for(autoscaler), **kwargs
+    )
 
 
 @pytest.mark.parametrize(
