@@ -414,6 +414,7 @@ class Simulation:
         self.failure_rate = failures_per_replica_day / 86_400.0
         self.sample_seconds = sample_seconds
         self.replicas: list[Replica] = []
+        self.launched_replicas = 0
         self.desired = self.initial_replicas
         self.pool = design.warm_pool
         self.pool_preparing = 0
@@ -423,13 +424,19 @@ class Simulation:
         self.failures = 0
         self.meter.add(0.0, "pool_stopped", self.pool)
         for _ in range(self.initial_replicas):  # `up` waited for these: in service from the start
-            replica = Replica(len(self.replicas), 0.0, False, IN_SERVICE, 0.0)
+            replica = Replica(self._new_id(), 0.0, False, IN_SERVICE, 0.0)
             self.replicas.append(replica)
             self.queue.add_replica(replica.id, design.concurrency, 0.0)
             self.meter.add(0.0, "serving", 1)
             self._watch_for_failure(replica)
 
     # --- fleet ---------------------------------------------------------------------------------
+
+    def _new_id(self) -> int:
+        """A replica id never used before in this run: the list of replicas is pruned of those gone, so its length
+        would hand a live replica's id (and its slots) to a new one."""
+        self.launched_replicas += 1
+        return self.launched_replicas - 1
 
     def count(self, *states: int) -> int:
         return sum(1 for r in self.replicas if r.state in states)
@@ -439,7 +446,7 @@ class Simulation:
         if warm:
             self.pool -= 1
             self.meter.add(now, "pool_stopped", -1)
-        replica = Replica(len(self.replicas), now, warm)
+        replica = Replica(self._new_id(), now, warm)
         self.replicas.append(replica)
         self.meter.add(now, "starting_warm" if warm else "starting_cold", 1)
         delay = self.design.warm_start_seconds if warm else self.design.cold_start_seconds
