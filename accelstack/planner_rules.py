@@ -298,6 +298,60 @@ def serving_replicas_carry_load(spec: ServingStack) -> Iterator[Problem]:
         )
 
 
+# The fast simulation `validate` runs of a stated load: a steady hour at most, and at most this many requests, so
+# a rule costs about a second whatever the rate.
+LOAD_CHECK_SECONDS = 3600.0
+LOAD_CHECK_REQUESTS = 200_000
+
+
+@rule(workload="serving")
+def serving_load_meets_slo_in_simulation(spec: ServingStack) -> Iterator[Problem]:
+    """With `serving.load` stated: a short steady simulation of that load on what the stack deploys (its cloud's
+    scaling rule, the plan's service-time model, a steady start) meets the latency target at the stated
+    percentile; warn with the figure otherwise."""
+    cloud = _cloud(spec)
+    serving = spec.serving
+    if serving.load is None or cloud is None or cloud.serving_scaling is None:
+        return
+    # Imported here: the simulator (numpy, SimPy) loads only for stacks that state a load.
+    from accelstack.simulate.design import default_autoscaler, design_from_spec
+    from accelstack.simulate.engine import Simulation
+    from accelstack.simulate.report import summarize
+    from accelstack.simulate.workload import synthetic
+
+    load = serving.load
+    kind = default_autoscaler(serving, cloud.default_autoscaler, cloud.load_balancer_autoscaler)
+    if kind is None:
+        return
+    try:
+        design = design_from_spec(
+            serving, _list_prices(cloud), catalog=cloud.catalog, autoscaler=kind, rules=cloud.serving_scaling
+        )
+    except (ValueError, KeyError):
+        return  # unknown instance type, model or rule: their own rules report it
+    if design.service_time is None:
+        return  # no architecture known: serving_model_architecture_known says so
+    horizon = min(LOAD_CHECK_SECONDS, LOAD_CHECK_REQUESTS / load.requests_per_second)
+    share = load.latency.percentile / 100 if load.latency is not None else 0.99
+    stream = synthetic("steady", load.requests_per_second, horizon=horizon, mean_tokens=load.output_tokens, seed=0)
+    summary = summarize(Simulation(design, stream).run(), share)
+    slo = summary["slo"]
+    if slo["met"]:
+        return
+    latency = summary["latencySeconds"]
+    percentile = f"p{share * 100:g}"
+    yield Problem(
+        "serving.load",
+        f"a {horizon / 60:.0f}-minute simulation of the stated {load.requests_per_second:g} req/s "
+        f"({load.input_tokens} + {load.output_tokens} tokens, exponential outputs) on {summary['replicas']} replicas "
+        f"({kind}) finishes {slo['attainment']:.1%} of requests within {slo['targetSeconds']:g} s, below the "
+        f"{percentile} target of {share:.0%} (latency p95 {latency['p95']} s, p99 {latency['p99']} s; "
+        f"{summary['requests']['refused']:,} refused, {summary['requests']['expired']:,} expired); "
+        f"`accelstack simulate serving {spec.stack}` shows why",
+        Level.WARNING,
+    )
+
+
 @rule(workload="serving")
 def serving_model_architecture_known(spec: ServingStack) -> Iterator[Problem]:
     """serving.model.preset names a planner preset; a model the planner cannot map to an architecture

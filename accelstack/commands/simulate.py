@@ -35,7 +35,17 @@ from accelstack.commands.common import (
     resolve_stacks,
 )
 from accelstack.commands.output_files import staged_file
-from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, check_choice, cloud_named, emit, planner_call
+from accelstack.commands.size import (
+    DEFAULT_CLOUD,
+    PricesOpt,
+    ProfileOpt,
+    book,
+    check_choice,
+    cloud_named,
+    emit,
+    planner_call,
+    read_profile,
+)
 from accelstack.planner.scaling_rules import ScalingRules
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.simulate import autoscalers, workload
@@ -47,7 +57,7 @@ from accelstack.simulate.compare import (
     recommend,
     simulate_designs,
 )
-from accelstack.simulate.design import default_autoscaler, design_from_spec
+from accelstack.simulate.design import Design, default_autoscaler, design_from_spec
 from accelstack.simulate.engine import Run
 from accelstack.simulate.report import plot
 from accelstack.simulate.start import STARTS
@@ -66,9 +76,21 @@ simulate_app = typer.Typer(
 
 
 def default_peak_rps(serving: ServingSpec, concurrency: int) -> float:
-    """The load the design is sized for: max replicas x concurrency per service time, at the planner's
-    target utilization."""
+    """The stated load (serving.load.requestsPerSecond), else the load the design is sized for: max replicas x
+    concurrency per service time, at the planner's target utilization."""
+    if serving.load is not None:
+        return serving.load.requests_per_second
     return serving.replicas.max * concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
+
+
+def service_model_summary(design: Design, tokens_per_second: float | None, mean_tokens: float) -> dict[str, Any]:
+    """What each request's service time came from, for the report."""
+    if tokens_per_second:
+        return {"source": "--tokens-per-second", "tokensPerSecond": tokens_per_second, "batchDependent": False}
+    if design.service_time is None:
+        return {"source": "serving.slo.serviceSeconds", "meanServiceSeconds": design.service_seconds,
+                "tokensPerSecond": round(mean_tokens / design.service_seconds, 3), "batchDependent": False}  # fmt: skip
+    return {**design.service_time.as_dict(), "batchDependent": True, "inputTokensIfUnstated": design.input_tokens}
 
 
 DEFAULT_SLO_SHARE = 0.99
@@ -168,14 +190,22 @@ def serving_command(
         ),
     ] = None,
     tokens: Annotated[
-        float, typer.Option("--tokens", min=1, help="Mean output tokens per request of --pattern (exponential).")
-    ] = workload.DEFAULT_MEAN_TOKENS,
+        float | None,
+        typer.Option(
+            "--tokens",
+            min=1,
+            help="Mean output tokens per request of --pattern, exponential (default: serving.load.outputTokens, "
+            f"else {workload.DEFAULT_MEAN_TOKENS:g}).",
+            show_default=False,
+        ),
+    ] = None,
     tokens_per_second: Annotated[
         float | None,
         typer.Option(
             "--tokens-per-second",
             min=0.001,
-            help="Decode rate of one sequence (default: mean tokens / serving.slo.serviceSeconds).",
+            help="Decode rate of one sequence, whatever the batch (default: the plan's service-time model -- the "
+            "roofline, or --profile -- with serving.load stated; else mean tokens / serving.slo.serviceSeconds).",
             show_default=False,
         ),
     ] = None,
@@ -243,6 +273,7 @@ def serving_command(
     overrides: SetOpt = None,
     project_dir: ProjectDirOpt = None,
     prices: PricesOpt = None,
+    profile: ProfileOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> int:
     """Replay a day of requests against exactly what a serving stack would deploy; report what users see and the cost."""
@@ -279,14 +310,17 @@ def serving_command(
         field = "default_autoscaler" if serving.admission.kind == "queue" else "load_balancer_autoscaler"
         check_choice(f"{cloud.name}'s default autoscaler (Cloud.{field})", kind, autoscalers.AUTOSCALERS)
     rules = scaling_rules_for(kind, cloud)
+    measured = read_profile(profile)
     designs = planner_call(
-        name,
+        f"{name}{f' with --profile {profile}' if profile else ''}",
         lambda: (
-            peer_designs(serving, prices_, kind, catalog=catalog, rules=rules)
+            peer_designs(serving, prices_, kind, catalog=catalog, rules=rules, profile=measured)
             if compare
-            else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind, rules=rules)]
+            else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind, rules=rules, profile=measured)]
         ),
     )
+    if tokens is None:
+        tokens = float(serving.load.output_tokens) if serving.load is not None else workload.DEFAULT_MEAN_TOKENS
     if trace is not None:
         try:
             load = workload.load_trace(trace, horizon=None if hours is None else hours * 3600)
@@ -349,6 +383,7 @@ def serving_command(
         "workload": {"source": source, "requests": requests, "seeds": count, "hours": round(horizon / 3600, 3),
                      "meanTokens": round(sum(mean_tokens) / len(mean_tokens), 1),
                      "meanRps": round(requests / count / horizon, 3) if horizon else 0.0},
+        "serviceModel": service_model_summary(designs[0], tokens_per_second, sum(mean_tokens) / len(mean_tokens)),
         "designs": summaries,
         "priceSource": prices_.source(),
     }  # fmt: skip

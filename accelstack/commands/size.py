@@ -19,13 +19,15 @@ from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud
 from accelstack.commands.common import EXIT_FAILED, CliError, guarded, out
 from accelstack.planner import checkpoint as ck
-from accelstack.planner import cold_start, lustre, serving
+from accelstack.planner import cold_start, lustre, service_time, serving
 from accelstack.planner.architectures import Architecture, custom, get_preset, preset_names
 from accelstack.planner.hardware import GIB, instance
 from accelstack.planner.kv_cache import BYTES_PER_ELEMENT
 from accelstack.planner.pricing import PriceBook, load_book
-from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP
+from accelstack.planner.profile import service_time_from
+from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP, MeasuredProfile
 from accelstack.planner.units import counted, duration
+from accelstack.spec.json_input import read_json
 
 T = TypeVar("T")
 
@@ -47,6 +49,28 @@ PricesOpt = Annotated[
     typer.Option("--prices", help="YAML/JSON file overriding prices (onDemandHourly, spotDiscount, lustreGbMonth, s3GbMonth, ebsGp3GbMonth).",
                  dir_okay=False, show_default=False),
 ]  # fmt: skip
+ProfileOpt = Annotated[
+    Path | None,
+    typer.Option("--profile", dir_okay=False, show_default=False,
+                 help="Measured service times replacing the data-sheet roofline: a profile `accelstack calibrate` "
+                      "wrote, or the JSON `vllm bench serve --save-result` wrote."),
+]  # fmt: skip
+MAX_PROFILE_BYTES = 16 * 1024 * 1024  # a sweep is a few hundred points; a vLLM result with per-request lists is MBs
+
+
+def read_profile(path: Path | None) -> MeasuredProfile | None:
+    """The `--profile` document as read (size-limited, strict JSON); exit 2 naming the file otherwise."""
+    if path is None:
+        return None
+    try:
+        return MeasuredProfile(read_json(path, f"--profile {path}", MAX_PROFILE_BYTES), f"--profile {path}")
+    except ValueError as error:
+        raise CliError(str(error)) from None
+
+
+def measured_model(profile: MeasuredProfile, base: service_time.ServiceTime | None) -> service_time.ServiceTime:
+    """The profile's service-time model, shaped by the roofline `base` where it measured one point."""
+    return planner_call(profile.source, lambda: service_time_from(profile.document, profile.source, base))
 
 
 def planner_call(flag_hint: str, func: Callable[[], T]) -> T:
@@ -183,6 +207,7 @@ def size_serving(
     kv_heads: KvHeadsOpt = None,
     head_dim: HeadDimOpt = None,
     params_b: ParamsOpt = None,
+    profile: ProfileOpt = None,
     cloud: CloudOpt = DEFAULT_CLOUD,
     as_json: JsonFlag = False,
 ) -> None:
@@ -214,10 +239,16 @@ def size_serving(
         )
     # A replica's queue worker keeps this many requests in flight (planner.serving_plan): the batch.
     concurrency = min(WORKER_CONCURRENCY_CAP, max(1, kv.max_concurrent_sequences))
+    measured = read_profile(profile)
+    measured_time: service_time.ServiceTime | None = None
+    if measured is not None:
+        base = planner_call("--instance-type/--tp", lambda: service_time.roofline(
+            arch, itype, precision=precision, kv_precision=kv_precision, tp=fit.tp))  # fmt: skip
+        measured_time = measured_model(measured, base)
     capacity = planner_call("--instance-type/--tp", lambda: serving.replica_capacity(
         arch, itype, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=concurrency,
         precision=precision, kv_precision=kv_precision, tp=fit.tp, latency_seconds=latency_target,
-        latency_percentile=latency_percentile if latency_target is not None else None))  # fmt: skip
+        latency_percentile=latency_percentile if latency_target is not None else None, model=measured_time))  # fmt: skip
     service = service_seconds or capacity.service_seconds
     slo = latency_slo or latency_target or 10.0
     # What the serving stack's scaling policy tracks (planner.serving_plan): messages a replica owns,
@@ -237,6 +268,7 @@ def size_serving(
                        "serviceSeconds": round(capacity.service_seconds, 3), "meetsLatency": capacity.meets_latency},
         "backlogPerReplica": backlog, "backlogAtLatencySlo": backlog_at_slo,
         "requestsPerReplicaMinute": per_minute, "serviceSeconds": round(service, 3), "coldStart": start.as_dict(),
+        "serviceModel": capacity.source,
     }  # fmt: skip
     rows = [
         ("model", f"{arch.name} ({arch.source})"),

@@ -13,14 +13,9 @@ from dataclasses import asdict, dataclass
 
 from accelstack.clouds.base import InstanceType
 from accelstack.planner.architectures import Architecture
-from accelstack.planner.hardware import GIB, device, memory_bandwidth_gbps
-from accelstack.planner.kv_cache import (
-    DEFAULT_GPU_MEMORY_UTILIZATION,
-    KvPlan,
-    kv_bytes_per_token,
-    plan_for_instance,
-    weights_bytes,
-)
+from accelstack.planner.hardware import GIB, memory_bandwidth_gbps
+from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION, KvPlan, plan_for_instance
+from accelstack.planner.service_time import DECODE_BANDWIDTH_EFFICIENCY, PREFILL_MFU, ServiceTime, roofline
 
 # Replicas run below saturation so a burst queues briefly instead of timing out.
 DEFAULT_TARGET_UTILIZATION = 0.7
@@ -41,13 +36,7 @@ def backlog_target_from_slo(target_seconds: float, service_seconds: float, concu
     return backlog_per_instance(target_seconds, service_seconds) * max(1, concurrency_per_replica)
 
 
-# Decoding one step reads every weight (and each sequence's KV cache) once, so a replica's decode rate
-# is memory-bandwidth bound; serving engines reach about this fraction of the data-sheet bandwidth
-# (an assumption, printed with every replica count; measure yours and state it in the spec's load).
-DECODE_BANDWIDTH_EFFICIENCY = 0.6
-# Prefill is compute bound: 2 FLOPs per parameter per prompt token at this model-FLOPs utilization
-# (the training figure of the Llama 3 report, s3.3, as the assumption).
-PREFILL_MFU = 0.4
+__all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "PREFILL_MFU"]  # the roofline's assumptions, quoted from here too
 
 
 def owned_backlog_target(concurrency_per_replica: int, utilization: float = DEFAULT_TARGET_UTILIZATION) -> float:
@@ -68,13 +57,14 @@ def owned_backlog_target(concurrency_per_replica: int, utilization: float = DEFA
 
 @dataclass(frozen=True)
 class ReplicaCapacity:
-    """What one replica carries for requests of `input_tokens` + `output_tokens` (a roofline estimate).
+    """What one replica carries for requests of `input_tokens` + `output_tokens`, by the service-time model
+    (`planner.service_time`: the roofline, or a measured profile):
 
     step     = (weights per GPU + batch x KV bytes per token per GPU x mean context) / (bandwidth x efficiency)
     prefill  = 2 x parameters x input tokens / (tp x peak FLOPS x MFU)
-    service  = prefill + output tokens x step                 (one request's latency at that batch)
-    rate     = 1 / (prefill + output tokens x step / batch)   (prefills run one at a time; decode steps
-                                                                serve the whole batch)
+    service  = batch x prefill + output tokens x step         (one request's latency at that batch: its own
+                                                                prefill and the others', which stall decoding)
+    rate     = batch / service = 1 / (prefill + output tokens x step / batch)
     The batch is the queue worker's concurrency, cut to the largest that meets the latency target.
     """
 
@@ -91,6 +81,11 @@ class ReplicaCapacity:
     requests_per_second: float
     latency_seconds: float | None
     latency_percentile: float | None
+    model: ServiceTime | None = None  # the service-time model the numbers come from
+
+    @property
+    def source(self) -> str:
+        return self.model.source if self.model is not None else "roofline"
 
     @property
     def meets_latency(self) -> bool:
@@ -107,10 +102,13 @@ class ReplicaCapacity:
             if self.latency_seconds is not None
             else ""
         )
-        return (
-            f"decode at {DECODE_BANDWIDTH_EFFICIENCY:.0%} of {self.bandwidth_gbps:g} GB/s per accelerator, prefill at "
-            f"{PREFILL_MFU:.0%} MFU{latency}"
+        basis = (
+            self.model.assumptions
+            if self.model is not None
+            else f"decode at {DECODE_BANDWIDTH_EFFICIENCY:.0%} of {self.bandwidth_gbps:g} GB/s per accelerator, "
+            f"prefill at {PREFILL_MFU:.0%} MFU"
         )
+        return f"{basis}{latency}"
 
     def formula(self) -> str:
         cut = f" (cut from {self.max_batch} to meet the latency target)" if self.batch < self.max_batch else ""
@@ -134,33 +132,24 @@ def replica_capacity(
     tp: int | None = None,
     latency_seconds: float | None = None,
     latency_percentile: float | None = None,
+    model: ServiceTime | None = None,
 ) -> ReplicaCapacity:
-    """Requests/s one replica serves (see `ReplicaCapacity`); ValueError on unknown hardware or bad sizes."""
+    """Requests/s one replica serves (see `ReplicaCapacity`) by `model` (default: the roofline of `arch` on
+    `itype`); ValueError on unknown hardware or bad sizes."""
     if input_tokens < 1 or output_tokens < 1 or max_batch < 1:
         raise ValueError("input and output tokens and the batch must be >= 1")
-    dev = device(itype)
-    tp = tp or dev.count
-    bandwidth = memory_bandwidth_gbps(itype)
-    if not dev.peak_tflops:
-        raise ValueError(f"no peak TFLOPS known for {dev.accelerator}")
-    effective = bandwidth * 1e9 * DECODE_BANDWIDTH_EFFICIENCY
-    weights = weights_bytes(arch, precision) / tp
-    per_sequence = kv_bytes_per_token(arch, kv_precision or precision, tp) * (input_tokens + output_tokens / 2)
-    prefill = 2 * arch.compute_params * input_tokens / (tp * dev.peak_tflops * 1e12 * PREFILL_MFU)
-
-    def step(batch: int) -> float:
-        return (weights + batch * per_sequence) / effective
-
+    model = model or roofline(arch, itype, precision=precision, kv_precision=kv_precision, tp=tp)
+    tp = tp or itype.accelerators
     batch = max_batch
     if latency_seconds is not None:
-        # prefill + output x (weights + b x per_sequence) / effective <= latency, solved for b.
-        largest = ((latency_seconds - prefill) * effective / output_tokens - weights) / per_sequence
-        batch = max(1, min(max_batch, math.floor(largest + 1e-9)))
-    seconds = step(batch)
+        batch = model.largest_batch_within(latency_seconds, input_tokens, output_tokens, max_batch)
+    context = input_tokens + output_tokens / 2
+    step = float(model.step_seconds(batch, context))
+    prefill = float(model.prefill_seconds(input_tokens))
+    service = float(model.service_seconds(input_tokens, output_tokens, batch))
     return ReplicaCapacity(
-        itype.name, tp, input_tokens, output_tokens, max_batch, batch, bandwidth, seconds, prefill,
-        prefill + output_tokens * seconds, 1 / (prefill + output_tokens * seconds / batch),
-        latency_seconds, latency_percentile,
+        itype.name, tp, input_tokens, output_tokens, max_batch, batch, memory_bandwidth_gbps(itype), step, prefill,
+        service, batch / service, latency_seconds, latency_percentile, model,
     )  # fmt: skip
 
 
@@ -207,6 +196,7 @@ class LoadPlan:
                 "outputTokensPerSecond": round(self.capacity.output_tokens_per_second, 1),
                 "meetsLatency": self.capacity.meets_latency,
             },
+            "serviceModel": self.capacity.source,
             "assumptions": {
                 "decodeBandwidthEfficiency": DECODE_BANDWIDTH_EFFICIENCY,
                 "memoryBandwidthGBps": self.capacity.bandwidth_gbps,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from accelstack.clouds.base import Catalog
 from accelstack.planner.cold_start import ColdStart, serving_defaults
@@ -15,7 +16,9 @@ from accelstack.planner.hardware import instance
 from accelstack.planner.kv_cache import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_SEQS, plan_for_instance
 from accelstack.planner.model_size import architecture_of
 from accelstack.planner.model_size import weights_gb as model_weights_gb
+from accelstack.planner.profile import service_time_from
 from accelstack.planner.scaling_rules import ScalingRule, ScalingRules
+from accelstack.planner.service_time import ServiceTime, roofline
 from accelstack.planner.serving import (
     DEFAULT_TARGET_UTILIZATION,
     LoadPlan,
@@ -72,6 +75,40 @@ WORKER_CONCURRENCY_CAP = DEFAULT_MAX_NUM_SEQS
 # Without an architecture the KV cache cannot be sized; a modest batch that any GPU holding the
 # weights serves (a preset in serving.model.preset replaces it with the planner's figure).
 UNKNOWN_ARCHITECTURE_CONCURRENCY = 8
+# Prompt tokens of a request when neither serving.load nor the request stream states them (`size`'s default).
+DEFAULT_INPUT_TOKENS = 1000
+
+
+@dataclass(frozen=True)
+class MeasuredProfile:
+    """A measured profile document as read (an accelstack profile or a vllm bench serve result) and where from."""
+
+    document: Any
+    source: str
+
+
+def service_time_model(
+    serving: ServingSpec, tensor_parallel: int, catalog: Catalog, profile: MeasuredProfile | None = None
+) -> ServiceTime | None:
+    """The service-time model the plan sizes with and the simulator serves by: the measured `profile` (shaped by
+    the roofline where one point cannot say how a step grows), else with serving.load's token lengths the roofline;
+    None without either, or when the architecture or hardware is unknown (then slo.serviceSeconds is the service
+    time). ProfileError (a ValueError) when the profile cannot be used."""
+    model = serving.model
+    arch = architecture_of(model.name, model.preset)
+    base = None
+    if arch is not None:
+        try:
+            base = roofline(
+                arch, instance(catalog, serving.replicas.instance_type), precision=model.precision, tp=tensor_parallel
+            )
+        except ValueError:
+            base = None  # unknown instance type or hardware: the spec validators report it
+    if profile is not None:
+        return service_time_from(profile.document, profile.source, base)
+    return base if serving.load is not None else None
+
+
 # On SIGTERM the worker stops receiving and lets in-flight generations finish this long at most
 # (EC2 does not wait long on a terminating instance); the rest are released to other replicas.
 WORKER_DRAIN_CAP_SECONDS = 120
@@ -123,9 +160,11 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int, catalog: Cat
     )
 
 
-def load_plan(serving: ServingSpec, tensor_parallel: int, batch: int, catalog: Catalog) -> LoadPlan | None:
-    """Replicas `serving.load` needs, each replica batching what its queue worker keeps in flight;
-    None without a load, or when the architecture or hardware is unknown (rules say which)."""
+def load_plan(
+    serving: ServingSpec, tensor_parallel: int, batch: int, catalog: Catalog, service_time: ServiceTime | None = None
+) -> LoadPlan | None:
+    """Replicas `serving.load` needs, each replica batching what its queue worker keeps in flight, by `model`
+    (`service_time`, default the roofline); None without a load, or when the architecture or hardware is unknown (rules say which)."""
     load, model = serving.load, serving.model
     arch = architecture_of(model.name, model.preset)
     if load is None or arch is None:
@@ -136,7 +175,7 @@ def load_plan(serving: ServingSpec, tensor_parallel: int, batch: int, catalog: C
             arch, instance(catalog, serving.replicas.instance_type), input_tokens=load.input_tokens, output_tokens=load.output_tokens,
             max_batch=batch, precision=model.precision, tp=tensor_parallel,
             latency_seconds=latency.target_seconds if latency else None,
-            latency_percentile=latency.percentile if latency else None,
+            latency_percentile=latency.percentile if latency else None, model=service_time,
         )  # fmt: skip
     except ValueError:
         return None  # unknown instance type or tp: the spec validators report it
@@ -190,11 +229,19 @@ class ServingPlan:
     # The scaling rule the stack deploys, in its cloud's terms (`scaling_rules`): what the components emit and the
     # simulator replays. None: the plan was made without the cloud's rules, or the cloud declares none.
     scaling: ScalingRule | None = None
+    # How long a replica takes per request (`planner.service_time`), the model `load` sizes with and the simulator
+    # serves each request by; None: slo.serviceSeconds is the service time (no load stated, no profile).
+    service_time: ServiceTime | None = None
 
 
-def plan_serving(serving: ServingSpec, catalog: Catalog, scaling: ScalingRules | None = None) -> ServingPlan:
+def plan_serving(
+    serving: ServingSpec,
+    catalog: Catalog,
+    scaling: ScalingRules | None = None,
+    profile: MeasuredProfile | None = None,
+) -> ServingPlan:
     """Every number the serving stack derives from `serving`, on the machine types of `catalog`; with the cloud's
-    `scaling` rules, the one its topology deploys too."""
+    `scaling` rules, the one its topology deploys too; with a measured `profile`, service times from it."""
     admission, slo, replicas, model = serving.admission, serving.slo, serving.replicas, serving.model
     weights_gb = model_weights_gb(serving) or 0.0
     adapters_gb = LORA_ADAPTER_GB * len(model.adapters)
@@ -214,6 +261,14 @@ def plan_serving(serving: ServingSpec, catalog: Catalog, scaling: ScalingRules |
     itype = catalog.instances.get(replicas.instance_type)
     tensor_parallel = replicas.tensor_parallel or (itype.accelerators if itype else 1)
     concurrency = replica_concurrency(serving, tensor_parallel, catalog)
+    service_time = service_time_model(serving, tensor_parallel, catalog, profile)
+    load = load_plan(serving, tensor_parallel, concurrency.sequences, catalog, service_time)
+    # The service time the request-rate targets rest on (Little's law): the model's at the batch a replica runs at
+    # the target utilization, for the stated load; else the spec's stated slo.serviceSeconds.
+    service = slo.service_seconds
+    if load is not None and service_time is not None:
+        running = max(1.0, concurrency.sequences * DEFAULT_TARGET_UTILIZATION)
+        service = float(service_time.service_seconds(load.capacity.input_tokens, load.capacity.output_tokens, running))
     # Messages a replica owns (waiting + in flight) at the target utilization: headroom, not a queue.
     backlog_target = owned_backlog_target(concurrency.sequences, DEFAULT_TARGET_UTILIZATION)
     idle_timeout = min(4000, max(60, math.ceil(slo.target_seconds * IDLE_TIMEOUT_SLO_MULTIPLE)))
@@ -261,15 +316,16 @@ def plan_serving(serving: ServingSpec, catalog: Catalog, scaling: ScalingRules |
         warm_pool_growth=defaults.warm_pool_size,
         warm_pool_burst=burst,
         concurrency_basis=concurrency.basis,
-        load=load_plan(serving, tensor_parallel, concurrency.sequences, catalog),
+        load=load,
         unhooked_grace_seconds=min(UNHOOKED_GRACE_MAX_SECONDS, cold + grace),
         server_port=local_server_port(port) if replica_admission else port,
         replica_waiting=math.ceil(admission.max_depth / replicas.max) if replica_admission else 0,
         # A request waiting on a replica holds the load balancer's connection: it may wait its TTL, never
         # past the idle timeout that would cut it.
         replica_wait_seconds=min(admission.ttl_seconds, idle_timeout) if replica_admission else 0,
-        requests_per_replica_minute_target=round(backlog_target * 60 / slo.service_seconds, 3),
-        replica_full_rate_per_second=round(concurrency.sequences / slo.service_seconds, 3),
+        requests_per_replica_minute_target=round(backlog_target * 60 / service, 3),
+        replica_full_rate_per_second=round(concurrency.sequences / service, 3),
+        service_time=service_time,
     )
     return plan if scaling is None else dataclasses.replace(plan, scaling=scaling.for_stack(serving, plan))
 

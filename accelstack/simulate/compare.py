@@ -23,7 +23,7 @@ from typing import Any
 from accelstack.clouds.base import Catalog
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.scaling_rules import ScalingRules
-from accelstack.planner.serving_plan import plan_serving
+from accelstack.planner.serving_plan import MeasuredProfile, plan_serving
 from accelstack.simulate.design import Design, alternatives, design_from_spec
 from accelstack.simulate.engine import Run, Simulation
 from accelstack.simulate.report import summarize
@@ -73,18 +73,26 @@ class KedaQueueLength:
 
 
 def peer_designs(
-    serving: ServingSpec, prices: PriceBook, autoscaler: str, *, catalog: Catalog, rules: ScalingRules | None = None
+    serving: ServingSpec,
+    prices: PriceBook,
+    autoscaler: str,
+    *,
+    catalog: Catalog,
+    rules: ScalingRules | None = None,
+    profile: MeasuredProfile | None = None,
 ) -> list[Design]:
     """The stack's design, its no-warm-pool variant, and the peers: CPU utilization, request rate (SkyServe), a
     fixed fleet at replicas.max (from `design.alternatives`), and with an admission queue, queue length per replica
     (KEDA), whose target is the plan's messages per instance on the same queue (ServingPlan.backlog_per_instance_target)."""
-    designs = alternatives(serving, prices, autoscaler, catalog=catalog, rules=rules)
+    designs = alternatives(serving, prices, autoscaler, catalog=catalog, rules=rules, profile=profile)
     if serving.admission.kind != "queue":  # no queue for KEDA to read: requests wait on the replicas
         return designs
     plan = plan_serving(serving, catalog)
     target = plan.backlog_per_instance_target
     lo, hi = serving.replicas.min, serving.replicas.max
-    keda = design_from_spec(serving, prices, catalog=catalog, autoscaler=autoscaler, rules=rules).with_changes(
+    keda = design_from_spec(
+        serving, prices, catalog=catalog, autoscaler=autoscaler, rules=rules, profile=profile
+    ).with_changes(
         name=f"queue length (KEDA, {target:g}/replica)",
         autoscaler="keda-queue-length",
         policy=lambda: KedaQueueLength(target, lo, hi),

@@ -14,8 +14,15 @@ from dataclasses import dataclass
 from accelstack.clouds.base import Catalog
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.scaling_rules import FixedFleet, ScalingRule, ScalingRules, TargetTracking
+from accelstack.planner.service_time import ServiceTime
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
-from accelstack.planner.serving_plan import UNHEALTHY_THRESHOLD, ServingPlan, plan_serving
+from accelstack.planner.serving_plan import (
+    DEFAULT_INPUT_TOKENS,
+    UNHEALTHY_THRESHOLD,
+    MeasuredProfile,
+    ServingPlan,
+    plan_serving,
+)
 from accelstack.simulate import autoscalers as scalers
 from accelstack.spec.models import ServingSpec
 
@@ -55,6 +62,10 @@ class Design:
     waiting_per_replica: int = 0
     # The scaling rule the policy replays (a cloud's deployed rule, or a fixed fleet); None: a peer autoscaler.
     rule: ScalingRule | None = None
+    # The plan's service-time model (`ServingPlan.service_time`): each request's service from its prompt and output
+    # lengths at the batch it runs in; None: `service_seconds` is the mean (a per-sequence rate, whatever the batch).
+    service_time: ServiceTime | None = None
+    input_tokens: float = DEFAULT_INPUT_TOKENS  # prompt tokens of a request stream that states none
 
     def with_changes(self, **changes) -> Design:
         return dataclasses.replace(self, **changes)
@@ -100,7 +111,7 @@ def make_policy(
     if kind == "request-rate":
         # Target QPS per replica: what one replica clears (concurrency per service time) at the planner's
         # target utilization (planner.serving.replicas_for_load uses the same headroom).
-        qps = plan.concurrency / serving.slo.service_seconds * DEFAULT_TARGET_UTILIZATION
+        qps = plan.replica_full_rate_per_second * DEFAULT_TARGET_UTILIZATION
         return lambda: scalers.RequestRate(qps, max(1, lo), hi)
     raise ValueError(f"--autoscaler {kind!r}: allowed: {', '.join(scalers.AUTOSCALERS)}")
 
@@ -123,11 +134,13 @@ def design_from_spec(
     name: str = "stack design",
     fixed_replicas: int | None = None,
     rules: ScalingRules | None = None,
+    profile: MeasuredProfile | None = None,
 ) -> Design:
     """The design the stack deploys on the machine types of `catalog` (its cloud's), scaled by `autoscaler`
     (one of `autoscalers.AUTOSCALERS`): every number from `plan_serving`, the same call the component makes,
-    with the stack's cloud's scaling `rules` (a cloud's own autoscaler needs its cloud's)."""
-    plan = plan_serving(serving, catalog, rules)
+    with the stack's cloud's scaling `rules` (a cloud's own autoscaler needs its cloud's), service times from the
+    measured `profile` where one is given."""
+    plan = plan_serving(serving, catalog, rules, profile)
     replicas = serving.replicas
     itype = catalog.instances.get(replicas.instance_type)
     vcpus = itype.vcpus if itype else 8
@@ -169,6 +182,8 @@ def design_from_spec(
         prices=prices,
         waiting_per_replica=plan.replica_waiting if direct else 0,
         rule=rule,
+        service_time=plan.service_time,
+        input_tokens=float(serving.load.input_tokens) if serving.load is not None else DEFAULT_INPUT_TOKENS,
     )
 
 
@@ -181,21 +196,29 @@ def default_autoscaler(serving: ServingSpec, queue_autoscaler: str | None, load_
 
 
 def alternatives(
-    serving: ServingSpec, prices: PriceBook, autoscaler: str, *, catalog: Catalog, rules: ScalingRules | None = None
+    serving: ServingSpec,
+    prices: PriceBook,
+    autoscaler: str,
+    *,
+    catalog: Catalog,
+    rules: ScalingRules | None = None,
+    profile: MeasuredProfile | None = None,
 ) -> list[Design]:
     """The stack's design and what `--compare` runs against it on the same requests."""
-    base = design_from_spec(serving, prices, catalog=catalog, autoscaler=autoscaler, rules=rules)
+    base = design_from_spec(serving, prices, catalog=catalog, autoscaler=autoscaler, rules=rules, profile=profile)
     return [
         base,
         base.with_changes(name="no warm pool", warm_pool=0),
         design_from_spec(
-            serving, prices, catalog=catalog, autoscaler="cpu-utilization", name="CPU-utilization scaling (50%)"
+            serving, prices, catalog=catalog, autoscaler="cpu-utilization", name="CPU-utilization scaling (50%)",
+            profile=profile,
         ),
         design_from_spec(
-            serving, prices, catalog=catalog, autoscaler="request-rate", name="request-rate scaling (SkyServe)"
+            serving, prices, catalog=catalog, autoscaler="request-rate", name="request-rate scaling (SkyServe)",
+            profile=profile,
         ),
         design_from_spec(
             serving, prices, catalog=catalog, autoscaler="fixed",
-            name=f"fixed fleet at replicas.max ({serving.replicas.max})",
+            name=f"fixed fleet at replicas.max ({serving.replicas.max})", profile=profile,
         ),
     ]  # fmt: skip

@@ -23,8 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import simpy
 
+from accelstack.planner.service_time import stated_rate
 from accelstack.simulate.autoscalers import Observation
 from accelstack.simulate.design import Design
+from accelstack.simulate.fleet import DRAINING, FAILED, GONE, IN_SERVICE, STARTING, Meter, Replica, Sample
+from accelstack.simulate.service import BatchService
 from accelstack.simulate.start import STARTS, steady_state_replicas
 from accelstack.simulate.stats import RequestStats
 from accelstack.simulate.workload import Workload
@@ -56,10 +59,14 @@ class RequestQueue:
         waiting_per_replica: int = 0,
         stats: RequestStats | None = None,
         keep_starts: bool = False,
+        batched: BatchService | None = None,
     ):
         """`waiting_per_replica` > 0: admission on the replicas (the direct topology), where each live replica
         holds that many waiting requests, so the fleet's waiting limit moves with its size (`max_depth` unused);
-        least-outstanding routing over bounded local queues is served as one queue in arrival order."""
+        least-outstanding routing over bounded local queues is served as one queue in arrival order.
+
+        `batched`: each request's service time is set as it starts, from the batch then running on its replica
+        (`accelstack.simulate.service`), and written into `service`; without it `service` is fixed per request."""
         self.arrival = np.asarray(arrivals, dtype=float)
         self.service = np.asarray(service, dtype=float)
         self.n = len(self.arrival)
@@ -71,9 +78,13 @@ class RequestQueue:
         self.ttl, self.max_depth, self.visibility, self.max_receives = ttl, max_depth, visibility, max_receives
         self.next = 0  # next arrival to admit
         self.base = 0  # index of the first arrival in the current chunk
+        self.batched = batched
+        # service_j(b) = P_j + c0[b] + O_j s0[b] + X_j s1[b]; without `batched`: P = service, the rest 0 (b = 0).
+        self.c0, self.s0, self.s1 = (batched.c0, batched.s0, batched.s1) if batched else ([0.0], [0.0], [0.0])
+        self.ends: list[list[float]] = []  # per replica: when its requests in flight finish (a heap)
         self.chunk_arrival: list[float] = self.arrival[:CHUNK].tolist()
-        self.chunk_service: list[float] = self.service[:CHUNK].tolist()
-        self.waiting: deque[tuple[float, float, int]] = deque()  # (arrival, service, request)
+        self.chunk_terms = self._terms(0, CHUNK)
+        self.waiting: deque[tuple[float, float, float, float, int]] = deque()  # (arrival, P, O, X, request)
         self.retries: list[tuple[float, int]] = []  # (visible again at, request)
         # (free at, replica, request or -1, started at): a slot's next free time; entries of a retired replica
         # are dropped when they surface.
@@ -83,7 +94,29 @@ class RequestQueue:
         self.live = 0  # replicas taking work
         self.started: list[int] = []  # buffered for `stats`: request, start time
         self.started_at: list[float] = []
+        self.started_service: list[float] = []
         self.on_arrival: list[int] = []  # requests that started as they arrived (most: kept apart, one append each)
+        self.on_arrival_service: list[float] = []
+
+    def _terms(self, lo: int, hi: int) -> tuple[list[float], list[float], list[float]]:
+        if self.batched is not None:
+            return self.batched.terms(lo, min(hi, self.n))
+        fixed = self.service[lo:hi].tolist()
+        zeros = [0.0] * len(fixed)
+        return fixed, zeros, zeros
+
+    def _service_on(self, replica: int, now: float, p: float, o: float, x: float) -> float:
+        """A request starting on `replica` at `now`: its service at the batch then running there, itself included."""
+        running = self.ends[replica]
+        while running and running[0] <= now:
+            heapq.heappop(running)
+        b = len(running) + 1
+        s = p + self.c0[b] + o * self.s0[b] + x * self.s1[b]
+        heapq.heappush(running, now + s)
+        return s
+
+    def _one(self, j: int) -> tuple[float, float, float]:
+        return self.batched.one(j) if self.batched is not None else (float(self.service[j]), 0.0, 0.0)
 
     def depth_limit(self) -> int:
         return self.waiting_per_replica * self.live if self.waiting_per_replica else self.max_depth
@@ -96,8 +129,11 @@ class RequestQueue:
     def add_replica(self, replica: int, concurrency: int, now: float) -> None:
         while len(self.alive) <= replica:
             self.alive.append(False)
+        while len(self.ends) <= replica:
+            self.ends.append([])
         if not self.alive[replica]:
             self.live += 1
+            self.ends[replica] = []
         self.alive[replica] = True
         for _ in range(concurrency):
             heapq.heappush(self.slots, (now, replica, -1, now))
@@ -141,11 +177,17 @@ class RequestQueue:
                 heapq.heappush(self.retries, (visible_at, request))
 
     def _flush(self) -> None:
+        if self.batched is not None and self.started:
+            self.service[np.asarray(self.started, dtype=np.int64)] = self.started_service
         self.stats.record(self.started, self.started_at)
         self.started.clear()
         self.started_at.clear()
+        self.started_service.clear()
         if self.on_arrival:
             ids = np.asarray(self.on_arrival, dtype=np.int64)
+            if self.batched is not None:
+                self.service[ids] = self.on_arrival_service
+            self.on_arrival_service.clear()
             starts = self.arrival[ids]
             if self.start is not None:
                 for j, t in zip(self.on_arrival, starts.tolist(), strict=True):
@@ -156,23 +198,27 @@ class RequestQueue:
     def _drop_expired_head(self, now: float) -> None:
         waiting, ttl, status = self.waiting, self.ttl, self.status
         while waiting and waiting[0][0] + ttl <= now:
-            status[waiting.popleft()[2]] = EXPIRED
+            status[waiting.popleft()[4]] = EXPIRED
 
     def advance_to(self, until: float) -> None:
         """Process every arrival and slot completion before `until`, in time order."""
         status, keep = self.status, self.start
         slots, alive, waiting, retries = self.slots, self.alive, self.waiting, self.retries
         started, started_at, on_arrival = self.started.append, self.started_at.append, self.on_arrival.append
-        ttl, n = self.ttl, self.n
+        started_service, on_arrival_service = self.started_service.append, self.on_arrival_service.append
+        ttl, n, batched, ends = self.ttl, self.n, self.batched is not None, self.ends
+        c0, s0, s1 = self.c0, self.s0, self.s1
         heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
-        arrival, service, base = self.chunk_arrival, self.chunk_service, self.base
+        arrival, base = self.chunk_arrival, self.base
+        prefills, outputs, contexts = self.chunk_terms
         m = len(arrival)
         i = self.next - base
+        b = 0  # the batch on the replica a request starts on (0: service fixed per request)
         while True:
             if i >= m and base + m < n:  # the next chunk of arrivals
                 base += m
                 arrival = self.chunk_arrival = self.arrival[base : base + CHUNK].tolist()
-                service = self.chunk_service = self.service[base : base + CHUNK].tolist()
+                prefills, outputs, contexts = self.chunk_terms = self._terms(base, base + CHUNK)
                 m, i = len(arrival), 0
             # Fast path, most requests: nothing waits and a live slot is free on arrival.
             if not waiting and not retries:
@@ -183,8 +229,17 @@ class RequestQueue:
                     top = slots[0] if slots else None
                     if top is None or top[0] > a or not alive[top[1]]:
                         break
-                    heapreplace(slots, (a + service[i], top[1], base + i, a))
+                    if batched:
+                        running = ends[top[1]]
+                        while running and running[0] <= a:
+                            heappop(running)
+                        b = len(running) + 1
+                    s = prefills[i] + c0[b] + outputs[i] * s0[b] + contexts[i] * s1[b]
+                    if batched:
+                        heappush(running, a + s)
+                    heapreplace(slots, (a + s, top[1], base + i, a))
                     on_arrival(base + i)
+                    on_arrival_service(s)
                     i += 1
                 if i >= m and base + m < n:
                     continue
@@ -199,13 +254,15 @@ class RequestQueue:
                     if not alive[replica]:
                         continue
                     while waiting:
-                        aj, sj, j = waiting.popleft()
+                        aj, pj, oj, xj, j = waiting.popleft()
                         if aj + ttl <= free:
                             status[j] = EXPIRED
                             continue
-                        heappush(slots, (free + sj, replica, j, free))
+                        s = self._service_on(replica, free, pj, oj, xj) if batched else pj
+                        heappush(slots, (free + s, replica, j, free))
                         started(j)
                         started_at(free)
+                        started_service(s)
                         if keep is not None:
                             keep[j] = free
                         break
@@ -216,13 +273,14 @@ class RequestQueue:
                 break
             if retry:
                 _, j = heappop(retries)
-                aj, sj = float(self.arrival[j]), float(self.service[j])
+                aj = float(self.arrival[j])
+                pj, oj, xj = self._one(j)
                 if aj + ttl <= a:
                     status[j] = EXPIRED
                     continue
                 depth_ok = True  # already in the queue: SQS made it visible again
             else:
-                j, aj, sj = base + i, a, service[i]
+                j, aj, pj, oj, xj = base + i, a, prefills[i], outputs[i], contexts[i]
                 if waiting and waiting[0][0] + ttl <= a:
                     self._drop_expired_head(a)
                 depth_ok = len(waiting) < self.depth_limit()
@@ -233,13 +291,15 @@ class RequestQueue:
                     if retry:
                         heappush(retries, (a, j))
                     continue
-                heapreplace(slots, (a + sj, replica, j, a))
+                s = self._service_on(replica, a, pj, oj, xj) if batched else pj
+                heapreplace(slots, (a + s, replica, j, a))
                 started(j)
                 started_at(a)
+                started_service(s)
                 if keep is not None:
                     keep[j] = a
             elif depth_ok:
-                waiting.append((aj, sj, j))
+                waiting.append((aj, pj, oj, xj, j))
             else:
                 status[j] = REFUSED
             if not retry:
@@ -266,7 +326,7 @@ class RequestQueue:
     def finish(self) -> None:
         """After the horizon: serve what is queued with the fleet left running; the rest expires."""
         self.advance_to(INF)
-        for _, _, j in self.waiting:
+        for *_, j in self.waiting:
             self.status[j] = EXPIRED
         self.waiting.clear()
         for _, j in self.retries:
@@ -274,52 +334,6 @@ class RequestQueue:
         self.retries.clear()
         self._flush()
         self.stats.finish(np.frombuffer(self.status, dtype=np.uint8), PENDING, EXPIRED)  # a view, no copy
-
-
-# Replica states
-STARTING, IN_SERVICE, FAILED, DRAINING, GONE = range(5)
-
-
-@dataclass
-class Replica:
-    id: int
-    launched: float
-    warm: bool
-    state: int = STARTING
-    ready: float = INF
-
-
-class Meter:
-    """Seconds spent by instances in each billing state (integrated over simulated time)."""
-
-    STATES = ("serving", "starting_warm", "starting_cold", "pool_preparing", "pool_stopped")
-
-    def __init__(self) -> None:
-        self.count = dict.fromkeys(self.STATES, 0)
-        self.seconds = dict.fromkeys(self.STATES, 0.0)
-        self.last = 0.0
-
-    def add(self, now: float, state: str, delta: int) -> None:
-        self.close(now)
-        self.count[state] += delta
-
-    def close(self, now: float) -> None:
-        if now > self.last:
-            for state, count in self.count.items():
-                self.seconds[state] += count * (now - self.last)
-            self.last = now
-
-
-@dataclass
-class Sample:
-    time: float
-    arrivals: int  # since the previous sample
-    backlog: int
-    in_flight: int
-    in_service: int  # replicas InService (warm: serving)
-    starting: int
-    pool: int  # stopped warm-pool instances
-    desired: int
 
 
 @dataclass
@@ -354,8 +368,19 @@ class Simulation:
         if start not in STARTS:
             raise ValueError(f"start {start!r}: allowed: {', '.join(STARTS)}")
         self.design, self.workload = design, workload
-        rate = tokens_per_second or workload.mean_tokens / design.service_seconds
-        service = workload.service_seconds(rate)
+        # A stated decode rate (--tokens-per-second, else serviceSeconds without the plan's model): service fixed
+        # per request, whatever the batch. Else the plan's model, per request at the batch it starts in.
+        rate = tokens_per_second or (None if design.service_time else workload.mean_tokens / design.service_seconds)
+        batched = None
+        if rate:
+            service = workload.service_seconds(rate)
+            self.service_model = stated_rate(rate, "--tokens-per-second" if tokens_per_second else "serviceSeconds")
+        else:
+            assert design.service_time is not None
+            self.service_model = design.service_time
+            inputs = workload.input_tokens if workload.input_tokens is not None else design.input_tokens
+            batched = BatchService(design.service_time, inputs, workload.tokens, design.concurrency)
+            service = batched.at_batch(batched.running_batch())  # the steady start's estimate; set as each starts
         stats = RequestStats(
             workload.arrivals,
             service,
@@ -374,6 +399,7 @@ class Simulation:
             waiting_per_replica=design.waiting_per_replica,
             stats=stats,
             keep_starts=keep_starts,
+            batched=batched,
         )
         self.start = start
         self.initial_replicas = (
@@ -388,6 +414,7 @@ class Simulation:
         self.failure_rate = failures_per_replica_day / 86_400.0
         self.sample_seconds = sample_seconds
         self.replicas: list[Replica] = []
+        self.launched_replicas = 0
         self.desired = self.initial_replicas
         self.pool = design.warm_pool
         self.pool_preparing = 0
@@ -397,13 +424,19 @@ class Simulation:
         self.failures = 0
         self.meter.add(0.0, "pool_stopped", self.pool)
         for _ in range(self.initial_replicas):  # `up` waited for these: in service from the start
-            replica = Replica(len(self.replicas), 0.0, False, IN_SERVICE, 0.0)
+            replica = Replica(self._new_id(), 0.0, False, IN_SERVICE, 0.0)
             self.replicas.append(replica)
             self.queue.add_replica(replica.id, design.concurrency, 0.0)
             self.meter.add(0.0, "serving", 1)
             self._watch_for_failure(replica)
 
     # --- fleet ---------------------------------------------------------------------------------
+
+    def _new_id(self) -> int:
+        """A replica id never used before in this run: the list of replicas is pruned of those gone, so its length
+        would hand a live replica's id (and its slots) to a new one."""
+        self.launched_replicas += 1
+        return self.launched_replicas - 1
 
     def count(self, *states: int) -> int:
         return sum(1 for r in self.replicas if r.state in states)
@@ -413,7 +446,7 @@ class Simulation:
         if warm:
             self.pool -= 1
             self.meter.add(now, "pool_stopped", -1)
-        replica = Replica(len(self.replicas), now, warm)
+        replica = Replica(self._new_id(), now, warm)
         self.replicas.append(replica)
         self.meter.add(now, "starting_warm" if warm else "starting_cold", 1)
         delay = self.design.warm_start_seconds if warm else self.design.cold_start_seconds

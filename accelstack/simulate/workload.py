@@ -47,10 +47,13 @@ class Workload:
     tokens: np.ndarray  # output tokens per request
     horizon: float  # seconds simulated (arrivals are all before it)
     source: str
+    input_tokens: np.ndarray | None = None  # prompt tokens per request; None: the design's (serving.load's)
 
     def __post_init__(self) -> None:
         if len(self.arrivals) != len(self.tokens):
             raise ValueError("one token count per arrival")
+        if self.input_tokens is not None and len(self.input_tokens) != len(self.tokens):
+            raise ValueError("one prompt length per arrival")
 
     def service_seconds(self, tokens_per_second: float) -> np.ndarray:
         return self.tokens / tokens_per_second
@@ -112,8 +115,9 @@ def synthetic(
 
 
 def load_trace(path: Path, *, horizon: float | None = None) -> Workload:
-    """A CSV of `timestamp,tokens` rows (a header row is allowed): seconds (any origin, e.g. Unix time)
-    and output tokens. Times are shifted to start at 0; ValueError names the line of bad input.
+    """A CSV of `timestamp,tokens[,input_tokens]` rows (a header row is allowed): seconds (any origin, e.g. Unix
+    time), output tokens and, optionally, prompt tokens (in every row or none). Times are shifted to start at 0;
+    ValueError names the line of bad input.
 
     Nothing about the file is trusted: its size is refused before reading (`MAX_TRACE_BYTES`), and times must be
     seconds -- a trace written in milliseconds is refused (Unix time in milliseconds, or a span 1,000 times longer
@@ -124,6 +128,7 @@ def load_trace(path: Path, *, horizon: float | None = None) -> Workload:
         raise ValueError(f"{source}: looks like JSON; --trace takes CSV rows 'timestamp,tokens' (seconds, tokens)")
     times: list[float] = []
     tokens: list[float] = []
+    prompts: list[float] = []
     rows = csv.reader(io.StringIO(text, newline=""))
     while True:
         try:
@@ -160,8 +165,13 @@ def load_trace(path: Path, *, horizon: float | None = None) -> Workload:
             raise ValueError(
                 f"{source}: line {number}: {row[1]} output tokens; no model generates more than {MAX_TOKENS:,} per request"
             )
+        prompt = _prompt_tokens(row, source, number)
+        if times and (prompt is None) != (not prompts):
+            raise ValueError(f"{source}: line {number}: give prompt tokens (a third column) in every row or none")
         times.append(time)
         tokens.append(count)
+        if prompt is not None:
+            prompts.append(prompt)
         if len(times) > MAX_TRACE_REQUESTS:
             raise ValueError(f"{source}: more than {MAX_TRACE_REQUESTS:,} requests; one run simulates at most that")
     if not times:
@@ -178,7 +188,23 @@ def load_trace(path: Path, *, horizon: float | None = None) -> Workload:
         )
     end = horizon if horizon is not None else max(span + 1.0, 60.0)
     keep = arrivals < end
-    return Workload(arrivals[keep], counts[keep], end, f"trace {Path(path).name}: {int(keep.sum())} requests")
+    inputs = np.asarray(prompts, dtype=np.float32)[order][keep] if prompts else None
+    return Workload(arrivals[keep], counts[keep], end, f"trace {Path(path).name}: {int(keep.sum())} requests", inputs)
+
+
+def _prompt_tokens(row: list[str], source: str, number: int) -> float | None:
+    """The optional third column: prompt tokens (> 0, at most MAX_TOKENS); None where the row has none."""
+    if len(row) < 3 or not row[2].strip():
+        return None
+    try:
+        if len(row[2]) > MAX_NUMBER_CHARS:
+            raise ValueError
+        prompt = float(row[2])
+    except ValueError:
+        raise ValueError(f"{source}: line {number}: prompt tokens must be a number, got {_clip(row[2])!r}") from None
+    if not math.isfinite(prompt) or not 0 < prompt <= MAX_TOKENS:
+        raise ValueError(f"{source}: line {number}: prompt tokens must be > 0 and at most {MAX_TOKENS:,}, got {row[2]}")
+    return prompt
 
 
 def _clip(text: str, limit: int = 60) -> str:

@@ -37,25 +37,26 @@ def test_replica_capacity_worked_by_hand() -> None:
     131072 B/token) on g6e.xlarge (1 x L40S: 864 GB/s, 362 TFLOPS), 1000 prompt + 250 output tokens:
     mean context 1000 + 250/2 = 1125 tokens -> 147.456e6 B of KV per sequence; bandwidth 0.6 x 864e9 = 518.4e9 B/s.
     batch 11: step = (16.06e9 + 11 x 147.456e6) / 518.4e9 = 34.11 ms; prefill = 2 x 8.03e9 x 1000 /
-    (362e12 x 0.4) = 0.1109 s; service = 0.1109 + 250 x 0.03411 = 8.64 s; rate = 1 / (0.1109 + 250 x
-    0.03411 / 11) = 1.129 req/s. 50 req/s at 70%: ceil(50 / (1.129 x 0.7)) = ceil(63.3) = 64 replicas.
-    With a 10 s target the batch may grow only to floor(((10 - 0.1109) x 518.4e9 / 250 - 16.06e9) / 147.456e6)
-    = floor(30.15) = 30, so a worker batch of 64 is cut to 30."""
+    (362e12 x 0.4) = 0.1109 s; service = 11 x 0.1109 (its own prefill and the 10 others', which stall the
+    decode steps) + 250 x 0.03411 = 9.75 s; rate = 11 / 9.75 = 1 / (0.1109 + 250 x 0.03411 / 11) = 1.129 req/s.
+    50 req/s at 70%: ceil(50 / (1.129 x 0.7)) = ceil(63.3) = 64 replicas.
+    With a 10 s target: b x 0.1109 + 250 x (16.06e9 + b x 147.456e6) / 518.4e9 = 7.745 + 0.1820 b <= 10 gives
+    b <= 12.39, so a worker batch of 64 is cut to 12."""
     arch = get_preset("llama-3.1-8b")
     capacity = replica_capacity(arch, aws_itype("g6e.xlarge"), input_tokens=1000, output_tokens=250, max_batch=11)
     assert capacity.batch == 11 and capacity.meets_latency
     assert capacity.step_seconds == pytest.approx(0.03411, abs=1e-5)
     assert capacity.prefill_seconds == pytest.approx(0.1109, abs=1e-4)
-    assert capacity.service_seconds == pytest.approx(8.64, abs=0.01)
+    assert capacity.service_seconds == pytest.approx(9.75, abs=0.01)
     assert capacity.requests_per_second == pytest.approx(1.129, abs=0.001)
     load = replicas_for_load(50, capacity)
     assert load.replicas == 64 and "= 64" in load.basis() and "60% of 864 GB/s" in load.basis()
-    assert load.in_flight == pytest.approx(50 * 8.64, abs=1)
+    assert load.in_flight == pytest.approx(50 * 9.75, abs=1)
     assert 63 * 1.129 * 0.7 < 50 <= load.carried(64)
     cut = replica_capacity(
         arch, aws_itype("g6e.xlarge"), input_tokens=1000, output_tokens=250, max_batch=64, latency_seconds=10
     )
-    assert cut.batch == 30 and cut.service_seconds <= 10 and cut.meets_latency
+    assert cut.batch == 12 and cut.service_seconds <= 10 and cut.meets_latency
     assert replicas_for_load(0, capacity).replicas == 0
 
 

@@ -180,3 +180,13 @@ def test_advise_reads_model_context_and_load_from_a_serving_stack():
     assert training.exit_code == 2 and "advise reads serving stacks" in training.output
     neither = runner.invoke(app, ["advise"])
     assert neither.exit_code == 2 and "give --custom-weights or --no-custom-weights" in neither.output
+
+
+def test_validate_warns_when_the_stated_load_misses_its_target_in_simulation():
+    """250 exponential output tokens at ~34 ms each: a third of the requests take over 10 s on any fleet, so the
+    fast simulation misses p99 within 10 s and says by how much; 60 tokens meet it, and nothing is said."""
+    message = warnings_at(spec_of(load(4)))["serving.load"]
+    assert "simulation of the stated 4 req/s" in message and "below the p99 target of 99%" in message
+    assert float(message.split("finishes ")[1].split("%")[0]) < 90
+    short = "serving.load={requestsPerSecond: 4, inputTokens: 500, outputTokens: 60}"
+    assert "serving.load" not in warnings_at(spec_of(short))
