@@ -25,9 +25,9 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from accelstack.engine.capture import UNKNOWN
 from accelstack.engine.policy_runner import context_from_spec, policy_verdicts, run_packs
+from accelstack.policies import links
+from accelstack.policies.common import refers_to
 from accelstack.spec.loader import load_stack
-from policies import links
-from policies.common import refers_to
 from tests.bench.large_export import PLANTS, copies_for, golden, plant, replicate
 
 REPO = Path(__file__).resolve().parents[2]
