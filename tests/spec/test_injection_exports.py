@@ -12,7 +12,6 @@ environment file syntax).
 
 from __future__ import annotations
 
-import copy
 import string
 import subprocess
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from accelstack.examples import SHIPPED_EXAMPLES
 from accelstack.spec.loader import load_stack, parse_spec
 from accelstack.spec.problems import SpecError
 from tests.spec import boot_documents as boot
-from tests.spec.test_injection import strings_of
+from tests.spec.test_injection import _set, strings_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_DIRECTOR = (
@@ -80,16 +79,6 @@ def _get(raw: dict[str, Any], path: str) -> Any:
     for key in path.split("."):
         node = node[int(key)] if isinstance(node, list) else node[key]
     return node
-
-
-def _set(raw: dict[str, Any], path: str, value: str) -> dict[str, Any]:
-    result = copy.deepcopy(raw)
-    keys = path.split(".")
-    node: Any = result
-    for key in keys[:-1]:
-        node = node[int(key)] if isinstance(node, list) else node[key]
-    node[int(keys[-1]) if isinstance(node, list) else keys[-1]] = value
-    return result
 
 
 def renamed(raw: dict[str, Any], paths: list[str], old: str, new: str) -> dict[str, Any]:
