@@ -24,7 +24,7 @@ from accelstack.clouds.base import Catalog
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.scaling_rules import ScalingRules
 from accelstack.planner.serving_plan import MeasuredProfile, plan_serving
-from accelstack.simulate.design import Design, alternatives, design_from_spec
+from accelstack.simulate.design import Design, alternatives
 from accelstack.simulate.engine import Run, Simulation
 from accelstack.simulate.report import summarize
 from accelstack.simulate.stats import LogHistogram, confidence_interval, percentiles, separate
@@ -90,9 +90,7 @@ def peer_designs(
     plan = plan_serving(serving, catalog)
     target = plan.backlog_per_instance_target
     lo, hi = serving.replicas.min, serving.replicas.max
-    keda = design_from_spec(
-        serving, prices, catalog=catalog, autoscaler=autoscaler, rules=rules, profile=profile
-    ).with_changes(
+    keda = designs[0].with_changes(  # the stack's design (alternatives' first), its policy swapped
         name=f"queue length (KEDA, {target:g}/replica)",
         autoscaler="keda-queue-length",
         policy=lambda: KedaQueueLength(target, lo, hi),
