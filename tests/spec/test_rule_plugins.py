@@ -124,6 +124,7 @@ def test_every_rule_registered_once_in_layer_order():
         "lustre_capacity_derivable",
         "serving_replicas_carry_load",
         "serving_model_architecture_known",
+        "serving_load_meets_slo_in_simulation",
     }
     assert all(r.doc.strip() for r in validators.all_rules() if r.module == "accelstack.planner_rules")
 
