@@ -1,5 +1,6 @@
 """The resource kinds the components can create, read from their source: every provider SDK resource class
-(a `pulumi.CustomResource` subclass of pulumi_aws, pulumi_azure_native, pulumi_gcp, pulumi_random, ...) that
+(a `pulumi.CustomResource` subclass of pulumi_aws, pulumi_azure_native, pulumi_gcp, pulumi_random, and the
+community packages' pulumiverse_time, ...) that
 components/ names as a value (instantiated, or picked to be instantiated), and the dynamic provider's kind
 where components/ defines a dynamic resource. A class named only in a type annotation, or only to call a
 class method on it (`Vpc.get(...)` reads an existing resource), creates nothing and is not counted."""
@@ -18,7 +19,7 @@ from accelstack.policies.concepts import DYNAMIC
 
 REPO = Path(__file__).resolve().parents[2]
 COMPONENTS = REPO / "components"
-SDK_PREFIX = "pulumi_"
+SDK_PREFIXES = ("pulumi_", "pulumiverse_")  # Pulumi's own packages, the community's (pulumiverse)
 DYNAMIC_KIND = DYNAMIC["dynamic-operation"][0]
 
 
@@ -28,11 +29,11 @@ def _imports(tree: ast.Module) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith(SDK_PREFIX):
+                if alias.name.startswith(SDK_PREFIXES):
                     bound[alias.asname or alias.name.split(".")[0]] = (
                         alias.name if alias.asname else alias.name.split(".")[0]
                     )
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(SDK_PREFIX):
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(SDK_PREFIXES):
             for alias in node.names:
                 bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return bound
