@@ -5,8 +5,8 @@ Azure Managed Lustre importing the dataset container (Blob integration, "HSM").
   storage account's customer-managed key, learn.microsoft.com/azure/storage/common/customer-managed-keys-
   overview), used by both storage accounts and the file system through the stack's storage identity
   (a user-assigned identity holding "Key Vault Crypto Service Encryption User" on the key, granted, and
-  propagated, before anything uses it: components/propagation.py). Exported as `encryptionKey`. The VMs' disks keep platform-managed keys (a disk
-  encryption set is not built yet).
+  propagated, before anything uses it: components/propagation.py). Exported as `encryptionKey`. The VMs'
+  disks keep platform-managed keys (a disk encryption set is not built yet).
 - Datasets: their own account; shared-key access stays on and hierarchical namespace off, as the Blob
   integration requires, with its logging container apart from the data container (amlfs-prerequisites,
   "Blob integration prerequisites").
@@ -457,8 +457,8 @@ class TrainingStorage(pulumi.ComponentResource):
                 }
             },
             tags=tags,
-            # Each grant's wait runs from when the grant exists: the file system's key grant waits beside the
-            # account's, so only the provider's roles on the dataset account add to the first `up`.
+            # Each wait runs from when its grants exist: the file system's key waits beside the accounts' key
+            # (both granted early); the provider's roles, granted on the dataset account once it exists, after it.
             opts=_stateful(
                 self,
                 depends_on=[
