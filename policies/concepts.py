@@ -106,11 +106,12 @@ STATEFUL = (
     "ml-workspace",  # job history, registered models and assets
 )
 
-# Packages that make no cloud calls of their own (pulumi-random, pulumi-tls) and the engine's own types;
+# Packages that make no cloud calls of their own (pulumi-random, pulumi-tls, pulumiverse-time: its Sleep only
+# waits, components/propagation.py) and the engine's own types;
 # accelstack's component resources (`accelstack:aws:...`) only group children. Any other package
 # (e.g. pulumi-command, whose `command:local:Command` runs with the deployer's ambient credentials) is
 # unknown and fails.
-LOCAL_PACKAGES = frozenset({"pulumi", "random", "tls", "accelstack"})
+LOCAL_PACKAGES = frozenset({"pulumi", "random", "tls", "time", "accelstack"})
 
 _API_VERSION = re.compile(r"^(azure-native:[A-Za-z]+)/v[0-9]{8}(?:preview|privatepreview)?(:.+)$")
 

@@ -176,10 +176,27 @@ class _Converter:
         if properties:
             arm["properties"] = properties
         # ARM's own spelling of an explicit dependency, which Checkov follows to build its resource graph.
-        depends = {_resource_id(*self.names[d]) for d in entry.get("dependencies") or [] if d in self.names}
+        depends = {_resource_id(*self.names[d]) for d in self._arm_dependencies(entry)}
         if depends:
             arm["dependsOn"] = sorted(depends)
         return arm
+
+    def _arm_dependencies(self, entry: dict[str, Any]) -> set[str]:
+        """The URNs of ARM resources `entry` depends on: a dependency with no ARM form (a grant's propagation
+        wait, components/propagation.py) stands for what it depends on itself, as a template would say it."""
+        found: set[str] = set()
+        seen: set[str] = set()
+        todo = list(entry.get("dependencies") or [])
+        while todo:
+            urn = todo.pop()
+            if urn in seen:
+                continue
+            seen.add(urn)
+            if urn in self.names:
+                found.add(urn)
+            elif (other := self.entries.get(urn)) is not None and other.get("custom"):
+                todo += other.get("dependencies") or []
+        return found
 
 
 def arm_template(document: dict[str, Any]) -> ArmTemplate:

@@ -203,9 +203,11 @@ def scan_view(cloud: str) -> str | None:
     maps (`Cloud.terraform`), an ARM template for the packages generated from the Azure REST API specs
     (`Cloud.arm`); None: neither."""
     from accelstack.clouds import registry
+    from accelstack.policies.concepts import LOCAL_PACKAGES
 
     described = registry.get(cloud)
-    packages = set(described.pulumi_packages) - {"random"}
+    # pulumi-random's and pulumiverse-time's resources make no cloud calls: nothing of theirs picks the view.
+    packages = set(described.pulumi_packages) - LOCAL_PACKAGES
     if packages & {provider.package for provider in described.terraform}:
         return TERRAFORM_PLAN
     if packages & {provider.package for provider in described.arm}:
@@ -218,8 +220,9 @@ def unscanned_reason(cloud: str) -> str | None:
     if scan_view(cloud) is not None:
         return None
     from accelstack.clouds import registry
+    from accelstack.policies.concepts import LOCAL_PACKAGES
 
-    packages = set(registry.get(cloud).pulumi_packages) - {"random"}
+    packages = set(registry.get(cloud).pulumi_packages) - LOCAL_PACKAGES
     return (
         f"not scanned: no Terraform plan or ARM template view of {', '.join(sorted(packages))} resources yet; "
         "both policy packs judge them"

@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 
 import pulumi
 
+from accelstack.components.propagation import SLEEP, mock_sleep
+
 DEFAULT_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 DEFAULT_TENANT_ID = "11111111-1111-1111-1111-111111111111"
 DEFAULT_LOCATION = "eastus"
@@ -86,6 +88,8 @@ class AzureMocks(pulumi.runtime.Mocks):
             raw = bytes(int(args.inputs.get("length") or 32))
             outputs.setdefault("base64", base64.b64encode(raw).decode())
             outputs.setdefault("hex", raw.hex())
+        if args.typ == SLEEP:
+            return mock_sleep(args)
         if not args.typ.startswith("azure-native:"):
             return f"{args.name}-id", outputs
         name = args.typ.split(":")[2]

@@ -4,9 +4,9 @@ Azure Managed Lustre importing the dataset container (Blob integration, "HSM").
 - Encryption: a customer-managed RSA key in the stack's Key Vault (RBAC, purge protection: required for a
   storage account's customer-managed key, learn.microsoft.com/azure/storage/common/customer-managed-keys-
   overview), used by both storage accounts and the file system through the stack's storage identity
-  (a user-assigned identity holding "Key Vault Crypto Service Encryption User" on the key, granted before
-  anything uses it). Exported as `encryptionKey`. The VMs' disks keep platform-managed keys (a disk
-  encryption set is not built yet).
+  (a user-assigned identity holding "Key Vault Crypto Service Encryption User" on the key, granted, and
+  propagated, before anything uses it: components/propagation.py). Exported as `encryptionKey`. The VMs'
+  disks keep platform-managed keys (a disk encryption set is not built yet).
 - Datasets: their own account; shared-key access stays on and hierarchical namespace off, as the Blob
   integration requires, with its logging container apart from the data container (amlfs-prerequisites,
   "Blob integration prerequisites").
@@ -18,7 +18,7 @@ Azure Managed Lustre importing the dataset container (Blob integration, "HSM").
   `training.storage.lustre.importTrigger` changes (`_import_job`).
 - The "HPC Cache Resource Provider" service principal holds Storage Account Contributor and Storage Blob
   Data Contributor on the dataset account BEFORE the file system is created (amlfs-prerequisites): the
-  file system depends on both role assignments.
+  file system waits for both role assignments to propagate ("up to five minutes", the same page).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import pulumi_azure_native as azure_native
 from accelstack.clouds.azure import catalog, names
 from accelstack.clouds.azure.rules import blob_uri_parts
 from accelstack.components.azure.provider import account_of, stack_tags
+from accelstack.components.propagation import PropagationWaits
 from accelstack.planner.training_plan import PlannedFileSystem
 from accelstack.spec.models import TrainingStack
 
@@ -131,6 +132,7 @@ class TrainingStorage(pulumi.ComponentResource):
         self._resource_group = resource_group
         self._nodes_subnet_id = nodes_subnet_id
         self._reader_subnets = spec.training.artifact_reader_subnets
+        self.waits = PropagationWaits(name, self)
 
         self.vault = azure_native.keyvault.Vault(
             f"{name}-kv",
@@ -168,11 +170,15 @@ class TrainingStorage(pulumi.ComponentResource):
         self.storage_identity = azure_native.managedidentity.UserAssignedIdentity(
             f"{name}-storage-id", resource_group_name=resource_group, tags=tags, opts=child
         )
-        key_grant = self._key_grant = self.grant(
+        key_grant = self.grant(
             f"{name}-storage-id-key",
             self.key.id,
             KEY_VAULT_CRYPTO_SERVICE_ENCRYPTION_USER,
             self.storage_identity.principal_id,
+        )
+        # What every account encrypting with the key waits for: the grant, propagated in Key Vault.
+        key_usable = self._key_usable = self.waits.after(
+            f"{name}-storage-id-key", [key_grant], catalog.KEY_VAULT_RBAC_PROPAGATION_SECONDS
         )
 
         datasets = blob_uri_parts(storage.datasets.uri)
@@ -182,7 +188,7 @@ class TrainingStorage(pulumi.ComponentResource):
             f"{name}-datasets",
             datasets[0],
             shared_key=True,  # the Blob integration uses the account key (amlfs-prerequisites)
-            depends_on=[key_grant],
+            depends_on=key_usable,
             tags=tags,
             # Managed Lustre reads its container from its own subnet: Microsoft.StorageCache is no trusted service
             # the firewall's AzureServices bypass admits, and creation fails if it cannot reach the container.
@@ -208,7 +214,7 @@ class TrainingStorage(pulumi.ComponentResource):
                     f"training.storage.checkpoints.uri: {storage.checkpoints.uri!r} is not a Blob Storage URL"
                 )
             self._checkpoints(
-                name, checkpoints[0], checkpoints[1], storage.checkpoints.noncurrent_version_days, key_grant, tags
+                name, checkpoints[0], checkpoints[1], storage.checkpoints.noncurrent_version_days, key_usable, tags
             )
             self.checkpoint_uri = storage.checkpoints.uri
             self.checkpoint_writer = azure_native.authorization.RoleDefinition(
@@ -238,7 +244,7 @@ class TrainingStorage(pulumi.ComponentResource):
         self.lustre_address: pulumi.Output[str] | None = None
         self.lustre_mount_name: pulumi.Output[str] | None = None
         if file_system is not None and lustre_subnet_id is not None:
-            self._file_system(name, spec, file_system, datasets[1], lustre_subnet_id, zone, key_grant, tags)
+            self._file_system(name, spec, file_system, datasets[1], lustre_subnet_id, zone, key_usable, tags)
         self.register_outputs({"encryptionKey": self.encryption_key})
 
     def grant(
@@ -269,7 +275,7 @@ class TrainingStorage(pulumi.ComponentResource):
         """The Azure Machine Learning workspace's own account (job logs, outputs, code snapshots), hardened as
         the checkpoint account is: no shared key (the workspace reads its system datastores with identities),
         the stack's key, the nodes' subnet and trusted services only. Protected: it holds every job's record."""
-        return self._account(name, account_name, shared_key=False, depends_on=[self._key_grant], tags=tags)
+        return self._account(name, account_name, shared_key=False, depends_on=self._key_usable, tags=tags)
 
     def _account(
         self,
@@ -316,7 +322,8 @@ class TrainingStorage(pulumi.ComponentResource):
                 "services": {"blob": {"enabled": True, "key_type": "Account"}},
             },
             tags=tags,
-            # The identity must hold its key role before the account encrypts with the key.
+            # The identity must hold its key role, propagated, before the account encrypts with the key: Azure
+            # checks the key's access when the account is created.
             opts=_stateful(self, depends_on=depends_on),
         )
 
@@ -326,14 +333,14 @@ class TrainingStorage(pulumi.ComponentResource):
         account_name: str,
         container: str,
         noncurrent_days: int,
-        key_grant: pulumi.Resource,
+        key_usable: list[pulumi.Resource],
         tags: dict[str, str],
     ) -> None:
         self.checkpoint_account = self._account(
             f"{name}-checkpoints",
             account_name,
             shared_key=False,
-            depends_on=[key_grant],
+            depends_on=key_usable,
             tags=tags,
             reader_subnets=self._reader_subnets,
         )
@@ -386,7 +393,7 @@ class TrainingStorage(pulumi.ComponentResource):
         data_container: str,
         subnet_id: pulumi.Input[str],
         zone: str,
-        key_grant: pulumi.Resource,
+        key_usable: list[pulumi.Resource],
         tags: dict[str, str],
     ) -> None:
         principal = account_of(spec).hpc_cache_principal_id
@@ -401,7 +408,8 @@ class TrainingStorage(pulumi.ComponentResource):
             opts=_stateful(self),
         )
         # amlfs-prerequisites: both roles on the storage account, for the HPC Cache Resource Provider, before
-        # the file system exists (its creation checks access and fails otherwise).
+        # the file system exists (its creation checks access and fails otherwise), propagated ("It can take up to
+        # five minutes for the role settings to propagate", the same page).
         provider_grants = [
             self.grant(f"{name}-hpc-cache-{label}", self.dataset_account.id, role, principal)
             for label, role in (
@@ -449,7 +457,20 @@ class TrainingStorage(pulumi.ComponentResource):
                 }
             },
             tags=tags,
-            opts=_stateful(self, depends_on=[*provider_grants, key_grant, file_system_key_grant]),
+            # Each wait runs from when its grants exist: the file system's key waits beside the accounts' key
+            # (both granted early); the provider's roles, granted on the dataset account once it exists, after it.
+            opts=_stateful(
+                self,
+                depends_on=[
+                    *self.waits.after(f"{name}-hpc-cache", provider_grants, catalog.RBAC_PROPAGATION_SECONDS),
+                    *key_usable,
+                    *self.waits.after(
+                        f"{name}-storage-id-lustre-key",
+                        [file_system_key_grant],
+                        catalog.KEY_VAULT_RBAC_PROPAGATION_SECONDS,
+                    ),
+                ],
+            ),
         )
         trigger = spec.training.storage.lustre.import_trigger if spec.training.storage.lustre else None
         if trigger is not None:

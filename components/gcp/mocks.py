@@ -17,6 +17,8 @@ from typing import Any
 
 import pulumi
 
+from accelstack.components.propagation import SLEEP, mock_sleep
+
 DEFAULT_PROJECT_ID = "acme-train"
 DEFAULT_PROJECT_NUMBER = "123456789012"
 DEFAULT_REGION = "us-central1"
@@ -99,6 +101,8 @@ class GcpMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
+        if args.typ == SLEEP:
+            return mock_sleep(args)
         if not args.typ.startswith("gcp:"):
             return f"{args.name}-id", outputs
         name = str(args.inputs.get("name") or args.name)

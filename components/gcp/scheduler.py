@@ -160,7 +160,7 @@ class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):
                 parent=ctx.parent,
                 protect=True,
                 retain_on_delete=True,
-                depends_on=[handles.storage.key_grants["compute"]],
+                depends_on=handles.storage.key_usable("compute"),
             ),
         )
         return StateVolume(STATE_DEVICE_NAME)

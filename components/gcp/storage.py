@@ -6,7 +6,8 @@ Managed Lustre on a private services access connection, importing the dataset pr
   disk. Each Google service agent that encrypts for us holds encrypterDecrypter on the key BEFORE the
   resource that names it is created (a bucket, instance or disk naming a key its agent cannot use fails at
   create time: cloud.google.com/storage/docs/encryption/using-customer-managed-keys#prereqs,
-  cloud.google.com/managed-lustre/docs/cmek, cloud.google.com/compute/docs/disks/customer-managed-encryption).
+  cloud.google.com/managed-lustre/docs/cmek, cloud.google.com/compute/docs/disks/customer-managed-encryption),
+  and that resource waits for the grant to propagate (`key_usable`, components/propagation.py).
 - Buckets: uniform bucket-level access, public access prevention enforced, soft delete, versioned; old versions
   expire (checkpoints after `noncurrentVersionDays`, datasets after 30 days), live objects never. Both are
   protected and retained on delete.
@@ -35,6 +36,7 @@ from accelstack.components.gcp.apis import project_apis
 from accelstack.components.gcp.lustre_import import LustreImport
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.provider import resource_id
+from accelstack.components.propagation import PropagationWaits
 from accelstack.planner.training_plan import PlannedFileSystem
 from accelstack.spec.models import TrainingStack
 from accelstack.spec.uris import split_bucket_uri
@@ -87,8 +89,8 @@ def _stateful(opts: pulumi.ResourceOptions, **extra: Any) -> pulumi.ResourceOpti
 class TrainingStorage(pulumi.ComponentResource):
     """What the cluster and the Slurm head use: `key`, `dataset_bucket`, `checkpoint_bucket` (None without
     checkpoints), `file_system` and `lustre_import` (None without Lustre), `lustre_address` and
-    `lustre_mount_name` (the client mount source's two halves), `key_grants` (what disks naming the key wait
-    for)."""
+    `lustre_mount_name` (the client mount source's two halves), `key_grants` (each service agent's grant on the
+    key) and `key_usable(agent)` (what a resource naming the key waits for: that grant, propagated)."""
 
     def __init__(
         self,
@@ -106,6 +108,8 @@ class TrainingStorage(pulumi.ComponentResource):
         storage = spec.training.storage
         region = spec.account.region  # type: ignore[attr-defined]
         child = pulumi.ResourceOptions(parent=self)
+        self.waits = PropagationWaits(stack, self)
+        self._key_usable: dict[str, list[pulumi.Resource]] = {}
 
         ring = gcp.kms.KeyRing(f"{stack}-keys", location=region, opts=_stateful(child))
         self.key = gcp.kms.CryptoKey(
@@ -190,8 +194,17 @@ class TrainingStorage(pulumi.ComponentResource):
             ],
             # A bucket with objects is never deleted by an `up` (force_destroy false is the default; said here).
             force_destroy=False,
-            opts=_stateful(pulumi.ResourceOptions(parent=self), depends_on=[self.key_grants["storage"]]),
+            opts=_stateful(pulumi.ResourceOptions(parent=self), depends_on=self.key_usable("storage")),
         )
+
+    def key_usable(self, agent: str) -> list[pulumi.Resource]:
+        """What a resource naming the key waits for: `agent`'s grant on it (`key_grants`), propagated. One wait per
+        agent, shared by everything that agent encrypts."""
+        if agent not in self._key_usable:
+            self._key_usable[agent] = self.waits.after(
+                f"{self.spec.stack}-key-{agent}", [self.key_grants[agent]], catalog.IAM_PROPAGATION_SECONDS
+            )
+        return self._key_usable[agent]
 
     def _private_services_access(self, network: TrainingNetwork) -> gcp.servicenetworking.Connection:
         """The peering Managed Lustre and Filestore are reached through (the last quarter's /20)."""
@@ -251,7 +264,7 @@ class TrainingStorage(pulumi.ComponentResource):
             deletion_protection_enabled=True,
             deletion_protection_reason="accelstack: datasets and checkpoints",
             description=f"accelstack {stack}: datasets and checkpoints",
-            opts=_stateful(pulumi.ResourceOptions(parent=self), depends_on=[connection, agent]),
+            opts=_stateful(pulumi.ResourceOptions(parent=self), depends_on=[connection, *self.key_usable("filestore")]),
         )
         self.file_system = instance
         self.lustre_address = instance.networks.apply(lambda networks: (networks[0].ip_addresses or [""])[0])
@@ -278,7 +291,7 @@ class TrainingStorage(pulumi.ComponentResource):
             network=network.system.id,
             kms_key=self.key.id,
             description=f"accelstack {stack}: datasets and checkpoints",
-            opts=_stateful(child, depends_on=[connection, self.key_grants["lustre"]]),
+            opts=_stateful(child, depends_on=[connection, *self.key_usable("lustre")]),
         )
         # mount_point is "<address>@tcp:/<filesystem>"; the generator mounts "<address>@tcp:/<name>".
         self.lustre_address = self.file_system.mount_point.apply(lambda mp: (mp or "").split("@", 1)[0])
@@ -306,7 +319,15 @@ class TrainingStorage(pulumi.ComponentResource):
             lustre_path=lustre.import_path,
             expect_objects=not datasets.create or trigger is not None,
             trigger=trigger,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[reader, self.file_system]),
+            # Without the read, importData may "fail silently leaving an empty lustre instance": the grant has
+            # propagated first (its wait runs while the instance is created, so it costs no time).
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[
+                    *self.waits.after(f"{stack}-lustre-reads-datasets", [reader], catalog.IAM_PROPAGATION_SECONDS),
+                    self.file_system,
+                ],
+            ),
         )
 
     def grant(

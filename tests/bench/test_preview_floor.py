@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 RUNS = 7
 FLOOR_RATIO_LIMIT = 1.5
 # Pulumi package name -> Python distribution module, where it is not pulumi_<name with _ for ->.
-SDK_MODULES = {"vultr": "ediri_vultr"}
+SDK_MODULES = {"vultr": "ediri_vultr", "time": "pulumiverse_time"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -89,6 +89,7 @@ def test_sdk_class_names_the_import_a_resource_needs():
     assert sdk_class("aws:ec2/launchTemplate:LaunchTemplate") == ("pulumi_aws.ec2", "LaunchTemplate")
     assert sdk_class("pulumi:providers:aws") == ("pulumi_aws", "Provider")
     assert sdk_class("random:index/randomPassword:RandomPassword") == ("pulumi_random", "RandomPassword")
+    assert sdk_class("time:index/sleep:Sleep") == ("pulumiverse_time", "Sleep")
     assert sdk_class("accelstack:aws:TrainingStack") is None
     assert sdk_class("pulumi:pulumi:Stack") is None
     script = floor_script({"aws:fsx/lustreFileSystem:LustreFileSystem", "pulumi:providers:aws"})

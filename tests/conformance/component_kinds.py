@@ -1,5 +1,6 @@
 """The resource kinds the components can create, read from their source: every provider SDK resource class
-(a `pulumi.CustomResource` subclass of pulumi_aws, pulumi_azure_native, pulumi_gcp, pulumi_random, ...) that
+(a `pulumi.CustomResource` subclass of pulumi_aws, pulumi_azure_native, pulumi_gcp, pulumi_random, and the
+community packages' pulumiverse_time, ...) that
 components/ names as a value (instantiated, or picked to be instantiated), and the dynamic provider's kind
 where components/ defines a dynamic resource. A class named only in a type annotation, or only to call a
 class method on it (`Vpc.get(...)` reads an existing resource), creates nothing and is not counted."""
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +21,9 @@ from accelstack.policies.concepts import DYNAMIC
 
 REPO = Path(__file__).resolve().parents[2]
 COMPONENTS = REPO / "components"
-SDK_PREFIX = "pulumi_"
+SDK_PREFIXES = ("pulumi_", "pulumiverse_")  # Pulumi's own packages, the community's (pulumiverse)
 DYNAMIC_KIND = DYNAMIC["dynamic-operation"][0]
+TOKEN_IN_SOURCE = re.compile(r"super\([^)]*\)\.__init__\(\s*'([a-z][\w-]*(?::[\w/]+:\w+)?)'")
 
 
 def _imports(tree: ast.Module) -> dict[str, str]:
@@ -28,11 +32,11 @@ def _imports(tree: ast.Module) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith(SDK_PREFIX):
+                if alias.name.startswith(SDK_PREFIXES):
                     bound[alias.asname or alias.name.split(".")[0]] = (
                         alias.name if alias.asname else alias.name.split(".")[0]
                     )
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(SDK_PREFIX):
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(SDK_PREFIXES):
             for alias in node.names:
                 bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return bound
@@ -81,6 +85,23 @@ def _annotations(tree: ast.Module) -> set[int]:
     return inside
 
 
+def _type_token(resource_class: type) -> str | None:
+    """The class's type token: `pulumi_type` (set by `@pulumi.type_token` in newer generated SDKs), else the token
+    the generated `_internal_init` passes to `super().__init__` (older codegen, e.g. pulumiverse-time 0.1.x)."""
+    token = getattr(resource_class, "pulumi_type", None)
+    if isinstance(token, str):
+        return token
+    init = getattr(resource_class, "_internal_init", None)
+    if init is None:
+        return None
+    found = TOKEN_IN_SOURCE.search(inspect.getsource(init))
+    if found is None:
+        return None
+    token = found.group(1)
+    # A provider class passes its package's name; its type token is `pulumi:providers:<package>`.
+    return f"pulumi:providers:{token}" if issubclass(resource_class, pulumi.ProviderResource) else token
+
+
 def _kinds_in(path: Path, root: Path) -> Iterator[tuple[str, str]]:
     """(type token, where) for every resource class the module names as a value."""
     tree = ast.parse(path.read_text(), str(path))
@@ -110,7 +131,7 @@ def _kinds_in(path: Path, root: Path) -> Iterator[tuple[str, str]]:
             and issubclass(found, pulumi.CustomResource)
             and not issubclass(found, pulumi.dynamic.Resource)
         ):
-            token = getattr(found, "pulumi_type", None)
+            token = _type_token(found)
             if isinstance(token, str):
                 yield token, f"{path.relative_to(root.parent)}:{node.lineno}"
 

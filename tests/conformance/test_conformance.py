@@ -438,6 +438,7 @@ def test_the_component_scan_counts_what_is_created_not_what_is_named(tmp_path: P
     read an existing resource (`.get`) does not; a dynamic resource counts as the dynamic kind."""
     (tmp_path / "part.py").write_text(
         "import pulumi_aws as aws\n"
+        "import pulumiverse_time as time\n"
         "from pulumi_gcp import compute\n"
         "from pulumi.dynamic import Resource\n"
         "class Import(Resource):\n    pass\n"
@@ -445,6 +446,7 @@ def test_the_component_scan_counts_what_is_created_not_what_is_named(tmp_path: P
         "    existing = aws.ec2.SecurityGroup.get('sg', 'sg-1')\n"
         "    kind = aws.autoscaling.Schedule if existing else aws.autoscaling.Policy\n"
         "    compute.Disk('d')\n"
+        "    time.Sleep('wait', create_duration='1s')\n"
         "    return kind('s')\n"
     )
     kinds = component_kinds(tmp_path)
@@ -452,5 +454,6 @@ def test_the_component_scan_counts_what_is_created_not_what_is_named(tmp_path: P
         "aws:autoscaling/schedule:Schedule",
         "aws:autoscaling/policy:Policy",
         "gcp:compute/disk:Disk",
+        "time:index/sleep:Sleep",
         "pulumi-python:dynamic:Resource",
     }

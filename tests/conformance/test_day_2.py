@@ -17,7 +17,7 @@ import stack_edits
 from cloud_stacks import cloud_stacks, stack_id
 from stack_edits import DAY_2_CHANGES, deployed, losses, stateful, stateful_losses, updated
 
-from accelstack.engine.replacement import Change
+from accelstack.engine.replacement import REPLACE, SAME, Change, plan_changes
 
 STACK_NAMES = [stack_id(path) for _, path in cloud_stacks()]
 CASES = [
@@ -77,3 +77,28 @@ def test_the_loss_check_sees_each_way_to_lose_a_stateful_resource() -> None:
             "azure-native:storage:StorageAccount unknown: its replace-forcing inputs are not tabled",
             f"{key} bare: protect dropped",
         ]
+
+
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_an_up_of_the_unchanged_stack_changes_nothing_and_waits_for_nothing(stack: str) -> None:
+    """Grants' propagation waits (components/propagation.py) included: a wait is created once, with its grants, and
+    an `up` that changes no grant neither re-runs it nor touches what waited for it."""
+    changes = plan_changes(deployed(stack)[0].resources, updated(stack, ()).resources)
+    assert [(c.name, c.action, c.changed) for c in changes if c.action != SAME] == []
+
+
+def test_a_new_grant_waits_again_and_leaves_what_waited_for_it_alone() -> None:
+    """The HPC Cache provider's principal corrected on day 2: its role assignments are new grants, so their wait
+    runs again (a new Sleep: its triggers are their ids), while the file system that waited for them is neither
+    replaced nor updated (it only depends on the wait)."""
+    changes = plan_changes(
+        deployed("azure-training")[0].resources,
+        updated("azure-training", ("account.hpcCachePrincipalId=6c4d3e2f-1a0b-4c9d-8e7f-6a5b4c3d2e1f",)).resources,
+    )
+    replaced = {c.name: c.replacing for c in changes if c.action == REPLACE}
+    assert replaced == {
+        "azure-training-storage-hpc-cache-account-contributor": ["principalId"],
+        "azure-training-storage-hpc-cache-blob-contributor": ["principalId"],
+        "azure-training-storage-hpc-cache-propagation": ["triggers"],
+    }
+    assert [c.action for c in changes if c.type == "azure-native:storagecache:AmlFilesystem"] == [SAME]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PULUMI = ("pulumi", "pulumi_aws", "pulumi_policy", "pulumi_random")
+PULUMI = ("pulumi", "pulumi_aws", "pulumi_policy", "pulumi_random", "pulumiverse_time")
 ABOVE_PLANNER = (
     "accelstack.components",
     "accelstack.policies",

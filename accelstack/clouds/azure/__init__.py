@@ -5,7 +5,7 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 
 from __future__ import annotations
 
-from accelstack.clouds import random_provider
+from accelstack.clouds import random_provider, time_provider
 from accelstack.clouds.azure import arm_types, catalog, prices, quotas, replace_rows, services, serving_scaling
 from accelstack.clouds.base import (
     AdmissionLimits,
@@ -139,7 +139,7 @@ AZURE = Cloud(
     title="Microsoft Azure",
     account_kind="subscription",
     provider_region_key="azure-native:location",
-    pulumi_packages=frozenset({"azure-native", "random"}),
+    pulumi_packages=frozenset({"azure-native", "random", "time"}),
     features=frozenset(
         {
             Feature.SLURM,  # Slurm on VMs (CycleCloud Workspace for Slurm ships as an ARM template)
@@ -199,8 +199,9 @@ AZURE = Cloud(
         "accelstack.components.azure.rules",
     ),
     replace_rules=replace_rows.REPLACE_RULES,
-    # azure-native is not Terraform-bridged: no Terraform plan of its resources, only of pulumi-random's.
-    terraform=(random_provider.TERRAFORM,),
+    # azure-native is not Terraform-bridged: no Terraform plan of its resources, only of pulumi-random's and
+    # pulumiverse-time's (which make no cloud calls: the ARM template view leaves them out).
+    terraform=(random_provider.TERRAFORM, time_provider.TERRAFORM),
     arm=(arm_types.ARM,),
     # Azure Monitor autoscale on Service Bus active messages per instance (components/azure/serving/scaling.py).
     default_autoscaler=serving_scaling.SCALING_RULES.queue,

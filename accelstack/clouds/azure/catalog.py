@@ -212,3 +212,14 @@ VM_SIZE_NAME = r"^Standard_[A-Za-z0-9_]+$"
 # document before base64); learn.microsoft.com/azure/virtual-machines/custom-data: "The maximum size of custom data
 # is 64 KB, after it's Base64 encoded". The spec rules hold the base64 text to it, the stricter of the two readings.
 CUSTOM_DATA_MAX_BYTES = 65535
+
+# How long a new role assignment may take to be honoured, as Azure documents it: a resource whose creation uses a
+# fresh grant waits this long after it (components/propagation.py). Azure RBAC on resources (Managed Lustre's Blob
+# roles, the standby pool provider's roles): "It can take up to five minutes for the role settings to propagate"
+# (Azure Managed Lustre, amlfs-prerequisites, "Blob integration prerequisites").
+RBAC_PROPAGATION_SECONDS = 5 * 60
+# Key Vault's data plane (a key a storage account or file system encrypts with, the gateway's certificate secret):
+# "it will take up to 10 minutes (600 seconds) after role assignments is changed for role to be applied"
+# (learn.microsoft.com/azure/key-vault/general/rbac-guide, "Known limits and performance"). The gateway does not fail
+# without it: it disables the HTTPS listener ("Common key vault errors in Application Gateway").
+KEY_VAULT_RBAC_PROPAGATION_SECONDS = 10 * 60

@@ -5,7 +5,7 @@ said at the head of the table.
 
 from __future__ import annotations
 
-from accelstack.clouds import random_provider
+from accelstack.clouds import random_provider, time_provider
 from accelstack.clouds.base import ReplaceRules
 
 # Inputs whose change makes the provider REPLACE the resource (Pulumi property names; a dotted path is an
@@ -195,6 +195,6 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
 TAG_PROPERTIES = frozenset({"tags"})
 
 REPLACE_RULES = ReplaceRules(
-    forcing={**REPLACE_FORCING, **random_provider.REPLACE_FORCING},
+    forcing={**REPLACE_FORCING, **random_provider.REPLACE_FORCING, **time_provider.REPLACE_FORCING},
     tag_properties=TAG_PROPERTIES,
 )

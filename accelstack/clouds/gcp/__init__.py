@@ -153,7 +153,7 @@ GCP = Cloud(
     title="Google Cloud",
     account_kind="project",
     provider_region_key="gcp:region",
-    pulumi_packages=frozenset({"gcp", "random"}),
+    pulumi_packages=frozenset({"gcp", "random", "time"}),
     features=frozenset(
         {
             Feature.SLURM,  # Slurm on Compute Engine (Cluster Toolkit's Slurm-GCP, or Cluster Director)

@@ -355,3 +355,10 @@ RFC1034_LABEL = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
 # value (user-data); the Slurm head carries a second (its Slurm configuration), so the total counts too.
 METADATA_VALUE_MAX_BYTES = 256 * 1024
 METADATA_TOTAL_MAX_BYTES = 512 * 1024
+
+# How long a new IAM binding may take to be honoured: changes to allow policies "typically propagate in 2 minutes,
+# but could potentially take 7 minutes or longer" (cloud.google.com/iam/docs/access-change-propagation). A resource
+# whose creation a service agent's fresh grant decides (a bucket, disk, topic or file system naming a key the agent
+# was just granted; Managed Lustre's import reading the dataset bucket) waits the documented 7 minutes after it
+# (components/propagation.py).
+IAM_PROPAGATION_SECONDS = 7 * 60

@@ -5,7 +5,7 @@ head of each block.
 
 from __future__ import annotations
 
-from accelstack.clouds import random_provider
+from accelstack.clouds import random_provider, time_provider
 from accelstack.clouds.base import ReplaceRules
 
 # Inputs whose change makes the provider REPLACE the resource (Pulumi property names; a dotted path is an
@@ -244,4 +244,6 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "pulumi:providers:gcp": ("project", "region"),
 }
 
-REPLACE_RULES = ReplaceRules(forcing={**REPLACE_FORCING, **random_provider.REPLACE_FORCING})
+REPLACE_RULES = ReplaceRules(
+    forcing={**REPLACE_FORCING, **random_provider.REPLACE_FORCING, **time_provider.REPLACE_FORCING}
+)

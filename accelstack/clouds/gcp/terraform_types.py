@@ -4,7 +4,7 @@ registry, `Cloud.terraform`).
 
 from __future__ import annotations
 
-from accelstack.clouds import random_provider
+from accelstack.clouds import random_provider, time_provider
 from accelstack.clouds.base import TerraformProvider
 
 # Pulumi type token -> Terraform resource type. Every token the components register is here.
@@ -108,4 +108,5 @@ TERRAFORM = (
         map_attributes={tf_type: GOOGLE_MAP_ATTRIBUTES for tf_type in TERRAFORM_TYPES.values()},
     ),
     random_provider.TERRAFORM,
+    time_provider.TERRAFORM,
 )

@@ -113,7 +113,8 @@ def application_gateway(
     waf: azure_native.network.WebApplicationFirewallPolicy,
     placement: Placement,
 ) -> Gateway:
-    """The gateway and its public address (the endpoint); it waits for its identity's certificate grant."""
+    """The gateway and its public address (the endpoint); it waits for its identity's certificate grant to
+    propagate."""
     lb = serving.load_balancer
     gw = gateway_id(placement.subscription_id, placement.resource_group_name, gateway_name(name))
     address = azure_native.network.PublicIPAddress(
@@ -192,8 +193,8 @@ def application_gateway(
         firewall_policy={"id": waf.id},
         enable_http2=True,
         tags=placement.tags,
-        # The gateway reads the certificate at creation: its identity's grant comes first.
-        opts=pulumi.ResourceOptions.merge(placement.opts, pulumi.ResourceOptions(depends_on=identities.gateway_grants)),
+        # The gateway reads the certificate at creation: its identity's grant comes first, propagated.
+        opts=pulumi.ResourceOptions.merge(placement.opts, pulumi.ResourceOptions(depends_on=identities.gateway_ready)),
     )
     return Gateway(gateway, address.ip_address.apply(lambda ip: f"https://{ip}"))
 

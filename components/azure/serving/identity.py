@@ -8,6 +8,10 @@
   Operator on the resource group, before the pool exists
   (learn.microsoft.com/azure/virtual-machine-scale-sets/standby-pools-configure-permissions).
 
+The gateway and the standby pool use their grants when they are created: each waits for them to propagate
+(`gateway_ready`, `standby_ready`: components/propagation.py). The replicas use theirs from their first boot on,
+and the queue worker and the weights download retry.
+
 The weights live in the TRAINING subscription's storage account. When serving.artifactAccount names that
 subscription, this stack assigns Storage Blob Data Reader there with a role assignment condition (Azure ABAC,
 learn.microsoft.com/azure/storage/blobs/storage-auth-abac-examples): reads only under the weights' container and
@@ -23,10 +27,12 @@ import uuid
 import pulumi
 import pulumi_azure_native as azure_native
 
+from accelstack.clouds.azure import catalog
 from accelstack.clouds.azure.rules import blob_uri_parts
 from accelstack.clouds.azure.serving_rules import certificate_secret
 from accelstack.components.azure.serving.placement import Placement
 from accelstack.components.azure.serving.queue import AdmissionQueue
+from accelstack.components.propagation import PropagationWaits
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
@@ -92,7 +98,8 @@ def grant(placement: Placement, name: str, scope: pulumi.Input[str], role: str, 
 
 class ServingIdentities(pulumi.ComponentResource):
     """`replicas` and `gateway` (user-assigned identities), `replica_grants`, `gateway_grants`,
-    `standby_grants` (each a list of role assignments the dependent resource waits for)."""
+    `standby_grants` (each a list of role assignments), and what the gateway and the standby pool wait for
+    instead of their bare grants: `gateway_ready`, `standby_ready` (their propagation)."""
 
     def __init__(
         self,
@@ -153,6 +160,13 @@ class ServingIdentities(pulumi.ComponentResource):
                 grant(placement, f"{name}-standby-{label}", placement.resource_group.id, role, principal)
                 for label, role in STANDBY_POOL_ROLES.items()
             ]
+        # The gateway reads its certificate from Key Vault at creation (else its HTTPS listener is disabled); the
+        # pool's provider creates and deallocates VMs as soon as the pool exists.
+        waits = PropagationWaits(name, self)
+        self.gateway_ready = waits.after(
+            f"{name}-gateway-certificate", self.gateway_grants, catalog.KEY_VAULT_RBAC_PROPAGATION_SECONDS
+        )
+        self.standby_ready = waits.after(f"{name}-standby", self.standby_grants, catalog.RBAC_PROPAGATION_SECONDS)
         self.register_outputs({"replicas": self.replicas.id, "gateway": self.gateway.id})
 
 

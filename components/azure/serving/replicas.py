@@ -182,7 +182,7 @@ def standby_pool(
     placement: Placement,
 ) -> azure_native.standbypool.StandbyVirtualMachinePool | None:
     """Deallocated VMs beside the group, `plan.warm_pool_size` of them (min = max: a fixed pool); none when the
-    planner sizes it 0. The pool waits for the Standby Pool provider's grants."""
+    planner sizes it 0. The pool waits for the Standby Pool provider's grants to propagate."""
     size = plan.warm_pool_size
     if size <= 0:
         return None
@@ -199,7 +199,7 @@ def standby_pool(
         opts=pulumi.ResourceOptions.merge(
             placement.opts,
             pulumi.ResourceOptions(
-                depends_on=[group, *identities.standby_grants],
+                depends_on=[group, *identities.standby_ready],
                 # A new scale set gets a new pool, filled from its profile (a new name: created before the old).
                 replace_on_changes=["attachedVirtualMachineScaleSetId"],
             ),

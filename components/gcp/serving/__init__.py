@@ -26,6 +26,7 @@ from accelstack.components.gcp.serving.replicas import replica_group
 from accelstack.components.gcp.serving.scaling import scaling
 from accelstack.components.gcp.serving.user_data import LOAD_BALANCER_CLIENT_HOP
 from accelstack.components.gcp.storage import created_agent
+from accelstack.components.propagation import PropagationWaits
 from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
@@ -64,7 +65,7 @@ class GcpServingParts(ServingParts):
     def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
         ctx = self.ctx
         pubsub_agent = created_agent(ctx.name, self.project_id, "pubsub", ctx.child)
-        queue_key = kms_key(ctx.name, self.region, pubsub_agent, ctx.child)
+        queue_key = kms_key(ctx.name, self.region, pubsub_agent, ctx.child, PropagationWaits(ctx.name, ctx.parent))
         self.key = queue_key.key
         self.pubsub = pubsub = queues(ctx.name, ctx.serving.admission, ctx.plan, queue_key, pubsub_agent, ctx.child)
         self.queues = pubsub.by_role()

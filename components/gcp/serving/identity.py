@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_gcp as gcp
 
+from accelstack.clouds.gcp import catalog
 from accelstack.components.gcp.provider import resource_id
+from accelstack.components.propagation import PropagationWaits
 from accelstack.spec.models import ServingSpec
 
 if TYPE_CHECKING:
@@ -91,10 +93,12 @@ KEY_ROTATION = "7776000s"
 
 @dataclass(frozen=True)
 class QueueKey:
-    """The topics' key and the Pub/Sub agent's grant on it (a topic naming the key waits for the grant)."""
+    """The topics' key, the Pub/Sub agent's grant on it, and what a topic naming the key waits for: the grant,
+    propagated (`usable`)."""
 
     key: gcp.kms.CryptoKey
     agent_grant: gcp.kms.CryptoKeyIAMMember
+    usable: list[pulumi.Resource]
 
 
 def stack_key(name: str, region: str, opts: pulumi.ResourceOptions) -> gcp.kms.CryptoKey:
@@ -108,10 +112,12 @@ def stack_key(name: str, region: str, opts: pulumi.ResourceOptions) -> gcp.kms.C
     )
 
 
-def kms_key(name: str, region: str, pubsub_agent: pulumi.Output[str], opts: pulumi.ResourceOptions) -> QueueKey:
+def kms_key(
+    name: str, region: str, pubsub_agent: pulumi.Output[str], opts: pulumi.ResourceOptions, waits: PropagationWaits
+) -> QueueKey:
     """The Pub/Sub topics' customer-managed key (`stack_key`). The Pub/Sub service agent must hold
     encrypterDecrypter before a topic names the key, or topic creation fails
-    (https://cloud.google.com/pubsub/docs/encryption#using-cmek)."""
+    (https://cloud.google.com/pubsub/docs/encryption#using-cmek): the topics wait for it to propagate."""
     key = stack_key(name, region, opts)
     agent_grant = gcp.kms.CryptoKeyIAMMember(
         f"{name}-queues-pubsub-agent",
@@ -120,4 +126,8 @@ def kms_key(name: str, region: str, pubsub_agent: pulumi.Output[str], opts: pulu
         member=pubsub_agent,  # created before it is named: a fresh project has no Pub/Sub agent yet
         opts=opts,
     )
-    return QueueKey(key, agent_grant)
+    return QueueKey(
+        key,
+        agent_grant,
+        waits.after(f"{name}-queues-pubsub-agent", [agent_grant], catalog.IAM_PROPAGATION_SECONDS),
+    )

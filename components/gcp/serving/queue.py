@@ -74,7 +74,7 @@ def queues(
 ) -> AdmissionQueues:
     keep = retention(admission.ttl_seconds)
     never_expire = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl="")  # default: deleted after 31 idle days
-    encrypted = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[key.agent_grant]))
+    encrypted = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=key.usable))
     cmek = key.key.id
     requests = gcp.pubsub.Topic(f"{name}-requests", message_retention_duration=keep, kms_key_name=cmek, opts=encrypted)
     dead_letters = gcp.pubsub.Topic(f"{name}-dead-letters", kms_key_name=cmek, opts=encrypted)

@@ -9,8 +9,10 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from propagation_waits import granted, wait_seconds, waits_of
 
 from accelstack.clouds import registry
+from accelstack.clouds.azure import catalog
 from accelstack.components.azure.serving.identity import (
     SERVICE_BUS_DATA_RECEIVER,
     SERVICE_BUS_DATA_SENDER,
@@ -97,10 +99,13 @@ def test_gateway_is_https_only_with_tls_1_2_and_the_key_vault_certificate():
 
 
 def test_the_gateway_reads_its_certificate_only_after_its_identity_is_granted():
+    """Not just after the grant exists: after Key Vault may have applied it, or the listener starts disabled."""
     cap = run()
     gateway = one(cap, "azure-native:network:ApplicationGateway")
     grant = one(cap, "azure-native:authorization:RoleAssignment", "-gateway-certificate")
-    assert grant.urn in gateway.dependencies
+    assert [g.urn for g in granted(cap, gateway)] == [grant.urn]
+    assert grant.urn not in gateway.dependencies  # the bare grant would only order the calls
+    assert [wait_seconds(w) for w in waits_of(cap, gateway)] == [catalog.KEY_VAULT_RBAC_PROPAGATION_SECONDS]
     assert grant.inputs["scope"].endswith("/vaults/acme-serve-certs/secrets/inference-acme-example")
 
 
@@ -158,7 +163,8 @@ def test_standby_pool_is_the_planners_warm_pool_after_its_provider_is_granted():
     assert pool.inputs["virtualMachineState"] == "Deallocated"
     grants = [r for r in cap.by_type("azure-native:authorization:RoleAssignment") if "-standby-" in r.name]
     assert {g.inputs["roleDefinitionId"].rsplit("/", 1)[1] for g in grants} == set(STANDBY_POOL_ROLES.values())
-    assert all(g.urn in pool.dependencies for g in grants)
+    assert {g.urn for g in granted(cap, pool)} == {g.urn for g in grants}
+    assert [wait_seconds(w) for w in waits_of(cap, pool)] == [catalog.RBAC_PROPAGATION_SECONDS]
     assert cap.stack_outputs["warmPoolSize"] == size
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import stack_edits
 import yaml
+from propagation_waits import granted, wait_seconds, waits_of
 
 from accelstack.clouds.azure import catalog
 from accelstack.components.azure.mocks import mocks as azure_mocks
@@ -129,12 +130,19 @@ def test_hpc_cache_provider_holds_both_roles_on_the_dataset_account_before_lustr
     resources = by_urn(cap)
     lustre = only(cap, AMLFS)
     account = only(cap, "azure-native:storage:StorageAccount", "azure-training-storage-datasets")
-    waits_for = [resources[urn] for urn in lustre.dependencies if urn in resources]
-    grants = [r for r in waits_for if r.type == ROLE_ASSIGNMENT]
+    assert not [u for u in lustre.dependencies if resources[u].type == ROLE_ASSIGNMENT], "grants, propagated"
+    grants = [r for r in granted(cap, lustre) if r.type == ROLE_ASSIGNMENT]
     principal = read_stack_file(EXAMPLE)["account"]["hpcCachePrincipalId"]
     provider_grants = {role_id(g) for g in grants if g.inputs["principalId"] == principal}
     assert provider_grants == {STORAGE_ACCOUNT_CONTRIBUTOR, STORAGE_BLOB_DATA_CONTRIBUTOR}
     assert all(g.inputs["scope"] == account.outputs["id"] for g in grants if g.inputs["principalId"] == principal)
+    # The provider's roles wait as long as Managed Lustre documents; the keys' roles as long as Key Vault does.
+    waits = {w.name: wait_seconds(w) for w in waits_of(cap, lustre)}
+    assert waits == {
+        "azure-training-storage-hpc-cache-propagation": catalog.RBAC_PROPAGATION_SECONDS,
+        "azure-training-storage-storage-id-key-propagation": catalog.KEY_VAULT_RBAC_PROPAGATION_SECONDS,
+        "azure-training-storage-storage-id-lustre-key-propagation": catalog.KEY_VAULT_RBAC_PROPAGATION_SECONDS,
+    }
 
 
 def test_lustre_imports_the_dataset_prefix_with_a_separate_logging_container():
@@ -231,8 +239,8 @@ def test_storage_encrypts_with_the_stack_key_only_after_its_identity_may_use_it(
     resources = by_urn(cap)
     for account in (r for r in cap.resources if r.type == "azure-native:storage:StorageAccount"):
         assert account.inputs["encryption"]["keySource"] == "Microsoft.Keyvault"
-        grants = [resources[u] for u in account.dependencies if u in resources and resources[u].type == ROLE_ASSIGNMENT]
-        assert [role_id(g) for g in grants] == [KEY_VAULT_CRYPTO_SERVICE_ENCRYPTION_USER]
+        assert not [u for u in account.dependencies if resources[u].type == ROLE_ASSIGNMENT], "the grant, propagated"
+        assert [role_id(g) for g in granted(cap, account)] == [KEY_VAULT_CRYPTO_SERVICE_ENCRYPTION_USER]
     checkpoints = only(cap, "azure-native:storage:StorageAccount", "azure-training-storage-checkpoints").inputs
     assert checkpoints["allowSharedKeyAccess"] is False
     assert checkpoints["minimumTlsVersion"] == "TLS1_2" and checkpoints["allowBlobPublicAccess"] is False

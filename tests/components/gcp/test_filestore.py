@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from propagation_waits import granted, wait_seconds, waits_of
 
 from accelstack.clouds import registry
+from accelstack.clouds.gcp import catalog as gcp_catalog
 from accelstack.components import slurm
 from accelstack.components.gcp.node_platform import GcpNodePlatform
 from accelstack.engine.policy_runner import policy_verdicts
@@ -68,7 +70,9 @@ def test_the_share_is_zonal_encrypted_reached_through_private_services_access_an
     urns = {r.urn: r for r in result.resources}
     waits_for = {urns[u].name for u in share.dependencies}
     assert "gcp-training-lustre-psa" in waits_for  # the peering exists first
-    assert "gcp-training-key-filestore" in waits_for  # and Filestore's agent may use the key
+    # and Filestore's agent may use the key: its grant has propagated
+    assert [g.name for g in granted(result, share)] == ["gcp-training-key-filestore"]
+    assert [wait_seconds(w) for w in waits_of(result, share)] == [gcp_catalog.IAM_PROPAGATION_SECONDS]
     grant = one(result, "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember", "gcp-training-key-filestore").inputs
     assert grant["member"] == "serviceAccount:service-123456789012@cloud-filer.iam.gserviceaccount.com"
     assert not [r for r in result.resources if r.type == "gcp:lustre/instance:Instance"]

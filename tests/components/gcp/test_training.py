@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from propagation_waits import granted, wait_seconds, waits_of
 
 from accelstack.clouds.gcp import catalog
 from accelstack.clouds.gcp.rules import address_plan
@@ -196,8 +197,10 @@ def test_lustre_waits_for_its_peering_and_key_and_takes_the_neutral_keys_as_stri
     urns = by_urn(cap)
     waits_for = {urns[u].type for u in lustre.dependencies}
     assert "gcp:servicenetworking/connection:Connection" in waits_for
-    grants = [urns[u] for u in lustre.dependencies if urns[u].type == "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember"]
+    # Its agent's key grant, propagated: Managed Lustre checks the key when the instance is created.
+    grants = [g for g in granted(cap, lustre) if g.type == "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember"]
     assert [g.inputs["member"] for g in grants] == [LUSTRE_AGENT]
+    assert [wait_seconds(w) for w in waits_of(cap, lustre)] == [catalog.IAM_PROPAGATION_SECONDS]
     assert lustre.protect and lustre.retain_on_delete
 
 
@@ -207,7 +210,8 @@ def test_the_import_runs_after_the_lustre_agent_can_read_the_dataset_prefix():
     assert staging.inputs["gcs_uri"] == "gs://acme-train-datasets/corpus/"
     assert staging.inputs["lustre_path"] == "/datasets"
     urns = by_urn(cap)
-    readers = [urns[u] for u in staging.dependencies if urns[u].type == BUCKET_GRANT]
+    assert not [u for u in staging.dependencies if urns[u].type == BUCKET_GRANT], "the grant, propagated"
+    readers = [g for g in granted(cap, staging) if g.type == BUCKET_GRANT]
     assert [(g.inputs["bucket"], g.inputs["role"], g.inputs["member"]) for g in readers] == [
         ("acme-train-datasets", "roles/storage.objectViewer", LUSTRE_AGENT)
     ]
