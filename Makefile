@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+CORE_STAMP := $(VENV)/.installed-core
 
 .PHONY: preview lint test unit integration bench policy docs golden scan clean
 
@@ -10,13 +11,18 @@ STAMP  := $(VENV)/.installed
 SCAN_VENV  := .venv-scan
 SCAN_STAMP := $(SCAN_VENV)/.installed
 
-$(STAMP): pyproject.toml
+# Previewing needs only accelstack and its pinned SDKs; the test tools (moto, mypy, ruff, ...) come with `make test`.
+$(CORE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip==25.3
+	$(BIN)/pip install -q -e .
+	touch $(CORE_STAMP)
+
+$(STAMP): $(CORE_STAMP)
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-preview: $(STAMP)
+preview: $(CORE_STAMP)
 	$(BIN)/accelstack preview --all
 
 # loadfile: a module's tests share one worker, so module fixtures (the real Slurm cluster) start once.

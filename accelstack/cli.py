@@ -1,46 +1,103 @@
-"""`accelstack` command line: every module of `accelstack.commands` with a `register(app)` adds its commands."""
+"""`accelstack` command line: every module of `accelstack.commands` with a `register(app)` adds its commands.
+
+`accelstack <command>` imports only `accelstack.commands.<command>` (a module is named as its command): importing
+every command's planner, simulator and engine first costs the shortest command most of a second. `--help`, a
+mistyped command, or `from accelstack.cli import app` register every command.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import sys
+from typing import Any
 
 import typer
+import typer.core
 
 import accelstack.commands
 
-app = typer.Typer(
-    name="accelstack",
-    help="GPU training clusters and serving services on Pulumi from one typed spec. Offline: no cloud "
-    "credentials, no Pulumi CLI (previews run the real program under Pulumi mocks).",
-    no_args_is_help=True,
-    rich_markup_mode=None,  # click's plain help: wraps to the terminal, never cuts an option name
-    add_completion=False,
-    # A user's mistake is reported as lines naming the config path; an unexpected error should stay short too.
-    pretty_exceptions_show_locals=False,
-)
+
+class _CommandsInNameOrder(typer.core.TyperGroup):
+    """`accelstack --help` lists commands by name (typer lists single commands first, then groups, so `validate`
+    came before `simulate` and `size`)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return sorted(super().list_commands(ctx))
 
 
-@app.callback()
-def _root() -> None:
-    """GPU training clusters and serving services on Pulumi from one typed spec (offline, under mocks)."""
-    # A callback keeps `accelstack <command>` a group even while only one command is registered.
+def _new_app() -> typer.Typer:
+    typer_app = typer.Typer(
+        name="accelstack",
+        cls=_CommandsInNameOrder,
+        help="GPU training clusters and serving services on Pulumi from one typed spec. Offline: no cloud "
+        "credentials, no Pulumi CLI (previews run the real program under Pulumi mocks).",
+        no_args_is_help=True,
+        rich_markup_mode=None,  # click's plain help: wraps to the terminal, never cuts an option name
+        add_completion=False,
+        # A user's mistake is reported as lines naming the config path; an unexpected error should stay short too.
+        pretty_exceptions_show_locals=False,
+    )
+
+    @typer_app.callback()
+    def _root() -> None:
+        """GPU training clusters and serving services on Pulumi from one typed spec (offline, under mocks)."""
+        # A callback keeps `accelstack <command>` a group even while only one command is registered.
+
+    return typer_app
+
+
+def _register(target: typer.Typer, module_name: str) -> bool:
+    """Register the commands of `accelstack.commands.<module_name>`; False for a module without `register`."""
+    module = importlib.import_module(f"{accelstack.commands.__name__}.{module_name}")
+    register = getattr(module, "register", None)
+    if callable(register):
+        register(target)
+        return True
+    return False
 
 
 def _register_commands(target: typer.Typer) -> None:
     for module_info in sorted(pkgutil.iter_modules(accelstack.commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{accelstack.commands.__name__}.{module_info.name}")
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(target)
+        _register(target, module_info.name)
 
 
-_register_commands(app)
+def _command_names(target: typer.Typer) -> set[str]:
+    names = {info.name for info in target.registered_commands if info.name}
+    groups = {
+        info.name or (info.typer_instance.info.name if info.typer_instance else None)
+        for info in target.registered_groups
+    }
+    return names | {name for name in groups if isinstance(name, str)}
 
 
-def main() -> None:  # pragma: no cover - console script shim
-    app()
+def app_for(argv: list[str]) -> typer.Typer:
+    """The app `accelstack ARGV` needs: only the named command's module when it registers that command."""
+    named = next((arg for arg in argv if not arg.startswith("-")), None)
+    if named and named.isidentifier() and importlib.util.find_spec(f"accelstack.commands.{named}") is not None:
+        only = _new_app()
+        if _register(only, named) and named in _command_names(only):
+            return only
+    every = _new_app()
+    _register_commands(every)
+    return every
+
+
+def main() -> Any:
+    """The console script: `accelstack ARGS`."""
+    return app_for(sys.argv[1:])()
+
+
+def __getattr__(name: str) -> Any:
+    # `from accelstack.cli import app` (tests, programs embedding the CLI): every command, built once.
+    if name == "app":
+        every = _new_app()
+        _register_commands(every)
+        globals()["app"] = every
+        return every
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()
