@@ -363,6 +363,14 @@ def daemon_ready(unit: str, exec_start: str) -> str | None:
     return None
 
 
+def stopped(values: dict[str, list[str]], env: dict[str, str], status: int) -> None:
+    """systemd runs a unit's ExecStopPost also when its start failed, telling it why (systemd.exec(5): SERVICE_RESULT,
+    EXIT_CODE, EXIT_STATUS)."""
+    result = {"SERVICE_RESULT": "exit-code", "EXIT_CODE": "exited", "EXIT_STATUS": str(status)}
+    for command in values.get("ExecStopPost", []):
+        subprocess.run(shlex.split(command.lstrip("-+!@:")), env=env | result, stdin=subprocess.DEVNULL)
+
+
 def start(unit: str, block: bool = True) -> int:
     unit = unit_name(unit)
     text = unit_text(unit)
@@ -373,6 +381,9 @@ def start(unit: str, block: bool = True) -> int:
         print(f"Failed to start {unit}: Unit {unit} not found.", file=sys.stderr)
         return 5
     values = directives(text)
+    # systemd expands specifiers in Exec lines (systemd.unit(5) "Specifiers"): the unit's name and a literal %.
+    for key in [k for k in values if k.startswith("Exec")]:
+        values[key] = [re.sub(r"%[n%]", lambda m: unit if m.group() == "%n" else "%", v) for v in values[key]]
     if unit.endswith(".timer"):
         # A timer starts its service later, on schedule: starting it needs that service to exist.
         service = (values.get("Unit") or [unit.removesuffix(".timer") + ".service"])[-1]
@@ -430,6 +441,7 @@ def start(unit: str, block: bool = True) -> int:
             if result.returncode != 0 and not ignore:
                 print(f"Job for {unit} failed because the control process exited with error code.", file=sys.stderr)
                 log(unit=unit, failed=f"{argv} exited {result.returncode}")
+                stopped(values, env, result.returncode)
                 return 1 if block else 0
         else:
             if re.match(rb"#!\S*/(ba)?sh\b", open(binary, "rb").readline()) and argv[0] == binary:
@@ -913,6 +925,9 @@ def _run_parts(args: list[str]) -> tuple[list[str], str, list[str]]:
 def _pullable(image: str) -> None:
     """Artifact Registry (*-docker.pkg.dev) answers docker only with credentials: `gcloud auth configure-docker`
     names the host in root's ~/.docker/config.json (credHelpers), else the pull is refused."""
+    refusal = MACHINE["objects"].get("registry", {}).get("refuses")
+    if refusal:  # a test's registry that refuses this machine (an outage, a revoked grant)
+        fail(f"docker: Error response from daemon: pull access denied for {image}: {refusal}", 125)
     host = image.split("/", 1)[0]
     if not host.endswith("-docker.pkg.dev"):
         return
