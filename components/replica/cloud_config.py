@@ -129,6 +129,7 @@ class ReplicaCloudConfig:
     worker_install: list[list[str]] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)  # top-level keys before the packages (ssh_pwauth)
     extra_files: list[dict] = field(default_factory=list)  # after the prepare script
+    extra_units: list[str] = field(default_factory=list)  # units among extra_files, started with the others
     first_commands: list[list[str]] = field(default_factory=list)  # runcmd, before the worker's install
     comment: str = ""  # under the header, for whoever reads the rendered file
 
@@ -162,7 +163,7 @@ class ReplicaCloudConfig:
             *self.first_commands,
             *([] if self.proxy else self.worker_install),
             ["systemctl", "daemon-reload"],
-            ["systemctl", "enable", "--now", SERVER_UNIT, front_name],
+            ["systemctl", "enable", "--now", SERVER_UNIT, front_name, *self.extra_units],
         ]
         return doc
 
