@@ -5,7 +5,8 @@ quoted for the reader it meets (accelstack.components.node_syntax).
 
 What runs is the same on both clouds: the worker's (or the admission proxy's) files, its environment file, a
 prepare script that pulls the weights and the server image (idempotent: a standby VM has both on its disk), the
-inference server's unit and, in front of it, the queue worker's or the admission proxy's unit.
+inference server's unit and, in front of it, the queue worker's or the admission proxy's unit. Each records the
+stage the boot reached in the replica's boot status (components/replica/boot_status.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,13 @@ from typing import Any
 
 from accelstack.components.node_environment import cloud_config
 from accelstack.components.node_syntax import shell_word, unit_command, unit_environment_line, unit_word
+from accelstack.components.replica.boot_status import (
+    STATUS_COMMAND,
+    STATUS_FUNCTION,
+    STATUS_SCRIPT,
+    UNIT_RESULT_COMMAND,
+    record_command,
+)
 
 MODEL_DIR = "/opt/accelstack/models"
 WORKER_DIR = "/opt/accelstack"
@@ -43,13 +51,17 @@ def environment_file(environment: dict[str, str]) -> str:
 
 def prepare_script(setup: str, syncs: list[str], image: str) -> str:
     """Weights and server image onto the VM's disk: `setup` (the cloud's tool, if the image may lack it), then one
-    already quoted command per artifact, then the image."""
+    already quoted command per artifact, then the image; the boot status says how far it got."""
     return (
         "#!/bin/bash\n"
         "# Idempotent: a standby VM has the weights and the image on its disk already.\n"
         "set -euo pipefail\n"
+        f"{STATUS_FUNCTION}"
+        "trap 'status_failed prepare' ERR\n"
+        f"{record_command('prepare', 'running')}\n"
         f"{setup}"
         f"mkdir -p {MODEL_DIR}\n" + "".join(f"{sync}\n" for sync in syncs) + f"docker pull {shell_word(image)}\n"
+        f"{record_command('prepare', 'ok')}\n"
     )
 
 
@@ -62,10 +74,12 @@ def server_unit(image: str, server: list[str]) -> str:
         "Requires=docker.service\n"
         "[Service]\n"
         f"ExecStartPre={PREPARE_PATH}\n"
+        f"ExecStartPre={record_command('server', 'running')}\n"
         "ExecStartPre=-/usr/bin/docker rm -f accelstack-server\n"
         "ExecStart=/usr/bin/docker run --rm --name accelstack-server --gpus all --network host "
         f"-v {MODEL_DIR}:/models:ro {unit_word(image)} {unit_command(server)}\n"
         "ExecStop=/usr/bin/docker stop accelstack-server\n"
+        f"ExecStopPost={UNIT_RESULT_COMMAND}\n"
         "Restart=always\n"
         "TimeoutStartSec=infinity\n"
         "[Install]\n"
@@ -82,8 +96,11 @@ def front_unit(description: str, command: list[str], health_wait: str, stop_time
         f"After={SERVER_UNIT}\n"
         "[Service]\n"
         f"EnvironmentFile={WORKER_ENV_FILE}\n"
+        f"ExecStartPre={record_command('health', 'running')}\n"
         f"ExecStartPre={health_wait}\n"
         f"ExecStart={unit_command(command)}\n"
+        f"ExecStartPost={record_command('serving', 'ok')}\n"
+        f"ExecStopPost={UNIT_RESULT_COMMAND}\n"
         f"WorkingDirectory={WORKER_DIR}\n"
         "Restart=always\n" + ("KillSignal=SIGTERM\n" if proxy else "") + f"TimeoutStopSec={int(stop_timeout)}\n"
         "[Install]\n"
@@ -112,6 +129,7 @@ class ReplicaCloudConfig:
     worker_install: list[list[str]] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)  # top-level keys before the packages (ssh_pwauth)
     extra_files: list[dict] = field(default_factory=list)  # after the prepare script
+    extra_units: list[str] = field(default_factory=list)  # units among extra_files, started with the others
     first_commands: list[list[str]] = field(default_factory=list)  # runcmd, before the worker's install
     comment: str = ""  # under the header, for whoever reads the rendered file
 
@@ -135,6 +153,7 @@ class ReplicaCloudConfig:
         doc["write_files"] = [
             *(write_file(f"{WORKER_DIR}/{name}", b64, "0644", encoding="b64") for name, b64 in self.shipped.items()),
             write_file(WORKER_ENV_FILE, environment_file(self.environment), "0600"),
+            write_file(STATUS_COMMAND, STATUS_SCRIPT, "0755"),
             write_file(PREPARE_PATH, prepare_script(self.prepare_setup, self.syncs, self.image), "0755"),
             *self.extra_files,
             write_file(f"/etc/systemd/system/{SERVER_UNIT}", server_unit(self.image, self.server)),
@@ -144,7 +163,7 @@ class ReplicaCloudConfig:
             *self.first_commands,
             *([] if self.proxy else self.worker_install),
             ["systemctl", "daemon-reload"],
-            ["systemctl", "enable", "--now", SERVER_UNIT, front_name],
+            ["systemctl", "enable", "--now", SERVER_UNIT, front_name, *self.extra_units],
         ]
         return doc
 

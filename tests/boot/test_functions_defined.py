@@ -1,7 +1,9 @@
 """Every function a generated boot script calls is defined in that script (issue 27: the GCP head called
 `gce_metadata`, which only the compute script defined, and never started slurmctld). Read from what `accelstack
 render` writes for every example stack on every cloud, each script on its own: a cloud-config's shell files and its
-runcmd, and the plain scripts. Nothing here defines a function on a script's behalf."""
+runcmd, and the plain scripts (the Slurm Prolog/Epilog and fabric setup a node carries among them). The machine
+types and topologies the examples do not launch (A3 Ultra / A4 with gIB, Azure MI300X, replicas without a queue:
+test_boots_run.VARIANTS) are rendered too. Nothing here defines a function on a script's behalf."""
 
 from __future__ import annotations
 
@@ -16,15 +18,22 @@ from typer.testing import CliRunner
 
 from accelstack.cli import app
 from accelstack.examples import SHIPPED_EXAMPLES
+from tests.boot.test_boots_run import VARIANTS
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = sorted(SHIPPED_EXAMPLES)
+RENDERS = {
+    stack + "".join(f"+{o}" for o in overrides): (stack, overrides)
+    for stack in STACKS
+    for overrides in [(), *VARIANTS.get(stack, [])]
+}
 DEFINITION = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)\s*\{", re.M)
 
 
 @cache
-def rendered(stack: str, out: Path) -> dict[str, str]:
-    result = CliRunner().invoke(app, ["render", stack, "--out", str(out), "--project-dir", str(REPO)])
+def rendered(stack: str, out: Path, overrides: tuple[str, ...] = ()) -> dict[str, str]:
+    sets = [arg for override in overrides for arg in ("--set", override)]
+    result = CliRunner().invoke(app, ["render", stack, "--out", str(out), "--project-dir", str(REPO), *sets])
     if result.exit_code != 0:
         return {}
     return {p.name: p.read_text() for p in out.iterdir() if p.is_file()}
@@ -91,18 +100,23 @@ def code_of(script: str) -> str:
 @pytest.fixture(scope="module")
 def all_scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
     return {
-        stack: {
+        case: {
             k: v
-            for name, text in rendered(stack, tmp_path_factory.mktemp(stack)).items()
+            for name, text in rendered(stack, tmp_path_factory.mktemp(stack), overrides).items()
             for k, v in scripts_of(name, text).items()
         }
-        for stack in STACKS
+        for case, (stack, overrides) in RENDERS.items()
     }
 
 
 def test_the_boot_scripts_are_found(all_scripts: dict[str, dict[str, str]]) -> None:
     for stack in ("aws-training", "azure-training", "gcp-training"):
         assert any("head" in name for name in all_scripts[stack]), f"{stack}: no head script read"
+    # The job Prolog and Epilog of each GCP fabric (TCPXO on the example's A3 Mega, gIB on A3 Ultra and A4).
+    for case, scripts in all_scripts.items():
+        if case.startswith("gcp-training"):
+            assert any(n.endswith(":/usr/local/sbin/accelstack-slurm-prolog") for n in scripts), f"{case}: no prolog"
+            assert any(n.endswith(":/usr/local/sbin/accelstack-slurm-epilog") for n in scripts), f"{case}: no epilog"
 
 
 def test_every_function_a_script_calls_is_defined_in_it(all_scripts: dict[str, dict[str, str]]) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from accelstack.components.replica.boot_status import STATUS_COMMAND
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 from accelstack.planner.serving_plan import plan_serving
@@ -394,7 +395,7 @@ def test_replica_user_data_fits_ec2s_limit_and_ships_the_worker_verbatim(tmp_pat
     end = script.index("\nB85\n", start) + len("\nB85\n")
     step = script[start:end].replace("python3 -c", f"{sys.executable} -c", 1).replace("/opt/accelstack", str(tmp_path))
     subprocess.run(["bash", "-euo", "pipefail", "-c", step], check=True, timeout=30)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["queue_worker.py", "sqs_queue.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["queue_worker.py", "replica-status.py", "sqs_queue.py"]
     assert (tmp_path / "queue_worker.py").read_bytes() == Path(queue_worker.__file__).read_bytes()
     assert (tmp_path / "sqs_queue.py").read_bytes() == Path(sqs_queue.__file__).read_bytes()
     assert "ExecStart=/usr/bin/python3 /opt/accelstack/queue_worker.py" in script
@@ -476,6 +477,7 @@ def boot_twice_as_a_warm_pool_replica(
     script = user_data(run())
     boot = script.split("cat > /opt/accelstack/boot.sh <<'BOOT'\n", 1)[1].split("\nBOOT\n", 1)[0]
     boot = boot.replace("/opt/accelstack/models", str(tmp_path / "models"))
+    boot = boot.replace(STATUS_COMMAND, str(tmp_path / "bin" / "accelstack-replica-status"))
     if heartbeat_every is not None:
         assert "sleep 60 & sleeper=$!" in boot
         boot = boot.replace("sleep 60 & sleeper=$!", f"sleep {heartbeat_every} & sleeper=$!")
@@ -485,7 +487,7 @@ def boot_twice_as_a_warm_pool_replica(
     (tmp_path / "boot.sh").write_text(boot)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for command in ("aws", "docker", "curl", "systemctl", "python3"):
+    for command in ("aws", "docker", "curl", "systemctl", "python3", "accelstack-replica-status"):
         (bin_dir / command).write_text(FAKE_COMMAND)
         (bin_dir / command).chmod(0o755)
     logs = []
@@ -511,6 +513,9 @@ def test_warm_pool_replica_prepares_on_first_start_and_serves_on_the_second(tmp_
     assert "python3 -m pip install --quiet boto3" in prepare
     assert not [line for line in prepare if line.startswith("systemctl")]
     assert prepare[-1] == hook
+    # The boot status says the pooled instance is prepared, not serving (components/replica/boot_status.py).
+    statuses = [line.split(" ", 1)[1] for line in prepare if line.startswith("accelstack-replica-status")]
+    assert statuses == ["prepare running", "prepare ok", "prepared ok"]
     # Second start: nothing downloaded (a warm start must not wait on S3, the registry or PyPI);
     # server, then health, then worker, then the hook.
     assert not [line for line in serve if line.startswith(("aws s3", "docker", "python3"))]
@@ -521,6 +526,8 @@ def test_warm_pool_replica_prepares_on_first_start_and_serves_on_the_second(tmp_
         "systemctl start accelstack-queue-worker.service",
         hook,
     ]
+    statuses = [line.split(" ", 1)[1] for line in serve if line.startswith("accelstack-replica-status")]
+    assert statuses == ["prepare running", "prepare ok", "server running", "health running", "serving ok"]
 
 
 def test_replica_holds_the_launch_hook_open_while_it_loads_and_stops_when_done(tmp_path):

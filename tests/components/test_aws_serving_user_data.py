@@ -78,6 +78,7 @@ def test_a_value_the_template_uses_but_is_not_given_fails_the_render() -> None:
         _templates.get_template("replica-boot.sh.j2").render(
             aws_cli="", imds="", model_dir="/m", worker_dir="/w", worker_manifest="", model_name="m", image="i",
             worker_b85="", server="s", environment={}, proxy=False, stop_timeout=60, region="r", group_name="g", hook_name="h", heartbeat_every=60,
+            status_file="s.py", status_command="/s",
         )  # fmt: skip
 
 

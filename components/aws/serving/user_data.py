@@ -13,6 +13,7 @@ from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTB
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import ADMISSION_PROXY, admission_proxy_source
+from accelstack.components.replica.boot_status import STATUS_COMMAND, STATUS_SCRIPT
 from accelstack.components.replica.server import health_url, server_arguments
 from accelstack.components.templates import template_environment
 from accelstack.planner.serving_plan import ServingPlan
@@ -32,6 +33,10 @@ _templates = template_environment("accelstack.components.aws.serving")
 # whole fleet; bzip2's output has not changed in over a decade.
 WORKER_DIR = "/opt/accelstack"
 QUEUE_CLIENT_MODULE = "sqs_queue"
+# The replica's boot-status recorder (components/replica/boot_status.py) travels in the same stream; the boot
+# script installs it as STATUS_COMMAND.
+STATUS_FILE_NAME = "replica-status.py"
+_STATUS_FILE = {STATUS_FILE_NAME: ("components/replica/boot_status.py", STATUS_SCRIPT.encode())}
 WORKER_FILES: dict[str, tuple[str, bytes]] = {  # file name on the replica -> (repository path, source)
     "queue_worker.py": (
         "components/replica/queue_worker.py",
@@ -41,10 +46,12 @@ WORKER_FILES: dict[str, tuple[str, bytes]] = {  # file name on the replica -> (r
         f"components/aws/replica/{QUEUE_CLIENT_MODULE}.py",
         resources.files("accelstack.components.aws.replica").joinpath(f"{QUEUE_CLIENT_MODULE}.py").read_bytes(),
     ),
+    **_STATUS_FILE,
 }
 # With admission on the replicas (serving.admission.kind replica): the admission proxy alone, stdlib only.
 PROXY_FILES: dict[str, tuple[str, bytes]] = {
     ADMISSION_PROXY: (f"components/replica/{ADMISSION_PROXY}", admission_proxy_source()),
+    **_STATUS_FILE,
 }
 USER_DATA_LIMIT_BYTES = EC2_USER_DATA_MAX_BYTES  # raw user data, before base64
 # The ALB appends the address it received the request from to X-Forwarded-For: the last entry is the client's
@@ -118,8 +125,8 @@ def replica_user_data(
             serving, plan, region=region, request_queue_url=request_queue_url, response_queue_url=response_queue_url
         )
     )
-    return _templates.get_template("replica-boot.sh.j2").render(
-        aws_cli=_without_comment_lines(AWS_CLI_FUNCTION),  # user data is capped at 16 KiB
+    script = _templates.get_template("replica-boot.sh.j2").render(
+        aws_cli=AWS_CLI_FUNCTION,
         imds=IMDS_FUNCTION,
         model_dir=MODEL_DIR,
         worker_dir=WORKER_DIR,
@@ -140,7 +147,10 @@ def replica_user_data(
         syncs=syncs,
         server_port=plan.server_port,
         health=health_url(serving, plan),
+        status_file=STATUS_FILE_NAME,
+        status_command=STATUS_COMMAND,
     )
+    return _without_comment_lines(script)
 
 
 def user_data_size_problem(
@@ -169,8 +179,18 @@ QUEUE_URL_PLACEHOLDERS = {"request_queue_url": "${REQUEST_QUEUE_URL}", "response
 REPLICA_USER_DATA_FILE = "replica-user-data.sh"
 
 
-def _without_comment_lines(shell: str) -> str:
-    return "".join(line for line in shell.splitlines(keepends=True) if not line.lstrip().startswith("#"))
+def _without_comment_lines(script: str) -> str:
+    """`script` without its comment-only lines (user data is capped at 16 KiB; the template keeps the comments),
+    the shebang and the base85 block (whose alphabet has '#') untouched."""
+    kept, in_b85 = [], False
+    for line in script.splitlines(keepends=True):
+        if line.rstrip("\n") == "B85":
+            in_b85 = False
+        comment = line.lstrip().startswith("#") and not line.startswith("#!")
+        if in_b85 or not comment:
+            kept.append(line)
+        in_b85 = in_b85 or line.rstrip().endswith("<<'B85'")
+    return "".join(kept)
 
 
 def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:

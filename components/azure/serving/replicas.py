@@ -34,7 +34,7 @@ from accelstack.components.azure.serving.identity import ServingIdentities
 from accelstack.components.azure.serving.network import ServingNetwork
 from accelstack.components.azure.serving.placement import Placement
 from accelstack.components.azure.serving.queue import AdmissionQueue
-from accelstack.components.azure.serving.user_data import replica_user_data
+from accelstack.components.azure.serving.user_data import front_stop_seconds, replica_user_data
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
@@ -53,6 +53,20 @@ def extensions_budget_minutes(plan: ServingPlan) -> int:
     """Twice the planned cold start (weights and image), within the API's 15 to 120 minutes."""
     low, high = EXTENSIONS_BUDGET_MINUTES
     return max(low, min(high, -(-2 * plan.cold_start_seconds // 60)))
+
+
+# Scale-in (autoscale, or a smaller fixed fleet) deletes a replica with generations in flight. With a terminate
+# notification the deletion waits until the VM approves its Terminate scheduled event, or the timeout passes (5 to
+# 15 minutes: "Terminate notification for Azure Virtual Machine Scale Set instances"); the replica's terminate
+# watcher (user_data.py) stops the unit in front of the server, which drains, then approves.
+TERMINATE_NOTICE_MINUTES = (5, 15)
+
+
+def terminate_notice_minutes(plan: ServingPlan) -> int:
+    """The front unit's stop (its drain and release) and a minute of polling and approval, within the API's 5 to 15
+    minutes."""
+    low, high = TERMINATE_NOTICE_MINUTES
+    return max(low, min(high, -(-(front_stop_seconds(plan) + 60) // 60)))
 
 
 PROFILE_TAG = "accelstack:replica-profile"  # the digest of the scale set's VM profile (model, image, boot)
@@ -129,6 +143,12 @@ def replica_group(
             ],
         },
         "priority": "Regular",  # on-demand only (the spec rules refuse spot for serving)
+        "scheduled_events_profile": {
+            "terminate_notification_profile": {
+                "enable": True,
+                "not_before_timeout": f"PT{terminate_notice_minutes(plan)}M",
+            }
+        },
         "extension_profile": {
             "extensions_time_budget": f"PT{extensions_budget_minutes(plan)}M",
             "extensions": [

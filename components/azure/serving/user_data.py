@@ -9,11 +9,22 @@ venv: Ubuntu 24.04's system Python refuses pip installs (PEP 668).
 
 from __future__ import annotations
 
-from accelstack.components.azure.node_platform import AZCOPY_FUNCTION, azcopy_sync_command
+from accelstack.components.azure.node_platform import (
+    AZCOPY_FUNCTION,
+    SCHEDULED_EVENTS_API_VERSION,
+    azcopy_sync_command,
+)
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files, worker_files
-from accelstack.components.replica.cloud_config import MODEL_DIR, WORKER_DIR, ReplicaCloudConfig, write_file
+from accelstack.components.replica.cloud_config import (
+    ADMISSION_UNIT,
+    MODEL_DIR,
+    WORKER_DIR,
+    WORKER_UNIT,
+    ReplicaCloudConfig,
+    write_file,
+)
 from accelstack.components.replica.server import health_wait_command, server_arguments
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
@@ -41,6 +52,57 @@ fi
 nvidia-ctk runtime configure --runtime=docker
 systemctl restart docker
 """
+
+
+# The replica's side of the scale set's terminate notification (replicas.py): poll Scheduled Events for a Terminate
+# event naming this VM, stop the unit in front of the server (SIGTERM: it drains for DRAIN_SECONDS; systemctl waits
+# for it), then approve the event so the deletion goes ahead (POST StartRequests; learn.microsoft.com/azure/
+# virtual-machines/linux/scheduled-events). The event lists VMs by their IMDS compute/name.
+TERMINATE_WATCH_PATH = "/usr/local/bin/accelstack-terminate-watch"
+TERMINATE_WATCH_UNIT = "accelstack-terminate-watch.service"
+TERMINATE_WATCH_SCRIPT = f"""\
+#!/bin/bash
+set -uo pipefail
+FRONT=$1
+IMDS=${{IMDS_ENDPOINT:-http://169.254.169.254}}/metadata
+EVENTS="$IMDS/scheduledevents?api-version={SCHEDULED_EVENTS_API_VERSION}"
+me=$(curl -sf -m 5 -H Metadata:true "$IMDS/instance/compute/name?api-version=2021-02-01&format=text") || exit 1
+while true; do
+    id=$(curl -sf -m 5 -H Metadata:true "$EVENTS" | ME="$me" python3 -c '
+import json, os, sys
+for event in json.load(sys.stdin).get("Events", []):
+    if event.get("EventType") == "Terminate" and os.environ["ME"] in event.get("Resources", []):
+        print(event["EventId"])
+        break
+' 2>/dev/null)
+    if [ -n "$id" ]; then
+        echo "accelstack: Terminate event $id for $me: draining $FRONT"
+        systemctl stop "$FRONT"
+        curl -sf -m 5 -H Metadata:true -X POST -d "{{\\"StartRequests\\": [{{\\"EventId\\": \\"$id\\"}}]}}" "$EVENTS"
+        exit 0
+    fi
+    sleep 5
+done
+"""
+
+
+def front_stop_seconds(plan: ServingPlan) -> int:
+    """How long systemd lets the unit in front of the server stop: its drain, then releasing what is left."""
+    return plan.worker_drain_seconds + 30
+
+
+def terminate_watch_unit(front_unit: str) -> str:
+    return (
+        "[Unit]\n"
+        "Description=accelstack: drain this replica before a scale-in deletes it (Scheduled Events, Terminate)\n"
+        f"After={front_unit}\n"
+        "[Service]\n"
+        f"ExecStart={TERMINATE_WATCH_PATH} {front_unit}\n"
+        "Restart=always\n"
+        "RestartSec=5\n"
+        "[Install]\n"
+        "WantedBy=multi-user.target\n"
+    )
 
 
 def worker_environment(serving: ServingSpec, plan: ServingPlan, *, namespace: str, client_id: str) -> dict[str, str]:
@@ -77,6 +139,7 @@ def replica_user_data(
 ) -> str:
     """With `admission` the admission proxy fronts the server; otherwise the queue worker drains `namespace`."""
     model = serving.model
+    front = ADMISSION_UNIT if admission else WORKER_UNIT
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
     ]
@@ -99,7 +162,7 @@ def replica_user_data(
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),
         health_wait=health_wait_command(serving, plan),
-        stop_timeout=plan.worker_drain_seconds + 30,
+        stop_timeout=front_stop_seconds(plan),
         proxy=admission is not None,
         worker_description="accelstack admission-queue worker (Service Bus peek-lock)",
         worker_command=[f"{WORKER_DIR}/venv/bin/python", f"{WORKER_DIR}/queue_worker.py"],
@@ -108,7 +171,12 @@ def replica_user_data(
             ["/usr/bin/python3", "-m", "venv", f"{WORKER_DIR}/venv"],
             [f"{WORKER_DIR}/venv/bin/pip", "install", "--quiet", *SERVICE_BUS_PACKAGES],
         ],
-        extra_files=[write_file(CONTAINER_RUNTIME_PATH, CONTAINER_RUNTIME_SCRIPT, "0755")],
+        extra_files=[
+            write_file(CONTAINER_RUNTIME_PATH, CONTAINER_RUNTIME_SCRIPT, "0755"),
+            write_file(TERMINATE_WATCH_PATH, TERMINATE_WATCH_SCRIPT, "0755"),
+            write_file(f"/etc/systemd/system/{TERMINATE_WATCH_UNIT}", terminate_watch_unit(front)),
+        ],
+        extra_units=[TERMINATE_WATCH_UNIT],
         first_commands=[[CONTAINER_RUNTIME_PATH]],
     ).text()
 

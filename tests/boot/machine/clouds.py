@@ -161,7 +161,14 @@ _RDMA = {f"class/infiniband/mlx5_{i}/ports/1/state": "4: ACTIVE" for i in range(
     "class/net/enp0s19/": "",
     "class/net/enp192s20/": "",
 }
-SYSFS = {"a3-megagpu-8g": _apertures(8), "a3-ultragpu-8g": _RDMA, "a4-highgpu-8g": _RDMA}
+# A3 Mega's nine gVNICs as Ubuntu names them, written out here rather than read from the catalog so a wrong name
+# there fails: the control NIC and the 8 GPU NICs (Cluster Toolkit's examples/machine-learning/a3-megagpu-8g/
+# nccl-tests/run-nccl-tests.sh sets NCCL_FASTRAK_CTRL_DEV and NCCL_FASTRAK_IFNAME to these).
+_A3_MEGA_NICS = {
+    f"class/net/{nic}/": ""
+    for nic in ["enp0s12", "enp6s0", "enp7s0", "enp13s0", "enp14s0", "enp134s0", "enp135s0", "enp141s0", "enp142s0"]
+}
+SYSFS = {"a3-megagpu-8g": _apertures(8) | _A3_MEGA_NICS, "a3-ultragpu-8g": _RDMA, "a4-highgpu-8g": _RDMA}
 
 
 def sysfs(cloud: str, resource: Registration) -> dict[str, str]:

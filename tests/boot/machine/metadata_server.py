@@ -12,6 +12,7 @@ machine's table lacks answers 404 and is logged as unknown. Standard library onl
 from __future__ import annotations
 
 import json
+import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -21,6 +22,11 @@ LOG = open(sys.argv[2], "a", buffering=1)
 CLOUD = MACHINE["cloud"]
 TREE: dict[str, str] = MACHINE["metadata"]
 TOKEN = MACHINE["token"]
+# Azure Scheduled Events as the platform posts them: a test writes the document into the machine's work directory
+# (the machine's /run/harness), approvals (POST StartRequests) are appended beside it.
+WORK = os.path.dirname(sys.argv[1])
+EVENTS_FILE = os.path.join(WORK, "scheduled-events.json")
+APPROVALS_FILE = os.path.join(WORK, "scheduled-events-approved.jsonl")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -70,8 +76,35 @@ class Handler(BaseHTTPRequestHandler):
                 if "resource" not in query:
                     return self._answer(400, '{"error": "invalid_request"}')
                 return self._token()
+            if url.path == "/metadata/scheduledevents":
+                return self._answer(200, json.dumps(self._events()), "application/json")
             return self._lookup(url.path.removeprefix("/metadata/"))
         return self._answer(404, "")
+
+    def do_POST(self) -> None:
+        """Azure: approving scheduled events (a body listing pending EventIds); every other POST is refused."""
+        url = urlsplit(self.path)
+        if CLOUD != "azure" or url.path != "/metadata/scheduledevents":
+            return self._answer(405, "")
+        if self.headers.get("Metadata") != "true" or "api-version" not in parse_qs(url.query):
+            return self._answer(400, '{"error": "Bad request"}')
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+        try:
+            started = [request["EventId"] for request in json.loads(body)["StartRequests"]]
+        except (ValueError, KeyError, TypeError):
+            return self._answer(400, '{"error": "Bad request"}')
+        pending = {event["EventId"] for event in self._events()["Events"]}
+        if not started or not set(started) <= pending:
+            return self._answer(400, '{"error": "unknown EventId"}')
+        with open(APPROVALS_FILE, "a") as out:
+            out.write(json.dumps(json.loads(body)) + "\n")
+        return self._answer(200, "")
+
+    @staticmethod
+    def _events() -> dict:
+        if os.path.exists(EVENTS_FILE):
+            return json.loads(open(EVENTS_FILE).read())
+        return {"DocumentIncarnation": 0, "Events": []}
 
     def _token(self) -> None:
         body = {"access_token": TOKEN, "expires_in": 3599, "token_type": "Bearer"}

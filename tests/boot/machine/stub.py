@@ -363,6 +363,14 @@ def daemon_ready(unit: str, exec_start: str) -> str | None:
     return None
 
 
+def stopped(values: dict[str, list[str]], env: dict[str, str], status: int) -> None:
+    """systemd runs a unit's ExecStopPost also when its start failed, telling it why (systemd.exec(5): SERVICE_RESULT,
+    EXIT_CODE, EXIT_STATUS)."""
+    result = {"SERVICE_RESULT": "exit-code", "EXIT_CODE": "exited", "EXIT_STATUS": str(status)}
+    for command in values.get("ExecStopPost", []):
+        subprocess.run(shlex.split(command.lstrip("-+!@:")), env=env | result, stdin=subprocess.DEVNULL)
+
+
 def start(unit: str, block: bool = True) -> int:
     unit = unit_name(unit)
     text = unit_text(unit)
@@ -373,6 +381,9 @@ def start(unit: str, block: bool = True) -> int:
         print(f"Failed to start {unit}: Unit {unit} not found.", file=sys.stderr)
         return 5
     values = directives(text)
+    # systemd expands specifiers in Exec lines (systemd.unit(5) "Specifiers"): the unit's name and a literal %.
+    for key in [k for k in values if k.startswith("Exec")]:
+        values[key] = [re.sub(r"%[n%]", lambda m: unit if m.group() == "%n" else "%", v) for v in values[key]]
     if unit.endswith(".timer"):
         # A timer starts its service later, on schedule: starting it needs that service to exist.
         service = (values.get("Unit") or [unit.removesuffix(".timer") + ".service"])[-1]
@@ -430,6 +441,7 @@ def start(unit: str, block: bool = True) -> int:
             if result.returncode != 0 and not ignore:
                 print(f"Job for {unit} failed because the control process exited with error code.", file=sys.stderr)
                 log(unit=unit, failed=f"{argv} exited {result.returncode}")
+                stopped(values, env, result.returncode)
                 return 1 if block else 0
         else:
             if re.match(rb"#!\S*/(ba)?sh\b", open(binary, "rb").readline()) and argv[0] == binary:
@@ -576,6 +588,8 @@ def mkfs() -> None:
 def modprobe() -> None:
     module = [a for a in ARGS if not a.startswith("-")][-1]
     if module in load("modules", []) or f"module:{module}" in IMAGE["ships"]:
+        if NAME == "modprobe":
+            save("loaded", sorted({*load("loaded", []), module}))
         return log()
     fail(f"{NAME}: FATAL: Module {module} not found in directory /lib/modules/{KERNEL}", 1)
 
@@ -749,6 +763,15 @@ def gcloud() -> None:
     log()
     if ARGS[:3] == ["secrets", "versions", "access"]:
         sys.stdout.buffer.write(base64.b64decode(MACHINE["secrets"]["munge"]))
+    if ARGS[:2] == ["auth", "configure-docker"]:
+        # gcloud registers itself as docker's credential helper for the hosts named, in the caller's config.
+        path = os.path.expanduser("~/.docker/config.json")
+        config = json.load(open(path)) if os.path.exists(path) else {}
+        hosts = [h for a in ARGS[2:] if not a.startswith("-") for h in a.split(",")]
+        config.setdefault("credHelpers", {}).update(dict.fromkeys(hosts, "gcloud"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as out:
+            json.dump(config, out)
 
 
 def gpg() -> None:
@@ -843,11 +866,132 @@ def serve_health(port: int) -> None:
     HTTPServer(("127.0.0.1", port), Health).serve_forever()
 
 
+# ---------------------------------------------------------------- containers
+# The images the model knows how to run, by a fragment of their name. Google's GPUDirect-TCPXO pair
+# (cloud.google.com/compute/docs/gpus/gpudirect; slurm-gcp's receive-data-path-manager-mega runs both):
+# the NCCL plugin's installer copies the plugin, its NCCL build and nccl-env-profile.sh into the host's
+# /var/lib/tcpxo/lib64 through the /var/lib volume; RxDM logs its ready line once it has mapped the GPUs'
+# memory through the dma-buf import helper (so the helper module must be loaded).
+TCPXO_PLUGIN_IMAGE = "gpudirect-tcpxo/nccl-plugin-gpudirecttcpx"
+TCPXO_RXDM_IMAGE = "gpudirect-tcpxo/tcpgpudmarxd"
+RXDM_READY = "Buffer manager initialization complete"
+# The plugin's profile as the installer writes it: NIC names as Google's Container-Optimized OS and GKE name
+# them (eth0 control, eth1..eth8 GPU NICs), the tuner and guest configs under NCCL_LIB_DIR (the values public
+# A3 Mega job scripts export after sourcing it).
+TCPXO_PROFILE = """\
+export NCCL_FASTRAK_CTRL_DEV=eth0
+export NCCL_FASTRAK_IFNAME=eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8
+export NCCL_SOCKET_IFNAME=eth0
+export NCCL_CROSS_NIC=0
+export NCCL_ALGO=Ring,Tree
+export NCCL_PROTO=Simple
+export NCCL_MIN_NCHANNELS=4
+export NCCL_TUNER_PLUGIN=libnccl-tuner.so
+export NCCL_TUNER_CONFIG_PATH=${NCCL_LIB_DIR}/a3plus_tuner_config.textproto
+export NCCL_SHIMNET_GUEST_CONFIG_CHECKER_CONFIG_FILE=${NCCL_LIB_DIR}/a3plus_guest_config.textproto
+export NCCL_FASTRAK_NUM_FLOWS=2
+export NCCL_FASTRAK_USE_SNAP=1
+export NCCL_FASTRAK_USE_LLCM=1
+export NCCL_NVLS_ENABLE=0
+export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+"""
+TCPXO_LIBRARIES = ("libnccl.so.2", "libnccl-net.so", "libnccl-tuner.so", "a3plus_tuner_config.textproto",
+                   "a3plus_guest_config.textproto")  # fmt: skip
+
+
+def _option_values(args: list[str], *names: str) -> list[str]:
+    """Every value of an option given as `--name value` or `--name=value` (any of `names`)."""
+    values = []
+    for index, arg in enumerate(args):
+        for name in names:
+            if arg == name and index + 1 < len(args):
+                values.append(args[index + 1])
+            elif arg.startswith(name + "="):
+                values.append(arg.split("=", 1)[1])
+    return values
+
+
+def _run_parts(args: list[str]) -> tuple[list[str], str, list[str]]:
+    """`docker run`'s options, image and command (options taking a value are those the scripts use)."""
+    takes_value = {"--name", "--volume", "-v", "--env", "-e", "--network", "--cap-add", "--gpus", "--ipc",
+                   "--pull", "--entrypoint", "--restart", "--mount", "-p", "--publish", "--user", "-u", "--shm-size",
+                   "--ulimit", "--device", "--runtime", "--log-driver", "--workdir", "-w"}  # fmt: skip
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 1 if "=" in args[index] or args[index] not in takes_value else 2
+    return args[:index], args[index] if index < len(args) else "", args[index + 1 :]
+
+
+def _pullable(image: str) -> None:
+    """Artifact Registry (*-docker.pkg.dev) answers docker only with credentials: `gcloud auth configure-docker`
+    names the host in root's ~/.docker/config.json (credHelpers), else the pull is refused."""
+    refusal = MACHINE["objects"].get("registry", {}).get("refuses")
+    if refusal:  # a test's registry that refuses this machine (an outage, a revoked grant)
+        fail(f"docker: Error response from daemon: pull access denied for {image}: {refusal}", 125)
+    host = image.split("/", 1)[0]
+    if not host.endswith("-docker.pkg.dev"):
+        return
+    try:
+        helpers = json.load(open("/root/.docker/config.json")).get("credHelpers", {})
+    except (FileNotFoundError, ValueError):
+        helpers = {}
+    if helpers.get(host) != "gcloud":
+        fail(f'docker: Error response from daemon: Head "https://{host}/v2/...": denied: Unauthenticated request.', 125)
+
+
+def _container_id(name: str) -> str:
+    return format(abs(hash(name)) % (1 << 48), "012x")
+
+
 def docker() -> None:
     log()
-    if not ARGS or ARGS[0] != "run":
+    verb = ARGS[0] if ARGS else ""
+    if verb in ("run", "pull", "ps", "logs", "stop", "rm", "start") and not (
+        "docker.service" in load("active", []) or "docker.service" in IMAGE["services"]
+    ):
+        fail("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", 1)
+    containers = load("containers", {})
+    if verb == "pull":
+        return _pullable(ARGS[-1])
+    if verb == "ps":
+        names = [re.sub(r"^name=", "", f) for f in _option_values(ARGS, "--filter", "-f") if f.startswith("name=")]
+        for name, container in containers.items():
+            if container["running"] and all(re.search(pattern, name) for pattern in names):
+                print(_container_id(name) if "--quiet" in ARGS or "-q" in ARGS else name)
         return
-    port = next((int(ARGS[i + 1]) for i, a in enumerate(ARGS[:-1]) if a == "--port"), None)
+    if verb == "logs":
+        name = ARGS[-1]
+        if name not in containers:
+            fail(f"Error response from daemon: No such container: {name}", 1)
+        print(containers[name]["logs"], end="", file=sys.stderr)
+        return
+    if verb in ("stop", "rm"):
+        for name in [a for a in ARGS[1:] if not a.startswith("-") and not a.isdigit()]:
+            if name not in containers:
+                if verb == "rm" and ("--force" in ARGS or "-f" in ARGS):
+                    continue
+                fail(f"Error response from daemon: No such container: {name}", 1)
+            if verb == "stop" and containers[name].get("remove"):
+                containers.pop(name)
+            elif verb == "stop":
+                containers[name]["running"] = False
+            elif containers[name]["running"] and not ("--force" in ARGS or "-f" in ARGS):
+                fail(f"Error response from daemon: cannot remove container {name}: container is running", 1)
+            else:
+                containers.pop(name)
+        return save("containers", containers)
+    if verb != "run":
+        return
+    options, image, command = _run_parts(ARGS[1:])
+    [name] = _option_values(options, "--name") or [""]
+    if name and name in containers:
+        fail(f'docker: Error response from daemon: Conflict. The container name "/{name}" is already in use.', 125)
+    _pullable(image)
+    port = next((int(command[i + 1]) for i, a in enumerate(command[:-1]) if a == "--port"), None)
+    if TCPXO_PLUGIN_IMAGE in image:
+        return _tcpxo_install(options, command)
+    if TCPXO_RXDM_IMAGE in image:
+        return _tcpxo_rxdm(name, image, options, containers)
     if port is None:
         return
     if "-d" in ARGS or "--detach" in ARGS:
@@ -859,6 +1003,44 @@ def docker() -> None:
             serve_health(port)
         return
     serve_health(port)
+
+
+def _tcpxo_install(options: list[str], command: list[str]) -> None:
+    """The plugin installer: `install --install-nccl` into the container's /var/lib/tcpxo/lib64, which is the
+    host's only through a volume of /var/lib (or a directory above it)."""
+    if command[:1] != ["install"]:
+        fail(f"harness: the TCPXO plugin image run as {command} is not modelled")
+    volumes = {v.split(":")[1]: v.split(":")[0] for v in _option_values(options, "--volume", "-v") if ":" in v}
+    if "/var/lib" not in volumes:
+        fail("harness: the TCPXO installer ran without /var/lib as a volume: nothing reaches the host", 1)
+    host = volumes["/var/lib"] + "/tcpxo/lib64"
+    os.makedirs(host, exist_ok=True)
+    for library in TCPXO_LIBRARIES if "--install-nccl" in command else TCPXO_LIBRARIES[1:]:
+        open(os.path.join(host, library), "w").close()
+    with open(os.path.join(host, "nccl-env-profile.sh"), "w") as out:
+        out.write(TCPXO_PROFILE)
+
+
+def _tcpxo_rxdm(name: str, image: str, options: list[str], containers: dict) -> None:
+    """RxDM, detached: ready once it maps GPU memory (privileged, the GPUs, the import helper loaded)."""
+    if "--detach" not in options and "-d" not in options:
+        fail("harness: RxDM in the foreground is not modelled (a prolog would block on it)")
+    missing = [need for need, ok in (
+        ("--privileged", "--privileged" in options),
+        ("--gpus", bool(_option_values(options, "--gpus"))),
+        ("the import-helper module", "import-helper" in load("loaded", [])),
+    ) if not ok]  # fmt: skip
+    logs = "I tcpgpudmarxd starting\n" + (
+        f"E rxdm: cannot start without {', '.join(missing)}\n" if missing else f"I {RXDM_READY}\n"
+    )
+    containers[name or _container_id(image)] = {
+        "image": image,
+        "running": not missing,
+        "logs": logs,
+        "remove": "--rm" in options,
+    }
+    save("containers", containers)
+    print(_container_id(name))
 
 
 COMMANDS = {
