@@ -123,11 +123,29 @@ _STACK_CACHES = {
 }
 
 
+_cache_module_names: tuple[int, tuple[str, ...]] = (-1, ())
+
+
+def _pack_cache_module_names() -> tuple[str, ...]:
+    """Names of the loaded pack modules that keep stack caches, found again only when modules were imported: a
+    trace forgets the caches at every change of policy (tens of thousands of times), and scanning every loaded
+    module each time (the provider SDKs bring thousands) took most of the trace's time."""
+    global _cache_module_names
+    loaded, names = _cache_module_names
+    if loaded != len(sys.modules):
+        names = tuple(
+            name
+            for name in list(sys.modules)
+            if name.startswith(("policies.", "accelstack.policies.")) and name.rsplit(".", 1)[-1] in _STACK_CACHES
+        )
+        _cache_module_names = (len(sys.modules), names)
+    return names
+
+
 def _forget_stack_caches() -> None:
-    for name, module in list(sys.modules.items()):
-        if module is None or not name.startswith(("policies.", "accelstack.policies.")):
-            continue
-        for attribute in _STACK_CACHES.get(name.rsplit(".", 1)[-1], ()):
+    for name in _pack_cache_module_names():
+        module = sys.modules.get(name)  # looked up each time: a pack loaded again is a new module object
+        for attribute in _STACK_CACHES[name.rsplit(".", 1)[-1]] if module is not None else ():
             held = getattr(module, attribute, None)
             if isinstance(held, (list, dict)):
                 held.clear()
