@@ -155,37 +155,63 @@ def replica_capacity(
 
 @dataclass(frozen=True)
 class LoadPlan:
-    """Replicas for a peak load at a target utilization, and the per-replica capacity it rests on."""
+    """Replicas for a peak load at a target utilization u, and the per-replica capacity it rests on.
+
+    A fleet at utilization u keeps u x batch requests in flight per replica, and at that batch a request takes
+    T(u x batch) -- fewer of the others' prefills stall it than at the full batch. By Little's law the fleet holds
+    rate x T(u x batch) requests, so it needs rate x T(u x batch) / (u x batch) replicas: the count the simulator's
+    fleet settles on, as it serves each request at the batch actually running (`accelstack.simulate.service`).
+    (u x the full-batch rate, batch / T(batch), would count the prefill stalls of a full batch the fleet never
+    runs: 13% too many replicas on the AWS example, 2.8x on the Azure one.)"""
 
     requests_per_second: float
     capacity: ReplicaCapacity
     target_utilization: float
     replicas: int
+    running_batch: float  # u x batch: the requests a replica has in flight at the target utilization
+    running_service_seconds: float  # T(u x batch): a request's service time at that batch
+
+    @property
+    def replica_rate(self) -> float:
+        """Requests/s one replica carries at the target utilization: (u x batch) / T(u x batch)."""
+        return self.running_batch / self.running_service_seconds
+
+    @property
+    def needed(self) -> float:
+        """Replicas before rounding up: rate x T(u x batch) / (u x batch)."""
+        return self.requests_per_second / self.replica_rate
 
     @property
     def in_flight(self) -> float:
-        """Requests in flight at the peak (Little's law: rate x service time)."""
-        return self.requests_per_second * self.capacity.service_seconds
+        """Requests in flight at the peak (Little's law: rate x service time at the running batch)."""
+        return self.requests_per_second * self.running_service_seconds
 
     def carried(self, replicas: int) -> float:
         """Requests/s `replicas` carry at the target utilization."""
-        return replicas * self.capacity.requests_per_second * self.target_utilization
+        return replicas * self.replica_rate
 
     def count_formula(self) -> str:
         return (
-            f"ceil({self.requests_per_second:g} req/s / ({self.capacity.requests_per_second:.2f} req/s per replica x "
-            f"{self.target_utilization:.0%} utilization)) = {self.replicas}"
+            f"ceil({self.requests_per_second:g} req/s x {self.running_service_seconds:.3f} s / "
+            f"({self.target_utilization:.0%} utilization x {self.capacity.batch} in flight)) = {self.replicas}"
         )
 
     def basis(self) -> str:
-        return f"{self.count_formula()}; {self.capacity.formula()}; assumed: {self.capacity.assumptions()}"
+        return (
+            f"{self.count_formula()}, the service time at {self.running_batch:g} in flight (each replica carries "
+            f"{self.replica_rate:.3f} req/s there); {self.capacity.formula()}; assumed: {self.capacity.assumptions()}"
+        )
 
     def as_dict(self) -> dict[str, object]:
         return {
             "requestsPerSecond": self.requests_per_second,
             "targetUtilization": self.target_utilization,
             "replicas": self.replicas,
+            "replicasUnrounded": round(self.needed, 3),
             "inFlight": round(self.in_flight, 2),
+            "runningBatch": round(self.running_batch, 3),
+            "runningServiceSeconds": round(self.running_service_seconds, 4),
+            "requestsPerSecondPerReplicaAtTarget": round(self.replica_rate, 4),
             "perReplica": {
                 "batch": self.capacity.batch,
                 "maxBatch": self.capacity.max_batch,
@@ -210,14 +236,24 @@ class LoadPlan:
 def replicas_for_load(
     requests_per_second: float, capacity: ReplicaCapacity, target_utilization: float = DEFAULT_TARGET_UTILIZATION
 ) -> LoadPlan:
-    """Replicas = ceil(rate / (per-replica rate x utilization)). The in-flight bound (Little's law) is implied:
-    a replica's rate b / (b x prefill + output x step) never exceeds b / service, so rate x service <= b x replicas."""
+    """Replicas = ceil(rate x T(u x batch) / (u x batch)) (see `LoadPlan`): each replica keeps u x batch requests
+    in flight, each served at that batch. Without a service-time model, T is the full batch's."""
     if requests_per_second < 0:
         raise ValueError("requests per second must be >= 0")
     if not 0 < target_utilization <= 1:
         raise ValueError("target utilization must be in (0, 1]")
-    needed = math.ceil(requests_per_second / (capacity.requests_per_second * target_utilization) - 1e-9)
-    return LoadPlan(requests_per_second, capacity, target_utilization, max(1 if requests_per_second > 0 else 0, needed))
+    running = capacity.batch * target_utilization
+    if capacity.model is not None:
+        service = float(
+            capacity.model.service_seconds(capacity.input_tokens, capacity.output_tokens, max(1.0, running))
+        )
+    else:
+        service = capacity.service_seconds
+    needed = math.ceil(requests_per_second * service / running - 1e-9)
+    return LoadPlan(
+        requests_per_second, capacity, target_utilization, max(1 if requests_per_second > 0 else 0, needed),
+        round(running, 6), service,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
