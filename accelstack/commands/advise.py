@@ -27,10 +27,12 @@ from accelstack.commands.size import (
     PRECISIONS,
     HeadsOpt,
     HiddenOpt,
+    InputLengthsOpt,
     JsonFlag,
     KvHeadsOpt,
     LayersOpt,
     ModelOpt,
+    OutputLengthsOpt,
     ParamsOpt,
     PricesOpt,
     ProfileOpt,
@@ -38,6 +40,7 @@ from accelstack.commands.size import (
     check_choice,
     cloud_named,
     emit,
+    lengths_option,
     measured_model,
     planner_call,
     read_profile,
@@ -49,6 +52,7 @@ from accelstack.planner.hardware import instance
 from accelstack.planner.model_size import architecture_of
 from accelstack.planner.service_time import ServiceTime, roofline
 from accelstack.planner.serving_plan import MeasuredProfile
+from accelstack.planner.token_lengths import load_lengths, of_load
 from accelstack.spec.models import ServingStack
 
 DESCRIPTION_CHARS = 110
@@ -126,6 +130,8 @@ def advise_command(
     output_tokens: Annotated[
         int, typer.Option("--output-tokens", min=1, help="Serving: generated tokens per request (with --rps).")
     ] = 250,
+    input_lengths: InputLengthsOpt = "fixed",
+    output_lengths: OutputLengthsOpt = "exponential",
     latency_p95: Annotated[
         float | None,
         typer.Option("--latency-p95", min=0.001, help="Serving: 95th-percentile latency target, s (with --rps)."),
@@ -149,6 +155,7 @@ def advise_command(
 ) -> None:
     """Decide what to build: a managed model API, LoRA on one machine, serving only, or distributed training."""
     stack_instance_type = None
+    stated_lengths = None
     if stack is not None:
         spec = _serving_spec(stack, project_dir, overrides or [])
         cloud = cloud or spec.cloud
@@ -166,6 +173,7 @@ def advise_command(
             )
             latency = serving.load.latency
             latency_p95 = latency.target_seconds if latency is not None and latency_p95 is None else latency_p95
+            stated_lengths = of_load(serving.load)
     if custom_weights is None:
         raise CliError("give --custom-weights or --no-custom-weights (or --stack with a serving stack)")
     check_choice("--precision", precision, PRECISIONS)
@@ -176,7 +184,11 @@ def advise_command(
         arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
     if latency_p95 is not None and rps is None:
         raise CliError("--latency-p95 needs --rps (the load it is a target for)")
-    load = Load(rps, input_tokens, output_tokens, latency_p95) if rps is not None else None
+    lengths = stated_lengths or load_lengths(
+        input_tokens, output_tokens, lengths_option("--input-lengths", input_lengths, input_tokens),
+        lengths_option("--output-lengths", output_lengths, output_tokens),
+    )  # fmt: skip
+    load = Load(rps, input_tokens, output_tokens, latency_p95, lengths=lengths) if rps is not None else None
     chosen = cloud_named(cloud or DEFAULT_CLOUD)
     book_ = book(prices, cloud=chosen)
     measured = read_profile(profile)

@@ -23,6 +23,7 @@ from accelstack.planner.pricing import PriceBook
 from accelstack.planner.service_time import ServiceTime
 from accelstack.planner.serving import fits, replica_capacity, replicas_for_load
 from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP
+from accelstack.planner.token_lengths import LoadLengths
 
 DEFAULT_MAX_DAYS = 3.0
 # LoRA training FLOPs per token ~ 4N: forward (2N) plus backward through frozen weights for the
@@ -96,6 +97,8 @@ class Load:
     output_tokens: int
     latency_seconds: float | None = None
     latency_percentile: float = 95.0
+    # How the lengths spread around their means (`planner.token_lengths`); None: fixed lengths.
+    lengths: LoadLengths | None = None
 
 
 def cheapest_serving_instance(
@@ -130,7 +133,7 @@ def cheapest_serving_instance(
                 max_batch=min(WORKER_CONCURRENCY_CAP, max(1, result.max_concurrent_sequences)), precision=precision,
                 latency_seconds=load.latency_seconds,
                 latency_percentile=load.latency_percentile if load.latency_seconds is not None else None,
-                model=measured.get(itype.name) if measured is not None else None,
+                model=measured.get(itype.name) if measured is not None else None, lengths=load.lengths,
             )  # fmt: skip
             if not capacity.meets_latency:
                 continue

@@ -16,6 +16,7 @@ from accelstack.planner.architectures import Architecture
 from accelstack.planner.hardware import GIB, memory_bandwidth_gbps
 from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION, KvPlan, plan_for_instance
 from accelstack.planner.service_time import DECODE_BANDWIDTH_EFFICIENCY, PREFILL_MFU, ServiceTime, roofline
+from accelstack.planner.token_lengths import LoadLengths
 
 # Replicas run below saturation so a burst queues briefly instead of timing out.
 DEFAULT_TARGET_UTILIZATION = 0.7
@@ -82,6 +83,12 @@ class ReplicaCapacity:
     latency_seconds: float | None
     latency_percentile: float | None
     model: ServiceTime | None = None  # the service-time model the numbers come from
+    # Stated token-length distributions (`planner.token_lengths`): the mean context the steps read, and the
+    # service time at the latency percentile over the lengths; None: fixed lengths (input + output / 2, and the
+    # service time itself).
+    lengths: LoadLengths | None = None
+    context_tokens: float | None = None
+    tail_service_seconds: float | None = None
 
     @property
     def source(self) -> str:
@@ -89,19 +96,34 @@ class ReplicaCapacity:
 
     @property
     def meets_latency(self) -> bool:
-        return self.latency_seconds is None or self.service_seconds <= self.latency_seconds + 1e-9
+        return self.latency_seconds is None or self.latency_service_seconds <= self.latency_seconds + 1e-9
+
+    @property
+    def latency_service_seconds(self) -> float:
+        """What the latency target is checked against: the percentile service time over the stated lengths, else
+        the service time of the stated lengths."""
+        return self.tail_service_seconds if self.tail_service_seconds is not None else self.service_seconds
 
     @property
     def output_tokens_per_second(self) -> float:
         return self.requests_per_second * self.output_tokens
 
     def assumptions(self) -> str:
-        latency = (
-            f"; p{self.latency_percentile:g} latency taken as the service time at that batch (fixed token counts; "
-            "queueing kept short by the utilization target)"
-            if self.latency_seconds is not None
-            else ""
-        )
+        if self.latency_seconds is None:
+            latency = ""
+        elif self.lengths is None:
+            latency = (
+                f"; p{self.latency_percentile:g} latency taken as the service time at that batch (fixed token counts; "
+                "queueing kept short by the utilization target)"
+            )
+        else:
+            latency = (
+                f"; p{self.latency_percentile:g} latency taken as the p{self.latency_percentile:g} service time at "
+                f"that batch over the stated lengths ({self.latency_service_seconds:.2f} s; queueing kept short by "
+                "the utilization target)"
+            )
+        if self.lengths is not None:
+            latency = f"; {self.lengths.describe()} (mean context {self.context_tokens:.0f} tokens){latency}"
         basis = (
             self.model.assumptions
             if self.model is not None
@@ -133,23 +155,33 @@ def replica_capacity(
     latency_seconds: float | None = None,
     latency_percentile: float | None = None,
     model: ServiceTime | None = None,
+    lengths: LoadLengths | None = None,
 ) -> ReplicaCapacity:
     """Requests/s one replica serves (see `ReplicaCapacity`) by `model` (default: the roofline of `arch` on
-    `itype`); ValueError on unknown hardware or bad sizes."""
+    `itype`), for requests of fixed lengths or, with `lengths`, of those distributions (the mean context for the
+    rate, the latency percentile of the service time for the batch cut); ValueError on unknown hardware or bad
+    sizes."""
     if input_tokens < 1 or output_tokens < 1 or max_batch < 1:
         raise ValueError("input and output tokens and the batch must be >= 1")
     model = model or roofline(arch, itype, precision=precision, kv_precision=kv_precision, tp=tp)
     tp = tp or itype.accelerators
     batch = max_batch
-    if latency_seconds is not None:
+    context = input_tokens + output_tokens / 2 if lengths is None else lengths.mean_context
+    tail = None
+    if latency_seconds is not None and lengths is None:
         batch = model.largest_batch_within(latency_seconds, input_tokens, output_tokens, max_batch)
-    context = input_tokens + output_tokens / 2
+    elif latency_seconds is not None and lengths is not None:
+        percentile = latency_percentile if latency_percentile is not None else 99.0
+        inputs, outputs = lengths.tail_sample()
+        batch = model.largest_batch_at_percentile(latency_seconds, percentile, inputs, outputs, max_batch)
+        tail = model.percentile_service(percentile, inputs, outputs, batch, float(model.prefill_seconds(inputs).mean()))
     step = float(model.step_seconds(batch, context))
     prefill = float(model.prefill_seconds(input_tokens))
-    service = float(model.service_seconds(input_tokens, output_tokens, batch))
+    service = float(model.service_seconds(input_tokens, output_tokens, batch, context=context))
     return ReplicaCapacity(
         itype.name, tp, input_tokens, output_tokens, max_batch, batch, memory_bandwidth_gbps(itype), step, prefill,
-        service, batch / service, latency_seconds, latency_percentile, model,
+        service, batch / service, latency_seconds, latency_percentile, model, lengths,
+        context if lengths is not None else None, tail,
     )  # fmt: skip
 
 
@@ -245,7 +277,9 @@ def replicas_for_load(
     running = capacity.batch * target_utilization
     if capacity.model is not None:
         service = float(
-            capacity.model.service_seconds(capacity.input_tokens, capacity.output_tokens, max(1.0, running))
+            capacity.model.service_seconds(
+                capacity.input_tokens, capacity.output_tokens, max(1.0, running), context=capacity.context_tokens
+            )
         )
     else:
         service = capacity.service_seconds
