@@ -262,10 +262,16 @@ def serving_replicas_carry_load(spec: ServingStack) -> Iterator[Problem]:
     capacity = plan.capacity
     if not capacity.meets_latency:
         assert load.latency is not None
+        tail = (
+            f"; the p{load.latency.percentile:g} request of the stated lengths ({capacity.lengths.describe()}) "
+            f"{capacity.latency_service_seconds:.1f} s"
+            if capacity.lengths is not None
+            else ""
+        )
         yield Problem(
             "serving.load.latency.targetSeconds",
             f"one request alone takes {capacity.service_seconds:.1f} s on {replicas.instance_type} "
-            f"(prefill {capacity.prefill_seconds:.2f} s + {load.output_tokens} tokens x {capacity.step_seconds * 1000:.1f} ms), "
+            f"(prefill {capacity.prefill_seconds:.2f} s + {load.output_tokens} tokens x {capacity.step_seconds * 1000:.1f} ms{tail}), "
             f"over the p{load.latency.percentile:g} target of {load.latency.target_seconds:g} s; choose a faster "
             f"instance type, a lower precision or fewer output tokens (assumed: {capacity.assumptions()})",
             Level.WARNING,
@@ -314,6 +320,7 @@ def serving_load_meets_slo_in_simulation(spec: ServingStack) -> Iterator[Problem
     if serving.load is None or cloud is None or cloud.serving_scaling is None:
         return
     # Imported here: the simulator (numpy, SimPy) loads only for stacks that state a load.
+    from accelstack.planner.token_lengths import of_load
     from accelstack.simulate.design import default_autoscaler, design_from_spec
     from accelstack.simulate.engine import Simulation
     from accelstack.simulate.report import summarize
@@ -333,7 +340,10 @@ def serving_load_meets_slo_in_simulation(spec: ServingStack) -> Iterator[Problem
         return  # no architecture known: serving_model_architecture_known says so
     horizon = min(LOAD_CHECK_SECONDS, LOAD_CHECK_REQUESTS / load.requests_per_second)
     share = load.latency.percentile / 100 if load.latency is not None else 0.99
-    stream = synthetic("steady", load.requests_per_second, horizon=horizon, mean_tokens=load.output_tokens, seed=0)
+    stream = synthetic(
+        "steady", load.requests_per_second, horizon=horizon, mean_tokens=load.output_tokens, seed=0,
+        lengths=of_load(load),
+    )  # fmt: skip
     summary = summarize(Simulation(design, stream).run(), share)
     slo = summary["slo"]
     if slo["met"]:
@@ -343,7 +353,7 @@ def serving_load_meets_slo_in_simulation(spec: ServingStack) -> Iterator[Problem
     yield Problem(
         "serving.load",
         f"a {horizon / 60:.0f}-minute simulation of the stated {load.requests_per_second:g} req/s "
-        f"({load.input_tokens} + {load.output_tokens} tokens, exponential outputs) on {summary['replicas']} replicas "
+        f"({load.input_tokens} + {load.output_tokens} tokens; {of_load(load).describe()}) on {summary['replicas']} replicas "
         f"({kind}) finishes {slo['attainment']:.1%} of requests within {slo['targetSeconds']:g} s, below the "
         f"{percentile} target of {share:.0%} (latency p95 {latency['p95']} s, p99 {latency['p99']} s; "
         f"{summary['requests']['refused']:,} refused, {summary['requests']['expired']:,} expired); "

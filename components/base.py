@@ -44,6 +44,8 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("serving", "admission", "kind"): "queue",  # the serving topology
     ("serving", "replicas", "scaling"): "backlog",
     ("training", "storage", "lustre", "importTrigger"): None,  # a re-import on demand
+    ("serving", "load", "inputLengths"): None,  # token-length distributions of the stated load
+    ("serving", "load", "outputLengths"): None,
 }
 
 

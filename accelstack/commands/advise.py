@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from accelstack.clouds.base import Catalog
 from accelstack.commands.common import (
     STACKS_DIR,
     CliError,
@@ -26,21 +27,32 @@ from accelstack.commands.size import (
     PRECISIONS,
     HeadsOpt,
     HiddenOpt,
+    InputLengthsOpt,
     JsonFlag,
     KvHeadsOpt,
     LayersOpt,
     ModelOpt,
+    OutputLengthsOpt,
     ParamsOpt,
     PricesOpt,
+    ProfileOpt,
     book,
     check_choice,
     cloud_named,
     emit,
+    lengths_option,
+    measured_model,
     planner_call,
+    read_profile,
     resolve_model,
 )
 from accelstack.planner.advisor import DEFAULT_MAX_DAYS, Load, advise
+from accelstack.planner.architectures import Architecture
+from accelstack.planner.hardware import instance
 from accelstack.planner.model_size import architecture_of
+from accelstack.planner.service_time import ServiceTime, roofline
+from accelstack.planner.serving_plan import MeasuredProfile
+from accelstack.planner.token_lengths import load_lengths, of_load
 from accelstack.spec.models import ServingStack
 
 DESCRIPTION_CHARS = 110
@@ -118,11 +130,14 @@ def advise_command(
     output_tokens: Annotated[
         int, typer.Option("--output-tokens", min=1, help="Serving: generated tokens per request (with --rps).")
     ] = 250,
+    input_lengths: InputLengthsOpt = "fixed",
+    output_lengths: OutputLengthsOpt = "exponential",
     latency_p95: Annotated[
         float | None,
         typer.Option("--latency-p95", min=0.001, help="Serving: 95th-percentile latency target, s (with --rps)."),
     ] = None,
     prices: PricesOpt = None,
+    profile: ProfileOpt = None,
     cloud: Annotated[
         str | None,
         typer.Option(
@@ -139,10 +154,13 @@ def advise_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Decide what to build: a managed model API, LoRA on one machine, serving only, or distributed training."""
+    stack_instance_type = None
+    stated_lengths = None
     if stack is not None:
         spec = _serving_spec(stack, project_dir, overrides or [])
         cloud = cloud or spec.cloud
         serving = spec.serving
+        stack_instance_type = serving.replicas.instance_type
         custom_weights, need_train = True if custom_weights is None else custom_weights, need_train
         model = model or serving.model.preset or _preset_of(serving.model.name)
         precision = serving.model.precision if precision == "bf16" else precision
@@ -155,6 +173,7 @@ def advise_command(
             )
             latency = serving.load.latency
             latency_p95 = latency.target_seconds if latency is not None and latency_p95 is None else latency_p95
+            stated_lengths = of_load(serving.load)
     if custom_weights is None:
         raise CliError("give --custom-weights or --no-custom-weights (or --stack with a serving stack)")
     check_choice("--precision", precision, PRECISIONS)
@@ -165,13 +184,21 @@ def advise_command(
         arch = resolve_model(model, layers, hidden, heads, kv_heads, params_b)
     if latency_p95 is not None and rps is None:
         raise CliError("--latency-p95 needs --rps (the load it is a target for)")
-    load = Load(rps, input_tokens, output_tokens, latency_p95) if rps is not None else None
+    lengths = stated_lengths or load_lengths(
+        input_tokens, output_tokens, lengths_option("--input-lengths", input_lengths, input_tokens),
+        lengths_option("--output-lengths", output_lengths, output_tokens),
+    )  # fmt: skip
+    load = Load(rps, input_tokens, output_tokens, latency_p95, lengths=lengths) if rps is not None else None
     chosen = cloud_named(cloud or DEFAULT_CLOUD)
     book_ = book(prices, cloud=chosen)
+    measured = read_profile(profile)
+    if measured is not None and arch is None:
+        raise CliError("--profile sizes serving replicas: give --custom-weights and --model (or --stack)")
+    times = measured_times(measured, arch, precision, stack_instance_type, chosen.catalog) if arch else None
     advice = planner_call("--need-train/--data-tokens/--rps", lambda: advise(
         custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
         max_days=max_days, precision=precision, context_length=context, catalog=chosen.catalog, prices=book_,
-        load=load))  # fmt: skip
+        load=load, measured=times))  # fmt: skip
     if as_json:
         emit("", advice.as_dict(), True)
         return
@@ -184,6 +211,30 @@ def advise_command(
             f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}"
         )
     echo_lines(lines)
+
+
+def measured_times(
+    measured: MeasuredProfile | None,
+    arch: Architecture,
+    precision: str,
+    stack_instance_type: str | None,
+    catalog: Catalog,
+) -> dict[str, ServiceTime] | None:
+    """The --profile's service-time model, keyed by the instance type it was measured on: the profile's
+    instanceType (as `accelstack calibrate` writes it), else the --stack's replicas.instanceType (a vllm bench serve
+    result names none). Read by the same reader as `size --profile` and `simulate --profile`."""
+    if measured is None:
+        return None
+    stated = measured.document.get("instanceType") if isinstance(measured.document, dict) else None
+    name = stated if isinstance(stated, str) and stated else stack_instance_type
+    if name is None:
+        raise CliError(
+            f"{measured.source}: names no instanceType it was measured on; give --stack (its replicas.instanceType) "
+            "or write instanceType into the profile"
+        )
+    itype = planner_call(f"{measured.source}: instanceType", lambda: instance(catalog, name))
+    base = planner_call(f"{measured.source}: instanceType", lambda: roofline(arch, itype, precision=precision))
+    return {itype.name: measured_model(measured, base)}
 
 
 def _serving_spec(stack: str, project_dir: Path | None, overrides: list[str]) -> ServingStack:

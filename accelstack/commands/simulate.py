@@ -48,6 +48,7 @@ from accelstack.commands.size import (
 )
 from accelstack.planner.scaling_rules import ScalingRules
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
+from accelstack.planner.token_lengths import of_load
 from accelstack.simulate import autoscalers, workload
 from accelstack.simulate.compare import (
     DEFAULT_SEEDS,
@@ -319,6 +320,7 @@ def serving_command(
             else [design_from_spec(serving, prices_, catalog=catalog, autoscaler=kind, rules=rules, profile=measured)]
         ),
     )
+    tokens_flag = tokens
     if tokens is None:
         tokens = float(serving.load.output_tokens) if serving.load is not None else workload.DEFAULT_MEAN_TOKENS
     if trace is not None:
@@ -342,8 +344,13 @@ def serving_command(
             )
         count = seeds or DEFAULT_SEEDS
         name_of = pattern or "diurnal"
+        # serving.load's length distributions, the planner's, unless --tokens restates the mean output.
+        lengths = of_load(serving.load) if serving.load is not None and tokens_flag is None else None
         streams = (
-            (seed + k, workload.synthetic(name_of, peak, horizon=horizon, mean_tokens=tokens, seed=seed + k))
+            (
+                seed + k,
+                workload.synthetic(name_of, peak, horizon=horizon, mean_tokens=tokens, seed=seed + k, lengths=lengths),
+            )
             for k in range(count)
         )
         plotted = f"{name_of} pattern, peak {peak:g} requests/s"

@@ -19,7 +19,7 @@ from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud
 from accelstack.commands.common import EXIT_FAILED, CliError, guarded, out
 from accelstack.planner import checkpoint as ck
-from accelstack.planner import cold_start, lustre, service_time, serving
+from accelstack.planner import cold_start, lustre, service_time, serving, token_lengths
 from accelstack.planner.architectures import Architecture, custom, get_preset, preset_names
 from accelstack.planner.hardware import GIB, instance
 from accelstack.planner.kv_cache import BYTES_PER_ELEMENT
@@ -28,6 +28,7 @@ from accelstack.planner.profile import service_time_from
 from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP, MeasuredProfile
 from accelstack.planner.units import counted, duration
 from accelstack.spec.json_input import read_json
+from accelstack.spec.token_lengths import TokenLengths
 
 T = TypeVar("T")
 
@@ -55,6 +56,31 @@ ProfileOpt = Annotated[
                  help="Measured service times replacing the data-sheet roofline: a profile `accelstack calibrate` "
                       "wrote, or the JSON `vllm bench serve --save-result` wrote."),
 ]  # fmt: skip
+LENGTH_KINDS = ("fixed", "exponential", "lognormal:P99")
+InputLengthsOpt = Annotated[
+    str, typer.Option("--input-lengths", help="How prompt lengths spread around --input-tokens: fixed, exponential or "
+                      "lognormal:P99 (serving.load.inputLengths; a histogram: state it in a stack and use --stack).")
+]  # fmt: skip
+OutputLengthsOpt = Annotated[
+    str, typer.Option("--output-lengths", help="How output lengths spread around --output-tokens: fixed, exponential "
+                      "(what `simulate` draws by default) or lognormal:P99 (serving.load.outputLengths).")
+]  # fmt: skip
+
+
+def lengths_option(flag: str, text: str, mean: int) -> TokenLengths:
+    """--input-lengths / --output-lengths as serving.load states them (`TokenLengths`, checked against the mean);
+    exit 2 naming the flag and the allowed forms."""
+    kind, _, p99 = text.partition(":")
+    try:
+        lengths = TokenLengths.model_validate({"kind": kind, **({"p99": int(p99)} if p99 else {})})
+        problem = lengths.mean_problem(mean)
+    except (ValueError, TypeError):
+        raise CliError(f"{flag} {text!r}: allowed: {', '.join(LENGTH_KINDS)} (P99 in tokens)") from None
+    if problem is not None or lengths.kind == "histogram":
+        raise CliError(f"{flag} {text!r}: {problem or 'a histogram is stated in a stack (serving.load)'}")
+    return lengths
+
+
 MAX_PROFILE_BYTES = 16 * 1024 * 1024  # a sweep is a few hundred points; a vLLM result with per-request lists is MBs
 
 
@@ -180,6 +206,8 @@ def size_serving(
     ] = None,
     input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Prompt tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Generated tokens per request.")] = 250,
+    input_lengths: InputLengthsOpt = "fixed",
+    output_lengths: OutputLengthsOpt = "exponential",
     latency_target: Annotated[
         float | None, typer.Option("--latency-target", min=0.001, help="Latency target, s, at --latency-percentile.")
     ] = None,
@@ -245,10 +273,15 @@ def size_serving(
         base = planner_call("--instance-type/--tp", lambda: service_time.roofline(
             arch, itype, precision=precision, kv_precision=kv_precision, tp=fit.tp))  # fmt: skip
         measured_time = measured_model(measured, base)
+    lengths = token_lengths.load_lengths(
+        input_tokens, output_tokens, lengths_option("--input-lengths", input_lengths, input_tokens),
+        lengths_option("--output-lengths", output_lengths, output_tokens),
+    )  # fmt: skip
     capacity = planner_call("--instance-type/--tp", lambda: serving.replica_capacity(
         arch, itype, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=concurrency,
         precision=precision, kv_precision=kv_precision, tp=fit.tp, latency_seconds=latency_target,
-        latency_percentile=latency_percentile if latency_target is not None else None, model=measured_time))  # fmt: skip
+        latency_percentile=latency_percentile if latency_target is not None else None, model=measured_time,
+        lengths=lengths))  # fmt: skip
     service = service_seconds or capacity.service_seconds
     slo = latency_slo or latency_target or 10.0
     # What the serving stack's scaling policy tracks (planner.serving_plan): messages a replica owns,

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,8 +20,10 @@ from accelstack.planner.cost import DEFAULT_MFU, HOURS_PER_MONTH, training_compu
 from accelstack.planner.hardware import GIB, device, instance
 from accelstack.planner.kv_cache import bytes_per_element, lora_bytes
 from accelstack.planner.pricing import PriceBook
+from accelstack.planner.service_time import ServiceTime
 from accelstack.planner.serving import fits, replica_capacity, replicas_for_load
 from accelstack.planner.serving_plan import WORKER_CONCURRENCY_CAP
+from accelstack.planner.token_lengths import LoadLengths
 
 DEFAULT_MAX_DAYS = 3.0
 # LoRA training FLOPs per token ~ 4N: forward (2N) plus backward through frozen weights for the
@@ -94,6 +97,8 @@ class Load:
     output_tokens: int
     latency_seconds: float | None = None
     latency_percentile: float = 95.0
+    # How the lengths spread around their means (`planner.token_lengths`); None: fixed lengths.
+    lengths: LoadLengths | None = None
 
 
 def cheapest_serving_instance(
@@ -104,11 +109,17 @@ def cheapest_serving_instance(
     catalog: Catalog,
     prices: PriceBook,
     load: Load | None = None,
+    measured: Mapping[str, ServiceTime] | None = None,
 ) -> dict[str, Any] | None:
     """Without a load: the cheapest instance type the model fits. With one: the type whose replicas carry
-    the load (within the latency target) at the least cost per month at peak (replicas x price x 730 h)."""
+    the load (within the latency target) at the least cost per month at peak (replicas x price x 730 h).
+    `measured`: service-time models measured on instance types (`accelstack.planner.profile`); only those types
+    are candidates, each sized by its measurement (a profile says nothing of other hardware)."""
     best = None
-    for itype in serving_candidates(catalog, prices):
+    candidates = serving_candidates(catalog, prices)
+    if measured is not None:
+        candidates = tuple(instance(catalog, name) for name in measured)
+    for itype in candidates:
         result = fits(arch, precision, itype, context_length=context_length)
         if not result.fits or itype.name not in prices.on_demand_hourly:
             continue
@@ -122,12 +133,13 @@ def cheapest_serving_instance(
                 max_batch=min(WORKER_CONCURRENCY_CAP, max(1, result.max_concurrent_sequences)), precision=precision,
                 latency_seconds=load.latency_seconds,
                 latency_percentile=load.latency_percentile if load.latency_seconds is not None else None,
+                model=measured.get(itype.name) if measured is not None else None, lengths=load.lengths,
             )  # fmt: skip
             if not capacity.meets_latency:
                 continue
             plan = replicas_for_load(load.requests_per_second, capacity)
             option.update(replicas=plan.replicas, monthlyUsdAtPeak=round(plan.replicas * price * HOURS_PER_MONTH, 2),
-                          basis=plan.basis())  # fmt: skip
+                          basis=plan.basis(), serviceModel=capacity.source)  # fmt: skip
         rank = option.get("monthlyUsdAtPeak", price)
         if best is None or rank < best.get("monthlyUsdAtPeak", best["hourlyUsd"]):  # type: ignore[operator]
             best = option
@@ -148,9 +160,11 @@ def advise(
     catalog: Catalog,
     prices: PriceBook,
     load: Load | None = None,
+    measured: Mapping[str, ServiceTime] | None = None,
 ) -> Advice:
     """The first honest answer of the decision list, on `catalog`'s machine types priced by `prices`;
-    the stacks it names are the cloud's examples (`<cloud>-serving`, ...)."""
+    the stacks it names are the cloud's examples (`<cloud>-serving`, ...). `measured`: service times measured on
+    instance types (see `cheapest_serving_instance`)."""
     steps: list[Step] = []
     if not custom_weights:
         hosted = f" (e.g. {catalog.managed_model_api})" if catalog.managed_model_api else ""
@@ -169,7 +183,9 @@ def advise(
         raise ValueError(
             f"input + output tokens ({load.input_tokens + load.output_tokens}) exceed the context ({context_length})"
         )
-    serving = cheapest_serving_instance(model, precision, context_length, catalog=catalog, prices=prices, load=load)
+    serving = cheapest_serving_instance(
+        model, precision, context_length, catalog=catalog, prices=prices, load=load, measured=measured
+    )
     cloud = catalog.cloud
     details: dict[str, object] = {"model": model.name, "serving": serving}
 
@@ -228,7 +244,7 @@ def advise(
             how = (
                 f"{serving['replicas']} {'replica carries' if serving['replicas'] == 1 else 'replicas carry'} "
                 f"{load.requests_per_second:g} req/s{latency} for ${serving['monthlyUsdAtPeak']:,.0f}/month at peak, 24x7: "
-                "the least cost of the types that fit"
+                + ("sized by the measured profile" if measured is not None else "the least cost of the types that fit")
             )
             steps.append(Step("Which instance type carries the load at least cost?", str(serving["instanceType"]),
                               str(serving["basis"])))  # fmt: skip

@@ -107,15 +107,22 @@ class ServiceTime:
         return np.asarray(np.where(t > xs[-1], ys[-1] + (t - xs[-1]) * slope, inside))
 
     def service_seconds(
-        self, input_tokens: Numbers, output_tokens: Numbers, batch: Numbers, mean_prefill: float | None = None
+        self,
+        input_tokens: Numbers,
+        output_tokens: Numbers,
+        batch: Numbers,
+        mean_prefill: float | None = None,
+        context: Numbers | None = None,
     ) -> np.ndarray:
         """A request's time on its slot at `batch`: its prefill, the other sequences' prefills, its decode steps
-        (`mean_prefill`: the others' prefill, default this request's own)."""
+        (`mean_prefill`: the others' prefill, default this request's own; `context`: the mean context its steps
+        read, default input + output / 2 -- a distribution's mean is `planner.token_lengths`' mean context)."""
         inputs, outputs = np.asarray(input_tokens, dtype=float), np.asarray(output_tokens, dtype=float)
         own = self.prefill_seconds(inputs)
         others = own if mean_prefill is None else mean_prefill
         b = np.asarray(batch, dtype=float)
-        return np.asarray(own + (b - 1) * others + outputs * self.step_seconds(b, inputs + outputs / 2))
+        read = inputs + outputs / 2 if context is None else np.asarray(context, dtype=float)
+        return np.asarray(own + (b - 1) * others + outputs * self.step_seconds(b, read))
 
     def requests_per_second(self, input_tokens: float, output_tokens: float, batch: int) -> float:
         """What one replica clears with `batch` sequences in flight: batch / service(batch)."""
@@ -126,6 +133,28 @@ class ServiceTime:
         batches = np.arange(1, max_batch + 1)
         ok = np.flatnonzero(self.service_seconds(input_tokens, output_tokens, batches) <= latency + 1e-9)
         return int(batches[ok[-1]]) if len(ok) else 1
+
+    def percentile_service(
+        self, percentile: float, inputs: np.ndarray, outputs: np.ndarray, batch: float, mean_prefill: float
+    ) -> float:
+        """The `percentile`-th service time at `batch` over requests of the drawn `inputs` and `outputs`."""
+        return float(np.percentile(self.service_seconds(inputs, outputs, batch, mean_prefill), percentile))
+
+    def largest_batch_at_percentile(
+        self, latency: float, percentile: float, inputs: np.ndarray, outputs: np.ndarray, max_batch: int
+    ) -> int:
+        """The largest batch (1..max_batch) whose `percentile`-th service time over the drawn lengths meets
+        `latency`; 1 when none does. A bisection: the service time grows with the batch (more prefills stall it,
+        each step reads more KV cache)."""
+        mean_prefill = float(self.prefill_seconds(inputs).mean())
+        lo, hi = 1, max_batch
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.percentile_service(percentile, inputs, outputs, mid, mean_prefill) <= latency + 1e-9:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
 
     def as_dict(self) -> dict[str, object]:
         return {

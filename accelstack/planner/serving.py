@@ -16,6 +16,7 @@ from accelstack.planner.architectures import Architecture
 from accelstack.planner.hardware import GIB, memory_bandwidth_gbps
 from accelstack.planner.kv_cache import DEFAULT_GPU_MEMORY_UTILIZATION, KvPlan, plan_for_instance
 from accelstack.planner.service_time import DECODE_BANDWIDTH_EFFICIENCY, PREFILL_MFU, ServiceTime, roofline
+from accelstack.planner.token_lengths import LoadLengths
 
 # Replicas run below saturation so a burst queues briefly instead of timing out.
 DEFAULT_TARGET_UTILIZATION = 0.7
@@ -82,6 +83,12 @@ class ReplicaCapacity:
     latency_seconds: float | None
     latency_percentile: float | None
     model: ServiceTime | None = None  # the service-time model the numbers come from
+    # Stated token-length distributions (`planner.token_lengths`): the mean context the steps read, and the
+    # service time at the latency percentile over the lengths; None: fixed lengths (input + output / 2, and the
+    # service time itself).
+    lengths: LoadLengths | None = None
+    context_tokens: float | None = None
+    tail_service_seconds: float | None = None
 
     @property
     def source(self) -> str:
@@ -89,19 +96,34 @@ class ReplicaCapacity:
 
     @property
     def meets_latency(self) -> bool:
-        return self.latency_seconds is None or self.service_seconds <= self.latency_seconds + 1e-9
+        return self.latency_seconds is None or self.latency_service_seconds <= self.latency_seconds + 1e-9
+
+    @property
+    def latency_service_seconds(self) -> float:
+        """What the latency target is checked against: the percentile service time over the stated lengths, else
+        the service time of the stated lengths."""
+        return self.tail_service_seconds if self.tail_service_seconds is not None else self.service_seconds
 
     @property
     def output_tokens_per_second(self) -> float:
         return self.requests_per_second * self.output_tokens
 
     def assumptions(self) -> str:
-        latency = (
-            f"; p{self.latency_percentile:g} latency taken as the service time at that batch (fixed token counts; "
-            "queueing kept short by the utilization target)"
-            if self.latency_seconds is not None
-            else ""
-        )
+        if self.latency_seconds is None:
+            latency = ""
+        elif self.lengths is None:
+            latency = (
+                f"; p{self.latency_percentile:g} latency taken as the service time at that batch (fixed token counts; "
+                "queueing kept short by the utilization target)"
+            )
+        else:
+            latency = (
+                f"; p{self.latency_percentile:g} latency taken as the p{self.latency_percentile:g} service time at "
+                f"that batch over the stated lengths ({self.latency_service_seconds:.2f} s; queueing kept short by "
+                "the utilization target)"
+            )
+        if self.lengths is not None:
+            latency = f"; {self.lengths.describe()} (mean context {self.context_tokens:.0f} tokens){latency}"
         basis = (
             self.model.assumptions
             if self.model is not None
@@ -133,59 +155,95 @@ def replica_capacity(
     latency_seconds: float | None = None,
     latency_percentile: float | None = None,
     model: ServiceTime | None = None,
+    lengths: LoadLengths | None = None,
 ) -> ReplicaCapacity:
     """Requests/s one replica serves (see `ReplicaCapacity`) by `model` (default: the roofline of `arch` on
-    `itype`); ValueError on unknown hardware or bad sizes."""
+    `itype`), for requests of fixed lengths or, with `lengths`, of those distributions (the mean context for the
+    rate, the latency percentile of the service time for the batch cut); ValueError on unknown hardware or bad
+    sizes."""
     if input_tokens < 1 or output_tokens < 1 or max_batch < 1:
         raise ValueError("input and output tokens and the batch must be >= 1")
     model = model or roofline(arch, itype, precision=precision, kv_precision=kv_precision, tp=tp)
     tp = tp or itype.accelerators
     batch = max_batch
-    if latency_seconds is not None:
+    context = input_tokens + output_tokens / 2 if lengths is None else lengths.mean_context
+    tail = None
+    if latency_seconds is not None and lengths is None:
         batch = model.largest_batch_within(latency_seconds, input_tokens, output_tokens, max_batch)
-    context = input_tokens + output_tokens / 2
+    elif latency_seconds is not None and lengths is not None:
+        percentile = latency_percentile if latency_percentile is not None else 99.0
+        inputs, outputs = lengths.tail_sample()
+        batch = model.largest_batch_at_percentile(latency_seconds, percentile, inputs, outputs, max_batch)
+        tail = model.percentile_service(percentile, inputs, outputs, batch, float(model.prefill_seconds(inputs).mean()))
     step = float(model.step_seconds(batch, context))
     prefill = float(model.prefill_seconds(input_tokens))
-    service = float(model.service_seconds(input_tokens, output_tokens, batch))
+    service = float(model.service_seconds(input_tokens, output_tokens, batch, context=context))
     return ReplicaCapacity(
         itype.name, tp, input_tokens, output_tokens, max_batch, batch, memory_bandwidth_gbps(itype), step, prefill,
-        service, batch / service, latency_seconds, latency_percentile, model,
+        service, batch / service, latency_seconds, latency_percentile, model, lengths,
+        context if lengths is not None else None, tail,
     )  # fmt: skip
 
 
 @dataclass(frozen=True)
 class LoadPlan:
-    """Replicas for a peak load at a target utilization, and the per-replica capacity it rests on."""
+    """Replicas for a peak load at a target utilization u, and the per-replica capacity it rests on.
+
+    A fleet at utilization u keeps u x batch requests in flight per replica, and at that batch a request takes
+    T(u x batch) -- fewer of the others' prefills stall it than at the full batch. By Little's law the fleet holds
+    rate x T(u x batch) requests, so it needs rate x T(u x batch) / (u x batch) replicas: the count the simulator's
+    fleet settles on, as it serves each request at the batch actually running (`accelstack.simulate.service`).
+    (u x the full-batch rate, batch / T(batch), would count the prefill stalls of a full batch the fleet never
+    runs: 13% too many replicas on the AWS example, 2.8x on the Azure one.)"""
 
     requests_per_second: float
     capacity: ReplicaCapacity
     target_utilization: float
     replicas: int
+    running_batch: float  # u x batch: the requests a replica has in flight at the target utilization
+    running_service_seconds: float  # T(u x batch): a request's service time at that batch
+
+    @property
+    def replica_rate(self) -> float:
+        """Requests/s one replica carries at the target utilization: (u x batch) / T(u x batch)."""
+        return self.running_batch / self.running_service_seconds
+
+    @property
+    def needed(self) -> float:
+        """Replicas before rounding up: rate x T(u x batch) / (u x batch)."""
+        return self.requests_per_second / self.replica_rate
 
     @property
     def in_flight(self) -> float:
-        """Requests in flight at the peak (Little's law: rate x service time)."""
-        return self.requests_per_second * self.capacity.service_seconds
+        """Requests in flight at the peak (Little's law: rate x service time at the running batch)."""
+        return self.requests_per_second * self.running_service_seconds
 
     def carried(self, replicas: int) -> float:
         """Requests/s `replicas` carry at the target utilization."""
-        return replicas * self.capacity.requests_per_second * self.target_utilization
+        return replicas * self.replica_rate
 
     def count_formula(self) -> str:
         return (
-            f"ceil({self.requests_per_second:g} req/s / ({self.capacity.requests_per_second:.2f} req/s per replica x "
-            f"{self.target_utilization:.0%} utilization)) = {self.replicas}"
+            f"ceil({self.requests_per_second:g} req/s x {self.running_service_seconds:.3f} s / "
+            f"({self.target_utilization:.0%} utilization x {self.capacity.batch} in flight)) = {self.replicas}"
         )
 
     def basis(self) -> str:
-        return f"{self.count_formula()}; {self.capacity.formula()}; assumed: {self.capacity.assumptions()}"
+        return (
+            f"{self.count_formula()}, the service time at {self.running_batch:g} in flight (each replica carries "
+            f"{self.replica_rate:.3f} req/s there); {self.capacity.formula()}; assumed: {self.capacity.assumptions()}"
+        )
 
     def as_dict(self) -> dict[str, object]:
         return {
             "requestsPerSecond": self.requests_per_second,
             "targetUtilization": self.target_utilization,
             "replicas": self.replicas,
+            "replicasUnrounded": round(self.needed, 3),
             "inFlight": round(self.in_flight, 2),
+            "runningBatch": round(self.running_batch, 3),
+            "runningServiceSeconds": round(self.running_service_seconds, 4),
+            "requestsPerSecondPerReplicaAtTarget": round(self.replica_rate, 4),
             "perReplica": {
                 "batch": self.capacity.batch,
                 "maxBatch": self.capacity.max_batch,
@@ -210,14 +268,26 @@ class LoadPlan:
 def replicas_for_load(
     requests_per_second: float, capacity: ReplicaCapacity, target_utilization: float = DEFAULT_TARGET_UTILIZATION
 ) -> LoadPlan:
-    """Replicas = ceil(rate / (per-replica rate x utilization)). The in-flight bound (Little's law) is implied:
-    a replica's rate b / (b x prefill + output x step) never exceeds b / service, so rate x service <= b x replicas."""
+    """Replicas = ceil(rate x T(u x batch) / (u x batch)) (see `LoadPlan`): each replica keeps u x batch requests
+    in flight, each served at that batch. Without a service-time model, T is the full batch's."""
     if requests_per_second < 0:
         raise ValueError("requests per second must be >= 0")
     if not 0 < target_utilization <= 1:
         raise ValueError("target utilization must be in (0, 1]")
-    needed = math.ceil(requests_per_second / (capacity.requests_per_second * target_utilization) - 1e-9)
-    return LoadPlan(requests_per_second, capacity, target_utilization, max(1 if requests_per_second > 0 else 0, needed))
+    running = capacity.batch * target_utilization
+    if capacity.model is not None:
+        service = float(
+            capacity.model.service_seconds(
+                capacity.input_tokens, capacity.output_tokens, max(1.0, running), context=capacity.context_tokens
+            )
+        )
+    else:
+        service = capacity.service_seconds
+    needed = math.ceil(requests_per_second * service / running - 1e-9)
+    return LoadPlan(
+        requests_per_second, capacity, target_utilization, max(1 if requests_per_second > 0 else 0, needed),
+        round(running, 6), service,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from accelstack.planner.serving import (
     replica_capacity,
     replicas_for_load,
 )
+from accelstack.planner.token_lengths import of_load
 from accelstack.planner.units import counted
 from accelstack.spec.models import ServingSpec
 
@@ -175,7 +176,7 @@ def load_plan(
             arch, instance(catalog, serving.replicas.instance_type), input_tokens=load.input_tokens, output_tokens=load.output_tokens,
             max_batch=batch, precision=model.precision, tp=tensor_parallel,
             latency_seconds=latency.target_seconds if latency else None,
-            latency_percentile=latency.percentile if latency else None, model=service_time,
+            latency_percentile=latency.percentile if latency else None, model=service_time, lengths=of_load(load),
         )  # fmt: skip
     except ValueError:
         return None  # unknown instance type or tp: the spec validators report it
@@ -268,7 +269,11 @@ def plan_serving(
     service = slo.service_seconds
     if load is not None and service_time is not None:
         running = max(1.0, concurrency.sequences * DEFAULT_TARGET_UTILIZATION)
-        service = float(service_time.service_seconds(load.capacity.input_tokens, load.capacity.output_tokens, running))
+        service = float(
+            service_time.service_seconds(
+                load.capacity.input_tokens, load.capacity.output_tokens, running, context=load.capacity.context_tokens
+            )
+        )
     # Messages a replica owns (waiting + in flight) at the target utilization: headroom, not a queue.
     backlog_target = owned_backlog_target(concurrency.sequences, DEFAULT_TARGET_UTILIZATION)
     idle_timeout = min(4000, max(60, math.ceil(slo.target_seconds * IDLE_TIMEOUT_SLO_MULTIPLE)))

@@ -23,7 +23,7 @@ from typing import Any
 from accelstack.clouds.base import Catalog
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.scaling_rules import ScalingRules
-from accelstack.planner.serving_plan import MeasuredProfile, plan_serving
+from accelstack.planner.serving_plan import MeasuredProfile
 from accelstack.simulate.design import Design, alternatives
 from accelstack.simulate.engine import Run, Simulation
 from accelstack.simulate.report import summarize
@@ -87,8 +87,9 @@ def peer_designs(
     designs = alternatives(serving, prices, autoscaler, catalog=catalog, rules=rules, profile=profile)
     if serving.admission.kind != "queue":  # no queue for KEDA to read: requests wait on the replicas
         return designs
-    plan = plan_serving(serving, catalog)
-    target = plan.backlog_per_instance_target
+    # The target is the stack's design's own (its plan with the same --profile and rules), never a second plan
+    # made without them.
+    target = designs[0].backlog_target
     lo, hi = serving.replicas.min, serving.replicas.max
     keda = designs[0].with_changes(  # the stack's design (alternatives' first), its policy swapped
         name=f"queue length (KEDA, {target:g}/replica)",

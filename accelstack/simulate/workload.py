@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from accelstack.planner.cost import DEFAULT_DAILY_PROFILE
+from accelstack.planner.token_lengths import LoadLengths
 from accelstack.spec.input_files import read_text
 
 PATTERNS = ("diurnal", "spike", "steady")
@@ -103,15 +104,23 @@ def synthetic(
     horizon: float = DAY_SECONDS,
     mean_tokens: float = DEFAULT_MEAN_TOKENS,
     seed: int = 0,
+    lengths: LoadLengths | None = None,
 ) -> Workload:
-    """A named pattern at `peak_rps`; output tokens exponential with `mean_tokens` (so service times are)."""
+    """A named pattern at `peak_rps`; output tokens exponential with `mean_tokens`, or drawn from `lengths`
+    (serving.load's distributions, `planner.token_lengths`: the ones the planner sized by), with prompt lengths
+    per request unless every prompt is the same length."""
     if peak_rps <= 0 or horizon <= 0 or mean_tokens <= 0:
         raise ValueError("need a rate, a horizon and mean tokens > 0")
     rng = np.random.default_rng(seed)
     starts, rates = rate_profile(pattern, peak_rps, horizon)
     arrivals = poisson_arrivals(starts, rates, horizon, rng)
-    tokens = rng.exponential(mean_tokens, len(arrivals))
-    return Workload(arrivals, tokens, horizon, f"{pattern} pattern, peak {peak_rps:g} requests/s, seed {seed}")
+    source = f"{pattern} pattern, peak {peak_rps:g} requests/s, seed {seed}"
+    if lengths is None:
+        return Workload(arrivals, rng.exponential(mean_tokens, len(arrivals)), horizon, source)
+    # Outputs first: with the default exponential outputs the stream is the one `mean_tokens` alone draws.
+    tokens = lengths.outputs.sample(rng, len(arrivals))
+    prompts = None if lengths.inputs.kind == "fixed" else lengths.inputs.sample(rng, len(arrivals)).astype(np.float32)
+    return Workload(arrivals, tokens, horizon, f"{source}; {lengths.describe()}", prompts)
 
 
 def load_trace(path: Path, *, horizon: float | None = None) -> Workload:

@@ -39,6 +39,7 @@ from accelstack.spec.text_grammar import (
     plain_absolute_path_problem,
     zone_problem,
 )
+from accelstack.spec.token_lengths import TokenLengths
 
 Workload = Literal["training", "serving"]
 Capacity = Literal["on-demand", "spot", "capacity-block", "flex-start"]
@@ -454,6 +455,21 @@ class ServingLoad(Model):
     """Generated tokens per request, on average."""
     latency: LatencyTarget | None = None
     """Latency objective as a percentile (e.g. p95 within 10 s); without `slo` it sets slo.targetSeconds."""
+    input_lengths: TokenLengths | None = None
+    """How prompt lengths spread around inputTokens (default: every prompt inputTokens long, kind fixed)."""
+    output_lengths: TokenLengths | None = None
+    """How output lengths spread around outputTokens (default: exponential, as `simulate` has always drawn them)."""
+
+    @model_validator(mode="after")
+    def _lengths_have_the_stated_means(self) -> ServingLoad:
+        for name, lengths, mean in (
+            ("inputLengths", self.input_lengths, self.input_tokens),
+            ("outputLengths", self.output_lengths, self.output_tokens),
+        ):
+            problem = lengths.mean_problem(mean) if lengths is not None else None
+            if problem is not None:
+                raise ValueError(f"{name}: {problem}")
+        return self
 
 
 class ServingSpec(Model):

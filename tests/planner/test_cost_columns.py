@@ -96,40 +96,17 @@ def test_table_headers_legend_and_assumptions_beside_the_figures():
 
 
 def test_a_stated_load_sets_the_peak_of_the_serving_profile():
-    """5 req/s needs 7 replicas (tests/planner/test_serving_load.py), within 1..8: the profile peaks at 7.
-    ceil(7 x shares) = [2 2 2 2 2 2 3 4 5 6 7 7 7 7 7 7 6 6 5 4 4 3 3 3] = 106 replica-hours/day (118 at max 8)."""
+    """5 req/s needs 6 replicas (tests/planner/test_serving_load.py: ceil(5 / 0.842) = ceil(5.94)), within 1..8: the
+    profile peaks at 6. ceil(6 x shares) = [2 2 2 2 2 2 3 3 5 6 6 6 6 6 6 6 6 5 4 4 3 3 3 2] = 95 replica-hours/day
+    (118 at max 8)."""
     load = "serving.load={requestsPerSecond: 5, inputTokens: 1000, outputTokens: 250}"
     stack = cost_json("aws-serving", "--set", load)["stacks"]["aws-serving"]
-    assert stack["serving"]["replicasByHour"] == [
-        2,
-        2,
-        2,
-        2,
-        2,
-        2,
-        3,
-        4,
-        5,
-        6,
-        7,
-        7,
-        7,
-        7,
-        7,
-        7,
-        6,
-        6,
-        5,
-        4,
-        4,
-        3,
-        3,
-        3,
-    ]
-    assert stack["serving"]["replicaHoursPerDay"] == 106 and stack["profileBasis"].endswith(
-        "peak 7 = replicas serving.load needs within min..max"
+    by_hour = [2, 2, 2, 2, 2, 2, 3, 3, 5, 6, 6, 6, 6, 6, 6, 6, 6, 5, 4, 4, 3, 3, 3, 2]
+    assert stack["serving"]["replicasByHour"] == by_hour
+    assert stack["serving"]["replicaHoursPerDay"] == 95 and stack["profileBasis"].endswith(
+        "peak 6 = replicas serving.load needs within min..max"
     )
-    assert stack["load"]["replicas"] == 7
+    assert stack["load"]["replicas"] == 6
 
 
 @pytest.mark.parametrize(

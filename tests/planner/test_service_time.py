@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from accelstack.cli import app
+from accelstack.clouds import registry
 from accelstack.planner.architectures import get_preset
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.profile import ProfileError, profile_document, service_time_from
 from accelstack.planner.service_time import roofline
+from accelstack.planner.serving_plan import MeasuredProfile
+from accelstack.simulate.compare import peer_designs
+from accelstack.spec.loader import load_stack
 from tests.planner.aws_inputs import aws_itype
+
+REPO = Path(__file__).resolve().parents[2]
 
 ROOF = roofline(get_preset("llama-3.1-8b"), aws_itype("g6e.xlarge"))
 
@@ -65,3 +73,51 @@ def test_size_serving_takes_a_profile(tmp_path) -> None:
     path.write_text('{"mean_tpot_ms": NaN}')
     bad = CliRunner().invoke(app, [*args, "--profile", str(path)])
     assert bad.exit_code == 2 and "NaN" in bad.output
+
+
+def _vllm_result(tpot_ms: float) -> dict[str, float]:
+    return {"completed": 10, "total_input_tokens": 10_000, "total_output_tokens": 2_500, "mean_ttft_ms": 150.0,
+            "mean_tpot_ms": tpot_ms, "max_concurrency": 11}  # fmt: skip
+
+
+def test_advise_takes_a_profile_as_size_does(tmp_path) -> None:
+    """advise --profile reads the profile with size's reader and sizes the instance type it was measured on: the
+    profile's instanceType (calibrate writes it), else the --stack's. Twice the data sheet's step at batch 11
+    (68.2 ms) needs more replicas; advise and size count the same."""
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps({**_vllm_result(68.2), "instanceType": "g6e.xlarge"}))
+    load = ["--rps", "20", "--input-tokens", "1000", "--output-tokens", "250"]
+    advise = ["advise", "--custom-weights", "--model", "llama-3.1-8b", "--context", "16384", *load, "--json"]
+    measured = json.loads(CliRunner().invoke(app, [*advise, "--profile", str(path)]).stdout)
+    serving = measured["details"]["serving"]
+    assert serving["instanceType"] == "g6e.xlarge" and serving["serviceModel"] == f"--profile {path}"
+    size = ["size", "serving", "--instance-type", "g6e.xlarge", "--model", "llama-3.1-8b", "--context", "16384"]
+    sized = json.loads(CliRunner().invoke(app, [*size, *load, "--profile", str(path), "--json"]).stdout)
+    assert serving["replicas"] == sized["load"]["replicas"]
+    roof = json.loads(CliRunner().invoke(app, [*size, *load, "--json"]).stdout)
+    assert serving["replicas"] > roof["load"]["replicas"]
+    # A vllm bench serve result names no instance type: --stack gives it, else exit 2 saying so.
+    path.write_text(json.dumps(_vllm_result(68.2)))
+    bare = CliRunner().invoke(app, [*advise, "--profile", str(path)])
+    assert bare.exit_code == 2 and "names no instanceType" in bare.output
+    stacked = CliRunner().invoke(
+        app, ["advise", "--stack", "aws-serving", "--project-dir", str(REPO), *load, "--json", "--profile", str(path)]
+    )
+    assert stacked.exit_code == 0, stacked.output
+    assert json.loads(stacked.stdout)["details"]["serving"]["instanceType"] == "g6e.xlarge"
+
+
+def test_the_keda_peer_runs_on_the_profile_and_the_stack_designs_target(tmp_path) -> None:
+    """simulate --compare with --profile: every design serves by the measured model, and the KEDA peer's
+    queueLength target is the stack design's (its plan with the profile), not a plan made without it."""
+
+    spec = load_stack(REPO / "stacks" / "Pulumi.aws-serving.yaml", [
+        "serving.load={requestsPerSecond: 5, inputTokens: 1000, outputTokens: 250}"])  # fmt: skip
+    cloud = registry.get(spec.cloud)
+    profile = MeasuredProfile(_vllm_result(68.2), "--profile p.json")
+    designs = peer_designs(spec.serving, PriceBook.from_prices(cloud.prices), "aws-target-tracking",
+                           catalog=cloud.catalog, rules=cloud.serving_scaling, profile=profile)  # fmt: skip
+    [keda] = [d for d in designs if d.autoscaler == "keda-queue-length"]
+    assert keda.backlog_target == designs[0].backlog_target
+    assert all(d.service_time is not None and d.service_time.source == "--profile p.json" for d in designs)
+    assert float(keda.service_time.step_seconds(11, 1125)) == pytest.approx(0.0682)

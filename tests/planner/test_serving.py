@@ -39,7 +39,10 @@ def test_replica_capacity_worked_by_hand() -> None:
     batch 11: step = (16.06e9 + 11 x 147.456e6) / 518.4e9 = 34.11 ms; prefill = 2 x 8.03e9 x 1000 /
     (362e12 x 0.4) = 0.1109 s; service = 11 x 0.1109 (its own prefill and the 10 others', which stall the
     decode steps) + 250 x 0.03411 = 9.75 s; rate = 11 / 9.75 = 1 / (0.1109 + 250 x 0.03411 / 11) = 1.129 req/s.
-    50 req/s at 70%: ceil(50 / (1.129 x 0.7)) = ceil(63.3) = 64 replicas.
+    50 req/s at 70%: a replica keeps 0.7 x 11 = 7.7 in flight, where step = (16.06e9 + 7.7 x 147.456e6) / 518.4e9
+    = 33.17 ms and T = 7.7 x 0.1109 + 250 x 0.03317 = 9.147 s, so it carries 7.7 / 9.147 = 0.8418 req/s and
+    50 req/s need ceil(50 x 9.147 / 7.7) = ceil(59.39) = 60 replicas (not 70% of the full batch's 1.129 req/s,
+    ceil(63.3) = 64: that counts prefill stalls of a batch of 11 the fleet never runs).
     With a 10 s target: b x 0.1109 + 250 x (16.06e9 + b x 147.456e6) / 518.4e9 = 7.745 + 0.1820 b <= 10 gives
     b <= 12.39, so a worker batch of 64 is cut to 12."""
     arch = get_preset("llama-3.1-8b")
@@ -50,9 +53,11 @@ def test_replica_capacity_worked_by_hand() -> None:
     assert capacity.service_seconds == pytest.approx(9.75, abs=0.01)
     assert capacity.requests_per_second == pytest.approx(1.129, abs=0.001)
     load = replicas_for_load(50, capacity)
-    assert load.replicas == 64 and "= 64" in load.basis() and "60% of 864 GB/s" in load.basis()
-    assert load.in_flight == pytest.approx(50 * 9.75, abs=1)
-    assert 63 * 1.129 * 0.7 < 50 <= load.carried(64)
+    assert load.replicas == 60 and "= 60" in load.basis() and "60% of 864 GB/s" in load.basis()
+    assert load.running_batch == pytest.approx(7.7) and load.running_service_seconds == pytest.approx(9.147, abs=1e-3)
+    assert load.replica_rate == pytest.approx(0.8418, abs=1e-4) and load.needed == pytest.approx(59.39, abs=0.01)
+    assert load.in_flight == pytest.approx(50 * 9.147, abs=0.1)
+    assert load.carried(59) < 50 <= load.carried(60)
     cut = replica_capacity(
         arch, aws_itype("g6e.xlarge"), input_tokens=1000, output_tokens=250, max_batch=64, latency_seconds=10
     )

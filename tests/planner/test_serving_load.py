@@ -4,7 +4,8 @@ cannot carry it (or waste), or the latency target is out of reach, each naming i
 Shipped aws-serving: Llama-3.1-8B-Instruct bf16 on g6e.xlarge, 16384-token context, 2 LoRA adapters
 (rank <= 32): the queue worker keeps 11 requests in flight (planner.kv_cache), replicas 1..8.
 For 1000 + 250 tokens one replica serves 1 / (0.1109 s prefill + 250 x 34.11 ms / 11) = 1.129 req/s
-(worked in tests/planner/test_serving.py), so at 70% utilization it carries 0.790 req/s.
+at its full batch; at 70% utilization it keeps 7.7 in flight, where a request takes 9.147 s, so it carries
+7.7 / 9.147 = 0.842 req/s (both worked in tests/planner/test_serving.py).
 """
 
 from __future__ import annotations
@@ -40,25 +41,25 @@ def warnings_at(spec) -> dict[str, str]:
 
 
 def test_max_too_small_for_the_load_warns_with_the_numbers():
-    """50 req/s: ceil(50 / 0.790) = 64 replicas; 8 carry 8 x 0.790 = 6.3 req/s."""
+    """50 req/s: ceil(50 / 0.842) = ceil(59.4) = 60 replicas; 8 carry 8 x 0.842 = 6.7 req/s."""
     spec = spec_of(load(50))
-    assert plan_serving(spec.serving, AWS_CATALOG).load.replicas == 64
+    assert plan_serving(spec.serving, AWS_CATALOG).load.replicas == 60
     message = warnings_at(spec)["serving.replicas.max"]
-    assert message.startswith("8 replicas of g6e.xlarge carry 6.3 req/s; the stated load of 50 req/s needs 64")
+    assert message.startswith("8 replicas of g6e.xlarge carry 6.7 req/s; the stated load of 50 req/s needs 60")
     assert "60% of 864 GB/s" in message and "70% utilization" in message
 
 
 def test_a_range_that_carries_the_load_is_quiet_and_min_above_the_peak_warns():
-    """5 req/s: ceil(5 / 0.790) = ceil(6.33) = 7 <= 8: no warning. 2 req/s: ceil(2.53) = 3, so min 4 wastes one."""
+    """5 req/s: ceil(5 / 0.842) = ceil(5.94) = 6 <= 8: no warning. 2 req/s: ceil(2.38) = 3, so min 4 wastes one."""
     assert not {"serving.replicas.max", "serving.replicas.min"} & warnings_at(spec_of(load(5))).keys()
     message = warnings_at(spec_of(load(2), "serving.replicas.min=4"))["serving.replicas.min"]
     assert message.startswith("4 replicas run at all hours, but the peak of 2 req/s needs 3")
-    # 0.1 req/s needs ceil(0.127) = 1; with max 1 and 5 req/s, the one replica carries 0.8 req/s.
+    # 0.1 req/s needs ceil(0.119) = 1; with max 1 and 5 req/s, the one replica carries 0.8 req/s.
     assert warnings_at(spec_of(load(0.1), "serving.replicas.min=2"))["serving.replicas.min"].startswith(
         "2 replicas run at all hours, but the peak of 0.1 req/s needs 1 (ceil("
     )
     one = warnings_at(spec_of(load(5), "serving.replicas.min=1", "serving.replicas.max=1"))["serving.replicas.max"]
-    assert one.startswith("1 replica of g6e.xlarge carries 0.8 req/s; the stated load of 5 req/s needs 7")
+    assert one.startswith("1 replica of g6e.xlarge carries 0.8 req/s; the stated load of 5 req/s needs 6")
 
 
 def test_unreachable_latency_target_warns_at_its_path():
@@ -103,11 +104,11 @@ def test_bad_load_is_an_error_naming_the_path(edit: str, path: str):
 def test_preview_row_and_validate_cli_agree():
     rows = {d.path: d for d in derived_defaults(spec_of(load(50)), catalog=AWS_CATALOG, prices=aws_book())}
     row = rows["replicas for serving.load"]
-    assert (row.value, row.display, row.ok) == (64, "64 replicas", False)
+    assert (row.value, row.display, row.ok) == (60, "60 replicas", False)
     result = CliRunner().invoke(app, ["validate", "aws-serving", "--project-dir", str(REPO), "--set", load(50)])
     assert (
         result.exit_code == 0
-        and "serving.replicas.max: warning: 8 replicas of g6e.xlarge carry 6.3 req/s" in result.output
+        and "serving.replicas.max: warning: 8 replicas of g6e.xlarge carry 6.7 req/s" in result.output
     )
 
 
@@ -123,8 +124,8 @@ def test_size_serving_without_rps_shows_one_replica_not_zero_replicas():
 def test_advise_with_a_load_picks_least_cost_for_the_load_not_the_cheapest_type():
     """Without a load: g6.xlarge ($0.8048/h) is the cheapest type llama-3.1-8b fits. With 50 req/s of
     1000 + 250 tokens at 16384 context it carries 0.04 req/s per replica (batch 1 on 300 GB/s), so it is
-    out; g6e.xlarge needs 64 replicas x $1.861 x 730 h = $86,947/month, p4d.24xlarge 2 x $21.958 x 730 =
-    $32,059/month. The advice is the least monthly cost among all types that fit."""
+    out; g6e.xlarge needs 60 replicas x $1.861 x 730 h = $81,512/month (50 x 9.147 s at 7.7 in flight / 7.7 =
+    59.4), p4d.24xlarge 2 x $21.958 x 730 = $32,059/month (50 x 2.466 s / 91.7 = 1.34). The advice is the least monthly cost among all types that fit."""
     from accelstack.planner.advisor import Load, advise, cheapest_serving_instance, serving_candidates
     from accelstack.planner.architectures import get_preset
 
@@ -160,7 +161,7 @@ def test_advise_with_a_load_picks_least_cost_for_the_load_not_the_cheapest_type(
         for t in serving_candidates(AWS_CATALOG, prices)
     ]
     costs = {o["instanceType"]: o["monthlyUsdAtPeak"] for o in every if o is not None}
-    assert costs["g6e.xlarge"] == round(64 * 1.861 * 730, 2) and "g6.xlarge" not in costs
+    assert costs["g6e.xlarge"] == round(60 * 1.861 * 730, 2) and "g6.xlarge" not in costs
     assert min(costs, key=costs.get) == "p4d.24xlarge"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,17 @@ def edited(raw: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]:
     for path, value in edits.items():
         keys = path.split(".")
         node: Any = result
-        for key in keys[:-1]:
-            node = node[int(key)] if isinstance(node, list) else node.setdefault(key, {})
+        for key, below in itertools.pairwise(keys):
+            child: Any = [] if below.isdigit() else {}  # a missing block: a list where the next key is an index
+            if isinstance(node, list):
+                while len(node) <= int(key):
+                    node.append(child)
+                node = node[int(key)]
+            else:
+                node = node.setdefault(key, child)
         last: Any = int(keys[-1]) if isinstance(node, list) else keys[-1]
+        if isinstance(node, list) and value is not DELETE:
+            node.extend([None] * (last + 1 - len(node)))
         if value is DELETE:
             del node[last]
         else:

@@ -185,9 +185,10 @@ def numeric_fields(model: type[models.Model], prefix: str) -> list[tuple[str, An
         args = set(get_args(annotation)) | {annotation}
         if args & {int, float}:
             found.append((path, field))
+        in_list = list in {getattr(a, "__origin__", None) for a in args}  # list[X] or list[X] | None
         for arg in args | {a for x in args for a in get_args(x)}:
             if isinstance(arg, type) and issubclass(arg, models.Model):
-                found += numeric_fields(arg, f"{path}.0" if list in {getattr(annotation, "__origin__", None)} else path)
+                found += numeric_fields(arg, f"{path}.0" if in_list else path)
     return found
 
 
