@@ -1,7 +1,7 @@
 """`accelstack calibrate` against a fake OpenAI-compatible server on 127.0.0.1 that models a GPU's timing: a decode
-step of 4 ms + 1.5 ms per sequence in flight + 1 us per sequence per context token, prefill at 20 us per prompt
-token. The profile it writes must give those figures back through `--profile`'s reader (within what thread timing
-on a shared machine allows), and `size --profile` must read it."""
+step of 20 ms + 7.5 ms per sequence in flight + 5 us per sequence per context token, prefill at 100 us per
+prompt token (five times a GPU's). The profile it writes must give those figures back through `--profile`'s reader
+(within what thread timing on a shared machine allows), and `size --profile` must read it."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ from typer.testing import CliRunner
 from accelstack.cli import app
 from accelstack.planner.profile import service_time_from
 
-STEP_FIXED, STEP_PER_SEQUENCE, STEP_PER_CONTEXT = 0.004, 0.0015, 1e-6
-PREFILL_PER_TOKEN = 20e-6
+# Five times a real GPU's figures: a sleep on a loaded two-core machine overshoots by a millisecond or two, which
+# would be a quarter of a 5 ms step.
+SLOWER = 5
+STEP_FIXED, STEP_PER_SEQUENCE, STEP_PER_CONTEXT = 0.004 * SLOWER, 0.0015 * SLOWER, 1e-6 * SLOWER
+PREFILL_PER_TOKEN = 20e-6 * SLOWER
 
 
 def modelled_step(batch: int, context: float) -> float:
@@ -86,7 +89,7 @@ def test_calibrate_measures_the_servers_timing_and_size_reads_it(server, tmp_pat
     model = service_time_from(document, "calibrated")
     for batch, context in ((1, 268), (8, 268), (8, 2060)):
         assert float(model.step_seconds(batch, context)) == pytest.approx(modelled_step(batch, context), rel=0.25)
-    # The step grows with the batch as the server's does: 8 sequences cost 16 + 2 ms more than one.
+    # The step grows with the batch as the server's does: 8 sequences cost 5 x (10.5 + 1.9) ms more than one.
     grown = float(model.step_seconds(8, 268) - model.step_seconds(1, 268))
     assert grown == pytest.approx(modelled_step(8, 268) - modelled_step(1, 268), rel=0.35)
     assert float(model.prefill_seconds(2048)) == pytest.approx(2048 * PREFILL_PER_TOKEN, rel=0.25, abs=0.003)
