@@ -44,6 +44,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("serving", "admission", "kind"): "queue",  # the serving topology
     ("serving", "replicas", "scaling"): "backlog",
     ("training", "storage", "lustre", "importTrigger"): None,  # a re-import on demand
+    ("serving", "artifactRegion"): None,  # the training store's region, for a cross-cloud handoff
 }
 
 
