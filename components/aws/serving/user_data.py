@@ -98,8 +98,10 @@ def replica_user_data(
     request_queue_url: str = "",
     response_queue_url: str = "",
     admission: ReplicaAdmission | None = None,
+    fetch: list[str] | None = None,
 ) -> str:
-    """Cloud-init script. It installs a boot unit that runs on EVERY boot, because warm-pool
+    """Cloud-init script. `fetch`: the lines that read the weights from another cloud (components.handoff.fetch),
+    instead of `aws s3 sync`. It installs a boot unit that runs on EVERY boot, because warm-pool
     instances boot twice: once to prepare (pull image and weights onto EBS, then stop) and again
     when they enter service (start the server). Each boot completes the launch lifecycle hook only
     when its job is done, so an instance never goes to the pool or into service half-prepared.
@@ -138,6 +140,7 @@ def replica_user_data(
         heartbeat_every=READY_HOOK_HEARTBEAT_EVERY_SECONDS,
         budget=plan.lifecycle_heartbeat_seconds,
         syncs=syncs,
+        fetch=fetch or [],
         server_port=plan.server_port,
         health=health_url(serving, plan),
     )

@@ -21,6 +21,7 @@ from accelstack.clouds.base import Feature
 from accelstack.components.azure.admin import admin_public_key
 from accelstack.components.azure.provider import account_of, resource_group, stack_tags
 from accelstack.components.azure.serving.edge import access_logs, application_gateway, waf_policy
+from accelstack.components.handoff import ServingIdentity
 from accelstack.components.azure.serving.identity import ServingIdentities
 from accelstack.components.azure.serving.network import ServingNetwork
 from accelstack.components.azure.serving.placement import Placement
@@ -90,6 +91,12 @@ class AzureServingParts(ServingParts):
             standby_pool_principal_id=self.account.standby_pool_principal_id,
         )
 
+    def serving_identity(self) -> ServingIdentity:
+        replicas = self.identities.replicas
+        return ServingIdentity(
+            "azure", subject=replicas.principal_id, client_id=replicas.client_id, tenant_id=replicas.tenant_id
+        )
+
     @implements(Feature.WAF_RATE_LIMIT)
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
         """The gateway (its backend pool, which the scale set joins) before the replicas; its WAF policy."""
@@ -126,6 +133,7 @@ class AzureServingParts(ServingParts):
             gateway=self.gateway,
             placement=self.placement,
             admission=admission if isinstance(admission, ReplicaAdmission) else None,
+            reader=self.artifact_reader,
         )
         return ReplicaGroup(self.group, self.group.name)
 

@@ -74,8 +74,10 @@ def replica_user_data(
     namespace: str = "",
     client_id: str,
     admission: ReplicaAdmission | None = None,
+    fetch: list[str] | None = None,
 ) -> str:
-    """With `admission` the admission proxy fronts the server; otherwise the queue worker drains `namespace`."""
+    """With `admission` the admission proxy fronts the server; otherwise the queue worker drains `namespace`.
+    `fetch`: the lines that read the weights from another cloud (components.handoff.fetch), instead of AzCopy's."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
@@ -94,8 +96,8 @@ def replica_user_data(
             if admission
             else worker_environment(serving, plan, namespace=namespace, client_id=client_id)
         ),
-        prepare_setup=f"{AZCOPY_FUNCTION}\nensure_azcopy\n",
-        syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
+        prepare_setup="" if fetch else f"{AZCOPY_FUNCTION}\nensure_azcopy\n",
+        syncs=fetch or [azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),
         health_wait=health_wait_command(serving, plan),

@@ -50,9 +50,11 @@ def replica_user_data(
     request_subscription: str = "",
     response_topic: str = "",
     admission: ReplicaAdmission | None = None,
+    fetch: list[str] | None = None,
 ) -> str:
     """With `admission` the admission proxy fronts the server; otherwise the queue worker pulls the subscription
-    (its Pub/Sub library from pip: apt has no package; the worker runs under the system python3)."""
+    (its Pub/Sub library from pip: apt has no package; the worker runs under the system python3). `fetch`: the
+    commands that read the weights from another cloud (components.handoff.fetch), instead of gcloud's own."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
@@ -71,7 +73,7 @@ def replica_user_data(
             )
         ),
         prepare_setup="",
-        syncs=[f"gcloud storage rsync --recursive {shell_word(src)} {shell_word(dst)}" for src, dst in syncs],
+        syncs=fetch or [f"gcloud storage rsync --recursive {shell_word(src)} {shell_word(dst)}" for src, dst in syncs],
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),
         health_wait=health_wait_command(serving, plan),
