@@ -141,6 +141,8 @@ class GcpMocks(pulumi.runtime.Mocks):
             email = f"{account_id}@{self.project_id}.iam.gserviceaccount.com"
             outputs.setdefault("email", email)
             outputs.setdefault("member", f"serviceAccount:{email}")
+            # IAM's numeric id of the account: the `sub` of its ID tokens, which other clouds' trusts name.
+            outputs.setdefault("uniqueId", str(100000000000000000000 + sum(map(ord, account_id))))
         return path, outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:

@@ -125,7 +125,12 @@ def model_read_grant(svc: AwsServingParts, name: str, role: aws.iam.Role) -> lis
     if serving.model.weights_uri.startswith("s3://"):
         policy = model_read_policy(serving, svc.account_id, svc.partition)
     elif store_cloud(serving.model.weights_uri) == "azure":
-        statement = {"Sid": "OwnWebIdentityToken", "Effect": "Allow", "Action": "sts:GetWebIdentityToken", "Resource": "*"}
+        statement = {
+            "Sid": "OwnWebIdentityToken",
+            "Effect": "Allow",
+            "Action": "sts:GetWebIdentityToken",
+            "Resource": "*",
+        }
         policy = {"Version": "2012-10-17", "Statement": [statement]}
     else:
         return []  # Cloud Storage: the pool signs nothing; the instance role's own credentials sign GetCallerIdentity

@@ -13,8 +13,8 @@ import pulumi_aws as aws
 from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.provider import group_tags, launch_template_tag_specifications
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
-from accelstack.components.handoff.boot import artifact_handoff_values
 from accelstack.components.aws.serving.user_data import replica_user_data
+from accelstack.components.handoff.boot import artifact_handoff_values
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
 
@@ -171,5 +171,7 @@ def replica_group(
         wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS + plan.health_check_grace_seconds) / 60)}m",
         tags=group_tags(svc.tags, f"{name}-replica"),
         # Replicas read weights and complete the launch hook with their role at boot.
-        opts=pulumi.ResourceOptions(parent=svc.parent, depends_on=[*svc.replica_role_policies, *(reader.grants if reader else [])]),
+        opts=pulumi.ResourceOptions(
+            parent=svc.parent, depends_on=[*svc.replica_role_policies, *(reader.grants if reader else [])]
+        ),
     )

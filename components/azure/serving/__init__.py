@@ -21,7 +21,6 @@ from accelstack.clouds.base import Feature
 from accelstack.components.azure.admin import admin_public_key
 from accelstack.components.azure.provider import account_of, resource_group, stack_tags
 from accelstack.components.azure.serving.edge import access_logs, application_gateway, waf_policy
-from accelstack.components.handoff import ServingIdentity
 from accelstack.components.azure.serving.identity import ServingIdentities
 from accelstack.components.azure.serving.network import ServingNetwork
 from accelstack.components.azure.serving.placement import Placement
@@ -30,6 +29,7 @@ from accelstack.components.azure.serving.queue import dead_letter_path
 from accelstack.components.azure.serving.replicas import replica_group, standby_pool
 from accelstack.components.azure.serving.scaling import scaling
 from accelstack.components.azure.serving.user_data import GATEWAY_CLIENT_HOP
+from accelstack.components.handoff import ServingIdentity
 from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (

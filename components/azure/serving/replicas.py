@@ -34,9 +34,9 @@ from accelstack.components.azure.serving.identity import ServingIdentities
 from accelstack.components.azure.serving.network import ServingNetwork
 from accelstack.components.azure.serving.placement import Placement
 from accelstack.components.azure.serving.queue import AdmissionQueue
+from accelstack.components.azure.serving.user_data import replica_user_data
 from accelstack.components.handoff import FederatedReader
 from accelstack.components.handoff.boot import artifact_handoff_values
-from accelstack.components.azure.serving.user_data import replica_user_data
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
@@ -92,9 +92,7 @@ def replica_group(
         )
     else:
         user_data = pulumi.Output.all(queue.endpoint, identities.replicas.client_id, fetch).apply(
-            lambda values: replica_user_data(
-                serving, plan, namespace=values[0], client_id=values[1], fetch=values[2]
-            )
+            lambda values: replica_user_data(serving, plan, namespace=values[0], client_id=values[1], fetch=values[2])
         )
     profile: dict[str, Any] = {
         "storage_profile": {
