@@ -83,10 +83,12 @@ def web_identity_trust(federated: str, issuer: str, audience: str, subject: str,
 def aws_reader(
     name: str, handoff: ArtifactHandoff, identity: ServingIdentity, parent: pulumi.Resource
 ) -> FederatedReader:
+    stack = pulumi.get_stack()
     provider = aws.Provider(
         f"{name}-artifacts-aws",
         region=handoff.region,
         allowed_account_ids=[handoff.training_account],  # the reader lands in the training account, never elsewhere
+        default_tags=aws.ProviderDefaultTagsArgs(tags={"accelstack:workload": "serving", "accelstack:stack": stack}),
         opts=pulumi.ResourceOptions(parent=parent),
     )
     opts = pulumi.ResourceOptions(parent=parent, provider=provider)
@@ -110,8 +112,12 @@ def aws_reader(
         trust = pulumi.Output.all(oidc.arn, identity.tenant_id, identity.subject).apply(
             lambda v: web_identity_trust(v[0], f"login.microsoftonline.com/{v[1]}/v2.0", audience, v[2], google=False)
         )
+    # Named, not generated: the replicas' boot names the ARN, known before the role exists (and in a preview).
+    role_name = f"accelstack-{name}-artifact-reader"[:64]
+    role_arn = f"arn:aws:iam::{handoff.training_account}:role/{role_name}"
     role = aws.iam.Role(
         f"{name}-artifact-reader",
+        name=role_name,
         assume_role_policy=trust,
         description=f"accelstack serving {name} ({identity.cloud}): read the published model prefix",
         max_session_duration=3600,
@@ -120,7 +126,7 @@ def aws_reader(
     grants.append(
         aws.iam.RolePolicy(f"{name}-artifact-read", role=role.id, policy=json.dumps(read_policy(handoff)), opts=opts)
     )
-    values = pulumi.Output.all(role.arn, identity.client_id).apply(
-        lambda v: ReaderValues(token_audience=audience, role_arn=v[0], serving_client_id=v[1] or "")
+    values = pulumi.Output.from_input(identity.client_id).apply(
+        lambda client_id: ReaderValues(token_audience=audience, role_arn=role_arn, serving_client_id=client_id or "")
     )
     return FederatedReader(handoff, values, grants)

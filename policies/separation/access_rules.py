@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import access, vendors
-from ..access import ANY, BECOME, KEY, OBJECTS, OWN, READ, SERVICE, THROUGH_STORAGE, Edge, Party, Placement
+from ..access import ANY, BECOME, FEDERATED, KEY, OBJECTS, OWN, READ, SERVICE, THROUGH_STORAGE, Edge, Party, Placement
 from ..common import ARTIFACT_PREFIX, Context, canonical_account, own_accounts
 
 OWN_SIDE, OTHER_SIDE, TRUSTED, EVERYONE, OUTSIDE, UNPLACED, CLOUD = (
@@ -51,6 +51,11 @@ CONFIG: dict[str, dict[str, Any]] = {
         "items": {"type": "string"},
         "description": "Global names of the serving side's buckets a grant may name.",
     },
+    "artifactHandoff": {
+        "type": "object",
+        "description": "A serving stack reading another cloud's training artifacts (accelstack.spec.handoff): the "
+        "training cloud, account, region, stores and prefixes of the one reader it declares there, and its own cloud.",
+    },
     "servicePrincipals": {
         "type": "array",
         "items": {"type": "string"},
@@ -81,7 +86,19 @@ def stores(ctx: Context) -> dict[str, str]:
                 found[str(name)] = account
     for principal in ctx.config.get("servicePrincipals") or []:
         found[str(principal).lower()] = SERVICE
+    handoff = ctx.config.get("artifactHandoff") or {}
+    for store in handoff.get("stores") or []:
+        if ctx.training_accounts:
+            found[str(store)] = canonical_account(str(handoff.get("account")))
+    for issuer in FEDERATED_ISSUERS.get(str(handoff.get("servingCloud")), ()):
+        found[FEDERATED + issuer] = OWN
     return found
+
+
+# Identity providers whose tokens a serving stack's replicas present on another cloud, by the replicas' cloud: Google
+# ID tokens (AWS names the built-in provider by its host). Entra tokens go through an OIDC provider the stack
+# declares, placed by its ARN.
+FEDERATED_ISSUERS = {"gcp": ("accounts.google.com",)}
 
 
 def placement(ctx: Context, resources: Sequence[Any] | None = None) -> Placement:

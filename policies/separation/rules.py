@@ -31,6 +31,7 @@ from ..common import (
     WORKLOADS,
     Context,
     as_list,
+    canonical_account,
     cloud_packages,
     is_cloud_type,
     is_provider_type,
@@ -66,11 +67,26 @@ def _vendor_of(type_token: str) -> Vendor | None:
 
 
 CONFIG: dict[str, dict[str, Any]] = access_rules.CONFIG
+HANDOFF_CONFIG = {"artifactHandoff": CONFIG["artifactHandoff"]}
+
+
+def handoff_provider(ctx: Context) -> bool:
+    """Whether the resource's provider is the reader's (accelstack.spec.handoff): the training cloud's package, pinned
+    to exactly the training account the serving stack names for its weights on that cloud."""
+    handoff = ctx.config.get("artifactHandoff") or {}
+    facts = ctx.provider
+    if ctx.workload != "serving" or not handoff or facts is None:
+        return False
+    package = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}.get(str(handoff.get("cloud")))
+    account = canonical_account(str(handoff.get("account")))
+    return facts.package == package and set(facts.accounts) == {account}
 
 
 def _account_problems(provider_name: str, accounts: Sequence[str], ctx: Context) -> Iterable[str]:
     if ctx.workload is None:
         return
+    if handoff_provider(ctx):
+        return  # the reader's provider: what it may create there is handoff-reader-only's to judge
     mine, theirs = ctx.workload_accounts, ctx.other_accounts
     for account in accounts:
         if account in theirs:
@@ -157,6 +173,42 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
     yield from _account_problems(facts.name, facts.accounts, ctx)
 
 
+# What a serving stack may declare in another cloud's training account: its one federated reader, and its grant.
+HANDOFF_READER_KINDS = {
+    "aws": {
+        "aws:iam/role:Role",
+        "aws:iam/rolePolicy:RolePolicy",
+        "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+    },
+    "gcp": {
+        "gcp:iam/workloadIdentityPool:WorkloadIdentityPool",
+        "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+    },
+    "azure": {
+        "azure-native:resources:ResourceGroup",
+        "azure-native:managedidentity:UserAssignedIdentity",
+        "azure-native:managedidentity:FederatedIdentityCredential",
+        "azure-native:authorization:RoleAssignment",
+    },
+}
+
+
+def check_handoff_reader_only(resource: Any, ctx: Context) -> Iterable[str]:
+    """Under the reader's provider (a serving stack's weights on another cloud), only the reader and its grant:
+    nothing else of the serving stack lands in the training account. What the reader may do is the access graph's
+    (cross-account-read-only); a trust that names no exact subject is handoff_trust_names_its_subjects'. Ours."""
+    if is_provider_type(resource.resource_type) or not handoff_provider(ctx):
+        return
+    cloud = str((ctx.config.get("artifactHandoff") or {}).get("cloud"))
+    if resource.resource_type not in HANDOFF_READER_KINDS.get(cloud, set()):
+        yield (
+            f"{resource.resource_type} {resource.name} is declared in the training account "
+            f"{(ctx.config.get('artifactHandoff') or {}).get('account')}: a serving stack may declare there only its "
+            f"artifact reader ({', '.join(sorted(HANDOFF_READER_KINDS.get(cloud, set())))})"
+        )
+
+
 def check_disjoint_accounts(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """The training and serving account sets are disjoint. Ours (the whole point of the separation)."""
     shared = sorted(ctx.training_accounts & ctx.serving_accounts)
@@ -171,12 +223,17 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
     Mirrors AWS Control Tower's region deny control
     (https://docs.aws.amazon.com/controltower/latest/userguide/region-deny.html).
     """
+    if handoff_provider(ctx) and not is_provider_type(resource.resource_type):
+        return  # under the reader's provider, pinned to the store's region (checked on the provider)
     if not ctx.allowed_regions:
         return
     if is_provider_type(resource.resource_type):
         if ctx.provider is None or ctx.provider.package not in cloud_packages():
             return  # e.g. pulumi-random: makes no cloud calls, has no region
         region, what = ctx.provider.region, f"provider {resource.name}"
+        handoff = ctx.config.get("artifactHandoff") or {}
+        if handoff_provider(ctx) and region in (handoff.get("region"), None):
+            return  # the reader lives where the artifacts are (serving.artifactRegion; GCP's is global)
         if region is None:
             yield f"{what} sets no region; allowed: {', '.join(ctx.allowed_regions)}"
             return
@@ -386,9 +443,18 @@ POLICIES = [
         "provider-account",
         "Every provider pins an account of this stack's side (training or serving).",
         check_provider_account,
+        config=HANDOFF_CONFIG,
+    ),
+    resource_policy(
+        "handoff-reader-only",
+        "In another cloud's training account a serving stack declares only its artifact reader.",
+        check_handoff_reader_only,
+        config=HANDOFF_CONFIG,
     ),
     stack_policy("disjoint-accounts", "Training and serving account sets are disjoint.", check_disjoint_accounts),
-    resource_policy("allowed-regions", "Resources stay in the allowed regions.", check_allowed_regions),
+    resource_policy(
+        "allowed-regions", "Resources stay in the allowed regions.", check_allowed_regions, config=HANDOFF_CONFIG
+    ),
     resource_policy(
         "known-resource-kinds", "Every resource is of a kind the packs know (fail closed).", check_known_kinds
     ),
