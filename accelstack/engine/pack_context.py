@@ -54,7 +54,19 @@ def _handoff(spec: Any) -> dict[str, Any] | None:
         "stores": sorted({loc.bucket for loc in handoff.locations}),
         "storageAccounts": sorted({loc.storage_account for loc in handoff.locations if loc.storage_account}),
         "prefixes": sorted({loc.prefix for loc in handoff.locations}),
+        "issuers": _replica_issuers(spec),
     }
+
+
+def _replica_issuers(spec: Any) -> list[str]:
+    """Who vouches for the serving replicas' identity on their own cloud, as the training cloud's trust names it:
+    Google (AWS names its built-in provider by host), the serving tenant's Entra ID v2.0 issuer; AWS replicas are
+    placed by their account already."""
+    if spec.cloud == "gcp":
+        return ["accounts.google.com", "https://accounts.google.com"]
+    if spec.cloud == "azure":
+        return [f"https://login.microsoftonline.com/{spec.account.tenant_id}/v2.0"]
+    return []
 
 
 def _service_principals(spec: Any) -> list[str] | None:

@@ -46,6 +46,7 @@ def gcp_reader(
     provider = gcp.Provider(
         f"{name}-artifacts-gcp",
         project=handoff.training_account,  # the pool and the grant live in the training project
+        default_labels={"accelstack-workload": "serving", "accelstack-stack": pulumi.get_stack()},
         opts=pulumi.ResourceOptions(parent=parent),
     )
     opts = pulumi.ResourceOptions(parent=parent, provider=provider)

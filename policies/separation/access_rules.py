@@ -90,15 +90,9 @@ def stores(ctx: Context) -> dict[str, str]:
     for store in handoff.get("stores") or []:
         if ctx.training_accounts:
             found[str(store)] = canonical_account(str(handoff.get("account")))
-    for issuer in FEDERATED_ISSUERS.get(str(handoff.get("servingCloud")), ()):
-        found[FEDERATED + issuer] = OWN
+    for issuer in handoff.get("issuers") or []:
+        found[FEDERATED + str(issuer)] = OWN  # the serving replicas' own tokens, with a subject the trust fixes
     return found
-
-
-# Identity providers whose tokens a serving stack's replicas present on another cloud, by the replicas' cloud: Google
-# ID tokens (AWS names the built-in provider by its host). Entra tokens go through an OIDC provider the stack
-# declares, placed by its ARN.
-FEDERATED_ISSUERS = {"gcp": ("accounts.google.com",)}
 
 
 def placement(ctx: Context, resources: Sequence[Any] | None = None) -> Placement:

@@ -94,7 +94,7 @@ class AzureServingParts(ServingParts):
     def serving_identity(self) -> ServingIdentity:
         replicas = self.identities.replicas
         return ServingIdentity(
-            "azure", subject=replicas.principal_id, client_id=replicas.client_id, tenant_id=replicas.tenant_id
+            "azure", subject=replicas.principal_id, client_id=replicas.client_id, tenant_id=self.account.tenant_id
         )
 
     @implements(Feature.WAF_RATE_LIMIT)
