@@ -31,7 +31,6 @@ from ..common import (
     WORKLOADS,
     Context,
     as_list,
-    canonical_account,
     cloud_packages,
     is_cloud_type,
     is_provider_type,
@@ -43,7 +42,7 @@ from ..common import (
     truthy,
 )
 from ..vendor import SeparationReaders, Vendor
-from . import access_rules, reachability_rules
+from . import access_rules, handoff_rules, reachability_rules
 
 PACK_NAME = "accelstack-separation"
 PACK_DESCRIPTION = "Training and serving stay in disjoint accounts, regions and resource kinds."
@@ -73,13 +72,7 @@ HANDOFF_CONFIG = {"artifactHandoff": CONFIG["artifactHandoff"]}
 def handoff_provider(ctx: Context) -> bool:
     """Whether the resource's provider is the reader's (accelstack.spec.handoff): the training cloud's package, pinned
     to exactly the training account the serving stack names for its weights on that cloud."""
-    handoff = ctx.config.get("artifactHandoff") or {}
-    facts = ctx.provider
-    if ctx.workload != "serving" or not handoff or facts is None:
-        return False
-    package = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}.get(str(handoff.get("cloud")))
-    account = canonical_account(str(handoff.get("account")))
-    return facts.package == package and set(facts.accounts) == {account}
+    return handoff_rules.handoff_of(ctx) is not None
 
 
 def _account_problems(provider_name: str, accounts: Sequence[str], ctx: Context) -> Iterable[str]:
@@ -449,6 +442,12 @@ POLICIES = [
         "handoff-reader-only",
         "In another cloud's training account a serving stack declares only its artifact reader.",
         check_handoff_reader_only,
+        config=HANDOFF_CONFIG,
+    ),
+    resource_policy(
+        "handoff-reader-read-only",
+        "A serving stack's reader on another cloud reads only the artifact prefix; its trust names its subject.",
+        handoff_rules.check_handoff_reader_reads_only_the_prefix,
         config=HANDOFF_CONFIG,
     ),
     stack_policy("disjoint-accounts", "Training and serving account sets are disjoint.", check_disjoint_accounts),
