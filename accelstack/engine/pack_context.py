@@ -65,7 +65,8 @@ def _replica_issuers(spec: Any) -> list[str]:
     if spec.cloud == "gcp":
         return ["accounts.google.com", "https://accounts.google.com"]
     if spec.cloud == "azure":
-        return [f"https://login.microsoftonline.com/{spec.account.tenant_id}/v2.0"]
+        issuer = f"login.microsoftonline.com/{spec.account.tenant_id}/v2.0"  # IAM names OIDC providers by host/path
+        return [f"https://{issuer}", issuer]
     return []
 
 

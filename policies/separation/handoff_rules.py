@@ -13,6 +13,26 @@ from typing import Any
 
 from ..common import Context, canonical_account, is_provider_type
 
+# What a serving stack may declare in another cloud's training account: its one federated reader, and its grant.
+HANDOFF_READER_KINDS = {
+    "aws": {
+        "aws:iam/role:Role",
+        "aws:iam/rolePolicy:RolePolicy",
+        "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+    },
+    "gcp": {
+        "gcp:iam/workloadIdentityPool:WorkloadIdentityPool",
+        "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+    },
+    "azure": {
+        "azure-native:resources:ResourceGroup",
+        "azure-native:managedidentity:UserAssignedIdentity",
+        "azure-native:managedidentity:FederatedIdentityCredential",
+        "azure-native:authorization:RoleAssignment",
+    },
+}
+
 STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 ENTRA_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
 AWS_READ_ACTIONS = {"s3:getobject", "s3:listbucket", "kms:decrypt"}

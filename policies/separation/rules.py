@@ -166,27 +166,6 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
     yield from _account_problems(facts.name, facts.accounts, ctx)
 
 
-# What a serving stack may declare in another cloud's training account: its one federated reader, and its grant.
-HANDOFF_READER_KINDS = {
-    "aws": {
-        "aws:iam/role:Role",
-        "aws:iam/rolePolicy:RolePolicy",
-        "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
-    },
-    "gcp": {
-        "gcp:iam/workloadIdentityPool:WorkloadIdentityPool",
-        "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
-        "gcp:storage/bucketIAMMember:BucketIAMMember",
-    },
-    "azure": {
-        "azure-native:resources:ResourceGroup",
-        "azure-native:managedidentity:UserAssignedIdentity",
-        "azure-native:managedidentity:FederatedIdentityCredential",
-        "azure-native:authorization:RoleAssignment",
-    },
-}
-
-
 def check_handoff_reader_only(resource: Any, ctx: Context) -> Iterable[str]:
     """Under the reader's provider (a serving stack's weights on another cloud), only the reader and its grant:
     nothing else of the serving stack lands in the training account. What the reader may do is the access graph's
@@ -194,11 +173,11 @@ def check_handoff_reader_only(resource: Any, ctx: Context) -> Iterable[str]:
     if is_provider_type(resource.resource_type) or not handoff_provider(ctx):
         return
     cloud = str((ctx.config.get("artifactHandoff") or {}).get("cloud"))
-    if resource.resource_type not in HANDOFF_READER_KINDS.get(cloud, set()):
+    if resource.resource_type not in handoff_rules.HANDOFF_READER_KINDS.get(cloud, set()):
         yield (
             f"{resource.resource_type} {resource.name} is declared in the training account "
             f"{(ctx.config.get('artifactHandoff') or {}).get('account')}: a serving stack may declare there only its "
-            f"artifact reader ({', '.join(sorted(HANDOFF_READER_KINDS.get(cloud, set())))})"
+            f"artifact reader ({', '.join(sorted(handoff_rules.HANDOFF_READER_KINDS.get(cloud, set())))})"
         )
 
 
