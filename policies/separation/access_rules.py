@@ -149,11 +149,8 @@ def _is_handoff_reader(edge: Edge, source_side: str, ctx: Context) -> bool:
         return True  # the reader's own grant inside the training account: a read, its scope handoff-reader-read-only's
     if edge.access != BECOME or source_side != OWN_SIDE:
         return False
-    if edge.target.account is None or canonical_account(edge.target.account) != canonical_account(
-        str(handoff.get("account"))
-    ):
-        return False
-    return True
+    account = edge.target.account
+    return account is not None and canonical_account(account) == canonical_account(str(handoff.get("account")))
 
 
 def _where(side: str, party: Party, ctx: Context) -> str:

@@ -20,7 +20,6 @@ from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.engine.preview import PROGRAM, PROJECT, preview_stack, run_worker, stack_config
 from accelstack.spec.loader import parse_spec
 from tests.conformance.test_cross_cloud_handoff import PAIRS, overrides
-
 from tests.policies.test_policy_real_mutations import REPO
 
 Doc = dict[str, Any]
@@ -148,7 +147,7 @@ def test_every_handoff_mutation_is_caught(training, serving):
         doc = copy.deepcopy(base)
         urn = mutate(doc)
         verdicts = policy_verdicts(doc, spec)
-        if not any(v.mandatory and v.urn in (urn, "") or (v.mandatory and urn.rsplit("::", 1)[-1] in v.message) for v in verdicts):
+        if not any((v.mandatory and v.urn in (urn, "")) or (v.mandatory and urn.rsplit("::", 1)[-1] in v.message) for v in verdicts):
             got = "\n    ".join(v.line() for v in verdicts) or "(no verdict)"
             survivors.append(f"{mutate.__name__}: expected a mandatory verdict on {urn}; got\n    {got}")
     assert not survivors, "\n".join(survivors)
