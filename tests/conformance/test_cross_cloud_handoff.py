@@ -175,3 +175,28 @@ def test_the_replica_fetch_runs_with_the_federated_credential(training, serving,
 
 def handoff_uri(training: str) -> str:
     return TRAINING[training][2]
+
+
+def test_az_scheme_names_the_same_blob_store():
+    config = pair_config("azure", "gcp")
+    config["serving"]["model"]["weightsUri"] = "az://acmetrainckpts/checkpoints/models/llama-3.1-8b/"
+    handoff = artifact_handoff(parse_spec(config))
+    assert handoff is not None
+    assert handoff.location.blob_url == "https://acmetrainckpts.blob.core.windows.net/checkpoints/models/llama-3.1-8b/"
+
+
+@pytest.mark.parametrize(
+    ("edit", "path"),
+    [
+        ({"artifactAccount": "acme-serve-other"}, "serving.artifactAccount"),  # not the weights' cloud
+        ({"artifactRegion": None}, "serving.artifactRegion"),  # S3 needs the store's region
+    ],
+)
+def test_a_pair_that_does_not_match_is_refused_at_its_key(edit, path):
+    from accelstack.spec.problems import SpecError
+
+    config = pair_config("aws", "gcp")
+    config["serving"].update(edit)
+    with pytest.raises(SpecError) as raised:
+        parse_spec(config)
+    assert path in str(raised.value)
