@@ -122,7 +122,8 @@ class HandoffMocks(pulumi.runtime.Mocks):
         self.own, self.other, self.prefix = own, other, prefix
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        return (self.other if args.typ.startswith(self.prefix) else self.own).new_resource(args)
+        resource_id, outputs = (self.other if args.typ.startswith(self.prefix) else self.own).new_resource(args)
+        return resource_id or f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         return self.own.call(args)

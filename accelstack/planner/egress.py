@@ -65,10 +65,8 @@ def fetches_per_month(replicas_by_hour: Sequence[int], warm_pool: int) -> float:
     """Replicas that fetch the weights each month: each day's scale-ups over the profile (a replica started into
     the group fetches once; a warm-pool replica fetched when it was prepared and is counted once, as a start), at
     least the first fleet's once."""
-    ups = sum(
-        max(0, b - a)
-        for a, b in zip(replicas_by_hour[-1:] + list(replicas_by_hour[:-1]), replicas_by_hour, strict=True)
-    )
+    hours = list(replicas_by_hour)
+    ups = sum(max(0, b - a) for a, b in zip(hours[-1:] + hours[:-1], hours, strict=True))  # the day wraps
     return max(ups * DAYS_PER_MONTH, float(max(replicas_by_hour, default=0) + warm_pool))
 
 

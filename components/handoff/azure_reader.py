@@ -11,6 +11,8 @@ Blob URLs do not name the account's resource group, so the scope is the subscrip
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_azure_native as azure_native
 
@@ -97,7 +99,7 @@ def azure_reader(
     return FederatedReader(handoff, values, grants)
 
 
-def aws_outbound_federation(name: str, parent: pulumi.Resource) -> pulumi.Resource:
+def aws_outbound_federation(name: str, parent: pulumi.Resource) -> Any:
     """The serving account's outbound identity federation (IAM, "Outbound identity federation"): what lets the
     replica role ask STS for a signed JWT (GetWebIdentityToken) another cloud trusts; an account-wide switch,
     declared with the serving account's own provider (the service's)."""
