@@ -147,7 +147,33 @@ def test_every_handoff_mutation_is_caught(training, serving):
         doc = copy.deepcopy(base)
         urn = mutate(doc)
         verdicts = policy_verdicts(doc, spec)
-        if not any((v.mandatory and v.urn in (urn, "")) or (v.mandatory and urn.rsplit("::", 1)[-1] in v.message) for v in verdicts):
+        if not any(
+            (v.mandatory and v.urn in (urn, "")) or (v.mandatory and urn.rsplit("::", 1)[-1] in v.message)
+            for v in verdicts
+        ):
             got = "\n    ".join(v.line() for v in verdicts) or "(no verdict)"
             survivors.append(f"{mutate.__name__}: expected a mandatory verdict on {urn}; got\n    {got}")
     assert not survivors, "\n".join(survivors)
+
+
+# The pack's handoff policies these mutations catch (tests/policies/test_policy_rules.py counts them as covered).
+CAUGHT = ("handoff-reader-read-only", "handoff-reader-only")
+
+
+def test_anything_but_the_reader_in_the_training_account_is_caught():
+    """A bucket the serving stack would create through the reader's provider lands in the training account."""
+    base, spec = known("aws", "gcp")
+    doc = copy.deepcopy(base)
+    reader = resource(doc, ROLE, "artifact-reader")
+    stray = copy.deepcopy(reader)
+    stray["type"] = "aws:s3/bucket:Bucket"
+    stray["urn"] = reader["urn"].replace("aws:iam/role:Role::", "aws:s3/bucket:Bucket::").replace("-reader", "-stray")
+    stray["inputs"] = {"bucket": "acme-serve-stray"}
+    doc["deployment"]["resources"].append(stray)
+    verdicts = policy_verdicts(doc, spec)
+    assert any(v.mandatory and v.policy == "handoff-reader-only" and v.urn == stray["urn"] for v in verdicts), [
+        v.line() for v in verdicts
+    ]
+    mutated = copy.deepcopy(base)
+    urn = _aws_write(mutated)
+    assert any(v.policy == "handoff-reader-read-only" and v.urn == urn for v in policy_verdicts(mutated, spec))
