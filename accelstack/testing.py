@@ -82,4 +82,48 @@ def mocks_for_config(config: Mapping[str, str], namespace: str = "accelstack") -
         account = json.loads(config.get(f"{namespace}:account", "{}"))
     except (TypeError, json.JSONDecodeError):
         account = {}  # an account block the spec will reject with its own message
-    return mocks(cloud, account=account if isinstance(account, dict) else None)
+    own = mocks(cloud, account=account if isinstance(account, dict) else None)
+    training = _handoff_account(config, namespace, cloud)
+    return HandoffMocks(own, *training) if training is not None else own
+
+
+# The training account's block as each cloud's mocks read it, for a serving stack's reader on that cloud.
+_TRAINING_BLOCKS = {
+    "aws": lambda account, region: {"id": account, "region": region or "us-east-1"},
+    "gcp": lambda account, region: {"projectId": account, "region": region or "us-central1"},
+    "azure": lambda account, region: {
+        "subscriptionId": account, "tenantId": "00000000-0000-0000-0000-000000000000", "location": region or "eastus"
+    },
+}  # fmt: skip
+_PACKAGES = {"aws": "aws:", "gcp": "gcp:", "azure": "azure-native:"}
+
+
+def _handoff_account(config: Mapping[str, str], namespace: str, cloud: str) -> tuple[pulumi.runtime.Mocks, str] | None:
+    """The training cloud's mocks and its resources' type prefix, for weights on another cloud
+    (accelstack.spec.handoff): the reader the serving stack declares there is answered as that cloud would."""
+    from accelstack.spec.handoff import reference_cloud, store_cloud
+
+    try:
+        serving = json.loads(config.get(f"{namespace}:serving", "{}"))
+        weights = serving["model"]["weightsUri"]
+        other, account = reference_cloud(str(serving["artifactAccount"]), cloud)
+    except (TypeError, KeyError, json.JSONDecodeError):
+        return None
+    if other == cloud or store_cloud(str(weights)) != other or other not in _TRAINING_BLOCKS:
+        return None
+    block = _TRAINING_BLOCKS[other](account, serving.get("artifactRegion"))
+    return mocks(other, account=block), _PACKAGES[other]
+
+
+class HandoffMocks(pulumi.runtime.Mocks):
+    """The stack's cloud's mocks, with another cloud's resources (the handoff's reader) answered by that cloud's."""
+
+    def __init__(self, own: pulumi.runtime.Mocks, other: pulumi.runtime.Mocks, prefix: str):
+        self.own, self.other, self.prefix = own, other, prefix
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        resource_id, outputs = (self.other if args.typ.startswith(self.prefix) else self.own).new_resource(args)
+        return resource_id or f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return self.own.call(args)

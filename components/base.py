@@ -46,6 +46,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("training", "storage", "lustre", "importTrigger"): None,  # a re-import on demand
     ("serving", "load", "inputLengths"): None,  # token-length distributions of the stated load
     ("serving", "load", "outputLengths"): None,
+    ("serving", "artifactRegion"): None,  # the training store's region, for a cross-cloud handoff
 }
 
 

@@ -33,7 +33,8 @@ _RANK = {READ: 0, WRITE: 1, ADMIN: 2, BECOME: 3}
 # Placements that are not one account.
 ANY = "*"  # every account (a public principal, `Principal: *`, allUsers, a wildcard subscription)
 OWN = "<this stack's account>"  # a resource or identity this stack creates: the provider's account
-SERVICE = "<the cloud itself>"  # a cloud service principal acting for the account that owns the resource
+SERVICE = "<the cloud itself>"
+FEDERATED = "federated:"  # a `stores` key: an identity provider whose fixed-subject tokens the config places  # a cloud service principal acting for the account that owns the resource
 
 # Target kinds the neutral rule distinguishes (anything else is "resource").
 OBJECTS = "objects"  # objects in a bucket / container (scope: the key prefix the edge is limited to)
@@ -153,6 +154,11 @@ class Placement:
     own: frozenset[str]
     stores: Mapping[str, str]
     stack: Stack | None = None
+
+    def federated_own(self, issuer: str) -> bool:
+        """Whether the policy config says tokens of `issuer` with a fixed subject are this stack's own replicas
+        (a serving stack reading another cloud's artifacts: accelstack.spec.handoff, `artifactHandoff`)."""
+        return self.stores.get(FEDERATED + issuer) == OWN
 
     def store(self, name: str) -> str | None:
         """The account of a bucket named only by its global name: the stack's own, a configured side's, or None."""

@@ -33,11 +33,13 @@ from accelstack.commands.common import (
 from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, cloud_named, emit, planner_call
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cost as costs
+from accelstack.planner.egress import handoff_egress
 from accelstack.planner.hardware import GIB, instance
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS, plan_serving
 from accelstack.planner.training_plan import job_compute_hours, lustre_setting, plan_training
 from accelstack.planner.units import counted
+from accelstack.spec.handoff import artifact_handoff
 from accelstack.spec.models import ServingStack, TrainingStack
 
 # Checkpoint size, write rate and interval come from `accelstack.planner.training_plan`, the same
@@ -185,6 +187,15 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
         lifetime_months=months, prices=prices, root_volume_gib=plan.root_volume_gib,
         root_volume_iops=ROOT_VOLUME_IOPS, root_volume_mibps=ROOT_VOLUME_THROUGHPUT_MIBPS, warm_pool=plan.warm_pool_size,
     )  # fmt: skip
+    handoff = artifact_handoff(spec)
+    egress = (
+        handoff_egress(
+            handoff.training_cloud, handoff.serving_cloud, plan.weights_gb + 0.5 * len(serving.model.adapters),
+            result.replicas_by_hour, plan.warm_pool_size,
+        ).as_dict()
+        if handoff is not None
+        else None
+    )  # fmt: skip
     return {
         "workload": "serving",
         "instanceType": replicas.instance_type,
@@ -201,6 +212,8 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
         ),
         "load": load.as_dict() if load is not None else None,
         "serving": result.as_dict(),
+        # Weights on another cloud: the training cloud's egress, billed to the training account (not in the totals).
+        "crossCloudEgress": egress,
         "totalUsd": result.lifetime_usd,
         "monthlyUsd": result.monthly_usd,
         "notPriced": list(cloud.prices.not_priced),
@@ -261,6 +274,13 @@ def serving_table(results: dict[str, Any]) -> Table:
         "billed apart, as gp3's); "
         "per month = both"
     )
+    for name, r in results.items():
+        egress = r.get("crossCloudEgress")
+        if egress:  # weights on another cloud: billed to the training account, beside this stack's totals
+            table.caption += (
+                f"\n{name}: cross-cloud egress from {egress['training_cloud']} ${egress['monthly_usd']:,.0f}/month = "
+                f"{egress['basis']}; list price as of {egress['as_of']}, {egress['source']}"
+            )
     return table
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelstack.spec.handoff import artifact_handoff, split_account_reference
+
 
 def context_from_spec(spec: Any) -> dict[str, Any]:
     """Policy context from a validated StackSpec: its side, both sides' accounts, allowed regions."""
@@ -15,7 +17,10 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
     # A GCP project's number is another name of the stack's own project (members such as Compute Engine's default
     # service account name it so): the packs count it among the stack's side's accounts.
     number = getattr(spec.account, "project_number", None)
-    training, serving = list(separation.training_accounts), list(separation.serving_accounts)
+    # Accounts of another cloud ("aws:111111111111", accelstack.spec.handoff) are judged by their ids: a provider
+    # pins the id, not the reference.
+    training = [split_account_reference(a)[1] for a in separation.training_accounts]
+    serving = [split_account_reference(a)[1] for a in separation.serving_accounts]
     if number is not None:
         (training if spec.workload == "training" else serving).append(number)
     return {
@@ -32,7 +37,37 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         "servicePrincipals": _service_principals(spec),
         # The stack file's own opt-out of the front door's access logs (serving.loadBalancer.accessLogs).
         "frontDoorAccessLogs": spec.serving.load_balancer.access_logs if getattr(spec, "serving", None) else None,
+        # Weights on another cloud: the one reader this serving stack may declare in that training account.
+        "artifactHandoff": _handoff(spec),
     }
+
+
+def _handoff(spec: Any) -> dict[str, Any] | None:
+    handoff = artifact_handoff(spec)
+    if handoff is None:
+        return None
+    return {
+        "cloud": handoff.training_cloud,
+        "servingCloud": handoff.serving_cloud,
+        "account": handoff.training_account,
+        "region": handoff.region or None,
+        "stores": sorted({loc.bucket for loc in handoff.locations}),
+        "storageAccounts": sorted({loc.storage_account for loc in handoff.locations if loc.storage_account}),
+        "prefixes": sorted({loc.prefix for loc in handoff.locations}),
+        "issuers": _replica_issuers(spec),
+    }
+
+
+def _replica_issuers(spec: Any) -> list[str]:
+    """Who vouches for the serving replicas' identity on their own cloud, as the training cloud's trust names it:
+    Google (AWS names its built-in provider by host), the serving tenant's Entra ID v2.0 issuer; AWS replicas are
+    placed by their account already."""
+    if spec.cloud == "gcp":
+        return ["accounts.google.com", "https://accounts.google.com"]
+    if spec.cloud == "azure":
+        issuer = f"login.microsoftonline.com/{spec.account.tenant_id}/v2.0"  # IAM names OIDC providers by host/path
+        return [f"https://{issuer}", issuer]
+    return []
 
 
 def _service_principals(spec: Any) -> list[str] | None:

@@ -490,7 +490,10 @@ class ServingSpec(Model):
     """New VPC (vpcCidr, default 10.30.0.0/16) or an existing VPC with private and public subnets."""
     # Training account's bucket holding the model artifacts (read-only from serving).
     artifact_account: str | None = None
-    """Training account whose checkpoint bucket holds the model artifacts (its KMS key decrypts them)."""
+    """Training account whose checkpoint bucket holds the model artifacts (its KMS key decrypts them); on another cloud, `<cloud>:<id>` as separation.trainingAccounts lists it (e.g. aws:111111111111), matching the weights URI's cloud."""
+    # The second provider (pinned to the training account) needs the store's region; GCP's reader is global.
+    artifact_region: str | None = None
+    """Weights on another cloud: the region of the training store (an AWS Region for s3://, an Azure location for Blob Storage), where the serving stack declares its federated reader; none for gs:// or weights in this cloud."""
 
     @model_validator(mode="before")
     @classmethod

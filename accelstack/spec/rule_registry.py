@@ -22,8 +22,8 @@ with the cloud: its `Cloud` registration (`accelstack.clouds.registry`) names it
 (`Cloud.rules`), which `run_validators` imports and runs for that cloud's stacks only. So the spec
 imports no cloud module, and no rule asks `if spec.cloud == ...`.
 
-Rules run in a fixed order, whatever was imported first: the spec's own (`accelstack.spec.validators`, then
-`accelstack.spec.catalog_rules` and `accelstack.spec.address_rules`), then the stack's cloud's rule modules in the order its registration lists
+Rules run in a fixed order, whatever was imported first: the spec's own (`accelstack.spec.validators`,
+`accelstack.spec.handoff_rules`, then `accelstack.spec.catalog_rules` and `accelstack.spec.address_rules`), then the stack's cloud's rule modules in the order its registration lists
 them, then each plug-in module (by entry-point name), each in source order.
 """
 
@@ -122,9 +122,9 @@ def cloud_rule_modules(cloud: str) -> tuple[str, ...]:
 
 def neutral_rule_modules() -> tuple[str, ...]:
     """The spec's own rule modules, in run order (imported here, not at the top: they import `rule` from this one)."""
-    from accelstack.spec import address_rules, catalog_rules, validators
+    from accelstack.spec import address_rules, catalog_rules, handoff_rules, validators
 
-    return (validators.__name__, catalog_rules.__name__, address_rules.__name__)
+    return (validators.__name__, handoff_rules.__name__, catalog_rules.__name__, address_rules.__name__)
 
 
 def in_run_order(registered: list[Registered[Yielded]], cloud: str | None = None) -> list[Registered[Yielded]]:

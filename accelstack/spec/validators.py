@@ -15,6 +15,8 @@ from accelstack.clouds import registry
 from accelstack.clouds.base import DatasetImport, ParallelFsTier
 from accelstack.spec.base import account_key, account_keys
 from accelstack.spec.features import FEATURE_USES
+from accelstack.spec.handoff import store_cloud
+from accelstack.spec.handoff_rules import reference_problem
 from accelstack.spec.models import LustreSpec, ServingStack, StackSpec, TrainingStack
 from accelstack.spec.node_paths import node_path_problem, not_plain
 from accelstack.spec.node_paths import path_within as path_within
@@ -71,6 +73,8 @@ def object_uris_use_the_clouds_store(spec: StackSpec) -> Iterator[Problem]:
         return
     allowed = ", ".join(f"{scheme}://" for scheme in schemes)
     for path, uri in object_uris(spec):
+        if isinstance(spec, ServingStack) and store_cloud(uri) not in (None, spec.cloud):
+            continue  # another cloud's training artifacts: weights_on_another_cloud judges the pair
         if uri.partition("://")[0] not in schemes:
             yield Problem(
                 path,
@@ -103,13 +107,12 @@ def cloud_offers_what_the_stack_asks(spec: StackSpec) -> Iterator[Problem]:
 def separation_account_ids_format(spec: StackSpec) -> Iterator[Problem]:
     """Every account named in `separation` is an account id in the cloud's format (the key its account
     block names the account by: an AWS account id, an Azure subscription id, a GCP project id, ...)."""
-    account = type(spec.account)
     for key, accounts in (
         ("trainingAccounts", spec.separation.training_accounts),
         ("servingAccounts", spec.separation.serving_accounts),
     ):
         for index, item in enumerate(accounts):
-            problem = account.id_problem(item)
+            problem = reference_problem(item, spec.cloud)
             if problem:
                 yield Problem(f"separation.{key}.{index}", problem)
 
@@ -142,7 +145,7 @@ def artifact_account_is_training(spec: ServingStack) -> Iterator[Problem]:
             Level.WARNING,
         )
         return
-    problem = type(spec.account).id_problem(artifact_account)
+    problem = reference_problem(artifact_account, spec.cloud)
     if problem:
         yield Problem("serving.artifactAccount", problem)
     elif account_key(artifact_account) not in account_keys(training):

@@ -64,6 +64,12 @@ class AwsMocks(pulumi.runtime.Mocks):
             name = str(args.inputs.get("name", args.name))
             outputs["arn"] = f"arn:aws:ssm:{self.region}:{self.account_id}:parameter/{name.lstrip('/')}"
             outputs.setdefault("version", 1)
+        if args.typ == "aws:iam/role:Role":  # the engine autonames it; mocks do not
+            outputs.setdefault("name", args.inputs.get("name", args.name))
+            outputs["arn"] = f"arn:aws:iam::{self.account_id}:role/{outputs['name']}"
+        if args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":  # IAM names it by the issuer's host/path
+            url = str(args.inputs.get("url", "")).removeprefix("https://")
+            outputs["arn"] = f"arn:aws:iam::{self.account_id}:oidc-provider/{url}"
         if args.typ == "aws:sqs/queue:Queue":
             outputs.setdefault("name", args.inputs.get("name", args.name))
             outputs.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{self.account_id}/{args.name}")

@@ -140,11 +140,23 @@ class GcpMocks(pulumi.runtime.Mocks):
             email = f"service-{self.project_number}@{domain}.iam.gserviceaccount.com"
             outputs.setdefault("email", email)
             outputs.setdefault("member", f"serviceAccount:{email}")
+        if args.typ == "gcp:iam/workloadIdentityPool:WorkloadIdentityPool":
+            # IAM names pools (and principals of them) by the project's NUMBER.
+            pool = args.inputs.get("workloadIdentityPoolId", args.name)
+            outputs["name"] = f"projects/{self.project_number}/locations/global/workloadIdentityPools/{pool}"
+        if args.typ == "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider":
+            pool = args.inputs.get("workloadIdentityPoolId", "pool")
+            provider = args.inputs.get("workloadIdentityPoolProviderId", args.name)
+            outputs["name"] = (
+                f"projects/{self.project_number}/locations/global/workloadIdentityPools/{pool}/providers/{provider}"
+            )
         if args.typ == "gcp:serviceaccount/account:Account":
             account_id = args.inputs.get("accountId", args.name)
             email = f"{account_id}@{self.project_id}.iam.gserviceaccount.com"
             outputs.setdefault("email", email)
             outputs.setdefault("member", f"serviceAccount:{email}")
+            # IAM's numeric id of the account: the `sub` of its ID tokens, which other clouds' trusts name.
+            outputs.setdefault("uniqueId", str(100000000000000000000 + sum(map(ord, account_id))))
         return path, outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:

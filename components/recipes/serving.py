@@ -24,9 +24,11 @@ from typing import Any, ClassVar
 import pulumi
 
 from accelstack.components.base import ServingServiceArgs
+from accelstack.components.handoff import FederatedReader, ServingIdentity, declare_reader
 from accelstack.components.recipes.parts import RecipeContext
 from accelstack.components.replica import admission_proxy_environment
 from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.handoff import artifact_handoff
 from accelstack.spec.models import ServingSpec, ServingStack
 
 
@@ -100,6 +102,8 @@ class ServingParts(ABC):
     """A cloud's serving parts, made for one service. The recipe calls them in the order they are declared,
     once each. A part may keep what it built for a later one; it returns only the neutral values above."""
 
+    artifact_reader: FederatedReader | None = None  # weights on another cloud: the reader declared there
+
     def __init__(self, ctx: ServingContext):
         self.ctx = ctx
 
@@ -121,6 +125,11 @@ class ServingParts(ABC):
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         """What the replicas run as: read the model prefix, and with a queue drain the request queue and answer on
         the response one."""
+
+    def serving_identity(self) -> ServingIdentity:
+        """The replicas' identity as another cloud's trust names it (after `identity`), for weights on another
+        cloud (accelstack.spec.handoff). A cloud whose replicas have no platform identity leaves this out."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read another cloud's artifacts")
 
     @abstractmethod
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
@@ -181,6 +190,10 @@ class ServingRecipe(pulumi.ComponentResource):
         self.admission = parts.admission_queue(self.replica_network) if queued else None
         self.queue = self.admission.resource if self.admission else None
         parts.identity(self.replica_network, self.admission)
+        # Weights on another cloud: the reader there, trusting this service's replicas (before their group boots).
+        self.handoff = artifact_handoff(self.spec)
+        if self.handoff is not None:
+            parts.artifact_reader = declare_reader(name, self.handoff, parts.serving_identity(), self)
         self.web_acl = parts.edge(self.replica_network)
         admission = self.admission or parts.replica_admission()
         self.replicas = parts.replica_group(self.replica_network, admission)

@@ -144,6 +144,12 @@ AWS: dict[str, tuple[str, ...]] = {
     ),
     # --- identity ---
     "identity": ("aws:iam/role:Role", "aws:iam/instanceProfile:InstanceProfile"),
+    # An OIDC issuer IAM trusts, and the account's switch for its roles' own signed tokens (outbound federation):
+    # neither grants anything; the roles' trust policies that name them do (the access graph reads those).
+    "identity-federation": (
+        "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+        "aws:iam/outboundWebIdentityFederation:OutboundWebIdentityFederation",
+    ),
     "identity-grant": (
         "aws:iam/rolePolicy:RolePolicy",
         "aws:iam/policy:Policy",

@@ -311,6 +311,9 @@ def federated(entry: str, conditions: Any, placement: Placement) -> Party:
     subject (`...:sub` equal to, or like, a value without a wildcard in its first two fields: GitHub's
     OIDC guide; Checkov CKV_AWS_358). A SAML provider's users are the provider account's federation."""
     account = arn_account(entry, placement)
+    host = entry.split(":oidc-provider/", 1)[-1]
+    if placement.federated_own(entry) or (account is not None and placement.federated_own(host)):
+        account = OWN  # the serving stack's replicas on another cloud, if the subject is fixed (below)
     if account is None:
         return unplaced(f"Federated {entry}", "users of a public identity provider belong to no account")
     if ":saml-provider/" in entry:

@@ -339,6 +339,10 @@ def _identity_by_name(name: str, placement: Placement) -> Party:
     return Party(f"managed identity {name}", OWN, IDENTITY)  # created in the stack's own resource group
 
 
+# AWS outbound identity federation: the token's subject is the calling role's ARN, which names its account.
+AWS_ROLE_SUBJECT = re.compile(r"^arn:aws[a-z-]*:iam::([0-9]{12}):role/[^*?]+$")
+
+
 def _federation_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     """A federated credential lets whoever the issuer vouches for as `subject` get the identity's tokens
     (https://learn.microsoft.com/entra/workload-id/workload-identity-federation). No issuer says which side a
@@ -352,7 +356,12 @@ def _federation_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
         if wide
         else f"the issuer {issuer!r} is no cluster this stack runs, so the pack cannot tell whose workload {subject!r} is"
     )
-    source = Party(f"workload {subject or '*'} of {issuer or 'an unknown issuer'}", None, IDENTITY, why)
+    where: str | None = None
+    if not wide and placement.federated_own(issuer):
+        where = OWN  # the serving stack's own replicas on another cloud (artifactHandoff.issuers)
+    elif not wide and (role := AWS_ROLE_SUBJECT.match(subject)) is not None:
+        where = OWN if role.group(1) in placement.own else role.group(1)  # AWS's subject is the role's ARN
+    source = Party(f"workload {subject or '*'} of {issuer or 'an unknown issuer'}", where, IDENTITY, why)
     identity_name = _text(props.get("resourceName"))
     if identity_name is not None:
         target = _identity_by_name(identity_name, placement)

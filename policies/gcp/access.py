@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..access import ADMIN, BECOME, IDENTITY, KEY, OBJECTS, RESOURCE, Edge, Party, Placement
+from ..access import ADMIN, BECOME, IDENTITY, KEY, OBJECTS, OWN, RESOURCE, Edge, Party, Placement
 from ..common import as_list, decode
 from ..readers import items_at
 from ..vendor import tokens_of
@@ -245,7 +245,9 @@ def provider_edges(resource: Any, placement: Placement, facts: StackFacts | None
     if aws_account is not None:
         source = Party(f"AWS account {aws_account}", aws_account, IDENTITY)
     elif narrow_attribute_condition(condition):
-        source = Party(f"identities of {issuer} matching {condition}", issuer, IDENTITY)
+        # The serving stack's own replicas on another cloud, where the config says so (artifactHandoff.issuers).
+        where = OWN if placement.federated_own(issuer) else issuer
+        source = Party(f"identities of {issuer} matching {condition}", where, IDENTITY)
     else:
         why = f"every identity {issuer} vouches for (attributeCondition {condition or 'absent'} names none exactly)"
         source = Party(f"identities of {issuer}", None, IDENTITY, why)

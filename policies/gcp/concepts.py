@@ -94,6 +94,12 @@ GCP: dict[str, tuple[str, ...]] = {
     "firewall-rule": ("gcp:compute/firewall:Firewall",),
     # --- identity ---
     "identity": ("gcp:serviceaccount/account:Account", "gcp:serviceAccount/account:Account"),
+    # Outside identities admitted into a project (workload identity federation): the access graph reads the
+    # provider's trust (policies/gcp/access.py provider_edges); the pool grants nothing by itself.
+    "identity-federation": (
+        "gcp:iam/workloadIdentityPool:WorkloadIdentityPool",
+        "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
+    ),
     # Enabling a service, and creating its Google-managed service agent (ServiceIdentity: the agent a grant names
     # must exist first); neither grants anything by itself.
     "api-enablement": ("gcp:projects/service:Service", "gcp:projects/serviceIdentity:ServiceIdentity"),

@@ -49,6 +49,9 @@ CONSUMER_DOMAINS = frozenset({"gmail.com", "googlemail.com"})
 POOL_SUBJECT = re.compile(
     r"^principal://iam\.googleapis\.com/projects/([0-9]+)/locations/global/workloadIdentityPools/([^/]+)/subject/.+$"
 )
+POOL_SET = re.compile(
+    r"^principalSet://iam\.googleapis\.com/projects/([0-9]+)/locations/global/workloadIdentityPools/([^/]+)/attribute\.[a-z_]+/[^*]+$"
+)
 PROJECT_SERVICE_ACCOUNTS = re.compile(
     r"^principalSet://cloudresourcemanager\.googleapis\.com/projects/([0-9]+)/type/ServiceAccount$"
 )
@@ -134,6 +137,11 @@ def member_party(member: str, facts: StackFacts | None, needs_stack: bool) -> Pa
         if facts is not None and subject.group(2) in facts.pools:
             return Party(text, OWN, IDENTITY)
         why = f"one identity of workload identity pool {subject.group(2)}, which this stack does not create"
+        return Party(text, None, IDENTITY, why, needs_stack=needs_stack and facts is None)
+    if attribute := POOL_SET.match(text):
+        if facts is not None and attribute.group(2) in facts.pools:
+            return Party(text, OWN, IDENTITY)  # the identities of the stack's own pool with one attribute value
+        why = f"identities of workload identity pool {attribute.group(2)}, which this stack does not create"
         return Party(text, None, IDENTITY, why, needs_stack=needs_stack and facts is None)
     if every := PROJECT_SERVICE_ACCOUNTS.match(text):
         account, why = project_account(every.group(1), facts, "every service account of a project")

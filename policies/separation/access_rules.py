@@ -16,8 +16,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import access, vendors
-from ..access import ANY, BECOME, KEY, OBJECTS, OWN, READ, SERVICE, THROUGH_STORAGE, Edge, Party, Placement
+from ..access import ANY, BECOME, FEDERATED, KEY, OBJECTS, OWN, READ, SERVICE, THROUGH_STORAGE, Edge, Party, Placement
 from ..common import ARTIFACT_PREFIX, Context, canonical_account, own_accounts
+from .handoff_rules import HANDOFF_READER_KINDS
 
 OWN_SIDE, OTHER_SIDE, TRUSTED, EVERYONE, OUTSIDE, UNPLACED, CLOUD = (
     "own",
@@ -51,6 +52,11 @@ CONFIG: dict[str, dict[str, Any]] = {
         "items": {"type": "string"},
         "description": "Global names of the serving side's buckets a grant may name.",
     },
+    "artifactHandoff": {
+        "type": "object",
+        "description": "A serving stack reading another cloud's training artifacts (accelstack.spec.handoff): the "
+        "training cloud, account, region, stores and prefixes of the one reader it declares there, and its own cloud.",
+    },
     "servicePrincipals": {
         "type": "array",
         "items": {"type": "string"},
@@ -81,6 +87,12 @@ def stores(ctx: Context) -> dict[str, str]:
                 found[str(name)] = account
     for principal in ctx.config.get("servicePrincipals") or []:
         found[str(principal).lower()] = SERVICE
+    handoff = ctx.config.get("artifactHandoff") or {}
+    for store in handoff.get("stores") or []:
+        if ctx.training_accounts:
+            found[str(store)] = canonical_account(str(handoff.get("account")))
+    for issuer in handoff.get("issuers") or []:
+        found[FEDERATED + str(issuer)] = OWN  # the serving replicas' own tokens, with a subject the trust fixes
     return found
 
 
@@ -123,6 +135,24 @@ def _is_read_path(edge: Edge, source_side: str, target_side: str, ctx: Context) 
     return edge.target.kind == KEY and edge.scope == THROUGH_STORAGE
 
 
+def _is_handoff_reader(edge: Edge, source_side: str, ctx: Context) -> bool:
+    """The serving replicas becoming the reader their own stack declares in another cloud's training account
+    (accelstack.spec.handoff): the one BECOME that crosses, into an identity of a reader kind the stack creates there,
+    whose reach is judged as the replicas' own (the read path above) and by handoff-reader-read-only."""
+    handoff = ctx.config.get("artifactHandoff") or {}
+    if ctx.workload != "serving" or not handoff:
+        return False
+    origin_type = edge.origin.split("::")[-2].rsplit("$", 1)[-1] if "::" in edge.origin else ""
+    if origin_type not in HANDOFF_READER_KINDS.get(str(handoff.get("cloud")), set()):
+        return False
+    if edge.access == READ and source_side == OTHER_SIDE:
+        return True  # the reader's own grant inside the training account: a read, its scope handoff-reader-read-only's
+    if edge.access != BECOME or source_side != OWN_SIDE:
+        return False
+    account = edge.target.account
+    return account is not None and canonical_account(account) == canonical_account(str(handoff.get("account")))
+
+
 def _where(side: str, party: Party, ctx: Context) -> str:
     if side == OWN_SIDE:
         return f"this {ctx.workload or 'stack'}'s account"
@@ -149,7 +179,7 @@ def judge(edge: Edge, ctx: Context, trusted: frozenset[str], via: Party | None =
     sides = {source_side, target_side}
     if sides <= {OWN_SIDE, CLOUD} or (TRUSTED in sides and sides <= {OWN_SIDE, CLOUD, TRUSTED}):
         return None
-    if _is_read_path(edge, source_side, target_side, ctx):
+    if _is_read_path(edge, source_side, target_side, ctx) or _is_handoff_reader(edge, source_side, ctx):
         return None
     prefix = str(ctx.config.get("artifactPrefix") or ARTIFACT_PREFIX)
     verb = "can become" if edge.access == BECOME else f"can {edge.access}"

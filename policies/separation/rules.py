@@ -42,7 +42,7 @@ from ..common import (
     truthy,
 )
 from ..vendor import SeparationReaders, Vendor
-from . import access_rules, reachability_rules
+from . import access_rules, handoff_rules, reachability_rules
 
 PACK_NAME = "accelstack-separation"
 PACK_DESCRIPTION = "Training and serving stay in disjoint accounts, regions and resource kinds."
@@ -66,11 +66,20 @@ def _vendor_of(type_token: str) -> Vendor | None:
 
 
 CONFIG: dict[str, dict[str, Any]] = access_rules.CONFIG
+HANDOFF_CONFIG = {"artifactHandoff": CONFIG["artifactHandoff"]}
+
+
+def handoff_provider(ctx: Context) -> bool:
+    """Whether the resource's provider is the reader's (accelstack.spec.handoff): the training cloud's package, pinned
+    to exactly the training account the serving stack names for its weights on that cloud."""
+    return handoff_rules.handoff_of(ctx) is not None
 
 
 def _account_problems(provider_name: str, accounts: Sequence[str], ctx: Context) -> Iterable[str]:
     if ctx.workload is None:
         return
+    if handoff_provider(ctx):
+        return  # the reader's provider: what it may create there is handoff-reader-only's to judge
     mine, theirs = ctx.workload_accounts, ctx.other_accounts
     for account in accounts:
         if account in theirs:
@@ -157,6 +166,21 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
     yield from _account_problems(facts.name, facts.accounts, ctx)
 
 
+def check_handoff_reader_only(resource: Any, ctx: Context) -> Iterable[str]:
+    """Under the reader's provider (a serving stack's weights on another cloud), only the reader and its grant:
+    nothing else of the serving stack lands in the training account. What the reader may do is the access graph's
+    (cross-account-read-only); a trust that names no exact subject is handoff_trust_names_its_subjects'. Ours."""
+    if is_provider_type(resource.resource_type) or not handoff_provider(ctx):
+        return
+    cloud = str((ctx.config.get("artifactHandoff") or {}).get("cloud"))
+    if resource.resource_type not in handoff_rules.HANDOFF_READER_KINDS.get(cloud, set()):
+        yield (
+            f"{resource.resource_type} {resource.name} is declared in the training account "
+            f"{(ctx.config.get('artifactHandoff') or {}).get('account')}: a serving stack may declare there only its "
+            f"artifact reader ({', '.join(sorted(handoff_rules.HANDOFF_READER_KINDS.get(cloud, set())))})"
+        )
+
+
 def check_disjoint_accounts(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """The training and serving account sets are disjoint. Ours (the whole point of the separation)."""
     shared = sorted(ctx.training_accounts & ctx.serving_accounts)
@@ -171,12 +195,17 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
     Mirrors AWS Control Tower's region deny control
     (https://docs.aws.amazon.com/controltower/latest/userguide/region-deny.html).
     """
+    if handoff_provider(ctx) and not is_provider_type(resource.resource_type):
+        return  # under the reader's provider, pinned to the store's region (checked on the provider)
     if not ctx.allowed_regions:
         return
     if is_provider_type(resource.resource_type):
         if ctx.provider is None or ctx.provider.package not in cloud_packages():
             return  # e.g. pulumi-random: makes no cloud calls, has no region
         region, what = ctx.provider.region, f"provider {resource.name}"
+        handoff = ctx.config.get("artifactHandoff") or {}
+        if handoff_provider(ctx) and region in (handoff.get("region"), None):
+            return  # the reader lives where the artifacts are (serving.artifactRegion; GCP's is global)
         if region is None:
             yield f"{what} sets no region; allowed: {', '.join(ctx.allowed_regions)}"
             return
@@ -386,9 +415,24 @@ POLICIES = [
         "provider-account",
         "Every provider pins an account of this stack's side (training or serving).",
         check_provider_account,
+        config=HANDOFF_CONFIG,
+    ),
+    resource_policy(
+        "handoff-reader-only",
+        "In another cloud's training account a serving stack declares only its artifact reader.",
+        check_handoff_reader_only,
+        config=HANDOFF_CONFIG,
+    ),
+    resource_policy(
+        "handoff-reader-read-only",
+        "A serving stack's reader on another cloud reads only the artifact prefix; its trust names its subject.",
+        handoff_rules.check_handoff_reader_reads_only_the_prefix,
+        config=HANDOFF_CONFIG,
     ),
     stack_policy("disjoint-accounts", "Training and serving account sets are disjoint.", check_disjoint_accounts),
-    resource_policy("allowed-regions", "Resources stay in the allowed regions.", check_allowed_regions),
+    resource_policy(
+        "allowed-regions", "Resources stay in the allowed regions.", check_allowed_regions, config=HANDOFF_CONFIG
+    ),
     resource_policy(
         "known-resource-kinds", "Every resource is of a kind the packs know (fail closed).", check_known_kinds
     ),

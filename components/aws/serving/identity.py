@@ -12,6 +12,7 @@ import pulumi_aws as aws
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY
 from accelstack.components.aws.kms import service_host, stack_key_policy
 from accelstack.components.aws.serving.edge import waf_log_group_name
+from accelstack.spec.handoff import store_cloud
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.uris import split_bucket_uri
 
@@ -117,6 +118,25 @@ def kms_key(svc: AwsServingParts, name: str) -> aws.kms.Key:
     return key
 
 
+def model_read_grant(svc: AwsServingParts, name: str, role: aws.iam.Role) -> list[aws.iam.RolePolicy]:
+    """Weights on S3: read the model prefixes. Weights on another cloud (accelstack.spec.handoff): the reader there
+    trusts this role; from Azure, the role asks STS for its signed web identity token (outbound federation)."""
+    serving = svc.serving
+    if serving.model.weights_uri.startswith("s3://"):
+        policy = model_read_policy(serving, svc.account_id, svc.partition)
+    elif store_cloud(serving.model.weights_uri) == "azure":
+        statement = {
+            "Sid": "OwnWebIdentityToken",
+            "Effect": "Allow",
+            "Action": "sts:GetWebIdentityToken",
+            "Resource": "*",
+        }
+        policy = {"Version": "2012-10-17", "Statement": [statement]}
+    else:
+        return []  # Cloud Storage: the pool signs nothing; the instance role's own credentials sign GetCallerIdentity
+    return [aws.iam.RolePolicy(f"{name}-replica-model-read", role=role.id, policy=json.dumps(policy), opts=svc.child)]
+
+
 def replica_role(svc: AwsServingParts, name: str, group_name: str) -> aws.iam.InstanceProfile:
     partition, region, account = svc.partition, svc.region, svc.account_id
     role = aws.iam.Role(
@@ -134,12 +154,8 @@ def replica_role(svc: AwsServingParts, name: str, group_name: str) -> aws.iam.In
         )
         for policy in ("AmazonSSMManagedInstanceCore", "CloudWatchAgentServerPolicy")
     ]
-    model_read = aws.iam.RolePolicy(
-        f"{name}-replica-model-read",
-        role=role.id,
-        policy=json.dumps(model_read_policy(svc.serving, account, partition)),
-        opts=svc.child,
-    )
+    svc.replica_role = role
+    model_read = model_read_grant(svc, name, role)
     launch_hook = {
         "Sid": "CompleteOwnLaunchHook",
         "Effect": "Allow",
@@ -154,7 +170,7 @@ def replica_role(svc: AwsServingParts, name: str, group_name: str) -> aws.iam.In
             policy=json.dumps({"Version": "2012-10-17", "Statement": [launch_hook]}),
             opts=svc.child,
         )
-        svc.replica_role_policies += [model_read, hook_policy]
+        svc.replica_role_policies += [*model_read, hook_policy]
         return aws.iam.InstanceProfile(f"{name}-replica", role=role.name, opts=svc.child)
     queue_policy = pulumi.Output.all(queues["requests"].arn, queues["responses"].arn, svc.key.arn).apply(
         lambda arns: json.dumps(
@@ -185,5 +201,5 @@ def replica_role(svc: AwsServingParts, name: str, group_name: str) -> aws.iam.In
         )
     )
     queues_policy = aws.iam.RolePolicy(f"{name}-replica-queues", role=role.id, policy=queue_policy, opts=svc.child)
-    svc.replica_role_policies += [model_read, queues_policy]
+    svc.replica_role_policies += [*model_read, queues_policy]
     return aws.iam.InstanceProfile(f"{name}-replica", role=role.name, opts=svc.child)

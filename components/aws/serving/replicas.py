@@ -14,6 +14,7 @@ from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.provider import group_tags, launch_template_tag_specifications
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
 from accelstack.components.aws.serving.user_data import replica_user_data
+from accelstack.components.handoff.boot import artifact_handoff_values
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS
 
@@ -44,14 +45,20 @@ def replica_group(
     group_name = replica_group_name(name)
     queues = svc.queues
     user_data: pulumi.Input[str]
+    reader = svc.artifact_reader
+    fetch = artifact_handoff_values(serving, reader)  # weights on another cloud: its reader's fetch lines
     if admission is not None:
-        script = replica_user_data(
-            serving, plan, region=svc.region, group_name=group_name, hook_name=READY_HOOK, admission=admission
-        )
-        user_data = base64.b64encode(script.encode()).decode()
+        user_data = fetch.apply(
+            lambda lines: base64.b64encode(
+                replica_user_data(
+                    serving, plan, region=svc.region, group_name=group_name, hook_name=READY_HOOK,
+                    admission=admission, fetch=lines,
+                ).encode()
+            ).decode()
+        )  # fmt: skip
     else:
         assert queues is not None, "without admission on the replicas, the replicas drain the stack's queues"
-        user_data = pulumi.Output.all(queues["requests"].url, queues["responses"].url).apply(
+        user_data = pulumi.Output.all(queues["requests"].url, queues["responses"].url, fetch).apply(
             lambda urls: base64.b64encode(
                 replica_user_data(
                     serving,
@@ -61,6 +68,7 @@ def replica_group(
                     hook_name=READY_HOOK,
                     request_queue_url=urls[0],
                     response_queue_url=urls[1],
+                    fetch=urls[2],
                 ).encode()
             ).decode()
         )
@@ -163,5 +171,7 @@ def replica_group(
         wait_for_capacity_timeout=f"{math.ceil((plan.lifecycle_heartbeat_seconds + READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS + plan.health_check_grace_seconds) / 60)}m",
         tags=group_tags(svc.tags, f"{name}-replica"),
         # Replicas read weights and complete the launch hook with their role at boot.
-        opts=pulumi.ResourceOptions(parent=svc.parent, depends_on=svc.replica_role_policies),
+        opts=pulumi.ResourceOptions(
+            parent=svc.parent, depends_on=[*svc.replica_role_policies, *(reader.grants if reader else [])]
+        ),
     )

@@ -18,6 +18,7 @@ from accelstack.components.aws.serving.scaling import load_scaling, scaling
 from accelstack.components.aws.serving.user_data import (
     ALB_CLIENT_HOP,
 )
+from accelstack.components.handoff import ServingIdentity
 from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
@@ -39,6 +40,7 @@ class AwsServingParts(ServingParts):
 
     # Set by identity.replica_role; the group and the launch hook wait for them.
     replica_role_policies: list[pulumi.Resource]
+    replica_role: aws.iam.Role  # set by identity.replica_role; a reader on another cloud trusts it
     # Set by replicas.replica_group.
     launch_template: aws.ec2.LaunchTemplate
     # Set by edge.load_balancer: what forwards to the target group.
@@ -81,6 +83,10 @@ class AwsServingParts(ServingParts):
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         name = self.ctx.name
         self.profile = replica_role(self, name, replica_group_name(name))
+
+    def serving_identity(self) -> ServingIdentity:
+        role = self.replica_role
+        return ServingIdentity("aws", subject=role.arn, role_name=role.name, account_id=self.account_id)
 
     @implements(Feature.WAF_RATE_LIMIT)
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import bz2
+from collections.abc import Sequence
 from importlib import resources
 
 from accelstack.clouds.aws.catalog import EC2_USER_DATA_MAX_BYTES
@@ -105,8 +106,10 @@ def replica_user_data(
     request_queue_url: str = "",
     response_queue_url: str = "",
     admission: ReplicaAdmission | None = None,
+    fetch: Sequence[str] | None = None,
 ) -> str:
-    """Cloud-init script. It installs a boot unit that runs on EVERY boot, because warm-pool
+    """Cloud-init script. `fetch`: the lines that read the weights from another cloud (components.handoff.fetch),
+    instead of `aws s3 sync`. It installs a boot unit that runs on EVERY boot, because warm-pool
     instances boot twice: once to prepare (pull image and weights onto EBS, then stop) and again
     when they enter service (start the server). Each boot completes the launch lifecycle hook only
     when its job is done, so an instance never goes to the pool or into service half-prepared.
@@ -145,6 +148,7 @@ def replica_user_data(
         heartbeat_every=READY_HOOK_HEARTBEAT_EVERY_SECONDS,
         budget=plan.lifecycle_heartbeat_seconds,
         syncs=syncs,
+        fetch=list(fetch or []),
         server_port=plan.server_port,
         health=health_url(serving, plan),
         status_file=STATUS_FILE_NAME,

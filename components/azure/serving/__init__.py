@@ -29,6 +29,7 @@ from accelstack.components.azure.serving.queue import dead_letter_path
 from accelstack.components.azure.serving.replicas import replica_group, standby_pool
 from accelstack.components.azure.serving.scaling import scaling
 from accelstack.components.azure.serving.user_data import GATEWAY_CLIENT_HOP
+from accelstack.components.handoff import ServingIdentity
 from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
@@ -90,6 +91,12 @@ class AzureServingParts(ServingParts):
             standby_pool_principal_id=self.account.standby_pool_principal_id,
         )
 
+    def serving_identity(self) -> ServingIdentity:
+        replicas = self.identities.replicas
+        return ServingIdentity(
+            "azure", subject=replicas.principal_id, client_id=replicas.client_id, tenant_id=self.account.tenant_id
+        )
+
     @implements(Feature.WAF_RATE_LIMIT)
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
         """The gateway (its backend pool, which the scale set joins) before the replicas; its WAF policy."""
@@ -126,6 +133,7 @@ class AzureServingParts(ServingParts):
             gateway=self.gateway,
             placement=self.placement,
             admission=admission if isinstance(admission, ReplicaAdmission) else None,
+            reader=self.artifact_reader,
         )
         return ReplicaGroup(self.group, self.group.name)
 

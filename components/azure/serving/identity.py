@@ -132,7 +132,7 @@ class ServingIdentities(pulumi.ComponentResource):
         )
         training_subscription = serving.artifact_account
         condition = models_read_condition(serving.model.weights_uri)
-        if training_subscription and condition is not None:
+        if training_subscription and condition is not None and ":" not in training_subscription:  # else: handoff
             self.replica_grants.append(
                 grant(
                     placement,

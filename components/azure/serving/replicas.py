@@ -35,6 +35,8 @@ from accelstack.components.azure.serving.network import ServingNetwork
 from accelstack.components.azure.serving.placement import Placement
 from accelstack.components.azure.serving.queue import AdmissionQueue
 from accelstack.components.azure.serving.user_data import front_stop_seconds, replica_user_data
+from accelstack.components.handoff import FederatedReader
+from accelstack.components.handoff.boot import artifact_handoff_values
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
@@ -93,16 +95,18 @@ def replica_group(
     gateway: azure_native.network.ApplicationGateway,
     placement: Placement,
     admission: ReplicaAdmission | None = None,
+    reader: FederatedReader | None = None,
 ) -> azure_native.compute.VirtualMachineScaleSet:
     """The scale set; its replicas run the queue worker on `queue`, or without one the admission proxy."""
     user_data: pulumi.Output[str]
+    fetch = artifact_handoff_values(serving, reader)  # weights on another cloud: its reader's fetch lines
     if queue is None:
-        user_data = identities.replicas.client_id.apply(
-            lambda client_id: replica_user_data(serving, plan, client_id=client_id, admission=admission)
+        user_data = pulumi.Output.all(identities.replicas.client_id, fetch).apply(
+            lambda v: replica_user_data(serving, plan, client_id=v[0], admission=admission, fetch=v[1])
         )
     else:
-        user_data = pulumi.Output.all(queue.endpoint, identities.replicas.client_id).apply(
-            lambda values: replica_user_data(serving, plan, namespace=values[0], client_id=values[1])
+        user_data = pulumi.Output.all(queue.endpoint, identities.replicas.client_id, fetch).apply(
+            lambda values: replica_user_data(serving, plan, namespace=values[0], client_id=values[1], fetch=values[2])
         )
     profile: dict[str, Any] = {
         "storage_profile": {
@@ -183,7 +187,7 @@ def replica_group(
             placement.opts,
             pulumi.ResourceOptions(
                 # Replicas join the gateway's pool and read the queue at first boot.
-                depends_on=[gateway, *identities.replica_grants],
+                depends_on=[gateway, *identities.replica_grants, *(reader.grants if reader else [])],
                 # A fixed fleet has no autoscale setting: its size is the spec's, applied on every `up`.
                 ignore_changes=["sku.capacity"] if serving.replicas.scaling == "backlog" else [],
                 # A new profile (model, image, boot) is a new scale set, created before the old one is deleted

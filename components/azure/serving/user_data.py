@@ -9,6 +9,8 @@ venv: Ubuntu 24.04's system Python refuses pip installs (PEP 668).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from accelstack.components.azure.node_platform import (
     AZCOPY_FUNCTION,
     SCHEDULED_EVENTS_API_VERSION,
@@ -136,8 +138,10 @@ def replica_user_data(
     namespace: str = "",
     client_id: str,
     admission: ReplicaAdmission | None = None,
+    fetch: Sequence[str] | None = None,
 ) -> str:
-    """With `admission` the admission proxy fronts the server; otherwise the queue worker drains `namespace`."""
+    """With `admission` the admission proxy fronts the server; otherwise the queue worker drains `namespace`.
+    `fetch`: the lines that read the weights from another cloud (components.handoff.fetch), instead of AzCopy's."""
     model = serving.model
     front = ADMISSION_UNIT if admission else WORKER_UNIT
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
@@ -157,8 +161,8 @@ def replica_user_data(
             if admission
             else worker_environment(serving, plan, namespace=namespace, client_id=client_id)
         ),
-        prepare_setup=f"{AZCOPY_FUNCTION}\nensure_azcopy\n",
-        syncs=[azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
+        prepare_setup="" if fetch else f"{AZCOPY_FUNCTION}\nensure_azcopy\n",
+        syncs=list(fetch or []) or [azcopy_sync_command(src, dst, client_id) for src, dst in syncs],
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),
         health_wait=health_wait_command(serving, plan),

@@ -26,6 +26,7 @@ from accelstack.components.gcp.serving.replicas import replica_group
 from accelstack.components.gcp.serving.scaling import scaling
 from accelstack.components.gcp.serving.user_data import LOAD_BALANCER_CLIENT_HOP
 from accelstack.components.gcp.storage import created_agent
+from accelstack.components.handoff import ServingIdentity
 from accelstack.components.propagation import PropagationWaits
 from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.parts import FromParts
@@ -82,6 +83,9 @@ class GcpServingParts(ServingParts):
         self.replica_identity = replica_account(self.ctx.name, self.ctx.serving, self.pubsub, self.ctx.child)
         self.replica_account = self.replica_identity.account
 
+    def serving_identity(self) -> ServingIdentity:
+        return ServingIdentity("gcp", subject=self.replica_account.unique_id)
+
     @implements(Feature.WAF_RATE_LIMIT)
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
         ctx = self.ctx
@@ -105,6 +109,7 @@ class GcpServingParts(ServingParts):
             health=self.health_check,
             opts=ctx.child,
             admission=admission if isinstance(admission, ReplicaAdmission) else None,
+            reader=self.artifact_reader,
         )
         return ReplicaGroup(self.group, self.group.name)
 

@@ -69,7 +69,7 @@ def replica_account(
             opts=opts,
         ),
     ] if queues is not None else []  # fmt: skip
-    if serving.artifact_account:
+    if serving.artifact_account and serving.model.weights_uri.startswith("gs://"):  # else: components.handoff
         bucket = bucket_of(serving.model.weights_uri)
         grants.append(
             gcp.storage.BucketIAMMember(

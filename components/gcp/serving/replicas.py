@@ -13,6 +13,8 @@ from accelstack.components.gcp.serving.edge import NAMED_PORT, REPLICA_TAG
 from accelstack.components.gcp.serving.identity import ReplicaIdentity
 from accelstack.components.gcp.serving.queue import AdmissionQueues
 from accelstack.components.gcp.serving.user_data import replica_user_data
+from accelstack.components.handoff import FederatedReader
+from accelstack.components.handoff.boot import artifact_handoff_values
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
@@ -37,17 +39,21 @@ def replica_group(
     health: gcp.compute.HealthCheck,
     opts: pulumi.ResourceOptions,
     admission: ReplicaAdmission | None = None,
+    reader: FederatedReader | None = None,
 ) -> gcp.compute.RegionInstanceGroupManager:
     """The group heals on `health` and starts after the replicas' grants exist. Its replicas run the queue worker on
     `queues`, or without them the admission proxy (`admission`). A fixed fleet (scaling fixed) has no autoscaler:
     the group holds the spec's size itself."""
     user_data: pulumi.Input[str]
+    handoff = artifact_handoff_values(serving, reader)
     if queues is None:
-        user_data = replica_user_data(serving, plan, project=project_id, admission=admission)
+        user_data = handoff.apply(
+            lambda fetch: replica_user_data(serving, plan, project=project_id, admission=admission, fetch=fetch)
+        )
     else:
-        user_data = pulumi.Output.all(queues.request_subscription.id, queues.responses.id).apply(
+        user_data = pulumi.Output.all(queues.request_subscription.id, queues.responses.id, handoff).apply(
             lambda ids: replica_user_data(
-                serving, plan, project=project_id, request_subscription=ids[0], response_topic=ids[1]
+                serving, plan, project=project_id, request_subscription=ids[0], response_topic=ids[1], fetch=ids[2]
             )
         )
     fixed = serving.replicas.scaling == "fixed"
@@ -124,6 +130,10 @@ def replica_group(
         target_size=serving.replicas.min if fixed else None,
         wait_for_instances=False,
         opts=pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(depends_on=identity.grants, ignore_changes=[] if fixed else ["targetSize"])
+            opts,
+            pulumi.ResourceOptions(
+                depends_on=[*identity.grants, *(reader.grants if reader else [])],
+                ignore_changes=[] if fixed else ["targetSize"],
+            ),
         ),
     )

@@ -4,6 +4,8 @@ every boot (a standby VM boots once to prepare, then again when it is started)."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.node_syntax import shell_word
 from accelstack.components.recipes.serving import ReplicaAdmission
@@ -50,9 +52,11 @@ def replica_user_data(
     request_subscription: str = "",
     response_topic: str = "",
     admission: ReplicaAdmission | None = None,
+    fetch: Sequence[str] | None = None,
 ) -> str:
     """With `admission` the admission proxy fronts the server; otherwise the queue worker pulls the subscription
-    (its Pub/Sub library from pip: apt has no package; the worker runs under the system python3)."""
+    (its Pub/Sub library from pip: apt has no package; the worker runs under the system python3). `fetch`: the
+    commands that read the weights from another cloud (components.handoff.fetch), instead of gcloud's own."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
@@ -71,7 +75,8 @@ def replica_user_data(
             )
         ),
         prepare_setup="",
-        syncs=[f"gcloud storage rsync --recursive {shell_word(src)} {shell_word(dst)}" for src, dst in syncs],
+        syncs=list(fetch or [])
+        or [f"gcloud storage rsync --recursive {shell_word(src)} {shell_word(dst)}" for src, dst in syncs],
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),
         health_wait=health_wait_command(serving, plan),

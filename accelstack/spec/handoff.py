@@ -1,0 +1,136 @@
+"""The cross-cloud artifact handoff, resolved once from the spec (pure): a serving stack on one cloud reading the
+model a training stack published on another.
+
+An account of another cloud is written `<cloud>:<id>` in `separation.trainingAccounts` and in
+`serving.artifactAccount` (e.g. "aws:111111111111", "gcp:acme-train", "azure:<subscription GUID>"); an id without a
+prefix is the stack's own cloud's. The weights URI says where the artifacts are by its scheme: s3:// (AWS),
+gs:// (Google Cloud), https://<account>.blob.core.windows.net/... or az://<account>/... (Azure Blob Storage).
+
+How serving reads them, per pair, always read-only, prefix-scoped and with no long-lived key (`READERS`): the
+serving stack declares the reader in the TRAINING cloud, where the data is, through a second provider pinned to
+the training account, and its replicas present their own platform identity token to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelstack.clouds import registry
+from accelstack.spec.uris import split_bucket_uri
+
+BLOB_HOST_SUFFIX = ".blob.core.windows.net"
+# Clouds whose stores a serving stack elsewhere can read (the scheme of a weights URI -> its cloud).
+STORE_CLOUDS = {"s3": "aws", "gs": "gcp", "az": "azure"}
+HANDOFF_CLOUDS = ("aws", "azure", "gcp")
+
+# (training cloud, serving cloud) -> how the serving replicas read, in words said by `validate` and the docs.
+READERS: dict[tuple[str, str], str] = {
+    ("aws", "gcp"): "an IAM role in the training account the replicas assume by web identity (Google ID token)",
+    ("aws", "azure"): "an IAM role in the training account the replicas assume by web identity (Entra ID token)",
+    ("gcp", "aws"): "a workload identity pool in the training project trusting the serving account's replica role",
+    ("gcp", "azure"): "a workload identity pool in the training project trusting the replicas' managed identity",
+    ("azure", "gcp"): "a managed identity in the training subscription with a federated credential for the replicas",
+    ("azure", "aws"): "a managed identity in the training subscription with a federated credential for the replica "
+    "role's outbound web identity token",
+}
+
+
+def store_cloud(uri: str) -> str | None:
+    """The cloud whose object store `uri` names: by scheme, and for https only a Blob Storage host."""
+    scheme, _, rest = uri.partition("://")
+    if scheme == "https":
+        return "azure" if rest.partition("/")[0].endswith(BLOB_HOST_SUFFIX) else None
+    return STORE_CLOUDS.get(scheme)
+
+
+def split_account_reference(reference: str) -> tuple[str | None, str]:
+    """ "aws:111111111111" -> ("aws", "111111111111"); an id without a registered cloud's prefix -> (None, id)."""
+    cloud, sep, rest = reference.partition(":")
+    if sep and cloud in registry.names():
+        return cloud, rest
+    return None, reference
+
+
+def reference_cloud(reference: str, own_cloud: str) -> tuple[str, str]:
+    """(cloud, id) of an account reference in a stack of `own_cloud`."""
+    cloud, account = split_account_reference(reference)
+    return cloud or own_cloud, account
+
+
+@dataclass(frozen=True)
+class ArtifactLocation:
+    """Where the artifacts are, in the training cloud's own terms: the bucket (a Blob container for Azure, with
+    its storage account) and the key prefix, always ending in '/' unless empty."""
+
+    cloud: str
+    bucket: str
+    prefix: str
+    storage_account: str = ""  # Azure only
+
+    @property
+    def blob_url(self) -> str:
+        """The https form azcopy reads (Azure only)."""
+        return f"https://{self.storage_account}{BLOB_HOST_SUFFIX}/{self.bucket}/{self.prefix}"
+
+
+def artifact_location(uri: str) -> ArtifactLocation | None:
+    cloud = store_cloud(uri)
+    if cloud is None:
+        return None
+    host, path = split_bucket_uri(uri)
+    if cloud == "azure":
+        account = host.removesuffix(BLOB_HOST_SUFFIX)
+        container, _, prefix = path.partition("/")
+        return ArtifactLocation(cloud, container, _as_prefix(prefix), account)
+    return ArtifactLocation(cloud, host, _as_prefix(path))
+
+
+def _as_prefix(path: str) -> str:
+    path = path.strip("/")
+    return f"{path}/" if path else ""
+
+
+@dataclass(frozen=True)
+class ArtifactHandoff:
+    """A serving stack reading another cloud's training artifacts: resolved once, read by the parts and the boot."""
+
+    training_cloud: str
+    serving_cloud: str
+    training_account: str  # the id, in the training cloud's format, without the prefix
+    region: str  # the training store's region (the second provider's); "" where the reader is global (GCP)
+    location: ArtifactLocation
+    adapters: tuple[ArtifactLocation, ...] = ()
+
+    @property
+    def reader(self) -> str:
+        return READERS[(self.training_cloud, self.serving_cloud)]
+
+    @property
+    def locations(self) -> tuple[ArtifactLocation, ...]:
+        return (self.location, *self.adapters)
+
+
+def artifact_handoff(spec: object) -> ArtifactHandoff | None:
+    """The handoff of a serving stack whose weights live on another cloud; None for a training stack, for weights
+    in the stack's own cloud, or for a spec the rules refuse (`validate` reports why)."""
+    serving = getattr(spec, "serving", None)
+    if serving is None:
+        return None
+    own = spec.cloud  # type: ignore[attr-defined]
+    location = artifact_location(serving.model.weights_uri)
+    if location is None or location.cloud == own or serving.artifact_account is None:
+        return None
+    cloud, account = reference_cloud(serving.artifact_account, own)
+    if cloud != location.cloud or (cloud, own) not in READERS:
+        return None
+    adapters = tuple(artifact_location(adapter.uri) for adapter in serving.model.adapters)
+    if any(adapter is None or adapter.cloud != cloud for adapter in adapters):
+        return None
+    return ArtifactHandoff(
+        training_cloud=cloud,
+        serving_cloud=own,
+        training_account=account,
+        region=serving.artifact_region or "",
+        location=location,
+        adapters=tuple(a for a in adapters if a is not None),
+    )

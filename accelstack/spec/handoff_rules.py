@@ -1,0 +1,95 @@
+"""The cross-cloud handoff's rules (accelstack.spec.handoff): which account references are well formed, and
+whether a serving stack's weights on another cloud name a training account of that cloud to read them from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from accelstack.spec.accounts import account_model
+from accelstack.spec.handoff import (
+    HANDOFF_CLOUDS,
+    READERS,
+    STORE_CLOUDS,
+    artifact_location,
+    reference_cloud,
+    split_account_reference,
+    store_cloud,
+)
+from accelstack.spec.models import ServingStack
+from accelstack.spec.problems import Problem
+from accelstack.spec.rule_registry import rule
+
+
+def reference_problem(reference: str, own_cloud: str) -> str | None:
+    """None if `reference` names an account: an id of the stack's cloud, or `<cloud>:<id>` of a cloud the
+    handoff reaches (accelstack.spec.handoff), each id in its own cloud's format."""
+    cloud, account_id = split_account_reference(reference)
+    if cloud is None or cloud == own_cloud:
+        return account_model(own_cloud).id_problem(account_id)
+    if cloud not in HANDOFF_CLOUDS or own_cloud not in HANDOFF_CLOUDS:
+        reach = ", ".join(f"{name}:" for name in HANDOFF_CLOUDS)
+        return f"{reference!r}: accounts of another cloud are named between {reach} stacks only"
+    problem = account_model(cloud).id_problem(account_id)
+    return f"{cloud}: {problem}" if problem else None
+
+
+@rule(workload="serving")
+def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
+    """Weights on another cloud are read from a training account of that cloud, named in artifactAccount and in
+    separation.trainingAccounts as `<cloud>:<id>`; adapters come from the same cloud; the reader the serving stack
+    declares there needs the store's region (accelstack.spec.handoff)."""
+    serving = spec.serving
+    source = store_cloud(serving.model.weights_uri)
+    if source is None or source == spec.cloud:
+        for index, adapter in enumerate(serving.model.adapters):
+            if store_cloud(adapter.uri) not in (None, spec.cloud):
+                yield Problem(
+                    f"serving.model.adapters.{index}.uri",
+                    f"{adapter.uri!r} is on {store_cloud(adapter.uri)} while the weights are in this cloud; "
+                    "adapters are read from the weights' store",
+                )
+        if serving.artifact_region is not None:
+            yield Problem(
+                "serving.artifactRegion",
+                "set only for weights on another cloud (s3:// or Blob Storage from a stack elsewhere); remove it",
+            )
+        return
+    if (source, spec.cloud) not in READERS:
+        yield Problem(
+            "serving.model.weightsUri",
+            f"a {spec.cloud} stack cannot read {source} artifacts without keys; allowed training clouds for "
+            f"{spec.cloud}: {', '.join(t for t, s in READERS if s == spec.cloud) or 'none'}",
+        )
+        return
+    listed = [r for r in spec.separation.training_accounts if split_account_reference(r)[0] == source]
+    named = serving.artifact_account
+    if named is None or reference_cloud(named, spec.cloud)[0] != source:
+        yield Problem(
+            "serving.artifactAccount",
+            f"the weights are on {source} ({serving.model.weights_uri}): name the {source} training account that "
+            f"published them; allowed: {', '.join(listed) or f'none (add {source}:<id> to separation.trainingAccounts)'}",
+        )
+    for index, adapter in enumerate(serving.model.adapters):
+        if store_cloud(adapter.uri) != source:
+            yield Problem(
+                f"serving.model.adapters.{index}.uri",
+                f"{adapter.uri!r}: adapters are read through the weights' handoff, from {source}; allowed schemes: "
+                + ", ".join(f"{scheme}://" for scheme, cloud in STORE_CLOUDS.items() if cloud == source),
+            )
+    for path, uri in [("serving.model.weightsUri", serving.model.weights_uri)] + [
+        (f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)
+    ]:
+        location = artifact_location(uri)
+        if location is not None and location.cloud == source and not location.prefix:
+            yield Problem(
+                path, f"{uri!r} names a whole bucket; point at the artifact prefix so the grant is limited to it"
+            )
+    needs_region = source in ("aws", "azure")
+    if needs_region and serving.artifact_region is None:
+        yield Problem(
+            "serving.artifactRegion",
+            f"the weights are on {source}: name the training store's region ({'an AWS Region, e.g. us-east-1' if source == 'aws' else 'an Azure location, e.g. eastus'}), "
+            "where this stack declares its federated reader",
+        )
+    elif not needs_region and serving.artifact_region is not None:
+        yield Problem("serving.artifactRegion", f"{source}'s reader is global: remove artifactRegion")

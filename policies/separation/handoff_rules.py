@@ -1,0 +1,171 @@
+"""A serving stack's reader on another cloud (accelstack.spec.handoff), judged resource by resource: what it declares
+in the training account through the reader's provider is its federated reader only, the reader reads only the
+artifact prefixes of the named stores, and each federated trust names its subject and audience exactly. The access
+graph places the reader in the training account, which the reader's provider makes this stack's own there; these
+rules keep "own" from meaning more than the reader. Ours, after the cross-account rules (access_rules)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..common import Context, canonical_account, is_provider_type
+
+# What a serving stack may declare in another cloud's training account: its one federated reader, and its grant.
+HANDOFF_READER_KINDS = {
+    "aws": {
+        "aws:iam/role:Role",
+        "aws:iam/rolePolicy:RolePolicy",
+        "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+    },
+    "gcp": {
+        "gcp:iam/workloadIdentityPool:WorkloadIdentityPool",
+        "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+    },
+    "azure": {
+        "azure-native:resources:ResourceGroup",
+        "azure-native:managedidentity:UserAssignedIdentity",
+        "azure-native:managedidentity:FederatedIdentityCredential",
+        "azure-native:authorization:RoleAssignment",
+    },
+}
+
+STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
+ENTRA_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
+AWS_READ_ACTIONS = {"s3:getobject", "s3:listbucket", "kms:decrypt"}
+WILDCARD = re.compile(r"[*?]")
+
+
+def handoff_of(ctx: Context) -> Mapping[str, Any] | None:
+    """The configured handoff, when the resource's provider is its reader's: the training cloud's package pinned to
+    exactly the named training account."""
+    handoff = ctx.config.get("artifactHandoff") or {}
+    facts = ctx.provider
+    if ctx.workload != "serving" or not handoff or facts is None:
+        return None
+    package = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}.get(str(handoff.get("cloud")))
+    account = canonical_account(str(handoff.get("account")))
+    return handoff if facts.package == package and set(facts.accounts) == {account} else None
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _under(path: str, handoff: Mapping[str, Any]) -> bool:
+    return any(path.startswith(str(p)) for p in handoff.get("prefixes") or []) and not WILDCARD.search(path.rstrip("*"))
+
+
+def aws_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
+    kind, props, name = resource.resource_type, resource.props, resource.name
+    if kind == "aws:iam/role:Role":
+        trust = _decoded(props.get("assumeRolePolicy"))
+        for statement in _list(trust.get("Statement") if isinstance(trust, dict) else None):
+            if not isinstance(statement, dict):
+                yield f"role {name}: its trust policy cannot be read; fail closed"
+                continue
+            if statement.get("Action") != "sts:AssumeRoleWithWebIdentity" or "Federated" not in (
+                statement.get("Principal") or {}
+            ):
+                yield f"role {name}: its trust admits only a federated web identity (sts:AssumeRoleWithWebIdentity)"
+                continue
+            conditions = statement.get("Condition") or {}
+            exact = conditions.get("StringEquals") or {}
+            loose = [op for op in conditions if op != "StringEquals"]
+            subjects = [v for k, v in exact.items() if k.endswith(":sub")]
+            audiences = [v for k, v in exact.items() if k.endswith((":aud", ":oaud"))]
+            if loose or not subjects or not audiences or any(WILDCARD.search(str(v)) for v in exact.values()):
+                yield (
+                    f"role {name}: a federated trust names its subject and audience exactly (StringEquals on :sub "
+                    f"and :aud, no wildcard, no other operator); found {json.dumps(conditions)}"
+                )
+    elif kind == "aws:iam/rolePolicy:RolePolicy":
+        stores = {str(s) for s in handoff.get("stores") or []}
+        for statement in (_decoded(props.get("policy")) or {}).get("Statement", []) or []:
+            actions = {str(a).lower() for a in _list(statement.get("Action"))}
+            if statement.get("Effect", "Allow") != "Allow":
+                continue
+            extra = sorted(actions - AWS_READ_ACTIONS)
+            if extra:
+                yield f"role policy {name}: only s3:GetObject, s3:ListBucket, kms:Decrypt cross; found {', '.join(extra)}"
+            for arn in _list(statement.get("Resource")):
+                if "s3:getobject" in actions:
+                    bucket, _, key = str(arn).removeprefix("arn:aws:s3:::").partition("/")
+                    if bucket not in stores or not _under(key, handoff):
+                        yield f"role policy {name}: reads {arn}, outside the artifact prefixes {handoff.get('prefixes')}"
+            if "s3:listbucket" in actions:
+                listed = ((statement.get("Condition") or {}).get("StringLike") or {}).get("s3:prefix")
+                if not listed or not all(_under(str(p), handoff) for p in _list(listed)):
+                    yield f"role policy {name}: a listing limited to the artifact prefixes (s3:prefix), found {listed}"
+            if "kms:decrypt" in actions and "kms:ViaService" not in json.dumps(statement.get("Condition") or {}):
+                yield f"role policy {name}: kms:Decrypt only through S3 (kms:ViaService)"
+
+
+def gcp_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
+    kind, props, name = resource.resource_type, resource.props, resource.name
+    if kind == "gcp:storage/bucketIAMMember:BucketIAMMember":
+        if props.get("role") != "roles/storage.objectViewer":
+            yield f"bucket grant {name}: only roles/storage.objectViewer crosses; found {props.get('role')}"
+        if props.get("bucket") not in (handoff.get("stores") or []):
+            yield f"bucket grant {name}: bucket {props.get('bucket')} is not the artifacts' ({handoff.get('stores')})"
+        expression = str((props.get("condition") or {}).get("expression") or "")
+        literals = re.findall(r'startsWith\("([^"]*)"\)', expression)
+        paths = [re.sub(r"^projects/_/buckets/[^/]+/objects/", "", lit) for lit in literals]
+        if not paths or not all(_under(p, handoff) for p in paths):
+            yield f"bucket grant {name}: an IAM condition limits it to the artifact prefixes; found {expression!r}"
+    elif kind == "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider":
+        condition = str(props.get("attributeCondition") or "")
+        if "==" not in condition or WILDCARD.search(condition) or "||" in condition:
+            yield f"pool provider {name}: its attributeCondition names one identity exactly; found {condition!r}"
+        issuer = (props.get("oidc") or {}).get("issuerUri")
+        if issuer is not None and issuer not in (handoff.get("issuers") or []):
+            yield f"pool provider {name}: issuer {issuer} is not the serving replicas' ({handoff.get('issuers')})"
+
+
+def azure_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
+    kind, props, name = resource.resource_type, resource.props, resource.name
+    if kind == "azure-native:managedidentity:FederatedIdentityCredential":
+        subject = str(props.get("subject") or "")
+        if not subject or WILDCARD.search(subject):
+            yield f"federated credential {name}: names the replicas' subject exactly; found {subject!r}"
+        if list(props.get("audiences") or []) != [ENTRA_EXCHANGE_AUDIENCE]:
+            yield f"federated credential {name}: audience {ENTRA_EXCHANGE_AUDIENCE} only; found {props.get('audiences')}"
+    elif kind == "azure-native:authorization:RoleAssignment":
+        role = str(props.get("roleDefinitionId") or "")
+        if not role.endswith(STORAGE_BLOB_DATA_READER):
+            yield f"role assignment {name}: only Storage Blob Data Reader crosses; found {role}"
+        condition = str(props.get("condition") or "")
+        prefixes = re.findall(r"StringStartsWith '([^']*)'", condition)
+        accounts = re.findall(r"storageAccounts:name\] StringEquals '([^']*)'", condition)
+        if (
+            not prefixes
+            or not all(_under(p, handoff) for p in prefixes)
+            or not accounts
+            or not set(accounts) <= set(handoff.get("storageAccounts") or [])
+        ):
+            yield f"role assignment {name}: a condition limits reads to the artifact prefixes of the named accounts"
+
+
+JUDGES = {"aws": aws_problems, "gcp": gcp_problems, "azure": azure_problems}
+
+
+def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> Iterable[str]:
+    """Under the reader's provider: read of the artifact prefixes only, a trust naming its subject and audience."""
+    if is_provider_type(resource.resource_type):
+        return
+    handoff = handoff_of(ctx)
+    if handoff is None:
+        return
+    yield from JUDGES[str(handoff.get("cloud"))](resource, handoff)

@@ -1,0 +1,202 @@
+"""Issue 31: a serving stack on each cloud reads the weights a training stack published on each other cloud (six
+pairs, mocks). Each pair validates; the serving stack declares, through a provider pinned to the TRAINING account,
+a reader there that trusts exactly its replicas' identity and reads only the artifact prefix; its replicas' boot
+carries the fetch with the federated credential; and the fetch itself runs (tests/boot style, with the clouds'
+CLIs as stubs that record what they were asked and with which credential)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from accelstack.components.handoff import ReaderValues
+from accelstack.components.handoff.fetch import fetch_script
+from accelstack.engine.capture import Capture, capture, config_for_pulumi
+from accelstack.spec.handoff import artifact_handoff
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
+from tests.stack_edits import MAIN, STACKS
+
+TRAINING = {
+    "aws": ("aws:111111111111", "us-east-1", "s3://acme-train-checkpoints/models/llama-3.1-8b/"),
+    "gcp": ("gcp:acme-train", None, "gs://acme-train-checkpoints/models/llama-3.1-8b/"),
+    "azure": (
+        "azure:3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c",
+        "eastus",
+        "https://acmetrainckpts.blob.core.windows.net/checkpoints/models/llama-3.1-8b",
+    ),
+}
+PAIRS = [(training, serving) for serving in ("aws", "azure", "gcp") for training in TRAINING if training != serving]
+
+
+def overrides(training: str) -> list[str]:
+    account, region, uri = TRAINING[training]
+    return [
+        f'separation.trainingAccounts=["{account}"]',
+        f'serving.artifactAccount="{account}"',
+        f"serving.artifactRegion={region or 'null'}",
+        f"serving.model.weightsUri={uri}",
+        "serving.model.adapters=[]",  # adapters come from the same store: the shipped ones are on S3
+    ]
+
+
+def pair_config(training: str, serving: str) -> dict:
+    return apply_overrides(read_stack_file(STACKS / f"Pulumi.{serving}-serving.yaml"), overrides(training))
+
+
+_CAPTURES: dict[tuple[str, str], Capture] = {}
+
+
+def pair_capture(training: str, serving: str) -> Capture:
+    if (training, serving) not in _CAPTURES:
+        config = config_for_pulumi(pair_config(training, serving))
+        _CAPTURES[(training, serving)] = capture(
+            MAIN, config, stack=f"{serving}-serving", preview=False
+        )  # as `up` runs: ids resolved
+    return _CAPTURES[(training, serving)]
+
+
+@pytest.mark.parametrize(("training", "serving"), PAIRS)
+def test_pair_validates_and_resolves_a_handoff(training, serving):
+    spec = parse_spec(pair_config(training, serving))
+    handoff = artifact_handoff(spec)
+    assert handoff is not None and (handoff.training_cloud, handoff.serving_cloud) == (training, serving)
+    assert handoff.location.prefix == "models/llama-3.1-8b/"
+
+
+@pytest.mark.parametrize(("training", "serving"), PAIRS)
+def test_reader_lives_in_the_training_account_and_trusts_the_replicas_only(training, serving):
+    cap = pair_capture(training, serving)
+    account = TRAINING[training][0].split(":", 1)[1]
+    providers = [
+        r
+        for r in cap.resources
+        if r.type == f"pulumi:providers:{ {'gcp': 'gcp', 'aws': 'aws', 'azure': 'azure-native'}[training] }"
+        and "artifacts" in r.name
+    ]
+    assert len(providers) == 1
+    pin = providers[0].inputs
+    assert account in json.dumps(pin), pin
+    if training == "aws":
+        role = next(r for r in cap.by_type("aws:iam/role:Role") if r.name.endswith("artifact-reader"))
+        trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+        assert len(trust) == 1 and trust[0]["Action"] == "sts:AssumeRoleWithWebIdentity"
+        assert "*" not in json.dumps(trust[0]["Condition"]) and trust[0]["Condition"]["StringEquals"]
+        policy = json.loads(
+            next(r for r in cap.by_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("artifact-read")).inputs[
+                "policy"
+            ]
+        )
+        actions = (
+            {a for s in policy["Statement"] for a in s["Action"]}
+            if False
+            else {
+                a for s in policy["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+            }
+        )
+        assert actions == {"s3:GetObject", "s3:ListBucket", "kms:Decrypt"}
+        assert policy["Statement"][0]["Resource"] == ["arn:aws:s3:::acme-train-checkpoints/models/llama-3.1-8b/*"]
+    elif training == "gcp":
+        assert cap.by_type("gcp:iam/workloadIdentityPool:WorkloadIdentityPool")
+        provider = cap.one("gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider")
+        assert ("aws" in provider.inputs) == (serving == "aws")
+        assert "==" in provider.inputs["attributeCondition"]  # one subject, never any identity of the pool
+        grant = cap.one("gcp:storage/bucketIAMMember:BucketIAMMember")
+        assert grant.inputs["role"] == "roles/storage.objectViewer"
+        assert "objects/models/llama-3.1-8b/" in grant.inputs["condition"]["expression"]
+    else:
+        credential = cap.one("azure-native:managedidentity:FederatedIdentityCredential")
+        assert credential.inputs["audiences"] == ["api://AzureADTokenExchange"]
+        assert credential.inputs.get("subject") not in (None, "", "*")
+        assignment = next(
+            r for r in cap.by_type("azure-native:authorization:RoleAssignment") if r.name.endswith("artifact-read")
+        )
+        assert "StringStartsWith 'models/llama-3.1-8b/'" in assignment.inputs["condition"]
+        assert "'acmetrainckpts'" in assignment.inputs["condition"]
+
+
+STUB = """#!/bin/bash
+{ printf '%s' "$(basename "$0")"; printf ' %s' "$@"; printf ' | token=%s cred=%s role=%s client=%s\\n' \
+  "${AWS_WEB_IDENTITY_TOKEN_FILE:-${AZURE_FEDERATED_TOKEN_FILE:-}}" "${CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE:-}" \
+  "${AWS_ROLE_ARN:-}" "${AZURE_CLIENT_ID:-}"; } >> "$CALLS"
+case "$(basename "$0")" in
+  curl) case "$*" in *169.254.169.254*) echo '{"access_token": "entra-jwt"}';; *) echo google-jwt;; esac;;
+  aws) case "$*" in *get-web-identity-token*) echo aws-jwt;; esac;;
+esac
+"""
+
+
+@pytest.mark.parametrize(("training", "serving"), PAIRS)
+def test_the_replica_fetch_runs_with_the_federated_credential(training, serving, tmp_path: Path):
+    """The prepare step's fetch, as the replica runs it, with each CLI a stub (the tool is there: no install)."""
+    handoff = artifact_handoff(parse_spec(pair_config(training, serving)))
+    assert handoff is not None
+    values = ReaderValues(
+        token_audience="api://AzureADTokenExchange"
+        if training == "azure" or serving == "azure"
+        else "sts.amazonaws.com",
+        role_arn="arn:aws:iam::111111111111:role/reader",
+        provider_audience="//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q",
+        client_id="11111111-1111-1111-1111-111111111111",
+        tenant_id="22222222-2222-2222-2222-222222222222",
+        serving_client_id="33333333-3333-3333-3333-333333333333",
+    )
+    run = tmp_path / "run"
+    lines = fetch_script(
+        handoff, values, [(handoff.location.cloud and handoff_uri(training), str(tmp_path / "models/base"))]
+    )
+    script = "set -euo pipefail\n" + "\n".join(lines).replace("/run/accelstack", str(run)) + "\n"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("curl", "aws", "gcloud", "azcopy"):
+        (bin_dir / tool).write_text(STUB)
+        (bin_dir / tool).chmod(0o755)
+    calls = tmp_path / "calls"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "CALLS": str(calls), "HOME": str(tmp_path)}
+    result = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    recorded = calls.read_text()
+    tool = {"aws": "aws s3 sync", "gcp": "gcloud storage rsync", "azure": "azcopy sync"}[training]
+    fetch = next(line for line in recorded.splitlines() if line.startswith(tool))
+    if training == "gcp":
+        credential = json.loads((run / "artifact-credential.json").read_text())
+        assert credential["type"] == "external_account" and "private_key" not in json.dumps(credential)
+        assert f"cred={run}/artifact-credential.json" in fetch
+    else:
+        token = (run / "artifact-token").read_text().strip()
+        assert token == {"gcp": "google-jwt", "azure": "entra-jwt", "aws": "aws-jwt"}[serving]
+        assert oct(os.stat(run / "artifact-token").st_mode & 0o777) == "0o600"
+        assert f"token={run}/artifact-token" in fetch
+    assert (tmp_path / "models/base").is_dir()
+
+
+def handoff_uri(training: str) -> str:
+    return TRAINING[training][2]
+
+
+def test_az_scheme_names_the_same_blob_store():
+    config = pair_config("azure", "gcp")
+    config["serving"]["model"]["weightsUri"] = "az://acmetrainckpts/checkpoints/models/llama-3.1-8b/"
+    handoff = artifact_handoff(parse_spec(config))
+    assert handoff is not None
+    assert handoff.location.blob_url == "https://acmetrainckpts.blob.core.windows.net/checkpoints/models/llama-3.1-8b/"
+
+
+@pytest.mark.parametrize(
+    ("edit", "path"),
+    [
+        ({"artifactAccount": "acme-serve-other"}, "serving.artifactAccount"),  # not the weights' cloud
+        ({"artifactRegion": None}, "serving.artifactRegion"),  # S3 needs the store's region
+    ],
+)
+def test_a_pair_that_does_not_match_is_refused_at_its_key(edit, path):
+    from accelstack.spec.problems import SpecError
+
+    config = pair_config("aws", "gcp")
+    config["serving"].update(edit)
+    with pytest.raises(SpecError) as raised:
+        parse_spec(config)
+    assert path in str(raised.value)

@@ -1,0 +1,27 @@
+"""The cross-cloud handoff's egress (accelstack.planner.egress): the training cloud's dated list price per GB, times
+the weights, times the fetches the traffic profile's scale-ups make."""
+
+from __future__ import annotations
+
+import pytest
+
+from accelstack.planner.egress import EGRESS_TO_INTERNET, fetches_per_month, handoff_egress
+
+
+def test_every_deployable_cloud_has_a_dated_sourced_price():
+    for cloud in ("aws", "azure", "gcp"):
+        price = EGRESS_TO_INTERNET[cloud]
+        assert 0 < price.usd_per_gb < 1 and price.source.startswith("https://") and price.as_of[:2] == "20"
+
+
+def test_fetches_count_each_days_scale_ups():
+    profile = [1, 1, 2, 4, 4, 2, 1]  # up by 1 and 2 after the (wrapping) first hour: 3 fetches a day
+    assert fetches_per_month(profile, warm_pool=0) == pytest.approx(3 * 730 / 24)
+    assert fetches_per_month([2] * 24, warm_pool=1) == 3  # a fixed fleet fetches once per replica
+
+
+def test_egress_is_weights_times_price_times_fetches():
+    egress = handoff_egress("gcp", "aws", 16.0, [1, 3], warm_pool=0)
+    assert egress.usd_per_fetch == pytest.approx(16.0 * 0.12)
+    assert egress.monthly_usd == pytest.approx(16.0 * 0.12 * egress.fetches_per_month, rel=0.01)
+    assert "training account pays" in egress.basis

@@ -1,0 +1,179 @@
+"""Issue 31: the separation pack judges a serving stack's reader on another cloud exactly as a cross-account grant:
+only read of the artifact prefix crosses, and a federated trust names its subject. Each of the six pairs gets no
+verdict once its values are known (as after `pulumi up`, the mocks resolving every output) and no mandatory one in
+preview; each mutation (the prefix widened, a write added, a wildcard subject) is caught by a mandatory verdict on
+the resource it touched."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import pytest
+
+from accelstack.engine.capture import Capture, Registration
+from accelstack.engine.export import deployment_v3
+from accelstack.engine.policy_runner import policy_verdicts
+from accelstack.engine.preview import PROGRAM, PROJECT, preview_stack, run_worker, stack_config
+from accelstack.spec.loader import parse_spec
+from tests.conformance.test_cross_cloud_handoff import PAIRS, overrides
+from tests.policies.test_policy_real_mutations import REPO
+
+Doc = dict[str, Any]
+
+
+def stack_file(serving: str):
+    return REPO / "stacks" / f"Pulumi.{serving}-serving.yaml"
+
+
+@cache
+def known(training: str, serving: str) -> tuple[Doc, Any]:
+    raw, config = stack_config(stack_file(serving), overrides(training))
+    request = {"main": str(REPO / PROGRAM), "project_dir": str(REPO), "config": config,
+               "stack": f"{serving}-serving", "project": PROJECT, "preview": False}  # fmt: skip
+    result = run_worker(request)
+    assert result["ok"], result.get("error")
+    registrations = [Registration(**data) for data in result["resources"]]
+    capture = Capture(PROJECT, f"{serving}-serving", False, registrations, result.get("stack_outputs", {}))
+    return deployment_v3(capture), parse_spec(raw, f"{serving}-serving")
+
+
+@pytest.mark.parametrize(("training", "serving"), PAIRS)
+def test_pair_has_no_verdict_once_known_and_no_mandatory_one_in_preview(training, serving):
+    doc, spec = known(training, serving)
+    assert [v.line() for v in policy_verdicts(doc, spec)] == []
+    preview = preview_stack(stack_file(serving), overrides(training), REPO)
+    assert [v.line() for v in policy_verdicts(preview.export, preview.spec) if v.mandatory] == []
+
+
+def resource(doc: Doc, type_token: str, suffix: str = "") -> Doc:
+    found = [r for r in doc["deployment"]["resources"] if r["type"] == type_token and r["urn"].endswith(suffix)]
+    assert len(found) == 1, (type_token, suffix, [r["urn"] for r in found])
+    return found[0]
+
+
+def edit_json(entry: Doc, key: str, change: Callable[[Any], None]) -> None:
+    value = json.loads(entry["inputs"][key])
+    change(value)
+    entry["inputs"][key] = json.dumps(value)
+
+
+ROLE, ROLE_POLICY = "aws:iam/role:Role", "aws:iam/rolePolicy:RolePolicy"
+GCS_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
+POOL_PROVIDER = "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider"
+FIC = "azure-native:managedidentity:FederatedIdentityCredential"
+ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+BLOB_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+
+
+def _aws_widen(doc: Doc) -> str:
+    entry = resource(doc, ROLE_POLICY, "artifact-read")
+    edit_json(entry, "policy", lambda p: p["Statement"][0].update(Resource="arn:aws:s3:::acme-train-checkpoints/*"))
+    return entry["urn"]
+
+
+def _aws_write(doc: Doc) -> str:
+    entry = resource(doc, ROLE_POLICY, "artifact-read")
+    edit_json(entry, "policy", lambda p: p["Statement"][0].update(Action=["s3:GetObject", "s3:PutObject"]))
+    return entry["urn"]
+
+
+def _aws_wildcard_subject(doc: Doc) -> str:
+    entry = resource(doc, ROLE, "artifact-reader")
+
+    def wildcard(trust: Any) -> None:
+        condition = trust["Statement"][0]["Condition"]
+        equals = condition.pop("StringEquals")
+        condition["StringLike"] = {k: ("*" if k.endswith(":sub") else v) for k, v in equals.items()}
+
+    edit_json(entry, "assumeRolePolicy", wildcard)
+    return entry["urn"]
+
+
+def _gcs_widen(doc: Doc) -> str:
+    entry = resource(doc, GCS_MEMBER, "artifact-read-0")
+    entry["inputs"].pop("condition")
+    return entry["urn"]
+
+
+def _gcs_write(doc: Doc) -> str:
+    entry = resource(doc, GCS_MEMBER, "artifact-read-0")
+    entry["inputs"]["role"] = "roles/storage.objectAdmin"
+    return entry["urn"]
+
+
+def _pool_wildcard_subject(doc: Doc) -> str:
+    entry = resource(doc, POOL_PROVIDER)
+    entry["inputs"].pop("attributeCondition")
+    entry["inputs"].pop("aws", None)  # an AWS account is placed by its id; an OIDC issuer needs the condition
+    entry["inputs"]["oidc"] = {"issuerUri": "https://token.actions.githubusercontent.com"}
+    return entry["urn"]
+
+
+def _blob_widen(doc: Doc) -> str:
+    entry = resource(doc, ASSIGNMENT, "artifact-read")
+    entry["inputs"].pop("condition")
+    entry["inputs"].pop("conditionVersion", None)
+    return entry["urn"]
+
+
+def _blob_write(doc: Doc) -> str:
+    entry = resource(doc, ASSIGNMENT, "artifact-read")
+    entry["inputs"]["roleDefinitionId"] = entry["inputs"]["roleDefinitionId"].rsplit("/", 1)[0] + "/" + BLOB_CONTRIBUTOR
+    return entry["urn"]
+
+
+def _fic_wildcard_subject(doc: Doc) -> str:
+    entry = resource(doc, FIC)
+    entry["inputs"]["subject"] = "*"
+    return entry["urn"]
+
+
+MUTATIONS: dict[str, list[Callable[[Doc], str]]] = {
+    "aws": [_aws_widen, _aws_write, _aws_wildcard_subject],
+    "gcp": [_gcs_widen, _gcs_write, _pool_wildcard_subject],
+    "azure": [_blob_widen, _blob_write, _fic_wildcard_subject],
+}
+
+
+@pytest.mark.parametrize(("training", "serving"), PAIRS)
+def test_every_handoff_mutation_is_caught(training, serving):
+    base, spec = known(training, serving)
+    survivors = []
+    for mutate in MUTATIONS[training]:
+        doc = copy.deepcopy(base)
+        urn = mutate(doc)
+        verdicts = policy_verdicts(doc, spec)
+        if not any(
+            (v.mandatory and v.urn in (urn, "")) or (v.mandatory and urn.rsplit("::", 1)[-1] in v.message)
+            for v in verdicts
+        ):
+            got = "\n    ".join(v.line() for v in verdicts) or "(no verdict)"
+            survivors.append(f"{mutate.__name__}: expected a mandatory verdict on {urn}; got\n    {got}")
+    assert not survivors, "\n".join(survivors)
+
+
+# The pack's handoff policies these mutations catch (tests/policies/test_policy_rules.py counts them as covered).
+CAUGHT = ("handoff-reader-read-only", "handoff-reader-only")
+
+
+def test_anything_but_the_reader_in_the_training_account_is_caught():
+    """A bucket the serving stack would create through the reader's provider lands in the training account."""
+    base, spec = known("aws", "gcp")
+    doc = copy.deepcopy(base)
+    reader = resource(doc, ROLE, "artifact-reader")
+    stray = copy.deepcopy(reader)
+    stray["type"] = "aws:s3/bucket:Bucket"
+    stray["urn"] = reader["urn"].replace("aws:iam/role:Role::", "aws:s3/bucket:Bucket::").replace("-reader", "-stray")
+    stray["inputs"] = {"bucket": "acme-serve-stray"}
+    doc["deployment"]["resources"].append(stray)
+    verdicts = policy_verdicts(doc, spec)
+    assert any(v.mandatory and v.policy == "handoff-reader-only" and v.urn == stray["urn"] for v in verdicts), [
+        v.line() for v in verdicts
+    ]
+    mutated = copy.deepcopy(base)
+    urn = _aws_write(mutated)
+    assert any(v.policy == "handoff-reader-read-only" and v.urn == urn for v in policy_verdicts(mutated, spec))
