@@ -162,7 +162,9 @@ JUDGES = {"aws": aws_problems, "gcp": gcp_problems, "azure": azure_problems}
 
 
 def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> Iterable[str]:
-    """Under the reader's provider: read of the artifact prefixes only, a trust naming its subject and audience."""
+    """Under the reader's provider: read of the artifact prefixes only, a trust naming its subject and audience.
+    Ours: the cross-account read path of the access graph (cross-account-read-only), narrowed to the one prefix
+    the serving stack names."""
     if is_provider_type(resource.resource_type):
         return
     handoff = handoff_of(ctx)
