@@ -85,14 +85,14 @@ VULTR = Cloud(
         }
     ),
     unsupported={
-        Feature.SLURM: "the Vultr components build serving only",
-        Feature.MANAGED_SCHEDULER: "Vultr has no managed batch scheduler",
+        Feature.SLURM: "the Vultr components build serving only (no training cluster, so no Slurm)",
+        Feature.MANAGED_SCHEDULER: "Vultr has no managed batch scheduler (and its components build serving only)",
         Feature.RDMA_FABRIC: "Vultr Cloud GPU VMs have no fabric between instances, only the VPC",
-        Feature.SPOT: "Vultr sells no interruptible capacity",
+        Feature.SPOT: "Vultr sells no interruptible (spot) capacity: capacity on-demand",
         Feature.TIME_BOXED_RESERVATION: "Vultr has no time-boxed GPU reservations in its API",
-        Feature.FLEX_START: "Vultr has no queued capacity requests",
+        Feature.FLEX_START: "Vultr has no queued capacity requests (no flex-start): capacity on-demand",
         Feature.ON_DEMAND_RESERVATION: "Vultr has no capacity reservations in its API",
-        Feature.MANAGED_LUSTRE: "Vultr has no managed Lustre",
+        Feature.MANAGED_LUSTRE: "Vultr has no managed Lustre (its file storage is NFS-like VFS, not built here)",
         Feature.OBJECT_LINKED_FS: "Vultr has no parallel file system linked to Object Storage",
         Feature.ADMISSION_QUEUE: QUEUE_INSTEAD,
         Feature.WAF_RATE_LIMIT: (
@@ -128,4 +128,7 @@ VULTR = Cloud(
     boot_data_limit=BootDataLimit("user data", catalog.USER_DATA_MAX_BYTES, refused_by="Vultr"),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=(replace_rows.TERRAFORM,),
+    # No autoscaler on Vultr: `simulate serving` replays the fixed fleet (the simulator's "fixed" still replaces a
+    # failed replica, which on Vultr is the next `pulumi up`, not an instance group).
+    default_autoscaler="fixed",
 )
