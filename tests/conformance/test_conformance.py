@@ -161,7 +161,7 @@ def test_every_deployable_cloud_ships_an_example_stack() -> None:
 
 def test_a_deployable_cloud_without_an_example_stack_fails() -> None:
     with registry.registered(replace(registry.get("aws"), name="nowhere")):
-        assert clouds_without_example_stacks() == ["nowhere"]
+        assert clouds_without_example_stacks() == sorted(["nowhere", *NOT_SHIPPED_YET])
 
 
 def built(result: PreviewResult) -> set[tuple[str, str, str]]:
