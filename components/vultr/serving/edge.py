@@ -1,7 +1,7 @@
 """The edge on Vultr: the replicas' VPC, their firewall group, and the load balancer (HTTPS only, HTTP health checks
 on the replicas' health path through the admission proxy's port).
 
-Vultr's firewall groups filter a instance's public interface and drop what no rule accepts
+Vultr's firewall groups filter an instance's public interface and drop what no rule accepts
 (docs.vultr.com/products/network/firewall). The group admits the serving port from the VPC's own subnet only, where
 the load balancer reaches the replicas (`vpc`): nothing from the internet reaches the port, and no other port (SSH
 included) is open."""
@@ -71,7 +71,9 @@ def tls(lb: LoadBalancerSpec) -> pulumi.Output[vultr.LoadBalancerSslArgs]:
         try:
             pem = json.loads(text)
         except json.JSONDecodeError:
-            pem = {"certificate": text, "privateKey": text}  # offline placeholder
+            if not text.startswith("<"):  # secret_value's offline placeholder is the only non-JSON allowed
+                raise ValueError(f"{lb.certificate}: not JSON with certificate, privateKey and chain (PEM)") from None
+            pem = {"certificate": text, "privateKey": text}
         return vultr.LoadBalancerSslArgs(
             certificate=pem["certificate"], private_key=pem["privateKey"], chain=pem.get("chain")
         )
