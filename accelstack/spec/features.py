@@ -134,7 +134,10 @@ FEATURE_USES: tuple[FeatureUse, ...] = (
         "serving.admission.perClientRate",
         "a per-client rate limit at the load balancer",
         Feature.WAF_RATE_LIMIT,
-        _serving(lambda s: True),
+        # With admission on the replicas every cloud's admission proxy enforces perClientRate itself
+        # (components/replica/admission_proxy.py); only a queue in front needs the edge's WAF to hold it.
+        _serving(lambda s: s.serving.admission.kind == "queue"),
+        "kind replica (the replicas' admission proxy holds the per-client rate)",
     ),
     FeatureUse(
         "serving.replicas.scaling",

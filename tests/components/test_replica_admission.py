@@ -34,7 +34,7 @@ from accelstack.spec import load_stack
 REPO = Path(__file__).resolve().parents[2]
 DIRECT = ["serving.admission.kind=replica"]
 # Where each cloud's load balancer writes the client's address in X-Forwarded-For, from the right.
-CLIENT_HOPS = {"aws": 1, "azure": 1, "gcp": 2}
+CLIENT_HOPS = {"aws": 1, "azure": 1, "gcp": 2, "vultr": 1}
 SERVING_CLOUDS = sorted(
     cloud for cloud in registry.deployable() if (REPO / "stacks" / f"Pulumi.{cloud}-serving.yaml").exists()
 )

@@ -142,14 +142,26 @@ def clouds_without_example_stacks() -> list[str]:
     return [cloud for cloud in registry.deployable() if not example_stacks(cloud)]
 
 
+# Deployable clouds whose example stack is in stacks/ but not shipped yet (accelstack/examples.py), and why: the
+# checks here would fail on it. Exact, like KNOWN_GAPS: shipping the stack turns the entry red, so it only shrinks.
+NOT_SHIPPED_YET: dict[str, str] = {
+    "vultr": (
+        "stacks/Pulumi.vultr-serving.yaml previews offline, but the policy packs have no Vultr vendor yet "
+        "(policies/vendors.py): its preview reports the Vultr kinds unknown and the provider's pinning unreadable"
+    ),
+}
+
+
 def test_every_deployable_cloud_ships_an_example_stack() -> None:
     assert registry.deployable(), "no deployable cloud is registered"
-    assert clouds_without_example_stacks() == []
+    assert clouds_without_example_stacks() == sorted(NOT_SHIPPED_YET)
+    for cloud in NOT_SHIPPED_YET:
+        assert (STACKS / f"Pulumi.{cloud}-serving.yaml").exists(), f"{cloud}: its stack file is where the entry says"
 
 
 def test_a_deployable_cloud_without_an_example_stack_fails() -> None:
     with registry.registered(replace(registry.get("aws"), name="nowhere")):
-        assert clouds_without_example_stacks() == ["nowhere"]
+        assert clouds_without_example_stacks() == sorted(["nowhere", *NOT_SHIPPED_YET])
 
 
 def built(result: PreviewResult) -> set[tuple[str, str, str]]:

@@ -1,0 +1,80 @@
+"""How Vultr answers a program run under Pulumi mocks: the table behind `accelstack preview` (offline) and
+`accelstack.testing.mocks("vultr")`.
+
+Resources echo their inputs plus what Vultr computes and the components read: a UUID-shaped `id`, an instance's
+`mainIp`/`internalIp`, a load balancer's `ipv4`, a VPC's subnet. The plan invoke (`vultr:index/getPlan:getPlan`)
+answers from the catalog, in wire camelCase. Answers are deterministic (the golden exports pin them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+from accelstack.clouds.vultr import catalog
+
+DEFAULT_REGION = "ewr"
+
+
+def fake_uuid(seed: str) -> str:
+    digest = hashlib.sha256(seed.encode()).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+class VultrMocks(pulumi.runtime.Mocks):
+    """Answers like Vultr would at preview. Subclass and override `call` or `new_resource` to model another answer."""
+
+    def __init__(self, region: str = DEFAULT_REGION):
+        self.region = region
+        self.instances = 0
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        outputs = dict(args.inputs)
+        if not args.typ.startswith("vultr:"):
+            return f"{args.name}-id", outputs
+        resource_id = fake_uuid(f"{args.typ}/{args.name}")
+        outputs.setdefault("id", resource_id)
+        if args.typ == "vultr:index/instance:Instance":
+            self.instances += 1
+            outputs.setdefault("mainIp", f"203.0.113.{10 + self.instances}")
+            outputs.setdefault("internalIp", f"10.50.0.{10 + self.instances}")
+            outputs.setdefault("powerStatus", "running")
+        if args.typ == "vultr:index/loadBalancer:LoadBalancer":
+            outputs.setdefault("ipv4", "198.51.100.20")
+            outputs.setdefault("hasSsl", "ssl" in args.inputs)
+        if args.typ == "vultr:index/vpc:Vpc":
+            outputs.setdefault("v4Subnet", args.inputs.get("v4Subnet", "10.50.0.0"))
+        return resource_id, outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        if args.token == "vultr:index/getPlan:getPlan":
+            wanted = [v for f in args.args.get("filters", []) if f.get("name") == "id" for v in f.get("values", [])]
+            plan = catalog.ACCELERATED_PLANS.get(wanted[0]) if wanted else None
+            if plan is None:
+                return {}, []
+            return {
+                "id": plan.name,
+                "vcpuCount": plan.vcpus,
+                "ram": plan.memory_gib * 1024,
+                "gpuType": f"NVIDIA_{plan.accelerator}",
+                "gpuVram": plan.accelerator_memory_total_gib,
+                "locations": list(catalog.PLAN_LOCATIONS.get(plan.name, ())),
+                "type": "vcg",
+            }, []
+        return {}, []
+
+
+def mocks(account: Mapping[str, Any] | None = None) -> VultrMocks:
+    """Vultr's mocks for a stack's account block as a stack file writes it (`{"apiKeySecret": ..., "region": ...}`)."""
+    account = account or {}
+    return VultrMocks(region=str(account.get("region") or DEFAULT_REGION))
+
+
+def network_address(cidr: str) -> tuple[str, int]:
+    """`10.50.0.0/24` -> ("10.50.0.0", 24): how the Vpc resource takes a subnet."""
+    network = ipaddress.IPv4Network(cidr)
+    return str(network.network_address), network.prefixlen

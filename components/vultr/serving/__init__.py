@@ -1,0 +1,92 @@
+"""The Vultr serving service, the direct topology only: a Vultr load balancer (HTTPS, HTTP health checks) in a VPC
+straight to a fixed fleet of Cloud GPU instances, each running the admission proxy (bounded waiting queue with TTL,
+the per-client rate limit, 429/503 on overload) in front of the inference server; a firewall group admits only the
+load balancer's side. Vultr has no managed queue, instance group, autoscaler, warm pool or WAF (clouds/vultr).
+"""
+
+from __future__ import annotations
+
+import ediri_vultr as vultr
+import pulumi
+
+from accelstack.components.recipes.parts import FromParts
+from accelstack.components.recipes.serving import (
+    Admission,
+    AdmissionQueue,
+    ReplicaAdmission,
+    ReplicaGroup,
+    ReplicaNetwork,
+    ServingContext,
+    ServingParts,
+    ServingRecipe,
+)
+from accelstack.components.vultr.provider import account_of, stack_tags
+from accelstack.components.vultr.serving.edge import firewall, load_balancer, vpc
+from accelstack.components.vultr.serving.replicas import replica_fleet
+from accelstack.components.vultr.serving.user_data import LOAD_BALANCER_CLIENT_HOP
+
+__all__ = ["ServingService"]
+
+
+class VultrServingParts(ServingParts):
+    """Vultr's serving parts: a VPC, the replicas' firewall group, a fixed fleet of GPU instances, and the load
+    balancer in front of them."""
+
+    def __init__(self, ctx: ServingContext):
+        super().__init__(ctx)
+        self.region = account_of(ctx.spec).region
+        self.instances: list[vultr.Instance] = []
+
+    def network(self) -> ReplicaNetwork:
+        self.vpc = vpc(self.ctx.name, self.ctx.serving, self.region, self.ctx.child)
+        return ReplicaNetwork([self.vpc.id])
+
+    def replica_admission(self) -> ReplicaAdmission:
+        return ReplicaAdmission.planned(self.ctx.serving, self.ctx.plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
+
+    def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
+        """No instance identity on Vultr: the weights are read with a read-only key (docs/deploy-vultr.md)."""
+        return None
+
+    def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
+        self.firewall_group, self.firewall_rule = firewall(self.ctx.name, self.ctx.serving, self.ctx.child)
+        return None  # no WAF: the per-client rate limit is the admission proxy's
+
+    def replica_group(self, network: ReplicaNetwork, admission: Admission) -> ReplicaGroup:
+        assert isinstance(admission, ReplicaAdmission), "Vultr has no queue: admission is on the replicas"
+        ctx = self.ctx
+        self.instances = replica_fleet(
+            ctx.name,
+            ctx.serving,
+            ctx.plan,
+            region=self.region,
+            tags=stack_tags(ctx.spec),
+            network=self.vpc,
+            firewall_group=self.firewall_group,
+            admission=admission,
+            opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=[self.firewall_rule])),
+        )
+        # The group is the fleet: its first replica stands for it where the recipe asks for one resource.
+        return ReplicaGroup(self.instances[0], f"{ctx.name}-replica")
+
+    def endpoint(self, group: ReplicaGroup) -> pulumi.Input[str]:
+        ctx = self.ctx
+        self.lb = load_balancer(
+            ctx.name, ctx.serving, ctx.plan, region=self.region, network=self.vpc, instances=self.instances,
+            opts=ctx.child,
+        )  # fmt: skip
+        return self.lb.ipv4.apply(lambda ip: f"https://{ip}")
+
+
+class ServingService(ServingRecipe):
+    """The Vultr serving service: the serving recipe over `VultrServingParts`. Beside the recipe's attributes:
+    `vpc`, `instances`, `firewall_group` and `lb`, kept on `parts`."""
+
+    cloud = "vultr"
+    parts_class = VultrServingParts
+    parts: VultrServingParts
+
+    vpc = FromParts[vultr.Vpc]("vpc")
+    instances = FromParts[list[vultr.Instance]]("instances")
+    firewall_group = FromParts[vultr.FirewallGroup]("firewall_group")
+    lb = FromParts[vultr.LoadBalancer]("lb")

@@ -1,0 +1,52 @@
+"""The replicas: a fixed fleet of Vultr Cloud GPU instances (Vultr has no instance group), the planner's size, each
+in the VPC behind the firewall group, booting the admission proxy and the inference server."""
+
+from __future__ import annotations
+
+import ediri_vultr as vultr
+import pulumi
+
+from accelstack.clouds.vultr import catalog
+from accelstack.components.recipes.serving import ReplicaAdmission
+from accelstack.components.vultr.serving.user_data import replica_user_data
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
+
+
+def replica_fleet(
+    name: str,
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    region: str,
+    tags: list[str],
+    network: vultr.Vpc,
+    firewall_group: vultr.FirewallGroup,
+    admission: ReplicaAdmission,
+    opts: pulumi.ResourceOptions,
+) -> list[vultr.Instance]:
+    """`serving.replicas.max` instances (a fixed fleet: min equals max). User data is ForceNew on Vultr: a model or
+    server change replaces each replica, one resource at a time in Pulumi's order, the others serving meanwhile."""
+    user_data = replica_user_data(serving, plan, region=region, admission=admission)
+    return [
+        vultr.Instance(
+            f"{name}-replica-{index}",
+            region=region,
+            plan=serving.replicas.instance_type,
+            os_id=catalog.UBUNTU_2204_OS_ID,
+            label=f"{name}-replica-{index}",
+            hostname=f"{name}-replica-{index}",
+            vpc_ids=[network.id],
+            firewall_group_id=firewall_group.id,
+            user_data=user_data,
+            # The replicas pull images and weights over the public interface (Vultr's VPC has no NAT); the firewall
+            # group admits nothing inbound there but the serving port from the VPC.
+            enable_ipv6=False,
+            backups="disabled",
+            activation_email=False,
+            ddos_protection=False,
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=False)),
+        )
+        for index in range(serving.replicas.max)
+    ]

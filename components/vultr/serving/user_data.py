@@ -1,0 +1,90 @@
+"""The replica's cloud-init user data on Vultr: the admission proxy in front of the inference server (Vultr has no
+queue: admission is always on the replicas), Docker and the NVIDIA container toolkit when the image lacks them, the
+weights from Vultr Object Storage (S3 API at the region's cluster), and the server image; both run as systemd units.
+
+The weights are read with a read-only key scoped to the model's prefix that never appears here: the prepare script
+reads it from WEIGHTS_KEY_FILE (docs/deploy-vultr.md says how it reaches the replica and why not through user data)."""
+
+from __future__ import annotations
+
+from accelstack.clouds.vultr import catalog
+from accelstack.components.base import ServingServiceArgs
+from accelstack.components.node_syntax import shell_word
+from accelstack.components.recipes.serving import ReplicaAdmission
+from accelstack.components.replica import proxy_files
+from accelstack.components.replica.cloud_config import MODEL_DIR, ReplicaCloudConfig
+from accelstack.components.replica.server import health_wait_command, server_arguments
+from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.models import ServingSpec
+
+REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
+# The read-only weights key on the replica (root only): AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY lines.
+WEIGHTS_KEY_FILE = "/etc/accelstack/weights-key.env"
+# Vultr's load balancer (HAProxy) appends the client's address to X-Forwarded-For on HTTP(S) forwarding rules:
+# the client is the last entry (docs.vultr.com/products/load-balancer, "client IP": X-Forwarded-For).
+LOAD_BALANCER_CLIENT_HOP = 1
+
+# Ubuntu 22.04 on a Vultr GPU plan: the NVIDIA driver comes with the plan's image; Docker and the container toolkit
+# may not, so they are installed when missing (NVIDIA's apt repository; nvidia-ctk wires Docker's runtime).
+RUNTIME_SETUP = """\
+if ! command -v docker >/dev/null; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -yq docker.io awscli curl gnupg
+fi
+if ! command -v nvidia-ctk >/dev/null; then
+  curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | gpg --dearmor --yes -o /usr/share/keyrings/nvidia-container-toolkit.gpg
+  curl -fsSL https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list \\
+    | sed 's#deb https://#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit.gpg] https://#' \\
+    > /etc/apt/sources.list.d/nvidia-container-toolkit.list
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -yq nvidia-container-toolkit
+  nvidia-ctk runtime configure --runtime=docker && systemctl restart docker
+fi
+"""
+
+
+def object_storage_endpoint(region: str) -> str:
+    return "https://" + catalog.OBJECT_STORAGE_HOSTS.get(region, catalog.DEFAULT_OBJECT_STORAGE_HOST)
+
+
+def weights_sync(source: str, destination: str, region: str) -> str:
+    """One artifact onto the disk with the read-only key (sourced in a subshell: never in the environment of the
+    server or the proxy)."""
+    return (
+        f"( set -a; . {WEIGHTS_KEY_FILE}; set +a; aws s3 sync --only-show-errors "
+        f"--endpoint-url {shell_word(object_storage_endpoint(region))} {shell_word(source)} {shell_word(destination)} )"
+    )
+
+
+def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, region: str, admission: ReplicaAdmission) -> str:
+    model = serving.model
+    syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
+        (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
+    ]
+    return ReplicaCloudConfig(
+        comment=(
+            "accelstack serving replica (Vultr Cloud GPU): the admission proxy on the load balancer's port in front\n"
+            "of the inference server on loopback, the weights from Vultr Object Storage, started on every boot."
+        ),
+        shipped=proxy_files(),
+        environment=dict(admission.environment),
+        prepare_setup=RUNTIME_SETUP,
+        syncs=[weights_sync(src, dst, region) for src, dst in syncs],
+        image=serving.replicas.server_image,
+        server=server_arguments(serving, plan),
+        health_wait=health_wait_command(serving, plan),
+        stop_timeout=plan.worker_drain_seconds + 30,
+        proxy=True,
+        worker_description="",
+        worker_command=[],
+        settings={"ssh_pwauth": False},
+    ).text()
+
+
+def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
+    """What `accelstack render` writes: the replica user data, from the plan the service deploys."""
+    spec = args.spec
+    admission = ReplicaAdmission.planned(spec.serving, args.plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
+    return {
+        REPLICA_USER_DATA_FILE: replica_user_data(
+            spec.serving, args.plan, region=spec.account.region, admission=admission
+        )
+    }
