@@ -14,10 +14,10 @@ import pulumi
 import pulumi_oci as oci
 
 from accelstack.clouds.oci import names
+from accelstack.clouds.oci.catalog import DEFAULT_VCN_CIDR
 from accelstack.spec.models import TrainingStack
 
 LUSTRE_PORTS = ((988, 988), (512, 1023))
-DEFAULT_VCN_CIDR = "10.60.0.0/16"
 
 
 def head_address(subnet_cidr: str) -> str:

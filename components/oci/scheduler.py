@@ -18,6 +18,7 @@ import pulumi_oci as oci
 import pulumi_random as random
 
 from accelstack.clouds.oci import catalog, names
+from accelstack.clouds.oci.catalog import SLURM_CONFIG_METADATA_KEY, STATE_DEVICE
 from accelstack.components.node_platform import NodePlatform
 from accelstack.components.oci.images import image_for_shape
 from accelstack.components.oci.network import TrainingNetwork
@@ -35,9 +36,6 @@ from accelstack.components.recipes.slurm import (
 
 HEAD_BOOT_GB = 100
 STATE_VOLUME_GB = 64
-# A consistent device path (paravirtualized attachment): /dev/oracleoci/oraclevd[b-z] (consistentdevicepaths.htm).
-STATE_DEVICE = "/dev/oracleoci/oraclevdb"
-SLURM_CONFIG_METADATA_KEY = "accelstack_slurm_config"
 # What replaces the head: its cloud-init (read once, at first boot), and nothing else of its metadata.
 HEAD_REPLACED_ON = ["metadata.user_data"]
 

@@ -101,9 +101,11 @@ OCI = Cloud(
     ),
     components="accelstack.components.oci",
     workloads=frozenset({"training"}),
-    rules=("accelstack.clouds.oci.rules",),
+    rules=("accelstack.clouds.oci.rules", "accelstack.components.oci.rules"),
     # Instance metadata, user_data included, takes at most 32,000 bytes (LaunchInstanceDetails.metadata, Core API
     # reference); user_data is base64 there, so the limit counts the encoded text.
-    boot_data_limit=BootDataLimit("user_data metadata", 32_000, refused_by="OCI Compute", base64_encoded=True),
+    boot_data_limit=BootDataLimit(
+        "user_data metadata", 32_000, refused_by="OCI Compute", base64_encoded=True, total_max_bytes=32_000
+    ),
     replace_rules=replace_rows.REPLACE_RULES,
 )

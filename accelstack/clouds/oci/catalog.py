@@ -132,3 +132,12 @@ def lustre_tier_name(mbps_per_tb: int) -> str:
 
 # The file system's name: at most 8 characters (`oci lfs file-system create --file-system-name`).
 LUSTRE_NAME_MAX = 8
+
+# --- What the components build, as the pure rules measure it -----------------------------------------------------
+
+DEFAULT_VCN_CIDR = "10.60.0.0/16"
+# The head's metadata key holding Slurm's configuration files (beside user_data; updated in place).
+SLURM_CONFIG_METADATA_KEY = "accelstack_slurm_config"
+# slurmctld's state volume at a consistent device path (paravirtualized: /dev/oracleoci/oraclevd[b-z],
+# docs.oracle.com/iaas/Content/Block/References/consistentdevicepaths.htm).
+STATE_DEVICE = "/dev/oracleoci/oraclevdb"
