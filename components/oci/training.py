@@ -186,7 +186,8 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
             "source_details": {"source_type": "image", "image_id": image, "boot_volume_size_in_gbs": str(NODE_BOOT_GB)},
             "agent_config": agent_config(),
             "metadata": {"user_data": pulumi.Output.from_input(user_data).apply(_base64)},
-            "freeform_tags": self.tags,
+            # Without the config digest: launch details replace the configuration, and a tag should not.
+            "freeform_tags": stack_tags(ctx.spec),
         }
         if nodes.reservation_id is not None:
             launch["capacity_reservation_id"] = nodes.reservation_id
