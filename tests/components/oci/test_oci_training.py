@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from accelstack.clouds import registry
-from accelstack.clouds.oci import catalog
+from accelstack.clouds.oci import OCI_DEPLOYABLE, catalog
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
 from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file
 
@@ -27,7 +27,12 @@ STACK = "oci-training"
 TENANCY = "ocid1.tenancy.oc1..aaaaaaaaacmetenancy"
 COMPARTMENT = "ocid1.compartment.oc1..aaaaaaaaacmetrain"
 
-pytestmark = pytest.mark.skipif("oci" not in registry.names(), reason="the oci entry point is not installed")
+
+@pytest.fixture(autouse=True, scope="module")
+def deployable_oci():
+    """The components as they will deploy once the packs know OCI (accelstack.clouds.oci's docstring)."""
+    with registry.registered(OCI_DEPLOYABLE):
+        yield
 
 
 @cache
