@@ -138,8 +138,15 @@ def _kinds_in(path: Path, root: Path) -> Iterator[tuple[str, str]]:
 
 def component_kinds(root: Path = COMPONENTS) -> dict[str, list[str]]:
     """Type token -> where in components/ it is named, for every resource kind the components can create."""
+    from accelstack.clouds import registry
+
+    # A described cloud's components (not deployable yet: no example stack previews them) are held to this once
+    # it deploys.
+    described = {name for name, cloud in registry.clouds().items() if not cloud.deployable}
     found: dict[str, list[str]] = {}
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] in described:
+            continue
         for token, where in _kinds_in(path, root):
             found.setdefault(token, []).append(where)
     return found

@@ -8,7 +8,7 @@ import ipaddress
 from pathlib import Path
 
 import pytest
-from test_catalog_rules import CLOUDS, at, problems
+from test_catalog_rules import CLOUD_WORKLOADS, SERVING_CLOUDS, at, problems
 
 from accelstack.clouds import registry
 from accelstack.spec import address_rules
@@ -16,7 +16,7 @@ from accelstack.spec.address_rules import CarvedRange, carved_ranges
 from accelstack.spec.loader import load_stack
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
-WORKLOADS = [(cloud, workload) for cloud in CLOUDS for workload in ("training", "serving")]
+WORKLOADS = CLOUD_WORKLOADS
 ADDRESS_WORDS = ("overlaps", "addresses, fewer than")
 
 
@@ -64,7 +64,7 @@ def test_azures_platform_address_is_refused_on_azure_only():
                 if "overlaps" in m]  # fmt: skip
 
 
-@pytest.mark.parametrize("cloud", CLOUDS)
+@pytest.mark.parametrize("cloud", SERVING_CLOUDS)
 def test_dockers_bridge_is_refused_for_the_replicas_network_only(cloud):
     serving = [m for m in at(problems(cloud, "serving", f"{key('serving')}=172.17.0.0/16"), key("serving"))]
     assert any("overlaps 172.17.0.0/16 (Docker's default bridge on the replicas" in m for m in serving), serving

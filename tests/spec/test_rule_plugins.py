@@ -111,6 +111,7 @@ def test_every_rule_registered_once_in_layer_order():
         "accelstack.clouds.azure.serving_rules",
         "accelstack.clouds.gcp.rules",
         "accelstack.clouds.gcp.serving_rules",
+        "accelstack.clouds.oci.rules",
         "accelstack.clouds.vultr.rules",
         "accelstack.planner_rules",
     ]

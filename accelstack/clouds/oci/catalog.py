@@ -1,0 +1,143 @@
+"""Oracle Cloud constraint tables (pure data). Checked 2026-12-05 against the sources named beside each table.
+
+Left out because the sources at hand did not confirm them (add a row once a source does): the GB200 / GB300
+shapes (GPU memory clusters, `core.ComputeGpuMemoryCluster`, whose fabric must live in the root compartment),
+the A100 and L40S shapes, and which availability domain of a region holds each shape (OCI answers that per
+tenancy: `oci limits resource-availability get`), so `offers` is not tracked.
+"""
+
+from __future__ import annotations
+
+from accelstack.clouds.base import InstanceType
+
+CHECKED = "2026-12-05"
+
+SOURCES = (
+    "Oracle, Compute shapes: Bare metal GPU shapes (docs.oracle.com/iaas/Content/Compute/References/"
+    "computeshapes.htm#bm-gpu): OCPUs, memory, GPUs and RDMA network per BM.GPU.H100.8 / H200.8 / B200.8 / MI300X.8",
+    "oracle-quickstart/oci-hpc schema.yaml and cluster-network-configuration.tf: the cluster-network shapes, the "
+    "agent plugins 'Compute HPC RDMA Authentication' and 'Compute HPC RDMA Auto-Configuration', one instance pool "
+    "per cluster network, Lustre minimum 31200 GB",
+    "Oracle, File Storage with Lustre: file system capacity (docs.oracle.com/iaas/Content/lustre/"
+    "file-system-capacity.htm): 31.2 TB minimum, +10.4 TB up to 124.8 TB, then +41.6 TB; capacity only grows",
+    "pulumi-oci 5.5.0 lustre.FileStorageLustreFileSystem (performance_tier MBPS_PER_TB_125/250/500/1000, "
+    "capacity_in_gbs) and lustre.FileStorageObjectStorageLink (import/export triggers)",
+    "Oracle, Regions and availability domains (docs.oracle.com/iaas/Content/General/Concepts/regions.htm)",
+    "Oracle, Service limits: compute GPU limits per availability domain (gpu-h100-count, gpu-b200-count)",
+)
+
+
+def _bm(name: str, accelerator: str, gib: int, ocpus: int, memory_gb: int, rdma_nics: int, vendor: str = "nvidia"):
+    """One bare-metal GPU shape: 8 GPUs, 2 vCPUs per OCPU (x86), `rdma_nics` RoCE NICs at 3,200 Gb/s in all."""
+    return InstanceType(
+        name,
+        accelerator,
+        8,
+        gib,
+        2 * ocpus,
+        memory_gb,
+        fabric="roce",
+        fabric_interfaces=rdma_nics,
+        fabric_gbps=3200,
+        network_cards=rdma_nics + 1,  # the RDMA NICs plus the front-end VNIC
+        vendor=vendor,
+    )
+
+
+# Oracle's bare-metal GPU table: H100 8 x 80 GB, 112 OCPUs, 2 TB, 16 x 200 Gb/s RDMA; H200 8 x 141 GB, 112 OCPUs,
+# 3 TB, 8 x 400 Gb/s; B200 8 x 180 GB, 128 OCPUs, 4 TB, 8 x 400 Gb/s; MI300X 8 x 192 GB, 112 OCPUs, 2 TB,
+# 8 x 400 Gb/s. Every one is sold in cluster networks (RoCE v2), on-demand or from a capacity reservation.
+ACCELERATED_INSTANCES: dict[str, InstanceType] = {
+    i.name: i
+    for i in (
+        _bm("BM.GPU.H100.8", "H100", 80, 112, 2048, 16),
+        _bm("BM.GPU.H200.8", "H200", 141, 112, 3072, 8),
+        _bm("BM.GPU.B200.8", "B200", 180, 128, 4096, 8),
+        _bm("BM.GPU.MI300X.8", "MI300X", 192, 112, 2048, 8, vendor="amd"),
+    )
+}
+
+# The Slurm head: a flexible E5 VM; a Flex shape takes its OCPUs and memory in `shape_config`
+# (docs.oracle.com/iaas/Content/Compute/References/computeshapes.htm#flexible).
+HEAD_SHAPE = "VM.Standard.E5.Flex"
+HEAD_SHAPES: dict[str, tuple[int, int]] = {HEAD_SHAPE: (4, 32)}  # shape -> (OCPUs = 8 vCPUs, memory GB)
+
+# Commercial regions (oc1 realm) with bare-metal GPU capacity listed by Oracle's GPU pages; the identifiers are
+# the ones `oci iam region list` prints.
+REGIONS = (
+    "us-ashburn-1",
+    "us-chicago-1",
+    "us-phoenix-1",
+    "us-sanjose-1",
+    "ca-toronto-1",
+    "eu-frankfurt-1",
+    "eu-amsterdam-1",
+    "uk-london-1",
+    "ap-osaka-1",
+    "ap-tokyo-1",
+    "ap-sydney-1",
+    "ap-mumbai-1",
+    "sa-saopaulo-1",
+    "me-jeddah-1",
+)
+
+# --- File Storage with Lustre -----------------------------------------------------------------------------------
+
+# OCI sells Lustre in decimal GB (capacity_in_gbs): 31,200 GB, then +10,400 GB up to 124,800 GB, then +41,600 GB.
+LUSTRE_MIN_GB = 31_200
+LUSTRE_FINE_STEP_GB = 10_400
+LUSTRE_FINE_MAX_GB = 124_800
+LUSTRE_COARSE_STEP_GB = 41_600
+# accelstack's table stops after 20 coarse steps (956,800 GB); a larger file system is a limit increase
+# (a service request) that this table does not assume.
+LUSTRE_COARSE_STEPS = 20
+BYTES_PER_GB = 10**9
+BYTES_PER_GIB = 2**30
+
+LUSTRE_STEPS_GB: tuple[int, ...] = (
+    *range(LUSTRE_MIN_GB, LUSTRE_FINE_MAX_GB + 1, LUSTRE_FINE_STEP_GB),
+    *(LUSTRE_FINE_MAX_GB + LUSTRE_COARSE_STEP_GB * k for k in range(1, LUSTRE_COARSE_STEPS + 1)),
+)
+
+
+def gib_of_gb(gb: int) -> int:
+    """The whole GiB a step of `gb` GB holds (rounded down: the spec never asks for more than OCI sells)."""
+    return gb * BYTES_PER_GB // BYTES_PER_GIB
+
+
+def gb_for_gib(gib: int) -> int:
+    """The OCI step (GB) holding exactly `gib` GiB as the spec states it: the one whose whole GiB it is.
+    ValueError for a size that is no step's (the spec rules refuse it first, naming the steps)."""
+    for gb in LUSTRE_STEPS_GB:
+        if gib_of_gb(gb) == gib:
+            return gb
+    raise ValueError(f"{gib} GiB is not a File Storage with Lustre capacity step ({LUSTRE_STEPS_GB[0]} GB ...)")
+
+
+# The spec's capacityGiB values: one per OCI step, each the step's whole GiB (31,200 GB = 29,057 GiB + 0.33 GiB).
+LUSTRE_STEPS_GIB: tuple[int, ...] = tuple(gib_of_gb(gb) for gb in LUSTRE_STEPS_GB)
+
+# performance_tier is MB/s per decimal TB; the planner counts MB/s per TiB: 1 TiB = 1.0995 TB, rounded down so the
+# plan never promises more than the tier gives.
+LUSTRE_TIER_MBPS_PER_TB = (125, 250, 500, 1000)
+
+
+def mbps_per_tib(mbps_per_tb: int) -> int:
+    return mbps_per_tb * BYTES_PER_GIB * 1024 // (BYTES_PER_GB * 1000)
+
+
+def lustre_tier_name(mbps_per_tb: int) -> str:
+    return f"MBPS_PER_TB_{mbps_per_tb}"  # the API's performance_tier value, as the spec names it
+
+
+# The file system's name: at most 8 characters (`oci lfs file-system create --file-system-name`).
+LUSTRE_NAME_MAX = 8
+
+# --- What the components build, as the pure rules measure it -----------------------------------------------------
+
+DEFAULT_VCN_CIDR = "10.60.0.0/16"
+# The head's metadata key holding Slurm's configuration files (beside user_data; updated in place).
+SLURM_CONFIG_METADATA_KEY = "accelstack_slurm_config"
+# slurmctld's state volume at a consistent device path (paravirtualized: /dev/oracleoci/oraclevd[b-z],
+# docs.oracle.com/iaas/Content/Block/References/consistentdevicepaths.htm).
+STATE_DEVICE = "/dev/oracleoci/oraclevdb"

@@ -1,0 +1,80 @@
+"""OCI training rules: what the Compute, Object Storage and File Storage with Lustre APIs would reject at create
+time, or what the training components cannot build, checked at the config path before anything exists. They run for
+oci stacks only (the OCI registration names this module in `Cloud.rules`); the tables are in `catalog`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from accelstack.clouds.oci import catalog as tables
+from accelstack.clouds.oci.names import BUCKET_NAME
+from accelstack.spec.models import StackSpec, TrainingStack
+from accelstack.spec.problems import Problem
+from accelstack.spec.uris import object_uris, split_bucket_uri
+from accelstack.spec.validators import rule
+
+# ocid1.<type>.<realm>.[region].<unique id> (docs.oracle.com/iaas/Content/General/Concepts/identifiers.htm).
+CAPACITY_RESERVATION_OCID = r"ocid1\.capacityreservation\.oc[0-9]+\.[a-z0-9-]*\.[a-z0-9]+"
+# A region has one or three availability domains (regions.htm).
+AVAILABILITY_DOMAIN_NUMBERS = ("1", "2", "3")
+
+
+@rule
+def oci_object_uris(spec: StackSpec) -> Iterator[Problem]:
+    """Object URIs name a bucket of the tenancy's Object Storage namespace: oci://<bucket>[/prefix]; bucket names
+    are 1-256 letters, digits, '-', '_' and '.' (managingbuckets.htm). The namespace is the tenancy's own (the
+    stack reads it with GetNamespace), so a URI never carries one."""
+    for path, uri in object_uris(spec):
+        if not uri.startswith("oci://"):
+            continue  # another scheme: the neutral scheme rule reports it
+        bucket, _ = split_bucket_uri(uri)
+        if not re.fullmatch(BUCKET_NAME, bucket):
+            yield Problem(
+                path,
+                f"bucket {bucket!r} is not an Object Storage bucket name: 1 to 256 letters, digits, '-', '_' and "
+                "'.' (the namespace is the tenancy's, never in the URI); expected oci://<bucket>[/prefix]",
+            )
+
+
+@rule(workload="training")
+def oci_capacity_reservation(spec: TrainingStack) -> Iterator[Problem]:
+    """A capacity reservation is named by its OCID (ComputeCapacityReservation); the instance configuration's
+    launch details take `capacity_reservation_id`, which the API checks for that form."""
+    reservation = spec.training.nodes.reservation_id
+    if reservation is not None and not re.fullmatch(CAPACITY_RESERVATION_OCID, reservation):
+        yield Problem(
+            "training.nodes.reservationId",
+            f"{reservation!r} is not a compute capacity reservation OCID "
+            "(ocid1.capacityreservation.oc1.<region>.<unique id>)",
+        )
+
+
+@rule(workload="training")
+def oci_availability_domain(spec: TrainingStack) -> Iterator[Problem]:
+    """A cluster network places its one instance pool in one availability domain. The Identity API names them per
+    tenancy ("Uocm:US-ASHBURN-AD-1"), so a stack names the domain by its number in the region (1, 2 or 3; most
+    regions have one); omitted, the stack takes the first. The stack reads the tenancy's name for it at deploy."""
+    domain = spec.training.network.availability_zone
+    if domain is not None and domain not in AVAILABILITY_DOMAIN_NUMBERS:
+        yield Problem(
+            "training.network.availabilityZone",
+            f"{domain!r} is not an OCI availability domain number; allowed: "
+            f"{', '.join(AVAILABILITY_DOMAIN_NUMBERS)} (AD-1..AD-3 of the region, "
+            "`oci iam availability-domain list`)",
+        )
+
+
+@rule(workload="training")
+def oci_head_shape(spec: TrainingStack) -> Iterator[Problem]:
+    """The Slurm head is a flexible VM whose OCPUs and memory the stack sets (shape_config); only the shapes the
+    catalog sizes are built."""
+    if spec.training.scheduler.kind != "slurm":
+        return
+    shape = spec.training.scheduler.head_node.instance_type
+    if shape not in tables.HEAD_SHAPES:
+        yield Problem(
+            "training.scheduler.headNode.instanceType",
+            f"{shape!r} is not a head shape accelstack sizes on OCI; allowed: {', '.join(tables.HEAD_SHAPES)}",
+        )
