@@ -35,9 +35,12 @@ READERS: dict[tuple[str, str], str] = {
 }
 
 
-def store_cloud(uri: str) -> str | None:
-    """The cloud whose object store `uri` names: by scheme, and for https only a Blob Storage host."""
+def store_cloud(uri: str, own: str | None = None) -> str | None:
+    """The cloud whose object store `uri` names: by scheme, and for https only a Blob Storage host. A scheme the
+    stack's `own` cloud's store also takes is its own (Vultr Object Storage speaks S3: s3:// there is Vultr's)."""
     scheme, _, rest = uri.partition("://")
+    if own is not None and scheme != "https" and scheme in registry.get(own).catalog.object_uri_schemes:
+        return own
     if scheme == "https":
         return "azure" if rest.partition("/")[0].endswith(BLOB_HOST_SUFFIX) else None
     return STORE_CLOUDS.get(scheme)

@@ -39,13 +39,13 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
     separation.trainingAccounts as `<cloud>:<id>`; adapters come from the same cloud; the reader the serving stack
     declares there needs the store's region (accelstack.spec.handoff)."""
     serving = spec.serving
-    source = store_cloud(serving.model.weights_uri)
+    source = store_cloud(serving.model.weights_uri, spec.cloud)
     if source is None or source == spec.cloud:
         for index, adapter in enumerate(serving.model.adapters):
-            if store_cloud(adapter.uri) not in (None, spec.cloud):
+            if store_cloud(adapter.uri, spec.cloud) not in (None, spec.cloud):
                 yield Problem(
                     f"serving.model.adapters.{index}.uri",
-                    f"{adapter.uri!r} is on {store_cloud(adapter.uri)} while the weights are in this cloud; "
+                    f"{adapter.uri!r} is on {store_cloud(adapter.uri, spec.cloud)} while the weights are in this cloud; "
                     "adapters are read from the weights' store",
                 )
         if serving.artifact_region is not None:

@@ -73,7 +73,7 @@ def object_uris_use_the_clouds_store(spec: StackSpec) -> Iterator[Problem]:
         return
     allowed = ", ".join(f"{scheme}://" for scheme in schemes)
     for path, uri in object_uris(spec):
-        if isinstance(spec, ServingStack) and store_cloud(uri) not in (None, spec.cloud):
+        if isinstance(spec, ServingStack) and store_cloud(uri, spec.cloud) not in (None, spec.cloud):
             continue  # another cloud's training artifacts: weights_on_another_cloud judges the pair
         if uri.partition("://")[0] not in schemes:
             yield Problem(
