@@ -22,7 +22,7 @@ from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_
 
 REPO = Path(__file__).resolve().parents[3]
 MAIN = REPO / "__main__.py"
-EXAMPLE = REPO / "stacks" / "Pulumi.oci-training.yaml"
+EXAMPLE = REPO / "stacks" / "not-shipped" / "Pulumi.oci-training.yaml"
 STACK = "oci-training"
 TENANCY = "ocid1.tenancy.oc1..aaaaaaaaacmetenancy"
 COMPARTMENT = "ocid1.compartment.oc1..aaaaaaaaacmetrain"

@@ -19,7 +19,7 @@ from accelstack.spec.loader import apply_overrides, read_stack_file
 
 REPO = Path(__file__).resolve().parents[3]
 MAIN = REPO / "__main__.py"
-EXAMPLE = REPO / "stacks" / "Pulumi.vultr-serving.yaml"
+EXAMPLE = REPO / "stacks" / "not-shipped" / "Pulumi.vultr-serving.yaml"
 STACK = "vultr-serving"
 INSTANCE = "vultr:index/instance:Instance"
 LB = "vultr:index/loadBalancer:LoadBalancer"
