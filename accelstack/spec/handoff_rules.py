@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelstack.clouds import registry
 from accelstack.spec.accounts import account_model
 from accelstack.spec.handoff import (
     HANDOFF_CLOUDS,
@@ -39,6 +40,8 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
     separation.trainingAccounts as `<cloud>:<id>`; adapters come from the same cloud; the reader the serving stack
     declares there needs the store's region (accelstack.spec.handoff)."""
     serving = spec.serving
+    if not registry.get(spec.cloud).catalog.object_uri_schemes:
+        return  # a cloud that has not said its store's schemes cannot tell its own URIs from another cloud's
     source = store_cloud(serving.model.weights_uri, spec.cloud)
     if source is None or source == spec.cloud:
         for index, adapter in enumerate(serving.model.adapters):

@@ -200,7 +200,7 @@ def test_the_default_target_is_the_project_directory(tmp_path: Path, monkeypatch
         ("my-cloud", "NAME 'my-cloud' is not a lowercase Python identifier"),
         ("9cloud", "NAME '9cloud' is not a lowercase Python identifier"),
         ("class", "NAME 'class' is a Python keyword"),
-        ("aws", "NAME 'aws' is a registered cloud (registered: aws, azure, gcp)"),
+        ("aws", f"NAME 'aws' is a registered cloud (registered: {', '.join(registry.names())})"),
     ],
 )
 def test_a_name_it_cannot_use_is_refused(tmp_path: Path, name: str, said: str) -> None:

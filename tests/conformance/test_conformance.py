@@ -442,6 +442,11 @@ def test_every_kind_the_components_can_create_is_previewed_by_a_stack_or_variant
     `up` unjudged, as the Capacity Block's scheduled actions once did. Add the variant that creates it."""
     made = component_kinds()
     previewed = {r.type for _, case in [*CASES, *VARIANT_CASES] for r in preview(case).resources}
+    # The cross-cloud readers a serving stack declares in another cloud's training account: the six pairs of
+    # tests/conformance/test_cross_cloud_handoff.py preview them.
+    from tests.conformance.test_cross_cloud_handoff import PAIRS, pair_capture
+
+    previewed |= {r.type for training, serving in PAIRS for r in pair_capture(training, serving).resources}
     assert {"aws:autoscaling/schedule:Schedule", "gcp:compute/resizeRequest:ResizeRequest"} <= set(made)
     missing = {token: where for token, where in sorted(made.items()) if token not in previewed}
     assert missing == {}, "kinds the components create that no example stack or variant (cloud_stacks) previews"

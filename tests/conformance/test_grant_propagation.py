@@ -131,6 +131,8 @@ GCP_KEY_USERS: dict[str, Uses] = {
 # internal/service/iam/wait.go, propagationTimeout), and tests/components/test_deploy_order.py orders its pairs.
 CREATE_TIME_GRANTS: dict[str, tuple[dict[str, Uses], Callable[[Registration], int]]] = {
     "aws": ({}, lambda grant: 0),
+    # Vultr has no identity grants: an API key is the account, and the instances carry no identity.
+    "vultr": ({}, lambda grant: 0),
     "azure": (
         {
             "azure-native:storage:StorageAccount": _account_key,

@@ -102,6 +102,7 @@ def test_every_rule_registered_once_in_layer_order():
     modules = [name.rsplit(".", 1)[0] for name in names]
     layer_order = [
         "accelstack.spec.validators",
+        "accelstack.spec.handoff_rules",
         "accelstack.spec.catalog_rules",
         "accelstack.spec.address_rules",
         "accelstack.clouds.aws.rules",

@@ -102,7 +102,8 @@ def test_example_serving_stack_is_clean():
             "below the per-request service time",
         ),
         (
-            {"serving.model.weightsUri": "gs://bucket/models/x/"},
+            # gs:// is another cloud's store, a cross-cloud handoff (weights_on_another_cloud); no cloud's is ftp://
+            {"serving.model.weightsUri": "ftp://bucket/models/x/"},
             "serving.model.weightsUri",
             Level.ERROR,
             "allowed scheme: s3://",

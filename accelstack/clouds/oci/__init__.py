@@ -38,7 +38,9 @@ PRICES = Prices(
     region=prices.REGION,
     source="accelstack.clouds.oci.prices (Oracle's GPU and compute price pages, see its docstring)",
     on_demand_hourly=prices.ON_DEMAND_HOURLY,
-    spot_discount=prices.DEFAULT_SPOT_DISCOUNT,
+    # OCI's preemptible instances cost half, but cluster networks (how accelstack trains on OCI) do not take them:
+    # nothing here can be bought at that price, so none is quoted.
+    spot_discount=0.0,
     parallel_fs_gb_month={},
     object_gb_month=prices.OBJECT_STANDARD_GB_MONTH,
     block_gb_month=prices.BLOCK_BALANCED_GB_MONTH,

@@ -124,7 +124,7 @@ VULTR = Cloud(
     ),
     components="accelstack.components.vultr",
     workloads=frozenset({"serving"}),
-    rules=("accelstack.clouds.vultr.rules",),
+    rules=("accelstack.clouds.vultr.rules", "accelstack.components.vultr.rules"),
     boot_data_limit=BootDataLimit("user data", catalog.USER_DATA_MAX_BYTES, refused_by="Vultr"),
     replace_rules=replace_rows.REPLACE_RULES,
     terraform=(replace_rows.TERRAFORM,),
