@@ -21,7 +21,6 @@ from accelstack.components import slurm
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, SLURM_CONFIG_METADATA_KEY, STATE_DEVICE_NAME
 from accelstack.components.gcp.serving.replicas import REGIONAL_GROUP_ZONES
 from accelstack.components.gcp.serving.user_data import replica_user_data
-from accelstack.components.slurm.config_delivery import config_bundle
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.address_rules import CarvedRange, carves
 from accelstack.spec.catalog_rules import BootData, boot_data
@@ -56,13 +55,10 @@ def slurm_nodes_metadata(spec: TrainingStack) -> Iterator[BootData]:
         state_volume=STATE_DEVICE_NAME,
         checkpoint_interval_seconds=86_400,
     )
-    try:
-        nodes = slurm.nodes_for(spec)
-        head = slurm.head_cloud_init(spec, nodes, values)
-        compute = slurm.compute_cloud_init(spec, nodes, values)
-        bundle = config_bundle(slurm.config_files(spec, nodes))
-    except ValueError:
-        return  # an input another rule reports (unknown preset, a foreign checkpoint URI) stops rendering
+    rendered = slurm.boot_data_at_longest(spec, values)
+    if rendered is None:
+        return  # an input another rule reports stops rendering
+    head, compute, bundle = rendered
     partitions = f"{len(spec.training.scheduler.partitions)} partition(s)"
     fewer = "use fewer partitions (or features) or dataset syncs"
     login = _metadata_bytes(LOGIN_METADATA) + len(b"user-data")

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 from accelstack.clouds.oci.catalog import DEFAULT_VCN_CIDR, SLURM_CONFIG_METADATA_KEY, STATE_DEVICE
 from accelstack.components import slurm
-from accelstack.components.slurm.config_delivery import config_bundle
 from accelstack.spec.address_rules import CarvedRange, carves
 from accelstack.spec.catalog_rules import BootData, boot_data
 from accelstack.spec.models import TrainingStack
@@ -40,13 +39,10 @@ def slurm_nodes_metadata(spec: TrainingStack) -> Iterator[BootData]:
         state_volume=STATE_DEVICE,
         checkpoint_interval_seconds=86_400,
     )
-    try:
-        nodes = slurm.nodes_for(spec)
-        head = slurm.head_cloud_init(spec, nodes, values)
-        compute = slurm.compute_cloud_init(spec, nodes, values)
-        bundle = config_bundle(slurm.config_files(spec, nodes))
-    except ValueError:
+    rendered = slurm.boot_data_at_longest(spec, values)
+    if rendered is None:
         return  # an input another rule reports stops rendering
+    head, compute, bundle = rendered
     fewer = "use fewer partitions (or features) or dataset syncs"
     # The configuration key sits beside user_data in the same metadata (its value base64 text already).
     beside = len(SLURM_CONFIG_METADATA_KEY) + len(bundle) + len("user_data")

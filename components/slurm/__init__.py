@@ -53,6 +53,7 @@ from accelstack.components.slurm.config_delivery import (
     CONFIG_FILES,
     CONFIG_SYNC_PATH,
     CONFIG_SYNC_UNIT,
+    config_bundle,
     config_sync_script,
     config_sync_units,
 )
@@ -582,3 +583,17 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
 from accelstack.components.slurm.spot_watcher import preemption_grace_seconds as preemption_grace_seconds  # noqa: E402
 from accelstack.components.slurm.spot_watcher import spot_watcher_script as spot_watcher_script  # noqa: E402
 from accelstack.components.slurm.spot_watcher import watches_preemption as watches_preemption  # noqa: E402
+
+
+def boot_data_at_longest(spec: StackSpec, values: DeployValues) -> tuple[str, str, str] | None:
+    """(head user data, compute user data, configuration bundle) with `values` at their longest, for a cloud's
+    boot-data rule; None when an input another rule reports (unknown preset, a foreign URI) stops rendering."""
+    try:
+        nodes = nodes_for(spec)
+        return (
+            head_cloud_init(spec, nodes, values),
+            compute_cloud_init(spec, nodes, values),
+            config_bundle(config_files(spec, nodes)),
+        )
+    except ValueError:
+        return None
