@@ -24,7 +24,6 @@ ON_DEMAND_HOURLY: dict[str, float] = {
     "BM.GPU.MI300X.8": 48.0,
     **{shape: round(ocpus * 0.03 + memory_gb * 0.002, 6) for shape, (ocpus, memory_gb) in HEAD_SHAPES.items()},
 }
-DEFAULT_SPOT_DISCOUNT = 0.50
 
 OBJECT_STANDARD_GB_MONTH = 0.0255
 BLOCK_BALANCED_GB_MONTH = round(0.0255 + 10 * 0.0017, 4)
