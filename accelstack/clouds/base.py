@@ -320,6 +320,13 @@ class MachineOffers:
     checked: str  # ISO date the table was read
     source: str  # where it was read, in messages
     zones: Mapping[str, Mapping[str, tuple[str, ...]]]
+    # The regions the source lists at all (empty: every region of the catalog). Outside them a missing row says
+    # nothing about the cloud, only about the source, so those regions are not checked.
+    regions_read: tuple[str, ...] = ()
+
+    def covers(self, region: str) -> bool:
+        """Whether the source lists `region`, so a machine type without a row there is known not to be offered."""
+        return not self.regions_read or region in self.regions_read
 
 
 @dataclass(frozen=True)

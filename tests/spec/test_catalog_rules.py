@@ -5,6 +5,7 @@ limits say (a made-up cloud with no rule module of its own: tests/planner/test_m
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from pathlib import Path
 
 import pytest
@@ -311,27 +312,106 @@ def offered_clouds() -> list[str]:
     return [cloud for cloud in CLOUDS if registry.get(cloud).catalog.offers is not None]
 
 
+def test_every_cloud_with_a_deployable_gpu_catalog_has_an_offers_table():
+    # The parametrizations below run on each: a cloud losing its table would drop out of them silently.
+    assert {"aws", "azure", "gcp"} <= set(offered_clouds())
+
+
+@pytest.mark.parametrize("cloud", offered_clouds())
+def test_the_offers_table_names_the_catalog_and_its_regions(cloud):
+    """Every machine type has a row or is named as left out (the source had none), and the table's regions and
+    the regions its source lists are the catalog's."""
+    described = registry.get(cloud)
+    offers = described.catalog.offers
+    assert offers is not None
+    left_out = set(importlib.import_module(f"accelstack.clouds.{cloud}.offers").LEFT_OUT)
+    assert not left_out & set(offers.zones)
+    assert set(offers.zones) | left_out == set(described.catalog.instances)
+    regions = {region for where in offers.zones.values() for region in where}
+    assert regions <= set(described.catalog.regions)
+    assert set(offers.regions_read) <= set(described.catalog.regions)
+    assert not offers.regions_read or regions <= set(offers.regions_read)
+
+
+def _region_without(cloud: str) -> tuple[str, dict[str, tuple[str, ...]], str]:
+    """A machine type of the table and a region its source lists that does not offer it."""
+    offers = registry.get(cloud).catalog.offers
+    assert offers is not None
+    for machine, where in offers.zones.items():
+        for region in registry.get(cloud).catalog.regions:
+            if region not in where and offers.covers(region):
+                return machine, dict(where), region
+    raise AssertionError(f"{cloud}'s table offers every type in every region it lists")
+
+
 @pytest.mark.parametrize("workload", ["training", "serving"])
 @pytest.mark.parametrize("cloud", offered_clouds())
 def test_a_region_that_does_not_offer_the_machine_type_is_refused_naming_those_that_do(cloud, workload):
     """The table is the cloud's (Catalog.offers); the shipped stacks' regions offer their machine types."""
-    described = registry.get(cloud)
-    offers = described.catalog.offers
-    assert offers is not None and set(offers.zones) <= set(described.catalog.instances)
-    assert all(region in described.catalog.regions for where in offers.zones.values() for region in where)
+    offers = registry.get(cloud).catalog.offers
+    assert offers is not None
     path = f"{workload}.{'nodes' if workload == 'training' else 'replicas'}.instanceType"
     assert not [m for m in at(problems(cloud, workload), path) if "is not offered" in m]
-    machine, where = next(
-        (name, where) for name, where in offers.zones.items() if len(where) < len(described.catalog.regions)
-    )
-    elsewhere = next(region for region in described.catalog.regions if region not in where)
+    machine, where, elsewhere = _region_without(cloud)
     region_key = f"account.{'location' if cloud == 'azure' else 'region'}"
     found = problems(
         cloud, workload, f"{path}={machine}", f"{region_key}={elsewhere}", f"separation.allowedRegions=[{elsewhere}]"
     )
     [message] = [m for m in at(found, path) if "is not offered" in m]
     assert message.startswith(f"{machine} is not offered in {elsewhere} ({region_key}; ")
-    assert message.endswith(f"regions that offer it: {', '.join(sorted(where))}")
+    assert f"checked {offers.checked}" in message
+    assert message.endswith(f": {', '.join(sorted(where))}")
+    assert "regions that offer it" in message
+    # A partial source says how many regions it lists, so a short list is not read as the cloud's whole reach.
+    assert (f" among the {len(offers.regions_read)} the table lists:" in message) == bool(offers.regions_read)
+    ok = problems(
+        cloud,
+        workload,
+        f"{path}={machine}",
+        f"{region_key}={sorted(where)[0]}",
+        f"separation.allowedRegions=[{sorted(where)[0]}]",
+    )
+    assert not [m for m in at(ok, path) if "is not offered" in m]
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure"])
+def test_a_region_the_source_does_not_list_is_not_checked(cloud):
+    # AWS's source lists 24 Regions (not the opt-in ones), Azure's only US regions: a missing row there says
+    # nothing about the cloud.
+    described = registry.get(cloud)
+    offers = described.catalog.offers
+    assert offers is not None and offers.regions_read
+    unlisted = next(region for region in described.catalog.regions if region not in offers.regions_read)
+    machine = next(iter(offers.zones))
+    region_key = f"account.{'location' if cloud == 'azure' else 'region'}"
+    found = problems(
+        cloud,
+        "training",
+        f"training.nodes.instanceType={machine}",
+        f"{region_key}={unlisted}",
+        f"separation.allowedRegions=[{unlisted}]",
+    )
+    assert not [p for p in found if "is not offered" in p.message]
+
+
+def test_aws_p5e_is_refused_in_us_east_1_where_the_source_has_no_row():
+    # A real row, not a made-up one: the H200 p5e is sold in fewer Regions than p5 and p5en, not us-east-1.
+    found = problems("aws", "training", "training.nodes.instanceType=p5e.48xlarge")
+    [message] = [m for m in at(found, "training.nodes.instanceType") if "is not offered" in m]
+    assert message.startswith("p5e.48xlarge is not offered in us-east-1 (account.region; ")
+    assert "us-east-2" in message.split("regions that offer it")[1]
+
+
+@pytest.mark.parametrize(
+    ("cloud", "zone"),
+    [("aws", "training.network.availabilityZone=us-east-1f"), ("azure", "training.network.availabilityZone=3")],
+)
+def test_a_table_without_zones_checks_the_region_only(cloud, zone):
+    # AWS's source names AZ IDs (use1-az2), not the per-account names a stack pins; Azure's has no zones.
+    offers = registry.get(cloud).catalog.offers
+    assert offers is not None and not any(z for where in offers.zones.values() for z in where.values())
+    found = problems(cloud, "training", zone)
+    assert not [m for m in at(found, "training.network.availabilityZone") if "is not offered" in m]
 
 
 def test_a_zone_that_does_not_offer_the_machine_type_is_warned_naming_those_that_do():

@@ -5,7 +5,7 @@ The Pulumi half is `accelstack.components.aws`; the spec rules are `rules` and `
 
 from __future__ import annotations
 
-from accelstack.clouds.aws import catalog, prices, quotas, replace_rows, serving_scaling, terraform_types
+from accelstack.clouds.aws import catalog, offers, prices, quotas, replace_rows, serving_scaling, terraform_types
 from accelstack.clouds.base import (
     AdmissionLimits,
     BootDataLimit,
@@ -13,6 +13,7 @@ from accelstack.clouds.base import (
     Cloud,
     DatasetImport,
     Feature,
+    MachineOffers,
     ManagedScheduler,
     ParallelFsTier,
     PlannedProperty,
@@ -42,6 +43,7 @@ CATALOG = Catalog(
     ),
     instances=catalog.ACCELERATED_INSTANCES,
     regions=tuple(catalog.REGIONS),
+    offers=MachineOffers(offers.CHECKED, offers.SOURCE, offers.ZONES_BY_INSTANCE_TYPE, offers.REGIONS_READ),
     default_mount_path="/fsx",  # FSx for Lustre's documented mount point (and every earlier release's)
     # The Deep Learning Base GPU AMI (Ubuntu 22.04: NVIDIA driver, CUDA, Docker with the NVIDIA toolkit), its
     # latest release resolved by EC2 at launch from AWS's public SSM parameter.

@@ -6,7 +6,7 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 from __future__ import annotations
 
 from accelstack.clouds import random_provider, time_provider
-from accelstack.clouds.azure import arm_types, catalog, prices, quotas, replace_rows, services, serving_scaling
+from accelstack.clouds.azure import arm_types, catalog, offers, prices, quotas, replace_rows, services, serving_scaling
 from accelstack.clouds.base import (
     AdmissionLimits,
     BootDataLimit,
@@ -14,6 +14,7 @@ from accelstack.clouds.base import (
     Cloud,
     DatasetImport,
     Feature,
+    MachineOffers,
     ManagedScheduler,
     ParallelFsTier,
     PlannedProperty,
@@ -38,6 +39,7 @@ CATALOG = Catalog(
     sources=catalog.SOURCES,
     instances=catalog.ACCELERATED_INSTANCES,
     regions=catalog.REGIONS,
+    offers=MachineOffers(offers.CHECKED, offers.SOURCE, offers.ZONES_BY_SIZE, offers.REGIONS_READ),
     replica_image="Microsoft's Ubuntu-HPC image (microsoft-dsvm:ubuntu-hpc:2404: GPU driver, AzCopy)",
     default_head_node="Standard_D8s_v5",  # 8 vCPUs, 32 GiB, as AWS's m7i.2xlarge
     parallel_fs_service="Azure Managed Lustre",

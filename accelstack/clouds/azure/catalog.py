@@ -7,7 +7,8 @@ Left out because the sources at hand did not confirm them (add a row once a sour
 - ND GB200 v6 / ND GB300 v6 (Arm hosts; the size tables read did not give vCPU and memory per size).
 - NCads H100 v5 and NC A100 v4 InfiniBand: none (the size pages list no InfiniBand), so they carry no fabric.
 - Which region offers which size: Microsoft's per-size regional availability was not readable here, so
-  `REGIONS` is Azure's physical regions and the size/region pairing is left to Azure at create time.
+  `REGIONS` is Azure's physical regions; `offers.py` pairs sizes with the US regions a public catalog lists,
+  and elsewhere the pairing is left to Azure at create time.
 """
 
 from __future__ import annotations

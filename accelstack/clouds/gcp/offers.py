@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 CHECKED = "2026-12-05"
+LEFT_OUT = tuple(f"g2-standard-{vcpus}" for vcpus in (4, 8, 12, 16, 24, 32, 48, 96))
 SOURCE = "skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv @006059e (Compute Engine machineTypes by zone)"
 
 _A2_HIGHGPU = {
