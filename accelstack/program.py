@@ -8,9 +8,11 @@ deploys exactly what the repository previews.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pulumi
 
+from accelstack.clouds import registry
 from accelstack.components import build_landing, build_stack
 from accelstack.planner.landing_plan import LandingPlan, landing_problems, plan_landing
 from accelstack.spec import SpecError, parse_spec
@@ -43,7 +45,7 @@ def main() -> None:
     build_stack(spec)
 
 
-def landing_plan(raw: dict[str, object]) -> tuple[LandingStack, LandingPlan]:
+def landing_plan(raw: dict[str, Any]) -> tuple[LandingStack, LandingPlan]:
     """The landing stack's spec and plan, from its config and the workload stacks it lists; RunError otherwise."""
     try:
         spec = parse_landing(raw, pulumi.get_stack())
@@ -53,4 +55,4 @@ def landing_plan(raw: dict[str, object]) -> tuple[LandingStack, LandingPlan]:
             raise SpecError(problems)
     except SpecError as error:
         raise pulumi.RunError("invalid accelstack config:\n" + str(error)) from None
-    return spec, plan_landing(spec, workloads)
+    return spec, plan_landing(spec, workloads, registry.get(spec.cloud).catalog)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from accelstack.clouds import registry
+from accelstack.clouds.base import Catalog
 from accelstack.spec.landing import SIDES, LandingStack
 from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.problems import Problem
@@ -43,10 +43,11 @@ def side_of(landing: LandingStack, stack: str) -> str | None:
     return next((side for side in SIDES if stack in landing.side(side).stacks), None)
 
 
-def plan_quota_needs(landing: LandingStack, workloads: Mapping[str, TrainingStack | ServingStack]) -> list[QuotaNeed]:
+def plan_quota_needs(
+    landing: LandingStack, workloads: Mapping[str, TrainingStack | ServingStack], catalog: Catalog
+) -> list[QuotaNeed]:
     """The quota each side needs for the stacks the landing stack lists (`workloads`: stack name -> spec; a
     listed stack missing from it is the caller's error to report). In side, then quota name order."""
-    catalog = registry.get(landing.cloud).catalog
     needs: list[QuotaNeed] = []
     for side in SIDES:
         totals: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
@@ -79,11 +80,12 @@ def shortfalls(requested: Iterable[QuotaNeed], needed: Iterable[QuotaNeed]) -> l
     ]
 
 
-def training_families(landing: LandingStack, workloads: Mapping[str, TrainingStack | ServingStack]) -> list[str]:
+def training_families(
+    landing: LandingStack, workloads: Mapping[str, TrainingStack | ServingStack], catalog: Catalog
+) -> list[str]:
     """The instance families the serving account's guardrail denies: every family of the cloud's catalog with a
     fabric (the multi-node training machines) and every family the training side's stacks run, less the families
     the serving side's own stacks run (a model served on p5 keeps p5: the guardrail must not deny a listed stack)."""
-    catalog = registry.get(landing.cloud).catalog
 
     def families(side: str) -> set[str]:
         listed = [workloads[name] for name in landing.side(side).stacks if name in workloads]
@@ -135,9 +137,12 @@ def landing_problems(landing: LandingStack, workloads: Mapping[str, TrainingStac
     return problems
 
 
-def plan_landing(landing: LandingStack, workloads: Mapping[str, TrainingStack | ServingStack]) -> LandingPlan:
-    """The landing stack's plan from the workload stacks it lists (check `landing_problems` first)."""
+def plan_landing(
+    landing: LandingStack, workloads: Mapping[str, TrainingStack | ServingStack], catalog: Catalog
+) -> LandingPlan:
+    """The landing stack's plan from the workload stacks it lists (check `landing_problems` first), with the
+    landing cloud's `catalog`."""
     return LandingPlan(
-        needs=tuple(plan_quota_needs(landing, workloads)),
-        training_families=tuple(training_families(landing, workloads)),
+        needs=tuple(plan_quota_needs(landing, workloads, catalog)),
+        training_families=tuple(training_families(landing, workloads, catalog)),
     )

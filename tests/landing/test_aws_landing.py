@@ -11,6 +11,7 @@ from typing import Any
 import pulumi
 import pytest
 
+from accelstack.clouds import registry
 from accelstack.components.aws.mocks import STACK_REFERENCE, AwsMocks
 from accelstack.engine.capture import Capture, capture, config_for_pulumi
 from accelstack.examples import example_file
@@ -20,6 +21,7 @@ from accelstack.spec import SpecError, parse_spec
 from accelstack.spec.landing import parse_landing, workload_specs
 from accelstack.spec.loader import read_stack_file
 
+CATALOG = registry.get("aws").catalog
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
 LANDING_FILE = STACKS / "not-shipped" / "Pulumi.aws-landing.yaml"
@@ -55,7 +57,7 @@ def landing() -> Capture:
 
 def test_sizes_each_sides_quota_from_the_listed_stacks_node_counts() -> None:
     spec = parse_landing(landing_raw(), "aws-landing")
-    plan = plan_landing(spec, workload_specs(spec, STACKS))
+    plan = plan_landing(spec, workload_specs(spec, STACKS), CATALOG)
     needs = {(n.side, n.quota): n.amount for n in plan.needs}
     # 4 x p5.48xlarge (192 vCPUs) on demand; the serving stack at replicas.max of its instance's vCPUs.
     serving = parse_spec(read_stack_file(example_file("aws-serving", STACKS)), "aws-serving")
@@ -232,9 +234,9 @@ def test_a_wired_stack_may_not_also_name_a_deploy_role() -> None:
 def test_shortfalls_name_the_quota_a_stack_needs_beyond_the_request() -> None:
     spec = parse_landing(landing_raw(), "aws-landing")
     workloads = workload_specs(spec, STACKS)
-    requested = plan_landing(spec, workloads).needs
+    requested = plan_landing(spec, workloads, CATALOG).needs
     bigger = copy.deepcopy(read_stack_file(example_file("aws-training", STACKS)))
     bigger["training"]["nodes"]["count"] = 8
     more = {**workloads, "aws-training": parse_spec(bigger, "aws-training")}
-    short = shortfalls(requested, plan_landing(spec, more).needs)
+    short = shortfalls(requested, plan_landing(spec, more, CATALOG).needs)
     assert [(need.quota, need.amount, asked) for need, asked in short] == [("Running On-Demand P instances", 1536, 768)]
