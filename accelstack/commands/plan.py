@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -167,7 +168,7 @@ plan_app = typer.Typer(help="What a landing stack plans for its accounts.", no_a
 @plan_app.command("quotas")
 @guarded
 def quotas_command(
-    stacks: list[str] = typer.Argument(..., metavar="LANDING...", help="Landing stacks (name or file)."),
+    stacks: Annotated[list[str], typer.Argument(metavar="LANDING...", help="Landing stacks (name or file).")],
     project_dir: ProjectDirOpt = None,
 ) -> int:
     """Print each landing stack's quota requests against what the project's workload stacks need, per account,

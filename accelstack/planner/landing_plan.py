@@ -26,6 +26,7 @@ class QuotaNeed:
     quota: str
     unit: str
     amount: int
+    code: str  # the quota's id in the cloud's quota API (what a request names)
     stacks: tuple[str, ...]  # the workload stacks that draw on it
 
 
@@ -50,7 +51,7 @@ def plan_quota_needs(
     listed stack missing from it is the caller's error to report). In side, then quota name order."""
     needs: list[QuotaNeed] = []
     for side in SIDES:
-        totals: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+        totals: dict[tuple[str, str, str, str], tuple[int, list[str]]] = {}
         for name in landing.side(side).stacks:
             spec = workloads.get(name)
             if spec is None:
@@ -60,12 +61,12 @@ def plan_quota_needs(
             quota = catalog.quota(instance_type, "spot" if capacity == "flex-start" else capacity)
             if quota is None:
                 continue  # a capacity block or reservation: bought capacity, no quota drawn
-            key = (spec.account.region, quota.name, quota.unit)
+            key = (spec.account.region, quota.name, quota.unit, quota.code)
             amount, stacks = totals.get(key, (0, []))
             totals[key] = (amount + quota.amount(catalog.instance(instance_type), count), [*stacks, name])
         needs.extend(
-            QuotaNeed(side, region, quota, unit, amount, tuple(stacks))
-            for (region, quota, unit), (amount, stacks) in sorted(totals.items())
+            QuotaNeed(side, region, quota, unit, amount, code, tuple(stacks))
+            for (region, quota, unit, code), (amount, stacks) in sorted(totals.items())
         )
     return needs
 

@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from accelstack.clouds.aws.quotas import QUOTA_CODES, SERVICE_CODE
+from accelstack.clouds.aws.quotas import SERVICE_CODE
 from accelstack.components.recipes.landing import LandedAccount, LandingParts, LandingRecipe
 from accelstack.planner.landing_plan import LandingPlan, QuotaNeed
 from accelstack.spec.accounts import AwsAccount
@@ -46,6 +46,7 @@ SERVING_DENIED_CREATES = (
     "fsx:CreateFileSystem", "fsx:CreateFileSystemFromBackup", "ec2:CreatePlacementGroup",
 )  # fmt: skip
 POLICY_TYPE = "SERVICE_CONTROL_POLICY"
+TAG_SIDE = "accelstack:side"  # which side an OU (or a member account's provider) is
 BUDGET_ALERTS = (("ACTUAL", 80.0), ("FORECASTED", 100.0))  # percent of the monthly limit
 
 
@@ -140,6 +141,8 @@ class AwsLandingParts(LandingParts):
             f"{self.prefix}-{side}",
             name=f"accelstack-{side}",
             parent_id=self.spec.organization.parent_id,
+            # The packs find each side's OU by this tag (policies/separation/landing_rules.py).
+            tags={TAG_SIDE: side},
             opts=self.opts,
         )
 
@@ -218,8 +221,9 @@ class AwsLandingParts(LandingParts):
             assume_roles=[
                 aws.ProviderAssumeRoleArgs(role_arn=account.deploy_role_arn, session_name=f"accelstack-{self.prefix}")
             ],
+            # The side tag says which account the provider reaches (the packs judge its quota requests by it).
             default_tags=aws.ProviderDefaultTagsArgs(
-                tags={"accelstack:workload": "landing", "accelstack:stack": self.prefix}
+                tags={"accelstack:workload": "landing", "accelstack:stack": self.prefix, TAG_SIDE: account.side}
             ),
             opts=pulumi.ResourceOptions(parent=self.opts.parent, depends_on=[account.resource]),
         )
@@ -229,7 +233,7 @@ class AwsLandingParts(LandingParts):
         opts = pulumi.ResourceOptions(parent=self.opts.parent, provider=provider)
         made: list[pulumi.Resource] = []
         for need in needs:
-            code = QUOTA_CODES[need.quota]
+            code = need.code
             made.append(
                 aws.servicequotas.ServiceQuota(
                     f"{self.prefix}-{account.side}-{need.region}-{code}",
