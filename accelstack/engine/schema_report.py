@@ -204,6 +204,8 @@ EXAMPLES = (
     "gcp-serving",
 )
 CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp"}
+# Landing stacks (not shipped examples: stacks/not-shipped/README.md): the trace reads their kinds there.
+LANDING_EXAMPLES = ("aws-landing",)
 
 
 @cache
@@ -214,7 +216,10 @@ def example_previews() -> dict[str, Any]:
     from accelstack.engine.preview import preview_stack
 
     repo = Path(__file__).resolve().parents[2]
-    return {name: preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in EXAMPLES}
+    previews = {name: preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in EXAMPLES}
+    for name in LANDING_EXAMPLES:
+        previews[name] = preview_stack(repo / "stacks" / "not-shipped" / f"Pulumi.{name}.yaml", [], repo)
+    return previews
 
 
 def trace(
@@ -226,12 +231,15 @@ def trace(
     """Both packs over every example export, and over each cloud's training export (`alone`: only its stack and
     providers, faster) plus one resource of each security kind with every input set: (direct reads, scans,
     kinds whose probe crashed a pack)."""
+    from accelstack.engine.pack_context import landing_context
     from accelstack.engine.policy_runner import policy_verdicts
 
     crashed: list[str] = []
     with recording() as (direct, scanned):
         for result in previews.values():
-            policy_verdicts(result.export, result.spec)
+            plan = getattr(result, "landing_plan", None)
+            context = landing_context(result.spec, plan) if plan is not None else None
+            policy_verdicts(result.export, result.spec, context=context)
         for package in schema.SDK_MODULES:
             base = next(r for n, r in previews.items() if CLOUD_OF_STACK[n.split("-")[0]] == package)
             doc = minimal(base.export) if alone else base.export

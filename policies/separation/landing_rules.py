@@ -68,7 +68,10 @@ def _account_ids(side: str, ous: dict[str, Any], resources: Sequence[Any]) -> se
     ou = ous.get(side)
     found = set()
     for account in concepts.of(resources, "member-account"):
-        identifier = _read(account, "id")
+        # The account's ARN ends in its id (arn:aws:organizations::<management>:account/o-<org>/<id>); the
+        # stack's resources show their outputs, not the engine's id.
+        arn = _read(account, "arn")
+        identifier = _read(account, "id") or (arn.rsplit("/", 1)[-1] if isinstance(arn, str) else None)
         if ou is not None and refers_to(account, "parentId", ou) and isinstance(identifier, str):
             found.add(identifier)
     return found
