@@ -29,6 +29,7 @@ from accelstack.commands.common import (
     echo_lines,
     err,
     guarded,
+    is_landing_file,
     is_stdout,
     load_specs,
     out,
@@ -37,7 +38,6 @@ from accelstack.commands.common import (
     resolve_stacks,
     write_json,
 )
-from accelstack.commands.validate import is_landing_file
 from accelstack.engine.export import STACK_TYPE
 from accelstack.engine.preview import STACKS_DIR, PreviewError, PreviewResult, checked_landing, preview_stack
 from accelstack.planner.defaults import DerivedDefault, derived_defaults
@@ -346,7 +346,7 @@ def preview_command(
     Exit 0 ok, 1 a mandatory policy is violated or the program failed, 2 config problems (also when
     the program refuses its config with pulumi.RunError). `--no-policy` skips the policy packs.
     """
-    root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir)
+    root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir, landing=True)
     landing_files = [path for path in files if is_landing_file(path)]
     # Every stack's problems are printed before anything runs.
     specs: list[Any] = [spec for _, spec in load_specs([f for f in files if f not in landing_files], overrides or [])]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from accelstack.commands.common import (
@@ -16,13 +14,13 @@ from accelstack.commands.common import (
     StacksArg,
     echo_lines,
     guarded,
+    is_landing_file,
     load_specs,
     print_problems,
     resolve_stacks,
 )
 from accelstack.commands.plan import landing_problems_of, landing_shortfalls, load_landing
-from accelstack.spec.landing import is_landing
-from accelstack.spec.loader import read_stack_file, spec_warnings, stack_name_of
+from accelstack.spec.loader import spec_warnings, stack_name_of
 from accelstack.spec.problems import SpecError
 
 
@@ -38,7 +36,7 @@ def validate_command(
     STACK... defaults to every stack, as for `preview`. Prints `STACK: ok` (and `STACK: path: warning: ...` lines), or one line per problem
     `STACK: path.to.field: message` on stderr and exits 2.
     """
-    root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir)
+    root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir, landing=True)
     landing_files = [path for path in files if is_landing_file(path)]
     failed = False
     for name, spec in load_specs([path for path in files if path not in landing_files], overrides or []):
@@ -60,14 +58,6 @@ def validate_command(
         else:
             echo_lines([f"{name}: ok"], style="green")
     return EXIT_CONFIG if failed else EXIT_OK
-
-
-def is_landing_file(path: Path) -> bool:
-    """Whether `path` is a landing stack's file (an unreadable one is left to the workload loader to report)."""
-    try:
-        return is_landing(read_stack_file(path))
-    except SpecError:
-        return False
 
 
 def register(app: typer.Typer) -> None:
