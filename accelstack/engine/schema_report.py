@@ -216,10 +216,20 @@ def example_previews() -> dict[str, Any]:
     from accelstack.engine.preview import preview_stack
 
     repo = Path(__file__).resolve().parents[2]
-    previews = {name: preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in EXAMPLES}
-    for name in LANDING_EXAMPLES:
-        previews[name] = preview_stack(repo / "stacks" / "not-shipped" / f"Pulumi.{name}.yaml", [], repo)
-    return previews
+    return {name: preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in EXAMPLES}
+
+
+@cache
+def landing_previews() -> tuple[Any, ...]:
+    """PreviewResult of each landing example (read by the trace with its plan as the packs' context)."""
+    from pathlib import Path
+
+    from accelstack.engine.preview import preview_stack
+
+    repo = Path(__file__).resolve().parents[2]
+    return tuple(
+        preview_stack(repo / "stacks" / "not-shipped" / f"Pulumi.{name}.yaml", [], repo) for name in LANDING_EXAMPLES
+    )
 
 
 def trace(
@@ -237,9 +247,9 @@ def trace(
     crashed: list[str] = []
     with recording() as (direct, scanned):
         for result in previews.values():
-            plan = getattr(result, "landing_plan", None)
-            context = landing_context(result.spec, plan) if plan is not None else None
-            policy_verdicts(result.export, result.spec, context=context)
+            policy_verdicts(result.export, result.spec)
+        for result in landing_previews():
+            policy_verdicts(result.export, None, context=landing_context(result.spec, result.landing_plan))
         for package in schema.SDK_MODULES:
             base = next(r for n, r in previews.items() if CLOUD_OF_STACK[n.split("-")[0]] == package)
             doc = minimal(base.export) if alone else base.export
