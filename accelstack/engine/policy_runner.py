@@ -535,9 +535,10 @@ def policy_verdicts(
     return run_packs(export_doc, config=config, context=context if context is not None else context_from_spec(spec))
 
 
-def pack_config(pack: LoadedPack, spec: Any) -> dict[str, dict[str, Any]]:
-    """A `--policy-pack-config` document for the Pulumi CLI carrying the stack's context."""
-    context = {k: v for k, v in context_from_spec(spec).items() if v is not None}
+def pack_config(pack: LoadedPack, spec: Any, *, context: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """A `--policy-pack-config` document for the Pulumi CLI carrying the stack's context (`context` instead of the
+    spec's: a landing stack's)."""
+    context = {k: v for k, v in (context if context is not None else context_from_spec(spec)).items() if v is not None}
     document: dict[str, dict[str, Any]] = {}
     for policy in pack.policies:
         declared = _declared(policy)

@@ -79,3 +79,22 @@ def test_all_leaves_landing_stacks_to_the_commands_that_read_them(project: Path)
     code, out, err = run("cost", "--all", "--project-dir", str(project))
     assert code == 0, err
     assert "aws-landing" not in out + err
+
+
+def test_policy_runs_the_packs_on_a_landing_stack_with_its_plan(project: Path) -> None:
+    shutil.copy(REPO / "__main__.py", project / "__main__.py")
+    code, out, err = run("policy", "aws-landing", "--project-dir", str(project))
+    assert code == 0, out + err
+    assert "aws-landing: ok" in out
+
+
+def test_emit_config_carries_the_planned_quota_needs(project: Path) -> None:
+    import json
+
+    code, out, err = run("policy", "aws-landing", "--emit-config", "separation", "--project-dir", str(project))
+    assert code == 0, err
+    caps = json.loads(out)["landing-quota-caps"]
+    assert caps["workload"] == "landing"
+    # The project's landing stack lists only aws-training on the training side (the fixture): 4 x p5.48xlarge.
+    assert {"side": "training", "region": "us-east-1", "quotaCode": "L-417A185B", "amount": 768} in caps["quotaNeeds"]
+    assert "p5" in caps["deniedFamilies"]
