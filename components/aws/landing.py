@@ -190,8 +190,9 @@ class AwsLandingParts(LandingParts):
             iam_user_access_to_billing="DENY",
             opts=pulumi.ResourceOptions.merge(
                 self.opts,
-                # role_name and iam_user_access_to_billing are create-only: AWS cannot change them afterwards, and the
-                # provider would replace (close) the account to.
+                # Organizations cannot read role_name back (the SDK's docs: a configured value always shows a
+                # difference after import unless ignored), and a changed iam_user_access_to_billing "will try to
+                # recreate the account" (pulumi_aws/organizations/account.py): neither may replace an account.
                 pulumi.ResourceOptions(
                     protect=True, depends_on=after, ignore_changes=["roleName", "iamUserAccessToBilling"]
                 ),

@@ -116,6 +116,8 @@ def _side_problems(side: str, ou: Any, ous: dict[str, Any], resources: Sequence[
 
 
 def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Each side's OU carries its guardrail SCPs and none of the other side's (module docstring). Ours; the
+    guardrails are AWS's own SCP examples (https://docs.aws.amazon.com/organizations/latest/userguide/orgs_manage_policies_scps_examples.html)."""
     if ctx.workload != LANDING:
         return
     stack = next((r.urn for r in resources if r.resource_type == "pulumi:pulumi:Stack"), "")
@@ -132,7 +134,7 @@ def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable
 
 
 def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
-    """A quota request asks for what the planner sized for its account, Region and quota, and no more."""
+    """A quota request asks for what the planner sized for its account, Region and quota, and no more. Ours."""
     if concepts.concept_of(resource.resource_type) != "quota-request":
         return
     if ctx.workload != LANDING:
@@ -158,7 +160,7 @@ def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
 
 
 def check_landing_kinds(resource: Any, ctx: Context) -> Iterable[str]:
-    """Only landing stacks make organization kinds, and they make nothing else."""
+    """Only landing stacks make organization kinds, and they make nothing else. Ours."""
     concept = concepts.concept_of(resource.resource_type)
     if concept is None:
         return

@@ -107,6 +107,13 @@ def drop_cloudtrail_deny(doc: Doc) -> str:
     return entry(doc, "aws-landing-serving", OU)["urn"]
 
 
+def unprotect_account(doc: Doc) -> str:
+    account = entry(doc, "aws-landing-serving-account", "aws:organizations/account:Account")
+    assert account["protect"]
+    account["protect"] = False
+    return account["urn"]
+
+
 def not_an_scp(doc: Doc) -> str:
     policy = entry(doc, "aws-landing-training-guardrails", SCP)
     for props in sides(policy):
@@ -133,6 +140,7 @@ MUTATIONS: dict[str, tuple[Callable[[Doc], str], str]] = {
     "serving may stop CloudTrail": (drop_cloudtrail_deny, "landing-guardrails"),
     "a guardrail that is not an SCP": (not_an_scp, "landing-guardrails"),
     "quota cap raised past the planner's need": (raise_quota, "landing-quota-caps"),
+    "a member account left unprotected": (unprotect_account, "protect-stateful"),
 }
 
 
