@@ -121,7 +121,26 @@ def landing_shortfalls(spec: TrainingStack | ServingStack, stacks_dir: Path) -> 
     except SpecError:
         return []
     warnings = []
-    if side_of(landing, spec.stack) is None:
+    listed = side_of(landing, spec.stack)
+    if spec.account.region not in landing.organization.allowed_regions:
+        warnings.append(
+            Problem(
+                "landing.stack",
+                f"{landing.stack}'s region guardrail denies {spec.account.region} (allowed: "
+                f"{', '.join(landing.organization.allowed_regions)}): every call of this stack would be refused",
+                Level.WARNING,
+            )
+        )
+    if listed is not None and listed != spec.workload:
+        warnings.append(
+            Problem(
+                "landing.stack",
+                f"{landing.stack} lists {spec.stack} under organization.{listed}.stacks, the {listed} account; "
+                f"a {spec.workload} stack belongs under organization.{spec.workload}.stacks",
+                Level.WARNING,
+            )
+        )
+    elif listed is None:
         warnings.append(
             Problem(
                 "landing.stack",

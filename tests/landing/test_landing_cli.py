@@ -98,3 +98,12 @@ def test_emit_config_carries_the_planned_quota_needs(project: Path) -> None:
     # The project's landing stack lists only aws-training on the training side (the fixture): 4 x p5.48xlarge.
     assert {"side": "training", "region": "us-east-1", "quotaCode": "L-417A185B", "amount": 768} in caps["quotaNeeds"]
     assert "p5" in caps["deniedFamilies"]
+
+
+def test_validate_warns_a_workload_stack_outside_its_landing_stacks_regions(project: Path) -> None:
+    path = project / "stacks" / "Pulumi.aws-landing.yaml"
+    path.write_text(path.read_text().replace("allowedRegions: [us-east-1, us-west-2]", "allowedRegions: [us-west-2]"))
+    path.write_text(path.read_text().replace("region: us-east-1", "region: us-west-2"))
+    code, out, _ = run("validate", "aws-finetune", "--project-dir", str(project))
+    assert code == 0
+    assert "aws-landing's region guardrail denies us-east-1 (allowed: us-west-2)" in out
