@@ -13,7 +13,9 @@ import pulumi
 
 from accelstack.clouds import registry
 from accelstack.components.base import CloudStack
+from accelstack.planner.landing_plan import LandingPlan
 from accelstack.spec import StackSpec
+from accelstack.spec.landing import LandingStack
 
 
 def cloud_stack(spec: StackSpec) -> CloudStack:
@@ -25,6 +27,16 @@ def cloud_stack(spec: StackSpec) -> CloudStack:
         )
     stack_class: type[CloudStack] = importlib.import_module(cloud.components).CLOUD_STACK
     return stack_class(spec)
+
+
+def build_landing(spec: LandingStack, plan: LandingPlan) -> pulumi.ComponentResource:
+    """Build a landing stack (the accounts and guardrails the workload stacks land in), export what the workload
+    stacks read through a stack reference, and return its recipe's component."""
+    module = importlib.import_module(f"accelstack.components.{spec.cloud}.landing")  # the spec allows built clouds only
+    component: pulumi.ComponentResource = module.build_landing(spec, plan)
+    for key, value in getattr(component, "outputs", {}).items():
+        pulumi.export(key, value)
+    return component
 
 
 def build_stack(spec: StackSpec) -> pulumi.ComponentResource:

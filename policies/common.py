@@ -28,6 +28,9 @@ TAG_STACK = "accelstack:stack"
 TAG_DIGEST = "accelstack:config-digest"
 REQUIRED_TAGS = (TAG_WORKLOAD, TAG_STACK, TAG_DIGEST)
 WORKLOADS = ("training", "serving")
+# A landing stack makes the two sides' accounts and guardrails (accelstack.spec.landing): a stack kind, not a side.
+LANDING = "landing"
+STACK_KINDS = (*WORKLOADS, LANDING)
 # GCP spells the tags as labels (lowercase, `-` for `:`).
 LABEL_TAGS = {
     "accelstack-workload": TAG_WORKLOAD,
@@ -47,8 +50,8 @@ GCP_SERVICE_ACCOUNT = re.compile(r"^[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.g
 CONTEXT_SCHEMA: dict[str, dict[str, Any]] = {
     "workload": {
         "type": "string",
-        "enum": list(WORKLOADS),
-        "description": "Overrides the provider's accelstack:workload tag.",
+        "enum": list(STACK_KINDS),
+        "description": "Overrides the provider's accelstack:workload tag (landing: a landing stack).",
     },
     "trainingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Training side's accounts."},
     "servingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Serving side's accounts."},
@@ -231,8 +234,8 @@ def make_context(config: Mapping[str, Any] | None, providers: Iterable[ProviderF
     config = dict(config or {})
     providers = list(providers)
     workload = config.get("workload")
-    if workload not in WORKLOADS:
-        tagged = [p.workload for p in providers if p.workload in WORKLOADS]
+    if workload not in STACK_KINDS:
+        tagged = [p.workload for p in providers if p.workload in STACK_KINDS]
         workload = tagged[0] if tagged else None
     regions = config.get("allowedRegions")
     return Context(

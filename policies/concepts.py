@@ -104,6 +104,7 @@ STATEFUL = (
     "database",
     "image-repository",
     "ml-workspace",  # job history, registered models and assets
+    "member-account",  # a landing stack's account: everything a workload stack put in it
 )
 
 # Packages that make no cloud calls of their own (pulumi-random, pulumi-tls, pulumiverse-time: its Sleep only

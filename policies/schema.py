@@ -65,6 +65,13 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
         "identity-attachment",
         "resource-grant",
         "log-group",
+        # A landing stack's organization: the guardrails themselves and what they contain.
+        "org-unit",
+        "member-account",
+        "guardrail-policy",
+        "guardrail-attachment",
+        "quota-request",
+        "budget",
     ),
     "azure-native": (
         "storage-account",

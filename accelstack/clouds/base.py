@@ -98,6 +98,7 @@ class Quota:
 
     name: str
     unit: str  # "vCPUs" or "GPUs"
+    code: str = ""  # its id in the cloud's quota API (AWS Service Quotas: L-417A185B), where one is tabled
 
     def amount(self, instance: InstanceType, count: int) -> int:
         """What `count` machines of `instance` take from this quota."""

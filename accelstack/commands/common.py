@@ -203,17 +203,20 @@ def resolve_stack(name_or_path: str, project_dir: Path) -> Path:
     raise CliError(f"{name_or_path}: no such stack; available: {available}")
 
 
-def resolve_stacks(names: list[str] | None, all_stacks: bool, project_dir: Path | None) -> tuple[Path, list[Path]]:
+def resolve_stacks(
+    names: list[str] | None, all_stacks: bool, project_dir: Path | None, *, landing: bool = False
+) -> tuple[Path, list[Path]]:
     """(project dir, stack files) for a command's STACK... / --all arguments; CliError (exit 2) otherwise.
 
-    Unknown names are all reported at once, each with the list of available stacks.
+    Unknown names are all reported at once, each with the list of available stacks. `--all` leaves out landing
+    stacks (accelstack.spec.landing) unless the command reads them (`landing`): the others read workloads only.
     """
     root = find_project_dir(project_dir)
     names = list(names or [])
     if all_stacks and names:
         raise CliError("give STACK names or --all, not both")
     if all_stacks:
-        files = stack_files(root)
+        files = [path for path in stack_files(root) if landing or not is_landing_file(path)]
         if not files:
             raise CliError(f"--all: no {STACKS_DIR}/Pulumi.*.yaml in {root}")
         return root, files
@@ -247,6 +250,17 @@ def run_guarded(body: Callable[[], T]) -> T:
     except SpecError as error:
         print_problems("config", error.problems)
         raise typer.Exit(EXIT_CONFIG) from None
+
+
+def is_landing_file(path: Path) -> bool:
+    """Whether `path` is a landing stack's file (an unreadable one is left to the workload loader to report)."""
+    from accelstack.spec.landing import is_landing
+    from accelstack.spec.loader import read_stack_file
+
+    try:
+        return is_landing(read_stack_file(path))
+    except SpecError:
+        return False
 
 
 def load_specs(files: Iterable[Path], overrides: list[str]) -> Iterator[tuple[str, StackSpec | None]]:

@@ -27,13 +27,15 @@ from accelstack.commands.common import (
     echo_lines,
     find_project_dir,
     guarded,
+    is_landing_file,
     print_problems,
     resolve_stack,
     resolve_stacks,
 )
+from accelstack.engine.pack_context import landing_context
 from accelstack.spec.input_files import InputFileError
 from accelstack.spec.json_input import MAX_CONFIG_BYTES, MAX_EXPORT_BYTES, read_json
-from accelstack.spec.loader import load_stack, stack_name_of
+from accelstack.spec.loader import load_stack, read_stack_file, stack_name_of
 from accelstack.spec.problems import SpecError
 
 FileOpt = Annotated[
@@ -133,6 +135,7 @@ def policy_command(
     if emit_config is not None:
         return _emit_config(emit_config, stacks, all_stacks, overrides or [], project_dir)
     runs: list[tuple[str, dict[str, Any], Any]] = []  # (stack, export, spec)
+    contexts: dict[str, dict[str, Any]] = {}  # a landing stack's pack context, by stack (its plan's)
     failed_input = failed_run = False
     if file is not None:
         if stacks or all_stacks:
@@ -150,7 +153,9 @@ def policy_command(
     else:
         from accelstack.engine.preview import PreviewError, preview_stack
 
-        root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir)  # default: every stack
+        root, files = resolve_stacks(
+            stacks, all_stacks or not stacks, project_dir, landing=True
+        )  # default: every stack
         for path in files:
             name = stack_name_of(path)
             try:
@@ -165,10 +170,12 @@ def policy_command(
                 failed_run |= error.kind != "config"
                 continue
             runs.append((name, result.export, result.spec))
+            if result.landing_plan is not None:
+                contexts[name] = landing_context(result.spec, result.landing_plan)
     report = []
     for name, export, spec in runs:
         try:
-            verdicts = policy_runner.policy_verdicts(export, spec, config)
+            verdicts = policy_runner.policy_verdicts(export, spec, config, context=contexts.get(name))
         except policy_runner.PolicyInputError as error:
             raise CliError(f"{name}: {error}") from None
         report.append((name, verdicts))
@@ -189,12 +196,19 @@ def _emit_config(
 
     if pack not in policy_runner.PACKS:
         raise CliError(f"--emit-config {pack}: no such pack; allowed: {', '.join(policy_runner.PACKS)}")
-    _, files = resolve_stacks(stacks, all_stacks, project_dir)
+    root, files = resolve_stacks(stacks, all_stacks, project_dir, landing=True)
     if len(files) != 1:
         raise CliError("--emit-config takes exactly one STACK")
-    spec = load_stack(files[0], overrides)
+    context = None
+    if is_landing_file(files[0]):  # its context is its plan's (the quota needs the packs hold it to)
+        from accelstack.engine.preview import STACKS_DIR, planned_landing
+
+        landing, plan = planned_landing(read_stack_file(files[0]), stack_name_of(files[0]), root / STACKS_DIR)
+        spec, context = None, landing_context(landing, plan)
+    else:
+        spec = load_stack(files[0], overrides)
     loaded = policy_runner.load_pack(policy_runner.PACKS_DIR / pack)
-    sys.stdout.write(json.dumps(policy_runner.pack_config(loaded, spec), indent=2) + "\n")
+    sys.stdout.write(json.dumps(policy_runner.pack_config(loaded, spec, context=context), indent=2) + "\n")
     return EXIT_OK
 
 

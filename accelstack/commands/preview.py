@@ -29,6 +29,7 @@ from accelstack.commands.common import (
     echo_lines,
     err,
     guarded,
+    is_landing_file,
     is_stdout,
     load_specs,
     out,
@@ -38,10 +39,11 @@ from accelstack.commands.common import (
     write_json,
 )
 from accelstack.engine.export import STACK_TYPE
-from accelstack.engine.preview import PreviewError, PreviewResult, preview_stack
+from accelstack.engine.preview import STACKS_DIR, PreviewError, PreviewResult, checked_landing, preview_stack
 from accelstack.planner.defaults import DerivedDefault, derived_defaults
 from accelstack.planner.pricing import PriceBook
-from accelstack.spec.loader import stack_name_of
+from accelstack.spec.landing import LandingStack
+from accelstack.spec.loader import read_stack_file, stack_name_of
 from accelstack.spec.problems import SpecError
 
 JsonOpt = Annotated[
@@ -119,8 +121,21 @@ def _load_packs(clouds: set[str]) -> None:
         importlib.import_module("cloudsplaining.scan.policy_document")
 
 
+def landing_or_none(path: Path, root: Path) -> LandingStack | None:
+    """A landing stack's checked spec, or None with its problems printed."""
+    try:
+        return checked_landing(read_stack_file(path), stack_name_of(path), root / STACKS_DIR)
+    except SpecError as error:
+        print_problems(stack_name_of(path), error.problems)
+        return None
+
+
 def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
     report = StackReport()
+    if isinstance(result.spec, LandingStack):
+        # A landing stack has no workload for the planner to size; `accelstack plan quotas` shows its quotas.
+        report.defaults_error = "a landing stack: `accelstack plan quotas` shows what it requests"
+        return landing_report(result, report, policy=policy)
     try:
         cloud = registry.get(result.spec.cloud)
         report.defaults = derived_defaults(
@@ -133,6 +148,23 @@ def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
 
         try:
             report.verdicts = policy_runner.policy_verdicts(result.export, result.spec)
+            report.policies_total = sum(len(pack.policies) for pack in policy_runner.default_packs())
+            report.policy_ran = True
+        except policy_runner.PolicyInputError as error:
+            report.policy_error = str(error)
+    return report
+
+
+def landing_report(result: PreviewResult, report: StackReport, *, policy: bool) -> StackReport:
+    if policy:
+        from accelstack.engine import policy_runner
+        from accelstack.engine.pack_context import landing_context
+
+        try:
+            context = (
+                landing_context(result.spec, result.landing_plan) if result.landing_plan else {"workload": "landing"}
+            )
+            report.verdicts = policy_runner.policy_verdicts(result.export, None, context=context)
             report.policies_total = sum(len(pack.policies) for pack in policy_runner.default_packs())
             report.policy_ran = True
         except policy_runner.PolicyInputError as error:
@@ -314,8 +346,11 @@ def preview_command(
     Exit 0 ok, 1 a mandatory policy is violated or the program failed, 2 config problems (also when
     the program refuses its config with pulumi.RunError). `--no-policy` skips the policy packs.
     """
-    root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir)
-    specs = [spec for _, spec in load_specs(files, overrides or [])]  # prints every stack's problems
+    root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir, landing=True)
+    landing_files = [path for path in files if is_landing_file(path)]
+    # Every stack's problems are printed before anything runs.
+    specs: list[Any] = [spec for _, spec in load_specs([f for f in files if f not in landing_files], overrides or [])]
+    specs += [landing_or_none(path, root) for path in landing_files]
     if None in specs:
         return EXIT_CONFIG
 

@@ -46,28 +46,35 @@ def stack_file_schema() -> dict[str, Any]:
     from pydantic.json_schema import models_json_schema
 
     from accelstack.spec.accounts import ACCOUNT_MODELS
+    from accelstack.spec.landing import LandingStack
     from accelstack.spec.loader import TOP_KEYS
     from accelstack.spec.models import WORKLOAD_MODELS
 
-    models: list[Any] = [*WORKLOAD_MODELS.values(), *ACCOUNT_MODELS.values()]
+    stack_models: dict[str, Any] = {**WORKLOAD_MODELS, "landing": LandingStack}
+    models: list[Any] = [*stack_models.values(), *ACCOUNT_MODELS.values()]
     refs, generated = models_json_schema([(model, "validation") for model in models], by_alias=True)
     raw_definitions = generated["$defs"]
-    variants = {workload: raw_definitions[model.__name__] for workload, model in WORKLOAD_MODELS.items()}
+    variants = {workload: raw_definitions[model.__name__] for workload, model in stack_models.items()}
     top: dict[str, Any] = {}
-    for variant in variants.values():
-        top.update(_without_titles(variant["properties"]))
+    for workload in WORKLOAD_MODELS:
+        top.update(_without_titles(variants[workload]["properties"]))
+    for name, prop in _without_titles(variants["landing"]["properties"]).items():
+        top.setdefault(name, prop)  # a key both kinds have keeps the workload stacks' description
     # Each variant has its own `workload` constant and the account base: say both as the file sees them.
-    top["workload"] = {"enum": list(WORKLOAD_MODELS), "description": top["workload"]["description"]}
+    top["workload"] = {
+        "enum": list(stack_models),
+        "description": "training or serving: one workload per stack; landing: the accounts both land in.",
+    }
     top["account"] = {
         "description": top["account"]["description"],
         # One option per cloud's account model; `x-cloud` names the cloud (the docs' section titles).
         "oneOf": [{**refs[(model, "validation")], "x-cloud": cloud} for cloud, model in ACCOUNT_MODELS.items()],
     }
-    for name in (m.__name__ for m in WORKLOAD_MODELS.values()):
+    for name in (m.__name__ for m in stack_models.values()):
         raw_definitions.pop(name)
     raw_definitions.pop("Account", None)
     definitions = {name: _without_titles(d) | {"title": name} for name, d in sorted(raw_definitions.items())}
-    common = [key for key in variants["training"]["required"] if key in variants["serving"]["required"]]
+    common = [key for key in variants["training"]["required"] if all(key in v["required"] for v in variants.values())]
     keys = [f"{NAMESPACE}:{key}" for key in TOP_KEYS]
 
     def key(name: str) -> str:
@@ -76,9 +83,22 @@ def stack_file_schema() -> dict[str, Any]:
     def when(name: str, value: str) -> dict[str, Any]:
         return {"properties": {key(name): {"const": value}}, "required": [key(name)]}
 
+    blocks = {"training": "training", "serving": "serving", "landing": "organization"}
+    # Keys every kind but some requires (separation: training and serving) -> the kinds that require them.
+    required_for = {
+        name: [kind for kind, variant in variants.items() if name in variant["required"]]
+        for name in TOP_KEYS
+        if name not in common and name not in blocks.values() and any(name in v["required"] for v in variants.values())
+    }
     one_block = [
-        {"if": when("workload", workload), "then": {"required": [key(workload)], "not": {"required": [key(other)]}}}
-        for workload, other in (("training", "serving"), ("serving", "training"))
+        {
+            "if": when("workload", workload),
+            "then": {
+                "required": [key(block), *(key(name) for name, kinds in required_for.items() if workload in kinds)],
+                "not": {"anyOf": [{"required": [key(other)]} for other in blocks.values() if other != block]},
+            },
+        }
+        for workload, block in blocks.items()
     ]
     account_of_cloud = [
         {"if": when("cloud", choice["x-cloud"]), "then": {"properties": {key("account"): {"$ref": choice["$ref"]}}}}
@@ -94,6 +114,7 @@ def stack_file_schema() -> dict[str, Any]:
                 "type": "object",
                 "properties": {key(name): top[name] for name in TOP_KEYS},
                 "required": [key(name) for name in TOP_KEYS if name in common],
+                "x-required-for": {key(name): kinds for name, kinds in required_for.items()},
                 # Other namespaces pass; in ours only the known keys.
                 "propertyNames": {"anyOf": [{"enum": keys}, {"not": {"pattern": f"^{NAMESPACE}:"}}]},
                 "allOf": one_block + account_of_cloud,
@@ -205,6 +226,8 @@ def spec_reference(schema: dict[str, Any]) -> str:
     for key, prop in config["properties"].items():
         _, target, _, _ = _target(prop, schema["$defs"])
         required = "required" if key in config["required"] else "optional"
+        if key in config.get("x-required-for", {}):
+            required = f"required in {' and '.join(config['x-required-for'][key])} stacks"
         lines += [f"## `{key}`", "", f"{_cell(prop.get('description', ''))} ({required})", ""]
         for option, cloud in _per_cloud(prop):
             lines += [f"### cloud: {cloud}", "", "| key | type | default | description |", "| --- | --- | --- | --- |"]

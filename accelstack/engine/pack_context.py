@@ -9,10 +9,23 @@ from typing import Any
 from accelstack.spec.handoff import artifact_handoff, split_account_reference
 
 
+def landing_context(spec: Any, plan: Any) -> dict[str, Any]:
+    """Policy context of a landing stack (accelstack.spec.landing) from its plan: the allowed Regions, the planner's
+    quota needs per side, Region and quota code, and the families the serving guardrail must deny."""
+    return {
+        "workload": "landing",
+        "allowedRegions": list(spec.organization.allowed_regions),
+        "quotaNeeds": [
+            {"side": n.side, "region": n.region, "quotaCode": n.code, "amount": n.amount} for n in plan.needs
+        ],
+        "deniedFamilies": list(plan.training_families),
+    }
+
+
 def context_from_spec(spec: Any) -> dict[str, Any]:
     """Policy context from a validated StackSpec: its side, both sides' accounts, allowed regions."""
-    if spec is None:
-        return {}
+    if spec is None or getattr(spec, "workload", None) == "landing":
+        return {}  # a landing stack's context needs its plan: `landing_context`
     separation = spec.separation
     # A GCP project's number is another name of the stack's own project (members such as Compute Engine's default
     # service account name it so): the packs count it among the stack's side's accounts.

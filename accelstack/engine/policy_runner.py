@@ -523,14 +523,22 @@ def run_packs(
     return verdicts
 
 
-def policy_verdicts(export_doc: Any, spec: Any = None, config: Mapping[str, Any] | None = None) -> list[Verdict]:
-    """Verdicts of both packs for one stack's export (what `accelstack preview` shows)."""
-    return run_packs(export_doc, config=config, context=context_from_spec(spec))
+def policy_verdicts(
+    export_doc: Any,
+    spec: Any = None,
+    config: Mapping[str, Any] | None = None,
+    *,
+    context: Mapping[str, Any] | None = None,
+) -> list[Verdict]:
+    """Verdicts of both packs for one stack's export (what `accelstack preview` shows); `context` instead of the
+    spec's (a landing stack's, `pack_context.landing_context`)."""
+    return run_packs(export_doc, config=config, context=context if context is not None else context_from_spec(spec))
 
 
-def pack_config(pack: LoadedPack, spec: Any) -> dict[str, dict[str, Any]]:
-    """A `--policy-pack-config` document for the Pulumi CLI carrying the stack's context."""
-    context = {k: v for k, v in context_from_spec(spec).items() if v is not None}
+def pack_config(pack: LoadedPack, spec: Any, *, context: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """A `--policy-pack-config` document for the Pulumi CLI carrying the stack's context (`context` instead of the
+    spec's: a landing stack's)."""
+    context = {k: v for k, v in (context if context is not None else context_from_spec(spec)).items() if v is not None}
     document: dict[str, dict[str, Any]] = {}
     for policy in pack.policies:
         declared = _declared(policy)

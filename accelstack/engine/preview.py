@@ -25,6 +25,8 @@ from accelstack.engine.capture import Capture, Registration, config_for_pulumi
 from accelstack.engine.export import deployment_v3, deterministic_order
 from accelstack.engine.replacement import Change, plan_changes
 from accelstack.engine.rollouts import Rollout, digest_only, plan_rollouts
+from accelstack.planner.landing_plan import LandingPlan, landing_problems, plan_landing
+from accelstack.spec.landing import LandingStack, is_landing, parse_landing, workload_specs
 from accelstack.spec.loader import (
     NAMESPACE,
     apply_overrides,
@@ -34,7 +36,7 @@ from accelstack.spec.loader import (
     stack_name_of,
 )
 from accelstack.spec.models import StackSpec
-from accelstack.spec.problems import Problem
+from accelstack.spec.problems import Problem, SpecError
 
 PROJECT = "accelstack"  # this repository's project name; a user's project has its own (project_name)
 PROGRAM = "__main__.py"
@@ -58,7 +60,7 @@ class PreviewError(Exception):
 class PreviewResult:
     stack: str
     stack_file: Path
-    spec: StackSpec
+    spec: StackSpec | LandingStack
     resources: list[Registration]
     stack_outputs: dict[str, Any]
     export: dict[str, Any]
@@ -66,6 +68,7 @@ class PreviewResult:
     warnings: list[Problem] = field(default_factory=list)
     peak_rss_kib: int = 0
     project: str = PROJECT
+    landing_plan: LandingPlan | None = None  # a landing stack's plan (its packs hold its quota requests to it)
 
     @property
     def capture(self) -> Capture:
@@ -191,6 +194,27 @@ def _checked(result: dict[str, Any], stack: str) -> dict[str, Any]:
     return result
 
 
+# The project's stack files (Pulumi.yaml's stackConfigDir), where a landing stack finds the workload stacks it lists.
+STACKS_DIR = "stacks"
+
+
+def checked_landing(raw: dict[str, Any], stack: str, stacks_dir: Path) -> LandingStack:
+    """A landing stack's spec, checked with the workload stacks it lists (read from `stacks_dir`); SpecError."""
+    return planned_landing(raw, stack, stacks_dir)[0]
+
+
+def planned_landing(raw: dict[str, Any], stack: str, stacks_dir: Path) -> tuple[LandingStack, LandingPlan]:
+    """A landing stack's checked spec and its plan, as its program makes them (accelstack.program)."""
+    from accelstack.clouds import registry
+
+    landing = parse_landing(raw, stack)
+    workloads = workload_specs(landing, stacks_dir)
+    problems = landing_problems(landing, workloads)
+    if problems:
+        raise SpecError(problems)
+    return landing, plan_landing(landing, workloads, registry.get(landing.cloud).catalog)
+
+
 def preview_stack(
     stack_file: Path,
     overrides: list[str] | None = None,
@@ -204,7 +228,14 @@ def preview_stack(
     stack = stack or stack_name_of(stack_file)
     root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
     raw, config = stack_config(stack_file, overrides)
-    spec = parse_spec(raw, stack, deploy=True)  # SpecError: nothing is run
+    spec: StackSpec | LandingStack
+    plan = None
+    if is_landing(raw):
+        spec, plan = planned_landing(raw, stack, root / STACKS_DIR)  # SpecError: nothing is run
+        warnings: list[Problem] = []
+    else:
+        spec = parse_spec(raw, stack, deploy=True)  # SpecError: nothing is run
+        warnings = spec_warnings(spec)
     request = {**worker_request(root, config, stack), "preview": True}
     result = _checked(run_worker(request), stack)
     resources = [Registration(**data) for data in result["resources"]]
@@ -221,7 +252,8 @@ def preview_stack(
         stack_outputs=capture.stack_outputs,
         export=export,
         seconds=time.perf_counter() - started,
-        warnings=spec_warnings(spec),
+        warnings=warnings,
+        landing_plan=plan,
         peak_rss_kib=int(result.get("peak_rss_kib", 0)),
         project=request["project"],
     )

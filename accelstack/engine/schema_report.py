@@ -204,6 +204,8 @@ EXAMPLES = (
     "gcp-serving",
 )
 CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp"}
+# Landing stacks (not shipped examples: stacks/not-shipped/README.md): the trace reads their kinds there.
+LANDING_EXAMPLES = ("aws-landing",)
 
 
 @cache
@@ -217,6 +219,19 @@ def example_previews() -> dict[str, Any]:
     return {name: preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in EXAMPLES}
 
 
+@cache
+def landing_previews() -> tuple[Any, ...]:
+    """PreviewResult of each landing example (read by the trace with its plan as the packs' context)."""
+    from pathlib import Path
+
+    from accelstack.engine.preview import preview_stack
+
+    repo = Path(__file__).resolve().parents[2]
+    return tuple(
+        preview_stack(repo / "stacks" / "not-shipped" / f"Pulumi.{name}.yaml", [], repo) for name in LANDING_EXAMPLES
+    )
+
+
 def trace(
     previews: dict[str, Any],
     probe: Callable[[str], bool] = lambda kind: True,
@@ -226,12 +241,15 @@ def trace(
     """Both packs over every example export, and over each cloud's training export (`alone`: only its stack and
     providers, faster) plus one resource of each security kind with every input set: (direct reads, scans,
     kinds whose probe crashed a pack)."""
+    from accelstack.engine.pack_context import landing_context
     from accelstack.engine.policy_runner import policy_verdicts
 
     crashed: list[str] = []
     with recording() as (direct, scanned):
         for result in previews.values():
             policy_verdicts(result.export, result.spec)
+        for result in landing_previews():
+            policy_verdicts(result.export, None, context=landing_context(result.spec, result.landing_plan))
         for package in schema.SDK_MODULES:
             base = next(r for n, r in previews.items() if CLOUD_OF_STACK[n.split("-")[0]] == package)
             doc = minimal(base.export) if alone else base.export

@@ -33,8 +33,9 @@ from accelstack.spec.problems import Level, Problem, SpecError, did_you_mean
 from accelstack.spec.yaml_input import MAX_DOCUMENT_BYTES, YamlSyntaxError, load_yaml
 
 NAMESPACE = "accelstack"
-TOP_KEYS = ("cloud", "workload", "account", "separation", "training", "serving")
-WORKLOADS = tuple(WORKLOAD_MODELS)
+# `landing`: a workload stack's landing stack; `organization`: a landing stack's accounts (accelstack.spec.landing).
+TOP_KEYS = ("cloud", "workload", "account", "separation", "training", "serving", "landing", "organization")
+WORKLOADS = (*WORKLOAD_MODELS, "landing")
 MAX_INDEX_DIGITS = 6  # no list in a stack has a million items; int() of 4,300+ digits raises instead
 # The AWS provider's Region in the same stack file; accelstack deploys to account.region. Checked for the
 # clouds whose stacks use the `aws` provider package (Cloud.pulumi_packages).
@@ -345,6 +346,9 @@ def parse_spec(
 
     data = {key: _decode(key, value) for key, value in raw.items()}
     data.setdefault("stack", stack)
+    if data.get("workload") == "landing":
+        # Landing stacks have their own model (accelstack.spec.landing); this caller reads workload stacks.
+        raise SpecError([Problem("workload", LANDING_ELSEWHERE)])
     try:
         spec = validate_stack(data)
     except ValidationError as exc:
@@ -364,6 +368,17 @@ def spec_warnings(spec: StackSpec) -> list[Problem]:
     from accelstack.spec.validators import run_validators
 
     return [p for p in run_validators(spec) if p.level is Level.WARNING]
+
+
+LANDING_ELSEWHERE = (
+    "landing: a landing stack makes accounts, not a workload; validate, preview and plan quotas read it, "
+    "this command reads training and serving stacks"
+)
+
+
+def decoded(key: str, value: Any) -> Any:
+    """A config value as the program reads it (structured values arrive as JSON text): `_decode`."""
+    return _decode(key, value)
 
 
 def _decode(key: str, value: Any) -> Any:

@@ -28,6 +28,7 @@ from accelstack.spec.base import MAX_STRING_CHARS as MAX_STRING_CHARS
 from accelstack.spec.base import Grammars, account_keys, quoted_account_ids
 from accelstack.spec.base import Model as Model
 from accelstack.spec.cloud_defaults import filled_by_the_cloud, with_cloud_defaults
+from accelstack.spec.landing_ref import LandingWired
 from accelstack.spec.slurm_syntax import slurm_time_problem
 from accelstack.spec.text_grammar import (
     OBJECT_URI_PATTERN,
@@ -508,7 +509,7 @@ class ServingSpec(Model):
         return data
 
 
-class StackBase(Model):
+class StackBase(LandingWired):
     """What every stack has: one cloud, one account of that cloud, the separation of the two sides."""
 
     stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)

@@ -12,11 +12,13 @@ Answers are deterministic (the golden exports pin them): change one and the gold
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
 DEFAULT_ACCOUNT_ID = "111111111111"
 DEFAULT_REGION = "us-east-1"
 ZONE_LETTERS = "abc"
@@ -70,6 +72,20 @@ class AwsMocks(pulumi.runtime.Mocks):
         if args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":  # IAM names it by the issuer's host/path
             url = str(args.inputs.get("url", "")).removeprefix("https://")
             outputs["arn"] = f"arn:aws:iam::{self.account_id}:oidc-provider/{url}"
+        if args.typ == "aws:organizations/account:Account":  # its id is the new account's 12-digit id
+            resource_id = str(int(hashlib.sha256(args.name.encode()).hexdigest(), 16))[:12]
+            outputs["arn"] = f"arn:aws:organizations::{self.account_id}:account/o-mock/{resource_id}"
+        if args.typ == STACK_REFERENCE:
+            # A landing stack's outputs (accelstack.components.recipes.landing) for this stack's account, either side.
+            landed = {
+                f"{side}{key}": value
+                for side in ("training", "serving")
+                for key, value in (
+                    ("AccountId", self.account_id),
+                    ("DeployRoleArn", f"arn:aws:iam::{self.account_id}:role/accelstack-deploy"),
+                )
+            }
+            outputs = {"name": args.inputs.get("name", args.name), "outputs": landed, "secretOutputNames": []}
         if args.typ == "aws:sqs/queue:Queue":
             outputs.setdefault("name", args.inputs.get("name", args.name))
             outputs.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{self.account_id}/{args.name}")

@@ -51,15 +51,23 @@ def aws_provider(spec: StackSpec, parent: pulumi.Resource) -> aws.Provider:
         raise TypeError(
             f"stack {spec.stack}: the AWS provider needs an AWS account block, got {type(account).__name__}"
         )
+    role: pulumi.Input[str] | None = account.deploy_role
+    account_id: pulumi.Input[str] = account.id
+    if spec.landing is not None:
+        # The landing stack made the account: its id and deploy role come from the landing stack's outputs, so the
+        # provider refuses any account but the one the landing stack created for this side.
+        landing = pulumi.StackReference(
+            f"{spec.stack}-landing", stack_name=spec.landing.stack, opts=pulumi.ResourceOptions(parent=parent)
+        )
+        account_id = landing.require_output(f"{spec.workload}AccountId")
+        role = landing.require_output(f"{spec.workload}DeployRoleArn")
     assume_roles = (
-        [aws.ProviderAssumeRoleArgs(role_arn=account.deploy_role, session_name=f"accelstack-{spec.stack}")]
-        if account.deploy_role
-        else None
+        [aws.ProviderAssumeRoleArgs(role_arn=role, session_name=f"accelstack-{spec.stack}")] if role else None
     )
     return aws.Provider(
         f"{spec.stack}-aws",
         region=account.region,
-        allowed_account_ids=[account.id],
+        allowed_account_ids=[account_id],
         assume_roles=assume_roles,
         default_tags=aws.ProviderDefaultTagsArgs(tags=stack_tags(spec)),
         opts=pulumi.ResourceOptions(parent=parent),

@@ -162,6 +162,15 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
         "aws:iam/policyAttachment:PolicyAttachment",
     ),
+    # --- landing (the organization: accelstack.spec.landing) ---
+    # An OU (a side's container group), a member account, a service control policy and its attachment to an OU,
+    # a service quota request and a cost budget: only a landing stack makes them (policies/separation/landing_rules.py).
+    "org-unit": ("aws:organizations/organizationalUnit:OrganizationalUnit",),
+    "member-account": ("aws:organizations/account:Account",),
+    "guardrail-policy": ("aws:organizations/policy:Policy",),
+    "guardrail-attachment": ("aws:organizations/policyAttachment:PolicyAttachment",),
+    "quota-request": ("aws:servicequotas/serviceQuota:ServiceQuota",),
+    "budget": ("aws:budgets/budget:Budget",),
     # Resource policies other than buckets', keys' and queues': who may reach a topic, repository, secret.
     "resource-grant": (
         "aws:sns/topicPolicy:TopicPolicy",

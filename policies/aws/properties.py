@@ -3,15 +3,17 @@ logs; the front door and firewalls; nodes and identities."""
 
 from __future__ import annotations
 
-from . import properties_compute, properties_network, properties_storage
+from . import properties_compute, properties_landing, properties_network, properties_storage
 
 PROPERTIES: dict[str, dict[str, str]] = {
     **properties_storage.PROPERTIES,
     **properties_network.PROPERTIES,
     **properties_compute.PROPERTIES,
+    **properties_landing.PROPERTIES,
 }
 UNJUDGED: dict[str, dict[str, str]] = {
     **properties_storage.UNJUDGED,
     **properties_network.UNJUDGED,
     **properties_compute.UNJUDGED,
+    **properties_landing.UNJUDGED,
 }

@@ -25,7 +25,9 @@ from pulumi_policy import EnforcementLevel
 from .. import concepts, vendors
 from ..aws.separation import ELB_LOG_DELIVERY_ACCOUNTS  # noqa: F401  # its old home, for callers outside policies/
 from ..common import (
+    LANDING,
     REQUIRED_TAGS,
+    STACK_KINDS,
     TAG_DIGEST,
     TAG_WORKLOAD,
     WORKLOADS,
@@ -42,7 +44,7 @@ from ..common import (
     truthy,
 )
 from ..vendor import SeparationReaders, Vendor
-from . import access_rules, handoff_rules, reachability_rules
+from . import access_rules, handoff_rules, landing_rules, reachability_rules
 
 PACK_NAME = "accelstack-separation"
 PACK_DESCRIPTION = "Training and serving stay in disjoint accounts, regions and resource kinds."
@@ -103,7 +105,7 @@ def check_accounts_configured(resources: Sequence[Any], ctx: Context) -> Iterabl
         for key, accounts in (("trainingAccounts", ctx.training_accounts), ("servingAccounts", ctx.serving_accounts))
         if not accounts
     ]
-    if missing:
+    if missing and ctx.workload != LANDING:  # a landing stack creates both sides' accounts: none exist to list
         yield (
             stack,
             (
@@ -115,7 +117,7 @@ def check_accounts_configured(resources: Sequence[Any], ctx: Context) -> Iterabl
         yield (
             stack,
             (
-                f"the stack's side is unknown: tag the provider {TAG_WORKLOAD}=training|serving or set `workload` in the policy config"
+                f"the stack's side is unknown: tag the provider {TAG_WORKLOAD}=training|serving|landing or set `workload` in the policy config"
             ),
         )
 
@@ -343,10 +345,10 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
             yield f"provider {facts.name} defaultTags lack {', '.join(missing)}"
 
         workload = facts.default_tags.get(TAG_WORKLOAD)
-        if workload and workload not in WORKLOADS:
-            yield f"provider {facts.name} tags {TAG_WORKLOAD}={workload}; allowed: {', '.join(WORKLOADS)}"
+        if workload and workload not in STACK_KINDS:
+            yield f"provider {facts.name} tags {TAG_WORKLOAD}={workload}; allowed: {', '.join(STACK_KINDS)}"
         configured = ctx.config.get("workload")
-        if workload and configured in WORKLOADS and workload != configured:
+        if workload and configured in STACK_KINDS and workload != configured:
             yield f"provider {facts.name} tags {TAG_WORKLOAD}={workload} but the policy config says {configured}"
         return
     if not is_cloud_type(resource.resource_type) or facts is None:
@@ -436,7 +438,23 @@ POLICIES = [
     resource_policy(
         "known-resource-kinds", "Every resource is of a kind the packs know (fail closed).", check_known_kinds
     ),
-    resource_policy("workload-resource-kinds", "Resource kinds belong to the stack's workload.", check_workload_kinds),
+    resource_policy(
+        "workload-resource-kinds",
+        "Resource kinds belong to the stack's workload.",
+        _both(check_workload_kinds, landing_rules.check_landing_kinds),
+    ),
+    stack_policy(
+        "landing-guardrails",
+        "A landing stack attaches each side's guardrail SCPs to its OU, and none to the other's.",
+        landing_rules.check_landing_guardrails,
+        config=landing_rules.CONFIG,
+    ),
+    resource_policy(
+        "landing-quota-caps",
+        "A landing stack's quota requests ask for no more than the planner sized.",
+        landing_rules.check_quota_caps,
+        config=landing_rules.CONFIG,
+    ),
     resource_policy(
         "cross-account-read-only",
         "Cross-account grants only let serving read training's artifacts.",

@@ -447,6 +447,12 @@ def test_every_kind_the_components_can_create_is_previewed_by_a_stack_or_variant
     from tests.conformance.test_cross_cloud_handoff import PAIRS, pair_capture
 
     previewed |= {r.type for training, serving in PAIRS for r in pair_capture(training, serving).resources}
+    # The organization kinds a landing stack makes: its example (stacks/not-shipped/, README "Landing first").
+    from accelstack.engine.preview import preview_stack
+
+    repo = Path(__file__).resolve().parents[2]
+    landing = preview_stack(repo / "stacks" / "not-shipped" / "Pulumi.aws-landing.yaml", [], repo)
+    previewed |= {r.type for r in landing.resources}
     assert {"aws:autoscaling/schedule:Schedule", "gcp:compute/resizeRequest:ResizeRequest"} <= set(made)
     missing = {token: where for token, where in sorted(made.items()) if token not in previewed}
     assert missing == {}, "kinds the components create that no example stack or variant (cloud_stacks) previews"

@@ -27,6 +27,7 @@ STACK_POLICIES = {
         "disjoint-accounts",
         "cross-account-read-only-final",
         "no-network-path-across-sides",
+        "landing-guardrails",
     },
     "guardrails": {
         "bucket-encryption",

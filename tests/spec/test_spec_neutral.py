@@ -112,9 +112,9 @@ def test_the_workload_block_is_required():
 @pytest.mark.parametrize(
     ("workload", "expected"),
     [
-        (DELETE, "required; allowed: training, serving"),
-        ("trainig", "trainig is not allowed (did you mean 'training'?); allowed: training, serving"),
-        (["training"], "is not allowed; allowed: training, serving"),
+        (DELETE, "required; allowed: training, serving, landing"),
+        ("trainig", "trainig is not allowed (did you mean 'training'?); allowed: training, serving, landing"),
+        (["training"], "is not allowed; allowed: training, serving, landing"),
     ],
 )
 def test_the_workload_names_its_choices(workload, expected):

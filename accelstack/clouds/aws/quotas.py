@@ -28,7 +28,25 @@ def _family_class(instance: str) -> tuple[str, str]:
     raise ValueError(f"{instance}: no EC2 quota class for its family; add it to FAMILY_CLASSES")
 
 
+# Service Quotas codes of the quotas above (service code `ec2`), what aws.servicequotas.ServiceQuota requests by:
+# `aws service-quotas list-service-quotas --service-code ec2` lists them (the code is stable, the name may be renamed).
+SERVICE_CODE = "ec2"
+QUOTA_CODES: dict[str, str] = {
+    "Running On-Demand P instances": "L-417A185B",
+    "Running On-Demand G and VT instances": "L-DB2E81BA",
+    "Running On-Demand Trn instances": "L-2C3B7624",
+    "Running On-Demand Inf instances": "L-1945791B",
+    "All P Spot Instance Requests": "L-7212CCBC",
+    "All G and VT Spot Instance Requests": "L-3819A6DF",
+    "All Trn Spot Instance Requests": "L-6B0D517C",
+    "All Inf Spot Instance Requests": "L-B5D1601B",
+}
+
 QUOTAS: dict[str, dict[str, Quota]] = {
-    "on-demand": {name: Quota(_family_class(name)[0], "vCPUs") for name in ACCELERATED_INSTANCES},
-    "spot": {name: Quota(_family_class(name)[1], "vCPUs") for name in ACCELERATED_INSTANCES},
+    capacity: {
+        name: Quota(quota, "vCPUs", QUOTA_CODES[quota])
+        for name in ACCELERATED_INSTANCES
+        for quota in [_family_class(name)[index]]
+    }
+    for capacity, index in (("on-demand", 0), ("spot", 1))
 }

@@ -1,0 +1,187 @@
+"""The landing stack's model (`workload: landing`): the accounts training and serving land in, and their guardrails.
+
+A landing stack runs once per organization, before any workload stack, from the organization's management
+account: it makes one container (an AWS member account) per side under its own organizational unit, the
+guardrail policies that enforce the separation at the API, the quota requests the workload stacks need (sized by
+the planner from those stacks' node counts, `accelstack.planner.landing_plan`) and a budget with alerts for each.
+Pure: no Pulumi here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from accelstack.clouds import registry
+from accelstack.spec.accounts import Account, account_model
+from accelstack.spec.base import Model
+from accelstack.spec.landing_ref import LANDING_CLOUDS
+from accelstack.spec.problems import Problem, SpecError
+
+SIDES = ("training", "serving")
+# AWS Organizations: a root is r-<4-32 chars>, an OU ou-<4-32>-<8-32> (Organizations API, CreateOrganizationalUnit ParentId).
+PARENT_ID_PATTERN = r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})$"
+# IAM role names: up to 64 of letters, digits and +=,.@_- (IAM User Guide, "IAM object names").
+ROLE_NAME_PATTERN = r"^[A-Za-z0-9+=,.@_-]{1,64}$"
+# Organizations CreateAccount: AccountName 1-50 characters; one word here, as every name accelstack writes.
+ACCOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$"
+EMAIL_PATTERN = r"^[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,189}\.[A-Za-z]{2,63}$"
+STACK_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
+
+
+class MemberAccount(Model):
+    """The account a side's stacks deploy into, created in the organization by the landing stack."""
+
+    name: str = Field(pattern=ACCOUNT_NAME_PATTERN)
+    """Account name, e.g. acme-training."""
+    email: str = Field(pattern=EMAIL_PATTERN)
+    """The account's root user email, unique across AWS (CreateAccount refuses one already used)."""
+
+
+class LandingSide(Model):
+    """One side (training or serving): its account, the workload stacks deployed there, its budget."""
+
+    account: MemberAccount
+    """The side's member account."""
+    stacks: list[str] = Field(default_factory=list)
+    """Workload stacks (names of stacks/Pulumi.<name>.yaml) deployed in this account: their node counts size its quota requests."""
+    monthly_budget_usd: float = Field(gt=0)
+    """Monthly cost budget of the account, USD; alerts at 80% actual and 100% forecast."""
+
+    @field_validator("stacks")
+    @classmethod
+    def _stack_names(cls, value: list[str]) -> list[str]:
+        import re
+
+        for name in value:
+            if not re.fullmatch(STACK_NAME_PATTERN, name):
+                raise ValueError(f"{name!r} is not a stack name: lowercase letters, digits and '-', e.g. aws-training")
+        if len(set(value)) != len(value):
+            raise ValueError("lists a stack twice")
+        return value
+
+
+class Organization(Model):
+    """Where the landing stack puts the two sides, and the guardrails both get."""
+
+    parent_id: str = Field(pattern=PARENT_ID_PATTERN)
+    """The organization root (r-...) or OU (ou-...) the training and serving OUs are created under."""
+    role_name: str = Field(default="accelstack-deploy", pattern=ROLE_NAME_PATTERN)
+    """Role Organizations creates in each new account (trusting the management account): the workload stacks' deploy role."""
+    allowed_regions: list[str] = Field(min_length=1)
+    """Regions the region guardrail allows in both accounts (global services are exempt, as AWS documents)."""
+    alert_emails: list[str] = Field(min_length=1)
+    """Who the budget alerts email."""
+    training: LandingSide
+    """The training account."""
+    serving: LandingSide
+    """The serving account."""
+
+    @field_validator("alert_emails")
+    @classmethod
+    def _emails(cls, value: list[str]) -> list[str]:
+        import re
+
+        for email in value:
+            if not re.fullmatch(EMAIL_PATTERN, email):
+                raise ValueError(f"{email!r} is not an email address")
+        return value
+
+    @model_validator(mode="after")
+    def _apart(self) -> Organization:
+        if self.training.account.email.lower() == self.serving.account.email.lower():
+            raise ValueError("training and serving accounts need different emails (one email makes one account)")
+        if self.training.account.name == self.serving.account.name:
+            raise ValueError("training and serving accounts need different names")
+        shared = sorted(set(self.training.stacks) & set(self.serving.stacks))
+        if shared:
+            raise ValueError(f"a stack deploys to one side only; both list {', '.join(shared)}")
+        return self
+
+
+class LandingStack(Model):
+    """A landing stack: deployed from the organization's management account, before the workload stacks."""
+
+    stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
+    """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
+    cloud: str
+    """Cloud of the stack (landing stacks: aws)."""
+    workload: Literal["landing"]
+    """landing: the accounts and guardrails, not a workload."""
+    account: Account
+    """The management account (and home region) the landing stack deploys from; its keys depend on `cloud`."""
+    organization: Organization
+    """The two sides' accounts, guardrails, quotas and budgets."""
+
+    @field_validator("cloud")
+    @classmethod
+    def _built(cls, value: str) -> str:
+        if value not in LANDING_CLOUDS:
+            known = value in registry.names()
+            why = "landing parts are not built for it yet" if known else "not a registered cloud"
+            raise ValueError(f"{value!r}: {why}; landing stacks: {', '.join(LANDING_CLOUDS)}")
+        return value
+
+    @field_validator("account", mode="before")
+    @classmethod
+    def _account_of_cloud(cls, value: object, info: ValidationInfo) -> object:
+        cloud = info.data.get("cloud")
+        if cloud is None:
+            return Account.model_construct(region="")  # `cloud` is reported
+        return account_model(cloud).model_validate(value)
+
+    @model_validator(mode="after")
+    def _home_region_allowed(self) -> LandingStack:
+        if self.account.region not in self.organization.allowed_regions:
+            raise ValueError(
+                f"account.region {self.account.region!r} is not in organization.allowedRegions "
+                f"({', '.join(self.organization.allowed_regions)}): the region guardrail would deny the landing stack's own home"
+            )
+        return self
+
+    def side(self, name: str) -> LandingSide:
+        return self.organization.training if name == "training" else self.organization.serving
+
+
+def is_landing(raw: dict[str, Any]) -> bool:
+    """Whether raw config (namespace stripped) is a landing stack's."""
+    return raw.get("workload") == "landing"
+
+
+def parse_landing(raw: dict[str, Any], stack: str = "dev") -> LandingStack:
+    """Raw config (namespace stripped) -> LandingStack, or SpecError naming each problem's config path."""
+    from accelstack.spec.loader import decoded, problems_from_validation  # the loader imports the models
+
+    data = {key: decoded(key, value) for key, value in raw.items()}
+    data.setdefault("stack", stack)
+    try:
+        return LandingStack.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(problems_from_validation(exc, None)) from None
+
+
+def workload_specs(landing: LandingStack, stacks_dir: Path) -> dict[str, Any]:
+    """The specs of the workload stacks the landing stack lists, read from `stacks_dir`/Pulumi.<name>.yaml;
+    SpecError naming the list item of each one missing or invalid (its own problems prefixed with its name)."""
+    from accelstack.spec.loader import load_stack
+
+    specs: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for side in SIDES:
+        for index, name in enumerate(landing.side(side).stacks):
+            path = stacks_dir / f"Pulumi.{name}.yaml"
+            where = f"organization.{side}.stacks.{index}"
+            if not path.is_file():
+                problems.append(
+                    Problem(where, f"{name}: no {path} (the quota requests are sized from its node counts)")
+                )
+                continue
+            try:
+                specs[name] = load_stack(path)
+            except SpecError as error:
+                problems.extend(Problem(where, f"{name}: {p.path}: {p.message}") for p in error.problems)
+    if problems:
+        raise SpecError(problems)
+    return specs

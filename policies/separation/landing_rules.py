@@ -1,0 +1,170 @@
+"""Landing stacks (`workload: landing`, accelstack.spec.landing): the guardrails exist and are attached where they
+must be, and no quota request asks for more than the planner sized.
+
+Each side's OU is found by its `accelstack:side` tag; what is attached to it, by the attachments whose targetId
+refers to it. Both OUs carry the region guardrail and the baseline (no audit trail switched off, no leaving the
+organization); the serving OU denies the training instance families, FSx and placement groups; the training OU
+denies internet-facing load balancers; each OU denies its principals the other side's account. A guardrail meant
+for one side attached to the other is a violation too (serving's load balancers, or the side's own account denied).
+Quota requests are held to the planner's need (`quotaNeeds`, from the workload stacks' node counts): a request
+above it gives one account room that was never sized, and one nothing needs is quota no stack accounts for.
+Kinds only landing stacks make (OUs, accounts, SCPs, quota requests, budgets) are refused in a workload stack, and
+a landing stack makes nothing else. Ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pulumi_policy.proxy import UnknownValueError
+
+from .. import concepts
+from ..aws import landing as aws_landing
+from ..common import LANDING, WORKLOADS, Context, refers_to, tag_values
+
+TAG_SIDE = "accelstack:side"
+LANDING_CONCEPTS = frozenset(
+    {"org-unit", "member-account", "guardrail-policy", "guardrail-attachment", "quota-request", "budget"}
+)
+CONFIG: dict[str, dict[str, Any]] = {
+    "quotaNeeds": {
+        "type": "array",
+        "items": {"type": "object"},
+        "description": "A landing stack's planned quota needs: {side, region, quotaCode, amount} each (accelstack fills it).",
+    },
+    "deniedFamilies": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Instance families the serving guardrail must deny (the planner's training families).",
+    },
+}
+UNKNOWN = object()
+
+
+def _read(resource: Any, prop: str) -> Any:
+    """A property, or UNKNOWN while preview does not know it yet (an SCP naming an account not created yet)."""
+    try:
+        return resource.props.get(prop)
+    except UnknownValueError:
+        return UNKNOWN
+
+
+def _side(resource: Any) -> str | None:
+    tags = _read(resource, "tags")
+    side = tag_values(tags).get(TAG_SIDE) if tags is not UNKNOWN else None
+    return side if side in WORKLOADS else None
+
+
+def _attached(ou: Any, resources: Sequence[Any]) -> list[Any]:
+    """The guardrail policies attached to `ou`."""
+    attachments = [a for a in concepts.of(resources, "guardrail-attachment") if refers_to(a, "targetId", ou)]
+    policies = concepts.of(resources, "guardrail-policy")
+    return [p for p in policies if any(refers_to(a, "policyId", p) for a in attachments)]
+
+
+def _account_ids(side: str, ous: dict[str, Any], resources: Sequence[Any]) -> set[str]:
+    """The ids of the member accounts placed in `side`'s OU (known once the accounts exist)."""
+    ou = ous.get(side)
+    found = set()
+    for account in concepts.of(resources, "member-account"):
+        # The account's ARN ends in its id (arn:aws:organizations::<management>:account/o-<org>/<id>); the
+        # stack's resources show their outputs, not the engine's id.
+        arn = _read(account, "arn")
+        identifier = _read(account, "id") or (arn.rsplit("/", 1)[-1] if isinstance(arn, str) else None)
+        if ou is not None and refers_to(account, "parentId", ou) and isinstance(identifier, str):
+            found.add(identifier)
+    return found
+
+
+def _side_problems(side: str, ou: Any, ous: dict[str, Any], resources: Sequence[Any], ctx: Context) -> Iterable[str]:
+    documents = [content for p in _attached(ou, resources) if (content := _read(p, "content")) is not None]
+    known = [d for d in documents if d is not UNKNOWN]
+    other = "serving" if side == "training" else "training"
+    regions = [r for d in known if (r := aws_landing.denied_outside(d)) is not None]
+    allowed = set(ctx.allowed_regions or ())
+    if not regions:
+        yield f"the {side} OU has no region guardrail attached (an SCP denying every Region outside the allowed ones)"
+    elif allowed and not any(r <= allowed for r in regions):
+        yield f"the {side} OU's region guardrail allows {', '.join(sorted(regions[0] - allowed))} beyond allowedRegions"
+    denied = set().union(*(aws_landing.denied_always(d) for d in known)) if known else set()
+    if missing := sorted(aws_landing.BASELINE_DENIES - denied):
+        yield f"the {side} OU's guardrails do not deny {', '.join(missing)}"
+    families = set().union(*(aws_landing.denied_families(d) for d in known)) if known else set()
+    facing = any(aws_landing.denies_internet_facing_load_balancers(d) for d in known)
+    if side == "serving":
+        wanted = set(ctx.config.get("deniedFamilies") or [])
+        if missing := sorted(wanted - families):
+            yield f"the serving OU's guardrails do not deny launching the training families {', '.join(missing)}"
+        elif not families:
+            yield "the serving OU's guardrails deny no training instance family"
+        if missing := sorted(aws_landing.SERVING_DENIED_CREATES - denied):
+            yield f"the serving OU's guardrails do not deny {', '.join(missing)}"
+        if facing:
+            yield "the serving OU denies internet-facing load balancers: the training guardrail is attached to serving"
+    else:
+        if not facing:
+            yield "the training OU's guardrails do not deny internet-facing load balancers"
+        if families:
+            yield f"the training OU denies {', '.join(sorted(families))}: the serving guardrail is attached to training"
+    accounts = set().union(*(aws_landing.denied_resource_accounts(d) for d in known)) if known else set()
+    own, theirs = _account_ids(side, ous, resources), _account_ids(other, ous, resources)
+    if accounts & own:
+        yield f"the {side} OU denies its own account {', '.join(sorted(accounts & own))}: the other side's guardrail is attached here"
+    if len(known) == len(documents) and theirs and not theirs <= accounts:
+        yield f"the {side} OU's guardrails do not keep its principals off the {other} account ({', '.join(sorted(theirs - accounts))})"
+
+
+def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Each side's OU carries its guardrail SCPs and none of the other side's (module docstring). Ours; the
+    guardrails are AWS's own SCP examples (https://docs.aws.amazon.com/organizations/latest/userguide/orgs_manage_policies_scps_examples.html)."""
+    if ctx.workload != LANDING:
+        return
+    stack = next((r.urn for r in resources if r.resource_type == "pulumi:pulumi:Stack"), "")
+    ous = {side: ou for ou in concepts.of(resources, "org-unit") if (side := _side(ou)) is not None}
+    for side in WORKLOADS:
+        if side not in ous:
+            yield stack, f"a landing stack has an OU for each side; none is tagged {TAG_SIDE}={side}"
+            continue
+        for message in _side_problems(side, ous[side], ous, resources, ctx):
+            yield ous[side].urn, message
+    for policy in concepts.of(resources, "guardrail-policy"):
+        if _read(policy, "type") != aws_landing.SCP:
+            yield policy.urn, f"{policy.name} is not a service control policy (type {aws_landing.SCP})"
+
+
+def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
+    """A quota request asks for what the planner sized for its account, Region and quota, and no more. Ours."""
+    if concepts.concept_of(resource.resource_type) != "quota-request":
+        return
+    if ctx.workload != LANDING:
+        return  # the kind itself is workload-resource-kinds' to refuse
+    needs = ctx.config.get("quotaNeeds")
+    if needs is None:
+        yield f"{resource.name}: no quotaNeeds config to hold the request to (accelstack preview fills it)"
+        return
+    side = ctx.provider.default_tags.get(TAG_SIDE) if ctx.provider is not None else None
+    region = _read(resource, "region") or (ctx.provider.region if ctx.provider is not None else None)
+    code, value = _read(resource, "quotaCode"), _read(resource, "value")
+    need = next(
+        (n for n in needs if n.get("side") == side and n.get("region") == region and n.get("quotaCode") == code),
+        None,
+    )
+    if need is None:
+        yield f"{resource.name} requests {code} in {region} for the {side} account, which no listed workload stack needs"
+    elif isinstance(value, (int, float)) and value > float(need.get("amount", 0)):
+        yield (
+            f"{resource.name} requests {value:g} of {code} in {region}, past the planner's need of "
+            f"{need.get('amount')} for the {side} account's stacks"
+        )
+
+
+def check_landing_kinds(resource: Any, ctx: Context) -> Iterable[str]:
+    """Only landing stacks make organization kinds, and they make nothing else. Ours."""
+    concept = concepts.concept_of(resource.resource_type)
+    if concept is None:
+        return
+    if ctx.workload in WORKLOADS and concept in LANDING_CONCEPTS:
+        yield f"{resource.resource_type} {resource.name} in a {ctx.workload} stack: only a landing stack makes it"
+    elif ctx.workload == LANDING and concept not in LANDING_CONCEPTS:
+        yield f"{resource.resource_type} {resource.name} in a landing stack: a landing stack makes accounts and guardrails only"
