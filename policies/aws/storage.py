@@ -199,7 +199,9 @@ def check_bucket_versioning(resources: Sequence[Any], pattern: str) -> Iterable[
             continue
         linked = referrers_of(bucket, versionings, "bucket")
         enabled = [v for v in linked if (v.props.get("versioningConfiguration") or {}).get("status") == "Enabled"]
-        if not enabled:
+        # Two settings of one bucket (the inline block and BucketVersioning) overwrite each other on every
+        # update: one that suspends is versioning suspended, whatever the other says.
+        if not enabled or len(enabled) < len(linked):
             state = "suspended" if linked else "off"
             yield bucket.urn, f"bucket {_name(bucket)} holds checkpoints/artifacts but versioning is {state}"
     # Suspending versioning on ANY bucket is a step toward losing data (the pattern only decides which
