@@ -137,7 +137,7 @@ def _acl_grantee(grantee: Any) -> Party:
 # data) or launches the image (reads its volumes). Who: `accountId`, the `group` "all" (public), an organization
 # or OU (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-modifying-snapshot-permissions.html).
 SHARES = {
-    "aws:ebs/snapshotCreateVolumePermission:SnapshotCreateVolumePermission": "snapshotId",
+    "aws:ec2/snapshotCreateVolumePermission:SnapshotCreateVolumePermission": "snapshotId",
     "aws:ec2/amiLaunchPermission:AmiLaunchPermission": "imageId",
 }
 

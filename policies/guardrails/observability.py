@@ -67,8 +67,9 @@ def check_vpc_flow_logs(resources: Sequence[Any], ctx: Context) -> Iterable[tupl
         if not linked:
             yield vpc.urn, f"VPC {_name(vpc)} has no flow log (aws.ec2.FlowLog with vpc_id)"
         elif not any(str(f.props.get("trafficType") or "ALL").upper() == "ALL" for f in linked):
-            shown = ", ".join(sorted({str(f.props.get("trafficType")) for f in linked}))
-            yield vpc.urn, f"VPC {_name(vpc)} flow logs record only {shown} traffic; log ALL (trafficType)"
+            for flow_log in linked:  # the finding lands on what narrowed it
+                kind = flow_log.props.get("trafficType")
+                yield flow_log.urn, f"{_name(flow_log)} records only {kind} traffic of VPC {_name(vpc)}; log ALL"
 
 
 def check_default_security_group_closed(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:

@@ -381,7 +381,7 @@ AWS = [
         "aws-snapshot-shared-with-serving",
         AT,
         add(
-            "aws:ebs/snapshotCreateVolumePermission:SnapshotCreateVolumePermission",
+            "aws:ec2/snapshotCreateVolumePermission:SnapshotCreateVolumePermission",
             "aws-training-state-share",
             {"snapshotId": "snap-0123456789abcdef0", "accountId": SERVE_ACCT},
         ),
