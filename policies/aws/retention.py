@@ -64,17 +64,18 @@ def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs:
             yield bucket.urn, f"bucket {_name(bucket)} has Object Lock but no default retention (rule.defaultRetention)"
         for short in (d for d in days if d < min_days):
             yield bucket.urn, f"bucket {_name(bucket)} locks objects only {short} days; keep at least {min_days}"
+    buckets = of_type(resources, *BUCKETS)  # one list: links index it once
     for lifecycle in of_type(with_inline_settings(resources), *LIFECYCLES):
-        targets = targets_of(lifecycle, "bucket", of_type(resources, *BUCKETS))
+        targets = targets_of(lifecycle, "bucket", buckets)
         if targets and all(bucket_named(logs, b) and not bucket_named(kept, b) for b in targets):
             continue
         for rule in as_list(lifecycle.props.get("rules")):
             if not hasattr(rule, "get") or str(rule.get("status") or "Enabled") != "Enabled":
                 continue
-            days = count_of(get(rule.get("noncurrentVersionExpiration"), "noncurrentDays"))
-            if days is not None and days < min_days:
+            kept_days = count_of(get(rule.get("noncurrentVersionExpiration"), "noncurrentDays"))
+            if kept_days is not None and kept_days < min_days:
                 yield (
                     lifecycle.urn,
-                    f"{_name(lifecycle)} rule {rule.get('id')} deletes noncurrent versions after {days} days; "
+                    f"{_name(lifecycle)} rule {rule.get('id')} deletes noncurrent versions after {kept_days} days; "
                     f"keep them at least {min_days}",
                 )

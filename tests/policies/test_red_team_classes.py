@@ -68,6 +68,7 @@ def previewed(stack: str) -> PreviewResult:
     return preview_stack(REPO / "stacks" / f"Pulumi.{stack}.yaml", [], REPO)
 
 
+@cache  # the per-attack tests and the kill rate share one run of the packs per change
 def verdicts_after(change: Change) -> list[Verdict]:
     result = previewed(change.stack)
     doc = copy.deepcopy(result.export)
@@ -499,7 +500,7 @@ AWS = [
         edit(
             "aws-serving-requests",
             "aws:sqs/queue:Queue",
-            lambda p: (p.pop("kmsMasterKeyId", None), p.update(sqsManagedSseEnabled=False)),
+            lambda p: p.update(kmsMasterKeyId=None, sqsManagedSseEnabled=False),
         ),
         LOGGING,
     ),
