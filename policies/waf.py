@@ -6,8 +6,8 @@ Application Gateway listeners, Cloud Armor policies on external backend services
 policy that sees the door's traffic and its rules in evaluation order, each rule reduced to what the
 judgement needs. The judgement is the same on every cloud: a rate-limit rule that blocks (not counts,
 logs or previews), covers all traffic (no scope-down, no match condition narrowed or negated to a part),
-is keyed on the client address or on all traffic together (never on a header, cookie or path the client
-chooses), and is evaluated before any rule that allows (an allow ends evaluation, so every request it
+is keyed on the client address (never on all traffic together or a geography, where one client spends
+everyone's budget, nor on a header, cookie or path the client chooses), and is evaluated before any rule that allows (an allow ends evaluation, so every request it
 matches skips the limit). What a reader cannot place (a policy or rule group the stack does not define)
 fails closed.
 """

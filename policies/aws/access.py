@@ -182,6 +182,7 @@ ACCESS_TYPES: tuple[str, ...] = tuple(
             KMS_GRANT,
             LAMBDA_PERMISSION,
             RAM_PRINCIPAL,
+            *grantees.SHARES,
             VPC_ENDPOINT,
             *BUCKET_ACLS,
             *BUCKETS,
@@ -280,6 +281,8 @@ def read_edges(resource: Any, placement: Placement) -> Iterable[Edge]:
         edges += grantees.lambda_permission(resource, name, placement)
     if kind == RAM_PRINCIPAL:
         edges += grantees.ram_principal(resource, name, placement)
+    if kind in grantees.SHARES:
+        edges += grantees.shared_volume(resource, name, placement)
     if kind == VPC_ENDPOINT:
         edges += _endpoint_policy(resource, name, placement)
     if kind in BUCKET_ACLS or kind in BUCKETS:

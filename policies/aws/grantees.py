@@ -1,5 +1,6 @@
 """Grants given outside a policy document, as access-graph edges: KMS grants, Lambda permissions, RAM
-shares and S3 bucket ACLs (canned ACLs, a bucket's inline `grants`, BucketAcl's accessControlPolicy)."""
+shares, snapshot and image sharing, and S3 bucket ACLs (canned ACLs, a bucket's inline `grants`, BucketAcl's
+accessControlPolicy)."""
 
 from __future__ import annotations
 
@@ -130,3 +131,26 @@ def _acl_grantee(grantee: Any) -> Party:
         return unplaced_party(uris[0], "an ACL group S3 does not define")
     shown = ids[0] if ids else emails[0] if emails else str(types)
     return unplaced_party(f"{(types or ['grantee'])[0]} {shown}", "an S3 canonical user or email names no account")
+
+
+# Sharing a disk snapshot or an image with an account: it creates volumes from the snapshot (reads the disk's
+# data) or launches the image (reads its volumes). Who: `accountId`, the `group` "all" (public), an organization
+# or OU (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-modifying-snapshot-permissions.html).
+SHARES = {
+    "aws:ec2/snapshotCreateVolumePermission:SnapshotCreateVolumePermission": "snapshotId",
+    "aws:ec2/amiLaunchPermission:AmiLaunchPermission": "imageId",
+}
+
+
+def shared_volume(resource: Any, name: str, placement: Placement) -> list[Edge]:
+    """A snapshot or image shared with its grantee: the grantee -read-> the snapshot's (or image's) data."""
+    props, what = resource.props, SHARES[resource.resource_type]
+    target = Party(f"{what.removesuffix('Id')} {props.get(what) or name}", OWN)
+    grantees = [principal_value(str(v), placement) for v in strings(props, "accountId")]
+    grantees += [Party("every AWS account (group all)", ANY) for g in strings(props, "group") if g == "all"]
+    grantees += [
+        principal_value(str(v), placement)
+        for k in ("organizationArn", "organizationalUnitArn")
+        for v in strings(props, k)
+    ]
+    return [Edge(g, READ, target, resource.urn, f"{name} shares {target.ref} with {g.ref}") for g in grantees]

@@ -66,7 +66,10 @@ def _sse_rules(block: Any) -> list[dict[str, Any]]:
 def _lifecycle_rule(rule: Any) -> dict[str, Any]:
     expirations = [rule.get("expiration"), *as_list(rule.get("expirations"))]
     expiration = next((e for e in expirations if hasattr(e, "get")), None)
+    noncurrent = [rule.get("noncurrentVersionExpiration"), *as_list(rule.get("noncurrentVersionExpirations"))]
+    kept = next((n for n in noncurrent if hasattr(n, "get")), None)
     return {
+        "noncurrentVersionExpiration": {"noncurrentDays": kept.get("days")} if kept is not None else None,
         "id": rule.get("id"),
         # Inline rules say `enabled`; the split resource says `status`.
         "status": "Enabled" if truthy(rule.get("enabled")) else "Disabled",

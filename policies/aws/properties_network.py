@@ -145,6 +145,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
     "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": {
         "logDestinationConfigs": "cross-account-read-only, cross-account-read-only-final",
         "redactedFields": "waf-logging",
+        "loggingFilter": "waf-logging",
         "region": "allowed-regions",
     },
     "aws:ec2/securityGroup:SecurityGroup": {
@@ -304,7 +305,6 @@ UNJUDGED: dict[str, dict[str, str]] = {
     },
     "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": {
         "resourceArn": WHO_MAY_ACT,
-        "loggingFilter": FRONT_DOOR,
     },
     "aws:ec2/securityGroup:SecurityGroup": {
         "egress": EXPOSURE,

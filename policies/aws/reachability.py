@@ -61,6 +61,15 @@ PUBLIC_ADDRESSES = tokens_of(AWS, "public-address")
 # (https://docs.aws.amazon.com/vpc/latest/privatelink/privatelink-share-your-services.html).
 CUSTOMER_SERVICE = re.compile(r"^com\.amazonaws\.vpce\.")
 AWS_SERVICE = re.compile(r"^(com\.amazonaws\.|aws\.)")
+# A security group of another account, as a rule references it across a peering (`ACCOUNT/sg-ID`:
+# https://docs.aws.amazon.com/vpc/latest/peering/vpc-peering-security-groups.html).
+GROUP_IN_ACCOUNT = re.compile(r"^(\d{12})/(sg-[0-9a-zA-Z]+)$")
+# Where each kind names the groups its rules admit or reach (the installed SDK's ec2/vpc rule args).
+GROUP_REFERENCES = {
+    "aws:ec2/securityGroupRule:SecurityGroupRule": ("sourceSecurityGroupId",),
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ("referencedSecurityGroupId",),
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": ("referencedSecurityGroupId",),
+}
 
 
 def _vpc(resource: Any, key: str = "vpcId") -> Party:
@@ -271,7 +280,27 @@ def _internet(resources: Sequence[Any]) -> Iterable[Link]:
                 )
 
 
+def _group_references(resource: Any) -> Iterable[Link]:
+    """A rule that admits (or reaches) another account's security group: that account's machines reach this
+    stack's network (or the other way round), whatever peering carries it."""
+    props, name = resource.props, name_of(resource)
+    found = [(k, value(props, k)) for k in GROUP_REFERENCES.get(resource.resource_type, ())]
+    if resource.resource_type in FIREWALLS:  # inline ingress/egress blocks name groups in `securityGroups`
+        found += [
+            (f"{direction}.securityGroups", group)
+            for direction in ("ingress", "egress")
+            for block in as_list(props.get(direction))
+            if hasattr(block, "get")
+            for group in as_list(block.get("securityGroups"))
+        ]
+    for key, group in found:
+        if isinstance(group, str) and (match := GROUP_IN_ACCOUNT.match(group.strip())):
+            other = Party(f"security group {group}", canonical_account(match.group(1)))
+            yield Link(other, PEERING, own_network(f"security group rule {name}"), resource.urn, f"{name} ({key})")
+
+
 def _one(resource: Any, placement: Placement) -> Iterable[Link]:
+    yield from _group_references(resource)
     yield from _peering(resource, placement)
     yield from _transit(resource, placement)
     stack = placement.stack

@@ -7,16 +7,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import of_type, truthy
-from ..links import referrers_of
+from ..common import as_list, of_type, truthy
+from ..links import referrers_of, targets_of
 from ..readers import count_of, get
 from ..readers import name_of as _name
 from ..vendor import tokens_of
 from .concepts import AWS
+from .inline_buckets import with_inline_settings
+from .storage import bucket_named
 
 LOAD_BALANCERS = tokens_of(AWS, "load-balancer")
 BUCKETS = tokens_of(AWS, "bucket")
 OBJECT_LOCKS = tokens_of(AWS, "bucket-object-lock")
+LIFECYCLES = tokens_of(AWS, "bucket-lifecycle")
 KMS_KEY = "aws:kms/key:Key"
 
 
@@ -43,8 +46,9 @@ def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs:
     """A KMS key waits at least `min_days` before deletion (deletionWindowInDays, 7-30, default 30:
     https://docs.aws.amazon.com/kms/latest/developerguide/deleting-keys.html); a bucket with S3 Object Lock keeps a
     default retention of at least `min_days` (once enabled, Object Lock cannot be turned off, so dropping the
-    default retention is how it is emptied: https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock.html).
-    Ours."""
+    default retention is how it is emptied: https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock.html);
+    no lifecycle rule of a bucket but a log bucket expires noncurrent versions sooner (noncurrentVersionExpiration:
+    on a versioned bucket an overwritten or deleted object lives on as a noncurrent version, S3's soft delete). Ours."""
     for key in of_type(resources, KMS_KEY):
         window = count_of(key.props.get("deletionWindowInDays"))
         if window is not None and window < min_days:
@@ -60,3 +64,18 @@ def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs:
             yield bucket.urn, f"bucket {_name(bucket)} has Object Lock but no default retention (rule.defaultRetention)"
         for short in (d for d in days if d < min_days):
             yield bucket.urn, f"bucket {_name(bucket)} locks objects only {short} days; keep at least {min_days}"
+    buckets = of_type(resources, *BUCKETS)  # one list: links index it once
+    for lifecycle in of_type(with_inline_settings(resources), *LIFECYCLES):
+        targets = targets_of(lifecycle, "bucket", buckets)
+        if targets and all(bucket_named(logs, b) and not bucket_named(kept, b) for b in targets):
+            continue
+        for rule in as_list(lifecycle.props.get("rules")):
+            if not hasattr(rule, "get") or str(rule.get("status") or "Enabled") != "Enabled":
+                continue
+            kept_days = count_of(get(rule.get("noncurrentVersionExpiration"), "noncurrentDays"))
+            if kept_days is not None and kept_days < min_days:
+                yield (
+                    lifecycle.urn,
+                    f"{_name(lifecycle)} rule {rule.get('id')} deletes noncurrent versions after {kept_days} days; "
+                    f"keep them at least {min_days}",
+                )

@@ -40,6 +40,7 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
 VOLUME = "aws:ebs/volume:Volume"
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
+EBS_DEFAULT_ENCRYPTION = "aws:ebs/encryptionByDefault:EncryptionByDefault"
 
 
 # --- encryption at rest --------------------------------------------------------------------------
@@ -56,7 +57,8 @@ def check_encryption_at_rest(resource: Any) -> Iterable[str]:
     """Data at rest is encrypted: S3 SSE rules name an algorithm (Checkov CKV_AWS_19, Trivy AVD-AWS-0088),
     persistent Lustre uses a customer KMS key (https://docs.aws.amazon.com/fsx/latest/LustreGuide/encryption-at-rest.html),
     SQS queues use SSE (Checkov CKV_AWS_27, Trivy AVD-AWS-0096), EBS volumes and launch-template / instance
-    disks are encrypted (Checkov CKV_AWS_3 / CKV_AWS_8, Trivy AVD-AWS-0026 / AVD-AWS-0131)."""
+    disks are encrypted (Checkov CKV_AWS_3 / CKV_AWS_8, Trivy AVD-AWS-0026 / AVD-AWS-0131), and EBS encryption by
+    default is never turned off (Checkov CKV_AWS_106)."""
     kind, props, name = resource.resource_type, resource.props, _name(resource)
     if kind in BUCKET:
         for inline in inline_of([resource], SSE_TWIN):
@@ -69,6 +71,10 @@ def check_encryption_at_rest(resource: Any) -> Iterable[str]:
         # SCRATCH file systems are always encrypted with an AWS-owned key and cannot take kmsKeyId.
         if not deployment.startswith("SCRATCH") and not props.get("kmsKeyId"):
             yield f"Lustre file system {name} has no kmsKeyId: encrypt it with the stack's customer KMS key"
+    elif kind == EBS_DEFAULT_ENCRYPTION:
+        # The account-wide default every new volume takes (https://docs.aws.amazon.com/ebs/latest/userguide/encryption-by-default.html).
+        if props.get("enabled") is not None and not truthy(props.get("enabled")):
+            yield f"{name} turns EBS encryption by default off for the region's new volumes (enabled false)"
     elif kind == QUEUE:
         if not truthy(props.get("sqsManagedSseEnabled")) and not props.get("kmsMasterKeyId"):
             yield f"queue {name} is not encrypted: set sqsManagedSseEnabled or kmsMasterKeyId"
@@ -199,7 +205,9 @@ def check_bucket_versioning(resources: Sequence[Any], pattern: str) -> Iterable[
             continue
         linked = referrers_of(bucket, versionings, "bucket")
         enabled = [v for v in linked if (v.props.get("versioningConfiguration") or {}).get("status") == "Enabled"]
-        if not enabled:
+        # Two settings of one bucket (the inline block and BucketVersioning) overwrite each other on every
+        # update: one that suspends is versioning suspended, whatever the other says.
+        if not enabled or len(enabled) < len(linked):
             state = "suspended" if linked else "off"
             yield bucket.urn, f"bucket {_name(bucket)} holds checkpoints/artifacts but versioning is {state}"
     # Suspending versioning on ANY bucket is a step toward losing data (the pattern only decides which

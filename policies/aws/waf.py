@@ -23,9 +23,10 @@ ASSOCIATION = "aws:wafv2/webAclAssociation:WebAclAssociation"
 ACL_RULE = "aws:wafv2/webAclRule:WebAclRule"
 GROUP_ASSOCIATION = "aws:wafv2/webAclRuleGroupAssociation:WebAclRuleGroupAssociation"
 RULE_GROUP = "aws:wafv2/ruleGroup:RuleGroup"
-# Keys a rate-based rule may aggregate on that the client does not choose: the request's source address
+# The key a per-client limit aggregates on: the request's source address. CONSTANT (every request together) and ASN
+# (every client of a network together) let one client spend the others' budget
 # (https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-aggregation-options.html).
-CLIENT_ADDRESS_KEYS = frozenset({"ip", "asn"})
+CLIENT_ADDRESS_KEYS = frozenset({"ip"})
 
 
 def _lower(node: Any) -> Any:
@@ -64,12 +65,14 @@ def _client_key(statement: Mapping[str, Any]) -> str:
     if kind == "CUSTOM_KEYS":
         keys = sorted({str(k) for key in as_list(statement.get("customkeys")) if hasattr(key, "keys") for k in key})
         chosen = [k for k in keys if k not in CLIENT_ADDRESS_KEYS]
-        if chosen or not keys:
+        if chosen or not keys:  # a custom key the client writes splits (or skips) its own count
             return (
                 f"aggregates on custom keys ({', '.join(chosen) or 'none'}) the client chooses; a request without "
                 "them is not counted at all"
             )
-    elif kind not in ("IP", "CONSTANT"):
+    elif kind == "CONSTANT":
+        return "aggregates every request together (CONSTANT), not per client: one client spends everyone's budget"
+    elif kind != "IP":
         return f"aggregates on {kind}, which the packs cannot place"
     return ""
 

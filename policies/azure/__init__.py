@@ -48,8 +48,8 @@ check_queue_dlq.__doc__ = readers.queue_dlq_problems.__doc__
 
 
 def check_no_spot_serving(resource: Any) -> Iterable[str]:
-    """Serving replicas never run on Spot or low-priority VMs. Ours."""
-    if why := capacity.spot_usage(resource):
+    """Serving replicas never run on Spot or low-priority VMs, nor are scheduled away. Ours."""
+    if why := capacity.spot_usage(resource) or capacity.time_limited_usage(resource):
         yield f"{name_of(resource)} {why}; serving replica groups must be on-demand (or reserved)"
 
 

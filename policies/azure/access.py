@@ -32,6 +32,7 @@ from ..common import as_list, urn_name
 from ..readers import get, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import AZURE
+from .disk_keys import DISK_KEY_PATHS, disk_encryption_sets
 from .roles import BUILT_IN_ROLES, ReadScope, custom_grants, read_scope
 
 ROLE_ASSIGNMENT = tokens_of(AZURE, "role-binding")
@@ -65,6 +66,7 @@ ACCESS_TYPES = tuple(
         + ML_DATASTORE
         + PRIVATE_ENDPOINT
         + WEARERS
+        + tuple(DISK_KEY_PATHS)
     )
 )
 
@@ -442,6 +444,16 @@ def _key_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
         yield Edge(source, READ, target, resource.urn, f"{name} encrypts with a key of {_last(vault_id)}")
 
 
+def _disk_key_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
+    """A disk encrypted through a disk encryption set: whoever holds the set's key reads the disk, so a set in the
+    other subscription is a crossing (as a storage account's key in another vault)."""
+    name = name_of(resource)
+    source = Party(f"{resource.resource_type.rsplit(':', 1)[-1]} {name}", OWN, RESOURCE)
+    for set_id in disk_encryption_sets(resource):
+        target = resource_party(set_id, placement, KEY, "disk encryption set")
+        yield Edge(source, READ, target, resource.urn, f"{name} encrypts its disks with {_last(set_id)}")
+
+
 # --- where data goes ----------------------------------------------------------------------------------------------
 
 
@@ -555,6 +567,8 @@ def _edges(resource: Any, placement: Placement) -> Iterator[Edge]:
         yield from _forward_edges(resource, placement, WORKSPACE_STORES, "keeps its records in")
     if kind in STORAGE_ACCOUNT or kind in FILE_SYSTEM:
         yield from _key_edges(resource, placement)
+    if resource.resource_type in DISK_KEY_PATHS:
+        yield from _disk_key_edges(resource, placement)
 
 
 def edges(resource: Any, placement: Placement) -> list[Edge]:

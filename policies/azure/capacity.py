@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..readers import count_of, get
-from .readers import ML_COMPUTE, SCALE_SET, VM, _kind
+from ..readers import count_of, get, items_at
+from .readers import AUTOSCALE, ML_COMPUTE, SCALE_SET, VM, _kind
 
 # "Low" is Spot's old name (https://learn.microsoft.com/azure/virtual-machine-scale-sets/use-spot); compare
 # case-insensitively: the API does.
@@ -48,4 +48,17 @@ def spot_usage(resource: Any) -> str | None:
         priority = str(get(props, "properties", "properties", "vmPriority") or "")
         if priority.lower() in ("lowpriority", "spot"):
             return f"runs low-priority (Spot) nodes (vmPriority {priority})"
+    return None
+
+
+def time_limited_usage(resource: Any) -> str | None:
+    """Capacity taken away at a set time: an autoscale profile that applies on a schedule (`recurrence` or
+    `fixedDate`, https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-multiprofile) and caps the
+    fleet at zero (capacity.maximum 0), as AWS's scheduled action to zero."""
+    if _kind(resource) not in AUTOSCALE:
+        return None
+    for profile in items_at(resource.props, "profiles"):
+        scheduled = get(profile, "recurrence") is not None or get(profile, "fixedDate") is not None
+        if scheduled and str(get(profile, "capacity", "maximum")).strip() in ("0", "0.0"):  # the API takes strings
+            return f"takes the fleet to zero on a schedule (profile {get(profile, 'name')}: capacity.maximum 0)"
     return None

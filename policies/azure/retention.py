@@ -12,7 +12,7 @@ from ..common import truthy, urn_name
 from ..links import referrers_of
 from ..readers import count_of, get, items_at, name_of
 from .readers import APP_GATEWAY, CONTAINER, KEY_VAULT, STORAGE_ACCOUNT, _kind, _public_frontends
-from .storage import BLOB_SERVICE
+from .storage import BLOB_SERVICE, MANAGEMENT_POLICY, _account_of
 
 DIAGNOSTIC_SETTINGS = ("azure-native:monitor:DiagnosticSetting", "azure-native:insights:DiagnosticSetting")
 # Where a diagnostic setting can send logs (https://learn.microsoft.com/azure/azure-monitor/essentials/diagnostic-settings#destinations).
@@ -88,7 +88,9 @@ def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs:
     checkpoints/artifacts (`versionedBucketPattern`) turns on deleteRetentionPolicy and
     containerDeleteRetentionPolicy (https://learn.microsoft.com/azure/storage/blobs/soft-delete-blob-overview), and
     no blob service but a log account's keeps less; Key Vaults keep soft delete on with softDeleteRetentionInDays
-    >= `min_days` (7-90: https://learn.microsoft.com/azure/key-vault/general/soft-delete-overview). Ours."""
+    >= `min_days` (7-90: https://learn.microsoft.com/azure/key-vault/general/soft-delete-overview); no management
+    policy of an account but a log account deletes previous versions or snapshots sooner (actions.version /
+    actions.snapshot delete: a versioned blob's overwrites live on as versions). Ours."""
     accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
     services = [r for r in resources if _kind(r) == BLOB_SERVICE]
     containers = [r for r in resources if _kind(r) in CONTAINER]
@@ -115,3 +117,18 @@ def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs:
         days = count_of(get(props, "softDeleteRetentionInDays"))
         if days is not None and days < min_days:
             yield vault.urn, f"key vault {name_of(vault)} keeps deleted keys {days} days; keep at least {min_days}"
+    for policy in (r for r in resources if _kind(r) == MANAGEMENT_POLICY):
+        targets = _account_of(policy, accounts)
+        if targets and all(_named(a, logs, "accountName") and not _named(a, kept, "accountName") for a in targets):
+            continue
+        for rule in items_at(get(policy.props, "policy"), "rules"):
+            if str(rule.get("enabled", True)) == "False":
+                continue
+            for kind in ("version", "snapshot"):
+                days = count_of(get(rule, "definition", "actions", kind, "delete", "daysAfterCreationGreaterThan"))
+                if days is not None and days < min_days:
+                    yield (
+                        policy.urn,
+                        f"{name_of(policy)} rule {rule.get('name')} deletes blob {kind}s after {days} days; "
+                        f"keep them at least {min_days}",
+                    )

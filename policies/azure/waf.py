@@ -20,9 +20,11 @@ from ..readers import get, is_public_range, items_at, name_of
 from ..waf import ALLOW, BLOCK, PASS, FrontDoor, WafPolicy, WafRule
 from .readers import APP_GATEWAY, LOAD_BALANCER, WAF_POLICY, _kind, _last_segment, _public_frontends
 
-# GroupByVariables that are not a value the client writes: the client address, its geography, or all traffic
-# together (https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview).
-SERVER_SIDE_KEYS = frozenset({"clientaddr", "geolocation", "none"})
+# The GroupByVariable a per-client limit groups on: the client address. GeoLocation and None (or no grouping) count
+# many clients together, so one spends the others' budget; the rest are values the client writes
+# (https://learn.microsoft.com/azure/web-application-firewall/ag/rate-limiting-overview).
+CLIENT_ADDRESS_KEYS = frozenset({"clientaddr"})
+SHARED_KEYS = frozenset({"geolocation", "none"})
 # Match variables holding the address the connection came from (not a header the client writes).
 ADDRESS_VARIABLES = frozenset({"remoteaddr", "socketaddr"})
 # Never a client's source address: Microsoft's own "match all traffic" rule negates 255.255.255.255/32
@@ -82,8 +84,11 @@ def _rule(rule: Any) -> WafRule:
         for session in items_at(rule, "groupByUserSession")
         for v in items_at(session, "groupByVariables")
     ]
-    chosen = [k for k in keys if k.lower() not in SERVER_SIDE_KEYS]
+    chosen = [k for k in keys if k.lower() not in CLIENT_ADDRESS_KEYS | SHARED_KEYS]
     client_key = f"groups requests by {', '.join(chosen)}, which the client chooses" if chosen else ""
+    if not client_key and not any(k.lower() in CLIENT_ADDRESS_KEYS for k in keys):
+        shared = ", ".join(keys) or "nothing (groupByUserSession unset)"
+        client_key = f"groups requests by {shared}, not per client: one client spends everyone's budget"
     return WafRule(name, float(rule.get("priority") or 0), effect, True, not_enforced, partial, client_key)
 
 

@@ -41,6 +41,10 @@ KEY_USERS: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "gcp:bigquery/dataset:Dataset": (("defaultEncryptionConfiguration", "kmsKeyName"),),
 }
+# Where a resource writes its own logs into a bucket (the provider docs of each): the resource -write-> the bucket.
+LOG_WRITERS: dict[str, tuple[str, ...]] = {
+    "gcp:storage/bucket:Bucket": ("logging", "logBucket"),  # usage and storage logs, gs://{logBucket}/{prefix}
+}
 # Bucket and object ACLs (https://cloud.google.com/storage/docs/access-control/lists): which objects they cover.
 ACLS = {
     "gcp:storage/bucketACL:BucketACL": "bucket",
@@ -53,7 +57,7 @@ ACLS = {
 ACL_ROLES = {"READER": READ, "WRITER": WRITE, "OWNER": ADMIN}
 PUBLIC_ACLS = {"publicRead": READ, "authenticatedRead": READ, "publicReadWrite": WRITE}
 PRIVATE_ACLS = frozenset({"private", "projectPrivate", "bucketOwnerRead", "bucketOwnerFullControl"})
-FLOW_TYPES = (*SINKS, TRANSFER_JOB, SUBSCRIPTION, TOPIC, SHARED_VPC_SERVICE, *KEY_USERS, *ACLS)
+FLOW_TYPES = (*SINKS, TRANSFER_JOB, SUBSCRIPTION, TOPIC, SHARED_VPC_SERVICE, *KEY_USERS, *ACLS, *LOG_WRITERS)
 
 
 def _mover(resource: Any, placement: Placement, facts: StackFacts | None) -> Party:
@@ -242,3 +246,16 @@ def flow_edges(resource: Any, placement: Placement, facts: StackFacts | None) ->
         yield from topic_edges(resource, placement, facts)
     if kind in KEY_USERS:
         yield from key_user_edges(resource, placement, facts)
+    if kind in LOG_WRITERS:
+        yield from log_writer_edges(resource, placement, facts)
+
+
+def log_writer_edges(resource: Any, placement: Placement, facts: StackFacts | None) -> Iterator[Edge]:
+    """Logs a resource writes into a bucket: they land on the bucket's side."""
+    path = LOG_WRITERS[resource.resource_type]
+    name = text_at(resource.props, *path)
+    if name is None:
+        return
+    target = bucket_party(name, placement, facts, resource, path[0])
+    label = label_of(resource)
+    yield Edge(_mover(resource, placement, facts), WRITE, target, resource.urn, f"{label} {'.'.join(path)} {name}", "")

@@ -287,9 +287,16 @@ def time_limited_usage(resource: Any) -> str | None:
     """Capacity that ends on a timer: flex-start VMs (scheduling.provisioningModel FLEX_START, a MIG resize
     request, Cluster Director newFlexStartInstances) are deleted after their run duration
     (https://cloud.google.com/compute/docs/instance-groups/about-resize-requests-mig), as are VMs bound to a
-    calendar-mode reservation (RESERVATION_BOUND) and any VM with scheduling.maxRunDuration or terminationTime."""
+    calendar-mode reservation (RESERVATION_BOUND) and any VM with scheduling.maxRunDuration or terminationTime; an
+    instance schedule that stops VMs is capacity taken away at a set time, as AWS's scheduled action to zero."""
     if resource.resource_type in CAPACITY_REQUESTS:
         return "asks for flex-start VMs (a resize request), deleted after their run duration"
+    if resource.resource_type == "gcp:compute/resourcePolicy:ResourcePolicy":
+        # An instance schedule stops the VMs it is attached to at set times
+        # (https://cloud.google.com/compute/docs/instances/schedule-instance-start-stop).
+        if get(resource.props, "instanceSchedulePolicy", "vmStopSchedule"):
+            return "stops its VMs on a schedule (instanceSchedulePolicy.vmStopSchedule)"
+        return None
     if resource.resource_type in MANAGED_CLUSTERS:
         if any(get(c, "config", "newFlexStartInstances") for c in _entries(resource.props, "computeResources")):
             return "runs flex-start VMs (newFlexStartInstances), deleted after their run duration"

@@ -22,6 +22,7 @@ IAM_POLICIES = (
     "gcp:folder/iAMPolicy:IAMPolicy",
 )
 CRYPTO_KEY = "gcp:kms/cryptoKey:CryptoKey"
+SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
 # Services whose Data Access logs say who read or wrote the stack's data and keys; allServices covers them all.
 DATA_SERVICES = frozenset(
     {"allservices", "storage.googleapis.com", "cloudkms.googleapis.com", "secretmanager.googleapis.com"}
@@ -44,7 +45,8 @@ def _audit_configs(resources: Sequence[Any]) -> Iterable[tuple[Any, str, list[An
 
 def service_log_problems(resources: Sequence[Any], front_door: bool = True) -> Iterable[tuple[str, str]]:
     """External backend services log every request (logConfig.enable with a sample rate above 0:
-    https://cloud.google.com/load-balancing/docs/https/https-logging-monitoring); Data Access audit logs are not
+    https://cloud.google.com/load-balancing/docs/https/https-logging-monitoring); a subnetwork's flow logs, once set,
+    sample some flows; Data Access audit logs are not
     narrowed: no audit config exempts members (exemptedMembers: their reads go unlogged) and one for a data service
     (allServices, Cloud Storage, Cloud KMS, Secret Manager) keeps DATA_READ and DATA_WRITE, since an audit config is
     authoritative for its service (https://cloud.google.com/logging/docs/audit/configure-data-access). Ours."""
@@ -55,6 +57,13 @@ def service_log_problems(resources: Sequence[Any], front_door: bool = True) -> I
         rate = _rate(get(config, "sampleRate"))
         if not truthy(get(config, "enable")) or rate is None or rate <= 0:
             yield backend.urn, f"backend service {name_of(backend)} logs no requests (logConfig.enable, sampleRate > 0)"
+    for subnet in (r for r in resources if r.resource_type == SUBNETWORK and r.props.get("logConfig") is not None):
+        # A subnet that logs flows keeps recording some: flowSampling 0 or a filter that is never true turn
+        # them off while the block stays (https://cloud.google.com/vpc/docs/using-flow-logs#log-sampling).
+        config = subnet.props.get("logConfig")
+        sampling = _rate(get(config, "flowSampling"))
+        if sampling is None or sampling <= 0 or str(get(config, "filterExpr") or "true").strip() == "false":
+            yield subnet.urn, f"subnetwork {name_of(subnet)} turns its flow logs off (logConfig.flowSampling > 0)"
     for resource, service, configs in _audit_configs(resources):
         exempted = sorted({str(m) for c in configs for m in as_list(c.get("exemptedMembers"))})
         if exempted:
@@ -92,7 +101,8 @@ def _seconds(value: Any) -> float | None:
 def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs: str) -> Iterable[tuple[str, str]]:
     """Deleted objects stay restorable for `min_days`: no bucket but a log bucket (`logBucketPattern`) shortens or
     disables soft delete (softDeletePolicy.retentionDurationSeconds, 0 disables; absent is Google's 7 days:
-    https://cloud.google.com/storage/docs/soft-delete), and a Cloud KMS key waits at least `min_days` between
+    https://cloud.google.com/storage/docs/soft-delete) nor deletes noncurrent versions sooner (daysSinceNoncurrentTime),
+    and a Cloud KMS key waits at least `min_days` between
     scheduled destruction and destruction (destroyScheduledDuration, default 30 days:
     https://cloud.google.com/kms/docs/destroy-restore). Ours."""
     floor = min_days * DAY
@@ -104,6 +114,18 @@ def retention_problems(resources: Sequence[Any], min_days: int, kept: str, logs:
         if seconds is None or seconds < floor:
             shown = "off" if seconds == 0 else f"{value}s"
             yield bucket.urn, f"bucket {name_of(bucket)} soft delete is {shown}; keep deleted objects {min_days} days"
+        for rule in items_at(bucket.props, "lifecycleRules"):
+            # Noncurrent versions are what an overwrite or delete leaves on a versioned bucket.
+            days = get(rule, "condition", "daysSinceNoncurrentTime")
+            if (
+                str(get(rule, "action", "type") or "") == "Delete"
+                and isinstance(days, (int, float))
+                and days < min_days
+            ):
+                yield (
+                    bucket.urn,
+                    f"bucket {name_of(bucket)} deletes noncurrent versions after {days:g} days; keep them {min_days}",
+                )
     for key in (r for r in resources if r.resource_type == CRYPTO_KEY):
         value = key.props.get("destroyScheduledDuration")
         seconds = _seconds(value) if value is not None else None

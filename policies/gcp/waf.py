@@ -31,9 +31,11 @@ SEPARATE_RULES = (
     "gcp:compute/regionSecurityPolicyRule:RegionSecurityPolicyRule",
 )
 RATE_LIMIT_ACTIONS = ("throttle", "rate_based_ban")
-# Keys that are not a value the client writes: all matching traffic together (the API's default) or the source
-# address (enforceOnKey: https://cloud.google.com/armor/docs/rate-limiting-overview#identifying_clients_for_rate_limiting).
-SERVER_SIDE_KEYS = frozenset({"", "ALL", "IP", "REGION_CODE"})
+# The key a per-client limit is enforced on: the source address. ALL (the API's default when enforceOnKey is unset)
+# and REGION_CODE count many clients together, so one spends the others' budget; the rest are values the client
+# writes (enforceOnKey: https://cloud.google.com/armor/docs/rate-limiting-overview#identifying_clients_for_rate_limiting).
+CLIENT_ADDRESS_KEYS = frozenset({"IP"})
+SHARED_KEYS = frozenset({"", "ALL", "REGION_CODE"})
 EVERYONE = frozenset({"*", "0.0.0.0/0"})
 
 
@@ -49,10 +51,13 @@ def _partial(match: Any) -> str:
 
 
 def _client_key(options: Any) -> str:
-    keys = [str(get(options, "enforceOnKey") or "")]
-    keys += [str(c.get("enforceOnKeyType") or "") for c in items_at(options, "enforceOnKeyConfigs")]
-    chosen = sorted({k for k in keys if k.upper() not in SERVER_SIDE_KEYS})
-    return f"is enforced on {', '.join(chosen)}, which the client chooses" if chosen else ""
+    configs = [str(c.get("enforceOnKeyType") or "") for c in items_at(options, "enforceOnKeyConfigs")]
+    keys = configs or [str(get(options, "enforceOnKey") or "")]  # the configs replace enforceOnKey when set
+    chosen = sorted({k for k in keys if k.upper() not in CLIENT_ADDRESS_KEYS | SHARED_KEYS})
+    if chosen:
+        return f"is enforced on {', '.join(chosen)}, which the client chooses"
+    shared = sorted({k.upper() or "ALL (enforceOnKey unset)" for k in keys if k.upper() in SHARED_KEYS})
+    return f"is enforced on {', '.join(shared)}, not per client: one client spends everyone's budget" if shared else ""
 
 
 def _rule(rule: Any) -> WafRule:

@@ -59,11 +59,17 @@ def _name(resource: Any) -> str:
 
 def check_vpc_flow_logs(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Every VPC the stack creates has a flow log on the VPC itself (Checkov CKV2_AWS_11, AWS Security
-    Hub EC2.6): without one, nobody can say afterwards what talked to what."""
+    Hub EC2.6) of ALL traffic: without one, nobody can say afterwards what talked to what, and one of only ACCEPT
+    or REJECT (trafficType) records half of it."""
     flow_logs = of_type(resources, FLOW_LOG)
     for vpc in of_type(resources, VPC):
-        if not any_referrer(vpc, flow_logs, "vpcId", keys=("id",)):
+        linked = referrers_of(vpc, flow_logs, "vpcId", keys=("id",))
+        if not linked:
             yield vpc.urn, f"VPC {_name(vpc)} has no flow log (aws.ec2.FlowLog with vpc_id)"
+        elif not any(str(f.props.get("trafficType") or "ALL").upper() == "ALL" for f in linked):
+            for flow_log in linked:  # the finding lands on what narrowed it
+                kind = flow_log.props.get("trafficType")
+                yield flow_log.urn, f"{_name(flow_log)} records only {kind} traffic of VPC {_name(vpc)}; log ALL"
 
 
 def check_default_security_group_closed(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
@@ -172,6 +178,14 @@ def check_waf_logging(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[
                 str((field.get("singleHeader") or {}).get("name", "")).lower()
                 for field in as_list(config.props.get("redactedFields"))
             }
+            # A filter that drops by default logs only what a KEEP filter names: logging off in another field
+            # (https://docs.aws.amazon.com/waf/latest/developerguide/logging-management.html#logging-filters).
+            behavior = str((config.props.get("loggingFilter") or {}).get("defaultBehavior") or "KEEP").upper()
+            if behavior != "KEEP":
+                yield (
+                    config.urn,
+                    f"{_name(config)} drops requests from the WAF log by default (loggingFilter.defaultBehavior {behavior})",
+                )
             missing = [header for header in CREDENTIAL_HEADERS if header not in redacted]
             if missing:
                 yield (

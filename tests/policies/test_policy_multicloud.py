@@ -330,6 +330,7 @@ def azure_stack(workload: str) -> Stack:
                     "action": "Block",
                     "rateLimitThreshold": 100,
                     "rateLimitDuration": "OneMin",
+                    "groupByUserSession": [{"groupByVariables": [{"variableName": "ClientAddr"}]}],
                     "matchConditions": [],
                 }
             ],

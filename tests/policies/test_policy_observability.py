@@ -252,6 +252,13 @@ MUTATIONS = [
         edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("retentionInDays", 30)),
         "log-group-retention-and-key",
     ),
+    # Accepted connections (what an exfiltration makes) would go unrecorded.
+    Mutation(
+        "only rejected flows logged",
+        TRAINING,
+        edit("aws-training-net-flow-logs", FLOW_LOG, lambda p: p.__setitem__("trafficType", "REJECT")),
+        "vpc-flow-logs",
+    ),
     Mutation(
         "log group without retention",
         SERVING,
@@ -289,12 +296,6 @@ LEGITIMATE = [
         SERVING,
         edit("aws-serving-waf-logs", LOG_GROUP, lambda p: p.__setitem__("retentionInDays", 3653)),
         "log-group-retention-and-key",
-    ),
-    Mutation(
-        "only rejected flows logged",
-        TRAINING,
-        edit("aws-training-net-flow-logs", FLOW_LOG, lambda p: p.__setitem__("trafficType", "REJECT")),
-        "vpc-flow-logs",
     ),
     Mutation(
         "another Log4j-unrelated rule counted",
