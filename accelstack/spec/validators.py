@@ -237,7 +237,7 @@ def flex_start_run_time(spec: TrainingStack) -> Iterator[Problem]:
         )
 
 
-NONCURRENT_DAYS_SHORT = 7
+NONCURRENT_DAYS_SHORT = 7  # the guardrails pack's minRetentionDays default
 
 
 @rule(workload="training")
@@ -251,7 +251,8 @@ def checkpoint_versions_kept_long_enough(spec: TrainingStack) -> Iterator[Proble
         yield Problem(
             "training.storage.checkpoints.noncurrentVersionDays",
             f"{days} day(s): an overwritten or deleted checkpoint is unrecoverable after that; "
-            f"keep old versions at least {NONCURRENT_DAYS_SHORT} days (default 30)",
+            f"keep old versions at least {NONCURRENT_DAYS_SHORT} days (default 30); the guardrails pack refuses a "
+            f"shorter window unless its minRetentionDays is lowered",
             Level.WARNING,
         )
 

@@ -291,3 +291,10 @@ def test_short_noncurrent_version_window_warns(days: int, warned: bool) -> None:
     assert all(
         p.path == "training.storage.checkpoints.noncurrentVersionDays" and p.level.name == "WARNING" for p in problems
     )
+
+
+def test_the_short_version_window_warning_agrees_with_the_guardrails_pack_default() -> None:
+    from accelstack.policies.guardrails.rules import CONFIG
+    from accelstack.spec.validators import NONCURRENT_DAYS_SHORT
+
+    assert CONFIG["minRetentionDays"]["default"] == NONCURRENT_DAYS_SHORT
