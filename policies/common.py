@@ -144,6 +144,8 @@ class ProviderFacts:
     allowed_accounts: tuple[str, ...]
     role_accounts: tuple[str, ...]
     default_tags: Mapping[str, str]
+    # OCI's provider signs for a tenancy (`tenancyOcid`), which holds both sides' compartments: not an account.
+    tenancy: str | None = None
 
     @property
     def is_default(self) -> bool:
@@ -184,6 +186,7 @@ def provider_facts(type_token: str, props: Mapping[str, Any], urn: str = "", nam
         allowed_accounts=tuple(canonical_account(a) for a in allowed),
         role_accounts=tuple(canonical_account(a) for a in role_accounts),
         default_tags={str(k): str(v) for k, v in (tags or {}).items()},
+        tenancy=str(props.get("tenancyOcid")) if isinstance(props.get("tenancyOcid"), str) else None,
     )
 
 

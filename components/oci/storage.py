@@ -56,7 +56,6 @@ def training_storage(
     plan_fs: PlannedFileSystem | None,
     network: TrainingNetwork,
     availability_domain: pulumi.Input[str],
-    tenancy_id: str,
     compartment_id: str,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -92,7 +91,7 @@ def training_storage(
         )
     result = TrainingStorage(namespace, vault, key, dataset_bucket, checkpoint_bucket)
     if plan_fs is not None and storage.lustre is not None:
-        _lustre(name, spec, plan_fs, network, availability_domain, tenancy_id, compartment_id, tags, opts, result)
+        _lustre(name, spec, plan_fs, network, availability_domain, compartment_id, tags, opts, result)
     return result
 
 
@@ -102,7 +101,6 @@ def _lustre(
     plan_fs: PlannedFileSystem,
     network: TrainingNetwork,
     availability_domain: pulumi.Input[str],
-    tenancy_id: str,
     compartment_id: str,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -111,16 +109,18 @@ def _lustre(
     lustre = spec.training.storage.lustre
     assert lustre is not None
     common = {"compartment_id": compartment_id, "freeform_tags": tags}
-    # "allow service lustrefs to use virtual-network-family in tenancy": without it the service cannot place its
+    # "allow service lustrefs to use virtual-network-family in ...": without it the service cannot place its
     # servers in the subnet (docs.oracle.com/iaas/Content/lustre/manage-file-systems.htm, Required IAM Policy).
-    # Service policies in the tenancy live in the root compartment; the link reads and writes the two buckets.
+    # Scoped to the stack's compartment (where the VCN and subnet are), not the tenancy: a tenancy-wide grant would
+    # reach the serving compartment's networks too, which the separation pack refuses. A policy attached to the
+    # compartment may grant in it (policysyntax: "where the policy is attached"); the link reads the dataset bucket.
     result.lustre_policy = oci.identity.Policy(
         f"{name}-lustre-service",
-        compartment_id=tenancy_id,
+        compartment_id=compartment_id,
         name=names.iam_name(name, "lustre-service"),
         description=f"accelstack {name}: File Storage with Lustre places its servers and links its buckets",
         statements=[
-            "allow service lustrefs to use virtual-network-family in tenancy",
+            f"allow service lustrefs to use virtual-network-family in compartment id {compartment_id}",
             f"allow service lustrefs to read objects in compartment id {compartment_id} "
             f"where target.bucket.name = '{result.dataset_bucket_name}'",
         ],

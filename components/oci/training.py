@@ -85,7 +85,6 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
             ctx.plan.file_system,
             self.vcn,
             self.availability_domain,
-            self.tenancy_id,
             self.compartment_id,
             self.tags,
             ctx.child,

@@ -161,6 +161,10 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
     if facts is None:  # a pinnable provider whose inputs the pack could not read: fail closed
         yield f"provider {resource.name} ({package}): its account pinning cannot be read"
         return
+    vendor = vendors.by_package(package)
+    if vendor is not None and vendor.separation.provider_pin is not None:
+        yield from vendor.separation.provider_pin(facts)
+        return
     if not facts.allowed_accounts:
         yield f"provider {facts.name} does not pin its account: set {pin} to the stack's account"
     yield from _account_problems(facts.name, facts.accounts, ctx)
