@@ -52,6 +52,10 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "createVnicDetails.privateIp",
         "createVnicDetails.subnetId",
         "sourceDetails",
+        # The SDK marks `metadata` "(Updatable)", but cloud-init reads user_data once, at first boot: the Slurm head
+        # asks for replacement on it (components/oci/scheduler.py HEAD_REPLACED_ON, replace_on_changes), so a change
+        # of the head's setup is a replacement in `accelstack diff` too. Its other metadata keys update in place.
+        "metadata.user_data",
     ),
     "oci:Core/volume:Volume": ("availabilityDomain", "backupPolicyId", "sourceDetails", "volumeBackupId"),
     "oci:Core/volumeAttachment:VolumeAttachment": ("attachmentType", "instanceId", "volumeId", "device", "isReadOnly"),
