@@ -70,7 +70,9 @@ class Statement:
 
 def _split_top(text: str, separator: str = ",") -> list[str]:
     """Split on a separator outside braces and quotes."""
-    parts, depth, quoted, current = [], 0, False, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quoted = 0, False
     for char in text:
         if char == "'":
             quoted = not quoted
