@@ -59,8 +59,8 @@ def _access(statement: Statement) -> str:
 
 def _where(statement: Statement, origin: str) -> tuple[str | None, str]:
     """The account the statement's target is in, or None and why."""
-    if statement.scope == "tenancy":
-        return ANY, ""
+    if statement.scope == "tenancy" or statement.scope.startswith("ocid1.tenancy."):
+        return ANY, ""  # the tenancy, by keyword or by its root compartment's OCID: every compartment in it
     if statement.scope_by_id:
         return canonical_account(statement.scope), ""
     return None, f"the compartment {statement.scope!r} is named by name, not OCID ({origin})"

@@ -74,8 +74,11 @@ def check_no_public_buckets(resource: Any) -> Iterable[str]:
 def check_no_public_ip(resource: Any) -> Iterable[str]:
     """Nodes get no public address: createVnicDetails.assignPublicIp false on instances and on the instance
     configuration's launch details (the default is true in a public subnet: Core API, CreateVnicDetails)."""
+    if resource.resource_type not in (INSTANCE, CONFIGURATION):
+        return
     details = launch_details(resource)
-    if details is None:
+    if details is None:  # a configuration copied from an instance (`source: INSTANCE`): nothing to read, so fail
+        yield f"{name_of(resource)} has no launch details whose public-IP setting the pack can read"
         return
     vnic = get(details, "createVnicDetails")
     assign = get(vnic, "assignPublicIp")
@@ -195,11 +198,19 @@ TENANCY_KINDS = frozenset({DYNAMIC_GROUP})
 
 def compartment_problems(resource: Any, own: frozenset[str]) -> Iterable[str]:
     """Every OCI resource with a compartmentId names the stack's compartment (the provider signs for the whole
-    tenancy, so the compartment is the separation); a dynamic group lives in the tenancy, where OCI keeps them."""
+    tenancy, so the compartment is the separation); a dynamic group lives in the provider's tenancy (`own` holds
+    it), where OCI keeps them."""
     compartment = resource.props.get("compartmentId")
     if not isinstance(compartment, str) or not compartment or not own:
         return
-    if resource.resource_type in TENANCY_KINDS and compartment.startswith("ocid1.tenancy."):
+    if compartment.startswith("ocid1.tenancy."):
+        if resource.resource_type not in TENANCY_KINDS:
+            yield (
+                f"{resource.resource_type} {name_of(resource)} is in the tenancy's root compartment {compartment}, "
+                "which holds both sides' compartments: put it in the stack's compartment"
+            )
+        elif compartment not in own:
+            yield f"{resource.resource_type} {name_of(resource)} is in tenancy {compartment}, not the provider's"
         return
     if compartment not in own:
         yield (

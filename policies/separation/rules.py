@@ -325,7 +325,11 @@ def check_pinned_project(resource: Any, ctx: Context) -> Iterable[str]:
     vendor = _vendor_of(resource.resource_type)
     if vendor is None or vendor.separation.pinned_account is None or ctx.provider is None:
         return
-    yield from vendor.separation.pinned_account(resource, frozenset(ctx.provider.accounts) | ctx.workload_accounts)
+    # OCI's provider signs for a tenancy, where OCI keeps its tenancy-level kinds (dynamic groups).
+    tenancy = {ctx.provider.tenancy} if ctx.provider.tenancy else set()
+    yield from vendor.separation.pinned_account(
+        resource, frozenset(ctx.provider.accounts) | ctx.workload_accounts | tenancy
+    )
 
 
 def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
