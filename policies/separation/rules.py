@@ -210,6 +210,9 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
         handoff = ctx.config.get("artifactHandoff") or {}
         if handoff_provider(ctx) and region in (handoff.get("region"), None):
             return  # the reader lives where the artifacts are (serving.artifactRegion; GCP's is global)
+        vendor = vendors.by_package(ctx.provider.package)
+        if region is None and vendor is not None and vendor.separation.resources_carry_region:
+            return  # its resources' own `region` inputs are checked, one by one
         if region is None:
             yield f"{what} sets no region; allowed: {', '.join(ctx.allowed_regions)}"
             return
