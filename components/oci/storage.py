@@ -18,6 +18,7 @@ import pulumi_oci as oci
 
 from accelstack.clouds.oci import catalog, names
 from accelstack.components.oci.network import TrainingNetwork
+from accelstack.components.propagation import PropagationWaits
 from accelstack.planner.training_plan import PlannedFileSystem
 from accelstack.spec.models import TrainingStack
 from accelstack.spec.uris import split_bucket_uri
@@ -141,7 +142,15 @@ def _lustre(
         root_squash_configuration={"identity_squash": "NONE"},
         **common,
         opts=pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True, depends_on=[result.lustre_policy])
+            opts,
+            pulumi.ResourceOptions(
+                protect=True,
+                retain_on_delete=True,
+                # The service places its servers under the policy above at creation: after it has propagated.
+                depends_on=PropagationWaits(name, opts.parent).after(
+                    f"{name}-lustre-service", [result.lustre_policy], catalog.IAM_PROPAGATION_SECONDS
+                ),
+            ),
         ),
     )
     import_path = plan_fs.import_path.strip("/")

@@ -49,7 +49,7 @@ OCI = Cloud(
     title="Oracle Cloud Infrastructure",
     account_kind="compartment",
     provider_region_key="oci:region",
-    pulumi_packages=frozenset({"oci", "random"}),
+    pulumi_packages=frozenset({"oci", "random", "time"}),
     features=frozenset(
         {
             Feature.SLURM,  # Slurm on the cluster network's nodes and a head VM

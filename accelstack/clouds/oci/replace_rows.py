@@ -8,7 +8,7 @@ time, for the types components/oci registers.
 
 from __future__ import annotations
 
-from accelstack.clouds import random_provider
+from accelstack.clouds import random_provider, time_provider
 from accelstack.clouds.base import ReplaceRules
 
 REPLACE_FORCING: dict[str, tuple[str, ...]] = {
@@ -80,6 +80,7 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "oci:Vault/secret:Secret": ("keyId", "secretName", "vaultId"),
     "pulumi:providers:oci": ("tenancyOcid", "region"),
     **random_provider.REPLACE_FORCING,
+    **time_provider.REPLACE_FORCING,
 }
 
 # OCI grows Lustre only (file-system-capacity.htm): a smaller capacity is refused by the API, so the diff reports it

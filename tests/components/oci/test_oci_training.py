@@ -93,9 +93,14 @@ def test_a_new_import_trigger_changes_the_link_trigger_only():
     after_cap = run("training.storage.lustre.importTrigger=corpus-v2")
     after = one(after_cap, "oci:Lustre/fileStorageObjectStorageLink:FileStorageObjectStorageLink").inputs
     assert before["startImportFromObjectTrigger"] != after["startImportFromObjectTrigger"]
-    # Besides the trigger, only the config digest tag follows the edit (tags update in place).
-    moved = {"startImportFromObjectTrigger", "freeformTags"}
+    # Only the trigger follows the edit (the config digest tag is the cluster network's alone).
+    moved = {"startImportFromObjectTrigger"}
     assert {k: v for k, v in before.items() if k not in moved} == {k: v for k, v in after.items() if k not in moved}
+    network = one(after_cap, "oci:Core/clusterNetwork:ClusterNetwork").inputs["freeformTags"]
+    assert (
+        network["accelstack-config-digest"]
+        != one(run(), "oci:Core/clusterNetwork:ClusterNetwork").inputs["freeformTags"]["accelstack-config-digest"]
+    )
 
 
 def test_stateful_resources_are_protected_and_checkpoints_versioned():
