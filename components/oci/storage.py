@@ -128,6 +128,9 @@ def _lustre(
         freeform_tags=tags,
         opts=opts,
     )
+    parent = opts.parent
+    if parent is None:  # the training component passes its own children's options (ctx.child)
+        raise ValueError(f"{name}: the Lustre file system needs a parent component for its propagation wait")
     result.file_system = oci.lustre.FileStorageLustreFileSystem(
         f"{name}-lustre",
         availability_domain=availability_domain,
@@ -147,7 +150,7 @@ def _lustre(
                 protect=True,
                 retain_on_delete=True,
                 # The service places its servers under the policy above at creation: after it has propagated.
-                depends_on=PropagationWaits(name, opts.parent).after(
+                depends_on=PropagationWaits(name, parent).after(
                     f"{name}-lustre-service", [result.lustre_policy], catalog.IAM_PROPAGATION_SECONDS
                 ),
             ),
