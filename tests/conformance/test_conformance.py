@@ -318,7 +318,8 @@ def test_omitted_defaults_are_filled_from_the_cloud_and_the_plan(cloud: str, var
     placed = catalog.parallel_fs[lustre.tier].capacity_property
     assert placed is not None, f"{cloud}: the tier's capacity property is not declared"
     (on_resource,) = [row for row in rows if row.kind == "resource" and row.path.endswith(f".{placed.prop}")]
-    assert float(on_resource.value) == pytest.approx(float(capacity.value) * placed.scale)
+    expected = placed.convert(float(capacity.value)) if placed.convert else float(capacity.value) * placed.scale
+    assert float(on_resource.value) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(("cloud", "stack_file"), cases("derived"))
