@@ -16,6 +16,7 @@ SHIPPED_EXAMPLES = (
     "azure-training",
     "gcp-serving",
     "gcp-training",
+    "oci-training",
 )
 
 # The example `accelstack init --cloud C --workload W` starts a project from.
@@ -26,6 +27,7 @@ STARTER = {
     ("azure", "serving"): "azure-serving",
     ("gcp", "training"): "gcp-training",
     ("gcp", "serving"): "gcp-serving",
+    ("oci", "training"): "oci-training",
 }
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "stacks"

@@ -147,6 +147,10 @@ class ProviderFacts:
     allowed_accounts: tuple[str, ...]
     role_accounts: tuple[str, ...]
     default_tags: Mapping[str, str]
+    # OCI's provider signs for a tenancy (`tenancyOcid`), which holds both sides' compartments: not an account.
+    tenancy: str | None = None
+    # Vultr's provider carries its account as an API key (a secret): whether one is set (its value is never read).
+    api_key_set: bool = False
 
     @property
     def is_default(self) -> bool:
@@ -161,6 +165,13 @@ class ProviderFacts:
     def workload(self) -> str | None:
         value = self.default_tags.get(TAG_WORKLOAD)
         return value if isinstance(value, str) else None
+
+
+def _api_key_set(props: Mapping[str, Any]) -> bool:
+    try:
+        return props.get("apiKey") not in (None, "")
+    except Exception:  # noqa: BLE001  # unknown during preview (a secret the deployment supplies): it is set
+        return True
 
 
 def provider_facts(type_token: str, props: Mapping[str, Any], urn: str = "", name: str = "") -> ProviderFacts:
@@ -187,6 +198,8 @@ def provider_facts(type_token: str, props: Mapping[str, Any], urn: str = "", nam
         allowed_accounts=tuple(canonical_account(a) for a in allowed),
         role_accounts=tuple(canonical_account(a) for a in role_accounts),
         default_tags={str(k): str(v) for k, v in (tags or {}).items()},
+        tenancy=str(props.get("tenancyOcid")) if isinstance(props.get("tenancyOcid"), str) else None,
+        api_key_set=_api_key_set(props),
     )
 
 

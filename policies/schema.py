@@ -118,8 +118,26 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-SDK_MODULES = {"aws": "pulumi_aws", "azure-native": "pulumi_azure_native", "gcp": "pulumi_gcp"}
-VENDOR_DIRS = {"aws": "aws", "azure-native": "azure", "gcp": "gcp"}
+SECURITY_CONCEPTS["oci"] = (
+    "bucket",
+    "parallel-file-system",
+    "file-system-link",
+    "volume",
+    "volume-attachment",
+    "key-vault",
+    "key",
+    "secret",
+    "identity",
+    "identity-grant",
+    "node-group",
+    "node-template",
+    "instance",
+    "firewall",
+    "firewall-rule",
+)
+
+SDK_MODULES = {"aws": "pulumi_aws", "azure-native": "pulumi_azure_native", "gcp": "pulumi_gcp", "oci": "pulumi_oci"}
+VENDOR_DIRS = {"aws": "aws", "azure-native": "azure", "gcp": "gcp", "oci": "oci"}
 INERT, UNJUDGED = "inert:", "unjudged:"
 _ALIAS = re.compile(r'Alias\(type_="([a-z-]+:[^"]+)"\)')
 _TOKEN = re.compile(r'@pulumi\.type_token\("([a-z-]+:[^"]+)"\)')
@@ -141,6 +159,8 @@ def _module_path(token: str) -> tuple[str, str, str]:
     """`aws:s3/bucket:Bucket` -> (pulumi_aws, s3, Bucket); `azure-native:storage:StorageAccount` -> (.., storage, ..)."""
     package, module, name = token.split(":")
     python_name = module.split("/")[0].replace("-", "_")
+    if package == "oci":  # pulumi-oci's tokens capitalize the module (`oci:Core/...`); its Python modules do not
+        python_name = python_name.lower()
     return SDK_MODULES[package], python_name + ("_" if keyword.iskeyword(python_name) else ""), name
 
 

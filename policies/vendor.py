@@ -97,6 +97,11 @@ class SeparationReaders:
     # cross-account-network-admission: the kinds with a network firewall, and their reader.
     admission_types: tuple[str, ...] = ()
     network_admission: AdmissionFindings | None = None
+    # provider-account: a vendor whose provider pins a container of both sides' accounts (OCI's tenancy holds both
+    # compartments) judges that pin itself; each resource's account is then pinned_account's to judge.
+    provider_pin: Callable[[ProviderFacts], Iterable[str]] | None = None
+    # allowed-regions: the provider takes no region, each resource names its own (Vultr): the resources are checked.
+    resources_carry_region: bool = False
     # pinned-project: a resource's own account input against the accounts the provider pins.
     pinned_account: Callable[[Any, frozenset[str]], Iterable[str]] | None = None
     # workload-tags: a resource's own tags by accelstack's tag keys, and its provider's default tags' findings.

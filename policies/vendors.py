@@ -6,10 +6,10 @@ place a vendor is added.
 
 from __future__ import annotations
 
-from . import aws, azure, gcp
+from . import aws, azure, gcp, oci, vultr
 from .vendor import Vendor
 
-VENDORS: tuple[Vendor, ...] = (aws.VENDOR, azure.VENDOR, gcp.VENDOR)
+VENDORS: tuple[Vendor, ...] = (aws.VENDOR, azure.VENDOR, gcp.VENDOR, oci.VENDOR, vultr.VENDOR)
 
 
 def by_package(package: str) -> Vendor | None:

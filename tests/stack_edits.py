@@ -257,6 +257,21 @@ GCP_TRAINING_CHANGES = {
     "dataset imported again": ("training.storage.lustre.importTrigger=corpus-v2",),
 }
 
+OCI_TRAINING_CHANGES = {
+    "nodes 2 -> 8": ("training.nodes.count=8",),
+    "H100 -> H200": ("training.nodes.instanceType=BM.GPU.H200.8",),
+    "capacity reservation": ("training.nodes.reservationId=ocid1.capacityreservation.oc1.iad.aaaaaaaaacmegpu",),
+    "partitions edited": (
+        "training.scheduler.partitions=[{name: gpu, maxTime: '7-00:00:00', default: true}, "
+        "{name: long, maxTime: '14-00:00:00'}, {name: debug, maxTime: '02:00:00'}]",
+    ),
+    "Slurm maxTime": ("training.scheduler.partitions.0.maxTime=14-00:00:00",),
+    # Lustre grows by 10,400 GB steps above its 31,200 GB floor (accelstack.clouds.oci.catalog), never shrinks.
+    "Lustre grown one step": ("training.storage.lustre.capacityGiB=38743",),
+    # Objects uploaded after creation: the link imports again, never a new file system.
+    "dataset imported again": ("training.storage.lustre.importTrigger=corpus-v2",),
+}
+
 AZURE_SERVING_CHANGES = {
     "replicas min/max": ("serving.replicas.min=2", "serving.replicas.max=32"),
     "serving VM size": ("serving.replicas.instanceType=Standard_NC40ads_H100_v5",),
@@ -300,6 +315,10 @@ SLURM_CONFIG_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
         "node count": GCP_TRAINING_CHANGES["nodes 4 -> 32"],
         "partitions": GCP_TRAINING_CHANGES["partitions edited"],
     },
+    "oci-training": {
+        "node count": OCI_TRAINING_CHANGES["nodes 2 -> 8"],
+        "partitions": OCI_TRAINING_CHANGES["partitions edited"],
+    },
 }
 
 # Per shipped stack (by name): the day-2 changes the conformance suite applies to it.
@@ -311,4 +330,5 @@ DAY_2_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "azure-serving": AZURE_SERVING_CHANGES,
     "gcp-serving": GCP_SERVING_CHANGES,
     "gcp-training": GCP_TRAINING_CHANGES,
+    "oci-training": OCI_TRAINING_CHANGES,
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -240,6 +240,9 @@ class PlannedProperty:
     # Managed Lustre takes TiB where the planner counts GiB (scale 1/1024, unit "TiB").
     scale: float = 1.0
     unit: str = ""
+    # Where the cloud sells steps in its own unit, the value the resource receives for the planner's number (OCI:
+    # the Lustre step holding exactly that many GiB, `gb_for_gib`); None: the number times `scale`.
+    convert: Callable[[float], float] | None = None
 
 
 # The serving plan's numbers a cloud places (Catalog.serving_properties keys) and how the table names one a

@@ -202,8 +202,9 @@ EXAMPLES = (
     "azure-serving",
     "gcp-training",
     "gcp-serving",
+    "oci-training",
 )
-CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp"}
+CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp", "oci": "oci"}
 # Landing stacks (not shipped examples: stacks/not-shipped/README.md): the trace reads their kinds there.
 LANDING_EXAMPLES = ("aws-landing",)
 

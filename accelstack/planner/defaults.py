@@ -372,7 +372,7 @@ def _file_system_placements(stack: str, setting: tp.LustreSetting, catalog: Cata
         note = f"; {placed.note}" if placed.note else ""
         rows.append(_resource(
             placed.type_token, f"{stack}{placed.name_suffix}", placed.prop,
-            value if placed.scale == 1 else value * placed.scale,
+            placed.convert(value) if placed.convert is not None else value if placed.scale == 1 else value * placed.scale,
             placed.unit or unit, f"{key} (row above){note}",
         ))  # fmt: skip
     return rows

@@ -15,6 +15,8 @@ from typing import Any
 
 import pulumi
 
+from accelstack.components.propagation import SLEEP, mock_sleep
+
 DEFAULT_TENANCY = "ocid1.tenancy.oc1..aaaaaaaaexample"
 DEFAULT_REGION = "us-ashburn-1"
 DEFAULT_NAMESPACE = "acmetenancy"
@@ -47,6 +49,8 @@ class OciMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
+        if args.typ == SLEEP:
+            return mock_sleep(args)
         if not args.typ.startswith("oci:"):
             return f"{args.name}-id", outputs
         resource_id = self.ocid(args.typ, args.name)

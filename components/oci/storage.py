@@ -18,6 +18,7 @@ import pulumi_oci as oci
 
 from accelstack.clouds.oci import catalog, names
 from accelstack.components.oci.network import TrainingNetwork
+from accelstack.components.propagation import PropagationWaits
 from accelstack.planner.training_plan import PlannedFileSystem
 from accelstack.spec.models import TrainingStack
 from accelstack.spec.uris import split_bucket_uri
@@ -56,7 +57,6 @@ def training_storage(
     plan_fs: PlannedFileSystem | None,
     network: TrainingNetwork,
     availability_domain: pulumi.Input[str],
-    tenancy_id: str,
     compartment_id: str,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -92,7 +92,7 @@ def training_storage(
         )
     result = TrainingStorage(namespace, vault, key, dataset_bucket, checkpoint_bucket)
     if plan_fs is not None and storage.lustre is not None:
-        _lustre(name, spec, plan_fs, network, availability_domain, tenancy_id, compartment_id, tags, opts, result)
+        _lustre(name, spec, plan_fs, network, availability_domain, compartment_id, tags, opts, result)
     return result
 
 
@@ -102,7 +102,6 @@ def _lustre(
     plan_fs: PlannedFileSystem,
     network: TrainingNetwork,
     availability_domain: pulumi.Input[str],
-    tenancy_id: str,
     compartment_id: str,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -111,22 +110,27 @@ def _lustre(
     lustre = spec.training.storage.lustre
     assert lustre is not None
     common = {"compartment_id": compartment_id, "freeform_tags": tags}
-    # "allow service lustrefs to use virtual-network-family in tenancy": without it the service cannot place its
+    # "allow service lustrefs to use virtual-network-family in ...": without it the service cannot place its
     # servers in the subnet (docs.oracle.com/iaas/Content/lustre/manage-file-systems.htm, Required IAM Policy).
-    # Service policies in the tenancy live in the root compartment; the link reads and writes the two buckets.
+    # Scoped to the stack's compartment (where the VCN and subnet are), not the tenancy: a tenancy-wide grant would
+    # reach the serving compartment's networks too, which the separation pack refuses. A policy attached to the
+    # compartment may grant in it (policysyntax: "where the policy is attached"); the link reads the dataset bucket.
     result.lustre_policy = oci.identity.Policy(
         f"{name}-lustre-service",
-        compartment_id=tenancy_id,
+        compartment_id=compartment_id,
         name=names.iam_name(name, "lustre-service"),
         description=f"accelstack {name}: File Storage with Lustre places its servers and links its buckets",
         statements=[
-            "allow service lustrefs to use virtual-network-family in tenancy",
+            f"allow service lustrefs to use virtual-network-family in compartment id {compartment_id}",
             f"allow service lustrefs to read objects in compartment id {compartment_id} "
             f"where target.bucket.name = '{result.dataset_bucket_name}'",
         ],
         freeform_tags=tags,
         opts=opts,
     )
+    parent = opts.parent
+    if parent is None:  # the training component passes its own children's options (ctx.child)
+        raise ValueError(f"{name}: the Lustre file system needs a parent component for its propagation wait")
     result.file_system = oci.lustre.FileStorageLustreFileSystem(
         f"{name}-lustre",
         availability_domain=availability_domain,
@@ -141,7 +145,15 @@ def _lustre(
         root_squash_configuration={"identity_squash": "NONE"},
         **common,
         opts=pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True, depends_on=[result.lustre_policy])
+            opts,
+            pulumi.ResourceOptions(
+                protect=True,
+                retain_on_delete=True,
+                # The service places its servers under the policy above at creation: after it has propagated.
+                depends_on=PropagationWaits(name, parent).after(
+                    f"{name}-lustre-service", [result.lustre_policy], catalog.IAM_PROPAGATION_SECONDS
+                ),
+            ),
         ),
     )
     import_path = plan_fs.import_path.strip("/")

@@ -60,7 +60,9 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
         super().__init__(ctx)
         account = account_of(ctx.spec)
         self.tenancy_id, self.compartment_id = account.tenancy_ocid, account.compartment_ocid
-        self.tags = stack_tags(ctx.spec, ctx.digest)
+        # Without the config digest: a digest on every resource would update all of them on every config edit; the
+        # cluster network alone carries it (as the other clouds' node groups do).
+        self.tags = stack_tags(ctx.spec)
         number = int(ctx.spec.training.network.availability_zone or "1")
         domains = oci.identity.get_availability_domains_output(
             compartment_id=self.tenancy_id, opts=pulumi.InvokeOptions(parent=ctx.parent)
@@ -85,7 +87,6 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
             ctx.plan.file_system,
             self.vcn,
             self.availability_domain,
-            self.tenancy_id,
             self.compartment_id,
             self.tags,
             ctx.child,
@@ -215,7 +216,7 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
                 "availability_domain": self.availability_domain,
                 "primary_subnet_id": self.vcn.subnet.id,
             },
-            freeform_tags=self.tags,
+            freeform_tags=stack_tags(ctx.spec, ctx.digest),
             opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=depends_on),
         )
         return NodeGroup(self.cluster_network, self.cluster_network.id, self.instance_configuration)

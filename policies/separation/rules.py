@@ -163,6 +163,10 @@ def check_provider_account(resource: Any, ctx: Context) -> Iterable[str]:
     if facts is None:  # a pinnable provider whose inputs the pack could not read: fail closed
         yield f"provider {resource.name} ({package}): its account pinning cannot be read"
         return
+    vendor = vendors.by_package(package)
+    if vendor is not None and vendor.separation.provider_pin is not None:
+        yield from vendor.separation.provider_pin(facts)
+        return
     if not facts.allowed_accounts:
         yield f"provider {facts.name} does not pin its account: set {pin} to the stack's account"
     yield from _account_problems(facts.name, facts.accounts, ctx)
@@ -208,6 +212,9 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
         handoff = ctx.config.get("artifactHandoff") or {}
         if handoff_provider(ctx) and region in (handoff.get("region"), None):
             return  # the reader lives where the artifacts are (serving.artifactRegion; GCP's is global)
+        vendor = vendors.by_package(ctx.provider.package)
+        if region is None and vendor is not None and vendor.separation.resources_carry_region:
+            return  # its resources' own `region` inputs are checked, one by one
         if region is None:
             yield f"{what} sets no region; allowed: {', '.join(ctx.allowed_regions)}"
             return
@@ -323,7 +330,11 @@ def check_pinned_project(resource: Any, ctx: Context) -> Iterable[str]:
     vendor = _vendor_of(resource.resource_type)
     if vendor is None or vendor.separation.pinned_account is None or ctx.provider is None:
         return
-    yield from vendor.separation.pinned_account(resource, frozenset(ctx.provider.accounts) | ctx.workload_accounts)
+    # OCI's provider signs for a tenancy, where OCI keeps its tenancy-level kinds (dynamic groups).
+    tenancy = {ctx.provider.tenancy} if ctx.provider.tenancy else set()
+    yield from vendor.separation.pinned_account(
+        resource, frozenset(ctx.provider.accounts) | ctx.workload_accounts | tenancy
+    )
 
 
 def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:

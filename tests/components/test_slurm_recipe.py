@@ -23,6 +23,11 @@ SLURM_STACKS = sorted(
     if read_stack_file(path)["training"]["scheduler"]["kind"] == "slurm"
 )
 
+# Clouds whose head and nodes wear one identity, so no grant is the head's alone: OCI's instance principal is the
+# stack compartment's dynamic group (components/oci/training.py node_identity), whose grants serve both.
+SHARED_HEAD_IDENTITY = frozenset({"oci"})
+HEAD_GRANT_STACKS = [p for p in SLURM_STACKS if read_stack_file(p)["cloud"] not in SHARED_HEAD_IDENTITY]
+
 
 def registrations(stack_file: Path) -> list:
     stack = stack_file.name[len("Pulumi.") : -len(".yaml")]
@@ -44,7 +49,7 @@ def test_every_cloud_with_slurm_ships_a_slurm_training_stack() -> None:
     assert with_slurm <= {read_stack_file(path)["cloud"] for path in SLURM_STACKS}
 
 
-@pytest.mark.parametrize("stack_file", SLURM_STACKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("stack_file", HEAD_GRANT_STACKS, ids=lambda p: p.stem)
 @pytest.mark.parametrize("duty", ["import", "export", "neither"])
 def test_the_head_gets_data_grants_exactly_for_its_duties(
     stack_file: Path, duty: str, monkeypatch: pytest.MonkeyPatch

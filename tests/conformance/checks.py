@@ -82,7 +82,7 @@ TAG_CARRIERS: Mapping[str, TagCarrier] = {
     "aws": TagCarrier("pulumi_aws", "tags", "tags", ("defaultTags", "tags"), "tags_all"),
     "azure-native": TagCarrier("pulumi_azure_native", "tags", "tags"),
     "gcp": TagCarrier("pulumi_gcp", "labels", "labels", ("defaultLabels",), "effective_labels", key_style="-"),
-    "oci": TagCarrier("pulumi_oci", "freeformTags", "freeform_tags"),
+    "oci": TagCarrier("pulumi_oci", "freeformTags", "freeform_tags", key_style="-"),
     "vultr": TagCarrier("ediri_vultr", "tags", "tags", list_of_strings=True),
 }
 
@@ -91,6 +91,8 @@ def sdk_class(carrier: TagCarrier, resource_type: str) -> type:
     """`aws:s3/bucket:Bucket` -> pulumi_aws.s3.Bucket (`index` is the package's top level)."""
     _, module, name = resource_type.split(":")
     module = module.split("/", 1)[0]
+    if carrier.sdk == "pulumi_oci":  # `oci:Core/...`: pulumi-oci's Python modules are lowercase (pulumi_oci.core)
+        module = module.lower()
     package = importlib.import_module(carrier.sdk if module == "index" else f"{carrier.sdk}.{module}")
     found = getattr(package, name, None)
     if not isinstance(found, type):

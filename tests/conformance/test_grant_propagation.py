@@ -23,6 +23,7 @@ from propagation_waits import SLEEP, Captured, wait_seconds, waits_of
 from accelstack.clouds import registry
 from accelstack.clouds.azure import catalog as azure_catalog
 from accelstack.clouds.gcp import catalog as gcp_catalog
+from accelstack.clouds.oci import catalog as oci_catalog
 from accelstack.engine.capture import Registration
 from accelstack.engine.preview import PreviewResult
 
@@ -112,6 +113,18 @@ def _lustre_import(result: PreviewResult, staging: Registration) -> list[Registr
     return _grants(result, BUCKET_GRANT, bucket=lambda b: b == bucket, member=lambda m: "@gcp-sa-lustre." in str(m))
 
 
+def _lustre_service(result: PreviewResult, file_system: Registration) -> list[Registration]:
+    """OCI File Storage with Lustre places its servers in the subnet as the lustrefs service, under the policy that
+    lets it use the compartment's network (docs.oracle.com/iaas/Content/lustre/manage-file-systems.htm)."""
+    return _grants(
+        result,
+        "oci:Identity/policy:Policy",
+        statements=lambda s: any(
+            str(t).startswith("allow service lustrefs to use virtual-network-family") for t in s or []
+        ),
+    )
+
+
 GCP_KEY_USERS: dict[str, Uses] = {
     # cloud.google.com/storage/docs/encryption/using-customer-managed-keys#prereqs
     "gcp:storage/bucket:Bucket": _agent_key(
@@ -131,6 +144,10 @@ GCP_KEY_USERS: dict[str, Uses] = {
 # internal/service/iam/wait.go, propagationTimeout), and tests/components/test_deploy_order.py orders its pairs.
 CREATE_TIME_GRANTS: dict[str, tuple[dict[str, Uses], Callable[[Registration], int]]] = {
     "aws": ({}, lambda grant: 0),
+    "oci": (
+        {"oci:Lustre/fileStorageLustreFileSystem:FileStorageLustreFileSystem": _lustre_service},
+        lambda grant: oci_catalog.IAM_PROPAGATION_SECONDS,
+    ),
     # Vultr has no identity grants: an API key is the account, and the instances carry no identity.
     "vultr": ({}, lambda grant: 0),
     "azure": (

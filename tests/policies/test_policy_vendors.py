@@ -109,4 +109,4 @@ def test_the_rule_modules_name_no_vendor_module() -> None:
 def test_every_vendor_is_listed_once_with_its_own_packages() -> None:
     packages = [p for vendor in vendors.VENDORS for p in vendor.packages]
     assert len(packages) == len(set(packages))
-    assert {v.package for v in vendors.VENDORS} == {"aws", "azure-native", "gcp"}
+    assert {v.package for v in vendors.VENDORS} == {"aws", "azure-native", "gcp", "oci", "vultr"}

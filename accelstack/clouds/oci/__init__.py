@@ -1,15 +1,11 @@
 """Oracle Cloud Infrastructure, as accelstack describes it: catalog, prices, limits and features (no Pulumi).
 
-Described, not deployable yet. The training components exist (`accelstack.components.oci`: a cluster network of
-bare-metal GPU shapes, File Storage with Lustre, Object Storage, Vault and Slurm; tests/components/oci builds them
-under mocks through `OCI_DEPLOYABLE`), but the policy packs do not know the OCI resource kinds yet and fail closed,
-so oci-training cannot preview with zero violations nor join the conformance suite. Once they do, register
-`OCI_DEPLOYABLE` and ship the stack. Serving on OCI is not built yet.
+Deployable for training (`accelstack.components.oci`: a cluster network of bare-metal GPU shapes, File Storage with
+Lustre, Object Storage, Vault and Slurm); the policy packs know the OCI kinds (policies/oci) and stacks/
+Pulumi.oci-training.yaml is a shipped example. Serving on OCI is not built yet.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 from accelstack.clouds.base import BootDataLimit, Catalog, Cloud, Feature, Prices, RuleTerms
 from accelstack.clouds.oci import catalog, prices, quotas, replace_rows
@@ -48,12 +44,12 @@ PRICES = Prices(
     not_priced=prices.NOT_PRICED,
 )
 
-OCI_DEPLOYABLE = Cloud(
+OCI = Cloud(
     name="oci",
     title="Oracle Cloud Infrastructure",
     account_kind="compartment",
     provider_region_key="oci:region",
-    pulumi_packages=frozenset({"oci", "random"}),
+    pulumi_packages=frozenset({"oci", "random", "time"}),
     features=frozenset(
         {
             Feature.SLURM,  # Slurm on the cluster network's nodes and a head VM
@@ -116,6 +112,3 @@ OCI_DEPLOYABLE = Cloud(
     ),
     replace_rules=replace_rows.REPLACE_RULES,
 )
-
-# What the registry holds today (see the module docstring): the description without its components.
-OCI = dataclasses.replace(OCI_DEPLOYABLE, components=None)

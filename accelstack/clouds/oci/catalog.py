@@ -141,3 +141,9 @@ SLURM_CONFIG_METADATA_KEY = "accelstack_slurm_config"
 # slurmctld's state volume at a consistent device path (paravirtualized: /dev/oracleoci/oraclevd[b-z],
 # docs.oracle.com/iaas/Content/Block/References/consistentdevicepaths.htm).
 STATE_DEVICE = "/dev/oracleoci/oraclevdb"
+
+# "When you create a policy, make changes to an existing policy, or delete a policy, your changes go into effect
+# typically within 10 seconds" (docs.oracle.com/iaas/Content/Identity/Tasks/managingpolicies.htm). No maximum is
+# documented, so a resource whose creation a fresh service policy decides (File Storage with Lustre placing its servers
+# under lustrefs's virtual-network-family grant) waits three times the typical figure (components/propagation.py).
+IAM_PROPAGATION_SECONDS = 30

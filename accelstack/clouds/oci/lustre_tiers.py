@@ -18,6 +18,7 @@ from accelstack.clouds.oci.catalog import (
     LUSTRE_STEPS_GB,
     LUSTRE_STEPS_GIB,
     LUSTRE_TIER_MBPS_PER_TB,
+    gb_for_gib,
     gib_of_gb,
     lustre_tier_name,
     mbps_per_tib,
@@ -64,7 +65,14 @@ def lustre_tiers() -> dict[str, ParallelFsTier]:
             checkpoints_copied_by_head=True,
             persistent=True,
             service="OCI File Storage with Lustre",
-            capacity_property=PlannedProperty(LUSTRE_TYPE, "-lustre", "capacityInGbs", scale=1.073741824, unit="GB"),
+            capacity_property=PlannedProperty(
+                LUSTRE_TYPE,
+                "-lustre",
+                "capacityInGbs",
+                scale=1.073741824,
+                unit="GB",
+                convert=lambda gib: float(gb_for_gib(int(gib))),  # the exact step, as components/oci/storage.py sends
+            ),
         )
         for tier in LUSTRE_TIER_MBPS_PER_TB
     }

@@ -8,7 +8,7 @@ time, for the types components/oci registers.
 
 from __future__ import annotations
 
-from accelstack.clouds import random_provider
+from accelstack.clouds import random_provider, time_provider
 from accelstack.clouds.base import ReplaceRules
 
 REPLACE_FORCING: dict[str, tuple[str, ...]] = {
@@ -52,6 +52,10 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "createVnicDetails.privateIp",
         "createVnicDetails.subnetId",
         "sourceDetails",
+        # The SDK marks `metadata` "(Updatable)", but cloud-init reads user_data once, at first boot: the Slurm head
+        # asks for replacement on it (components/oci/scheduler.py HEAD_REPLACED_ON, replace_on_changes), so a change
+        # of the head's setup is a replacement in `accelstack diff` too. Its other metadata keys update in place.
+        "metadata.user_data",
     ),
     "oci:Core/volume:Volume": ("availabilityDomain", "backupPolicyId", "sourceDetails", "volumeBackupId"),
     "oci:Core/volumeAttachment:VolumeAttachment": ("attachmentType", "instanceId", "volumeId", "device", "isReadOnly"),
@@ -76,6 +80,7 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "oci:Vault/secret:Secret": ("keyId", "secretName", "vaultId"),
     "pulumi:providers:oci": ("tenancyOcid", "region"),
     **random_provider.REPLACE_FORCING,
+    **time_provider.REPLACE_FORCING,
 }
 
 # OCI grows Lustre only (file-system-capacity.htm): a smaller capacity is refused by the API, so the diff reports it

@@ -15,24 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from accelstack.clouds import registry
-from accelstack.clouds.oci import OCI_DEPLOYABLE, catalog
+from accelstack.clouds.oci import catalog
 from accelstack.engine.capture import Capture, Registration, capture, config_for_pulumi
 from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file
 
 REPO = Path(__file__).resolve().parents[3]
 MAIN = REPO / "__main__.py"
-EXAMPLE = REPO / "stacks" / "not-shipped" / "Pulumi.oci-training.yaml"
+EXAMPLE = REPO / "stacks" / "Pulumi.oci-training.yaml"
 STACK = "oci-training"
 TENANCY = "ocid1.tenancy.oc1..aaaaaaaaacmetenancy"
 COMPARTMENT = "ocid1.compartment.oc1..aaaaaaaaacmetrain"
-
-
-@pytest.fixture(autouse=True, scope="module")
-def deployable_oci():
-    """The components as they will deploy once the packs know OCI (accelstack.clouds.oci's docstring)."""
-    with registry.registered(OCI_DEPLOYABLE):
-        yield
 
 
 @cache
@@ -89,8 +81,11 @@ def test_lustre_is_the_exact_oci_step_linked_without_overwriting_and_protected()
     assert link["objectStoragePrefix"] == "acmetenancy:/acme-train-datasets/corpus"
     assert link["isOverwrite"] is False and link["fileSystemPath"] == "/datasets"
     policy = one(cap, "oci:Identity/policy:Policy", "-lustre-service").inputs
-    assert "allow service lustrefs to use virtual-network-family in tenancy" in policy["statements"]
-    assert policy["compartmentId"] == TENANCY
+    # In the stack's compartment, not the tenancy (a tenancy-wide grant would reach the serving compartment).
+    assert policy["compartmentId"] == COMPARTMENT
+    assert (
+        f"allow service lustrefs to use virtual-network-family in compartment id {COMPARTMENT}" in policy["statements"]
+    )
 
 
 def test_a_new_import_trigger_changes_the_link_trigger_only():
@@ -98,9 +93,14 @@ def test_a_new_import_trigger_changes_the_link_trigger_only():
     after_cap = run("training.storage.lustre.importTrigger=corpus-v2")
     after = one(after_cap, "oci:Lustre/fileStorageObjectStorageLink:FileStorageObjectStorageLink").inputs
     assert before["startImportFromObjectTrigger"] != after["startImportFromObjectTrigger"]
-    # Besides the trigger, only the config digest tag follows the edit (tags update in place).
-    moved = {"startImportFromObjectTrigger", "freeformTags"}
+    # Only the trigger follows the edit (the config digest tag is the cluster network's alone).
+    moved = {"startImportFromObjectTrigger"}
     assert {k: v for k, v in before.items() if k not in moved} == {k: v for k, v in after.items() if k not in moved}
+    network = one(after_cap, "oci:Core/clusterNetwork:ClusterNetwork").inputs["freeformTags"]
+    assert (
+        network["accelstack-config-digest"]
+        != one(run(), "oci:Core/clusterNetwork:ClusterNetwork").inputs["freeformTags"]["accelstack-config-digest"]
+    )
 
 
 def test_stateful_resources_are_protected_and_checkpoints_versioned():
@@ -117,16 +117,13 @@ def test_stateful_resources_are_protected_and_checkpoints_versioned():
     assert one(cap, "oci:ObjectStorage/bucket:Bucket", "-checkpoints").inputs["versioning"] == "Enabled"
 
 
-def test_every_resource_is_in_the_stack_compartment_and_only_iam_is_in_the_tenancy():
+def test_every_resource_is_in_the_stack_compartment_and_only_the_dynamic_group_is_in_the_tenancy():
     cap = run()
     placed = {
         (r.type, r.name): r.inputs.get("compartmentId") for r in cap.resources if r.custom and r.type.startswith("oci:")
     }
     in_tenancy = {key for key, compartment in placed.items() if compartment == TENANCY}
-    assert in_tenancy == {
-        ("oci:Identity/dynamicGroup:DynamicGroup", "oci-training-nodes"),
-        ("oci:Identity/policy:Policy", "oci-training-lustre-service"),
-    }
+    assert in_tenancy == {("oci:Identity/dynamicGroup:DynamicGroup", "oci-training-nodes")}
     others = {key: c for key, c in placed.items() if key not in in_tenancy and c is not None}
     assert set(others.values()) == {COMPARTMENT}
     provider = one(cap, "pulumi:providers:oci").inputs

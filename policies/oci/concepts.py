@@ -1,0 +1,34 @@
+"""OCI's concept table (policies/concepts.py): concept -> pulumi-oci type tokens (pulumi_oci declares no alias
+tokens for these classes)."""
+
+OCI: dict[str, tuple[str, ...]] = {
+    # --- storage (stateful) ---
+    "bucket": ("oci:ObjectStorage/bucket:Bucket",),
+    "parallel-file-system": ("oci:Lustre/fileStorageLustreFileSystem:FileStorageLustreFileSystem",),
+    # Lustre <-> Object Storage: imports from (and exports to) a bucket prefix on request.
+    "file-system-link": ("oci:Lustre/fileStorageObjectStorageLink:FileStorageObjectStorageLink",),
+    "volume": ("oci:Core/volume:Volume",),
+    "volume-attachment": ("oci:Core/volumeAttachment:VolumeAttachment",),
+    # --- keys and secrets ---
+    "key-vault": ("oci:Kms/vault:Vault",),
+    "key": ("oci:Kms/key:Key",),
+    "secret": ("oci:Vault/secret:Secret",),
+    # --- identity: who (dynamic groups of instances) and what (policy statements) ---
+    "identity": ("oci:Identity/dynamicGroup:DynamicGroup",),
+    "identity-grant": ("oci:Identity/policy:Policy",),
+    # --- compute ---
+    # A cluster network is one instance pool on the RDMA fabric: the training node group.
+    "node-group": ("oci:Core/clusterNetwork:ClusterNetwork", "oci:Core/instancePool:InstancePool"),
+    "node-template": ("oci:Core/instanceConfiguration:InstanceConfiguration",),
+    "instance": ("oci:Core/instance:Instance",),
+    # --- network ---
+    "network": (
+        "oci:Core/vcn:Vcn",
+        "oci:Core/subnet:Subnet",
+        "oci:Core/routeTable:RouteTable",
+        "oci:Core/natGateway:NatGateway",
+        "oci:Core/serviceGateway:ServiceGateway",
+    ),
+    "firewall": ("oci:Core/networkSecurityGroup:NetworkSecurityGroup", "oci:Core/securityList:SecurityList"),
+    "firewall-rule": ("oci:Core/networkSecurityGroupSecurityRule:NetworkSecurityGroupSecurityRule",),
+}

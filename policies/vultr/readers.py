@@ -1,0 +1,105 @@
+"""Vultr (ediri-vultr) readers: what the firewall groups admit from the internet, that the load balancer serves HTTPS
+only, that instance user data carries no secret, that Object Storage keys never reach a node in clear, and the
+workload tags (Vultr tags are `key=value` strings). Vultr has no IAM: an API key is the whole account, so nothing
+here grants anything across accounts; the separation is the provider's key (policies/vultr/__init__.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..common import as_list, truthy
+from ..readers import get, is_public_range, items_at, name_of, secrets_in
+
+INSTANCE = "vultr:index/instance:Instance"
+BARE_METAL = "vultr:index/bareMetalServer:BareMetalServer"
+NODES = (INSTANCE, BARE_METAL)
+LOAD_BALANCER = "vultr:index/loadBalancer:LoadBalancer"
+FIREWALL_RULE = "vultr:index/firewallRule:FirewallRule"
+TAG_KEYS = {"accelstack:workload", "accelstack:stack", "accelstack:config-digest"}
+
+
+def rule_source(rule: Any) -> str:
+    """A firewall rule's source as a CIDR (`subnet`/`subnetSize`), or its `source` (`cloudflare`: Cloudflare's ranges,
+    or a load balancer's id)."""
+    if rule.props.get("source"):
+        return str(rule.props.get("source"))
+    subnet, size = rule.props.get("subnet"), rule.props.get("subnetSize")
+    return f"{subnet}/{int(size) if isinstance(size, (int, float)) else size}"
+
+
+def public_rule(rule: Any) -> bool:
+    """Whether a firewall rule admits the internet: a public CIDR, or Cloudflare's ranges (anyone behind Cloudflare)."""
+    if rule.resource_type != FIREWALL_RULE:
+        return False
+    source = str(rule.props.get("source") or "")
+    if source:
+        return source == "cloudflare"  # a load balancer id admits that load balancer only
+    return is_public_range(rule_source(rule))
+
+
+def check_no_internet_ingress(resource: Any, workload: str | None) -> Iterable[str]:
+    """Firewall rules admit no public source (Vultr drops what no rule of the group accepts:
+    https://docs.vultr.com/products/network/firewall): the replicas are reached through the load balancer, from the
+    VPC's subnet (or the load balancer's id as `source`)."""
+    if public_rule(resource):
+        yield (
+            f"firewall rule {name_of(resource)} admits {resource.props.get('protocol')} port "
+            f"{resource.props.get('port') or 'all'} from {rule_source(resource)}; only the load balancer may reach "
+            "the replicas"
+        )
+
+
+def _certificate_set(resource: Any) -> bool:
+    try:
+        return bool(resource.props.get("ssl"))
+    except Exception:  # noqa: BLE001  # a secret unknown during preview (the certificate's PEM): it is set
+        return True
+
+
+def check_https_listeners(resource: Any) -> Iterable[str]:
+    """The load balancer terminates HTTPS: every forwarding rule's frontend is https (or http redirected by
+    sslRedirect), and an https frontend has a certificate (`ssl`). Checkov CKV_AWS_2's intent for Vultr."""
+    if resource.resource_type != LOAD_BALANCER:
+        return
+    rules = items_at(resource.props, "forwardingRules")
+    redirect = truthy(resource.props.get("sslRedirect"))
+    for rule in rules:
+        protocol = str(rule.get("frontendProtocol") or "").lower()
+        if protocol == "http" and not redirect:
+            yield f"load balancer {name_of(resource)} serves HTTP on {rule.get('frontendPort')} without sslRedirect"
+        elif protocol not in ("http", "https"):
+            yield f"load balancer {name_of(resource)} forwards {protocol or 'an unnamed protocol'} (only https serves)"
+        elif protocol == "https" and not _certificate_set(resource):
+            yield f"load balancer {name_of(resource)} serves https with no certificate (ssl)"
+    if not rules:
+        yield f"load balancer {name_of(resource)} has no forwarding rules the pack can read"
+
+
+def check_node_data_secrets(resource: Any) -> Iterable[str]:
+    """No secrets in user data: Vultr serves it to anything on the instance (its metadata service) and to the whole
+    account's API (https://docs.vultr.com/how-to-use-vultr-cloud-init-user-data). accelstack's replicas read their
+    Object Storage key from a root-only file, never from user data (docs/deploy-vultr.md)."""
+    if resource.resource_type not in NODES:
+        return
+    for what in secrets_in(str(resource.props.get("userData") or "")):
+        yield f"{name_of(resource)} userData embeds {what}; it is readable by anything on the instance and by the API"
+
+
+def internet_facing(resource: Any) -> bool:
+    """A Vultr load balancer has a public address whenever it has a forwarding rule."""
+    return bool(items_at(resource.props, "forwardingRules"))
+
+
+def resource_tags(resource: Any) -> Mapping[str, str]:
+    """Vultr tags are plain strings: `accelstack:workload=serving`."""
+    found = {}
+    for tag in as_list(resource.props.get("tags")):
+        key, sep, value = str(tag).partition("=")
+        if sep and key in TAG_KEYS:
+            found[key] = value
+    return found
+
+
+def region_of(resource: Any) -> Any:
+    return get(resource.props, "region")
