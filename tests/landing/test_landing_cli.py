@@ -39,7 +39,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args))
+    # As a user piping the output sees it: pytest-xdist workers set COLUMNS=80.
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": None})
     return result.exit_code, result.stdout, result.stderr
 
 
