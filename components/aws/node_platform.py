@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 from accelstack.clouds.aws import names
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, ContainerFabric, FabricHooks, NodeFact, SlurmPackages
+from accelstack.components.node_platform import (
+    UBUNTU_ARCHIVE_SLURM,
+    ContainerFabric,
+    FabricHooks,
+    NodeFact,
+    SlurmPackages,
+)
 from accelstack.spec.models import StackSpec
 
 # IMDSv2 only (the launch templates set http_tokens=required): a session token first (PUT), then the

@@ -75,7 +75,16 @@ _UBUNTU_HPC = NodeImage(
     release="ubuntu-24.04",
     package_manager="apt",
     ships=UBUNTU_BASE
-    | {"nvidia-smi", "azcopy", "mount.lustre", "module:lustre", "docker", "ibstat", "nvidia-ctk", "nvidia-container-cli"},
+    | {
+        "nvidia-smi",
+        "azcopy",
+        "mount.lustre",
+        "module:lustre",
+        "docker",
+        "ibstat",
+        "nvidia-ctk",
+        "nvidia-container-cli",
+    },
     installable=NOBLE_ARCHIVE,
     pinned_away={"slurm*": _UBUNTU_SLURM_PINNED},
     repositories=_MICROSOFT_REPOSITORIES,

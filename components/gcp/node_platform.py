@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
 from accelstack.components.gcp import gpudirect
-from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, ContainerFabric, FabricHooks, NodeFact, SlurmPackages
+from accelstack.components.node_platform import (
+    UBUNTU_ARCHIVE_SLURM,
+    ContainerFabric,
+    FabricHooks,
+    NodeFact,
+    SlurmPackages,
+)
 from accelstack.spec.models import StackSpec
 
 # The metadata server (cloud.google.com/compute/docs/metadata/querying-metadata): every request carries

@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, ContainerFabric, FabricHooks, NodeFact, SlurmPackages
+from accelstack.components.node_platform import (
+    UBUNTU_ARCHIVE_SLURM,
+    ContainerFabric,
+    FabricHooks,
+    NodeFact,
+    SlurmPackages,
+)
 from accelstack.spec.models import StackSpec
 
 # Instance metadata service v2 (docs.oracle.com/iaas/Content/Compute/Tasks/gettingmetadata.htm): every request

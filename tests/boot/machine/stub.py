@@ -216,7 +216,7 @@ def install_local_deb(path: str, offered: dict[str, str]) -> None:
             fail(f"E: Unable to correct problems ({manifest['package']} depends on {dependency})", 100)
         install(dependency)
         installed = load("installed", [])
-    for command, target in manifest.get("commands", {}).items():
+    for target in manifest.get("commands", {}).values():
         os.makedirs(os.path.dirname(target), exist_ok=True)
         if os.path.lexists(target):
             os.remove(target)
