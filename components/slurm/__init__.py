@@ -63,6 +63,7 @@ from accelstack.components.slurm.layout import (  # the cluster's shape; nodes_f
     Nodes,
     _training,
     _training_stack,
+    gpu_device_files,
     gpu_type,
     layout,
 )
@@ -203,9 +204,8 @@ def gres_conf(spec: StackSpec, nodes: Nodes) -> str:
         "gres.conf.j2",
         cluster_name=plan.cluster_name,
         instance_type=plan.instance_type,
-        accelerators=itype.accelerators if itype else 0,
-        accelerator=itype.accelerator if itype else "unknown",
-        gpu_type=gpu_type(itype),
+        accelerators=f"{itype.accelerators} x {itype.accelerator}" if itype else "unknown accelerators",
+        gres={"type": gpu_type(itype), "files": gpu_device_files(itype)} if gpu_type(itype) else None,
     )
 
 
