@@ -74,7 +74,9 @@ class ContainerFabric:
     starts. Paths a node may lack (a device of another size, a plugin installed by the first multi-node job's
     prolog) are bound only where present (enroot's `nofail`).
 
-    `devices`: device nodes or directories, bound read-write (/dev/infiniband). `read_only`: files and
+    `devices`: device nodes, bound read-write (/dev/kfd); `device_directories`: directories of them (/dev/infiniband;
+    enroot creates a bind target by the kind named, and with ENROOT_RESTRICT_DEV the container's /dev has none of
+    the fabric's). `read_only`: files and
     directories bound read-only (/etc/nccl.conf, the net plugin's directory). `libraries`: directories among
     those whose libraries the container's loader must find (an enroot hook adds them to its ld.so cache, so the
     image's own LD_LIBRARY_PATH stays as it is). `environment`: NAME=value settings every container gets
@@ -82,6 +84,7 @@ class ContainerFabric:
 
     name: str = ""
     devices: tuple[str, ...] = ()
+    device_directories: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()
     environment: tuple[tuple[str, str], ...] = ()
@@ -92,6 +95,7 @@ class ContainerFabric:
         return ContainerFabric(
             name=" + ".join(n for n in (self.name, other.name) if n),
             devices=tuple(dict.fromkeys((*self.devices, *other.devices))),
+            device_directories=tuple(dict.fromkeys((*self.device_directories, *other.device_directories))),
             read_only=tuple(dict.fromkeys((*self.read_only, *other.read_only))),
             libraries=tuple(dict.fromkeys((*self.libraries, *other.libraries))),
             environment=(*self.environment, *((n, v) for n, v in other.environment if n not in names)),

@@ -197,7 +197,7 @@ class AwsNodePlatform:
 
 EFA_CONTAINER = ContainerFabric(
     name="EFA",
-    devices=("/dev/infiniband",),  # the EFA devices' uverbs nodes
+    device_directories=("/dev/infiniband",),  # the EFA devices' uverbs nodes
     read_only=("/opt/amazon/efa", "/opt/amazon/ofi-nccl"),
     libraries=("/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib"),  # Ubuntu's layout (lib64 on Amazon Linux)
     environment=(("FI_PROVIDER", "efa"),),

@@ -103,7 +103,8 @@ def tcpxo_hooks() -> FabricHooks:
         # /var/lib/tcpxo/lib64 and /dev/aperture_devices); RxDM runs on the host network the container shares.
         container=ContainerFabric(
             name="GPUDirect-TCPXO",
-            devices=(tables.aperture_dir, "/dev/dmabuf_import_helper"),
+            devices=("/dev/dmabuf_import_helper",),
+            device_directories=(tables.aperture_dir,),
             read_only=(LIBRARY_PATH,),
             libraries=(LIBRARY_PATH,),
         ),

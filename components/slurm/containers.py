@@ -5,7 +5,8 @@ What the anchors do, and what accelstack does the same way:
   (enroot.conf with the runtime on tmpfs and the cache on local storage; pyxis' plugstack line with
   runtime_path=/run/pyxis). accelstack's nodes do not boot that AMI (the DLAMI, Ubuntu-HPC and Canonical's images
   carry neither), so the first boot installs them: enroot from NVIDIA's release .deb files (apt resolves their
-  dependencies), pyxis built from its release tarball against the node's own Slurm headers (pyxis ships no
+  dependencies; the package carries its AppArmor profile, which Ubuntu 24.04 needs for unprivileged user
+  namespaces: enroot's pkg/deb builds with dh-apparmor), pyxis built from its release tarball against the node's own Slurm headers (pyxis ships no
   packages; a SPANK plugin must match the Slurm release that loads it, so an image's pyxis, built for the
   image's Slurm, would not do). The same versions as CycleCloud Workspace for Slurm installs (enroot 3.5.0,
   pyxis 0.20.0), whose enroot scratch goes on the node's NVMe where the image mounts it, else the boot disk.
@@ -47,7 +48,7 @@ FABRIC_MOUNTS = f"{ENROOT_CONF_DIR}/mounts.d/50-accelstack.fstab"
 FABRIC_ENVIRONMENT = f"{ENROOT_CONF_DIR}/environ.d/50-accelstack.env"
 FABRIC_LIBRARIES_HOOK = f"{ENROOT_CONF_DIR}/hooks.d/50-accelstack-libraries.sh"
 # ROCm's device nodes: the compute interface (kfd) and the render nodes (ROCm's container guide binds both).
-AMD_CONTAINER = ContainerFabric(name="ROCm", devices=("/dev/kfd", "/dev/dri"))
+AMD_CONTAINER = ContainerFabric(name="ROCm", devices=("/dev/kfd",), device_directories=("/dev/dri",))
 
 _env = template_environment("accelstack.components.slurm")
 
@@ -123,10 +124,14 @@ def _mount_line(path: str, options: str) -> str:
 
 def fabric_mounts(setup: Containers) -> str:
     """The enroot fstab: devices read-write, the fabric's files read-only, the stack's shared paths read-write.
-    Fabric paths a node may lack are `nofail` (enroot skips them); the shared paths exist on every node."""
+    Fabric paths a node may lack are `nofail` (enroot skips them); the shared paths exist on every node. Read-only
+    paths take the host path's kind (`x-create=auto`: a file or a directory); devices are named by kind, as
+    enroot's own Mellanox hook binds them."""
     lines = [f"# accelstack: what a job's container binds from its node ({setup.fabric.name or 'no fabric'})"]
     for device in setup.fabric.devices:
-        lines.append(_mount_line(device, "x-create=auto,rbind,nosuid,noexec,nofail,silent"))
+        lines.append(_mount_line(device, "x-create=file,bind,nosuid,noexec,nofail,silent"))
+    for directory in setup.fabric.device_directories:
+        lines.append(_mount_line(directory, "x-create=dir,rbind,nosuid,noexec,nofail,silent"))
     for path in setup.fabric.read_only:
         lines.append(_mount_line(path, "x-create=auto,rbind,ro,nosuid,nodev,nofail,silent"))
     for path in setup.shared:

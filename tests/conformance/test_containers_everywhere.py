@@ -84,4 +84,6 @@ def test_every_fabric_in_the_catalog_reaches_containers(stack: str, path) -> Non
         if instance.fabric is None or instance.fabric in NOT_SET_UP or instance.accelerators < 1:
             continue
         fabric = platform.container_fabric(instance)
-        assert fabric.devices or fabric.read_only or fabric.environment, f"{spec.cloud} {name}: {instance.fabric}"
+        assert fabric.devices or fabric.device_directories or fabric.read_only or fabric.environment, (
+            f"{spec.cloud} {name}: {instance.fabric}"
+        )

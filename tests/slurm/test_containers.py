@@ -63,7 +63,7 @@ def test_containers_bind_the_fabric(stack: str, overrides: tuple[str, ...], path
     # every fabric path the platform declares is bound, and the shared file system too (read-write)
     nodes = slurm.nodes_for(spec)
     declared = nodes.platform.container_fabric(nodes.instance)
-    assert set(declared.devices) | set(declared.read_only) <= set(bound)
+    assert {*declared.devices, *declared.device_directories, *declared.read_only} <= set(bound)
     layout = slurm.layout(spec, nodes)
     shared = layout.lustre_mount_path or layout.local_checkpoints_path
     assert shared in bound

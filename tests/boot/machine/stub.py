@@ -727,8 +727,9 @@ def azcopy_tarball(url: str) -> bytes:
 
 
 def enroot_deb(url: str) -> bytes:
-    """NVIDIA's enroot release packages: enroot (its Depends, as its Debian control lists them among what the
-    model offers) and enroot+caps (setcap'd helpers; depends on enroot)."""
+    """NVIDIA's enroot release packages: enroot (enroot's pkg/deb/control Depends: jq, parallel, squashfs-tools,
+    beside curl, gawk|mawk, passwd, zstd and bsdmainutils that Ubuntu's server image has) and enroot+caps
+    (setcap'd helpers; depends on enroot and libcap2-bin)."""
     version = re.search(r"_([\d.]+)-1_amd64\.deb$", url).group(1)
     if "enroot+caps_" in url:
         return json.dumps({"package": "enroot+caps", "version": version, "depends": ["enroot"]}).encode()
