@@ -272,12 +272,6 @@ class SchedulerSpec(Model):
     containers: Literal["pyxis", "none"] = "pyxis"
     """Jobs in containers on Slurm: pyxis (NVIDIA's SPANK plugin with enroot: `srun --container-image=...`, the fabric's devices, plugin and settings bound into every container) or none; kind slurm only."""
 
-    @model_validator(mode="after")
-    def _containers_need_slurm(self) -> SchedulerSpec:
-        if "containers" in self.model_fields_set and self.containers == "pyxis" and self.kind != "slurm":
-            raise ValueError(f"containers: pyxis needs kind slurm (kind is {self.kind}); set containers: none")
-        return self
-
 
 class TrainingModel(Model):
     """What is trained, so the planner sizes checkpoints from it instead of guessing from GPU memory.

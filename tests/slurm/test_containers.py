@@ -90,7 +90,7 @@ def test_an_unknown_value_names_the_key_and_the_choices() -> None:
 def test_pyxis_needs_slurm() -> None:
     with pytest.raises(SpecError) as error:
         _spec("aws-training", "training.scheduler.kind=managed", "training.scheduler.containers=pyxis")
-    assert "containers: pyxis needs kind slurm" in str(error.value)
+    assert "training.scheduler.containers: pyxis needs kind slurm" in str(error.value)
     # the default does not get in a managed scheduler's way
     assert _spec("aws-training", "training.scheduler.kind=managed").training.scheduler.kind == "managed"
 
