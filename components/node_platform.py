@@ -36,6 +36,10 @@ The members, and what each cloud answers with:
   installer and aws-ofi-nccl) and InfiniBand (Azure's HPC images: OFED, NCCL's IB transport, /etc/nccl.conf)
   need none; GPUDirect-TCPXO (A3 Mega) needs Google's receive-datapath manager beside every job and its NCCL
   net plugin, GCP's RDMA NICs (A3 Ultra / A4) Google's NCCL/gIB plugin and its settings.
+- the fabric inside a job's container (`container_fabric`, `container_scratch`): what enroot binds into a
+  pyxis container so NCCL there finds the host's fabric (`ContainerFabric`: devices, config files, the net
+  plugin's libraries, sockets, settings), one place per fabric; and the local NVMe directories the image mounts,
+  where enroot keeps its image cache and container file systems.
 
 Every shell fragment is bash, runs as root, and may be embedded in cloud-init user data (keep it short:
 EC2 user data is 16 KB).
@@ -64,6 +68,41 @@ class NodeFact(StrEnum):
 
 
 @dataclass(frozen=True)
+class ContainerFabric:
+    """What a job's container needs from its node to use the fabric as a job on the host would; enroot binds
+    each path at the same path inside (mounts.d) and sets the settings (environ.d), for every container pyxis
+    starts. Paths a node may lack (a device of another size, a plugin installed by the first multi-node job's
+    prolog) are bound only where present (enroot's `nofail`).
+
+    `devices`: device nodes, bound read-write (/dev/kfd); `device_directories`: directories of them (/dev/infiniband;
+    enroot creates a bind target by the kind named, and with ENROOT_RESTRICT_DEV the container's /dev has none of
+    the fabric's). `read_only`: files and
+    directories bound read-only (/etc/nccl.conf, the net plugin's directory). `libraries`: directories among
+    those whose libraries the container's loader must find (an enroot hook adds them to its ld.so cache, so the
+    image's own LD_LIBRARY_PATH stays as it is). `environment`: NAME=value settings every container gets
+    (enroot's environ.d; enroot's own hooks read some, e.g. MELLANOX_VISIBLE_DEVICES). `name`: for comments."""
+
+    name: str = ""
+    devices: tuple[str, ...] = ()
+    device_directories: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    libraries: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()
+
+    def merged(self, other: ContainerFabric) -> ContainerFabric:
+        """Both sets of paths and settings (this one's first; a setting named in both keeps this one's)."""
+        names = {name for name, _ in self.environment}
+        return ContainerFabric(
+            name=" + ".join(n for n in (self.name, other.name) if n),
+            devices=tuple(dict.fromkeys((*self.devices, *other.devices))),
+            device_directories=tuple(dict.fromkeys((*self.device_directories, *other.device_directories))),
+            read_only=tuple(dict.fromkeys((*self.read_only, *other.read_only))),
+            libraries=tuple(dict.fromkeys((*self.libraries, *other.libraries))),
+            environment=(*self.environment, *((n, v) for n, v in other.environment if n not in names)),
+        )
+
+
+@dataclass(frozen=True)
 class FabricHooks:
     """The node-side software a fabric needs before NCCL can use its NICs, as the Slurm generator places it.
 
@@ -83,6 +122,7 @@ class FabricHooks:
     environment_file: str
     library_path: str
     prolog_seconds: int
+    container: ContainerFabric = ContainerFabric()  # what a job's container binds to use this fabric
 
 
 # Debian's slurm packages create the `slurm` user with this fixed uid/gid (their preinst recreates a `slurm`
@@ -94,6 +134,7 @@ SLURM_UID = 64030
 class SlurmPackages:
     """Where a node's Slurm comes from, as the setup scripts install it (apt, before anything else runs).
 
+    `development`: the headers SPANK plugins build against (pyxis), of the same release.
     `source`: the repository, for the scripts' comments. `repository_setup`: bash adding that apt repository
     and its key ("": the image's own repositories carry the packages). `common`: what every role installs
     (munge, the client commands); `controller` / `node`: slurmctld's and slurmd's packages. A package may carry
@@ -106,6 +147,7 @@ class SlurmPackages:
     node: tuple[str, ...]
     repository_setup: str = ""
     daemon_directory: str = "/usr/sbin"
+    development: tuple[str, ...] = ()
 
     def packages(self, controller: bool) -> tuple[str, ...]:
         """What the head (`controller`) or a compute node installs."""
@@ -118,6 +160,7 @@ UBUNTU_ARCHIVE_SLURM = SlurmPackages(
     common=("munge", "slurm-client"),
     controller=("slurmctld",),
     node=("slurmd",),
+    development=("libslurm-dev",),  # slurm-wlm's headers: /usr/include/slurm/spank.h
 )
 
 
@@ -209,6 +252,17 @@ class NodePlatform(Protocol):
 
     def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
         """What the nodes' fabric needs set up at boot and around jobs; None: the image has everything."""
+        ...
+
+    def container_fabric(self, instance: InstanceType | None) -> ContainerFabric:
+        """What a job's container binds from the node to use its fabric (the fabric hooks' `container` where the
+        cloud has hooks); an empty one without a fabric."""
+        ...
+
+    @property
+    def container_scratch(self) -> tuple[str, ...]:
+        """Directories the node image mounts on local NVMe, in preference order: enroot's cache and container
+        file systems go on the first one mounted at boot (else the boot disk); () where the image mounts none."""
         ...
 
     def units_before_slurmd(self, instance: InstanceType | None) -> tuple[str, ...]:

@@ -270,6 +270,8 @@ class SchedulerSpec(Model):
     """The Slurm head node."""
     partitions: list[Partition] = Field(default_factory=lambda: [Partition(name="gpu", default=True)])
     """Slurm partitions; default: one `gpu` partition."""
+    containers: Literal["pyxis", "none"] = "pyxis"
+    """Jobs in containers on Slurm: pyxis (NVIDIA's SPANK plugin with enroot: `srun --container-image=...`, the fabric's devices, plugin and settings bound into every container) or none; kind slurm only."""
 
 
 class TrainingModel(Model):

@@ -517,6 +517,18 @@ def partition_names_not_reserved(spec: TrainingStack) -> Iterator[Problem]:
 
 
 @rule(workload="training")
+def containers_need_slurm(spec: TrainingStack) -> Iterator[Problem]:
+    """pyxis is a Slurm plugin: asked for by name with another scheduler, it would be ignored (the default is not)."""
+    scheduler = spec.training.scheduler
+    if "containers" in scheduler.model_fields_set and scheduler.containers == "pyxis" and scheduler.kind != "slurm":
+        yield Problem(
+            "training.scheduler.containers",
+            f"pyxis needs kind slurm (kind is {scheduler.kind}, whose jobs run as the service runs them); "
+            "set containers: none or kind: slurm",
+        )
+
+
+@rule(workload="training")
 def partition_features_valid(spec: TrainingStack) -> Iterator[Problem]:
     """Features are written into `NodeSet ... Feature=` and matched by `sbatch -C`: letters, digits,
     '_', '-' and '.' only (&, |, !, *, [, ], (, ) and , are constraint operators or separators)."""

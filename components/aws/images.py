@@ -41,13 +41,14 @@ IMAGES: dict[str, NodeImage] = {
         repositories=_FSX_REPOSITORY,
     ),
     # accelstack.components.aws.training.NODE_IMAGE: Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04):
-    # NVIDIA driver, CUDA, EFA installer, NCCL, docker (its release notes' package table). Whether it
-    # carries the AWS CLI is not stated there, so the scripts do not rely on it (ensure_aws_cli).
+    # NVIDIA driver, CUDA, EFA installer, NCCL, docker with NVIDIA's container toolkit (its release notes' package
+    # table). Whether it carries the AWS CLI is not stated there, so the scripts do not rely on it (ensure_aws_cli).
+    # No enroot or pyxis (ParallelCluster's AMI has them; the DLAMI's table lists neither).
     "training-node": NodeImage(
         description="AWS Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04)",
         release="ubuntu-24.04",
         package_manager="apt",
-        ships=UBUNTU_BASE | {"docker"},
+        ships=UBUNTU_BASE | {"docker", "nvidia-ctk", "nvidia-container-cli"},
         installable=NOBLE_ARCHIVE,
         services=frozenset({"docker.service"}),
         absent={"awscli": _NO_AWSCLI_DEB},

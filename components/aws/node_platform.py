@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 from accelstack.clouds.aws import names
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, FabricHooks, NodeFact, SlurmPackages
+from accelstack.components.node_platform import (
+    UBUNTU_ARCHIVE_SLURM,
+    ContainerFabric,
+    FabricHooks,
+    NodeFact,
+    SlurmPackages,
+)
 from accelstack.spec.models import StackSpec
 
 # IMDSv2 only (the launch templates set http_tokens=required): a session token first (PUT), then the
@@ -172,8 +178,30 @@ class AwsNodePlatform:
         """None: the Deep Learning AMI carries the EFA installer's libfabric and aws-ofi-nccl (see images)."""
         return None
 
+    def container_fabric(self, instance: InstanceType | None) -> ContainerFabric:
+        """EFA in a container: the EFA devices, and the DLAMI's libfabric (EFA installer, /opt/amazon/efa) and
+        aws-ofi-nccl (/opt/amazon/ofi-nccl, which the installer bundles) on its loader path, with libfabric held
+        to the EFA provider, as AWS's container guidance for EFA has it (EFA User Guide, "EFA with NCCL")."""
+        if instance is None or instance.fabric != "efa":
+            return ContainerFabric()
+        return EFA_CONTAINER
+
+    @property
+    def container_scratch(self) -> tuple[str, ...]:
+        """The DLAMI mounts the instance store NVMe (RAID 0 where several) at /opt/dlami/nvme at boot."""
+        return ("/opt/dlami/nvme",)
+
     def block_device_path(self, volume: str) -> str:
         return ebs_device(volume)
+
+
+EFA_CONTAINER = ContainerFabric(
+    name="EFA",
+    device_directories=("/dev/infiniband",),  # the EFA devices' uverbs nodes
+    read_only=("/opt/amazon/efa", "/opt/amazon/ofi-nccl"),
+    libraries=("/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib"),  # Ubuntu's layout (lib64 on Amazon Linux)
+    environment=(("FI_PROVIDER", "efa"),),
+)
 
 
 def node_platform(spec: StackSpec) -> AwsNodePlatform:

@@ -67,7 +67,9 @@ def slurm_nodes_user_data(spec: TrainingStack) -> Iterator[BootData]:
         return  # an input another rule reports (unknown preset, non-S3 checkpoint URI) stops rendering
     # The head's user data no longer follows the partitions (slurm.conf is in the SSM parameter, checked below).
     yield BootData("training.scheduler", "the head node", head)
-    yield BootData("training.scheduler", "the compute nodes", compute)
+    # pyxis and enroot take about 5 KB of it: the first thing to give up where a node carries more (checkpoint restore).
+    containers = "; set training.scheduler.containers: none" if spec.training.scheduler.containers == "pyxis" else ""
+    yield BootData("training.scheduler", "the compute nodes", compute, remedy=containers.removeprefix("; "))
 
 
 @rule(workload="training")

@@ -56,7 +56,7 @@ _MICROSOFT_REPOSITORIES = {
     "packages.microsoft.com/repos/amlfs-noble": frozenset({"amlfs-lustre-client-2.15.7-33-g79ddf99"}),
     "nvidia.github.io/libnvidia-container": frozenset({"nvidia-container-toolkit"}),
     "packages.microsoft.com/repos/slurm-ubuntu-noble": frozenset(
-        {"slurm-smd", "slurm-smd-client", "slurm-smd-slurmd", "slurm-smd-slurmctld"}
+        {"slurm-smd", "slurm-smd-client", "slurm-smd-slurmd", "slurm-smd-slurmctld", "slurm-smd-dev"}
     ),
 }
 # Azure/azhpc-images components/install_pmix.sh copies components/slurm-repo/slurm-u.pin to
@@ -67,12 +67,24 @@ _UBUNTU_SLURM_PINNED = (
     "/etc/apt/preferences.d/slurm-repository-pin-990): only packages.microsoft.com's slurm-smd builds install"
 )
 # Ubuntu-HPC (azhpc-images ubuntu24.04 install.sh): NVIDIA driver, CUDA, DOCA OFED, the AMLFS Lustre client
-# (install_lustre_client.sh) and AzCopy (install_azcopy.sh); docker with the NVIDIA runtime (install_docker.sh).
+# (install_lustre_client.sh) and AzCopy (install_azcopy.sh); docker with the NVIDIA runtime (install_docker.sh)
+# and NVIDIA's container toolkit (install_nvidia_container_toolkit.sh: nvidia-container-cli). No enroot or pyxis:
+# its components/ has no installer for either (CycleCloud Workspace for Slurm installs both itself).
 _UBUNTU_HPC = NodeImage(
     description="Microsoft Ubuntu-HPC 24.04 (microsoft-dsvm:ubuntu-hpc:2404)",
     release="ubuntu-24.04",
     package_manager="apt",
-    ships=UBUNTU_BASE | {"nvidia-smi", "azcopy", "mount.lustre", "module:lustre", "docker", "ibstat"},
+    ships=UBUNTU_BASE
+    | {
+        "nvidia-smi",
+        "azcopy",
+        "mount.lustre",
+        "module:lustre",
+        "docker",
+        "ibstat",
+        "nvidia-ctk",
+        "nvidia-container-cli",
+    },
     installable=NOBLE_ARCHIVE,
     pinned_away={"slurm*": _UBUNTU_SLURM_PINNED},
     repositories=_MICROSOFT_REPOSITORIES,
@@ -86,7 +98,7 @@ _UBUNTU_HPC = NodeImage(
 _UBUNTU_HPC_ROCM = dataclasses.replace(
     _UBUNTU_HPC,
     description="Microsoft Ubuntu-HPC 24.04 ROCm (microsoft-dsvm:ubuntu-hpc:2404-rocm)",
-    ships=(_UBUNTU_HPC.ships - {"nvidia-smi"}) | {"rocm-smi"},
+    ships=(_UBUNTU_HPC.ships - {"nvidia-smi", "nvidia-ctk", "nvidia-container-cli"}) | {"rocm-smi"},
     services=_UBUNTU_HPC.services - {"nvidia-persistenced.service"},
 )
 IMAGES: dict[str, NodeImage] = {

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_platform import FabricHooks, NodeFact, SlurmPackages
+from accelstack.components.node_platform import ContainerFabric, FabricHooks, NodeFact, SlurmPackages
 from accelstack.spec.models import StackSpec
 
 # Azure Instance Metadata Service: http://169.254.169.254/metadata/... with the `Metadata: true` header and
@@ -119,6 +119,7 @@ PMC_SLURM = SlurmPackages(
     node=(f"slurm-smd-slurmd={SLURM_SMD_VERSION}*",),
     repository_setup=PMC_SLURM_REPOSITORY_SETUP,
     daemon_directory="/usr/sbin",  # SchedMD's debian/slurm-smd-slurmd.install: usr/sbin/slurmd
+    development=(f"slurm-smd-dev={SLURM_SMD_VERSION}*",),  # SchedMD's headers package (pyxis builds on them)
 )
 
 _METADATA_PATHS = {
@@ -224,8 +225,29 @@ class AzureNodePlatform:
         also wanted by multi-user.target, would race it."""
         return ("sku_customizations.service",)
 
+    def container_fabric(self, instance: InstanceType | None) -> ContainerFabric:
+        """InfiniBand in a container: enroot's Mellanox hook binds the HCAs' verbs devices and the host's mlx5
+        provider (MELLANOX_VISIBLE_DEVICES); NCCL there reads the image's /etc/nccl.conf, whose NCCL_TOPO_FILE
+        names a topology file under /opt/microsoft (azhpc-images sku customizations), as on the host."""
+        if instance is None or instance.fabric != "infiniband":
+            return ContainerFabric()
+        return INFINIBAND_CONTAINER
+
+    @property
+    def container_scratch(self) -> tuple[str, ...]:
+        """Ubuntu-HPC's sku customizations assemble the ND sizes' local NVMe disks into /mnt/nvme at boot
+        (azhpc-images components/customizations/setup_nvme.sh; CycleCloud Slurm puts enroot there too)."""
+        return ("/mnt/nvme",)
+
     def block_device_path(self, volume: str) -> str:
         return data_disk_device(volume)
+
+
+INFINIBAND_CONTAINER = ContainerFabric(
+    name="InfiniBand",
+    read_only=("/etc/nccl.conf", "/opt/microsoft"),
+    environment=(("MELLANOX_VISIBLE_DEVICES", "all"),),
+)
 
 
 def node_platform(spec: StackSpec) -> AzureNodePlatform:

@@ -27,10 +27,11 @@ accelstack does not set it up (the spec warns).
 from __future__ import annotations
 
 from functools import cache
+from pathlib import PurePosixPath
 
 from accelstack.clouds.base import InstanceType
 from accelstack.clouds.gcp.catalog import GPUDIRECT_GIB, GPUDIRECT_TCPXO
-from accelstack.components.node_platform import FabricHooks
+from accelstack.components.node_platform import ContainerFabric, FabricHooks
 from accelstack.components.templates import template_environment
 
 _templates = template_environment("accelstack.components.gcp", trim_blocks=False)
@@ -97,6 +98,16 @@ def tcpxo_hooks() -> FabricHooks:
         environment_file=ENVIRONMENT_FILE,
         library_path=LIBRARY_PATH,
         prolog_seconds=PROLOG_SECONDS,
+        # A container's NCCL uses the host's plugin and its NCCL build (installed by the prolog) and the NICs'
+        # aperture devices, as Cluster Toolkit's A3 Mega enroot jobs bind them (--container-mounts of
+        # /var/lib/tcpxo/lib64 and /dev/aperture_devices); RxDM runs on the host network the container shares.
+        container=ContainerFabric(
+            name="GPUDirect-TCPXO",
+            devices=("/dev/dmabuf_import_helper",),
+            device_directories=(tables.aperture_dir,),
+            read_only=(LIBRARY_PATH,),
+            libraries=(LIBRARY_PATH,),
+        ),
     )
 
 
@@ -128,6 +139,14 @@ def gib_hooks(rdma_nics: int) -> FabricHooks:
         environment_file=ENVIRONMENT_FILE,
         library_path=tables.library_path,
         prolog_seconds=GIB_PROLOG_SECONDS,
+        # gIB's plugin and scripts (/usr/local/gib) bound as Cluster Toolkit's A3 Ultra / A4 enroot jobs bind
+        # them; the RDMA NICs' verbs devices and mlx5 provider through enroot's Mellanox hook.
+        container=ContainerFabric(
+            name="NCCL/gIB",
+            read_only=(str(PurePosixPath(tables.library_path).parent),),
+            libraries=(tables.library_path,),
+            environment=(("MELLANOX_VISIBLE_DEVICES", "all"),),
+        ),
     )
 
 

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
 from accelstack.components.gcp import gpudirect
-from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, FabricHooks, NodeFact, SlurmPackages
+from accelstack.components.node_platform import (
+    UBUNTU_ARCHIVE_SLURM,
+    ContainerFabric,
+    FabricHooks,
+    NodeFact,
+    SlurmPackages,
+)
 from accelstack.spec.models import StackSpec
 
 # The metadata server (cloud.google.com/compute/docs/metadata/querying-metadata): every request carries
@@ -169,6 +175,16 @@ class GcpNodePlatform:
     def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
         """GPUDirect-TCPXO's receive-datapath manager and NCCL plugin on A3 Mega (components/gcp/gpudirect.py)."""
         return gpudirect.fabric_hooks(instance)
+
+    def container_fabric(self, instance: InstanceType | None) -> ContainerFabric:
+        """What the fabric's hooks say a container binds (TCPXO's plugin and devices, gIB's plugin and RDMA NICs)."""
+        hooks = gpudirect.fabric_hooks(instance)
+        return hooks.container if hooks is not None else ContainerFabric()
+
+    @property
+    def container_scratch(self) -> tuple[str, ...]:
+        """None: the nodes attach no local SSD that the image mounts; enroot's files stay on the boot disk."""
+        return ()
 
     def block_device_path(self, volume: str) -> str:
         """A persistent disk attached with device name `volume` (Google's udev rules link /dev/disk/by-id/google-<name>)."""

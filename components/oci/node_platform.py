@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, FabricHooks, NodeFact, SlurmPackages
+from accelstack.components.node_platform import (
+    UBUNTU_ARCHIVE_SLURM,
+    ContainerFabric,
+    FabricHooks,
+    NodeFact,
+    SlurmPackages,
+)
 from accelstack.spec.models import StackSpec
 
 # Instance metadata service v2 (docs.oracle.com/iaas/Content/Compute/Tasks/gettingmetadata.htm): every request
@@ -141,6 +147,17 @@ class OciNodePlatform:
         """None: the agent plugins authenticate and address the RoCE NICs (oci-hpc's rdma_subnet is the plugins'
         host configuration), and NCCL's IB transport uses them as they come up."""
         return None
+
+    def container_fabric(self, instance: InstanceType | None) -> ContainerFabric:
+        """RoCE in a container: the ConnectX NICs' verbs devices and mlx5 provider, bound by enroot's Mellanox hook."""
+        if instance is None or instance.fabric != "roce":
+            return ContainerFabric()
+        return ContainerFabric(name="RoCE", environment=(("MELLANOX_VISIBLE_DEVICES", "all"),))
+
+    @property
+    def container_scratch(self) -> tuple[str, ...]:
+        """None: nothing on the image mounts the shapes' local NVMe; enroot's files stay on the boot volume."""
+        return ()
 
     def block_device_path(self, volume: str) -> str:
         """A paravirtualized attachment with a consistent device path (`device` on the attachment): the path is

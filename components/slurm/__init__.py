@@ -20,10 +20,10 @@ Design (valid for Slurm 23.11 to 25.11; the compute unit's `slurmd --systemd` ne
 - Spot: `JobRequeue=1` requeues batch jobs of nodes that fail; the node-side watcher turns the
   platform's preemption notice (EC2: 2 minutes) into drain + checkpoint signal + requeue (see
   templates/spot-watcher.sh.j2).
-- Jobs' environment: `/etc/accelstack/training.env` (the planner's checkpoint interval, checkpoint
-  directory and bucket, stack name; the same file and names as nodes without a scheduler get from
-  the cloud's training component, `accelstack.components.node_environment`) reaches every Slurm task through `TaskProlog`, and login shells through
-  profile.d.
+- Jobs' environment: `/etc/accelstack/training.env` (the planner's checkpoint interval, checkpoint directory and
+  bucket, stack name; the same file and names as nodes without a scheduler get from the cloud's training component,
+  `accelstack.components.node_environment`) reaches every Slurm task through `TaskProlog`, login shells through
+  profile.d, and containers (pyxis + enroot, containers.py) too, with the fabric bound in.
 - Checkpoints on node-local disk (no Lustre to export them): restored from the bucket before slurmd
   starts, copied to it by a systemd timer, and once more by the spot watcher within the notice.
   Copies never delete in the bucket.
@@ -57,11 +57,13 @@ from accelstack.components.slurm.config_delivery import (
     config_sync_script,
     config_sync_units,
 )
+from accelstack.components.slurm.containers import node_container_files, node_containers, plugstack_conf
 from accelstack.components.slurm.layout import (  # the cluster's shape; nodes_for re-exported for callers
     ClusterLayout,
     Nodes,
     _training,
     _training_stack,
+    gpu_device_files,
     gpu_type,
     layout,
 )
@@ -202,9 +204,8 @@ def gres_conf(spec: StackSpec, nodes: Nodes) -> str:
         "gres.conf.j2",
         cluster_name=plan.cluster_name,
         instance_type=plan.instance_type,
-        accelerators=itype.accelerators if itype else 0,
-        accelerator=itype.accelerator if itype else "unknown",
-        gpu_type=gpu_type(itype),
+        accelerators=f"{itype.accelerators} x {itype.accelerator}" if itype else "unknown accelerators",
+        gres={"type": gpu_type(itype), "files": gpu_device_files(itype)} if gpu_type(itype) else None,
     )
 
 
@@ -214,7 +215,8 @@ def cgroup_conf(spec: StackSpec) -> str:
 
 def config_files(spec: StackSpec, nodes: Nodes) -> dict[str, str]:
     """What the head installs from the configuration object (`config_bundle` of these), by file name."""
-    return dict(zip(CONFIG_FILES, (slurm_conf(spec, nodes), gres_conf(spec, nodes), cgroup_conf(spec)), strict=True))
+    texts = (slurm_conf(spec, nodes), gres_conf(spec, nodes), cgroup_conf(spec), plugstack_conf(spec))
+    return dict(zip(CONFIG_FILES, texts, strict=True))
 
 
 def dynamic_node_conf(spec: StackSpec, nodes: Nodes) -> str:
@@ -322,6 +324,7 @@ def _common_values(spec: StackSpec, nodes: Nodes, values: DeployValues, controll
         "munge_key_command": platform.secret_command(values.munge_key_secret),
         "lustre": _lustre_values(plan, values),
         "slurm_user": SLURM_USER,
+        **node_containers(spec, nodes, controller),
     }
 
 
@@ -536,7 +539,7 @@ def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> s
     files += [_file(f"/etc/systemd/system/{unit}", text) for unit, text in sync_units.items()]
     if sync_units:
         files += checkpoint_copier_files(spec, nodes)
-    files += fabric_files(nodes)
+    files += fabric_files(nodes) + node_container_files(spec, nodes)
     files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, nodes, values), "0755"))
     doc = {
         "package_update": True,
@@ -552,9 +555,7 @@ def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None
     values = values or DeployValues.placeholders()
     fabric = nodes.platform.fabric_hooks(nodes.instance)
     artifacts = {
-        "slurm.conf": slurm_conf(spec, nodes),
-        "gres.conf": gres_conf(spec, nodes),
-        "cgroup.conf": cgroup_conf(spec),
+        **config_files(spec, nodes),  # slurm.conf, gres.conf, cgroup.conf, plugstack.conf
         "slurm-config.sh": config_sync_script(spec.stack, nodes.platform, values.slurm_config),
         **config_sync_units(values.slurm_config),
         "head.cloud-init.yaml": head_cloud_init(spec, nodes, values),

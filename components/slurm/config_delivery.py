@@ -26,7 +26,7 @@ from accelstack.components.node_platform import NodePlatform
 from accelstack.components.templates import template_environment
 
 # What the bundle holds and where the head installs it (slurmctld serves these to configless nodes).
-CONFIG_FILES = ("slurm.conf", "gres.conf", "cgroup.conf")
+CONFIG_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "plugstack.conf")
 SLURM_CONF_DIR = "/etc/slurm"
 CONFIG_SYNC_PATH = "/usr/local/sbin/accelstack-slurm-config"
 CONFIG_SYNC_UNIT = "accelstack-slurm-config"

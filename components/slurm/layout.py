@@ -94,10 +94,26 @@ def _feature_name(text: str) -> str:
 
 
 def gpu_type(itype: InstanceType | None) -> str | None:
-    """The `Type=` of the gpu generic resource (`h100`), or None for non-NVIDIA accelerators."""
-    if itype is None or itype.vendor != "nvidia" or itype.accelerators < 1:
+    """The `Type=` of the gpu generic resource (`h100`, `mi300x`), or None for accelerators Slurm does not
+    schedule as GPUs (Trainium, Gaudi: whole-node)."""
+    if itype is None or itype.vendor not in GPU_DEVICE_FILES or itype.accelerators < 1:
         return None
     return _feature_name(itype.accelerator)
+
+
+# gres.conf's File= per GPU vendor, one device file per GPU: NVIDIA's /dev/nvidiaN; AMD's DRM render nodes, which
+# the amdgpu driver numbers from renderD128 (Slurm's gres.conf(5) and its AMD notes: File=/dev/dri/renderD...;
+# AutoDetect=rsmi needs a Slurm built against ROCm SMI, which no package here is). ROCm's shared /dev/kfd is no
+# gres: cgroup's device constraint leaves devices gres.conf does not name open.
+GPU_DEVICE_FILES = {"nvidia": ("/dev/nvidia", 0), "amd": ("/dev/dri/renderD", 128)}
+
+
+def gpu_device_files(itype: InstanceType | None) -> str | None:
+    """gres.conf's `File=` range of the node's GPUs (`/dev/nvidia[0-7]`); None without schedulable GPUs."""
+    if gpu_type(itype) is None or itype is None:
+        return None
+    prefix, first = GPU_DEVICE_FILES[itype.vendor]
+    return f"{prefix}[{first}-{first + itype.accelerators - 1}]"
 
 
 def layout(spec: StackSpec, nodes: Nodes) -> ClusterLayout:

@@ -43,7 +43,11 @@ INSTALLERS = {
 }
 # A package from a repository the script adds itself (FSx's Ubuntu Lustre client repository).
 # `$(uname -r)` is read as @KERNEL@ (the running kernel's package).
-ADDED_REPOSITORIES = {"lustre-client-modules-@KERNEL@": "fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"}
+ADDED_REPOSITORIES = {
+    "lustre-client-modules-@KERNEL@": "fsx-lustre-client-repo.s3.amazonaws.com/ubuntu",
+    # where the image lacks nvidia-container-cli (enroot's NVIDIA hook), NVIDIA's repository first
+    "nvidia-container-toolkit": "nvidia.github.io/libnvidia-container",
+}
 
 
 def spec_of(stack: str, *overrides: str):
@@ -109,7 +113,8 @@ def problems(image: NodeImage, packages: list[str], texts: list[str]) -> list[st
         for installer, pattern in INSTALLERS.items():
             for match in pattern.finditer(text):
                 for package in match.group(2).split():
-                    wanted.append((installer, package.strip("\"'")))
+                    if not package.strip("\"'").startswith(("/", "./")):  # a downloaded .deb is no repository's
+                        wanted.append((installer, package.strip("\"'")))
     for installer, package in wanted:
         if installer != image.package_manager:
             found.append(f"{installer} install {package}: {image.description} installs with {image.package_manager}")

@@ -26,7 +26,7 @@ import yaml
 from accelstack.clouds import registry
 from accelstack.components import slurm
 from accelstack.components.aws.node_platform import AwsNodePlatform
-from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, NodeFact, SlurmPackages
+from accelstack.components.node_platform import UBUNTU_ARCHIVE_SLURM, ContainerFabric, NodeFact, SlurmPackages
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +78,11 @@ class ExampleCloudPlatform:
 
     def fabric_hooks(self, instance: object) -> None:
         return None  # an image with its fabric's software
+
+    def container_fabric(self, instance: object) -> ContainerFabric:
+        return ContainerFabric(name="example fabric", devices=("/dev/infiniband",))
+
+    container_scratch: tuple[str, ...] = ()
 
     def secret_command(self, reference: str) -> str:
         return f"gcloud secrets versions access latest --secret={shlex.quote(reference)} | base64 -d"

@@ -63,7 +63,16 @@ PACKAGES: dict[str, dict] = {
     "nfs-common": {"commands": {"mount.nfs": "/usr/sbin/mount.nfs"}},
     "docker.io": {"commands": {"docker": "/usr/bin/docker", "dockerd": "/usr/bin/dockerd"}, "units": {"docker.service": "/usr/bin/dockerd"},
                   "starts": ["docker.service"]},
-    "nvidia-container-toolkit": {"commands": {"nvidia-ctk": "/usr/bin/nvidia-ctk"}},
+    # NVIDIA's toolkit pulls in libnvidia-container-tools (nvidia-container-cli, what enroot's NVIDIA hook calls).
+    "nvidia-container-toolkit": {"commands": {"nvidia-ctk": "/usr/bin/nvidia-ctk",
+                                              "nvidia-container-cli": "/usr/bin/nvidia-container-cli"}},
+    # What pyxis builds with: a compiler and make, and the Slurm headers of the node's Slurm (spank.h).
+    "build-essential": {"commands": {"make": "/usr/bin/make", "gcc": "/usr/bin/gcc"}},
+    "libslurm-dev": {"files": {"/usr/include/slurm/spank.h": "/* slurm-wlm 23.11 */\n"}},
+    "slurm-smd-dev": {"files": {"/usr/include/slurm/spank.h": "/* slurm-smd */\n"}},
+    # enroot's .deb dependencies (enroot's README, Debian: jq, squashfs-tools, parallel, among the base's).
+    "squashfs-tools": {"commands": {"mksquashfs": "/usr/bin/mksquashfs", "unsquashfs": "/usr/bin/unsquashfs"}},
+    "parallel": {"commands": {"parallel": "/usr/bin/parallel"}},
     "google-cloud-cli": {"commands": {"gcloud": "/usr/bin/gcloud", "gsutil": "/usr/bin/gsutil"}},
     "apt-transport-artifact-registry": {"files": {"/usr/lib/apt/methods/ar+https": ""}},
     "dkms": {"commands": {"dkms": "/usr/sbin/dkms"}},

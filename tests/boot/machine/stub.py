@@ -174,6 +174,9 @@ def apt_get() -> None:
     offered = candidates()
     wanted = []
     for spec in words[1:]:
+        if spec.startswith(("/", "./")):  # a downloaded .deb: apt installs it with its dependencies
+            install_local_deb(spec, offered)
+            continue
         name, _, version = spec.partition("=")
         if name not in offered:
             fail(f"E: Unable to locate package {name}", 100)
@@ -197,6 +200,58 @@ def apt_get() -> None:
         if name not in installed:
             install(name)
     log(installed=wanted)
+
+
+def install_local_deb(path: str, offered: dict[str, str]) -> None:
+    """`apt-get install ./x.deb`: the harness's .deb is a manifest (package, version, depends, commands, files)."""
+    try:
+        manifest = json.load(open(path))
+    except (OSError, ValueError):
+        fail(f"E: Unsupported file {path} given on commandline", 100)
+    installed = load("installed", [])
+    for dependency in manifest.get("depends", []):
+        if dependency in installed:
+            continue
+        if dependency not in offered:
+            fail(f"E: Unable to correct problems ({manifest['package']} depends on {dependency})", 100)
+        install(dependency)
+        installed = load("installed", [])
+    for target in manifest.get("commands", {}).values():
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.lexists(target):
+            os.remove(target)
+        os.symlink("/harness/stub.py", target)
+    for target, text in manifest.get("files", {}).items():
+        os.makedirs(os.path.dirname("/" + target), exist_ok=True)
+        with open("/" + target, "w") as out:
+            out.write(text)
+    save("installed", [*load("installed", []), manifest["package"]])
+    save("versions", {**load("versions", {}), manifest["package"]: manifest.get("version", "1")})
+
+
+def enroot() -> None:
+    """`enroot version`: the installed release (what the setup compares with its pin)."""
+    if ARGS[:1] != ["version"]:
+        fail(f"harness: enroot {' '.join(ARGS)} is not modelled")
+    version = load("versions", {}).get("enroot")
+    if version is None:
+        fail("enroot: not installed", 127)
+    print(version)
+    log()
+
+
+def make() -> None:
+    """`make -C DIR install` of pyxis: compiles against the Slurm headers (spank.h) and installs the plugin."""
+    if ARGS[:1] != ["-C"] or ARGS[2:] != ["install"]:
+        fail(f"harness: make {' '.join(ARGS)} is not modelled")
+    source = ARGS[1]
+    if not os.path.exists(os.path.join(source, "Makefile")):
+        fail(f"make: *** {source}: No such file or directory.  Stop.", 2)
+    if not os.path.exists("/usr/include/slurm/spank.h"):
+        fail("pyxis.h: fatal error: slurm/spank.h: No such file or directory", 2)
+    os.makedirs("/usr/local/lib/slurm", exist_ok=True)
+    open("/usr/local/lib/slurm/spank_pyxis.so", "w").write("ELF (harness)\n")
+    log(built=source)
 
 
 def apt_download(names: list[str]) -> None:
@@ -228,6 +283,9 @@ def dpkg_deb() -> None:
 
 def dpkg() -> None:
     """`dpkg -i <deb>`: a downloaded package (the harness's .deb is a manifest of the files it carries)."""
+    if ARGS == ["--print-architecture"]:
+        print("amd64")
+        return log()
     if ARGS[:1] != ["-i"]:
         fail(f"harness: dpkg {' '.join(ARGS)} is not modelled")
     for path in ARGS[1:]:
@@ -668,7 +726,38 @@ def azcopy_tarball(url: str) -> bytes:
     return buffer.getvalue()
 
 
+def enroot_deb(url: str) -> bytes:
+    """NVIDIA's enroot release packages: enroot (enroot's pkg/deb/control Depends: jq, parallel, squashfs-tools,
+    beside curl, gawk|mawk, passwd, zstd and bsdmainutils that Ubuntu's server image has) and enroot+caps
+    (setcap'd helpers; depends on enroot and libcap2-bin)."""
+    version = re.search(r"_([\d.]+)-1_amd64\.deb$", url).group(1)
+    if "enroot+caps_" in url:
+        return json.dumps({"package": "enroot+caps", "version": version, "depends": ["enroot"]}).encode()
+    manifest = {
+        "package": "enroot",
+        "version": version,
+        "depends": ["jq", "squashfs-tools", "parallel"],
+        "commands": {"enroot": "/usr/bin/enroot"},
+        "files": {"etc/enroot/enroot.conf.d/.keep": ""},
+    }
+    return json.dumps(manifest).encode()
+
+
+def pyxis_tarball(url: str) -> bytes:
+    """pyxis' release source: a Makefile (make install builds spank_pyxis.so against the Slurm headers)."""
+    version = re.search(r"/v([\d.]+)\.tar\.gz$", url).group(1)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        data = b"install:\n\tinstall -m 644 spank_pyxis.so $(DESTDIR)/usr/local/lib/slurm/\n"
+        info = tarfile.TarInfo(f"pyxis-{version}/Makefile")
+        info.size, info.mode = len(data), 0o644
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
 DOWNLOADS = [
+    (r"https://github\.com/NVIDIA/enroot/releases/download/v[\d.]+/enroot(\+caps)?_[\d.]+-1_amd64\.deb$", enroot_deb),
+    (r"https://github\.com/NVIDIA/pyxis/archive/refs/tags/v[\d.]+\.tar\.gz$", pyxis_tarball),
     (
         r"https://developer\.download\.nvidia\.com/compute/cuda/repos/ubuntu\d+/x86_64/cuda-keyring_[\d.-]+_all\.deb$",
         cuda_keyring,
@@ -1054,7 +1143,8 @@ COMMANDS = {
     "srun": recorded, "sacct": recorded, "salloc": recorded, "slurmd": recorded, "slurmctld": recorded,
     "munged": recorded, "dockerd": recorded, "lfs": recorded, "mount.lustre": recorded, "mount.nfs": recorded,
     "cloud-init": cloud_init_status, "jq": recorded, "pip3": recorded, "python3 -m pip": python_module,
-    "python3 -m venv": python_module, "venv-pip": recorded,
+    "python3 -m venv": python_module, "venv-pip": recorded, "make": make, "gcc": recorded, "enroot": enroot,
+    "nvidia-container-cli": recorded, "mksquashfs": recorded, "unsquashfs": recorded, "parallel": recorded,
 }  # fmt: skip
 assert set(COMMANDS) == MODELLED, set(COMMANDS) ^ MODELLED
 

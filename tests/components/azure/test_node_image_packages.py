@@ -41,9 +41,22 @@ ADDED_BY_THE_BOOT = {PMC: "packages.microsoft.com/repos/slurm-ubuntu-", NVIDIA: 
 # slurm-smd-slurmd, slurm-smd-slurmctld, ...), listed by CycleCloud Slurm's azure-slurm-install/ubuntu.sh.
 OFFERED: dict[str, frozenset[str]] = {
     UBUNTU: frozenset(
-        {"munge", "slurmd", "slurmctld", "slurm-client", "curl", "unzip", "nfs-common", "python3-venv", "docker.io"}
+        {
+            "munge",
+            "slurmd",
+            "slurmctld",
+            "slurm-client",
+            "curl",
+            "unzip",
+            "nfs-common",
+            "python3-venv",
+            "docker.io",
+            "build-essential",
+        }
     ),
-    PMC: frozenset({"slurm-smd", "slurm-smd-client", "slurm-smd-slurmd", "slurm-smd-slurmctld", "pmix"}),
+    PMC: frozenset(
+        {"slurm-smd", "slurm-smd-client", "slurm-smd-slurmd", "slurm-smd-slurmctld", "slurm-smd-dev", "pmix"}
+    ),
     NVIDIA: frozenset({"nvidia-container-toolkit"}),  # NVIDIA's container toolkit repository
 }
 
@@ -93,7 +106,9 @@ def requested(document: str) -> tuple[list[str], str]:
     for text in texts:
         for match in APT_INSTALL.finditer(text.replace("$(uname -r)", "@KERNEL@")):
             names += [word.strip("\"'") for word in match.group(2).split()]
-    bare = [name.split("=", 1)[0] for name in names if not name.startswith("$") and "@KERNEL@" not in name]
+    # A downloaded .deb (apt installs the file; its dependencies come from the sources above) is no repository's.
+    local = ("$", "/", "./")
+    bare = [name.split("=", 1)[0] for name in names if not name.startswith(local) and "@KERNEL@" not in name]
     return bare, "\n".join(texts)
 
 
