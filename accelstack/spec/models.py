@@ -269,6 +269,8 @@ class SchedulerSpec(Model):
     """The Slurm head node."""
     partitions: list[Partition] = Field(default_factory=lambda: [Partition(name="gpu", default=True)])
     """Slurm partitions; default: one `gpu` partition."""
+    accounting: Literal["none", "database"] = "none"
+    """Slurm accounting: none (no `sacct`, FIFO priority) or database (slurmdbd on the head node with the cloud's managed MySQL: RDS, Azure Database for MySQL, Cloud SQL; `sacct`, `sshare` and fair-share)."""
 
 
 class TrainingModel(Model):
