@@ -80,7 +80,9 @@ def test_aws_refuses_accounting_in_an_existing_vpc():
 
 def conf(spec) -> dict[str, str]:
     text = slurm.slurm_conf(spec, slurm.nodes_for(spec))
-    return dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith(("#", "NodeSet", "Partition")))
+    return dict(
+        line.split("=", 1) for line in text.splitlines() if line and not line.startswith(("#", "NodeSet", "Partition"))
+    )
 
 
 def test_slurm_conf_points_slurmctld_at_slurmdbd_and_orders_by_fair_share():
@@ -110,7 +112,11 @@ def test_the_head_writes_slurmdbd_conf_with_the_password_from_the_secret_store_b
     # The password is read at boot with the head's own role, never rendered.
     assert "--secret-id arn:aws:secretsmanager:us-east-1:123456789012:secret:pw-AbCdEf" in script
     assert re.findall(r"StoragePass=\S*", script) == ['StoragePass=$p"']
-    for line in ("StorageHost=db.example.internal", "StorageType=accounting_storage/mysql", "DbdHost=aws-training-head"):
+    for line in (
+        "StorageHost=db.example.internal",
+        "StorageType=accounting_storage/mysql",
+        "DbdHost=aws-training-head",
+    ):
         assert line in script
     assert "StorageParameters=SSL_CAPATH=/etc/ssl/certs" in script
     main = script[script.index("\ninstall_slurm\n") :]
@@ -118,7 +124,7 @@ def test_the_head_writes_slurmdbd_conf_with_the_password_from_the_secret_store_b
     assert steps == sorted(steps)
     assert "sacctmgr -i add cluster aws-training" in script
     # mktemp makes the file 0600; it is handed to the slurm user before it replaces slurmdbd.conf.
-    assert "chown slurm:slurm \"$tmp\" && mv -f \"$tmp\" /etc/slurm/slurmdbd.conf" in script
+    assert 'chown slurm:slurm "$tmp" && mv -f "$tmp" /etc/slurm/slurmdbd.conf' in script
     off = head_setup(spec_for("aws-training"), values)
     assert "slurmdbd" not in off
 
@@ -188,7 +194,9 @@ def test_the_database_is_private_encrypted_backed_up_and_protected(preview):
 def test_only_the_head_reaches_the_database(preview):
     stack, cap = preview
     if stack == "aws-training":
-        rules = [r for r in cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "slurmdbd" in r.name]
+        rules = [
+            r for r in cap.by_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "slurmdbd" in r.name
+        ]
         [rule] = rules
         head_group = next(g for g in cap.by_type("aws:ec2/securityGroup:SecurityGroup") if g.name.endswith("-head"))
         assert rule.inputs["fromPort"] == rule.inputs["toPort"] == 3306
@@ -199,7 +207,10 @@ def test_only_the_head_reaches_the_database(preview):
         allows = [r for r in nsg.inputs["securityRules"] if r["access"] == "Allow"]
         head = cap.one(HEAD[stack])
         assert [(r["sourceAddressPrefix"], r["destinationPortRange"]) for r in allows] == [
-            (f"{cap.one('azure-native:network:NetworkInterface').inputs['ipConfigurations'][0]['privateIPAddress']}/32", "3306")
+            (
+                f"{cap.one('azure-native:network:NetworkInterface').inputs['ipConfigurations'][0]['privateIPAddress']}/32",
+                "3306",
+            )
         ], head.name
         assert any(r["access"] == "Deny" and r["sourceAddressPrefix"] == "*" for r in nsg.inputs["securityRules"])
     else:
