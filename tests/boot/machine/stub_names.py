@@ -6,7 +6,7 @@ MODELLED = frozenset(
      "docker", "nvidia-ctk", "nvidia-smi", "udevadm", "sysctl", "hostnamectl", "logger", "dkms", "apt-mark",
      "munge", "unmunge", "mungekey", "scontrol", "sinfo", "squeue", "scancel", "sbatch", "srun", "sacct", "salloc",
      "slurmd", "slurmctld", "munged", "dockerd", "lfs", "mount.lustre", "mount.nfs", "cloud-init", "jq", "pip3",
-     "python3 -m pip", "python3 -m venv", "venv-pip", "dpkg-deb", "dpkg", "dpkg-query"}
+     "python3 -m pip", "python3 -m venv", "venv-pip", "dpkg-deb", "dpkg", "dpkg-query", "slurmdbd", "sacctmgr", "sshare"}
 )  # fmt: skip
 # Base-image commands the harness answers for itself: those that change the machine or reach the network are
 # modelled; the rest (dpkg's database, the journal) would read the host's, so stub.py fails them as not modelled.
