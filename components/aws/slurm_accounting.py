@@ -8,7 +8,7 @@ runs, next to the head) and one in another zone, from the top of the VPC below t
 but inside the VPC (the main route table): the database needs no egress. Its security group admits MySQL from the
 head's group alone and has no egress rule (the provider removes AWS's default allow-all egress, terraform-provider-
 aws internal/service/ec2/vpc_security_group.go). The instance is encrypted with the stack key, private, backed up
-for a week, deletion-protected and Pulumi-protected, with a final snapshot; its admin password is drawn in state
+for a week, deletion-protected, Pulumi-protected and retained on destroy, with a final snapshot; its admin password is drawn in state
 and kept in Secrets Manager under the stack key, which the head's role alone reads (pulumi_aws/rds/instance.py:
 `password` and `manage_master_user_password` exclude each other; a stack-held secret lets the head read a plain
 value with the same command as the munge key).
@@ -201,8 +201,10 @@ def accounting_database(parts: AwsSlurmParts, password: random.RandomPassword) -
         final_snapshot_identifier=f"{name}-slurmdbd-final",
         auto_minor_version_upgrade=True,
         tags={"Name": f"{name}-slurmdbd", "accelstack:role": "slurm-accounting"},
-        # Protected: a replacement would lose every job record and fair-share history.
-        opts=pulumi.ResourceOptions(parent=ctx.parent, protect=True, additional_secret_outputs=["password"]),
+        # Protected and retained: a replacement or a destroy would lose every job record and fair-share history.
+        opts=pulumi.ResourceOptions(
+            parent=ctx.parent, protect=True, retain_on_delete=True, additional_secret_outputs=["password"]
+        ),
     )
     return AccountingDatabase(
         host=database.address, password_secret=secret.arn, waits_for=[database, version, grant, from_head]

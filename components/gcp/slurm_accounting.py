@@ -100,7 +100,7 @@ def accounting_database(parts: GcpSlurmParts, password: random.RandomPassword) -
         charset="utf8mb4",
         # ABANDON: dropping the database would take the records with it; it goes with the (retained) instance.
         deletion_policy="ABANDON",
-        opts=pulumi.ResourceOptions(parent=ctx.parent, protect=True),
+        opts=pulumi.ResourceOptions(parent=ctx.parent, protect=True, retain_on_delete=True),
     )
     user = gcp.sql.User(
         f"{name}-slurmdbd",
