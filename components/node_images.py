@@ -52,9 +52,9 @@ UBUNTU_BASE = frozenset(
 )  # fmt: skip
 
 # What Ubuntu 24.04 (noble)'s main and universe archive offers of what the boot scripts install (Slurm 23.11's
-# split packages, munge, docker.io, DKMS and the running kernel's headers, the Python venv/pip packages): the
+# split packages with slurmdbd, munge, docker.io, DKMS and the running kernel's headers, the Python venv/pip packages): the
 # packages an image that keeps Ubuntu's archive can install (`@KERNEL@`: the running kernel's release).
 NOBLE_ARCHIVE = frozenset(
-    {"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip", "jq", "docker.io", "dkms", "linux-headers-@KERNEL@",
-     "python3-venv", "python3-pip"}
+    {"munge", "slurmctld", "slurmd", "slurmdbd", "slurm-client", "curl", "unzip", "jq", "docker.io", "dkms",
+     "linux-headers-@KERNEL@", "python3-venv", "python3-pip"}
 )  # fmt: skip

@@ -8,8 +8,8 @@ runs, next to the head) and one in another zone, from the top of the VPC below t
 but inside the VPC (the main route table): the database needs no egress. Its security group admits MySQL from the
 head's group alone and has no egress rule (the provider removes AWS's default allow-all egress, terraform-provider-
 aws internal/service/ec2/vpc_security_group.go). The instance is encrypted with the stack key, private, backed up
-for a week, deletion-protected, Pulumi-protected and retained on destroy, with a final snapshot; its admin password is drawn in state
-and kept in Secrets Manager under the stack key, which the head's role alone reads (pulumi_aws/rds/instance.py:
+for a week, deletion-protected, Pulumi-protected and retained on destroy, with a final snapshot; its admin
+password is drawn in state and kept in Secrets Manager under the stack key, which the head's role alone reads (pulumi_aws/rds/instance.py:
 `password` and `manage_master_user_password` exclude each other; a stack-held secret lets the head read a plain
 value with the same command as the munge key).
 """
