@@ -236,3 +236,42 @@ def test_the_password_is_a_secret_the_head_reads_and_waits_for(preview):
 def test_accounting_off_builds_no_database():
     cap = capture(PROGRAM, config_for_pulumi(raw("gcp-training")), stack="gcp-training")
     assert not cap.by_type(DATABASE["gcp-training"]) and "slurmAccountingHost" not in cap.stack_outputs
+
+
+# --- the packs' database checks can fail ----------------------------------------------------------------
+
+
+def resource(kind: str, **props):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(resource_type=kind, props=props, name="db", urn=f"urn:pulumi:s::p::{kind}::db")
+
+
+def test_the_packs_refuse_an_open_unencrypted_unprotected_database():
+    from policies.aws import storage as aws
+    from policies.azure import readers as azure
+    from policies.gcp import readers as gcp
+
+    rds = resource("aws:rds/instance:Instance", storageEncrypted=False, publiclyAccessible=True)
+    assert list(aws.check_encryption_at_rest(rds)) and list(aws.check_no_public_buckets(rds))
+    loss = [m for _, m in aws.check_no_scheduled_data_loss([rds], "logs")]
+    assert any("deletionProtection" in m for m in loss)
+    good = resource(
+        "aws:rds/instance:Instance",
+        storageEncrypted=True,
+        publiclyAccessible=False,
+        deletionProtection=True,
+        backupRetentionPeriod=7,
+    )
+    assert not list(aws.check_encryption_at_rest(good)) and not list(aws.check_no_scheduled_data_loss([good], "logs"))
+
+    sql = resource("gcp:sql/databaseInstance:DatabaseInstance", settings={"ipConfiguration": {"ipv4Enabled": True}})
+    assert list(gcp.check_no_public_ip(sql))
+    assert len(list(gcp.lifecycle_problems([sql], "logs"))) == 2  # no deletion protection, no backups
+    key = resource("gcp:kms/cryptoKey:CryptoKey")
+    assert [urn for urn, _ in gcp.check_customer_keys([sql, key], "data")] == [sql.urn]
+
+    server = resource("azure-native:dbformysql:Server", network={"publicNetworkAccess": "Enabled"})
+    assert list(azure.check_no_public_storage(server))
+    vault_key = resource("azure-native:keyvault:Key")
+    assert [urn for urn, _ in azure.check_customer_keys([server, vault_key], "data")] == [server.urn]
