@@ -23,6 +23,7 @@ PARALLEL_FILE_SYSTEM = "parallel-file-system"  # the spec asks for a parallel fi
 RDMA_PLACEMENT = "rdma-placement"  # the stack places its nodes together for the fabric (multi-node)
 NODE_GROUP = "node-group"  # the stack runs its own node group (every scheduler but a managed one)
 SLURM = "scheduler:slurm"  # training.scheduler.kind is slurm
+SLURM_ACCOUNTING = "scheduler:slurm-accounting"  # Slurm with training.scheduler.accounting: database
 MANAGED_SCHEDULER = "scheduler:managed"  # training.scheduler.kind is managed (the cloud's batch service)
 SCHEDULER = "scheduler"  # a scheduler at all (slurm or managed; not "none")
 ADMISSION_QUEUE = "admission:queue"  # serving.admission.kind is queue (the replicas drain a managed queue)
@@ -35,6 +36,7 @@ CONDITIONS = frozenset(
         RDMA_PLACEMENT,
         NODE_GROUP,
         SLURM,
+        SLURM_ACCOUNTING,
         MANAGED_SCHEDULER,
         SCHEDULER,
         ADMISSION_QUEUE,
@@ -69,6 +71,7 @@ TRAINING_OUTPUTS: Mapping[str, OutputKey] = {
     "slurmHeadAddress": OutputKey("the Slurm controller's private address", SLURM),
     "slurmHeadInstance": OutputKey("the Slurm controller's instance", SLURM),
     "mungeKeySecret": OutputKey("the secret holding the cluster's munge key", SLURM),
+    "slurmAccountingHost": OutputKey("the private address of slurmdbd's managed MySQL server", SLURM_ACCOUNTING),
     "managedJobQueue": OutputKey(
         "the managed scheduler's job queue (a managed Slurm's default partition)", MANAGED_SCHEDULER
     ),

@@ -41,6 +41,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("account", "projectNumber"): None,  # GCP: the project's other name, for the packs
     ("training", "nodes", "maxRunHours"): None,  # flex-start's run time
     ("training", "artifactReaderSubnets"): [],
+    ("training", "scheduler", "accounting"): "none",  # slurmdbd and its database
     ("serving", "admission", "kind"): "queue",  # the serving topology
     ("serving", "replicas", "scaling"): "backlog",
     ("training", "storage", "lustre", "importTrigger"): None,  # a re-import on demand

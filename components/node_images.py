@@ -52,10 +52,11 @@ UBUNTU_BASE = frozenset(
 )  # fmt: skip
 
 # What Ubuntu 24.04 (noble)'s main and universe archive offers of what the boot scripts install (Slurm 23.11's
-# split packages and headers, munge, docker.io, DKMS and the running kernel's headers, the Python venv/pip
-# packages, the compiler pyxis builds with, enroot's dependencies): the
-# packages an image that keeps Ubuntu's archive can install (`@KERNEL@`: the running kernel's release).
+# split packages with slurmdbd and headers, munge, docker.io, DKMS and the running kernel's headers, the Python venv/pip
+# packages, the compiler pyxis builds with, enroot's dependencies): the packages an image that keeps Ubuntu's archive
+# can install (`@KERNEL@`: the running kernel's release).
 NOBLE_ARCHIVE = frozenset(
-    {"munge", "slurmctld", "slurmd", "slurm-client", "curl", "unzip", "jq", "docker.io", "dkms", "linux-headers-@KERNEL@",
-     "python3-venv", "python3-pip", "build-essential", "libslurm-dev", "squashfs-tools", "parallel"}
+    {"munge", "slurmctld", "slurmd", "slurmdbd", "slurm-client", "curl", "unzip", "jq", "docker.io", "dkms",
+     "linux-headers-@KERNEL@", "python3-venv", "python3-pip", "build-essential", "libslurm-dev", "squashfs-tools",
+     "parallel"}
 )  # fmt: skip

@@ -148,13 +148,15 @@ class SlurmPackages:
     repository_setup: str = ""
     daemon_directory: str = "/usr/sbin"
     development: tuple[str, ...] = ()
+    # slurmdbd with its MySQL storage plugin, on the head of a stack that keeps accounting (Debian's `slurmdbd`).
+    accounting: tuple[str, ...] = ("slurmdbd",)
 
-    def packages(self, controller: bool) -> tuple[str, ...]:
-        """What the head (`controller`) or a compute node installs."""
-        return (*self.common, *(self.controller if controller else self.node))
+    def packages(self, controller: bool, accounting: bool = False) -> tuple[str, ...]:
+        """What the head (`controller`, with slurmdbd when it keeps `accounting`) or a compute node installs."""
+        return (*self.common, *(self.controller if controller else self.node), *(self.accounting if accounting else ()))
 
 
-# noble's universe: Slurm 23.11 (munge, slurm-client, slurmctld, slurmd), binaries in /usr/sbin.
+# noble's universe: Slurm 23.11 (munge, slurm-client, slurmctld, slurmd; slurmdbd for accounting), binaries in /usr/sbin.
 UBUNTU_ARCHIVE_SLURM = SlurmPackages(
     source="Ubuntu's archive",
     common=("munge", "slurm-client"),

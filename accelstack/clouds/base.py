@@ -26,6 +26,8 @@ class Feature(StrEnum):
 
     SLURM = "slurm"
     """Real Slurm on the cloud's VMs (training.scheduler.kind: slurm)."""
+    SLURM_ACCOUNTING = "slurm-accounting"
+    """slurmdbd with the cloud's managed MySQL for `sacct` and fair-share (training.scheduler.accounting: database)."""
     MANAGED_SCHEDULER = "managed-scheduler"
     """The cloud's managed batch scheduler (training.scheduler.kind: managed): AWS Batch, AzureML compute, ..."""
     RDMA_FABRIC = "rdma-fabric"

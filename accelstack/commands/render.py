@@ -31,6 +31,10 @@ PLACEHOLDER_NOTE = (
     "${STATE_VOLUME} are filled at deploy time from the stack's outputs; the head installs slurm.conf, gres.conf "
     "and cgroup.conf from ${SLURM_CONFIG} (slurm-config.sh), not from its cloud-init"
 )
+ACCOUNTING_PLACEHOLDER_NOTE = (
+    "; ${ACCOUNTING_HOST} (the database's private address) and ${ACCOUNTING_PASSWORD_SECRET} (the secret the head "
+    "reads slurmdbd's StoragePass from at boot) too"
+)
 SERVING_PLACEHOLDER_NOTE = "${REQUEST_QUEUE_URL} and ${RESPONSE_QUEUE_URL} are filled at deploy time from the queues"
 
 
@@ -70,6 +74,8 @@ def render_command(
         args = TrainingClusterArgs.of(spec)
         values = DeployValues(checkpoint_interval_seconds=args.plan.interval_seconds)
         artifacts, note = render_all(args.spec, nodes_for(args.spec), values), PLACEHOLDER_NOTE
+        if "slurmdbd.conf" in artifacts:
+            note += ACCOUNTING_PLACEHOLDER_NOTE
     written = write_into(out, artifacts, executable=lambda filename: filename.endswith(".sh"), parents=parents)
     echo_lines([f"{name}: wrote {path}" for path in written])
     echo_lines([f"{name}: {note}"])

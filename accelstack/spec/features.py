@@ -48,6 +48,13 @@ FEATURE_USES: tuple[FeatureUse, ...] = (
         "scheduler kind slurm or none",
     ),
     FeatureUse(
+        "training.scheduler.accounting",
+        "Slurm accounting in a managed database (accounting: database)",
+        Feature.SLURM_ACCOUNTING,
+        _training(lambda s: s.training.scheduler.kind == "slurm" and s.training.scheduler.accounting == "database"),
+        "accounting: none",
+    ),
+    FeatureUse(
         "training.nodes.count",
         "more than one training node",
         Feature.RDMA_FABRIC,

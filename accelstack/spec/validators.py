@@ -485,6 +485,17 @@ def partition_names_unique(spec: TrainingStack) -> Iterator[Problem]:
 
 
 @rule(workload="training")
+def accounting_needs_slurm(spec: TrainingStack) -> Iterator[Problem]:
+    """slurmdbd serves a Slurm controller: the managed scheduler keeps its own records, and no scheduler has none."""
+    scheduler = spec.training.scheduler
+    if scheduler.accounting == "database" and scheduler.kind != "slurm":
+        yield Problem(
+            "training.scheduler.accounting",
+            f"accounting: database needs scheduler kind slurm (kind is {scheduler.kind}); allowed here: none",
+        )
+
+
+@rule(workload="training")
 def exactly_one_default_partition(spec: TrainingStack) -> Iterator[Problem]:
     """Slurm routes jobs without -p to the Default=YES partition; two defaults is ambiguous, none
     makes every `sbatch` without -p fail."""

@@ -86,6 +86,9 @@ class AwsMocks(pulumi.runtime.Mocks):
                 )
             }
             outputs = {"name": args.inputs.get("name", args.name), "outputs": landed, "secretOutputNames": []}
+        if args.typ == "aws:rds/instance:Instance":  # RDS names the endpoint after the identifier
+            outputs.setdefault("address", f"{args.name}.c0mock0abcde.{self.region}.rds.amazonaws.com")
+            outputs.setdefault("port", args.inputs.get("port", 3306))
         if args.typ == "aws:sqs/queue:Queue":
             outputs.setdefault("name", args.inputs.get("name", args.name))
             outputs.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{self.account_id}/{args.name}")

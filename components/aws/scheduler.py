@@ -20,12 +20,16 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_random as random
 
+from accelstack.clouds.base import Feature
 from accelstack.components import slurm
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.kms import service_host
 from accelstack.components.aws.node_platform import SLURM_CONFIG_PARAMETER, AwsNodePlatform
+from accelstack.components.aws.slurm_accounting import accounting_database
 from accelstack.components.node_platform import NodePlatform
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.slurm import (
+    AccountingDatabase,
     HeadNode,
     MungeSecret,
     NodeRole,
@@ -266,6 +270,10 @@ class AwsSlurmParts(SlurmParts[TrainingHandles]):
 
     def head_network(self) -> None:
         self.head_sg = self._security_groups(self.ctx.name, self.handles, self.ctx.child)
+
+    @implements(Feature.SLURM_ACCOUNTING)
+    def accounting_database(self, password: random.RandomPassword) -> AccountingDatabase:
+        return accounting_database(self, password)
 
     def state_volume(self) -> StateVolume:
         name, handles = self.ctx.name, self.handles

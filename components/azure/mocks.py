@@ -158,6 +158,8 @@ class AzureMocks(pulumi.runtime.Mocks):
             # Resource Manager never returns a secret's value, only its URIs.
             uri = f"https://{outputs.get('vaultName')}.vault.azure.net/secrets/{name}"
             return {"properties": {"secretUri": uri, "secretUriWithVersion": f"{uri}/0123456789abcdef"}}
+        if type_token == "azure-native:dbformysql:Server":
+            return {"fullyQualifiedDomainName": f"{name}.mysql.database.azure.com"}
         if type_token == "azure-native:network:PublicIPAddress":
             # A static Standard address is allocated at creation (TEST-NET-2, never routed).
             return {"ipAddress": "198.51.100.10"}

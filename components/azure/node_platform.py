@@ -117,6 +117,7 @@ PMC_SLURM = SlurmPackages(
     common=("munge", f"slurm-smd={SLURM_SMD_VERSION}*", f"slurm-smd-client={SLURM_SMD_VERSION}*"),
     controller=(f"slurm-smd-slurmctld={SLURM_SMD_VERSION}*",),
     node=(f"slurm-smd-slurmd={SLURM_SMD_VERSION}*",),
+    accounting=(f"slurm-smd-slurmdbd={SLURM_SMD_VERSION}*",),  # SchedMD's debian/control: slurm-smd-slurmdbd
     repository_setup=PMC_SLURM_REPOSITORY_SETUP,
     daemon_directory="/usr/sbin",  # SchedMD's debian/slurm-smd-slurmd.install: usr/sbin/slurmd
     development=(f"slurm-smd-dev={SLURM_SMD_VERSION}*",),  # SchedMD's headers package (pyxis builds on them)

@@ -24,6 +24,8 @@ from accelstack.components.azure.scheduler import STATE_DISK_LUN, with_ssh_passw
 from accelstack.components.azure.serving.edge import WAF_V2_MAX_INSTANCES
 from accelstack.components.azure.serving.network import serving_subnets
 from accelstack.components.azure.serving.user_data import replica_user_data
+from accelstack.components.azure.slurm_accounting import database_subnet
+from accelstack.components.slurm import accounting
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.address_rules import CarvedRange, carves
 from accelstack.spec.catalog_rules import BootData, boot_data
@@ -51,6 +53,9 @@ def slurm_nodes_custom_data(spec: TrainingStack) -> Iterator[BootData]:
         slurm_config=LONGEST_SECRET_URI,
         state_volume=str(STATE_DISK_LUN),
         checkpoint_interval_seconds=86_400,
+        # A server name at its longest (63) in Azure's MySQL domain, and its password secret's URI.
+        accounting_storage=accounting.Storage(f"{'d' * 63}.mysql.database.azure.com"),
+        accounting_password_secret=LONGEST_SECRET_URI,
     )
     try:
         # Each node reads with its managed identity's client id, which the deployed platform carries.
@@ -96,6 +101,9 @@ def training_ranges(spec: TrainingStack) -> Iterator[CarvedRange]:
     if plan.lustre is not None:
         lustre = ipaddress.IPv4Network(plan.lustre)
         yield CarvedRange(path, "the Azure Managed Lustre subnet", lustre, vnet)
+    if spec.training.scheduler.kind == "slurm" and spec.training.scheduler.accounting == "database":
+        database = ipaddress.IPv4Network(database_subnet(spec))
+        yield CarvedRange(path, "slurmdbd's MySQL subnet (delegated)", database, vnet)
 
 
 @carves(workload="serving")

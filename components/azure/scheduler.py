@@ -19,13 +19,18 @@ import pulumi
 import pulumi_azure_native as azure_native
 import pulumi_random as random
 
+from accelstack.clouds.base import Feature
 from accelstack.components.azure.admin import ADMIN_USERNAME, admin_public_key, linux_configuration
 from accelstack.components.azure.images import HEAD_IMAGE
+from accelstack.components.azure.network import TrainingNetwork
 from accelstack.components.azure.node_platform import AzureNodePlatform
 from accelstack.components.azure.provider import stack_tags
+from accelstack.components.azure.slurm_accounting import accounting_database
 from accelstack.components.azure.storage import KEY_VAULT_SECRETS_USER, STORAGE_BLOB_DATA_READER, TrainingStorage
 from accelstack.components.node_platform import NodePlatform
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.slurm import (
+    AccountingDatabase,
     HeadNode,
     MungeSecret,
     NodeRole,
@@ -61,6 +66,8 @@ class AzureTrainingHandles:
     checkpoint_interval_seconds: int
     # Role assignments the node scale set must wait for (the scheduler appends its own).
     node_grants: list[pulumi.Resource] = field(default_factory=list)
+    # The VNet and its subnets (slurmdbd's database adds a delegated subnet after them).
+    vnet: TrainingNetwork | None = None
 
 
 def b64(text: str) -> str:
@@ -186,6 +193,10 @@ class AzureSlurmParts(SlurmParts[AzureTrainingHandles]):
             tags=stack_tags(ctx.spec),
             opts=ctx.child,
         )
+
+    @implements(Feature.SLURM_ACCOUNTING)
+    def accounting_database(self, password: random.RandomPassword) -> AccountingDatabase:
+        return accounting_database(self, password)
 
     def state_volume(self) -> StateVolume:
         ctx, handles = self.ctx, self.handles

@@ -269,6 +269,11 @@ class TrainingStorage(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
 
+    @property
+    def key_usable(self) -> list[pulumi.Resource]:
+        """What a service encrypting with the stack key through `storage_identity` waits for (the grant, propagated)."""
+        return self._key_usable
+
     def workspace_account(
         self, name: str, account_name: str, tags: dict[str, str]
     ) -> azure_native.storage.StorageAccount:

@@ -154,6 +154,7 @@ class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedSchedul
             nodes_identity=self.nodes_identity,
             checkpoint_interval_seconds=ctx.plan.interval_seconds,
             node_grants=identity.grants,
+            vnet=vnet,
         )
 
     def managed_scheduler(self, handles: AzureTrainingHandles) -> SchedulerResult:

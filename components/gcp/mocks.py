@@ -61,6 +61,7 @@ SERVICE_AGENT_DOMAINS = {
     "lustre.googleapis.com": "gcp-sa-lustre",
     "file.googleapis.com": "cloud-filer",
     "pubsub.googleapis.com": "gcp-sa-pubsub",
+    "sqladmin.googleapis.com": "gcp-sa-cloud-sql",
 }
 
 
@@ -119,6 +120,10 @@ class GcpMocks(pulumi.runtime.Mocks):
         if args.typ == "gcp:filestore/instance:Instance":
             # The instance's address in the private services access range it is connected through.
             outputs["networks"] = [{**n, "ipAddresses": ["172.16.0.2"]} for n in args.inputs.get("networks", [])]
+        if args.typ == "gcp:sql/databaseInstance:DatabaseInstance":
+            # An address in the private services access range (settings.ipConfiguration.privateNetwork).
+            outputs.setdefault("privateIpAddress", "172.16.8.3")
+            outputs.setdefault("connectionName", f"{self.project_id}:{args.inputs.get('region')}:{name}")
         if args.typ == "gcp:hypercomputecluster/cluster:Cluster":
             # Cluster Director names clusters projects/<p>/locations/<region>/clusters/<clusterId>.
             location = args.inputs.get("location") or self.region

@@ -20,14 +20,18 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_random as random
 
+from accelstack.clouds.base import Feature
 from accelstack.clouds.gcp import names
 from accelstack.components.gcp.images import HEAD_IMAGE, SHIELDED_VM
 from accelstack.components.gcp.network import TrainingNetwork
 from accelstack.components.gcp.node_platform import GcpNodePlatform
 from accelstack.components.gcp.provider import CLOUD_PLATFORM_SCOPE, resource_id
+from accelstack.components.gcp.slurm_accounting import accounting_database
 from accelstack.components.gcp.storage import OBJECT_CREATOR, OBJECT_VIEWER, TrainingStorage
 from accelstack.components.node_platform import NodePlatform
+from accelstack.components.recipes.implements import implements
 from accelstack.components.recipes.slurm import (
+    AccountingDatabase,
     HeadNode,
     MungeSecret,
     NodeRole,
@@ -147,6 +151,10 @@ class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):
             region=ctx.spec.account.region,
             opts=ctx.child,
         )
+
+    @implements(Feature.SLURM_ACCOUNTING)
+    def accounting_database(self, password: random.RandomPassword) -> AccountingDatabase:
+        return accounting_database(self, password)
 
     def state_volume(self) -> StateVolume:
         ctx, handles = self.ctx, self.handles

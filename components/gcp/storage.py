@@ -71,6 +71,7 @@ AGENT_SERVICES = {
     "lustre": "lustre.googleapis.com",
     "filestore": "file.googleapis.com",
     "pubsub": "pubsub.googleapis.com",
+    "sql": "sqladmin.googleapis.com",  # Cloud SQL's agent, for CMEK (cloud.google.com/sql/docs/mysql/cmek)
 }
 
 
@@ -110,6 +111,7 @@ class TrainingStorage(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.waits = PropagationWaits(stack, self)
         self._key_usable: dict[str, list[pulumi.Resource]] = {}
+        self._psa_connection: gcp.servicenetworking.Connection | None = None
 
         ring = gcp.kms.KeyRing(f"{stack}-keys", location=region, opts=_stateful(child))
         self.key = gcp.kms.CryptoKey(
@@ -206,8 +208,15 @@ class TrainingStorage(pulumi.ComponentResource):
             )
         return self._key_usable[agent]
 
+    def private_services_access(self, network: TrainingNetwork) -> gcp.servicenetworking.Connection:
+        """The peering Managed Lustre, Filestore and Cloud SQL are reached through (the last quarter's /20): one per
+        VPC, made by whichever asks first."""
+        made = self._psa_connection
+        if made is None:
+            made = self._psa_connection = self._private_services_access(network)
+        return made
+
     def _private_services_access(self, network: TrainingNetwork) -> gcp.servicenetworking.Connection:
-        """The peering Managed Lustre and Filestore are reached through (the last quarter's /20)."""
         stack = self.spec.stack
         child = pulumi.ResourceOptions(parent=self)
         peering = gcp.compute.GlobalAddress(
@@ -243,7 +252,7 @@ class TrainingStorage(pulumi.ComponentResource):
         login node) copies the dataset in and the checkpoints out (components/slurm)."""
         spec = self.spec
         stack = spec.stack
-        connection = self._private_services_access(network)
+        connection = self.private_services_access(network)
         agent = gcp.kms.CryptoKeyIAMMember(
             f"{stack}-key-filestore",
             crypto_key_id=self.key.id,
@@ -280,7 +289,7 @@ class TrainingStorage(pulumi.ComponentResource):
         spec = self.spec
         stack = spec.stack
         child = pulumi.ResourceOptions(parent=self)
-        connection = self._private_services_access(network)
+        connection = self.private_services_access(network)
         self.file_system = gcp.lustre.Instance(
             f"{stack}-lustre",
             instance_id=resource_id(stack, "lustre", 63),

@@ -66,6 +66,7 @@ def implemented(cloud: Cloud) -> Implemented:
         parts: type[TrainingParts[Any]] = training.parts_class
         if parts.slurm_cluster is not None:
             features.add(Feature.SLURM)
+            features |= marked_features(parts.slurm_cluster.parts_class)  # Slurm's own parts (accounting)
         if issubclass(parts, WithManagedScheduler):
             features.add(Feature.MANAGED_SCHEDULER)
         features |= marked_features(parts)

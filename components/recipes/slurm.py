@@ -14,7 +14,7 @@ boot data.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import pulumi
@@ -24,6 +24,7 @@ from accelstack.components import slurm
 from accelstack.components.base import SchedulerResult
 from accelstack.components.node_platform import NodePlatform
 from accelstack.components.recipes.parts import NetworkStorage
+from accelstack.components.slurm import accounting
 from accelstack.components.slurm.config_delivery import config_bundle
 from accelstack.components.slurm.munge import munge_key
 from accelstack.spec.models import TrainingStack
@@ -87,6 +88,18 @@ class StateVolume:
 
 
 @dataclass(frozen=True)
+class AccountingDatabase:
+    """slurmdbd's managed MySQL server (training.scheduler.accounting: database): its private address, the secret
+    holding its password (what the head's secret command reads), Slurm's StorageParameters for its TLS ("": none),
+    and what the head waits for before booting (the server, its database, the head's read grant)."""
+
+    host: pulumi.Input[str]
+    password_secret: pulumi.Input[str]
+    storage_parameters: str = ""
+    waits_for: list[pulumi.Resource] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class HeadNode:
     """The head as built: its instance id and the private address the compute nodes reach slurmctld at."""
 
@@ -135,6 +148,13 @@ class SlurmParts(ABC, Generic[Handles]):
     @abstractmethod
     def head_network(self) -> None:
         """What the head's address and ports need before the head (a security group, a NIC, a reserved address)."""
+
+    def accounting_database(self, password: random.RandomPassword) -> AccountingDatabase:
+        """slurmdbd's MySQL server (after `head_network`): private to the cluster's network and reachable on
+        `accounting.DATABASE_PORT` from the head alone, encrypted with the stack key, backed up, protected, its admin
+        `accounting.DATABASE_USER` with `password` (kept in the cloud's secret store, which the head may read) and
+        the database `accounting.DATABASE_NAME`. A cloud that builds it marks it `@implements(SLURM_ACCOUNTING)`."""
+        raise NotImplementedError(f"{type(self).__name__} builds no Slurm accounting database")
 
     @abstractmethod
     def state_volume(self) -> StateVolume:
@@ -190,6 +210,10 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
         config = parts.slurm_config(config_bundle(slurm.config_files(spec, duties)))
         head_grants += parts.head_reads_config(config)
         parts.head_network()
+        database = None
+        if accounting.keeps_accounting(spec):
+            database = parts.accounting_database(accounting_password(spec.stack, self, randomness))
+            head_grants += database.waits_for
         volume = parts.state_volume()
 
         def boot(
@@ -197,6 +221,8 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
             head_address: pulumi.Input[str],
             state_volume: pulumi.Input[str],
             slurm_config: pulumi.Input[str],
+            accounting_host: pulumi.Input[str],
+            accounting_secret: pulumi.Input[str],
         ) -> pulumi.Output[str]:
             """The generator's cloud-init for `role`, on the platform that role's node reads with."""
             render = slurm.head_cloud_init if role == "head" else slurm.compute_cloud_init
@@ -210,6 +236,8 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
                 file_system.address if file_system is not None else no_fs,
                 file_system.remote_mount if file_system is not None else no_fs,
                 slurm_config,
+                accounting_host,
+                accounting_secret,
             ).apply(
                 lambda v: parts.finish_boot(
                     render(
@@ -222,6 +250,10 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
                             lustre_dns_name=v[4],
                             lustre_mount_name=v[5],
                             slurm_config=v[6],
+                            accounting_storage=accounting.Storage(
+                                v[7], database.storage_parameters if database is not None else ""
+                            ),
+                            accounting_password_secret=v[8],
                             # The training recipe's planner interval: the number it exports as
                             # checkpointIntervalSeconds.
                             checkpoint_interval_seconds=ctx.interval_seconds,
@@ -231,18 +263,46 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
                 )
             )
 
-        self.head = parts.head_node(
-            boot("head", parts.head_boot_address(), volume.reference, config.reference), head_grants
-        )
-        # The compute nodes mount no state volume and read no configuration object (slurmctld serves them):
-        # the generator's placeholders, which their boot never renders.
         placeholders = slurm.DeployValues()
-        compute_user_data = boot("compute", self.head.address, placeholders.state_volume, placeholders.slurm_config)
+        head_accounting = (
+            (database.host, database.password_secret)
+            if database is not None
+            else (placeholders.accounting_storage.host, placeholders.accounting_password_secret)
+        )
+        self.head = parts.head_node(
+            boot("head", parts.head_boot_address(), volume.reference, config.reference, *head_accounting), head_grants
+        )
+        # The compute nodes mount no state volume, read no configuration object (slurmctld serves them) and never
+        # reach the accounting database: the generator's placeholders, which their boot never renders.
+        compute_user_data = boot(
+            "compute",
+            self.head.address,
+            placeholders.state_volume,
+            placeholders.slurm_config,
+            placeholders.accounting_storage.host,
+            placeholders.accounting_password_secret,
+        )
         outputs: dict[str, pulumi.Input[Any]] = {
             "scheduler": "slurm",
             "slurmHeadAddress": self.head.address,
             "slurmHeadInstance": self.head.instance_id,
             "mungeKeySecret": secret.exported,
         }
+        if database is not None:
+            outputs["slurmAccountingHost"] = database.host
         self.result = SchedulerResult(compute_user_data=compute_user_data, outputs=outputs, component=self)
         self.register_outputs({"headAddress": self.head.address, self.registered_secret_output: secret.exported})
+
+
+def accounting_password(name: str, parent: pulumi.Resource, randomness: random.Provider) -> random.RandomPassword:
+    """The accounting database's admin password: a secret in state, stable across `up`s, letters and digits only
+    (accounting.PASSWORD_LENGTH: nothing to quote, and each class asked for meets every cloud's complexity rule)."""
+    return random.RandomPassword(
+        f"{name}-accounting-password",
+        length=accounting.PASSWORD_LENGTH,
+        special=False,
+        min_upper=2,
+        min_lower=2,
+        min_numeric=2,
+        opts=pulumi.ResourceOptions(parent=parent, provider=randomness),
+    )

@@ -44,6 +44,7 @@ from accelstack.components.node_environment import (  # the Slurm artifacts writ
     node_environment,
 )
 from accelstack.components.node_platform import SLURM_UID, FabricHooks, NodeFact
+from accelstack.components.slurm import accounting
 from accelstack.components.slurm.checkpoint_export import (  # the copiers' script; re-exported for callers
     CHECKPOINT_EXPORT_PATH,
     checkpoint_copier,
@@ -158,6 +159,9 @@ class DeployValues:
     # The cloud's reference to the head node's slurmctld state volume (AWS: the EBS volume id); the
     # platform gives its device path.
     state_volume: str = "${STATE_VOLUME}"
+    # Accounting (accounting.py): the managed MySQL server, and the secret holding its password (the head reads it).
+    accounting_storage: accounting.Storage = accounting.PLACEHOLDER_STORAGE
+    accounting_password_secret: str = "${ACCOUNTING_PASSWORD_SECRET}"
     # The component's checkpoint interval (`TrainingHandles.checkpoint_interval_seconds`); None: the
     # planner's, computed here with the same function (`plan_training`), so render and deploy agree.
     checkpoint_interval_seconds: int | None = None
@@ -194,6 +198,7 @@ def slurm_conf(spec: StackSpec, nodes: Nodes) -> str:
         epilog=EPILOG_PATH,
         nodesets=plan.nodesets,
         partitions=plan.partitions,
+        accounting=accounting.slurm_conf_values(spec, plan.head_hostname),
     )
 
 
@@ -312,7 +317,10 @@ def _common_values(spec: StackSpec, nodes: Nodes, values: DeployValues, controll
         "slurm": {
             "source": packages.source,
             "repository_setup": packages.repository_setup,
-            "packages": " ".join(shlex.quote(name) for name in packages.packages(controller)),
+            "packages": " ".join(
+                shlex.quote(name)
+                for name in packages.packages(controller, controller and accounting.keeps_accounting(spec))
+            ),
         },
         "slurm_uid": SLURM_UID,
         "slurm_log_dir": LOG_DIR,
@@ -346,6 +354,14 @@ def head_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) -> st
         state_save_location=STATE_SAVE_LOCATION,
         export_unit=CHECKPOINT_EXPORT_UNIT if checkpoint_export_units(spec, nodes) else None,
         import_unit=DATASET_IMPORT_UNIT if dataset_import_units(spec, nodes) else None,
+        accounting=accounting.head_setup_values(
+            spec,
+            layout(spec, nodes).head_hostname,
+            values.accounting_storage,
+            nodes.platform.secret_command(values.accounting_password_secret),
+            LOG_DIR,
+            SLURM_USER,
+        ),
     )
 
 
@@ -506,7 +522,11 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
             ),
             _file(
                 "/etc/systemd/system/slurmctld.service.d/accelstack.conf",
-                _render("slurmctld-override.conf.j2", state_save_location=STATE_SAVE_LOCATION),
+                _render(
+                    "slurmctld-override.conf.j2",
+                    state_save_location=STATE_SAVE_LOCATION,
+                    accounting=accounting.keeps_accounting(spec),
+                ),
             ),
             _file(HEAD_SETUP_PATH, head_setup_script(spec, nodes, values), "0755"),
             # Users submit from here: their login shells carry the jobs' environment.
@@ -550,37 +570,8 @@ def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> s
     return _cloud_config(doc)
 
 
-def render_all(spec: StackSpec, nodes: Nodes, values: DeployValues | None = None) -> dict[str, str]:
-    """Every node artifact by file name, as `accelstack render` writes them."""
-    values = values or DeployValues.placeholders()
-    fabric = nodes.platform.fabric_hooks(nodes.instance)
-    artifacts = {
-        **config_files(spec, nodes),  # slurm.conf, gres.conf, cgroup.conf, plugstack.conf
-        "slurm-config.sh": config_sync_script(spec.stack, nodes.platform, values.slurm_config),
-        **config_sync_units(values.slurm_config),
-        "head.cloud-init.yaml": head_cloud_init(spec, nodes, values),
-        "compute.cloud-init.yaml": compute_cloud_init(spec, nodes, values),
-        "training.env": environment_file(
-            node_environment(_training_stack(spec), checkpoint_interval_seconds(spec, values))
-        ),
-        "task-prolog.sh": task_prolog_script(fabric=fabric),
-    }
-    if fabric is not None:
-        artifacts.update(
-            {"fabric-setup.sh": fabric.boot_script, "slurm-prolog.sh": fabric.prolog, "slurm-epilog.sh": fabric.epilog}
-        )
-    if watches_preemption(spec, nodes):
-        artifacts["spot-watcher.sh"] = spot_watcher_script(spec, nodes)
-    artifacts.update(checkpoint_sync_units(spec, nodes, values))
-    artifacts.update(checkpoint_export_units(spec, nodes))
-    copier = checkpoint_copier(spec, nodes)
-    if copier is not None:
-        artifacts["checkpoint-export.sh"] = copier
-    artifacts.update(dataset_import_units(spec, nodes))
-    return artifacts
-
-
 # The interruption watcher's script, in its own module (it renders with this package's templates and layout).
+from accelstack.components.slurm.artifacts import render_all as render_all  # noqa: E402
 from accelstack.components.slurm.spot_watcher import preemption_grace_seconds as preemption_grace_seconds  # noqa: E402
 from accelstack.components.slurm.spot_watcher import spot_watcher_script as spot_watcher_script  # noqa: E402
 from accelstack.components.slurm.spot_watcher import watches_preemption as watches_preemption  # noqa: E402

@@ -42,6 +42,11 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:rds/cluster:Cluster",
         "aws:rds/instance:Instance",
     ),
+    # A database engine's settings (RDS parameter groups): no data, access or exposure of their own.
+    "database-settings": (
+        "aws:rds/parameterGroup:ParameterGroup",
+        "aws:rds/clusterParameterGroup:ClusterParameterGroup",
+    ),
     "image-repository": ("aws:ecr/repository:Repository",),
     "secret": ("aws:secretsmanager/secret:Secret", "aws:ssm/parameter:Parameter"),
     "secret-version": ("aws:secretsmanager/secretVersion:SecretVersion",),
@@ -107,6 +112,7 @@ AWS: dict[str, tuple[str, ...]] = {
     # --- network ---
     "network": (
         "aws:ec2/vpc:Vpc",
+        "aws:rds/subnetGroup:SubnetGroup",  # where a database's interfaces go (private subnets)
         "aws:ec2/subnet:Subnet",
         "aws:ec2/routeTable:RouteTable",
         "aws:ec2/routeTableAssociation:RouteTableAssociation",

@@ -39,6 +39,7 @@ QUEUE_REDRIVE = "aws:sqs/redrivePolicy:RedrivePolicy"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
 VOLUME = "aws:ebs/volume:Volume"
+DATABASE = ("aws:rds/instance:Instance", "aws:rds/cluster:Cluster")
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
 EBS_DEFAULT_ENCRYPTION = "aws:ebs/encryptionByDefault:EncryptionByDefault"
 
@@ -78,6 +79,9 @@ def check_encryption_at_rest(resource: Any) -> Iterable[str]:
     elif kind == QUEUE:
         if not truthy(props.get("sqsManagedSseEnabled")) and not props.get("kmsMasterKeyId"):
             yield f"queue {name} is not encrypted: set sqsManagedSseEnabled or kmsMasterKeyId"
+    elif kind in DATABASE:  # Checkov CKV_AWS_16 / CKV_AWS_96, Trivy AVD-AWS-0080
+        if not truthy(props.get("storageEncrypted")):
+            yield f"RDS database {name} is not encrypted: set storageEncrypted (and kmsKeyId, the stack's key)"
     elif kind == VOLUME:
         if not truthy(props.get("encrypted")):
             yield f"EBS volume {name} is not encrypted"
@@ -150,6 +154,8 @@ def check_no_public_buckets(resource: Any) -> Iterable[str]:
             yield f"{name} uses the public ACL {acl}"
     if kind in BUCKET_POLICY + BUCKET:
         yield from _public_policy(resource)
+    if kind in DATABASE and truthy(props.get("publiclyAccessible")):  # Checkov CKV_AWS_17, Trivy AVD-AWS-0082
+        yield f"RDS database {name} is publicly accessible: set publiclyAccessible false"
 
 
 def _public_policy(resource: Any) -> Iterable[str]:
@@ -260,6 +266,16 @@ def check_no_scheduled_data_loss(resources: Sequence[Any], logs: str) -> Iterabl
                 link.urn,
                 f"{_name(link)} exports deletions to {link.props.get('dataRepositoryPath')} (autoExportPolicy DELETED)",
             )
+    # A database is deleted only on purpose and never without its last snapshot (Checkov CKV_AWS_293, Trivy
+    # AVD-AWS-0177); its automated backups are kept (backupRetentionPeriod 0 turns them off, CKV_AWS_133).
+    for database in of_type(resources, *DATABASE):
+        props, name = database.props, _name(database)
+        if not truthy(props.get("deletionProtection")):
+            yield database.urn, f"RDS database {name} has no deletionProtection"
+        if truthy(props.get("skipFinalSnapshot")):
+            yield database.urn, f"RDS database {name} skips its final snapshot (skipFinalSnapshot)"
+        if props.get("backupRetentionPeriod") in (0, "0"):
+            yield database.urn, f"RDS database {name} keeps no automated backups (backupRetentionPeriod 0)"
 
 
 def check_queue_dlq(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:

@@ -67,6 +67,10 @@ AZURE: dict[str, tuple[str, ...]] = {
     "alarm": ("azure-native:monitor:MetricAlert", "azure-native:insights:MetricAlert"),
     "log-group": ("azure-native:operationalinsights:Workspace",),
     "log-routing": ("azure-native:monitor:DiagnosticSetting", "azure-native:insights:DiagnosticSetting"),
+    # Azure Database for MySQL flexible server: the server holds the data, a database in it is a schema.
+    "database": ("azure-native:dbformysql:Server", "azure-native:dbformysql:Database"),
+    # A server parameter (dbformysql Configuration): engine tuning, no data, access or exposure of its own.
+    "database-settings": ("azure-native:dbformysql:Configuration",),
     # --- network ---
     "network": (
         "azure-native:network:VirtualNetwork",

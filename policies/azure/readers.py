@@ -43,6 +43,7 @@ KEYS = tokens_of(AZURE, "key")
 KEY_VAULT = "azure-native:keyvault:Vault"
 SAS_RULES = tokens_of(AZURE, "queue-policy")
 AML_FILESYSTEM = "azure-native:storagecache:AmlFilesystem"
+MYSQL_SERVER = "azure-native:dbformysql:Server"
 
 
 def _kind(resource: Any) -> str:
@@ -98,6 +99,15 @@ def check_customer_keys(resources: Sequence[Any], data_pattern: str) -> Iterable
                 f"storage account {name_of(account)} holds data without infrastructure encryption while the stack "
                 "has a Key Vault key: set encryption.requireInfrastructureEncryption true",
             )
+    # MySQL flexible server: dataEncryption with a Key Vault key (learn.microsoft.com/azure/mysql/flexible-server/
+    # concepts-customer-managed-key; Checkov CKV2_AZURE_16's intent for MySQL).
+    for server in (r for r in resources if _kind(r) == MYSQL_SERVER):
+        encryption = server.props.get("dataEncryption") or {}
+        if str(get(encryption, "type") or "") != "AzureKeyVault" or not get(encryption, "primaryKeyURI"):
+            yield (
+                server.urn,
+                f"MySQL server {name_of(server)} does not encrypt with the stack's Key Vault key (dataEncryption)",
+            )
     for fs in (r for r in resources if _kind(r) == AML_FILESYSTEM):
         if not get(fs.props, "encryptionSettings", "keyEncryptionKey", "keyUrl"):
             yield (
@@ -146,6 +156,9 @@ def check_no_public_storage(resource: Any) -> Iterable[str]:
                         f"storage account {name} lets the internet range {value} through its firewall (ipRules); "
                         f"admit a /{NARROWEST_WIDE_PREFIX} or narrower range, or a subnet by rule"
                     )
+    elif kind == MYSQL_SERVER:  # private access only (Checkov CKV_AZURE_53, Trivy AVD-AZU-0022)
+        if str(get(props, "network", "publicNetworkAccess") or "Enabled").lower() != "disabled":
+            yield f"MySQL server {name} is reachable from the internet (network.publicNetworkAccess not Disabled)"
     elif kind in CONTAINER:
         access = str(props.get("publicAccess") or "None")
         if access != "None":

@@ -7,6 +7,10 @@ GCP: dict[str, tuple[str, ...]] = {
     "parallel-file-system": ("gcp:lustre/instance:Instance",),
     "file-system": ("gcp:filestore/instance:Instance",),
     "volume": ("gcp:compute/disk:Disk",),
+    # Cloud SQL: the instance holds the data; a database in it is a schema (its records go with the instance).
+    "database": ("gcp:sql/databaseInstance:DatabaseInstance", "gcp:sql/database:Database"),
+    # A login of a database engine (a user and its password): who may act inside the database.
+    "database-user": ("gcp:sql/user:User",),
     # Key rings cannot be deleted (a destroy only forgets them), so they are not state to protect;
     # their crypto keys are: destroying one destroys its versions and the data they encrypt.
     "key-ring": ("gcp:kms/keyRing:KeyRing",),

@@ -46,7 +46,9 @@ KEY_INPUTS = {
     "gcp:lustre/instance:Instance": ("kmsKey",),
     "gcp:filestore/instance:Instance": ("kmsKeyName",),
     "gcp:pubsub/topic:Topic": ("kmsKeyName",),
+    "gcp:sql/databaseInstance:DatabaseInstance": ("encryptionKeyName",),  # Checkov CKV_GCP_79-style CMEK
 }
+SQL_INSTANCE = "gcp:sql/databaseInstance:DatabaseInstance"
 
 
 def _entries(node: Any, key: str) -> list[Any]:
@@ -203,6 +205,10 @@ def check_no_public_ip(resource: Any) -> Iterable[str]:
         login = get(resource.props, "orchestrator", "slurm", "loginNodes")
         if truthy(get(login, "enablePublicIps")):
             yield f"{name_of(resource)} gives its Slurm login nodes external IPs (loginNodes.enablePublicIps)"
+        return
+    if resource.resource_type == SQL_INSTANCE:  # Checkov CKV_GCP_60, Trivy AVD-GCP-0017: private IP only
+        if get(resource.props, "settings", "ipConfiguration", "ipv4Enabled") is not False:
+            yield f"Cloud SQL instance {name_of(resource)} has a public IPv4 address (ipConfiguration.ipv4Enabled)"
         return
     if resource.resource_type not in NODE_KINDS:
         return
@@ -488,3 +494,16 @@ def lifecycle_problems(resources: Sequence[Any], log_pattern: str) -> Iterable[t
             )
             if not noncurrent:
                 yield bucket.urn, f"bucket {name_of(bucket)} has a lifecycle rule that deletes live objects"
+    # A Cloud SQL instance is deleted only on purpose, by no surface (the API's flag, not only Pulumi's), and keeps
+    # automated backups (Checkov CKV_GCP_14; cloud.google.com/sql/docs/mysql/deletion-protection). Ours for both.
+    for instance in (r for r in resources if r.resource_type == SQL_INSTANCE):
+        settings = instance.props.get("settings") or {}
+        if not truthy(instance.props.get("deletionProtection")) or not truthy(
+            get(settings, "deletionProtectionEnabled")
+        ):
+            yield (
+                instance.urn,
+                f"Cloud SQL instance {name_of(instance)} lacks deletionProtection or deletionProtectionEnabled",
+            )
+        if not truthy(get(settings, "backupConfiguration", "enabled")):
+            yield instance.urn, f"Cloud SQL instance {name_of(instance)} keeps no automated backups"

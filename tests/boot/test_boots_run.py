@@ -34,6 +34,9 @@ IMAGES = {"aws": AWS_IMAGES, "azure": AZURE_IMAGES, "gcp": GCP_IMAGES}
 BOOT_KEYS = ("userData", "customData", "user-data", "startup-script", "metadataStartupScript")
 # What each role must be running when its boot ends.
 SERVES = {"slurm-head": {"munge.service", "slurmctld.service"}, "training-node": {"munge.service", "slurmd.service"}}
+# With Slurm accounting the head runs slurmdbd too (the fake answers sacctmgr only while it does).
+ACCOUNTING = "training.scheduler.accounting=database"
+ACCOUNTING_SERVES = {"slurm-head": {"slurmdbd.service"}}
 
 
 # Clouds whose boots this machine cannot run yet (it fakes no metadata service of theirs), and where they run instead.
@@ -81,8 +84,16 @@ def role_of(resource: Registration) -> str:
 # Machine types and topologies the examples do not boot, each with its own boot path: RDMA GCP nodes (gIB),
 # AMD nodes on Azure (the ROCm image), replicas admitting requests themselves (no queue).
 VARIANTS = {
-    "gcp-training": [("training.nodes.instanceType=a3-ultragpu-8g",), ("training.nodes.instanceType=a4-highgpu-8g",)],
-    "azure-training": [("training.nodes.instanceType=Standard_ND96isr_MI300X_v5",)],
+    "gcp-training": [
+        ("training.nodes.instanceType=a3-ultragpu-8g",),
+        ("training.nodes.instanceType=a4-highgpu-8g",),
+        (ACCOUNTING,),
+    ],
+    "azure-training": [
+        ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5",),
+        (ACCOUNTING,),
+    ],
+    "aws-training": [(ACCOUNTING,)],
     "aws-serving": [DIRECT],
     "azure-serving": [DIRECT],
     "gcp-serving": [DIRECT],
@@ -134,7 +145,8 @@ def test_every_boot_reaches_its_last_step(stack: str, overrides: tuple[str, ...]
         if not machine.ok:
             problems.append(f"{where}: {machine.explain()}")
             continue
-        missing = SERVES.get(role, set()) - set(machine.active_units)
+        serves = SERVES.get(role, set()) | (ACCOUNTING_SERVES.get(role, set()) if ACCOUNTING in overrides else set())
+        missing = serves - set(machine.active_units)
         unknown_urls = [c["unmodelled_url"] for c in machine.calls if "unmodelled_url" in c]
         refused = [r for r in machine.metadata_requests if r["status"] in (400, 401, 403, 405)]
         problems += [f"{where}: not running {sorted(missing)}"] if missing else []

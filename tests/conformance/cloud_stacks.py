@@ -61,6 +61,10 @@ GCP_RESERVATION = ("training.nodes.capacity=on-demand", "training.nodes.reservat
 GCP_CALENDAR = ("training.nodes.capacity=capacity-block", "training.nodes.reservationId=a3-mega-calendar-block")
 
 
+# Slurm accounting: slurmdbd and the cloud's managed MySQL (components/<cloud>/slurm_accounting.py).
+SLURM_ACCOUNTING = ("training.scheduler.accounting=database",)
+
+
 def lustre_tier(tier: str, capacity_gib: int, throughput: int | None) -> tuple[str, ...]:
     return (
         f"training.storage.lustre.tier={tier}",
@@ -76,6 +80,7 @@ VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("capacity-block", ("training.nodes.capacity=capacity-block", AWS_RESERVATION, AWS_ZONE)),
         ("reservation", (AWS_RESERVATION, AWS_ZONE)),
         ("spot", ("training.nodes.capacity=spot",)),
+        ("slurm-accounting", SLURM_ACCOUNTING),
         ("persistent-1", lustre_tier("PERSISTENT_1", 4800, 200)),
         ("scratch-2", lustre_tier("SCRATCH_2", 4800, None)),
         # SCRATCH_1 links the bucket at the file system's root only (no data repository associations).
@@ -124,6 +129,7 @@ VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         # placement group, which InfiniBand between several nodes needs).
         ("reservation", ("training.nodes.count=1", AZURE_RESERVATION_GROUP)),
         ("no-lustre", ("training.storage.lustre=null",)),
+        ("slurm-accounting", SLURM_ACCOUNTING),
         # After the corpus is uploaded: the import job that stages it into Managed Lustre.
         ("import-trigger", ("training.storage.lustre.importTrigger=corpus-v1",)),
         ("amlfs-40", lustre_tier("AMLFS-Durable-Premium-40", 49152, 40)),
@@ -154,6 +160,9 @@ VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("lustre-250", lustre_tier("managed-lustre-250", 36000, 250)),
         ("lustre-125", lustre_tier("managed-lustre-125", 72000, 125)),
         ("datasets-existing", ("training.storage.datasets.create=false",)),
+        ("slurm-accounting", SLURM_ACCOUNTING),
+        # Without a file system the database makes the private services access peering itself.
+        ("slurm-accounting-no-lustre", (*SLURM_ACCOUNTING, "training.storage.lustre=null")),
     ),
 }
 

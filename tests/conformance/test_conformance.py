@@ -128,6 +128,8 @@ def output_conditions(result: PreviewResult) -> set[str]:
     if kind in ("slurm", "managed"):
         holding.add(outputs.SCHEDULER)
     holding.add(outputs.SLURM if kind == "slurm" else outputs.MANAGED_SCHEDULER if kind == "managed" else "")
+    if kind == "slurm" and training.scheduler.accounting == "database":
+        holding.add(outputs.SLURM_ACCOUNTING)
     if kind != "managed":
         holding.add(outputs.NODE_GROUP)
     if any(concepts.is_a(r.type, "rdma-placement") for r in result.resources):

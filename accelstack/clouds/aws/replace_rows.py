@@ -227,6 +227,31 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # A provider whose region changes is replaced, and with it every resource it manages
     # (pulumi-aws DiffConfig).
     "pulumi:providers:aws": ("region",),
+    # Slurm accounting (components/aws/slurm_accounting.py). internal/service/rds/instance.go: the identifier, the
+    # zone, the engine, the initial database and user, the character sets, the timezone and the encryption (a new
+    # key or turning it on needs a snapshot restore) are ForceNew; size, class, version, backups, deletion
+    # protection and the subnet group update in place. parameter_group.go, subnet_group.go: name, family and
+    # description.
+    "aws:rds/instance:Instance": (
+        "identifier",
+        "identifierPrefix",
+        "availabilityZone",
+        "engine",
+        "dbName",
+        "username",
+        "characterSetName",
+        "ncharCharacterSetName",
+        "timezone",
+        "storageEncrypted",
+        "kmsKeyId",
+        "customIamInstanceProfile",
+        "snapshotIdentifier",
+        "restoreToPointInTime",
+        "s3Import",
+        "region",
+    ),
+    "aws:rds/subnetGroup:SubnetGroup": ("name", "namePrefix", "region"),
+    "aws:rds/parameterGroup:ParameterGroup": ("name", "namePrefix", "family", "description", "region"),
 }
 # A smaller value replaces, a larger one grows in place (lustre_file_system.go CustomizeDiff).
 SHRINK_REPLACES: dict[str, tuple[str, ...]] = {"aws:fsx/lustreFileSystem:LustreFileSystem": ("storageCapacity",)}

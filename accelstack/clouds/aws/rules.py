@@ -448,3 +448,17 @@ def lustre_checkpoint_link_paths(spec: TrainingStack) -> Iterator[Problem]:
             f"{lustre.import_path}; FSx links a directory to one bucket only: keep them side by side, e.g. "
             f"{posixpath.join(mount, 'checkpoints')} and importPath /datasets",
         )
+
+
+@rule(workload="training")
+def accounting_database_in_a_new_vpc(spec: TrainingStack) -> Iterator[Problem]:
+    """slurmdbd's RDS instance needs a DB subnet group over two Availability Zones, which the stack carves from a
+    VPC it creates (components/aws/slurm_accounting.py); in an existing VPC it would have to create subnets in a
+    network that is the operator's."""
+    scheduler = spec.training.scheduler
+    if scheduler.kind == "slurm" and scheduler.accounting == "database" and spec.training.network.existing:
+        yield Problem(
+            "training.scheduler.accounting",
+            "accounting: database on AWS builds its RDS subnets in a VPC the stack creates (training.network.vpcCidr); "
+            "with an existing VPC use accounting: none",
+        )

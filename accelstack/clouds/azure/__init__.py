@@ -145,6 +145,7 @@ AZURE = Cloud(
     features=frozenset(
         {
             Feature.SLURM,  # Slurm on VMs (CycleCloud Workspace for Slurm ships as an ARM template)
+            Feature.SLURM_ACCOUNTING,  # slurmdbd with Azure Database for MySQL flexible server
             Feature.MANAGED_SCHEDULER,  # Azure Machine Learning AmlCompute cluster
             Feature.RDMA_FABRIC,  # InfiniBand between the VMs of one scale set
             Feature.SPOT,

@@ -71,6 +71,16 @@ RESOURCE_GROUP = NameRule("resource group name", r"[\w().-]*[\w()-]", max_length
 AMLFS = NameRule(
     "Managed Lustre file system name", r"[0-9A-Za-z][-0-9A-Za-z_]{0,78}[0-9A-Za-z]", max_length=80, lowercase=False
 )
+# Microsoft.DBforMySQL/flexibleServers: 3-63 lowercase letters, digits and hyphens, not starting or ending with a
+# hyphen; globally unique (the server's DNS name, <name>.mysql.database.azure.com).
+MYSQL_SERVER = NameRule(
+    "MySQL flexible server name",
+    r"[a-z0-9][a-z0-9-]*[a-z0-9]",
+    max_length=63,
+    min_length=3,
+    source="Naming rules for Azure resources, Microsoft.DBforMySQL",
+    summary="lowercase letters, digits and hyphens, a letter or digit first and last",
+)
 # Microsoft.ManagedIdentity/userAssignedIdentities: 3-128, a letter or digit first, then letters, digits, - and _.
 MANAGED_IDENTITY = NameRule(
     "managed identity name", r"[A-Za-z0-9][A-Za-z0-9_-]*", max_length=128, min_length=3, lowercase=False
@@ -91,6 +101,13 @@ def vault_name(stack: str, subscription_id: str) -> str:
     if not stem[:1].isalpha():
         stem = f"kv{stem}"
     return f"{stem[:14].rstrip('-')}-{digest}-kv"
+
+
+def mysql_server_name(stack: str, subscription_id: str) -> str:
+    """slurmdbd's MySQL server: the stack's lowercase letters, digits and hyphens and a digest of the subscription
+    (its DNS name is global)."""
+    stem = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]", "", stack.lower())).strip("-")[:40].rstrip("-") or "s"
+    return f"{stem}-{hashlib.sha256(subscription_id.encode()).hexdigest()[:6]}-slurmdbd"
 
 
 def workspace_name(stack: str) -> str:
@@ -132,6 +149,8 @@ def training_names(spec: TrainingStack) -> Iterator[DerivedName]:
     if spec.training.scheduler.kind == "slurm":
         yield DerivedName("the Slurm head VM", f"{stack}-head", LINUX_VM, autonamed=True)
         yield DerivedName("the Slurm head's computer name", f"{stack}-head", LINUX_VM)
+        if spec.training.scheduler.accounting == "database":
+            yield DerivedName("slurmdbd's MySQL server", mysql_server_name(stack, subscription), MYSQL_SERVER)
     if spec.training.scheduler.kind == "managed":
         yield DerivedName("the Machine Learning workspace", workspace_name(stack), ML_WORKSPACE)
         yield DerivedName(

@@ -190,6 +190,23 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
         "standbyVirtualMachinePoolName",
         "location",
     ),
+    # Slurm accounting (components/azure/slurm_accounting.py). mysql flexible server (specification/mysql/
+    # resource-manager, FlexibleServers): the admin login, the zone and the private access (delegated subnet and DNS
+    # zone) are set at creation (learn.microsoft.com/azure/mysql/flexible-server/concepts-networking: "you can't
+    # change the connectivity method after the server is created"); sku, storage, backups, version and the key
+    # update in place. A database's name and charset, a parameter's name are path or create-only inputs.
+    "azure-native:dbformysql:Server": (
+        "resourceGroupName",
+        "serverName",
+        "location",
+        "administratorLogin",
+        "availabilityZone",
+        "network.delegatedSubnetResourceId",
+        "network.privateDnsZoneResourceId",
+        "createMode",
+    ),
+    "azure-native:dbformysql:Database": ("resourceGroupName", "serverName", "databaseName", "charset", "collation"),
+    "azure-native:dbformysql:Configuration": ("resourceGroupName", "serverName", "configurationName"),
 }
 # Resource Manager's tags map: an edit touching nothing else is reported as "tags only".
 TAG_PROPERTIES = frozenset({"tags"})

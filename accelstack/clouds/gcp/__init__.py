@@ -157,6 +157,7 @@ GCP = Cloud(
     features=frozenset(
         {
             Feature.SLURM,  # Slurm on Compute Engine (Cluster Toolkit's Slurm-GCP, or Cluster Director)
+            Feature.SLURM_ACCOUNTING,  # slurmdbd with Cloud SQL for MySQL (slurm-gcp's cloudsql)
             Feature.MANAGED_SCHEDULER,  # Cluster Director managed Slurm (hypercomputecluster)
             Feature.RDMA_FABRIC,  # GPUDirect-TCPX, -TCPXO and RDMA (RoCE), per machine type
             Feature.SPOT,

@@ -242,6 +242,21 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "pulumi-python:dynamic:Resource": ("project", "zone", "instance_id", "gcs_uri", "lustre_path", "trigger"),
     # The gcp provider's project or region changes every resource's home (pulumi-gcp DiffConfig).
     "pulumi:providers:gcp": ("project", "region"),
+    # Slurm accounting (components/gcp/slurm_accounting.py). resource_sql_database_instance.go: the name, region,
+    # project, CMEK key, primary and replica settings are ForceNew (the version, tier, flags, backups and IP
+    # settings update in place); mmv1 Database.yaml: name, instance, project; resource_sql_user.go: name,
+    # instance, host, project (the password updates in place).
+    "gcp:sql/databaseInstance:DatabaseInstance": (
+        "name",
+        "region",
+        "project",
+        "encryptionKeyName",
+        "masterInstanceName",
+        "replicaConfiguration",
+        "clone",
+    ),
+    "gcp:sql/database:Database": ("name", "instance", "project"),
+    "gcp:sql/user:User": ("name", "instance", "host", "project", "type"),
 }
 
 REPLACE_RULES = ReplaceRules(

@@ -36,6 +36,8 @@ API_BY_TYPE_PREFIX: dict[str, tuple[str, ...]] = {
     "gcp:lustre/": (LUSTRE,),
     "gcp:filestore/": ("file.googleapis.com",),
     "gcp:secretmanager/": ("secretmanager.googleapis.com",),
+    # Cloud SQL Admin (cloud.google.com/sql/docs/mysql/admin-api); private IP goes through Service Networking's peering.
+    "gcp:sql/": ("sqladmin.googleapis.com",),
     # The private services access peering is made by Service Networking on the project's VPC.
     "gcp:servicenetworking/": ("servicenetworking.googleapis.com", COMPUTE),
     "gcp:pubsub/": ("pubsub.googleapis.com",),

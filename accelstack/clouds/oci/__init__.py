@@ -60,6 +60,10 @@ OCI = Cloud(
         }
     ),
     unsupported={
+        Feature.SLURM_ACCOUNTING: (
+            "the OCI Slurm head keeps no accounting database yet (OCI's MySQL HeatWave is not built by the OCI "
+            "components): use training.scheduler.accounting: none"
+        ),
         Feature.SPOT: (
             "cluster networks do not offer preemptible capacity (OCI preemptible instances cannot join one): use "
             "on-demand capacity or a capacity reservation (training.nodes.reservationId)"

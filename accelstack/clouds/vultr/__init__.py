@@ -86,6 +86,7 @@ VULTR = Cloud(
     ),
     unsupported={
         Feature.SLURM: "the Vultr components build serving only (no training cluster, so no Slurm)",
+        Feature.SLURM_ACCOUNTING: "the Vultr components build serving only (no Slurm, so no Slurm accounting)",
         Feature.MANAGED_SCHEDULER: "Vultr has no managed batch scheduler (and its components build serving only)",
         Feature.RDMA_FABRIC: "Vultr Cloud GPU VMs have no fabric between instances, only the VPC",
         Feature.SPOT: "Vultr sells no interruptible (spot) capacity: capacity on-demand",

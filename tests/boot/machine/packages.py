@@ -9,7 +9,8 @@ purpose. `@KERNEL@` is the running kernel's release (`uname -r`). Standard libra
 from __future__ import annotations
 
 SLURM_CLIENT_COMMANDS = {
-    c: f"/usr/bin/{c}" for c in ("scontrol", "squeue", "sinfo", "sbatch", "srun", "scancel", "sacct", "salloc")
+    c: f"/usr/bin/{c}"
+    for c in ("scontrol", "squeue", "sinfo", "sbatch", "srun", "scancel", "sacct", "salloc", "sacctmgr", "sshare")
 }
 
 # name -> {"depends": [packages from the same repositories], "commands": {command: path}, "units": {unit: ExecStart}, "users": [...], "modules": [...],
@@ -39,6 +40,13 @@ PACKAGES: dict[str, dict] = {
         "users": ["slurm"],
         "starts": ["slurmd.service"],
     },
+    # slurmdbd with its MySQL storage plugin (noble's slurmdbd depends on libmariadb3); no unit runs without its conf.
+    "slurmdbd": {
+        "commands": {"slurmdbd": "/usr/sbin/slurmdbd"},
+        "units": {"slurmdbd.service": "/usr/sbin/slurmdbd -D -s $SLURMDBD_OPTIONS"},
+        "conditions": {"slurmdbd.service": "/etc/slurm/slurmdbd.conf"},
+        "users": ["slurm"],
+    },
     "slurm-client": {"commands": SLURM_CLIENT_COMMANDS},
     # Microsoft's Slurm builds on packages.microsoft.com (what CycleCloud installs): same paths and units.
     "slurm-smd": {"users": ["slurm"]},
@@ -55,6 +63,12 @@ PACKAGES: dict[str, dict] = {
         "users": ["slurm"],
     },
     "slurm-smd-client": {"commands": SLURM_CLIENT_COMMANDS},
+    "slurm-smd-slurmdbd": {
+        "commands": {"slurmdbd": "/usr/sbin/slurmdbd"},
+        "units": {"slurmdbd.service": "/usr/sbin/slurmdbd -D -s $SLURMDBD_OPTIONS"},
+        "conditions": {"slurmdbd.service": "/etc/slurm/slurmdbd.conf"},
+        "users": ["slurm"],
+    },
     "curl": {},
     "unzip": {"commands": {"unzip": "/usr/bin/unzip"}},
     "jq": {"commands": {"jq": "/usr/bin/jq"}},

@@ -406,6 +406,21 @@ def daemon_ready(unit: str, exec_start: str) -> str | None:
         info = os.stat(key)
         if pwd.getpwuid(info.st_uid).pw_name != "munge" or info.st_mode & 0o077:
             return "munged: Error: Keyfile must be owned by munge and not readable by others"
+    if binary == "slurmdbd":
+        # slurmdbd refuses a conf others can read or that its SlurmUser does not own (read_slurmdbd_conf), and
+        # needs munge and a storage password to log in to MySQL with.
+        path = "/etc/slurm/slurmdbd.conf"
+        if not os.path.exists(path):
+            return f"slurmdbd: fatal: Unable to open {path}"
+        # errors=replace: a secret the capture cannot know comes back as the harness's random bytes.
+        info, conf = os.stat(path), directives(open(path, errors="replace").read())
+        user = (conf.get("SlurmUser") or ["root"])[-1]
+        if info.st_mode & 0o077 or pwd.getpwuid(info.st_uid).pw_name != user:
+            return f"slurmdbd: fatal: {path} file should be 600 and owned by SlurmUser {user}"
+        if "munge.service" not in active:
+            return "slurmdbd: error: auth/munge: Munge decode failed: Munged communication error"
+        if not (conf.get("StoragePass") or [""])[-1] or not (conf.get("StorageHost") or [""])[-1]:
+            return "slurmdbd: error: mysql_real_connect failed: Access denied (no StorageHost or StoragePass)"
     if binary in ("slurmctld", "slurmd") and "munge.service" not in active:
         return f"{binary}: error: auth/munge: Munge decode failed: Munged communication error"
     if binary == "slurmctld":
@@ -930,6 +945,18 @@ def recorded() -> None:
     log()
 
 
+def sacctmgr() -> None:
+    """Slurm's accounting manager: answers only while slurmdbd runs; keeps the clusters it adds."""
+    log()
+    if "slurmdbd.service" not in load("active", []):
+        fail("sacctmgr: error: Problem talking to the database: Connection refused")
+    clusters = load("clusters", [])
+    if "add" in ARGS and "cluster" in ARGS:
+        save("clusters", sorted({*clusters, ARGS[ARGS.index("cluster") + 1]}))
+    elif "list" in ARGS:
+        print("\n".join(clusters))
+
+
 def sleep() -> None:
     """Waits a moment, not the time asked: boots poll with sleeps, and a loop must still yield the CPU."""
     import time
@@ -1141,6 +1168,7 @@ COMMANDS = {
     "dkms": dkms, "dpkg-deb": dpkg_deb, "dpkg": dpkg, "dpkg-query": dpkg_query, "apt-mark": recorded, "munge": recorded, "unmunge": recorded, "mungekey": recorded,
     "scontrol": recorded, "sinfo": recorded, "squeue": recorded, "scancel": recorded, "sbatch": recorded,
     "srun": recorded, "sacct": recorded, "salloc": recorded, "slurmd": recorded, "slurmctld": recorded,
+    "slurmdbd": recorded, "sacctmgr": sacctmgr, "sshare": recorded,
     "munged": recorded, "dockerd": recorded, "lfs": recorded, "mount.lustre": recorded, "mount.nfs": recorded,
     "cloud-init": cloud_init_status, "jq": recorded, "pip3": recorded, "python3 -m pip": python_module,
     "python3 -m venv": python_module, "venv-pip": recorded, "make": make, "gcc": recorded, "enroot": enroot,
