@@ -11,6 +11,7 @@ Everything here is data: a new cloud adds rows, never a branch in a neutral modu
 from __future__ import annotations
 
 import base64
+import gzip
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -209,11 +210,22 @@ class BootDataLimit:
     # The most all of one machine's values take together, where the cloud bounds that too (Compute Engine: 512 KB
     # of metadata per instance); None: one value is all a machine carries.
     total_max_bytes: int | None = None
+    # The cloud's components send gzip-compressed boot data where the raw text would not fit (cloud-init
+    # decompresses it: EC2 counts the bytes it receives); the limit then counts the compressed bytes.
+    gzipped_when_over: bool = False
 
     def size(self, text: str) -> int:
-        """`text` measured as the limit counts it."""
+        """`text` measured as the limit counts it, as the cloud's components will send it."""
         raw = text.encode()
+        if self.gzipped_when_over and len(raw) > self.max_bytes:
+            raw = gzipped(raw)
         return len(base64.b64encode(raw)) if self.base64_encoded else len(raw)
+
+
+def gzipped(raw: bytes) -> bytes:
+    """`raw` gzip-compressed the same way every time (mtime 0), so an unchanged boot script never reads as a
+    change (a head whose user data changes is replaced)."""
+    return gzip.compress(raw, compresslevel=9, mtime=0)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import pulumi_random as random
 
 from accelstack.clouds.base import Feature
 from accelstack.components import slurm
+from accelstack.components.aws.boot_data import ec2_user_data_base64, is_compressed
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.kms import service_host
 from accelstack.components.aws.node_platform import SLURM_CONFIG_PARAMETER, AwsNodePlatform
@@ -313,7 +314,9 @@ class AwsSlurmParts(SlurmParts[TrainingHandles]):
             root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
                 volume_type="gp3", volume_size=HEAD_ROOT_GIB, encrypted=True, kms_key_id=handles.kms_key_arn
             ),
-            user_data=user_data,
+            # Raw where it fits EC2's 16 KB, else gzip-compressed (the other input is None, so absent).
+            user_data=user_data.apply(lambda text: None if is_compressed(text) else text),
+            user_data_base64=user_data.apply(lambda text: ec2_user_data_base64(text) if is_compressed(text) else None),
             # cloud-init reads user data at first boot only: a change of the head's setup rebuilds it (its state
             # is on the volume and its address fixed). slurm.conf is not in it (the SSM parameter is), so the
             # node count, node type and partitions never do.

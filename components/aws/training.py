@@ -7,7 +7,6 @@ plugs in through `TrainingHandles` and may replace the group or its user data.
 
 from __future__ import annotations
 
-import base64
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,6 +18,7 @@ import pulumi_aws as aws
 from accelstack.clouds.aws.catalog import ACCELERATED_INSTANCES
 from accelstack.clouds.base import Feature
 from accelstack.components.aws.batch import BatchScheduler
+from accelstack.components.aws.boot_data import ec2_user_data_base64
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY, SSM_MANAGED_POLICY, TrainingHandles
 from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.network import TrainingNetwork
@@ -230,10 +230,6 @@ def market_options(
     return None, None
 
 
-def _b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
-
-
 class AwsTrainingParts(TrainingParts[TrainingHandles], WithManagedScheduler[TrainingHandles]):
     """AWS's training parts: a VPC with one cluster subnet, S3 + KMS + FSx for Lustre, an EC2 role and instance
     profile, Slurm or AWS Batch, and ONE auto scaling group of EFA nodes in a cluster placement group."""
@@ -407,7 +403,7 @@ class AwsTrainingParts(TrainingParts[TrainingHandles], WithManagedScheduler[Trai
             ),
             instance_market_options=market,
             capacity_reservation_specification=reservation,
-            user_data=pulumi.Output.from_input(user_data).apply(_b64),
+            user_data=pulumi.Output.from_input(user_data).apply(ec2_user_data_base64),
             tag_specifications=launch_template_tag_specifications(spec, name),
             update_default_version=True,
             opts=self.ctx.child,

@@ -169,7 +169,9 @@ AWS = Cloud(
         "lustre_default_quota_gib": catalog.LUSTRE_DEFAULT_QUOTA_GIB,
     },
     # 16 KB of raw user data (catalog.EC2_USER_DATA_MAX_BYTES, from the EC2 User Guide).
-    boot_data_limit=BootDataLimit("user data", catalog.EC2_USER_DATA_MAX_BYTES, refused_by="EC2"),
+    boot_data_limit=BootDataLimit(
+        "user data", catalog.EC2_USER_DATA_MAX_BYTES, refused_by="EC2", gzipped_when_over=True
+    ),
     terms=RuleTerms(
         region="an AWS Region name",
         region_hint="Regions look like us-east-1 or eu-west-1 (aws ec2 describe-regions)",

@@ -3,13 +3,13 @@ group with its launch hook, warm pool and rolling instance refresh."""
 
 from __future__ import annotations
 
-import base64
 import math
 from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 
+from accelstack.components.aws.boot_data import ec2_user_data_base64
 from accelstack.components.aws.images import ROOT_DEVICE
 from accelstack.components.aws.provider import group_tags, launch_template_tag_specifications
 from accelstack.components.aws.serving.hook import READY_HOOK, READY_HOOK_HEARTBEAT_TIMEOUT_SECONDS, replica_group_name
@@ -49,17 +49,17 @@ def replica_group(
     fetch = artifact_handoff_values(serving, reader)  # weights on another cloud: its reader's fetch lines
     if admission is not None:
         user_data = fetch.apply(
-            lambda lines: base64.b64encode(
+            lambda lines: ec2_user_data_base64(
                 replica_user_data(
                     serving, plan, region=svc.region, group_name=group_name, hook_name=READY_HOOK,
                     admission=admission, fetch=lines,
-                ).encode()
-            ).decode()
+                )
+            )
         )  # fmt: skip
     else:
         assert queues is not None, "without admission on the replicas, the replicas drain the stack's queues"
         user_data = pulumi.Output.all(queues["requests"].url, queues["responses"].url, fetch).apply(
-            lambda urls: base64.b64encode(
+            lambda urls: ec2_user_data_base64(
                 replica_user_data(
                     serving,
                     plan,
@@ -69,8 +69,8 @@ def replica_group(
                     request_queue_url=urls[0],
                     response_queue_url=urls[1],
                     fetch=urls[2],
-                ).encode()
-            ).decode()
+                )
+            )
         )
     template = aws.ec2.LaunchTemplate(
         f"{name}-replica",
