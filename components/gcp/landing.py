@@ -18,10 +18,16 @@ from accelstack.spec.accounts import GcpAccount
 from accelstack.spec.landing import SIDES, LandingStack
 
 LABEL_SIDE = "accelstack-side"  # GCP label keys take no ':' (the packs find each side's folder by it)
-# What a side's project enables at creation: Compute Engine (its GPU quotas exist only once it is on) and the
-# Cloud Quotas API the quota preferences are made through. The workload stacks enable the rest themselves
-# (components/gcp/apis.py).
-PROJECT_SERVICES = ("compute.googleapis.com", "cloudquotas.googleapis.com")
+# What a side's project enables at creation: Compute Engine (its GPU quotas exist only once it is on), the Cloud
+# Quotas API the quota preferences are made through, and the Budget and Monitoring APIs the budget and its alert
+# channels are created with (the side's project is their quota project). The workload stacks enable the rest
+# themselves (components/gcp/apis.py).
+PROJECT_SERVICES = (
+    "compute.googleapis.com",
+    "cloudquotas.googleapis.com",
+    "billingbudgets.googleapis.com",
+    "monitoring.googleapis.com",
+)
 # List constraints (cloud.google.com/resource-manager/docs/organization-policy/org-policy-constraints):
 # gcp.resourceLocations takes value groups ("in:us-central1-locations", cloud.google.com/resource-manager/docs/
 # organization-policy/defining-locations#value_groups); iam.allowedPolicyMemberDomains takes Workspace customer
@@ -51,6 +57,7 @@ class GcpLandingParts(LandingParts):
     def __init__(self, spec: LandingStack, plan: LandingPlan, opts: pulumi.ResourceOptions):
         super().__init__(spec, plan, opts)
         self.services: dict[str, list[gcp.projects.Service]] = {}
+        self.providers: dict[str, gcp.Provider] = {}
 
     @property
     def prefix(self) -> str:
@@ -160,6 +167,8 @@ class GcpLandingParts(LandingParts):
             labels={LABEL_SIDE: side, "accelstack-workload": "landing", "accelstack-stack": self.prefix},
             opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(protect=True, depends_on=after)),
         )
+        landed = LandedAccount(side, project.project_id, None, project)
+        self.providers[side] = self.member_provider(landed)
         self.services[side] = [
             gcp.projects.Service(
                 f"{self.prefix}-{side}-{api.split('.', 1)[0]}",
@@ -167,11 +176,33 @@ class GcpLandingParts(LandingParts):
                 service=api,
                 disable_on_destroy=False,  # a landing update never switches off an API the workloads use
                 disable_dependent_services=False,
-                opts=self.opts,
+                opts=self.member_opts(side),
             )
             for api in PROJECT_SERVICES
         ]
-        return LandedAccount(side, project.project_id, None, project)
+        return landed
+
+    def member_provider(self, account: LandedAccount) -> gcp.Provider:
+        """What is made in a side's project goes through a provider pinned to it (as AWS's member-account
+        provider): its labels say the side, which the packs judge its quota preferences by."""
+        return gcp.Provider(
+            f"{self.prefix}-{account.side}-gcp",
+            project=account.account_id,
+            region=self.spec.account.region,
+            impersonate_service_account=getattr(self.spec.account, "deploy_service_account", None),
+            # Quota preferences and budgets are billed to a quota project: the side's own.
+            billing_project=account.account_id,
+            user_project_override=True,
+            default_labels={
+                "accelstack-workload": "landing",
+                "accelstack-stack": self.prefix,
+                LABEL_SIDE: account.side,
+            },
+            opts=pulumi.ResourceOptions(parent=self.opts.parent, depends_on=[account.resource]),
+        )
+
+    def member_opts(self, side: str, after: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self.opts.parent, provider=self.providers[side], depends_on=after or [])
 
     def apart(
         self, groups: dict[str, pulumi.CustomResource], accounts: dict[str, LandedAccount]
@@ -198,9 +229,7 @@ class GcpLandingParts(LandingParts):
                     contact_email=org.alert_emails[0],
                     justification=f"accelstack {', '.join(need.stacks)}: {need.amount} {need.unit} in {need.region}",
                     # A preference for a disabled service's quota fails: it waits for Compute Engine and Cloud Quotas.
-                    opts=pulumi.ResourceOptions.merge(
-                        self.opts, pulumi.ResourceOptions(depends_on=[project, *self.services[account.side]])
-                    ),
+                    opts=self.member_opts(account.side, [project, *self.services[account.side]]),
                 )
             )
         side = self.spec.side(account.side)
@@ -210,7 +239,8 @@ class GcpLandingParts(LandingParts):
                 type="email",
                 display_name=f"accelstack {account.side} budget: {email}",
                 labels={"email_address": email},
-                opts=self.opts,
+                # In the side's project: Cloud Monitoring holds the channels the budget's alerts go to.
+                opts=self.member_opts(account.side, self.services[account.side]),
             )
             for index, email in enumerate(org.alert_emails)
         ]
@@ -236,7 +266,8 @@ class GcpLandingParts(LandingParts):
                 all_updates_rule=gcp.billing.BudgetAllUpdatesRuleArgs(
                     monitoring_notification_channels=[channel.id for channel in channels]
                 ),
-                opts=self.opts,
+                # Billed to the side's project as quota project: the Budget API must be on there.
+                opts=self.member_opts(account.side, self.services[account.side]),
             )
         )
         return made
