@@ -16,6 +16,7 @@ from typing import Any
 from ..common import as_list
 
 FOLDER = "gcp:organizations/folder:Folder"
+LABEL_SIDE = "accelstack-side"  # a side's project and provider carry it (components/gcp/landing.py)
 LOCATIONS = "gcp.resourceLocations"
 MEMBER_DOMAINS = "iam.allowedPolicyMemberDomains"
 SERVING_MACHINES = "custom.accelstackServingNoTrainingMachines"

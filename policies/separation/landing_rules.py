@@ -138,6 +138,11 @@ def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Co
     by_constraint: dict[str, list[Any]] = {}
     for policy, name in zip(attached, names, strict=True):
         by_constraint.setdefault(gcp_landing.constraint_of(name) or "", []).append(_read(policy, "spec"))
+    for project in concepts.of(resources, "member-account"):
+        labels = _read(project, "labels")
+        mine = isinstance(labels, Mapping) and labels.get(gcp_landing.LABEL_SIDE) == side
+        if mine and not refers_to(project, "folderId", folder, keys=("folderId",)):
+            yield f"the {side} project {project.name} is not in the {side} folder (its guardrails do not reach it)"
     allowed = set(ctx.allowed_regions or ())
     locations = [gcp_landing.allowed_regions(spec) for spec in by_constraint.get(gcp_landing.LOCATIONS, [])]
     if not locations:
@@ -201,7 +206,7 @@ def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
         return
     side = ctx.provider.default_tags.get(TAG_SIDE) if ctx.provider is not None else None
     if resource.resource_type.startswith("gcp:"):
-        yield from _gcp_quota_caps(resource, needs, side)
+        yield from _gcp_quota_caps(resource, needs, side, ctx)
         return
     region = _read(resource, "region") or (ctx.provider.region if ctx.provider is not None else None)
     code, value = _read(resource, "quotaCode"), _read(resource, "value")
@@ -218,13 +223,17 @@ def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
         )
 
 
-def _gcp_quota_caps(resource: Any, needs: list[dict[str, Any]], side: Any) -> Iterable[str]:
+def _gcp_quota_caps(resource: Any, needs: list[dict[str, Any]], side: Any, ctx: Context) -> Iterable[str]:
     """A quota preference (Cloud Quotas) is held to the need of its project's side, region and GPU family."""
     key = gcp_landing.preference_key(_read(resource, "dimensions"), _read(resource, "quotaId"))
     config = _read(resource, "quotaConfig")
     value = config.get("preferredValue") if isinstance(config, Mapping) else None
     need = gcp_landing.matching_need(needs, side, key)
     region, quota_id, family = key
+    parent = _read(resource, "parent")
+    pinned = ctx.provider.accounts if ctx.provider is not None else ()
+    if isinstance(parent, str) and parent.removeprefix("projects/") not in pinned:
+        yield f"{resource.name} sets its preference on {parent}, not the {side} project its provider is pinned to"
     if need is None:
         yield f"{resource.name} prefers {quota_id} ({family}) in {region} for the {side} project, which no listed workload stack needs"
     elif value is None or not str(value).lstrip("-").isdigit() or int(str(value)) < 0:
