@@ -205,7 +205,7 @@ EXAMPLES = (
 )
 CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp"}
 # Landing stacks (not shipped examples: stacks/not-shipped/README.md): the trace reads their kinds there.
-LANDING_EXAMPLES = ("aws-landing",)
+LANDING_EXAMPLES = ("aws-landing", "gcp-landing")
 
 
 @cache

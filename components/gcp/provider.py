@@ -37,8 +37,8 @@ def gcp_provider(spec: StackSpec, parent: pulumi.Resource) -> gcp.Provider:
     project: pulumi.Input[str] = account.project_id
     if spec.landing is not None:
         # The landing stack made the project: the provider takes its id from the landing stack's outputs, so a
-        # stack wired to a landing stack deploys into the project made for its side (accelstack validate checks
-        # account.projectId, which the resources name, against the landing stack's file).
+        # stack wired to a landing stack deploys into the project made for its side (the landing stack refuses to
+        # list a stack whose account.projectId, which its resources name, is not that project: landing_problems).
         landing = pulumi.StackReference(
             f"{spec.stack}-landing", stack_name=spec.landing.stack, opts=pulumi.ResourceOptions(parent=parent)
         )

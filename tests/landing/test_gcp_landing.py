@@ -163,3 +163,13 @@ def test_a_wired_workload_stack_takes_its_project_from_the_landing_outputs() -> 
     assert mocks.referenced == ["acme/accelstack/gcp-landing"]
     provider = next(r for r in result.resources if r.type == "pulumi:providers:gcp" and r.name == "gcp-serving-gcp")
     assert provider.inputs["project"] == "from-landing"
+
+
+def test_a_listed_stack_in_another_project_is_a_problem() -> None:
+    from accelstack.planner.landing_plan import landing_problems
+
+    raw = copy.deepcopy(landing_raw())
+    raw["organization"]["serving"]["account"]["name"] = "acme-serve-two"
+    spec = parse_landing(raw, "gcp-landing")
+    problems = landing_problems(spec, workload_specs(spec, STACKS))
+    assert [(p.path, "acme-serve-two" in p.message) for p in problems] == [("organization.serving.stacks.0", True)]
