@@ -131,7 +131,9 @@ class GcpLandingParts(LandingParts):
         constraint = gcp.orgpolicy.CustomConstraint(
             f"{self.prefix}-serving-machines",
             parent=self.spec.gcp_organization,
-            name=f"{self.spec.gcp_organization}/customConstraints/{SERVING_MACHINES}",
+            # The bare custom.<name>, as the SDK's examples write it (orgpolicy/custom_constraint.py): the parent
+            # says which organization.
+            name=SERVING_MACHINES,
             display_name="accelstack: serving projects may not run training machine types",
             action_type="DENY",
             method_types=["CREATE", "UPDATE"],

@@ -162,7 +162,7 @@ def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Co
     denied: set[str] = set()
     for constraint in concepts.of(resources, "guardrail-constraint"):
         name = _read(constraint, "name")
-        if isinstance(name, str) and name.endswith(f"/customConstraints/{gcp_landing.SERVING_MACHINES}"):
+        if isinstance(name, str) and name.rsplit("/", 1)[-1] == gcp_landing.SERVING_MACHINES:
             denied |= gcp_landing.denied_machine_types(
                 *(_read(constraint, k) for k in ("resourceTypes", "actionType", "methodTypes", "condition"))
             )
