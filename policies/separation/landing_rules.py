@@ -141,7 +141,9 @@ def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Co
     for project in concepts.of(resources, "member-account"):
         labels = _read(project, "labels")
         mine = isinstance(labels, Mapping) and labels.get(gcp_landing.LABEL_SIDE) == side
-        if mine and not refers_to(project, "folderId", folder, keys=("folderId",)):
+        # By value (the folder's number) or by the engine's dependency on the folder, known before its number is.
+        placed = _read(project, "folderId") == _read(folder, "folderId") or refers_to(project, "folderId", folder)
+        if mine and not placed:
             yield f"the {side} project {project.name} is not in the {side} folder (its guardrails do not reach it)"
     allowed = set(ctx.allowed_regions or ())
     locations = [gcp_landing.allowed_regions(spec) for spec in by_constraint.get(gcp_landing.LOCATIONS, [])]
