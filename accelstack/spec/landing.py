@@ -1,9 +1,11 @@
 """The landing stack's model (`workload: landing`): the accounts training and serving land in, and their guardrails.
 
 A landing stack runs once per organization, before any workload stack, from the organization's management
-account: it makes one container (an AWS member account) per side under its own organizational unit, the
-guardrail policies that enforce the separation at the API, the quota requests the workload stacks need (sized by
-the planner from those stacks' node counts, `accelstack.planner.landing_plan`) and a budget with alerts for each.
+account (gcp: its own project): it makes one container per side (an AWS member account under its own
+organizational unit; a GCP project in its own folder), the guardrail policies that enforce the separation at the
+API, the quota requests the workload stacks need (sized by the planner from those stacks' node counts,
+`accelstack.planner.landing_plan`) and a budget with alerts for each. Keys only one cloud takes are checked by
+`LandingStack._cloud_fields`.
 Pure: no Pulumi here.
 """
 
