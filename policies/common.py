@@ -33,6 +33,7 @@ LANDING = "landing"
 STACK_KINDS = (*WORKLOADS, LANDING)
 # GCP spells the tags as labels (lowercase, `-` for `:`).
 LABEL_TAGS = {
+    "accelstack-side": "accelstack:side",  # a landing stack's per-side provider (components/gcp/landing.py)
     "accelstack-workload": TAG_WORKLOAD,
     "accelstack-stack": TAG_STACK,
     "accelstack-config-digest": TAG_DIGEST,

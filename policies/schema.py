@@ -115,6 +115,13 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
         "identity",
         "role-binding",
         "resource-grant",
+        # A landing stack's organization (policies/gcp/properties_landing.py).
+        "org-unit",
+        "member-account",
+        "guardrail-policy",
+        "guardrail-constraint",
+        "quota-request",
+        "budget",
     ),
 }
 

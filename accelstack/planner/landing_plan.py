@@ -135,6 +135,16 @@ def landing_problems(landing: LandingStack, workloads: Mapping[str, TrainingStac
                         f"{', '.join(landing.organization.allowed_regions)}",
                     )
                 )
+            elif (project := getattr(spec.account, "project_id", None)) not in (None, landing.side(side).account.name):
+                # GCP project ids are chosen, not assigned: the stack's resources name the project the landing
+                # stack creates, so the two files must agree (AWS account ids come from the landing outputs).
+                problems.append(
+                    Problem(
+                        path,
+                        f"{name} deploys to project {project}; this landing stack creates "
+                        f"{landing.side(side).account.name} for the {side} side",
+                    )
+                )
     return problems
 
 

@@ -1,9 +1,11 @@
 """The landing stack's model (`workload: landing`): the accounts training and serving land in, and their guardrails.
 
 A landing stack runs once per organization, before any workload stack, from the organization's management
-account: it makes one container (an AWS member account) per side under its own organizational unit, the
-guardrail policies that enforce the separation at the API, the quota requests the workload stacks need (sized by
-the planner from those stacks' node counts, `accelstack.planner.landing_plan`) and a budget with alerts for each.
+account (gcp: its own project): it makes one container per side (an AWS member account under its own
+organizational unit; a GCP project in its own folder), the guardrail policies that enforce the separation at the
+API, the quota requests the workload stacks need (sized by the planner from those stacks' node counts,
+`accelstack.planner.landing_plan`) and a budget with alerts for each. Keys only one cloud takes are checked by
+`LandingStack._cloud_fields`.
 Pure: no Pulumi here.
 """
 
@@ -22,7 +24,17 @@ from accelstack.spec.problems import Problem, SpecError
 
 SIDES = ("training", "serving")
 # AWS Organizations: a root is r-<4-32 chars>, an OU ou-<4-32>-<8-32> (Organizations API, CreateOrganizationalUnit ParentId).
-PARENT_ID_PATTERN = r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})$"
+AWS_PARENT_ID = r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})$"
+# Resource Manager: a folder's parent is organizations/<number> or folders/<number> (folders.create, Folder.parent).
+GCP_PARENT_ID = r"^(organizations|folders)/[0-9]{1,20}$"
+PARENT_ID_PATTERN = f"({AWS_PARENT_ID})|({GCP_PARENT_ID})"
+# Cloud Billing: a billing account id is three groups of six hex digits (billingAccounts/XXXXXX-XXXXXX-XXXXXX).
+BILLING_ACCOUNT_PATTERN = r"^[0-9A-F]{6}-[0-9A-F]{6}-[0-9A-F]{6}$"
+# iam.allowedPolicyMemberDomains takes Google Workspace customer ids (C0...), not domain names
+# (cloud.google.com/resource-manager/docs/organization-policy/restricting-domains).
+CUSTOMER_ID_PATTERN = r"^C[0-9a-z]{6,12}$"
+# Resource Manager project ids: 6-30 lowercase letters, digits, hyphens; a letter first, no hyphen last.
+GCP_PROJECT_ID_PATTERN = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
 # IAM role names: up to 64 of letters, digits and +=,.@_- (IAM User Guide, "IAM object names").
 ROLE_NAME_PATTERN = r"^[A-Za-z0-9+=,.@_-]{1,64}$"
 # Organizations CreateAccount: AccountName 1-50 characters; one word here, as every name accelstack writes.
@@ -35,9 +47,9 @@ class MemberAccount(Model):
     """The account a side's stacks deploy into, created in the organization by the landing stack."""
 
     name: str = Field(pattern=ACCOUNT_NAME_PATTERN)
-    """Account name, e.g. acme-training."""
-    email: str = Field(pattern=EMAIL_PATTERN)
-    """The account's root user email, unique across AWS (CreateAccount refuses one already used)."""
+    """Account name, e.g. acme-training (gcp: the project id the landing stack creates, 6-30 lowercase letters, digits, hyphens)."""
+    email: str | None = Field(default=None, pattern=EMAIL_PATTERN)
+    """aws: the account's root user email, unique across AWS (CreateAccount refuses one already used); gcp: unset."""
 
 
 class LandingSide(Model):
@@ -67,13 +79,19 @@ class Organization(Model):
     """Where the landing stack puts the two sides, and the guardrails both get."""
 
     parent_id: str = Field(pattern=PARENT_ID_PATTERN)
-    """The organization root (r-...) or OU (ou-...) the training and serving OUs are created under."""
+    """aws: the organization root (r-...) or OU (ou-...) the training and serving OUs are created under; gcp: the organizations/<n> or folders/<n> the two folders are created under."""
     role_name: str = Field(default="accelstack-deploy", pattern=ROLE_NAME_PATTERN)
     """Role Organizations creates in each new account (trusting the management account): the workload stacks' deploy role."""
     allowed_regions: list[str] = Field(min_length=1)
     """Regions the region guardrail allows in both accounts (global services are exempt, as AWS documents)."""
     alert_emails: list[str] = Field(min_length=1)
-    """Who the budget alerts email."""
+    """Who the budget alerts email (gcp: the quota preferences' contact too)."""
+    billing_account: str | None = Field(default=None, pattern=BILLING_ACCOUNT_PATTERN)
+    """gcp: the billing account the projects are charged to and the budgets watch, e.g. 012345-6789AB-CDEF01."""
+    organization_id: str | None = Field(default=None, pattern=r"^[0-9]{1,20}$")
+    """gcp: the organization's number, where the serving side's custom constraint is defined (custom constraints live on the organization); taken from parentId when that is organizations/<n>."""
+    allowed_customer_ids: list[str] = Field(default_factory=list)
+    """gcp: the Google Workspace customer ids (C0...) whose principals IAM policies may name (iam.allowedPolicyMemberDomains)."""
     training: LandingSide
     """The training account."""
     serving: LandingSide
@@ -91,7 +109,8 @@ class Organization(Model):
 
     @model_validator(mode="after")
     def _apart(self) -> Organization:
-        if self.training.account.email.lower() == self.serving.account.email.lower():
+        emails = (self.training.account.email, self.serving.account.email)
+        if emails[0] is not None and emails[1] is not None and emails[0].lower() == emails[1].lower():
             raise ValueError("training and serving accounts need different emails (one email makes one account)")
         if self.training.account.name == self.serving.account.name:
             raise ValueError("training and serving accounts need different names")
@@ -107,7 +126,7 @@ class LandingStack(Model):
     stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
     """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
     cloud: str
-    """Cloud of the stack (landing stacks: aws)."""
+    """Cloud of the stack (landing stacks: aws, gcp)."""
     workload: Literal["landing"]
     """landing: the accounts and guardrails, not a workload."""
     account: Account
@@ -133,6 +152,55 @@ class LandingStack(Model):
         return account_model(cloud).model_validate(value)
 
     @model_validator(mode="after")
+    def _cloud_fields(self) -> LandingStack:
+        """What each cloud's landing parts need, and nothing the other cloud's would take."""
+        import re
+
+        org = self.organization
+        if self.cloud == "aws":
+            if not re.fullmatch(AWS_PARENT_ID, org.parent_id):
+                raise ValueError(f"organization.parentId {org.parent_id!r}: aws takes a root (r-...) or an OU (ou-...)")
+            for side in SIDES:
+                if self.side(side).account.email is None:
+                    raise ValueError(f"organization.{side}.account.email: an AWS account needs its root user email")
+            if org.billing_account is not None or org.allowed_customer_ids or org.organization_id is not None:
+                raise ValueError(
+                    "organization.billingAccount, organizationId and allowedCustomerIds are gcp's; remove them"
+                )
+            return self
+        if not re.fullmatch(GCP_PARENT_ID, org.parent_id):
+            raise ValueError(
+                f"organization.parentId {org.parent_id!r}: gcp takes organizations/<number> or folders/<number>"
+            )
+        if org.parent_id.startswith("folders/") and org.organization_id is None:
+            raise ValueError(
+                "organization.organizationId: a gcp folder parent needs the organization's number (custom constraints live there)"
+            )
+        if org.billing_account is None:
+            raise ValueError(
+                "organization.billingAccount: gcp projects need a billing account, e.g. 012345-6789AB-CDEF01"
+            )
+        if not org.allowed_customer_ids:
+            raise ValueError(
+                "organization.allowedCustomerIds: gcp's domain-restricted sharing needs the Workspace customer ids (C0...)"
+            )
+        for customer in org.allowed_customer_ids:
+            if not re.fullmatch(CUSTOMER_ID_PATTERN, customer):
+                raise ValueError(
+                    f"organization.allowedCustomerIds: {customer!r} is not a Workspace customer id (C0...)"
+                )
+        for side in SIDES:
+            account = self.side(side).account
+            if not re.fullmatch(GCP_PROJECT_ID_PATTERN, account.name):
+                raise ValueError(
+                    f"organization.{side}.account.name {account.name!r}: a gcp project id, 6-30 lowercase letters, digits "
+                    "or hyphens, a letter first"
+                )
+            if account.email is not None:
+                raise ValueError(f"organization.{side}.account.email: gcp projects have no root email; remove it")
+        return self
+
+    @model_validator(mode="after")
     def _home_region_allowed(self) -> LandingStack:
         if self.account.region not in self.organization.allowed_regions:
             raise ValueError(
@@ -140,6 +208,12 @@ class LandingStack(Model):
                 f"({', '.join(self.organization.allowed_regions)}): the region guardrail would deny the landing stack's own home"
             )
         return self
+
+    @property
+    def gcp_organization(self) -> str:
+        """organizations/<n>: the parent itself, or the organizationId a folder parent needs."""
+        parent = self.organization.parent_id
+        return parent if parent.startswith("organizations/") else f"organizations/{self.organization.organization_id}"
 
     def side(self, name: str) -> LandingSide:
         return self.organization.training if name == "training" else self.organization.serving

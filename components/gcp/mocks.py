@@ -12,6 +12,7 @@ Answers are deterministic (the golden exports pin them).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,6 +58,7 @@ ZONAL = {
 }
 
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
 SERVICE_AGENT_DOMAINS = {
     "lustre.googleapis.com": "gcp-sa-lustre",
     "file.googleapis.com": "cloud-filer",
@@ -104,8 +106,23 @@ class GcpMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == SLEEP:
             return mock_sleep(args)
+        if args.typ == STACK_REFERENCE:
+            # A landing stack's outputs (accelstack.components.recipes.landing): this project, either side.
+            landed = {f"{side}AccountId": self.project_id for side in ("training", "serving")}
+            return f"{args.name}-id", {
+                "name": args.inputs.get("name", args.name),
+                "outputs": landed,
+                "secretOutputNames": [],
+            }
         if not args.typ.startswith("gcp:"):
             return f"{args.name}-id", outputs
+        if args.typ == "gcp:organizations/folder:Folder":
+            # Resource Manager numbers folders; the provider's id and name are folders/<number>.
+            number = str(int(hashlib.sha256(args.name.encode()).hexdigest(), 16))[:12]
+            return f"folders/{number}", {**outputs, "name": f"folders/{number}", "folderId": number}
+        if args.typ == "gcp:organizations/project:Project":
+            number = str(int(hashlib.sha256(args.name.encode()).hexdigest(), 16))[:12]
+            return f"projects/{args.inputs.get('projectId')}", {**outputs, "number": number}
         name = str(args.inputs.get("name") or args.name)
         path = self.resource_path(args.typ, name, args.inputs)
         outputs.setdefault("name", name)

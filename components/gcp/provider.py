@@ -34,9 +34,18 @@ def gcp_provider(spec: StackSpec, parent: pulumi.Resource) -> gcp.Provider:
     """Deploys only into the stack's project and region; as the deploy service account (impersonated)
     when the account names one."""
     account = account_of(spec)
+    project: pulumi.Input[str] = account.project_id
+    if spec.landing is not None:
+        # The landing stack made the project: the provider takes its id from the landing stack's outputs, so a
+        # stack wired to a landing stack deploys into the project made for its side (the landing stack refuses to
+        # list a stack whose account.projectId, which its resources name, is not that project: landing_problems).
+        landing = pulumi.StackReference(
+            f"{spec.stack}-landing", stack_name=spec.landing.stack, opts=pulumi.ResourceOptions(parent=parent)
+        )
+        project = landing.require_output(f"{spec.workload}AccountId")
     return gcp.Provider(
         f"{spec.stack}-gcp",
-        project=account.project_id,
+        project=project,
         region=account.region,
         impersonate_service_account=account.deploy_service_account,
         default_labels=stack_labels(spec),

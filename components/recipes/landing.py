@@ -25,7 +25,7 @@ class LandedAccount:
 
     side: str
     account_id: pulumi.Output[str]
-    deploy_role_arn: pulumi.Output[str]
+    deploy_role_arn: pulumi.Output[str] | None  # None: the cloud has no role to assume (GCP impersonates)
     resource: pulumi.Resource  # what the resources inside it wait for
 
 
@@ -80,7 +80,8 @@ class LandingRecipe(pulumi.ComponentResource):
         exported: dict[str, pulumi.Input[Any]] = {}
         for side, account in self.accounts.items():
             exported[f"{side}AccountId"] = account.account_id
-            exported[f"{side}DeployRoleArn"] = account.deploy_role_arn
+            if account.deploy_role_arn is not None:
+                exported[f"{side}DeployRoleArn"] = account.deploy_role_arn
             exported[f"{side}GroupId"] = self.groups[side].id
         exported["quotaRequests"] = [
             {"side": n.side, "region": n.region, "quota": n.quota, "unit": n.unit, "amount": n.amount}

@@ -104,6 +104,17 @@ GCP: dict[str, tuple[str, ...]] = {
         "gcp:iam/workloadIdentityPool:WorkloadIdentityPool",
         "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
     ),
+    # --- landing (the organization: accelstack.spec.landing) ---
+    # A side's folder, its project, an organization policy on a folder and the custom constraint one enforces, a
+    # Cloud Quotas preference, a billing budget and the Monitoring channel its alerts go to: only a landing stack
+    # makes them (policies/separation/landing_rules.py).
+    "org-unit": ("gcp:organizations/folder:Folder",),
+    "member-account": ("gcp:organizations/project:Project",),
+    "guardrail-policy": ("gcp:orgpolicy/policy:Policy",),
+    "guardrail-constraint": ("gcp:orgpolicy/customConstraint:CustomConstraint",),
+    "quota-request": ("gcp:cloudquota/sQuotaPreference:SQuotaPreference",),
+    "budget": ("gcp:billing/budget:Budget",),
+    "alert-channel": ("gcp:monitoring/notificationChannel:NotificationChannel",),
     # Enabling a service, and creating its Google-managed service agent (ServiceIdentity: the agent a grant names
     # must exist first); neither grants anything by itself.
     "api-enablement": ("gcp:projects/service:Service", "gcp:projects/serviceIdentity:ServiceIdentity"),

@@ -14,7 +14,7 @@ a landing stack makes nothing else. Ours.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
@@ -22,11 +22,23 @@ from pulumi_policy.proxy import UnknownValueError
 from .. import concepts
 from ..aws import landing as aws_landing
 from ..common import LANDING, WORKLOADS, Context, refers_to, tag_values
+from ..gcp import landing as gcp_landing
 
 TAG_SIDE = "accelstack:side"
 LANDING_CONCEPTS = frozenset(
-    {"org-unit", "member-account", "guardrail-policy", "guardrail-attachment", "quota-request", "budget"}
+    {
+        "org-unit",
+        "member-account",
+        "guardrail-policy",
+        "guardrail-attachment",
+        "guardrail-constraint",
+        "quota-request",
+        "budget",
+        "alert-channel",
+    }
 )
+# Kinds a landing stack may make though workload stacks make them too: the APIs a new GCP project needs on.
+LANDING_ALSO = frozenset({"api-enablement"})
 CONFIG: dict[str, dict[str, Any]] = {
     "quotaNeeds": {
         "type": "array",
@@ -51,6 +63,8 @@ def _read(resource: Any, prop: str) -> Any:
 
 
 def _side(resource: Any) -> str | None:
+    if resource.resource_type == gcp_landing.FOLDER:  # folder tags are tag bindings: the display name says
+        return gcp_landing.folder_side(_read(resource, "displayName"))
     tags = _read(resource, "tags")
     side = tag_values(tags).get(TAG_SIDE) if tags is not UNKNOWN else None
     return side if side in WORKLOADS else None
@@ -115,6 +129,51 @@ def _side_problems(side: str, ou: Any, ous: dict[str, Any], resources: Sequence[
         yield f"the {side} OU's guardrails do not keep its principals off the {other} account ({', '.join(sorted(theirs - accounts))})"
 
 
+def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Context) -> Iterable[str]:
+    """The folder's organization policies (module docstring; GCP's guardrails, components/gcp/landing.py)."""
+    attached = [p for p in concepts.of(resources, "guardrail-policy") if refers_to(p, "parent", folder)]
+    names = [_read(p, "name") for p in attached]
+    if any(n is UNKNOWN for n in names):
+        return  # preview before the folder exists: the policies are judged at `up`, with their names known
+    by_constraint: dict[str, list[Any]] = {}
+    for policy, name in zip(attached, names, strict=True):
+        by_constraint.setdefault(gcp_landing.constraint_of(name) or "", []).append(_read(policy, "spec"))
+    for project in concepts.of(resources, "member-account"):
+        labels = _read(project, "labels")
+        mine = isinstance(labels, Mapping) and labels.get(gcp_landing.LABEL_SIDE) == side
+        # By value (the folder's number) or by the engine's dependency on the folder, known before its number is.
+        placed = _read(project, "folderId") == _read(folder, "folderId") or refers_to(project, "folderId", folder)
+        if mine and not placed:
+            yield f"the {side} project {project.name} is not in the {side} folder (its guardrails do not reach it)"
+    allowed = set(ctx.allowed_regions or ())
+    locations = [gcp_landing.allowed_regions(spec) for spec in by_constraint.get(gcp_landing.LOCATIONS, [])]
+    if not locations:
+        yield f"the {side} folder has no {gcp_landing.LOCATIONS} policy (allowing only the allowed regions)"
+    elif any(regions is None for regions in locations):
+        yield f"the {side} folder's {gcp_landing.LOCATIONS} policy allows more than region value groups (in:<region>-locations)"
+    elif allowed and (beyond := set().union(*(r or set() for r in locations)) - allowed):
+        yield f"the {side} folder's {gcp_landing.LOCATIONS} policy allows {', '.join(sorted(beyond))} beyond allowedRegions"
+    domains = by_constraint.get(gcp_landing.MEMBER_DOMAINS, [])
+    if not domains or any(gcp_landing.allowed_values(spec) is None for spec in domains):
+        yield f"the {side} folder has no {gcp_landing.MEMBER_DOMAINS} policy allowing only the organization's customer ids"
+    machines = by_constraint.get(gcp_landing.SERVING_MACHINES, [])
+    if side == "training":
+        if machines:
+            yield f"the training folder enforces {gcp_landing.SERVING_MACHINES}: the serving guardrail is attached to training"
+        return
+    denied: set[str] = set()
+    for constraint in concepts.of(resources, "guardrail-constraint"):
+        name = _read(constraint, "name")
+        if isinstance(name, str) and name.rsplit("/", 1)[-1] == gcp_landing.SERVING_MACHINES:
+            denied |= gcp_landing.denied_machine_types(
+                *(_read(constraint, k) for k in ("resourceTypes", "actionType", "methodTypes", "condition"))
+            )
+    if not machines or not all(gcp_landing.enforced(spec) for spec in machines):
+        yield f"the serving folder does not enforce {gcp_landing.SERVING_MACHINES} (no training machine types)"
+    elif missing := sorted(set(ctx.config.get("deniedFamilies") or []) - denied):
+        yield f"the serving folder's {gcp_landing.SERVING_MACHINES} does not deny {', '.join(missing)}"
+
+
 def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Each side's OU carries its guardrail SCPs and none of the other side's (module docstring). Ours; the
     guardrails are AWS's own SCP examples (https://docs.aws.amazon.com/organizations/latest/userguide/orgs_manage_policies_scps_examples.html)."""
@@ -124,12 +183,16 @@ def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable
     ous = {side: ou for ou in concepts.of(resources, "org-unit") if (side := _side(ou)) is not None}
     for side in WORKLOADS:
         if side not in ous:
-            yield stack, f"a landing stack has an OU for each side; none is tagged {TAG_SIDE}={side}"
+            yield stack, f"a landing stack has an OU (gcp: folder) for each side; none is tagged {TAG_SIDE}={side}"
+            continue
+        if ous[side].resource_type == gcp_landing.FOLDER:
+            for message in _gcp_side_problems(side, ous[side], resources, ctx):
+                yield ous[side].urn, message
             continue
         for message in _side_problems(side, ous[side], ous, resources, ctx):
             yield ous[side].urn, message
     for policy in concepts.of(resources, "guardrail-policy"):
-        if _read(policy, "type") != aws_landing.SCP:
+        if policy.resource_type.startswith("aws:") and _read(policy, "type") != aws_landing.SCP:
             yield policy.urn, f"{policy.name} is not a service control policy (type {aws_landing.SCP})"
 
 
@@ -144,6 +207,9 @@ def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
         yield f"{resource.name}: no quotaNeeds config to hold the request to (accelstack preview fills it)"
         return
     side = ctx.provider.default_tags.get(TAG_SIDE) if ctx.provider is not None else None
+    if resource.resource_type.startswith("gcp:"):
+        yield from _gcp_quota_caps(resource, needs, side, ctx)
+        return
     region = _read(resource, "region") or (ctx.provider.region if ctx.provider is not None else None)
     code, value = _read(resource, "quotaCode"), _read(resource, "value")
     need = next(
@@ -159,6 +225,28 @@ def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
         )
 
 
+def _gcp_quota_caps(resource: Any, needs: list[dict[str, Any]], side: Any, ctx: Context) -> Iterable[str]:
+    """A quota preference (Cloud Quotas) is held to the need of its project's side, region and GPU family."""
+    key = gcp_landing.preference_key(_read(resource, "dimensions"), _read(resource, "quotaId"))
+    config = _read(resource, "quotaConfig")
+    value = config.get("preferredValue") if isinstance(config, Mapping) else None
+    need = gcp_landing.matching_need(needs, side, key)
+    region, quota_id, family = key
+    parent = _read(resource, "parent")
+    pinned = ctx.provider.accounts if ctx.provider is not None else ()
+    if isinstance(parent, str) and parent.removeprefix("projects/") not in pinned:
+        yield f"{resource.name} sets its preference on {parent}, not the {side} project its provider is pinned to"
+    if need is None:
+        yield f"{resource.name} prefers {quota_id} ({family}) in {region} for the {side} project, which no listed workload stack needs"
+    elif value is None or not str(value).lstrip("-").isdigit() or int(str(value)) < 0:
+        yield f"{resource.name} prefers {value!r} of {quota_id}: a count of GPUs is needed (-1, unlimited, is never a planned need)"
+    elif int(str(value)) > int(need.get("amount", 0)):
+        yield (
+            f"{resource.name} prefers {value} of {quota_id} ({family}) in {region}, past the planner's need of "
+            f"{need.get('amount')} for the {side} project's stacks"
+        )
+
+
 def check_landing_kinds(resource: Any, ctx: Context) -> Iterable[str]:
     """Only landing stacks make organization kinds, and they make nothing else. Ours."""
     concept = concepts.concept_of(resource.resource_type)
@@ -166,5 +254,5 @@ def check_landing_kinds(resource: Any, ctx: Context) -> Iterable[str]:
         return
     if ctx.workload in WORKLOADS and concept in LANDING_CONCEPTS:
         yield f"{resource.resource_type} {resource.name} in a {ctx.workload} stack: only a landing stack makes it"
-    elif ctx.workload == LANDING and concept not in LANDING_CONCEPTS:
+    elif ctx.workload == LANDING and concept not in LANDING_CONCEPTS | LANDING_ALSO:
         yield f"{resource.resource_type} {resource.name} in a landing stack: a landing stack makes accounts and guardrails only"

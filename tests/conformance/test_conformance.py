@@ -454,8 +454,9 @@ def test_every_kind_the_components_can_create_is_previewed_by_a_stack_or_variant
     from accelstack.engine.preview import preview_stack
 
     repo = Path(__file__).resolve().parents[2]
-    landing = preview_stack(repo / "stacks" / "not-shipped" / "Pulumi.aws-landing.yaml", [], repo)
-    previewed |= {r.type for r in landing.resources}
+    for name in ("aws-landing", "gcp-landing"):
+        landing = preview_stack(repo / "stacks" / "not-shipped" / f"Pulumi.{name}.yaml", [], repo)
+        previewed |= {r.type for r in landing.resources}
     assert {"aws:autoscaling/schedule:Schedule", "gcp:compute/resizeRequest:ResizeRequest"} <= set(made)
     missing = {token: where for token, where in sorted(made.items()) if token not in previewed}
     assert missing == {}, "kinds the components create that no example stack or variant (cloud_stacks) previews"

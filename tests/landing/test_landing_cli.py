@@ -97,7 +97,13 @@ def test_emit_config_carries_the_planned_quota_needs(project: Path) -> None:
     caps = json.loads(out)["landing-quota-caps"]
     assert caps["workload"] == "landing"
     # The project's landing stack lists only aws-training on the training side (the fixture): 4 x p5.48xlarge.
-    assert {"side": "training", "region": "us-east-1", "quotaCode": "L-417A185B", "amount": 768} in caps["quotaNeeds"]
+    assert {
+        "side": "training",
+        "region": "us-east-1",
+        "quota": "Running On-Demand P instances",
+        "quotaCode": "L-417A185B",
+        "amount": 768,
+    } in caps["quotaNeeds"]
     assert "p5" in caps["deniedFamilies"]
 
 

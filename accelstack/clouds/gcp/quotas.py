@@ -23,7 +23,23 @@ GPU_METRICS: dict[str, str] = {
     **{f"g2-standard-{n}": "NVIDIA_L4_GPUS" for n in (4, 8, 12, 16, 24, 32, 48, 96)},
 }
 
+# The Cloud Quotas API's ids of those metrics (cloud.google.com/docs/quotas/reference/rest, QuotaPreference.quotaId;
+# cloud.google.com/compute/resource-usage, "GPU quota"): one id per capacity, the GPU model a `gpu_family`
+# dimension spelled as the metric without its _GPUS suffix.
+QUOTA_IDS = {
+    "on-demand": "GPUS-PER-GPU-FAMILY-per-project-region",
+    "spot": "PREEMPTIBLE-GPUS-PER-GPU-FAMILY-per-project-region",
+}
+SERVICE = "compute.googleapis.com"
+GPU_FAMILY_DIMENSION = "gpu_family"
+
+
+def gpu_family(metric: str) -> str:
+    """The `gpu_family` dimension of a GPU quota metric: NVIDIA_H100_GPUS -> NVIDIA_H100."""
+    return metric.removeprefix("PREEMPTIBLE_").removesuffix("_GPUS")
+
+
 QUOTAS: dict[str, dict[str, Quota]] = {
-    "on-demand": {name: Quota(metric, "GPUs") for name, metric in GPU_METRICS.items()},
-    "spot": {name: Quota(f"PREEMPTIBLE_{metric}", "GPUs") for name, metric in GPU_METRICS.items()},
+    "on-demand": {name: Quota(metric, "GPUs", QUOTA_IDS["on-demand"]) for name, metric in GPU_METRICS.items()},
+    "spot": {name: Quota(f"PREEMPTIBLE_{metric}", "GPUs", QUOTA_IDS["spot"]) for name, metric in GPU_METRICS.items()},
 }

@@ -1,0 +1,78 @@
+"""What a landing stack does whatever the cloud (conformance-style, over every cloud with landing parts): one
+group, account and budget per side, the quota requests the planner sized and no others, the outputs the workload
+stacks read, no verdict from the packs, and the region guardrail's removal caught."""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accelstack.engine.pack_context import landing_context
+from accelstack.engine.policy_runner import policy_verdicts
+from accelstack.engine.preview import PreviewResult, preview_stack
+from accelstack.spec.landing import SIDES
+from accelstack.spec.landing_ref import LANDING_CLOUDS
+from policies import concepts
+
+REPO = Path(__file__).resolve().parents[2]
+# The region guardrail of each cloud's example, by what removing it takes out of the export.
+REGION_GUARDRAIL = {
+    "aws": ("aws-landing-region", "aws-landing-region-training", "aws-landing-region-serving"),
+    "gcp": ("gcp-landing-training-gcp-resourceLocations",),
+}
+
+
+@cache
+def previewed(cloud: str) -> PreviewResult:
+    return preview_stack(REPO / "stacks" / "not-shipped" / f"Pulumi.{cloud}-landing.yaml", [], REPO)
+
+
+def of_concept(result: PreviewResult, concept: str) -> list[Any]:
+    tokens = set(concepts.tokens(concept, cloud=result.spec.cloud))
+    return [r for r in result.resources if r.type in tokens]
+
+
+def test_every_landing_cloud_is_covered() -> None:
+    assert set(LANDING_CLOUDS) == set(REGION_GUARDRAIL)
+
+
+@pytest.mark.parametrize("cloud", LANDING_CLOUDS)
+def test_one_group_account_and_budget_per_side(cloud: str) -> None:
+    result = previewed(cloud)
+    for concept in ("org-unit", "member-account", "budget"):
+        assert len(of_concept(result, concept)) == len(SIDES), concept
+
+
+@pytest.mark.parametrize("cloud", LANDING_CLOUDS)
+def test_quota_requests_are_the_planners_needs(cloud: str) -> None:
+    result = previewed(cloud)
+    assert result.landing_plan is not None
+    assert len(of_concept(result, "quota-request")) == len(result.landing_plan.needs) > 0
+    assert {n.side for n in result.landing_plan.needs} == set(SIDES)
+
+
+@pytest.mark.parametrize("cloud", LANDING_CLOUDS)
+def test_outputs_the_workload_stacks_read(cloud: str) -> None:
+    outputs = previewed(cloud).stack_outputs
+    for side in SIDES:
+        assert outputs[f"{side}AccountId"], side
+        assert outputs[f"{side}GroupId"], side
+    assert {q["side"] for q in outputs["quotaRequests"]} == set(SIDES)
+
+
+@pytest.mark.parametrize("cloud", LANDING_CLOUDS)
+def test_the_packs_pass_it_and_catch_the_region_guardrail_removed(cloud: str) -> None:
+    result = previewed(cloud)
+    context = landing_context(result.spec, result.landing_plan)
+    assert policy_verdicts(result.export, None, context=context) == []
+    doc = copy.deepcopy(result.export)
+    names = REGION_GUARDRAIL[cloud]
+    resources = doc["deployment"]["resources"]
+    doc["deployment"]["resources"] = [r for r in resources if r["urn"].rsplit("::", 1)[1] not in names]
+    assert len(doc["deployment"]["resources"]) == len(resources) - len(names)
+    caught = [v for v in policy_verdicts(doc, None, context=context) if v.policy == "landing-guardrails"]
+    assert caught and all(v.mandatory for v in caught)
