@@ -56,7 +56,14 @@ _MICROSOFT_REPOSITORIES = {
     "packages.microsoft.com/repos/amlfs-noble": frozenset({"amlfs-lustre-client-2.15.7-33-g79ddf99"}),
     "nvidia.github.io/libnvidia-container": frozenset({"nvidia-container-toolkit"}),
     "packages.microsoft.com/repos/slurm-ubuntu-noble": frozenset(
-        {"slurm-smd", "slurm-smd-client", "slurm-smd-slurmd", "slurm-smd-slurmctld", "slurm-smd-dev", "slurm-smd-slurmdbd"}
+        {
+            "slurm-smd",
+            "slurm-smd-client",
+            "slurm-smd-slurmd",
+            "slurm-smd-slurmctld",
+            "slurm-smd-dev",
+            "slurm-smd-slurmdbd",
+        }
     ),
 }
 # Azure/azhpc-images components/install_pmix.sh copies components/slurm-repo/slurm-u.pin to
