@@ -132,10 +132,6 @@ def other(side: str) -> str:
 class AwsLandingParts(LandingParts):
     """The AWS landing resources (pulumi_aws.organizations, servicequotas, budgets)."""
 
-    @property
-    def prefix(self) -> str:
-        return self.spec.stack
-
     def group(self, side: str) -> aws.organizations.OrganizationalUnit:
         return aws.organizations.OrganizationalUnit(
             f"{self.prefix}-{side}",

@@ -59,10 +59,6 @@ class GcpLandingParts(LandingParts):
         self.services: dict[str, list[gcp.projects.Service]] = {}
         self.providers: dict[str, gcp.Provider] = {}
 
-    @property
-    def prefix(self) -> str:
-        return self.spec.stack
-
     def group(self, side: str) -> gcp.organizations.Folder:
         return gcp.organizations.Folder(
             f"{self.prefix}-{side}",

@@ -38,6 +38,11 @@ class LandingParts(ABC):
         self.plan = plan
         self.opts = opts
 
+    @property
+    def prefix(self) -> str:
+        """Resource names start with the stack's name."""
+        return self.spec.stack
+
     @abstractmethod
     def group(self, side: str) -> pulumi.CustomResource:
         """The side's container group (an AWS OU); its id is what guardrails attach to."""
