@@ -125,8 +125,13 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
 
 def config_for_pulumi(raw: dict[str, Any], namespace: str = "accelstack") -> dict[str, str]:
-    """Structured config values travel to programs as JSON strings, plain strings as they are."""
-    return {f"{namespace}:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in raw.items()}
+    """Structured config values travel to programs as JSON strings, plain strings as they are; a key whose value
+    is None (an optional top-level key a dumped spec carries unset, e.g. `landing`) is left out, as unset."""
+    return {
+        f"{namespace}:{key}": value if isinstance(value, str) else json.dumps(value)
+        for key, value in raw.items()
+        if value is not None
+    }
 
 
 def capture(

@@ -269,6 +269,8 @@ def boot_data_fits_the_clouds_limit(spec: StackSpec) -> Iterator[Problem]:
             whose = f"{data.machines}'" if data.machines.endswith("s") else f"{data.machines}'s"
             remedy = f"; {data.remedy}" if data.remedy else ""
             encoded = " base64-encoded" if limit.base64_encoded else ""
+            if limit.gzipped_when_over and len(data.text.encode()) > limit.max_bytes:
+                encoded += " gzip-compressed"
             if size > limit.max_bytes:
                 what = f"{data.cause} make {whose} {limit.name}" if data.cause else f"{whose} {limit.name} is"
                 yield Problem(

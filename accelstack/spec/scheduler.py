@@ -3,9 +3,9 @@ Slurm features a stack turns on (containers, accounting)."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from accelstack.spec.base import Grammars, Model
 from accelstack.spec.cloud_defaults import filled_by_the_cloud
@@ -60,3 +60,12 @@ class SchedulerSpec(Model):
     """Jobs in containers on Slurm: pyxis (NVIDIA's SPANK plugin with enroot: `srun --container-image=...`, the fabric's devices, plugin and settings bound into every container) or none; kind slurm only."""
     accounting: Literal["none", "database"] = "none"
     """Slurm accounting: none (no `sacct`, FIFO priority) or database (slurmdbd on the head node with the cloud's managed MySQL: RDS, Azure Database for MySQL, Cloud SQL; `sacct`, `sshare` and fair-share)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_containers_without_slurm(cls, data: Any) -> Any:
+        # pyxis is a Slurm plugin: left unset with another scheduler, containers is none, so a dumped spec reads back
+        # the same (a stated pyxis there is refused by accelstack.spec.validators.containers_need_slurm).
+        if isinstance(data, dict) and data.get("kind", "slurm") != "slurm" and "containers" not in data:
+            return {**data, "containers": "none"}
+        return data

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import email
+import gzip
 import json
 import re
 from collections.abc import Iterator
@@ -35,8 +36,10 @@ def _decoded(text: str) -> str:
     if len(text) % 4 or not _BASE64.fullmatch(text):
         return text
     try:
-        return base64.b64decode(text, validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError):
+        raw = base64.b64decode(text, validate=True)
+        # gzip, as cloud-init reads it (AWS sends user data over EC2's 16 KB compressed: components/aws/boot_data.py)
+        return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+    except (binascii.Error, UnicodeDecodeError, OSError):
         return text
 
 
@@ -61,7 +64,8 @@ def _walk(value: Any, where: str, found: dict[str, Document]) -> None:
             if key == "command" and isinstance(item, str):  # Azure ML: a component's command line
                 found[f"{where}.command"] = Document(SCRIPT, item)
             else:
-                _walk(item, f"{where}.{key}", found)
+                # EC2's user data, raw (userData) or base64 of its gzip (userDataBase64), is one document.
+                _walk(item, f"{where}.{'userData' if key == 'userDataBase64' else key}", found)
     elif isinstance(value, list):
         if _is_bash_c(value):
             found[f"{where}[bash -c]"] = Document(SCRIPT, value[2])
