@@ -42,6 +42,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("training", "nodes", "maxRunHours"): None,  # flex-start's run time
     ("training", "artifactReaderSubnets"): [],
     ("training", "scheduler", "accounting"): "none",  # slurmdbd and its database
+    ("training", "scheduler", "containers"): "pyxis",  # pyxis and enroot on Slurm
     ("serving", "admission", "kind"): "queue",  # the serving topology
     ("serving", "replicas", "scaling"): "backlog",
     ("training", "storage", "lustre", "importTrigger"): None,  # a re-import on demand
@@ -90,6 +91,9 @@ def _digested(spec: StackSpec) -> dict[str, Any]:
     data = spec.model_dump(mode="json", by_alias=True)
     for path, default in KEYS_ADDED_LATER.items():
         _drop_at_default(data, path, default)
+    scheduler = (data.get("training") or {}).get("scheduler") or {}
+    if scheduler.get("kind") != "slurm" and scheduler.get("containers") == "none":
+        del scheduler["containers"]  # the only value a scheduler other than Slurm takes (accelstack.spec.scheduler)
     for path, old_default in KEYS_MOVED_TO_CATALOG.items():
         _restore_moved_default(data, path, old_default)
     data.setdefault("training", None)

@@ -147,6 +147,13 @@ ASKING = {
             )
         }
     ),
+    Feature.SLURM_ACCOUNTING: lambda spec: spec.model_copy(
+        update={
+            "training": spec.training.model_copy(
+                update={"scheduler": spec.training.scheduler.model_copy(update={"accounting": "database"})}
+            )
+        }
+    ),
     Feature.CROSS_ACCOUNT_ARTIFACTS: lambda spec: spec.model_copy(
         update={"training": spec.training.model_copy(update={"artifact_readers": ["reader-account"]})}
     ),

@@ -70,7 +70,7 @@ def test_every_slurm_stack_has_configuration_edits() -> None:
     assert sorted(SLURM_CONFIG_CHANGES) == sorted(SLURM_STACKS)
     for stack in SLURM_STACKS:
         assert set(SLURM_CONFIG_CHANGES[stack]) == {"node count", "partitions"}, stack
-    assert {stack.split("-")[0] for stack in SLURM_STACKS} == {"aws", "azure", "gcp"}
+    assert {stack.split("-")[0] for stack in SLURM_STACKS} == {"aws", "azure", "gcp", "oci"}
 
 
 @pytest.mark.parametrize(("stack", "overrides"), CASES)
