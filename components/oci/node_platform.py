@@ -30,24 +30,33 @@ oci_metadata() {
 }
 """
 
-# The OCI CLI (pip's oci-cli) where the image lacks it; every call signs with the instance principal. OCI_CLI
-# points the functions at a test double.
-OCI_CLI_FUNCTION = """\
+# Every call to the OCI CLI signs with the instance principal; OCI_CLI points the functions at a test double.
+OBJECT_FUNCTIONS = """\
+oci_cli() { "${OCI_CLI:-oci}" --auth instance_principal "$@"; }
+oci_bucket() { local rest=${1#oci://}; printf '%s' "${rest%%/*}"; }
+oci_prefix() { local rest=${1#oci://}; case "$rest" in */*) printf '%s' "${rest#*/}" ;; esac; }
+"""
+
+# The OCI CLI (pip's oci-cli) where the image lacks it.
+OCI_CLI_FUNCTION = (
+    """\
 ensure_oci_cli() {
     command -v "${OCI_CLI:-oci}" >/dev/null && return 0
     apt-get update && apt-get install -y python3-venv
     python3 -m venv /opt/oci-cli && /opt/oci-cli/bin/pip install --quiet oci-cli
     ln -sf /opt/oci-cli/bin/oci /usr/local/bin/oci
 }
-oci_cli() { "${OCI_CLI:-oci}" --auth instance_principal "$@"; }
-oci_bucket() { local rest=${1#oci://}; printf '%s' "${rest%%/*}"; }
-oci_prefix() { local rest=${1#oci://}; case "$rest" in */*) printf '%s' "${rest#*/}" ;; esac; }
 """
+    + OBJECT_FUNCTIONS
+)
 
 # bulk-upload --no-overwrite skips an object that exists (the writers hold no OBJECT_OVERWRITE nor delete);
 # --exclude takes a glob relative to --src-dir (docs.oracle.com/iaas/tools/oci-cli/latest/oci_cli_docs/cmdref/os/
 # object/bulk-upload.html, put.html).
-CHECKPOINT_COPY_FUNCTIONS = """\
+# The copier script carries the object functions it calls (it runs apart from the boot script that defines them).
+CHECKPOINT_COPY_FUNCTIONS = (
+    OBJECT_FUNCTIONS
+    + """\
 copy_new_files() {
     oci_cli os object bulk-upload --no-overwrite --bucket-name "$(oci_bucket "$2")" \\
         --object-prefix "$(oci_prefix "$2")" --src-dir "$1" --exclude "$3"
@@ -56,6 +65,7 @@ copy_new_file() {
     oci_cli os object put --no-overwrite --bucket-name "$(oci_bucket "$2")" --name "$(oci_prefix "$2")" --file "$1"
 }
 """
+)
 
 # Whamcloud's public Lustre 2.16 client packages for Ubuntu 24.04 (downloads.whamcloud.com/public/lustre/), the
 # kernel module built by DKMS for the running kernel; OCI's "Mounting a Lustre file system" page asks for a client

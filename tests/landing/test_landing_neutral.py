@@ -14,9 +14,9 @@ import pytest
 from accelstack.engine.pack_context import landing_context
 from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
+from accelstack.policies import concepts
 from accelstack.spec.landing import SIDES
 from accelstack.spec.landing_ref import LANDING_CLOUDS
-from policies import concepts
 
 REPO = Path(__file__).resolve().parents[2]
 # The region guardrail of each cloud's example, by what removing it takes out of the export.

@@ -248,9 +248,9 @@ def resource(kind: str, **props):
 
 
 def test_the_packs_refuse_an_open_unencrypted_unprotected_database():
-    from policies.aws import storage as aws
-    from policies.azure import readers as azure
-    from policies.gcp import readers as gcp
+    from accelstack.policies.aws import storage as aws
+    from accelstack.policies.azure import readers as azure
+    from accelstack.policies.gcp import readers as gcp
 
     rds = resource("aws:rds/instance:Instance", storageEncrypted=False, publiclyAccessible=True)
     assert list(aws.check_encryption_at_rest(rds)) and list(aws.check_no_public_buckets(rds))
