@@ -13,7 +13,6 @@ from accelstack.components import slurm
 from accelstack.components.node_platform import node_platform_for
 from accelstack.components.slurm.containers import FABRIC_MOUNTS, PYXIS_PLUGIN
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
-from accelstack.spec.problems import SpecError
 
 SLURM_STACKS = [
     (stack_id(path), path)

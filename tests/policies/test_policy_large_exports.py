@@ -36,7 +36,16 @@ TRAINING = sorted(PLANTS)
 # Properties the stack policies follow from one resource to another (a bucket's configuration, a VPC's flow log,
 # a storage account's services): unknown, they send the reference index to its slow path and the policies to
 # pulumi-policy's advisory diagnostic.
-REFERENCES = ("bucket", "vpcId", "securityGroupId", "accountName", "resourceUri", "target", "securityPolicy")
+REFERENCES = (
+    "bucket",
+    "vpcId",
+    "securityGroupId",
+    "accountName",
+    "resourceUri",
+    "target",
+    "securityPolicy",
+    "compartmentId",
+)
 
 
 def spec_of(stack: str) -> Any:
