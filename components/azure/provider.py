@@ -36,9 +36,17 @@ def azure_provider(spec: StackSpec, parent: pulumi.Resource) -> azure_native.Pro
     """Deploys only into the stack's subscription and tenant, in its location; as the deploy identity
     (a service principal or user-assigned managed identity's client id) when the account names one."""
     account = account_of(spec)
+    subscription: pulumi.Input[str] = account.subscription_id
+    if spec.landing is not None:
+        # The landing stack made the subscription (components/azure/landing.py): the provider deploys into the
+        # one made for this stack's side, read from the landing stack's outputs rather than copied by hand.
+        landing = pulumi.StackReference(
+            f"{spec.stack}-landing", stack_name=spec.landing.stack, opts=pulumi.ResourceOptions(parent=parent)
+        )
+        subscription = landing.require_output(f"{spec.workload}AccountId")
     return azure_native.Provider(
         f"{spec.stack}-azure-native",
-        subscription_id=account.subscription_id,
+        subscription_id=subscription,
         tenant_id=account.tenant_id,
         location=account.region,
         client_id=account.deploy_identity,
