@@ -18,6 +18,8 @@ from ..common import as_list
 MANAGEMENT_GROUP = "azure-native:management:ManagementGroup"
 ALLOWED_LOCATIONS = "e56962a6-4747-49cd-b67b-bf8b01975c4c"
 ALLOWED_VM_SKUS = "cccc23c7-8427-4f53-ad12-b6a63eb452b3"
+# What exempts scopes or resources from an assignment, or overrides its effect (assignment structure).
+NARROWING = ("notScopes", "overrides", "resourceSelectors")
 TAG_SIDE = "accelstack-side"  # a subscription alias's tags (Azure tag keys take ':' too; ours match GCP's label)
 
 

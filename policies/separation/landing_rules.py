@@ -186,6 +186,9 @@ def _azure_side_problems(side: str, group: Any, resources: Sequence[Any], ctx: C
     assigned: dict[str | None, list[Any]] = {}
     for assignment in concepts.of(resources, "guardrail-policy"):
         if assignment.resource_type.startswith("azure-native:") and refers_to(assignment, "scope", group):
+            narrowed = [k for k in azure_landing.NARROWING if _read(assignment, k) not in (None, [], {})]
+            if narrowed:
+                yield f"{assignment.name} at the {side} management group is narrowed by {', '.join(narrowed)}: a guardrail with holes"
             definition = azure_landing.definition_of(_read(assignment, "policyDefinitionId"))
             assigned.setdefault(definition, []).append(assignment)
     allowed = set(ctx.allowed_regions or ())
