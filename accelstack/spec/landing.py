@@ -247,11 +247,8 @@ class LandingStack(Model):
         return self
 
     def _azure_fields(self) -> LandingStack:
-        import re
 
         org = self.organization
-        if re.fullmatch(AWS_PARENT_ID, org.parent_id) or re.fullmatch(GCP_PARENT_ID, org.parent_id):
-            raise ValueError(f"organization.parentId {org.parent_id!r}: azure takes a management group id")
         if org.billing_scope is None:
             raise ValueError(
                 "organization.billingScope: azure subscription aliases need a billing scope, e.g. "
