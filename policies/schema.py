@@ -95,6 +95,11 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
         "role-binding",
         "log-group",
         "log-routing",
+        # A landing stack's organization (policies/azure/properties_landing.py).
+        "org-unit",
+        "member-account",
+        "guardrail-policy",
+        "budget",
     ),
     "gcp": (
         "bucket",

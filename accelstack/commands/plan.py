@@ -30,7 +30,7 @@ from accelstack.commands.common import (
     resolve_stack,
 )
 from accelstack.planner.landing_plan import QuotaNeed, landing_problems, plan_landing, side_of
-from accelstack.spec.landing import LandingStack, is_landing, parse_landing, workload_specs
+from accelstack.spec.landing import QUOTA_BY_HAND, LandingStack, is_landing, parse_landing, workload_specs
 from accelstack.spec.loader import load_stack, read_stack_file, stack_name_of
 from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.problems import Level, Problem, SpecError
@@ -162,10 +162,29 @@ def landing_shortfalls(spec: TrainingStack | ServingStack, stacks_dir: Path) -> 
     return warnings
 
 
+def manual_quota_lines(landing: LandingStack, rows: list[QuotaRow]) -> list[str]:
+    """Where the cloud's provider makes no quota request: the commands that make each one by hand, after `up`."""
+    import importlib
+
+    module, _, name = QUOTA_BY_HAND[landing.cloud].partition(":")
+    quota_request_command = getattr(importlib.import_module(module), name)
+    lines = [
+        f"{landing.stack}: {landing.cloud} quota is a manual step (its Pulumi provider requests none per "
+        "subscription); after `pulumi up`, with each side's subscription id from the landing outputs, run:"
+    ]
+    lines.extend(
+        "  " + quota_request_command(f"<{row.side}AccountId>", row.region, row.quota, row.requested)
+        for row in rows
+        if row.requested
+    )
+    return lines
+
+
 def quota_table(landing: LandingStack, rows: list[QuotaRow]) -> Table:
     table = Table(title=f"{landing.stack}: quota requested vs needed", title_justify="left")
     for column in ("account", "region", "quota", "requested", "needed", "stacks"):
         table.add_column(column, justify="right" if column in ("requested", "needed") else "left")
+    by_hand = landing.cloud in QUOTA_BY_HAND
     for row in rows:
         account = landing.side(row.side).account.name
         style = "bold yellow" if row.short else ""
@@ -173,7 +192,7 @@ def quota_table(landing: LandingStack, rows: list[QuotaRow]) -> Table:
             f"{account} ({row.side})",
             row.region,
             row.quota,
-            f"{row.requested} {row.unit}",
+            f"manual: {row.requested} {row.unit}" if by_hand else f"{row.requested} {row.unit}",
             f"{row.needed} {row.unit}",
             ", ".join(row.stacks),
             style=style,
@@ -209,6 +228,8 @@ def quotas_command(
             failed = True
             continue
         out().print(quota_table(landing, rows))
+        if landing.cloud in QUOTA_BY_HAND:
+            echo_lines(manual_quota_lines(landing, rows))
         short = [row for row in rows if row.short]
         echo_lines(
             [

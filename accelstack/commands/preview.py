@@ -42,7 +42,7 @@ from accelstack.engine.export import STACK_TYPE
 from accelstack.engine.preview import STACKS_DIR, PreviewError, PreviewResult, checked_landing, preview_stack
 from accelstack.planner.defaults import DerivedDefault, derived_defaults
 from accelstack.planner.pricing import PriceBook
-from accelstack.spec.landing import LandingStack
+from accelstack.spec.landing import QUOTA_BY_HAND, LandingStack
 from accelstack.spec.loader import read_stack_file, stack_name_of
 from accelstack.spec.problems import SpecError
 
@@ -134,7 +134,11 @@ def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
     report = StackReport()
     if isinstance(result.spec, LandingStack):
         # A landing stack has no workload for the planner to size; `accelstack plan quotas` shows its quotas.
-        report.defaults_error = "a landing stack: `accelstack plan quotas` shows what it requests"
+        report.defaults_error = "a landing stack: `accelstack plan quotas` shows what it requests" + (
+            f"; {result.spec.cloud} quota is a manual step (no quota request resource): it prints the commands"
+            if result.spec.cloud in QUOTA_BY_HAND
+            else ""
+        )
         return landing_report(result, report, policy=policy)
     try:
         cloud = registry.get(result.spec.cloud)

@@ -23,11 +23,23 @@ from accelstack.spec.landing_ref import LANDING_CLOUDS
 from accelstack.spec.problems import Problem, SpecError
 
 SIDES = ("training", "serving")
+# Landing clouds whose Pulumi provider cannot request quota per account, and the function ("module:name",
+# (account placeholder, region, quota, amount) -> a shell command) writing the manual step that does: azure-native
+# has no per-subscription quota request; `accelstack plan quotas` and preview print the commands.
+QUOTA_BY_HAND = {"azure": "accelstack.clouds.azure.quotas:quota_request_command"}
 # AWS Organizations: a root is r-<4-32 chars>, an OU ou-<4-32>-<8-32> (Organizations API, CreateOrganizationalUnit ParentId).
 AWS_PARENT_ID = r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})$"
 # Resource Manager: a folder's parent is organizations/<number> or folders/<number> (folders.create, Folder.parent).
 GCP_PARENT_ID = r"^(organizations|folders)/[0-9]{1,20}$"
-PARENT_ID_PATTERN = f"({AWS_PARENT_ID})|({GCP_PARENT_ID})"
+# Management group ids: up to 90 letters, digits, '-', '_', '(', ')', '.'; not ending in '.' (Microsoft Learn,
+# "Management groups" limits); the tenant root group's id is the tenant id.
+AZURE_PARENT_ID = r"^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$"
+PARENT_ID_PATTERN = f"({AWS_PARENT_ID})|({GCP_PARENT_ID})|({AZURE_PARENT_ID})"
+# Subscription aliases take a billing scope (Microsoft Learn, "Programmatically create Azure subscriptions"):
+# an EA enrollment account, an MCA invoice section or an MPA customer.
+AZURE_BILLING_SCOPE_PATTERN = (
+    r"^/providers/Microsoft\.Billing/billingAccounts/[A-Za-z0-9:_-]{1,200}(/[A-Za-z]+/[A-Za-z0-9:_-]{1,100}){1,2}$"
+)
 # Cloud Billing: a billing account id is three groups of six hex digits (billingAccounts/XXXXXX-XXXXXX-XXXXXX).
 BILLING_ACCOUNT_PATTERN = r"^[0-9A-F]{6}-[0-9A-F]{6}-[0-9A-F]{6}$"
 # iam.allowedPolicyMemberDomains takes Google Workspace customer ids (C0...), not domain names
@@ -79,7 +91,7 @@ class Organization(Model):
     """Where the landing stack puts the two sides, and the guardrails both get."""
 
     parent_id: str = Field(pattern=PARENT_ID_PATTERN)
-    """aws: the organization root (r-...) or OU (ou-...) the training and serving OUs are created under; gcp: the organizations/<n> or folders/<n> the two folders are created under."""
+    """aws: the organization root (r-...) or OU (ou-...) the training and serving OUs are created under; gcp: the organizations/<n> or folders/<n> the two folders are created under; azure: the id of the management group the two management groups are created under."""
     role_name: str = Field(default="accelstack-deploy", pattern=ROLE_NAME_PATTERN)
     """Role Organizations creates in each new account (trusting the management account): the workload stacks' deploy role."""
     allowed_regions: list[str] = Field(min_length=1)
@@ -88,6 +100,8 @@ class Organization(Model):
     """Who the budget alerts email (gcp: the quota preferences' contact too)."""
     billing_account: str | None = Field(default=None, pattern=BILLING_ACCOUNT_PATTERN)
     """gcp: the billing account the projects are charged to and the budgets watch, e.g. 012345-6789AB-CDEF01."""
+    billing_scope: str | None = Field(default=None, pattern=AZURE_BILLING_SCOPE_PATTERN)
+    """azure: the billing scope the subscription aliases are created under, e.g. /providers/Microsoft.Billing/billingAccounts/<id>/enrollmentAccounts/<id>."""
     organization_id: str | None = Field(default=None, pattern=r"^[0-9]{1,20}$")
     """gcp: the organization's number, where the serving side's custom constraint is defined (custom constraints live on the organization); taken from parentId when that is organizations/<n>."""
     allowed_customer_ids: list[str] = Field(default_factory=list)
@@ -120,13 +134,33 @@ class Organization(Model):
         return self
 
 
+class AwsOrganization(Organization):
+    parent_id: str = Field(pattern=AWS_PARENT_ID)
+
+
+class GcpOrganization(Organization):
+    parent_id: str = Field(pattern=GCP_PARENT_ID)
+
+
+class AzureOrganization(Organization):
+    parent_id: str = Field(pattern=AZURE_PARENT_ID)
+
+
+# Each cloud's parentId alone (an Azure management group id can look like anything): the error names the key.
+ORGANIZATION_MODELS: dict[str, type[Organization]] = {
+    "aws": AwsOrganization,
+    "gcp": GcpOrganization,
+    "azure": AzureOrganization,
+}
+
+
 class LandingStack(Model):
     """A landing stack: deployed from the organization's management account, before the workload stacks."""
 
     stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
     """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
     cloud: str
-    """Cloud of the stack (landing stacks: aws, gcp)."""
+    """Cloud of the stack (landing stacks: aws, azure, gcp)."""
     workload: Literal["landing"]
     """landing: the accounts and guardrails, not a workload."""
     account: Account
@@ -151,6 +185,12 @@ class LandingStack(Model):
             return Account.model_construct(region="")  # `cloud` is reported
         return account_model(cloud).model_validate(value)
 
+    @field_validator("organization", mode="before")
+    @classmethod
+    def _organization_of_cloud(cls, value: object, info: ValidationInfo) -> object:
+        model = ORGANIZATION_MODELS.get(str(info.data.get("cloud")))
+        return value if model is None or not isinstance(value, dict) else model.model_validate(value)
+
     @model_validator(mode="after")
     def _cloud_fields(self) -> LandingStack:
         """What each cloud's landing parts need, and nothing the other cloud's would take."""
@@ -167,7 +207,13 @@ class LandingStack(Model):
                 raise ValueError(
                     "organization.billingAccount, organizationId and allowedCustomerIds are gcp's; remove them"
                 )
+            if org.billing_scope is not None:
+                raise ValueError("organization.billingScope is azure's; remove it")
             return self
+        if self.cloud == "azure":
+            return self._azure_fields()
+        if org.billing_scope is not None:
+            raise ValueError("organization.billingScope is azure's; remove it")
         if not re.fullmatch(GCP_PARENT_ID, org.parent_id):
             raise ValueError(
                 f"organization.parentId {org.parent_id!r}: gcp takes organizations/<number> or folders/<number>"
@@ -198,6 +244,25 @@ class LandingStack(Model):
                 )
             if account.email is not None:
                 raise ValueError(f"organization.{side}.account.email: gcp projects have no root email; remove it")
+        return self
+
+    def _azure_fields(self) -> LandingStack:
+
+        org = self.organization
+        if org.billing_scope is None:
+            raise ValueError(
+                "organization.billingScope: azure subscription aliases need a billing scope, e.g. "
+                "/providers/Microsoft.Billing/billingAccounts/<id>/enrollmentAccounts/<id>"
+            )
+        if org.billing_account is not None or org.allowed_customer_ids or org.organization_id is not None:
+            raise ValueError(
+                "organization.billingAccount, organizationId and allowedCustomerIds are gcp's; remove them"
+            )
+        for side in SIDES:
+            if self.side(side).account.email is not None:
+                raise ValueError(
+                    f"organization.{side}.account.email: azure subscriptions have no root email; remove it"
+                )
         return self
 
     @model_validator(mode="after")

@@ -20,6 +20,7 @@ from accelstack.spec.accounts import Account, account_model
 from accelstack.spec.base import UNSAFE_TEXT_ERROR, UNSAFE_TEXT_ITEM
 from accelstack.spec.input_files import InputFileError, read_text
 from accelstack.spec.json_input import JsonInputError, JsonSyntaxError, load_json
+from accelstack.spec.landing import AWS_PARENT_ID, AZURE_PARENT_ID, GCP_PARENT_ID
 from accelstack.spec.models import (
     ADAPTER_NAME_PATTERN,
     PARTITION_NAME_PATTERN,
@@ -152,6 +153,12 @@ PATTERN_HINTS = {
     ),
     ADAPTER_NAME_PATTERN: "is not an adapter name: lowercase letters, digits and '-', at most 63, e.g. support-v2",
     STACK_NAME_PATTERN: "is not a stack name: lowercase letters, digits and '-', at most 40, e.g. prod-training",
+    # A landing stack's organization.parentId, per cloud (accelstack.spec.landing.ORGANIZATION_MODELS).
+    AWS_PARENT_ID: "is not an AWS parent: aws takes a root (r-...) or an OU (ou-...)",
+    GCP_PARENT_ID: "is not a GCP parent: gcp takes organizations/<number> or folders/<number>",
+    AZURE_PARENT_ID: (
+        "is not a management group id: azure takes up to 90 letters, digits, '-', '_', '(', ')' or '.' (not last)"
+    ),
 }
 # Types whose pydantic message does not repeat the value.
 ECHO_INPUT_TYPES = {

@@ -13,7 +13,9 @@ Answers are deterministic (the golden exports pin them).
 from __future__ import annotations
 
 import base64
+import hashlib
 import re
+import uuid
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -59,6 +61,9 @@ def arm_type(type_token: str) -> tuple[str, str]:
     return namespace, plural
 
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
 class AzureMocks(pulumi.runtime.Mocks):
     """Answers like Azure would at preview. Subclass and override `call` or `new_resource` (calling
     `super()` for the rest) to model a subscription that differs."""
@@ -90,6 +95,17 @@ class AzureMocks(pulumi.runtime.Mocks):
             outputs.setdefault("hex", raw.hex())
         if args.typ == SLEEP:
             return mock_sleep(args)
+        if args.typ == STACK_REFERENCE:
+            # A landing stack's outputs (accelstack.components.recipes.landing): this subscription, either side.
+            landed = {f"{side}AccountId": self.subscription_id for side in ("training", "serving")}
+            return f"{args.name}-id", {
+                "name": args.inputs.get("name", args.name),
+                "outputs": landed,
+                "secretOutputNames": [],
+            }
+        landing = self.landing_resource(args.typ, args.name, outputs)
+        if landing is not None:
+            return landing
         if not args.typ.startswith("azure-native:"):
             return f"{args.name}-id", outputs
         name = args.typ.split(":")[2]
@@ -118,6 +134,38 @@ class AzureMocks(pulumi.runtime.Mocks):
             outputs.setdefault("clientId", MOCK_PRINCIPAL_ID)
             outputs.setdefault("tenantId", self.tenant_id)
         return resource_id, outputs
+
+    def landing_resource(
+        self, type_token: str, name: str, outputs: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]] | None:
+        """A landing stack's tenant-level resources (components/azure/landing.py), with the ids ARM gives them."""
+        if type_token == "azure-native:management:ManagementGroup":
+            group_id = f"/providers/Microsoft.Management/managementGroups/{outputs.get('groupId', name)}"
+            return group_id, {**outputs, "id": group_id, "name": outputs.get("groupId", name)}
+        if type_token == "azure-native:subscription:Alias":
+            # ARM assigns the subscription id: a GUID fixed by the alias name, so previews are deterministic.
+            digest = hashlib.sha256(str(outputs.get("aliasName", name)).encode()).digest()[:16]
+            subscription = str(uuid.UUID(bytes=digest, version=4))
+            alias_id = f"/providers/Microsoft.Subscription/aliases/{outputs.get('aliasName', name)}"
+            properties = {**outputs.get("properties", {}), "subscriptionId": subscription}
+            return alias_id, {
+                **outputs,
+                "id": alias_id,
+                "name": outputs.get("aliasName", name),
+                "properties": properties,
+            }
+        scoped = {
+            "azure-native:authorization:PolicyAssignment": (
+                "policyAssignmentName",
+                "Microsoft.Authorization/policyAssignments",
+            ),
+            "azure-native:consumption:Budget": ("budgetName", "Microsoft.Consumption/budgets"),
+        }.get(type_token)
+        if scoped is None or not isinstance(outputs.get("scope"), str):
+            return None
+        own = str(outputs.get(scoped[0], name))
+        resource_id = f"{outputs['scope']}/providers/{scoped[1]}/{own}"
+        return resource_id, {**outputs, "id": resource_id, "name": own}
 
     # Resources that live under a parent (type token -> parent's input, the parent's ARM type, the child's segment).
     CHILD_RESOURCES: ClassVar[dict[str, tuple[str, str, str]]] = {

@@ -32,13 +32,37 @@ def stack_tags(spec: StackSpec) -> dict[str, str]:
     return {"accelstack:workload": spec.workload, "accelstack:stack": spec.stack}
 
 
+def landed_subscription(spec: StackSpec, landed: str) -> str:
+    """The landing stack's subscription for this stack's side, which must be account.subscriptionId."""
+    configured = account_of(spec).subscription_id
+    if landed.lower() != configured.lower():
+        raise ValueError(
+            f"stack {spec.stack}: account.subscriptionId {configured} is not the {spec.workload} subscription "
+            f"{spec.landing.stack if spec.landing else 'the landing stack'} made ({landed}); set it to {landed}"
+        )
+    return landed
+
+
 def azure_provider(spec: StackSpec, parent: pulumi.Resource) -> azure_native.Provider:
     """Deploys only into the stack's subscription and tenant, in its location; as the deploy identity
     (a service principal or user-assigned managed identity's client id) when the account names one."""
     account = account_of(spec)
+    subscription: pulumi.Input[str] = account.subscription_id
+    if spec.landing is not None:
+        # The landing stack made the subscription (components/azure/landing.py): the provider deploys into the
+        # one made for this stack's side, read from the landing stack's outputs rather than copied by hand.
+        landing = pulumi.StackReference(
+            f"{spec.stack}-landing", stack_name=spec.landing.stack, opts=pulumi.ResourceOptions(parent=parent)
+        )
+        # ARM assigns a subscription's id when the landing stack creates it, and this stack writes its
+        # subscription into ARM ids (role definitions, gateway ids): account.subscriptionId must be the one made
+        # for this side, and a stack pointed at any other subscription fails here rather than deploy across sides.
+        subscription = landing.require_output(f"{spec.workload}AccountId").apply(
+            lambda landed: landed_subscription(spec, str(landed))
+        )
     return azure_native.Provider(
         f"{spec.stack}-azure-native",
-        subscription_id=account.subscription_id,
+        subscription_id=subscription,
         tenant_id=account.tenant_id,
         location=account.region,
         client_id=account.deploy_identity,

@@ -105,4 +105,11 @@ AZURE: dict[str, tuple[str, ...]] = {
     "role-definition": ("azure-native:authorization:RoleDefinition",),
     # A role assigned to a principal at a scope (subscription, resource group or one resource).
     "role-binding": ("azure-native:authorization:RoleAssignment",),
+    # --- landing (the organization: accelstack.spec.landing) ---
+    # A side's management group, its subscription (created by alias), an Azure Policy assignment at a management
+    # group and a subscription's budget: only a landing stack makes them (policies/separation/landing_rules.py).
+    "org-unit": ("azure-native:management:ManagementGroup",),
+    "member-account": ("azure-native:subscription:Alias",),
+    "guardrail-policy": ("azure-native:authorization:PolicyAssignment",),
+    "budget": ("azure-native:consumption:Budget",),
 }

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from . import properties_landing
+
 NAMING = "inert: naming and display only"
 PLACEMENT = "inert: placement, billing or naming: no access, exposure or data-protection meaning"
 TUNING = "inert: sizing, performance or behaviour tuning: no access, exposure or data-protection meaning"
@@ -444,3 +446,7 @@ UNJUDGED: dict[str, dict[str, str]] = {
         "metrics": LOGGING,
     },
 }
+
+# A landing stack's organization, kept apart (policies/azure/properties_landing.py).
+PROPERTIES.update(properties_landing.PROPERTIES)
+UNJUDGED.update(properties_landing.UNJUDGED)

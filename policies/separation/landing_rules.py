@@ -21,6 +21,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 from .. import concepts
 from ..aws import landing as aws_landing
+from ..azure import landing as azure_landing
 from ..common import LANDING, WORKLOADS, Context, refers_to, tag_values
 from ..gcp import landing as gcp_landing
 
@@ -63,7 +64,8 @@ def _read(resource: Any, prop: str) -> Any:
 
 
 def _side(resource: Any) -> str | None:
-    if resource.resource_type == gcp_landing.FOLDER:  # folder tags are tag bindings: the display name says
+    if resource.resource_type in (gcp_landing.FOLDER, azure_landing.MANAGEMENT_GROUP):
+        # Folder tags are tag bindings and management groups take none: the display name (accelstack-<side>) says.
         return gcp_landing.folder_side(_read(resource, "displayName"))
     tags = _read(resource, "tags")
     side = tag_values(tags).get(TAG_SIDE) if tags is not UNKNOWN else None
@@ -174,6 +176,51 @@ def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Co
         yield f"the serving folder's {gcp_landing.SERVING_MACHINES} does not deny {', '.join(missing)}"
 
 
+def _azure_side_problems(side: str, group: Any, resources: Sequence[Any], ctx: Context) -> Iterable[str]:
+    """The management group's policy assignments and its subscription (components/azure/landing.py)."""
+    for alias in concepts.of(resources, "member-account"):
+        target, tags = azure_landing.alias_placement(_read(alias, "properties"))
+        placed = target is UNKNOWN or target == _read(group, "id") or refers_to(alias, "properties", group)
+        if tags.get(azure_landing.TAG_SIDE) == side and not placed:
+            yield f"the {side} subscription {alias.name} is not created in the {side} management group (its guardrails do not reach it)"
+    assigned: dict[str | None, list[Any]] = {}
+    for assignment in concepts.of(resources, "guardrail-policy"):
+        if assignment.resource_type.startswith("azure-native:") and refers_to(assignment, "scope", group):
+            narrowed = [k for k in azure_landing.NARROWING if _read(assignment, k) not in (None, [], {})]
+            if narrowed:
+                yield f"{assignment.name} at the {side} management group is narrowed by {', '.join(narrowed)}: a guardrail with holes"
+            definition = azure_landing.definition_of(_read(assignment, "policyDefinitionId"))
+            assigned.setdefault(definition, []).append(assignment)
+    allowed = set(ctx.allowed_regions or ())
+    locations = assigned.get(azure_landing.ALLOWED_LOCATIONS, [])
+    if not locations:
+        yield f"the {side} management group has no Allowed locations assignment"
+    for assignment in locations:
+        if not azure_landing.enforced(_read(assignment, "enforcementMode")):
+            yield f"the {side} management group's Allowed locations assignment is not enforced (DoNotEnforce only audits)"
+        listed = azure_landing.parameter_list(_read(assignment, "parameters"), "listOfAllowedLocations")
+        if listed is None:
+            yield f"the {side} management group's Allowed locations assignment lists no locations"
+        elif allowed and (beyond := set(listed) - allowed):
+            yield f"the {side} management group's Allowed locations allows {', '.join(sorted(beyond))} beyond allowedRegions"
+    skus = assigned.get(azure_landing.ALLOWED_VM_SKUS, [])
+    if side == "training":
+        if skus:
+            yield "the training management group restricts VM sizes: the serving guardrail is assigned to training"
+        return
+    denied = set(ctx.config.get("deniedFamilies") or [])
+    if not skus:
+        yield "the serving management group has no Allowed virtual machine size SKUs assignment"
+    for assignment in skus:
+        if not azure_landing.enforced(_read(assignment, "enforcementMode")):
+            yield "the serving management group's VM size assignment is not enforced (DoNotEnforce only audits)"
+        listed = azure_landing.parameter_list(_read(assignment, "parameters"), "listOfAllowedSKUs")
+        if listed is None:
+            yield "the serving management group's VM size assignment lists no sizes"
+        elif training := sorted(denied & set(listed)):
+            yield f"the serving management group allows the training sizes {', '.join(training)}"
+
+
 def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Each side's OU carries its guardrail SCPs and none of the other side's (module docstring). Ours; the
     guardrails are AWS's own SCP examples (https://docs.aws.amazon.com/organizations/latest/userguide/orgs_manage_policies_scps_examples.html)."""
@@ -183,10 +230,17 @@ def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable
     ous = {side: ou for ou in concepts.of(resources, "org-unit") if (side := _side(ou)) is not None}
     for side in WORKLOADS:
         if side not in ous:
-            yield stack, f"a landing stack has an OU (gcp: folder) for each side; none is tagged {TAG_SIDE}={side}"
+            yield (
+                stack,
+                f"a landing stack has an OU (gcp: folder, azure: management group) for each side; none is tagged {TAG_SIDE}={side}",
+            )
             continue
         if ous[side].resource_type == gcp_landing.FOLDER:
             for message in _gcp_side_problems(side, ous[side], resources, ctx):
+                yield ous[side].urn, message
+            continue
+        if ous[side].resource_type == azure_landing.MANAGEMENT_GROUP:
+            for message in _azure_side_problems(side, ous[side], resources, ctx):
                 yield ous[side].urn, message
             continue
         for message in _side_problems(side, ous[side], ous, resources, ctx):

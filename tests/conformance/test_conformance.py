@@ -454,7 +454,7 @@ def test_every_kind_the_components_can_create_is_previewed_by_a_stack_or_variant
     from accelstack.engine.preview import preview_stack
 
     repo = Path(__file__).resolve().parents[2]
-    for name in ("aws-landing", "gcp-landing"):
+    for name in ("aws-landing", "azure-landing", "gcp-landing"):
         landing = preview_stack(repo / "stacks" / "not-shipped" / f"Pulumi.{name}.yaml", [], repo)
         previewed |= {r.type for r in landing.resources}
     assert {"aws:autoscaling/schedule:Schedule", "gcp:compute/resizeRequest:ResizeRequest"} <= set(made)

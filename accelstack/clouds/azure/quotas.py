@@ -29,3 +29,18 @@ QUOTAS: dict[str, dict[str, Quota]] = {
     "on-demand": {name: Quota(family, "vCPUs") for name, family in ON_DEMAND_FAMILIES.items()},
     "spot": dict.fromkeys(ACCELERATED_INSTANCES, SPOT),
 }
+
+
+def quota_request_command(subscription: str, region: str, quota: str, amount: int) -> str:
+    """The manual quota step for one need (azure-native has no per-subscription quota request resource): `az quota
+    create` (learn.microsoft.com/cli/azure/quota) on the subscription's Microsoft.Compute location, the family's
+    usage name as resource name; Spot counts under resource type lowPriority, the families under dedicated."""
+    import shlex
+
+    name = quota.split(" ", 1)[0]
+    kind = "lowPriority" if name == "lowPriorityCores" else "dedicated"
+    scope = f"/subscriptions/{subscription}/providers/Microsoft.Compute/locations/{region}"
+    return (
+        f"az quota create --resource-name {shlex.quote(name)} --scope {shlex.quote(scope)} "
+        f"--limit-object value={int(amount)} --resource-type {kind}"
+    )

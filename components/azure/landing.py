@@ -1,0 +1,186 @@
+"""Azure landing parts: a management group and a subscription (alias) per side, Azure Policy assignments, budgets.
+
+Deployed from the management subscription (its provider); the caller needs Management Group Contributor on the
+parent management group and a subscription-creator role on the billing scope (Microsoft Learn, "Programmatically
+create Azure subscriptions with the latest APIs"). Input names and required fields are pulumi_azure_native's
+(management/management_group.py, subscription/alias.py, management/management_group_subscription.py,
+authorization/policy_assignment.py, consumption/budget.py).
+
+Quota: azure-native has no per-subscription quota request resource (quota/group_quota.py allocates a management
+group's group quota, which needs a separate enrollment), so the planner's needs are a documented manual step:
+`az quota create` per side, region and VM family, printed by `quota_commands` and logged at preview.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from accelstack.clouds import registry
+from accelstack.clouds.azure.quotas import quota_request_command
+from accelstack.components.recipes.landing import LandedAccount, LandingParts, LandingRecipe
+from accelstack.planner.landing_plan import LandingPlan, QuotaNeed
+from accelstack.spec.accounts import AzureAccount
+from accelstack.spec.landing import SIDES, LandingStack
+
+# Built-in policy definitions (Microsoft Learn, "Azure Policy built-in policy definitions", General and Compute).
+ALLOWED_LOCATIONS = "/providers/Microsoft.Authorization/policyDefinitions/e56962a6-4747-49cd-b67b-bf8b01975c4c"
+ALLOWED_VM_SKUS = "/providers/Microsoft.Authorization/policyDefinitions/cccc23c7-8427-4f53-ad12-b6a63eb452b3"
+MANAGEMENT_GROUPS = "/providers/Microsoft.Management/managementGroups/"
+# Budget notifications: as AWS's and GCP's, 80% actual and 100% forecast (consumption/_inputs.py NotificationArgs).
+BUDGET_ALERTS = (("actual80", 80.0, "Actual"), ("forecast100", 100.0, "Forecasted"))
+# Budgets need a start on the first of a month, not before June 2017 (Microsoft Learn, Budgets - Create Or Update).
+BUDGET_START = "2026-01-01T00:00:00Z"
+
+
+def group_name(prefix: str, side: str) -> str:
+    """The side's management group id (letters, digits, '-', up to 90): what the packs find its side by."""
+    return f"{prefix}-{side}"
+
+
+def serving_skus(families: tuple[str, ...]) -> list[str]:
+    """The VM sizes the serving side may run: the catalog's, less the training families the planner picks."""
+    catalog = registry.get("azure").catalog
+    return sorted(name for name, vm in catalog.instances.items() if vm.family not in families)
+
+
+def quota_commands(needs: list[QuotaNeed]) -> list[str]:
+    """The manual quota step, one `az quota create` per need (the subscription id is the landing output)."""
+    return [quota_request_command(f"<{need.side}AccountId>", need.region, need.quota, need.amount) for need in needs]
+
+
+class AzureLandingParts(LandingParts):
+    """The Azure landing resources (pulumi_azure_native.management, subscription, authorization, consumption)."""
+
+    def group(self, side: str) -> azure_native.management.ManagementGroup:
+        return azure_native.management.ManagementGroup(
+            f"{self.prefix}-{side}",
+            # group_id is the management group's name in its ARM id; changing it replaces the group.
+            group_id=group_name(self.prefix, side),
+            display_name=f"accelstack-{side}",
+            details=azure_native.management.CreateManagementGroupDetailsArgs(
+                parent=azure_native.management.CreateParentGroupInfoArgs(
+                    id=MANAGEMENT_GROUPS + self.spec.organization.parent_id
+                )
+            ),
+            opts=self.opts,
+        )
+
+    def _assign(
+        self, side: str, group: pulumi.CustomResource, name: str, definition: str, values: dict[str, list[str]]
+    ) -> azure_native.authorization.PolicyAssignment:
+        return azure_native.authorization.PolicyAssignment(
+            f"{self.prefix}-{side}-{name}",
+            # Assignment names at management-group scope: at most 24 characters (Microsoft Learn, "Azure Policy
+            # assignment structure").
+            policy_assignment_name=f"acc-{side[:5]}-{name}"[:24],
+            scope=group.id,
+            policy_definition_id=definition,
+            display_name=f"accelstack {side}: {name}",
+            # Default enforces; written so no edit drops it (DoNotEnforce only audits).
+            enforcement_mode="Default",
+            parameters={
+                key: azure_native.authorization.ParameterValuesValueArgs(value=value) for key, value in values.items()
+            },
+            opts=self.opts,
+        )
+
+    def guardrails(self, groups: dict[str, pulumi.CustomResource]) -> list[pulumi.Resource]:
+        made: list[pulumi.Resource] = [
+            self._assign(
+                side,
+                groups[side],
+                "locations",
+                ALLOWED_LOCATIONS,
+                {"listOfAllowedLocations": list(self.spec.organization.allowed_regions)},
+            )
+            for side in SIDES
+        ]
+        made.append(
+            self._assign(
+                "serving",
+                groups["serving"],
+                "vm-skus",
+                ALLOWED_VM_SKUS,
+                {"listOfAllowedSKUs": serving_skus(self.plan.training_families)},
+            )
+        )
+        return made
+
+    def account(self, side: str, group: pulumi.CustomResource, after: list[pulumi.Resource]) -> LandedAccount:
+        name = self.spec.side(side).account.name
+        alias = azure_native.subscription.Alias(
+            f"{self.prefix}-{side}-subscription",
+            # The alias name is the subscription's create-once key: a new one creates another subscription.
+            alias_name=name,
+            properties=azure_native.subscription.PutAliasRequestPropertiesArgs(
+                display_name=name,
+                billing_scope=self.spec.organization.billing_scope,
+                workload="Production",
+                # Created straight into the side's management group, under its guardrails.
+                additional_properties=azure_native.subscription.PutAliasRequestAdditionalPropertiesArgs(
+                    management_group_id=group.id,
+                    tags={"accelstack-side": side, "accelstack-workload": "landing", "accelstack-stack": self.prefix},
+                ),
+            ),
+            # Deleting the alias does not cancel the subscription, but a replace would create a second one.
+            opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(protect=True, depends_on=after)),
+        )
+        subscription_id: pulumi.Output[str] = alias.properties.apply(lambda p: p.subscription_id)
+        if needs := self.plan.side_needs(side):
+            pulumi.log.info(
+                f"{self.prefix}: the {side} subscription's quota is a manual step; after `pulumi up`, run: "
+                + "; ".join(quota_commands(needs))
+            )
+        return LandedAccount(side, subscription_id, None, alias)
+
+    def apart(
+        self, groups: dict[str, pulumi.CustomResource], accounts: dict[str, LandedAccount]
+    ) -> list[pulumi.Resource]:
+        # Subscriptions share no role assignments: a side's principals reach the other only through an assignment
+        # in the other's subscription, which its workload stack's packs refuse (policies/separation).
+        return []
+
+    def inside(self, account: LandedAccount, needs: list[QuotaNeed]) -> list[pulumi.Resource]:
+        org = self.spec.organization
+        side = self.spec.side(account.side)
+        return [
+            azure_native.consumption.Budget(
+                f"{self.prefix}-{account.side}-budget",
+                budget_name=f"accelstack-{account.side}",
+                scope=pulumi.Output.concat("/subscriptions/", account.account_id),
+                amount=side.monthly_budget_usd,
+                category="Cost",
+                time_grain="Monthly",
+                time_period=azure_native.consumption.BudgetTimePeriodArgs(start_date=BUDGET_START),
+                notifications={
+                    key: azure_native.consumption.NotificationArgs(
+                        enabled=True,
+                        operator="GreaterThanOrEqualTo",
+                        threshold=threshold,
+                        threshold_type=kind,
+                        contact_emails=list(org.alert_emails),
+                    )
+                    for key, threshold, kind in BUDGET_ALERTS
+                },
+                opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[account.resource])),
+            )
+        ]
+
+
+def build_landing(spec: LandingStack, plan: LandingPlan) -> LandingRecipe:
+    """The landing stack, from the management subscription (the provider pinned to it)."""
+    account = spec.account
+    if not isinstance(account, AzureAccount):
+        raise TypeError(f"stack {spec.stack}: an Azure landing stack needs an Azure account block")
+    root = pulumi.ComponentResource("accelstack:azure:LandingStack", spec.stack)
+    provider = azure_native.Provider(
+        f"{spec.stack}-azure",
+        subscription_id=account.subscription_id,
+        tenant_id=account.tenant_id,
+        location=account.region,
+        client_id=account.deploy_identity,
+        opts=pulumi.ResourceOptions(parent=root),
+    )
+    parts = AzureLandingParts(spec, plan, pulumi.ResourceOptions(parent=root, provider=provider))
+    return LandingRecipe(spec.stack, parts, pulumi.ResourceOptions(parent=root))
