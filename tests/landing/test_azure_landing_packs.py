@@ -15,6 +15,7 @@ from accelstack.engine.pack_context import landing_context
 from accelstack.engine.policy_runner import Verdict, policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
 from accelstack.examples import example_file
+from tests.landing.export_lookup import entry, resources, sides
 
 REPO = Path(__file__).resolve().parents[2]
 LANDING_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.azure-landing.yaml"
@@ -32,20 +33,6 @@ def previewed() -> PreviewResult:
 def verdicts(doc: Doc) -> list[Verdict]:
     result = previewed()
     return policy_verdicts(doc, None, context=landing_context(result.spec, result.landing_plan))
-
-
-def resources(doc: Doc) -> list[dict[str, Any]]:
-    return doc["deployment"]["resources"]
-
-
-def entry(doc: Doc, name: str, type_token: str) -> dict[str, Any]:
-    matches = [r for r in resources(doc) if r["type"] == type_token and r["urn"].endswith(f"::{name}")]
-    assert len(matches) == 1, f"{type_token} {name}: {len(matches)} in the export"
-    return matches[0]
-
-
-def sides(resource: dict[str, Any]) -> list[dict[str, Any]]:
-    return [resource[side] for side in ("inputs", "outputs") if isinstance(resource.get(side), dict)]
 
 
 def group_urn(doc: Doc, side: str) -> str:

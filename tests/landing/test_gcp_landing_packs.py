@@ -15,6 +15,7 @@ from accelstack.engine.pack_context import landing_context
 from accelstack.engine.policy_runner import Verdict, policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
 from accelstack.examples import example_file
+from tests.landing.export_lookup import entry, resources, sides
 
 REPO = Path(__file__).resolve().parents[2]
 LANDING_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.gcp-landing.yaml"
@@ -38,20 +39,6 @@ def context() -> dict[str, Any]:
 
 def verdicts(doc: Doc, ctx: dict[str, Any] | None = None) -> list[Verdict]:
     return policy_verdicts(doc, None, context=context() if ctx is None else ctx)
-
-
-def resources(doc: Doc) -> list[dict[str, Any]]:
-    return doc["deployment"]["resources"]
-
-
-def entry(doc: Doc, name: str, type_token: str) -> dict[str, Any]:
-    matches = [r for r in resources(doc) if r["type"] == type_token and r["urn"].endswith(f"::{name}")]
-    assert len(matches) == 1, f"{type_token} {name}: {len(matches)} in the export"
-    return matches[0]
-
-
-def sides(resource: dict[str, Any]) -> list[dict[str, Any]]:
-    return [resource[side] for side in ("inputs", "outputs") if isinstance(resource.get(side), dict)]
 
 
 def folder_urn(doc: Doc, side: str) -> str:
