@@ -8,6 +8,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_oci as oci
 
+from accelstack.components.node_images import NOBLE_ARCHIVE, UBUNTU_BASE, NodeImage
+from accelstack.components.oci.node_platform import OCA_UNIT
+
 OPERATING_SYSTEM = "Canonical Ubuntu"
 OPERATING_SYSTEM_VERSION = "24.04"
 
@@ -30,3 +33,25 @@ def image_for_shape(compartment_id: str, shape: str, opts: pulumi.InvokeOptions)
         return found[0].id
 
     return images.images.apply(first)
+
+
+# What that image has and can install, per node role (components/node_images.py): the boot tests' machines.
+# OCI's Canonical Ubuntu platform images are Canonical's cloud image plus OCI's guest pieces: the Oracle Cloud Agent,
+# which Ubuntu carries as a snap (its unit is snap.oracle-cloud-agent.oracle-cloud-agent.service, not the RPM's
+# oracle-cloud-agent.service of Oracle Linux), and cloud-init's Oracle datasource. They carry no NVIDIA driver, no
+# CUDA, no Mellanox OFED / DOCA and no oci CLI: the GPU-ready images with driver, CUDA and OFED for BM.GPU shapes are
+# the OCI HPC team's custom builds (github.com/oracle-quickstart/oci-hpc-images: "Canonical-Ubuntu-22.04-DOCA-OFED-
+# 3.2.1-GPU-580-OPEN-CUDA-13.0", "Oracle-Linux-8.10-RHCK-DOCA-OFED-...-GPU-..."), imported per tenancy from an
+# object storage URI, never returned by get_images for "Canonical Ubuntu". No Slurm either: the generator installs
+# noble's archive packages.
+_PLATFORM_UBUNTU = NodeImage(
+    description=f"OCI platform image {OPERATING_SYSTEM} {OPERATING_SYSTEM_VERSION} (newest compatible with the shape)",
+    release="ubuntu-24.04",
+    package_manager="apt",
+    ships=UBUNTU_BASE,
+    installable=NOBLE_ARCHIVE,
+    # NVIDIA's apt repository for the container toolkit the node's enroot setup adds.
+    repositories={"nvidia.github.io/libnvidia-container": frozenset({"nvidia-container-toolkit"})},
+    services=frozenset({OCA_UNIT, "snapd.service"}),
+)
+IMAGES: dict[str, NodeImage] = {"slurm-head": _PLATFORM_UBUNTU, "training-node": _PLATFORM_UBUNTU}

@@ -20,6 +20,9 @@ from accelstack.components.node_platform import (
 )
 from accelstack.spec.models import StackSpec
 
+# The Oracle Cloud Agent's unit on OCI's Ubuntu platform images, where the agent is a snap (components/oci/images.py).
+OCA_UNIT = "snap.oracle-cloud-agent.oracle-cloud-agent.service"
+
 # Instance metadata service v2 (docs.oracle.com/iaas/Content/Compute/Tasks/gettingmetadata.htm): every request
 # carries `Authorization: Bearer Oracle` (v2 refuses requests without it) and answers leaves as plain text.
 # METADATA_ENDPOINT points it at a test double.
@@ -150,8 +153,10 @@ class OciNodePlatform:
 
     def units_before_slurmd(self, instance: InstanceType | None) -> tuple[str, ...]:
         """The Oracle Cloud Agent configures the RDMA NICs (its HPC RDMA Auto-Configuration plugin): jobs start
-        after it; on the head (no RDMA) nothing."""
-        return ("oracle-cloud-agent.service",) if instance is not None and instance.has_fabric else ()
+        after it; on the head (no RDMA) nothing. On Ubuntu the agent is a snap, so its unit is the snap's
+        (components/oci/images.py): Oracle Linux's `oracle-cloud-agent.service` does not exist there, and an
+        After= on a missing unit orders nothing, silently."""
+        return (OCA_UNIT,) if instance is not None and instance.has_fabric else ()
 
     def fabric_hooks(self, instance: InstanceType | None) -> FabricHooks | None:
         """None: the agent plugins authenticate and address the RoCE NICs (oci-hpc's rdma_subnet is the plugins'

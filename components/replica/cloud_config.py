@@ -28,6 +28,7 @@ MODEL_DIR = "/opt/accelstack/models"
 WORKER_DIR = "/opt/accelstack"
 WORKER_ENV_FILE = "/etc/accelstack/worker.env"
 PREPARE_PATH = "/usr/local/bin/accelstack-prepare"
+RUNTIME_SETUP_PATH = "/usr/local/bin/accelstack-runtime-setup"
 SERVER_UNIT = "accelstack-server.service"
 ADMISSION_UNIT = "accelstack-admission.service"
 WORKER_UNIT = "accelstack-worker.service"
@@ -63,6 +64,14 @@ def prepare_script(setup: str, syncs: list[str], image: str) -> str:
         f"mkdir -p {MODEL_DIR}\n" + "".join(f"{sync}\n" for sync in syncs) + f"docker pull {shell_word(image)}\n"
         f"{record_command('prepare', 'ok')}\n"
     )
+
+
+def runtime_setup_script(setup: str) -> str:
+    """The container runtime where the image lacks it, installed once from runcmd before any unit starts: the server
+    unit Requires docker.service, and systemd refuses to start a unit whose required unit does not exist ("Unit
+    docker.service not found") before running any of its ExecStartPre, so the prepare script is too late for it.
+    A failure is recorded as the prepare stage's."""
+    return f"#!/bin/bash\nset -euo pipefail\n{STATUS_FUNCTION}trap 'status_failed prepare' ERR\n{setup}"
 
 
 def server_unit(image: str, server: list[str]) -> str:
@@ -131,6 +140,8 @@ class ReplicaCloudConfig:
     extra_files: list[dict] = field(default_factory=list)  # after the prepare script
     extra_units: list[str] = field(default_factory=list)  # units among extra_files, started with the others
     first_commands: list[list[str]] = field(default_factory=list)  # runcmd, before the worker's install
+    # The container runtime (Docker, NVIDIA's toolkit) where the image may lack it: run once before the units start.
+    runtime_setup: str = ""
     comment: str = ""  # under the header, for whoever reads the rendered file
 
     def document(self) -> dict[str, Any]:
@@ -155,12 +166,18 @@ class ReplicaCloudConfig:
             write_file(WORKER_ENV_FILE, environment_file(self.environment), "0600"),
             write_file(STATUS_COMMAND, STATUS_SCRIPT, "0755"),
             write_file(PREPARE_PATH, prepare_script(self.prepare_setup, self.syncs, self.image), "0755"),
+            *(
+                [write_file(RUNTIME_SETUP_PATH, runtime_setup_script(self.runtime_setup), "0755")]
+                if self.runtime_setup
+                else []
+            ),
             *self.extra_files,
             write_file(f"/etc/systemd/system/{SERVER_UNIT}", server_unit(self.image, self.server)),
             write_file(f"/etc/systemd/system/{front_name}", front),
         ]
         doc["runcmd"] = [
             *self.first_commands,
+            *([[RUNTIME_SETUP_PATH]] if self.runtime_setup else []),
             *([] if self.proxy else self.worker_install),
             ["systemctl", "daemon-reload"],
             ["systemctl", "enable", "--now", SERVER_UNIT, front_name, *self.extra_units],

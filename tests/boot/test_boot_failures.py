@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(can_boot() is not None, reason=str(can_boot()))
 
 CASES = [
     (stack, role)
-    for stack in ("aws-training", "azure-training", "gcp-training")
+    for stack in ("aws-training", "azure-training", "gcp-training", "oci-training")
     for role in ("slurm-head", "training-node")
 ]
 
@@ -54,5 +54,21 @@ def test_an_azure_machine_outside_the_vaults_firewall_cannot_read_its_secrets(ro
     machine = boot_launched("azure", capture, resource, IMAGES["azure"][role], tmp_path)
     assert not machine.ok
     assert "returned error: 403" in machine.console and "could not fetch the munge key" in machine.console
+    assert "accelstack-setup: FAILED" in machine.console, machine.console
+    assert machine.file("/var/lib/accelstack/first-boot.status").startswith("failed")
+
+
+@pytest.mark.parametrize("role", ["slurm-head", "training-node"])
+def test_an_oci_machine_its_policies_do_not_let_read_the_munge_key_fails_visibly(role: str, tmp_path: Path) -> None:
+    """The instance principal reads the munge key only as the stack's policy allows (`read secret-bundles ... where
+    target.secret.id = ...`): without that statement Vault answers NotAuthorizedOrNotFound, the boot stops and says
+    so. (The shipped stack grants it: test_boots_run.)"""
+    capture = copy.deepcopy(deployed("oci-training")[0])
+    for policy in capture.by_type("oci:Identity/policy:Policy"):
+        policy.inputs["statements"] = [s for s in policy.inputs["statements"] if "secret-bundles" not in s]
+    resource = next(r for r in capture.resources if documents(r.inputs) and role_of(r) == role)
+    machine = boot_launched("oci", capture, resource, IMAGES["oci"][role], tmp_path)
+    assert not machine.ok
+    assert "NotAuthorizedOrNotFound" in machine.console and "could not fetch the munge key" in machine.console
     assert "accelstack-setup: FAILED" in machine.console, machine.console
     assert machine.file("/var/lib/accelstack/first-boot.status").startswith("failed")

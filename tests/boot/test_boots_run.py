@@ -20,6 +20,7 @@ from accelstack.components.aws.images import IMAGES as AWS_IMAGES
 from accelstack.components.azure.images import IMAGES as AZURE_IMAGES
 from accelstack.components.gcp.images import IMAGES as GCP_IMAGES
 from accelstack.components.node_images import NodeImage
+from accelstack.components.oci.images import IMAGES as OCI_IMAGES
 from accelstack.engine.capture import Capture, Registration
 from accelstack.examples import SHIPPED_EXAMPLES
 from tests.boot.machine import Boot, boot, can_boot
@@ -30,8 +31,9 @@ from tests.stack_edits import deployed, updated
 pytestmark = pytest.mark.skipif(can_boot() is not None, reason=str(can_boot()))
 
 REPO = Path(__file__).resolve().parents[2]
-IMAGES = {"aws": AWS_IMAGES, "azure": AZURE_IMAGES, "gcp": GCP_IMAGES}
-BOOT_KEYS = ("userData", "customData", "user-data", "startup-script", "metadataStartupScript")
+IMAGES = {"aws": AWS_IMAGES, "azure": AZURE_IMAGES, "gcp": GCP_IMAGES, "oci": OCI_IMAGES}
+# OCI's boot document is the instance metadata's user_data (a free-form map: its key keeps its snake_case).
+BOOT_KEYS = ("userData", "customData", "user-data", "startup-script", "metadataStartupScript", "user_data")
 # What each role must be running when its boot ends.
 SERVES = {"slurm-head": {"munge.service", "slurmctld.service"}, "training-node": {"munge.service", "slurmd.service"}}
 # With Slurm accounting the head runs slurmdbd too (the fake answers sacctmgr only while it does).
@@ -39,17 +41,8 @@ ACCOUNTING = "training.scheduler.accounting=database"
 ACCOUNTING_SERVES = {"slurm-head": {"slurmdbd.service"}}
 
 
-# Clouds whose boots this machine cannot run yet (it fakes no metadata service of theirs), and where they run instead.
-NOT_BOOTED_HERE = {
-    "oci": (
-        "OCI's node platform runs against a fake IMDS v2 and a fake oci CLI in tests/components/oci "
-        "(test_oci_node_platform.py); tests/boot/machine fakes no OCI metadata service or image table yet"
-    ),
-}
-
-
 def stacks() -> list[str]:
-    return sorted(s for s in SHIPPED_EXAMPLES if s.split("-")[0] not in NOT_BOOTED_HERE)
+    return sorted(SHIPPED_EXAMPLES)
 
 
 def documents(node, found=None) -> list[str]:

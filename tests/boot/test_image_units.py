@@ -16,7 +16,6 @@ from accelstack.spec.loader import load_stack
 from tests.boot.test_boots_run import IMAGES
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
-# OCI boots a stock Ubuntu image (components/oci/images.py): no image of accelstack's ships units to check.
 TRAINING = [
     p.name.split(".")[1]
     for p in example_files(STACKS_DIR)

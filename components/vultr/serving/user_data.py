@@ -25,7 +25,8 @@ WEIGHTS_KEY_FILE = "/etc/accelstack/weights-key.env"
 LOAD_BALANCER_CLIENT_HOP = 1
 
 # Ubuntu 22.04 on a Vultr GPU plan: the NVIDIA driver comes with the plan's image; Docker and the container toolkit
-# may not, so they are installed when missing (NVIDIA's apt repository; nvidia-ctk wires Docker's runtime).
+# do not (components/vultr/images.py), so they are installed when missing (NVIDIA's apt repository; nvidia-ctk wires
+# Docker's runtime), once, before the units start.
 RUNTIME_SETUP = """\
 if ! command -v docker >/dev/null; then
   apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -yq docker.io awscli curl gnupg
@@ -66,7 +67,9 @@ def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, region: str, a
         ),
         shipped=proxy_files(),
         environment=dict(admission.environment),
-        prepare_setup=RUNTIME_SETUP,
+        prepare_setup="",
+        # Installed before the units start: the server unit Requires docker.service (cloud_config.runtime_setup_script).
+        runtime_setup=RUNTIME_SETUP,
         syncs=[weights_sync(src, dst, region) for src, dst in syncs],
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),

@@ -156,6 +156,7 @@ def boot(
     sysfs: dict[str, str] | None = None,
     after: str = "",
     stored: dict[str, dict[str, str]] | None = None,
+    files: dict[str, str] | None = None,
 ) -> Boot:
     """Boot `document` on a machine of `image` in `cloud`; `work` receives everything it did."""
     work.mkdir(parents=True, exist_ok=True)
@@ -182,6 +183,12 @@ def boot(
     (etc / "os-release").write_text(RELEASES[release])
     hosts = "127.0.0.1 localhost\n" + "".join(f"{a} {n}\n" for n, a in image.hosts.items())
     (etc / "hosts").write_text(hosts)
+    # Files something outside the boot document put on the machine before it booted (path -> content, root only).
+    for path, content in (files or {}).items():
+        target = work / "fs" / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+        target.chmod(0o600)
     (work / "devices.txt").write_text("\n".join(devices) + "\n")
     (work / "sysfs.json").write_text(json.dumps(sysfs or {}))
     (work / "after.sh").write_text(after)

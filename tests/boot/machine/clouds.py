@@ -1,7 +1,8 @@
 """Each cloud as a booting machine sees it: its metadata service's answers and the disks it attaches.
 
 Paths and formats are the services' own (EC2 "Instance metadata categories"; Compute Engine "Predefined
-metadata keys"; Azure IMDS "instance" and "identity" endpoints). Values come from the captured stack where
+metadata keys"; Azure IMDS "instance" and "identity" endpoints; OCI "Getting Instance Metadata" (IMDS v2: instance/,
+vnics/, identity/); Vultr "Instance Metadata Service" (/v1.json)). Values come from the captured stack where
 the stack decides them (the head's attached state disk), else are a plausible instance's.
 """
 
@@ -10,9 +11,14 @@ from __future__ import annotations
 import json
 
 from accelstack.engine.capture import Capture, Registration
+from tests.boot.machine.clouds_oci_vultr import oci_devices, oci_metadata, oci_objects, vultr_metadata
 
 
 def metadata(cloud: str, capture: Capture, resource: Registration) -> dict[str, str]:
+    if cloud == "oci":
+        return oci_metadata(capture, resource)
+    if cloud == "vultr":
+        return vultr_metadata(resource)
     return _instance_metadata(cloud, resource) | {
         f"instance/attributes/{key}": str(value)
         for key, value in (resource.inputs.get("metadata") or {}).items()
@@ -24,6 +30,8 @@ def objects(cloud: str, capture: Capture, resource: Registration | None = None) 
     """What the stack stored in the cloud that boots read back: SSM parameters and Key Vault secrets by name,
     and whether the vault's firewall refuses `resource`'s machines (their subnet is not among its rules)."""
     found: dict[str, dict[str, str]] = {"ssm": {}, "vault": {}}
+    if cloud == "oci":
+        return oci_objects(capture)
     if cloud == "aws":
         for parameter in capture.by_type("aws:ssm/parameter:Parameter"):
             found["ssm"][str(parameter.inputs.get("name"))] = _plain(parameter.inputs.get("value"))
@@ -133,6 +141,8 @@ def devices(cloud: str, capture: Capture, resource: Registration) -> tuple[str, 
     if cloud == "gcp":
         disks = resource.inputs.get("attachedDisks", [])
         return tuple(f"/dev/disk/by-id/google-{d['deviceName']}" for d in disks if d.get("deviceName"))
+    if cloud == "oci":
+        return oci_devices(capture, resource)
     return ()
 
 
@@ -142,6 +152,12 @@ def machine_type(cloud: str, resource: Registration) -> str:
         return str(inputs.get("instanceType", ""))
     if cloud == "azure":
         return str((inputs.get("sku") or {}).get("name") or (inputs.get("hardwareProfile") or {}).get("vmSize", ""))
+    if cloud == "oci":
+        return str(
+            inputs.get("shape") or ((inputs.get("instanceDetails") or {}).get("launchDetails") or {}).get("shape")
+        )
+    if cloud == "vultr":
+        return str(inputs.get("plan", ""))
     return str(inputs.get("machineType", ""))
 
 

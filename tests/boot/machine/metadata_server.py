@@ -4,6 +4,12 @@
   `GET /latest/...` carries `X-aws-ec2-metadata-token`; without it, 401 (IMDSv1 is off on the stacks).
 - GCE: `/computeMetadata/v1/...` only with `Metadata-Flavor: Google` (else 403).
 - Azure IMDS: `/metadata/...` only with `Metadata: true` and an `api-version` (else 400).
+- OCI IMDS v2 (docs.oracle.com/iaas/Content/Compute/Tasks/gettingmetadata.htm): `/opc/v2/...` only with
+  `Authorization: Bearer Oracle` (else 401); the legacy `/opc/v1/` is not modelled (404, logged), so a script that
+  used it shows. The instance principal's certificate, intermediate and key are leaves of the same tree
+  (`identity/cert.pem`, `identity/intermediate.pem`, `identity/key.pem`: what the SDK's signer reads).
+- Vultr: `/v1.json` (the whole document) and `/v1/<path>` leaves, no header (docs.vultr.com "Vultr Instance
+  Metadata Service").
 Managed-identity / service-account tokens are the fake cloud's: its APIs (the harness's curl and CLIs)
 accept those and nothing else. Every request is logged, so a test sees what a boot asked for, and a path the
 machine's table lacks answers 404 and is logged as unknown. Standard library only: it runs on the host's Python.
@@ -79,6 +85,16 @@ class Handler(BaseHTTPRequestHandler):
             if url.path == "/metadata/scheduledevents":
                 return self._answer(200, json.dumps(self._events()), "application/json")
             return self._lookup(url.path.removeprefix("/metadata/"))
+        if CLOUD == "oci":
+            if not url.path.startswith("/opc/v2/"):
+                return self._answer(404, "")
+            if self.headers.get("Authorization") != "Bearer Oracle":
+                return self._answer(401, '{"code": "NotAuthenticated"}')
+            return self._lookup(url.path.removeprefix("/opc/v2/"))
+        if CLOUD == "vultr":
+            if url.path == "/v1.json":
+                return self._answer(200, TREE["v1.json"], "application/json")
+            return self._lookup(url.path.removeprefix("/"))
         return self._answer(404, "")
 
     def do_POST(self) -> None:

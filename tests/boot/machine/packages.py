@@ -70,6 +70,9 @@ PACKAGES: dict[str, dict] = {
         "users": ["slurm"],
     },
     "curl": {},
+    "gnupg": {},
+    # Ubuntu's awscli (jammy: 1.22): the aws command; credentials from its environment or the instance's role.
+    "awscli": {"commands": {"aws": "/usr/bin/aws"}},
     "unzip": {"commands": {"unzip": "/usr/bin/unzip"}},
     "jq": {"commands": {"jq": "/usr/bin/jq"}},
     "python3-venv": {},

@@ -225,6 +225,7 @@ def install_local_deb(path: str, offered: dict[str, str]) -> None:
         os.makedirs(os.path.dirname("/" + target), exist_ok=True)
         with open("/" + target, "w") as out:
             out.write(text)
+    save("modules", load("modules", []) + manifest.get("modules", []))
     save("installed", [*load("installed", []), manifest["package"]])
     save("versions", {**load("versions", {}), manifest["package"]: manifest.get("version", "1")})
 
@@ -770,7 +771,26 @@ def pyxis_tarball(url: str) -> bytes:
     return buffer.getvalue()
 
 
+def whamcloud_client_deb(url: str) -> bytes:
+    """Whamcloud's public Lustre client .debs (downloads.whamcloud.com/public/lustre/lustre-<v>/ubuntu2404/client):
+    the DKMS module package builds lustre for the running kernel when installed (needs dkms and its headers), the
+    utilities carry mount.lustre and lfs."""
+    version = re.search(r"_([\d.]+)-1_amd64\.deb$", url).group(1)
+    if "lustre-client-modules-dkms_" in url:
+        manifest = {"package": "lustre-client-modules-dkms", "version": version,
+                    "depends": ["dkms", kernelled("linux-headers-@KERNEL@")], "modules": ["lustre"]}  # fmt: skip
+    else:
+        manifest = {"package": "lustre-client-utils", "version": version,
+                    "commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}}  # fmt: skip
+    return json.dumps(manifest).encode()
+
+
 DOWNLOADS = [
+    (
+        r"https://downloads\.whamcloud\.com/public/lustre/lustre-[\d.]+/ubuntu2404/client/"
+        r"lustre-client-(modules-dkms|utils)_[\d.]+-1_amd64\.deb$",
+        whamcloud_client_deb,
+    ),
     (r"https://github\.com/NVIDIA/enroot/releases/download/v[\d.]+/enroot(\+caps)?_[\d.]+-1_amd64\.deb$", enroot_deb),
     (r"https://github\.com/NVIDIA/pyxis/archive/refs/tags/v[\d.]+\.tar\.gz$", pyxis_tarball),
     (
@@ -805,6 +825,8 @@ def curl() -> None:
         elif arg.startswith("--") or re.fullmatch(r"-[a-zA-Z]+", arg):
             if (arg.startswith("-") and not arg.startswith("--") and "f" in arg) or arg == "--fail":
                 fail_on_error = True
+            if re.fullmatch(r"-[a-zA-Z]+o", arg):  # short flags bundled with -o (curl -fsSLo FILE URL)
+                output = args.pop(0)
         else:
             url = arg
     if url is None:
@@ -851,7 +873,9 @@ def imds_credentials() -> bool:
 
 
 def aws() -> None:
-    if not imds_credentials():
+    # The CLI's credential chain: the environment's keys first (an S3-compatible store's key), then the instance's role.
+    keyed = bool(os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY"))
+    if not keyed and not imds_credentials():
         fail('Unable to locate credentials. You can configure credentials by running "aws configure".', 253)
     log()
     if ARGS[:2] == ["secretsmanager", "get-secret-value"]:
@@ -920,8 +944,8 @@ def python_module() -> None:
         os.makedirs(f"{target}/bin", exist_ok=True)
         open(f"{target}/pyvenv.cfg", "w").write("home = /usr/bin\ninclude-system-site-packages = false\n")
         scripts = {
-            "python": '#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = pip ]; then shift 2; HARNESS_AS=venv-pip exec /harness/stub.py "$@"; fi\nexec /usr/bin/python3 "$@"\n',
-            "pip": '#!/bin/sh\nHARNESS_AS=venv-pip exec /harness/stub.py "$@"\n',
+            "python": f'#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = pip ]; then shift 2; HARNESS_VENV={target} HARNESS_AS=venv-pip exec /harness/stub.py "$@"; fi\nexec /usr/bin/python3 "$@"\n',
+            "pip": f'#!/bin/sh\nHARNESS_VENV={target} HARNESS_AS=venv-pip exec /harness/stub.py "$@"\n',
         }  # fmt: skip
         for name, text in {**scripts, "python3": scripts["python"], "pip3": scripts["pip"]}.items():
             open(f"{target}/bin/{name}", "w").write(text)
@@ -943,6 +967,59 @@ def cloud_init_status() -> None:
 
 def recorded() -> None:
     log()
+
+
+# Console scripts a pip install puts in the venv's bin/ (the package's entry points), for the packages boots install.
+PIP_ENTRY_POINTS = {"oci-cli": ["oci"]}
+
+
+def venv_pip() -> None:
+    """A venv's pip: `install` places the packages' console scripts in the venv's bin/ (oci-cli's `oci`)."""
+    log()
+    venv = os.environ.get("HARNESS_VENV", "")
+    if ARGS[:1] != ["install"] or not venv:
+        return
+    for package in [a for a in ARGS[1:] if not a.startswith("-")]:
+        for script in PIP_ENTRY_POINTS.get(package.split("==")[0], []):
+            path = os.path.join(venv, "bin", script)
+            if os.path.lexists(path):
+                os.remove(path)
+            os.symlink("/harness/stub.py", path)
+
+
+def oci_imds(path: str) -> str:
+    """A leaf of OCI's metadata service v2 (the Oracle bearer header it requires)."""
+    request = urllib.request.Request(
+        f"http://169.254.169.254/opc/v2/{path}", headers={"Authorization": "Bearer Oracle"}
+    )
+    return urllib.request.urlopen(request, timeout=5).read().decode()
+
+
+def oci() -> None:
+    """The OCI CLI signing as the instance principal: the signer reads the instance's certificate, intermediate and
+    key from IMDS v2 (oci.auth.signers.InstancePrincipalsSecurityTokenSigner), then the call is allowed only as the
+    stack's policies allow it (the Vault secrets its dynamic group may read: clouds_oci_vultr.oci_objects)."""
+    log()
+    if ARGS[:2] != ["--auth", "instance_principal"]:
+        fail("ERROR: Could not find config file at /root/.oci/config (no --auth instance_principal)", 1)
+    try:
+        for leaf in ("identity/cert.pem", "identity/intermediate.pem", "identity/key.pem"):
+            if "-----BEGIN" not in oci_imds(leaf):
+                raise OSError(leaf)
+    except OSError as error:
+        fail(f"oci: instance principal: cannot read the instance's certificate from the metadata service ({error})", 1)
+    words = ARGS[2:]
+    if words[:3] == ["secrets", "secret-bundle", "get"]:
+        secret = words[words.index("--secret-id") + 1]
+        if secret not in MACHINE["objects"].get("oci_secrets", {}):
+            fail('ServiceError: {"code": "NotAuthorizedOrNotFound", "status": 404}', 1)
+        if "--raw-output" not in words or 'data."secret-bundle-content".content' not in words:
+            fail("harness: a secret bundle read that does not print the content raw is not modelled")
+        print(MACHINE["secrets"]["munge"])
+        return
+    if words[:2] == ["os", "object"] and words[2:3] and words[2] in ("sync", "bulk-upload", "put", "get", "list"):
+        return
+    fail(f"harness: oci {' '.join(words)} is not modelled")
 
 
 def sacctmgr() -> None:
@@ -1171,7 +1248,7 @@ COMMANDS = {
     "slurmdbd": recorded, "sacctmgr": sacctmgr, "sshare": recorded,
     "munged": recorded, "dockerd": recorded, "lfs": recorded, "mount.lustre": recorded, "mount.nfs": recorded,
     "cloud-init": cloud_init_status, "jq": recorded, "pip3": recorded, "python3 -m pip": python_module,
-    "python3 -m venv": python_module, "venv-pip": recorded, "make": make, "gcc": recorded, "enroot": enroot,
+    "python3 -m venv": python_module, "venv-pip": venv_pip, "oci": oci, "make": make, "gcc": recorded, "enroot": enroot,
     "nvidia-container-cli": recorded, "mksquashfs": recorded, "unsquashfs": recorded, "parallel": recorded,
 }  # fmt: skip
 assert set(COMMANDS) == MODELLED, set(COMMANDS) ^ MODELLED

@@ -7,7 +7,7 @@ MODELLED = frozenset(
      "munge", "unmunge", "mungekey", "scontrol", "sinfo", "squeue", "scancel", "sbatch", "srun", "sacct", "salloc",
      "slurmd", "slurmctld", "munged", "dockerd", "lfs", "mount.lustre", "mount.nfs", "cloud-init", "jq", "pip3",
      "python3 -m pip", "python3 -m venv", "venv-pip", "dpkg-deb", "dpkg", "dpkg-query", "make", "gcc", "enroot",
-     "nvidia-container-cli", "mksquashfs", "unsquashfs", "parallel", "slurmdbd", "sacctmgr", "sshare"}
+     "nvidia-container-cli", "mksquashfs", "unsquashfs", "parallel", "slurmdbd", "sacctmgr", "sshare", "oci"}
 )  # fmt: skip
 # Base-image commands the harness answers for itself: those that change the machine or reach the network are
 # modelled; the rest (dpkg's database, the journal) would read the host's, so stub.py fails them as not modelled.
