@@ -156,6 +156,7 @@ def advise_command(
     """Decide what to build: a managed model API, LoRA on one machine, serving only, or distributed training."""
     stack_instance_type = None
     stated_lengths = None
+    latency_percentile = 95.0  # --latency-p95; a --stack's serving.load.latency states its own
     if stack is not None:
         spec = _serving_spec(stack, project_dir, overrides or [])
         cloud = cloud or spec.cloud
@@ -172,7 +173,8 @@ def advise_command(
                 serving.load.output_tokens,
             )
             latency = serving.load.latency
-            latency_p95 = latency.target_seconds if latency is not None and latency_p95 is None else latency_p95
+            if latency is not None and latency_p95 is None:
+                latency_p95, latency_percentile = latency.target_seconds, latency.percentile
             stated_lengths = of_load(serving.load)
     if custom_weights is None:
         raise CliError("give --custom-weights or --no-custom-weights (or --stack with a serving stack)")
@@ -188,7 +190,11 @@ def advise_command(
         input_tokens, output_tokens, lengths_option("--input-lengths", input_lengths, input_tokens),
         lengths_option("--output-lengths", output_lengths, output_tokens),
     )  # fmt: skip
-    load = Load(rps, input_tokens, output_tokens, latency_p95, lengths=lengths) if rps is not None else None
+    load = (
+        Load(rps, input_tokens, output_tokens, latency_p95, latency_percentile, lengths=lengths)
+        if rps is not None
+        else None
+    )
     chosen = cloud_named(cloud or DEFAULT_CLOUD)
     book_ = book(prices, cloud=chosen)
     measured = read_profile(profile)

@@ -282,12 +282,20 @@ def size_serving(
         precision=precision, kv_precision=kv_precision, tp=fit.tp, latency_seconds=latency_target,
         latency_percentile=latency_percentile if latency_target is not None else None, model=measured_time,
         lengths=lengths))  # fmt: skip
-    service = service_seconds or capacity.service_seconds
+    # The stack's worker keeps the batch cut to the latency target in flight (planner.serving_plan.cut_to_latency),
+    # and its request-rate target rests on the service time at that batch x the target utilization, as the plan's.
+    in_flight = capacity.batch
+    running = max(1.0, in_flight * target_utilization)
+    service = service_seconds or float(
+        capacity.model.service_seconds(input_tokens, output_tokens, running, context=capacity.context_tokens)
+        if capacity.model is not None
+        else capacity.service_seconds
+    )
     slo = latency_slo or latency_target or 10.0
     # What the serving stack's scaling policy tracks (planner.serving_plan): messages a replica owns,
     # waiting plus in flight, at the target utilization; AWS's SQS method is shown beside it.
-    backlog = serving.owned_backlog_target(concurrency)
-    backlog_at_slo = serving.backlog_target_from_slo(slo, service, concurrency)
+    backlog = serving.owned_backlog_target(in_flight, target_utilization)
+    backlog_at_slo = serving.backlog_target_from_slo(slo, service, in_flight)
     # Without a queue (serving.admission.kind replica) the load balancer counts requests, not a backlog: the same
     # target by Little's law (planner.serving_plan.requests_per_replica_minute_target).
     per_minute = round(backlog * 60 / service, 3)
@@ -313,14 +321,15 @@ def size_serving(
         ("KV per token", f"{kv.kv_bytes_per_token / 1024:.0f} KiB per GPU"),
         ("blocks (16 tokens)", f"{kv.blocks} = {kv.tokens} tokens"),
         ("concurrency", f"{kv.max_concurrency}x at {context} tokens ({counted(kv.max_concurrent_sequences, 'sequence')} "
-                        f"of {context} tokens; the queue worker keeps {concurrency} in flight)"),
+                        f"of {context} tokens; the queue worker keeps {in_flight} in flight"
+                        f"{'' if in_flight == concurrency else f', cut from {concurrency} to meet the latency target'})"),
         ("one replica", capacity.formula()),
         ("replicas", f"{counted(load.replicas, 'replica')} for {rps:g} req/s: {load.count_formula()}" if load is not None
                      else "give --rps (and --latency-target) for the replicas a load needs"),
         ("assumed", f"{capacity.assumptions()}; {target_utilization:.0%} target utilization"),
-        ("backlog per replica", f"{backlog:g} waiting + in flight (SQS Visible + NotVisible) = {concurrency} in flight x "
-                                f"{serving.DEFAULT_TARGET_UTILIZATION:.0%}, the stack's scaling target; AWS's SQS method "
-                                f"would be {backlog_at_slo} ({slo:g} s / {service:.3g} s x {concurrency}), which "
+        ("backlog per replica", f"{backlog:g} waiting + in flight (SQS Visible + NotVisible) = {in_flight} in flight x "
+                                f"{target_utilization:.0%}, the stack's scaling target; AWS's SQS method "
+                                f"would be {backlog_at_slo} ({slo:g} s / {service:.3g} s x {in_flight}), which "
                                 "parks every replica saturated with a queue"),
         ("without a queue", f"{per_minute:g} requests per replica per minute at the load balancer = backlog {backlog:g}"
                             f" / {service:.3g} s x 60 (Little's law; serving.admission.kind replica)"),

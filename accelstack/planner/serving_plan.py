@@ -161,6 +161,25 @@ def replica_concurrency(serving: ServingSpec, tensor_parallel: int, catalog: Cat
     )
 
 
+def cut_to_latency(concurrency: ReplicaConcurrency, load: LoadPlan | None) -> ReplicaConcurrency:
+    """The worker's concurrency cut to the batch the load plan runs: the largest whose service time meets
+    serving.load.latency (`planner.serving.replica_capacity`). A replica given more in flight would run batches whose
+    latency exceeds the target, and the scaling target (concurrency x utilization) would hold the fleet there,
+    below the count the planner sized (AWS example, p95 8 s at 5 req/s: 24 replicas planned at batch 1, the
+    simulator's fleet at 11 in flight reached p95 9.5 s)."""
+    if load is None or load.capacity.batch >= concurrency.sequences:
+        return concurrency
+    capacity = load.capacity
+    percentile = f"p{capacity.latency_percentile:g} " if capacity.latency_percentile is not None else ""
+    meets = "the largest batch whose" if capacity.meets_latency else "no batch's (so 1); the"
+    return dataclasses.replace(
+        concurrency,
+        sequences=capacity.batch,
+        basis=f"{concurrency.basis}; cut to {capacity.batch}: {meets} {percentile}service time meets "
+        f"serving.load.latency {capacity.latency_seconds:g} s (planner.serving.replica_capacity)",
+    )
+
+
 def load_plan(
     serving: ServingSpec, tensor_parallel: int, batch: int, catalog: Catalog, service_time: ServiceTime | None = None
 ) -> LoadPlan | None:
@@ -264,6 +283,7 @@ def plan_serving(
     concurrency = replica_concurrency(serving, tensor_parallel, catalog)
     service_time = service_time_model(serving, tensor_parallel, catalog, profile)
     load = load_plan(serving, tensor_parallel, concurrency.sequences, catalog, service_time)
+    concurrency = cut_to_latency(concurrency, load)
     # The service time the request-rate targets rest on (Little's law): the model's at the batch a replica runs at
     # the target utilization, for the stated load; else the spec's stated slo.serviceSeconds.
     service = slo.service_seconds

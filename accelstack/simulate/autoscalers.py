@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -176,32 +177,78 @@ def _changed(capacity: int, action: rules.ScaleAction) -> int:
     return capacity + step if action.direction == "Increase" else capacity - step
 
 
+# Azure Monitor: Service Bus and Application Gateway publish one value per metric a minute (PT1M, their finest
+# grain: "Azure Service Bus metrics", "Application Gateway metrics"). A trigger reduces the minutes of each grain
+# with its `statistic` (MetricStatisticType) and the grains of its window with its `timeAggregation`
+# (TimeAggregationType): Microsoft.Insights/autoscalesettings MetricTrigger.
+AZURE_METRIC_SECONDS = 60
+AZURE_STATISTICS: dict[str, Callable[[list[float]], float]] = {
+    "Average": lambda v: sum(v) / len(v), "Min": min, "Max": max, "Sum": sum, "Count": len,
+}  # fmt: skip
+AZURE_TIME_AGGREGATIONS: dict[str, Callable[[list[float]], float]] = {
+    "Average": lambda v: sum(v) / len(v), "Minimum": min, "Maximum": max, "Total": sum, "Count": len,
+    "Last": lambda v: v[-1],
+}  # fmt: skip
+
+
+@dataclass
+class AzureTriggerWindow:
+    """One trigger's metric as Azure Monitor reduces it: minutes -> grain (statistic) -> window (time
+    aggregation)."""
+
+    trigger: rules.MetricTrigger
+    minutes: list[float] = field(default_factory=list)
+    grains: deque = field(default_factory=deque)
+
+    def __post_init__(self) -> None:
+        t = self.trigger
+        if t.metric.statistic not in AZURE_STATISTICS or t.time_aggregation not in AZURE_TIME_AGGREGATIONS:
+            raise ValueError(
+                f"Azure trigger on {t.metric.name}: statistic {t.metric.statistic!r} / timeAggregation "
+                f"{t.time_aggregation!r} not modelled (statistics: {', '.join(AZURE_STATISTICS)}; aggregations: "
+                f"{', '.join(AZURE_TIME_AGGREGATIONS)})"
+            )
+        if t.time_grain_seconds % AZURE_METRIC_SECONDS or t.time_window_seconds < t.time_grain_seconds:
+            raise ValueError(
+                f"Azure trigger on {t.metric.name}: grain {t.time_grain_seconds} s not modelled (whole minutes, "
+                f"within the {t.time_window_seconds} s window)"
+            )
+        self.grains = deque(maxlen=t.time_window_seconds // t.time_grain_seconds)
+
+    def add(self, minute_value: float) -> float | None:
+        """One minute's value in; the window's aggregate out (None before the first whole grain)."""
+        self.minutes.append(minute_value)
+        if len(self.minutes) * AZURE_METRIC_SECONDS == self.trigger.time_grain_seconds:
+            self.grains.append(AZURE_STATISTICS[self.trigger.metric.statistic](self.minutes))
+            self.minutes = []
+        return AZURE_TIME_AGGREGATIONS[self.trigger.time_aggregation](list(self.grains)) if self.grains else None
+
+
 @dataclass
 class AzureAutoscale:
     """Azure Monitor autoscale on a VM scale set, replaying the plan's profile (`rules.AzureAutoscale`): each rule's
-    metric per one-minute grain (divided by the instance count where the rule says), its window's grains averaged
-    (timeAggregation Average) and compared to its threshold. Scale out when any Increase rule holds; scale in only
-    when every Decrease rule holds ("Understand autoscale settings": "on scale-out, autoscale runs if any rule is
-    met; on scale-in, autoscale requires all rules to be met"); no action within the last action's cooldown. A
-    window not yet full averages the grains there are (the metrics existed before the simulation)."""
+    metric read once a minute (divided by the instance count where the rule says), reduced per grain with its
+    statistic and over its window with its time aggregation (`AzureTriggerWindow`), and compared to its threshold.
+    Scale out when any Increase rule holds; scale in only when every Decrease rule holds ("Understand autoscale
+    settings": "on scale-out, autoscale runs if any rule is met; on scale-in, autoscale requires all rules to be
+    met"); no action within the last action's cooldown. A window not yet full reduces the grains there are (the
+    metrics existed before the simulation). ValueError on a statistic, aggregation or grain it does not model."""
 
     rule: rules.AzureAutoscale
-    interval: float = 60.0  # the time grain
-    grains: list[deque] = field(default_factory=list)
+    interval: float = float(AZURE_METRIC_SECONDS)
+    windows: list[AzureTriggerWindow] = field(default_factory=list)
     quiet_until: float = -math.inf
 
     def __post_init__(self) -> None:
-        self.interval = float(self.rule.rules[0].trigger.time_grain_seconds) if self.rule.rules else 60.0
-        self.grains = [deque(maxlen=max(1, r.trigger.time_window_seconds // r.trigger.time_grain_seconds))
-                       for r in self.rule.rules]  # fmt: skip
+        self.windows = [AzureTriggerWindow(r.trigger) for r in self.rule.rules]
 
     def decide(self, obs: Observation) -> int | None:
         capacity = obs.capacity
         holding = []
-        for grains, r in zip(self.grains, self.rule.rules, strict=True):
+        for window, r in zip(self.windows, self.rule.rules, strict=True):
             value = reading(r.trigger.metric.counts, obs)
-            grains.append(value / max(1, capacity) if r.trigger.divide_per_instance else value)
-            holding.append(_holds(r.trigger.operator, sum(grains) / len(grains), r.trigger.threshold))
+            aggregate = window.add(value / max(1, capacity) if r.trigger.divide_per_instance else value)
+            holding.append(aggregate is not None and _holds(r.trigger.operator, aggregate, r.trigger.threshold))
         if obs.now < self.quiet_until:
             return None
         out = [
@@ -226,15 +273,25 @@ class AzureAutoscale:
         return desired
 
 
+# A per-group metric with utilizationTargetType GAUGE: "the autoscaler will collect the average utilization ... from
+# the last couple of minutes, and compare the value to the utilization target" (Compute API,
+# AutoscalingPolicyCustomMetricUtilization.UtilizationTargetType): the samples visible in the last two minutes,
+# averaged. DELTA_PER_SECOND / DELTA_PER_MINUTE (rates of a cumulative metric) are not modelled.
+GCP_GAUGE_AVERAGE_SECONDS = 120
+GCP_TARGET_TYPES = ("GAUGE",)
+
+
 @dataclass
 class GcpAutoscaler:
     """Compute Engine autoscaler, replaying the plan's `rules.GcpAutoscaler`. On a per-group metric with
     singleInstanceAssignment: recommended size = ceil(metric / assignment), the metric being what the rule's metric
-    counts (num_undelivered_messages: every unacknowledged message, waiting or held by a replica). On load-balancing
-    utilization: ceil(requests/s / (maxRatePerInstance x target)). Scale-out follows the recommendation at once;
-    scale-in takes the highest recommendation of the stabilization period (10 minutes). The metric is sampled every
-    `sample_seconds` and visible `delay_seconds` later, so the autoscaler acts on a delayed value. The
-    initialization period only hides a new VM's own (per-instance) metrics, which neither signal reads."""
+    counts (num_undelivered_messages: every unacknowledged message, waiting or held by a replica), a GAUGE averaged
+    over the samples of the last couple of minutes. On load-balancing utilization: ceil(requests/s /
+    (maxRatePerInstance x target)). Scale-out follows the recommendation at once; scale-in takes the highest
+    recommendation of the stabilization period (10 minutes). The metric is sampled every `sample_seconds` and
+    visible `delay_seconds` later, so the autoscaler acts on a delayed value. The initialization period only hides
+    a new VM's own (per-instance) metrics, which neither signal reads. ValueError on a target type it does not
+    model."""
 
     rule: rules.GcpAutoscaler
     interval: float = 60.0
@@ -243,6 +300,12 @@ class GcpAutoscaler:
 
     def __post_init__(self) -> None:
         self.interval = float(self.rule.sample_seconds)
+        metric = self.rule.metric
+        if metric is not None and metric.statistic not in GCP_TARGET_TYPES:
+            raise ValueError(
+                f"GCP autoscaler on {metric.name}: utilizationTargetType {metric.statistic!r} not modelled "
+                f"(modelled: {', '.join(GCP_TARGET_TYPES)})"
+            )
 
     def assignment(self) -> float:
         rule = self.rule
@@ -252,16 +315,30 @@ class GcpAutoscaler:
         assert rule.utilization_target and rule.max_rate_per_instance, "load-balancing utilization needs its rate"
         return rule.utilization_target * rule.max_rate_per_instance
 
-    def decide(self, obs: Observation) -> int | None:
+    def signal(self, now: float) -> float | None:
+        """What the autoscaler reads at `now`: the gauge's visible samples of the last couple of minutes averaged,
+        or the load balancer's latest visible rate; None while nothing is visible yet."""
         rule = self.rule
-        signal = reading(rule.metric.counts, obs) if rule.metric is not None else obs.arrivals_last_minute / 60.0
-        self.observed.append((obs.now, signal))
-        visible = [value for time, value in self.observed if time <= obs.now - rule.delay_seconds]
-        while len(self.observed) > 1 and self.observed[1][0] <= obs.now - rule.delay_seconds:
-            self.observed.popleft()
+        visible = [(time, value) for time, value in self.observed if time <= now - rule.delay_seconds]
         if not visible:
             return None
-        recommended = min(rule.maximum, max(rule.minimum, math.ceil(round(visible[-1] / self.assignment(), 9))))
+        latest = visible[-1][0]
+        if rule.metric is None:
+            recent = [visible[-1][1]]
+        else:
+            recent = [value for time, value in visible if time > latest - GCP_GAUGE_AVERAGE_SECONDS]
+        while self.observed[0][0] < latest - GCP_GAUGE_AVERAGE_SECONDS:  # no later read needs these
+            self.observed.popleft()
+        return sum(recent) / len(recent)
+
+    def decide(self, obs: Observation) -> int | None:
+        rule = self.rule
+        sample = reading(rule.metric.counts, obs) if rule.metric is not None else obs.arrivals_last_minute / 60.0
+        self.observed.append((obs.now, sample))
+        value = self.signal(obs.now)
+        if value is None:
+            return None
+        recommended = min(rule.maximum, max(rule.minimum, math.ceil(round(value / self.assignment(), 9))))
         self.recommendations.append((obs.now, recommended))
         while self.recommendations[0][0] < obs.now - rule.stabilization_seconds:
             self.recommendations.popleft()

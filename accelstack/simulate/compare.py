@@ -163,6 +163,13 @@ def combined(result: DesignResult, slo_share: float) -> dict[str, Any]:
     attainment = [s["slo"]["attainment"] for s in runs]
     totals = [s["cost"]["totalUsd"] for s in runs]
     mean_attainment = _mean(attainment, 5)
+    slo = {
+        **first["slo"],
+        "attainment": mean_attainment,
+        "met": mean_attainment >= slo_share,
+        "interval": _interval(attainment, 5),
+        "perSeed": attainment,
+    }
     return {
         **first,
         "seeds": len(runs),
@@ -170,13 +177,7 @@ def combined(result: DesignResult, slo_share: float) -> dict[str, Any]:
         "requests": {key: sum(s["requests"][key] for s in runs) for key in first["requests"]},
         "queueWaitSeconds": percentiles(result.wait, result.wait_sum),
         "latencySeconds": percentiles(result.latency, result.latency_sum),
-        "slo": {
-            **first["slo"],
-            "attainment": mean_attainment,
-            "met": mean_attainment >= slo_share,
-            "interval": _interval(attainment, 5),
-            "perSeed": attainment,
-        },
+        "slo": {**slo, "verdict": SLO_VERDICTS[slo_side({"slo": slo})]},
         "replicaHours": {key: _mean([s["replicaHours"][key] for s in runs], 2) for key in first["replicaHours"]},
         "scaling": {
             **{key: _mean([s["scaling"][key] for s in runs], 1) for key in first["scaling"]},
@@ -200,37 +201,76 @@ def verdict(a: dict[str, Any], b: dict[str, Any], what: str) -> int:
     return separate(_interval_of(a, what), _interval_of(b, what))
 
 
+def slo_side(summary: dict[str, Any]) -> int:
+    """+1: the design meets the SLO (its attainment interval lies at or above the required share), -1: it misses
+    (the interval lies below), 0: the interval straddles the share, so these seeds cannot tell. One seed has no
+    interval: its attainment decides."""
+    slo = summary["slo"]
+    interval = slo.get("interval")
+    if interval is None:
+        return 1 if slo["met"] else -1
+    if interval["low"] >= slo["required"]:
+        return 1
+    return -1 if interval["high"] < slo["required"] else 0
+
+
+SLO_VERDICTS = {1: "met", -1: "missed", 0: "undecided"}
+
+
+def _straddles(summary: dict[str, Any]) -> str:
+    interval = summary["slo"]["interval"]
+    return (
+        f"{summary['design']}'s attainment interval ({interval['low']:.2%}..{interval['high']:.2%}) straddles the "
+        f"required {summary['slo']['required']:.2%}"
+    )
+
+
 def recommend(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """The cheapest design meeting the SLO, and whether its cost is distinguishable from the others meeting it."""
+    """The cheapest design meeting the SLO -- by its attainment interval, with several seeds: a design whose interval
+    straddles the required share is neither called meeting nor missing -- and whether its cost is distinguishable
+    from the others meeting it."""
     seeds = summaries[0].get("seeds", 1)
-    meeting = [s for s in summaries if s["slo"]["met"]]
+    meeting = [s for s in summaries if slo_side(s) > 0]
+    undecided = [s for s in summaries if slo_side(s) == 0]
     if not meeting:
         best = max(summaries, key=lambda s: s["slo"]["attainment"])
         tied = [s["design"] for s in summaries if s is not best and verdict(best, s, "attainment") == 0 and seeds > 1]
+        why = f"no design meets the SLO; the closest reaches {best['slo']['attainment']:.2%} (required {best['slo']['required']:.2%})"
+        if undecided:
+            why += f"; {'; '.join(_straddles(s) for s in undecided)}: more seeds decide"
         return {"design": best["design"], "totalUsd": best["cost"]["totalUsd"], "meetsSlo": False, "indistinguishableFrom": tied,
-                "why": f"no design meets the SLO; the closest reaches {best['slo']['attainment']:.2%} (required {best['slo']['required']:.2%})"}  # fmt: skip
+                "undecided": [s["design"] for s in undecided], "why": why}  # fmt: skip
     best = min(meeting, key=lambda s: s["cost"]["totalUsd"])
     tied = [s["design"] for s in meeting if s is not best and (seeds == 1 or verdict(best, s, "cost") == 0)]
+    cheaper = [s for s in undecided if s["cost"]["totalUsd"] < best["cost"]["totalUsd"]]
     why = f"meets the SLO ({best['slo']['attainment']:.2%} of requests within {best['slo']['targetSeconds']:g} s) at the least cost"
     if seeds == 1:
         why += "; one seed, so no interval: differences may be noise (give --seeds 5)"
     elif tied:
         why += f"; its cost is indistinguishable from {', '.join(tied)} at {seeds} seeds"
-    return {"design": best["design"], "totalUsd": best["cost"]["totalUsd"], "meetsSlo": True, "indistinguishableFrom": tied, "why": why}  # fmt: skip
+    if cheaper:
+        why += (
+            f"; cheaper, but not shown to meet the SLO: {'; '.join(_straddles(s) for s in cheaper)} (more seeds decide)"
+        )
+    return {"design": best["design"], "totalUsd": best["cost"]["totalUsd"], "meetsSlo": True, "indistinguishableFrom": tied,
+            "undecided": [s["design"] for s in cheaper], "why": why}  # fmt: skip
 
 
 def against_peers(summaries: list[dict[str, Any]], autoscalers: list[str]) -> dict[str, Any]:
     """The stack's design (first) against the best peer at equal SLO: the cheapest peer meeting the same SLO."""
     stack = summaries[0]
     peers = [s for s, kind in zip(summaries[1:], autoscalers[1:], strict=True) if kind in PEER_AUTOSCALERS]
-    meeting = [p for p in peers if p["slo"]["met"]]
+    meeting = [p for p in peers if slo_side(p) > 0]
     if not meeting:
         best = max(peers, key=lambda s: s["slo"]["attainment"]) if peers else None
         return {"peer": None if best is None else best["design"], "comparable": False,
                 "why": "no peer meets the SLO" + (f" (the closest, {best['design']}, reaches {best['slo']['attainment']:.2%})" if best else "")}  # fmt: skip
     best = min(meeting, key=lambda s: s["cost"]["totalUsd"])
     result = {"peer": best["design"], "peerUsd": best["cost"]["totalUsd"], "stackUsd": stack["cost"]["totalUsd"]}
-    if not stack["slo"]["met"]:
+    if slo_side(stack) == 0:
+        return {**result, "comparable": False,
+                "why": f"{_straddles(stack)}: not shown to meet it; {best['design']} meets it at ${best['cost']['totalUsd']:,.2f}"}  # fmt: skip
+    if slo_side(stack) < 0:
         return {**result, "comparable": False,
                 "why": f"the stack design misses the SLO ({stack['slo']['attainment']:.2%}); {best['design']} meets it at ${best['cost']['totalUsd']:,.2f}"}  # fmt: skip
     ratio = stack["cost"]["totalUsd"] / best["cost"]["totalUsd"] if best["cost"]["totalUsd"] else math.inf

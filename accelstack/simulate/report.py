@@ -63,13 +63,17 @@ def cost(run: Run) -> dict[str, float]:
     sqs_calls = len(arrivals) * SQS_CALLS_PER_REQUEST + replica_hours["serving"] * SQS_IDLE_POLLS_PER_REPLICA_HOUR
     # Admission on the replicas (waiting_per_replica) has no queue to pay for.
     queue = 0.0 if design.waiting_per_replica else sqs_calls / 1e6 * listed.get("queue_per_million_requests", 0.0)
-    total = instances + volumes_running + volumes_stopped + load_balancer + queue
+    # The lines `accelstack cost` prices (instances, running and stopped root volumes), for these hours; the load
+    # balancer and the queue are priced here from the simulated traffic, which `cost` lists as not priced.
+    as_cost = instances + volumes_running + volumes_stopped
+    total = as_cost + load_balancer + queue
     return {
         "instancesUsd": round(instances, 2),
         "volumesRunningUsd": round(volumes_running, 2),
         "warmPoolVolumesUsd": round(volumes_stopped, 2),
         "loadBalancerUsd": round(load_balancer, 2),
         "queueUsd": round(queue, 2),
+        "accelstackCostUsd": round(as_cost, 2),
         "totalUsd": round(total, 2),
         "perDayUsd": round(total * 24 / hours, 2) if hours else 0.0,
     }

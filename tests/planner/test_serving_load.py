@@ -195,3 +195,23 @@ def test_validate_warns_when_the_stated_load_misses_its_target_in_simulation():
     assert float(message.split("finishes ")[1].split("%")[0]) < 90
     short = "serving.load={requestsPerSecond: 4, inputTokens: 500, outputTokens: 60}"
     assert "serving.load" not in warnings_at(spec_of(short))
+
+
+def test_advise_judges_a_stack_at_the_percentile_it_states():
+    """20 req/s of 1000 + 100 tokens (exponential outputs) within 6 s: at p50 three g5.12xlarge carry it, at p95
+    the long outputs need g6e.12xlarge's faster steps. `advise --stack` once judged every stack at p95."""
+    runner = CliRunner()
+    answers = {}
+    for percentile in (50, 95):
+        stated_load = (
+            "serving.load={requestsPerSecond: 20, inputTokens: 1000, outputTokens: 100, "
+            f"latency: {{percentile: {percentile}, targetSeconds: 6}}}}"
+        )
+        result = runner.invoke(
+            app, ["advise", "--stack", "aws-serving", "--project-dir", str(REPO), "--set", stated_load]
+        )
+        assert result.exit_code == 0, result.output
+        answers[percentile] = " ".join(result.output.split())
+    assert "Serve llama-3.1-8b on g5.12xlarge (3 replicas carry 20 req/s within p50 6 s" in answers[50]
+    assert "p50 latency taken as the p50 service time" in answers[50]
+    assert "Serve llama-3.1-8b on g6e.12xlarge (2 replicas carry 20 req/s within p95 6 s" in answers[95]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelstack.simulate.compare import combined, recommend, simulate_designs
+from accelstack.simulate.compare import against_peers, combined, recommend, simulate_designs, slo_side
 from accelstack.simulate.design import design_from_spec
 from accelstack.simulate.engine import Simulation
 from accelstack.simulate.report import summarize
@@ -176,6 +176,25 @@ def test_a_design_is_called_cheaper_only_when_the_intervals_separate() -> None:
     assert pick["design"] == "a" and pick["indistinguishableFrom"] == ["close"]
     assert "indistinguishable from close at 3 seeds" in pick["why"]
     assert recommend([far, a])["indistinguishableFrom"] == []
+
+
+def test_a_design_is_called_meeting_the_slo_only_when_its_interval_does() -> None:
+    """The cheapest design whose mean attainment passes 99% but whose interval straddles it is not called meeting:
+    the dearer one whose interval lies above is recommended, the straddling one named as undecided (more seeds
+    decide). With no design surely meeting, none is called meeting. Before, the mean decided: the straddler won."""
+    sure = summary_of("sure", [0.995, 0.996, 0.994], [100.0, 101.0, 99.0])
+    straddling = summary_of("straddling", [0.999, 0.985, 0.998], [50.0, 51.0, 49.0])
+    assert (
+        straddling["slo"]["met"] and straddling["slo"]["interval"]["low"] < 0.99 < straddling["slo"]["interval"]["high"]
+    )
+    assert (slo_side(sure), slo_side(straddling)) == (1, 0)
+    pick = recommend([straddling, sure])
+    assert pick["design"] == "sure" and pick["meetsSlo"] and pick["undecided"] == ["straddling"]
+    assert "straddles the required 99.00%" in pick["why"]
+    alone = recommend([straddling])
+    assert not alone["meetsSlo"] and alone["undecided"] == ["straddling"]
+    peers = against_peers([straddling, sure], ["aws-target-tracking", "request-rate"])
+    assert not peers["comparable"] and "not shown to meet it" in peers["why"]
 
 
 def test_several_seeds_pool_requests_and_give_intervals() -> None:
