@@ -146,12 +146,7 @@ def clouds_without_example_stacks() -> list[str]:
 
 # Deployable clouds whose example stack is in stacks/ but not shipped yet (accelstack/examples.py), and why: the
 # checks here would fail on it. Exact, like KNOWN_GAPS: shipping the stack turns the entry red, so it only shrinks.
-NOT_SHIPPED_YET: dict[str, str] = {
-    "vultr": (
-        "stacks/not-shipped/Pulumi.vultr-serving.yaml previews offline and passes both packs (policies/vultr), but the "
-        "replicas' weights key delivery is not built (docs/deploy-vultr.md): a replica cannot fetch its model"
-    ),
-}
+NOT_SHIPPED_YET: dict[str, str] = {}
 
 
 def test_every_deployable_cloud_ships_an_example_stack() -> None:

@@ -1,6 +1,5 @@
-"""The packs on Vultr's kinds (policies/vultr), through both packs on the vultr-serving export. The stack waits in
-stacks/not-shipped/ (its README says why: the weights key delivery is not built), so it is named here by its path,
-as its component tests name it. Each misconfiguration draws its rule's mandatory verdict; legitimate changes none."""
+"""The packs on Vultr's kinds (policies/vultr), through both packs on the vultr-serving export, named by its path as
+its component tests name it. Each misconfiguration draws its rule's mandatory verdict; legitimate changes none."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from accelstack.engine.policy_runner import Verdict, policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
 
 REPO = Path(__file__).resolve().parents[2]
-STACK_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.vultr-serving.yaml"
+STACK_FILE = REPO / "stacks" / "Pulumi.vultr-serving.yaml"
 Doc = dict[str, Any]
 RULE = "vultr:index/firewallRule:FirewallRule"
 INSTANCE = "vultr:index/instance:Instance"
