@@ -97,6 +97,18 @@ MISCONFIGURATIONS: list[tuple[str, Callable[[Doc], None], set[str]]] = [
         {"no-secrets-in-user-data"},
     ),
     (
+        "a presigned URL valid for over a day in user data",
+        set_input(
+            INSTANCE,
+            "-replica-1",
+            "userData",
+            "#cloud-config\nwrite_files:\n- path: /etc/accelstack/weights-key.url\n  content: https://ewr1.vultrobjects.com"
+            "/acme-models/keys/k.env?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=86401&X-Amz-SignedHeaders=host"
+            "&X-Amz-Signature=0123abcd\n",
+        ),
+        {"no-secrets-in-user-data"},
+    ),
+    (
         "a replica tagged as training",
         set_input(INSTANCE, "-replica-0", "tags", ["accelstack:workload=training"]),
         {"workload-tags"},
@@ -124,6 +136,16 @@ LEGITIMATE: list[tuple[str, Callable[[Doc], None]]] = [
     ("the load balancer as the rule's source", set_input(RULE, "-lb-to-replicas", "source", "some-load-balancer-id")),
     ("a team tag", set_input(INSTANCE, "-replica-0", "tags", ["accelstack:workload=serving", "team=ml-platform"])),
     ("another plan", set_input(INSTANCE, "-replica-1", "plan", "vcg-a100-12c-120g-80vram")),
+    (
+        "a presigned URL that expires within the day",
+        set_input(
+            INSTANCE,
+            "-replica-1",
+            "userData",
+            "#cloud-config\nwrite_files:\n- path: /etc/accelstack/weights-key.url\n  content: https://ewr1.vultrobjects.com"
+            "/acme-models/keys/k.env?X-Amz-Expires=86400&X-Amz-Signature=0123abcd\n",
+        ),
+    ),
 ]
 
 

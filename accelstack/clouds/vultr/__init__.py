@@ -7,6 +7,7 @@ with TTL, the per-client rate limit, 429/503 on overload) as a fixed fleet the p
 
 from __future__ import annotations
 
+from accelstack.clouds import time_provider
 from accelstack.clouds.base import (
     BootDataLimit,
     Catalog,
@@ -128,7 +129,7 @@ VULTR = Cloud(
     rules=("accelstack.clouds.vultr.rules", "accelstack.components.vultr.rules"),
     boot_data_limit=BootDataLimit("user data", catalog.USER_DATA_MAX_BYTES, refused_by="Vultr"),
     replace_rules=replace_rows.REPLACE_RULES,
-    terraform=(replace_rows.TERRAFORM,),
+    terraform=(replace_rows.TERRAFORM, time_provider.TERRAFORM),
     # No autoscaler on Vultr: `simulate serving` replays the fixed fleet (the simulator's "fixed" still replaces a
     # failed replica, which on Vultr is the next `pulumi up`, not an instance group).
     default_autoscaler="fixed",

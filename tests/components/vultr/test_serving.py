@@ -103,7 +103,10 @@ def test_the_replica_boots_the_admission_proxy_in_front_of_a_loopback_server_and
     text = cap.by_type(INSTANCE)[0].inputs["userData"]
     decoded = [base64.b64decode(f["content"]).decode() for f in doc["write_files"] if f.get("encoding") == "b64"]
     # No key assignment with a value (the prepare script names the variables it checks for, with nothing after them).
-    for secretish in (re.compile(r"AWS_SECRET_ACCESS_KEY=[A-Za-z0-9/+]"), re.compile("PRIVATE KEY|VULTR_SERVING_API_KEY")):
+    for secretish in (
+        re.compile(r"AWS_SECRET_ACCESS_KEY=[A-Za-z0-9/+]"),
+        re.compile("PRIVATE KEY|VULTR_SERVING_API_KEY"),
+    ):
         assert not secretish.search(text) and not any(secretish.search(d) for d in decoded)
     # Nor the signer's secret: the user data carries only the URL signed with it.
     assert OFFLINE_SIGNER[1] not in text
