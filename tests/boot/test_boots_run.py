@@ -20,6 +20,7 @@ from accelstack.components.aws.images import IMAGES as AWS_IMAGES
 from accelstack.components.azure.images import IMAGES as AZURE_IMAGES
 from accelstack.components.gcp.images import IMAGES as GCP_IMAGES
 from accelstack.components.node_images import NodeImage
+from accelstack.components.vultr.images import IMAGES as VULTR_IMAGES
 from accelstack.engine.capture import Capture, Registration
 from accelstack.examples import SHIPPED_EXAMPLES
 from tests.boot.machine import Boot, boot, can_boot
@@ -30,7 +31,7 @@ from tests.stack_edits import deployed, updated
 pytestmark = pytest.mark.skipif(can_boot() is not None, reason=str(can_boot()))
 
 REPO = Path(__file__).resolve().parents[2]
-IMAGES = {"aws": AWS_IMAGES, "azure": AZURE_IMAGES, "gcp": GCP_IMAGES}
+IMAGES = {"aws": AWS_IMAGES, "azure": AZURE_IMAGES, "gcp": GCP_IMAGES, "vultr": VULTR_IMAGES}
 BOOT_KEYS = ("userData", "customData", "user-data", "startup-script", "metadataStartupScript")
 # What each role must be running when its boot ends.
 SERVES = {"slurm-head": {"munge.service", "slurmctld.service"}, "training-node": {"munge.service", "slurmd.service"}}

@@ -25,6 +25,7 @@ from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
 REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
+RUNTIME_SETUP_PATH = "/usr/local/bin/accelstack-runtime-setup"
 # Vultr's load balancer (HAProxy) appends the client's address to X-Forwarded-For on HTTP(S) forwarding rules:
 # the client is the last entry (docs.vultr.com/products/load-balancer, "client IP": X-Forwarded-For).
 LOAD_BALANCER_CLIENT_HOP = 1
@@ -74,7 +75,7 @@ def replica_user_data(
         ),
         shipped=proxy_files(),
         environment=dict(admission.environment),
-        prepare_setup=fetch_key_setup() + RUNTIME_SETUP,
+        prepare_setup=fetch_key_setup(),
         syncs=[weights_sync(src, dst, region) for src, dst in syncs],
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),
@@ -84,7 +85,13 @@ def replica_user_data(
         worker_description="",
         worker_command=[],
         settings={"ssh_pwauth": False},
-        extra_files=[write_file(WEIGHTS_KEY_URL_FILE, key_url + "\n", "0600")],
+        extra_files=[
+            write_file(WEIGHTS_KEY_URL_FILE, key_url + "\n", "0600"),
+            write_file(RUNTIME_SETUP_PATH, "#!/bin/bash\nset -euo pipefail\n" + RUNTIME_SETUP, "0755"),
+        ],
+        # Before the units start: the server unit Requires docker.service, which systemd resolves before the unit's
+        # own ExecStartPre could install Docker (tests/boot runs this on the image without Docker).
+        first_commands=[[RUNTIME_SETUP_PATH]],
     ).text()
 
 

@@ -79,6 +79,8 @@ class Handler(BaseHTTPRequestHandler):
             if url.path == "/metadata/scheduledevents":
                 return self._answer(200, json.dumps(self._events()), "application/json")
             return self._lookup(url.path.removeprefix("/metadata/"))
+        if CLOUD == "vultr":  # no header needed (docs.vultr.com: the metadata service's /v1 keys)
+            return self._lookup(url.path.removeprefix("/"))
         return self._answer(404, "")
 
     def do_POST(self) -> None:

@@ -70,6 +70,8 @@ PACKAGES: dict[str, dict] = {
         "users": ["slurm"],
     },
     "curl": {},
+    "gnupg": {},
+    "awscli": {"commands": {"aws": "/usr/bin/aws"}},
     "unzip": {"commands": {"unzip": "/usr/bin/unzip"}},
     "jq": {"commands": {"jq": "/usr/bin/jq"}},
     "python3-venv": {},
