@@ -718,7 +718,7 @@ def vultr_object(url: str) -> tuple[int, bytes]:
     if url != expected:
         return 403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>"
     query = dict(part.split("=", 1) for part in url.split("?", 1)[1].split("&"))
-    signed = datetime.datetime.strptime(query["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
+    signed = datetime.datetime.strptime(query["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.UTC)
     if float(store["now"]) > signed.timestamp() + int(query["X-Amz-Expires"]):
         return 403, b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>"
     return 200, store["key_object"].encode()
