@@ -17,6 +17,7 @@ SHIPPED_EXAMPLES = (
     "gcp-serving",
     "gcp-training",
     "oci-training",
+    "vultr-serving",
 )
 
 # The example `accelstack init --cloud C --workload W` starts a project from.
@@ -28,6 +29,7 @@ STARTER = {
     ("gcp", "training"): "gcp-training",
     ("gcp", "serving"): "gcp-serving",
     ("oci", "training"): "oci-training",
+    ("vultr", "serving"): "vultr-serving",
 }
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "stacks"

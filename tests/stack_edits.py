@@ -322,6 +322,24 @@ SLURM_CONFIG_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 # Per shipped stack (by name): the day-2 changes the conformance suite applies to it.
+VULTR_SERVING_CHANGES = {
+    "fleet 2 -> 4": ("serving.replicas.min=4", "serving.replicas.max=4"),
+    "A100 plan": ("serving.replicas.instanceType=vcg-a100-12c-120g-80vram",),
+    "new weights": ("serving.model.weightsUri=s3://acme-models/models/llama-3.1-8b-instruct-v2/",),
+    "admission TTL": ("serving.admission.ttlSeconds=30",),
+    "per-client rate": ("serving.admission.perClientRate=1200", "serving.admission.rateWindowSeconds=120"),
+    "weights key URL lifetime": ("account.weightsKey.urlLifetimeMinutes=60",),
+}
+
+# Example stacks that create nothing stateful, and why: the guards that look for stateful resources assert these
+# stay without any (exact: a stateful resource added to one turns its entry red).
+HOLDS_NOTHING_STATEFUL: dict[str, str] = {
+    "vultr-serving": (
+        "the weights live in Vultr Object Storage, which the stack reads and never creates; its parts are a VPC, a "
+        "firewall group, instances, their weights key clocks and a load balancer, each re-creatable"
+    ),
+}
+
 DAY_2_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "aws-training": TRAINING_CHANGES,
     "aws-finetune": FINETUNE_CHANGES,
@@ -331,4 +349,5 @@ DAY_2_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "gcp-serving": GCP_SERVING_CHANGES,
     "gcp-training": GCP_TRAINING_CHANGES,
     "oci-training": OCI_TRAINING_CHANGES,
+    "vultr-serving": VULTR_SERVING_CHANGES,
 }

@@ -275,6 +275,41 @@ SECRET_REFERENCE = re.compile(r"^(env:[A-Z_][A-Z0-9_]{0,127}|config:[a-z][a-zA-Z
 VULTR_API_KEY_SHAPE = re.compile(r"^[A-Z0-9]{36}$")
 
 
+# Under 15 minutes a GPU instance may still be provisioning when its URL expires; over a day the URL is no longer
+# short-lived (SigV4 itself allows 7 days), and the Vultr pack refuses it (policies/vultr/readers.py).
+WEIGHTS_KEY_URL_MINUTES = (15, 24 * 60)
+
+
+class VultrWeightsKey(Model):
+    """How each replica gets the read-only, prefix-scoped Object Storage key the weights are read with
+    (docs/deploy-vultr.md, "The weights credential"): the key sits in one object, and each replica's user data
+    carries a presigned GET URL for that object, signed when the replica is created and expiring soon after."""
+
+    object: str = Field(min_length=1)
+    """The object holding the scoped key, s3://<bucket>/<key> in the region's Vultr Object Storage: an env file with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY lines, outside every prefix the replicas sync (the weights' and the adapters')."""
+    signer_secret: str
+    """Where the key that signs the URL is kept (env:<VARIABLE> or config:<namespace>:<key>), a secret JSON value {"accessKey": ..., "secretKey": ...} of an Object Storage key that can read `object`; it never leaves the deployer."""
+    url_lifetime_minutes: int = Field(default=120, ge=WEIGHTS_KEY_URL_MINUTES[0], le=WEIGHTS_KEY_URL_MINUTES[1])
+    """How long a replica's URL works after the replica's creation began (15..1440): enough for the instance to be provisioned and boot, short enough that a URL read from the user data later fetches nothing."""
+
+    @field_validator("signer_secret")
+    @classmethod
+    def _signer_reference(cls, value: str) -> str:
+        if not SECRET_REFERENCE.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is not a reference to the signing key; allowed: env:<VARIABLE> or config:<namespace>:<key>"
+            )
+        return value
+
+    @field_validator("object")
+    @classmethod
+    def _object_uri(cls, value: str) -> str:
+        bucket, _, key = value.removeprefix("s3://").partition("/")
+        if not value.startswith("s3://") or not bucket or not key or key.endswith("/"):
+            raise ValueError(f"{value!r} is not an object; allowed: s3://<bucket>/<key> (one object, not a prefix)")
+        return value
+
+
 class VultrAccount(Account):
     """A Vultr account, known only by its API key: the block names where the key is kept, never the key."""
 
@@ -282,6 +317,8 @@ class VultrAccount(Account):
     """Where the deployer's Vultr API key is kept: env:<VARIABLE> (e.g. env:VULTR_API_KEY) or config:<namespace>:<key> (a `pulumi config set --secret` value, e.g. config:vultr:apiKey). Separation lists name accounts by these references."""
     region: str = Field(min_length=1)
     """Vultr region id, three lowercase letters, e.g. ewr (New Jersey) or fra (Frankfurt)."""
+    weights_key: VultrWeightsKey | None = None
+    """Serving: how the replicas get the read-only key to the weights (Vultr instances have no identity of their own); required for a serving stack."""
 
     ID_FIELD: ClassVar[str] = "api_key_secret"
     ID_KIND: ClassVar[str] = "a reference to the API key (env:<VARIABLE> or config:<namespace>:<key>)"

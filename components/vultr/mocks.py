@@ -18,6 +18,10 @@ import pulumi
 from accelstack.clouds.vultr import catalog
 
 DEFAULT_REGION = "ewr"
+# A replica's weights key clock (time_static) is set at create: the mocks answer a fixed instant, so previews and the
+# golden exports (and the URL signed from it) stay deterministic.
+MOCK_CLOCK = "2026-12-05T12:00:00Z"
+CLOCK = "time:index/static:Static"
 
 
 def fake_uuid(seed: str) -> str:
@@ -34,6 +38,8 @@ class VultrMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
+        if args.typ == CLOCK:
+            return MOCK_CLOCK, {**outputs, "id": MOCK_CLOCK, "rfc3339": MOCK_CLOCK}
         if not args.typ.startswith("vultr:"):
             return f"{args.name}-id", outputs
         resource_id = fake_uuid(f"{args.typ}/{args.name}")

@@ -5,6 +5,7 @@ here grants anything across accounts; the separation is the provider's key (poli
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -16,6 +17,11 @@ BARE_METAL = "vultr:index/bareMetalServer:BareMetalServer"
 NODES = (INSTANCE, BARE_METAL)
 LOAD_BALANCER = "vultr:index/loadBalancer:LoadBalancer"
 FIREWALL_RULE = "vultr:index/firewallRule:FirewallRule"
+# A presigned URL (SigV4 query authentication) in user data opens its one object to whoever reads the user data
+# until it expires: accepted only when short-lived (accelstack's replicas: account.weightsKey.urlLifetimeMinutes).
+PRESIGNED_URL = re.compile(r"https://[^\s'\"]+[?&]X-Amz-Signature=[0-9a-f]+[^\s'\"]*")
+PRESIGNED_EXPIRES = re.compile(r"[?&]X-Amz-Expires=(\d+)")
+MAX_PRESIGNED_SECONDS = 24 * 3600
 TAG_KEYS = {"accelstack:workload", "accelstack:stack", "accelstack:config-digest"}
 
 
@@ -79,11 +85,22 @@ def check_https_listeners(resource: Any) -> Iterable[str]:
 def check_node_data_secrets(resource: Any) -> Iterable[str]:
     """No secrets in user data: Vultr serves it to anything on the instance (its metadata service) and to the whole
     account's API (https://docs.vultr.com/how-to-use-vultr-cloud-init-user-data). accelstack's replicas read their
-    Object Storage key from a root-only file, never from user data (docs/deploy-vultr.md)."""
+    Object Storage key from a root-only file, fetched once through a presigned URL that expires within a day
+    (docs/deploy-vultr.md): a longer-lived URL is judged like a key."""
     if resource.resource_type not in NODES:
         return
-    for what in secrets_in(str(resource.props.get("userData") or "")):
+    text = str(resource.props.get("userData") or "")
+    for what in secrets_in(text):
         yield f"{name_of(resource)} userData embeds {what}; it is readable by anything on the instance and by the API"
+    for url in PRESIGNED_URL.findall(text):
+        expires = PRESIGNED_EXPIRES.search(url)
+        seconds = int(expires.group(1)) if expires else None
+        if seconds is None or seconds > MAX_PRESIGNED_SECONDS:
+            lasting = f"for {seconds} s" if seconds is not None else "with no X-Amz-Expires"
+            yield (
+                f"{name_of(resource)} userData embeds a presigned URL valid {lasting}; anything reading the user "
+                f"data can use it until it expires: at most {MAX_PRESIGNED_SECONDS} s (24 h)"
+            )
 
 
 def internet_facing(resource: Any) -> bool:

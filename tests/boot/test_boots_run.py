@@ -21,6 +21,7 @@ from accelstack.components.azure.images import IMAGES as AZURE_IMAGES
 from accelstack.components.gcp.images import IMAGES as GCP_IMAGES
 from accelstack.components.node_images import NodeImage
 from accelstack.components.oci.images import IMAGES as OCI_IMAGES
+from accelstack.components.vultr.images import IMAGES as VULTR_IMAGES
 from accelstack.engine.capture import Capture, Registration
 from accelstack.examples import SHIPPED_EXAMPLES
 from tests.boot.machine import Boot, boot, can_boot
@@ -31,7 +32,7 @@ from tests.stack_edits import deployed, updated
 pytestmark = pytest.mark.skipif(can_boot() is not None, reason=str(can_boot()))
 
 REPO = Path(__file__).resolve().parents[2]
-IMAGES = {"aws": AWS_IMAGES, "azure": AZURE_IMAGES, "gcp": GCP_IMAGES, "oci": OCI_IMAGES}
+IMAGES = {"aws": AWS_IMAGES, "azure": AZURE_IMAGES, "gcp": GCP_IMAGES, "oci": OCI_IMAGES, "vultr": VULTR_IMAGES}
 # OCI's boot document is the instance metadata's user_data (a free-form map: its key keeps its snake_case).
 BOOT_KEYS = ("userData", "customData", "user-data", "startup-script", "metadataStartupScript", "user_data")
 # What each role must be running when its boot ends.

@@ -10,6 +10,8 @@ scale-outs keep starting the old model. How each cloud spells it:
   so the scale set is replaced create-first, and its standby pool with it.
 - GCP: the new instance template goes to a group whose update policy is PROACTIVE and REPLACE, surging new VMs
   before removing old ones (none unavailable).
+- Vultr: no group and no pool: user data is ForceNew, so each replica is replaced create-first (the new instance
+  before the old is deleted), with its weights key clock, whose new URL the new replica boots with.
 
 Nothing stateful is replaced or deleted on the way (the day-2 rule of tests/conformance/test_day_2.py).
 """
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cloud_stacks import SERVING_TOPOLOGIES, cloud_stacks, is_serving, stack_id
+from cloud_stacks import SERVING_TOPOLOGIES, cloud_stacks, is_serving, stack_id, topology_applies
 from stack_edits import stateful_losses
 
 from accelstack.engine.capture import Capture, capture, config_for_pulumi
@@ -36,6 +38,7 @@ CASES = [
     for cloud, path in cloud_stacks()
     if is_serving(path)
     for name, overrides in TOPOLOGIES
+    if topology_applies(cloud, name)
 ]
 
 
@@ -106,7 +109,24 @@ def gcp_rolls(before: Capture, after: Capture, changes: list[Change]) -> list[st
     return found
 
 
-ROLLS = {"aws": aws_rolls, "azure": azure_rolls, "gcp": gcp_rolls}
+def vultr_rolls(before: Capture, after: Capture, changes: list[Change]) -> list[str]:
+    found = []
+    replicas = _of(changes, "vultr:index/instance:Instance")
+    clocks = {c.name: c for c in _of(changes, "time:index/static:Static")}
+    for replica in replicas:
+        if (replica.action, replica.order) != (REPLACE, CREATE_FIRST) or "userData" not in replica.replacing:
+            found.append(
+                f"{replica.name}: {replica.action} {replica.order} (its new boot must replace it create-first)"
+            )
+        clock = clocks.get(f"{replica.name}-key-clock")
+        if clock is None or clock.action != REPLACE:
+            found.append(f"{replica.name}: its weights key clock is kept (the new replica would boot with an old URL)")
+    if len(replicas) != len(after.by_type("vultr:index/instance:Instance")):
+        found.append(f"{len(replicas)} of the fleet's replicas change")
+    return found
+
+
+ROLLS = {"aws": aws_rolls, "azure": azure_rolls, "gcp": gcp_rolls, "vultr": vultr_rolls}
 
 
 @pytest.mark.parametrize(("cloud", "path", "overrides"), CASES)

@@ -24,11 +24,16 @@ from cloud_stacks import (
 )
 
 from accelstack.clouds import registry
+from accelstack.clouds.base import Feature
 from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.policies import concepts
 
 SERVING_STACKS = {cloud: path for cloud, path in cloud_stacks() if is_serving(path)}
-CLOUDS = sorted(SERVING_STACKS)
+# Clouds whose example switches between topologies (its queue and autoscaling are what the variants remove). A cloud
+# without a managed queue builds one topology, the direct fixed fleet (Vultr: clouds/vultr), and ships it as its
+# example: test_a_cloud_with_one_topology_ships_it checks that.
+CLOUDS = sorted(c for c in SERVING_STACKS if Feature.ADMISSION_QUEUE in registry.get(c).features)
+ONE_TOPOLOGY = sorted(set(SERVING_STACKS) - set(CLOUDS))
 TOPOLOGIES = dict(SERVING_TOPOLOGIES)
 Doc = dict[str, Any]
 
@@ -44,6 +49,19 @@ def kinds(cloud: str, name: str | None) -> set[str]:
 
 def concept_kinds(cloud: str, name: str | None, concept: str) -> set[str]:
     return {t for t in kinds(cloud, name) if concepts.is_a(t, concept)}
+
+
+@pytest.mark.parametrize("cloud", ONE_TOPOLOGY)
+def test_a_cloud_with_one_topology_ships_it(cloud: str) -> None:
+    """No queue, no scaling part, the admission proxy in front of a loopback server, the fixed fleet's outputs."""
+    result = preview(SERVING_STACKS[cloud])
+    assert result.spec.serving.admission.kind == "replica" and result.spec.serving.replicas.scaling == "fixed"
+    assert concept_kinds(cloud, None, "queue") == set() and concept_kinds(cloud, None, "scaling-policy") == set()
+    boot = "\n".join(_boot_texts(result.resources))
+    assert "admission_proxy.py" in boot and "queue_worker.py" not in boot and "--host 127.0.0.1" in boot
+    assert not {"requestQueue", "responseQueue", "deadLetterQueue", "backlogPerInstanceTarget"} & set(
+        result.stack_outputs
+    )
 
 
 @pytest.mark.parametrize("cloud", CLOUDS)

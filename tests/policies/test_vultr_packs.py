@@ -1,6 +1,5 @@
-"""The packs on Vultr's kinds (policies/vultr), through both packs on the vultr-serving export. The stack waits in
-stacks/not-shipped/ (its README says why: the weights key delivery is not built), so it is named here by its path,
-as its component tests name it. Each misconfiguration draws its rule's mandatory verdict; legitimate changes none."""
+"""The packs on Vultr's kinds (policies/vultr), through both packs on the vultr-serving export, named by its path as
+its component tests name it. Each misconfiguration draws its rule's mandatory verdict; legitimate changes none."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from accelstack.engine.policy_runner import Verdict, policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
 
 REPO = Path(__file__).resolve().parents[2]
-STACK_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.vultr-serving.yaml"
+STACK_FILE = REPO / "stacks" / "Pulumi.vultr-serving.yaml"
 Doc = dict[str, Any]
 RULE = "vultr:index/firewallRule:FirewallRule"
 INSTANCE = "vultr:index/instance:Instance"
@@ -98,6 +97,18 @@ MISCONFIGURATIONS: list[tuple[str, Callable[[Doc], None], set[str]]] = [
         {"no-secrets-in-user-data"},
     ),
     (
+        "a presigned URL valid for over a day in user data",
+        set_input(
+            INSTANCE,
+            "-replica-1",
+            "userData",
+            "#cloud-config\nwrite_files:\n- path: /etc/accelstack/weights-key.url\n  content: https://ewr1.vultrobjects.com"
+            "/acme-models/keys/k.env?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=86401&X-Amz-SignedHeaders=host"
+            "&X-Amz-Signature=0123abcd\n",
+        ),
+        {"no-secrets-in-user-data"},
+    ),
+    (
         "a replica tagged as training",
         set_input(INSTANCE, "-replica-0", "tags", ["accelstack:workload=training"]),
         {"workload-tags"},
@@ -125,6 +136,16 @@ LEGITIMATE: list[tuple[str, Callable[[Doc], None]]] = [
     ("the load balancer as the rule's source", set_input(RULE, "-lb-to-replicas", "source", "some-load-balancer-id")),
     ("a team tag", set_input(INSTANCE, "-replica-0", "tags", ["accelstack:workload=serving", "team=ml-platform"])),
     ("another plan", set_input(INSTANCE, "-replica-1", "plan", "vcg-a100-12c-120g-80vram")),
+    (
+        "a presigned URL that expires within the day",
+        set_input(
+            INSTANCE,
+            "-replica-1",
+            "userData",
+            "#cloud-config\nwrite_files:\n- path: /etc/accelstack/weights-key.url\n  content: https://ewr1.vultrobjects.com"
+            "/acme-models/keys/k.env?X-Amz-Expires=86400&X-Amz-Signature=0123abcd\n",
+        ),
+    ),
 ]
 
 

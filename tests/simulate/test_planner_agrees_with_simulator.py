@@ -45,7 +45,11 @@ SPREAD = (
 
 def stated(path, rps: float, *more: str, lengths: str = ""):
     load = f"serving.load={{requestsPerSecond: {rps}, inputTokens: {INPUT_TOKENS}, outputTokens: {OUTPUT_TOKENS}{lengths}}}"
-    return load_stack(path, [load, "serving.replicas.max=400", *more])
+    fleet = ["serving.replicas.max=400"]
+    if load_stack(path).serving.replicas.scaling == "fixed":
+        # A fixed fleet (Vultr's) keeps min equal to max, and one Vultr load balancer attaches at most 100.
+        fleet = ["serving.replicas.max=100", "serving.replicas.min=100"]
+    return load_stack(path, [load, *fleet, *more])
 
 
 def design(spec, autoscaler: str, **kwargs):

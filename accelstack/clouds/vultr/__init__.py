@@ -7,6 +7,7 @@ with TTL, the per-client rate limit, 429/503 on overload) as a fixed fleet the p
 
 from __future__ import annotations
 
+from accelstack.clouds import time_provider
 from accelstack.clouds.base import (
     BootDataLimit,
     Catalog,
@@ -18,6 +19,7 @@ from accelstack.clouds.base import (
     RuleTerms,
 )
 from accelstack.clouds.vultr import catalog, prices, replace_rows
+from accelstack.planner.scaling_rules import ScalingRules
 
 CATALOG = Catalog(
     cloud="vultr",
@@ -78,7 +80,7 @@ VULTR = Cloud(
     title="Vultr",
     account_kind="account",
     provider_region_key=None,  # the vultr provider takes no region: every resource names account.region
-    pulumi_packages=frozenset({"vultr"}),
+    pulumi_packages=frozenset({"vultr", "time"}),  # time: the replicas' weights key clocks
     features=frozenset(
         {
             Feature.REPLICA_ADMISSION,  # the load balancer straight to replicas running the admission proxy
@@ -128,8 +130,10 @@ VULTR = Cloud(
     rules=("accelstack.clouds.vultr.rules", "accelstack.components.vultr.rules"),
     boot_data_limit=BootDataLimit("user data", catalog.USER_DATA_MAX_BYTES, refused_by="Vultr"),
     replace_rules=replace_rows.REPLACE_RULES,
-    terraform=(replace_rows.TERRAFORM,),
+    terraform=(replace_rows.TERRAFORM, time_provider.TERRAFORM),
     # No autoscaler on Vultr: `simulate serving` replays the fixed fleet (the simulator's "fixed" still replaces a
     # failed replica, which on Vultr is the next `pulumi up`, not an instance group).
     default_autoscaler="fixed",
+    # No autoscaler and no queue: every Vultr stack deploys the fixed fleet (ScalingRules' rule for scaling: fixed).
+    serving_scaling=ScalingRules(),
 )

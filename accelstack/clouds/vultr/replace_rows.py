@@ -4,6 +4,7 @@ vultr/terraform-provider-vultr @f670e5b, `ForceNew: true` fields (vultr/resource
 
 from __future__ import annotations
 
+from accelstack.clouds import time_provider
 from accelstack.clouds.base import ReplaceRules, TerraformProvider
 
 REPLACE_FORCING: dict[str, tuple[str, ...]] = {
@@ -44,7 +45,10 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "pulumi:providers:vultr": ("apiKey",),
 }
 
-REPLACE_RULES = ReplaceRules(forcing=REPLACE_FORCING, tag_properties=frozenset({"tags"}))
+# The replicas' weights key clocks are time_static resources (components/vultr/serving/weights_key.py).
+REPLACE_RULES = ReplaceRules(
+    forcing={**REPLACE_FORCING, **time_provider.REPLACE_FORCING}, tag_properties=frozenset({"tags"})
+)
 
 # ediri-vultr bridges vultr/terraform-provider-vultr; its type tokens map to the Terraform resource types.
 TERRAFORM = TerraformProvider(

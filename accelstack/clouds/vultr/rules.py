@@ -63,3 +63,29 @@ def vultr_weights_come_from_vultr_object_storage(spec: ServingStack) -> Iterator
             f"{region} has no Vultr Object Storage cluster for the weights (GET /v2/object-storage/clusters); "
             f"allowed: {', '.join(catalog.OBJECT_STORAGE_HOSTS)}",
         )
+
+
+@rule(workload="serving")
+def vultr_weights_key_delivery_is_named(spec: ServingStack) -> Iterator[Problem]:
+    """Vultr instances have no identity to read the weights with: the replicas get a read-only key through a
+    presigned URL (account.weightsKey), and that key's object must not lie under a prefix the replicas sync, or the
+    key would be copied next to the weights the inference server reads."""
+    key = getattr(spec.account, "weights_key", None)
+    if key is None:
+        yield Problem(
+            "account.weightsKey",
+            "required on Vultr for serving: {object: s3://<bucket>/<key> holding the read-only key, signerSecret: "
+            "env:<VARIABLE> or config:<namespace>:<key>} (docs/deploy-vultr.md, the weights credential)",
+        )
+        return
+    model = spec.serving.model
+    synced = [("serving.model.weightsUri", model.weights_uri)] + [
+        (f"serving.model.adapters.{a.name}.uri", a.uri) for a in model.adapters
+    ]
+    for path, prefix in synced:
+        if key.object.startswith(prefix.rstrip("/") + "/") or key.object == prefix:
+            yield Problem(
+                "account.weightsKey.object",
+                f"{key.object} lies under {prefix} ({path}), which every replica copies to its disk: the key would "
+                "sit beside the weights; allowed: an object outside the synced prefixes, e.g. s3://<bucket>/keys/...",
+            )

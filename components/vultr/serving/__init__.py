@@ -20,10 +20,11 @@ from accelstack.components.recipes.serving import (
     ServingParts,
     ServingRecipe,
 )
-from accelstack.components.vultr.provider import account_of, stack_tags
+from accelstack.components.vultr.provider import account_of, secret_value, stack_tags
 from accelstack.components.vultr.serving.edge import firewall, load_balancer, vpc
 from accelstack.components.vultr.serving.replicas import replica_fleet
 from accelstack.components.vultr.serving.user_data import LOAD_BALANCER_CLIENT_HOP
+from accelstack.components.vultr.serving.weights_key import ReplicaKeyUrls
 
 __all__ = ["ServingService"]
 
@@ -45,7 +46,13 @@ class VultrServingParts(ServingParts):
         return ReplicaAdmission.planned(self.ctx.serving, self.ctx.plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
 
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
-        """No instance identity on Vultr: the weights are read with a read-only key (docs/deploy-vultr.md)."""
+        """No instance identity on Vultr: the weights are read with a read-only key, which each replica fetches
+        through a presigned URL of its own (components/vultr/serving/weights_key.py)."""
+        key = account_of(self.ctx.spec).weights_key
+        if key is None:  # the spec rules refuse a serving stack without it (clouds/vultr/rules.py)
+            raise ValueError("account.weightsKey: required on Vultr for serving")
+        signer = secret_value(key.signer_secret, "the weights key signer")
+        self.key_urls = ReplicaKeyUrls(self.ctx.name, key, self.region, signer, self.ctx.parent)
         return None
 
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
@@ -64,6 +71,7 @@ class VultrServingParts(ServingParts):
             network=self.vpc,
             firewall_group=self.firewall_group,
             admission=admission,
+            key_urls=self.key_urls,
             opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=[self.firewall_rule])),
         )
         # The group is the fleet: its first replica stands for it where the recipe asks for one resource.

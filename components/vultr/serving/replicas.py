@@ -9,6 +9,7 @@ import pulumi
 from accelstack.clouds.vultr import catalog
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.vultr.serving.user_data import replica_user_data
+from accelstack.components.vultr.serving.weights_key import ReplicaKeyUrls
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
@@ -23,11 +24,21 @@ def replica_fleet(
     network: vultr.Vpc,
     firewall_group: vultr.FirewallGroup,
     admission: ReplicaAdmission,
+    key_urls: ReplicaKeyUrls,
     opts: pulumi.ResourceOptions,
 ) -> list[vultr.Instance]:
     """`serving.replicas.max` instances (a fixed fleet: min equals max). User data is ForceNew on Vultr: a model or
-    server change replaces each replica, one resource at a time in Pulumi's order, the others serving meanwhile."""
-    user_data = replica_user_data(serving, plan, region=region, admission=admission)
+    server change replaces each replica, one resource at a time in Pulumi's order, the others serving meanwhile.
+    Each replica's user data carries its own presigned URL for the weights key, signed at its clock's instant
+    (components/vultr/serving/weights_key.py): an `up` that changes nothing re-signs the same URL."""
+    document = replica_user_data(serving, plan, region=region, admission=admission)
+
+    def user_data(index: int) -> pulumi.Output[str]:
+        _, url = key_urls.url(index, document)
+        return url.apply(
+            lambda signed: replica_user_data(serving, plan, region=region, admission=admission, key_url=signed)
+        )
+
     return [
         vultr.Instance(
             f"{name}-replica-{index}",
@@ -38,7 +49,7 @@ def replica_fleet(
             hostname=f"{name}-replica-{index}",
             vpc_ids=[network.id],
             firewall_group_id=firewall_group.id,
-            user_data=user_data,
+            user_data=user_data(index),
             # The replicas pull images and weights over the public interface (Vultr's VPC has no NAT); the firewall
             # group admits nothing inbound there but the serving port from the VPC.
             enable_ipv6=False,

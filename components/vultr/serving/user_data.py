@@ -2,8 +2,9 @@
 queue: admission is always on the replicas), Docker and the NVIDIA container toolkit when the image lacks them, the
 weights from Vultr Object Storage (S3 API at the region's cluster), and the server image; both run as systemd units.
 
-The weights are read with a read-only key scoped to the model's prefix that never appears here: the prepare script
-reads it from WEIGHTS_KEY_FILE (docs/deploy-vultr.md says how it reaches the replica and why not through user data)."""
+The weights are read with a read-only key scoped to the model's prefix that never appears here: the document carries
+a presigned URL for the object holding it, which the prepare script fetches once into WEIGHTS_KEY_FILE
+(components/vultr/serving/weights_key.py; docs/deploy-vultr.md, "The weights credential")."""
 
 from __future__ import annotations
 
@@ -12,21 +13,24 @@ from accelstack.components.base import ServingServiceArgs
 from accelstack.components.node_syntax import shell_word
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files
-from accelstack.components.replica.cloud_config import MODEL_DIR, ReplicaCloudConfig
+from accelstack.components.replica.cloud_config import MODEL_DIR, ReplicaCloudConfig, write_file
 from accelstack.components.replica.server import health_wait_command, server_arguments
+from accelstack.components.vultr.serving.weights_key import (
+    URL_PLACEHOLDER,
+    WEIGHTS_KEY_FILE,
+    WEIGHTS_KEY_URL_FILE,
+    fetch_key_setup,
+)
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
 REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
-# The read-only weights key on the replica (root only): AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY lines.
-WEIGHTS_KEY_FILE = "/etc/accelstack/weights-key.env"
 # Vultr's load balancer (HAProxy) appends the client's address to X-Forwarded-For on HTTP(S) forwarding rules:
 # the client is the last entry (docs.vultr.com/products/load-balancer, "client IP": X-Forwarded-For).
 LOAD_BALANCER_CLIENT_HOP = 1
 
 # Ubuntu 22.04 on a Vultr GPU plan: the NVIDIA driver comes with the plan's image; Docker and the container toolkit
-# do not (components/vultr/images.py), so they are installed when missing (NVIDIA's apt repository; nvidia-ctk wires
-# Docker's runtime), once, before the units start.
+# may not, so they are installed when missing (NVIDIA's apt repository; nvidia-ctk wires Docker's runtime).
 RUNTIME_SETUP = """\
 if ! command -v docker >/dev/null; then
   apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -yq docker.io awscli curl gnupg
@@ -55,7 +59,10 @@ def weights_sync(source: str, destination: str, region: str) -> str:
     )
 
 
-def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, region: str, admission: ReplicaAdmission) -> str:
+def replica_user_data(
+    serving: ServingSpec, plan: ServingPlan, *, region: str, admission: ReplicaAdmission, key_url: str = URL_PLACEHOLDER
+) -> str:
+    """The replica's cloud-config; `key_url` is its presigned URL for the weights key (root only on the replica)."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
@@ -67,9 +74,7 @@ def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, region: str, a
         ),
         shipped=proxy_files(),
         environment=dict(admission.environment),
-        prepare_setup="",
-        # Installed before the units start: the server unit Requires docker.service (cloud_config.runtime_setup_script).
-        runtime_setup=RUNTIME_SETUP,
+        prepare_setup=fetch_key_setup(),
         syncs=[weights_sync(src, dst, region) for src, dst in syncs],
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),
@@ -79,6 +84,10 @@ def replica_user_data(serving: ServingSpec, plan: ServingPlan, *, region: str, a
         worker_description="",
         worker_command=[],
         settings={"ssh_pwauth": False},
+        extra_files=[write_file(WEIGHTS_KEY_URL_FILE, key_url + "\n", "0600")],
+        # Before the units start (runcmd): the server unit Requires docker.service, which systemd resolves before the
+        # unit's own ExecStartPre could install Docker (tests/boot runs this on the image without Docker).
+        runtime_setup=RUNTIME_SETUP,
     ).text()
 
 

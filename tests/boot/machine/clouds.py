@@ -9,6 +9,9 @@ the stack decides them (the head's attached state disk), else are a plausible in
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
+from unittest import mock
 
 from accelstack.engine.capture import Capture, Registration
 from tests.boot.machine.clouds_oci_vultr import oci_devices, oci_metadata, oci_objects, vultr_metadata
@@ -26,12 +29,29 @@ def metadata(cloud: str, capture: Capture, resource: Registration) -> dict[str, 
     }
 
 
-def objects(cloud: str, capture: Capture, resource: Registration | None = None) -> dict[str, dict[str, str]]:
+# A Vultr replica boots this long after its weights key clock was set (the instance's provisioning).
+VULTR_BOOT_AFTER_CLOCK_SECONDS = 600
+# The scoped key the deployer put in the key object (the harness's; never a real key).
+VULTR_SCOPED_KEY = ("HARNESSSCOPEDREADER0", "HarnessScopedReaderSecret0123456789/+abcd")
+
+
+def objects(
+    cloud: str,
+    capture: Capture,
+    resource: Registration | None = None,
+    *,
+    boot_delay: int = VULTR_BOOT_AFTER_CLOCK_SECONDS,
+) -> dict[str, Any]:
     """What the stack stored in the cloud that boots read back: SSM parameters and Key Vault secrets by name,
-    and whether the vault's firewall refuses `resource`'s machines (their subnet is not among its rules)."""
-    found: dict[str, dict[str, str]] = {"ssm": {}, "vault": {}}
+    and whether the vault's firewall refuses `resource`'s machines (their subnet is not among its rules); on OCI, its
+    vault's secrets; on Vultr, the weights key object, the one presigned URL that reads it (signed here by botocore
+    from what the stack deployed: the replica's clock, the key object, the signer) and the machine's clock
+    `boot_delay` s later."""
     if cloud == "oci":
         return oci_objects(capture)
+    found: dict[str, Any] = {"ssm": {}, "vault": {}}
+    if cloud == "vultr" and resource is not None:
+        found["vultr"] = _vultr_store(capture, resource, boot_delay)
     if cloud == "aws":
         for parameter in capture.by_type("aws:ssm/parameter:Parameter"):
             found["ssm"][str(parameter.inputs.get("name"))] = _plain(parameter.inputs.get("value"))
@@ -42,6 +62,40 @@ def objects(cloud: str, capture: Capture, resource: Registration | None = None) 
         if resource is not None and not _vault_admits(capture, resource):
             found["vault_firewall"] = {"refuses": "ForbiddenByFirewall"}
     return found
+
+
+def _vultr_store(capture: Capture, resource: Registration, boot_delay: int) -> dict[str, Any]:
+    from datetime import datetime
+
+    import botocore.auth
+    import botocore.session
+    from botocore.config import Config
+
+    from accelstack.components.vultr.serving.weights_key import OFFLINE_SIGNER
+    from accelstack.examples import example_file
+    from accelstack.spec import load_stack
+
+    [clock] = [c for c in capture.by_type("time:index/static:Static") if c.name == f"{resource.name}-key-clock"]
+    repo = Path(__file__).resolve().parents[3]
+    key = load_stack(example_file(capture.stack, repo / "stacks")).account.weights_key  # type: ignore[union-attr]
+    bucket, _, name = key.object.removeprefix("s3://").partition("/")
+    host = f"{resource.inputs['region']}1.vultrobjects.com"
+    signed_at = datetime.fromisoformat(clock.outputs["rfc3339"])
+    client = botocore.session.Session().create_client(
+        "s3", region_name="us-east-1", endpoint_url=f"https://{host}", aws_access_key_id=OFFLINE_SIGNER[0],
+        aws_secret_access_key=OFFLINE_SIGNER[1], config=Config(signature_version="s3v4", s3={"addressing_style": "path"}),
+    )  # fmt: skip
+    with mock.patch.object(botocore.auth, "get_current_datetime", return_value=signed_at.replace(tzinfo=None)):
+        url = client.generate_presigned_url(
+            "get_object", Params={"Bucket": bucket, "Key": name}, ExpiresIn=key.url_lifetime_minutes * 60
+        )
+    return {
+        "presigned": url,
+        "now": signed_at.timestamp() + boot_delay,
+        "key_object": f"AWS_ACCESS_KEY_ID={VULTR_SCOPED_KEY[0]}\nAWS_SECRET_ACCESS_KEY={VULTR_SCOPED_KEY[1]}\n",
+        "scoped_key": list(VULTR_SCOPED_KEY),
+        "endpoint": f"https://{host}",
+    }
 
 
 def _vault_admits(capture: Capture, resource: Registration) -> bool:

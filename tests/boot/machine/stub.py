@@ -12,6 +12,7 @@ pretending. Standard library only: the image's python3 runs it.
 from __future__ import annotations
 
 import base64
+import datetime
 import fnmatch
 import glob
 import io
@@ -700,11 +701,28 @@ def fetch(url: str, method: str, headers: dict[str, str], data: bytes | None) ->
         if bearer != f"Bearer {MACHINE['token']}":
             return 401, b'{"error": {"code": 401}}'
         return 200, json.dumps({"payload": {"data": MACHINE["secrets"]["munge"]}}).encode()
+    if re.match(r"https://[a-z0-9]+\.vultrobjects\.com/", url):
+        return vultr_object(url)
     for pattern, body in DOWNLOADS:
         if re.match(pattern, url):
             return 200, body(url) if callable(body) else body
     log(unmodelled_url=url)
     raise ConnectionError(f"curl: (6) Could not resolve host: {host} (the harness's network has no {url})")
+
+
+def vultr_object(url: str) -> tuple[int, bytes]:
+    """Vultr Object Storage (Ceph RGW) answering a presigned GET: the host side signed, with botocore, the one URL
+    the stack's key object may be read with (objects.vultr.presigned); RGW refuses any other signature and, past
+    X-Amz-Date + X-Amz-Expires by the machine's clock (objects.vultr.now), the right one too."""
+    store = MACHINE["objects"].get("vultr", {})
+    expected = store.get("presigned")
+    if url != expected:
+        return 403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>"
+    query = dict(part.split("=", 1) for part in url.split("?", 1)[1].split("&"))
+    signed = datetime.datetime.strptime(query["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.UTC)
+    if float(store["now"]) > signed.timestamp() + int(query["X-Amz-Expires"]):
+        return 403, b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>"
+    return 200, store["key_object"].encode()
 
 
 def cuda_keyring(url: str) -> bytes:
@@ -873,6 +891,8 @@ def imds_credentials() -> bool:
 
 
 def aws() -> None:
+    if MACHINE["cloud"] == "vultr":
+        return aws_on_vultr()
     # The CLI's credential chain: the environment's keys first (an S3-compatible store's key), then the instance's role.
     keyed = bool(os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY"))
     if not keyed and not imds_credentials():
@@ -885,6 +905,19 @@ def aws() -> None:
         if name not in MACHINE["objects"]["ssm"]:
             fail(f"An error occurred (ParameterNotFound) when calling the GetParameter operation: {name}", 254)
         print(MACHINE["objects"]["ssm"][name])
+
+
+def aws_on_vultr() -> None:
+    """The AWS CLI against Vultr Object Storage: no instance credentials exist there, only the key in the
+    environment, which must be the scoped key the stack stored, at the region's endpoint."""
+    store = MACHINE["objects"]["vultr"]
+    if not os.environ.get("AWS_ACCESS_KEY_ID"):
+        fail('Unable to locate credentials. You can configure credentials by running "aws configure".', 253)
+    if (os.environ["AWS_ACCESS_KEY_ID"], os.environ.get("AWS_SECRET_ACCESS_KEY")) != tuple(store["scoped_key"]):
+        fail("An error occurred (InvalidAccessKeyId) when calling the ListObjectsV2 operation", 1)
+    if "--endpoint-url" not in ARGS or ARGS[ARGS.index("--endpoint-url") + 1] != store["endpoint"]:
+        fail(f"aws: {ARGS} does not name the region's Object Storage endpoint {store['endpoint']}", 255)
+    log()
 
 
 def gcloud() -> None:
