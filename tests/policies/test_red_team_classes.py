@@ -1685,14 +1685,7 @@ def _stopped(verdicts: list[Verdict]) -> bool:
 
 
 # Survivors not fixed yet, each with why (strict: the test fails once a fix stops it, so the entry goes).
-OPEN = {
-    "azure-shared-key-access-on": "account keys and SAS bypass the ABAC condition of the read path; the packs do "
-    "not yet know which account holds the artifacts (the datasets account needs Shared Key for AMLFS), and "
-    "policies/azure/properties.py still lists allowSharedKeyAccess as unjudged",
-    "azure-datasets-network-rule-admits-serving-subnet": "a training account may admit serving's subnets "
-    "(policies/azure/separation.py); limiting that to the account serving reads from needs the artifact store "
-    "in the policy context",
-}
+OPEN: dict[str, str] = {}
 
 
 def _attack_cases() -> list[Any]:
