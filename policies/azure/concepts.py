@@ -12,6 +12,8 @@ AZURE: dict[str, tuple[str, ...]] = {
     "bucket-lifecycle": ("azure-native:storage:ManagementPolicy",),
     # Copies blobs from a source account to a destination account (either may be another subscription's).
     "bucket-replication": ("azure-native:storage:ObjectReplicationPolicy",),
+    # An SFTP/NFS local user of a storage account: a password or SSH key the account checks, never a role.
+    "storage-local-user": ("azure-native:storage:LocalUser",),
     "parallel-file-system": ("azure-native:storagecache:AmlFilesystem",),
     "file-system-link": (
         "azure-native:storagecache:AutoExportJob",

@@ -86,7 +86,14 @@ def _peerings(resource: Any, placement: Placement) -> Iterable[Link]:
 def _endpoints(resource: Any, placement: Placement) -> Iterable[Link]:
     kind, props, name = _kind(resource), resource.props, name_of(resource)
     if kind == PRIVATE_ENDPOINT:
-        subnet = own_network(f"subnet {get(props, 'subnet', 'id') or name}")
+        # The endpoint's NIC lives in `subnet`, which may be another subscription's network (an endpoint the
+        # stack places in the other side's VNet is that VNet's path in): placed by its id like any far end.
+        subnet_id = get(props, "subnet", "id")
+        subnet = (
+            _placed_id(resource, "subnet", subnet_id, placement, "subnet")
+            if subnet_id is not None
+            else own_network(f"subnet of private endpoint {name}")
+        )
         for key in ("privateLinkServiceConnections", "manualPrivateLinkServiceConnections"):
             for connection in items_at(props, key):
                 target = connection.get("privateLinkServiceId")
