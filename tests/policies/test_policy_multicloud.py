@@ -91,6 +91,8 @@ def context(cloud: str, workload: str) -> dict[str, Any]:
         "allowedRegions": ["eastus", "us-central1"],
         # GCS names carry no project: the weights' bucket is training's, as the runner says from the spec.
         **({"trainingStores": [f"{TRAIN_PROJECT}-artifacts"]} if cloud == "gcp" else {}),
+        # Azure: the account holding the weights (serving.model.weightsUri's host), as the runner says from the spec.
+        **({"artifactStores": ["acmecheckpoints"]} if cloud == "azure" else {}),
     }
 
 
@@ -171,6 +173,7 @@ def azure_stack(workload: str) -> Stack:
         {
             "accountName": "acmecheckpoints",
             "allowBlobPublicAccess": False,
+            "allowSharedKeyAccess": False,  # identities only: keys would go around the read path's condition
             "publicNetworkAccess": "Enabled",
             "networkRuleSet": {
                 "defaultAction": "Deny",
