@@ -1126,11 +1126,15 @@ AZURE = [
         edit(
             "azure-training-storage-checkpoints",
             Z_ACCOUNT,
-            lambda p: p["networkRuleSet"].setdefault("resourceAccessRules", []).append(
-                {
-                    "tenantId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                    "resourceId": f"{SERVE_RG}/providers/Microsoft.MachineLearningServices/workspaces/serving-ml",
-                }
+            lambda p: (
+                p["networkRuleSet"]
+                .setdefault("resourceAccessRules", [])
+                .append(
+                    {
+                        "tenantId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                        "resourceId": f"{SERVE_RG}/providers/Microsoft.MachineLearningServices/workspaces/serving-ml",
+                    }
+                )
             ),
         ),
         NETWORK,
@@ -1141,11 +1145,15 @@ AZURE = [
         edit(
             "azure-training-storage-datasets",
             Z_ACCOUNT,
-            lambda p: p["networkRuleSet"].setdefault("resourceAccessRules", []).append(
-                {
-                    "tenantId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                    "resourceId": "/subscriptions/*/resourceGroups/*/providers/Microsoft.MachineLearningServices/workspaces/*",
-                }
+            lambda p: (
+                p["networkRuleSet"]
+                .setdefault("resourceAccessRules", [])
+                .append(
+                    {
+                        "tenantId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                        "resourceId": "/subscriptions/*/resourceGroups/*/providers/Microsoft.MachineLearningServices/workspaces/*",
+                    }
+                )
             ),
         ),
         NETWORK,
@@ -1158,7 +1166,9 @@ AZURE = [
             "azure-training-datasets-pe",
             {
                 "resourceGroupName": "azure-training-rg",
-                "subnet": {"id": f"{SERVE_RG}/providers/Microsoft.Network/virtualNetworks/azure-serving-net-vnet/subnets/azure-serving-net-replicas"},
+                "subnet": {
+                    "id": f"{SERVE_RG}/providers/Microsoft.Network/virtualNetworks/azure-serving-net-vnet/subnets/azure-serving-net-replicas"
+                },
                 "privateLinkServiceConnections": [
                     {
                         "name": "blob",
@@ -1178,7 +1188,9 @@ AZURE = [
             "azure-serving-datasets-pe",
             {
                 "resourceGroupName": "azure-serving-rg",
-                "subnet": {"id": f"{SERVE_RG}/providers/Microsoft.Network/virtualNetworks/azure-serving-net-vnet/subnets/azure-serving-net-replicas"},
+                "subnet": {
+                    "id": f"{SERVE_RG}/providers/Microsoft.Network/virtualNetworks/azure-serving-net-vnet/subnets/azure-serving-net-replicas"
+                },
                 "manualPrivateLinkServiceConnections": [
                     {
                         "name": "blob",
