@@ -158,6 +158,7 @@ def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Co
     domains = by_constraint.get(gcp_landing.MEMBER_DOMAINS, [])
     if not domains or any(gcp_landing.allowed_values(spec) is None for spec in domains):
         yield f"the {side} folder has no {gcp_landing.MEMBER_DOMAINS} policy allowing only the organization's customer ids"
+    yield from _gcp_members_problems(side, by_constraint, resources)
     machines = by_constraint.get(gcp_landing.SERVING_MACHINES, [])
     if side == "training":
         if machines:
@@ -174,6 +175,35 @@ def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Co
         yield f"the serving folder does not enforce {gcp_landing.SERVING_MACHINES} (no training machine types)"
     elif missing := sorted(set(ctx.config.get("deniedFamilies") or []) - denied):
         yield f"the serving folder's {gcp_landing.SERVING_MACHINES} does not deny {', '.join(missing)}"
+
+
+def _gcp_members_problems(side: str, by_constraint: dict[str, list[Any]], resources: Sequence[Any]) -> Iterable[str]:
+    """The folder enforces its constraint refusing grants to the other side's principals (gcp/landing.py)."""
+    name = gcp_landing.NO_OTHER_SIDE[side]
+    other = "serving" if side == "training" else "training"
+    policies = by_constraint.get(name, [])
+    if not policies or not all(gcp_landing.enforced(spec) for spec in policies):
+        yield f"the {side} folder does not enforce {name} (no role granted to {other}'s principals, at the IAM API)"
+        return
+    projects = [
+        _read(p, "projectId")
+        for p in concepts.of(resources, "member-account")
+        if isinstance(labels := _read(p, "labels"), Mapping) and labels.get(gcp_landing.LABEL_SIDE) == other
+    ]
+    constraints = [
+        c
+        for c in concepts.of(resources, "guardrail-constraint")
+        if isinstance(n := _read(c, "name"), str) and n.rsplit("/", 1)[-1] == name
+    ]
+    if not constraints:
+        yield f"the {side} folder enforces {name}, which the stack does not define"
+    for constraint in constraints:
+        props = {k: _read(constraint, k) for k in ("actionType", "resourceTypes", "methodTypes", "condition")}
+        if any(v is UNKNOWN for v in props.values()):
+            continue  # the condition names the other project's number, known once it exists
+        for project in (p for p in projects if isinstance(p, str)):
+            if (why := gcp_landing.members_denial_problem(side, project, props)) is not None:
+                yield f"the {side} folder's {name} {why}"
 
 
 def _azure_side_problems(side: str, group: Any, resources: Sequence[Any], ctx: Context) -> Iterable[str]:
