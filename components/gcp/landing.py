@@ -8,6 +8,8 @@ orgpolicy/policy.py, orgpolicy/custom_constraint.py, cloudquota/s_quota_preferen
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -76,6 +78,11 @@ def members_condition(project_id: str, project_number: str, except_role: str | N
     )
     role = f"!RoleNameMatches(binding.role, [{except_role!r}]) && " if except_role else ""
     return f"resource.bindings.exists(binding, {role}{member})"
+
+
+def _condition_for(project_id: str, except_role: str | None) -> Callable[[str], str]:
+    """`members_condition` for one project, once its number is known."""
+    return lambda number: members_condition(project_id, str(number), except_role)
 
 
 def machine_condition(machine_types: tuple[str, ...]) -> str:
@@ -253,8 +260,8 @@ class GcpLandingParts(LandingParts):
                 method_types=["CREATE", "UPDATE"],
                 resource_types=[ALLOW_POLICY_TYPE],
                 condition=number.apply(
-                    lambda n, other=other, side=side: members_condition(
-                        self.spec.side(other).account.name, n, ARTIFACT_READ_ROLE if side == "training" else None
+                    _condition_for(
+                        self.spec.side(other).account.name, ARTIFACT_READ_ROLE if side == "training" else None
                     )
                 ),
                 opts=self.opts,

@@ -307,7 +307,8 @@ def check_network_admission(resource: Any, ctx: Context) -> Iterable[str]:
 
 def check_store_keys(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Storage takes keys and local users, which go around every grant and the read path's condition, only where a
-    consumer in the stack needs them, and never on the artifact store (Azure: policies/azure/store_access.py)."""
+    consumer in the stack needs them, and never on the artifact store (Azure: policies/azure/store_access.py). Ours:
+    Checkov's CKV2_AZURE_40 wants Shared Key off everywhere, which Managed Lustre's Blob integration cannot meet."""
     for vendor in vendors.VENDORS:
         if vendor.separation.key_access is not None:
             yield from vendor.separation.key_access(resources, ctx)

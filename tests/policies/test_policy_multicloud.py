@@ -806,6 +806,35 @@ MUTATIONS = [
         "no-public-buckets",
         "checkpointsacct",
     ),
+    # --- Azure: keys and local users that go around the grants (and the read path's condition) ---
+    m(
+        "az-shared-key-on",
+        AZT,
+        put("checkpointsacct", "allowSharedKeyAccess", True),
+        "store-keys-only-where-needed",
+        "checkpointsacct",
+    ),
+    m(
+        "az-shared-key-left-out",
+        AZS,
+        put("checkpointsacct", "allowSharedKeyAccess", None, delete=True),
+        "store-keys-only-where-needed",
+        "checkpointsacct",
+    ),
+    m(
+        "az-artifact-account-sftp",
+        AZT,
+        put("checkpointsacct", "isSftpEnabled", True),
+        "store-keys-only-where-needed",
+        "checkpointsacct",
+    ),
+    m(
+        "az-network-serving-subnet-on-another-account",
+        AZT,
+        put("checkpointsacct", "accountName", "acmedatasets"),
+        "cross-account-network-admission",
+        "checkpointsacct",
+    ),
     # --- Azure: whose networks a storage firewall lets in ---
     m(
         "az-network-foreign-subnet",
