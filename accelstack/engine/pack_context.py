@@ -20,6 +20,8 @@ def landing_context(spec: Any, plan: Any) -> dict[str, Any]:
             for n in plan.needs
         ],
         "deniedFamilies": list(plan.training_families),
+        # Azure: each side's listed principals, which the other side's management group must deny role assignments to.
+        "sidePrincipals": {side: list(spec.side(side).principals) for side in ("training", "serving")},
     }
 
 

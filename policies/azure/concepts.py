@@ -113,5 +113,7 @@ AZURE: dict[str, tuple[str, ...]] = {
     "org-unit": ("azure-native:management:ManagementGroup",),
     "member-account": ("azure-native:subscription:Alias",),
     "guardrail-policy": ("azure-native:authorization:PolicyAssignment",),
+    # A custom Azure Policy definition at a management group (the deny of role assignments to the other side).
+    "guardrail-constraint": ("azure-native:authorization:PolicyDefinitionAtManagementGroup",),
     "budget": ("azure-native:consumption:Budget",),
 }
