@@ -28,15 +28,6 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "metadata": NAMING,
         "nonComplianceMessages": "inert: the text a denied caller reads",
     },
-    # The deny of role assignments to the other side's principals: its rule and mode are judged.
-    "azure-native:authorization:PolicyDefinitionAtManagementGroup": {
-        "policyRule": GUARDRAILS,
-        "mode": GUARDRAILS,
-        "displayName": NAMING,
-        "description": NAMING,
-        "policyDefinitionName": NAMING,
-        "metadata": NAMING,
-    },
     "azure-native:consumption:Budget": {"budgetName": NAMING},
 }
 UNJUDGED: dict[str, dict[str, str]] = {
@@ -50,13 +41,6 @@ UNJUDGED: dict[str, dict[str, str]] = {
         "definitionVersion": "unjudged: which version of the definition applies",
         "identity": "unjudged: the identity a deployIfNotExists or modify policy acts as (none for deny)",
         "location": "unjudged: where the assignment's managed identity lives",
-    },
-    "azure-native:authorization:PolicyDefinitionAtManagementGroup": {
-        "managementGroupId": "unjudged: where the definition lives (assignable at that group and below)",
-        "parameters": "unjudged: the parameters' declarations (a defaultValue an assignment could lean on)",
-        "policyType": "unjudged: Custom, BuiltIn or Static (only Custom can be created)",
-        "version": "unjudged: the definition's version",
-        "versions": "unjudged: the definition's versions",
     },
     "azure-native:consumption:Budget": {
         "amount": SPEND,
