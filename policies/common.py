@@ -57,6 +57,11 @@ CONTEXT_SCHEMA: dict[str, dict[str, Any]] = {
     "trainingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Training side's accounts."},
     "servingAccounts": {"type": "array", "items": {"type": "string"}, "description": "Serving side's accounts."},
     "allowedRegions": {"type": "array", "items": {"type": "string"}, "description": "Regions a stack may use."},
+    "artifactStores": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Stores holding the artifacts serving may read: buckets, or Azure storage account names.",
+    },
 }
 
 

@@ -35,6 +35,8 @@ FrontDoors = Callable[[Sequence[Any]], Iterable[FrontDoor]]
 RetentionFindings = Callable[[Sequence[Any], int, str, str], Iterable[tuple[str, str]]]
 # A storage firewall's findings: the resource, the stack's own accounts, the context.
 AdmissionFindings = Callable[[Any, frozenset[str], Context], Iterable[str]]
+# A stack's findings that need its policy context (which store holds the artifacts serving reads).
+ContextFindings = Callable[[Sequence[Any], Context], Iterable[tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ class SeparationReaders:
     # cross-account-network-admission: the kinds with a network firewall, and their reader.
     admission_types: tuple[str, ...] = ()
     network_admission: AdmissionFindings | None = None
+    # store-keys-only-where-needed: keys and local users that go around the grants (and the read path's conditions).
+    key_access: ContextFindings | None = None
     # provider-account: a vendor whose provider pins a container of both sides' accounts (OCI's tenancy holds both
     # compartments) judges that pin itself; each resource's account is then pinned_account's to judge.
     provider_pin: Callable[[ProviderFacts], Iterable[str]] | None = None

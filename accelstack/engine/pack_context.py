@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelstack.spec.handoff import artifact_handoff, split_account_reference
+from accelstack.spec.handoff import artifact_handoff, artifact_location, split_account_reference
 
 
 def landing_context(spec: Any, plan: Any) -> dict[str, Any]:
@@ -20,6 +20,8 @@ def landing_context(spec: Any, plan: Any) -> dict[str, Any]:
             for n in plan.needs
         ],
         "deniedFamilies": list(plan.training_families),
+        # Azure: each side's listed principals, which the other side's management group must deny role assignments to.
+        "sidePrincipals": {side: list(spec.side(side).principals) for side in ("training", "serving")},
     }
 
 
@@ -47,6 +49,9 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         # S3 and GCS bucket names carry no account: the weights' bucket is training's (the documented read path),
         # and so are the buckets a training stack names for its datasets and checkpoints, created or existing.
         "trainingStores": _training_buckets(spec),
+        # The store that holds the artifacts serving may read: the one a storage firewall may open to serving's
+        # subnets and that may never take keys that bypass the read path's role conditions (Azure: its account).
+        "artifactStores": _artifact_stores(spec),
         # Principals of the cloud's own services the stack grants roles to by an id it does not create.
         "servicePrincipals": _service_principals(spec),
         # The stack file's own opt-out of the front door's access logs (serving.loadBalancer.accessLogs).
@@ -90,6 +95,26 @@ def _service_principals(spec: Any) -> list[str] | None:
     account = getattr(spec, "account", None)
     ids = [str(i) for f in ("hpc_cache_principal_id", "standby_pool_principal_id") if (i := getattr(account, f, None))]
     return ids or None
+
+
+def _artifact_stores(spec: Any) -> list[str] | None:
+    """Where serving's weights are read from (serving.model.weightsUri) or, in a training stack, where the artifact
+    prefix is published (training.storage.checkpoints): its bucket on S3/GCS, its storage account on Azure (the
+    unit whose firewall and Shared Key setting cover every container in it)."""
+    serving = getattr(spec, "serving", None)
+    training = getattr(spec, "training", None)
+    uris: list[str] = []
+    if serving is not None:
+        uris.append(str(serving.model.weights_uri))
+    if training is not None and training.storage.checkpoints is not None:
+        uris.append(str(training.storage.checkpoints.uri))
+    stores = []
+    for uri in uris:
+        location = artifact_location(uri)
+        store = location and (location.storage_account or location.bucket)
+        if store and store not in stores:
+            stores.append(store)
+    return stores or None
 
 
 def _training_buckets(spec: Any) -> list[str] | None:

@@ -53,6 +53,7 @@ ROLE_NAME_PATTERN = r"^[A-Za-z0-9+=,.@_-]{1,64}$"
 ACCOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$"
 EMAIL_PATTERN = r"^[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,189}\.[A-Za-z]{2,63}$"
 STACK_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
+OBJECT_ID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 
 
 class MemberAccount(Model):
@@ -73,6 +74,8 @@ class LandingSide(Model):
     """Workload stacks (names of stacks/Pulumi.<name>.yaml) deployed in this account: their node counts size its quota requests."""
     monthly_budget_usd: float = Field(gt=0)
     """Monthly cost budget of the account, USD; alerts at 80% actual and 100% forecast."""
+    principals: list[str] = Field(default_factory=list)
+    """azure: Entra object ids of this side's principals (its workload stacks' deploy identities, the managed identities they create: `pulumi stack output`): the other side's management group denies role assignments to them at the API. An object id names no subscription, so Azure Policy can refuse only the ids listed."""
 
     @field_validator("stacks")
     @classmethod
@@ -209,11 +212,13 @@ class LandingStack(Model):
                 )
             if org.billing_scope is not None:
                 raise ValueError("organization.billingScope is azure's; remove it")
+            self._no_principals()
             return self
         if self.cloud == "azure":
             return self._azure_fields()
         if org.billing_scope is not None:
             raise ValueError("organization.billingScope is azure's; remove it")
+        self._no_principals()
         if not re.fullmatch(GCP_PARENT_ID, org.parent_id):
             raise ValueError(
                 f"organization.parentId {org.parent_id!r}: gcp takes organizations/<number> or folders/<number>"
@@ -246,7 +251,16 @@ class LandingStack(Model):
                 raise ValueError(f"organization.{side}.account.email: gcp projects have no root email; remove it")
         return self
 
+    def _no_principals(self) -> None:
+        for side in SIDES:
+            if self.side(side).principals:
+                raise ValueError(
+                    f"organization.{side}.principals is azure's (aws: the SCPs deny the other account; gcp: the folder's "
+                    "constraint names the other project's principals); remove it"
+                )
+
     def _azure_fields(self) -> LandingStack:
+        import re
 
         org = self.organization
         if org.billing_scope is None:
@@ -263,6 +277,13 @@ class LandingStack(Model):
                 raise ValueError(
                     f"organization.{side}.account.email: azure subscriptions have no root email; remove it"
                 )
+            for index, principal in enumerate(self.side(side).principals):
+                if not re.fullmatch(OBJECT_ID_PATTERN, principal):
+                    raise ValueError(
+                        f"organization.{side}.principals.{index}: {principal!r} is not an Entra object id (a GUID)"
+                    )
+        if set(self.organization.training.principals) & set(self.organization.serving.principals):
+            raise ValueError("organization.training.principals and serving.principals must be disjoint")
         return self
 
     @model_validator(mode="after")

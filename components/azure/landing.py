@@ -27,6 +27,23 @@ from accelstack.spec.landing import SIDES, LandingStack
 ALLOWED_LOCATIONS = "/providers/Microsoft.Authorization/policyDefinitions/e56962a6-4747-49cd-b67b-bf8b01975c4c"
 ALLOWED_VM_SKUS = "/providers/Microsoft.Authorization/policyDefinitions/cccc23c7-8427-4f53-ad12-b6a63eb452b3"
 MANAGEMENT_GROUPS = "/providers/Microsoft.Management/managementGroups/"
+# Role assignments are Azure Policy resources (type Microsoft.Authorization/roleAssignments, alias .../principalId):
+# a deny refuses the PUT at the ARM API. An Entra object id carries no subscription, so no rule can say "any
+# principal of the other subscription": the definition takes the ids each side lists (organization.<side>.principals).
+DENY_PRINCIPALS = "accelstack-deny-role-assignments-to"
+DENIED_PRINCIPALS_PARAMETER = "deniedPrincipalIds"
+DENY_PRINCIPALS_RULE = {
+    "if": {
+        "allOf": [
+            {"field": "type", "equals": "Microsoft.Authorization/roleAssignments"},
+            {
+                "field": "Microsoft.Authorization/roleAssignments/principalId",
+                "in": f"[parameters('{DENIED_PRINCIPALS_PARAMETER}')]",
+            },
+        ]
+    },
+    "then": {"effect": "deny"},
+}
 # Budget notifications: as AWS's and GCP's, 80% actual and 100% forecast (consumption/_inputs.py NotificationArgs).
 BUDGET_ALERTS = (("actual80", 80.0, "Actual"), ("forecast100", 100.0, "Forecasted"))
 # Budgets need a start on the first of a month, not before June 2017 (Microsoft Learn, Budgets - Create Or Update).
@@ -67,7 +84,12 @@ class AzureLandingParts(LandingParts):
         )
 
     def _assign(
-        self, side: str, group: pulumi.CustomResource, name: str, definition: str, values: dict[str, list[str]]
+        self,
+        side: str,
+        group: pulumi.CustomResource,
+        name: str,
+        definition: pulumi.Input[str],
+        values: dict[str, list[str]],
     ) -> azure_native.authorization.PolicyAssignment:
         return azure_native.authorization.PolicyAssignment(
             f"{self.prefix}-{side}-{name}",
@@ -137,9 +159,48 @@ class AzureLandingParts(LandingParts):
     def apart(
         self, groups: dict[str, pulumi.CustomResource], accounts: dict[str, LandedAccount]
     ) -> list[pulumi.Resource]:
-        # Subscriptions share no role assignments: a side's principals reach the other only through an assignment
-        # in the other's subscription, which its workload stack's packs refuse (policies/separation).
-        return []
+        """Each side's management group refuses, at the ARM API, role assignments to the principals the other side
+        lists (a custom definition at the parent group, assigned at each side's group). A side that lists none is
+        said at preview: its principals are then kept out by the workload packs only (policies/separation)."""
+        definition = azure_native.authorization.PolicyDefinitionAtManagementGroup(
+            f"{self.prefix}-deny-principals",
+            management_group_id=self.spec.organization.parent_id,
+            policy_definition_name=DENY_PRINCIPALS,
+            policy_type="Custom",
+            mode="All",
+            display_name="accelstack: no role assignments to the other side's principals",
+            parameters={
+                DENIED_PRINCIPALS_PARAMETER: azure_native.authorization.ParameterDefinitionsValueArgs(
+                    type="Array",
+                    metadata=azure_native.authorization.ParameterDefinitionsValueMetadataArgs(
+                        display_name="Object ids of the other side's principals"
+                    ),
+                )
+            },
+            policy_rule=DENY_PRINCIPALS_RULE,
+            opts=self.opts,
+        )
+        made: list[pulumi.Resource] = [definition]
+        for side in SIDES:
+            other = "serving" if side == "training" else "training"
+            denied = list(self.spec.side(other).principals)
+            if not denied:
+                pulumi.log.warn(
+                    f"{self.prefix}: organization.{other}.principals lists no object ids, so the {side} management "
+                    f"group cannot deny role assignments to {other}'s principals at the API; list them and `up` again"
+                )
+                continue
+            made.append(
+                self._assign(
+                    side,
+                    groups[side],
+                    f"no-{other}-ids",
+                    # The definition's id at the parent group, from its output so the assignment waits for it.
+                    definition.id,
+                    {DENIED_PRINCIPALS_PARAMETER: denied},
+                )
+            )
+        return made
 
     def inside(self, account: LandedAccount, needs: list[QuotaNeed]) -> list[pulumi.Resource]:
         org = self.spec.organization

@@ -8,6 +8,8 @@ orgpolicy/policy.py, orgpolicy/custom_constraint.py, cloudquota/s_quota_preferen
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -40,10 +42,47 @@ MEMBER_DOMAINS = "iam.allowedPolicyMemberDomains"
 SERVING_MACHINES = "custom.accelstackServingNoTrainingMachines"
 INSTANCE_TYPE = "compute.googleapis.com/Instance"
 BUDGET_ALERTS = ((0.8, "CURRENT_SPEND"), (1.0, "FORECASTED_SPEND"))  # as AWS's: 80% actual, 100% forecast
+# Who may be granted roles, at the API: custom constraints on IAM allow policies (resource type
+# iam.googleapis.com/AllowPolicy, CREATE and UPDATE of any allow policy under the folder, buckets' included;
+# cloud.google.com/iam/docs/org-policy-custom-constraints). An IAM deny policy cannot do it: it denies permissions,
+# not grants, and names no "every service account of a project" principal set (iam/docs/principal-identifiers).
+ALLOW_POLICY_TYPE = "iam.googleapis.com/AllowPolicy"
+NO_OTHER_SIDE = {
+    "training": "custom.accelstackTrainingNoServingMembers",
+    "serving": "custom.accelstackServingNoTrainingMembers",
+}
+# The one role serving's principals may hold in training's folder: reading the published models (the bucket binding
+# components/gcp/serving/identity.py makes, its condition limiting it to the artifact prefix).
+ARTIFACT_READ_ROLE = "roles/storage.objectViewer"
 
 
 def location_values(regions: list[str]) -> list[str]:
     return [f"in:{region}-locations" for region in regions]
+
+
+def members_condition(project_id: str, project_number: str, except_role: str | None) -> str:
+    """CEL matching an allow policy that grants a role to a principal of the project: its user-managed service
+    accounts (<name>@<id>.iam.gserviceaccount.com), its Compute Engine default and Google-managed service agents
+    (by number), GKE workload identity (<id>.svc.id.goog) and its workload identity pools; `except_role` is left out."""
+    suffixes = [f"@{project_id}.iam.gserviceaccount.com"]
+    prefixes = [
+        f"serviceAccount:{project_number}-compute@",
+        f"serviceAccount:service-{project_number}@",
+        f"serviceAccount:{project_id}.svc.id.goog[",
+        f"principal://iam.googleapis.com/projects/{project_number}/",
+        f"principalSet://iam.googleapis.com/projects/{project_number}/",
+    ]
+    member = (
+        f"binding.members.exists(member, MemberSubjectEndsWith(member, {suffixes!r}) || "
+        f"MemberSubjectStartsWith(member, {prefixes!r}))"
+    )
+    role = f"!RoleNameMatches(binding.role, [{except_role!r}]) && " if except_role else ""
+    return f"resource.bindings.exists(binding, {role}{member})"
+
+
+def _condition_for(project_id: str, except_role: str | None) -> Callable[[str], str]:
+    """`members_condition` for one project, once its number is known."""
+    return lambda number: members_condition(project_id, str(number), except_role)
 
 
 def machine_condition(machine_types: tuple[str, ...]) -> str:
@@ -205,9 +244,39 @@ class GcpLandingParts(LandingParts):
     def apart(
         self, groups: dict[str, pulumi.CustomResource], accounts: dict[str, LandedAccount]
     ) -> list[pulumi.Resource]:
-        # Projects share no IAM: a side's principals reach the other only through a binding in the other's
-        # project, which its workload stack's packs refuse (policies/separation); no organization policy names it.
-        return []
+        """Each folder refuses, at the IAM API, any allow policy granting a role to the other side's principals;
+        training's admits serving's only the artifact read role (its prefix condition stays the packs' to judge)."""
+        made: list[pulumi.Resource] = []
+        for side in SIDES:
+            other = "serving" if side == "training" else "training"
+            project = accounts[other].resource
+            number: pulumi.Output[str] = project.number  # type: ignore[attr-defined]
+            constraint = gcp.orgpolicy.CustomConstraint(
+                f"{self.prefix}-{side}-no-{other}-members",
+                parent=self.spec.gcp_organization,
+                name=NO_OTHER_SIDE[side],
+                display_name=f"accelstack: {side} grants no role to {other}'s principals",
+                action_type="DENY",
+                method_types=["CREATE", "UPDATE"],
+                resource_types=[ALLOW_POLICY_TYPE],
+                condition=number.apply(
+                    _condition_for(
+                        self.spec.side(other).account.name, ARTIFACT_READ_ROLE if side == "training" else None
+                    )
+                ),
+                opts=self.opts,
+            )
+            made.append(constraint)
+            made.append(
+                self._policy(
+                    side,
+                    groups[side],
+                    NO_OTHER_SIDE[side],
+                    gcp.orgpolicy.PolicySpecArgs(rules=[gcp.orgpolicy.PolicySpecRuleArgs(enforce="TRUE")]),
+                    after=[constraint],
+                )
+            )
+        return made
 
     def inside(self, account: LandedAccount, needs: list[QuotaNeed]) -> list[pulumi.Resource]:
         org = self.spec.organization

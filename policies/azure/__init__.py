@@ -9,7 +9,7 @@ from typing import Any
 from ..common import tag_values
 from ..readers import is_public_range, name_of, node_data_secrets, spot_without_checkpoints
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor
-from . import access, capacity, reachability, readers, retention, separation, storage, waf
+from . import access, capacity, reachability, readers, retention, separation, storage, store_access, waf
 from .concepts import AZURE
 
 
@@ -105,6 +105,7 @@ VENDOR = Vendor(
         access=access.edges,
         admission_types=readers.STORAGE_ACCOUNT,
         network_admission=separation.network_admission_problems,
+        key_access=store_access.key_access_problems,
         resource_tags=resource_tags,
     ),
 )

@@ -27,12 +27,24 @@ from typing import Any
 from pulumi_policy.proxy import UnknownValueError
 
 from .. import concepts
-from ..access import ADMIN, ANY, BECOME, IDENTITY, KEY, OBJECTS, OWN, READ, RESOURCE, WRITE, Edge, Party, Placement
+from ..access import ADMIN, BECOME, IDENTITY, KEY, OBJECTS, OWN, READ, RESOURCE, WRITE, Edge, Party, Placement
 from ..common import as_list, urn_name
 from ..readers import get, items_at, name_of
 from ..vendor import tokens_of
 from .concepts import AZURE
 from .disk_keys import DISK_KEY_PATHS, disk_encryption_sets
+from .parties import (
+    IDENTITY_ID,
+    VAULT_HOST,
+    identities_under,
+    identity_party,
+    kind_of,
+    last_segment,
+    principal_parties,
+    resource_party,
+    subscription_of,
+    text_of,
+)
 from .roles import BUILT_IN_ROLES, ReadScope, custom_grants, read_scope
 
 ROLE_ASSIGNMENT = tokens_of(AZURE, "role-binding")
@@ -70,125 +82,6 @@ ACCESS_TYPES = tuple(
     )
 )
 
-_SUBSCRIPTION = re.compile(r"^/subscriptions/([0-9a-f-]{36})(?:/|$)", re.IGNORECASE)  # ARM ids ignore case
-_MANAGEMENT_GROUP = re.compile(r"^/providers/microsoft\.management/managementgroups/([^/]+)", re.IGNORECASE)
-_IDENTITY_ID = re.compile(r"/providers/microsoft\.managedidentity/userassignedidentities/[^/]+$", re.IGNORECASE)
-_VAULT_HOST = re.compile(r"^https://([a-z0-9-]+)\.vault\.azure\.net", re.IGNORECASE)
-
-
-def _kind(resource: Any) -> str:
-    return concepts.canonical(resource.resource_type)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def subscription_of(resource_id: Any) -> str | None:
-    match = _SUBSCRIPTION.match(str(resource_id or ""))
-    return match.group(1).lower() if match else None
-
-
-def _last(resource_id: str) -> str:
-    return resource_id.rstrip("/").rsplit("/", 1)[-1]
-
-
-# --- parties ------------------------------------------------------------------------------------------------------
-
-
-def resource_party(resource_id: str, placement: Placement, kind: str = RESOURCE, what: str = "") -> Party:
-    """A resource named by its ARM id: in the subscription the id names; a management group or the tenant root is
-    every subscription under it. Anything else is placed only when it is this stack's own id."""
-    ref = f"{what} {resource_id}".strip()
-    group = _MANAGEMENT_GROUP.match(resource_id)
-    if resource_id.strip() == "/" or group:
-        where = f"management group {group.group(1)}" if group else "the tenant root"
-        return Party(f"{ref} ({where}: every subscription under it)", ANY, kind)
-    subscription = subscription_of(resource_id)
-    if subscription is not None:
-        return Party(ref, subscription, kind)
-    if placement.stack is not None and placement.stack.owns(resource_id):
-        return Party(ref, OWN, kind)
-    return Party(
-        ref,
-        None,
-        kind,
-        f"{resource_id!r} is no subscription, management group or resource id of this stack",
-        needs_stack=placement.stack is None,
-    )
-
-
-def identity_party(resource_id: str, placement: Placement) -> Party:
-    """A user-assigned identity by its ARM id (the one spelling both a wearer and a principal lookup reach)."""
-    subscription = subscription_of(resource_id)
-    ref = f"managed identity {_last(resource_id)}"
-    if subscription is not None:
-        return Party(ref, subscription, IDENTITY)
-    return resource_party(resource_id, placement, IDENTITY, "managed identity")
-
-
-def _principals_of(placement: Placement) -> dict[str, list[Party]]:
-    """principalId (lowercased) -> the identities of this stack that carry it: user-assigned identities and the
-    system-assigned identities of resources (`identity.principalId`). Read once per stack."""
-    stack = placement.stack
-    if stack is None:
-        return {}
-    cached = _PRINCIPALS.get(id(stack))
-    if cached is not None and cached[0] is stack:
-        return cached[1]
-    found: dict[str, list[Party]] = {}
-    for resource in stack.resources:
-        try:
-            if _kind(resource) in IDENTITY_KIND:
-                principal = _text(resource.props.get("principalId"))
-                resource_id = _text(resource.props.get("id")) or urn_name(resource.urn)
-                party = identity_party(resource_id, placement)
-            elif concepts.cloud_of(resource.resource_type) == "azure-native":
-                principal = _text(get(resource.props, "identity", "principalId"))
-                party = Party(f"system-assigned identity of {name_of(resource)}", OWN, IDENTITY)
-            else:
-                continue
-        except UnknownValueError:
-            continue
-        if principal is not None:
-            found.setdefault(principal.lower(), []).append(party)
-    _PRINCIPALS.clear()
-    _PRINCIPALS[id(stack)] = (stack, found)
-    return found
-
-
-_PRINCIPALS: dict[int, tuple[Any, dict[str, list[Party]]]] = {}
-
-
-def principal_parties(object_id: Any, principal_type: Any, placement: Placement) -> list[Party]:
-    """Who an Entra object id is: an identity this stack creates, a configured service principal, else unplaced."""
-    oid = _text(object_id)
-    if oid is None:
-        return []  # unknown during preview: the stack-level check reads the final value
-    ref = f"principal {oid}"
-    if str(principal_type or "") == "ForeignGroup":
-        return [Party(ref, None, IDENTITY, "a group of another tenant (principalType ForeignGroup)")]
-    configured = placement.stores.get(oid.lower())
-    if configured is not None:
-        return [Party(f"service principal {oid}", configured, IDENTITY)]
-    if placement.stack is None:
-        # Judged alone, the principal is given its most lenient placement (this stack's own identity): what is
-        # refused then is refused whoever it is (a write of the other side's store); the stack-level check places it.
-        return [Party(ref, OWN, IDENTITY)]
-    matches = _principals_of(placement).get(oid.lower())
-    if matches:
-        return list(dict.fromkeys(matches))
-    return [
-        Party(
-            ref,
-            None,
-            IDENTITY,
-            f"object id {oid} is no identity this stack creates and no configured service principal "
-            "(servicePrincipals); an object id does not say whose side it acts for",
-        )
-    ]
-
-
 # --- roles --------------------------------------------------------------------------------------------------------
 
 
@@ -196,11 +89,11 @@ def _custom_role(role_id: str, placement: Placement) -> Any:
     if placement.stack is None:
         return None
     for resource in placement.stack.resources:
-        if _kind(resource) not in ROLE_DEFINITION:
+        if kind_of(resource) not in ROLE_DEFINITION:
             continue
         try:
-            names = {_text(resource.props.get(k)) for k in ("roleDefinitionId", "name")}
-            names.add(_last(str(resource.props.get("id") or "")))
+            names = {text_of(resource.props.get(k)) for k in ("roleDefinitionId", "name")}
+            names.add(last_segment(str(resource.props.get("id") or "")))
         except UnknownValueError:
             continue
         if role_id in {str(n).lower() for n in names if n}:
@@ -229,10 +122,10 @@ def role_grants(role_id: str, placement: Placement) -> tuple[str, tuple[tuple[st
 
 def _assignment_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     props, name = resource.props, name_of(resource)
-    scope, role_ref = _text(props.get("scope")), _text(props.get("roleDefinitionId"))
+    scope, role_ref = text_of(props.get("scope")), text_of(props.get("roleDefinitionId"))
     if scope is None or role_ref is None:
         return
-    role_name, grants, later = role_grants(_last(role_ref).lower(), placement)
+    role_name, grants, later = role_grants(last_segment(role_ref).lower(), placement)
     sources = principal_parties(props.get("principalId"), props.get("principalType"), placement)
     reads = read_scope(props.get("condition"))
     foreign_role = _foreign_role(role_ref, scope, placement)
@@ -241,7 +134,7 @@ def _assignment_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
             # Becoming the identities under the scope: the identity itself when the scope is one.
             target = (
                 identity_party(scope, placement)
-                if _IDENTITY_ID.search(scope)
+                if IDENTITY_ID.search(scope)
                 else resource_party(scope, placement, IDENTITY, "every identity under")
             )
         else:
@@ -259,6 +152,9 @@ def _assignment_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
             )
         for source in sources:
             yield Edge(source, access, target, resource.urn, what, edge_scope, reads.unplaced or foreign_role)
+            if kind == IDENTITY and not IDENTITY_ID.search(scope):
+                for identity in identities_under(scope, placement):
+                    yield Edge(source, access, identity, resource.urn, f"{what}: {identity.ref} is under its scope")
 
 
 def _foreign_role(role_ref: str, scope: str, placement: Placement) -> str:
@@ -311,11 +207,11 @@ def _wearer_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     name = name_of(resource)
     wearer = Party(f"{resource.resource_type.rsplit(':', 1)[-1]} {name}", OWN, RESOURCE)
     for identity in worn_identities(resource.props):
-        what = f"{name} wears the managed identity {_last(identity)} (its machines get its tokens)"
+        what = f"{name} wears the managed identity {last_segment(identity)} (its machines get its tokens)"
         yield Edge(wearer, BECOME, identity_party(identity, placement), resource.urn, what)
-    encryption = _text(get(resource.props, "encryption", "encryptionIdentity", "encryptionUserAssignedIdentity"))
+    encryption = text_of(get(resource.props, "encryption", "encryptionIdentity", "encryptionUserAssignedIdentity"))
     if encryption is not None and encryption not in worn_identities(resource.props):
-        what = f"{name} encrypts as the managed identity {_last(encryption)}"
+        what = f"{name} encrypts as the managed identity {last_segment(encryption)}"
         yield Edge(wearer, BECOME, identity_party(encryption, placement), resource.urn, what)
 
 
@@ -325,19 +221,19 @@ def _owns(placement: Placement, name: str, kinds: tuple[str, ...], name_input: s
     if stack is None:
         return False
     return stack.owns(name) or any(
-        _kind(r) in kinds and name in (r.props.get(name_input), r.props.get("name")) for r in stack.resources
+        kind_of(r) in kinds and name in (r.props.get(name_input), r.props.get("name")) for r in stack.resources
     )
 
 
 def _identity_by_name(name: str, placement: Placement) -> Party:
     if placement.stack is not None:
         for resource in placement.stack.resources:
-            if _kind(resource) in IDENTITY_KIND and name in (
+            if kind_of(resource) in IDENTITY_KIND and name in (
                 resource.props.get("resourceName"),
                 resource.props.get("name"),
                 urn_name(resource.urn),
             ):
-                return identity_party(_text(resource.props.get("id")) or urn_name(resource.urn), placement)
+                return identity_party(text_of(resource.props.get("id")) or urn_name(resource.urn), placement)
     return Party(f"managed identity {name}", OWN, IDENTITY)  # created in the stack's own resource group
 
 
@@ -364,7 +260,7 @@ def _federation_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     elif not wide and (role := AWS_ROLE_SUBJECT.match(subject)) is not None:
         where = OWN if role.group(1) in placement.own else role.group(1)  # AWS's subject is the role's ARN
     source = Party(f"workload {subject or '*'} of {issuer or 'an unknown issuer'}", where, IDENTITY, why)
-    identity_name = _text(props.get("resourceName"))
+    identity_name = text_of(props.get("resourceName"))
     if identity_name is not None:
         target = _identity_by_name(identity_name, placement)
         yield Edge(source, BECOME, target, resource.urn, f"federated credential {name}")
@@ -421,9 +317,9 @@ def _key_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     neutral rule's documented read path only; another subscription's vault is a dependency on that side)."""
     name = name_of(resource)
     source = Party(f"{resource.resource_type.rsplit(':', 1)[-1]} {name}", OWN, RESOURCE)
-    uri = _text(get(resource.props, "encryption", "keyVaultProperties", "keyVaultUri"))
+    uri = text_of(get(resource.props, "encryption", "keyVaultProperties", "keyVaultUri"))
     if uri is not None:
-        host = _VAULT_HOST.match(uri)
+        host = VAULT_HOST.match(uri)
         vault = host.group(1) if host else uri
         owned = _owns(placement, vault, VAULT, "vaultName")
         target = (
@@ -438,10 +334,10 @@ def _key_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
             )
         )
         yield Edge(source, READ, target, resource.urn, f"{name} encrypts with a key of {uri}")
-    vault_id = _text(get(resource.props, "encryptionSettings", "keyEncryptionKey", "sourceVault", "id"))
+    vault_id = text_of(get(resource.props, "encryptionSettings", "keyEncryptionKey", "sourceVault", "id"))
     if vault_id is not None:
         target = resource_party(vault_id, placement, KEY, "key vault")
-        yield Edge(source, READ, target, resource.urn, f"{name} encrypts with a key of {_last(vault_id)}")
+        yield Edge(source, READ, target, resource.urn, f"{name} encrypts with a key of {last_segment(vault_id)}")
 
 
 def _disk_key_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
@@ -451,7 +347,7 @@ def _disk_key_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     source = Party(f"{resource.resource_type.rsplit(':', 1)[-1]} {name}", OWN, RESOURCE)
     for set_id in disk_encryption_sets(resource):
         target = resource_party(set_id, placement, KEY, "disk encryption set")
-        yield Edge(source, READ, target, resource.urn, f"{name} encrypts its disks with {_last(set_id)}")
+        yield Edge(source, READ, target, resource.urn, f"{name} encrypts its disks with {last_segment(set_id)}")
 
 
 # --- where data goes ----------------------------------------------------------------------------------------------
@@ -474,7 +370,7 @@ def _account_party(value: str, placement: Placement) -> Party:
 
 def _replication_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     props, name = resource.props, name_of(resource)
-    source, destination = _text(props.get("sourceAccount")), _text(props.get("destinationAccount"))
+    source, destination = text_of(props.get("sourceAccount")), text_of(props.get("destinationAccount"))
     if source is None or destination is None:
         return
     what = f"object replication policy {name} (copies blobs from {source} to {destination})"
@@ -484,14 +380,14 @@ def _replication_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
 def _forward_edges(resource: Any, placement: Placement, keys: Iterable[str], verb: str) -> Iterator[Edge]:
     """A resource that writes (logs, job outputs, secrets) to the resources these inputs name by ARM id."""
     name = name_of(resource)
-    origin_id = _text(resource.props.get("resourceUri"))
+    origin_id = text_of(resource.props.get("resourceUri"))
     source = (
         resource_party(origin_id, placement, RESOURCE, "monitored resource")
         if origin_id is not None
         else Party(f"{resource.resource_type.rsplit(':', 1)[-1]} {name}", OWN, RESOURCE)
     )
     for key in keys:
-        value = _text(get(resource.props, *key.split(".")))
+        value = text_of(get(resource.props, *key.split(".")))
         if value is not None:
             target = resource_party(value, placement, RESOURCE, key.rsplit(".", 1)[-1])
             yield Edge(source, WRITE, target, resource.urn, f"{name} {verb} {value} ({key})")
@@ -510,8 +406,8 @@ WORKSPACE_STORES = ("keyVault", "storageAccount", "applicationInsights", "contai
 def _datastore_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     """An ML datastore names its account's subscription when it is not the workspace's; jobs read and write it."""
     props, name = resource.props, name_of(resource)
-    subscription = _text(get(props, "properties", "subscriptionId"))
-    account = _text(get(props, "properties", "accountName")) or "?"
+    subscription = text_of(get(props, "properties", "subscriptionId"))
+    account = text_of(get(props, "properties", "accountName")) or "?"
     if subscription is not None:
         target = Party(f"storage account {account}", subscription.lower(), OBJECTS)
         source = Party(f"ML datastore {name}", OWN, RESOURCE)
@@ -524,7 +420,7 @@ def _endpoint_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     source = Party(f"private endpoint {name}", OWN, RESOURCE)
     for key in ("privateLinkServiceConnections", "manualPrivateLinkServiceConnections"):
         for connection in items_at(resource.props, key):
-            target_id = _text(connection.get("privateLinkServiceId"))
+            target_id = text_of(connection.get("privateLinkServiceId"))
             if target_id is not None:
                 target = resource_party(target_id, placement, RESOURCE, "private link to")
                 yield Edge(source, READ, target, resource.urn, f"private endpoint {name} (a network path, {key})")
@@ -534,7 +430,7 @@ def _endpoint_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
 
 
 def _edges(resource: Any, placement: Placement) -> Iterator[Edge]:
-    kind = _kind(resource)
+    kind = kind_of(resource)
     if kind in ROLE_ASSIGNMENT:
         yield from _assignment_edges(resource, placement)
     elif kind in ROLE_DEFINITION:
@@ -542,7 +438,7 @@ def _edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     elif kind in FEDERATION:
         yield from _federation_edges(resource, placement)
     elif kind in VAULT:
-        vault = _text(resource.props.get("vaultName")) or name_of(resource)
+        vault = text_of(resource.props.get("vaultName")) or name_of(resource)
         yield from _vault_edges(
             resource, placement, items_at(resource.props.get("properties"), "accessPolicies"), vault
         )

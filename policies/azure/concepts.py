@@ -12,6 +12,8 @@ AZURE: dict[str, tuple[str, ...]] = {
     "bucket-lifecycle": ("azure-native:storage:ManagementPolicy",),
     # Copies blobs from a source account to a destination account (either may be another subscription's).
     "bucket-replication": ("azure-native:storage:ObjectReplicationPolicy",),
+    # An SFTP/NFS local user of a storage account: a password or SSH key the account checks, never a role.
+    "storage-local-user": ("azure-native:storage:LocalUser",),
     "parallel-file-system": ("azure-native:storagecache:AmlFilesystem",),
     "file-system-link": (
         "azure-native:storagecache:AutoExportJob",
@@ -111,5 +113,7 @@ AZURE: dict[str, tuple[str, ...]] = {
     "org-unit": ("azure-native:management:ManagementGroup",),
     "member-account": ("azure-native:subscription:Alias",),
     "guardrail-policy": ("azure-native:authorization:PolicyAssignment",),
+    # A custom Azure Policy definition at a management group (the deny of role assignments to the other side).
+    "guardrail-constraint": ("azure-native:authorization:PolicyDefinitionAtManagementGroup",),
     "budget": ("azure-native:consumption:Budget",),
 }

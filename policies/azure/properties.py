@@ -27,6 +27,10 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "resourceGroupName": NAMING,
         "accountName": "bucket-encryption, bucket-versioning, no-scheduled-data-loss",
         "allowBlobPublicAccess": "no-public-buckets",
+        "allowSharedKeyAccess": "store-keys-only-where-needed",
+        "isSftpEnabled": "store-keys-only-where-needed",
+        "isLocalUserEnabled": "store-keys-only-where-needed",
+        "sasPolicy": "inert: bounds a SAS's lifetime; whether a key-signed SAS works at all is allowSharedKeyAccess's",
         "enableHttpsTrafficOnly": "min-tls-1-2",
         "encryption": "bucket-encryption, encryption-at-rest",
         "extendedLocation": PLACEMENT,
@@ -65,6 +69,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "storageCapacityTiB": TUNING,
         "amlFilesystemName": NAMING,
         "encryptionSettings": "bucket-encryption",
+        "hsm": "store-keys-only-where-needed",
         "location": "allowed-regions",
         "tags": "workload-tags",
         "zones": PLACEMENT,
@@ -270,12 +275,10 @@ PROPERTIES: dict[str, dict[str, str]] = {
 # Properties no rule reads yet, with why they matter (the lead re-runs `python -m accelstack.engine.schema_report`).
 UNJUDGED: dict[str, dict[str, str]] = {
     "azure-native:storage:StorageAccount": {
-        "isLocalUserEnabled": "unjudged: who may act: local users (SFTP/NFS) with keys or passwords beside Entra ID",
         "enableExtendedGroups": "unjudged: who may act: group memberships beyond 16 for local users (NFSv3 authorisation)",
         "sku": NODES,
         "accessTier": EXPOSURE,
         "allowCrossTenantReplication": EXPOSURE,
-        "allowSharedKeyAccess": EXPOSURE,
         "allowedCopyScope": EXPOSURE,
         "azureFilesIdentityBasedAuthentication": EXPOSURE,
         "defaultToOAuthAuthentication": EXPOSURE,
@@ -283,10 +286,8 @@ UNJUDGED: dict[str, dict[str, str]] = {
         "enableNfsV3": EXPOSURE,
         "immutableStorageWithVersioning": DATA_LOSS,
         "isHnsEnabled": EXPOSURE,
-        "isSftpEnabled": EXPOSURE,
         "keyPolicy": EXPOSURE,
         "routingPreference": EXPOSURE,
-        "sasPolicy": EXPOSURE,
     },
     "azure-native:storage:BlobContainer": {
         "defaultEncryptionScope": ENCRYPTION,
@@ -306,7 +307,6 @@ UNJUDGED: dict[str, dict[str, str]] = {
         "rootSquashSettings": "unjudged: who may act as root on the file system's data (root squash and its exempt clients)",
         "filesystemSubnet": NODES,
         "maintenanceWindow": NODES,
-        "hsm": ENCRYPTION,
         "sku": NODES,
     },
     "azure-native:keyvault:Key": {

@@ -30,7 +30,8 @@ from ..reachability import (
     placed,
     value,
 )
-from ..readers import get, is_public_range, items_at, name_of
+from ..readers import get, items_at, name_of
+from . import nsg as nsg_rules
 from . import readers
 from .readers import _kind, subscription_of
 
@@ -86,7 +87,14 @@ def _peerings(resource: Any, placement: Placement) -> Iterable[Link]:
 def _endpoints(resource: Any, placement: Placement) -> Iterable[Link]:
     kind, props, name = _kind(resource), resource.props, name_of(resource)
     if kind == PRIVATE_ENDPOINT:
-        subnet = own_network(f"subnet {get(props, 'subnet', 'id') or name}")
+        # The endpoint's NIC lives in `subnet`, which may be another subscription's network (an endpoint the
+        # stack places in the other side's VNet is that VNet's path in): placed by its id like any far end.
+        subnet_id = get(props, "subnet", "id")
+        subnet = (
+            _placed_id(resource, "subnet", subnet_id, placement, "subnet")
+            if subnet_id is not None
+            else own_network(f"subnet of private endpoint {name}")
+        )
         for key in ("privateLinkServiceConnections", "manualPrivateLinkServiceConnections"):
             for connection in items_at(props, key):
                 target = connection.get("privateLinkServiceId")
@@ -120,21 +128,17 @@ def _matches(reference: Any, candidate: Any, name_key: str) -> bool:
 
 
 def _open_nsgs(resources: Sequence[Any]) -> dict[str, list[str]]:
-    """NSG URN -> its internet-open inbound Allow rules (inline or as SecurityRule resources), as shown."""
+    """NSG URN -> its internet-open inbound Allow rules (inline or as SecurityRule resources) that no earlier Deny
+    shadows (policies/azure/nsg.py), as shown."""
     nsgs = [r for r in resources if _kind(r) == NSG]
+    rules_of: dict[str, list[Any]] = {}
+    for rule in (r for r in resources if _kind(r) == SECURITY_RULE):
+        for owner in targets_of(rule, "networkSecurityGroupName", nsgs, keys=("networkSecurityGroupName", "id")):
+            rules_of.setdefault(owner.urn, []).append(rule)
     found: dict[str, list[str]] = {}
-    for resource in resources:
-        rules = readers.internet_rules(resource, is_public_range)
-        if not rules:
-            continue
-        owners = (
-            [resource]
-            if _kind(resource) == NSG
-            else targets_of(resource, "networkSecurityGroupName", nsgs, keys=("networkSecurityGroupName", "id"))
-        )
-        for nsg in owners:
-            for protocol, ports, source in rules:
-                found.setdefault(nsg.urn, []).append(f"{protocol} {', '.join(ports) or 'all ports'} from {source}")
+    for nsg in nsgs:
+        for protocol, ports, source in nsg_rules.open_rules(nsg, rules_of.get(nsg.urn, [])):
+            found.setdefault(nsg.urn, []).append(f"{protocol} {', '.join(ports) or 'all ports'} from {source}")
     return found
 
 

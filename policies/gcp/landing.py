@@ -21,6 +21,14 @@ LOCATIONS = "gcp.resourceLocations"
 MEMBER_DOMAINS = "iam.allowedPolicyMemberDomains"
 SERVING_MACHINES = "custom.accelstackServingNoTrainingMachines"
 INSTANCE_TYPE = "compute.googleapis.com/Instance"
+# Each folder's custom constraint refusing allow policies that grant the other side's principals (components/gcp/
+# landing.py); training's leaves out only the artifact read role.
+NO_OTHER_SIDE = {
+    "training": "custom.accelstackTrainingNoServingMembers",
+    "serving": "custom.accelstackServingNoTrainingMembers",
+}
+ALLOW_POLICY_TYPE = "iam.googleapis.com/AllowPolicy"
+ARTIFACT_READ_EXCEPTION = "!RoleNameMatches(binding.role, ['roles/storage.objectViewer']) && "
 _LOCATION_GROUP = re.compile(r"^in:([a-z]+-[a-z]+[0-9]+)-locations$")
 _DENIED_MACHINE = re.compile(r"resource\.machineType\.endsWith\('/machineTypes/([a-z0-9-]+)'\)")
 
@@ -88,6 +96,29 @@ def denied_machine_types(resource_types: Any, action_type: Any, method_types: An
     terms = [term.strip() for term in condition.split("||")]
     matches = [_DENIED_MACHINE.fullmatch(term) for term in terms]
     return {m.group(1) for m in matches if m} if all(matches) else set()
+
+
+def members_denial_problem(side: str, other_project: str, constraint: Mapping[str, Any]) -> str | None:
+    """Why a side's member constraint does not refuse every grant to the other project's principals: a DENY on
+    allow policies' CREATE and UPDATE whose condition is one `resource.bindings.exists(...)` naming the other
+    project's service accounts, and, on training only, leaving out the artifact read role and nothing else."""
+    if constraint.get("actionType") != "DENY":
+        return f"is not a DENY (actionType {constraint.get('actionType')!r})"
+    if ALLOW_POLICY_TYPE not in [str(t) for t in as_list(constraint.get("resourceTypes"))]:
+        return f"does not judge {ALLOW_POLICY_TYPE}"
+    if missing := {"CREATE", "UPDATE"} - {str(m) for m in as_list(constraint.get("methodTypes"))}:
+        return f"does not judge {', '.join(sorted(missing))} of allow policies"
+    condition = constraint.get("condition")
+    if not isinstance(condition, str) or not condition.startswith("resource.bindings.exists(binding, "):
+        return "has no condition over the policy's bindings"
+    body = condition.removeprefix("resource.bindings.exists(binding, ")
+    if side == "training":
+        body = body.removeprefix(ARTIFACT_READ_EXCEPTION)
+    if "&&" in body or "RoleNameMatches" in body:
+        return "narrows the denial to some roles (only training may leave out roles/storage.objectViewer)"
+    if f"'@{other_project}.iam.gserviceaccount.com'" not in body:
+        return f"does not name {other_project}'s service accounts (@{other_project}.iam.gserviceaccount.com)"
+    return None
 
 
 def preference_key(dimensions: Any, quota_id: Any) -> tuple[str | None, str | None, str | None]:

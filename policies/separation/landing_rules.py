@@ -46,6 +46,10 @@ CONFIG: dict[str, dict[str, Any]] = {
         "items": {"type": "object"},
         "description": "A landing stack's planned quota needs: {side, region, quotaCode, amount} each (accelstack fills it).",
     },
+    "sidePrincipals": {
+        "type": "object",
+        "description": "Azure: each side's listed principal object ids, which the other side's group must deny role assignments to.",
+    },
     "deniedFamilies": {
         "type": "array",
         "items": {"type": "string"},
@@ -158,6 +162,7 @@ def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Co
     domains = by_constraint.get(gcp_landing.MEMBER_DOMAINS, [])
     if not domains or any(gcp_landing.allowed_values(spec) is None for spec in domains):
         yield f"the {side} folder has no {gcp_landing.MEMBER_DOMAINS} policy allowing only the organization's customer ids"
+    yield from _gcp_members_problems(side, by_constraint, resources)
     machines = by_constraint.get(gcp_landing.SERVING_MACHINES, [])
     if side == "training":
         if machines:
@@ -174,6 +179,35 @@ def _gcp_side_problems(side: str, folder: Any, resources: Sequence[Any], ctx: Co
         yield f"the serving folder does not enforce {gcp_landing.SERVING_MACHINES} (no training machine types)"
     elif missing := sorted(set(ctx.config.get("deniedFamilies") or []) - denied):
         yield f"the serving folder's {gcp_landing.SERVING_MACHINES} does not deny {', '.join(missing)}"
+
+
+def _gcp_members_problems(side: str, by_constraint: dict[str, list[Any]], resources: Sequence[Any]) -> Iterable[str]:
+    """The folder enforces its constraint refusing grants to the other side's principals (gcp/landing.py)."""
+    name = gcp_landing.NO_OTHER_SIDE[side]
+    other = "serving" if side == "training" else "training"
+    policies = by_constraint.get(name, [])
+    if not policies or not all(gcp_landing.enforced(spec) for spec in policies):
+        yield f"the {side} folder does not enforce {name} (no role granted to {other}'s principals, at the IAM API)"
+        return
+    projects = [
+        _read(p, "projectId")
+        for p in concepts.of(resources, "member-account")
+        if isinstance(labels := _read(p, "labels"), Mapping) and labels.get(gcp_landing.LABEL_SIDE) == other
+    ]
+    constraints = [
+        c
+        for c in concepts.of(resources, "guardrail-constraint")
+        if isinstance(n := _read(c, "name"), str) and n.rsplit("/", 1)[-1] == name
+    ]
+    if not constraints:
+        yield f"the {side} folder enforces {name}, which the stack does not define"
+    for constraint in constraints:
+        props = {k: _read(constraint, k) for k in ("actionType", "resourceTypes", "methodTypes", "condition")}
+        if any(v is UNKNOWN for v in props.values()):
+            continue  # the condition names the other project's number, known once it exists
+        for project in (p for p in projects if isinstance(p, str)):
+            if (why := gcp_landing.members_denial_problem(side, project, props)) is not None:
+                yield f"the {side} folder's {name} {why}"
 
 
 def _azure_side_problems(side: str, group: Any, resources: Sequence[Any], ctx: Context) -> Iterable[str]:
@@ -203,6 +237,7 @@ def _azure_side_problems(side: str, group: Any, resources: Sequence[Any], ctx: C
             yield f"the {side} management group's Allowed locations assignment lists no locations"
         elif allowed and (beyond := set(listed) - allowed):
             yield f"the {side} management group's Allowed locations allows {', '.join(sorted(beyond))} beyond allowedRegions"
+    yield from _azure_principal_problems(side, group, resources, ctx)
     skus = assigned.get(azure_landing.ALLOWED_VM_SKUS, [])
     if side == "training":
         if skus:
@@ -219,6 +254,39 @@ def _azure_side_problems(side: str, group: Any, resources: Sequence[Any], ctx: C
             yield "the serving management group's VM size assignment lists no sizes"
         elif training := sorted(denied & set(listed)):
             yield f"the serving management group allows the training sizes {', '.join(training)}"
+
+
+def _azure_principal_problems(side: str, group: Any, resources: Sequence[Any], ctx: Context) -> Iterable[str]:
+    """The group denies role assignments to every principal the other side lists (`sidePrincipals`), through an
+    enforced assignment of a definition that denies exactly that (policies/azure/landing.py)."""
+    other = "serving" if side == "training" else "training"
+    listed = (ctx.config.get("sidePrincipals") or {}).get(other) or []
+    if not listed:
+        return
+    definitions = [c for c in concepts.of(resources, "guardrail-constraint") if c.resource_type.startswith("azure-")]
+    problems = {
+        d.urn: azure_landing.principal_denial_problem(_read(d, "policyRule"), _read(d, "mode")) for d in definitions
+    }
+    denying = [d for d in definitions if problems[d.urn] is None]
+    for definition in definitions:
+        if problems[definition.urn] is not None:
+            yield f"the definition {definition.name} {problems[definition.urn]}"
+    assignments = [
+        a
+        for a in concepts.of(resources, "guardrail-policy")
+        if a.resource_type.startswith("azure-native:")
+        and refers_to(a, "scope", group)
+        and any(refers_to(a, "policyDefinitionId", d) for d in denying)
+    ]
+    if not assignments:
+        yield f"the {side} management group does not deny role assignments to {other}'s {len(listed)} listed principals"
+    for assignment in assignments:
+        if not azure_landing.enforced(_read(assignment, "enforcementMode")):
+            yield f"the {side} management group's deny of {other}'s principals is not enforced (DoNotEnforce only audits)"
+        params = _read(assignment, "parameters")
+        denied = azure_landing.parameter_list(params, azure_landing.DENIED_PRINCIPALS_PARAMETER) or []
+        if missing := sorted({p.lower() for p in listed} - {d.lower() for d in denied}):
+            yield f"the {side} management group's deny of {other}'s principals leaves out {', '.join(missing)}"
 
 
 def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:

@@ -305,6 +305,15 @@ def check_network_admission(resource: Any, ctx: Context) -> Iterable[str]:
             yield from vendor.separation.network_admission(resource, own_accounts(ctx), ctx)
 
 
+def check_store_keys(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Storage takes keys and local users, which go around every grant and the read path's condition, only where a
+    consumer in the stack needs them, and never on the artifact store (Azure: policies/azure/store_access.py). Ours:
+    Checkov's CKV2_AZURE_40 wants Shared Key off everywhere, which Managed Lustre's Blob integration cannot meet."""
+    for vendor in vendors.VENDORS:
+        if vendor.separation.key_access is not None:
+            yield from vendor.separation.key_access(resources, ctx)
+
+
 def check_cross_account_grants_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Stack-level repeat of `cross-account-read-only` on the stack's final state, so it binds on `up`
     even when a policy document was unknown during preview (it is usually built from ARNs), and with the
@@ -478,6 +487,11 @@ POLICIES = [
         "Storage firewalls admit only the stack's own networks, and serving's readers on training's account.",
         check_network_admission,
         types=_vendor_kinds(lambda r: r.admission_types),
+    ),
+    stack_policy(
+        "store-keys-only-where-needed",
+        "Storage accepts keys (Shared Key, SAS) or local users only where a consumer in the stack needs them.",
+        check_store_keys,
     ),
     stack_policy(
         "cross-account-read-only-final",

@@ -69,6 +69,38 @@ def test_groups_subscriptions_and_their_assignments(landing: Capture) -> None:
     assert ("azure-landing-serving", skus) in assignments and ("azure-landing-training", skus) not in assignments
 
 
+def test_each_group_denies_role_assignments_to_the_other_sides_principals(landing: Capture) -> None:
+    """Issue 32: a custom definition at the parent group denies role assignments (ARM PUT) whose principalId is in
+    its parameter; each side's group assigns it with the principals the other side lists."""
+    (definition,) = of_type(landing, "azure-native:authorization:PolicyDefinitionAtManagementGroup")
+    rule = definition.inputs["policyRule"]
+    assert definition.inputs["mode"] == "All" and definition.inputs["managementGroupId"] == "acme-root"
+    assert rule["then"] == {"effect": "deny"}
+    fields = {term["field"]: term for term in rule["if"]["allOf"]}
+    assert fields["type"]["equals"] == "Microsoft.Authorization/roleAssignments"
+    assert fields["Microsoft.Authorization/roleAssignments/principalId"]["in"] == "[parameters('deniedPrincipalIds')]"
+    denials = {
+        a.inputs["scope"].rsplit("/", 1)[1]: a.inputs["parameters"]["deniedPrincipalIds"]["value"]
+        for a in of_type(landing, "azure-native:authorization:PolicyAssignment")
+        if "deniedPrincipalIds" in a.inputs["parameters"]
+    }
+    raw = landing_raw()["organization"]
+    assert denials == {
+        "azure-landing-serving": raw["training"]["principals"],
+        "azure-landing-training": raw["serving"]["principals"],
+    }
+
+
+def test_a_landing_of_another_cloud_takes_no_principals() -> None:
+    from accelstack.spec.landing import parse_landing as parse
+
+    raw = copy.deepcopy(landing_raw())
+    raw["cloud"] = "gcp"
+    with pytest.raises(SpecError) as error:
+        parse(raw, "gcp-landing")
+    assert "principals is azure's" in str(error.value) or "parentId" in str(error.value)
+
+
 def test_budgets_watch_each_new_subscription(landing: Capture) -> None:
     budgets = {b.inputs["budgetName"]: b for b in of_type(landing, "azure-native:consumption:Budget")}
     assert set(budgets) == {"accelstack-training", "accelstack-serving"}
@@ -103,6 +135,8 @@ def test_quota_is_a_manual_step_with_the_commands() -> None:
         (("billingScope",), None, "billingScope"),
         (("billingScope",), "/subscriptions/x", "organization.billingScope"),
         (("training", "account", "email"), "t@acme.example", "no root email"),
+        (("serving", "principals"), ["not-a-guid"], "organization.serving.principals.0"),
+        (("serving", "principals"), ["1d2e3f40-5a6b-4c7d-8e9f-0a1b2c3d4e5f"], "must be disjoint"),
     ],
 )
 def test_bad_azure_organization_config_names_the_path(path: tuple[str, ...], value: Any, message: str) -> None:

@@ -95,7 +95,53 @@ def subscription_in_the_other_group(doc: Doc) -> str:
     return group_urn(doc, "serving")
 
 
+DEFINITION = "azure-native:authorization:PolicyDefinitionAtManagementGroup"
+
+
+def deny_definition(change: Callable[[dict[str, Any]], None]) -> Callable[[Doc], str]:
+    """Edit the custom definition denying role assignments to listed principals (issue 32): both groups lean on it."""
+
+    def apply(doc: Doc) -> str:
+        for props in sides(entry(doc, "azure-landing-deny-principals", DEFINITION)):
+            change(props)
+        return group_urn(doc, "training")
+
+    return apply
+
+
+def drop_a_denied_principal(props: dict[str, Any]) -> None:
+    props["parameters"]["deniedPrincipalIds"]["value"].pop()
+
+
+def audit_only(props: dict[str, Any]) -> None:
+    props["policyRule"]["then"]["effect"] = "audit"
+
+
+def only_owner_assignments(props: dict[str, Any]) -> None:
+    props["policyRule"]["if"]["allOf"].append(
+        {
+            "field": "Microsoft.Authorization/roleAssignments/roleDefinitionId",
+            "like": "*8e3af657-a8ff-443c-a75c-2fe8c4bcb635",
+        }
+    )
+
+
+def indexed_mode(props: dict[str, Any]) -> None:
+    props["mode"] = "Indexed"
+
+
 MUTATIONS: dict[str, Callable[[Doc], str]] = {
+    "training's deny of serving's principals removed": remove("azure-landing-training-no-serving-ids", "training"),
+    "serving's deny of training's principals not enforced": edit(
+        "azure-landing-serving-no-training-ids", "serving", do_not_enforce
+    ),
+    "serving's deny leaves out a training principal": edit(
+        "azure-landing-serving-no-training-ids", "serving", drop_a_denied_principal
+    ),
+    "training's deny moved to the serving group": move("azure-landing-training-no-serving-ids", "serving", "training"),
+    "the principal deny only audits": deny_definition(audit_only),
+    "the principal deny narrowed to Owner assignments": deny_definition(only_owner_assignments),
+    "the principal deny in Indexed mode (skips role assignments)": deny_definition(indexed_mode),
     "locations assignment removed from serving": remove("azure-landing-serving-locations", "serving"),
     "VM size assignment removed from serving": remove("azure-landing-serving-vm-skus", "serving"),
     "serving's locations assignment at the training group": move(

@@ -95,10 +95,33 @@ def test_folders_projects_and_their_guardrails(landing: Capture) -> None:
         assert domains["allowedValues"] == ["C0abc1234"]
     assert (serving, "custom.accelstackServingNoTrainingMachines") in policies
     assert (training, "custom.accelstackServingNoTrainingMachines") not in policies
-    (constraint,) = of_type(landing, "gcp:orgpolicy/customConstraint:CustomConstraint")
+    constraints = {c.inputs["name"]: c for c in of_type(landing, "gcp:orgpolicy/customConstraint:CustomConstraint")}
+    constraint = constraints["custom.accelstackServingNoTrainingMachines"]
     assert constraint.inputs["resourceTypes"] == ["compute.googleapis.com/Instance"]
     assert "resource.machineType.endsWith('/machineTypes/a3-megagpu-8g')" in constraint.inputs["condition"]
     assert "g2-standard-8" not in constraint.inputs["condition"]  # serving's own machine type stays allowed
+
+
+def test_each_folder_refuses_grants_to_the_other_sides_principals(landing: Capture) -> None:
+    """Issue 32: at the IAM API, an allow policy under a side's folder may not grant the other project's principals
+    (service accounts by id and number, workload identity); training's leaves out only the artifact read role."""
+    constraints = {c.inputs["name"]: c for c in of_type(landing, "gcp:orgpolicy/customConstraint:CustomConstraint")}
+    policies = {p.inputs["name"].rsplit("/", 1)[1]: p for p in of_type(landing, "gcp:orgpolicy/policy:Policy")}
+    for side, other, name in (
+        ("training", "acme-serve", "custom.accelstackTrainingNoServingMembers"),
+        ("serving", "acme-train", "custom.accelstackServingNoTrainingMembers"),
+    ):
+        constraint = constraints[name].inputs
+        assert constraint["actionType"] == "DENY" and constraint["resourceTypes"] == ["iam.googleapis.com/AllowPolicy"]
+        assert constraint["methodTypes"] == ["CREATE", "UPDATE"]
+        condition = constraint["condition"]
+        assert (
+            f"'@{other}.iam.gserviceaccount.com'" in condition and f"'serviceAccount:{other}.svc.id.goog['" in condition
+        )
+        assert "-compute@" in condition and "workloadIdentityPools" not in condition  # the pools by project number
+        assert len(condition) <= 1000  # the API's limit on a custom constraint's condition
+        assert ("RoleNameMatches" in condition) == (side == "training")
+        assert policies[name].inputs["spec"] == {"rules": [{"enforce": "TRUE"}]}
 
 
 def test_quota_preferences_and_budgets(landing: Capture) -> None:

@@ -131,7 +131,57 @@ def preference_on_the_other_project(doc: Doc) -> str:
     return str(preference["urn"])
 
 
+def members_constraint(side: str, change: Callable[[dict[str, Any]], None]) -> Callable[[Doc], str]:
+    """Edit the side's constraint refusing grants to the other side's principals (issue 32)."""
+
+    def apply(doc: Doc) -> str:
+        other = "serving" if side == "training" else "training"
+        for props in sides(entry(doc, f"gcp-landing-{side}-no-{other}-members", CONSTRAINT)):
+            change(props)
+        return folder_urn(doc, side)
+
+    return apply
+
+
+def remove_members_policy(doc: Doc) -> str:
+    resources(doc).remove(entry(doc, "gcp-landing-serving-custom-accelstackServingNoTrainingMembers", POLICY))
+    return folder_urn(doc, "serving")
+
+
+def _widen_exception(props: dict[str, Any]) -> None:
+    props["condition"] = props["condition"].replace("'roles/storage.objectViewer'", "'roles/storage.admin'")
+
+
 MUTATIONS: dict[str, tuple[Callable[[Doc], str], str]] = {
+    "serving's member denial no longer enforced": (remove_members_policy, "landing-guardrails"),
+    "training's member denial only audits (ALLOW)": (
+        members_constraint("training", lambda p: p.__setitem__("actionType", "ALLOW")),
+        "landing-guardrails",
+    ),
+    "serving's member denial only on CREATE (a policy update grants)": (
+        members_constraint("serving", lambda p: p.__setitem__("methodTypes", ["CREATE"])),
+        "landing-guardrails",
+    ),
+    "serving's member denial names another project": (
+        members_constraint("serving", lambda p: p.__setitem__("condition", p["condition"].replace("acme-train", "x1"))),
+        "landing-guardrails",
+    ),
+    "training's member denial leaves out an admin role": (
+        members_constraint("training", _widen_exception),
+        "landing-guardrails",
+    ),
+    "serving's member denial limited to one role": (
+        members_constraint(
+            "serving",
+            lambda p: p.__setitem__(
+                "condition",
+                p["condition"].replace(
+                    "exists(binding, ", "exists(binding, RoleNameMatches(binding.role, ['roles/owner']) && "
+                ),
+            ),
+        ),
+        "landing-guardrails",
+    ),
     "locations policy removed from serving": (remove_locations_policy, "landing-guardrails"),
     "serving's locations policy set on the training folder": (
         move("gcp-landing-serving-gcp-resourceLocations", "training", "serving"),

@@ -634,3 +634,38 @@ def test_the_mutations_start_from_compliant_sets() -> None:
         assert verdicts(stack, STACKS[stack]().doc()) == []
     assert find(STACKS[AZS]().doc(), "read-training-artifacts")["inputs"]["condition"]
     assert BLOB_READER in find(STACKS[AZS]().doc(), "read-training-artifacts")["inputs"]["roleDefinitionId"]
+
+
+def test_an_assignment_on_a_resource_group_becomes_the_identities_under_it() -> None:
+    """Managed Identity Operator on a resource group is every user-assigned identity in it: the graph links the
+    assignee to each identity of the stack under that scope (not only to a nameless "every identity under"), so
+    what those identities reach is what the assignee reaches (issue 28: `become` through a scope)."""
+    from accelstack.policies import access
+    from accelstack.policies.azure import access as azure_access
+
+    doc = STACKS[AZT]().doc()
+    group = f"/subscriptions/{TRAIN_SUB}/resourceGroups/rg"
+    assignment(AZT, "rg-operator", group, MI_OPERATOR, HPC_CACHE, principalType="ServicePrincipal")(doc)
+    resources = [_Resource(r) for r in doc["deployment"]["resources"]]
+    where = access.Placement(frozenset({TRAIN_SUB}), {HPC_CACHE: TRAIN_SUB}, access.Stack.of(resources))
+    graph = access.build(resources, [azure_access.edges], where)
+    becomes = graph.becomes()
+    start = next(p for p in becomes if p.ref == f"service principal {HPC_CACHE}")
+    assert {p.ref for p in becomes[start]} >= {"managed identity nodes", f"every identity under {group}"}
+    # The identity's own edges (the checkpoints it writes) are reached through the scope.
+    reached = {(s.ref, e.what) for s, e, _ in graph.chains() if s == start}
+    assert reached and all(ref == start.ref for ref, _ in reached)
+    # An identity outside the scope is not linked: another group of the same subscription holds none of them.
+    other = f"/subscriptions/{TRAIN_SUB}/resourceGroups/elsewhere"
+    assert azure_access.identities_under(other, where) == []
+    assert [p.ref for p in azure_access.identities_under(group.upper(), where)] == ["managed identity nodes"]
+
+
+class _Resource:
+    """An export entry as the packs' stack policies see it."""
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.resource_type, self.urn = entry["type"], entry["urn"]
+        self.name = self.urn.rsplit("::", 1)[-1]
+        self.props = entry.get("outputs") or entry.get("inputs") or {}
+        self.property_dependencies: dict[str, list[Any]] = {}

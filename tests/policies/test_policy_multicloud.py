@@ -91,6 +91,8 @@ def context(cloud: str, workload: str) -> dict[str, Any]:
         "allowedRegions": ["eastus", "us-central1"],
         # GCS names carry no project: the weights' bucket is training's, as the runner says from the spec.
         **({"trainingStores": [f"{TRAIN_PROJECT}-artifacts"]} if cloud == "gcp" else {}),
+        # Azure: the account holding the weights (serving.model.weightsUri's host), as the runner says from the spec.
+        **({"artifactStores": ["acmecheckpoints"]} if cloud == "azure" else {}),
     }
 
 
@@ -171,6 +173,7 @@ def azure_stack(workload: str) -> Stack:
         {
             "accountName": "acmecheckpoints",
             "allowBlobPublicAccess": False,
+            "allowSharedKeyAccess": False,  # identities only: keys would go around the read path's condition
             "publicNetworkAccess": "Enabled",
             "networkRuleSet": {
                 "defaultAction": "Deny",
@@ -801,6 +804,35 @@ MUTATIONS = [
         AZT,
         put("checkpointsacct", "networkRuleSet.ipRules.0", {"value": "128.0.0.0/1"}),
         "no-public-buckets",
+        "checkpointsacct",
+    ),
+    # --- Azure: keys and local users that go around the grants (and the read path's condition) ---
+    m(
+        "az-shared-key-on",
+        AZT,
+        put("checkpointsacct", "allowSharedKeyAccess", True),
+        "store-keys-only-where-needed",
+        "checkpointsacct",
+    ),
+    m(
+        "az-shared-key-left-out",
+        AZS,
+        put("checkpointsacct", "allowSharedKeyAccess", None, delete=True),
+        "store-keys-only-where-needed",
+        "checkpointsacct",
+    ),
+    m(
+        "az-artifact-account-sftp",
+        AZT,
+        put("checkpointsacct", "isSftpEnabled", True),
+        "store-keys-only-where-needed",
+        "checkpointsacct",
+    ),
+    m(
+        "az-network-serving-subnet-on-another-account",
+        AZT,
+        put("checkpointsacct", "accountName", "acmedatasets"),
+        "cross-account-network-admission",
         "checkpointsacct",
     ),
     # --- Azure: whose networks a storage firewall lets in ---

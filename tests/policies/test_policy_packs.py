@@ -28,6 +28,7 @@ STACK_POLICIES = {
         "cross-account-read-only-final",
         "no-network-path-across-sides",
         "landing-guardrails",
+        "store-keys-only-where-needed",
     },
     "guardrails": {
         "bucket-encryption",

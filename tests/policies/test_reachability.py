@@ -461,7 +461,8 @@ AZURE_CASES = [
             "pe-own",
             "PrivateEndpoint",
             {
-                "subnet": {"id": "s"},
+                # The endpoint's subnet is placed by its ARM id like its far end (one named by no id fails closed).
+                "subnet": {"id": arm(AZ_TRAIN, "Microsoft.Network/virtualNetworks/azure-training-net-vnet/subnets/pe")},
                 "privateLinkServiceConnections": [
                     {
                         "name": "c",
@@ -696,3 +697,89 @@ class _Resource:
 @dataclass(frozen=True)
 class _Urn:
     urn: str
+
+
+# --- Azure NSG rule order: the first rule by priority that matches a flow decides it -----------------------------
+
+DENY_INTERNET = {
+    "name": "deny-internet",
+    "access": "Deny",
+    "direction": "Inbound",
+    "protocol": "*",
+    "sourceAddressPrefix": "Internet",
+    "sourcePortRange": "*",
+    "destinationAddressPrefix": "*",
+    "destinationPortRange": "*",
+}
+
+
+def _public_nodes_with(*rules: dict[str, Any]) -> list[Any]:
+    """What the internet reaches in azure-training once its nodes get public IPs and their NSG holds `rules`."""
+    from accelstack.policies import reachability
+    from accelstack.policies.separation.reachability_rules import readers
+
+    doc = copy.deepcopy(previewed(AZURE_TRAINING).export)
+    editing(AZ_NODES, public_scale_set)(doc)
+    editing(AZ_NODES_NSG, lambda props: props.__setitem__("securityRules", [*props.get("securityRules", []), *rules]))(
+        doc
+    )
+    resources = [_Resource(r) for r in doc["deployment"]["resources"]]
+    graph = reachability.build(
+        resources, readers(), reachability.Placement(frozenset(), {}, reachability.Stack.of(resources))
+    )
+    return [link for link in graph.from_internet() if link.target.kind == reachability.NODE]
+
+
+@pytest.mark.parametrize(
+    ("deny", "exposed"),
+    [
+        ({**DENY_INTERNET, "priority": 100}, False),  # an earlier Deny of every internet flow shadows the Allow
+        ({**DENY_INTERNET, "priority": 100, "sourceAddressPrefix": "*"}, False),
+        (
+            {**{k: v for k, v in DENY_INTERNET.items() if k != "destinationPortRange"}, "priority": 100}
+            | {"protocol": "Tcp", "destinationPortRanges": ["20-25"]},
+            False,
+        ),
+        ({**DENY_INTERNET, "priority": 300}, True),  # a later Deny decides nothing the Allow matched first
+        ({**DENY_INTERNET, "priority": 100, "destinationPortRange": "23"}, True),  # another port
+        ({**DENY_INTERNET, "priority": 100, "protocol": "Udp"}, True),  # another protocol
+        ({**DENY_INTERNET, "priority": 100, "sourceAddressPrefix": "198.51.100.0/24"}, True),  # part of the sources
+        ({**DENY_INTERNET, "priority": 100, "destinationAddressPrefix": "10.40.1.0/24"}, True),  # unsure: left open
+        ({**DENY_INTERNET, "priority": 100, "direction": "Outbound"}, True),
+    ],
+    ids=["earlier", "any-source", "port-range", "later", "other-port", "udp", "part-source", "dest", "outbound"],
+)
+def test_azure_nsg_rules_are_read_in_priority_order(deny: dict[str, Any], exposed: bool) -> None:
+    reached = _public_nodes_with(OPEN_RULE, deny)
+    assert bool(reached) == exposed, [link.what for link in reached]
+
+
+def test_azure_nsg_deny_as_its_own_rule_resource_shadows_an_inline_allow() -> None:
+    """The Deny may be a SecurityRule resource of the same NSG; order is by priority, not by where it is written."""
+    assert _public_nodes_with(OPEN_RULE)  # the Allow alone exposes the nodes
+
+    doc = copy.deepcopy(previewed(AZURE_TRAINING).export)
+    editing(AZ_NODES, public_scale_set)(doc)
+    editing(AZ_NODES_NSG, open_nsg)(doc)
+    nsg = urn_of(doc, AZ_NODES_NSG)
+    add_resource(
+        doc,
+        AZURE_TRAINING,
+        f"{AZ}:SecurityRule",
+        "deny-internet",
+        {
+            **DENY_INTERNET,
+            "priority": 150,
+            "resourceGroupName": "azure-training-rg",
+            "networkSecurityGroupName": "azure-training-net-nodes-nsg",
+        },
+        depends={"networkSecurityGroupName": nsg},
+    )
+    from accelstack.policies import reachability
+    from accelstack.policies.separation.reachability_rules import readers
+
+    resources = [_Resource(r) for r in doc["deployment"]["resources"]]
+    graph = reachability.build(
+        resources, readers(), reachability.Placement(frozenset(), {}, reachability.Stack.of(resources))
+    )
+    assert not [link for link in graph.from_internet() if link.target.kind == reachability.NODE]

@@ -1075,6 +1075,174 @@ AZURE = [
         ),
         CAPACITY,
     ),
+    # --- the read path's keys and network, other spellings (the artifact account is the policy context's) ---
+    Change(
+        "azure-shared-key-left-out",  # the API's default (null) is on
+        ZT,
+        drop_key("azure-training-storage-checkpoints", Z_ACCOUNT, "allowSharedKeyAccess"),
+        FIELD,
+    ),
+    Change(
+        "azure-sas-policy-with-keys-on",
+        ZT,
+        put(
+            "azure-training-storage-checkpoints",
+            Z_ACCOUNT,
+            allowSharedKeyAccess="true",
+            sasPolicy={"sasExpirationPeriod": "365.00:00:00", "expirationAction": "Log"},
+        ),
+        FIELD,
+    ),
+    Change(
+        "azure-serving-logs-account-shared-key",
+        ZS,
+        put("azure-serving-logs", Z_ACCOUNT, allowSharedKeyAccess=True),
+        FIELD,
+    ),
+    Change(
+        "azure-artifact-account-sftp-local-user",
+        ZT,
+        both(
+            put("azure-training-storage-checkpoints", Z_ACCOUNT, isHnsEnabled=True, isSftpEnabled=True),
+            add(
+                "azure-native:storage:LocalUser",
+                "azure-training-ckpt-sftp",
+                {
+                    "accountName": "acmetrainckpts",
+                    "resourceGroupName": "azure-training-rg",
+                    "username": "reader",
+                    "hasSshKey": True,
+                    "permissionScopes": [
+                        {"service": "blob", "resourceName": "azure-training-storage-checkpoints", "permissions": "rl"}
+                    ],
+                },
+            ),
+        ),
+        FIELD,
+    ),
+    Change(
+        "azure-checkpoint-account-admits-serving-workspace",
+        ZT,
+        edit(
+            "azure-training-storage-checkpoints",
+            Z_ACCOUNT,
+            lambda p: (
+                p["networkRuleSet"]
+                .setdefault("resourceAccessRules", [])
+                .append(
+                    {
+                        "tenantId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                        "resourceId": f"{SERVE_RG}/providers/Microsoft.MachineLearningServices/workspaces/serving-ml",
+                    }
+                )
+            ),
+        ),
+        NETWORK,
+    ),
+    Change(
+        "azure-datasets-admits-every-workspace",
+        ZT,
+        edit(
+            "azure-training-storage-datasets",
+            Z_ACCOUNT,
+            lambda p: (
+                p["networkRuleSet"]
+                .setdefault("resourceAccessRules", [])
+                .append(
+                    {
+                        "tenantId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                        "resourceId": "/subscriptions/*/resourceGroups/*/providers/Microsoft.MachineLearningServices/workspaces/*",
+                    }
+                )
+            ),
+        ),
+        NETWORK,
+    ),
+    Change(
+        "azure-datasets-private-endpoint-in-serving-vnet",
+        ZT,
+        add(
+            "azure-native:network:PrivateEndpoint",
+            "azure-training-datasets-pe",
+            {
+                "resourceGroupName": "azure-training-rg",
+                "subnet": {
+                    "id": f"{SERVE_RG}/providers/Microsoft.Network/virtualNetworks/azure-serving-net-vnet/subnets/azure-serving-net-replicas"
+                },
+                "privateLinkServiceConnections": [
+                    {
+                        "name": "blob",
+                        "privateLinkServiceId": f"{TRAIN_RG}/providers/Microsoft.Storage/storageAccounts/azure-training-storage-datasets",
+                        "groupIds": ["blob"],
+                    }
+                ],
+            },
+        ),
+        NETWORK,
+    ),
+    Change(
+        "azure-serving-private-endpoint-to-datasets",
+        ZS,
+        add(
+            "azure-native:network:PrivateEndpoint",
+            "azure-serving-datasets-pe",
+            {
+                "resourceGroupName": "azure-serving-rg",
+                "subnet": {
+                    "id": f"{SERVE_RG}/providers/Microsoft.Network/virtualNetworks/azure-serving-net-vnet/subnets/azure-serving-net-replicas"
+                },
+                "manualPrivateLinkServiceConnections": [
+                    {
+                        "name": "blob",
+                        "privateLinkServiceId": f"{TRAIN_RG}/providers/Microsoft.Storage/storageAccounts/azure-training-storage-datasets",
+                        "groupIds": ["blob"],
+                    }
+                ],
+            },
+        ),
+        NETWORK,
+    ),
+    Change(
+        "azure-artifact-account-anonymous-reads",
+        ZT,
+        put("azure-training-storage-checkpoints", Z_ACCOUNT, allowBlobPublicAccess=True),
+        PRINCIPAL,
+    ),
+    Change(
+        "azure-serving-custom-role-lists-artifact-keys",
+        ZS,
+        both(
+            add(
+                "azure-native:authorization:RoleDefinition",
+                "azure-serving-key-lister",
+                {
+                    "roleName": "key lister",
+                    "scope": TRAIN_CKPT_ACCOUNT,
+                    "assignableScopes": [TRAIN_CKPT_ACCOUNT],
+                    "permissions": [
+                        {
+                            "actions": [
+                                "Microsoft.Storage/storageAccounts/listKeys/action",
+                                "Microsoft.Storage/storageAccounts/ListAccountSas/action",
+                            ]
+                        }
+                    ],
+                },
+            ),
+            add(
+                Z_ASSIGN,
+                "azure-serving-lists-keys",
+                {
+                    "scope": TRAIN_CKPT_ACCOUNT,
+                    "roleDefinitionId": "/subscriptions/7e6d5c4b-3a29-4817-b6f5-e4d3c2b1a098/providers/Microsoft.Authorization/roleDefinitions/azure-serving-key-lister",
+                    "principalId": "22222222-2222-2222-2222-222222222222",
+                    "principalType": "ServicePrincipal",
+                },
+                depends={"principalId": SERVE_REPLICAS},
+            ),
+        ),
+        FIELD,
+    ),
 ]
 
 # --- GCP --------------------------------------------------------------------------------------------------------------
@@ -1530,6 +1698,43 @@ LEGITIMATE = [
         replicas_assigned("azure-serving-own-reader", SERVE_RG, "reader"),
     ),
     Change(
+        "azure-artifact-account-admits-second-replica-subnet",
+        ZT,
+        edit(
+            "azure-training-storage-checkpoints",
+            Z_ACCOUNT,
+            lambda p: p["networkRuleSet"]["virtualNetworkRules"].append(
+                {
+                    "action": "Allow",
+                    "virtualNetworkResourceId": f"{SERVE_RG}/providers/Microsoft.Network/virtualNetworks/azure-serving-net-vnet/subnets/azure-serving-net-replicas-2",
+                }
+            ),
+        ),
+    ),
+    Change(
+        "azure-artifact-account-sas-lifetime-capped",  # keys stay off: the policy only bounds a SAS's life
+        ZT,
+        put(
+            "azure-training-storage-checkpoints",
+            Z_ACCOUNT,
+            sasPolicy={"sasExpirationPeriod": "0.01:00:00", "expirationAction": "Block"},
+        ),
+    ),
+    Change(
+        "azure-datasets-admits-another-training-subnet",
+        ZT,
+        edit(
+            "azure-training-storage-datasets",
+            Z_ACCOUNT,
+            lambda p: p["networkRuleSet"]["virtualNetworkRules"].append(
+                {
+                    "action": "Allow",
+                    "virtualNetworkResourceId": f"{TRAIN_RG}/providers/Microsoft.Network/virtualNetworks/azure-training-net-vnet/subnets/azure-training-net-tools",
+                }
+            ),
+        ),
+    ),
+    Change(
         "azure-longer-soft-delete",
         ZT,
         at("azure-training-storage-checkpoints", Z_BLOBS, "deleteRetentionPolicy.days", 60.0),
@@ -1685,14 +1890,7 @@ def _stopped(verdicts: list[Verdict]) -> bool:
 
 
 # Survivors not fixed yet, each with why (strict: the test fails once a fix stops it, so the entry goes).
-OPEN = {
-    "azure-shared-key-access-on": "account keys and SAS bypass the ABAC condition of the read path; the packs do "
-    "not yet know which account holds the artifacts (the datasets account needs Shared Key for AMLFS), and "
-    "policies/azure/properties.py still lists allowSharedKeyAccess as unjudged",
-    "azure-datasets-network-rule-admits-serving-subnet": "a training account may admit serving's subnets "
-    "(policies/azure/separation.py); limiting that to the account serving reads from needs the artifact store "
-    "in the policy context",
-}
+OPEN: dict[str, str] = {}
 
 
 def _attack_cases() -> list[Any]:
