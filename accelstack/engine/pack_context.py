@@ -20,6 +20,21 @@ def landing_context(spec: Any, plan: Any) -> dict[str, Any]:
             for n in plan.needs
         ],
         "deniedFamilies": list(plan.training_families),
+        **cloud_landing_context(spec, plan),
+    }
+
+
+def cloud_landing_context(spec: Any, plan: Any) -> dict[str, Any]:
+    """What one cloud's landing guardrails are held to beyond the neutral keys: OCI's quota policies zero compute
+    in the regions outside allowedRegions and, on serving, the training shapes' GPU quotas by name."""
+    if spec.cloud != "oci":
+        return {}
+    from accelstack.clouds.oci import landing_quotas
+
+    allowed = set(spec.organization.allowed_regions)
+    return {
+        "deniedRegions": [region for region in landing_quotas.REGIONS if region not in allowed],
+        "deniedQuotas": landing_quotas.training_shape_quotas(plan.training_families),
     }
 
 

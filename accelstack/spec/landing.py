@@ -34,7 +34,14 @@ GCP_PARENT_ID = r"^(organizations|folders)/[0-9]{1,20}$"
 # Management group ids: up to 90 letters, digits, '-', '_', '(', ')', '.'; not ending in '.' (Microsoft Learn,
 # "Management groups" limits); the tenant root group's id is the tenant id.
 AZURE_PARENT_ID = r"^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$"
-PARENT_ID_PATTERN = f"({AWS_PARENT_ID})|({GCP_PARENT_ID})|({AZURE_PARENT_ID})"
+# OCI: the tenancy (root compartment) or a compartment OCID the two compartments are created under
+# (Identity API, CreateCompartment compartmentId; OCIDs: docs.oracle.com/iaas/Content/General/Concepts/identifiers.htm).
+OCI_PARENT_ID = r"^ocid1\.(tenancy|compartment)\.oc[0-9]+\.\.[a-z0-9]+$"
+PARENT_ID_PATTERN = f"({AWS_PARENT_ID})|({GCP_PARENT_ID})|({AZURE_PARENT_ID})|({OCI_PARENT_ID})"
+# OCI compartment names: up to 100 letters, digits, '.', '-', '_' (Identity API, CreateCompartmentDetails.name);
+# a path names a nested compartment from the root, parent first, joined by ':' (the quota and policy grammar).
+OCI_COMPARTMENT_NAME = r"^[A-Za-z0-9._-]{1,100}$"
+OCI_COMPARTMENT_PATH = r"^[A-Za-z0-9._-]{1,100}(:[A-Za-z0-9._-]{1,100}){0,5}$"
 # Subscription aliases take a billing scope (Microsoft Learn, "Programmatically create Azure subscriptions"):
 # an EA enrollment account, an MCA invoice section or an MPA customer.
 AZURE_BILLING_SCOPE_PATTERN = (
@@ -91,7 +98,7 @@ class Organization(Model):
     """Where the landing stack puts the two sides, and the guardrails both get."""
 
     parent_id: str = Field(pattern=PARENT_ID_PATTERN)
-    """aws: the organization root (r-...) or OU (ou-...) the training and serving OUs are created under; gcp: the organizations/<n> or folders/<n> the two folders are created under; azure: the id of the management group the two management groups are created under."""
+    """aws: the organization root (r-...) or OU (ou-...) the training and serving OUs are created under; gcp: the organizations/<n> or folders/<n> the two folders are created under; azure: the id of the management group the two management groups are created under; oci: the tenancy or compartment OCID the two compartments are created under."""
     role_name: str = Field(default="accelstack-deploy", pattern=ROLE_NAME_PATTERN)
     """Role Organizations creates in each new account (trusting the management account): the workload stacks' deploy role."""
     allowed_regions: list[str] = Field(min_length=1)
@@ -106,6 +113,8 @@ class Organization(Model):
     """gcp: the organization's number, where the serving side's custom constraint is defined (custom constraints live on the organization); taken from parentId when that is organizations/<n>."""
     allowed_customer_ids: list[str] = Field(default_factory=list)
     """gcp: the Google Workspace customer ids (C0...) whose principals IAM policies may name (iam.allowedPolicyMemberDomains)."""
+    parent_path: str | None = Field(default=None, pattern=OCI_COMPARTMENT_PATH)
+    """oci: the parent compartment's path from the root (Parent:Child) when parentId is a compartment, not the tenancy: quota statements name compartments by path."""
     training: LandingSide
     """The training account."""
     serving: LandingSide
@@ -146,11 +155,16 @@ class AzureOrganization(Organization):
     parent_id: str = Field(pattern=AZURE_PARENT_ID)
 
 
+class OciOrganization(Organization):
+    parent_id: str = Field(pattern=OCI_PARENT_ID)
+
+
 # Each cloud's parentId alone (an Azure management group id can look like anything): the error names the key.
 ORGANIZATION_MODELS: dict[str, type[Organization]] = {
     "aws": AwsOrganization,
     "gcp": GcpOrganization,
     "azure": AzureOrganization,
+    "oci": OciOrganization,
 }
 
 
@@ -160,7 +174,7 @@ class LandingStack(Model):
     stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
     """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
     cloud: str
-    """Cloud of the stack (landing stacks: aws, azure, gcp)."""
+    """Cloud of the stack (landing stacks: aws, azure, gcp, oci)."""
     workload: Literal["landing"]
     """landing: the accounts and guardrails, not a workload."""
     account: Account
@@ -210,8 +224,15 @@ class LandingStack(Model):
             if org.billing_scope is not None:
                 raise ValueError("organization.billingScope is azure's; remove it")
             return self
+        if org.parent_path is not None and self.cloud != "oci":
+            raise ValueError("organization.parentPath is oci's; remove it")
         if self.cloud == "azure":
             return self._azure_fields()
+        if self.cloud == "oci":
+            from accelstack.spec.landing_oci import oci_fields
+
+            oci_fields(self)
+            return self
         if org.billing_scope is not None:
             raise ValueError("organization.billingScope is azure's; remove it")
         if not re.fullmatch(GCP_PARENT_ID, org.parent_id):
