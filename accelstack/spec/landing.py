@@ -211,6 +211,8 @@ class LandingStack(Model):
         import re
 
         org = self.organization
+        if org.parent_path is not None and self.cloud != "oci":
+            raise ValueError("organization.parentPath is oci's; remove it")
         if self.cloud == "aws":
             if not re.fullmatch(AWS_PARENT_ID, org.parent_id):
                 raise ValueError(f"organization.parentId {org.parent_id!r}: aws takes a root (r-...) or an OU (ou-...)")
@@ -224,8 +226,6 @@ class LandingStack(Model):
             if org.billing_scope is not None:
                 raise ValueError("organization.billingScope is azure's; remove it")
             return self
-        if org.parent_path is not None and self.cloud != "oci":
-            raise ValueError("organization.parentPath is oci's; remove it")
         if self.cloud == "azure":
             return self._azure_fields()
         if self.cloud == "oci":
