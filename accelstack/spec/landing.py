@@ -27,6 +27,16 @@ SIDES = ("training", "serving")
 # (account placeholder, region, quota, amount) -> a shell command) writing the manual step that does: azure-native
 # has no per-subscription quota request; `accelstack plan quotas` and preview print the commands.
 QUOTA_BY_HAND = {"azure": "accelstack.clouds.azure.quotas:quota_request_command"}
+# Landing clouds whose quota resources cap a container below the account's service limits and cannot raise them
+# (OCI's compartment quotas: docs.oracle.com/iaas/Content/Quotas/Concepts/resourcequotas.htm): the caps are the
+# planner's needs, and a service limit below them is raised by a limit request, which `plan quotas` says.
+QUOTA_CAPS_ONLY = {
+    "oci": (
+        "OCI quotas cap each compartment at the planner's need and never raise the tenancy's service limits: where "
+        "a limit (`oci limits value list --service-name compute`) is below a cap, request an increase (console: "
+        "Governance, Limits, Quotas and Usage)"
+    )
+}
 # AWS Organizations: a root is r-<4-32 chars>, an OU ou-<4-32>-<8-32> (Organizations API, CreateOrganizationalUnit ParentId).
 AWS_PARENT_ID = r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})$"
 # Resource Manager: a folder's parent is organizations/<number> or folders/<number> (folders.create, Folder.parent).
@@ -66,9 +76,9 @@ class MemberAccount(Model):
     """The account a side's stacks deploy into, created in the organization by the landing stack."""
 
     name: str = Field(pattern=ACCOUNT_NAME_PATTERN)
-    """Account name, e.g. acme-training (gcp: the project id the landing stack creates, 6-30 lowercase letters, digits, hyphens)."""
+    """Account name, e.g. acme-training (gcp: the project id the landing stack creates, 6-30 lowercase letters, digits, hyphens; oci: the compartment's name)."""
     email: str | None = Field(default=None, pattern=EMAIL_PATTERN)
-    """aws: the account's root user email, unique across AWS (CreateAccount refuses one already used); gcp: unset."""
+    """aws: the account's root user email, unique across AWS (CreateAccount refuses one already used); gcp, azure, oci: unset."""
 
 
 class LandingSide(Model):

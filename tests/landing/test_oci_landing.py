@@ -188,3 +188,29 @@ def test_a_wired_workload_stack_refuses_another_compartment() -> None:
     mocks = LandingReferenceMocks("ocid1.compartment.oc1..aaaaaaaaacmeserve")
     with pytest.raises(Exception, match=re.escape("ocid1.compartment.oc1..aaaaaaaaacmeserve")):
         capture(main, config_for_pulumi(wired_training()), stack="oci-training", mocks=mocks)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from accelstack.cli import app
+
+    # As a user piping the output sees it: pytest-xdist workers set COLUMNS=80.
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": None})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_plan_quotas_shows_the_cap_and_says_limits_are_raised_apart() -> None:
+    code, out, _ = run("plan", "quotas", str(LANDING_FILE))
+    assert code == 0
+    row = next(line for line in out.splitlines() if "gpu-h100-count" in line)
+    assert re.search(r"16 GPUs.*16 GPUs.*oci-training", row)
+    assert "never raise the tenancy's service limits" in out
+
+
+def test_a_bad_oci_landing_file_exits_2_naming_the_key(tmp_path: Path) -> None:
+    bad = tmp_path / "Pulumi.oci-bad.yaml"
+    bad.write_text(LANDING_FILE.read_text().replace("acme-serve}", "acme serve}"))
+    code, _, err = run("validate", str(bad))
+    assert code == 2
+    assert "organization.serving.account.name" in err and "Traceback" not in err
