@@ -25,17 +25,20 @@ def landing_context(spec: Any, plan: Any) -> dict[str, Any]:
 
 
 def cloud_landing_context(spec: Any, plan: Any) -> dict[str, Any]:
-    """What one cloud's landing guardrails are held to beyond the neutral keys: OCI's quota policies zero compute
-    in the regions outside allowedRegions and, on serving, the training shapes' GPU quotas by name."""
-    if spec.cloud != "oci":
-        return {}
-    from accelstack.clouds.oci import landing_quotas
+    """What one cloud's landing guardrails are held to beyond the neutral keys, from the function
+    `accelstack.spec.landing.LANDING_PACK_CONTEXT` names for the cloud ((allowed regions, training families) ->
+    config keys): OCI's quota policies zero compute outside the allowed regions and the training shapes' GPUs."""
+    import importlib
 
-    allowed = set(spec.organization.allowed_regions)
-    return {
-        "deniedRegions": [region for region in landing_quotas.REGIONS if region not in allowed],
-        "deniedQuotas": landing_quotas.training_shape_quotas(plan.training_families),
-    }
+    from accelstack.spec.landing import LANDING_PACK_CONTEXT
+
+    if spec.cloud not in LANDING_PACK_CONTEXT:
+        return {}
+    module, _, name = LANDING_PACK_CONTEXT[spec.cloud].partition(":")
+    context: dict[str, Any] = getattr(importlib.import_module(module), name)(
+        tuple(spec.organization.allowed_regions), tuple(plan.training_families)
+    )
+    return context
 
 
 def context_from_spec(spec: Any) -> dict[str, Any]:

@@ -27,6 +27,9 @@ SIDES = ("training", "serving")
 # (account placeholder, region, quota, amount) -> a shell command) writing the manual step that does: azure-native
 # has no per-subscription quota request; `accelstack plan quotas` and preview print the commands.
 QUOTA_BY_HAND = {"azure": "accelstack.clouds.azure.quotas:quota_request_command"}
+# Landing clouds whose guardrails the packs hold to more than the neutral context (accelstack.engine.pack_context):
+# the function ("module:name", (allowed regions, training families) -> pack config keys) giving the rest.
+LANDING_PACK_CONTEXT = {"oci": "accelstack.clouds.oci.landing_quotas:pack_context"}
 # Landing clouds whose quota resources cap a container below the account's service limits and cannot raise them
 # (OCI's compartment quotas: docs.oracle.com/iaas/Content/Quotas/Concepts/resourcequotas.htm): the caps are the
 # planner's needs, and a service limit below them is raised by a limit request, which `plan quotas` says.

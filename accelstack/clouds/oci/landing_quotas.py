@@ -50,3 +50,12 @@ def training_shape_quotas(families: Iterable[str]) -> list[str]:
             if shape.family in wanted and name in LIMIT_NAMES
         }
     )
+
+
+def pack_context(allowed_regions: tuple[str, ...], training_families: tuple[str, ...]) -> dict[str, list[str]]:
+    """What landing-guardrails holds the OCI quota policies to (policies/separation/landing_oci.py): the regions
+    each compartment's quota zeroes compute in, and the GPU quotas serving's zeroes."""
+    return {
+        "deniedRegions": [region for region in REGIONS if region not in set(allowed_regions)],
+        "deniedQuotas": training_shape_quotas(training_families),
+    }
