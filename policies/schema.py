@@ -146,6 +146,11 @@ SECURITY_CONCEPTS["oci"] = (
     "instance",
     "firewall",
     "firewall-rule",
+    # A landing stack's organization (policies/oci/properties_landing.py).
+    "org-unit",
+    "member-account",
+    "quota-request",
+    "budget",
 )
 
 SDK_MODULES = {"aws": "pulumi_aws", "azure-native": "pulumi_azure_native", "gcp": "pulumi_gcp", "oci": "pulumi_oci"}

@@ -30,7 +30,14 @@ from accelstack.commands.common import (
     resolve_stack,
 )
 from accelstack.planner.landing_plan import QuotaNeed, landing_problems, plan_landing, side_of
-from accelstack.spec.landing import QUOTA_BY_HAND, LandingStack, is_landing, parse_landing, workload_specs
+from accelstack.spec.landing import (
+    QUOTA_BY_HAND,
+    QUOTA_CAPS_ONLY,
+    LandingStack,
+    is_landing,
+    parse_landing,
+    workload_specs,
+)
 from accelstack.spec.loader import load_stack, read_stack_file, stack_name_of
 from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.problems import Level, Problem, SpecError
@@ -230,6 +237,8 @@ def quotas_command(
         out().print(quota_table(landing, rows))
         if landing.cloud in QUOTA_BY_HAND:
             echo_lines(manual_quota_lines(landing, rows))
+        if landing.cloud in QUOTA_CAPS_ONLY:
+            echo_lines([f"{stack}: {QUOTA_CAPS_ONLY[landing.cloud]}"])
         short = [row for row in rows if row.short]
         echo_lines(
             [

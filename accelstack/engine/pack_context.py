@@ -22,7 +22,25 @@ def landing_context(spec: Any, plan: Any) -> dict[str, Any]:
         "deniedFamilies": list(plan.training_families),
         # Azure: each side's listed principals, which the other side's management group must deny role assignments to.
         "sidePrincipals": {side: list(spec.side(side).principals) for side in ("training", "serving")},
+        **cloud_landing_context(spec, plan),
     }
+
+
+def cloud_landing_context(spec: Any, plan: Any) -> dict[str, Any]:
+    """What one cloud's landing guardrails are held to beyond the neutral keys, from the function
+    `accelstack.spec.landing.LANDING_PACK_CONTEXT` names for the cloud ((allowed regions, training families) ->
+    config keys): OCI's quota policies zero compute outside the allowed regions and the training shapes' GPUs."""
+    import importlib
+
+    from accelstack.spec.landing import LANDING_PACK_CONTEXT
+
+    if spec.cloud not in LANDING_PACK_CONTEXT:
+        return {}
+    module, _, name = LANDING_PACK_CONTEXT[spec.cloud].partition(":")
+    context: dict[str, Any] = getattr(importlib.import_module(module), name)(
+        tuple(spec.organization.allowed_regions), tuple(plan.training_families)
+    )
+    return context
 
 
 def context_from_spec(spec: Any) -> dict[str, Any]:

@@ -206,7 +206,7 @@ EXAMPLES = (
 )
 CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp", "oci": "oci"}
 # Landing stacks (not shipped examples: stacks/not-shipped/README.md): the trace reads their kinds there.
-LANDING_EXAMPLES = ("aws-landing", "azure-landing", "gcp-landing")
+LANDING_EXAMPLES = ("aws-landing", "azure-landing", "gcp-landing", "oci-landing")
 
 
 @cache

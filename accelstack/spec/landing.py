@@ -27,6 +27,19 @@ SIDES = ("training", "serving")
 # (account placeholder, region, quota, amount) -> a shell command) writing the manual step that does: azure-native
 # has no per-subscription quota request; `accelstack plan quotas` and preview print the commands.
 QUOTA_BY_HAND = {"azure": "accelstack.clouds.azure.quotas:quota_request_command"}
+# Landing clouds whose guardrails the packs hold to more than the neutral context (accelstack.engine.pack_context):
+# the function ("module:name", (allowed regions, training families) -> pack config keys) giving the rest.
+LANDING_PACK_CONTEXT = {"oci": "accelstack.clouds.oci.landing_quotas:pack_context"}
+# Landing clouds whose quota resources cap a container below the account's service limits and cannot raise them
+# (OCI's compartment quotas: docs.oracle.com/iaas/Content/Quotas/Concepts/resourcequotas.htm): the caps are the
+# planner's needs, and a service limit below them is raised by a limit request, which `plan quotas` says.
+QUOTA_CAPS_ONLY = {
+    "oci": (
+        "OCI quotas cap each compartment at the planner's need and never raise the tenancy's service limits: where "
+        "a limit (`oci limits value list --service-name compute`) is below a cap, request an increase (console: "
+        "Governance, Limits, Quotas and Usage)"
+    )
+}
 # AWS Organizations: a root is r-<4-32 chars>, an OU ou-<4-32>-<8-32> (Organizations API, CreateOrganizationalUnit ParentId).
 AWS_PARENT_ID = r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})$"
 # Resource Manager: a folder's parent is organizations/<number> or folders/<number> (folders.create, Folder.parent).
@@ -34,7 +47,14 @@ GCP_PARENT_ID = r"^(organizations|folders)/[0-9]{1,20}$"
 # Management group ids: up to 90 letters, digits, '-', '_', '(', ')', '.'; not ending in '.' (Microsoft Learn,
 # "Management groups" limits); the tenant root group's id is the tenant id.
 AZURE_PARENT_ID = r"^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$"
-PARENT_ID_PATTERN = f"({AWS_PARENT_ID})|({GCP_PARENT_ID})|({AZURE_PARENT_ID})"
+# OCI: the tenancy (root compartment) or a compartment OCID the two compartments are created under
+# (Identity API, CreateCompartment compartmentId; OCIDs: docs.oracle.com/iaas/Content/General/Concepts/identifiers.htm).
+OCI_PARENT_ID = r"^ocid1\.(tenancy|compartment)\.oc[0-9]+\.\.[a-z0-9]+$"
+PARENT_ID_PATTERN = f"({AWS_PARENT_ID})|({GCP_PARENT_ID})|({AZURE_PARENT_ID})|({OCI_PARENT_ID})"
+# OCI compartment names: up to 100 letters, digits, '.', '-', '_' (Identity API, CreateCompartmentDetails.name);
+# a path names a nested compartment from the root, parent first, joined by ':' (the quota and policy grammar).
+OCI_COMPARTMENT_NAME = r"^[A-Za-z0-9._-]{1,100}$"
+OCI_COMPARTMENT_PATH = r"^[A-Za-z0-9._-]{1,100}(:[A-Za-z0-9._-]{1,100}){0,5}$"
 # Subscription aliases take a billing scope (Microsoft Learn, "Programmatically create Azure subscriptions"):
 # an EA enrollment account, an MCA invoice section or an MPA customer.
 AZURE_BILLING_SCOPE_PATTERN = (
@@ -60,9 +80,9 @@ class MemberAccount(Model):
     """The account a side's stacks deploy into, created in the organization by the landing stack."""
 
     name: str = Field(pattern=ACCOUNT_NAME_PATTERN)
-    """Account name, e.g. acme-training (gcp: the project id the landing stack creates, 6-30 lowercase letters, digits, hyphens)."""
+    """Account name, e.g. acme-training (gcp: the project id the landing stack creates, 6-30 lowercase letters, digits, hyphens; oci: the compartment's name)."""
     email: str | None = Field(default=None, pattern=EMAIL_PATTERN)
-    """aws: the account's root user email, unique across AWS (CreateAccount refuses one already used); gcp: unset."""
+    """aws: the account's root user email, unique across AWS (CreateAccount refuses one already used); gcp, azure, oci: unset."""
 
 
 class LandingSide(Model):
@@ -94,7 +114,7 @@ class Organization(Model):
     """Where the landing stack puts the two sides, and the guardrails both get."""
 
     parent_id: str = Field(pattern=PARENT_ID_PATTERN)
-    """aws: the organization root (r-...) or OU (ou-...) the training and serving OUs are created under; gcp: the organizations/<n> or folders/<n> the two folders are created under; azure: the id of the management group the two management groups are created under."""
+    """aws: the organization root (r-...) or OU (ou-...) the training and serving OUs are created under; gcp: the organizations/<n> or folders/<n> the two folders are created under; azure: the id of the management group the two management groups are created under; oci: the tenancy or compartment OCID the two compartments are created under."""
     role_name: str = Field(default="accelstack-deploy", pattern=ROLE_NAME_PATTERN)
     """Role Organizations creates in each new account (trusting the management account): the workload stacks' deploy role."""
     allowed_regions: list[str] = Field(min_length=1)
@@ -109,6 +129,8 @@ class Organization(Model):
     """gcp: the organization's number, where the serving side's custom constraint is defined (custom constraints live on the organization); taken from parentId when that is organizations/<n>."""
     allowed_customer_ids: list[str] = Field(default_factory=list)
     """gcp: the Google Workspace customer ids (C0...) whose principals IAM policies may name (iam.allowedPolicyMemberDomains)."""
+    parent_path: str | None = Field(default=None, pattern=OCI_COMPARTMENT_PATH)
+    """oci: the parent compartment's path from the root (Parent:Child) when parentId is a compartment, not the tenancy: quota statements name compartments by path."""
     training: LandingSide
     """The training account."""
     serving: LandingSide
@@ -149,11 +171,16 @@ class AzureOrganization(Organization):
     parent_id: str = Field(pattern=AZURE_PARENT_ID)
 
 
+class OciOrganization(Organization):
+    parent_id: str = Field(pattern=OCI_PARENT_ID)
+
+
 # Each cloud's parentId alone (an Azure management group id can look like anything): the error names the key.
 ORGANIZATION_MODELS: dict[str, type[Organization]] = {
     "aws": AwsOrganization,
     "gcp": GcpOrganization,
     "azure": AzureOrganization,
+    "oci": OciOrganization,
 }
 
 
@@ -163,7 +190,7 @@ class LandingStack(Model):
     stack: str = Field(default="dev", pattern=STACK_NAME_PATTERN)
     """Stack name, from the stack file's name (Pulumi.<stack>.yaml); not a config key."""
     cloud: str
-    """Cloud of the stack (landing stacks: aws, azure, gcp)."""
+    """Cloud of the stack (landing stacks: aws, azure, gcp, oci)."""
     workload: Literal["landing"]
     """landing: the accounts and guardrails, not a workload."""
     account: Account
@@ -200,6 +227,8 @@ class LandingStack(Model):
         import re
 
         org = self.organization
+        if org.parent_path is not None and self.cloud != "oci":
+            raise ValueError("organization.parentPath is oci's; remove it")
         if self.cloud == "aws":
             if not re.fullmatch(AWS_PARENT_ID, org.parent_id):
                 raise ValueError(f"organization.parentId {org.parent_id!r}: aws takes a root (r-...) or an OU (ou-...)")
@@ -216,6 +245,11 @@ class LandingStack(Model):
             return self
         if self.cloud == "azure":
             return self._azure_fields()
+        if self.cloud == "oci":
+            from accelstack.spec.landing_oci import oci_fields
+
+            oci_fields(self)
+            return self
         if org.billing_scope is not None:
             raise ValueError("organization.billingScope is azure's; remove it")
         self._no_principals()

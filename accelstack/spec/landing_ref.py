@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 from accelstack.spec.base import Model
 
 # Clouds whose landing parts are built (components/<cloud>/landing.py).
-LANDING_CLOUDS = ("aws", "azure", "gcp")
+LANDING_CLOUDS = ("aws", "azure", "gcp", "oci")
 # Pulumi's fully qualified stack name: <organization>/<project>/<stack> (Pulumi docs, "Stack references").
 QUALIFIED_STACK_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}/[A-Za-z0-9][A-Za-z0-9_.-]{0,99}/[a-z0-9][a-z0-9-]{0,39}$"
 

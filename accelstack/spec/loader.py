@@ -20,7 +20,7 @@ from accelstack.spec.accounts import Account, account_model
 from accelstack.spec.base import UNSAFE_TEXT_ERROR, UNSAFE_TEXT_ITEM
 from accelstack.spec.input_files import InputFileError, read_text
 from accelstack.spec.json_input import JsonInputError, JsonSyntaxError, load_json
-from accelstack.spec.landing import AWS_PARENT_ID, AZURE_PARENT_ID, GCP_PARENT_ID
+from accelstack.spec.landing import AWS_PARENT_ID, AZURE_PARENT_ID, GCP_PARENT_ID, OCI_COMPARTMENT_PATH, OCI_PARENT_ID
 from accelstack.spec.models import (
     ADAPTER_NAME_PATTERN,
     PARTITION_NAME_PATTERN,
@@ -159,6 +159,8 @@ PATTERN_HINTS = {
     AZURE_PARENT_ID: (
         "is not a management group id: azure takes up to 90 letters, digits, '-', '_', '(', ')' or '.' (not last)"
     ),
+    OCI_PARENT_ID: "is not an OCI parent: oci takes the tenancy or a compartment OCID (ocid1.compartment.oc1..<id>)",
+    OCI_COMPARTMENT_PATH: "is not a compartment path: names of letters, digits, '.', '-' or '_' joined by ':' (Parent:Child)",
 }
 # Types whose pydantic message does not repeat the value.
 ECHO_INPUT_TYPES = {

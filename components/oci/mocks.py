@@ -18,6 +18,8 @@ import pulumi
 from accelstack.components.propagation import SLEEP, mock_sleep
 
 DEFAULT_TENANCY = "ocid1.tenancy.oc1..aaaaaaaaexample"
+DEFAULT_COMPARTMENT = "ocid1.compartment.oc1..aaaaaaaaexample"
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
 DEFAULT_REGION = "us-ashburn-1"
 DEFAULT_NAMESPACE = "acmetenancy"
 TENANCY_PREFIX = "Uocm"  # the per-tenancy prefix of availability domain names
@@ -32,11 +34,16 @@ class OciMocks(pulumi.runtime.Mocks):
     """Answers like OCI would at preview. Subclass and override `call` or `new_resource` for another tenancy."""
 
     def __init__(
-        self, tenancy: str = DEFAULT_TENANCY, region: str = DEFAULT_REGION, namespace: str = DEFAULT_NAMESPACE
+        self,
+        tenancy: str = DEFAULT_TENANCY,
+        region: str = DEFAULT_REGION,
+        namespace: str = DEFAULT_NAMESPACE,
+        compartment: str = DEFAULT_COMPARTMENT,
     ):
         self.tenancy = tenancy
         self.region = region
         self.namespace = namespace
+        self.compartment = compartment
 
     @property
     def availability_domains(self) -> list[str]:
@@ -51,6 +58,14 @@ class OciMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == SLEEP:
             return mock_sleep(args)
+        if args.typ == STACK_REFERENCE:
+            # A landing stack's outputs (accelstack.components.recipes.landing): this compartment, either side.
+            landed = {f"{side}AccountId": self.compartment for side in ("training", "serving")}
+            return f"{args.name}-id", {
+                "name": args.inputs.get("name", args.name),
+                "outputs": landed,
+                "secretOutputNames": [],
+            }
         if not args.typ.startswith("oci:"):
             return f"{args.name}-id", outputs
         resource_id = self.ocid(args.typ, args.name)
@@ -115,4 +130,5 @@ def mocks(account: Mapping[str, Any] | None = None) -> OciMocks:
     return OciMocks(
         tenancy=str(account.get("tenancyOcid") or DEFAULT_TENANCY),
         region=str(account.get("region") or DEFAULT_REGION),
+        compartment=str(account.get("compartmentOcid") or DEFAULT_COMPARTMENT),
     )

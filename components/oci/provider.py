@@ -31,13 +31,36 @@ def stack_tags(spec: StackSpec, digest: str | None = None) -> dict[str, str]:
     return tags
 
 
+def landed_compartment(spec: StackSpec, landed: str) -> str:
+    """The landing stack's compartment for this stack's side, which must be account.compartmentOcid."""
+    configured = account_of(spec).compartment_ocid
+    if landed != configured:
+        raise ValueError(
+            f"stack {spec.stack}: account.compartmentOcid {configured} is not the {spec.workload} compartment "
+            f"{spec.landing.stack if spec.landing else 'the landing stack'} made ({landed}); set it to {landed}"
+        )
+    return landed
+
+
 def oci_provider(spec: StackSpec, parent: pulumi.Resource) -> oci.Provider:
     """Deploys only for the stack's tenancy and region; the credentials are the deployer's (~/.oci/config or an
     instance principal), never in the stack."""
     account = account_of(spec)
+    tenancy: pulumi.Input[str] = account.tenancy_ocid
+    if spec.landing is not None:
+        # The landing stack made the compartment (components/oci/landing.py) and OCI assigned its OCID, which this
+        # stack writes into policy statements and matching rules as text: account.compartmentOcid must be the one
+        # made for this side. The provider waits on the check, so a stack pointed at any other compartment fails
+        # before it creates anything rather than deploy across sides.
+        landing = pulumi.StackReference(
+            f"{spec.stack}-landing", stack_name=spec.landing.stack, opts=pulumi.ResourceOptions(parent=parent)
+        )
+        tenancy = landing.require_output(f"{spec.workload}AccountId").apply(
+            lambda landed: landed_compartment(spec, str(landed)) and account.tenancy_ocid
+        )
     return oci.Provider(
         f"{spec.stack}-oci",
-        tenancy_ocid=account.tenancy_ocid,
+        tenancy_ocid=tenancy,
         region=account.region,
         opts=pulumi.ResourceOptions(parent=parent),
     )

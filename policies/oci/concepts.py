@@ -31,4 +31,13 @@ OCI: dict[str, tuple[str, ...]] = {
     ),
     "firewall": ("oci:Core/networkSecurityGroup:NetworkSecurityGroup", "oci:Core/securityList:SecurityList"),
     "firewall-rule": ("oci:Core/networkSecurityGroupSecurityRule:NetworkSecurityGroupSecurityRule",),
+    # --- landing (the organization: accelstack.spec.landing) ---
+    # A side's compartment, its deploy group, its quota policy (zero and set statements: the region guardrail,
+    # serving's zero for the training shapes, the planner's caps), its budget and the budget's alert rules: only a
+    # landing stack makes them (policies/separation/landing_rules.py).
+    "org-unit": ("oci:Identity/compartment:Compartment",),
+    "member-account": ("oci:Identity/group:Group",),
+    "quota-request": ("oci:Limits/quota:Quota",),
+    "budget": ("oci:Budget/budget:Budget",),
+    "alert-channel": ("oci:Budget/rule:Rule",),
 }

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from . import properties_landing
+
 NAMING = "inert: naming and display only"
 TUNING = "inert: placement, sizing, scheduling or service triggers: no access, exposure or data-protection meaning"
 DATA_LOSS = "data loss or protection (deletion, versioning, backups, retention, where data is copied)"
@@ -295,3 +297,7 @@ UNJUDGED: dict[str, dict[str, str]] = {
         "udpOptions": EXPOSURE,
     },
 }
+
+# A landing stack's organization, kept apart (policies/oci/properties_landing.py).
+PROPERTIES.update(properties_landing.PROPERTIES)
+UNJUDGED.update(properties_landing.UNJUDGED)

@@ -24,6 +24,8 @@ from ..aws import landing as aws_landing
 from ..azure import landing as azure_landing
 from ..common import LANDING, WORKLOADS, Context, refers_to, tag_values
 from ..gcp import landing as gcp_landing
+from ..oci import landing as oci_landing
+from . import landing_oci
 
 TAG_SIDE = "accelstack:side"
 LANDING_CONCEPTS = frozenset(
@@ -38,8 +40,9 @@ LANDING_CONCEPTS = frozenset(
         "alert-channel",
     }
 )
-# Kinds a landing stack may make though workload stacks make them too: the APIs a new GCP project needs on.
-LANDING_ALSO = frozenset({"api-enablement"})
+# Kinds a landing stack may make though workload stacks make them too: the APIs a new GCP project needs on, and
+# OCI's policies granting each side's deploy group its compartment (judged by landing-guardrails there).
+LANDING_ALSO = frozenset({"api-enablement", "identity-grant"})
 CONFIG: dict[str, dict[str, Any]] = {
     "quotaNeeds": {
         "type": "array",
@@ -55,6 +58,16 @@ CONFIG: dict[str, dict[str, Any]] = {
         "items": {"type": "string"},
         "description": "Instance families the serving guardrail must deny (the planner's training families).",
     },
+    "deniedRegions": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "oci: the regions each compartment's quota must zero compute in (the catalog's, less allowedRegions).",
+    },
+    "deniedQuotas": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "oci: the GPU quotas the serving compartment's quota must zero (the training shapes').",
+    },
 }
 UNKNOWN = object()
 
@@ -68,6 +81,8 @@ def _read(resource: Any, prop: str) -> Any:
 
 
 def _side(resource: Any) -> str | None:
+    if resource.resource_type.startswith("oci:"):
+        return landing_oci.resource_side(resource)
     if resource.resource_type in (gcp_landing.FOLDER, azure_landing.MANAGEMENT_GROUP):
         # Folder tags are tag bindings and management groups take none: the display name (accelstack-<side>) says.
         return gcp_landing.folder_side(_read(resource, "displayName"))
@@ -300,11 +315,15 @@ def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable
         if side not in ous:
             yield (
                 stack,
-                f"a landing stack has an OU (gcp: folder, azure: management group) for each side; none is tagged {TAG_SIDE}={side}",
+                f"a landing stack has an OU (gcp: folder, azure: management group, oci: compartment) for each side; none is tagged {TAG_SIDE}={side}",
             )
             continue
         if ous[side].resource_type == gcp_landing.FOLDER:
             for message in _gcp_side_problems(side, ous[side], resources, ctx):
+                yield ous[side].urn, message
+            continue
+        if ous[side].resource_type == oci_landing.COMPARTMENT:
+            for message in landing_oci.oci_side_problems(side, ous, resources, ctx):
                 yield ous[side].urn, message
             continue
         if ous[side].resource_type == azure_landing.MANAGEMENT_GROUP:
@@ -313,6 +332,8 @@ def check_landing_guardrails(resources: Sequence[Any], ctx: Context) -> Iterable
             continue
         for message in _side_problems(side, ous[side], ous, resources, ctx):
             yield ous[side].urn, message
+    if any(ou.resource_type == oci_landing.COMPARTMENT for ou in ous.values()):
+        yield from landing_oci.oci_stack_problems(ous, resources)
     for policy in concepts.of(resources, "guardrail-policy"):
         if policy.resource_type.startswith("aws:") and _read(policy, "type") != aws_landing.SCP:
             yield policy.urn, f"{policy.name} is not a service control policy (type {aws_landing.SCP})"
@@ -331,6 +352,9 @@ def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
     side = ctx.provider.default_tags.get(TAG_SIDE) if ctx.provider is not None else None
     if resource.resource_type.startswith("gcp:"):
         yield from _gcp_quota_caps(resource, needs, side, ctx)
+        return
+    if resource.resource_type == oci_landing.QUOTA:
+        yield from landing_oci.oci_quota_caps(resource, needs)
         return
     region = _read(resource, "region") or (ctx.provider.region if ctx.provider is not None else None)
     code, value = _read(resource, "quotaCode"), _read(resource, "value")

@@ -291,6 +291,8 @@ def check_workload_kinds(resource: Any, ctx: Context) -> Iterable[str]:
 
 def check_cross_account_grants(resource: Any, ctx: Context) -> Iterable[str]:
     """One resource's edges of the access graph, judged alone (policies/separation/access_rules.py)."""
+    if _landing_oci(resource, ctx):
+        return
     yield from access_rules.check_resource_access(resource, ctx)
 
 
@@ -319,7 +321,14 @@ def check_cross_account_grants_final(resources: Sequence[Any], ctx: Context) -> 
     even when a policy document was unknown during preview (it is usually built from ARNs), and with the
     stack's buckets known (a grant on a bucket the stack does not create is placed by the configured stores, or
     fails), and every edge reached through `become` judged too: the stack's access graph, built once."""
-    yield from access_rules.check_stack_access(resources, ctx)
+    yield from access_rules.check_stack_access([r for r in resources if not _landing_oci(r, ctx)], ctx)
+
+
+def _landing_oci(resource: Any, ctx: Context) -> bool:
+    """An OCI landing stack's own resources: its grants name the compartments and groups it creates, which no
+    separation config lists (a landing stack has none); landing-guardrails judges them against those
+    (policies/separation/landing_oci.py), and where they sit (the tenancy and the parent compartment)."""
+    return ctx.workload == LANDING and resource.resource_type.startswith("oci:")
 
 
 check_cross_account_grants.__doc__ = "\n\n".join(
@@ -337,7 +346,12 @@ def check_pinned_project(resource: Any, ctx: Context) -> Iterable[str]:
     project: a resource-level `project` overrides the provider's and would land in another project.
     Ours (Google's guidance: one project per environment, https://cloud.google.com/docs/enterprise/best-practices-for-enterprise-organizations)."""
     vendor = _vendor_of(resource.resource_type)
-    if vendor is None or vendor.separation.pinned_account is None or ctx.provider is None:
+    if (
+        vendor is None
+        or vendor.separation.pinned_account is None
+        or ctx.provider is None
+        or _landing_oci(resource, ctx)
+    ):
         return
     # OCI's provider signs for a tenancy, where OCI keeps its tenancy-level kinds (dynamic groups).
     tenancy = {ctx.provider.tenancy} if ctx.provider.tenancy else set()

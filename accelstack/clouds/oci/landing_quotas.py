@@ -1,0 +1,61 @@
+"""The quota statements an OCI landing stack writes for each side's compartment (pure).
+
+Grammar: docs.oracle.com/iaas/Content/Quotas/Concepts/quota_policy_syntax.htm: `set <family> quota <name> to
+<value> in compartment <path> [where <condition>]` and `zero <family> quotas <name>, ... in compartment <path>
+[where ...]`; the conditions are `request.region` and `request.ad`, and a wildcard `/<pattern>/` names a range of
+quotas. The GPU counts are the compute-core family's (resourcequotas_topic-Compute_Quotas.htm, "Core-based and
+GPU-based quotas"), named as the service limits are (accelstack.clouds.oci.quotas.LIMIT_NAMES).
+
+A quota only lowers what the tenancy's service limits allow (it never raises them), so `set` caps a side at the
+planner's need; the service limit itself is raised by a limit request (console or support), not by the stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from accelstack.clouds.oci.catalog import ACCELERATED_INSTANCES, REGIONS
+from accelstack.clouds.oci.quotas import LIMIT_NAMES
+
+FAMILY = "compute-core"
+
+
+def cap(quota: str, amount: int, compartment: str, region: str) -> str:
+    """The side's cap on one GPU quota in one region: the planner's need."""
+    return f"set {FAMILY} quota {quota} to {int(amount)} in compartment {compartment} where request.region = '{region}'"
+
+
+def zero(quotas: Iterable[str], compartment: str, region: str | None = None) -> str:
+    where = f" where request.region = '{region}'" if region else ""
+    return f"zero {FAMILY} quotas {', '.join(quotas)} in compartment {compartment}{where}"
+
+
+def region_guardrail(compartment: str, allowed_regions: Iterable[str]) -> list[str]:
+    """OCI has no location policy: region subscriptions are tenancy-wide (docs.oracle.com/iaas/Content/Identity/
+    regions/managingregions.htm) and a subscription cannot be ended. The closest wall per compartment is a quota:
+    every compute-core quota zeroed in each region of the catalog outside the allowed ones (`request.region` takes
+    `=` only in the documented grammar, so one statement per region)."""
+    allowed = set(allowed_regions)
+    return [zero(["/*/"], compartment, region) for region in REGIONS if region not in allowed]
+
+
+def training_shape_quotas(families: Iterable[str]) -> list[str]:
+    """The GPU quotas of the catalog's shapes in the training families whose limit name a source confirmed
+    (accelstack.clouds.oci.quotas: H200 and MI300X are not, so they are not zeroed by name)."""
+    wanted = set(families)
+    return sorted(
+        {
+            LIMIT_NAMES[name]
+            for name, shape in ACCELERATED_INSTANCES.items()
+            if shape.family in wanted and name in LIMIT_NAMES
+        }
+    )
+
+
+def pack_context(allowed_regions: tuple[str, ...], training_families: tuple[str, ...]) -> dict[str, list[str]]:
+    """What landing-guardrails holds the OCI quota policies to (policies/separation/landing_oci.py): the regions
+    each compartment's quota zeroes compute in, and the GPU quotas serving's zeroes."""
+    return {
+        "deniedRegions": [region for region in REGIONS if region not in set(allowed_regions)],
+        "deniedQuotas": training_shape_quotas(training_families),
+    }

@@ -1,0 +1,179 @@
+"""OCI landing stacks (components/oci/landing.py), judged: each side's compartment, its quota policy and its deploy
+group's grants (landing-guardrails), and each quota `set` statement against the planner's need
+(landing-quota-caps). Ours; the grammars are OCI's (policies/oci/landing.py, policies/oci/statements.py).
+
+OCI has no deny policy for a landing stack to attach: a side is kept off the other's compartment by its deploy
+group being granted only its own (policies only allow), and the serving group by not being granted cluster
+networks or file systems; its compartment's quota zeroes the training shapes' GPUs, and each compartment's
+quota zeroes compute outside the allowed regions (the closest thing OCI has to a location policy: region
+subscriptions are tenancy-wide). This module judges those grants and statements in the landing stack itself,
+where both sides' compartments and groups are known (the separation config lists no accounts for it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pulumi_policy.proxy import UnknownValueError
+
+from .. import concepts
+from ..common import Context, as_list, decode, tag_values
+from ..oci import landing as oci_landing
+from ..oci.statements import parse
+
+UNKNOWN = object()
+
+
+def _read(resource: Any, prop: str) -> Any:
+    try:
+        return resource.props.get(prop)
+    except UnknownValueError:
+        return UNKNOWN
+
+
+def resource_side(resource: Any) -> str | None:
+    """The side an OCI landing resource is, by its free-form tag."""
+    tags = _read(resource, "freeformTags")
+    side = tag_values(tags).get(oci_landing.TAG_SIDE) if tags is not UNKNOWN else None
+    return side if side in ("training", "serving") else None
+
+
+def quota_statements(resource: Any) -> list[oci_landing.QuotaStatement] | None:
+    """A quota policy's statements, parsed; None while preview does not know them."""
+    statements = _read(resource, "statements")
+    if statements is UNKNOWN:
+        return None
+    return [oci_landing.parse_quota(str(text)) for text in as_list(decode(statements))]
+
+
+def _quota_problems(side: str, compartment: Any, resources: Sequence[Any], ctx: Context) -> Iterable[str]:
+    name = _read(compartment, "name")
+    covering: list[oci_landing.QuotaStatement] = []
+    for quota in (r for r in resources if r.resource_type == oci_landing.QUOTA):
+        parsed = quota_statements(quota)
+        if parsed is None:
+            return  # judged at `up`, with the statements known
+        for statement in parsed:
+            if statement.unparsed:
+                yield f"{quota.name}: {statement.text!r}: {statement.unparsed}"
+            elif statement.compartment_name == name:
+                covering.append(statement)
+                if resource_side(quota) != side:
+                    yield f"{quota.name} (tagged {resource_side(quota)}) writes the {side} compartment's statement {statement.text!r}"
+            elif statement.compartment is None:
+                yield f"{quota.name}: {statement.text!r} covers the whole tenancy, not one side's compartment"
+    if not covering:
+        yield f"no quota policy covers the {side} compartment {name}"
+        return
+    zeros = [s for s in covering if s.action == "zero" and s.family == oci_landing.FAMILY]
+    denied_regions = ctx.config.get("deniedRegions")
+    if denied_regions is None:
+        yield "no deniedRegions config to hold the region guardrail to (accelstack preview fills it)"
+    else:
+        zeroed = {s.region for s in zeros if s.region and oci_landing.EVERY_QUOTA in s.names}
+        if missing := sorted(set(denied_regions) - zeroed):
+            yield f"the {side} compartment's quota does not zero compute in {', '.join(missing)} (outside allowedRegions)"
+    unset = [s.text for s in covering if s.action == "unset"]
+    if unset:
+        yield f"the {side} compartment's quota unsets {', '.join(unset)}: back to the service limits"
+    denied_quotas = set(ctx.config.get("deniedQuotas") or [])
+    everywhere = {n for s in zeros if s.region is None for n in s.names}
+    if side == "serving":
+        if missing := sorted(denied_quotas - everywhere):
+            yield f"the serving compartment's quota does not zero the training shapes' {', '.join(missing)}"
+    elif denied_quotas & everywhere:
+        yield f"the training compartment's quota zeroes {', '.join(sorted(denied_quotas & everywhere))}: the serving guardrail is on training"
+
+
+def _grant_problems(side: str, compartments: Mapping[str, Any], resources: Sequence[Any]) -> Iterable[str]:
+    """Every statement of the landing stack's policies grants a side's deploy group in that side's compartment
+    only (serving: none of SERVING_DENIED); each side's group is granted something there."""
+    ids = {s: _read(c, "id") for s, c in compartments.items()}
+    groups = {s: g for g in concepts.of(resources, "member-account") if (s := resource_side(g)) is not None}
+    group_ids = {s: _read(g, "id") for s, g in groups.items()}
+    if UNKNOWN in ids.values() or UNKNOWN in group_ids.values():
+        return  # preview before the compartments and groups exist: judged at `up`
+    other = "serving" if side == "training" else "training"
+    granted = False
+    for policy in (r for r in resources if r.resource_type == oci_landing.POLICY):
+        statements = _read(policy, "statements")
+        if statements is UNKNOWN:
+            continue
+        for text in as_list(decode(statements)):
+            statement = parse(str(text))
+            mine = [s for s in statement.subjects if s.by_id and s.kind == "group" and s.name == group_ids.get(side)]
+            if not mine:
+                continue
+            if statement.unparsed or len(statement.subjects) != 1:
+                yield f"{policy.name}: {text!r}: a grant to the {side} deploy group the packs cannot place"
+            elif not statement.scope_by_id or statement.scope != ids.get(side):
+                where = other if statement.scope == ids.get(other) else statement.scope
+                yield f"{policy.name} grants the {side} deploy group in the {where} compartment, not its own: {text!r}"
+            elif side == "serving" and statement.what.lower() in oci_landing.SERVING_DENIED:
+                yield f"{policy.name} grants the serving deploy group {statement.what}: {text!r} (training's)"
+            else:
+                granted = True
+    if not granted:
+        yield f"the {side} deploy group is granted nothing in the {side} compartment"
+
+
+def _stray_grants(compartments: Mapping[str, Any], resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
+    """Statements granting anyone but a side's deploy group (the landing stack grants its deployers only)."""
+    group_ids = {_read(g, "id") for g in concepts.of(resources, "member-account") if resource_side(g)}
+    if UNKNOWN in group_ids:
+        return
+    for policy in (r for r in resources if r.resource_type == oci_landing.POLICY):
+        statements = _read(policy, "statements")
+        if statements is UNKNOWN:
+            continue
+        for text in as_list(decode(statements)):
+            statement = parse(str(text))
+            if statement.unparsed or any(
+                not (s.by_id and s.kind == "group" and s.name in group_ids) for s in statement.subjects
+            ):
+                yield policy.urn, f"{policy.name}: {text!r} grants someone other than a side's deploy group"
+
+
+def oci_side_problems(
+    side: str, compartments: Mapping[str, Any], resources: Sequence[Any], ctx: Context
+) -> Iterable[str]:
+    """The side's compartment is kept (protected, never deleted by the provider), its quota policy holds the
+    region guardrail (and on serving the training shapes' zero), and its deploy group is granted only there."""
+    compartment = compartments[side]
+    if not compartment.opts.protect:
+        yield f"the {side} compartment {compartment.name} is not protected (set protect=True)"
+    if _read(compartment, "enableDelete") is True:
+        yield f"the {side} compartment {compartment.name} sets enableDelete: a destroy deletes it"
+    yield from _quota_problems(side, compartment, resources, ctx)
+    if set(compartments) == {"training", "serving"}:
+        yield from _grant_problems(side, compartments, resources)
+
+
+def oci_stack_problems(compartments: Mapping[str, Any], resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
+    yield from _stray_grants(compartments, resources)
+
+
+def oci_quota_caps(resource: Any, needs: list[dict[str, Any]]) -> Iterable[str]:
+    """Each `set` statement of a side's quota policy caps a GPU quota at the planner's need for that side and
+    region, and no higher; a cap nothing needs is room no stack accounts for."""
+    side = resource_side(resource)
+    for statement in quota_statements(resource) or []:
+        if statement.unparsed or statement.action != "set":
+            continue
+        for name in statement.names:
+            need = next(
+                (
+                    n
+                    for n in needs
+                    if n.get("side") == side and n.get("region") == statement.region and n.get("quota") == name
+                ),
+                None,
+            )
+            if need is None:
+                yield f"{resource.name} sets {name} in {statement.region or 'every region'} for the {side} compartment, which no listed workload stack needs"
+            elif statement.value is not None and statement.value > int(need.get("amount", 0)):
+                yield (
+                    f"{resource.name} sets {name} to {statement.value} in {statement.region}, past the planner's need "
+                    f"of {need.get('amount')} for the {side} compartment's stacks"
+                )

@@ -1,0 +1,162 @@
+"""The packs on the OCI landing stack's own export: no verdict as built; each careless edit of it is caught,
+mandatory, by the rule that owns it (landing-guardrails naming the compartment left unguarded, landing-quota-caps
+naming the quota policy)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accelstack.engine.pack_context import landing_context
+from accelstack.engine.policy_runner import Verdict, policy_verdicts
+from accelstack.engine.preview import PreviewResult, preview_stack
+from accelstack.examples import example_file
+from tests.landing.export_lookup import entry, resources, sides
+
+REPO = Path(__file__).resolve().parents[2]
+LANDING_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.oci-landing.yaml"
+COMPARTMENT = "oci:Identity/compartment:Compartment"
+QUOTA = "oci:Limits/quota:Quota"
+POLICY = "oci:Identity/policy:Policy"
+Doc = dict[str, Any]
+Mutation = Callable[[Doc], tuple[str, str]]  # edits the export; (rule that must catch it, urn it must name)
+
+
+@cache
+def previewed() -> PreviewResult:
+    return preview_stack(LANDING_FILE, [], REPO)
+
+
+def verdicts(doc: Doc) -> list[Verdict]:
+    result = previewed()
+    return policy_verdicts(doc, None, context=landing_context(result.spec, result.landing_plan))
+
+
+def compartment(doc: Doc, side: str) -> dict[str, Any]:
+    return entry(doc, f"oci-landing-{side}", COMPARTMENT)
+
+
+def statements(change: Callable[[list[str]], list[str]], name: str, token: str) -> Callable[[Doc], None]:
+    def apply(doc: Doc) -> None:
+        for props in sides(entry(doc, name, token)):
+            props["statements"] = change(list(props["statements"]))
+
+    return apply
+
+
+def guardrail(side: str, edit: Callable[[Doc], None]) -> Mutation:
+    def apply(doc: Doc) -> tuple[str, str]:
+        edit(doc)
+        return "landing-guardrails", str(compartment(doc, side)["urn"])
+
+    return apply
+
+
+def raise_the_cap(texts: list[str]) -> list[str]:
+    return [t.replace(" to 16 ", " to 64 ") if t.startswith("set ") else t for t in texts]
+
+
+def cap_raised(doc: Doc) -> tuple[str, str]:
+    statements(raise_the_cap, "oci-landing-training-quota", QUOTA)(doc)
+    return "landing-quota-caps", str(entry(doc, "oci-landing-training-quota", QUOTA)["urn"])
+
+
+def without_serving_zero(texts: list[str]) -> list[str]:
+    return [t for t in texts if "gpu-h100-count" not in t]
+
+
+def without_frankfurt(texts: list[str]) -> list[str]:
+    return [t for t in texts if "eu-frankfurt-1" not in t]
+
+
+def serving_in_training(doc: Doc) -> None:
+    """The serving deploy group granted in the training compartment."""
+    training = compartment(doc, "training")["outputs"]["id"]
+    serving = compartment(doc, "serving")["outputs"]["id"]
+    statements(lambda ts: [t.replace(serving, training) for t in ts], "oci-landing-serving-deploy", POLICY)(doc)
+
+
+def serving_cluster_networks(texts: list[str]) -> list[str]:
+    return [*texts, texts[0].replace("manage instance-family", "manage cluster-networks")]
+
+
+def unprotected(doc: Doc) -> None:
+    compartment(doc, "training")["protect"] = False
+
+
+def deletable(doc: Doc) -> None:
+    for props in sides(compartment(doc, "serving")):
+        props["enableDelete"] = True
+
+
+def quota_removed(side: str) -> Callable[[Doc], None]:
+    return lambda doc: resources(doc).remove(entry(doc, f"oci-landing-{side}-quota", QUOTA))
+
+
+MUTATIONS: dict[str, Mutation] = {
+    "quota cap raised past the planner's need": cap_raised,
+    "serving compartment's zero for the training shapes removed": guardrail(
+        "serving", statements(without_serving_zero, "oci-landing-serving-quota", QUOTA)
+    ),
+    "a region outside allowedRegions no longer zeroed": guardrail(
+        "training", statements(without_frankfurt, "oci-landing-training-quota", QUOTA)
+    ),
+    "training's quota policy removed": guardrail("training", quota_removed("training")),
+    "serving's deploy group granted in the training compartment": guardrail("serving", serving_in_training),
+    "serving's deploy group granted cluster networks": guardrail(
+        "serving", statements(serving_cluster_networks, "oci-landing-serving-deploy", POLICY)
+    ),
+    "training compartment unprotected": guardrail("training", unprotected),
+    "serving compartment deletable on destroy": guardrail("serving", deletable),
+}
+
+
+def test_the_oci_landing_stack_as_built_gets_no_verdict() -> None:
+    assert verdicts(previewed().export) == []
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_each_mutation_is_caught(mutation: str) -> None:
+    doc = copy.deepcopy(previewed().export)
+    rule, urn = MUTATIONS[mutation](doc)
+    caught = [v for v in verdicts(doc) if v.policy == rule and v.mandatory]
+    assert urn in {v.urn for v in caught}, f"{mutation}: {[v.line() for v in caught]}"
+
+
+def test_a_grant_to_anyone_else_is_caught() -> None:
+    doc = copy.deepcopy(previewed().export)
+    statements(lambda ts: [*ts, "allow any-user to read objects in tenancy"], "oci-landing-training-deploy", POLICY)(
+        doc
+    )
+    urn = entry(doc, "oci-landing-training-deploy", POLICY)["urn"]
+    caught = [v for v in verdicts(doc) if v.policy == "landing-guardrails" and v.mandatory]
+    assert urn in {v.urn for v in caught}
+
+
+def test_a_workload_stack_may_not_make_a_compartment() -> None:
+    training = preview_stack(example_file("oci-training", REPO / "stacks"), [], REPO)
+    doc = copy.deepcopy(training.export)
+    provider = next(r["provider"] for r in resources(doc) if r["type"].startswith("oci:"))
+    urn = "urn:pulumi:oci-training::accelstack::oci:Identity/compartment:Compartment::sneaky"
+    props = {"name": "sneaky", "compartmentId": "ocid1.tenancy.oc1..aaaaaaaaacmetenancy", "description": "x"}
+    resources(doc).append(
+        {
+            "urn": urn,
+            "custom": True,
+            "id": "ocid1.compartment.oc1..sneaky",
+            "type": COMPARTMENT,
+            "inputs": props,
+            "outputs": {**props, "id": "ocid1.compartment.oc1..sneaky"},
+            "parent": resources(doc)[0]["urn"],
+            "provider": provider,
+            "dependencies": [],
+            "propertyDependencies": {},
+        }
+    )
+    caught = [v for v in policy_verdicts(doc, training.spec) if v.policy == "workload-resource-kinds"]
+    assert urn in {v.urn for v in caught}
