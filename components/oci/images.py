@@ -113,8 +113,11 @@ def node_image(
     vendor: str,
     tags: dict[str, str],
     parent: pulumi.Resource,
+    image_id: str | None = None,
 ) -> NodeImageChoice:
-    """Import the vendor's pinned build into the compartment and make `shape` compatible with it.
+    """The image the user named (`training.nodes.imageId`), as it is: no import, and no compatibility entry, which
+    would change an image the stack does not own (and which a platform image refuses); its shape list is the user's
+    to keep. Otherwise, import the vendor's pinned build into the compartment and make `shape` compatible with it.
 
     CreateImage from an Object Storage URL (source type objectStorageUri) with the build's URL; an image exported in
     OCI's own format carries its launch options, so neither sourceImageType (QCOW2/VMDK only) nor launchMode is set
@@ -126,6 +129,8 @@ def node_image(
     A custom image launches only on the shapes in its compatibility list: AddImageShapeCompatibilityEntry
     (oci.core.ShapeManagement, a PUT, idempotent when the entry exists) adds the nodes' shape, as oci-hpc's
     image.tf does for a shape its image does not list; the nodes wait for it."""
+    if image_id is not None:
+        return NodeImageChoice(image_id)
     build = BUILDS[vendor]
     image = oci.core.Image(
         f"{name}-node-image-{build.slug}",

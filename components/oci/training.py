@@ -177,7 +177,7 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
             depends_on.append(scheduler.component)
         instance = catalog.ACCELERATED_INSTANCES[nodes.instance_type]
         self.node_image = chosen = node_image(
-            name, self.compartment_id, nodes.instance_type, instance.vendor, self.tags, ctx.parent
+            name, self.compartment_id, nodes.instance_type, instance.vendor, self.tags, ctx.parent, nodes.image_id
         )
         launch: dict[str, object] = {
             "compartment_id": self.compartment_id,

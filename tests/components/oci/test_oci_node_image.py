@@ -8,8 +8,9 @@ import pytest
 
 from accelstack.clouds.oci import catalog
 from accelstack.engine.capture import Capture, Registration
-from tests.components.oci.test_oci_training import COMPARTMENT, one, run
-from tests.stack_edits import deployed, replacements, updated
+from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file
+from tests.components.oci.test_oci_training import COMPARTMENT, one, run, spec_errors
+from tests.stack_edits import STACKS, deployed, replacements, updated
 
 IMAGE = "oci:Core/image:Image"
 SHAPE_ENTRY = "oci:Core/shapeManagement:ShapeManagement"
@@ -72,3 +73,33 @@ def test_a_day_two_edit_neither_reimports_nor_relaunches_from_another_image(edit
     assert (node_image(after).urn, node_image(after).inputs) == (node_image(before).urn, node_image(before).inputs)
     launch = [one(cap, CONFIGURATION).inputs["instanceDetails"]["launchDetails"] for cap in (before, after)]
     assert launch[0]["sourceDetails"] == launch[1]["sourceDetails"]
+
+
+USERS_IMAGE = "ocid1.image.oc1.iad.aaaaaaaausersownhpcbuild"
+
+
+def test_a_stated_image_is_launched_as_it_is_without_an_import_or_a_shape_entry() -> None:
+    cap = run(f"training.nodes.imageId={USERS_IMAGE}")
+    assert cap.by_type(IMAGE) == [] and cap.by_type(SHAPE_ENTRY) == []
+    launch = one(cap, CONFIGURATION).inputs["instanceDetails"]["launchDetails"]
+    assert launch["sourceDetails"]["imageId"] == USERS_IMAGE
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("ami-0123456789abcdef0", "is not an image OCID"),
+        ("ocid1.instance.oc1.iad.aaaaaaaaexample", "is not an image OCID"),
+        ("ocid1.image.oc2.us-langley-1.aaaaaaaaexample", "in realm oc2, the account in oc1"),
+    ],
+)
+def test_validate_refuses_what_is_not_an_image_of_the_accounts_realm(value: str, words: str) -> None:
+    message = spec_errors(f"training.nodes.imageId={value}")
+    assert "training.nodes.imageId" in message and words in message, message
+
+
+def test_a_cloud_choosing_its_own_node_image_refuses_one() -> None:
+    raw = apply_overrides(read_stack_file(STACKS / "Pulumi.aws-training.yaml"), ["training.nodes.imageId=ami-0abc"])
+    with pytest.raises(SpecError) as caught:
+        parse_spec(raw, "aws-training")
+    assert "training.nodes.imageId" in str(caught.value) and "remove imageId" in str(caught.value)
