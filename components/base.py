@@ -40,6 +40,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("account", "standbyPoolPrincipalId"): None,
     ("account", "projectNumber"): None,  # GCP: the project's other name, for the packs
     ("training", "nodes", "maxRunHours"): None,  # flex-start's run time
+    ("training", "nodes", "imageId"): None,  # a node image of the user's (oci)
     ("training", "artifactReaderSubnets"): [],
     ("training", "scheduler", "accounting"): "none",  # slurmdbd and its database
     ("training", "scheduler", "containers"): "pyxis",  # pyxis and enroot on Slurm

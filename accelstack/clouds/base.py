@@ -369,6 +369,10 @@ class Catalog:
     default_replica_image: str | None = None
     # What the replicas boot where the components pick the image (no default_replica_image), as messages name it.
     replica_image: str = "the cloud's own image"
+    # What `training.nodes.imageId` names on this cloud, as messages name it (e.g. "an image OCID"); None: the
+    # components always boot their own node image (`node_image`) and a stated imageId is refused.
+    node_image_id_form: str | None = None
+    node_image: str = "the cloud's own image"
     parallel_fs_service: str = "the parallel file system"  # its product name in messages ("FSx for Lustre")
     object_store_service: str = "object storage"  # its product name in messages ("S3")
     # The URI schemes the spec's object-store URIs (datasets, checkpoints, model weights, adapters) take on this

@@ -300,6 +300,19 @@ def replica_image_is_the_clouds(spec: ServingStack) -> Iterator[Problem]:
         )
 
 
+@rule(workload="training")
+def node_image_is_the_clouds(spec: TrainingStack) -> Iterator[Problem]:
+    """`training.nodes.imageId` is taken where the cloud's node group boots a stated image
+    (`Catalog.node_image_id_form`); elsewhere the components choose the node image and would ignore it: refused."""
+    catalog = registry.get(spec.cloud).catalog
+    image = spec.training.nodes.image_id
+    if catalog.node_image_id_form is None and image is not None:
+        yield Problem(
+            "training.nodes.imageId",
+            f"{image!r}: {spec.cloud} training nodes boot {catalog.node_image}, which the stack chooses; remove imageId",
+        )
+
+
 @rule(workload="serving")
 def admission_within_the_clouds_limits(spec: ServingStack) -> Iterator[Problem]:
     """The admission queue's TTL and delivery count (with admission.kind queue), and the per-client rate limit,

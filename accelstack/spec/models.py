@@ -138,6 +138,11 @@ class Nodes(Model):
     # Flex-start capacity (Dynamic Workload Scheduler) is lent for a fixed time, then the VMs are deleted.
     max_run_hours: int | None = Field(default=None, ge=1, le=8_760)
     """flex-start only: how long the nodes run once the capacity is granted, hours; they are deleted after (gcp: 168 at most)."""
+    # None: the stack's own node image (components/<cloud>/images.py); a cloud that takes no other refuses one.
+    image_id: str | None = None
+    """An image the nodes boot instead of the stack's (oci: the OCID of a custom image you imported or built from oracle-quickstart/oci-hpc-images, Ubuntu 24.04 with the GPU driver and OFED, listing the node shape as compatible); omitted: oci imports the OCI HPC team's pinned build for the shape's GPU vendor; the other clouds choose their own and refuse one."""
+
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"image_id": image_id_problem}
 
 
 class DatasetStore(Model):

@@ -20,7 +20,8 @@ from accelstack.components.node_platform import (
 )
 from accelstack.spec.models import StackSpec
 
-# The Oracle Cloud Agent's unit on OCI's Ubuntu platform images, where the agent is a snap (components/oci/images.py).
+# The Oracle Cloud Agent's unit on Ubuntu, where the agent is a snap: OCI's Ubuntu platform images (the head) and the
+# HPC team's GPU builds the nodes boot, which install a pinned agent snap (components/oci/images.py).
 OCA_UNIT = "snap.oracle-cloud-agent.oracle-cloud-agent.service"
 
 # Instance metadata service v2 (docs.oracle.com/iaas/Content/Compute/Tasks/gettingmetadata.htm): every request

@@ -1,10 +1,10 @@
 """The OCI training cluster: a private VCN, Object Storage + Vault + File Storage with Lustre, the nodes' instance
 principal, Slurm, and ONE cluster network (one instance pool) of bare-metal GPU nodes in one availability domain.
 
-The instance configuration launches each node from an Ubuntu image compatible with its shape, with the Oracle Cloud
-Agent's "Compute HPC RDMA Authentication" and "Compute HPC RDMA Auto-Configuration" plugins enabled: they
-authenticate and address the RoCE NICs of the cluster network (oracle-quickstart/oci-hpc
-cluster-network-configuration.tf). A cluster network holds exactly one instance pool (its API model), placed in one
+The instance configuration launches each node from the OCI HPC team's GPU image for its shape's vendor (the NVIDIA
+driver or ROCm, DOCA OFED; imported by the stack, components/oci/images.py), with the Oracle Cloud Agent's "Compute
+HPC RDMA Authentication" and "Compute HPC RDMA Auto-Configuration" plugins enabled: they authenticate and address the
+RoCE NICs of the cluster network (oracle-quickstart/oci-hpc cluster-network-configuration.tf). A cluster network holds exactly one instance pool (its API model), placed in one
 availability domain. Capacity: on-demand, or a ComputeCapacityReservation (capacity_reservation_id); preemptible
 capacity is not offered for cluster networks, which the description refuses at `validate`.
 """
@@ -19,7 +19,7 @@ import pulumi_oci as oci
 from accelstack.clouds.base import Feature
 from accelstack.clouds.oci import catalog, names
 from accelstack.components.base import SchedulerResult
-from accelstack.components.oci.images import image_for_shape
+from accelstack.components.oci.images import NodeImageChoice, node_image
 from accelstack.components.oci.network import TrainingNetwork, training_network
 from accelstack.components.oci.provider import account_of, stack_tags
 from accelstack.components.oci.scheduler import OciTrainingHandles, SlurmCluster
@@ -72,6 +72,7 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
         )
         self.cluster_network: oci.core.ClusterNetwork | None = None
         self.instance_configuration: oci.core.InstanceConfiguration | None = None
+        self.node_image: NodeImageChoice | None = None
 
     def network(self) -> NodeNetwork:
         ctx = self.ctx
@@ -174,7 +175,10 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
             depends_on += data.file_system.waits_for
         if scheduler.component is not None:
             depends_on.append(scheduler.component)
-        image = image_for_shape(self.compartment_id, nodes.instance_type, pulumi.InvokeOptions(parent=ctx.parent))
+        instance = catalog.ACCELERATED_INSTANCES[nodes.instance_type]
+        self.node_image = chosen = node_image(
+            name, self.compartment_id, nodes.instance_type, instance.vendor, self.tags, ctx.parent, nodes.image_id
+        )
         launch: dict[str, object] = {
             "compartment_id": self.compartment_id,
             "shape": nodes.instance_type,
@@ -184,7 +188,11 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
                 "assign_public_ip": False,
                 "nsg_ids": [self.vcn.nodes_nsg.id],
             },
-            "source_details": {"source_type": "image", "image_id": image, "boot_volume_size_in_gbs": str(NODE_BOOT_GB)},
+            "source_details": {
+                "source_type": "image",
+                "image_id": chosen.image_id,
+                "boot_volume_size_in_gbs": str(NODE_BOOT_GB),
+            },
             "agent_config": agent_config(),
             "metadata": {"user_data": pulumi.Output.from_input(user_data).apply(_base64)},
             # Without the config digest: launch details replace the configuration, and a tag should not.
@@ -198,7 +206,8 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
             display_name=f"{name}-node",
             instance_details={"instance_type": "compute", "launch_details": launch},
             freeform_tags=self.tags,
-            opts=ctx.child,
+            # The pool launches from it only once the image is imported and lists the shape.
+            opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=list(chosen.waits_for)),
         )
         self.cluster_network = oci.core.ClusterNetwork(
             f"{name}-nodes",

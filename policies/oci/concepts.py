@@ -21,6 +21,9 @@ OCI: dict[str, tuple[str, ...]] = {
     "node-group": ("oci:Core/clusterNetwork:ClusterNetwork", "oci:Core/instancePool:InstancePool"),
     "node-template": ("oci:Core/instanceConfiguration:InstanceConfiguration",),
     "instance": ("oci:Core/instance:Instance",),
+    # A custom image imported into the compartment (the GPU nodes' HPC build), and one shape it may launch on.
+    "machine-image": ("oci:Core/image:Image",),
+    "image-shape-compatibility": ("oci:Core/shapeManagement:ShapeManagement",),
     # --- network ---
     "network": (
         "oci:Core/vcn:Vcn",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from accelstack.clouds.oci.catalog import ACCELERATED_INSTANCES as OCI_CATALOG
 from accelstack.components.aws.images import IMAGES as AWS_IMAGES
 from accelstack.components.azure.images import IMAGES as AZURE_IMAGES
 from accelstack.components.gcp.images import IMAGES as GCP_IMAGES
@@ -76,7 +77,7 @@ def role_of(resource: Registration) -> str:
 
 
 # Machine types and topologies the examples do not boot, each with its own boot path: RDMA GCP nodes (gIB),
-# AMD nodes on Azure (the ROCm image), replicas admitting requests themselves (no queue).
+# AMD nodes on Azure and OCI (the ROCm images), replicas admitting requests themselves (no queue).
 VARIANTS = {
     "gcp-training": [
         ("training.nodes.instanceType=a3-ultragpu-8g",),
@@ -88,6 +89,7 @@ VARIANTS = {
         (ACCOUNTING,),
     ],
     "aws-training": [(ACCOUNTING,)],
+    "oci-training": [("training.nodes.instanceType=BM.GPU.MI300X.8",)],
     "aws-serving": [DIRECT],
     "azure-serving": [DIRECT],
     "gcp-serving": [DIRECT],
@@ -99,9 +101,12 @@ def captured(stack: str, overrides: tuple[str, ...]) -> Capture:
 
 
 def image_for(cloud: str, role: str, resource: Registration) -> NodeImage:
-    """The image row of what the resource boots (Azure's AMD sizes boot the ROCm build)."""
+    """The image row of what the resource boots (Azure's AMD sizes and OCI's AMD shapes boot the ROCm build)."""
     reference = str(resource.inputs.get("virtualMachineProfile", {}).get("storageProfile", {}).get("imageReference"))
     if cloud == "azure" and role == "training-node" and "rocm" in reference:
+        return IMAGES[cloud]["training-node-rocm"]
+    shape = resource.inputs.get("instanceDetails", {}).get("launchDetails", {}).get("shape")
+    if cloud == "oci" and role == "training-node" and shape in OCI_CATALOG and OCI_CATALOG[shape].vendor == "amd":
         return IMAGES[cloud]["training-node-rocm"]
     return IMAGES[cloud][role]
 

@@ -56,21 +56,9 @@ def test_the_compute_setup_orders_slurmd_after_them(stack: str) -> None:
 # The command each GPU vendor's driver installs: an image row without it boots GPUs nothing can drive. (Trainium's
 # Neuron driver is not among them: its image and row are AWS's own concern.)
 DRIVER_COMMAND = {"nvidia": "nvidia-smi", "amd": "rocm-smi"}
-# OCI's node image is the Canonical Ubuntu platform image (components/oci/images.py), which carries no GPU driver:
-# the driver and OFED builds for BM.GPU shapes are the OCI HPC team's custom images (oracle-quickstart/
-# oci-hpc-images), which the stack does not import yet. Strict: this fails once the OCI row carries a driver.
-NO_DRIVER_YET = {"oci": "OCI nodes boot the plain Ubuntu platform image, without the NVIDIA or ROCm driver"}
 
 
-@pytest.mark.parametrize(
-    "stack",
-    [
-        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=NO_DRIVER_YET[s.split("-")[0]]))
-        if s.split("-")[0] in NO_DRIVER_YET
-        else s
-        for s in TRAINING
-    ],
-)
+@pytest.mark.parametrize("stack", TRAINING)
 def test_gpu_nodes_boot_an_image_with_their_gpu_driver(stack: str) -> None:
     spec = load_stack(STACKS_DIR / f"Pulumi.{stack}.yaml")
     catalog = registry.get(spec.cloud).catalog.instances

@@ -27,6 +27,8 @@ CATALOG = Catalog(
     default_parallel_fs="MBPS_PER_TB_125",
     quotas=quotas.QUOTAS,
     replica_image="no serving replicas on OCI yet",
+    node_image_id_form="an image OCID (ocid1.image.<realm>.<region>.<unique id>)",
+    node_image="the OCI HPC team's GPU image for the shape's vendor (components/oci/images.py)",
 )
 
 PRICES = Prices(

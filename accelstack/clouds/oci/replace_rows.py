@@ -43,6 +43,10 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "oci:Core/instanceConfiguration:InstanceConfiguration": ("instanceDetails", "instanceId", "source"),
     "oci:Core/clusterNetwork:ClusterNetwork": ("placementConfiguration", "clusterConfiguration"),
     "oci:Core/computeCapacityReservation:ComputeCapacityReservation": ("availabilityDomain",),
+    # An imported image: its source and launch mode are fixed at import (only name, tags and compartment update).
+    "oci:Core/image:Image": ("imageSourceDetails", "instanceId", "launchMode"),
+    # One shape compatibility entry of an image (Add/RemoveImageShapeCompatibilityEntry): nothing updates in place.
+    "oci:Core/shapeManagement:ShapeManagement": ("compartmentId", "imageId", "shapeName"),
     "oci:Core/instance:Instance": (
         "availabilityDomain",
         "hostnameLabel",

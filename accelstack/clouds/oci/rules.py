@@ -17,6 +17,8 @@ from accelstack.spec.validators import rule
 
 # ocid1.<type>.<realm>.[region].<unique id> (docs.oracle.com/iaas/Content/General/Concepts/identifiers.htm).
 CAPACITY_RESERVATION_OCID = r"ocid1\.capacityreservation\.oc[0-9]+\.[a-z0-9-]*\.[a-z0-9]+"
+# A custom or platform image: its OCID carries the region it lives in (the nodes' own region).
+IMAGE_OCID = re.compile(r"ocid1\.image\.(?P<realm>oc[0-9]+)\.(?P<region>[a-z0-9-]*)\.[a-z0-9]+")
 # A region has one or three availability domains (regions.htm).
 AVAILABILITY_DOMAIN_NUMBERS = ("1", "2", "3")
 
@@ -77,4 +79,30 @@ def oci_head_shape(spec: TrainingStack) -> Iterator[Problem]:
         yield Problem(
             "training.scheduler.headNode.instanceType",
             f"{shape!r} is not a head shape accelstack sizes on OCI; allowed: {', '.join(tables.HEAD_SHAPES)}",
+        )
+
+
+@rule(workload="training")
+def oci_node_image(spec: TrainingStack) -> Iterator[Problem]:
+    """A stated node image is an image OCID of the account's realm (the instance configuration's
+    launch_details.source_details.image_id; CreateInstanceConfiguration takes nothing else there). An image is
+    regional: the OCID's region part, where present, is the stack's region or its short key (iad), which the API
+    checks at launch; this checks the realm, which is never another's."""
+    image = spec.training.nodes.image_id
+    if image is None:
+        return
+    match = IMAGE_OCID.fullmatch(image)
+    if match is None:
+        yield Problem(
+            "training.nodes.imageId",
+            f"{image!r} is not an image OCID (ocid1.image.oc1.<region>.<unique id>, the OCID of a custom image "
+            "built or imported from oracle-quickstart/oci-hpc-images); omit imageId to boot the stack's own",
+        )
+        return
+    realm = re.match(r"ocid1\.[a-z0-9]+\.(oc[0-9]+)\.", str(getattr(spec.account, "compartment_ocid", "")))
+    if realm is not None and realm.group(1) != match["realm"]:
+        yield Problem(
+            "training.nodes.imageId",
+            f"{image!r} is in realm {match['realm']}, the account in {realm.group(1)}: an image launches only in "
+            "its own realm",
         )
