@@ -21,7 +21,7 @@ from accelstack.components.azure.images import IMAGES as AZURE_IMAGES
 from accelstack.components.gcp.images import IMAGES as GCP_IMAGES
 from accelstack.components.node_images import NodeImage
 from accelstack.engine.capture import Capture, Registration
-from accelstack.examples import SHIPPED_EXAMPLES
+from accelstack.examples import WORKLOAD_EXAMPLES
 from tests.boot.machine import Boot, boot, can_boot
 from tests.boot.machine.clouds import devices, metadata, objects, sysfs
 from tests.conformance.cloud_stacks import DIRECT
@@ -49,7 +49,7 @@ NOT_BOOTED_HERE = {
 
 
 def stacks() -> list[str]:
-    return sorted(s for s in SHIPPED_EXAMPLES if s.split("-")[0] not in NOT_BOOTED_HERE)
+    return sorted(s for s in WORKLOAD_EXAMPLES if s.split("-")[0] not in NOT_BOOTED_HERE)
 
 
 def documents(node, found=None) -> list[str]:
