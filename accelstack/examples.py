@@ -10,15 +10,24 @@ from pathlib import Path
 
 SHIPPED_EXAMPLES = (
     "aws-finetune",
+    "aws-landing",
     "aws-serving",
     "aws-training",
+    "azure-landing",
     "azure-serving",
     "azure-training",
+    "gcp-landing",
     "gcp-serving",
     "gcp-training",
+    "oci-landing",
     "oci-training",
     "vultr-serving",
 )
+
+# The landing stacks among them (`workload: landing`): they make the accounts the others deploy into, and the
+# commands that read workloads (cost, size, simulate, render, the day-2 and checkpoint tables) leave them out.
+LANDING_EXAMPLES = tuple(name for name in SHIPPED_EXAMPLES if name.endswith("-landing"))
+WORKLOAD_EXAMPLES = tuple(name for name in SHIPPED_EXAMPLES if name not in LANDING_EXAMPLES)
 
 # The example `accelstack init --cloud C --workload W` starts a project from.
 STARTER = {
@@ -42,6 +51,11 @@ def example_file(name: str, stacks_dir: Path = EXAMPLES_DIR) -> Path:
     return stacks_dir / f"Pulumi.{name}.yaml"
 
 
-def example_files(stacks_dir: Path = EXAMPLES_DIR, prefix: str = "") -> list[Path]:
-    """Every shipped example's stack file (those whose name starts with `prefix`), in name order."""
-    return [example_file(name, stacks_dir) for name in SHIPPED_EXAMPLES if name.startswith(prefix)]
+def example_files(stacks_dir: Path = EXAMPLES_DIR, prefix: str = "", *, landing: bool = False) -> list[Path]:
+    """Every shipped workload example's stack file (those whose name starts with `prefix`), in name order; with
+    `landing`, the landing stacks too."""
+    return [
+        example_file(name, stacks_dir)
+        for name in SHIPPED_EXAMPLES
+        if name.startswith(prefix) and (landing or name not in LANDING_EXAMPLES)
+    ]

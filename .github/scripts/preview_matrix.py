@@ -16,7 +16,13 @@ from pathlib import Path
 
 import yaml
 
-ROLE_SECRETS = {"training": "AWS_TRAINING_PREVIEW_ROLE", "serving": "AWS_SERVING_PREVIEW_ROLE"}
+# A landing stack previews from the organization's management account (or management group / organization on Azure
+# and GCP): its own preview identity, read-only there.
+ROLE_SECRETS = {
+    "training": "AWS_TRAINING_PREVIEW_ROLE",
+    "serving": "AWS_SERVING_PREVIEW_ROLE",
+    "landing": "AWS_LANDING_PREVIEW_ROLE",
+}
 
 
 def matrix(project_dir: Path) -> dict:
@@ -29,7 +35,7 @@ def matrix(project_dir: Path) -> dict:
         region = account.get("region") or account.get("location")  # Azure's account block says `location`
         if workload not in ROLE_SECRETS or not region:
             raise SystemExit(
-                f"{path}: needs accelstack:workload (training or serving) and accelstack:account.region (Azure: location)"
+                f"{path}: needs accelstack:workload (training, serving or landing) and accelstack:account.region (Azure: location)"
             )
         cloud = str(config.get("accelstack:cloud") or "aws").upper()
         # The secret holding the preview identity of the workload's account on the stack's cloud.

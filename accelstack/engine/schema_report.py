@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
+from accelstack.examples import LANDING_EXAMPLES
 from accelstack.policies import schema
 
 Reads = dict[tuple[str, str], set[str]]  # (kind, wire name) -> policies that read it
@@ -205,8 +206,6 @@ EXAMPLES = (
     "oci-training",
 )
 CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp", "oci": "oci"}
-# Landing stacks (not shipped examples: stacks/not-shipped/README.md): the trace reads their kinds there.
-LANDING_EXAMPLES = ("aws-landing", "azure-landing", "gcp-landing", "oci-landing")
 
 
 @cache
@@ -229,7 +228,7 @@ def landing_previews() -> tuple[Any, ...]:
 
     repo = Path(__file__).resolve().parents[2]
     return tuple(
-        preview_stack(repo / "stacks" / "not-shipped" / f"Pulumi.{name}.yaml", [], repo) for name in LANDING_EXAMPLES
+        preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in LANDING_EXAMPLES
     )
 
 

@@ -24,7 +24,7 @@ from accelstack.components.node_images import NodeImage
 from accelstack.components.oci.images import IMAGES as OCI_IMAGES
 from accelstack.components.vultr.images import IMAGES as VULTR_IMAGES
 from accelstack.engine.capture import Capture, Registration
-from accelstack.examples import SHIPPED_EXAMPLES
+from accelstack.examples import WORKLOAD_EXAMPLES
 from tests.boot.machine import Boot, boot, can_boot
 from tests.boot.machine.clouds import devices, metadata, objects, sysfs
 from tests.conformance.cloud_stacks import DIRECT
@@ -44,7 +44,7 @@ ACCOUNTING_SERVES = {"slurm-head": {"slurmdbd.service"}}
 
 
 def stacks() -> list[str]:
-    return sorted(SHIPPED_EXAMPLES)
+    return sorted(WORKLOAD_EXAMPLES)
 
 
 def documents(node, found=None) -> list[str]:

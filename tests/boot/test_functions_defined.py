@@ -17,11 +17,11 @@ import yaml
 from typer.testing import CliRunner
 
 from accelstack.cli import app
-from accelstack.examples import SHIPPED_EXAMPLES
+from accelstack.examples import WORKLOAD_EXAMPLES
 from tests.boot.test_boots_run import VARIANTS
 
 REPO = Path(__file__).resolve().parents[2]
-STACKS = sorted(SHIPPED_EXAMPLES)
+STACKS = sorted(WORKLOAD_EXAMPLES)
 RENDERS = {
     stack + "".join(f"+{o}" for o in overrides): (stack, overrides)
     for stack in STACKS

@@ -462,13 +462,13 @@ def test_every_kind_the_components_can_create_is_previewed_by_a_stack_or_variant
     from tests.conformance.test_cross_cloud_handoff import PAIRS, pair_capture
 
     previewed |= {r.type for training, serving in PAIRS for r in pair_capture(training, serving).resources}
-    # The organization kinds a landing stack makes: its example (stacks/not-shipped/, README "Landing first").
+    # The organization kinds a landing stack makes: its shipped examples (README "Landing first").
     from accelstack.engine.preview import preview_stack
-    from accelstack.engine.schema_report import LANDING_EXAMPLES
+    from accelstack.examples import LANDING_EXAMPLES
 
     repo = Path(__file__).resolve().parents[2]
     for name in LANDING_EXAMPLES:
-        landing = preview_stack(repo / "stacks" / "not-shipped" / f"Pulumi.{name}.yaml", [], repo)
+        landing = preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo)
         previewed |= {r.type for r in landing.resources}
     assert {"aws:autoscaling/schedule:Schedule", "gcp:compute/resizeRequest:ResizeRequest"} <= set(made)
     missing = {token: where for token, where in sorted(made.items()) if token not in previewed}

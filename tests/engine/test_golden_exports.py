@@ -22,7 +22,7 @@ from accelstack.spec.loader import read_stack_file
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"
 FIXED_TIME = datetime(2026, 1, 1, tzinfo=UTC)
-STACK_FILES = example_files(REPO / "stacks")
+STACK_FILES = example_files(REPO / "stacks", landing=True)
 
 
 def stack_name(stack_file: Path) -> str:

@@ -24,7 +24,7 @@ from accelstack.spec.loader import read_stack_file
 CATALOG = registry.get("aws").catalog
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
-LANDING_FILE = STACKS / "not-shipped" / "Pulumi.aws-landing.yaml"
+LANDING_FILE = STACKS / "Pulumi.aws-landing.yaml"
 
 
 def landing_raw() -> dict[str, Any]:

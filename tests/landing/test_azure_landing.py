@@ -20,7 +20,7 @@ from accelstack.spec.loader import read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
-LANDING_FILE = STACKS / "not-shipped" / "Pulumi.azure-landing.yaml"
+LANDING_FILE = STACKS / "Pulumi.azure-landing.yaml"
 GROUPS = "/providers/Microsoft.Management/managementGroups/"
 
 

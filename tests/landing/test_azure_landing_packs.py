@@ -18,7 +18,7 @@ from accelstack.examples import example_file
 from tests.landing.export_lookup import entry, resources, sides
 
 REPO = Path(__file__).resolve().parents[2]
-LANDING_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.azure-landing.yaml"
+LANDING_FILE = REPO / "stacks" / "Pulumi.azure-landing.yaml"
 GROUP = "azure-native:management:ManagementGroup"
 ASSIGNMENT = "azure-native:authorization:PolicyAssignment"
 ALIAS = "azure-native:subscription:Alias"

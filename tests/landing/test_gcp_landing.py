@@ -24,7 +24,7 @@ from accelstack.spec.models import ServingStack
 CATALOG = registry.get("gcp").catalog
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
-LANDING_FILE = STACKS / "not-shipped" / "Pulumi.gcp-landing.yaml"
+LANDING_FILE = STACKS / "Pulumi.gcp-landing.yaml"
 
 
 def landing_raw() -> dict[str, Any]:

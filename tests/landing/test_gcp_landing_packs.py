@@ -18,7 +18,7 @@ from accelstack.examples import example_file
 from tests.landing.export_lookup import entry, resources, sides
 
 REPO = Path(__file__).resolve().parents[2]
-LANDING_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.gcp-landing.yaml"
+LANDING_FILE = REPO / "stacks" / "Pulumi.gcp-landing.yaml"
 FOLDER = "gcp:organizations/folder:Folder"
 POLICY = "gcp:orgpolicy/policy:Policy"
 CONSTRAINT = "gcp:orgpolicy/customConstraint:CustomConstraint"

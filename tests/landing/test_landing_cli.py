@@ -14,7 +14,7 @@ from accelstack.cli import app
 from accelstack.examples import example_file
 
 REPO = Path(__file__).resolve().parents[2]
-LANDING_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.aws-landing.yaml"
+LANDING_FILE = REPO / "stacks" / "Pulumi.aws-landing.yaml"
 
 
 @pytest.fixture

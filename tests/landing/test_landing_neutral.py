@@ -33,7 +33,7 @@ CAPS_AS_STATEMENTS = {"oci"}
 
 @cache
 def previewed(cloud: str) -> PreviewResult:
-    return preview_stack(REPO / "stacks" / "not-shipped" / f"Pulumi.{cloud}-landing.yaml", [], REPO)
+    return preview_stack(REPO / "stacks" / f"Pulumi.{cloud}-landing.yaml", [], REPO)
 
 
 def of_concept(result: PreviewResult, concept: str) -> list[Any]:

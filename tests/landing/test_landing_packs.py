@@ -18,7 +18,7 @@ from accelstack.engine.preview import PreviewResult, preview_stack
 from tests.landing.export_lookup import entry, resources, sides
 
 REPO = Path(__file__).resolve().parents[2]
-LANDING_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.aws-landing.yaml"
+LANDING_FILE = REPO / "stacks" / "Pulumi.aws-landing.yaml"
 OU = "aws:organizations/organizationalUnit:OrganizationalUnit"
 SCP = "aws:organizations/policy:Policy"
 ATTACHMENT = "aws:organizations/policyAttachment:PolicyAttachment"

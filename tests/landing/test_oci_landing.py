@@ -21,7 +21,7 @@ from accelstack.spec.loader import read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
-LANDING_FILE = STACKS / "not-shipped" / "Pulumi.oci-landing.yaml"
+LANDING_FILE = STACKS / "Pulumi.oci-landing.yaml"
 TENANCY = "ocid1.tenancy.oc1..aaaaaaaaacmetenancy"
 
 
@@ -147,7 +147,7 @@ def test_bad_oci_organization_config_names_the_path(edit: Any, message: str) -> 
 
 
 def test_parent_path_is_ocis_alone() -> None:
-    raw = copy.deepcopy(read_stack_file(STACKS / "not-shipped" / "Pulumi.aws-landing.yaml"))
+    raw = copy.deepcopy(read_stack_file(STACKS / "Pulumi.aws-landing.yaml"))
     raw["organization"]["parentPath"] = "Platform"
     with pytest.raises(SpecError, match="parentPath is oci's"):
         parse_landing(raw, "aws-landing")

@@ -19,7 +19,7 @@ from accelstack.examples import example_file
 from tests.landing.export_lookup import entry, resources, sides
 
 REPO = Path(__file__).resolve().parents[2]
-LANDING_FILE = REPO / "stacks" / "not-shipped" / "Pulumi.oci-landing.yaml"
+LANDING_FILE = REPO / "stacks" / "Pulumi.oci-landing.yaml"
 COMPARTMENT = "oci:Identity/compartment:Compartment"
 QUOTA = "oci:Limits/quota:Quota"
 POLICY = "oci:Identity/policy:Policy"

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from accelstack.cli import app
-from accelstack.examples import SHIPPED_EXAMPLES
+from accelstack.examples import WORKLOAD_EXAMPLES
 from accelstack.spec.loader import load_stack
 from accelstack.spec.models import ServingStack, TrainingStack
 from tests.planner.aws_inputs import AWS_CATALOG
@@ -70,7 +70,7 @@ def test_size_checkpoint_and_lustre(run) -> None:
 
 
 def test_cost_all_stacks(run) -> None:
-    result = run("cost", *SHIPPED_EXAMPLES, "--json")
+    result = run("cost", *WORKLOAD_EXAMPLES, "--json")
     assert result.exit_code == 0, result.output
     stacks = json.loads(result.output)["stacks"]
     assert {"aws-training", "aws-serving", "aws-finetune"} <= set(stacks)

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from accelstack.cli import app
-from accelstack.examples import SHIPPED_EXAMPLES
+from accelstack.examples import WORKLOAD_EXAMPLES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,7 +69,7 @@ def test_serving_month_is_compute_plus_running_and_warm_pool_volumes():
 
 
 def test_json_keys_are_all_camel_case_and_unpriced_items_are_listed():
-    data = cost_json(*SHIPPED_EXAMPLES)
+    data = cost_json(*WORKLOAD_EXAMPLES)
     snake = sorted(k for k in keys(data) if "_" in k)
     assert snake == []
     assert {"NAT gateway (hourly + per GB)", "ALB (hourly + LCU)", "WAF (web ACL, rules, requests)", "SQS requests"} <= set(
@@ -77,7 +77,7 @@ def test_json_keys_are_all_camel_case_and_unpriced_items_are_listed():
 
 
 def test_table_headers_legend_and_assumptions_beside_the_figures():
-    result = cost(*SHIPPED_EXAMPLES)
+    result = cost(*WORKLOAD_EXAMPLES)
     assert result.exit_code == 0, result.output
     text = re.sub(r"\s+", " ", result.output)
     for header in ("job hours (wall)", "assumptions", "compute", "Lustre + object store", "head node", "job total", "per month 24x7",

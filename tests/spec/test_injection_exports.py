@@ -23,7 +23,7 @@ import pytest
 
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.engine.preview import PROGRAM, stack_config
-from accelstack.examples import SHIPPED_EXAMPLES
+from accelstack.examples import WORKLOAD_EXAMPLES
 from accelstack.spec.loader import load_stack, parse_spec
 from accelstack.spec.problems import SpecError
 from tests.spec import boot_documents as boot
@@ -36,7 +36,7 @@ CLUSTER_DIRECTOR = (
 )
 DIRECT = ("serving.admission.kind=replica", "serving.replicas.min=1")
 CASES: dict[str, tuple[str, tuple[str, ...]]] = {
-    **{name: (name, ()) for name in SHIPPED_EXAMPLES},
+    **{name: (name, ()) for name in WORKLOAD_EXAMPLES},
     "aws-batch": ("aws-training", ("training.scheduler.kind=managed",)),
     "azure-ml": ("azure-training", ("training.scheduler.kind=managed", "training.storage.lustre=null")),
     "cluster-director": ("gcp-training", CLUSTER_DIRECTOR),
