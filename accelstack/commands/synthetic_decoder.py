@@ -191,8 +191,8 @@ def memory_needed(
     kv_width = 2 * shape.kv_heads * shape.head_dim
     kv_tokens = max(batch * context, prefill)
     activations = max(
-        batch * shape.heads * context * 4 * 2,  # decode scores and probabilities (float32 softmax)
-        min(prefill, PREFILL_QUERY_CHUNK) * shape.heads * prefill * 4 * 2,  # one chunk of causal scores
+        batch * shape.heads * context * 4 * 3,  # decode scores, exp and probabilities (float32 softmax)
+        min(prefill, PREFILL_QUERY_CHUNK) * shape.heads * prefill * 4 * 3,  # the same for one chunk of queries
         prefill * (3 * shape.intermediate + 4 * shape.hidden + shape.heads * shape.head_dim) * dtype_bytes,
         batch * shape.vocab * 4,  # logits
     )

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from accelstack.cli import app
+from accelstack.commands import synthetic_decoder
 from accelstack.commands.synthetic_decoder import SyntheticDecoder, parse_shape, select_backend
 from accelstack.planner.profile import service_time_from
 
@@ -101,3 +102,11 @@ def test_bad_synthetic_input_names_the_option(args: list[str], message: str, tmp
     result = calibrate(*args, "--out", str(tmp_path / "p.json"))
     assert result.exit_code == 2 and message in result.output, result.output
     assert "Traceback" not in result.output and not (tmp_path / "p.json").exists()
+
+
+def test_asking_for_a_gpu_without_torch_or_cupy_says_so(monkeypatch, tmp_path) -> None:
+    """--device cuda never falls back to the CPU (the profile would name the wrong machine); auto does."""
+    monkeypatch.setattr(synthetic_decoder, "_optional", lambda module: None)
+    result = calibrate("--synthetic", TINY, "--device", "cuda:0", "--out", str(tmp_path / "p.json"))
+    assert result.exit_code == 2 and "--device cuda:0: no GPU seen by torch or cupy here" in result.output
+    assert select_backend("auto", None).dtype_name == "float32"
