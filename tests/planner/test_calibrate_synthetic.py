@@ -49,6 +49,11 @@ def test_synthetic_profile_grows_with_batch_and_context_and_size_reads_it(tmp_pa
     assert sized.exit_code == 0, sized.output
     report = json.loads(sized.stdout)
     assert report["serviceModel"] == f"--profile {path}" and report["load"]["replicas"] >= 1
+    simulated = CliRunner().invoke(app, ["simulate", "serving", "aws-serving", "--pattern", "steady", "--hours",
+                                         "0.05", "--profile", str(path), "--json"])  # fmt: skip
+    assert simulated.exit_code == 0, simulated.output
+    service = json.loads(simulated.stdout)["serviceModel"]
+    assert service["source"] == f"--profile {path}" and [p["batch"] for p in service["decode"]] == [1, 32]
 
 
 def test_sampled_layers_are_scaled_to_the_model_and_said_so(tmp_path) -> None:
