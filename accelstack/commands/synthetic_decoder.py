@@ -73,6 +73,11 @@ def parse_shape(text: str) -> DecoderShape:
             preset = get_preset(text)
         except ValueError as error:
             raise CliError(f"--synthetic: {error}; or a shape: {','.join(f'{k}=N' for k in SHAPE_KEYS)}") from None
+        if preset.active_params_billion is not None:  # routed experts: which run depends on the batch's tokens
+            raise CliError(
+                f"--synthetic {text}: a mixture of experts; the synthetic decoder times dense layers only. Measure "
+                "the served model instead (calibrate --model against vllm serve, or a vllm bench serve file)"
+            )
         return DecoderShape(
             preset.name, preset.layers, preset.hidden, preset.attention_heads, preset.kv_heads, preset.head_dim,
             preset.intermediate, preset.vocab,

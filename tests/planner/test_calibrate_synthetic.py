@@ -94,6 +94,7 @@ def test_a_shape_that_does_not_fit_is_refused_before_allocating(tmp_path) -> Non
     ("args", "message"),
     [
         (["--synthetic", "gpt-9"], "unknown model 'gpt-9'; allowed:"),
+        (["--synthetic", "mixtral-8x7b"], "a mixture of experts; the synthetic decoder times dense layers only"),
         (["--synthetic", "layers=2,hidden=64,heads=4"], "missing kv-heads, intermediate, vocab"),
         (["--synthetic", TINY.replace("kv-heads=2", "kv-heads=3")], "must be a multiple of kv-heads"),
         (["--synthetic", TINY + ",depth=3"], "unknown key 'depth'; allowed: layers"),
