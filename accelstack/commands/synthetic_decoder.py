@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import re
 import statistics
 import time
 from collections.abc import Callable
@@ -144,7 +145,7 @@ def _array_api_compat() -> Any:
 def select_backend(device: str, dtype: str | None) -> Backend:
     """numpy on `cpu`; torch (else cupy) on `cuda` / `cuda:N`. `auto`: a GPU when torch or cupy sees one."""
     compat = _array_api_compat()
-    if device not in ("auto", "cpu") and not device.startswith("cuda"):
+    if device not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", device):
         raise CliError(f"--device {device!r}: allowed: auto, cpu, cuda, cuda:N")
     if device != "cpu":
         gpu = _gpu_backend(compat, "cuda" if device == "auto" else device, dtype, required=device != "auto")
@@ -167,17 +168,21 @@ def _optional(module: str) -> Any:
 
 def _gpu_backend(compat: Any, device: str, dtype: str | None, *, required: bool) -> Backend | None:
     name = dtype or "bfloat16"
+    index = int(device.partition(":")[2] or 0)
     torch = _optional("torch")
     if torch is not None and torch.cuda.is_available():
+        if index >= torch.cuda.device_count():
+            raise CliError(f"--device {device}: torch sees {torch.cuda.device_count()} GPU(s), cuda:0 and up")
         target = torch.device(device)
         xp = compat.array_namespace(torch.zeros(1))
         label = f"{torch.cuda.get_device_name(target)} (torch {torch.__version__})"
         return Backend(xp, target, getattr(torch, name), name, label, lambda: int(torch.cuda.mem_get_info(target)[0]))
     cupy = _optional("cupy")
-    if cupy is not None and cupy.cuda.runtime.getDeviceCount() > 0:
+    if cupy is not None and _cupy_devices(cupy) > 0:
         if name == "bfloat16":
             raise CliError("--dtype bfloat16: cupy has no bfloat16; allowed with cupy: float16, float32")
-        index = int(device.partition(":")[2] or 0)
+        if index >= _cupy_devices(cupy):
+            raise CliError(f"--device {device}: cupy sees {_cupy_devices(cupy)} GPU(s), cuda:0 and up")
         cupy.cuda.Device(index).use()
         xp = compat.array_namespace(cupy.zeros(1))
         label = f"cuda:{index} (cupy {cupy.__version__})"
@@ -186,6 +191,13 @@ def _gpu_backend(compat: Any, device: str, dtype: str | None, *, required: bool)
     if required:
         raise CliError(f"--device {device}: no GPU seen by torch or cupy here; use --device cpu")
     return None
+
+
+def _cupy_devices(cupy: Any) -> int:
+    try:
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except cupy.cuda.runtime.CUDARuntimeError:  # raised where no driver is loaded: no GPU to use
+        return 0
 
 
 def memory_needed(

@@ -99,6 +99,7 @@ def test_a_shape_that_does_not_fit_is_refused_before_allocating(tmp_path) -> Non
         (["--synthetic", TINY.replace("kv-heads=2", "kv-heads=3")], "must be a multiple of kv-heads"),
         (["--synthetic", TINY + ",depth=3"], "unknown key 'depth'; allowed: layers"),
         (["--synthetic", TINY, "--device", "tpu"], "--device 'tpu': allowed: auto, cpu, cuda, cuda:N"),
+        (["--synthetic", TINY, "--device", "cuda:x"], "--device 'cuda:x': allowed: auto, cpu, cuda, cuda:N"),
         (["--synthetic", TINY, "--device", "cpu", "--dtype", "bfloat16"], "numpy (the cpu device) has no bfloat16"),
         (["--synthetic", TINY, "--dtype", "int8"], "--dtype 'int8': allowed: float32, float16, bfloat16"),
         ([], "--model: the model name the server serves (or --synthetic"),
