@@ -15,6 +15,10 @@ exact, a vLLM sampling parameter):
 
 A `vllm bench serve --save-result` file measured on that machine is read by `--profile` as it is; calibrate
 sweeps batches and lengths where one bench run measures one operating point.
+
+`--synthetic MODEL_OR_SHAPE` needs no server: it builds a decoder of the model's shape with random weights on this
+machine's accelerator and times the same grid itself (`accelstack.commands.synthetic_decoder`; the `calibrate`
+extra).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import typer
 
 from accelstack.commands.common import CliError, guarded, out
 from accelstack.commands.output_files import staged_file
+from accelstack.commands.synthetic_decoder import measure, parse_shape, select_backend
 from accelstack.planner.profile import from_profile, profile_document
 
 DEFAULT_BATCHES = "1,4,16,64"
@@ -43,6 +48,7 @@ DEFAULT_OUTPUT_TOKENS = 64
 # Token id the prompts repeat: any id the tokenizer has; the attention cost does not depend on which.
 PROMPT_TOKEN_ID = 100
 REQUEST_TIMEOUT_SECONDS = 600.0
+DTYPES = ("float32", "float16", "bfloat16")
 MAX_POINTS = 64  # each is a request burst; a sweep beyond this is a benchmark, not a calibration
 
 
@@ -169,11 +175,21 @@ def _sizes(flag: str, text: str) -> list[int]:
 
 @guarded
 def calibrate_command(
-    model: Annotated[str, typer.Option("--model", help="The model name the server serves (its `model` field).")],
     instance_type: Annotated[
         str, typer.Option("--instance-type", help="This machine's instance type, written into the profile.")
     ],
     out_path: Annotated[Path, typer.Option("--out", dir_okay=False, help="Where to write the profile JSON.")],
+    model: Annotated[
+        str | None, typer.Option("--model", help="The model name the server serves (its `model` field).")
+    ] = None,
+    synthetic: Annotated[
+        str | None,
+        typer.Option(
+            "--synthetic",
+            help="No server: time a decoder of this shape with random weights here. A model name (llama-3.1-8b) or "
+            "layers=N,hidden=N,heads=N,kv-heads=N,intermediate=N,vocab=N[,head-dim=N].",
+        ),
+    ] = None,
     endpoint: Annotated[
         str, typer.Option("--endpoint", help="The OpenAI-compatible server on this machine (vllm serve).")
     ] = "http://127.0.0.1:8000",
@@ -189,15 +205,50 @@ def calibrate_command(
     output_tokens: Annotated[
         int, typer.Option("--output-tokens", min=2, max=4096, help="Tokens generated per decode request.")
     ] = DEFAULT_OUTPUT_TOKENS,
-    repeats: Annotated[int, typer.Option("--repeats", min=1, max=20, help="Prefill timings per length.")] = 3,
+    repeats: Annotated[
+        int, typer.Option("--repeats", min=1, max=20, help="Prefill timings per length (--synthetic: every point).")
+    ] = 3,
+    layers_measured: Annotated[
+        int, typer.Option("--layers-measured", min=1, help="--synthetic: layers timed, scaled to the model's count.")
+    ] = 4,
+    warmup: Annotated[int, typer.Option("--warmup", min=0, max=20, help="--synthetic: untimed runs per point.")] = 2,
+    device: Annotated[str, typer.Option("--device", help="--synthetic: auto, cpu (numpy), cuda or cuda:N.")] = "auto",
+    dtype: Annotated[
+        str | None,
+        typer.Option(
+            "--dtype", help="--synthetic: float32, float16 or bfloat16 (default: bfloat16 on a GPU, float32 on cpu)."
+        ),
+    ] = None,
 ) -> None:
     """Measure decode steps by batch and context, and prefill by prompt length, on the inference server running
-    on THIS machine (run it on your GPU machine), and write the profile `--profile` reads."""
-    server = loopback_endpoint(endpoint, model)
+    on THIS machine (run it on your GPU machine), or with --synthetic on a decoder of the model's shape, and write
+    the profile `--profile` reads."""
     batch_sizes, context_sizes = _sizes("--batches", batches), _sizes("--contexts", contexts)
     lengths = _sizes("--prefill-lengths", prefill_lengths)
     if len(batch_sizes) * len(context_sizes) + len(lengths) > MAX_POINTS:
         raise CliError(f"--batches x --contexts + --prefill-lengths: at most {MAX_POINTS} measurements")
+    if synthetic is not None:
+        if dtype is not None and dtype not in DTYPES:
+            raise CliError(f"--dtype {dtype!r}: allowed: {', '.join(DTYPES)}")
+        shape = parse_shape(synthetic)
+        backend = select_backend(device, dtype)
+        measured = measure(
+            shape, backend, batches=batch_sizes, contexts=context_sizes, lengths=lengths,
+            layers_measured=layers_measured, warmup=warmup, repeats=repeats,
+            report=lambda line: out().print(line, markup=False),
+        )  # fmt: skip
+        _write(
+            profile_document(
+                measured.decode, measured.prefill, model=model or shape.name, instanceType=instance_type,
+                measuredWith=f"accelstack calibrate --synthetic {synthetic}", device=backend.label,
+                dtype=backend.dtype_name, notes=measured.notes,
+            ),
+            out_path,
+        )  # fmt: skip
+        return
+    if model is None:
+        raise CliError("--model: the model name the server serves (or --synthetic MODEL_OR_SHAPE, no server)")
+    server = loopback_endpoint(endpoint, model)
     decode: list[tuple[int, int, float]] = []
     for batch in batch_sizes:
         for context in context_sizes:
@@ -213,6 +264,10 @@ def calibrate_command(
         decode, prefill, model=model, instanceType=instance_type, measuredWith=f"accelstack calibrate {endpoint}",
         outputTokens=output_tokens,
     )  # fmt: skip
+    _write(document, out_path)
+
+
+def _write(document: dict[str, Any], out_path: Path) -> None:
     from_profile(document, str(out_path))  # what --profile will read: refuse to write one it cannot
     try:
         with staged_file(out_path, option="--out") as temporary:
