@@ -227,9 +227,7 @@ def landing_previews() -> tuple[Any, ...]:
     from accelstack.engine.preview import preview_stack
 
     repo = Path(__file__).resolve().parents[2]
-    return tuple(
-        preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in LANDING_EXAMPLES
-    )
+    return tuple(preview_stack(repo / "stacks" / f"Pulumi.{name}.yaml", [], repo) for name in LANDING_EXAMPLES)
 
 
 def trace(
