@@ -47,7 +47,7 @@ class _CurrentResponse:
 
 class SharedServicer(_PolicyAnalyzerServicer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]  # pulumi-policy is unannotated
+        super().__init__(*args, **kwargs)
         self._current = _CurrentResponse()
         self._plan: list[tuple[Any, Any, Any, frozenset[str] | None]] | None = None
 
@@ -113,7 +113,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
         per resource: (policy, report, config, types), or (policy, None, None, None) for one without validate."""
         if self._plan is not None:
             return self._plan
-        plan = []
+        plan: list[tuple[Any, Any, Any, frozenset[str] | None]] = []
         for policy in self._private("policies"):
             enforcement_level = self._get_enforcement_level(policy)
             if enforcement_level == EnforcementLevel.DISABLED or not isinstance(policy, ResourceValidationPolicy):
@@ -124,7 +124,11 @@ class SharedServicer(_PolicyAnalyzerServicer):
             if enforcement_level == EnforcementLevel.REMEDIATE:
                 enforcement_level = EnforcementLevel.MANDATORY
             report_violation = self._create_report_violation(
-                self._current, policy.name, policy.description, enforcement_level, policy.severity
+                self._current,  # type: ignore[arg-type]  # it has the diagnostics the function appends to
+                policy.name,
+                policy.description,
+                enforcement_level,
+                policy.severity,
             )
             # A policy made by policies.common.resource_policy(types=...) returns at once on any other type.
             types = getattr(policy, "types", None)

@@ -212,8 +212,9 @@ def check_nodes_in_private_subnets(resources: Sequence[Any]) -> Iterable[tuple[s
         named = {prop: referred_positions(resource, prop, public_subnets, keys=("id",)) for prop in props_to_check}
         for position, subnet in enumerate(public_subnets):
             hit = any(
-                refers_to(resource, prop, subnet, keys=("id",)) if named[prop] is None else position in named[prop]
+                refers_to(resource, prop, subnet, keys=("id",)) if found is None else position in found
                 for prop in props_to_check
+                for found in (named[prop],)
             )
             if resource.resource_type == LAUNCH_TEMPLATE:
                 hit = (
