@@ -34,21 +34,9 @@ _last_stack: list[tuple[Any, list[Any]]] = []  # (AnalyzeStackRequest, its resou
 _BASE = "_PolicyAnalyzerServicer__"  # the private attributes pulumi-policy's servicer keeps (name-mangled)
 
 
-class _CurrentResponse:
-    """The response of the request being analyzed: the report_violation functions made once per Configure
-    (pulumi-policy's `_create_report_violation`) append to its diagnostics."""
-
-    response: Any = None
-
-    @property
-    def diagnostics(self) -> Any:
-        return self.response.diagnostics
-
-
 class SharedServicer(_PolicyAnalyzerServicer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._current = _CurrentResponse()
         self._plan: list[tuple[Any, Any, Any, frozenset[str] | None]] | None = None
 
     def _private(self, name: str) -> Any:
@@ -109,8 +97,8 @@ class SharedServicer(_PolicyAnalyzerServicer):
 
     def _resource_plan(self) -> list[tuple[Any, Any, Any, frozenset[str] | None]]:
         """The resource policies Analyze runs, each with what depends on the configuration alone (its enforcement
-        level, its report_violation, its config, the resource types it reads), made once per Configure, not once
-        per resource: (policy, report, config, types), or (policy, None, None, None) for one without validate."""
+        level, its config, the resource types it reads), found once per Configure, not once per resource: (policy,
+        level, config, types), or (policy, None, None, None) for one without validate."""
         if self._plan is not None:
             return self._plan
         plan: list[tuple[Any, Any, Any, frozenset[str] | None]] = []
@@ -123,26 +111,18 @@ class SharedServicer(_PolicyAnalyzerServicer):
                 continue
             if enforcement_level == EnforcementLevel.REMEDIATE:
                 enforcement_level = EnforcementLevel.MANDATORY
-            report_violation = self._create_report_violation(
-                self._current,  # type: ignore[arg-type]  # it has the diagnostics the function appends to
-                policy.name,
-                policy.description,
-                enforcement_level,
-                policy.severity,
-            )
             # A policy made by policies.common.resource_policy(types=...) returns at once on any other type.
             types = getattr(policy, "types", None)
             # No config reads as {}: one per policy, as a configured policy's one config (ResourceValidationArgs
             # would make a fresh {} per resource, and the packs' contexts are kept by the config's identity).
             config = self._get_policy_config(policy.name)
-            plan.append((policy, report_violation, {} if config is None else config, types))
+            plan.append((policy, enforcement_level, {} if config is None else config, types))
         self._plan = plan
         return plan
 
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
         self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
-        self._current.response = response  # where this request's report_violation functions append
         plan = self._resource_plan()
         if not plan:
             return response
@@ -154,13 +134,18 @@ class SharedServicer(_PolicyAnalyzerServicer):
         )
         opts, provider = self._get_resource_options(request), self._get_provider_resource(request)
         resource_type, urn, name, tags = request.type, request.urn, request.name, self._private("stack_tags")
-        for policy, report_violation, config, types in plan:
-            if report_violation is None:
+        for policy, enforcement_level, config, types in plan:
+            if enforcement_level is None:
                 reason = "Policy does not implement validate"
                 response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=reason))
                 continue
             if types is not None and resource_type not in types:
                 continue  # the policy would return without reading or reporting anything
+            # Made just before the policy runs, as pulumi-policy does (the schema report's trace learns from it
+            # which policy is reading).
+            report_violation = self._create_report_violation(
+                response, policy.name, policy.description, enforcement_level, policy.severity
+            )
             args = ResourceValidationArgs(resource_type, props, urn, name, opts, provider, config, tags)
             self._run(policy, lambda: policy.validate(args, report_violation), response)  # noqa: B023  # called now
         return response
