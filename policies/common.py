@@ -78,7 +78,13 @@ def cloud_packages() -> frozenset[str]:
     # The vendor modules import this one: read their list when asked.
     from . import vendors
 
-    return CLOUD_PACKAGES | vendors.packages()
+    listed = vendors.VENDORS
+    if _cloud_packages_of[0] is not listed:  # asked per resource: made again only when the list is replaced
+        _cloud_packages_of[:] = [listed, CLOUD_PACKAGES | vendors.packages()]
+    return _cloud_packages_of[1]  # type: ignore[no-any-return]
+
+
+_cloud_packages_of: list[Any] = [None, frozenset()]  # [the vendor list read, its packages with CLOUD_PACKAGES]
 
 
 def is_cloud_type(type_token: str) -> bool:
@@ -366,24 +372,30 @@ def resource_policy(
     level: EnforcementLevel = EnforcementLevel.MANDATORY,
 ) -> ResourceValidationPolicy:
     type_set = frozenset(types) if types is not None else None
+    # The last call's config, provider facts and context (held): a runner that shares them across calls (accelstack's
+    # shared servicer) gets the same context for every resource of one provider without a lookup.
+    last: list[Any] = [None, None, None]
 
     def validate(args: Any, report_violation: Callable[..., None]) -> None:
         if type_set is not None and args.resource_type not in type_set:
             return
-        providers = []
+        facts = None
         if is_provider_type(args.resource_type):
-            providers = [_facts_of(args.resource_type, args.props, args.urn, args.name)]
+            facts = _facts_of(args.resource_type, args.props, args.urn, args.name)
         elif args.provider is not None:
-            providers = [
-                _facts_of(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)
-            ]
-        for message in check(args, _context_of(args.get_config(), providers)):
+            facts = _facts_of(args.provider.resource_type, args.provider.props, args.provider.urn, args.provider.name)
+        config = args.get_config()
+        if last[2] is None or last[0] is not config or last[1] is not facts:
+            last[:] = [config, facts, _context_of(config, [] if facts is None else [facts])]
+        for message in check(args, last[2]):
             report_violation(message)
 
     policy = ResourceValidationPolicy(
         name=name, description=description, validate=validate, enforcement_level=level, config_schema=_schema(config)
     )
     policy.check = check  # type: ignore[attr-defined]  # the pure function, for readers and tests
+    # The types it reads (None: any): a runner may skip the policy on any other type (accelstack's shared servicer).
+    policy.types = type_set  # type: ignore[attr-defined]
     return policy
 
 

@@ -132,6 +132,13 @@ def _target_positions(referrer: Any, prop: str, targets: Sequence[Any], keys: Se
         return None
 
 
+def referred_positions(referrer: Any, prop: str, targets: Sequence[Any], keys: Sequence[str] = KEYS) -> set[int] | None:
+    """The positions in `targets` of those `referrer.prop` refers to, or None where the index cannot answer (a value
+    unknown during preview: judge each pair with `refers_to`). For a loop over pairs in its own order: ask once per
+    referrer, not once per pair."""
+    return _target_positions(referrer, prop, targets, keys)
+
+
 def referrers_of(target: Any, referrers: Sequence[Any], prop: str, keys: Sequence[str] = KEYS) -> list[Any]:
     """The resources of `referrers` whose `prop` refers to `target`, in their order."""
     found = _referrer_positions(target, referrers, prop, keys)

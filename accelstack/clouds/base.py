@@ -410,6 +410,33 @@ class Catalog:
 
 
 @dataclass(frozen=True)
+class ManagedDatabasePrice:
+    """The managed MySQL that holds slurmdbd's records (training.scheduler.accounting: database), priced at the size
+    the cloud's component deploys (accelstack/clouds/<cloud>/accounting_database.py): its compute per hour, its
+    provisioned storage, and its backups (the retained backups assumed to take the provisioned size, billed beyond
+    what the service includes free)."""
+
+    product: str  # what is deployed, as reports name it ("RDS for MySQL db.t4g.small, Single-AZ, gp3 20 GiB")
+    hourly: float  # the instance (or its vCPUs and memory), USD per hour
+    storage_gib: int  # provisioned at create time (it grows by itself past that; growth is not priced)
+    storage_gb_month: float
+    backup_gb_month: float
+    backup_free_gib: float  # backup storage included free (AWS and Azure: up to the provisioned storage)
+
+    def monthly(self, hours_per_month: float) -> float:
+        backups = max(0.0, self.storage_gib - self.backup_free_gib) * self.backup_gb_month
+        return self.hourly * hours_per_month + self.storage_gib * self.storage_gb_month + backups
+
+    def basis(self, hours_per_month: float) -> str:
+        backups = max(0.0, self.storage_gib - self.backup_free_gib)
+        return (
+            f"{self.product}: ${self.hourly:g}/h x {hours_per_month:g} h + {self.storage_gib} GiB x "
+            f"${self.storage_gb_month:g}/GB-month + backups {backups:g} GiB billed x ${self.backup_gb_month:g}/GB-month "
+            f"({self.backup_free_gib:g} GiB free; a week of backups assumed the provisioned size)"
+        )
+
+
+@dataclass(frozen=True)
 class Prices:
     """A cloud's dated list prices (USD) in one region; `accelstack.planner.pricing.PriceBook` is built from it.
 
@@ -434,6 +461,8 @@ class Prices:
     block_free_iops: int = 0
     block_mibps_month: float = 0.0
     block_free_mibps: int = 0
+    # The Slurm accounting database (training.scheduler.accounting: database); None: the cloud deploys none.
+    accounting_database: ManagedDatabasePrice | None = None
     label: str = "list prices"  # how reports name the table ("accelstack.clouds.aws.prices")
     block_product: str = "block storage"  # what block_gb_month prices, as reports name it ("EBS gp3")
 

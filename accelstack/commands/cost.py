@@ -2,7 +2,8 @@
 
 Training prices a job: its failure-free hours (--hours, else from training.model.trainingTokens, else a
 month at 24x7), inflated by Daly's expected checkpoint and rework overhead, x nodes x hourly price (spot
-discounted), plus the Slurm head node, Lustre and the object store for the job's wall time. Serving prices a month:
+discounted), plus the Slurm head node (and its accounting database, where training.scheduler.accounting is
+database), Lustre and the object store for the job's wall time. Serving prices a month:
 replica-hours from a 24-hour traffic profile between replicas.min and replicas.max, the replicas' root
 volumes and the warm pool's stopped volumes; and a lifetime of --months. Every assumption a figure rests
 on is printed beside it; what is not priced is listed.
@@ -94,6 +95,27 @@ def quota_drawn(catalog: Catalog, instance_type: str, capacity: str, count: int)
     return {"name": quota.name, "unit": quota.unit, "amount": amount, "basis": f"{quota.name}: {amount} {quota.unit}"}
 
 
+def accounting_database_estimate(spec: TrainingStack, cloud: Cloud, wall_hours: float) -> dict[str, Any] | None:
+    """The Slurm accounting database (training.scheduler.accounting: database) for a month and for the job's wall
+    hours, at the size the cloud's component deploys (Prices.accounting_database); None without accounting."""
+    if spec.training.scheduler.accounting != "database":
+        return None
+    database = cloud.prices.accounting_database
+    if database is None:
+        raise ValueError(
+            f"training.scheduler.accounting: database has no price on {cloud.name} (accelstack deploys no accounting "
+            "database there); use accounting: none"
+        )
+    monthly = database.monthly(costs.HOURS_PER_MONTH)
+    return {
+        "product": database.product,
+        "monthlyUsd": round(monthly, 2),
+        # Kept up for the job's wall hours, as the head node is (it is retained after the job: its records stay).
+        "jobUsd": round(monthly / costs.HOURS_PER_MONTH * wall_hours, 2),
+        "basis": database.basis(costs.HOURS_PER_MONTH),
+    }
+
+
 def training_estimate(
     spec: TrainingStack, hours: float | None, prices: PriceBook, dataset_gb: float | None = None, *, cloud: Cloud
 ) -> dict[str, Any]:
@@ -123,7 +145,10 @@ def training_estimate(
     kind = training.scheduler.kind
     if kind == "slurm" or (kind == "managed" and cloud.managed_scheduler.login_node):
         head = prices.hourly(training.scheduler.head_node.instance_type) * result.wall_hours
-    total = result.total_usd + head
+    accounting = accounting_database_estimate(spec, cloud, result.wall_hours)
+    database_job = accounting["jobUsd"] if accounting else 0.0
+    database_monthly = accounting["monthlyUsd"] if accounting else 0.0
+    total = result.total_usd + head + database_job
     spot = (
         f", spot interruptions {ck.DEFAULT_SPOT_INTERRUPTIONS_PER_MONTH:.0%}/month per node and "
         f"{prices.spot_discount:.0%} off on-demand"
@@ -155,13 +180,15 @@ def training_estimate(
         "datasetSource": dataset_source,
         "training": result.as_dict(),
         "headNodeUsd": round(head, 2),
+        "accountingDatabase": accounting,
         "totalUsd": round(total, 2),
         # The cluster kept up for a month: nodes (without overhead), head node, Lustre and object storage.
         "monthlyUsdAt24x7": round(
             (result.hourly_per_node * nodes.count + (head / result.wall_hours if result.wall_hours else 0.0))
             * costs.HOURS_PER_MONTH
             + lustre_monthly
-            + (dataset_gb + checkpoint.state_gb * 2) * prices.object_gb_month,
+            + (dataset_gb + checkpoint.state_gb * 2) * prices.object_gb_month
+            + database_monthly,
             2,
         ),
         "notPriced": list(cloud.prices.not_priced),
@@ -238,7 +265,12 @@ def training_table(results: dict[str, Any]) -> Table:
             f"${t['compute_usd']:,.0f}",
             f"${t['lustre_usd'] + t['s3_usd']:,.0f}"
             + (" + Lustre NOT PRICED (no list price recorded; --prices)" if r.get("lustreNotPriced") else ""),
-            f"${r['headNodeUsd']:,.0f}",
+            f"${r['headNodeUsd']:,.0f}"
+            + (
+                f" + accounting database ${r['accountingDatabase']['jobUsd']:,.0f}"
+                if r.get("accountingDatabase")
+                else ""
+            ),
             f"${r['totalUsd']:,.0f}",
             f"${r['monthlyUsdAt24x7']:,.0f}",
         )
@@ -246,6 +278,12 @@ def training_table(results: dict[str, Any]) -> Table:
         "job total = compute (nodes x price x wall hours) + Lustre + object store (S3, Blob, GCS) + head node for the job's wall hours; "
         "per month 24x7 = the same cluster kept up for 730 h, without checkpoint overhead"
     )
+    for name, r in results.items():
+        database = r.get("accountingDatabase")
+        if database:  # training.scheduler.accounting: database
+            table.caption += (
+                f"\n{name}: Slurm accounting database ${database['monthlyUsd']:,.2f}/month = {database['basis']}"
+            )
     return table
 
 

@@ -35,12 +35,17 @@ _BASE = "_PolicyAnalyzerServicer__"  # the private attributes pulumi-policy's se
 
 
 class SharedServicer(_PolicyAnalyzerServicer):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._plan: list[tuple[Any, Any, Any, frozenset[str] | None]] | None = None
+
     def _private(self, name: str) -> Any:
         return getattr(self, _BASE + name)
 
     def Configure(self, request: Any, context: Any) -> Any:  # noqa: N802  # the gRPC method's name
         self._configs: dict[str, Any] = {}
         self._providers: dict[bytes, Any] = {}
+        self._plan = None
         return super().Configure(request, context)  # type: ignore[no-untyped-call]  # pulumi-policy is unannotated
 
     def _get_policy_config(self, name: str) -> Any:
@@ -90,35 +95,58 @@ class SharedServicer(_PolicyAnalyzerServicer):
         except _NotApplicableError as e:
             response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=e.reason or ""))
 
-    def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
-        self._configure_runtime_settings()  # type: ignore[no-untyped-call]
-        response = proto.AnalyzeResponse()
-        shared: tuple[Any, Any, Any] | None = None  # (props, options, provider): the request's, once
+    def _resource_plan(self) -> list[tuple[Any, Any, Any, frozenset[str] | None]]:
+        """The resource policies Analyze runs, each with what depends on the configuration alone (its enforcement
+        level, its config, the resource types it reads), found once per Configure, not once per resource: (policy,
+        level, config, types), or (policy, None, None, None) for one without validate."""
+        if self._plan is not None:
+            return self._plan
+        plan: list[tuple[Any, Any, Any, frozenset[str] | None]] = []
         for policy in self._private("policies"):
             enforcement_level = self._get_enforcement_level(policy)
             if enforcement_level == EnforcementLevel.DISABLED or not isinstance(policy, ResourceValidationPolicy):
                 continue
             if not policy.has_validation():
-                reason = "Policy does not implement validate"
-                response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=reason))
+                plan.append((policy, None, None, None))
                 continue
             if enforcement_level == EnforcementLevel.REMEDIATE:
                 enforcement_level = EnforcementLevel.MANDATORY
+            # A policy made by policies.common.resource_policy(types=...) returns at once on any other type.
+            types = getattr(policy, "types", None)
+            # No config reads as {}: one per policy, as a configured policy's one config (ResourceValidationArgs
+            # would make a fresh {} per resource, and the packs' contexts are kept by the config's identity).
+            config = self._get_policy_config(policy.name)
+            plan.append((policy, enforcement_level, {} if config is None else config, types))
+        self._plan = plan
+        return plan
+
+    def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
+        self._configure_runtime_settings()  # type: ignore[no-untyped-call]
+        response = proto.AnalyzeResponse()
+        plan = self._resource_plan()
+        if not plan:
+            return response
+        from pulumi_policy import policy as stock  # its decoder, as the runner may have swapped it
+
+        # Decoded before the first policy, as pulumi-policy does (a property it cannot decode fails the same way).
+        props = stock.unknown_checking_proxy(
+            stock.deserialize_properties(stock.json_format.MessageToDict(request.properties))
+        )
+        opts, provider = self._get_resource_options(request), self._get_provider_resource(request)
+        resource_type, urn, name, tags = request.type, request.urn, request.name, self._private("stack_tags")
+        for policy, enforcement_level, config, types in plan:
+            if enforcement_level is None:
+                reason = "Policy does not implement validate"
+                response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=reason))
+                continue
+            if types is not None and resource_type not in types:
+                continue  # the policy would return without reading or reporting anything
+            # Made just before the policy runs, as pulumi-policy does (the schema report's trace learns from it
+            # which policy is reading).
             report_violation = self._create_report_violation(
                 response, policy.name, policy.description, enforcement_level, policy.severity
             )
-            if shared is None:
-                from pulumi_policy import policy as stock  # its decoder, as the runner may have swapped it
-
-                props = stock.unknown_checking_proxy(
-                    stock.deserialize_properties(stock.json_format.MessageToDict(request.properties))
-                )
-                shared = (props, self._get_resource_options(request), self._get_provider_resource(request))
-            props, opts, provider = shared
-            config = self._get_policy_config(policy.name)
-            args = ResourceValidationArgs(
-                request.type, props, request.urn, request.name, opts, provider, config, self._private("stack_tags")
-            )
+            args = ResourceValidationArgs(resource_type, props, urn, name, opts, provider, config, tags)
             self._run(policy, lambda: policy.validate(args, report_violation), response)  # noqa: B023  # called now
         return response
 

@@ -25,6 +25,13 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_random as random
 
+from accelstack.clouds.aws.accounting_database import (
+    BACKUP_RETENTION_DAYS,
+    INSTANCE_CLASS,
+    MAX_STORAGE_GIB,
+    STORAGE_GIB,
+    STORAGE_TYPE,
+)
 from accelstack.components.aws.kms import service_host
 from accelstack.components.aws.network import SMALLEST_SUBNET_PREFIX
 from accelstack.components.recipes.slurm import AccountingDatabase
@@ -37,11 +44,6 @@ ENGINE = "mysql"
 # RDS for MySQL 8.4 (LTS); 8.0 leaves standard support in 2026 (RDS User Guide, "MySQL on Amazon RDS versions").
 ENGINE_VERSION = "8.4"
 PARAMETER_FAMILY = "mysql8.4"
-# slurmdbd's load is a few writes per job: the smallest Graviton burstable class with 2 GiB holds it.
-INSTANCE_CLASS = "db.t4g.small"
-STORAGE_GIB = 20  # gp3's minimum
-MAX_STORAGE_GIB = 100  # storage autoscaling's ceiling (a busy cluster's records grow by a few GB a year)
-BACKUP_RETENTION_DAYS = 7
 # slurmdbd's documented settings (SchedMD, "Accounting and Resource Limits", MySQL configuration): rollups and
 # archive purges hold row locks for minutes; the default 50 s wait makes them fail.
 MYSQL_PARAMETERS = {"innodb_lock_wait_timeout": "900"}
@@ -182,7 +184,7 @@ def accounting_database(parts: AwsSlurmParts, password: random.RandomPassword) -
         instance_class=INSTANCE_CLASS,
         allocated_storage=STORAGE_GIB,
         max_allocated_storage=MAX_STORAGE_GIB,
-        storage_type="gp3",
+        storage_type=STORAGE_TYPE,
         storage_encrypted=True,
         kms_key_id=handles.kms_key_arn,
         db_name=accounting.DATABASE_NAME,

@@ -22,6 +22,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 import pulumi_random as random
 
+from accelstack.clouds.azure.accounting_database import BACKUP_RETENTION_DAYS, SKU_NAME, SKU_TIER, STORAGE_GIB
 from accelstack.clouds.azure.names import mysql_server_name, subscription_of
 from accelstack.components.azure.provider import stack_tags
 from accelstack.components.azure.storage import KEY_VAULT_SECRETS_USER
@@ -36,10 +37,7 @@ DELEGATION = "Microsoft.DBforMySQL/flexibleServers"
 DATABASE_SUBNET_PREFIX = 28
 # The versions this SDK's API (2024-02-01-preview, pulumi_azure_native/dbformysql/_enums.py ServerVersion) lists.
 SERVER_VERSION = "8.0.21"
-# Burstable B1ms (1 vCore, 2 GiB): slurmdbd writes a few rows per job.
-SKU = {"name": "Standard_B1ms", "tier": "Burstable"}
-STORAGE_GIB = 20  # the flexible server's minimum; grows by itself (auto_grow)
-BACKUP_RETENTION_DAYS = 7
+SKU = {"name": SKU_NAME, "tier": SKU_TIER}  # sizes: accelstack.clouds.azure.accounting_database (cost prices them)
 PASSWORD_SECRET_NAME = "slurmdbd-password"
 # slurmdbd's documented MySQL settings (SchedMD, "Accounting and Resource Limits"): rollups hold row locks long.
 SERVER_PARAMETERS = {"innodb_lock_wait_timeout": "900"}

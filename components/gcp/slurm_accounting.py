@@ -20,6 +20,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_random as random
 
+from accelstack.clouds.gcp.accounting_database import DISK_GIB, DISK_TYPE, RETAINED_BACKUPS, TIER
 from accelstack.components.gcp.provider import resource_id
 from accelstack.components.gcp.storage import ENCRYPTER, created_agent
 from accelstack.components.recipes.slurm import AccountingDatabase
@@ -29,10 +30,6 @@ if TYPE_CHECKING:
     from accelstack.components.gcp.scheduler import GcpSlurmParts
 
 DATABASE_VERSION = "MYSQL_8_4"
-# One vCPU and 3.75 GB, Enterprise edition (shared-core tiers are not covered by the SLA and not offered for 8.4).
-TIER = "db-custom-1-3840"
-DISK_GIB = 10  # Cloud SQL's minimum; grows by itself (disk_autoresize)
-RETAINED_BACKUPS = 7
 # slurmdbd's documented MySQL settings (SchedMD, "Accounting and Resource Limits"): rollups hold row locks long.
 DATABASE_FLAGS = {"innodb_lock_wait_timeout": "900"}
 # TLS to the server (the MySQL client encrypts once given a CA path; the instance's own CA is not in it, so the
@@ -68,7 +65,7 @@ def accounting_database(parts: GcpSlurmParts, password: random.RandomPassword) -
             "edition": "ENTERPRISE",
             "availability_type": "ZONAL",
             "location_preference": {"zone": network.zone},
-            "disk_type": "PD_SSD",
+            "disk_type": DISK_TYPE,
             "disk_size": DISK_GIB,
             "disk_autoresize": True,
             "deletion_protection_enabled": True,

@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..common import as_list, of_type, truthy
-from ..links import any_referrer, each_referrer, refers_to_any, refers_to_in, targets_of
+from ..common import as_list, of_type, refers_to, truthy
+from ..links import any_referrer, each_referrer, referred_positions, refers_to_any, targets_of
 from ..readers import is_public_range
 from ..readers import name_of as _name
 from ..vendor import tokens_of
@@ -207,8 +207,15 @@ def check_nodes_in_private_subnets(resources: Sequence[Any]) -> Iterable[tuple[s
             continue  # it launches no nodes: the loop below would read nothing and find nothing
         if resource.resource_type == LAUNCH_TEMPLATE and public_subnets and not _names_a_subnet(resource):
             continue  # none of its interfaces names a subnet (its group picks them): the loop would find nothing
-        for subnet in public_subnets:
-            hit = any(refers_to_in(resource, prop, subnet, public_subnets, keys=("id",)) for prop in props_to_check)
+        # Which public subnets each prop names, from the subnets' index once per resource (not once per pair: nodes x
+        # public subnets grows as the square of the stack); None where a value is unknown: judged pair by pair.
+        named = {prop: referred_positions(resource, prop, public_subnets, keys=("id",)) for prop in props_to_check}
+        for position, subnet in enumerate(public_subnets):
+            hit = any(
+                refers_to(resource, prop, subnet, keys=("id",)) if found is None else position in found
+                for prop in props_to_check
+                for found in (named[prop],)
+            )
             if resource.resource_type == LAUNCH_TEMPLATE:
                 hit = (
                     _depends_on(resource, "networkInterfaces", subnet)

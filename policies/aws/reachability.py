@@ -11,7 +11,7 @@ from typing import Any
 
 from ..access import ANY, OWN, Party, Placement
 from ..common import account_of_arn, as_list, canonical_account, of_type, refers_to, truthy
-from ..links import of_type_once, refers_to_any, refers_to_in, targets_of
+from ..links import any_referrer, of_type_once, refers_to_any, targets_of
 from ..reachability import (
     ENDPOINT,
     ENDPOINT_SERVICE,
@@ -234,7 +234,6 @@ def _node_groups(node: Any, props: Any, groups: Sequence[Any]) -> list[Any]:
 def _public_nodes(resources: Sequence[Any]) -> Iterable[tuple[Any, Any, str]]:
     """(node, the props that carry its security groups, how it gets a public address)."""
     addresses = of_type(resources, *PUBLIC_ADDRESSES)
-    instances = of_type(resources, network.INSTANCE)
     bound = {
         (a.props.get("instance") or a.props.get("instanceId"))
         for a in addresses
@@ -243,10 +242,9 @@ def _public_nodes(resources: Sequence[Any]) -> Iterable[tuple[Any, Any, str]]:
     for resource in resources:
         props = resource.props
         if resource.resource_type == network.INSTANCE:
+            # From the addresses' index, once per instance (not a scan of every address per instance).
             eip = props.get("id") in bound or any(
-                refers_to_in(a, key, resource, instances, keys=("id",))
-                for a in addresses
-                for key in ("instance", "instanceId")
+                any_referrer(resource, addresses, key, keys=("id",)) for key in ("instance", "instanceId")
             )
             if truthy(props.get("associatePublicIpAddress")) or eip:
                 yield resource, props, "an elastic IP" if eip else "a public IP"

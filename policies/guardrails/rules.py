@@ -57,9 +57,24 @@ CONFIG: dict[str, dict[str, Any]] = {
 Reader = TypeVar("Reader")
 
 
+# Readers by the pick that chose them (its code, for a pick without a closure: the same lambda written in a rule is
+# a new function each call) and the vendor list they were chosen from (held, so its id stays its own): a rule runs
+# per resource, and the list (frozen vendors, replaced whole when a vendor is added) rarely changes.
+_chosen: dict[Any, tuple[tuple[Any, ...], list[Any]]] = {}
+
+
 def _readers(pick: Callable[[GuardrailReaders], Reader | None]) -> list[Reader]:
     """Every listed vendor's reader of one concern, in the list's order (policies/vendors.py)."""
-    return [reader for vendor in vendors.VENDORS if (reader := pick(vendor.guardrails)) is not None]
+    listed = vendors.VENDORS
+    key = pick.__code__ if getattr(pick, "__closure__", True) is None else pick
+    held = _chosen.get(key)
+    if held is not None and held[0] is listed:
+        return held[1]
+    readers = [reader for vendor in listed if (reader := pick(vendor.guardrails)) is not None]
+    if len(_chosen) >= 256:
+        _chosen.clear()
+    _chosen[key] = (listed, readers)
+    return readers
 
 
 def _setting(ctx: Context, key: str) -> str:

@@ -5,6 +5,7 @@ The Pulumi half is `accelstack.components.aws`; the spec rules are `rules` and `
 
 from __future__ import annotations
 
+from accelstack.clouds.aws import accounting_database as slurmdbd
 from accelstack.clouds.aws import catalog, offers, prices, quotas, replace_rows, serving_scaling, terraform_types
 from accelstack.clouds.base import (
     AdmissionLimits,
@@ -14,6 +15,7 @@ from accelstack.clouds.base import (
     DatasetImport,
     Feature,
     MachineOffers,
+    ManagedDatabasePrice,
     ManagedScheduler,
     ParallelFsTier,
     PlannedProperty,
@@ -140,6 +142,14 @@ PRICES = Prices(
     block_free_iops=prices.EBS_GP3_FREE_IOPS,
     block_mibps_month=prices.EBS_GP3_MIBPS_MONTH,
     block_free_mibps=prices.EBS_GP3_FREE_MIBPS,
+    accounting_database=ManagedDatabasePrice(
+        product=f"RDS for MySQL {slurmdbd.INSTANCE_CLASS}, Single-AZ, {slurmdbd.STORAGE_TYPE} {slurmdbd.STORAGE_GIB} GiB",
+        hourly=prices.RDS_MYSQL_HOURLY[slurmdbd.INSTANCE_CLASS],
+        storage_gib=slurmdbd.STORAGE_GIB,
+        storage_gb_month=prices.RDS_GP3_GB_MONTH,
+        backup_gb_month=prices.RDS_BACKUP_GB_MONTH,
+        backup_free_gib=slurmdbd.STORAGE_GIB,
+    ),
     label="accelstack.clouds.aws.prices",
 )
 

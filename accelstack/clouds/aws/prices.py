@@ -95,3 +95,11 @@ ALB_NEW_CONNECTIONS_PER_LCU = 25.0
 # SQS standard queue, https://aws.amazon.com/sqs/pricing/ : per million API requests (each 64 KB chunk
 # of a payload is one request).
 SQS_PER_MILLION_REQUESTS = 0.40
+
+# The Slurm accounting database (RDS for MySQL, Single-AZ, us-east-1; https://aws.amazon.com/rds/mysql/pricing/,
+# read 2026-12-06 as published copies of the page give it, the page itself rendering in the browser): db.t4g.small
+# $0.032/h (2026 breakdowns of the page agree), gp3 storage $0.115/GB-month, backup storage $0.095/GB-month beyond
+# the free allowance (backups up to 100% of the provisioned storage of a region's databases are free).
+RDS_MYSQL_HOURLY: dict[str, float] = {"db.t4g.small": 0.032}
+RDS_GP3_GB_MONTH = 0.115
+RDS_BACKUP_GB_MONTH = 0.095

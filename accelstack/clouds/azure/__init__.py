@@ -6,6 +6,7 @@ Deployable: `accelstack.components.azure` holds its Pulumi half; its spec rules 
 from __future__ import annotations
 
 from accelstack.clouds import random_provider, time_provider
+from accelstack.clouds.azure import accounting_database as slurmdbd
 from accelstack.clouds.azure import arm_types, catalog, offers, prices, quotas, replace_rows, services, serving_scaling
 from accelstack.clouds.base import (
     AdmissionLimits,
@@ -15,6 +16,7 @@ from accelstack.clouds.base import (
     DatasetImport,
     Feature,
     MachineOffers,
+    ManagedDatabasePrice,
     ManagedScheduler,
     ParallelFsTier,
     PlannedProperty,
@@ -134,6 +136,15 @@ PRICES = Prices(
     not_priced=prices.NOT_PRICED,
     # Same key as AWS's ALB hour: the serving front door's fixed charge (here it includes the WAF).
     extra={"load_balancer_hourly": prices.APP_GATEWAY_WAF_V2_HOURLY},
+    accounting_database=ManagedDatabasePrice(
+        product=f"Azure Database for MySQL flexible server {slurmdbd.SKU_TIER} {slurmdbd.SKU_NAME.removeprefix('Standard_')}, "
+        f"{slurmdbd.STORAGE_GIB} GiB",
+        hourly=prices.MYSQL_FLEXIBLE_HOURLY[slurmdbd.SKU_NAME],
+        storage_gib=slurmdbd.STORAGE_GIB,
+        storage_gb_month=prices.MYSQL_FLEXIBLE_STORAGE_GB_MONTH,
+        backup_gb_month=prices.MYSQL_FLEXIBLE_BACKUP_GB_MONTH,
+        backup_free_gib=slurmdbd.STORAGE_GIB,
+    ),
 )
 
 AZURE = Cloud(

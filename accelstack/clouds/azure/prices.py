@@ -54,3 +54,12 @@ NOT_PRICED = (
     "Application Gateway capacity units", "Service Bus (base charge + operations)", "NAT gateway",
     "data transfer", "Azure Monitor logs and metrics", "Key Vault operations", "Blob operations",
 )  # fmt: skip
+
+# The Slurm accounting database (Azure Database for MySQL flexible server, East US, pay as you go;
+# https://azure.microsoft.com/pricing/details/mysql/flexible-server/, read 2026-12-06): Burstable B1ms $0.0207/h,
+# storage $0.115/GB-month, backup storage $0.095/GB-month beyond the free allowance (backups up to 100% of the
+# provisioned storage are free). The page renders in the browser and no second record of the B1ms figure was read:
+# an estimate, as the VMs are not (override with --prices when the Retail Prices API gives another).
+MYSQL_FLEXIBLE_HOURLY: dict[str, float] = {"Standard_B1ms": 0.0207}
+MYSQL_FLEXIBLE_STORAGE_GB_MONTH = 0.115
+MYSQL_FLEXIBLE_BACKUP_GB_MONTH = 0.095

@@ -13,12 +13,14 @@ from accelstack.clouds.base import (
     DatasetImport,
     Feature,
     MachineOffers,
+    ManagedDatabasePrice,
     ManagedScheduler,
     ParallelFsTier,
     PlannedProperty,
     Prices,
     RuleTerms,
 )
+from accelstack.clouds.gcp import accounting_database as slurmdbd
 from accelstack.clouds.gcp import (
     catalog,
     offers,
@@ -146,6 +148,19 @@ PRICES = Prices(
     block_gb_month=prices.PD_BALANCED_GB_MONTH,
     block_product="pd-balanced",
     not_priced=prices.NOT_PRICED,
+    accounting_database=ManagedDatabasePrice(
+        product=f"Cloud SQL for MySQL Enterprise {slurmdbd.TIER}, zonal, SSD {slurmdbd.DISK_GIB} GiB",
+        # A custom tier bills its vCPUs and memory (MB in the tier's name, GB on the price page).
+        hourly=round(
+            slurmdbd.VCPUS * prices.CLOUD_SQL_VCPU_HOURLY
+            + slurmdbd.MEMORY_MB / 1024 * prices.CLOUD_SQL_MEMORY_GB_HOURLY,
+            6,
+        ),
+        storage_gib=slurmdbd.DISK_GIB,
+        storage_gb_month=prices.CLOUD_SQL_SSD_GB_MONTH,
+        backup_gb_month=prices.CLOUD_SQL_BACKUP_GB_MONTH,
+        backup_free_gib=0,
+    ),
 )
 
 GCP = Cloud(

@@ -57,3 +57,11 @@ NOT_PRICED = (
     "external Application Load Balancer (forwarding rules + data processed)", "Cloud Armor (policy, rules, requests)",
     "Pub/Sub (throughput)", "Cloud NAT", "data transfer", "Cloud Logging and Monitoring", "Cloud Storage operations",
 )  # fmt: skip
+
+# The Slurm accounting database (Cloud SQL for MySQL, Enterprise edition, zonal, Iowa; https://cloud.google.com/sql/pricing,
+# read 2026-12-06 as published copies of the page give it): dedicated-core $0.0413 per vCPU-hour and $0.007 per
+# GB-hour of memory, SSD storage $0.17/GB-month, backups $0.08/GB-month (no free allowance).
+CLOUD_SQL_VCPU_HOURLY = 0.0413
+CLOUD_SQL_MEMORY_GB_HOURLY = 0.007
+CLOUD_SQL_SSD_GB_MONTH = 0.17
+CLOUD_SQL_BACKUP_GB_MONTH = 0.08
