@@ -97,6 +97,7 @@ class GcpLandingParts(LandingParts):
         super().__init__(spec, plan, opts)
         self.services: dict[str, list[gcp.projects.Service]] = {}
         self.providers: dict[str, gcp.Provider] = {}
+        self.audit_logs: dict[str, gcp.projects.IAMAuditConfig] = {}
 
     def group(self, side: str) -> gcp.organizations.Folder:
         return gcp.organizations.Folder(
@@ -217,6 +218,19 @@ class GcpLandingParts(LandingParts):
             )
             for api in PROJECT_SERVICES
         ]
+        # Who read or changed what in the project, for every service: Data Access audit logs are off by default
+        # (cloud.google.com/logging/docs/audit/configure-data-access; CIS GCP 2.1). Authoritative for `allServices`
+        # only, so the workload stacks' own per-service configs (storage.googleapis.com) stay theirs.
+        self.audit_logs[side] = gcp.projects.IAMAuditConfig(
+            f"{self.prefix}-{side}-audit-logs",
+            project=project.project_id,
+            service="allServices",
+            audit_log_configs=[
+                gcp.projects.IAMAuditConfigAuditLogConfigArgs(log_type=log_type)
+                for log_type in ("ADMIN_READ", "DATA_READ", "DATA_WRITE")
+            ],
+            opts=self.member_opts(side),
+        )
         return landed
 
     def member_provider(self, account: LandedAccount) -> gcp.Provider:

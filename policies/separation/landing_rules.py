@@ -40,9 +40,10 @@ LANDING_CONCEPTS = frozenset(
         "alert-channel",
     }
 )
-# Kinds a landing stack may make though workload stacks make them too: the APIs a new GCP project needs on, and
-# OCI's policies granting each side's deploy group its compartment (judged by landing-guardrails there).
-LANDING_ALSO = frozenset({"api-enablement", "identity-grant"})
+# Kinds a landing stack may make though workload stacks make them too: the APIs a new GCP project needs on,
+# OCI's policies granting each side's deploy group its compartment (judged by landing-guardrails there), and the
+# audit logs of every service in a new GCP project (Data Access logs are off by default).
+LANDING_ALSO = frozenset({"api-enablement", "identity-grant", "audit-config"})
 CONFIG: dict[str, dict[str, Any]] = {
     "quotaNeeds": {
         "type": "array",

@@ -4,12 +4,21 @@ no longer covers anything. Checkov itself runs in `make scan` (tests/scan)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
-from accelstack.engine.scanner_gate import EXCEPTIONS_FILE, ExceptionsError, evaluate, load_exceptions, main
+from accelstack.engine.scanner_gate import (
+    EXCEPTIONS_FILE,
+    ExceptionsError,
+    covered_by_checkov,
+    evaluate,
+    load_exceptions,
+    main,
+    run_checkov,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -222,3 +231,31 @@ def test_an_exception_relying_on_data_access_audit_logs_has_them_enabled_by_the_
         and {"DATA_READ", "DATA_WRITE"} <= {x.get("log_type") for x in c.get("audit_log_config", [])}
         for c in configs
     ), configs
+
+
+def fake_checkov(tmp_path: Path, output: dict) -> Path:
+    script = tmp_path / "checkov"
+    script.write_text(f"#!/bin/sh\ncat <<'END'\n{json.dumps(output)}\nEND\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_a_report_of_nothing_read_fails_unless_the_view_may_be_unchecked(tmp_path: Path) -> None:
+    """Checkov's summary-only answer means it read no resource: a workload stack's view it did not recognise fails
+    the gate; a landing stack's organization kinds or a provider Checkov has no checks for (Vultr) may get it."""
+    checkov = fake_checkov(tmp_path, {"passed": 0, "failed": 0, "resource_count": 0})
+    plan = tmp_path / "stack.tfplan.json"
+    plan.write_text("{}")
+    with pytest.raises(RuntimeError, match="checkov read no resource"):
+        run_checkov(checkov, plan)
+    assert run_checkov(checkov, plan, may_be_unchecked=True)["resource_count"] == 0
+
+
+def test_only_a_plan_with_a_provider_checkov_checks_counts_as_covered() -> None:
+    def plan(*providers: str) -> dict:
+        return {"resource_changes": [{"provider_name": f"registry.terraform.io/{p}"} for p in providers]}
+
+    assert covered_by_checkov(plan("hashicorp/aws", "hashicorp/random"))
+    assert covered_by_checkov(plan("hashicorp/google-beta"))
+    assert not covered_by_checkov(plan("vultr/vultr", "hashicorp/time"))
+    assert not covered_by_checkov(plan())

@@ -66,6 +66,13 @@ TERRAFORM_TYPES: dict[str, str] = {
     "aws:wafv2/webAcl:WebAcl": "aws_wafv2_web_acl",
     "aws:wafv2/webAclAssociation:WebAclAssociation": "aws_wafv2_web_acl_association",
     "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration": "aws_wafv2_web_acl_logging_configuration",
+    # A landing stack's (components/aws/landing.py): organization level and the member accounts' quotas and budgets.
+    "aws:budgets/budget:Budget": "aws_budgets_budget",
+    "aws:organizations/account:Account": "aws_organizations_account",
+    "aws:organizations/organizationalUnit:OrganizationalUnit": "aws_organizations_organizational_unit",
+    "aws:organizations/policy:Policy": "aws_organizations_policy",
+    "aws:organizations/policyAttachment:PolicyAttachment": "aws_organizations_policy_attachment",
+    "aws:servicequotas/serviceQuota:ServiceQuota": "aws_servicequotas_service_quota",
 }
 
 # List blocks the bridge pluralised (Terraform `rule {}` blocks -> Pulumi `rules: [...]`), per

@@ -17,6 +17,16 @@ STORAGE_ACCOUNT_RENAMES = {"enableHttpsTrafficOnly": "supportsHttpsTrafficOnly",
 ARM = ArmProvider(
     package="azure-native",
     types={
+        # A landing stack's (components/azure/landing.py): management-group, tenant and subscription scope.
+        "azure-native:authorization:PolicyAssignment": ArmType(
+            "Microsoft.Authorization/policyAssignments", ("policyAssignmentName",)
+        ),
+        "azure-native:authorization:PolicyDefinitionAtManagementGroup": ArmType(
+            "Microsoft.Authorization/policyDefinitions", ("policyDefinitionName",)
+        ),
+        "azure-native:consumption:Budget": ArmType("Microsoft.Consumption/budgets", ("budgetName",)),
+        "azure-native:management:ManagementGroup": ArmType("Microsoft.Management/managementGroups", ("groupId",)),
+        "azure-native:subscription:Alias": ArmType("Microsoft.Subscription/aliases", ("aliasName",)),
         "azure-native:authorization:RoleAssignment": ArmType(
             "Microsoft.Authorization/roleAssignments", ("roleAssignmentName",)
         ),

@@ -57,6 +57,14 @@ TERRAFORM_TYPES: dict[str, str] = {
     "gcp:servicenetworking/connection:Connection": "google_service_networking_connection",
     "gcp:storage/bucket:Bucket": "google_storage_bucket",
     "gcp:storage/bucketIAMMember:BucketIAMMember": "google_storage_bucket_iam_member",
+    # A landing stack's (components/gcp/landing.py): organization, folder and billing level.
+    "gcp:billing/budget:Budget": "google_billing_budget",
+    "gcp:cloudquota/sQuotaPreference:SQuotaPreference": "google_cloud_quotas_quota_preference",
+    "gcp:monitoring/notificationChannel:NotificationChannel": "google_monitoring_notification_channel",
+    "gcp:organizations/folder:Folder": "google_folder",
+    "gcp:organizations/project:Project": "google_project",
+    "gcp:orgpolicy/customConstraint:CustomConstraint": "google_org_policy_custom_constraint",
+    "gcp:orgpolicy/policy:Policy": "google_org_policy_policy",
 }
 
 # The google provider's VM blocks (instances and templates): singular in Terraform, plural in Pulumi.
