@@ -187,7 +187,8 @@ class TrainingStorage(pulumi.ComponentResource):
         self.dataset_account = self._account(
             f"{name}-datasets",
             datasets[0],
-            shared_key=True,  # the Blob integration uses the account key (amlfs-prerequisites)
+            # Only Managed Lustre's Blob integration uses the account key (amlfs-prerequisites); without it, off.
+            shared_key=file_system is not None,
             depends_on=key_usable,
             tags=tags,
             # Managed Lustre reads its container from its own subnet: Microsoft.StorageCache is no trusted service

@@ -209,10 +209,12 @@ SERVING_TOPOLOGIES = (
 
 def topology_applies(cloud: str, name: str) -> bool:
     """The autoscaled direct topology scales on the load balancer's requests: a cloud without that scaling (Vultr,
-    which has no autoscaler) cannot build it, and `validate` refuses it there."""
+    which has no autoscaler) cannot build it, and `validate` refuses it there; its example is a fixed fleet."""
     from accelstack.clouds import registry
     from accelstack.clouds.base import Feature
 
+    if name == FIXED_VARIANT and Feature.LOAD_BALANCER_SCALING not in registry.get(cloud).features:
+        return False  # its example is that fixed fleet already: the variant would build nothing else
     return name != DIRECT_VARIANT or Feature.LOAD_BALANCER_SCALING in registry.get(cloud).features
 
 
