@@ -213,8 +213,11 @@ def topology_applies(cloud: str, name: str) -> bool:
     from accelstack.clouds import registry
     from accelstack.clouds.base import Feature
 
-    if name == FIXED_VARIANT and Feature.LOAD_BALANCER_SCALING not in registry.get(cloud).features:
-        return False  # its example is that fixed fleet already: the variant would build nothing else
+    if (
+        name in (FIXED_VARIANT, DIRECT_FIXED_VARIANT)
+        and Feature.LOAD_BALANCER_SCALING not in registry.get(cloud).features
+    ):
+        return False  # its example is that fixed fleet (admitting on the replicas) already: nothing else to build
     return name != DIRECT_VARIANT or Feature.LOAD_BALANCER_SCALING in registry.get(cloud).features
 
 
@@ -241,9 +244,17 @@ def variant_cases() -> list[tuple[str, Variant]]:
             for cloud, path in cloud_stacks()
             if is_serving(path)
             for name, overrides in (*SERVING_TOPOLOGIES, NO_ACCESS_LOGS)
-            if topology_applies(cloud, name)
+            if topology_applies(cloud, name) and (name != NO_ACCESS_LOGS[0] or access_logs_on(path))
         ]
     )
+
+
+def access_logs_on(path: Path) -> bool:
+    """Whether the example's front door writes access logs (Vultr's example has them off: its load balancer keeps
+    none), so that the no-access-logs variant builds something else."""
+    from accelstack.spec.loader import load_stack
+
+    return bool(load_stack(path).serving.load_balancer.access_logs)
 
 
 def is_serving(path: Path) -> bool:
