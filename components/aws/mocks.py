@@ -18,7 +18,8 @@ from typing import Any
 
 import pulumi
 
-STACK_REFERENCE = "pulumi:pulumi:StackReference"
+from accelstack.components.recipes.landing import STACK_REFERENCE, landing_reference_outputs
+
 DEFAULT_ACCOUNT_ID = "111111111111"
 DEFAULT_REGION = "us-east-1"
 ZONE_LETTERS = "abc"
@@ -76,16 +77,9 @@ class AwsMocks(pulumi.runtime.Mocks):
             resource_id = str(int(hashlib.sha256(args.name.encode()).hexdigest(), 16))[:12]
             outputs["arn"] = f"arn:aws:organizations::{self.account_id}:account/o-mock/{resource_id}"
         if args.typ == STACK_REFERENCE:
-            # A landing stack's outputs (accelstack.components.recipes.landing) for this stack's account, either side.
-            landed = {
-                f"{side}{key}": value
-                for side in ("training", "serving")
-                for key, value in (
-                    ("AccountId", self.account_id),
-                    ("DeployRoleArn", f"arn:aws:iam::{self.account_id}:role/accelstack-deploy"),
-                )
-            }
-            outputs = {"name": args.inputs.get("name", args.name), "outputs": landed, "secretOutputNames": []}
+            # A landing stack's outputs for this stack's account, either side.
+            role = f"arn:aws:iam::{self.account_id}:role/accelstack-deploy"
+            outputs = landing_reference_outputs(args, self.account_id, DeployRoleArn=role)
         if args.typ == "aws:rds/instance:Instance":  # RDS names the endpoint after the identifier
             outputs.setdefault("address", f"{args.name}.c0mock0abcde.{self.region}.rds.amazonaws.com")
             outputs.setdefault("port", args.inputs.get("port", 3306))

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import pulumi
 
 from accelstack.components.propagation import SLEEP, mock_sleep
+from accelstack.components.recipes.landing import STACK_REFERENCE, landing_reference_outputs
 
 DEFAULT_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 DEFAULT_TENANT_ID = "11111111-1111-1111-1111-111111111111"
@@ -61,9 +62,6 @@ def arm_type(type_token: str) -> tuple[str, str]:
     return namespace, plural
 
 
-STACK_REFERENCE = "pulumi:pulumi:StackReference"
-
-
 class AzureMocks(pulumi.runtime.Mocks):
     """Answers like Azure would at preview. Subclass and override `call` or `new_resource` (calling
     `super()` for the rest) to model a subscription that differs."""
@@ -95,14 +93,8 @@ class AzureMocks(pulumi.runtime.Mocks):
             outputs.setdefault("hex", raw.hex())
         if args.typ == SLEEP:
             return mock_sleep(args)
-        if args.typ == STACK_REFERENCE:
-            # A landing stack's outputs (accelstack.components.recipes.landing): this subscription, either side.
-            landed = {f"{side}AccountId": self.subscription_id for side in ("training", "serving")}
-            return f"{args.name}-id", {
-                "name": args.inputs.get("name", args.name),
-                "outputs": landed,
-                "secretOutputNames": [],
-            }
+        if args.typ == STACK_REFERENCE:  # a landing stack's outputs: this subscription, either side
+            return f"{args.name}-id", landing_reference_outputs(args, self.subscription_id)
         landing = self.landing_resource(args.typ, args.name, outputs)
         if landing is not None:
             return landing

@@ -19,6 +19,7 @@ from typing import Any
 import pulumi
 
 from accelstack.components.propagation import SLEEP, mock_sleep
+from accelstack.components.recipes.landing import STACK_REFERENCE, landing_reference_outputs
 
 DEFAULT_PROJECT_ID = "acme-train"
 DEFAULT_PROJECT_NUMBER = "123456789012"
@@ -58,7 +59,6 @@ ZONAL = {
 }
 
 
-STACK_REFERENCE = "pulumi:pulumi:StackReference"
 SERVICE_AGENT_DOMAINS = {
     "lustre.googleapis.com": "gcp-sa-lustre",
     "file.googleapis.com": "cloud-filer",
@@ -106,14 +106,8 @@ class GcpMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == SLEEP:
             return mock_sleep(args)
-        if args.typ == STACK_REFERENCE:
-            # A landing stack's outputs (accelstack.components.recipes.landing): this project, either side.
-            landed = {f"{side}AccountId": self.project_id for side in ("training", "serving")}
-            return f"{args.name}-id", {
-                "name": args.inputs.get("name", args.name),
-                "outputs": landed,
-                "secretOutputNames": [],
-            }
+        if args.typ == STACK_REFERENCE:  # a landing stack's outputs: this project, either side
+            return f"{args.name}-id", landing_reference_outputs(args, self.project_id)
         if not args.typ.startswith("gcp:"):
             return f"{args.name}-id", outputs
         if args.typ == "gcp:organizations/folder:Folder":

@@ -16,10 +16,10 @@ from typing import Any
 import pulumi
 
 from accelstack.components.propagation import SLEEP, mock_sleep
+from accelstack.components.recipes.landing import STACK_REFERENCE, landing_reference_outputs
 
 DEFAULT_TENANCY = "ocid1.tenancy.oc1..aaaaaaaaexample"
 DEFAULT_COMPARTMENT = "ocid1.compartment.oc1..aaaaaaaaexample"
-STACK_REFERENCE = "pulumi:pulumi:StackReference"
 DEFAULT_REGION = "us-ashburn-1"
 DEFAULT_NAMESPACE = "acmetenancy"
 TENANCY_PREFIX = "Uocm"  # the per-tenancy prefix of availability domain names
@@ -58,14 +58,8 @@ class OciMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == SLEEP:
             return mock_sleep(args)
-        if args.typ == STACK_REFERENCE:
-            # A landing stack's outputs (accelstack.components.recipes.landing): this compartment, either side.
-            landed = {f"{side}AccountId": self.compartment for side in ("training", "serving")}
-            return f"{args.name}-id", {
-                "name": args.inputs.get("name", args.name),
-                "outputs": landed,
-                "secretOutputNames": [],
-            }
+        if args.typ == STACK_REFERENCE:  # a landing stack's outputs: this compartment, either side
+            return f"{args.name}-id", landing_reference_outputs(args, self.compartment)
         if not args.typ.startswith("oci:"):
             return f"{args.name}-id", outputs
         resource_id = self.ocid(args.typ, args.name)

@@ -18,6 +18,16 @@ import pulumi
 from accelstack.planner.landing_plan import LandingPlan, QuotaNeed
 from accelstack.spec.landing import SIDES, LandingStack
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+def landing_reference_outputs(args: Any, account_id: str, **per_side: str) -> dict[str, Any]:
+    """What a stack reference to a landing stack answers under each cloud's mocks: the recipe's outputs for this
+    stack's account on either side (`per_side`: more of them, e.g. AWS's DeployRoleArn)."""
+    values = {"AccountId": account_id, **per_side}
+    landed = {f"{side}{key}": value for side in SIDES for key, value in values.items()}
+    return {"name": args.inputs.get("name", args.name), "outputs": landed, "secretOutputNames": []}
+
 
 @dataclass(frozen=True)
 class LandedAccount:
