@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,12 +30,20 @@ def fake_uuid(seed: str) -> str:
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 
+def instance_host(name: str) -> int:
+    """An instance's last address octet from its name, not from the order Pulumi registers instances (replicas are
+    registered concurrently, so a counter gave the golden exports swapped addresses from run to run)."""
+    index = re.search(r"(\d+)$", name)
+    if index and int(index.group(1)) < 200:
+        return 11 + int(index.group(1))
+    return 211 + int(hashlib.sha256(name.encode()).hexdigest(), 16) % 40
+
+
 class VultrMocks(pulumi.runtime.Mocks):
     """Answers like Vultr would at preview. Subclass and override `call` or `new_resource` to model another answer."""
 
     def __init__(self, region: str = DEFAULT_REGION):
         self.region = region
-        self.instances = 0
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
@@ -45,9 +54,9 @@ class VultrMocks(pulumi.runtime.Mocks):
         resource_id = fake_uuid(f"{args.typ}/{args.name}")
         outputs.setdefault("id", resource_id)
         if args.typ == "vultr:index/instance:Instance":
-            self.instances += 1
-            outputs.setdefault("mainIp", f"203.0.113.{10 + self.instances}")
-            outputs.setdefault("internalIp", f"10.50.0.{10 + self.instances}")
+            host = instance_host(args.name)
+            outputs.setdefault("mainIp", f"203.0.113.{host}")
+            outputs.setdefault("internalIp", f"10.50.0.{host}")
             outputs.setdefault("powerStatus", "running")
         if args.typ == "vultr:index/loadBalancer:LoadBalancer":
             outputs.setdefault("ipv4", "198.51.100.20")
