@@ -65,7 +65,10 @@ def test_quota_policies_hold_regions_training_shapes_and_the_planners_caps(landi
     outside = "zero compute-core quotas /*/ in compartment {} where request.region = 'eu-frankfurt-1'"
     assert outside.format("acme-train") in training and outside.format("acme-serve") in serving
     assert not any("us-ashburn-1" in s for s in serving)  # the allowed region is never zeroed
-    assert "zero compute-core quotas gpu-b200-count, gpu-h100-count in compartment acme-serve" in serving
+    assert (
+        "zero compute-core quotas gpu-b200-count, gpu-h100-count, gpu-h200-count, gpu-mi300x-count in compartment acme-serve"
+        in serving
+    )
     # oci-training: 2 x BM.GPU.H100.8 = 16 GPUs in us-ashburn-1, capped at exactly that.
     caps = [s for s in training if s.startswith("set ")]
     assert caps == [

@@ -40,8 +40,8 @@ def region_guardrail(compartment: str, allowed_regions: Iterable[str]) -> list[s
 
 
 def training_shape_quotas(families: Iterable[str]) -> list[str]:
-    """The GPU quotas of the catalog's shapes in the training families whose limit name a source confirmed
-    (accelstack.clouds.oci.quotas: H200 and MI300X are not, so they are not zeroed by name)."""
+    """The GPU quotas of the catalog's shapes in the training families whose limit name is known
+    (accelstack.clouds.oci.quotas); a shape without one is not zeroed by a guessed name."""
     wanted = set(families)
     return sorted(
         {

@@ -1,13 +1,21 @@
 """Which OCI service limit each GPU shape draws on (pure data): compute limits per availability domain, counted in
-GPUs (`oci limits value list --service-name compute`: gpu-h100-count, gpu-b200-count). The H200 and MI300X limit
-names were not confirmed by a source here, so those shapes are reported as not known rather than guessed.
+GPUs (`oci limits value list --service-name compute`). H200, MI300X and B200 are named by Oracle's Compute Quotas page
+(docs.oracle.com/en-us/iaas/Content/Quotas/Concepts/resourcequotas_topic-Compute_Quotas.htm, "Core- and GPU-Based
+Quotas", page as of 2026-09-05: gpu-mi300x-count, gpu-h200-count, gpu-b200-count, each "Total number of GPUs for shapes in
+the BM.GPU.<X> series", scope availability domain). That page lists no H100 row; `gpu-h100-count` is the name
+`oci limits value list` reports for BM.GPU.H100.8 (as tools that read it show), not a documented quota name.
 Preemptible capacity is not offered for cluster networks, so no spot row exists."""
 
 from __future__ import annotations
 
 from accelstack.clouds.base import Quota
 
-LIMIT_NAMES: dict[str, str] = {"BM.GPU.H100.8": "gpu-h100-count", "BM.GPU.B200.8": "gpu-b200-count"}
+LIMIT_NAMES: dict[str, str] = {
+    "BM.GPU.H100.8": "gpu-h100-count",
+    "BM.GPU.H200.8": "gpu-h200-count",
+    "BM.GPU.B200.8": "gpu-b200-count",
+    "BM.GPU.MI300X.8": "gpu-mi300x-count",
+}
 
 QUOTAS: dict[str, dict[str, Quota]] = {
     "on-demand": {shape: Quota(limit, "GPUs") for shape, limit in LIMIT_NAMES.items()}
