@@ -37,7 +37,9 @@ QUOTA_CAPS_ONLY = {
     "oci": (
         "OCI quotas cap each compartment at the planner's need and never raise the tenancy's service limits: where "
         "a limit (`oci limits value list --service-name compute`) is below a cap, request an increase (console: "
-        "Governance, Limits, Quotas and Usage)"
+        "Governance, Limits, Quotas and Usage). GPU quotas are scoped to an availability domain and a cap without "
+        "`request.ad` is allocated to each AD (quota_policy_syntax.htm, Scope): in a region with three ADs a "
+        "compartment can hold up to three times a cap, though a cluster network uses one AD"
     )
 }
 # AWS Organizations: a root is r-<4-32 chars>, an OU ou-<4-32>-<8-32> (Organizations API, CreateOrganizationalUnit ParentId).
