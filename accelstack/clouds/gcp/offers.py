@@ -6,6 +6,11 @@ Source: SkyPilot's public GCP catalog (github.com/skypilot-org/skypilot-catalog,
 returns for each type; read 2026-12-05. Google's page "GPU regions and zones availability"
 (cloud.google.com/compute/docs/gpus/gpu-regions-zones) is the authority a row is checked against when it changes.
 
+Re-read 2026-12-06 at a second stored version of that file (commit 8427bbff988abdd050a9f51addd314ef31cb4e85): its
+a3-highgpu-8g, a3-megagpu-8g, a3-ultragpu-8g and a4-highgpu-8g rows name the same zones as the tables below. Google's
+own page was not readable here, so the A3 High/Mega/Ultra and A4 rows are checked against SkyPilot's two readings of
+Compute Engine's API, not against Google's page.
+
 Left out, so not checked (the rule skips a type without a row): the G2 (L4) types, whose rows the copy read did not
 reach. A zone newer than this table is refused until its row is added here.
 """
