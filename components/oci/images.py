@@ -47,9 +47,11 @@ def image_for_shape(compartment_id: str, shape: str, opts: pulumi.InvokeOptions)
     return images.images.apply(first)
 
 
-# oci-hpc documentation/Prerequisites.md (oracle-quickstart/oci-hpc b5285a6, 2026-05-19), "Ubuntu 24.04": the
-# builds' objects, one bucket behind one pre-authenticated request. "Use the Lustre 6.8 kernel images to get the
-# Lustre client": the 6.8 builds below.
+# oci-hpc documentation/Prerequisites.md (oracle-quickstart/oci-hpc b5285a6, 2026-05-19, its newest commit when
+# re-read 2026-12-06: the two URLs below are character for character the ones it links), "Ubuntu 24.04": the builds'
+# objects, one bucket behind one pre-authenticated request. "Use the Lustre 6.8 kernel images to get the Lustre
+# client": the 6.8 builds below. Each heading names the GPUs its builds are for (`gpus`); the Arm GB200/GB300 builds
+# (aarch64) and MI355X with Pollara NICs (another bucket, MOFED 24.10) are not used: the catalog has no such shape.
 HPC_IMAGES_PAR = (
     "https://objectstorage.ca-montreal-1.oraclecloud.com/p/"
     "AIo4CP0P_DlUelDlsWgGPWmY6FcBQzJWmmFyGKdY0epkh87a9Q3ndvFYycjIxTQ9/n/idxzjcdglx2s/b/images/o/"
@@ -63,6 +65,7 @@ class GpuImageBuild:
 
     name: str  # <base image>-<features>-<build date>-<release>: the object's name
     slug: str  # the build in the image resource's name: a new build is a new image beside the old one
+    gpus: tuple[str, ...]  # the GPUs Prerequisites.md lists the build under (its heading)
     driver: str
     ofed: str
     kernel: str
@@ -79,6 +82,7 @@ class GpuImageBuild:
 NVIDIA_BUILD = GpuImageBuild(
     name="Canonical-Ubuntu-24.04-2026.02.28-0-6.8-DOCA-OFED-3.2.1-GPU-580-OPEN-CUDA-13.0-2026.03.13-0",
     slug="nvidia-580-20260313",
+    gpus=("A100", "H100", "H200", "B200", "B300"),
     driver="NVIDIA 580 (open kernel modules) with fabric manager, CUDA 13.0",
     ofed="DOCA-OFED 3.2.1",
     kernel="6.8.0-90-generic",
@@ -90,6 +94,7 @@ NVIDIA_BUILD = GpuImageBuild(
 AMD_BUILD = GpuImageBuild(
     name="Canonical-Ubuntu-24.04-2026.02.28-0-6.8-DOCA-OFED-3.2.1-AMD-ROCM-643-2026.03.13-0",
     slug="rocm-643-20260313",
+    gpus=("MI300X", "MI355X"),
     driver="AMD ROCm 6.4.3 (amdgpu DKMS)",
     ofed="DOCA-OFED 3.2.1",
     kernel="6.8.0-90-generic",
@@ -126,9 +131,15 @@ def node_image(
     launch mode) is fixed by the build, and the build is in the resource's name: an `up` never re-imports it, and a
     newer pin is a new image created before the old one goes.
 
-    A custom image launches only on the shapes in its compatibility list: AddImageShapeCompatibilityEntry
-    (oci.core.ShapeManagement, a PUT, idempotent when the entry exists) adds the nodes' shape, as oci-hpc's
-    image.tf does for a shape its image does not list; the nodes wait for it."""
+    A custom image launches only on the shapes in its compatibility list, and the builds are made on a Flex VM
+    (oci-hpc-images' Packer templates launch the builder with a `shape_config` of 8 OCPUs and 64 GB), so whether an
+    imported build lists a BM.GPU shape is not something oci-hpc assumes: its image.tf adds an
+    `oci_core_shape_management` entry unless `data.oci_core_image_shapes` already lists the shape (validations.tf),
+    and its `add_shape` command lists the entries first (mgmt/lib/ociwrap.py add_shape_to_image). The stack imports
+    the image itself, so it cannot read the list before the image exists: it always adds the nodes' shape
+    (AddImageShapeCompatibilityEntry, oci.core.ShapeManagement: a PUT of the shape under the image) and the nodes
+    wait for it. Whether OCI answers that PUT for a shape the image already lists with success, as oci-hpc's check
+    avoids finding out, was not confirmed by a source read here."""
     if image_id is not None:
         return NodeImageChoice(image_id)
     build = BUILDS[vendor]

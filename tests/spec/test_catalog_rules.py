@@ -394,6 +394,17 @@ def test_a_region_that_does_not_offer_the_machine_type_is_refused_naming_those_t
     assert not [m for m in at(ok, path) if "is not offered" in m]
 
 
+def test_gcp_serving_on_an_l4_type_is_refused_where_compute_engine_has_no_g2():
+    """The G2 rows (SkyPilot's catalog @8427bbf): europe-north1 has A3 and A4 but no G2, europe-west4 has both."""
+    path = "serving.replicas.instanceType"
+    edits = (f"{path}=g2-standard-8", "account.region=europe-north1", "separation.allowedRegions=[europe-north1]")
+    [message] = [m for m in at(problems("gcp", "serving", *edits), path) if "is not offered" in m]
+    assert message.startswith("g2-standard-8 is not offered in europe-north1 (account.region; ")
+    assert "europe-west4" in message and "us-central1" in message and "africa-south1" not in message
+    edits = (f"{path}=g2-standard-8", "account.region=europe-west4", "separation.allowedRegions=[europe-west4]")
+    assert not [m for m in at(problems("gcp", "serving", *edits), path) if "is not offered" in m]
+
+
 @pytest.mark.parametrize("cloud", ["aws", "azure"])
 def test_a_region_the_source_does_not_list_is_not_checked(cloud):
     # AWS's source lists 24 Regions (not the opt-in ones), Azure's only US regions: a missing row there says

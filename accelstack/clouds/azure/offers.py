@@ -16,6 +16,16 @@ missing there. Region level only: the source has no zone column, so a pinned `tr
 
 Left out, so not checked (the rule skips a size without a row): Standard_ND96isr_H200_v5 and
 Standard_ND96isr_MI300X_v5, which have no row in the source.
+
+Searched again 2026-12-06 for a source outside the US and for those two sizes, and none was found that lists every
+region offering a size: Microsoft Learn's size-series pages (ND-H100-v5, ND-H200-v5, ND-MI300X-v5, NCads-H100-v5,
+ND-A100-v4) give no regions and point to "Products available by region", which was not readable here; SkyPilot's
+catalogs (skypilot-org/skypilot-catalog v5/v6 azure/vms.csv, the fork's v7/v8) hold the nine US regions only, and the
+v8 copy with the newest rows is too large to fetch here; Karpenter for Azure's generated SKU tables
+(Azure/karpenter-provider-azure pkg/fake/zz_generated.sku.*.go) cover eastus, southcentralus and westcentralus. Public
+records of single deployments and Retail Prices readings name a region where H200 or MI300X ran or was priced, but a
+row built from them would refuse every region they do not mention, so the sizes stay out. Regions outside the US stay
+unchecked for every size (REGIONS_READ), and `cost` has no price for either size (prices.py), so it refuses.
 """
 
 from __future__ import annotations

@@ -6,17 +6,26 @@ Source: SkyPilot's public GCP catalog (github.com/skypilot-org/skypilot-catalog,
 returns for each type; read 2026-12-05. Google's page "GPU regions and zones availability"
 (cloud.google.com/compute/docs/gpus/gpu-regions-zones) is the authority a row is checked against when it changes.
 
-Left out, so not checked (the rule skips a type without a row): the G2 (L4) types, whose rows the copy read did not
-reach. A zone newer than this table is refused until its row is added here.
+Re-read 2026-12-06 at a second stored version of that file (commit 8427bbff988abdd050a9f51addd314ef31cb4e85): its
+a3-highgpu-8g, a3-megagpu-8g, a3-ultragpu-8g and a4-highgpu-8g rows name the same zones as the tables below. Google's
+own page was not readable here, so the A3 High/Mega/Ultra and A4 rows are checked against SkyPilot's two readings of
+Compute Engine's API, not against Google's page.
+
+The G2 (L4) rows, which the first reading did not reach, are from that second version (read 2026-12-06): every
+g2-standard type, 4 to 96 vCPUs, lists the same zones (`_G2_STANDARD`).
+
+A zone newer than this table is refused until its row is added here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-CHECKED = "2026-12-05"
-LEFT_OUT = tuple(f"g2-standard-{vcpus}" for vcpus in (4, 8, 12, 16, 24, 32, 48, 96))
-SOURCE = "skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv @006059e (Compute Engine machineTypes by zone)"
+CHECKED = "2026-12-06"
+LEFT_OUT: tuple[str, ...] = ()
+SOURCE = (
+    "skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv @006059e and @8427bbf (Compute Engine machineTypes by zone)"
+)
 
 _A2_HIGHGPU = {
     "asia-northeast1": ("a", "c"),
@@ -79,6 +88,28 @@ _A4_HIGHGPU = {
     "us-west3": ("b", "c"),
 }
 
+# g2-standard-4/8/12/16/24/32/48/96 (catalogs/v8/gcp/vms.csv @8427bbf): one zone list for all eight.
+_G2_STANDARD = {
+    "asia-east1": ("a", "b", "c"),
+    "asia-northeast1": ("a", "b", "c"),
+    "asia-northeast3": ("a", "b"),
+    "asia-south1": ("a", "b", "c"),
+    "asia-southeast1": ("a", "b", "c"),
+    "europe-west1": ("b", "c"),
+    "europe-west2": ("a", "b"),
+    "europe-west3": ("a", "b"),
+    "europe-west4": ("a", "b", "c"),
+    "europe-west6": ("b", "c"),
+    "me-central2": ("a", "c"),
+    "northamerica-northeast1": ("b",),
+    "northamerica-northeast2": ("a", "b"),
+    "us-central1": ("a", "b", "c"),
+    "us-east1": ("b", "c", "d"),
+    "us-east4": ("a", "c"),
+    "us-west1": ("a", "b", "c"),
+    "us-west4": ("a", "c"),
+}
+
 
 def _zones(letters_by_region: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
     return {region: tuple(f"{region}-{letter}" for letter in letters) for region, letters in letters_by_region.items()}
@@ -92,4 +123,5 @@ ZONES_BY_MACHINE_TYPE: dict[str, dict[str, tuple[str, ...]]] = {
     "a3-megagpu-8g": _zones(_A3_MEGAGPU),
     "a3-ultragpu-8g": _zones(_A3_ULTRAGPU),
     "a4-highgpu-8g": _zones(_A4_HIGHGPU),
+    **{f"g2-standard-{vcpus}": _zones(_G2_STANDARD) for vcpus in (4, 8, 12, 16, 24, 32, 48, 96)},
 }

@@ -29,11 +29,19 @@ REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
 # the client is the last entry (docs.vultr.com/products/load-balancer, "client IP": X-Forwarded-For).
 LOAD_BALANCER_CLIENT_HOP = 1
 
-# Ubuntu 22.04 on a Vultr GPU plan: the NVIDIA driver comes with the plan's image; Docker and the container toolkit
-# may not, so they are installed when missing (NVIDIA's apt repository; nvidia-ctk wires Docker's runtime).
+# Ubuntu 22.04 on a Vultr GPU plan (components/vultr/images.py): the NVIDIA driver and Docker come with the plan's
+# image, the AWS CLI the weights copy runs does not. Each is installed when its own command is missing, never one on
+# behalf of another: an image that ships Docker still gets the AWS CLI (jammy's docker.io only where Docker is absent,
+# so Docker's own packages are never replaced). The container toolkit comes from NVIDIA's apt repository where the
+# image lacks it (nvidia-ctk wires Docker's runtime).
 RUNTIME_SETUP = """\
-if ! command -v docker >/dev/null; then
-  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -yq docker.io awscli curl gnupg
+missing=""
+command -v docker >/dev/null || missing="$missing docker.io"
+command -v aws >/dev/null || missing="$missing awscli"
+command -v curl >/dev/null || missing="$missing curl"
+command -v gpg >/dev/null || missing="$missing gnupg"
+if [ -n "$missing" ]; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -yq $missing
 fi
 if ! command -v nvidia-ctk >/dev/null; then
   curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | gpg --dearmor --yes -o /usr/share/keyrings/nvidia-container-toolkit.gpg

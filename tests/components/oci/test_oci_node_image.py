@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from accelstack.clouds.oci import catalog
+from accelstack.components.oci import images
 from accelstack.engine.capture import Capture, Registration
 from accelstack.spec.loader import SpecError, apply_overrides, parse_spec, read_stack_file
 from tests.components.oci.test_oci_training import COMPARTMENT, one, run, spec_errors
@@ -48,6 +49,15 @@ def test_each_gpu_shape_boots_its_vendors_build_imported_from_the_published_url(
     assert launch["sourceDetails"]["imageId"] == image.id
     # The pool launches only once the image is imported and lists the shape.
     assert {image.urn, entry.urn} <= set(configuration.dependencies)
+
+
+@pytest.mark.parametrize("shape", sorted(catalog.ACCELERATED_INSTANCES))
+def test_each_gpu_shape_boots_a_build_oci_hpc_lists_for_its_gpu(shape: str) -> None:
+    """oci-hpc's Prerequisites.md names the GPUs each build is for: a shape whose GPU its vendor's build does not
+    list (an Arm GB200, an MI355X with Pollara NICs) would boot an image built for other hardware."""
+    machine = catalog.ACCELERATED_INSTANCES[shape]
+    build = images.BUILDS[machine.vendor]
+    assert machine.accelerator in build.gpus, (shape, machine.accelerator, build.name, build.gpus)
 
 
 def test_no_other_resource_boots_the_gpu_build() -> None:
