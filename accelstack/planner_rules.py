@@ -95,7 +95,7 @@ def lustre_holds_dataset_and_checkpoints(spec: TrainingStack) -> Iterator[Proble
     yield Problem(
         "training.storage.lustre.capacityGiB",
         f"{check.capacity_gib} GiB cannot hold {' + '.join(parts)} + {DEFAULT_HEADROOM:.0%} headroom = "
-        f"{check.required_gib:g} GiB; the smallest valid {check.deployment_type} size is {check.minimum_capacity_gib} GiB",
+        f"{check.required_gib:g} GiB; {check.smallest_holding()}",
     )
 
 
