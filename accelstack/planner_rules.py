@@ -25,7 +25,7 @@ from accelstack.planner.lustre import DEFAULT_HEADROOM
 from accelstack.planner.model_size import architecture_of, weights_gb
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving import fits
-from accelstack.planner.serving_plan import plan_serving
+from accelstack.planner.serving_plan import VISIBILITY_TIMEOUT_SERVICE_MULTIPLE, plan_serving
 from accelstack.planner.units import counted
 from accelstack.spec.models import ServingStack, StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem, did_you_mean
@@ -95,7 +95,7 @@ def lustre_holds_dataset_and_checkpoints(spec: TrainingStack) -> Iterator[Proble
     yield Problem(
         "training.storage.lustre.capacityGiB",
         f"{check.capacity_gib} GiB cannot hold {' + '.join(parts)} + {DEFAULT_HEADROOM:.0%} headroom = "
-        f"{check.required_gib:g} GiB; the smallest valid {check.deployment_type} size is {check.minimum_capacity_gib} GiB",
+        f"{check.required_gib:g} GiB; {check.smallest_holding()}",
     )
 
 
@@ -281,9 +281,11 @@ def serving_replicas_carry_load(spec: ServingStack) -> Iterator[Problem]:
         yield Problem(
             "serving.slo.serviceSeconds",
             f"{stated:g} s, but a request of the stated load takes ~{capacity.service_seconds:.1f} s on "
-            f"{replicas.instance_type} ({capacity.formula()}); the queue's backlog target (slo.targetSeconds / "
-            f"serviceSeconds x concurrency) assumes the stated time, so scaling reacts "
-            f"{'too late' if stated < capacity.service_seconds else 'too early'}; measure it or set ~{capacity.service_seconds:.1f}",
+            f"{replicas.instance_type} ({capacity.formula()}); scaling's request-rate targets use that modelled time, "
+            f"but the stated one still sizes the queue's visibility timeout (serviceSeconds x "
+            f"{VISIBILITY_TIMEOUT_SERVICE_MULTIPLE}), the warm pool's burst (maxDepth x serviceSeconds / ttlSeconds) and "
+            f"the queue-drain check, which come out too {'short' if stated < capacity.service_seconds else 'long'}; "
+            f"measure it or set serving.slo.serviceSeconds: {capacity.service_seconds:.1f}",
             Level.WARNING,
         )
     if plan.replicas > replicas.max:

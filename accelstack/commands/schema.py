@@ -182,8 +182,11 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def reference_rows(schema: dict[str, Any], node: dict[str, Any], prefix: str) -> list[tuple[str, str, str, str]]:
-    """(key path, type, default or `required`, description) for every key under `node`, depth first."""
+def reference_rows(
+    schema: dict[str, Any], node: dict[str, Any], prefix: str, defaults: dict[str, Any] | None = None
+) -> list[tuple[str, str, str, str]]:
+    """(key path, type, default or `required`, description) for every key under `node`, depth first; `defaults`: the
+    enclosing key's own default object, whose values win over the block's (serving's network is not training's)."""
     definitions = schema["$defs"]
     rows = []
     required = set(node.get("required", []))
@@ -192,6 +195,8 @@ def reference_rows(schema: dict[str, Any], node: dict[str, Any], prefix: str) ->
         _, target, _, is_list = _target(prop, definitions)
         if key in required:
             default = "required"
+        elif defaults is not None and key in defaults:
+            default = f"`{json.dumps(defaults[key])}`"
         elif "default" in prop:
             default = f"`{json.dumps(prop['default'])}`"
         else:  # built when omitted (a default factory): an object of its keys' defaults, or as described
@@ -200,7 +205,8 @@ def reference_rows(schema: dict[str, Any], node: dict[str, Any], prefix: str) ->
         for option, cloud in _per_cloud(prop):
             rows += reference_rows(schema, definitions[option], f"{path} ({cloud})")
         if "properties" in target:
-            rows += reference_rows(schema, target, f"{path}[]" if is_list else path)
+            own = prop.get("default") if not is_list and isinstance(prop.get("default"), dict) else None
+            rows += reference_rows(schema, target, f"{path}[]" if is_list else path, own)
     return rows
 
 

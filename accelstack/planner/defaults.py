@@ -411,7 +411,7 @@ def _lustre_row(check: tp.LustreCheck) -> DerivedDefault:
         holds = "holds" if check.holds_data else "cannot hold"
         data += (
             f"; {holds} the stated data + {lustre_sizing.DEFAULT_HEADROOM:.0%} headroom = {check.required_gib:g} GiB"
-            + ("" if check.holds_data else f" (smallest valid size {check.minimum_capacity_gib} GiB)")
+            + ("" if check.holds_data else f" ({check.smallest_holding()})")
         )
     return DerivedDefault(
         "training.storage.lustre", check.write_seconds, "s per checkpoint", f"{configured}: {verdict} ({data})",

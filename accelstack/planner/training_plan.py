@@ -123,10 +123,22 @@ class LustreCheck:
     minimum_capacity_gib: int | None  # smallest valid step holding `required_gib`
     faster_tier: TierOption | None  # lowest tier at this capacity that meets the target
     cheapest: lustre_sizing.LustreOption | None  # cheapest same-type option holding the same data within the target
+    max_capacity_gib: int | None = None  # the deployment type's largest file system (None: no limit known)
 
     @property
     def meets_target(self) -> bool:
         return self.write_seconds <= self.target_seconds
+
+    def smallest_holding(self) -> str:
+        """Where the stated data fits in this deployment type: its smallest valid size, or that none holds it."""
+        if self.minimum_capacity_gib is None:
+            return ""
+        if self.max_capacity_gib is not None and self.minimum_capacity_gib > self.max_capacity_gib:
+            return (
+                f"no single {self.deployment_type} file system holds it (max {self.max_capacity_gib} GiB); "
+                "choose a tier with larger file systems or keep less of the dataset on it"
+            )
+        return f"the smallest valid {self.deployment_type} size is {self.minimum_capacity_gib} GiB"
 
     @property
     def holds_data(self) -> bool:
@@ -454,6 +466,7 @@ def _lustre_check(
         retained_checkpoints=retained,
         required_gib=round(required, 1) if required is not None else None,
         minimum_capacity_gib=minimum,
+        max_capacity_gib=dtype.max_gib,
         faster_tier=faster,
         cheapest=cheapest,
     )

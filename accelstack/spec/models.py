@@ -159,12 +159,12 @@ class LustreSpec(Model):
     """The parallel file system, in the keys every cloud shares; each cloud checks its own tiers and steps."""
 
     tier: str | None = None
-    """Tier of the cloud's managed parallel file system (aws: FSx for Lustre deployment type PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1; gcp: managed-lustre-1000/-500/-250/-125, or filestore-zonal, NFS for small clusters); omitted: the tier offering throughputPerTiB when it is stated, else the cloud's default (aws: PERSISTENT_2). Changing it replaces the file system."""
+    """Tier of the cloud's managed parallel file system (aws: FSx for Lustre deployment type PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1; azure: AMLFS-Durable-Premium-40/-125/-250/-500; gcp: managed-lustre-1000/-500/-250/-125, or filestore-zonal, NFS for small clusters; oci: MBPS_PER_TB_125/250/500/1000); omitted: the tier offering throughputPerTiB when it is stated, else the cloud's default (aws: PERSISTENT_2). Changing it replaces the file system."""
     # None: the planner derives them (accelstack.planner.training_plan.lustre_setting): the cheapest
     # valid size and tier holding the dataset + retained checkpoints + headroom and writing one
     # checkpoint within the target. Scratch types take no tier.
     capacity_gib: int | None = Field(default=None, ge=1, alias="capacityGiB")
-    """Storage capacity, GiB, in the tier's steps (aws PERSISTENT_2: 1200 or a multiple of 2400); omitted: the planner's cheapest size that holds the data and checkpoints. Grows in place; a shrink replaces."""
+    """Storage capacity, GiB, in the tier's steps (aws PERSISTENT_2: 1200 or a multiple of 2400); omitted: the planner's cheapest size that holds the data and checkpoints. On aws it grows in place and a shrink replaces; on azure any change replaces (`accelstack diff` says which)."""
     throughput_per_tib: int | None = Field(default=None, alias="throughputPerTiB")
     """Throughput, MB/s per TiB, one the tier offers (aws PERSISTENT_2: 125, 250, 500 or 1000); omitted: the planner's cheapest tier meeting the checkpoint write target; none for scratch."""
     import_path: str = "/datasets"
@@ -227,10 +227,10 @@ class CheckpointStore(Model):
 
 class TrainingStorage(Model):
     datasets: DatasetStore
-    """Where the training data lives (S3)."""
+    """Where the training data lives: the cloud's object storage (S3, Blob Storage, Cloud Storage, Object Storage)."""
     # Absent: a file system of the cloud's default tier, mount path and planned size (a stack fills the defaults).
     lustre: LustreSpec | None = Field(default_factory=LustreSpec)
-    """The shared FSx for Lustre file system; null: none (one-node fine-tuning reads from S3)."""
+    """The shared file system (FSx for Lustre, Azure Managed Lustre, Google Cloud Managed Lustre or Filestore, OCI File Storage with Lustre); null: none (one-node fine-tuning reads from object storage)."""
     checkpoints: CheckpointStore | None = None
     """Checkpoint bucket and directory; required for spot capacity."""
 
@@ -365,7 +365,7 @@ class Replicas(Model):
 
 class LoadBalancerSpec(Model):
     certificate: str
-    """The HTTPS listener's certificate, in the cloud's form: an ACM certificate ARN (AWS), a Key Vault secret id (Azure)."""
+    """The HTTPS listener's certificate, in the cloud's form: an ACM certificate ARN (aws), a Key Vault secret id (azure), a Compute Engine SSL certificate projects/<p>/global/sslCertificates/<name> (gcp), a secret reference env:<VARIABLE> or config:<namespace>:<key> (vultr)."""
     health_path: str = Field(default="/health", max_length=1024)
     """HTTP path the load balancer's health check requests on each replica: / then letters, digits and . _ ~ / - (it lands in boot scripts and unit files)."""
     port: int = Field(default=8000, ge=1, le=65535)

@@ -4,6 +4,7 @@ bad input is a clear stderr line and exit 2 with nothing written."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -55,3 +56,20 @@ def test_bad_input_exits_2_naming_it(fixture_project, tmp_path, args, message):
     assert message in result.stderr or message in result.output
     assert "Traceback" not in result.output
     assert result.stdout.strip() == "" or not result.stdout.lstrip().startswith("{")
+
+
+def test_a_plan_that_leaves_resources_out_says_how_many_a_scanner_does_not_see(tmp_path):
+    """Azure's resources mostly have no Terraform type: the plan is small, and export says so beside the URNs."""
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "azure.json"
+    result = invoke("azure-training", "--project-dir", str(repo), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    not_exported = [line for line in result.stderr.splitlines() if "not exported (no Terraform type" in line]
+    planned = json.loads(out.read_text())["planned_values"]["root_module"]["resources"]
+    summary = f"azure-training: the plan holds {len(planned)} of {len(planned) + len(not_exported)} resources"
+    assert not_exported and summary in result.stderr
+
+
+def test_a_plan_holding_every_resource_says_nothing_more(fixture_project):
+    result = invoke("alpha", "--project-dir", str(fixture_project))
+    assert result.exit_code == 0 and "a scanner reading it" not in result.stderr

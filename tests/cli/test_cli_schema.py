@@ -43,6 +43,15 @@ def test_every_key_has_a_description() -> None:
     assert [path for path, _, _, description in rows if not description] == []
 
 
+def test_a_nested_key_shows_its_enclosing_keys_default() -> None:
+    """Serving's network defaults to its own VPC range, not the training block's (new-user trial 3, friction 5)."""
+    schema = stack_file_schema()
+    rows = {(path, default) for path, _, default, _ in reference_rows(schema, schema["properties"]["config"], "")}
+    serving_network = next(default for path, default in rows if path == "accelstack:serving.network")
+    serving_cidr = next(default for path, default in rows if path == "accelstack:serving.network.vpcCidr")
+    assert serving_cidr.strip("`") == '"10.30.0.0/16"' and '"vpcCidr": "10.30.0.0/16"' in serving_network
+
+
 def test_the_reference_lists_keys_a_user_could_not_find_before() -> None:
     text = (DOCS / "spec-reference.md").read_text()
     for key in (

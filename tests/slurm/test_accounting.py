@@ -129,6 +129,22 @@ def test_the_head_writes_slurmdbd_conf_with_the_password_from_the_secret_store_b
     assert "slurmdbd" not in off
 
 
+def test_every_cloud_renders_slurmdbd_conf_and_the_accounting_lines_alike():
+    """The recipe writes slurmdbd.conf and slurm.conf's accounting lines once for every cloud that keeps accounting:
+    only the stack's own names differ (tests/integration/test_slurmdbd_real.py runs them against real slurmdbd)."""
+    keys = ("ClusterName", "SlurmctldHost", "JobAcctGather", "AccountingStorage", "Priority")
+    rendered = {}
+    for cloud in registry.deployable():
+        if Feature.SLURM_ACCOUNTING not in implemented(registry.get(cloud)).features:
+            continue
+        stack = f"{cloud}-training"
+        spec = spec_for(stack, *ON)
+        files = slurm.render_all(spec, slurm.nodes_for(spec))
+        lines = [line for line in files["slurm.conf"].splitlines() if line.startswith(keys)]
+        rendered[cloud] = (files["slurmdbd.conf"] + "\n".join(lines)).replace(stack, "<stack>")
+    assert len(rendered) >= 3 and len(set(rendered.values())) == 1, rendered
+
+
 def test_the_compute_nodes_know_nothing_of_the_database():
     spec = spec_for("aws-training", *ON)
     compute = slurm.compute_cloud_init(spec, slurm.nodes_for(spec), slurm.DeployValues())

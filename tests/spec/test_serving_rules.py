@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,20 @@ def test_bad_serving_config(edits, path, level, fragment):
 def test_good_serving_variants_have_no_errors(edits):
     problems = all_problems(edited(serving_raw(), edits))
     assert [str(p) for p in problems if p.level is Level.ERROR] == []
+
+
+def test_a_stated_service_time_far_from_the_loads_says_what_it_still_sizes():
+    """With serving.load stated the request-rate targets use the modelled service time; the warning names what the
+    stated serviceSeconds still sizes and the exact line to set (new-user trial 3, friction 24)."""
+    raw = edited(
+        serving_raw(),
+        {
+            "serving.load": {"requestsPerSecond": 20, "inputTokens": 1000, "outputTokens": 500},
+            "serving.slo.serviceSeconds": 0.5,
+        },
+    )
+    [warning] = [p for p in all_problems(raw) if p.path == "serving.slo.serviceSeconds"]
+    assert warning.level is Level.WARNING
+    for fragment in ("visibility timeout (serviceSeconds x 6)", "warm pool's burst", "too short"):
+        assert fragment in warning.message
+    assert re.search(r"set serving\.slo\.serviceSeconds: \d+\.\d$", warning.message), warning.message

@@ -9,10 +9,11 @@ $0.21, 500: $0.34, 1000: $0.60 per GB-month).
 from __future__ import annotations
 
 import pytest
-from spec_helpers import DELETE, all_problems, edited, training_raw
+from spec_helpers import DELETE, ROOT, all_problems, edited, training_raw
 from typer.testing import CliRunner
 
 from accelstack.cli import app
+from accelstack.spec.loader import read_stack_file
 from accelstack.spec.problems import Level
 
 E, W = Level.ERROR, Level.WARNING
@@ -129,3 +130,12 @@ def test_validate_surfaces_the_lustre_check():
     assert "training.storage.lustre.capacityGiB: 4800 GiB cannot hold the 5000 GiB dataset" in (
         (rejected.output + (rejected.stderr if rejected.stderr_bytes is not None else "")).replace("\n", " ")
     )
+
+
+def test_a_dataset_past_the_largest_file_system_says_none_holds_it():
+    """Azure Managed Lustre's largest AMLFS-Durable-Premium-500 is 128 TiB: a 2 PiB dataset gets no size suggestion
+    above that (new-user trial 3, friction 8), while AWS's open-ended types still name their next step."""
+    raw = edited(read_stack_file(ROOT / "stacks" / "Pulumi.azure-training.yaml"), {f"{DATA}.sizeGiB": 2048000})
+    [problem] = [p for p in all_problems(raw) if p.path == f"{LUSTRE}.capacityGiB"]
+    assert "no single AMLFS-Durable-Premium-500 file system holds it (max 131072 GiB)" in problem.message
+    assert "smallest valid" not in problem.message
