@@ -28,7 +28,7 @@ def test_every_sdk_property_of_a_guarded_kind_is_classified(package: str) -> Non
     rules = sum(1 for k in kinds for v in judged.get(k, {}).values() if schema.rules_of(v))
     total = sum(len(schema.properties(k)) for k in kinds)
     print(f"\n{package}: {len(kinds)} kinds, {total} properties: {rules} judged, {count} unjudged")
-    assert len(kinds) >= 15
+    assert len(kinds) >= (8 if package == "vultr" else 15)  # Vultr has no IAM kinds, nor queues or keys
     assert found.unlisted_kinds == ()
     assert dict(found.unclassified) == {}, "classify these in policies/<vendor>/properties*.py"
     assert dict(found.stale) == {}, "the installed SDK no longer has these properties"
