@@ -132,6 +132,10 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
 
 SECURITY_CONCEPTS["oci"] = (
     "bucket",
+    "bucket-replication",
+    "bucket-lifecycle",
+    "resource-grant",
+    "network-link",
     "parallel-file-system",
     "file-system-link",
     "volume",

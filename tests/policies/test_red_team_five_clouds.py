@@ -117,12 +117,14 @@ AWS = [
         PRINCIPAL,
     ),
     Change(
-        "aws-serving-reads-everything-but-nothing",
-        AS,
-        with_statement(
-            *SERVE_MODEL_READ,
-            "policy",
-            {"Effect": "Allow", "Action": "s3:GetObject", "NotResource": "arn:aws:s3:::nothing-at-all/*"},
+        "aws-artifact-list-condition-if-exists",
+        AT,
+        edit(
+            "aws-training-storage-checkpoints-policy",
+            "aws:s3/bucketPolicy:BucketPolicy",
+            lambda props: props.update(
+                policy=props["policy"].replace('"StringLike": {"s3:prefix"', '"StringLikeIfExists": {"s3:prefix"')
+            ),
         ),
         CONDITION,
     ),
@@ -502,6 +504,7 @@ O_BUCKET = "oci:ObjectStorage/bucket:Bucket"
 O_TRAIN = "ocid1.compartment.oc1..aaaaaaaaacmetrain"
 O_SERVE = "ocid1.compartment.oc1..aaaaaaaaacmeserve"
 NODES_POLICY = ("oci-training-nodes", O_POLICY)
+O_VCN = ("oci-training-vcn", "oci:Core/vcn:Vcn")
 
 
 def oci_statement(text: str) -> Edit:
@@ -608,6 +611,7 @@ OCI = [
                 "vcnId": "ocid1.vcn.oc1.us-ashburn-1.training",
                 "peerId": "ocid1.localpeeringgateway.oc1.us-ashburn-1.serving",
             },
+            depends={"vcnId": O_VCN},
         ),
         NETWORK,
     ),
@@ -617,7 +621,8 @@ OCI = [
         add(
             "oci:Core/drgAttachment:DrgAttachment",
             "oci-training-drg",
-            {"drgId": "ocid1.drg.oc1.us-ashburn-1.serving", "vcnId": "ocid1.vcn.oc1.us-ashburn-1.training"},
+            {"drgId": "ocid1.drg.oc1.us-ashburn-1.serving", "networkDetails": {"id": "vcn", "type": "VCN"}},
+            depends={"networkDetails": O_VCN},
         ),
         NETWORK,
     ),
@@ -788,6 +793,41 @@ LEGITIMATE = [
         oci_statement(
             f"allow dynamic-group oci-training-nodes to inspect buckets in compartment id {O_TRAIN} "
             "where target.bucket.name = 'acme-train-checkpoints'"
+        ),
+    ),
+    Change(
+        "oci-own-drg-joins-own-vcn",
+        OT,
+        both(
+            add("oci:Core/drg:Drg", "oci-training-drg", {"compartmentId": O_TRAIN, "displayName": "training"}),
+            add(
+                "oci:Core/drgAttachment:DrgAttachment",
+                "oci-training-vcn-on-drg",
+                {"drgId": "oci-training-drg-id", "vcnId": "vcn"},
+                depends={"drgId": ("oci-training-drg", "oci:Core/drg:Drg"), "vcnId": O_VCN},
+            ),
+        ),
+    ),
+    Change(
+        "oci-checkpoints-previous-versions-expire",
+        OT,
+        add(
+            "oci:ObjectStorage/objectLifecyclePolicy:ObjectLifecyclePolicy",
+            "oci-training-ckpt-versions",
+            {
+                "bucket": "acme-train-checkpoints",
+                "namespace": "acmetenancy",
+                "rules": [
+                    {
+                        "name": "old-versions",
+                        "action": "DELETE",
+                        "target": "previous-object-versions",
+                        "isEnabled": True,
+                        "timeAmount": 30,
+                        "timeUnit": "DAYS",
+                    }
+                ],
+            },
         ),
     ),
     Change(
