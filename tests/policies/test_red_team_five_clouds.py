@@ -13,6 +13,7 @@ false-positive rate are printed, by class and cloud.
 from __future__ import annotations
 
 import copy
+import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
@@ -224,6 +225,14 @@ SERVE_VNET = f"{SERVE_RG}/providers/Microsoft.Network/virtualNetworks/azure-serv
 SERVE_REPLICAS = ("azure-serving-id-replicas", "azure-native:managedidentity:UserAssignedIdentity")
 RBAC_ADMINISTRATOR = "f58310d9-a9f6-439a-9e8d-f62e7b41a168"  # Role Based Access Control Administrator
 MODELS_ASSIGNMENT = ("azure-serving-id-replicas-models", Z_ASSIGN)
+
+
+def wear_identities(props: dict[str, Any], change: Any) -> None:
+    """Rewrites the user-assigned identities a machine wears: a list of ids in inputs, a map keyed by id in outputs."""
+    worn = props["identity"]["userAssignedIdentities"]
+    ids = change(list(worn))
+    props["identity"]["userAssignedIdentities"] = ids if isinstance(worn, list) else {i: {} for i in ids}
+
 
 AZURE = [
     Change(
@@ -739,7 +748,287 @@ VULTR = [
     ),
 ]
 
-ATTACKS = AWS + AZURE + GCP + OCI + VULTR
+# --- a second wave: other spellings of the classes above, and the landing stacks ----------------------------------
+TRAIN_ID_LOWER = (
+    f"/subscriptions/{TRAIN_SUB}/resourcegroups/AZURE-TRAINING-RG/providers/microsoft.managedidentity/"
+    "userassignedidentities/azure-training-nodes-id"
+)
+OWNER = "8E3AF657-A8FF-443C-A75C-2FE8C4BCB635"  # Owner, its GUID in capitals (ARM compares ids case-insensitively)
+
+SECOND_WAVE = [
+    Change(
+        "aws-serving-rewrites-training-trust",
+        AS,
+        with_statement(
+            *SERVE_MODEL_READ,
+            "policy",
+            allow("iam:UpdateAssumeRolePolicy", f"arn:aws:iam::{TRAIN_ACCT}:role/aws-training-node"),
+        ),
+        ESCALATION,
+    ),
+    Change(
+        "aws-training-trust-bare-serving-account-id",
+        AT,
+        with_statement(
+            "aws-training-node",
+            A_ROLE,
+            "assumeRolePolicy",
+            {"Effect": "Allow", "Principal": {"AWS": SERVE_ACCT}, "Action": "sts:AssumeRole"},
+        ),
+        BECOME,
+    ),
+    Change(
+        "aws-serving-role-inline-policies-block",
+        AS,
+        put(
+            "aws-serving-replica",
+            A_ROLE,
+            inlinePolicies=[
+                {
+                    "name": "extra",
+                    "policy": json.dumps(
+                        {"Version": "2012-10-17", "Statement": [allow("s3:PutObject", f"arn:aws:s3:::{CKPT}/*")]}
+                    ),
+                }
+            ],
+        ),
+        FIELD,
+    ),
+    Change(
+        "aws-serving-role-managed-arns-admin",
+        AS,
+        put("aws-serving-replica", A_ROLE, managedPolicyArns=["arn:aws:iam::aws:policy/AdministratorAccess"]),
+        FIELD,
+    ),
+    Change(
+        "aws-alb-access-logs-off",
+        AS,
+        at("aws-serving-alb", "aws:lb/loadBalancer:LoadBalancer", "accessLogs.enabled", False),
+        LOGGING,
+    ),
+    Change(
+        "aws-serving-template-spot-market",
+        AS,
+        put(
+            "aws-serving-replica", "aws:ec2/launchTemplate:LaunchTemplate", instanceMarketOptions={"marketType": "spot"}
+        ),
+        CAPACITY,
+    ),
+    Change(
+        "aws-landing-apart-scp-detached",
+        AL,
+        put(
+            "aws-landing-training-apart-training",
+            "aws:organizations/policyAttachment:PolicyAttachment",
+            targetId="ou-unrelated-000000",
+        ),
+        BECOME,
+    ),
+    Change(
+        "azure-serving-scale-set-wears-training-identity-case",
+        ZS,
+        edit(
+            "azure-serving-replicas",
+            Z_VMSS,
+            lambda props: wear_identities(props, lambda ids: [*ids, TRAIN_ID_LOWER]),
+        ),
+        BECOME,
+    ),
+    Change(
+        "azure-owner-guid-in-capitals-on-training",
+        ZS,
+        add(
+            Z_ASSIGN,
+            "azure-serving-owner",
+            {
+                "scope": TRAIN_RG,
+                "roleDefinitionId": f"/subscriptions/{TRAIN_SUB}/providers/Microsoft.Authorization/roleDefinitions/{OWNER}",
+                "principalId": "22222222-2222-2222-2222-222222222222",
+                "principalType": "ServicePrincipal",
+            },
+            depends={"principalId": SERVE_REPLICAS},
+        ),
+        ESCALATION,
+    ),
+    Change(
+        "azure-foreign-group-reads-checkpoints",
+        ZT,
+        add(
+            Z_ASSIGN,
+            "azure-training-partner-group",
+            {
+                "scope": TRAIN_RG,
+                "roleDefinitionId": f"/subscriptions/{TRAIN_SUB}/providers/Microsoft.Authorization/roleDefinitions/"
+                "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1",
+                "principalId": "0f0f0f0f-0000-4000-8000-0000000000aa",
+                "principalType": "ForeignGroup",
+            },
+        ),
+        PRINCIPAL,
+    ),
+    Change(
+        "azure-rate-rule-negation-flipped",
+        ZS,
+        at("azure-serving-waf", Z_WAF, "customRules.0.matchConditions.0.negationConditon", False),
+        WAF,
+    ),
+    Change(
+        "azure-landing-deny-ids-not-enforced",
+        "azure-landing",
+        put(
+            "azure-landing-training-no-serving-ids",
+            "azure-native:authorization:PolicyAssignment",
+            enforcementMode="DoNotEnforce",
+        ),
+        FIELD,
+    ),
+    Change(
+        "gcp-public-principal-set",
+        GT,
+        add(
+            "gcp:storage/bucketIAMMember:BucketIAMMember",
+            "gcp-training-public-set",
+            {"bucket": G_CKPT, "role": "roles/storage.objectViewer", "member": "principalSet://goog/public:all"},
+        ),
+        PRINCIPAL,
+    ),
+    Change(
+        "gcp-bucket-acl-role-entities",
+        GT,
+        add(
+            "gcp:storage/bucketACL:BucketACL",
+            "gcp-training-ckpt-acl",
+            {"bucket": G_CKPT, "roleEntities": ["READER:allAuthenticatedUsers"]},
+        ),
+        FIELD,
+    ),
+    Change(
+        "gcp-serving-vm-wears-training-sa",
+        GS,
+        add(
+            "gcp:compute/instance:Instance",
+            "gcp-serving-debug",
+            {
+                "machineType": "e2-small",
+                "zone": "us-central1-a",
+                "bootDisk": {"initializeParams": {"image": "debian-cloud/debian-12"}},
+                "networkInterfaces": [
+                    {"subnetwork": "projects/acme-serve/regions/us-central1/subnetworks/gcp-serving-replicas"}
+                ],
+                "serviceAccount": {"email": G_NODES_EMAIL, "scopes": ["cloud-platform"]},
+            },
+        ),
+        BECOME,
+    ),
+    Change(
+        "gcp-serving-security-admin-on-own-project",
+        GS,
+        add(
+            "gcp:projects/iAMMember:IAMMember",
+            "gcp-serving-security-admin",
+            {"project": "acme-serve", "role": "roles/iam.securityAdmin", "member": G_REPLICA},
+        ),
+        ESCALATION,
+    ),
+    Change(
+        "gcp-data-read-audit-dropped",
+        GT,
+        put(
+            "gcp-training-storage-data-access-logs",
+            "gcp:projects/iAMAuditConfig:IAMAuditConfig",
+            auditLogConfigs=[{"logType": "DATA_WRITE"}],
+        ),
+        LOGGING,
+    ),
+    Change(
+        "gcp-allow-everything-before-throttle",
+        GS,
+        appended(
+            "gcp-serving-armor",
+            G_ARMOR,
+            "rules",
+            {
+                "action": "allow",
+                "description": "health",
+                "match": {"expr": {"expression": "true"}},
+                "priority": 10,
+            },
+        ),
+        WAF,
+    ),
+    Change(
+        "gcp-landing-no-serving-members-off",
+        GL,
+        put(
+            "gcp-landing-training-custom-accelstackTrainingNoServingMembers",
+            "gcp:orgpolicy/policy:Policy",
+            spec={"rules": [{"enforce": "FALSE"}]},
+        ),
+        BECOME,
+    ),
+    Change(
+        "gcp-landing-audit-logs-admin-only",
+        GL,
+        put(
+            "gcp-landing-training-audit-logs",
+            "gcp:projects/iAMAuditConfig:IAMAuditConfig",
+            auditLogConfigs=[{"logType": "ADMIN_READ"}],
+        ),
+        LOGGING,
+    ),
+    Change(
+        "oci-statement-in-capitals",
+        OT,
+        oci_statement("Allow Dynamic-Group oci-training-nodes To MANAGE objects In Tenancy"),
+        FIELD,
+    ),
+    Change(
+        "oci-any-user-from-serving-compartment-whole-bucket",
+        OT,
+        oci_statement(
+            f"allow any-user to read objects in compartment id {O_TRAIN} where all "
+            f"{{request.principal.compartment.id = '{O_SERVE}', target.bucket.name = 'acme-train-checkpoints'}}"
+        ),
+        CONDITION,
+    ),
+    Change(
+        "oci-checkpoints-versioning-suspended",
+        OT,
+        put("oci-training-checkpoints", O_BUCKET, versioning="Suspended"),
+        DATA_LOSS,
+    ),
+    Change(
+        "oci-nodes-manage-policies",
+        OT,
+        oci_statement(f"allow dynamic-group oci-training-nodes to manage policies in compartment id {O_TRAIN}"),
+        ESCALATION,
+    ),
+    Change(
+        "oci-datasets-unencrypted-by-stack-key",
+        OT,
+        edit("oci-training-datasets", O_BUCKET, lambda props: props.pop("kmsKeyId")),
+        LOGGING,
+    ),
+    Change(
+        "oci-landing-serving-deployers-tenancy-wide",
+        OL,
+        appended(
+            "oci-landing-serving-deploy",
+            O_POLICY,
+            "statements",
+            "allow group id ocid1.group.oc1.us-ashburn-1.2514b4d8577c184cb2ed to read objects in tenancy",
+        ),
+        BECOME,
+    ),
+    Change(
+        "vultr-replica-empty-group",
+        VS,
+        put("vultr-serving-replica-0", V_INSTANCE, firewallGroupId=""),
+        NETWORK,
+    ),
+]
+
+ATTACKS = AWS + AZURE + GCP + OCI + VULTR + SECOND_WAVE
 
 LEGITIMATE = [
     Change(
@@ -876,6 +1165,29 @@ LEGITIMATE = [
                 "source": "own-lb-id",
             },
             depends={"source": ("vultr-serving-lb", "vultr:index/loadBalancer:LoadBalancer")},
+        ),
+    ),
+    Change(
+        "aws-landing-bigger-training-budget",
+        AL,
+        put("aws-landing-training-budget", "aws:budgets/budget:Budget", limitAmount="500000.00"),
+    ),
+    Change(
+        "gcp-landing-audit-config-reordered",
+        GL,
+        put(
+            "gcp-landing-training-audit-logs",
+            "gcp:projects/iAMAuditConfig:IAMAuditConfig",
+            auditLogConfigs=[{"logType": "DATA_WRITE"}, {"logType": "DATA_READ"}, {"logType": "ADMIN_READ"}],
+        ),
+    ),
+    Change(
+        "azure-serving-scale-set-own-identity-case",
+        ZS,
+        edit(
+            "azure-serving-replicas",
+            Z_VMSS,
+            lambda props: wear_identities(props, lambda ids: [i.lower() for i in ids]),
         ),
     ),
     Change(
