@@ -44,7 +44,8 @@ def _access_url_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     access_type = str(_plain(resource.props, "accessType") or "")
     level = READ if access_type in _READ_ONLY else WRITE
     whole_bucket = access_type.startswith("Any") or not access_type
-    prefix = "" if whole_bucket else str(_plain(resource.props, "objectName") or _plain(resource.props, "object") or "")
+    named = [_plain(resource.props, key) for key in ("objectName", "object")]  # the deprecated spelling too
+    prefix = "" if whole_bucket else str(next((n for n in named if n), ""))
     holder = Party(f"whoever holds pre-authenticated request {name_of(resource)}'s URL", ANY)
     what = (
         f"pre-authenticated request {name_of(resource)} ({access_type or 'no accessType'}"
