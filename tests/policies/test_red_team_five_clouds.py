@@ -1021,6 +1021,30 @@ SECOND_WAVE = [
         BECOME,
     ),
     Change(
+        "gcp-models-prefix-without-slash",
+        GS,
+        at(
+            "gcp-serving-replica-models",
+            "gcp:storage/bucketIAMMember:BucketIAMMember",
+            "condition.expression",
+            'resource.name.startsWith("projects/_/buckets/acme-train-checkpoints/objects/models")',
+        ),
+        CONDITION,
+    ),
+    Change(
+        "azure-models-prefix-without-slash",
+        ZS,
+        edit(
+            *MODELS_ASSIGNMENT,
+            lambda props: props.update(
+                condition=props["condition"].replace(
+                    "StringStartsWith 'models/llama-3.1-8b-instruct/'", "StringStartsWith 'models'"
+                )
+            ),
+        ),
+        CONDITION,
+    ),
+    Change(
         "vultr-replica-empty-group",
         VS,
         put("vultr-serving-replica-0", V_INSTANCE, firewallGroupId=""),
@@ -1202,6 +1226,12 @@ def _stopped(verdicts: list[Verdict]) -> bool:
     return any(v.mandatory for v in verdicts)
 
 
+# Measured when this round was written (2026-12-06), on the packs of main at c7419d8: 73 of the first 77 attacks
+# stopped, 6 of those (OCI's pre-authenticated requests, replication, lifecycle, peering and DRG) only as unknown
+# kinds, and 2 of 18 legitimate changes flagged (an OCI DRG joining the stack's own VCN, a lifecycle rule expiring
+# old versions: unknown kinds too). Survivors then: Azure's allowPermanentDelete, a Vultr rule admitting another
+# stack's load balancer, GCP's securityAdmin and OCI nodes managing policies in their own scope. After this round's
+# fixes: all stopped by a rule of their class, none flagged. The two prefix-without-slash cases came later.
 # Survivors not fixed yet, each with why (strict: the test fails once a fix stops it, so the entry goes).
 OPEN: dict[str, str] = {}
 
