@@ -132,6 +132,10 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
 
 SECURITY_CONCEPTS["oci"] = (
     "bucket",
+    "bucket-replication",
+    "bucket-lifecycle",
+    "resource-grant",
+    "network-link",
     "parallel-file-system",
     "file-system-link",
     "volume",
@@ -153,8 +157,18 @@ SECURITY_CONCEPTS["oci"] = (
     "budget",
 )
 
-SDK_MODULES = {"aws": "pulumi_aws", "azure-native": "pulumi_azure_native", "gcp": "pulumi_gcp", "oci": "pulumi_oci"}
-VENDOR_DIRS = {"aws": "aws", "azure-native": "azure", "gcp": "gcp", "oci": "oci"}
+# Vultr has no IAM (an API key is the whole account): its guarded kinds are the network front door, firewalls,
+# nodes and Object Storage (policies/vultr/properties.py).
+SECURITY_CONCEPTS["vultr"] = ("instance", "load-balancer", "firewall", "firewall-rule", "network", "bucket")
+
+SDK_MODULES = {
+    "aws": "pulumi_aws",
+    "azure-native": "pulumi_azure_native",
+    "gcp": "pulumi_gcp",
+    "oci": "pulumi_oci",
+    "vultr": "ediri_vultr",  # the `ediri-vultr` package (the community provider: Vultr publishes none for Pulumi)
+}
+VENDOR_DIRS = {"aws": "aws", "azure-native": "azure", "gcp": "gcp", "oci": "oci", "vultr": "vultr"}
 INERT, UNJUDGED = "inert:", "unjudged:"
 _ALIAS = re.compile(r'Alias\(type_="([a-z-]+:[^"]+)"\)')
 _TOKEN = re.compile(r'@pulumi\.type_token\("([a-z-]+:[^"]+)"\)')
@@ -178,6 +192,8 @@ def _module_path(token: str) -> tuple[str, str, str]:
     python_name = module.split("/")[0].replace("-", "_")
     if package == "oci":  # pulumi-oci's tokens capitalize the module (`oci:Core/...`); its Python modules do not
         python_name = python_name.lower()
+    if package == "vultr":  # ediri-vultr's tokens are all `vultr:index/<camelName>:..`, one Python module per kind
+        python_name = re.sub(r"(?<!^)(?=[A-Z])", "_", module.split("/")[1]).lower()
     return SDK_MODULES[package], python_name + ("_" if keyword.iskeyword(python_name) else ""), name
 
 

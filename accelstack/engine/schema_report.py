@@ -204,8 +204,9 @@ EXAMPLES = (
     "gcp-training",
     "gcp-serving",
     "oci-training",
+    "vultr-serving",
 )
-CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp", "oci": "oci"}
+CLOUD_OF_STACK = {"aws": "aws", "azure": "azure-native", "gcp": "gcp", "oci": "oci", "vultr": "vultr"}
 
 
 @cache

@@ -79,6 +79,10 @@ def _short(policy: Any, min_days: int) -> str:
     """Why a soft-delete policy keeps deleted data less than `min_days` ("" when it keeps enough)."""
     if not truthy(get(policy, "enabled")):
         return "is off"
+    # Soft-deleted versions and snapshots may then be purged at once (pulumi_azure_native storage
+    # DeleteRetentionPolicyArgs.allow_permanent_delete): soft delete that a caller can skip keeps nothing.
+    if truthy(get(policy, "allowPermanentDelete")):
+        return "allows permanent delete (allowPermanentDelete)"
     days = count_of(get(policy, "days"))
     return f"keeps {days} days" if days is not None and days < min_days else ""
 

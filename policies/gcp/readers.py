@@ -431,16 +431,37 @@ def internet_facing(resource: Any) -> bool:
 # Basic roles grant (nearly) everything in a project (https://cloud.google.com/iam/docs/roles-overview#basic, Trivy AVD-GCP-0007).
 BASIC_ROLES = ("roles/owner", "roles/editor")
 ACCOUNT_ADMIN_ROLES = ("roles/iam.serviceAccountUser", "roles/iam.serviceAccountTokenCreator")
+# IAM-admin-equivalent predefined roles: each rewrites who may do what in its scope (setIamPolicy on the project,
+# folder or organization, custom roles, deny policies, workload identity pools, org policies) or mints any service
+# account's keys, so whoever holds one can grant itself every other role
+# (https://cloud.google.com/iam/docs/understanding-roles; Rhino Security Labs' GCP escalation paths). Granted
+# anywhere, not only across sides: they are basic roles by another name.
+IAM_ADMIN_ROLES = (
+    "roles/iam.securityAdmin",
+    "roles/resourcemanager.projectIamAdmin",
+    "roles/resourcemanager.folderIamAdmin",
+    "roles/resourcemanager.folderAdmin",
+    "roles/resourcemanager.organizationAdmin",
+    "roles/iam.roleAdmin",
+    "roles/iam.organizationRoleAdmin",
+    "roles/iam.denyAdmin",
+    "roles/iam.workloadIdentityPoolAdmin",
+    "roles/orgpolicy.policyAdmin",
+    "roles/iam.serviceAccountAdmin",
+    "roles/iam.serviceAccountKeyAdmin",
+)
 
 
 def check_least_privilege(resource: Any) -> Iterable[str]:
-    """No basic roles (owner/editor) anywhere, and no project-wide service-account impersonation
-    (Checkov CKV_GCP_41 / CKV_GCP_49, Trivy AVD-GCP-0011)."""
+    """No basic roles (owner/editor) or IAM-admin-equivalent roles anywhere, and no project-wide service-account
+    impersonation (Checkov CKV_GCP_41 / CKV_GCP_49, Trivy AVD-GCP-0011)."""
     if resource.resource_type not in GRANTS:
         return
     for role, member in members_of(resource):
         if role in BASIC_ROLES:
             yield f"{name_of(resource)} grants the basic role {role} to {member}"
+        elif role in IAM_ADMIN_ROLES:
+            yield f"{name_of(resource)} grants {role} to {member}: it can grant itself any role in its scope"
         elif role in ACCOUNT_ADMIN_ROLES and resource.resource_type in PROJECT_GRANTS:
             yield f"{name_of(resource)} grants {role} project-wide to {member}; grant it on the one service account"
 

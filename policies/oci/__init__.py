@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from ..common import ProviderFacts
 from ..vendor import GuardrailReaders, SeparationReaders, Vendor
-from . import access, reachability, readers
+from . import access, reachability, readers, transfers
 from .concepts import OCI
 
 
@@ -38,6 +38,7 @@ VENDOR = Vendor(
         node_data_secrets=readers.check_node_data_secrets,
         least_privilege=readers.check_least_privilege,
         versioning=readers.versioning_problems,
+        scheduled_data_loss=transfers.lifecycle_problems,
         spot_checkpoints=readers.check_spot_training_checkpoints,
         stateful_names={"parallel-file-system": "File Storage with Lustre file system"},
     ),

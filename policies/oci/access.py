@@ -18,11 +18,12 @@ from typing import Any
 from ..access import ADMIN, ANY, BECOME, IDENTITY, KEY, OBJECTS, READ, RESOURCE, SERVICE, WRITE, Edge, Party, Placement
 from ..access import unplaced as unplaced_party
 from ..common import as_list, canonical_account, decode, urn_name
+from . import transfers
 from .statements import Statement, Subject, matching_compartments, parse
 
 POLICY = "oci:Identity/policy:Policy"
 DYNAMIC_GROUP = "oci:Identity/dynamicGroup:DynamicGroup"
-ACCESS_TYPES = (POLICY, DYNAMIC_GROUP)
+ACCESS_TYPES = (POLICY, DYNAMIC_GROUP, *transfers.EDGE_TYPES)
 
 _LEVEL = {"inspect": READ, "read": READ, "use": WRITE, "manage": ADMIN}
 # Resource types whose grant lets the grantee write who may do what: granting them is becoming anyone.
@@ -136,7 +137,9 @@ def edges(resource: Any, placement: Placement) -> Iterable[Edge]:
     matching rule names become the group. Ours; the statement grammar is OCI's policy syntax
     (https://docs.oracle.com/iaas/Content/Identity/policysyntax/policysyntax.htm)."""
     kind, name = resource.resource_type, resource.name or urn_name(resource.urn)
-    if kind == POLICY:
+    if kind in transfers.EDGE_TYPES:
+        yield from transfers.edges(resource, placement)
+    elif kind == POLICY:
         texts = decode(_plain(resource.props, "statements"))
         for text in as_list(texts):
             yield from statement_edges(str(text), placement, resource.urn, name)

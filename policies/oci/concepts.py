@@ -7,6 +7,11 @@ OCI: dict[str, tuple[str, ...]] = {
     "parallel-file-system": ("oci:Lustre/fileStorageLustreFileSystem:FileStorageLustreFileSystem",),
     # Lustre <-> Object Storage: imports from (and exports to) a bucket prefix on request.
     "file-system-link": ("oci:Lustre/fileStorageObjectStorageLink:FileStorageObjectStorageLink",),
+    # A pre-authenticated request: a URL that is its own credential to read or write a bucket's objects.
+    "resource-grant": ("oci:ObjectStorage/preauthrequest:Preauthrequest",),
+    # Object Storage copies a bucket's new objects to a bucket of another region, or deletes them on a schedule.
+    "bucket-replication": ("oci:ObjectStorage/replicationPolicy:ReplicationPolicy",),
+    "bucket-lifecycle": ("oci:ObjectStorage/objectLifecyclePolicy:ObjectLifecyclePolicy",),
     "volume": ("oci:Core/volume:Volume",),
     "volume-attachment": ("oci:Core/volumeAttachment:VolumeAttachment",),
     # --- keys and secrets ---
@@ -31,6 +36,15 @@ OCI: dict[str, tuple[str, ...]] = {
         "oci:Core/routeTable:RouteTable",
         "oci:Core/natGateway:NatGateway",
         "oci:Core/serviceGateway:ServiceGateway",
+    ),
+    # Links between networks (policies/oci/reachability.py): local and remote peering, a dynamic routing gateway and
+    # its attachments, IPSec VPN.
+    "network-link": (
+        "oci:Core/localPeeringGateway:LocalPeeringGateway",
+        "oci:Core/remotePeeringConnection:RemotePeeringConnection",
+        "oci:Core/drg:Drg",
+        "oci:Core/drgAttachment:DrgAttachment",
+        "oci:Core/ipsec:Ipsec",
     ),
     "firewall": ("oci:Core/networkSecurityGroup:NetworkSecurityGroup", "oci:Core/securityList:SecurityList"),
     "firewall-rule": ("oci:Core/networkSecurityGroupSecurityRule:NetworkSecurityGroupSecurityRule",),

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from . import properties_landing
+from . import properties_landing, properties_links
 
 NAMING = "inert: naming and display only"
 TUNING = "inert: placement, sizing, scheduling or service triggers: no access, exposure or data-protection meaning"
@@ -301,3 +301,6 @@ UNJUDGED: dict[str, dict[str, str]] = {
 # A landing stack's organization, kept apart (policies/oci/properties_landing.py).
 PROPERTIES.update(properties_landing.PROPERTIES)
 UNJUDGED.update(properties_landing.UNJUDGED)
+# Kinds that move data or join networks, kept apart (policies/oci/properties_links.py).
+PROPERTIES.update(properties_links.PROPERTIES)
+UNJUDGED.update(properties_links.UNJUDGED)

@@ -2,8 +2,12 @@
 or an instance configuration the cluster network launches) is reachable when its VNIC gets a public address in a
 subnet that allows internet ingress and a security list, or a network security group of the VNIC, admits a public
 source (https://docs.oracle.com/iaas/Content/Network/Concepts/securityrules.htm: the union of both applies).
-accelstack's OCI kinds link no VCN to another (no local peering gateway or DRG attachment is in the concept
-table, so one fails closed as an unknown kind)."""
+Between networks: a local peering gateway peers its VCN with another LPG's, a DRG attachment joins a VCN to a
+dynamic routing gateway (and through it to whatever else the DRG attaches), a remote peering connection joins a
+DRG to one in another region, an IPSec connection to a network outside OCI
+(https://docs.oracle.com/iaas/Content/Network/Tasks/managingDRGs.htm). An OCID carries no compartment, so a far
+end is placed only when it is a resource of this stack (by its property dependency or id); else it fails closed.
+accelstack's OCI stacks link no VCN to another."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from typing import Any
 
 from ..access import OWN, Party, Placement
 from ..common import as_list, truthy
-from ..reachability import EXPOSES, INTERNET, NODE, Link
+from ..reachability import EXPOSES, INTERNET, NODE, PEERING, TRANSIT, TUNNEL, Link, is_stacks, placed, value
 from ..readers import get, is_public_range, name_of
 from . import readers
 
@@ -42,8 +46,50 @@ def _open_rules(resources: Sequence[Any], nsg_ids: list[Any]) -> list[tuple[Any,
     return found
 
 
+LOCAL_PEERING = "oci:Core/localPeeringGateway:LocalPeeringGateway"
+REMOTE_PEERING = "oci:Core/remotePeeringConnection:RemotePeeringConnection"
+DRG = "oci:Core/drg:Drg"
+DRG_ATTACHMENT = "oci:Core/drgAttachment:DrgAttachment"
+IPSEC = "oci:Core/ipsec:Ipsec"
+
+
+def _far_end(resource: Any, prop: str, found: Any, placement: Placement, what: str) -> Party:
+    """A far end named by OCID: this stack's own resource, or unplaced (an OCID names no compartment)."""
+    if found and is_stacks(resource, prop, found, placement):
+        return Party(f"{what} {found}", OWN)
+    why = f"{what} {found!r} is no resource of this stack, and an OCID names no compartment"
+    return placed(f"{what} {found or '(none)'}", None, why if found else f"{what} is not set")
+
+
+def network_links(resources: Sequence[Any], placement: Placement) -> Iterable[Link]:
+    for resource in resources:
+        kind, props, name = resource.resource_type, resource.props, name_of(resource)
+        if kind == LOCAL_PEERING and value(props, "peerId"):
+            peer = _far_end(resource, "peerId", value(props, "peerId"), placement, "local peering gateway")
+            vcn = Party(f"VCN {value(props, 'vcnId')}", OWN)
+            yield Link(vcn, PEERING, peer, resource.urn, f"local peering gateway {name}")
+        elif kind == REMOTE_PEERING and value(props, "peerId"):
+            peer = _far_end(resource, "peerId", value(props, "peerId"), placement, "remote peering connection")
+            drg = _far_end(resource, "drgId", value(props, "drgId"), placement, "DRG")
+            yield Link(drg, PEERING, peer, resource.urn, f"remote peering connection {name}")
+        elif kind == DRG_ATTACHMENT:
+            # The attached network: `networkDetails.id` (its type VCN, IPSEC_TUNNEL, ...), or the deprecated `vcnId`.
+            detailed = get(props, "networkDetails", "id")
+            network, prop = (detailed, "networkDetails") if detailed else (value(props, "vcnId"), "vcnId")
+            attached = _far_end(resource, prop, network, placement, "attached network")
+            drg = _far_end(resource, "drgId", value(props, "drgId"), placement, "DRG")
+            yield Link(attached, TRANSIT, drg, resource.urn, f"DRG attachment {name}")
+        elif kind == IPSEC:
+            drg = _far_end(resource, "drgId", value(props, "drgId"), placement, "DRG")
+            far = placed("the IPSec connection's far end", None, "a VPN ends in a network outside every compartment")
+            yield Link(
+                drg, TUNNEL, far, resource.urn, f"IPSec connection {name} (customer-premises {value(props, 'cpeId')})"
+            )
+
+
 def links(resources: Sequence[Any], placement: Placement) -> Iterable[Link]:
-    """The internet to each node with a public address that a rule opens to it."""
+    """The internet to each node with a public address that a rule opens to it, and the links between networks."""
+    yield from network_links(resources, placement)
     for node in resources:
         details = readers.launch_details(node)
         if details is None or not _public_address(details):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..common import LABEL_TAGS, as_list, decode, tag_values, truthy, urn_name
 from ..readers import get, is_public_range, items_at, name_of, node_data_secrets, spot_without_checkpoints
-from .access import DYNAMIC_GROUP, POLICY
+from .access import DYNAMIC_GROUP, IDENTITY_TYPES, POLICY
 from .statements import parse
 
 CLOUD = "oci"
@@ -164,8 +164,18 @@ def check_least_privilege(resource: Any) -> Iterable[str]:
         statement = parse(str(text))
         if statement.unparsed:
             continue  # the access graph fails it closed, with why
+        machines = [f"{s.kind} {s.name}".strip() for s in statement.subjects if s.kind != "group"]
         if statement.what.lower() == "all-resources" and statement.verb in ("use", "manage"):
             yield f"policy {name_of(resource)} grants {statement.verb} all-resources: {text!r}"
+        elif statement.what.lower() in IDENTITY_TYPES and statement.verb in ("use", "manage") and machines:
+            # A machine (a dynamic group's instances, a service, anyone) that may write policies, groups or dynamic
+            # groups grants itself the rest: all-resources by another name (OCI's IAM guidance,
+            # https://docs.oracle.com/iaas/Content/Security/Reference/iam_security.htm). A side's deploy group
+            # (`group`, people and CI: components/oci/landing.py) writes its nodes' policies by design.
+            yield (
+                f"policy {name_of(resource)} lets {', '.join(machines)} {statement.verb} {statement.what}, "
+                f"which writes who may do what: {text!r}"
+            )
         elif statement.scope == "tenancy":
             yield f"policy {name_of(resource)} grants in the whole tenancy: {text!r}; name the compartment by id"
 

@@ -74,6 +74,11 @@ MISCONFIGURATIONS: list[tuple[str, Callable[[Doc], None], set[str]]] = [
         {"no-internet-ingress", "internet-reaches-only-the-front-door"},
     ),
     (
+        "a rule admitting a load balancer of another stack",
+        set_input(RULE, "-lb-to-replicas", "source", "some-load-balancer-id"),
+        {"internet-reaches-only-the-front-door"},
+    ),
+    (
         "a replica outside the firewall group",
         set_input(INSTANCE, "-replica-0", "firewallGroupId", None),
         {"internet-reaches-only-the-front-door"},
@@ -132,8 +137,18 @@ def test_a_misconfiguration_is_refused(what: str, change: Callable[[Doc], None],
     assert policies <= found, (what, found)
 
 
+def _own_load_balancer_as_source(doc: Doc) -> None:
+    """The rule admits the stack's load balancer by its id, as a program wires it (`source=lb.id`)."""
+    resources = doc["deployment"]["resources"]
+    balancer = next(r for r in resources if r["type"] == LB)
+    rule = next(r for r in resources if r["type"] == RULE and r["urn"].endswith("-lb-to-replicas"))
+    for block in ("inputs", "outputs"):
+        rule[block]["source"] = balancer["id"]
+    rule.setdefault("propertyDependencies", {})["source"] = [balancer["urn"]]
+
+
 LEGITIMATE: list[tuple[str, Callable[[Doc], None]]] = [
-    ("the load balancer as the rule's source", set_input(RULE, "-lb-to-replicas", "source", "some-load-balancer-id")),
+    ("the load balancer as the rule's source", _own_load_balancer_as_source),
     ("a team tag", set_input(INSTANCE, "-replica-0", "tags", ["accelstack:workload=serving", "team=ml-platform"])),
     ("another plan", set_input(INSTANCE, "-replica-1", "plan", "vcg-a100-12c-120g-80vram")),
     (
