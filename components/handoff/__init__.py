@@ -62,6 +62,10 @@ def declare_reader(
         from accelstack.components.handoff.aws_reader import aws_reader
 
         return aws_reader(name, handoff, identity, parent)
+    if handoff.training_cloud == "oci":  # no identity to trust: a PAR per replica (the replicas declare them)
+        from accelstack.components.handoff.oci_reader import oci_reader
+
+        return oci_reader(name, handoff, parent)
     if handoff.training_cloud == "gcp":
         from accelstack.components.handoff.gcp_reader import gcp_reader
 
