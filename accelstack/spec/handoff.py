@@ -13,7 +13,7 @@ How serving reads them, per pair, always read-only, prefix-scoped and with no lo
 serving stack declares the reader in the TRAINING cloud, where the data is, through a second provider pinned to
 the training account, and its replicas present their own platform identity token to it. Vultr replicas have no
 platform identity: from OCI they read through one pre-authenticated request per replica, a bearer URL until it
-expires (components/handoff/oci_reader.py).
+expires (components/handoff/oci_par.py).
 """
 
 from __future__ import annotations

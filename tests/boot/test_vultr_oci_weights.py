@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from accelstack.components.handoff.oci_reader import PAR_URL_FILE
+from accelstack.components.handoff.oci_par import PAR_URL_FILE
 from accelstack.components.replica.cloud_config import MODEL_DIR, PREPARE_PATH
 from tests.boot.machine.oci_par import ParStore
 from tests.conformance.test_cross_cloud_handoff import pair_capture

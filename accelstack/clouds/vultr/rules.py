@@ -64,7 +64,7 @@ def vultr_weights_come_from_vultr_object_storage(spec: ServingStack) -> Iterator
     region without a cluster has no endpoint to read from."""
     region = spec.account.region
     if weights_on_oci(spec):
-        return  # read from OCI through pre-authenticated requests (components/handoff/oci_reader.py)
+        return  # read from OCI through pre-authenticated requests (components/handoff/oci_par.py)
     if region not in catalog.OBJECT_STORAGE_HOSTS:
         yield Problem(
             "account.region",

@@ -10,7 +10,7 @@ import ediri_vultr as vultr
 import pulumi
 
 from accelstack.components.handoff import ServingIdentity
-from accelstack.components.handoff.oci_reader import OciParReader
+from accelstack.components.handoff.oci_par import OciParReader
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     Admission,

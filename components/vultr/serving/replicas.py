@@ -7,7 +7,7 @@ import ediri_vultr as vultr
 import pulumi
 
 from accelstack.clouds.vultr import catalog
-from accelstack.components.handoff.oci_reader import OciParReader
+from accelstack.components.handoff.oci_par import OciParReader
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.vultr.serving.user_data import replica_user_data
 from accelstack.components.vultr.serving.weights_key import ReplicaClocks, ReplicaKeyUrls
@@ -40,7 +40,7 @@ def replica_fleet(
 
     def user_data(index: int) -> pulumi.Output[str]:
         if par_reader is not None and clocks is not None:
-            # Weights on OCI: the replica's PARs expire its lifetime after its clock (components/handoff/oci_reader.py).
+            # Weights on OCI: the replica's PARs expire its lifetime after its clock (components/handoff/oci_par.py).
             clock = clocks.clock(index, document, serving.model.weights_uri)
             urls = par_reader.replica_urls(name, index, clock.rfc3339, parent or clocks.parent)
             return urls.apply(

@@ -5,13 +5,13 @@ weights from Vultr Object Storage (S3 API at the region's cluster), and the serv
 The weights are read with a read-only key scoped to the model's prefix that never appears here: the document carries
 a presigned URL for the object holding it, which the prepare script fetches once into WEIGHTS_KEY_FILE
 (components/vultr/serving/weights_key.py; docs/deploy-vultr.md, "The weights credential"). Weights on OCI are read
-through a pre-authenticated request per replica instead (components/handoff/oci_reader.py), with no key."""
+through a pre-authenticated request per replica instead (components/handoff/oci_par.py), with no key."""
 
 from __future__ import annotations
 
 from accelstack.clouds.vultr import catalog
 from accelstack.components.base import ServingServiceArgs
-from accelstack.components.handoff.oci_reader import PAR_URL_FILE, par_fetch_script
+from accelstack.components.handoff.oci_par import PAR_URL_FILE, par_fetch_script
 from accelstack.components.node_syntax import shell_word
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files

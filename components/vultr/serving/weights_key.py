@@ -113,7 +113,7 @@ class ReplicaClocks:
     """Each replica's clock, a `time_static` triggered by its boot document without its URL and by what the URL
     opens. One explicit time provider for the clocks (the project denies every package a default provider:
     Pulumi.yaml). The weights key's URL is signed at it; weights on OCI get their PAR's expiry from it
-    (components/handoff/oci_reader.py)."""
+    (components/handoff/oci_par.py)."""
 
     def __init__(self, name: str, parent: pulumi.Resource):
         self.name, self.parent = name, parent

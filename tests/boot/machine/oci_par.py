@@ -1,5 +1,5 @@
 """OCI Object Storage answering a pre-authenticated request, on 127.0.0.1 (for a Vultr replica reading OCI weights:
-components/handoff/oci_reader.py).
+components/handoff/oci_par.py).
 
 As docs.oracle.com/iaas/Content/Object/Tasks/usingpreauthenticatedrequests.htm describes a bucket-level PAR
 (AnyObjectRead with an object name prefix, listing allowed): a GET on the access URI itself lists the objects it

@@ -1,6 +1,8 @@
 """OCI training artifacts read from Vultr replicas, which have no instance identity OCI could trust: one
 pre-authenticated request (PAR) per replica and artifact prefix, declared by the serving stack in the TRAINING
-tenancy through a second oci provider pinned to it (tenancyOcid, region: serving.artifactTenancy, artifactRegion).
+tenancy through a second oci provider pinned to it (tenancyOcid, region: serving.artifactTenancy, artifactRegion;
+the resources are OCI's: components/oci/handoff_reader.py). This module is what is not OCI's SDK: the reader's
+per-replica bookkeeping and the replica's fetch.
 
 Each PAR (pulumi_oci objectstorage.Preauthrequest; Object Storage CreatePreauthenticatedRequest):
 - access_type AnyObjectRead with object_name = the artifact prefix: "the object name can be a prefix as well, in that
@@ -23,18 +25,16 @@ and deletes its copy of the URL once the fetch succeeded. OCI returns the access
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pulumi
 
-from accelstack.components.handoff import FederatedReader, ReaderValues
+from accelstack.components.handoff import FederatedReader
 from accelstack.spec.handoff import ArtifactHandoff, ArtifactLocation
 
-PAR_TYPE = "oci:ObjectStorage/preauthrequest:Preauthrequest"
-ACCESS_TYPE = "AnyObjectRead"
-LIST_ACTION = "ListObjects"
 # On the replica, root only, until the fetch succeeded: one line per prefix, "<PAR URL> <destination>".
 PAR_URL_FILE = "/etc/accelstack/weights-par.urls"
 
@@ -54,52 +54,43 @@ def par_url(region: str, access_uri: str) -> str:
     return f"https://{object_storage_host(region)}{access_uri}"
 
 
+# Declares one PAR under the reader's provider: (resource name, display name, location, expiry, provider, parent)
+# -> the PAR's access URI. The training cloud's folder supplies it (components/oci/handoff_reader.py).
+DeclarePar = Callable[
+    [str, str, ArtifactLocation, pulumi.Output[str], Any, pulumi.Resource], tuple[Any, pulumi.Output[str]]
+]
+
+
 @dataclass(frozen=True)
 class OciParReader(FederatedReader):
     """The reader's provider; `replica_urls` declares one replica's PARs (appended to `grants`)."""
 
     provider: Any = None
-    pars: list[Any] = field(default_factory=list)
+    declare_par: DeclarePar | None = None
 
     def replica_urls(
         self, name: str, index: int, clock: pulumi.Output[str], parent: pulumi.Resource
     ) -> pulumi.Output[list[str]]:
         """Replica `index`'s PAR URL per artifact location (the weights first, then each adapter), from its clock."""
-        import pulumi_oci as oci
-
+        assert self.declare_par is not None, "the OCI reader declares its PARs through components/oci"
         handoff = self.handoff
         urls = []
         for number, location in enumerate(handoff.locations):
             suffix = "" if number == 0 else f"-{number}"
-            par = oci.objectstorage.Preauthrequest(
+            expires = clock.apply(lambda at: par_expiry(at, handoff.url_lifetime_minutes))
+            par, access_uri = self.declare_par(
                 f"{name}-replica-{index}-weights-par{suffix}",
-                access_type=ACCESS_TYPE,
-                bucket=location.bucket,
-                namespace=location.namespace,
-                name=f"accelstack-{name}-replica-{index}{suffix}",
-                object_name=location.prefix,
-                bucket_listing_action=LIST_ACTION,
-                time_expires=clock.apply(lambda at: par_expiry(at, handoff.url_lifetime_minutes)),
-                opts=pulumi.ResourceOptions(parent=parent, provider=self.provider),
+                f"accelstack-{name}-replica-{index}{suffix}",
+                location,
+                expires,
+                self.provider,
+                parent,
             )
             self.grants.append(par)
-            self.pars.append(par)
             # Not a secret in state: as readable through Vultr's API as in the user data, for the PAR's lifetime;
             # the packs read the PAR's own inputs, not this URL.
-            urls.append(par.access_uri.apply(lambda uri: par_url(handoff.region, uri)))
+            urls.append(access_uri.apply(lambda uri: par_url(handoff.region, uri)))
         return pulumi.Output.all(*urls).apply(list)
-
-
-def oci_reader(name: str, handoff: ArtifactHandoff, parent: pulumi.Resource) -> OciParReader:
-    import pulumi_oci as oci
-
-    provider = oci.Provider(
-        f"{name}-artifacts-oci",
-        tenancy_ocid=handoff.tenancy,  # the training tenancy: the PARs land there, in its namespace, never elsewhere
-        region=handoff.region,
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    return OciParReader(handoff, pulumi.Output.from_input(ReaderValues(token_audience="")), [], provider=provider)
 
 
 # The prepare step's fetch, in Python 3 (on every Ubuntu image; urllib only): list the PAR's prefix page by page
