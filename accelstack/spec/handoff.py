@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelstack.clouds import registry
+from accelstack.spec.accounts import PAR_LIFETIME_MINUTES
 from accelstack.spec.uris import split_bucket_uri
 
 BLOB_HOST_SUFFIX = ".blob.core.windows.net"
@@ -40,9 +41,6 @@ READERS: dict[tuple[str, str], str] = {
     ("oci", "vultr"): "a read-only pre-authenticated request per replica on the artifact prefix in the training "
     "bucket (AnyObjectRead, listing allowed), expiring serving.artifactUrlLifetimeMinutes after the replica's clock",
 }
-# A PAR lasts this long after its replica's clock unless serving.artifactUrlLifetimeMinutes says otherwise; at most a
-# day (the separation pack refuses longer).
-PAR_LIFETIME_MINUTES = (15, 120, 24 * 60)  # (least, default, most)
 
 
 def store_cloud(uri: str, own: str | None = None) -> str | None:

@@ -10,7 +10,6 @@ from accelstack.clouds import registry
 from accelstack.spec.accounts import OCI_OCID, account_model
 from accelstack.spec.handoff import (
     HANDOFF_CLOUDS,
-    PAR_LIFETIME_MINUTES,
     READERS,
     STORE_CLOUDS,
     artifact_location,
@@ -151,11 +150,6 @@ def _oci_only_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
     region = serving.artifact_region
     if region is not None and regions and region not in regions:
         yield Problem("serving.artifactRegion", f"{region!r} is not an OCI region; allowed: {', '.join(regions)}")
-    if (source, spec.cloud) in READERS and spec.cloud == "vultr":
-        least, _, most = PAR_LIFETIME_MINUTES
-        minutes = serving.artifact_url_lifetime_minutes
-        if minutes is not None and not least <= minutes <= most:
-            yield Problem("serving.artifactUrlLifetimeMinutes", f"{minutes}: allowed {least}..{most}")
 
 
 # An Object Storage namespace is a name OCI generated for the tenancy (letters and digits; older tenancies' is the
