@@ -6,8 +6,8 @@ Each PAR: access_type AnyObjectRead, object_name the artifact prefix ("the objec
 that case pre-authenticated request grants access to all the objects within the bucket starting with that prefix",
 pulumi_oci/objectstorage/preauthrequest.py), bucket_listing_action ListObjects (the fetch lists the prefix), and
 time_expires from the replica's clock. At create OCI checks that the bucket exists in the namespace, that the caller
-may manage PARs on it (the deployer needs `manage preauthenticated-requests` there, nothing else), and that
-time_expires is in the future. There is no update (the API has Create, Get, List, Delete): any change replaces the
+has PAR_MANAGE on it and the permission for what the PAR permits (OBJECT_READ; "Using Pre-Authenticated Requests",
+Required Permissions: a PAR stops working when its creator loses them), and that time_expires is in the future. There is no update (the API has Create, Get, List, Delete): any change replaces the
 PAR, so the inputs depend only on the spec and the replica's clock. The access URI
 (/p/<token>/n/<namespace>/b/<bucket>/o/) is returned only by the create call.
 """
