@@ -107,6 +107,8 @@ def get(address):
     except urllib.error.HTTPError as error:
         sys.exit(f"accelstack: the weights' pre-authenticated request was refused ({error.code}; expired?): "
                  "replace this replica's clock with pulumi up")
+    except urllib.error.URLError as error:
+        sys.exit(f"accelstack: OCI Object Storage could not be reached for the weights: {error.reason}")
 names, start = [], None
 while True:
     query = {"prefix": prefix, "fields": "name"} | ({"start": start} if start else {})

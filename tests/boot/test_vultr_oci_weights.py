@@ -105,3 +105,20 @@ def test_only_the_exact_par_path_is_honoured(tmp_path: Path) -> None:
     with store_for(url_file, inputs, clock, timedelta(minutes=10)) as store:
         result = run_prepare(tmp_path, store, other_url)
     assert result.returncode != 0 and "refused (404" in result.stderr
+
+
+def test_an_unreachable_object_storage_fails_the_step_saying_so(tmp_path: Path) -> None:
+    _, url_file, inputs, clock = replica()
+    with store_for(url_file, inputs, clock, timedelta(minutes=10)) as store:
+        base = store.base
+    # The store is shut down: nothing listens at its address any more.
+    urls = tmp_path / "weights-par.urls"
+    urls.write_text(url_file.replace(OCI_HOST, base))
+    prepare, _, _, _ = replica()
+    script = "set -euo pipefail\n" + par_block(prepare).replace(PAR_URL_FILE, str(urls)).replace(
+        MODEL_DIR, str(tmp_path / "models")
+    )
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "OCI Object Storage could not be reached for the weights" in result.stderr
+    assert urls.exists()  # kept for the next try (a reboot before the expiry)
