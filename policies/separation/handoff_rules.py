@@ -256,5 +256,11 @@ def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> I
         return
     handoff = handoff_of(ctx)
     if handoff is None:
+        if resource.resource_type == OCI_PAR:  # fail closed: known to the packs only as the handoff's reader
+            yield (
+                f"pre-authenticated request {resource.name}: a bearer URL to a bucket's objects, declared only as a "
+                "Vultr serving stack's reader of OCI weights, under the oci provider pinned to the training tenancy "
+                "(serving.artifactTenancy)"
+            )
         return
     yield from JUDGES[str(handoff.get("cloud"))](resource, handoff)

@@ -253,3 +253,18 @@ def test_anything_but_the_reader_in_the_training_account_is_caught():
     mutated = copy.deepcopy(base)
     urn = _aws_write(mutated)
     assert any(v.policy == "handoff-reader-read-only" and v.urn == urn for v in policy_verdicts(mutated, spec))
+
+
+def test_a_par_anywhere_but_under_the_readers_provider_is_refused():
+    """The packs know a PAR only as this reader: pinned to another tenancy, its PARs are refused (fail closed)."""
+    base, spec = known("oci", "vultr")
+    doc = copy.deepcopy(base)
+    [provider] = [r for r in doc["deployment"]["resources"] if r["type"] == "pulumi:providers:oci"]
+    for block in ("inputs", "outputs"):
+        provider.get(block, {})["tenancyOcid"] = "ocid1.tenancy.oc1..aaaaaaaaothertenancy"
+    urn = resource(doc, PAR, "replica-0-weights-par")["urn"]
+    verdicts = policy_verdicts(doc, spec)
+    assert any(
+        v.mandatory and v.policy == "handoff-reader-read-only" and v.urn == urn and "bearer URL" in v.message
+        for v in verdicts
+    ), [v.line() for v in verdicts]
