@@ -98,7 +98,8 @@ def replica_user_data(
     return ReplicaCloudConfig(
         comment=(
             "accelstack serving replica (Vultr Cloud GPU): the admission proxy on the load balancer's port in front\n"
-            "of the inference server on loopback, the weights from Vultr Object Storage, started on every boot."
+            f"of the inference server on loopback, the weights from {'OCI Object Storage' if handoff else 'Vultr Object Storage'}"
+            ", started on every boot."
         ),
         shipped=proxy_files(),
         environment=dict(admission.environment),
