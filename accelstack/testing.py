@@ -94,8 +94,10 @@ _TRAINING_BLOCKS = {
     "azure": lambda account, region: {
         "subscriptionId": account, "tenantId": "00000000-0000-0000-0000-000000000000", "location": region or "eastus"
     },
+    # the training compartment, in the tenancy serving.artifactTenancy names
+    "oci": lambda account, region: {"compartmentOcid": account, "region": region or "us-ashburn-1"},
 }  # fmt: skip
-_PACKAGES = {"aws": "aws:", "gcp": "gcp:", "azure": "azure-native:"}
+_PACKAGES = {"aws": "aws:", "gcp": "gcp:", "azure": "azure-native:", "oci": "oci:"}
 
 
 def _handoff_account(config: Mapping[str, str], namespace: str, cloud: str) -> tuple[pulumi.runtime.Mocks, str] | None:
@@ -112,6 +114,8 @@ def _handoff_account(config: Mapping[str, str], namespace: str, cloud: str) -> t
     if other == cloud or store_cloud(str(weights)) != other or other not in _TRAINING_BLOCKS:
         return None
     block = _TRAINING_BLOCKS[other](account, serving.get("artifactRegion"))
+    if other == "oci":
+        block["tenancyOcid"] = serving.get("artifactTenancy")
     return mocks(other, account=block), _PACKAGES[other]
 
 

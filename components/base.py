@@ -50,6 +50,8 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("serving", "load", "inputLengths"): None,  # token-length distributions of the stated load
     ("serving", "load", "outputLengths"): None,
     ("serving", "artifactRegion"): None,  # the training store's region, for a cross-cloud handoff
+    ("serving", "artifactTenancy"): None,  # OCI weights: the training tenancy
+    ("serving", "artifactUrlLifetimeMinutes"): None,  # OCI weights on Vultr: each replica's PAR lifetime
     ("landing",): None,  # the landing stack the account came from (accelstack.spec.landing_ref)
 }
 

@@ -92,6 +92,10 @@ def _handoff(spec: Any) -> dict[str, Any] | None:
         "storageAccounts": sorted({loc.storage_account for loc in handoff.locations if loc.storage_account}),
         "prefixes": sorted({loc.prefix for loc in handoff.locations}),
         "issuers": _replica_issuers(spec),
+        # OCI: the tenancy the reader's provider signs for, the stores' namespaces, and how long a PAR may live.
+        "tenancy": handoff.tenancy or None,
+        "namespaces": sorted({loc.namespace for loc in handoff.locations if loc.namespace}),
+        "lifetimeMinutes": handoff.url_lifetime_minutes or None,
     }
 
 

@@ -1,5 +1,5 @@
 """What a cross-cloud handoff (accelstack.spec.handoff) costs in data transfer: the training cloud bills the weights
-leaving it for the internet, per GB, every time a replica fetches them (ingress is free on all three clouds).
+leaving it for the internet, per GB, every time a replica fetches them (ingress is free on every cloud here).
 
 List prices, USD per GB, the first paid tier from North America or Europe, as each cloud published them (dated below;
 `--prices` does not cover them: re-check the page before budgeting). Private interconnects (Direct Connect,
@@ -39,6 +39,14 @@ EGRESS_TO_INTERNET: dict[str, EgressPrice] = {
         0.087,
         "Internet egress, Microsoft premium global network, North America/Europe, 10 GB-10 TB/month (first 100 GB free)",
         "https://azure.microsoft.com/pricing/details/bandwidth/",
+        "2025-01",
+    ),
+    # Weights on OCI read from Vultr (the PAR handoff): OCI meters outbound data transfer only past the first 10 TB a
+    # month per tenancy, which is not modelled here (the whole volume is priced: an upper bound).
+    "oci": EgressPrice(
+        0.0085,
+        "Outbound data transfer originating in North America/Europe, after the first 10 TB/month free (not deducted)",
+        "https://www.oracle.com/cloud/networking/pricing/",
         "2025-01",
     ),
 }

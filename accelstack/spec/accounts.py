@@ -278,6 +278,9 @@ VULTR_API_KEY_SHAPE = re.compile(r"^[A-Z0-9]{36}$")
 # Under 15 minutes a GPU instance may still be provisioning when its URL expires; over a day the URL is no longer
 # short-lived (SigV4 itself allows 7 days), and the Vultr pack refuses it (policies/vultr/readers.py).
 WEIGHTS_KEY_URL_MINUTES = (15, 24 * 60)
+# OCI weights read from Vultr: each replica's pre-authenticated request lasts this long after its clock unless
+# serving.artifactUrlLifetimeMinutes says otherwise; at most a day (the separation pack refuses longer).
+PAR_LIFETIME_MINUTES = (15, 120, 24 * 60)  # (least, default, most)
 
 
 class VultrWeightsKey(Model):

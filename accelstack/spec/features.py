@@ -28,6 +28,15 @@ def _training(test: Callable[[TrainingStack], bool]) -> Callable[[StackSpec], bo
     return lambda spec: isinstance(spec, TrainingStack) and test(spec)
 
 
+def _cross_cloud_reader(spec: ServingStack) -> bool:
+    """artifactAccount names another cloud's account this cloud reads through its own reader (accelstack.spec.handoff
+    READERS: oci: from a vultr stack), not a cross-account grant of its own cloud."""
+    from accelstack.spec.handoff import READERS, split_account_reference
+
+    cloud = split_account_reference(spec.serving.artifact_account or "")[0]
+    return cloud not in (None, spec.cloud) and (cloud, spec.cloud) in READERS
+
+
 def _serving(test: Callable[[ServingStack], bool]) -> Callable[[StackSpec], bool]:
     return lambda spec: isinstance(spec, ServingStack) and test(spec)
 
@@ -171,7 +180,7 @@ FEATURE_USES: tuple[FeatureUse, ...] = (
         "serving.artifactAccount",
         "artifactAccount (reading models from the training account)",
         Feature.CROSS_ACCOUNT_ARTIFACTS,
-        _serving(lambda s: s.serving.artifact_account is not None),
+        _serving(lambda s: s.serving.artifact_account is not None and not _cross_cloud_reader(s)),
         "remove artifactAccount (weights in this account)",
     ),
 )

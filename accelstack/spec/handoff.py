@@ -2,13 +2,18 @@
 model a training stack published on another.
 
 An account of another cloud is written `<cloud>:<id>` in `separation.trainingAccounts` and in
-`serving.artifactAccount` (e.g. "aws:111111111111", "gcp:acme-train", "azure:<subscription GUID>"); an id without a
-prefix is the stack's own cloud's. The weights URI says where the artifacts are by its scheme: s3:// (AWS),
-gs:// (Google Cloud), https://<account>.blob.core.windows.net/... or az://<account>/... (Azure Blob Storage).
+`serving.artifactAccount` (e.g. "aws:111111111111", "gcp:acme-train", "azure:<subscription GUID>", "oci:<compartment OCID>"); an id
+without a prefix is the stack's own cloud's. The weights URI says where the artifacts are by its scheme: s3:// (AWS),
+gs:// (Google Cloud), https://<account>.blob.core.windows.net/... or az://<account>/... (Azure Blob Storage),
+oci://<bucket>@<namespace>/<prefix> (OCI Object Storage, as the OCI HDFS connector and Data Flow spell an object
+URI: docs.oracle.com/iaas/Content/API/SDKDocs/hdfsconnector.htm; the namespace is part of every Object Storage path,
+/n/<namespace>/b/<bucket>/o/<object>, and a stack outside the tenancy cannot look it up before it reads).
 
 How serving reads them, per pair, always read-only, prefix-scoped and with no long-lived key (`READERS`): the
 serving stack declares the reader in the TRAINING cloud, where the data is, through a second provider pinned to
-the training account, and its replicas present their own platform identity token to it.
+the training account, and its replicas present their own platform identity token to it. Vultr replicas have no
+platform identity: from OCI they read through one pre-authenticated request per replica, a bearer URL until it
+expires (components/handoff/oci_par.py).
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelstack.clouds import registry
+from accelstack.spec.accounts import PAR_LIFETIME_MINUTES
 from accelstack.spec.uris import split_bucket_uri
 
 BLOB_HOST_SUFFIX = ".blob.core.windows.net"
 # Clouds whose stores a serving stack elsewhere can read (the scheme of a weights URI -> its cloud).
-STORE_CLOUDS = {"s3": "aws", "gs": "gcp", "az": "azure"}
+STORE_CLOUDS = {"s3": "aws", "gs": "gcp", "az": "azure", "oci": "oci"}
 HANDOFF_CLOUDS = ("aws", "azure", "gcp")
 
 # (training cloud, serving cloud) -> how the serving replicas read, in words said by `validate` and the docs.
@@ -32,6 +38,8 @@ READERS: dict[tuple[str, str], str] = {
     ("azure", "gcp"): "a managed identity in the training subscription with a federated credential for the replicas",
     ("azure", "aws"): "a managed identity in the training subscription with a federated credential for the replica "
     "role's outbound web identity token",
+    ("oci", "vultr"): "a read-only pre-authenticated request per replica on the artifact prefix in the training "
+    "bucket (AnyObjectRead, listing allowed), expiring serving.artifactUrlLifetimeMinutes after the replica's clock",
 }
 
 
@@ -69,6 +77,7 @@ class ArtifactLocation:
     bucket: str
     prefix: str
     storage_account: str = ""  # Azure only
+    namespace: str = ""  # OCI only: the Object Storage namespace (oci://<bucket>@<namespace>/...)
 
     @property
     def blob_url(self) -> str:
@@ -85,6 +94,9 @@ def artifact_location(uri: str) -> ArtifactLocation | None:
         account = host.removesuffix(BLOB_HOST_SUFFIX)
         container, _, prefix = path.partition("/")
         return ArtifactLocation(cloud, container, _as_prefix(prefix), account)
+    if cloud == "oci":
+        bucket, _, namespace = host.partition("@")
+        return ArtifactLocation(cloud, bucket, _as_prefix(path), namespace=namespace)
     return ArtifactLocation(cloud, host, _as_prefix(path))
 
 
@@ -103,6 +115,8 @@ class ArtifactHandoff:
     region: str  # the training store's region (the second provider's); "" where the reader is global (GCP)
     location: ArtifactLocation
     adapters: tuple[ArtifactLocation, ...] = ()
+    tenancy: str = ""  # OCI: the training tenancy the reader's provider signs for (serving.artifactTenancy)
+    url_lifetime_minutes: int = 0  # OCI: how long each replica's PAR works after its clock
 
     @property
     def reader(self) -> str:
@@ -136,4 +150,8 @@ def artifact_handoff(spec: object) -> ArtifactHandoff | None:
         region=serving.artifact_region or "",
         location=location,
         adapters=tuple(a for a in adapters if a is not None),
+        tenancy=serving.artifact_tenancy or "",
+        url_lifetime_minutes=(serving.artifact_url_lifetime_minutes or PAR_LIFETIME_MINUTES[1])
+        if cloud == "oci"
+        else 0,
     )

@@ -3,10 +3,11 @@ whether a serving stack's weights on another cloud name a training account of th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
-from accelstack.spec.accounts import account_model
+from accelstack.spec.accounts import OCI_OCID, account_model
 from accelstack.spec.handoff import (
     HANDOFF_CLOUDS,
     READERS,
@@ -27,9 +28,16 @@ def reference_problem(reference: str, own_cloud: str) -> str | None:
     cloud, account_id = split_account_reference(reference)
     if cloud is None or cloud == own_cloud:
         return account_model(own_cloud).id_problem(account_id)
-    if cloud not in HANDOFF_CLOUDS or own_cloud not in HANDOFF_CLOUDS:
+    if (cloud, own_cloud) in READERS:
+        pass  # a pair beyond the three federating clouds (oci: in a vultr stack)
+    elif cloud not in HANDOFF_CLOUDS or own_cloud not in HANDOFF_CLOUDS:
         reach = ", ".join(f"{name}:" for name in HANDOFF_CLOUDS)
-        return f"{reference!r}: accounts of another cloud are named between {reach} stacks only"
+        others = sorted(
+            f"{t}: in a {s} stack" for t, s in READERS if t not in HANDOFF_CLOUDS or s not in HANDOFF_CLOUDS
+        )
+        return f"{reference!r}: accounts of another cloud are named between {reach} stacks only" + (
+            f" (and {', '.join(others)})" if others else ""
+        )
     problem = account_model(cloud).id_problem(account_id)
     return f"{cloud}: {problem}" if problem else None
 
@@ -56,6 +64,7 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
                 "serving.artifactRegion",
                 "set only for weights on another cloud (s3:// or Blob Storage from a stack elsewhere); remove it",
             )
+        yield from _oci_only_keys(spec, None)
         return
     if (source, spec.cloud) not in READERS:
         yield Problem(
@@ -87,12 +96,62 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
             yield Problem(
                 path, f"{uri!r} names a whole bucket; point at the artifact prefix so the grant is limited to it"
             )
-    needs_region = source in ("aws", "azure")
+    needs_region = source in REGION_KINDS
     if needs_region and serving.artifact_region is None:
         yield Problem(
             "serving.artifactRegion",
-            f"the weights are on {source}: name the training store's region ({'an AWS Region, e.g. us-east-1' if source == 'aws' else 'an Azure location, e.g. eastus'}), "
+            f"the weights are on {source}: name the training store's region ({REGION_KINDS[source]}), "
             "where this stack declares its federated reader",
         )
     elif not needs_region and serving.artifact_region is not None:
         yield Problem("serving.artifactRegion", f"{source}'s reader is global: remove artifactRegion")
+    yield from _oci_only_keys(spec, source)
+
+
+REGION_KINDS = {
+    "aws": "an AWS Region, e.g. us-east-1",
+    "azure": "an Azure location, e.g. eastus",
+    "oci": "an OCI region identifier, e.g. us-ashburn-1",
+}
+OCI_URI = "oci://<bucket>@<namespace>/<prefix>"
+
+
+def _oci_only_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
+    """Weights on OCI: every URI names its Object Storage namespace, artifactTenancy is the training tenancy and the
+    region one of OCI's; artifactTenancy and artifactUrlLifetimeMinutes are refused for weights anywhere else."""
+    serving = spec.serving
+    if source != "oci":
+        if serving.artifact_tenancy is not None:
+            yield Problem("serving.artifactTenancy", "set only for weights on OCI (oci://...); remove it")
+        if serving.artifact_url_lifetime_minutes is not None:
+            yield Problem(
+                "serving.artifactUrlLifetimeMinutes",
+                "set only for weights on OCI read through pre-authenticated requests; remove it",
+            )
+        return
+    for path, uri in [("serving.model.weightsUri", serving.model.weights_uri)] + [
+        (f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)
+    ]:
+        location = artifact_location(uri)
+        if location is not None and location.cloud == "oci" and not NAMESPACE.fullmatch(location.namespace):
+            yield Problem(
+                path,
+                f"{uri!r} names no Object Storage namespace (the tenancy's, `oci os ns get`); allowed: {OCI_URI}",
+            )
+    tenancy = serving.artifact_tenancy
+    match = OCI_OCID.fullmatch(tenancy or "")
+    if match is None or match["type"] != "tenancy":
+        yield Problem(
+            "serving.artifactTenancy",
+            f"the weights are on OCI: name the training tenancy's OCID (ocid1.tenancy.<realm>..<unique id>), which "
+            f"the reader's provider signs for; found {tenancy!r}",
+        )
+    regions = registry.get("oci").catalog.regions
+    region = serving.artifact_region
+    if region is not None and regions and region not in regions:
+        yield Problem("serving.artifactRegion", f"{region!r} is not an OCI region; allowed: {', '.join(regions)}")
+
+
+# An Object Storage namespace is a name OCI generated for the tenancy (letters and digits; older tenancies' is the
+# tenancy name): it lands in a URL path, so nothing but [A-Za-z0-9_-].
+NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")

@@ -22,8 +22,8 @@ from pydantic import (
 )
 
 from accelstack.clouds import registry
+from accelstack.spec.accounts import PAR_LIFETIME_MINUTES, account_model
 from accelstack.spec.accounts import Account as Account
-from accelstack.spec.accounts import account_model
 from accelstack.spec.base import MAX_STRING_CHARS as MAX_STRING_CHARS
 from accelstack.spec.base import Grammars, account_keys, quoted_account_ids
 from accelstack.spec.base import Model as Model
@@ -457,7 +457,13 @@ class ServingSpec(Model):
     """Training account whose checkpoint bucket holds the model artifacts (its KMS key decrypts them); on another cloud, `<cloud>:<id>` as separation.trainingAccounts lists it (e.g. aws:111111111111), matching the weights URI's cloud."""
     # The second provider (pinned to the training account) needs the store's region; GCP's reader is global.
     artifact_region: str | None = None
-    """Weights on another cloud: the region of the training store (an AWS Region for s3://, an Azure location for Blob Storage), where the serving stack declares its federated reader; none for gs:// or weights in this cloud."""
+    """Weights on another cloud: the region of the training store (an AWS Region for s3://, an Azure location for Blob Storage, an OCI region for oci://), where the serving stack declares its federated reader; none for gs:// or weights in this cloud."""
+    artifact_tenancy: str | None = None
+    """Weights on OCI (oci://): the training tenancy's OCID (ocid1.tenancy.<realm>..<unique id>), which the reader's provider signs for; none otherwise."""
+    artifact_url_lifetime_minutes: int | None = Field(
+        default=None, ge=PAR_LIFETIME_MINUTES[0], le=PAR_LIFETIME_MINUTES[2]
+    )
+    """Weights on OCI read from a stack without instance identity (Vultr): how long each replica's pre-authenticated request works after the replica's clock (15..1440, default 120); none otherwise."""
 
     @model_validator(mode="before")
     @classmethod

@@ -67,10 +67,12 @@ def strings_in(value: object) -> Iterator[tuple[int | str | None, str]]:
 
 # An object-store URI: scheme://bucket-or-host[/key prefix]. The key keeps to S3's "safe characters" for object keys
 # (docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html) less the ones a shell or systemd reads (' * ( ) !),
-# plus = + @ , ~; no %, $, quotes, spaces, ? or # (which a URL parser would cut off as query or fragment).
-OBJECT_URI_PATTERN = r"^[a-z0-9]+://[A-Za-z0-9._-]+(/[A-Za-z0-9._~=+@,/-]*)?$"
+# plus = + @ , ~; no %, $, quotes, spaces, ? or # (which a URL parser would cut off as query or fragment). The bucket
+# may carry an OCI Object Storage namespace, oci://<bucket>@<namespace>/... (accelstack.spec.handoff).
+OBJECT_URI_PATTERN = r"^[a-z0-9]+://[A-Za-z0-9._-]+(@[A-Za-z0-9_-]+)?(/[A-Za-z0-9._~=+@,/-]*)?$"
 OBJECT_URI_FORM = (
-    "scheme://bucket[/prefix], the prefix in letters, digits and . _ ~ = + @ , / - (no spaces, quotes, $, %, ? or #)"
+    "scheme://bucket[@namespace][/prefix], the prefix in letters, digits and . _ ~ = + @ , / - (no spaces, quotes, "
+    "$, %, ? or #)"
 )
 
 # A model id as the Hugging Face Hub writes it (huggingface_hub.utils.validate_repo_id): [owner/]name, each of

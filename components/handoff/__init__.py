@@ -62,6 +62,14 @@ def declare_reader(
         from accelstack.components.handoff.aws_reader import aws_reader
 
         return aws_reader(name, handoff, identity, parent)
+    if handoff.training_cloud == "oci":  # no identity to trust: a PAR per replica (the replicas declare them)
+        import importlib
+
+        from accelstack.clouds import registry
+
+        components = registry.get("oci").components  # OCI's folder declares them (components/oci/handoff_reader.py)
+        made: FederatedReader = importlib.import_module(f"{components}.handoff_reader").reader(name, handoff, parent)
+        return made
     if handoff.training_cloud == "gcp":
         from accelstack.components.handoff.gcp_reader import gcp_reader
 

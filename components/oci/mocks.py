@@ -77,6 +77,20 @@ class OciMocks(pulumi.runtime.Mocks):
                 "managementEndpoint", f"https://{args.name}-management.kms.{self.region}.oraclecloud.com"
             )
             outputs.setdefault("cryptoEndpoint", f"https://{args.name}-crypto.kms.{self.region}.oraclecloud.com")
+        if args.typ == "oci:ObjectStorage/preauthrequest:Preauthrequest":
+            # What OCI returns only at create: the PAR's id and its access URI, /p/<token>/n/<namespace>/b/<bucket>/o/
+            # for a bucket-level (AnyObject*) request (+ the object name for a single object's).
+            token = hashlib.sha256(f"par/{args.name}/{args.inputs.get('timeExpires')}".encode()).hexdigest()[:32]
+            ns, bucket = args.inputs.get("namespace"), args.inputs.get("bucket")
+            single = (
+                ""
+                if str(args.inputs.get("accessType", "")).startswith("AnyObject")
+                else args.inputs.get("objectName", "")
+            )
+            outputs.setdefault("parId", f"par-{token[:12]}")
+            outputs.setdefault("accessUri", f"/p/{token}/n/{ns}/b/{bucket}/o/{single}")
+            outputs.setdefault("fullPath", f"https://objectstorage.{self.region}.oraclecloud.com{outputs['accessUri']}")
+            outputs.setdefault("timeCreated", "2026-12-05T12:00:01Z")
         if args.typ == "oci:Core/instance:Instance":
             vnic = args.inputs.get("createVnicDetails") or {}
             outputs.setdefault("privateIp", vnic.get("privateIp", "10.60.0.10"))

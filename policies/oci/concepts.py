@@ -21,6 +21,9 @@ OCI: dict[str, tuple[str, ...]] = {
     # --- identity: who (dynamic groups of instances) and what (policy statements) ---
     "identity": ("oci:Identity/dynamicGroup:DynamicGroup",),
     "identity-grant": ("oci:Identity/policy:Policy",),
+    # A pre-authenticated request: a bearer URL to objects of a bucket until it expires (a Vultr serving stack's
+    # reader of OCI weights: policies/separation/handoff_rules.py).
+    "resource-grant": ("oci:ObjectStorage/preauthrequest:Preauthrequest",),
     # --- compute ---
     # A cluster network is one instance pool on the RDMA fabric: the training node group.
     "node-group": ("oci:Core/clusterNetwork:ClusterNetwork", "oci:Core/instancePool:InstancePool"),

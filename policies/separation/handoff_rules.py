@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from ..common import Context, canonical_account, is_provider_type
 
+CLOCK = "time:index/static:Static"  # the replica's clock (pulumiverse-time), a PAR's expiry is counted from
 # What a serving stack may declare in another cloud's training account: its one federated reader, and its grant.
 HANDOFF_READER_KINDS = {
     "aws": {
@@ -31,7 +33,14 @@ HANDOFF_READER_KINDS = {
         "azure-native:managedidentity:FederatedIdentityCredential",
         "azure-native:authorization:RoleAssignment",
     },
+    "oci": {"oci:ObjectStorage/preauthrequest:Preauthrequest"},  # a Vultr replica's PAR (no identity to trust)
 }
+OCI_PAR = "oci:ObjectStorage/preauthrequest:Preauthrequest"
+# Object Storage PAR access types that only read (docs.oracle.com/iaas/Content/Object/Tasks/usingpreauthenticatedrequests.htm):
+# ObjectRead opens one object, AnyObjectRead every object under object_name; the *Write ones upload or overwrite.
+OCI_READ_ACCESS = {"ObjectRead", "AnyObjectRead"}
+# A PAR crossing into the training tenancy lives at most this long after its replica's clock.
+PAR_MOST_SECONDS = 24 * 3600
 
 STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 ENTRA_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
@@ -46,7 +55,9 @@ def handoff_of(ctx: Context) -> Mapping[str, Any] | None:
     facts = ctx.provider
     if ctx.workload != "serving" or not handoff or facts is None:
         return None
-    package = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}.get(str(handoff.get("cloud")))
+    package = {"aws": "aws", "gcp": "gcp", "azure": "azure-native", "oci": "oci"}.get(str(handoff.get("cloud")))
+    if package == "oci":  # an oci provider signs for a tenancy, not a compartment: pinned to the training one
+        return handoff if facts.package == package and facts.tenancy == handoff.get("tenancy") else None
     account = canonical_account(str(handoff.get("account")))
     return handoff if facts.package == package and set(facts.accounts) == {account} else None
 
@@ -158,7 +169,83 @@ def azure_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
             yield f"role assignment {name}: a condition limits reads to the artifact prefixes of the named accounts"
 
 
-JUDGES = {"aws": aws_problems, "gcp": gcp_problems, "azure": azure_problems}
+def oci_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
+    """A PAR in the training tenancy: read-only, on the artifact prefix of the named bucket and namespace (never the
+    bucket, whose PAR with no object name opens every object). Its expiry is judged against its clock by
+    `check_handoff_pars_expire` (the clock is another resource)."""
+    if resource.resource_type != OCI_PAR:
+        return
+    props, name = resource.props, resource.name
+    access = props.get("accessType")
+    if access not in OCI_READ_ACCESS:
+        yield f"pre-authenticated request {name}: only {' or '.join(sorted(OCI_READ_ACCESS))} crosses; found {access}"
+    target = props.get("objectName", props.get("object"))
+    if not isinstance(target, str) or not target or not _under(target, handoff):
+        yield (
+            f"pre-authenticated request {name}: object_name limits it to the artifact prefixes "
+            f"{handoff.get('prefixes')}; found {target!r} (an empty one opens the whole bucket)"
+        )
+    if props.get("bucket") not in (handoff.get("stores") or []):
+        yield f"pre-authenticated request {name}: bucket {props.get('bucket')} is not the artifacts' ({handoff.get('stores')})"
+    if props.get("namespace") not in (handoff.get("namespaces") or []):
+        yield (
+            f"pre-authenticated request {name}: namespace {props.get('namespace')} is not the artifacts' "
+            f"({handoff.get('namespaces')})"
+        )
+
+
+JUDGES = {"aws": aws_problems, "gcp": gcp_problems, "azure": azure_problems, "oci": oci_problems}
+
+
+def _instant(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def check_handoff_pars_expire(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Every PAR the serving stack declares in the training tenancy expires within a day of the clock it is
+    declared from (a time_static its timeExpires depends on): a PAR is a bearer URL until it expires. Unknown values
+    (a preview, before the clock exists) are judged once known; a PAR with no clock, or expiring more than a day
+    after it, or before it, is a violation. Ours."""
+    handoff = ctx.config.get("artifactHandoff") or {}
+    if ctx.workload != "serving" or handoff.get("cloud") != "oci":
+        return
+    by_urn = {r.urn: r for r in resources}
+    for par in (r for r in resources if r.resource_type == OCI_PAR):
+        expires = par.props.get("timeExpires")
+        deps = (getattr(par, "property_dependencies", None) or {}).get("timeExpires") or []
+        clocks = [d for d in deps if getattr(d, "resource_type", "") == CLOCK] or [
+            by_urn[u] for u in (getattr(d, "urn", d) for d in deps) if u in by_urn and by_urn[u].resource_type == CLOCK
+        ]
+        if not isinstance(expires, str):
+            continue  # unknown in a preview: judged once the clock exists
+        end = _instant(expires)
+        if end is None:
+            yield par.urn, f"pre-authenticated request {par.name}: timeExpires {expires!r} is not RFC 3339; fail closed"
+            continue
+        starts = [_instant(c.props.get("rfc3339")) for c in clocks]
+        if not clocks:
+            yield (
+                par.urn,
+                f"pre-authenticated request {par.name}: its timeExpires ({expires}) comes from no replica clock "
+                f"({CLOCK}); a PAR's expiry is its replica's clock + the URL lifetime, at most 24 h",
+            )
+            continue
+        for clock, start in zip(clocks, starts, strict=True):
+            if start is None:
+                continue  # the clock's instant is unknown until it is created
+            seconds = (end - start).total_seconds()
+            if not 0 < seconds <= PAR_MOST_SECONDS:
+                yield (
+                    par.urn,
+                    f"pre-authenticated request {par.name}: expires {expires}, {seconds / 3600:.1f} h after its clock "
+                    f"{clock.name} ({clock.props.get('rfc3339')}); allowed: within 24 h after it",
+                )
 
 
 def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> Iterable[str]:
@@ -169,5 +256,11 @@ def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> I
         return
     handoff = handoff_of(ctx)
     if handoff is None:
+        if resource.resource_type == OCI_PAR:  # fail closed: known to the packs only as the handoff's reader
+            yield (
+                f"pre-authenticated request {resource.name}: a bearer URL to a bucket's objects, declared only as a "
+                "Vultr serving stack's reader of OCI weights, under the oci provider pinned to the training tenancy "
+                "(serving.artifactTenancy)"
+            )
         return
     yield from JUDGES[str(handoff.get("cloud"))](resource, handoff)

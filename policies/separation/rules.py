@@ -465,6 +465,12 @@ POLICIES = [
         handoff_rules.check_handoff_reader_reads_only_the_prefix,
         config=HANDOFF_CONFIG,
     ),
+    stack_policy(
+        "handoff-reader-expires",
+        "A serving stack's pre-authenticated request on another cloud expires within a day of its replica's clock.",
+        handoff_rules.check_handoff_pars_expire,
+        config=HANDOFF_CONFIG,
+    ),
     stack_policy("disjoint-accounts", "Training and serving account sets are disjoint.", check_disjoint_accounts),
     resource_policy(
         "allowed-regions", "Resources stay in the allowed regions.", check_allowed_regions, config=HANDOFF_CONFIG

@@ -29,17 +29,29 @@ TRAINING = {
         "https://acmetrainckpts.blob.core.windows.net/checkpoints/models/llama-3.1-8b",
     ),
 }
-PAIRS = [(training, serving) for serving in ("aws", "azure", "gcp") for training in TRAINING if training != serving]
+FEDERATED = [(training, serving) for serving in ("aws", "azure", "gcp") for training in TRAINING if training != serving]
+# Train where the RDMA fabric is, serve where steady inference is cheap: OCI's bucket read from Vultr through PARs.
+OCI_TENANCY = "ocid1.tenancy.oc1..aaaaaaaaacmetenancy"
+TRAINING["oci"] = (
+    "oci:ocid1.compartment.oc1..aaaaaaaaacmetrain",
+    "us-ashburn-1",
+    "oci://acme-train-checkpoints@acmetenancy/models/llama-3.1-8b/",
+)
+PAIRS = [*FEDERATED, ("oci", "vultr")]
 
 
 def overrides(training: str) -> list[str]:
     account, region, uri = TRAINING[training]
+    extra = []
+    if training == "oci":  # the reader's provider signs for the training tenancy; Vultr's own key is not fetched
+        extra = [f"serving.artifactTenancy={OCI_TENANCY}", "account.weightsKey=null"]
     return [
         f'separation.trainingAccounts=["{account}"]',
         f'serving.artifactAccount="{account}"',
         f"serving.artifactRegion={region or 'null'}",
         f"serving.model.weightsUri={uri}",
         "serving.model.adapters=[]",  # adapters come from the same store: the shipped ones are on S3
+        *extra,
     ]
 
 
@@ -74,11 +86,31 @@ def test_reader_lives_in_the_training_account_and_trusts_the_replicas_only(train
     providers = [
         r
         for r in cap.resources
-        if r.type == f"pulumi:providers:{ {'gcp': 'gcp', 'aws': 'aws', 'azure': 'azure-native'}[training] }"
+        if r.type
+        == f"pulumi:providers:{ {'gcp': 'gcp', 'aws': 'aws', 'azure': 'azure-native', 'oci': 'oci'}[training] }"
         and "artifacts" in r.name
     ]
     assert len(providers) == 1
     pin = providers[0].inputs
+    if training == "oci":
+        # An oci provider signs for a tenancy: the training one, in the store's region; the PARs name no compartment.
+        assert (pin["tenancyOcid"], pin["region"]) == (OCI_TENANCY, "us-ashburn-1"), pin
+        pars = cap.by_type("oci:ObjectStorage/preauthrequest:Preauthrequest")
+        clocks = {c.name: c.outputs["rfc3339"] for c in cap.by_type("time:index/static:Static")}
+        assert len(pars) == len(cap.by_type("vultr:index/instance:Instance")) == 2
+        for par in pars:
+            assert par.provider.split("::")[-2].endswith("artifacts-oci"), par.provider  # the pinned provider
+            assert any("key-clock" in urn for urn in par.property_dependencies["timeExpires"])
+            inputs = par.inputs
+            assert inputs["accessType"] == "AnyObjectRead" and inputs["bucketListingAction"] == "ListObjects"
+            assert (inputs["bucket"], inputs["namespace"], inputs["objectName"]) == (
+                "acme-train-checkpoints",
+                "acmetenancy",
+                "models/llama-3.1-8b/",
+            )
+            clock = clocks[par.name.replace("-weights-par", "-key-clock")]
+            assert inputs["timeExpires"] == "2026-12-05T14:00:00Z" and clock == "2026-12-05T12:00:00Z"
+        return
     assert account in json.dumps(pin), pin
     if training == "aws":
         role = next(r for r in cap.by_type("aws:iam/role:Role") if r.name.endswith("artifact-reader"))
@@ -129,7 +161,7 @@ esac
 """
 
 
-@pytest.mark.parametrize(("training", "serving"), PAIRS)
+@pytest.mark.parametrize(("training", "serving"), FEDERATED)
 def test_the_replica_fetch_runs_with_the_federated_credential(training, serving, tmp_path: Path):
     """The prepare step's fetch, as the replica runs it, with each CLI a stub (the tool is there: no install)."""
     handoff = artifact_handoff(parse_spec(pair_config(training, serving)))

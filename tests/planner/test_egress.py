@@ -9,7 +9,7 @@ from accelstack.planner.egress import EGRESS_TO_INTERNET, fetches_per_month, han
 
 
 def test_every_deployable_cloud_has_a_dated_sourced_price():
-    for cloud in ("aws", "azure", "gcp"):
+    for cloud in ("aws", "azure", "gcp", "oci"):
         price = EGRESS_TO_INTERNET[cloud]
         assert 0 < price.usd_per_gb < 1 and price.source.startswith("https://") and price.as_of[:2] == "20"
 
@@ -25,3 +25,11 @@ def test_egress_is_weights_times_price_times_fetches():
     assert egress.usd_per_fetch == pytest.approx(16.0 * 0.12)
     assert egress.monthly_usd == pytest.approx(16.0 * 0.12 * egress.fetches_per_month, rel=0.01)
     assert "training account pays" in egress.basis
+
+
+def test_oci_weights_read_from_vultr_are_priced_at_ocis_outbound_rate():
+    """The OCI -> Vultr pair: two fixed replicas fetch 16 GB once each; OCI's free 10 TB is said, not deducted."""
+    egress = handoff_egress("oci", "vultr", 16.0, [2] * 24, warm_pool=0)
+    assert (egress.usd_per_gb, egress.fetches_per_month) == (0.0085, 2)
+    assert egress.monthly_usd == pytest.approx(16.0 * 0.0085 * 2, abs=0.01)
+    assert "10 TB/month free (not deducted)" in EGRESS_TO_INTERNET["oci"].tier

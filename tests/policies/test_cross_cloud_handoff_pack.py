@@ -2,7 +2,8 @@
 only read of the artifact prefix crosses, and a federated trust names its subject. Each of the six pairs gets no
 verdict once its values are known (as after `pulumi up`, the mocks resolving every output) and no mandatory one in
 preview; each mutation (the prefix widened, a write added, a wildcard subject) is caught by a mandatory verdict on
-the resource it touched."""
+the resource it touched. OCI -> Vultr: each replica's pre-authenticated request is read-only (ObjectRead,
+AnyObjectRead), on the artifact prefix of the named bucket and namespace, and expires within a day of its clock."""
 
 from __future__ import annotations
 
@@ -132,10 +133,61 @@ def _fic_wildcard_subject(doc: Doc) -> str:
     return entry["urn"]
 
 
+PAR = "oci:ObjectStorage/preauthrequest:Preauthrequest"
+
+
+def _par_set(doc: Doc, **values: Any) -> str:
+    """Replica 0's PAR with `values` in its inputs and its outputs (stack policies read the outputs)."""
+    entry = resource(doc, PAR, "replica-0-weights-par")
+    for block in ("inputs", "outputs"):
+        if block in entry:
+            entry[block].update(values)
+    return entry["urn"]
+
+
+def _par_write(doc: Doc) -> str:
+    return _par_set(doc, accessType="ObjectWrite", objectName="models/llama-3.1-8b/model.safetensors")
+
+
+def _par_read_write(doc: Doc) -> str:
+    return _par_set(doc, accessType="AnyObjectReadWrite")
+
+
+def _par_bucket_wide(doc: Doc) -> str:
+    return _par_set(doc, objectName="")  # no object name: every object of the bucket
+
+
+def _par_another_prefix(doc: Doc) -> str:
+    return _par_set(doc, objectName="models/")  # the training side's other models too
+
+
+def _par_another_bucket(doc: Doc) -> str:
+    return _par_set(doc, bucket="acme-train-datasets")
+
+
+def _par_long_expiry(doc: Doc) -> str:
+    return _par_set(doc, timeExpires="2026-12-07T12:00:00Z")  # 48 h after its clock (2026-12-05T12:00:00Z)
+
+
+def _par_expiry_from_no_clock(doc: Doc) -> str:
+    urn = _par_set(doc, timeExpires="2027-12-05T12:00:00Z")
+    resource(doc, PAR, "replica-0-weights-par").get("propertyDependencies", {}).pop("timeExpires", None)
+    return urn
+
+
 MUTATIONS: dict[str, list[Callable[[Doc], str]]] = {
     "aws": [_aws_widen, _aws_write, _aws_wildcard_subject],
     "gcp": [_gcs_widen, _gcs_write, _pool_wildcard_subject],
     "azure": [_blob_widen, _blob_write, _fic_wildcard_subject],
+    "oci": [
+        _par_write,
+        _par_read_write,
+        _par_bucket_wide,
+        _par_another_prefix,
+        _par_another_bucket,
+        _par_long_expiry,
+        _par_expiry_from_no_clock,
+    ],
 }
 
 
@@ -157,7 +209,31 @@ def test_every_handoff_mutation_is_caught(training, serving):
 
 
 # The pack's handoff policies these mutations catch (tests/policies/test_policy_rules.py counts them as covered).
-CAUGHT = ("handoff-reader-read-only", "handoff-reader-only")
+CAUGHT = ("handoff-reader-read-only", "handoff-reader-only", "handoff-reader-expires")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"accessType": "ObjectRead", "objectName": "models/llama-3.1-8b/config.json"},  # one object of the prefix
+        {"timeExpires": "2026-12-06T12:00:00Z"},  # exactly a day after its clock
+        {"bucketListingAction": "Deny"},  # a PAR that may not list reads less
+    ],
+)
+def test_a_narrower_par_passes(values):
+    """Legit cases: the pack refuses what crosses more, not a PAR that reads less or lives the longest allowed."""
+    base, spec = known("oci", "vultr")
+    doc = copy.deepcopy(base)
+    _par_set(doc, **values)
+    assert [v.line() for v in policy_verdicts(doc, spec)] == []
+
+
+def test_the_par_expiry_is_judged_once_known_only():
+    """In a preview the clock, hence the expiry, is unknown: no verdict on it then; the known one is judged."""
+    preview = preview_stack(stack_file("vultr"), overrides("oci"), REPO)
+    pars = [r for r in preview.export["deployment"]["resources"] if r["type"] == PAR]
+    assert len(pars) == 2 and all("timeExpires" in r["propertyDependencies"] for r in pars)
+    assert not [v for v in policy_verdicts(preview.export, preview.spec) if v.policy == "handoff-reader-expires"]
 
 
 def test_anything_but_the_reader_in_the_training_account_is_caught():
@@ -177,3 +253,18 @@ def test_anything_but_the_reader_in_the_training_account_is_caught():
     mutated = copy.deepcopy(base)
     urn = _aws_write(mutated)
     assert any(v.policy == "handoff-reader-read-only" and v.urn == urn for v in policy_verdicts(mutated, spec))
+
+
+def test_a_par_anywhere_but_under_the_readers_provider_is_refused():
+    """The packs know a PAR only as this reader: pinned to another tenancy, its PARs are refused (fail closed)."""
+    base, spec = known("oci", "vultr")
+    doc = copy.deepcopy(base)
+    [provider] = [r for r in doc["deployment"]["resources"] if r["type"] == "pulumi:providers:oci"]
+    for block in ("inputs", "outputs"):
+        provider.get(block, {})["tenancyOcid"] = "ocid1.tenancy.oc1..aaaaaaaaothertenancy"
+    urn = resource(doc, PAR, "replica-0-weights-par")["urn"]
+    verdicts = policy_verdicts(doc, spec)
+    assert any(
+        v.mandatory and v.policy == "handoff-reader-read-only" and v.urn == urn and "bearer URL" in v.message
+        for v in verdicts
+    ), [v.line() for v in verdicts]

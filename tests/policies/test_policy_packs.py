@@ -29,6 +29,7 @@ STACK_POLICIES = {
         "no-network-path-across-sides",
         "landing-guardrails",
         "store-keys-only-where-needed",
+        "handoff-reader-expires",  # a Vultr replica's PAR on OCI weights: its expiry against its clock (issue 31)
     },
     "guardrails": {
         "bucket-encryption",

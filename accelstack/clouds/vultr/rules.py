@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from accelstack.clouds.vultr import catalog
 from accelstack.spec.accounts import SECRET_REFERENCE
+from accelstack.spec.handoff import store_cloud
 from accelstack.spec.models import ServingStack
 from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
@@ -52,11 +53,18 @@ def vultr_fleet_fits_one_load_balancer(spec: ServingStack) -> Iterator[Problem]:
         )
 
 
+def weights_on_oci(spec: ServingStack) -> bool:
+    """Whether the weights are another cloud's that this stack reads without a Vultr key (accelstack.spec.handoff)."""
+    return store_cloud(spec.serving.model.weights_uri, spec.cloud) == "oci"
+
+
 @rule(workload="serving")
 def vultr_weights_come_from_vultr_object_storage(spec: ServingStack) -> Iterator[Problem]:
     """The replicas read the weights from the region's Vultr Object Storage cluster with the read-only key; a
     region without a cluster has no endpoint to read from."""
     region = spec.account.region
+    if weights_on_oci(spec):
+        return  # read from OCI through pre-authenticated requests (components/handoff/oci_par.py)
     if region not in catalog.OBJECT_STORAGE_HOSTS:
         yield Problem(
             "account.region",
@@ -71,6 +79,14 @@ def vultr_weights_key_delivery_is_named(spec: ServingStack) -> Iterator[Problem]
     presigned URL (account.weightsKey), and that key's object must not lie under a prefix the replicas sync, or the
     key would be copied next to the weights the inference server reads."""
     key = getattr(spec.account, "weights_key", None)
+    if weights_on_oci(spec):
+        if key is not None:
+            yield Problem(
+                "account.weightsKey",
+                "the weights are on OCI, read through a pre-authenticated request per replica "
+                "(serving.artifactUrlLifetimeMinutes): no Vultr Object Storage key is fetched; remove it",
+            )
+        return
     if key is None:
         yield Problem(
             "account.weightsKey",

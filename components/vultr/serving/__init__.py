@@ -9,6 +9,8 @@ from __future__ import annotations
 import ediri_vultr as vultr
 import pulumi
 
+from accelstack.components.handoff import ServingIdentity
+from accelstack.components.handoff.oci_par import OciParReader
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     Admission,
@@ -23,8 +25,8 @@ from accelstack.components.recipes.serving import (
 from accelstack.components.vultr.provider import account_of, secret_value, stack_tags
 from accelstack.components.vultr.serving.edge import firewall, load_balancer, vpc
 from accelstack.components.vultr.serving.replicas import replica_fleet
-from accelstack.components.vultr.serving.user_data import LOAD_BALANCER_CLIENT_HOP
-from accelstack.components.vultr.serving.weights_key import ReplicaKeyUrls
+from accelstack.components.vultr.serving.user_data import LOAD_BALANCER_CLIENT_HOP, oci_handoff
+from accelstack.components.vultr.serving.weights_key import ReplicaClocks, ReplicaKeyUrls
 
 __all__ = ["ServingService"]
 
@@ -48,12 +50,23 @@ class VultrServingParts(ServingParts):
     def identity(self, network: ReplicaNetwork, queue: AdmissionQueue | None) -> None:
         """No instance identity on Vultr: the weights are read with a read-only key, which each replica fetches
         through a presigned URL of its own (components/vultr/serving/weights_key.py)."""
+        self.clocks: ReplicaClocks | None = None
+        self.key_urls: ReplicaKeyUrls | None = None
+        if oci_handoff(self.ctx.spec) is not None:
+            # Weights on OCI: no Vultr key; each replica's PAR expires after the same clock (serving_identity).
+            self.clocks = ReplicaClocks(self.ctx.name, self.ctx.parent)
+            return None
         key = account_of(self.ctx.spec).weights_key
         if key is None:  # the spec rules refuse a serving stack without it (clouds/vultr/rules.py)
             raise ValueError("account.weightsKey: required on Vultr for serving")
         signer = secret_value(key.signer_secret, "the weights key signer")
         self.key_urls = ReplicaKeyUrls(self.ctx.name, key, self.region, signer, self.ctx.parent)
         return None
+
+    def serving_identity(self) -> ServingIdentity:
+        """Vultr replicas have no identity a training cloud could trust: the reader (OCI only, READERS) hands each
+        replica a pre-authenticated request instead, so this names no subject."""
+        return ServingIdentity("vultr", subject="")
 
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
         self.firewall_group, self.firewall_rule = firewall(self.ctx.name, self.ctx.serving, self.ctx.child)
@@ -72,6 +85,9 @@ class VultrServingParts(ServingParts):
             firewall_group=self.firewall_group,
             admission=admission,
             key_urls=self.key_urls,
+            clocks=self.clocks,
+            par_reader=self.artifact_reader if isinstance(self.artifact_reader, OciParReader) else None,
+            parent=ctx.parent,
             opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=[self.firewall_rule])),
         )
         # The group is the fleet: its first replica stands for it where the recipe asks for one resource.

@@ -7,9 +7,10 @@ import ediri_vultr as vultr
 import pulumi
 
 from accelstack.clouds.vultr import catalog
+from accelstack.components.handoff.oci_par import OciParReader
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.vultr.serving.user_data import replica_user_data
-from accelstack.components.vultr.serving.weights_key import ReplicaKeyUrls
+from accelstack.components.vultr.serving.weights_key import ReplicaClocks, ReplicaKeyUrls
 from accelstack.planner.serving_plan import ServingPlan
 from accelstack.spec.models import ServingSpec
 
@@ -24,16 +25,30 @@ def replica_fleet(
     network: vultr.Vpc,
     firewall_group: vultr.FirewallGroup,
     admission: ReplicaAdmission,
-    key_urls: ReplicaKeyUrls,
+    key_urls: ReplicaKeyUrls | None,
     opts: pulumi.ResourceOptions,
+    clocks: ReplicaClocks | None = None,
+    par_reader: OciParReader | None = None,
+    parent: pulumi.Resource | None = None,
 ) -> list[vultr.Instance]:
     """`serving.replicas.max` instances (a fixed fleet: min equals max). User data is ForceNew on Vultr: a model or
     server change replaces each replica, one resource at a time in Pulumi's order, the others serving meanwhile.
     Each replica's user data carries its own presigned URL for the weights key, signed at its clock's instant
     (components/vultr/serving/weights_key.py): an `up` that changes nothing re-signs the same URL."""
-    document = replica_user_data(serving, plan, region=region, admission=admission)
+    handoff = par_reader.handoff if par_reader is not None else None
+    document = replica_user_data(serving, plan, region=region, admission=admission, handoff=handoff)
 
     def user_data(index: int) -> pulumi.Output[str]:
+        if par_reader is not None and clocks is not None:
+            # Weights on OCI: the replica's PARs expire its lifetime after its clock (components/handoff/oci_par.py).
+            clock = clocks.clock(index, document, serving.model.weights_uri)
+            urls = par_reader.replica_urls(name, index, clock.rfc3339, parent or clocks.parent)
+            return urls.apply(
+                lambda signed: replica_user_data(
+                    serving, plan, region=region, admission=admission, handoff=handoff, par_urls=signed
+                )
+            )
+        assert key_urls is not None, "a Vultr replica reads its weights with the key or through OCI PARs"
         _, url = key_urls.url(index, document)
         return url.apply(
             lambda signed: replica_user_data(serving, plan, region=region, admission=admission, key_url=signed)

@@ -4,12 +4,14 @@ weights from Vultr Object Storage (S3 API at the region's cluster), and the serv
 
 The weights are read with a read-only key scoped to the model's prefix that never appears here: the document carries
 a presigned URL for the object holding it, which the prepare script fetches once into WEIGHTS_KEY_FILE
-(components/vultr/serving/weights_key.py; docs/deploy-vultr.md, "The weights credential")."""
+(components/vultr/serving/weights_key.py; docs/deploy-vultr.md, "The weights credential"). Weights on OCI are read
+through a pre-authenticated request per replica instead (components/handoff/oci_par.py), with no key."""
 
 from __future__ import annotations
 
 from accelstack.clouds.vultr import catalog
 from accelstack.components.base import ServingServiceArgs
+from accelstack.components.handoff.oci_par import PAR_URL_FILE, par_fetch_script
 from accelstack.components.node_syntax import shell_word
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files
@@ -22,6 +24,7 @@ from accelstack.components.vultr.serving.weights_key import (
     fetch_key_setup,
 )
 from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.handoff import ArtifactHandoff, artifact_handoff
 from accelstack.spec.models import ServingSpec
 
 REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
@@ -67,23 +70,49 @@ def weights_sync(source: str, destination: str, region: str) -> str:
     )
 
 
+def par_placeholders(handoff: ArtifactHandoff) -> list[str]:
+    """What the boot document carries where the PAR URLs go before OCI created them (`accelstack render`, the
+    clock's digest)."""
+    return [
+        f"https://objectstorage.{handoff.region}.oraclecloud.com/p/<created-with-the-replica>/n/{loc.namespace}"
+        f"/b/{loc.bucket}/o/"
+        for loc in handoff.locations
+    ]
+
+
 def replica_user_data(
-    serving: ServingSpec, plan: ServingPlan, *, region: str, admission: ReplicaAdmission, key_url: str = URL_PLACEHOLDER
+    serving: ServingSpec,
+    plan: ServingPlan,
+    *,
+    region: str,
+    admission: ReplicaAdmission,
+    key_url: str = URL_PLACEHOLDER,
+    handoff: ArtifactHandoff | None = None,
+    par_urls: list[str] | None = None,
 ) -> str:
-    """The replica's cloud-config; `key_url` is its presigned URL for the weights key (root only on the replica)."""
+    """The replica's cloud-config; `key_url` is its presigned URL for the weights key (root only on the replica).
+    Weights on OCI (`handoff`): no key, the replica's PAR URLs instead (`par_urls`, one per artifact location)."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
     ]
+    if handoff is not None:
+        urls = par_urls if par_urls is not None else par_placeholders(handoff)
+        prepare_setup, lines = "", par_fetch_script(handoff, [dst for _, dst in syncs])
+        credential = write_file(PAR_URL_FILE, "".join(f"{url}\n" for url in urls), "0600")
+    else:
+        prepare_setup, lines = fetch_key_setup(), [weights_sync(src, dst, region) for src, dst in syncs]
+        credential = write_file(WEIGHTS_KEY_URL_FILE, key_url + "\n", "0600")
     return ReplicaCloudConfig(
         comment=(
             "accelstack serving replica (Vultr Cloud GPU): the admission proxy on the load balancer's port in front\n"
-            "of the inference server on loopback, the weights from Vultr Object Storage, started on every boot."
+            f"of the inference server on loopback, the weights from {'OCI Object Storage' if handoff else 'Vultr Object Storage'}"
+            ", started on every boot."
         ),
         shipped=proxy_files(),
         environment=dict(admission.environment),
-        prepare_setup=fetch_key_setup(),
-        syncs=[weights_sync(src, dst, region) for src, dst in syncs],
+        prepare_setup=prepare_setup,
+        syncs=lines,
         image=serving.replicas.server_image,
         server=server_arguments(serving, plan),
         health_wait=health_wait_command(serving, plan),
@@ -92,11 +121,17 @@ def replica_user_data(
         worker_description="",
         worker_command=[],
         settings={"ssh_pwauth": False},
-        extra_files=[write_file(WEIGHTS_KEY_URL_FILE, key_url + "\n", "0600")],
+        extra_files=[credential],
         # Before the units start (runcmd): the server unit Requires docker.service, which systemd resolves before the
         # unit's own ExecStartPre could install Docker (tests/boot runs this on the image without Docker).
         runtime_setup=RUNTIME_SETUP,
     ).text()
+
+
+def oci_handoff(spec: object) -> ArtifactHandoff | None:
+    """The handoff of weights on OCI, read through PARs (accelstack.spec.handoff); None for Vultr's own store."""
+    handoff = artifact_handoff(spec)
+    return handoff if handoff is not None and handoff.training_cloud == "oci" else None
 
 
 def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
@@ -105,6 +140,6 @@ def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     admission = ReplicaAdmission.planned(spec.serving, args.plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
     return {
         REPLICA_USER_DATA_FILE: replica_user_data(
-            spec.serving, args.plan, region=spec.account.region, admission=admission
+            spec.serving, args.plan, region=spec.account.region, admission=admission, handoff=oci_handoff(spec)
         )
     }

@@ -109,23 +109,35 @@ def fetch_key_setup() -> str:
     )
 
 
-class ReplicaKeyUrls:
-    """Each replica's signing clock and URL. One explicit time provider for the clocks (the project denies every
-    package a default provider: Pulumi.yaml)."""
+class ReplicaClocks:
+    """Each replica's clock, a `time_static` triggered by its boot document without its URL and by what the URL
+    opens. One explicit time provider for the clocks (the project denies every package a default provider:
+    Pulumi.yaml). The weights key's URL is signed at it; weights on OCI get their PAR's expiry from it
+    (components/handoff/oci_par.py)."""
+
+    def __init__(self, name: str, parent: pulumi.Resource):
+        self.name, self.parent = name, parent
+        self.provider = time.Provider(f"{name}-time", opts=pulumi.ResourceOptions(parent=parent))
+
+    def clock(self, index: int, document_without_url: str, opened: str) -> time.Static:
+        return time.Static(
+            f"{self.name}-replica-{index}-key-clock",
+            triggers={"boot": boot_digest(document_without_url), "object": opened},
+            opts=pulumi.ResourceOptions(parent=self.parent, provider=self.provider),
+        )
+
+
+class ReplicaKeyUrls(ReplicaClocks):
+    """Each replica's signing clock and URL."""
 
     def __init__(
         self, name: str, key: VultrWeightsKey, region: str, signer: pulumi.Output[str], parent: pulumi.Resource
     ):
-        self.name, self.key, self.region, self.signer = name, key, region, signer
-        self.parent = parent
-        self.provider = time.Provider(f"{name}-time", opts=pulumi.ResourceOptions(parent=parent))
+        super().__init__(name, parent)
+        self.key, self.region, self.signer = key, region, signer
 
     def url(self, index: int, document_without_url: str) -> tuple[time.Static, pulumi.Output[str]]:
-        clock = time.Static(
-            f"{self.name}-replica-{index}-key-clock",
-            triggers={"boot": boot_digest(document_without_url), "object": self.key.object},
-            opts=pulumi.ResourceOptions(parent=self.parent, provider=self.provider),
-        )
+        clock = self.clock(index, document_without_url, self.key.object)
         key, region = self.key, self.region
         signed = pulumi.Output.all(self.signer, clock.rfc3339).apply(
             lambda values: key_url(key, region, signer_keys(values[0]), values[1])
