@@ -35,6 +35,10 @@ ANY = "*"  # every account (a public principal, `Principal: *`, allUsers, a wild
 OWN = "<this stack's account>"  # a resource or identity this stack creates: the provider's account
 SERVICE = "<the cloud itself>"
 FEDERATED = "federated:"  # a `stores` key: an identity provider whose fixed-subject tokens the config places  # a cloud service principal acting for the account that owns the resource
+# A `stores` key: the bearer URLs (OCI pre-authenticated requests) a serving stack makes through its artifact handoff
+# provider are held by its own replicas (the URL is written only into their boot; policies/separation/handoff_rules.py
+# holds each to read-only, the artifact prefix, that provider and a day's life).
+HANDOFF_URLS = "handoff-urls"
 
 # Target kinds the neutral rule distinguishes (anything else is "resource").
 OBJECTS = "objects"  # objects in a bucket / container (scope: the key prefix the edge is limited to)
@@ -159,6 +163,9 @@ class Placement:
         """Whether the policy config says tokens of `issuer` with a fixed subject are this stack's own replicas
         (a serving stack reading another cloud's artifacts: accelstack.spec.handoff, `artifactHandoff`)."""
         return self.stores.get(FEDERATED + issuer) == OWN
+
+    def handoff_urls_own(self) -> bool:
+        return self.stores.get(HANDOFF_URLS) == OWN
 
     def store(self, name: str) -> str | None:
         """The account of a bucket named only by its global name: the stack's own, a configured side's, or None."""

@@ -43,13 +43,18 @@ def _bucket(resource: Any, placement: Placement, key: str = "bucket") -> Party:
 def _access_url_edges(resource: Any, placement: Placement) -> Iterator[Edge]:
     access_type = str(_plain(resource.props, "accessType") or "")
     level = READ if access_type in _READ_ONLY else WRITE
-    whole_bucket = access_type.startswith("Any") or not access_type
-    named = [_plain(resource.props, key) for key in ("objectName", "object")]  # the deprecated spelling too
-    prefix = "" if whole_bucket else str(next((n for n in named if n), ""))
-    holder = Party(f"whoever holds pre-authenticated request {name_of(resource)}'s URL", ANY)
+    # objectName (or its deprecated spelling `object`) limits every access type: one object for `Object*`, the
+    # objects starting with it for `AnyObject*` (pulumi_oci objectstorage/preauthrequest.py: "The object name can be
+    # a prefix as well"); without it an `AnyObject*` URL reaches the whole bucket.
+    named = [_plain(resource.props, key) for key in ("objectName", "object")]
+    prefix = str(next((n for n in named if n), ""))
+    if placement.handoff_urls_own():
+        holder = Party(f"this stack's replicas, holding pre-authenticated request {name_of(resource)}'s URL", OWN)
+    else:
+        holder = Party(f"whoever holds pre-authenticated request {name_of(resource)}'s URL", ANY)
     what = (
         f"pre-authenticated request {name_of(resource)} ({access_type or 'no accessType'}"
-        f"{', ' + prefix if prefix else ''}): its URL is its own credential, usable from any account"
+        f"{', ' + prefix if prefix else ''}): its URL is its own credential"
     )
     yield Edge(holder, level, _bucket(resource, placement), resource.urn, what, prefix)
 
