@@ -7,7 +7,8 @@ OCI: dict[str, tuple[str, ...]] = {
     "parallel-file-system": ("oci:Lustre/fileStorageLustreFileSystem:FileStorageLustreFileSystem",),
     # Lustre <-> Object Storage: imports from (and exports to) a bucket prefix on request.
     "file-system-link": ("oci:Lustre/fileStorageObjectStorageLink:FileStorageObjectStorageLink",),
-    # A pre-authenticated request: a URL that is its own credential to read or write a bucket's objects.
+    # A pre-authenticated request: a URL that is its own credential to read or write a bucket's objects until it
+    # expires (a Vultr serving stack's reader of OCI weights: policies/separation/handoff_rules.py).
     "resource-grant": ("oci:ObjectStorage/preauthrequest:Preauthrequest",),
     # Object Storage copies a bucket's new objects to a bucket of another region, or deletes them on a schedule.
     "bucket-replication": ("oci:ObjectStorage/replicationPolicy:ReplicationPolicy",),
@@ -21,9 +22,6 @@ OCI: dict[str, tuple[str, ...]] = {
     # --- identity: who (dynamic groups of instances) and what (policy statements) ---
     "identity": ("oci:Identity/dynamicGroup:DynamicGroup",),
     "identity-grant": ("oci:Identity/policy:Policy",),
-    # A pre-authenticated request: a bearer URL to objects of a bucket until it expires (a Vultr serving stack's
-    # reader of OCI weights: policies/separation/handoff_rules.py).
-    "resource-grant": ("oci:ObjectStorage/preauthrequest:Preauthrequest",),
     # --- compute ---
     # A cluster network is one instance pool on the RDMA fabric: the training node group.
     "node-group": ("oci:Core/clusterNetwork:ClusterNetwork", "oci:Core/instancePool:InstancePool"),

@@ -16,7 +16,21 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import access, vendors
-from ..access import ANY, BECOME, FEDERATED, HANDOFF_URLS, KEY, OBJECTS, OWN, READ, SERVICE, THROUGH_STORAGE, Edge, Party, Placement
+from ..access import (
+    ANY,
+    BECOME,
+    FEDERATED,
+    HANDOFF_URLS,
+    KEY,
+    OBJECTS,
+    OWN,
+    READ,
+    SERVICE,
+    THROUGH_STORAGE,
+    Edge,
+    Party,
+    Placement,
+)
 from ..common import ARTIFACT_PREFIX, Context, canonical_account, own_accounts
 from .handoff_rules import HANDOFF_READER_KINDS
 
@@ -93,7 +107,9 @@ def stores(ctx: Context) -> dict[str, str]:
             found[str(store)] = canonical_account(str(handoff.get("account")))
     for issuer in handoff.get("issuers") or []:
         found[FEDERATED + str(issuer)] = OWN  # the serving replicas' own tokens, with a subject the trust fixes
-    if handoff.get("cloud") == "oci":  # OCI artifacts are read through pre-authenticated requests (accelstack.spec.handoff)
+    if (
+        handoff.get("cloud") == "oci"
+    ):  # OCI artifacts are read through pre-authenticated requests (accelstack.spec.handoff)
         found[HANDOFF_URLS] = OWN
     return found
 
