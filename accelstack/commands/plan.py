@@ -38,7 +38,7 @@ from accelstack.spec.landing import (
     parse_landing,
     workload_specs,
 )
-from accelstack.spec.loader import load_stack, read_stack_file, stack_name_of
+from accelstack.spec.loader import load_stack, read_stack_config, read_stack_file, stack_name_of
 from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.problems import Level, Problem, SpecError
 
@@ -60,10 +60,10 @@ class QuotaRow:
 
 def load_landing(path: Path) -> LandingStack:
     """The landing stack in `path` (SpecError when it is not one, or has problems)."""
-    raw = read_stack_file(path)
+    raw, settings = read_stack_config(path)
     if not is_landing(raw):
         raise SpecError([Problem("workload", f"{raw.get('workload')!r}: not a landing stack (workload: landing)")])
-    return parse_landing(raw, stack_name_of(path))
+    return parse_landing(raw, stack_name_of(path), provider_settings=settings.get)
 
 
 def landing_problems_of(landing: LandingStack, stacks_dir: Path) -> list[Problem]:

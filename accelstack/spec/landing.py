@@ -11,6 +11,7 @@ Pure: no Pulumi here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -241,7 +242,7 @@ class LandingStack(Model):
                 )
             if org.billing_scope is not None:
                 raise ValueError("organization.billingScope is azure's; remove it")
-            self._no_principals()
+            self.no_principals()
             return self
         if self.cloud == "azure":
             return self._azure_fields()
@@ -252,7 +253,7 @@ class LandingStack(Model):
             return self
         if org.billing_scope is not None:
             raise ValueError("organization.billingScope is azure's; remove it")
-        self._no_principals()
+        self.no_principals()
         if not re.fullmatch(GCP_PARENT_ID, org.parent_id):
             raise ValueError(
                 f"organization.parentId {org.parent_id!r}: gcp takes organizations/<number> or folders/<number>"
@@ -285,12 +286,13 @@ class LandingStack(Model):
                 raise ValueError(f"organization.{side}.account.email: gcp projects have no root email; remove it")
         return self
 
-    def _no_principals(self) -> None:
+    def no_principals(self) -> None:
         for side in SIDES:
             if self.side(side).principals:
                 raise ValueError(
                     f"organization.{side}.principals is azure's (aws: the SCPs deny the other account; gcp: the folder's "
-                    "constraint names the other project's principals); remove it"
+                    "constraint names the other project's principals; oci: each side's policy grants its own group "
+                    "only); remove it"
                 )
 
     def _azure_fields(self) -> LandingStack:
@@ -322,6 +324,18 @@ class LandingStack(Model):
 
     @model_validator(mode="after")
     def _home_region_allowed(self) -> LandingStack:
+        from accelstack.spec.catalog_rules import unknown_region  # the rules import the models
+
+        # Each region the guardrails name exists: an unknown home region fails the first create call, and an unknown
+        # allowed region allows nothing while the guardrail denies the region meant.
+        named = [(f"account.{type(self.account).region_key()}", self.account.region)]
+        named += [(f"organization.allowedRegions.{i}", r) for i, r in enumerate(self.organization.allowed_regions)]
+        for path, region in named:
+            message = unknown_region(self.cloud, region)
+            if message is not None:
+                raise ValueError(f"{path}: {message}")
+        if len(set(self.organization.allowed_regions)) != len(self.organization.allowed_regions):
+            raise ValueError("organization.allowedRegions lists a region twice")
         if self.account.region not in self.organization.allowed_regions:
             raise ValueError(
                 f"account.region {self.account.region!r} is not in organization.allowedRegions "
@@ -344,16 +358,24 @@ def is_landing(raw: dict[str, Any]) -> bool:
     return raw.get("workload") == "landing"
 
 
-def parse_landing(raw: dict[str, Any], stack: str = "dev") -> LandingStack:
-    """Raw config (namespace stripped) -> LandingStack, or SpecError naming each problem's config path."""
-    from accelstack.spec.loader import decoded, problems_from_validation  # the loader imports the models
+def parse_landing(
+    raw: dict[str, Any], stack: str = "dev", *, provider_settings: Callable[[str], Any] | None = None
+) -> LandingStack:
+    """Raw config (namespace stripped) -> LandingStack, or SpecError naming each problem's config path.
+    `provider_settings` looks up the stack file's other keys: its provider region (oci:region, aws:region...) must
+    agree with account.region, as a workload stack's must (accelstack.spec.loader.parse_spec)."""
+    from accelstack.spec.loader import decoded, problems_from_validation, provider_region_problem
 
     data = {key: decoded(key, value) for key, value in raw.items()}
     data.setdefault("stack", stack)
     try:
-        return LandingStack.model_validate(data)
+        landing = LandingStack.model_validate(data)
     except ValidationError as exc:
         raise SpecError(problems_from_validation(exc, None)) from None
+    region_problem = provider_region_problem(landing, provider_settings)
+    if region_problem is not None:
+        raise SpecError([region_problem])
+    return landing
 
 
 def workload_specs(landing: LandingStack, stacks_dir: Path) -> dict[str, Any]:
