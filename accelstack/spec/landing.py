@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from accelstack.clouds import registry
 from accelstack.spec.accounts import Account, account_model
-from accelstack.spec.base import Model
+from accelstack.spec.base import Grammars, Model
 from accelstack.spec.landing_ref import LANDING_CLOUDS
 from accelstack.spec.problems import Problem, SpecError
+from accelstack.spec.text_grammar import matching
 
 SIDES = ("training", "serving")
 # Landing clouds whose Pulumi provider cannot request quota per account, and the function ("module:name",
@@ -98,14 +99,14 @@ class LandingSide(Model):
     principals: list[str] = Field(default_factory=list)
     """azure: Entra object ids of this side's principals (its workload stacks' deploy identities, the managed identities they create: `pulumi stack output`): the other side's management group denies role assignments to them at the API. An object id names no subscription, so Azure Policy can refuse only the ids listed."""
 
+    # Each item, checked before the safe text every string keeps: the message names its index.
+    TEXT_GRAMMARS: ClassVar[Grammars] = {
+        "stacks": matching(STACK_NAME_PATTERN, "a stack name", "lowercase letters, digits and '-', e.g. aws-training")
+    }
+
     @field_validator("stacks")
     @classmethod
     def _stack_names(cls, value: list[str]) -> list[str]:
-        import re
-
-        for name in value:
-            if not re.fullmatch(STACK_NAME_PATTERN, name):
-                raise ValueError(f"{name!r} is not a stack name: lowercase letters, digits and '-', e.g. aws-training")
         if len(set(value)) != len(value):
             raise ValueError("lists a stack twice")
         return value
@@ -137,15 +138,9 @@ class Organization(Model):
     serving: LandingSide
     """The serving account."""
 
-    @field_validator("alert_emails")
-    @classmethod
-    def _emails(cls, value: list[str]) -> list[str]:
-        import re
-
-        for email in value:
-            if not re.fullmatch(EMAIL_PATTERN, email):
-                raise ValueError(f"{email!r} is not an email address")
-        return value
+    TEXT_GRAMMARS: ClassVar[Grammars] = {
+        "alert_emails": matching(EMAIL_PATTERN, "an email address", "local-part@domain, e.g. finops@acme.example")
+    }
 
     @model_validator(mode="after")
     def _apart(self) -> Organization:
