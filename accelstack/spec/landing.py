@@ -11,7 +11,9 @@ Pure: no Pulumi here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -366,11 +368,21 @@ def parse_landing(
     try:
         landing = LandingStack.model_validate(data)
     except ValidationError as exc:
-        raise SpecError(problems_from_validation(exc, None)) from None
+        raise SpecError([_at_its_key(problem) for problem in problems_from_validation(exc, None)]) from None
     region_problem = provider_region_problem(landing, provider_settings)
     if region_problem is not None:
         raise SpecError([region_problem])
     return landing
+
+
+# The cross-key checks above name their key first ("organization.allowedRegions.1: ..."); pydantic files them under
+# the model ("accelstack"). Moved to the key they name, so messages and `--set` blame read as any key's.
+_NAMED_KEY = re.compile(r"^((?:account|organization)(?:\.[A-Za-z0-9]+)+):? (.+)$", re.DOTALL)
+
+
+def _at_its_key(problem: Problem) -> Problem:
+    named = _NAMED_KEY.match(problem.message) if problem.path == "accelstack" else None
+    return replace(problem, path=named[1], message=named[2]) if named else problem
 
 
 def workload_specs(landing: LandingStack, stacks_dir: Path) -> dict[str, Any]:

@@ -555,3 +555,15 @@ def test_the_installed_command_refuses_a_hostile_landing_stack_without_a_traceba
     )
     assert completed.returncode == 2 and "Traceback" not in completed.stderr, completed.stderr
     assert "organization.allowedRegions.0" in completed.stderr and "allowed:" in completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("organization.training.monthlyBudgetUsd=.nan", "nan is not a finite number"),
+        ("organization.alertEmails.0=finops@acme", "is not an email address; allowed:"),
+        ("organization.allowedRegions=[us-ashburn-1, mars-1]", "organization.allowedRegions.1: 'mars-1'"),
+    ],
+)
+def test_set_on_a_landing_stack_is_applied_not_ignored(override: str, message: str) -> None:
+    refused(["validate", "oci-landing", "--set", override], message, f"(from --set {override})")
