@@ -222,8 +222,6 @@ class LandingStack(Model):
     @model_validator(mode="after")
     def _cloud_fields(self) -> LandingStack:
         """What each cloud's landing parts need, and nothing the other cloud's would take."""
-        import re
-
         org = self.organization
         if org.parent_path is not None and self.cloud != "oci":
             raise ValueError("organization.parentPath is oci's; remove it")
@@ -293,8 +291,6 @@ class LandingStack(Model):
                 )
 
     def _azure_fields(self) -> LandingStack:
-        import re
-
         org = self.organization
         if org.billing_scope is None:
             raise ValueError(
