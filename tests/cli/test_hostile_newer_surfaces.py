@@ -193,7 +193,7 @@ SUFFIXED = {
         "oci-landing",
         "organization.training.principals",
         ["00000000-0000-0000-0000-000000000000"],
-        "principals is azure's",
+        "principals: is azure's",
     ),
     "import trigger a list": (
         "oci-training",
