@@ -48,7 +48,7 @@ def main() -> None:
 def landing_plan(raw: dict[str, Any]) -> tuple[LandingStack, LandingPlan]:
     """The landing stack's spec and plan, from its config and the workload stacks it lists; RunError otherwise."""
     try:
-        spec = parse_landing(raw, pulumi.get_stack())
+        spec = parse_landing(raw, pulumi.get_stack(), provider_settings=_provider_setting)
         workloads = workload_specs(spec, STACKS_DIR)
         problems = landing_problems(spec, workloads)
         if problems:

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 import typer
 
 from accelstack.commands.common import CliError, guarded, out
-from accelstack.commands.output_files import staged_file
+from accelstack.commands.output_files import check_output_file, staged_file
 from accelstack.commands.synthetic_decoder import measure, parse_shape, select_backend
 from accelstack.planner.profile import from_profile, profile_document
 
@@ -50,6 +50,9 @@ PROMPT_TOKEN_ID = 100
 REQUEST_TIMEOUT_SECONDS = 600.0
 DTYPES = ("float32", "float16", "bfloat16")
 MAX_POINTS = 64  # each is a request burst; a sweep beyond this is a benchmark, not a calibration
+# The longest context a serving stack states (serving.model.contextLength, accelstack.spec.models), and more
+# sequences than any server batches: the largest batch, context or prompt a calibration times.
+MAX_SIZE = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -164,12 +167,15 @@ def prefill_time(endpoint: Endpoint, tokens: int, repeats: int) -> float:
 
 
 def _sizes(flag: str, text: str) -> list[int]:
-    try:
-        values = sorted({int(v) for v in text.split(",") if v.strip()})
-    except ValueError:
-        raise CliError(f"{flag} {text!r}: comma-separated whole numbers, e.g. {DEFAULT_BATCHES}") from None
-    if not values or values[0] < 1:
-        raise CliError(f"{flag} {text!r}: give numbers >= 1")
+    """Comma-separated whole numbers in 1..MAX_SIZE, bounded in digits before conversion (CPython refuses
+    int() past 4,300 digits, and a 400-digit batch overflows the memory estimate's float)."""
+    words = [v.strip() for v in text.split(",") if v.strip()]
+    if not all(word.isascii() and word.isdigit() and len(word) <= len(str(MAX_SIZE)) for word in words):
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise CliError(f"{flag} {shown!r}: comma-separated whole numbers 1..{MAX_SIZE:,}, e.g. {DEFAULT_BATCHES}")
+    values = sorted({int(word) for word in words})
+    if not values or values[0] < 1 or values[-1] > MAX_SIZE:
+        raise CliError(f"{flag} {text!r}: give numbers from 1 to {MAX_SIZE:,}")
     return values
 
 
@@ -223,6 +229,7 @@ def calibrate_command(
     """Measure decode steps by batch and context, and prefill by prompt length, on the inference server running
     on THIS machine (run it on your GPU machine), or with --synthetic on a decoder of the model's shape, and write
     the profile `--profile` reads."""
+    check_output_file(out_path, "--out")  # before the measurements (minutes on a GPU), and again on writing
     batch_sizes, context_sizes = _sizes("--batches", batches), _sizes("--contexts", contexts)
     lengths = _sizes("--prefill-lengths", prefill_lengths)
     if len(batch_sizes) * len(context_sizes) + len(lengths) > MAX_POINTS:

@@ -38,7 +38,14 @@ from accelstack.spec.landing import (
     parse_landing,
     workload_specs,
 )
-from accelstack.spec.loader import load_stack, read_stack_file, stack_name_of
+from accelstack.spec.loader import (
+    apply_overrides,
+    blame_overrides,
+    load_stack,
+    read_stack_config,
+    read_stack_file,
+    stack_name_of,
+)
 from accelstack.spec.models import ServingStack, TrainingStack
 from accelstack.spec.problems import Level, Problem, SpecError
 
@@ -58,12 +65,15 @@ class QuotaRow:
         return self.needed > self.requested
 
 
-def load_landing(path: Path) -> LandingStack:
-    """The landing stack in `path` (SpecError when it is not one, or has problems)."""
-    raw = read_stack_file(path)
+def load_landing(path: Path, overrides: list[str] | None = None) -> LandingStack:
+    """The landing stack in `path`, with `--set` overrides (SpecError when it is not one, or has problems)."""
+    raw, settings = read_stack_config(path)
     if not is_landing(raw):
         raise SpecError([Problem("workload", f"{raw.get('workload')!r}: not a landing stack (workload: landing)")])
-    return parse_landing(raw, stack_name_of(path))
+    try:
+        return parse_landing(apply_overrides(raw, overrides or []), stack_name_of(path), provider_settings=settings.get)
+    except SpecError as error:
+        raise SpecError(blame_overrides(error.problems, overrides or [])) from None
 
 
 def landing_problems_of(landing: LandingStack, stacks_dir: Path) -> list[Problem]:

@@ -36,6 +36,7 @@ ACCOUNTING_PLACEHOLDER_NOTE = (
     "reads slurmdbd's StoragePass from at boot) too"
 )
 SERVING_PLACEHOLDER_NOTE = "${REQUEST_QUEUE_URL} and ${RESPONSE_QUEUE_URL} are filled at deploy time from the queues"
+SERVING_DEPLOY_TIME_NOTE = "the URL in <angle brackets> is signed at deploy time, when each replica is created"
 
 
 @guarded
@@ -63,7 +64,10 @@ def render_command(
         return EXIT_CONFIG
     if isinstance(spec, ServingStack):
         artifacts = cloud_stack(spec).replica_artifacts(ServingServiceArgs.of(spec))
-        note = SERVING_PLACEHOLDER_NOTE
+        # Only where the replicas read the queues: a fleet admitting on its replicas (Vultr's) has none to fill.
+        queued = any("${REQUEST_QUEUE_URL}" in text for text in artifacts.values())
+        presigned = any("://<" in text for text in artifacts.values())  # Vultr's weights key URL
+        note = SERVING_PLACEHOLDER_NOTE if queued else SERVING_DEPLOY_TIME_NOTE if presigned else ""
     elif spec.training.scheduler.kind != "slurm":
         raise CliError(
             f"{name}: training.scheduler.kind is {spec.training.scheduler.kind!r}; "
@@ -78,7 +82,7 @@ def render_command(
             note += ACCOUNTING_PLACEHOLDER_NOTE
     written = write_into(out, artifacts, executable=lambda filename: filename.endswith(".sh"), parents=parents)
     echo_lines([f"{name}: wrote {path}" for path in written])
-    echo_lines([f"{name}: {note}"])
+    echo_lines([f"{name}: {note}"] if note else [])
     return EXIT_OK
 
 

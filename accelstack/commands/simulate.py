@@ -34,7 +34,7 @@ from accelstack.commands.common import (
     out,
     resolve_stacks,
 )
-from accelstack.commands.output_files import staged_file
+from accelstack.commands.output_files import check_output_file, staged_file
 from accelstack.commands.size import (
     DEFAULT_CLOUD,
     PricesOpt,
@@ -294,6 +294,8 @@ def serving_command(
     check_choice("--start", start, STARTS)
     if autoscaler is not None:
         check_choice("--autoscaler", autoscaler, autoscalers.AUTOSCALERS)
+    if plot_path is not None:
+        check_output_file(plot_path, "--plot")  # before the runs, and again on writing
     _, files = resolve_stacks([stack], False, project_dir)
     book(prices, cloud=cloud_named(DEFAULT_CLOUD))  # a bad --prices file stops here, before the stack loads
     [(name, spec)] = list(load_specs(files, overrides or []))

@@ -66,6 +66,11 @@ class DecoderShape:
         )
 
 
+# Beyond every published decoder's dimension (vocabularies reach ~256k, hidden sizes ~32k); past it the memory
+# estimate overflows a float instead of refusing.
+MAX_SHAPE_VALUE = 2**24
+
+
 def parse_shape(text: str) -> DecoderShape:
     """A preset model name (`accelstack.planner.architectures`) or `layers=2,hidden=64,heads=4,kv-heads=2,
     intermediate=128,vocab=256[,head-dim=16]`. CliError naming `--synthetic` and what is allowed otherwise."""
@@ -93,8 +98,8 @@ def parse_shape(text: str) -> DecoderShape:
             values[key] = int(raw)
         except ValueError:
             raise CliError(f"--synthetic {text!r}: {key} must be a whole number, got {raw!r}") from None
-        if values[key] < 1:
-            raise CliError(f"--synthetic {text!r}: {key} must be >= 1")
+        if not 1 <= values[key] <= MAX_SHAPE_VALUE:
+            raise CliError(f"--synthetic {text!r}: {key} must be from 1 to {MAX_SHAPE_VALUE:,}")
     missing = [k for k in SHAPE_KEYS[:6] if k not in values]
     if missing:
         raise CliError(f"--synthetic {text!r}: missing {', '.join(missing)} (head-dim alone is optional)")

@@ -49,7 +49,7 @@ def validate_command(
     for path in landing_files:
         name = stack_name_of(path)
         try:
-            problems = landing_problems_of(load_landing(path), root / STACKS_DIR)
+            problems = landing_problems_of(load_landing(path, overrides or []), root / STACKS_DIR)
         except SpecError as error:
             problems = list(error.problems)
         if problems:

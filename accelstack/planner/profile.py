@@ -40,11 +40,37 @@ class ProfileError(ValueError):
     """A profile document that cannot be used; the message names the field."""
 
 
+# What a measurement can be (a field's name -> its largest value, and what that largest means): past these a number
+# is in other units (milliseconds written as seconds) or not a measurement, and the simulator would replay it as a
+# fleet that answers in hours or in no time at all.
+LARGEST = {
+    "batch": (100_000, "sequences in one batch"),
+    "context": (2_000_000, "tokens (serving.model.contextLength's bound)"),
+    "tokens": (2_000_000, "tokens (serving.model.contextLength's bound)"),
+    "stepSeconds": (10.0, "s per decode step; if these are milliseconds, divide by 1000"),
+    "seconds": (600.0, "s of prefill; if these are milliseconds, divide by 1000"),
+    "mean_tpot_ms": (10_000.0, "ms per output token"),
+    "mean_ttft_ms": (600_000.0, "ms to the first token"),
+    "max_concurrency": (100_000, "sequences in one batch"),
+    "mean_e2el_ms": (3_600_000.0, "ms per request (an hour)"),
+    "request_throughput": (1_000_000.0, "requests/s"),
+}
+# The fastest a step or a prefill is timed (1 microsecond): below it a value is in other units or rounding noise.
+SMALLEST_SECONDS = 1e-6
+
+
 def _number(value: Any, where: str, *, minimum: float = 0.0, strict: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ProfileError(f"{where}: expected a number, got {value!r}")
     if value < minimum or (strict and value == minimum):
         raise ProfileError(f"{where}: must be {'>' if strict else '>='} {minimum:g}, got {value!r}")
+    field = where.rsplit(".", 1)[-1]
+    if field in LARGEST and value > LARGEST[field][0]:
+        largest, what = LARGEST[field]
+        shown = f"{largest:,}" if isinstance(largest, int) else f"{largest:g}"
+        raise ProfileError(f"{where}: {value!r} is more than {shown} {what}")
+    if field in ("stepSeconds", "seconds") and value < SMALLEST_SECONDS:
+        raise ProfileError(f"{where}: {value!r} s is under a microsecond; if these are not seconds, convert them")
     return float(value)
 
 
@@ -131,7 +157,7 @@ def from_vllm_result(document: dict[str, Any], source: str, roofline: ServiceTim
     missing = [key for key in VLLM_KEYS if key not in document]
     if missing:
         raise ProfileError(f"a vllm bench serve result needs {', '.join(missing)} (run it with --save-result)")
-    completed = _number(document["completed"], "completed")
+    completed = _number(document["completed"], "completed", minimum=1.0, strict=False)
     mean_input = _number(document["total_input_tokens"], "total_input_tokens") / completed
     mean_output = _number(document["total_output_tokens"], "total_output_tokens") / completed
     tpot = _number(document["mean_tpot_ms"], "mean_tpot_ms") / 1000

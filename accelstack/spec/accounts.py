@@ -20,6 +20,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from accelstack.clouds import registry
 from accelstack.spec.base import GUID, Grammars, Model, quoted_account_ids
+from accelstack.spec.text_grammar import object_uri_problem, role_arn_problem
 
 
 class Account(Model):
@@ -92,6 +93,8 @@ class AwsAccount(Account):
     """AWS Region every resource of the stack is created in, e.g. us-east-1 (must be in separation.allowedRegions when that is set)."""
     deploy_role: str | None = None
     """IAM role ARN in this account that the provider assumes to deploy (during preview too); none: the caller's own credentials."""
+
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"deploy_role": role_arn_problem}
 
     ID_FIELD: ClassVar[str] = "id"
     ID_KIND: ClassVar[str] = "an AWS account id (12 digits, quoted in YAML)"
@@ -307,9 +310,14 @@ class VultrWeightsKey(Model):
     @field_validator("object")
     @classmethod
     def _object_uri(cls, value: str) -> str:
+        # The same grammar as every object-store URI of the spec: its key is signed into a URL the replica's
+        # cloud-init fetches, where a quote, '$' or '..' would mean another object or another command.
         bucket, _, key = value.removeprefix("s3://").partition("/")
         if not value.startswith("s3://") or not bucket or not key or key.endswith("/"):
             raise ValueError(f"{value!r} is not an object; allowed: s3://<bucket>/<key> (one object, not a prefix)")
+        problem = object_uri_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 

@@ -37,6 +37,10 @@ UNUSABLE_EVERYWHERE = (
 # NAT and peers addressed in it would get no answer from a replica.
 UNUSABLE_ON_REPLICAS = (ReservedRange("172.17.0.0/16", "Docker's default bridge on the replicas (docker0)"),)
 PRIVATE_RANGES = "10.0.0.0/8, 172.16.0.0/12 (outside 172.17.0.0/16 for serving) or 192.168.0.0/16"
+# RFC 1918's private blocks. A range outside them is someone's public addresses: the stack's firewall rules admit
+# its own network's range, so they would admit those hosts from the internet (the guardrail packs' no-internet-
+# ingress refuses that at preview), and the hosts behind it become unreachable from the stack.
+RFC1918 = tuple(ipaddress.IPv4Network(cidr) for cidr in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,23 @@ def carved_ranges_avoid_reserved_addresses(spec: StackSpec) -> Iterator[Problem]
                 f"{carved.name} {carved.network} overlaps {reserved.cidr} ({reserved.why}), which a {spec.workload} "
                 f"network on {spec.cloud} cannot use; allowed: a range inside {PRIVATE_RANGES}, clear of it",
             )
+
+
+@rule
+def carved_ranges_are_private(spec: StackSpec) -> Iterator[Problem]:
+    """Each range of the stack's network lies inside RFC 1918's private blocks (RFC1918 above)."""
+    reported: set[str] = set()
+    for carved in carved_ranges(spec):
+        if carved.path in reported or any(carved.network.subnet_of(block) for block in RFC1918):
+            continue
+        if any(carved.network.overlaps(reserved.network) for reserved in UNUSABLE_EVERYWHERE):
+            continue  # the reserved-range rule names it
+        reported.add(carved.path)
+        yield Problem(
+            carved.path,
+            f"{carved.name} {carved.network} is not a private range (RFC 1918): the stack's firewall admits its own "
+            f"network, which would be public addresses; allowed: a range inside {PRIVATE_RANGES}",
+        )
 
 
 @rule

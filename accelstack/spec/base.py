@@ -66,6 +66,10 @@ UNSAFE_TEXT_ERROR = "unsafe_text"
 UNSAFE_TEXT_ITEM = "accelstack_item"
 
 
+# A number as YAML 1.1 and 1.2 both read it.
+DECIMAL = re.compile(r"[-+]?(0|[1-9][0-9]*)")
+
+
 class Model(BaseModel):
     """Base for every spec model: camelCase keys, unknown keys rejected, values frozen, every string safe text."""
 
@@ -92,10 +96,21 @@ class Model(BaseModel):
     @classmethod
     def _no_booleans_for_numbers(cls, value: object, info: ValidationInfo) -> object:
         """YAML reads `yes`, `on` and `true` as booleans, which pydantic would take as the number 1."""
-        if isinstance(value, bool) and info.field_name is not None:
-            annotation = cls.model_fields[info.field_name].annotation
-            if annotation in (int, float) or set(get_args(annotation)) & {int, float}:
-                raise ValueError(f"{str(value).lower()} is true/false, not a number")
+        if info.field_name is None:
+            return value
+        annotation = cls.model_fields[info.field_name].annotation
+        if not (annotation in (int, float) or set(get_args(annotation)) & {int, float}):
+            return value
+        if isinstance(value, bool):
+            raise ValueError(f"{str(value).lower()} is true/false, not a number")
+        written = getattr(value, "written", None)  # accelstack.spec.yaml_input.WrittenInt: YAML 1.1 spelt it
+        if isinstance(value, int) and isinstance(written, str) and not DECIMAL.fullmatch(written):
+            # PyYAML reads YAML 1.1 (`1:30` is 90, `010` is 8); Pulumi reads the same file as YAML 1.2, where `1:30`
+            # is text and `010` is 10: the stack would validate here as one number and deploy as another.
+            raise ValueError(
+                f"{written}: this reader (YAML 1.1) takes it as {int(value)}, Pulumi's (YAML 1.2) may not (`1:30` is "
+                f"text there, `010` is 10); allowed: the number in decimal digits, e.g. {int(value)}"
+            )
         return value
 
     @field_validator("*", mode="after")

@@ -75,17 +75,24 @@ def region_is_one_the_cloud_has(spec: StackSpec) -> Iterator[Problem]:
     """account.region and every separation.allowedRegions entry name a region the cloud has (its catalog's dated
     table): every regional create call in an unknown one fails, after whatever came before it exists. The same
     refusal on every cloud; a region newer than the table is added to the table."""
-    cloud = registry.get(spec.cloud)
-    regions = cloud.catalog.regions
     named = [(f"account.{type(spec.account).region_key()}", spec.account.region)]  # Azure calls it location
     named += [(f"separation.allowedRegions.{i}", r) for i, r in enumerate(spec.separation.allowed_regions or [])]
     for path, region in named:
-        if region not in regions:
-            yield Problem(
-                path,
-                f"{region!r} is not {cloud.terms.region} (accelstack's table, checked {cloud.catalog.checked})"
-                f"{did_you_mean(region, regions) or ''}; {cloud.terms.region_hint}",
-            )
+        message = unknown_region(spec.cloud, region)
+        if message is not None:
+            yield Problem(path, message)
+
+
+def unknown_region(cloud_name: str, region: str) -> str | None:
+    """Why `region` is not one of the cloud's (its catalog's dated table), or None: workload and landing stacks."""
+    cloud = registry.get(cloud_name)
+    regions = cloud.catalog.regions
+    if region in regions:
+        return None
+    return (
+        f"{region!r} is not {cloud.terms.region} (accelstack's table, checked {cloud.catalog.checked})"
+        f"{did_you_mean(region, regions) or ''}; {cloud.terms.region_hint}"
+    )
 
 
 def _machine_and_zone(spec: StackSpec) -> tuple[str, str, str | None]:

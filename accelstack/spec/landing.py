@@ -11,16 +11,20 @@ Pure: no Pulumi here.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from accelstack.clouds import registry
 from accelstack.spec.accounts import Account, account_model
-from accelstack.spec.base import Model
+from accelstack.spec.base import Grammars, Model
 from accelstack.spec.landing_ref import LANDING_CLOUDS
 from accelstack.spec.problems import Problem, SpecError
+from accelstack.spec.text_grammar import matching
 
 SIDES = ("training", "serving")
 # Landing clouds whose Pulumi provider cannot request quota per account, and the function ("module:name",
@@ -99,14 +103,14 @@ class LandingSide(Model):
     principals: list[str] = Field(default_factory=list)
     """azure: Entra object ids of this side's principals (its workload stacks' deploy identities, the managed identities they create: `pulumi stack output`): the other side's management group denies role assignments to them at the API. An object id names no subscription, so Azure Policy can refuse only the ids listed."""
 
+    # Each item, checked before the safe text every string keeps: the message names its index.
+    TEXT_GRAMMARS: ClassVar[Grammars] = {
+        "stacks": matching(STACK_NAME_PATTERN, "a stack name", "lowercase letters, digits and '-', e.g. aws-training")
+    }
+
     @field_validator("stacks")
     @classmethod
     def _stack_names(cls, value: list[str]) -> list[str]:
-        import re
-
-        for name in value:
-            if not re.fullmatch(STACK_NAME_PATTERN, name):
-                raise ValueError(f"{name!r} is not a stack name: lowercase letters, digits and '-', e.g. aws-training")
         if len(set(value)) != len(value):
             raise ValueError("lists a stack twice")
         return value
@@ -138,15 +142,9 @@ class Organization(Model):
     serving: LandingSide
     """The serving account."""
 
-    @field_validator("alert_emails")
-    @classmethod
-    def _emails(cls, value: list[str]) -> list[str]:
-        import re
-
-        for email in value:
-            if not re.fullmatch(EMAIL_PATTERN, email):
-                raise ValueError(f"{email!r} is not an email address")
-        return value
+    TEXT_GRAMMARS: ClassVar[Grammars] = {
+        "alert_emails": matching(EMAIL_PATTERN, "an email address", "local-part@domain, e.g. finops@acme.example")
+    }
 
     @model_validator(mode="after")
     def _apart(self) -> Organization:
@@ -226,8 +224,6 @@ class LandingStack(Model):
     @model_validator(mode="after")
     def _cloud_fields(self) -> LandingStack:
         """What each cloud's landing parts need, and nothing the other cloud's would take."""
-        import re
-
         org = self.organization
         if org.parent_path is not None and self.cloud != "oci":
             raise ValueError("organization.parentPath is oci's; remove it")
@@ -243,7 +239,7 @@ class LandingStack(Model):
                 )
             if org.billing_scope is not None:
                 raise ValueError("organization.billingScope is azure's; remove it")
-            self._no_principals()
+            self.no_principals()
             return self
         if self.cloud == "azure":
             return self._azure_fields()
@@ -254,7 +250,7 @@ class LandingStack(Model):
             return self
         if org.billing_scope is not None:
             raise ValueError("organization.billingScope is azure's; remove it")
-        self._no_principals()
+        self.no_principals()
         if not re.fullmatch(GCP_PARENT_ID, org.parent_id):
             raise ValueError(
                 f"organization.parentId {org.parent_id!r}: gcp takes organizations/<number> or folders/<number>"
@@ -287,17 +283,16 @@ class LandingStack(Model):
                 raise ValueError(f"organization.{side}.account.email: gcp projects have no root email; remove it")
         return self
 
-    def _no_principals(self) -> None:
+    def no_principals(self) -> None:
         for side in SIDES:
             if self.side(side).principals:
                 raise ValueError(
                     f"organization.{side}.principals is azure's (aws: the SCPs deny the other account; gcp: the folder's "
-                    "constraint names the other project's principals); remove it"
+                    "constraint names the other project's principals; oci: each side's policy grants its own group "
+                    "only); remove it"
                 )
 
     def _azure_fields(self) -> LandingStack:
-        import re
-
         org = self.organization
         if org.billing_scope is None:
             raise ValueError(
@@ -324,6 +319,18 @@ class LandingStack(Model):
 
     @model_validator(mode="after")
     def _home_region_allowed(self) -> LandingStack:
+        from accelstack.spec.catalog_rules import unknown_region  # the rules import the models
+
+        # Each region the guardrails name exists: an unknown home region fails the first create call, and an unknown
+        # allowed region allows nothing while the guardrail denies the region meant.
+        named = [(f"account.{type(self.account).region_key()}", self.account.region)]
+        named += [(f"organization.allowedRegions.{i}", r) for i, r in enumerate(self.organization.allowed_regions)]
+        for path, region in named:
+            message = unknown_region(self.cloud, region)
+            if message is not None:
+                raise ValueError(f"{path}: {message}")
+        if len(set(self.organization.allowed_regions)) != len(self.organization.allowed_regions):
+            raise ValueError("organization.allowedRegions lists a region twice")
         if self.account.region not in self.organization.allowed_regions:
             raise ValueError(
                 f"account.region {self.account.region!r} is not in organization.allowedRegions "
@@ -346,16 +353,34 @@ def is_landing(raw: dict[str, Any]) -> bool:
     return raw.get("workload") == "landing"
 
 
-def parse_landing(raw: dict[str, Any], stack: str = "dev") -> LandingStack:
-    """Raw config (namespace stripped) -> LandingStack, or SpecError naming each problem's config path."""
-    from accelstack.spec.loader import decoded, problems_from_validation  # the loader imports the models
+def parse_landing(
+    raw: dict[str, Any], stack: str = "dev", *, provider_settings: Callable[[str], Any] | None = None
+) -> LandingStack:
+    """Raw config (namespace stripped) -> LandingStack, or SpecError naming each problem's config path.
+    `provider_settings` looks up the stack file's other keys: its provider region (oci:region, aws:region...) must
+    agree with account.region, as a workload stack's must (accelstack.spec.loader.parse_spec)."""
+    from accelstack.spec.loader import decoded, problems_from_validation, provider_region_problem
 
     data = {key: decoded(key, value) for key, value in raw.items()}
     data.setdefault("stack", stack)
     try:
-        return LandingStack.model_validate(data)
+        landing = LandingStack.model_validate(data)
     except ValidationError as exc:
-        raise SpecError(problems_from_validation(exc, None)) from None
+        raise SpecError([_at_its_key(problem) for problem in problems_from_validation(exc, None)]) from None
+    region_problem = provider_region_problem(landing, provider_settings)
+    if region_problem is not None:
+        raise SpecError([region_problem])
+    return landing
+
+
+# The cross-key checks above name their key first ("organization.allowedRegions.1: ..."); pydantic files them under
+# the model ("accelstack"). Moved to the key they name, so messages and `--set` blame read as any key's.
+_NAMED_KEY = re.compile(r"^((?:account|organization)(?:\.[A-Za-z0-9]+)+):? (.+)$", re.DOTALL)
+
+
+def _at_its_key(problem: Problem) -> Problem:
+    named = _NAMED_KEY.match(problem.message) if problem.path == "accelstack" else None
+    return replace(problem, path=named[1], message=named[2]) if named else problem
 
 
 def workload_specs(landing: LandingStack, stacks_dir: Path) -> dict[str, Any]:

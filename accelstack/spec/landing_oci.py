@@ -53,7 +53,16 @@ def oci_fields(landing: LandingStack) -> None:
             )
         if under_root and org.parent_path is not None:
             raise ValueError("organization.parentPath: the parent is the root compartment; remove it")
+    landing.no_principals()
     for side in SIDES:
+        budget = landing.side(side).monthly_budget_usd
+        if budget != int(budget):
+            # CreateBudgetDetails.amount: "expressed as a whole number in the currency of the customer's rate card"
+            # (pulumi_oci budget/budget.py, amount: int); a fraction would be cut off, 0.5 to a budget of 0.
+            raise ValueError(
+                f"organization.{side}.monthlyBudgetUsd {budget:g}: an OCI budget is a whole number; allowed: "
+                f"{max(1, round(budget))} or another whole number >= 1"
+            )
         member = landing.side(side).account
         if member.email is not None:
             raise ValueError(f"organization.{side}.account.email: OCI compartments have no root email; remove it")

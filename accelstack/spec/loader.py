@@ -20,7 +20,14 @@ from accelstack.spec.accounts import Account, account_model
 from accelstack.spec.base import UNSAFE_TEXT_ERROR, UNSAFE_TEXT_ITEM
 from accelstack.spec.input_files import InputFileError, read_text
 from accelstack.spec.json_input import JsonInputError, JsonSyntaxError, load_json
-from accelstack.spec.landing import AWS_PARENT_ID, AZURE_PARENT_ID, GCP_PARENT_ID, OCI_COMPARTMENT_PATH, OCI_PARENT_ID
+from accelstack.spec.landing import (
+    AWS_PARENT_ID,
+    AZURE_PARENT_ID,
+    GCP_PARENT_ID,
+    OCI_COMPARTMENT_PATH,
+    OCI_PARENT_ID,
+    LandingStack,
+)
 from accelstack.spec.models import (
     ADAPTER_NAME_PATTERN,
     PARTITION_NAME_PATTERN,
@@ -64,6 +71,11 @@ def stack_name_of(path: Path) -> str:
 def read_stack_file(path: Path) -> dict[str, Any]:
     """The `accelstack:*` keys of a Pulumi stack file, namespace stripped."""
     return _read_stack_config(path)[0]
+
+
+def read_stack_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the `accelstack:*` keys, namespace stripped; the file's other keys, e.g. `oci:region`)."""
+    return _read_stack_config(path)
 
 
 def _read_stack_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -321,8 +333,11 @@ def not_deployable_problem(spec: StackSpec) -> Problem | None:
     )
 
 
-def provider_region_problem(spec: StackSpec, provider_settings: Callable[[str], Any] | None) -> Problem | None:
-    """The stack's provider region setting (aws:region, azure-native:location, ...) against account.region."""
+def provider_region_problem(
+    spec: StackSpec | LandingStack, provider_settings: Callable[[str], Any] | None
+) -> Problem | None:
+    """The stack's provider region setting (aws:region, azure-native:location, ...) against account.region: the
+    provider deploys wherever its own setting says, a landing stack's groups, policies and budgets included."""
     key = registry.get(spec.cloud).provider_region_key
     setting = provider_settings(key) if key and provider_settings else None
     if not isinstance(setting, str) or setting == spec.account.region:

@@ -40,6 +40,7 @@ from accelstack.spec.text_grammar import (
     image_id_problem,
     key_prefix_problem,
     model_id_problem,
+    object_uri_problem,
     plain_absolute_path_problem,
     zone_problem,
 )
@@ -154,6 +155,8 @@ class DatasetStore(Model):
     size_gib: float | None = Field(default=None, gt=0, le=100_000_000, alias="sizeGiB")
     """Size of the data Lustre must hold, GiB; none: capacityGiB is assumed to have been sized for it."""
 
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"uri": object_uri_problem}
+
 
 class LustreSpec(Model):
     """The parallel file system, in the keys every cloud shares; each cloud checks its own tiers and steps."""
@@ -186,8 +189,8 @@ class LustreSpec(Model):
     @classmethod
     def _trigger_as_written(cls, value: object) -> object:
         # A version number or a date is a natural trigger; YAML reads `2` or `2025-06-01` as a number or a date.
-        if value is None or isinstance(value, (str, bool)):
-            return value
+        if value is None or isinstance(value, (str, bool, list, dict)):
+            return value  # a list or mapping is refused as not text, not turned into "[1, 2]"
         return getattr(value, "written", str(value))
 
     @field_validator("import_path", "mount_path")
@@ -216,6 +219,7 @@ class CheckpointStore(Model):
     """Days an overwritten or deleted checkpoint version is kept before it expires (current versions never expire; 1 day at least)."""
 
     _filled = field_validator("path", mode="before")(filled_by_the_cloud)
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"uri": object_uri_problem}
 
     @field_validator("path")
     @classmethod
@@ -301,6 +305,8 @@ class LoraAdapter(Model):
     rank: int = Field(default=16, ge=1, le=512)
     """LoRA rank (1 to 512); sizes the adapter memory."""
 
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"uri": object_uri_problem}
+
 
 class ModelSpec(Model):
     name: str = Field(min_length=1)
@@ -319,7 +325,7 @@ class ModelSpec(Model):
     adapters: list[LoraAdapter] = Field(default_factory=list)
     """LoRA adapters served beside the base model."""
 
-    TEXT_GRAMMARS: ClassVar[Grammars] = {"name": model_id_problem}
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"name": model_id_problem, "weights_uri": object_uri_problem}
 
 
 class Replicas(Model):

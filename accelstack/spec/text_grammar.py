@@ -75,6 +75,31 @@ OBJECT_URI_FORM = (
     "$, %, ? or #)"
 )
 
+
+def has_dot_segments(path: str) -> bool:
+    """Whether a key or path names another place than it reads: a '.' or '..' segment, or an empty one ('//'). An
+    object store keeps `a/../b` as that literal key, while curl and every HTTP client fold it to `b` (RFC 3986
+    section 5.2.4, remove_dot_segments) and `aws s3 sync` writes it outside its destination directory: a grant, a
+    signature and a copy of the same string would each mean another object."""
+    segments = path.split("/")
+    return any(part in (".", "..") for part in segments) or "" in segments[1:-1]
+
+
+NO_DOT_SEGMENTS = "no '.', '..' or empty ('//') path segments"
+
+
+def dot_segment_problem(value: str, what: str) -> str | None:
+    return f"{value!r} is not {what}; allowed: {NO_DOT_SEGMENTS}" if has_dot_segments(value) else None
+
+
+def object_uri_problem(value: str) -> str | None:
+    """An object-store URI (datasets, checkpoints, weights, adapters, a Vultr key object): OBJECT_URI_PATTERN (the
+    field's pattern, checked first where it has one) and a bucket and key without dot or empty segments."""
+    if not re.fullmatch(OBJECT_URI_PATTERN, value) or has_dot_segments(value.partition("://")[2]):
+        return f"{value!r} is not an object-store URI; allowed: {OBJECT_URI_FORM}, {NO_DOT_SEGMENTS}"
+    return None
+
+
 # A model id as the Hugging Face Hub writes it (huggingface_hub.utils.validate_repo_id): [owner/]name, each of
 # letters, digits, '-', '_' and '.', not starting or ending with '-' or '.', at most 96 characters; '--' and '..'
 # are refused there too. vLLM serves the model under it (--served-model-name) and clients ask for it by it.
@@ -156,9 +181,15 @@ def plain_absolute_path_problem(value: str) -> str | None:
 zone_problem = matching(
     ZONE_PATTERN, "a zone name", "lowercase letters, digits and '-' (e.g. us-east-1a, 1, us-central1-a)"
 )
-key_prefix_problem = matching(
+_key_prefix_form = matching(
     KEY_PREFIX_PATTERN, "a key prefix", "a relative prefix of letters, digits and . _ ~ = + @ , / - (e.g. models/)"
 )
+
+
+def key_prefix_problem(value: str) -> str | None:
+    return _key_prefix_form(value) or dot_segment_problem(value, "a key prefix")
+
+
 image_id_problem = matching(
     IMAGE_ID_PATTERN, "an image id", "letters, digits and . _ : / - (e.g. ami-0123456789abcdef0 or resolve:ssm:/path)"
 )
@@ -172,8 +203,28 @@ HEALTH_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")
 
 def health_path_problem(value: str) -> str | None:
     if HEALTH_PATH.fullmatch(value):
-        return None
+        # A load balancer asks for the path as written; the server's router may fold '/a/../b' to '/b' (or not).
+        return dot_segment_problem(value, "a health check path")
     return (
         f"{value!r}: must start with / and hold only letters, digits and . _ ~ / - (no spaces, quotes, query or "
         "control characters)"
+    )
+
+
+# An IAM role ARN (IAM User Guide, "IAM identifiers"; role names are 1-64 of [A-Za-z0-9+=,.@_-]). IAM's own path
+# pattern takes any printable ASCII between slashes (`(\u002F)|(\u002F[\u0021-\u007E]+\u002F)`, Role.Path in the IAM
+# API); accelstack narrows path segments to the name characters, so no quote, '$', ';' or '%' rides into the
+# provider's assume-role configuration a stack deploys with.
+IAM_ROLE_ARN = re.compile(
+    r"^arn:(?P<partition>aws|aws-cn|aws-us-gov):iam::(?P<account>\d{12}):role"
+    r"(?P<path>/(?:[A-Za-z0-9+=,.@_-]+/)*)(?P<name>[A-Za-z0-9+=,.@_-]{1,64})$"
+)
+
+
+def role_arn_problem(value: str) -> str | None:
+    if IAM_ROLE_ARN.fullmatch(value):
+        return None
+    return (
+        f"{value!r} is not an IAM role ARN; allowed: arn:aws:iam::<12-digit account>:role/[path/]<name>, the path "
+        "and name in letters, digits and + = , . @ _ -"
     )

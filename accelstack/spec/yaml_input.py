@@ -16,6 +16,7 @@ later with a traceback, hangs, or silently means something else:
   would otherwise be copied into every error message and resource.
 - Integers of thousands of digits: CPython's int() refuses more than 4,300 (a ValueError traceback); bounded in
   characters before conversion.
+- YAML 1.1's `!!binary`, `!!set`, `!!omap` and `!!pairs`: bytes and sets no key means; refused with the line.
 - Numbers YAML 1.1 reads from text that does not spell them: `011111111111` (octal), `1:30:00`
   (base 60), `0x1F`, `1_000`. They are kept as `WrittenInt`, an int that remembers its text, so a
   message can quote what the user wrote instead of the mangled value.
@@ -38,6 +39,9 @@ MAX_INT_CHARS = 64
 _STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _INT_TAG = "tag:yaml.org,2002:int"
+# YAML 1.1 types PyYAML constructs (bytes, a set, ordered pairs) that Pulumi's YAML 1.2 reader takes as plain
+# text or mappings and no spec key means: `region: !!binary ZXdy` would validate as b'ewr' and break the preview.
+_FOREIGN_TAGS = {f"tag:yaml.org,2002:{name}": name for name in ("binary", "set", "omap", "pairs")}
 
 
 class YamlSyntaxError(SpecError):
@@ -102,6 +106,9 @@ class _Checker:
         if len(keys) > MAX_DEPTH:
             self.problem(keys, node, f"nested deeper than {MAX_DEPTH} levels")
             return MAX_EXPANDED_NODES + 1
+        if node.tag in _FOREIGN_TAGS:
+            self.problem(keys, node, f"!!{_FOREIGN_TAGS[node.tag]} values are not config values; write plain text")
+            return 1
         self.active.add(id(node))
         total = 1
         if isinstance(node, yaml.ScalarNode):

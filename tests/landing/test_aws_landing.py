@@ -170,7 +170,7 @@ def test_a_stack_listed_on_the_wrong_side_is_refused_naming_the_list_item() -> N
     [
         (lambda r: r["organization"].update(parentId="root"), "organization.parentId"),
         (lambda r: r["organization"]["serving"]["account"].update(email="aws+training@acme.example"), "organization"),
-        (lambda r: r["organization"].update(allowedRegions=["eu-west-1"]), "accelstack"),
+        (lambda r: r["organization"].update(allowedRegions=["eu-west-1"]), "account.region"),
         (lambda r: r.update(cloud="vultr"), "cloud"),
         (lambda r: r["organization"]["training"].update(stacks=["no-such-stack"]), "organization.training.stacks.0"),
     ],

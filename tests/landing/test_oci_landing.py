@@ -152,7 +152,7 @@ def test_bad_oci_organization_config_names_the_path(edit: Any, message: str) -> 
 def test_parent_path_is_ocis_alone() -> None:
     raw = copy.deepcopy(read_stack_file(STACKS / "Pulumi.aws-landing.yaml"))
     raw["organization"]["parentPath"] = "Platform"
-    with pytest.raises(SpecError, match="parentPath is oci's"):
+    with pytest.raises(SpecError, match="parentPath: is oci's"):
         parse_landing(raw, "aws-landing")
 
 

@@ -12,6 +12,8 @@ environment file syntax).
 
 from __future__ import annotations
 
+import json
+import re
 import string
 import subprocess
 from collections.abc import Callable
@@ -23,11 +25,12 @@ import pytest
 
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.engine.preview import PROGRAM, stack_config
-from accelstack.examples import WORKLOAD_EXAMPLES
-from accelstack.spec.loader import load_stack, parse_spec
+from accelstack.examples import LANDING_EXAMPLES, WORKLOAD_EXAMPLES, example_file
+from accelstack.spec.landing import parse_landing
+from accelstack.spec.loader import load_stack, parse_spec, read_stack_file
 from accelstack.spec.problems import SpecError
 from tests.spec import boot_documents as boot
-from tests.spec.test_injection import _set, strings_of
+from tests.spec.test_injection import PAYLOADS, _set, _shape, strings_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_DIRECTOR = (
@@ -112,11 +115,14 @@ def padded(valid: Callable[[str], bool], value: str, mark: str) -> str:
     return stem + "a" * low + mark
 
 
-def injected(raw: dict[str, Any], name: str, keys: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+def injected(
+    raw: dict[str, Any], name: str, keys: list[str], parse: Callable[[dict[str, Any], str], Any] = parse_spec
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The spec with each key's hostile value, and marker -> the value it ends. Chosen one key after another on the
     spec the earlier ones left, so that together they validate (boot data limits, paths under paths): first every
-    key's punctuation, then each key's padding in what room is left."""
-    every_string = [path for path, _ in strings_of(parse_spec(raw, name), "") if path not in ("stack", "cloud")]
+    key's punctuation, then each key's padding in what room is left. `parse`: the model's reader (a landing
+    stack's is `parse_landing`)."""
+    every_string = [path for path, _ in strings_of(parse(raw, name), "") if path not in ("stack", "cloud")]
     edited = raw
 
     def change(path: str, make: Callable[[Callable[[str], bool], str, str], str | None], mark: str) -> str | None:
@@ -125,7 +131,7 @@ def injected(raw: dict[str, Any], name: str, keys: list[str]) -> tuple[dict[str,
 
         def valid(text: str) -> bool:
             try:
-                parse_spec(renamed(here, every_string, value, text), name)
+                parse(renamed(here, every_string, value, text), name)
             except SpecError:
                 return False
             return True
@@ -198,3 +204,88 @@ def test_boot_documents_keep_their_structure_and_hold_values_as_data(case: str) 
     assert not problems, problems
     # A key whose value shows in a document and takes a hostile value shows it there (or the walk lost it).
     assert not keys or seen, f"no injected value reached a boot document (keys tried: {keys})"
+
+
+# --- landing stacks: what they send is policy text, not boot data -------------------------------------------------
+# A landing stack's strings reach guardrail documents: OCI policy and quota statements (a small language of words
+# and quoted literals: docs.oracle.com/iaas/Content/Identity/policysgrammar/policy_syntax.htm and
+# Quotas/Concepts/quota_policy_syntax.htm) and JSON policy documents (AWS service control policies, Azure policy
+# rules). Keys that are file names of other stacks (organization.<side>.stacks) are checked against those files.
+LANDING_SKIPPED = re.compile(r"^(stack|cloud|workload|organization\.(training|serving)\.stacks\.\d+)$")
+
+
+@cache
+def landing(name: str) -> tuple[dict[str, Any], dict[str, str]]:
+    path = example_file(name, ROOT / "stacks")
+    raw = parse_landing(read_stack_file(path), name).model_dump(by_alias=True, mode="json", serialize_as_any=True)
+    raw.pop("stack")
+    return raw, stack_config(path, [])[1]
+
+
+def policy_documents(raw: dict[str, Any], config: dict[str, str], name: str) -> dict[str, tuple[str, Any]]:
+    """(kind, value) of every statement list and JSON document (as text or as structured input) in the preview's
+    resource inputs."""
+    captured = capture(ROOT / PROGRAM, {**config, **config_for_pulumi(raw)}, stack=name)
+    found: dict[str, tuple[str, Any]] = {}
+    for resource in captured.resources:
+        for key, value in resource.inputs.items():
+            where = f"{resource.type}::{resource.name}.{key}"
+            if key == "statements" and isinstance(value, list):
+                found[where] = ("statements", value)
+            elif isinstance(value, str) and value[:1] == "{":
+                found[where] = ("json", value)
+            elif isinstance(value, dict) and value:  # a policy rule, a constraint: a document as structured input
+                found[where] = ("json", json.dumps(value))
+    return found
+
+
+def policy_structure(kind: str, value: Any) -> Any:
+    """Statements: each one's words and quotes (a value that adds a word or closes a quote changes them); JSON:
+    its keys and list lengths."""
+    if kind == "statements":
+        return [(len(statement.split()), statement.count("'"), statement.count('"')) for statement in value]
+    return _shape(json.loads(value))
+
+
+@pytest.mark.parametrize("name", LANDING_EXAMPLES)
+def test_landing_strings_refuse_every_payload(name: str) -> None:
+    """Every string key of a landing stack refuses each of test_injection's payloads (a line break, $(...),
+    backticks, ';', quotes, U+2028, NEL, NUL, CR, systemd specifiers, a space, 5,000 characters), alone and after
+    the key's own value."""
+    raw, _ = landing(name)
+    keys = [path for path, _ in strings_of(parse_landing(raw, name), "") if not LANDING_SKIPPED.match(path)]
+    assert keys
+    accepted = []
+    for key in keys:
+        value = _get(raw, key)
+        for payload_name, payload in PAYLOADS.items():
+            for text in (payload, value + payload):
+                try:
+                    parse_landing(_set(raw, key, text), name)
+                except SpecError:
+                    continue
+                accepted.append(f"{key}: {payload_name}")
+    assert not accepted, accepted
+
+
+@pytest.mark.parametrize("name", LANDING_EXAMPLES)
+def test_landing_policy_documents_keep_their_structure(name: str) -> None:
+    """Each key whose value shows in a policy document takes the most hostile value it accepts (its punctuation,
+    then its longest): every statement keeps its words and quotes, every JSON document parses to the same shape."""
+    raw, config = landing(name)
+    baseline = policy_documents(raw, config, name)
+    assert baseline, "no policy document found in the preview"
+    every_text = "\n".join(json.dumps(value) for _, value in baseline.values())
+    keys = [
+        path
+        for path, value in strings_of(parse_landing(raw, name), "")
+        if not LANDING_SKIPPED.match(path) and len(value) >= SHORTEST_TRACED and value in every_text
+    ]
+    edited, payloads = injected(raw, name, keys, parse_landing)
+    documents = policy_documents(edited, config, name)
+
+    assert documents.keys() == baseline.keys()
+    for where, (kind, value) in documents.items():
+        assert policy_structure(kind, value) == policy_structure(*baseline[where]), where
+    shown = "\n".join(json.dumps(value) for _, value in documents.values())
+    assert not payloads or any(mark in shown for mark in payloads), f"no injected value reached a document ({keys})"

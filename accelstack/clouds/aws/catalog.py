@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
+from accelstack.spec import text_grammar
 
 CHECKED = "2026-12-02"
 
@@ -239,11 +240,8 @@ REGIONS: dict[str, str] = {  # region -> ARN partition
 }  # fmt: skip
 
 # Source: IAM User Guide "IAM identifiers" (ARN format) and "IAM and AWS STS quotas" (role names are
-# 1-64 of [A-Za-z0-9+=,.@_-]; paths are / or /segment/.../).
-IAM_ROLE_ARN = re.compile(
-    r"^arn:(?P<partition>aws|aws-cn|aws-us-gov):iam::(?P<account>\d{12}):role"
-    r"(?P<path>/(?:[\x21-\x7e]+/)?)(?P<name>[\w+=,.@-]{1,64})$"
-)
+# 1-64 of [A-Za-z0-9+=,.@_-]; paths are / or /segment/.../): the spec's grammar (accelstack.spec.text_grammar).
+IAM_ROLE_ARN = text_grammar.IAM_ROLE_ARN
 
 
 # --- VPC ----------------------------------------------------------------------------------------
