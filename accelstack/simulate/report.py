@@ -38,7 +38,7 @@ def littles_law(run: Run) -> dict[str, float | None]:
     }
 
 
-def cost(run: Run) -> dict[str, float]:
+def cost(run: Run) -> dict[str, Any]:
     design, hours = run.design, run.workload.horizon / 3600
     replica_hours = {state: seconds / 3600 for state, seconds in run.meter.seconds.items()}
     running = sum(h for state, h in replica_hours.items() if state != "pool_stopped")
