@@ -177,8 +177,9 @@ class RequestStats:
 
     def finish(self, status: np.ndarray, pending: int, expired: int) -> None:
         """After the run: per-status counts, drops per interval and the time expired requests spent waiting."""
-        counts = np.bincount(status, minlength=4)
-        self.status_counts = {code: int(counts[code]) for code in range(len(counts))}
+        # Counted code by code: np.bincount would first widen the one-byte statuses to 8 bytes each (120 MB for a
+        # day of the Azure example's 15 million requests, the peak of a run).
+        self.status_counts = {code: int(np.count_nonzero(status == code)) for code in range(4)}
         if len(self.arrivals):
             self.arrivals_by_interval = counts_between(self.arrivals, self.interval_seconds, self.intervals)
             dropped = status != pending
