@@ -5,8 +5,12 @@ a time, and one seed's requests are let go before the next seed's are drawn (two
 measured). Each case runs the real CLI in a child process, so its peak RSS (os.wait4) is the command's alone; time
 and peak RSS are printed.
 
-Measured (2 shared cores): the Azure example's default day (15 million requests a seed, 6 designs) peaked at
-798 MiB with one seed before the chunked arrays; the issue saw 7.8 GB before outcomes were streamed."""
+Measured 2026-12-06 on 2 shared, overloaded cores (peak RSS; CPU seconds, as wall time there was 5-20x that):
+`--compare` of the default day, two seeds: AWS (6 designs x 6.1 million requests) 236 MiB, GCP 209 MiB (14 s),
+Vultr 165 MiB (12 s); the Azure example (15 million requests a seed) 779 MiB with one seed (96 s) before the
+chunked arrays and status counts, 781 MiB over its first seeds of five with the chunked arrays. At 50 requests/s,
+`--compare`: AWS 278 MiB (two seeds), Azure 270 MiB (30 s), GCP 384 MiB (32 s), Vultr 259 MiB (27 s); one design,
+a day at 50 requests/s: 253 MiB. The issue saw 7.8 GB before outcomes were streamed into sketches."""
 
 from __future__ import annotations
 
