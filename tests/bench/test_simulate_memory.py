@@ -7,8 +7,9 @@ and peak RSS are printed.
 
 Measured 2026-12-06 on 2 shared, overloaded cores (peak RSS; CPU seconds, as wall time there was 5-20x that):
 `--compare` of the default day, two seeds: AWS (6 designs x 6.1 million requests) 236 MiB, GCP 209 MiB (14 s),
-Vultr 165 MiB (12 s); the Azure example (15 million requests a seed) 779 MiB with one seed (96 s) before the
-chunked arrays and status counts, 781 MiB over its first seeds of five with the chunked arrays. At 50 requests/s,
+Vultr 165 MiB (12 s); the Azure example (15 million requests a seed, one seed): 779 MiB (96 s) before the
+chunked arrays, 780 MiB with them, 552 MiB (86 s) once drops per interval were counted a chunk at a time (the
+CPU-scaling peer refuses nearly every request, and counting them copied every arrival time three times over). At 50 requests/s,
 `--compare`: AWS 278 MiB (two seeds), Azure 270 MiB (30 s), GCP 384 MiB (32 s), Vultr 259 MiB (27 s); one design,
 a day at 50 requests/s: 253 MiB. The issue saw 7.8 GB before outcomes were streamed into sketches."""
 
