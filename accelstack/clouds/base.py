@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from accelstack.clouds.serving_terms import ServingTerms
+
 if TYPE_CHECKING:
     from accelstack.planner.scaling_rules import ScalingRules
 
@@ -390,6 +392,7 @@ class Catalog:
     # scale on, as the derived-defaults table explains it ("" : the planner's own queue metrics).
     serving_properties: Mapping[str, PlannedProperty | None] = field(default_factory=dict)
     serving_backlog_metric: str = ""
+    serving_terms: ServingTerms = field(default_factory=ServingTerms)  # its load balancer's, queue's and pool's names
     # The admission queue's and rate limit's bounds (None: the cloud has neither; the neutral spec bounds only).
     admission: AdmissionLimits | None = None
     # Which regions (and zones) offer each machine type (None: not tracked; every region is taken).

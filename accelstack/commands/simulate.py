@@ -23,6 +23,7 @@ from rich.table import Table
 
 from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud
+from accelstack.clouds.serving_terms import REPLICA_ADMISSION, ServingTerms
 from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -134,24 +135,35 @@ def _start(summary: dict[str, Any]) -> str:
     return f"{start['state']}: replicas {shown}, backlog 0"
 
 
-def table_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+def _priced(name: str, usd: float, cost: dict[str, Any]) -> str:
+    return f"{name} not priced" if name in cost.get("notPriced", ()) else f"{name} ${usd:,.2f}"
+
+
+def table_rows(summary: dict[str, Any], terms: ServingTerms, direct: bool) -> list[tuple[str, str]]:
+    """The report's rows, each labelled in the stack's cloud's words (`terms`): its load balancer, its queue -- or
+    admission on the replicas (`direct`, or a cloud without a queue) -- and its warm pool where it has one."""
     r, w, lat, slo, h, c = (
         summary[k] for k in ("requests", "queueWaitSeconds", "latencySeconds", "slo", "replicaHours", "cost")
     )
-    return [
+    admission, pool = terms.admission(direct), terms.warm_pool
+    lines = [_priced(terms.load_balancer, c["loadBalancerUsd"], c)]
+    if admission != REPLICA_ADMISSION:
+        lines.append(_priced(admission, c["queueUsd"], c))
+    volumes = c["volumesRunningUsd"] + c["warmPoolVolumesUsd"]
+    rows = [
         ("autoscaler", summary["autoscaler"]),
-        ("replicas / warm pool", f"{summary['replicas']} / {summary['warmPool']}"),
+        (f"replicas / {pool}" if pool else "replicas", f"{summary['replicas']} / {summary['warmPool']}" if pool else summary["replicas"]),
         ("served / refused / expired", f"{r['served']:,} / {r['refused']:,} / {r['expired']:,}" + (f" (+{r['deadLettered']} dead-lettered)" if r["deadLettered"] else "")),
-        ("queue wait p50/p95/p99", f"{_fmt(w['p50'])} / {_fmt(w['p95'])} / {_fmt(w['p99'])} s"),
+        (f"{admission} wait p50/p95/p99", f"{_fmt(w['p50'])} / {_fmt(w['p95'])} / {_fmt(w['p99'])} s"),
         ("latency p50/p95/p99", f"{_fmt(lat['p50'])} / {_fmt(lat['p95'])} / {_fmt(lat['p99'])} s"),
         ("start", _start(summary)),
         (f"within {slo['targetSeconds']:g} s SLO", f"{slo['attainment']:.2%}{_pm(slo.get('interval'), 100, '%')} ({_slo_word(slo)} {slo['required']:.1%})"),
-        ("replica-h serving / starting", f"{h['serving']:g} / {h['warmStarting']:g} warm + {h['coldStarting']:g} cold"),
-        ("replica-h warm pool", f"{h['warmPoolStopped']:g} stopped + {h['warmPoolPreparing']:g} preparing"),
-        ("launches warm / cold", f"{summary['scaling']['launchesWarm']} / {summary['scaling']['launchesCold']}"),
-        ("cost", f"${c['totalUsd']:,.2f}{_pm(c.get('interval'), 1, '', '$')} (instances ${c['instancesUsd']:,.2f}, volumes ${c['volumesRunningUsd'] + c['warmPoolVolumesUsd']:,.2f}, "
-                 f"ALB ${c['loadBalancerUsd']:,.2f}, SQS ${c['queueUsd']:,.2f})"),
+        ("replica-h serving / starting", f"{h['serving']:g} / {h['warmStarting']:g} from the {pool} + {h['coldStarting']:g} cold" if pool else f"{h['serving']:g} / {h['coldStarting']:g}"),
+        *([(f"replica-h {pool}", f"{h['warmPoolStopped']:g} stopped + {h['warmPoolPreparing']:g} preparing")] if pool else []),
+        (f"launches from the {pool} / cold" if pool else "launches", f"{summary['scaling']['launchesWarm']} / {summary['scaling']['launchesCold']}" if pool else f"{summary['scaling']['launchesCold']}"),
+        ("cost", f"${c['totalUsd']:,.2f}{_pm(c.get('interval'), 1, '', '$')} (instances ${c['instancesUsd']:,.2f}, volumes ${volumes:,.2f}, {', '.join(lines)})"),
     ]  # fmt: skip
+    return rows
 
 
 @simulate_app.command("serving")
@@ -228,8 +240,8 @@ def serving_command(
         bool,
         typer.Option(
             "--compare",
-            help="Also run: no warm pool and the peers: CPU-utilization, request-rate (SkyServe), queue-length (KEDA) "
-            "scaling, a fixed fleet at max.",
+            help="Also run: without the warm pool (where the stack keeps one) and the peers: CPU-utilization, "
+            "request-rate (SkyServe), queue-length (KEDA, with a queue) scaling, a fixed fleet at max.",
         ),
     ] = False,
     seeds: Annotated[
@@ -371,6 +383,7 @@ def serving_command(
             arrived.append(len(load_k.arrivals))
             mean_tokens.append(load_k.mean_tokens)
             yield seed_k, load_k
+            del load_k  # not held while the next seed's requests are drawn
 
     def plot_first(index: int, seed_k: int, run: Run) -> None:
         if plot_path is None or index != 0 or seed_k != seed:
@@ -392,6 +405,7 @@ def serving_command(
         start=start,
     )
     summaries = [combined(result, share) for result in results]
+    terms, direct = designs[0].terms, bool(designs[0].waiting_per_replica)
     requests = sum(arrived)
     document: dict[str, Any] = {
         "stack": name,
@@ -400,6 +414,8 @@ def serving_command(
                      "meanRps": round(requests / count / horizon, 3) if horizon else 0.0},
         "serviceModel": service_model_summary(designs[0], tokens_per_second, sum(mean_tokens) / len(mean_tokens)),
         "designs": summaries,
+        # What the stack's cloud calls what the report counts (None: it has none; admission: its queue, or the replicas).
+        "products": {"loadBalancer": terms.load_balancer, "admission": terms.admission(direct), "warmPool": terms.warm_pool},
         "priceSource": prices_.source(),
     }  # fmt: skip
     if compare:
@@ -413,13 +429,13 @@ def serving_command(
     runs = f"{count} runs of {horizon / 3600:g} h" if count > 1 else f"{horizon / 3600:g} h"
     title = f"accelstack simulate serving {name}: {source}, {requests:,} requests over {runs}"
     if len(summaries) == 1:
-        emit(title, document, False, table_rows(summaries[0]))
+        emit(title, document, False, table_rows(summaries[0], terms, direct))
     else:
         table = Table(title=title, title_justify="left")
         table.add_column("what", style="bold")
         for summary in summaries:
             table.add_column(summary["design"])
-        columns = [dict(table_rows(s)) for s in summaries]
+        columns = [dict(table_rows(s, terms, direct)) for s in summaries]
         for key in columns[0]:
             table.add_row(key, *(column[key] for column in columns))
         out().print(table)

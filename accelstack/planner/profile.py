@@ -14,11 +14,17 @@ linear between batches. With ONE measured batch the roofline's shape is kept and
 point cannot say how a step grows with the batch). Prefill seconds by prompt length: piecewise linear (one point:
 proportional).
 
-A `vllm bench serve` result (vLLM benchmarks/serve.py, formerly benchmark_serving.py, `--save-result`) measures
-one operating point: `mean_tpot_ms` (time per output token after the first: one decode step) at the batch it ran,
-`max_concurrency` if it was capped else request_throughput x mean end-to-end latency (Little's law), over a context
-of the mean prompt plus half the mean output (`total_input_tokens`, `total_output_tokens` over `completed`); and
-`mean_ttft_ms` as the prefill of the mean prompt (an upper bound: TTFT includes any wait in the server's queue).
+A `vllm bench serve` result (vLLM vllm/benchmarks/serve.py, formerly benchmarks/benchmark_serving.py,
+`--save-result`) measures one operating point. Its keys, as serve.py writes them: `completed`, `total_input_tokens`,
+`total_output_tokens`, `request_throughput` (completed / duration) always; `max_concurrency` always (null unless
+`--max-concurrency`); `latencies` (each request's end-to-end seconds, 0 for a failed one) unless trimmed;
+`mean_<metric>_ms` only for the metrics `--percentile-metrics` selects, by default ttft, tpot and itl -- so
+`mean_e2el_ms` is there only when e2el is selected. Read: `mean_tpot_ms` (time per output token after the first:
+one decode step) at the batch it ran -- the requests in flight by Little's law (request_throughput x the mean
+end-to-end latency, from `mean_e2el_ms` or `latencies`; at most `max_concurrency`), else `max_concurrency` -- over a
+context of the mean prompt plus half the mean output (`total_input_tokens`, `total_output_tokens` over
+`completed`); and `mean_ttft_ms` as the prefill of the mean prompt (an upper bound: TTFT includes any wait in the
+server's queue). A missing or malformed key is named.
 """
 
 from __future__ import annotations
@@ -33,7 +39,10 @@ from accelstack.planner.service_time import ServiceTime
 PROFILE_KIND = "accelstack-serving-profile"
 PROFILE_VERSION = 1
 MAX_POINTS = 10_000  # a sweep of batches x contexts x lengths is a few hundred points
+MAX_LATENCIES = 1_000_000  # a vllm bench serve result's per-request latencies (--num-prompts; the file is size-capped)
 VLLM_KEYS = ("mean_tpot_ms", "mean_ttft_ms", "completed", "total_input_tokens", "total_output_tokens")
+# Keys only a vllm bench serve result has (an accelstack profile has `kind`): any of them makes a file one.
+VLLM_MARKERS = (*VLLM_KEYS, "request_throughput", "max_concurrency", "latencies", "mean_e2el_ms")
 
 
 class ProfileError(ValueError):
@@ -149,31 +158,56 @@ def from_profile(document: Any, source: str, roofline: ServiceTime | None = None
 
 
 def is_vllm_result(document: Any) -> bool:
-    return isinstance(document, dict) and all(key in document for key in ("mean_tpot_ms", "mean_ttft_ms"))
+    """A vllm bench serve result, whole or partial (so a partial one is told which of its keys is missing)."""
+    return isinstance(document, dict) and "kind" not in document and any(key in document for key in VLLM_MARKERS)
+
+
+def _mean_latency(document: dict[str, Any]) -> tuple[float, str] | None:
+    """The mean end-to-end latency in seconds: `mean_e2el_ms`, else the mean of `latencies` over the requests that
+    finished (a failed request's latency is 0); None when the result has neither."""
+    if "mean_e2el_ms" in document:
+        return _number(document["mean_e2el_ms"], "mean_e2el_ms") / 1000, "mean_e2el_ms"
+    latencies = document.get("latencies")
+    if latencies is None:
+        return None
+    if not isinstance(latencies, list) or len(latencies) > MAX_LATENCIES:
+        raise ProfileError(f"latencies: expected a list of at most {MAX_LATENCIES:,} seconds, got {latencies!r:.80}")
+    values = [_number(v, f"latencies[{i}]", strict=False) for i, v in enumerate(latencies)]
+    finished = [v for v in values if v > 0]
+    if not finished:
+        raise ProfileError("latencies: no request finished (every latency is 0)")
+    return sum(finished) / len(finished), "latencies"
 
 
 def from_vllm_result(document: dict[str, Any], source: str, roofline: ServiceTime | None = None) -> ServiceTime:
     """The operating point a `vllm bench serve` result measured, as a profile (see the module)."""
     missing = [key for key in VLLM_KEYS if key not in document]
     if missing:
-        raise ProfileError(f"a vllm bench serve result needs {', '.join(missing)} (run it with --save-result)")
+        raise ProfileError(
+            f"a vllm bench serve result needs {', '.join(missing)} (run it with --save-result; the mean_*_ms keys "
+            "come with --percentile-metrics ttft,tpot, its default)"
+        )
     completed = _number(document["completed"], "completed", minimum=1.0, strict=False)
     mean_input = _number(document["total_input_tokens"], "total_input_tokens") / completed
     mean_output = _number(document["total_output_tokens"], "total_output_tokens") / completed
     tpot = _number(document["mean_tpot_ms"], "mean_tpot_ms") / 1000
     ttft = _number(document["mean_ttft_ms"], "mean_ttft_ms") / 1000
-    if document.get("max_concurrency") not in (None, "None"):
-        batch = _number(document["max_concurrency"], "max_concurrency", minimum=1.0, strict=False)
-        how = "max_concurrency"
-    elif "mean_e2el_ms" in document and "request_throughput" in document:
-        in_flight = (
-            _number(document["request_throughput"], "request_throughput")
-            * _number(document["mean_e2el_ms"], "mean_e2el_ms")
-            / 1000
+    cap = document.get("max_concurrency")
+    capped = None if cap in (None, "None") else _number(cap, "max_concurrency", minimum=1.0, strict=False)
+    latency = _mean_latency(document) if "request_throughput" in document else None
+    if latency is not None:
+        in_flight = _number(document["request_throughput"], "request_throughput") * latency[0]
+        batch = max(1.0, in_flight if capped is None else min(capped, in_flight))
+        how = f"request_throughput x mean latency ({latency[1]})" + (
+            "" if capped is None else ", within max_concurrency"
         )
-        batch, how = max(1.0, in_flight), "request_throughput x mean_e2el_ms"
+    elif capped is not None:
+        batch, how = capped, "max_concurrency"
     else:
-        raise ProfileError("the batch it ran at: needs max_concurrency, or request_throughput and mean_e2el_ms")
+        raise ProfileError(
+            "the batch it ran at: max_concurrency is null and there is no request_throughput with mean_e2el_ms or "
+            "latencies to count the requests in flight"
+        )
     batch = float(round(batch, 3))
     profile = {
         "kind": PROFILE_KIND,

@@ -58,8 +58,9 @@ class TargetTracking:
     period_seconds: int = 60
     scale_out_datapoints: int = 3
     scale_in_datapoints: int = 15
-    # "sufficiently below the target value (typically more than 10% lower)" (Application Auto Scaling User Guide,
-    # "How target tracking scaling works").
+    # "sufficiently below the target value (typically more than 10% lower)", and never where removing one instance
+    # would put the metric above the target (Application Auto Scaling User Guide, "How target tracking scaling works"): a
+    # steady load is held on anything from the count at the target to that count / scale_in_fraction.
     scale_in_fraction: float = 0.9
 
 

@@ -114,8 +114,13 @@ class AwsTargetTracking:
     interval: float = 60.0
     out_datapoints: int = 3
     in_datapoints: int = 15
-    # Scale in only below this fraction of the target: "sufficiently below the target value (typically
-    # more than 10% lower)" (Application Auto Scaling User Guide, "How target tracking scaling works").
+    # Scale in only below this fraction of the target, and never to a count that would put the metric above the
+    # target (ceil below): AWS removes capacity only once the metric is "sufficiently below the target value
+    # (typically more than 10% lower)", and not where removing the smallest unit of capacity would likely push the
+    # metric above the target (docs.aws.amazon.com/autoscaling/application/userguide/
+    # target-tracking-scaling-policy-overview.html, "How it works"). So at a steady load the fleet it holds lies
+    # anywhere from the count at the target up to that count / 0.9 (11% more), and higher with a noisy metric: the
+    # planner's count at the target is the floor of what target tracking holds, not its mean.
     in_fraction: float = 0.9
     history: deque = field(default_factory=lambda: deque(maxlen=15))
     rule: rules.TargetTracking | None = None

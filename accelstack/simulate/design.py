@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from accelstack.clouds.base import Catalog
+from accelstack.clouds.serving_terms import ServingTerms
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.scaling_rules import FixedFleet, ScalingRule, ScalingRules, TargetTracking
 from accelstack.planner.service_time import ServiceTime
@@ -66,6 +67,9 @@ class Design:
     # lengths at the batch it runs in; None: `service_seconds` is the mean (a per-sequence rate, whatever the batch).
     service_time: ServiceTime | None = None
     input_tokens: float = DEFAULT_INPUT_TOKENS  # prompt tokens of a request stream that states none
+    terms: ServingTerms = field(
+        default_factory=ServingTerms
+    )  # the stack's cloud's names for its load balancer, queue and warm pool
 
     def with_changes(self, **changes) -> Design:
         return dataclasses.replace(self, **changes)
@@ -184,6 +188,7 @@ def design_from_spec(
         rule=rule,
         service_time=plan.service_time,
         input_tokens=float(serving.load.input_tokens) if serving.load is not None else DEFAULT_INPUT_TOKENS,
+        terms=catalog.serving_terms,
     )
 
 
@@ -204,11 +209,13 @@ def alternatives(
     rules: ScalingRules | None = None,
     profile: MeasuredProfile | None = None,
 ) -> list[Design]:
-    """The stack's design and what `--compare` runs against it on the same requests."""
+    """The stack's design and what `--compare` runs against it on the same requests: without its warm pool (named
+    as its cloud names one) where it keeps one, and the peers."""
     base = design_from_spec(serving, prices, catalog=catalog, autoscaler=autoscaler, rules=rules, profile=profile)
+    pool = base.terms.warm_pool or "warm pool"
     return [
         base,
-        base.with_changes(name="no warm pool", warm_pool=0),
+        *([base.with_changes(name=f"no {pool}", warm_pool=0)] if base.warm_pool else []),
         design_from_spec(
             serving, prices, catalog=catalog, autoscaler="cpu-utilization", name="CPU-utilization scaling (50%)",
             profile=profile,

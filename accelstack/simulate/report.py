@@ -38,7 +38,7 @@ def littles_law(run: Run) -> dict[str, float | None]:
     }
 
 
-def cost(run: Run) -> dict[str, float]:
+def cost(run: Run) -> dict[str, Any]:
     design, hours = run.design, run.workload.horizon / 3600
     replica_hours = {state: seconds / 3600 for state, seconds in run.meter.seconds.items()}
     running = sum(h for state, h in replica_hours.items() if state != "pool_stopped")
@@ -67,6 +67,11 @@ def cost(run: Run) -> dict[str, float]:
     # balancer and the queue are priced here from the simulated traffic, which `cost` lists as not priced.
     as_cost = instances + volumes_running + volumes_stopped
     total = as_cost + load_balancer + queue
+    # A line the cloud's price book has no price for is said so by its own name, never shown as $0.
+    terms = design.terms
+    unpriced = [terms.load_balancer] if "load_balancer_hourly" not in listed else []
+    if not design.waiting_per_replica and terms.queue is not None and "queue_per_million_requests" not in listed:
+        unpriced.append(terms.queue)
     return {
         "instancesUsd": round(instances, 2),
         "volumesRunningUsd": round(volumes_running, 2),
@@ -76,6 +81,7 @@ def cost(run: Run) -> dict[str, float]:
         "accelstackCostUsd": round(as_cost, 2),
         "totalUsd": round(total, 2),
         "perDayUsd": round(total * 24 / hours, 2) if hours else 0.0,
+        "notPriced": unpriced,
     }
 
 

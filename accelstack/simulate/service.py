@@ -18,6 +18,8 @@ import numpy as np
 from accelstack.planner.service_time import ServiceTime
 from accelstack.planner.serving import DEFAULT_TARGET_UTILIZATION
 
+CHUNK = 1 << 20  # requests per vectorised pass over the stream
+
 
 @dataclass
 class BatchService:
@@ -54,9 +56,17 @@ class BatchService:
         return p[0], o[0], x[0]
 
     def at_batch(self, batch: float) -> np.ndarray:
-        """Every request's service time at `batch` (the planner's running batch: the steady start's estimate)."""
-        inputs = self._inputs(0, len(self.output_tokens))
-        return self.model.service_seconds(inputs, self.output_tokens, batch, self.mean_prefill)
+        """Every request's service time at `batch` (the planner's running batch: the steady start's estimate),
+        computed a chunk at a time into one array: the model's temporaries never span the whole stream (at 15
+        million requests each would be 120 MB)."""
+        n = len(self.output_tokens)
+        service = np.empty(n)
+        for lo in range(0, n, CHUNK):
+            hi = min(n, lo + CHUNK)
+            service[lo:hi] = self.model.service_seconds(
+                self._inputs(lo, hi), self.output_tokens[lo:hi], batch, self.mean_prefill
+            )
+        return service
 
     def running_batch(self) -> float:
         """The batch a replica runs at the planner's target utilization."""

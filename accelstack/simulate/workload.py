@@ -40,6 +40,7 @@ MAX_NUMBER_CHARS = 64
 MAX_TOKENS = 1_000_000  # the longest outputs today are ~100K tokens
 # Unix time in seconds reaches 1e11 in the year 5138; in milliseconds it passed 1e11 in 1973.
 UNIX_MILLISECONDS_FROM = 1e11
+MAP_CHUNK = 1 << 20  # arrivals mapped from cumulative rate to time per pass
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,13 @@ def poisson_arrivals(
     cumulative = np.concatenate([[0.0], np.cumsum(rate_values * np.diff(edges))])  # expected arrivals by each edge
     total = cumulative[-1]
     count = rng.poisson(total)
-    # Given the count, a Poisson process's points are uniform in cumulative-rate space.
-    points = np.sort(rng.uniform(0.0, total, count))
-    return np.interp(points, cumulative, edges)
+    # Given the count, a Poisson process's points are uniform in cumulative-rate space. Sorted and mapped to times
+    # in place, a chunk at a time: one array of the stream's length, not three.
+    points = rng.uniform(0.0, total, count)
+    points.sort()
+    for lo in range(0, count, MAP_CHUNK):
+        points[lo : lo + MAP_CHUNK] = np.interp(points[lo : lo + MAP_CHUNK], cumulative, edges)
+    return points
 
 
 def synthetic(

@@ -4,6 +4,7 @@ plus the warm or cold start the plan predicts -- computed here from the cloud's 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -185,6 +186,41 @@ def test_target_tracking_scales_in_only_ten_percent_below_the_target() -> None:
     policy = AwsTargetTracking(target=100, minimum=1, maximum=30, warmup_seconds=60)
     assert [policy.decide(obs(1840, 20, 20)) for _ in range(30)] == [None] * 30
     assert [policy.decide(obs(1700, 20, 20)) for _ in range(15)] == [None] * 14 + [17]
+
+
+def test_target_tracking_never_scales_in_past_the_target() -> None:
+    """AWS: below the target the policy does not scale in where removing the smallest unit of capacity would likely
+    put the metric above the target ("How target tracking scaling works", Application Auto Scaling User Guide). Two
+    instances at 80% of the target are 10% below it for 15 minutes, but one alone would read 160%: they stay; at
+    45% one alone reads 90% and the group goes to ceil(2 x 0.45) = 1."""
+    policy = AwsTargetTracking(target=100, minimum=1, maximum=30, warmup_seconds=60)
+    assert [policy.decide(obs(160, 2, 2)) for _ in range(30)] == [None] * 30
+    assert policy.decide(obs(90, 2, 2)) == 1  # the 15 datapoints before were already below 90% of the target
+    fresh = AwsTargetTracking(target=100, minimum=1, maximum=30, warmup_seconds=60)
+    assert [fresh.decide(obs(90, 2, 2)) for _ in range(15)] == [None] * 14 + [1]
+
+
+@pytest.mark.parametrize("needed", [2.5, 7.3, 10.0, 23.4])
+def test_the_fleet_target_tracking_holds_lies_in_its_band(needed: float) -> None:
+    """What AWS's two rules leave at a steady load of `needed` x the target (summed over the fleet): any fleet N
+    with needed <= N and needed / N >= 90% of the target stays -- from ceil(needed) up to needed / 0.9, 11% above
+    the count at the target -- and a fleet beyond the band is brought down to ceil(needed). So a planned count at
+    the target is a floor of what target tracking holds, not its mean: the fleet a day's ramps leave sits in the
+    band, and noise in the metric (a scale-in needs all 15 datapoints below the line) holds it higher still."""
+    target = 100.0
+    load = needed * target
+    for fleet in range(1, 40):
+        policy = AwsTargetTracking(target=target, minimum=1, maximum=60, warmup_seconds=60)
+        decisions = [policy.decide(Observation(0.0, round(load), fleet, fleet, 0.0, 0, False)) for _ in range(15)]
+        per_instance = round(load) / fleet
+        if per_instance > target:
+            assert decisions[2] == math.ceil(round(load) / target), fleet  # out after 3 datapoints
+        elif per_instance >= 0.9 * target:
+            assert decisions == [None] * 15, fleet  # in the band: held
+        else:
+            assert decisions[-1] == (
+                math.ceil(round(load) / target) if math.ceil(round(load) / target) < fleet else None
+            )
 
 
 def test_deployed_metric_counts_messages_in_flight_and_waiting() -> None:

@@ -96,9 +96,12 @@ def test_the_planned_fleet_runs_at_the_planned_utilization(path, rps: float, len
 def test_aws_target_tracking_holds_the_planned_fleet(rps: float) -> None:
     """The AWS example's deployed rule (owned backlog per replica at concurrency x 70%) under the stated load: the
     requests it keeps in flight need the planner's count at the target (within 10%), and the fleet it holds on
-    average lies between that count and the count at the rule's scale-in threshold (it removes replicas only 10%
-    below the target, so noise holds it above), with 10% for the noise. Measured (seeds 1, 2): 5 req/s, 2.71
-    planned, 3.07/3.17 held; 20 req/s, 10.82 planned, 12.71/11.97 held."""
+    average lies between that count and the count at the rule's scale-in threshold, with 10% for the noise. That
+    band is AWS's, not the model's: target tracking scales in only "sufficiently below the target value (typically
+    more than 10% lower)" and never where one instance fewer would put the metric over the target (Application Auto
+    Scaling User Guide, "How target tracking scaling works"), so the fleet held sits up to 1 / 0.9 above the
+    count at the target, and noise (all 15 datapoints must read below the line) holds it higher. Measured (seeds 1,
+    2): 5 req/s, 2.71 planned, 3.07/3.17 held (13%/17% above); 20 req/s, 10.82 planned, 12.71/11.97 held (17%/11%)."""
     [path] = [p for p in SERVING_EXAMPLES if p.name == "Pulumi.aws-serving.yaml"]
     spec = stated(path, rps)
     cloud = registry.get(spec.cloud)
@@ -137,15 +140,15 @@ def test_the_deployed_rule_holds_the_planned_fleet(path, rps: float, topology: s
     planned = plan_serving(spec.serving, registry.get(spec.cloud).catalog).load
     assert planned is not None
     fleet = deployed_design(spec)
-    if fleet.autoscaler == "fixed":
-        pytest.skip(
-            f"{path.name}: a fixed fleet (no scaling rule on {spec.cloud}) holds replicas.max whatever the load"
-        )
     stream = synthetic(
         "steady", rps, horizon=HORIZON, mean_tokens=OUTPUT_TOKENS, seed=1, lengths=of_load(spec.serving.load)
     )
     run = Simulation(fleet, stream).run()
     held = run.meter.seconds["serving"] / HORIZON
+    if fleet.autoscaler == "fixed":
+        # No scaling rule (Vultr): the fleet is replicas.max all day whatever the load, never fewer than the count.
+        assert held == spec.serving.replicas.max >= planned.replicas, (held, planned.replicas)
+        return
     assert 0.9 * planned.needed <= held <= 1.25 * planned.replicas, (fleet.autoscaler, held, planned.needed)
 
 

@@ -22,6 +22,7 @@ from accelstack.clouds.base import (
     Prices,
     RuleTerms,
 )
+from accelstack.clouds.serving_terms import ServingTerms
 
 CATALOG = Catalog(
     cloud="aws",
@@ -91,6 +92,7 @@ CATALOG = Catalog(
     distributed_training_instance="p5.48xlarge",
     managed_model_api="Amazon Bedrock",
     quotas=quotas.QUOTAS,
+    serving_terms=ServingTerms(load_balancer="ALB", queue="SQS", warm_pool="warm pool"),
     serving_properties={
         "unhookedGrace": None,  # the launch hook holds a replica until it serves
         "healthCheckGrace": PlannedProperty(

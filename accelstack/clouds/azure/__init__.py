@@ -24,6 +24,7 @@ from accelstack.clouds.base import (
     ReservedRange,
     RuleTerms,
 )
+from accelstack.clouds.serving_terms import ServingTerms
 
 CATALOG = Catalog(
     cloud="azure",
@@ -81,6 +82,7 @@ CATALOG = Catalog(
     },
     quotas=quotas.QUOTAS,
     # The serving plan on Azure's resources (components/azure/serving); a number Azure does not use is None.
+    serving_terms=ServingTerms(load_balancer="Application Gateway", queue="Service Bus", warm_pool="standby pool"),
     serving_properties={
         "unhookedGrace": None,  # no automatic repairs: the gateway's probe routes around a starting replica
         "healthCheckGrace": None,  # the gateway routes only to replicas its probe finds healthy

@@ -31,6 +31,7 @@ from accelstack.clouds.gcp import (
     serving_scaling,
     terraform_types,
 )
+from accelstack.clouds.serving_terms import ServingTerms
 
 CATALOG = Catalog(
     cloud="gcp",
@@ -100,6 +101,7 @@ CATALOG = Catalog(
     },
     quotas=quotas.QUOTAS,
     # The serving plan on Google Cloud's resources (components/gcp/serving); a number GCP does not use is None.
+    serving_terms=ServingTerms(load_balancer="Cloud Load Balancing", queue="Pub/Sub", warm_pool="standby pool"),
     serving_properties={
         "healthCheckGrace": None,  # no launch hook: the grace counts from launch (unhookedGrace)
         "unhookedGrace": PlannedProperty(

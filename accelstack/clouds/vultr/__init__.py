@@ -18,6 +18,7 @@ from accelstack.clouds.base import (
     Prices,
     RuleTerms,
 )
+from accelstack.clouds.serving_terms import ServingTerms
 from accelstack.clouds.vultr import catalog, prices, replace_rows
 from accelstack.planner.scaling_rules import ScalingRules
 
@@ -38,6 +39,7 @@ CATALOG = Catalog(
     object_uri_schemes=("s3",),
     serving_candidates=tuple(catalog.ACCELERATED_PLANS),
     # The serving plan on Vultr's resources (components/vultr/serving); a number Vultr does not use is None.
+    serving_terms=ServingTerms(load_balancer="Vultr Load Balancer"),  # no queue, no warm pool
     serving_properties={
         "healthCheckGrace": None,  # no launch hook and no autohealing: the load balancer only stops sending
         "unhookedGrace": None,
