@@ -25,7 +25,7 @@ from typing import Any
 from pulumi_policy.proxy import UnknownValueError
 
 from ..common import truthy
-from ..links import targets_of
+from ..links import of_kind_once, targets_of
 from .readers import AML_FILESYSTEM, CONTAINER, STORAGE_ACCOUNT, _kind, get, name_of
 from .separation import account_names, is_artifact_account
 
@@ -54,10 +54,11 @@ def key_consumers(resources: Sequence[Any], account: Any) -> list[str]:
     names a container in it, by the ids in `hsm.settings` or, while those are unknown, by what the setting depends
     on (the container, then its account)."""
     names = account_names(account)
-    accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
-    containers = [r for r in resources if _kind(r) in CONTAINER]
+    # Found once per stack, not once per account (a stack of thousands of accounts).
+    accounts = of_kind_once(resources, *STORAGE_ACCOUNT)
+    containers = of_kind_once(resources, *CONTAINER)
     consumers = []
-    for file_system in (r for r in resources if _kind(r) == AML_FILESYSTEM):
+    for file_system in of_kind_once(resources, AML_FILESYSTEM):
         try:
             settings = get(file_system.props, "hsm", "settings")
             named = _accounts_named(get(settings, key) for key in HSM_CONTAINERS)
