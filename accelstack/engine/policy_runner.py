@@ -33,6 +33,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import unknown_checking_proxy
 
 import accelstack.policies
+from accelstack.engine import struct_decode
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
 from accelstack.engine.export_shape import misshapen_field
@@ -456,7 +457,7 @@ class _DecodedOnce:
     def __init__(self) -> None:
         self.MessageToDict = _Once(json_format.MessageToDict)  # json_format's name
         self.deserialize_properties = _Once(deserialize_properties)
-        self.unknown_checking_proxy = _Once(unknown_checking_proxy)
+        self.unknown_checking_proxy = _Once(struct_decode.checking_proxy)  # unknown_checking_proxy's result
 
     def __getattr__(self, name: str) -> Any:
         return getattr(json_format, name)

@@ -233,3 +233,30 @@ def test_an_unplaceable_principal_still_fails_through_the_index() -> None:
     assert any(v.policy == "cross-account-read-only" and v.urn == urn and v.mandatory for v in indexed), [
         v.line() for v in indexed if v.urn == urn
     ]
+
+
+SECRET_SAMPLES = (
+    "AKIA" + "ABCDEFGHIJKLMNOP",
+    "x=ASIA" + "0123456789ABCDEF;",
+    "aws_secret_access_key = " + "a" * 40,
+    "AWS_SECRET_ACCESS_KEY: '" + "b/+=" * 10 + "'",
+    "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "token hf_" + "abcdefghij" * 3 + "abcd",
+    "ghp_" + "a1" * 18,
+    "gho_" + "Z9" * 18 + " and ghs_" + "q" * 36,
+    "nothing to see",
+)
+
+
+@pytest.mark.parametrize("text", SECRET_SAMPLES)
+def test_secret_literals_rule_out_only_texts_the_pattern_cannot_match(text: str) -> None:
+    """The literal test before each secret pattern (policies/readers.py SECRET_SHAPES) finds what the pattern alone
+    finds: every match holds one of its literals."""
+    from accelstack.policies import readers
+
+    for pattern, what, literals in readers.SECRET_SHAPES:
+        for match in pattern.finditer(text):
+            assert not literals or any(literal in match.group(0) for literal in literals), (what, match.group(0))
+    alone = [what for pattern, what in readers.SECRET_PATTERNS if pattern.search(text)]
+    assert [w for w in readers.secrets_in(text) if w in alone] == alone
+    assert text == "nothing to see" or alone
