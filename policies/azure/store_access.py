@@ -54,10 +54,21 @@ def key_consumers(resources: Sequence[Any], account: Any) -> list[str]:
     names a container in it, by the ids in `hsm.settings` or, while those are unknown, by what the setting depends
     on (the container, then its account)."""
     names = account_names(account)
-    # Found once per stack, not once per account (a stack of thousands of accounts).
+    return [consumer for consumer, named in _blob_integrations(resources) if names & named]
+
+
+# The last stack's file systems with the accounts each names (held with the list, so its id stays its own): asked once
+# per storage account, they are read once per stack.
+_last_integrations: list[tuple[Sequence[Any], list[tuple[str, set[str]]]]] = []
+
+
+def _blob_integrations(resources: Sequence[Any]) -> list[tuple[str, set[str]]]:
+    """Each Managed Lustre file system of the stack, and the storage accounts its Blob integration names."""
+    if _last_integrations and _last_integrations[0][0] is resources:
+        return _last_integrations[0][1]
     accounts = of_kind_once(resources, *STORAGE_ACCOUNT)
     containers = of_kind_once(resources, *CONTAINER)
-    consumers = []
+    found = []
     for file_system in of_kind_once(resources, AML_FILESYSTEM):
         try:
             settings = get(file_system.props, "hsm", "settings")
@@ -68,9 +79,9 @@ def key_consumers(resources: Sequence[Any], account: Any) -> list[str]:
             for container in targets_of(file_system, "hsm", containers, keys=("containerName", "name", "id")):
                 for target in targets_of(container, "accountName", accounts, keys=("accountName", "name")):
                     named |= account_names(target)
-        if names & named:
-            consumers.append(f"Azure Managed Lustre {name_of(file_system)} (Blob integration)")
-    return consumers
+        found.append((f"Azure Managed Lustre {name_of(file_system)} (Blob integration)", named))
+    _last_integrations[:] = [(resources, found)]
+    return found
 
 
 def key_access_problems(resources: Sequence[Any], ctx: Any) -> Iterable[tuple[str, str]]:
