@@ -5,9 +5,11 @@ for every resource policy, and `AnalyzeStack` rebuilds every resource of the sta
 parent and dependency links) again for every stack policy: O(resources x policies), most of a 20,000-resource
 export's time. `SharedServicer` overrides those two methods only, with the same steps in the same order, except
 that what depends on the request alone is built once and handed to every policy: the policies only read what they
-are given. Enforcement levels, not-applicable reports, the "can't run during preview" diagnostic on an unknown
-value, and the violations are pulumi-policy's own code paths (`_create_report_violation`, `_get_policy_config`,
-the policies' `validate`). tests/policies/test_policy_large_exports.py holds the responses equal to the stock
+are given; and Analyze leaves out, for a resource type, the resource policies that read nothing of a resource of
+that type and report nothing on it (learnt once per type by probing each policy: policies/type_index.py), which is
+what they would do there. Enforcement levels, not-applicable reports, the "can't run during preview" diagnostic on
+an unknown value, and the violations are pulumi-policy's own code paths (`_create_report_violation`,
+`_get_policy_config`, the policies' `validate`). tests/policies/test_policy_large_exports.py holds the responses equal to the stock
 servicer's on every shipped stack and on large exports with planted violations.
 """
 
