@@ -23,6 +23,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from . import type_index
+
 TAG_WORKLOAD = "accelstack:workload"
 TAG_STACK = "accelstack:stack"
 TAG_DIGEST = "accelstack:config-digest"
@@ -390,13 +392,45 @@ def resource_policy(
         for message in check(args, last[2]):
             report_violation(message)
 
+    def skips(resource_type: str, provider: Any, config: Mapping[str, Any]) -> bool:
+        """Whether `validate` reads nothing and reports nothing on every resource of this type under this provider
+        and config (policies/type_index.py): a runner may then leave it out for them (accelstack's shared servicer).
+        A provider is its own context (its facts are its own props): never skipped."""
+        if type_set is not None and resource_type not in type_set:
+            return True
+        if is_provider_type(resource_type):
+            return False
+        facts = None
+        if provider is not None:
+            facts = _facts_of(provider.resource_type, provider.props, provider.urn, provider.name)
+        return not type_index.reads_of(check, resource_type, _context_of(config, [] if facts is None else [facts]))
+
     policy = ResourceValidationPolicy(
         name=name, description=description, validate=validate, enforcement_level=level, config_schema=_schema(config)
     )
     policy.check = check  # type: ignore[attr-defined]  # the pure function, for readers and tests
     # The types it reads (None: any): a runner may skip the policy on any other type (accelstack's shared servicer).
     policy.types = type_set  # type: ignore[attr-defined]
+    policy.skips = skips  # type: ignore[attr-defined]
     return policy
+
+
+# The last stack's cloud providers' facts, with the very list they were read from (held, so its id stays its own): a
+# runner that hands every stack policy one list (accelstack's shared servicer) has the stack scanned once, not once
+# per stack policy.
+_last_stack_providers: list[tuple[Sequence[Any], list[ProviderFacts]]] = []
+
+
+def _stack_providers(resources: Sequence[Any]) -> list[ProviderFacts]:
+    if _last_stack_providers and _last_stack_providers[0][0] is resources:
+        return _last_stack_providers[0][1]
+    providers = [
+        provider_facts(r.resource_type, r.props, r.urn, r.name)
+        for r in resources
+        if is_provider_type(r.resource_type) and is_cloud_type(r.resource_type[len(PROVIDER_PREFIX) :])
+    ]
+    _last_stack_providers[:] = [(resources, providers)]
+    return providers
 
 
 def stack_policy(
@@ -408,11 +442,7 @@ def stack_policy(
     level: EnforcementLevel = EnforcementLevel.MANDATORY,
 ) -> StackValidationPolicy:
     def validate(args: Any, report_violation: Callable[..., None]) -> None:
-        providers = [
-            provider_facts(r.resource_type, r.props, r.urn, r.name)
-            for r in args.resources
-            if is_provider_type(r.resource_type) and is_cloud_type(r.resource_type[len(PROVIDER_PREFIX) :])
-        ]
+        providers = _stack_providers(args.resources)
         for urn, message in check(args.resources, make_context(args.get_config(), providers)):
             report_violation(message, urn)
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
+from . import concepts
 from .common import as_list, refers_to
 
 KEYS = ("id", "bucket", "arn", "name")
@@ -217,4 +218,21 @@ def of_type_once(resources: Sequence[Any], *types: str) -> tuple[Any, ...]:
     if len(_of_type) >= _MAX_INDEXES:
         _of_type.clear()
     _of_type[key] = (resources, found)
+    return found
+
+
+_of_kind: dict[tuple[int, tuple[str, ...]], tuple[Sequence[Any], tuple[Any, ...]]] = {}
+
+
+def of_kind_once(resources: Sequence[Any], *kinds: str) -> tuple[Any, ...]:
+    """`of_type_once` by canonical kind (`concepts.canonical`: azure-native's API-version modules are their default
+    module's kind), for a reader that asks once per resource of the same list."""
+    key = (id(resources), kinds)
+    held = _of_kind.get(key)
+    if held is not None and held[0] is resources:
+        return held[1]
+    found = tuple(r for r in resources if concepts.canonical(r.resource_type) in kinds)
+    if len(_of_kind) >= _MAX_INDEXES:
+        _of_kind.clear()
+    _of_kind[key] = (resources, found)
     return found

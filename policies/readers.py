@@ -39,19 +39,26 @@ NON_PUBLIC = tuple(
 
 # Shapes from Trivy's built-in secret rules and gitleaks (aws-access-key-id, aws-secret-access-key,
 # private-key, huggingface-access-token, github-pat). The secret key may follow `=`, `:` or a space
-# (`aws configure set aws_secret_access_key ...`).
-SECRET_PATTERNS = (
-    (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"), "an AWS access key id"),
+# (`aws configure set aws_secret_access_key ...`). Each with the literals one of which every match contains (none:
+# no such literal): a substring test, far cheaper than the pattern's scan of a large user data text, rules it out.
+SECRET_SHAPES = (
+    (re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"), "an AWS access key id", ("AKIA", "ASIA")),
     (
         re.compile(
             r"aws_?secret_?access_?key['\"]?(?:\s*[=:]\s*|\s+)['\"]?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])", re.IGNORECASE
         ),
         "an AWS secret access key",
+        (),  # case-insensitive: no literal of the text's own case
     ),
-    (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"), "a private key"),
-    (re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z]{34}(?![A-Za-z0-9])"), "a Hugging Face access token"),
-    (re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "a GitHub token"),
+    (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"), "a private key", ("-----BEGIN ",)),
+    (re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z]{34}(?![A-Za-z0-9])"), "a Hugging Face access token", ("hf_",)),
+    (
+        re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        "a GitHub token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
 )
+SECRET_PATTERNS = tuple((pattern, what) for pattern, what, _ in SECRET_SHAPES)
 LONG_LITERAL = re.compile(r"[A-Za-z0-9+/=]{40,}")
 KEY_FILES = re.compile(r"/etc/munge/munge\.key|jwt_hs256\.key|slurm\.key")
 
@@ -142,8 +149,9 @@ def _inlined_key_files(document: str) -> list[str]:
             path = str(entry.get("path", "")) if isinstance(entry, dict) else ""
             if KEY_FILES.search(path) and entry.get("content"):
                 found.append(path)
-    # Shell: a line that writes a key file from a literal (echo <base64> | base64 -d > munge.key).
-    for line in document.splitlines():
+    # Shell: a line that writes a key file from a literal (echo <base64> | base64 -d > munge.key). A match lies
+    # within one line (the pattern holds no line break): a document without one has no such line.
+    for line in document.splitlines() if KEY_FILES.search(document) else ():
         match = KEY_FILES.search(line)
         if match and LONG_LITERAL.search(line.replace(match.group(0), "")):
             found.append(match.group(0))
@@ -157,7 +165,11 @@ def secrets_in(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=256)  # a template's user data is read per policy and again in the -final repeat
 def _secrets_in(text: str) -> tuple[str, ...]:
-    found = [what for pattern, what in SECRET_PATTERNS if pattern.search(text)]
+    found = [
+        what
+        for pattern, what, literals in SECRET_SHAPES
+        if (not literals or any(literal in text for literal in literals)) and pattern.search(text)
+    ]
     # Cluster keys (munge, Slurm JWT) must be fetched at boot (Secrets Manager/SSM), never inlined.
     for document in _parts(text):
         found += [f"the content of {path}" for path in _inlined_key_files(document)]

@@ -6,6 +6,8 @@ place a vendor is added.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import aws, azure, gcp, oci, vultr
 from .vendor import Vendor
 
@@ -14,7 +16,17 @@ VENDORS: tuple[Vendor, ...] = (aws.VENDOR, azure.VENDOR, gcp.VENDOR, oci.VENDOR,
 
 def by_package(package: str) -> Vendor | None:
     """The vendor owning a Pulumi package (a concept table's or a provider's), or None."""
-    return next((v for v in VENDORS if package in v.packages), None)
+    listed = VENDORS
+    if _owners_of[0] is not listed:  # asked per resource: the table is made again only when the list is replaced
+        owners: dict[str, Vendor] = {}
+        for vendor in listed:
+            for owned in vendor.packages:
+                owners.setdefault(owned, vendor)  # the first listed owner, as a scan of the list finds
+        _owners_of[:] = [listed, owners]
+    return _owners_of[1].get(package)  # type: ignore[no-any-return]
+
+
+_owners_of: list[Any] = [None, {}]  # [the vendor list read, package -> its first listed vendor]
 
 
 def packages() -> frozenset[str]:

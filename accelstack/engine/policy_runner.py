@@ -28,11 +28,13 @@ import yaml
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
+from pulumi_policy import proxy as pulumi_proxy
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import unknown_checking_proxy
 
 import accelstack.policies
+from accelstack.engine import struct_decode
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
 from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
 from accelstack.engine.export_shape import misshapen_field
@@ -456,7 +458,12 @@ class _DecodedOnce:
     def __init__(self) -> None:
         self.MessageToDict = _Once(json_format.MessageToDict)  # json_format's name
         self.deserialize_properties = _Once(deserialize_properties)
-        self.unknown_checking_proxy = _Once(unknown_checking_proxy)
+        # pulumi-policy's view, built without a path copy per leaf; a view someone put in its place here (the schema
+        # report's read trace patches this module's name) stays theirs.
+        view = unknown_checking_proxy
+        self.unknown_checking_proxy = _Once(
+            struct_decode.checking_proxy if view is pulumi_proxy.unknown_checking_proxy else view
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(json_format, name)

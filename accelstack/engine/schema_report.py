@@ -118,9 +118,10 @@ def recording() -> Iterator[tuple[Reads, Reads]]:
 _STACK_CACHES = {
     "access": ("_cache",),
     "reachability": ("_cache",),
-    "common": ("_facts_seen", "_contexts"),
+    "common": ("_facts_seen", "_contexts", "_last_stack_providers"),
     "places": ("_facts",),
-    "links": ("_indexes", "_of_type"),
+    "links": ("_indexes", "_of_type", "_of_kind"),
+    "store_access": ("_last_integrations",),
 }
 
 

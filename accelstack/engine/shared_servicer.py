@@ -5,9 +5,11 @@ for every resource policy, and `AnalyzeStack` rebuilds every resource of the sta
 parent and dependency links) again for every stack policy: O(resources x policies), most of a 20,000-resource
 export's time. `SharedServicer` overrides those two methods only, with the same steps in the same order, except
 that what depends on the request alone is built once and handed to every policy: the policies only read what they
-are given. Enforcement levels, not-applicable reports, the "can't run during preview" diagnostic on an unknown
-value, and the violations are pulumi-policy's own code paths (`_create_report_violation`, `_get_policy_config`,
-the policies' `validate`). tests/policies/test_policy_large_exports.py holds the responses equal to the stock
+are given; and Analyze leaves out, for a resource type, the resource policies that read nothing of a resource of
+that type and report nothing on it (learnt once per type by probing each policy: policies/type_index.py), which is
+what they would do there. Enforcement levels, not-applicable reports, the "can't run during preview" diagnostic on
+an unknown value, and the violations are pulumi-policy's own code paths (`_create_report_violation`,
+`_get_policy_config`, the policies' `validate`). tests/policies/test_policy_large_exports.py holds the responses equal to the stock
 servicer's on every shipped stack and on large exports with planted violations.
 """
 
@@ -45,6 +47,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
     def Configure(self, request: Any, context: Any) -> Any:  # noqa: N802  # the gRPC method's name
         self._configs: dict[str, Any] = {}
         self._providers: dict[bytes, Any] = {}
+        self._by_kind: dict[tuple[str, int], tuple[Any, list[Any]]] = {}
         self._plan = None
         return super().Configure(request, context)  # type: ignore[no-untyped-call]  # pulumi-policy is unannotated
 
@@ -120,6 +123,27 @@ class SharedServicer(_PolicyAnalyzerServicer):
         self._plan = plan
         return plan
 
+    def _plan_for(self, resource_type: str, provider: Any) -> list[tuple[Any, Any, Any, frozenset[str] | None]]:
+        """The resource plan less the policies that would return without reading or reporting anything on a resource
+        of this type under this provider (a policy's `skips`, policies.common.resource_policy: learnt by probing the
+        policy itself, policies/type_index.py), found once per type and provider, not once per resource."""
+        by_kind = self.__dict__.setdefault("_by_kind", {})
+        key = (resource_type, id(provider))
+        held = by_kind.get(key)
+        if held is not None and held[0] is provider:
+            return held[1]  # type: ignore[no-any-return]
+        kept = []
+        for entry in self._resource_plan():
+            policy, enforcement_level, config, types = entry
+            skips = getattr(policy, "skips", None) if enforcement_level is not None else None
+            if types is not None and resource_type not in types:
+                continue  # the policy would return without reading or reporting anything
+            if skips is not None and skips(resource_type, provider, config):
+                continue
+            kept.append(entry)
+        by_kind[key] = (provider, kept)  # the provider held, so that its id stays its own
+        return kept
+
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
         self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
@@ -134,13 +158,11 @@ class SharedServicer(_PolicyAnalyzerServicer):
         )
         opts, provider = self._get_resource_options(request), self._get_provider_resource(request)
         resource_type, urn, name, tags = request.type, request.urn, request.name, self._private("stack_tags")
-        for policy, enforcement_level, config, types in plan:
+        for policy, enforcement_level, config, _ in self._plan_for(resource_type, provider):
             if enforcement_level is None:
                 reason = "Policy does not implement validate"
                 response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=reason))
                 continue
-            if types is not None and resource_type not in types:
-                continue  # the policy would return without reading or reporting anything
             # Made just before the policy runs, as pulumi-policy does (the schema report's trace learns from it
             # which policy is reading).
             report_violation = self._create_report_violation(

@@ -25,7 +25,7 @@ from typing import Any
 from pulumi_policy.proxy import UnknownValueError
 
 from ..common import truthy
-from ..links import targets_of
+from ..links import of_kind_once, targets_of
 from .readers import AML_FILESYSTEM, CONTAINER, STORAGE_ACCOUNT, _kind, get, name_of
 from .separation import account_names, is_artifact_account
 
@@ -54,10 +54,22 @@ def key_consumers(resources: Sequence[Any], account: Any) -> list[str]:
     names a container in it, by the ids in `hsm.settings` or, while those are unknown, by what the setting depends
     on (the container, then its account)."""
     names = account_names(account)
-    accounts = [r for r in resources if _kind(r) in STORAGE_ACCOUNT]
-    containers = [r for r in resources if _kind(r) in CONTAINER]
-    consumers = []
-    for file_system in (r for r in resources if _kind(r) == AML_FILESYSTEM):
+    return [consumer for consumer, named in _blob_integrations(resources) if names & named]
+
+
+# The last stack's file systems with the accounts each names (held with the list, so its id stays its own): asked once
+# per storage account, they are read once per stack.
+_last_integrations: list[tuple[Sequence[Any], list[tuple[str, set[str]]]]] = []
+
+
+def _blob_integrations(resources: Sequence[Any]) -> list[tuple[str, set[str]]]:
+    """Each Managed Lustre file system of the stack, and the storage accounts its Blob integration names."""
+    if _last_integrations and _last_integrations[0][0] is resources:
+        return _last_integrations[0][1]
+    accounts = of_kind_once(resources, *STORAGE_ACCOUNT)
+    containers = of_kind_once(resources, *CONTAINER)
+    found = []
+    for file_system in of_kind_once(resources, AML_FILESYSTEM):
         try:
             settings = get(file_system.props, "hsm", "settings")
             named = _accounts_named(get(settings, key) for key in HSM_CONTAINERS)
@@ -67,9 +79,9 @@ def key_consumers(resources: Sequence[Any], account: Any) -> list[str]:
             for container in targets_of(file_system, "hsm", containers, keys=("containerName", "name", "id")):
                 for target in targets_of(container, "accountName", accounts, keys=("accountName", "name")):
                     named |= account_names(target)
-        if names & named:
-            consumers.append(f"Azure Managed Lustre {name_of(file_system)} (Blob integration)")
-    return consumers
+        found.append((f"Azure Managed Lustre {name_of(file_system)} (Blob integration)", named))
+    _last_integrations[:] = [(resources, found)]
+    return found
 
 
 def key_access_problems(resources: Sequence[Any], ctx: Any) -> Iterable[tuple[str, str]]:
