@@ -11,12 +11,7 @@ Beside them, legitimate changes a maintainer would make must draw no verdict at 
 
 from __future__ import annotations
 
-import copy
 import json
-from collections import Counter
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,48 +29,25 @@ from red_team_edits import (
     unprotect,
     with_statement,
 )
-
-from accelstack.engine.policy_runner import Verdict, policy_verdicts
-from accelstack.engine.preview import PreviewResult, preview_stack
-
-REPO = Path(__file__).resolve().parents[2]
-
-# --- the classes (issue 28, "How the misses passed") -----------------------------------------------------------------
-PRINCIPAL = "unplaceable principal"
-BECOME = "target or worn identity on the other side"
-CONDITION = "read path loses its condition"
-FIELD = "same meaning, another property"
-PLACEMENT = "data written, forwarded or encrypted elsewhere"
-NETWORK = "network path to the other side"
-ESCALATION = "escalation through non-basic roles"
-LOGGING = "logging or encryption off"
-DATA_LOSS = "data loss"
-WAF = "WAF bypass"
-CAPACITY = "serving capacity"
-CLASSES = (PRINCIPAL, BECOME, CONDITION, FIELD, PLACEMENT, NETWORK, ESCALATION, LOGGING, DATA_LOSS, WAF, CAPACITY)
-
-
-@dataclass(frozen=True)
-class Change:
-    id: str
-    stack: str
-    apply: Edit
-    kind: str = ""  # the class (attacks only)
-
-
-@cache
-def previewed(stack: str) -> PreviewResult:
-    return preview_stack(REPO / "stacks" / f"Pulumi.{stack}.yaml", [], REPO)
-
-
-@cache  # the per-attack tests and the kill rate share one run of the packs per change
-def verdicts_after(change: Change) -> list[Verdict]:
-    result = previewed(change.stack)
-    doc = copy.deepcopy(result.export)
-    change.apply(doc)
-    assert doc != result.export, f"{change.id}: the edit changed nothing"
-    return policy_verdicts(doc, result.spec)
-
+from red_team_suite import (
+    BECOME,
+    CAPACITY,
+    CLASSES,
+    CONDITION,
+    DATA_LOSS,
+    ESCALATION,
+    FIELD,
+    LOGGING,
+    NETWORK,
+    PLACEMENT,
+    PRINCIPAL,
+    WAF,
+    Change,
+    attack_cases,
+    report_kill_rate,
+    stopped,
+    verdicts_after,
+)
 
 # --- AWS --------------------------------------------------------------------------------------------------------------
 AT, AS = "aws-training", "aws-serving"
@@ -1885,25 +1857,14 @@ LEGITIMATE = [
 ]
 
 
-def _stopped(verdicts: list[Verdict]) -> bool:
-    return any(v.mandatory for v in verdicts)
-
-
 # Survivors not fixed yet, each with why (strict: the test fails once a fix stops it, so the entry goes).
 OPEN: dict[str, str] = {}
 
 
-def _attack_cases() -> list[Any]:
-    return [
-        pytest.param(a, id=a.id, marks=[pytest.mark.xfail(reason=OPEN[a.id], strict=True)] if a.id in OPEN else [])
-        for a in ATTACKS
-    ]
-
-
-@pytest.mark.parametrize("attack", _attack_cases())
+@pytest.mark.parametrize("attack", attack_cases(ATTACKS, OPEN))
 def test_every_attack_is_stopped(attack: Change) -> None:
     verdicts = verdicts_after(attack)
-    assert _stopped(verdicts), f"{attack.id} ({attack.kind}) passed both packs: {[v.line() for v in verdicts]}"
+    assert stopped(verdicts), f"{attack.id} ({attack.kind}) passed both packs: {[v.line() for v in verdicts]}"
 
 
 @pytest.mark.parametrize("change", LEGITIMATE, ids=[c.id for c in LEGITIMATE])
@@ -1924,24 +1885,6 @@ def test_the_table_spans_every_class_on_every_cloud() -> None:
 
 def test_kill_rate(capsys: pytest.CaptureFixture[str]) -> None:
     """Prints the kill rate by class and cloud (the per-attack test above is what fails)."""
-    tried: Counter[tuple[str, str]] = Counter()
-    stopped: Counter[tuple[str, str]] = Counter()
-    survivors = []
-    for attack in ATTACKS:
-        cloud = attack.id.split("-")[0]
-        tried[(attack.kind, cloud)] += 1
-        if _stopped(verdicts_after(attack)):
-            stopped[(attack.kind, cloud)] += 1
-        else:
-            survivors.append(attack.id)
-    false_positives = [c.id for c in LEGITIMATE if verdicts_after(c)]
     with capsys.disabled():
-        print(f"\nred team: {sum(stopped.values())}/{len(ATTACKS)} stopped")
-        for kind in CLASSES:
-            row = "  ".join(
-                f"{cloud} {stopped[(kind, cloud)]}/{tried[(kind, cloud)]}" for cloud in ("aws", "azure", "gcp")
-            )
-            print(f"  {kind:<48} {row}")
-        print(f"  survivors: {survivors}")
-        print(f"legitimate: {len(false_positives)}/{len(LEGITIMATE)} flagged {false_positives}")
-    assert sum(tried.values()) == len(ATTACKS)
+        tried, _ = report_kill_rate("red team", ATTACKS, LEGITIMATE, ("aws", "azure", "gcp"))
+    assert tried == len(ATTACKS)

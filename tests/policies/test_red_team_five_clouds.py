@@ -14,57 +14,31 @@ from __future__ import annotations
 
 import copy
 import json
-from collections import Counter
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 from red_team_edits import Edit, add, allow, at, both, edit, put, with_statement
+from red_team_suite import (
+    BECOME,
+    CAPACITY,
+    CLASSES,
+    CONDITION,
+    DATA_LOSS,
+    ESCALATION,
+    FIELD,
+    LOGGING,
+    NETWORK,
+    PLACEMENT,
+    PRINCIPAL,
+    WAF,
+    Change,
+    attack_cases,
+    report_kill_rate,
+    stopped,
+    verdicts_after,
+)
 
-from accelstack.engine.pack_context import landing_context
-from accelstack.engine.policy_runner import Verdict, policy_verdicts
-from accelstack.engine.preview import PreviewResult, preview_stack
-
-REPO = Path(__file__).resolve().parents[2]
 CLOUDS = ("aws", "azure", "gcp", "oci", "vultr")
-
-PRINCIPAL = "unplaceable principal"
-BECOME = "target or worn identity on the other side"
-CONDITION = "read path loses its condition"
-FIELD = "same meaning, another property"
-PLACEMENT = "data written, forwarded or encrypted elsewhere"
-NETWORK = "network path to the other side or the internet"
-ESCALATION = "escalation through non-basic roles"
-LOGGING = "logging or encryption off"
-DATA_LOSS = "data loss"
-WAF = "WAF bypass"
-CAPACITY = "serving capacity"
-CLASSES = (PRINCIPAL, BECOME, CONDITION, FIELD, PLACEMENT, NETWORK, ESCALATION, LOGGING, DATA_LOSS, WAF, CAPACITY)
-
-
-@dataclass(frozen=True)
-class Change:
-    id: str
-    stack: str
-    apply: Edit
-    kind: str = ""  # the class (attacks only)
-
-
-@cache
-def previewed(stack: str) -> PreviewResult:
-    return preview_stack(REPO / "stacks" / f"Pulumi.{stack}.yaml", [], REPO)
-
-
-@cache
-def verdicts_after(change: Change) -> list[Verdict]:
-    result = previewed(change.stack)
-    doc = copy.deepcopy(result.export)
-    change.apply(doc)
-    assert doc != result.export, f"{change.id}: the edit changed nothing"
-    context = landing_context(result.spec, result.landing_plan) if result.landing_plan is not None else None
-    return policy_verdicts(doc, result.spec, context=context)
 
 
 def appended(name: str, type_token: str, key: str, *items: Any) -> Edit:
@@ -1222,10 +1196,6 @@ LEGITIMATE = [
 ]
 
 
-def _stopped(verdicts: list[Verdict]) -> bool:
-    return any(v.mandatory for v in verdicts)
-
-
 # Measured when this round was written (2026-12-06), on the packs of main at c7419d8: 73 of the first 77 attacks
 # stopped, 6 of those (OCI's pre-authenticated requests, replication, lifecycle, peering and DRG) only as unknown
 # kinds, and 2 of 18 legitimate changes flagged (an OCI DRG joining the stack's own VCN, a lifecycle rule expiring
@@ -1236,17 +1206,10 @@ def _stopped(verdicts: list[Verdict]) -> bool:
 OPEN: dict[str, str] = {}
 
 
-def _attack_cases() -> list[Any]:
-    return [
-        pytest.param(a, id=a.id, marks=[pytest.mark.xfail(reason=OPEN[a.id], strict=True)] if a.id in OPEN else [])
-        for a in ATTACKS
-    ]
-
-
-@pytest.mark.parametrize("attack", _attack_cases())
+@pytest.mark.parametrize("attack", attack_cases(ATTACKS, OPEN))
 def test_every_attack_is_stopped(attack: Change) -> None:
     verdicts = verdicts_after(attack)
-    assert _stopped(verdicts), f"{attack.id} ({attack.kind}) passed both packs: {[v.line() for v in verdicts]}"
+    assert stopped(verdicts), f"{attack.id} ({attack.kind}) passed both packs: {[v.line() for v in verdicts]}"
 
 
 @pytest.mark.parametrize("change", LEGITIMATE, ids=[c.id for c in LEGITIMATE])
@@ -1267,22 +1230,6 @@ def test_the_table_spans_five_clouds_and_the_classes() -> None:
 
 def test_kill_rate(capsys: pytest.CaptureFixture[str]) -> None:
     """Prints the kill rate by class and cloud and the false-positive rate (the per-case tests above are what fail)."""
-    tried: Counter[tuple[str, str]] = Counter()
-    stopped: Counter[tuple[str, str]] = Counter()
-    survivors = []
-    for attack in ATTACKS:
-        cloud = attack.id.split("-")[0]
-        tried[(attack.kind, cloud)] += 1
-        if _stopped(verdicts_after(attack)):
-            stopped[(attack.kind, cloud)] += 1
-        else:
-            survivors.append(attack.id)
-    false_positives = [c.id for c in LEGITIMATE if verdicts_after(c)]
     with capsys.disabled():
-        print(f"\nred team (five clouds): {sum(stopped.values())}/{len(ATTACKS)} stopped")
-        for kind in CLASSES:
-            row = "  ".join(f"{cloud} {stopped[(kind, cloud)]}/{tried[(kind, cloud)]}" for cloud in CLOUDS)
-            print(f"  {kind:<48} {row}")
-        print(f"  survivors: {survivors}")
-        print(f"legitimate: {len(false_positives)}/{len(LEGITIMATE)} flagged {false_positives}")
-    assert sum(tried.values()) == len(ATTACKS)
+        tried, _ = report_kill_rate("red team (five clouds)", ATTACKS, LEGITIMATE, CLOUDS)
+    assert tried == len(ATTACKS)
