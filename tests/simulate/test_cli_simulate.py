@@ -122,7 +122,10 @@ def test_trace_replay(run, tmp_path: Path) -> None:
         (["aws-training"], "workload is training"),
         (["aws-nope"], "no such stack"),
         (["aws-serving", "--set", "serving.replicas.min=lots"], "serving.replicas.min"),
-        (["aws-serving", *QUICK, "--plot", "/nonexistent/dir/t.png"], "--plot /nonexistent/dir/t.png: cannot write"),
+        (
+            ["aws-serving", *QUICK, "--plot", "/nonexistent/dir/t.png"],
+            "--plot /nonexistent/dir: its parent /nonexistent does not exist",
+        ),
         (["aws-serving", "--rate", "100000"], "lower --rate or --hours"),
     ],
 )

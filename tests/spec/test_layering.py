@@ -35,7 +35,7 @@ ABOVE_PLANNER = (
 # The registry and every cloud's description: `accelstack.clouds` and everything under it ...
 CLOUDS = ("accelstack.clouds",)
 # ... but the neutral types a cloud is described in (Catalog, InstanceType, ParallelFsTier, Prices).
-NEUTRAL_CLOUD_TYPES = ("accelstack.clouds.base",)
+NEUTRAL_CLOUD_TYPES = ("accelstack.clouds.base", "accelstack.clouds.serving_terms")  # neutral types, no cloud
 REGISTRY = ("accelstack.clouds.registry",)
 FORBIDDEN = {
     "accelstack/spec": ("accelstack.planner", *ABOVE_PLANNER),

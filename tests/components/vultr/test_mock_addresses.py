@@ -3,7 +3,7 @@ exports pin them, and replicas are registered concurrently."""
 
 from types import SimpleNamespace
 
-from components.vultr.mocks import VultrMocks
+from accelstack.components.vultr.mocks import VultrMocks
 
 INSTANCE = "vultr:index/instance:Instance"
 
