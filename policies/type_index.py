@@ -6,9 +6,8 @@ probes and reports nothing chose its path by the type and the context alone, so 
 of that type under that context: it reads nothing and reports nothing. The name and URN are free to read (readers
 take them up front, for their messages); a check that chose by the name alone would report on, or read more of,
 one of the two probes, named plainly and after every store the packs pick by name (checkpoint, artifact, model,
-dataset, log). The runner then
-skips it for those resources (accelstack.engine.shared_servicer), which is where a large export's time went: some
-35 policies, each asking five vendors' readers, on every resource. Any read, any finding, and any error counts as
+dataset, log). The runner then skips it for those resources (accelstack.engine.shared_servicer), which is where a
+large export's time went: some 35 policies, each asking five vendors' readers, on every resource. Any read, any finding, and any error counts as
 reading: the check runs on every resource of the type, as before. Unknown kinds are probed like any other: a check
 that reads them (known-resource-kinds, which fails them closed) runs on them.
 """

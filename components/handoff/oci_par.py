@@ -4,17 +4,12 @@ tenancy through a second oci provider pinned to it (tenancyOcid, region: serving
 the resources are OCI's: components/oci/handoff_reader.py). This module is what is not OCI's SDK: the reader's
 per-replica bookkeeping and the replica's fetch.
 
-Each PAR (pulumi_oci objectstorage.Preauthrequest; Object Storage CreatePreauthenticatedRequest):
-- access_type AnyObjectRead with object_name = the artifact prefix: "the object name can be a prefix as well, in that
-  case pre-authenticated request grants access to all the objects within the bucket starting with that prefix"
-  (pulumi_oci/objectstorage/preauthrequest.py); read-only, never the whole bucket;
-- bucket_listing_action ListObjects: the fetch lists the prefix (a GET on the PAR's URL lists the objects it
-  covers, docs.oracle.com/iaas/Content/Object/Tasks/usingpreauthenticatedrequests.htm);
-- time_expires = the replica's clock (the `time_static` its weights key URL is signed at on Vultr,
-  components/vultr/serving/weights_key.py) + serving.artifactUrlLifetimeMinutes. OCI refuses an expiry in the past
-  at create, and a PAR cannot be updated (the API has Create, Get, List and Delete only; every argument is ForceNew
-  in the provider): an `up` that changes nothing keeps the clock, hence the expiry, hence the PAR; a new replica, or
-  one replaced because its boot changed (which replaces its clock), gets a PAR of its own.
+Each PAR reads the artifact prefix only and may list it (its inputs and OCI's create-time checks:
+components/oci/handoff_reader.py). Its time_expires is the replica's clock (the `time_static` its weights key URL
+is signed at on Vultr, components/vultr/serving/weights_key.py) + serving.artifactUrlLifetimeMinutes. A PAR cannot
+be updated (every argument is ForceNew in the provider): an `up` that changes nothing keeps the clock, hence the
+expiry, hence the PAR; a new replica, or one replaced because its boot changed (which replaces its clock), gets a
+PAR of its own.
 
 The PAR's URL (https://objectstorage.<region>.oraclecloud.com + access_uri) is a bearer URL until it expires: whoever
 reads the replica's user data before then (a process on the replica through the metadata service, a holder of the
