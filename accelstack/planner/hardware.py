@@ -5,8 +5,9 @@ are facts about the accelerator, not the cloud, so they are keyed by `InstanceTy
 Visible memory: HBM parts are sold in GiB and the driver reserves ~1% (A100 80GB reports 79.15 GiB
 to PyTorch, A100 40GB 39.39 GiB); GDDR parts are sold in decimal GB (A10G "24 GB" reports 22.30 GiB,
 see the data-on-eks DeepSeek-on-g5 log cited in tests/planner). Peak TFLOPS: dense BF16 tensor-core
-figures from the vendor data sheets (NVIDIA H100/H200 SXM 989, A100 312, L40S 362, L4 121, A10 125,
-B200 2250; AWS Trainium 190, Inferentia2 190). Checked 2026-12-02.
+figures from the vendor data sheets (NVIDIA H100/H200 SXM 989, H100 NVL 835 (1,671 with sparsity), A100 312,
+L40S 362, L4 121, A10 125, B200 2250; AMD Instinct MI300X 1307.4 (2614.9 with sparsity); AWS Trainium 190,
+Inferentia2 190). Checked 2026-12-06.
 """
 
 from __future__ import annotations
@@ -15,17 +16,22 @@ from dataclasses import dataclass
 
 from accelstack.clouds.base import Catalog, InstanceType
 
-CHECKED = "2026-12-02"
+CHECKED = "2026-12-06"
 GIB = 2**30
 
 _GDDR = {"A10G", "L4", "L40S"}
 _HBM_VISIBLE = 0.989  # 79.15 / 80
 _GDDR_VISIBLE = 0.929  # 22.30 / 24 (decimal GB to GiB, minus a driver reserve)
+# Measured exceptions: one MI300X shows 191.98 GiB of its 192 to vLLM (AUGMXNT/MI300-testing's log, cited in
+# tests/planner/test_kv_cache.py); ROCm reserves almost nothing.
+_VISIBLE_MEASURED = {"MI300X": 191.98 / 192}
 
 PEAK_BF16_TFLOPS: dict[str, float] = {
     "B200": 2250.0,
     "H200": 989.0,
     "H100": 989.0,
+    "H100-NVL": 835.0,
+    "MI300X": 1307.4,
     "A100": 312.0,
     "L40S": 362.0,
     "L4": 121.0,
@@ -35,14 +41,16 @@ PEAK_BF16_TFLOPS: dict[str, float] = {
 }
 
 
-# Memory bandwidth per accelerator, GB/s (vendor data sheets: H100 SXM 3.35 TB/s, H200 4.8 TB/s,
-# A100 40GB SXM 1,555 GB/s and 80GB SXM 2,039 GB/s, L40S 864 GB/s, L4 300 GB/s, A10 600 GB/s, B200
+# Memory bandwidth per accelerator, GB/s (vendor data sheets: H100 SXM 3.35 TB/s, H100 NVL 3.9 TB/s, H200 4.8 TB/s,
+# MI300X 5.3 TB/s, A100 40GB SXM 1,555 GB/s and 80GB SXM 2,039 GB/s, L40S 864 GB/s, L4 300 GB/s, A10 600 GB/s, B200
 # 8 TB/s; AWS Trainium and Inferentia2 820 GB/s per chip). Decoding reads every weight once per step,
 # so this bounds a serving replica's tokens/s (`accelstack.planner.serving.replica_capacity`).
 MEMORY_BANDWIDTH_GBPS: dict[str, float] = {
     "B200": 8000.0,
     "H200": 4800.0,
     "H100": 3350.0,
+    "H100-NVL": 3900.0,
+    "MI300X": 5300.0,
     "A100": 2039.0,  # 80 GB parts; 40 GB parts below
     "L40S": 864.0,
     "L4": 300.0,
@@ -82,7 +90,7 @@ def instance(catalog: Catalog, instance_type: str) -> InstanceType:
 
 
 def device(itype: InstanceType) -> Device:
-    factor = _GDDR_VISIBLE if itype.accelerator in _GDDR else _HBM_VISIBLE
+    factor = _VISIBLE_MEASURED.get(itype.accelerator, _GDDR_VISIBLE if itype.accelerator in _GDDR else _HBM_VISIBLE)
     return Device(
         itype.name,
         itype.accelerator,
