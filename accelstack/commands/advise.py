@@ -10,7 +10,9 @@ from typing import Annotated
 
 import typer
 
-from accelstack.clouds.base import Catalog
+from accelstack.clouds import registry
+from accelstack.clouds.base import Catalog, Cloud
+from accelstack.commands.advise_clouds import ALL_CLOUDS, every_cloud, table_lines
 from accelstack.commands.common import (
     STACKS_DIR,
     CliError,
@@ -46,14 +48,15 @@ from accelstack.commands.size import (
     read_profile,
     resolve_model,
 )
-from accelstack.planner.advisor import DEFAULT_MAX_DAYS, Load, advise
+from accelstack.planner.advisor import DEFAULT_MAX_DAYS, Advice, Load, advise
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.hardware import instance
 from accelstack.planner.model_size import architecture_of
+from accelstack.planner.pricing import PriceBook
 from accelstack.planner.service_time import ServiceTime, roofline
 from accelstack.planner.serving_plan import MeasuredProfile
 from accelstack.planner.token_lengths import load_lengths, of_load
-from accelstack.spec.models import ServingStack
+from accelstack.spec.models import ServingStack, TrainingStack
 
 DESCRIPTION_CHARS = 110
 
@@ -99,7 +102,9 @@ def advise_command(
     stack: Annotated[
         str | None,
         typer.Option(
-            "--stack", help="A serving stack: its model, precision, context and serving.load (flags given as well win)."
+            "--stack",
+            help="A serving stack (its model, precision, context and serving.load) or a training stack (its "
+            "model preset and trainingTokens); flags given as well win.",
         ),
     ] = None,
     project_dir: ProjectDirOpt = None,
@@ -142,7 +147,8 @@ def advise_command(
         str | None,
         typer.Option(
             "--cloud",
-            help=f"Whose machine types and prices to plan with (default: the --stack's cloud, else {DEFAULT_CLOUD}).",
+            help="Whose machine types and prices to plan with; `all`: every registered cloud side by side "
+            f"(default: the --stack's cloud, else {DEFAULT_CLOUD}).",
             show_default=False,
         ),
     ] = None,
@@ -157,27 +163,34 @@ def advise_command(
     stack_instance_type = None
     stated_lengths = None
     latency_percentile = 95.0  # --latency-p95; a --stack's serving.load.latency states its own
+    stack_workload = None
     if stack is not None:
-        spec = _serving_spec(stack, project_dir, overrides or [])
-        cloud = cloud or spec.cloud
-        serving = spec.serving
-        stack_instance_type = serving.replicas.instance_type
-        custom_weights, need_train = True if custom_weights is None else custom_weights, need_train
-        model = model or serving.model.preset or _preset_of(serving.model.name)
-        precision = serving.model.precision if precision == "bf16" else precision
-        context = serving.model.context_length if context == 8192 else context
-        if serving.load is not None and rps is None:
-            rps, input_tokens, output_tokens = (
-                serving.load.requests_per_second,
-                serving.load.input_tokens,
-                serving.load.output_tokens,
-            )
-            latency = serving.load.latency
-            if latency is not None and latency_p95 is None:
-                latency_p95, latency_percentile = latency.target_seconds, latency.percentile
-            stated_lengths = of_load(serving.load)
+        spec = _stack_spec(stack, project_dir, overrides or [])
+        cloud, stack_workload = cloud or spec.cloud, spec.workload
+        if isinstance(spec, TrainingStack):
+            custom_weights, need_train = True, True
+            model = model or _training_preset(spec)
+            if not data_tokens:
+                data_tokens = _training_tokens(spec)
+        else:
+            serving = spec.serving
+            stack_instance_type = serving.replicas.instance_type
+            custom_weights = True if custom_weights is None else custom_weights
+            model = model or serving.model.preset or _preset_of(serving.model.name)
+            precision = serving.model.precision if precision == "bf16" else precision
+            context = serving.model.context_length if context == 8192 else context
+            if serving.load is not None and rps is None:
+                rps, input_tokens, output_tokens = (
+                    serving.load.requests_per_second,
+                    serving.load.input_tokens,
+                    serving.load.output_tokens,
+                )
+                latency = serving.load.latency
+                if latency is not None and latency_p95 is None:
+                    latency_p95, latency_percentile = latency.target_seconds, latency.percentile
+                stated_lengths = of_load(serving.load)
     if custom_weights is None:
-        raise CliError("give --custom-weights or --no-custom-weights (or --stack with a serving stack)")
+        raise CliError("give --custom-weights or --no-custom-weights (or --stack with a serving or training stack)")
     check_choice("--precision", precision, PRECISIONS)
     arch = None
     if custom_weights:
@@ -195,28 +208,70 @@ def advise_command(
         if rps is not None
         else None
     )
-    chosen = cloud_named(cloud or DEFAULT_CLOUD)
-    book_ = book(prices, cloud=chosen)
+    if cloud == ALL_CLOUDS:
+        for flag, given in (("--prices", prices), ("--profile", profile)):
+            if given is not None:
+                raise CliError(f"{flag} is one cloud's (its instance types): give --cloud NAME with it, not all")
     measured = read_profile(profile)
     if measured is not None and arch is None:
         raise CliError("--profile sizes serving replicas: give --custom-weights and --model (or --stack)")
-    times = measured_times(measured, arch, precision, stack_instance_type, chosen.catalog) if arch else None
-    advice = planner_call("--need-train/--data-tokens/--rps", lambda: advise(
-        custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
-        max_days=max_days, precision=precision, context_length=context, catalog=chosen.catalog, prices=book_,
-        load=load, measured=times))  # fmt: skip
+
+    def answer(chosen: Cloud) -> tuple[Advice, PriceBook]:
+        book_ = book(prices, cloud=chosen)
+        times = measured_times(measured, arch, precision, stack_instance_type, chosen.catalog) if arch else None
+        return advise(
+            custom_weights=custom_weights, need_train=need_train, model=arch, data_tokens=data_tokens,
+            max_days=max_days, precision=precision, context_length=context, catalog=chosen.catalog, prices=book_,
+            load=load, measured=times), book_  # fmt: skip
+
+    if cloud == ALL_CLOUDS:
+        answers = every_cloud(answer)
+        if as_json:
+            emit("", {"clouds": [a.as_dict() for a in answers]}, True)
+        else:
+            echo_lines(table_lines(answers))
+        return
+    advice, _ = planner_call("--need-train/--data-tokens/--rps", lambda: answer(cloud_named(cloud or DEFAULT_CLOUD)))
     if as_json:
         emit("", advice.as_dict(), True)
         return
     lines = [f"{i}. {s.question} {s.answer}: {s.why}" for i, s in enumerate(advice.steps, 1)]
     lines += ["", f"=> {advice.summary}"]
     if advice.stacks:
-        lines.append("Create these stacks (copy the example, then edit accounts, buckets and sizes):")
-        lines += [f"  {name}: {example_description(name, project_dir)}" for name in advice.stacks]
-        lines.append(
-            f"  then: accelstack validate {' '.join(advice.stacks)} && accelstack cost {' '.join(advice.stacks)}"
-        )
+        lines += stack_lines(advice.stacks, stack, stack_workload, project_dir)
     echo_lines(lines)
+
+
+def stack_lines(names: tuple[str, ...], stack: str | None, workload: str | None, project_dir: Path | None) -> list[str]:
+    """The stacks to create: the cloud's examples, except where --stack is already the user's stack of that kind
+    (a training stack stands for `<cloud>-training` and `<cloud>-finetune`, a serving stack for `<cloud>-serving`)."""
+    covered = [name for name in names if stack is not None and _workload_of(name) == workload]
+    others = [name for name in names if name not in covered]
+    lines = [f"Your stack {stack} is the {workload} stack this plan needs."] if covered else []
+    if others:
+        lines.append("Create these stacks (copy the example, then edit accounts, buckets and sizes):")
+        lines += [f"  {name}: {_deployable_description(name, project_dir)}" for name in others]
+    buildable = [name for name in others if registry.get(name.split("-", 1)[0]).deploys(_workload_of(name))]
+    every = ([stack] if stack is not None and covered else []) + buildable
+    lines.append(f"  then: accelstack validate {' '.join(every)} && accelstack cost {' '.join(every)}")
+    return lines
+
+
+def _workload_of(example: str) -> str:
+    return "serving" if example.endswith("-serving") else "training"
+
+
+def _deployable_description(name: str, project_dir: Path | None) -> str:
+    """The example's description, or that accelstack does not build that workload on that cloud (a cloud's
+    features follow from the parts it implements: OCI trains, Vultr serves)."""
+    cloud = name.split("-", 1)[0]
+    workload = _workload_of(name)
+    if not registry.get(cloud).deploys(workload):
+        return (
+            f"accelstack does not deploy {workload} on {cloud} yet; put that stack on another cloud "
+            "(README: train on one cloud, serve on another)"
+        )
+    return example_description(name, project_dir)
 
 
 def measured_times(
@@ -243,16 +298,30 @@ def measured_times(
     return {itype.name: measured_model(measured, base)}
 
 
-def _serving_spec(stack: str, project_dir: Path | None, overrides: list[str]) -> ServingStack:
+def _stack_spec(stack: str, project_dir: Path | None, overrides: list[str]) -> ServingStack | TrainingStack:
     _, files = resolve_stacks([stack], False, project_dir)
     [(_, spec)] = list(load_specs(files, overrides))
     if spec is None:
         raise CliError(f"--stack {stack}: its config has problems (above)")
-    if not isinstance(spec, ServingStack):
-        raise CliError(
-            f"--stack {stack}: a {spec.workload} stack; advise reads serving stacks (model and serving.load)"
-        )
+    if not isinstance(spec, ServingStack | TrainingStack):
+        raise CliError(f"--stack {stack}: a {spec.workload} stack; advise reads serving and training stacks")
     return spec
+
+
+def _training_preset(spec: TrainingStack) -> str:
+    model = spec.training.model
+    if model is None or model.preset is None:
+        raise CliError(
+            "--stack: training.model.preset is not set (advise needs the architecture); set it or give --model"
+        )
+    return model.preset
+
+
+def _training_tokens(spec: TrainingStack) -> float:
+    model = spec.training.model
+    if model is None or model.training_tokens is None:
+        raise CliError("--stack: training.model.trainingTokens is not set; set it or give --data-tokens")
+    return model.training_tokens
 
 
 def _preset_of(model_name: str) -> str:

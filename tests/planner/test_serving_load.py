@@ -181,8 +181,8 @@ def test_advise_reads_model_context_and_load_from_a_serving_stack():
                                  load(50, ", latency: {targetSeconds: 10}")])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "Serve llama-3.1-8b on p4d.24xlarge (2 replicas carry 50 req/s within p95 10 s" in result.output
-    training = runner.invoke(app, ["advise", "--stack", "aws-training", "--project-dir", str(REPO)])
-    assert training.exit_code == 2 and "advise reads serving stacks" in training.output
+    landing = runner.invoke(app, ["advise", "--stack", "aws-landing", "--project-dir", str(REPO)])
+    assert landing.exit_code == 2 and "this command reads training and serving stacks" in landing.output
     neither = runner.invoke(app, ["advise"])
     assert neither.exit_code == 2 and "give --custom-weights or --no-custom-weights" in neither.output
 
