@@ -104,7 +104,7 @@ def head_setup(spec, values: slurm.DeployValues) -> str:
 def test_the_head_writes_slurmdbd_conf_with_the_password_from_the_secret_store_before_slurmctld():
     spec = spec_for("aws-training", *ON)
     values = slurm.DeployValues(
-        accounting_storage=accounting.Storage("db.example.internal", "SSL_CAPATH=/etc/ssl/certs"),
+        accounting_storage=accounting.Storage("db.example.internal", accounting.ServerCa("cat /etc/ssl/certs/ca.pem")),
         accounting_password_secret="arn:aws:secretsmanager:us-east-1:123456789012:secret:pw-AbCdEf",
     )
     script = head_setup(spec, values)
@@ -118,9 +118,10 @@ def test_the_head_writes_slurmdbd_conf_with_the_password_from_the_secret_store_b
         "DbdHost=aws-training-head",
     ):
         assert line in script
-    assert "StorageParameters=SSL_CAPATH=/etc/ssl/certs" in script
+    assert f"StorageParameters=SSL_CA={accounting.ACCOUNTING_CA_FILE}" in script
     main = script[script.index("\ninstall_slurm\n") :]
-    steps = [main.index(step) for step in ("install_slurmdbd_conf\n", "start_slurmdbd\n", "enable --now slurmctld")]
+    order = ("install_accounting_ca\n", "install_slurmdbd_conf\n", "start_slurmdbd\n", "enable --now slurmctld")
+    steps = [main.index(step) for step in order]
     assert steps == sorted(steps)
     assert "sacctmgr -i add cluster aws-training" in script
     # mktemp makes the file 0600; it is handed to the slurm user before it replaces slurmdbd.conf.
