@@ -12,6 +12,7 @@ Answers are deterministic (the golden exports pin them).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -135,6 +136,18 @@ class GcpMocks(pulumi.runtime.Mocks):
             # An address in the private services access range (settings.ipConfiguration.privateNetwork).
             outputs.setdefault("privateIpAddress", "172.16.8.3")
             outputs.setdefault("connectionName", f"{self.project_id}:{args.inputs.get('region')}:{name}")
+            # The instance's own server CA (a PEM's shape: Cloud SQL makes one CA per instance).
+            body = base64.b64encode(f"Google Cloud SQL Server CA of {name}".encode()).decode()
+            outputs.setdefault(
+                "serverCaCerts",
+                [
+                    {
+                        "cert": f"-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n",
+                        "commonName": "C=US,O=Google\\, Inc,CN=Google Cloud SQL Server CA",
+                        "sha1Fingerprint": hashlib.sha1(body.encode()).hexdigest(),
+                    }
+                ],
+            )
         if args.typ == "gcp:hypercomputecluster/cluster:Cluster":
             # Cluster Director names clusters projects/<p>/locations/<region>/clusters/<clusterId>.
             location = args.inputs.get("location") or self.region
