@@ -524,3 +524,43 @@ def test_a_bundle_without_the_pinned_ca_fails_the_boot(bundle, refusal, tmp_path
     )
     assert ran.returncode != 0 and refusal in ran.stdout, ran.stdout + ran.stderr
     assert list(etc.iterdir()) == []  # nothing half-written is left for slurmdbd
+
+
+def test_after_a_ca_rotation_the_head_installs_the_cas_again_and_restarts_slurmdbd(tmp_path):
+    """`accelstack-head-setup accounting-ca` (the GCP deploy page's rotation step), the whole rendered script run
+    with the metadata key holding the current and the upcoming CA: both are installed, slurmdbd restarts, nothing
+    else of the setup runs and the first boot's status file is left alone."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl")
+    spec = spec_for("training.scheduler.accounting=database", stack=STACK)
+    current = SigningCa.make(tmp_path / "current", CA_NAMES["gcp"])
+    upcoming = SigningCa.make(tmp_path / "upcoming", CA_NAMES["gcp"])
+    value = gcp_accounting.ca_metadata_value([current.cert.read_text(), upcoming.cert.read_text()])
+    etc, bin_dir, status = tmp_path / "etc", tmp_path / "bin", tmp_path / "first-boot.status"
+    etc.mkdir()
+    bin_dir.mkdir()
+    calls = tmp_path / "systemctl.calls"
+    (bin_dir / "systemctl").write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    (bin_dir / "systemctl").chmod(0o755)
+    storage = accounting.Storage("127.0.0.1", server_ca("gcp"))
+    script = slurm.head_setup_script(spec, slurm.nodes_for(spec), slurm.DeployValues(accounting_storage=storage))
+    moved = (
+        script.replace(f"gce_metadata attributes/{gcp_accounting.CA_METADATA_KEY}", f"printf %s {value}")
+        .replace("/etc/slurm/", f"{etc}/")
+        .replace(slurm.SETUP_STATUS_FILE, str(status))
+    )
+    # Cut before the first boot's own steps (which install packages): never run here, whatever the branch does.
+    moved = moved[: moved.index("\ninstall_slurm\n")] + "\n"
+    ran = subprocess.run(
+        ["bash", "-s", "accounting-ca"],
+        input=moved,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    installed = (etc / "accounting-ca.pem").read_text()
+    assert current.cert.read_text().strip() in installed and upcoming.cert.read_text().strip() in installed
+    assert calls.read_text().splitlines() == ["restart slurmdbd"]
+    assert not status.exists() and "Slurm installed" not in ran.stdout
