@@ -21,6 +21,7 @@ from accelstack.clouds.aws.catalog import SSM_PARAMETER_MAX_BYTES
 from accelstack.components import slurm
 from accelstack.components.aws.network import SSM_ENDPOINT_SERVICES, carve_serving_subnets, carve_training_subnets
 from accelstack.components.aws.node_platform import SLURM_CONFIG_PARAMETER
+from accelstack.components.aws.slurm_accounting import server_ca as rds_server_ca
 from accelstack.components.slurm import accounting
 from accelstack.components.slurm.config_delivery import config_bundle
 from accelstack.planner.serving_plan import plan_serving
@@ -50,8 +51,11 @@ def aws_deploy_values(spec: StackSpec) -> slurm.DeployValues:
         munge_key_secret=secret_arn,
         slurm_config=SLURM_CONFIG_PARAMETER.format(stack=spec.stack),
         state_volume="vol-0123456789abcdef0",
-        # An RDS endpoint (the autonamed identifier: 63 characters at most) and its password secret's ARN.
-        accounting_storage=accounting.Storage(f"{'d' * 63}.c0a1b2c3d4e5.{region}.rds.amazonaws.com.cn"),
+        # An RDS endpoint (the autonamed identifier: 63 characters at most), its CA bundle's fetch, and its password
+        # secret's ARN.
+        accounting_storage=accounting.Storage(
+            f"{'d' * 63}.c0a1b2c3d4e5.{region}.rds.amazonaws.com.cn", rds_server_ca(region)
+        ),
         accounting_password_secret=f"arn:aws-us-gov:secretsmanager:{region}:{account}:secret:{spec.stack}-slurmdbd-password-0a1b2c3-AbCdEf",
         checkpoint_interval_seconds=86_400,
     )

@@ -12,6 +12,17 @@ for a week, deletion-protected, Pulumi-protected and retained on destroy, with a
 password is drawn in state and kept in Secrets Manager under the stack key, which the head's role alone reads (pulumi_aws/rds/instance.py:
 `password` and `manage_master_user_password` exclude each other; a stack-held secret lets the head read a plain
 value with the same command as the munge key).
+
+TLS, the server verified: the parameter group sets require_secure_transport (RDS refuses unencrypted connections:
+RDS User Guide, "Requiring SSL/TLS for all connections to a MySQL DB instance"; a dynamic parameter, applied in
+place), the instance pins its CA (`ca_cert_identifier`), and the head fetches its region's RDS CA bundle at boot
+(AWS publishes it at truststore.pki.rds.amazonaws.com; RDS User Guide, "Using SSL/TLS to encrypt a connection to a
+DB instance": certificate bundles by Region), through the NAT, over HTTPS verified against the image's store, and
+refuses it unless the pinned CA is among its certificates (the bundle is a few KB per CA: fetched rather than
+carried, since the head's user data is already near EC2's 16 KB before compression, and the repository holds no
+copy to ship). A new `ca_cert_identifier` is an in-place ModifyDBInstance; with `apply_immediately` unset
+(pulumi_aws/rds/instance.py: default false) RDS applies it at the next maintenance window, and the head's pinned
+name changes with it, which rebuilds the head (its user data).
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import json
+import shlex
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -45,8 +57,23 @@ ENGINE = "mysql"
 ENGINE_VERSION = "8.4"
 PARAMETER_FAMILY = "mysql8.4"
 # slurmdbd's documented settings (SchedMD, "Accounting and Resource Limits", MySQL configuration): rollups and
-# archive purges hold row locks for minutes; the default 50 s wait makes them fail.
-MYSQL_PARAMETERS = {"innodb_lock_wait_timeout": "900"}
+# archive purges hold row locks for minutes; the default 50 s wait makes them fail. require_secure_transport: the
+# server refuses connections without TLS (a dynamic parameter of the mysql8.4 family).
+MYSQL_PARAMETERS = {"innodb_lock_wait_timeout": "900", "require_secure_transport": "1"}
+# The CA signing the instance's certificate (RDS's default for new instances; RSA 2048, valid to 2061), and its
+# certificate's common name in the Region's bundle (the server's certificate is issued by it directly).
+CA_CERT_IDENTIFIER = "rds-ca-rsa2048-g1"
+CA_COMMON_NAME = "Amazon RDS {region} Root CA RSA2048 G1"
+CA_BUNDLE_URL = "https://truststore.pki.rds.amazonaws.com/{region}/{region}-bundle.pem"
+
+
+def server_ca(region: str) -> accounting.ServerCa:
+    """The Region's RDS CA bundle, over HTTPS only (curl verifies Amazon's site against the image's store), pinned
+    to the instance's CA."""
+    url = CA_BUNDLE_URL.format(region=region)
+    return accounting.ServerCa(
+        f"curl -fsS --retry 5 --proto =https --tlsv1.2 {shlex.quote(url)}", CA_COMMON_NAME.format(region=region)
+    )
 
 
 def database_subnet_cidrs(vpc_cidr: str) -> tuple[str, str]:
@@ -194,6 +221,7 @@ def accounting_database(parts: AwsSlurmParts, password: random.RandomPassword) -
         db_subnet_group_name=subnet_group.name,
         vpc_security_group_ids=[group.id],
         parameter_group_name=parameters.name,
+        ca_cert_identifier=CA_CERT_IDENTIFIER,
         availability_zone=handles.availability_zone,
         publicly_accessible=False,
         backup_retention_period=BACKUP_RETENTION_DAYS,
@@ -209,5 +237,8 @@ def accounting_database(parts: AwsSlurmParts, password: random.RandomPassword) -
         ),
     )
     return AccountingDatabase(
-        host=database.address, password_secret=secret.arn, waits_for=[database, version, grant, from_head]
+        host=database.address,
+        password_secret=secret.arn,
+        server_ca=server_ca(region),
+        waits_for=[database, version, grant, from_head],
     )

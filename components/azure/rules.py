@@ -24,7 +24,7 @@ from accelstack.components.azure.scheduler import STATE_DISK_LUN, with_ssh_passw
 from accelstack.components.azure.serving.edge import WAF_V2_MAX_INSTANCES
 from accelstack.components.azure.serving.network import serving_subnets
 from accelstack.components.azure.serving.user_data import replica_user_data
-from accelstack.components.azure.slurm_accounting import database_subnet
+from accelstack.components.azure.slurm_accounting import SERVER_CA, database_subnet
 from accelstack.components.slurm import accounting
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.address_rules import CarvedRange, carves
@@ -54,7 +54,7 @@ def slurm_nodes_custom_data(spec: TrainingStack) -> Iterator[BootData]:
         state_volume=str(STATE_DISK_LUN),
         checkpoint_interval_seconds=86_400,
         # A server name at its longest (63) in Azure's MySQL domain, and its password secret's URI.
-        accounting_storage=accounting.Storage(f"{'d' * 63}.mysql.database.azure.com"),
+        accounting_storage=accounting.Storage(f"{'d' * 63}.mysql.database.azure.com", SERVER_CA),
         accounting_password_secret=LONGEST_SECRET_URI,
     )
     try:

@@ -7,8 +7,15 @@ DNS zone linked to the VNet (learn.microsoft.com/azure/mysql/flexible-server/con
 name ends in `.private.mysql.database.azure.com`), public network access is disabled, and the subnet's NSG admits
 MySQL from the head's fixed address alone. The server keeps its data under the stack's Key Vault key through the
 storage identity (`data_encryption` with a user-assigned identity, learn.microsoft.com/azure/mysql/flexible-server/
-concepts-customer-managed-key), backs up for a week, refuses unencrypted connections (require_secure_transport is
-on by default), and is Pulumi-protected and retained. The admin password is a secret of the stack's vault, read by
+concepts-customer-managed-key), backs up for a week, refuses unencrypted connections (require_secure_transport, on
+by default, set ON here so a changed default cannot turn it off), and is Pulumi-protected and retained.
+
+slurmdbd verifies the server's certificate against the roots Microsoft names for flexible server
+(learn.microsoft.com/azure/mysql/flexible-server/how-to-connect-tls-ssl: DigiCert Global Root G2 and Microsoft RSA
+Root Certificate Authority 2017), taken from the image's store (Ubuntu's ca-certificates ships both, under these
+file names) into the head's CA file: SSL_CAPATH=/etc/ssl/certs also verified, but against every public root of
+the store, and with no host-name check (Slurm's client checks the chain only) any public CA's certificate would
+then pass. The admin password is a secret of the stack's vault, read by
 the head's identity alone (Key Vault Secrets User on that secret).
 """
 
@@ -40,9 +47,12 @@ SERVER_VERSION = "8.0.21"
 SKU = {"name": SKU_NAME, "tier": SKU_TIER}  # sizes: accelstack.clouds.azure.accounting_database (cost prices them)
 PASSWORD_SECRET_NAME = "slurmdbd-password"
 # slurmdbd's documented MySQL settings (SchedMD, "Accounting and Resource Limits"): rollups hold row locks long.
-SERVER_PARAMETERS = {"innodb_lock_wait_timeout": "900"}
-# TLS to the server: its certificate chains to DigiCert Global Root G2 (in Ubuntu's ca-certificates).
-STORAGE_PARAMETERS = "SSL_CAPATH=/etc/ssl/certs"
+# require_secure_transport: unencrypted connections refused (a dynamic server parameter: no restart).
+SERVER_PARAMETERS = {"innodb_lock_wait_timeout": "900", "require_secure_transport": "ON"}
+# The roots that sign the flexible server's certificate chain, as the image's CA store names them.
+CA_STORE = "/etc/ssl/certs"
+SERVER_ROOTS = ("DigiCert_Global_Root_G2.pem", "Microsoft_RSA_Root_Certificate_Authority_2017.pem")
+SERVER_CA = accounting.ServerCa("cat " + " ".join(f"{CA_STORE}/{root}" for root in SERVER_ROOTS))
 NSG_ALLOW_PRIORITY, NSG_DENY_PRIORITY = 100, 4000
 
 
@@ -193,6 +203,6 @@ def accounting_database(parts: AzureSlurmParts, password: random.RandomPassword)
     return AccountingDatabase(
         host=server.fully_qualified_domain_name,
         password_secret=secret.properties.secret_uri,
-        storage_parameters=STORAGE_PARAMETERS,
+        server_ca=SERVER_CA,
         waits_for=[server, database, *settings, grant],
     )

@@ -21,6 +21,22 @@ import pulumi
 from accelstack.components.propagation import SLEEP, mock_sleep
 from accelstack.components.recipes.landing import STACK_REFERENCE, landing_reference_outputs
 
+# A self-signed test CA (P-256, ten years; its key was never kept), standing in for a Cloud SQL instance's server CA.
+SERVER_CA_CERT = """\
+-----BEGIN CERTIFICATE-----
+MIIB1DCCAXmgAwIBAgIUQhl+y9Wos58Ba8rg3tPlLTCV7EowCgYIKoZIzj0EAwIw
+PzEYMBYGA1UECgwPYWNjZWxzdGFjayB0ZXN0MSMwIQYDVQQDDBpHb29nbGUgQ2xv
+dWQgU1FMIFNlcnZlciBDQTAeFw0yNjEyMDYwNjUyNTJaFw0zNjEyMDMwNjUyNTJa
+MD8xGDAWBgNVBAoMD2FjY2Vsc3RhY2sgdGVzdDEjMCEGA1UEAwwaR29vZ2xlIENs
+b3VkIFNRTCBTZXJ2ZXIgQ0EwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASZCkgk
+ZyCi8oZs8eEpm1mTwFS7VTcZ3XROt/nvUIPRgU5uqSQxzd40bPqKD+ru30kPa2Vk
+L1lecH98/nn8FiVeo1MwUTAdBgNVHQ4EFgQUJ8MIFZvbpprGzXViduCq5/MbpVgw
+HwYDVR0jBBgwFoAUJ8MIFZvbpprGzXViduCq5/MbpVgwDwYDVR0TAQH/BAUwAwEB
+/zAKBggqhkjOPQQDAgNJADBGAiEArRox3Z0UWLeXzKNpdMUiVugD0my1NlGWai6n
+uRe/+lkCIQCF1Rdi3g+Z3HMReY6fK7oPw/gXyfwKnV8/lCY60Gl7Kg==
+-----END CERTIFICATE-----
+"""
+
 DEFAULT_PROJECT_ID = "acme-train"
 DEFAULT_PROJECT_NUMBER = "123456789012"
 DEFAULT_REGION = "us-central1"
@@ -135,6 +151,12 @@ class GcpMocks(pulumi.runtime.Mocks):
             # An address in the private services access range (settings.ipConfiguration.privateNetwork).
             outputs.setdefault("privateIpAddress", "172.16.8.3")
             outputs.setdefault("connectionName", f"{self.project_id}:{args.inputs.get('region')}:{name}")
+            # The instance's own server CA (Cloud SQL makes one per instance): a parseable certificate, as the
+            # head's boot checks what it is given (tests/boot).
+            outputs.setdefault(
+                "serverCaCerts",
+                [{"cert": SERVER_CA_CERT, "commonName": "O=accelstack test,CN=Google Cloud SQL Server CA"}],
+            )
         if args.typ == "gcp:hypercomputecluster/cluster:Cluster":
             # Cluster Director names clusters projects/<p>/locations/<region>/clusters/<clusterId>.
             location = args.inputs.get("location") or self.region

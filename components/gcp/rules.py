@@ -21,6 +21,7 @@ from accelstack.components import slurm
 from accelstack.components.gcp.scheduler import LOGIN_METADATA, SLURM_CONFIG_METADATA_KEY, STATE_DEVICE_NAME
 from accelstack.components.gcp.serving.replicas import REGIONAL_GROUP_ZONES
 from accelstack.components.gcp.serving.user_data import replica_user_data
+from accelstack.components.gcp.slurm_accounting import CA_METADATA_KEY, ca_metadata_value
 from accelstack.planner.serving_plan import plan_serving
 from accelstack.spec.address_rules import CarvedRange, carves
 from accelstack.spec.catalog_rules import BootData, boot_data
@@ -33,6 +34,9 @@ LONGEST_SUBSCRIPTION = f"projects/{LONGEST_PROJECT}/subscriptions/{'s' * 255}"
 LONGEST_TOPIC = f"projects/{LONGEST_PROJECT}/topics/{'t' * 255}"
 # A Secret Manager version's name (secret ids up to 255 characters; the project as its number, 19 digits at most).
 LONGEST_SECRET_VERSION = f"projects/{'9' * 19}/secrets/{'s' * 255}/versions/{'9' * 19}"
+# The accounting database's server CA certificates on the head: the current, an upcoming (a rotation under way) and
+# a spare, each an RSA CA certificate of well under 2 KB in PEM.
+LONGEST_SERVER_CAS = ["C" * 2048] * 3
 
 
 def _metadata_bytes(values: dict[str, str]) -> int:
@@ -63,6 +67,8 @@ def slurm_nodes_metadata(spec: TrainingStack) -> Iterator[BootData]:
     fewer = "use fewer partitions (or features) or dataset syncs"
     login = _metadata_bytes(LOGIN_METADATA) + len(b"user-data")
     config = _metadata_bytes({SLURM_CONFIG_METADATA_KEY: bundle})
+    if spec.training.scheduler.accounting == "database":
+        config += _metadata_bytes({CA_METADATA_KEY: ca_metadata_value(LONGEST_SERVER_CAS)})
     yield BootData("training.scheduler", "the head node", head, beside=login + config, remedy=fewer)
     yield BootData("training.scheduler.partitions", "the head node", bundle, cause=partitions, remedy=fewer)
     yield BootData("training.scheduler", "the compute nodes", compute, beside=login, remedy=fewer)

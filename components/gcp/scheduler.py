@@ -14,7 +14,9 @@ Google's Ubuntu images run cloud-init from the `user-data` metadata key
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import pulumi
 import pulumi_gcp as gcp
@@ -152,6 +154,9 @@ class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):
             opts=ctx.child,
         )
 
+    # The Cloud SQL instance's server CA certificates, a metadata key of the head (set by accounting_database).
+    accounting_ca_metadata: Mapping[str, pulumi.Input[str]] = MappingProxyType({})
+
     @implements(Feature.SLURM_ACCOUNTING)
     def accounting_database(self, password: random.RandomPassword) -> AccountingDatabase:
         return accounting_database(self, password)
@@ -193,12 +198,18 @@ class GcpSlurmParts(SlurmParts[GcpTrainingHandles]):
                 {"subnetwork": network.nodes_subnet.id, "network_ip": self.address.address, "nic_type": "GVNIC"}
             ],
             service_account={"email": self.head_account.email, "scopes": [CLOUD_PLATFORM_SCOPE]},
-            metadata={**LOGIN_METADATA, "user-data": user_data, SLURM_CONFIG_METADATA_KEY: self.config_bundle},
+            metadata={
+                **LOGIN_METADATA,
+                "user-data": user_data,
+                SLURM_CONFIG_METADATA_KEY: self.config_bundle,
+                **self.accounting_ca_metadata,
+            },
             shielded_instance_config=SHIELDED_VM,
             labels={"accelstack-role": "slurm-head"},
             allow_stopping_for_update=True,
             # user-data is read once, at first boot: a change of the head's setup rebuilds it (its state is on the
-            # disk and its address reserved). The other keys (Slurm's configuration, OS Login) update in place.
+            # disk and its address reserved). The other keys (Slurm's configuration, OS Login, the accounting
+            # database's CA) update in place.
             # delete_before_replace: the disk attaches read-write to one VM at a time.
             opts=pulumi.ResourceOptions(
                 parent=ctx.parent,

@@ -10,10 +10,22 @@ compute nodes' service account off MySQL's port, and the password is readable by
 disk is encrypted with the stack key (Cloud SQL's service agent granted first: cloud.google.com/sql/docs/mysql/cmek),
 backed up daily with binary logs for point-in-time recovery, deletion-protected by the API and by Pulumi, and
 retained if the stack is destroyed.
+
+slurmdbd verifies the server: Cloud SQL signs the instance's certificate with the instance's own CA (no system
+store holds it), which the provider reports in `server_ca_certs` (pulumi_gcp/sql/database_instance.py; each entry's
+`cert` is the PEM, `common_name` its name; the list holds an upcoming CA too once one is added for a rotation,
+cloud.google.com/sql/docs/mysql/manage-ssl-instance). Those certificates are a metadata key of the head (base64,
+read at boot from the head's own metadata server, as its Slurm configuration is), not its user-data: a rotation
+changes the key, which Compute Engine updates in place (setMetadata), never rebuilding the head. Cloud SQL's server
+certificate names the instance, not the private address slurmdbd dials, and Slurm's client checks the chain only:
+verify-CA, as Google's `verify-ca` mode. A CA public by nature, the list is unmarked as a secret (the provider
+marks the whole output secret).
 """
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -21,6 +33,7 @@ import pulumi_gcp as gcp
 import pulumi_random as random
 
 from accelstack.clouds.gcp.accounting_database import DISK_GIB, DISK_TYPE, RETAINED_BACKUPS, TIER
+from accelstack.components.gcp.node_platform import GcpNodePlatform
 from accelstack.components.gcp.provider import resource_id
 from accelstack.components.gcp.storage import ENCRYPTER, created_agent
 from accelstack.components.recipes.slurm import AccountingDatabase
@@ -32,12 +45,16 @@ if TYPE_CHECKING:
 DATABASE_VERSION = "MYSQL_8_4"
 # slurmdbd's documented MySQL settings (SchedMD, "Accounting and Resource Limits"): rollups hold row locks long.
 DATABASE_FLAGS = {"innodb_lock_wait_timeout": "900"}
-# TLS to the server without verifying its certificate (the traffic stays on the peered private network): Slurm
-# hands StorageParameters to mysql_ssl_set, and any of them turns TLS on; a CA path would also turn verification on,
-# and the instance's certificate comes from its own CA, which no system store holds (slurmdbd then never connects:
-# "TLS/SSL error: self-signed certificate", seen against a real server in tests/integration/test_slurmdbd_real.py).
-# A cipher list alone encrypts without verifying (TLS 1.3 keeps its default suites).
-STORAGE_PARAMETERS = "SSL_CIPHER=HIGH"
+# The head's metadata key holding the instance's server CA certificates (base64 of their PEMs).
+CA_METADATA_KEY = "accelstack-accounting-ca"
+# The head reads it from its own metadata server (the platform's configuration-object read: no grant needed).
+SERVER_CA = accounting.ServerCa(GcpNodePlatform().config_object_command(CA_METADATA_KEY))
+
+
+def ca_metadata_value(certificates: Sequence[str]) -> str:
+    """The CA certificates (PEM each) as the metadata key holds them; the head refuses an empty list at boot."""
+    pems = "".join(pem.strip() + "\n" for pem in certificates if pem.strip())
+    return base64.b64encode(pems.encode()).decode()
 
 
 def accounting_database(parts: GcpSlurmParts, password: random.RandomPassword) -> AccountingDatabase:
@@ -143,9 +160,13 @@ def accounting_database(parts: GcpSlurmParts, password: random.RandomPassword) -
             description=f"accelstack {name}: only the Slurm head reaches slurmdbd's MySQL",
             opts=child,
         )
+    certificates = pulumi.Output.unsecret(instance.server_ca_certs).apply(
+        lambda certs: ca_metadata_value([cert.cert or "" for cert in certs or []])
+    )
+    parts.accounting_ca_metadata = {CA_METADATA_KEY: certificates}
     return AccountingDatabase(
         host=instance.private_ip_address,
         password_secret=version.name,
-        storage_parameters=STORAGE_PARAMETERS,
+        server_ca=SERVER_CA,
         waits_for=[instance, database, user, version, grant],
     )

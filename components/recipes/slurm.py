@@ -90,12 +90,13 @@ class StateVolume:
 @dataclass(frozen=True)
 class AccountingDatabase:
     """slurmdbd's managed MySQL server (training.scheduler.accounting: database): its private address, the secret
-    holding its password (what the head's secret command reads), Slurm's StorageParameters for its TLS ("": none),
-    and what the head waits for before booting (the server, its database, the head's read grant)."""
+    holding its password (what the head's secret command reads), how the head gets the CA that signs the server's
+    certificate (slurmdbd connects with TLS and verifies it), and what the head waits for before booting (the
+    server, its database, the head's read grant)."""
 
     host: pulumi.Input[str]
     password_secret: pulumi.Input[str]
-    storage_parameters: str = ""
+    server_ca: accounting.ServerCa
     waits_for: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -250,8 +251,10 @@ class SlurmRecipe(pulumi.ComponentResource, Generic[Handles]):
                             lustre_dns_name=v[4],
                             lustre_mount_name=v[5],
                             slurm_config=v[6],
-                            accounting_storage=accounting.Storage(
-                                v[7], database.storage_parameters if database is not None else ""
+                            accounting_storage=(
+                                accounting.Storage(v[7], database.server_ca)
+                                if database is not None
+                                else placeholders.accounting_storage
                             ),
                             accounting_password_secret=v[8],
                             # The training recipe's planner interval: the number it exports as

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
+import pulumi
 import pytest
 from stack_edits import DAY_2_CHANGES, MAIN, ExistingStackCloud, _config, stateful_losses
 
@@ -87,3 +88,37 @@ def test_a_replace_forcing_input_of_the_database_is_seen(stack: str, prop: str) 
     ]
     found = stateful_losses(plan_changes(before, after), after)
     assert any(DATABASE[stack] in line and prop in line for line in found), found
+
+
+class RotatedServerCa(pulumi.runtime.Mocks):
+    """The GCP mocks after an operator adds an upcoming server CA to the Cloud SQL instance (the first step of a
+    rotation: cloud.google.com/sql/docs/mysql/manage-ssl-instance), which `pulumi up` reads back."""
+
+    def __init__(self, cloud: pulumi.runtime.Mocks):
+        self.cloud = cloud
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return self.cloud.call(args)
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        resource_id, outputs = self.cloud.new_resource(args)
+        if args.typ == DATABASE["gcp-training"]:
+            upcoming = {"cert": "-----BEGIN CERTIFICATE-----\nVXBjb21pbmc=\n-----END CERTIFICATE-----\n"}
+            outputs["serverCaCerts"] = [*outputs["serverCaCerts"], upcoming]
+        return resource_id, outputs
+
+
+def test_a_cloud_sql_ca_rotation_updates_the_heads_metadata_in_place() -> None:
+    """The instance's CA certificates are a metadata key of the head, not its user-data: a new CA is an in-place
+    setMetadata, no new head, and nothing else changes."""
+    stack = "gcp-training"
+    base, base_cloud = deployed(stack)
+    config = _config(stack, ON)
+    cloud = RotatedServerCa(ExistingStackCloud.for_config(config, base_cloud.previous_for_edit(base)))
+    rotated = capture(MAIN, config, stack=stack, mocks=cloud)
+    changes = [c for c in plan_changes(base.resources, rotated.resources) if c.action != "same"]
+    assert [(c.type, c.action, c.changed, c.replacing) for c in changes] == [
+        ("gcp:compute/instance:Instance", "update", ["metadata"], [])
+    ]
+    [head] = changes
+    assert head.name.endswith("-head")

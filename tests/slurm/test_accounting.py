@@ -104,7 +104,7 @@ def head_setup(spec, values: slurm.DeployValues) -> str:
 def test_the_head_writes_slurmdbd_conf_with_the_password_from_the_secret_store_before_slurmctld():
     spec = spec_for("aws-training", *ON)
     values = slurm.DeployValues(
-        accounting_storage=accounting.Storage("db.example.internal", "SSL_CAPATH=/etc/ssl/certs"),
+        accounting_storage=accounting.Storage("db.example.internal", accounting.ServerCa("cat /etc/ssl/certs/ca.pem")),
         accounting_password_secret="arn:aws:secretsmanager:us-east-1:123456789012:secret:pw-AbCdEf",
     )
     script = head_setup(spec, values)
@@ -118,9 +118,10 @@ def test_the_head_writes_slurmdbd_conf_with_the_password_from_the_secret_store_b
         "DbdHost=aws-training-head",
     ):
         assert line in script
-    assert "StorageParameters=SSL_CAPATH=/etc/ssl/certs" in script
+    assert f"StorageParameters=SSL_CA={accounting.ACCOUNTING_CA_FILE}" in script
     main = script[script.index("\ninstall_slurm\n") :]
-    steps = [main.index(step) for step in ("install_slurmdbd_conf\n", "start_slurmdbd\n", "enable --now slurmctld")]
+    order = ("install_accounting_ca\n", "install_slurmdbd_conf\n", "start_slurmdbd\n", "enable --now slurmctld")
+    steps = [main.index(step) for step in order]
     assert steps == sorted(steps)
     assert "sacctmgr -i add cluster aws-training" in script
     # mktemp makes the file 0600; it is handed to the slurm user before it replaces slurmdbd.conf.
@@ -252,6 +253,93 @@ def test_the_password_is_a_secret_the_head_reads_and_waits_for(preview):
 def test_accounting_off_builds_no_database():
     cap = capture(PROGRAM, config_for_pulumi(raw("gcp-training")), stack="gcp-training")
     assert not cap.by_type(DATABASE["gcp-training"]) and "slurmAccountingHost" not in cap.stack_outputs
+
+
+def test_every_cloud_requires_tls_and_pins_or_names_the_servers_ca(preview):
+    """The server refuses plain connections; what the head verifies it against is the cloud's own CA."""
+    stack, cap = preview
+    database = cap.one(DATABASE[stack])
+    if stack == "aws-training":
+        from accelstack.components.aws.slurm_accounting import CA_CERT_IDENTIFIER
+
+        group = cap.one("aws:rds/parameterGroup:ParameterGroup")
+        values = {p["name"]: (p["value"], p["applyMethod"]) for p in group.inputs["parameters"]}
+        assert values["require_secure_transport"] == ("1", "immediate")  # dynamic: no reboot
+        assert database.inputs["parameterGroupName"] and database.inputs["caCertIdentifier"] == CA_CERT_IDENTIFIER
+        assert CA_CERT_IDENTIFIER == "rds-ca-rsa2048-g1"
+    elif stack == "azure-training":
+        settings = {
+            c.inputs["configurationName"]: c.inputs["value"]
+            for c in cap.by_type("azure-native:dbformysql:Configuration")
+        }
+        assert settings["require_secure_transport"] == "ON"
+    else:
+        import base64
+
+        from accelstack.components.gcp.slurm_accounting import CA_METADATA_KEY
+
+        assert database.inputs["settings"]["ipConfiguration"]["sslMode"] == "ENCRYPTED_ONLY"
+        head = cap.one(HEAD[stack])
+        # The instance's CA certificates (the mocks' one) in their own key of the head, not in its user-data.
+        ca = base64.b64decode(head.inputs["metadata"][CA_METADATA_KEY]).decode()
+        expected = database.outputs["serverCaCerts"][0]["cert"]
+        assert ca.strip() == expected.strip() and ca.startswith("-----BEGIN CERTIFICATE-----")
+        # user-data names the key (read at boot), never the certificates (a rotation would rebuild the head).
+        assert expected.splitlines()[1] not in head.inputs["metadata"]["user-data"]
+
+
+def head_setup_of(cloud: str) -> str:
+    """The head's setup as the cloud's component renders it (its ServerCa), on that cloud's node platform."""
+    from accelstack.components.aws.slurm_accounting import server_ca
+    from accelstack.components.azure.slurm_accounting import SERVER_CA as AZURE
+    from accelstack.components.gcp.slurm_accounting import SERVER_CA as GCP
+
+    spec = spec_for(f"{cloud}-training", *ON)
+    ca = {"aws": server_ca(spec.account.region), "azure": AZURE, "gcp": GCP}[cloud]
+    storage = accounting.Storage("db.example.internal", ca)
+    return slurm.head_setup_script(spec, slurm.nodes_for(spec), slurm.DeployValues(accounting_storage=storage))
+
+
+def test_each_cloud_delivers_its_ca_and_slurmdbd_verifies_against_it():
+    aws, azure, gcp = (head_setup_of(cloud) for cloud in ("aws", "azure", "gcp"))
+    for script in (aws, azure, gcp):
+        assert f"StorageParameters=SSL_CA={accounting.ACCOUNTING_CA_FILE}" in script
+        assert "SSL_CAPATH" not in script and "SSL_CIPHER" not in script
+        assert f'chmod 0644 "$tmp" && mv -f "$tmp" {accounting.ACCOUNTING_CA_FILE}' in script
+        main = script[script.index("\ninstall_slurm\n") :]
+        assert main.index("install_accounting_ca\n") < main.index("install_slurmdbd_conf\n")
+        # A slurmdbd that never answers fails the boot with its own last words on the console.
+        assert "slurmdbd does not answer" in script and "tail -n 5 /var/log/slurm/slurmdbd.log >&2" in script
+    # AWS: the Region's bundle over HTTPS only, and the instance's CA must be in it.
+    region = spec_for("aws-training").account.region
+    fetch = re.search(r"\( (curl [^)]*) \)", aws).group(1)
+    assert "--proto =https" in fetch and "-f" in fetch.split()[1]
+    assert fetch.endswith(f"https://truststore.pki.rds.amazonaws.com/{region}/{region}-bundle.pem")
+    assert f"grep -qE 'CN = Amazon RDS {region} Root CA RSA2048 G1(,|$)'" in aws
+    # Azure: the two roots Microsoft names, from the image's store (not the whole store).
+    assert (
+        "( cat /etc/ssl/certs/DigiCert_Global_Root_G2.pem /etc/ssl/certs/Microsoft_RSA_Root_Certificate_Authority_2017.pem )"
+        in azure
+    )
+    # GCP: the head's own metadata key, which `up` updates in place.
+    assert "( gce_metadata attributes/accelstack-accounting-ca | base64 -d )" in gcp
+    for script in (azure, gcp):
+        assert "grep -qE 'CN = " not in script  # the certificates are named by their source
+
+
+def test_a_ca_name_with_shell_words_is_refused():
+    with pytest.raises(ValueError, match="not plain words"):
+        accounting.ServerCa("cat /x", "CA'; rm -rf /")
+
+
+def test_the_gcp_metadata_value_holds_each_certificate_once():
+    import base64
+
+    from accelstack.components.gcp.slurm_accounting import ca_metadata_value
+
+    first, second = "-----BEGIN CERTIFICATE-----\nAAA\n-----END CERTIFICATE-----", "-----BEGIN CERTIFICATE-----\nBBB\n"
+    text = base64.b64decode(ca_metadata_value([first, "", second + "-----END CERTIFICATE-----\n\n"])).decode()
+    assert text == f"{first}\n{second}-----END CERTIFICATE-----\n"
 
 
 # --- the packs' database checks can fail ----------------------------------------------------------------

@@ -230,8 +230,9 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     # Slurm accounting (components/aws/slurm_accounting.py). internal/service/rds/instance.go: the identifier, the
     # zone, the engine, the initial database and user, the character sets, the timezone and the encryption (a new
     # key or turning it on needs a snapshot restore) are ForceNew; size, class, version, backups, deletion
-    # protection and the subnet group update in place. parameter_group.go, subnet_group.go: name, family and
-    # description.
+    # protection, the subnet group and the CA (ca_cert_identifier: ModifyDBInstance, at the next maintenance
+    # window without apply_immediately) update in place. parameter_group.go, subnet_group.go: name, family and
+    # description (its parameters, require_secure_transport among them, update in place).
     "aws:rds/instance:Instance": (
         "identifier",
         "identifierPrefix",

@@ -803,6 +803,24 @@ def whamcloud_client_deb(url: str) -> bytes:
     return json.dumps(manifest).encode()
 
 
+# The Region's RDS CA bundle (truststore.pki.rds.amazonaws.com): a self-signed test CA named as us-east-1's
+# rds-ca-rsa2048-g1 (P-256, ten years; its key was never kept), so the head's pinned-CA check passes for that Region.
+RDS_BUNDLE = b"""\
+-----BEGIN CERTIFICATE-----
+MIIB7DCCAZOgAwIBAgIUDqjiRhp723bRxuqPpj4WeQKHmzowCgYIKoZIzj0EAwIw
+TDEYMBYGA1UECgwPYWNjZWxzdGFjayB0ZXN0MTAwLgYDVQQDDCdBbWF6b24gUkRT
+IHVzLWVhc3QtMSBSb290IENBIFJTQTIwNDggRzEwHhcNMjYxMjA2MDY1MjUyWhcN
+MzYxMjAzMDY1MjUyWjBMMRgwFgYDVQQKDA9hY2NlbHN0YWNrIHRlc3QxMDAuBgNV
+BAMMJ0FtYXpvbiBSRFMgdXMtZWFzdC0xIFJvb3QgQ0EgUlNBMjA0OCBHMTBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABMEdHDm2E6eJojK4ZK4dVoozHrcf604EWdyr
+dGez3mr8QDDuBOCu0f4cumDNZVlpcp8yMDblKCVuAiX2Wowr4VujUzBRMB0GA1Ud
+DgQWBBTalxmwchNLG4u0QAAZ/QJ5bQIeKDAfBgNVHSMEGDAWgBTalxmwchNLG4u0
+QAAZ/QJ5bQIeKDAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIBgx
+QZKofjiNO4wP1rdY0tY+EZf+7fED4YOhzEhII10HAiBQeZGOYr0jG0PIZLXB9Jrg
+c76YrkGKNgOOo+DAvn0AHw==
+-----END CERTIFICATE-----
+"""
+
 DOWNLOADS = [
     (
         r"https://downloads\.whamcloud\.com/public/lustre/lustre-[\d.]+/ubuntu2404/client/"
@@ -817,6 +835,7 @@ DOWNLOADS = [
     ),
     (r"https://awscli\.amazonaws\.com/awscli-exe-linux-(x86_64|aarch64)\.zip$", awscli_bundle),
     (r"https://aka\.ms/downloadazcopy-v10-linux$", azcopy_tarball),
+    (r"https://truststore\.pki\.rds\.amazonaws\.com/[a-z0-9-]+/[a-z0-9-]+-bundle\.pem$", RDS_BUNDLE),
     (r"https://\S+(\.asc|\.gpg|/gpgkey|/microsoft\.asc)$", ARMORED_KEY.encode()),
     (
         r"https://nvidia\.github\.io/libnvidia-container/stable/deb/nvidia-container-toolkit\.list$",
