@@ -68,6 +68,18 @@ def deploy_group_name(account_name: str) -> str:
     return iam_name(account_name, "deployers")
 
 
+def nodes_group_name(account_name: str) -> str:
+    """The side's nodes' dynamic group (unique in the tenancy, as dynamic group names are): every instance of the
+    side's compartment, which its workload stacks' policies grant what their nodes read and write."""
+    return iam_name(account_name, "nodes")
+
+
+def nodes_matching_rule(compartment_id: str) -> str:
+    """Matches the instances of one compartment (docs.oracle.com/iaas/Content/Identity/dynamicgroups/
+    Writing_Matching_Rules_to_Define_Dynamic_Groups.htm), and no other: the side's compartment is its own."""
+    return f"ALL {{instance.compartment.id = '{compartment_id}'}}"
+
+
 def grant_statements(side: str, group_id: str, compartment_id: str) -> list[str]:
     return [f"allow group id {group_id} to manage {what} in compartment id {compartment_id}" for what in GRANTS[side]]
 
@@ -80,6 +92,7 @@ class OciLandingParts(LandingParts):
         account = spec.account
         assert isinstance(account, OciAccount)
         self.tenancy = account.tenancy_ocid
+        self.node_groups: dict[str, oci.identity.DynamicGroup] = {}
 
     def tags(self, side: str) -> dict[str, str]:
         return {TAG_SIDE: side, "accelstack-workload": "landing", "accelstack-stack": self.prefix}
@@ -148,7 +161,32 @@ class OciLandingParts(LandingParts):
             freeform_tags=self.tags(side),
             opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[deployers, group])),
         )
+        self.node_groups[side] = self.nodes_group(side, group)
         return LandedAccount(side, compartment_id, None, group)
+
+    def nodes_group(self, side: str, compartment: pulumi.CustomResource) -> oci.identity.DynamicGroup:
+        """The side's nodes' dynamic group, made here so no workload deployer needs `manage dynamic-groups` in the
+        tenancy (a dynamic group lives in the root compartment: with that grant a deployer could write one that
+        matches the other side's instances). CreateDynamicGroup takes the tenancy's OCID as compartment id, a name
+        unique in the tenancy, and parses the matching rule (identity/dynamic_group.py: compartment_id and name
+        replace, the rule and description update in place); the compartment it names must exist first."""
+        return oci.identity.DynamicGroup(
+            f"{self.prefix}-{side}-nodes",
+            compartment_id=self.tenancy,
+            name=nodes_group_name(self.spec.side(side).account.name),
+            description=f"accelstack {side}: the instances of the {side} compartment",
+            matching_rule=compartment.id.apply(nodes_matching_rule),
+            freeform_tags=self.tags(side),
+            # The workload stacks' node policies name it: deleting it takes their nodes' access, as the deploy
+            # group's deletion would its members'.
+            opts=pulumi.ResourceOptions.merge(
+                self.opts, pulumi.ResourceOptions(protect=True, depends_on=[compartment])
+            ),
+        )
+
+    def side_outputs(self, side: str) -> dict[str, pulumi.Input[object]]:
+        group = self.node_groups[side]
+        return {"NodesGroupName": group.name, "NodesGroupId": group.id}
 
     def apart(
         self, groups: dict[str, pulumi.CustomResource], accounts: dict[str, LandedAccount]

@@ -15,6 +15,7 @@ COMPARTMENT = "oci:Identity/compartment:Compartment"
 GROUP = "oci:Identity/group:Group"
 QUOTA = "oci:Limits/quota:Quota"
 POLICY = "oci:Identity/policy:Policy"
+DYNAMIC_GROUP = "oci:Identity/dynamicGroup:DynamicGroup"
 TAG_SIDE = "accelstack-side"  # the compartments', groups' and quotas' free-form tag (components/oci/landing.py)
 FAMILY = "compute-core"  # the GPU and core counts' quota family
 EVERY_QUOTA = "/*/"  # a wildcard naming every quota of the family
@@ -34,6 +35,9 @@ SERVING_DENIED = frozenset(
         "lustre-file-systems",
     }
 )
+# What no side's deploy group may be granted: the identities OCI keeps in the tenancy. With dynamic groups a
+# deployer could write one matching the other side's instances; the landing stack makes each side's nodes group.
+DEPLOYER_DENIED = frozenset({"dynamic-groups", "groups", "users", "domains", "identity-providers"})
 _QUOTA = re.compile(
     r"^\s*(?P<action>set|zero|unset)\s+(?P<family>[a-z0-9-]+)\s+quotas?\s+(?P<names>.+?)"
     r"(?:\s+to\s+(?P<value>-?[0-9]+))?\s+in\s+(?:(?P<tenancy>tenancy)|compartment\s+(?P<compartment>\S+))"

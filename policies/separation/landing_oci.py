@@ -20,7 +20,7 @@ from pulumi_policy.proxy import UnknownValueError
 from .. import concepts
 from ..common import Context, as_list, decode, tag_values
 from ..oci import landing as oci_landing
-from ..oci.statements import parse
+from ..oci.statements import matching_compartments, parse
 
 UNKNOWN = object()
 
@@ -110,6 +110,8 @@ def _grant_problems(side: str, compartments: Mapping[str, Any], resources: Seque
             elif not statement.scope_by_id or statement.scope != ids.get(side):
                 where = other if statement.scope == ids.get(other) else statement.scope
                 yield f"{policy.name} grants the {side} deploy group in the {where} compartment, not its own: {text!r}"
+            elif statement.what.lower() in oci_landing.DEPLOYER_DENIED:
+                yield f"{policy.name} grants the {side} deploy group {statement.what}: {text!r} (tenancy identities)"
             elif side == "serving" and statement.what.lower() in oci_landing.SERVING_DENIED:
                 yield f"{policy.name} grants the serving deploy group {statement.what}: {text!r} (training's)"
             else:
@@ -148,6 +150,29 @@ def oci_side_problems(
     yield from _quota_problems(side, compartment, resources, ctx)
     if set(compartments) == {"training", "serving"}:
         yield from _grant_problems(side, compartments, resources)
+        yield from _nodes_group_problems(side, compartments, resources)
+
+
+def _nodes_group_problems(side: str, compartments: Mapping[str, Any], resources: Sequence[Any]) -> Iterable[str]:
+    """The side's nodes dynamic group (its workload stacks' policies name it: policies/oci/access.py places it in
+    the side's compartment) is in the tenancy and matches the instances of the side's compartment and no other."""
+    groups = [g for g in resources if g.resource_type == oci_landing.DYNAMIC_GROUP and resource_side(g) == side]
+    if not groups:
+        yield f"no nodes dynamic group is tagged {oci_landing.TAG_SIDE}={side} (the {side} stacks' policies name it)"
+    compartment_id = _read(compartments[side], "id")
+    for group in groups:
+        rule = _read(group, "matchingRule")
+        if rule is UNKNOWN or compartment_id is UNKNOWN:
+            continue  # judged at `up`, with the compartment's OCID known
+        matched, why = matching_compartments(str(rule))
+        if why or matched != (compartment_id,):
+            yield (
+                f"the {side} nodes dynamic group {group.name} matches {rule!r}, not the instances of the {side} "
+                f"compartment {compartment_id} alone{f': {why}' if why else ''}"
+            )
+        where = _read(group, "compartmentId")
+        if where is not UNKNOWN and not str(where).startswith("ocid1.tenancy."):
+            yield f"the {side} nodes dynamic group {group.name} is in {where}: dynamic groups live in the tenancy"
 
 
 def oci_stack_problems(compartments: Mapping[str, Any], resources: Sequence[Any]) -> Iterable[tuple[str, str]]:

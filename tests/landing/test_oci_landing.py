@@ -92,6 +92,29 @@ def test_deploy_groups_are_granted_their_own_compartment_only(landing: Capture) 
     assert "manage lustre-file-family " in " ".join(policies["training"].outputs["statements"])
 
 
+def test_each_side_gets_a_nodes_dynamic_group_matching_its_compartment_alone(landing: Capture) -> None:
+    compartments = by_side(landing, "oci:Identity/compartment:Compartment")
+    groups = by_side(landing, "oci:Identity/dynamicGroup:DynamicGroup")
+    assert {s: g.inputs["name"] for s, g in groups.items()} == {
+        "training": "acme-train-nodes",
+        "serving": "acme-serve-nodes",
+    }
+    for side, group in groups.items():
+        assert group.inputs["compartmentId"] == TENANCY  # dynamic groups live in the tenancy
+        assert (
+            group.outputs["matchingRule"] == f"ALL {{instance.compartment.id = '{compartments[side].outputs['id']}'}}"
+        )
+        assert group.protect
+        assert compartments[side].urn in group.dependencies
+        # The workload stacks read its name and OCID from the landing outputs.
+        assert landing.stack_outputs[f"{side}NodesGroupName"] == group.inputs["name"]
+        assert landing.stack_outputs[f"{side}NodesGroupId"] == group.outputs["id"]
+    # No deploy group may write dynamic groups (or any tenancy identity): the landing stack made the nodes' group.
+    for policy in of_type(landing, "oci:Identity/policy:Policy"):
+        for statement in policy.outputs["statements"]:
+            assert not re.search(r" (dynamic-groups|groups|users|domains) in ", statement), statement
+
+
 def test_budgets_count_each_compartment_and_alert_at_80_actual_100_forecast(landing: Capture) -> None:
     budgets = by_side(landing, "oci:Budget/budget:Budget")
     compartments = by_side(landing, "oci:Identity/compartment:Compartment")
@@ -169,6 +192,8 @@ class LandingReferenceMocks(OciMocks):
         if args.typ == STACK_REFERENCE:
             self.referenced.append(str(args.inputs.get("name")))
             outputs["outputs"]["trainingAccountId"] = self.landed
+            outputs["outputs"]["trainingNodesGroupName"] = "acme-train-nodes"
+            outputs["outputs"]["servingNodesGroupName"] = "acme-serve-nodes"
         return resource_id, outputs
 
 
@@ -182,9 +207,29 @@ def test_a_wired_workload_stack_deploys_into_the_landing_compartment() -> None:
     raw = wired_training()
     mocks = LandingReferenceMocks(raw["account"]["compartmentOcid"])
     result = capture(main, config_for_pulumi(raw), stack="oci-training", mocks=mocks)
-    assert mocks.referenced == ["acme/accelstack/oci-landing"]
+    # Read twice (the provider's check, the nodes' group): both the landing stack the file names.
+    assert set(mocks.referenced) == {"acme/accelstack/oci-landing"}
     provider = next(r for r in result.resources if r.type == "pulumi:providers:oci")
     assert provider.inputs["tenancyOcid"] == raw["account"]["tenancyOcid"]
+
+
+def test_a_wired_training_stack_uses_its_sides_landed_dynamic_group_and_makes_none() -> None:
+    raw = wired_training()
+    result = capture(
+        main,
+        config_for_pulumi(raw),
+        stack="oci-training",
+        mocks=LandingReferenceMocks(raw["account"]["compartmentOcid"]),
+    )
+    assert of_type(result, "oci:Identity/dynamicGroup:DynamicGroup") == []
+    granted = [s for p in of_type(result, "oci:Identity/policy:Policy") for s in p.outputs["statements"]]
+    groups = {m for s in granted for m in re.findall(r"dynamic-group (\S+)", s)}
+    assert groups == {"acme-train-nodes"}  # the training side's, never the serving side's
+    # Unwired, the stack makes its own (its deployer then needs `manage dynamic-groups` in the tenancy).
+    unwired = copy.deepcopy(raw)
+    del unwired["landing"]
+    own = capture(main, config_for_pulumi(unwired), stack="oci-training")
+    assert [g.inputs["name"] for g in of_type(own, "oci:Identity/dynamicGroup:DynamicGroup")] == ["oci-training-nodes"]
 
 
 def test_a_wired_workload_stack_refuses_another_compartment() -> None:
