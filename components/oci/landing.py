@@ -19,6 +19,7 @@ import pulumi_oci as oci
 
 from accelstack.clouds.oci import landing_quotas
 from accelstack.clouds.oci.names import iam_name
+from accelstack.clouds.oci.quotas import domain_name
 from accelstack.components.recipes.landing import LandedAccount, LandingParts, LandingRecipe
 from accelstack.planner.landing_plan import LandingPlan, QuotaNeed
 from accelstack.spec.accounts import OciAccount
@@ -93,6 +94,7 @@ class OciLandingParts(LandingParts):
         assert isinstance(account, OciAccount)
         self.tenancy = account.tenancy_ocid
         self.node_groups: dict[str, oci.identity.DynamicGroup] = {}
+        self.regional: dict[str, oci.Provider] = {}
 
     def tags(self, side: str) -> dict[str, str]:
         return {TAG_SIDE: side, "accelstack-workload": "landing", "accelstack-stack": self.prefix}
@@ -110,19 +112,47 @@ class OciLandingParts(LandingParts):
             opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(protect=True)),
         )
 
-    def quota_statements(self, side: str) -> list[str]:
+    def quota_statements(self, side: str, domains: dict[str, list[str]]) -> list[str]:
+        """The side's quota statements; `domains`: each needed region's availability domains, as the tenancy
+        names them (a need in one domain is capped there exactly, and zeroed in the others)."""
         path = compartment_path(self.spec, side)
         statements = landing_quotas.region_guardrail(path, self.spec.organization.allowed_regions)
         if side == "serving" and (shapes := landing_quotas.training_shape_quotas(self.plan.training_families)):
             statements.append(landing_quotas.zero(shapes, path))
-        statements.extend(
-            landing_quotas.cap(need.quota, need.amount, path, need.region) for need in self.plan.side_needs(side)
-        )
+        for need in self.plan.side_needs(side):
+            if need.zone:
+                found = domains[need.region]
+                domain = domain_name(found, need.zone)
+                statements.extend(landing_quotas.cap_in_domain(need.quota, need.amount, path, found, domain))
+            else:
+                statements.append(landing_quotas.cap(need.quota, need.amount, path, need.region))
         return statements
+
+    def region_domains(self, region: str) -> pulumi.Output[list[str]]:
+        """The region's availability domains as the tenancy names them ("Uocm:US-ASHBURN-AD-1": a per-tenancy
+        prefix, so read at preview; identity/get_availability_domains.py), through a provider in that region."""
+        provider = self.opts.provider
+        if region != self.spec.account.region:
+            provider = self.regional.get(region) or oci.Provider(
+                f"{self.prefix}-oci-{region}",
+                tenancy_ocid=self.tenancy,
+                region=region,
+                opts=pulumi.ResourceOptions(parent=self.opts.parent),
+            )
+            self.regional[region] = provider
+        found = oci.identity.get_availability_domains_output(
+            compartment_id=self.tenancy, opts=pulumi.InvokeOptions(parent=self.opts.parent, provider=provider)
+        )
+        return found.availability_domains.apply(lambda listed: [domain.name for domain in listed])
 
     def guardrails(self, groups: dict[str, pulumi.CustomResource]) -> list[pulumi.Resource]:
         # Quota policies live in the root compartment and name the compartment they cover by its path
-        # (limits/quota.py example: compartment_id=tenancy_ocid); it must exist when the quota is created.
+        # (limits/quota.py example: compartment_id=tenancy_ocid); it must exist when the quota is created. The
+        # Limits service parses each statement at create and update (a domain name it does not know fails there).
+        regions = sorted({need.region for need in self.plan.needs if need.zone})
+        domains = pulumi.Output.all(*(self.region_domains(region) for region in regions)).apply(
+            lambda lists: dict(zip(regions, lists, strict=True))
+        )
         return [
             oci.limits.Quota(
                 f"{self.prefix}-{side}-quota",
@@ -130,7 +160,7 @@ class OciLandingParts(LandingParts):
                 name=iam_name(self.prefix, f"{side}-quota"),
                 description=f"accelstack {side}: allowed regions, the planner's GPU caps"
                 + (", no training shapes" if side == "serving" else ""),
-                statements=self.quota_statements(side),
+                statements=domains.apply(lambda found, side=side: self.quota_statements(side, found)),
                 freeform_tags=self.tags(side),
                 opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[groups[side]])),
             )

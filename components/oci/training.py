@@ -18,6 +18,7 @@ import pulumi_oci as oci
 
 from accelstack.clouds.base import Feature
 from accelstack.clouds.oci import catalog, names
+from accelstack.clouds.oci.quotas import FIRST_DOMAIN, domain_name
 from accelstack.components.base import SchedulerResult
 from accelstack.components.oci.images import NodeImageChoice, node_image
 from accelstack.components.oci.network import TrainingNetwork, training_network
@@ -63,12 +64,13 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
         # Without the config digest: a digest on every resource would update all of them on every config edit; the
         # cluster network alone carries it (as the other clouds' node groups do).
         self.tags = stack_tags(ctx.spec)
-        number = int(ctx.spec.training.network.availability_zone or "1")
+        # The landing stack caps the GPU quota in this same domain (accelstack.planner.landing_plan.zone_drawn).
+        number = ctx.spec.training.network.availability_zone or FIRST_DOMAIN
         domains = oci.identity.get_availability_domains_output(
             compartment_id=self.tenancy_id, opts=pulumi.InvokeOptions(parent=ctx.parent)
         )
         self.availability_domain: pulumi.Output[str] = domains.availability_domains.apply(
-            lambda found: found[number - 1].name
+            lambda found: domain_name([domain.name for domain in found], number)
         )
         self.cluster_network: oci.core.ClusterNetwork | None = None
         self.instance_configuration: oci.core.InstanceConfiguration | None = None

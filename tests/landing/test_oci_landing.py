@@ -10,13 +10,17 @@ from typing import Any
 
 import pulumi
 import pytest
+import yaml
 
+from accelstack.clouds import registry
+from accelstack.components.oci.landing import OciLandingParts
 from accelstack.components.oci.mocks import STACK_REFERENCE, OciMocks
 from accelstack.engine.capture import Capture, capture, config_for_pulumi
 from accelstack.examples import example_file
+from accelstack.planner.landing_plan import plan_landing
 from accelstack.program import main
 from accelstack.spec import SpecError
-from accelstack.spec.landing import parse_landing
+from accelstack.spec.landing import parse_landing, workload_specs
 from accelstack.spec.loader import read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,12 +73,38 @@ def test_quota_policies_hold_regions_training_shapes_and_the_planners_caps(landi
         "zero compute-core quotas gpu-b200-count, gpu-h100-count, gpu-h200-count, gpu-mi300x-count in compartment acme-serve"
         in serving
     )
-    # oci-training: 2 x BM.GPU.H100.8 = 16 GPUs in us-ashburn-1, capped at exactly that.
-    caps = [s for s in training if s.startswith("set ")]
-    assert caps == [
-        "set compute-core quota gpu-h100-count to 16 in compartment acme-train where request.region = 'us-ashburn-1'"
+    # oci-training: 2 x BM.GPU.H100.8 = 16 GPUs in its cluster network's domain (AD 1), capped at exactly that
+    # there and zeroed in the region's other two: a cap without request.ad would allow 16 in each, 48 in all.
+    per_domain = [s for s in training if "gpu-h100-count" in s]
+    assert per_domain == [
+        "set compute-core quota gpu-h100-count to 16 in compartment acme-train where request.ad = 'Uocm:US-ASHBURN-AD-1'",
+        "zero compute-core quotas gpu-h100-count in compartment acme-train where request.ad = 'Uocm:US-ASHBURN-AD-2'",
+        "zero compute-core quotas gpu-h100-count in compartment acme-train where request.ad = 'Uocm:US-ASHBURN-AD-3'",
     ]
     assert not any(s.startswith("set ") for s in serving)
+
+
+def test_a_cluster_network_pinned_to_another_domain_is_capped_there(tmp_path: Path) -> None:
+    """The landing stack reads the training stack's availabilityZone (a domain number) and maps it to the
+    tenancy's domain name, as the training stack does for its cluster network."""
+    training = read_stack_file(example_file("oci-training", STACKS))
+    training["training"]["network"]["availabilityZone"] = "2"
+    (tmp_path / "Pulumi.oci-training.yaml").write_text(
+        yaml.safe_dump({"config": {f"accelstack:{k}": v for k, v in training.items()} | {"oci:region": "us-ashburn-1"}})
+    )
+    spec = parse_landing(landing_raw(), "oci-landing")
+    needs = plan_landing(spec, workload_specs(spec, tmp_path), registry.get("oci").catalog).needs
+    assert [(n.quota, n.region, n.zone, n.amount) for n in needs] == [("gpu-h100-count", "us-ashburn-1", "2", 16)]
+    parts = OciLandingParts.__new__(OciLandingParts)
+    parts.spec, parts.plan = spec, plan_landing(spec, workload_specs(spec, tmp_path), registry.get("oci").catalog)
+    domains = {"us-ashburn-1": [f"Uocm:US-ASHBURN-AD-{n}" for n in (1, 2, 3)]}
+    statements = [s for s in parts.quota_statements("training", domains) if "gpu-h100-count" in s]
+    assert statements[0].endswith("to 16 in compartment acme-train where request.ad = 'Uocm:US-ASHBURN-AD-2'")
+    assert {s.rsplit("'", 2)[1] for s in statements[1:]} == {"Uocm:US-ASHBURN-AD-1", "Uocm:US-ASHBURN-AD-3"}
+    assert all(s.startswith("zero ") for s in statements[1:])
+    # A one-domain region has no domain 2: the landing stack says so rather than cap a domain that is not there.
+    with pytest.raises(ValueError, match="availability domain 2: the region has 1"):
+        parts.quota_statements("training", {"us-ashburn-1": ["Uocm:US-ASHBURN-AD-1"]})
 
 
 def test_deploy_groups_are_granted_their_own_compartment_only(landing: Capture) -> None:
@@ -252,8 +282,9 @@ def test_plan_quotas_shows_the_cap_and_says_limits_are_raised_apart() -> None:
     code, out, _ = run("plan", "quotas", str(LANDING_FILE))
     assert code == 0
     row = next(line for line in out.splitlines() if "gpu-h100-count" in line)
-    assert re.search(r"16 GPUs.*16 GPUs.*oci-training", row)
+    assert re.search(r"us-ashburn-1 AD-1.*16 GPUs.*16 GPUs.*oci-training", row)
     assert "never raise the tenancy's service limits" in out
+    assert "a row with an AD (a training cluster network, placed in one) is capped exactly" in " ".join(out.split())
 
 
 def test_a_bad_oci_landing_file_exits_2_naming_the_key(tmp_path: Path) -> None:

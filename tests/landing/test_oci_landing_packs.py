@@ -67,6 +67,27 @@ def cap_raised(doc: Doc) -> tuple[str, str]:
     return "landing-quota-caps", str(entry(doc, "oci-landing-training-quota", QUOTA)["urn"])
 
 
+def cap_edit(change: Callable[[str], str]) -> Mutation:
+    """The training side's per-domain GPU cap rewritten by `change`."""
+
+    def apply(doc: Doc) -> tuple[str, str]:
+        statements(
+            lambda ts: [change(t) if t.startswith("set ") else t for t in ts], "oci-landing-training-quota", QUOTA
+        )(doc)
+        return "landing-quota-caps", str(entry(doc, "oci-landing-training-quota", QUOTA)["urn"])
+
+    return apply
+
+
+def region_wide(text: str) -> str:
+    """The cap on every domain of the region (each gets 16: up to 48 in a three-domain region)."""
+    return text.replace("request.ad = 'Uocm:US-ASHBURN-AD-1'", "request.region = 'us-ashburn-1'")
+
+
+def other_domain(text: str) -> str:
+    return text.replace("US-ASHBURN-AD-1", "US-ASHBURN-AD-2")
+
+
 def without_serving_zero(texts: list[str]) -> list[str]:
     return [t for t in texts if "gpu-h100-count" not in t]
 
@@ -120,6 +141,8 @@ def quota_removed(side: str) -> Callable[[Doc], None]:
 
 MUTATIONS: dict[str, Mutation] = {
     "quota cap raised past the planner's need": cap_raised,
+    "per-domain cap widened to every domain of the region": cap_edit(region_wide),
+    "per-domain cap moved to a domain the cluster network is not in": cap_edit(other_domain),
     "serving compartment's zero for the training shapes removed": guardrail(
         "serving", statements(without_serving_zero, "oci-landing-serving-quota", QUOTA)
     ),
