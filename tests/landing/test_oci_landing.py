@@ -293,3 +293,25 @@ def test_a_bad_oci_landing_file_exits_2_naming_the_key(tmp_path: Path) -> None:
     code, _, err = run("validate", str(bad))
     assert code == 2
     assert "organization.serving.account.name" in err and "Traceback" not in err
+
+
+def test_a_need_in_another_region_reads_that_regions_domains_through_its_own_provider() -> None:
+    """The landing stack's provider is pinned to the home region, whose domains are not the need's: the domain
+    names of a need elsewhere come through a provider of the need's region (the mocks answer their one region's
+    names, so this checks the wiring, not the names)."""
+    from accelstack.components.oci.landing import build_landing
+    from accelstack.planner.landing_plan import LandingPlan, QuotaNeed
+
+    raw = copy.deepcopy(landing_raw())
+    raw["organization"]["allowedRegions"] = ["us-ashburn-1", "us-phoenix-1"]
+    spec = parse_landing(raw, "oci-landing")
+    need = QuotaNeed("training", "us-phoenix-1", "gpu-h100-count", "GPUs", 16, "", ("oci-training",), "1")
+    result = capture(lambda: build_landing(spec, LandingPlan((need,), ())), config_for_pulumi(raw), stack="oci-landing")
+    providers = {r.name: r.inputs.get("region") for r in of_type(result, "pulumi:providers:oci")}
+    assert providers == {"oci-landing-oci": "us-ashburn-1", "oci-landing-oci-us-phoenix-1": "us-phoenix-1"}
+    training = by_side(result, "oci:Limits/quota:Quota")["training"].inputs["statements"]
+    assert (
+        sum(s.startswith("set compute-core quota gpu-h100-count to 16 ") and "request.ad = " in s for s in training)
+        == 1
+    )
+    assert sum(s.startswith("zero compute-core quotas gpu-h100-count ") for s in training) == 2
