@@ -128,6 +128,11 @@ class OciLandingParts(LandingParts):
                 statements.append(landing_quotas.cap(need.quota, need.amount, path, need.region))
         return statements
 
+    def statements_once_known(
+        self, side: str, domains: pulumi.Output[dict[str, list[str]]]
+    ) -> pulumi.Output[list[str]]:
+        return domains.apply(lambda found: self.quota_statements(side, found))
+
     def region_domains(self, region: str) -> pulumi.Output[list[str]]:
         """The region's availability domains as the tenancy names them ("Uocm:US-ASHBURN-AD-1": a per-tenancy
         prefix, so read at preview; identity/get_availability_domains.py), through a provider in that region."""
@@ -160,7 +165,7 @@ class OciLandingParts(LandingParts):
                 name=iam_name(self.prefix, f"{side}-quota"),
                 description=f"accelstack {side}: allowed regions, the planner's GPU caps"
                 + (", no training shapes" if side == "serving" else ""),
-                statements=domains.apply(lambda found, side=side: self.quota_statements(side, found)),
+                statements=self.statements_once_known(side, domains),
                 freeform_tags=self.tags(side),
                 opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[groups[side]])),
             )
