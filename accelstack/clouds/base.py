@@ -104,6 +104,9 @@ class Quota:
     name: str
     unit: str  # "vCPUs" or "GPUs"
     code: str = ""  # its id in the cloud's quota API (AWS Service Quotas: L-417A185B), where one is tabled
+    # Counted per zone, not per region (OCI's GPU limits: per availability domain): the zone a training cluster is
+    # placed in when its stack pins none (`training.network.availabilityZone`); "": counted per region.
+    first_zone: str = ""
 
     def amount(self, instance: InstanceType, count: int) -> int:
         """What `count` machines of `instance` take from this quota."""

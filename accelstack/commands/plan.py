@@ -33,6 +33,7 @@ from accelstack.planner.landing_plan import QuotaNeed, landing_problems, plan_la
 from accelstack.spec.landing import (
     QUOTA_BY_HAND,
     QUOTA_CAPS_ONLY,
+    QUOTA_ZONE_NAMES,
     LandingStack,
     is_landing,
     parse_landing,
@@ -59,10 +60,15 @@ class QuotaRow:
     requested: int
     needed: int
     stacks: tuple[str, ...]  # the stacks that need it
+    zone: str = ""  # the zone a per-zone quota is needed in ("": the region)
 
     @property
     def short(self) -> bool:
         return self.needed > self.requested
+
+    def where(self, cloud: str) -> str:
+        """The region, and the zone when the need is in one (OCI: `us-ashburn-1 AD-1`)."""
+        return f"{self.region} {QUOTA_ZONE_NAMES.get(cloud, 'zone {}').format(self.zone)}" if self.zone else self.region
 
 
 def load_landing(path: Path, overrides: list[str] | None = None) -> LandingStack:
@@ -114,13 +120,15 @@ def quota_rows(landing: LandingStack, stacks_dir: Path) -> list[QuotaRow]:
     }
     everyone = landing.model_copy(update={"organization": landing.organization.model_copy(update=sides)})
     needed = plan_landing(everyone, {**listed, **unlisted}, catalog).needs
-    asked = {(n.side, n.region, n.quota): n for n in requested}
+    asked = {(n.side, n.region, n.quota, n.zone): n for n in requested}
     rows = []
     for need in needed:
-        request: QuotaNeed | None = asked.pop((need.side, need.region, need.quota), None)
+        request: QuotaNeed | None = asked.pop((need.side, need.region, need.quota, need.zone), None)
         amount = request.amount if request else 0
-        rows.append(QuotaRow(need.side, need.region, need.quota, need.unit, amount, need.amount, need.stacks))
-    rows.extend(QuotaRow(r.side, r.region, r.quota, r.unit, r.amount, 0, ()) for r in asked.values())
+        rows.append(
+            QuotaRow(need.side, need.region, need.quota, need.unit, amount, need.amount, need.stacks, need.zone)
+        )
+    rows.extend(QuotaRow(r.side, r.region, r.quota, r.unit, r.amount, 0, (), r.zone) for r in asked.values())
     return rows
 
 
@@ -171,7 +179,8 @@ def landing_shortfalls(spec: TrainingStack | ServingStack, stacks_dir: Path) -> 
             warnings.append(
                 Problem(
                     "landing.stack",
-                    f"the {row.side} account needs {row.needed} {row.unit} of {row.quota!r} in {row.region}; "
+                    f"the {row.side} account needs {row.needed} {row.unit} of {row.quota!r} in "
+                    f"{row.where(landing.cloud)}; "
                     f"{landing.stack} requests {row.requested}",
                     Level.WARNING,
                 )
@@ -207,7 +216,7 @@ def quota_table(landing: LandingStack, rows: list[QuotaRow]) -> Table:
         style = "bold yellow" if row.short else ""
         table.add_row(
             f"{account} ({row.side})",
-            row.region,
+            row.where(landing.cloud),
             row.quota,
             f"manual: {row.requested} {row.unit}" if by_hand else f"{row.requested} {row.unit}",
             f"{row.needed} {row.unit}",

@@ -53,6 +53,8 @@ class Registration:
     request: Any = None  # the RegisterResourceRequest itself, for analyzers that want protobufs
     # The resource's replaceOnChanges option (Pulumi property paths): a change there replaces it.
     replace_on_changes: list[str] = field(default_factory=list)
+    # Read, not managed (a stack reference, Resource.get): Pulumi's state marks it `external`.
+    external: bool = False
 
     @property
     def is_provider(self) -> bool:
@@ -114,6 +116,34 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 id=response.id,
                 request=request,
                 replace_on_changes=list(request.replaceOnChanges),
+            )
+        )
+        return response
+
+    def ReadResource(self, request: resource_pb2.ReadResourceRequest) -> resource_pb2.ReadResourceResponse:  # noqa: N802
+        """A read resource (a stack reference to a landing stack) is in the state as the engine's policy packs see
+        it, with the outputs it read: kept like a registration, marked external."""
+        response: resource_pb2.ReadResourceResponse = super().ReadResource(request)  # type: ignore[no-untyped-call]
+        self.registrations.append(
+            Registration(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                custom=True,
+                parent=request.parent,
+                provider=request.provider,
+                dependencies=list(request.dependencies),
+                property_dependencies={},
+                protect=False,
+                retain_on_delete=False,
+                delete_before_replace=False,
+                ignore_changes=[],
+                additional_secret_outputs=list(request.additionalSecretOutputs),
+                inputs=_struct_to_json(request.properties),
+                outputs=_struct_to_json(response.properties),
+                id=request.id,
+                request=request,
+                external=True,
             )
         )
         return response

@@ -76,6 +76,8 @@ def resource_v3(registration: Registration) -> dict[str, Any]:
     if registration.parent and not is_stack:
         entry["parent"] = registration.parent
     entry["protect"] = registration.protect
+    if registration.external:
+        entry["external"] = True
     if registration.custom and registration.provider:
         entry["provider"] = registration.provider
     # The engine sees these as sets; the program adds them in whatever order its outputs resolve.

@@ -16,7 +16,14 @@ def landing_context(spec: Any, plan: Any) -> dict[str, Any]:
         "workload": "landing",
         "allowedRegions": list(spec.organization.allowed_regions),
         "quotaNeeds": [
-            {"side": n.side, "region": n.region, "quota": n.quota, "quotaCode": n.code, "amount": n.amount}
+            {
+                "side": n.side,
+                "region": n.region,
+                "quota": n.quota,
+                "quotaCode": n.code,
+                "amount": n.amount,
+                **({"zone": n.zone} if n.zone else {}),
+            }
             for n in plan.needs
         ],
         "deniedFamilies": list(plan.training_families),

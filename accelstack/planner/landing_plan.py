@@ -28,6 +28,17 @@ class QuotaNeed:
     amount: int
     code: str  # the quota's id in the cloud's quota API (what a request names)
     stacks: tuple[str, ...]  # the workload stacks that draw on it
+    # The zone the amount is drawn in, for a quota counted per zone that the stacks' machines draw in one zone
+    # (a training cluster); "": anywhere in the region.
+    zone: str = ""
+
+
+def zone_drawn(spec: TrainingStack | ServingStack, first_zone: str) -> str:
+    """Where a stack draws a per-zone quota (`first_zone`: the quota's default zone, "" for a regional quota): a
+    training cluster in its pinned zone or the first, a serving stack's replicas anywhere in the region."""
+    if not first_zone or not isinstance(spec, TrainingStack):
+        return ""
+    return spec.training.network.availability_zone or first_zone
 
 
 def machines_drawn(spec: TrainingStack | ServingStack) -> tuple[str, str, int]:
@@ -51,7 +62,7 @@ def plan_quota_needs(
     listed stack missing from it is the caller's error to report). In side, then quota name order."""
     needs: list[QuotaNeed] = []
     for side in SIDES:
-        totals: dict[tuple[str, str, str, str], tuple[int, list[str]]] = {}
+        totals: dict[tuple[str, str, str, str, str], tuple[int, list[str]]] = {}
         for name in landing.side(side).stacks:
             spec = workloads.get(name)
             if spec is None:
@@ -61,23 +72,24 @@ def plan_quota_needs(
             quota = catalog.quota(instance_type, "spot" if capacity == "flex-start" else capacity)
             if quota is None:
                 continue  # a capacity block or reservation: bought capacity, no quota drawn
-            key = (spec.account.region, quota.name, quota.unit, quota.code)
+            key = (spec.account.region, quota.name, zone_drawn(spec, quota.first_zone), quota.unit, quota.code)
             amount, stacks = totals.get(key, (0, []))
             totals[key] = (amount + quota.amount(catalog.instance(instance_type), count), [*stacks, name])
         needs.extend(
-            QuotaNeed(side, region, quota, unit, amount, code, tuple(stacks))
-            for (region, quota, unit, code), (amount, stacks) in sorted(totals.items())
+            QuotaNeed(side, region, quota, unit, amount, code, tuple(stacks), zone)
+            for (region, quota, zone, unit, code), (amount, stacks) in sorted(totals.items())
         )
     return needs
 
 
 def shortfalls(requested: Iterable[QuotaNeed], needed: Iterable[QuotaNeed]) -> list[tuple[QuotaNeed, int]]:
-    """(need, amount requested) for each need larger than what the landing stack requests for that side and quota."""
-    asked = {(r.side, r.region, r.quota): r.amount for r in requested}
+    """(need, amount requested) for each need larger than what the landing stack requests for that side, quota
+    and zone."""
+    asked = {(r.side, r.region, r.quota, r.zone): r.amount for r in requested}
     return [
-        (need, asked.get((need.side, need.region, need.quota), 0))
+        (need, asked.get((need.side, need.region, need.quota, need.zone), 0))
         for need in needed
-        if need.amount > asked.get((need.side, need.region, need.quota), 0)
+        if need.amount > asked.get((need.side, need.region, need.quota, need.zone), 0)
     ]
 
 

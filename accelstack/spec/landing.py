@@ -41,11 +41,14 @@ QUOTA_CAPS_ONLY = {
     "oci": (
         "OCI quotas cap each compartment at the planner's need and never raise the tenancy's service limits: where "
         "a limit (`oci limits value list --service-name compute`) is below a cap, request an increase (console: "
-        "Governance, Limits, Quotas and Usage). GPU quotas are scoped to an availability domain and a cap without "
-        "`request.ad` is allocated to each AD (quota_policy_syntax.htm, Scope): in a region with three ADs a "
-        "compartment can hold up to three times a cap, though a cluster network uses one AD"
+        "Governance, Limits, Quotas and Usage). GPU quotas are counted per availability domain "
+        "(quota_policy_syntax.htm, Scope): a row with an AD (a training cluster network, placed in one) is capped "
+        "exactly, in that AD (`where request.ad`), and the quota is zeroed in the region's other ADs; a row "
+        "without one is capped in each AD, so a region with three ADs may hold up to three times it"
     )
 }
+# How `plan quotas` names the zone of a per-zone quota need (accelstack.clouds.base.Quota.first_zone), by cloud.
+QUOTA_ZONE_NAMES = {"oci": "AD-{}"}
 # AWS Organizations: a root is r-<4-32 chars>, an OU ou-<4-32>-<8-32> (Organizations API, CreateOrganizationalUnit ParentId).
 AWS_PARENT_ID = r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})$"
 # Resource Manager: a folder's parent is organizations/<number> or folders/<number> (folders.create, Folder.parent).

@@ -19,6 +19,7 @@ import pulumi_oci as oci
 
 from accelstack.clouds.oci import landing_quotas
 from accelstack.clouds.oci.names import iam_name
+from accelstack.clouds.oci.quotas import domain_name
 from accelstack.components.recipes.landing import LandedAccount, LandingParts, LandingRecipe
 from accelstack.planner.landing_plan import LandingPlan, QuotaNeed
 from accelstack.spec.accounts import OciAccount
@@ -68,6 +69,18 @@ def deploy_group_name(account_name: str) -> str:
     return iam_name(account_name, "deployers")
 
 
+def nodes_group_name(account_name: str) -> str:
+    """The side's nodes' dynamic group (unique in the tenancy, as dynamic group names are): every instance of the
+    side's compartment, which its workload stacks' policies grant what their nodes read and write."""
+    return iam_name(account_name, "nodes")
+
+
+def nodes_matching_rule(compartment_id: str) -> str:
+    """Matches the instances of one compartment (docs.oracle.com/iaas/Content/Identity/dynamicgroups/
+    Writing_Matching_Rules_to_Define_Dynamic_Groups.htm), and no other: the side's compartment is its own."""
+    return f"ALL {{instance.compartment.id = '{compartment_id}'}}"
+
+
 def grant_statements(side: str, group_id: str, compartment_id: str) -> list[str]:
     return [f"allow group id {group_id} to manage {what} in compartment id {compartment_id}" for what in GRANTS[side]]
 
@@ -80,6 +93,8 @@ class OciLandingParts(LandingParts):
         account = spec.account
         assert isinstance(account, OciAccount)
         self.tenancy = account.tenancy_ocid
+        self.node_groups: dict[str, oci.identity.DynamicGroup] = {}
+        self.regional: dict[str, oci.Provider] = {}
 
     def tags(self, side: str) -> dict[str, str]:
         return {TAG_SIDE: side, "accelstack-workload": "landing", "accelstack-stack": self.prefix}
@@ -97,19 +112,52 @@ class OciLandingParts(LandingParts):
             opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(protect=True)),
         )
 
-    def quota_statements(self, side: str) -> list[str]:
+    def quota_statements(self, side: str, domains: dict[str, list[str]]) -> list[str]:
+        """The side's quota statements; `domains`: each needed region's availability domains, as the tenancy
+        names them (a need in one domain is capped there exactly, and zeroed in the others)."""
         path = compartment_path(self.spec, side)
         statements = landing_quotas.region_guardrail(path, self.spec.organization.allowed_regions)
         if side == "serving" and (shapes := landing_quotas.training_shape_quotas(self.plan.training_families)):
             statements.append(landing_quotas.zero(shapes, path))
-        statements.extend(
-            landing_quotas.cap(need.quota, need.amount, path, need.region) for need in self.plan.side_needs(side)
-        )
+        for need in self.plan.side_needs(side):
+            if need.zone:
+                found = domains[need.region]
+                domain = domain_name(found, need.zone)
+                statements.extend(landing_quotas.cap_in_domain(need.quota, need.amount, path, found, domain))
+            else:
+                statements.append(landing_quotas.cap(need.quota, need.amount, path, need.region))
         return statements
+
+    def statements_once_known(
+        self, side: str, domains: pulumi.Output[dict[str, list[str]]]
+    ) -> pulumi.Output[list[str]]:
+        return domains.apply(lambda found: self.quota_statements(side, found))
+
+    def region_domains(self, region: str) -> pulumi.Output[list[str]]:
+        """The region's availability domains as the tenancy names them ("Uocm:US-ASHBURN-AD-1": a per-tenancy
+        prefix, so read at preview; identity/get_availability_domains.py), through a provider in that region."""
+        provider = self.opts.provider
+        if region != self.spec.account.region:
+            provider = self.regional.get(region) or oci.Provider(
+                f"{self.prefix}-oci-{region}",
+                tenancy_ocid=self.tenancy,
+                region=region,
+                opts=pulumi.ResourceOptions(parent=self.opts.parent),
+            )
+            self.regional[region] = provider
+        found = oci.identity.get_availability_domains_output(
+            compartment_id=self.tenancy, opts=pulumi.InvokeOptions(parent=self.opts.parent, provider=provider)
+        )
+        return found.availability_domains.apply(lambda listed: [domain.name for domain in listed])
 
     def guardrails(self, groups: dict[str, pulumi.CustomResource]) -> list[pulumi.Resource]:
         # Quota policies live in the root compartment and name the compartment they cover by its path
-        # (limits/quota.py example: compartment_id=tenancy_ocid); it must exist when the quota is created.
+        # (limits/quota.py example: compartment_id=tenancy_ocid); it must exist when the quota is created. The
+        # Limits service parses each statement at create and update (a domain name it does not know fails there).
+        regions = sorted({need.region for need in self.plan.needs if need.zone})
+        domains = pulumi.Output.all(*(self.region_domains(region) for region in regions)).apply(
+            lambda lists: dict(zip(regions, lists, strict=True))
+        )
         return [
             oci.limits.Quota(
                 f"{self.prefix}-{side}-quota",
@@ -117,7 +165,7 @@ class OciLandingParts(LandingParts):
                 name=iam_name(self.prefix, f"{side}-quota"),
                 description=f"accelstack {side}: allowed regions, the planner's GPU caps"
                 + (", no training shapes" if side == "serving" else ""),
-                statements=self.quota_statements(side),
+                statements=self.statements_once_known(side, domains),
                 freeform_tags=self.tags(side),
                 opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[groups[side]])),
             )
@@ -148,7 +196,32 @@ class OciLandingParts(LandingParts):
             freeform_tags=self.tags(side),
             opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[deployers, group])),
         )
+        self.node_groups[side] = self.nodes_group(side, group)
         return LandedAccount(side, compartment_id, None, group)
+
+    def nodes_group(self, side: str, compartment: pulumi.CustomResource) -> oci.identity.DynamicGroup:
+        """The side's nodes' dynamic group, made here so no workload deployer needs `manage dynamic-groups` in the
+        tenancy (a dynamic group lives in the root compartment: with that grant a deployer could write one that
+        matches the other side's instances). CreateDynamicGroup takes the tenancy's OCID as compartment id, a name
+        unique in the tenancy, and parses the matching rule (identity/dynamic_group.py: compartment_id and name
+        replace, the rule and description update in place); the compartment it names must exist first."""
+        return oci.identity.DynamicGroup(
+            f"{self.prefix}-{side}-nodes",
+            compartment_id=self.tenancy,
+            name=nodes_group_name(self.spec.side(side).account.name),
+            description=f"accelstack {side}: the instances of the {side} compartment",
+            matching_rule=compartment.id.apply(nodes_matching_rule),
+            freeform_tags=self.tags(side),
+            # The workload stacks' node policies name it: deleting it takes their nodes' access, as the deploy
+            # group's deletion would its members'.
+            opts=pulumi.ResourceOptions.merge(
+                self.opts, pulumi.ResourceOptions(protect=True, depends_on=[compartment])
+            ),
+        )
+
+    def side_outputs(self, side: str) -> dict[str, pulumi.Input[object]]:
+        group = self.node_groups[side]
+        return {"NodesGroupName": group.name, "NodesGroupId": group.id}
 
     def apart(
         self, groups: dict[str, pulumi.CustomResource], accounts: dict[str, LandedAccount]

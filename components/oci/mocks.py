@@ -22,6 +22,7 @@ DEFAULT_TENANCY = "ocid1.tenancy.oc1..aaaaaaaaexample"
 DEFAULT_COMPARTMENT = "ocid1.compartment.oc1..aaaaaaaaexample"
 DEFAULT_REGION = "us-ashburn-1"
 DEFAULT_NAMESPACE = "acmetenancy"
+LANDED_NODES_GROUP = "acme-landed-nodes"  # a landing stack's nodes dynamic group (components/oci/landing.py)
 TENANCY_PREFIX = "Uocm"  # the per-tenancy prefix of availability domain names
 
 
@@ -58,8 +59,13 @@ class OciMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == SLEEP:
             return mock_sleep(args)
-        if args.typ == STACK_REFERENCE:  # a landing stack's outputs: this compartment, either side
-            return f"{args.name}-id", landing_reference_outputs(args, self.compartment)
+        if args.typ == STACK_REFERENCE:  # a landing stack's outputs: this compartment and its nodes, either side
+            return f"{args.name}-id", landing_reference_outputs(
+                args,
+                self.compartment,
+                NodesGroupName=LANDED_NODES_GROUP,
+                NodesGroupId=self.ocid("dynamicgroup", "landed"),
+            )
         if not args.typ.startswith("oci:"):
             return f"{args.name}-id", outputs
         resource_id = self.ocid(args.typ, args.name)

@@ -42,6 +42,18 @@ def landed_compartment(spec: StackSpec, landed: str) -> str:
     return landed
 
 
+def landed_nodes_group(spec: StackSpec, parent: pulumi.Resource) -> pulumi.Output[str]:
+    """The name of the dynamic group the landing stack made for this stack's side (its `<side>NodesGroupName`:
+    every instance of the side's compartment, components/oci/landing.py). A reference of its own, beside the
+    provider's: a stack reference only reads the landing stack's outputs, and the provider's is made before the
+    parts exist."""
+    assert spec.landing is not None
+    landing = pulumi.StackReference(
+        f"{spec.stack}-landing-nodes", stack_name=spec.landing.stack, opts=pulumi.ResourceOptions(parent=parent)
+    )
+    return landing.require_output(f"{spec.workload}NodesGroupName").apply(str)
+
+
 def oci_provider(spec: StackSpec, parent: pulumi.Resource) -> oci.Provider:
     """Deploys only for the stack's tenancy and region; the credentials are the deployer's (~/.oci/config or an
     instance principal), never in the stack."""

@@ -49,7 +49,7 @@ class OciTrainingHandles:
     availability_domain: pulumi.Output[str]
     compartment_id: str
     tags: dict[str, str]
-    nodes_group_name: str
+    nodes_group_name: pulumi.Output[str]  # the stack's own dynamic group, or its landing stack's for its side
     node_grants: list[pulumi.Resource] = field(default_factory=list)
 
 
@@ -87,10 +87,10 @@ class OciSlurmParts(SlurmParts[OciTrainingHandles]):
             compartment_id=handles.compartment_id,
             name=names.iam_name(ctx.name, "munge-key"),
             description=f"accelstack {ctx.name}: the Slurm nodes and head read the munge key",
-            statements=self.secret.id.apply(
-                lambda secret_id: [
-                    f"allow dynamic-group {group} to read secret-bundles in compartment id "
-                    f"{handles.compartment_id} where target.secret.id = '{secret_id}'"
+            statements=pulumi.Output.all(group, self.secret.id).apply(
+                lambda found: [
+                    f"allow dynamic-group {found[0]} to read secret-bundles in compartment id "
+                    f"{handles.compartment_id} where target.secret.id = '{found[1]}'"
                 ]
             ),
             freeform_tags=handles.tags,

@@ -18,10 +18,11 @@ import pulumi_oci as oci
 
 from accelstack.clouds.base import Feature
 from accelstack.clouds.oci import catalog, names
+from accelstack.clouds.oci.quotas import FIRST_DOMAIN, domain_name
 from accelstack.components.base import SchedulerResult
 from accelstack.components.oci.images import NodeImageChoice, node_image
 from accelstack.components.oci.network import TrainingNetwork, training_network
-from accelstack.components.oci.provider import account_of, stack_tags
+from accelstack.components.oci.provider import account_of, landed_nodes_group, stack_tags
 from accelstack.components.oci.scheduler import OciTrainingHandles, SlurmCluster
 from accelstack.components.oci.storage import TrainingStorage, training_storage
 from accelstack.components.recipes.implements import implements
@@ -63,12 +64,13 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
         # Without the config digest: a digest on every resource would update all of them on every config edit; the
         # cluster network alone carries it (as the other clouds' node groups do).
         self.tags = stack_tags(ctx.spec)
-        number = int(ctx.spec.training.network.availability_zone or "1")
+        # The landing stack caps the GPU quota in this same domain (accelstack.planner.landing_plan.zone_drawn).
+        number = ctx.spec.training.network.availability_zone or FIRST_DOMAIN
         domains = oci.identity.get_availability_domains_output(
             compartment_id=self.tenancy_id, opts=pulumi.InvokeOptions(parent=ctx.parent)
         )
         self.availability_domain: pulumi.Output[str] = domains.availability_domains.apply(
-            lambda found: found[number - 1].name
+            lambda found: domain_name([domain.name for domain in found], number)
         )
         self.cluster_network: oci.core.ClusterNetwork | None = None
         self.instance_configuration: oci.core.InstanceConfiguration | None = None
@@ -110,43 +112,66 @@ class OciTrainingParts(TrainingParts[OciTrainingHandles]):
     def node_identity(self, network: NodeNetwork, data: TrainingData) -> NodeIdentity:
         """The instance principal: a dynamic group of the stack compartment's instances (the compartment is the
         stack's alone: separation by compartment) and a policy letting it read datasets and create, never delete
-        or overwrite, checkpoints. Dynamic groups live in the tenancy (the root compartment)."""
+        or overwrite, checkpoints. Dynamic groups live in the tenancy (the root compartment): a stack wired to its
+        landing stack uses the one the landing stack made for its side (`<side>NodesGroupName`,
+        components/oci/landing.py), so its deployer needs no tenancy grant; an unwired stack makes its own, and its
+        deployer then needs `manage dynamic-groups in tenancy` from a tenancy administrator."""
         ctx, store = self.ctx, self.store
-        self.nodes_group_name = names.iam_name(ctx.name, "nodes")
-        self.dynamic_group = oci.identity.DynamicGroup(
-            f"{ctx.name}-nodes",
-            compartment_id=self.tenancy_id,
-            name=self.nodes_group_name,
-            description=f"accelstack {ctx.name}: the training cluster's instances",
-            matching_rule=f"ALL {{instance.compartment.id = '{self.compartment_id}'}}",
-            freeform_tags=self.tags,
-            opts=ctx.child,
-        )
-        group = f"dynamic-group {self.nodes_group_name}"
-        where = f"in compartment id {self.compartment_id} where target.bucket.name = "
-        statements = [f"allow {group} to read objects {where}'{store.dataset_bucket_name}'"]
-        statements.append(f"allow {group} to read buckets {where}'{store.dataset_bucket_name}'")
-        if store.checkpoint_bucket_name is not None:
-            # OBJECT_CREATE without OBJECT_OVERWRITE or OBJECT_DELETE: new checkpoints only.
-            statements.append(
-                f"allow {group} to manage objects in compartment id {self.compartment_id} where all "
-                f"{{target.bucket.name = '{store.checkpoint_bucket_name}', any {{request.permission = "
-                "'OBJECT_CREATE', request.permission = 'OBJECT_INSPECT', request.permission = 'OBJECT_READ'}}"
+        made: list[pulumi.Resource] = []
+        self.dynamic_group: oci.identity.DynamicGroup | None = None
+        self.nodes_group_name: pulumi.Output[str]
+        if ctx.spec.landing is not None:
+            self.nodes_group_name = landed_nodes_group(ctx.spec, ctx.parent)
+        else:
+            name = names.iam_name(ctx.name, "nodes")
+            self.dynamic_group = oci.identity.DynamicGroup(
+                f"{ctx.name}-nodes",
+                compartment_id=self.tenancy_id,
+                name=name,
+                description=f"accelstack {ctx.name}: the training cluster's instances",
+                matching_rule=f"ALL {{instance.compartment.id = '{self.compartment_id}'}}",
+                freeform_tags=self.tags,
+                opts=ctx.child,
             )
-            statements.append(f"allow {group} to read buckets {where}'{store.checkpoint_bucket_name}'")
-        statements.append(
-            f"allow {group} to use keys in compartment id {self.compartment_id} where target.key.id = '{{key}}'"
+            self.nodes_group_name = pulumi.Output.from_input(name)
+            made.append(self.dynamic_group)
+        compartment, datasets, checkpoints = (
+            self.compartment_id,
+            store.dataset_bucket_name,
+            store.checkpoint_bucket_name,
         )
+
+        def grants(group_name: str, key: str) -> list[str]:
+            group = f"dynamic-group {group_name}"
+            where = f"in compartment id {compartment} where target.bucket.name = "
+            statements = [f"allow {group} to read objects {where}'{datasets}'"]
+            statements.append(f"allow {group} to read buckets {where}'{datasets}'")
+            if checkpoints is not None:
+                # OBJECT_CREATE without OBJECT_OVERWRITE or OBJECT_DELETE: new checkpoints only.
+                statements.append(
+                    f"allow {group} to manage objects in compartment id {compartment} where all "
+                    f"{{target.bucket.name = '{checkpoints}', any {{request.permission = "
+                    "'OBJECT_CREATE', request.permission = 'OBJECT_INSPECT', request.permission = 'OBJECT_READ'}}"
+                )
+                statements.append(f"allow {group} to read buckets {where}'{checkpoints}'")
+            statements.append(
+                f"allow {group} to use keys in compartment id {compartment} where target.key.id = '{key}'"
+            )
+            return statements
+
         self.nodes_policy = oci.identity.Policy(
             f"{ctx.name}-nodes",
             compartment_id=self.compartment_id,
             name=names.iam_name(ctx.name, "nodes"),
             description=f"accelstack {ctx.name}: what the training nodes read and write",
-            statements=store.key.id.apply(lambda key: [s.replace("{key}", key) for s in statements]),
+            statements=pulumi.Output.all(self.nodes_group_name, store.key.id).apply(
+                lambda found: grants(str(found[0]), str(found[1]))
+            ),
             freeform_tags=self.tags,
-            opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=[self.dynamic_group]),
+            # CreatePolicy refuses a statement naming a dynamic group that does not exist yet.
+            opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=made),
         )
-        return NodeIdentity([self.dynamic_group, self.nodes_policy])
+        return NodeIdentity([*made, self.nodes_policy])
 
     def scheduler_handles(self, network: NodeNetwork, data: TrainingData, identity: NodeIdentity) -> OciTrainingHandles:
         return OciTrainingHandles(

@@ -75,6 +75,12 @@ class LandingParts(ABC):
     def inside(self, account: LandedAccount, needs: list[QuotaNeed]) -> list[pulumi.Resource]:
         """What is created in the account itself (through its deploy role): quota requests, the budget."""
 
+    def side_outputs(self, side: str) -> dict[str, pulumi.Input[Any]]:
+        """What else the side's workload stacks read from the landing stack (exported as `<side><Key>`), beyond
+        its account id and deploy role: none unless the cloud makes something they use (OCI: its nodes' dynamic
+        group)."""
+        return {}
+
 
 class LandingRecipe(pulumi.ComponentResource):
     """A landing stack on any cloud; `outputs` holds what the workload stacks read from it."""
@@ -98,6 +104,7 @@ class LandingRecipe(pulumi.ComponentResource):
             if account.deploy_role_arn is not None:
                 exported[f"{side}DeployRoleArn"] = account.deploy_role_arn
             exported[f"{side}GroupId"] = self.groups[side].id
+            exported.update({f"{side}{key}": value for key, value in self.parts.side_outputs(side).items()})
         exported["quotaRequests"] = [
             {"side": n.side, "region": n.region, "quota": n.quota, "unit": n.unit, "amount": n.amount}
             for n in self.parts.plan.needs

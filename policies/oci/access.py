@@ -12,7 +12,7 @@ limits its instances to; a `group` (users of the tenancy) cannot be placed in a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..access import ADMIN, ANY, BECOME, IDENTITY, KEY, OBJECTS, READ, RESOURCE, SERVICE, WRITE, Edge, Party, Placement
@@ -23,6 +23,8 @@ from .statements import Statement, Subject, matching_compartments, parse
 
 POLICY = "oci:Identity/policy:Policy"
 DYNAMIC_GROUP = "oci:Identity/dynamicGroup:DynamicGroup"
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+SIDES = ("training", "serving")
 ACCESS_TYPES = (POLICY, DYNAMIC_GROUP, *transfers.EDGE_TYPES)
 
 _LEVEL = {"inspect": READ, "read": READ, "use": WRITE, "manage": ADMIN}
@@ -103,7 +105,32 @@ def dynamic_group_party(name: str, placement: Placement, origin: str) -> Party:
             if len(compartments) == 1:
                 return Party(ref, canonical_account(compartments[0]), IDENTITY)
             return unplaced_party(ref, why or f"its members span compartments {', '.join(compartments)}", IDENTITY)
-    return unplaced_party(ref, f"no dynamic group named {name!r} is created by this stack ({origin})", IDENTITY)
+    landed = landed_group_compartment(name, placement.stack.resources)
+    if landed is not None:
+        return Party(ref, canonical_account(landed), IDENTITY)
+    return unplaced_party(
+        ref,
+        f"no dynamic group named {name!r} is created by this stack or read from its landing stack ({origin})",
+        IDENTITY,
+    )
+
+
+def landed_group_compartment(name: str, resources: Iterable[Any]) -> str | None:
+    """The compartment of a dynamic group the stack reads from its landing stack: a stack reference's
+    `<side>NodesGroupName` is the group the landing stack made for that side, matching the instances of that
+    side's compartment (`<side>AccountId`) and no other, which landing-guardrails holds the landing stack to
+    (policies/separation/landing_oci.py)."""
+    for resource in resources:
+        if resource.resource_type != STACK_REFERENCE:
+            continue
+        outputs = _plain(resource.props, "outputs")
+        if not isinstance(outputs, Mapping):
+            continue  # unknown during preview: the group is unplaced and fails closed
+        for side in SIDES:
+            compartment = _plain(outputs, f"{side}AccountId")
+            if _plain(outputs, f"{side}NodesGroupName") == name and isinstance(compartment, str) and compartment:
+                return compartment
+    return None
 
 
 def _source(subject: Subject, placement: Placement, origin: str) -> Party:

@@ -15,6 +15,7 @@ COMPARTMENT = "oci:Identity/compartment:Compartment"
 GROUP = "oci:Identity/group:Group"
 QUOTA = "oci:Limits/quota:Quota"
 POLICY = "oci:Identity/policy:Policy"
+DYNAMIC_GROUP = "oci:Identity/dynamicGroup:DynamicGroup"
 TAG_SIDE = "accelstack-side"  # the compartments', groups' and quotas' free-form tag (components/oci/landing.py)
 FAMILY = "compute-core"  # the GPU and core counts' quota family
 EVERY_QUOTA = "/*/"  # a wildcard naming every quota of the family
@@ -34,6 +35,9 @@ SERVING_DENIED = frozenset(
         "lustre-file-systems",
     }
 )
+# What no side's deploy group may be granted: the identities OCI keeps in the tenancy. With dynamic groups a
+# deployer could write one matching the other side's instances; the landing stack makes each side's nodes group.
+DEPLOYER_DENIED = frozenset({"dynamic-groups", "groups", "users", "domains", "identity-providers"})
 _QUOTA = re.compile(
     r"^\s*(?P<action>set|zero|unset)\s+(?P<family>[a-z0-9-]+)\s+quotas?\s+(?P<names>.+?)"
     r"(?:\s+to\s+(?P<value>-?[0-9]+))?\s+in\s+(?:(?P<tenancy>tenancy)|compartment\s+(?P<compartment>\S+))"
@@ -41,6 +45,9 @@ _QUOTA = re.compile(
     re.IGNORECASE,
 )
 _REGION = re.compile(r"^request\.region\s*=\s*'(?P<region>[a-z0-9-]+)'$", re.IGNORECASE)
+# An availability domain as the tenancy names it: a tenancy prefix, the region's key and the domain's number
+# (Uocm:US-ASHBURN-AD-1; Identity API ListAvailabilityDomains).
+_DOMAIN = re.compile(r"^request\.ad\s*=\s*'(?P<domain>[A-Za-z0-9]+:[A-Za-z0-9-]+-AD-[0-9]+)'$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,8 @@ class QuotaStatement:
     names: tuple[str, ...] = ()
     value: int | None = None
     compartment: str | None = None  # the path the statement names; None: the tenancy
-    region: str | None = None  # request.region = <region>; None: every region
+    region: str | None = None  # request.region = <region>; None: every region (or the domain's)
+    domain: str | None = None  # request.ad = <availability domain>; None: each domain (of the region)
     unparsed: str = ""  # why it could not be read ("" when it was)
 
     @property
@@ -66,12 +74,13 @@ def parse_quota(text: str) -> QuotaStatement:
         return QuotaStatement(text, unparsed="not a set, zero or unset statement the packs can read")
     names = tuple(n.strip() for n in match["names"].split(",") if n.strip())
     where = match["where"]
-    region = None
+    region = domain = None
     if where is not None:
-        condition = _REGION.match(where.strip())
-        if condition is None:
+        condition, in_domain = _REGION.match(where.strip()), _DOMAIN.match(where.strip())
+        if condition is None and in_domain is None:
             return QuotaStatement(text, unparsed=f"a condition the packs cannot read: {where!r}")
-        region = condition["region"]
+        region = condition["region"] if condition else None
+        domain = in_domain["domain"] if in_domain else None
     action = match["action"].lower()
     if (action == "set") != (match["value"] is not None):
         return QuotaStatement(text, unparsed="set takes a value (to <n>), zero and unset none")
@@ -83,4 +92,19 @@ def parse_quota(text: str) -> QuotaStatement:
         value=int(match["value"]) if match["value"] is not None else None,
         compartment=match["compartment"],
         region=region,
+        domain=domain,
     )
+
+
+def region_key(region: str) -> str:
+    """us-ashburn-1 -> US-ASHBURN: how an availability domain's name spells its region."""
+    return "-".join(region.split("-")[:2]).upper()
+
+
+def domain_is(domain: str, region: str, zone: str) -> bool:
+    """Whether the tenancy's domain name `domain` is availability domain number `zone` of `region`."""
+    return domain.rsplit(":", 1)[-1].upper() == f"{region_key(region)}-AD-{zone}"
+
+
+def domain_in(domain: str, region: str) -> bool:
+    return domain.rsplit(":", 1)[-1].upper().startswith(f"{region_key(region)}-AD-")

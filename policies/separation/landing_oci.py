@@ -20,7 +20,7 @@ from pulumi_policy.proxy import UnknownValueError
 from .. import concepts
 from ..common import Context, as_list, decode, tag_values
 from ..oci import landing as oci_landing
-from ..oci.statements import parse
+from ..oci.statements import matching_compartments, parse
 
 UNKNOWN = object()
 
@@ -78,7 +78,7 @@ def _quota_problems(side: str, compartment: Any, resources: Sequence[Any], ctx: 
     if unset:
         yield f"the {side} compartment's quota unsets {', '.join(unset)}: back to the service limits"
     denied_quotas = set(ctx.config.get("deniedQuotas") or [])
-    everywhere = {n for s in zeros if s.region is None for n in s.names}
+    everywhere = {n for s in zeros if s.region is None and s.domain is None for n in s.names}
     if side == "serving":
         if missing := sorted(denied_quotas - everywhere):
             yield f"the serving compartment's quota does not zero the training shapes' {', '.join(missing)}"
@@ -110,6 +110,8 @@ def _grant_problems(side: str, compartments: Mapping[str, Any], resources: Seque
             elif not statement.scope_by_id or statement.scope != ids.get(side):
                 where = other if statement.scope == ids.get(other) else statement.scope
                 yield f"{policy.name} grants the {side} deploy group in the {where} compartment, not its own: {text!r}"
+            elif statement.what.lower() in oci_landing.DEPLOYER_DENIED:
+                yield f"{policy.name} grants the {side} deploy group {statement.what}: {text!r} (tenancy identities)"
             elif side == "serving" and statement.what.lower() in oci_landing.SERVING_DENIED:
                 yield f"{policy.name} grants the serving deploy group {statement.what}: {text!r} (training's)"
             else:
@@ -148,6 +150,29 @@ def oci_side_problems(
     yield from _quota_problems(side, compartment, resources, ctx)
     if set(compartments) == {"training", "serving"}:
         yield from _grant_problems(side, compartments, resources)
+        yield from _nodes_group_problems(side, compartments, resources)
+
+
+def _nodes_group_problems(side: str, compartments: Mapping[str, Any], resources: Sequence[Any]) -> Iterable[str]:
+    """The side's nodes dynamic group (its workload stacks' policies name it: policies/oci/access.py places it in
+    the side's compartment) is in the tenancy and matches the instances of the side's compartment and no other."""
+    groups = [g for g in resources if g.resource_type == oci_landing.DYNAMIC_GROUP and resource_side(g) == side]
+    if not groups:
+        yield f"no nodes dynamic group is tagged {oci_landing.TAG_SIDE}={side} (the {side} stacks' policies name it)"
+    compartment_id = _read(compartments[side], "id")
+    for group in groups:
+        rule = _read(group, "matchingRule")
+        if rule is UNKNOWN or compartment_id is UNKNOWN:
+            continue  # judged at `up`, with the compartment's OCID known
+        matched, why = matching_compartments(str(rule))
+        if why or matched != (compartment_id,):
+            yield (
+                f"the {side} nodes dynamic group {group.name} matches {rule!r}, not the instances of the {side} "
+                f"compartment {compartment_id} alone{f': {why}' if why else ''}"
+            )
+        where = _read(group, "compartmentId")
+        if where is not UNKNOWN and not str(where).startswith("ocid1.tenancy."):
+            yield f"the {side} nodes dynamic group {group.name} is in {where}: dynamic groups live in the tenancy"
 
 
 def oci_stack_problems(compartments: Mapping[str, Any], resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
@@ -156,24 +181,35 @@ def oci_stack_problems(compartments: Mapping[str, Any], resources: Sequence[Any]
 
 def oci_quota_caps(resource: Any, needs: list[dict[str, Any]]) -> Iterable[str]:
     """Each `set` statement of a side's quota policy caps a GPU quota at the planner's need for that side and
-    region, and no higher; a cap nothing needs is room no stack accounts for."""
+    region, and no higher; a cap nothing needs is room no stack accounts for. A need in one availability domain
+    (a cluster network's, `zone`) is capped in that domain (`request.ad`): a region-wide cap would be allocated
+    to each of its domains (quota_policy_syntax.htm, Scope), up to three times the need."""
     side = resource_side(resource)
     for statement in quota_statements(resource) or []:
         if statement.unparsed or statement.action != "set":
             continue
+        where = statement.domain or statement.region or "every region"
         for name in statement.names:
             need = next(
-                (
-                    n
-                    for n in needs
-                    if n.get("side") == side and n.get("region") == statement.region and n.get("quota") == name
-                ),
-                None,
+                (n for n in needs if n.get("side") == side and _covers(statement, n) and n.get("quota") == name), None
             )
             if need is None:
-                yield f"{resource.name} sets {name} in {statement.region or 'every region'} for the {side} compartment, which no listed workload stack needs"
+                yield f"{resource.name} sets {name} in {where} for the {side} compartment, which no listed workload stack needs"
             elif statement.value is not None and statement.value > int(need.get("amount", 0)):
                 yield (
-                    f"{resource.name} sets {name} to {statement.value} in {statement.region}, past the planner's need "
+                    f"{resource.name} sets {name} to {statement.value} in {where}, past the planner's need "
                     f"of {need.get('amount')} for the {side} compartment's stacks"
                 )
+            elif need.get("zone") and statement.domain is None:
+                yield (
+                    f"{resource.name} sets {name} in each availability domain of {where}, but the {side} "
+                    f"compartment's need is in AD-{need.get('zone')} alone: cap it there (where request.ad = ...)"
+                )
+
+
+def _covers(statement: oci_landing.QuotaStatement, need: Mapping[str, Any]) -> bool:
+    """Whether the statement's place is the need's: its domain (a need in one), else its region."""
+    region, zone = str(need.get("region")), need.get("zone")
+    if statement.domain is not None:
+        return bool(zone) and oci_landing.domain_is(statement.domain, region, str(zone))
+    return statement.region == region

@@ -44,6 +44,10 @@ LANDING_CONCEPTS = frozenset(
 # OCI's policies granting each side's deploy group its compartment (judged by landing-guardrails there), and the
 # audit logs of every service in a new GCP project (Data Access logs are off by default).
 LANDING_ALSO = frozenset({"api-enablement", "identity-grant", "audit-config"})
+# Kinds of a workload concept one landing stack makes for its sides, judged by landing-guardrails there: OCI's
+# nodes dynamic group per side (each matching only its side's compartment), so no workload deployer needs the
+# tenancy-wide `manage dynamic-groups` (components/oci/landing.py).
+LANDING_ALSO_TYPES = frozenset({"oci:Identity/dynamicGroup:DynamicGroup"})
 CONFIG: dict[str, dict[str, Any]] = {
     "quotaNeeds": {
         "type": "array",
@@ -401,5 +405,9 @@ def check_landing_kinds(resource: Any, ctx: Context) -> Iterable[str]:
         return
     if ctx.workload in WORKLOADS and concept in LANDING_CONCEPTS:
         yield f"{resource.resource_type} {resource.name} in a {ctx.workload} stack: only a landing stack makes it"
-    elif ctx.workload == LANDING and concept not in LANDING_CONCEPTS | LANDING_ALSO:
+    elif (
+        ctx.workload == LANDING
+        and concept not in LANDING_CONCEPTS | LANDING_ALSO
+        and resource.resource_type not in LANDING_ALSO_TYPES
+    ):
         yield f"{resource.resource_type} {resource.name} in a landing stack: a landing stack makes accounts and guardrails only"

@@ -23,6 +23,7 @@ LANDING_FILE = REPO / "stacks" / "Pulumi.oci-landing.yaml"
 COMPARTMENT = "oci:Identity/compartment:Compartment"
 QUOTA = "oci:Limits/quota:Quota"
 POLICY = "oci:Identity/policy:Policy"
+DYNAMIC_GROUP = "oci:Identity/dynamicGroup:DynamicGroup"
 Doc = dict[str, Any]
 Mutation = Callable[[Doc], tuple[str, str]]  # edits the export; (rule that must catch it, urn it must name)
 
@@ -66,6 +67,27 @@ def cap_raised(doc: Doc) -> tuple[str, str]:
     return "landing-quota-caps", str(entry(doc, "oci-landing-training-quota", QUOTA)["urn"])
 
 
+def cap_edit(change: Callable[[str], str]) -> Mutation:
+    """The training side's per-domain GPU cap rewritten by `change`."""
+
+    def apply(doc: Doc) -> tuple[str, str]:
+        statements(
+            lambda ts: [change(t) if t.startswith("set ") else t for t in ts], "oci-landing-training-quota", QUOTA
+        )(doc)
+        return "landing-quota-caps", str(entry(doc, "oci-landing-training-quota", QUOTA)["urn"])
+
+    return apply
+
+
+def region_wide(text: str) -> str:
+    """The cap on every domain of the region (each gets 16: up to 48 in a three-domain region)."""
+    return text.replace("request.ad = 'Uocm:US-ASHBURN-AD-1'", "request.region = 'us-ashburn-1'")
+
+
+def other_domain(text: str) -> str:
+    return text.replace("US-ASHBURN-AD-1", "US-ASHBURN-AD-2")
+
+
 def without_serving_zero(texts: list[str]) -> list[str]:
     return [t for t in texts if "gpu-h100-count" not in t]
 
@@ -94,12 +116,33 @@ def deletable(doc: Doc) -> None:
         props["enableDelete"] = True
 
 
+def nodes_group_matching(side: str, other: str) -> Callable[[Doc], None]:
+    """The side's nodes dynamic group widened to the other side's instances."""
+
+    def apply(doc: Doc) -> None:
+        theirs = compartment(doc, other)["outputs"]["id"]
+        for props in sides(entry(doc, f"oci-landing-{side}-nodes", DYNAMIC_GROUP)):
+            props["matchingRule"] = f"ANY {{instance.compartment.id = '{theirs}'}}"
+
+    return apply
+
+
+def nodes_group_removed(doc: Doc) -> None:
+    resources(doc).remove(entry(doc, "oci-landing-training-nodes", DYNAMIC_GROUP))
+
+
+def training_deployers_write_dynamic_groups(texts: list[str]) -> list[str]:
+    return [*texts, texts[0].replace("manage instance-family", "manage dynamic-groups")]
+
+
 def quota_removed(side: str) -> Callable[[Doc], None]:
     return lambda doc: resources(doc).remove(entry(doc, f"oci-landing-{side}-quota", QUOTA))
 
 
 MUTATIONS: dict[str, Mutation] = {
     "quota cap raised past the planner's need": cap_raised,
+    "per-domain cap widened to every domain of the region": cap_edit(region_wide),
+    "per-domain cap moved to a domain the cluster network is not in": cap_edit(other_domain),
     "serving compartment's zero for the training shapes removed": guardrail(
         "serving", statements(without_serving_zero, "oci-landing-serving-quota", QUOTA)
     ),
@@ -112,6 +155,16 @@ MUTATIONS: dict[str, Mutation] = {
         "serving", statements(serving_cluster_networks, "oci-landing-serving-deploy", POLICY)
     ),
     "training compartment unprotected": guardrail("training", unprotected),
+    "training nodes group matching the serving compartment": guardrail(
+        "training", nodes_group_matching("training", "serving")
+    ),
+    "serving nodes group matching the training compartment": guardrail(
+        "serving", nodes_group_matching("serving", "training")
+    ),
+    "training nodes group removed": guardrail("training", nodes_group_removed),
+    "training deploy group granted dynamic-groups": guardrail(
+        "training", statements(training_deployers_write_dynamic_groups, "oci-landing-training-deploy", POLICY)
+    ),
     "serving compartment deletable on destroy": guardrail("serving", deletable),
 }
 
@@ -160,3 +213,80 @@ def test_a_workload_stack_may_not_make_a_compartment() -> None:
     )
     caught = [v for v in policy_verdicts(doc, training.spec) if v.policy == "workload-resource-kinds"]
     assert urn in {v.urn for v in caught}
+
+
+TRAINING = "ocid1.compartment.oc1..aaaaaaaaacmetrain"
+SERVING = "ocid1.compartment.oc1..aaaaaaaaacmeserve"
+
+
+def wired_training(stacks: Path) -> PreviewResult:
+    """oci-training wired to oci-landing: its nodes' policies name the landing stack's dynamic group."""
+    text = example_file("oci-training", REPO / "stacks").read_text()
+    wired = text.replace(
+        "  accelstack:workload: training\n",
+        "  accelstack:workload: training\n  accelstack:landing: {stack: acme/accelstack/oci-landing}\n",
+    )
+    assert wired != text
+    path = stacks / "Pulumi.oci-training.yaml"
+    path.write_text(wired)
+    return preview_stack(path, [], REPO)
+
+
+@pytest.fixture(scope="module")
+def wired(tmp_path_factory: pytest.TempPathFactory) -> PreviewResult:
+    return wired_training(tmp_path_factory.mktemp("stacks"))
+
+
+def added_dynamic_group(doc: Doc, rule: str) -> str:
+    provider = next(r["provider"] for r in resources(doc) if r["type"].startswith("oci:"))
+    urn = "urn:pulumi:oci-training::accelstack::oci:Identity/dynamicGroup:DynamicGroup::sneaky-nodes"
+    props = {"name": "sneaky-nodes", "compartmentId": TENANCY, "description": "x", "matchingRule": rule}
+    resources(doc).append(
+        {
+            "urn": urn,
+            "custom": True,
+            "id": "ocid1.dynamicgroup.oc1..sneaky",
+            "type": DYNAMIC_GROUP,
+            "inputs": props,
+            "outputs": {**props, "id": "ocid1.dynamicgroup.oc1..sneaky"},
+            "parent": resources(doc)[0]["urn"],
+            "provider": provider,
+            "dependencies": [],
+            "propertyDependencies": {},
+        }
+    )
+    return urn
+
+
+TENANCY = "ocid1.tenancy.oc1..aaaaaaaaacmetenancy"
+
+
+def test_a_wired_training_stack_makes_no_dynamic_group_and_gets_no_verdict(wired: PreviewResult) -> None:
+    doc = wired.export
+    assert not [r for r in resources(doc) if r["type"] == DYNAMIC_GROUP]
+    references = [r for r in resources(doc) if r["type"] == "pulumi:pulumi:StackReference"]
+    assert references and all(r.get("external") for r in references)
+    assert [v.line() for v in policy_verdicts(doc, wired.spec)] == []
+
+
+def test_a_workload_dynamic_group_matching_the_other_sides_compartment_fails(wired: PreviewResult) -> None:
+    doc = copy.deepcopy(wired.export)
+    urn = added_dynamic_group(doc, f"ALL {{instance.compartment.id = '{SERVING}'}}")
+    caught = [v for v in policy_verdicts(doc, wired.spec) if v.mandatory and v.policy.startswith("cross-account")]
+    assert urn in {v.urn for v in caught}
+    # The same group matching its own side's instances is no crossing.
+    own = copy.deepcopy(wired.export)
+    mine = added_dynamic_group(own, f"ALL {{instance.compartment.id = '{TRAINING}'}}")
+    assert mine not in {v.urn for v in policy_verdicts(own, wired.spec) if v.mandatory}
+
+
+def test_a_landed_group_of_the_other_side_is_placed_there(wired: PreviewResult) -> None:
+    """The group the nodes' policies name is the landing stack's serving group: its grants cross sides."""
+    doc = copy.deepcopy(wired.export)
+    for reference in (r for r in resources(doc) if r["type"] == "pulumi:pulumi:StackReference"):
+        outputs = reference["outputs"]["outputs"]
+        group = outputs["trainingNodesGroupName"]
+        outputs.update(trainingNodesGroupName="acme-train-nodes", servingNodesGroupName=group, servingAccountId=SERVING)
+    nodes = entry(doc, "oci-training-nodes", POLICY)["urn"]
+    caught = [v for v in policy_verdicts(doc, wired.spec) if v.mandatory and v.policy.startswith("cross-account")]
+    assert nodes in {v.urn for v in caught}

@@ -21,8 +21,19 @@ FAMILY = "compute-core"
 
 
 def cap(quota: str, amount: int, compartment: str, region: str) -> str:
-    """The side's cap on one GPU quota in one region: the planner's need."""
+    """The side's cap on one GPU quota in one region: the planner's need, allocated to EACH availability domain of
+    the region (a quota of an AD-scoped resource without `request.ad`: quota_policy_syntax.htm, Scope)."""
     return f"set {FAMILY} quota {quota} to {int(amount)} in compartment {compartment} where request.region = '{region}'"
+
+
+def cap_in_domain(quota: str, amount: int, compartment: str, domains: list[str], domain: str) -> list[str]:
+    """The side's exact cap on one GPU quota whose need is in one availability domain (a cluster network's): the
+    need in `domain` and zero in each other domain of the region (`domains`, the tenancy's names, which
+    `request.ad` takes). One statement per domain, none overlapping another, so no statement's order matters."""
+    where = "where request.ad = '{}'"
+    statements = [f"set {FAMILY} quota {quota} to {int(amount)} in compartment {compartment} {where.format(domain)}"]
+    statements.extend(f"{zero([quota], compartment)} {where.format(other)}" for other in domains if other != domain)
+    return statements
 
 
 def zero(quotas: Iterable[str], compartment: str, region: str | None = None) -> str:

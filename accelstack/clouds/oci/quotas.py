@@ -17,6 +17,22 @@ LIMIT_NAMES: dict[str, str] = {
     "BM.GPU.MI300X.8": "gpu-mi300x-count",
 }
 
+# A cluster network is placed in one availability domain: the one the stack names by number, else the first
+# (components/oci/training.py), so its GPUs are drawn in that domain alone.
+FIRST_DOMAIN = "1"
+
 QUOTAS: dict[str, dict[str, Quota]] = {
-    "on-demand": {shape: Quota(limit, "GPUs") for shape, limit in LIMIT_NAMES.items()}
+    "on-demand": {shape: Quota(limit, "GPUs", first_zone=FIRST_DOMAIN) for shape, limit in LIMIT_NAMES.items()}
 }
+
+
+def domain_name(domains: list[str], number: str) -> str:
+    """The tenancy's name of availability domain `number` (1-3, as a stack names it) among the region's domains as
+    the Identity API lists them (ListAvailabilityDomains, in order: "Uocm:US-ASHBURN-AD-1", ...)."""
+    index = int(number) - 1
+    if not 0 <= index < len(domains):
+        raise ValueError(
+            f"availability domain {number}: the region has {len(domains)} ({', '.join(domains)}); "
+            "set training.network.availabilityZone to one of its numbers"
+        )
+    return domains[index]
