@@ -80,7 +80,14 @@ class ContainerFabric:
     directories bound read-only (/etc/nccl.conf, the net plugin's directory). `libraries`: directories among
     those whose libraries the container's loader must find (an enroot hook adds them to its ld.so cache, so the
     image's own LD_LIBRARY_PATH stays as it is). `environment`: NAME=value settings every container gets
-    (enroot's environ.d; enroot's own hooks read some, e.g. MELLANOX_VISIBLE_DEVICES). `name`: for comments."""
+    (enroot's environ.d; enroot's own hooks read some, e.g. MELLANOX_VISIBLE_DEVICES). `name`: for comments.
+
+    `net_plugins`: the file names of the fabric's NCCL net plugin, looked for in `libraries` in order; where one
+    is bound, every container's NCCL is pinned to it (NCCL_NET_PLUGIN, and `libraries` first on LD_LIBRARY_PATH,
+    ahead of the image's own, e.g. HPC-X's libnccl-net.so in NGC images). `settings_file`: the node's file of
+    NAME=value NCCL settings its Prolog resolves (the TaskProlog's), set in the container over the image's.
+    `multi_node_only`: the plugin and settings are readied by the fabric's Prolog for multi-node jobs only (as the
+    TaskProlog hands them), so one-node jobs keep the image's NCCL and plugin choice."""
 
     name: str = ""
     devices: tuple[str, ...] = ()
@@ -88,6 +95,9 @@ class ContainerFabric:
     read_only: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()
     environment: tuple[tuple[str, str], ...] = ()
+    net_plugins: tuple[str, ...] = ()
+    settings_file: str = ""
+    multi_node_only: bool = False
 
     def merged(self, other: ContainerFabric) -> ContainerFabric:
         """Both sets of paths and settings (this one's first; a setting named in both keeps this one's)."""
@@ -99,6 +109,9 @@ class ContainerFabric:
             read_only=tuple(dict.fromkeys((*self.read_only, *other.read_only))),
             libraries=tuple(dict.fromkeys((*self.libraries, *other.libraries))),
             environment=(*self.environment, *((n, v) for n, v in other.environment if n not in names)),
+            net_plugins=tuple(dict.fromkeys((*self.net_plugins, *other.net_plugins))),
+            settings_file=self.settings_file or other.settings_file,
+            multi_node_only=self.multi_node_only or other.multi_node_only,
         )
 
 

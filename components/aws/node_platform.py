@@ -201,6 +201,8 @@ EFA_CONTAINER = ContainerFabric(
     read_only=("/opt/amazon/efa", "/opt/amazon/ofi-nccl"),
     libraries=("/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib"),  # Ubuntu's layout (lib64 on Amazon Linux)
     environment=(("FI_PROVIDER", "efa"),),
+    # aws-ofi-nccl's library: libnccl-net-ofi.so in its newer releases, libnccl-net.so (also a link to it) in all.
+    net_plugins=("libnccl-net-ofi.so", "libnccl-net.so"),
 )
 
 
