@@ -36,10 +36,11 @@ The members, and what each cloud answers with:
   installer and aws-ofi-nccl) and InfiniBand (Azure's HPC images: OFED, NCCL's IB transport, /etc/nccl.conf)
   need none; GPUDirect-TCPXO (A3 Mega) needs Google's receive-datapath manager beside every job and its NCCL
   net plugin, GCP's RDMA NICs (A3 Ultra / A4) Google's NCCL/gIB plugin and its settings.
-- the fabric inside a job's container (`container_fabric`, `container_scratch`): what enroot binds into a
-  pyxis container so NCCL there finds the host's fabric (`ContainerFabric`: devices, config files, the net
-  plugin's libraries, sockets, settings), one place per fabric; and the local NVMe directories the image mounts,
-  where enroot keeps its image cache and container file systems.
+- the fabric inside a job's container (`container_fabric`): what enroot binds into a pyxis container so NCCL
+  there finds the host's fabric (`ContainerFabric`: devices, config files, the net plugin's libraries, settings),
+  one place per fabric.
+- local NVMe (`local_nvme`): which disks are the machine's own (instance store, local SSD) and where their RAID 0
+  array is mounted at every boot before slurmd (enroot's image cache and container file systems go there).
 
 Every shell fragment is bash, runs as root, and may be embedded in cloud-init user data (keep it short:
 EC2 user data is 16 KB).
@@ -113,6 +114,19 @@ class ContainerFabric:
             settings_file=self.settings_file or other.settings_file,
             multi_node_only=self.multi_node_only or other.multi_node_only,
         )
+
+
+@dataclass(frozen=True)
+class LocalNvme:
+    """A node's local NVMe disks, which a stop/start (or deallocation) hands back blank and a reboot keeps.
+
+    `disks`: a shell glob of their stable device names, never matching the boot or a data disk (the node's setup
+    also skips any disk that is partitioned, mounted or held by another array). `mount_point`: where the array is
+    mounted. `source`: the cloud's documentation of those names, for the script's comments."""
+
+    disks: str
+    mount_point: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -274,10 +288,9 @@ class NodePlatform(Protocol):
         cloud has hooks); an empty one without a fabric."""
         ...
 
-    @property
-    def container_scratch(self) -> tuple[str, ...]:
-        """Directories the node image mounts on local NVMe, in preference order: enroot's cache and container
-        file systems go on the first one mounted at boot (else the boot disk); () where the image mounts none."""
+    def local_nvme(self, instance: InstanceType | None) -> LocalNvme | None:
+        """The node's local NVMe disks and their mount point (enroot's scratch goes there); None: the nodes have
+        none, and enroot's files stay on the boot disk."""
         ...
 
     def units_before_slurmd(self, instance: InstanceType | None) -> tuple[str, ...]:

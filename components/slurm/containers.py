@@ -63,7 +63,7 @@ class Containers:
 
     fabric: ContainerFabric
     shared: tuple[str, ...]  # the stack's file system and checkpoint paths, bound read-write at the same path
-    scratch: tuple[str, ...]  # the image's NVMe directories, in preference order
+    scratch: tuple[str, ...]  # where the node's local NVMe is mounted at boot (enroot's cache goes there), if any
     development: str  # the Slurm headers package(s), quoted for apt-get
     nvidia: bool  # the GPUs are NVIDIA's: enroot's NVIDIA hook needs nvidia-container-cli
 
@@ -91,10 +91,11 @@ def containers(
     """The node's container setup; None when the stack runs none."""
     if not uses_containers(spec):
         return None
+    nvme = platform.local_nvme(instance)
     return Containers(
         fabric=container_fabric(platform, instance),
         shared=shared,
-        scratch=platform.container_scratch,
+        scratch=(nvme.mount_point,) if nvme else (),
         development=" ".join(shlex.quote(name) for name in platform.slurm_packages.development),
         nvidia=instance is None or instance.vendor == "nvidia",
     )
