@@ -79,8 +79,8 @@ class ContainerFabric:
     enroot creates a bind target by the kind named, and with ENROOT_RESTRICT_DEV the container's /dev has none of
     the fabric's). `read_only`: files and
     directories bound read-only (/etc/nccl.conf, the net plugin's directory). `libraries`: directories among
-    those whose libraries the container's loader must find (an enroot hook adds them to its ld.so cache, so the
-    image's own LD_LIBRARY_PATH stays as it is). `environment`: NAME=value settings every container gets
+    those whose libraries the container's loader must find (an enroot hook puts them first on LD_LIBRARY_PATH,
+    the image's own value kept behind them, and in the container's ld.so cache). `environment`: NAME=value settings every container gets
     (enroot's environ.d; enroot's own hooks read some, e.g. MELLANOX_VISIBLE_DEVICES). `name`: for comments.
 
     `net_plugins`: the file names of the fabric's NCCL net plugin, looked for in `libraries` in order; where one
