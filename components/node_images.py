@@ -48,7 +48,7 @@ UBUNTU_BASE = frozenset(
      "pkill", "pgrep", "logger", "mkfifo", "od", "dd", "stdbuf", "nohup", "setsid", "runuser", "su", "sudo",
      "wget", "openssl", "apt-get", "apt-cache", "dpkg", "dpkg-query", "journalctl", "udevadm", "lsblk",
      "hostnamectl", "cloud-init", "fold", "comm", "join", "paste", "split", "numfmt", "whoami", "nl", "rev",
-     "zcat", "diff", "cmp", "mkswap", "swapon", "findmnt", "lscpu", "free", "dpkg-deb", "apt-mark"}
+     "zcat", "diff", "cmp", "mkswap", "swapon", "findmnt", "lscpu", "free", "dpkg-deb", "apt-mark", "mdadm"}
 )  # fmt: skip
 
 # What Ubuntu 24.04 (noble)'s main and universe archive offers of what the boot scripts install (Slurm 23.11's

@@ -36,10 +36,11 @@ The members, and what each cloud answers with:
   installer and aws-ofi-nccl) and InfiniBand (Azure's HPC images: OFED, NCCL's IB transport, /etc/nccl.conf)
   need none; GPUDirect-TCPXO (A3 Mega) needs Google's receive-datapath manager beside every job and its NCCL
   net plugin, GCP's RDMA NICs (A3 Ultra / A4) Google's NCCL/gIB plugin and its settings.
-- the fabric inside a job's container (`container_fabric`, `container_scratch`): what enroot binds into a
-  pyxis container so NCCL there finds the host's fabric (`ContainerFabric`: devices, config files, the net
-  plugin's libraries, sockets, settings), one place per fabric; and the local NVMe directories the image mounts,
-  where enroot keeps its image cache and container file systems.
+- the fabric inside a job's container (`container_fabric`): what enroot binds into a pyxis container so NCCL
+  there finds the host's fabric (`ContainerFabric`: devices, config files, the net plugin's libraries, settings),
+  one place per fabric.
+- local NVMe (`local_nvme`): which disks are the machine's own (instance store, local SSD) and where their RAID 0
+  array is mounted at every boot before slurmd (enroot's image cache and container file systems go there).
 
 Every shell fragment is bash, runs as root, and may be embedded in cloud-init user data (keep it short:
 EC2 user data is 16 KB).
@@ -78,9 +79,16 @@ class ContainerFabric:
     enroot creates a bind target by the kind named, and with ENROOT_RESTRICT_DEV the container's /dev has none of
     the fabric's). `read_only`: files and
     directories bound read-only (/etc/nccl.conf, the net plugin's directory). `libraries`: directories among
-    those whose libraries the container's loader must find (an enroot hook adds them to its ld.so cache, so the
-    image's own LD_LIBRARY_PATH stays as it is). `environment`: NAME=value settings every container gets
-    (enroot's environ.d; enroot's own hooks read some, e.g. MELLANOX_VISIBLE_DEVICES). `name`: for comments."""
+    those whose libraries the container's loader must find (an enroot hook puts them first on LD_LIBRARY_PATH,
+    the image's own value kept behind them, and in the container's ld.so cache). `environment`: NAME=value settings every container gets
+    (enroot's environ.d; enroot's own hooks read some, e.g. MELLANOX_VISIBLE_DEVICES). `name`: for comments.
+
+    `net_plugins`: the file names of the fabric's NCCL net plugin, looked for in `libraries` in order; where one
+    is bound, every container's NCCL is pinned to it (NCCL_NET_PLUGIN, and `libraries` first on LD_LIBRARY_PATH,
+    ahead of the image's own, e.g. HPC-X's libnccl-net.so in NGC images). `settings_file`: the node's file of
+    NAME=value NCCL settings its Prolog resolves (the TaskProlog's), set in the container over the image's.
+    `multi_node_only`: the plugin and settings are readied by the fabric's Prolog for multi-node jobs only (as the
+    TaskProlog hands them), so one-node jobs keep the image's NCCL and plugin choice."""
 
     name: str = ""
     devices: tuple[str, ...] = ()
@@ -88,6 +96,9 @@ class ContainerFabric:
     read_only: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()
     environment: tuple[tuple[str, str], ...] = ()
+    net_plugins: tuple[str, ...] = ()
+    settings_file: str = ""
+    multi_node_only: bool = False
 
     def merged(self, other: ContainerFabric) -> ContainerFabric:
         """Both sets of paths and settings (this one's first; a setting named in both keeps this one's)."""
@@ -99,7 +110,23 @@ class ContainerFabric:
             read_only=tuple(dict.fromkeys((*self.read_only, *other.read_only))),
             libraries=tuple(dict.fromkeys((*self.libraries, *other.libraries))),
             environment=(*self.environment, *((n, v) for n, v in other.environment if n not in names)),
+            net_plugins=tuple(dict.fromkeys((*self.net_plugins, *other.net_plugins))),
+            settings_file=self.settings_file or other.settings_file,
+            multi_node_only=self.multi_node_only or other.multi_node_only,
         )
+
+
+@dataclass(frozen=True)
+class LocalNvme:
+    """A node's local NVMe disks, which a stop/start (or deallocation) hands back blank and a reboot keeps.
+
+    `disks`: a shell glob of their stable device names, never matching the boot or a data disk (the node's setup
+    also skips any disk that is partitioned, mounted or held by another array). `mount_point`: where the array is
+    mounted. `source`: the cloud's documentation of those names, for the script's comments."""
+
+    disks: str
+    mount_point: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -261,10 +288,9 @@ class NodePlatform(Protocol):
         cloud has hooks); an empty one without a fabric."""
         ...
 
-    @property
-    def container_scratch(self) -> tuple[str, ...]:
-        """Directories the node image mounts on local NVMe, in preference order: enroot's cache and container
-        file systems go on the first one mounted at boot (else the boot disk); () where the image mounts none."""
+    def local_nvme(self, instance: InstanceType | None) -> LocalNvme | None:
+        """The node's local NVMe disks and their mount point (enroot's scratch goes there); None: the nodes have
+        none, and enroot's files stay on the boot disk."""
         ...
 
     def units_before_slurmd(self, instance: InstanceType | None) -> tuple[str, ...]:

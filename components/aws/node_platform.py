@@ -15,6 +15,7 @@ from accelstack.components.node_platform import (
     UBUNTU_ARCHIVE_SLURM,
     ContainerFabric,
     FabricHooks,
+    LocalNvme,
     NodeFact,
     SlurmPackages,
 )
@@ -186,21 +187,29 @@ class AwsNodePlatform:
             return ContainerFabric()
         return EFA_CONTAINER
 
-    @property
-    def container_scratch(self) -> tuple[str, ...]:
-        """The DLAMI mounts the instance store NVMe (RAID 0 where several) at /opt/dlami/nvme at boot."""
-        return ("/opt/dlami/nvme",)
+    def local_nvme(self, instance: InstanceType | None) -> LocalNvme | None:
+        """The instance store: NVMe disks whose model is "Amazon EC2 NVMe Instance Storage" (EBS volumes are "Amazon
+        Elastic Block Store"), blank again after a stop/start. Mounted where the DLAMI mounts them (/opt/dlami/nvme),
+        so a node finds them in one place whichever mounted them first."""
+        return INSTANCE_STORE
 
     def block_device_path(self, volume: str) -> str:
         return ebs_device(volume)
 
 
+INSTANCE_STORE = LocalNvme(
+    disks="/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*",
+    mount_point="/opt/dlami/nvme",
+    source="EC2 User Guide, instance store volumes: NVMe model 'Amazon EC2 NVMe Instance Storage', data lost on stop",
+)
 EFA_CONTAINER = ContainerFabric(
     name="EFA",
     device_directories=("/dev/infiniband",),  # the EFA devices' uverbs nodes
     read_only=("/opt/amazon/efa", "/opt/amazon/ofi-nccl"),
     libraries=("/opt/amazon/ofi-nccl/lib", "/opt/amazon/efa/lib"),  # Ubuntu's layout (lib64 on Amazon Linux)
     environment=(("FI_PROVIDER", "efa"),),
+    # aws-ofi-nccl's library: libnccl-net-ofi.so in its newer releases, libnccl-net.so (also a link to it) in all.
+    net_plugins=("libnccl-net-ofi.so", "libnccl-net.so"),
 )
 
 

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 
 from accelstack.clouds.base import InstanceType
-from accelstack.components.node_platform import ContainerFabric, FabricHooks, NodeFact, SlurmPackages
+from accelstack.components.node_platform import ContainerFabric, FabricHooks, LocalNvme, NodeFact, SlurmPackages
 from accelstack.spec.models import StackSpec
 
 # Azure Instance Metadata Service: http://169.254.169.254/metadata/... with the `Metadata: true` header and
@@ -234,16 +234,21 @@ class AzureNodePlatform:
             return ContainerFabric()
         return INFINIBAND_CONTAINER
 
-    @property
-    def container_scratch(self) -> tuple[str, ...]:
-        """Ubuntu-HPC's sku customizations assemble the ND sizes' local NVMe disks into /mnt/nvme at boot
-        (azhpc-images components/customizations/setup_nvme.sh; CycleCloud Slurm puts enroot there too)."""
-        return ("/mnt/nvme",)
+    def local_nvme(self, instance: InstanceType | None) -> LocalNvme | None:
+        """The ND sizes' local NVMe disks (their OS and data disks are SCSI: /dev/disk/azure/scsi1), wiped when the VM
+        is deallocated; at /mnt/nvme, where azhpc-images' setup_nvme.sh and CycleCloud's Slurm nodes put them."""
+        return LOCAL_NVME
 
     def block_device_path(self, volume: str) -> str:
         return data_disk_device(volume)
 
 
+LOCAL_NVME = LocalNvme(
+    disks="/dev/nvme[0-9]*n1",
+    mount_point="/mnt/nvme",
+    source="learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndh100v5-series (local NVMe, lost on "
+    "deallocation); azhpc-images setup_nvme.sh (RAID 0 over /dev/nvme*n1)",
+)
 INFINIBAND_CONTAINER = ContainerFabric(
     name="InfiniBand",
     read_only=("/etc/nccl.conf", "/opt/microsoft"),

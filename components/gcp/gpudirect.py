@@ -100,13 +100,20 @@ def tcpxo_hooks() -> FabricHooks:
         prolog_seconds=PROLOG_SECONDS,
         # A container's NCCL uses the host's plugin and its NCCL build (installed by the prolog) and the NICs'
         # aperture devices, as Cluster Toolkit's A3 Mega enroot jobs bind them (--container-mounts of
-        # /var/lib/tcpxo/lib64 and /dev/aperture_devices); RxDM runs on the host network the container shares.
+        # /var/lib/tcpxo/lib64, LD_LIBRARY_PATH=/var/lib/tcpxo/lib64 first, the profile's NCCL_FASTRAK_* settings:
+        # examples/machine-learning/a3-megagpu-8g/nccl-tests/run-nccl-tests.sh). RxDM serves the plugin over the
+        # host network, which pyxis containers share (no socket directory to bind: slurm-gcp's
+        # receive-data-path-manager-mega and Google's GKE manifest give RxDM and NCCL no shared volume, unlike
+        # A3 High's TCPX, whose NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX names a directory both bind).
         container=ContainerFabric(
             name="GPUDirect-TCPXO",
             devices=("/dev/dmabuf_import_helper",),
             device_directories=(tables.aperture_dir,),
             read_only=(LIBRARY_PATH,),
             libraries=(LIBRARY_PATH,),
+            net_plugins=("libnccl-net.so",),
+            settings_file=ENVIRONMENT_FILE,
+            multi_node_only=True,
         ),
     )
 
@@ -146,6 +153,9 @@ def gib_hooks(rdma_nics: int) -> FabricHooks:
             read_only=(str(PurePosixPath(tables.library_path).parent),),
             libraries=(tables.library_path,),
             environment=(("MELLANOX_VISIBLE_DEVICES", "all"),),
+            net_plugins=("libnccl-net.so",),
+            settings_file=ENVIRONMENT_FILE,  # with NCCL_NET=gIB: NCCL fails rather than fall back to sockets
+            multi_node_only=True,
         ),
     )
 

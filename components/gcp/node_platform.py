@@ -16,6 +16,7 @@ from accelstack.components.node_platform import (
     UBUNTU_ARCHIVE_SLURM,
     ContainerFabric,
     FabricHooks,
+    LocalNvme,
     NodeFact,
     SlurmPackages,
 )
@@ -181,10 +182,11 @@ class GcpNodePlatform:
         hooks = gpudirect.fabric_hooks(instance)
         return hooks.container if hooks is not None else ContainerFabric()
 
-    @property
-    def container_scratch(self) -> tuple[str, ...]:
-        """None: the nodes attach no local SSD that the image mounts; enroot's files stay on the boot disk."""
-        return ()
+    def local_nvme(self, instance: InstanceType | None) -> LocalNvme | None:
+        """The A3 and A4 machine types' local SSD (attached with the machine type, NVMe), discarded when the VM stops
+        unless preserved; at /mnt/localssd as Cluster Toolkit's A3 blueprints mount it (the startup script's
+        setup-raid.yml: one RAID 0 over /dev/disk/by-id/google-local-nvme-ssd-*, re-created at every boot)."""
+        return LOCAL_SSD
 
     def block_device_path(self, volume: str) -> str:
         """A persistent disk attached with device name `volume` (Google's udev rules link /dev/disk/by-id/google-<name>)."""
@@ -194,3 +196,11 @@ class GcpNodePlatform:
 def node_platform(spec: StackSpec) -> GcpNodePlatform:
     """The platform of the spec's nodes (the registry's entry: `accelstack.components.node_platform`)."""
     return GcpNodePlatform()
+
+
+LOCAL_SSD = LocalNvme(
+    disks="/dev/disk/by-id/google-local-nvme-ssd-*",
+    mount_point="/mnt/localssd",
+    source="cloud.google.com/compute/docs/disks/local-ssd (google-local-nvme-ssd-N; discarded on stop); Cluster "
+    "Toolkit modules/scripts/startup-script/files/setup-raid.yml",
+)

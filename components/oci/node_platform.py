@@ -15,6 +15,7 @@ from accelstack.components.node_platform import (
     UBUNTU_ARCHIVE_SLURM,
     ContainerFabric,
     FabricHooks,
+    LocalNvme,
     NodeFact,
     SlurmPackages,
 )
@@ -170,10 +171,11 @@ class OciNodePlatform:
             return ContainerFabric()
         return ContainerFabric(name="RoCE", environment=(("MELLANOX_VISIBLE_DEVICES", "all"),))
 
-    @property
-    def container_scratch(self) -> tuple[str, ...]:
-        """None: nothing on the image mounts the shapes' local NVMe; enroot's files stay on the boot volume."""
-        return ()
+    def local_nvme(self, instance: InstanceType | None) -> LocalNvme | None:
+        """The bare-metal GPU shapes' local NVMe (their boot and block volumes attach over iSCSI or paravirtualized,
+        not NVMe); at /mnt/localdisk, as Oracle's oci-hpc stack mounts them. Kept across a reboot (the array is then
+        assembled as it is), gone with the instance; a replaced or blank disk gets a new array."""
+        return LOCAL_NVME
 
     def block_device_path(self, volume: str) -> str:
         """A paravirtualized attachment with a consistent device path (`device` on the attachment): the path is
@@ -184,3 +186,11 @@ class OciNodePlatform:
 def node_platform(spec: StackSpec) -> OciNodePlatform:
     """The platform of the spec's nodes (the registry's entry: `accelstack.components.node_platform`)."""
     return OciNodePlatform()
+
+
+LOCAL_NVME = LocalNvme(
+    disks="/dev/nvme[0-9]*n1",
+    mount_point="/mnt/localdisk",
+    source="docs.oracle.com/iaas/Content/Compute/References/computeshapes.htm (bare metal GPU shapes' local NVMe); "
+    "oracle-quickstart/oci-hpc (localdisk at /mnt/localdisk)",
+)

@@ -69,6 +69,7 @@ from accelstack.components.slurm.layout import (  # the cluster's shape; nodes_f
     layout,
 )
 from accelstack.components.slurm.layout import nodes_for as nodes_for
+from accelstack.components.slurm.local_nvme import LOCAL_NVME_UNIT, local_nvme, local_nvme_files
 from accelstack.components.templates import template_environment
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.training_plan import plan_training
@@ -384,6 +385,7 @@ def compute_setup_script(spec: StackSpec, nodes: Nodes, values: DeployValues) ->
         fabric=nodes.platform.fabric_hooks(nodes.instance),
         fabric_unit=FABRIC_UNIT,
         image_units=nodes.platform.units_before_slurmd(nodes.instance),
+        local_nvme_unit=LOCAL_NVME_UNIT if local_nvme(nodes) else None,
     )
 
 
@@ -559,7 +561,7 @@ def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> s
     files += [_file(f"/etc/systemd/system/{unit}", text) for unit, text in sync_units.items()]
     if sync_units:
         files += checkpoint_copier_files(spec, nodes)
-    files += fabric_files(nodes) + node_container_files(spec, nodes)
+    files += fabric_files(nodes) + local_nvme_files(nodes) + node_container_files(spec, nodes)
     files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, nodes, values), "0755"))
     doc = {
         "package_update": True,

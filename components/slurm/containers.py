@@ -13,7 +13,8 @@ What the anchors do, and what accelstack does the same way:
 - Cluster Toolkit's A3 blueprints bind the fabric's plugin directories and devices into each enroot container
   (--container-mounts). Here they are bound for every container, from one place per fabric: the cloud's
   `NodePlatform.container_fabric` (`ContainerFabric`), written as an enroot mounts.d fstab, an environ.d file
-  and a hook that adds the fabric's library directories to the container's loader cache.
+  and a hook that puts the fabric's libraries first on the container's loader path and pins NCCL's net plugin
+  to the fabric's (an NGC image's ENV would otherwise have NCCL load HPC-X's plugin first).
 - plugstack.conf travels with slurm.conf in the configuration bundle (config_delivery.py): slurmctld serves it
   to the configless nodes, and srun/sbatch on the head read the same file, where pyxis is built too (srun needs
   the plugin to accept --container-image).
@@ -46,7 +47,10 @@ ENROOT_SCRATCH = "/var/lib/accelstack/enroot"
 ENROOT_SCRATCH_ON_BOOT_DISK = "/var/lib/enroot-scratch"
 FABRIC_MOUNTS = f"{ENROOT_CONF_DIR}/mounts.d/50-accelstack.fstab"
 FABRIC_ENVIRONMENT = f"{ENROOT_CONF_DIR}/environ.d/50-accelstack.env"
-FABRIC_LIBRARIES_HOOK = f"{ENROOT_CONF_DIR}/hooks.d/50-accelstack-libraries.sh"
+FABRIC_HOOK = f"{ENROOT_CONF_DIR}/hooks.d/50-accelstack-fabric.sh"
+# Inside each container: a link to the fabric's net plugin under a name no image carries (NCCL_NET_PLUGIN's suffix).
+NET_PLUGIN_LINK_DIR = "/usr/local/lib/accelstack-nccl-net"
+NET_PLUGIN_SUFFIX = "accelstack"
 # ROCm's device nodes: the compute interface (kfd) and the render nodes (ROCm's container guide binds both).
 AMD_CONTAINER = ContainerFabric(name="ROCm", devices=("/dev/kfd",), device_directories=("/dev/dri",))
 
@@ -59,7 +63,7 @@ class Containers:
 
     fabric: ContainerFabric
     shared: tuple[str, ...]  # the stack's file system and checkpoint paths, bound read-write at the same path
-    scratch: tuple[str, ...]  # the image's NVMe directories, in preference order
+    scratch: tuple[str, ...]  # where the node's local NVMe is mounted at boot (enroot's cache goes there), if any
     development: str  # the Slurm headers package(s), quoted for apt-get
     nvidia: bool  # the GPUs are NVIDIA's: enroot's NVIDIA hook needs nvidia-container-cli
 
@@ -87,10 +91,11 @@ def containers(
     """The node's container setup; None when the stack runs none."""
     if not uses_containers(spec):
         return None
+    nvme = platform.local_nvme(instance)
     return Containers(
         fabric=container_fabric(platform, instance),
         shared=shared,
-        scratch=platform.container_scratch,
+        scratch=(nvme.mount_point,) if nvme else (),
         development=" ".join(shlex.quote(name) for name in platform.slurm_packages.development),
         nvidia=instance is None or instance.vendor == "nvidia",
     )
@@ -146,6 +151,20 @@ def fabric_environment(setup: Containers) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fabric_hook(fabric: ContainerFabric) -> str:
+    """The enroot hook that puts the fabric's libraries first on the container's loader path and pins NCCL to the
+    fabric's net plugin, over whatever the image's ENV chose (see the template for enroot's and NCCL's rules)."""
+    return _env.get_template("enroot-fabric-hook.sh.j2").render(
+        fabric_name=fabric.name or "no fabric",
+        libraries=fabric.libraries,
+        net_plugins=fabric.net_plugins,
+        settings_file=fabric.settings_file,
+        multi_node_only=fabric.multi_node_only,
+        link_dir=NET_PLUGIN_LINK_DIR,
+        suffix=NET_PLUGIN_SUFFIX,
+    )
+
+
 def container_files(setup: Containers | None) -> list[tuple[str, str, str]]:
     """(path, content, mode) of enroot's configuration on a compute node; [] without containers."""
     if setup is None:
@@ -158,11 +177,7 @@ def container_files(setup: Containers | None) -> list[tuple[str, str, str]]:
         ),
         (FABRIC_MOUNTS, fabric_mounts(setup), "0644"),
         (FABRIC_ENVIRONMENT, fabric_environment(setup), "0644"),
-        (
-            FABRIC_LIBRARIES_HOOK,
-            _env.get_template("enroot-libraries-hook.sh.j2").render(libraries=setup.fabric.libraries),
-            "0755",
-        ),
+        (FABRIC_HOOK, fabric_hook(setup.fabric), "0755"),
     ]
 
 

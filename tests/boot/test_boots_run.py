@@ -12,6 +12,7 @@ the network the model does not know. A failing step fails the boot and says so o
 from __future__ import annotations
 
 import base64
+import gzip
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,9 @@ def documents(node, found=None) -> list[str]:
 def decoded(document: str) -> str:
     if document.startswith(("#", "Content-Type", "MIME-Version")):
         return document
-    return base64.b64decode(document).decode()
+    raw = base64.b64decode(document)
+    # cloud-init reads gzip-compressed user data as it reads plain (EC2's 16 KB limit is on what is sent).
+    return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
 
 
 def role_of(resource: Registration) -> str:
@@ -112,13 +115,21 @@ def image_for(cloud: str, role: str, resource: Registration) -> NodeImage:
 
 
 def boot_launched(
-    cloud: str, capture: Capture, resource: Registration, image: NodeImage, work: Path, after: str = ""
+    cloud: str,
+    capture: Capture,
+    resource: Registration,
+    image: NodeImage,
+    work: Path,
+    after: str = "",
+    local_disks: tuple[str, ...] = (),
 ) -> Boot:
     """Boot the document `resource` launches machines with, on `image`, as its cloud would: the metadata service
-    answering for it, the disks attached to it, its machine type's devices, what the stack stored."""
+    answering for it, the disks attached to it (and `local_disks`, the machine type's own), its machine type's
+    devices, what the stack stored."""
     [document] = documents(resource.inputs)
+    disks = devices(cloud, capture, resource) + local_disks
     return boot(
-        cloud, image, decoded(document), work, metadata(cloud, capture, resource), devices(cloud, capture, resource),
+        cloud, image, decoded(document), work, metadata(cloud, capture, resource), disks,
         image.release, sysfs(cloud, resource), after=after, stored=objects(cloud, capture, resource),
     )  # fmt: skip
 

@@ -4,6 +4,7 @@ for stacks without Lustre the restore at boot, the periodic sync and the watcher
 from __future__ import annotations
 
 import base64
+import gzip
 import subprocess
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from accelstack.clouds.gcp import catalog as gcp_catalog
 from accelstack.components import node_environment as node_environment_module
 from accelstack.components import slurm
 from accelstack.components.aws import training as aws_training
+from accelstack.components.aws.boot_data import ec2_user_data
 from accelstack.engine.capture import capture, config_for_pulumi
 from accelstack.examples import example_files
 from accelstack.planner.training_plan import plan_training
@@ -252,14 +254,16 @@ DEPLOYED = slurm.DeployValues(
 
 @pytest.mark.parametrize(("stack", "capacity"), CAPACITY_CASES)
 def test_user_data_fits_the_clouds_limit(stack, capacity):
-    """EC2 user data 16 KiB raw, Azure custom data 64 KiB, a GCP metadata value 256 KiB."""
+    """EC2 user data 16 KiB as sent (raw, or gzip-compressed when over: components/aws/boot_data.py), Azure custom
+    data 64 KiB, a GCP metadata value 256 KiB."""
     spec = spec_of(stack, f"training.nodes.capacity={capacity}")
     limit = USER_DATA_LIMITS[spec.cloud]
     for text in (
         slurm.compute_cloud_init(spec, slurm.nodes_for(spec), DEPLOYED),
         slurm.head_cloud_init(spec, slurm.nodes_for(spec), DEPLOYED),
     ):
-        assert len(text.encode()) < limit
+        sent = ec2_user_data(text) if spec.cloud == "aws" else text.encode()
+        assert len(sent) < limit
 
 
 # --- what the deployed stack carries (Pulumi mocks) --------------------------------------------
@@ -279,8 +283,8 @@ def test_deployed_nodes_carry_the_exported_interval_and_the_sync(finetune_captur
     )
     [template] = [r for r in cap.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-finetune-nodes"]
     user_data = base64.b64decode(template.inputs["userData"])
-    assert len(user_data) < EC2_USER_DATA_LIMIT
-    compute = files_of(user_data.decode())
+    assert len(user_data) < EC2_USER_DATA_LIMIT  # what EC2 receives: raw, or gzip-compressed when over
+    compute = files_of(_ec2_text(user_data))
     env = env_lines(compute[slurm.NODE_ENVIRONMENT_FILE]["content"])
     assert env["ACCELSTACK_CHECKPOINT_INTERVAL_SECONDS"] == str(interval)
     assert f"/etc/systemd/system/{slurm.CHECKPOINT_SYNC_UNIT}.timer" in compute
@@ -296,6 +300,11 @@ def test_deployed_nodes_carry_the_exported_interval_and_the_sync(finetune_captur
     )
 
 
+def _ec2_text(sent: bytes) -> str:
+    """The user data cloud-init reads from what EC2 received (it decompresses gzip, components/aws/boot_data.py)."""
+    return (gzip.decompress(sent) if sent[:2] == b"\x1f\x8b" else sent).decode()
+
+
 def test_accelstack_render_writes_what_the_deployed_nodes_get(finetune_capture, tmp_path):
     from typer.testing import CliRunner
 
@@ -306,7 +315,7 @@ def test_accelstack_render_writes_what_the_deployed_nodes_get(finetune_capture, 
     [template] = [
         r for r in finetune_capture.by_type("aws:ec2/launchTemplate:LaunchTemplate") if r.name == "aws-finetune-nodes"
     ]
-    deployed = files_of(base64.b64decode(template.inputs["userData"]).decode())
+    deployed = files_of(_ec2_text(base64.b64decode(template.inputs["userData"])))
     assert (tmp_path / "training.env").read_text() == deployed[slurm.NODE_ENVIRONMENT_FILE]["content"]
     unit = f"{slurm.CHECKPOINT_SYNC_UNIT}.timer"
     assert (tmp_path / unit).read_text() == deployed[f"/etc/systemd/system/{unit}"]["content"]

@@ -82,7 +82,8 @@ class ExampleCloudPlatform:
     def container_fabric(self, instance: object) -> ContainerFabric:
         return ContainerFabric(name="example fabric", devices=("/dev/infiniband",))
 
-    container_scratch: tuple[str, ...] = ()
+    def local_nvme(self, instance: object) -> None:
+        return None  # no local disks
 
     def secret_command(self, reference: str) -> str:
         return f"gcloud secrets versions access latest --secret={shlex.quote(reference)} | base64 -d"

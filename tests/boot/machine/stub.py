@@ -660,6 +660,45 @@ def mkfs() -> None:
     log()
 
 
+def mdadm() -> None:
+    """Software RAID over the machine's disk files: an array's superblock is written into each member (so a disk
+    the cloud hands back blank has none), and the array is a file under /dev/md while it runs."""
+    words = [a for a in ARGS if not a.startswith("-")]
+    array, members = words[0], [os.path.realpath(d) for d in words[1:]]
+    arrays = load("md_arrays", {})
+    if "--stop" in ARGS:
+        arrays.pop(array, None)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(array)
+        save("md_arrays", arrays)
+        return log()
+    missing = [d for d in members if not os.path.exists(d)]
+    if missing:
+        fail(f"mdadm: cannot open {missing[0]}: No such file or directory", 1)
+    busy = [d for d in members for held in arrays.values() if d in held]
+    if busy:
+        fail(f"mdadm: cannot open {busy[0]}: Device or resource busy", 1)
+    if "--assemble" in ARGS:
+        names = {open(d).read().strip() for d in members}
+        if len(names) != 1 or not next(iter(names)).startswith("md-superblock:"):
+            fail(f"mdadm: no RAID superblock on {members[0]}", 1)
+    elif "--create" in ARGS:
+        name = next(a.split("=", 1)[1] for a in ARGS if a.startswith("--name="))
+        for disk in members:
+            with open(disk, "w") as out:
+                out.write(f"md-superblock:{name}\n")
+        formatted = load("formatted", {})  # a new array has no file system, whatever the old one had
+        formatted.pop(os.path.realpath(array), None)
+        save("formatted", formatted)
+    else:
+        fail(f"harness: mdadm {' '.join(ARGS)} is not modelled")
+    os.makedirs(os.path.dirname(array), exist_ok=True)
+    open(array, "w").close()
+    arrays[array] = members
+    save("md_arrays", arrays)
+    log()
+
+
 def modprobe() -> None:
     module = [a for a in ARGS if not a.startswith("-")][-1]
     if module in load("modules", []) or f"module:{module}" in IMAGE["ships"]:
@@ -1302,6 +1341,7 @@ COMMANDS = {
     "cloud-init": cloud_init_status, "jq": recorded, "pip3": recorded, "python3 -m pip": python_module,
     "python3 -m venv": python_module, "venv-pip": venv_pip, "oci": oci, "make": make, "gcc": recorded, "enroot": enroot,
     "nvidia-container-cli": recorded, "mksquashfs": recorded, "unsquashfs": recorded, "parallel": recorded,
+    "mdadm": mdadm,
 }  # fmt: skip
 assert set(COMMANDS) == MODELLED, set(COMMANDS) ^ MODELLED
 
