@@ -1086,7 +1086,15 @@ LEGITIMATE = [
         "oci-own-drg-joins-own-vcn",
         OT,
         both(
-            add("oci:Core/drg:Drg", "oci-training-drg", {"compartmentId": O_TRAIN, "displayName": "training"}),
+            add(
+                "oci:Core/drg:Drg",
+                "oci-training-drg",
+                {
+                    "compartmentId": O_TRAIN,
+                    "displayName": "training",
+                    "freeformTags": {"accelstack-workload": "training", "accelstack-stack": "oci-training"},
+                },
+            ),
             add(
                 "oci:Core/drgAttachment:DrgAttachment",
                 "oci-training-vcn-on-drg",
