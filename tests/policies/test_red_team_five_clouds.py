@@ -1098,7 +1098,11 @@ LEGITIMATE = [
             add(
                 "oci:Core/drgAttachment:DrgAttachment",
                 "oci-training-vcn-on-drg",
-                {"drgId": "oci-training-drg-id", "vcnId": "vcn"},
+                {
+                    "drgId": "oci-training-drg-id",
+                    "vcnId": "vcn",
+                    "freeformTags": {"accelstack-workload": "training", "accelstack-stack": "oci-training"},
+                },
                 depends={"drgId": ("oci-training-drg", "oci:Core/drg:Drg"), "vcnId": O_VCN},
             ),
         ),
