@@ -63,10 +63,10 @@ def scalar_problem(kind: type, value: object) -> str | None:
         return None
     if kind is float and isinstance(value, str):
         try:
-            number = float(value.strip())
+            spelt = float(value.strip())
         except ValueError:
             return None  # pydantic: "'fast' is not a number"
-        return f"{_shown(value)} is text (quoted); allowed: a number without quotes, e.g. {number:g}"
+        return f"{_shown(value)} is text (quoted); allowed: a number without quotes, e.g. {spelt:g}"
     return None
 
 
@@ -89,6 +89,8 @@ def kind_problem(annotation: Any, value: object) -> str | None:
             # int | float: the wider kind; bool | int does not occur in the spec
             kind = float if float in scalars else scalars[0]
             return scalar_problem(kind, value)
+        if any(isinstance(option, type) and option not in SCALARS and isinstance(value, option) for option in options):
+            return None  # `str | int` given text: the text option takes it
         if scalars and isinstance(value, (*SCALARS, str)):
             return (
                 None

@@ -77,7 +77,7 @@ class _Loader(yaml.SafeLoader):
     def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
         """YAML 1.2 (Pulumi's reader) takes `2e12` and `1e-3` as numbers; YAML 1.1 wants a dot (`2.0e+12`) and reads
         them as text, which a number field would then refuse as quoted text. Read them as Pulumi does."""
-        tag: str = super().resolve(kind, value, implicit)
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]  # PyYAML's, untyped
         if tag == _STR_TAG and implicit[0] and kind is yaml.ScalarNode and _YAML12_FLOAT.fullmatch(value):
             return _FLOAT_TAG
         return tag

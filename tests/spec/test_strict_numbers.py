@@ -162,3 +162,24 @@ def test_landing_budgets_have_an_upper_bound_with_its_reason(name: str) -> None:
 def test_the_shipped_landing_stacks_still_validate(tmp_path: Path) -> None:
     for name in ("aws-landing", "azure-landing", "gcp-landing", "oci-landing"):
         assert not landing_problems(raw_of(name)), name
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value", "expected"),
+    [
+        (int | None, None, None),
+        (int | None, "7", "'7' is text (quoted)"),
+        (str | int, "7", None),  # the text option takes text
+        (float | None, 3, None),  # a whole number is a fine number
+        (list[int], [1, "2"], "item 1: '2' is text (quoted)"),
+        (dict[str, float], {"a": "1.5"}, "a: '1.5' is text (quoted)"),
+        (bool, "yes", "allowed: true or false"),
+        (int, 1e30, "is a decimal number, not a whole number; allowed: a whole number in digits"),
+        (int, "sixteen", None),  # pydantic's own message: "'sixteen' is not a whole number"
+    ],
+)
+def test_the_kind_check_walks_optionals_unions_and_containers(annotation: Any, value: Any, expected: str | None) -> None:
+    from accelstack.spec.scalar_kinds import kind_problem
+
+    problem = kind_problem(annotation, value)
+    assert problem is None if expected is None else (problem is not None and expected in problem), problem
