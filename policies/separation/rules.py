@@ -439,13 +439,14 @@ def check_workload_tag_present(resource: Any, ctx: Context) -> Iterable[str]:
     """On every cloud alike, a resource of a kind whose provider schema takes tags or labels
     (policies/separation/taggable_kinds.py) carries the workload tag, its own or the one its provider stamps
     (aws defaultTags, gcp defaultLabels; azure-native, oci and vultr providers stamp none, so the resource
-    states it): cost reports, quota views and the other side's deny rules find a side's resources by it.
+    states it): cost reports and audits find a side's resources by it, on every cloud the same way.
     Kinds that cannot carry a tag are exempt; autoscaling groups are checked above, tag by tag."""
-    if is_provider_type(resource.resource_type) or not is_cloud_type(resource.resource_type) or ctx.provider is None:
-        return  # a resource without the stack's provider is explicit-provider's
+    # The type first: a kind that cannot carry a tag reads nothing, so the runner skips it (policies/type_index.py).
     package = package_of(resource.resource_type)
     if resource.resource_type not in TAGGABLE.get(package, ()) or resource.resource_type == AUTOSCALING_GROUP:
         return
+    if ctx.provider is None:
+        return  # a resource without the stack's provider is explicit-provider's
     vendor = _vendor_of(resource.resource_type)
     reader = vendor.separation.resource_tags if vendor is not None else None
     own = reader(resource) if reader is not None else tag_values(resource.props.get(TAG_PROPERTY[package]))
