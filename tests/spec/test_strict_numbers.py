@@ -178,7 +178,9 @@ def test_the_shipped_landing_stacks_still_validate(tmp_path: Path) -> None:
         (int, "sixteen", None),  # pydantic's own message: "'sixteen' is not a whole number"
     ],
 )
-def test_the_kind_check_walks_optionals_unions_and_containers(annotation: Any, value: Any, expected: str | None) -> None:
+def test_the_kind_check_walks_optionals_unions_and_containers(
+    annotation: Any, value: Any, expected: str | None
+) -> None:
     from accelstack.spec.scalar_kinds import kind_problem
 
     problem = kind_problem(annotation, value)
