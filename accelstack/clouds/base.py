@@ -296,6 +296,9 @@ class AdmissionLimits:
     rate_service: str  # "AWS WAF", "Application Gateway WAF", "Cloud Armor"
     per_client_rate: tuple[int, int]  # requests per client per window
     rate_windows: tuple[int, ...]  # the evaluation windows the rate limit takes, in seconds
+    # `serving.admission.maxReceiveCount` when omitted: the queue service's own default where it has one (a stack
+    # of this cloud fills it before validation, accelstack.spec.cloud_defaults), inside `max_receive_count`.
+    default_max_receive_count: int
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 from rich.table import Table
 
 from accelstack.clouds.base import Catalog, Cloud
+from accelstack.clouds.not_priced import not_priced_for
 from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -191,7 +192,9 @@ def training_estimate(
             + database_monthly,
             2,
         ),
-        "notPriced": list(cloud.prices.not_priced),
+        "notPriced": not_priced_for(
+            cloud.prices.not_priced, "training", (nodes.instance_type, spec.training.scheduler.head_node.instance_type)
+        ),
         "lustreNotPriced": lustre_unpriced,
         "priceSource": prices.source(),
     }
@@ -243,7 +246,7 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
         "crossCloudEgress": egress,
         "totalUsd": result.lifetime_usd,
         "monthlyUsd": result.monthly_usd,
-        "notPriced": list(cloud.prices.not_priced),
+        "notPriced": not_priced_for(cloud.prices.not_priced, "serving", (replicas.instance_type,)),
         "priceSource": prices.source(),
     }
 
@@ -382,7 +385,11 @@ def cost_command(
         results[name] = planner_call(name, estimate)
     footer = [priced(c) for c in used or [DEFAULT_CLOUD]]
     price_source = "; ".join(b.source() for _, b in footer)
-    not_priced = list(dict.fromkeys(line for cloud, _ in footer for line in cloud.prices.not_priced))
+    # What the priced stacks leave out (a serving stack's footer names no training file system); with no stack
+    # priced, the table's whole list.
+    stated = [line for result in results.values() if isinstance(result, dict) for line in result.get("notPriced", ())]
+    every = [line for cloud, _ in footer for line in cloud.prices.not_priced]
+    not_priced = list(dict.fromkeys(str(line) for line in (stated if results else every)))
     if as_json:
         emit("", camel_keys({"stacks": results, "priceSource": price_source, "notPriced": not_priced}), True)
     elif results:

@@ -48,6 +48,17 @@ FileOpt = Annotated[
         show_default=False,
     ),
 ]
+StackFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--stack-file",
+        metavar="Pulumi.<stack>.yaml",
+        help="With --file: the stack file the export was previewed from, anywhere (not only stacks/); its accounts, "
+        "regions and side configure the packs, as for a stack of the project.",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout, for machines.")]
 PolicyConfigOpt = Annotated[
     Path | None,
@@ -105,9 +116,26 @@ def _context_spec(name: str | None, project_dir: Path | None, overrides: list[st
         return load_stack(resolve_stack(name, root), overrides)
     except (CliError, SpecError):
         echo_lines(
-            [f"{name}: no valid stacks/Pulumi.{name}.yaml here; account checks use --policy-config only"], stderr=True
+            [
+                f"{name}: no valid stacks/Pulumi.{name}.yaml here; account checks use --policy-config only "
+                "(name the stack file with --stack-file PATH)"
+            ],
+            stderr=True,
         )
         return None
+
+
+def _stack_file_spec(path: Path, overrides: list[str]) -> Any:
+    """The spec of the stack file named beside --file: its problems are the user's input (exit 2)."""
+    if is_landing_file(path):
+        raise CliError(
+            f"--stack-file {path}: a landing stack's checks need its plan (quota caps, guardrails): run "
+            "`accelstack policy` on the stack file itself"
+        )
+    try:
+        return load_stack(path, overrides)
+    except SpecError as error:
+        raise CliError("\n".join(f"--stack-file {path}: {problem}" for problem in error.problems)) from None
 
 
 @guarded
@@ -115,6 +143,7 @@ def policy_command(
     stacks: StacksArg = None,
     all_stacks: AllOpt = False,
     file: FileOpt = None,
+    stack_file: StackFileOpt = None,
     json_output: JsonOpt = False,
     overrides: SetOpt = None,
     policy_config: PolicyConfigOpt = None,
@@ -123,7 +152,8 @@ def policy_command(
 ) -> int:
     """Run the separation and guardrails policy packs offline (pulumi-policy's own analyzer).
 
-    STACK... defaults to every stack (unless --file is given).
+    STACK... defaults to every stack (unless --file is given). With --file, the packs' accounts and regions come
+    from stacks/Pulumi.<stack>.yaml, or from the stack file --stack-file names (a stack outside stacks/).
     Prints one line per violation `STACK: PACK/POLICY [LEVEL] URN: message`, then a summary per
     stack. Exit 1 if any mandatory policy is violated, 2 on bad input, 0 otherwise.
     """
@@ -134,6 +164,8 @@ def policy_command(
         raise CliError(f"--policy-config {policy_config}: expected a JSON object keyed by policy name")
     if emit_config is not None:
         return _emit_config(emit_config, stacks, all_stacks, overrides or [], project_dir)
+    if stack_file is not None and file is None:
+        raise CliError("--stack-file names the stack of a --file export; without --file, give the stack file as STACK")
     runs: list[tuple[str, dict[str, Any], Any]] = []  # (stack, export, spec)
     contexts: dict[str, dict[str, Any]] = {}  # a landing stack's pack context, by stack (its plan's)
     failed_input = failed_run = False
@@ -143,11 +175,17 @@ def policy_command(
         found = exports_in(_read_json(file, "--file", MAX_EXPORT_BYTES))
         if not found:
             raise CliError(f"--file {file}: not a stack export (no deployment.resources)")
+        if stack_file is not None and len(found) != 1:
+            raise CliError(f"--stack-file names one stack; --file {file} holds {len(found)} exports")
+        named = _stack_file_spec(stack_file, overrides or []) if stack_file is not None else None
         for stated, export in found:
             try:
                 policy_runner.export_resources(export)
             except policy_runner.PolicyInputError as error:
                 raise CliError(f"--file {file}: {error}") from None
+            if named is not None and stack_file is not None:
+                runs.append((stated or stack_name_of(stack_file), export, named))
+                continue
             name = stated or policy_runner.stack_name_of_export(export) or file.stem
             runs.append((name, export, _context_spec(name, project_dir, overrides or [])))
     else:

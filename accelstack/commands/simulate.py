@@ -14,6 +14,7 @@ cloud's catalog and price book and asks no registry itself, like the planner.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -198,6 +199,22 @@ def serving_command(
             show_default=False,
         ),
     ] = None,
+    spike_factor: Annotated[
+        float | None,
+        typer.Option(
+            "--spike-factor",
+            help="--pattern spike: the peak (--rate) over the base rate (default 5: the base is 20% of the peak).",
+            show_default=False,
+        ),
+    ] = None,
+    spike_minutes: Annotated[
+        float | None,
+        typer.Option(
+            "--spike-minutes",
+            help="--pattern spike: how long the peak lasts, from noon or mid-window (default 15).",
+            show_default=False,
+        ),
+    ] = None,
     hours: Annotated[
         float | None,
         typer.Option(
@@ -303,6 +320,7 @@ def serving_command(
         raise CliError("--rate sets a --pattern's peak; a --trace has its own rate")
     if pattern is not None:
         check_choice("--pattern", pattern, workload.PATTERNS)
+    spike = spike_shape(pattern, spike_factor, spike_minutes, hours)
     check_choice("--start", start, STARTS)
     if autoscaler is not None:
         check_choice("--autoscaler", autoscaler, autoscalers.AUTOSCALERS)
@@ -355,7 +373,7 @@ def serving_command(
     else:
         peak = rate if rate is not None else default_peak_rps(serving, designs[0].concurrency)
         horizon = (hours if hours is not None else 24.0) * 3600
-        starts, rates = workload.rate_profile(pattern or "diurnal", peak, horizon)
+        starts, rates = workload.rate_profile(pattern or "diurnal", peak, horizon, spike)
         expected = float((rates * np.diff(np.append(starts, horizon))).sum())
         if expected > MAX_REQUESTS:
             raise CliError(
@@ -369,11 +387,15 @@ def serving_command(
         streams = (
             (
                 seed + k,
-                workload.synthetic(name_of, peak, horizon=horizon, mean_tokens=tokens, seed=seed + k, lengths=lengths),
+                workload.synthetic(
+                    name_of, peak, horizon=horizon, mean_tokens=tokens, seed=seed + k, lengths=lengths, spike=spike
+                ),
             )
             for k in range(count)
         )
-        plotted = f"{name_of} pattern, peak {peak:g} requests/s"
+        plotted = f"{name_of} pattern, peak {peak:g} requests/s" + (
+            f" ({spike.factor:g}x the base for {spike.seconds / 60:g} min)" if spike is not None else ""
+        )
         source = f"{plotted}, seeds {seed}..{seed + count - 1}" if count > 1 else f"{plotted}, seed {seed}"
     arrived: list[int] = []
     mean_tokens: list[float] = []
@@ -423,6 +445,9 @@ def serving_command(
         document["againstPeers"] = against_peers(summaries, [d.autoscaler for d in designs])
     if plot_path is not None:
         document["plot"] = str(plot_path)
+        hint = sliver_hint(spike, horizon)
+        if hint is not None:
+            document["plotHint"] = hint
     if as_json:
         emit("", document, True)
         return EXIT_OK
@@ -447,7 +472,46 @@ def serving_command(
         out().print(f"against the peers: {document['againstPeers']['why']}", markup=False)
     if plot_path is not None:
         out().print(f"timeline: {plot_path}", markup=False)
+        if "plotHint" in document:
+            out().print(document["plotHint"], markup=False)
     return EXIT_OK
+
+
+# A burst narrower than this share of the plot's width is a sliver: a 15-minute spike is 1% of a day.
+SLIVER_SHARE = 0.05
+
+
+def spike_shape(
+    pattern: str | None, factor: float | None, minutes: float | None, hours: float | None
+) -> workload.SpikeShape | None:
+    """The spike pattern's shape from --spike-factor and --spike-minutes (None for other patterns); exit 2 when
+    given without --pattern spike or outside their bounds."""
+    if pattern != "spike":
+        if factor is not None or minutes is not None:
+            raise CliError("--spike-factor and --spike-minutes shape --pattern spike; add --pattern spike")
+        return None
+    default = workload.SpikeShape()
+    shape = workload.SpikeShape(
+        factor=factor if factor is not None else default.factor,
+        seconds=minutes * 60 if minutes is not None else default.seconds,
+    )
+    if not (math.isfinite(shape.factor) and math.isfinite(shape.seconds)):
+        raise CliError("--spike-factor and --spike-minutes take finite numbers")
+    problem = shape.problem((hours if hours is not None else 24.0) * 3600)
+    if problem is not None:
+        raise CliError(problem)
+    return shape
+
+
+def sliver_hint(spike: workload.SpikeShape | None, horizon: float) -> str | None:
+    """What to run to see a spike the plot shows as a sliver (a 15-minute spike on a 24 h axis), or None."""
+    if spike is None or spike.seconds >= SLIVER_SHARE * horizon:
+        return None
+    hours = max(1, math.ceil(4 * spike.seconds / 3600))  # the spike a quarter of the window or more
+    return (
+        f"the {spike.seconds / 60:g}-minute spike is {spike.seconds / horizon:.1%} of this {horizon / 3600:g} h plot: "
+        f"add --hours {hours} to see it (the spike lands mid-window)"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -170,7 +170,9 @@ def plot(run: Run, path: Path, title: str) -> None:
     axes[3].plot(hours, [s.backlog for s in samples], lw=0.8, color="tab:red", label="backlog (waiting)")
     axes[3].plot(hours, [s.in_flight for s in samples], lw=0.8, color="tab:green", label="requests in flight")
     if not design.waiting_per_replica:
-        axes[3].axhline(design.max_depth, ls=":", color="grey", lw=0.8, label="max depth")
+        axes[3].axhline(
+            design.max_depth, ls=":", color="grey", lw=0.8, label=f"max depth {design.max_depth:,} (admission.maxDepth)"
+        )
     axes[3].set_ylabel("requests")
     axes[4].step(hours, [s.in_service for s in samples], where="post", label="in service")
     axes[4].step(hours, [s.starting for s in samples], where="post", label="starting")

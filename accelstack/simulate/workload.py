@@ -28,10 +28,39 @@ from accelstack.spec.input_files import read_text
 PATTERNS = ("diurnal", "spike", "steady")
 DEFAULT_MEAN_TOKENS = 256.0
 DAY_SECONDS = 86_400.0
-# The spike pattern: a quiet base with a burst at noon (a launch, a batch job pointed at the API).
+# The spike pattern: a quiet base with a burst at noon (a launch, a batch job pointed at the API): by default the peak
+# is 5x the base for 15 minutes (`simulate --spike-factor`, `--spike-minutes`).
 SPIKE_BASE_FRACTION = 0.2
 SPIKE_START_SECONDS = 12 * 3600.0
 SPIKE_SECONDS = 15 * 60.0
+SPIKE_FACTORS = (1.0, 1000.0)  # peak over base: above 1 (else no spike), at most 1000x
+
+
+@dataclass(frozen=True)
+class SpikeShape:
+    """The spike pattern's burst: the peak is `factor` times the base rate, for `seconds`, from noon (or mid-window
+    on a shorter run)."""
+
+    factor: float = 1 / SPIKE_BASE_FRACTION
+    seconds: float = SPIKE_SECONDS
+
+    def start(self, horizon: float) -> float:
+        return min(SPIKE_START_SECONDS, horizon / 2)
+
+    def problem(self, horizon: float) -> str | None:
+        """Why the shape does not fit `horizon` seconds, or None."""
+        least, most = SPIKE_FACTORS
+        if not least < self.factor <= most:
+            return f"--spike-factor {self.factor:g}: the peak over the base rate; allowed: above {least:g}, at most {most:g}"
+        room = horizon - self.start(horizon)
+        if not 0 < self.seconds <= room:
+            return (
+                f"--spike-minutes {self.seconds / 60:g}: the spike starts at hour {self.start(horizon) / 3600:g} of "
+                f"{horizon / 3600:g}; allowed: above 0, at most {room / 60:g} minutes (or more --hours)"
+            )
+        return None
+
+
 # A trace's limits: a day at 50 requests/s is ~100 MB of CSV; a run covers at most `simulate --hours`' 31 days.
 MAX_TRACE_BYTES = 256 * 1024 * 1024
 MAX_TRACE_REQUESTS = 50_000_000
@@ -65,8 +94,11 @@ class Workload:
         return float(self.tokens.mean()) if len(self.tokens) else DEFAULT_MEAN_TOKENS
 
 
-def rate_profile(pattern: str, peak_rps: float, horizon: float) -> tuple[np.ndarray, np.ndarray]:
-    """(segment start times, requests/s in each segment) over [0, horizon) for a named pattern."""
+def rate_profile(
+    pattern: str, peak_rps: float, horizon: float, spike: SpikeShape | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(segment start times, requests/s in each segment) over [0, horizon) for a named pattern (`spike`: the spike
+    pattern's shape, default 5x for 15 minutes)."""
     if pattern == "steady":
         return np.array([0.0]), np.array([peak_rps])
     if pattern == "diurnal":
@@ -75,9 +107,10 @@ def rate_profile(pattern: str, peak_rps: float, horizon: float) -> tuple[np.ndar
         profile = [DEFAULT_DAILY_PROFILE[h % 24] for h in range(hours)]
         return np.arange(hours) * 3600.0, np.array(profile) * peak_rps
     if pattern == "spike":
-        base = SPIKE_BASE_FRACTION * peak_rps
-        start = min(SPIKE_START_SECONDS, horizon / 2)
-        return np.array([0.0, start, start + SPIKE_SECONDS]), np.array([base, peak_rps, base])
+        shape = spike or SpikeShape()
+        base = peak_rps / shape.factor
+        start = shape.start(horizon)
+        return np.array([0.0, start, start + shape.seconds]), np.array([base, peak_rps, base])
     raise ValueError(f"pattern {pattern!r}: allowed: {', '.join(PATTERNS)}")
 
 
@@ -110,6 +143,7 @@ def synthetic(
     mean_tokens: float = DEFAULT_MEAN_TOKENS,
     seed: int = 0,
     lengths: LoadLengths | None = None,
+    spike: SpikeShape | None = None,
 ) -> Workload:
     """A named pattern at `peak_rps`; output tokens exponential with `mean_tokens`, or drawn from `lengths`
     (serving.load's distributions, `planner.token_lengths`: the ones the planner sized by), with prompt lengths
@@ -117,7 +151,7 @@ def synthetic(
     if peak_rps <= 0 or horizon <= 0 or mean_tokens <= 0:
         raise ValueError("need a rate, a horizon and mean tokens > 0")
     rng = np.random.default_rng(seed)
-    starts, rates = rate_profile(pattern, peak_rps, horizon)
+    starts, rates = rate_profile(pattern, peak_rps, horizon, spike)
     arrivals = poisson_arrivals(starts, rates, horizon, rng)
     source = f"{pattern} pattern, peak {peak_rps:g} requests/s, seed {seed}"
     if lengths is None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from accelstack.spec.scalar_kinds import kind_problem
 from accelstack.spec.text_grammar import strings_in, text_problem
 
 MAX_STRING_CHARS = 2048
@@ -94,15 +95,17 @@ class Model(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _no_booleans_for_numbers(cls, value: object, info: ValidationInfo) -> object:
-        """YAML reads `yes`, `on` and `true` as booleans, which pydantic would take as the number 1."""
+    def _strict_scalars(cls, value: object, info: ValidationInfo) -> object:
+        """Every number and switch as its field's kind (accelstack.spec.scalar_kinds): lax mode would take "120",
+        120.0 and `yes` (true) as the integer 120 or 1, and "yes" as true."""
         if info.field_name is None:
             return value
         annotation = cls.model_fields[info.field_name].annotation
+        problem = kind_problem(annotation, value)
+        if problem is not None:
+            raise ValueError(problem)
         if not (annotation in (int, float) or set(get_args(annotation)) & {int, float}):
             return value
-        if isinstance(value, bool):
-            raise ValueError(f"{str(value).lower()} is true/false, not a number")
         written = getattr(value, "written", None)  # accelstack.spec.yaml_input.WrittenInt: YAML 1.1 spelt it
         if isinstance(value, int) and isinstance(written, str) and not DECIMAL.fullmatch(written):
             # PyYAML reads YAML 1.1 (`1:30` is 90, `010` is 8); Pulumi reads the same file as YAML 1.2, where `1:30`

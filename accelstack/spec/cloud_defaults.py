@@ -13,7 +13,10 @@ Filled, when omitted:
 - `training.storage.checkpoints.path`: `<the file system's mount path>/checkpoints` (with no file system, under
   the cloud's default mount path: a node-local directory then);
 - `training.scheduler.headNode.instanceType`: `Catalog.default_head_node`;
-- `serving.replicas.imageId`: `Catalog.default_replica_image` (None on a cloud whose components pick the image).
+- `serving.replicas.imageId`: `Catalog.default_replica_image` (None on a cloud whose components pick the image);
+- `serving.admission.maxReceiveCount`: `AdmissionLimits.default_max_receive_count` (SQS 3, Service Bus 10, Pub/Sub
+  5: one neutral default would be outside Pub/Sub's 5..100 or not Service Bus's own); on a cloud with no admission
+  queue (`Catalog.admission` None), `NO_QUEUE_MAX_RECEIVE_COUNT`, which nothing deploys.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from accelstack.clouds import registry
 from accelstack.clouds.base import Cloud, ParallelFsTier
 
 CHECKPOINT_DIRECTORY = "checkpoints"
+# A cloud without an admission queue (Vultr: the replicas admit requests) deploys no delivery count, and the
+# simulator's replica design delivers each request once; the key still holds a number, as the type says.
+NO_QUEUE_MAX_RECEIVE_COUNT = 3
 
 
 def filled_by_the_cloud(value: object) -> object:
@@ -45,9 +51,6 @@ def tier_offering(cloud: Cloud, throughput_per_tib: object) -> ParallelFsTier | 
     """The tier a spec without `lustre.tier` gets: the cloud's default, unless the stated throughput is one only
     another tier offers (Azure and GCP sell one throughput per tier, so the throughput names the tier)."""
     default = cloud.parallel_fs_tier(None)
-    text = throughput_per_tib.strip() if isinstance(throughput_per_tib, str) else ""
-    if text.isascii() and text.isdigit() and len(text) <= 9:  # "125" as the model reads it; digits bounded first
-        throughput_per_tib = int(text)
     if (
         default is None
         or isinstance(throughput_per_tib, bool)
@@ -128,6 +131,12 @@ def with_cloud_defaults(data: Any) -> Any:
         image = cloud.catalog.default_replica_image
         replicas = _filled(serving["replicas"], "imageId", "image_id", lambda _: image)
         data = {**data, "serving": {**serving, "replicas": replicas}}
+    serving = data.get("serving")
+    if isinstance(serving, Mapping):
+        limits = cloud.catalog.admission
+        count = limits.default_max_receive_count if limits is not None else NO_QUEUE_MAX_RECEIVE_COUNT
+        admission = _filled(serving.get("admission", {}), "maxReceiveCount", "max_receive_count", lambda _: count)
+        data = {**data, "serving": {**serving, "admission": admission}}
     training = data.get("training")
     if not isinstance(training, Mapping):
         return data

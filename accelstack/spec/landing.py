@@ -79,6 +79,12 @@ GCP_PROJECT_ID_PATTERN = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
 # IAM role names: up to 64 of letters, digits and +=,.@_- (IAM User Guide, "IAM object names").
 ROLE_NAME_PATTERN = r"^[A-Za-z0-9+=,.@_-]{1,64}$"
 # Organizations CreateAccount: AccountName 1-50 characters; one word here, as every name accelstack writes.
+# Ours, not a cloud's: no budget API documents a maximum (AWS Budgets' limitAmount is a decimal string, pulumi_aws
+# budgets/budget.py; GCP's specified amount an int64 of whole units, pulumi_gcp billing/_inputs.py; Azure's and OCI's
+# amounts plain numbers, pulumi_azure_native consumption/budget.py, pulumi_oci budget/budget.py), so any figure would
+# deploy. A billion USD a month is past any one account's spend: above it is a typo (an extra digit, cents for
+# dollars), and a budget never reached alerts nobody.
+MAX_MONTHLY_BUDGET_USD = 1_000_000_000
 ACCOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$"
 EMAIL_PATTERN = r"^[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,189}\.[A-Za-z]{2,63}$"
 STACK_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
@@ -102,7 +108,7 @@ class LandingSide(Model):
     stacks: list[str] = Field(default_factory=list)
     """Workload stacks (names of stacks/Pulumi.<name>.yaml) deployed in this account: their node counts size its quota requests."""
     monthly_budget_usd: float = Field(gt=0)
-    """Monthly cost budget of the account, USD; alerts at 80% actual and 100% forecast."""
+    """Monthly cost budget of the account, USD, at most 1,000,000,000 (accelstack's bound: past it is a typo); alerts at 80% actual and 100% forecast."""
     principals: list[str] = Field(default_factory=list)
     """azure: Entra object ids of this side's principals (its workload stacks' deploy identities, the managed identities they create: `pulumi stack output`): the other side's management group denies role assignments to them at the API. An object id names no subscription, so Azure Policy can refuse only the ids listed."""
 
@@ -110,6 +116,17 @@ class LandingSide(Model):
     TEXT_GRAMMARS: ClassVar[Grammars] = {
         "stacks": matching(STACK_NAME_PATTERN, "a stack name", "lowercase letters, digits and '-', e.g. aws-training")
     }
+
+    @field_validator("monthly_budget_usd")
+    @classmethod
+    def _plausible_budget(cls, value: float) -> float:
+        if value > MAX_MONTHLY_BUDGET_USD:
+            raise ValueError(
+                f"{value:,.0f} USD a month is above {MAX_MONTHLY_BUDGET_USD:,} USD, accelstack's bound (the budget APIs "
+                "state none): a figure past any account's spend is a typo (an extra digit, cents for dollars) and its "
+                f"alerts would never fire; allowed: more than 0, at most {MAX_MONTHLY_BUDGET_USD:,}"
+            )
+        return value
 
     @field_validator("stacks")
     @classmethod

@@ -124,11 +124,33 @@ def parse_override(text: str) -> tuple[str, Any]:
     return path.strip(), parsed
 
 
+def override_key_problem(path: str) -> Problem | None:
+    """Why a `--set` path does not start at an accelstack key, or None: a stack file's other keys (aws:region,
+    azure-native:location) are Pulumi provider config, which accelstack neither reads as a spec key nor writes, and
+    the stack's name is its file's."""
+    head = path.split(".", 1)[0]
+    allowed = ", ".join(TOP_KEYS)
+    if ":" in head:
+        return Problem(
+            head,
+            f"Pulumi provider config, not an accelstack key: --set changes the accelstack: keys ({allowed}); set "
+            f"{head} in the stack file's config block or with `pulumi config set {head} VALUE`",
+        )
+    if head not in TOP_KEYS:
+        return Problem(head, f"unknown key{did_you_mean(head, TOP_KEYS)}; allowed: {allowed}")
+    return None
+
+
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply `--set` overrides; a numeric key indexes a list (`training.scheduler.partitions.0.maxTime`)."""
+    """Apply `--set` overrides; a numeric key indexes a list (`training.scheduler.partitions.0.maxTime`). A path
+    may start with the namespace (`accelstack:training.nodes.count`), as the stack file spells the key."""
     result = copy.deepcopy(raw)
     for text in overrides:
         path, value = parse_override(text)
+        path = path.removeprefix(f"{NAMESPACE}:")
+        problem = override_key_problem(path)
+        if problem is not None:
+            raise SpecError([problem])
         keys = path.split(".")
         node: Any = result
         for depth, key in enumerate(keys):
@@ -278,6 +300,8 @@ def problems_from_validation(exc: ValidationError, data: dict[str, Any] | None =
             message = RENAMED_KEYS[loc]
         elif error["type"] == "extra_forbidden":
             allowed = (_keys_at(loc[:-1], root, account) if root else None) or []
+            if not loc[:-1]:  # the stack's name comes from its file, not a key
+                allowed = [key for key in allowed if key in TOP_KEYS]
             hint = did_you_mean(str(loc[-1]), allowed)
             message = f"unknown key{hint}" + (f"; allowed: {', '.join(allowed)}" if allowed and not hint else "")
             if loc[:-1] == ("account",) and account is not None and not hint:

@@ -393,8 +393,11 @@ class AdmissionPolicy(Model):
     """Per-client rate limit: requests per client IP per rateWindowSeconds (within the cloud's WAF bounds: 10 at least)."""
     rate_window_seconds: int = Field(default=300, ge=1, le=86_400)
     """Rate-limit evaluation window in seconds, one the cloud's WAF takes (AWS and GCP: 60, 120, 300, 600; Azure: 60, 300)."""
-    max_receive_count: int = Field(default=3, ge=1, le=1000)
-    """Deliveries of a request before it moves to the dead-letter queue (within the cloud's bounds: Pub/Sub 5..100); kind queue only."""
+    # Filled from the stack's cloud when omitted (accelstack.spec.cloud_defaults); None only outside a stack.
+    max_receive_count: int = Field(default=None, validate_default=True, ge=1, le=1000)
+    """Deliveries of a request before it moves to the dead-letter queue, within the cloud's bounds (aws SQS 1..1000, azure Service Bus 1..1000, gcp Pub/Sub 5..100); omitted: the cloud's default (aws 3, azure 10 as Service Bus's maxDeliveryCount, gcp 5 as Pub/Sub's); kind queue only."""
+
+    _filled = field_validator("max_receive_count", mode="before")(filled_by_the_cloud)
 
 
 class LatencySlo(Model):
@@ -449,7 +452,7 @@ class ServingSpec(Model):
     """The replica group."""
     load_balancer: LoadBalancerSpec
     """The HTTPS load balancer."""
-    admission: AdmissionPolicy = AdmissionPolicy()
+    admission: AdmissionPolicy = Field(default_factory=AdmissionPolicy)  # a stack fills the cloud's delivery count
     """The admission queue and the per-client rate limit."""
     # Without `slo`, a stated load.latency target is the latency the queue's backlog target keeps.
     slo: LatencySlo = LatencySlo()

@@ -24,6 +24,7 @@ later with a traceback, hangs, or silently means something else:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -39,6 +40,11 @@ MAX_INT_CHARS = 64
 _STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+# YAML 1.2's core schema: the only booleans (YAML 1.1 adds yes/no/on/off, which Pulumi's reader takes as text).
+_YAML12_BOOLS = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 # YAML 1.1 types PyYAML constructs (bytes, a set, ordered pairs) that Pulumi's YAML 1.2 reader takes as plain
 # text or mappings and no spec key means: `region: !!binary ZXdy` would validate as b'ewr' and break the preview.
 _FOREIGN_TAGS = {f"tag:yaml.org,2002:{name}": name for name in ("binary", "set", "omap", "pairs")}
@@ -67,6 +73,14 @@ class _Loader(yaml.SafeLoader):
         value = super().construct_yaml_int(node)
         text = str(node.value)
         return WrittenInt(value, text) if text != str(value) else value
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
+        """YAML 1.2 (Pulumi's reader) takes `2e12` and `1e-3` as numbers; YAML 1.1 wants a dot (`2.0e+12`) and reads
+        them as text, which a number field would then refuse as quoted text. Read them as Pulumi does."""
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]  # PyYAML's, untyped
+        if tag == _STR_TAG and implicit[0] and kind is yaml.ScalarNode and _YAML12_FLOAT.fullmatch(value):
+            return _FLOAT_TAG
+        return tag
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
@@ -121,6 +135,14 @@ class _Checker:
                 # no count, size or id in a stack needs more than a few digits.
                 self.problem(
                     keys, node, f"a number written with {len(node.value):,} characters; at most {MAX_INT_CHARS}"
+                )
+            elif node.tag == _BOOL_TAG and node.value not in _YAML12_BOOLS:
+                self.problem(
+                    keys,
+                    node,
+                    f"{node.value}: this reader (YAML 1.1) takes it as "
+                    f"{str(yaml.SafeLoader.bool_values[node.value.lower()]).lower()}, Pulumi's (YAML 1.2) as the text "
+                    f"{node.value!r}; allowed: true or false for a switch (quote it for text)",
                 )
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):

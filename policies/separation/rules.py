@@ -45,7 +45,9 @@ from ..common import (
 )
 from ..vendor import SeparationReaders, Vendor
 from . import access_rules, handoff_rules, landing_rules, reachability_rules
+from .taggable_kinds import TAG_PROPERTY, TAGGABLE
 
+AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
 PACK_NAME = "accelstack-separation"
 PACK_DESCRIPTION = "Training and serving stay in disjoint accounts, regions and resource kinds."
 
@@ -392,7 +394,7 @@ def check_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
     for key in REQUIRED_TAGS:
         if key in own and key in expected and own[key] != expected[key]:
             yield f"{resource.name} overrides tag {key}={own[key]} (the stack's is {expected[key]})"
-    if resource.resource_type == "aws:autoscaling/group:Group":
+    if resource.resource_type == AUTOSCALING_GROUP:
         missing = [k for k in REQUIRED_TAGS if k in expected and own.get(k) != expected[k]]
         missing += [TAG_DIGEST] if not own.get(TAG_DIGEST) else []
         if missing:
@@ -431,6 +433,31 @@ def check_cloud_workload_tags(resource: Any, ctx: Context) -> Iterable[str]:
     workload = vendor.separation.resource_tags(resource).get(TAG_WORKLOAD)
     if workload is not None and ctx.workload in WORKLOADS and workload != ctx.workload:
         yield f"{resource.name} is tagged {TAG_WORKLOAD}={workload} in a {ctx.workload} stack"
+
+
+def check_workload_tag_present(resource: Any, ctx: Context) -> Iterable[str]:
+    """On every cloud alike, a resource of a kind whose provider schema takes tags or labels
+    (policies/separation/taggable_kinds.py) carries the workload tag, its own or the one its provider stamps
+    (aws defaultTags, gcp defaultLabels; azure-native, oci and vultr providers stamp none, so the resource
+    states it): cost reports and audits find a side's resources by it, on every cloud the same way.
+    Kinds that cannot carry a tag are exempt; autoscaling groups are checked above, tag by tag."""
+    # The type first: a kind that cannot carry a tag reads nothing, so the runner skips it (policies/type_index.py).
+    package = package_of(resource.resource_type)
+    if resource.resource_type not in TAGGABLE.get(package, ()) or resource.resource_type == AUTOSCALING_GROUP:
+        return
+    if ctx.provider is None:
+        return  # a resource without the stack's provider is explicit-provider's
+    vendor = _vendor_of(resource.resource_type)
+    reader = vendor.separation.resource_tags if vendor is not None else None
+    own = reader(resource) if reader is not None else tag_values(resource.props.get(TAG_PROPERTY[package]))
+    stamped = ctx.provider.default_tags
+    if own.get(TAG_WORKLOAD) or stamped.get(TAG_WORKLOAD):
+        return
+    side = ctx.workload if ctx.workload in STACK_KINDS else "training or serving"
+    yield (
+        f"{resource.name} ({resource.resource_type}) carries no {TAG_WORKLOAD} tag: its {TAG_PROPERTY[package]} "
+        f"lack it and its provider stamps none; tag it with the stack's side ({side})"
+    )
 
 
 def _both(*checks: Any) -> Any:
@@ -529,7 +556,7 @@ POLICIES = [
     resource_policy(
         "workload-tags",
         "Resources carry the workload and stack tags; groups the config digest.",
-        _both(check_workload_tags, check_cloud_workload_tags),
+        _both(check_workload_tags, check_cloud_workload_tags, check_workload_tag_present),
     ),
 ]
 ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY

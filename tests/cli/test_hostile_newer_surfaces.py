@@ -228,7 +228,18 @@ NUMBERS = {
     "node count in base 60": ("oci-training", "training.nodes.count", "1:30", "Pulumi's (YAML 1.2) may not"),
     "node count in octal": ("oci-training", "training.nodes.count", "010", "the number in decimal digits"),
     "node count a fraction": ("oci-training", "training.nodes.count", "2.5", "training.nodes.count"),
-    "node count true": ("oci-training", "training.nodes.count", "yes", "true/false, not a number"),
+    "node count yes": ("oci-training", "training.nodes.count", "yes", "Pulumi's (YAML 1.2) as the text 'yes'"),
+    "node count true": ("oci-training", "training.nodes.count", "true", "true/false, not a number"),
+    # Strict numbers: lax parsing would take quoted digits and whole fractions as the integer.
+    "node count quoted": ("oci-training", "training.nodes.count", '"120"', "'120' is text (quoted); allowed: a whole"),
+    "node count 120.0": ("oci-training", "training.nodes.count", "120.0", "120.0 is a decimal number"),
+    "node count 1e2": ("oci-training", "training.nodes.count", "1e2", "100.0 is a decimal number"),
+    "URL lifetime quoted": ("vultr-serving", "account.weightsKey.urlLifetimeMinutes", '"60"', "'60' is text"),
+    "replicas max 8.0": ("vultr-serving", "serving.replicas.max", "8.0", "allowed: a whole number in digits, e.g. 8"),
+    "budget quoted": ("oci-landing", "organization.training.monthlyBudgetUsd", '"5000"', "a number without quotes"),
+    "budget past a billion": ("oci-landing", "organization.training.monthlyBudgetUsd", "2e9", "accelstack's bound"),
+    "create a quoted true": ("oci-training", "training.storage.checkpoints.create", '"true"', "allowed: true or false"),
+    "create on": ("oci-training", "training.storage.checkpoints.create", "on", "Pulumi's (YAML 1.2) as the text"),
     "URL lifetime below 15": ("vultr-serving", "account.weightsKey.urlLifetimeMinutes", "14", "greater than or equal"),
     "URL lifetime above a day": ("vultr-serving", "account.weightsKey.urlLifetimeMinutes", "1441", "less than"),
     "URL lifetime 400 digits": (
@@ -563,6 +574,8 @@ def test_the_installed_command_refuses_a_hostile_landing_stack_without_a_traceba
         ("organization.training.monthlyBudgetUsd=.nan", "nan is not a finite number"),
         ("organization.alertEmails.0=finops@acme", "is not an email address; allowed:"),
         ("organization.allowedRegions=[us-ashburn-1, mars-1]", "organization.allowedRegions.1: 'mars-1'"),
+        ('organization.training.monthlyBudgetUsd="500"', "'500' is text (quoted)"),
+        ("organization.training.monthlyBudgetUsd=1e10", "above 1,000,000,000 USD"),
     ],
 )
 def test_set_on_a_landing_stack_is_applied_not_ignored(override: str, message: str) -> None:

@@ -459,7 +459,9 @@ def test_admission_limits_are_ordered_and_inside_the_neutral_bounds(name):
         bounds = {type(m).__name__: m for m in fields[key].metadata}
         assert bounds["Ge"].ge <= least <= most <= bounds["Le"].le, key
     assert limits.rate_windows and all(0 < w <= 86_400 for w in limits.rate_windows)
-    assert AdmissionPolicy().rate_window_seconds in limits.rate_windows  # the default deploys everywhere
+    assert fields["rate_window_seconds"].default in limits.rate_windows  # the default deploys everywhere
+    least, most = limits.max_receive_count
+    assert least <= limits.default_max_receive_count <= most  # the cloud's own default deploys on it
 
 
 def test_azure_maps_every_window_its_catalog_allows_to_a_waf_duration():

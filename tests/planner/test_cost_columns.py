@@ -123,3 +123,39 @@ def test_the_root_volume_is_named_as_its_cloud_sells_it(stack, volume):
     assert root.startswith(volume), root
     if not stack.startswith("aws"):
         assert "gp3" not in root and "IOPS" not in root
+
+
+def test_a_serving_stacks_footer_names_only_what_it_uses():
+    """Friction 30: a GCP serving stack's footer listed Managed Lustre, Filestore and a4 as not priced."""
+    serving = cost_json("gcp-serving")
+    listed = " ".join(serving["notPriced"])
+    assert "Pub/Sub" in listed and "Cloud Armor" in listed and "Cloud NAT" in listed
+    assert "Managed Lustre" not in listed and "Filestore" not in listed and "a4-highgpu-8g" not in listed
+    assert serving["stacks"]["gcp-serving"]["notPriced"] == serving["notPriced"]
+    text = re.sub(r"\s+", " ", cost("gcp-serving").output)
+    assert "not priced: external Application Load Balancer" in text and "Managed Lustre" not in text
+
+
+@pytest.mark.parametrize(
+    ("stack", "present", "absent"),
+    [
+        ("gcp-training", "Managed Lustre", "Pub/Sub (throughput)"),
+        ("azure-training", "Azure Managed Lustre", "Service Bus"),
+        ("azure-serving", "Service Bus", "Azure Managed Lustre"),
+        ("aws-training", "NAT gateway", "SQS requests"),
+        ("aws-serving", "SQS requests", "FSx"),
+        ("oci-training", "File Storage with Lustre", "BM.GPU.H200.8"),
+    ],
+)
+def test_each_stack_lists_the_lines_of_its_own_workload(stack: str, present: str, absent: str) -> None:
+    listed = cost_json(stack)["stacks"][stack]["notPriced"]
+    assert any(present in line for line in listed) and not any(absent in line for line in listed), listed
+
+
+def test_a_machine_with_no_price_is_listed_only_for_the_stack_running_it() -> None:
+    from accelstack.clouds import registry
+    from accelstack.clouds.not_priced import not_priced_for
+
+    lines = registry.get("gcp").prices.not_priced
+    assert any(line.startswith("a4-highgpu-8g") for line in not_priced_for(lines, "training", ["a4-highgpu-8g"]))
+    assert not any(line.startswith("a4-highgpu-8g") for line in not_priced_for(lines, "training", ["a3-megagpu-8g"]))

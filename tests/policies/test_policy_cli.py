@@ -149,3 +149,50 @@ def test_export_without_account_config_fails_loudly(tmp_path: Path) -> None:
     assert "accelstack-separation/accounts-configured [mandatory]" in out
     assert "has no trainingAccounts or servingAccounts config, so it cannot check any account" in out
     assert "--emit-config separation" in out
+
+
+def _outside_stack(tmp_path: Path) -> tuple[str, str]:
+    """aws-training's export and stack file renamed prod-train, the file outside any project's stacks/."""
+    doc = json.loads(json.dumps(training_export()).replace("aws-training", "prod-train"))
+    stack_file = tmp_path / "elsewhere" / "Pulumi.prod-train.yaml"
+    stack_file.parent.mkdir()
+    stack_file.write_text((REPO / "stacks" / "Pulumi.aws-training.yaml").read_text())
+    return write(tmp_path, doc), str(stack_file)
+
+
+def test_stack_file_beside_file_configures_the_packs(tmp_path: Path) -> None:
+    """Friction 25: a stack outside stacks/ got two accounts-configured violations and no way to name its file."""
+    export, stack_file = _outside_stack(tmp_path)
+    code, out, err = run("--file", export, "--project-dir", str(REPO))
+    assert code == 1 and "accounts-configured" in out and "--stack-file PATH" in err, (out, err)
+    code, out, err = run("--file", export, "--stack-file", stack_file, "--project-dir", str(REPO))
+    assert code == 0, out + err
+    assert "prod-train: ok (no mandatory violations" in out and "no valid" not in err
+
+
+def test_stack_file_separation_is_what_the_packs_check(tmp_path: Path) -> None:
+    """The named file's accounts are the ones compared: a file whose training account is not the export's fails."""
+    export, stack_file = _outside_stack(tmp_path)
+    moved = Path(stack_file).with_name("Pulumi.moved.yaml")
+    moved.write_text(Path(stack_file).read_text().replace("111111111111", "333333333333"))
+    code, out, err = run("--file", export, "--stack-file", str(moved), "--project-dir", str(REPO))
+    assert code == 1 and "accelstack-separation/provider-account [mandatory]" in out, (out, err)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--stack-file", "stacks/Pulumi.aws-training.yaml"], "--stack-file names the stack of a --file export"),
+        (["--file", "EXPORT", "--stack-file", "missing.yaml"], "missing.yaml"),
+        (["--file", "EXPORT", "--stack-file", "BROKEN"], "training.nodes.count"),
+        (["--file", "EXPORT", "--stack-file", "stacks/Pulumi.aws-landing.yaml"], "a landing stack's checks need"),
+    ],
+)
+def test_bad_stack_file_is_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    export, stack_file = _outside_stack(tmp_path)
+    broken = Path(stack_file).with_name("Pulumi.broken.yaml")
+    broken.write_text(Path(stack_file).read_text().replace("count: 4", 'count: "4"', 1))
+    values = {"EXPORT": export, "BROKEN": str(broken)}
+    resolved = [values.get(a, str(REPO / a) if a.startswith("stacks/") else a) for a in args]
+    code, out, err = run(*resolved, "--project-dir", str(REPO))
+    assert code == 2 and message in out + err, (out, err)

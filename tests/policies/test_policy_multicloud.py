@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from accelstack.engine.policy_runner import Verdict, run_packs
+from policies.separation.taggable_kinds import TAGGABLE
 
 Doc = dict[str, Any]
 # Lowercase, with letters: Azure compares subscription ids ignoring case, and tests write them in capitals too.
@@ -56,7 +57,7 @@ class Stack:
         links: dict[str, dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """`links` maps an input to the resource it points at (value, if unset, and property dependency)."""
-        inputs = copy.deepcopy(inputs)
+        inputs = tagged(type_, self.name, copy.deepcopy(inputs))
         deps = {}
         for key, target in (links or {}).items():
             inputs.setdefault(key, target["outputs"]["id"])
@@ -80,6 +81,14 @@ class Stack:
 
     def doc(self) -> Doc:
         return {"version": 3, "deployment": {"resources": self.resources}}
+
+
+def tagged(type_: str, stack: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """An Azure resource of a taggable kind carries its stack's tags, as accelstack's components tag each (azure-native
+    has no provider default tags); the gcp provider stamps its labels (defaultLabels) itself."""
+    if type_ in TAGGABLE[AZ] and "tags" not in inputs:
+        return {**inputs, "tags": {"accelstack:workload": stack.split("-")[1], "accelstack:stack": stack}}
+    return inputs
 
 
 def context(cloud: str, workload: str) -> dict[str, Any]:
@@ -708,6 +717,8 @@ def retype(name: str, type_: str) -> Callable[[Doc], None]:
 
 
 def add(stack_name: str, type_: str, name: str, inputs: dict[str, Any], **links: str) -> Callable[[Doc], None]:
+    inputs = tagged(type_, stack_name, inputs)
+
     def mutate(doc: Doc) -> None:
         provider = next(r for r in doc["deployment"]["resources"] if r["type"].startswith("pulumi:providers:"))
         deps = {k: [find(doc, target)["urn"]] for k, target in links.items()}

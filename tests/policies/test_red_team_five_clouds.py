@@ -1086,11 +1086,23 @@ LEGITIMATE = [
         "oci-own-drg-joins-own-vcn",
         OT,
         both(
-            add("oci:Core/drg:Drg", "oci-training-drg", {"compartmentId": O_TRAIN, "displayName": "training"}),
+            add(
+                "oci:Core/drg:Drg",
+                "oci-training-drg",
+                {
+                    "compartmentId": O_TRAIN,
+                    "displayName": "training",
+                    "freeformTags": {"accelstack-workload": "training", "accelstack-stack": "oci-training"},
+                },
+            ),
             add(
                 "oci:Core/drgAttachment:DrgAttachment",
                 "oci-training-vcn-on-drg",
-                {"drgId": "oci-training-drg-id", "vcnId": "vcn"},
+                {
+                    "drgId": "oci-training-drg-id",
+                    "vcnId": "vcn",
+                    "freeformTags": {"accelstack-workload": "training", "accelstack-stack": "oci-training"},
+                },
                 depends={"drgId": ("oci-training-drg", "oci:Core/drg:Drg"), "vcnId": O_VCN},
             ),
         ),

@@ -152,3 +152,47 @@ def test_bad_trace_names_the_line(run, tmp_path: Path, content: str, message: st
     result = run("aws-serving", "--trace", str(trace))
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+SPIKE = ["--pattern", "spike", "--rate", "20", "--seeds", "1"]
+
+
+def test_the_spike_shape_is_settable_and_what_is_simulated(run) -> None:
+    """Friction 19: the spike was fixed at 5x for 15 minutes. 10x for 30 minutes in 2 h: base 2 req/s for 90 min,
+    20 req/s for 30 min: 2 x 5400 + 20 x 1800 = 46,800 requests expected."""
+    data = as_json(
+        run("aws-serving", *SPIKE, "--hours", "2", "--spike-factor", "10", "--spike-minutes", "30", "--json")
+    )
+    assert data["workload"]["requests"] == pytest.approx(46_800, rel=0.03)
+    assert "(10x the base for 30 min)" in data["workload"]["source"]
+    default = as_json(run("aws-serving", *SPIKE, "--hours", "2", "--json"))  # 4 x 6300 + 20 x 900 = 43,200
+    assert default["workload"]["requests"] == pytest.approx(43_200, rel=0.03)
+
+
+def test_a_spike_too_narrow_for_the_plot_says_to_zoom_in(run, tmp_path: Path) -> None:
+    wide = run("aws-serving", *SPIKE, "--hours", "24", "--rate", "5", "--plot", str(tmp_path / "day.png"))
+    assert wide.exit_code == 0, wide.output
+    assert "the 15-minute spike is 1.0% of this 24 h plot: add --hours 1 to see it" in " ".join(wide.output.split())
+    data = as_json(run("aws-serving", *SPIKE, "--hours", "1", "--plot", str(tmp_path / "hour.png"), "--json"))
+    assert "plotHint" not in data  # 15 minutes of 1 h is plain to see
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--spike-factor", "1"], "--spike-factor 1: the peak over the base rate; allowed: above 1, at most 1000"),
+        (["--spike-factor", "5000"], "allowed: above 1, at most 1000"),
+        (["--spike-factor", "nan"], "take finite numbers"),
+        (["--spike-minutes", "0"], "--spike-minutes 0"),
+        (["--spike-minutes", "45", "--hours", "1"], "allowed: above 0, at most 30 minutes (or more --hours)"),
+    ],
+)
+def test_bad_spike_shapes_exit_2_naming_the_option(run, args: list[str], message: str) -> None:
+    result = run("aws-serving", *SPIKE, *args)
+    assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+    assert "Traceback" not in result.output
+
+
+def test_spike_options_need_the_spike_pattern(run) -> None:
+    result = run("aws-serving", "--pattern", "steady", "--spike-minutes", "5")
+    assert result.exit_code == 2 and "add --pattern spike" in result.output

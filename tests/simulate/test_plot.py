@@ -51,5 +51,8 @@ def test_the_plot_draws_percentiles_misses_replicas_and_backlog(tmp_path: Path, 
     panel = {line.get_label(): line.get_ydata() for line in axes[3].get_lines()}
     assert list(panel["backlog (waiting)"]) == [s.backlog for s in run.samples]
     assert list(panel["requests in flight"]) == [s.in_flight for s in run.samples]
+    # The dotted line is the queue's depth limit, labelled with its value and the key that sets it (friction 19).
+    depth = f"max depth {design.max_depth:,} (admission.maxDepth)"
+    assert set(panel[depth]) == {design.max_depth}
     replicas = {line.get_label(): line.get_ydata() for line in axes[4].get_lines()}
     assert list(replicas["in service"]) == [s.in_service for s in run.samples]

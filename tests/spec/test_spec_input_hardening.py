@@ -251,9 +251,9 @@ def test_unquoted_account_id_message_names_what_was_written(tmp_path):
 
 
 def test_written_ints_survive_overrides_and_copies():
-    raw = apply_overrides({"a": load_yaml("[0x1F, 1_000]", "t")}, ["b=0o17"])
-    assert raw["a"] == [31, 1000] and raw["a"][0].written == "0x1F"
-    assert yaml.safe_dump(int(raw["a"][1])) == "1000\n...\n"
+    raw = apply_overrides({"training": {"a": load_yaml("[0x1F, 1_000]", "t")}}, ["training.b=0o17"])
+    assert raw["training"]["a"] == [31, 1000] and raw["training"]["a"][0].written == "0x1F"
+    assert yaml.safe_dump(int(raw["training"]["a"][1])) == "1000\n...\n"
 
 
 def test_a_megabyte_set_value_is_one_short_line():

@@ -51,3 +51,29 @@ def test_empty_model_preset_is_a_config_error_not_a_crash(path: str) -> None:
     with pytest.raises(SpecError) as raised:
         load_stack(stack_file, [f"{path}="])
     assert [p.path for p in raised.value.problems] == [path]
+
+
+@pytest.mark.parametrize(
+    ("override", "path", "needles"),
+    [
+        (
+            "azure-native:location=westus3",
+            "azure-native:location",
+            ["Pulumi provider config, not an accelstack key", "pulumi config set azure-native:location VALUE"],
+        ),
+        ("aws:region=us-west-2", "aws:region", ["Pulumi provider config"]),
+        ("stack=other", "stack", ["unknown key; allowed: cloud, workload, account"]),
+        ("trainng.nodes.count=2", "trainng", ["did you mean 'training'"]),
+    ],
+)
+def test_set_starts_at_a_documented_accelstack_key(override: str, path: str, needles: list[str]) -> None:
+    """Friction 25: `--set azure-native:location=...` listed an undocumented `stack` among the allowed keys."""
+    with pytest.raises(SpecError) as raised:
+        apply_overrides(RAW, [override])
+    [problem] = raised.value.problems
+    assert problem.path == path and all(needle in problem.message for needle in needles), problem
+    assert "stack," not in problem.message
+
+
+def test_set_takes_the_namespace_as_the_stack_file_spells_it() -> None:
+    assert apply_overrides(RAW, ["accelstack:training.nodes.count=8"])["training"]["nodes"]["count"] == 8

@@ -35,6 +35,10 @@ CATALOG = Catalog(
         rate_service="AWS WAF",
         per_client_rate=(10, 2_000_000_000),
         rate_windows=(60, 120, 300, 600),
+        # SQS has no default redrive count (the redrive policy's maxReceiveCount is required, pulumi_aws sqs/queue.py
+        # redrive_policy; SQS developer guide, dead-letter queues): ours, 3 retries a request
+        # a replica crashed on, and moves a poison request aside before it takes a fourth replica down.
+        default_max_receive_count=3,
     ),
     checked=catalog.CHECKED,
     sources=(

@@ -17,6 +17,8 @@ Sources:
 
 from __future__ import annotations
 
+from accelstack.clouds.not_priced import serving_only
+
 CHECKED = "2026-12-02"
 REGION = "us-east-1"
 
@@ -81,7 +83,8 @@ EBS_GP3_MIBPS_MONTH = 0.040
 EBS_GP3_FREE_MIBPS = 125
 # Priced by usage or per request, which a spec does not state: listed by `accelstack cost` as not priced.
 NOT_PRICED = (
-    "NAT gateway (hourly + per GB)", "ALB (hourly + LCU)", "WAF (web ACL, rules, requests)", "SQS requests",
+    "NAT gateway (hourly + per GB)", serving_only("ALB (hourly + LCU)"), serving_only("WAF (web ACL, rules, requests)"),
+    serving_only("SQS requests"),
     "data transfer", "CloudWatch logs and metrics", "KMS requests", "S3 requests",
 )  # fmt: skip
 DEFAULT_SPOT_DISCOUNT = 0.60

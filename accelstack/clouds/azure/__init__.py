@@ -37,6 +37,9 @@ CATALOG = Catalog(
         rate_service="Application Gateway WAF",
         per_client_rate=(10, 2_000_000_000),
         rate_windows=(60, 300),
+        # Service Bus's own default: "The maximum delivery count ... default value is 10" (pulumi_azure_native
+        # servicebus/queue.py, max_delivery_count).
+        default_max_receive_count=10,
     ),
     checked=catalog.CHECKED,
     sources=catalog.SOURCES,

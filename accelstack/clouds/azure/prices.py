@@ -23,6 +23,7 @@ Sources:
 from __future__ import annotations
 
 from accelstack.clouds.azure.catalog import AMLFS_SKUS
+from accelstack.clouds.not_priced import serving_only, training_only
 
 CHECKED = "2026-12-03"
 REGION = "eastus"
@@ -50,8 +51,9 @@ DEFAULT_SPOT_DISCOUNT = 0.60
 # Azure Managed Lustre is billed per TiB-hour by SKU; no price for it was confirmed, so the planner
 # lists it as not priced rather than costing the file system at zero.
 NOT_PRICED = (
-    f"Azure Managed Lustre ({', '.join(AMLFS_SKUS)}): list price not verified",
-    "Application Gateway capacity units", "Service Bus (base charge + operations)", "NAT gateway",
+    training_only(f"Azure Managed Lustre ({', '.join(AMLFS_SKUS)}): list price not verified"),
+    serving_only("Application Gateway capacity units"), serving_only("Service Bus (base charge + operations)"),
+    "NAT gateway",
     "data transfer", "Azure Monitor logs and metrics", "Key Vault operations", "Blob operations",
 )  # fmt: skip
 

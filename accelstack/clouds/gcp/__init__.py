@@ -45,6 +45,9 @@ CATALOG = Catalog(
         rate_service="Cloud Armor",
         per_client_rate=(10, 2_000_000_000),
         rate_windows=(60, 120, 300, 600),
+        # Pub/Sub's own default and least: DeadLetterPolicy maxDeliveryAttempts "If this parameter is 0, a default
+        # value of 5 is used", 5..100 (pulumi_gcp pubsub/_inputs.py, SubscriptionDeadLetterPolicyArgs).
+        default_max_receive_count=5,
     ),
     checked=catalog.CHECKED,
     sources=catalog.SOURCES,

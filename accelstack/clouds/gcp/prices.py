@@ -22,6 +22,7 @@ Sources:
 from __future__ import annotations
 
 from accelstack.clouds.gcp.catalog import FILESTORE_TIERS, LUSTRE_TIERS
+from accelstack.clouds.not_priced import NotPriced, serving_only, training_only
 
 CHECKED = "2026-12-03"
 REGION = "us-central1"
@@ -51,11 +52,16 @@ PD_BALANCED_GB_MONTH = 0.10
 # Managed Lustre is billed per GiB-month by tier; no price for it was confirmed, so the planner lists it
 # as not priced rather than costing the file system at zero.
 NOT_PRICED = (
-    f"Managed Lustre ({', '.join(LUSTRE_TIERS)}): list price not verified",
-    f"Filestore ({', '.join(FILESTORE_TIERS)}): list price not verified (the price page renders in the browser)",
-    "a4-highgpu-8g (no on-demand price: DWS flex-start, calendar mode or Spot only)",
-    "external Application Load Balancer (forwarding rules + data processed)", "Cloud Armor (policy, rules, requests)",
-    "Pub/Sub (throughput)", "Cloud NAT", "data transfer", "Cloud Logging and Monitoring", "Cloud Storage operations",
+    training_only(f"Managed Lustre ({', '.join(LUSTRE_TIERS)}): list price not verified"),
+    training_only(
+        f"Filestore ({', '.join(FILESTORE_TIERS)}): list price not verified (the price page renders in the browser)"
+    ),
+    NotPriced(
+        "a4-highgpu-8g (no on-demand price: DWS flex-start, calendar mode or Spot only)",
+        instance_types=("a4-highgpu-8g",),
+    ),
+    serving_only("external Application Load Balancer (forwarding rules + data processed)"),
+    serving_only("Cloud Armor (policy, rules, requests)"), serving_only("Pub/Sub (throughput)"), "Cloud NAT", "data transfer", "Cloud Logging and Monitoring", "Cloud Storage operations",
 )  # fmt: skip
 
 # The Slurm accounting database (Cloud SQL for MySQL, Enterprise edition, zonal, Iowa; https://cloud.google.com/sql/pricing,

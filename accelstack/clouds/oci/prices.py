@@ -14,6 +14,7 @@ Sources (read 2026-12-05):
 
 from __future__ import annotations
 
+from accelstack.clouds.not_priced import NotPriced, training_only
 from accelstack.clouds.oci.catalog import HEAD_SHAPES, LUSTRE_TIER_MBPS_PER_TB, lustre_tier_name
 
 CHECKED = "2026-12-05"
@@ -29,8 +30,13 @@ OBJECT_STANDARD_GB_MONTH = 0.0255
 BLOCK_BALANCED_GB_MONTH = round(0.0255 + 10 * 0.0017, 4)
 
 NOT_PRICED = (
-    "BM.GPU.H200.8, BM.GPU.B200.8: list price not read from Oracle's own page",
-    "File Storage with Lustre "
-    f"({', '.join(lustre_tier_name(tier) for tier in LUSTRE_TIER_MBPS_PER_TB)}): list price not verified",
+    NotPriced(
+        "BM.GPU.H200.8, BM.GPU.B200.8: list price not read from Oracle's own page",
+        instance_types=("BM.GPU.H200.8", "BM.GPU.B200.8"),
+    ),
+    training_only(
+        "File Storage with Lustre "
+        f"({', '.join(lustre_tier_name(tier) for tier in LUSTRE_TIER_MBPS_PER_TB)}): list price not verified"
+    ),
     "Vault (secrets, keys)", "NAT gateway", "data transfer", "Object Storage requests",
 )  # fmt: skip
