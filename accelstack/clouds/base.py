@@ -104,8 +104,8 @@ class Quota:
     name: str
     unit: str  # "vCPUs" or "GPUs"
     code: str = ""  # its id in the cloud's quota API (AWS Service Quotas: L-417A185B), where one is tabled
-    # Counted per zone, not per region (OCI's GPU limits: per availability domain): the zone a training cluster is
-    # placed in when its stack pins none (`training.network.availabilityZone`); "": counted per region.
+    # Counted per zone (OCI's GPU limits: per availability domain): the zone a training cluster takes when its
+    # stack pins none (`training.network.availabilityZone`); "": counted per region.
     first_zone: str = ""
 
     def amount(self, instance: InstanceType, count: int) -> int:
@@ -296,8 +296,7 @@ class AdmissionLimits:
     rate_service: str  # "AWS WAF", "Application Gateway WAF", "Cloud Armor"
     per_client_rate: tuple[int, int]  # requests per client per window
     rate_windows: tuple[int, ...]  # the evaluation windows the rate limit takes, in seconds
-    # `serving.admission.maxReceiveCount` when omitted: the queue service's own default where it has one (a stack
-    # of this cloud fills it before validation, accelstack.spec.cloud_defaults), inside `max_receive_count`.
+    # `serving.admission.maxReceiveCount` when omitted (accelstack.spec.cloud_defaults): the service's own default.
     default_max_receive_count: int
 
 
