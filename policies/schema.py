@@ -158,8 +158,16 @@ SECURITY_CONCEPTS["oci"] = (
 )
 
 # Vultr has no IAM (an API key is the whole account): its guarded kinds are the network front door, firewalls,
-# nodes and Object Storage (policies/vultr/properties.py).
-SECURITY_CONCEPTS["vultr"] = ("instance", "load-balancer", "firewall", "firewall-rule", "network", "bucket")
+# nodes and the startup scripts they run, and Object Storage (policies/vultr/properties.py).
+SECURITY_CONCEPTS["vultr"] = (
+    "instance",
+    "node-template",
+    "load-balancer",
+    "firewall",
+    "firewall-rule",
+    "network",
+    "bucket",
+)
 
 SDK_MODULES = {
     "aws": "pulumi_aws",

@@ -59,6 +59,8 @@ class GuardrailReaders:
     os_login: ResourceFindings | None = None  # os-login-not-disabled
     privileged_jobs: ResourceFindings | None = None  # batch-not-privileged
     node_data_secrets: ResourceFindings | None = None  # no-secrets-in-user-data (and -final)
+    # no-secrets-in-user-data-final: node data a node takes by reference (a startup script by id), judged over the stack.
+    node_data_references: StackFindings | None = None
     least_privilege: ResourceFindings | None = None  # iam-least-privilege
     least_privilege_final: StackFindings | None = None  # iam-least-privilege-final
     versioning: PatternFindings | None = None  # bucket-versioning (versionedBucketPattern)

@@ -169,7 +169,8 @@ def check_no_secrets_in_user_data(resource: Any, ctx: Context) -> Iterable[str]:
 def check_no_secrets_in_user_data_final(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Stack-level repeat of `no-secrets-in-user-data` (user data is often unknown during preview). A kind
     whose node data is a secret output (unreadable after the deployment) was judged on its inputs, which
-    the resource-level check sees in clear."""
+    the resource-level check sees in clear. Node data a node names by reference (a Vultr startup script's id) is
+    judged here, where the stack's resources are: one the pack cannot find in the stack fails closed."""
     secret_outputs = {kind for vendor in vendors.VENDORS for kind in vendor.guardrails.secret_output_kinds}
     for resource in resources:
         try:
@@ -180,6 +181,8 @@ def check_no_secrets_in_user_data_final(resources: Sequence[Any], ctx: Context) 
             raise
         for message in found:
             yield resource.urn, message
+    for read in _readers(lambda r: r.node_data_references):
+        yield from read(resources)
 
 
 def check_protect_stateful(resource: Any, ctx: Context) -> Iterable[str]:

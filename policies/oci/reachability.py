@@ -7,16 +7,32 @@ dynamic routing gateway (and through it to whatever else the DRG attaches), a re
 DRG to one in another region, an IPSec connection to a network outside OCI
 (https://docs.oracle.com/iaas/Content/Network/Tasks/managingDRGs.htm). An OCID carries no compartment, so a far
 end is placed only when it is a resource of this stack (by its property dependency or id); else it fails closed.
-accelstack's OCI stacks link no VCN to another."""
+An IPSec connection's `staticRoutes` are the ranges its far end answers for: any beyond the private ranges (RFC 1918,
+IPv6 ULA), a default route above all, hands the internet's addresses to a network the pack cannot see, so the
+internet reaches the DRG's networks through the tunnel (Oracle's "IPSec VPN Best Practices" even suggest a backup
+default route there). accelstack's OCI stacks link no VCN to another."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..access import OWN, Party, Placement
 from ..common import as_list, truthy
-from ..reachability import EXPOSES, INTERNET, NODE, PEERING, TRANSIT, TUNNEL, Link, is_stacks, placed, value
+from ..reachability import (
+    EXPOSES,
+    INTERNET,
+    NETWORK,
+    NODE,
+    PEERING,
+    TRANSIT,
+    TUNNEL,
+    Link,
+    is_stacks,
+    placed,
+    value,
+)
 from ..readers import get, is_public_range, name_of
 from . import readers
 
@@ -51,6 +67,16 @@ REMOTE_PEERING = "oci:Core/remotePeeringConnection:RemotePeeringConnection"
 DRG = "oci:Core/drg:Drg"
 DRG_ATTACHMENT = "oci:Core/drgAttachment:DrgAttachment"
 IPSEC = "oci:Core/ipsec:Ipsec"
+PRIVATE_ROUTES = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"))
+
+
+def _beyond_private(route: Any) -> bool:
+    """A static route outside the private ranges (one that cannot be parsed counts as outside)."""
+    try:
+        network = ipaddress.ip_network(str(route).strip(), strict=False)
+    except ValueError:
+        return True
+    return not any(network.version == block.version and network.subnet_of(block) for block in PRIVATE_ROUTES)  # type: ignore[arg-type]
 
 
 def _far_end(resource: Any, prop: str, found: Any, placement: Placement, what: str) -> Party:
@@ -81,10 +107,20 @@ def network_links(resources: Sequence[Any], placement: Placement) -> Iterable[Li
             yield Link(attached, TRANSIT, drg, resource.urn, f"DRG attachment {name}")
         elif kind == IPSEC:
             drg = _far_end(resource, "drgId", value(props, "drgId"), placement, "DRG")
+            routes = [str(r) for r in as_list(value(props, "staticRoutes"))]
+            carried = f" routing {', '.join(routes)}" if routes else ""
             far = placed("the IPSec connection's far end", None, "a VPN ends in a network outside every compartment")
-            yield Link(
-                drg, TUNNEL, far, resource.urn, f"IPSec connection {name} (customer-premises {value(props, 'cpeId')})"
-            )
+            what = f"IPSec connection {name} (customer-premises {value(props, 'cpeId')}){carried}"
+            yield Link(drg, TUNNEL, far, resource.urn, what)
+            for route in [r for r in routes if _beyond_private(r)]:
+                yield Link(
+                    INTERNET,
+                    EXPOSES,
+                    Party(f"the networks on {drg.shown()}", OWN, NETWORK),
+                    resource.urn,
+                    f"IPSec connection {name}: static route {route} is beyond the private ranges (the far end answers "
+                    "for internet addresses)",
+                )
 
 
 def links(resources: Sequence[Any], placement: Placement) -> Iterable[Link]:

@@ -30,6 +30,7 @@ VENDOR = Vendor(
         internet_ingress=readers.check_no_internet_ingress,
         https_listeners=readers.check_https_listeners,
         node_data_secrets=readers.check_node_data_secrets,
+        node_data_references=readers.check_node_data_references,
     ),
     separation=SeparationReaders(
         region=readers.region_of,

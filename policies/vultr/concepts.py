@@ -3,6 +3,8 @@ package's `index` module; the SDK declares no alias tokens for these classes).""
 
 VULTR: dict[str, tuple[str, ...]] = {
     "instance": ("vultr:index/instance:Instance", "vultr:index/bareMetalServer:BareMetalServer"),
+    # A startup script runs on the boot of every node that names it (`scriptId`): node data kept apart from the node.
+    "node-template": ("vultr:index/startupScript:StartupScript",),
     "load-balancer": ("vultr:index/loadBalancer:LoadBalancer",),
     # A firewall group filters the public interface of the instances that name it; its rules admit traffic.
     "firewall": ("vultr:index/firewallGroup:FirewallGroup",),

@@ -1,6 +1,7 @@
 """Vultr's guarded kinds (ediri-vultr), property by property (policies/schema.py): judged by the named pack rules
 (as traced by `python -m accelstack.engine.schema_report --trace`), inert with the reason, or unjudged with why it
-matters. Vultr has no IAM: nothing here grants; what matters is what the internet reaches and what a node carries."""
+matters (none is). Vultr has no IAM: nothing here grants; what matters is what the internet reaches and what a node
+carries."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ STATELESS = "inert: the serving nodes are stateless (their weights come from Obj
 # The reachability view takes every node to have a public address, whatever these say (it fails closed).
 PUBLIC_ALWAYS = "inert: the packs take every Vultr node to be reachable on a public address"
 READ_AS_SOURCE = "internet-reaches-only-the-front-door, no-internet-ingress, no-network-path-across-sides"
-BOOT_SCRIPTS = (
-    "a startup script or Marketplace app variables run on boot like userData and may carry a secret; the packs read "
-    "userData only (accelstack sets neither)"
-)
+# A startup script by id runs on boot like userData: judged over the stack (one of this stack's is read like userData,
+# any other fails closed); Marketplace app variables feed an app's boot code the packs cannot read: set, they fail.
+SCRIPT_ID = "no-secrets-in-user-data-final"
+APP_VARIABLES = "no-secrets-in-user-data, no-secrets-in-user-data-final"
 
 PROPERTIES: dict[str, dict[str, str]] = {
     "vultr:index/instance:Instance": {
@@ -25,6 +26,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "region": "allowed-regions",
         "activationEmail": NAMING,
         "appId": IMAGE,
+        "appVariables": APP_VARIABLES,
         "backups": STATELESS,
         "backupsSchedule": TUNING,
         "ddosProtection": TUNING,
@@ -38,6 +40,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "label": NAMING,
         "osId": IMAGE,
         "reservedIpId": TUNING,
+        "scriptId": SCRIPT_ID,
         "snapshotId": IMAGE,
         "sshKeyIds": ACCOUNT_ONLY,
         "tags": "workload-tags",
@@ -51,6 +54,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "region": "allowed-regions",
         "activationEmail": NAMING,
         "appId": IMAGE,
+        "appVariables": APP_VARIABLES,
         "enableIpv6": PUBLIC_ALWAYS,
         "hostname": NAMING,
         "imageId": IMAGE,
@@ -59,6 +63,7 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "osId": IMAGE,
         "persistentPxe": IMAGE,
         "reservedIpv4": TUNING,
+        "scriptId": SCRIPT_ID,
         "snapshotId": IMAGE,
         "sshKeyIds": ACCOUNT_ONLY,
         "tags": "workload-tags",
@@ -106,9 +111,12 @@ PROPERTIES: dict[str, dict[str, str]] = {
         "prefixLength": TUNING,
     },
     "vultr:index/objectStorage:ObjectStorage": {"clusterId": TUNING, "tierId": TUNING, "label": NAMING},
+    "vultr:index/startupScript:StartupScript": {
+        "script": "no-secrets-in-user-data, no-secrets-in-user-data-final",
+        "name": NAMING,
+        "type": "inert: boot (a shell script) or pxe (an iPXE chain, like ipxeChainUrl): its text is read either way",
+    },
 }
 
-UNJUDGED: dict[str, dict[str, str]] = {
-    "vultr:index/instance:Instance": {"scriptId": BOOT_SCRIPTS, "appVariables": BOOT_SCRIPTS},
-    "vultr:index/bareMetalServer:BareMetalServer": {"scriptId": BOOT_SCRIPTS, "appVariables": BOOT_SCRIPTS},
-}
+# Nothing: every input of a guarded Vultr kind is judged or inert (tests/policies/test_schema_coverage.py).
+UNJUDGED: dict[str, dict[str, str]] = {}

@@ -6,17 +6,20 @@ here grants anything across accounts; the separation is the provider's key (poli
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..common import as_list, truthy
-from ..readers import get, is_public_range, items_at, name_of, secrets_in
+from pulumi_policy.proxy import UnknownValueError
+
+from ..common import as_list, refers_to, truthy
+from ..readers import decode_user_data, get, is_public_range, items_at, name_of, secrets_in
 
 INSTANCE = "vultr:index/instance:Instance"
 BARE_METAL = "vultr:index/bareMetalServer:BareMetalServer"
 NODES = (INSTANCE, BARE_METAL)
 LOAD_BALANCER = "vultr:index/loadBalancer:LoadBalancer"
 FIREWALL_RULE = "vultr:index/firewallRule:FirewallRule"
+STARTUP_SCRIPT = "vultr:index/startupScript:StartupScript"
 # A presigned URL (SigV4 query authentication) in user data opens its one object to whoever reads the user data
 # until it expires: accepted only when short-lived (accelstack's replicas: account.weightsKey.urlLifetimeMinutes).
 PRESIGNED_URL = re.compile(r"https://[^\s'\"]+[?&]X-Amz-Signature=[0-9a-f]+[^\s'\"]*")
@@ -86,21 +89,65 @@ def check_node_data_secrets(resource: Any) -> Iterable[str]:
     """No secrets in user data: Vultr serves it to anything on the instance (its metadata service) and to the whole
     account's API (https://docs.vultr.com/how-to-use-vultr-cloud-init-user-data). accelstack's replicas read their
     Object Storage key from a root-only file, fetched once through a presigned URL that expires within a day
-    (docs/deploy-vultr.md): a longer-lived URL is judged like a key."""
+    (docs/deploy-vultr.md): a longer-lived URL is judged like a key. A startup script (its base64 `script`, run on
+    the boot of each node that names it) is read the same way. Marketplace app variables (`appVariables`) feed an
+    app's own boot code, which the packs never see: a node that sets any fails closed (accelstack sets none)."""
+    if resource.resource_type == STARTUP_SCRIPT:
+        script = decode_user_data(resource.props.get("script"), base64_encoded=True)
+        yield from _boot_text_findings(f"startup script {name_of(resource)}", script)
+        return
     if resource.resource_type not in NODES:
         return
-    text = str(resource.props.get("userData") or "")
-    for what in secrets_in(text):
-        yield f"{name_of(resource)} userData embeds {what}; it is readable by anything on the instance and by the API"
+    variables = resource.props.get("appVariables")
+    if variables:
+        names = ", ".join(sorted(str(k) for k in variables)) if hasattr(variables, "keys") else str(variables)
+        yield (
+            f"{name_of(resource)} sets Marketplace app variables ({names}): the app's own boot code takes them, "
+            "which the packs cannot read; set the node's boot in userData"
+        )
+    yield from _boot_text_findings(f"{name_of(resource)} userData", str(resource.props.get("userData") or ""))
+
+
+def _boot_text_findings(what: str, text: str) -> Iterable[str]:
+    for secret in secrets_in(text):
+        yield f"{what} embeds {secret}; it is readable by anything on the instance and by the API"
     for url in PRESIGNED_URL.findall(text):
         expires = PRESIGNED_EXPIRES.search(url)
         seconds = int(expires.group(1)) if expires else None
         if seconds is None or seconds > MAX_PRESIGNED_SECONDS:
             lasting = f"for {seconds} s" if seconds is not None else "with no X-Amz-Expires"
             yield (
-                f"{name_of(resource)} userData embeds a presigned URL valid {lasting}; anything reading the user "
+                f"{what} embeds a presigned URL valid {lasting}; anything reading the user "
                 f"data can use it until it expires: at most {MAX_PRESIGNED_SECONDS} s (24 h)"
             )
+
+
+def check_node_data_references(resources: Sequence[Any]) -> Iterable[tuple[str, str]]:
+    """A node's `scriptId` runs a startup script on its boot (https://docs.vultr.com/products/compute/startup-scripts):
+    one of this stack's startup scripts is judged like user data (check_node_data_secrets); any other (a script
+    kept in the account by hand, or another stack's) runs code and carries data the packs never see: fail closed."""
+    scripts = [r for r in resources if r.resource_type == STARTUP_SCRIPT]
+    urns = {script.urn for script in scripts}
+    for node in resources:
+        if node.resource_type not in NODES:
+            continue
+        deps = (getattr(node, "property_dependencies", None) or {}).get("scriptId", [])
+        try:
+            script_id = node.props.get("scriptId")
+        except UnknownValueError:  # during preview: an output of the stack; its dependency says whose
+            script_id = "(unknown until created)"
+            if any(getattr(d, "urn", None) in urns for d in deps):
+                continue
+        else:
+            if not script_id and not deps:
+                continue
+            if any(refers_to(node, "scriptId", script, keys=("id",)) for script in scripts):
+                continue
+        yield (
+            node.urn,
+            f"{name_of(node)} runs startup script {script_id!r} on boot, which is no startup script of this stack: "
+            "the packs cannot read what it runs or carries (declare it in the stack, or set the boot in userData)",
+        )
 
 
 def internet_facing(resource: Any) -> bool:

@@ -12,12 +12,13 @@ false-positive rate are printed, by class and cloud.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from typing import Any
 
 import pytest
-from red_team_edits import Edit, add, allow, at, both, edit, put, with_statement
+from red_team_edits import Edit, add, allow, at, both, edit, entry, put, with_statement
 from red_team_suite import (
     BECOME,
     CAPACITY,
@@ -494,6 +495,33 @@ def oci_statement(text: str) -> Edit:
     return appended(*NODES_POLICY, "statements", text)
 
 
+O_DRG = ("oci-training-drg", "oci:Core/drg:Drg")
+
+
+def oci_vpn(routes: list[str]) -> Edit:
+    """A DRG of the training stack, joined to its VCN, with an IPSec connection to a customer-premises network."""
+    return both(
+        add("oci:Core/drg:Drg", O_DRG[0], {"compartmentId": O_TRAIN, "displayName": "training"}),
+        add(
+            "oci:Core/drgAttachment:DrgAttachment",
+            "oci-training-vcn-on-drg",
+            {"drgId": "oci-training-drg-id", "vcnId": "vcn"},
+            depends={"drgId": O_DRG, "vcnId": O_VCN},
+        ),
+        add(
+            "oci:Core/ipsec:Ipsec",
+            "oci-training-vpn",
+            {
+                "compartmentId": O_TRAIN,
+                "cpeId": "ocid1.cpe.oc1.iad.aaaaaaaaonpremises",
+                "drgId": "oci-training-drg-id",
+                "staticRoutes": routes,
+            },
+            depends={"drgId": O_DRG},
+        ),
+    )
+
+
 OCI = [
     Change(
         "oci-any-user-of-instance-type",
@@ -610,6 +638,12 @@ OCI = [
         NETWORK,
     ),
     Change(
+        "oci-own-drg-vpn-default-route",
+        OT,
+        oci_vpn(["0.0.0.0/0"]),
+        NETWORK,
+    ),
+    Change(
         "oci-nodes-manage-dynamic-groups",
         OT,
         oci_statement("allow dynamic-group oci-training-nodes to use dynamic-groups in tenancy"),
@@ -671,7 +705,49 @@ def vultr_open_group(name: str) -> Edit:
     )
 
 
+V_SCRIPT = "vultr:index/startupScript:StartupScript"
+FOREIGN_SCRIPT_ID = "ff8f36a8-eb86-4b8d-8667-b9d5459b6390"  # a startup script kept in the account by hand
+
+
+def vultr_script(name: str, text: str) -> Edit:
+    """A startup script of this stack (Vultr takes its body base64-encoded)."""
+    return add(V_SCRIPT, name, {"name": name, "type": "boot", "script": base64.b64encode(text.encode()).decode()})
+
+
+def runs_script(instance: str, script: str) -> Edit:
+    """The instance names the script by id, as the program would wire it (`scriptId=script.id`)."""
+
+    def apply(doc: dict[str, Any]) -> None:
+        resource = entry(doc, instance, V_INSTANCE)
+        for props in (resource["inputs"], resource["outputs"]):
+            props["scriptId"] = f"{script}-id"
+        resource.setdefault("propertyDependencies", {})["scriptId"] = [entry(doc, script, V_SCRIPT)["urn"]]
+
+    return apply
+
+
 VULTR = [
+    Change(
+        "vultr-replica-runs-a-startup-script-kept-by-hand",
+        VS,
+        put("vultr-serving-replica-0", V_INSTANCE, scriptId=FOREIGN_SCRIPT_ID),
+        FIELD,
+    ),
+    Change(
+        "vultr-replica-marketplace-app-variables",
+        VS,
+        put("vultr-serving-replica-1", V_INSTANCE, appVariables={"hf_token": "hf_0123456789abcdefghij"}),
+        FIELD,
+    ),
+    Change(
+        "vultr-own-startup-script-carries-a-key",
+        VS,
+        both(
+            vultr_script("vultr-serving-boot", "#!/bin/sh\nexport AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\n"),
+            runs_script("vultr-serving-replica-0", "vultr-serving-boot"),
+        ),
+        FIELD,
+    ),
     Change(
         "vultr-replica-moved-to-open-group",
         VS,
@@ -1205,6 +1281,14 @@ LEGITIMATE = [
         VS,
         put("vultr-serving-replica-0", V_INSTANCE, label="vultr-serving-replica-0-l40s"),
     ),
+    Change(
+        "vultr-replica-runs-own-startup-script",
+        VS,
+        both(
+            vultr_script("vultr-serving-boot", "#!/bin/sh\nsysctl -w net.core.somaxconn=4096\n"),
+            runs_script("vultr-serving-replica-0", "vultr-serving-boot"),
+        ),
+    ),
 ]
 
 
@@ -1213,7 +1297,8 @@ LEGITIMATE = [
 # kinds, and 2 of 18 legitimate changes flagged (an OCI DRG joining the stack's own VCN, a lifecycle rule expiring
 # old versions: unknown kinds too). Survivors then: Azure's allowPermanentDelete, a Vultr rule admitting another
 # stack's load balancer, GCP's securityAdmin and OCI nodes managing policies in their own scope. After this round's
-# fixes: all stopped by a rule of their class, none flagged. The two prefix-without-slash cases came later.
+# fixes: all stopped by a rule of their class, none flagged. The two prefix-without-slash cases came later, and the
+# Vultr boot-by-reference and OCI VPN route cases with the rules of the last unjudged inputs (issue 28, item 2).
 # Survivors not fixed yet, each with why (strict: the test fails once a fix stops it, so the entry goes).
 OPEN: dict[str, str] = {}
 

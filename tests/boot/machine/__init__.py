@@ -3,7 +3,8 @@
 `boot(...)` runs tests/boot/machine/launcher.sh under `unshare` (root only): the document goes through
 cloud-init's modules (cloud_init.py) on a machine whose commands are the image row's
 (components/node_images.py and each cloud's table), whose package manager offers exactly what the row says,
-and whose metadata server is the cloud's, on 169.254.169.254 in the machine's own network namespace.
+and whose metadata server is the cloud's, on 169.254.169.254 in the machine's own network namespace. A `Service`
+(an object store the machine fetches from) runs there too, on the address its host name resolves to on the machine.
 """
 
 from __future__ import annotations
@@ -69,6 +70,21 @@ def user_data_parts(document: str) -> list[dict]:
     if document.startswith("#!"):
         return [{"type": "shellscript", "text": document, "name": "000"}]
     return [{"type": f"unknown ({document[:20]!r})", "name": "000"}]
+
+
+@dataclass(frozen=True)
+class Service:
+    """A service the machine reaches by name: tests/boot/machine/`script` run with `config` (JSON) on the host's python3
+    inside the machine's network namespace, listening on `address`:`port`, which `host` resolves to on the machine
+    (an /etc/hosts line: the namespace has no resolver). `trusted_ca` (PEM), when it serves TLS: the CA its
+    certificate chains to, added to the machine's trust store (machine/tls_ca.py)."""
+
+    script: str
+    config: dict
+    host: str
+    address: str
+    port: int
+    trusted_ca: str = ""
 
 
 @dataclass
@@ -157,6 +173,7 @@ def boot(
     after: str = "",
     stored: dict[str, dict[str, str]] | None = None,
     files: dict[str, str] | None = None,
+    services: tuple[Service, ...] = (),
 ) -> Boot:
     """Boot `document` on a machine of `image` in `cloud`; `work` receives everything it did."""
     work.mkdir(parents=True, exist_ok=True)
@@ -182,7 +199,20 @@ def boot(
     etc.mkdir(parents=True, exist_ok=True)
     (etc / "os-release").write_text(RELEASES[release])
     hosts = "127.0.0.1 localhost\n" + "".join(f"{a} {n}\n" for n, a in image.hosts.items())
+    hosts += "".join(f"{s.address} {s.host}\n" for s in services)
     (etc / "hosts").write_text(hosts)
+    lines = []
+    for number, service in enumerate(services):
+        (work / f"service-{number}.json").write_text(json.dumps(service.config))
+        lines.append(f"{service.address} {service.port} {service.script} service-{number}.json")
+    (work / "services.txt").write_text("".join(line + "\n" for line in lines))
+    trusted = "".join(s.trusted_ca for s in services)
+    if trusted:
+        from tests.boot.machine.tls_ca import TRUST_STORE, trust_store_with
+
+        store = work / "fs" / TRUST_STORE.lstrip("/")
+        store.parent.mkdir(parents=True, exist_ok=True)
+        store.write_text(trust_store_with(trusted))
     # Files something outside the boot document put on the machine before it booted (path -> content, root only).
     for path, content in (files or {}).items():
         target = work / "fs" / path.lstrip("/")

@@ -101,6 +101,20 @@ for _ in $(seq 1 100); do
     sleep 0.05
 done
 
+# The services the machine reaches by name (an object store), each on its own address in this namespace.
+services=()
+while read -r address port script config; do
+    [ -n "$address" ] || continue
+    [ "$address" = 127.0.0.1 ] || ip addr add "$address/32" dev lo
+    /usr/bin/python3 "$HARNESS/$script" "$WORK/$config" >>"$WORK/services.log" 2>&1 &
+    services+=($!)
+    for _ in $(seq 1 100); do
+        /usr/bin/python3 -c 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.2)' \
+            "$address" "$port" 2>/dev/null && break
+        sleep 0.05
+    done
+done < <(cat "$WORK/services.txt" 2>/dev/null)
+
 status=0
 chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/snap/bin \
     HOME=/root LANG=C.UTF-8 HARNESS_STATE=/run/harness /usr/bin/python3 /harness/cloud_init.py /run/harness/machine.json \
@@ -113,6 +127,6 @@ if [ -s "$WORK/after.sh" ]; then
         HOME=/root LANG=C.UTF-8 HARNESS_STATE=/run/harness /bin/bash /tmp/after.sh >"$WORK/after.log" 2>&1 || after=$?
     echo "$after" > "$WORK/after-status"
 fi
-kill "$server" 2>/dev/null || true
-wait "$server" 2>/dev/null || true
+kill "$server" "${services[@]}" 2>/dev/null || true
+wait "$server" "${services[@]}" 2>/dev/null || true
 echo "$status" > "$WORK/exit-status"
