@@ -59,9 +59,14 @@ def azure_reader(
         opts=pulumi.ResourceOptions(parent=parent),
     )
     opts = pulumi.ResourceOptions(parent=parent, provider=provider)
-    group = azure_native.resources.ResourceGroup(f"{name}-artifact-reader", location=handoff.region, opts=opts)
+    # azure-native has no provider-wide default tags (the AWS and GCP readers' providers stamp theirs): the reader's
+    # taggable resources carry the serving side's tags themselves, as every Azure component's do.
+    tags = {"accelstack:workload": "serving", "accelstack:stack": pulumi.get_stack()}
+    group = azure_native.resources.ResourceGroup(
+        f"{name}-artifact-reader", location=handoff.region, tags=tags, opts=opts
+    )
     reader = azure_native.managedidentity.UserAssignedIdentity(
-        f"{name}-artifact-reader", resource_group_name=group.name, location=handoff.region, opts=opts
+        f"{name}-artifact-reader", resource_group_name=group.name, location=handoff.region, tags=tags, opts=opts
     )
     if identity.cloud == "gcp":
         issuer: pulumi.Input[str] = "https://accounts.google.com"

@@ -240,7 +240,14 @@ def wired(tmp_path_factory: pytest.TempPathFactory) -> PreviewResult:
 def added_dynamic_group(doc: Doc, rule: str) -> str:
     provider = next(r["provider"] for r in resources(doc) if r["type"].startswith("oci:"))
     urn = "urn:pulumi:oci-training::accelstack::oci:Identity/dynamicGroup:DynamicGroup::sneaky-nodes"
-    props = {"name": "sneaky-nodes", "compartmentId": TENANCY, "description": "x", "matchingRule": rule}
+    props = {
+        "name": "sneaky-nodes",
+        "compartmentId": TENANCY,
+        "description": "x",
+        "matchingRule": rule,
+        # Tagged with the stack's side like its own resources (workload-tags): only the matching rule is at stake.
+        "freeformTags": {"accelstack-workload": "training", "accelstack-stack": "oci-training"},
+    }
     resources(doc).append(
         {
             "urn": urn,

@@ -470,6 +470,8 @@ AZURE_CASES = [
                         "groupIds": ["vault"],
                     }
                 ],
+                # A user's resource carries its side's tag like the stack's own (workload-tags, on every cloud).
+                "tags": {"accelstack:workload": "training", "accelstack:stack": "azure-training"},
             },
         ),
     ),
