@@ -16,6 +16,7 @@ servicer's on every shipped stack and on large exports with planted violations.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from inspect import isawaitable
 from typing import Any
 
@@ -145,6 +146,11 @@ class SharedServicer(_PolicyAnalyzerServicer):
         return kept
 
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
+        return self.analyze(request)
+
+    def analyze(self, request: Any, properties: Any = None) -> Any:
+        """`Analyze`; `properties`: what it would decode from `request.properties` (`json_format.MessageToDict`, as
+        accelstack.engine.struct_decode.struct_json reads it from the export), from a runner that left them out."""
         self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
         plan = self._resource_plan()
@@ -153,9 +159,9 @@ class SharedServicer(_PolicyAnalyzerServicer):
         from pulumi_policy import policy as stock  # its decoder, as the runner may have swapped it
 
         # Decoded before the first policy, as pulumi-policy does (a property it cannot decode fails the same way).
-        props = stock.unknown_checking_proxy(
-            stock.deserialize_properties(stock.json_format.MessageToDict(request.properties))
-        )
+        if properties is None:
+            properties = stock.json_format.MessageToDict(request.properties)
+        props = stock.unknown_checking_proxy(stock.deserialize_properties(properties))
         opts, provider = self._get_resource_options(request), self._get_provider_resource(request)
         resource_type, urn, name, tags = request.type, request.urn, request.name, self._private("stack_tags")
         for policy, enforcement_level, config, _ in self._plan_for(resource_type, provider):
@@ -172,23 +178,22 @@ class SharedServicer(_PolicyAnalyzerServicer):
             self._run(policy, lambda: policy.validate(args, report_violation), response)  # noqa: B023  # called now
         return response
 
-    def _stack_resources(self, request: Any) -> list[Any]:
+    def _stack_resources(self, request: Any, properties: Sequence[Any] | None) -> list[Any]:
         """AnalyzeStack's resources, each with its parent and dependencies linked, as pulumi-policy builds them;
         built once per request for every pack's servicer (the last request's kept, held so its id stays its own)."""
         if _last_stack and _last_stack[0][0] is request:
             return _last_stack[0][1]
-        resources = self._build_stack_resources(request)
+        resources = self._build_stack_resources(request, properties)
         _last_stack[:] = [(request, resources)]
         return resources
 
-    def _build_stack_resources(self, request: Any) -> list[Any]:
+    def _build_stack_resources(self, request: Any, properties: Sequence[Any] | None) -> list[Any]:
         from pulumi_policy import policy as stock
 
         intermediates = []
-        for r in request.resources:
-            props = stock.unknown_checking_proxy(
-                stock.deserialize_properties(stock.json_format.MessageToDict(r.properties))
-            )
+        for index, r in enumerate(request.resources):
+            plain = stock.json_format.MessageToDict(r.properties) if properties is None else properties[index]
+            props = stock.unknown_checking_proxy(stock.deserialize_properties(plain))
             resource = PolicyResource(
                 r.type,
                 props,
@@ -212,6 +217,10 @@ class SharedServicer(_PolicyAnalyzerServicer):
         return [resource for resource, _, _, _ in intermediates]
 
     def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
+        return self.analyze_stack(request)
+
+    def analyze_stack(self, request: Any, properties: Sequence[Any] | None = None) -> Any:
+        """`AnalyzeStack`; `properties`: what it would decode from each resource's properties, in order (`analyze`)."""
         self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
         resources: list[Any] | None = None
@@ -225,7 +234,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
                 response, policy.name, policy.description, enforcement_level, policy.severity
             )
             if resources is None:
-                resources = self._stack_resources(request)
+                resources = self._stack_resources(request, properties)
             config = self._get_policy_config(policy.name)
             # One list for every stack policy, so that what the packs build once per stack (the access graph, the
             # reachability view: `policies.access.once_per_stack`) is built once, not once per policy.
