@@ -145,10 +145,10 @@ def policy_command(
             raise CliError(f"--file {file}: not a stack export (no deployment.resources)")
         for stated, export in found:
             try:
-                policy_runner.export_resources(export)
+                resources = policy_runner.export_resources(export)
             except policy_runner.PolicyInputError as error:
                 raise CliError(f"--file {file}: {error}") from None
-            name = stated or policy_runner.stack_name_of_export(export) or file.stem
+            name = stated or policy_runner.stack_name_of_resources(resources) or file.stem
             runs.append((name, export, _context_spec(name, project_dir, overrides or [])))
     else:
         from accelstack.engine.preview import PreviewError, preview_stack

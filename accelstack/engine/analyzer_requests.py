@@ -17,6 +17,7 @@ from pulumi.runtime import proto
 from accelstack.engine import struct_decode
 from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
 from accelstack.engine.export import is_secret
+from accelstack.engine.struct_decode import Decoded
 from accelstack.spec.json_input import JsonInputError, load_json
 
 
@@ -143,15 +144,16 @@ def _final(entry: Mapping[str, Any]) -> Any:
     return entry.get("outputs") or entry.get("inputs")
 
 
-def decoded_properties(resources: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """What the servicer decodes from each request's properties (`json_format.MessageToDict` of `_struct`), read
-    from the export without building the Structs (accelstack.engine.struct_decode.struct_json): each resource's
-    inputs (`analyze_requests`) and its final state (`analyze_stack_request`), in order. A resource without outputs
-    shares one decoding for both."""
-    inputs, finals = [], []
-    for entry in resources:
-        given = struct_decode.struct_json(_wire(dict(entry.get("inputs") or {})))
-        final = _final(entry)
-        inputs.append(given)
-        finals.append(given if final is entry.get("inputs") else struct_decode.struct_json(_wire(dict(final or {}))))
+def decoded_properties(resources: list[dict[str, Any]]) -> tuple[list[Decoded], list[Decoded]]:
+    """What the servicer decodes from each request's properties (`deserialize_properties` of
+    `json_format.MessageToDict` of `_struct`), read from the export without building the Structs
+    (accelstack.engine.struct_decode.decoded): each resource's inputs (`analyze_requests`), then each one's final state
+    (`analyze_stack_request`), in order, so that a value protobuf refuses fails as building the requests did."""
+    inputs = [
+        struct_decode.decoded(_wire(dict(entry.get("inputs") or {})), struct_decode.in_analyze_request)
+        for entry in resources
+    ]
+    finals = [
+        struct_decode.decoded(_wire(dict(_final(entry) or {})), struct_decode.in_stack_request) for entry in resources
+    ]
     return inputs, finals

@@ -456,6 +456,11 @@ def stack_name_of_export(document: Any) -> str | None:
         resources = export_resources(document)
     except PolicyInputError:
         return None
+    return stack_name_of_resources(resources)
+
+
+def stack_name_of_resources(resources: list[dict[str, Any]]) -> str | None:
+    """`stack_name_of_export` of the export whose `export_resources` these are."""
     for entry in resources:
         if entry["type"].startswith(PROVIDER_PREFIX):
             tags = (entry.get("inputs") or {}).get("defaultTags")

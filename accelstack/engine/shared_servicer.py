@@ -33,8 +33,19 @@ from pulumi_policy.policy import (
     _PolicyAnalyzerServicer,
 )
 
+from accelstack.engine.struct_decode import Decoded
+
 _last_stack: list[tuple[Any, list[Any]]] = []  # (AnalyzeStackRequest, its resources)
 _BASE = "_PolicyAnalyzerServicer__"  # the private attributes pulumi-policy's servicer keeps (name-mangled)
+
+
+def _deserialized(request: Any, properties: Decoded | None) -> Any:
+    """The request's properties as pulumi-policy's servicer deserializes them, or as a runner decoded them."""
+    if properties is not None:
+        return properties.value()
+    from pulumi_policy import policy as stock  # its decoder, as the runner may have swapped it
+
+    return stock.deserialize_properties(stock.json_format.MessageToDict(request.properties))
 
 
 class SharedServicer(_PolicyAnalyzerServicer):
@@ -148,9 +159,9 @@ class SharedServicer(_PolicyAnalyzerServicer):
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
         return self.analyze(request)
 
-    def analyze(self, request: Any, properties: Any = None) -> Any:
-        """`Analyze`; `properties`: what it would decode from `request.properties` (`json_format.MessageToDict`, as
-        accelstack.engine.struct_decode.struct_json reads it from the export), from a runner that left them out."""
+    def analyze(self, request: Any, properties: Decoded | None = None) -> Any:
+        """`Analyze`; `properties`: what it would decode from `request.properties` (read from the export:
+        accelstack.engine.struct_decode.decoded), from a runner that left them out of the request."""
         self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
         plan = self._resource_plan()
@@ -159,9 +170,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
         from pulumi_policy import policy as stock  # its decoder, as the runner may have swapped it
 
         # Decoded before the first policy, as pulumi-policy does (a property it cannot decode fails the same way).
-        if properties is None:
-            properties = stock.json_format.MessageToDict(request.properties)
-        props = stock.unknown_checking_proxy(stock.deserialize_properties(properties))
+        props = stock.unknown_checking_proxy(_deserialized(request, properties))
         opts, provider = self._get_resource_options(request), self._get_provider_resource(request)
         resource_type, urn, name, tags = request.type, request.urn, request.name, self._private("stack_tags")
         for policy, enforcement_level, config, _ in self._plan_for(resource_type, provider):
@@ -178,7 +187,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
             self._run(policy, lambda: policy.validate(args, report_violation), response)  # noqa: B023  # called now
         return response
 
-    def _stack_resources(self, request: Any, properties: Sequence[Any] | None) -> list[Any]:
+    def _stack_resources(self, request: Any, properties: Sequence[Decoded] | None) -> list[Any]:
         """AnalyzeStack's resources, each with its parent and dependencies linked, as pulumi-policy builds them;
         built once per request for every pack's servicer (the last request's kept, held so its id stays its own)."""
         if _last_stack and _last_stack[0][0] is request:
@@ -187,13 +196,12 @@ class SharedServicer(_PolicyAnalyzerServicer):
         _last_stack[:] = [(request, resources)]
         return resources
 
-    def _build_stack_resources(self, request: Any, properties: Sequence[Any] | None) -> list[Any]:
+    def _build_stack_resources(self, request: Any, properties: Sequence[Decoded] | None) -> list[Any]:
         from pulumi_policy import policy as stock
 
         intermediates = []
         for index, r in enumerate(request.resources):
-            plain = stock.json_format.MessageToDict(r.properties) if properties is None else properties[index]
-            props = stock.unknown_checking_proxy(stock.deserialize_properties(plain))
+            props = stock.unknown_checking_proxy(_deserialized(r, None if properties is None else properties[index]))
             resource = PolicyResource(
                 r.type,
                 props,
@@ -219,7 +227,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
     def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
         return self.analyze_stack(request)
 
-    def analyze_stack(self, request: Any, properties: Sequence[Any] | None = None) -> Any:
+    def analyze_stack(self, request: Any, properties: Sequence[Decoded] | None = None) -> Any:
         """`AnalyzeStack`; `properties`: what it would decode from each resource's properties, in order (`analyze`)."""
         self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()

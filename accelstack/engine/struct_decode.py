@@ -19,9 +19,12 @@ not make) goes through protobuf itself, so it fails, or decodes, exactly as it d
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
+from pulumi.runtime import proto
+from pulumi_policy.deserialize import SPECIAL_SIG_KEY, _deserialize_property, deserialize_properties
 from pulumi_policy.proxy import _DictProxy, _ListProxy
 
 
@@ -51,16 +54,40 @@ class _UnlikeError(Exception):
     """A value the fast path leaves to protobuf."""
 
 
-# Key sequence (insertion order) -> the order protobuf's map iterates those keys.
-_KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+# How a request carries a Struct: it is copied into the request (and, for AnalyzeStack, into the request's list), and
+# each copy rebuilds every map of it, in an order of its own; the order the servicer reads is the copy's.
+Carrier = Callable[[struct_pb2.Struct], Any]
+
+
+def standalone(struct: struct_pb2.Struct) -> Any:
+    return struct
+
+
+def in_analyze_request(struct: struct_pb2.Struct) -> Any:
+    """`analyzer_requests.analyze_requests`'s copy."""
+    return proto.AnalyzeRequest(properties=struct).properties
+
+
+def in_stack_request(struct: struct_pb2.Struct) -> Any:
+    """`analyzer_requests.analyze_stack_request`'s copies."""
+    request = proto.AnalyzeStackRequest()
+    request.resources.append(proto.AnalyzerResource(properties=struct))
+    return request.resources[0].properties
+
+
+# (key sequence in insertion order, carrier) -> the order protobuf's map iterates those keys once carried. The
+# copies rebuild nested maps as they rebuild the top one, so one table serves both.
+_KEY_ORDERS: dict[tuple[tuple[str, ...], Carrier], tuple[str, ...]] = {}
+_carrier: list[Carrier] = [standalone]
 
 
 def _key_order(keys: tuple[str, ...]) -> tuple[str, ...]:
-    order = _KEY_ORDERS.get(keys)
+    carrier = _carrier[0]
+    order = _KEY_ORDERS.get((keys, carrier))
     if order is None:
         struct = struct_pb2.Struct()
         struct.update(dict.fromkeys(keys))  # the same inserts, in the same order, as Struct.update(props)
-        order = _KEY_ORDERS[keys] = tuple(struct.fields)
+        order = _KEY_ORDERS[keys, carrier] = tuple(carrier(struct).fields)
     return order
 
 
@@ -87,11 +114,55 @@ def _value(value: Any) -> Any:
     raise _UnlikeError(kind.__name__)
 
 
-def struct_json(props: dict[str, Any]) -> dict[str, Any]:
-    """`json_format.MessageToDict(s)` for `s = struct_pb2.Struct(); s.update(props)`."""
+def struct_json(props: dict[str, Any], carrier: Carrier = standalone) -> dict[str, Any]:
+    """`json_format.MessageToDict(carrier(s))` for `s = struct_pb2.Struct(); s.update(props)`."""
+    _carrier[0] = carrier
     try:
         return _object(props)
     except (_UnlikeError, UnicodeError, OverflowError, TypeError, ValueError):
         struct = struct_pb2.Struct()
         struct.update(props)
-        return json_format.MessageToDict(struct)
+        return json_format.MessageToDict(carrier(struct))
+
+
+class Decoded:
+    """What pulumi-policy's servicer makes of a request's properties before its policies run
+    (`deserialize_properties(json_format.MessageToDict(struct))`), or the error it raises there, kept to be raised
+    where the servicer would raise it (accelstack.engine.shared_servicer)."""
+
+    __slots__ = ("_error", "_props")
+
+    def __init__(self, props: dict[str, Any] | None, error: Exception | None = None) -> None:
+        self._props, self._error = props, error
+
+    def value(self) -> dict[str, Any]:
+        if self._error is not None:
+            raise self._error
+        assert self._props is not None
+        return self._props
+
+
+def decoded(props: dict[str, Any], carrier: Carrier) -> Decoded:
+    """`deserialize_properties(struct_json(props))` in one walk (secrets unwrapped, assets and archives made by
+    pulumi-policy's own `_deserialize_property`). An error of `struct_json` is raised now, as building the Struct
+    raised it; one of `deserialize_properties` is kept in the result."""
+    _carrier[0] = carrier
+    try:
+        return Decoded({key: _deserialized(props[key]) for key in _key_order(tuple(props))})
+    except Exception:  # noqa: BLE001  # replayed on the exact path, so that the same error comes first
+        plain = struct_json(props, carrier)
+        try:
+            return Decoded(deserialize_properties(plain))
+        except Exception as error:  # noqa: BLE001  # any decoding error: raised where the servicer raises it
+            return Decoded(None, error)
+
+
+def _deserialized(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        if SPECIAL_SIG_KEY in value:
+            return _deserialize_property(_object(value))
+        return {key: _deserialized(value[key]) for key in _key_order(tuple(value))}
+    if kind is list:
+        return [_deserialized(item) for item in value]
+    return _value(value)
