@@ -150,10 +150,10 @@ def decoded_properties(resources: list[dict[str, Any]]) -> tuple[list[Decoded], 
     (accelstack.engine.struct_decode.decoded): each resource's inputs (`analyze_requests`), then each one's final state
     (`analyze_stack_request`), in order, so that a value protobuf refuses fails as building the requests did."""
     inputs = [
-        struct_decode.decoded(_wire(dict(entry.get("inputs") or {})), struct_decode.in_analyze_request)
+        struct_decode.decoded(dict(entry.get("inputs") or {}), struct_decode.in_analyze_request, _wire)
         for entry in resources
     ]
     finals = [
-        struct_decode.decoded(_wire(dict(_final(entry) or {})), struct_decode.in_stack_request) for entry in resources
+        struct_decode.decoded(dict(_final(entry) or {}), struct_decode.in_stack_request, _wire) for entry in resources
     ]
     return inputs, finals

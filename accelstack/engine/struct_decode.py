@@ -142,26 +142,32 @@ class Decoded:
         return self._props
 
 
-def decoded(props: dict[str, Any], carrier: Carrier) -> Decoded:
-    """`deserialize_properties(struct_json(props))` in one walk (secrets unwrapped, assets and archives made by
-    pulumi-policy's own `_deserialize_property`). An error of `struct_json` is raised now, as building the Struct
-    raised it; one of `deserialize_properties` is kept in the result."""
-    _carrier[0] = carrier
+def decoded(props: dict[str, Any], carrier: Carrier, wire: Callable[[Any], Any]) -> Decoded:
+    """`deserialize_properties(struct_json(wire(props)))` in one walk (`wire`: the runner's state-form to wire-form
+    secrets, applied to the objects that carry a signature, the only ones it changes; secrets unwrapped, assets and
+    archives made by pulumi-policy's own `_deserialize_property`). An error of `struct_json` is raised now, as
+    building the Struct raised it; one of `deserialize_properties` is kept in the result."""
+    _carrier[0], _wire[0] = carrier, wire
     try:
+        if SPECIAL_SIG_KEY in props:
+            raise _UnlikeError("a signature at the top")  # wire may rewrite the whole object: the exact path
         return Decoded({key: _deserialized(props[key]) for key in _key_order(tuple(props))})
     except Exception:  # noqa: BLE001  # replayed on the exact path, so that the same error comes first
-        plain = struct_json(props, carrier)
+        plain = struct_json(wire(props), carrier)
         try:
             return Decoded(deserialize_properties(plain))
         except Exception as error:  # noqa: BLE001  # any decoding error: raised where the servicer raises it
             return Decoded(None, error)
 
 
+_wire: list[Callable[[Any], Any]] = [lambda value: value]
+
+
 def _deserialized(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
         if SPECIAL_SIG_KEY in value:
-            return _deserialize_property(_object(value))
+            return _deserialize_property(_object(_wire[0](value)))
         return {key: _deserialized(value[key]) for key in _key_order(tuple(value))}
     if kind is list:
         return [_deserialized(item) for item in value]

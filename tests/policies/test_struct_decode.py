@@ -111,6 +111,8 @@ SIG = "4dabf18193072939515e22adb298388d"
         {"password": {SIG: SECRET, "plaintext": '{"user": "u", "ports": [1, 2]}'}},
         {"password": {SIG: SECRET, "ciphertext": "AAAA"}},
         {"code": {SIG: "c44067f5952c0a294b673a41bacd8c17", "text": "echo hi"}},
+        {SIG: SECRET, "plaintext": '{"a": 1}'},
+        {"x": [{"y": {SIG: SECRET, "value": {"z": {SIG: SECRET, "plaintext": "[1]"}}}}]},
         {
             "archive": {
                 SIG: "0def7320c3a5731c473e5ecbe6d01bc7",
@@ -118,7 +120,7 @@ SIG = "4dabf18193072939515e22adb298388d"
             }
         },
     ],
-    ids=["scalars", "nesting", "secret", "ciphertext", "asset", "archive"],
+    ids=["scalars", "nesting", "secret", "ciphertext", "asset", "secret-inputs", "secret-in-secret", "archive"],
 )
 def test_decoded_values_of_every_kind(inputs: dict[str, Any]) -> None:
     resources = [{"urn": "urn:pulumi:s::p::aws:s3/bucket:Bucket::b", "type": "aws:s3/bucket:Bucket", "inputs": inputs}]
