@@ -9,8 +9,10 @@ are given; and Analyze leaves out, for a resource type, the resource policies th
 that type and report nothing on it (learnt once per type by probing each policy: policies/type_index.py), which is
 what they would do there. Enforcement levels, not-applicable reports, the "can't run during preview" diagnostic on
 an unknown value, and the violations are pulumi-policy's own code paths (`_create_report_violation`,
-`_get_policy_config`, the policies' `validate`). tests/policies/test_policy_large_exports.py holds the responses equal to the stock
-servicer's on every shipped stack and on large exports with planted violations.
+`_get_policy_config`, the policies' `validate`). A runner may leave the requests' properties out and hand `analyze` and
+`analyze_stack` what the servicer would decode from them (accelstack.engine.struct_decode.decoded, read from the
+export), decoded or failing at the same point. tests/policies/test_policy_large_exports.py holds the responses equal
+to the stock servicer's on every shipped stack and on large exports with planted violations.
 """
 
 from __future__ import annotations
