@@ -35,7 +35,8 @@ LARGE_TARGET_SECONDS = 10.0  # issue 29
 # compiled), before and after the servicer was handed each request's properties decoded straight from the export
 # (accelstack/engine/struct_decode.py: no protobuf Struct built and read back), the cyclic collector was paused for
 # the run, of_type was indexed and the export validated once: AWS 14.7 -> 10.1 s, Azure 17.8 -> 10.8 s, GCP 14.7 ->
-# 10.4 s; peak RSS 707 -> 558, 916 -> 611, 726 -> 520 MiB (on a quiet machine, before: AWS 12.7 s CPU, 13.9 s wall).
+# 10.4 s; peak RSS 707 -> 558, 916 -> 611, 726 -> 520 MiB. On a quiet machine (load under 2), CPU / wall: AWS 11.8 /
+# 11.7 -> 7.7 / 7.6 s, Azure 14.9 / 15.0 -> 9.3 / 9.4 s, GCP 13.3 / 13.7 -> 9.2 / 9.5 s: under the 10 s of issue 29.
 # Earlier (load about 15): AWS 16.8 -> 14.2 s, GCP 17.8 -> 14.8 s, Azure 35.7 -> 17.7 s when the resource policies
 # were indexed by the types they read (policies/type_index.py). CPU time, not wall: the wall clock of a shared
 # machine counts the other tenants' turns too (the same runs read 90-160 s of wall).
