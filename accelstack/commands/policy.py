@@ -172,7 +172,8 @@ def policy_command(
     if file is not None:
         if stacks or all_stacks:
             raise CliError("give STACK names, --all or --file, not several")
-        found = exports_in(_read_json(file, "--file", MAX_EXPORT_BYTES))
+        with policy_runner.collector_paused():  # millions of objects made at once: no collection needed meanwhile
+            found = exports_in(_read_json(file, "--file", MAX_EXPORT_BYTES))
         if not found:
             raise CliError(f"--file {file}: not a stack export (no deployment.resources)")
         if stack_file is not None and len(found) != 1:
@@ -180,13 +181,13 @@ def policy_command(
         named = _stack_file_spec(stack_file, overrides or []) if stack_file is not None else None
         for stated, export in found:
             try:
-                policy_runner.export_resources(export)
+                resources = policy_runner.export_resources(export)
             except policy_runner.PolicyInputError as error:
                 raise CliError(f"--file {file}: {error}") from None
             if named is not None and stack_file is not None:
                 runs.append((stated or stack_name_of(stack_file), export, named))
                 continue
-            name = stated or policy_runner.stack_name_of_export(export) or file.stem
+            name = stated or policy_runner.stack_name_of_resources(resources) or file.stem
             runs.append((name, export, _context_spec(name, project_dir, overrides or [])))
     else:
         from accelstack.engine.preview import PreviewError, preview_stack

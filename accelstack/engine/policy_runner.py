@@ -14,6 +14,7 @@ preview" diagnostic, exactly as under the CLI.
 from __future__ import annotations
 
 import contextlib
+import gc
 import re
 import runpy
 import threading
@@ -25,7 +26,7 @@ from typing import Any
 import pulumi_policy
 import pulumi_policy.policy as analyzer_module
 import yaml
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import json_format
 from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy import proxy as pulumi_proxy
@@ -35,8 +36,9 @@ from pulumi_policy.proxy import unknown_checking_proxy
 
 import accelstack.policies
 from accelstack.engine import struct_decode
-from accelstack.engine.capture import SECRET_SIG, SIG_KEY, UNKNOWN
-from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE, is_secret
+from accelstack.engine.analyzer_requests import analyze_requests, analyze_stack_request, decoded_properties
+from accelstack.engine.capture import UNKNOWN as UNKNOWN  # re-exported: tests plant it
+from accelstack.engine.export import PROVIDER_PREFIX, STACK_TYPE
 from accelstack.engine.export_shape import misshapen_field
 from accelstack.engine.pack_context import context_from_spec
 from accelstack.engine.shared_servicer import SharedServicer
@@ -273,65 +275,6 @@ def configure_request(
 # --- requests from a stack export ---------------------------------------------------------------
 
 
-def _wire(value: Any) -> Any:
-    """State-form secrets ({sig, plaintext|ciphertext}) to wire form ({sig, value}); a secret we cannot
-    read (ciphertext, or redacted by accelstack's export) becomes an unknown, like a preview value."""
-    if isinstance(value, dict):
-        if is_secret(value):
-            if "value" in value:
-                return {SIG_KEY: SECRET_SIG, "value": _wire(value["value"])}
-            if isinstance(value.get("plaintext"), str):
-                try:
-                    return {SIG_KEY: SECRET_SIG, "value": _wire(load_json(value["plaintext"], "plaintext"))}
-                except JsonInputError:
-                    pass
-            return {SIG_KEY: SECRET_SIG, "value": UNKNOWN}
-        return {key: _wire(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_wire(item) for item in value]
-    return value
-
-
-def _struct(props: Mapping[str, Any] | None) -> struct_pb2.Struct:
-    struct = struct_pb2.Struct()
-    struct.update(_wire(dict(props or {})))
-    return struct
-
-
-def _name(urn: str) -> str:
-    return urn.rsplit("::", 1)[-1]
-
-
-def _type_of_urn(urn: str) -> str:
-    """`urn:pulumi:stack::project::parent$pulumi:providers:aws::name` -> `pulumi:providers:aws`."""
-    parts = urn.split("::")
-    return parts[2].rsplit("$", 1)[-1] if len(parts) >= 4 else ""
-
-
-def _options(entry: Mapping[str, Any]) -> Any:
-    dbr = entry.get("deleteBeforeReplace")
-    return proto.AnalyzerResourceOptions(
-        protect=bool(entry.get("protect")),
-        ignoreChanges=list(entry.get("ignoreChanges") or []),
-        deleteBeforeReplace=bool(dbr),
-        deleteBeforeReplaceDefined=dbr is not None,
-        additionalSecretOutputs=list(entry.get("additionalSecretOutputs") or []),
-        parent=entry.get("parent") or "",
-    )
-
-
-def _provider(entry: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]]) -> Any | None:
-    reference = entry.get("provider")
-    if not reference:
-        return None
-    urn = reference.rsplit("::", 1)[0]
-    target = by_urn.get(urn, {})
-    provider_type = target.get("type") or _type_of_urn(urn)
-    return proto.AnalyzerProviderResource(
-        type=provider_type, properties=_struct(target.get("inputs")), urn=urn, name=_name(urn)
-    )
-
-
 def export_resources(document: Any) -> list[dict[str, Any]]:
     """The resources of a `pulumi stack export` v3 document (or of its bare `deployment`)."""
     if not isinstance(document, Mapping):
@@ -351,65 +294,6 @@ def export_resources(document: Any) -> list[dict[str, Any]]:
         if wrong is not None:
             raise PolicyInputError(f"deployment.resources[{index}] ({entry['urn']}): {wrong}")
     return [dict(entry) for entry in resources]
-
-
-def _providers_of(resources: list[dict[str, Any]]) -> Any:
-    """`_provider` for each resource, built once per provider reference however many resources name it."""
-    by_urn = {r["urn"]: r for r in resources}
-    built: dict[str, Any] = {}
-
-    def provider(entry: Mapping[str, Any]) -> Any | None:
-        reference = entry.get("provider")
-        if not isinstance(reference, str) or not reference:
-            return _provider(entry, by_urn)
-        if reference not in built:
-            built[reference] = _provider(entry, by_urn)
-        return built[reference]
-
-    return provider
-
-
-def analyze_requests(resources: list[dict[str, Any]]) -> list[Any]:
-    """One AnalyzeRequest per resource: its inputs, options and provider (what `Analyze` sees)."""
-    provider_of = _providers_of(resources)
-    requests = []
-    for entry in resources:
-        request = proto.AnalyzeRequest(
-            type=entry["type"],
-            properties=_struct(entry.get("inputs")),
-            urn=entry["urn"],
-            name=_name(entry["urn"]),
-            options=_options(entry),
-        )
-        provider = provider_of(entry)
-        if provider is not None:
-            request.provider.CopyFrom(provider)
-        requests.append(request)
-    return requests
-
-
-def analyze_stack_request(resources: list[dict[str, Any]]) -> Any:
-    """The AnalyzeStackRequest: every resource's outputs (the stack's final state), parent and
-    dependencies, as the engine sends it after the plan."""
-    provider_of = _providers_of(resources)
-    request = proto.AnalyzeStackRequest()
-    for entry in resources:
-        item = proto.AnalyzerResource(
-            type=entry["type"],
-            properties=_struct(entry.get("outputs") or entry.get("inputs")),
-            urn=entry["urn"],
-            name=_name(entry["urn"]),
-            options=_options(entry),
-            parent=entry.get("parent") or "",
-            dependencies=list(entry.get("dependencies") or []),
-        )
-        provider = provider_of(entry)
-        if provider is not None:
-            item.provider.CopyFrom(provider)
-        for key, urns in (entry.get("propertyDependencies") or {}).items():
-            item.propertyDependencies[key].CopyFrom(proto.AnalyzerPropertyDependencies(urns=list(urns)))
-        request.resources.append(item)
-    return request
 
 
 def _verdicts(pack: LoadedPack, response: Any, urn: str = "") -> list[Verdict]:
@@ -473,6 +357,21 @@ _decode_lock = threading.Lock()
 
 
 @contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a while (as it was after). A 20,000-resource export is millions of
+    objects, and each full collection walks every one of them: about a quarter of `policy --file`'s CPU, for nothing
+    (what a run makes is freed by reference counting; its few cycles are collected once the collector is back on).
+    The preview worker switches it off for the same reason (accelstack.engine.worker)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
 def _crash_is_input_error(pack: LoadedPack, subject: str) -> Iterator[None]:
     """A policy that raises on a resource's values (an export of any shape reaches it: `policy --file`) is reported
     as bad input naming the pack and the resource, not as a traceback; the policy's own error is kept in the text."""
@@ -498,15 +397,31 @@ def run_packs(
     """Every violation the packs report for an export document (Analyze per resource, then AnalyzeStack).
     `stock`: pulumi-policy's servicer as it is, decoding everything again for every policy (the reference the
     shared decoding is tested against; slow on a large export)."""
+    with collector_paused():
+        return _run_packs(document, packs, config, context, stock=stock)
+
+
+def _run_packs(
+    document: Any,
+    packs: Iterable[LoadedPack] | None,
+    config: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    *,
+    stock: bool,
+) -> list[Verdict]:
     resources = export_resources(document)
-    analyze = analyze_requests(resources)
-    stack = analyze_stack_request(resources)
     verdicts: list[Verdict] = []
     with _decode_lock:  # one run at a time swaps the servicer module's decoder
         once = _DecodedOnce()
         # A view someone wrapped (the schema report's read trace, which reads its caller's frame and records each
         # policy's reads through the view it is given) stays theirs, and so does the servicer that calls it.
         wrapped_view = analyzer_module.unknown_checking_proxy is not unknown_checking_proxy
+        # pulumi-policy's servicer decodes the requests' protobuf Structs; the shared one is handed what it would
+        # decode from them, read from the export directly (no Struct built and read back).
+        direct = not (stock or wrapped_view)
+        analyze = analyze_requests(resources, properties=not direct)
+        stack = analyze_stack_request(resources, properties=not direct)
+        inputs, finals = decoded_properties(resources) if direct else ([], [])
         if not stock:
             analyzer_module.json_format = once  # type: ignore[assignment]
             analyzer_module.deserialize_properties = once.deserialize_properties  # type: ignore[assignment]
@@ -517,11 +432,19 @@ def run_packs(
                 servicer = pack.servicer(stock=stock or wrapped_view)
                 # pulumi_policy's analyzer servicer is unannotated.
                 servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
-                for request in analyze:
+                for index, request in enumerate(analyze):
                     with _crash_is_input_error(pack, request.urn):
-                        verdicts += _verdicts(pack, servicer.Analyze(request, None), request.urn)  # type: ignore[no-untyped-call]
+                        if isinstance(servicer, SharedServicer) and direct:
+                            response = servicer.analyze(request, inputs[index])
+                        else:
+                            response = servicer.Analyze(request, None)  # type: ignore[no-untyped-call]
+                        verdicts += _verdicts(pack, response, request.urn)
                 with _crash_is_input_error(pack, "the stack"):
-                    verdicts += _verdicts(pack, servicer.AnalyzeStack(stack, None))  # type: ignore[no-untyped-call]
+                    if isinstance(servicer, SharedServicer) and direct:
+                        response = servicer.analyze_stack(stack, finals)
+                    else:
+                        response = servicer.AnalyzeStack(stack, None)  # type: ignore[no-untyped-call]
+                    verdicts += _verdicts(pack, response)
         finally:
             analyzer_module.json_format = json_format
             analyzer_module.deserialize_properties = deserialize_properties
@@ -561,6 +484,11 @@ def stack_name_of_export(document: Any) -> str | None:
         resources = export_resources(document)
     except PolicyInputError:
         return None
+    return stack_name_of_resources(resources)
+
+
+def stack_name_of_resources(resources: list[dict[str, Any]]) -> str | None:
+    """`stack_name_of_export` of the export whose `export_resources` these are."""
     for entry in resources:
         if entry["type"].startswith(PROVIDER_PREFIX):
             tags = (entry.get("inputs") or {}).get("defaultTags")

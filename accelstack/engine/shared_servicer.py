@@ -9,13 +9,16 @@ are given; and Analyze leaves out, for a resource type, the resource policies th
 that type and report nothing on it (learnt once per type by probing each policy: policies/type_index.py), which is
 what they would do there. Enforcement levels, not-applicable reports, the "can't run during preview" diagnostic on
 an unknown value, and the violations are pulumi-policy's own code paths (`_create_report_violation`,
-`_get_policy_config`, the policies' `validate`). tests/policies/test_policy_large_exports.py holds the responses equal to the stock
-servicer's on every shipped stack and on large exports with planted violations.
+`_get_policy_config`, the policies' `validate`). A runner may leave the requests' properties out and hand `analyze` and
+`analyze_stack` what the servicer would decode from them (accelstack.engine.struct_decode.decoded, read from the
+export), decoded or failing at the same point. tests/policies/test_policy_large_exports.py holds the responses equal
+to the stock servicer's on every shipped stack and on large exports with planted violations.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from inspect import isawaitable
 from typing import Any
 
@@ -32,8 +35,19 @@ from pulumi_policy.policy import (
     _PolicyAnalyzerServicer,
 )
 
+from accelstack.engine.struct_decode import Decoded
+
 _last_stack: list[tuple[Any, list[Any]]] = []  # (AnalyzeStackRequest, its resources)
 _BASE = "_PolicyAnalyzerServicer__"  # the private attributes pulumi-policy's servicer keeps (name-mangled)
+
+
+def _deserialized(request: Any, properties: Decoded | None) -> Any:
+    """The request's properties as pulumi-policy's servicer deserializes them, or as a runner decoded them."""
+    if properties is not None:
+        return properties.value()
+    from pulumi_policy import policy as stock  # its decoder, as the runner may have swapped it
+
+    return stock.deserialize_properties(stock.json_format.MessageToDict(request.properties))
 
 
 class SharedServicer(_PolicyAnalyzerServicer):
@@ -145,6 +159,11 @@ class SharedServicer(_PolicyAnalyzerServicer):
         return kept
 
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
+        return self.analyze(request)
+
+    def analyze(self, request: Any, properties: Decoded | None = None) -> Any:
+        """`Analyze`; `properties`: what it would decode from `request.properties` (read from the export:
+        accelstack.engine.struct_decode.decoded), from a runner that left them out of the request."""
         self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
         plan = self._resource_plan()
@@ -153,9 +172,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
         from pulumi_policy import policy as stock  # its decoder, as the runner may have swapped it
 
         # Decoded before the first policy, as pulumi-policy does (a property it cannot decode fails the same way).
-        props = stock.unknown_checking_proxy(
-            stock.deserialize_properties(stock.json_format.MessageToDict(request.properties))
-        )
+        props = stock.unknown_checking_proxy(_deserialized(request, properties))
         opts, provider = self._get_resource_options(request), self._get_provider_resource(request)
         resource_type, urn, name, tags = request.type, request.urn, request.name, self._private("stack_tags")
         for policy, enforcement_level, config, _ in self._plan_for(resource_type, provider):
@@ -172,23 +189,21 @@ class SharedServicer(_PolicyAnalyzerServicer):
             self._run(policy, lambda: policy.validate(args, report_violation), response)  # noqa: B023  # called now
         return response
 
-    def _stack_resources(self, request: Any) -> list[Any]:
+    def _stack_resources(self, request: Any, properties: Sequence[Decoded] | None) -> list[Any]:
         """AnalyzeStack's resources, each with its parent and dependencies linked, as pulumi-policy builds them;
         built once per request for every pack's servicer (the last request's kept, held so its id stays its own)."""
         if _last_stack and _last_stack[0][0] is request:
             return _last_stack[0][1]
-        resources = self._build_stack_resources(request)
+        resources = self._build_stack_resources(request, properties)
         _last_stack[:] = [(request, resources)]
         return resources
 
-    def _build_stack_resources(self, request: Any) -> list[Any]:
+    def _build_stack_resources(self, request: Any, properties: Sequence[Decoded] | None) -> list[Any]:
         from pulumi_policy import policy as stock
 
         intermediates = []
-        for r in request.resources:
-            props = stock.unknown_checking_proxy(
-                stock.deserialize_properties(stock.json_format.MessageToDict(r.properties))
-            )
+        for index, r in enumerate(request.resources):
+            props = stock.unknown_checking_proxy(_deserialized(r, None if properties is None else properties[index]))
             resource = PolicyResource(
                 r.type,
                 props,
@@ -212,6 +227,10 @@ class SharedServicer(_PolicyAnalyzerServicer):
         return [resource for resource, _, _, _ in intermediates]
 
     def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802  # the gRPC method's name
+        return self.analyze_stack(request)
+
+    def analyze_stack(self, request: Any, properties: Sequence[Decoded] | None = None) -> Any:
+        """`AnalyzeStack`; `properties`: what it would decode from each resource's properties, in order (`analyze`)."""
         self._configure_runtime_settings()  # type: ignore[no-untyped-call]
         response = proto.AnalyzeResponse()
         resources: list[Any] | None = None
@@ -225,7 +244,7 @@ class SharedServicer(_PolicyAnalyzerServicer):
                 response, policy.name, policy.description, enforcement_level, policy.severity
             )
             if resources is None:
-                resources = self._stack_resources(request)
+                resources = self._stack_resources(request, properties)
             config = self._get_policy_config(policy.name)
             # One list for every stack policy, so that what the packs build once per stack (the access graph, the
             # reachability view: `policies.access.once_per_stack`) is built once, not once per policy.

@@ -91,7 +91,23 @@ def _line_of(text: str, literal: str) -> int | None:
 
 
 def _too_deep(document: Any) -> str | None:
-    """Path of the first container nested deeper than MAX_DEPTH (iterative: depth cannot blow the stack here)."""
+    """Path of the first container nested deeper than MAX_DEPTH (iterative: depth cannot blow the stack here).
+    Level by level without paths first (a 20,000-resource export has some 400,000 containers), the paths only
+    for a document that is too deep."""
+    level, depth = [document], 1
+    while level:
+        if depth > MAX_DEPTH:
+            return _deep_path(document)
+        below: list[Any] = []
+        for node in level:
+            below += [
+                child for child in (node.values() if isinstance(node, dict) else node) if isinstance(child, dict | list)
+            ]
+        level, depth = below, depth + 1
+    return None
+
+
+def _deep_path(document: Any) -> str | None:
     pending: list[tuple[Any, int, tuple[str, ...]]] = [(document, 1, ())]
     while pending:
         node, depth, path = pending.pop()
