@@ -66,8 +66,8 @@ def slurm_nodes_user_data(spec: TrainingStack) -> Iterator[BootData]:
     """The head's and the compute nodes' cloud-init, rendered as the AWS components will."""
     if spec.training.scheduler.kind != "slurm":
         return
-    values = aws_deploy_values(spec)
     try:
+        values = aws_deploy_values(spec)  # a Region that is not plain words refuses the CA name: its rule reports it
         nodes = slurm.nodes_for(spec)
         head = slurm.head_cloud_init(spec, nodes, values)
         compute = slurm.compute_cloud_init(spec, nodes, values)

@@ -169,7 +169,7 @@ def container_files(setup: Containers | None) -> list[tuple[str, str, str]]:
     """(path, content, mode) of enroot's configuration on a compute node; [] without containers."""
     if setup is None:
         return []
-    return [
+    files = [
         (
             f"{ENROOT_CONF_DIR}/enroot.conf",
             _env.get_template("enroot.conf.j2").render(runtime=ENROOT_RUNTIME, scratch=ENROOT_SCRATCH),
@@ -177,8 +177,9 @@ def container_files(setup: Containers | None) -> list[tuple[str, str, str]]:
         ),
         (FABRIC_MOUNTS, fabric_mounts(setup), "0644"),
         (FABRIC_ENVIRONMENT, fabric_environment(setup), "0644"),
-        (FABRIC_HOOK, fabric_hook(setup.fabric), "0755"),
     ]
+    # A node without fabric libraries (no EFA, TCPXO, gIB...) gets no hook: it would only exit.
+    return files + ([(FABRIC_HOOK, fabric_hook(setup.fabric), "0755")] if setup.fabric.libraries else [])
 
 
 def node_containers(spec: StackSpec, nodes: Nodes, controller: bool) -> dict[str, object]:

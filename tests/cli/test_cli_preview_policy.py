@@ -47,13 +47,17 @@ def test_a_mandatory_violation_is_printed_and_exits_1(runner, fixture_project, t
     lines = result.output.splitlines()
     assert ENCRYPTION_VERDICT in lines
     # The tally counts every policy of both packs; the five the fixture breaks are the ones that fail
-    # (its checkpoints bucket also has no server access logging: guardrails bucket-access-logging).
+    # (its checkpoints bucket also has no server access logging: guardrails bucket-access-logging), and
+    # workload-tags names the untagged provider and each of its three taggable resources (the same rule on
+    # every cloud: a resource carries its side's tag, its own or its provider's).
     assert re.search(
-        r"^alpha: policies: \d+ passed, 5 mandatory and 0 advisory violations$", result.output, re.MULTILINE
+        r"^alpha: policies: \d+ passed, 8 mandatory and 0 advisory violations$", result.output, re.MULTILINE
     )
+    tags = [line for line in lines if line.startswith("alpha: accelstack-separation/workload-tags [mandatory]")]
+    assert len(tags) == 4
     assert re.search(r"^alpha: 8 resources \(5 custom\)", result.output, re.MULTILINE)  # the preview still reports
     policy = json.loads(out.read_text())["accelstack"]["policy"]
-    assert policy["ran"] and policy["mandatory"] == 5 and policy["advisory"] == 0
+    assert policy["ran"] and policy["mandatory"] == 8 and policy["advisory"] == 0
     assert any(v["policy"] == "bucket-access-logging" for v in policy["verdicts"])
     assert {
         "pack": "accelstack-guardrails",

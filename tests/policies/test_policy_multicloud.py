@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from accelstack.engine.policy_runner import Verdict, run_packs
-from policies.separation.taggable_kinds import TAGGABLE
+from accelstack.policies.separation.taggable_kinds import TAGGABLE
 
 Doc = dict[str, Any]
 # Lowercase, with letters: Azure compares subscription ids ignoring case, and tests write them in capitals too.

@@ -15,8 +15,8 @@ import pytest
 from red_team_edits import Doc, Edit, add, both
 from red_team_suite import Change, verdicts_after
 
-from policies import vendors
-from policies.separation.taggable_kinds import TAG_PROPERTY, TAGGABLE
+from accelstack.policies import vendors
+from accelstack.policies.separation.taggable_kinds import TAG_PROPERTY, TAGGABLE
 
 MISSING = "carries no accelstack:workload tag"
 # (stack, a taggable kind, its inputs without any tag, the tag input the stack's side would carry)
@@ -122,7 +122,7 @@ def test_a_kind_that_cannot_carry_a_tag_is_exempt() -> None:
 
 def test_the_taggable_table_is_what_the_sdks_say() -> None:
     """Every kind the packs know, taggable exactly when its installed SDK's Args class has the tag input."""
-    from policies import schema
+    from accelstack.policies import schema
 
     derived: dict[str, set[str]] = {}
     for vendor in vendors.VENDORS:

@@ -71,13 +71,14 @@ def _container_environment(files: dict[str, str], rootfs: Path, tmp: Path, nodes
     composed = _envsubst((rootfs / "etc/environment").read_text(), host)
     composed += _envsubst(files[FABRIC_ENVIRONMENT], host)
     environ.write_text(_envfmt(composed))
-    hook = tmp / "hook.sh"
-    hook.write_text(files[FABRIC_HOOK])
-    settings = tmp / "fabric.env"
-    settings.write_text("NCCL_FASTRAK_IFNAME=enp6s0,enp7s0\nNCCL_NET=gIB\n")
-    run_env = {**host, "ENROOT_ROOTFS": str(rootfs), "ENROOT_ENVIRON": str(environ)}
-    run_env["ACCELSTACK_FABRIC_ENV"] = str(settings)
-    subprocess.run(["bash", str(hook)], env=run_env, check=True, capture_output=True, text=True)
+    if FABRIC_HOOK in files:  # a fabric without libraries of its own gets no hook (the image's choice stays)
+        hook = tmp / "hook.sh"
+        hook.write_text(files[FABRIC_HOOK])
+        settings = tmp / "fabric.env"
+        settings.write_text("NCCL_FASTRAK_IFNAME=enp6s0,enp7s0\nNCCL_NET=gIB\n")
+        run_env = {**host, "ENROOT_ROOTFS": str(rootfs), "ENROOT_ENVIRON": str(environ)}
+        run_env["ACCELSTACK_FABRIC_ENV"] = str(settings)
+        subprocess.run(["bash", str(hook)], env=run_env, check=True, capture_output=True, text=True)
     environment: dict[str, str] = {}
     for line in _envfmt(environ.read_text()).splitlines():  # enroot-switchroot: in order, the last one wins
         name, _, value = line.partition("=")
@@ -175,6 +176,7 @@ def test_infiniband_pins_no_plugin(tmp_path: Path) -> None:
     """Azure's InfiniBand: NCCL's own IB transport and HPC-X's IB plugin both drive the HCAs (neither falls back to
     sockets), and the node binds no plugin of its own: the image's LD_LIBRARY_PATH and choice stay as they are."""
     files = _compute_files("azure-training", ())
+    assert FABRIC_HOOK not in files
     rootfs = _image(tmp_path, "/opt/microsoft/ndv5-topo.xml")
     environment = _container_environment(files, rootfs, tmp_path, nodes=2)
     assert "NCCL_NET_PLUGIN" not in environment

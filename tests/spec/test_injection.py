@@ -164,7 +164,10 @@ def _string_fields(model: type[BaseModel]) -> list[str]:
 
 
 # What a stack's cloud would fill in (accelstack.spec.cloud_defaults), for a block validated on its own.
-OUTSIDE_A_STACK = {"TrainingSpec": {"scheduler": {"headNode": {"instanceType": "m7i.2xlarge"}}}}
+OUTSIDE_A_STACK = {
+    "TrainingSpec": {"scheduler": {"headNode": {"instanceType": "m7i.2xlarge"}}},
+    "ServingSpec": {"admission": {"maxReceiveCount": 3}},  # a stack's cloud fills it (accelstack.spec.cloud_defaults)
+}
 
 
 @pytest.mark.parametrize("model", _spec_models(), ids=lambda model: model.__name__)
