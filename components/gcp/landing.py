@@ -9,6 +9,8 @@ orgpolicy/policy.py, orgpolicy/custom_constraint.py, cloudquota/s_quota_preferen
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -88,6 +90,15 @@ def _condition_for(project_id: str, except_role: str | None) -> Callable[[str], 
 def machine_condition(machine_types: tuple[str, ...]) -> str:
     """CEL denying the machine types: machineType is a (partial) URL ending in machineTypes/<name>."""
     return " || ".join(f"resource.machineType.endsWith('/machineTypes/{name}')" for name in machine_types)
+
+
+def budget_money(usd: float) -> dict[str, Any]:
+    """google.type.Money of a budget: whole units and, where the amount has cents, nanos of the same sign
+    (billing/_inputs.py BudgetAmountSpecifiedAmountArgs); units alone would drop a budget's cents (0.5 -> 0)."""
+    amount = Decimal(str(usd))
+    units = int(amount)
+    nanos = int(((amount - units) * 10**9).to_integral_value())
+    return {"units": str(units), **({"nanos": nanos} if nanos else {})}
 
 
 class GcpLandingParts(LandingParts):
@@ -337,7 +348,7 @@ class GcpLandingParts(LandingParts):
                 ),
                 amount=gcp.billing.BudgetAmountArgs(
                     specified_amount=gcp.billing.BudgetAmountSpecifiedAmountArgs(
-                        currency_code="USD", units=str(int(side.monthly_budget_usd))
+                        currency_code="USD", **budget_money(side.monthly_budget_usd)
                     )
                 ),
                 threshold_rules=[

@@ -196,3 +196,21 @@ def test_a_listed_stack_in_another_project_is_a_problem() -> None:
     spec = parse_landing(raw, "gcp-landing")
     problems = landing_problems(spec, workload_specs(spec, STACKS))
     assert [(p.path, "acme-serve-two" in p.message) for p in problems] == [("organization.serving.stacks.0", True)]
+
+
+@pytest.mark.parametrize(("usd", "money"), [(300000, {"units": "300000"}), (0.5, {"units": "0", "nanos": 500000000}),
+                                            (1234.56, {"units": "1234", "nanos": 560000000})])  # fmt: skip
+def test_a_budgets_cents_reach_the_budget(usd: float, money: dict[str, Any]) -> None:
+    """google.type.Money: whole units and nanos; a budget of 0.5 USD was sent as 0 (units alone)."""
+    from accelstack.components.gcp.landing import budget_money
+
+    assert budget_money(usd) == money
+
+
+def test_a_fractional_budget_is_sent_with_its_cents() -> None:
+    raw = landing_raw()
+    organization = next(value for key, value in raw.items() if key.endswith("organization"))
+    organization["serving"]["monthlyBudgetUsd"] = 1234.56
+    budgets = {b.inputs["displayName"]: b for b in of_type(landed(raw), "gcp:billing/budget:Budget")}
+    money = budgets["accelstack-serving"].inputs["amount"]["specifiedAmount"]
+    assert (money["units"], money["nanos"]) == ("1234", 560000000)
