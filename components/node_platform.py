@@ -80,8 +80,9 @@ class ContainerFabric:
     the fabric's). `read_only`: files and
     directories bound read-only (/etc/nccl.conf, the net plugin's directory). `libraries`: directories among
     those whose libraries the container's loader must find (an enroot hook puts them first on LD_LIBRARY_PATH,
-    the image's own value kept behind them, and in the container's ld.so cache). `environment`: NAME=value settings every container gets
-    (enroot's environ.d; enroot's own hooks read some, e.g. MELLANOX_VISIBLE_DEVICES). `name`: for comments.
+    the image's own value kept behind them, and in the container's ld.so cache). `environment`: NAME=value
+    settings every container gets (enroot's environ.d; enroot's own hooks read some, e.g.
+    MELLANOX_VISIBLE_DEVICES). `name`: for comments.
 
     `net_plugins`: the file names of the fabric's NCCL net plugin, looked for in `libraries` in order; where one
     is bound, every container's NCCL is pinned to it (NCCL_NET_PLUGIN, and `libraries` first on LD_LIBRARY_PATH,

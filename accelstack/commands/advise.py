@@ -10,9 +10,8 @@ from typing import Annotated
 
 import typer
 
-from accelstack.clouds import registry
 from accelstack.clouds.base import Catalog, Cloud
-from accelstack.commands.advise_clouds import ALL_CLOUDS, every_cloud, table_lines
+from accelstack.commands.advise_clouds import ALL_CLOUDS, deploys_example, every_cloud, table_lines, workload_of
 from accelstack.commands.common import (
     STACKS_DIR,
     CliError,
@@ -245,31 +244,25 @@ def advise_command(
 def stack_lines(names: tuple[str, ...], stack: str | None, workload: str | None, project_dir: Path | None) -> list[str]:
     """The stacks to create: the cloud's examples, except where --stack is already the user's stack of that kind
     (a training stack stands for `<cloud>-training` and `<cloud>-finetune`, a serving stack for `<cloud>-serving`)."""
-    covered = [name for name in names if stack is not None and _workload_of(name) == workload]
+    covered = [name for name in names if stack is not None and workload_of(name) == workload]
     others = [name for name in names if name not in covered]
     lines = [f"Your stack {stack} is the {workload} stack this plan needs."] if covered else []
     if others:
         lines.append("Create these stacks (copy the example, then edit accounts, buckets and sizes):")
         lines += [f"  {name}: {_deployable_description(name, project_dir)}" for name in others]
-    buildable = [name for name in others if registry.get(name.split("-", 1)[0]).deploys(_workload_of(name))]
+    buildable = [name for name in others if deploys_example(name)]
     every = ([stack] if stack is not None and covered else []) + buildable
     lines.append(f"  then: accelstack validate {' '.join(every)} && accelstack cost {' '.join(every)}")
     return lines
 
 
-def _workload_of(example: str) -> str:
-    return "serving" if example.endswith("-serving") else "training"
-
-
 def _deployable_description(name: str, project_dir: Path | None) -> str:
     """The example's description, or that accelstack does not build that workload on that cloud (a cloud's
     features follow from the parts it implements: OCI trains, Vultr serves)."""
-    cloud = name.split("-", 1)[0]
-    workload = _workload_of(name)
-    if not registry.get(cloud).deploys(workload):
+    if not deploys_example(name):
         return (
-            f"accelstack does not deploy {workload} on {cloud} yet; put that stack on another cloud "
-            "(README: train on one cloud, serve on another)"
+            f"accelstack does not deploy {workload_of(name)} on {name.split('-', 1)[0]} yet; put that stack on "
+            "another cloud (README: train on one cloud, serve on another)"
         )
     return example_description(name, project_dir)
 

@@ -80,8 +80,14 @@ def every_cloud(answer: Callable[[Cloud], tuple[Advice, PriceBook]]) -> list[Clo
     return answers
 
 
-def _is(workload: str, example: str) -> bool:
-    return example.endswith("-serving") == (workload == "serving")
+def workload_of(example: str) -> str:
+    """The workload of an example stack advise names (`<cloud>-serving`, `<cloud>-training`, `<cloud>-finetune`)."""
+    return "serving" if example.endswith("-serving") else "training"
+
+
+def deploys_example(example: str) -> bool:
+    """Whether accelstack builds that example's workload on its cloud (a cloud's features follow from its parts)."""
+    return registry.get(example.split("-", 1)[0]).deploys(workload_of(example))
 
 
 def _usd(value: float | None) -> str:
@@ -101,10 +107,7 @@ def table_lines(answers: list[CloudAnswer]) -> list[str]:
         if a.advice is None:
             lines.append(f"  {a.cloud}: no answer: {a.problem}")
             continue
-        cloud = registry.get(a.cloud)
-        missing = [
-            w for w in ("training", "serving") if any(_is(w, s) for s in a.advice.stacks) and not cloud.deploys(w)
-        ]
+        missing = list(dict.fromkeys(workload_of(s) for s in a.advice.stacks if not deploys_example(s)))
         caveat = f" (accelstack does not deploy {' or '.join(missing)} on {a.cloud} yet)" if missing else ""
         lines.append(
             f"  {a.cloud}: training {_usd(a.training_usd)}, serving {_usd(a.serving_usd_per_month)}/month, "

@@ -153,9 +153,10 @@ def fabric_environment(setup: Containers) -> str:
 
 def fabric_hook(fabric: ContainerFabric) -> str:
     """The enroot hook that puts the fabric's libraries first on the container's loader path and pins NCCL to the
-    fabric's net plugin, over whatever the image's ENV chose (see the template for enroot's and NCCL's rules)."""
+    fabric's net plugin, over whatever the image's ENV chose (see the template for enroot's and NCCL's rules);
+    only a fabric with libraries gets one (`container_files`)."""
     return _env.get_template("enroot-fabric-hook.sh.j2").render(
-        fabric_name=fabric.name or "no fabric",
+        fabric_name=fabric.name,
         libraries=fabric.libraries,
         net_plugins=fabric.net_plugins,
         settings_file=fabric.settings_file,
