@@ -13,8 +13,11 @@ group's group quota, which needs a separate enrollment), so the planner's needs 
 
 from __future__ import annotations
 
+import re
+
 import pulumi
 import pulumi_azure_native as azure_native
+import pulumiverse_time as time
 
 from accelstack.clouds import registry
 from accelstack.clouds.azure.quotas import quota_request_command
@@ -46,8 +49,17 @@ DENY_PRINCIPALS_RULE = {
 }
 # Budget notifications: as AWS's and GCP's, 80% actual and 100% forecast (consumption/_inputs.py NotificationArgs).
 BUDGET_ALERTS = (("actual80", 80.0, "Actual"), ("forecast100", 100.0, "Forecasted"))
-# Budgets need a start on the first of a month, not before June 2017 (Microsoft Learn, Budgets - Create Or Update).
-BUDGET_START = "2026-01-01T00:00:00Z"
+# A Cost budget starts on the first of a month, and a past start must fall within the current time grain (Microsoft
+# Learn, Budgets - Create Or Update, BudgetTimePeriod.startDate): a fixed date is refused from its second month on.
+# Each budget starts on the first of the month its clock was created in (a time_static, kept in state, so later `up`s
+# send the same date); the clock is replaced with the budget (same triggers), so a re-created budget starts anew.
+
+
+def budget_start(clock_rfc3339: str) -> str:
+    """The first of the clock's month, as the budget API takes it: 2026-12-05T12:00:00Z -> 2026-12-01T00:00:00Z."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}T.*", clock_rfc3339):
+        raise ValueError(f"a time_static answers RFC 3339, not {clock_rfc3339!r}")
+    return f"{clock_rfc3339[:7]}-01T00:00:00Z"
 
 
 def group_name(prefix: str, side: str) -> str:
@@ -68,6 +80,8 @@ def quota_commands(needs: list[QuotaNeed]) -> list[str]:
 
 class AzureLandingParts(LandingParts):
     """The Azure landing resources (pulumi_azure_native.management, subscription, authorization, consumption)."""
+
+    _time: time.Provider | None = None  # one explicit time provider (Pulumi.yaml denies default providers)
 
     def group(self, side: str) -> azure_native.management.ManagementGroup:
         return azure_native.management.ManagementGroup(
@@ -202,18 +216,32 @@ class AzureLandingParts(LandingParts):
             )
         return made
 
+    def budget_clock(self, side: str, scope: pulumi.Output[str], budget_name: str) -> time.Static:
+        """The instant the side's budget is first created; replaced (triggers) when the budget would be."""
+        if self._time is None:
+            self._time = time.Provider(f"{self.prefix}-time", opts=pulumi.ResourceOptions(parent=self.opts.parent))
+        return time.Static(
+            f"{self.prefix}-{side}-budget-clock",
+            triggers={"scope": scope, "budgetName": budget_name},
+            opts=pulumi.ResourceOptions(parent=self.opts.parent, provider=self._time),
+        )
+
     def inside(self, account: LandedAccount, needs: list[QuotaNeed]) -> list[pulumi.Resource]:
         org = self.spec.organization
         side = self.spec.side(account.side)
+        scope = pulumi.Output.concat("/subscriptions/", account.account_id)
+        budget_name = f"accelstack-{account.side}"
+        clock = self.budget_clock(account.side, scope, budget_name)
         return [
+            clock,
             azure_native.consumption.Budget(
                 f"{self.prefix}-{account.side}-budget",
-                budget_name=f"accelstack-{account.side}",
-                scope=pulumi.Output.concat("/subscriptions/", account.account_id),
+                budget_name=budget_name,
+                scope=scope,
                 amount=side.monthly_budget_usd,
                 category="Cost",
                 time_grain="Monthly",
-                time_period=azure_native.consumption.BudgetTimePeriodArgs(start_date=BUDGET_START),
+                time_period=azure_native.consumption.BudgetTimePeriodArgs(start_date=clock.rfc3339.apply(budget_start)),
                 notifications={
                     key: azure_native.consumption.NotificationArgs(
                         enabled=True,
@@ -225,7 +253,7 @@ class AzureLandingParts(LandingParts):
                     for key, threshold, kind in BUDGET_ALERTS
                 },
                 opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[account.resource])),
-            )
+            ),
         ]
 
 

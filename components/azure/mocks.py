@@ -28,6 +28,8 @@ DEFAULT_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 DEFAULT_TENANT_ID = "11111111-1111-1111-1111-111111111111"
 DEFAULT_LOCATION = "eastus"
 MOCK_PRINCIPAL_ID = "22222222-2222-2222-2222-222222222222"
+CLOCK = "time:index/static:Static"
+MOCK_CLOCK = "2026-12-05T12:00:00Z"
 
 # azure-native module -> the Resource Manager namespace its resources live in (where it is not
 # "Microsoft." + the module's name with its first letter up).
@@ -93,6 +95,8 @@ class AzureMocks(pulumi.runtime.Mocks):
             outputs.setdefault("hex", raw.hex())
         if args.typ == SLEEP:
             return mock_sleep(args)
+        if args.typ == CLOCK:  # set at create (a budget's first month): a fixed instant keeps previews deterministic
+            return MOCK_CLOCK, {**outputs, "id": MOCK_CLOCK, "rfc3339": MOCK_CLOCK}
         if args.typ == STACK_REFERENCE:  # a landing stack's outputs: this subscription, either side
             return f"{args.name}-id", landing_reference_outputs(args, self.subscription_id)
         landing = self.landing_resource(args.typ, args.name, outputs)

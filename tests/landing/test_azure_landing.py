@@ -115,6 +115,34 @@ def test_budgets_watch_each_new_subscription(landing: Capture) -> None:
     ]
 
 
+class ClockMocks(AzureMocks):
+    """Azure as the mocks answer it, with the budget clocks created at another instant."""
+
+    def __init__(self, instant: str) -> None:
+        super().__init__()
+        self.instant = instant
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        if args.typ == "time:index/static:Static":
+            return self.instant, {**dict(args.inputs), "id": self.instant, "rfc3339": self.instant}
+        return super().new_resource(args)
+
+
+@pytest.mark.parametrize("instant", ["2027-03-17T08:15:00Z", "2031-11-30T23:59:59Z"])
+def test_budgets_start_on_the_first_of_the_month_they_are_created_in(instant: str) -> None:
+    """Azure refuses a past start outside the current time grain (Budgets - Create Or Update): a fixed start date
+    fails from its second month on. The start is the first of the month of each budget's clock, and the clock is
+    replaced with its budget (its triggers are the budget's scope and name)."""
+    landing = capture(main, config_for_pulumi(landing_raw()), stack="azure-landing", mocks=ClockMocks(instant))
+    budgets = of_type(landing, "azure-native:consumption:Budget")
+    assert {b.inputs["timePeriod"]["startDate"] for b in budgets} == {instant[:7] + "-01T00:00:00Z"}
+    clocks = {c.name: c for c in of_type(landing, "time:index/static:Static")}
+    for budget in budgets:
+        side = budget.inputs["budgetName"].removeprefix("accelstack-")
+        clock = clocks[f"azure-landing-{side}-budget-clock"]
+        assert clock.inputs["triggers"] == {"scope": budget.inputs["scope"], "budgetName": budget.inputs["budgetName"]}
+
+
 def test_quota_is_a_manual_step_with_the_commands() -> None:
     from accelstack.commands.plan import manual_quota_lines, quota_rows
 
