@@ -86,10 +86,11 @@ PIPED_WIDTH = 160  # rich assumes 80 columns off a terminal; type tokens and res
 
 def _console(stream) -> Console:
     """Created per call so it follows a swapped sys.stdout (tests, redirection). Rich drops colours
-    and ANSI codes by itself when the stream is not a terminal."""
-    console = Console(file=stream)
+    and ANSI codes by itself when the stream is not a terminal. No markup and no emoji codes: what is printed
+    carries users' values (a `[/x]` would raise in a table cell, `a:b:c` would print an emoji)."""
+    console = Console(file=stream, markup=False, emoji=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(file=stream, width=PIPED_WIDTH)
+        console = Console(file=stream, width=PIPED_WIDTH, markup=False, emoji=False)
     return console
 
 
