@@ -18,19 +18,41 @@ import typer.core
 
 import accelstack.commands
 
+# `accelstack --help` lists commands in the order a new user meets them: start a project, check it, see it, price
+# and size it, try its serving, then landing quotas, the packs, day-2 changes and other tools' views, and last the
+# commands for contributors. The README's command table follows the same order (tests/cli/test_readme.py).
+HELP_ORDER = (
+    "init",
+    "validate",
+    "preview",
+    "cost",
+    "size",
+    "advise",
+    "simulate",
+    "plan",
+    "policy",
+    "diff",
+    "render",
+    "export",
+    "schema",
+    "calibrate",
+    "scaffold",
+)
 
-class _CommandsInNameOrder(typer.core.TyperGroup):
-    """`accelstack --help` lists commands by name (typer lists single commands first, then groups, so `validate`
-    came before `simulate` and `size`)."""
+
+class _CommandsInJourneyOrder(typer.core.TyperGroup):
+    """Commands in `HELP_ORDER` (typer alone lists single commands first, then groups); one it does not name yet
+    follows, by name, so a new command is never left out."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return sorted(super().list_commands(ctx))
+        rank = {name: index for index, name in enumerate(HELP_ORDER)}
+        return sorted(super().list_commands(ctx), key=lambda name: (rank.get(name, len(rank)), name))
 
 
 def _new_app() -> typer.Typer:
     typer_app = typer.Typer(
         name="accelstack",
-        cls=_CommandsInNameOrder,
+        cls=_CommandsInJourneyOrder,
         help="GPU training clusters and serving services on Pulumi from one typed spec. Offline: no cloud "
         "credentials, no Pulumi CLI (previews run the real program under Pulumi mocks).",
         no_args_is_help=True,

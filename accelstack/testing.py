@@ -12,7 +12,7 @@ gives resources the computed attributes the components read (ids, ARNs, DNS name
 
 These are the same answers `accelstack preview` uses offline: each cloud keeps them in its own
 components folder (`accelstack.components.<cloud>.mocks`, found through the cloud registry), so this
-module names no cloud. See README.md, "Test your own stack", for a complete example test.
+module names no cloud. See docs/testing-your-stacks.md for a complete example test.
 """
 
 from __future__ import annotations

@@ -262,7 +262,7 @@ def _deployable_description(name: str, project_dir: Path | None) -> str:
     if not deploys_example(name):
         return (
             f"accelstack does not deploy {workload_of(name)} on {name.split('-', 1)[0]} yet; put that stack on "
-            "another cloud (README: train on one cloud, serve on another)"
+            "another cloud (docs/cross-cloud.md: train on one cloud, serve on another)"
         )
     return example_description(name, project_dir)
 

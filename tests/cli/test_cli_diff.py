@@ -48,7 +48,7 @@ def test_more_nodes_update_the_group_in_place_and_leave_data_alone() -> None:
     touched = {change["type"] for change in document["changes"]}
     assert not touched & {LUSTRE, BUCKET, "aws:kms/key:Key", "aws:ebs/volume:Volume"}
     assert "to update" in stderr  # with --json -, the lines go to stderr and stdout is only the document
-    # As the README says: slurm.conf (MaxNodeCount) changes in the SSM parameter, updated in place; the head's user
+    # As docs/deploying.md says: slurm.conf (MaxNodeCount) changes in the SSM parameter, updated in place; the head's user
     # data does not, so the controller is not rebuilt (it applies the parameter with `scontrol reconfigure`).
     assert "aws-training-head" not in by_name(document, "aws:ec2/instance:Instance")
     config = by_name(document, "aws:ssm/parameter:Parameter")["aws-training-slurm-config"]

@@ -6,10 +6,13 @@ import pkgutil
 import subprocess
 import sys
 
+import click
 import pytest
+import typer
+import typer.main
 
 import accelstack.commands
-from accelstack.cli import _command_names, app_for
+from accelstack.cli import HELP_ORDER, _command_names, _new_app, app_for
 
 
 def command_modules() -> list[str]:
@@ -46,12 +49,29 @@ def test_one_command_does_not_import_the_others():
         assert other not in loaded
 
 
-def test_help_lists_commands_by_name():
+def help_listing() -> list[str]:
     result = subprocess.run(
         [sys.executable, "-c", "from accelstack.cli import main; main()", "--help"],
         capture_output=True,
         text=True,
         check=False,
     )
-    listed = [line.split()[0] for line in result.stdout.split("Commands:", 1)[1].splitlines() if line.startswith("  ")]
-    assert listed == sorted(listed) == sorted(command_modules())
+    return [line.split()[0] for line in result.stdout.split("Commands:", 1)[1].splitlines() if line.startswith("  ")]
+
+
+def test_help_lists_every_command_once_in_the_order_a_user_meets_them():
+    listed = help_listing()
+    assert sorted(listed) == sorted(set(listed)) == command_modules()
+    # First a project of one's own, checked, then seen: the README's walkthrough order.
+    assert listed[:4] == ["init", "validate", "preview", "cost"]
+    assert listed.index("simulate") < listed.index("diff") < listed.index("calibrate")
+    assert listed == [name for name in HELP_ORDER if name in listed] + sorted(set(listed) - set(HELP_ORDER))
+
+
+def test_a_command_the_order_does_not_name_follows_by_name():
+    """A new command shows in `--help` even before HELP_ORDER names it: after the named ones, by name."""
+    extra = _new_app()
+    for name in ("zeta", "alpha", "validate", "init"):
+        extra.command(name=name)(lambda: None)
+    group = typer.main.get_command(extra)
+    assert group.list_commands(click.Context(group)) == ["init", "validate", "alpha", "zeta"]

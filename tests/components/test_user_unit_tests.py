@@ -1,5 +1,5 @@
 """A user unit-tests their own stack with Pulumi mocks: `accelstack.testing.mocks(cloud)` answers every lookup
-the components make, the README's example test passes as written, and the components expose what it asserts on."""
+the components make, the example test of docs/testing-your-stacks.md passes as written, and the components expose what it asserts on."""
 
 from __future__ import annotations
 
@@ -30,14 +30,14 @@ from accelstack.spec import load_stack, parse_spec
 from accelstack.spec.loader import apply_overrides, read_stack_file
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "testing-your-stacks.md"  # the README links it
 STACKS = REPO / "stacks"
 SECTION = "Test your own stack"
 
 
-def readme_section_fences(title: str) -> dict[str, str]:
-    """The code blocks under README heading `title` (until the next heading of the same level), by language."""
-    tokens = MarkdownIt("commonmark").parse(README.read_text())
+def page_section_fences(title: str) -> dict[str, str]:
+    """The code blocks under the page's heading `title` (until the next heading of the same level), by language."""
+    tokens = MarkdownIt("commonmark").parse(PAGE.read_text())
     fences: dict[str, str] = {}
     level = None
     for index, token in enumerate(tokens):
@@ -48,7 +48,7 @@ def readme_section_fences(title: str) -> dict[str, str]:
                 level = int(token.tag[1])
         elif level is not None and token.type == "fence":
             fences.setdefault(token.info.strip(), token.content)
-    assert level is not None, f"README.md has no section {title!r}"
+    assert level is not None, f"{PAGE.name} has no section {title!r}"
     return fences
 
 
@@ -66,8 +66,8 @@ def run_pytest_in(project: Path, test_file: str) -> subprocess.CompletedProcess[
     )
 
 
-def test_the_readme_example_test_passes_in_a_project_of_its_own(tmp_path: Path) -> None:
-    fences = readme_section_fences(SECTION)
+def test_the_docs_example_test_passes_in_a_project_of_its_own(tmp_path: Path) -> None:
+    fences = page_section_fences(SECTION)
     example, pytest_config = fences["python"], fences["toml"]
     test_file = example.splitlines()[0].removeprefix("# ").strip()
     assert test_file == "tests/test_my_stacks.py", "the example's first line names the file it lives in"
@@ -82,7 +82,7 @@ def test_the_readme_example_test_passes_in_a_project_of_its_own(tmp_path: Path) 
     report = result.stdout + result.stderr
     assert result.returncode == 0, report[-6000:]
     assert "6 passed" in report, report[-3000:]
-    assert "warning" not in report.lower(), "the README's pytest config must silence pulumi_aws's deprecations"
+    assert "warning" not in report.lower(), "the page's pytest config must silence pulumi_aws's deprecations"
 
 
 # The recipe from Pulumi's unit-testing guide, as a user would write it for their own training stack: their own

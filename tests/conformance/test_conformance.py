@@ -462,7 +462,7 @@ def test_every_kind_the_components_can_create_is_previewed_by_a_stack_or_variant
     from tests.conformance.test_cross_cloud_handoff import PAIRS, pair_capture
 
     previewed |= {r.type for training, serving in PAIRS for r in pair_capture(training, serving).resources}
-    # The organization kinds a landing stack makes: its shipped examples (README "Landing first").
+    # The organization kinds a landing stack makes: its shipped examples (docs/landing.md).
     from accelstack.engine.preview import preview_stack
     from accelstack.examples import LANDING_EXAMPLES
 

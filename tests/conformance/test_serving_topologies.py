@@ -122,7 +122,7 @@ def _plan(cloud: str) -> Any:
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_switching_a_deployed_stack_off_its_queue_loses_the_queues_and_nothing_else(cloud: str) -> None:
-    """What waits in the admission queues when the switch lands is lost (at most a TTL of requests; README says so):
+    """What waits in the admission queues when the switch lands is lost (at most a TTL of requests; docs/spec.md says so):
     the day-2 loss check must name those queues and no other stateful resource."""
     from stack_edits import losses
 

@@ -1,4 +1,5 @@
-"""Every promise the README makes about the packs, as a tested property phrased as the README phrases it.
+"""Every promise the docs make about the packs (README.md moved them to docs/cross-cloud.md and docs/spec.md), as a
+tested property phrased as the page phrases it.
 
 Properties over whole action spaces run against the pure rule functions (fast); the shipped-stack
 spellings of the same risks are in test_policy_variants.py.
@@ -25,8 +26,9 @@ CONFIG = {"trainingAccounts": [TRAINING_ACCOUNT], "servingAccounts": [SERVING_AC
 PROVIDER = provider_facts("pulumi:providers:aws", {"allowedAccountIds": json.dumps([TRAINING_ACCOUNT])}, "urn::p", "p")
 
 
-def readme() -> str:
-    return (REPO / "README.md").read_text()
+def doc(page: str) -> str:
+    """The docs page that holds the promise (docs/cross-cloud.md: the artifact grants; docs/spec.md: stateful data)."""
+    return (REPO / "docs" / page).read_text()
 
 
 def grant_verdicts(kind: str, statement: dict[str, Any]) -> list[str]:
@@ -46,10 +48,10 @@ def serving(action: str, resource: str, **extra: Any) -> dict[str, Any]:
 
 
 def test_separation_rejects_any_grant_that_lets_a_serving_principal_do_more_than_read() -> None:
-    """README: "The `separation` policy pack rejects any grant that lets a serving principal do more
+    """docs/cross-cloud.md: "The `separation` policy pack rejects any grant that lets a serving principal do more
     than read." Every S3 action AWS lists whose access level is not Read/List, granted to serving on
     the artifact prefix, is rejected; every KMS action but Decrypt/DescribeKey on the key too."""
-    assert "rejects any grant that lets a serving principal do more than read" in readme()
+    assert "rejects any grant that lets a serving principal do more than read" in doc("cross-cloud.md")
     s3_writes = sorted(a for a in all_actions() if a.startswith("s3:") and access_level(a) not in ("Read", "List"))
     kms_writes = sorted(
         a for a in all_actions() if a.startswith("kms:") and a not in ("kms:decrypt", "kms:describekey")
@@ -71,22 +73,22 @@ def test_separation_rejects_any_grant_that_lets_a_serving_principal_do_more_than
 
 
 def test_serving_reads_only_the_artifact_prefix() -> None:
-    """README: the bucket policy grants serving `s3:GetObject` "limited to that prefix"."""
+    """docs/cross-cloud.md: the bucket policy grants serving `s3:GetObject` "limited to that prefix"."""
     assert grant_verdicts("aws:s3/bucketPolicy:BucketPolicy", serving("s3:GetObject", "arn:aws:s3:::ckpt/*"))
     assert grant_verdicts("aws:s3/bucketPolicy:BucketPolicy", serving("s3:ListBucket", "arn:aws:s3:::ckpt"))
 
 
 @pytest.mark.parametrize("variant_id", ["lustre-link-exports-deletes"])
 def test_checkpoints_are_exported_to_s3_without_ever_propagating_deletes(variant_id: str) -> None:
-    """README: "checkpoints are exported to S3 without ever propagating deletes"."""
-    assert "without ever\npropagating deletes" in readme() or "without ever propagating deletes" in readme()
+    """docs/spec.md: "checkpoints are exported to S3 without ever propagating deletes"."""
+    assert re.search(r"without ever\s+propagating deletes", doc("spec.md"))
     variant = next(v for v in VARIANTS if v.id == variant_id)
     assert _killed(variant, _run(variant))
 
 
 def test_stateful_resources_are_protected_and_versioned() -> None:
-    """README: "Stateful resources (...) are `protect`ed, versioned where they can be"."""
-    assert re.search(r"Stateful resources .* are `protect`ed,\s+versioned", readme(), re.S)
+    """docs/spec.md: "Stateful resources (...) are `protect`ed, versioned where they can be"."""
+    assert re.search(r"Stateful resources .* are `protect`ed,\s+versioned", doc("spec.md"), re.S)
     ids = {
         "unprotected-volume",
         "unprotected-bucket-v2-alias",
