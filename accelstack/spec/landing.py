@@ -303,6 +303,14 @@ class LandingStack(Model):
                 raise ValueError(f"organization.{side}.account.email: gcp projects have no root email; remove it")
         return self
 
+    @model_validator(mode="after")
+    def _create_time_limits(self) -> LandingStack:
+        """The per-cloud limits the account, project and budget APIs hold a value to (accelstack.spec.landing_limits)."""
+        from accelstack.spec.landing_limits import create_time_limits
+
+        create_time_limits(self)
+        return self
+
     def no_principals(self) -> None:
         for side in SIDES:
             if self.side(side).principals:
