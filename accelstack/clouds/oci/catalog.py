@@ -81,6 +81,26 @@ REGIONS = (
     "me-jeddah-1",
 )
 
+# Each region's key (Regions and Availability Domains, docs.oracle.com/iaas/Content/General/Concepts/regions.htm;
+# `oci iam region list` prints it): a regional OCID names its region by the key in lowercase (ocid1.image.oc1.iad...)
+# or, for newer regions, by the identifier itself.
+REGION_KEYS = {
+    "us-ashburn-1": "iad",
+    "us-chicago-1": "ord",
+    "us-phoenix-1": "phx",
+    "us-sanjose-1": "sjc",
+    "ca-toronto-1": "yyz",
+    "eu-frankfurt-1": "fra",
+    "eu-amsterdam-1": "ams",
+    "uk-london-1": "lhr",
+    "ap-osaka-1": "kix",
+    "ap-tokyo-1": "nrt",
+    "ap-sydney-1": "syd",
+    "ap-mumbai-1": "bom",
+    "sa-saopaulo-1": "gru",
+    "me-jeddah-1": "jed",
+}
+
 # --- File Storage with Lustre -----------------------------------------------------------------------------------
 
 # OCI sells Lustre in decimal GB (capacity_in_gbs): 31,200 GB, then +10,400 GB up to 124,800 GB, then +41,600 GB.
