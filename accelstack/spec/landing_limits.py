@@ -77,7 +77,7 @@ def _aws_members(landing: LandingStack) -> None:
         if not low <= len(email) <= high:
             raise ValueError(
                 f"{path}: {len(email)} characters; Organizations CreateAccount takes an email of {low} to {high} "
-                "characters (a plus address such as aws+training@acme.example keeps it short)"
+                f"characters; allowed: {low} to {high} characters, e.g. a plus address such as aws+training@acme.example"
             )
         local, _, domain = email.partition("@")
         refused = sorted(set(local) & AWS_LOCAL_PART_REFUSED)

@@ -151,6 +151,8 @@ def test_the_head_reads_its_slurm_config_from_its_own_metadata_and_is_private():
         (("training.nodes.capacity=spot",), "training.nodes.capacity", "cluster networks do not offer preemptible"),
         (("training.storage.lustre.capacityGiB=30000",), "training.storage.lustre.capacityGiB", "31200 GB (29057 GiB)"),
         (("training.nodes.reservationId=cr-0123",), "training.nodes.reservationId", "capacity reservation OCID"),
+        (("training.nodes.reservationId=ocid1.capacityreservation.oc1.phx.aaaaaaaaexample",),
+         "training.nodes.reservationId", "names region 'phx', the stack deploys to us-ashburn-1"),
         (("training.network.availabilityZone=us-ashburn-1a",), "training.network.availabilityZone", "allowed: 1, 2, 3"),
         (("training.scheduler.headNode.instanceType=n2-standard-8",), "training.scheduler.headNode.instanceType",
          "VM.Standard.E5.Flex"),
