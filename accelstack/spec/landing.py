@@ -97,7 +97,7 @@ class MemberAccount(Model):
     name: str = Field(pattern=ACCOUNT_NAME_PATTERN)
     """Account name, e.g. acme-training (gcp: the project id the landing stack creates, 6-30 lowercase letters, digits, hyphens; oci: the compartment's name)."""
     email: str | None = Field(default=None, pattern=EMAIL_PATTERN)
-    """aws: the account's root user email, unique across AWS (CreateAccount refuses one already used); gcp, azure, oci: unset."""
+    """aws: the account's root user email, 6 to 64 characters, unique across AWS (CreateAccount refuses one already used); gcp, azure, oci: unset."""
 
 
 class LandingSide(Model):
@@ -146,7 +146,7 @@ class Organization(Model):
     allowed_regions: list[str] = Field(min_length=1)
     """Regions the region guardrail allows in both accounts (global services are exempt, as AWS documents)."""
     alert_emails: list[str] = Field(min_length=1)
-    """Who the budget alerts email (gcp: the quota preferences' contact too)."""
+    """Who the budget alerts email, each address once (gcp: the quota preferences' contact too); aws: at most 10, gcp: at most 5 (the budget APIs' limits)."""
     billing_account: str | None = Field(default=None, pattern=BILLING_ACCOUNT_PATTERN)
     """gcp: the billing account the projects are charged to and the budgets watch, e.g. 012345-6789AB-CDEF01."""
     billing_scope: str | None = Field(default=None, pattern=AZURE_BILLING_SCOPE_PATTERN)
@@ -156,7 +156,7 @@ class Organization(Model):
     allowed_customer_ids: list[str] = Field(default_factory=list)
     """gcp: the Google Workspace customer ids (C0...) whose principals IAM policies may name (iam.allowedPolicyMemberDomains)."""
     parent_path: str | None = Field(default=None, pattern=OCI_COMPARTMENT_PATH)
-    """oci: the parent compartment's path from the root (Parent:Child) when parentId is a compartment, not the tenancy: quota statements name compartments by path."""
+    """oci: the parent compartment's path from the root (Parent:Child, at most 5 names: compartments nest 6 deep) when parentId is a compartment, not the tenancy: quota statements name compartments by path."""
     training: LandingSide
     """The training account."""
     serving: LandingSide
@@ -171,8 +171,13 @@ class Organization(Model):
         emails = (self.training.account.email, self.serving.account.email)
         if emails[0] is not None and emails[1] is not None and emails[0].lower() == emails[1].lower():
             raise ValueError("training and serving accounts need different emails (one email makes one account)")
-        if self.training.account.name == self.serving.account.name:
-            raise ValueError("training and serving accounts need different names")
+        if self.training.account.name.lower() == self.serving.account.name.lower():
+            # Azure resource names are case-insensitive (Microsoft Learn, "Naming rules and restrictions for Azure
+            # resources"): a second alias of the same name in another case returns the first alias's subscription.
+            raise ValueError(
+                "training and serving accounts need different names, compared without case (Azure's subscription "
+                "aliases are case-insensitive names: one name makes one subscription)"
+            )
         shared = sorted(set(self.training.stacks) & set(self.serving.stacks))
         if shared:
             raise ValueError(f"a stack deploys to one side only; both list {', '.join(shared)}")

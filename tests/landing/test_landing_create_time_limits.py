@@ -164,6 +164,13 @@ def test_the_value_at_the_limit_is_accepted(case: str) -> None:
     assert parsed(cloud, at_limit).cloud == cloud
 
 
+@pytest.mark.parametrize("cloud", ["azure", "oci", "aws"])
+def test_the_sides_names_differ_without_case(cloud: str) -> None:
+    """Azure's aliases are case-insensitive names: ACME-train would return acme-train's subscription."""
+    name = parsed(cloud, lambda raw: None).organization.training.account.name
+    assert "need different names, compared without case" in refusal(cloud, member("serving", name=name.upper()))
+
+
 def test_clouds_without_a_documented_alert_limit_take_more_addresses() -> None:
     """OCI's alert rule takes one delimited recipients text (pulumi_oci budget/rule.py), Azure's notification a list
     with no count its SDK states: neither is held to AWS's 10 or GCP's 5."""
