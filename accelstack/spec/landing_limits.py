@@ -33,6 +33,8 @@ def create_time_limits(landing: LandingStack) -> None:
         _aws_members(landing)
     elif landing.cloud == "gcp":
         _gcp_projects(landing)
+    elif landing.cloud == "azure":
+        _azure_groups(landing)
 
 
 def _alert_emails(landing: LandingStack) -> None:
@@ -94,11 +96,37 @@ def _aws_members(landing: LandingStack) -> None:
             )
 
 
+def azure_group_id(stack: str, side: str) -> str:
+    """The side's management group id as components/azure/landing.py `group_name` writes it."""
+    return f"{stack}-{side}"
+
+
+def _azure_groups(landing: LandingStack) -> None:
+    from accelstack.spec.landing import SIDES
+
+    made = {azure_group_id(landing.stack, side) for side in SIDES}
+    parent = landing.organization.parent_id
+    if parent.lower() in made:  # management group ids are case-insensitive Azure resource names
+        raise ValueError(
+            f"organization.parentId {parent!r}: a management group this stack creates (one per side, "
+            f"<stack>-<side>); a group cannot be its own parent; allowed: an existing group above them, e.g. the "
+            "tenant root group's id"
+        )
+
+
 def _gcp_projects(landing: LandingStack) -> None:
     from accelstack.spec.landing import SIDES
 
+    own = getattr(landing.account, "project_id", None)
     for side in SIDES:
         project = landing.side(side).account.name
+        if project == own:
+            # A project id "cannot be in use or previously used" (creating-managing-projects): the landing stack's
+            # own project exists, so CreateProject refuses its id.
+            raise ValueError(
+                f"organization.{side}.account.name {project!r}: the landing stack's own project (account.projectId) "
+                "already has this id, and GCP project ids are never reused; allowed: a new project id"
+            )
         restricted = [word for word in GCP_PROJECT_RESTRICTED if word in project]
         if restricted:
             raise ValueError(

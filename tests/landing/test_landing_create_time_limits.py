@@ -140,6 +140,20 @@ CASES = {
         "cannot contain 'ssl'",
         member("serving", name="acme-sl-serve"),
     ),
+    "GCP side project with the landing stack's own project id": (
+        "gcp",
+        member("serving", name="acme-landing"),
+        "organization.serving.account.name",
+        "the landing stack's own project (account.projectId) already has this id",
+        member("serving", name="acme-landing2"),
+    ),
+    "Azure parent group that the stack itself creates": (
+        "azure",
+        org(parentId="azure-landing-serving"),
+        "organization.parentId",
+        "a management group this stack creates (one per side, <stack>-<side>); a group cannot be its own parent",
+        org(parentId="azure-landing-servings"),
+    ),
     "OCI parent six compartments below the root": (
         "oci",
         nested_parent(6),
@@ -206,3 +220,11 @@ def test_validate_exits_2_naming_the_path_without_a_traceback(
     output = completed.stdout + completed.stderr
     assert completed.returncode == 2, output
     assert "Traceback" not in output and path in output and "allowed" in output, output
+
+
+def test_the_azure_group_ids_the_rule_reads_are_the_ones_the_parts_create() -> None:
+    from accelstack.components.azure.landing import group_name
+    from accelstack.spec.landing_limits import azure_group_id
+
+    for side in ("training", "serving"):
+        assert azure_group_id("azure-landing", side) == group_name("azure-landing", side)
