@@ -436,6 +436,10 @@ def workload_specs(landing: LandingStack, stacks_dir: Path) -> dict[str, Any]:
                 specs[name] = load_stack(path)
             except SpecError as error:
                 problems.extend(Problem(where, f"{name}: {p.path}: {p.message}") for p in error.problems)
+    if not problems:
+        from accelstack.spec.landing_limits import listed_stack_problems
+
+        problems = listed_stack_problems(landing, specs)
     if problems:
         raise SpecError(problems)
     return specs

@@ -228,3 +228,19 @@ def test_the_azure_group_ids_the_rule_reads_are_the_ones_the_parts_create() -> N
 
     for side in ("training", "serving"):
         assert azure_group_id("azure-landing", side) == group_name("azure-landing", side)
+
+
+def test_an_oci_compartment_named_as_an_unwired_listed_stack_is_refused(tmp_path: Path) -> None:
+    """Both would create the dynamic group oci-training-nodes, whose name the tenancy keeps unique."""
+    from accelstack.spec.landing import workload_specs
+
+    landing_stack = parsed("oci", member("training", name="oci-training"))
+    with pytest.raises(SpecError) as caught:
+        workload_specs(landing_stack, REPO / "stacks")
+    message = str(caught.value)
+    assert "organization.training.stacks.0: " in message and "dynamic group 'oci-training-nodes'" in message, message
+    # Wired to the landing stack, it uses the landing stack's group and makes none: accepted.
+    document = yaml.safe_load(example_file("oci-training").read_text())
+    document["config"]["accelstack:landing"] = {"stack": "acme/accelstack/oci-landing"}
+    (tmp_path / "Pulumi.oci-training.yaml").write_text(yaml.safe_dump(document, width=10**6))
+    assert set(workload_specs(landing_stack, tmp_path)) == {"oci-training"}
