@@ -150,6 +150,18 @@ def lustre_tier_name(mbps_per_tb: int) -> str:
     return f"MBPS_PER_TB_{mbps_per_tb}"  # the API's performance_tier value, as the spec names it
 
 
+# The addresses a file system takes in its subnet: "43 to 60 IP addresses per 100TB, depending on the selected
+# performance tier" (Oracle Architecture Center, "Deploy Lustre file systems", Configuring Lustre connectivity), the
+# subnet having to hold them when the file system is created. Counted at the top of the range, by started 100 TB.
+LUSTRE_ADDRESSES_PER_100_TB = (43, 60)
+
+
+def lustre_addresses(capacity_gb: int) -> int:
+    """The most addresses a file system of `capacity_gb` GB takes in its subnet (60 per 100 TB, rounded up)."""
+    most = LUSTRE_ADDRESSES_PER_100_TB[1]
+    return -(-capacity_gb * most // 100_000)
+
+
 # The file system's name: at most 8 characters (`oci lfs file-system create --file-system-name`).
 LUSTRE_NAME_MAX = 8
 
