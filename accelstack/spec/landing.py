@@ -34,6 +34,9 @@ QUOTA_BY_HAND = {"azure": "accelstack.clouds.azure.quotas:quota_request_command"
 # Landing clouds whose guardrails the packs hold to more than the neutral context (accelstack.engine.pack_context):
 # the function ("module:name", (allowed regions, training families) -> pack config keys) giving the rest.
 LANDING_PACK_CONTEXT = {"oci": "accelstack.clouds.oci.landing_quotas:pack_context"}
+# Landing clouds where the landing stack and a workload stack it lists could create the same name the API keeps
+# unique: the function ("module:name", (landing, listed specs by name) -> problems) that says so, at the list item.
+LANDING_LISTED_STACK_CHECKS = {"oci": "accelstack.clouds.oci.landing_names:listed_stack_problems"}
 # Landing clouds whose quota resources cap a container below the account's service limits and cannot raise them
 # (OCI's compartment quotas: docs.oracle.com/iaas/Content/Quotas/Concepts/resourcequotas.htm): the caps are the
 # planner's needs, and a service limit below them is raised by a limit request, which `plan quotas` says.

@@ -6,6 +6,7 @@ Pure: no Pulumi here.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -140,32 +141,13 @@ def _gcp_projects(landing: LandingStack) -> None:
 
 
 def listed_stack_problems(landing: LandingStack, workloads: Mapping[str, Any]) -> list[Problem]:
-    """Names the landing stack and a workload stack it lists would both create where the API keeps them unique.
-    OCI: a training stack not wired to the landing stack (no `landing:`) makes its nodes' dynamic group,
-    `<stack>-nodes`, and the landing stack makes `<compartment name>-nodes` for each side; dynamic group names are
-    unique in the tenancy (CreateDynamicGroup; identity/dynamic_group.py), so a compartment named as such a stack
-    fails the second create."""
-    if landing.cloud != "oci":
-        return []
-    from accelstack.clouds.oci.names import iam_name
-    from accelstack.spec.landing import SIDES
+    """Names the landing stack and a workload stack it lists would both create where the API keeps them unique: the
+    cloud's own check (`LANDING_LISTED_STACK_CHECKS`, "module:function"), none for a cloud without one."""
+    from accelstack.spec.landing import LANDING_LISTED_STACK_CHECKS
 
-    problems = []
-    for side in SIDES:
-        compartment = landing.side(side).account.name
-        for index, name in enumerate(landing.side(side).stacks):
-            spec = workloads.get(name)
-            if spec is None or spec.cloud != "oci" or spec.landing is not None:
-                continue  # a wired stack uses the landing stack's group and makes none
-            if iam_name(name, "nodes") == iam_name(compartment, "nodes"):
-                problems.append(
-                    Problem(
-                        f"organization.{side}.stacks.{index}",
-                        f"{name} is not wired to this landing stack (no landing: in its file), so it makes the "
-                        f"dynamic group {iam_name(name, 'nodes')!r}, the name this stack gives the {side} "
-                        f"compartment's nodes group (organization.{side}.account.name {compartment!r}); dynamic group "
-                        "names are unique in the tenancy; allowed: wire the stack (landing: {stack: "
-                        "<org>/<project>/<this stack>}) or name the compartment otherwise",
-                    )
-                )
+    check = LANDING_LISTED_STACK_CHECKS.get(landing.cloud)
+    if check is None:
+        return []
+    module, _, name = check.partition(":")
+    problems: list[Problem] = getattr(importlib.import_module(module), name)(landing, workloads)
     return problems

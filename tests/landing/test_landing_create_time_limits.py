@@ -244,3 +244,14 @@ def test_an_oci_compartment_named_as_an_unwired_listed_stack_is_refused(tmp_path
     document["config"]["accelstack:landing"] = {"stack": "acme/accelstack/oci-landing"}
     (tmp_path / "Pulumi.oci-training.yaml").write_text(yaml.safe_dump(document, width=10**6))
     assert set(workload_specs(landing_stack, tmp_path)) == {"oci-training"}
+
+
+def test_each_listed_stack_check_names_a_function() -> None:
+    import importlib
+
+    from accelstack.spec.landing import LANDING_LISTED_STACK_CHECKS
+    from accelstack.spec.landing_ref import LANDING_CLOUDS
+
+    for cloud, check in LANDING_LISTED_STACK_CHECKS.items():
+        module, _, name = check.partition(":")
+        assert cloud in LANDING_CLOUDS and callable(getattr(importlib.import_module(module), name)), check
