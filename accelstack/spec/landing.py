@@ -34,6 +34,9 @@ QUOTA_BY_HAND = {"azure": "accelstack.clouds.azure.quotas:quota_request_command"
 # Landing clouds whose guardrails the packs hold to more than the neutral context (accelstack.engine.pack_context):
 # the function ("module:name", (allowed regions, training families) -> pack config keys) giving the rest.
 LANDING_PACK_CONTEXT = {"oci": "accelstack.clouds.oci.landing_quotas:pack_context"}
+# Landing clouds where the landing stack and a workload stack it lists could create the same name the API keeps
+# unique: the function ("module:name", (landing, listed specs by name) -> problems) that says so, at the list item.
+LANDING_LISTED_STACK_CHECKS = {"oci": "accelstack.clouds.oci.landing_names:listed_stack_problems"}
 # Landing clouds whose quota resources cap a container below the account's service limits and cannot raise them
 # (OCI's compartment quotas: docs.oracle.com/iaas/Content/Quotas/Concepts/resourcequotas.htm): the caps are the
 # planner's needs, and a service limit below them is raised by a limit request, which `plan quotas` says.
@@ -97,7 +100,7 @@ class MemberAccount(Model):
     name: str = Field(pattern=ACCOUNT_NAME_PATTERN)
     """Account name, e.g. acme-training (gcp: the project id the landing stack creates, 6-30 lowercase letters, digits, hyphens; oci: the compartment's name)."""
     email: str | None = Field(default=None, pattern=EMAIL_PATTERN)
-    """aws: the account's root user email, unique across AWS (CreateAccount refuses one already used); gcp, azure, oci: unset."""
+    """aws: the account's root user email, 6 to 64 characters, unique across AWS (CreateAccount refuses one already used); gcp, azure, oci: unset."""
 
 
 class LandingSide(Model):
@@ -146,7 +149,7 @@ class Organization(Model):
     allowed_regions: list[str] = Field(min_length=1)
     """Regions the region guardrail allows in both accounts (global services are exempt, as AWS documents)."""
     alert_emails: list[str] = Field(min_length=1)
-    """Who the budget alerts email (gcp: the quota preferences' contact too)."""
+    """Who the budget alerts email, each address once (gcp: the quota preferences' contact too); aws: at most 10, gcp: at most 5 (the budget APIs' limits)."""
     billing_account: str | None = Field(default=None, pattern=BILLING_ACCOUNT_PATTERN)
     """gcp: the billing account the projects are charged to and the budgets watch, e.g. 012345-6789AB-CDEF01."""
     billing_scope: str | None = Field(default=None, pattern=AZURE_BILLING_SCOPE_PATTERN)
@@ -156,7 +159,7 @@ class Organization(Model):
     allowed_customer_ids: list[str] = Field(default_factory=list)
     """gcp: the Google Workspace customer ids (C0...) whose principals IAM policies may name (iam.allowedPolicyMemberDomains)."""
     parent_path: str | None = Field(default=None, pattern=OCI_COMPARTMENT_PATH)
-    """oci: the parent compartment's path from the root (Parent:Child) when parentId is a compartment, not the tenancy: quota statements name compartments by path."""
+    """oci: the parent compartment's path from the root (Parent:Child, at most 5 names: compartments nest 6 deep) when parentId is a compartment, not the tenancy: quota statements name compartments by path."""
     training: LandingSide
     """The training account."""
     serving: LandingSide
@@ -171,8 +174,13 @@ class Organization(Model):
         emails = (self.training.account.email, self.serving.account.email)
         if emails[0] is not None and emails[1] is not None and emails[0].lower() == emails[1].lower():
             raise ValueError("training and serving accounts need different emails (one email makes one account)")
-        if self.training.account.name == self.serving.account.name:
-            raise ValueError("training and serving accounts need different names")
+        if self.training.account.name.lower() == self.serving.account.name.lower():
+            # Azure resource names are case-insensitive (Microsoft Learn, "Naming rules and restrictions for Azure
+            # resources"): a second alias of the same name in another case returns the first alias's subscription.
+            raise ValueError(
+                "training and serving accounts need different names, compared without case (Azure's subscription "
+                "aliases are case-insensitive names: one name makes one subscription)"
+            )
         shared = sorted(set(self.training.stacks) & set(self.serving.stacks))
         if shared:
             raise ValueError(f"a stack deploys to one side only; both list {', '.join(shared)}")
@@ -303,6 +311,14 @@ class LandingStack(Model):
                 raise ValueError(f"organization.{side}.account.email: gcp projects have no root email; remove it")
         return self
 
+    @model_validator(mode="after")
+    def _create_time_limits(self) -> LandingStack:
+        """The per-cloud limits the account, project and budget APIs hold a value to (accelstack.spec.landing_limits)."""
+        from accelstack.spec.landing_limits import create_time_limits
+
+        create_time_limits(self)
+        return self
+
     def no_principals(self) -> None:
         for side in SIDES:
             if self.side(side).principals:
@@ -423,6 +439,10 @@ def workload_specs(landing: LandingStack, stacks_dir: Path) -> dict[str, Any]:
                 specs[name] = load_stack(path)
             except SpecError as error:
                 problems.extend(Problem(where, f"{name}: {p.path}: {p.message}") for p in error.problems)
+    if not problems:
+        from accelstack.spec.landing_limits import listed_stack_problems
+
+        problems = listed_stack_problems(landing, specs)
     if problems:
         raise SpecError(problems)
     return specs

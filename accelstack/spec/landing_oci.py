@@ -17,6 +17,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from accelstack.spec.landing import LandingStack
 
+# "Subcompartments inside of compartments ... up to six levels deep" (OCI release notes, "Support for compartment
+# hierarchies", and docs.oracle.com/iaas/Content/Identity/compartments/managingcompartments.htm): CreateCompartment
+# refuses a seventh level, so the parent the sides are made under is at most five below the root.
+OCI_COMPARTMENT_DEPTH = 6
+OCI_PARENT_DEPTH_MAX = OCI_COMPARTMENT_DEPTH - 1
+
 
 def oci_fields(landing: LandingStack) -> None:
     """ValueError naming the key when an OCI landing stack's config is not one its parts can build."""
@@ -53,6 +59,12 @@ def oci_fields(landing: LandingStack) -> None:
             )
         if under_root and org.parent_path is not None:
             raise ValueError("organization.parentPath: the parent is the root compartment; remove it")
+    if org.parent_path is not None and (depth := len(org.parent_path.split(":"))) > OCI_PARENT_DEPTH_MAX:
+        raise ValueError(
+            f"organization.parentPath: {depth} names, a parent {depth} compartments below the root, would put "
+            f"the sides' compartments {depth + 1} deep; OCI nests compartments at most {OCI_COMPARTMENT_DEPTH} levels "
+            f"below the root; allowed: a path of 1 to {OCI_PARENT_DEPTH_MAX} names"
+        )
     landing.no_principals()
     for side in SIDES:
         budget = landing.side(side).monthly_budget_usd

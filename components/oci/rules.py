@@ -11,7 +11,15 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from accelstack.clouds.oci.catalog import DEFAULT_VCN_CIDR, SLURM_CONFIG_METADATA_KEY, STATE_DEVICE
+from accelstack.clouds.oci.catalog import (
+    DEFAULT_VCN_CIDR,
+    LUSTRE_MIN_GB,
+    LUSTRE_STEPS_GIB,
+    SLURM_CONFIG_METADATA_KEY,
+    STATE_DEVICE,
+    gb_for_gib,
+    lustre_addresses,
+)
 from accelstack.components import slurm
 from accelstack.spec.address_rules import CarvedRange, carves
 from accelstack.spec.catalog_rules import BootData, boot_data
@@ -60,6 +68,18 @@ def training_ranges(spec: TrainingStack) -> Iterator[CarvedRange]:
     cidr = ipaddress.IPv4Network(network.vpc_cidr or DEFAULT_VCN_CIDR, strict=False)
     path = "training.network.vpcCidr"
     yield CarvedRange(path, "the VCN range", cidr)
-    holds = ((spec.training.nodes.count, "nodes"), (1, "Slurm head"), (1, "File Storage with Lustre"))
+    holds = ((spec.training.nodes.count, "nodes"), (1, "Slurm head"), *_lustre_holds(spec))
     subnet = next(cidr.subnets(prefixlen_diff=1))
     yield CarvedRange(path, "the nodes' subnet", subnet, "the VCN", SUBNET_RESERVED_ADDRESSES, holds)
+
+
+def _lustre_holds(spec: TrainingStack) -> tuple[tuple[int, str], ...]:
+    """File Storage with Lustre's servers in the nodes' subnet (components/oci/storage.py), by its capacity: the
+    stated step, or the smallest (the planner never picks less) when the size is the planner's or not a step (the
+    capacity rule reports that)."""
+    lustre = spec.training.storage.lustre
+    if lustre is None:
+        return ()
+    stated = lustre.capacity_gib
+    gb = gb_for_gib(stated) if stated in LUSTRE_STEPS_GIB else LUSTRE_MIN_GB
+    return ((lustre_addresses(gb), f"File Storage with Lustre ({gb:,} GB: up to 60 addresses per 100 TB)"),)

@@ -81,6 +81,26 @@ REGIONS = (
     "me-jeddah-1",
 )
 
+# Each region's key (Regions and Availability Domains, docs.oracle.com/iaas/Content/General/Concepts/regions.htm;
+# `oci iam region list` prints it): a regional OCID names its region by the key in lowercase (ocid1.image.oc1.iad...)
+# or, for newer regions, by the identifier itself.
+REGION_KEYS = {
+    "us-ashburn-1": "iad",
+    "us-chicago-1": "ord",
+    "us-phoenix-1": "phx",
+    "us-sanjose-1": "sjc",
+    "ca-toronto-1": "yyz",
+    "eu-frankfurt-1": "fra",
+    "eu-amsterdam-1": "ams",
+    "uk-london-1": "lhr",
+    "ap-osaka-1": "kix",
+    "ap-tokyo-1": "nrt",
+    "ap-sydney-1": "syd",
+    "ap-mumbai-1": "bom",
+    "sa-saopaulo-1": "gru",
+    "me-jeddah-1": "jed",
+}
+
 # --- File Storage with Lustre -----------------------------------------------------------------------------------
 
 # OCI sells Lustre in decimal GB (capacity_in_gbs): 31,200 GB, then +10,400 GB up to 124,800 GB, then +41,600 GB.
@@ -128,6 +148,18 @@ def mbps_per_tib(mbps_per_tb: int) -> int:
 
 def lustre_tier_name(mbps_per_tb: int) -> str:
     return f"MBPS_PER_TB_{mbps_per_tb}"  # the API's performance_tier value, as the spec names it
+
+
+# The addresses a file system takes in its subnet: "43 to 60 IP addresses per 100TB, depending on the selected
+# performance tier" (Oracle Architecture Center, "Deploy Lustre file systems", Configuring Lustre connectivity), the
+# subnet having to hold them when the file system is created. Counted at the top of the range, by started 100 TB.
+LUSTRE_ADDRESSES_PER_100_TB = (43, 60)
+
+
+def lustre_addresses(capacity_gb: int) -> int:
+    """The most addresses a file system of `capacity_gb` GB takes in its subnet (60 per 100 TB, rounded up)."""
+    most = LUSTRE_ADDRESSES_PER_100_TB[1]
+    return -(-capacity_gb * most // 100_000)
 
 
 # The file system's name: at most 8 characters (`oci lfs file-system create --file-system-name`).

@@ -16,7 +16,7 @@ from accelstack.spec.uris import object_uris, split_bucket_uri
 from accelstack.spec.validators import rule
 
 # ocid1.<type>.<realm>.[region].<unique id> (docs.oracle.com/iaas/Content/General/Concepts/identifiers.htm).
-CAPACITY_RESERVATION_OCID = r"ocid1\.capacityreservation\.oc[0-9]+\.[a-z0-9-]*\.[a-z0-9]+"
+CAPACITY_RESERVATION_OCID = r"ocid1\.capacityreservation\.oc[0-9]+\.(?P<region>[a-z0-9-]*)\.[a-z0-9]+"
 # A custom or platform image: its OCID carries the region it lives in (the nodes' own region).
 IMAGE_OCID = re.compile(r"ocid1\.image\.(?P<realm>oc[0-9]+)\.(?P<region>[a-z0-9-]*)\.[a-z0-9]+")
 # A region has one or three availability domains (regions.htm).
@@ -45,11 +45,30 @@ def oci_capacity_reservation(spec: TrainingStack) -> Iterator[Problem]:
     """A capacity reservation is named by its OCID (ComputeCapacityReservation); the instance configuration's
     launch details take `capacity_reservation_id`, which the API checks for that form."""
     reservation = spec.training.nodes.reservation_id
-    if reservation is not None and not re.fullmatch(CAPACITY_RESERVATION_OCID, reservation):
+    if reservation is None:
+        return
+    match = re.fullmatch(CAPACITY_RESERVATION_OCID, reservation)
+    if match is None:
         yield Problem(
             "training.nodes.reservationId",
             f"{reservation!r} is not a compute capacity reservation OCID "
             "(ocid1.capacityreservation.oc1.<region>.<unique id>)",
+        )
+        return
+    yield from _in_the_stacks_region("training.nodes.reservationId", "a capacity reservation", match["region"], spec)
+
+
+def _in_the_stacks_region(path: str, what: str, ocid_region: str, spec: TrainingStack) -> Iterator[Problem]:
+    """A regional OCID's region part (empty, the region's key or its identifier) names the region the resource lives
+    in; the launch in another region finds no such resource (identifiers.htm: the region part of a regional OCID)."""
+    region = spec.account.region
+    key = tables.REGION_KEYS.get(region)
+    if ocid_region and ocid_region not in (region, key):
+        allowed = " or ".join(repr(name) for name in (key, region) if name)
+        yield Problem(
+            path,
+            f"the OCID names region {ocid_region!r}, the stack deploys to {region}: {what} is used only in its own "
+            f"region; allowed: an OCID whose region part is {allowed}",
         )
 
 
@@ -85,9 +104,9 @@ def oci_head_shape(spec: TrainingStack) -> Iterator[Problem]:
 @rule(workload="training")
 def oci_node_image(spec: TrainingStack) -> Iterator[Problem]:
     """A stated node image is an image OCID of the account's realm (the instance configuration's
-    launch_details.source_details.image_id; CreateInstanceConfiguration takes nothing else there). An image is
-    regional: the OCID's region part, where present, is the stack's region or its short key (iad), which the API
-    checks at launch; this checks the realm, which is never another's."""
+    launch_details.source_details.image_id; CreateInstanceConfiguration takes nothing else there), of the account's
+    realm and, where the OCID names a region, of the stack's region (its key, iad, or its identifier): a custom image
+    is regional and launches only where it lives (export and import it to copy it)."""
     image = spec.training.nodes.image_id
     if image is None:
         return
@@ -106,3 +125,5 @@ def oci_node_image(spec: TrainingStack) -> Iterator[Problem]:
             f"{image!r} is in realm {match['realm']}, the account in {realm.group(1)}: an image launches only in "
             "its own realm",
         )
+        return
+    yield from _in_the_stacks_region("training.nodes.imageId", "a custom image", match["region"], spec)

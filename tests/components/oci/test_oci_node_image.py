@@ -101,11 +101,34 @@ def test_a_stated_image_is_launched_as_it_is_without_an_import_or_a_shape_entry(
         ("ami-0123456789abcdef0", "is not an image OCID"),
         ("ocid1.instance.oc1.iad.aaaaaaaaexample", "is not an image OCID"),
         ("ocid1.image.oc2.us-langley-1.aaaaaaaaexample", "in realm oc2, the account in oc1"),
+        # A custom image is regional: one in Phoenix (phx) does not launch in the stack's us-ashburn-1.
+        ("ocid1.image.oc1.phx.aaaaaaaaexample", "names region 'phx', the stack deploys to us-ashburn-1"),
+        ("ocid1.image.oc1.eu-frankfurt-1.aaaaaaaaexample", "allowed: an OCID whose region part is 'iad' or"),
     ],
 )
 def test_validate_refuses_what_is_not_an_image_of_the_accounts_realm(value: str, words: str) -> None:
     message = spec_errors(f"training.nodes.imageId={value}")
     assert "training.nodes.imageId" in message and words in message, message
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "ocid1.image.oc1.iad.aaaaaaaaexample",  # the region's key
+        "ocid1.image.oc1.us-ashburn-1.aaaaaaaaexample",  # its identifier
+        "ocid1.image.oc1..aaaaaaaaexample",  # no region part
+    ],
+)
+def test_an_image_of_the_stacks_own_region_validates(value: str) -> None:
+    raw = apply_overrides(read_stack_file(STACKS / "Pulumi.oci-training.yaml"), [f"training.nodes.imageId={value}"])
+    assert parse_spec(raw, "oci-training").training.nodes.image_id == value
+
+
+def test_every_catalog_region_has_its_key() -> None:
+    """The region rule reads each region's key: a region added without one would accept another region's OCIDs."""
+    assert set(catalog.REGION_KEYS) == set(catalog.REGIONS)
+    assert all(len(key) == 3 and key.isalpha() and key.islower() for key in catalog.REGION_KEYS.values())
+    assert len(set(catalog.REGION_KEYS.values())) == len(catalog.REGION_KEYS)
 
 
 def test_a_cloud_choosing_its_own_node_image_refuses_one() -> None:

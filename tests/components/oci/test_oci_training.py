@@ -151,7 +151,14 @@ def test_the_head_reads_its_slurm_config_from_its_own_metadata_and_is_private():
         (("training.nodes.capacity=spot",), "training.nodes.capacity", "cluster networks do not offer preemptible"),
         (("training.storage.lustre.capacityGiB=30000",), "training.storage.lustre.capacityGiB", "31200 GB (29057 GiB)"),
         (("training.nodes.reservationId=cr-0123",), "training.nodes.reservationId", "capacity reservation OCID"),
+        (("training.nodes.reservationId=ocid1.capacityreservation.oc1.phx.aaaaaaaaexample",),
+         "training.nodes.reservationId", "names region 'phx', the stack deploys to us-ashburn-1"),
         (("training.network.availabilityZone=us-ashburn-1a",), "training.network.availabilityZone", "allowed: 1, 2, 3"),
+        # Lustre's servers take up to 60 addresses per 100 TB of the nodes' subnet: 19 at 31,200 GB, past a /28's 13.
+        (("training.network.vpcCidr=10.60.0.0/27",), "training.network.vpcCidr",
+         "2 nodes + 1 Slurm head + 19 File Storage with Lustre (31,200 GB"),
+        (("training.network.vpcCidr=10.60.0.0/26", "training.storage.lustre.capacityGiB=116229"),
+         "training.network.vpcCidr", "75 File Storage with Lustre (124,800 GB"),
         (("training.scheduler.headNode.instanceType=n2-standard-8",), "training.scheduler.headNode.instanceType",
          "VM.Standard.E5.Flex"),
         (("training.storage.datasets.uri=s3://acme/corpus",), "training.storage.datasets.uri", "oci"),
@@ -161,6 +168,13 @@ def test_the_head_reads_its_slurm_config_from_its_own_metadata_and_is_private():
 def test_validate_refuses_what_oci_refuses_at_create_time(overrides, path, words):
     message = spec_errors(*overrides)
     assert path in message and words in message, message
+
+
+def test_a_subnet_holding_lustres_addresses_validates():
+    """The boundary of the address rule above: a /26 VCN's /27 subnet holds 2 nodes, the head and Lustre's 19."""
+    raw = apply_overrides(read_stack_file(EXAMPLE), ["training.network.vpcCidr=10.60.0.0/26"])
+    assert parse_spec(raw, STACK).training.network.vpc_cidr == "10.60.0.0/26"
+    assert [catalog.lustre_addresses(gb) for gb in (31_200, 100_000, 124_800)] == [19, 60, 75]
 
 
 def test_every_capacity_step_converts_back_to_its_gb_exactly():
