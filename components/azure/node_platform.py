@@ -84,15 +84,23 @@ ensure_azcopy() {
 
 # Azure Managed Lustre's client for Ubuntu: Microsoft's amlfs-<codename> repository, the package built for
 # the running kernel (learn.microsoft.com/azure/azure-managed-lustre/client-install?pivots=ubuntu-24).
-# The package name carries the Lustre version: the newest one the repository lists is taken.
+# The package name carries the Lustre version and its version the kernel it is built for. The newest Lustre
+# version is not always built for this kernel yet, so the versions are tried newest first; none built for it
+# fails the boot with the kernel named (its caller, mount_lustre, runs under `set -e`).
 AMLFS_CLIENT_INSTALL = """\
 . /etc/os-release
 curl -fsSL https://packages.microsoft.com/keys/microsoft.asc | gpg --dearmor > /usr/share/keyrings/microsoft-amlfs.gpg
 echo "deb [arch=amd64 signed-by=/usr/share/keyrings/microsoft-amlfs.gpg] https://packages.microsoft.com/repos/amlfs-${VERSION_CODENAME}/ ${VERSION_CODENAME} main" \\
     > /etc/apt/sources.list.d/amlfs.list
 apt-get update
-client=$(apt-cache search --names-only '^amlfs-lustre-client-' | awk '{print $1}' | sort -V | tail -n 1)
-apt-get install -y "$client=$(uname -r)"
+amlfs_client=""
+for candidate in $(apt-cache search --names-only '^amlfs-lustre-client-' | awk '{print $1}' | sort -rV); do
+    if apt-get install -y "$candidate=$(uname -r)"; then amlfs_client=$candidate; break; fi
+done
+if [ -z "$amlfs_client" ]; then
+    echo "no amlfs-lustre-client-* of amlfs-${VERSION_CODENAME} is built for kernel $(uname -r)" >&2
+    return 1
+fi
 """
 
 # Slurm from Microsoft's packages.microsoft.com (PMC), as CycleCloud Slurm installs it on its scheduler and

@@ -221,7 +221,9 @@ class TrainingStorage(pulumi.ComponentResource):
             self.checkpoint_writer = azure_native.authorization.RoleDefinition(
                 f"{name}-checkpoint-writer",
                 role_definition_id=checkpoint_writer_role_id(spec),
-                role_name=f"accelstack {spec.stack} checkpoint writer",
+                # Custom role names are unique in the tenant, and two subscriptions of one tenant may each run a
+                # stack of the same name: the subscription makes it this stack's.
+                role_name=f"accelstack {spec.stack} checkpoint writer ({account.subscription_id})",
                 description="Read, list and write checkpoint blobs; never delete (Storage Blob Data Contributor would)",
                 role_type="CustomRole",
                 scope=resource_group_id,

@@ -71,6 +71,12 @@ def fabric_interfaces(instance_type: str) -> int:
 # What Azure takes only when the scale set is created (use-spot FAQ: "setting the Spot flag is only supported at
 # creation time"); accelstack.clouds.azure.replace_rows says the same for `accelstack diff`.
 SPOT_CREATE_ONLY = ["virtualMachineProfile.priority", "virtualMachineProfile.evictionPolicy"]
+# A new VM size is a new scale set too: in place, ARM changes only the model (upgrade policy Manual), so the running
+# nodes keep the old size while Slurm's gres.conf already names the new GPU, and the single placement group would
+# mix two sizes on one InfiniBand fabric. The ND sizes each count against their own vCPU family
+# (accelstack.clouds.azure.quotas), so the new set is created beside the old one without sharing its quota; two
+# sizes of one family (NC H100 v5) need room for both while the new set comes up.
+NODES_CREATE_ONLY = [*SPOT_CREATE_ONLY, "sku.name"]
 
 
 class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedScheduler[AzureTrainingHandles]):
@@ -261,8 +267,9 @@ class AzureTrainingParts(TrainingParts[AzureTrainingHandles], WithManagedSchedul
                 parent=self.ctx.parent,
                 depends_on=depends_on,
                 ignore_changes=["virtualMachineProfile.osProfile.adminPassword"],
-                # Spot is chosen at creation only: a switch makes a new scale set (auto-named, so created first).
-                replace_on_changes=SPOT_CREATE_ONLY,
+                # Spot and the VM size are chosen at creation only: a switch makes a new scale set (auto-named, so
+                # created first).
+                replace_on_changes=NODES_CREATE_ONLY,
             ),
         )
 

@@ -17,7 +17,10 @@ replaces the resource, which imports again (existing files are skipped by the tr
 input change does nothing. Deleting the resource deletes nothing: the data stays on Lustre.
 
 Credentials: Application Default Credentials (`gcloud auth application-default login`, or the deploying
-workload's service account), through google-auth, with the cloud-platform scope.
+workload's service account), through google-auth, with the cloud-platform scope; when the stack deploys as
+`account.deployServiceAccount` (the gcp provider's `impersonate_service_account`), the import impersonates it too,
+so the whole `up` acts as one identity (google-auth impersonated_credentials: the caller needs
+iam.serviceAccounts.getAccessToken on it, as for the provider).
 """
 
 from __future__ import annotations
@@ -55,12 +58,18 @@ def normalised_gcs_uri(uri: str) -> str:
     return f"gs://{bucket}/{prefix}/" if prefix else f"gs://{bucket}/"
 
 
-def application_default_token() -> str:
-    """An OAuth access token for the deploying identity (google-auth's Application Default Credentials)."""
+def application_default_token(impersonate: str | None = None) -> str:
+    """An OAuth access token for the deploying identity (google-auth's Application Default Credentials), or for
+    the service account `impersonate` through them."""
     import google.auth  # imported here: the provider is pickled into the state without it
+    import google.auth.impersonated_credentials
     import google.auth.transport.requests
 
     credentials, _ = google.auth.default(scopes=[SCOPE])
+    if impersonate:
+        credentials = google.auth.impersonated_credentials.Credentials(
+            source_credentials=credentials, target_principal=impersonate, target_scopes=[SCOPE]
+        )
     credentials.refresh(google.auth.transport.requests.Request())
     return str(credentials.token)
 
@@ -99,8 +108,10 @@ class LustreImportProvider(ResourceProvider):
 
     # --- HTTP -------------------------------------------------------------------------------------
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        token = self.token() if self.token is not None else application_default_token()
+    def _call(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, impersonate: str | None = None
+    ) -> dict[str, Any]:
+        token = self.token() if self.token is not None else application_default_token(impersonate)
         request = urllib.request.Request(
             f"{self.endpoint}/v1/{path}",
             data=json.dumps(body).encode() if body is not None else None,
@@ -129,7 +140,8 @@ class LustreImportProvider(ResourceProvider):
             "lustrePath": {"path": props["lustre_path"]},
             "requestId": str(uuid.uuid4()),  # a retried POST does not start a second import
         }
-        operation = self._call("POST", f"{instance}:importData", body)
+        impersonate = props.get("impersonate_service_account") or None
+        operation = self._call("POST", f"{instance}:importData", body, impersonate=impersonate)
         name = operation.get("name", "")
         deadline = time.monotonic() + self.timeout_seconds
         while not operation.get("done"):
@@ -139,7 +151,7 @@ class LustreImportProvider(ResourceProvider):
                     "Google Cloud: follow it with `gcloud lustre operations describe`, then run `pulumi up` again"
                 )
             time.sleep(self.poll_seconds)
-            operation = self._call("GET", name)
+            operation = self._call("GET", name, impersonate=impersonate)
         error = operation.get("error")
         if error:
             raise LustreImportError(
@@ -184,7 +196,8 @@ class LustreImport(Resource):
     """One import of `gcs_uri` into `lustre_path` of a Managed Lustre instance.
 
     `expect_objects`: fail when nothing was imported (the prefix is meant to hold data). `trigger`: any
-    string; changing it imports again (e.g. a dataset version)."""
+    string; changing it imports again (e.g. a dataset version). `impersonate_service_account`: the deploy service
+    account the stack's provider impersonates, if any (the import calls the API as it)."""
 
     operation: pulumi.Output[str]
     objects_imported: pulumi.Output[int]
@@ -201,6 +214,7 @@ class LustreImport(Resource):
         lustre_path: str = "/",
         expect_objects: bool = False,
         trigger: str | None = None,
+        impersonate_service_account: str | None = None,
         provider: LustreImportProvider | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
@@ -218,4 +232,6 @@ class LustreImport(Resource):
             "objects_imported": None,
             "bytes_imported": None,
         }
+        if impersonate_service_account:  # absent otherwise: a stack without one records nothing new
+            props["impersonate_service_account"] = impersonate_service_account
         super().__init__(provider or LustreImportProvider(), name, props, opts)

@@ -328,6 +328,7 @@ class TrainingStorage(pulumi.ComponentResource):
             lustre_path=lustre.import_path,
             expect_objects=not datasets.create or trigger is not None,
             trigger=trigger,
+            impersonate_service_account=spec.account.deploy_service_account,  # type: ignore[attr-defined]
             # Without the read, importData may "fail silently leaving an empty lustre instance": the grant has
             # propagated first (its wait runs while the instance is created, so it costs no time).
             opts=pulumi.ResourceOptions(

@@ -15,8 +15,10 @@ and the queue worker and the weights download retry.
 The weights live in the TRAINING subscription's storage account. When serving.artifactAccount names that
 subscription, this stack assigns Storage Blob Data Reader there with a role assignment condition (Azure ABAC,
 learn.microsoft.com/azure/storage/blobs/storage-auth-abac-examples): reads only under the weights' container and
-prefix, listing only in that container. The scope is the training subscription because a Blob URL does not say
-which resource group holds the account (and a scope must); the condition narrows it to the container. The
+prefix, listing only in that container, both only in the weights' storage account. The scope is the training
+subscription because a Blob URL does not say which resource group holds the account (and a scope must); the
+condition narrows it to the account and container (a container of the same name in another account of that
+subscription stays closed). The
 deploy identity needs roleAssignments/write there (Role Based Access Control Administrator, itself conditioned).
 """
 
@@ -50,6 +52,9 @@ STANDBY_POOL_ROLES = {
     "identity-operator": MANAGED_IDENTITY_OPERATOR,
 }
 BLOB_READ = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read"
+# ABAC attributes (learn.microsoft.com/azure/storage/blobs/storage-auth-abac-attributes: "Account name",
+# "Container name", "Blob path").
+ACCOUNT_NAME = "@Resource[Microsoft.Storage/storageAccounts:name]"
 CONTAINER_NAME = "@Resource[Microsoft.Storage/storageAccounts/blobServices/containers:name]"
 BLOB_PATH = "@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path]"
 
@@ -64,15 +69,15 @@ def assignment_name(*parts: str) -> str:
 
 
 def models_read_condition(weights_uri: str) -> str | None:
-    """An ABAC condition (version 2.0) that lets blob reads happen only under the weights' container and prefix,
-    and blob listing only in that container; None if `weights_uri` is not a Blob URL."""
+    """An ABAC condition (version 2.0) that lets blob reads happen only under the weights' account, container and
+    prefix, and blob listing only in that account's container; None if `weights_uri` is not a Blob URL."""
     parts = blob_uri_parts(weights_uri)
     if parts is None:
         return None
-    _, container, prefix = parts
+    account, container, prefix = parts
     read = f"ActionMatches{{'{BLOB_READ}'}} AND NOT SubOperationMatches{{'Blob.List'}}"
     listing = f"ActionMatches{{'{BLOB_READ}'}} AND SubOperationMatches{{'Blob.List'}}"
-    in_container = f"{CONTAINER_NAME} StringEquals '{container}'"
+    in_container = f"{ACCOUNT_NAME} StringEquals '{account}' AND {CONTAINER_NAME} StringEquals '{container}'"
     under_prefix = f" AND {BLOB_PATH} StringStartsWith '{prefix}/'" if prefix else ""
     return f"((!({read})) OR ({in_container}{under_prefix})) AND ((!({listing})) OR ({in_container}))"
 

@@ -107,6 +107,12 @@ PACKAGES: dict[str, dict] = {
         "commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}, "modules": ["lustre"],
         "version": "@KERNEL@",
     },
+    # A newer AMLFS client not (yet) built for the image's kernel: its only version is another kernel's. No image
+    # lists it; a test adds it to the repository to see the boot fall back to the newest client that is built.
+    "amlfs-lustre-client-2.16.1-9-g0a1b2c3": {
+        "commands": {"mount.lustre": "/sbin/mount.lustre", "lfs": "/usr/bin/lfs"}, "modules": ["lustre"],
+        "version": "6.99.0-1-azure",
+    },
     # Google's gIB package: the plugin and set_nccl_env.sh, which exports the NCCL settings for the machine
     # (docs.cloud.google.com/ai-hypercomputer/docs/nccl: "source /usr/local/gib/scripts/set_nccl_env.sh").
     "nccl-gib": {

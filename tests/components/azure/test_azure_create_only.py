@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from stack_edits import deployed, replacements, updated
 
+from accelstack.engine.replacement import CREATE_FIRST, REPLACE, UPDATE, plan_changes
+
+NODES = "azure-native:compute:VirtualMachineScaleSet"
+
 
 def test_a_spot_switch_replaces_the_node_scale_set() -> None:
     found = replacements("azure-training", ("training.nodes.capacity=spot",))
@@ -59,3 +63,36 @@ def test_evicted_spot_nodes_are_restored_to_the_count() -> None:
         r for r in regular if r.type == "azure-native:compute:VirtualMachineScaleSet" and r.name.endswith("-nodes")
     ]
     assert "spotRestorePolicy" not in nodes.inputs
+
+
+def node_set_change(*overrides: str):
+    """What `pulumi up` does to the node scale set after the edit, as `accelstack diff` plans it."""
+    changes = plan_changes(deployed("azure-training")[0].resources, updated("azure-training", overrides).resources)
+    [change] = [c for c in changes if c.type == NODES and c.name.endswith("-nodes")]
+    return change
+
+
+def test_a_new_vm_size_replaces_the_node_scale_set_create_first() -> None:
+    """In place, ARM changes the model only (Manual upgrades): the running nodes would keep the old size while Slurm
+    already names the new GPU, in one placement group (azure review R8). A new size is a new scale set."""
+    change = node_set_change("training.nodes.instanceType=Standard_ND96isr_H200_v5")
+    assert (change.action, change.order) == (REPLACE, CREATE_FIRST)
+    assert "sku.name" in change.replacing
+    # A new node count is still the same scale set, resized in place.
+    resized = node_set_change("training.nodes.count=6")
+    assert resized.action == UPDATE and "sku.name" not in resized.replacing
+
+
+def test_the_checkpoint_writer_role_name_is_unique_in_the_tenant() -> None:
+    """Custom role names are unique across a tenant (azure review R9): two subscriptions of one tenant deploying
+    stacks of the same name must not ask for the same role name."""
+
+    def role_name(subscription: str) -> str:
+        edit = (f"account.subscriptionId={subscription}", f"separation.trainingAccounts=[{subscription}]")
+        resources = updated("azure-training", edit).resources
+        [role] = [r for r in resources if r.type == "azure-native:authorization:RoleDefinition"]
+        return str(role.inputs["roleName"])
+
+    first, second = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+    assert role_name(first) != role_name(second)
+    assert "azure-training" in role_name(first)

@@ -5,10 +5,13 @@ roles, and no public IPs on replicas."""
 
 from __future__ import annotations
 
+import base64
+import re
 from functools import cache
 from pathlib import Path
 
 import pytest
+import yaml
 from propagation_waits import granted, wait_seconds, waits_of
 
 from accelstack.clouds import registry
@@ -168,6 +171,26 @@ def test_standby_pool_is_the_planners_warm_pool_after_its_provider_is_granted():
     assert cap.stack_outputs["warmPoolSize"] == size
 
 
+@pytest.mark.parametrize("overrides", [(), ("serving.replicas.coldStartSeconds=2400",)])
+def test_a_pooled_replica_counts_as_provisioned_only_once_it_has_prepared(overrides: tuple[str, ...]):
+    """A standby pool deallocates a VM once it is provisioned, and azure-native's pool API has no post-provisioning
+    delay (azure review M3): an extension holds provisioning until cloud-init is done and the server unit, whose
+    start pulls the weights and the image, is active; its time budget covers the planned cold start."""
+    group = one(run(*overrides), "azure-native:compute:VirtualMachineScaleSet")
+    profile = group.inputs["virtualMachineProfile"]
+    [extension] = profile["extensionProfile"]["extensions"]
+    assert (extension["publisher"], extension["type"]) == ("Microsoft.Azure.Extensions", "CustomScript")
+    command = extension["settings"]["commandToExecute"]
+    assert "cloud-init status --wait" in command
+    [unit] = re.findall(r"systemctl is-active --quiet (\S+?)'", command)
+    cloud_config = yaml.safe_load(base64.b64decode(profile["osProfile"]["customData"]))
+    started = [c for c in cloud_config["runcmd"] if isinstance(c, list) and c[:3] == ["systemctl", "enable", "--now"]]
+    assert any(unit in c for c in started), "the unit the extension waits for is the one runcmd starts"
+    budget = re.fullmatch(r"PT(\d+)M", profile["extensionProfile"]["extensionsTimeBudget"])
+    assert budget is not None and 15 <= int(budget.group(1)) <= 120
+    assert int(budget.group(1)) * 60 >= plan(*overrides).cold_start_seconds
+
+
 def test_no_standby_pool_when_the_warm_pool_is_zero():
     assert not run("serving.replicas.warmPool=0").by_type("azure-native:standbypool:StandbyVirtualMachinePool")
 
@@ -184,6 +207,7 @@ def test_replicas_receive_and_reply_on_their_queues_and_read_only_the_models_pre
     assert models["roleDefinitionId"].endswith(STORAGE_BLOB_DATA_READER)
     assert models["conditionVersion"] == "2.0"
     assert "StringEquals 'checkpoints'" in models["condition"]
+    assert "storageAccounts:name] StringEquals 'acmetrainckpts'" in models["condition"]
     assert "StringStartsWith 'models/llama-3.1-8b-instruct/'" in models["condition"]
 
 
@@ -193,6 +217,10 @@ def test_the_models_condition_limits_reads_to_the_prefix_and_lists_to_the_contai
     reads, listing = condition.split(") AND ((")
     assert "NOT SubOperationMatches{'Blob.List'}" in reads and "StringStartsWith 'models/m/'" in reads
     assert "SubOperationMatches{'Blob.List'}" in listing and "StringStartsWith" not in listing
+    # The grant's scope is the training subscription: a container of the same name in another of its accounts
+    # stays closed only because both clauses name the weights' account (azure review R5).
+    account = "@Resource[Microsoft.Storage/storageAccounts:name] StringEquals 'acct'"
+    assert account in reads and account in listing
     assert models_read_condition("gs://bucket/x") is None
 
 

@@ -10,9 +10,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from accelstack.components.gcp import lustre_import
 from accelstack.components.gcp.lustre_import import (
     LustreImportError,
     LustreImportProvider,
+    application_default_token,
     normalised_gcs_uri,
 )
 
@@ -206,3 +208,50 @@ def test_accelstack_diff_replaces_the_import_on_the_inputs_its_provider_replaces
     from accelstack.components.gcp.lustre_import import REIMPORT_KEYS
 
     assert registry.get("gcp").replace_rules.forcing["pulumi-python:dynamic:Resource"] == REIMPORT_KEYS
+
+
+DEPLOYER = "deployer@acme-train.iam.gserviceaccount.com"
+
+
+def test_with_a_deploy_service_account_every_call_is_made_as_it(api_with, monkeypatch):
+    """The stack's provider impersonates account.deployServiceAccount; the import's API calls must act as the same
+    identity, not as whoever ran `pulumi up` (gcp review R7)."""
+    api = api_with({"done": True, "metadata": counters(3, 300)}, polls=1)
+    asked: list[str | None] = []
+    monkeypatch.setattr(lustre_import, "application_default_token", lambda who=None: asked.append(who) or TOKEN)
+    provider = LustreImportProvider(api.url, poll_seconds=0.01, timeout_seconds=10)
+    provider.create({**PROPS, "impersonate_service_account": DEPLOYER})
+    assert asked == [DEPLOYER] * len(api.requests) and len(api.requests) == 3
+    asked.clear()
+    provider.create(dict(PROPS))
+    assert set(asked) == {None}
+
+
+def test_the_token_is_the_impersonated_accounts_when_one_is_named(monkeypatch):
+    """google-auth's impersonated credentials, sourced from Application Default Credentials, for the named account
+    with the cloud-platform scope; without one, the ADC token itself."""
+    import google.auth
+    import google.auth.impersonated_credentials
+    import google.auth.transport.requests
+
+    class Credentials:
+        def __init__(self, token: str) -> None:
+            self.token, self.next = None, token
+
+        def refresh(self, _request: object) -> None:
+            self.token = self.next
+
+    made: list[dict] = []
+
+    def impersonated(**kwargs):
+        made.append(kwargs)
+        return Credentials(f"as {kwargs['target_principal']}")
+
+    monkeypatch.setattr(google.auth, "default", lambda scopes: (Credentials("adc"), "acme-train"))
+    monkeypatch.setattr(google.auth.impersonated_credentials, "Credentials", impersonated)
+    monkeypatch.setattr(google.auth.transport.requests, "Request", lambda: None)
+    assert application_default_token(DEPLOYER) == f"as {DEPLOYER}"
+    assert made[0]["target_principal"] == DEPLOYER
+    assert made[0]["target_scopes"] == [lustre_import.SCOPE]
+    assert made[0]["source_credentials"].next == "adc"  # sourced from Application Default Credentials
+    assert application_default_token() == "adc"

@@ -219,6 +219,16 @@ def test_the_import_runs_after_the_lustre_agent_can_read_the_dataset_prefix():
     assert staging.urn in one(cap, GROUP).dependencies, "nodes boot after the dataset is on Lustre"
 
 
+def test_the_import_acts_as_the_deploy_service_account_the_provider_impersonates():
+    """One identity for the whole `up` (gcp review R7): the provider's impersonated account is the import's too."""
+    deployer = "accelstack-deploy@acme-train.iam.gserviceaccount.com"
+    cap = run(f"account.deployServiceAccount={deployer}")
+    [provider] = [r for r in cap.resources if r.type == "pulumi:providers:gcp"]
+    assert provider.inputs["impersonateServiceAccount"] == deployer
+    assert one(cap, IMPORT).inputs["impersonate_service_account"] == deployer
+    assert "impersonate_service_account" not in one(run(), IMPORT).inputs
+
+
 def test_nodes_read_datasets_and_write_checkpoints_but_cannot_delete_them():
     cap = run()
     nodes = one(cap, "gcp:serviceaccount/account:Account", "-nodes").outputs["member"]
