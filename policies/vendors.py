@@ -39,7 +39,9 @@ def listed(entry_points: Callable[[], Iterable[metadata.EntryPoint]] | None = No
             # The engine's own, dynamic and local packages make no cloud calls (concepts.LOCAL_PACKAGES): a vendor
             # claiming one would make its resources' kinds judged as that vendor's.
             if package in LOCAL_PACKAGES or package == DYNAMIC_PACKAGE:
-                raise VendorPluginError(f"{_named(entry)} claims the Pulumi package {package!r}, which is not a cloud's")
+                raise VendorPluginError(
+                    f"{_named(entry)} claims the Pulumi package {package!r}, which is not a cloud's"
+                )
             if package in owner:
                 raise VendorPluginError(
                     f"{_named(entry)} claims the Pulumi package {package!r}, already the {owner[package]!r} vendor's"
@@ -58,7 +60,7 @@ def _named(entry: metadata.EntryPoint) -> str:
 def _loaded(entry: metadata.EntryPoint) -> Vendor:
     try:
         value = entry.load()
-    except Exception as error:  # noqa: BLE001 - whatever the plug-in's import raises, it is named, never skipped
+    except Exception as error:  # whatever the plug-in's import raises, it is named, never skipped
         raise VendorPluginError(f"{_named(entry)} failed to load: {type(error).__name__}: {error}") from error
     vendor = _as_vendor(value, entry)
     for concept, tokens in vendor.concepts.items():

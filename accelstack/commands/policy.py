@@ -123,7 +123,11 @@ def company_packs(paths: list[Path] | None, configs: list[Path] | None) -> list[
         raise CliError(f"{len(configs)} --pack-config for {len(paths)} --pack: give none, or one per --pack in order")
     if not paths:
         return []
-    taken = {pack.name: f"accelstack's {pack.name} pack" for pack in policy_runner.default_packs()}
+    try:
+        shipped = policy_runner.default_packs()
+    except policy_runner.PolicyInputError as error:  # a policy vendor plug-in that does not load
+        raise CliError(f"the policy packs do not load: {error}") from None
+    taken = {pack.name: f"the shipped pack policies/{pack.directory.name}" for pack in shipped}
     loaded = []
     for index, path in enumerate(paths):
         try:

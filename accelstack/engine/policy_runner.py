@@ -151,7 +151,10 @@ def load_pack(directory: Path | str) -> LoadedPack:
         sys.path.insert(0, str(directory))
         try:
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
-        except (Exception, SystemExit) as error:  # a pack's own code (or a vendor plug-in it loads): named, no traceback
+        except (
+            Exception,
+            SystemExit,
+        ) as error:  # a pack's own code (or a vendor plug-in it loads): named, no traceback
             raise PolicyInputError(f"{directory}/__main__.py failed: {type(error).__name__}: {error}") from error
         finally:
             pulumi_policy.PolicyPack = real  # type: ignore[misc]
