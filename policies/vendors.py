@@ -12,6 +12,7 @@ nothing of accelstack.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Any
@@ -75,12 +76,19 @@ def _loaded(entry: metadata.EntryPoint) -> Vendor:
 
 
 def _as_vendor(value: Any, entry: metadata.EntryPoint) -> Vendor:
-    """The plug-in's Vendor, as this module's class. A plug-in imports `accelstack.policies.vendor`, while the Pulumi
-    CLI runs the packs from their folder as `policies.*` (policies/separation/__main__.py): the same class, imported
-    twice. Its fields are copied by name, so a reader this accelstack does not know is an error, not ignored."""
+    """The plug-in's Vendor, as this module's class. The packs run from their folder as `policies.*`
+    (policies/separation/__main__.py), while a plug-in imports `accelstack.policies`: the same classes, imported twice.
+    A function is handed the packs' own package and builds the Vendor with its types (what a reader building access
+    edges or links needs: the two imports' values compare unequal); a Vendor value's fields are copied by name, so a
+    reader this accelstack does not know is an error, not ignored."""
+    if callable(value) and not isinstance(value, type):
+        try:
+            value = value(importlib.import_module(__package__ or "policies"))
+        except Exception as error:  # the plug-in's own code: named, never skipped
+            raise VendorPluginError(f"{_named(entry)} failed: {type(error).__name__}: {error}") from error
     if isinstance(value, Vendor):
         return value
-    if type(value).__name__ != "Vendor" or not dataclasses.is_dataclass(value):
+    if type(value).__name__ != "Vendor" or not dataclasses.is_dataclass(type(value)):
         raise VendorPluginError(f"{_named(entry)} is a {type(value).__name__}, not a Vendor (policies/vendor.py)")
     try:
         concepts = {str(c): tuple(tokens) for c, tokens in value.concepts.items()}

@@ -115,7 +115,8 @@ def _read_json(path: Path, what: str, max_bytes: int) -> Any:
 
 
 def company_packs(paths: list[Path] | None, configs: list[Path] | None) -> list[tuple[Any, dict[str, Any] | None]]:
-    """Each --pack loaded, with its --pack-config (paired by place, as the Pulumi CLI pairs --policy-pack-config)."""
+    """Each --pack loaded, with its --pack-config, paired by place as the Pulumi CLI pairs --policy-pack-config (its
+    validatePolicyPackConfig: none, or as many as packs)."""
     from accelstack.engine import policy_runner
 
     paths, configs = paths or [], configs or []

@@ -6,9 +6,11 @@ comes from `--pack-config` as Pulumi's `--policy-pack-config`, and a pack that d
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
+from policy_baseline import training_export
 from typer.testing import CliRunner
 
 from accelstack.cli import app
@@ -121,3 +123,44 @@ def test_preview_without_the_packs_takes_no_company_pack() -> None:
     code, _, err = run("preview", STACK, "--no-policy", "--pack", str(COST_CENTRE))
     assert code == 2
     assert err.strip() == "--pack runs a policy pack: drop --no-policy"
+
+
+def test_a_company_policy_declaring_a_context_key_gets_the_stacks_value_offline(tmp_path: Path) -> None:
+    """The stack's context reaches any policy whose schema declares its key (below --pack-config); advisory only."""
+    pack = tmp_path / "context-pack"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text("version: 0.1.0\nruntime: python\n")
+    (pack / "__main__.py").write_text(
+        textwrap.dedent(
+            """
+            from pulumi_policy import EnforcementLevel, PolicyConfigSchema, PolicyPack, StackValidationPolicy
+
+
+            def report_side(args, report_violation):
+                config = args.get_config()
+                report_violation(f"{config['workload']} stack, serving accounts {config['servingAccounts']}")
+
+
+            PolicyPack(
+                name="acme-context",
+                enforcement_level=EnforcementLevel.ADVISORY,
+                policies=[
+                    StackValidationPolicy(
+                        name="report-side",
+                        description="Says which side the stack is.",
+                        validate=report_side,
+                        config_schema=PolicyConfigSchema(
+                            properties={"workload": {"type": "string"}, "servingAccounts": {"type": "array"}}
+                        ),
+                    )
+                ],
+            )
+            """
+        )
+    )
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(training_export()))
+    code, out, err = run("policy", "--file", str(export), "--pack", str(pack))
+    assert code == 0, out + err
+    assert "aws-training: acme-context/report-side [advisory] (stack): training stack, serving accounts" in out
+    assert "aws-training: ok (no mandatory violations; 1 advisory)" in out

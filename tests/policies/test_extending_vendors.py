@@ -114,6 +114,23 @@ def test_a_plugin_built_with_the_other_import_of_the_packs_is_read_as_their_own(
     assert list(acme.guardrails.public_storage(resource(BUCKET, publicRead=True))) == ["acme bucket data is public"]
 
 
+def test_a_plugin_function_builds_its_vendor_with_the_packs_own_types(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readers that build the packs' values (access edges, links) need the packs' own classes: a plug-in whose entry
+    point is a function is handed the packs' package, whichever import of it lists the vendors."""
+    handed = []
+
+    def vendor(packs: Any) -> Any:
+        handed.append(packs.__name__)
+        built = sys.modules[f"{packs.__name__}.vendor"]
+        return built.Vendor(package="acme", concepts={"bucket": (BUCKET,)}, pin_inputs={"acme": "tenancy"})
+
+    monkeypatch.setitem(sys.modules, "acme_factory", SimpleNamespace(vendor=vendor))
+    under_the_cli = packs_vendors.listed(lambda: [entry("acme_factory:vendor")])[-1]
+    assert type(under_the_cli) is packs_vendor_module.Vendor and under_the_cli.concepts == {"bucket": (BUCKET,)}
+    assert type(vendors.listed(lambda: [entry("acme_factory:vendor")])[-1]) is Vendor
+    assert handed == ["policies", "accelstack.policies"]
+
+
 def test_a_plugin_that_fails_to_import_is_named_with_its_distribution(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -130,7 +147,8 @@ def test_a_plugin_that_fails_to_import_is_named_with_its_distribution(
 @pytest.mark.parametrize(
     ("value", "refusal"),
     [
-        ("json:dumps", "is a function, not a Vendor (policies/vendor.py)"),
+        ("json:__name__", "is a str, not a Vendor (policies/vendor.py)"),
+        ("json:dumps", "failed: TypeError: Object of type module is not JSON serializable"),
         ("accelstack.policies.aws:VENDOR", "claims the Pulumi package 'aws', already the 'aws' vendor's"),
     ],
 )
