@@ -119,8 +119,9 @@ _load_lock = threading.Lock()
 _loaded: dict[Path, LoadedPack] = {}
 
 
-def load_pack(directory: Path | str) -> LoadedPack:
-    """Execute the pack's `__main__.py` as the CLI would, recording its `PolicyPack(...)` call."""
+def load_pack(directory: Path | str, *, on_path: bool = False) -> LoadedPack:
+    """Execute the pack's `__main__.py` as the CLI would, recording its `PolicyPack(...)` call. `on_path`: with its
+    folder first on the import path while it runs, as the Pulumi CLI runs a pack (a company pack's own modules)."""
     directory = Path(directory).resolve()
     with _load_lock:
         if directory in _loaded:
@@ -147,8 +148,8 @@ def load_pack(directory: Path | str) -> LoadedPack:
 
         real = pulumi_policy.PolicyPack
         pulumi_policy.PolicyPack = RecordingPolicyPack  # type: ignore[misc,assignment]
-        # The Pulumi CLI runs a pack with its folder first on the path: a pack's own modules import by their names.
-        sys.path.insert(0, str(directory))
+        if on_path:
+            sys.path.insert(0, str(directory))
         try:
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
         except (
@@ -158,8 +159,9 @@ def load_pack(directory: Path | str) -> LoadedPack:
             raise PolicyInputError(f"{directory}/__main__.py failed: {type(error).__name__}: {error}") from error
         finally:
             pulumi_policy.PolicyPack = real  # type: ignore[misc]
-            with contextlib.suppress(ValueError):
-                sys.path.remove(str(directory))
+            if on_path:
+                with contextlib.suppress(ValueError):
+                    sys.path.remove(str(directory))
         if not recorded:
             raise PolicyInputError(f"{directory}/__main__.py never calls PolicyPack(...)")
         _check_pack(recorded)
@@ -203,7 +205,7 @@ def load_company_pack(path: Path | str) -> LoadedPack:
             "calling PolicyPack(...))"
         )
     _pack_metadata(directory)  # a Node.js pack is refused before its __main__.py is looked at
-    return load_pack(directory)
+    return load_pack(directory, on_path=True)
 
 
 def _check_pack(recorded: Mapping[str, Any]) -> None:

@@ -5,6 +5,7 @@ vendors, with no core file edited. Its kinds are known only while it is installe
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -18,14 +19,18 @@ from typing import Any
 import pytest
 from policy_baseline import training_export
 
-import policies.vendor as packs_vendor_module
-import policies.vendors as packs_vendors
+from accelstack.engine.policy_runner import PACKS_DIR
 from accelstack.policies import vendors
 from accelstack.policies.common import make_context
 from accelstack.policies.separation import rules as separation
 from accelstack.policies.vendor import Vendor
 
 REPO = Path(__file__).resolve().parents[2]
+# The packs as the Pulumi CLI and the offline runner import them: from their folder (policies/separation/__main__.py).
+if str(PACKS_DIR.parent) not in sys.path:
+    sys.path.insert(0, str(PACKS_DIR.parent))
+packs_vendor_module = importlib.import_module(f"{PACKS_DIR.name}.vendor")
+packs_vendors = importlib.import_module(f"{PACKS_DIR.name}.vendors")
 BUCKET = "acme:storage:Bucket"
 GROUP = "accelstack.policy_vendors"
 
