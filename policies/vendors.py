@@ -91,7 +91,7 @@ def _as_vendor(value: Any, entry: metadata.EntryPoint) -> Vendor:
     if type(value).__name__ != "Vendor" or not dataclasses.is_dataclass(type(value)):
         raise VendorPluginError(f"{_named(entry)} is a {type(value).__name__}, not a Vendor (policies/vendor.py)")
     try:
-        concepts = {str(c): tuple(tokens) for c, tokens in value.concepts.items()}
+        concepts = {str(c): (t,) if isinstance(t, str) else tuple(t) for c, t in value.concepts.items()}
         if not isinstance(value.pin_inputs, Mapping):
             raise TypeError("pin_inputs is not a mapping")
         return Vendor(
