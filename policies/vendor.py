@@ -4,7 +4,7 @@ The packs' rules are vendor-neutral: each guardrail or separation concern asks e
 (policies/vendors.py) for its reader of that concern and runs the ones it has. A reader reads the
 vendor's own resources only (it skips every other kind), so the vendors' findings never overlap.
 None means the vendor has no resource of that concern. Adding a vendor is one module defining a
-`Vendor` and one line in `VENDORS`.
+`Vendor`, registered under the `accelstack.policy_vendors` entry point group (docs/extending.md).
 """
 
 from __future__ import annotations

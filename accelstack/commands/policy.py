@@ -1,9 +1,10 @@
-"""`accelstack policy [STACK... | --all | --file EXPORT.json]`: run both policy packs offline.
+"""`accelstack policy [STACK... | --all | --file EXPORT.json] [--pack PATH...]`: run both policy packs offline, and
+packs of one's own.
 
 Same packs and semantics as `pulumi preview --policy-pack policies/separation --policy-pack
-policies/guardrails` (enforcement levels, config, unknown values advisory during preview), on a
-stack previewed under mocks or on a `pulumi stack export` / `accelstack preview --json` document.
-Exit 0 when no mandatory policy is violated, 1 when one is, 2 on bad input.
+policies/guardrails [--policy-pack PATH...]` (enforcement levels, config, unknown values advisory during preview),
+on a stack previewed under mocks or on a `pulumi stack export` / `accelstack preview --json` document.
+Exit 0 when no mandatory policy is violated, 1 when one is, 2 on bad input (a --pack that does not load among it).
 """
 
 from __future__ import annotations
@@ -70,6 +71,27 @@ PolicyConfigOpt = Annotated[
         show_default=False,
     ),
 ]
+PackOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--pack",
+        metavar="PATH",
+        help="Also run this pulumi-policy pack directory (PulumiPolicy.yaml and __main__.py, as `pulumi preview "
+        "--policy-pack PATH` takes it), beside the two; repeatable. Its violations count like theirs.",
+        file_okay=False,
+        show_default=False,
+    ),
+]
+PackConfigOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--pack-config",
+        metavar="CONFIG.json",
+        help="Config of the --pack in the same place (as `pulumi --policy-pack-config`); none, or one per --pack.",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
 EmitConfigOpt = Annotated[
     str | None,
     typer.Option(
@@ -90,6 +112,37 @@ def _read_json(path: Path, what: str, max_bytes: int) -> Any:
         return read_json(path, f"{what} {path}", max_bytes)
     except InputFileError as error:
         raise CliError(str(error)) from None
+
+
+def company_packs(paths: list[Path] | None, configs: list[Path] | None) -> list[tuple[Any, dict[str, Any] | None]]:
+    """Each --pack loaded, with its --pack-config, paired by place as the Pulumi CLI pairs --policy-pack-config (its
+    validatePolicyPackConfig: none, or as many as packs)."""
+    from accelstack.engine import policy_runner
+
+    paths, configs = paths or [], configs or []
+    if configs and len(configs) != len(paths):
+        raise CliError(f"{len(configs)} --pack-config for {len(paths)} --pack: give none, or one per --pack in order")
+    if not paths:
+        return []
+    try:
+        shipped = policy_runner.default_packs()
+    except policy_runner.PolicyInputError as error:  # a policy vendor plug-in that does not load
+        raise CliError(f"the policy packs do not load: {error}") from None
+    taken = {pack.name: f"the shipped pack policies/{pack.directory.name}" for pack in shipped}
+    loaded = []
+    for index, path in enumerate(paths):
+        try:
+            pack = policy_runner.load_company_pack(path)
+        except policy_runner.PolicyInputError as error:
+            raise CliError(f"--pack {path}: {error}") from None
+        if pack.name in taken:
+            raise CliError(f"--pack {path}: its pack is named {pack.name!r}, as {taken[pack.name]} is")
+        taken[pack.name] = f"--pack {path}"
+        config = _read_json(configs[index], "--pack-config", MAX_CONFIG_BYTES) if configs else None
+        if config is not None and not isinstance(config, dict):
+            raise CliError(f"--pack-config {configs[index]}: expected a JSON object keyed by policy name")
+        loaded.append((pack, config))
+    return loaded
 
 
 def exports_in(document: Any) -> list[tuple[str | None, dict[str, Any]]]:
@@ -147,13 +200,16 @@ def policy_command(
     json_output: JsonOpt = False,
     overrides: SetOpt = None,
     policy_config: PolicyConfigOpt = None,
+    packs: PackOpt = None,
+    pack_configs: PackConfigOpt = None,
     emit_config: EmitConfigOpt = None,
     project_dir: ProjectDirOpt = None,
 ) -> int:
-    """Run the separation and guardrails policy packs offline (pulumi-policy's own analyzer).
+    """Run the separation and guardrails policy packs offline (pulumi-policy's own analyzer), and each --pack.
 
     STACK... defaults to every stack (unless --file is given). With --file, the packs' accounts and regions come
     from stacks/Pulumi.<stack>.yaml, or from the stack file --stack-file names (a stack outside stacks/).
+    Each --pack PATH (a pulumi-policy pack directory, with its --pack-config) runs after the two.
     Prints one line per violation `STACK: PACK/POLICY [LEVEL] URN: message`, then a summary per
     stack. Exit 1 if any mandatory policy is violated, 2 on bad input, 0 otherwise.
     """
@@ -164,6 +220,7 @@ def policy_command(
         raise CliError(f"--policy-config {policy_config}: expected a JSON object keyed by policy name")
     if emit_config is not None:
         return _emit_config(emit_config, stacks, all_stacks, overrides or [], project_dir)
+    extra = company_packs(packs, pack_configs)
     if stack_file is not None and file is None:
         raise CliError("--stack-file names the stack of a --file export; without --file, give the stack file as STACK")
     runs: list[tuple[str, dict[str, Any], Any]] = []  # (stack, export, spec)
@@ -214,7 +271,7 @@ def policy_command(
     report = []
     for name, export, spec in runs:
         try:
-            verdicts = policy_runner.policy_verdicts(export, spec, config, context=contexts.get(name))
+            verdicts = policy_runner.policy_verdicts(export, spec, config, context=contexts.get(name), extra=extra)
         except policy_runner.PolicyInputError as error:
             raise CliError(f"{name}: {error}") from None
         report.append((name, verdicts))

@@ -38,6 +38,7 @@ from accelstack.commands.common import (
     resolve_stacks,
     write_json,
 )
+from accelstack.commands.policy import PackConfigOpt, PackOpt, company_packs
 from accelstack.engine.export import STACK_TYPE
 from accelstack.engine.preview import STACKS_DIR, PreviewError, PreviewResult, checked_landing, preview_stack
 from accelstack.planner.defaults import DerivedDefault, derived_defaults
@@ -130,7 +131,8 @@ def landing_or_none(path: Path, root: Path) -> LandingStack | None:
         return None
 
 
-def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
+def stack_report(result: PreviewResult, *, policy: bool, extra: list[Any] | None = None) -> StackReport:
+    """`extra`: company packs with their configs (`--pack`, `commands.policy.company_packs`), run after the two."""
     report = StackReport()
     if isinstance(result.spec, LandingStack):
         # A landing stack has no workload for the planner to size; `accelstack plan quotas` shows its quotas.
@@ -139,7 +141,7 @@ def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
             if result.spec.cloud in QUOTA_BY_HAND
             else ""
         )
-        return landing_report(result, report, policy=policy)
+        return landing_report(result, report, policy=policy, extra=extra)
     try:
         cloud = registry.get(result.spec.cloud)
         report.defaults = derived_defaults(
@@ -151,15 +153,23 @@ def stack_report(result: PreviewResult, *, policy: bool) -> StackReport:
         from accelstack.engine import policy_runner  # pulumi-policy is heavy: only when asked
 
         try:
-            report.verdicts = policy_runner.policy_verdicts(result.export, result.spec)
-            report.policies_total = sum(len(pack.policies) for pack in policy_runner.default_packs())
+            report.verdicts = policy_runner.policy_verdicts(result.export, result.spec, extra=extra or [])
+            report.policies_total = _policies_total(extra)
             report.policy_ran = True
         except policy_runner.PolicyInputError as error:
             report.policy_error = str(error)
     return report
 
 
-def landing_report(result: PreviewResult, report: StackReport, *, policy: bool) -> StackReport:
+def _policies_total(extra: list[Any] | None) -> int:
+    from accelstack.engine import policy_runner
+
+    return sum(len(pack.policies) for pack in [*policy_runner.default_packs(), *(p for p, _ in extra or [])])
+
+
+def landing_report(
+    result: PreviewResult, report: StackReport, *, policy: bool, extra: list[Any] | None = None
+) -> StackReport:
     if policy:
         from accelstack.engine import policy_runner
         from accelstack.engine.pack_context import landing_context
@@ -168,8 +178,8 @@ def landing_report(result: PreviewResult, report: StackReport, *, policy: bool) 
             context = (
                 landing_context(result.spec, result.landing_plan) if result.landing_plan else {"workload": "landing"}
             )
-            report.verdicts = policy_runner.policy_verdicts(result.export, None, context=context)
-            report.policies_total = sum(len(pack.policies) for pack in policy_runner.default_packs())
+            report.verdicts = policy_runner.policy_verdicts(result.export, None, context=context, extra=extra or [])
+            report.policies_total = _policies_total(extra)
             report.policy_ran = True
         except policy_runner.PolicyInputError as error:
             report.policy_error = str(error)
@@ -335,6 +345,8 @@ def preview_command(
     project_dir: ProjectDirOpt = None,
     tree: Annotated[bool, typer.Option("--tree/--no-tree", help="Show the resource tree and type counts.")] = True,
     policy: PolicyOpt = True,
+    packs: PackOpt = None,
+    pack_configs: PackConfigOpt = None,
     defaults: DefaultsOpt = True,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Stacks previewed at once.")] = 2,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback when a program fails.")] = False,
@@ -349,7 +361,11 @@ def preview_command(
 
     Exit 0 ok, 1 a mandatory policy is violated or the program failed, 2 config problems (also when
     the program refuses its config with pulumi.RunError). `--no-policy` skips the policy packs.
+    Each `--pack PATH` (a pulumi-policy pack directory, with its `--pack-config`) runs after the two.
     """
+    if packs and not policy:
+        raise CliError("--pack runs a policy pack: drop --no-policy")
+    extra = company_packs(packs, pack_configs)  # a pack that does not load stops here, before any program runs
     root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir, landing=True)
     landing_files = [path for path in files if is_landing_file(path)]
     # Every stack's problems are printed before anything runs.
@@ -369,7 +385,7 @@ def preview_command(
         packs_loaded = pool.submit(_load_packs, {spec.cloud for spec in specs if spec}) if policy else None
         outcomes = list(pool.map(run, files))
         if packs_loaded is not None:
-            packs_loaded.result()
+            _loaded_or_refused(packs_loaded)
 
     code = EXIT_OK
     to_stdout = is_stdout(json_out)  # stdout carries only the JSON; the report goes to stderr
@@ -387,7 +403,7 @@ def preview_command(
             code = max(code, EXIT_CONFIG if outcome.kind == "config" else EXIT_FAILED)
             continue
         results.append(outcome)
-        report = reports[outcome.stack] = stack_report(outcome, policy=policy)
+        report = reports[outcome.stack] = stack_report(outcome, policy=policy, extra=extra)
         if tree:
             console.print(resource_tree(outcome))
             console.print(type_table(outcome))
@@ -412,6 +428,16 @@ def preview_command(
             raise CliError(f"--json {json_out}: {error.strerror or error}", EXIT_FAILED) from None
         echo_lines([f"wrote {path}" for path in written], stderr=True)
     return code
+
+
+def _loaded_or_refused(packs_loaded: Any) -> None:
+    """The packs loaded, or exit 2 naming what stopped them (a policy vendor plug-in that does not load)."""
+    from accelstack.engine import policy_runner
+
+    try:
+        packs_loaded.result()
+    except policy_runner.PolicyInputError as error:
+        raise CliError(f"the policy packs do not load: {error}") from None
 
 
 def register(app: typer.Typer) -> None:

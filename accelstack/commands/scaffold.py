@@ -134,9 +134,8 @@ def next_steps(name: str) -> list[str]:
         f'  {name} = "accelstack.clouds.{name}:{constant}"',
         "  [tool.setuptools] packages:",
         f'  "accelstack.clouds.{name}", "accelstack.components.{name}", "accelstack.policies.{name}",',
-        "next: add to policies/vendors.py",
-        f"  from . import {name}   (beside the other vendors' import)",
-        f"  VENDORS = (..., {name}.VENDOR)",
+        '  [project.entry-points."accelstack.policy_vendors"]   (the packs list it after the built-in vendors)',
+        f'  {name} = "accelstack.policies.{name}:VENDOR"',
         "next: replace every TODO, following docs/adding-a-cloud.md (steps 1 to 5)",
     ]
 
@@ -156,7 +155,7 @@ def scaffold_cloud_command(
     ] = None,
 ) -> int:
     """Write the skeleton of a new cloud (description, components, policy vendor) with placeholder values marked
-    TODO, and print the lines to add to pyproject.toml and policies/vendors.py. Overwrites nothing."""
+    TODO, and print the lines to add to pyproject.toml. Overwrites nothing."""
     problem = name_problem(name)
     if problem:
         raise CliError(problem)

@@ -17,6 +17,7 @@ import contextlib
 import gc
 import re
 import runpy
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -118,8 +119,9 @@ _load_lock = threading.Lock()
 _loaded: dict[Path, LoadedPack] = {}
 
 
-def load_pack(directory: Path | str) -> LoadedPack:
-    """Execute the pack's `__main__.py` as the CLI would, recording its `PolicyPack(...)` call."""
+def load_pack(directory: Path | str, *, on_path: bool = False) -> LoadedPack:
+    """Execute the pack's `__main__.py` as the CLI would, recording its `PolicyPack(...)` call. `on_path`: with its
+    folder first on the import path while it runs, as the Pulumi CLI runs a pack (a company pack's own modules)."""
     directory = Path(directory).resolve()
     with _load_lock:
         if directory in _loaded:
@@ -146,14 +148,24 @@ def load_pack(directory: Path | str) -> LoadedPack:
 
         real = pulumi_policy.PolicyPack
         pulumi_policy.PolicyPack = RecordingPolicyPack  # type: ignore[misc,assignment]
+        if on_path:
+            sys.path.insert(0, str(directory))
         try:
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
+        except (
+            Exception,
+            SystemExit,
+        ) as error:  # a pack's own code (or a vendor plug-in it loads): named, no traceback
+            raise PolicyInputError(f"{directory}/__main__.py failed: {type(error).__name__}: {error}") from error
         finally:
             pulumi_policy.PolicyPack = real  # type: ignore[misc]
+            if on_path:
+                with contextlib.suppress(ValueError):
+                    sys.path.remove(str(directory))
         if not recorded:
             raise PolicyInputError(f"{directory}/__main__.py never calls PolicyPack(...)")
         _check_pack(recorded)
-        meta = yaml.safe_load((directory / "PulumiPolicy.yaml").read_text()) or {}
+        meta = _pack_metadata(directory)
         pack = LoadedPack(
             directory=directory,
             name=recorded["name"],
@@ -165,6 +177,35 @@ def load_pack(directory: Path | str) -> LoadedPack:
         )
         _loaded[directory] = pack
         return pack
+
+
+def _pack_metadata(directory: Path) -> dict[str, Any]:
+    """PulumiPolicy.yaml; only a Python pack runs here (the CLI runs a Node.js one with node)."""
+    try:
+        meta = yaml.safe_load((directory / "PulumiPolicy.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise PolicyInputError(f"{directory}/PulumiPolicy.yaml: {error}") from None
+    if not isinstance(meta, dict):
+        raise PolicyInputError(f"{directory}/PulumiPolicy.yaml: expected a mapping (description, runtime, version)")
+    runtime = meta.get("runtime")
+    runtime = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if runtime not in (None, "python"):
+        raise PolicyInputError(f"{directory}/PulumiPolicy.yaml: runtime {runtime!r}; allowed: python")
+    return meta
+
+
+def load_company_pack(path: Path | str) -> LoadedPack:
+    """A policy pack of one's own (`--pack PATH`): a directory `pulumi preview --policy-pack PATH` takes, run as the
+    shipped packs are (`load_pack`)."""
+    directory = Path(path).resolve()
+    missing = [name for name in ("PulumiPolicy.yaml", "__main__.py") if not (directory / name).is_file()]
+    if missing:
+        raise PolicyInputError(
+            f"not a policy pack directory (no {' or '.join(missing)}; one holds PulumiPolicy.yaml and a __main__.py "
+            "calling PolicyPack(...))"
+        )
+    _pack_metadata(directory)  # a Node.js pack is refused before its __main__.py is looked at
+    return load_pack(directory, on_path=True)
 
 
 def _check_pack(recorded: Mapping[str, Any]) -> None:
@@ -393,18 +434,20 @@ def run_packs(
     config: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
     stock: bool = False,
+    extra: Iterable[tuple[LoadedPack, Mapping[str, Any] | None]] = (),
 ) -> list[Verdict]:
     """Every violation the packs report for an export document (Analyze per resource, then AnalyzeStack).
+    `extra`: more packs, each with its own config (a company pack and its `--pack-config`), after `packs`.
     `stock`: pulumi-policy's servicer as it is, decoding everything again for every policy (the reference the
     shared decoding is tested against; slow on a large export)."""
+    configured = [(pack, config) for pack in (packs if packs is not None else default_packs())] + list(extra)
     with collector_paused():
-        return _run_packs(document, packs, config, context, stock=stock)
+        return _run_packs(document, configured, context, stock=stock)
 
 
 def _run_packs(
     document: Any,
-    packs: Iterable[LoadedPack] | None,
-    config: Mapping[str, Any] | None,
+    packs: list[tuple[LoadedPack, Mapping[str, Any] | None]],
     context: Mapping[str, Any] | None,
     *,
     stock: bool,
@@ -428,7 +471,7 @@ def _run_packs(
             if not wrapped_view:
                 analyzer_module.unknown_checking_proxy = once.unknown_checking_proxy  # type: ignore[assignment]
         try:
-            for pack in packs if packs is not None else default_packs():
+            for pack, config in packs:
                 servicer = pack.servicer(stock=stock or wrapped_view)
                 # pulumi_policy's analyzer servicer is unannotated.
                 servicer.Configure(configure_request(pack, config, context), None)  # type: ignore[no-untyped-call]
@@ -459,10 +502,12 @@ def policy_verdicts(
     config: Mapping[str, Any] | None = None,
     *,
     context: Mapping[str, Any] | None = None,
+    extra: Iterable[tuple[LoadedPack, Mapping[str, Any] | None]] = (),
 ) -> list[Verdict]:
-    """Verdicts of both packs for one stack's export (what `accelstack preview` shows); `context` instead of the
-    spec's (a landing stack's, `pack_context.landing_context`)."""
-    return run_packs(export_doc, config=config, context=context if context is not None else context_from_spec(spec))
+    """Verdicts of both packs, then of the `extra` packs (each with its own config), for one stack's export (what
+    `accelstack preview` shows); `context` instead of the spec's (a landing stack's, `pack_context.landing_context`)."""
+    context = context if context is not None else context_from_spec(spec)
+    return run_packs(export_doc, config=config, context=context, extra=extra)
 
 
 def pack_config(pack: LoadedPack, spec: Any, *, context: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:

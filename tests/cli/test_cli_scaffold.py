@@ -91,7 +91,7 @@ def test_the_skeleton_is_every_file_of_the_checklist_and_the_next_steps_are_prin
     ]  # fmt: skip
     assert tree(tmp_path / "policies" / NAME) == ["__init__.py"]
     assert f'{NAME} = "accelstack.clouds.{NAME}:ZEPHYR"' in result.stdout
-    assert f"VENDORS = (..., {NAME}.VENDOR)" in result.stdout
+    assert f'{NAME} = "accelstack.policies.{NAME}:VENDOR"' in result.stdout
     # Where real values come from is said beside each placeholder.
     catalog = (tmp_path / "accelstack" / "clouds" / NAME / "catalog.py").read_text()
     assert 'PLACEHOLDER_MACHINE_TYPE = "placeholder-gpu-8x"' in catalog
