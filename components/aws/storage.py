@@ -526,7 +526,7 @@ class TrainingStorage(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=True,
-                retain_on_delete=True,  # unexported files survive a destroy; delete it by hand (README)
+                retain_on_delete=True,  # unexported files survive a destroy; delete it by hand (docs/deploying.md)
                 depends_on=[
                     *self._security_group_rules,
                     *([self._datasets_bucket] if legacy_link and self._datasets_bucket else []),

@@ -312,7 +312,7 @@ class TrainingStorage(pulumi.ComponentResource):
             # serving replicas' subnets the checkpoint account lets read models (artifactReaderSubnets), the file
             # system's subnet on the dataset account (Managed Lustre is not a trusted service: the bypass does not
             # admit it), and trusted Azure services only. Uploading a dataset from outside the VNet needs a rule
-            # for that network (README).
+            # for that network (docs/deploy-azure.md).
             public_network_access="Enabled" if admitted else "Disabled",
             network_rule_set={
                 "default_action": "Deny",
