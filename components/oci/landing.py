@@ -121,7 +121,7 @@ class OciLandingParts(LandingParts):
             statements.append(landing_quotas.zero(shapes, path))
         for need in self.plan.side_needs(side):
             if need.zone:
-                found = domains[need.region]
+                found = landing_quotas.checked_domains(need.region, domains[need.region])
                 domain = domain_name(found, need.zone)
                 statements.extend(landing_quotas.cap_in_domain(need.quota, need.amount, path, found, domain))
             else:
