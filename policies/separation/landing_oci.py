@@ -205,6 +205,8 @@ def oci_quota_caps(
                 ),
                 None,
             )
+            if need is None and statement.domain and _uncounted(side, name, needs, domains):
+                continue  # a need in a region whose domains are unlisted: failed closed below, naming the region
             if need is None:
                 yield f"{resource.name} sets {name} in {where} for the {side} compartment, which no listed workload stack needs"
             elif statement.value is not None and statement.value > int(need.get("amount", 0)):
@@ -220,6 +222,14 @@ def oci_quota_caps(
     for need in needs:
         if need.get("side") == side and need.get("zone"):
             yield from _domain_cap_problems(resource.name, need, readable, domains)
+
+
+def _uncounted(side: Any, quota: str, needs: list[dict[str, Any]], domains: Any) -> bool:
+    """Whether a need of the side for the quota is in a domain of a region the config lists no domains for."""
+    return any(
+        n.get("side") == side and n.get("quota") == quota and n.get("zone") and _domain_labels(n, domains) is None
+        for n in needs
+    )
 
 
 def _domain_labels(need: Mapping[str, Any], domains: Mapping[str, Sequence[str]] | None) -> list[str] | None:
@@ -268,7 +278,7 @@ def _domain_cap_problems(
         zeroed = {oci_landing.domain_label(s.domain) for s in mine if s.action == "zero" and s.domain}
         if missing := [label for label in labels if label != own and label not in zeroed]:
             yield (
-                f"{name} caps {quota} in {own} for compartment {compartment} but does not zero it there in "
+                f"{name} caps {quota} in {own} for compartment {compartment} but does not zero it in "
                 f"{', '.join(missing)}: {region} has {len(labels)} availability domains, and each one not zeroed "
                 "keeps the tenancy's service limit"
             )

@@ -104,7 +104,7 @@ def test_a_cluster_network_pinned_to_another_domain_is_capped_there(tmp_path: Pa
     assert all(s.startswith("zero ") for s in statements[1:])
     # A tenancy listing other domains than the catalog's: the landing stack says so rather than write zeros the
     # packs cannot count (they count them against the catalog's domains of the region).
-    with pytest.raises(ValueError, match="lists availability domains Uocm:US-ASHBURN-AD-1; .* update the catalog"):
+    with pytest.raises(ValueError, match=r"lists availability domains Uocm:US-ASHBURN-AD-1; .* update the catalog"):
         parts.quota_statements("training", {"us-ashburn-1": ["Uocm:US-ASHBURN-AD-1"]})
 
 
