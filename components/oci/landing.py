@@ -165,6 +165,8 @@ class OciLandingParts(LandingParts):
                 name=iam_name(self.prefix, f"{side}-quota"),
                 description=f"accelstack {side}: allowed regions, the planner's GPU caps"
                 + (", no training shapes" if side == "serving" else ""),
+                # Statements are "(Updatable)" (limits/quota.py): a changed cap or zero updates the quota policy in
+                # place; only compartment_id and name replace (replace_rows.py).
                 statements=self.statements_once_known(side, domains),
                 freeform_tags=self.tags(side),
                 opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[groups[side]])),
