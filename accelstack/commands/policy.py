@@ -108,13 +108,19 @@ def exports_in(document: Any) -> list[tuple[str | None, dict[str, Any]]]:
     return []
 
 
-def _context_spec(name: str | None, project_dir: Path | None, overrides: list[str]) -> Any:
-    """The stack file's spec for an export's stack, when the project has it (accounts, regions)."""
+def _context_spec(
+    name: str | None, project_dir: Path | None, overrides: list[str]
+) -> tuple[Any, dict[str, Any] | None]:
+    """(spec, landing context) from the stack file of an export's stack, when the project has it (accounts,
+    regions; a landing stack's plan)."""
     if not name:
-        return None
+        return None, None
     try:
         root = find_project_dir(project_dir)
-        return load_stack(resolve_stack(name, root), overrides)
+        path = resolve_stack(name, root)
+        if is_landing_file(path):
+            return _planned_landing(path, overrides, path.parent)
+        return load_stack(path, overrides), None
     except (CliError, SpecError):
         echo_lines(
             [
@@ -123,7 +129,7 @@ def _context_spec(name: str | None, project_dir: Path | None, overrides: list[st
             ],
             stderr=True,
         )
-        return None
+        return None, None
 
 
 def _stack_file_spec(path: Path, overrides: list[str]) -> tuple[Any, dict[str, Any] | None]:
@@ -202,7 +208,10 @@ def policy_command(
                     contexts[name] = named_context
                 continue
             name = stated or policy_runner.stack_name_of_resources(resources) or file.stem
-            runs.append((name, export, _context_spec(name, project_dir, overrides or [])))
+            spec, context = _context_spec(name, project_dir, overrides or [])
+            runs.append((name, export, spec))
+            if context is not None:
+                contexts[name] = context
     else:
         from accelstack.engine.preview import PreviewError, preview_stack
 

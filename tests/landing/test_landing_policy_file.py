@@ -1,7 +1,7 @@
 """`accelstack policy --file EXPORT --stack-file LANDING` (issue 29): a CI job judges an export of its landing stack
-with the stack file (and the workload stack files it lists) checked out beside it, anywhere. The packs get the
-context `policy STACK` gives them (the landing plan's quota needs and guardrails), so the verdicts are the same, and
-a violation planted in the export is caught."""
+with the stack file (and the workload stack files it lists) checked out beside it, anywhere, or with no
+--stack-file when the project's stacks/ has it. The packs get the context `policy STACK` gives them (the landing
+plan's quota needs and guardrails), so the verdicts are the same, and a violation planted in the export is caught."""
 
 from __future__ import annotations
 
@@ -116,6 +116,9 @@ def test_file_and_stack_file_judge_a_landing_export_as_policy_stack_does(tmp_pat
     assert by_file["ok"] == by_stack["ok"] and lines(by_file) == lines(by_stack)
     # Without the landing plan the quota and guardrail rules would have nothing to hold the stack to.
     assert not [line for line in lines(by_file) if "accelstack preview fills it" in line[3]]
+    # An export named for a landing stack of the project finds its stack file (and plan) in stacks/ likewise.
+    code, by_name, err = run("--file", str(export))
+    assert code == stack_code and lines(by_name) == lines(by_stack), err
 
 
 @pytest.mark.parametrize("name", LANDING_EXAMPLES)
