@@ -36,7 +36,7 @@ from accelstack.commands.common import (
 from accelstack.engine.pack_context import landing_context
 from accelstack.spec.input_files import InputFileError
 from accelstack.spec.json_input import MAX_CONFIG_BYTES, MAX_EXPORT_BYTES, read_json
-from accelstack.spec.loader import load_stack, read_stack_file, stack_name_of
+from accelstack.spec.loader import apply_overrides, load_stack, read_stack_file, stack_name_of
 from accelstack.spec.problems import SpecError
 
 FileOpt = Annotated[
@@ -55,7 +55,8 @@ StackFileOpt = Annotated[
         "--stack-file",
         metavar="Pulumi.<stack>.yaml",
         help="With --file: the stack file the export was previewed from, anywhere (not only stacks/); its accounts, "
-        "regions and side configure the packs, as for a stack of the project.",
+        "regions and side configure the packs, as for a stack of the project (a landing stack: its plan, from the "
+        "workload stack files beside it).",
         dir_okay=False,
         show_default=False,
     ),
@@ -160,13 +161,19 @@ def exports_in(document: Any) -> list[tuple[str | None, dict[str, Any]]]:
     return []
 
 
-def _context_spec(name: str | None, project_dir: Path | None, overrides: list[str]) -> Any:
-    """The stack file's spec for an export's stack, when the project has it (accounts, regions)."""
+def _context_spec(
+    name: str | None, project_dir: Path | None, overrides: list[str]
+) -> tuple[Any, dict[str, Any] | None]:
+    """(spec, landing context) from the stack file of an export's stack, when the project has it (accounts,
+    regions; a landing stack's plan)."""
     if not name:
-        return None
+        return None, None
     try:
         root = find_project_dir(project_dir)
-        return load_stack(resolve_stack(name, root), overrides)
+        path = resolve_stack(name, root)
+        if is_landing_file(path):
+            return _planned_landing(path, overrides, path.parent)
+        return load_stack(path, overrides), None
     except (CliError, SpecError):
         echo_lines(
             [
@@ -175,20 +182,30 @@ def _context_spec(name: str | None, project_dir: Path | None, overrides: list[st
             ],
             stderr=True,
         )
-        return None
+        return None, None
 
 
-def _stack_file_spec(path: Path, overrides: list[str]) -> Any:
-    """The spec of the stack file named beside --file: its problems are the user's input (exit 2)."""
-    if is_landing_file(path):
-        raise CliError(
-            f"--stack-file {path}: a landing stack's checks need its plan (quota caps, guardrails): run "
-            "`accelstack policy` on the stack file itself"
-        )
+def _stack_file_spec(path: Path, overrides: list[str]) -> tuple[Any, dict[str, Any] | None]:
+    """(spec, landing context) of the stack file named beside --file: its problems are the user's input (exit 2).
+    A landing stack's context is its plan's, as `policy STACK` makes it: the workload stacks it lists are read
+    beside it (where `stacks/` holds them in a project), so a CI job judges an export of the landing stack with its
+    stack files checked out."""
     try:
-        return load_stack(path, overrides)
+        if is_landing_file(path):
+            return _planned_landing(path, overrides, path.resolve().parent)
+        return load_stack(path, overrides), None
     except SpecError as error:
         raise CliError("\n".join(f"--stack-file {path}: {problem}" for problem in error.problems)) from None
+
+
+def _planned_landing(path: Path, overrides: list[str], stacks_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """A landing stack file's checked spec (with --set overrides) and the packs' context from its plan (the quota
+    needs and guardrails they hold it to); SpecError as validate reports it."""
+    from accelstack.engine.preview import planned_landing
+
+    raw = apply_overrides(read_stack_file(path), overrides)
+    landing, plan = planned_landing(raw, stack_name_of(path), stacks_dir)
+    return landing, landing_context(landing, plan)
 
 
 @guarded
@@ -235,17 +252,23 @@ def policy_command(
             raise CliError(f"--file {file}: not a stack export (no deployment.resources)")
         if stack_file is not None and len(found) != 1:
             raise CliError(f"--stack-file names one stack; --file {file} holds {len(found)} exports")
-        named = _stack_file_spec(stack_file, overrides or []) if stack_file is not None else None
+        named, named_context = _stack_file_spec(stack_file, overrides or []) if stack_file is not None else (None, None)
         for stated, export in found:
             try:
                 resources = policy_runner.export_resources(export)
             except policy_runner.PolicyInputError as error:
                 raise CliError(f"--file {file}: {error}") from None
             if named is not None and stack_file is not None:
-                runs.append((stated or stack_name_of(stack_file), export, named))
+                name = stated or stack_name_of(stack_file)
+                runs.append((name, export, named))
+                if named_context is not None:
+                    contexts[name] = named_context
                 continue
             name = stated or policy_runner.stack_name_of_resources(resources) or file.stem
-            runs.append((name, export, _context_spec(name, project_dir, overrides or [])))
+            spec, context = _context_spec(name, project_dir, overrides or [])
+            runs.append((name, export, spec))
+            if context is not None:
+                contexts[name] = context
     else:
         from accelstack.engine.preview import PreviewError, preview_stack
 
@@ -297,10 +320,9 @@ def _emit_config(
         raise CliError("--emit-config takes exactly one STACK")
     context = None
     if is_landing_file(files[0]):  # its context is its plan's (the quota needs the packs hold it to)
-        from accelstack.engine.preview import STACKS_DIR, planned_landing
+        from accelstack.engine.preview import STACKS_DIR
 
-        landing, plan = planned_landing(read_stack_file(files[0]), stack_name_of(files[0]), root / STACKS_DIR)
-        spec, context = None, landing_context(landing, plan)
+        spec, context = None, _planned_landing(files[0], overrides, root / STACKS_DIR)[1]
     else:
         spec = load_stack(files[0], overrides)
     loaded = policy_runner.load_pack(policy_runner.PACKS_DIR / pack)

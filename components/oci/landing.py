@@ -121,7 +121,7 @@ class OciLandingParts(LandingParts):
             statements.append(landing_quotas.zero(shapes, path))
         for need in self.plan.side_needs(side):
             if need.zone:
-                found = domains[need.region]
+                found = landing_quotas.checked_domains(need.region, domains[need.region])
                 domain = domain_name(found, need.zone)
                 statements.extend(landing_quotas.cap_in_domain(need.quota, need.amount, path, found, domain))
             else:
@@ -165,6 +165,8 @@ class OciLandingParts(LandingParts):
                 name=iam_name(self.prefix, f"{side}-quota"),
                 description=f"accelstack {side}: allowed regions, the planner's GPU caps"
                 + (", no training shapes" if side == "serving" else ""),
+                # Statements are "(Updatable)" (limits/quota.py): a changed cap or zero updates the quota policy in
+                # place; only compartment_id and name replace (replace_rows.py).
                 statements=self.statements_once_known(side, domains),
                 freeform_tags=self.tags(side),
                 opts=pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=[groups[side]])),

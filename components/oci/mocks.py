@@ -15,6 +15,7 @@ from typing import Any
 
 import pulumi
 
+from accelstack.clouds.oci.catalog import AVAILABILITY_DOMAINS, domain_labels
 from accelstack.components.propagation import SLEEP, mock_sleep
 from accelstack.components.recipes.landing import STACK_REFERENCE, landing_reference_outputs
 
@@ -45,10 +46,19 @@ class OciMocks(pulumi.runtime.Mocks):
         self.region = region
         self.namespace = namespace
         self.compartment = compartment
+        self.provider_regions: dict[str, str] = {}  # provider resource id -> its region
 
     @property
     def availability_domains(self) -> list[str]:
-        return [f"{TENANCY_PREFIX}:{region_key(self.region)}-AD-{n}" for n in (1, 2, 3)]
+        return self.domains_of(self.region)
+
+    @staticmethod
+    def domains_of(region: str) -> list[str]:
+        """The region's domains as the catalog counts and spells them (one in most regions; a region the catalog
+        does not list gets three, as the oldest regions have)."""
+        labels = domain_labels(region) if region in AVAILABILITY_DOMAINS else None
+        labels = labels or [f"{region_key(region)}-AD-{n}" for n in (1, 2, 3)]
+        return [f"{TENANCY_PREFIX}:{label}" for label in labels]
 
     def ocid(self, type_token: str, name: str) -> str:
         kind = type_token.rsplit(":", 1)[-1].lower()
@@ -66,6 +76,9 @@ class OciMocks(pulumi.runtime.Mocks):
                 NodesGroupName=LANDED_NODES_GROUP,
                 NodesGroupId=self.ocid("dynamicgroup", "landed"),
             )
+        if args.typ == "pulumi:providers:oci" and args.inputs.get("region"):
+            # An invoke through this provider (a landing stack's regional one) answers for its region.
+            self.provider_regions[f"{args.name}-id"] = str(args.inputs["region"])
         if not args.typ.startswith("oci:"):
             return f"{args.name}-id", outputs
         resource_id = self.ocid(args.typ, args.name)
@@ -109,9 +122,10 @@ class OciMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         if args.token == "oci:Identity/getAvailabilityDomains:getAvailabilityDomains":
             compartment = args.args.get("compartmentId", self.tenancy)
+            region = self.provider_regions.get(str(args.provider or "").rsplit("::", 1)[-1], self.region)
             domains = [
                 {"name": name, "id": self.ocid("ad", name), "compartmentId": compartment}
-                for name in self.availability_domains
+                for name in self.domains_of(region)
             ]
             return {"availabilityDomains": domains, "compartmentId": compartment, "id": "ads"}, []
         if args.token == "oci:ObjectStorage/getNamespace:getNamespace":

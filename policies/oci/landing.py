@@ -96,15 +96,7 @@ def parse_quota(text: str) -> QuotaStatement:
     )
 
 
-def region_key(region: str) -> str:
-    """us-ashburn-1 -> US-ASHBURN: how an availability domain's name spells its region."""
-    return "-".join(region.split("-")[:2]).upper()
-
-
-def domain_is(domain: str, region: str, zone: str) -> bool:
-    """Whether the tenancy's domain name `domain` is availability domain number `zone` of `region`."""
-    return domain.rsplit(":", 1)[-1].upper() == f"{region_key(region)}-AD-{zone}"
-
-
-def domain_in(domain: str, region: str) -> bool:
-    return domain.rsplit(":", 1)[-1].upper().startswith(f"{region_key(region)}-AD-")
+def domain_label(domain: str) -> str:
+    """A domain's name without the tenancy's prefix, as the catalog lists it: Uocm:US-ASHBURN-AD-1 -> US-ASHBURN-AD-1
+    (the config's availabilityDomains, accelstack/clouds/oci/catalog.py)."""
+    return domain.rsplit(":", 1)[-1].upper()

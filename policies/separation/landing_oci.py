@@ -179,20 +179,34 @@ def oci_stack_problems(compartments: Mapping[str, Any], resources: Sequence[Any]
     yield from _stray_grants(compartments, resources)
 
 
-def oci_quota_caps(resource: Any, needs: list[dict[str, Any]]) -> Iterable[str]:
+def oci_quota_caps(
+    resource: Any, needs: list[dict[str, Any]], domains: Mapping[str, Sequence[str]] | None
+) -> Iterable[str]:
     """Each `set` statement of a side's quota policy caps a GPU quota at the planner's need for that side and
     region, and no higher; a cap nothing needs is room no stack accounts for. A need in one availability domain
     (a cluster network's, `zone`) is capped in that domain (`request.ad`): a region-wide cap would be allocated
-    to each of its domains (quota_policy_syntax.htm, Scope), up to three times the need."""
+    to each of its domains (quota_policy_syntax.htm, Scope), up to three times the need. `domains`: each region's
+    availability domains as the catalog names them (the availabilityDomains config)."""
     side = resource_side(resource)
-    for statement in quota_statements(resource) or []:
-        if statement.unparsed or statement.action != "set":
+    parsed = quota_statements(resource)
+    if parsed is None:
+        return  # judged at `up`, with the statements known
+    readable = [s for s in parsed if not s.unparsed]
+    for statement in readable:
+        if statement.action != "set":
             continue
         where = statement.domain or statement.region or "every region"
         for name in statement.names:
             need = next(
-                (n for n in needs if n.get("side") == side and _covers(statement, n) and n.get("quota") == name), None
+                (
+                    n
+                    for n in needs
+                    if n.get("side") == side and _covers(statement, n, domains) and n.get("quota") == name
+                ),
+                None,
             )
+            if need is None and statement.domain and _uncounted(side, name, needs, domains):
+                continue  # a need in a region whose domains are unlisted: failed closed below, naming the region
             if need is None:
                 yield f"{resource.name} sets {name} in {where} for the {side} compartment, which no listed workload stack needs"
             elif statement.value is not None and statement.value > int(need.get("amount", 0)):
@@ -205,11 +219,94 @@ def oci_quota_caps(resource: Any, needs: list[dict[str, Any]]) -> Iterable[str]:
                     f"{resource.name} sets {name} in each availability domain of {where}, but the {side} "
                     f"compartment's need is in AD-{need.get('zone')} alone: cap it there (where request.ad = ...)"
                 )
+    for need in needs:
+        if need.get("side") == side and need.get("zone"):
+            yield from _domain_cap_problems(resource.name, need, readable, domains)
 
 
-def _covers(statement: oci_landing.QuotaStatement, need: Mapping[str, Any]) -> bool:
+def _uncounted(side: Any, quota: str, needs: list[dict[str, Any]], domains: Any) -> bool:
+    """Whether a need of the side for the quota is in a domain of a region the config lists no domains for."""
+    return any(
+        n.get("side") == side and n.get("quota") == quota and n.get("zone") and _domain_labels(n, domains) is None
+        for n in needs
+    )
+
+
+def _domain_labels(need: Mapping[str, Any], domains: Mapping[str, Sequence[str]] | None) -> list[str] | None:
+    region = str(need.get("region"))
+    listed = (domains or {}).get(region)
+    return [str(label).upper() for label in listed] if isinstance(listed, list | tuple) else None
+
+
+def _domain_cap_problems(
+    name: str,
+    need: Mapping[str, Any],
+    statements: Sequence[oci_landing.QuotaStatement],
+    domains: Mapping[str, Sequence[str]] | None,
+) -> Iterable[str]:
+    """A need in one availability domain is capped there and zeroed in every other domain of its region, in the
+    capped compartment, by statements that do not overlap the cap: Oracle documents no rule for how a region-wide
+    `zero` and an AD-scoped `set` of one quota combine (quota_policy_syntax.htm, sample_quotas.htm), so a cap is
+    proven only where no other statement covers its domain, and then no statement's order matters. The zeros are
+    counted, by distinct `request.ad`, against the region's domains in the catalog (fail closed without them)."""
+    quota, region, zone = str(need.get("quota")), str(need.get("region")), str(need.get("zone"))
+    labels = _domain_labels(need, domains)
+    if labels is None:
+        yield (
+            f"{name}: the need for {quota} is in AD-{zone} of {region}, a region the availabilityDomains config does "
+            "not list: its other domains' zeros cannot be counted (accelstack/clouds/oci/catalog.py)"
+        )
+        return
+    index = int(zone) - 1 if zone.isdigit() else -1
+    if not 0 <= index < len(labels):
+        yield f"{name}: the need for {quota} is in AD-{zone}, but {region} has {len(labels)} availability domain(s)"
+        return
+    own = labels[index]
+
+    def covers(statement: oci_landing.QuotaStatement) -> bool:
+        return quota in statement.names or oci_landing.EVERY_QUOTA in statement.names
+
+    caps = [
+        s
+        for s in statements
+        if s.action == "set" and quota in s.names and s.domain and oci_landing.domain_label(s.domain) == own
+    ]
+    if not caps:
+        yield f"{name} does not cap {quota} in {own}, where the planner's need for it is"
+    for compartment in sorted({str(s.compartment) for s in caps}):
+        mine = [s for s in statements if str(s.compartment) == compartment and covers(s)]
+        zeroed = {oci_landing.domain_label(s.domain) for s in mine if s.action == "zero" and s.domain}
+        if missing := [label for label in labels if label != own and label not in zeroed]:
+            yield (
+                f"{name} caps {quota} in {own} for compartment {compartment} but does not zero it in "
+                f"{', '.join(missing)}: {region} has {len(labels)} availability domains, and each one not zeroed "
+                "keeps the tenancy's service limit"
+            )
+        overlapping = [
+            s.text
+            for s in mine
+            if s.action != "set"
+            and s.region in (None, region)
+            and (s.domain is None or oci_landing.domain_label(s.domain) == own)
+        ]
+        if overlapping:
+            yield (
+                f"{name}: {'; '.join(overlapping)} overlaps the cap on {quota} in {own}: Oracle documents no order "
+                "between overlapping statements, so the cap is not proven"
+            )
+
+
+def _covers(
+    statement: oci_landing.QuotaStatement, need: Mapping[str, Any], domains: Mapping[str, Sequence[str]] | None
+) -> bool:
     """Whether the statement's place is the need's: its domain (a need in one), else its region."""
-    region, zone = str(need.get("region")), need.get("zone")
+    region, zone = str(need.get("region")), str(need.get("zone") or "")
     if statement.domain is not None:
-        return bool(zone) and oci_landing.domain_is(statement.domain, region, str(zone))
+        labels = _domain_labels(need, domains)
+        index = int(zone) - 1 if zone.isdigit() else -1
+        return (
+            labels is not None
+            and 0 <= index < len(labels)
+            and oci_landing.domain_label(statement.domain) == labels[index]
+        )
     return statement.region == region

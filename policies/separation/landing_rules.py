@@ -68,6 +68,11 @@ CONFIG: dict[str, dict[str, Any]] = {
         "items": {"type": "string"},
         "description": "oci: the regions each compartment's quota must zero compute in (the catalog's, less allowedRegions).",
     },
+    "availabilityDomains": {
+        "type": "object",
+        "description": "oci: each region's availability domains as their names end (US-ASHBURN-AD-1): a cap in one "
+        "is proven by a zero in each other (accelstack fills it from its catalog).",
+    },
     "deniedQuotas": {
         "type": "array",
         "items": {"type": "string"},
@@ -359,7 +364,7 @@ def check_quota_caps(resource: Any, ctx: Context) -> Iterable[str]:
         yield from _gcp_quota_caps(resource, needs, side, ctx)
         return
     if resource.resource_type == oci_landing.QUOTA:
-        yield from landing_oci.oci_quota_caps(resource, needs)
+        yield from landing_oci.oci_quota_caps(resource, needs, ctx.config.get("availabilityDomains"))
         return
     region = _read(resource, "region") or (ctx.provider.region if ctx.provider is not None else None)
     code, value = _read(resource, "quotaCode"), _read(resource, "value")

@@ -102,9 +102,22 @@ def test_a_cluster_network_pinned_to_another_domain_is_capped_there(tmp_path: Pa
     assert statements[0].endswith("to 16 in compartment acme-train where request.ad = 'Uocm:US-ASHBURN-AD-2'")
     assert {s.rsplit("'", 2)[1] for s in statements[1:]} == {"Uocm:US-ASHBURN-AD-1", "Uocm:US-ASHBURN-AD-3"}
     assert all(s.startswith("zero ") for s in statements[1:])
-    # A one-domain region has no domain 2: the landing stack says so rather than cap a domain that is not there.
-    with pytest.raises(ValueError, match="availability domain 2: the region has 1"):
+    # A tenancy listing other domains than the catalog's: the landing stack says so rather than write zeros the
+    # packs cannot count (they count them against the catalog's domains of the region).
+    with pytest.raises(ValueError, match=r"lists availability domains Uocm:US-ASHBURN-AD-1; .* update the catalog"):
         parts.quota_statements("training", {"us-ashburn-1": ["Uocm:US-ASHBURN-AD-1"]})
+
+
+def test_the_catalog_counts_the_domains_of_every_region_it_lists() -> None:
+    """Every catalog region has a domain count (the packs fail closed on a region without one), spelled as the
+    tenancy's names end there."""
+    from accelstack.clouds.oci.catalog import AVAILABILITY_DOMAINS, REGIONS, domain_labels
+
+    assert set(AVAILABILITY_DOMAINS) == set(REGIONS)
+    assert domain_labels("us-ashburn-1") == ["US-ASHBURN-AD-1", "US-ASHBURN-AD-2", "US-ASHBURN-AD-3"]
+    assert domain_labels("us-phoenix-1")[2] == "PHX-AD-3"
+    assert domain_labels("eu-frankfurt-1")[2] == "EU-FRANKFURT-1-AD-3"
+    assert domain_labels("ca-toronto-1") == ["CA-TORONTO-1-AD-1"]
 
 
 def test_deploy_groups_are_granted_their_own_compartment_only(landing: Capture) -> None:

@@ -88,6 +88,47 @@ def other_domain(text: str) -> str:
     return text.replace("US-ASHBURN-AD-1", "US-ASHBURN-AD-2")
 
 
+def training_quota(change: Callable[[list[str]], list[str]]) -> Mutation:
+    """The training side's quota statements rewritten by `change`: landing-quota-caps names the quota policy."""
+
+    def apply(doc: Doc) -> tuple[str, str]:
+        statements(change, "oci-landing-training-quota", QUOTA)(doc)
+        return "landing-quota-caps", str(entry(doc, "oci-landing-training-quota", QUOTA)["urn"])
+
+    return apply
+
+
+def is_domain_zero(text: str, domain: str) -> bool:
+    return text.startswith("zero ") and f"request.ad = 'Uocm:US-ASHBURN-AD-{domain}'" in text
+
+
+def without_domain_zero(domain: str) -> Callable[[list[str]], list[str]]:
+    return lambda texts: [t for t in texts if not is_domain_zero(t, domain)]
+
+
+def without_any_domain_zero(texts: list[str]) -> list[str]:
+    return [t for t in texts if "request.ad" not in t or t.startswith("set ")]
+
+
+def domain_zero_in_serving(texts: list[str]) -> list[str]:
+    """The AD-3 zero written for the serving compartment instead of training's."""
+    return [
+        t.replace("compartment acme-train ", "compartment acme-serve ") if is_domain_zero(t, "3") else t for t in texts
+    ]
+
+
+def domain_zero_on_the_cap(texts: list[str]) -> list[str]:
+    """The AD-2 zero moved onto the capped domain: AD-2 keeps the service limit, AD-1 has two statements."""
+    return [t.replace("US-ASHBURN-AD-2", "US-ASHBURN-AD-1") if is_domain_zero(t, "2") else t for t in texts]
+
+
+def region_zero_under_the_cap(texts: list[str]) -> list[str]:
+    """The other design: a region-wide zero before the per-domain cap, which Oracle documents no order for."""
+    cap = next(t for t in texts if t.startswith("set "))
+    zero = "zero compute-core quotas gpu-h100-count in compartment acme-train where request.region = 'us-ashburn-1'"
+    return [zero if t == cap else t for t in without_any_domain_zero(texts)] + [cap]
+
+
 def without_serving_zero(texts: list[str]) -> list[str]:
     return [t for t in texts if "gpu-h100-count" not in t]
 
@@ -143,6 +184,11 @@ MUTATIONS: dict[str, Mutation] = {
     "quota cap raised past the planner's need": cap_raised,
     "per-domain cap widened to every domain of the region": cap_edit(region_wide),
     "per-domain cap moved to a domain the cluster network is not in": cap_edit(other_domain),
+    "per-domain cap's zero in AD-2 removed": training_quota(without_domain_zero("2")),
+    "per-domain cap's zero in AD-3 written for the serving compartment": training_quota(domain_zero_in_serving),
+    "per-domain cap with no zero in the region's other domains": training_quota(without_any_domain_zero),
+    "per-domain cap's AD-2 zero moved onto the capped domain": training_quota(domain_zero_on_the_cap),
+    "region-wide zero under the per-domain cap instead of per-domain zeros": training_quota(region_zero_under_the_cap),
     "serving compartment's zero for the training shapes removed": guardrail(
         "serving", statements(without_serving_zero, "oci-landing-serving-quota", QUOTA)
     ),
@@ -179,6 +225,23 @@ def test_each_mutation_is_caught(mutation: str) -> None:
     rule, urn = MUTATIONS[mutation](doc)
     caught = [v for v in verdicts(doc) if v.policy == rule and v.mandatory]
     assert urn in {v.urn for v in caught}, f"{mutation}: {[v.line() for v in caught]}"
+
+
+def test_the_quota_statements_in_any_order_get_no_verdict() -> None:
+    """No statement overlaps another, so their order proves nothing and changes nothing."""
+    doc = copy.deepcopy(previewed().export)
+    statements(lambda ts: list(reversed(ts)), "oci-landing-training-quota", QUOTA)(doc)
+    assert verdicts(doc) == []
+
+
+def test_a_region_the_config_lists_no_domains_for_fails_closed() -> None:
+    result = previewed()
+    context = landing_context(result.spec, result.landing_plan)
+    context["availabilityDomains"] = {r: d for r, d in context["availabilityDomains"].items() if r != "us-ashburn-1"}
+    caught = [v for v in policy_verdicts(result.export, None, context=context) if v.policy == "landing-quota-caps"]
+    urn = entry(result.export, "oci-landing-training-quota", QUOTA)["urn"]
+    assert [v.urn for v in caught] and {v.urn for v in caught} == {urn}
+    assert all(v.mandatory and "us-ashburn-1" in v.message for v in caught), [v.line() for v in caught]
 
 
 def test_a_grant_to_anyone_else_is_caught() -> None:

@@ -185,7 +185,6 @@ def test_stack_file_separation_is_what_the_packs_check(tmp_path: Path) -> None:
         (["--stack-file", "stacks/Pulumi.aws-training.yaml"], "--stack-file names the stack of a --file export"),
         (["--file", "EXPORT", "--stack-file", "missing.yaml"], "missing.yaml"),
         (["--file", "EXPORT", "--stack-file", "BROKEN"], "training.nodes.count"),
-        (["--file", "EXPORT", "--stack-file", "stacks/Pulumi.aws-landing.yaml"], "a landing stack's checks need"),
     ],
 )
 def test_bad_stack_file_is_exit_2(tmp_path: Path, args: list[str], message: str) -> None:

@@ -101,6 +101,44 @@ REGION_KEYS = {
     "me-jeddah-1": "jed",
 }
 
+# How many availability domains each region has, 2026-12-06: Oracle's regions table, "Availability Domains"
+# column (docs.oracle.com/iaas/Content/General/Concepts/regions.htm: "A region is composed of one or more
+# availability domains"; "we've chosen to launch regions in new geographies with one availability domain"). The
+# stored copy of that page at hand ends before the table, so the threes are corroborated by tenancies' own domain
+# names in public code (PHX-AD-3, US-CHICAGO-1-AD-3, EU-FRANKFURT-1-AD-3), the ones by the page's rule for new
+# regions. The landing packs need the count: Oracle documents no rule for how a region-wide `zero` and an
+# AD-scoped `set` of the same quota combine (quota_policy_syntax.htm, sample_quotas.htm), so a cap in one domain is
+# proven only by a zero in each other domain of the region (policies/separation/landing_oci.py); a region missing
+# here fails closed there, and a tenancy listing other domains fails the landing preview (landing_quotas.py).
+AVAILABILITY_DOMAINS: dict[str, int] = {
+    "us-ashburn-1": 3,
+    "us-chicago-1": 3,
+    "us-phoenix-1": 3,
+    "us-sanjose-1": 1,
+    "ca-toronto-1": 1,
+    "eu-frankfurt-1": 3,
+    "eu-amsterdam-1": 1,
+    "uk-london-1": 3,
+    "ap-osaka-1": 1,
+    "ap-tokyo-1": 1,
+    "ap-sydney-1": 1,
+    "ap-mumbai-1": 1,
+    "sa-saopaulo-1": 1,
+    "me-jeddah-1": 1,
+}
+# How a domain's name spells its region, after the tenancy's prefix ("Uocm:US-ASHBURN-AD-1"): the first regions
+# kept older spellings (PHX-AD-1, US-ASHBURN-AD-1); the others spell the region identifier (EU-FRANKFURT-1-AD-1),
+# as ListAvailabilityDomains answers in those regions.
+DOMAIN_LABELS: dict[str, str] = {"us-ashburn-1": "US-ASHBURN", "us-phoenix-1": "PHX"}
+
+
+def domain_labels(region: str) -> list[str]:
+    """The region's availability domains as their names end (no tenancy prefix), in number order; KeyError for a
+    region the catalog does not list."""
+    label = DOMAIN_LABELS.get(region, region.upper())
+    return [f"{label}-AD-{n}" for n in range(1, AVAILABILITY_DOMAINS[region] + 1)]
+
+
 # --- File Storage with Lustre -----------------------------------------------------------------------------------
 
 # OCI sells Lustre in decimal GB (capacity_in_gbs): 31,200 GB, then +10,400 GB up to 124,800 GB, then +41,600 GB.

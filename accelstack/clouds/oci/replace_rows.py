@@ -79,6 +79,9 @@ REPLACE_FORCING: dict[str, tuple[str, ...]] = {
     "oci:ObjectStorage/bucket:Bucket": ("namespace", "name", "storageTier"),
     "oci:Identity/policy:Policy": ("compartmentId", "name"),
     "oci:Identity/dynamicGroup:DynamicGroup": ("compartmentId", "name"),
+    # A landing stack's quota policy: its statements (caps and zeros) update in place (limits/quota.py: statements,
+    # description and tags "(Updatable)"; locks are not set).
+    "oci:Limits/quota:Quota": ("compartmentId", "name"),
     "oci:Kms/vault:Vault": ("vaultType",),
     "oci:Kms/key:Key": ("keyShape", "managementEndpoint", "protectionMode"),
     "oci:Vault/secret:Secret": ("keyId", "secretName", "vaultId"),
