@@ -85,6 +85,15 @@ def oci_availability_domain(spec: TrainingStack) -> Iterator[Problem]:
             f"{', '.join(AVAILABILITY_DOMAIN_NUMBERS)} (AD-1..AD-3 of the region, "
             "`oci iam availability-domain list`)",
         )
+        return
+    count = tables.AVAILABILITY_DOMAINS.get(spec.account.region)
+    if domain is not None and count is not None and int(domain) > count:
+        # The launch would find no such domain (quotas.domain_name stops the preview): said here, at its key.
+        allowed = ", ".join(str(n) for n in range(1, count + 1))
+        yield Problem(
+            "training.network.availabilityZone",
+            f"{spec.account.region} has {count} availability domain{'s' if count > 1 else ''}; allowed: {allowed}",
+        )
 
 
 @rule(workload="training")

@@ -154,6 +154,9 @@ def test_the_head_reads_its_slurm_config_from_its_own_metadata_and_is_private():
         (("training.nodes.reservationId=ocid1.capacityreservation.oc1.phx.aaaaaaaaexample",),
          "training.nodes.reservationId", "names region 'phx', the stack deploys to us-ashburn-1"),
         (("training.network.availabilityZone=us-ashburn-1a",), "training.network.availabilityZone", "allowed: 1, 2, 3"),
+        # Tokyo has one domain (catalog.AVAILABILITY_DOMAINS): a second is refused at its key, not at preview.
+        (("account.region=ap-tokyo-1", 'training.network.availabilityZone="2"'), "training.network.availabilityZone",
+         "ap-tokyo-1 has 1 availability domain; allowed: 1"),
         # Lustre's servers take up to 60 addresses per 100 TB of the nodes' subnet: 19 at 31,200 GB, past a /28's 13.
         (("training.network.vpcCidr=10.60.0.0/27",), "training.network.vpcCidr",
          "2 nodes + 1 Slurm head + 19 File Storage with Lustre (31,200 GB"),
