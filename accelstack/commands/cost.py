@@ -124,7 +124,7 @@ def training_estimate(
     catalog = cloud.catalog
     nodes = training.nodes
     setting = lustre_setting(training, catalog, prices)
-    lustre_unpriced = None
+    lustre_unpriced = lustre_key = None
     lustre_monthly = 0.0
     if setting is not None:
         try:
@@ -132,6 +132,11 @@ def training_estimate(
         except ValueError as error:
             # Price what is known and say, beside the figures, what is left out (not a zero in disguise).
             lustre_unpriced = f"{catalog.parallel_fs_service} {setting.deployment_type}: {error}"
+            # The --prices key that prices it: the tier, with its throughput where the tier offers several.
+            several = len(catalog.parallel_fs[setting.deployment_type].throughput_per_tib) > 1
+            lustre_key = (
+                f"{setting.deployment_type}/{setting.throughput_per_tib}" if several else setting.deployment_type
+            )
     plan = plan_training(training, catalog=catalog, prices=prices)
     checkpoint = plan.checkpoint
     compute_hours, hours_source = job_hours_of(spec, hours, catalog)
@@ -197,6 +202,7 @@ def training_estimate(
             cloud.prices.not_priced, "training", (nodes.instance_type, spec.training.scheduler.head_node.instance_type)
         ),
         "lustreNotPriced": lustre_unpriced,
+        "lustrePriceKey": lustre_key,
         "priceSource": prices.source(),
     }
 
@@ -269,7 +275,12 @@ def training_table(results: dict[str, Any]) -> Table:
             r["assumptions"],
             f"${t['compute_usd']:,.0f} at the {r['hourlyBasis']}",
             f"${t['lustre_usd'] + t['s3_usd']:,.0f}"
-            + (" + Lustre NOT PRICED (no list price recorded; --prices)" if r.get("lustreNotPriced") else ""),
+            + (
+                f" + Lustre NOT PRICED (no list price recorded; give it with --prices FILE: "
+                f"lustreGbMonth: {{{r['lustrePriceKey']}: USD per GB-month}})"
+                if r.get("lustreNotPriced")
+                else ""
+            ),
             f"${r['headNodeUsd']:,.0f}"
             + (
                 f" + accounting database ${r['accountingDatabase']['jobUsd']:,.0f}"

@@ -98,3 +98,19 @@ def test_the_regional_table_covers_the_catalog_and_agrees_with_the_two_record_ea
     for size, hourly in prices.ON_DEMAND_HOURLY.items():
         assert table[prices.REGION][size] == hourly, size
     assert all(price > 0 for sizes in table.values() for price in sizes.values())
+
+
+@pytest.mark.parametrize("cloud", ["azure", "gcp"])
+def test_an_unpriced_managed_lustre_names_the_prices_key_that_prices_it(tmp_path, cloud):
+    """No Managed Lustre list price is recorded on Azure or Google Cloud (their prices.py say what was searched):
+    the cost line says so and names the --prices key, and that key then prices the file system."""
+    [path] = [p for p in example_files() if p.name == f"Pulumi.{cloud}-training.yaml"]
+    stack = priced(path)
+    assert stack["lustreNotPriced"] and stack["training"]["lustreUsd"] == 0
+    key = stack["lustrePriceKey"]
+    assert key in registry.get(cloud).catalog.parallel_fs
+    assert f"lustreGbMonth: {{{key}: USD per GB-month}}" in cost(str(path)).output
+    overrides = tmp_path / "prices.yaml"
+    overrides.write_text(f"lustreGbMonth: {{{key}: 0.2}}\n")
+    given = priced(path, "--prices", str(overrides))
+    assert given["lustreNotPriced"] is None and given["training"]["lustreUsd"] > 0
