@@ -209,7 +209,8 @@ SERVING_CHANGES = {
 
 AZURE_TRAINING_CHANGES = {
     "nodes 4 -> 64": ("training.nodes.count=64",),
-    "H100 -> H200": ("training.nodes.instanceType=Standard_ND96isr_H200_v5",),
+    # Another ND size East US offers (its Retail Prices meters have no ND H200 v5 or ND MI300X v5).
+    "H100 -> A100 80GB": ("training.nodes.instanceType=Standard_ND96amsr_A100_v4",),
     "on-demand -> spot": ("training.nodes.capacity=spot",),
     "partitions edited": (
         "training.scheduler.partitions=[{name: gpu, maxTime: '7-00:00:00', default: true}, "

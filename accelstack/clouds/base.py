@@ -463,8 +463,8 @@ class Prices:
     block_gb_month: float  # general-purpose block storage (boot and warm-pool disks)
     not_priced: tuple[str, ...] = ()  # cost lines the planner leaves out, said in the cost report
     extra: Mapping[str, float] = field(default_factory=dict)  # load balancer, queue, ... by documented key
-    # Block volumes that bill provisioned IOPS and throughput above a free baseline (gp3, Premium SSD v2,
-    # Hyperdisk), per month; zero: included in block_gb_month.
+    regional_hourly: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # other region -> type -> USD/h
+    # Provisioned IOPS and throughput billed above a free baseline (gp3, Premium SSD v2, Hyperdisk) per month; 0: none.
     block_iops_month: float = 0.0
     block_free_iops: int = 0
     block_mibps_month: float = 0.0

@@ -124,7 +124,7 @@ def training_estimate(
     catalog = cloud.catalog
     nodes = training.nodes
     setting = lustre_setting(training, catalog, prices)
-    lustre_unpriced = None
+    lustre_unpriced = lustre_key = None
     lustre_monthly = 0.0
     if setting is not None:
         try:
@@ -132,6 +132,11 @@ def training_estimate(
         except ValueError as error:
             # Price what is known and say, beside the figures, what is left out (not a zero in disguise).
             lustre_unpriced = f"{catalog.parallel_fs_service} {setting.deployment_type}: {error}"
+            # The --prices key that prices it: the tier, with its throughput where the tier offers several.
+            several = len(catalog.parallel_fs[setting.deployment_type].throughput_per_tib) > 1
+            lustre_key = (
+                f"{setting.deployment_type}/{setting.throughput_per_tib}" if several else setting.deployment_type
+            )
     plan = plan_training(training, catalog=catalog, prices=prices)
     checkpoint = plan.checkpoint
     compute_hours, hours_source = job_hours_of(spec, hours, catalog)
@@ -166,6 +171,7 @@ def training_estimate(
     return {
         "workload": "training",
         "instanceType": nodes.instance_type,
+        "hourlyBasis": prices.hourly_basis(nodes.instance_type),
         "nodes": nodes.count,
         "capacity": nodes.capacity,
         "quota": quota_drawn(catalog, nodes.instance_type, nodes.capacity, nodes.count),
@@ -196,6 +202,7 @@ def training_estimate(
             cloud.prices.not_priced, "training", (nodes.instance_type, spec.training.scheduler.head_node.instance_type)
         ),
         "lustreNotPriced": lustre_unpriced,
+        "lustrePriceKey": lustre_key,
         "priceSource": prices.source(),
     }
 
@@ -229,6 +236,7 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
     return {
         "workload": "serving",
         "instanceType": replicas.instance_type,
+        "hourlyBasis": prices.hourly_basis(replicas.instance_type),
         "replicas": f"{replicas.min}..{replicas.max}",
         "capacity": replicas.capacity,
         # At most replicas.max run at once; stopped warm-pool replicas hold no running-instance quota.
@@ -265,9 +273,14 @@ def training_table(results: dict[str, Any]) -> Table:
             f"{t['compute_hours']:g} h x (1 + {t['overhead_fraction']:.1%}) = {t['wall_hours']:g} h "
             f"({t['gpu_hours']:g} GPU-h); hours from {r['computeHoursSource']}",
             r["assumptions"],
-            f"${t['compute_usd']:,.0f}",
+            f"${t['compute_usd']:,.0f} at the {r['hourlyBasis']}",
             f"${t['lustre_usd'] + t['s3_usd']:,.0f}"
-            + (" + Lustre NOT PRICED (no list price recorded; --prices)" if r.get("lustreNotPriced") else ""),
+            + (
+                f" + Lustre NOT PRICED (no list price recorded; give it with --prices FILE: "
+                f"lustreGbMonth: {{{r['lustrePriceKey']}: USD per GB-month}})"
+                if r.get("lustreNotPriced")
+                else ""
+            ),
             f"${r['headNodeUsd']:,.0f}"
             + (
                 f" + accounting database ${r['accountingDatabase']['jobUsd']:,.0f}"
@@ -303,7 +316,7 @@ def serving_table(results: dict[str, Any]) -> Table:
             name,
             f"{r['replicas']} x {r['instanceType']} {r['capacity']}; quota at max {r['quota']['basis']}",
             f"{s['replica_hours_per_day']} = sum of replicas by hour 00-23 [{by_hour}] ({r['profileBasis'].rsplit('; ', 1)[-1]})",
-            f"${s['compute_monthly_usd']:,.0f}",
+            f"${s['compute_monthly_usd']:,.0f} at the {r['hourlyBasis']}",
             f"${s['running_volumes_monthly_usd'] + s['warm_pool_monthly_usd']:,.0f} (warm pool of "
             f"{counted(s['warm_pool'], 'replicas')}: ${s['warm_pool_monthly_usd']:,.0f})",
             f"${s['monthly_usd']:,.0f}",
@@ -358,37 +371,37 @@ def cost_command(
     """Price training and serving stacks from their specs and the dated price table (prices overridable)."""
 
     _, files = resolve_stacks(stacks, all_stacks, project_dir)
-    # One book per cloud the stacks name (each cloud's table, with the same overrides); a bad --prices
-    # file stops the command before any stack is priced.
-    books: dict[str, tuple[Cloud, PriceBook]] = {}
+    # One book per cloud and region the stacks name (each cloud's table, the region's instance prices where it
+    # has them, the same overrides); a bad --prices file stops the command before any stack is priced.
+    books: dict[tuple[str, str | None], tuple[Cloud, PriceBook]] = {}
 
-    def priced(cloud_name: str) -> tuple[Cloud, PriceBook]:
-        if cloud_name not in books:
+    def priced(cloud_name: str, region: str | None = None) -> tuple[Cloud, PriceBook]:
+        if (cloud_name, region) not in books:
             cloud = cloud_named(cloud_name)
-            books[cloud_name] = (cloud, book(prices, spot_discount, cloud=cloud))
-        return books[cloud_name]
+            books[cloud_name, region] = (cloud, book(prices, spot_discount, cloud=cloud, region=region))
+        return books[cloud_name, region]
 
     priced(DEFAULT_CLOUD)
     results: dict[str, Any] = {}
-    used: list[str] = []
+    used: list[tuple[str, str | None]] = []
     failed = False
     for name, spec in load_specs(files, overrides or []):
         if spec is None:
             failed = True
             continue
-        cloud, book_ = priced(spec.cloud)
-        used += [] if spec.cloud in used else [spec.cloud]
+        cloud, book_ = priced(spec.cloud, spec.account.region)
+        used += [] if (spec.cloud, spec.account.region) in used else [(spec.cloud, spec.account.region)]
         if isinstance(spec, TrainingStack):
             estimate = partial(training_estimate, spec, hours, book_, dataset_gb, cloud=cloud)
         else:
             estimate = partial(serving_estimate, spec, months, book_, cloud=cloud)
         results[name] = planner_call(name, estimate)
-    footer = [priced(c) for c in used or [DEFAULT_CLOUD]]
-    price_source = "; ".join(b.source() for _, b in footer)
+    footer = [priced(*key) for key in used or [(DEFAULT_CLOUD, None)]]
+    price_source = "; ".join(dict.fromkeys(b.source() for _, b in footer))
     # What the priced stacks leave out (a serving stack's footer names no training file system); with no stack
     # priced, the table's whole list.
     stated = [line for result in results.values() if isinstance(result, dict) for line in result.get("notPriced", ())]
-    every = [line for cloud, _ in footer for line in cloud.prices.not_priced]
+    every = [line for cloud in {c.name: c for c, _ in footer}.values() for line in cloud.prices.not_priced]
     not_priced = list(dict.fromkeys(str(line) for line in (stated if results else every)))
     if as_json:
         emit("", camel_keys({"stacks": results, "priceSource": price_source, "notPriced": not_priced}), True)

@@ -128,10 +128,14 @@ def cloud_named(name: str) -> Cloud:
     return planner_call("--cloud", lambda: registry.get(name))
 
 
-def book(prices: Path | None, spot_discount: float | None = None, *, cloud: Cloud) -> PriceBook:
-    """`cloud`'s price book with the --prices file and --spot-discount applied."""
+def book(
+    prices: Path | None, spot_discount: float | None = None, *, cloud: Cloud, region: str | None = None
+) -> PriceBook:
+    """`cloud`'s price book (`region`'s instance prices where its table has them) with the --prices file and
+    --spot-discount applied."""
     return planner_call(
-        "--prices/--spot-discount", lambda: load_book(cloud.prices, prices, spot_discount=spot_discount)
+        "--prices/--spot-discount",
+        lambda: load_book(cloud.prices, prices, spot_discount=spot_discount, region=region),
     )
 
 

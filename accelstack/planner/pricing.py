@@ -39,12 +39,17 @@ class PriceBook:
     listed: Prices  # the cloud's table before overrides (what `lustre_setting` sizes a deployed file system by)
     overridden: tuple[str, ...] = field(default=())
     block_gb_month: float = 0.0
+    # The stack's region (None: not asked) and, per instance type, where its hourly price comes from: a region whose
+    # list price it is, or the --prices file. A type without an entry has `region`'s list price.
+    stack_region: str | None = None
+    hourly_source: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_prices(cls, prices: Prices) -> PriceBook:
-        """The book of a cloud's dated table, no overrides."""
+    def from_prices(cls, prices: Prices, region: str | None = None) -> PriceBook:
+        """The book of a cloud's dated table, no overrides; instance prices of `region` where the table has them."""
+        regional = dict(prices.regional_hourly.get(region, {})) if region is not None else {}
         return cls(
-            on_demand_hourly=dict(prices.on_demand_hourly),
+            on_demand_hourly={**prices.on_demand_hourly, **regional},
             lustre_gb_month={_lustre_key(k): v for k, v in prices.parallel_fs_gb_month.items()},
             object_gb_month=prices.object_gb_month,
             spot_discount=prices.spot_discount,
@@ -52,11 +57,13 @@ class PriceBook:
             region=prices.region,
             listed=prices,
             block_gb_month=prices.block_gb_month,
+            stack_region=region,
+            hourly_source=dict.fromkeys(regional, region) if region is not None else {},
         )
 
     def list_prices(self) -> PriceBook:
         """This cloud's book without the overrides."""
-        return PriceBook.from_prices(self.listed)
+        return PriceBook.from_prices(self.listed, self.stack_region)
 
     def block_volume_monthly(self, gib: float, iops: int, throughput_mibps: int) -> float:
         """One block volume per month: storage plus the IOPS and throughput provisioned above the free baseline."""
@@ -76,6 +83,16 @@ class PriceBook:
             ) from None
         return price * (1 - self.spot_discount) if capacity == "spot" else price
 
+    def hourly_basis(self, instance_type: str) -> str:
+        """Where `instance_type`'s hourly price comes from, as a cost line says it: the stack's region's list price,
+        another region's (the table has none for the stack's), or the --prices file."""
+        source = self.hourly_source.get(instance_type, self.region)
+        if source.startswith("--prices"):
+            return source
+        if self.stack_region is None or source == self.stack_region:
+            return f"{source} list price"
+        return f"{source} list price (none recorded for {self.stack_region}; --prices to give it)"
+
     def lustre(self, deployment_type: str, throughput_per_tib: int | None) -> float:
         """USD per GB-month of a parallel file system tier at a throughput; a tier priced without one
         (its throughput is fixed) is priced the same at any."""
@@ -89,6 +106,8 @@ class PriceBook:
 
     def source(self) -> str:
         note = f" (overridden: {', '.join(self.overridden)})" if self.overridden else ""
+        if self.stack_region in self.listed.regional_hourly and self.stack_region != self.region:
+            note = f" ({self.stack_region}'s instance prices where recorded){note}"
         return f"{self.listed.label} {self.region} checked {self.checked}{note}"
 
 
@@ -97,9 +116,12 @@ def _lustre_key(text: str) -> tuple[str, int | None]:
     return name.strip(), int(tier) if tier.strip() else None
 
 
-def load_book(prices: Prices, path: Path | None = None, *, spot_discount: float | None = None) -> PriceBook:
-    """The book of `prices` with a file's overrides and then flag overrides applied; ValueError on bad input."""
-    book = PriceBook.from_prices(prices)
+def load_book(
+    prices: Prices, path: Path | None = None, *, spot_discount: float | None = None, region: str | None = None
+) -> PriceBook:
+    """The book of `prices` (instance prices of `region` where the table has them) with a file's overrides and then
+    flag overrides applied; ValueError on bad input."""
+    book = PriceBook.from_prices(prices, region)
     changed: list[str] = []
     if path is not None:
         source = f"--prices {path}"
@@ -146,6 +168,7 @@ def load_book(prices: Prices, path: Path | None = None, *, spot_discount: float 
             object_gb_month=object_storage,
             spot_discount=spot,
             block_gb_month=block,
+            hourly_source={**book.hourly_source, **dict.fromkeys(map(str, data.get("onDemandHourly") or {}), source)},
         )
         changed.append(str(path))
     if spot_discount is not None:

@@ -88,7 +88,7 @@ VARIANTS = {
         (ACCOUNTING,),
     ],
     "azure-training": [
-        ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5",),
+        ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5", "account.location=westus3"),
         (ACCOUNTING,),
     ],
     "aws-training": [(ACCOUNTING,)],

@@ -63,7 +63,7 @@ def test_gcp_nodes_install_the_container_toolkit_their_image_lacks(tmp_path: Pat
 
 
 def test_amd_nodes_bind_rocm_devices_and_skip_nvidias_toolkit(tmp_path: Path) -> None:
-    overrides = ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5",)
+    overrides = ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5", "account.location=westus3")
     cloud, role = "azure", "training-node"
     capture = updated("azure-training", overrides)
     resource = next(r for r in capture.resources if documents(r.inputs) and role_of(r) == role)

@@ -93,7 +93,11 @@ def test_every_gcp_vm_boots_a_pinned_image(stack, overrides):
     ("stack", "overrides", "gpu_sku"),
     [
         ("azure-training", (), "2404"),
-        ("azure-training", ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5",), "2404-rocm"),
+        (
+            "azure-training",
+            ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5", "account.location=westus3"),
+            "2404-rocm",
+        ),
         ("azure-serving", (), "2404"),
     ],
 )
@@ -115,7 +119,7 @@ def test_azure_nodes_use_the_images_own_infiniband_stack(instance_type):
 
     raw = apply_overrides(
         read_stack_file(REPO / "stacks" / "Pulumi.azure-training.yaml"),
-        [f"training.nodes.instanceType={instance_type}"],
+        [f"training.nodes.instanceType={instance_type}", "account.location=westus3"],
     )
     spec = parse_spec(raw, "azure-training")
     nodes = slurm.nodes_for(spec)

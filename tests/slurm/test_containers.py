@@ -10,14 +10,16 @@ import pytest
 from accelstack.components import slurm
 from accelstack.components.slurm.config_delivery import bundle_files, config_bundle
 from accelstack.components.slurm.containers import FABRIC_ENVIRONMENT, FABRIC_MOUNTS, PYXIS_PLUGIN
-from accelstack.spec.loader import load_stack
+from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
 from accelstack.spec.problems import SpecError
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
 
 
 def _spec(stack: str, *overrides: str):
-    return load_stack(STACKS / f"Pulumi.{stack}.yaml", list(overrides))
+    # Without the file's provider settings, so an override may move the stack to another region (the MI300X rows:
+    # East US has no ND MI300X v5, westus3 has).
+    return parse_spec(apply_overrides(read_stack_file(STACKS / f"Pulumi.{stack}.yaml"), list(overrides)), stack)
 
 
 def _compute_files(spec) -> dict[str, str]:
@@ -41,7 +43,7 @@ FABRICS = [
     ),
     (
         "azure-training",
-        ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5",),
+        ("training.nodes.instanceType=Standard_ND96isr_MI300X_v5", "account.location=westus3"),
         ["/dev/kfd", "/dev/dri", "/etc/nccl.conf"],
         ["MELLANOX_VISIBLE_DEVICES=all"],
     ),
@@ -96,7 +98,7 @@ def test_pyxis_needs_slurm() -> None:
 
 
 def test_amd_gpus_are_scheduled_by_their_render_nodes() -> None:
-    spec = _spec("azure-training", "training.nodes.instanceType=Standard_ND96isr_MI300X_v5")
+    spec = _spec("azure-training", "training.nodes.instanceType=Standard_ND96isr_MI300X_v5", "account.location=westus3")
     nodes = slurm.nodes_for(spec)
     assert "Name=gpu Type=mi300x File=/dev/dri/renderD[128-135]" in slurm.gres_conf(spec, nodes).splitlines()
     assert "Gres=gpu:mi300x:8" in slurm.dynamic_node_conf(spec, nodes)

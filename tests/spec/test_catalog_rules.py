@@ -405,10 +405,9 @@ def test_gcp_serving_on_an_l4_type_is_refused_where_compute_engine_has_no_g2():
     assert not [m for m in at(problems("gcp", "serving", *edits), path) if "is not offered" in m]
 
 
-@pytest.mark.parametrize("cloud", ["aws", "azure"])
+@pytest.mark.parametrize("cloud", ["aws"])
 def test_a_region_the_source_does_not_list_is_not_checked(cloud):
-    # AWS's source lists 24 Regions (not the opt-in ones), Azure's only US regions: a missing row there says
-    # nothing about the cloud.
+    # AWS's source lists 24 Regions (not the opt-in ones): a missing row there says nothing about the cloud.
     described = registry.get(cloud)
     offers = described.catalog.offers
     assert offers is not None and offers.regions_read
@@ -423,6 +422,26 @@ def test_a_region_the_source_does_not_list_is_not_checked(cloud):
         f"separation.allowedRegions=[{unlisted}]",
     )
     assert not [p for p in found if "is not offered" in p.message]
+
+
+def test_azure_nd_h200_is_accepted_in_a_priced_region_outside_the_us_and_refused_where_azure_has_no_meter():
+    """Real rows of the Retail Prices table (regional_prices.py): Sweden Central prices the ND H200 v5, France South
+    prices no ND size; East US has no H200 meter (East US 2 has), so the shipped stack's region refuses it."""
+    path = "training.nodes.instanceType"
+    machine = f"{path}=Standard_ND96isr_H200_v5"
+    found = problems(
+        "azure", "training", machine, "account.location=swedencentral", "separation.allowedRegions=[swedencentral]"
+    )
+    assert not [m for m in at(found, path) if "is not offered" in m]
+    for region in ("francesouth", "eastus"):
+        found = problems(
+            "azure", "training", machine, f"account.location={region}", f"separation.allowedRegions=[{region}]"
+        )
+        [message] = [m for m in at(found, path) if "is not offered" in m]
+        assert message.startswith(f"Standard_ND96isr_H200_v5 is not offered in {region} (account.location; ")
+        offered = message.split("regions that offer it: ")[1].split(", ")
+        assert {"swedencentral", "eastus2", "japaneast", "uksouth"} <= set(offered) and region not in offered
+        assert " among the " not in message  # the source covers every region of the catalog
 
 
 def test_aws_p5e_is_refused_in_us_east_1_where_the_source_has_no_row():

@@ -8,6 +8,7 @@ from __future__ import annotations
 from accelstack.clouds import random_provider, time_provider
 from accelstack.clouds.azure import accounting_database as slurmdbd
 from accelstack.clouds.azure import arm_types, catalog, offers, prices, quotas, replace_rows, services, serving_scaling
+from accelstack.clouds.azure.regional_prices import HOURLY_BY_REGION
 from accelstack.clouds.base import (
     AdmissionLimits,
     BootDataLimit,
@@ -133,6 +134,7 @@ PRICES = Prices(
     region=prices.REGION,
     source="accelstack.clouds.azure.prices (Azure Retail Prices API readings, see its docstring)",
     on_demand_hourly=prices.ON_DEMAND_HOURLY,
+    regional_hourly=HOURLY_BY_REGION,
     spot_discount=prices.DEFAULT_SPOT_DISCOUNT,
     parallel_fs_gb_month={},
     object_gb_month=prices.BLOB_HOT_LRS_GB_MONTH,

@@ -6,9 +6,9 @@ When Azure changes a size or a limit, change the table (and its date), not a rul
 Left out because the sources at hand did not confirm them (add a row once a source does):
 - ND GB200 v6 / ND GB300 v6 (Arm hosts; the size tables read did not give vCPU and memory per size).
 - NCads H100 v5 and NC A100 v4 InfiniBand: none (the size pages list no InfiniBand), so they carry no fabric.
-- Which region offers which size: Microsoft's per-size regional availability was not readable here, so
-  `REGIONS` is Azure's physical regions; `offers.py` pairs sizes with the US regions a public catalog lists,
-  and elsewhere the pairing is left to Azure at create time.
+- Which region offers which size: Microsoft's per-size regional availability page was not readable here, so
+  `REGIONS` is Azure's physical regions and `offers.py` pairs each size with the regions where Azure's Retail
+  Prices API has a Linux meter for it (`regional_prices.py`, every region of `REGIONS`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
 """Azure list prices, East US (eastus), USD. Data only; `accelstack cost --prices FILE` replaces any entry.
+A stack in another region gets that region's VM prices from `regional_prices.py` (Microsoft's Karpenter
+provider's snapshot of the Retail Prices API, every region; its eastus row agrees with every VM price below);
+storage, gateway and database prices stay East US's, which `cost` says.
 
 CHECKED is the date these were compared with the sources. Every number below is an Azure Retail Prices
 API reading (https://prices.azure.com/api/retail/prices, Linux, Consumption meter) that two or more
@@ -8,7 +11,11 @@ price seen in one record only is left out rather than guessed.
 Sources:
 - VMs: Azure Retail Prices API, eastus, Linux on-demand (ND96isr_H100_v5 $98.32 "verified live 2026-08-17",
   ND96asr_v4 $27.197, ND96amsr_A100_v4 $32.77, NC24ads_A100_v4 $3.673, NC48ads_A100_v4 $7.346).
-  Left out (one record only): ND96isr_H200_v5, ND96isr_MI300X_v5, NC96ads_A100_v4, NCads_H100_v5.
+  Left out here (one record only): ND96isr_H200_v5, ND96isr_MI300X_v5, NC96ads_A100_v4, NCads_H100_v5; a stack
+  gets them from `regional_prices.py` where its region has a meter (eastus has none for H200 and MI300X).
+- Azure Managed Lustre: not priced. Microsoft's price page (azure.microsoft.com/pricing/details/managed-lustre)
+  renders in the browser; searched 2026-12-06 (docs, pages and code corpora: the price page, "AMLFS" Retail
+  Prices meters, AMLFS-Durable-Premium-40/125/250/500 per TiB-hour) and no record of a per-SKU price was found.
 - Head node (general purpose, Dsv5): Linux on-demand is linear in vCPUs at $0.048/vCPU-hour in East US
   (D4s_v5 $0.192; a public copy of the pricing page reads "~$0.19" for D4s_v5 Linux); D2s..D16s below.
 - Blob Storage: Hot LRS block blob, first tier, $0.0184/GB-month (Retail Prices API readings for
@@ -48,10 +55,13 @@ PREMIUM_SSD_GB_MONTH = round(PREMIUM_SSD_P10_MONTH / PREMIUM_SSD_P10_GIB, 5)
 APP_GATEWAY_WAF_V2_HOURLY = 0.443
 DEFAULT_SPOT_DISCOUNT = 0.60
 
-# Azure Managed Lustre is billed per TiB-hour by SKU; no price for it was confirmed, so the planner
+# Azure Managed Lustre is billed per TiB-hour by SKU; no price for it was found (docstring), so the planner
 # lists it as not priced rather than costing the file system at zero.
 NOT_PRICED = (
-    training_only(f"Azure Managed Lustre ({', '.join(AMLFS_SKUS)}): list price not verified"),
+    training_only(
+        f"Azure Managed Lustre ({', '.join(AMLFS_SKUS)}): list price not found (give it with --prices FILE: "
+        "lustreGbMonth: {SKU: USD per GB-month})"
+    ),
     serving_only("Application Gateway capacity units"), serving_only("Service Bus (base charge + operations)"),
     "NAT gateway",
     "data transfer", "Azure Monitor logs and metrics", "Key Vault operations", "Blob operations",

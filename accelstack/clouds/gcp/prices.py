@@ -17,6 +17,11 @@ Sources:
   vCPU-hour + $0.004237 per GB-hour, so n2-standard-4/8/16/32 = 4/8/16/32 vCPUs and 16/32/64/128 GB.
 - Cloud Storage Standard, regional: $0.020/GB-month (cloud.google.com/storage/pricing).
 - Persistent Disk pd-balanced: $0.10/GB-month (cloud.google.com/products/compute/disks-image-pricing).
+- Managed Lustre: not priced. Google's page (cloud.google.com/products/managed-lustre/pricing) renders in the
+  browser; searched 2026-12-06 (docs, pages and code corpora) and one record was found: The New Stack's GA report
+  (July 2025) reads $0.145/GiB-month for the 125 MB/s/TiB tier, no other tier and no second record, so it is not
+  used (give it with --prices: lustreGbMonth: {managed-lustre-125: 0.145}).
+- Regions: one table, Iowa's. A stack elsewhere is priced at Iowa's prices and `cost` says so on the line.
 """
 
 from __future__ import annotations
@@ -49,10 +54,13 @@ DEFAULT_SPOT_DISCOUNT = 0.40
 GCS_STANDARD_GB_MONTH = 0.020
 PD_BALANCED_GB_MONTH = 0.10
 
-# Managed Lustre is billed per GiB-month by tier; no price for it was confirmed, so the planner lists it
-# as not priced rather than costing the file system at zero.
+# Managed Lustre is billed per GiB-month by tier; no price for it was confirmed (docstring), so the planner lists
+# it as not priced rather than costing the file system at zero.
 NOT_PRICED = (
-    training_only(f"Managed Lustre ({', '.join(LUSTRE_TIERS)}): list price not verified"),
+    training_only(
+        f"Managed Lustre ({', '.join(LUSTRE_TIERS)}): list price not verified (give it with --prices FILE: "
+        "lustreGbMonth: {TIER: USD per GB-month})"
+    ),
     training_only(
         f"Filestore ({', '.join(FILESTORE_TIERS)}): list price not verified (the price page renders in the browser)"
     ),

@@ -193,7 +193,7 @@ def test_a_resize_updates_the_cluster_in_place_and_a_new_size_replaces_only_the_
     before, after = one(managed(), COMPUTE).inputs, one(managed("training.nodes.count=16"), COMPUTE).inputs
     assert after["properties"]["properties"]["scaleSettings"]["maxNodeCount"] == 16
     assert replacing_changes(COMPUTE, before, after, []) == []
-    bigger = one(managed("training.nodes.instanceType=Standard_ND96isr_H200_v5"), COMPUTE).inputs
+    bigger = one(managed("training.nodes.instanceType=Standard_ND96amsr_A100_v4"), COMPUTE).inputs
     assert replacing_changes(COMPUTE, before, bigger, []) == ["properties.properties.vmSize"]
     workspace = one(managed(), WORKSPACE).inputs
     assert replacing_changes(WORKSPACE, workspace, one(managed("training.nodes.count=16"), WORKSPACE).inputs, []) == []
@@ -229,7 +229,9 @@ def test_day_2_the_cluster_grows_in_place_a_new_size_replaces_it_delete_first_an
 
     resized = {
         c.name: c
-        for c in plan_changes(base.resources, managed("training.nodes.instanceType=Standard_ND96isr_H200_v5").resources)
+        for c in plan_changes(
+            base.resources, managed("training.nodes.instanceType=Standard_ND96amsr_A100_v4").resources
+        )
     }
     cluster = resized["azure-training-aml-nodes"]
     assert cluster.action == REPLACE and cluster.order == DELETE_FIRST
