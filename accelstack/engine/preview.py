@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -159,14 +158,11 @@ class WorkerRun:
     What the worker printed is read by a thread as it comes (a full pipe would stall it); `result()` waits."""
 
     def __init__(self, request: dict[str, Any], *, python: str | None = None):
+        from accelstack.engine.spare_worker import take_spare, worker_process
+
         self.request = request
-        self._process = subprocess.Popen(
-            [python or sys.executable, "-m", "accelstack.engine.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        # The worker `accelstack preview` started as it began (the same interpreter), or a new one.
+        self._process = (take_spare() if python is None else None) or worker_process(python)
         self._outcome: tuple[str, str, bool] = ("", "", False)  # stdout, stderr, timed out
         self._reader = threading.Thread(target=self._communicate, daemon=True)
         self._reader.start()
