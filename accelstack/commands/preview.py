@@ -132,6 +132,15 @@ def _load_packs(clouds: set[str]) -> None:
         importlib.import_module("cloudsplaining.scan.policy_document")
 
 
+def _import_the_report() -> None:
+    """What turns a worker's result into the report (the export, the planner's defaults, rich's tables), imported
+    while the workers run rather than after the first one ends."""
+    import importlib
+
+    for module in ("accelstack.engine.export", "accelstack.planner.defaults", "rich.table", "rich.tree"):
+        importlib.import_module(module)
+
+
 def landing_or_none(path: Path, root: Path) -> LandingStack | None:
     """A landing stack's checked spec, or None with its problems printed."""
     try:
@@ -375,7 +384,9 @@ def previewed(
     with ThreadPoolExecutor(max_workers=min(jobs, len(files)) + 1) as pool:
         # The packs' imports and loading overlap the programs' runs (they wait on their worker processes).
         packs_loaded = pool.submit(_load_packs, {spec.cloud for spec in specs if spec}) if policy else None
+        report_imported = pool.submit(_import_the_report)
         outcomes = list(pool.map(run, files))
+        report_imported.result()
         if packs_loaded is not None:
             packs_loaded.result()
     return outcomes
