@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelstack.engine.program_config import config_for_pulumi
-from accelstack.spec.loader import NAMESPACE, apply_overrides, read_stack_file, stack_name_of
+from accelstack.spec.landing import is_landing, parse_landing, workload_specs
+from accelstack.spec.loader import (
+    NAMESPACE,
+    apply_overrides,
+    parse_spec,
+    read_stack_file,
+    spec_warnings,
+    stack_name_of,
+)
 from accelstack.spec.problems import Problem, SpecError
 
 if TYPE_CHECKING:
@@ -33,7 +41,7 @@ if TYPE_CHECKING:
     from accelstack.spec.landing import LandingStack
     from accelstack.spec.models import StackSpec
 
-# pulumi (through the capture and the export), the planner and the landing models are imported where they are used:
+# pulumi (through the capture and the export) and the planner are imported where they are used:
 # `accelstack preview` starts its worker with this module alone imported (stack_config, worker_request, WorkerRun),
 # and imports the rest while the worker runs.
 
@@ -161,6 +169,7 @@ class WorkerRun:
         from accelstack.engine.spare_worker import take_spare, worker_process
 
         self.request = request
+        self.started = time.perf_counter()
         # The worker `accelstack preview` started as it began (the same interpreter), or a new one.
         self._process = (take_spare() if python is None else None) or worker_process(python)
         self._outcome: tuple[str, str, bool] = ("", "", False)  # stdout, stderr, timed out
@@ -255,7 +264,6 @@ def planned_landing(raw: dict[str, Any], stack: str, stacks_dir: Path) -> tuple[
     """A landing stack's checked spec and its plan, as its program makes them (accelstack.program)."""
     from accelstack.clouds import registry
     from accelstack.planner.landing_plan import landing_problems, plan_landing
-    from accelstack.spec.landing import parse_landing, workload_specs
 
     landing = parse_landing(raw, stack)
     workloads = workload_specs(landing, stacks_dir)
@@ -276,11 +284,11 @@ def preview_stack(
     """Validate `stack_file` (+ `--set` overrides), then preview the project's program for it.
 
     `worker`: the one start_preview started for the same arguments (cancelled if the config does not validate)."""
-    from accelstack.spec.landing import is_landing
-    from accelstack.spec.loader import parse_spec, spec_warnings
+    from accelstack.engine.capture import Capture, Registration
+    from accelstack.engine.export import deployment_v3, deterministic_order
 
     try:
-        started = time.perf_counter()
+        started = worker.started if worker is not None else time.perf_counter()
         stack_file = Path(stack_file).resolve()
         stack = stack or stack_name_of(stack_file)
         root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
@@ -302,9 +310,6 @@ def preview_stack(
         worker.cancel()
         worker = None
     result = _checked(worker.result() if worker is not None else run_worker(request), stack)
-    from accelstack.engine.capture import Capture, Registration
-    from accelstack.engine.export import deployment_v3, deterministic_order
-
     resources = [Registration(**data) for data in result["resources"]]
     capture = Capture(request["project"], stack, True, resources, result.get("stack_outputs", {}))
     export = deployment_v3(capture)
@@ -353,7 +358,6 @@ def diff_stack(
     from accelstack.engine.capture import Registration
     from accelstack.engine.replacement import plan_changes
     from accelstack.engine.rollouts import digest_only, plan_rollouts
-    from accelstack.spec.loader import parse_spec, spec_warnings
 
     started = time.perf_counter()
     stack_file = Path(stack_file).resolve()
