@@ -124,10 +124,15 @@ def test_preview_is_within_its_floor_ratio(stack_file, capsys):
 
 # `accelstack preview STACK` end to end: the CLI's imports and validation, the program's worker, both packs and the
 # report. Issue 28 asks for 1.5x the floor; what this house measures today is held here (figures in the issue's note)
-# so that it does not regress, and the gap stays printed. Measured on a quiet machine (best of 7, 2026-12-06): aws-training
-# 2.38 (2.07 without the packs), azure-training 2.59 (2.59), gcp-training 2.60 (2.54); the hold of 2.2 set before
-# the stacks grew failed on all three even without the packs. The gap is two interpreters (the CLI and the program's
-# worker) and the CLI's own imports, not the packs.
+# so that it does not regress, and the gap stays printed. Measured on a quiet machine (best of 7, 2026-12-06), before
+# the worker started first: aws-training 2.38 (2.07 without the packs), azure-training 2.59 (2.59), gcp-training
+# 2.60 (2.54). Since then the first worker starts as the CLI begins (accelstack.engine.spare_worker) and imports
+# pulumi and the program's modules while the CLI imports, validates and loads the packs on the other core; the CLI
+# imports nothing the program needs before it (no pulumi, planner or numpy: tests/engine/test_engine_preview.py).
+# That session had no quiet machine (load 5-9 on two cores): best of 3, old code and new in turn, 2026-12-06,
+# azure-training 5.48 -> 4.05, gcp-training 2.65 -> 2.09, aws-serving 2.22 -> 1.81, aws-training (best of 5)
+# 2.70 -> 2.60; under that load the worker and the CLI share one core's worth of time, so the quiet figure (worker
+# plus ~0.1x, about 1.4-1.5 by CPU time) is still to be measured before the hold comes down from 2.8.
 END_TO_END_TARGET = 1.5
 END_TO_END_LIMIT = 2.8
 
