@@ -94,9 +94,13 @@ def _command_names(target: typer.Typer) -> set[str]:
     return names | {name for name in groups if isinstance(name, str)}
 
 
+def _named(argv: list[str]) -> str | None:
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
 def app_for(argv: list[str]) -> typer.Typer:
     """The app `accelstack ARGV` needs: only the named command's module when it registers that command."""
-    named = next((arg for arg in argv if not arg.startswith("-")), None)
+    named = _named(argv)
     if named and named.isidentifier() and importlib.util.find_spec(f"accelstack.commands.{named}") is not None:
         only = _new_app()
         if _register(only, named) and named in _command_names(only):
@@ -108,6 +112,12 @@ def app_for(argv: list[str]) -> typer.Typer:
 
 def main() -> Any:
     """The console script: `accelstack ARGS`."""
+    if _named(sys.argv[1:]) == "preview":
+        # Its first worker starts now and imports pulumi and the program's modules while this process imports the
+        # command and reads the stack file (accelstack.engine.spare_worker); unused, it is stopped at exit.
+        from accelstack.engine.spare_worker import start_spare
+
+        start_spare()
     return app_for(sys.argv[1:])()
 
 

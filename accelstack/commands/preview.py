@@ -8,14 +8,10 @@ from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
-from rich.tree import Tree
 
-from accelstack.clouds import registry
 from accelstack.commands.common import (
     EXIT_CONFIG,
     EXIT_FAILED,
@@ -39,13 +35,28 @@ from accelstack.commands.common import (
     write_json,
 )
 from accelstack.commands.policy import PackConfigOpt, PackOpt, company_packs
-from accelstack.engine.export import STACK_TYPE
-from accelstack.engine.preview import STACKS_DIR, PreviewError, PreviewResult, checked_landing, preview_stack
-from accelstack.planner.defaults import DerivedDefault, derived_defaults
-from accelstack.planner.pricing import PriceBook
-from accelstack.spec.landing import QUOTA_BY_HAND, LandingStack
+from accelstack.engine.preview import (
+    STACKS_DIR,
+    PreviewError,
+    PreviewResult,
+    WorkerRun,
+    checked_landing,
+    preview_stack,
+    start_preview,
+)
 from accelstack.spec.loader import read_stack_file, stack_name_of
 from accelstack.spec.problems import SpecError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+    from rich.tree import Tree
+
+    from accelstack.planner.defaults import DerivedDefault
+    from accelstack.spec.landing import LandingStack
+
+# This module imports little at its top (no pulumi, planner or rich tables): the command starts its workers first,
+# then imports the rest and validates while they run (`make bench` times `accelstack preview STACK` end to end).
 
 JsonOpt = Annotated[
     Path | None,
@@ -122,6 +133,15 @@ def _load_packs(clouds: set[str]) -> None:
         importlib.import_module("cloudsplaining.scan.policy_document")
 
 
+def _import_the_report() -> None:
+    """What turns a worker's result into the report (the export, the planner's defaults, rich's tables), imported
+    while the workers run rather than after the first one ends."""
+    import importlib
+
+    for module in ("accelstack.engine.export", "accelstack.planner.defaults", "rich.table", "rich.tree"):
+        importlib.import_module(module)
+
+
 def landing_or_none(path: Path, root: Path) -> LandingStack | None:
     """A landing stack's checked spec, or None with its problems printed."""
     try:
@@ -133,6 +153,11 @@ def landing_or_none(path: Path, root: Path) -> LandingStack | None:
 
 def stack_report(result: PreviewResult, *, policy: bool, extra: list[Any] | None = None) -> StackReport:
     """`extra`: company packs with their configs (`--pack`, `commands.policy.company_packs`), run after the two."""
+    from accelstack.clouds import registry
+    from accelstack.planner.defaults import derived_defaults
+    from accelstack.planner.pricing import PriceBook
+    from accelstack.spec.landing import QUOTA_BY_HAND, LandingStack
+
     report = StackReport()
     if isinstance(result.spec, LandingStack):
         # A landing stack has no workload for the planner to size; `accelstack plan quotas` shows its quotas.
@@ -187,6 +212,9 @@ def landing_report(
 
 
 def defaults_table(stack: str, defaults: list[DerivedDefault]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=f"{stack}: derived defaults", title_justify="left")
     # Piped output is wide enough to keep each path on one line (grep); a narrow terminal folds it
     # rather than squeezing the source away.
@@ -223,6 +251,11 @@ def policy_lines(stack: str, report: StackReport) -> list[tuple[str, str]]:
 
 def resource_tree(result: PreviewResult) -> Tree:
     """Stack -> components -> children, each `name  type` (custom resources plain, components bold)."""
+    from rich.text import Text
+    from rich.tree import Tree
+
+    from accelstack.engine.export import STACK_TYPE
+
     children: dict[str, list] = defaultdict(list)
     stack_resource = None
     for registration in result.resources:
@@ -262,6 +295,8 @@ def resource_tree(result: PreviewResult) -> Tree:
 
 
 def type_table(result: PreviewResult) -> Table:
+    from rich.table import Table
+
     counts = Counter(r.type for r in result.resources)
     table = Table(title=f"{result.stack}: resources by type", title_justify="left")
     table.add_column("type")
@@ -274,6 +309,8 @@ def type_table(result: PreviewResult) -> Table:
 def account_services_line(result: PreviewResult) -> str | None:
     """What a fresh account must have switched on for this stack (GCP APIs, Azure resource providers), from the
     types it registers and the APIs it enables itself; None where the cloud describes none."""
+    from accelstack.clouds import registry
+
     cloud = registry.get(result.spec.cloud)
     described = cloud.account_services
     if described is None:
@@ -336,6 +373,35 @@ def print_program_failure(name: str, error: PreviewError, *, debug: bool, comman
         echo_lines([f"{name}: `accelstack {command} {name} --debug` shows the traceback"], stderr=True)
 
 
+def previewed(
+    files: list[Path], root: Path, overrides: list[str], started: dict[Path, WorkerRun], *, policy: bool, jobs: int
+) -> list[PreviewResult | PreviewError | SpecError] | None:
+    """Each stack's preview or why it has none, in `files`' order; None (problems printed) when a config does not
+    validate: then nothing runs. `started`: workers started for some of `files` (each taken when used)."""
+    landing_files = [path for path in files if is_landing_file(path)]
+    # Every stack's problems are printed before anything runs.
+    specs: list[Any] = [spec for _, spec in load_specs([f for f in files if f not in landing_files], overrides)]
+    specs += [landing_or_none(path, root) for path in landing_files]
+    if None in specs:
+        return None
+
+    def run(path: Path) -> PreviewResult | PreviewError | SpecError:
+        try:
+            return preview_stack(path, overrides, root, worker=started.pop(path, None))
+        except (PreviewError, SpecError) as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=min(jobs, len(files)) + 1) as pool:
+        # The packs' imports and loading overlap the programs' runs (they wait on their worker processes).
+        packs_loaded = pool.submit(_load_packs, {spec.cloud for spec in specs if spec}) if policy else None
+        report_imported = pool.submit(_import_the_report)
+        outcomes = list(pool.map(run, files))
+        report_imported.result()
+        if packs_loaded is not None:
+            _loaded_or_refused(packs_loaded)
+    return outcomes
+
+
 @guarded
 def preview_command(
     stacks: StacksArg = None,
@@ -367,25 +433,20 @@ def preview_command(
         raise CliError("--pack runs a policy pack: drop --no-policy")
     extra = company_packs(packs, pack_configs)  # a pack that does not load stops here, before any program runs
     root, files = resolve_stacks(stacks, all_stacks or not stacks, project_dir, landing=True)
-    landing_files = [path for path in files if is_landing_file(path)]
-    # Every stack's problems are printed before anything runs.
-    specs: list[Any] = [spec for _, spec in load_specs([f for f in files if f not in landing_files], overrides or [])]
-    specs += [landing_or_none(path, root) for path in landing_files]
-    if None in specs:
+    # The first stacks' workers start now, on another core, while this process validates every stack, imports
+    # what the report needs and loads the packs; a stack whose config does not validate has its worker stopped.
+    started: dict[Path, WorkerRun] = {}
+    for path in files[:jobs]:
+        worker = start_preview(path, overrides or [], root)
+        if worker is not None:
+            started[path] = worker
+    try:
+        outcomes = previewed(files, root, overrides or [], started, policy=policy, jobs=jobs)
+    finally:
+        for unused in started.values():
+            unused.cancel()
+    if outcomes is None:
         return EXIT_CONFIG
-
-    def run(path: Path) -> PreviewResult | PreviewError | SpecError:
-        try:
-            return preview_stack(path, overrides or [], root)
-        except (PreviewError, SpecError) as error:
-            return error
-
-    with ThreadPoolExecutor(max_workers=min(jobs, len(files)) + 1) as pool:
-        # The packs' imports and loading overlap the programs' runs (they wait on their worker processes).
-        packs_loaded = pool.submit(_load_packs, {spec.cloud for spec in specs if spec}) if policy else None
-        outcomes = list(pool.map(run, files))
-        if packs_loaded is not None:
-            _loaded_or_refused(packs_loaded)
 
     code = EXIT_OK
     to_stdout = is_stdout(json_out)  # stdout carries only the JSON; the report goes to stderr

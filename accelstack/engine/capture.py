@@ -7,7 +7,6 @@ CLI would send to the engine. Nothing here talks to a cloud or to the Pulumi CLI
 
 from __future__ import annotations
 
-import json
 import runpy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
+from accelstack.engine.program_config import config_for_pulumi as config_for_pulumi  # where callers import it
 from accelstack.testing import mocks_for_config
 
 # Pulumi's wire sentinels (sdk/go/common/resource/plugin/rpc.go).
@@ -152,16 +152,6 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.outputs_by_urn[request.urn] = _struct_to_json(request.outputs)
         result: empty_pb2.Empty = super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
         return result
-
-
-def config_for_pulumi(raw: dict[str, Any], namespace: str = "accelstack") -> dict[str, str]:
-    """Structured config values travel to programs as JSON strings, plain strings as they are; a key whose value
-    is None (an optional top-level key a dumped spec carries unset, e.g. `landing`) is left out, as unset."""
-    return {
-        f"{namespace}:{key}": value if isinstance(value, str) else json.dumps(value)
-        for key, value in raw.items()
-        if value is not None
-    }
 
 
 def capture(

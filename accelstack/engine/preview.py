@@ -15,18 +15,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from accelstack.engine.capture import Capture, Registration, config_for_pulumi
-from accelstack.engine.export import deployment_v3, deterministic_order
-from accelstack.engine.replacement import Change, plan_changes
-from accelstack.engine.rollouts import Rollout, digest_only, plan_rollouts
-from accelstack.planner.landing_plan import LandingPlan, landing_problems, plan_landing
-from accelstack.spec.landing import LandingStack, is_landing, parse_landing, workload_specs
+from accelstack.engine.program_config import config_for_pulumi
+from accelstack.spec.landing import is_landing, parse_landing, workload_specs
 from accelstack.spec.loader import (
     NAMESPACE,
     apply_overrides,
@@ -35,8 +31,19 @@ from accelstack.spec.loader import (
     spec_warnings,
     stack_name_of,
 )
-from accelstack.spec.models import StackSpec
 from accelstack.spec.problems import Problem, SpecError
+
+if TYPE_CHECKING:
+    from accelstack.engine.capture import Capture, Registration
+    from accelstack.engine.replacement import Change
+    from accelstack.engine.rollouts import Rollout
+    from accelstack.planner.landing_plan import LandingPlan
+    from accelstack.spec.landing import LandingStack
+    from accelstack.spec.models import StackSpec
+
+# pulumi (through the capture and the export) and the planner are imported where they are used:
+# `accelstack preview` starts its worker with this module alone imported (stack_config, worker_request, WorkerRun),
+# and imports the rest while the worker runs.
 
 PROJECT = "accelstack"  # this repository's project name; a user's project has its own (project_name)
 PROGRAM = "__main__.py"
@@ -72,6 +79,8 @@ class PreviewResult:
 
     @property
     def capture(self) -> Capture:
+        from accelstack.engine.capture import Capture
+
         return Capture(
             project=self.project,
             stack=self.stack,
@@ -150,34 +159,82 @@ def worker_request(root: Path, config: dict[str, str], stack: str) -> dict[str, 
     }
 
 
+class WorkerRun:
+    """The worker for one request, started now and read later: `accelstack preview` starts it before it validates
+    and loads the packs, which then run on another core while the program runs (`make bench`).
+
+    What the worker printed is read by a thread as it comes (a full pipe would stall it); `result()` waits."""
+
+    def __init__(self, request: dict[str, Any], *, python: str | None = None):
+        from accelstack.engine.spare_worker import take_spare, worker_process
+
+        self.request = request
+        self.started = time.perf_counter()
+        # The worker `accelstack preview` started as it began (the same interpreter), or a new one.
+        self._process = (take_spare() if python is None else None) or worker_process(python)
+        self._outcome: tuple[str, str, bool] = ("", "", False)  # stdout, stderr, timed out
+        self._reader = threading.Thread(target=self._communicate, daemon=True)
+        self._reader.start()
+
+    def _communicate(self) -> None:
+        try:
+            stdout, stderr = self._process.communicate(json.dumps(self.request), timeout=WORKER_TIMEOUT_SECONDS)
+            self._outcome = (stdout, stderr, False)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            stdout, stderr = self._process.communicate()
+            self._outcome = (stdout or "", stderr or "", True)
+        except OSError:  # cancel() killed it while the request was being written
+            self._process.kill()
+            self._process.wait()
+            self._outcome = ("", "", False)
+
+    def cancel(self) -> None:
+        """Stop it (its stack's config did not validate, or the request changed): nothing of it is used."""
+        self._process.kill()
+        self._reader.join()
+
+    def result(self) -> dict[str, Any]:
+        """What run_worker returns for the request: the worker's result with its output as "log"."""
+        self._reader.join()
+        stdout, stderr, timed_out = self._outcome
+        if timed_out:
+            message = f"preview did not finish within {WORKER_TIMEOUT_SECONDS}s"
+            return {"ok": False, "error": {"kind": "program", "message": message, "traceback": ""}, "log": stderr}
+        try:
+            result: dict[str, Any] = json.loads(stdout)
+            result["log"] = stderr
+            return result
+        except json.JSONDecodeError:
+            return {
+                "ok": False,
+                "error": {
+                    "kind": "program",
+                    "message": f"preview worker exited with code {self._process.returncode}",
+                    "traceback": stderr[-8000:],
+                },
+                "log": stderr,
+            }
+
+
 def run_worker(request: dict[str, Any], *, python: str | None = None) -> dict[str, Any]:
+    return WorkerRun(request, python=python).result()
+
+
+def start_preview(
+    stack_file: Path, overrides: list[str] | None = None, project_dir: Path | None = None
+) -> WorkerRun | None:
+    """The worker `preview_stack(stack_file, overrides, project_dir, worker=...)` will read, started before the
+    config is validated; None where the stack file cannot make a request (preview_stack reports why)."""
+    stack_file = Path(stack_file).resolve()
+    stack = stack_name_of(stack_file)
     try:
-        completed = subprocess.run(
-            [python or sys.executable, "-m", "accelstack.engine.worker"],
-            input=json.dumps(request),
-            capture_output=True,
-            text=True,
-            timeout=WORKER_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as expired:
-        message = f"preview did not finish within {WORKER_TIMEOUT_SECONDS}s"
-        log = expired.stderr.decode(errors="replace") if isinstance(expired.stderr, bytes) else expired.stderr or ""
-        return {"ok": False, "error": {"kind": "program", "message": message, "traceback": ""}, "log": log}
-    try:
-        result: dict[str, Any] = json.loads(completed.stdout)
-        result["log"] = completed.stderr
-        return result
-    except json.JSONDecodeError:
-        return {
-            "ok": False,
-            "error": {
-                "kind": "program",
-                "message": f"preview worker exited with code {completed.returncode}",
-                "traceback": completed.stderr[-8000:],
-            },
-            "log": completed.stderr,
-        }
+        root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
+        _, config = stack_config(stack_file, overrides)
+        request = {**worker_request(root, config, stack), "preview": True}
+    except Exception:  # noqa: BLE001 - preview_stack reads the same file again and reports the problem
+        return None
+    return WorkerRun(request)
 
 
 def _checked(result: dict[str, Any], stack: str) -> dict[str, Any]:
@@ -206,6 +263,7 @@ def checked_landing(raw: dict[str, Any], stack: str, stacks_dir: Path) -> Landin
 def planned_landing(raw: dict[str, Any], stack: str, stacks_dir: Path) -> tuple[LandingStack, LandingPlan]:
     """A landing stack's checked spec and its plan, as its program makes them (accelstack.program)."""
     from accelstack.clouds import registry
+    from accelstack.planner.landing_plan import landing_problems, plan_landing
 
     landing = parse_landing(raw, stack)
     workloads = workload_specs(landing, stacks_dir)
@@ -221,23 +279,37 @@ def preview_stack(
     project_dir: Path | None = None,
     *,
     stack: str | None = None,
+    worker: WorkerRun | None = None,
 ) -> PreviewResult:
-    """Validate `stack_file` (+ `--set` overrides), then preview the project's program for it."""
-    started = time.perf_counter()
-    stack_file = Path(stack_file).resolve()
-    stack = stack or stack_name_of(stack_file)
-    root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
-    raw, config = stack_config(stack_file, overrides)
-    spec: StackSpec | LandingStack
-    plan = None
-    if is_landing(raw):
-        spec, plan = planned_landing(raw, stack, root / STACKS_DIR)  # SpecError: nothing is run
-        warnings: list[Problem] = []
-    else:
-        spec = parse_spec(raw, stack, deploy=True)  # SpecError: nothing is run
-        warnings = spec_warnings(spec)
-    request = {**worker_request(root, config, stack), "preview": True}
-    result = _checked(run_worker(request), stack)
+    """Validate `stack_file` (+ `--set` overrides), then preview the project's program for it.
+
+    `worker`: the one start_preview started for the same arguments (cancelled if the config does not validate)."""
+    from accelstack.engine.capture import Capture, Registration
+    from accelstack.engine.export import deployment_v3, deterministic_order
+
+    try:
+        started = worker.started if worker is not None else time.perf_counter()
+        stack_file = Path(stack_file).resolve()
+        stack = stack or stack_name_of(stack_file)
+        root = Path(project_dir).resolve() if project_dir else find_project_dir(stack_file.parent)
+        raw, config = stack_config(stack_file, overrides)
+        spec: StackSpec | LandingStack
+        plan = None
+        if is_landing(raw):
+            spec, plan = planned_landing(raw, stack, root / STACKS_DIR)  # SpecError: nothing is run
+            warnings: list[Problem] = []
+        else:
+            spec = parse_spec(raw, stack, deploy=True)  # SpecError: nothing is run
+            warnings = spec_warnings(spec)
+        request = {**worker_request(root, config, stack), "preview": True}
+    except BaseException:
+        if worker is not None:
+            worker.cancel()
+        raise
+    if worker is not None and worker.request != request:  # started for another request: not this preview's
+        worker.cancel()
+        worker = None
+    result = _checked(worker.result() if worker is not None else run_worker(request), stack)
     resources = [Registration(**data) for data in result["resources"]]
     capture = Capture(request["project"], stack, True, resources, result.get("stack_outputs", {}))
     export = deployment_v3(capture)
@@ -283,6 +355,9 @@ def diff_stack(
     """What `pulumi up` would do to the stack deployed from `stack_file` after the edit: `edited_file`
     (default: the same file) with the `--set` overrides. Both configs must validate (SpecError)."""
     from accelstack.components.base import config_digest  # the digest every stack tags its resources with
+    from accelstack.engine.capture import Registration
+    from accelstack.engine.replacement import plan_changes
+    from accelstack.engine.rollouts import digest_only, plan_rollouts
 
     started = time.perf_counter()
     stack_file = Path(stack_file).resolve()

@@ -132,6 +132,13 @@ def main() -> int:
     # peak RSS grows by 1-5 MB (~3%) with it off (measured on the shipped stacks; `make bench` times both).
     gc.disable()
     skip_source_positions()
+    # What every preview imports, before the request is read: `accelstack preview` starts its first worker before
+    # it knows the request (accelstack.engine.spare_worker), and these imports overlap the CLI's own start. The
+    # program of every accelstack project is `from accelstack.program import main; main()` (the repository's and
+    # the one `accelstack init` writes); for any other program this is only imported ahead of use or not used.
+    import accelstack.engine.capture
+    import accelstack.program  # noqa: F401
+
     request = json.load(sys.stdin)
     result_stream = sys.stdout
     with contextlib.redirect_stdout(sys.stderr):

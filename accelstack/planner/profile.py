@@ -32,8 +32,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from accelstack.planner.service_time import ServiceTime
 
 PROFILE_KIND = "accelstack-serving-profile"
@@ -107,6 +105,8 @@ def _decode_knots(
     points: list[tuple[float, ...]], roofline: ServiceTime | None
 ) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
     """(batches, fixed, per-context) from (batch, context, seconds) points."""
+    import numpy as np
+
     batches = sorted({p[0] for p in points})
     if len(batches) == 1 and roofline is not None:
         [(batch, context, seconds)] = [max(points, key=lambda p: p[1])]

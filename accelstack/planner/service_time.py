@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from accelstack.clouds.base import InstanceType
 from accelstack.planner.architectures import Architecture
 from accelstack.planner.hardware import device, memory_bandwidth_gbps
 from accelstack.planner.kv_cache import kv_bytes_per_token, weights_bytes
+
+if TYPE_CHECKING:  # numpy is imported where an array is made: a training stack's validation and program never do
+    import numpy as np
+    import numpy.typing as npt
+
+    Numbers = npt.ArrayLike
 
 # Decoding one step reads every weight (and each sequence's KV cache) once, so a replica's decode rate
 # is memory-bandwidth bound; serving engines reach about this fraction of the data-sheet bandwidth
@@ -41,8 +45,6 @@ DECODE_BANDWIDTH_EFFICIENCY = 0.6
 # Prefill is compute bound: 2 FLOPs per parameter per prompt token at this model-FLOPs utilization
 # (the training figure of the Llama 3 report, s3.3, as the assumption).
 PREFILL_MFU = 0.4
-
-Numbers = npt.ArrayLike
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class ServiceTime:
     def step_terms(self, batch: Numbers) -> tuple[np.ndarray, np.ndarray]:
         """(fixed, per-context) seconds of one decode step at each `batch`: piecewise linear through the knots,
         constant below the first, continued along the last segment beyond the last (never below zero)."""
+        import numpy as np
+
         b = np.asarray(batch, dtype=float)
         knots = np.asarray(self.batches)
         fixed, per_context = np.asarray(self.step_fixed), np.asarray(self.step_per_context)
@@ -93,12 +97,16 @@ class ServiceTime:
         return np.maximum(inside_fixed, 0.0), np.maximum(inside_context, 0.0)
 
     def step_seconds(self, batch: Numbers, context: Numbers) -> np.ndarray:
+        import numpy as np
+
         fixed, per_context = self.step_terms(batch)
         return np.asarray(fixed + per_context * np.asarray(context, dtype=float))
 
     def prefill_seconds(self, tokens: Numbers) -> np.ndarray:
         """Seconds to prefill prompts of `tokens`: proportional up to the first knot, piecewise linear through the
         knots, then along the last segment (with one knot: proportional throughout)."""
+        import numpy as np
+
         t = np.asarray(tokens, dtype=float)
         knots, seconds = np.asarray(self.prefill_tokens), np.asarray(self.prefill_knot_seconds)
         xs, ys = np.concatenate([[0.0], knots]), np.concatenate([[0.0], seconds])
@@ -117,6 +125,8 @@ class ServiceTime:
         """A request's time on its slot at `batch`: its prefill, the other sequences' prefills, its decode steps
         (`mean_prefill`: the others' prefill, default this request's own; `context`: the mean context its steps
         read, default input + output / 2 -- a distribution's mean is `planner.token_lengths`' mean context)."""
+        import numpy as np
+
         inputs, outputs = np.asarray(input_tokens, dtype=float), np.asarray(output_tokens, dtype=float)
         own = self.prefill_seconds(inputs)
         others = own if mean_prefill is None else mean_prefill
@@ -130,6 +140,8 @@ class ServiceTime:
 
     def largest_batch_within(self, latency: float, input_tokens: float, output_tokens: float, max_batch: int) -> int:
         """The largest batch (1..max_batch) whose service time meets `latency`; 1 when none does."""
+        import numpy as np
+
         batches = np.arange(1, max_batch + 1)
         ok = np.flatnonzero(self.service_seconds(input_tokens, output_tokens, batches) <= latency + 1e-9)
         return int(batches[ok[-1]]) if len(ok) else 1
@@ -138,6 +150,8 @@ class ServiceTime:
         self, percentile: float, inputs: np.ndarray, outputs: np.ndarray, batch: float, mean_prefill: float
     ) -> float:
         """The `percentile`-th service time at `batch` over requests of the drawn `inputs` and `outputs`."""
+        import numpy as np
+
         return float(np.percentile(self.service_seconds(inputs, outputs, batch, mean_prefill), percentile))
 
     def largest_batch_at_percentile(

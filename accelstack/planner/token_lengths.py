@@ -19,11 +19,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from accelstack.spec.token_lengths import TokenLengths
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy is imported where an array is made: a training stack's validation and program never do
+    import numpy as np
+
     from accelstack.spec.models import ServingLoad
 
 Z99 = 2.326347874  # the standard normal's 99th percentile
@@ -44,6 +44,8 @@ class LengthDistribution:
     @property
     def second_moment(self) -> float:
         """E[X^2]."""
+        import numpy as np
+
         if self.kind == "fixed":
             return self.mean**2
         if self.kind == "exponential":
@@ -54,6 +56,8 @@ class LengthDistribution:
 
     def sample(self, rng: np.random.Generator, count: int) -> np.ndarray:
         """`count` draws (floats, at least 1 token)."""
+        import numpy as np
+
         if self.kind == "fixed":
             drawn = np.full(count, self.mean)
         elif self.kind == "exponential":
@@ -76,6 +80,8 @@ class LengthDistribution:
 def distribution(lengths: TokenLengths | None, mean: float, default: str) -> LengthDistribution:
     """The distribution `lengths` states around `mean` (the spec checked it can have that mean); `default`
     (fixed or exponential) when none is stated."""
+    import numpy as np
+
     if lengths is None:
         return LengthDistribution(default, float(mean))
     if lengths.kind == "lognormal":
@@ -105,6 +111,8 @@ class LoadLengths:
 
     def tail_sample(self) -> tuple[np.ndarray, np.ndarray]:
         """(inputs, outputs) drawn once with a fixed seed, for percentiles of the service time."""
+        import numpy as np
+
         rng = np.random.default_rng(TAIL_SEED)
         return self.inputs.sample(rng, TAIL_SAMPLES), self.outputs.sample(rng, TAIL_SAMPLES)
 

@@ -124,10 +124,16 @@ def test_preview_is_within_its_floor_ratio(stack_file, capsys):
 
 # `accelstack preview STACK` end to end: the CLI's imports and validation, the program's worker, both packs and the
 # report. Issue 28 asks for 1.5x the floor; what this house measures today is held here (figures in the issue's note)
-# so that it does not regress, and the gap stays printed. Measured on a quiet machine (best of 7, 2026-12-06): aws-training
-# 2.38 (2.07 without the packs), azure-training 2.59 (2.59), gcp-training 2.60 (2.54); the hold of 2.2 set before
-# the stacks grew failed on all three even without the packs. The gap is two interpreters (the CLI and the program's
-# worker) and the CLI's own imports, not the packs.
+# so that it does not regress, and the gap stays printed. Measured on a quiet machine (best of 7, 2026-12-06), before
+# the worker started first: aws-training 2.38 (2.07 without the packs), azure-training 2.59 (2.59), gcp-training
+# 2.60 (2.54). Since then the first worker starts as the CLI begins (accelstack.engine.spare_worker) and imports
+# pulumi and the program's modules while the CLI imports, validates and loads the packs on the other core; the CLI
+# imports nothing the program needs before it (no pulumi, planner or numpy: tests/engine/test_engine_preview.py).
+# Best of 5 (3 for azure, gcp and the small stacks), old code and new in turn, 2026-12-06, load 1.2-2 on two cores:
+# aws-training 2.16 -> 1.78, azure-training 2.41 -> 1.71, gcp-training 2.43 -> 1.70; stacks with a small floor
+# (few SDK classes) stay far above it: vultr-serving 5.05 -> 2.94 (floor 0.27 s), aws-landing 6.14 -> 3.79 (0.28 s),
+# so 2.8 fails on them before and after (the fixed cost: two interpreters, pydantic models, the spec rules'
+# components). The hold stays 2.8 until that fixed cost comes down; the training stacks would hold 2.0.
 END_TO_END_TARGET = 1.5
 END_TO_END_LIMIT = 2.8
 

@@ -111,3 +111,61 @@ def test_a_worker_preview_records_what_an_in_process_capture_records():
 
     assert recorded(worker_preview.resources) == recorded(in_process.resources)
     assert worker_preview.stack_outputs == in_process.stack_outputs
+
+
+def test_a_worker_started_before_validation_gives_the_same_preview(fixture_project):
+    """`accelstack preview` starts the worker first (start_preview) and validates while it runs: what it reads
+    from that worker is what preview_stack reads from one it starts itself."""
+    from accelstack.engine.preview import start_preview
+
+    path = stack_file(fixture_project, "alpha")
+    worker = start_preview(path, ["training.nodes.count=8"])
+    assert worker is not None
+    early = preview_stack(path, ["training.nodes.count=8"], worker=worker)
+    late = preview_stack(path, ["training.nodes.count=8"])
+    for export in (early.export, late.export):
+        export["deployment"]["manifest"].pop("time")  # when each was made
+    assert early.export == late.export
+    assert early.resources == late.resources and early.stack_outputs == late.stack_outputs
+
+
+def test_an_early_worker_is_stopped_when_the_config_does_not_validate(fixture_project):
+    from accelstack.engine.preview import start_preview
+
+    path = stack_file(fixture_project, "alpha")
+    worker = start_preview(path, ["training.nodes.count=0"])
+    assert worker is not None  # the request is made from the file; validation comes after
+    with pytest.raises(SpecError):
+        preview_stack(path, ["training.nodes.count=0"], worker=worker)
+    assert worker._process.poll() is not None  # stopped, not left running
+
+
+def test_an_early_worker_for_another_request_is_not_read(fixture_project):
+    from accelstack.engine.preview import start_preview
+
+    path = stack_file(fixture_project, "alpha")
+    other = start_preview(path, ["training.nodes.count=4"])
+    assert other is not None
+    result = preview_stack(path, ["training.nodes.count=8"], worker=other)
+    assert result.stack_outputs["nodeCount"] == 8  # from a worker of its own request
+    assert other._process.poll() is not None
+
+
+def test_no_early_worker_where_the_stack_file_cannot_make_a_request(tmp_path):
+    from accelstack.engine.preview import start_preview
+
+    assert start_preview(tmp_path / "stacks" / "Pulumi.nosuch.yaml") is None
+
+
+def test_preview_module_starts_a_worker_without_pulumi_or_numpy():
+    """The CLI's preview starts its workers with accelstack.engine.preview alone imported: were pulumi or numpy
+    imported with it, the worker would start that much later (`make bench`)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, accelstack.engine.preview, accelstack.commands.preview; "
+        "print(sorted(m for m in ('pulumi', 'numpy', 'accelstack.planner.defaults') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
