@@ -199,7 +199,10 @@ def training_estimate(
             2,
         ),
         "notPriced": not_priced_for(
-            cloud.prices.not_priced, "training", (nodes.instance_type, spec.training.scheduler.head_node.instance_type)
+            cloud.prices.not_priced,
+            "training",
+            (nodes.instance_type, spec.training.scheduler.head_node.instance_type),
+            parallel_fs_priced=lustre_unpriced is None,
         ),
         "lustreNotPriced": lustre_unpriced,
         "lustrePriceKey": lustre_key,

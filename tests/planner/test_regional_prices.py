@@ -114,3 +114,9 @@ def test_an_unpriced_managed_lustre_names_the_prices_key_that_prices_it(tmp_path
     overrides.write_text(f"lustreGbMonth: {{{key}: 0.2}}\n")
     given = priced(path, "--prices", str(overrides))
     assert given["lustreNotPriced"] is None and given["training"]["lustreUsd"] > 0
+    # Friction 7: once the file system has a price, no footer says it has none (the other lines stay).
+    service = registry.get(cloud).catalog.parallel_fs_service
+    assert any(line.startswith(service) for line in stack["notPriced"])
+    assert not any(line.startswith(service) for line in given["notPriced"]) and given["notPriced"]
+    footer = cost(str(path), "--prices", str(overrides)).output
+    assert "not priced:" in footer and f"{service} (" not in footer

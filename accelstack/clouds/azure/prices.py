@@ -30,7 +30,7 @@ Sources:
 from __future__ import annotations
 
 from accelstack.clouds.azure.catalog import AMLFS_SKUS
-from accelstack.clouds.not_priced import serving_only, training_only
+from accelstack.clouds.not_priced import parallel_fs_price, serving_only
 
 CHECKED = "2026-12-03"
 REGION = "eastus"
@@ -58,7 +58,7 @@ DEFAULT_SPOT_DISCOUNT = 0.60
 # Azure Managed Lustre is billed per TiB-hour by SKU; no price for it was found (docstring), so the planner
 # lists it as not priced rather than costing the file system at zero.
 NOT_PRICED = (
-    training_only(
+    parallel_fs_price(
         f"Azure Managed Lustre ({', '.join(AMLFS_SKUS)}): list price not found (give it with --prices FILE: "
         "lustreGbMonth: {SKU: USD per GB-month})"
     ),

@@ -27,7 +27,7 @@ Sources:
 from __future__ import annotations
 
 from accelstack.clouds.gcp.catalog import FILESTORE_TIERS, LUSTRE_TIERS
-from accelstack.clouds.not_priced import NotPriced, serving_only, training_only
+from accelstack.clouds.not_priced import NotPriced, parallel_fs_price, serving_only, training_only
 
 CHECKED = "2026-12-03"
 REGION = "us-central1"
@@ -57,7 +57,7 @@ PD_BALANCED_GB_MONTH = 0.10
 # Managed Lustre is billed per GiB-month by tier; no price for it was confirmed (docstring), so the planner lists
 # it as not priced rather than costing the file system at zero.
 NOT_PRICED = (
-    training_only(
+    parallel_fs_price(
         f"Managed Lustre ({', '.join(LUSTRE_TIERS)}): list price not verified (give it with --prices FILE: "
         "lustreGbMonth: {TIER: USD per GB-month})"
     ),
