@@ -43,4 +43,5 @@ def test_no_client_built_for_the_kernel_fails_the_boot_naming_it(tmp_path: Path)
     machine = boot_head({NEWER_NOT_BUILT}, tmp_path)
     assert not machine.ok
     assert f"no amlfs-lustre-client-* of amlfs-noble is built for kernel {KERNEL}" in machine.console
-    assert "slurmctld.service" not in machine.active_units
+    # The file system is the head's last step: the controller answers while the operator fixes the client.
+    assert "slurmctld.service" in machine.active_units
