@@ -113,21 +113,25 @@ def run_check(
     sysfs: list[str],
     mounted: bool = True,
     reason: str = "",
+    node: str = NODE,
+    slurm_env: dict[str, str] | None = None,
 ) -> tuple[int, str, str, list[dict]]:
-    """(exit status, output, the node's drain reason after, scontrol updates) of one run on a modelled node."""
+    """(exit status, output, the node's drain reason after, scontrol updates) of one run on a modelled node. With
+    `slurm_env` (SLURM_CONF) the node is a real slurmd's and scontrol the real one: no reason or updates are kept."""
     state, sbin = tmp_path / "state", tmp_path / "sbin"
     for folder in (state, sbin):
         folder.mkdir(parents=True)
     (state / "gpus.json").write_text(json.dumps(gpus))
     (state / "fields.json").write_text(json.dumps(sorted(NVIDIA_FIELDS)))
     (state / "reason").write_text(reason)
-    for name, text in {"nvidia-smi": NVIDIA_SMI, "rocm-smi": ROCM_SMI, "scontrol": SCONTROL}.items():
+    stubs = {"nvidia-smi": NVIDIA_SMI, "rocm-smi": ROCM_SMI} | ({} if slurm_env else {"scontrol": SCONTROL})
+    for name, text in stubs.items():
         (sbin / name).write_text(text)
     (sbin / "accelstack-health-check").write_text(script)
     for path in sbin.iterdir():
         path.chmod(0o755)
     setup = [
-        f"hostname {NODE}",
+        f"hostname {node}",
         # The script's own PATH starts at /usr/local/sbin: the image's commands are found there.
         f"mount --bind {sbin} /usr/local/sbin",
         "mount -t tmpfs sysfs-model /sys/class",
@@ -135,7 +139,9 @@ def run_check(
         f"mount -t tmpfs mnt /mnt && mkdir -p {MOUNT}",
         *([f"mount -t tmpfs lustre {MOUNT}"] if mounted else []),
         # slurmd runs the program with no environment of its own (no PATH).
-        f"exec env -i HEALTH_STATE={state} /bin/bash {HEALTH_CHECK_PATH}",
+        "exec env -i "
+        + " ".join(f"{k}={v}" for k, v in {"HEALTH_STATE": state, **(slurm_env or {})}.items())
+        + f" /bin/bash {HEALTH_CHECK_PATH}",
     ]
     result = subprocess.run(
         ["unshare", "-mu", "--fork", "--propagation", "private", "bash", "-ec", "\n".join(setup)],
