@@ -267,3 +267,20 @@ def test_nodes_without_slurm_gpus_get_no_check() -> None:
     nodes = slurm.nodes_for(spec)
     assert "HealthCheck" not in slurm.slurm_conf(spec, nodes)
     assert health_check_files(spec, nodes) == []
+
+
+def test_every_training_image_ships_what_the_check_calls() -> None:
+    """The check installs nothing: each training node image's row (components/<cloud>/images.py) must carry its
+    vendor's GPU tool and the base commands the script calls."""
+    from accelstack.components.aws.images import IMAGES as AWS
+    from accelstack.components.azure.images import IMAGES as AZURE
+    from accelstack.components.gcp.images import IMAGES as GCP
+    from accelstack.components.oci.images import IMAGES as OCI
+
+    base = {"bash", "hostname", "timeout", "grep", "sed", "ls", "wc", "mountpoint"}
+    rows = {f"{cloud}:{role}": image for cloud, table in (("aws", AWS), ("azure", AZURE), ("gcp", GCP), ("oci", OCI))
+            for role, image in table.items() if role.startswith("training-node")}  # fmt: skip
+    assert len(rows) == 6, sorted(rows)
+    for name, image in rows.items():
+        tool = "rocm-smi" if name.endswith("-rocm") else "nvidia-smi"
+        assert base | {tool} <= image.ships, f"{name} lacks {sorted(base | {tool} - image.ships)}"
