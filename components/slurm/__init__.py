@@ -59,6 +59,7 @@ from accelstack.components.slurm.config_delivery import (
     config_sync_units,
 )
 from accelstack.components.slurm.containers import node_container_files, node_containers, plugstack_conf
+from accelstack.components.slurm.health_check import health_check_conf, health_check_files
 from accelstack.components.slurm.layout import (  # the cluster's shape; nodes_for re-exported for callers
     ClusterLayout,
     Nodes,
@@ -197,6 +198,7 @@ def slurm_conf(spec: StackSpec, nodes: Nodes) -> str:
         fabric=nodes.platform.fabric_hooks(nodes.instance),
         prolog=PROLOG_PATH,
         epilog=EPILOG_PATH,
+        health_check=health_check_conf(spec, nodes),
         nodesets=plan.nodesets,
         partitions=plan.partitions,
         accounting=accounting.slurm_conf_values(spec, plan.head_hostname),
@@ -547,7 +549,7 @@ def head_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
 
 def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> str:
     """Compute nodes: munge, Lustre, the jobs' environment (TaskProlog), checkpoint restore and sync
-    without Lustre, slurmd as a configless dynamic node, the spot watcher."""
+    without Lustre, slurmd as a configless dynamic node, the spot watcher, the GPU health check."""
     files = [*environment_files(spec, nodes, values, task_prolog=True)]
     if watches_preemption(spec, nodes):
         files += [
@@ -562,6 +564,7 @@ def compute_cloud_init(spec: StackSpec, nodes: Nodes, values: DeployValues) -> s
     if sync_units:
         files += checkpoint_copier_files(spec, nodes)
     files += fabric_files(nodes) + local_nvme_files(nodes) + node_container_files(spec, nodes)
+    files += health_check_files(spec, nodes)
     files.append(_file(COMPUTE_SETUP_PATH, compute_setup_script(spec, nodes, values), "0755"))
     doc = {
         "package_update": True,

@@ -52,6 +52,7 @@ from accelstack.components.slurm import (
     spot_watcher_script,
     task_prolog_script,
 )
+from accelstack.components.slurm.health_check import DRAIN_REASON_PREFIX, health_check_script
 from accelstack.examples import example_files
 from accelstack.planner.training_plan import plan_training
 from accelstack.spec.loader import apply_overrides, parse_spec, read_stack_file
@@ -928,3 +929,27 @@ def test_systemd_accepts_the_head_nodes_checkpoint_export_units(tmp_path):
         cwd=tmp_path,
     )
     assert result.returncode == 0 and not result.stderr.strip() and not result.stdout.strip(), result.stderr
+
+
+def test_health_check_drains_and_resumes_a_real_node_only_for_its_own_reason(cluster, tmp_path):
+    """The generated health check (tests/slurm/test_health_check.py models the GPUs and sysfs) against this slurmctld:
+    its drain is what `sinfo -R` shows, Slurm's own Reason line is what it reads back, an admin's drain stays."""
+    from tests.slurm.test_health_check import EFA, HEALTHY_GPU, SHARED, run_check
+    from tests.slurm.test_health_check import spec_of as health_spec
+
+    cluster.ready_node()
+    script = health_check_script(health := health_spec("aws-training", *SHARED), nodes_for(health))
+    real = {"node": NODE, "slurm_env": {"SLURM_CONF": str(cluster.conf)}}
+
+    def reason() -> str:
+        return cluster.run(["sinfo", "-h", "-R", "-n", NODE, "-o", "%E"]).stdout.strip()
+
+    status, output, _, _ = run_check(tmp_path / "lost", script, [HEALTHY_GPU] * 7, EFA, **real)
+    assert status == 1 and reason() == f"{DRAIN_REASON_PREFIX}: 7 of 8 GPUs visible", output
+    assert "drain" in cluster.node_state(), cluster.node_state()
+    status, output, _, _ = run_check(tmp_path / "back", script, [HEALTHY_GPU] * 8, EFA, **real)
+    assert status == 0 and reason() == "" and "drain" not in cluster.node_state(), output
+    cluster.run(["scontrol", "update", f"nodename={NODE}", "state=drain", "reason=admin: PSU swap"])
+    status, output, _, _ = run_check(tmp_path / "admin", script, [HEALTHY_GPU] * 8, EFA, **real)
+    assert status == 0 and reason() == "admin: PSU swap", output
+    cluster.run(["scontrol", "update", f"nodename={NODE}", "state=resume"])
