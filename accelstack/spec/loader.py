@@ -130,6 +130,8 @@ def override_key_problem(path: str) -> Problem | None:
     the stack's name is its file's."""
     head = path.split(".", 1)[0]
     allowed = ", ".join(TOP_KEYS)
+    if "" in path.split("."):  # `.`, `training..count`, `serving.`: no key to name, so the problem names --set
+        return Problem("--set", f"{path!r} has an empty key; write keys joined by '.', starting at one of: {allowed}")
     if ":" in head:
         return Problem(
             head,

@@ -91,6 +91,14 @@ def test_every_problem_gets_its_own_line(runner, project):
     assert paths == ["training.nodes.bogus", "training.nodes.count"]
 
 
+@pytest.mark.parametrize("path", [".", "training..nodes.count", "serving.", ".training"])
+def test_a_set_path_with_an_empty_key_names_the_set(runner, project, path):
+    result = invoke(runner, project, "alpha", "--set", f"{path}=1")
+    assert result.exit_code == 2
+    assert f"--set: {path!r} has an empty key" in result.output and "starting at one of: cloud" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_bad_set_syntax(runner, project):
     result = invoke(runner, project, "alpha", "--set", "training.nodes.count")
     assert result.exit_code == 2

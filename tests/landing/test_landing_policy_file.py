@@ -22,7 +22,7 @@ from accelstack.engine.pack_context import landing_context
 from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.engine.preview import PreviewResult, preview_stack
 from accelstack.examples import LANDING_EXAMPLES, example_file, example_files
-from policies import concepts
+from accelstack.policies import concepts
 from tests.landing.export_lookup import resources
 
 REPO = Path(__file__).resolve().parents[2]

@@ -75,7 +75,7 @@ def node_set_change(*overrides: str):
 def test_a_new_vm_size_replaces_the_node_scale_set_create_first() -> None:
     """In place, ARM changes the model only (Manual upgrades): the running nodes would keep the old size while Slurm
     already names the new GPU, in one placement group (azure review R8). A new size is a new scale set."""
-    change = node_set_change("training.nodes.instanceType=Standard_ND96isr_H200_v5")
+    change = node_set_change("training.nodes.instanceType=Standard_ND96amsr_A100_v4")  # offered in eastus
     assert (change.action, change.order) == (REPLACE, CREATE_FIRST)
     assert "sku.name" in change.replacing
     # A new node count is still the same scale set, resized in place.
