@@ -58,7 +58,6 @@ def health_check_script(spec: StackSpec, nodes: Nodes) -> str:
     if itype is None or not runs_health_check(spec, nodes):
         raise ValueError(f"{plan.instance_type}: no Slurm GPUs on these nodes; there is no health check to render")
     return _env.get_template("health-check.sh.j2").render(
-        cluster_name=plan.cluster_name,
         interval=HEALTH_CHECK_INTERVAL_SECONDS,
         prefix=DRAIN_REASON_PREFIX,
         vendor=itype.vendor,
