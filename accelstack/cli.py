@@ -7,6 +7,7 @@ mistyped command, or `from accelstack.cli import app` register every command.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import pkgutil
@@ -118,7 +119,13 @@ def main() -> Any:
         from accelstack.engine.spare_worker import start_spare
 
         start_spare()
-    return app_for(sys.argv[1:])()
+    try:
+        return app_for(sys.argv[1:])()
+    finally:
+        # The process ends here (the app exits): what it made is left out of the collection the interpreter runs
+        # as it ends, which walks every object a preview with its packs holds (~0.7 s of `accelstack preview` of a
+        # training stack, measured; `make bench`). Memory is returned to the system at exit as before.
+        gc.freeze()
 
 
 def __getattr__(name: str) -> Any:

@@ -118,13 +118,13 @@ def _read_json(path: Path, what: str, max_bytes: int) -> Any:
 def company_packs(paths: list[Path] | None, configs: list[Path] | None) -> list[tuple[Any, dict[str, Any] | None]]:
     """Each --pack loaded, with its --pack-config, paired by place as the Pulumi CLI pairs --policy-pack-config (its
     validatePolicyPackConfig: none, or as many as packs)."""
-    from accelstack.engine import policy_runner
-
     paths, configs = paths or [], configs or []
     if configs and len(configs) != len(paths):
         raise CliError(f"{len(configs)} --pack-config for {len(paths)} --pack: give none, or one per --pack in order")
     if not paths:
         return []
+    from accelstack.engine import policy_runner  # here: a preview without --pack imports it on another thread
+
     try:
         shipped = policy_runner.default_packs()
     except policy_runner.PolicyInputError as error:  # a policy vendor plug-in that does not load
