@@ -496,7 +496,7 @@ class TrainingCluster(TrainingRecipe):
     parts_class = AwsTrainingParts
     parts: AwsTrainingParts
 
-    network = FromParts[TrainingNetwork]("vpc")
-    storage = FromParts[TrainingStorage]("store")
-    role = FromParts[aws.iam.Role]("role")
-    instance_profile = FromParts[aws.iam.InstanceProfile]("instance_profile")
+    network: FromParts[TrainingNetwork] = FromParts("vpc")
+    storage: FromParts[TrainingStorage] = FromParts("store")
+    role: FromParts[aws.iam.Role] = FromParts("role")
+    instance_profile: FromParts[aws.iam.InstanceProfile] = FromParts("instance_profile")

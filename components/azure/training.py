@@ -283,7 +283,7 @@ class TrainingCluster(TrainingRecipe):
     parts_class = AzureTrainingParts
     parts: AzureTrainingParts
 
-    resource_group = FromParts[azure_native.resources.ResourceGroup]("resource_group")
-    network = FromParts[TrainingNetwork]("vnet")
-    storage = FromParts[TrainingStorage]("store")
-    nodes_identity = FromParts[azure_native.managedidentity.UserAssignedIdentity]("nodes_identity")
+    resource_group: FromParts[azure_native.resources.ResourceGroup] = FromParts("resource_group")
+    network: FromParts[TrainingNetwork] = FromParts("vnet")
+    storage: FromParts[TrainingStorage] = FromParts("store")
+    nodes_identity: FromParts[azure_native.managedidentity.UserAssignedIdentity] = FromParts("nodes_identity")

@@ -325,7 +325,7 @@ class TrainingCluster(TrainingRecipe):
     parts_class = GcpTrainingParts
     parts: GcpTrainingParts
 
-    network = FromParts[TrainingNetwork]("vpcs")
-    storage = FromParts[TrainingStorage]("store")
-    nodes_account = FromParts[gcp.serviceaccount.Account | None]("nodes_account")
-    resize_request = FromParts[gcp.compute.ResizeRequest | None]("resize_request")
+    network: FromParts[TrainingNetwork] = FromParts("vpcs")
+    storage: FromParts[TrainingStorage] = FromParts("store")
+    nodes_account: FromParts[gcp.serviceaccount.Account | None] = FromParts("nodes_account")
+    resize_request: FromParts[gcp.compute.ResizeRequest | None] = FromParts("resize_request")

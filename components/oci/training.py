@@ -272,6 +272,6 @@ class TrainingCluster(TrainingRecipe):
     parts_class = OciTrainingParts
     parts: OciTrainingParts
 
-    network = FromParts[TrainingNetwork]("vcn")
-    storage = FromParts[TrainingStorage]("store")
-    cluster_network = FromParts["oci.core.ClusterNetwork | None"]("cluster_network")
+    network: FromParts[TrainingNetwork] = FromParts("vcn")
+    storage: FromParts[TrainingStorage] = FromParts("store")
+    cluster_network: FromParts[oci.core.ClusterNetwork | None] = FromParts("cluster_network")

@@ -27,7 +27,10 @@ T = TypeVar("T")
 class FromParts(Generic[T]):
     """A cloud's own resource, as an attribute of its component read from the component's parts (`parts`): the
     names users' tests assert on (`cluster.storage`, `service.queues`) stay where they were before the recipes.
-    `network = FromParts[TrainingNetwork]("vpc")` reads `component.parts.vpc`."""
+    `network: FromParts[TrainingNetwork] = FromParts("vpc")` reads `component.parts.vpc`. Declared as an
+    annotation, not `FromParts[gcp.compute.Network]("vpc")`: an annotation is never evaluated, a subscript in the
+    class body is, and it imported the provider's whole service module wherever the component module was imported
+    (the spec rules import them to render boot data: tests/engine/test_engine_preview.py)."""
 
     def __init__(self, attribute: str):
         self.attribute = attribute

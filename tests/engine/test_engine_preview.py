@@ -169,3 +169,40 @@ def test_preview_module_starts_a_worker_without_pulumi_or_numpy():
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+def test_validating_a_stack_imports_none_of_its_providers_service_modules():
+    """`validate` and the CLI side of `preview` check every stack with the spec rules, which import the clouds'
+    components (their boot data renderers, address plans): a component class body that touched a provider's
+    service module (`gcp.compute`, `aws.ec2`: each hundreds of classes) imported it there, where nothing uses it
+    (a Google Cloud landing preview spent most of its time importing pulumi_gcp.compute). Each shipped stack,
+    landing stacks included, is validated in a fresh interpreter and the SDKs' service packages it loaded listed."""
+    import subprocess
+    import sys
+
+    from accelstack.examples import example_files
+
+    probe = """
+import sys
+from pathlib import Path
+from accelstack.commands.common import is_landing_file, load_specs
+from accelstack.commands.preview import landing_or_none
+path = Path(sys.argv[1])
+if is_landing_file(path):
+    assert landing_or_none(path, path.parents[1]) is not None
+else:
+    assert all(spec is not None for _, spec in load_specs([path], []))
+def service_package(name):
+    top, _, sub = name.partition(".")
+    if not (top.startswith("pulumi_") or top == "ediri_vultr") or not sub or "." in sub or top == "pulumi_policy":
+        return False
+    module = sys.modules[name]
+    if type(module).__name__ == "_LazyModule":
+        return False  # the SDKs register their services lazily (importlib.util.LazyLoader): not imported yet
+    return module.__spec__.submodule_search_locations is not None  # a package: a cloud service's
+print(sorted(name for name in list(sys.modules) if service_package(name)))
+"""
+    for path in example_files(landing=True):
+        loaded = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True)
+        assert loaded.returncode == 0, loaded.stderr[-2000:]
+        assert loaded.stdout.strip() == "[]", (path.name, loaded.stdout)

@@ -125,11 +125,11 @@ class ServingService(ServingRecipe):
     parts_class = AwsServingParts
     parts: AwsServingParts
 
-    network = FromParts[ServingNetwork]("vpc")
-    key = FromParts[aws.kms.Key]("key")
-    queues = FromParts[dict[str, aws.sqs.Queue] | None]("queues")
-    alb_sg = FromParts[aws.ec2.SecurityGroup]("alb_sg")
-    replica_sg = FromParts[aws.ec2.SecurityGroup]("replica_sg")
-    load_balancer = FromParts[aws.lb.LoadBalancer]("load_balancer")
-    target_group = FromParts[aws.lb.TargetGroup]("target_group")
-    launch_template = FromParts[aws.ec2.LaunchTemplate]("launch_template")
+    network: FromParts[ServingNetwork] = FromParts("vpc")
+    key: FromParts[aws.kms.Key] = FromParts("key")
+    queues: FromParts[dict[str, aws.sqs.Queue] | None] = FromParts("queues")
+    alb_sg: FromParts[aws.ec2.SecurityGroup] = FromParts("alb_sg")
+    replica_sg: FromParts[aws.ec2.SecurityGroup] = FromParts("replica_sg")
+    load_balancer: FromParts[aws.lb.LoadBalancer] = FromParts("load_balancer")
+    target_group: FromParts[aws.lb.TargetGroup] = FromParts("target_group")
+    launch_template: FromParts[aws.ec2.LaunchTemplate] = FromParts("launch_template")

@@ -174,9 +174,9 @@ class ServingService(ServingRecipe):
     parts_class = AzureServingParts
     parts: AzureServingParts
 
-    resource_group = FromParts[azure_native.resources.ResourceGroup]("resource_group")
-    network = FromParts[ServingNetwork]("vnet")
-    identities = FromParts[ServingIdentities]("identities")
-    gateway = FromParts[azure_native.network.ApplicationGateway]("gateway")
-    standby_pool = FromParts[azure_native.standbypool.StandbyVirtualMachinePool | None]("standby")
-    access_logs = FromParts[azure_native.storage.StorageAccount | None]("access_logs")
+    resource_group: FromParts[azure_native.resources.ResourceGroup] = FromParts("resource_group")
+    network: FromParts[ServingNetwork] = FromParts("vnet")
+    identities: FromParts[ServingIdentities] = FromParts("identities")
+    gateway: FromParts[azure_native.network.ApplicationGateway] = FromParts("gateway")
+    standby_pool: FromParts[azure_native.standbypool.StandbyVirtualMachinePool | None] = FromParts("standby")
+    access_logs: FromParts[azure_native.storage.StorageAccount | None] = FromParts("access_logs")

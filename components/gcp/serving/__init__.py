@@ -156,9 +156,9 @@ class ServingService(ServingRecipe):
     parts_class = GcpServingParts
     parts: GcpServingParts
 
-    network = FromParts[gcp.compute.Network]("vpc")
-    subnet = FromParts[gcp.compute.Subnetwork]("subnet")
-    queues = FromParts[dict[str, pulumi.Resource] | None]("queues")
-    backend = FromParts[gcp.compute.BackendService]("backend")
-    address = FromParts[gcp.compute.GlobalAddress]("address")
-    replica_account = FromParts[gcp.serviceaccount.Account]("replica_account")
+    network: FromParts[gcp.compute.Network] = FromParts("vpc")
+    subnet: FromParts[gcp.compute.Subnetwork] = FromParts("subnet")
+    queues: FromParts[dict[str, pulumi.Resource] | None] = FromParts("queues")
+    backend: FromParts[gcp.compute.BackendService] = FromParts("backend")
+    address: FromParts[gcp.compute.GlobalAddress] = FromParts("address")
+    replica_account: FromParts[gcp.serviceaccount.Account] = FromParts("replica_account")

@@ -110,7 +110,7 @@ class ServingService(ServingRecipe):
     parts_class = VultrServingParts
     parts: VultrServingParts
 
-    vpc = FromParts[vultr.Vpc]("vpc")
-    instances = FromParts[list[vultr.Instance]]("instances")
-    firewall_group = FromParts[vultr.FirewallGroup]("firewall_group")
-    lb = FromParts[vultr.LoadBalancer]("lb")
+    vpc: FromParts[vultr.Vpc] = FromParts("vpc")
+    instances: FromParts[list[vultr.Instance]] = FromParts("instances")
+    firewall_group: FromParts[vultr.FirewallGroup] = FromParts("firewall_group")
+    lb: FromParts[vultr.LoadBalancer] = FromParts("lb")
