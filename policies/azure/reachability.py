@@ -154,7 +154,7 @@ def _far_end_ranges(resource: Any) -> Iterable[Link]:
             if str(value(route, "nextHopType") or "").lower() != "virtualnetworkgateway":
                 continue
             ranges = [("route to the VPN gateway", r) for r in ranges_at(route, "addressPrefix")]
-            networks = f"the subnets on route table {value(props, 'routeTableName') or name}"
+            networks = f"the networks on route table {value(props, 'routeTableName') or name}"
             yield from internet_through_tunnel(networks, resource.urn, f"route {value(route, 'name') or name}", ranges)
 
 

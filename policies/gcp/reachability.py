@@ -163,7 +163,7 @@ def _far_end_ranges(resource: Any) -> Iterable[Link]:
         tunnel = value(props, "nextHopVpnTunnel")
         if tunnel:
             ranges = [("route destination", r) for r in ranges_at(props, "destRange")]
-            networks = f"network {value(props, 'network') or name}"
+            networks = f"the networks of {value(props, 'network') or name}"
             yield from internet_through_tunnel(networks, resource.urn, f"route {name} to VPN tunnel {tunnel}", ranges)
     elif kind == ROUTER_PEER:
         ranges = [
