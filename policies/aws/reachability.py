@@ -194,12 +194,14 @@ def _routes_to_vpn(resource: Any, placement: Placement) -> Iterable[Link]:
         entries, keys, where = (
             [(r, "gatewayId") for r in as_list(value(props, "routes")) if hasattr(r, "get")],
             INLINE_DESTINATIONS,
-            "routes",
+            "",  # by id only
         )
     else:
         return
     for entry, key in entries:
         gateway = value(entry, key)
+        # An inline route is matched by the gateway's id: the engine's dependencies cover the whole `routes` list,
+        # not one entry (during preview a new gateway's id is unknown: the final state's run judges it).
         if not (
             str(gateway or "").startswith("vgw-") or names_kind(resource, where, gateway, placement, (VPN_GATEWAY,))
         ):

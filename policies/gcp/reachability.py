@@ -161,7 +161,8 @@ def _far_end_ranges(resource: Any) -> Iterable[Link]:
     kind, props, name = resource.resource_type, resource.props, name_of(resource)
     if kind == ROUTE:
         tunnel = value(props, "nextHopVpnTunnel")
-        if tunnel:
+        # Only a tunnel goes there: a reference the engine records (its id unknown during preview) is one too.
+        if tunnel or (getattr(resource, "property_dependencies", None) or {}).get("nextHopVpnTunnel"):
             ranges = [("route destination", r) for r in ranges_at(props, "destRange")]
             networks = f"the networks of {value(props, 'network') or name}"
             yield from internet_through_tunnel(networks, resource.urn, f"route {name} to VPN tunnel {tunnel}", ranges)

@@ -94,6 +94,20 @@ def test_a_range_unknown_until_deployed_fails_closed(spelling: Spelling) -> None
     assert [m for m in exposures(found) if "(unknown until deployed)" in m], found
 
 
+def test_a_route_to_a_tunnel_whose_id_is_unknown_is_still_read() -> None:
+    """During preview a new tunnel's id is unknown; the engine's dependency still says the next hop is the tunnel."""
+    [spelling] = [s for s in SPELLINGS if s.id == "gcp-route-via-tunnel"]
+
+    def unknown_tunnel(doc: Doc) -> None:
+        route = next(r for r in doc["deployment"]["resources"] if r["urn"].endswith("::gcp-training-to-onprem-0"))
+        assert route["propertyDependencies"]["nextHopVpnTunnel"]
+        for side in ("inputs", "outputs"):
+            route[side]["nextHopVpnTunnel"] = UNKNOWN
+
+    change = Change("gcp-unknown-tunnel", spelling.stack, both(spelling.build(["203.0.113.0/24"]), unknown_tunnel))
+    assert [m for m in exposures(rules(change)) if "route destination 203.0.113.0/24" in m]
+
+
 def test_azure_forced_tunnelling_sends_the_default_route_to_the_site() -> None:
     """A VPN gateway's default site gets 0.0.0.0/0 (forced tunnelling): the site answers for the internet."""
     [spelling] = [s for s in SPELLINGS if s.id == "azure-site-prefixes"]

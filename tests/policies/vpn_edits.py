@@ -75,6 +75,22 @@ def aws_routes_to_gateway(ranges: list[str]) -> Edit:
     return both(aws_vpn(), *routes)
 
 
+def aws_route_table_routes(ranges: list[str]) -> Edit:
+    """A route table's inline routes to the gateway, beside its own default route to an internet gateway (a route
+    to the internet gateway is no VPN's: it must not be read as one)."""
+    routes: list[dict[str, Any]] = [{"cidrBlock": "0.0.0.0/0", "gatewayId": "igw-0123456789abcdef0"}]
+    routes += [
+        {("ipv6CidrBlock" if _v6(cidr) else "cidrBlock"): cidr, "gatewayId": "aws-training-vgw-id"} for cidr in ranges
+    ]
+    table = add(
+        "aws:ec2/routeTable:RouteTable",
+        "aws-training-onprem-routes",
+        {"vpcId": "vpc", "routes": routes},
+        depends={"vpcId": A_VPC, "routes": A_VGW},
+    )
+    return both(aws_vpn(), table)
+
+
 def aws_selectors(ranges: list[str]) -> Edit:
     return aws_vpn(ranges)
 
@@ -302,6 +318,7 @@ class Spelling:
 SPELLINGS = (
     Spelling("aws", "static-route", "aws-training", ROUTE, "static route", aws_static_routes, A_VPN[0]),
     Spelling("aws", "route-to-vgw", "aws-training", ROUTE, "route destination", aws_routes_to_gateway, A_VPN[0]),
+    Spelling("aws", "route-table", "aws-training", ROUTE, "route destination", aws_route_table_routes, A_VPN[0]),
     Spelling("aws", "customer-side", "aws-training", SELECTOR, "far-end traffic selector", aws_selectors, A_VPN[0]),
     Spelling("azure", "site-prefixes", "azure-training", ROUTE, "address prefix", azure_site_prefixes, Z_CONNECTION[0]),
     Spelling(
