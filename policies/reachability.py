@@ -147,7 +147,7 @@ def names_kind(resource: Any, prop: str, found: Any, placement: Placement, kinds
         return False
     deps = getattr(resource, "property_dependencies", None) or {}
     for dependency in deps.get(prop, []):
-        target = stack.by_urn.get(getattr(dependency, "urn", None))
+        target = stack.by_urn.get(str(getattr(dependency, "urn", "")))
         if target is not None and canonical(target.resource_type) in wanted:
             return True
     return isinstance(found, str) and any(
