@@ -4,10 +4,12 @@ Where the access graph (policies/access.py) says who may act on what, this says 
 to what: the internet to a load balancer's listeners or to a node with a public address and a rule that
 admits it; one network to another through peering, transit gateways, VPN and interconnect attachments,
 shared VPCs; a network to a service through PrivateLink endpoints, Azure private endpoints and Private
-Service Connect; another account's networks to the stack's own endpoint services. Each end is placed in an
-account with the access graph's conventions (`access.OWN`, `access.SERVICE`, `access.ANY`, None when the
-reader cannot place it: then `unplaced` says why, and the end fails closed), so the separation pack places
-each end on a side with `access_rules.side_of` exactly as it places a grant.
+Service Connect; another account's networks to the stack's own endpoint services; the internet to the
+networks behind a VPN whose far end answers for ranges beyond the private ones (`internet_through_tunnel`,
+every cloud alike). Each end is placed in an account with the access graph's conventions (`access.OWN`,
+`access.SERVICE`, `access.ANY`, None when the reader cannot place it: then `unplaced` says why, and the end
+fails closed), so the separation pack places each end on a side with `access_rules.side_of` exactly as it
+places a grant.
 
 A vendor's `LinkReader(resource, placement) -> Iterable[Link]` reads its own kinds only (`Vendor.reachability`).
 The view is built once per stack (`graph_of`), however many rules ask. Two rules read it: separation's
@@ -115,12 +117,17 @@ def ranges_at(props: Any, *path: str) -> list[Any]:
 # A traffic selector matching every address narrows nothing (each cloud's default: AWS's `localIpv4NetworkCidr`, the
 # 0.0.0.0/0 selectors GCP's route-based tunnels require, an Azure route-based connection): what such a tunnel carries
 # is decided by its routes, which are judged themselves. A selector naming a range is the far end claiming it.
-MATCH_ALL = frozenset({"0.0.0.0/0", "::/0"})
+def matches_all(cidr: Any) -> bool:
+    """0.0.0.0/0 or ::/0, however spelled (`0::/0`)."""
+    try:
+        return ipaddress.ip_network(str(cidr).strip(), strict=False).prefixlen == 0
+    except ValueError:
+        return False
 
 
 def far_end_selectors(ranges: Iterable[Any]) -> list[tuple[str, Any]]:
     """(label, range) of the far end's traffic selectors that name a range (the match-all ones narrow nothing)."""
-    return [("far-end traffic selector", r) for r in ranges if str(r).strip() not in MATCH_ALL]
+    return [("far-end traffic selector", r) for r in ranges if not matches_all(r)]
 
 
 def internet_through_tunnel(networks: str, origin: str, what: str, ranges: Iterable[tuple[str, Any]]) -> Iterable[Link]:
@@ -270,6 +277,7 @@ __all__ = [
     "far_end_selectors",
     "graph_of",
     "internet_through_tunnel",
+    "matches_all",
     "names_kind",
     "ranges_at",
 ]

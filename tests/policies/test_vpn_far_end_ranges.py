@@ -16,6 +16,7 @@ from vpn_edits import ROUTE, SELECTOR, SPELLINGS, Spelling
 
 from accelstack.engine.policy_runner import UNKNOWN, policy_verdicts
 from accelstack.examples import WORKLOAD_EXAMPLES
+from accelstack.policies import reachability
 
 PATHS = "no-network-path-across-sides"
 EXPOSURE = "internet-reaches-only-the-front-door"
@@ -132,3 +133,24 @@ def test_the_shipped_stacks_stay_clean(name: str) -> None:
     result = previewed(name)
     verdicts = policy_verdicts(result.export, result.spec)
     assert not [v.line() for v in verdicts if v.policy in (PATHS, EXPOSURE)]
+
+
+@pytest.mark.parametrize(
+    ("cidr", "beyond", "match_all"),
+    [
+        ("10.0.0.0/8", False, False),
+        ("172.31.0.0/16", False, False),
+        ("192.168.0.0/24", False, False),
+        ("fd00::/8", False, False),
+        ("172.32.0.0/16", True, False),  # just past RFC 1918's 172.16.0.0/12
+        ("100.64.0.0/10", True, False),  # shared address space (RFC 6598): no one's private range
+        ("0.0.0.0/0", True, True),
+        ("0::/0", True, True),  # ::/0 spelled otherwise
+        (" 203.0.113.0/24 ", True, False),
+        ("10.0.0.0/33", True, False),  # no range at all
+    ],
+)
+def test_the_shared_range_predicates(cidr: str, beyond: bool, match_all: bool) -> None:
+    assert reachability.beyond_private(cidr) is beyond
+    assert reachability.matches_all(cidr) is match_all
+    assert bool(reachability.far_end_selectors([cidr])) is not match_all

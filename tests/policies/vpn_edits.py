@@ -4,7 +4,7 @@ spelling the cloud has (shared by tests/policies/test_vpn_far_end_ranges.py and 
 A spelling is a route (the stack sends the range to the far end: a static route, a route through the gateway or
 tunnel, an address space or learned range the cloud installs as routes) or a selector (the far end's traffic
 selector). A match-all selector (0.0.0.0/0, ::/0) narrows nothing, every cloud's default, so only a route carries a
-default route through the tunnel (policies/reachability.py MATCH_ALL)."""
+default route through the tunnel (policies/reachability.py `far_end_selectors`)."""
 
 from __future__ import annotations
 
