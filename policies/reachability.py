@@ -4,10 +4,12 @@ Where the access graph (policies/access.py) says who may act on what, this says 
 to what: the internet to a load balancer's listeners or to a node with a public address and a rule that
 admits it; one network to another through peering, transit gateways, VPN and interconnect attachments,
 shared VPCs; a network to a service through PrivateLink endpoints, Azure private endpoints and Private
-Service Connect; another account's networks to the stack's own endpoint services. Each end is placed in an
-account with the access graph's conventions (`access.OWN`, `access.SERVICE`, `access.ANY`, None when the
-reader cannot place it: then `unplaced` says why, and the end fails closed), so the separation pack places
-each end on a side with `access_rules.side_of` exactly as it places a grant.
+Service Connect; another account's networks to the stack's own endpoint services; the internet to the
+networks behind a VPN whose far end answers for ranges beyond the private ones (`internet_through_tunnel`,
+every cloud alike). Each end is placed in an account with the access graph's conventions (`access.OWN`,
+`access.SERVICE`, `access.ANY`, None when the reader cannot place it: then `unplaced` says why, and the end
+fails closed), so the separation pack places each end on a side with `access_rules.side_of` exactly as it
+places a grant.
 
 A vendor's `LinkReader(resource, placement) -> Iterable[Link]` reads its own kinds only (`Vendor.reachability`).
 The view is built once per stack (`graph_of`), however many rules ask. Two rules read it: separation's
@@ -18,6 +20,7 @@ asset graph across clouds (read, not copied).
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +28,8 @@ from typing import Any
 from pulumi_policy.proxy import UnknownValueError
 
 from .access import ANY, OWN, SERVICE, Party, Placement, Stack, once_per_stack, unplaced
+from .common import as_list
+from .concepts import canonical
 
 # What a node is.
 INTERNET_KIND = "internet"
@@ -68,6 +73,93 @@ def value(props: Any, key: str) -> Any:
         return props.get(key) if hasattr(props, "get") else None
     except UnknownValueError:
         return None
+
+
+# The private ranges (RFC 1918, IPv6 unique local fc00::/7): a VPN's far end that answers for any other range answers
+# for internet addresses. Stricter than readers.NON_PUBLIC on purpose: shared address space (RFC 6598) is no one's
+# private range.
+PRIVATE_RANGES = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"))
+BEYOND_PRIVATE = "is beyond the private ranges (the far end answers for internet addresses)"
+
+
+def beyond_private(cidr: Any) -> bool:
+    """A range outside the private ranges (one that cannot be parsed counts as outside)."""
+    try:
+        network = ipaddress.ip_network(str(cidr).strip(), strict=False)
+    except ValueError:
+        return True
+    return not any(network.version == block.version and network.subnet_of(block) for block in PRIVATE_RANGES)  # type: ignore[arg-type]
+
+
+UNREAD = "(unknown until deployed)"
+
+
+def ranges_at(props: Any, *path: str) -> list[Any]:
+    """The ranges at `props.a.b...`, one or a list ([] when unset). A value unknown during preview is UNREAD, which
+    parses as no range: it fails closed (a VPN is refused across sides anyway, so nothing legitimate waits on it)."""
+    found = props
+    try:
+        for key in path:
+            found = found.get(key) if hasattr(found, "get") else None
+    except UnknownValueError:
+        return [UNREAD]
+    if found is None or isinstance(found, str) or not isinstance(found, Sequence):
+        return as_list(found)
+    items = []
+    for index in range(len(found)):
+        try:
+            items.append(found[index])
+        except UnknownValueError:
+            items.append(UNREAD)
+    return [item for item in items if item is not None]
+
+
+# A traffic selector matching every address narrows nothing (each cloud's default: AWS's `localIpv4NetworkCidr`, the
+# 0.0.0.0/0 selectors GCP's route-based tunnels require, an Azure route-based connection): what such a tunnel carries
+# is decided by its routes, which are judged themselves. A selector naming a range is the far end claiming it.
+def matches_all(cidr: Any) -> bool:
+    """0.0.0.0/0 or ::/0, however spelled (`0::/0`)."""
+    try:
+        return ipaddress.ip_network(str(cidr).strip(), strict=False).prefixlen == 0
+    except ValueError:
+        return False
+
+
+def far_end_selectors(ranges: Iterable[Any]) -> list[tuple[str, Any]]:
+    """(label, range) of the far end's traffic selectors that name a range (the match-all ones narrow nothing)."""
+    return [("far-end traffic selector", r) for r in ranges if not matches_all(r)]
+
+
+def internet_through_tunnel(networks: str, origin: str, what: str, ranges: Iterable[tuple[str, Any]]) -> Iterable[Link]:
+    """The internet reaching `networks` through a VPN whose far end answers for one of `ranges` ((what it is, the
+    range): a static route, a route through the tunnel, a far-end selector) beyond the private ranges, or for a
+    range the pack cannot read (fails closed). One link per range, so every range is named, not only the first."""
+    target = Party(networks, OWN, NETWORK)
+    for label, found in ranges:
+        if not beyond_private(found):
+            continue
+        try:
+            ipaddress.ip_network(str(found).strip(), strict=False)
+            why = BEYOND_PRIVATE
+        except ValueError:
+            why = "is no range the pack can read (fails closed: the far end may answer for internet addresses)"
+        yield Link(INTERNET, EXPOSES, target, origin, f"{what}: {label} {found} {why}")
+
+
+def names_kind(resource: Any, prop: str, found: Any, placement: Placement, kinds: Iterable[str]) -> bool:
+    """The value of `resource.prop` names a resource of this stack of one of `kinds` (a VPN gateway, a tunnel):
+    through the engine's property dependencies, else by the resource's id."""
+    stack, wanted = placement.stack, frozenset(kinds)
+    if stack is None:
+        return False
+    deps = getattr(resource, "property_dependencies", None) or {}
+    for dependency in deps.get(prop, []):
+        target = stack.by_urn.get(str(getattr(dependency, "urn", "")))
+        if target is not None and canonical(target.resource_type) in wanted:
+            return True
+    return isinstance(found, str) and any(
+        canonical(r.resource_type) in wanted and value(r.props, "id") == found for r in stack.resources
+    )
 
 
 def own_network(ref: str) -> Party:
@@ -179,7 +271,13 @@ __all__ = [
     "Placement",
     "ReachGraph",
     "Stack",
+    "beyond_private",
     "build",
     "each",
+    "far_end_selectors",
     "graph_of",
+    "internet_through_tunnel",
+    "matches_all",
+    "names_kind",
+    "ranges_at",
 ]

@@ -65,6 +65,8 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
         "identity-attachment",
         "resource-grant",
         "log-group",
+        # A VPN and what gives its far end ranges (policies/aws/properties_vpn.py).
+        "vpn",
         # A landing stack's organization: the guardrails themselves and what they contain.
         "org-unit",
         "member-account",
@@ -95,6 +97,7 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
         "role-binding",
         "log-group",
         "log-routing",
+        "vpn",  # policies/azure/properties_vpn.py
         # A landing stack's organization (policies/azure/properties_landing.py).
         "org-unit",
         "member-account",
@@ -120,6 +123,7 @@ SECURITY_CONCEPTS: dict[str, tuple[str, ...]] = {
         "identity",
         "role-binding",
         "resource-grant",
+        "vpn",  # policies/gcp/properties_vpn.py
         # A landing stack's organization (policies/gcp/properties_landing.py).
         "org-unit",
         "member-account",

@@ -126,7 +126,7 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:ec2/defaultRouteTable:DefaultRouteTable",
     ),
     # Links from the stack's networks to other networks and services (judged by the reachability view,
-    # policies/aws/reachability.py): peering, transit gateways, VPN, PrivateLink services and acceptances.
+    # policies/aws/reachability.py): peering, transit gateways, PrivateLink services and acceptances (VPN: "vpn").
     "network-link": (
         "aws:ec2/vpcPeeringConnection:VpcPeeringConnection",
         "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter",
@@ -136,10 +136,19 @@ AWS: dict[str, tuple[str, ...]] = {
         "aws:ec2transitgateway/peeringAttachment:PeeringAttachment",
         "aws:ec2transitgateway/peeringAttachmentAccepter:PeeringAttachmentAccepter",
         "aws:ec2/transitGatewayPeeringAttachmentAccepter:TransitGatewayPeeringAttachmentAccepter",  # SDK alias
-        "aws:ec2/vpnConnection:VpnConnection",
         "aws:ec2/vpcEndpointService:VpcEndpointService",
         "aws:ec2/vpcEndpointServiceAllowedPrinciple:VpcEndpointServiceAllowedPrinciple",
         "aws:ec2/vpcEndpointConnectionAccepter:VpcEndpointConnectionAccepter",
+    ),
+    # A site-to-site VPN and what gives its far end ranges (policies/aws/reachability.py): the connection (refused
+    # across sides: its far end is in no account), its static routes, the gateways at each end and route propagation.
+    "vpn": (
+        "aws:ec2/vpnConnection:VpnConnection",
+        "aws:ec2/vpnConnectionRoute:VpnConnectionRoute",
+        "aws:ec2/vpnGateway:VpnGateway",
+        "aws:ec2/vpnGatewayAttachment:VpnGatewayAttachment",
+        "aws:ec2/vpnGatewayRoutePropagation:VpnGatewayRoutePropagation",
+        "aws:ec2/customerGateway:CustomerGateway",
     ),
     "public-address": ("aws:ec2/eip:Eip", "aws:ec2/eipAssociation:EipAssociation"),
     "firewall": ("aws:ec2/securityGroup:SecurityGroup", "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"),

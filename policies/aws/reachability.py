@@ -25,9 +25,13 @@ from ..reachability import (
     Link,
     cloud_service,
     each,
+    far_end_selectors,
+    internet_through_tunnel,
     is_stacks,
+    names_kind,
     own_network,
     placed,
+    ranges_at,
     value,
 )
 from ..readers import name_of
@@ -46,6 +50,18 @@ TGW_PEERING_ACCEPTER = (
 )
 TRANSIT_GATEWAY = "aws:ec2transitgateway/transitGateway:TransitGateway"
 VPN_CONNECTION = "aws:ec2/vpnConnection:VpnConnection"
+VPN_CONNECTION_ROUTE = "aws:ec2/vpnConnectionRoute:VpnConnectionRoute"
+VPN_GATEWAY = "aws:ec2/vpnGateway:VpnGateway"
+ROUTE = "aws:ec2/route:Route"
+ROUTE_TABLES = ("aws:ec2/routeTable:RouteTable", "aws:ec2/defaultRouteTable:DefaultRouteTable")
+# The customer gateway's side of a VPN connection (pulumi_aws/ec2/vpn_connection.py: `local*` is "CIDR on the
+# customer gateway (on-premises) side", `remote*` "on the AWS side", the stack's own).
+FAR_END_SELECTORS = ("localIpv4NetworkCidr", "localIpv6NetworkCidr")
+# A route's destinations (pulumi_aws/ec2/route.py; a route table's inline `routes` spell them `cidrBlock`,
+# `ipv6CidrBlock`, `destinationPrefixListId`: pulumi_aws/ec2/_inputs.py RouteTableRouteArgs). A prefix list id is
+# no range the pack reads: it fails closed.
+ROUTE_DESTINATIONS = ("destinationCidrBlock", "destinationIpv6CidrBlock", "destinationPrefixListId")
+INLINE_DESTINATIONS = ("cidrBlock", "ipv6CidrBlock", "destinationPrefixListId")
 VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 ENDPOINT_SERVICE_KIND = "aws:ec2/vpcEndpointService:VpcEndpointService"
 ENDPOINT_PRINCIPAL = "aws:ec2/vpcEndpointServiceAllowedPrinciple:VpcEndpointServiceAllowedPrinciple"
@@ -139,6 +155,60 @@ def _transit(resource: Any, placement: Placement) -> Iterable[Link]:
             "a VPN's far end is a network outside every account the pack can place",
         )
         yield Link(own_network(f"gateway of {name}"), TUNNEL, far, resource.urn, f"VPN connection {name}")
+        selectors = far_end_selectors(r for key in FAR_END_SELECTORS for r in ranges_at(props, key))
+        yield from internet_through_tunnel(
+            f"the networks on VPN connection {name}", resource.urn, f"VPN connection {name}", selectors
+        )
+    elif kind == VPN_CONNECTION_ROUTE:
+        yield from _vpn_route(resource, placement)
+
+
+def _vpn_route(resource: Any, placement: Placement) -> Iterable[Link]:
+    """A static route of a VPN connection: the far end answers for `destinationCidrBlock`
+    (pulumi_aws/ec2/vpn_connection_route.py; https://docs.aws.amazon.com/vpn/latest/s2svpn/VPNRoutingTypes.html).
+    On a connection made outside the stack it is that VPN's path too, placed nowhere."""
+    props, name = resource.props, name_of(resource)
+    connection = value(props, "vpnConnectionId")
+    routes = [("static route", r) for r in ranges_at(props, "destinationCidrBlock")]
+    if not is_stacks(resource, "vpnConnectionId", connection, placement):
+        far = placed(
+            f"VPN connection {connection}", None, "a VPN connection made outside this stack ends outside every account"
+        )
+        yield Link(
+            own_network(f"VPN connection {connection}"), TUNNEL, far, resource.urn, f"VPN connection route {name}"
+        )
+    networks = f"the networks on VPN connection {connection}"
+    yield from internet_through_tunnel(networks, resource.urn, f"VPN connection route {name}", routes)
+
+
+def _routes_to_vpn(resource: Any, placement: Placement) -> Iterable[Link]:
+    """A route table's routes whose target is a virtual private gateway (a `vgw-` id, or the stack's VpnGateway): the
+    VPC sends those destinations to the VPN's far end, which answers for them. Route propagation from the gateway
+    (VpnGatewayRoutePropagation, `propagatingVgws`) carries no range of its own: it installs the connections' static
+    routes, read above, and what the far end advertises over BGP, which no export shows (as on OCI, the VPN itself is
+    refused across sides)."""
+    kind, props, name = resource.resource_type, resource.props, name_of(resource)
+    if kind == ROUTE:
+        entries, keys, where = [(props, "gatewayId")], ROUTE_DESTINATIONS, "gatewayId"
+    elif kind in ROUTE_TABLES:
+        entries, keys, where = (
+            [(r, "gatewayId") for r in as_list(value(props, "routes")) if hasattr(r, "get")],
+            INLINE_DESTINATIONS,
+            "",  # by id only
+        )
+    else:
+        return
+    for entry, key in entries:
+        gateway = value(entry, key)
+        # An inline route is matched by the gateway's id: the engine's dependencies cover the whole `routes` list,
+        # not one entry (during preview a new gateway's id is unknown: the final state's run judges it).
+        if not (
+            str(gateway or "").startswith("vgw-") or names_kind(resource, where, gateway, placement, (VPN_GATEWAY,))
+        ):
+            continue
+        ranges = [("route destination", r) for k in keys for r in ranges_at(entry, k)]
+        networks = f"the networks routed by {name}"
+        yield from internet_through_tunnel(networks, resource.urn, f"route {name} to VPN gateway {gateway}", ranges)
 
 
 def _service_party(resource: Any, placement: Placement, services: Sequence[Any]) -> Party:
@@ -301,6 +371,7 @@ def _one(resource: Any, placement: Placement) -> Iterable[Link]:
     yield from _group_references(resource)
     yield from _peering(resource, placement)
     yield from _transit(resource, placement)
+    yield from _routes_to_vpn(resource, placement)
     stack = placement.stack
     yield from _endpoints(resource, placement, stack.resources if stack is not None else [resource])
 

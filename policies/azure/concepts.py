@@ -90,12 +90,19 @@ AZURE: dict[str, tuple[str, ...]] = {
         "azure-native:network:VirtualNetworkLink",
     ),
     # Links from the stack's VNets to other networks and services (judged by the reachability view,
-    # policies/azure/reachability.py): peering, Virtual WAN hub and gateway connections, Private Link services.
+    # policies/azure/reachability.py): peering, Virtual WAN hub connections, Private Link services (VPN: "vpn").
     "network-link": (
         "azure-native:network:VirtualNetworkPeering",
         "azure-native:network:HubVirtualNetworkConnection",
-        "azure-native:network:VirtualNetworkGatewayConnection",
         "azure-native:network:PrivateLinkService",
+    ),
+    # A site-to-site VPN and what gives its far end ranges (policies/azure/reachability.py): the gateway connection
+    # (refused across sides unless VNet-to-VNet between placed gateways), the local network gateway (the site's
+    # address space) and the virtual network gateway (its default site: forced tunnelling).
+    "vpn": (
+        "azure-native:network:VirtualNetworkGatewayConnection",
+        "azure-native:network:LocalNetworkGateway",
+        "azure-native:network:VirtualNetworkGateway",
     ),
     "public-address": ("azure-native:network:PublicIPAddress",),
     "firewall": ("azure-native:network:NetworkSecurityGroup",),

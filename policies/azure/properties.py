@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from . import properties_landing
+from . import properties_landing, properties_vpn
 
 NAMING = "inert: naming and display only"
 PLACEMENT = "inert: placement, billing or naming: no access, exposure or data-protection meaning"
@@ -450,3 +450,5 @@ UNJUDGED: dict[str, dict[str, str]] = {
 # A landing stack's organization, kept apart (policies/azure/properties_landing.py).
 PROPERTIES.update(properties_landing.PROPERTIES)
 UNJUDGED.update(properties_landing.UNJUDGED)
+PROPERTIES.update(properties_vpn.PROPERTIES)
+UNJUDGED.update(properties_vpn.UNJUDGED)

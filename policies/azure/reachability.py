@@ -25,9 +25,12 @@ from ..reachability import (
     TUNNEL,
     Link,
     each,
+    far_end_selectors,
+    internet_through_tunnel,
     is_stacks,
     own_network,
     placed,
+    ranges_at,
     value,
 )
 from ..readers import get, items_at, name_of
@@ -43,6 +46,14 @@ PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
 PRIVATE_LINK_SERVICE = "azure-native:network:PrivateLinkService"
 NSG = "azure-native:network:NetworkSecurityGroup"
 SECURITY_RULE = "azure-native:network:SecurityRule"
+LOCAL_NETWORK_GATEWAY = "azure-native:network:LocalNetworkGateway"
+VIRTUAL_NETWORK_GATEWAY = "azure-native:network:VirtualNetworkGateway"
+ROUTE = "azure-native:network:Route"
+ROUTE_TABLE = "azure-native:network:RouteTable"
+# The far end's address space: the prefixes Azure routes to a site through the tunnel
+# (pulumi_azure_native/network/local_network_gateway.py `local_network_address_space`;
+# https://learn.microsoft.com/azure/vpn-gateway/vpn-gateway-about-vpn-gateway-settings#lng).
+SITE_PREFIXES = ("localNetworkAddressSpace", "addressPrefixes")
 
 
 def _placed_id(resource: Any, prop: str, resource_id: Any, placement: Placement, what: str) -> Party:
@@ -82,6 +93,17 @@ def _peerings(resource: Any, placement: Placement) -> Iterable[Link]:
         else:  # IPsec to a local network gateway, ExpressRoute: the far end is no subscription
             far = placed("the connection's far end", None, "a VPN or ExpressRoute's far end is outside every account")
             yield Link(gateway, TUNNEL, far, resource.urn, f"gateway connection {name}")
+            # The local network gateway given inline, and the far end's side of each traffic selector policy
+            # (pulumi_azure_native/network/_inputs.py TrafficSelectorPolicyArgs `remote_address_ranges`).
+            site = [
+                ("local network address prefix", r) for r in ranges_at(props, "localNetworkGateway2", *SITE_PREFIXES)
+            ]
+            selectors = [
+                r for p in items_at(props, "trafficSelectorPolicies") for r in ranges_at(p, "remoteAddressRanges")
+            ]
+            ranges = site + far_end_selectors(selectors)
+            what = f"gateway connection {name}"
+            yield from internet_through_tunnel(f"the networks on {gateway.shown()}", resource.urn, what, ranges)
 
 
 def _endpoints(resource: Any, placement: Placement) -> Iterable[Link]:
@@ -109,9 +131,37 @@ def _endpoints(resource: Any, placement: Placement) -> Iterable[Link]:
                 yield Link(source, ENDPOINT, service, resource.urn, f"private link service {name} ({key})")
 
 
+def _far_end_ranges(resource: Any) -> Iterable[Link]:
+    """What a site's far end answers for beyond the private ranges lets the internet in through the tunnel: a local
+    network gateway's address prefixes; a VPN gateway's default site (forced tunnelling sends 0.0.0.0/0 to that site:
+    `gateway_default_site`, https://learn.microsoft.com/azure/vpn-gateway/vpn-gateway-forced-tunneling-rm); a route
+    whose next hop is the VPN gateway (https://learn.microsoft.com/azure/virtual-network/virtual-networks-udr-overview).
+    A gateway's `customRoutes` are the stack's own prefixes advertised to point-to-site clients, no far end's."""
+    kind, props, name = _kind(resource), resource.props, name_of(resource)
+    if kind == LOCAL_NETWORK_GATEWAY:
+        ranges = [("address prefix", r) for r in ranges_at(props, *SITE_PREFIXES)]
+        networks = f"the networks of the gateways connected to local network gateway {name}"
+        yield from internet_through_tunnel(networks, resource.urn, f"local network gateway {name}", ranges)
+    elif kind == VIRTUAL_NETWORK_GATEWAY:
+        site = get(props, "gatewayDefaultSite", "id")
+        if site is not None:
+            ranges = [(f"default site {site} (forced tunnelling) routes", "0.0.0.0/0")]
+            networks = f"the networks on virtual network gateway {name}"
+            yield from internet_through_tunnel(networks, resource.urn, f"virtual network gateway {name}", ranges)
+    elif kind in (ROUTE, ROUTE_TABLE):
+        routes = [props] if kind == ROUTE else items_at(props, "routes")
+        for route in routes:
+            if str(value(route, "nextHopType") or "").lower() != "virtualnetworkgateway":
+                continue
+            ranges = [("route to the VPN gateway", r) for r in ranges_at(route, "addressPrefix")]
+            networks = f"the networks on route table {value(props, 'routeTableName') or name}"
+            yield from internet_through_tunnel(networks, resource.urn, f"route {value(route, 'name') or name}", ranges)
+
+
 def _one(resource: Any, placement: Placement) -> Iterable[Link]:
     yield from _peerings(resource, placement)
     yield from _endpoints(resource, placement)
+    yield from _far_end_ranges(resource)
 
 
 # --- the internet ---------------------------------------------------------------------------------

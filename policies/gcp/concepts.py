@@ -83,16 +83,24 @@ GCP: dict[str, tuple[str, ...]] = {
         "gcp:servicenetworking/connection:Connection",
     ),
     # Links from the stack's networks to other networks and services (judged by the reachability view,
-    # policies/gcp/reachability.py): peering, shared VPC, Private Service Connect, VPN, interconnect, NCC spokes.
+    # policies/gcp/reachability.py): peering, shared VPC, Private Service Connect, interconnect, NCC spokes (VPN: "vpn").
     "network-link": (
         "gcp:compute/networkPeering:NetworkPeering",
         "gcp:compute/sharedVPCServiceProject:SharedVPCServiceProject",
         "gcp:compute/sharedVPCHostProject:SharedVPCHostProject",
         "gcp:compute/forwardingRule:ForwardingRule",
         "gcp:compute/serviceAttachment:ServiceAttachment",
-        "gcp:compute/vPNTunnel:VPNTunnel",
         "gcp:compute/interconnectAttachment:InterconnectAttachment",
         "gcp:networkconnectivity/spoke:Spoke",
+    ),
+    # A VPN and what gives its far end ranges (policies/gcp/reachability.py): the tunnel (refused across sides unless
+    # to a placed GCP gateway), its gateways, and a Cloud Router's BGP peer (its custom learned ranges).
+    "vpn": (
+        "gcp:compute/vPNTunnel:VPNTunnel",
+        "gcp:compute/haVpnGateway:HaVpnGateway",
+        "gcp:compute/vPNGateway:VPNGateway",
+        "gcp:compute/externalVpnGateway:ExternalVpnGateway",
+        "gcp:compute/routerPeer:RouterPeer",
     ),
     "public-address": ("gcp:compute/globalAddress:GlobalAddress", "gcp:compute/address:Address"),
     "firewall-rule": ("gcp:compute/firewall:Firewall",),

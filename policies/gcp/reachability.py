@@ -28,9 +28,12 @@ from ..reachability import (
     Link,
     cloud_service,
     each,
+    far_end_selectors,
+    internet_through_tunnel,
     is_stacks,
     own_network,
     placed,
+    ranges_at,
     value,
 )
 from ..readers import is_public_range, items_at, name_of
@@ -45,6 +48,8 @@ SERVICE_ATTACHMENT = "gcp:compute/serviceAttachment:ServiceAttachment"
 VPN_TUNNEL = "gcp:compute/vPNTunnel:VPNTunnel"
 INTERCONNECT_ATTACHMENT = "gcp:compute/interconnectAttachment:InterconnectAttachment"
 SPOKE = "gcp:networkconnectivity/spoke:Spoke"
+ROUTE = "gcp:compute/route:Route"
+ROUTER_PEER = "gcp:compute/routerPeer:RouterPeer"
 SERVICE_NETWORKING = "gcp:servicenetworking/connection:Connection"
 PROXIES = ("gcp:compute/targetHttpsProxy:TargetHttpsProxy", "gcp:compute/targetHttpProxy:TargetHttpProxy")
 
@@ -95,6 +100,11 @@ def _peerings(resource: Any, placement: Placement) -> Iterable[Link]:
         else:
             far = placed("the tunnel's far end", None, "a VPN to an external gateway ends outside every project")
             yield Link(own_network(f"VPN tunnel {name}"), TUNNEL, far, resource.urn, f"VPN tunnel {name}")
+        # The far end's traffic selectors (pulumi_gcp/compute/vpn_tunnel.py `remote_traffic_selectors`), whichever
+        # gateway it is; `localTrafficSelectors` are the stack's own side.
+        selectors = far_end_selectors(ranges_at(props, "remoteTrafficSelectors"))
+        networks = f"the networks on VPN tunnel {name}"
+        yield from internet_through_tunnel(networks, resource.urn, f"VPN tunnel {name}", selectors)
     elif kind == INTERCONNECT_ATTACHMENT:
         far = placed("the attachment's far end", None, "an interconnect ends in a network outside every project")
         yield Link(own_network(f"router {value(props, 'router')}"), TUNNEL, far, resource.urn, f"interconnect {name}")
@@ -140,9 +150,34 @@ def _endpoints(resource: Any, placement: Placement) -> Iterable[Link]:
             )
 
 
+def _far_end_ranges(resource: Any) -> Iterable[Link]:
+    """Ranges a VPN's (or interconnect's) far end answers for, beyond the private ranges, let the internet in through
+    it: a route whose next hop is a VPN tunnel (`dest_range`, pulumi_gcp/compute/route.py; a classic VPN's routes,
+    https://cloud.google.com/network-connectivity/docs/vpn/concepts/choosing-networks-routing), and a BGP peer's
+    custom learned ranges, which the Cloud Router installs as if the peer advertised them (`custom_learned_ip_ranges`,
+    pulumi_gcp/compute/router_peer.py; https://cloud.google.com/network-connectivity/docs/router/how-to/configure-custom-learned-routes).
+    A peer's `advertisedIpRanges` are the stack's own side; what the peer advertises over BGP no export shows (as on
+    OCI, the tunnel itself is refused across sides)."""
+    kind, props, name = resource.resource_type, resource.props, name_of(resource)
+    if kind == ROUTE:
+        tunnel = value(props, "nextHopVpnTunnel")
+        # Only a tunnel goes there: a reference the engine records (its id unknown during preview) is one too.
+        if tunnel or (getattr(resource, "property_dependencies", None) or {}).get("nextHopVpnTunnel"):
+            ranges = [("route destination", r) for r in ranges_at(props, "destRange")]
+            networks = f"the networks of {value(props, 'network') or name}"
+            yield from internet_through_tunnel(networks, resource.urn, f"route {name} to VPN tunnel {tunnel}", ranges)
+    elif kind == ROUTER_PEER:
+        ranges = [
+            ("custom learned range", r) for i in items_at(props, "customLearnedIpRanges") for r in ranges_at(i, "range")
+        ]
+        networks = f"the networks on router {value(props, 'router') or name}"
+        yield from internet_through_tunnel(networks, resource.urn, f"BGP peer {name}", ranges)
+
+
 def _one(resource: Any, placement: Placement) -> Iterable[Link]:
     yield from _peerings(resource, placement)
     yield from _endpoints(resource, placement)
+    yield from _far_end_ranges(resource)
 
 
 # --- the internet ---------------------------------------------------------------------------------

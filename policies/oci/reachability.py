@@ -14,7 +14,6 @@ default route there). accelstack's OCI stacks link no VCN to another."""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -23,14 +22,15 @@ from ..common import as_list, truthy
 from ..reachability import (
     EXPOSES,
     INTERNET,
-    NETWORK,
     NODE,
     PEERING,
     TRANSIT,
     TUNNEL,
     Link,
+    internet_through_tunnel,
     is_stacks,
     placed,
+    ranges_at,
     value,
 )
 from ..readers import get, is_public_range, name_of
@@ -67,16 +67,6 @@ REMOTE_PEERING = "oci:Core/remotePeeringConnection:RemotePeeringConnection"
 DRG = "oci:Core/drg:Drg"
 DRG_ATTACHMENT = "oci:Core/drgAttachment:DrgAttachment"
 IPSEC = "oci:Core/ipsec:Ipsec"
-PRIVATE_ROUTES = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"))
-
-
-def _beyond_private(route: Any) -> bool:
-    """A static route outside the private ranges (one that cannot be parsed counts as outside)."""
-    try:
-        network = ipaddress.ip_network(str(route).strip(), strict=False)
-    except ValueError:
-        return True
-    return not any(network.version == block.version and network.subnet_of(block) for block in PRIVATE_ROUTES)  # type: ignore[arg-type]
 
 
 def _far_end(resource: Any, prop: str, found: Any, placement: Placement, what: str) -> Party:
@@ -107,20 +97,15 @@ def network_links(resources: Sequence[Any], placement: Placement) -> Iterable[Li
             yield Link(attached, TRANSIT, drg, resource.urn, f"DRG attachment {name}")
         elif kind == IPSEC:
             drg = _far_end(resource, "drgId", value(props, "drgId"), placement, "DRG")
-            routes = [str(r) for r in as_list(value(props, "staticRoutes"))]
+            routes = [str(r) for r in ranges_at(props, "staticRoutes")]
             carried = f" routing {', '.join(routes)}" if routes else ""
             far = placed("the IPSec connection's far end", None, "a VPN ends in a network outside every compartment")
             what = f"IPSec connection {name} (customer-premises {value(props, 'cpeId')}){carried}"
             yield Link(drg, TUNNEL, far, resource.urn, what)
-            for route in [r for r in routes if _beyond_private(r)]:
-                yield Link(
-                    INTERNET,
-                    EXPOSES,
-                    Party(f"the networks on {drg.shown()}", OWN, NETWORK),
-                    resource.urn,
-                    f"IPSec connection {name}: static route {route} is beyond the private ranges (the far end answers "
-                    "for internet addresses)",
-                )
+            ranges = [("static route", route) for route in routes]
+            yield from internet_through_tunnel(
+                f"the networks on {drg.shown()}", resource.urn, f"IPSec connection {name}", ranges
+            )
 
 
 def links(resources: Sequence[Any], placement: Placement) -> Iterable[Link]:

@@ -38,6 +38,7 @@ from red_team_suite import (
     stopped,
     verdicts_after,
 )
+from vpn_edits import ROUTE, SPELLINGS, oci_vpn
 
 CLOUDS = ("aws", "azure", "gcp", "oci", "vultr")
 
@@ -493,33 +494,6 @@ O_VCN = ("oci-training-vcn", "oci:Core/vcn:Vcn")
 
 def oci_statement(text: str) -> Edit:
     return appended(*NODES_POLICY, "statements", text)
-
-
-O_DRG = ("oci-training-drg", "oci:Core/drg:Drg")
-
-
-def oci_vpn(routes: list[str]) -> Edit:
-    """A DRG of the training stack, joined to its VCN, with an IPSec connection to a customer-premises network."""
-    return both(
-        add("oci:Core/drg:Drg", O_DRG[0], {"compartmentId": O_TRAIN, "displayName": "training"}),
-        add(
-            "oci:Core/drgAttachment:DrgAttachment",
-            "oci-training-vcn-on-drg",
-            {"drgId": "oci-training-drg-id", "vcnId": "vcn"},
-            depends={"drgId": O_DRG, "vcnId": O_VCN},
-        ),
-        add(
-            "oci:Core/ipsec:Ipsec",
-            "oci-training-vpn",
-            {
-                "compartmentId": O_TRAIN,
-                "cpeId": "ocid1.cpe.oc1.iad.aaaaaaaaonpremises",
-                "drgId": "oci-training-drg-id",
-                "staticRoutes": routes,
-            },
-            depends={"drgId": O_DRG},
-        ),
-    )
 
 
 OCI = [
@@ -1102,7 +1076,22 @@ SECOND_WAVE = [
     ),
 ]
 
-ATTACKS = AWS + AZURE + GCP + OCI + VULTR + SECOND_WAVE
+# A VPN's far end given internet ranges in each spelling of AWS, Azure and GCP (tests/policies/vpn_edits.py; OCI's is
+# above): a default route where a route carries it, a public range where a selector does (a match-all selector
+# narrows nothing). The tunnel is refused across sides whatever it carries; tests/policies/test_vpn_far_end_ranges.py
+# checks the ranges' own verdict, the internet reaching the networks.
+VPN_RANGES = [
+    Change(
+        f"{s.id}-vpn-internet-range",
+        s.stack,
+        s.build(["0.0.0.0/0"] if s.form == ROUTE else ["203.0.113.0/24"]),
+        NETWORK,
+    )
+    for s in SPELLINGS
+    if s.cloud != "oci"
+]
+
+ATTACKS = AWS + AZURE + GCP + OCI + VULTR + SECOND_WAVE + VPN_RANGES
 
 LEGITIMATE = [
     Change(
