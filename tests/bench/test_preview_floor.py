@@ -123,22 +123,23 @@ def test_preview_is_within_its_floor_ratio(stack_file, capsys):
 
 
 # `accelstack preview STACK` end to end: the CLI's imports and validation, the program's worker, both packs and the
-# report. Issue 28 asks for 1.5x the floor; what this house measures today is held here (figures in the issue's note)
-# so that it does not regress, and the gap stays printed. Measured on a quiet machine (best of 7, 2026-12-06), before
-# the worker started first: aws-training 2.38 (2.07 without the packs), azure-training 2.59 (2.59), gcp-training
-# 2.60 (2.54). Since then the first worker starts as the CLI begins (accelstack.engine.spare_worker) and imports
-# pulumi and the program's modules while the CLI imports, validates and loads the packs on the other core; the CLI
-# imports nothing the program needs before it (no pulumi, planner or numpy: tests/engine/test_engine_preview.py).
-# Best of 5 (3 for azure, gcp and the small stacks), old code and new in turn, 2026-12-06, load 1.2-2 on two cores:
-# aws-training 2.16 -> 1.78, azure-training 2.41 -> 1.71, gcp-training 2.43 -> 1.70; stacks with a small floor
-# (few SDK classes) stay far above it: vultr-serving 5.05 -> 2.94 (floor 0.27 s), aws-landing 6.14 -> 3.79 (0.28 s),
-# so 2.8 fails on them before and after (the fixed cost: two interpreters, pydantic models, the spec rules'
-# components). The hold stays 2.8 until that fixed cost comes down; the training stacks would hold 2.0.
+# report. Issue 28 asks for 1.5x the floor. Every workload stack meets it since the worker leaves without the
+# interpreter's teardown and the CLI freezes what it made before its own (the final collection walked every object:
+# 0.5-0.9 s of a training stack), and validation stopped importing the providers' service modules. Quiet machine,
+# best of 7, 2026-12-06: aws-training 1.10, aws-serving 0.85, aws-finetune 1.19, azure-training 0.89, azure-serving
+# 0.86, gcp-training 0.91, gcp-serving 0.85, oci-training 0.70, oci-landing 0.95 (before: 1.7-2.4 and 2.7x for the
+# training stacks). Where the floor is small (a landing stack, a Vultr fleet: a few SDK classes, 0.3-0.4 s), the CLI's
+# own fixed cost (typer and rich, the pydantic spec models and rules, pulumi_policy and the packs' readers) is more
+# than half the floor by itself, so 1.5x cannot hold there while the CLI validates and judges: aws-landing 2.59
+# (0.60 s over its floor), gcp-landing 2.09 (0.40 s), azure-landing 1.87 (0.36 s), vultr-serving 2.42 (0.44 s); before
+# 3.5-9.2 (gcp-landing's validation imported pulumi_gcp.compute). Those stacks are held to the floor plus a fixed
+# cost instead, and their ratio stays printed.
 END_TO_END_TARGET = 1.5
-END_TO_END_LIMIT = 2.8
+SMALL_FLOOR_SECONDS = 1.0
+FIXED_COST_LIMIT_SECONDS = 0.8
 
 
-@pytest.mark.parametrize("stack_file", example_files(REPO / "stacks"), ids=lambda p: p.stem[7:])
+@pytest.mark.parametrize("stack_file", example_files(REPO / "stacks", landing=True), ids=lambda p: p.stem[7:])
 def test_preview_with_both_packs_end_to_end(stack_file, capsys):
     stack = stack_file.stem.removeprefix("Pulumi.")
     preview = preview_stack(stack_file)
@@ -157,6 +158,10 @@ def test_preview_with_both_packs_end_to_end(stack_file, capsys):
             f"\n[bench] {stack}: accelstack preview {best['preview']:.2f}s, without the packs "
             f"{best['preview without packs']:.2f}s, floor {best['floor']:.2f}s: ratio {ratio:.2f}, "
             f"{best['preview without packs'] / best['floor']:.2f} without the packs "
-            f"(target {END_TO_END_TARGET}, held at {END_TO_END_LIMIT})"
+            f"(target {END_TO_END_TARGET}; a floor under {SMALL_FLOOR_SECONDS}s is held to floor + "
+            f"{FIXED_COST_LIMIT_SECONDS}s: {best['preview'] - best['floor']:.2f}s over it)"
         )
-    assert ratio <= END_TO_END_LIMIT
+    if best["floor"] >= SMALL_FLOOR_SECONDS:
+        assert ratio <= END_TO_END_TARGET
+    else:
+        assert best["preview"] - best["floor"] <= FIXED_COST_LIMIT_SECONDS
