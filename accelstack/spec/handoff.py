@@ -12,8 +12,9 @@ URI: docs.oracle.com/iaas/Content/API/SDKDocs/hdfsconnector.htm; the namespace i
 How serving reads them, per pair, always read-only, prefix-scoped and with no long-lived key (`READERS`): the
 serving stack declares the reader in the TRAINING cloud, where the data is, through a second provider pinned to
 the training account, and its replicas present their own platform identity token to it. Vultr replicas have no
-platform identity: from OCI they read through one pre-authenticated request per replica, a bearer URL until it
-expires (components/handoff/oci_par.py).
+platform identity: from OCI they read through one pre-authenticated request per replica, from Google Cloud with one
+short-lived OAuth access token per replica (a reader service account's, minted when the replica's clock is created);
+each is a bearer credential until it expires (components/handoff/oci_par.py, gcs_token.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelstack.clouds import registry
-from accelstack.spec.accounts import PAR_LIFETIME_MINUTES
+from accelstack.spec.accounts import PAR_LIFETIME_MINUTES, TOKEN_LIFETIME_MINUTES
 from accelstack.spec.uris import split_bucket_uri
 
 BLOB_HOST_SUFFIX = ".blob.core.windows.net"
@@ -40,6 +41,25 @@ READERS: dict[tuple[str, str], str] = {
     "role's outbound web identity token",
     ("oci", "vultr"): "a read-only pre-authenticated request per replica on the artifact prefix in the training "
     "bucket (AnyObjectRead, listing allowed), expiring serving.artifactUrlLifetimeMinutes after the replica's clock",
+    ("gcp", "vultr"): "a reader service account in the training project (objectViewer on the bucket conditioned to "
+    "the artifact prefix) and one OAuth access token of it per replica (devstorage.read_only), minted when the "
+    "replica's clock is created and expiring serving.artifactUrlLifetimeMinutes later",
+}
+# Pairs whose replicas have no platform identity: each replica gets a short-lived bearer credential of its own,
+# minted from its clock (serving.artifactUrlLifetimeMinutes), instead of a federated trust.
+PER_REPLICA_PAIRS = {("oci", "vultr"), ("gcp", "vultr")}
+# Why the pairs not in READERS are refused, where the reason is more than "not built" (said by `validate`).
+REFUSED_BECAUSE: dict[tuple[str, str], str] = {
+    **{
+        ("oci", serving): "OCI has no federation for another cloud's workload identity, and a per-replica "
+        f"credential would expire before an autoscaled {serving} replica boots"
+        for serving in ("aws", "azure", "gcp")
+    },
+    ("azure", "vultr"): "Vultr replicas have no identity to federate, and a user delegation SAS cannot be limited to "
+    "a prefix on the training checkpoint account (not hierarchical: components/azure/storage.py is_hns_enabled=False); "
+    "a SAS per blob would need the blob list at deploy time",
+    ("aws", "vultr"): "Vultr replicas have no identity to federate; a per-replica STS session (AssumeRole by the "
+    "deploying principal) is not built yet",
 }
 
 
@@ -116,7 +136,7 @@ class ArtifactHandoff:
     location: ArtifactLocation
     adapters: tuple[ArtifactLocation, ...] = ()
     tenancy: str = ""  # OCI: the training tenancy the reader's provider signs for (serving.artifactTenancy)
-    url_lifetime_minutes: int = 0  # OCI: how long each replica's PAR works after its clock
+    url_lifetime_minutes: int = 0  # per-replica pairs: how long each replica's PAR or token works after its clock
 
     @property
     def reader(self) -> str:
@@ -151,7 +171,10 @@ def artifact_handoff(spec: object) -> ArtifactHandoff | None:
         location=location,
         adapters=tuple(a for a in adapters if a is not None),
         tenancy=serving.artifact_tenancy or "",
-        url_lifetime_minutes=(serving.artifact_url_lifetime_minutes or PAR_LIFETIME_MINUTES[1])
-        if cloud == "oci"
+        url_lifetime_minutes=(serving.artifact_url_lifetime_minutes or DEFAULT_LIFETIME_MINUTES[cloud])
+        if (cloud, own) in PER_REPLICA_PAIRS
         else 0,
     )
+
+
+DEFAULT_LIFETIME_MINUTES = {"oci": PAR_LIFETIME_MINUTES[1], "gcp": TOKEN_LIFETIME_MINUTES[1]}

@@ -7,10 +7,12 @@ import re
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
-from accelstack.spec.accounts import OCI_OCID, account_model
+from accelstack.spec.accounts import OCI_OCID, TOKEN_LIFETIME_EXTENDED_MINUTES, TOKEN_LIFETIME_MINUTES, account_model
 from accelstack.spec.handoff import (
     HANDOFF_CLOUDS,
+    PER_REPLICA_PAIRS,
     READERS,
+    REFUSED_BECAUSE,
     STORE_CLOUDS,
     artifact_location,
     reference_cloud,
@@ -35,8 +37,11 @@ def reference_problem(reference: str, own_cloud: str) -> str | None:
         others = sorted(
             f"{t}: in a {s} stack" for t, s in READERS if t not in HANDOFF_CLOUDS or s not in HANDOFF_CLOUDS
         )
-        return f"{reference!r}: accounts of another cloud are named between {reach} stacks only" + (
-            f" (and {', '.join(others)})" if others else ""
+        because = REFUSED_BECAUSE.get((cloud, own_cloud))
+        return (
+            f"{reference!r}: accounts of another cloud are named between {reach} stacks only"
+            + (f" (and {', '.join(others)})" if others else "")
+            + (f"; not {cloud}: in a {own_cloud} stack: {because}" if because else "")
         )
     problem = account_model(cloud).id_problem(account_id)
     return f"{cloud}: {problem}" if problem else None
@@ -65,12 +70,16 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
                 "set only for weights on another cloud (s3:// or Blob Storage from a stack elsewhere); remove it",
             )
         yield from _oci_only_keys(spec, None)
+        yield from _lifetime_keys(spec, None)
         return
     if (source, spec.cloud) not in READERS:
+        because = REFUSED_BECAUSE.get((source, spec.cloud))
         yield Problem(
             "serving.model.weightsUri",
-            f"a {spec.cloud} stack cannot read {source} artifacts without keys; allowed training clouds for "
-            f"{spec.cloud}: {', '.join(t for t, s in READERS if s == spec.cloud) or 'none'}",
+            f"a {spec.cloud} stack cannot read {source} artifacts without keys"
+            + (f" ({because})" if because else "")
+            + f"; allowed training clouds for {spec.cloud}: "
+            + (", ".join(t for t, s in READERS if s == spec.cloud) or "none"),
         )
         return
     listed = [r for r in spec.separation.training_accounts if split_account_reference(r)[0] == source]
@@ -106,6 +115,7 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
     elif not needs_region and serving.artifact_region is not None:
         yield Problem("serving.artifactRegion", f"{source}'s reader is global: remove artifactRegion")
     yield from _oci_only_keys(spec, source)
+    yield from _lifetime_keys(spec, source)
 
 
 REGION_KINDS = {
@@ -123,11 +133,6 @@ def _oci_only_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
     if source != "oci":
         if serving.artifact_tenancy is not None:
             yield Problem("serving.artifactTenancy", "set only for weights on OCI (oci://...); remove it")
-        if serving.artifact_url_lifetime_minutes is not None:
-            yield Problem(
-                "serving.artifactUrlLifetimeMinutes",
-                "set only for weights on OCI read through pre-authenticated requests; remove it",
-            )
         return
     for path, uri in [("serving.model.weightsUri", serving.model.weights_uri)] + [
         (f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)
@@ -150,6 +155,29 @@ def _oci_only_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
     region = serving.artifact_region
     if region is not None and regions and region not in regions:
         yield Problem("serving.artifactRegion", f"{region!r} is not an OCI region; allowed: {', '.join(regions)}")
+
+
+def _lifetime_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
+    """artifactUrlLifetimeMinutes is each replica's credential lifetime where replicas read with one (Vultr's, from
+    OCI or Google Cloud: PER_REPLICA_PAIRS), within what the source cloud issues; refused anywhere else."""
+    lifetime = spec.serving.artifact_url_lifetime_minutes
+    if lifetime is None:
+        return
+    if (source, spec.cloud) not in PER_REPLICA_PAIRS:
+        pairs = ", ".join(f"{t} weights in a {s} stack" for t, s in sorted(PER_REPLICA_PAIRS))
+        yield Problem(
+            "serving.artifactUrlLifetimeMinutes",
+            f"set only where each replica reads with a short-lived credential of its own ({pairs}); remove it",
+        )
+    elif source == "gcp" and lifetime > TOKEN_LIFETIME_MINUTES[2]:
+        least, _, most = TOKEN_LIFETIME_MINUTES
+        yield Problem(
+            "serving.artifactUrlLifetimeMinutes",
+            f"{lifetime} minutes: a Google Cloud access token (IAM Credentials generateAccessToken) lives at most "
+            f"{most} minutes unless the org policy constraint iam.allowServiceAccountCredentialLifetimeExtension "
+            f"lists the reader service account (then up to {TOKEN_LIFETIME_EXTENDED_MINUTES}), which this stack "
+            f"does not set; allowed: {least}..{most}",
+        )
 
 
 # An Object Storage namespace is a name OCI generated for the tenancy (letters and digits; older tenancies' is the

@@ -472,7 +472,7 @@ class ServingSpec(Model):
     artifact_url_lifetime_minutes: int | None = Field(
         default=None, ge=PAR_LIFETIME_MINUTES[0], le=PAR_LIFETIME_MINUTES[2]
     )
-    """Weights on OCI read from a stack without instance identity (Vultr): how long each replica's pre-authenticated request works after the replica's clock (15..1440, default 120); none otherwise."""
+    """Weights on OCI or Google Cloud read from a stack without instance identity (Vultr): how long each replica's pre-authenticated request (OCI: 15..1440, default 120) or OAuth access token (Google Cloud: 15..60, default 60) works after the replica's clock; none otherwise."""
 
     @model_validator(mode="before")
     @classmethod

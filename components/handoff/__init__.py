@@ -70,6 +70,10 @@ def declare_reader(
         components = registry.get("oci").components  # OCI's folder declares them (components/oci/handoff_reader.py)
         made: FederatedReader = importlib.import_module(f"{components}.handoff_reader").reader(name, handoff, parent)
         return made
+    if handoff.training_cloud == "gcp" and handoff.serving_cloud == "vultr":  # no identity: a token per replica
+        from accelstack.components.handoff.gcp_vultr import reader
+
+        return reader(name, handoff, parent)
     if handoff.training_cloud == "gcp":
         from accelstack.components.handoff.gcp_reader import gcp_reader
 

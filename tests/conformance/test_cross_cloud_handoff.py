@@ -37,14 +37,17 @@ TRAINING["oci"] = (
     "us-ashburn-1",
     "oci://acme-train-checkpoints@acmetenancy/models/llama-3.1-8b/",
 )
-PAIRS = [*FEDERATED, ("oci", "vultr")]
+# Vultr replicas have no identity: from Google Cloud each reads with an access token of its own (issue 31).
+PAIRS = [*FEDERATED, ("oci", "vultr"), ("gcp", "vultr")]
 
 
-def overrides(training: str) -> list[str]:
+def overrides(training: str, serving: str = "") -> list[str]:
     account, region, uri = TRAINING[training]
     extra = []
     if training == "oci":  # the reader's provider signs for the training tenancy; Vultr's own key is not fetched
         extra = [f"serving.artifactTenancy={OCI_TENANCY}", "account.weightsKey=null"]
+    elif serving == "vultr":  # a token per replica: Vultr's own key is not fetched
+        extra = ["account.weightsKey=null"]
     return [
         f'separation.trainingAccounts=["{account}"]',
         f'serving.artifactAccount="{account}"',
@@ -56,7 +59,7 @@ def overrides(training: str) -> list[str]:
 
 
 def pair_config(training: str, serving: str) -> dict:
-    return apply_overrides(read_stack_file(STACKS / f"Pulumi.{serving}-serving.yaml"), overrides(training))
+    return apply_overrides(read_stack_file(STACKS / f"Pulumi.{serving}-serving.yaml"), overrides(training, serving))
 
 
 _CAPTURES: dict[tuple[str, str], Capture] = {}

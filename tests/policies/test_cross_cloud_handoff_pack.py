@@ -32,7 +32,7 @@ def stack_file(serving: str):
 
 @cache
 def known(training: str, serving: str) -> tuple[Doc, Any]:
-    raw, config = stack_config(stack_file(serving), overrides(training))
+    raw, config = stack_config(stack_file(serving), overrides(training, serving))
     request = {"main": str(REPO / PROGRAM), "project_dir": str(REPO), "config": config,
                "stack": f"{serving}-serving", "project": PROJECT, "preview": False}  # fmt: skip
     result = run_worker(request)
@@ -46,7 +46,7 @@ def known(training: str, serving: str) -> tuple[Doc, Any]:
 def test_pair_has_no_verdict_once_known_and_no_mandatory_one_in_preview(training, serving):
     doc, spec = known(training, serving)
     assert [v.line() for v in policy_verdicts(doc, spec)] == []
-    preview = preview_stack(stack_file(serving), overrides(training), REPO)
+    preview = preview_stack(stack_file(serving), overrides(training, serving), REPO)
     assert [v.line() for v in policy_verdicts(preview.export, preview.spec) if v.mandatory] == []
 
 
