@@ -32,7 +32,7 @@ from ..access import (
     Placement,
 )
 from ..common import ARTIFACT_PREFIX, Context, canonical_account, own_accounts
-from .handoff_rules import HANDOFF_READER_KINDS
+from .handoff_rules import reader_kinds
 
 OWN_SIDE, OTHER_SIDE, TRUSTED, EVERYONE, OUTSIDE, UNPLACED, CLOUD = (
     "own",
@@ -161,7 +161,7 @@ def _is_handoff_reader(edge: Edge, source_side: str, ctx: Context) -> bool:
     if ctx.workload != "serving" or not handoff:
         return False
     origin_type = edge.origin.split("::")[-2].rsplit("$", 1)[-1] if "::" in edge.origin else ""
-    if origin_type not in HANDOFF_READER_KINDS.get(str(handoff.get("cloud")), set()):
+    if origin_type not in reader_kinds(handoff):
         return False
     if edge.access == READ and source_side == OTHER_SIDE:
         return True  # the reader's own grant inside the training account: a read, its scope handoff-reader-read-only's

@@ -35,6 +35,14 @@ HANDOFF_READER_KINDS = {
     },
     "oci": {"oci:ObjectStorage/preauthrequest:Preauthrequest"},  # a Vultr replica's PAR (no identity to trust)
 }
+# Vultr replicas reading Cloud Storage: a reader service account (no key) and its conditioned bucket grant; each
+# replica's access token is minted outside the provider (GCP_ACCESS_TOKEN, judged by check_handoff_tokens).
+PER_REPLICA_READER_KINDS = {
+    ("gcp", "vultr"): {"gcp:serviceaccount/account:Account", "gcp:storage/bucketIAMMember:BucketIAMMember"},
+}
+GCP_ACCESS_TOKEN = "pulumi-python:dynamic/handoff:GcpAccessToken"  # components/handoff/gcp_token.py
+GCS_READ_ONLY_SCOPE = "https://www.googleapis.com/auth/devstorage.read_only"
+TOKEN_MOST_SECONDS = 3600  # generateAccessToken's limit without iam.allowServiceAccountCredentialLifetimeExtension
 OCI_PAR = "oci:ObjectStorage/preauthrequest:Preauthrequest"
 # Object Storage PAR access types that only read (docs.oracle.com/iaas/Content/Object/Tasks/usingpreauthenticatedrequests.htm):
 # ObjectRead opens one object, AnyObjectRead every object under object_name; the *Write ones upload or overwrite.
@@ -46,6 +54,17 @@ STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 ENTRA_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
 AWS_READ_ACTIONS = {"s3:getobject", "s3:listbucket", "kms:decrypt"}
 WILDCARD = re.compile(r"[*?]")
+
+
+def reader_kinds(handoff: Mapping[str, Any]) -> set[str]:
+    """The kinds the serving stack may declare under the reader's provider, for its pair of clouds."""
+    pair = (str(handoff.get("cloud")), str(handoff.get("servingCloud")))
+    return PER_REPLICA_READER_KINDS.get(pair) or HANDOFF_READER_KINDS.get(pair[0], set())
+
+
+def reader_email_domain(handoff: Mapping[str, Any]) -> str:
+    """Where the reader service account of a Vultr stack reading Cloud Storage lives: the training project."""
+    return f"@{handoff.get('account')}.iam.gserviceaccount.com"
 
 
 def handoff_of(ctx: Context) -> Mapping[str, Any] | None:
@@ -136,6 +155,14 @@ def gcp_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
         paths = [re.sub(r"^projects/_/buckets/[^/]+/objects/", "", lit) for lit in literals]
         if not paths or not all(_under(p, handoff) for p in paths):
             yield f"bucket grant {name}: an IAM condition limits it to the artifact prefixes; found {expression!r}"
+        member = str(props.get("member") or "")
+        if handoff.get("servingCloud") == "vultr" and not (
+            member.startswith("serviceAccount:") and member.endswith(reader_email_domain(handoff))
+        ):
+            yield (
+                f"bucket grant {name}: only the reader service account of the training project "
+                f"(serviceAccount:<id>{reader_email_domain(handoff)}) reads for Vultr replicas; found {member!r}"
+            )
     elif kind == "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider":
         condition = str(props.get("attributeCondition") or "")
         if "==" not in condition or WILDCARD.search(condition) or "||" in condition:
@@ -248,6 +275,59 @@ def check_handoff_pars_expire(resources: Sequence[Any], ctx: Context) -> Iterabl
                 )
 
 
+def check_handoff_tokens(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Each Vultr replica's access token of the Cloud Storage reader (a dynamic resource minting it at create): of the
+    reader service account this stack declares in the training project, for devstorage.read_only only, living at most
+    the configured lifetime (<= 1 h) and minted from the replica's clock (its `clock` input depends on a time_static).
+    Anywhere else such a token fails closed: the packs know it only as that reader's. Ours."""
+    handoff = ctx.config.get("artifactHandoff") or {}
+    tokens = [r for r in resources if r.resource_type == GCP_ACCESS_TOKEN]
+    if not tokens:
+        return
+    if ctx.workload != "serving" or (handoff.get("cloud"), handoff.get("servingCloud")) != ("gcp", "vultr"):
+        for token in tokens:
+            yield (
+                token.urn,
+                f"access token {token.name}: a bearer token of a service account, declared only as a Vultr serving "
+                "stack's reader of Cloud Storage weights (gs:// in serving.model.weightsUri)",
+            )
+        return
+    by_urn = {r.urn: r for r in resources}
+    readers = {
+        str(r.props.get("email") or f"{r.props.get('accountId')}{reader_email_domain(handoff)}")
+        for r in resources
+        if r.resource_type == "gcp:serviceaccount/account:Account"
+        and str(r.props.get("accountId") or "") != ""
+        and str(r.props.get("project") or handoff.get("account")) == handoff.get("account")
+    }
+    most = min(TOKEN_MOST_SECONDS, int(handoff.get("lifetimeMinutes") or 60) * 60)
+    for token in tokens:
+        props, name = token.props, token.name
+        email = props.get("service_account")
+        if isinstance(email, str) and (email not in readers or not email.endswith(reader_email_domain(handoff))):
+            yield (
+                token.urn,
+                f"access token {name}: of {email}, not the reader service account this stack declares in the "
+                f"training project ({', '.join(sorted(readers)) or 'none'})",
+            )
+        scope = props.get("scope")
+        if scope != GCS_READ_ONLY_SCOPE:
+            yield token.urn, f"access token {name}: scope {scope!r}; allowed: {GCS_READ_ONLY_SCOPE} only"
+        lifetime = props.get("lifetime_seconds")
+        if not isinstance(lifetime, (int, float)) or not 0 < lifetime <= most:
+            yield token.urn, f"access token {name}: lives {lifetime!r} s; allowed: 1..{most} (the configured lifetime)"
+        deps = (getattr(token, "property_dependencies", None) or {}).get("clock") or []
+        clocks = [d for d in deps if getattr(d, "resource_type", "") == CLOCK] or [
+            by_urn[u] for u in (getattr(d, "urn", d) for d in deps) if u in by_urn and by_urn[u].resource_type == CLOCK
+        ]
+        if not clocks:
+            yield (
+                token.urn,
+                f"access token {name}: minted from no replica clock ({CLOCK}); a token is minted when its replica's "
+                "clock is created, so an unchanged `up` keeps it",
+            )
+
+
 def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> Iterable[str]:
     """Under the reader's provider: read of the artifact prefixes only, a trust naming its subject and audience.
     Ours: the cross-account read path of the access graph (cross-account-read-only), narrowed to the one prefix
@@ -264,3 +344,10 @@ def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> I
             )
         return
     yield from JUDGES[str(handoff.get("cloud"))](resource, handoff)
+
+
+def check_handoff_credentials_expire(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Per-replica credentials in another cloud's training account: PARs (check_handoff_pars_expire) and access
+    tokens (check_handoff_tokens)."""
+    yield from check_handoff_pars_expire(resources, ctx)
+    yield from check_handoff_tokens(resources, ctx)

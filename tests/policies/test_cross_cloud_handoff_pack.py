@@ -175,7 +175,57 @@ def _par_expiry_from_no_clock(doc: Doc) -> str:
     return urn
 
 
-MUTATIONS: dict[str, list[Callable[[Doc], str]]] = {
+TOKEN = "pulumi-python:dynamic/handoff:GcpAccessToken"
+
+
+def _token_set(doc: Doc, **values: Any) -> str:
+    """Replica 0's access token with `values` in its inputs and outputs."""
+    entry = resource(doc, TOKEN, "replica-0-weights-token")
+    for block in ("inputs", "outputs"):
+        if block in entry:
+            entry[block].update(values)
+    return entry["urn"]
+
+
+def _token_full_control(doc: Doc) -> str:
+    return _token_set(doc, scope="https://www.googleapis.com/auth/devstorage.full_control")
+
+
+def _token_cloud_platform(doc: Doc) -> str:
+    return _token_set(doc, scope="https://www.googleapis.com/auth/cloud-platform")
+
+
+def _token_long(doc: Doc) -> str:
+    return _token_set(doc, lifetime_seconds=43200)  # the extension's 12 h, which this stack never asks for
+
+
+def _token_of_another_account(doc: Doc) -> str:
+    return _token_set(doc, service_account="accelstack-deploy@acme-train.iam.gserviceaccount.com")
+
+
+def _token_from_no_clock(doc: Doc) -> str:
+    urn = _token_set(doc, clock="2026-12-05T12:00:00Z")
+    resource(doc, TOKEN, "replica-0-weights-token").get("propertyDependencies", {}).pop("clock", None)
+    return urn
+
+
+def _gcs_grant_to_anyone(doc: Doc) -> str:
+    entry = resource(doc, GCS_MEMBER, "artifact-read-0")
+    entry["inputs"]["member"] = "allAuthenticatedUsers"
+    return entry["urn"]
+
+
+MUTATIONS: dict[str | tuple[str, str], list[Callable[[Doc], str]]] = {
+    ("gcp", "vultr"): [
+        _gcs_widen,
+        _gcs_write,
+        _gcs_grant_to_anyone,
+        _token_full_control,
+        _token_cloud_platform,
+        _token_long,
+        _token_of_another_account,
+        _token_from_no_clock,
+    ],
     "aws": [_aws_widen, _aws_write, _aws_wildcard_subject],
     "gcp": [_gcs_widen, _gcs_write, _pool_wildcard_subject],
     "azure": [_blob_widen, _blob_write, _fic_wildcard_subject],
@@ -195,7 +245,7 @@ MUTATIONS: dict[str, list[Callable[[Doc], str]]] = {
 def test_every_handoff_mutation_is_caught(training, serving):
     base, spec = known(training, serving)
     survivors = []
-    for mutate in MUTATIONS[training]:
+    for mutate in MUTATIONS.get((training, serving)) or MUTATIONS[training]:
         doc = copy.deepcopy(base)
         urn = mutate(doc)
         verdicts = policy_verdicts(doc, spec)
@@ -266,5 +316,20 @@ def test_a_par_anywhere_but_under_the_readers_provider_is_refused():
     verdicts = policy_verdicts(doc, spec)
     assert any(
         v.mandatory and v.policy == "handoff-reader-read-only" and v.urn == urn and "bearer URL" in v.message
+        for v in verdicts
+    ), [v.line() for v in verdicts]
+
+
+def test_a_token_outside_a_vultr_stacks_cloud_storage_reader_is_refused():
+    """The packs know the access token kind only as the GCS reader of a Vultr stack: anywhere else it fails closed."""
+    base, spec = known("gcp", "vultr")
+    doc = copy.deepcopy(base)
+    token = resource(doc, TOKEN, "replica-0-weights-token")
+    other, other_spec = known("oci", "vultr")
+    mutated = copy.deepcopy(other)
+    mutated["deployment"]["resources"].append(token)
+    verdicts = policy_verdicts(mutated, other_spec)
+    assert any(
+        v.mandatory and v.policy == "handoff-reader-expires" and v.urn == token["urn"] and "declared only" in v.message
         for v in verdicts
     ), [v.line() for v in verdicts]
