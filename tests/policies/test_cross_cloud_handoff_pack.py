@@ -322,7 +322,7 @@ def test_a_par_anywhere_but_under_the_readers_provider_is_refused():
 
 def test_a_token_outside_a_vultr_stacks_cloud_storage_reader_is_refused():
     """The packs know the access token kind only as the GCS reader of a Vultr stack: anywhere else it fails closed."""
-    base, spec = known("gcp", "vultr")
+    base, _ = known("gcp", "vultr")
     doc = copy.deepcopy(base)
     token = resource(doc, TOKEN, "replica-0-weights-token")
     other, other_spec = known("oci", "vultr")
