@@ -115,6 +115,27 @@ def test_reader_lives_in_the_training_account_and_trusts_the_replicas_only(train
             assert inputs["timeExpires"] == "2026-12-05T14:00:00Z" and clock == "2026-12-05T12:00:00Z"
         return
     assert account in json.dumps(pin), pin
+    if (training, serving) == ("gcp", "vultr"):
+        # No identity to trust: a keyless reader service account, its conditioned grant, and a token per replica.
+        reader = cap.one("gcp:serviceaccount/account:Account")
+        email = f"{reader.inputs['accountId']}@acme-train.iam.gserviceaccount.com"
+        grant = cap.one("gcp:storage/bucketIAMMember:BucketIAMMember")
+        assert (grant.inputs["role"], grant.inputs["member"]) == (
+            "roles/storage.objectViewer",
+            f"serviceAccount:{email}",
+        )
+        assert "objects/models/llama-3.1-8b/" in grant.inputs["condition"]["expression"]
+        assert not cap.by_type("gcp:serviceaccount/key:Key")
+        for resource in (reader, grant):
+            assert resource.provider.split("::")[-2].endswith("artifacts-gcp"), resource.provider
+        tokens = [r for r in cap.resources if r.type == "pulumi-python:dynamic/handoff:GcpAccessToken"]
+        assert len(tokens) == len(cap.by_type("vultr:index/instance:Instance")) == 2
+        for token in tokens:
+            assert token.inputs["service_account"] == email
+            assert token.inputs["scope"] == "https://www.googleapis.com/auth/devstorage.read_only"
+            assert token.inputs["lifetime_seconds"] == 3600
+            assert any("key-clock" in urn for urn in token.property_dependencies["clock"])
+        return
     if training == "aws":
         role = next(r for r in cap.by_type("aws:iam/role:Role") if r.name.endswith("artifact-reader"))
         trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
