@@ -1,6 +1,6 @@
 """Google Cloud training artifacts read from Vultr replicas, which have no instance identity Google Cloud could trust:
 the replica's half. Each replica's user data carries one short-lived OAuth access token of a reader service account
-in the TRAINING project (components/handoff/gcp_vultr.py declares it, components/handoff/gcp_token.py mints it);
+in the TRAINING project (components/gcp/handoff_vultr_reader.py declares it, components/gcp/handoff_token.py mints it);
 the prepare step lists each artifact prefix through the Cloud Storage JSON API and downloads every object under it
 with that token, then deletes its copy.
 

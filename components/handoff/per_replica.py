@@ -4,7 +4,7 @@ components/vultr/serving/weights_key.py ReplicaClocks) and delivered in its user
 artifact prefixes with it once, then deletes its copy. Per training cloud (accelstack.spec.handoff PER_REPLICA_PAIRS):
 
 - OCI: one pre-authenticated request per replica and prefix (components/handoff/oci_par.py);
-- Google Cloud: one OAuth access token per replica of a reader service account (components/handoff/gcp_vultr.py,
+- Google Cloud: one OAuth access token per replica of a reader service account (components/gcp/handoff_vultr_reader.py,
   gcs_token.py).
 
 `ReplicaFetch` is what the boot document needs (pure: `accelstack render` has no reader), `PerReplicaReader` what

@@ -24,7 +24,7 @@ DEFAULT_REGION = "ewr"
 # golden exports (and the URL signed from it) stay deterministic.
 MOCK_CLOCK = "2026-12-05T12:00:00Z"
 CLOCK = "time:index/static:Static"
-# A replica's access token of the GCS reader (components/handoff/gcp_token.py), minted at create: a stand-in of the
+# A replica's access token of the GCS reader (components/gcp/handoff_token.py), minted at create: a stand-in of the
 # same shape (ya29.<...>), deterministic per replica, expiring its lifetime after the mock clock.
 GCP_ACCESS_TOKEN = "pulumi-python:dynamic/handoff:GcpAccessToken"
 

@@ -40,7 +40,7 @@ HANDOFF_READER_KINDS = {
 PER_REPLICA_READER_KINDS = {
     ("gcp", "vultr"): {"gcp:serviceaccount/account:Account", "gcp:storage/bucketIAMMember:BucketIAMMember"},
 }
-GCP_ACCESS_TOKEN = "pulumi-python:dynamic/handoff:GcpAccessToken"  # components/handoff/gcp_token.py
+GCP_ACCESS_TOKEN = "pulumi-python:dynamic/handoff:GcpAccessToken"  # components/gcp/handoff_token.py
 GCS_READ_ONLY_SCOPE = "https://www.googleapis.com/auth/devstorage.read_only"
 TOKEN_MOST_SECONDS = 3600  # generateAccessToken's limit without iam.allowServiceAccountCredentialLifetimeExtension
 OCI_PAR = "oci:ObjectStorage/preauthrequest:Preauthrequest"

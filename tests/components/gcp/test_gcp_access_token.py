@@ -1,4 +1,4 @@
-"""The per-replica access token provider (components/handoff/gcp_token.py) against a fake IAM Credentials API on
+"""The per-replica access token provider (components/gcp/handoff_token.py) against a fake IAM Credentials API on
 127.0.0.1: the request Google documents (generateAccessToken, the read-only scope, the lifetime), the deployer's
 bearer, the retries while a new service account propagates, the refusal that names the missing role, and a diff
 that replaces nothing while its triggers hold."""
@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from accelstack.components.handoff.gcp_token import (
+from accelstack.components.gcp.handoff_token import (
     READ_ONLY_SCOPE,
     REMINT_KEYS,
     AccessTokenError,

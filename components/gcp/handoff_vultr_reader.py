@@ -1,7 +1,7 @@
 """Google Cloud training artifacts read from Vultr replicas (no instance identity to federate): a reader service
 account in the TRAINING project, declared by the serving stack through a second gcp provider pinned to it, with
 roles/storage.objectViewer on the bucket conditioned to the artifact prefixes (gcp_reader.prefix_condition), and one
-OAuth access token of it per replica (components/handoff/gcp_token.py), minted from the replica's clock and carried
+OAuth access token of it per replica (components/gcp/handoff_token.py), minted from the replica's clock and carried
 in its user data (the fetch: components/handoff/gcs_token.py).
 
 The service account has no key: only the deployer mints its tokens, and needs roles/iam.serviceAccountTokenCreator on
@@ -19,9 +19,9 @@ import pulumi
 import pulumi_gcp as gcp
 
 from accelstack.clouds.gcp.names import resource_id
+from accelstack.components.gcp.handoff_token import READ_ONLY_SCOPE, GcpAccessToken
 from accelstack.components.handoff import ReaderValues
 from accelstack.components.handoff.gcp_reader import by_bucket, prefix_condition
-from accelstack.components.handoff.gcp_token import READ_ONLY_SCOPE, GcpAccessToken
 from accelstack.components.handoff.per_replica import PerReplicaReader
 from accelstack.spec.handoff import ArtifactHandoff
 
