@@ -290,6 +290,10 @@ PAR_LIFETIME_MINUTES = (15, 120, 24 * 60)  # (least, default, most)
 # projects.serviceAccounts/generateAccessToken, `lifetime`).
 TOKEN_LIFETIME_MINUTES = (15, 60, 60)  # (least, default, most)
 TOKEN_LIFETIME_EXTENDED_MINUTES = 12 * 60
+# AWS weights read from Vultr: each replica's STS session (AssumeRole by the deployer): DurationSeconds 900 at least,
+# and at most 1 h when the deployer is itself a role session (role chaining: docs.aws.amazon.com/IAM/latest/UserGuide/
+# id_roles_terms-and-concepts.html#iam-term-role-chaining), which a deploy through SSO or a CI role always is.
+SESSION_LIFETIME_MINUTES = (15, 60, 60)
 
 
 class VultrWeightsKey(Model):

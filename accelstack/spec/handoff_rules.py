@@ -7,12 +7,20 @@ import re
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
-from accelstack.spec.accounts import OCI_OCID, TOKEN_LIFETIME_EXTENDED_MINUTES, TOKEN_LIFETIME_MINUTES, account_model
+from accelstack.spec.accounts import (
+    OCI_OCID,
+    SESSION_LIFETIME_MINUTES,
+    TOKEN_LIFETIME_EXTENDED_MINUTES,
+    TOKEN_LIFETIME_MINUTES,
+    account_model,
+)
 from accelstack.spec.handoff import (
     HANDOFF_CLOUDS,
     PER_REPLICA_PAIRS,
     READERS,
     REFUSED_BECAUSE,
+    S3_HOST,
+    S3_HTTPS,
     STORE_CLOUDS,
     artifact_location,
     reference_cloud,
@@ -56,6 +64,14 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
     if not registry.get(spec.cloud).catalog.object_uri_schemes:
         return  # a cloud that has not said its store's schemes cannot tell its own URIs from another cloud's
     source = store_cloud(serving.model.weights_uri, spec.cloud)
+    named = reference_cloud(serving.artifact_account, spec.cloud)[0] if serving.artifact_account else None
+    if source == spec.cloud and named == "aws" != spec.cloud and (named, spec.cloud) in READERS:
+        yield Problem(
+            "serving.model.weightsUri",
+            f"{serving.model.weights_uri!r} is {spec.cloud}'s own object storage here (its store speaks S3); "
+            f"weights in AWS ({serving.artifact_account}) are named by their S3 URL; allowed: {S3_HTTPS}",
+        )
+        return
     if source is None or source == spec.cloud:
         for index, adapter in enumerate(serving.model.adapters):
             if store_cloud(adapter.uri, spec.cloud) not in (None, spec.cloud):
@@ -71,6 +87,7 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
             )
         yield from _oci_only_keys(spec, None)
         yield from _lifetime_keys(spec, None)
+        yield from _deployer_key(spec, None)
         return
     if (source, spec.cloud) not in READERS:
         because = REFUSED_BECAUSE.get((source, spec.cloud))
@@ -114,8 +131,16 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
         )
     elif not needs_region and serving.artifact_region is not None:
         yield Problem("serving.artifactRegion", f"{source}'s reader is global: remove artifactRegion")
+    virtual = S3_HOST.fullmatch(serving.model.weights_uri.partition("://")[2].partition("/")[0])
+    if virtual is not None and serving.artifact_region not in (None, virtual["region"]):
+        yield Problem(
+            "serving.artifactRegion",
+            f"{serving.artifact_region!r}, while the weights' S3 URL is in {virtual['region']}; allowed: "
+            f"{virtual['region']}",
+        )
     yield from _oci_only_keys(spec, source)
     yield from _lifetime_keys(spec, source)
+    yield from _deployer_key(spec, source)
 
 
 REGION_KINDS = {
@@ -169,6 +194,15 @@ def _lifetime_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
             "serving.artifactUrlLifetimeMinutes",
             f"set only where each replica reads with a short-lived credential of its own ({pairs}); remove it",
         )
+    elif source == "aws" and lifetime > SESSION_LIFETIME_MINUTES[2]:
+        least, _, most = SESSION_LIFETIME_MINUTES
+        yield Problem(
+            "serving.artifactUrlLifetimeMinutes",
+            f"{lifetime} minutes: each replica's STS session is assumed by the deployer, itself a role session when "
+            f"deploying through SSO or a CI role, and role chaining caps a session at {most} minutes "
+            "(docs.aws.amazon.com/IAM/latest/UserGuide/id_roles_terms-and-concepts.html#iam-term-role-chaining); "
+            f"allowed: {least}..{most}",
+        )
     elif source == "gcp" and lifetime > TOKEN_LIFETIME_MINUTES[2]:
         least, _, most = TOKEN_LIFETIME_MINUTES
         yield Problem(
@@ -178,6 +212,43 @@ def _lifetime_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
             f"lists the reader service account (then up to {TOKEN_LIFETIME_EXTENDED_MINUTES}), which this stack "
             f"does not set; allowed: {least}..{most}",
         )
+
+
+# The deployer as the reader role's trust names it: an IAM role (with its path: an IAM Identity Center role sits
+# under aws-reserved/sso.amazonaws.com/<region>/) or user ARN (docs.aws.amazon.com/IAM/latest/UserGuide/
+# reference_identifiers.html#identifiers-arns). An assumed-role session ARN (arn:aws:sts::<account>:assumed-role/<role>/
+# <session>, what `aws sts get-caller-identity` prints) is not the principal aws:PrincipalArn carries.
+DEPLOYER_ARN = re.compile(r"arn:aws:iam::(?P<account>[0-9]{12}):(?P<kind>role|user)/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}")
+ASSUMED_ROLE = re.compile(r"arn:aws:sts::(?P<account>[0-9]{12}):assumed-role/(?P<role>[\w+=,.@-]+)/[\w+=,.@-]+")
+DEPLOYER_FORM = "arn:aws:iam::<account>:role/<path/><name> or arn:aws:iam::<account>:user/<name>"
+
+
+def _deployer_key(spec: ServingStack, source: str | None) -> Iterator[Problem]:
+    """AWS weights on Vultr: the reader role trusts exactly the principal the deploy runs as, which the stack cannot
+    find out by itself (a caller identity is a session, and an SSO role's path is not in it): serving.artifactDeployer
+    names it. Refused for any other pair."""
+    deployer = spec.serving.artifact_deployer
+    if (source, spec.cloud) != ("aws", "vultr"):
+        if deployer is not None:
+            yield Problem("serving.artifactDeployer", "set only for weights on AWS read by a Vultr stack; remove it")
+        return
+    if deployer is None:
+        yield Problem(
+            "serving.artifactDeployer",
+            "the weights are on AWS: name the IAM role or user the deploy runs as, the only principal the reader role "
+            f"trusts to start each replica's session; allowed: {DEPLOYER_FORM}",
+        )
+        return
+    session = ASSUMED_ROLE.fullmatch(deployer)
+    if session is not None:
+        yield Problem(
+            "serving.artifactDeployer",
+            f"{deployer!r} is an assumed-role session (what get-caller-identity prints), not a principal a trust names: "
+            f"name its role, arn:aws:iam::{session['account']}:role/<path/>{session['role']} (`aws iam get-role "
+            f"--role-name {session['role']}` prints its ARN, with the path an SSO role has); allowed: {DEPLOYER_FORM}",
+        )
+    elif DEPLOYER_ARN.fullmatch(deployer) is None:
+        yield Problem("serving.artifactDeployer", f"{deployer!r} is not an IAM principal ARN; allowed: {DEPLOYER_FORM}")
 
 
 # An Object Storage namespace is a name OCI generated for the tenancy (letters and digits; older tenancies' is the

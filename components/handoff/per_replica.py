@@ -5,7 +5,9 @@ artifact prefixes with it once, then deletes its copy. Per training cloud (accel
 
 - OCI: one pre-authenticated request per replica and prefix (components/handoff/oci_par.py);
 - Google Cloud: one OAuth access token per replica of a reader service account (components/gcp/handoff_vultr_reader.py,
-  gcs_token.py).
+  gcs_token.py);
+- AWS: one STS session per replica of a reader role trusting the deployer (components/aws/handoff_vultr_reader.py,
+  s3_session.py).
 
 `ReplicaFetch` is what the boot document needs (pure: `accelstack render` has no reader), `PerReplicaReader` what
 the replicas declare.
@@ -37,6 +39,10 @@ def replica_fetch(handoff: ArtifactHandoff, destinations: list[str]) -> ReplicaF
         from accelstack.components.handoff.gcs_token import TOKEN_FILE, TOKEN_PLACEHOLDER, gcs_fetch_script
 
         return ReplicaFetch(TOKEN_FILE, [TOKEN_PLACEHOLDER], gcs_fetch_script(handoff, destinations))
+    if handoff.training_cloud == "aws":
+        from accelstack.components.handoff.s3_session import CREDENTIAL_FILE, CREDENTIAL_PLACEHOLDER, s3_fetch_script
+
+        return ReplicaFetch(CREDENTIAL_FILE, list(CREDENTIAL_PLACEHOLDER), s3_fetch_script(handoff, destinations))
     from accelstack.components.handoff.oci_par import PAR_URL_FILE, par_fetch_script, par_placeholders
 
     return ReplicaFetch(PAR_URL_FILE, par_placeholders(handoff), par_fetch_script(handoff, destinations))

@@ -165,6 +165,11 @@ def _is_handoff_reader(edge: Edge, source_side: str, ctx: Context) -> bool:
         return False
     if edge.access == READ and source_side == OTHER_SIDE:
         return True  # the reader's own grant inside the training account: a read, its scope handoff-reader-read-only's
+    deployer = str(handoff.get("deployer") or "")
+    if edge.access == BECOME and deployer and edge.source.account is not None:
+        # AWS -> Vultr: the deployer's account may become the reader role, to start each replica's session; the
+        # trust's exact principal (aws:PrincipalArn = serving.artifactDeployer) is handoff-reader-read-only's.
+        return canonical_account(edge.source.account) == canonical_account(deployer.split(":")[4])
     if edge.access != BECOME or source_side != OWN_SIDE:
         return False
     account = edge.target.account

@@ -205,6 +205,10 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
     """
     if handoff_provider(ctx) and not is_provider_type(resource.resource_type):
         return  # under the reader's provider, pinned to the store's region (checked on the provider)
+    if resource.resource_type in handoff_rules.CREDENTIAL_KINDS and resource.props.get("region") == (
+        (ctx.config.get("artifactHandoff") or {}).get("region") or "(none)"
+    ):
+        return  # a replica's session, started at the store's STS endpoint (judged by handoff-reader-expires)
     if not ctx.allowed_regions:
         return
     if is_provider_type(resource.resource_type):

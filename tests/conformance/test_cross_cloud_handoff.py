@@ -38,16 +38,20 @@ TRAINING["oci"] = (
     "oci://acme-train-checkpoints@acmetenancy/models/llama-3.1-8b/",
 )
 # Vultr replicas have no identity: from Google Cloud each reads with an access token of its own (issue 31).
-PAIRS = [*FEDERATED, ("oci", "vultr"), ("gcp", "vultr")]
+PAIRS = [*FEDERATED, ("oci", "vultr"), ("gcp", "vultr"), ("aws", "vultr")]
+# The principal an AWS -> Vultr deploy runs as (serving.artifactDeployer): an IAM Identity Center role, with its path.
+DEPLOYER = "arn:aws:iam::111111111111:role/aws-reserved/sso.amazonaws.com/us-east-1/AWSReservedSSO_AcmeDeploy_0123abcd"
 
 
 def overrides(training: str, serving: str = "") -> list[str]:
     account, region, uri = TRAINING[training]
+    if (training, serving) == ("aws", "vultr"):  # s3:// is Vultr's own store there: AWS is named by its S3 URL
+        uri = "https://acme-train-checkpoints.s3.us-east-1.amazonaws.com/models/llama-3.1-8b/"
     extra = []
     if training == "oci":  # the reader's provider signs for the training tenancy; Vultr's own key is not fetched
         extra = [f"serving.artifactTenancy={OCI_TENANCY}", "account.weightsKey=null"]
-    elif serving == "vultr":  # a token per replica: Vultr's own key is not fetched
-        extra = ["account.weightsKey=null"]
+    elif serving == "vultr":  # a credential per replica: Vultr's own key is not fetched
+        extra = ["account.weightsKey=null"] + ([f"serving.artifactDeployer={DEPLOYER}"] if training == "aws" else [])
     return [
         f'separation.trainingAccounts=["{account}"]',
         f'serving.artifactAccount="{account}"',

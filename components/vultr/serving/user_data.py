@@ -120,7 +120,7 @@ def replica_user_data(
     ).text()
 
 
-STORES = {"oci": "OCI Object Storage", "gcp": "Cloud Storage"}
+STORES = {"oci": "OCI Object Storage", "gcp": "Cloud Storage", "aws": "Amazon S3"}
 
 
 def replica_handoff(spec: object) -> ArtifactHandoff | None:
