@@ -140,6 +140,30 @@ def test_reader_lives_in_the_training_account_and_trusts_the_replicas_only(train
             assert token.inputs["lifetime_seconds"] == 3600
             assert any("key-clock" in urn for urn in token.property_dependencies["clock"])
         return
+    if (training, serving) == ("aws", "vultr"):
+        # No identity to trust: a reader role the deployer alone assumes, and one STS session of it per replica.
+        role = cap.one("aws:iam/role:Role")
+        [trust] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+        assert (trust["Action"], trust["Principal"]) == ("sts:AssumeRole", {"AWS": "arn:aws:iam::111111111111:root"})
+        assert trust["Condition"] == {"ArnEquals": {"aws:PrincipalArn": DEPLOYER}}
+        assert role.inputs["maxSessionDuration"] == 3600
+        policy = cap.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"]
+        assert json.loads(policy)["Statement"][0]["Resource"] == [
+            "arn:aws:s3:::acme-train-checkpoints/models/llama-3.1-8b/*"
+        ]
+        for resource in (role, cap.one("aws:iam/rolePolicy:RolePolicy")):
+            assert resource.provider.split("::")[-2].endswith("artifacts-aws"), resource.provider
+        sessions = [r for r in cap.resources if r.type == "pulumi-python:dynamic/handoff:AwsSession"]
+        assert len(sessions) == len(cap.by_type("vultr:index/instance:Instance")) == 2
+        names = set()
+        for session in sessions:
+            inputs = session.inputs
+            assert inputs["role_arn"] == f"arn:aws:iam::111111111111:role/{role.inputs['name']}"
+            assert (inputs["policy"], inputs["duration_seconds"], inputs["region"]) == (policy, 3600, "us-east-1")
+            assert any("key-clock" in urn for urn in session.property_dependencies["clock"])
+            names.add(inputs["session_name"])
+        assert len(names) == 2  # each replica's session says which replica it is (CloudTrail)
+        return
     if training == "aws":
         role = next(r for r in cap.by_type("aws:iam/role:Role") if r.name.endswith("artifact-reader"))
         trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"]

@@ -215,7 +215,96 @@ def _gcs_grant_to_anyone(doc: Doc) -> str:
     return entry["urn"]
 
 
+SESSION = "pulumi-python:dynamic/handoff:AwsSession"
+
+
+def _session_set(doc: Doc, **values: Any) -> str:
+    """Replica 0's STS session with `values` in its inputs and outputs."""
+    entry = resource(doc, SESSION, "replica-0-weights-session")
+    for block in ("inputs", "outputs"):
+        if block in entry:
+            entry[block].update(values)
+    return entry["urn"]
+
+
+def _session_policy(doc: Doc, change: Callable[[Any], None]) -> str:
+    policy = json.loads(resource(doc, SESSION, "replica-0-weights-session")["inputs"]["policy"])
+    change(policy)
+    return _session_set(doc, policy=json.dumps(policy))
+
+
+def _session_widen(doc: Doc) -> str:
+    return _session_policy(doc, lambda p: p["Statement"][0].update(Resource="arn:aws:s3:::acme-train-checkpoints/*"))
+
+
+def _session_write(doc: Doc) -> str:
+    return _session_policy(doc, lambda p: p["Statement"][0].update(Action=["s3:GetObject", "s3:PutObject"]))
+
+
+def _session_long(doc: Doc) -> str:
+    return _session_set(doc, duration_seconds=43200)
+
+
+def _session_of_another_role(doc: Doc) -> str:
+    return _session_set(doc, role_arn="arn:aws:iam::111111111111:role/OrganizationAccountAccessRole")
+
+
+def _session_from_no_clock(doc: Doc) -> str:
+    urn = _session_set(doc, clock="2026-12-05T12:00:00Z")
+    resource(doc, SESSION, "replica-0-weights-session").get("propertyDependencies", {}).pop("clock", None)
+    return urn
+
+
+def _deployer_trust_edit(doc: Doc, change: Callable[[Any], None]) -> str:
+    entry = resource(doc, ROLE, "artifact-reader")
+    edit_json(entry, "assumeRolePolicy", lambda trust: change(trust["Statement"][0]))
+    return entry["urn"]
+
+
+def _trust_whole_account(doc: Doc) -> str:
+    return _deployer_trust_edit(doc, lambda statement: statement.pop("Condition"))
+
+
+def _trust_any_sso_role(doc: Doc) -> str:
+    return _deployer_trust_edit(
+        doc, lambda st: st.update(Condition={"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::111111111111:role/*"}})
+    )
+
+
+def _trust_another_principal(doc: Doc) -> str:
+    other = "arn:aws:iam::111111111111:role/ci-deploy"
+    return _deployer_trust_edit(doc, lambda st: st.update(Condition={"ArnEquals": {"aws:PrincipalArn": other}}))
+
+
+def _trust_web_identity(doc: Doc) -> str:
+    return _deployer_trust_edit(doc, lambda st: st.update(Action="sts:AssumeRoleWithWebIdentity"))
+
+
+def _user_data_long_lived_key(doc: Doc) -> str:
+    """A long-lived access key (AKIA...) where the replica's temporary session credentials go: still a secret."""
+    entry = resource(doc, "vultr:index/instance:Instance", "replica-0")
+    for block in ("inputs", "outputs"):
+        data = entry.get(block, {}).get("userData")
+        if isinstance(data, str):
+            entry[block]["userData"] = data.replace("AWS_ACCESS_KEY_ID=ASIA", "AWS_ACCESS_KEY_ID=AKIA")
+    return entry["urn"]
+
+
 MUTATIONS: dict[str | tuple[str, str], list[Callable[[Doc], str]]] = {
+    ("aws", "vultr"): [
+        _aws_widen,
+        _aws_write,
+        _trust_whole_account,
+        _trust_any_sso_role,
+        _trust_another_principal,
+        _trust_web_identity,
+        _session_widen,
+        _session_write,
+        _session_long,
+        _session_of_another_role,
+        _session_from_no_clock,
+        _user_data_long_lived_key,
+    ],
     ("gcp", "vultr"): [
         _gcs_widen,
         _gcs_write,
