@@ -89,11 +89,11 @@ def test_oci_weights_from_a_cloud_without_a_reader_name_the_supported_ones():
 
 def test_a_vultr_stack_names_only_oci_accounts_of_another_cloud():
     config = pair_config("oci", "vultr")
-    config["separation"]["trainingAccounts"].append("aws:111111111111")
+    config["separation"]["trainingAccounts"].append("azure:3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c")  # aws: reads now
     text = problems(config)
     assert (
-        "separation.trainingAccounts.1: 'aws:111111111111': accounts of another cloud are named between aws:, azure:, "
-        "gcp: stacks only (and gcp: in a vultr stack, oci: in a vultr stack)"  # GCP -> Vultr since issue 31's 2nd pair
+        "separation.trainingAccounts.1: 'azure:3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c': accounts of another cloud are named between aws:, azure:, "
+        "gcp: stacks only (and aws: in a vultr stack, gcp: in a vultr stack, oci: in a vultr stack)"  # issue 31's pairs
     ) in text
 
 

@@ -25,7 +25,9 @@ from botocore.credentials import Credentials
 
 
 def error(code: str, message: str) -> bytes:
-    return f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code><Message>{message}</Message></Error>".encode()
+    return (
+        f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code><Message>{message}</Message></Error>".encode()
+    )
 
 
 class S3Store:
@@ -66,7 +68,9 @@ class S3Store:
         request = AWSRequest(
             method="GET",
             url=self.base + path,
-            headers={k: headers[k] for k in ("x-amz-date", "x-amz-content-sha256", "x-amz-security-token") if k in headers},
+            headers={
+                k: headers[k] for k in ("x-amz-date", "x-amz-content-sha256", "x-amz-security-token") if k in headers
+            },
         )
         request.context["timestamp"] = headers.get("x-amz-date", "")
         signer = S3SigV4Auth(Credentials(access, secret, token), "s3", self.region)
