@@ -35,9 +35,9 @@ def test_oci_weights_read_from_vultr_are_priced_at_ocis_outbound_rate():
     assert "10 TB/month free (not deducted)" in EGRESS_TO_INTERNET["oci"].tier
 
 
-@pytest.mark.parametrize("training", ["oci", "gcp"])
+@pytest.mark.parametrize("training", ["oci", "gcp", "aws"])
 def test_accelstack_cost_prices_each_vultr_pairs_training_egress(training):
-    """`accelstack cost` of a Vultr serving stack reading OCI or Cloud Storage weights adds the training cloud's
+    """`accelstack cost` of a Vultr serving stack reading OCI, Cloud Storage or S3 weights adds the training cloud's
     egress at its dated price (the per-replica pairs, issue 31)."""
     from accelstack.clouds import registry
     from accelstack.commands.cost import serving_estimate
