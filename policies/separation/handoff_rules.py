@@ -444,7 +444,7 @@ def check_handoff_sessions(resources: Sequence[Any], ctx: Context) -> Iterable[t
 
 def check_handoff_credentials_expire(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Per-replica credentials in another cloud's training account: PARs (check_handoff_pars_expire), access
-    tokens (check_handoff_tokens) and STS sessions (check_handoff_sessions)."""
+    tokens (check_handoff_tokens) and STS sessions (check_handoff_sessions). Ours."""
     yield from check_handoff_pars_expire(resources, ctx)
     yield from check_handoff_tokens(resources, ctx)
     yield from check_handoff_sessions(resources, ctx)
