@@ -57,8 +57,8 @@ PER_REPLICA_PAIRS = {("oci", "vultr"), ("gcp", "vultr"), ("aws", "vultr")}
 # Why the pairs not in READERS are refused, where the reason is more than "not built" (said by `validate`).
 REFUSED_BECAUSE: dict[tuple[str, str], str] = {
     **{
-        ("oci", serving): "OCI has no federation for another cloud's workload identity, and a per-replica "
-        f"credential would expire before an autoscaled {serving} replica boots"
+        ("oci", serving): "no reader federates another cloud's replica identity into OCI here, and a per-replica "
+        f"credential minted at deploy time would expire before an autoscaled {serving} replica boots"
         for serving in ("aws", "azure", "gcp")
     },
     ("azure", "vultr"): "Vultr replicas have no identity to federate, and a user delegation SAS cannot be limited to "

@@ -83,7 +83,7 @@ def test_oci_weights_from_a_cloud_without_a_reader_name_the_supported_ones():
     text = problems(config)
     # The refusal says why since issue 31's second pair (REFUSED_BECAUSE), between the refusal and the allowed list.
     assert "serving.model.weightsUri: a aws stack cannot read oci artifacts without keys (" in text
-    assert "a per-replica credential would expire before an autoscaled aws replica boots); allowed training" in text
+    assert "minted at deploy time would expire before an autoscaled aws replica boots); allowed training" in text
     assert "for aws: gcp, azure" in text
 
 
