@@ -52,6 +52,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("serving", "artifactRegion"): None,  # the training store's region, for a cross-cloud handoff
     ("serving", "artifactTenancy"): None,  # OCI weights: the training tenancy
     ("serving", "artifactUrlLifetimeMinutes"): None,  # OCI weights on Vultr: each replica's PAR lifetime
+    ("serving", "artifactDeployer"): None,  # AWS weights on Vultr: the principal the reader role trusts
     ("landing",): None,  # the landing stack the account came from (accelstack.spec.landing_ref)
 }
 

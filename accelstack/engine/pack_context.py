@@ -103,6 +103,8 @@ def _handoff(spec: Any) -> dict[str, Any] | None:
         "tenancy": handoff.tenancy or None,
         "namespaces": sorted({loc.namespace for loc in handoff.locations if loc.namespace}),
         "lifetimeMinutes": handoff.url_lifetime_minutes or None,
+        # AWS -> Vultr: the one principal the reader role trusts (serving.artifactDeployer).
+        "deployer": handoff.deployer or None,
     }
 
 

@@ -284,6 +284,16 @@ WEIGHTS_KEY_URL_MINUTES = (15, 24 * 60)
 # OCI weights read from Vultr: each replica's pre-authenticated request lasts this long after its clock unless
 # serving.artifactUrlLifetimeMinutes says otherwise; at most a day (the separation pack refuses longer).
 PAR_LIFETIME_MINUTES = (15, 120, 24 * 60)  # (least, default, most)
+# Google Cloud weights read from Vultr: each replica's OAuth access token (IAM Credentials generateAccessToken) lives
+# at most 1 h unless the org policy constraint iam.allowServiceAccountCredentialLifetimeExtension lets the reader
+# service account ask for up to 12 h (cloud.google.com/iam/docs/reference/credentials/rest/v1/
+# projects.serviceAccounts/generateAccessToken, `lifetime`).
+TOKEN_LIFETIME_MINUTES = (15, 60, 60)  # (least, default, most)
+TOKEN_LIFETIME_EXTENDED_MINUTES = 12 * 60
+# AWS weights read from Vultr: each replica's STS session (AssumeRole by the deployer): DurationSeconds 900 at least,
+# and at most 1 h when the deployer is itself a role session (role chaining: docs.aws.amazon.com/IAM/latest/UserGuide/
+# id_roles_terms-and-concepts.html#iam-term-role-chaining), which a deploy through SSO or a CI role always is.
+SESSION_LIFETIME_MINUTES = (15, 60, 60)
 
 
 class VultrWeightsKey(Model):

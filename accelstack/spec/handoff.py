@@ -12,16 +12,19 @@ URI: docs.oracle.com/iaas/Content/API/SDKDocs/hdfsconnector.htm; the namespace i
 How serving reads them, per pair, always read-only, prefix-scoped and with no long-lived key (`READERS`): the
 serving stack declares the reader in the TRAINING cloud, where the data is, through a second provider pinned to
 the training account, and its replicas present their own platform identity token to it. Vultr replicas have no
-platform identity: from OCI they read through one pre-authenticated request per replica, a bearer URL until it
-expires (components/handoff/oci_par.py).
+platform identity: from OCI they read through one pre-authenticated request per replica, from Google Cloud with one
+short-lived OAuth access token per replica (a reader service account's, minted when the replica's clock is created);
+from AWS with one STS session per replica of a reader role trusting the deployer; each is a bearer credential until it
+expires (components/handoff/oci_par.py, gcs_token.py, s3_session.py).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from accelstack.clouds import registry
-from accelstack.spec.accounts import PAR_LIFETIME_MINUTES
+from accelstack.spec.accounts import PAR_LIFETIME_MINUTES, SESSION_LIFETIME_MINUTES, TOKEN_LIFETIME_MINUTES
 from accelstack.spec.uris import split_bucket_uri
 
 BLOB_HOST_SUFFIX = ".blob.core.windows.net"
@@ -40,17 +43,49 @@ READERS: dict[tuple[str, str], str] = {
     "role's outbound web identity token",
     ("oci", "vultr"): "a read-only pre-authenticated request per replica on the artifact prefix in the training "
     "bucket (AnyObjectRead, listing allowed), expiring serving.artifactUrlLifetimeMinutes after the replica's clock",
+    ("gcp", "vultr"): "a reader service account in the training project (objectViewer on the bucket conditioned to "
+    "the artifact prefix) and one OAuth access token of it per replica (devstorage.read_only), minted when the "
+    "replica's clock is created and expiring serving.artifactUrlLifetimeMinutes later",
+    ("aws", "vultr"): "an IAM role in the training account trusted by the deploying principal only "
+    "(serving.artifactDeployer), reading the artifact prefix, and one STS session of it per replica (AssumeRole with a "
+    "session policy limited to the same reads), minted when the replica's clock is created and expiring "
+    "serving.artifactUrlLifetimeMinutes later",
+}
+# Pairs whose replicas have no platform identity: each replica gets a short-lived bearer credential of its own,
+# minted from its clock (serving.artifactUrlLifetimeMinutes), instead of a federated trust.
+PER_REPLICA_PAIRS = {("oci", "vultr"), ("gcp", "vultr"), ("aws", "vultr")}
+# Why the pairs not in READERS are refused, where the reason is more than "not built" (said by `validate`).
+REFUSED_BECAUSE: dict[tuple[str, str], str] = {
+    **{
+        ("oci", serving): "no reader federates another cloud's replica identity into OCI here, and a per-replica "
+        f"credential minted at deploy time would expire before an autoscaled {serving} replica boots"
+        for serving in ("aws", "azure", "gcp")
+    },
+    ("azure", "vultr"): "Vultr replicas have no identity to federate, and a user delegation SAS cannot be limited to "
+    "a prefix on the training checkpoint account (not hierarchical: components/azure/storage.py is_hns_enabled=False); "
+    "a SAS per blob would need the blob list at deploy time",
 }
 
 
+# Amazon S3 by its virtual-hosted URL, https://<bucket>.s3.<region>.amazonaws.com/<prefix>
+# (docs.aws.amazon.com/AmazonS3/latest/userguide/VirtualHosting.html): how a stack whose own store also speaks S3
+# (Vultr's: s3:// there is Vultr Object Storage) names weights in AWS.
+S3_HOST = re.compile(
+    r"(?P<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\.s3\.(?P<region>[a-z]{2}(?:-[a-z]+)+-[0-9])\.amazonaws\.com"
+)
+S3_HTTPS = "https://<bucket>.s3.<region>.amazonaws.com/<prefix>"
+
+
 def store_cloud(uri: str, own: str | None = None) -> str | None:
-    """The cloud whose object store `uri` names: by scheme, and for https only a Blob Storage host. A scheme the
-    stack's `own` cloud's store also takes is its own (Vultr Object Storage speaks S3: s3:// there is Vultr's)."""
+    """The cloud whose object store `uri` names: by scheme, and for https a Blob Storage or S3 virtual-hosted host. A
+    scheme the stack's `own` cloud's store also takes is its own (Vultr Object Storage speaks S3: s3:// there is
+    Vultr's, and AWS is named by its https form)."""
     scheme, _, rest = uri.partition("://")
     if own is not None and scheme != "https" and scheme in registry.get(own).catalog.object_uri_schemes:
         return own
     if scheme == "https":
-        return "azure" if rest.partition("/")[0].endswith(BLOB_HOST_SUFFIX) else None
+        host = rest.partition("/")[0]
+        return "azure" if host.endswith(BLOB_HOST_SUFFIX) else "aws" if S3_HOST.fullmatch(host) else None
     return STORE_CLOUDS.get(scheme)
 
 
@@ -90,6 +125,8 @@ def artifact_location(uri: str) -> ArtifactLocation | None:
     if cloud is None:
         return None
     host, path = split_bucket_uri(uri)
+    if cloud == "aws" and (virtual := S3_HOST.fullmatch(host)) is not None:
+        return ArtifactLocation(cloud, virtual["bucket"], _as_prefix(path))
     if cloud == "azure":
         account = host.removesuffix(BLOB_HOST_SUFFIX)
         container, _, prefix = path.partition("/")
@@ -116,7 +153,8 @@ class ArtifactHandoff:
     location: ArtifactLocation
     adapters: tuple[ArtifactLocation, ...] = ()
     tenancy: str = ""  # OCI: the training tenancy the reader's provider signs for (serving.artifactTenancy)
-    url_lifetime_minutes: int = 0  # OCI: how long each replica's PAR works after its clock
+    url_lifetime_minutes: int = 0  # per-replica pairs: how long each replica's credential works after its clock
+    deployer: str = ""  # AWS -> Vultr: the principal ARN the reader role trusts (serving.artifactDeployer)
 
     @property
     def reader(self) -> str:
@@ -151,7 +189,15 @@ def artifact_handoff(spec: object) -> ArtifactHandoff | None:
         location=location,
         adapters=tuple(a for a in adapters if a is not None),
         tenancy=serving.artifact_tenancy or "",
-        url_lifetime_minutes=(serving.artifact_url_lifetime_minutes or PAR_LIFETIME_MINUTES[1])
-        if cloud == "oci"
+        url_lifetime_minutes=(serving.artifact_url_lifetime_minutes or DEFAULT_LIFETIME_MINUTES[cloud])
+        if (cloud, own) in PER_REPLICA_PAIRS
         else 0,
+        deployer=serving.artifact_deployer or "",
     )
+
+
+DEFAULT_LIFETIME_MINUTES = {
+    "oci": PAR_LIFETIME_MINUTES[1],
+    "gcp": TOKEN_LIFETIME_MINUTES[1],
+    "aws": SESSION_LIFETIME_MINUTES[1],
+}

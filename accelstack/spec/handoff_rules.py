@@ -7,10 +7,20 @@ import re
 from collections.abc import Iterator
 
 from accelstack.clouds import registry
-from accelstack.spec.accounts import OCI_OCID, account_model
+from accelstack.spec.accounts import (
+    OCI_OCID,
+    SESSION_LIFETIME_MINUTES,
+    TOKEN_LIFETIME_EXTENDED_MINUTES,
+    TOKEN_LIFETIME_MINUTES,
+    account_model,
+)
 from accelstack.spec.handoff import (
     HANDOFF_CLOUDS,
+    PER_REPLICA_PAIRS,
     READERS,
+    REFUSED_BECAUSE,
+    S3_HOST,
+    S3_HTTPS,
     STORE_CLOUDS,
     artifact_location,
     reference_cloud,
@@ -35,8 +45,11 @@ def reference_problem(reference: str, own_cloud: str) -> str | None:
         others = sorted(
             f"{t}: in a {s} stack" for t, s in READERS if t not in HANDOFF_CLOUDS or s not in HANDOFF_CLOUDS
         )
-        return f"{reference!r}: accounts of another cloud are named between {reach} stacks only" + (
-            f" (and {', '.join(others)})" if others else ""
+        because = REFUSED_BECAUSE.get((cloud, own_cloud))
+        return (
+            f"{reference!r}: accounts of another cloud are named between {reach} stacks only"
+            + (f" (and {', '.join(others)})" if others else "")
+            + (f"; not {cloud}: in a {own_cloud} stack: {because}" if because else "")
         )
     problem = account_model(cloud).id_problem(account_id)
     return f"{cloud}: {problem}" if problem else None
@@ -51,6 +64,14 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
     if not registry.get(spec.cloud).catalog.object_uri_schemes:
         return  # a cloud that has not said its store's schemes cannot tell its own URIs from another cloud's
     source = store_cloud(serving.model.weights_uri, spec.cloud)
+    named = reference_cloud(serving.artifact_account, spec.cloud)[0] if serving.artifact_account else None
+    if source == spec.cloud and named == "aws" != spec.cloud and (named, spec.cloud) in READERS:
+        yield Problem(
+            "serving.model.weightsUri",
+            f"{serving.model.weights_uri!r} is {spec.cloud}'s own object storage here (its store speaks S3); "
+            f"weights in AWS ({serving.artifact_account}) are named by their S3 URL; allowed: {S3_HTTPS}",
+        )
+        return
     if source is None or source == spec.cloud:
         for index, adapter in enumerate(serving.model.adapters):
             if store_cloud(adapter.uri, spec.cloud) not in (None, spec.cloud):
@@ -65,12 +86,17 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
                 "set only for weights on another cloud (s3:// or Blob Storage from a stack elsewhere); remove it",
             )
         yield from _oci_only_keys(spec, None)
+        yield from _lifetime_keys(spec, None)
+        yield from _deployer_key(spec, None)
         return
     if (source, spec.cloud) not in READERS:
+        because = REFUSED_BECAUSE.get((source, spec.cloud))
         yield Problem(
             "serving.model.weightsUri",
-            f"a {spec.cloud} stack cannot read {source} artifacts without keys; allowed training clouds for "
-            f"{spec.cloud}: {', '.join(t for t, s in READERS if s == spec.cloud) or 'none'}",
+            f"a {spec.cloud} stack cannot read {source} artifacts without keys"
+            + (f" ({because})" if because else "")
+            + f"; allowed training clouds for {spec.cloud}: "
+            + (", ".join(t for t, s in READERS if s == spec.cloud) or "none"),
         )
         return
     listed = [r for r in spec.separation.training_accounts if split_account_reference(r)[0] == source]
@@ -105,7 +131,16 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
         )
     elif not needs_region and serving.artifact_region is not None:
         yield Problem("serving.artifactRegion", f"{source}'s reader is global: remove artifactRegion")
+    virtual = S3_HOST.fullmatch(serving.model.weights_uri.partition("://")[2].partition("/")[0])
+    if virtual is not None and serving.artifact_region not in (None, virtual["region"]):
+        yield Problem(
+            "serving.artifactRegion",
+            f"{serving.artifact_region!r}, while the weights' S3 URL is in {virtual['region']}; allowed: "
+            f"{virtual['region']}",
+        )
     yield from _oci_only_keys(spec, source)
+    yield from _lifetime_keys(spec, source)
+    yield from _deployer_key(spec, source)
 
 
 REGION_KINDS = {
@@ -123,11 +158,6 @@ def _oci_only_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
     if source != "oci":
         if serving.artifact_tenancy is not None:
             yield Problem("serving.artifactTenancy", "set only for weights on OCI (oci://...); remove it")
-        if serving.artifact_url_lifetime_minutes is not None:
-            yield Problem(
-                "serving.artifactUrlLifetimeMinutes",
-                "set only for weights on OCI read through pre-authenticated requests; remove it",
-            )
         return
     for path, uri in [("serving.model.weightsUri", serving.model.weights_uri)] + [
         (f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)
@@ -150,6 +180,75 @@ def _oci_only_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
     region = serving.artifact_region
     if region is not None and regions and region not in regions:
         yield Problem("serving.artifactRegion", f"{region!r} is not an OCI region; allowed: {', '.join(regions)}")
+
+
+def _lifetime_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
+    """artifactUrlLifetimeMinutes is each replica's credential lifetime where replicas read with one (Vultr's, from
+    OCI or Google Cloud: PER_REPLICA_PAIRS), within what the source cloud issues; refused anywhere else."""
+    lifetime = spec.serving.artifact_url_lifetime_minutes
+    if lifetime is None:
+        return
+    if (source, spec.cloud) not in PER_REPLICA_PAIRS:
+        pairs = ", ".join(f"{t} weights in a {s} stack" for t, s in sorted(PER_REPLICA_PAIRS))
+        yield Problem(
+            "serving.artifactUrlLifetimeMinutes",
+            f"set only where each replica reads with a short-lived credential of its own ({pairs}); remove it",
+        )
+    elif source == "aws" and lifetime > SESSION_LIFETIME_MINUTES[2]:
+        least, _, most = SESSION_LIFETIME_MINUTES
+        yield Problem(
+            "serving.artifactUrlLifetimeMinutes",
+            f"{lifetime} minutes: each replica's STS session is assumed by the deployer, itself a role session when "
+            f"deploying through SSO or a CI role, and role chaining caps a session at {most} minutes "
+            "(docs.aws.amazon.com/IAM/latest/UserGuide/id_roles_terms-and-concepts.html#iam-term-role-chaining); "
+            f"allowed: {least}..{most}",
+        )
+    elif source == "gcp" and lifetime > TOKEN_LIFETIME_MINUTES[2]:
+        least, _, most = TOKEN_LIFETIME_MINUTES
+        yield Problem(
+            "serving.artifactUrlLifetimeMinutes",
+            f"{lifetime} minutes: a Google Cloud access token (IAM Credentials generateAccessToken) lives at most "
+            f"{most} minutes unless the org policy constraint iam.allowServiceAccountCredentialLifetimeExtension "
+            f"lists the reader service account (then up to {TOKEN_LIFETIME_EXTENDED_MINUTES}), which this stack "
+            f"does not set; allowed: {least}..{most}",
+        )
+
+
+# The deployer as the reader role's trust names it: an IAM role (with its path: an IAM Identity Center role sits
+# under aws-reserved/sso.amazonaws.com/<region>/) or user ARN (docs.aws.amazon.com/IAM/latest/UserGuide/
+# reference_identifiers.html#identifiers-arns). An assumed-role session ARN (arn:aws:sts::<account>:assumed-role/<role>/
+# <session>, what `aws sts get-caller-identity` prints) is not the principal aws:PrincipalArn carries.
+DEPLOYER_ARN = re.compile(r"arn:aws:iam::(?P<account>[0-9]{12}):(?P<kind>role|user)/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}")
+ASSUMED_ROLE = re.compile(r"arn:aws:sts::(?P<account>[0-9]{12}):assumed-role/(?P<role>[\w+=,.@-]+)/[\w+=,.@-]+")
+DEPLOYER_FORM = "arn:aws:iam::<account>:role/<path/><name> or arn:aws:iam::<account>:user/<name>"
+
+
+def _deployer_key(spec: ServingStack, source: str | None) -> Iterator[Problem]:
+    """AWS weights on Vultr: the reader role trusts exactly the principal the deploy runs as, which the stack cannot
+    find out by itself (a caller identity is a session, and an SSO role's path is not in it): serving.artifactDeployer
+    names it. Refused for any other pair."""
+    deployer = spec.serving.artifact_deployer
+    if (source, spec.cloud) != ("aws", "vultr"):
+        if deployer is not None:
+            yield Problem("serving.artifactDeployer", "set only for weights on AWS read by a Vultr stack; remove it")
+        return
+    if deployer is None:
+        yield Problem(
+            "serving.artifactDeployer",
+            "the weights are on AWS: name the IAM role or user the deploy runs as, the only principal the reader role "
+            f"trusts to start each replica's session; allowed: {DEPLOYER_FORM}",
+        )
+        return
+    session = ASSUMED_ROLE.fullmatch(deployer)
+    if session is not None:
+        yield Problem(
+            "serving.artifactDeployer",
+            f"{deployer!r} is an assumed-role session (what get-caller-identity prints), not a principal a trust names: "
+            f"name its role, arn:aws:iam::{session['account']}:role/<path/>{session['role']} (`aws iam get-role "
+            f"--role-name {session['role']}` prints its ARN, with the path an SSO role has); allowed: {DEPLOYER_FORM}",
+        )
+    elif DEPLOYER_ARN.fullmatch(deployer) is None:
+        yield Problem("serving.artifactDeployer", f"{deployer!r} is not an IAM principal ARN; allowed: {DEPLOYER_FORM}")
 
 
 # An Object Storage namespace is a name OCI generated for the tenancy (letters and digits; older tenancies' is the

@@ -472,7 +472,9 @@ class ServingSpec(Model):
     artifact_url_lifetime_minutes: int | None = Field(
         default=None, ge=PAR_LIFETIME_MINUTES[0], le=PAR_LIFETIME_MINUTES[2]
     )
-    """Weights on OCI read from a stack without instance identity (Vultr): how long each replica's pre-authenticated request works after the replica's clock (15..1440, default 120); none otherwise."""
+    """Weights on OCI, Google Cloud or AWS read from a stack without instance identity (Vultr): how long each replica's pre-authenticated request (OCI: 15..1440, default 120), OAuth access token (Google Cloud: 15..60, default 60) or STS session (AWS: 15..60, default 60) works after the replica's clock; none otherwise."""
+    artifact_deployer: str | None = None
+    """Weights on AWS read from Vultr: the IAM role (or user) ARN the deploy runs as, the only principal the reader role in the training account trusts, e.g. arn:aws:iam::111111111111:role/accelstack-deploy (an IAM Identity Center role with its path, arn:aws:iam::<account>:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_<set>_<id>); never an assumed-role session ARN (arn:aws:sts::...); none otherwise."""
 
     @model_validator(mode="before")
     @classmethod

@@ -58,18 +58,22 @@ def declare_reader(
 ) -> FederatedReader:
     """The reader in `handoff.training_cloud`, trusting `identity` only (imports are lazy: a stack loads only the
     provider SDK of the cloud it reads from)."""
-    if handoff.training_cloud == "aws":
-        from accelstack.components.handoff.aws_reader import aws_reader
-
-        return aws_reader(name, handoff, identity, parent)
-    if handoff.training_cloud == "oci":  # no identity to trust: a PAR per replica (the replicas declare them)
+    per_replica = {"oci": "handoff_reader", "gcp": "handoff_vultr_reader", "aws": "handoff_vultr_reader"}
+    if handoff.serving_cloud == "vultr" and handoff.training_cloud in per_replica:
+        # No identity to trust: a credential per replica (the replicas declare them), from the training cloud's own
+        # folder (components/oci/handoff_reader.py: PARs; components/<gcp|aws>/handoff_vultr_reader.py: access
+        # tokens, STS sessions).
         import importlib
 
         from accelstack.clouds import registry
 
-        components = registry.get("oci").components  # OCI's folder declares them (components/oci/handoff_reader.py)
-        made: FederatedReader = importlib.import_module(f"{components}.handoff_reader").reader(name, handoff, parent)
+        module = f"{registry.get(handoff.training_cloud).components}.{per_replica[handoff.training_cloud]}"
+        made: FederatedReader = importlib.import_module(module).reader(name, handoff, parent)
         return made
+    if handoff.training_cloud == "aws":
+        from accelstack.components.handoff.aws_reader import aws_reader
+
+        return aws_reader(name, handoff, identity, parent)
     if handoff.training_cloud == "gcp":
         from accelstack.components.handoff.gcp_reader import gcp_reader
 

@@ -31,7 +31,7 @@ def prefix_condition(bucket: str, prefixes: list[str]) -> str:
     return f'{reads} || (resource.type == "storage.googleapis.com/Bucket" && ({lists}))'
 
 
-def _by_bucket(locations: tuple[ArtifactLocation, ...]) -> dict[str, list[str]]:
+def by_bucket(locations: tuple[ArtifactLocation, ...]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for loc in locations:
         found.setdefault(loc.bucket, [])
@@ -95,7 +95,7 @@ def gcp_reader(
     kind = "principalSet" if identity.cloud == "aws" else "principal"
     member = pulumi.Output.all(pool.name, member_suffix).apply(lambda v: f"{kind}://iam.googleapis.com/{v[0]}/{v[1]}")
     grants: list[pulumi.Resource] = [pool_provider]
-    for index, (bucket, prefixes) in enumerate(sorted(_by_bucket(handoff.locations).items())):
+    for index, (bucket, prefixes) in enumerate(sorted(by_bucket(handoff.locations).items())):
         grants.append(
             gcp.storage.BucketIAMMember(
                 f"{name}-artifact-read-{index}",

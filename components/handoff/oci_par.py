@@ -27,7 +27,7 @@ from typing import Any
 
 import pulumi
 
-from accelstack.components.handoff import FederatedReader
+from accelstack.components.handoff.per_replica import PerReplicaReader
 from accelstack.spec.handoff import ArtifactHandoff, ArtifactLocation
 
 # On the replica, root only, until the fetch succeeded: one line per prefix, "<PAR URL> <destination>".
@@ -57,13 +57,13 @@ DeclarePar = Callable[
 
 
 @dataclass(frozen=True)
-class OciParReader(FederatedReader):
-    """The reader's provider; `replica_urls` declares one replica's PARs (appended to `grants`)."""
+class OciParReader(PerReplicaReader):
+    """The reader's provider; `replica_credentials` declares one replica's PARs (appended to `grants`)."""
 
     provider: Any = None
     declare_par: DeclarePar | None = None
 
-    def replica_urls(
+    def replica_credentials(
         self, name: str, index: int, clock: pulumi.Output[str], parent: pulumi.Resource
     ) -> pulumi.Output[list[str]]:
         """Replica `index`'s PAR URL per artifact location (the weights first, then each adapter), from its clock."""
@@ -86,6 +86,16 @@ class OciParReader(FederatedReader):
             # the packs read the PAR's own inputs, not this URL.
             urls.append(access_uri.apply(lambda uri: par_url(handoff.region, uri)))
         return pulumi.Output.all(*urls).apply(list)
+
+
+def par_placeholders(handoff: ArtifactHandoff) -> list[str]:
+    """What the boot document carries where the PAR URLs go before OCI created them (`accelstack render`, the
+    clock's digest)."""
+    return [
+        f"https://{object_storage_host(handoff.region)}/p/<created-with-the-replica>/n/{loc.namespace}"
+        f"/b/{loc.bucket}/o/"
+        for loc in handoff.locations
+    ]
 
 
 # The prepare step's fetch, in Python 3 (on every Ubuntu image; urllib only): list the PAR's prefix page by page

@@ -12,6 +12,7 @@ import hashlib
 import ipaddress
 import re
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 import pulumi
@@ -23,6 +24,32 @@ DEFAULT_REGION = "ewr"
 # golden exports (and the URL signed from it) stay deterministic.
 MOCK_CLOCK = "2026-12-05T12:00:00Z"
 CLOCK = "time:index/static:Static"
+# A replica's access token of the GCS reader (components/gcp/handoff_token.py), minted at create: a stand-in of the
+# same shape (ya29.<...>), deterministic per replica, expiring its lifetime after the mock clock.
+GCP_ACCESS_TOKEN = "pulumi-python:dynamic/handoff:GcpAccessToken"
+# A replica's STS session of the S3 reader role (components/aws/handoff_session.py): temporary credentials' shape.
+AWS_SESSION = "pulumi-python:dynamic/handoff:AwsSession"
+
+
+def mock_access_token(name: str, inputs: Mapping[str, Any]) -> dict[str, str]:
+    minted = datetime.fromisoformat(str(inputs.get("clock") or MOCK_CLOCK).replace("Z", "+00:00"))
+    expires = minted + timedelta(seconds=int(inputs.get("lifetime_seconds") or 0))
+    return {
+        "access_token": "ya29.mock-" + hashlib.sha256(name.encode()).hexdigest()[:40],
+        "expire_time": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def mock_session(name: str, inputs: Mapping[str, Any]) -> dict[str, str]:
+    digest = hashlib.sha256(name.encode()).hexdigest()
+    started = datetime.fromisoformat(str(inputs.get("clock") or MOCK_CLOCK).replace("Z", "+00:00"))
+    expires = started + timedelta(seconds=int(inputs.get("duration_seconds") or 0))
+    return {
+        "access_key_id": "ASIA" + digest[:16].upper(),
+        "secret_access_key": digest[16:56],
+        "session_token": "IQoJb3JpZ2luX2VjE" + digest,
+        "expiration": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
 
 
 def fake_uuid(seed: str) -> str:
@@ -49,6 +76,10 @@ class VultrMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == CLOCK:
             return MOCK_CLOCK, {**outputs, "id": MOCK_CLOCK, "rfc3339": MOCK_CLOCK}
+        if args.typ == GCP_ACCESS_TOKEN:
+            return f"{args.name}-id", {**outputs, **mock_access_token(args.name, outputs)}
+        if args.typ == AWS_SESSION:
+            return f"{args.name}-id", {**outputs, **mock_session(args.name, outputs)}
         if not args.typ.startswith("vultr:"):
             return f"{args.name}-id", outputs
         resource_id = fake_uuid(f"{args.typ}/{args.name}")

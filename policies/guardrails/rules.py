@@ -176,7 +176,9 @@ def check_no_secrets_in_user_data_final(resources: Sequence[Any], ctx: Context) 
         try:
             found = list(check_no_secrets_in_user_data(resource, ctx))
         except UnknownValueError:
-            if resource.resource_type in secret_outputs:
+            # A dynamic resource's secret outputs (a minted token: components/gcp/handoff_token.py) are hidden here
+            # too; its inputs, where a secret could be written in, were judged in clear resource by resource.
+            if resource.resource_type in secret_outputs or concepts.is_a(resource.resource_type, "dynamic-operation"):
                 continue
             raise
         for message in found:

@@ -32,7 +32,7 @@ from ..access import (
     Placement,
 )
 from ..common import ARTIFACT_PREFIX, Context, canonical_account, own_accounts
-from .handoff_rules import HANDOFF_READER_KINDS
+from .handoff_rules import reader_kinds
 
 OWN_SIDE, OTHER_SIDE, TRUSTED, EVERYONE, OUTSIDE, UNPLACED, CLOUD = (
     "own",
@@ -161,10 +161,15 @@ def _is_handoff_reader(edge: Edge, source_side: str, ctx: Context) -> bool:
     if ctx.workload != "serving" or not handoff:
         return False
     origin_type = edge.origin.split("::")[-2].rsplit("$", 1)[-1] if "::" in edge.origin else ""
-    if origin_type not in HANDOFF_READER_KINDS.get(str(handoff.get("cloud")), set()):
+    if origin_type not in reader_kinds(handoff):
         return False
     if edge.access == READ and source_side == OTHER_SIDE:
         return True  # the reader's own grant inside the training account: a read, its scope handoff-reader-read-only's
+    deployer = str(handoff.get("deployer") or "")
+    if edge.access == BECOME and deployer and edge.source.account is not None:
+        # AWS -> Vultr: the deployer's account may become the reader role, to start each replica's session; the
+        # trust's exact principal (aws:PrincipalArn = serving.artifactDeployer) is handoff-reader-read-only's.
+        return canonical_account(edge.source.account) == canonical_account(deployer.split(":")[4])
     if edge.access != BECOME or source_side != OWN_SIDE:
         return False
     account = edge.target.account

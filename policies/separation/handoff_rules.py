@@ -35,6 +35,16 @@ HANDOFF_READER_KINDS = {
     },
     "oci": {"oci:ObjectStorage/preauthrequest:Preauthrequest"},  # a Vultr replica's PAR (no identity to trust)
 }
+# Vultr replicas reading Cloud Storage: a reader service account (no key) and its conditioned bucket grant; each
+# replica's access token is minted outside the provider (GCP_ACCESS_TOKEN, judged by check_handoff_tokens).
+PER_REPLICA_READER_KINDS = {
+    ("gcp", "vultr"): {"gcp:serviceaccount/account:Account", "gcp:storage/bucketIAMMember:BucketIAMMember"},
+}
+GCP_ACCESS_TOKEN = "pulumi-python:dynamic/handoff:GcpAccessToken"  # components/gcp/handoff_token.py
+AWS_SESSION = "pulumi-python:dynamic/handoff:AwsSession"  # components/aws/handoff_session.py
+CREDENTIAL_KINDS = {GCP_ACCESS_TOKEN, AWS_SESSION}  # minted per replica outside any provider
+GCS_READ_ONLY_SCOPE = "https://www.googleapis.com/auth/devstorage.read_only"
+TOKEN_MOST_SECONDS = 3600  # generateAccessToken's limit without iam.allowServiceAccountCredentialLifetimeExtension
 OCI_PAR = "oci:ObjectStorage/preauthrequest:Preauthrequest"
 # Object Storage PAR access types that only read (docs.oracle.com/iaas/Content/Object/Tasks/usingpreauthenticatedrequests.htm):
 # ObjectRead opens one object, AnyObjectRead every object under object_name; the *Write ones upload or overwrite.
@@ -46,6 +56,17 @@ STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 ENTRA_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
 AWS_READ_ACTIONS = {"s3:getobject", "s3:listbucket", "kms:decrypt"}
 WILDCARD = re.compile(r"[*?]")
+
+
+def reader_kinds(handoff: Mapping[str, Any]) -> set[str]:
+    """The kinds the serving stack may declare under the reader's provider, for its pair of clouds."""
+    pair = (str(handoff.get("cloud")), str(handoff.get("servingCloud")))
+    return PER_REPLICA_READER_KINDS.get(pair) or HANDOFF_READER_KINDS.get(pair[0], set())
+
+
+def reader_email_domain(handoff: Mapping[str, Any]) -> str:
+    """Where the reader service account of a Vultr stack reading Cloud Storage lives: the training project."""
+    return f"@{handoff.get('account')}.iam.gserviceaccount.com"
 
 
 def handoff_of(ctx: Context) -> Mapping[str, Any] | None:
@@ -81,7 +102,9 @@ def _under(path: str, handoff: Mapping[str, Any]) -> bool:
 
 def aws_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
     kind, props, name = resource.resource_type, resource.props, resource.name
-    if kind == "aws:iam/role:Role":
+    if kind == "aws:iam/role:Role" and handoff.get("servingCloud") == "vultr":
+        yield from _deployer_trust_problems(name, _decoded(props.get("assumeRolePolicy")), handoff)
+    elif kind == "aws:iam/role:Role":
         trust = _decoded(props.get("assumeRolePolicy"))
         for statement in _list(trust.get("Statement") if isinstance(trust, dict) else None):
             if not isinstance(statement, dict):
@@ -124,6 +147,36 @@ def aws_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
                 yield f"role policy {name}: kms:Decrypt only through S3 (kms:ViaService)"
 
 
+def _deployer_trust_problems(name: str, trust: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
+    """AWS -> Vultr: the reader role is assumed (sts:AssumeRole) by the configured deployer only, named exactly by
+    aws:PrincipalArn under its account's root; no other principal, action, operator or wildcard."""
+    deployer = str(handoff.get("deployer") or "")
+    account = deployer.split(":")[4] if deployer.count(":") >= 5 else ""
+    statements = _list(trust.get("Statement") if isinstance(trust, dict) else None)
+    for statement in statements:
+        if not isinstance(statement, dict):
+            yield f"role {name}: its trust policy cannot be read; fail closed"
+            continue
+        if statement.get("Effect", "Allow") != "Allow":
+            continue
+        principals = _list(
+            (statement.get("Principal") or {}).get("AWS") if isinstance(statement.get("Principal"), dict) else None
+        )
+        conditions = statement.get("Condition") or {}
+        exact = conditions.get("ArnEquals") or {}
+        if (
+            statement.get("Action") != "sts:AssumeRole"
+            or principals not in ([f"arn:aws:iam::{account}:root"], [deployer])
+            or set(conditions) - {"ArnEquals"}
+            or (principals != [deployer] and exact != {"aws:PrincipalArn": deployer})
+            or WILDCARD.search(json.dumps(statement))
+        ):
+            yield (
+                f"role {name}: only the deployer ({deployer or 'serving.artifactDeployer'}) may assume it (sts:AssumeRole, "
+                f"aws:PrincipalArn exactly); found {json.dumps(statement)}"
+            )
+
+
 def gcp_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
     kind, props, name = resource.resource_type, resource.props, resource.name
     if kind == "gcp:storage/bucketIAMMember:BucketIAMMember":
@@ -136,6 +189,14 @@ def gcp_problems(resource: Any, handoff: Mapping[str, Any]) -> Iterable[str]:
         paths = [re.sub(r"^projects/_/buckets/[^/]+/objects/", "", lit) for lit in literals]
         if not paths or not all(_under(p, handoff) for p in paths):
             yield f"bucket grant {name}: an IAM condition limits it to the artifact prefixes; found {expression!r}"
+        member = str(props.get("member") or "")
+        if handoff.get("servingCloud") == "vultr" and not (
+            member.startswith("serviceAccount:") and member.endswith(reader_email_domain(handoff))
+        ):
+            yield (
+                f"bucket grant {name}: only the reader service account of the training project "
+                f"(serviceAccount:<id>{reader_email_domain(handoff)}) reads for Vultr replicas; found {member!r}"
+            )
     elif kind == "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider":
         condition = str(props.get("attributeCondition") or "")
         if "==" not in condition or WILDCARD.search(condition) or "||" in condition:
@@ -248,6 +309,55 @@ def check_handoff_pars_expire(resources: Sequence[Any], ctx: Context) -> Iterabl
                 )
 
 
+def check_handoff_tokens(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Each Vultr replica's access token of the Cloud Storage reader (a dynamic resource minting it at create): of the
+    reader service account this stack declares in the training project, for devstorage.read_only only, living at most
+    the configured lifetime (<= 1 h) and minted from the replica's clock (its `clock` input depends on a time_static).
+    Anywhere else such a token fails closed: the packs know it only as that reader's. Ours."""
+    handoff = ctx.config.get("artifactHandoff") or {}
+    tokens = [r for r in resources if r.resource_type == GCP_ACCESS_TOKEN]
+    if not tokens:
+        return
+    if ctx.workload != "serving" or (handoff.get("cloud"), handoff.get("servingCloud")) != ("gcp", "vultr"):
+        for token in tokens:
+            yield (
+                token.urn,
+                f"access token {token.name}: a bearer token of a service account, declared only as a Vultr serving "
+                "stack's reader of Cloud Storage weights (gs:// in serving.model.weightsUri)",
+            )
+        return
+    by_urn = {r.urn: r for r in resources}
+    readers = {
+        str(r.props.get("email") or f"{r.props.get('accountId')}{reader_email_domain(handoff)}")
+        for r in resources
+        if r.resource_type == "gcp:serviceaccount/account:Account"
+        and str(r.props.get("accountId") or "") != ""
+        and str(r.props.get("project") or handoff.get("account")) == handoff.get("account")
+    }
+    most = min(TOKEN_MOST_SECONDS, int(handoff.get("lifetimeMinutes") or 60) * 60)
+    for token in tokens:
+        props, name = token.props, token.name
+        email = props.get("service_account")
+        if isinstance(email, str) and (email not in readers or not email.endswith(reader_email_domain(handoff))):
+            yield (
+                token.urn,
+                f"access token {name}: of {email}, not the reader service account this stack declares in the "
+                f"training project ({', '.join(sorted(readers)) or 'none'})",
+            )
+        scope = props.get("scope")
+        if scope != GCS_READ_ONLY_SCOPE:
+            yield token.urn, f"access token {name}: scope {scope!r}; allowed: {GCS_READ_ONLY_SCOPE} only"
+        lifetime = props.get("lifetime_seconds")
+        if not isinstance(lifetime, (int, float)) or not 0 < lifetime <= most:
+            yield token.urn, f"access token {name}: lives {lifetime!r} s; allowed: 1..{most} (the configured lifetime)"
+        if not _from_a_clock(token, "clock", by_urn):
+            yield (
+                token.urn,
+                f"access token {name}: minted from no replica clock ({CLOCK}); a token is minted when its replica's "
+                "clock is created, so an unchanged `up` keeps it",
+            )
+
+
 def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> Iterable[str]:
     """Under the reader's provider: read of the artifact prefixes only, a trust naming its subject and audience.
     Ours: the cross-account read path of the access graph (cross-account-read-only), narrowed to the one prefix
@@ -264,3 +374,77 @@ def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> I
             )
         return
     yield from JUDGES[str(handoff.get("cloud"))](resource, handoff)
+
+
+def _from_a_clock(resource: Any, key: str, by_urn: Mapping[str, Any]) -> bool:
+    """Whether `key` of `resource` depends on a replica clock (a time_static)."""
+    deps = (getattr(resource, "property_dependencies", None) or {}).get(key) or []
+    return any(getattr(d, "resource_type", "") == CLOCK for d in deps) or any(
+        u in by_urn and by_urn[u].resource_type == CLOCK for u in (getattr(d, "urn", d) for d in deps)
+    )
+
+
+class _Policy:
+    """A session policy judged as the reader role's policy is (aws_problems on a RolePolicy)."""
+
+    resource_type = "aws:iam/rolePolicy:RolePolicy"
+
+    def __init__(self, name: str, policy: Any):
+        self.name, self.props = name, {"policy": policy}
+
+
+def check_handoff_sessions(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Each Vultr replica's STS session of the S3 reader role (a dynamic resource starting it at create): of the reader
+    role this stack declares in the training account, narrowed by a session policy to the reads of the artifact
+    prefix, lasting at most the configured lifetime (<= 1 h, role chaining) and started from the replica's clock.
+    Anywhere else such a session fails closed: the packs know it only as that reader's. Ours."""
+    handoff = ctx.config.get("artifactHandoff") or {}
+    sessions = [r for r in resources if r.resource_type == AWS_SESSION]
+    if not sessions:
+        return
+    if ctx.workload != "serving" or (handoff.get("cloud"), handoff.get("servingCloud")) != ("aws", "vultr"):
+        for session in sessions:
+            yield (
+                session.urn,
+                f"STS session {session.name}: bearer credentials of a role, declared only as a Vultr serving stack's "
+                "reader of AWS weights (an S3 URL in serving.model.weightsUri)",
+            )
+        return
+    by_urn = {r.urn: r for r in resources}
+    roles = {
+        f"arn:aws:iam::{handoff.get('account')}:role/{r.props.get('name')}"
+        for r in resources
+        if r.resource_type == "aws:iam/role:Role" and r.props.get("name")
+    }
+    most = min(TOKEN_MOST_SECONDS, int(handoff.get("lifetimeMinutes") or 60) * 60)
+    for session in sessions:
+        props, name = session.props, session.name
+        role = props.get("role_arn")
+        if isinstance(role, str) and role not in roles:
+            yield (
+                session.urn,
+                f"STS session {name}: of {role}, not the reader role this stack declares ({sorted(roles)})",
+            )
+        for problem in aws_problems(_Policy(name, props.get("policy")), handoff):
+            yield session.urn, f"STS session {name}: its session policy: {problem}"
+        duration = props.get("duration_seconds")
+        if not isinstance(duration, (int, float)) or not 900 <= duration <= most:
+            yield (
+                session.urn,
+                f"STS session {name}: lasts {duration!r} s; allowed: 900..{most} (the configured lifetime)",
+            )
+        if props.get("region") != handoff.get("region"):
+            yield session.urn, f"STS session {name}: region {props.get('region')}; allowed: {handoff.get('region')}"
+        if not _from_a_clock(session, "clock", by_urn):
+            yield (
+                session.urn,
+                f"STS session {name}: started from no replica clock ({CLOCK}); an unchanged `up` keeps it",
+            )
+
+
+def check_handoff_credentials_expire(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
+    """Per-replica credentials in another cloud's training account: PARs (check_handoff_pars_expire), access
+    tokens (check_handoff_tokens) and STS sessions (check_handoff_sessions). Ours."""
+    yield from check_handoff_pars_expire(resources, ctx)
+    yield from check_handoff_tokens(resources, ctx)
+    yield from check_handoff_sessions(resources, ctx)

@@ -180,12 +180,12 @@ def check_handoff_reader_only(resource: Any, ctx: Context) -> Iterable[str]:
     (cross-account-read-only); a trust that names no exact subject is handoff_trust_names_its_subjects'. Ours."""
     if is_provider_type(resource.resource_type) or not handoff_provider(ctx):
         return
-    cloud = str((ctx.config.get("artifactHandoff") or {}).get("cloud"))
-    if resource.resource_type not in handoff_rules.HANDOFF_READER_KINDS.get(cloud, set()):
+    kinds = handoff_rules.reader_kinds(ctx.config.get("artifactHandoff") or {})
+    if resource.resource_type not in kinds:
         yield (
             f"{resource.resource_type} {resource.name} is declared in the training account "
             f"{(ctx.config.get('artifactHandoff') or {}).get('account')}: a serving stack may declare there only its "
-            f"artifact reader ({', '.join(sorted(handoff_rules.HANDOFF_READER_KINDS.get(cloud, set())))})"
+            f"artifact reader ({', '.join(sorted(kinds))})"
         )
 
 
@@ -205,6 +205,10 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
     """
     if handoff_provider(ctx) and not is_provider_type(resource.resource_type):
         return  # under the reader's provider, pinned to the store's region (checked on the provider)
+    if resource.resource_type in handoff_rules.CREDENTIAL_KINDS and resource.props.get("region") == (
+        (ctx.config.get("artifactHandoff") or {}).get("region") or "(none)"
+    ):
+        return  # a replica's session, started at the store's STS endpoint (judged by handoff-reader-expires)
     if not ctx.allowed_regions:
         return
     if is_provider_type(resource.resource_type):
@@ -494,8 +498,9 @@ POLICIES = [
     ),
     stack_policy(
         "handoff-reader-expires",
-        "A serving stack's pre-authenticated request on another cloud expires within a day of its replica's clock.",
-        handoff_rules.check_handoff_pars_expire,
+        "A serving stack's per-replica credential on another cloud (an OCI pre-authenticated request, a Cloud "
+        "Storage access token) comes from its replica's clock and expires within its bound.",
+        handoff_rules.check_handoff_credentials_expire,
         config=HANDOFF_CONFIG,
     ),
     stack_policy("disjoint-accounts", "Training and serving account sets are disjoint.", check_disjoint_accounts),

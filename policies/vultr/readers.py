@@ -25,6 +25,14 @@ STARTUP_SCRIPT = "vultr:index/startupScript:StartupScript"
 PRESIGNED_URL = re.compile(r"https://[^\s'\"]+[?&]X-Amz-Signature=[0-9a-f]+[^\s'\"]*")
 PRESIGNED_EXPIRES = re.compile(r"[?&]X-Amz-Expires=(\d+)")
 MAX_PRESIGNED_SECONDS = 24 * 3600
+# A replica reading AWS weights carries one STS session of the training account's reader role in this root-only file
+# (components/handoff/s3_session.py): temporary credentials (an ASIA key id is refused by S3 without its session
+# token) whose lifetime the separation pack judges on the session itself (handoff-reader-expires, at most 1 h).
+# Only that file, only that exact shape: a long-lived key (AKIA...) there or anywhere else is still a finding.
+SESSION_FILE = "/etc/accelstack/weights-s3.env"
+SESSION_CREDENTIALS = re.compile(
+    r"AWS_ACCESS_KEY_ID=ASIA[0-9A-Z]{16}\nAWS_SECRET_ACCESS_KEY=[A-Za-z0-9/+=]{40}\nAWS_SESSION_TOKEN=[A-Za-z0-9/+=]{16,}\n?"
+)
 TAG_KEYS = {"accelstack:workload", "accelstack:stack", "accelstack:config-digest"}
 
 
@@ -108,7 +116,25 @@ def check_node_data_secrets(resource: Any) -> Iterable[str]:
     yield from _boot_text_findings(f"{name_of(resource)} userData", str(resource.props.get("userData") or ""))
 
 
+def _without_session_file(text: str) -> str:
+    """The user data less the content of SESSION_FILE when it holds exactly a session's temporary credentials."""
+    import yaml
+
+    try:
+        document = yaml.safe_load(text) if text.startswith("#cloud-config") else None
+    except yaml.YAMLError:
+        return text
+    files = document.get("write_files") if isinstance(document, dict) else None
+    for entry in files if isinstance(files, list) else []:
+        content = entry.get("content") if isinstance(entry, dict) else None
+        if entry.get("path") == SESSION_FILE and isinstance(content, str) and SESSION_CREDENTIALS.fullmatch(content):
+            entry["content"] = "(temporary session credentials)"
+            return str(yaml.safe_dump(document))
+    return text
+
+
 def _boot_text_findings(what: str, text: str) -> Iterable[str]:
+    text = _without_session_file(text)
     for secret in secrets_in(text):
         yield f"{what} embeds {secret}; it is readable by anything on the instance and by the API"
     for url in PRESIGNED_URL.findall(text):

@@ -37,14 +37,21 @@ TRAINING["oci"] = (
     "us-ashburn-1",
     "oci://acme-train-checkpoints@acmetenancy/models/llama-3.1-8b/",
 )
-PAIRS = [*FEDERATED, ("oci", "vultr")]
+# Vultr replicas have no identity: from Google Cloud each reads with an access token of its own (issue 31).
+PAIRS = [*FEDERATED, ("oci", "vultr"), ("gcp", "vultr"), ("aws", "vultr")]
+# The principal an AWS -> Vultr deploy runs as (serving.artifactDeployer): an IAM Identity Center role, with its path.
+DEPLOYER = "arn:aws:iam::111111111111:role/aws-reserved/sso.amazonaws.com/us-east-1/AWSReservedSSO_AcmeDeploy_0123abcd"
 
 
-def overrides(training: str) -> list[str]:
+def overrides(training: str, serving: str = "") -> list[str]:
     account, region, uri = TRAINING[training]
+    if (training, serving) == ("aws", "vultr"):  # s3:// is Vultr's own store there: AWS is named by its S3 URL
+        uri = "https://acme-train-checkpoints.s3.us-east-1.amazonaws.com/models/llama-3.1-8b/"
     extra = []
     if training == "oci":  # the reader's provider signs for the training tenancy; Vultr's own key is not fetched
         extra = [f"serving.artifactTenancy={OCI_TENANCY}", "account.weightsKey=null"]
+    elif serving == "vultr":  # a credential per replica: Vultr's own key is not fetched
+        extra = ["account.weightsKey=null"] + ([f"serving.artifactDeployer={DEPLOYER}"] if training == "aws" else [])
     return [
         f'separation.trainingAccounts=["{account}"]',
         f'serving.artifactAccount="{account}"',
@@ -56,7 +63,7 @@ def overrides(training: str) -> list[str]:
 
 
 def pair_config(training: str, serving: str) -> dict:
-    return apply_overrides(read_stack_file(STACKS / f"Pulumi.{serving}-serving.yaml"), overrides(training))
+    return apply_overrides(read_stack_file(STACKS / f"Pulumi.{serving}-serving.yaml"), overrides(training, serving))
 
 
 _CAPTURES: dict[tuple[str, str], Capture] = {}
@@ -112,6 +119,51 @@ def test_reader_lives_in_the_training_account_and_trusts_the_replicas_only(train
             assert inputs["timeExpires"] == "2026-12-05T14:00:00Z" and clock == "2026-12-05T12:00:00Z"
         return
     assert account in json.dumps(pin), pin
+    if (training, serving) == ("gcp", "vultr"):
+        # No identity to trust: a keyless reader service account, its conditioned grant, and a token per replica.
+        reader = cap.one("gcp:serviceaccount/account:Account")
+        email = f"{reader.inputs['accountId']}@acme-train.iam.gserviceaccount.com"
+        grant = cap.one("gcp:storage/bucketIAMMember:BucketIAMMember")
+        assert (grant.inputs["role"], grant.inputs["member"]) == (
+            "roles/storage.objectViewer",
+            f"serviceAccount:{email}",
+        )
+        assert "objects/models/llama-3.1-8b/" in grant.inputs["condition"]["expression"]
+        assert not cap.by_type("gcp:serviceaccount/key:Key")
+        for resource in (reader, grant):
+            assert resource.provider.split("::")[-2].endswith("artifacts-gcp"), resource.provider
+        tokens = [r for r in cap.resources if r.type == "pulumi-python:dynamic/handoff:GcpAccessToken"]
+        assert len(tokens) == len(cap.by_type("vultr:index/instance:Instance")) == 2
+        for token in tokens:
+            assert token.inputs["service_account"] == email
+            assert token.inputs["scope"] == "https://www.googleapis.com/auth/devstorage.read_only"
+            assert token.inputs["lifetime_seconds"] == 3600
+            assert any("key-clock" in urn for urn in token.property_dependencies["clock"])
+        return
+    if (training, serving) == ("aws", "vultr"):
+        # No identity to trust: a reader role the deployer alone assumes, and one STS session of it per replica.
+        role = cap.one("aws:iam/role:Role")
+        [trust] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+        assert (trust["Action"], trust["Principal"]) == ("sts:AssumeRole", {"AWS": "arn:aws:iam::111111111111:root"})
+        assert trust["Condition"] == {"ArnEquals": {"aws:PrincipalArn": DEPLOYER}}
+        assert role.inputs["maxSessionDuration"] == 3600
+        policy = cap.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"]
+        assert json.loads(policy)["Statement"][0]["Resource"] == [
+            "arn:aws:s3:::acme-train-checkpoints/models/llama-3.1-8b/*"
+        ]
+        for resource in (role, cap.one("aws:iam/rolePolicy:RolePolicy")):
+            assert resource.provider.split("::")[-2].endswith("artifacts-aws"), resource.provider
+        sessions = [r for r in cap.resources if r.type == "pulumi-python:dynamic/handoff:AwsSession"]
+        assert len(sessions) == len(cap.by_type("vultr:index/instance:Instance")) == 2
+        names = set()
+        for session in sessions:
+            inputs = session.inputs
+            assert inputs["role_arn"] == f"arn:aws:iam::111111111111:role/{role.inputs['name']}"
+            assert (inputs["policy"], inputs["duration_seconds"], inputs["region"]) == (policy, 3600, "us-east-1")
+            assert any("key-clock" in urn for urn in session.property_dependencies["clock"])
+            names.add(inputs["session_name"])
+        assert len(names) == 2  # each replica's session says which replica it is (CloudTrail)
+        return
     if training == "aws":
         role = next(r for r in cap.by_type("aws:iam/role:Role") if r.name.endswith("artifact-reader"))
         trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"]

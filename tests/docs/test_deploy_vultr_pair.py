@@ -1,4 +1,4 @@
-"""The OCI -> Vultr serving stack file of docs/deploy-vultr.md ("The pair's serving stack file, to copy"): a user copies
+"""The OCI -> Vultr serving stack file of docs/deploy-vultr.md ("The OCI pair's serving stack file, to copy"): a user copies
 it whole, so it is checked whole, as the doc prints it. Not a shipped example (it would need a golden export, day-2
 rows and a conformance entry): `accelstack validate` accepts it, its preview under mocks declares the pair's reader
 (one pre-authenticated request per replica through the provider pinned to the training tenancy) and no Vultr key,

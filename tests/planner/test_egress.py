@@ -33,3 +33,21 @@ def test_oci_weights_read_from_vultr_are_priced_at_ocis_outbound_rate():
     assert (egress.usd_per_gb, egress.fetches_per_month) == (0.0085, 2)
     assert egress.monthly_usd == pytest.approx(16.0 * 0.0085 * 2, abs=0.01)
     assert "10 TB/month free (not deducted)" in EGRESS_TO_INTERNET["oci"].tier
+
+
+@pytest.mark.parametrize("training", ["oci", "gcp", "aws"])
+def test_accelstack_cost_prices_each_vultr_pairs_training_egress(training):
+    """`accelstack cost` of a Vultr serving stack reading OCI, Cloud Storage or S3 weights adds the training cloud's
+    egress at its dated price (the per-replica pairs, issue 31)."""
+    from accelstack.clouds import registry
+    from accelstack.commands.cost import serving_estimate
+    from accelstack.commands.size import book
+    from accelstack.spec.loader import parse_spec
+    from tests.conformance.test_cross_cloud_handoff import pair_config
+
+    spec = parse_spec(pair_config(training, "vultr"))
+    cloud = registry.get("vultr")
+    estimate = serving_estimate(spec, 24, book(None, cloud=cloud, region="ewr"), cloud=cloud)  # type: ignore[arg-type]
+    egress = estimate["crossCloudEgress"]
+    assert (egress["training_cloud"], egress["serving_cloud"]) == (training, "vultr")
+    assert egress["usd_per_gb"] == EGRESS_TO_INTERNET[training].usd_per_gb and egress["fetches_per_month"] == 2

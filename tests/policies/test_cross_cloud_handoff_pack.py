@@ -32,7 +32,7 @@ def stack_file(serving: str):
 
 @cache
 def known(training: str, serving: str) -> tuple[Doc, Any]:
-    raw, config = stack_config(stack_file(serving), overrides(training))
+    raw, config = stack_config(stack_file(serving), overrides(training, serving))
     request = {"main": str(REPO / PROGRAM), "project_dir": str(REPO), "config": config,
                "stack": f"{serving}-serving", "project": PROJECT, "preview": False}  # fmt: skip
     result = run_worker(request)
@@ -46,7 +46,7 @@ def known(training: str, serving: str) -> tuple[Doc, Any]:
 def test_pair_has_no_verdict_once_known_and_no_mandatory_one_in_preview(training, serving):
     doc, spec = known(training, serving)
     assert [v.line() for v in policy_verdicts(doc, spec)] == []
-    preview = preview_stack(stack_file(serving), overrides(training), REPO)
+    preview = preview_stack(stack_file(serving), overrides(training, serving), REPO)
     assert [v.line() for v in policy_verdicts(preview.export, preview.spec) if v.mandatory] == []
 
 
@@ -175,7 +175,146 @@ def _par_expiry_from_no_clock(doc: Doc) -> str:
     return urn
 
 
-MUTATIONS: dict[str, list[Callable[[Doc], str]]] = {
+TOKEN = "pulumi-python:dynamic/handoff:GcpAccessToken"
+
+
+def _token_set(doc: Doc, **values: Any) -> str:
+    """Replica 0's access token with `values` in its inputs and outputs."""
+    entry = resource(doc, TOKEN, "replica-0-weights-token")
+    for block in ("inputs", "outputs"):
+        if block in entry:
+            entry[block].update(values)
+    return entry["urn"]
+
+
+def _token_full_control(doc: Doc) -> str:
+    return _token_set(doc, scope="https://www.googleapis.com/auth/devstorage.full_control")
+
+
+def _token_cloud_platform(doc: Doc) -> str:
+    return _token_set(doc, scope="https://www.googleapis.com/auth/cloud-platform")
+
+
+def _token_long(doc: Doc) -> str:
+    return _token_set(doc, lifetime_seconds=43200)  # the extension's 12 h, which this stack never asks for
+
+
+def _token_of_another_account(doc: Doc) -> str:
+    return _token_set(doc, service_account="accelstack-deploy@acme-train.iam.gserviceaccount.com")
+
+
+def _token_from_no_clock(doc: Doc) -> str:
+    urn = _token_set(doc, clock="2026-12-05T12:00:00Z")
+    resource(doc, TOKEN, "replica-0-weights-token").get("propertyDependencies", {}).pop("clock", None)
+    return urn
+
+
+def _gcs_grant_to_anyone(doc: Doc) -> str:
+    entry = resource(doc, GCS_MEMBER, "artifact-read-0")
+    entry["inputs"]["member"] = "allAuthenticatedUsers"
+    return entry["urn"]
+
+
+SESSION = "pulumi-python:dynamic/handoff:AwsSession"
+
+
+def _session_set(doc: Doc, **values: Any) -> str:
+    """Replica 0's STS session with `values` in its inputs and outputs."""
+    entry = resource(doc, SESSION, "replica-0-weights-session")
+    for block in ("inputs", "outputs"):
+        if block in entry:
+            entry[block].update(values)
+    return entry["urn"]
+
+
+def _session_policy(doc: Doc, change: Callable[[Any], None]) -> str:
+    policy = json.loads(resource(doc, SESSION, "replica-0-weights-session")["inputs"]["policy"])
+    change(policy)
+    return _session_set(doc, policy=json.dumps(policy))
+
+
+def _session_widen(doc: Doc) -> str:
+    return _session_policy(doc, lambda p: p["Statement"][0].update(Resource="arn:aws:s3:::acme-train-checkpoints/*"))
+
+
+def _session_write(doc: Doc) -> str:
+    return _session_policy(doc, lambda p: p["Statement"][0].update(Action=["s3:GetObject", "s3:PutObject"]))
+
+
+def _session_long(doc: Doc) -> str:
+    return _session_set(doc, duration_seconds=43200)
+
+
+def _session_of_another_role(doc: Doc) -> str:
+    return _session_set(doc, role_arn="arn:aws:iam::111111111111:role/OrganizationAccountAccessRole")
+
+
+def _session_from_no_clock(doc: Doc) -> str:
+    urn = _session_set(doc, clock="2026-12-05T12:00:00Z")
+    resource(doc, SESSION, "replica-0-weights-session").get("propertyDependencies", {}).pop("clock", None)
+    return urn
+
+
+def _deployer_trust_edit(doc: Doc, change: Callable[[Any], None]) -> str:
+    entry = resource(doc, ROLE, "artifact-reader")
+    edit_json(entry, "assumeRolePolicy", lambda trust: change(trust["Statement"][0]))
+    return entry["urn"]
+
+
+def _trust_whole_account(doc: Doc) -> str:
+    return _deployer_trust_edit(doc, lambda statement: statement.pop("Condition"))
+
+
+def _trust_any_sso_role(doc: Doc) -> str:
+    return _deployer_trust_edit(
+        doc, lambda st: st.update(Condition={"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::111111111111:role/*"}})
+    )
+
+
+def _trust_another_principal(doc: Doc) -> str:
+    other = "arn:aws:iam::111111111111:role/ci-deploy"
+    return _deployer_trust_edit(doc, lambda st: st.update(Condition={"ArnEquals": {"aws:PrincipalArn": other}}))
+
+
+def _trust_web_identity(doc: Doc) -> str:
+    return _deployer_trust_edit(doc, lambda st: st.update(Action="sts:AssumeRoleWithWebIdentity"))
+
+
+def _user_data_long_lived_key(doc: Doc) -> str:
+    """A long-lived access key (AKIA...) where the replica's temporary session credentials go: still a secret."""
+    entry = resource(doc, "vultr:index/instance:Instance", "replica-0")
+    for block in ("inputs", "outputs"):
+        data = entry.get(block, {}).get("userData")
+        if isinstance(data, str):
+            entry[block]["userData"] = data.replace("AWS_ACCESS_KEY_ID=ASIA", "AWS_ACCESS_KEY_ID=AKIA")
+    return entry["urn"]
+
+
+MUTATIONS: dict[str | tuple[str, str], list[Callable[[Doc], str]]] = {
+    ("aws", "vultr"): [
+        _aws_widen,
+        _aws_write,
+        _trust_whole_account,
+        _trust_any_sso_role,
+        _trust_another_principal,
+        _trust_web_identity,
+        _session_widen,
+        _session_write,
+        _session_long,
+        _session_of_another_role,
+        _session_from_no_clock,
+        _user_data_long_lived_key,
+    ],
+    ("gcp", "vultr"): [
+        _gcs_widen,
+        _gcs_write,
+        _gcs_grant_to_anyone,
+        _token_full_control,
+        _token_cloud_platform,
+        _token_long,
+        _token_of_another_account,
+        _token_from_no_clock,
+    ],
     "aws": [_aws_widen, _aws_write, _aws_wildcard_subject],
     "gcp": [_gcs_widen, _gcs_write, _pool_wildcard_subject],
     "azure": [_blob_widen, _blob_write, _fic_wildcard_subject],
@@ -195,7 +334,7 @@ MUTATIONS: dict[str, list[Callable[[Doc], str]]] = {
 def test_every_handoff_mutation_is_caught(training, serving):
     base, spec = known(training, serving)
     survivors = []
-    for mutate in MUTATIONS[training]:
+    for mutate in MUTATIONS.get((training, serving)) or MUTATIONS[training]:
         doc = copy.deepcopy(base)
         urn = mutate(doc)
         verdicts = policy_verdicts(doc, spec)
@@ -266,5 +405,20 @@ def test_a_par_anywhere_but_under_the_readers_provider_is_refused():
     verdicts = policy_verdicts(doc, spec)
     assert any(
         v.mandatory and v.policy == "handoff-reader-read-only" and v.urn == urn and "bearer URL" in v.message
+        for v in verdicts
+    ), [v.line() for v in verdicts]
+
+
+def test_a_token_outside_a_vultr_stacks_cloud_storage_reader_is_refused():
+    """The packs know the access token kind only as the GCS reader of a Vultr stack: anywhere else it fails closed."""
+    base, _ = known("gcp", "vultr")
+    doc = copy.deepcopy(base)
+    token = resource(doc, TOKEN, "replica-0-weights-token")
+    other, other_spec = known("oci", "vultr")
+    mutated = copy.deepcopy(other)
+    mutated["deployment"]["resources"].append(token)
+    verdicts = policy_verdicts(mutated, other_spec)
+    assert any(
+        v.mandatory and v.policy == "handoff-reader-expires" and v.urn == token["urn"] and "declared only" in v.message
         for v in verdicts
     ), [v.line() for v in verdicts]

@@ -81,19 +81,19 @@ def test_oci_weights_from_a_cloud_without_a_reader_name_the_supported_ones():
     """AWS, Azure and GCP replicas do not read OCI (no reader pair): said at the weights URI, naming what they read."""
     config = apply_overrides(read_stack_file(STACKS / "Pulumi.aws-serving.yaml"), overrides("oci")[:5])
     text = problems(config)
-    assert (
-        "serving.model.weightsUri: a aws stack cannot read oci artifacts without keys; allowed training clouds " in text
-    )
+    # The refusal says why since issue 31's second pair (REFUSED_BECAUSE), between the refusal and the allowed list.
+    assert "serving.model.weightsUri: a aws stack cannot read oci artifacts without keys (" in text
+    assert "minted at deploy time would expire before an autoscaled aws replica boots); allowed training" in text
     assert "for aws: gcp, azure" in text
 
 
 def test_a_vultr_stack_names_only_oci_accounts_of_another_cloud():
     config = pair_config("oci", "vultr")
-    config["separation"]["trainingAccounts"].append("aws:111111111111")
+    config["separation"]["trainingAccounts"].append("azure:3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c")  # aws: reads now
     text = problems(config)
     assert (
-        "separation.trainingAccounts.1: 'aws:111111111111': accounts of another cloud are named between aws:, azure:, "
-        "gcp: stacks only (and oci: in a vultr stack)"
+        "separation.trainingAccounts.1: 'azure:3f2c8a1e-5b7d-4e9f-a0c1-2d3e4f5a6b7c': accounts of another cloud are named between aws:, azure:, "
+        "gcp: stacks only (and aws: in a vultr stack, gcp: in a vultr stack, oci: in a vultr stack)"  # issue 31's pairs
     ) in text
 
 
@@ -103,4 +103,5 @@ def test_oci_only_keys_are_refused_elsewhere():
     config["serving"]["artifactUrlLifetimeMinutes"] = 60
     text = problems(config)
     assert "serving.artifactTenancy: set only for weights on OCI" in text
-    assert "serving.artifactUrlLifetimeMinutes: set only for weights on OCI" in text
+    # Since GCP -> Vultr the lifetime is also a Cloud Storage token's: the message names both pairs.
+    assert "serving.artifactUrlLifetimeMinutes: set only where each replica reads with a short-lived credential" in text

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from accelstack.clouds.vultr import catalog
 from accelstack.spec.accounts import SECRET_REFERENCE
-from accelstack.spec.handoff import store_cloud
+from accelstack.spec.handoff import PER_REPLICA_PAIRS, store_cloud
 from accelstack.spec.models import ServingStack
 from accelstack.spec.problems import Problem
 from accelstack.spec.validators import rule
@@ -53,9 +53,11 @@ def vultr_fleet_fits_one_load_balancer(spec: ServingStack) -> Iterator[Problem]:
         )
 
 
-def weights_on_oci(spec: ServingStack) -> bool:
-    """Whether the weights are another cloud's that this stack reads without a Vultr key (accelstack.spec.handoff)."""
-    return store_cloud(spec.serving.model.weights_uri, spec.cloud) == "oci"
+def weights_elsewhere(spec: ServingStack) -> str | None:
+    """The cloud whose store holds the weights when it is another one this stack reads without a Vultr key, with a
+    credential per replica (accelstack.spec.handoff: PER_REPLICA_PAIRS); None for Vultr's own Object Storage."""
+    source = store_cloud(spec.serving.model.weights_uri, spec.cloud)
+    return source if (source, spec.cloud) in PER_REPLICA_PAIRS else None
 
 
 @rule(workload="serving")
@@ -63,8 +65,8 @@ def vultr_weights_come_from_vultr_object_storage(spec: ServingStack) -> Iterator
     """The replicas read the weights from the region's Vultr Object Storage cluster with the read-only key; a
     region without a cluster has no endpoint to read from."""
     region = spec.account.region
-    if weights_on_oci(spec):
-        return  # read from OCI through pre-authenticated requests (components/handoff/oci_par.py)
+    if weights_elsewhere(spec):
+        return  # read from OCI or Cloud Storage with a credential per replica (components/handoff)
     if region not in catalog.OBJECT_STORAGE_HOSTS:
         yield Problem(
             "account.region",
@@ -79,11 +81,13 @@ def vultr_weights_key_delivery_is_named(spec: ServingStack) -> Iterator[Problem]
     presigned URL (account.weightsKey), and that key's object must not lie under a prefix the replicas sync, or the
     key would be copied next to the weights the inference server reads."""
     key = getattr(spec.account, "weights_key", None)
-    if weights_on_oci(spec):
+    source = weights_elsewhere(spec)
+    if source:
         if key is not None:
+            how = "a pre-authenticated request" if source == "oci" else "a short-lived OAuth access token"
             yield Problem(
                 "account.weightsKey",
-                "the weights are on OCI, read through a pre-authenticated request per replica "
+                f"the weights are on {'OCI' if source == 'oci' else 'Google Cloud'}, read through {how} per replica "
                 "(serving.artifactUrlLifetimeMinutes): no Vultr Object Storage key is fetched; remove it",
             )
         return

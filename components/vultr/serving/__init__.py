@@ -10,7 +10,7 @@ import ediri_vultr as vultr
 import pulumi
 
 from accelstack.components.handoff import ServingIdentity
-from accelstack.components.handoff.oci_par import OciParReader
+from accelstack.components.handoff.per_replica import PerReplicaReader
 from accelstack.components.recipes.parts import FromParts
 from accelstack.components.recipes.serving import (
     Admission,
@@ -25,7 +25,7 @@ from accelstack.components.recipes.serving import (
 from accelstack.components.vultr.provider import account_of, secret_value, stack_tags
 from accelstack.components.vultr.serving.edge import firewall, load_balancer, vpc
 from accelstack.components.vultr.serving.replicas import replica_fleet
-from accelstack.components.vultr.serving.user_data import LOAD_BALANCER_CLIENT_HOP, oci_handoff
+from accelstack.components.vultr.serving.user_data import LOAD_BALANCER_CLIENT_HOP, replica_handoff
 from accelstack.components.vultr.serving.weights_key import ReplicaClocks, ReplicaKeyUrls
 
 __all__ = ["ServingService"]
@@ -52,8 +52,8 @@ class VultrServingParts(ServingParts):
         through a presigned URL of its own (components/vultr/serving/weights_key.py)."""
         self.clocks: ReplicaClocks | None = None
         self.key_urls: ReplicaKeyUrls | None = None
-        if oci_handoff(self.ctx.spec) is not None:
-            # Weights on OCI: no Vultr key; each replica's PAR expires after the same clock (serving_identity).
+        if replica_handoff(self.ctx.spec) is not None:
+            # Weights on OCI or Google Cloud: no Vultr key; each replica's credential expires after the same clock.
             self.clocks = ReplicaClocks(self.ctx.name, self.ctx.parent)
             return None
         key = account_of(self.ctx.spec).weights_key
@@ -64,8 +64,8 @@ class VultrServingParts(ServingParts):
         return None
 
     def serving_identity(self) -> ServingIdentity:
-        """Vultr replicas have no identity a training cloud could trust: the reader (OCI only, READERS) hands each
-        replica a pre-authenticated request instead, so this names no subject."""
+        """Vultr replicas have no identity a training cloud could trust: the reader (OCI or Google Cloud, READERS)
+        hands each replica a short-lived credential of its own instead, so this names no subject."""
         return ServingIdentity("vultr", subject="")
 
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
@@ -86,7 +86,7 @@ class VultrServingParts(ServingParts):
             admission=admission,
             key_urls=self.key_urls,
             clocks=self.clocks,
-            par_reader=self.artifact_reader if isinstance(self.artifact_reader, OciParReader) else None,
+            reader=self.artifact_reader if isinstance(self.artifact_reader, PerReplicaReader) else None,
             parent=ctx.parent,
             opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=[self.firewall_rule])),
         )

@@ -7,7 +7,7 @@ import ediri_vultr as vultr
 import pulumi
 
 from accelstack.clouds.vultr import catalog
-from accelstack.components.handoff.oci_par import OciParReader
+from accelstack.components.handoff.per_replica import PerReplicaReader
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.vultr.serving.user_data import replica_user_data
 from accelstack.components.vultr.serving.weights_key import ReplicaClocks, ReplicaKeyUrls
@@ -28,27 +28,28 @@ def replica_fleet(
     key_urls: ReplicaKeyUrls | None,
     opts: pulumi.ResourceOptions,
     clocks: ReplicaClocks | None = None,
-    par_reader: OciParReader | None = None,
+    reader: PerReplicaReader | None = None,
     parent: pulumi.Resource | None = None,
 ) -> list[vultr.Instance]:
     """`serving.replicas.max` instances (a fixed fleet: min equals max). User data is ForceNew on Vultr: a model or
     server change replaces each replica, one resource at a time in Pulumi's order, the others serving meanwhile.
     Each replica's user data carries its own presigned URL for the weights key, signed at its clock's instant
     (components/vultr/serving/weights_key.py): an `up` that changes nothing re-signs the same URL."""
-    handoff = par_reader.handoff if par_reader is not None else None
+    handoff = reader.handoff if reader is not None else None
     document = replica_user_data(serving, plan, region=region, admission=admission, handoff=handoff)
 
     def user_data(index: int) -> pulumi.Output[str]:
-        if par_reader is not None and clocks is not None:
-            # Weights on OCI: the replica's PARs expire its lifetime after its clock (components/handoff/oci_par.py).
+        if reader is not None and clocks is not None:
+            # Weights on another cloud: the replica's own credential expires its lifetime after its clock
+            # (components/handoff/per_replica.py).
             clock = clocks.clock(index, document, serving.model.weights_uri)
-            urls = par_reader.replica_urls(name, index, clock.rfc3339, parent or clocks.parent)
-            return urls.apply(
-                lambda signed: replica_user_data(
-                    serving, plan, region=region, admission=admission, handoff=handoff, par_urls=signed
+            credentials = reader.replica_credentials(name, index, clock.rfc3339, parent or clocks.parent)
+            return credentials.apply(
+                lambda lines: replica_user_data(
+                    serving, plan, region=region, admission=admission, handoff=handoff, credentials=lines
                 )
             )
-        assert key_urls is not None, "a Vultr replica reads its weights with the key or through OCI PARs"
+        assert key_urls is not None, "a Vultr replica reads its weights with the key or a per-replica credential"
         _, url = key_urls.url(index, document)
         return url.apply(
             lambda signed: replica_user_data(serving, plan, region=region, admission=admission, key_url=signed)

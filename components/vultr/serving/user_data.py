@@ -4,14 +4,14 @@ weights from Vultr Object Storage (S3 API at the region's cluster), and the serv
 
 The weights are read with a read-only key scoped to the model's prefix that never appears here: the document carries
 a presigned URL for the object holding it, which the prepare script fetches once into WEIGHTS_KEY_FILE
-(components/vultr/serving/weights_key.py; docs/deploy-vultr.md, "The weights credential"). Weights on OCI are read
-through a pre-authenticated request per replica instead (components/handoff/oci_par.py), with no key."""
+(components/vultr/serving/weights_key.py; docs/deploy-vultr.md, "The weights credential"). Weights on OCI or Google
+Cloud are read with a short-lived credential per replica instead (components/handoff/per_replica.py), with no key."""
 
 from __future__ import annotations
 
 from accelstack.clouds.vultr import catalog
 from accelstack.components.base import ServingServiceArgs
-from accelstack.components.handoff.oci_par import PAR_URL_FILE, par_fetch_script
+from accelstack.components.handoff.per_replica import replica_fetch
 from accelstack.components.node_syntax import shell_word
 from accelstack.components.recipes.serving import ReplicaAdmission
 from accelstack.components.replica import proxy_files
@@ -24,7 +24,7 @@ from accelstack.components.vultr.serving.weights_key import (
     fetch_key_setup,
 )
 from accelstack.planner.serving_plan import ServingPlan
-from accelstack.spec.handoff import ArtifactHandoff, artifact_handoff
+from accelstack.spec.handoff import PER_REPLICA_PAIRS, ArtifactHandoff, artifact_handoff
 from accelstack.spec.models import ServingSpec
 
 REPLICA_USER_DATA_FILE = "replica-user-data.yaml"
@@ -70,16 +70,6 @@ def weights_sync(source: str, destination: str, region: str) -> str:
     )
 
 
-def par_placeholders(handoff: ArtifactHandoff) -> list[str]:
-    """What the boot document carries where the PAR URLs go before OCI created them (`accelstack render`, the
-    clock's digest)."""
-    return [
-        f"https://objectstorage.{handoff.region}.oraclecloud.com/p/<created-with-the-replica>/n/{loc.namespace}"
-        f"/b/{loc.bucket}/o/"
-        for loc in handoff.locations
-    ]
-
-
 def replica_user_data(
     serving: ServingSpec,
     plan: ServingPlan,
@@ -88,25 +78,27 @@ def replica_user_data(
     admission: ReplicaAdmission,
     key_url: str = URL_PLACEHOLDER,
     handoff: ArtifactHandoff | None = None,
-    par_urls: list[str] | None = None,
+    credentials: list[str] | None = None,
 ) -> str:
     """The replica's cloud-config; `key_url` is its presigned URL for the weights key (root only on the replica).
-    Weights on OCI (`handoff`): no key, the replica's PAR URLs instead (`par_urls`, one per artifact location)."""
+    Weights on another cloud (`handoff`): no key, the replica's own credential instead (`credentials`, the lines of
+    its credential file: a PAR URL per artifact location from OCI, an access token from Google Cloud)."""
     model = serving.model
     syncs = [(model.weights_uri, f"{MODEL_DIR}/base")] + [
         (a.uri, f"{MODEL_DIR}/adapters/{a.name}") for a in model.adapters
     ]
     if handoff is not None:
-        urls = par_urls if par_urls is not None else par_placeholders(handoff)
-        prepare_setup, lines = "", par_fetch_script(handoff, [dst for _, dst in syncs])
-        credential = write_file(PAR_URL_FILE, "".join(f"{url}\n" for url in urls), "0600")
+        fetch = replica_fetch(handoff, [dst for _, dst in syncs])
+        lines_of = credentials if credentials is not None else fetch.placeholder
+        prepare_setup, lines = "", fetch.lines
+        credential = write_file(fetch.credential_file, "".join(f"{line}\n" for line in lines_of), "0600")
     else:
         prepare_setup, lines = fetch_key_setup(), [weights_sync(src, dst, region) for src, dst in syncs]
         credential = write_file(WEIGHTS_KEY_URL_FILE, key_url + "\n", "0600")
     return ReplicaCloudConfig(
         comment=(
             "accelstack serving replica (Vultr Cloud GPU): the admission proxy on the load balancer's port in front\n"
-            f"of the inference server on loopback, the weights from {'OCI Object Storage' if handoff else 'Vultr Object Storage'}"
+            f"of the inference server on loopback, the weights from {STORES.get(handoff.training_cloud if handoff else '', 'Vultr Object Storage')}"
             ", started on every boot."
         ),
         shipped=proxy_files(),
@@ -128,10 +120,14 @@ def replica_user_data(
     ).text()
 
 
-def oci_handoff(spec: object) -> ArtifactHandoff | None:
-    """The handoff of weights on OCI, read through PARs (accelstack.spec.handoff); None for Vultr's own store."""
+STORES = {"oci": "OCI Object Storage", "gcp": "Cloud Storage", "aws": "Amazon S3"}
+
+
+def replica_handoff(spec: object) -> ArtifactHandoff | None:
+    """The handoff of weights on another cloud, read with a credential per replica (accelstack.spec.handoff); None
+    for Vultr's own store."""
     handoff = artifact_handoff(spec)
-    return handoff if handoff is not None and handoff.training_cloud == "oci" else None
+    return handoff if handoff is not None and (handoff.training_cloud, "vultr") in PER_REPLICA_PAIRS else None
 
 
 def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
@@ -140,6 +136,6 @@ def render_replica_artifacts(args: ServingServiceArgs) -> dict[str, str]:
     admission = ReplicaAdmission.planned(spec.serving, args.plan, client_hop=LOAD_BALANCER_CLIENT_HOP)
     return {
         REPLICA_USER_DATA_FILE: replica_user_data(
-            spec.serving, args.plan, region=spec.account.region, admission=admission, handoff=oci_handoff(spec)
+            spec.serving, args.plan, region=spec.account.region, admission=admission, handoff=replica_handoff(spec)
         )
     }
