@@ -126,7 +126,9 @@ def _without_session_file(text: str) -> str:
         return text
     files = document.get("write_files") if isinstance(document, dict) else None
     for entry in files if isinstance(files, list) else []:
-        content = entry.get("content") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict):
+            continue  # any shape cloud-init would refuse stays in the text judged below
+        content = entry.get("content")
         if entry.get("path") == SESSION_FILE and isinstance(content, str) and SESSION_CREDENTIALS.fullmatch(content):
             entry["content"] = "(temporary session credentials)"
             return str(yaml.safe_dump(document))
