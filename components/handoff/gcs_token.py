@@ -34,14 +34,13 @@ TOKEN_PLACEHOLDER = "<access-token-minted-with-the-replica>"
 # refusing a name that would leave the destination or lie outside the prefix. The token is read from its file, never
 # from the command line (which every process on the replica can read).
 FETCH_PROGRAM = r"""
-import json, os, sys, urllib.error, urllib.parse, urllib.request
+import json, os, shutil, sys, urllib.error, urllib.parse, urllib.request
 endpoint, bucket, prefix, dest, token_file = sys.argv[1:6]
 token = open(token_file).read().strip()
-def get(address):
+def opened(address):
     request = urllib.request.Request(address, headers={"Authorization": "Bearer " + token})
     try:
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            return answer.read()
+        return urllib.request.urlopen(request, timeout=60)
     except urllib.error.HTTPError as error:
         if error.code in (401, 403):
             sys.exit(f"accelstack: the weights' access token was refused ({error.code}; expired?): "
@@ -49,6 +48,9 @@ def get(address):
         sys.exit(f"accelstack: Cloud Storage answered {error.code} for {urllib.parse.urlsplit(address).path}")
     except urllib.error.URLError as error:
         sys.exit(f"accelstack: Cloud Storage could not be reached for the weights: {error.reason}")
+def get(address):
+    with opened(address) as answer:
+        return answer.read()
 base = endpoint.rstrip("/") + "/storage/v1/b/" + urllib.parse.quote(bucket, safe="") + "/o"
 names, page = [], None
 while True:
@@ -68,8 +70,8 @@ for name in names:
         sys.exit(f"accelstack: object {name!r} would land outside {root}")
     os.makedirs(os.path.dirname(target), exist_ok=True)
     part = target + ".part"
-    with open(part, "wb") as out:
-        out.write(get(base + "/" + urllib.parse.quote(name, safe="") + "?alt=media"))
+    with opened(base + "/" + urllib.parse.quote(name, safe="") + "?alt=media") as answer, open(part, "wb") as out:
+        shutil.copyfileobj(answer, out, 1 << 24)  # streamed: a shard is gigabytes
     os.replace(part, target)
 """
 

@@ -103,17 +103,19 @@ def par_placeholders(handoff: ArtifactHandoff) -> list[str]:
 # that would leave the destination; an expired or revoked PAR answers 404 (OCI answers a PAR it no longer honours as
 # not found), which fails the step saying so.
 FETCH_PROGRAM = r"""
-import json, os, sys, urllib.error, urllib.parse, urllib.request
+import json, os, shutil, sys, urllib.error, urllib.parse, urllib.request
 url, prefix, dest = sys.argv[1], sys.argv[2], sys.argv[3]
-def get(address):
+def opened(address):
     try:
-        with urllib.request.urlopen(address, timeout=60) as answer:
-            return answer.read()
+        return urllib.request.urlopen(address, timeout=60)
     except urllib.error.HTTPError as error:
         sys.exit(f"accelstack: the weights' pre-authenticated request was refused ({error.code}; expired?): "
                  "replace this replica's clock with pulumi up")
     except urllib.error.URLError as error:
         sys.exit(f"accelstack: OCI Object Storage could not be reached for the weights: {error.reason}")
+def get(address):
+    with opened(address) as answer:
+        return answer.read()
 names, start = [], None
 while True:
     query = {"prefix": prefix, "fields": "name"} | ({"start": start} if start else {})
@@ -132,8 +134,8 @@ for name in names:
         sys.exit(f"accelstack: object {name!r} would land outside {root}")
     os.makedirs(os.path.dirname(target), exist_ok=True)
     part = target + ".part"
-    with open(part, "wb") as out:
-        out.write(get(url + urllib.parse.quote(name, safe="/")))
+    with opened(url + urllib.parse.quote(name, safe="/")) as answer, open(part, "wb") as out:
+        shutil.copyfileobj(answer, out, 1 << 24)  # streamed: a shard is gigabytes
     os.replace(part, target)
 """
 

@@ -40,7 +40,7 @@ def s3_endpoint(region: str) -> str:
 
 
 FETCH_PROGRAM = r"""
-import datetime, hashlib, hmac, os, sys, urllib.error, urllib.parse, urllib.request
+import datetime, hashlib, hmac, os, shutil, sys, urllib.error, urllib.parse, urllib.request
 import xml.etree.ElementTree as ET
 endpoint, region, bucket, prefix, dest, credential_file = sys.argv[1:7]
 keys = dict(line.split("=", 1) for line in open(credential_file).read().split())
@@ -51,7 +51,7 @@ def quote(text, safe="-_.~"):
     return urllib.parse.quote(text, safe=safe)
 def hmac256(key, text):
     return hmac.new(key, text.encode(), hashlib.sha256).digest()
-def get(path, query):
+def opened(path, query):
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     canonical_query = "&".join(f"{quote(k)}={quote(v)}" for k, v in sorted(query.items()))
     headers = {"host": host, "x-amz-content-sha256": EMPTY, "x-amz-date": stamp, "x-amz-security-token": token}
@@ -66,8 +66,7 @@ def get(path, query):
     headers["Authorization"] = f"AWS4-HMAC-SHA256 Credential={access}/{scope}, SignedHeaders={signed}, Signature={signature}"
     address = endpoint + path + ("?" + canonical_query if canonical_query else "")
     try:
-        with urllib.request.urlopen(urllib.request.Request(address, headers=headers), timeout=60) as answer:
-            return answer.read()
+        return urllib.request.urlopen(urllib.request.Request(address, headers=headers), timeout=60)
     except urllib.error.HTTPError as error:
         if error.code in (400, 401, 403):
             code = ET.fromstring(error.read() or b"<Error/>").findtext("Code") or ""
@@ -76,6 +75,9 @@ def get(path, query):
         sys.exit(f"accelstack: S3 answered {error.code} for {path}")
     except urllib.error.URLError as error:
         sys.exit(f"accelstack: S3 could not be reached for the weights: {error.reason}")
+def get(path, query):
+    with opened(path, query) as answer:
+        return answer.read()
 bucket_path = "/" + quote(bucket)
 names, after = [], None
 while True:
@@ -95,8 +97,8 @@ for name in names:
         sys.exit(f"accelstack: object {name!r} would land outside {root}")
     os.makedirs(os.path.dirname(target), exist_ok=True)
     part = target + ".part"
-    with open(part, "wb") as out:
-        out.write(get(bucket_path + "/" + quote(name, safe="-_.~/"), {}))
+    with opened(bucket_path + "/" + quote(name, safe="-_.~/"), {}) as answer, open(part, "wb") as out:
+        shutil.copyfileobj(answer, out, 1 << 24)  # streamed: a shard is gigabytes
     os.replace(part, target)
 """
 
