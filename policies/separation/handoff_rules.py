@@ -163,6 +163,9 @@ def _deployer_trust_problems(name: str, trust: Any, handoff: Mapping[str, Any]) 
             (statement.get("Principal") or {}).get("AWS") if isinstance(statement.get("Principal"), dict) else None
         )
         conditions = statement.get("Condition") or {}
+        if not isinstance(conditions, dict):
+            yield f"role {name}: its trust's condition cannot be read ({conditions!r}); fail closed"
+            continue
         exact = conditions.get("ArnEquals") or {}
         if (
             statement.get("Action") != "sts:AssumeRole"

@@ -276,6 +276,11 @@ def _trust_another_principal(doc: Doc) -> str:
     return _deployer_trust_edit(doc, lambda st: st.update(Condition={"ArnEquals": {"aws:PrincipalArn": other}}))
 
 
+def _trust_condition_unreadable(doc: Doc) -> str:
+    """A Condition the SDK takes as any JSON (here a string): unreadable, so it fails closed, and the pack runs on."""
+    return _deployer_trust_edit(doc, lambda st: st.update(Condition="aws:PrincipalArn=*"))
+
+
 def _trust_web_identity(doc: Doc) -> str:
     return _deployer_trust_edit(doc, lambda st: st.update(Action="sts:AssumeRoleWithWebIdentity"))
 
@@ -298,6 +303,7 @@ MUTATIONS: dict[str | tuple[str, str], list[Callable[[Doc], str]]] = {
         _trust_any_sso_role,
         _trust_another_principal,
         _trust_web_identity,
+        _trust_condition_unreadable,
         _session_widen,
         _session_write,
         _session_long,
