@@ -54,6 +54,19 @@ READERS: dict[tuple[str, str], str] = {
 # Pairs whose replicas have no platform identity: each replica gets a short-lived bearer credential of its own,
 # minted from its clock (serving.artifactUrlLifetimeMinutes), instead of a federated trust.
 PER_REPLICA_PAIRS = {("oci", "vultr"), ("gcp", "vultr"), ("aws", "vultr")}
+AZURE_VULTR_REFUSAL = (
+    "Vultr replicas have no identity to federate, and the training checkpoint account admits no address on the "
+    "internet (components/azure/storage.py: network rules default Deny, no IP rules, virtual network rules for the "
+    "nodes' subnet and training.artifactReaderSubnets only), while Azure's storage firewall refuses "
+    "every data-plane request from elsewhere, a SAS's included (learn.microsoft.com/azure/storage/common/"
+    "storage-network-security-limitations): the deployer's Get User Delegation Key and List Blobs calls and every "
+    "Vultr replica's reads would be refused unless the training stack opened the account to those public addresses "
+    "(IP network rules), which exist only once this stack has created the replicas that fetch at their first boot; "
+    "and a user delegation SAS cannot be limited to the prefix there (a directory SAS, sr=d, needs a hierarchical "
+    "namespace: is_hns_enabled=False), so each replica would need one SAS per blob listed at deploy time. Serve these "
+    "weights from an Azure stack (its replicaSubnets in training.artifactReaderSubnets), or copy them to a store a "
+    "Vultr stack reads (OCI, Google Cloud, AWS, or its own Vultr Object Storage)"
+)
 # Why the pairs not in READERS are refused, where the reason is more than "not built" (said by `validate`).
 REFUSED_BECAUSE: dict[tuple[str, str], str] = {
     **{
@@ -61,9 +74,11 @@ REFUSED_BECAUSE: dict[tuple[str, str], str] = {
         f"credential minted at deploy time would expire before an autoscaled {serving} replica boots"
         for serving in ("aws", "azure", "gcp")
     },
-    ("azure", "vultr"): "Vultr replicas have no identity to federate, and a user delegation SAS cannot be limited to "
-    "a prefix on the training checkpoint account (not hierarchical: components/azure/storage.py is_hns_enabled=False); "
-    "a SAS per blob would need the blob list at deploy time",
+    # A per-blob user delegation SAS per replica would sign fine, but nothing could use it: the training checkpoint
+    # account admits no internet address, and Azure's storage firewall applies to every data-plane request, SAS or
+    # not (learn.microsoft.com/azure/storage/common/storage-network-security-limitations). Get User Delegation Key and
+    # List Blobs (the deployer's, at deploy time) and each replica's Get Blob all go to <account>.blob.core.windows.net.
+    ("azure", "vultr"): AZURE_VULTR_REFUSAL,
 }
 
 

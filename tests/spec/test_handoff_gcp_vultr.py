@@ -77,8 +77,32 @@ def test_azure_weights_in_a_vultr_stack_are_refused_saying_why():
     config["serving"]["artifactAccount"] = account
     text = problems(config)
     assert f"separation.trainingAccounts.0: '{account}'" in text
-    assert "a user delegation SAS cannot be limited to a prefix on the training checkpoint account" in text, text
     assert "(and aws: in a vultr stack, gcp: in a vultr stack, oci: in a vultr stack)" in text
+    # Why, in the order that decides it: the checkpoint account's firewall refuses the deployer's and the replicas'
+    # data-plane calls whatever signs them, and a flat namespace takes no prefix-wide SAS; then what to do instead.
+    assert "the training checkpoint account admits no address on the internet" in text, text
+    assert "storage-network-security-limitations" in text, text
+    assert "Get User Delegation Key and List Blobs calls and every Vultr replica's reads would be refused" in text
+    assert "a directory SAS, sr=d, needs a hierarchical namespace" in text, text
+    assert "copy them to a store a Vultr stack reads" in text, text
+
+
+def test_azure_weights_in_a_vultr_stack_are_refused_by_validate_with_exit_2():
+    """The refusal reaches `accelstack validate` as a config error (exit 2, no traceback) at the weights URI and the
+    account references, naming the training clouds a Vultr stack reads."""
+    from typer.testing import CliRunner
+
+    from accelstack.cli import app
+    from tests.conformance.test_cross_cloud_handoff import overrides
+
+    sets = [word for override in overrides("azure", "vultr") for word in ("--set", override)]
+    result = CliRunner().invoke(app, ["validate", str(STACKS / "Pulumi.vultr-serving.yaml"), *sets])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    text = " ".join(result.output.split())  # the terminal wraps long lines
+    assert "serving.model.weightsUri: a vultr stack cannot read azure artifacts without keys (" in text, text
+    assert "allowed training clouds for vultr: oci, gcp, aws" in text, text
+    assert "serving.artifactAccount: 'azure:" in text and "admits no address on the internet" in text, text
 
 
 def test_oci_weights_in_an_autoscaled_stack_are_refused_saying_why():
