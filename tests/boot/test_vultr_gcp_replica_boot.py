@@ -41,7 +41,7 @@ def _epoch(rfc3339: str) -> float:
     return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
 
 
-def boot_replica(work: Path, seconds_after_mint: float = 600, after: str = ASK) -> Boot:
+def boot_replica(work: Path, seconds_after_mint: float = 600, trusted: bool = True, after: str = ASK) -> Boot:
     """Replica 0 of the pair, booted `seconds_after_mint` after its token was minted (default: 10 minutes, well
     within its lifetime), Cloud Storage answering that token over HTTPS."""
     capture = pair_capture("gcp", "vultr")
@@ -70,7 +70,8 @@ def boot_replica(work: Path, seconds_after_mint: float = 600, after: str = ASK) 
         "key": str(certificate.key),
         "log": str(work / "gcs-requests.jsonl"),
     }
-    store = Service("gcs_fake.py", config, endpoint.hostname, CLOUD_STORAGE_ADDRESS, 443, certificate.ca_pem)
+    ca = certificate.ca_pem if trusted else ""
+    store = Service("gcs_fake.py", config, endpoint.hostname, CLOUD_STORAGE_ADDRESS, 443, ca)
     image = IMAGES["serving-replica"]
     return boot(
         "vultr", image, document, work, metadata("vultr", capture, instance), devices("vultr", capture, instance),
@@ -123,3 +124,14 @@ def test_a_replica_booting_after_its_token_expired_fails_where_the_operator_read
     assert [r["status"] for r in gcs_requests(machine)] == [401]  # the listing, refused
     _, output = machine.after
     assert "status-exit=1" in output, output
+
+
+def test_a_store_whose_certificate_the_machine_does_not_trust_is_not_read(tmp_path: Path) -> None:
+    """The replica verifies Cloud Storage's certificate: the same store, its CA not in the machine's trust store, fails
+    the fetch before any request is served."""
+    machine = boot_replica(tmp_path, trusted=False)
+    assert not machine.ok
+    assert "Cloud Storage could not be reached for the weights" in machine.console, machine.console
+    assert "CERTIFICATE_VERIFY_FAILED" in machine.console, machine.console
+    assert gcs_requests(machine) == []
+    assert not machine.has_file(f"{MODEL_DIR}/base/config.json")
