@@ -77,7 +77,8 @@ class Service:
     """A service the machine reaches by name: tests/boot/machine/`script` run with `config` (JSON) on the host's python3
     inside the machine's network namespace, listening on `address`:`port`, which `host` resolves to on the machine
     (an /etc/hosts line: the namespace has no resolver). `trusted_ca` (PEM), when it serves TLS: the CA its
-    certificate chains to, added to the machine's trust store (machine/tls_ca.py)."""
+    certificate chains to, added to the machine's trust store (machine/tls_ca.py). `python`: the interpreter that
+    runs it, outside the machine (a service needing more than the standard library names the test's own)."""
 
     script: str
     config: dict
@@ -85,6 +86,7 @@ class Service:
     address: str
     port: int
     trusted_ca: str = ""
+    python: str = "/usr/bin/python3"
 
 
 @dataclass
@@ -204,7 +206,7 @@ def boot(
     lines = []
     for number, service in enumerate(services):
         (work / f"service-{number}.json").write_text(json.dumps(service.config))
-        lines.append(f"{service.address} {service.port} {service.script} service-{number}.json")
+        lines.append(f"{service.address} {service.port} {service.script} service-{number}.json {service.python}")
     (work / "services.txt").write_text("".join(line + "\n" for line in lines))
     trusted = "".join(s.trusted_ca for s in services)
     if trusted:

@@ -103,10 +103,10 @@ done
 
 # The services the machine reaches by name (an object store), each on its own address in this namespace.
 services=()
-while read -r address port script config; do
+while read -r address port script config python; do
     [ -n "$address" ] || continue
     [ "$address" = 127.0.0.1 ] || ip addr add "$address/32" dev lo
-    /usr/bin/python3 "$HARNESS/$script" "$WORK/$config" >>"$WORK/services.log" 2>&1 &
+    "${python:-/usr/bin/python3}" "$HARNESS/$script" "$WORK/$config" >>"$WORK/services.log" 2>&1 &
     services+=($!)
     for _ in $(seq 1 100); do
         /usr/bin/python3 -c 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.2)' \

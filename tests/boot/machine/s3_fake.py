@@ -9,10 +9,21 @@ headers (the signature the SDKs make), its x-amz-security-token must be the sess
 have expired by the server's clock (`now`): otherwise 403 SignatureDoesNotMatch / AccessDenied or 400 ExpiredToken,
 as S3 answers. The session policy (reads of the artifact prefix only) answers 403 AccessDenied outside it. Every
 request is recorded.
+
+In-process (a test's thread, plain HTTP on 127.0.0.1) or as a boot machine's service (`python s3_fake.py CONFIG`,
+started by launcher.sh inside the machine's network namespace, as machine/oci_par.py is): then it answers HTTPS on
+the address the Regional endpoint's host name resolves to there, with a certificate for that name from the
+harness's test CA (machine/tls_ca.py) that the machine's trust store holds, checks signatures over that host (the
+one the replica signed), and appends each request to the log the config names. It needs botocore, so it runs on the
+test's interpreter (Service.python), not the host's python3.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import ssl
+import sys
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,12 +53,17 @@ class S3Store:
         region: str,
         expires: float,
         now: float,
+        address: tuple[str, int] = ("127.0.0.1", 0),
+        log: str | None = None,
+        endpoint: str | None = None,
     ) -> None:
         self.bucket, self.prefix, self.objects, self.session, self.region = bucket, prefix, objects, session, region
         self.expires, self.now = expires, now
         self.page_size = 2  # small pages: the fetch must follow NextContinuationToken
         self.requests: list[tuple[int, str]] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.log = log
+        self.endpoint = endpoint  # the URL the client addressed (and signed the host of), when not self.base
+        self.server = ThreadingHTTPServer(address, self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
@@ -67,7 +83,7 @@ class S3Store:
         access, secret, token = self.session
         request = AWSRequest(
             method="GET",
-            url=self.base + path,
+            url=(self.endpoint or self.base) + path,
             headers={
                 k: headers[k] for k in ("x-amz-date", "x-amz-content-sha256", "x-amz-security-token") if k in headers
             },
@@ -81,6 +97,12 @@ class S3Store:
             f"SignedHeaders={signer.signed_headers(signer.headers_to_sign(request))}, Signature={signature}"
         )
         return headers.get("Authorization") == wanted
+
+    def record(self, status: int, request: str) -> None:
+        self.requests.append((status, request))
+        if self.log:
+            with open(self.log, "a") as out:
+                out.write(json.dumps({"status": status, "path": request}) + "\n")
 
     def answer(self, path: str, headers: Any) -> tuple[int, bytes]:
         if headers.get("x-amz-security-token") != self.session[2] or not self.signed_by_the_session(path, headers):
@@ -121,7 +143,7 @@ class S3Store:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 status, body = store.answer(self.path, self.headers)
-                store.requests.append((status, self.path))
+                store.record(status, self.path)
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -131,3 +153,23 @@ class S3Store:
                 return
 
         return Handler
+
+
+def serve(config_path: str) -> None:
+    """A boot machine's S3: the config names the bucket, prefix, objects (base64), the session, the region, the
+    clocks, the endpoint the replica addresses, where to listen, the TLS certificate and key, and the request log."""
+    config = json.load(open(config_path))
+    objects = {name: base64.b64decode(body) for name, body in config["objects"].items()}
+    access, secret, token = config["session"]
+    store = S3Store(
+        config["bucket"], config["prefix"], objects, (access, secret, token), config["region"], config["expires"],
+        config["now"], (config["address"], config["port"]), config["log"], config["endpoint"],
+    )  # fmt: skip
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(config["cert"], config["key"])
+    store.server.socket = tls.wrap_socket(store.server.socket, server_side=True)
+    store.server.serve_forever()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
