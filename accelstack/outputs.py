@@ -28,6 +28,9 @@ MANAGED_SCHEDULER = "scheduler:managed"  # training.scheduler.kind is managed (t
 SCHEDULER = "scheduler"  # a scheduler at all (slurm or managed; not "none")
 ADMISSION_QUEUE = "admission:queue"  # serving.admission.kind is queue (the replicas drain a managed queue)
 AUTOSCALED = "scaling:backlog"  # serving.replicas.scaling is backlog (a scaling policy holds a target)
+# The weights are in another cloud's store that admits readers by address (accelstack.spec.handoff
+# ADDRESS_ADMITTED_STORES: an Azure checkpoint account, read from AWS or Google Cloud).
+EGRESS_ADMITTED = "weights:admitted-by-address"
 CONDITIONS = frozenset(
     {
         ALWAYS,
@@ -41,6 +44,7 @@ CONDITIONS = frozenset(
         SCHEDULER,
         ADMISSION_QUEUE,
         AUTOSCALED,
+        EGRESS_ADMITTED,
     }
 )
 
@@ -92,6 +96,11 @@ SERVING_OUTPUTS: Mapping[str, OutputKey] = {
     "replicaSubnets": OutputKey(
         "the subnets the replicas run in, and so read the models from (a training stack whose checkpoint store "
         "admits networks by rule lists them)"
+    ),
+    "egressAddresses": OutputKey(
+        "the public addresses the replicas reach the internet from (their NAT's), which the training stack's "
+        "checkpoint store admits (training.artifactReaderAddresses)",
+        EGRESS_ADMITTED,
     ),
     "coldStartSeconds": OutputKey("the planner's cold start of one replica, seconds"),
     "warmPoolSize": OutputKey("replicas kept stopped and ready to start"),

@@ -42,6 +42,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("training", "nodes", "maxRunHours"): None,  # flex-start's run time
     ("training", "nodes", "imageId"): None,  # a node image of the user's (oci)
     ("training", "artifactReaderSubnets"): [],
+    ("training", "artifactReaderAddresses"): [],
     ("training", "scheduler", "accounting"): "none",  # slurmdbd and its database
     ("training", "scheduler", "containers"): "pyxis",  # pyxis and enroot on Slurm
     ("serving", "admission", "kind"): "queue",  # the serving topology

@@ -126,6 +126,13 @@ FEATURE_USES: tuple[FeatureUse, ...] = (
         "remove artifactReaderSubnets (the bucket has no network rules; the readers' grants suffice)",
     ),
     FeatureUse(
+        "training.artifactReaderAddresses",
+        "artifactReaderAddresses (addresses admitted to the checkpoint store)",
+        Feature.OBJECT_STORE_NETWORK_RULES,
+        _training(lambda s: bool(s.training.artifact_reader_addresses)),
+        "remove artifactReaderAddresses (the bucket has no network rules; the readers' grants suffice)",
+    ),
+    FeatureUse(
         "serving.replicas.capacity",
         "capacity spot",
         Feature.SPOT,

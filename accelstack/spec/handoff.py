@@ -51,6 +51,11 @@ READERS: dict[tuple[str, str], str] = {
     "session policy limited to the same reads), minted when the replica's clock is created and expiring "
     "serving.artifactUrlLifetimeMinutes later",
 }
+# Training clouds whose store's firewall admits a reader on another cloud only by its public address (an Azure storage
+# account's firewall applies to every data-plane request, however authorized: storage-network-security, "IP network
+# rules"). The serving stack exports its stable egress addresses (`egressAddresses`) for the training stack's
+# training.artifactReaderAddresses.
+ADDRESS_ADMITTED_STORES = frozenset({"azure"})
 # Pairs whose replicas have no platform identity: each replica gets a short-lived bearer credential of its own,
 # minted from its clock (serving.artifactUrlLifetimeMinutes), instead of a federated trust.
 PER_REPLICA_PAIRS = {("oci", "vultr"), ("gcp", "vultr"), ("aws", "vultr")}
@@ -174,6 +179,11 @@ class ArtifactHandoff:
     @property
     def reader(self) -> str:
         return READERS[(self.training_cloud, self.serving_cloud)]
+
+    @property
+    def admitted_by_address(self) -> bool:
+        """The training store admits this stack's replicas only from addresses it lists: export them."""
+        return self.training_cloud in ADDRESS_ADMITTED_STORES
 
     @property
     def locations(self) -> tuple[ArtifactLocation, ...]:

@@ -293,6 +293,9 @@ class TrainingSpec(Model):
     artifact_reader_subnets: list[str] = Field(default_factory=list)
     """Where the checkpoint store admits networks by rule (Azure: a storage account firewall), the subnets the
     artifactReaders' replicas read from: subnet resource ids, each serving stack's `replicaSubnets` output."""
+    artifact_reader_addresses: list[str] = Field(default_factory=list)
+    """Where the checkpoint store admits networks by rule, the public IPv4 addresses (or CIDR ranges, /30 to /16) the
+    readers on other clouds fetch from: each serving stack's `egressAddresses` output (its NAT's addresses)."""
 
     TEXT_GRAMMARS: ClassVar[Grammars] = {"artifact_prefix": key_prefix_problem}
 

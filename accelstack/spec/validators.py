@@ -180,12 +180,13 @@ def replica_admission_keeps_a_replica(spec: ServingStack) -> Iterator[Problem]:
 @rule(workload="training")
 def artifact_sharing_needs_a_checkpoint_store(spec: TrainingStack) -> Iterator[Problem]:
     """Published models are shared from the checkpoint store's artifactPrefix: without a checkpoint store,
-    artifactReaders (and the subnets admitted for them) would share nothing, silently."""
+    artifactReaders (and the subnets and addresses admitted for them) would share nothing, silently."""
     if spec.training.storage.checkpoints is not None:
         return
     for key, items in (
         ("artifactReaders", spec.training.artifact_readers),
         ("artifactReaderSubnets", spec.training.artifact_reader_subnets),
+        ("artifactReaderAddresses", spec.training.artifact_reader_addresses),
     ):
         if items:
             yield Problem(

@@ -194,6 +194,7 @@ class NatVpc:
     public_subnet_ids: list[pulumi.Output[str]]
     private_subnet_ids: list[pulumi.Output[str]]
     private_subnet_zones: list[pulumi.Output[str]]
+    nat_addresses: list[pulumi.Output[str]]  # the NAT gateways' Elastic IPs: where the private subnets egress from
 
 
 def create_nat_vpc(
@@ -224,6 +225,7 @@ def create_nat_vpc(
     public_ids: list[pulumi.Output[str]] = []
     private_subnets: list[aws.ec2.Subnet] = []
     private_route_ids: list[pulumi.Output[str]] = []
+    nat_addresses: list[pulumi.Output[str]] = []
     for pair in pairs:
         subnet_opts = pulumi.ResourceOptions(
             parent=parent, ignore_changes=["availabilityZone"] if pair.zone_picked else None
@@ -241,6 +243,7 @@ def create_nat_vpc(
             pair.public_association_name, subnet_id=public.id, route_table_id=public_routes.id, opts=child
         )
         nat_ip = aws.ec2.Eip(pair.nat_name, domain="vpc", tags={"Name": pair.nat_name}, opts=child)
+        nat_addresses.append(nat_ip.public_ip)
         nat = aws.ec2.NatGateway(
             pair.nat_name,
             subnet_id=public.id,
@@ -287,6 +290,7 @@ def create_nat_vpc(
         public_subnet_ids=public_ids,
         private_subnet_ids=[s.id for s in private_subnets],
         private_subnet_zones=[s.availability_zone for s in private_subnets],
+        nat_addresses=nat_addresses,
     )
 
 
@@ -518,6 +522,7 @@ class ServingNetwork(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     private_subnet_ids: list[pulumi.Output[str]]
     public_subnet_ids: list[pulumi.Output[str]]
+    nat_addresses: list[pulumi.Output[str]] | None  # the NAT gateways' Elastic IPs (None in an existing network)
 
     def __init__(
         self,
@@ -535,6 +540,7 @@ class ServingNetwork(pulumi.ComponentResource):
             self.vpc_id = pulumi.Output.from_input(network.vpc_id)
             self.private_subnet_ids = [pulumi.Output.from_input(s) for s in network.subnet_ids or []]
             self.public_subnet_ids = [pulumi.Output.from_input(s) for s in network.public_subnet_ids or []]
+            self.nat_addresses = None  # the operator's NAT: its addresses are theirs to name
         else:
             self._create(name, network, region, instance_type)
         self.register_outputs(
@@ -568,3 +574,4 @@ class ServingNetwork(pulumi.ComponentResource):
         self.vpc_id = vpc.vpc_id
         self.public_subnet_ids = vpc.public_subnet_ids
         self.private_subnet_ids = vpc.private_subnet_ids
+        self.nat_addresses = vpc.nat_addresses  # Elastic IPs: stable for the NAT gateways' life

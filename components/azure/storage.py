@@ -132,6 +132,7 @@ class TrainingStorage(pulumi.ComponentResource):
         self._resource_group = resource_group
         self._nodes_subnet_id = nodes_subnet_id
         self._reader_subnets = spec.training.artifact_reader_subnets
+        self._reader_addresses = spec.training.artifact_reader_addresses
         self.waits = PropagationWaits(name, self)
 
         self.vault = azure_native.keyvault.Vault(
@@ -293,8 +294,13 @@ class TrainingStorage(pulumi.ComponentResource):
         depends_on: list[pulumi.Resource],
         tags: dict[str, str],
         reader_subnets: Sequence[pulumi.Input[str]] = (),
+        reader_addresses: Sequence[str] = (),
     ) -> azure_native.storage.StorageAccount:
         admitted = ([self._nodes_subnet_id] if self._nodes_subnet_id is not None else []) + list(reader_subnets)
+        # Readers on other clouds fetch from the internet through their NAT: the firewall applies to every data-plane
+        # request however it is authorized (storage-network-security, "IP network rules"), so their egress addresses
+        # are admitted by IP rule (IPRuleArgs: i_p_address_or_range, action Allow; validated by the Azure rules).
+        address_rules = [{"i_p_address_or_range": address, "action": "Allow"} for address in reader_addresses]
         return azure_native.storage.StorageAccount(
             name,
             account_name=account_name,
@@ -313,13 +319,14 @@ class TrainingStorage(pulumi.ComponentResource):
             # system's subnet on the dataset account (Managed Lustre is not a trusted service: the bypass does not
             # admit it), and trusted Azure services only. Uploading a dataset from outside the VNet needs a rule
             # for that network (docs/deploy-azure.md).
-            public_network_access="Enabled" if admitted else "Disabled",
+            public_network_access="Enabled" if admitted or address_rules else "Disabled",
             network_rule_set={
                 "default_action": "Deny",
                 "bypass": "AzureServices",
                 "virtual_network_rules": [
                     {"virtual_network_resource_id": subnet, "action": "Allow"} for subnet in admitted
                 ],
+                **({"ip_rules": address_rules} if address_rules else {}),
             },
             identity={"type": "UserAssigned", "user_assigned_identities": [self.storage_identity.id]},
             encryption={
@@ -351,6 +358,7 @@ class TrainingStorage(pulumi.ComponentResource):
             depends_on=key_usable,
             tags=tags,
             reader_subnets=self._reader_subnets,
+            reader_addresses=self._reader_addresses,
         )
         days = soft_delete_days(noncurrent_days)
         azure_native.storage.BlobServiceProperties(

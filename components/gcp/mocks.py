@@ -170,6 +170,8 @@ class GcpMocks(pulumi.runtime.Mocks):
             outputs["version"] = "1"
         if args.typ == "gcp:compute/address:Address" and args.inputs.get("addressType") == "INTERNAL":
             outputs.setdefault("address", args.inputs.get("address", "10.0.0.10"))
+        if args.typ == "gcp:compute/address:Address" and args.inputs.get("addressType") == "EXTERNAL":
+            outputs.setdefault("address", args.inputs.get("address", "34.118.0.10"))  # a regional external address
         if args.typ == "gcp:compute/instanceTemplate:InstanceTemplate":
             outputs.setdefault("selfLinkUnique", f"{API}/{path}?uniqueId=1000000000000000001")
         if args.typ == "gcp:projects/serviceIdentity:ServiceIdentity":

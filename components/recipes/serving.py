@@ -51,9 +51,11 @@ class ServingContext(RecipeContext[ServingServiceArgs]):
 
 @dataclass(frozen=True)
 class ReplicaNetwork:
-    """Where the replicas live: their (private) subnets."""
+    """Where the replicas live: their (private) subnets, and the stable public addresses their NAT reaches the
+    internet from where the network has them (None: not reserved, or not this stack's)."""
 
     subnets: pulumi.Input[Sequence[pulumi.Input[str]]]
+    egress_addresses: pulumi.Input[Sequence[pulumi.Input[str]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,11 @@ class ServingRecipe(pulumi.ComponentResource):
             ),
             "replicaGroup": self.replicas.name,
             "replicaSubnets": self.replica_network.subnets,
+            **(
+                {"egressAddresses": self.replica_network.egress_addresses or []}
+                if self.handoff is not None and self.handoff.admitted_by_address
+                else {}
+            ),
             "coldStartSeconds": plan.cold_start_seconds,
             "warmPoolSize": plan.warm_pool_size,
             **({"backlogPerInstanceTarget": plan.backlog_per_instance_target} if self.scaling_policy else {}),

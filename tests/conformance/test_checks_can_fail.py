@@ -102,7 +102,7 @@ def test_an_unprotected_bucket_is_seen() -> None:
 
 
 def test_missing_and_extra_outputs_are_seen() -> None:
-    queued = {outputs.ADMISSION_QUEUE, outputs.AUTOSCALED}
+    queued = {outputs.ADMISSION_QUEUE, outputs.AUTOSCALED, outputs.EGRESS_ADMITTED}
     exported = set(outputs.SERVING_OUTPUTS) - {"endpoint"} | {"replicaCount"}
     assert output_problems(exported, "serving", queued) == [
         f"missing output endpoint: {outputs.SERVING_OUTPUTS['endpoint'].meaning}",
@@ -112,6 +112,7 @@ def test_missing_and_extra_outputs_are_seen() -> None:
     assert output_problems(set(outputs.SERVING_OUTPUTS), "serving", set()) == [
         "unexpected output backlogPerInstanceTarget: only when scaling:backlog",
         "unexpected output deadLetterQueue: only when admission:queue",
+        "unexpected output egressAddresses: only when weights:admitted-by-address",
         "unexpected output requestQueue: only when admission:queue",
         "unexpected output responseQueue: only when admission:queue",
     ]

@@ -54,6 +54,7 @@ from accelstack.engine.policy_runner import policy_verdicts
 from accelstack.engine.preview import PreviewResult
 from accelstack.examples import example_files
 from accelstack.policies import concepts
+from accelstack.spec.handoff import artifact_handoff
 from accelstack.spec.loader import stack_name_of
 from accelstack.spec.models import ServingStack, StackSpec
 
@@ -127,6 +128,7 @@ def output_conditions(result: PreviewResult) -> set[str]:
         return {
             *({outputs.ADMISSION_QUEUE} if serving.admission.kind == "queue" else ()),
             *({outputs.AUTOSCALED} if serving.replicas.scaling == "backlog" else ()),
+            *({outputs.EGRESS_ADMITTED} if (handoff := artifact_handoff(spec)) and handoff.admitted_by_address else ()),
         }
     if spec.workload != "training":
         return set()

@@ -261,6 +261,76 @@ def handoff_uri(training: str) -> str:
     return TRAINING[training][2]
 
 
+# --- Azure weights read from another cloud: the checkpoint account's firewall admits the serving NAT's addresses ---
+
+AZURE_READERS = ["aws", "gcp"]
+SERVING_ACCOUNT = {"aws": "aws:222222222222", "gcp": "gcp:acme-serve"}
+
+
+@pytest.mark.parametrize("serving", AZURE_READERS)
+def test_a_serving_stack_reading_azure_weights_exports_its_stable_nat_addresses(serving):
+    """Its replicas reach the Blob endpoint from the internet through NAT: the stack exports the NAT's addresses
+    (egressAddresses) for training.artifactReaderAddresses, and they are addresses that stay (Elastic IPs; on
+    Google Cloud reserved addresses, MANUAL_ONLY, instead of AUTO_ONLY ones Google may change)."""
+    from accelstack.components.gcp.serving.network import FETCH_PORTS_PER_REPLICA, egress_address_count
+    from accelstack.components.gcp.serving.replicas import REGIONAL_GROUP_ZONES
+
+    cap = pair_capture("azure", serving)
+    exported = cap.stack_outputs["egressAddresses"]
+    if serving == "aws":
+        eips = cap.by_type("aws:ec2/eip:Eip")
+        gateways = cap.by_type("aws:ec2/natGateway:NatGateway")
+        assert len(exported) == len(eips) == len(gateways) == 2  # one NAT gateway per zone, each its Elastic IP
+        return
+    nat = cap.one("gcp:compute/routerNat:RouterNat").inputs
+    addresses = cap.by_type("gcp:compute/address:Address")
+    spec = parse_spec(pair_config("azure", "gcp"))
+    assert len(addresses) == egress_address_count(spec.serving, REGIONAL_GROUP_ZONES) >= 1
+    assert all(a.inputs["addressType"] == "EXTERNAL" and a.inputs["region"] == "us-central1" for a in addresses)
+    assert nat["natIpAllocateOption"] == "MANUAL_ONLY" and len(nat["natIps"]) == len(addresses)
+    assert nat["minPortsPerVm"] == FETCH_PORTS_PER_REPLICA
+    assert exported == [a.outputs["address"] for a in addresses]
+
+
+@pytest.mark.parametrize(("training", "serving"), [("aws", "gcp"), ("gcp", "aws"), ("aws", "azure")])
+def test_a_store_that_admits_by_grant_alone_leaves_the_nat_as_it_was(training, serving):
+    cap = pair_capture(training, serving)
+    assert "egressAddresses" not in cap.stack_outputs
+    if serving == "gcp":
+        assert cap.one("gcp:compute/routerNat:RouterNat").inputs["natIpAllocateOption"] == "AUTO_ONLY"
+        assert not cap.by_type("gcp:compute/address:Address")
+
+
+def azure_training_admitting(*serving: str) -> list[str]:
+    accounts = ["7e6d5c4b-3a29-4817-b6f5-e4d3c2b1a098", *(SERVING_ACCOUNT[s] for s in serving)]
+    return [
+        "separation.servingAccounts=[" + ", ".join(f'"{a}"' for a in accounts) + "]",
+        'training.artifactReaderAddresses=["52.1.2.3", "52.4.5.6", "34.118.0.10"]',  # the serving stacks' outputs
+    ]
+
+
+def test_the_azure_training_side_admits_the_other_clouds_and_previews_with_no_violation():
+    """The training half of Azure -> AWS and Azure -> GCP: the serving accounts of the other clouds, their NATs'
+    addresses admitted by the checkpoint account's firewall; validate is quiet about them and both packs pass."""
+    from accelstack.engine.policy_runner import policy_verdicts
+    from accelstack.engine.preview import preview_stack
+    from accelstack.spec.loader import spec_warnings
+
+    edits = azure_training_admitting(*AZURE_READERS)
+    spec = parse_spec(apply_overrides(read_stack_file(STACKS / "Pulumi.azure-training.yaml"), edits))
+    assert [w for w in spec_warnings(spec) if "artifactReader" in w.message] == []
+    preview = preview_stack(STACKS / "Pulumi.azure-training.yaml", edits, MAIN.parent)
+    accounts = [
+        r for r in preview.capture.by_type("azure-native:storage:StorageAccount") if r.name.endswith("checkpoints")
+    ]
+    assert [rule["iPAddressOrRange"] for rule in accounts[0].inputs["networkRuleSet"]["ipRules"]] == [
+        "52.1.2.3",
+        "52.4.5.6",
+        "34.118.0.10",
+    ]
+    assert [v.line() for v in policy_verdicts(preview.export, preview.spec)] == []
+
+
 def test_az_scheme_names_the_same_blob_store():
     config = pair_config("azure", "gcp")
     config["serving"]["model"]["weightsUri"] = "az://acmetrainckpts/checkpoints/models/llama-3.1-8b/"

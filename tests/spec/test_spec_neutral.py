@@ -510,14 +510,17 @@ def test_the_clouds_own_provider_region_setting_must_agree_with_the_account(clou
 
 
 @pytest.mark.parametrize("cloud", ["aws", "gcp"])
-def test_reader_subnets_are_refused_where_the_object_store_admits_readers_by_grant_alone(cloud):
-    """S3 and Cloud Storage have no network rules in front of the checkpoint bucket: a subnet list there would
-    do nothing, so it is refused at its key, naming the cloud that has such rules."""
+@pytest.mark.parametrize(
+    ("key", "value"), [("artifactReaderSubnets", "subnet-1"), ("artifactReaderAddresses", "20.1.2.3")]
+)
+def test_reader_networks_are_refused_where_the_object_store_admits_readers_by_grant_alone(cloud, key, value):
+    """S3 and Cloud Storage have no network rules in front of the checkpoint bucket: a subnet or address list there
+    would do nothing, so it is refused at its key, naming the cloud that has such rules."""
     stack = ROOT / "stacks" / f"Pulumi.{cloud}-training.yaml"
-    raw = apply_overrides(read_stack_file(stack), ["training.artifactReaderSubnets=[subnet-1]"])
+    raw = apply_overrides(read_stack_file(stack), [f"training.{key}=[{value}]"])
     with pytest.raises(SpecError) as caught:
         parse_spec(raw, f"{cloud}-training")
-    (message,) = [p.message for p in caught.value.problems if p.path == "training.artifactReaderSubnets"]
+    (message,) = [p.message for p in caught.value.problems if p.path == f"training.{key}"]
     assert f"which {cloud} does not offer" in message and "clouds that have it: azure" in message
 
 

@@ -191,6 +191,14 @@ BLOB_HOST_SUFFIX = ".blob.core.windows.net"
 # subnet of any subscription, in any Microsoft Entra tenant; the subnet needs a Microsoft.Storage or
 # Microsoft.Storage.Global service endpoint). One rule is the training nodes' own subnet.
 STORAGE_VIRTUAL_NETWORK_RULES_MAX = 400
+# Source: "Azure Storage firewall guidelines and limitations" (storage-network-security-limitations, "IP network
+# rules") and the standard account scalability targets: at most 400 IP network rules per storage account; public IPv4
+# only (no private RFC 1918 ranges, nor other reserved ones); a /31 or /32 range is not supported ("use individual IP
+# address rules"), the address itself is. The widest range accelstack admits is the guardrails pack's: wider than a
+# /16 is an internet audience (policies/azure/readers.py NARROWEST_WIDE_PREFIX; a test holds the two equal).
+STORAGE_IP_RULES_MAX = 400
+STORAGE_IP_RULE_NARROWEST_RANGE = 30  # /31 and /32 are refused as ranges
+STORAGE_IP_RULE_WIDEST_RANGE = 16
 # A subnet's ARM id; resource group 1-90 of letters, digits, _ ( ) - . ; virtual network 2-64 and subnet 1-80
 # of letters, digits, _ - . ("Naming rules and restrictions for Azure resources", Microsoft.Network). ARM
 # segment names are case-insensitive.

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from accelstack.clouds.azure import catalog as tables
 from accelstack.spec.accounts import AzureAccount
 from accelstack.spec.base import account_key, account_keys
+from accelstack.spec.handoff import READERS, split_account_reference
 from accelstack.spec.models import StackSpec, TrainingStack
 from accelstack.spec.problems import Level, Problem
 from accelstack.spec.uris import object_uris, split_bucket_uri
@@ -115,6 +116,113 @@ def artifact_reader_subnets(spec: TrainingStack) -> Iterator[Problem]:
                 "replicaSubnets output to training.artifactReaderSubnets",
                 Level.WARNING,
             )
+
+
+# Address blocks a storage IP rule cannot name, and why (storage-network-security-limitations, "IP network rules":
+# "IP network rules aren't allowed for private address ranges (as defined in RFC 1918)"; the others are never the
+# public address a NAT fetches from, IANA IPv4 Special-Purpose Address Registry).
+NOT_PUBLIC_BLOCKS = (
+    ("10.0.0.0/8", "a private range (RFC 1918)"),
+    ("172.16.0.0/12", "a private range (RFC 1918)"),
+    ("192.168.0.0/16", "a private range (RFC 1918)"),
+    ("100.64.0.0/10", "the shared address space of carrier-grade NAT (RFC 6598)"),
+    ("127.0.0.0/8", "loopback"),
+    ("169.254.0.0/16", "link-local"),
+    ("0.0.0.0/8", "'this network' (RFC 791)"),
+    ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved (RFC 1112)"),
+)
+
+
+def _address_problem(value: str) -> tuple[str | None, ipaddress.IPv4Network | None]:
+    """(why `value` cannot be a storage IP rule, the network it names)."""
+    allowed = (
+        "a public IPv4 address (20.51.8.14) or CIDR range from /30 to "
+        f"/{tables.STORAGE_IP_RULE_WIDEST_RANGE} (20.51.8.0/28)"
+    )
+    try:
+        network = ipaddress.ip_network(value.strip(), strict=False)
+    except ValueError:
+        return f"{value!r} is not an IPv4 address or CIDR range; expected {allowed}", None
+    if not isinstance(network, ipaddress.IPv4Network):
+        return f"{value!r} is IPv6; storage IP rules take IPv4 only; expected {allowed}", None
+    if "/" in value and network.prefixlen > tables.STORAGE_IP_RULE_NARROWEST_RANGE:
+        return (
+            f'{value!r}: Azure does not take /31 or /32 ranges in IP rules ("use individual IP address rules"); '
+            "list each address on its own, without a prefix",
+            None,
+        )
+    if network.prefixlen < tables.STORAGE_IP_RULE_WIDEST_RANGE:
+        return (
+            f"{value!r} admits {network.num_addresses} addresses: wider than a /{tables.STORAGE_IP_RULE_WIDEST_RANGE} "
+            "is an internet audience, not a NAT's addresses (the guardrails pack refuses it); expected " + allowed,
+            None,
+        )
+    if str(network) != value.strip() and "/" in value:
+        return f"{value!r} has host bits set; write the range as {network}", None
+    for block, why in NOT_PUBLIC_BLOCKS:
+        if network.overlaps(ipaddress.IPv4Network(block)):
+            return (
+                f"{value!r} is in {block}, {why}: storage IP rules admit public internet addresses only (a network "
+                "of Azure is admitted by subnet, artifactReaderSubnets); expected " + allowed,
+                None,
+            )
+    if not (network.network_address.is_global and network.broadcast_address.is_global):
+        return f"{value!r} is not a public internet address (a reserved range); expected {allowed}", None
+    return None, network
+
+
+def cross_cloud_readers(spec: TrainingStack) -> list[tuple[int, str]]:
+    """(index, account) of the serving accounts of another cloud that read this stack's published models from the
+    internet (a pair of accelstack.spec.handoff.READERS): `<cloud>:<id>` in separation.servingAccounts. They are
+    not in artifactReaders, which takes this cloud's subscriptions only: their reader is declared by their serving
+    stack, in this subscription, through a provider pinned to it."""
+    found = []
+    for index, account in enumerate(spec.separation.serving_accounts):
+        cloud, _ = split_account_reference(account)
+        if cloud is not None and cloud != spec.cloud and (spec.cloud, cloud) in READERS:
+            found.append((index, account))
+    return found
+
+
+@rule(workload="training")
+def artifact_reader_addresses(spec: TrainingStack) -> Iterator[Problem]:
+    """The checkpoint account's firewall admits the public addresses in artifactReaderAddresses (its ipRules): the
+    stable egress addresses of the serving stacks on other clouds, whose replicas read the blobs from the internet
+    through NAT. Each a public IPv4 address or a /30 to /16 range, named once, within the account's 400 IP rules
+    (storage-network-security-limitations). A reader of another cloud with no address here is warned of."""
+    training = spec.training
+    admitted: dict[ipaddress.IPv4Network, int] = {}
+    for index, value in enumerate(training.artifact_reader_addresses):
+        path = f"training.artifactReaderAddresses.{index}"
+        problem, network = _address_problem(value)
+        if problem is not None or network is None:
+            yield Problem(path, problem or value)
+            continue
+        if network in admitted:
+            yield Problem(path, f"the same address as training.artifactReaderAddresses.{admitted[network]}")
+        admitted.setdefault(network, index)
+    if len(training.artifact_reader_addresses) > tables.STORAGE_IP_RULES_MAX:
+        yield Problem(
+            "training.artifactReaderAddresses",
+            f"{len(training.artifact_reader_addresses)} addresses; a storage account takes at most "
+            f"{tables.STORAGE_IP_RULES_MAX} IP network rules: list ranges (a NAT's addresses often share one)",
+        )
+    if training.artifact_reader_addresses or training.storage.checkpoints is None:
+        return
+    # A warning, not an error, though the reads WILL be refused: the addresses come from the serving stack's
+    # `egressAddresses` output, and that stack is deployed after this one (its reader is declared in this
+    # subscription, on this account). Refusing here would block the first `up` that creates the account and
+    # publishes the model; the serving replicas retry their fetch until the addresses are admitted.
+    for index, account in cross_cloud_readers(spec):
+        yield Problem(
+            f"separation.servingAccounts.{index}",
+            f"serving account {account} reads models from the checkpoint account over the internet, and its "
+            "firewall admits only listed networks: its replicas' reads would be refused (403 AuthorizationFailure); "
+            "add its serving stack's egressAddresses output (the public addresses its NAT fetches from) to "
+            "training.artifactReaderAddresses",
+            Level.WARNING,
+        )
 
 
 @rule(workload="training")

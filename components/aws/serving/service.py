@@ -69,7 +69,7 @@ class AwsServingParts(ServingParts):
             instance_type=self.serving.replicas.instance_type,
         )
         self.key = kms_key(self, name)
-        return ReplicaNetwork(self.vpc.private_subnet_ids)
+        return ReplicaNetwork(self.vpc.private_subnet_ids, self.vpc.nat_addresses)
 
     def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
         self.queues = queues(self, self.ctx.name)

@@ -20,9 +20,9 @@ from accelstack.components.gcp.apis import project_apis
 from accelstack.components.gcp.provider import account_of
 from accelstack.components.gcp.serving.edge import firewall, health_check, load_balancer, security_policy
 from accelstack.components.gcp.serving.identity import kms_key, replica_account, stack_key
-from accelstack.components.gcp.serving.network import serving_network
+from accelstack.components.gcp.serving.network import egress_address_count, serving_network
 from accelstack.components.gcp.serving.queue import AdmissionQueues, queues
-from accelstack.components.gcp.serving.replicas import replica_group
+from accelstack.components.gcp.serving.replicas import REGIONAL_GROUP_ZONES, replica_group
 from accelstack.components.gcp.serving.scaling import scaling
 from accelstack.components.gcp.serving.user_data import LOAD_BALANCER_CLIENT_HOP
 from accelstack.components.gcp.storage import created_agent
@@ -40,6 +40,7 @@ from accelstack.components.recipes.serving import (
     ServingParts,
     ServingRecipe,
 )
+from accelstack.spec.handoff import artifact_handoff
 
 __all__ = ["ServingService"]
 
@@ -59,9 +60,15 @@ class GcpServingParts(ServingParts):
 
     def network(self) -> ReplicaNetwork:
         ctx = self.ctx
-        net = serving_network(ctx.name, ctx.serving, self.region, ctx.child)
+        handoff = artifact_handoff(ctx.spec)
+        static = (
+            egress_address_count(ctx.serving, REGIONAL_GROUP_ZONES)
+            if handoff is not None and handoff.admitted_by_address
+            else 0
+        )
+        net = serving_network(ctx.name, ctx.serving, self.region, ctx.child, static_egress=static)
         self.vpc, self.subnet = net.network, net.subnet
-        return ReplicaNetwork([self.subnet.id])
+        return ReplicaNetwork([self.subnet.id], net.egress_addresses)
 
     def admission_queue(self, network: ReplicaNetwork) -> AdmissionQueue:
         ctx = self.ctx

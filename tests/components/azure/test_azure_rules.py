@@ -218,3 +218,88 @@ def test_a_reader_without_a_subnet_is_warned_its_reads_would_be_refused():
     )
     (warning,) = [w for w in spec_warnings(spec) if w.path.startswith("training.artifactReader")]
     assert warning.path == "training.artifactReaders.0" and "replicaSubnets" in warning.message
+
+
+# --- training.artifactReaderAddresses: the public addresses readers on other clouds fetch from ---------------------
+
+CROSS_CLOUD_SERVING = f'separation.servingAccounts=["{SERVING_SUB}", "aws:222222222222", "gcp:acme-serve"]'
+
+
+def addresses_override(*values: str) -> str:
+    return "training.artifactReaderAddresses=[" + ", ".join(f'"{v}"' for v in values) + "]"
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("replicas", "not an IPv4 address or CIDR range"),
+        ("2001:db8::1", "IPv6"),
+        ("20.51.8.0/31", "/31 or /32"),
+        ("20.51.8.14/32", "/31 or /32"),
+        ("20.50.0.0/15", "wider than a /16"),
+        ("0.0.0.0/0", "wider than a /16"),
+        ("20.51.8.14/24", "write the range as 20.51.8.0/24"),
+        ("10.1.2.3", "RFC 1918"),
+        ("172.16.0.0/16", "RFC 1918"),
+        ("192.168.4.0/24", "RFC 1918"),
+        ("100.64.1.1", "RFC 6598"),
+        ("127.0.0.1", "loopback"),
+        ("169.254.169.254", "link-local"),
+        ("224.0.0.1", "multicast"),
+        ("192.0.2.1", "not a public internet address"),  # documentation (TEST-NET-1)
+    ],
+)
+def test_a_reader_address_must_be_a_public_ipv4_address_or_a_30_to_16_range(value: str, said: str):
+    (message,) = at("training.artifactReaderAddresses.0", addresses_override(value))
+    assert said in message and value in message
+    if said != "/31 or /32":  # that one says what to write instead (the bare address)
+        assert "a public IPv4 address" in message or "write the range" in message
+
+
+@pytest.mark.parametrize("value", ["20.51.8.14", "20.51.8.12/30", "52.0.0.0/16", "34.118.4.0/24"])
+def test_a_public_address_or_range_within_the_limits_is_admitted(value: str):
+    spec = parse_spec(
+        apply_overrides(read_stack_file(EXAMPLE), [CROSS_CLOUD_SERVING, addresses_override(value)]), "azure-training"
+    )
+    assert spec.training.artifact_reader_addresses == [value]
+    assert [w for w in spec_warnings(spec) if w.path.startswith("separation.servingAccounts")] == []
+
+
+def test_the_same_address_twice_is_refused():
+    (message,) = at(
+        "training.artifactReaderAddresses.1", addresses_override("20.51.8.0/24", "20.51.8.0/24", "20.51.9.1")
+    )
+    assert "training.artifactReaderAddresses.0" in message
+
+
+def test_no_more_addresses_than_the_storage_firewall_holds():
+    many = [f"20.{51 + i // 250}.{i % 250}.1" for i in range(401)]
+    (message,) = at("training.artifactReaderAddresses", addresses_override(*many))
+    assert "401" in message and "400" in message
+    spec = parse_spec(apply_overrides(read_stack_file(EXAMPLE), [addresses_override(*many[:400])]), "azure-training")
+    assert len(spec.training.artifact_reader_addresses) == 400
+
+
+def test_the_widest_range_is_the_guardrails_packs_internet_audience():
+    """validate refuses what the pack would flag as an internet audience, and no narrower range: one bound, two places."""
+    from accelstack.clouds.azure import catalog
+    from policies.azure.readers import NARROWEST_WIDE_PREFIX
+
+    assert catalog.STORAGE_IP_RULE_WIDEST_RANGE == NARROWEST_WIDE_PREFIX
+
+
+def test_a_reader_on_another_cloud_without_addresses_is_warned_to_list_its_egress_addresses():
+    """Its replicas read from the internet through NAT: a subnet cannot cover them, the egress addresses can."""
+    spec = parse_spec(apply_overrides(read_stack_file(EXAMPLE), [CROSS_CLOUD_SERVING]), "azure-training")
+    warnings = {w.path: w.message for w in spec_warnings(spec) if w.path.startswith("separation.servingAccounts")}
+    assert set(warnings) == {"separation.servingAccounts.1", "separation.servingAccounts.2"}
+    for message in warnings.values():
+        assert "egressAddresses" in message and "training.artifactReaderAddresses" in message
+        assert "replicaSubnets" not in message
+    # The Azure reader keeps its subnet (the example's): no warning for it.
+    assert not [w for w in spec_warnings(spec) if w.path.startswith("training.artifactReaders")]
+    covered = parse_spec(
+        apply_overrides(read_stack_file(EXAMPLE), [CROSS_CLOUD_SERVING, addresses_override("20.51.8.14")]),
+        "azure-training",
+    )
+    assert [w for w in spec_warnings(covered) if w.path.startswith("separation.servingAccounts")] == []

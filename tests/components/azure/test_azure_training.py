@@ -362,6 +362,27 @@ def test_without_reader_subnets_only_the_nodes_subnet_is_admitted():
     assert len(_admitted(checkpoints)) == 1
 
 
+def test_the_checkpoint_account_admits_the_other_clouds_readers_addresses_and_only_it():
+    """Replicas on AWS or Google Cloud read through their NAT from the internet: the checkpoint account's firewall
+    admits their egress addresses by IP rule; the dataset account, and the shipped example, admit no address."""
+    addresses = ["52.1.2.3", "34.118.4.0/30"]
+    cap = stack(
+        'separation.servingAccounts=["7e6d5c4b-3a29-4817-b6f5-e4d3c2b1a098", "aws:222222222222"]',
+        'training.artifactReaderAddresses=["52.1.2.3", "34.118.4.0/30"]',
+    )
+    checkpoints = only(cap, "azure-native:storage:StorageAccount", "azure-training-storage-checkpoints")
+    datasets = only(cap, "azure-native:storage:StorageAccount", "azure-training-storage-datasets")
+    rules = checkpoints.inputs["networkRuleSet"]
+    assert rules["ipRules"] == [{"iPAddressOrRange": address, "action": "Allow"} for address in addresses]
+    assert rules["defaultAction"] == "Deny" and checkpoints.inputs["publicNetworkAccess"] == "Enabled"
+    assert _admitted(checkpoints)[1:] == read_stack_file(EXAMPLE)["training"]["artifactReaderSubnets"]
+    assert "ipRules" not in datasets.inputs["networkRuleSet"]
+    workspace_and_others = [r for r in cap.by_type("azure-native:storage:StorageAccount") if r.name != checkpoints.name]
+    assert all("ipRules" not in r.inputs["networkRuleSet"] for r in workspace_and_others)
+    shipped = only(stack(), "azure-native:storage:StorageAccount", "azure-training-storage-checkpoints")
+    assert "ipRules" not in shipped.inputs["networkRuleSet"]
+
+
 # --- the vault's firewall -----------------------------------------------------------------------------
 
 VAULT = "azure-native:keyvault:Vault"
