@@ -24,7 +24,7 @@ import pulumi_aws as aws
 
 from accelstack.components.aws.handoff_session import MOST_SECONDS, AwsSession
 from accelstack.components.handoff import ReaderValues
-from accelstack.components.handoff.aws_reader import read_policy
+from accelstack.components.handoff.aws_reader import read_policy, training_provider
 from accelstack.components.handoff.per_replica import PerReplicaReader
 from accelstack.spec.handoff import ArtifactHandoff
 
@@ -79,15 +79,7 @@ class S3SessionReader(PerReplicaReader):
 
 
 def reader(name: str, handoff: ArtifactHandoff, parent: pulumi.Resource) -> S3SessionReader:
-    stack = pulumi.get_stack()
-    provider = aws.Provider(
-        f"{name}-artifacts-aws",
-        region=handoff.region,
-        allowed_account_ids=[handoff.training_account],  # the reader lands in the training account, never elsewhere
-        default_tags=aws.ProviderDefaultTagsArgs(tags={"accelstack:workload": "serving", "accelstack:stack": stack}),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    opts = pulumi.ResourceOptions(parent=parent, provider=provider)
+    opts = pulumi.ResourceOptions(parent=parent, provider=training_provider(name, handoff, parent))
     policy = json.dumps(read_policy(handoff), separators=(",", ":"))
     role = aws.iam.Role(
         f"{name}-artifact-reader",

@@ -21,7 +21,7 @@ import pulumi_gcp as gcp
 from accelstack.clouds.gcp.names import resource_id
 from accelstack.components.gcp.handoff_token import READ_ONLY_SCOPE, GcpAccessToken
 from accelstack.components.handoff import ReaderValues
-from accelstack.components.handoff.gcp_reader import by_bucket, prefix_condition
+from accelstack.components.handoff.gcp_reader import prefix_read_grants
 from accelstack.components.handoff.per_replica import PerReplicaReader
 from accelstack.spec.handoff import ArtifactHandoff
 
@@ -65,19 +65,6 @@ def reader(name: str, handoff: ArtifactHandoff, parent: pulumi.Resource) -> GcsT
         opts=opts,
     )
     member = account.email.apply(lambda email: f"serviceAccount:{email}")
-    grants: list[pulumi.Resource] = [account]
-    for index, (bucket, prefixes) in enumerate(sorted(by_bucket(handoff.locations).items())):
-        grants.append(
-            gcp.storage.BucketIAMMember(
-                f"{name}-artifact-read-{index}",
-                bucket=bucket,
-                role="roles/storage.objectViewer",
-                member=member,
-                condition=gcp.storage.BucketIAMMemberConditionArgs(
-                    title="artifact-prefix-only", expression=prefix_condition(bucket, prefixes)
-                ),
-                opts=opts,
-            )
-        )
+    grants: list[pulumi.Resource] = [account, *prefix_read_grants(name, handoff, member, opts)]
     values = pulumi.Output.from_input(ReaderValues(token_audience=""))
     return GcsTokenReader(handoff, values, grants, email=account.email, bucket_grants=tuple(grants))

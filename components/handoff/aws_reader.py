@@ -80,18 +80,23 @@ def web_identity_trust(federated: str, issuer: str, audience: str, subject: str,
     )
 
 
-def aws_reader(
-    name: str, handoff: ArtifactHandoff, identity: ServingIdentity, parent: pulumi.Resource
-) -> FederatedReader:
-    stack = pulumi.get_stack()
-    provider = aws.Provider(
+def training_provider(name: str, handoff: ArtifactHandoff, parent: pulumi.Resource) -> aws.Provider:
+    """The aws provider the reader is declared through: the training account's, in the store's region."""
+    return aws.Provider(
         f"{name}-artifacts-aws",
         region=handoff.region,
         allowed_account_ids=[handoff.training_account],  # the reader lands in the training account, never elsewhere
-        default_tags=aws.ProviderDefaultTagsArgs(tags={"accelstack:workload": "serving", "accelstack:stack": stack}),
+        default_tags=aws.ProviderDefaultTagsArgs(
+            tags={"accelstack:workload": "serving", "accelstack:stack": pulumi.get_stack()}
+        ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
-    opts = pulumi.ResourceOptions(parent=parent, provider=provider)
+
+
+def aws_reader(
+    name: str, handoff: ArtifactHandoff, identity: ServingIdentity, parent: pulumi.Resource
+) -> FederatedReader:
+    opts = pulumi.ResourceOptions(parent=parent, provider=training_provider(name, handoff, parent))
     grants: list[pulumi.Resource] = []
     if identity.cloud == "gcp":
         audience = GOOGLE_AUDIENCE

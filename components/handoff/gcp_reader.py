@@ -40,6 +40,25 @@ def by_bucket(locations: tuple[ArtifactLocation, ...]) -> dict[str, list[str]]:
     return found
 
 
+def prefix_read_grants(
+    name: str, handoff: ArtifactHandoff, member: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> list[gcp.storage.BucketIAMMember]:
+    """objectViewer for `member` on each artifact bucket, conditioned to its artifact prefixes."""
+    return [
+        gcp.storage.BucketIAMMember(
+            f"{name}-artifact-read-{index}",
+            bucket=bucket,
+            role="roles/storage.objectViewer",
+            member=member,
+            condition=gcp.storage.BucketIAMMemberConditionArgs(
+                title="artifact-prefix-only", expression=prefix_condition(bucket, prefixes)
+            ),
+            opts=opts,
+        )
+        for index, (bucket, prefixes) in enumerate(sorted(by_bucket(handoff.locations).items()))
+    ]
+
+
 def gcp_reader(
     name: str, handoff: ArtifactHandoff, identity: ServingIdentity, parent: pulumi.Resource
 ) -> FederatedReader:
@@ -94,20 +113,7 @@ def gcp_reader(
         audience = ENTRA_AUDIENCE
     kind = "principalSet" if identity.cloud == "aws" else "principal"
     member = pulumi.Output.all(pool.name, member_suffix).apply(lambda v: f"{kind}://iam.googleapis.com/{v[0]}/{v[1]}")
-    grants: list[pulumi.Resource] = [pool_provider]
-    for index, (bucket, prefixes) in enumerate(sorted(by_bucket(handoff.locations).items())):
-        grants.append(
-            gcp.storage.BucketIAMMember(
-                f"{name}-artifact-read-{index}",
-                bucket=bucket,
-                role="roles/storage.objectViewer",
-                member=member,
-                condition=gcp.storage.BucketIAMMemberConditionArgs(
-                    title="artifact-prefix-only", expression=prefix_condition(bucket, prefixes)
-                ),
-                opts=opts,
-            )
-        )
+    grants: list[pulumi.Resource] = [pool_provider, *prefix_read_grants(name, handoff, member, opts)]
     values = pulumi.Output.all(pool_provider.name, identity.client_id).apply(
         lambda v: ReaderValues(
             token_audience=audience, provider_audience=f"//iam.googleapis.com/{v[0]}", serving_client_id=v[1] or ""

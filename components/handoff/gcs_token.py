@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import shlex
 
+from accelstack.components.handoff.save_objects import SAVE_OBJECTS
 from accelstack.spec.handoff import ArtifactHandoff, ArtifactLocation
 
 # On the replica, root only, until the fetch succeeded: the access token, one line.
@@ -33,7 +34,8 @@ TOKEN_PLACEHOLDER = "<access-token-minted-with-the-replica>"
 # (`nextPageToken` -> `pageToken`), GET each object (alt=media) into the destination under its name less the prefix,
 # refusing a name that would leave the destination or lie outside the prefix. The token is read from its file, never
 # from the command line (which every process on the replica can read).
-FETCH_PROGRAM = r"""
+FETCH_PROGRAM = (
+    r"""
 import json, os, shutil, sys, urllib.error, urllib.parse, urllib.request
 endpoint, bucket, prefix, dest, token_file = sys.argv[1:6]
 token = open(token_file).read().strip()
@@ -60,20 +62,11 @@ while True:
     page = answer.get("nextPageToken")
     if not page:
         break
-root = os.path.realpath(dest)
-os.makedirs(root, exist_ok=True)
-for name in names:
-    if not name.startswith(prefix) or name.endswith("/"):
-        continue
-    target = os.path.realpath(os.path.join(root, name[len(prefix):]))
-    if not target.startswith(root + os.sep):
-        sys.exit(f"accelstack: object {name!r} would land outside {root}")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    part = target + ".part"
-    with opened(base + "/" + urllib.parse.quote(name, safe="") + "?alt=media") as answer, open(part, "wb") as out:
-        shutil.copyfileobj(answer, out, 1 << 24)  # streamed: a shard is gigabytes
-    os.replace(part, target)
+def object_stream(name):
+    return opened(base + "/" + urllib.parse.quote(name, safe="") + "?alt=media")
 """
+    + SAVE_OBJECTS
+)
 
 
 def gcs_fetch_command(location: ArtifactLocation, destination: str) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 import pulumi
 
 from accelstack.components.handoff.per_replica import PerReplicaReader
+from accelstack.components.handoff.save_objects import SAVE_OBJECTS
 from accelstack.spec.handoff import ArtifactHandoff, ArtifactLocation
 
 # On the replica, root only, until the fetch succeeded: one line per prefix, "<PAR URL> <destination>".
@@ -102,7 +103,8 @@ def par_placeholders(handoff: ArtifactHandoff) -> list[str]:
 # (`nextStartWith` -> `start`), GET each object into the destination under its name less the prefix, refusing a name
 # that would leave the destination; an expired or revoked PAR answers 404 (OCI answers a PAR it no longer honours as
 # not found), which fails the step saying so.
-FETCH_PROGRAM = r"""
+FETCH_PROGRAM = (
+    r"""
 import json, os, shutil, sys, urllib.error, urllib.parse, urllib.request
 url, prefix, dest = sys.argv[1], sys.argv[2], sys.argv[3]
 def opened(address):
@@ -124,20 +126,11 @@ while True:
     start = page.get("nextStartWith")
     if not start:
         break
-root = os.path.realpath(dest)
-os.makedirs(root, exist_ok=True)
-for name in names:
-    if not name.startswith(prefix) or name.endswith("/"):
-        continue
-    target = os.path.realpath(os.path.join(root, name[len(prefix):]))
-    if not target.startswith(root + os.sep):
-        sys.exit(f"accelstack: object {name!r} would land outside {root}")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    part = target + ".part"
-    with opened(url + urllib.parse.quote(name, safe="/")) as answer, open(part, "wb") as out:
-        shutil.copyfileobj(answer, out, 1 << 24)  # streamed: a shard is gigabytes
-    os.replace(part, target)
+def object_stream(name):
+    return opened(url + urllib.parse.quote(name, safe="/"))
 """
+    + SAVE_OBJECTS
+)
 
 
 def par_fetch_command(location: ArtifactLocation, line: int, destination: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import shlex
 
+from accelstack.components.handoff.save_objects import SAVE_OBJECTS
 from accelstack.spec.handoff import ArtifactHandoff, ArtifactLocation
 
 # On the replica, root only, until the fetch succeeded: three assignments, never sourced by a shell.
@@ -39,7 +40,8 @@ def s3_endpoint(region: str) -> str:
     return f"https://s3.{region}.amazonaws.com"
 
 
-FETCH_PROGRAM = r"""
+FETCH_PROGRAM = (
+    r"""
 import datetime, hashlib, hmac, os, shutil, sys, urllib.error, urllib.parse, urllib.request
 import xml.etree.ElementTree as ET
 endpoint, region, bucket, prefix, dest, credential_file = sys.argv[1:7]
@@ -87,20 +89,11 @@ while True:
     after = page.findtext("{*}NextContinuationToken") if page.findtext("{*}IsTruncated") == "true" else None
     if not after:
         break
-root = os.path.realpath(dest)
-os.makedirs(root, exist_ok=True)
-for name in names:
-    if not name.startswith(prefix) or name.endswith("/"):
-        continue
-    target = os.path.realpath(os.path.join(root, name[len(prefix):]))
-    if not target.startswith(root + os.sep):
-        sys.exit(f"accelstack: object {name!r} would land outside {root}")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    part = target + ".part"
-    with opened(bucket_path + "/" + quote(name, safe="-_.~/"), {}) as answer, open(part, "wb") as out:
-        shutil.copyfileobj(answer, out, 1 << 24)  # streamed: a shard is gigabytes
-    os.replace(part, target)
+def object_stream(name):
+    return opened(bucket_path + "/" + quote(name, safe="-_.~/"), {})
 """
+    + SAVE_OBJECTS
+)
 
 
 def s3_fetch_command(location: ArtifactLocation, region: str, destination: str) -> str:
