@@ -60,13 +60,14 @@ ADDRESS_ADMITTED_STORES = frozenset({"azure"})
 # minted from its clock (serving.artifactUrlLifetimeMinutes), instead of a federated trust.
 PER_REPLICA_PAIRS = {("oci", "vultr"), ("gcp", "vultr"), ("aws", "vultr")}
 AZURE_VULTR_REFUSAL = (
-    "Vultr replicas have no identity to federate, and the training checkpoint account admits no address on the "
-    "internet (components/azure/storage.py: network rules default Deny, no IP rules, virtual network rules for the "
-    "nodes' subnet and training.artifactReaderSubnets only), while Azure's storage firewall refuses "
-    "every data-plane request from elsewhere, a SAS's included (learn.microsoft.com/azure/storage/common/"
-    "storage-network-security-limitations): the deployer's Get User Delegation Key and List Blobs calls and every "
-    "Vultr replica's reads would be refused unless the training stack opened the account to those public addresses "
-    "(IP network rules), which exist only once this stack has created the replicas that fetch at their first boot; "
+    "Vultr replicas have no identity to federate, and the training checkpoint account admits an internet address "
+    "only where the training stack lists it (components/azure/storage.py: network rules default Deny, virtual "
+    "network rules for the nodes' subnet and training.artifactReaderSubnets, IP rules for "
+    "training.artifactReaderAddresses), while Azure's storage firewall refuses every data-plane request from "
+    "elsewhere, a SAS's included (learn.microsoft.com/azure/storage/common/storage-network-security-limitations): "
+    "the deployer's Get User Delegation Key and List Blobs calls and every Vultr replica's reads would be refused "
+    "unless the training stack admitted those public addresses first, and a replica's exists only once this stack "
+    "has created the replica that fetches at its first boot (the deployer's is rarely fixed); "
     "and a user delegation SAS cannot be limited to the prefix there (a directory SAS, sr=d, needs a hierarchical "
     "namespace: is_hns_enabled=False), so each replica would need one SAS per blob listed at deploy time. Serve these "
     "weights from an Azure stack (its replicaSubnets in training.artifactReaderSubnets), or copy them to a store a "

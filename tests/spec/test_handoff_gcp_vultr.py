@@ -80,7 +80,7 @@ def test_azure_weights_in_a_vultr_stack_are_refused_saying_why():
     assert "(and aws: in a vultr stack, gcp: in a vultr stack, oci: in a vultr stack)" in text
     # Why, in the order that decides it: the checkpoint account's firewall refuses the deployer's and the replicas'
     # data-plane calls whatever signs them, and a flat namespace takes no prefix-wide SAS; then what to do instead.
-    assert "the training checkpoint account admits no address on the internet" in text, text
+    assert "the training checkpoint account admits an internet address only where the training stack lists it" in text
     assert "storage-network-security-limitations" in text, text
     assert "Get User Delegation Key and List Blobs calls and every Vultr replica's reads would be refused" in text
     assert "a directory SAS, sr=d, needs a hierarchical namespace" in text, text
@@ -102,7 +102,7 @@ def test_azure_weights_in_a_vultr_stack_are_refused_by_validate_with_exit_2():
     text = " ".join(result.output.split())  # the terminal wraps long lines
     assert "serving.model.weightsUri: a vultr stack cannot read azure artifacts without keys (" in text, text
     assert "allowed training clouds for vultr: oci, gcp, aws" in text, text
-    assert "serving.artifactAccount: 'azure:" in text and "admits no address on the internet" in text, text
+    assert "serving.artifactAccount: 'azure:" in text and "admits an internet address only where" in text, text
 
 
 def test_oci_weights_in_an_autoscaled_stack_are_refused_saying_why():
