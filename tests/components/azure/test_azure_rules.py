@@ -283,7 +283,7 @@ def test_no_more_addresses_than_the_storage_firewall_holds():
 def test_the_widest_range_is_the_guardrails_packs_internet_audience():
     """validate refuses what the pack would flag as an internet audience, and no narrower range: one bound, two places."""
     from accelstack.clouds.azure import catalog
-    from policies.azure.readers import NARROWEST_WIDE_PREFIX
+    from accelstack.policies.azure.readers import NARROWEST_WIDE_PREFIX
 
     assert catalog.STORAGE_IP_RULE_WIDEST_RANGE == NARROWEST_WIDE_PREFIX
 
