@@ -184,7 +184,7 @@ def _oci_only_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
 
 def _lifetime_keys(spec: ServingStack, source: str | None) -> Iterator[Problem]:
     """artifactUrlLifetimeMinutes is each replica's credential lifetime where replicas read with one (Vultr's, from
-    OCI or Google Cloud: PER_REPLICA_PAIRS), within what the source cloud issues; refused anywhere else."""
+    OCI, Google Cloud or AWS: PER_REPLICA_PAIRS), within what the source cloud issues; refused anywhere else."""
     lifetime = spec.serving.artifact_url_lifetime_minutes
     if lifetime is None:
         return
