@@ -61,7 +61,10 @@ def serving_network(
     router = gcp.compute.Router(f"{name}-router", network=network.id, region=region, opts=opts)
     # Regional EXTERNAL addresses, kept until deleted (compute.Address; cloud.google.com/nat/docs/ports-and-addresses,
     # "Manual NAT IP address assignment"). Pulumi creates a new one before the NAT lets go of an old one, as
-    # router_nat.py's nat_ips note asks (no resourceInUseByAnotherResource on resizing); nat_ips updates in place.
+    # router_nat.py's nat_ips note asks (no resourceInUseByAnotherResource on resizing); nat_ips updates in place, and
+    # so does natIpAllocateOption (neither is `immutable` in magic-modules' mmv1/products/compute/RouterNat.yaml: a NAT
+    # is a PATCH of its router for create, update and delete), so adding or dropping Azure weights switches the
+    # existing NAT between AUTO_ONLY and MANUAL_ONLY without replacing it.
     addresses = [
         gcp.compute.Address(
             f"{name}-nat-{index}", region=region, address_type="EXTERNAL", network_tier="PREMIUM", opts=opts
