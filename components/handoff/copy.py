@@ -13,23 +13,199 @@ Storage key). Nothing is ever deleted, at either end.
 
 from __future__ import annotations
 
+import hashlib
+import shutil
+import tempfile
 from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
 
+from accelstack.components.handoff.copy_destinations import (
+    DEFAULT_PART_BYTES,
+    AzureBlobDestination,
+    GcsDestination,
+    S3Destination,
+    vultr_keys,
+)
+from accelstack.components.handoff.copy_sources import AzureBlobSource, CopyError, OciParSource, SourceObject
+
 TYPE_COPY = "pulumi-python:dynamic/handoff:ArtifactCopy"
 # What a new copy is made for: a change of any replaces the copy (and the clock its source credential expires from).
 RECOPY_KEYS = ("source_cloud", "source", "destination_cloud", "destination", "clock")
+READ_BYTES = 1024 * 1024
+
+
+class VerifiedStream:
+    """Reads `size` bytes of `raw`, hashing them; the read that ends the object raises CopyError if the size or the
+    MD5 differ from the source's, so the library's upload fails before it commits anything (S3's
+    CompleteMultipartUpload, GCS's last resumable chunk, Azure's Put Block List all follow the last read)."""
+
+    def __init__(self, raw: Any, name: str, size: int, md5: str | None):
+        self.raw, self.name, self.size, self.expected = raw, name, size, md5
+        self.hash, self.count, self.checked = hashlib.md5(usedforsecurity=False), 0, False
+
+    def read(self, amount: int = -1) -> bytes:
+        if self.checked:
+            return b""
+        if amount is None or amount < 0:
+            amount = self.size - self.count + 1  # to the end, or one byte past what the source listed
+        data = b""
+        while len(data) < amount:  # an HTTP read may answer short; the uploads expect full parts until the end
+            more = self.raw.read(amount - len(data))
+            if not more:
+                break
+            data += bytes(more)
+        self.hash.update(data)
+        self.count += len(data)
+        if self.count >= self.size or len(data) < amount:
+            self.finish()
+        return data
+
+    def finish(self) -> None:
+        self.checked = True
+        if self.count != self.size:
+            raise CopyError(
+                f"{self.name}: the source sent {self.count} bytes where it listed {self.size}: run `pulumi up` again"
+            )
+        if self.expected is not None and self.hash.hexdigest() != self.expected:
+            raise CopyError(
+                f"{self.name}: MD5 {self.hash.hexdigest()} of the bytes read differs from the source's {self.expected}: "
+                "nothing was written; run `pulumi up` again (a corrupted transfer) or check the source object"
+            )
+
+    def tell(self) -> int:
+        return self.count
+
+    def md5(self) -> str:
+        return self.hash.hexdigest()
+
+
+def manifest_sha256(lines: list[tuple[str, int, str]]) -> str:
+    """sha256 (hex) over the sorted "name\tsize\tmd5" lines, names relative to the prefix: the same objects give the
+    same digest wherever they were copied from or to."""
+    text = "".join(f"{name}\t{size}\t{md5}\n" for name, size, md5 in sorted(lines))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class ArtifactCopyProvider(ResourceProvider):
-    """Lists the source prefix and streams each object to the destination prefix (not built yet)."""
+    """Lists the source prefix and streams each object to the destination prefix. Everything after `part_bytes`
+    is for tests and private endpoints: `s3_endpoint` (instead of AWS's Regional one or https://<Vultr cluster>),
+    `s3_credentials` ((key, secret) instead of the deployer's chain; Vultr uses destination_keys), `gcs_endpoint`,
+    `gcs_credentials`, `azure_endpoint` (the account goes in its path), `azure_credential` (for both ends),
+    `azure_client_options` (e.g. connection_verify)."""
 
     serialize_as_secret_always = False  # the pickled provider holds no secret: credentials are props or ambient
 
+    def __init__(
+        self,
+        part_bytes: int = DEFAULT_PART_BYTES,
+        s3_endpoint: str | None = None,
+        s3_credentials: tuple[str, str] | None = None,
+        gcs_endpoint: str | None = None,
+        gcs_credentials: Any = None,
+        azure_endpoint: str | None = None,
+        azure_credential: Any = None,
+        azure_client_options: dict[str, Any] | None = None,
+    ):
+        super().__init__()
+        self.part_bytes = part_bytes
+        self.s3_endpoint, self.s3_credentials = s3_endpoint, s3_credentials
+        self.gcs_endpoint, self.gcs_credentials = gcs_endpoint, gcs_credentials
+        self.azure_endpoint, self.azure_credential = azure_endpoint, azure_credential
+        self.azure_client_options = azure_client_options
+
+    def _source(self, props: dict[str, Any]) -> Any:
+        cloud = props["source_cloud"]
+        if cloud == "oci":
+            if not props.get("source_url"):
+                raise CopyError(f"{props['source']}: an OCI copy reads through its pre-authenticated request's URL")
+            return OciParSource(str(props["source_url"]), str(props["source"]))
+        if cloud == "azure":
+            return AzureBlobSource(
+                str(props["source"]), self.azure_credential, self.azure_endpoint, self.azure_client_options
+            )
+        raise CopyError(f"source_cloud {cloud!r}: a copy reads from oci or azure")
+
+    def _destination(self, props: dict[str, Any]) -> Any:
+        cloud, uri, endpoint = props["destination_cloud"], str(props["destination"]), props.get("destination_endpoint")
+        if cloud == "aws":
+            return S3Destination(uri, str(endpoint or ""), self.s3_endpoint, self.s3_credentials, self.part_bytes)
+        if cloud == "vultr":
+            if not endpoint:
+                raise CopyError(f"{uri}: a Vultr copy needs the Object Storage host (destination_endpoint)")
+            who = "the stack's Object Storage key (account.weightsKey)"
+            return S3Destination(
+                uri, "us-east-1", self.s3_endpoint or f"https://{endpoint}", vultr_keys(props.get("destination_keys")),
+                self.part_bytes, who,
+            )  # fmt: skip
+        if cloud == "gcp":
+            return GcsDestination(uri, self.gcs_credentials, self.gcs_endpoint, self.part_bytes)
+        if cloud == "azure":
+            return AzureBlobDestination(
+                uri, self.azure_credential, self.azure_endpoint, self.azure_client_options, self.part_bytes
+            )
+        raise CopyError(f"destination_cloud {cloud!r}: a copy writes into aws, azure, gcp or vultr")
+
+    def _source_md5(self, source: Any, item: SourceObject) -> str:
+        """The object's MD5: the source's, or (where it gives none) hashed from a read that writes nothing."""
+        if item.md5 is not None:
+            return item.md5
+        with source.open(item.name) as raw:
+            stream = VerifiedStream(raw, item.name, item.size, None)
+            while stream.read(READ_BYTES):
+                pass
+        return stream.md5()
+
+    def _copy_one(self, source: Any, destination: Any, item: SourceObject, key: str) -> str:
+        """Streams one object; returns its MD5 (hex). Without a source MD5 it is first spooled to a temporary file
+        while hashed (on disk, never whole in memory) so the MD5 stored with it is known before the upload starts."""
+        with source.open(item.name) as raw:
+            stream = VerifiedStream(raw, item.name, item.size, item.md5)
+            if item.md5 is not None:
+                destination.upload(key, stream, item.size, item.md5)
+                return item.md5
+            with tempfile.TemporaryFile(prefix="accelstack-copy-") as spool:
+                shutil.copyfileobj(stream, spool, READ_BYTES)
+                stream.finish()
+                spool.seek(0)
+                destination.upload(key, spool, item.size, stream.md5())
+                return stream.md5()
+
+    def copy(self, props: dict[str, Any]) -> dict[str, Any]:
+        source, destination = self._source(props), self._destination(props)
+        listed = [item for item in source.list() if not (item.name.endswith("/") and item.size == 0)]  # folders
+        if not listed:
+            raise CopyError(
+                f"{props['source']} holds no objects: nothing to serve (check serving.model.copyFrom, and that the "
+                "training stack wrote the checkpoint there)"
+            )
+        lines: list[tuple[str, int, str]] = []
+        for item in listed:
+            relative = item.name[len(source.prefix) :]
+            key = destination.prefix + relative
+            there = destination.head(key)
+            if there is not None:
+                # Only an object this copy wrote (its MD5 stored with it) of the same size and MD5 is skipped.
+                md5 = self._source_md5(source, item) if there.size == item.size and there.md5 else (item.md5 or "?")
+                if there.size != item.size or there.md5 != md5:
+                    raise CopyError(
+                        f"{props['destination']} already holds {relative!r} ({there.size} bytes, MD5 "
+                        f"{there.md5 or 'unknown'}), not the source's ({item.size} bytes, MD5 {md5}): the copy never "
+                        "overwrites a model file; copy into a new prefix (a new serving.model.weightsUri)"
+                    )
+            else:
+                md5 = self._copy_one(source, destination, item, key)
+            lines.append((relative, item.size, md5))
+        return {
+            "objects": len(lines),
+            "bytes": sum(size for _, size, _ in lines),
+            "manifest_sha256": manifest_sha256(lines),
+        }
+
     def create(self, props: dict[str, Any]) -> CreateResult:
-        raise NotImplementedError("the copy is not built yet")
+        copied = self.copy(props)
+        return CreateResult(id_=f"{props['destination']}@{props['clock']}", outs={**props, **copied})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         changed = [key for key in RECOPY_KEYS if olds.get(key) != news.get(key)]
