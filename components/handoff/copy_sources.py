@@ -126,6 +126,7 @@ def azure_refusal(failure: Any, what: str, role: str) -> CopyError:
     """What an Azure Storage refusal means for the deployer (learn.microsoft.com/rest/api/storageservices/
     blob-service-error-codes): the firewall (AuthorizationFailure) or a missing data-plane role."""
     code = getattr(failure, "error_code", None) or ""
+    code = str(getattr(code, "value", code))  # azure-storage-blob's StorageErrorCode enum, or the header's string
     hint = ""
     if code == "AuthorizationFailure":
         hint = (
