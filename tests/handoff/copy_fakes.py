@@ -95,7 +95,17 @@ class HttpFake:
                 if self.command != "HEAD":
                     self.wfile.write(data)
 
-            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _serve
+            def do_GET(self) -> None:
+                self._serve()
+
+            def do_PUT(self) -> None:
+                self._serve()
+
+            def do_POST(self) -> None:
+                self._serve()
+
+            def do_HEAD(self) -> None:
+                self._serve()
 
             def log_message(self, *args: Any) -> None:
                 return
