@@ -9,6 +9,15 @@ A Pulumi dynamic resource, because no provider resource copies between clouds. R
 pre-authenticated request declared for this copy, AnyObjectRead on the prefix; the deployer's Entra token for Azure
 Blob); the destination is written with the deployer's credentials for the serving cloud (Vultr: the stack's Object
 Storage key). Nothing is ever deleted, at either end.
+
+Each object under the source prefix goes to the destination prefix + its name less the source prefix. One the
+destination already holds with the same size and the MD5 this copy stored with it is skipped (a failed copy leaves
+what it copied; the next `up` resumes); any other object there fails the copy, naming it: a model file is never
+overwritten, a new checkpoint goes to a new prefix. An object is streamed (never whole in memory) and its MD5 checked
+against the source's before the upload commits; where the source gives no MD5 of the whole object (an OCI multipart
+upload, an Azure blob without Content-MD5) it is spooled to a temporary file while hashed, and on a later `up` read
+again to compare. Outputs: objects, bytes, and manifest_sha256 (sha256 over the sorted "name\tsize\tmd5" lines,
+names relative to the prefix, MD5s in hex).
 """
 
 from __future__ import annotations
@@ -183,11 +192,15 @@ class ArtifactCopyProvider(ResourceProvider):
         lines: list[tuple[str, int, str]] = []
         for item in listed:
             relative = item.name[len(source.prefix) :]
+            if {".", ".."} & set(relative.split("/")):  # a store or proxy may resolve them out of the prefix
+                raise CopyError(f"{props['source']}: the object name {item.name!r} has a . or .. segment: rename it")
             key = destination.prefix + relative
             there = destination.head(key)
             if there is not None:
                 # Only an object this copy wrote (its MD5 stored with it) of the same size and MD5 is skipped.
-                md5 = self._source_md5(source, item) if there.size == item.size and there.md5 else (item.md5 or "?")
+                md5 = (
+                    self._source_md5(source, item) if there.size == item.size and there.md5 else (item.md5 or "unknown")
+                )
                 if there.size != item.size or there.md5 != md5:
                     raise CopyError(
                         f"{props['destination']} already holds {relative!r} ({there.size} bytes, MD5 "
