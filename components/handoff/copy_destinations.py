@@ -141,6 +141,7 @@ class GcsDestination:
             from google.cloud import storage  # imported here: the provider is pickled into the state without it
 
             options = {"api_endpoint": self.endpoint} if self.endpoint else None
+            # Objects need no project: "-" keeps the client from asking the credentials for one.
             client = storage.Client(project="-", credentials=self.credentials, client_options=options)
             self._bucket = client.bucket(self.bucket_name)
         return self._bucket

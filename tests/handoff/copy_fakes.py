@@ -289,6 +289,8 @@ class AzureFake(HttpFake):
         if method == "HEAD":
             return 200, {**self.properties(data, stored), "Content-Length": str(len(data))}, b""
         span = headers.get("x-ms-range") or headers.get("Range")
+        if span and not data:  # as Azure answers a range of an empty blob; the library then GETs it whole
+            return azure_error(416, "InvalidRange")
         if span:
             first, _, last = span.removeprefix("bytes=").partition("-")
             start, end = int(first), min(int(last or len(data) - 1), len(data) - 1)
