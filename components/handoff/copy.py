@@ -30,19 +30,15 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
 
-from accelstack.components.handoff.copy_destinations import (
-    DEFAULT_PART_BYTES,
-    AzureBlobDestination,
-    GcsDestination,
-    S3Destination,
-    vultr_keys,
-)
-from accelstack.components.handoff.copy_sources import AzureBlobSource, CopyError, OciParSource, SourceObject
+from accelstack.components.handoff.copy_objects import CopyError, CopyOptions, SourceObject
 
 TYPE_COPY = "pulumi-python:dynamic/handoff:ArtifactCopy"
 # What a new copy is made for: a change of any replaces the copy (and the clock its source credential expires from).
 RECOPY_KEYS = ("source_cloud", "source", "destination_cloud", "destination", "clock")
 READ_BYTES = 1024 * 1024
+# The clouds whose components/<cloud>/copy_store.py reads (copy_source) or writes (copy_destination) a copy.
+COPY_SOURCES = ("oci", "azure")
+COPY_DESTINATIONS = ("aws", "azure", "gcp", "vultr")
 
 
 class VerifiedStream:
@@ -98,63 +94,31 @@ def manifest_sha256(lines: list[tuple[str, int, str]]) -> str:
 
 
 class ArtifactCopyProvider(ResourceProvider):
-    """Lists the source prefix and streams each object to the destination prefix. Everything after `part_bytes`
-    is for tests and private endpoints: `s3_endpoint` (instead of AWS's Regional one or https://<Vultr cluster>),
-    `s3_credentials` ((key, secret) instead of the deployer's chain; Vultr uses destination_keys), `gcs_endpoint`,
-    `gcs_credentials`, `azure_endpoint` (the account goes in its path), `azure_credential` (for both ends),
-    `azure_client_options` (e.g. connection_verify)."""
+    """Lists the source prefix and streams each object to the destination prefix, through the source's and the
+    destination's cloud folders (components/<cloud>/copy_store.py: copy_source, copy_destination, found through the
+    cloud registry as the other per-cloud parts are). `options` is for tests and private endpoints."""
 
     serialize_as_secret_always = False  # the pickled provider holds no secret: credentials are props or ambient
 
-    def __init__(
-        self,
-        part_bytes: int = DEFAULT_PART_BYTES,
-        s3_endpoint: str | None = None,
-        s3_credentials: tuple[str, str] | None = None,
-        gcs_endpoint: str | None = None,
-        gcs_credentials: Any = None,
-        azure_endpoint: str | None = None,
-        azure_credential: Any = None,
-        azure_client_options: dict[str, Any] | None = None,
-    ):
+    def __init__(self, options: CopyOptions | None = None):
         super().__init__()
-        self.part_bytes = part_bytes
-        self.s3_endpoint, self.s3_credentials = s3_endpoint, s3_credentials
-        self.gcs_endpoint, self.gcs_credentials = gcs_endpoint, gcs_credentials
-        self.azure_endpoint, self.azure_credential = azure_endpoint, azure_credential
-        self.azure_client_options = azure_client_options
+        self.options = options or CopyOptions()
+
+    def _store(self, cloud: str, role: str, allowed: tuple[str, ...]) -> Any:
+        if cloud not in allowed:
+            raise CopyError(f"{role}_cloud {cloud!r}: a copy {'reads from' if role == 'source' else 'writes into'} "
+                            f"{' or '.join(allowed)}")  # fmt: skip
+        import importlib
+
+        from accelstack.clouds import registry
+
+        return getattr(importlib.import_module(f"{registry.get(cloud).components}.copy_store"), f"copy_{role}")
 
     def _source(self, props: dict[str, Any]) -> Any:
-        cloud = props["source_cloud"]
-        if cloud == "oci":
-            if not props.get("source_url"):
-                raise CopyError(f"{props['source']}: an OCI copy reads through its pre-authenticated request's URL")
-            return OciParSource(str(props["source_url"]), str(props["source"]))
-        if cloud == "azure":
-            return AzureBlobSource(
-                str(props["source"]), self.azure_credential, self.azure_endpoint, self.azure_client_options
-            )
-        raise CopyError(f"source_cloud {cloud!r}: a copy reads from oci or azure")
+        return self._store(str(props["source_cloud"]), "source", COPY_SOURCES)(props, self.options)
 
     def _destination(self, props: dict[str, Any]) -> Any:
-        cloud, uri, endpoint = props["destination_cloud"], str(props["destination"]), props.get("destination_endpoint")
-        if cloud == "aws":
-            return S3Destination(uri, str(endpoint or ""), self.s3_endpoint, self.s3_credentials, self.part_bytes)
-        if cloud == "vultr":
-            if not endpoint:
-                raise CopyError(f"{uri}: a Vultr copy needs the Object Storage host (destination_endpoint)")
-            who = "the stack's Object Storage key (account.weightsKey)"
-            return S3Destination(
-                uri, "us-east-1", self.s3_endpoint or f"https://{endpoint}", vultr_keys(props.get("destination_keys")),
-                self.part_bytes, who,
-            )  # fmt: skip
-        if cloud == "gcp":
-            return GcsDestination(uri, self.gcs_credentials, self.gcs_endpoint, self.part_bytes)
-        if cloud == "azure":
-            return AzureBlobDestination(
-                uri, self.azure_credential, self.azure_endpoint, self.azure_client_options, self.part_bytes
-            )
-        raise CopyError(f"destination_cloud {cloud!r}: a copy writes into aws, azure, gcp or vultr")
+        return self._store(str(props["destination_cloud"]), "destination", COPY_DESTINATIONS)(props, self.options)
 
     def _source_md5(self, source: Any, item: SourceObject) -> str:
         """The object's MD5: the source's, or (where it gives none) hashed from a read that writes nothing."""

@@ -24,7 +24,7 @@ from botocore.config import Config
 from moto.server import ThreadedMotoServer
 
 from accelstack.components.handoff.copy import RECOPY_KEYS, ArtifactCopyProvider
-from accelstack.components.handoff.copy_sources import CopyError
+from accelstack.components.handoff.copy_objects import CopyError, CopyOptions
 from tests.handoff.copy_fakes import AzureFake, AzureToken, GcsFake, OciPar
 
 PART = 256 * 1024  # the provider's part size here; S3 raises it to its 5 MiB minimum
@@ -78,20 +78,16 @@ class Stores:
     def provider(self) -> ArtifactCopyProvider:
         from google.oauth2.credentials import Credentials
 
-        return ArtifactCopyProvider(
+        options = CopyOptions(
             part_bytes=PART,
-            s3_endpoint=self.s3_endpoint,
-            s3_credentials=self.keys["deployer"],
-            gcs_endpoint=self.gcs.endpoint,
-            gcs_credentials=Credentials(token=GCS_TOKEN),
-            azure_endpoint=self.azure.endpoint,
-            azure_credential=self.azure_credential,
-            azure_client_options={
-                "connection_verify": str(self.azure.ca_file),
-                "max_single_get_size": 64 * 1024,
-                "max_chunk_get_size": 64 * 1024,
-            },
-        )
+            endpoints={"aws": self.s3_endpoint, "vultr": self.s3_endpoint, "gcp": self.gcs.endpoint,
+                       "azure": self.azure.endpoint},
+            credentials={"aws": self.keys["deployer"], "gcp": Credentials(token=GCS_TOKEN),
+                         "azure": self.azure_credential},
+            client_options={"azure": {"connection_verify": str(self.azure.ca_file), "max_single_get_size": 64 * 1024,
+                                      "max_chunk_get_size": 64 * 1024}},
+        )  # fmt: skip
+        return ArtifactCopyProvider(options)
 
     def props(self, source: str, destination: str, **changes: Any) -> dict[str, Any]:
         uri, endpoint = DESTINATIONS[destination]

@@ -1,110 +1,33 @@
-"""The sources an ArtifactCopy reads (components/handoff/copy.py): OCI Object Storage through the copy's
-pre-authenticated request, and Azure Blob Storage through the deployer's Entra ID token. Read-only: a listing of the
-prefix and a streamed GET of each object; nothing outside the prefix is requested.
-
-Each source lists `SourceObject`s (the full object name, its size, and its MD5 as hex where the store gives the MD5
-of the whole object) and opens one object as a binary stream. A refusal raises CopyError saying what the deployer
-must do. Every third-party import is inside the function that uses it: the provider is pickled into the state, and a
-preview must not load the cloud SDKs.
+"""Azure Blob Storage in the copy handoff (components/handoff/copy.py), through azure-storage-blob with the deployer's
+Entra ID token (azure-identity's DefaultAzureCredential, scope https://storage.azure.com/.default): as a SOURCE, a
+training checkpoint container read with Storage Blob Data Reader (List Blobs with prefix and NextMarker paging, Get
+Blob ranged and streamed); the deployer's public address must be admitted by the training stack's
+training.artifactReaderAddresses (or it runs in a subnet of training.artifactReaderSubnets): the checkpoint account's
+firewall denies by default. As a DESTINATION, the serving stack's own container written with Storage Blob Data
+Contributor (Put Block per part, one Put Block List with If-None-Match: * so nothing is replaced; Content-MD5 and
+metadata accelstack_md5 set). Every azure import is inside the function that uses it: the provider is pickled into
+the state, and a preview must not load the SDK.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, BinaryIO
+
+from accelstack.components.handoff.copy_objects import (
+    DEFAULT_PART_BYTES,
+    CopyError,
+    CopyOptions,
+    Existing,
+    SourceObject,
+    folder,
+)
 
 # The Entra ID scope of Azure Storage's data plane (learn.microsoft.com/azure/storage/blobs/authorize-access-azure-active-directory).
 AZURE_STORAGE_SCOPE = "https://storage.azure.com/.default"
 AZURE_BLOB_SUFFIX = ".blob.core.windows.net"
-
-
-class CopyError(Exception):
-    """The copy cannot go on; the message names the object or prefix and what the deployer must do."""
-
-
-@dataclass(frozen=True)
-class SourceObject:
-    name: str  # the full object name at the source (prefix included)
-    size: int
-    md5: str | None  # hex MD5 of the whole object, None where the source gives none (an OCI multipart upload)
-
-
-def md5_hex_from_base64(value: str | None) -> str | None:
-    """A store's base64 Content-MD5 as hex; None for a multipart MD5 (OCI's "<base64>-<parts>") or nothing."""
-    if not value or "-" in value:
-        return None
-    try:
-        digest = base64.b64decode(value, validate=True)
-    except ValueError:
-        return None
-    return digest.hex() if len(digest) == 16 else None
-
-
-def folder(prefix: str) -> str:
-    """A prefix as a folder: "a/b" and "a/b/" both list a/b/..., never a/bc."""
-    return prefix if prefix.endswith("/") else prefix + "/"
-
-
-def oci_prefix(source: str) -> str:
-    """oci://<bucket>@<namespace>/<prefix> -> <prefix>/."""
-    parsed = urllib.parse.urlparse(source)
-    if parsed.scheme != "oci" or not parsed.path.strip("/"):
-        raise CopyError(f"source {source}: expected oci://<bucket>@<namespace>/<non-empty prefix>")
-    return folder(parsed.path.lstrip("/"))
-
-
-class OciParSource:
-    """OCI Object Storage through a bucket-level PAR with ListObjects allowed on the prefix
-    (docs.oracle.com/iaas/Content/Object/Tasks/usingpreauthenticatedrequests.htm): a GET of the PAR URL lists
-    (`prefix`, `fields`, `start` <- `nextStartWith`); a GET of the PAR URL + the URL-encoded object name reads it."""
-
-    def __init__(self, par_url: str, source: str, timeout: float = 60.0):
-        self.url = par_url if par_url.endswith("/") else par_url + "/"
-        self.source, self.prefix, self.timeout = source, oci_prefix(source), timeout
-
-    def _open(self, address: str, what: str) -> BinaryIO:
-        try:
-            answer: BinaryIO = urllib.request.urlopen(address, timeout=self.timeout)
-            return answer
-        except urllib.error.HTTPError as failure:
-            detail = failure.read().decode(errors="replace")[:200]
-            hint = ""
-            if failure.code in (401, 403, 404):
-                hint = (
-                    " (OCI answers an expired or deleted pre-authenticated request as not found: the copy's PAR "
-                    "expires serving.artifactUrlLifetimeMinutes after the copy's clock; raise it and run `pulumi up` "
-                    "again, which declares a new PAR; or the object was deleted while the copy ran)"
-                )
-            raise CopyError(
-                f"OCI Object Storage refused {what} of {self.source}: HTTP {failure.code}{hint}: {detail}"
-            ) from None
-        except urllib.error.URLError as failure:
-            raise CopyError(f"OCI Object Storage could not be reached for {self.source}: {failure.reason}") from None
-
-    def list(self) -> list[SourceObject]:
-        found: list[SourceObject] = []
-        start: str | None = None
-        while True:
-            query = {"prefix": self.prefix, "fields": "name,size,md5"} | ({"start": start} if start else {})
-            with self._open(self.url + "?" + urllib.parse.urlencode(query), "the listing") as answer:
-                page = json.loads(answer.read())
-            for entry in page.get("objects", []):
-                name = str(entry["name"])
-                if name.startswith(self.prefix):  # a PAR lists only what it covers; keep to the prefix regardless
-                    found.append(SourceObject(name, int(entry.get("size") or 0), md5_hex_from_base64(entry.get("md5"))))
-            start = page.get("nextStartWith")
-            if not start:
-                return found
-
-    def open(self, name: str) -> BinaryIO:
-        # Object names are URL paths under the PAR: every byte but "/" percent-encoded (spaces, +, &, =, UTF-8).
-        return self._open(self.url + urllib.parse.quote(name, safe="/"), f"the object {name!r}")
+AZURE_MD5_METADATA = "accelstack_md5"  # Azure metadata names are C# identifiers: no "-"
 
 
 def azure_location(uri: str) -> tuple[str, str, str]:
@@ -227,3 +150,85 @@ class AzureBlobSource:
             return ChunkStream(iter(self._client().download_blob(name).chunks()))
         except HttpResponseError as failure:
             raise azure_refusal(failure, f"the blob {name!r} of {self.source}", role) from None
+
+
+class AzureBlobDestination:
+    """A Blob container's prefix through azure-storage-blob: get_blob_properties, then upload_blob (blocks of
+    `part_bytes`, committed by one Put Block List with If-None-Match: *), Content-MD5 and metadata set."""
+
+    def __init__(
+        self,
+        destination: str,
+        credential: Any = None,
+        endpoint: str | None = None,
+        client_options: dict[str, Any] | None = None,
+        part_bytes: int = DEFAULT_PART_BYTES,
+    ):
+        self.destination = destination
+        self.account, self.container_name, self.prefix = azure_location(destination)
+        self.credential, self.endpoint, self.client_options = credential, endpoint, client_options or {}
+        self.part_bytes = part_bytes
+        self._container: Any = None
+        self.role = f"Storage Blob Data Contributor on the container {self.container_name} of {self.account}"
+
+    def _client(self) -> Any:
+        if self._container is None:
+            from azure.storage.blob import ContainerClient  # imported here: the provider is pickled without it
+
+            self._container = ContainerClient(
+                azure_account_url(self.account, self.endpoint),
+                self.container_name,
+                credential=self.credential if self.credential is not None else default_azure_credential(),
+                max_single_put_size=self.part_bytes,
+                max_block_size=self.part_bytes,
+                **self.client_options,
+            )
+        return self._container
+
+    def head(self, key: str) -> Existing | None:
+        from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+
+        try:
+            properties = self._client().get_blob_client(key).get_blob_properties()
+        except ResourceNotFoundError:
+            return None
+        except HttpResponseError as failure:
+            raise azure_refusal(failure, f"reading {self.destination}{key[len(self.prefix) :]}", self.role) from None
+        md5 = (properties.metadata or {}).get(AZURE_MD5_METADATA)
+        return Existing(int(properties.size or 0), md5)
+
+    def upload(self, key: str, stream: BinaryIO, size: int, md5: str) -> None:
+        from azure.core.exceptions import HttpResponseError, ResourceExistsError
+        from azure.storage.blob import ContentSettings
+
+        settings = ContentSettings(content_md5=bytearray(bytes.fromhex(md5)))
+        try:
+            self._client().upload_blob(
+                key, stream, length=size, overwrite=False, metadata={AZURE_MD5_METADATA: md5},
+                content_settings=settings, max_concurrency=1,
+            )  # fmt: skip
+        except ResourceExistsError:
+            raise CopyError(
+                f"{self.destination}: a blob {key!r} appeared while the copy ran: copy into a new prefix"
+            ) from None
+        except HttpResponseError as failure:
+            raise azure_refusal(failure, f"writing {key!r} into {self.destination}", self.role) from None
+
+
+def copy_source(props: dict[str, Any], options: CopyOptions) -> AzureBlobSource:
+    return AzureBlobSource(
+        str(props["source"]),
+        options.credentials.get("azure"),
+        options.endpoints.get("azure"),
+        options.client_options.get("azure"),
+    )
+
+
+def copy_destination(props: dict[str, Any], options: CopyOptions) -> AzureBlobDestination:
+    return AzureBlobDestination(
+        str(props["destination"]),
+        options.credentials.get("azure"),
+        options.endpoints.get("azure"),
+        options.client_options.get("azure"),
+        options.part_bytes,
+    )
