@@ -208,7 +208,7 @@ def azure_error(status: int, code: str) -> Answer:
 
 class AzureFake(HttpFake):
     """Storage accounts' containers over HTTPS on localhost: (account, container, name) -> (bytes, metadata).
-    `refusal` (an x-ms-error-code) answers every request 403; `page_size` pages List Blobs."""
+    `refusal` (an x-ms-error-code) answers every request (to `refused_account`) 403; `page_size` pages List Blobs."""
 
     def __init__(self, directory: Path, token: str):
         certificate = issue("localhost", directory)
@@ -220,6 +220,7 @@ class AzureFake(HttpFake):
         self.blocks: dict[str, bytes] = {}
         self.page_size = 2
         self.refusal: str | None = None
+        self.refused_account: str | None = None  # None: every account refuses
         self.without_md5: set[str] = set()
 
     @property
@@ -256,11 +257,11 @@ class AzureFake(HttpFake):
     def handle(self, method: str, path: str, headers: Any, body: bytes) -> Answer:
         if headers.get("Authorization") != f"Bearer {self.token}":
             return azure_error(401, "InvalidAuthenticationInfo")
-        if self.refusal:
-            return azure_error(403, self.refusal)
         raw, _, query_text = path.partition("?")
         query = dict(urllib.parse.parse_qsl(query_text))
         account, container, *rest = [urllib.parse.unquote(part) for part in raw.lstrip("/").split("/", 2)]
+        if self.refusal and self.refused_account in (None, account):
+            return azure_error(403, self.refusal)
         if not rest:
             if method == "GET" and query.get("comp") == "list":
                 return self.listing(account, container, query)

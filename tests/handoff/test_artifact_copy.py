@@ -326,7 +326,7 @@ def test_an_empty_source_prefix_fails(stores: Stores, source: str) -> None:
         stores.provider().create(stores.props(source, "aws") | {"source": empty[source]})
 
 
-@pytest.mark.parametrize("destination", ["aws", "gcp", "azure"])
+@pytest.mark.parametrize("destination", ["aws", "gcp", "azure", "vultr"])
 def test_an_md5_mismatch_writes_nothing_of_that_object(stores: Stores, destination: str) -> None:
     stores.oci.wrong_md5 = {PREFIX + "model-00001-of-00002.safetensors"}  # the big one: multipart / chunks / blocks
     with pytest.raises(CopyError, match=r"MD5 .* differs from the source's"):
@@ -401,3 +401,26 @@ def test_a_dot_segment_in_a_name_is_refused(stores: Stores) -> None:
     stores.oci.objects[PREFIX + "a/../../escape.bin"] = b"x"
     with pytest.raises(CopyError, match=r"has a \. or \.\. segment"):
         stores.provider().create(stores.props("oci", "azure"))
+
+
+@pytest.mark.parametrize(
+    ("destination", "says"),
+    [("aws", "the deployer's AWS credentials must be able to read and write s3://acme-serving-models/"),
+     ("vultr", "account.weightsKey, must be able to read and write s3://acme-vultr-models/"),
+     ("gcp", "roles/storage.objectUser"),
+     ("azure", "Storage Blob Data Contributor on the container models of servingmodels")],
+)  # fmt: skip
+def test_destination_refusals_say_what_the_writer_needs(stores: Stores, destination: str, says: str) -> None:
+    provider = stores.provider()
+    props = stores.props("oci", destination)
+    if destination == "aws":
+        provider.options.credentials["aws"] = (stores.keys["deployer"][0], "not-the-secret")
+    elif destination == "vultr":
+        props["destination_keys"] = json.dumps({"accessKey": stores.keys["vultr"][0], "secretKey": "not-the-secret"})
+    elif destination == "gcp":
+        stores.gcs.refuse_writes = True
+    else:
+        stores.azure.refusal, stores.azure.refused_account = "AuthorizationPermissionMismatch", "servingmodels"
+    with pytest.raises(CopyError) as refused:
+        provider.create(props)
+    assert says in str(refused.value)
