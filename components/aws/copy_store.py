@@ -70,6 +70,7 @@ class S3Destination:
         return Existing(int(answer["ContentLength"]), answer.get("Metadata", {}).get(MD5_METADATA))
 
     def upload(self, key: str, stream: BinaryIO, size: int, md5: str) -> None:
+        from boto3.exceptions import S3UploadFailedError
         from boto3.s3.transfer import TransferConfig
         from botocore.exceptions import ClientError
 
@@ -82,6 +83,8 @@ class S3Destination:
             )
         except ClientError as failure:
             raise self._refusal(failure, f"writing s3://{self.bucket}/{key}") from None
+        except S3UploadFailedError as failure:  # s3transfer's wrapper of a part's or the completion's refusal
+            raise CopyError(f"S3 refused writing s3://{self.bucket}/{key}: {failure}") from None
 
 
 def copy_destination(props: dict[str, Any], options: CopyOptions) -> S3Destination:
