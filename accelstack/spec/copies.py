@@ -140,3 +140,13 @@ def copies_requested(spec: object) -> bool:
     if serving is None:
         return False
     return serving.model.copy_from is not None or any(a.copy_from is not None for a in serving.model.adapters)
+
+
+def own_cloud_artifact_account(artifact_account: str | None, own_cloud: str) -> str | None:
+    """serving.artifactAccount where it names an account of the stack's own cloud (whose grants and keys the
+    replicas' own-store read names); None where it is another cloud's (a copy's source: the weights were copied into
+    this stack's own account) or unset."""
+    if artifact_account is None:
+        return None
+    cloud, account = reference_cloud(artifact_account, own_cloud)
+    return account if cloud == own_cloud else None
