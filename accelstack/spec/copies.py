@@ -64,9 +64,10 @@ class ArtifactCopyPlan:
         return f"oci://{self.source.bucket}@{self.source.namespace}/{self.source.prefix}"
 
 
-def copy_source_cloud(uri: str) -> str | None:
-    """The cloud a copyFrom URI names (by its scheme, or a Blob Storage / S3 host)."""
-    return store_cloud(uri)
+def copy_source_cloud(uri: str, own_cloud: str) -> str | None:
+    """The cloud a copyFrom URI names (by its scheme, or a Blob Storage / S3 host; a scheme of the stack's own store
+    is its own: s3:// in a Vultr stack is Vultr Object Storage)."""
+    return store_cloud(uri, own_cloud)
 
 
 def destination_uri(uri: str, own_cloud: str) -> str:
@@ -100,7 +101,7 @@ def artifact_copies(spec: object) -> tuple[ArtifactCopyPlan, ...]:
     if serving is None or serving.model.copy_from is None or serving.artifact_account is None:
         return ()
     own: str = spec.cloud  # type: ignore[attr-defined]
-    source_cloud = copy_source_cloud(serving.model.copy_from)
+    source_cloud = copy_source_cloud(serving.model.copy_from, own)
     cloud, account = reference_cloud(serving.artifact_account, own)
     if source_cloud not in COPY_SOURCES or source_cloud == own or cloud != source_cloud:
         return ()

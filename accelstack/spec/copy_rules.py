@@ -49,7 +49,7 @@ def copy_problems(spec: ServingStack) -> Iterator[Problem]:
                     "account): set serving.model.copyFrom too, or remove the adapter's copyFrom",
                 )
         return
-    source = copy_source_cloud(model.copy_from)
+    source = copy_source_cloud(model.copy_from, own)
     if source not in COPY_SOURCES or source == own:
         why = (
             f"every serving cloud reads {source} where it is (weightsUri: {model.copy_from}, serving.artifactAccount)"
