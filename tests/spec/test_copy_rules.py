@@ -137,3 +137,12 @@ def test_without_copy_from_the_refusal_says_how_to_copy():
     assert "serving.model.weightsUri: a gcp stack cannot read oci artifacts without keys" in text
     assert "or copy them into this stack's own store: serving.model.copyFrom" in text
     assert "serving.artifactAccount" in text and "copy the weights into this stack's own store" in text
+
+
+def test_a_vultr_copy_never_writes_where_the_weights_key_lies():
+    """The Vultr destination is read with the read-only weights key (its object outside every synced prefix): a
+    destination over the key's object would copy next to it, and sync it onto every replica."""
+    text = problems(edited("azure", "vultr", "serving.model.weightsUri=s3://acme-models/keys/"))
+    assert "account.weightsKey.object" in text and "lies under s3://acme-models/keys/" in text
+    spec = parse_spec(copy_config("azure", "vultr"))
+    assert spec.account.weights_key is not None  # kept: it signs the replicas' key URL and writes the copy
