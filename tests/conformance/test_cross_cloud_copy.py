@@ -185,3 +185,44 @@ def test_validate_passes_with_copy_from_and_fails_without(source, serving):
         assert result.exit_code == code, result.output
         if not copy:
             assert "serving.model.copyFrom" in result.output and "Traceback" not in result.output
+
+
+def test_each_copied_adapter_gets_its_own_clock_par_and_copy_under_one_pinned_provider():
+    adapter = (
+        "{name: acme, uri: gs://acme-serving-models/adapters/acme/, "
+        "copyFrom: oci://acme-train-checkpoints@acmetenancy/adapters/acme/}"
+    )
+    config = config_for_pulumi(apply_overrides(copy_config("oci", "gcp"), [f"serving.model.adapters=[{adapter}]"]))
+    cap = capture(MAIN, config, stack="gcp-serving", preview=False)
+    copies = [r for r in cap.resources if r.type == COPY]
+    assert sorted(c.inputs["destination"] for c in copies) == [
+        "gs://acme-serving-models/adapters/acme/",
+        DESTINATIONS["gcp"],
+    ]
+    pars = cap.by_type("oci:ObjectStorage/preauthrequest:Preauthrequest")
+    assert sorted(p.inputs["objectName"] for p in pars) == ["adapters/acme/", "models/llama-3.1-8b/step-12000/"]
+    assert len([r for r in cap.resources if r.type == "pulumi:providers:oci"]) == 1
+    assert len([c for c in cap.by_type("time:index/static:Static") if "copy" in c.name]) == 2
+    [group] = cap.by_type(GROUPS["gcp"])
+    assert all(any(urn.endswith(f"::{c.name}") for urn in group.dependencies) for c in copies)
+
+
+def test_the_pack_context_places_the_copys_source_and_destination():
+    """The packs' context: the copy's source bucket is training's, its destination bucket serving's, and each copy
+    is described (artifactCopies) for the separation pack's copy rules; no reader handoff."""
+    from accelstack.engine.pack_context import context_from_spec
+
+    context = context_from_spec(parse_spec(copy_config("oci", "aws")))
+    assert context["artifactHandoff"] is None
+    assert context["trainingStores"] == ["acme-train-checkpoints"]
+    assert context["servingStores"] == ["acme-serving-models"]
+    [copy] = context["artifactCopies"]
+    assert copy["sourceCloud"] == "oci" and copy["destination"] == DESTINATIONS["aws"]
+    assert (copy["tenancy"], copy["region"], copy["lifetimeMinutes"]) == (OCI_TENANCY, "us-ashburn-1", 120)
+    assert (copy["store"], copy["namespace"], copy["prefix"]) == (
+        "acme-train-checkpoints",
+        "acmetenancy",
+        "models/llama-3.1-8b/step-12000/",
+    )
+    plain = context_from_spec(parse_spec(read_stack_file(STACKS / "Pulumi.aws-serving.yaml")))
+    assert plain["artifactCopies"] is None and plain["servingStores"] is None
