@@ -107,7 +107,8 @@ def _handoff_account(config: Mapping[str, str], namespace: str, cloud: str) -> t
 
     try:
         serving = json.loads(config.get(f"{namespace}:serving", "{}"))
-        weights = serving["model"]["weightsUri"]
+        # A copy (serving.model.copyFrom) reads its source there: the PAR of an OCI source is that cloud's.
+        weights = serving["model"].get("copyFrom") or serving["model"]["weightsUri"]
         other, account = reference_cloud(str(serving["artifactAccount"]), cloud)
     except (TypeError, KeyError, json.JSONDecodeError):
         return None
@@ -119,6 +120,10 @@ def _handoff_account(config: Mapping[str, str], namespace: str, cloud: str) -> t
     return mocks(other, account=block), _PACKAGES[other]
 
 
+CLOCK = "time:index/static:Static"
+MOCK_CLOCK = "2026-12-05T12:00:00Z"
+
+
 class HandoffMocks(pulumi.runtime.Mocks):
     """The stack's cloud's mocks, with another cloud's resources (the handoff's reader) answered by that cloud's."""
 
@@ -127,6 +132,10 @@ class HandoffMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         resource_id, outputs = (self.other if args.typ.startswith(self.prefix) else self.own).new_resource(args)
+        if args.typ == CLOCK and "rfc3339" not in outputs:
+            # A copy's clock (components/handoff/copies.py) on a cloud whose mocks keep no clock of their own: the
+            # instant the Azure and Vultr mocks answer, so the PAR's expiry is deterministic.
+            return MOCK_CLOCK, {**outputs, "id": MOCK_CLOCK, "rfc3339": MOCK_CLOCK}
         return resource_id or f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:

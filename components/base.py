@@ -54,6 +54,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("serving", "artifactTenancy"): None,  # OCI weights: the training tenancy
     ("serving", "artifactUrlLifetimeMinutes"): None,  # OCI weights on Vultr: each replica's PAR lifetime
     ("serving", "artifactDeployer"): None,  # AWS weights on Vultr: the principal the reader role trusts
+    ("serving", "model", "copyFrom"): None,  # weights copied from another cloud (each adapter's: _digested)
     ("landing",): None,  # the landing stack the account came from (accelstack.spec.landing_ref)
 }
 
@@ -96,6 +97,8 @@ def _digested(spec: StackSpec) -> dict[str, Any]:
     data = spec.model_dump(mode="json", by_alias=True)
     for path, default in KEYS_ADDED_LATER.items():
         _drop_at_default(data, path, default)
+    for adapter in ((data.get("serving") or {}).get("model") or {}).get("adapters") or []:
+        _drop_at_default(adapter, ("copyFrom",), None)  # added later, as the weights' copyFrom
     scheduler = (data.get("training") or {}).get("scheduler") or {}
     if scheduler.get("kind") != "slurm" and scheduler.get("containers") == "none":
         del scheduler["containers"]  # the only value a scheduler other than Slurm takes (accelstack.spec.scheduler)

@@ -35,12 +35,13 @@ from accelstack.commands.common import (
 from accelstack.commands.size import DEFAULT_CLOUD, PricesOpt, book, cloud_named, emit, planner_call
 from accelstack.planner import checkpoint as ck
 from accelstack.planner import cost as costs
-from accelstack.planner.egress import handoff_egress
+from accelstack.planner.egress import copy_egress, handoff_egress
 from accelstack.planner.hardware import GIB, instance
 from accelstack.planner.pricing import PriceBook
 from accelstack.planner.serving_plan import ROOT_VOLUME_IOPS, ROOT_VOLUME_THROUGHPUT_MIBPS, plan_serving
 from accelstack.planner.training_plan import job_compute_hours, lustre_setting, plan_training
 from accelstack.planner.units import counted
+from accelstack.spec.copies import artifact_copies
 from accelstack.spec.handoff import artifact_handoff
 from accelstack.spec.models import ServingStack, TrainingStack
 
@@ -228,6 +229,9 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
         root_volume_iops=ROOT_VOLUME_IOPS, root_volume_mibps=ROOT_VOLUME_THROUGHPUT_MIBPS, warm_pool=plan.warm_pool_size,
     )  # fmt: skip
     handoff = artifact_handoff(spec)
+    copies = artifact_copies(spec)
+    copied_gb = plan.weights_gb + 0.5 * sum(1 for c in copies if c.name != "weights")  # as the fetch: 0.5 GB each
+    copy = copy_egress(copies[0].source_cloud, spec.cloud, copied_gb).as_dict() if copies else None
     egress = (
         handoff_egress(
             handoff.training_cloud, handoff.serving_cloud, plan.weights_gb + 0.5 * len(serving.model.adapters),
@@ -255,6 +259,8 @@ def serving_estimate(spec: ServingStack, months: float, prices: PriceBook, *, cl
         "serving": result.as_dict(),
         # Weights on another cloud: the training cloud's egress, billed to the training account (not in the totals).
         "crossCloudEgress": egress,
+        # Weights copied from another cloud (serving.model.copyFrom): its egress once per checkpoint, not monthly.
+        "copyEgress": copy,
         "totalUsd": result.lifetime_usd,
         "monthlyUsd": result.monthly_usd,
         "notPriced": not_priced_for(cloud.prices.not_priced, "serving", (replicas.instance_type,)),
@@ -337,6 +343,12 @@ def serving_table(results: dict[str, Any]) -> Table:
             table.caption += (
                 f"\n{name}: cross-cloud egress from {egress['training_cloud']} ${egress['monthly_usd']:,.0f}/month = "
                 f"{egress['basis']}; list price as of {egress['as_of']}, {egress['source']}"
+            )
+        copy = r.get("copyEgress")
+        if copy:  # copied into this stack's store: the training account pays once per checkpoint
+            table.caption += (
+                f"\n{name}: copy egress from {copy['training_cloud']} ${copy['usd_per_copy']:,.2f} per checkpoint = "
+                f"{copy['basis']}; list price as of {copy['as_of']}, {copy['source']}"
             )
     return table
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelstack.spec.copies import artifact_copies, destination_key
 from accelstack.spec.handoff import artifact_handoff, artifact_location, split_account_reference
 
 
@@ -74,6 +75,8 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         # S3 and GCS bucket names carry no account: the weights' bucket is training's (the documented read path),
         # and so are the buckets a training stack names for its datasets and checkpoints, created or existing.
         "trainingStores": _training_buckets(spec),
+        # A copy's destination (serving.model.weightsUri with copyFrom) is the serving side's own bucket.
+        "servingStores": _copy_destination_buckets(spec),
         # The store that holds the artifacts serving may read: the one a storage firewall may open to serving's
         # subnets and that may never take keys that bypass the read path's role conditions (Azure: its account).
         "artifactStores": _artifact_stores(spec),
@@ -83,7 +86,37 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         "frontDoorAccessLogs": spec.serving.load_balancer.access_logs if getattr(spec, "serving", None) else None,
         # Weights on another cloud: the one reader this serving stack may declare in that training account.
         "artifactHandoff": _handoff(spec),
+        # Weights copied from another cloud into this stack's own store (serving.model.copyFrom): each copy's source
+        # (read-only, prefix-scoped) and destination (this stack's store), as accelstack.spec.copies resolves them.
+        "artifactCopies": _copies(spec),
     }
+
+
+def _copy_destination_buckets(spec: Any) -> list[str] | None:
+    """The buckets the copies write into (S3, GCS, Vultr Object Storage: names without an account); an Azure
+    destination is placed by its storage account's resource id instead."""
+    own = getattr(spec, "cloud", "")
+    return sorted({destination_key(c.destination, own)[0] for c in artifact_copies(spec) if own != "azure"}) or None
+
+
+def _copies(spec: Any) -> list[dict[str, Any]] | None:
+    copies = artifact_copies(spec)
+    return [
+        {
+            "sourceCloud": c.source_cloud,
+            "source": c.source_uri,
+            "store": c.source.storage_account or c.source.bucket,
+            "namespace": c.source.namespace or None,
+            "prefix": c.source.prefix,
+            "account": c.training_account,
+            "tenancy": c.tenancy or None,
+            "region": c.region or None,
+            "lifetimeMinutes": c.lifetime_minutes or None,
+            "destinationCloud": c.destination_cloud,
+            "destination": c.destination,
+        }
+        for c in copies
+    ] or None
 
 
 def _handoff(spec: Any) -> dict[str, Any] | None:
@@ -152,6 +185,9 @@ def _training_buckets(spec: Any) -> list[str] | None:
     serving = getattr(spec, "serving", None)
     training = getattr(spec, "training", None)
     uris: list[str] = []
+    copies = artifact_copies(spec)
+    if copies:  # the weights were copied into this stack's own store: training's buckets are the copies' sources
+        return sorted({c.source.bucket for c in copies if not c.source.storage_account}) or None
     if serving is not None:
         uris.append(str(serving.model.weights_uri))
     if training is not None:

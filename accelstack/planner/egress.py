@@ -97,3 +97,38 @@ def handoff_egress(
         price.source,
         price.as_of,
     )
+
+
+@dataclass(frozen=True)
+class CopyEgress:
+    """The copy handoff (accelstack.spec.copies): the deployer copies each checkpoint once into the serving stack's
+    own store, so the training cloud bills the weights leaving it once per checkpoint copied, not per replica boot
+    (the replicas then read their own store: no egress)."""
+
+    training_cloud: str
+    serving_cloud: str
+    usd_per_gb: float
+    weights_gb: float
+    usd_per_copy: float  # the weights and copied adapters leaving the training cloud once
+    basis: str
+    source: str
+    as_of: str
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def copy_egress(training_cloud: str, serving_cloud: str, weights_gb: float) -> CopyEgress:
+    price = EGRESS_TO_INTERNET[training_cloud]
+    per_copy = weights_gb * price.usd_per_gb
+    return CopyEgress(
+        training_cloud,
+        serving_cloud,
+        price.usd_per_gb,
+        round(weights_gb, 2),
+        round(per_copy, 2),
+        f"{weights_gb:.1f} GB x ${price.usd_per_gb}/GB ({price.tier}), once per checkpoint copied (a new copyFrom "
+        "prefix); the replicas read this stack's own store (the training account pays the copy's egress)",
+        price.source,
+        price.as_of,
+    )

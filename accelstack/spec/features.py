@@ -30,11 +30,13 @@ def _training(test: Callable[[TrainingStack], bool]) -> Callable[[StackSpec], bo
 
 def _cross_cloud_reader(spec: ServingStack) -> bool:
     """artifactAccount names another cloud's account this cloud reads through its own reader (accelstack.spec.handoff
-    READERS: oci: from a vultr stack), not a cross-account grant of its own cloud."""
+    READERS: oci: from a vultr stack) or copies from (serving.model.copyFrom), not a cross-account grant of its own
+    cloud."""
+    from accelstack.spec.copies import copies_requested
     from accelstack.spec.handoff import READERS, split_account_reference
 
     cloud = split_account_reference(spec.serving.artifact_account or "")[0]
-    return cloud not in (None, spec.cloud) and (cloud, spec.cloud) in READERS
+    return cloud not in (None, spec.cloud) and ((cloud, spec.cloud) in READERS or copies_requested(spec))
 
 
 def _serving(test: Callable[[ServingStack], bool]) -> Callable[[StackSpec], bool]:

@@ -14,6 +14,8 @@ from accelstack.spec.accounts import (
     TOKEN_LIFETIME_MINUTES,
     account_model,
 )
+from accelstack.spec.copies import COPY_DESTINATIONS, COPY_SOURCES, copies_requested
+from accelstack.spec.copy_rules import copy_problems
 from accelstack.spec.handoff import (
     HANDOFF_CLOUDS,
     PER_REPLICA_PAIRS,
@@ -32,14 +34,18 @@ from accelstack.spec.problems import Problem
 from accelstack.spec.rule_registry import rule
 
 
-def reference_problem(reference: str, own_cloud: str) -> str | None:
+def reference_problem(reference: str, own_cloud: str, copying: bool = False) -> str | None:
     """None if `reference` names an account: an id of the stack's cloud, or `<cloud>:<id>` of a cloud the
-    handoff reaches (accelstack.spec.handoff), each id in its own cloud's format."""
+    handoff reaches (accelstack.spec.handoff), or, in a stack that copies its weights (`copying`:
+    serving.model.copyFrom), of a cloud a copy reads from (accelstack.spec.copies), each id in its own cloud's
+    format."""
     cloud, account_id = split_account_reference(reference)
     if cloud is None or cloud == own_cloud:
         return account_model(own_cloud).id_problem(account_id)
     if (cloud, own_cloud) in READERS:
         pass  # a pair beyond the three federating clouds (oci: in a vultr stack)
+    elif copying and cloud in COPY_SOURCES and own_cloud in COPY_DESTINATIONS:
+        pass  # the copy reads there with the deployer's credentials (accelstack.spec.copies)
     elif cloud not in HANDOFF_CLOUDS or own_cloud not in HANDOFF_CLOUDS:
         reach = ", ".join(f"{name}:" for name in HANDOFF_CLOUDS)
         others = sorted(
@@ -50,6 +56,12 @@ def reference_problem(reference: str, own_cloud: str) -> str | None:
             f"{reference!r}: accounts of another cloud are named between {reach} stacks only"
             + (f" (and {', '.join(others)})" if others else "")
             + (f"; not {cloud}: in a {own_cloud} stack: {because}" if because else "")
+            + (
+                f"; or copy the weights into this stack's own store (serving.model.copyFrom), which reads {cloud} "
+                "with the deployer's credentials"
+                if cloud in COPY_SOURCES and own_cloud in COPY_DESTINATIONS and not copying
+                else ""
+            )
         )
     problem = account_model(cloud).id_problem(account_id)
     return f"{cloud}: {problem}" if problem else None
@@ -63,6 +75,9 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
     serving = spec.serving
     if not registry.get(spec.cloud).catalog.object_uri_schemes:
         return  # a cloud that has not said its store's schemes cannot tell its own URIs from another cloud's
+    if copies_requested(spec):
+        yield from copy_problems(spec)  # the weights are copied into this stack's own store (accelstack.spec.copies)
+        return
     source = store_cloud(serving.model.weights_uri, spec.cloud)
     named = reference_cloud(serving.artifact_account, spec.cloud)[0] if serving.artifact_account else None
     if source == spec.cloud and named == "aws" != spec.cloud and (named, spec.cloud) in READERS:
@@ -96,7 +111,13 @@ def weights_on_another_cloud(spec: ServingStack) -> Iterator[Problem]:
             f"a {spec.cloud} stack cannot read {source} artifacts without keys"
             + (f" ({because})" if because else "")
             + f"; allowed training clouds for {spec.cloud}: "
-            + (", ".join(t for t, s in READERS if s == spec.cloud) or "none"),
+            + (", ".join(t for t, s in READERS if s == spec.cloud) or "none")
+            + (
+                f"; or copy them into this stack's own store: serving.model.copyFrom: {serving.model.weights_uri} "
+                f"with serving.model.weightsUri a prefix of this stack's {spec.cloud} store"
+                if source in COPY_SOURCES and spec.cloud in COPY_DESTINATIONS
+                else ""
+            ),
         )
         return
     listed = [r for r in spec.separation.training_accounts if split_account_reference(r)[0] == source]

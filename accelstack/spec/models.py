@@ -307,8 +307,10 @@ class LoraAdapter(Model):
     """Where the adapter's weights are, e.g. s3://acme-train-checkpoints/models/adapters/acme/."""
     rank: int = Field(default=16, ge=1, le=512)
     """LoRA rank (1 to 512); sizes the adapter memory."""
+    copy_from: str | None = Field(default=None, pattern=URI_PATTERN)
+    """Copy the adapter at `pulumi up` from this prefix on the weights' copyFrom cloud into `uri` (this stack's own store), as serving.model.copyFrom; none: `uri` is read as it is."""
 
-    TEXT_GRAMMARS: ClassVar[Grammars] = {"uri": object_uri_problem}
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"uri": object_uri_problem, "copy_from": object_uri_problem}
 
 
 class ModelSpec(Model):
@@ -327,8 +329,14 @@ class ModelSpec(Model):
     """Longest sequence (prompt + output) a request may use, tokens."""
     adapters: list[LoraAdapter] = Field(default_factory=list)
     """LoRA adapters served beside the base model."""
+    copy_from: str | None = Field(default=None, pattern=URI_PATTERN)
+    """Training artifacts on another cloud (oci://<bucket>@<namespace>/<prefix> or https://<account>.blob.core.windows.net/<container>/<prefix>) copied at `pulumi up`, with the deployer's credentials, into weightsUri (then a prefix in this stack's own store), which the replicas read as their own; the source's training account is serving.artifactAccount. The deployer needs, at the source: OCI, the right to create a pre-authenticated request on the bucket in serving.artifactTenancy (PAR_MANAGE and OBJECT_READ), which the copy reads through; Azure, Storage Blob Data Reader on the container, and its address admitted by the training stack's training.artifactReaderAddresses (or a subnet in training.artifactReaderSubnets); at the destination, write on the prefix: AWS and Google Cloud its own credentials, Azure Storage Blob Data Contributor, Vultr the account.weightsKey signer key (which must then be able to write the weights prefix). Objects already there with the same size and MD5 are kept; a different one fails (copy into a new prefix); nothing is ever deleted; none: weightsUri is read where it is."""
 
-    TEXT_GRAMMARS: ClassVar[Grammars] = {"name": model_id_problem, "weights_uri": object_uri_problem}
+    TEXT_GRAMMARS: ClassVar[Grammars] = {
+        "name": model_id_problem,
+        "weights_uri": object_uri_problem,
+        "copy_from": object_uri_problem,
+    }
 
 
 class Replicas(Model):

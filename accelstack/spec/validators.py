@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from accelstack.clouds import registry
 from accelstack.clouds.base import DatasetImport, ParallelFsTier
 from accelstack.spec.base import account_key, account_keys
+from accelstack.spec.copies import copies_requested
 from accelstack.spec.features import FEATURE_USES
 from accelstack.spec.handoff import store_cloud
 from accelstack.spec.handoff_rules import reference_problem
@@ -112,7 +113,7 @@ def separation_account_ids_format(spec: StackSpec) -> Iterator[Problem]:
         ("servingAccounts", spec.separation.serving_accounts),
     ):
         for index, item in enumerate(accounts):
-            problem = reference_problem(item, spec.cloud)
+            problem = reference_problem(item, spec.cloud, copying=copies_requested(spec))
             if problem:
                 yield Problem(f"separation.{key}.{index}", problem)
 
@@ -145,7 +146,7 @@ def artifact_account_is_training(spec: ServingStack) -> Iterator[Problem]:
             Level.WARNING,
         )
         return
-    problem = reference_problem(artifact_account, spec.cloud)
+    problem = reference_problem(artifact_account, spec.cloud, copying=copies_requested(spec))
     if problem:
         yield Problem("serving.artifactAccount", problem)
     elif account_key(artifact_account) not in account_keys(training):

@@ -25,9 +25,11 @@ import pulumi
 
 from accelstack.components.base import ServingServiceArgs
 from accelstack.components.handoff import FederatedReader, ServingIdentity, declare_reader
+from accelstack.components.handoff.copies import declare_copies
 from accelstack.components.recipes.parts import RecipeContext
 from accelstack.components.replica import admission_proxy_environment
 from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.copies import artifact_copies
 from accelstack.spec.handoff import artifact_handoff
 from accelstack.spec.models import ServingSpec, ServingStack
 
@@ -105,6 +107,7 @@ class ServingParts(ABC):
     once each. A part may keep what it built for a later one; it returns only the neutral values above."""
 
     artifact_reader: FederatedReader | None = None  # weights on another cloud: the reader declared there
+    artifact_copies: Sequence[pulumi.Resource] = ()  # weights copied into this stack's store: the group waits
 
     def __init__(self, ctx: ServingContext):
         self.ctx = ctx
@@ -132,6 +135,12 @@ class ServingParts(ABC):
         """The replicas' identity as another cloud's trust names it (after `identity`), for weights on another
         cloud (accelstack.spec.handoff). A cloud whose replicas have no platform identity leaves this out."""
         raise NotImplementedError(f"{type(self).__name__} cannot read another cloud's artifacts")
+
+    def copy_destination(self) -> tuple[str, pulumi.Input[str] | None]:
+        """Where a copy writes in this stack's own store (components/handoff/copy.py ArtifactCopy): the endpoint (the
+        AWS Region, the Vultr Object Storage host; "" where the URI says it all) and the secret key JSON a store
+        without ambient deployer credentials is written with (Vultr's); None where the deployer's own serve."""
+        return "", None
 
     @abstractmethod
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
@@ -196,6 +205,9 @@ class ServingRecipe(pulumi.ComponentResource):
         self.handoff = artifact_handoff(self.spec)
         if self.handoff is not None:
             parts.artifact_reader = declare_reader(name, self.handoff, parts.serving_identity(), self)
+        # Weights copied from another cloud into this stack's own store at `up` (the replica group waits for them).
+        if artifact_copies(self.spec):
+            parts.artifact_copies = declare_copies(name, self.spec, self, *parts.copy_destination())
         self.web_acl = parts.edge(self.replica_network)
         admission = self.admission or parts.replica_admission()
         self.replicas = parts.replica_group(self.replica_network, admission)

@@ -12,6 +12,7 @@ import pulumi_aws as aws
 from accelstack.components.aws.handles import EC2_ASSUME_ROLE_POLICY
 from accelstack.components.aws.kms import service_host, stack_key_policy
 from accelstack.components.aws.serving.edge import waf_log_group_name
+from accelstack.spec.copies import own_cloud_artifact_account
 from accelstack.spec.handoff import store_cloud
 from accelstack.spec.models import ServingSpec
 from accelstack.spec.uris import split_bucket_uri
@@ -58,7 +59,8 @@ def model_read_policy(serving: ServingSpec, account_id: str, partition: str) -> 
     locations = sorted(
         {split_bucket_uri(u) for u in [serving.model.weights_uri, *(a.uri for a in serving.model.adapters)]}
     )
-    key_account = serving.artifact_account or account_id
+    # A copy's source account is another cloud's: the copied weights are this account's, under its own keys.
+    key_account = own_cloud_artifact_account(serving.artifact_account, "aws") or account_id
     statements: list[dict[str, Any]] = [
         {
             "Sid": "ReadModelArtifacts",

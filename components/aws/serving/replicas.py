@@ -172,6 +172,7 @@ def replica_group(
         tags=group_tags(svc.tags, f"{name}-replica"),
         # Replicas read weights and complete the launch hook with their role at boot.
         opts=pulumi.ResourceOptions(
-            parent=svc.parent, depends_on=[*svc.replica_role_policies, *(reader.grants if reader else [])]
+            parent=svc.parent,
+            depends_on=[*svc.replica_role_policies, *(reader.grants if reader else []), *svc.artifact_copies],
         ),
     )

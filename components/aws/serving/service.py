@@ -84,6 +84,10 @@ class AwsServingParts(ServingParts):
         name = self.ctx.name
         self.profile = replica_role(self, name, replica_group_name(name))
 
+    def copy_destination(self) -> tuple[str, pulumi.Input[str] | None]:
+        """The copy writes S3 with the deployer's credentials, in the stack's Region (the destination bucket's)."""
+        return self.region, None
+
     def serving_identity(self) -> ServingIdentity:
         role = self.replica_role
         return ServingIdentity("aws", subject=role.arn, role_name=role.name, account_id=self.account_id)

@@ -134,6 +134,7 @@ class AzureServingParts(ServingParts):
             placement=self.placement,
             admission=admission if isinstance(admission, ReplicaAdmission) else None,
             reader=self.artifact_reader,
+            copies=self.artifact_copies,
         )
         return ReplicaGroup(self.group, self.group.name)
 

@@ -36,6 +36,7 @@ from accelstack.components.azure.serving.placement import Placement
 from accelstack.components.azure.serving.queue import AdmissionQueue
 from accelstack.components.propagation import PropagationWaits
 from accelstack.planner.serving_plan import ServingPlan
+from accelstack.spec.copies import own_cloud_artifact_account
 from accelstack.spec.models import ServingSpec
 
 # Built-in role definition ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
@@ -135,9 +136,13 @@ class ServingIdentities(pulumi.ComponentResource):
             if queue is not None
             else []
         )
-        training_subscription = serving.artifact_account
+        # The training subscription holds the checkpoint account; weights copied from another cloud (a copy's
+        # source account is that cloud's) are in this stack's own subscription's store.
+        training_subscription = own_cloud_artifact_account(serving.artifact_account, "azure") or (
+            placement.subscription_id if serving.artifact_account and serving.model.copy_from else None
+        )
         condition = models_read_condition(serving.model.weights_uri)
-        if training_subscription and condition is not None and ":" not in training_subscription:  # else: handoff
+        if training_subscription and condition is not None:  # else: handoff
             self.replica_grants.append(
                 grant(
                     placement,

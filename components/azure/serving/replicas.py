@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -96,6 +97,7 @@ def replica_group(
     placement: Placement,
     admission: ReplicaAdmission | None = None,
     reader: FederatedReader | None = None,
+    copies: Sequence[pulumi.Resource] = (),
 ) -> azure_native.compute.VirtualMachineScaleSet:
     """The scale set; its replicas run the queue worker on `queue`, or without one the admission proxy."""
     user_data: pulumi.Output[str]
@@ -187,7 +189,7 @@ def replica_group(
             placement.opts,
             pulumi.ResourceOptions(
                 # Replicas join the gateway's pool and read the queue at first boot.
-                depends_on=[gateway, *identities.replica_grants, *(reader.grants if reader else [])],
+                depends_on=[gateway, *identities.replica_grants, *(reader.grants if reader else []), *copies],
                 # A fixed fleet has no autoscale setting: its size is the spec's, applied on every `up`.
                 ignore_changes=["sku.capacity"] if serving.replicas.scaling == "backlog" else [],
                 # A new profile (model, image, boot) is a new scale set, created before the old one is deleted

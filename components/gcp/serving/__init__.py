@@ -117,6 +117,7 @@ class GcpServingParts(ServingParts):
             opts=ctx.child,
             admission=admission if isinstance(admission, ReplicaAdmission) else None,
             reader=self.artifact_reader,
+            copies=self.artifact_copies,
         )
         return ReplicaGroup(self.group, self.group.name)
 

@@ -4,6 +4,8 @@ regional managed instance group that keeps them, with a standby pool of stopped,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -40,6 +42,7 @@ def replica_group(
     opts: pulumi.ResourceOptions,
     admission: ReplicaAdmission | None = None,
     reader: FederatedReader | None = None,
+    copies: Sequence[pulumi.Resource] = (),
 ) -> gcp.compute.RegionInstanceGroupManager:
     """The group heals on `health` and starts after the replicas' grants exist. Its replicas run the queue worker on
     `queues`, or without them the admission proxy (`admission`). A fixed fleet (scaling fixed) has no autoscaler:
@@ -132,7 +135,7 @@ def replica_group(
         opts=pulumi.ResourceOptions.merge(
             opts,
             pulumi.ResourceOptions(
-                depends_on=[*identity.grants, *(reader.grants if reader else [])],
+                depends_on=[*identity.grants, *(reader.grants if reader else []), *copies],
                 ignore_changes=[] if fixed else ["targetSize"],
             ),
         ),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ediri_vultr as vultr
 import pulumi
 
+from accelstack.clouds.vultr import catalog
 from accelstack.components.handoff import ServingIdentity
 from accelstack.components.handoff.per_replica import PerReplicaReader
 from accelstack.components.recipes.parts import FromParts
@@ -68,6 +69,15 @@ class VultrServingParts(ServingParts):
         hands each replica a short-lived credential of its own instead, so this names no subject."""
         return ServingIdentity("vultr", subject="")
 
+    def copy_destination(self) -> tuple[str, pulumi.Input[str] | None]:
+        """The copy writes the region's Object Storage cluster with the account.weightsKey signer key (JSON
+        {"accessKey", "secretKey"}), which must then be able to write the weights prefix (docs/deploy-vultr.md)."""
+        key = account_of(self.ctx.spec).weights_key
+        if key is None:  # the spec rules refuse a serving stack without it (clouds/vultr/rules.py)
+            raise ValueError("account.weightsKey: required on Vultr for serving")
+        host = catalog.OBJECT_STORAGE_HOSTS.get(self.region, catalog.DEFAULT_OBJECT_STORAGE_HOST)
+        return host, secret_value(key.signer_secret, "the weights key signer")
+
     def edge(self, network: ReplicaNetwork) -> pulumi.Resource | None:
         self.firewall_group, self.firewall_rule = firewall(self.ctx.name, self.ctx.serving, self.ctx.child)
         return None  # no WAF: the per-client rate limit is the admission proxy's
@@ -88,7 +98,9 @@ class VultrServingParts(ServingParts):
             clocks=self.clocks,
             reader=self.artifact_reader if isinstance(self.artifact_reader, PerReplicaReader) else None,
             parent=ctx.parent,
-            opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=[self.firewall_rule])),
+            opts=pulumi.ResourceOptions.merge(
+                ctx.child, pulumi.ResourceOptions(depends_on=[self.firewall_rule, *self.artifact_copies])
+            ),
         )
         # The group is the fleet: its first replica stands for it where the recipe asks for one resource.
         return ReplicaGroup(self.instances[0], f"{ctx.name}-replica")
