@@ -79,6 +79,15 @@ class _Unknown:
 UNKNOWN: Any = _Unknown()  # a value pulumi-policy cannot show yet (a preview)
 
 
+def shown(value: Any) -> str:
+    """A value as a message shows it: a proxy's class name says nothing to the reader."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)) or (hasattr(value, "__len__") and not isinstance(value, (str, bytes))):
+        return "a list"
+    return repr(value)
+
+
 def read(props: Any, key: str) -> Any:
     """props[key]; UNKNOWN for a value not known yet; None where the props cannot be read at all."""
     try:
@@ -257,7 +266,7 @@ def copy_problems(
     values = {k: read(props, k) for k in INPUTS}
     for key in LITERALS:
         if not isinstance(values[key], str):
-            problems.append(f"{key} is {values[key]!r}: a copy's clouds, URIs and endpoint are the spec's strings")
+            problems.append(f"{key} is {shown(values[key])}: a copy's clouds, URIs and endpoint are the spec's strings")
     if problems:
         return problems, None
     source_cloud, destination_cloud = values["source_cloud"], values["destination_cloud"]
@@ -297,7 +306,7 @@ def copy_problems(
     if not clocks_of(copy, "clock", by_urn):
         problems.append(f"its clock comes from no copy clock ({CLOCK}); a copy and its source credential date from it")
     elif values["clock"] is not UNKNOWN and not isinstance(values["clock"], str):
-        problems.append(f"clock is {values['clock']!r}, not an RFC 3339 instant; fail closed")
+        problems.append(f"clock is {shown(values['clock'])}, not an RFC 3339 instant; fail closed")
     return problems, destination
 
 
@@ -374,9 +383,9 @@ def par_problems(copy: Any, source: Place, url: Any, config: Mapping[str, Any], 
         or (isinstance(config.get("region"), str) and match["region"] != config.get("region"))
         or (isinstance(access_uri, str) and not url.endswith(access_uri))
     ):
-        shown = "a URL of another shape" if isinstance(url, str) else repr(url)
+        what = "a URL of another shape" if isinstance(url, str) else shown(url)
         problems.append(
-            f"source_url is {shown}, not the URL of its pre-authenticated request {par.name} "
+            f"source_url is {what}, not the URL of its pre-authenticated request {par.name} "
             "(https://objectstorage.<region>.oraclecloud.com/p/<token>/n/<namespace>/b/<bucket>/o/); fail closed"
         )
     return problems
@@ -417,8 +426,8 @@ def destination_problems(
         problems += _vultr_key_problems(keys)
     elif keys not in (None, "") and not (keys is UNKNOWN and not deps_of_keys):
         problems.append(
-            f"destination_keys is set: a {cloud} copy writes with the deployer's own credentials (ambient), never a key "
-            "kept in the copy's state"
+            f"destination_keys is set: a copy into {cloud} writes with the deployer's own credentials (ambient), never "
+            "a key kept in the copy's state"
         )
     return problems
 

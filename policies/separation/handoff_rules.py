@@ -343,8 +343,9 @@ def check_handoff_pars_expire(resources: Sequence[Any], ctx: Context) -> Iterabl
             if not 0 < seconds <= most:
                 yield (
                     par.urn,
-                    f"pre-authenticated request {par.name}: expires {expires}, {seconds / 3600:.1f} h after its clock "
-                    f"{clock.name} ({read(clock.props, 'rfc3339')}); allowed: within {most / 3600:g} h after it",
+                    f"pre-authenticated request {par.name}: expires {expires}, {seconds / 60:.0f} min after its clock "
+                    f"{clock.name} ({read(clock.props, 'rfc3339')}); allowed: within {most / 60:.0f} min after it"
+                    + (" (its copy's URL lifetime, serving.artifactUrlLifetimeMinutes)" if copy is not None else ""),
                 )
 
 

@@ -502,7 +502,7 @@ POLICIES = [
         "A serving stack's copy of another cloud's artifacts reads the artifact prefix read-only and writes only "
         "under a prefix of the stack's own store; a training stack copies nothing.",
         copy_rules.check_copies,
-        config=HANDOFF_CONFIG,
+        config={**HANDOFF_CONFIG, "trainingStores": CONFIG["trainingStores"]},
     ),
     stack_policy(
         "handoff-reader-expires",
