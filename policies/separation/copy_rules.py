@@ -105,9 +105,32 @@ def keys_of(props: Any) -> list[str] | None:
         return None
 
 
+LIST_KEYS = ("stores", "namespaces", "storageAccounts", "prefixes")
+
+
 def copy_config(ctx: Context) -> Mapping[str, Any] | None:
+    """The configured copies; None when there are none, or when the config is not of their shape (lists of strings,
+    each copy a {source, destination} of strings): a config the pack cannot read admits nothing."""
     value = ctx.config.get(CONFIG_KEY)
-    return value if isinstance(value, Mapping) and value else None
+    return value if isinstance(value, Mapping) and value and config_problem(value) is None else None
+
+
+def config_problem(config: Mapping[str, Any]) -> str | None:
+    for key in LIST_KEYS:
+        value = config.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+            return f"{key} is not a list of names"
+    for key in ("cloud", "servingCloud", "account", "tenancy", "region"):
+        if config.get(key) is not None and not isinstance(config.get(key), str):
+            return f"{key} is not a string"
+    pairs = config.get("copies")
+    if pairs is not None and not (
+        isinstance(pairs, list)
+        and all(isinstance(p, Mapping) and set(p) == {"source", "destination"} for p in pairs)
+        and all(isinstance(v, str) for p in pairs for v in p.values())
+    ):
+        return "copies is not a list of {source, destination}"
+    return None
 
 
 def strings(config: Mapping[str, Any], key: str) -> set[str]:
@@ -219,12 +242,18 @@ def check_copies(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, 
         return
     config = copy_config(ctx)
     if config is None:
+        given = ctx.config.get(CONFIG_KEY)
+        why = (
+            f"the policy config's {CONFIG_KEY} cannot be read ({config_problem(given) or 'empty'}); fail closed"
+            if isinstance(given, Mapping)
+            else f"the policy config names no copy ({CONFIG_KEY})"
+        )
         for copy in copies:
             yield (
                 copy.urn,
                 (
-                    f"artifact copy {copy.name}: the policy config names no copy ({CONFIG_KEY}): a copy is declared only "
-                    "as serving.model.copyFrom names it (pass `accelstack policy STACK --emit-config separation`)"
+                    f"artifact copy {copy.name}: {why}: a copy is declared only as serving.model.copyFrom names it (pass "
+                    "`accelstack policy STACK --emit-config separation`)"
                 ),
             )
         return

@@ -226,6 +226,28 @@ def _secrets_redacted(doc: Doc) -> Doc:
     return doc
 
 
+def preview_shape(doc: Doc) -> Doc:
+    """The export of a preview: the clock's instant, hence the PAR's expiry, the PAR's URL and the copy's source URL
+    and clock, are unknown until created."""
+    _resource(doc, CLOCK)["outputs"]["rfc3339"] = UNKNOWN
+    _set(par_of(doc), timeExpires=UNKNOWN)
+    par_of(doc)["outputs"]["accessUri"] = UNKNOWN
+    _set(copy_of(doc), source_url=UNKNOWN, clock=UNKNOWN)
+    return doc
+
+
+def test_a_previewed_copy_has_no_verdict() -> None:
+    """In a preview only the links are known (the URL from the PAR, both expiries from the one clock): judged, and
+    legitimate; the values follow once known."""
+    assert [v.line() for v in verdicts(preview_shape(oci_copy_export()), oci_context())] == []
+    doc = preview_shape(oci_copy_export())
+    copy_of(doc)["propertyDependencies"].pop("source_url")
+    assert any(
+        v.mandatory and v.policy == "handoff-copy-into-own-store" and "source_url comes from no" in v.message
+        for v in verdicts(doc, oci_context())
+    )
+
+
 def test_the_legitimate_copy_is_judged_at_all() -> None:
     """The legitimate shapes pass because they are judged legitimate, not because no rule looked: the copy and its
     PAR are read by the copy rule, the reader's rules and the expiry rule."""
@@ -427,6 +449,21 @@ CASES = [
     Case(
         "copy-config-another-serving-cloud",
         lambda d, c: (c["artifactCopies"].update(servingCloud="gcp"), copy_of(d)["urn"])[1],
+    ),
+    Case(
+        "config-stores-a-string",
+        lambda d, c: (c["artifactCopies"].update(stores="ckpt"), copy_of(d)["urn"])[1],
+        message="cannot be read (stores is not a list of names)",
+    ),
+    Case(
+        "config-prefixes-a-string",
+        lambda d, c: (c["artifactCopies"].update(prefixes="m"), par_of(d)["urn"])[1],
+        frozenset({"handoff-reader-read-only"}),
+        message="bearer URL",
+    ),
+    Case(
+        "config-copies-an-object",
+        lambda d, c: (c["artifactCopies"].update(copies={"source": SOURCE}), copy_of(d)["urn"])[1],
     ),
     # Azure sources: the deployer's own token, so no credential prop at all.
     Case(
