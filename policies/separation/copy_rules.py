@@ -174,10 +174,10 @@ def place(cloud: str, uri: str) -> Place | str:
         return _checked(Place(cloud, bucket, prefix, namespace), uri)
     if cloud == "aws" and (virtual := S3_HTTPS.match(uri)) is not None:
         return _checked(Place(cloud, virtual["bucket"], virtual["rest"]), uri)
-    scheme = {"aws": "s3", "vultr": "s3", "gcp": "gs"}.get(cloud)
+    expected = {"aws": "s3", "vultr": "s3", "gcp": "gs"}.get(cloud)
     given, _, rest = uri.partition("://")
-    if scheme is None or given != scheme:
-        return f"{uri!r} is not a {cloud} store URI ({scheme or 'no scheme known'}://<bucket>/<prefix>)"
+    if expected is None or given != expected:
+        return f"{uri!r} is not a {cloud} store URI ({expected or 'no scheme known'}://<bucket>/<prefix>)"
     bucket, _, prefix = rest.partition("/")
     return _checked(Place(cloud, bucket, prefix), uri)
 
