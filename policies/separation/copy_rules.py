@@ -221,7 +221,8 @@ def lifetime_seconds(config: Mapping[str, Any]) -> int:
 
 def check_copies(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Each ArtifactCopy: declared by a serving stack only, for a copy its config names, reading the source read-only
-    and prefix-scoped and writing only under a prefix of the stack's own store; no two copies write one prefix."""
+    and prefix-scoped and writing only under a prefix of the stack's own store; no two copies write one prefix. Ours:
+    the cross-account read path (cross-account-read-only) for a crossing no provider resource shows."""
     copies = of_type(resources, COPY)
     if not copies:
         return
