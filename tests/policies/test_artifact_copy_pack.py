@@ -337,6 +337,23 @@ def _stray_in_training_tenancy(doc: Doc, context: Doc) -> str:
     return _add(doc, stray)["urn"]
 
 
+def _grant_in_training_subscription(doc: Doc, context: Doc) -> str:
+    """An Azure copy reads with the deployer's token: nothing of the serving stack lands in the training subscription,
+    not even a reader grant."""
+    subscription = AZURE_COPIES["account"]
+    context["trainingAccounts"] = [*context["trainingAccounts"], subscription]
+    provider = _add(doc, _entry("aws-serving", "pulumi:providers:azure-native", "copy-artifacts-azure",
+                                {"subscriptionId": subscription, "location": "eastus"}))  # fmt: skip
+    scope = (
+        f"/subscriptions/{subscription}/resourceGroups/train/providers/Microsoft.Storage/storageAccounts/acmetrainckpt"
+    )
+    inputs = {"principalId": "00000000-0000-4000-8000-000000000001", "scope": scope,
+              "roleDefinitionId": "/providers/Microsoft.Authorization/roleDefinitions/2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"}  # fmt: skip
+    grant = _entry("aws-serving", "azure-native:authorization:RoleAssignment", "copy-reader", inputs,
+                   provider=f"{provider['urn']}::copy-artifacts-azure-id")  # fmt: skip
+    return _add(doc, grant)["urn"]
+
+
 def _another_tenancy(doc: Doc, context: Doc) -> str:
     provider = _resource(doc, "pulumi:providers:oci")
     _set(provider, tenancyOcid="ocid1.tenancy.oc1..aaaaaaaaothertenancy")
@@ -379,6 +396,11 @@ CASES = [
     Case(
         "url-from-the-clock",
         lambda d, c: (_depends(copy_of(d), "source_url", _resource(d, CLOCK)), copy_of(d)["urn"])[1],
+    ),
+    Case(
+        "url-unknown-from-nothing",
+        lambda d, c: (copy_of(d)["propertyDependencies"].pop("source_url"), _set(copy_of(d), source_url=UNKNOWN))[1],
+        message="source_url comes from no pre-authenticated request",
     ),
     Case("url-another-host", lambda d, c: _set(copy_of(d), source_url="https://attacker.example/p/t/n/x/b/ckpt/o/")),
     Case("url-another-bucket", lambda d, c: _set(copy_of(d), source_url=PAR_URL.replace("/b/ckpt/", "/b/other/"))),
@@ -480,6 +502,14 @@ CASES = [
         )[1],
         build=azure_copy_export,
         context=azure_context,
+    ),
+    Case(
+        "azure-grant-in-the-training-subscription",
+        _grant_in_training_subscription,
+        frozenset({"handoff-reader-only"}),
+        build=azure_copy_export,
+        context=azure_context,
+        message="may declare there only its artifact reader or its copies' source credential (nothing)",
     ),
     Case(
         "azure-another-account",
