@@ -26,12 +26,13 @@ CLOCK = "time:index/static:Static"  # the copy's clock (pulumiverse-time): the P
 CONFIG_KEY = "artifactCopies"
 CONFIG: dict[str, dict[str, Any]] = {
     CONFIG_KEY: {
-        "type": "object",
+        "type": "array",
+        "items": {"type": "object"},
         "description": "A serving stack's copies of another cloud's training artifacts into its own store "
-        "(serving.model.copyFrom): the source cloud (`cloud`), the training `account`, `tenancy` and `region` (OCI), "
-        "the source `stores`, `namespaces` (OCI), `storageAccounts` (Azure) and `prefixes`, the PAR's "
-        "`lifetimeMinutes`, the stack's own cloud (`servingCloud`) and each copy's {source, destination} "
-        "(`copies`), as artifactHandoff spells them.",
+        "(serving.model.copyFrom; accelstack.engine.pack_context): per copy its `sourceCloud`, `source` URI, source "
+        "`store` (a bucket; Azure: the storage account), `namespace` (OCI), `prefix`, training `account`, `tenancy` "
+        "and `region` (OCI: where its PAR is declared), `lifetimeMinutes` (the PAR's), `destinationCloud` (the "
+        "stack's own) and `destination` URI.",
     },
 }
 SOURCE_CLOUDS = ("oci", "azure")
@@ -105,31 +106,58 @@ def keys_of(props: Any) -> list[str] | None:
         return None
 
 
-LIST_KEYS = ("stores", "namespaces", "storageAccounts", "prefixes")
+ENTRY_STRINGS = ("sourceCloud", "source", "store", "prefix", "account", "destinationCloud", "destination")
+ENTRY_OPTIONAL = ("namespace", "tenancy", "region", "lifetimeMinutes")
+SHARED = ("sourceCloud", "destinationCloud", "account", "tenancy", "region")  # one artifactAccount per stack
 
 
 def copy_config(ctx: Context) -> Mapping[str, Any] | None:
-    """The configured copies; None when there are none, or when the config is not of their shape (lists of strings,
-    each copy a {source, destination} of strings): a config the pack cannot read admits nothing."""
-    value = ctx.config.get(CONFIG_KEY)
-    return value if isinstance(value, Mapping) and value and config_problem(value) is None else None
+    """The configured copies as one view (`copy`: True, the source `cloud`, `servingCloud`, `account`, `tenancy`,
+    `region`, the source `stores`, `namespaces`, `storageAccounts`, `prefixes`, `copies` [{source, destination}] and
+    `lifetimes` by copy), what the reader's rules read of a handoff; None when there are none, or when the config is
+    not of their shape: a config the pack cannot read admits nothing."""
+    entries = ctx.config.get(CONFIG_KEY)
+    if not isinstance(entries, list) or not entries or config_problem(entries) is not None:
+        return None
+    first = entries[0]
+    places = [place(str(e["sourceCloud"]), str(e["source"])) for e in entries]
+    azure = first["sourceCloud"] == "azure"
+    return {
+        "copy": True,
+        "cloud": first["sourceCloud"],
+        "servingCloud": first["destinationCloud"],
+        "account": first["account"],
+        "tenancy": first.get("tenancy"),
+        "region": first.get("region"),
+        # Azure: `store` is the storage account; the container is the source URI's.
+        "stores": sorted(
+            {p.bucket for p in places if isinstance(p, Place)} if azure else {e["store"] for e in entries}
+        ),
+        "storageAccounts": sorted({e["store"] for e in entries}) if azure else [],
+        "namespaces": sorted({e["namespace"] for e in entries if e.get("namespace")}),
+        "prefixes": sorted({e["prefix"] for e in entries}),
+        "copies": [{"source": e["source"], "destination": e["destination"]} for e in entries],
+        "lifetimes": {(e["source"], e["destination"]): e.get("lifetimeMinutes") for e in entries},
+    }
 
 
-def config_problem(config: Mapping[str, Any]) -> str | None:
-    for key in LIST_KEYS:
-        value = config.get(key)
-        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-            return f"{key} is not a list of names"
-    for key in ("cloud", "servingCloud", "account", "tenancy", "region"):
-        if config.get(key) is not None and not isinstance(config.get(key), str):
-            return f"{key} is not a string"
-    pairs = config.get("copies")
-    if pairs is not None and not (
-        isinstance(pairs, list)
-        and all(isinstance(p, Mapping) and set(p) == {"source", "destination"} for p in pairs)
-        and all(isinstance(v, str) for p in pairs for v in p.values())
-    ):
-        return "copies is not a list of {source, destination}"
+def config_problem(entries: Any) -> str | None:
+    """Why the configured copies cannot be read (None: they can)."""
+    if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
+        return "not a list of copies"
+    for index, entry in enumerate(entries):
+        unknown = sorted(set(map(str, entry)) - set(ENTRY_STRINGS) - set(ENTRY_OPTIONAL))
+        if unknown:
+            return f"copy {index} has keys {unknown} the pack does not know"
+        missing = [k for k in ENTRY_STRINGS if not (isinstance(entry.get(k), str) and entry.get(k))]
+        if missing:
+            return f"copy {index} lacks {missing}"
+        wrong = [k for k in ENTRY_OPTIONAL[:3] if entry.get(k) is not None and not isinstance(entry.get(k), str)]
+        lifetime = entry.get("lifetimeMinutes")
+        if wrong or isinstance(lifetime, bool) or not isinstance(lifetime, (int, float, type(None))):
+            return f"copy {index} has {wrong or ['lifetimeMinutes']} of another type"
+        if any(entry.get(k) != entries[0].get(k) for k in SHARED):
+            return f"copy {index} names another {'/'.join(SHARED)} than copy 0 (one artifactAccount per stack)"
     return None
 
 
@@ -209,9 +237,11 @@ def source_pars(copy: Any, by_urn: Mapping[str, Any]) -> list[Any]:
     return [by_urn[u] for u in _deps(copy, "source_url") if getattr(by_urn.get(u), "resource_type", "") == OCI_PAR]
 
 
-def lifetime_seconds(config: Mapping[str, Any]) -> int:
-    """How long a copy's PAR may live after its clock: the configured URL lifetime, within its bounds."""
-    minutes = config.get("lifetimeMinutes")
+def lifetime_seconds(config: Mapping[str, Any], copy: Any) -> int:
+    """How long a copy's PAR may live after its clock: the configured URL lifetime of that copy, within its bounds."""
+    key = (read(copy.props, "source"), read(copy.props, "destination"))
+    lifetimes = config.get("lifetimes")
+    minutes = lifetimes.get(key) if isinstance(lifetimes, Mapping) and all(isinstance(k, str) for k in key) else None
     low, high = LIFETIME_MINUTES
     # Config arrives through a protobuf Struct: every number is a float.
     if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not low <= minutes <= high:
@@ -245,9 +275,9 @@ def check_copies(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, 
     if config is None:
         given = ctx.config.get(CONFIG_KEY)
         why = (
-            f"the policy config's {CONFIG_KEY} cannot be read ({config_problem(given) or 'empty'}); fail closed"
-            if isinstance(given, Mapping)
-            else f"the policy config names no copy ({CONFIG_KEY})"
+            f"the policy config names no copy ({CONFIG_KEY})"
+            if given is None or given == []
+            else f"the policy config's {CONFIG_KEY} cannot be read ({config_problem(given) or 'empty'}); fail closed"
         )
         for copy in copies:
             yield (
@@ -328,7 +358,7 @@ def copy_problems(
     pairs = config.get("copies")
     if isinstance(pairs, list):
         pair = {"source": values["source"], "destination": values["destination"]}
-        if not any(isinstance(p, Mapping) and dict(p) == pair for p in pairs):
+        if pair not in pairs:
             problems.append(
                 f"copies {values['source']} to {values['destination']}, not a copy the config names "
                 "(serving.model.copyFrom to weightsUri, each adapter's copyFrom to its uri)"

@@ -76,7 +76,7 @@ def kinds_under_reader(ctx: Context) -> set[str]:
     handoff = handoff_of(ctx)
     if handoff is None:
         return set()
-    if handoff is copy_config(ctx):
+    if handoff.get("copy") is True:
         return COPY_READER_KINDS.get(str(handoff.get("cloud")), set())
     return reader_kinds(handoff)
 
@@ -334,7 +334,7 @@ def check_handoff_pars_expire(resources: Sequence[Any], ctx: Context) -> Iterabl
                 f"({CLOCK}); a PAR's expiry is its replica's clock + the URL lifetime, at most 24 h",
             )
             continue
-        most = lifetime_seconds(copies) if copy is not None else PAR_MOST_SECONDS
+        most = lifetime_seconds(copies, copy) if copy is not None else PAR_MOST_SECONDS
         for clock in clocks:
             start = _instant(read(clock.props, "rfc3339"))
             if start is None:

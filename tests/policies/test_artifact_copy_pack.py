@@ -38,17 +38,19 @@ DESTINATION = "s3://acme-serving-models/llama-70b/step-12000/"
 CLOCK_AT = "2026-12-05T12:00:00Z"
 PAR_URL = f"https://objectstorage.{OCI_REGION}.oraclecloud.com/p/tok3n/n/{NAMESPACE}/b/ckpt/o/"
 
-OCI_COPIES = {
-    "cloud": "oci",
-    "servingCloud": "aws",
+# The policy config as accelstack.engine.pack_context writes it (`artifactCopies`, one entry per copy).
+OCI_COPY = {
+    "sourceCloud": "oci",
+    "source": SOURCE,
+    "store": "ckpt",
+    "namespace": NAMESPACE,
+    "prefix": "models/llama-70b/step-12000/",
     "account": TRAINING_COMPARTMENT,
-    "region": OCI_REGION,
     "tenancy": TRAINING_TENANCY,
-    "stores": ["ckpt"],
-    "namespaces": [NAMESPACE],
-    "prefixes": ["models/llama-70b/step-12000/"],
+    "region": OCI_REGION,
     "lifetimeMinutes": 240,
-    "copies": [{"source": SOURCE, "destination": DESTINATION}],
+    "destinationCloud": "aws",
+    "destination": DESTINATION,
 }
 
 
@@ -58,7 +60,7 @@ TRAINING_STORES = ["acme-train-checkpoints"]
 def oci_context() -> dict[str, Any]:
     training = [*CONTEXT["trainingAccounts"], TRAINING_COMPARTMENT]
     return {**context_for("serving"), "trainingAccounts": training, "trainingStores": TRAINING_STORES,
-            "artifactCopies": copy.deepcopy(OCI_COPIES)}  # fmt: skip
+            "artifactCopies": [copy.deepcopy(OCI_COPY)]}  # fmt: skip
 
 
 def _resource(doc: Doc, type_token: str) -> Doc:
@@ -164,14 +166,19 @@ def par_of(doc: Doc) -> Doc:
 
 
 AZURE_SOURCE = "https://acmetrainckpt.blob.core.windows.net/checkpoints/models/llama-70b/step-12000/"
-AZURE_COPIES = {
-    "cloud": "azure",
-    "servingCloud": "aws",
-    "account": "5f1c9a7e-0000-4000-8000-00000000a2b3",
-    "stores": ["checkpoints"],
-    "storageAccounts": ["acmetrainckpt"],
-    "prefixes": ["models/llama-70b/step-12000/"],
-    "copies": [{"source": AZURE_SOURCE, "destination": DESTINATION}],
+AZURE_ACCOUNT = "5f1c9a7e-0000-4000-8000-00000000a2b3"
+AZURE_COPY = {
+    "sourceCloud": "azure",
+    "source": AZURE_SOURCE,
+    "store": "acmetrainckpt",
+    "namespace": None,
+    "prefix": "models/llama-70b/step-12000/",
+    "account": AZURE_ACCOUNT,
+    "tenancy": None,
+    "region": None,
+    "lifetimeMinutes": None,
+    "destinationCloud": "aws",
+    "destination": DESTINATION,
 }
 VULTR_DESTINATION = "s3://acme-weights/llama-70b/step-12000/"
 VULTR_KEYS = json.dumps({"accessKey": "VULTRACCESSKEY000001", "secretKey": "s3cr3t" * 6})
@@ -189,7 +196,7 @@ def azure_copy_export(**values: Any) -> Doc:
 
 
 def azure_context(**changes: Any) -> dict[str, Any]:
-    copies = {**copy.deepcopy(AZURE_COPIES), **changes}
+    copies = [{**copy.deepcopy(AZURE_COPY), **changes}]
     return {**context_for("serving"), "trainingStores": TRAINING_STORES, "artifactCopies": copies}
 
 
@@ -199,7 +206,7 @@ def vultr_copy_export(keys: Any = VULTR_KEYS) -> Doc:
 
 
 def vultr_context() -> dict[str, Any]:
-    return azure_context(servingCloud="vultr", copies=[{"source": AZURE_SOURCE, "destination": VULTR_DESTINATION}])
+    return azure_context(destinationCloud="vultr", destination=VULTR_DESTINATION)
 
 
 @pytest.mark.parametrize(
@@ -248,6 +255,43 @@ def test_a_previewed_copy_has_no_verdict() -> None:
     )
 
 
+ADAPTER_SOURCE = f"oci://ckpt@{NAMESPACE}/models/adapters/acme/"
+ADAPTER_DESTINATION = "s3://acme-serving-models/adapters/acme/"
+
+
+def with_adapter_copy(doc: Doc, context: Doc) -> Doc:
+    """A second copy (an adapter's copyFrom) with its own clock and PAR, and its own config entry."""
+    renamed = {}
+    for kind, name in ((CLOCK, "llama-copy-clock"), (PAR, "llama-copy-par"), (COPY, "llama-copy")):
+        entry = copy.deepcopy(_resource(doc, kind))
+        entry["urn"] = entry["urn"].replace(f"::{name}", f"::{name.replace('llama', 'acme')}")
+        for key, urns in entry["propertyDependencies"].items():
+            entry["propertyDependencies"][key] = [renamed.get(u, u) for u in urns]
+        entry["dependencies"] = sorted(renamed.get(u, u) for u in entry["dependencies"])
+        renamed[_resource(doc, kind)["urn"]] = entry["urn"]
+        doc["deployment"]["resources"].append(entry)
+    [par, artifact_copy] = [r for r in doc["deployment"]["resources"] if r["urn"] in renamed.values()][1:]
+    _set(par, objectName="models/adapters/acme/")
+    _set(artifact_copy, source=ADAPTER_SOURCE, destination=ADAPTER_DESTINATION)
+    context["artifactCopies"].append(
+        {**OCI_COPY, "source": ADAPTER_SOURCE, "prefix": "models/adapters/acme/", "destination": ADAPTER_DESTINATION}
+    )
+    return doc
+
+
+def test_two_copies_each_with_its_own_par_and_clock_have_no_verdict() -> None:
+    context = oci_context()
+    doc = with_adapter_copy(oci_copy_export(), context)
+    assert len([r for r in doc["deployment"]["resources"] if r["type"] == COPY]) == 2
+    assert [v.line() for v in verdicts(doc, context)] == []
+    crossed = copy.deepcopy(doc)  # the adapter's PAR names the weights' prefix: each copy reads through its own
+    _set(next(r for r in crossed["deployment"]["resources"] if r["urn"].endswith("::acme-copy-par")),
+         objectName="models/llama-70b/step-12000/")  # fmt: skip
+    assert any(v.mandatory and "objectName" in v.message for v in verdicts(crossed, context))
+    context["artifactCopies"][1]["account"] = "ocid1.compartment.oc1..aaaaaaaaother"
+    assert any(v.mandatory and "names another" in v.message for v in verdicts(doc, context))
+
+
 def test_the_legitimate_copy_is_judged_at_all() -> None:
     """The legitimate shapes pass because they are judged legitimate, not because no rule looked: the copy and its
     PAR are read by the copy rule, the reader's rules and the expiry rule."""
@@ -261,7 +305,7 @@ def test_the_legitimate_copy_is_judged_at_all() -> None:
     problems, destination = copy_rules.copy_problems(artifact_copy, config, context, by_urn)
     assert problems == [] and destination == copy_rules.Place("aws", "acme-serving-models", "llama-70b/step-12000/")
     assert [p.urn for p in copy_rules.source_pars(artifact_copy, by_urn)] == [par_of(doc)["urn"]]
-    assert copy_rules.lifetime_seconds(context.config["artifactCopies"]) == 240 * 60
+    assert copy_rules.lifetime_seconds(config, artifact_copy) == 240 * 60
 
 
 def _stack_resource(entry: Doc, doc: Doc) -> Any:
@@ -298,7 +342,7 @@ def _configured_destination(destination: str) -> Callable[[Doc, Doc], str]:
     """The copy and the config both name `destination`: the pair matches, the store is still training's."""
 
     def mutate(doc: Doc, context: Doc) -> str:
-        context["artifactCopies"]["copies"] = [{"source": SOURCE, "destination": destination}]
+        context["artifactCopies"][0]["destination"] = destination
         return _set(copy_of(doc), destination=destination)
 
     return mutate
@@ -316,7 +360,7 @@ def _second_copy(destination: str) -> Callable[[Doc, Doc], str]:
         entry = copy.deepcopy(copy_of(doc))
         entry["urn"] = entry["urn"].replace("::llama-copy", "::llama-copy-2")
         _set(entry, destination=destination)
-        context["artifactCopies"]["copies"].append({"source": SOURCE, "destination": destination})
+        context["artifactCopies"].append({**context["artifactCopies"][0], "destination": destination})
         return _add(doc, entry)["urn"]
 
     return mutate
@@ -340,7 +384,7 @@ def _stray_in_training_tenancy(doc: Doc, context: Doc) -> str:
 def _grant_in_training_subscription(doc: Doc, context: Doc) -> str:
     """An Azure copy reads with the deployer's token: nothing of the serving stack lands in the training subscription,
     not even a reader grant."""
-    subscription = AZURE_COPIES["account"]
+    subscription = AZURE_ACCOUNT
     context["trainingAccounts"] = [*context["trainingAccounts"], subscription]
     provider = _add(doc, _entry("aws-serving", "pulumi:providers:azure-native", "copy-artifacts-azure",
                                 {"subscriptionId": subscription, "location": "eastus"}))  # fmt: skip
@@ -470,22 +514,23 @@ CASES = [
     ),
     Case(
         "copy-config-another-serving-cloud",
-        lambda d, c: (c["artifactCopies"].update(servingCloud="gcp"), copy_of(d)["urn"])[1],
+        lambda d, c: (c["artifactCopies"][0].update(destinationCloud="gcp"), copy_of(d)["urn"])[1],
     ),
     Case(
-        "config-stores-a-string",
-        lambda d, c: (c["artifactCopies"].update(stores="ckpt"), copy_of(d)["urn"])[1],
-        message="cannot be read (stores is not a list of names)",
+        "config-store-a-list",
+        lambda d, c: (c["artifactCopies"][0].update(store=["ckpt"]), copy_of(d)["urn"])[1],
+        message="cannot be read (copy 0 lacks ['store'])",
     ),
     Case(
-        "config-prefixes-a-string",
-        lambda d, c: (c["artifactCopies"].update(prefixes="m"), par_of(d)["urn"])[1],
+        "config-lifetime-a-string",
+        lambda d, c: (c["artifactCopies"][0].update(lifetimeMinutes="240"), par_of(d)["urn"])[1],
         frozenset({"handoff-reader-read-only"}),
         message="bearer URL",
     ),
     Case(
-        "config-copies-an-object",
-        lambda d, c: (c["artifactCopies"].update(copies={"source": SOURCE}), copy_of(d)["urn"])[1],
+        "config-an-unknown-key",
+        lambda d, c: (c["artifactCopies"][0].update(writable=True), copy_of(d)["urn"])[1],
+        message="has keys ['writable'] the pack does not know",
     ),
     # Azure sources: the deployer's own token, so no credential prop at all.
     Case(
