@@ -48,6 +48,9 @@ INPUTS = (
     "clock",
 )
 OUTPUTS = ("objects", "bytes", "manifest_sha256")
+# None where the copy needs no credential (Azure sources; destinations other than Vultr): the engine drops a None
+# input, so these may be absent, and an absent one reads as None.
+OPTIONAL = ("source_url", "destination_keys")
 ENGINE_KEYS = ("__provider",)  # the pickled provider a dynamic resource carries (pulumi/dynamic/dynamic.py)
 LITERALS = ("source_cloud", "source", "destination_cloud", "destination", "destination_endpoint")
 # serving.artifactUrlLifetimeMinutes for a copy's PAR (design: 15..1440, default 120).
@@ -320,7 +323,7 @@ def copy_problems(
     extra = sorted(set(keys) - set(INPUTS) - set(OUTPUTS) - set(ENGINE_KEYS))
     if extra:
         problems.append(f"props {extra} are not an artifact copy's (allowed: {', '.join(INPUTS + OUTPUTS)})")
-    missing = [k for k in INPUTS if k not in keys]
+    missing = [k for k in INPUTS if k not in keys and k not in OPTIONAL]
     if missing:
         problems.append(f"props {missing} are missing; fail closed")
     values = {k: read(props, k) for k in INPUTS}

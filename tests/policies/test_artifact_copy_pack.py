@@ -292,6 +292,16 @@ def test_two_copies_each_with_its_own_par_and_clock_have_no_verdict() -> None:
     assert any(v.mandatory and "names another" in v.message for v in verdicts(doc, context))
 
 
+def test_a_copy_without_its_none_props_has_no_verdict() -> None:
+    """The engine drops a None input: an Azure source's source_url and a non-Vultr destination's keys are absent."""
+    doc = azure_copy_export()
+    _drop(copy_of(doc), "source_url", "destination_keys")
+    assert [v.line() for v in verdicts(doc, azure_context())] == []
+    doc = oci_copy_export()
+    _drop(copy_of(doc), "source_url")  # an OCI copy's URL absent: it comes from no PAR it could be checked against
+    assert any(v.mandatory and "source_url" in v.message for v in verdicts(doc, oci_context()))
+
+
 def test_the_legitimate_copy_is_judged_at_all() -> None:
     """The legitimate shapes pass because they are judged legitimate, not because no rule looked: the copy and its
     PAR are read by the copy rule, the reader's rules and the expiry rule."""
