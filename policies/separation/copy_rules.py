@@ -120,8 +120,24 @@ def copy_config(ctx: Context) -> Mapping[str, Any] | None:
     `lifetimes` by copy), what the reader's rules read of a handoff; None when there are none, or when the config is
     not of their shape: a config the pack cannot read admits nothing."""
     entries = ctx.config.get(CONFIG_KEY)
-    if not isinstance(entries, list) or not entries or config_problem(entries) is not None:
+    if not isinstance(entries, list) or not entries:
         return None
+    held = _views.get(id(entries))
+    if held is not None and held[0] is entries:
+        return held[1]
+    view = _view(entries) if config_problem(entries) is None else None
+    if len(_views) >= 16:
+        _views.clear()
+    _views[id(entries)] = (entries, view)
+    return view
+
+
+# Views by the identity of the config list they were made from (held, so its id stays its own): the reader's rules
+# ask for every resource under a provider; a runner hands one config to all of a policy's calls.
+_views: dict[int, tuple[list[Any], Mapping[str, Any] | None]] = {}
+
+
+def _view(entries: list[Any]) -> Mapping[str, Any]:
     first = entries[0]
     places = [place(str(e["sourceCloud"]), str(e["source"])) for e in entries]
     azure = first["sourceCloud"] == "azure"
