@@ -32,6 +32,8 @@ from ..access import (
     Placement,
 )
 from ..common import ARTIFACT_PREFIX, Context, canonical_account, own_accounts
+from .copy_rules import CONFIG as COPY_CONFIG
+from .copy_rules import copy_config, strings
 from .handoff_rules import reader_kinds
 
 OWN_SIDE, OTHER_SIDE, TRUSTED, EVERYONE, OUTSIDE, UNPLACED, CLOUD = (
@@ -71,6 +73,7 @@ CONFIG: dict[str, dict[str, Any]] = {
         "description": "A serving stack reading another cloud's training artifacts (accelstack.spec.handoff): the "
         "training cloud, account, region, stores and prefixes of the one reader it declares there, and its own cloud.",
     },
+    **COPY_CONFIG,
     "servicePrincipals": {
         "type": "array",
         "items": {"type": "string"},
@@ -110,6 +113,12 @@ def stores(ctx: Context) -> dict[str, str]:
     if (
         handoff.get("cloud") == "oci"
     ):  # OCI artifacts are read through pre-authenticated requests (accelstack.spec.handoff)
+        found[HANDOFF_URLS] = OWN
+    copies = copy_config(ctx) or {}
+    for store in strings(copies, "stores"):  # a copy's source (copy_rules): the training account's store
+        if ctx.training_accounts:
+            found[str(store)] = canonical_account(str(copies.get("account")))
+    if copies.get("cloud") == "oci":  # the copy's PAR URL is held by the copy, which the deployer runs
         found[HANDOFF_URLS] = OWN
     return found
 

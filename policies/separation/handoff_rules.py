@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..common import Context, canonical_account, is_provider_type
+from .copy_rules import UNKNOWN, clocks_of, copy_config, copy_pars, lifetime_seconds, read
 
 CLOCK = "time:index/static:Static"  # the replica's clock (pulumiverse-time), a PAR's expiry is counted from
 # What a serving stack may declare in another cloud's training account: its one federated reader, and its grant.
@@ -58,10 +59,26 @@ AWS_READ_ACTIONS = {"s3:getobject", "s3:listbucket", "kms:decrypt"}
 WILDCARD = re.compile(r"[*?]")
 
 
+# What a serving stack may declare in another cloud's training account for a copy into its own store (copy_rules):
+# OCI, the copy's PAR; Azure, nothing (the deployer reads with its own token).
+COPY_READER_KINDS = {"oci": {OCI_PAR}}
+
+
 def reader_kinds(handoff: Mapping[str, Any]) -> set[str]:
     """The kinds the serving stack may declare under the reader's provider, for its pair of clouds."""
     pair = (str(handoff.get("cloud")), str(handoff.get("servingCloud")))
     return PER_REPLICA_READER_KINDS.get(pair) or HANDOFF_READER_KINDS.get(pair[0], set())
+
+
+def kinds_under_reader(ctx: Context) -> set[str]:
+    """The kinds the serving stack may declare under the resource's provider, pinned to a training account: its
+    reader's (artifactHandoff), or its copies' source credential (artifactCopies)."""
+    handoff = handoff_of(ctx)
+    if handoff is None:
+        return set()
+    if handoff.get("copy") is True:
+        return COPY_READER_KINDS.get(str(handoff.get("cloud")), set())
+    return reader_kinds(handoff)
 
 
 def reader_email_domain(handoff: Mapping[str, Any]) -> str:
@@ -70,17 +87,26 @@ def reader_email_domain(handoff: Mapping[str, Any]) -> str:
 
 
 def handoff_of(ctx: Context) -> Mapping[str, Any] | None:
-    """The configured handoff, when the resource's provider is its reader's: the training cloud's package pinned to
-    exactly the named training account."""
-    handoff = ctx.config.get("artifactHandoff") or {}
-    facts = ctx.provider
-    if ctx.workload != "serving" or not handoff or facts is None:
+    """The configured handoff (a reader, artifactHandoff; or a copy's source, artifactCopies), when the resource's
+    provider is its reader's: the training cloud's package pinned to exactly the named training account."""
+    if ctx.workload != "serving" or ctx.provider is None:
         return None
+    handoff = ctx.config.get("artifactHandoff")
+    if isinstance(handoff, Mapping) and handoff and _pinned_to(handoff, ctx):
+        return handoff
+    copies = copy_config(ctx)
+    return copies if copies is not None and _pinned_to(copies, ctx) else None
+
+
+def _pinned_to(handoff: Mapping[str, Any], ctx: Context) -> bool:
+    facts = ctx.provider
+    if facts is None:
+        return False
     package = {"aws": "aws", "gcp": "gcp", "azure": "azure-native", "oci": "oci"}.get(str(handoff.get("cloud")))
     if package == "oci":  # an oci provider signs for a tenancy, not a compartment: pinned to the training one
-        return handoff if facts.package == package and facts.tenancy == handoff.get("tenancy") else None
+        return facts.package == package and bool(facts.tenancy) and facts.tenancy == handoff.get("tenancy")
     account = canonical_account(str(handoff.get("account")))
-    return handoff if facts.package == package and set(facts.accounts) == {account} else None
+    return facts.package == package and set(facts.accounts) == {account}
 
 
 def _decoded(value: Any) -> Any:
@@ -273,26 +299,34 @@ def _instant(value: Any) -> datetime | None:
 
 def check_handoff_pars_expire(resources: Sequence[Any], ctx: Context) -> Iterable[tuple[str, str]]:
     """Every PAR the serving stack declares in the training tenancy expires within a day of the clock it is
-    declared from (a time_static its timeExpires depends on): a PAR is a bearer URL until it expires. Unknown values
-    (a preview, before the clock exists) are judged once known; a PAR with no clock, or expiring more than a day
-    after it, or before it, is a violation. Ours."""
+    declared from (a time_static its timeExpires depends on): a PAR is a bearer URL until it expires. A copy's PAR
+    (copy_rules: the one its source_url comes from) expires from the copy's own clock, within the copy's URL
+    lifetime (serving.artifactUrlLifetimeMinutes, 15..1440 min). Unknown values (a preview, before the clock exists)
+    are judged once known; a PAR with no clock, or expiring after its bound, or before its clock, is a violation.
+    Ours."""
     handoff = ctx.config.get("artifactHandoff") or {}
-    if ctx.workload != "serving" or handoff.get("cloud") != "oci":
+    copies = copy_config(ctx) or {}
+    if ctx.workload != "serving" or "oci" not in (handoff.get("cloud"), copies.get("cloud")):
         return
     by_urn = {r.urn: r for r in resources}
+    of_copy = copy_pars(resources, by_urn)
     for par in (r for r in resources if r.resource_type == OCI_PAR):
-        expires = par.props.get("timeExpires")
-        deps = (getattr(par, "property_dependencies", None) or {}).get("timeExpires") or []
-        clocks = [d for d in deps if getattr(d, "resource_type", "") == CLOCK] or [
-            by_urn[u] for u in (getattr(d, "urn", d) for d in deps) if u in by_urn and by_urn[u].resource_type == CLOCK
-        ]
-        if not isinstance(expires, str):
+        copy = of_copy.get(par.urn)
+        expires = read(par.props, "timeExpires")
+        clocks = [by_urn[u] for u in sorted(clocks_of(par, "timeExpires", by_urn))]
+        if copy is not None and {c.urn for c in clocks} != clocks_of(copy, "clock", by_urn):
+            yield (
+                par.urn,
+                f"pre-authenticated request {par.name}: its timeExpires comes from clocks "
+                f"{[c.name for c in clocks]}, not its copy {copy.name}'s own clock; a copy's PAR expires from it",
+            )
+            continue
+        if expires is UNKNOWN or (expires is None and copy is None):
             continue  # unknown in a preview: judged once the clock exists
         end = _instant(expires)
         if end is None:
             yield par.urn, f"pre-authenticated request {par.name}: timeExpires {expires!r} is not RFC 3339; fail closed"
             continue
-        starts = [_instant(c.props.get("rfc3339")) for c in clocks]
         if not clocks:
             yield (
                 par.urn,
@@ -300,15 +334,18 @@ def check_handoff_pars_expire(resources: Sequence[Any], ctx: Context) -> Iterabl
                 f"({CLOCK}); a PAR's expiry is its replica's clock + the URL lifetime, at most 24 h",
             )
             continue
-        for clock, start in zip(clocks, starts, strict=True):
+        most = lifetime_seconds(copies, copy) if copy is not None else PAR_MOST_SECONDS
+        for clock in clocks:
+            start = _instant(read(clock.props, "rfc3339"))
             if start is None:
                 continue  # the clock's instant is unknown until it is created
             seconds = (end - start).total_seconds()
-            if not 0 < seconds <= PAR_MOST_SECONDS:
+            if not 0 < seconds <= most:
                 yield (
                     par.urn,
-                    f"pre-authenticated request {par.name}: expires {expires}, {seconds / 3600:.1f} h after its clock "
-                    f"{clock.name} ({clock.props.get('rfc3339')}); allowed: within 24 h after it",
+                    f"pre-authenticated request {par.name}: expires {expires}, {seconds / 60:.0f} min after its clock "
+                    f"{clock.name} ({read(clock.props, 'rfc3339')}); allowed: within {most / 60:.0f} min after it"
+                    + (" (its copy's URL lifetime, serving.artifactUrlLifetimeMinutes)" if copy is not None else ""),
                 )
 
 
@@ -372,11 +409,15 @@ def check_handoff_reader_reads_only_the_prefix(resource: Any, ctx: Context) -> I
         if resource.resource_type == OCI_PAR:  # fail closed: known to the packs only as the handoff's reader
             yield (
                 f"pre-authenticated request {resource.name}: a bearer URL to a bucket's objects, declared only as a "
-                "Vultr serving stack's reader of OCI weights, under the oci provider pinned to the training tenancy "
-                "(serving.artifactTenancy)"
+                "Vultr serving stack's reader of OCI weights or a serving stack's copy's source (serving.model."
+                "copyFrom), under the oci provider pinned to the training tenancy (serving.artifactTenancy)"
             )
         return
-    yield from JUDGES[str(handoff.get("cloud"))](resource, handoff)
+    judge = JUDGES.get(str(handoff.get("cloud")))
+    if judge is None:
+        yield f"{resource.resource_type} {resource.name}: the handoff's cloud {handoff.get('cloud')!r} is not one the pack knows; fail closed"
+        return
+    yield from judge(resource, handoff)
 
 
 def _from_a_clock(resource: Any, key: str, by_urn: Mapping[str, Any]) -> bool:

@@ -44,7 +44,7 @@ from ..common import (
     truthy,
 )
 from ..vendor import SeparationReaders, Vendor
-from . import access_rules, handoff_rules, landing_rules, reachability_rules
+from . import access_rules, copy_rules, handoff_rules, landing_rules, reachability_rules
 from .taggable_kinds import TAG_PROPERTY, TAGGABLE
 
 AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
@@ -70,7 +70,7 @@ def _vendor_of(type_token: str) -> Vendor | None:
 
 
 CONFIG: dict[str, dict[str, Any]] = access_rules.CONFIG
-HANDOFF_CONFIG = {"artifactHandoff": CONFIG["artifactHandoff"]}
+HANDOFF_CONFIG = {key: CONFIG[key] for key in ("artifactHandoff", copy_rules.CONFIG_KEY)}
 
 
 def handoff_provider(ctx: Context) -> bool:
@@ -178,14 +178,15 @@ def check_handoff_reader_only(resource: Any, ctx: Context) -> Iterable[str]:
     """Under the reader's provider (a serving stack's weights on another cloud), only the reader and its grant:
     nothing else of the serving stack lands in the training account. What the reader may do is the access graph's
     (cross-account-read-only); a trust that names no exact subject is handoff_trust_names_its_subjects'. Ours."""
-    if is_provider_type(resource.resource_type) or not handoff_provider(ctx):
+    handoff = handoff_rules.handoff_of(ctx)
+    if is_provider_type(resource.resource_type) or handoff is None:
         return
-    kinds = handoff_rules.reader_kinds(ctx.config.get("artifactHandoff") or {})
+    kinds = handoff_rules.kinds_under_reader(ctx)
     if resource.resource_type not in kinds:
         yield (
             f"{resource.resource_type} {resource.name} is declared in the training account "
-            f"{(ctx.config.get('artifactHandoff') or {}).get('account')}: a serving stack may declare there only its "
-            f"artifact reader ({', '.join(sorted(kinds))})"
+            f"{handoff.get('account')}: a serving stack may declare there only its artifact reader or its copies' "
+            f"source credential ({', '.join(sorted(kinds)) or 'nothing'})"
         )
 
 
@@ -215,8 +216,8 @@ def check_allowed_regions(resource: Any, ctx: Context) -> Iterable[str]:
         if ctx.provider is None or ctx.provider.package not in cloud_packages():
             return  # e.g. pulumi-random: makes no cloud calls, has no region
         region, what = ctx.provider.region, f"provider {resource.name}"
-        handoff = ctx.config.get("artifactHandoff") or {}
-        if handoff_provider(ctx) and region in (handoff.get("region"), None):
+        handoff = handoff_rules.handoff_of(ctx) or {}
+        if handoff and region in (handoff.get("region"), None):
             return  # the reader lives where the artifacts are (serving.artifactRegion; GCP's is global)
         vendor = vendors.by_package(ctx.provider.package)
         if region is None and vendor is not None and vendor.separation.resources_carry_region:
@@ -495,6 +496,13 @@ POLICIES = [
         "A serving stack's reader on another cloud reads only the artifact prefix; its trust names its subject.",
         handoff_rules.check_handoff_reader_reads_only_the_prefix,
         config=HANDOFF_CONFIG,
+    ),
+    stack_policy(
+        "handoff-copy-into-own-store",
+        "A serving stack's copy of another cloud's artifacts reads the artifact prefix read-only and writes only "
+        "under a prefix of the stack's own store; a training stack copies nothing.",
+        copy_rules.check_copies,
+        config={**HANDOFF_CONFIG, "trainingStores": CONFIG["trainingStores"]},
     ),
     stack_policy(
         "handoff-reader-expires",

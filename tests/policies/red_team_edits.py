@@ -159,3 +159,27 @@ def allow(
     if condition:
         found["Condition"] = condition
     return found
+
+
+def add_dynamic(type_token: str, name: str, inputs: dict[str, Any]) -> Edit:
+    """Adds a dynamic resource (`pulumi-python:dynamic/...`): the program's own provider, no cloud's."""
+
+    def apply(doc: Doc) -> None:
+        resources = doc["deployment"]["resources"]
+        stack = resources[0]["urn"].split(":")[2].split("::")[0]
+        resources.append(
+            {
+                "urn": f"urn:pulumi:{stack}::accelstack::{type_token}::{name}",
+                "custom": True,
+                "id": f"{name}-id",
+                "type": type_token,
+                "inputs": copy.deepcopy(inputs),
+                "outputs": copy.deepcopy(inputs),
+                "parent": resources[0]["urn"],
+                "protect": False,
+                "dependencies": [],
+                "propertyDependencies": {},
+            }
+        )
+
+    return apply

@@ -30,6 +30,7 @@ STACK_POLICIES = {
         "landing-guardrails",
         "store-keys-only-where-needed",
         "handoff-reader-expires",  # a Vultr replica's PAR on OCI weights: its expiry against its clock (issue 31)
+        "handoff-copy-into-own-store",  # a serving stack's copy of another cloud's artifacts (issue 31)
     },
     "guardrails": {
         "bucket-encryption",

@@ -741,6 +741,10 @@ def test_every_policy_has_a_mutation() -> None:
     from test_cross_cloud_handoff_pack import CAUGHT as HANDOFF_CAUGHT
 
     covered |= set(HANDOFF_CAUGHT)
+    # Issue 31's copy handoff: mutated on hand-built copies (test_artifact_copy_pack.py).
+    from test_artifact_copy_pack import CAUGHT as COPY_CAUGHT
+
+    covered |= set(COPY_CAUGHT)
     # Issue 32's landing stacks: mutated on the landing example's export (tests/landing/test_landing_packs.py).
     from tests.landing.test_landing_packs import MUTATIONS as LANDING_MUTATIONS
 

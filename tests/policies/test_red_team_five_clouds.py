@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 import pytest
-from red_team_edits import Edit, add, allow, at, both, edit, entry, put, with_statement
+from red_team_edits import Edit, add, add_dynamic, allow, at, both, edit, entry, put, with_statement
 from red_team_suite import (
     BECOME,
     CAPACITY,
@@ -1091,7 +1091,69 @@ VPN_RANGES = [
     if s.cloud != "oci"
 ]
 
-ATTACKS = AWS + AZURE + GCP + OCI + VULTR + SECOND_WAVE + VPN_RANGES
+# Issue 31's copy handoff (components/handoff/copy.py): a copy the deployer runs at `pulumi up` writes wherever its
+# props say. Only a serving stack pulls the copy its config names into its own store (handoff-copy-into-own-store).
+ARTIFACT_COPY = "pulumi-python:dynamic/handoff:ArtifactCopy"
+
+
+def artifact_copy(name: str, **values: Any) -> Edit:
+    props = {
+        "source_cloud": "oci",
+        "source": "oci://ckpt@axaxnpcrorw5/models/llama-70b/step-12000/",
+        "source_url": None,
+        "destination_cloud": "vultr",
+        "destination": "s3://acme-weights/llama-70b/step-12000/",
+        "destination_endpoint": "ewr1.vultrobjects.com",
+        "destination_keys": None,
+        "clock": "2026-12-05T12:00:00Z",
+        **values,
+    }
+    return add_dynamic(ARTIFACT_COPY, name, props)
+
+
+COPIES = [
+    Change(
+        "aws-training-pushes-checkpoints-into-serving",
+        AT,
+        artifact_copy(
+            "aws-training-push",
+            source_cloud="aws",
+            source=f"s3://{CKPT}/models/llama-3.1-8b/",
+            destination_cloud="aws",
+            destination="s3://acme-serve-models/llama-3.1-8b/",
+            destination_endpoint="us-east-1",
+        ),
+        PLACEMENT,
+    ),
+    Change("oci-training-pushes-weights-to-vultr", OT, artifact_copy("oci-training-push"), PLACEMENT),
+    Change(
+        "vultr-serving-copy-nobody-configured",
+        VS,
+        artifact_copy(
+            "vultr-serving-copy",
+            source_cloud="azure",
+            source="https://acmetrainckpt.blob.core.windows.net/checkpoints/models/llama/",
+            destination_keys='{"accessKey": "VULTRACCESSKEY000001", "secretKey": "secret"}',
+        ),
+        PLACEMENT,
+    ),
+    Change(
+        "azure-serving-copy-with-a-sas-url",
+        ZS,
+        artifact_copy(
+            "azure-serving-copy",
+            source_cloud="azure",
+            source="https://acmetrainckpt.blob.core.windows.net/checkpoints/models/llama/",
+            source_url="https://acmetrainckpt.blob.core.windows.net/checkpoints?sv=2024-08-04&sp=rl&sig=x",
+            destination_cloud="azure",
+            destination="https://acmeservemodels.blob.core.windows.net/models/llama/",
+            destination_endpoint="",
+        ),
+        PLACEMENT,
+    ),
+]
+
+ATTACKS = AWS + AZURE + GCP + OCI + VULTR + SECOND_WAVE + VPN_RANGES + COPIES
 
 LEGITIMATE = [
     Change(
