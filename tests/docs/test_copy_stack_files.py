@@ -2,8 +2,7 @@
 docs/deploy-vultr.md "Weights trained on Azure: copied"; each a `<!-- copy-stack: NAME -->` block): a user copies one
 whole, so each is checked whole, as the doc prints it. `accelstack validate` accepts it; its preview under mocks
 declares the copy from the source cloud into the stack's own store, the replica group waits for it, and no reader is
-declared on the training cloud; the packs draw no violation outside the copy's own resources (the copy's kinds,
-ArtifactCopy and its PAR, are judged by the packs' copy rules, built beside this: see PACK_JUDGED)."""
+declared on the training cloud; both packs draw no violation, the copy and its PAR included."""
 
 from __future__ import annotations
 
@@ -29,9 +28,6 @@ GROUPS = {
     "azure": "azure-native:compute:VirtualMachineScaleSet",
     "vultr": "vultr:index/instance:Instance",
 }
-# The copy's own resources, whose judgement is the packs' copy rules (the separation pack's ArtifactCopy and copy-PAR
-# placement): this test holds the rest of the stack to zero violations.
-PACK_JUDGED = (COPY, "oci:ObjectStorage/preauthrequest:Preauthrequest", "pulumi:providers:oci")
 
 
 def stack_files() -> dict[str, str]:
@@ -98,10 +94,8 @@ def test_its_preview_copies_before_the_replicas_boot(previewed: tuple[str, Previ
     assert not [r for r in result.resources if r.type.startswith("pulumi:providers:") and "artifacts" in r.name]
 
 
-def test_the_packs_draw_no_violation_outside_the_copy(previewed: tuple[str, PreviewResult]) -> None:
+def test_both_packs_draw_no_violation(previewed: tuple[str, PreviewResult]) -> None:
+    """The copy, its PAR and the OCI provider included: the separation pack's copy rules judge them."""
     _, result = previewed
-    judged_elsewhere = [r.urn for r in result.resources if r.type in PACK_JUDGED]
-    verdicts = [
-        v for v in policy_verdicts(result.export, result.spec) if not any(urn in v.line() for urn in judged_elsewhere)
-    ]
+    verdicts = policy_verdicts(result.export, result.spec)
     assert verdicts == [], [v.line() for v in verdicts]
