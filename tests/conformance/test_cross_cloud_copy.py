@@ -205,6 +205,33 @@ def test_each_copied_adapter_gets_its_own_clock_par_and_copy_under_one_pinned_pr
     assert len([c for c in cap.by_type("time:index/static:Static") if "copy" in c.name]) == 2
     [group] = cap.by_type(GROUPS["gcp"])
     assert all(any(urn.endswith(f"::{c.name}") for urn in group.dependencies) for c in copies)
+    # The replicas read both copies where they were written: the grant's condition names each prefix (not "models/").
+    [grant] = [r for r in cap.by_type("gcp:storage/bucketIAMMember:BucketIAMMember") if r.name.endswith("models")]
+    expression = grant.inputs["condition"]["expression"]
+    for prefix in ("adapters/acme/", "models/llama-3.1-8b/step-12000/"):
+        assert f'objects/{prefix}")' in expression and f'.startsWith("{prefix}")' in expression
+
+
+def test_gcp_replicas_read_a_copy_in_another_bucket_and_outside_models():
+    """Every cloud reads the weights and adapters under their own prefixes (AWS model_read_policy, Azure's role
+    condition): on GCP too, one conditioned grant per bucket, whatever the prefix."""
+    adapter = "{name: acme, uri: gs://acme-serving-adapters/lora/acme/}"
+    edits = [
+        "serving.model.weightsUri=gs://acme-serving-models/serving/llama/step-1/",
+        f"serving.model.adapters=[{adapter}]",
+    ]
+    cap = capture(
+        MAIN, config_for_pulumi(apply_overrides(copy_config("oci", "gcp"), edits)), stack="gcp-serving", preview=False
+    )
+    grants = {
+        r.inputs["bucket"]: r.inputs["condition"]["expression"]
+        for r in cap.by_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+        if "replica-models" in r.name
+    }
+    assert set(grants) == {"acme-serving-models", "acme-serving-adapters"}
+    assert 'buckets/acme-serving-models/objects/serving/llama/step-1/")' in grants["acme-serving-models"]
+    assert '.startsWith("lora/acme/")' in grants["acme-serving-adapters"]
+    assert "models/" not in grants["acme-serving-adapters"]
 
 
 def test_the_pack_context_places_the_copys_source_and_destination():

@@ -1,8 +1,9 @@
 """The replicas' service account: pull from the request subscription, publish to the response topic,
-write logs and metrics. The read of the model artifacts is granted on the TRAINING project's bucket
-(objectViewer on models/ only, through an IAM condition), by the serving stack when serving.artifactAccount
-names that project: the deploy identity needs setIamPolicy on that bucket; without it the training
-project's owner adds the same binding."""
+write logs and metrics. The read of the model artifacts is granted on each bucket the weights and adapters are in
+(objectViewer on exactly their prefixes, through an IAM condition), by the serving stack when serving.artifactAccount
+names where they come from: the TRAINING project's bucket (the deploy identity needs setIamPolicy on it; without it
+the training project's owner adds the same binding), or this stack's own bucket a copy wrote them into
+(serving.model.copyFrom)."""
 
 from __future__ import annotations
 
@@ -14,17 +15,12 @@ import pulumi_gcp as gcp
 
 from accelstack.clouds.gcp import catalog
 from accelstack.components.gcp.provider import resource_id
+from accelstack.components.handoff.gcp_reader import prefix_condition
 from accelstack.components.propagation import PropagationWaits
 from accelstack.spec.models import ServingSpec
 
 if TYPE_CHECKING:
     from accelstack.components.gcp.serving.queue import AdmissionQueues
-
-MODELS_PREFIX = "models/"
-
-
-def bucket_of(uri: str) -> str:
-    return uri.removeprefix("gs://").split("/", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -36,16 +32,20 @@ class ReplicaIdentity:
 
 
 # Service account ids: 6..30 characters, [a-z]([-a-z0-9]*[a-z0-9]) (iam.serviceAccounts.create).
-def models_read_condition(bucket: str) -> str:
-    """Reads of the objects under the models prefix, and lists of that prefix. `storage.objects.list` is judged
-    on the bucket (resource.name is the bucket's, never an object's), so a condition on object names alone denies
-    the listing `gcloud storage rsync` starts with; the list prefix attribute keeps the listing to the prefix
-    (cloud.google.com/storage/docs/access-control/iam#conditions: "storage.googleapis.com/objectListPrefix")."""
-    return (
-        f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{MODELS_PREFIX}") || '
-        f'(resource.type == "storage.googleapis.com/Bucket" && '
-        f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{MODELS_PREFIX}"))'
-    )
+def models_read_condition(serving: ServingSpec) -> dict[str, str]:
+    """Per bucket of the weights and adapters: reads of the objects under their prefixes, and lists of those
+    prefixes. `storage.objects.list` is judged on the bucket (resource.name is the bucket's, never an object's), so
+    a condition on object names alone denies the listing `gcloud storage rsync` starts with; the list prefix
+    attribute keeps the listing to the prefixes (cloud.google.com/storage/docs/access-control/iam#conditions:
+    "storage.googleapis.com/objectListPrefix"). The prefixes are the URIs' own, as every cloud reads them (AWS
+    model_read_policy, Azure's role condition): a fixed "models/" would leave a copy written elsewhere unreadable."""
+    prefixes: dict[str, list[str]] = {}
+    for uri in [serving.model.weights_uri, *(adapter.uri for adapter in serving.model.adapters)]:
+        bucket, _, path = uri.removeprefix("gs://").partition("/")
+        prefix = f"{path.strip('/')}/" if path.strip("/") else ""
+        if prefix not in prefixes.setdefault(bucket, []):
+            prefixes[bucket].append(prefix)
+    return {bucket: prefix_condition(bucket, found) for bucket, found in prefixes.items()}
 
 
 def replica_account(
@@ -70,20 +70,17 @@ def replica_account(
         ),
     ] if queues is not None else []  # fmt: skip
     if serving.artifact_account and serving.model.weights_uri.startswith("gs://"):  # else: components.handoff
-        bucket = bucket_of(serving.model.weights_uri)
-        grants.append(
+        grants += [
             gcp.storage.BucketIAMMember(
-                f"{name}-replica-models",
+                f"{name}-replica-models" + (f"-{index}" if index else ""),
                 bucket=bucket,
                 role="roles/storage.objectViewer",
                 member=member,
-                condition=gcp.storage.BucketIAMMemberConditionArgs(
-                    title="models-prefix-only",
-                    expression=models_read_condition(bucket),
-                ),
+                condition=gcp.storage.BucketIAMMemberConditionArgs(title="models-prefix-only", expression=expression),
                 opts=opts,
             )
-        )
+            for index, (bucket, expression) in enumerate(models_read_condition(serving).items())
+        ]
     return ReplicaIdentity(account, grants)
 
 
