@@ -50,6 +50,7 @@ KEYS_ADDED_LATER: dict[tuple[str, ...], Any] = {
     ("training", "storage", "lustre", "importTrigger"): None,  # a re-import on demand
     ("serving", "load", "inputLengths"): None,  # token-length distributions of the stated load
     ("serving", "load", "outputLengths"): None,
+    ("serving", "artifactPrefix"): "models/",  # the prefix the training stack publishes under
     ("serving", "artifactRegion"): None,  # the training store's region, for a cross-cloud handoff
     ("serving", "artifactTenancy"): None,  # OCI weights: the training tenancy
     ("serving", "artifactUrlLifetimeMinutes"): None,  # OCI weights on Vultr: each replica's PAR lifetime

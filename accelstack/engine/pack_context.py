@@ -70,8 +70,9 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         "trainingAccounts": training,
         "servingAccounts": serving,
         "allowedRegions": list(separation.allowed_regions) if separation.allowed_regions else None,
-        # The key prefix serving may read in training's artifact bucket (the documented read path).
-        "artifactPrefix": spec.training.artifact_prefix if getattr(spec, "training", None) else None,
+        # The key prefix serving may read in training's artifact bucket (the documented read path): the training
+        # stack's, or the one a serving stack says its training stack publishes under.
+        "artifactPrefix": _artifact_prefix(spec),
         # S3 and GCS bucket names carry no account: the weights' bucket is training's (the documented read path),
         # and so are the buckets a training stack names for its datasets and checkpoints, created or existing.
         "trainingStores": _training_buckets(spec),
@@ -90,6 +91,13 @@ def context_from_spec(spec: Any) -> dict[str, Any]:
         # (read-only, prefix-scoped) and destination (this stack's store), as accelstack.spec.copies resolves them.
         "artifactCopies": _copies(spec),
     }
+
+
+def _artifact_prefix(spec: Any) -> str | None:
+    for side in ("training", "serving"):
+        if getattr(spec, side, None) is not None:
+            return str(getattr(spec, side).artifact_prefix)
+    return None
 
 
 def _copy_destination_buckets(spec: Any) -> list[str] | None:

@@ -275,3 +275,34 @@ def _deployer_key(spec: ServingStack, source: str | None) -> Iterator[Problem]:
 # An Object Storage namespace is a name OCI generated for the tenancy (letters and digits; older tenancies' is the
 # tenancy name): it lands in a URL path, so nothing but [A-Za-z0-9_-].
 NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+@rule(workload="serving")
+def reads_lie_under_the_published_prefix(spec: ServingStack) -> Iterator[Problem]:
+    """What a serving stack reads from its training account (the weights and adapters, or the copies' sources) lies
+    under the prefix the training stack publishes under (serving.artifactPrefix, the training stack's
+    training.artifactPrefix): the separation pack lets reads across accounts and clouds cross only there, so a
+    location outside it would validate and then fail every preview."""
+    serving = spec.serving
+    if serving.artifact_account is None:
+        return  # the weights are this account's (a warning says so)
+    if copies_requested(spec):
+        read = [("serving.model.copyFrom", serving.model.copy_from)] + [
+            (f"serving.model.adapters.{i}.copyFrom", a.copy_from) for i, a in enumerate(serving.model.adapters)
+        ]
+    else:
+        read = [("serving.model.weightsUri", serving.model.weights_uri)] + [
+            (f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)
+        ]
+    published = serving.artifact_prefix
+    for path, uri in read:
+        location = artifact_location(uri) if uri else None
+        if location is None or location.prefix.startswith(published):
+            continue
+        yield Problem(
+            path,
+            f"{uri!r} reads {location.prefix or 'the whole store'!r}, outside {published!r}, the prefix the training "
+            "stack publishes under (serving.artifactPrefix): only reads under it may cross from the training "
+            f"account; allowed: a location under {published!r}, or serving.artifactPrefix set to the training "
+            "stack's training.artifactPrefix",
+        )

@@ -475,6 +475,8 @@ class ServingSpec(Model):
     # Training account's bucket holding the model artifacts (read-only from serving).
     artifact_account: str | None = None
     """Training account whose checkpoint bucket holds the model artifacts (its KMS key decrypts them); on another cloud, `<cloud>:<id>` as separation.trainingAccounts lists it (e.g. aws:111111111111), matching the weights URI's cloud."""
+    artifact_prefix: str = "models/"
+    """The key prefix the training stack publishes under (its training.artifactPrefix): what is read from the training account (the weights and adapters, or their copyFrom) lies under it, the only prefix the separation pack lets cross."""
     # The second provider (pinned to the training account) needs the store's region; GCP's reader is global.
     artifact_region: str | None = None
     """Weights on another cloud: the region of the training store (an AWS Region for s3://, an Azure location for Blob Storage, an OCI region for oci://), where the serving stack declares its federated reader; none for gs:// or weights in this cloud."""
@@ -486,6 +488,8 @@ class ServingSpec(Model):
     """Weights on OCI, Google Cloud or AWS read from a stack without instance identity (Vultr): how long each replica's pre-authenticated request (OCI: 15..1440, default 120), OAuth access token (Google Cloud: 15..60, default 60) or STS session (AWS: 15..60, default 60) works after the replica's clock; none otherwise."""
     artifact_deployer: str | None = None
     """Weights on AWS read from Vultr: the IAM role (or user) ARN the deploy runs as, the only principal the reader role in the training account trusts, e.g. arn:aws:iam::111111111111:role/accelstack-deploy (an IAM Identity Center role with its path, arn:aws:iam::<account>:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_<set>_<id>); never an assumed-role session ARN (arn:aws:sts::...); none otherwise."""
+
+    TEXT_GRAMMARS: ClassVar[Grammars] = {"artifact_prefix": key_prefix_problem}
 
     @model_validator(mode="before")
     @classmethod

@@ -190,7 +190,7 @@ def test_validate_passes_with_copy_from_and_fails_without(source, serving):
 def test_each_copied_adapter_gets_its_own_clock_par_and_copy_under_one_pinned_provider():
     adapter = (
         "{name: acme, uri: gs://acme-serving-models/adapters/acme/, "
-        "copyFrom: oci://acme-train-checkpoints@acmetenancy/adapters/acme/}"
+        "copyFrom: oci://acme-train-checkpoints@acmetenancy/models/adapters/acme/}"
     )
     config = config_for_pulumi(apply_overrides(copy_config("oci", "gcp"), [f"serving.model.adapters=[{adapter}]"]))
     cap = capture(MAIN, config, stack="gcp-serving", preview=False)
@@ -200,7 +200,7 @@ def test_each_copied_adapter_gets_its_own_clock_par_and_copy_under_one_pinned_pr
         DESTINATIONS["gcp"],
     ]
     pars = cap.by_type("oci:ObjectStorage/preauthrequest:Preauthrequest")
-    assert sorted(p.inputs["objectName"] for p in pars) == ["adapters/acme/", "models/llama-3.1-8b/step-12000/"]
+    assert sorted(p.inputs["objectName"] for p in pars) == ["models/adapters/acme/", "models/llama-3.1-8b/step-12000/"]
     assert len([r for r in cap.resources if r.type == "pulumi:providers:oci"]) == 1
     assert len([c for c in cap.by_type("time:index/static:Static") if "copy" in c.name]) == 2
     [group] = cap.by_type(GROUPS["gcp"])

@@ -56,11 +56,11 @@ def test_the_source_is_a_prefix_too():
 def test_two_copies_never_write_the_same_prefix_or_one_inside_another():
     weights = DESTINATIONS["aws"]
     inside = weights + "adapters/acme/"
-    adapter = f"{{name: acme, uri: {inside}, copyFrom: oci://acme-train-checkpoints@acmetenancy/adapters/acme/}}"
+    adapter = f"{{name: acme, uri: {inside}, copyFrom: oci://acme-train-checkpoints@acmetenancy/models/adapters/acme/}}"
     text = problems(edited("oci", "aws", f"serving.model.adapters=[{adapter}]"))
     assert "serving.model.weightsUri" in text and "one inside the other" in text
     beside = "s3://acme-serving-models/adapters/acme/"
-    adapter = f"{{name: acme, uri: {beside}, copyFrom: oci://acme-train-checkpoints@acmetenancy/adapters/acme/}}"
+    adapter = f"{{name: acme, uri: {beside}, copyFrom: oci://acme-train-checkpoints@acmetenancy/models/adapters/acme/}}"
     spec = parse_spec(edited("oci", "aws", f"serving.model.adapters=[{adapter}]"))
     assert [c.name for c in artifact_copies(spec)] == ["weights", "adapter-acme"]
     assert artifact_copies(spec)[1].destination == beside
