@@ -4,7 +4,7 @@ whether a serving stack's weights on another cloud name a training account of th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from accelstack.clouds import registry
 from accelstack.spec.accounts import (
@@ -286,14 +286,14 @@ def reads_lie_under_the_published_prefix(spec: ServingStack) -> Iterator[Problem
     serving = spec.serving
     if serving.artifact_account is None:
         return  # the weights are this account's (a warning says so)
-    if copies_requested(spec):
-        read = [("serving.model.copyFrom", serving.model.copy_from)] + [
-            (f"serving.model.adapters.{i}.copyFrom", a.copy_from) for i, a in enumerate(serving.model.adapters)
-        ]
-    else:
-        read = [("serving.model.weightsUri", serving.model.weights_uri)] + [
-            (f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(serving.model.adapters)
-        ]
+    model = serving.model
+    read: Sequence[tuple[str, str | None]] = (
+        [("serving.model.copyFrom", model.copy_from)]
+        + [(f"serving.model.adapters.{i}.copyFrom", a.copy_from) for i, a in enumerate(model.adapters)]
+        if copies_requested(spec)
+        else [("serving.model.weightsUri", model.weights_uri)]
+        + [(f"serving.model.adapters.{i}.uri", a.uri) for i, a in enumerate(model.adapters)]
+    )
     published = serving.artifact_prefix
     for path, uri in read:
         location = artifact_location(uri) if uri else None
