@@ -32,7 +32,14 @@ def test_training_storage_strips_the_prefix_slashes_the_serving_grant_keeps_them
     assert parse_s3_uri("s3://bucket/models/x/", "p") == ("bucket", "models/x")
     raw = read_stack_file(ROOT / "stacks" / "Pulumi.aws-serving.yaml")
     serving = parse_spec(
-        apply_overrides(raw, ["serving.model.weightsUri=s3://acme-models/base/llama-3/", "serving.model.adapters=[]"]),
+        apply_overrides(
+            raw,
+            [
+                "serving.model.weightsUri=s3://acme-models/base/llama-3/",
+                "serving.model.adapters=[]",
+                "serving.artifactPrefix=base/",  # the training stack publishes under base/
+            ],
+        ),
         "aws-serving",
     ).serving
     [grant] = [
