@@ -72,6 +72,16 @@ def default_azure_credential() -> Any:
     return DefaultAzureCredential()
 
 
+def container_client(
+    account: str, container: str, credential: Any, endpoint: str | None, options: dict[str, Any]
+) -> Any:
+    """azure-storage-blob's ContainerClient with the deployer's DefaultAzureCredential unless a credential is given."""
+    from azure.storage.blob import ContainerClient  # imported here: the provider is pickled without it
+
+    token = credential if credential is not None else default_azure_credential()
+    return ContainerClient(azure_account_url(account, endpoint), container, credential=token, **options)
+
+
 class ChunkStream:
     """A binary stream over an iterator of byte chunks (azure-storage-blob's StorageStreamDownloader.chunks())."""
 
@@ -118,13 +128,8 @@ class AzureBlobSource:
 
     def _client(self) -> Any:
         if self._container is None:
-            from azure.storage.blob import ContainerClient  # imported here: the provider is pickled without it
-
-            self._container = ContainerClient(
-                azure_account_url(self.account, self.endpoint),
-                self.container_name,
-                credential=self.credential if self.credential is not None else default_azure_credential(),
-                **self.client_options,
+            self._container = container_client(
+                self.account, self.container_name, self.credential, self.endpoint, self.client_options
             )
         return self._container
 
@@ -173,15 +178,10 @@ class AzureBlobDestination:
 
     def _client(self) -> Any:
         if self._container is None:
-            from azure.storage.blob import ContainerClient  # imported here: the provider is pickled without it
-
-            self._container = ContainerClient(
-                azure_account_url(self.account, self.endpoint),
-                self.container_name,
-                credential=self.credential if self.credential is not None else default_azure_credential(),
-                max_single_put_size=self.part_bytes,
-                max_block_size=self.part_bytes,
-                **self.client_options,
+            blocks = {"max_single_put_size": self.part_bytes, "max_block_size": self.part_bytes}
+            options = {**blocks, **self.client_options}
+            self._container = container_client(
+                self.account, self.container_name, self.credential, self.endpoint, options
             )
         return self._container
 
