@@ -5,7 +5,8 @@ runs before the replica group exists (the recipe's parts make the group depend o
 The clock is a `time_static` (terraform-provider-time: `rfc3339` set at create, kept in state, replaced only when
 its `triggers` change) triggered by the copy's source and destination: an `up` that changes nothing keeps the clock,
 hence the PAR's expiry (every PAR argument is ForceNew), hence the copy (replaced only on RECOPY_KEYS, the clock
-among them). A new source or destination prefix gets a new clock, PAR and copy: checkpoints are versioned by prefix.
+among them). A new source or destination prefix gets a new clock, PAR and copy: checkpoints are versioned by prefix;
+so does a new serving.artifactUrlLifetimeMinutes for an OCI source (a fresh window for a copy that ran out of time).
 
 OCI sources: the PAR is declared in the training tenancy through a provider pinned to serving.artifactTenancy and
 serving.artifactRegion, exactly as the OCI -> Vultr reader's (components/oci/handoff_reader.py declare_par:
@@ -46,9 +47,15 @@ def declare_copies(
     source_provider = _source_provider(name, plans[0], parent)
     copies = []
     for plan in plans:
+        triggers = {"source": plan.source_uri, "destination": plan.destination}
+        if plan.source_cloud == "oci":
+            # A changed lifetime is a fresh window: a new clock, hence a PAR expiring the new lifetime from now (not
+            # from the first try's clock, which may be past it: OCI refuses a time_expires in the past) and a copy
+            # that resumes (an interrupted copy's way to finish, as its refusal says).
+            triggers["lifetimeMinutes"] = str(plan.lifetime_minutes)
         clock = time.Static(
             f"{name}-copy-{plan.name}-clock",
-            triggers={"source": plan.source_uri, "destination": plan.destination},
+            triggers=triggers,
             opts=pulumi.ResourceOptions(parent=parent, provider=clock_provider),
         )
         source_url: pulumi.Input[str] | None = None

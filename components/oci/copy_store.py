@@ -42,7 +42,9 @@ class OciParSource:
                 hint = (
                     " (OCI answers an expired or deleted pre-authenticated request as not found: the copy's PAR "
                     "expires serving.artifactUrlLifetimeMinutes after the copy's clock; raise it and run `pulumi up` "
-                    "again, which declares a new PAR; or the object was deleted while the copy ran)"
+                    "again, which starts a new clock and PAR and resumes the copy (or `pulumi up --replace` the "
+                    "copy's clock, ...-clock, to retry with the same lifetime); or the object was deleted while the "
+                    "copy ran)"
                 )
             raise CopyError(
                 f"OCI Object Storage refused {what} of {self.source}: HTTP {failure.code}{hint}: {detail}"

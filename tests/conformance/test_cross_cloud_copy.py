@@ -95,7 +95,8 @@ def test_the_copy_is_declared_and_the_replicas_wait_for_it(source, serving):
     cap = copy_capture(source, serving)
     [copy] = [r for r in cap.resources if r.type == COPY]
     [clock] = [r for r in cap.by_type("time:index/static:Static") if "copy" in r.name]
-    assert clock.inputs["triggers"] == {"source": SOURCES[source][1], "destination": DESTINATIONS[serving]}
+    window = {"lifetimeMinutes": "120"} if source == "oci" else {}  # a new PAR lifetime is a new window
+    assert clock.inputs["triggers"] == {"source": SOURCES[source][1], "destination": DESTINATIONS[serving], **window}
     inputs = copy.inputs
     assert (inputs["source_cloud"], inputs["source"]) == (source, SOURCES[source][1])
     assert (inputs["destination_cloud"], inputs["destination"]) == (serving, DESTINATIONS[serving])
@@ -253,3 +254,18 @@ def test_the_pack_context_places_the_copys_source_and_destination():
     )
     plain = context_from_spec(parse_spec(read_stack_file(STACKS / "Pulumi.aws-serving.yaml")))
     assert plain["artifactCopies"] is None and plain["servingStores"] is None
+
+
+def test_a_new_par_lifetime_starts_a_new_window():
+    """An interrupted OCI copy whose PAR expired resumes when the lifetime is raised (its refusal says so): the
+    clock's triggers change, so the clock (hence the PAR, expiring from the new clock, and the copy) is replaced;
+    a PAR expiring from the first try's clock could already lie in the past, which OCI refuses at create."""
+    longer = config_for_pulumi(apply_overrides(copy_config("oci", "aws"), ["serving.artifactUrlLifetimeMinutes=600"]))
+    cap = capture(MAIN, config_for_pulumi(copy_config("oci", "aws")), stack="aws-serving", preview=False)
+    again = capture(MAIN, longer, stack="aws-serving", preview=False)
+    [before] = [r.inputs["triggers"] for r in cap.by_type("time:index/static:Static") if "copy" in r.name]
+    [after] = [r.inputs["triggers"] for r in again.by_type("time:index/static:Static") if "copy" in r.name]
+    assert before != after and after["lifetimeMinutes"] == "600"
+    assert {k: v for k, v in after.items() if k != "lifetimeMinutes"} == {
+        k: v for k, v in before.items() if k != "lifetimeMinutes"
+    }
